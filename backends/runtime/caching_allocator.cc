@@ -1,0 +1,174 @@
+#include "backends/runtime/caching_allocator.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "backends/runtime/device_manager.h"
+#include "paddle_core/base/errors.h"
+#include "paddle_core/base/flags.h"
+
+namespace oar::backends {
+
+namespace {
+size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
+
+// Requests beyond this are certainly unsatisfiable; refusing them keeps round_up
+// from overflowing.
+constexpr size_t kMaxRequest = size_t{1} << 56;
+}  // namespace
+
+CachingAllocator::CachingAllocator(const Place& place)
+    : place_(place), device_type_(DeviceManager::device_type_of(place)) {
+  DeviceManager& dm = DeviceManager::instance();
+  iface_ = &dm.interface(device_type_);
+  device_ = dm.device(place);
+  size_t min_chunk = 0;
+  check_status(iface_->device_min_chunk_size(device_, &min_chunk), device_type_,
+               "device_min_chunk_size");
+  small_unit_ = std::max(kSmallUnit, min_chunk);
+  large_unit_ = std::max(kLargeUnit, min_chunk);
+  small_free_.resize(kSmallMax / small_unit_ + 1);
+}
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard<std::mutex> lock(mu_);
+  release_cache_locked();
+}
+
+size_t CachingAllocator::round_size(size_t bytes) const {
+  OAR_ENFORCE(bytes <= kMaxRequest, ResourceExhausted, "allocate: cannot allocate ", bytes,
+              " bytes on ", place_.str());
+  const size_t small = round_up(std::max<size_t>(bytes, 1), small_unit_);
+  return is_small(small) ? small : round_up(bytes, large_unit_);
+}
+
+void* CachingAllocator::allocate(size_t bytes) {
+  const size_t size = round_size(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  void* ptr = nullptr;
+  size_t block = size;
+  if (is_small(size)) {
+    auto& bin = small_free_[size / small_unit_];
+    if (!bin.empty()) {
+      ptr = bin.back();
+      bin.pop_back();
+      stats_.cached_bytes -= static_cast<int64_t>(block);
+    } else {
+      ptr = device_allocate_locked(block, bytes);
+    }
+  } else {
+    auto it = large_free_.lower_bound(size);
+    if (it != large_free_.end() && it->first <= size + size / 4) {
+      block = it->first;
+      ptr = it->second;
+      large_free_.erase(it);
+      stats_.cached_bytes -= static_cast<int64_t>(block);
+    } else {
+      ptr = device_allocate_locked(block, bytes);
+    }
+    large_live_.emplace(ptr, block);
+  }
+  stats_.allocated_bytes += static_cast<int64_t>(block);
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  return ptr;
+}
+
+void CachingAllocator::deallocate(void* ptr, size_t bytes) {
+  if (ptr == nullptr) return;
+  size_t block = round_size(bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!is_small(block)) {
+    auto it = large_live_.find(ptr);
+    OAR_ENFORCE(it != large_live_.end(), InvalidArgument, "deallocate: ", ptr, " (", bytes,
+                " bytes) was not allocated by the caching allocator of ", place_.str());
+    block = it->second;
+    large_live_.erase(it);
+  }
+  stats_.allocated_bytes -= static_cast<int64_t>(block);
+  const int64_t limit = std::max<int64_t>(FLAGS_oar_allocator_cache_limit_mb, 0) << 20;
+  if (stats_.cached_bytes + static_cast<int64_t>(block) > limit) {
+    device_free_locked(ptr, block);
+    return;
+  }
+  if (is_small(block)) {
+    small_free_[block / small_unit_].push_back(ptr);
+  } else {
+    large_free_.emplace(block, ptr);
+  }
+  stats_.cached_bytes += static_cast<int64_t>(block);
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  release_cache_locked();
+}
+
+AllocatorStats CachingAllocator::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void* CachingAllocator::device_allocate_locked(size_t block, size_t requested) {
+  void* ptr = nullptr;
+  OAR_Status status = iface_->device_memory_allocate(device_, &ptr, block);
+  if (status == OAR_ERROR_OUT_OF_MEMORY || (status == OAR_SUCCESS && ptr == nullptr)) {
+    // The cache may hold the memory we need, in blocks of the wrong size.
+    release_cache_locked();
+    ptr = nullptr;
+    status = iface_->device_memory_allocate(device_, &ptr, block);
+    if (status == OAR_ERROR_OUT_OF_MEMORY || (status == OAR_SUCCESS && ptr == nullptr)) {
+      OAR_THROW(ResourceExhausted, "out of memory on ", place_.str(), ": cannot allocate ",
+                requested, " bytes (block of ", block, " bytes) with ", stats_.allocated_bytes,
+                " bytes in use; free tensors or lower the batch size");
+    }
+  }
+  check_status(status, device_type_, "device_memory_allocate");
+  ++stats_.num_device_allocs;
+  return ptr;
+}
+
+void CachingAllocator::device_free_locked(void* ptr, size_t block) {
+  // Called from tensor destructors: report a device failure, never throw.
+  OAR_Status status = iface_->device_memory_deallocate(device_, ptr, block);
+  LOG_IF(ERROR, status != OAR_SUCCESS)
+      << "device '" << device_type_ << "': device_memory_deallocate(" << ptr << ", " << block
+      << ") failed with " << status_name(status);
+}
+
+void CachingAllocator::release_cache_locked() {
+  for (size_t i = 0; i < small_free_.size(); ++i) {
+    for (void* ptr : small_free_[i]) device_free_locked(ptr, i * small_unit_);
+    small_free_[i].clear();
+  }
+  for (const auto& [block, ptr] : large_free_) device_free_locked(ptr, block);
+  large_free_.clear();
+  stats_.cached_bytes = 0;
+}
+
+Allocator* caching_allocator_for(const Place& place) {
+  if (place.is_cpu()) {
+    // Storage asks for its allocator on every allocation: keep the CPU path lock-free.
+    static CachingAllocator* cpu = new CachingAllocator(CPUPlace());
+    return cpu;
+  }
+  static auto* mu = new std::mutex();
+  static auto* by_place = new std::map<std::tuple<int, int, int>, CachingAllocator*>();
+  std::lock_guard<std::mutex> lock(*mu);
+  auto key = std::make_tuple(static_cast<int>(place.type()), place.custom_type_id(),
+                             place.device_id());
+  CachingAllocator*& slot = (*by_place)[key];
+  if (slot == nullptr) slot = new CachingAllocator(place);
+  return slot;
+}
+
+namespace {
+const bool g_factories_registered = [] {
+  register_allocator_factory(DeviceType::kCPU, caching_allocator_for);
+  register_allocator_factory(DeviceType::kCustom, caching_allocator_for);
+  return true;
+}();
+}  // namespace
+
+}  // namespace oar::backends

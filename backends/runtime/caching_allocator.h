@@ -1,0 +1,83 @@
+// CachingAllocator: keeps freed blocks for reuse instead of returning them to the device.
+//
+// Why: a fresh page costs ~11 us to fault in on our VMs, so a 64 MiB tensor allocated
+// anew each step costs ~185 ms, against ~1.6 ms when its block is reused. Device
+// allocators (cudaMalloc) are slower still and synchronize.
+//
+// Block sizes (no splitting or merging, so a block is always one device allocation):
+//  - small, up to 1 MiB: rounded up to 512 B multiples (or the device's min chunk if
+//    larger); one exact-size free list per size class, O(1) reuse;
+//  - large: rounded up to 128 KiB multiples; best-fit from a size-ordered free list,
+//    taking a block at most 25% larger than the rounded request (bounds the waste).
+// allocate(0) gets a real smallest block, so each call returns a unique pointer.
+// Freed blocks stay cached while the cache holds at most FLAGS_oar_allocator_cache_limit_mb
+// (read at each free); a block that does not fit goes back to the device at once.
+// Stats count block bytes (rounded sizes), i.e. the memory actually held.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/include/oar/device_ext.h"
+#include "paddle_core/tensor/allocator.h"
+#include "paddle_core/tensor/place.h"
+
+namespace oar::backends {
+
+/// Thread-safe (one mutex). Memory comes from the device table of `place`
+/// (device_memory_allocate / device_memory_deallocate).
+class CachingAllocator : public Allocator {
+ public:
+  /// Throws NotFound when the place's device type is not registered.
+  explicit CachingAllocator(const Place& place);
+  /// Returns cached blocks to the device; blocks still in use are not touched.
+  ~CachingAllocator() override;
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  /// A cached block if one fits, else a new device block. When the device is out of
+  /// memory, empties the cache and retries once, then throws ResourceExhausted.
+  void* allocate(size_t bytes) override;
+  /// `bytes` must be the size passed to allocate(); nullptr is ignored.
+  void deallocate(void* ptr, size_t bytes) override;
+  void empty_cache() override;
+  AllocatorStats stats() const override;
+
+  const Place& place() const { return place_; }
+  /// The block size a request of `bytes` gets.
+  size_t round_size(size_t bytes) const;
+
+ private:
+  bool is_small(size_t block) const { return block <= kSmallMax; }
+  void* device_allocate_locked(size_t block, size_t requested);
+  void device_free_locked(void* ptr, size_t block);
+  void release_cache_locked();
+
+  static constexpr size_t kSmallMax = size_t{1} << 20;   // 1 MiB
+  static constexpr size_t kSmallUnit = 512;
+  static constexpr size_t kLargeUnit = size_t{128} << 10;  // 128 KiB
+
+  Place place_;
+  std::string device_type_;
+  const OAR_DeviceInterface* iface_;  // owned by DeviceManager, never freed
+  OAR_Device* device_;                // owned by DeviceManager, never freed
+  size_t small_unit_ = kSmallUnit;
+  size_t large_unit_ = kLargeUnit;
+
+  mutable std::mutex mu_;
+  std::vector<std::vector<void*>> small_free_;          // index: block / small_unit_
+  std::multimap<size_t, void*> large_free_;             // block size -> ptr
+  std::unordered_map<void*, size_t> large_live_;        // ptr -> block size (best fit)
+  AllocatorStats stats_;
+};
+
+/// One CachingAllocator per place, created on first use and never destroyed (tensors
+/// freed by static destructors may still reach it). The AllocatorFactory registered
+/// for DeviceType::kCPU and kCustom; a GPU backend may register it for kGPU.
+Allocator* caching_allocator_for(const Place& place);
+
+}  // namespace oar::backends

@@ -1,0 +1,114 @@
+"""Core suite: dispatch overhead, tiny autograd, matmul vs machine peak, MLP training step.
+
+    python3 bench/bench_core.py [--frameworks oar,torch] [--threads 1,2]
+
+The oar side is written as PaddlePaddle 3.x code (`import oar as paddle`).
+"""
+import numpy as np
+
+import common
+
+METRICS = [
+    ("add_1elem_us", "us", "low"),          # Python-to-kernel overhead: add of two [1] float32
+    ("fwd_bwd_tiny_us", "us", "low"),       # y = (x*w).sum(); y.backward() on [4,4]
+    ("matmul1024_ms", "ms", "low"),         # 1024^3 float32 matmul
+    ("matmul1024_gflops", "GFLOP/s", "high"),
+    ("sgemm2048_gflops", "GFLOP/s", "high"),  # 2048^3 sgemm: the framework's achievable peak
+    ("matmul1024_pct_peak", "%", "high"),   # of machine peak = best sgemm2048 of any framework
+    ("mlp_sgd_step_ms", "ms", "low"),       # MLP 784-512-512-10, batch 128, fwd+bwd+SGD step
+]
+
+rng = np.random.default_rng(0)
+A1, B1 = rng.standard_normal([1], dtype=np.float32), rng.standard_normal([1], dtype=np.float32)
+X4, W4 = rng.standard_normal([4, 4], dtype=np.float32), rng.standard_normal([4, 4], dtype=np.float32)
+M1024 = [rng.standard_normal([1024, 1024], dtype=np.float32) for _ in range(2)]
+M2048 = [rng.standard_normal([2048, 2048], dtype=np.float32) for _ in range(2)]
+XB = rng.standard_normal([128, 784], dtype=np.float32)
+YB = rng.integers(0, 10, [128], dtype=np.int64)
+
+
+def matmul_cases(mm, to_tensor):
+    def matmul1024():
+        a, b = map(to_tensor, M1024)
+        t = common.bench(lambda: mm(a, b))
+        return {"matmul1024_ms": t * 1e3, "matmul1024_gflops": 2 * 1024**3 / t / 1e9}
+
+    def sgemm2048():
+        c, d = map(to_tensor, M2048)
+        return {"sgemm2048_gflops": 2 * 2048**3 / common.bench(lambda: mm(c, d), repeat=5) / 1e9}
+
+    return {"matmul1024": matmul1024, "sgemm2048": sgemm2048}
+
+
+def torch_cases(torch):
+    t = torch.from_numpy
+
+    def add():
+        a, b = t(A1), t(B1)
+        return {"add_1elem_us": common.bench(lambda: torch.add(a, b)) * 1e6}
+
+    def fwd_bwd():
+        x, w = t(X4).requires_grad_(), t(W4).requires_grad_()
+        return {"fwd_bwd_tiny_us": common.bench(lambda: (x * w).sum().backward()) * 1e6}
+
+    def mlp_step():
+        nn = torch.nn
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        loss_fn = nn.CrossEntropyLoss()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        xb, yb = t(XB), t(YB)
+
+        def step():
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
+
+    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(torch.matmul, t), "mlp_step": mlp_step}
+
+
+def oar_cases(paddle):
+    t = paddle.to_tensor
+
+    def add():
+        a, b = t(A1), t(B1)
+        return {"add_1elem_us": common.bench(lambda: paddle.add(a, b)) * 1e6}
+
+    def fwd_bwd():
+        x, w = t(X4, stop_gradient=False), t(W4, stop_gradient=False)
+        return {"fwd_bwd_tiny_us": common.bench(lambda: (x * w).sum().backward()) * 1e6}
+
+    def mlp_step():
+        nn = paddle.nn
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        loss_fn = nn.CrossEntropyLoss()
+        opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
+        xb, yb = t(XB), t(YB)
+
+        def step():
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+        return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
+
+    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(paddle.matmul, t), "mlp_step": mlp_step}
+
+
+def cases(fw, mod):
+    return torch_cases(mod) if fw == "torch" else oar_cases(mod)
+
+
+def derive(runs, threads_list):
+    """matmul1024 as % of machine peak: the best sgemm2048 GFLOP/s any framework reached."""
+    for t in threads_list:
+        res = [runs[fw][t]["results"] for fw in runs]
+        peak = max((r["sgemm2048_gflops"] for r in res if "sgemm2048_gflops" in r), default=None)
+        for r in res:
+            if peak and "matmul1024_gflops" in r:
+                r["matmul1024_pct_peak"] = 100 * r["matmul1024_gflops"] / peak
+
+
+if __name__ == "__main__":
+    common.main(__file__, METRICS, cases, derive)

@@ -1,0 +1,177 @@
+"""Shared driver, timing and table code for the Oar-vs-PyTorch benchmark suites.
+
+A suite is bench/bench_<suite>.py that defines
+    METRICS = [(name, unit, better), ...]   # better: "low" or "high"
+    def cases(fw, mod) -> {case: fn}         # in a worker; mod is the imported oar or torch,
+                                            # fn() runs one workload and returns {metric: value}
+and ends with `common.main(__file__, METRICS, cases)`. A failing case only loses its metrics.
+
+The driver (project python3, which has oar) starts one worker subprocess per framework
+and thread count: oar under the driver's own python, torch under bench/.venv/bin/python.
+Each worker prints one JSON line; the driver prints oar, torch and oar/torch per metric
+and writes bench/results/<suite>.json.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCH)
+FRAMEWORKS = ("oar", "torch")
+
+
+# ---------------------------------------------------------------- timing
+def bench(fn, repeat=7, target=0.1, warmup=3):
+    """Median seconds per call of fn(): warmup, pick n calls per repeat so that one
+    repeat lasts about `target` seconds, then take the median over `repeat` repeats."""
+    for _ in range(warmup):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= target / 10 or n >= 1 << 20:
+            break
+        n *= 2
+    n = max(1, round(n * target / max(dt, 1e-9)))
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        times.append((time.perf_counter() - t0) / n)
+    return statistics.median(times)
+
+
+# ---------------------------------------------------------------- frameworks
+def import_framework(fw, threads):
+    """Import torch or oar in a worker, with `threads` intra-op threads. Returns the module."""
+    if fw == "torch":
+        import torch
+        torch.set_num_threads(threads)
+        return torch
+    try:
+        import oar
+    except ImportError:  # not installed: use the in-tree package under python/
+        sys.path.insert(0, os.path.join(REPO, "python"))
+        import oar
+    if hasattr(oar, "set_num_threads"):  # else OMP_NUM_THREADS from the driver applies
+        oar.set_num_threads(threads)
+    return oar
+
+
+def worker(fw, threads, cases):
+    out = {"framework": fw, "threads": threads, "results": {}, "errors": {}}
+    try:
+        mod = import_framework(fw, threads)
+        out["version"], out["module"] = getattr(mod, "__version__", "?"), mod.__file__
+        out["results"], out["errors"] = run_cases(cases(fw, mod))
+    except Exception as e:  # import failure, or anything outside a single workload
+        traceback.print_exc()
+        out["error"] = f"{type(e).__name__}: {e}"
+    print(json.dumps(out), flush=True)
+
+
+def run_cases(cases):
+    """Run {name: callable -> {metric: value}} one by one; a failing case is recorded, not fatal."""
+    results, errors = {}, {}
+    for name, case in cases.items():
+        try:
+            results.update(case())
+        except Exception as e:
+            traceback.print_exc()
+            errors[name] = f"{type(e).__name__}: {e}"
+    return results, errors
+
+
+# ---------------------------------------------------------------- driver
+def python_for(fw):
+    if fw == "torch":
+        return os.environ.get("BENCH_TORCH_PYTHON", os.path.join(BENCH, ".venv", "bin", "python"))
+    return os.environ.get("BENCH_OAR_PYTHON", sys.executable)
+
+
+def spawn(script, fw, threads, timeout):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
+               OPENBLAS_NUM_THREADS=str(threads))
+    cmd = [python_for(fw), script, "--worker", fw, "--threads", str(threads)]
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    for line in reversed(p.stdout.splitlines()):
+        if line.startswith("{"):
+            res = json.loads(line)
+            if res.get("error") or res.get("errors"):
+                res["stderr_tail"] = p.stderr[-2000:]
+            return res
+    return {"error": f"worker exited {p.returncode} without a result", "stderr_tail": p.stderr[-2000:]}
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def print_table(metrics, runs, threads_list):
+    head = f"{'metric':<28}{'unit':>8}{'better':>7}{'thr':>4}{'oar':>10}{'torch':>10}{'oar/torch':>11}"
+    print(head + "\n" + "-" * len(head))
+    for name, unit, better in metrics:
+        for t in threads_list:
+            o = runs["oar"][t]["results"].get(name) if "oar" in runs else None
+            p = runs["torch"][t]["results"].get(name) if "torch" in runs else None
+            ratio = fmt(o / p) if o is not None and p else "-"
+            print(f"{name:<28}{unit:>8}{better:>7}{t:>4}{fmt(o):>10}{fmt(p):>10}{ratio:>11}")
+
+
+def main(script, metrics, cases, derive=None):
+    """Worker or driver entry point of a suite; derive(runs, threads_list) may add metrics
+    computed across frameworks before the table is printed."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--frameworks", default="oar,torch", help="comma list of oar,torch")
+    ap.add_argument("--threads", default="1,2", help="comma list of thread counts")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per worker")
+    ap.add_argument("--out", help="result JSON (default bench/results/<suite>.json)")
+    ap.add_argument("--worker", choices=FRAMEWORKS, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker, int(args.threads), cases)
+
+    suite = os.path.basename(script)[len("bench_"):-len(".py")]
+    frameworks = [f for f in args.frameworks.split(",") if f]
+    threads_list = [int(t) for t in args.threads.split(",")]
+    runs = {}
+    for fw in frameworks:
+        runs[fw] = {}
+        for t in threads_list:
+            print(f"[bench {suite}] {fw}, {t} thread(s) ...", file=sys.stderr, flush=True)
+            res = spawn(os.path.abspath(script), fw, t, args.timeout)
+            res.setdefault("results", {})
+            if res.get("error"):
+                print(f"[bench {suite}] {fw} MISSING ({res['error']})\n{res.get('stderr_tail', '')}",
+                      file=sys.stderr)
+            for case, err in res.get("errors", {}).items():
+                print(f"[bench {suite}] {fw}: {case} failed: {err}", file=sys.stderr)
+            runs[fw][t] = res
+    if derive:
+        derive(runs, threads_list)
+    print(f"\nsuite {suite}: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; "
+          + ", ".join(f"{fw} {runs[fw][threads_list[0]].get('version', 'missing')}" for fw in runs))
+    print_table(metrics, runs, threads_list)
+    out = args.out or os.path.join(BENCH, "results", f"{suite}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump({"suite": suite, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
+                   "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in metrics],
+                   "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()}},
+                  f, indent=1)
+    print(f"\nwrote {os.path.relpath(out)}")

@@ -1,0 +1,5 @@
+find_program(OAR_CCACHE ccache)
+if(OAR_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER ${OAR_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${OAR_CCACHE})
+endif()

@@ -1,0 +1,105 @@
+#include "paddle_core/api/composite.h"
+
+#include <algorithm>
+
+#include "paddle_core/meta/infer_meta.h"
+
+namespace oar {
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return ops::subtract(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return ops::multiply(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return ops::divide(a, b); }
+Tensor operator-(const Tensor& a) { return ops::neg(a); }
+Tensor operator+(const Tensor& a, double b) { return ops::scale(a, 1.0, b, true); }
+Tensor operator-(const Tensor& a, double b) { return ops::scale(a, 1.0, -b, true); }
+Tensor operator*(const Tensor& a, double b) { return ops::scale(a, b, 0.0, true); }
+Tensor operator/(const Tensor& a, double b) { return ops::scale(a, 1.0 / b, 0.0, true); }
+Tensor operator-(double a, const Tensor& b) { return ops::scale(b, -1.0, a, true); }
+Tensor operator*(double a, const Tensor& b) { return ops::scale(b, a, 0.0, true); }
+
+namespace ops {
+
+Tensor zeros(const std::vector<int64_t>& shape, DataType dtype) {
+  return full(shape, Scalar(0.0), dtype, CPUPlace());
+}
+Tensor zeros_like(const Tensor& x) { return full_like(x, Scalar(0.0), x.dtype()); }
+Tensor ones_like(const Tensor& x) { return full_like(x, Scalar(1.0), x.dtype()); }
+
+Tensor sum_to(const Tensor& g, const Tensor& like) {
+  if (g.dims() == like.dims()) return g;
+  return sum_to(g, like.dims().vec());
+}
+
+std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  const int64_t r = static_cast<int64_t>(perm.size());
+  for (int64_t i = 0; i < r; ++i) inv[perm[i] < 0 ? perm[i] + r : perm[i]] = i;
+  return inv;
+}
+
+Tensor unreduce(const Tensor& g, const Tensor& x, const std::vector<int64_t>& axis,
+                bool keepdim) {
+  Tensor gg = g;
+  if (!keepdim && x.rank() > 0) {
+    auto axes = meta::reduce_axes(axis, x.rank(), "sum");
+    std::vector<int64_t> shape = x.dims().vec();
+    for (int a : axes) shape[a] = 1;
+    gg = reshape(g, shape);
+  }
+  return expand(gg, x.dims().vec());
+}
+
+Tensor minmax_grad(const Tensor& x, const Tensor& out, const Tensor& g,
+                   const std::vector<int64_t>& axis, bool keepdim) {
+  // The gradient is split evenly between the positions that attain the extreme.
+  Tensor o = unreduce(out, x, axis, keepdim);
+  Tensor mask = cast(equal(x, o), g.dtype());
+  Tensor count = unreduce(sum(mask, axis, DataType::UNDEFINED, keepdim), x, axis, keepdim);
+  return unreduce(g, x, axis, keepdim) * mask / count;
+}
+
+Tensor prod_grad(const Tensor& x, const Tensor& out, const Tensor& g,
+                 const std::vector<int64_t>& axis, bool keepdim) {
+  // d prod / dx_i = prod / x_i (inputs with zeros are not special-cased yet:
+  // their gradient is computed as prod / x and may be nan).
+  return unreduce(g * out, x, axis, keepdim) / x;
+}
+
+namespace {
+// matmul treats 1-D operands as a row (x) or a column (y); the gradients do too.
+struct MatmulOperands {
+  Tensor x, y, g;
+};
+MatmulOperands as_matrices(const Tensor& x, const Tensor& y, const Tensor& g) {
+  MatmulOperands m{x, y, g};
+  if (x.rank() == 1) {
+    m.x = unsqueeze(x, {0});
+    m.g = unsqueeze(m.g, {-2});
+  }
+  if (y.rank() == 1) {
+    m.y = unsqueeze(y, {-1});
+    m.g = unsqueeze(m.g, {-1});
+  }
+  return m;
+}
+Tensor reduce_batch(const Tensor& d, const Tensor& like_matrix, const Tensor& like) {
+  Tensor r = sum_to(d, like_matrix);
+  return r.dims() == like.dims() ? r : reshape(r, like.dims().vec());
+}
+}  // namespace
+
+Tensor matmul_grad_x(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
+  auto m = as_matrices(x, y, g);
+  Tensor d = tx ? matmul(m.y, m.g, ty, true) : matmul(m.g, m.y, false, !ty);
+  return reduce_batch(d, m.x, x);
+}
+
+Tensor matmul_grad_y(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
+  auto m = as_matrices(x, y, g);
+  Tensor d = ty ? matmul(m.g, m.x, true, tx) : matmul(m.x, m.g, !tx, false);
+  return reduce_batch(d, m.y, y);
+}
+
+}  // namespace ops
+}  // namespace oar

@@ -1,0 +1,50 @@
+#include "paddle_core/api/op_utils.h"
+
+#include "oar_generated/ops_api.h"
+#include "paddle_core/autograd/grad_mode.h"
+#include "paddle_core/autograd/node.h"
+
+namespace oar::ops::detail {
+
+void check_defined(const Tensor& t, const char* op, const char* arg) {
+  OAR_ENFORCE(t.defined(), InvalidArgument, op, ": argument '", arg, "' is None/undefined");
+}
+
+void check_nonempty(const std::vector<Tensor>& ts, const char* op, const char* arg) {
+  OAR_ENFORCE(!ts.empty(), InvalidArgument, op, ": argument '", arg,
+              "' must be a non-empty list of tensors");
+  for (size_t i = 0; i < ts.size(); ++i) {
+    OAR_ENFORCE(ts[i].defined(), InvalidArgument, op, ": ", arg, "[", i, "] is None");
+  }
+}
+
+Tensor cast_if_needed(const Tensor& t, DataType dtype) {
+  return t.dtype() == dtype ? t : ops::cast(t, dtype);
+}
+
+void check_inplace_allowed(const Tensor& x, const char* op) {
+  OAR_ENFORCE(!(autograd::grad_enabled() && x.requires_grad() && x.is_leaf()),
+              PreconditionNotMet, op,
+              ": a leaf tensor that requires grad (stop_gradient=False) cannot be modified in "
+              "place; use the out-of-place op, or wrap the update in oar.no_grad()");
+}
+
+Tensor inplace_source(const Tensor& x) {
+  return autograd::grad_enabled() && x.requires_grad() ? ops::assign(x) : x;
+}
+
+void commit_inplace(const Tensor& x, const Tensor& result, const char* op) {
+  OAR_ENFORCE(result.dims() == x.dims(), InvalidArgument, op, ": the result has shape ",
+              result.dims(), " but the tensor written in place has shape ", x.dims(),
+              " (in-place ops cannot broadcast the destination)");
+  copy_into(result.dense(), x.mutable_dense());
+  x.bump_version();
+  if (result.requires_grad() && result.grad_fn()) {
+    AutogradMeta& meta = x.ensure_autograd_meta();
+    meta.stop_gradient = false;
+    meta.grad_fn = result.grad_fn();
+    meta.output_nr = result.autograd_meta()->output_nr;
+  }
+}
+
+}  // namespace oar::ops::detail

@@ -1,0 +1,26 @@
+// Helpers the generated op functions call: argument checks, promotion casts and
+// the in-place protocol. Hand-written ops use them too.
+#pragma once
+
+#include <vector>
+
+#include "paddle_core/api/tensor.h"
+#include "paddle_core/dispatch/kernel_registry.h"
+
+namespace oar::ops::detail {
+
+void check_defined(const Tensor& t, const char* op, const char* arg);
+void check_nonempty(const std::vector<Tensor>& ts, const char* op, const char* arg);
+/// `t` cast to `dtype` (a differentiable cast), or `t` itself when it already is.
+Tensor cast_if_needed(const Tensor& t, DataType dtype);
+
+/// In-place ops: a leaf that requires grad may not be written in place.
+void check_inplace_allowed(const Tensor& x, const char* op);
+/// What the out-of-place op reads for x: x itself, or a copy when autograd records
+/// (the backward may need x's old value, which the in-place write destroys).
+Tensor inplace_source(const Tensor& x);
+/// Writes `result` into x's memory, bumps x's version and moves x's autograd
+/// history to result's node.
+void commit_inplace(const Tensor& x, const Tensor& result, const char* op);
+
+}  // namespace oar::ops::detail

@@ -1,0 +1,45 @@
+#include "paddle_core/api/tensor.h"
+
+#include "paddle_core/autograd/node.h"
+
+namespace oar {
+
+TensorImpl::TensorImpl(DenseTensor d) : dense(std::move(d)) {}
+TensorImpl::~TensorImpl() = default;
+
+bool Tensor::stop_gradient() const {
+  return impl_->autograd == nullptr || impl_->autograd->stop_gradient;
+}
+
+void Tensor::set_stop_gradient(bool v) const {
+  if (v && impl_->autograd == nullptr) return;
+  ensure_autograd_meta().stop_gradient = v;
+}
+
+AutogradMeta& Tensor::ensure_autograd_meta() const {
+  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
+  return *impl_->autograd;
+}
+
+const std::shared_ptr<GradNode>& Tensor::grad_fn() const {
+  static const std::shared_ptr<GradNode> kNone;
+  return impl_->autograd ? impl_->autograd->grad_fn : kNone;
+}
+
+bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
+
+Tensor Tensor::grad() const {
+  return impl_->autograd && impl_->autograd->grad ? Tensor(impl_->autograd->grad) : Tensor();
+}
+
+uint32_t Tensor::version() const {
+  const auto& s = impl_->dense.storage();
+  return s ? s->version() : 0;
+}
+
+void Tensor::bump_version() const {
+  const auto& s = impl_->dense.storage();
+  if (s) s->bump_version();
+}
+
+}  // namespace oar

@@ -1,0 +1,61 @@
+// Tensor: the user-facing handle (what oar.Tensor wraps). It owns a TensorImpl that
+// holds the DenseTensor data and, when autograd is involved, an AutogradMeta.
+// Copying a Tensor copies the handle, not the data.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "paddle_core/tensor/dense_tensor.h"
+
+namespace oar {
+
+class GradNode;
+struct AutogradMeta;
+
+struct TensorImpl {
+  explicit TensorImpl(DenseTensor d);
+  ~TensorImpl();
+  DenseTensor dense;
+  std::unique_ptr<AutogradMeta> autograd;  // null until autograd needs it
+  std::string name;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  explicit Tensor(DenseTensor d) : impl_(std::make_shared<TensorImpl>(std::move(d))) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+  const DenseTensor& dense() const { return impl_->dense; }
+  DenseTensor* mutable_dense() const { return &impl_->dense; }
+
+  const Dims& dims() const { return impl_->dense.dims(); }
+  int rank() const { return impl_->dense.rank(); }
+  int64_t numel() const { return impl_->dense.numel(); }
+  DataType dtype() const { return impl_->dense.dtype(); }
+  const Place& place() const { return impl_->dense.place(); }
+
+  // Autograd view of the tensor (see paddle_core/autograd/).
+  bool stop_gradient() const;
+  void set_stop_gradient(bool v) const;
+  bool requires_grad() const { return !stop_gradient(); }
+  AutogradMeta* autograd_meta() const { return impl_ ? impl_->autograd.get() : nullptr; }
+  AutogradMeta& ensure_autograd_meta() const;
+  const std::shared_ptr<GradNode>& grad_fn() const;
+  bool is_leaf() const;
+  /// The accumulated gradient (undefined Tensor when none).
+  Tensor grad() const;
+  /// The version counter of the underlying storage.
+  uint32_t version() const;
+  void bump_version() const;
+
+  bool same_impl(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+}  // namespace oar

@@ -1,0 +1,157 @@
+#include "paddle_core/autograd/node.h"
+
+#include <atomic>
+
+#include "oar_generated/ops_api.h"
+#include "paddle_core/autograd/grad_mode.h"
+
+namespace oar {
+
+namespace {
+std::atomic<uint64_t> g_next_sequence_nr{0};
+std::atomic<int64_t> g_next_hook_id{1};
+thread_local bool t_grad_enabled = true;
+}  // namespace
+
+namespace autograd {
+bool grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
+}  // namespace autograd
+
+GradNode::GradNode() : sequence_nr_(g_next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+int64_t GradNode::add_pre_hook(uint32_t output_nr, GradHook hook) {
+  int64_t id = g_next_hook_id.fetch_add(1);
+  hooks_.push_back({id, output_nr, std::move(hook)});
+  return id;
+}
+
+bool GradNode::remove_pre_hook(int64_t id) {
+  for (auto it = hooks_.begin(); it != hooks_.end(); ++it) {
+    if (it->id == id) {
+      hooks_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+Tensor GradNode::run_pre_hooks(uint32_t output_nr, Tensor grad) const {
+  for (const auto& h : hooks_) {
+    if (h.output_nr != output_nr || !grad.defined()) continue;
+    Tensor r = h.fn(grad);
+    if (r.defined()) grad = r;
+  }
+  return grad;
+}
+
+AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> var) : var_(std::move(var)) {
+  const auto& d = var_->dense;
+  output_meta.push_back({d.dims(), d.dtype(), d.place()});
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
+  Tensor g = grads[0];
+  if (!g.defined()) return {};
+  AutogradMeta& meta = Tensor(var_).ensure_autograd_meta();
+  if (!autograd::grad_enabled()) {
+    // The stored .grad never carries history without create_graph, and must not
+    // alias memory anyone else holds (optimizers zero it in place): steal the
+    // buffer when nobody else has it, copy otherwise.
+    g = g.dense().storage().use_count() == 1 ? Tensor(g.dense()) : ops::assign(g);
+    g.set_stop_gradient(true);
+  }
+  if (meta.grad) {
+    meta.grad = autograd::accumulate(Tensor(meta.grad), g).impl();
+  } else {
+    meta.grad = g.impl();
+  }
+  return {};
+}
+
+namespace autograd {
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || t.stop_gradient()) return {};
+  AutogradMeta& meta = *t.autograd_meta();
+  if (meta.grad_fn) return {meta.grad_fn, meta.output_nr};
+  auto acc = meta.grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl());
+    meta.grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : ts) {
+    if (t->defined() && !t->stop_gradient()) return true;
+  }
+  return false;
+}
+
+bool any_requires_grad(const std::vector<Tensor>& ts) {
+  if (!grad_enabled()) return false;
+  for (const Tensor& t : ts) {
+    if (t.defined() && !t.stop_gradient()) return true;
+  }
+  return false;
+}
+
+void set_history(const Tensor& out, const std::shared_ptr<GradNode>& node, uint32_t output_nr) {
+  AutogradMeta& meta = out.ensure_autograd_meta();
+  meta.stop_gradient = false;
+  meta.grad_fn = node;
+  meta.output_nr = output_nr;
+  if (node->output_meta.size() <= output_nr) node->output_meta.resize(output_nr + 1);
+  const auto& d = out.dense();
+  node->output_meta[output_nr] = {d.dims(), d.dtype(), d.place()};
+}
+
+Tensor accumulate(const Tensor& acc, const Tensor& src) { return ops::add(acc, src); }
+
+}  // namespace autograd
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+  was_defined_ = t.defined();
+  if (!was_defined_) return;
+  version_ = t.version();
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    data_ = std::make_shared<TensorImpl>(t.dense());
+    if (requires_grad_) {
+      grad_fn_ = t.grad_fn();
+      output_nr_ = t.autograd_meta()->output_nr;
+    }
+  } else {
+    data_ = t.impl();
+  }
+}
+
+Tensor SavedTensor::unpack(const GradNode* owner) const {
+  if (!was_defined_) return Tensor();
+  OAR_ENFORCE(data_ != nullptr, PreconditionNotMet, owner ? owner->name() : "backward",
+              ": trying to backward through the graph a second time (or to access saved "
+              "tensors after they were freed). Call backward(retain_graph=True) the first time.");
+  Tensor t(data_);
+  OAR_ENFORCE(t.version() == version_, PreconditionNotMet,
+              "one of the tensors needed for gradient computation in ",
+              owner ? owner->name() : "backward",
+              " has been modified by an inplace operation: its version is ", t.version(),
+              ", expected ", version_, ". Use the out-of-place op or clone() the tensor first.");
+  if (!is_output_) return t;
+  Tensor out(std::make_shared<TensorImpl>(data_->dense));
+  if (requires_grad_) {
+    auto node = grad_fn_.lock();
+    if (node) {
+      AutogradMeta& meta = out.ensure_autograd_meta();
+      meta.stop_gradient = false;
+      meta.grad_fn = node;
+      meta.output_nr = output_nr_;
+    }
+  }
+  return out;
+}
+
+}  // namespace oar

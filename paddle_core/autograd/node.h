@@ -1,0 +1,129 @@
+// The autograd graph. Each differentiable op call creates one GradNode whose
+// apply() maps gradients of the op's outputs to gradients of its inputs; its
+// next_edges point at the nodes that produced those inputs. Leaves end in an
+// AccumulateGrad node that adds into Tensor::grad(). Generated nodes (one per op
+// with a backward rule) call differentiable ops, so the graph of a backward pass
+// can itself be differentiated (create_graph). See Note [Autograd] in docs/notes/autograd.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "paddle_core/api/tensor.h"
+
+namespace oar {
+
+class GradNode;
+
+struct Edge {
+  std::shared_ptr<GradNode> node;
+  uint32_t input_nr = 0;  // which gradient input of `node` this edge feeds
+  bool valid() const { return node != nullptr; }
+};
+
+using GradHook = std::function<Tensor(const Tensor&)>;
+
+struct AutogradMeta {
+  bool stop_gradient = true;
+  std::shared_ptr<GradNode> grad_fn;  // null for leaves
+  uint32_t output_nr = 0;             // which output of grad_fn this tensor is
+  std::shared_ptr<TensorImpl> grad;   // accumulated gradient (leaves, or retain_grads)
+  std::weak_ptr<GradNode> grad_accumulator;
+  std::shared_ptr<GradNode> hooked_accumulator;  // keeps a leaf's hooks alive
+  bool retain_grads = false;
+};
+
+/// Metadata of a forward output, to make zeros when its gradient never arrives.
+struct OutputMeta {
+  Dims dims;
+  DataType dtype = DataType::UNDEFINED;
+  Place place;
+};
+
+class GradNode : public std::enable_shared_from_this<GradNode> {
+ public:
+  GradNode();
+  virtual ~GradNode() = default;
+  /// grads[i] is the gradient of forward output i (undefined if none arrived and the
+  /// node declared it may be undefined). Returns one gradient per next edge.
+  virtual std::vector<Tensor> apply(std::vector<Tensor>& grads) = 0;
+  virtual const char* name() const = 0;
+  /// Frees saved tensors after backward (unless retain_graph).
+  virtual void release_saved() {}
+
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
+  bool released() const { return released_; }
+  void mark_released() { released_ = true; }
+
+  /// Adds a hook on the gradient of forward output `output_nr`; returns its id.
+  int64_t add_pre_hook(uint32_t output_nr, GradHook hook);
+  bool remove_pre_hook(int64_t id);
+  /// Runs the hooks registered for output `output_nr` on `grad`.
+  Tensor run_pre_hooks(uint32_t output_nr, Tensor grad) const;
+
+  std::vector<Edge> next_edges;
+  std::vector<OutputMeta> output_meta;
+
+ private:
+  uint64_t sequence_nr_;
+  bool released_ = false;
+  struct Hook {
+    int64_t id;
+    uint32_t output_nr;
+    GradHook fn;
+  };
+  std::vector<Hook> hooks_;
+};
+
+/// The node that adds incoming gradients into a leaf tensor's .grad.
+class AccumulateGrad : public GradNode {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> var);
+  std::vector<Tensor> apply(std::vector<Tensor>& grads) override;
+  const char* name() const override { return "AccumulateGrad"; }
+  const std::shared_ptr<TensorImpl>& variable() const { return var_; }
+
+ private:
+  std::shared_ptr<TensorImpl> var_;
+};
+
+namespace autograd {
+
+/// The edge gradients of `t` flow into: (grad_fn, output_nr), or the leaf's accumulator.
+/// Invalid edge when t does not require grad.
+Edge gradient_edge(const Tensor& t);
+/// True when grad mode is on and any of the tensors requires grad.
+bool any_requires_grad(std::initializer_list<const Tensor*> ts);
+bool any_requires_grad(const std::vector<Tensor>& ts);
+/// Makes `out` the output `output_nr` of `node` (and makes it require grad).
+void set_history(const Tensor& out, const std::shared_ptr<GradNode>& node, uint32_t output_nr);
+/// Adds `src` into `acc` (out of place, differentiable when grad mode is on).
+Tensor accumulate(const Tensor& acc, const Tensor& src);
+
+}  // namespace autograd
+
+/// A tensor saved by a forward op for its backward. Outputs are stored without their
+/// autograd meta (the node would own itself otherwise) and re-linked on unpack.
+/// Unpacking checks that no in-place op changed the tensor after it was saved.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  SavedTensor(const Tensor& t, bool is_output);
+  Tensor unpack(const GradNode* owner) const;
+  void reset() { data_.reset(); }
+  bool defined() const { return data_ != nullptr; }
+
+ private:
+  std::shared_ptr<TensorImpl> data_;
+  std::weak_ptr<GradNode> grad_fn_;  // outputs: the producing node (the owner)
+  uint32_t version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
+  bool requires_grad_ = false;
+  bool was_defined_ = false;
+};
+
+}  // namespace oar

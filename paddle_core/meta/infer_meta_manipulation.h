@@ -1,0 +1,7 @@
+// Shape/dtype inference of the manipulation ops (see infer_meta.h for the conventions).
+#pragma once
+
+#include "paddle_core/meta/infer_meta.h"
+
+namespace oar {
+}  // namespace oar

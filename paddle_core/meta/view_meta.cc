@@ -1,0 +1,209 @@
+#include "paddle_core/meta/view_meta.h"
+
+#include <algorithm>
+
+#include "paddle_core/meta/infer_meta.h"
+
+namespace oar {
+
+namespace {
+DenseTensor make_view(const DenseTensor& x, const Dims& dims, const Dims& strides,
+                      int64_t offset) {
+  DenseTensor v = x;
+  v.set_view(dims, strides, offset);
+  return v;
+}
+
+// Strides for viewing x (shape old_dims, strides old_strides) as new_dims without a
+// copy, or false when impossible (PyTorch's computeStride algorithm).
+bool view_strides(const Dims& od, const Dims& os, const Dims& nd, Dims* ns) {
+  *ns = Dims::filled(nd.size(), 1);
+  if (od.numel() == 0) {
+    *ns = contiguous_strides(nd);
+    return true;
+  }
+  int64_t view_d = nd.size() - 1;
+  int64_t chunk_base_stride = os.size() ? os.back() : 1;
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t td = od.size() - 1; td >= 0; --td) {
+    tensor_numel *= od[td];
+    if (td == 0 || (od[td - 1] != 1 && os[td - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || nd[view_d] == 1)) {
+        (*ns)[view_d] = view_numel * chunk_base_stride;
+        view_numel *= nd[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (td > 0) {
+        chunk_base_stride = os[td - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+}  // namespace
+
+DenseTensor TransposeView(const DenseTensor& x, const std::vector<int64_t>& perm) {
+  const int r = x.rank();
+  OAR_ENFORCE(static_cast<int>(perm.size()) == r, InvalidArgument, "transpose: perm ", perm,
+              " has ", perm.size(), " entries but the input has rank ", r);
+  Dims d = Dims::filled(r, 0), s = Dims::filled(r, 0);
+  std::vector<bool> used(r, false);
+  for (int i = 0; i < r; ++i) {
+    int p = wrap_axis(perm[i], r, "transpose");
+    OAR_ENFORCE(!used[p], InvalidArgument, "transpose: perm ", perm, " repeats axis ", p);
+    used[p] = true;
+    d[i] = x.dims()[p];
+    s[i] = x.strides()[p];
+  }
+  return make_view(x, d, s, x.offset());
+}
+
+DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape) {
+  Dims nd(shape);
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < nd.size(); ++i) {
+    if (nd[i] == -1) {
+      OAR_ENFORCE(infer < 0, InvalidArgument, "reshape: only one dimension can be -1, got ",
+                  shape);
+      infer = i;
+    } else if (nd[i] == 0 && i < x.rank()) {
+      nd[i] = x.dims()[i];  // Paddle: 0 copies the input's dimension
+      known *= nd[i];
+    } else {
+      OAR_ENFORCE(nd[i] >= 0, InvalidArgument, "reshape: invalid size ", nd[i], " in shape ",
+                  shape);
+      known *= nd[i];
+    }
+  }
+  if (infer >= 0) {
+    OAR_ENFORCE(known != 0 && x.numel() % known == 0, InvalidArgument, "reshape: cannot reshape ",
+                x.dims(), " (", x.numel(), " elements) to ", shape);
+    nd[infer] = x.numel() / known;
+  }
+  OAR_ENFORCE(nd.numel() == x.numel(), InvalidArgument, "reshape: cannot reshape tensor of shape ",
+              x.dims(), " (", x.numel(), " elements) to ", shape, " (", nd.numel(),
+              " elements)");
+  Dims ns;
+  if (view_strides(x.dims(), x.strides(), nd, &ns)) return make_view(x, nd, ns, x.offset());
+  DenseTensor c = contiguous(x);
+  return make_view(c, nd, contiguous_strides(nd), c.offset());
+}
+
+DenseTensor SqueezeView(const DenseTensor& x, const std::vector<int64_t>& axis) {
+  std::vector<bool> drop(x.rank(), false);
+  if (axis.empty()) {
+    for (int i = 0; i < x.rank(); ++i) drop[i] = x.dims()[i] == 1;
+  } else {
+    for (int64_t a : axis) {
+      int i = wrap_axis(a, x.rank(), "squeeze");
+      if (x.rank() > 0) drop[i] = x.dims()[i] == 1;  // Paddle ignores non-1 dims
+    }
+  }
+  Dims d, s;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (!drop[i]) {
+      d.push_back(x.dims()[i]);
+      s.push_back(x.strides()[i]);
+    }
+  }
+  return make_view(x, d, s, x.offset());
+}
+
+DenseTensor UnsqueezeView(const DenseTensor& x, const std::vector<int64_t>& axis) {
+  Dims d = x.dims(), s = x.strides();
+  const int out_rank = x.rank() + static_cast<int>(axis.size());
+  std::vector<int> ax;
+  for (int64_t a : axis) ax.push_back(wrap_axis(a, out_rank, "unsqueeze"));
+  std::sort(ax.begin(), ax.end());
+  for (int a : ax) {
+    int64_t st = a < s.size() ? s[a] * d[a] : 1;
+    d.insert(a, 1);
+    s.insert(a, st);
+  }
+  return make_view(x, d, s, x.offset());
+}
+
+DenseTensor FlattenView(const DenseTensor& x, int64_t start_axis, int64_t stop_axis) {
+  if (x.rank() == 0) return ReshapeView(x, {1});
+  int a = wrap_axis(start_axis, x.rank(), "flatten"), b = wrap_axis(stop_axis, x.rank(), "flatten");
+  OAR_ENFORCE(a <= b, InvalidArgument, "flatten: start_axis (", start_axis,
+              ") must not be after stop_axis (", stop_axis, ")");
+  std::vector<int64_t> shape;
+  for (int i = 0; i < a; ++i) shape.push_back(x.dims()[i]);
+  int64_t p = 1;
+  for (int i = a; i <= b; ++i) p *= x.dims()[i];
+  shape.push_back(p);
+  for (int i = b + 1; i < x.rank(); ++i) shape.push_back(x.dims()[i]);
+  return ReshapeView(x, shape);
+}
+
+DenseTensor ExpandView(const DenseTensor& x, const std::vector<int64_t>& shape) {
+  DenseTensor meta;
+  ExpandInferMeta(x, shape, &meta);
+  const Dims& od = meta.dims();
+  Dims s = Dims::filled(od.size(), 0);
+  const int off = od.size() - x.rank();
+  for (int i = off; i < od.size(); ++i) {
+    s[i] = x.dims()[i - off] == od[i] ? x.strides()[i - off] : 0;
+  }
+  return make_view(x, od, s, x.offset());
+}
+
+DenseTensor SliceView(const DenseTensor& x, const std::vector<int64_t>& axes,
+                      const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                      const std::vector<int64_t>& strides) {
+  OAR_ENFORCE(axes.size() == starts.size() && axes.size() == ends.size() &&
+                  (strides.empty() || strides.size() == axes.size()),
+              InvalidArgument, "slice: axes ", axes, ", starts ", starts, ", ends ", ends,
+              " and strides ", strides, " must have the same length");
+  Dims d = x.dims(), s = x.strides();
+  int64_t offset = x.offset();
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int a = wrap_axis(axes[k], x.rank(), "slice");
+    int64_t step = strides.empty() ? 1 : strides[k];
+    OAR_ENFORCE(step != 0, InvalidArgument, "slice: step must not be zero");
+    const int64_t n = d[a];
+    int64_t st = starts[k], en = ends[k];
+    if (step > 0) {
+      if (st < 0) st += n;
+      if (en < 0) en += n;
+      st = std::clamp<int64_t>(st, 0, n);
+      en = std::clamp<int64_t>(en, 0, n);
+      int64_t len = en > st ? (en - st + step - 1) / step : 0;
+      offset += st * s[a];
+      d[a] = len;
+      s[a] *= step;
+    } else {
+      if (st < 0) st += n;
+      if (en < -n) en = -1;  // "to the beginning"
+      else if (en < 0) en += n;
+      st = std::clamp<int64_t>(st, -1, n - 1);
+      en = std::clamp<int64_t>(en, -1, n - 1);
+      int64_t len = st > en ? (st - en + (-step) - 1) / (-step) : 0;
+      if (len > 0) offset += st * s[a];
+      d[a] = len;
+      s[a] *= step;
+    }
+  }
+  return make_view(x, d, s, offset);
+}
+
+DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index) {
+  OAR_ENFORCE(x.rank() > 0, InvalidArgument, "select: cannot index a 0-D tensor");
+  int a = wrap_axis(axis, x.rank(), "select");
+  const int64_t n = x.dims()[a];
+  OAR_ENFORCE(index >= -n && index < n, OutOfRange, "index ", index,
+              " is out of bounds for axis ", a, " with size ", n);
+  if (index < 0) index += n;
+  Dims d = x.dims(), s = x.strides();
+  int64_t offset = x.offset() + index * s[a];
+  d.erase(a);
+  s.erase(a);
+  return make_view(x, d, s, offset);
+}
+
+}  // namespace oar

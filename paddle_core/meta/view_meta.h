@@ -1,0 +1,25 @@
+// View functions: ops whose output shares the input's storage and differs only in
+// shape/strides/offset. ReshapeView copies when the strides do not allow a view
+// (as Paddle's and PyTorch's reshape do).
+#pragma once
+
+#include <vector>
+
+#include "paddle_core/tensor/dense_tensor.h"
+
+namespace oar {
+
+DenseTensor TransposeView(const DenseTensor& x, const std::vector<int64_t>& perm);
+DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape);
+DenseTensor SqueezeView(const DenseTensor& x, const std::vector<int64_t>& axis);
+DenseTensor UnsqueezeView(const DenseTensor& x, const std::vector<int64_t>& axis);
+DenseTensor FlattenView(const DenseTensor& x, int64_t start_axis, int64_t stop_axis);
+DenseTensor ExpandView(const DenseTensor& x, const std::vector<int64_t>& shape);
+/// x[starts:ends:strides] along `axes` (Python slice semantics, clamped; negative steps ok).
+DenseTensor SliceView(const DenseTensor& x, const std::vector<int64_t>& axes,
+                      const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                      const std::vector<int64_t>& strides);
+/// Selects index `index` along `axis` and drops that axis.
+DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index);
+
+}  // namespace oar

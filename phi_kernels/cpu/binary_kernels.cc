@@ -1,0 +1,118 @@
+// Binary elementwise kernels: arithmetic, comparisons, logical ops, where.
+#include <cmath>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+// Integer division by zero would trap (SIGFPE): check before running the loop.
+template <typename T>
+void check_int_divisor(const DenseTensor& y, const char* op) {
+  if constexpr (std::is_integral_v<T>) {
+    DenseTensor c = contiguous(y);
+    const T* p = c.data<T>();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      OAR_ENFORCE(p[i] != 0, InvalidArgument, op, ": integer division by zero (y contains 0)");
+    }
+  }
+}
+
+#define OAR_BINARY_KERNEL(Name, expr)                                                   \
+  template <typename T>                                                                  \
+  void Name(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,            \
+            DenseTensor* out) {                                                          \
+    binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return expr; });                 \
+  }
+
+OAR_BINARY_KERNEL(AddKernel, a + b)
+OAR_BINARY_KERNEL(SubtractKernel, a - b)
+OAR_BINARY_KERNEL(MultiplyKernel, a * b)
+OAR_BINARY_KERNEL(MaximumKernel, (a != a || a > b) ? a : b)  // NaN propagates
+OAR_BINARY_KERNEL(MinimumKernel, (a != a || a < b) ? a : b)
+OAR_BINARY_KERNEL(PowKernel, static_cast<decltype(a)>(std::pow(a, b)))
+
+template <typename T>
+void DivideKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
+                  DenseTensor* out) {
+  check_int_divisor<T>(y, "divide");
+  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return a / b; });
+}
+
+template <typename T>
+void FloorDivideKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
+                       DenseTensor* out) {
+  check_int_divisor<T>(y, "floor_divide");
+  binary_kernel<T, T>(x, y, out, [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) {
+      auto q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    } else {
+      return std::floor(a / b);
+    }
+  });
+}
+
+template <typename T>
+void RemainderKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
+                     DenseTensor* out) {
+  check_int_divisor<T>(y, "remainder");
+  binary_kernel<T, T>(x, y, out, [](auto a, auto b) {  // Python semantics: sign of b
+    if constexpr (std::is_integral_v<decltype(a)>) {
+      auto r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    } else {
+      auto r = std::fmod(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+  });
+}
+
+#define OAR_COMPARE_KERNEL(Name, expr)                                                   \
+  template <typename T>                                                                  \
+  void Name(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,            \
+            DenseTensor* out) {                                                          \
+    binary_kernel<T, bool>(x, y, out, [](auto a, auto b) { return expr; });              \
+  }
+
+OAR_COMPARE_KERNEL(EqualKernel, a == b)
+OAR_COMPARE_KERNEL(NotEqualKernel, a != b)
+OAR_COMPARE_KERNEL(LessThanKernel, a < b)
+OAR_COMPARE_KERNEL(LessEqualKernel, a <= b)
+OAR_COMPARE_KERNEL(GreaterThanKernel, a > b)
+OAR_COMPARE_KERNEL(GreaterEqualKernel, a >= b)
+OAR_COMPARE_KERNEL(LogicalAndKernel, static_cast<bool>(a) && static_cast<bool>(b))
+OAR_COMPARE_KERNEL(LogicalOrKernel, static_cast<bool>(a) || static_cast<bool>(b))
+OAR_COMPARE_KERNEL(LogicalXorKernel, static_cast<bool>(a) != static_cast<bool>(b))
+
+template <typename T>
+void WhereKernel(const DeviceContext&, const DenseTensor& cond, const DenseTensor& x,
+                 const DenseTensor& y, DenseTensor* out) {
+  ternary_kernel<bool, T, T>(cond, x, y, out, [](bool c, auto a, auto b) { return c ? a : b; });
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT: registration macros name the kernels unqualified
+
+OAR_REGISTER_KERNEL(add, CPU, AddKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(subtract, CPU, SubtractKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(multiply, CPU, MultiplyKernel, OAR_NUMERIC_TYPES, bool)
+OAR_REGISTER_KERNEL(divide, CPU, DivideKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(floor_divide, CPU, FloorDivideKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(remainder, CPU, RemainderKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(elementwise_pow, CPU, PowKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
+OAR_REGISTER_KERNEL(maximum, CPU, MaximumKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(minimum, CPU, MinimumKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(equal, CPU, EqualKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(not_equal, CPU, NotEqualKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(less_than, CPU, LessThanKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(less_equal, CPU, LessEqualKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(greater_than, CPU, GreaterThanKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(greater_equal, CPU, GreaterEqualKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(logical_and, CPU, LogicalAndKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(logical_or, CPU, LogicalOrKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(logical_xor, CPU, LogicalXorKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(where, CPU, WhereKernel, OAR_ALL_TYPES)

@@ -1,0 +1,128 @@
+// matmul: float32 through oneDNN's sgemm, float64 through BLAS dgemm, other dtypes
+// through a plain loop in OpMath. Batch dims broadcast; a transposed-contiguous
+// operand is passed with a transpose flag instead of being copied.
+#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "oar_generated/kernel_signatures.h"
+#include "paddle_core/meta/infer_meta.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+// A matrix operand: base pointer, leading dimension and whether it is stored transposed.
+struct MatOperand {
+  DenseTensor t;  // keeps a contiguous copy alive when one was needed
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+// Views the last two dims of `x` as a row-major matrix (possibly transposed);
+// copies only when neither layout fits.
+MatOperand as_matrix(const DenseTensor& x, bool transpose) {
+  MatOperand m;
+  const int r = x.rank();
+  const int64_t rows = x.dims()[r - 2], cols = x.dims()[r - 1];
+  const int64_t s0 = x.strides()[r - 2], s1 = x.strides()[r - 1];
+  bool batch_ok = true;  // batch dims must be laid out as a dense stack of matrices
+  int64_t expect = rows * cols;
+  for (int i = r - 3; i >= 0; --i) {
+    if (x.dims()[i] != 1 && x.strides()[i] != expect) batch_ok = false;
+    expect *= x.dims()[i];
+  }
+  if (batch_ok && (s1 == 1 || cols == 1) && (s0 == cols || rows == 1)) {
+    m.t = x;
+    m.trans = transpose;
+    m.ld = cols;
+  } else if (batch_ok && (s0 == 1 || rows == 1) && (s1 == rows || cols == 1)) {
+    m.t = x;
+    m.trans = !transpose;
+    m.ld = rows;
+  } else {
+    m.t = contiguous(x);
+    m.trans = transpose;
+    m.ld = cols;
+  }
+  if (m.ld == 0) m.ld = 1;
+  return m;
+}
+
+template <typename T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
+          int64_t ldb, T* C, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb,
+                                  0.0f, C, ldc);
+    OAR_ENFORCE(st == dnnl_success, Internal, "matmul: oneDNN sgemm failed with status ",
+                static_cast<int>(st));
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
+                N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  } else {
+    using Mt = OpMath<T>;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        Mt acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          Mt a = static_cast<Mt>(ta ? A[k * lda + i] : A[i * lda + k]);
+          Mt b = static_cast<Mt>(tb ? B[j * ldb + k] : B[k * ldb + j]);
+          acc += a * b;
+        }
+        C[i * ldc + j] = static_cast<T>(acc);
+      }
+    }
+  }
+}
+
+template <typename T>
+void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTensor& y_in,
+                  bool transpose_x, bool transpose_y, DenseTensor* out) {
+  DenseTensor x = x_in, y = y_in;
+  // 1-D operands: x is a row vector, y a column vector.
+  if (x.rank() == 1) x.set_view({1, x.dims()[0]}, {0, x.strides()[0]}, x.offset()), transpose_x = false;
+  if (y.rank() == 1) y.set_view({y.dims()[0], 1}, {y.strides()[0], 0}, y.offset()), transpose_y = false;
+  T* o = out->alloc<T>();
+  const int64_t M = transpose_x ? x.dims()[x.rank() - 1] : x.dims()[x.rank() - 2];
+  const int64_t K = transpose_x ? x.dims()[x.rank() - 2] : x.dims()[x.rank() - 1];
+  const int64_t N = transpose_y ? y.dims()[y.rank() - 2] : y.dims()[y.rank() - 1];
+  if (out->numel() == 0) return;
+  if (K == 0) {
+    std::fill(o, o + out->numel(), T(0));
+    return;
+  }
+  // Broadcast batch dims.
+  Dims bx(x.dims().begin(), x.dims().end() - 2), by(y.dims().begin(), y.dims().end() - 2);
+  Dims batch = meta::broadcast_dims(bx, by, "matmul");
+  const int64_t nb = batch.numel();
+  MatOperand a = as_matrix(x, transpose_x), b = as_matrix(y, transpose_y);
+  const T* A = a.t.data<T>();
+  const T* B = b.t.data<T>();
+  const int64_t sa = M * K, sb = K * N, sc = M * N;
+  for (int64_t i = 0; i < nb; ++i) {
+    // Map batch index i to each operand's (possibly broadcast) batch index.
+    int64_t rem = i, ia = 0, ib = 0, mul_a = 1, mul_b = 1;
+    for (int d = batch.size() - 1; d >= 0; --d) {
+      int64_t idx = rem % batch[d];
+      rem /= batch[d];
+      int da = d - (batch.size() - bx.size()), db = d - (batch.size() - by.size());
+      if (da >= 0) {
+        if (bx[da] != 1) ia += idx * mul_a;
+        mul_a *= bx[da];
+      }
+      if (db >= 0) {
+        if (by[db] != 1) ib += idx * mul_b;
+        mul_b *= by[db];
+      }
+    }
+    gemm<T>(a.trans, b.trans, M, N, K, A + ia * sa, a.ld, B + ib * sb, b.ld, o + i * sc, N);
+  }
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(matmul, CPU, MatmulKernel, float, double, ::oar::float16, ::oar::bfloat16,
+                    int32_t, int64_t)

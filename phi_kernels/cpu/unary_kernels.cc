@@ -1,0 +1,213 @@
+// Unary elementwise kernels, their fused backward kernels, cast/assign and fills.
+#include <cmath>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+#define OAR_UNARY_KERNEL(Name, expr)                                                      \
+  template <typename T>                                                                    \
+  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {                \
+    unary_kernel<T, T>(x, out, [](auto v) { return expr; });                               \
+  }
+
+OAR_UNARY_KERNEL(ExpKernel, std::exp(v))
+OAR_UNARY_KERNEL(LogKernel, std::log(v))
+OAR_UNARY_KERNEL(SqrtKernel, std::sqrt(v))
+OAR_UNARY_KERNEL(RsqrtKernel, decltype(v)(1) / std::sqrt(v))
+OAR_UNARY_KERNEL(TanhKernel, std::tanh(v))
+OAR_UNARY_KERNEL(SigmoidKernel, decltype(v)(1) / (decltype(v)(1) + std::exp(-v)))
+OAR_UNARY_KERNEL(SinKernel, std::sin(v))
+OAR_UNARY_KERNEL(CosKernel, std::cos(v))
+OAR_UNARY_KERNEL(NegKernel, -v)
+OAR_UNARY_KERNEL(ReluKernel, v > decltype(v)(0) ? v : decltype(v)(0))
+OAR_UNARY_KERNEL(AssignKernel, v)
+
+template <typename T>
+void AbsKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [](auto v) {
+    if constexpr (std::is_unsigned_v<decltype(v)> || std::is_same_v<decltype(v), bool>) {
+      return v;
+    } else {
+      return v < 0 ? -v : v;
+    }
+  });
+}
+
+template <typename T>
+void SignKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [](auto v) {
+    using V = decltype(v);
+    return static_cast<V>((V(0) < v) - (v < V(0)));
+  });
+}
+
+template <typename T>
+void ScaleKernel(const DeviceContext&, const DenseTensor& x, double scale, double bias,
+                 bool bias_after_scale, DenseTensor* out) {
+  using M = OpMath<T>;
+  const M s = static_cast<M>(scale);
+  const M b = static_cast<M>(bias_after_scale ? bias : bias * scale);
+  unary_kernel<T, T>(x, out, [s, b](M v) { return v * s + b; });
+}
+
+template <typename T>
+void PowScalarKernel(const DeviceContext&, const DenseTensor& x, double y, DenseTensor* out) {
+  using M = OpMath<T>;
+  if (y == 2.0) {
+    unary_kernel<T, T>(x, out, [](M v) { return v * v; });
+  } else if (y == 1.0) {
+    unary_kernel<T, T>(x, out, [](M v) { return v; });
+  } else {
+    const M e = static_cast<M>(y);
+    unary_kernel<T, T>(x, out, [e](M v) { return static_cast<M>(std::pow(v, e)); });
+  }
+}
+
+template <typename T>
+void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double max,
+                DenseTensor* out) {
+  using M = OpMath<T>;
+  const M lo = static_cast<M>(std::max<double>(min, -1e300)), hi = static_cast<M>(max);
+  unary_kernel<T, T>(x, out, [lo, hi](M v) { return v < lo ? lo : (v > hi ? hi : v); });
+}
+
+template <typename T>
+void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, DenseTensor* out) {
+  visit_dtype(dtype, "cast", [&](auto tag) {
+    using Out = typename decltype(tag)::type;
+    unary_kernel<T, Out>(x, out, [](auto v) {
+      if constexpr (std::is_same_v<Out, bool>) {
+        return v != decltype(v)(0);
+      } else {
+        return static_cast<OpMath<Out>>(v);
+      }
+    });
+  });
+}
+
+// ---- fused backward kernels: (out, grad_out) -> grad_x
+template <typename T>
+void ReluGradKernel(const DeviceContext&, const DenseTensor& out, const DenseTensor& g,
+                    DenseTensor* dx) {
+  binary_kernel<T, T>(out, g, dx, [](auto o, auto d) { return o > decltype(o)(0) ? d : decltype(o)(0); });
+}
+template <typename T>
+void TanhGradKernel(const DeviceContext&, const DenseTensor& out, const DenseTensor& g,
+                    DenseTensor* dx) {
+  binary_kernel<T, T>(out, g, dx, [](auto o, auto d) { return d * (decltype(o)(1) - o * o); });
+}
+template <typename T>
+void SigmoidGradKernel(const DeviceContext&, const DenseTensor& out, const DenseTensor& g,
+                       DenseTensor* dx) {
+  binary_kernel<T, T>(out, g, dx, [](auto o, auto d) { return d * o * (decltype(o)(1) - o); });
+}
+
+// gelu(x) = x * Phi(x) (exact) or the tanh approximation.
+constexpr double kSqrt2OverPi = 0.7978845608028654;
+constexpr double kInvSqrt2 = 0.7071067811865476;
+constexpr double kInvSqrt2Pi = 0.3989422804014327;
+
+template <typename M> M gelu(M x, bool approx) {
+  if (approx) {
+    M u = M(kSqrt2OverPi) * (x + M(0.044715) * x * x * x);
+    return M(0.5) * x * (M(1) + std::tanh(u));
+  }
+  return M(0.5) * x * (M(1) + std::erf(x * M(kInvSqrt2)));
+}
+template <typename M> M gelu_d1(M x, bool approx) {
+  if (approx) {
+    M u = M(kSqrt2OverPi) * (x + M(0.044715) * x * x * x);
+    M t = std::tanh(u);
+    M du = M(kSqrt2OverPi) * (M(1) + M(3 * 0.044715) * x * x);
+    return M(0.5) * (M(1) + t) + M(0.5) * x * (M(1) - t * t) * du;
+  }
+  return M(0.5) * (M(1) + std::erf(x * M(kInvSqrt2))) + x * M(kInvSqrt2Pi) * std::exp(M(-0.5) * x * x);
+}
+template <typename M> M gelu_d2(M x, bool approx) {
+  if (approx) {
+    const M c = M(kSqrt2OverPi), a = M(0.044715);
+    M u = c * (x + a * x * x * x);
+    M t = std::tanh(u);
+    M s = M(1) - t * t;  // sech^2
+    M du = c * (M(1) + M(3) * a * x * x);
+    M d2u = c * M(6) * a * x;
+    return s * du + M(0.5) * x * (s * d2u - M(2) * t * s * du * du);
+  }
+  M pdf = M(kInvSqrt2Pi) * std::exp(M(-0.5) * x * x);
+  return pdf * (M(2) - x * x);
+}
+
+template <typename T>
+void GeluKernel(const DeviceContext&, const DenseTensor& x, bool approximate, DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [approximate](auto v) { return gelu(v, approximate); });
+}
+template <typename T>
+void GeluGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g,
+                    bool approximate, DenseTensor* dx) {
+  binary_kernel<T, T>(x, g, dx, [approximate](auto v, auto d) { return d * gelu_d1(v, approximate); });
+}
+template <typename T>
+void GeluGrad2Kernel(const DeviceContext&, const DenseTensor& x, bool approximate,
+                     DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [approximate](auto v) { return gelu_d2(v, approximate); });
+}
+
+template <typename T>
+void LogicalNotKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  unary_kernel<T, bool>(x, out, [](auto v) { return !static_cast<bool>(v); });
+}
+
+template <typename T>
+void fill(DenseTensor* out, const Scalar& v) {
+  T* p = out->alloc<T>();
+  const T value = v.to<T>();
+  const int64_t n = out->numel();
+#pragma omp parallel for simd if (n >= kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) p[i] = value;
+}
+
+template <typename T>
+void FullKernel(const DeviceContext&, const std::vector<int64_t>&, const Scalar& value, DataType,
+                const Place&, DenseTensor* out) {
+  fill<T>(out, value);
+}
+template <typename T>
+void FullLikeKernel(const DeviceContext&, const DenseTensor&, const Scalar& value, DataType,
+                    DenseTensor* out) {
+  fill<T>(out, value);
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(exp, CPU, ExpKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(log, CPU, LogKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(sqrt, CPU, SqrtKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(rsqrt, CPU, RsqrtKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(tanh, CPU, TanhKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(sigmoid, CPU, SigmoidKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(sin, CPU, SinKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(cos, CPU, CosKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(neg, CPU, NegKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
+OAR_REGISTER_KERNEL(relu, CPU, ReluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(assign, CPU, AssignKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(abs, CPU, AbsKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(sign, CPU, SignKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
+OAR_REGISTER_KERNEL(scale, CPU, ScaleKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(pow, CPU, PowScalarKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
+OAR_REGISTER_KERNEL(clip, CPU, ClipKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
+OAR_REGISTER_KERNEL(cast, CPU, CastKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(relu_grad, CPU, ReluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(tanh_grad, CPU, TanhGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(sigmoid_grad, CPU, SigmoidGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(gelu, CPU, GeluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(gelu_grad, CPU, GeluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(gelu_grad2, CPU, GeluGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(logical_not, CPU, LogicalNotKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(full, CPU, FullKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(full_like, CPU, FullLikeKernel, OAR_ALL_TYPES)

@@ -1,0 +1,207 @@
+// Pointwise kernels in one place: broadcasting, strided inputs, dimension
+// coalescing and thread parallelism are handled here once, for every unary,
+// binary and ternary elementwise kernel (the role of ATen's TensorIterator).
+// Arithmetic happens in OpMath<T> (float for the 16-bit floats).
+// Include only from kernel .cc files: the templates are heavy.
+#pragma once
+
+#include <omp.h>
+
+#include <array>
+#include <cstring>
+
+#include "paddle_core/tensor/dense_tensor.h"
+
+namespace oar::phi {
+
+/// Below this many elements a kernel runs on one thread (thread wake-up costs more).
+constexpr int64_t kParallelGrain = 32768;
+
+namespace detail {
+
+// Strides (in elements) of `t` broadcast to `out` dims; 0 along broadcast dims.
+inline Dims broadcast_strides(const DenseTensor& t, const Dims& out) {
+  Dims s = Dims::filled(out.size(), 0);
+  const int off = out.size() - t.rank();
+  for (int i = 0; i < t.rank(); ++i) {
+    s[i + off] = t.dims()[i] == 1 && out[i + off] != 1 ? 0 : t.strides()[i];
+  }
+  return s;
+}
+
+// Merges adjacent dims that are contiguous for every operand, so most loops run
+// over one long inner dimension. strides[k] are the strides of operand k.
+template <size_t N>
+void coalesce(Dims* dims, std::array<Dims, N>* strides) {
+  Dims d;
+  std::array<Dims, N> s;
+  for (int i = 0; i < dims->size(); ++i) {  // size-1 dims do not move any pointer
+    if ((*dims)[i] == 1) continue;
+    d.push_back((*dims)[i]);
+    for (size_t k = 0; k < N; ++k) s[k].push_back((*strides)[k][i]);
+  }
+  if (d.empty()) {
+    d.push_back(1);
+    for (size_t k = 0; k < N; ++k) s[k].push_back(0);
+  }
+  int out = 0;
+  for (int i = 1; i < d.size(); ++i) {
+    bool merge = true;
+    for (size_t k = 0; k < N; ++k) merge = merge && s[k][out] == s[k][i] * d[i];
+    if (merge) {
+      d[out] *= d[i];
+      for (size_t k = 0; k < N; ++k) s[k][out] = s[k][i];
+    } else {
+      ++out;
+      d[out] = d[i];
+      for (size_t k = 0; k < N; ++k) s[k][out] = s[k][i];
+    }
+  }
+  d.resize(out + 1);
+  for (size_t k = 0; k < N; ++k) s[k].resize(out + 1);
+  *dims = d;
+  *strides = s;
+}
+
+// Runs fn(ptrs, inner_count, inner_strides) over every inner row of an N-operand
+// strided iteration space (operand 0 is the contiguous output).
+template <size_t N, typename Fn>
+void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
+                  const std::array<char*, N>& base, const std::array<size_t, N>& elem,
+                  Fn&& fn) {
+  const int r = dims.size();
+  const int64_t inner = r ? dims[r - 1] : 1;
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < r; ++i) rows *= dims[i];
+  std::array<int64_t, N> inner_stride{};
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = r ? strides[k][r - 1] : 0;
+  const bool parallel = rows > 1 && rows * inner >= kParallelGrain;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t row = 0; row < rows; ++row) {
+    std::array<char*, N> p = base;
+    int64_t rem = row;
+    for (int i = r - 2; i >= 0; --i) {
+      int64_t idx = rem % dims[i];
+      rem /= dims[i];
+      for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
+    }
+    fn(p, inner, inner_stride);
+  }
+}
+
+}  // namespace detail
+
+/// out = f(a) elementwise. `out` dims/dtype must be set (infer-meta did it).
+template <typename In, typename Out, typename F>
+void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
+  Out* o = out->alloc<Out>();
+  const int64_t n = out->numel();
+  if (n == 0) return;
+  if (a.is_contiguous()) {
+    const In* x = a.data<In>();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
+      o[i] = static_cast<Out>(f(static_cast<OpMath<In>>(x[i])));
+    }
+    return;
+  }
+  Dims dims = out->dims();
+  std::array<Dims, 2> st{out->strides(), detail::broadcast_strides(a, dims)};
+  detail::coalesce(&dims, &st);
+  detail::for_each_row<2>(dims, st, {reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data())},
+                          {sizeof(Out), sizeof(In)}, [&](auto p, int64_t m, auto s) {
+                            Out* po = reinterpret_cast<Out*>(p[0]);
+                            const In* pa = reinterpret_cast<const In*>(p[1]);
+                            for (int64_t i = 0; i < m; ++i) {
+                              po[i] = static_cast<Out>(f(static_cast<OpMath<In>>(pa[i * s[1]])));
+                            }
+                          });
+}
+
+/// out = f(a, b) elementwise with NumPy broadcasting.
+template <typename In, typename Out, typename F>
+void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out, F f) {
+  using M = OpMath<In>;
+  Out* o = out->alloc<Out>();
+  const int64_t n = out->numel();
+  if (n == 0) return;
+  const In* x = a.data<In>();
+  const In* y = b.data<In>();
+  const bool par = n >= kParallelGrain;
+  if (a.is_contiguous() && b.is_contiguous()) {
+    if (a.numel() == n && b.numel() == n) {
+#pragma omp parallel for simd schedule(static) if (par)
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(M(x[i]), M(y[i])));
+      return;
+    }
+    if (b.numel() == 1 && a.numel() == n) {
+      const M yv = M(y[0]);
+#pragma omp parallel for simd schedule(static) if (par)
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(M(x[i]), yv));
+      return;
+    }
+    if (a.numel() == 1 && b.numel() == n) {
+      const M xv = M(x[0]);
+#pragma omp parallel for simd schedule(static) if (par)
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(xv, M(y[i])));
+      return;
+    }
+  }
+  Dims dims = out->dims();
+  std::array<Dims, 3> st{out->strides(), detail::broadcast_strides(a, dims),
+                         detail::broadcast_strides(b, dims)};
+  detail::coalesce(&dims, &st);
+  detail::for_each_row<3>(
+      dims, st,
+      {reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data()),
+       static_cast<char*>(b.raw_data())},
+      {sizeof(Out), sizeof(In), sizeof(In)}, [&](auto p, int64_t m, auto s) {
+        Out* po = reinterpret_cast<Out*>(p[0]);
+        const In* pa = reinterpret_cast<const In*>(p[1]);
+        const In* pb = reinterpret_cast<const In*>(p[2]);
+        if (s[1] == 1 && s[2] == 1) {
+#pragma omp simd
+          for (int64_t i = 0; i < m; ++i) po[i] = static_cast<Out>(f(M(pa[i]), M(pb[i])));
+        } else if (s[1] == 1 && s[2] == 0) {
+          const M yv = M(pb[0]);
+#pragma omp simd
+          for (int64_t i = 0; i < m; ++i) po[i] = static_cast<Out>(f(M(pa[i]), yv));
+        } else if (s[1] == 0 && s[2] == 1) {
+          const M xv = M(pa[0]);
+#pragma omp simd
+          for (int64_t i = 0; i < m; ++i) po[i] = static_cast<Out>(f(xv, M(pb[i])));
+        } else {
+          for (int64_t i = 0; i < m; ++i) {
+            po[i] = static_cast<Out>(f(M(pa[i * s[1]]), M(pb[i * s[2]])));
+          }
+        }
+      });
+}
+
+/// out = f(c, a, b) elementwise with broadcasting; C is the condition's element type.
+template <typename C, typename In, typename Out, typename F>
+void ternary_kernel(const DenseTensor& c, const DenseTensor& a, const DenseTensor& b,
+                    DenseTensor* out, F f) {
+  using M = OpMath<In>;
+  Out* o = out->alloc<Out>();
+  if (out->numel() == 0) return;
+  Dims dims = out->dims();
+  std::array<Dims, 4> st{out->strides(), detail::broadcast_strides(c, dims),
+                         detail::broadcast_strides(a, dims), detail::broadcast_strides(b, dims)};
+  detail::coalesce(&dims, &st);
+  detail::for_each_row<4>(
+      dims, st,
+      {reinterpret_cast<char*>(o), static_cast<char*>(c.raw_data()),
+       static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data())},
+      {sizeof(Out), sizeof(C), sizeof(In), sizeof(In)}, [&](auto p, int64_t m, auto s) {
+        Out* po = reinterpret_cast<Out*>(p[0]);
+        const C* pc = reinterpret_cast<const C*>(p[1]);
+        const In* pa = reinterpret_cast<const In*>(p[2]);
+        const In* pb = reinterpret_cast<const In*>(p[3]);
+        for (int64_t i = 0; i < m; ++i) {
+          po[i] = static_cast<Out>(f(pc[i * s[1]], M(pa[i * s[2]]), M(pb[i * s[3]])));
+        }
+      });
+}
+
+}  // namespace oar::phi

@@ -1,0 +1,101 @@
+// Reductions over a set of axes, shared by sum/mean/prod/max/min and the
+// broadcast-gradient reduction sum_to. Include only from kernel .cc files.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "paddle_core/tensor/dense_tensor.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+
+/// The input viewed as [outer, reduce, inner] (contiguous), copying/permuting when the
+/// reduced axes are not one contiguous block.
+struct ReduceShape {
+  DenseTensor data;
+  int64_t outer = 1, reduce = 1, inner = 1;
+};
+ReduceShape make_reduce_shape(const DenseTensor& x, const std::vector<int>& axes);
+
+/// out[o, i] = post(fold(init, x[o, r, i] for r), reduce) with accumulator type Acc.
+template <typename T, typename Acc, typename Out, typename Fold, typename Post>
+void reduce_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out,
+                   Acc init, Fold fold, Post post) {
+  Out* o = out->alloc<Out>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = make_reduce_shape(x, axes);
+  const T* p = rs.data.data<T>();
+  const int64_t outer = rs.outer, R = rs.reduce, inner = rs.inner;
+  const bool par = outer * R * inner >= kParallelGrain;
+  if (inner == 1) {
+#pragma omp parallel for schedule(static) if (par && outer > 1)
+    for (int64_t a = 0; a < outer; ++a) {
+      const T* row = p + a * R;
+      Acc acc = init;
+      for (int64_t r = 0; r < R; ++r) acc = fold(acc, static_cast<Acc>(static_cast<OpMath<T>>(row[r])));
+      o[a] = static_cast<Out>(post(acc, R));
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t a = 0; a < outer; ++a) {
+    std::vector<Acc> acc(inner, init);
+    for (int64_t r = 0; r < R; ++r) {
+      const T* row = p + (a * R + r) * inner;
+      for (int64_t i = 0; i < inner; ++i) acc[i] = fold(acc[i], static_cast<Acc>(static_cast<OpMath<T>>(row[i])));
+    }
+    for (int64_t i = 0; i < inner; ++i) o[a * inner + i] = static_cast<Out>(post(acc[i], R));
+  }
+}
+
+/// Sum specialised for speed: vectorized row sums with several partial accumulators.
+template <typename T, typename Acc, typename Out>
+void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, bool mean) {
+  Out* o = out->alloc<Out>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = make_reduce_shape(x, axes);
+  const T* p = rs.data.data<T>();
+  const int64_t outer = rs.outer, R = rs.reduce, inner = rs.inner;
+  const Acc scale = mean ? Acc(1) / static_cast<Acc>(R) : Acc(1);
+  const bool par = outer * R * inner >= kParallelGrain;
+  if (inner == 1) {
+    if (outer == 1 && par) {  // one long row: split it across threads
+      Acc total = 0;
+#pragma omp parallel for simd reduction(+ : total) schedule(static)
+      for (int64_t r = 0; r < R; ++r) total += static_cast<Acc>(static_cast<OpMath<T>>(p[r]));
+      o[0] = static_cast<Out>(total * scale);
+      return;
+    }
+#pragma omp parallel for schedule(static) if (par && outer > 1)
+    for (int64_t a = 0; a < outer; ++a) {
+      const T* row = p + a * R;
+      Acc acc = 0;
+#pragma omp simd reduction(+ : acc)
+      for (int64_t r = 0; r < R; ++r) acc += static_cast<Acc>(static_cast<OpMath<T>>(row[r]));
+      o[a] = static_cast<Out>(acc * scale);
+    }
+    return;
+  }
+  // Column sums: parallel over (outer, inner blocks), accumulate rows in order.
+  const int64_t block = 256;
+  const int64_t nblocks = (inner + block - 1) / block;
+#pragma omp parallel for collapse(2) schedule(static) if (par)
+  for (int64_t a = 0; a < outer; ++a) {
+    for (int64_t b = 0; b < nblocks; ++b) {
+      const int64_t i0 = b * block, i1 = std::min(inner, i0 + block);
+      Acc acc[256];
+      for (int64_t i = i0; i < i1; ++i) acc[i - i0] = 0;
+      for (int64_t r = 0; r < R; ++r) {
+        const T* row = p + (a * R + r) * inner;
+#pragma omp simd
+        for (int64_t i = i0; i < i1; ++i) acc[i - i0] += static_cast<Acc>(static_cast<OpMath<T>>(row[i]));
+      }
+      for (int64_t i = i0; i < i1; ++i) o[a * inner + i] = static_cast<Out>(acc[i - i0] * scale);
+    }
+  }
+}
+
+}  // namespace oar::phi

@@ -1,0 +1,110 @@
+// oar._C: the extension module. Errors, dtypes, places, the Tensor class, the
+// generated op functions (oar._C.ops), and runtime settings.
+#include <omp.h>
+#include <pybind11/stl.h>
+
+#include <glog/logging.h>
+
+#include "oar_generated/ops_py.h"
+#include "paddle_core/base/flags.h"
+#include "paddle_core/dispatch/kernel_registry.h"
+#include "python/csrc/py_convert.h"
+
+namespace oar::python {
+void bind_tensor(py::module_& m, PyTensorClass& cls);
+void bind_optimizer(py::module_& m);
+}  // namespace oar::python
+
+using namespace oar;          // NOLINT
+using namespace oar::python;  // NOLINT
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Oar core: tensors, ops, autograd";
+  flags::init_from_env();
+  if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging("oar");
+
+  // Typed errors -> Python exception classes.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyObject* type = PyExc_RuntimeError;
+      switch (e.kind()) {
+        case ErrorKind::kInvalidArgument: type = PyExc_ValueError; break;
+        case ErrorKind::kInvalidType: type = PyExc_TypeError; break;
+        case ErrorKind::kOutOfRange: type = PyExc_IndexError; break;
+        case ErrorKind::kUnimplemented: type = PyExc_NotImplementedError; break;
+        case ErrorKind::kResourceExhausted: type = PyExc_MemoryError; break;
+        default: break;
+      }
+      PyErr_SetString(type, e.message().c_str());
+    }
+  });
+
+  py::enum_<DataType> dtype(m, "DataType");
+  for (int i = 0; i < kNumDataTypes; ++i) {
+    auto t = static_cast<DataType>(i);
+    dtype.value(dtype_name(t), t);
+  }
+  dtype.def("__repr__", [](DataType t) { return std::string("oar.") + dtype_name(t); })
+      .def("__str__", [](DataType t) { return std::string("oar.") + dtype_name(t); })
+      .def_property_readonly("name", [](DataType t) { return std::string(dtype_name(t)); })
+      .def_property_readonly("itemsize", [](DataType t) { return size_of(t); })
+      .def_property_readonly("is_floating_point", [](DataType t) { return is_floating(t); });
+  m.def("promote_types", &promote_types);
+  m.def("get_default_dtype", [] { return std::string(dtype_name(default_float_dtype())); });
+  m.def("set_default_dtype", [](py::handle d) { set_default_float_dtype(py_to_dtype(d, "set_default_dtype", "d")); });
+
+  py::class_<Place>(m, "Place")
+      .def("__repr__", [](const Place& p) { return "Place(" + p.str() + ")"; })
+      .def("__str__", [](const Place& p) { return "Place(" + p.str() + ")"; })
+      .def("__eq__", [](const Place& a, const Place& b) { return a == b; })
+      .def("__hash__", [](const Place& p) { return std::hash<std::string>()(p.str()); })
+      .def("is_cpu_place", &Place::is_cpu)
+      .def("is_gpu_place", &Place::is_gpu)
+      .def("is_custom_place", &Place::is_custom)
+      .def("get_device_id", &Place::device_id)
+      .def("device_str", &Place::str);
+  m.def("CPUPlace", [] { return CPUPlace(); });
+  m.def("CUDAPlace", [](int id) { return GPUPlace(id); });
+  m.def("CustomPlace", [](const std::string& t, int id) { return CustomPlace(t, id); });
+  m.def("parse_place", &parse_place);
+  m.def("_set_current_place", [](const Place& p) { current_place() = p; });
+  m.def("_get_current_place", [] { return current_place(); });
+
+  PyTensorClass cls(m, "Tensor", py::dynamic_attr());
+  bind_tensor(m, cls);
+  py::module_ ops = m.def_submodule("ops", "generated op functions");
+  bind_all_ops(ops, cls);
+  bind_optimizer(m);
+  m.def("_generated_op_names", &generated_op_names);
+  m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
+  m.def("_kernel_dtypes", [](const std::string& op) {
+    std::vector<std::string> out;
+    for (DataType t : KernelRegistry::instance().dtypes(op, Backend::kCPU)) out.push_back(dtype_name(t));
+    return out;
+  });
+
+  // ---- runtime settings
+  m.def("set_num_threads", [](int n) {
+    OAR_ENFORCE(n >= 1, InvalidArgument, "set_num_threads: n must be >= 1, got ", n);
+    omp_set_num_threads(n);
+  });
+  m.def("get_num_threads", [] { return omp_get_max_threads(); });
+  m.def("set_flag", [](const std::string& name, const std::string& value) {
+    OAR_ENFORCE(flags::set_flag(name, value), InvalidArgument, "set_flags: cannot set FLAGS_", name,
+                " to '", value, "' (unknown flag or bad value)");
+  });
+  m.def("get_flag", &flags::get_flag);
+  m.def("list_flags", &flags::list_flags);
+  m.def("_allocator_stats", [] {
+    AllocatorStats s = get_allocator(CPUPlace())->stats();
+    py::dict d;
+    d["allocated_bytes"] = s.allocated_bytes;
+    d["peak_allocated_bytes"] = s.peak_allocated_bytes;
+    d["cached_bytes"] = s.cached_bytes;
+    d["num_device_allocs"] = s.num_device_allocs;
+    return d;
+  });
+  m.def("_empty_cache", [] { get_allocator(CPUPlace())->empty_cache(); });
+}

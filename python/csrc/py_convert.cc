@@ -1,0 +1,263 @@
+#include "python/csrc/py_convert.h"
+
+#include <pybind11/numpy.h>
+
+#include <cstring>
+
+#include "oar_generated/ops_api.h"
+#include "paddle_core/base/errors.h"
+
+namespace oar::python {
+
+namespace {
+PyTypeObject* g_tensor_type = nullptr;
+
+std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+bool is_py_number(py::handle h) {
+  return PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()) ||
+         py::isinstance(h, py::module_::import("numpy").attr("generic"));
+}
+}  // namespace
+
+PyTypeObject* tensor_type() { return g_tensor_type; }
+void set_tensor_type(PyTypeObject* t) { g_tensor_type = t; }
+
+bool is_tensor(py::handle h) {
+  return g_tensor_type != nullptr && PyObject_TypeCheck(h.ptr(), g_tensor_type);
+}
+
+Tensor py_to_tensor(py::handle h, const char* op, const char* arg) {
+  if (is_tensor(h)) return Tensor(h.cast<std::shared_ptr<TensorImpl>>());
+  OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a Tensor, got ",
+            h.is_none() ? std::string("None") : type_name(h));
+}
+
+Tensor py_to_optional_tensor(py::handle h, const char* op, const char* arg) {
+  if (h.is_none()) return Tensor();
+  return py_to_tensor(h, op, arg);
+}
+
+Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, const char* arg) {
+  if (is_tensor(h)) return Tensor(h.cast<std::shared_ptr<TensorImpl>>());
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) {
+    Scalar s = py_to_scalar(h, op, arg);
+    DataType dt = s.natural_dtype();
+    if (is_tensor(peer)) {
+      DataType pt = Tensor(peer.cast<std::shared_ptr<TensorImpl>>()).dtype();
+      // Paddle: a Python scalar does not widen a tensor of the same kind.
+      if (s.kind() == Scalar::Kind::kFloat) {
+        dt = is_floating(pt) ? pt : default_float_dtype();
+      } else if (s.kind() == Scalar::Kind::kInt) {
+        dt = pt == DataType::BOOL ? DataType::INT64 : pt;
+      } else {
+        dt = pt;
+      }
+    }
+    return ops::full({}, s, dt, CPUPlace());
+  }
+  if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h) ||
+      py::isinstance<py::tuple>(h) || is_py_number(h)) {
+    return tensor_from_python(h, DataType::UNDEFINED, op);
+  }
+  OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a Tensor or a number, got ",
+            h.is_none() ? std::string("None") : type_name(h));
+}
+
+std::vector<Tensor> py_to_tensor_list(py::handle h, const char* op, const char* arg) {
+  OAR_ENFORCE(py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h), InvalidType, op,
+              ": argument '", arg, "' must be a list or tuple of Tensors, got ", type_name(h));
+  std::vector<Tensor> out;
+  for (py::handle item : h) out.push_back(py_to_tensor(item, op, arg));
+  return out;
+}
+
+int64_t py_to_int(py::handle h, const char* op, const char* arg) {
+  if (is_tensor(h)) {
+    Tensor t = py_to_tensor(h, op, arg);
+    OAR_ENFORCE(t.numel() == 1 && is_integral(t.dtype(), true), InvalidType, op, ": argument '",
+                arg, "' must be an integer (or a 1-element integer Tensor)");
+    return ops::cast(t, DataType::INT64).dense().data<int64_t>()[0];
+  }
+  OAR_ENFORCE(!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()), InvalidType, op, ": argument '",
+              arg, "' must be an int, got ", h.is_none() ? std::string("None") : type_name(h));
+  return py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())));
+}
+
+double py_to_double(py::handle h, const char* op, const char* arg) {
+  if (is_tensor(h)) {
+    Tensor t = py_to_tensor(h, op, arg);
+    OAR_ENFORCE(t.numel() == 1, InvalidArgument, op, ": argument '", arg,
+                "' must be a number or a 1-element Tensor, got shape ", t.dims());
+    return ops::cast(t, DataType::FLOAT64).dense().data<double>()[0];
+  }
+  double v = PyFloat_AsDouble(h.ptr());
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a number, got ", type_name(h));
+  }
+  return v;
+}
+
+bool py_to_bool(py::handle h, const char* op, const char* arg) {
+  if (is_tensor(h)) return py_to_double(h, op, arg) != 0.0;
+  int r = PyObject_IsTrue(h.ptr());
+  if (r < 0) {
+    PyErr_Clear();
+    OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a bool");
+  }
+  return r != 0;
+}
+
+std::string py_to_string(py::handle h, const char* op, const char* arg) {
+  OAR_ENFORCE(py::isinstance<py::str>(h), InvalidType, op, ": argument '", arg,
+              "' must be a str, got ", type_name(h));
+  return h.cast<std::string>();
+}
+
+std::vector<int64_t> py_to_int_list(py::handle h, const char* op, const char* arg) {
+  std::vector<int64_t> out;
+  if (is_tensor(h)) {
+    Tensor t = ops::cast(py_to_tensor(h, op, arg), DataType::INT64);
+    OAR_ENFORCE(t.rank() <= 1, InvalidArgument, op, ": argument '", arg,
+                "' must be a 1-D integer Tensor, got shape ", t.dims());
+    DenseTensor c = contiguous(t.dense());
+    const int64_t* p = c.data<int64_t>();
+    out.assign(p, p + c.numel());
+    return out;
+  }
+  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+    for (py::handle item : h) out.push_back(py_to_int(item, op, arg));
+    return out;
+  }
+  if (!h.is_none() && PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr())) {
+    out.push_back(py_to_int(h, op, arg));
+    return out;
+  }
+  OAR_THROW(InvalidType, op, ": argument '", arg, "' must be an int or a list/tuple of ints, got ",
+            h.is_none() ? std::string("None") : type_name(h));
+}
+
+std::vector<double> py_to_double_list(py::handle h, const char* op, const char* arg) {
+  std::vector<double> out;
+  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+    for (py::handle item : h) out.push_back(py_to_double(item, op, arg));
+  } else {
+    out.push_back(py_to_double(h, op, arg));
+  }
+  return out;
+}
+
+DataType py_to_dtype(py::handle h, const char* op, const char* arg) {
+  if (h.is_none()) return DataType::UNDEFINED;
+  if (py::isinstance<DataType>(h)) return h.cast<DataType>();
+  if (py::isinstance<py::str>(h)) return dtype_from_name(h.cast<std::string>());
+  // numpy dtypes and scalar types (np.float32, np.dtype('float32'))
+  py::module_ np = py::module_::import("numpy");
+  try {
+    std::string name = py::str(np.attr("dtype")(h).attr("name"));
+    return dtype_from_name(name);
+  } catch (const py::error_already_set&) {
+  }
+  OAR_THROW(InvalidType, op, ": argument '", arg, "' is not a dtype: ", py::str(h).cast<std::string>());
+}
+
+Scalar py_to_scalar(py::handle h, const char* op, const char* arg) {
+  if (PyBool_Check(h.ptr())) return Scalar(h.ptr() == Py_True);
+  if (PyLong_Check(h.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    OAR_ENFORCE(overflow == 0, InvalidArgument, op, ": argument '", arg,
+                "' does not fit in int64");
+    return Scalar(static_cast<int64_t>(v));
+  }
+  if (PyFloat_Check(h.ptr())) return Scalar(PyFloat_AsDouble(h.ptr()));
+  if (is_tensor(h)) {
+    Tensor t = py_to_tensor(h, op, arg);
+    if (is_integral(t.dtype())) return Scalar(py_to_int(h, op, arg));
+    if (t.dtype() == DataType::BOOL) return Scalar(py_to_bool(h, op, arg));
+    return Scalar(py_to_double(h, op, arg));
+  }
+  if (PyIndex_Check(h.ptr())) return Scalar(py_to_int(h, op, arg));
+  return Scalar(py_to_double(h, op, arg));
+}
+
+Place& current_place() {
+  static Place p = CPUPlace();
+  return p;
+}
+
+Place py_to_place(py::handle h, const char* op, const char* arg) {
+  if (h.is_none()) return current_place();
+  if (py::isinstance<Place>(h)) return h.cast<Place>();
+  if (py::isinstance<py::str>(h)) return parse_place(h.cast<std::string>());
+  OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a Place or a device string");
+}
+
+py::object wrap(const Tensor& t) {
+  if (!t.defined()) return py::none();
+  return py::cast(t.impl());
+}
+
+py::object wrap_result(const std::vector<Tensor>& ts) {
+  py::list l;
+  for (const auto& t : ts) l.append(wrap(t));
+  return std::move(l);
+}
+
+namespace {
+DataType numpy_to_dtype(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const size_t size = dt.itemsize();
+  switch (kind) {
+    case 'b': return DataType::BOOL;
+    case 'i':
+      return size == 1 ? DataType::INT8 : size == 2 ? DataType::INT16
+             : size == 4 ? DataType::INT32 : DataType::INT64;
+    case 'u':
+      OAR_ENFORCE(size == 1, InvalidType, "to_tensor: unsigned integers wider than 8 bits (uint",
+                  size * 8, ") are not supported");
+      return DataType::UINT8;
+    case 'f':
+      return size == 2 ? DataType::FLOAT16 : size == 4 ? DataType::FLOAT32 : DataType::FLOAT64;
+    default: break;
+  }
+  OAR_THROW(InvalidType, "to_tensor: unsupported numpy dtype kind '", kind, "' of size ", size);
+}
+}  // namespace
+
+Tensor tensor_from_python(py::handle data, DataType dtype, const char* op) {
+  if (is_tensor(data)) {
+    Tensor t = py_to_tensor(data, op, "data");
+    Tensor c = ops::assign(t);
+    c.set_stop_gradient(true);
+    return dtype == DataType::UNDEFINED || dtype == c.dtype() ? c : ops::cast(c, dtype);
+  }
+  py::module_ np = py::module_::import("numpy");
+  py::array arr;
+  bool from_python_floats = false;
+  if (py::isinstance<py::array>(data)) {
+    arr = py::reinterpret_borrow<py::array>(data);
+  } else {
+    arr = np.attr("asarray")(data);
+    // Python floats become the default float dtype (float32), as in Paddle.
+    from_python_floats = arr.dtype().kind() == 'f';
+  }
+  OAR_ENFORCE(arr.dtype().kind() != 'O' && arr.dtype().kind() != 'U', InvalidType, op,
+              ": cannot convert data of numpy dtype ", py::str(arr.dtype()).cast<std::string>(),
+              " (ragged nested lists or non-numeric values?)");
+  if (arr.dtype().kind() == 'c') OAR_THROW(Unimplemented, op, ": complex dtypes are not supported yet");
+  DataType src = from_python_floats ? DataType::FLOAT64 : numpy_to_dtype(arr.dtype());
+  arr = np.attr("ascontiguousarray")(arr);
+  std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
+  DenseTensor d(Dims(shape), src, CPUPlace());
+  void* p = d.alloc();
+  if (d.numel() > 0) std::memcpy(p, arr.data(), d.numel() * size_of(src));
+  Tensor t(std::move(d));
+  DataType target = dtype;
+  if (target == DataType::UNDEFINED && from_python_floats) target = default_float_dtype();
+  if (target != DataType::UNDEFINED && target != src) t = ops::cast(t, target);
+  return t;
+}
+
+}  // namespace oar::python

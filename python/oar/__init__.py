@@ -1,0 +1,36 @@
+"""Oar: a deep learning framework with a C++ core and PaddlePaddle's Python API.
+
+    import oar as paddle
+    x = paddle.to_tensor([[1.0, 2.0]], stop_gradient=False)
+    (x * x).sum().backward()
+"""
+import os as _os
+
+# Idle OpenMP workers must sleep, not spin: these machines often share their cores,
+# and spinning pools make small ops many times slower. Must precede loading _C.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Development: an out-of-tree build's extension directory (see scripts/dev_env.sh).
+if _os.environ.get("OAR_EXT_DIR"):
+    __path__.append(_os.environ["OAR_EXT_DIR"])  # noqa: F821 (package __path__)
+
+from . import _C  # noqa: E402
+from ._C import Tensor, DataType  # noqa: E402,F401
+from ._dtype import (  # noqa: E402,F401
+    bool_ as bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64,
+    dtype, get_default_dtype, set_default_dtype, is_floating_point, finfo, iinfo,
+)
+from ._device import (  # noqa: E402,F401
+    CPUPlace, CUDAPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
+)
+from . import _tensor  # noqa: E402,F401  (installs Tensor methods)
+from ._creation import (  # noqa: E402,F401
+    to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
+    arange, linspace, eye, rand, randn, randint, uniform, normal, standard_normal, seed,
+    get_rng_state, set_rng_state, clone, assign,
+)
+from ._ops import *  # noqa: E402,F401,F403
+from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, grad  # noqa: E402,F401
+from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # noqa: E402,F401
+from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
+
+__version__ = "0.1.0"

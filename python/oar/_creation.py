@@ -1,0 +1,132 @@
+"""Tensor creation: to_tensor, zeros/ones/full, ranges, random numbers."""
+import numpy as np
+
+from . import _C
+from ._dtype import convert_dtype
+
+_ops = _C.ops
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient=True):
+    """Copies `data` (NumPy array, nested list, number or Tensor) into a new Tensor.
+    Python floats become the default dtype (float32); NumPy arrays keep theirs."""
+    return _C.to_tensor(data, convert_dtype(dtype), place, stop_gradient)
+
+
+def _shape(shape):
+    if isinstance(shape, int):
+        return [shape]
+    if isinstance(shape, _C.Tensor):
+        return [int(v) for v in shape.numpy().reshape(-1)]
+    return [int(s) for s in shape]
+
+
+def _float_dtype(dtype):
+    return convert_dtype(dtype) if dtype is not None else convert_dtype(_C.get_default_dtype())
+
+
+def full(shape, fill_value, dtype=None, name=None):
+    if dtype is None:
+        dtype = _float_dtype(None) if isinstance(fill_value, float) else None
+    return _ops.full(_shape(shape), fill_value, convert_dtype(dtype), None)
+
+
+def zeros(shape, dtype=None, name=None):
+    return _ops.full(_shape(shape), 0.0, _float_dtype(dtype), None)
+
+
+def ones(shape, dtype=None, name=None):
+    return _ops.full(_shape(shape), 1.0, _float_dtype(dtype), None)
+
+
+def empty(shape, dtype=None, name=None):
+    return zeros(shape, dtype)
+
+
+def full_like(x, fill_value, dtype=None, name=None):
+    return _ops.full_like(x, fill_value, convert_dtype(dtype))
+
+
+def zeros_like(x, dtype=None, name=None):
+    return _ops.full_like(x, 0, convert_dtype(dtype))
+
+
+def ones_like(x, dtype=None, name=None):
+    return _ops.full_like(x, 1, convert_dtype(dtype))
+
+
+def empty_like(x, dtype=None, name=None):
+    return zeros_like(x, dtype)
+
+
+def clone(x, name=None):
+    return _ops.assign(x)
+
+
+def assign(x, output=None):
+    if not isinstance(x, _C.Tensor):
+        x = to_tensor(np.asarray(x))
+    y = _ops.assign(x)
+    if output is not None:
+        output.copy_(y)
+        return output
+    return y
+
+
+def arange(start=0, end=None, step=1, dtype=None, name=None):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = "int64" if all(isinstance(v, int) for v in vals) else _C.get_default_dtype()
+    return _ops.arange(vals[0], vals[1], vals[2], convert_dtype(dtype), None)
+
+
+def linspace(start, stop, num, dtype=None, name=None):
+    return _ops.linspace(float(start), float(stop), int(num), _float_dtype(dtype), None)
+
+
+def eye(num_rows, num_columns=None, dtype=None, name=None):
+    return _ops.eye(int(num_rows), -1 if num_columns is None else int(num_columns),
+                    _float_dtype(dtype), None)
+
+
+# ---- random numbers (one global generator; oar.seed makes runs reproducible)
+def seed(s):
+    _ops._seed(int(s))
+    np.random.seed(int(s) % (2 ** 32))
+
+
+def get_rng_state():
+    return _ops._get_rng_state()
+
+
+def set_rng_state(state):
+    _ops._set_rng_state(state)
+
+
+def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
+    return _ops.uniform(_shape(shape), _float_dtype(dtype), float(min), float(max), int(seed), None)
+
+
+def rand(shape, dtype=None, name=None):
+    return uniform(shape, dtype, 0.0, 1.0)
+
+
+def normal(mean=0.0, std=1.0, shape=None, name=None):
+    return _ops.gaussian(_shape(shape if shape is not None else [1]), float(mean), float(std), 0,
+                         _float_dtype(None), None)
+
+
+def standard_normal(shape, dtype=None, name=None):
+    return _ops.gaussian(_shape(shape), 0.0, 1.0, 0, _float_dtype(dtype), None)
+
+
+def randn(shape, dtype=None, name=None):
+    return standard_normal(shape, dtype)
+
+
+def randint(low=0, high=None, shape=[1], dtype=None, name=None):  # noqa: B006 (Paddle's default)
+    if high is None:
+        low, high = 0, low
+    return _ops.randint(int(low), int(high), _shape(shape), convert_dtype(dtype or "int64"), None)

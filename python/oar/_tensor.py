@@ -1,0 +1,230 @@
+"""Python-level pieces of oar.Tensor: operators, repr, conversions.
+
+The op methods themselves (x.sum(), x.matmul(y), ...) are generated C++ bindings;
+operators are bound to those same functions, so `a + b` calls C++ directly.
+"""
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+from ._dtype import convert_dtype
+
+_ops = _C.ops
+
+
+def _swap(fn):
+    """Reflected operator: other (op) self."""
+    def r(self, other):
+        return fn(other, self)
+    return r
+
+
+# Operators are the generated methods themselves (C++ calls, no Python frame);
+# only reflected non-commutative ones need a small shim.
+
+Tensor.__add__ = Tensor.add
+Tensor.__radd__ = Tensor.add
+Tensor.__sub__ = Tensor.subtract
+Tensor.__rsub__ = _swap(_ops.subtract)
+Tensor.__mul__ = Tensor.multiply
+Tensor.__rmul__ = Tensor.multiply
+Tensor.__truediv__ = Tensor.divide
+Tensor.__rtruediv__ = _swap(_ops.divide)
+Tensor.__floordiv__ = Tensor.floor_divide
+Tensor.__rfloordiv__ = _swap(_ops.floor_divide)
+Tensor.__mod__ = Tensor.remainder
+Tensor.__rmod__ = _swap(_ops.remainder)
+Tensor.__matmul__ = Tensor.matmul
+Tensor.__rmatmul__ = _swap(_ops.matmul)
+Tensor.__neg__ = Tensor.neg
+Tensor.__abs__ = Tensor.abs
+Tensor.__eq__ = Tensor.equal
+Tensor.__ne__ = Tensor.not_equal
+Tensor.__lt__ = Tensor.less_than
+Tensor.__le__ = Tensor.less_equal
+Tensor.__gt__ = Tensor.greater_than
+Tensor.__ge__ = Tensor.greater_equal
+Tensor.__and__ = Tensor.logical_and
+Tensor.__or__ = Tensor.logical_or
+Tensor.__xor__ = Tensor.logical_xor
+Tensor.__invert__ = Tensor.logical_not
+Tensor.__hash__ = object.__hash__
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.subtract_
+Tensor.__imul__ = Tensor.multiply_
+Tensor.__itruediv__ = Tensor.divide_
+
+
+def _pow(x, y):
+    if isinstance(y, (int, float)) and not isinstance(y, bool):
+        return _ops.pow(x, float(y))
+    return _ops.elementwise_pow(x, y)
+
+
+def _rpow(x, y):
+    return _ops.elementwise_pow(y, x)
+
+
+Tensor.__pow__ = _pow
+Tensor.__rpow__ = _rpow
+Tensor.pow = _pow
+
+
+def _repr(self):
+    arr = self.numpy()
+    dt = self.dtype.name
+    if dt == "bfloat16":
+        arr = self.astype("float32").numpy()
+    prefix = "       "
+    body = np.array2string(arr, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
+                           precision=8 if dt == "float64" else 8, floatmode="maxprec")
+    if arr.ndim == 0:
+        body = str(arr.item()) if dt != "bool" else str(bool(arr))
+    return (f"Tensor(shape={self.shape}, dtype={dt}, place={self.place}, "
+            f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _repr
+
+
+def _item(self, *idx):
+    if idx:
+        return self[idx].item()
+    if self.size != 1:
+        raise ValueError(f"item: only a tensor with one element can be converted to a Python "
+                         f"scalar, got shape {self.shape}")
+    v = self.numpy() if self.dtype.name != "bfloat16" else self.astype("float32").numpy()
+    return v.reshape(()).item()
+
+
+Tensor.item = _item
+Tensor.tolist = lambda self: (self.numpy() if self.dtype.name != "bfloat16"
+                              else self.astype("float32").numpy()).tolist()
+Tensor.__float__ = lambda self: float(self.item())
+Tensor.__int__ = lambda self: int(self.item())
+Tensor.__index__ = lambda self: (int(self.item()) if not self.dtype.is_floating_point else
+                                 (_ for _ in ()).throw(TypeError("only integer tensors can be used as an index")))
+
+
+def _bool(self):
+    if self.size != 1:
+        raise ValueError(f"The truth value of a Tensor with {self.size} elements is ambiguous; "
+                         "use .any() or .all()")
+    return bool(self.item())
+
+
+Tensor.__bool__ = _bool
+
+
+def _len(self):
+    if self.ndim == 0:
+        raise TypeError("len() of a 0-D tensor")
+    return self.shape[0]
+
+
+Tensor.__len__ = _len
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-D tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+Tensor.__iter__ = _iter
+
+
+def _astype(self, dtype):
+    return _ops.cast(self, convert_dtype(dtype))
+
+
+Tensor.astype = _astype
+Tensor.clone = lambda self: _ops.assign(self)
+Tensor.cpu = lambda self: self
+Tensor.ndimension = lambda self: self.ndim
+Tensor.element_size = lambda self: self.dtype.itemsize
+Tensor.clear_grad = lambda self, set_to_zero=True: self.clear_gradient(set_to_zero)
+Tensor.gradient = lambda self: None if self.grad is None else self.grad.numpy()
+Tensor.T = property(lambda self: _ops.transpose(self, list(range(self.ndim))[::-1]))
+Tensor.mT = property(lambda self: _ops.transpose(
+    self, list(range(self.ndim - 2)) + [self.ndim - 1, self.ndim - 2]))
+
+
+def _t(self):
+    if self.ndim > 2:
+        raise ValueError(f"t: expected a tensor of rank <= 2, got {self.ndim}")
+    return self.T
+
+
+Tensor.t = _t
+
+
+def _cuda(self, *a, **k):
+    raise RuntimeError("cuda: this build of Oar has no CUDA backend")
+
+
+Tensor.cuda = _cuda
+
+
+def _to(self, *args, **kwargs):
+    """x.to('cpu'), x.to('float32'), x.to(dtype=..., device=...)."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, str) and (a.startswith("cpu") or a.startswith("gpu") or ":" in a):
+            if not a.startswith("cpu"):
+                raise RuntimeError(f"to: device '{a}' is not available in this build")
+        elif a is not None and not isinstance(a, _C.Place):
+            dtype = a
+    return self.astype(dtype) if dtype is not None else self
+
+
+Tensor.to = _to
+
+
+def _fill_(self, value):
+    from .autograd import no_grad
+    with no_grad():
+        self._copy_from(_ops.full_like(self, value, self.dtype))
+    return self
+
+
+def _zero_(self):
+    return _fill_(self, 0)
+
+
+def _copy_(self, src, blocking=True):
+    if not isinstance(src, Tensor):
+        src = _C.to_tensor(src, self.dtype)
+    self._copy_from(src if src.dtype == self.dtype else _ops.cast(src, self.dtype))
+    return self
+
+
+def _set_value(self, value):
+    if isinstance(value, np.ndarray) or not isinstance(value, Tensor):
+        value = _C.to_tensor(np.asarray(value), self.dtype)
+    if list(value.shape) != list(self.shape):
+        raise ValueError(f"set_value: shape {value.shape} does not match the tensor's "
+                         f"shape {self.shape}")
+    return _copy_(self, value)
+
+
+Tensor.fill_ = _fill_
+Tensor.zero_ = _zero_
+Tensor.copy_ = _copy_
+Tensor.set_value = _set_value
+
+
+def argmax(x, axis=None, keepdim=False, dtype="int64", name=None):
+    """Index of the largest value (over the flattened tensor when axis is None)."""
+    return _ops._argmax(x, 0 if axis is None else axis, keepdim, axis is None, convert_dtype(dtype))
+
+
+def argmin(x, axis=None, keepdim=False, dtype="int64", name=None):
+    """Index of the smallest value (over the flattened tensor when axis is None)."""
+    return _ops._argmin(x, 0 if axis is None else axis, keepdim, axis is None, convert_dtype(dtype))
+
+
+Tensor.argmax = argmax
+Tensor.argmin = argmin

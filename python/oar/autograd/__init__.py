@@ -1,0 +1,64 @@
+"""Autograd: no_grad, grad, backward."""
+import functools
+
+from .. import _C
+
+
+class _GradMode:
+    def __init__(self, enabled):
+        self._enabled = enabled
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C.set_grad_enabled(self._enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _C.set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):  # noqa: N801 (Paddle's name)
+    """Context manager / decorator that disables gradient recording."""
+
+    def __init__(self, func=None):
+        super().__init__(False)
+        if callable(func):
+            self._wrapped = self(func)
+
+
+class enable_grad(_GradMode):  # noqa: N801
+    def __init__(self):
+        super().__init__(True)
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801
+    def __init__(self, mode):
+        super().__init__(bool(mode))
+
+
+def is_grad_enabled():
+    return _C.is_grad_enabled()
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=False, no_grad_vars=None):
+    """Gradients of outputs w.r.t. inputs, without touching .grad (Paddle's oar.grad)."""
+    single = isinstance(inputs, _C.Tensor)
+    res = _C.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+    return res if not single else res
+
+
+def backward(tensors, grad_tensors=None, retain_graph=False):
+    if isinstance(tensors, _C.Tensor):
+        tensors = [tensors]
+    if isinstance(grad_tensors, _C.Tensor):
+        grad_tensors = [grad_tensors]
+    _C.backward(list(tensors), grad_tensors, retain_graph)

@@ -1,0 +1,69 @@
+"""oar.nn.functional: activations, linear, softmax and losses."""
+from .. import _C
+
+_ops = _C.ops
+
+relu = _ops.relu
+relu_ = _ops.relu_
+sigmoid = _ops.sigmoid
+tanh = _ops.tanh
+gelu = _ops.gelu
+
+
+def linear(x, weight, bias=None, name=None):
+    """x @ weight + bias, with weight of shape [in_features, out_features] (Paddle layout)."""
+    out = _ops.matmul(x, weight)
+    return out if bias is None else out + bias
+
+
+def softmax(x, axis=-1, dtype=None, name=None):
+    if dtype is not None:
+        x = x.astype(dtype)
+    return _ops.softmax(x, axis)
+
+
+def log_softmax(x, axis=-1, dtype=None, name=None):
+    if dtype is not None:
+        x = x.astype(dtype)
+    return _ops.log_softmax(x, axis)
+
+
+def _reduce(loss, reduction, op):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got '{reduction}'")
+
+
+def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002
+                  soft_label=False, axis=-1, use_softmax=True, label_smoothing=0.0, name=None):
+    """Softmax cross-entropy (Paddle semantics): hard int64 labels of shape [N] or [N, 1],
+    or soft labels of the input's shape; 'mean' averages over non-ignored samples."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got '{reduction}'")
+    return _ops.cross_entropy(input, label, weight, soft_label, use_softmax, ignore_index, axis,
+                              float(label_smoothing), reduction)
+
+
+def mse_loss(input, label, reduction="mean", name=None):  # noqa: A002
+    d = input - label
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input, label, reduction="mean", name=None):  # noqa: A002
+    return _reduce((input - label).abs(), reduction, "l1_loss")
+
+
+def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x if mode == "upscale_in_train" else x * (1.0 - p)
+    if p == 1.0:
+        return x * 0.0
+    from .._creation import rand
+    keep = (rand(x.shape, x.dtype) >= p).astype(x.dtype)
+    return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything Oar needs to build and test, idempotently: Debian packages
+# with apt-get, Python packages with pip. Safe to run again; it skips what is there.
+set -euo pipefail
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache git
+  libdnnl-dev            # oneDNN: matmul / convolution
+  libopenblas-dev liblapacke-dev   # BLAS/LAPACK for float64 and linalg
+  libsleef-dev           # vectorized transcendental math
+  libgoogle-glog-dev libgflags-dev
+  libgtest-dev libgmock-dev
+  pybind11-dev libdlpack-dev
+  libomp-dev
+)
+PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core pybind11 ninja)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "[install_deps] apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+need_pip=0
+for p in "${PIP_PACKAGES[@]}"; do
+  mod=$p; [ "$p" = pyyaml ] && mod=yaml; [ "$p" = scikit-build-core ] && mod=scikit_build_core
+  "$PY" -c "import $mod" 2>/dev/null || need_pip=1
+done
+if ((need_pip)); then
+  echo "[install_deps] pip install ${PIP_PACKAGES[*]}"
+  "$PY" -m pip install -q "${PIP_PACKAGES[@]}"
+fi
+echo "[install_deps] ok"

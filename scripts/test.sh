@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The README's test command: set up from scratch if needed, then run every test
+# (C++ GoogleTest through ctest, then the Python suite through pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+build_dir=$(ls -d build/cp3* | head -n 1)
+echo "[test] C++ tests (ctest in $build_dir)"
+ctest --test-dir "$build_dir" --output-on-failure -j 2
+echo "[test] Python tests"
+python3 -m pytest tests/python -q -p no:cacheprovider
