@@ -66,20 +66,42 @@ Tensor prod_grad(const Tensor& x, const Tensor& out, const Tensor& g,
   return unreduce(g * out, x, axis, keepdim) / x;
 }
 
+Tensor gelu_grad3(const Tensor& x, bool approximate) {
+  if (!approximate) {  // d2 = pdf(x) (2 - x^2), so d3 = pdf(x) (x^3 - 4x)
+    Tensor pdf = exp(x * x * -0.5) * 0.3989422804014327;
+    return pdf * (x * x * x - x * 4.0);
+  }
+  // d2 = s u' + x s u''/2 - x t s u'^2 with u = c (x + a x^3), t = tanh(u), s = 1 - t^2
+  // (gelu_d2 in phi_kernels/cpu/unary_kernels.cc); t' = s u', s' = -2 t s u'.
+  const double c = 0.7978845608028654, a = 0.044715;
+  Tensor x2 = x * x;
+  Tensor t = tanh((x + x2 * x * a) * c);
+  Tensor s = 1.0 - t * t;
+  Tensor du = (x2 * (3.0 * a) + 1.0) * c, d2u = x * (6.0 * c * a), du2 = du * du;
+  Tensor ds = t * s * du * -2.0;
+  Tensor first = ds * du + s * d2u * 1.5 + x * 0.5 * (ds * d2u + s * (6.0 * c * a));
+  return first - (t * s * du2 + x * s * du * s * du2 + x * t * ds * du2 +
+                  x * t * s * du * d2u * 2.0);
+}
+
 namespace {
-// matmul treats 1-D operands as a row (x) or a column (y); the gradients do too.
+// matmul treats 1-D operands as a row (x) or a column (y), ignoring their transpose
+// flags; the gradients do too.
 struct MatmulOperands {
   Tensor x, y, g;
 };
-MatmulOperands as_matrices(const Tensor& x, const Tensor& y, const Tensor& g) {
+MatmulOperands as_matrices(const Tensor& x, const Tensor& y, const Tensor& g, bool* tx, bool* ty) {
   MatmulOperands m{x, y, g};
-  if (x.rank() == 1) {
-    m.x = unsqueeze(x, {0});
-    m.g = unsqueeze(m.g, {-2});
-  }
+  if (x.rank() == 1) *tx = false;
+  if (y.rank() == 1) *ty = false;
+  // y first: for vector . vector, g is 0-D and becomes [1] and then [1, 1].
   if (y.rank() == 1) {
     m.y = unsqueeze(y, {-1});
     m.g = unsqueeze(m.g, {-1});
+  }
+  if (x.rank() == 1) {
+    m.x = unsqueeze(x, {0});
+    m.g = unsqueeze(m.g, {-2});
   }
   return m;
 }
@@ -90,13 +112,13 @@ Tensor reduce_batch(const Tensor& d, const Tensor& like_matrix, const Tensor& li
 }  // namespace
 
 Tensor matmul_grad_x(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
-  auto m = as_matrices(x, y, g);
+  auto m = as_matrices(x, y, g, &tx, &ty);
   Tensor d = tx ? matmul(m.y, m.g, ty, true) : matmul(m.g, m.y, false, !ty);
   return reduce_batch(d, m.x, x);
 }
 
 Tensor matmul_grad_y(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
-  auto m = as_matrices(x, y, g);
+  auto m = as_matrices(x, y, g, &tx, &ty);
   Tensor d = ty ? matmul(m.g, m.x, true, tx) : matmul(m.x, m.g, !tx, false);
   return reduce_batch(d, m.y, y);
 }

@@ -36,6 +36,9 @@ Tensor minmax_grad(const Tensor& x, const Tensor& out, const Tensor& g,
                    const std::vector<int64_t>& axis, bool keepdim);
 Tensor prod_grad(const Tensor& x, const Tensor& out, const Tensor& g,
                  const std::vector<int64_t>& axis, bool keepdim);
+/// Third derivative of gelu (gelu_grad2's gradient), composed of ops so that every
+/// order of gelu's derivatives is differentiable.
+Tensor gelu_grad3(const Tensor& x, bool approximate);
 Tensor matmul_grad_x(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty);
 Tensor matmul_grad_y(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty);
 

@@ -83,6 +83,14 @@ void compute_needed(const std::vector<GradNode*>& roots, GraphTask& task) {
   }
 }
 
+// A gradient takes the dtype of the input it flows into, as PyTorch's engine does:
+// sum(x, dtype=float64) of a float32 x gives x a float32 gradient.
+Tensor match_input_dtype(const Tensor& g, const GradNode& next, uint32_t input_nr) {
+  if (input_nr >= next.output_meta.size()) return g;
+  const DataType want = next.output_meta[input_nr].dtype;
+  return want == DataType::UNDEFINED || want == g.dtype() ? g : ops::cast(g, want);
+}
+
 void add_to_buffer(GraphTask& task, GradNode* node, uint32_t input_nr, const Tensor& g) {
   auto& buf = task.buffers[node];
   if (buf.size() <= input_nr) buf.resize(node->output_meta.size() > input_nr ? node->output_meta.size() : input_nr + 1);
@@ -150,7 +158,9 @@ void execute(GraphTask& task, const std::vector<Edge>& root_edges,
       const Edge& e = node->next_edges[i];
       if (!e.valid()) continue;
       GradNode* next = e.node.get();
-      if (i < outs.size() && outs[i].defined()) add_to_buffer(task, next, e.input_nr, outs[i]);
+      if (i < outs.size() && outs[i].defined()) {
+        add_to_buffer(task, next, e.input_nr, match_input_dtype(outs[i], *next, e.input_nr));
+      }
       if (--task.dependencies[next] == 0 && queued.insert(next).second) ready.push({next});
     }
   }

@@ -131,7 +131,17 @@ void SumInferMeta(const DenseTensor& x, const IntList& axis, DataType dtype, boo
 void MeanInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, DenseTensor* out) {
   OAR_ENFORCE(is_floating(x.dtype()), InvalidType, "mean: expected a float tensor, got ",
               dtype_name(x.dtype()), "; cast it first");
-  ReduceInferMeta(x, axis, keepdim, out);
+  auto axes = meta::reduce_axes(axis, x.rank(), "mean");
+  out->set_dtype(x.dtype());
+  out->set_dims(reduced_dims(x.dims(), axes, keepdim));
+}
+
+void ProdInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, DataType dtype,
+                   DenseTensor* out) {
+  auto axes = meta::reduce_axes(axis, x.rank(), "prod");
+  // Unlike sum, int32 stays int32 (as Paddle).
+  out->set_dtype(dtype == DataType::UNDEFINED ? x.dtype() : dtype);
+  out->set_dims(reduced_dims(x.dims(), axes, keepdim));
 }
 
 void ArgReduceInferMeta(const DenseTensor& x, int64_t axis, bool keepdim, bool flatten,

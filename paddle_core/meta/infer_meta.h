@@ -40,6 +40,8 @@ void ReduceInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, De
 void SumInferMeta(const DenseTensor& x, const IntList& axis, DataType dtype, bool keepdim,
                   DenseTensor* out);
 void MeanInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, DenseTensor* out);
+void ProdInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, DataType dtype,
+                   DenseTensor* out);
 void ArgReduceInferMeta(const DenseTensor& x, int64_t axis, bool keepdim, bool flatten,
                         DataType dtype, DenseTensor* out);
 void MatmulInferMeta(const DenseTensor& x, const DenseTensor& y, bool transpose_x,

@@ -19,8 +19,9 @@ void check(const DenseTensor* p, const DenseTensor* g, const char* op) {
 // Runs fn over [0, n) in parallel chunks when large enough.
 template <typename Fn>
 void parallel_range(int64_t n, Fn fn) {
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) fn(i);
+  parallel_for(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(i);
+  });
 }
 }  // namespace
 
@@ -38,11 +39,13 @@ void sgd_update(const std::vector<DenseTensor*>& params, const std::vector<const
         const T* g = grads[k]->data<T>();
         const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(weight_decay);
         const int64_t n = params[k]->numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
-        for (int64_t i = 0; i < n; ++i) {
-          M pv = static_cast<M>(p[i]);
-          p[i] = static_cast<T>(pv - lr * (static_cast<M>(g[i]) + wd * pv));
-        }
+        parallel_for(n, [&](int64_t b, int64_t e) {
+#pragma omp simd
+          for (int64_t i = b; i < e; ++i) {
+            M pv = static_cast<M>(p[i]);
+            p[i] = static_cast<T>(pv - lr * (static_cast<M>(g[i]) + wd * pv));
+          }
+        });
       }
     });
   }
@@ -99,8 +102,9 @@ void adam_update(const std::vector<DenseTensor*>& params, const std::vector<cons
         const M decay = static_cast<M>(1.0 - lrs[k] * cfg.weight_decay);
         const bool decoupled = cfg.decoupled;
         const int64_t n = params[k]->numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
-        for (int64_t i = 0; i < n; ++i) {
+        parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) {
           M pv = static_cast<M>(p[i]);
           M gv = static_cast<M>(g[i]);
           if (decoupled) {
@@ -114,6 +118,7 @@ void adam_update(const std::vector<DenseTensor*>& params, const std::vector<cons
           m2[i] = b;
           p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a) / (std::sqrt(static_cast<M>(b)) + eps));
         }
+        });
       }
     });
   }

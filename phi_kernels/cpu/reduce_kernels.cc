@@ -93,9 +93,9 @@ template <typename T>
 void ProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
                 bool, DataType, DenseTensor* out) {
   auto axes = meta::reduce_axes(axis, x.rank(), "prod");
-  using Acc = SumAcc<T>;
   visit_dtype(out->dtype(), "prod", [&](auto tag) {
     using Out = typename decltype(tag)::type;
+    using Acc = SumAcc<Out>;  // prod(x, dtype=float64) multiplies in float64 (Paddle casts first)
     reduce_kernel<T, Acc, Out>(x, axes, out, Acc(1), [](Acc a, Acc b) { return a * b; },
                                [](Acc a, int64_t) { return a; });
   });

@@ -165,8 +165,7 @@ void fill(DenseTensor* out, const Scalar& v) {
   T* p = out->alloc<T>();
   const T value = v.to<T>();
   const int64_t n = out->numel();
-#pragma omp parallel for simd if (n >= kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) p[i] = value;
+  parallel_for(n, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, value); });
 }
 
 template <typename T>

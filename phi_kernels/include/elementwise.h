@@ -11,11 +11,9 @@
 #include <cstring>
 
 #include "paddle_core/tensor/dense_tensor.h"
+#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
-
-/// Below this many elements a kernel runs on one thread (thread wake-up costs more).
-constexpr int64_t kParallelGrain = 32768;
 
 namespace detail {
 
@@ -75,18 +73,18 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   for (int i = 0; i + 1 < r; ++i) rows *= dims[i];
   std::array<int64_t, N> inner_stride{};
   for (size_t k = 0; k < N; ++k) inner_stride[k] = r ? strides[k][r - 1] : 0;
-  const bool parallel = rows > 1 && rows * inner >= kParallelGrain;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t row = 0; row < rows; ++row) {
-    std::array<char*, N> p = base;
-    int64_t rem = row;
-    for (int i = r - 2; i >= 0; --i) {
-      int64_t idx = rem % dims[i];
-      rem /= dims[i];
-      for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
+  parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      std::array<char*, N> p = base;
+      int64_t rem = row;
+      for (int i = r - 2; i >= 0; --i) {
+        int64_t idx = rem % dims[i];
+        rem /= dims[i];
+        for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
+      }
+      fn(p, inner, inner_stride);
     }
-    fn(p, inner, inner_stride);
-  }
+  }, rows * inner);
 }
 
 }  // namespace detail
@@ -99,10 +97,10 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
   if (n == 0) return;
   if (a.is_contiguous()) {
     const In* x = a.data<In>();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
-      o[i] = static_cast<Out>(f(static_cast<OpMath<In>>(x[i])));
-    }
+    parallel_for(n, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) o[i] = static_cast<Out>(f(static_cast<OpMath<In>>(x[i])));
+    });
     return;
   }
   Dims dims = out->dims();
@@ -127,23 +125,28 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
   if (n == 0) return;
   const In* x = a.data<In>();
   const In* y = b.data<In>();
-  const bool par = n >= kParallelGrain;
   if (a.is_contiguous() && b.is_contiguous()) {
     if (a.numel() == n && b.numel() == n) {
-#pragma omp parallel for simd schedule(static) if (par)
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(M(x[i]), M(y[i])));
+      parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<Out>(f(M(x[i]), M(y[i])));
+      });
       return;
     }
     if (b.numel() == 1 && a.numel() == n) {
       const M yv = M(y[0]);
-#pragma omp parallel for simd schedule(static) if (par)
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(M(x[i]), yv));
+      parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<Out>(f(M(x[i]), yv));
+      });
       return;
     }
     if (a.numel() == 1 && b.numel() == n) {
       const M xv = M(x[0]);
-#pragma omp parallel for simd schedule(static) if (par)
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(xv, M(y[i])));
+      parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<Out>(f(xv, M(y[i])));
+      });
       return;
     }
   }

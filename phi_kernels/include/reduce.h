@@ -29,26 +29,29 @@ void reduce_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTens
   ReduceShape rs = make_reduce_shape(x, axes);
   const T* p = rs.data.data<T>();
   const int64_t outer = rs.outer, R = rs.reduce, inner = rs.inner;
-  const bool par = outer * R * inner >= kParallelGrain;
+  const int64_t cost = outer * R * inner;
   if (inner == 1) {
-#pragma omp parallel for schedule(static) if (par && outer > 1)
-    for (int64_t a = 0; a < outer; ++a) {
-      const T* row = p + a * R;
-      Acc acc = init;
-      for (int64_t r = 0; r < R; ++r) acc = fold(acc, static_cast<Acc>(static_cast<OpMath<T>>(row[r])));
-      o[a] = static_cast<Out>(post(acc, R));
-    }
+    parallel_for(outer, [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) {
+        const T* row = p + a * R;
+        Acc acc = init;
+        for (int64_t r = 0; r < R; ++r) acc = fold(acc, static_cast<Acc>(static_cast<OpMath<T>>(row[r])));
+        o[a] = static_cast<Out>(post(acc, R));
+      }
+    }, cost);
     return;
   }
-#pragma omp parallel for schedule(static) if (par)
-  for (int64_t a = 0; a < outer; ++a) {
-    std::vector<Acc> acc(inner, init);
-    for (int64_t r = 0; r < R; ++r) {
-      const T* row = p + (a * R + r) * inner;
-      for (int64_t i = 0; i < inner; ++i) acc[i] = fold(acc[i], static_cast<Acc>(static_cast<OpMath<T>>(row[i])));
+  parallel_for(outer, [&](int64_t a0, int64_t a1) {
+    std::vector<Acc> acc(inner);
+    for (int64_t a = a0; a < a1; ++a) {
+      std::fill(acc.begin(), acc.end(), init);
+      for (int64_t r = 0; r < R; ++r) {
+        const T* row = p + (a * R + r) * inner;
+        for (int64_t i = 0; i < inner; ++i) acc[i] = fold(acc[i], static_cast<Acc>(static_cast<OpMath<T>>(row[i])));
+      }
+      for (int64_t i = 0; i < inner; ++i) o[a * inner + i] = static_cast<Out>(post(acc[i], R));
     }
-    for (int64_t i = 0; i < inner; ++i) o[a * inner + i] = static_cast<Out>(post(acc[i], R));
-  }
+  }, cost);
 }
 
 /// Sum specialised for speed: vectorized row sums with several partial accumulators.
@@ -60,31 +63,40 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
   const T* p = rs.data.data<T>();
   const int64_t outer = rs.outer, R = rs.reduce, inner = rs.inner;
   const Acc scale = mean ? Acc(1) / static_cast<Acc>(R) : Acc(1);
-  const bool par = outer * R * inner >= kParallelGrain;
+  const int64_t cost = outer * R * inner;
+  auto row_sum = [](const T* row, int64_t n) {
+    Acc acc = 0;
+#pragma omp simd reduction(+ : acc)
+    for (int64_t r = 0; r < n; ++r) acc += static_cast<Acc>(static_cast<OpMath<T>>(row[r]));
+    return acc;
+  };
   if (inner == 1) {
-    if (outer == 1 && par) {  // one long row: split it across threads
+    if (outer == 1) {  // one long row: partial sums per thread, added in a fixed order
+      Acc partial[64] = {};
+      const int64_t nchunks = std::min<int64_t>(64, std::max<int64_t>(1, R / kParallelGrain));
+      const int64_t chunk = (R + nchunks - 1) / nchunks;
+      parallel_for(nchunks, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          const int64_t b = c * chunk, e = std::min(R, b + chunk);
+          partial[c] = b < e ? row_sum(p + b, e - b) : Acc(0);
+        }
+      }, R);
       Acc total = 0;
-#pragma omp parallel for simd reduction(+ : total) schedule(static)
-      for (int64_t r = 0; r < R; ++r) total += static_cast<Acc>(static_cast<OpMath<T>>(p[r]));
+      for (int64_t c = 0; c < nchunks; ++c) total += partial[c];
       o[0] = static_cast<Out>(total * scale);
       return;
     }
-#pragma omp parallel for schedule(static) if (par && outer > 1)
-    for (int64_t a = 0; a < outer; ++a) {
-      const T* row = p + a * R;
-      Acc acc = 0;
-#pragma omp simd reduction(+ : acc)
-      for (int64_t r = 0; r < R; ++r) acc += static_cast<Acc>(static_cast<OpMath<T>>(row[r]));
-      o[a] = static_cast<Out>(acc * scale);
-    }
+    parallel_for(outer, [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) o[a] = static_cast<Out>(row_sum(p + a * R, R) * scale);
+    }, cost);
     return;
   }
   // Column sums: parallel over (outer, inner blocks), accumulate rows in order.
   const int64_t block = 256;
   const int64_t nblocks = (inner + block - 1) / block;
-#pragma omp parallel for collapse(2) schedule(static) if (par)
-  for (int64_t a = 0; a < outer; ++a) {
-    for (int64_t b = 0; b < nblocks; ++b) {
+  parallel_for(outer * nblocks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t a = t / nblocks, b = t % nblocks;
       const int64_t i0 = b * block, i1 = std::min(inner, i0 + block);
       Acc acc[256];
       for (int64_t i = i0; i < i1; ++i) acc[i - i0] = 0;
@@ -95,7 +107,7 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
       }
       for (int64_t i = i0; i < i1; ++i) o[a * inner + i] = static_cast<Out>(acc[i - i0] * scale);
     }
-  }
+  }, cost);
 }
 
 }  // namespace oar::phi

@@ -13,6 +13,7 @@
 namespace oar::python {
 void bind_tensor(py::module_& m, PyTensorClass& cls);
 void bind_optimizer(py::module_& m);
+void bind_random(py::module_& ops);
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -76,6 +77,7 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor(m, cls);
   py::module_ ops = m.def_submodule("ops", "generated op functions");
   bind_all_ops(ops, cls);
+  bind_random(ops);
   bind_optimizer(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });

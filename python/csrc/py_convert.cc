@@ -207,8 +207,10 @@ py::object wrap_result(const std::vector<Tensor>& ts) {
 
 namespace {
 DataType numpy_to_dtype(const py::dtype& dt) {
-  const char kind = dt.kind();
-  const size_t size = dt.itemsize();
+  // Read through Python attributes: pybind11 < 2.12 reads itemsize from the NumPy 1.x
+  // descriptor layout, which NumPy 2 changed (float32 arrays came in as float64).
+  const char kind = dt.attr("kind").cast<std::string>()[0];
+  const size_t size = dt.attr("itemsize").cast<size_t>();
   switch (kind) {
     case 'b': return DataType::BOOL;
     case 'i':
@@ -248,8 +250,9 @@ Tensor tensor_from_python(py::handle data, DataType dtype, const char* op) {
               " (ragged nested lists or non-numeric values?)");
   if (arr.dtype().kind() == 'c') OAR_THROW(Unimplemented, op, ": complex dtypes are not supported yet");
   DataType src = from_python_floats ? DataType::FLOAT64 : numpy_to_dtype(arr.dtype());
-  arr = np.attr("ascontiguousarray")(arr);
+  // Shape first: ascontiguousarray returns at least 1-D, and a Python number is 0-D.
   std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
+  arr = np.attr("ascontiguousarray")(arr);
   DenseTensor d(Dims(shape), src, CPUPlace());
   void* p = d.alloc();
   if (d.numel() > 0) std::memcpy(p, arr.data(), d.numel() * size_of(src));

@@ -64,7 +64,8 @@ DLDataType to_dl_dtype(DataType t) {
   d.lanes = 1;
   d.bits = static_cast<uint8_t>(size_of(t) * 8);
   switch (t) {
-    case DataType::BOOL: d.code = kDLUInt; d.bits = 8; break;  // DLPack 0.6 has no bool
+    // kDLBool (6) is DLPack >= 0.8 (our header is 0.6); NumPy and PyTorch read it as bool.
+    case DataType::BOOL: d.code = static_cast<uint8_t>(6); d.bits = 8; break;
     case DataType::INT8: case DataType::INT16: case DataType::INT32: case DataType::INT64:
       d.code = kDLInt; break;
     case DataType::UINT8: d.code = kDLUInt; break;

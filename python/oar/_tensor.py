@@ -57,6 +57,8 @@ Tensor.__itruediv__ = Tensor.divide_
 
 def _pow(x, y):
     if isinstance(y, (int, float)) and not isinstance(y, bool):
+        if isinstance(y, float) and not x.dtype.is_floating_point:
+            x = _ops.cast(x, convert_dtype(_C.get_default_dtype()))  # int ** 0.5 is float (Paddle)
         return _ops.pow(x, float(y))
     return _ops.elementwise_pow(x, y)
 
@@ -76,10 +78,9 @@ def _repr(self):
     if dt == "bfloat16":
         arr = self.astype("float32").numpy()
     prefix = "       "
+    # A 0-D array prints as Paddle's does too: 1. (not 1.0), 3, True.
     body = np.array2string(arr, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
-                           precision=8 if dt == "float64" else 8, floatmode="maxprec")
-    if arr.ndim == 0:
-        body = str(arr.item()) if dt != "bool" else str(bool(arr))
+                           precision=8, floatmode="maxprec")
     return (f"Tensor(shape={self.shape}, dtype={dt}, place={self.place}, "
             f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
 

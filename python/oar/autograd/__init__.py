@@ -26,12 +26,15 @@ class _GradMode:
 
 
 class no_grad(_GradMode):  # noqa: N801 (Paddle's name)
-    """Context manager / decorator that disables gradient recording."""
+    """Context manager / decorator (`@no_grad()` or `@no_grad`) that disables gradient recording."""
+
+    def __new__(cls, func=None):
+        if callable(func):  # bare @no_grad: decorate right away
+            return cls()(func)
+        return super().__new__(cls)
 
     def __init__(self, func=None):
         super().__init__(False)
-        if callable(func):
-            self._wrapped = self(func)
 
 
 class enable_grad(_GradMode):  # noqa: N801

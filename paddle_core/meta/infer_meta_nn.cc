@@ -1,0 +1,167 @@
+#include "paddle_core/meta/infer_meta_nn.h"
+
+// Note [cross_entropy]
+// cross_entropy follows paddle.nn.functional.cross_entropy (Paddle 3.x) exactly:
+//  * input: [..., C, ...] with the classes along `axis`; float dtype.
+//  * hard labels (soft_label=False): int32/int64, shape = input's with the class dim
+//    removed or set to 1. A label equal to ignore_index gives loss 0 (and weight 0);
+//    any other label outside [0, C) is an IndexError. soft labels: input's shape and
+//    dtype; ignore_index > 0 is rejected, as in Paddle.
+//  * per-sample loss: -sum_c y_c log p_c, p = softmax(input) (use_softmax=True) or the
+//    input itself (use_softmax=False; log(0) is clamped to -1e20, Paddle's TolerableValue).
+//  * label_smoothing = eps > 0: y = (1 - eps) * y + eps / C (hard labels are one-hot
+//    encoded first). Unlike Paddle, whose one_hot fails on them, ignored hard labels
+//    stay ignored. As in Paddle, 'none' then returns the label shape with the class
+//    dim kept as 1 (the labels became soft).
+//  * weight [C]: each sample's loss is scaled by W = sum_c y_c weight_c (weight[label]
+//    for plain hard labels).
+//  * reduction 'none': per-sample losses; 'sum': their sum; 'mean': their sum divided by
+//      - sum of W over non-ignored samples when weighted (a zero sum counts as 1),
+//      - the number of non-ignored samples for hard labels when ignore_index >= 0 or
+//        eps > 0 (0 counts as 1),
+//      - otherwise the number of samples (Paddle's mean_all: with a negative
+//        ignore_index, ignored samples are still counted).
+// Gradients: d/d input for both label kinds; d/d label for soft labels (including the
+// dependence of W and of the weighted mean's denominator on the labels). The weight
+// gets no gradient.
+
+namespace oar {
+namespace {
+
+void softmax_meta(const DenseTensor& x, int64_t axis, DenseTensor* out, const char* op) {
+  OAR_ENFORCE(is_floating(x.dtype()), InvalidType, op, ": x must be a floating-point tensor, got ",
+              dtype_name(x.dtype()));
+  wrap_axis(axis, x.rank(), op);
+  out->set_dtype(x.dtype());
+  out->set_dims(x.dims());
+}
+
+// Validates cross_entropy's operands; returns the class axis (wrapped).
+int check_cross_entropy(const DenseTensor& input, const DenseTensor& label,
+                        const DenseTensor* weight, bool soft_label, int64_t ignore_index,
+                        int64_t axis, double label_smoothing, const std::string& reduction,
+                        const char* op) {
+  parse_loss_reduction(reduction, op);
+  OAR_ENFORCE(input.rank() >= 1, InvalidArgument, op,
+              ": input must have at least one dimension (the classes), got a 0-D tensor");
+  OAR_ENFORCE(is_floating(input.dtype()), InvalidType, op,
+              ": input must be a floating-point tensor, got ", dtype_name(input.dtype()));
+  const int a = wrap_axis(axis, input.rank(), op);
+  const Dims& in = input.dims();
+  const Dims& lb = label.dims();
+  OAR_ENFORCE(label_smoothing >= 0.0 && label_smoothing <= 1.0, InvalidArgument, op,
+              ": label_smoothing must be in [0, 1], got ", label_smoothing);
+  if (soft_label) {
+    OAR_ENFORCE(ignore_index <= 0, InvalidArgument, op,
+                ": with soft_label=True, ignore_index must be -100 (it is unused), got ",
+                ignore_index);
+    OAR_ENFORCE(lb == in, InvalidArgument, op, ": soft labels must have the input's shape ", in,
+                ", got ", lb);
+    OAR_ENFORCE(label.dtype() == input.dtype(), InvalidType, op,
+                ": soft labels must have the input's dtype ", dtype_name(input.dtype()), ", got ",
+                dtype_name(label.dtype()));
+  } else {
+    OAR_ENFORCE(label.dtype() == DataType::INT64 || label.dtype() == DataType::INT32, InvalidType,
+                op, ": hard labels (soft_label=False) must be int64 or int32, got ",
+                dtype_name(label.dtype()), " (pass soft_label=True for probabilities)");
+    Dims expect = in;
+    bool ok = false;
+    if (lb.size() == in.size()) {
+      expect[a] = 1;
+      ok = lb == expect;
+    } else if (lb.size() + 1 == in.size()) {
+      expect.erase(a);
+      ok = lb == expect;
+    }
+    OAR_ENFORCE(ok, InvalidArgument, op, ": label shape ", lb, " does not match input shape ", in,
+                " with classes along axis ", a, " (expected ", expect, ")");
+  }
+  if (weight != nullptr) {
+    OAR_ENFORCE(weight->rank() == 1 && weight->dims()[0] == in[a], InvalidArgument, op,
+                ": weight must have shape [", in[a], "] (one per class), got ", weight->dims());
+    OAR_ENFORCE(weight->dtype() == input.dtype(), InvalidType, op,
+                ": weight must have the input's dtype ", dtype_name(input.dtype()), ", got ",
+                dtype_name(weight->dtype()));
+  }
+  return a;
+}
+
+}  // namespace
+
+void SoftmaxInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out) {
+  softmax_meta(x, axis, out, "softmax");
+}
+
+void LogSoftmaxInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out) {
+  softmax_meta(x, axis, out, "log_softmax");
+}
+
+void SoftmaxGradInferMeta(const DenseTensor& out, const DenseTensor& grad_out, int64_t axis,
+                          DenseTensor* x_grad) {
+  OAR_ENFORCE(out.dims() == grad_out.dims(), InvalidArgument, "softmax_grad: out shape ",
+              out.dims(), " and grad_out shape ", grad_out.dims(), " differ");
+  OAR_ENFORCE(out.dtype() == grad_out.dtype(), InvalidType, "softmax_grad: out dtype ",
+              dtype_name(out.dtype()), " and grad_out dtype ", dtype_name(grad_out.dtype()),
+              " differ");
+  softmax_meta(out, axis, x_grad, "softmax_grad");
+}
+
+LossReduction parse_loss_reduction(const std::string& reduction, const char* op) {
+  if (reduction == "mean") return LossReduction::kMean;
+  if (reduction == "sum") return LossReduction::kSum;
+  if (reduction == "none") return LossReduction::kNone;
+  OAR_THROW(InvalidArgument, op, ": reduction must be 'mean', 'sum' or 'none', got '", reduction,
+            "'");
+}
+
+void CrossEntropyInferMeta(const DenseTensor& input, const DenseTensor& label,
+                           const DenseTensor* weight, bool soft_label, bool use_softmax,
+                           int64_t ignore_index, int64_t axis, double label_smoothing,
+                           const std::string& reduction, DenseTensor* loss) {
+  const int a = check_cross_entropy(input, label, weight, soft_label, ignore_index, axis,
+                                    label_smoothing, reduction, "cross_entropy");
+  loss->set_dtype(input.dtype());
+  if (parse_loss_reduction(reduction, "cross_entropy") != LossReduction::kNone) {
+    loss->set_dims(Dims{});
+    return;
+  }
+  Dims d = label.dims();
+  if (soft_label) {
+    d[a] = 1;
+  } else if (d.size() + 1 == input.rank() && label_smoothing > 0.0) {
+    d.insert(a, 1);  // Paddle: smoothed labels are soft, so the class dim stays
+  }
+  loss->set_dims(d);
+}
+
+void CrossEntropyGradInferMeta(const DenseTensor& input, const DenseTensor& label,
+                               const DenseTensor* weight, const DenseTensor& grad_loss,
+                               bool soft_label, bool use_softmax, int64_t ignore_index,
+                               int64_t axis, double label_smoothing, const std::string& reduction,
+                               DenseTensor* input_grad) {
+  DenseTensor loss;
+  CrossEntropyInferMeta(input, label, weight, soft_label, use_softmax, ignore_index, axis,
+                        label_smoothing, reduction, &loss);
+  OAR_ENFORCE(grad_loss.numel() == loss.numel() && grad_loss.dtype() == input.dtype(),
+              InvalidArgument, "cross_entropy_grad: grad_loss must have the loss' shape ",
+              loss.dims(), " and dtype ", dtype_name(input.dtype()), ", got ", grad_loss.dims(),
+              " ", dtype_name(grad_loss.dtype()));
+  input_grad->set_dtype(input.dtype());
+  input_grad->set_dims(input.dims());
+}
+
+void CrossEntropyLabelGradInferMeta(const DenseTensor& input, const DenseTensor& label,
+                                    const DenseTensor* weight, const DenseTensor& grad_loss,
+                                    bool soft_label, bool use_softmax, int64_t ignore_index,
+                                    int64_t axis, double label_smoothing,
+                                    const std::string& reduction, DenseTensor* label_grad) {
+  OAR_ENFORCE(soft_label, InvalidArgument,
+              "cross_entropy_label_grad: hard labels (soft_label=False) have no gradient");
+  DenseTensor unused;
+  CrossEntropyGradInferMeta(input, label, weight, grad_loss, soft_label, use_softmax, ignore_index,
+                            axis, label_smoothing, reduction, &unused);
+  label_grad->set_dtype(label.dtype());
+  label_grad->set_dims(label.dims());
+}
+
+}  // namespace oar

@@ -1,0 +1,181 @@
+// Activations of nn.yaml (silu, softplus, leaky_relu, elu, log_sigmoid, hardswish,
+// hardsigmoid, relu6), Paddle's definitions. Each is one functor with the value f,
+// the derivative d1 and the second derivative d2; the forward, the fused gradient
+// (grad_out * f'(x)) and the double-backward kernel (f''(x)) are instantiated from it.
+#include <cmath>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+template <typename M> M sigmoid(M x) { return M(1) / (M(1) + std::exp(-x)); }
+
+struct Silu {
+  template <typename M> M f(M x) const { return x * sigmoid(x); }
+  template <typename M> M d1(M x) const {
+    const M s = sigmoid(x);
+    return s * (M(1) + x * (M(1) - s));
+  }
+  template <typename M> M d2(M x) const {
+    const M s = sigmoid(x);
+    return s * (M(1) - s) * (M(2) + x * (M(1) - M(2) * s));
+  }
+};
+
+// log(1 + exp(beta x)) / beta, and x itself once beta * x > threshold.
+struct Softplus {
+  double beta, threshold;
+  template <typename M> M f(M x) const {
+    const M b = M(beta), z = b * x;
+    if (z > M(threshold)) return x;
+    // log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|))
+    return (std::max(z, M(0)) + std::log1p(std::exp(-std::abs(z)))) / b;
+  }
+  template <typename M> M d1(M x) const {
+    const M z = M(beta) * x;
+    return z > M(threshold) ? M(1) : sigmoid(z);
+  }
+  template <typename M> M d2(M x) const {
+    const M z = M(beta) * x;
+    if (z > M(threshold)) return M(0);
+    const M s = sigmoid(z);
+    return M(beta) * s * (M(1) - s);
+  }
+};
+
+struct LeakyRelu {
+  double slope;
+  template <typename M> M f(M x) const { return x > M(0) ? x : M(slope) * x; }
+  template <typename M> M d1(M x) const { return x > M(0) ? M(1) : M(slope); }
+};
+
+struct Elu {
+  double alpha;
+  template <typename M> M f(M x) const { return x > M(0) ? x : M(alpha) * std::expm1(x); }
+  template <typename M> M d1(M x) const { return x > M(0) ? M(1) : M(alpha) * std::exp(x); }
+  template <typename M> M d2(M x) const { return x > M(0) ? M(0) : M(alpha) * std::exp(x); }
+};
+
+// log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
+struct LogSigmoid {
+  template <typename M> M f(M x) const {
+    return std::min(x, M(0)) - std::log1p(std::exp(-std::abs(x)));
+  }
+  template <typename M> M d1(M x) const { return sigmoid(-x); }
+  template <typename M> M d2(M x) const {
+    const M s = sigmoid(x);
+    return -s * (M(1) - s);
+  }
+};
+
+// x * relu6(x + 3) / 6 (Paddle: threshold 6, scale 6, offset 3).
+struct Hardswish {
+  template <typename M> M f(M x) const {
+    const M t = std::min(std::max(x + M(3), M(0)), M(6));
+    return x * t / M(6);
+  }
+  template <typename M> M d1(M x) const {
+    return x + M(3) >= M(6) ? M(1) : (x + M(3) > M(0) ? (M(2) * x + M(3)) / M(6) : M(0));
+  }
+  template <typename M> M d2(M x) const {
+    return (x + M(3) > M(0) && x + M(3) < M(6)) ? M(1) / M(3) : M(0);
+  }
+};
+
+struct Hardsigmoid {
+  double slope, offset;
+  template <typename M> M f(M x) const {
+    return std::min(std::max(M(slope) * x + M(offset), M(0)), M(1));
+  }
+  template <typename M> M d1(M x) const {
+    const M y = M(slope) * x + M(offset);
+    return (y > M(0) && y < M(1)) ? M(slope) : M(0);
+  }
+};
+
+struct Relu6 {
+  template <typename M> M f(M x) const { return std::min(std::max(x, M(0)), M(6)); }
+  template <typename M> M d1(M x) const { return (x > M(0) && x < M(6)) ? M(1) : M(0); }
+};
+
+template <typename T, typename Fn>
+void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
+  unary_kernel<T, T>(x, out, [fn](auto v) { return fn.f(v); });
+}
+template <typename T, typename Fn>
+void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn) {
+  binary_kernel<T, T>(x, g, dx, [fn](auto v, auto d) { return d * fn.d1(v); });
+}
+template <typename T, typename Fn>
+void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
+  unary_kernel<T, T>(x, out, [fn](auto v) { return fn.d2(v); });
+}
+
+#define OAR_ACT_KERNELS(Name, Fn, ...)                                                             \
+  template <typename T>                                                                            \
+  void Name##Kernel(const DeviceContext&, const DenseTensor& x OAR_ACT_PARAMS(__VA_ARGS__),        \
+                    DenseTensor* out) {                                                            \
+    forward<T>(x, out, Fn{__VA_ARGS__});                                                           \
+  }                                                                                                \
+  template <typename T>                                                                            \
+  void Name##GradKernel(const DeviceContext&, const DenseTensor& x,                                \
+                        const DenseTensor& g OAR_ACT_PARAMS(__VA_ARGS__), DenseTensor* dx) {       \
+    grad<T>(x, g, dx, Fn{__VA_ARGS__});                                                            \
+  }
+#define OAR_ACT_GRAD2(Name, Fn, ...)                                                               \
+  template <typename T>                                                                            \
+  void Name##Grad2Kernel(const DeviceContext&, const DenseTensor& x OAR_ACT_PARAMS(__VA_ARGS__),   \
+                         DenseTensor* out) {                                                       \
+    grad2<T>(x, out, Fn{__VA_ARGS__});                                                             \
+  }
+
+// The attribute parameters of a kernel: ", double a, double b" for attrs a, b.
+#define OAR_ACT_P0()
+#define OAR_ACT_P1(a) , double a
+#define OAR_ACT_P2(a, b) , double a, double b
+#define OAR_ACT_PN(_0, _1, _2, N, ...) N
+#define OAR_ACT_PARAMS(...) \
+  OAR_ACT_PN(_0 __VA_OPT__(, ) __VA_ARGS__, OAR_ACT_P2, OAR_ACT_P1, OAR_ACT_P0)(__VA_ARGS__)
+
+OAR_ACT_KERNELS(Silu, Silu)
+OAR_ACT_GRAD2(Silu, Silu)
+OAR_ACT_KERNELS(Softplus, Softplus, beta, threshold)
+OAR_ACT_GRAD2(Softplus, Softplus, beta, threshold)
+OAR_ACT_KERNELS(LeakyRelu, LeakyRelu, negative_slope)
+OAR_ACT_KERNELS(Elu, Elu, alpha)
+OAR_ACT_GRAD2(Elu, Elu, alpha)
+OAR_ACT_KERNELS(LogSigmoid, LogSigmoid)
+OAR_ACT_GRAD2(LogSigmoid, LogSigmoid)
+OAR_ACT_KERNELS(Hardswish, Hardswish)
+OAR_ACT_GRAD2(Hardswish, Hardswish)
+OAR_ACT_KERNELS(Hardsigmoid, Hardsigmoid, slope, offset)
+OAR_ACT_KERNELS(Relu6, Relu6)
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(silu, CPU, SiluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(silu_grad, CPU, SiluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(silu_grad2, CPU, SiluGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softplus, CPU, SoftplusKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softplus_grad, CPU, SoftplusGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softplus_grad2, CPU, SoftplusGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(leaky_relu, CPU, LeakyReluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(leaky_relu_grad, CPU, LeakyReluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(elu, CPU, EluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(elu_grad, CPU, EluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(elu_grad2, CPU, EluGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(log_sigmoid, CPU, LogSigmoidKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(log_sigmoid_grad, CPU, LogSigmoidGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(log_sigmoid_grad2, CPU, LogSigmoidGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardswish, CPU, HardswishKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardswish_grad, CPU, HardswishGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardswish_grad2, CPU, HardswishGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardsigmoid, CPU, HardsigmoidKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardsigmoid_grad, CPU, HardsigmoidGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(relu6, CPU, Relu6Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(relu6_grad, CPU, Relu6GradKernel, OAR_FLOAT_TYPES)

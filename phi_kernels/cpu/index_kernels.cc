@@ -1,0 +1,269 @@
+// Indexing kernels with data-dependent or multi-tensor indices: masked_select,
+// nonzero, index_get/index_put (x[i0, i1, ...] with int or bool index tensors) and
+// slice_scatter (x[a:b:c, ...] = value).
+#include <array>
+#include <cstring>
+
+#include "oar_generated/kernel_signatures.h"
+#include "paddle_core/meta/infer_meta_manipulation.h"
+#include "paddle_core/meta/view_meta.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+int64_t prod(const Dims& d, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+template <typename T>
+bool is_nonzero(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v;
+  } else {
+    return static_cast<OpMath<T>>(v) != OpMath<T>(0);
+  }
+}
+
+// dst[...] = src broadcast to dst's shape, for any strides (dst may be a view).
+template <typename T>
+void strided_assign(const DenseTensor& src, DenseTensor* dst) {
+  if (dst->numel() == 0) return;
+  Dims dims = dst->dims();
+  std::array<Dims, 2> st{dst->strides(), detail::broadcast_strides(src, dims)};
+  detail::coalesce(&dims, &st);
+  detail::for_each_row<2>(dims, st,
+                          {static_cast<char*>(dst->raw_data()), static_cast<char*>(src.raw_data())},
+                          {sizeof(T), sizeof(T)}, [](auto p, int64_t m, auto s) {
+                            T* d = reinterpret_cast<T*>(p[0]);
+                            const T* q = reinterpret_cast<const T*>(p[1]);
+                            for (int64_t i = 0; i < m; ++i) d[i * s[0]] = q[i * s[1]];
+                          });
+}
+
+// `t` broadcast to `shape` and made contiguous (t itself when already that shape).
+DenseTensor broadcast_contiguous(const DenseTensor& t, const Dims& shape) {
+  if (t.dims() == shape) return contiguous(t);
+  return contiguous(ExpandView(t, shape.vec()));
+}
+
+// ---------------------------------------------------------------- masked_select
+
+template <typename T>
+void MaskedSelectKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& mask,
+                        DenseTensor* out) {
+  const Dims s = meta::broadcast_dims(x.dims(), mask.dims(), "masked_select");
+  DenseTensor xs = broadcast_contiguous(x, s), ms = broadcast_contiguous(mask, s);
+  const int64_t n = s.numel();
+  const bool* mp = ms.data<bool>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  out->set_dims(Dims{count});
+  T* o = out->alloc<T>();
+  const T* xp = xs.data<T>();
+  for (int64_t i = 0, j = 0; i < n; ++i) {
+    if (mp[i]) o[j++] = xp[i];
+  }
+}
+
+template <typename T>
+void MaskedSelectGradKernel(const DeviceContext&, const DenseTensor&, const DenseTensor& mask,
+                            const DenseTensor& grad_out, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t n = out->numel();
+  std::fill(o, o + n, T(0));
+  DenseTensor ms = broadcast_contiguous(mask, out->dims());
+  const bool* mp = ms.data<bool>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  OAR_ENFORCE(grad_out.numel() == count, InvalidArgument, "masked_select_grad: grad_out has ",
+              grad_out.numel(), " elements but the mask selects ", count);
+  DenseTensor g = contiguous(grad_out);
+  const T* gp = g.data<T>();
+  for (int64_t i = 0, j = 0; i < n; ++i) {
+    if (mp[i]) o[i] = gp[j++];
+  }
+}
+
+template <typename T>
+void NonzeroKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  DenseTensor c = contiguous(x);
+  const T* xp = c.data<T>();
+  const int64_t n = c.numel();
+  const int r = x.rank();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += is_nonzero(xp[i]);
+  out->set_dims(Dims{count, r});
+  int64_t* o = out->alloc<int64_t>();
+  Dims idx = Dims::filled(r, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (is_nonzero(xp[i])) {
+      for (int d = 0; d < r; ++d) *o++ = idx[d];
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++idx[d] < x.dims()[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- index_get / index_put
+
+// The positions x[indices] reads or writes: `shape` is the broadcast shape of the
+// indices (bool indices become their true coordinates), `rows[b]` the flat offset of
+// position b in units of x's trailing block of `inner` elements (dims k.. of x).
+struct IndexPositions {
+  Dims shape;
+  std::vector<int64_t> rows;
+  int k = 0;
+  int64_t inner = 1;
+};
+
+IndexPositions resolve_indices(const DenseTensor& x, const std::vector<const DenseTensor*>& indices,
+                               const char* op) {
+  struct One {  // one covered dim of x: its index values and their shape
+    Dims dims;
+    std::vector<int64_t> vals;
+  };
+  std::vector<One> per_dim;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    DenseTensor t = contiguous(*indices[i]);
+    const int k0 = static_cast<int>(per_dim.size());
+    if (t.dtype() == DataType::BOOL) {
+      const bool* p = t.data<bool>();
+      const int m = t.rank();
+      std::vector<One> cols(m);
+      Dims idx = Dims::filled(m, 0);
+      for (int64_t e = 0; e < t.numel(); ++e) {
+        if (p[e]) {
+          for (int d = 0; d < m; ++d) cols[d].vals.push_back(idx[d]);
+        }
+        for (int d = m - 1; d >= 0; --d) {
+          if (++idx[d] < t.dims()[d]) break;
+          idx[d] = 0;
+        }
+      }
+      for (auto& c : cols) {
+        c.dims = Dims{static_cast<int64_t>(c.vals.size())};
+        per_dim.push_back(std::move(c));
+      }
+      if (m == 0) {  // a 0-D bool index: a new axis of size 1 (true) or 0 (false)
+        OAR_THROW(Unimplemented, op, ": 0-D bool indices are not supported");
+      }
+    } else {
+      One o;
+      o.dims = t.dims();
+      o.vals.resize(t.numel());
+      const int64_t n = x.dims()[k0];
+      for (int64_t e = 0; e < t.numel(); ++e) {
+        int64_t v = t.dtype() == DataType::INT32 ? t.data<int32_t>()[e] : t.data<int64_t>()[e];
+        OAR_ENFORCE(v >= -n && v < n, OutOfRange, op, ": index ", v, " is out of range for axis ",
+                    k0, " of size ", n, " (expected [", -n, ", ", n, "))");
+        o.vals[e] = v < 0 ? v + n : v;
+      }
+      per_dim.push_back(std::move(o));
+    }
+  }
+  IndexPositions r;
+  r.k = static_cast<int>(per_dim.size());
+  r.inner = prod(x.dims(), r.k, x.rank());
+  for (const One& o : per_dim) r.shape = meta::broadcast_dims(r.shape, o.dims, op);
+  const int64_t total = r.shape.numel();
+  r.rows.assign(total, 0);
+  if (total == 0) return r;
+  const int br = r.shape.size();
+  for (int d = 0; d < r.k; ++d) {
+    const One& o = per_dim[d];
+    // broadcast strides of this index into r.shape
+    Dims bs = Dims::filled(br, 0);
+    const Dims cs = contiguous_strides(o.dims);
+    for (int i = 0; i < o.dims.size(); ++i) {
+      const int j = br - o.dims.size() + i;
+      bs[j] = o.dims[i] == 1 ? 0 : cs[i];
+    }
+    const int64_t n = x.dims()[d];
+    Dims pos = Dims::filled(br, 0);
+    int64_t src = 0;
+    for (int64_t b = 0; b < total; ++b) {
+      r.rows[b] = r.rows[b] * n + o.vals[src];
+      for (int i = br - 1; i >= 0; --i) {
+        src += bs[i];
+        if (++pos[i] < r.shape[i]) break;
+        src -= bs[i] * pos[i];
+        pos[i] = 0;
+      }
+    }
+  }
+  return r;
+}
+
+template <typename T>
+void IndexGetKernel(const DeviceContext&, const DenseTensor& x,
+                    const std::vector<const DenseTensor*>& indices, DenseTensor* out) {
+  const IndexPositions p = resolve_indices(x, indices, "index_get");
+  Dims d = p.shape;
+  for (int i = p.k; i < x.rank(); ++i) d.push_back(x.dims()[i]);
+  out->set_dims(d);
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  DenseTensor c = contiguous(x);
+  const T* xp = c.data<T>();
+  const int64_t m = static_cast<int64_t>(p.rows.size()), inner = p.inner;
+#pragma omp parallel for schedule(static) if (m * inner >= kParallelGrain)
+  for (int64_t b = 0; b < m; ++b) {
+    std::memcpy(o + b * inner, xp + p.rows[b] * inner, inner * sizeof(T));
+  }
+}
+
+template <typename T>
+void IndexPutKernel(const DeviceContext&, const DenseTensor& x,
+                    const std::vector<const DenseTensor*>& indices, const DenseTensor& value,
+                    bool accumulate, DenseTensor* out) {
+  using M = OpMath<T>;
+  T* o = out->alloc<T>();
+  copy_into(x, out);
+  const IndexPositions p = resolve_indices(x, indices, "index_put");
+  Dims target = p.shape;
+  for (int i = p.k; i < x.rank(); ++i) target.push_back(x.dims()[i]);
+  meta::check_assignable(value.dims(), target, "index_put");
+  if (target.numel() == 0) return;
+  DenseTensor v = broadcast_contiguous(value, target);
+  const T* vp = v.data<T>();
+  const int64_t inner = p.inner;
+  for (size_t b = 0; b < p.rows.size(); ++b) {
+    T* dst = o + p.rows[b] * inner;
+    const T* src = vp + b * inner;
+    if (accumulate) {
+      for (int64_t i = 0; i < inner; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
+    } else {
+      std::memcpy(dst, src, inner * sizeof(T));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- slice_scatter
+
+template <typename T>
+void SliceScatterKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& value,
+                        const std::vector<int64_t>& axes, const std::vector<int64_t>& starts,
+                        const std::vector<int64_t>& ends, const std::vector<int64_t>& strides,
+                        DenseTensor* out) {
+  out->alloc<T>();
+  copy_into(x, out);
+  DenseTensor region = SliceView(*out, axes, starts, ends, strides);
+  strided_assign<T>(value, &region);
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(masked_select, CPU, MaskedSelectKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(masked_select_grad, CPU, MaskedSelectGradKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(nonzero, CPU, NonzeroKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(index_get, CPU, IndexGetKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(index_put, CPU, IndexPutKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(slice_scatter, CPU, SliceScatterKernel, OAR_ALL_TYPES)

@@ -1,0 +1,148 @@
+// Building blocks of the row-wise softmax kernels (softmax, log_softmax, their
+// gradients and the fused cross-entropy): an exp that vectorizes, and max /
+// sum-of-exp reductions over one row (contiguous, or strided along `stride`).
+// Include only from kernel .cc files.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "paddle_core/tensor/dims.h"
+#include "paddle_core/tensor/dtype.h"
+
+namespace oar::phi {
+
+/// exp(x) for float, written branch-free so `omp simd` loops vectorize it (libm's
+/// expf is an opaque call). Cephes' polynomial after range reduction x = n ln2 + r,
+/// |r| <= ln2/2; relative error below 2 ulp. exp(-inf) = 0, exp(nan) = nan.
+[[gnu::always_inline]] inline float exp_simd(float x) {
+  constexpr float kLog2e = 1.44269504088896341f, kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
+  constexpr float kHi = 88.3762626647949f, kLo = -87.3365478515625f;
+  const float xc = x > kHi ? kHi : (x < kLo ? kLo : x);
+  // Round to nearest with the 1.5 * 2^23 trick (floorf does not vectorize without
+  // -ffast-math).
+  constexpr float kRound = 12582912.0f;
+  const float n = (xc * kLog2e + kRound) - kRound;
+  const float r = xc - n * kC1 - n * kC2;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float y = p * std::bit_cast<float>(bits);
+  y = x < kLo ? 0.0f : y;
+  y = x > kHi ? std::numeric_limits<float>::infinity() : y;
+  return x != x ? x : y;
+}
+inline double exp_simd(double x) { return std::exp(x); }
+
+/// A tensor viewed as [outer, n, inner] around one axis (rows of length n, stride inner).
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Dims& d, int axis) {
+  AxisSplit s;
+  for (int i = 0; i < d.size(); ++i) {
+    if (i < axis) s.outer *= d[i];
+    else if (i == axis) s.n = d[i];
+    else s.inner *= d[i];
+  }
+  return s;
+}
+
+/// A row of `n` elements `stride` apart (stride 1: contiguous, the fast path).
+template <typename T>
+struct Row {
+  const T* p;
+  int64_t n;
+  int64_t stride;
+  OpMath<T> operator[](int64_t i) const { return static_cast<OpMath<T>>(p[i * stride]); }
+};
+
+/// max of a row (-inf for an empty row).
+template <bool kUnit, typename T>
+OpMath<T> row_max(const Row<T>& r) {
+  using M = OpMath<T>;
+  const T* p = r.p;  // locals: stores elsewhere cannot alias them, so loops vectorize
+  const int64_t n = r.n;
+  M m = -std::numeric_limits<M>::infinity();
+  if constexpr (kUnit) {
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; ++i) {
+      const M v = static_cast<M>(p[i]);
+      m = v > m ? v : m;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) m = r[i] > m ? r[i] : m;
+  }
+  return m;
+}
+
+/// sum_i exp(x_i - shift); when `store` is given, also writes the exps there
+/// (with the row's stride).
+template <bool kUnit, typename T, typename M = OpMath<T>>
+M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
+  const T* p = r.p;
+  const int64_t n = r.n, st = r.stride;
+  M s = 0;
+  if constexpr (kUnit) {
+    if (store) {
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < n; ++i) {
+        const M e = exp_simd(static_cast<M>(p[i]) - shift);
+        store[i] = e;
+        s += e;
+      }
+    } else {
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < n; ++i) s += exp_simd(static_cast<M>(p[i]) - shift);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const M e = exp_simd(static_cast<M>(p[i * st]) - shift);
+      if (store) store[i * st] = e;
+      s += e;
+    }
+  }
+  return s;
+}
+
+/// Rows up to this length are processed a chunk of rows at a time: per-row loops
+/// that short cost more in loop overhead than in arithmetic, so the exps of a whole
+/// chunk (contiguous memory) are computed by one long vectorized loop instead.
+constexpr int64_t kShortRow = 32;
+/// Elements per chunk on the short-row path (the size of the caller's buffers).
+constexpr int64_t kChunkElems = 1024;
+/// Rows per chunk for rows of length n.
+inline int64_t rows_per_chunk(int64_t n) {
+  return n > 0 ? std::max<int64_t>(1, kChunkElems / n) : 1;
+}
+
+/// For `rows` contiguous rows of length n (rows * n <= kChunkElems): each row's max,
+/// its sum of exp(x - max), and the exps themselves in e[rows * n].
+template <typename T, typename M = OpMath<T>>
+void short_rows_exp(const T* x, int64_t rows, int64_t n, M* mx, M* sum, M* e) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * n;
+    M m = -std::numeric_limits<M>::infinity();
+    for (int64_t i = 0; i < n; ++i) m = static_cast<M>(xr[i]) > m ? static_cast<M>(xr[i]) : m;
+    mx[r] = m;
+    for (int64_t i = 0; i < n; ++i) e[r * n + i] = static_cast<M>(xr[i]) - m;
+  }
+  const int64_t total = rows * n;
+#pragma omp simd
+  for (int64_t k = 0; k < total; ++k) e[k] = exp_simd(e[k]);
+  for (int64_t r = 0; r < rows; ++r) {
+    M s = 0;
+    for (int64_t i = 0; i < n; ++i) s += e[r * n + i];
+    sum[r] = s;
+  }
+}
+
+}  // namespace oar::phi

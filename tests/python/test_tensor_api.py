@@ -1,0 +1,287 @@
+"""oar.Tensor's Python surface: to_tensor dtype rules, NumPy and DLPack interop, repr,
+dtype objects, flags and threads, and views sharing storage."""
+import numpy as np
+import pytest
+
+import oar
+from op_test_utils import tensor
+
+
+# ---- to_tensor
+@pytest.mark.parametrize("data, dtype, shape", [
+    (1.5, "float32", []), (3, "int64", []), (True, "bool", []),
+    ([1.0, 2.0], "float32", [2]), ([[1, 2], [3, 4]], "int64", [2, 2]), ([1, 2.5], "float32", [2]),
+    ([True, False], "bool", [2]), ([], "float32", [0]),
+    (np.array([1.0, 2.0]), "float64", [2]), (np.ones((2, 3), np.float32), "float32", [2, 3]),
+    (np.array(7, np.int32), "int32", []), (np.ones(2, np.float16), "float16", [2]),
+    (np.ones(2, np.int8), "int8", [2]), (np.ones(2, np.uint8), "uint8", [2]),
+    (np.ones(2, np.int16), "int16", [2]), (np.zeros(2, np.bool_), "bool", [2]),
+    (np.float64(0.25), "float32", []),  # NumPy scalars follow the Python-number rule (Paddle)
+])
+def test_to_tensor_dtype_rules(data, dtype, shape):
+    t = oar.to_tensor(data)
+    assert t.dtype.name == dtype and t.shape == shape
+    np.testing.assert_array_equal(t.numpy(), np.asarray(data, dtype=t.numpy().dtype))
+
+
+def test_to_tensor_arguments():
+    t = oar.to_tensor([1, 2], dtype="float64", stop_gradient=False)
+    assert t.dtype == oar.float64 and not t.stop_gradient and t.is_leaf
+    assert oar.to_tensor([1.5, 2.5], dtype=oar.int32).tolist() == [1, 2]
+    assert oar.to_tensor([1.0], dtype=np.float16).dtype == oar.float16
+    assert oar.to_tensor(np.ones(2), dtype="bfloat16").dtype == oar.bfloat16
+
+
+def test_to_tensor_copies_its_input():
+    a = np.array([1.0, 2.0])
+    t = oar.to_tensor(a)
+    a[0] = 100.0
+    assert t.tolist() == [1.0, 2.0]
+    u = oar.to_tensor(t)  # from a Tensor: a copy, stop_gradient=True
+    assert not u._share_storage_with(t) and u.tolist() == [1.0, 2.0]
+    v = oar.to_tensor(np.arange(12.0).reshape(3, 4)[:, ::2])  # non-contiguous source
+    assert v.tolist() == [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+
+
+def test_to_tensor_bad_inputs():
+    with pytest.raises(ValueError):  # ragged (Paddle raises ValueError too)
+        oar.to_tensor([[1, 2], [3]])
+    with pytest.raises(TypeError, match="to_tensor"):
+        oar.to_tensor(["a", "b"])
+    with pytest.raises(TypeError, match="uint32"):
+        oar.to_tensor(np.ones(2, np.uint32))
+    with pytest.raises(TypeError, match="unknown dtype 'float128'"):
+        oar.to_tensor([1.0], dtype="float128")
+
+
+def test_default_dtype():
+    assert oar.get_default_dtype() == "float32"
+    oar.set_default_dtype("float64")
+    try:
+        assert oar.to_tensor(1.5).dtype == oar.float64
+        assert (tensor([1, 2], "int64") * 0.5).dtype == oar.float64
+    finally:
+        oar.set_default_dtype("float32")
+    assert oar.to_tensor(1.5).dtype == oar.float32
+
+
+# ---- NumPy interop
+def test_numpy_is_zero_copy():
+    t = tensor([[1.0, 2.0], [3.0, 4.0]])
+    a = t.numpy()
+    a[0, 1] = 42.0  # writes through to the tensor
+    assert t.tolist() == [[1.0, 42.0], [3.0, 4.0]]
+    t.scale_(2.0)  # and the other way round
+    assert a[1, 0] == 6.0
+    assert a.ctypes.data == t.data_ptr()
+
+
+def test_numpy_of_views_and_lifetime():
+    t = tensor(np.arange(6.0).reshape(2, 3), "float64")
+    a = t.transpose([1, 0]).numpy()
+    assert a.shape == (3, 2) and a.strides == (8, 24)
+    np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3).T)
+    b = tensor([1.0, 2.0]).numpy()  # the array keeps the storage alive
+    assert b.tolist() == [1.0, 2.0]
+    assert tensor(np.ones((0, 3))).numpy().shape == (0, 3)
+
+
+def test_array_protocol():
+    t = tensor([1.0, 2.0])
+    assert np.asarray(t).dtype == np.float32
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    np.testing.assert_array_equal(np.add(t, 1), [2.0, 3.0])
+    bf = tensor([1.0, 2.5], "bfloat16")
+    assert bf.numpy().dtype == np.uint16  # raw bits, as Paddle
+
+
+def test_item_tolist_and_conversions():
+    assert tensor([2.5]).item() == 2.5 and isinstance(tensor([2.5]).item(), float)
+    assert tensor(7, "int64").item() == 7 and isinstance(tensor(7, "int64").item(), int)
+    assert tensor(True, "bool").item() is True
+    assert tensor([1.5], "bfloat16").item() == 1.5
+    assert tensor([[1, 2], [3, 4]], "int32").tolist() == [[1, 2], [3, 4]]
+    assert tensor([0.5, 1.5], "bfloat16").tolist() == [0.5, 1.5]
+    assert float(tensor([3.0])) == 3.0 and int(tensor([3.0])) == 3
+    assert bool(tensor([1.0])) and not bool(tensor(0.0))
+    with pytest.raises(ValueError, match="only a tensor with one element"):
+        tensor([1.0, 2.0]).item()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(tensor([1.0, 2.0]))
+    assert len(tensor(np.ones((4, 2)))) == 4
+
+
+# ---- repr
+def test_repr_matches_paddle():
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert repr(t) == ("Tensor(shape=[2, 3], dtype=float32, place=Place(cpu), stop_gradient=True,\n"
+                       "       [[1., 2., 3.],\n"
+                       "        [4., 5., 6.]])")
+    assert str(t) == repr(t)
+    assert repr(tensor([1, 2], "int64", stop_gradient=False)) == (
+        "Tensor(shape=[2], dtype=int64, place=Place(cpu), stop_gradient=False,\n       [1, 2])")
+    assert repr(oar.to_tensor(1.0)) == (
+        "Tensor(shape=[], dtype=float32, place=Place(cpu), stop_gradient=True,\n       1.)")
+    assert repr(oar.to_tensor(True)).endswith("stop_gradient=True,\n       True)")
+    assert repr(tensor([0.5, 1.0], "bfloat16")).endswith("dtype=bfloat16, place=Place(cpu), "
+                                                         "stop_gradient=True,\n       [0.5, 1. ])")
+
+
+@pytest.mark.xfail(reason="open: non-integer floats print with NumPy's shortest digits "
+                   "(0.5), Paddle prints 8 fixed digits (0.50000000)", strict=True)
+def test_repr_float_digits_match_paddle():
+    assert repr(tensor([0.5, 0.25])).endswith("[0.50000000, 0.25000000])")
+
+
+def test_repr_summarizes_large_tensors():
+    r = repr(tensor(np.zeros(5000)))
+    assert "..." in r and len(r) < 300
+
+
+# ---- DLPack
+def test_dlpack_to_numpy_shares_memory():
+    t = tensor(np.arange(6.0).reshape(2, 3), "float64")
+    a = np.from_dlpack(t)
+    assert a.shape == (2, 3) and a.dtype == np.float64 and a.ctypes.data == t.data_ptr()
+    t.add_(tensor([1.0], "float64"))  # in-place in Oar is seen by NumPy
+    np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3) + 1)
+    v = np.from_dlpack(t.transpose([1, 0]))  # strides travel too
+    np.testing.assert_array_equal(v, a.T)
+
+
+@pytest.mark.xfail(reason="open: DLPack 0.6 header only, so NumPy gets a legacy capsule and "
+                   "marks the array read-only (needs DLManagedTensorVersioned)", strict=True)
+def test_dlpack_to_numpy_is_writeable():
+    assert np.from_dlpack(tensor([1.0])).flags.writeable
+
+
+def test_dlpack_from_numpy_shares_memory():
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    t = oar.utils.dlpack.from_dlpack(a)
+    assert t.dtype == oar.float32 and t.shape == [2, 4] and t.data_ptr() == a.ctypes.data
+    a[1, 1] = -1.0
+    assert t.numpy()[1, 1] == -1.0
+    s = oar.utils.dlpack.from_dlpack(a[:, 1::2])  # a strided NumPy view
+    np.testing.assert_array_equal(s.numpy(), a[:, 1::2])
+    assert oar.utils.dlpack.from_dlpack(np.ones((), np.int64)).shape == []
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int16", "int32",
+                                   "int64", "uint8"])
+def test_dlpack_capsule_round_trip(dtype):
+    t = tensor([[1, 2], [3, 4]], dtype)
+    cap = oar.utils.dlpack.to_dlpack(t)
+    u = oar.utils.dlpack.from_dlpack(cap)
+    assert u.dtype.name == dtype and u._share_storage_with(t) is False
+    assert u.data_ptr() == t.data_ptr() and u.tolist() == [[1, 2], [3, 4]]
+    with pytest.raises(ValueError, match="unconsumed"):
+        oar.utils.dlpack.from_dlpack(cap)  # a capsule is consumed once
+
+
+def test_dlpack_bool_round_trip():
+    a = np.from_dlpack(tensor([True, False], "bool"))
+    assert a.dtype == np.bool_ and a.tolist() == [True, False]
+    t = oar.utils.dlpack.from_dlpack(np.array([False, True]))
+    assert t.dtype == oar.bool and t.tolist() == [False, True]
+
+
+def test_dlpack_bfloat16_round_trip():
+    t = tensor([1.5, -2.0], "bfloat16")
+    u = oar.utils.dlpack.from_dlpack(oar.utils.dlpack.to_dlpack(t))
+    assert u.dtype == oar.bfloat16 and u.tolist() == [1.5, -2.0]
+
+
+# ---- dtype objects
+def test_dtype_objects():
+    t = tensor([1.0])
+    assert t.dtype == oar.float32 and oar.float32 == oar.DataType.float32
+    assert oar.float32.name == "float32" and oar.float64.itemsize == 8
+    assert oar.bfloat16.is_floating_point and not oar.int32.is_floating_point
+    assert oar.bool.name == "bool" and oar.dtype is oar.DataType
+    assert oar.is_floating_point(t) and not oar.is_floating_point(tensor([1], "int64"))
+    assert t.astype("float64").dtype == oar.float64
+    assert t.astype(np.int32).dtype == oar.int32 and t.astype(oar.float16).dtype == oar.float16
+    assert t.element_size() == 4
+    assert oar.finfo(oar.float16).max == 65504.0 and oar.iinfo("int8").min == -128
+    assert oar.finfo("bfloat16").bits == 16
+
+
+@pytest.mark.xfail(reason="open: module.cc's .def('__str__'/'__repr__') on the DataType enum "
+                   "become pybind11 overloads after the enum's own, so str() gives "
+                   "'DataType.float32' (Paddle: 'paddle.float32')", strict=True)
+@pytest.mark.parametrize("fn", [str, repr])
+def test_dtype_str(fn):
+    assert fn(oar.float32) == "oar.float32"
+
+
+# ---- flags and threads
+def test_flags_round_trip():
+    old = oar.get_flags("FLAGS_oar_check_nan_inf")["FLAGS_oar_check_nan_inf"]
+    assert old is False
+    oar.set_flags({"FLAGS_oar_check_nan_inf": True})
+    try:
+        assert oar.get_flags(["FLAGS_oar_check_nan_inf"]) == {"FLAGS_oar_check_nan_inf": True}
+    finally:
+        oar.set_flags({"FLAGS_oar_check_nan_inf": False})
+    assert oar.get_flags("oar_allocator_cache_limit_mb")["FLAGS_oar_allocator_cache_limit_mb"] > 0
+    with pytest.raises(RuntimeError, match="unknown flag FLAGS_no_such_flag"):
+        oar.get_flags("FLAGS_no_such_flag")
+    with pytest.raises(ValueError, match="FLAGS_no_such_flag"):
+        oar.set_flags({"FLAGS_no_such_flag": 1})
+    with pytest.raises(ValueError, match="FLAGS_oar_num_threads"):
+        oar.set_flags({"FLAGS_oar_num_threads": "many"})
+    with pytest.raises(TypeError, match="dict"):
+        oar.set_flags(["FLAGS_oar_check_nan_inf"])
+
+
+def test_set_num_threads():
+    old = oar.get_num_threads()
+    try:
+        oar.set_num_threads(1)
+        assert oar.get_num_threads() == 1
+        x = tensor(np.arange(100_000.0), "float64")
+        assert (x * 2.0).sum().item() == 2 * np.arange(100_000.0).sum()
+    finally:
+        oar.set_num_threads(old)
+    with pytest.raises(ValueError, match="set_num_threads"):
+        oar.set_num_threads(0)
+
+
+# ---- views share storage
+def test_views_share_storage():
+    x = tensor(np.arange(6.0).reshape(2, 3))
+    t, r, e = x.transpose([1, 0]), x.reshape([3, 2]), oar.expand(x.reshape([2, 1, 3]), [2, 4, 3])
+    for v in (t, r, e):
+        assert v._share_storage_with(x)
+    assert not t.is_contiguous() and r.is_contiguous() and e.strides == [3, 0, 1]
+    x.scale_(10.0)  # writes are visible through every view
+    assert t.numpy()[2, 1] == 50.0 and r.numpy()[2, 1] == 50.0 and e.numpy()[1, 3, 2] == 50.0
+    assert not x.clone()._share_storage_with(x)
+
+
+def test_reshape_of_non_contiguous_copies():
+    x = tensor(np.arange(6.0).reshape(2, 3))
+    t = x.transpose([1, 0])
+    r = t.reshape([6])  # no view can express this order: a copy
+    assert not r._share_storage_with(x)
+    assert r.tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    s = t.reshape([3, 2, 1])  # this one is still a view
+    assert s._share_storage_with(x)
+
+
+def test_strided_slice_view():
+    x = tensor(np.arange(10.0))
+    s = oar._C.ops.strided_slice_view(x, [0], [1], [9], [3])
+    assert s._share_storage_with(x) and s.tolist() == [1.0, 4.0, 7.0]
+    assert s.offset == 1 and s.strides == [3]
+    s.scale_(-1.0)  # in place through a view writes the base
+    assert x.tolist()[:5] == [0.0, -1.0, 2.0, 3.0, -4.0]
+
+
+def test_tensor_properties():
+    x = tensor(np.zeros((2, 3, 4)))
+    assert x.shape == [2, 3, 4] and x.ndim == 3 and x.dim() == 3 and x.size == 24
+    assert x.numel() == 24 and x.strides == [12, 4, 1] and x.place.is_cpu_place()
+    assert x.T.shape == [4, 3, 2] and x.mT.shape == [2, 4, 3]
+    x.name = "w"
+    assert x.name == "w"
