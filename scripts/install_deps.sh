@@ -10,10 +10,10 @@ APT_PACKAGES=(
   libsleef-dev           # vectorized transcendental math
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev
-  pybind11-dev libdlpack-dev
+  libdlpack-dev
   libomp-dev
 )
-PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core pybind11 ninja)
+PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -29,7 +29,7 @@ fi
 PY=${PYTHON:-python3}
 need_pip=0
 for p in "${PIP_PACKAGES[@]}"; do
-  mod=$p; [ "$p" = pyyaml ] && mod=yaml; [ "$p" = scikit-build-core ] && mod=scikit_build_core
+  mod=${p%%[<>=]*}; [ "$mod" = pyyaml ] && mod=yaml; [ "$mod" = scikit-build-core ] && mod=scikit_build_core
   "$PY" -c "import $mod" 2>/dev/null || need_pip=1
 done
 if ((need_pip)); then
