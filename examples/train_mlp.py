@@ -12,11 +12,11 @@ import numpy as np
 import oar as paddle
 
 
-def make_data(n, dim, classes, rng):
-    """Points around `classes` random centers; the label is the center's index."""
-    centers = rng.normal(0, 3.0, size=(classes, dim))
+def make_data(n, centers, rng):
+    """Noisy points around the given centers; the label is the center's index."""
+    classes, dim = centers.shape
     labels = rng.integers(0, classes, size=n)
-    x = centers[labels] + rng.normal(0, 1.0, size=(n, dim))
+    x = centers[labels] + rng.normal(0, 2.0, size=(n, dim))
     return x.astype("float32"), labels.astype("int64")
 
 
@@ -28,8 +28,9 @@ def main():
 
     paddle.seed(0)
     rng = np.random.default_rng(0)
-    x_train, y_train = make_data(4096, 32, 10, rng)
-    x_test, y_test = make_data(1024, 32, 10, rng)
+    centers = rng.normal(0, 1.0, size=(10, 32))
+    x_train, y_train = make_data(4096, centers, rng)
+    x_test, y_test = make_data(1024, centers, rng)
 
     model = paddle.nn.Sequential(
         paddle.nn.Linear(32, 128), paddle.nn.ReLU(),
