@@ -47,8 +47,10 @@ PYBIND11_MODULE(_C, m) {
     auto t = static_cast<DataType>(i);
     dtype.value(dtype_name(t), t);
   }
-  dtype.def("__repr__", [](DataType t) { return std::string("oar.") + dtype_name(t); })
-      .def("__str__", [](DataType t) { return std::string("oar.") + dtype_name(t); })
+  // py::prepend: py::enum_ already defines __repr__/__str__; without it ours would be
+  // appended as overloads that never run. Paddle prints dtypes as 'paddle.float32'.
+  dtype.def("__repr__", [](DataType t) { return std::string("oar.") + dtype_name(t); }, py::prepend())
+      .def("__str__", [](DataType t) { return std::string("oar.") + dtype_name(t); }, py::prepend())
       .def_property_readonly("name", [](DataType t) { return std::string(dtype_name(t)); })
       .def_property_readonly("itemsize", [](DataType t) { return size_of(t); })
       .def_property_readonly("is_floating_point", [](DataType t) { return is_floating(t); });

@@ -206,9 +206,6 @@ def test_dtype_objects():
     assert oar.finfo("bfloat16").bits == 16
 
 
-@pytest.mark.xfail(reason="open: module.cc's .def('__str__'/'__repr__') on the DataType enum "
-                   "become pybind11 overloads after the enum's own, so str() gives "
-                   "'DataType.float32' (Paddle: 'paddle.float32')", strict=True)
 @pytest.mark.parametrize("fn", [str, repr])
 def test_dtype_str(fn):
     assert fn(oar.float32) == "oar.float32"
