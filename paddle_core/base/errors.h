@@ -6,6 +6,7 @@
 #include <exception>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,17 +27,32 @@ enum class ErrorKind {
 const char* error_kind_name(ErrorKind kind);
 
 /// The one exception type Oar throws; `what()` is "<Kind>: <message>".
+/// Messages start with a context tag, "<op>: <detail>" (see with_op).
 class Error : public std::exception {
  public:
   Error(ErrorKind kind, std::string message);
   ErrorKind kind() const { return kind_; }
   const std::string& message() const { return message_; }
   const char* what() const noexcept override { return what_.c_str(); }
+  /// The op the error was attributed to by with_op ("" when none was).
+  const std::string& op() const { return op_; }
+
+  /// Attributes the error to the op `op` the user called, so the message names it.
+  /// The first call replaces the message's context tag: shared helpers tag their
+  /// messages generically ("elementwise op: shapes ... cannot be broadcast",
+  /// "reduce: axis ..."), and "add: shapes ..." is what the user should read. A later
+  /// call (an op that called the failing op) prefixes its name: "outer: inner: ...".
+  /// Generated op functions call it on every Error that leaves them; it costs nothing
+  /// unless something throws. See Note [Error messages name the op] in errors.cc.
+  Error& with_op(std::string_view op);
 
  private:
+  void set_message(std::string message);
+
   ErrorKind kind_;
   std::string message_;
   std::string what_;
+  std::string op_;
 };
 
 namespace detail {

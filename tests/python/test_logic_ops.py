@@ -66,8 +66,6 @@ def test_broadcast_mismatch_names_both_shapes(name):
         getattr(oar, name)(*_mismatch())
 
 
-@pytest.mark.xfail(reason="open: CompareInferMeta says 'compare op', not the op's name",
-                   strict=True)
 @pytest.mark.parametrize("name", list(COMPARE) + list(LOGICAL))
 def test_broadcast_mismatch_names_the_op(name):
     with pytest.raises(ValueError, match=f"^{name}: "):

@@ -227,8 +227,6 @@ def test_broadcast_mismatch_names_both_shapes(name):
         getattr(oar, name)(tensor(np.ones((2, 3))), tensor(np.ones(4)))
 
 
-@pytest.mark.xfail(reason="open: BroadcastBinaryInferMeta says 'elementwise op', not the op's "
-                   "name (gen_ops.py cannot pass the op name to infer_meta)", strict=True)
 @pytest.mark.parametrize("name", BINARY_OPS)
 def test_broadcast_mismatch_names_the_op(name):
     with pytest.raises(ValueError, match=f"^{name}: "):

@@ -188,8 +188,6 @@ def test_bad_axis_names_the_op(name):
         getattr(oar, name)(tensor(np.ones((2, 3))), axis=3)
 
 
-@pytest.mark.xfail(reason="open: max/min share ReduceInferMeta, whose errors say 'reduce' "
-                   "(infer_meta does not know the op name)", strict=True)
 @pytest.mark.parametrize("name", ["max", "min"])
 def test_bad_axis_names_the_op_minmax(name):
     with pytest.raises(IndexError, match=f"^{name}: "):

@@ -175,6 +175,14 @@ def gen_op_function(op):
         nm = a.name + "_in" if a.is_tensor else a.name
         params.append(f"{a.cpp_type} {nm}")
     L.append(f"{api_return(op)} {op.name}({', '.join(params)}) {{")
+    # The body runs in a try block so any oar::Error leaving it names this op
+    # (Error::with_op; zero-cost unless something throws). Ops bound under a private
+    # Python name are helpers of a Python function with its own public name; their
+    # errors keep the tag their checks give them ("select: ...", "split: ...").
+    attribute_errors = not op.python.get("name", op.name).startswith("_")
+    if attribute_errors:
+        L.append("  try {")
+    body_start = len(L)
     for a in tensors:
         if a.type == "Tensor":
             L.append(f'  detail::check_defined({a.name}_in, "{op.name}", "{a.name}");')
@@ -312,6 +320,9 @@ def gen_op_function(op):
         L.append(f"  return {outs[0]};")
     else:
         L.append(f"  return {{{', '.join(outs)}}};")
+    if attribute_errors:
+        L[body_start:] = ["  " + line for line in L[body_start:]]
+        L.append(f'  }} catch (Error& e) {{\n    e.with_op("{op.name}");\n    throw;\n  }}')
     L.append("}\n")
     if op.inplace:
         args = ", ".join(a.name for a in op.args)
