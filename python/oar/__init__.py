@@ -23,6 +23,7 @@ from ._device import (  # noqa: E402,F401
     CPUPlace, CUDAPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
 )
 from . import _tensor  # noqa: E402,F401  (installs Tensor methods)
+from ._tensor import set_printoptions  # noqa: E402,F401
 from ._creation import (  # noqa: E402,F401
     to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
     arange, linspace, eye, rand, randn, randint, uniform, normal, standard_normal, seed,

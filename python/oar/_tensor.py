@@ -72,17 +72,97 @@ Tensor.__rpow__ = _rpow
 Tensor.pow = _pow
 
 
+class _PrintOptions:
+    precision = 8
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = False
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=None,
+                     linewidth=None):
+    """Sets how tensors print (paddle.set_printoptions): digits after the point of
+    non-integer floats, the element count above which a tensor prints summarized,
+    the items kept at each edge then, scientific notation, and the line width."""
+    for name, v, typ in (("precision", precision, int), ("threshold", threshold, int),
+                         ("edgeitems", edgeitems, int), ("sci_mode", sci_mode, bool),
+                         ("linewidth", linewidth, int)):
+        if v is None:
+            continue
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            raise TypeError(f"set_printoptions: {name} must be {typ.__name__}, got {v!r}")
+        setattr(_PrintOptions, name, v)
+
+
+# Tensors print as Paddle prints them (python/paddle/tensor/to_string.py there): a float
+# that is an integer prints as "2.", any other with `precision` fixed digits
+# ("0.50000000"); every item is padded to the widest one, with a leading space for the
+# non-negative ones when some item is negative; summarized tensors keep `edgeitems` per
+# edge around "...", and their widest item is taken from what is shown.
+def _format_scalar(v, is_float):
+    if not is_float:
+        return str(v)
+    if _PrintOptions.sci_mode:
+        return f"{v:.{_PrintOptions.precision}e}"
+    if np.ceil(v) == v:
+        return f"{v:.0f}."
+    return f"{v:.{_PrintOptions.precision}f}"
+
+
+def _summarized(arr, summary):
+    """The part of arr that is printed (edge items along each axis when summarizing)."""
+    e = _PrintOptions.edgeitems
+    if not summary or arr.ndim == 0:
+        return arr
+    if arr.shape[0] > 2 * e:
+        arr = np.concatenate([arr[:e], arr[-e:]])
+    return np.stack([_summarized(a, summary) for a in arr]) if arr.ndim > 1 else arr
+
+
+def _format_array(arr, summary, indent, fmt):
+    e = _PrintOptions.edgeitems
+    if arr.ndim == 0:
+        return fmt(arr.item())
+    cut = summary and arr.shape[0] > 2 * e
+    if arr.ndim == 1:
+        vals = arr.tolist()
+        items = ([fmt(v) for v in vals[:e]] + ["..."] + [fmt(v) for v in vals[-e:]] if cut
+                 else [fmt(v) for v in vals])
+        per_line = max(1, (_PrintOptions.linewidth - indent) // (fmt.width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(arr[:e]) + [None] + list(arr[-e:]) if cut else list(arr)
+    parts = ["..." if r is None else _format_array(r, summary, indent + 1, fmt) for r in rows]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+class _ItemFormatter:
+    def __init__(self, shown, is_float):
+        self.is_float = is_float
+        strs = [_format_scalar(v, is_float) for v in shown.reshape(-1).tolist()]
+        self.width = max((len(s) for s in strs), default=0)
+        self.signed = bool(shown.size) and shown.dtype != np.bool_ and bool((shown < 0).any())
+
+    def __call__(self, v):
+        s = _format_scalar(v, self.is_float)
+        if self.width <= len(s):
+            return s
+        if self.signed and not v < 0:
+            return " " + s.ljust(self.width - 1)
+        return s.ljust(self.width)
+
+
 def _repr(self):
-    arr = self.numpy()
     dt = self.dtype.name
-    if dt == "bfloat16":
-        arr = self.astype("float32").numpy()
-    prefix = "       "
-    # A 0-D array prints as Paddle's does too: 1. (not 1.0), 3, True.
-    body = np.array2string(arr, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
-                           precision=8, floatmode="maxprec")
-    return (f"Tensor(shape={self.shape}, dtype={dt}, place={self.place}, "
-            f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
+    arr = (self.astype("float32") if dt == "bfloat16" else self).numpy()
+    prefix = "Tensor"
+    indent = len(prefix) + 1
+    summary = self.ndim > 0 and self.size > _PrintOptions.threshold
+    fmt = _ItemFormatter(_summarized(arr, summary), arr.dtype.kind == "f")
+    body = _format_array(arr, summary, indent, fmt)
+    return (f"{prefix}(shape={self.shape}, dtype={dt}, place={self.place}, "
+            f"stop_gradient={self.stop_gradient},\n{' ' * indent}{body})")
 
 
 Tensor.__repr__ = _repr

@@ -123,14 +123,55 @@ def test_repr_matches_paddle():
     assert repr(oar.to_tensor(1.0)) == (
         "Tensor(shape=[], dtype=float32, place=Place(cpu), stop_gradient=True,\n       1.)")
     assert repr(oar.to_tensor(True)).endswith("stop_gradient=True,\n       True)")
-    assert repr(tensor([0.5, 1.0], "bfloat16")).endswith("dtype=bfloat16, place=Place(cpu), "
-                                                         "stop_gradient=True,\n       [0.5, 1. ])")
+    assert repr(tensor([0.5, 1.0], "bfloat16")).endswith(
+        "dtype=bfloat16, place=Place(cpu), stop_gradient=True,\n       [0.50000000, 1.        ])")
 
 
-@pytest.mark.xfail(reason="open: non-integer floats print with NumPy's shortest digits "
-                   "(0.5), Paddle prints 8 fixed digits (0.50000000)", strict=True)
 def test_repr_float_digits_match_paddle():
     assert repr(tensor([0.5, 0.25])).endswith("[0.50000000, 0.25000000])")
+    # The example of paddle.to_tensor's docs: items padded to the widest one.
+    assert repr(tensor([0.5, 1.0])) == ("Tensor(shape=[2], dtype=float32, place=Place(cpu), "
+                                        "stop_gradient=True,\n       [0.50000000, 1.        ])")
+    assert repr(tensor(0.5, "float64")).endswith("\n       0.50000000)")
+    assert repr(tensor([1.5, 2.0], "float16")).endswith("[1.50000000, 2.        ])")
+
+
+def test_repr_pads_signs_and_widths_like_paddle():
+    # paddle.randn's docs: a leading space on non-negative items when some item is negative.
+    t = tensor([[-0.29270014, -0.02925120, -1.07807338], [1.19966674, -0.46673676, -0.18050613]])
+    assert repr(t).endswith("\n       [[-0.29270014, -0.02925120, -1.07807338],\n"
+                            "        [ 1.19966674, -0.46673676, -0.18050613]])")
+    assert repr(tensor([1, 10, -3], "int32")).endswith("[ 1, 10, -3])")
+    assert repr(tensor([True, False], "bool")).endswith("[True , False])")
+    assert repr(tensor([-np.inf, np.nan, 2.0])).endswith("[-inf.,  nan ,  2.  ])")
+    assert repr(tensor(np.zeros((0, 3)))).endswith("stop_gradient=True,\n       [])")
+
+
+def test_repr_nested_and_wrapped_layout():
+    r = repr(tensor(np.arange(8.0).reshape(2, 2, 2)))
+    # Blocks of a 3-D tensor are separated by one blank line (ndim - 1 newlines).
+    assert r.endswith("\n       [[[0., 1.],\n         [2., 3.]],\n\n        [[4., 5.],\n"
+                      "         [6., 7.]]])")
+    lines = repr(tensor(np.arange(30.0) / 7, "float64")).split("\n")[1:]
+    assert len(lines) == 5 and all(len(x) <= 80 for x in lines)
+    assert lines[0] == "       [0.        , 0.14285714, 0.28571429, 0.42857143, 0.57142857, 0.71428571,"
+    assert lines[1].startswith("        0.85714286, 1.        ,")
+
+
+def test_set_printoptions():
+    t = tensor([0.123456789, 2.0], "float64")
+    try:
+        oar.set_printoptions(precision=4)
+        assert repr(t).endswith("[0.1235, 2.    ])")
+        oar.set_printoptions(sci_mode=True)
+        assert repr(t).endswith("[1.2346e-01, 2.0000e+00])")
+        oar.set_printoptions(threshold=3, edgeitems=1, sci_mode=False)
+        assert repr(tensor(np.arange(5.0))).endswith("[0., ..., 4.])")
+        with pytest.raises(TypeError, match="set_printoptions: precision must be int"):
+            oar.set_printoptions(precision=2.5)
+    finally:
+        oar.set_printoptions(precision=8, threshold=1000, edgeitems=3, sci_mode=False)
+    assert repr(t).endswith("[0.12345679, 2.        ])")
 
 
 def test_repr_summarizes_large_tensors():
