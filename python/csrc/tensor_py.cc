@@ -1,6 +1,5 @@
 // The oar.Tensor class: properties, NumPy and DLPack interop, autograd entry points.
 // Op methods (x.add, x.sum, ...) are added by the generated bindings.
-#include <dlpack/dlpack.h>
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 
@@ -11,6 +10,7 @@
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
 #include "paddle_core/meta/view_meta.h"
+#include "python/csrc/dlpack_py.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {
@@ -50,113 +50,6 @@ py::array to_numpy(const Tensor& t) {
   static char empty_buf[8];
   if (ptr == nullptr) ptr = empty_buf;
   return py::array(numpy_dtype(d.dtype()), shape, strides, ptr, owner);
-}
-
-// ---- DLPack
-struct DLPackCtx {
-  std::shared_ptr<Storage> storage;
-  std::vector<int64_t> shape, strides;
-  DLManagedTensor managed;
-};
-
-DLDataType to_dl_dtype(DataType t) {
-  DLDataType d{};
-  d.lanes = 1;
-  d.bits = static_cast<uint8_t>(size_of(t) * 8);
-  switch (t) {
-    // kDLBool (6) is DLPack >= 0.8 (our header is 0.6); NumPy and PyTorch read it as bool.
-    case DataType::BOOL: d.code = static_cast<uint8_t>(6); d.bits = 8; break;
-    case DataType::INT8: case DataType::INT16: case DataType::INT32: case DataType::INT64:
-      d.code = kDLInt; break;
-    case DataType::UINT8: d.code = kDLUInt; break;
-    case DataType::BFLOAT16: d.code = kDLBfloat; break;
-    default: d.code = kDLFloat; break;
-  }
-  return d;
-}
-
-DataType from_dl_dtype(DLDataType d) {
-  OAR_ENFORCE(d.lanes == 1, InvalidType, "from_dlpack: vector dtypes (lanes=", d.lanes,
-              ") are not supported");
-  switch (d.code) {
-    case kDLInt:
-      if (d.bits == 8) return DataType::INT8;
-      if (d.bits == 16) return DataType::INT16;
-      if (d.bits == 32) return DataType::INT32;
-      if (d.bits == 64) return DataType::INT64;
-      break;
-    case kDLUInt:
-      if (d.bits == 8) return DataType::UINT8;
-      break;
-    case kDLFloat:
-      if (d.bits == 16) return DataType::FLOAT16;
-      if (d.bits == 32) return DataType::FLOAT32;
-      if (d.bits == 64) return DataType::FLOAT64;
-      break;
-    case kDLBfloat:
-      if (d.bits == 16) return DataType::BFLOAT16;
-      break;
-    case 6:  // kDLBool in DLPack >= 0.8
-      if (d.bits == 8) return DataType::BOOL;
-      break;
-    default: break;
-  }
-  OAR_THROW(InvalidType, "from_dlpack: unsupported DLPack dtype (code ", int(d.code), ", bits ",
-            int(d.bits), ")");
-}
-
-py::capsule to_dlpack(const Tensor& t) {
-  const DenseTensor& d = t.dense();
-  OAR_ENFORCE(d.place().is_cpu(), Unimplemented, "to_dlpack: only CPU tensors are supported yet");
-  auto* ctx = new DLPackCtx;
-  ctx->storage = d.storage();
-  ctx->shape = d.dims().vec();
-  ctx->strides = d.strides().vec();
-  DLTensor& dl = ctx->managed.dl_tensor;
-  dl.data = ctx->storage ? ctx->storage->data() : nullptr;
-  dl.device = {kDLCPU, 0};
-  dl.ndim = d.rank();
-  dl.dtype = to_dl_dtype(d.dtype());
-  dl.shape = ctx->shape.data();
-  dl.strides = ctx->strides.data();
-  dl.byte_offset = d.offset() * size_of(d.dtype());
-  ctx->managed.manager_ctx = ctx;
-  ctx->managed.deleter = [](DLManagedTensor* m) { delete static_cast<DLPackCtx*>(m->manager_ctx); };
-  return py::capsule(&ctx->managed, "dltensor", [](PyObject* cap) {
-    // Only delete when nobody consumed it (a consumer renames it "used_dltensor").
-    if (PyCapsule_IsValid(cap, "dltensor")) {
-      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
-      if (m && m->deleter) m->deleter(m);
-    }
-  });
-}
-
-Tensor from_dlpack(py::object obj) {
-  py::object cap = obj;
-  if (py::hasattr(obj, "__dlpack__")) cap = obj.attr("__dlpack__")();
-  OAR_ENFORCE(PyCapsule_IsValid(cap.ptr(), "dltensor"), InvalidArgument,
-              "from_dlpack: expected an object with __dlpack__ or an unconsumed 'dltensor' capsule");
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
-  const DLTensor& dl = m->dl_tensor;
-  OAR_ENFORCE(dl.device.device_type == kDLCPU, Unimplemented,
-              "from_dlpack: only CPU tensors are supported yet (device type ",
-              int(dl.device.device_type), ")");
-  DataType dt = from_dl_dtype(dl.dtype);
-  Dims dims(dl.shape, dl.shape + dl.ndim);
-  Dims strides = dl.strides ? Dims(dl.strides, dl.strides + dl.ndim) : contiguous_strides(dims);
-  const size_t esize = size_of(dt);
-  OAR_ENFORCE(dl.byte_offset % esize == 0, InvalidArgument,
-              "from_dlpack: byte_offset is not a multiple of the element size");
-  int64_t span = 1;
-  for (int i = 0; i < dims.size(); ++i) span += (dims[i] - 1) * strides[i];
-  if (dims.numel() == 0) span = 0;
-  auto storage = std::make_shared<Storage>(dl.data, span * esize + dl.byte_offset, CPUPlace(),
-                                           [m] { if (m->deleter) m->deleter(m); });
-  PyCapsule_SetName(cap.ptr(), "used_dltensor");
-  DenseTensor d(dims, dt, CPUPlace());
-  d.set_storage(storage, dl.byte_offset / esize);
-  d.set_view(dims, strides, dl.byte_offset / esize);
-  return Tensor(std::move(d));
 }
 
 struct HookHandle {
@@ -226,10 +119,12 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
         if (!dtype.is_none()) return a.attr("astype")(dtype);
         return std::move(a);
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-      .def("__dlpack__", [](std::shared_ptr<TensorImpl> t, py::object stream, py::kwargs) {
-        return to_dlpack(Tensor(t));
-      }, py::arg("stream") = py::none())
-      .def("__dlpack_device__", [](const TensorImpl&) { return py::make_tuple(int(kDLCPU), 0); })
+      .def("__dlpack__", [](std::shared_ptr<TensorImpl> t, py::handle stream, py::handle max_version,
+                            py::handle dl_device, py::handle copy) {
+        return tensor_dlpack(Tensor(t), stream, max_version, dl_device, copy);
+      }, py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),
+         py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+      .def("__dlpack_device__", [](const TensorImpl&) { return py::make_tuple(1 /* kDLCPU */, 0); })
       .def("backward", [](std::shared_ptr<TensorImpl> t, py::handle grad_tensor, bool retain_graph) {
         std::vector<Tensor> g;
         if (!grad_tensor.is_none()) g.push_back(py_to_tensor(grad_tensor, "backward", "grad_tensor"));
@@ -307,8 +202,10 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     return wrap(t);
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("place") = py::none(),
      py::arg("stop_gradient") = true);
-  m.def("from_dlpack", [](py::object o) { return wrap(from_dlpack(o)); });
-  m.def("to_dlpack", [](std::shared_ptr<TensorImpl> t) { return to_dlpack(Tensor(t)); });
+  m.def("from_dlpack", [](py::handle o) { return wrap(tensor_from_dlpack(o)); });
+  m.def("to_dlpack", [](std::shared_ptr<TensorImpl> t) {
+    return tensor_to_dlpack(Tensor(t), /*versioned=*/false, /*copy=*/false);
+  });
 
   // ---- autograd
   m.def("backward", [](py::handle tensors, py::handle grads, bool retain_graph) {

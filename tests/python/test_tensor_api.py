@@ -190,10 +190,81 @@ def test_dlpack_to_numpy_shares_memory():
     np.testing.assert_array_equal(v, a.T)
 
 
-@pytest.mark.xfail(reason="open: DLPack 0.6 header only, so NumPy gets a legacy capsule and "
-                   "marks the array read-only (needs DLManagedTensorVersioned)", strict=True)
 def test_dlpack_to_numpy_is_writeable():
-    assert np.from_dlpack(tensor([1.0])).flags.writeable
+    t = tensor([1.0, 2.0])
+    a = np.from_dlpack(t)  # NumPy asks for a versioned (DLPack 1.x) capsule
+    assert a.flags.writeable
+    a[1] = 7.0  # NumPy's write is seen by Oar: the memory is shared
+    assert t.tolist() == [1.0, 7.0]
+
+
+def test_dlpack_protocol_versions():
+    t = tensor([[1.0, 2.0], [3.0, 4.0]], "float64")
+    assert t.__dlpack_device__() == (1, 0)  # (kDLCPU, 0)
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(1, 0)))
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(1, 3)))
+    assert '"dltensor"' in repr(t.__dlpack__())  # consumers without max_version: legacy
+    assert '"dltensor"' in repr(t.__dlpack__(max_version=(0, 8)))
+    assert '"dltensor"' in repr(oar.utils.dlpack.to_dlpack(t))  # as Paddle's to_dlpack
+    # Both capsule kinds import, sharing memory.
+    for cap in (t.__dlpack__(max_version=(1, 0)), t.__dlpack__()):
+        u = oar.utils.dlpack.from_dlpack(cap)
+        assert u.data_ptr() == t.data_ptr() and u.tolist() == t.tolist()
+    v = oar.utils.dlpack.from_dlpack(t.transpose([1, 0]).__dlpack__(max_version=(1, 0)))
+    assert v.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    with pytest.raises(ValueError, match="unconsumed 'dltensor' or 'dltensor_versioned'"):
+        oar.utils.dlpack.from_dlpack(object())
+
+
+def test_dlpack_copy_device_and_stream_arguments():
+    t = tensor([1.0, 2.0])
+    c = np.from_dlpack(t, copy=True)  # an exported copy (flag IS_COPIED)
+    c[0] = -5.0
+    assert t.tolist() == [1.0, 2.0] and c.ctypes.data != t.data_ptr()
+    assert np.from_dlpack(t, copy=False).ctypes.data == t.data_ptr()
+    assert np.from_dlpack(t, device="cpu").ctypes.data == t.data_ptr()
+    with pytest.raises(BufferError, match="cannot export a CPU tensor to device"):
+        t.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    with pytest.raises(BufferError, match="stream must be None"):
+        t.__dlpack__(stream=1)
+    with pytest.raises(ValueError, match="max_version must be a"):
+        t.__dlpack__(max_version=(1, 0, 0))
+
+
+def test_dlpack_from_read_only_numpy_copies():
+    a = np.arange(4.0)
+    a.setflags(write=False)
+    t = oar.utils.dlpack.from_dlpack(a)  # versioned capsule flagged read-only
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0] and t.data_ptr() != a.ctypes.data
+    t.add_(tensor([1.0], "float64"))  # writing the copy leaves NumPy's memory alone
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_dlpack_from_legacy_only_producer():
+    class Legacy:  # a producer from before DLPack 1.x: __dlpack__ has no max_version
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return oar.utils.dlpack.to_dlpack(self.t)
+
+    t = tensor([3.0, 4.0])
+    u = oar.utils.dlpack.from_dlpack(Legacy(t))
+    assert u.data_ptr() == t.data_ptr() and u.tolist() == [3.0, 4.0]
+
+
+def test_dlpack_keeps_memory_alive():
+    import gc
+    t = tensor(np.arange(1000.0), "float64")
+    a = np.from_dlpack(t)
+    u = oar.utils.dlpack.from_dlpack(np.arange(5.0) * 2)  # the producer array is a temporary
+    del t
+    gc.collect()
+    np.testing.assert_array_equal(a, np.arange(1000.0))
+    assert u.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    for _ in range(3):  # unconsumed capsules free their tensor when they die
+        tensor([1.0]).__dlpack__(max_version=(1, 0))
+        tensor([1.0]).__dlpack__()
 
 
 def test_dlpack_from_numpy_shares_memory():
