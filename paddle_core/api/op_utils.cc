@@ -3,6 +3,7 @@
 #include "oar_generated/ops_api.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
+#include "paddle_core/autograd/view.h"
 
 namespace oar::ops::detail {
 
@@ -27,18 +28,34 @@ void check_inplace_allowed(const Tensor& x, const char* op) {
               PreconditionNotMet, op,
               ": a leaf tensor that requires grad (stop_gradient=False) cannot be modified in "
               "place; use the out-of-place op, or wrap the update in oar.no_grad()");
+  const DenseTensor& d = x.dense();
+  for (int i = 0; i < d.rank(); ++i) {
+    OAR_ENFORCE(d.strides()[i] != 0 || d.dims()[i] <= 1, InvalidArgument, op,
+                ": the tensor written in place has elements that share memory (stride 0 at "
+                "axis ", i, ", as in an expand view of shape ", d.dims(), "); write into a "
+                "contiguous() copy instead");
+  }
+  if (x.is_view()) autograd::check_view_inplace(x, nullptr, op);
 }
 
-Tensor inplace_source(const Tensor& x) {
-  return autograd::grad_enabled() && x.requires_grad() ? ops::assign(x) : x;
+Tensor inplace_source(const Tensor& x, bool records) {
+  return autograd::grad_enabled() && records ? ops::assign(x) : x;
 }
 
+// Note [Views and in-place ops] in docs/notes/autograd.md: the result is computed out of
+// place, then written into x's memory. A plain tensor takes the result's history; a view
+// gives its base a CopySlices history and remakes its own from the base on next use.
 void commit_inplace(const Tensor& x, const Tensor& result, const char* op) {
   OAR_ENFORCE(result.dims() == x.dims(), InvalidArgument, op, ": the result has shape ",
               result.dims(), " but the tensor written in place has shape ", x.dims(),
               " (in-place ops cannot broadcast the destination)");
+  if (x.is_view()) autograd::check_view_inplace(x, &result, op);  // before writing anything
   copy_into(result.dense(), x.mutable_dense());
   x.bump_version();
+  if (x.is_view()) {
+    autograd::rebase_view_history(x, result, op);
+    return;
+  }
   if (result.requires_grad() && result.grad_fn()) {
     AutogradMeta& meta = x.ensure_autograd_meta();
     meta.stop_gradient = false;

@@ -18,7 +18,9 @@ Tensor cast_if_needed(const Tensor& t, DataType dtype);
 void check_inplace_allowed(const Tensor& x, const char* op);
 /// What the out-of-place op reads for x: x itself, or a copy when autograd records
 /// (the backward may need x's old value, which the in-place write destroys).
-Tensor inplace_source(const Tensor& x);
+/// `records`: some input of the op requires grad (and grad mode is on).
+Tensor inplace_source(const Tensor& x, bool records);
+inline Tensor inplace_source(const Tensor& x) { return inplace_source(x, x.requires_grad()); }
 /// Writes `result` into x's memory, bumps x's version and moves x's autograd
 /// history to result's node.
 void commit_inplace(const Tensor& x, const Tensor& result, const char* op);

@@ -12,12 +12,24 @@ namespace oar {
 
 class GradNode;
 struct AutogradMeta;
+class ViewReplay;
+struct TensorImpl;
+
+/// What a view tensor knows about its base (see paddle_core/autograd/view.h); kept
+/// inline in TensorImpl so making a view costs no extra allocation for it.
+struct ViewMeta {
+  std::shared_ptr<TensorImpl> base;          // the tensor owning the memory; never a view
+  std::shared_ptr<const ViewReplay> replay;  // base -> this view; null: not a view
+  uint32_t version = 0;  // storage version when this view's history was last made
+  bool tracked = true;   // made with grad mode on (views made in no_grad stay detached)
+};
 
 struct TensorImpl {
   explicit TensorImpl(DenseTensor d);
   ~TensorImpl();
   DenseTensor dense;
   std::unique_ptr<AutogradMeta> autograd;  // null until autograd needs it
+  ViewMeta view;                           // set by view ops (paddle_core/autograd/view.h)
   std::string name;
 };
 
@@ -53,8 +65,13 @@ class Tensor {
   void bump_version() const;
 
   bool same_impl(const Tensor& o) const { return impl_ == o.impl_; }
+  /// True when this tensor is a view sharing memory with a base tensor.
+  bool is_view() const { return impl_->view.replay != nullptr; }
 
  private:
+  /// Views: remakes the autograd history when an in-place write made it stale.
+  void sync_view() const;
+
   std::shared_ptr<TensorImpl> impl_;
 };
 

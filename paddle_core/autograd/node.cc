@@ -113,9 +113,14 @@ Tensor accumulate(const Tensor& acc, const Tensor& src) { return ops::add(acc, s
 
 }  // namespace autograd
 
-SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+SavedTensor::SavedTensor(const Tensor& t, bool is_output, bool metadata_only)
+    : is_output_(is_output), metadata_only_(metadata_only) {
   was_defined_ = t.defined();
   if (!was_defined_) return;
+  if (metadata_only) {
+    data_ = std::make_shared<TensorImpl>(t.dense());
+    return;
+  }
   version_ = t.version();
   requires_grad_ = t.requires_grad();
   if (is_output) {
@@ -135,6 +140,7 @@ Tensor SavedTensor::unpack(const GradNode* owner) const {
               ": trying to backward through the graph a second time (or to access saved "
               "tensors after they were freed). Call backward(retain_graph=True) the first time.");
   Tensor t(data_);
+  if (metadata_only_) return t;
   OAR_ENFORCE(t.version() == version_, PreconditionNotMet,
               "one of the tensors needed for gradient computation in ",
               owner ? owner->name() : "backward",

@@ -108,10 +108,13 @@ Tensor accumulate(const Tensor& acc, const Tensor& src);
 /// A tensor saved by a forward op for its backward. Outputs are stored without their
 /// autograd meta (the node would own itself otherwise) and re-linked on unpack.
 /// Unpacking checks that no in-place op changed the tensor after it was saved.
+/// `metadata_only` (the inputs of view ops, whose backward reads only shapes): stored
+/// without autograd meta, unpacked without history, never version-checked, so writing
+/// into a view's base in place stays legal.
 class SavedTensor {
  public:
   SavedTensor() = default;
-  SavedTensor(const Tensor& t, bool is_output);
+  SavedTensor(const Tensor& t, bool is_output, bool metadata_only = false);
   Tensor unpack(const GradNode* owner) const;
   void reset() { data_.reset(); }
   bool defined() const { return data_ != nullptr; }
@@ -122,6 +125,7 @@ class SavedTensor {
   uint32_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
+  bool metadata_only_ = false;
   bool requires_grad_ = false;
   bool was_defined_ = false;
 };

@@ -264,7 +264,27 @@ def _to(self, *args, **kwargs):
 Tensor.to = _to
 
 
+def _records_write(self, src):
+    """Whether writing src over all of self must be recorded for autograd: self is part of
+    a graph (a non-leaf, e.g. a view of one) or src requires grad. Leaves that require
+    grad keep the raw write (parameters initialized or updated in place)."""
+    if not _C.is_grad_enabled() or (self.is_leaf and not self.stop_gradient):
+        return False
+    return not self.stop_gradient or (isinstance(src, Tensor) and not src.stop_gradient)
+
+
+def _write_whole(self, src):
+    """self[...] = src, through the in-place op slice_scatter_ over no axes, so autograd
+    sees the write (a view's base gets the new history: Note [Views and in-place ops])."""
+    if list(src.shape) != list(self.shape):
+        src = _ops.reshape(src, self.shape)
+    _ops.slice_scatter_(self, src, [], [], [], [])
+
+
 def _fill_(self, value):
+    if _records_write(self, None):
+        _write_whole(self, _ops.full_like(self, value, self.dtype))
+        return self
     from .autograd import no_grad
     with no_grad():
         self._copy_from(_ops.full_like(self, value, self.dtype))
@@ -278,7 +298,13 @@ def _zero_(self):
 def _copy_(self, src, blocking=True):
     if not isinstance(src, Tensor):
         src = _C.to_tensor(src, self.dtype)
-    self._copy_from(src if src.dtype == self.dtype else _ops.cast(src, self.dtype))
+    src = src if src.dtype == self.dtype else _ops.cast(src, self.dtype)
+    if _records_write(self, src):
+        if src.size != self.size:
+            raise ValueError(f"copy_: source has {src.size} elements, destination {self.size}")
+        _write_whole(self, src)
+    else:
+        self._copy_from(src)
     return self
 
 

@@ -296,9 +296,6 @@ def test_inplace_is_differentiable():
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.exp([1.0, 4.0]))
 
 
-@pytest.mark.xfail(reason="open: no view tracking, so an in-place op on a view leaves the base's "
-                   "history unchanged and its gradient is silently wrong (needs CopySlices-like "
-                   "rebasing or an error)", strict=True)
 def test_inplace_on_view_updates_base_history():
     x = leaf([1.0, 2.0])
     a = x * 1.0
@@ -383,6 +380,209 @@ def test_chain_of_views_then_op():
     g[1:8:3] = 2 * r[1:8:3]
     ref = g.reshape(4, 2, 3).transpose(1, 2, 0)
     np.testing.assert_allclose(x.grad.numpy(), ref)
+
+
+# ---- in-place ops on views (Note [Views and in-place ops] in docs/notes/autograd.md)
+def _fd_check(fn, *arrays, eps=1e-6, rtol=1e-6, atol=1e-8):
+    """Gradients of the scalar fn(*leaves) by backward() against central differences."""
+    leaves = [leaf(a) for a in arrays]
+    fn(*leaves).backward()
+    for i, a in enumerate(arrays):
+        num = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            vals = []
+            for d in (eps, -eps):
+                b = [x.copy() for x in arrays]
+                b[i][idx] += d
+                with oar.no_grad():
+                    vals.append(fn(*[tensor(x, "float64") for x in b]).item())
+            num[idx] = (vals[0] - vals[1]) / (2 * eps)
+        got = leaves[i].grad
+        np.testing.assert_allclose(got.numpy() if got is not None else np.zeros_like(a), num,
+                                   rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
+
+
+RNG = np.random.default_rng(7)
+A34 = RNG.uniform(0.5, 1.5, (3, 4))
+
+
+def _select_exp(x):
+    y = x * 1.5
+    y[1].exp_()  # select view
+    return (y * y).sum()
+
+
+def _strided_slice_multiply(x, t):
+    y = x * 1.0
+    y[:, ::2].multiply_(t)  # a slice with a step; t broadcasts over the view's rows
+    return y.sin().sum()
+
+
+def _transpose_tanh(x):
+    y = x + 1.0
+    y.transpose([1, 0])[2].tanh_()  # a select of a transpose: column 2 of y
+    return (y * y * A34).sum()
+
+
+def _reshape_slice_add(x, t):
+    y = x * x
+    y.reshape([12])[3:7].add_(t)  # reshape is a view of contiguous memory
+    return (y.exp() * A34).sum()
+
+
+def _chain_of_views(x, t):
+    y = x * 2.0
+    v = y.unsqueeze([0]).transpose([2, 0, 1])[1:3].flatten(0, 1)[:, 1:]  # shape [2, 2]
+    v.multiply_(t)
+    v.sqrt_()  # a second write through the same view (its history is remade in between)
+    return (y * A34).sum() + (v * v * v).sum()
+
+
+def _two_views_of_one_base(x):
+    y = x * 1.0
+    r0, r2 = y[0], y[2]
+    r0.exp_()
+    r2.add_(r0.tanh())  # r0 is read after the base changed: its history is remade
+    return (y * y).sum() + r0.sum()
+
+
+def _base_written_after_view(x):
+    y = x * 1.0
+    v = y[:, 1]  # made before the base changes
+    y.multiply_(x)  # in place on the base
+    return (v * v).sum() + y.sum()
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (_select_exp, [(3, 4)]),
+    (_strided_slice_multiply, [(3, 4), (2,)]),
+    (_transpose_tanh, [(3, 4)]),
+    (_reshape_slice_add, [(3, 4), (4,)]),
+    (_chain_of_views, [(3, 4), (2, 2)]),
+    (_two_views_of_one_base, [(3, 4)]),
+    (_base_written_after_view, [(3, 4)]),
+], ids=lambda v: v.__name__ if callable(v) else "")
+def test_inplace_on_views_matches_finite_differences(fn, shapes):
+    _fd_check(fn, *[RNG.uniform(0.5, 1.5, s) for s in shapes])
+
+
+def test_inplace_on_view_brief_example():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    y = x * 1
+    v = y[0]
+    v.exp_()
+    assert y._grad_fn_name == "CopySlices" and v._grad_fn_name == "SelectGradNode"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[np.e, np.e ** 2], [1, 1]])
+
+
+def test_setitem_through_views_keeps_both_gradients():
+    def f(x, t):
+        y = x * 2.0
+        y[0:2] = t  # setitem on the tensor itself
+        row = y[2]
+        row[1:3] = t[0, 0:2] * 3.0  # setitem on a view: the base y must see it
+        return (y * y * A34).sum()
+    _fd_check(f, RNG.uniform(0.5, 1.5, (3, 4)), RNG.uniform(0.5, 1.5, (2, 4)))
+
+    x, t = leaf(np.ones((3, 4))), leaf([[10.0, 20.0]])
+    y = x * 2.0
+    y[1][0:2] = t * 3
+    (y * y).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), [[180.0, 360.0]])
+    expected = np.full((3, 4), 8.0)
+    expected[1, 0:2] = 0.0
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+def test_inplace_on_view_of_base_without_grad():
+    y = oar.zeros([4], "float64")
+    t = leaf([5.0, 6.0])
+    y[1:3].add_(t * 2.0)  # the base starts requiring grad, through the view
+    assert not y.stop_gradient and not y.is_leaf and y._grad_fn_name == "CopySlices"
+    (y * y).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), [40.0, 48.0])
+    z = oar.zeros([2, 2], "float64")
+    z[0].fill_(3.0)  # no grad anywhere: a plain write
+    assert z.stop_gradient and z.numpy().tolist() == [[3.0, 3.0], [0.0, 0.0]]
+
+
+def test_fill_zero_copy_on_views_are_recorded():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    t = leaf([9.0])
+    y = x * 3.0
+    y[1].zero_()
+    y[0, 1:].fill_(2.0)
+    y[1, 0:1].copy_(t * 1.0)
+    np.testing.assert_array_equal(y.numpy(), [[3.0, 2.0], [9.0, 0.0]])
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[18.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_allclose(t.grad.numpy(), [18.0])
+
+
+def test_inplace_on_views_share_the_version_counter():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1.0
+    v, w = y[0:2], y.reshape([3, 1])
+    v.exp_()
+    assert y._version == v._version == w._version == 1
+    z = y * y  # saves y
+    w.multiply_(tensor([[2.0]], "float64"))
+    assert y._version == 2
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    y2 = x * 1.0
+    e = y2[1:].exp()  # exp saves its output, not y2
+    y2[0:1].add_(tensor([1.0], "float64"))
+    e.sum().backward()  # still valid: what exp saved was not written
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, np.e ** 2, np.e ** 3])
+
+
+def test_inplace_on_views_that_cannot_be_recorded():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="exp_: a view of a leaf tensor that requires grad"):
+        x[0:1].exp_()
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])  # nothing was written
+    with oar.no_grad():
+        x[0:1].exp_()  # allowed as an untracked update
+    y = x * 1.0
+    with oar.no_grad():
+        v = y[0:1]
+    with pytest.raises(RuntimeError, match="made in no_grad mode"):
+        v.add_(tensor([1.0], "float64"))
+    with oar.no_grad():
+        v.add_(tensor([1.0], "float64"))
+    e = oar.ones([1, 3]).expand([2, 3])
+    with pytest.raises(ValueError, match="add_: the tensor written in place has elements that "
+                                         "share memory"):
+        e.add_(oar.ones([2, 3]))
+
+
+def test_inplace_on_view_higher_order():
+    a = np.array([0.5, 1.5, 2.0, -1.0])
+    x = leaf(a)
+    y = x * 1.0
+    y[0:2].multiply_(x[0:2])  # y = [x0^2, x1^2, x2, x3]
+    (g,) = oar.grad((y * y).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), [4 * a[0] ** 3, 4 * a[1] ** 3, 2 * a[2], 2 * a[3]])
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [12 * a[0] ** 2, 12 * a[1] ** 2, 2, 2])
+
+
+def test_inplace_on_view_frees_its_graph():
+    arr = np.arange(4.0)
+    alive = weakref.ref(arr)
+    base = oar.utils.dlpack.from_dlpack(arr)
+    del arr
+    t = leaf([1.0, 2.0])
+    base[0:2].add_(t)
+    w = base[1:3]
+    w.multiply_(tensor([2.0], "float64"))
+    (base * base).sum().backward(retain_graph=True)
+    np.testing.assert_allclose(t.grad.numpy(), [2.0, 24.0])  # d(sum base^2)/dt, base = [1, 6, 4, 3]
+    del base, w
+    gc.collect()
+    assert alive() is None  # no reference cycle through CopySlices keeps the base alive
 
 
 # ---- graph lifetime

@@ -207,6 +207,13 @@ def gen_op_function(op):
         for a in op.args:
             args.append(f"{a.name}.dense()" if a.type == "Tensor" else a.name)
         L.append(f"  Tensor out(std::make_shared<TensorImpl>({op.view}({', '.join(args)})));")
+        # Note [Views and in-place ops]: the view remembers its base and how to remake it.
+        replay = ", ".join("b" if a.name == tensors[0].name else
+                           f"{a.name}.vec()" if a.type == "int[]" else a.name for a in op.args)
+        captures = "".join(f", {a.name} = autograd::CapturedInts({a.name})"
+                           for a in op.args if a.type == "int[]")
+        L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}](const Tensor& b) "
+                 f"{{ return ::oar::ops::{op.name}({replay}); }});")
         outs = ["out"]
     else:
         place = "kplace"
@@ -301,11 +308,14 @@ def gen_op_function(op):
                 L.append(f"    for (const auto& t : {a.name}) node->next_edges.push_back(autograd::gradient_edge(t));")
             else:
                 L.append(f"    node->next_edges.push_back(autograd::gradient_edge({a.name}));")
+        # A view op's backward reads only its input's shape: save metadata, so in-place
+        # writes to the base stay legal and the node holds no history (no cycles).
+        meta_only = ", true" if op.view else ""
         for a in saved_in:
             if a.type == "Tensor[]":
-                L.append(f"    for (const auto& t : {a.name}) node->{a.name}_.emplace_back(t, false);")
+                L.append(f"    for (const auto& t : {a.name}) node->{a.name}_.emplace_back(t, false{meta_only});")
             else:
-                L.append(f"    node->{a.name}_ = SavedTensor({a.name}, false);")
+                L.append(f"    node->{a.name}_ = SavedTensor({a.name}, false{meta_only});")
         for a in op.attrs:
             L.append(f"    node->{a.name}_ = {a.name};")
         for i, o in enumerate(op.outputs):
@@ -330,7 +340,12 @@ def gen_op_function(op):
         params = ", ".join(f"{a.cpp_type} {a.name}" for a in op.args)
         L.append(f"const Tensor& {op.inplace}({params}) {{")
         L.append(f'  detail::check_inplace_allowed({x}, "{op.inplace}");')
-        src_args = ", ".join((f"detail::inplace_source({a.name})" if a.name == x else a.name) for a in op.args)
+        # x is read through a copy when autograd records: the backward may read x's
+        # old value, which the write destroys (whichever input needs the gradient).
+        rg = " || ".join(f"autograd::any_requires_grad({a.name})" if a.type == "Tensor[]"
+                         else f"autograd::any_requires_grad({{&{a.name}}})" for a in tensors
+                         if a.type in ("Tensor", "Tensor[]"))
+        src_args = ", ".join((f"detail::inplace_source({a.name}, {rg})" if a.name == x else a.name) for a in op.args)
         L.append(f'  detail::commit_inplace({x}, ::oar::ops::{op.name}({src_args}), "{op.inplace}");')
         L.append(f"  return {x};")
         L.append("}\n")
@@ -343,6 +358,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/api/op_utils.h"',
            '#include "paddle_core/api/composite.h"',
            '#include "paddle_core/autograd/node.h"',
+           '#include "paddle_core/autograd/view.h"',
            '#include "paddle_core/meta/infer_meta.h"',
            '#include "paddle_core/meta/infer_meta_creation.h"',
            '#include "paddle_core/meta/infer_meta_manipulation.h"',

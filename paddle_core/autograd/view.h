@@ -1,0 +1,104 @@
+// Views and in-place ops in autograd: a view remembers its base and how to remake it
+// from the base, so an in-place op on the view can rewrite the base's history
+// (CopySlices) and the view's own history can be remade from the base afterwards.
+// See Note [Views and in-place ops] in docs/notes/autograd.md.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "paddle_core/autograd/node.h"
+
+namespace oar {
+
+/// Replays a chain of view ops: applied to the base (or any tensor shaped like it),
+/// it returns the view. Made of differentiable ops, so replaying a gradient gives
+/// the gradient of the view's region, with history when grad mode is on.
+class ViewReplay {
+ public:
+  explicit ViewReplay(std::shared_ptr<const ViewReplay> prev) : prev_(std::move(prev)) {}
+  virtual ~ViewReplay() = default;
+  Tensor replay(const Tensor& base) const { return step(prev_ ? prev_->replay(base) : base); }
+
+ private:
+  virtual Tensor step(const Tensor& input) const = 0;
+  std::shared_ptr<const ViewReplay> prev_;  // the views before this one (null: from the base)
+};
+
+namespace autograd {
+
+namespace detail {
+template <typename F>
+class ViewStep final : public ViewReplay {
+ public:
+  ViewStep(std::shared_ptr<const ViewReplay> prev, F f) : ViewReplay(std::move(prev)), f_(std::move(f)) {}
+
+ private:
+  Tensor step(const Tensor& input) const override { return f_(input); }
+  F f_;
+};
+void attach_view_meta(const Tensor& input, const Tensor& out, std::shared_ptr<const ViewReplay> step);
+}  // namespace detail
+
+/// An int[] attribute kept by a view's replay step without a heap allocation of its
+/// own when it fits a Dims (every view op's attributes do, when the op succeeded).
+class CapturedInts {
+ public:
+  explicit CapturedInts(const std::vector<int64_t>& v) {
+    if (v.size() <= static_cast<size_t>(kMaxRank)) {
+      small_ = Dims(v);
+    } else {
+      big_ = v;
+      is_big_ = true;
+    }
+  }
+  std::vector<int64_t> vec() const { return is_big_ ? big_ : small_.vec(); }
+
+ private:
+  Dims small_;
+  std::vector<int64_t> big_;
+  bool is_big_ = false;
+};
+
+/// Called by every view op: when `out` shares `input`'s memory, records that `out` is
+/// a view of input's base, remade from input by `op(input)`.
+template <typename F>
+void record_view(const Tensor& input, const Tensor& out, F op) {
+  const auto& s = input.dense().storage();
+  if (!s || out.dense().storage() != s) return;  // a copy (reshape that could not view)
+  detail::attach_view_meta(
+      input, out, std::make_shared<detail::ViewStep<F>>(input.impl()->view.replay, std::move(op)));
+}
+
+/// Remakes the history of view `v` from its base when an in-place write (to the base
+/// or to any view of it) happened since the history was made. Tensor::stop_gradient()
+/// and grad_fn() call it, so every user of a view sees current history.
+void sync_view_history(const Tensor& v);
+
+/// In-place ops on views: `v` (a view) was overwritten with `result`. Makes the base's
+/// history a CopySlices node: the base is now its old value outside v's region and
+/// `result` inside it.
+void rebase_view_history(const Tensor& v, const Tensor& result, const char* op);
+
+/// Raises (before anything is written) when writing `result` into view `v` in place
+/// cannot be recorded: v's base is a leaf that requires grad, or v was made in no_grad
+/// mode and the write needs grad.
+void check_view_inplace(const Tensor& v, const Tensor* result, const char* op);
+
+}  // namespace autograd
+
+/// The gradient of an in-place op on a view, seen from the base: grad flows to the
+/// base's previous history outside the view's region (edge 0) and to the value
+/// written into the region (edge 1).
+class CopySlices final : public GradNode {
+ public:
+  CopySlices(std::shared_ptr<const ViewReplay> replay, const DenseTensor& base);
+  std::vector<Tensor> apply(std::vector<Tensor>& grads) override;
+  const char* name() const override { return "CopySlices"; }
+
+ private:
+  std::shared_ptr<const ViewReplay> replay_;  // base -> view (holds no tensor: no cycles)
+  Dims dims_, strides_;  // the base's layout, so the replay views what it viewed on the base
+};
+
+}  // namespace oar
