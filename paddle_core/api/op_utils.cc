@@ -42,6 +42,12 @@ Tensor inplace_source(const Tensor& x, bool records) {
   return autograd::grad_enabled() && records ? ops::assign(x) : x;
 }
 
+Tensor inplace_operand(const Tensor& y, const Tensor& x, bool records) {
+  const bool aliases = y.defined() && y.dense().storage() != nullptr &&
+                       y.dense().storage() == x.dense().storage();
+  return aliases && records && autograd::grad_enabled() ? ops::assign(y) : y;
+}
+
 // Note [Views and in-place ops] in docs/notes/autograd.md: the result is computed out of
 // place, then written into x's memory. A plain tensor takes the result's history; a view
 // gives its base a CopySlices history and remakes its own from the base on next use.

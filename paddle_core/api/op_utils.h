@@ -21,6 +21,9 @@ void check_inplace_allowed(const Tensor& x, const char* op);
 /// `records`: some input of the op requires grad (and grad mode is on).
 Tensor inplace_source(const Tensor& x, bool records);
 inline Tensor inplace_source(const Tensor& x) { return inplace_source(x, x.requires_grad()); }
+/// Another input `y` of an in-place op on x: a copy when it shares x's memory and
+/// autograd records (the write would change what the backward reads), else y.
+Tensor inplace_operand(const Tensor& y, const Tensor& x, bool records);
 /// Writes `result` into x's memory, bumps x's version and moves x's autograd
 /// history to result's node.
 void commit_inplace(const Tensor& x, const Tensor& result, const char* op);

@@ -569,6 +569,21 @@ def test_inplace_on_view_higher_order():
     np.testing.assert_allclose(x.grad.numpy(), [12 * a[0] ** 2, 12 * a[1] ** 2, 2, 2])
 
 
+def test_inplace_with_aliased_operands():
+    def f(x):
+        y = x * 1.0
+        y.add_(y)  # the operand is the tensor written
+        y[1:].multiply_(y[:-1])  # the operand overlaps the written view
+        return (y * y).sum()
+    _fd_check(f, RNG.uniform(0.5, 1.5, (5,)))
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1.0
+    y[1:].multiply_(y[:-1])  # forward reads the values from before the write
+    np.testing.assert_allclose(y.numpy(), [1.0, 2.0, 6.0])
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0, 2.0])
+
+
 def test_inplace_on_view_frees_its_graph():
     arr = np.arange(4.0)
     alive = weakref.ref(arr)

@@ -345,7 +345,17 @@ def gen_op_function(op):
         rg = " || ".join(f"autograd::any_requires_grad({a.name})" if a.type == "Tensor[]"
                          else f"autograd::any_requires_grad({{&{a.name}}})" for a in tensors
                          if a.type in ("Tensor", "Tensor[]"))
-        src_args = ", ".join((f"detail::inplace_source({a.name}, {rg})" if a.name == x else a.name) for a in op.args)
+        # Other tensor inputs that share x's memory (x.add_(x), a view of x's base) are
+        # read through copies too, so what the backward saves is not the written memory.
+        L.append(f"  const bool records = {rg};")
+
+        def src(a):
+            if a.name == x:
+                return f"detail::inplace_source({a.name}, records)"
+            if a.type == "Tensor":
+                return f"detail::inplace_operand({a.name}, {x}, records)"
+            return a.name
+        src_args = ", ".join(src(a) for a in op.args)
         L.append(f'  detail::commit_inplace({x}, ::oar::ops::{op.name}({src_args}), "{op.inplace}");')
         L.append(f"  return {x};")
         L.append("}\n")
