@@ -4,8 +4,10 @@
 // See Note [Views and in-place ops] in docs/notes/autograd.md.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "paddle_core/autograd/node.h"
 
@@ -40,24 +42,28 @@ class ViewStep final : public ViewReplay {
 void attach_view_meta(const Tensor& input, const Tensor& out, std::shared_ptr<const ViewReplay> step);
 }  // namespace detail
 
-/// An int[] attribute kept by a view's replay step without a heap allocation of its
-/// own when it fits a Dims (every view op's attributes do, when the op succeeded).
+/// An int[] attribute kept by a view's replay step, inline (no heap allocation) when
+/// it fits kMaxRank entries, as every view op's attributes do when the op succeeded.
 class CapturedInts {
  public:
-  explicit CapturedInts(const std::vector<int64_t>& v) {
-    if (v.size() <= static_cast<size_t>(kMaxRank)) {
-      small_ = Dims(v);
+  explicit CapturedInts(const std::vector<int64_t>& v) : n_(v.size()) {
+    if (n_ <= static_cast<size_t>(kMaxRank)) {
+      std::copy(v.begin(), v.end(), small_);
     } else {
-      big_ = v;
-      is_big_ = true;
+      big_ = std::make_unique<std::vector<int64_t>>(v);
     }
   }
-  std::vector<int64_t> vec() const { return is_big_ ? big_ : small_.vec(); }
+  CapturedInts(const CapturedInts& o) : n_(o.n_) {
+    std::copy(o.small_, o.small_ + (o.big_ ? 0 : n_), small_);
+    if (o.big_) big_ = std::make_unique<std::vector<int64_t>>(*o.big_);
+  }
+  CapturedInts(CapturedInts&&) = default;
+  std::vector<int64_t> vec() const { return big_ ? *big_ : std::vector<int64_t>(small_, small_ + n_); }
 
  private:
-  Dims small_;
-  std::vector<int64_t> big_;
-  bool is_big_ = false;
+  size_t n_;
+  int64_t small_[kMaxRank];
+  std::unique_ptr<std::vector<int64_t>> big_;
 };
 
 /// Called by every view op: when `out` shares `input`'s memory, records that `out` is
