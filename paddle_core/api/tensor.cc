@@ -9,11 +9,11 @@ TensorImpl::TensorImpl(DenseTensor d) : dense(std::move(d)) {}
 TensorImpl::~TensorImpl() = default;
 
 void Tensor::sync_view() const {
-  if (impl_->view.version != version()) autograd::sync_view_history(*this);
+  if (impl_->view->replay && impl_->view->version != version()) autograd::sync_view_history(*this);
 }
 
 bool Tensor::stop_gradient() const {
-  if (impl_->view.replay) [[unlikely]] sync_view();
+  if (impl_->view) [[unlikely]] sync_view();
   return impl_->autograd == nullptr || impl_->autograd->stop_gradient;
 }
 
@@ -29,7 +29,7 @@ AutogradMeta& Tensor::ensure_autograd_meta() const {
 
 const std::shared_ptr<GradNode>& Tensor::grad_fn() const {
   static const std::shared_ptr<GradNode> kNone;
-  if (impl_->view.replay) [[unlikely]] sync_view();
+  if (impl_->view) [[unlikely]] sync_view();
   return impl_->autograd ? impl_->autograd->grad_fn : kNone;
 }
 

@@ -15,13 +15,12 @@ struct AutogradMeta;
 class ViewReplay;
 struct TensorImpl;
 
-/// What a view tensor knows about its base (see paddle_core/autograd/view.h); kept
-/// inline in TensorImpl so making a view costs no extra allocation for it.
+/// What a view tensor knows about its base (see paddle_core/autograd/view.h).
 struct ViewMeta {
-  std::shared_ptr<TensorImpl> base;          // the tensor owning the memory; never a view
-  std::shared_ptr<const ViewReplay> replay;  // base -> this view; null: not a view
+  std::shared_ptr<TensorImpl> base;  // the tensor owning the memory; never a view
+  /// base -> this view; null for views made in no_grad mode, which stay detached.
+  std::shared_ptr<const ViewReplay> replay;
   uint32_t version = 0;  // storage version when this view's history was last made
-  bool tracked = true;   // made with grad mode on (views made in no_grad stay detached)
 };
 
 struct TensorImpl {
@@ -29,7 +28,9 @@ struct TensorImpl {
   ~TensorImpl();
   DenseTensor dense;
   std::unique_ptr<AutogradMeta> autograd;  // null until autograd needs it
-  ViewMeta view;                           // set by view ops (paddle_core/autograd/view.h)
+  // Set by view ops. Behind a pointer: inline, it made every tensor (most are no view)
+  // measurably slower to create.
+  std::unique_ptr<ViewMeta> view;
   std::string name;
 };
 
@@ -66,7 +67,7 @@ class Tensor {
 
   bool same_impl(const Tensor& o) const { return impl_ == o.impl_; }
   /// True when this tensor is a view sharing memory with a base tensor.
-  bool is_view() const { return impl_->view.replay != nullptr; }
+  bool is_view() const { return impl_->view != nullptr; }
 
  private:
   /// Views: remakes the autograd history when an in-place write made it stale.

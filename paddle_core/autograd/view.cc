@@ -9,21 +9,20 @@ namespace autograd {
 
 namespace detail {
 void attach_view_meta(const Tensor& input, const Tensor& out, std::shared_ptr<const ViewReplay> step) {
-  const ViewMeta& in = input.impl()->view;
-  ViewMeta& meta = out.impl()->view;
-  meta.base = in.replay ? in.base : input.impl();
-  meta.replay = std::move(step);
-  meta.version = out.version();
-  meta.tracked = grad_enabled() && (!in.replay || in.tracked);
+  const ViewMeta* in = input.impl()->view.get();
+  auto meta = std::make_unique<ViewMeta>();
+  meta->base = in ? in->base : input.impl();
+  meta->replay = std::move(step);
+  meta->version = out.version();
+  out.impl()->view = std::move(meta);
 }
 }  // namespace detail
 
 void sync_view_history(const Tensor& v) {
-  ViewMeta& vm = v.impl()->view;
+  ViewMeta& vm = *v.impl()->view;
   const uint32_t now = v.version();
   if (vm.version == now) return;
   vm.version = now;
-  if (!vm.tracked) return;
   Tensor base(vm.base);
   if (base.stop_gradient()) return;  // nothing to remake (the base is never a view)
   GradModeGuard on(true);
@@ -35,7 +34,7 @@ void sync_view_history(const Tensor& v) {
 }
 
 void check_view_inplace(const Tensor& v, const Tensor* result, const char* op) {
-  const ViewMeta& vm = v.impl()->view;
+  const ViewMeta& vm = *v.impl()->view;
   Tensor base(vm.base);
   const bool recorded =
       grad_enabled() && (!base.stop_gradient() || (result && result->requires_grad()));
@@ -43,17 +42,17 @@ void check_view_inplace(const Tensor& v, const Tensor* result, const char* op) {
   OAR_ENFORCE(!(base.is_leaf() && base.requires_grad()), PreconditionNotMet, op,
               ": a view of a leaf tensor that requires grad (stop_gradient=False) cannot be "
               "modified in place; write into a copy, or wrap the update in oar.no_grad()");
-  OAR_ENFORCE(vm.tracked, PreconditionNotMet, op,
+  OAR_ENFORCE(vm.replay != nullptr, PreconditionNotMet, op,
               ": this view was made in no_grad mode, so an in-place write to it cannot be "
               "recorded for autograd; make the view with grad mode on, or write under "
               "oar.no_grad()");
 }
 
 void rebase_view_history(const Tensor& v, const Tensor& result, const char* op) {
-  Tensor base(v.impl()->view.base);
+  Tensor base(v.impl()->view->base);
   if (!grad_enabled() || (base.stop_gradient() && !result.requires_grad())) return;
   check_view_inplace(v, &result, op);
-  auto node = std::make_shared<CopySlices>(v.impl()->view.replay, base.dense());
+  auto node = std::make_shared<CopySlices>(v.impl()->view->replay, base.dense());
   node->next_edges.push_back(gradient_edge(base));
   node->next_edges.push_back(gradient_edge(result));
   set_history(base, node, 0);

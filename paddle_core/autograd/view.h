@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
 
 namespace oar {
@@ -39,6 +40,7 @@ class ViewStep final : public ViewReplay {
   Tensor step(const Tensor& input) const override { return f_(input); }
   F f_;
 };
+/// Fills out's ViewMeta; a null `step` makes an untracked view.
 void attach_view_meta(const Tensor& input, const Tensor& out, std::shared_ptr<const ViewReplay> step);
 }  // namespace detail
 
@@ -68,12 +70,18 @@ class CapturedInts {
 
 /// Called by every view op: when `out` shares `input`'s memory, records that `out` is
 /// a view of input's base, remade from input by `op(input)`.
+/// Views made in no_grad mode (or of such views) stay detached and record only their
+/// base: backward passes and optimizer steps make many views.
 template <typename F>
 void record_view(const Tensor& input, const Tensor& out, F op) {
   const auto& s = input.dense().storage();
   if (!s || out.dense().storage() != s) return;  // a copy (reshape that could not view)
-  detail::attach_view_meta(
-      input, out, std::make_shared<detail::ViewStep<F>>(input.impl()->view.replay, std::move(op)));
+  const ViewMeta* in = input.impl()->view.get();
+  std::shared_ptr<const ViewReplay> step;
+  if (grad_enabled() && (!in || in->replay)) {
+    step = std::make_shared<detail::ViewStep<F>>(in ? in->replay : nullptr, std::move(op));
+  }
+  detail::attach_view_meta(input, out, std::move(step));
 }
 
 /// Remakes the history of view `v` from its base when an in-place write (to the base

@@ -31,8 +31,8 @@ TEST(ViewInplace, ViewsRecordTheirBase) {
   Tensor t = ops::transpose(y, {1, 0});
   Tensor s = ops::slice(t, {0}, {1}, {3}, {});
   EXPECT_TRUE(t.is_view() && s.is_view() && !y.is_view());
-  EXPECT_EQ(s.impl()->view.base, y.impl());  // a view of a view points at the first base
-  EXPECT_EQ(to_vec(s.impl()->view.replay->replay(y)), (std::vector<double>{2, 5, 3, 6}));
+  EXPECT_EQ(s.impl()->view->base, y.impl());  // a view of a view points at the first base
+  EXPECT_EQ(to_vec(s.impl()->view->replay->replay(y)), (std::vector<double>{2, 5, 3, 6}));
   // A reshape that has to copy is not a view.
   Tensor r = ops::reshape(t, {6});
   EXPECT_FALSE(r.is_view());
