@@ -8,7 +8,8 @@ namespace oar {
 namespace autograd {
 
 namespace detail {
-void attach_view_meta(const Tensor& input, const Tensor& out, std::shared_ptr<const ViewReplay> step) {
+void attach_view_meta(const Tensor& input, const Tensor& out,
+                      std::shared_ptr<const ViewReplay> step) {
   const ViewMeta* in = input.impl()->view.get();
   auto meta = std::make_unique<ViewMeta>();
   meta->base = in ? in->base : input.impl();
@@ -79,7 +80,8 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>& grads) {
     {
       autograd::GradModeGuard off(false);
       int64_t lo = 0, hi = 0;  // element range the base's layout spans, from its first element
-      for (int i = 0; i < dims_.size(); ++i) (strides_[i] < 0 ? lo : hi) += (dims_[i] - 1) * strides_[i];
+      for (int i = 0; i < dims_.size(); ++i)
+        (strides_[i] < 0 ? lo : hi) += (dims_[i] - 1) * strides_[i];
       DenseTensor m;
       m.set_dtype(g.dtype());
       m.set_place(g.place());

@@ -34,14 +34,16 @@ namespace detail {
 template <typename F>
 class ViewStep final : public ViewReplay {
  public:
-  ViewStep(std::shared_ptr<const ViewReplay> prev, F f) : ViewReplay(std::move(prev)), f_(std::move(f)) {}
+  ViewStep(std::shared_ptr<const ViewReplay> prev, F f)
+      : ViewReplay(std::move(prev)), f_(std::move(f)) {}
 
  private:
   Tensor step(const Tensor& input) const override { return f_(input); }
   F f_;
 };
 /// Fills out's ViewMeta; a null `step` makes an untracked view.
-void attach_view_meta(const Tensor& input, const Tensor& out, std::shared_ptr<const ViewReplay> step);
+void attach_view_meta(const Tensor& input, const Tensor& out,
+                      std::shared_ptr<const ViewReplay> step);
 }  // namespace detail
 
 /// An int[] attribute kept by a view's replay step, inline (no heap allocation) when
@@ -60,7 +62,9 @@ class CapturedInts {
     if (o.big_) big_ = std::make_unique<std::vector<int64_t>>(*o.big_);
   }
   CapturedInts(CapturedInts&&) = default;
-  std::vector<int64_t> vec() const { return big_ ? *big_ : std::vector<int64_t>(small_, small_ + n_); }
+  std::vector<int64_t> vec() const {
+    return big_ ? *big_ : std::vector<int64_t>(small_, small_ + n_);
+  }
 
  private:
   size_t n_;

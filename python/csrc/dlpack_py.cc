@@ -3,9 +3,10 @@
 // for consumers that pass max_version >= (1, 0), such as NumPy 2, and the legacy
 // "dltensor" capsule otherwise. Imports take either capsule. Memory is shared both
 // ways; the producer's memory lives as long as the Storage that wraps it.
+#include "python/csrc/dlpack_py.h"
+
 #include <cstring>
 
-#include "python/csrc/dlpack_py.h"
 #include "python/csrc/dlpack_versioned.h"
 
 namespace oar::python {
@@ -20,12 +21,24 @@ DLDataType to_dl_dtype(DataType t) {
   d.lanes = 1;
   d.bits = static_cast<uint8_t>(size_of(t) * 8);
   switch (t) {
-    case DataType::BOOL: d.code = kOarDLBool; break;
-    case DataType::INT8: case DataType::INT16: case DataType::INT32: case DataType::INT64:
-      d.code = kDLInt; break;
-    case DataType::UINT8: d.code = kDLUInt; break;
-    case DataType::BFLOAT16: d.code = kDLBfloat; break;
-    default: d.code = kDLFloat; break;
+    case DataType::BOOL:
+      d.code = kOarDLBool;
+      break;
+    case DataType::INT8:
+    case DataType::INT16:
+    case DataType::INT32:
+    case DataType::INT64:
+      d.code = kDLInt;
+      break;
+    case DataType::UINT8:
+      d.code = kDLUInt;
+      break;
+    case DataType::BFLOAT16:
+      d.code = kDLBfloat;
+      break;
+    default:
+      d.code = kDLFloat;
+      break;
   }
   return d;
 }
@@ -54,7 +67,8 @@ DataType from_dl_dtype(DLDataType d) {
     case kOarDLBool:
       if (d.bits == 8) return DataType::BOOL;
       break;
-    default: break;
+    default:
+      break;
   }
   OAR_THROW(InvalidType, "from_dlpack: unsupported DLPack dtype (code ", int(d.code), ", bits ",
             int(d.bits), ")");
@@ -119,8 +133,9 @@ Tensor import_tensor(Managed* m) {
   int64_t span = 1;
   for (int i = 0; i < dims.size(); ++i) span += (dims[i] - 1) * strides[i];
   if (dims.numel() == 0) span = 0;
-  auto storage = std::make_shared<Storage>(dl.data, span * esize + dl.byte_offset, CPUPlace(),
-                                           [m] { if (m->deleter) m->deleter(m); });
+  auto storage = std::make_shared<Storage>(dl.data, span * esize + dl.byte_offset, CPUPlace(), [m] {
+    if (m->deleter) m->deleter(m);
+  });
   DenseTensor d(dims, dt, CPUPlace());
   d.set_storage(storage, dl.byte_offset / esize);
   d.set_view(dims, strides, dl.byte_offset / esize);
@@ -182,7 +197,8 @@ Tensor tensor_from_dlpack(py::handle obj) {
     }
   }
   if (PyCapsule_IsValid(cap.ptr(), kVersionedName)) {
-    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), kVersionedName));
+    auto* m =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), kVersionedName));
     OAR_ENFORCE(m->version.major <= DLPACK_MAJOR_VERSION, Unimplemented,
                 "from_dlpack: DLPack version ", m->version.major, ".", m->version.minor,
                 " is newer than the supported ", DLPACK_MAJOR_VERSION, ".", DLPACK_MINOR_VERSION);
@@ -199,7 +215,8 @@ Tensor tensor_from_dlpack(py::handle obj) {
   }
   OAR_ENFORCE(PyCapsule_IsValid(cap.ptr(), kLegacyName), InvalidArgument,
               "from_dlpack: expected an object with __dlpack__ or an unconsumed 'dltensor' or "
-              "'dltensor_versioned' capsule, got ", py::repr(obj).cast<std::string>());
+              "'dltensor_versioned' capsule, got ",
+              py::repr(obj).cast<std::string>());
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), kLegacyName));
   Tensor t = import_tensor(m);
   PyCapsule_SetName(cap.ptr(), "used_dltensor");

@@ -12,7 +12,8 @@
 namespace oar {
 namespace {
 
-Tensor from(const std::vector<double>& v, std::vector<int64_t> shape = {}, bool requires_grad = false) {
+Tensor from(const std::vector<double>& v, std::vector<int64_t> shape = {},
+            bool requires_grad = false) {
   if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
   DenseTensor d(Dims(shape), DataType::FLOAT64);
   std::copy(v.begin(), v.end(), d.alloc<double>());
