@@ -584,6 +584,43 @@ def test_inplace_with_aliased_operands():
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0, 2.0])
 
 
+_VIEWS = {
+    "row": lambda v: v[1] if v.ndim >= 1 and v.shape[0] > 1 else v,
+    "col": lambda v: v[:, 1] if v.ndim >= 2 and v.shape[1] > 1 else v,
+    "T": lambda v: v.transpose([1, 0]) if v.ndim == 2 else v,
+    "tail": lambda v: v[1:] if v.ndim >= 1 and v.shape[0] > 2 else v,
+    "step": lambda v: v[:, ::2] if v.ndim >= 2 else v,
+    "unsqueeze": lambda v: v.unsqueeze([0]),
+    "flatten": lambda v: v.flatten() if v.ndim == 2 and v.shape[1] == 4 else v,
+}
+_WRITES = {
+    "exp_": lambda v, t: v.exp_(),
+    "tanh_": lambda v, t: v.tanh_(),
+    "scale_": lambda v, t: v.scale_(0.7, 0.2),
+    "multiply_": lambda v, t: v.multiply_(t),
+    "add_": lambda v, t: v.add_(t * 2.0),
+    "self": lambda v, t: v.multiply_(v),
+    "setitem": lambda v, t: v.__setitem__(Ellipsis, t * 3.0),
+}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_view_write_programs_match_finite_differences(seed):
+    r = np.random.default_rng(seed)
+    program = [([r.choice(list(_VIEWS)) for _ in range(r.integers(1, 4))], r.choice(list(_WRITES)))
+               for _ in range(r.integers(1, 4))]
+
+    def f(x, t):
+        y = x * 1.3 + 0.1
+        for views, write in program:
+            v = y
+            for name in views:
+                v = _VIEWS[name](v)
+            _WRITES[write](v, t.reshape([1] * v.ndim) if v.ndim else t.reshape([]))
+        return (y * y).sum() + y.sin().sum()
+    _fd_check(f, r.uniform(0.2, 0.6, (3, 4)), r.uniform(0.5, 0.9, (1,)), rtol=1e-5, atol=1e-5)
+
+
 def test_inplace_on_view_frees_its_graph():
     arr = np.arange(4.0)
     alive = weakref.ref(arr)
