@@ -208,12 +208,12 @@ def gen_op_function(op):
             args.append(f"{a.name}.dense()" if a.type == "Tensor" else a.name)
         L.append(f"  Tensor out(std::make_shared<TensorImpl>({op.view}({', '.join(args)})));")
         # Note [Views and in-place ops]: the view remembers its base and how to remake it.
-        replay = ", ".join("b" if a.name == tensors[0].name else
+        replay = ", ".join("replay_input" if a.name == tensors[0].name else
                            f"{a.name}.vec()" if a.type == "int[]" else a.name for a in op.args)
         captures = "".join(f", {a.name} = autograd::CapturedInts({a.name})"
                            for a in op.args if a.type == "int[]")
-        L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}](const Tensor& b) "
-                 f"{{ return ::oar::ops::{op.name}({replay}); }});")
+        L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}]"
+                 f"(const Tensor& replay_input) {{ return ::oar::ops::{op.name}({replay}); }});")
         outs = ["out"]
     else:
         place = "kplace"
