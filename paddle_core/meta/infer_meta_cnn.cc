@@ -1,5 +1,7 @@
 #include "paddle_core/meta/infer_meta_cnn.h"
 
+#include <algorithm>
+
 namespace oar {
 namespace {
 
@@ -384,6 +386,182 @@ void MaxPoolIndexGatherInferMeta(const DenseTensor& x, const DenseTensor& mask,
                                  const std::string& data_format, DenseTensor* out) {
   check_index_operands(x, mask, nullptr, data_format, "max_pool_index_gather");
   set_like(out, mask.dims(), x.dtype());
+}
+
+}  // namespace oar
+
+// ---------------------------------------------------------------- normalizations
+namespace oar {
+namespace {
+
+// scale / bias: numel `n` elements of x's dtype (any shape with that many elements).
+void check_affine(const DenseTensor* t, int64_t n, const DenseTensor& x, const char* op,
+                  const char* arg) {
+  if (t == nullptr) return;
+  OAR_ENFORCE(t->numel() == n && t->rank() >= 1, InvalidArgument, op, ": ", arg, " must have ", n,
+              " elements (one per normalized channel), got shape ", t->dims());
+  OAR_ENFORCE(t->dtype() == x.dtype(), InvalidType, op, ": ", arg, " dtype ",
+              dtype_name(t->dtype()), " differs from x's dtype ", dtype_name(x.dtype()));
+}
+
+void set_grads(const DenseTensor& x, const DenseTensor* scale, int64_t channels,
+               DenseTensor* x_grad, DenseTensor* scale_grad, DenseTensor* bias_grad) {
+  x_grad->set_dims(x.dims());
+  x_grad->set_dtype(x.dtype());
+  const Dims pd = scale ? scale->dims() : Dims{channels};
+  scale_grad->set_dims(pd);
+  scale_grad->set_dtype(x.dtype());
+  bias_grad->set_dims(pd);
+  bias_grad->set_dtype(x.dtype());
+}
+
+void check_stats(const DenseTensor& t, const Dims& want, const DenseTensor& x, const char* op,
+                 const char* arg) {
+  OAR_ENFORCE(t.dims() == want && t.dtype() == x.dtype(), InvalidArgument, op, ": ", arg,
+              " must have shape ", want, " and dtype ", dtype_name(x.dtype()), ", got ", t.dims(),
+              " ", dtype_name(t.dtype()));
+}
+
+}  // namespace
+
+RowNormView layer_norm_view(const DenseTensor& x, int64_t begin, const char* op) {
+  check_float(x, op, "x");
+  OAR_ENFORCE(x.rank() >= 1, InvalidArgument, op, ": x must have at least one dimension");
+  OAR_ENFORCE(begin >= 0 && begin < x.rank(), InvalidArgument, op, ": begin_norm_axis ", begin,
+              " is out of range for x of shape ", x.dims());
+  RowNormView v;
+  v.n = 1;
+  for (int i = 0; i < begin; ++i) v.n *= x.dims()[i];
+  v.k = 1;
+  for (int i = begin; i < x.rank(); ++i) v.k *= x.dims()[i];
+  return v;
+}
+
+RowNormView group_norm_view(const DenseTensor& x, int64_t groups, const char* op) {
+  check_float(x, op, "x");
+  OAR_ENFORCE(x.rank() >= 2, InvalidArgument, op,
+              ": x must be [N, C, ...] with at least 2 dims, got shape ", x.dims());
+  const int64_t c = x.dims()[1];
+  OAR_ENFORCE(groups >= 1 && c % groups == 0, InvalidArgument, op, ": the channel count ", c,
+              " must be divisible by groups (", groups, ")");
+  RowNormView v;
+  v.n = x.dims()[0];
+  v.g = groups;
+  v.k = c / groups;
+  v.s = x.numel() / std::max<int64_t>(v.n * c, 1);
+  if (v.n * c == 0) v.s = 1;
+  for (int i = 2; i < x.rank(); ++i) {
+    if (x.dims()[i] == 0) v.s = 0;
+  }
+  return v;
+}
+
+BatchNormView batch_norm_view(const DenseTensor& x, const std::string& f, const char* op) {
+  check_float(x, op, "x");
+  OAR_ENFORCE(x.rank() >= 2 && x.rank() <= 5, InvalidArgument, op,
+              ": x must be 2-D to 5-D [N, C, ...], got shape ", x.dims());
+  const bool first = f == "NC" || f == "NCL" || f == "NCHW" || f == "NCDHW";
+  const bool last = f == "NLC" || f == "NHWC" || f == "NDHWC";
+  OAR_ENFORCE(first || last, InvalidArgument, op, ": data_format must be one of NC, NCL, NCHW, "
+              "NCDHW, NLC, NHWC, NDHWC, got '", f, "'");
+  BatchNormView v;
+  const int ca = (last && x.rank() > 2) ? x.rank() - 1 : 1;
+  v.c = x.dims()[ca];
+  v.n = 1;
+  for (int i = 0; i < ca; ++i) v.n *= x.dims()[i];
+  v.s = 1;
+  for (int i = ca + 1; i < x.rank(); ++i) v.s *= x.dims()[i];
+  return v;
+}
+
+void LayerNormInferMeta(const DenseTensor& x, const DenseTensor* scale, const DenseTensor* bias,
+                        double epsilon, int64_t begin_norm_axis, DenseTensor* out,
+                        DenseTensor* mean, DenseTensor* rstd) {
+  const char* op = "layer_norm";
+  const RowNormView v = layer_norm_view(x, begin_norm_axis, op);
+  OAR_ENFORCE(epsilon >= 0, InvalidArgument, op, ": epsilon must be >= 0, got ", epsilon);
+  check_affine(scale, v.k, x, op, "weight");
+  check_affine(bias, v.k, x, op, "bias");
+  set_like(out, x.dims(), x.dtype());
+  Dims sd(x.dims().begin(), x.dims().begin() + begin_norm_axis);
+  set_like(mean, sd, x.dtype());
+  set_like(rstd, sd, x.dtype());
+}
+
+void LayerNormGradInferMeta(const DenseTensor& x, const DenseTensor* scale,
+                            const DenseTensor& mean, const DenseTensor& rstd,
+                            const DenseTensor& grad_out, int64_t begin_norm_axis,
+                            DenseTensor* x_grad, DenseTensor* scale_grad,
+                            DenseTensor* bias_grad) {
+  const char* op = "layer_norm_grad";
+  const RowNormView v = layer_norm_view(x, begin_norm_axis, op);
+  check_affine(scale, v.k, x, op, "weight");
+  const Dims sd(x.dims().begin(), x.dims().begin() + begin_norm_axis);
+  check_stats(mean, sd, x, op, "mean");
+  check_stats(rstd, sd, x, op, "rstd");
+  check_stats(grad_out, x.dims(), x, op, "grad_out");
+  set_grads(x, scale, v.k, x_grad, scale_grad, bias_grad);
+}
+
+void GroupNormInferMeta(const DenseTensor& x, const DenseTensor* scale, const DenseTensor* bias,
+                        double epsilon, int64_t groups, DenseTensor* out, DenseTensor* mean,
+                        DenseTensor* rstd) {
+  const char* op = "group_norm";
+  const RowNormView v = group_norm_view(x, groups, op);
+  OAR_ENFORCE(epsilon >= 0, InvalidArgument, op, ": epsilon must be >= 0, got ", epsilon);
+  check_affine(scale, v.g * v.k, x, op, "weight");
+  check_affine(bias, v.g * v.k, x, op, "bias");
+  set_like(out, x.dims(), x.dtype());
+  set_like(mean, Dims{v.n, v.g}, x.dtype());
+  set_like(rstd, Dims{v.n, v.g}, x.dtype());
+}
+
+void GroupNormGradInferMeta(const DenseTensor& x, const DenseTensor* scale,
+                            const DenseTensor& mean, const DenseTensor& rstd,
+                            const DenseTensor& grad_out, int64_t groups, DenseTensor* x_grad,
+                            DenseTensor* scale_grad, DenseTensor* bias_grad) {
+  const char* op = "group_norm_grad";
+  const RowNormView v = group_norm_view(x, groups, op);
+  check_affine(scale, v.g * v.k, x, op, "weight");
+  check_stats(mean, Dims{v.n, v.g}, x, op, "mean");
+  check_stats(rstd, Dims{v.n, v.g}, x, op, "rstd");
+  check_stats(grad_out, x.dims(), x, op, "grad_out");
+  set_grads(x, scale, v.g * v.k, x_grad, scale_grad, bias_grad);
+}
+
+void BatchNormInferMeta(const DenseTensor& x, const DenseTensor& running_mean,
+                        const DenseTensor& running_var, const DenseTensor* scale,
+                        const DenseTensor* bias, bool training, double momentum, double epsilon,
+                        const std::string& data_format, bool use_global_stats, DenseTensor* out,
+                        DenseTensor* mean_out, DenseTensor* variance_out,
+                        DenseTensor* saved_mean, DenseTensor* saved_rstd) {
+  const char* op = "batch_norm";
+  const BatchNormView v = batch_norm_view(x, data_format, op);
+  OAR_ENFORCE(epsilon >= 0, InvalidArgument, op, ": epsilon must be >= 0, got ", epsilon);
+  OAR_ENFORCE(momentum >= 0 && momentum <= 1, InvalidArgument, op,
+              ": momentum must be in [0, 1], got ", momentum);
+  check_stats(running_mean, Dims{v.c}, x, op, "running_mean");
+  check_stats(running_var, Dims{v.c}, x, op, "running_var");
+  check_affine(scale, v.c, x, op, "weight");
+  check_affine(bias, v.c, x, op, "bias");
+  set_like(out, x.dims(), x.dtype());
+  for (DenseTensor* t : {mean_out, variance_out, saved_mean, saved_rstd}) {
+    set_like(t, Dims{v.c}, x.dtype());
+  }
+}
+
+void BatchNormGradInferMeta(const DenseTensor& x, const DenseTensor* scale,
+                            const DenseTensor& saved_mean, const DenseTensor& saved_rstd,
+                            const DenseTensor& grad_out, bool use_global_stats,
+                            const std::string& data_format, DenseTensor* x_grad,
+                            DenseTensor* scale_grad, DenseTensor* bias_grad) {
+  const char* op = "batch_norm_grad";
+  const BatchNormView v = batch_norm_view(x, data_format, op);
+  check_affine(scale, v.c, x, op, "weight");
+  check_stats(saved_mean, Dims{v.c}, x, op, "saved_mean");
+  check_stats(saved_rstd, Dims{v.c}, x, op, "saved_rstd");
+  check_stats(grad_out, x.dims(), x, op, "grad_out");
+  set_grads(x, scale, v.c, x_grad, scale_grad, bias_grad);
 }
 
 }  // namespace oar

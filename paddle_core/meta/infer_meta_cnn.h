@@ -132,3 +132,53 @@ void MaxPoolIndexGatherInferMeta(const DenseTensor& x, const DenseTensor& mask,
                                  const std::string& data_format, DenseTensor* out);
 
 }  // namespace oar
+
+namespace oar {
+
+// ---- normalizations
+/// A normalization seen as rows: x is [N * G rows, K * S], row r normalized on its own
+/// with channel g * K + k for element k * S + s (g = r % G). layer_norm: G = 1, K = row
+/// length, S = 1. group_norm: G groups, K = C / G, S = spatial size.
+struct RowNormView {
+  int64_t n = 0, g = 1, k = 0, s = 1;
+  int64_t rows() const { return n * g; }
+  int64_t len() const { return k * s; }
+};
+RowNormView layer_norm_view(const DenseTensor& x, int64_t begin_norm_axis, const char* op);
+RowNormView group_norm_view(const DenseTensor& x, int64_t groups, const char* op);
+
+/// batch_norm's view of x: [n, c, s] with statistics per channel c.
+struct BatchNormView {
+  int64_t n = 0, c = 0, s = 1;
+};
+BatchNormView batch_norm_view(const DenseTensor& x, const std::string& data_format,
+                              const char* op);
+
+void LayerNormInferMeta(const DenseTensor& x, const DenseTensor* scale, const DenseTensor* bias,
+                        double epsilon, int64_t begin_norm_axis, DenseTensor* out,
+                        DenseTensor* mean, DenseTensor* rstd);
+void LayerNormGradInferMeta(const DenseTensor& x, const DenseTensor* scale,
+                            const DenseTensor& mean, const DenseTensor& rstd,
+                            const DenseTensor& grad_out, int64_t begin_norm_axis,
+                            DenseTensor* x_grad, DenseTensor* scale_grad,
+                            DenseTensor* bias_grad);
+void GroupNormInferMeta(const DenseTensor& x, const DenseTensor* scale, const DenseTensor* bias,
+                        double epsilon, int64_t groups, DenseTensor* out, DenseTensor* mean,
+                        DenseTensor* rstd);
+void GroupNormGradInferMeta(const DenseTensor& x, const DenseTensor* scale,
+                            const DenseTensor& mean, const DenseTensor& rstd,
+                            const DenseTensor& grad_out, int64_t groups, DenseTensor* x_grad,
+                            DenseTensor* scale_grad, DenseTensor* bias_grad);
+void BatchNormInferMeta(const DenseTensor& x, const DenseTensor& running_mean,
+                        const DenseTensor& running_var, const DenseTensor* scale,
+                        const DenseTensor* bias, bool training, double momentum, double epsilon,
+                        const std::string& data_format, bool use_global_stats, DenseTensor* out,
+                        DenseTensor* mean_out, DenseTensor* variance_out,
+                        DenseTensor* saved_mean, DenseTensor* saved_rstd);
+void BatchNormGradInferMeta(const DenseTensor& x, const DenseTensor* scale,
+                            const DenseTensor& saved_mean, const DenseTensor& saved_rstd,
+                            const DenseTensor& grad_out, bool use_global_stats,
+                            const std::string& data_format, DenseTensor* x_grad,
+                            DenseTensor* scale_grad, DenseTensor* bias_grad);
+
+}  // namespace oar

@@ -9,12 +9,6 @@ from .. import _C
 
 _ops = _C.ops
 
-__all__ = [
-    "conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose",
-    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-]
 
 _CF = {1: "NCL", 2: "NCHW", 3: "NCDHW"}
 _CL = {1: "NLC", 2: "NHWC", 3: "NDHWC"}
@@ -373,3 +367,298 @@ def adaptive_max_pool1d(x, output_size, return_mask=False, name=None):
     o, mask = _adaptive_max(_ops.unsqueeze(x, [2]), [1] + out, True, "NCHW", 2, op)
     o, mask = _ops.squeeze(o, [2]), _ops.squeeze(mask, [2])
     return (o, mask) if return_mask else o
+
+
+# ---------------------------------------------------------------- normalizations
+def _affine_arg(t, n, op, name):
+    if t is None:
+        return None
+    if int(math.prod(t.shape)) != n:
+        raise ValueError(f"{op}: {name} must have {n} elements, got shape {list(t.shape)}")
+    return t
+
+
+def batch_norm(x, running_mean, running_var, weight, bias, training=False, momentum=0.9,
+               epsilon=1e-05, data_format="NCHW", use_global_stats=None, name=None):
+    """Paddle's batch_norm. In training (unless use_global_stats) the batch statistics
+    normalize x and the running statistics are updated in place:
+    running = momentum * running + (1 - momentum) * batch (biased batch variance)."""
+    if use_global_stats is None:
+        use_global_stats = not training
+    out, mean_out, var_out, _, _ = _ops.batch_norm(
+        x, running_mean, running_var, weight, bias, bool(training), float(momentum),
+        float(epsilon), data_format, bool(use_global_stats))
+    if training and not use_global_stats:
+        running_mean._copy_from(mean_out.detach())
+        running_var._copy_from(var_out.detach())
+    return out
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None):
+    """Normalizes over the trailing dims given by normalized_shape."""
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = [normalized_shape]
+    normalized_shape = [int(n) for n in normalized_shape]
+    shape = list(x.shape)
+    if not normalized_shape or len(normalized_shape) > len(shape) or \
+            shape[len(shape) - len(normalized_shape):] != normalized_shape:
+        raise ValueError(f"layer_norm: normalized_shape {normalized_shape} does not match the "
+                         f"trailing dims of x's shape {shape}")
+    begin = len(shape) - len(normalized_shape)
+    return _ops.layer_norm(x, weight, bias, float(epsilon), begin)[0]
+
+
+def _to_channels_first(x, nd):
+    return _ops.transpose(x, [0, nd + 1] + list(range(1, nd + 1)))
+
+
+def _to_channels_last(x, nd):
+    return _ops.transpose(x, [0] + list(range(2, nd + 2)) + [1])
+
+
+def group_norm(x, num_groups, epsilon=1e-05, weight=None, bias=None, data_format="NCHW",
+               name=None):
+    op = "group_norm"
+    if data_format not in ("NCHW", "NHWC", "NCL", "NLC", "NCDHW", "NDHWC", "NC"):
+        raise ValueError(f"{op}: data_format must be channels first (NC...) or last (N...C), "
+                         f"got '{data_format}'")
+    last = data_format[-1] == "C" and data_format != "NC"
+    nd = len(x.shape) - 2
+    if last and nd > 0:
+        x = _to_channels_first(x, nd)
+    out = _ops.group_norm(x, weight, bias, float(epsilon), int(num_groups))[0]
+    return _to_channels_last(out, nd) if last and nd > 0 else out
+
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.9, eps=1e-05, data_format="NCHW", name=None):
+    """Per-sample, per-channel normalization (group_norm with one channel per group)."""
+    if len(x.shape) < 3:
+        raise ValueError(f"instance_norm: x must be [N, C, ...] with spatial dims, got shape "
+                         f"{list(x.shape)}")
+    last = data_format in ("NHWC", "NLC", "NDHWC")
+    c = x.shape[-1] if last else x.shape[1]
+    return group_norm(x, c, eps, weight, bias, data_format)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=1e-06, name=None):
+    """x / sqrt(mean(x^2 over the normalized dims) + eps) * weight."""
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = [normalized_shape]
+    n = len(normalized_shape)
+    if list(x.shape[len(x.shape) - n:]) != list(normalized_shape):
+        raise ValueError(f"rms_norm: normalized_shape {list(normalized_shape)} does not match "
+                         f"the trailing dims of x's shape {list(x.shape)}")
+    axes = list(range(len(x.shape) - n, len(x.shape)))
+    out = x * _ops.rsqrt(_ops.mean(x * x, axes, True) + float(eps))
+    return out if weight is None else out * weight
+
+
+def local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW", name=None):
+    """x / (k + alpha / size * sum over `size` neighbouring channels of x^2) ** beta."""
+    if len(x.shape) < 3:
+        raise ValueError(f"local_response_norm: x must be at least 3-D, got {list(x.shape)}")
+    last = data_format[-1] == "C"
+    nd = len(x.shape) - 2
+    xc = _to_channels_first(x, nd) if last else x
+    sq = _ops.unsqueeze(xc * xc, [1])  # [N, 1, C, *S]
+    c = xc.shape[1]
+    flat = _ops.reshape(sq, [xc.shape[0], 1, c, -1])
+    summed = avg_pool2d(flat, [size, 1], stride=1, padding=[size // 2, (size - 1) // 2, 0, 0],
+                        exclusive=False)
+    div = _ops.reshape(summed, list(xc.shape)) * float(alpha) + float(k)
+    out = xc / _ops.pow(div, float(beta))
+    return _to_channels_last(out, nd) if last else out
+
+
+# ---------------------------------------------------------------- activations
+def relu6(x, name=None):
+    return _ops.relu6(x)
+
+
+def leaky_relu(x, negative_slope=0.01, name=None):
+    return _ops.leaky_relu(x, float(negative_slope))
+
+
+def elu(x, alpha=1.0, name=None):
+    return _ops.elu(x, float(alpha))
+
+
+def selu(x, scale=1.0507009873554804934193349852946, alpha=1.6732632423543772848170429916717,
+         name=None):
+    if scale <= 1.0:
+        raise ValueError(f"selu: scale must be greater than 1.0, got {scale}")
+    if alpha < 0:
+        raise ValueError(f"selu: alpha must be no less than zero, got {alpha}")
+    return _ops.selu(x, float(scale), float(alpha))
+
+
+def celu(x, alpha=1.0, name=None):
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return _ops.celu(x, float(alpha))
+
+
+def silu(x, name=None):
+    return _ops.silu(x)
+
+
+def swish(x, name=None):
+    return _ops.silu(x)
+
+
+def mish(x, name=None):
+    return _ops.mish(x)
+
+
+def softplus(x, beta=1, threshold=20, name=None):
+    return _ops.softplus(x, float(beta), float(threshold))
+
+
+def softsign(x, name=None):
+    return _ops.softsign(x)
+
+
+def hardswish(x, name=None):
+    return _ops.hardswish(x)
+
+
+def hardsigmoid(x, slope=0.1666667, offset=0.5, name=None):
+    return _ops.hardsigmoid(x, float(slope), float(offset))
+
+
+def hardtanh(x, min=-1.0, max=1.0, name=None):  # noqa: A002  (Paddle's names)
+    if min > max:
+        raise ValueError(f"hardtanh: min ({min}) must not exceed max ({max})")
+    return _ops.hardtanh(x, float(min), float(max))
+
+
+def tanhshrink(x, name=None):
+    return _ops.tanhshrink(x)
+
+
+def hardshrink(x, threshold=0.5, name=None):
+    return _ops.hardshrink(x, float(threshold))
+
+
+def softshrink(x, threshold=0.5, name=None):
+    if threshold < 0:
+        raise ValueError(f"softshrink: threshold must be non-negative, got {threshold}")
+    return _ops.softshrink(x, float(threshold))
+
+
+def thresholded_relu(x, threshold=1.0, value=0.0, name=None):
+    return _ops.thresholded_relu(x, float(threshold), float(value))
+
+
+def log_sigmoid(x, name=None):
+    return _ops.log_sigmoid(x)
+
+
+def prelu(x, weight, data_format="NCHW", name=None):
+    """max(0, x) + weight * min(0, x); weight has 1 element or one per channel."""
+    n = int(math.prod(weight.shape))
+    if len(x.shape) == 0:
+        raise ValueError("prelu: x must have at least 1 dimension")
+    if data_format not in ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC"):
+        raise ValueError(f"prelu: unknown data_format '{data_format}'")
+    if n != 1:
+        last = data_format[-1] == "C" and data_format != "NC"
+        ch_axis = len(x.shape) - 1 if last else 1
+        if len(x.shape) < 2 or x.shape[ch_axis] != n:
+            raise ValueError(f"prelu: weight has {n} elements but x of shape {list(x.shape)} has "
+                             f"{x.shape[ch_axis] if len(x.shape) >= 2 else 1} channels")
+        shape = [1] * len(x.shape)
+        shape[ch_axis] = n
+        w = _ops.reshape(weight, shape)
+    else:
+        w = _ops.reshape(weight, [1] * len(x.shape)) if len(x.shape) else _ops.reshape(weight, [])
+    return _ops.relu(x) - w * _ops.relu(-x)
+
+
+def glu(x, axis=-1, name=None):
+    """a * sigmoid(b) with a, b the two halves of x along axis."""
+    rank = len(x.shape)
+    if not -rank <= axis < rank:
+        raise ValueError(f"glu: axis {axis} is out of range for x of shape {list(x.shape)}")
+    if x.shape[axis] % 2:
+        raise ValueError(f"glu: the size of x along axis {axis} must be even, got {x.shape[axis]}")
+    a, b = _ops.split(x, [x.shape[axis] // 2] * 2, axis % rank)
+    return a * _ops.sigmoid(b)
+
+
+# ---------------------------------------------------------------- dropout
+def _check_p(p, op):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: p must be a float in [0, 1], got {p}")
+
+
+def _keep_mask(shape, p, dtype):
+    from .._creation import rand
+    return (rand(shape, "float32") >= p).astype(dtype)
+
+
+def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
+    """Zeroes elements with probability p (whole slices along the dims not in `axis`
+    share one draw). upscale_in_train scales kept values by 1 / (1 - p) in training;
+    downscale_in_infer scales by (1 - p) at inference instead."""
+    _check_p(p, "dropout")
+    if mode not in ("upscale_in_train", "downscale_in_infer"):
+        raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got '{mode}'")
+    if not training:
+        return x if mode == "upscale_in_train" else x * (1.0 - p)
+    if p == 0.0:
+        return x
+    rank = len(x.shape)
+    if axis is None:
+        mshape = list(x.shape)
+    else:
+        axes = [axis] if isinstance(axis, numbers.Integral) else list(axis)
+        if any(not -rank <= a < rank for a in axes) or len(set(a % rank for a in axes)) != len(axes):
+            raise ValueError(f"dropout: axis {axis} is invalid for x of shape {list(x.shape)}")
+        axes = [a % rank for a in axes]
+        mshape = [s if i in axes else 1 for i, s in enumerate(x.shape)]
+    if p == 1.0:
+        return x * 0.0
+    keep = _keep_mask(mshape, p, x.dtype)
+    return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep
+
+
+def _dropout_nd(x, p, training, data_format, nd, op):
+    _check_p(p, op)
+    if len(x.shape) != nd + 2:
+        raise ValueError(f"{op}: x must be a {nd + 2}-D tensor, got shape {list(x.shape)}")
+    last = _channels_last(data_format, nd, op)
+    return dropout(x, p, axis=[0, nd + 1] if last else [0, 1], training=training)
+
+
+def dropout2d(x, p=0.5, training=True, data_format="NCHW", name=None):
+    return _dropout_nd(x, p, training, data_format, 2, "dropout2d")
+
+
+def dropout3d(x, p=0.5, training=True, data_format="NCDHW", name=None):
+    return _dropout_nd(x, p, training, data_format, 3, "dropout3d")
+
+
+def alpha_dropout(x, p=0.5, training=True, name=None):
+    """Dropout that keeps SELU's self-normalization: dropped values become -alpha*scale
+    and an affine correction restores zero mean and unit variance."""
+    _check_p(p, "alpha_dropout")
+    if not training or p == 0.0:
+        return x
+    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    if p == 1.0:
+        return x * 0.0
+    a = ((1.0 - p) * (1.0 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    keep = _keep_mask(list(x.shape), p, x.dtype)
+    return (x * keep + (1.0 - keep) * alpha_p) * a + b
+
+
+def _public():
+    import types
+    return [n for n, v in globals().items()
+            if not n.startswith("_") and isinstance(v, types.FunctionType)]
+
+
+__all__ = _public()
