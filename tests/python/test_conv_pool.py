@@ -398,3 +398,76 @@ def test_pool_bad_inputs():
         F.adaptive_avg_pool2d(tensor(np.ones((1, 1, 4, 4))), 0)
     with pytest.raises(ValueError, match="avg_pool2d.*data_format"):
         F.avg_pool2d(tensor(np.ones((1, 1, 4, 4))), 2, data_format="NCDHW")
+
+
+# ---------------------------------------------------------------- layers
+def test_conv_layers_shapes_init_and_forward():
+    nn = oar.nn
+    oar.seed(0)
+    conv = nn.Conv2D(4, 6, 3, stride=2, padding=1, groups=2)
+    assert conv.weight.shape == [6, 2, 3, 3] and conv.bias.shape == [6]
+    assert conv._groups == 2 and conv._kernel_size == [3, 3] and conv._in_channels == 4
+    assert conv._stride == [2, 2] and conv._out_channels == 6
+    np.testing.assert_allclose(conv.bias.numpy(), 0.0)
+    big = nn.Conv2D(64, 64, 3)  # Normal(0, sqrt(2 / (k * k * in_channels)))
+    assert abs(big.weight.numpy().std() - (2.0 / (9 * 64)) ** 0.5) < 0.005
+    x = np.random.default_rng(0).standard_normal((2, 4, 7, 7)).astype(np.float32)
+    out = conv(oar.to_tensor(x))
+    ref = np_conv(x.astype(np.float64), conv.weight.numpy().astype(np.float64), [2, 2],
+                  [(1, 1), (1, 1)], [1, 1], 2)
+    np.testing.assert_allclose(out.numpy(), ref + conv.bias.numpy()[None, :, None, None], atol=1e-4)
+    assert sorted(conv.state_dict()) == ["bias", "weight"]
+    nobias = nn.Conv2D(4, 6, 3, bias_attr=False)
+    assert nobias.bias is None and nn.Conv1D(3, 5, 3).weight.shape == [5, 3, 3]
+    assert nn.Conv3D(2, 4, (1, 2, 3)).weight.shape == [4, 2, 1, 2, 3]
+    t = nn.Conv2DTranspose(4, 6, 3, stride=2, groups=2)
+    assert t.weight.shape == [4, 3, 3, 3]
+    assert t(oar.to_tensor(x)).shape == [2, 6, 15, 15]
+    assert t(oar.to_tensor(x), output_size=[16, 16]).shape == [2, 6, 16, 16]
+    assert nn.Conv1DTranspose(3, 2, 4).weight.shape == [3, 2, 4]
+    assert nn.Conv3DTranspose(2, 4, 2).weight.shape == [2, 4, 2, 2, 2]
+    with pytest.raises(ValueError, match="Conv2D.*groups"):
+        nn.Conv2D(4, 6, 3, groups=4)
+    with pytest.raises(ValueError, match="Conv2D.*padding_mode"):
+        nn.Conv2D(4, 6, 3, padding_mode="mirror")
+
+
+def test_pool_layers():
+    nn = oar.nn
+    x = oar.to_tensor(np.random.default_rng(1).standard_normal((2, 3, 8, 8)))
+    np.testing.assert_allclose(nn.MaxPool2D(2)(x).numpy(), F.max_pool2d(x, 2).numpy())
+    np.testing.assert_allclose(nn.AvgPool2D(3, 2, 1, exclusive=False)(x).numpy(),
+                               F.avg_pool2d(x, 3, 2, 1, exclusive=False).numpy())
+    out, mask = nn.MaxPool2D(kernel_size=2, return_mask=True)(x)
+    assert mask.shape == [2, 3, 4, 4]
+    assert nn.AdaptiveAvgPool2D(1)(x).shape == [2, 3, 1, 1]
+    assert nn.AdaptiveMaxPool2D((2, 3))(x).shape == [2, 3, 2, 3]
+    x1 = oar.to_tensor(np.random.default_rng(2).standard_normal((2, 3, 9)))
+    assert nn.MaxPool1D(3, 2)(x1).shape == [2, 3, 4]
+    assert nn.AvgPool1D(3, 2, 1)(x1).shape == [2, 3, 5]
+    assert nn.AdaptiveAvgPool1D(3)(x1).shape == [2, 3, 3]
+    assert nn.AdaptiveMaxPool1D(3)(x1).shape == [2, 3, 3]
+    assert nn.MaxPool2D(2)._kernel_size == 2
+    with pytest.raises(TypeError, match="MaxPool2D"):
+        nn.MaxPool2D()
+
+
+def test_lenet_trains():
+    """A LeNet-style model (conv, pool, relu, linear) lowers its loss with SGD."""
+    nn = oar.nn
+    oar.seed(0)
+    model = nn.Sequential(nn.Conv2D(1, 6, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
+                          nn.Conv2D(6, 16, 3), nn.BatchNorm2D(16), nn.ReLU(), nn.AvgPool2D(2),
+                          nn.Flatten(), nn.Linear(16, 10))
+    rng = np.random.default_rng(0)
+    x = oar.to_tensor(rng.standard_normal((32, 1, 8, 8)).astype(np.float32))
+    y = oar.to_tensor(rng.integers(0, 10, (32,)))
+    opt = oar.optimizer.SGD(learning_rate=0.3, parameters=model.parameters())
+    losses = []
+    for _ in range(60):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0], losses

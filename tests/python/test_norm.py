@@ -226,3 +226,46 @@ def test_batch_norm_empty_batch_keeps_stats():
     assert out.shape == [0, 3, 2]
     np.testing.assert_allclose(rm.numpy(), 0.5)
     np.testing.assert_allclose(rv.numpy(), 2.0)
+
+
+# ---------------------------------------------------------------- layers
+def test_norm_layers():
+    nn = oar.nn
+    bn = nn.BatchNorm2D(3, momentum=0.5)
+    assert bn.weight.shape == [3] and bn._mean.shape == [3] and bn._variance.shape == [3]
+    np.testing.assert_allclose(bn.weight.numpy(), 1.0)
+    np.testing.assert_allclose(bn._variance.numpy(), 1.0)
+    assert bn._mean.stop_gradient and not bn.weight.stop_gradient
+    assert sorted(bn.state_dict()) == ["_mean", "_variance", "bias", "weight"]
+    x = np.random.default_rng(0).standard_normal((4, 3, 2, 2)).astype(np.float32)
+    out = bn(oar.to_tensor(x))
+    np.testing.assert_allclose(out.numpy(), np_batch_norm_train(x, np.ones(3), np.zeros(3)), atol=1e-5)
+    np.testing.assert_allclose(bn._mean.numpy(), 0.5 * x.mean((0, 2, 3)), atol=1e-6)
+    bn.eval()
+    out = bn(oar.to_tensor(x))
+    ref = (x - bn._mean.numpy()[None, :, None, None]) / np.sqrt(bn._variance.numpy()[None, :, None, None] + 1e-5)
+    np.testing.assert_allclose(out.numpy(), ref, atol=1e-5)
+    assert nn.BatchNorm1D(5)(oar.ones([4, 5])).shape == [4, 5]
+    assert nn.BatchNorm1D(5)(oar.ones([4, 5, 3])).shape == [4, 5, 3]
+    assert nn.BatchNorm3D(2)(oar.ones([2, 2, 2, 2, 2])).shape == [2, 2, 2, 2, 2]
+    assert nn.BatchNorm(3, act="relu")(oar.to_tensor(x)).shape == [4, 3, 2, 2]
+    with pytest.raises(ValueError, match="BatchNorm2D"):
+        nn.BatchNorm2D(3)(oar.ones([4, 3]))
+    ln = nn.LayerNorm([2, 2])
+    assert ln.weight.shape == [4] and ln.bias.shape == [4]
+    np.testing.assert_allclose(ln(oar.to_tensor(x)).numpy(), np_layer_norm(x, begin=2), atol=1e-5)
+    gn = nn.GroupNorm(3, 3)
+    np.testing.assert_allclose(gn(oar.to_tensor(x)).numpy(), np_group_norm(x, 3), atol=1e-5)
+    inn = nn.InstanceNorm2D(3)
+    assert inn.scale.shape == [3]
+    np.testing.assert_allclose(inn(oar.to_tensor(x)).numpy(), np_group_norm(x, 3), atol=1e-5)
+    assert nn.InstanceNorm1D(3)(oar.ones([2, 3, 4])).shape == [2, 3, 4]
+    rms = nn.RMSNorm(2)
+    np.testing.assert_allclose(rms(oar.to_tensor(x)).numpy(),
+                               x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6), atol=1e-5)
+    lrn = nn.LocalResponseNorm(3)
+    sq = np.pad(x.astype(np.float64) ** 2, ((0, 0), (1, 1), (0, 0), (0, 0)))
+    div = (1.0 + 1e-4 / 3 * (sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:])) ** 0.75
+    np.testing.assert_allclose(lrn(oar.to_tensor(x)).numpy(), x / div, rtol=1e-5)
+    with pytest.raises(ValueError, match="GroupNorm"):
+        nn.GroupNorm(2, 3)
