@@ -1,11 +1,13 @@
-// float32 convolution, its data gradient and its filter gradient on oneDNN. The user's
-// tensors stay in their plain layout (NCHW / NHWC ...); oneDNN picks its own filter
-// layout and the filter is reordered into it, since filters are small. Primitives
-// (with their reorders) are cached per geometry: creating them costs far more than a
-// small convolution.
+// float32 convolution, its data gradient and its filter gradient on oneDNN. Tensors
+// stay in their plain layout (NCHW / NHWC ...); per geometry, the first call times
+// oneDNN's preferred (blocked) layouts, reached through reorders, against the plain
+// layout and keeps the faster (see tune()). Primitives and reorders are cached per
+// geometry: creating them costs far more than a small convolution. Reorder targets
+// and scratchpads live in per-thread workspaces reused across calls.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -137,13 +139,16 @@ struct Mds {
   memory::desc src, dst, w, any_src, any_dst, any_w;
 };
 
-Mds mds_of(const ConvGeometry& g) {
+// With `plain`, the primitive must use the user's activation layout (no reorders of
+// the activations); otherwise oneDNN picks the layouts.
+Mds mds_of(const ConvGeometry& g, bool plain = false) {
   const auto f32 = memory::data_type::f32;
   const auto sd = act_dims(g, g.in_c, g.in), dd = act_dims(g, g.out_c, g.out);
   const auto wd = weight_dims(g);
+  const tag act_any = plain ? act_tag(g) : tag::any;
   return {memory::desc(sd, f32, act_tag(g)), memory::desc(dd, f32, act_tag(g)),
-          memory::desc(wd, f32, weight_tag(g)), memory::desc(sd, f32, tag::any),
-          memory::desc(dd, f32, tag::any), memory::desc(wd, f32, tag::any)};
+          memory::desc(wd, f32, weight_tag(g)), memory::desc(sd, f32, act_any),
+          memory::desc(dd, f32, act_any), memory::desc(wd, f32, tag::any)};
 }
 
 dnnl::primitive_attr user_scratchpad() {
@@ -206,11 +211,37 @@ void run(ConvPrim& p, const std::array<void*, 3>& user) {
   s.wait();
 }
 
+// Picks, on the first call of a geometry, the faster of oneDNN's preferred layouts
+// (with reorders) and the user's plain layout: blocked layouts win for wide
+// convolutions, plain ones when the reorders cost more than they save (1x1, few
+// channels). Both candidates run on the real buffers; the final run overwrites.
+template <typename Make>
+ConvPrim tune(Make make, const std::array<void*, 3>& user) {
+  ConvPrim a = make(false);
+  ConvPrim b;
+  try {
+    b = make(true);
+  } catch (const dnnl::error&) {
+    return a;
+  }
+  bool same = true;
+  for (int i = 0; i < 3; ++i) same = same && a.ops[i].prim_md == b.ops[i].prim_md;
+  if (same) return a;
+  auto time_of = [&](ConvPrim& p) {
+    run(p, user);  // warm-up (first-touch of the workspace)
+    const auto t0 = std::chrono::steady_clock::now();
+    run(p, user);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const double ta = time_of(a), tb = time_of(b);
+  return tb < ta ? b : a;
+}
+
 }  // namespace
 
 void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst) {
-  auto p = cache().get(key_of(g, 'f'), [&] {
-    const Mds m = mds_of(g);
+  auto make = [&](bool plain) {
+    const Mds m = mds_of(g, plain);
     auto pd = fwd_pd(g, m, dnnl::prop_kind::forward_inference);
     ConvPrim c;
     c.prim = dnnl::convolution_forward(pd);
@@ -219,14 +250,15 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
     c.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
     c.scratch_md = pd.scratchpad_desc();
     return c;
-  });
-  run(*p, {const_cast<float*>(src), const_cast<float*>(w), dst});
+  };
+  const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(w), dst};
+  run(*cache().get(key_of(g, 'f'), [&] { return tune(make, user); }), user);
 }
 
 void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
                           float* diff_src) {
-  auto p = cache().get(key_of(g, 'd'), [&] {
-    const Mds m = mds_of(g);
+  auto make = [&](bool plain) {
+    const Mds m = mds_of(g, plain);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -239,14 +271,15 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
     c.ops[2].init(DNNL_ARG_DIFF_SRC, true, m.src, pd.diff_src_desc());
     c.scratch_md = pd.scratchpad_desc();
     return c;
-  });
-  run(*p, {const_cast<float*>(diff_dst), const_cast<float*>(w), diff_src});
+  };
+  const std::array<void*, 3> user{const_cast<float*>(diff_dst), const_cast<float*>(w), diff_src};
+  run(*cache().get(key_of(g, 'd'), [&] { return tune(make, user); }), user);
 }
 
 void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
                              float* diff_w) {
-  auto p = cache().get(key_of(g, 'w'), [&] {
-    const Mds m = mds_of(g);
+  auto make = [&](bool plain) {
+    const Mds m = mds_of(g, plain);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -260,8 +293,9 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
     c.ops[2].init(DNNL_ARG_DIFF_WEIGHTS, true, m.w, pd.diff_weights_desc());
     c.scratch_md = pd.scratchpad_desc();
     return c;
-  });
-  run(*p, {const_cast<float*>(src), const_cast<float*>(diff_dst), diff_w});
+  };
+  const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(diff_dst), diff_w};
+  run(*cache().get(key_of(g, 'w'), [&] { return tune(make, user); }), user);
 }
 
 }  // namespace oar::phi

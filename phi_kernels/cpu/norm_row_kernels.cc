@@ -92,63 +92,106 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
       T* dr = dx + r * L;
       const int64_t c0 = (r % v.g) * K;
       const T mu = mp[r], rs = rp[r];
-      double sg = 0, sgx = 0;  // sum(g * w), sum(g * w * xhat)
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t n = S == 1 ? L : S;
-        const int64_t off = S == 1 ? 0 : k * S;
-        double a = 0, b = 0;
+      // sum(g * w) and sum(g * w * (x - mu)); w = 1 without scale
+      T sg = 0, sgx = 0;
+      if (S == 1) {
+        if (wp) {
+          const T* w = wp + c0;
+#pragma omp simd reduction(+ : sg, sgx)
+          for (int64_t i = 0; i < L; ++i) {
+            const T gh = gr[i] * w[i];
+            sg += gh;
+            sgx += gh * (xr[i] - mu);
+          }
+        } else {
+#pragma omp simd reduction(+ : sg, sgx)
+          for (int64_t i = 0; i < L; ++i) {
+            sg += gr[i];
+            sgx += gr[i] * (xr[i] - mu);
+          }
+        }
+      } else {
+        for (int64_t k = 0; k < K; ++k) {
+          const T w = wp ? wp[c0 + k] : T(1);
+          T a = 0, b = 0;
 #pragma omp simd reduction(+ : a, b)
-        for (int64_t i = 0; i < n; ++i) {
-          const T w = wp ? wp[c0 + (S == 1 ? i : k)] : T(1);
-          const T gh = gr[off + i] * w;
-          a += static_cast<double>(gh);
-          b += static_cast<double>(gh * (xr[off + i] - mu));
+          for (int64_t s = 0; s < S; ++s) {
+            a += gr[k * S + s];
+            b += gr[k * S + s] * (xr[k * S + s] - mu);
+          }
+          sg += a * w;
+          sgx += b * w;
         }
-        sg += a;
-        sgx += b;
-        if (S == 1) break;
       }
-      const T ma = static_cast<T>(L ? sg / L : 0.0);
-      const T mb = static_cast<T>(L ? sgx / L : 0.0) * rs;
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t n = S == 1 ? L : S;
-        const int64_t off = S == 1 ? 0 : k * S;
+      const T ma = L ? sg / static_cast<T>(L) : T(0);
+      const T mb = L ? sgx / static_cast<T>(L) * rs * rs : T(0);
+      // dx = rs * (g * w - mean(g * w) - xhat * mean(g * w * xhat))
+      for (int64_t k = 0; k < (S == 1 ? 1 : K); ++k) {
+        const int64_t n = S == 1 ? L : S, off = S == 1 ? 0 : k * S;
+        const T* w = (wp && S == 1) ? wp + c0 : nullptr;
+        const T wk = (wp && S > 1) ? wp[c0 + k] : T(1);
+        if (w) {
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) {
-          const T w = wp ? wp[c0 + (S == 1 ? i : k)] : T(1);
-          const T xh = (xr[off + i] - mu) * rs;
-          dr[off + i] = rs * (gr[off + i] * w - ma - xh * mb);
+          for (int64_t i = 0; i < n; ++i) {
+            dr[off + i] = rs * (gr[off + i] * w[i] - ma - (xr[off + i] - mu) * mb);
+          }
+        } else {
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) {
+            dr[off + i] = rs * (gr[off + i] * wk - ma - (xr[off + i] - mu) * mb);
+          }
         }
-        if (S == 1) break;
       }
     }
   }, x.numel() * 3);
-  // scale / bias gradients: channel c = g * K + k sums over rows n * G + g, elements k * S + s.
+  // scale / bias gradients: channel c = g * K + k sums over samples n the elements
+  // k * S + s of row n * G + g. Blocks of channels run in parallel.
   const int64_t nb = (C + kChannelBlock - 1) / kChannelBlock;
   parallel_for(nb, [&](int64_t b0, int64_t b1) {
-    double acc_s[kChannelBlock], acc_b[kChannelBlock];
+    T acc_s[kChannelBlock], acc_b[kChannelBlock];
+    int64_t group[kChannelBlock];
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t c0 = b * kChannelBlock, c1 = std::min(C, c0 + kChannelBlock);
-      std::fill(acc_s, acc_s + kChannelBlock, 0.0);
-      std::fill(acc_b, acc_b + kChannelBlock, 0.0);
+      const int64_t c0 = b * kChannelBlock, c1 = std::min(C, c0 + kChannelBlock), nc = c1 - c0;
+      std::fill(acc_s, acc_s + nc, T(0));
+      std::fill(acc_b, acc_b + nc, T(0));
+      for (int64_t c = c0; c < c1; ++c) group[c - c0] = c / K;
       for (int64_t n = 0; n < v.n; ++n) {
-        for (int64_t c = c0; c < c1; ++c) {
-          const int64_t r = n * v.g + c / K;
-          const int64_t off = r * L + (c % K) * S;
+        if (S == 1) {  // element of channel c in sample n: n * C + c (contiguous block)
+          const T* xs = xp + n * C + c0;
+          const T* gs = gp + n * C + c0;
+          if (v.g == 1) {
+            const T mu = mp[n], rs = rp[n];
+#pragma omp simd
+            for (int64_t j = 0; j < nc; ++j) {
+              acc_s[j] += gs[j] * (xs[j] - mu) * rs;
+              acc_b[j] += gs[j];
+            }
+          } else {
+            for (int64_t j = 0; j < nc; ++j) {
+              const int64_t r = n * v.g + group[j];
+              acc_s[j] += gs[j] * (xs[j] - mp[r]) * rp[r];
+              acc_b[j] += gs[j];
+            }
+          }
+          continue;
+        }
+        for (int64_t j = 0; j < nc; ++j) {
+          const int64_t c = c0 + j, r = n * v.g + group[j];
+          const int64_t off = r * L + (c - group[j] * K) * S;
           const T mu = mp[r], rs = rp[r];
-          double a = 0, bb = 0;
+          T a = 0, bb = 0;
 #pragma omp simd reduction(+ : a, bb)
           for (int64_t s = 0; s < S; ++s) {
-            a += static_cast<double>(gp[off + s] * (xp[off + s] - mu) * rs);
-            bb += static_cast<double>(gp[off + s]);
+            a += gp[off + s] * (xp[off + s] - mu);
+            bb += gp[off + s];
           }
-          acc_s[c - c0] += a;
-          acc_b[c - c0] += bb;
+          acc_s[j] += a * rs;
+          acc_b[j] += bb;
         }
       }
-      for (int64_t c = c0; c < c1; ++c) {
-        ds[c] = static_cast<T>(acc_s[c - c0]);
-        db[c] = static_cast<T>(acc_b[c - c0]);
+      for (int64_t j = 0; j < nc; ++j) {
+        ds[c0 + j] = acc_s[j];
+        db[c0 + j] = acc_b[j];
       }
     }
   }, x.numel() * 2);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
@@ -22,21 +23,33 @@ struct Window {
   }
 };
 
-Window window_of(const PoolGeometry& g, int64_t od, int64_t oh, int64_t ow) {
-  Window w;
-  g.window(0, od, &w.b[0], &w.e[0]);
-  g.window(1, oh, &w.b[1], &w.e[1]);
-  g.window(2, ow, &w.b[2], &w.e[2]);
-  return w;
-}
+// The windows of every output index along each dim, computed once per call.
+struct Windows {
+  std::vector<int64_t> b[3], e[3];
+  explicit Windows(const PoolGeometry& g) {
+    for (int i = 0; i < 3; ++i) {
+      b[i].resize(g.out[i]);
+      e[i].resize(g.out[i]);
+      for (int64_t o = 0; o < g.out[i]; ++o) g.window(i, o, &b[i][o], &e[i][o]);
+    }
+  }
+};
 
 // Calls fn(out_index, window) for every output position of one plane.
 template <typename F>
-void for_windows(const PoolGeometry& g, F fn) {
+void for_windows(const PoolGeometry& g, const Windows& ws, F fn) {
   int64_t j = 0;
-  for (int64_t od = 0; od < g.out[0]; ++od)
-    for (int64_t oh = 0; oh < g.out[1]; ++oh)
-      for (int64_t ow = 0; ow < g.out[2]; ++ow, ++j) fn(j, window_of(g, od, oh, ow));
+  Window w;
+  for (int64_t od = 0; od < g.out[0]; ++od) {
+    w.b[0] = ws.b[0][od], w.e[0] = ws.e[0][od];
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      w.b[1] = ws.b[1][oh], w.e[1] = ws.e[1][oh];
+      for (int64_t ow = 0; ow < g.out[2]; ++ow, ++j) {
+        w.b[2] = ws.b[2][ow], w.e[2] = ws.e[2][ow];
+        fn(j, w);
+      }
+    }
+  }
 }
 
 // The divisor of an average window (Paddle: the clipped window when exclusive or
@@ -63,6 +76,36 @@ PoolGeometry geometry(const DenseTensor& x, const IntList& kernel_size, const In
                        data_format, x.rank() - 2, "pool", &unused);
 }
 
+// Average pooling of one channels-first plane.
+template <typename T>
+void avg_plane(const PoolGeometry& g, const Windows& ws, const T* src, T* dst) {
+  const int64_t H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  const int64_t* wb = ws.b[2].data();
+  const int64_t* we = ws.e[2].data();
+  const bool clipped = g.exclusive || g.adaptive;
+  const int64_t full = g.k[0] * g.k[1] * g.k[2];
+  int64_t j = 0;
+  for (int64_t od = 0; od < OD; ++od) {
+    const int64_t db = ws.b[0][od], de = ws.e[0][od];
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t hb = ws.b[1][oh], he = ws.e[1][oh];
+      for (int64_t ow = 0; ow < OW; ++ow, ++j) {
+        T sum = 0;
+        for (int64_t d = db; d < de; ++d) {
+          for (int64_t h = hb; h < he; ++h) {
+            const T* row = src + (d * H + h) * W;
+            for (int64_t x = wb[ow]; x < we[ow]; ++x) sum += row[x];
+          }
+        }
+        const int64_t n = clipped ? std::max<int64_t>(de - db, 0) * std::max<int64_t>(he - hb, 0) *
+                                        std::max<int64_t>(we[ow] - wb[ow], 0)
+                                  : full;
+        dst[j] = n > 0 ? sum / static_cast<T>(n) : T(0);
+      }
+    }
+  }
+}
+
 template <typename T>
 void AvgPoolKernel(const DeviceContext&, const DenseTensor& x_in, const IntList& kernel_size,
                    const IntList& strides, const IntList& paddings, bool ceil_mode,
@@ -70,6 +113,7 @@ void AvgPoolKernel(const DeviceContext&, const DenseTensor& x_in, const IntList&
                    DenseTensor* out) {
   const PoolGeometry g =
       geometry(x_in, kernel_size, strides, paddings, ceil_mode, exclusive, adaptive, data_format);
+  const Windows ws(g);
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
   const DenseTensor x = contiguous(x_in);
@@ -80,19 +124,14 @@ void AvgPoolKernel(const DeviceContext&, const DenseTensor& x_in, const IntList&
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = xp + p * is;
         T* dst = o + p * os;
-        for_windows(g, [&](int64_t j, const Window& w) {
-          T s = 0;
-          for_elems(g, w, [&](int64_t i) { s += src[i]; });
-          const int64_t n = divisor(g, w);
-          dst[j] = n > 0 ? s / static_cast<T>(n) : T(0);
-        });
+        avg_plane(g, ws, src, dst);
       }
     }, x.numel());
     return;
   }
   parallel_for(g.batch, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
-      for_windows(g, [&](int64_t j, const Window& w) {
+      for_windows(g, ws, [&](int64_t j, const Window& w) {
         T* dst = o + (n * os + j) * C;
         std::fill(dst, dst + C, T(0));
         for_elems(g, w, [&](int64_t i) {
@@ -116,6 +155,7 @@ void AvgPoolGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTe
                        const std::string& data_format, DenseTensor* x_grad) {
   const PoolGeometry g =
       geometry(x, kernel_size, strides, paddings, ceil_mode, exclusive, adaptive, data_format);
+  const Windows ws(g);
   T* dx = x_grad->alloc<T>();
   if (x_grad->numel() == 0) return;
   std::fill(dx, dx + x_grad->numel(), T(0));
@@ -127,7 +167,7 @@ void AvgPoolGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTe
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = gp + p * os;
         T* dst = dx + p * is;
-        for_windows(g, [&](int64_t j, const Window& w) {
+        for_windows(g, ws, [&](int64_t j, const Window& w) {
           const int64_t n = divisor(g, w);
           if (n <= 0) return;
           const T v = src[j] / static_cast<T>(n);
@@ -139,7 +179,7 @@ void AvgPoolGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTe
   }
   parallel_for(g.batch, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
-      for_windows(g, [&](int64_t j, const Window& w) {
+      for_windows(g, ws, [&](int64_t j, const Window& w) {
         const int64_t cnt = divisor(g, w);
         if (cnt <= 0) return;
         const T inv = T(1) / static_cast<T>(cnt);
@@ -154,6 +194,44 @@ void AvgPoolGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTe
   }, x.numel());
 }
 
+// Max pooling of one channels-first plane (Paddle keeps the first maximum; a window
+// without input elements gives 0 and mask -1).
+template <typename T>
+void max_plane(const PoolGeometry& g, const Windows& ws, const T* src, T* dst, int32_t* mask) {
+  const int64_t H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  const int64_t* wb = ws.b[2].data();
+  const int64_t* we = ws.e[2].data();
+  int64_t j = 0;
+  for (int64_t od = 0; od < OD; ++od) {
+    const int64_t db = ws.b[0][od], de = ws.e[0][od];
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t hb = ws.b[1][oh], he = ws.e[1][oh];
+      for (int64_t ow = 0; ow < OW; ++ow, ++j) {
+        if (db >= de || hb >= he || wb[ow] >= we[ow]) {
+          dst[j] = T(0);
+          mask[j] = -1;
+          continue;
+        }
+        int64_t arg = (db * H + hb) * W + wb[ow];
+        T best = src[arg];
+        for (int64_t d = db; d < de; ++d) {
+          for (int64_t h = hb; h < he; ++h) {
+            const int64_t base = (d * H + h) * W;
+            for (int64_t x = wb[ow]; x < we[ow]; ++x) {
+              const T v = src[base + x];
+              const bool take = v > best;
+              best = take ? v : best;
+              arg = take ? base + x : arg;
+            }
+          }
+        }
+        dst[j] = best;
+        mask[j] = static_cast<int32_t>(arg);
+      }
+    }
+  }
+}
+
 template <typename T>
 void MaxPoolKernel(const DeviceContext&, const DenseTensor& x_in, const IntList& kernel_size,
                    const IntList& strides, const IntList& paddings, bool ceil_mode,
@@ -161,6 +239,7 @@ void MaxPoolKernel(const DeviceContext&, const DenseTensor& x_in, const IntList&
                    DenseTensor* mask) {
   const PoolGeometry g =
       geometry(x_in, kernel_size, strides, paddings, ceil_mode, true, adaptive, data_format);
+  const Windows ws(g);
   T* o = out->alloc<T>();
   int32_t* m = mask->alloc<int32_t>();
   if (out->numel() == 0) return;
@@ -171,25 +250,14 @@ void MaxPoolKernel(const DeviceContext&, const DenseTensor& x_in, const IntList&
     parallel_for(g.batch * C, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = xp + p * is;
-        for_windows(g, [&](int64_t j, const Window& w) {
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t arg = -1;
-          for_elems(g, w, [&](int64_t i) {
-            const T v = src[i];
-            if (v > best || arg < 0 || std::isnan(v)) {
-              if (!(arg >= 0 && std::isnan(best))) best = v, arg = i;
-            }
-          });
-          o[p * os + j] = arg < 0 ? T(0) : best;
-          m[p * os + j] = static_cast<int32_t>(arg);
-        });
+        max_plane(g, ws, src, o + p * os, m + p * os);
       }
     }, x.numel());
     return;
   }
   parallel_for(g.batch, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
-      for_windows(g, [&](int64_t j, const Window& w) {
+      for_windows(g, ws, [&](int64_t j, const Window& w) {
         T* dst = o + (n * os + j) * C;
         int32_t* mi = m + (n * os + j) * C;
         std::fill(dst, dst + C, -std::numeric_limits<T>::infinity());
