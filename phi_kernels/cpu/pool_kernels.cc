@@ -80,6 +80,14 @@ PoolGeometry geometry(const DenseTensor& x, const IntList& kernel_size, const In
 template <typename T>
 void avg_plane(const PoolGeometry& g, const Windows& ws, const T* src, T* dst) {
   const int64_t H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  if (g.adaptive && OD * OH * OW == 1) {  // global average: one contiguous reduction
+    const int64_t n = g.in_numel();
+    T sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i) sum += src[i];
+    dst[0] = n ? sum / static_cast<T>(n) : T(0);
+    return;
+  }
   const int64_t* wb = ws.b[2].data();
   const int64_t* we = ws.e[2].data();
   const bool clipped = g.exclusive || g.adaptive;

@@ -471,3 +471,25 @@ def test_lenet_trains():
         opt.clear_grad()
         losses.append(float(loss))
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_paddle_names_present():
+    """The CNN part of Paddle's nn.functional and nn namespaces exists under its Paddle names."""
+    functional = """conv1d conv2d conv3d conv1d_transpose conv2d_transpose conv3d_transpose
+        max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d
+        adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d
+        adaptive_max_pool3d batch_norm layer_norm group_norm instance_norm rms_norm
+        local_response_norm relu relu6 leaky_relu elu selu celu gelu silu swish mish softplus
+        softsign hardswish hardsigmoid hardtanh tanhshrink hardshrink softshrink
+        thresholded_relu log_sigmoid sigmoid tanh prelu glu dropout dropout2d dropout3d
+        alpha_dropout""".split()
+    layers = """Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose MaxPool1D
+        MaxPool2D MaxPool3D AvgPool1D AvgPool2D AvgPool3D AdaptiveAvgPool1D AdaptiveAvgPool2D
+        AdaptiveAvgPool3D AdaptiveMaxPool1D AdaptiveMaxPool2D AdaptiveMaxPool3D BatchNorm
+        BatchNorm1D BatchNorm2D BatchNorm3D LayerNorm GroupNorm InstanceNorm1D InstanceNorm2D
+        InstanceNorm3D RMSNorm LocalResponseNorm Dropout2D Dropout3D AlphaDropout ReLU6
+        LeakyReLU ELU SELU CELU Silu Swish Mish Softplus Softsign Hardswish Hardsigmoid
+        Hardtanh Tanhshrink Softshrink Hardshrink ThresholdedReLU LogSigmoid PReLU GLU""".split()
+    missing = [n for n in functional if not callable(getattr(F, n, None))]
+    missing += [n for n in layers if not isinstance(getattr(oar.nn, n, None), type)]
+    assert not missing, missing
