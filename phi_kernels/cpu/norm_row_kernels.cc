@@ -5,6 +5,8 @@
 // (one parallel pass) and the scale/bias gradients per block of channels.
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
@@ -85,10 +87,26 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
   const T* rp = rstd.data<T>();
   const T* wp = scale ? sc.data<T>() : nullptr;
   const int64_t L = v.len(), S = v.s, K = v.k, C = v.g * v.k;
+  // layer_norm (one group, S == 1): the scale/bias gradients are column sums, gathered
+  // in the same pass into per-chunk accumulators and merged at the end.
+  const bool fused_params = S == 1 && v.g == 1;
+  std::mutex merge_mu;
+  std::vector<T> ds_acc(fused_params ? L : 0, T(0)), db_acc(fused_params ? L : 0, T(0));
   parallel_for(v.rows(), [&](int64_t r0, int64_t r1) {
+    std::vector<T> as(fused_params ? L : 0, T(0)), ab(fused_params ? L : 0, T(0));
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = xp + r * L;
       const T* gr = gp + r * L;
+      if (fused_params) {
+        const T mu0 = mp[r], rs0 = rp[r];
+        T* pa = as.data();
+        T* pb = ab.data();
+#pragma omp simd
+        for (int64_t i = 0; i < L; ++i) {
+          pa[i] += gr[i] * (xr[i] - mu0) * rs0;
+          pb[i] += gr[i];
+        }
+      }
       T* dr = dx + r * L;
       const int64_t c0 = (r % v.g) * K;
       const T mu = mp[r], rs = rp[r];
@@ -143,7 +161,16 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
         }
       }
     }
+    if (fused_params) {
+      std::lock_guard<std::mutex> lock(merge_mu);
+      for (int64_t i = 0; i < L; ++i) ds_acc[i] += as[i], db_acc[i] += ab[i];
+    }
   }, x.numel() * 3);
+  if (fused_params) {
+    std::copy(ds_acc.begin(), ds_acc.end(), ds);
+    std::copy(db_acc.begin(), db_acc.end(), db);
+    return;
+  }
   // scale / bias gradients: channel c = g * K + k sums over samples n the elements
   // k * S + s of row n * G + g. Blocks of channels run in parallel.
   const int64_t nb = (C + kChannelBlock - 1) / kChannelBlock;
