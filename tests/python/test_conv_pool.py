@@ -371,12 +371,10 @@ def test_max_pool_double_backward():
     y = F.max_pool2d(x, 2)
     (g,) = oar.grad([(y * y).sum()], [x], create_graph=True)  # 2 * y scattered to the argmax
     (gg,) = oar.grad([g.sum()], [x])
-    mask = np.zeros(16)
     _, m = F.max_pool2d(x, 2, return_mask=True)
     ref = np.zeros((1, 2, 16))
     for c in range(2):
         ref[0, c, m.numpy()[0, c].ravel()] = 2.0
-    del mask
     np.testing.assert_allclose(gg.numpy().reshape(1, 2, 16), ref)
 
 
