@@ -1,5 +1,6 @@
 // Activations of nn.yaml (silu, softplus, leaky_relu, elu, log_sigmoid, hardswish,
-// hardsigmoid, relu6), Paddle's definitions. Each is one functor with the value f,
+// hardsigmoid, relu6, selu, celu, hardtanh, mish, softsign, tanhshrink, hardshrink,
+// softshrink, thresholded_relu), Paddle's definitions. Each is one functor with the value f,
 // the derivative d1 and the second derivative d2; the forward, the fused gradient
 // (grad_out * f'(x)) and the double-backward kernel (f''(x)) are instantiated from it.
 #include <cmath>
@@ -100,6 +101,106 @@ struct Relu6 {
   template <typename M> M d1(M x) const { return (x > M(0) && x < M(6)) ? M(1) : M(0); }
 };
 
+// scale * (x > 0 ? x : alpha * (exp(x) - 1))
+struct Selu {
+  double scale, alpha;
+  template <typename M> M f(M x) const {
+    return M(scale) * (x > M(0) ? x : M(alpha) * std::expm1(x));
+  }
+  template <typename M> M d1(M x) const {
+    return x > M(0) ? M(scale) : M(scale) * M(alpha) * std::exp(x);
+  }
+  template <typename M> M d2(M x) const {
+    return x > M(0) ? M(0) : M(scale) * M(alpha) * std::exp(x);
+  }
+};
+
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+struct Celu {
+  double alpha;
+  template <typename M> M f(M x) const {
+    return x > M(0) ? x : M(alpha) * std::expm1(x / M(alpha));
+  }
+  template <typename M> M d1(M x) const { return x > M(0) ? M(1) : std::exp(x / M(alpha)); }
+  template <typename M> M d2(M x) const {
+    return x > M(0) ? M(0) : std::exp(x / M(alpha)) / M(alpha);
+  }
+};
+
+struct Hardtanh {
+  double lo, hi;
+  template <typename M> M f(M x) const { return std::min(std::max(x, M(lo)), M(hi)); }
+  template <typename M> M d1(M x) const { return (x > M(lo) && x < M(hi)) ? M(1) : M(0); }
+};
+
+// x * tanh(softplus(x)), softplus linear above 20 as in Paddle.
+struct Mish {
+  template <typename M> static M softplus(M x) {
+    return x > M(20) ? x : std::max(x, M(0)) + std::log1p(std::exp(-std::abs(x)));
+  }
+  template <typename M> M f(M x) const { return x * std::tanh(softplus(x)); }
+  template <typename M> M d1(M x) const {
+    const M t = std::tanh(softplus(x)), s = x > M(20) ? M(1) : sigmoid(x);
+    return t + x * (M(1) - t * t) * s;
+  }
+  template <typename M> M d2(M x) const {
+    const M t = std::tanh(softplus(x)), s = x > M(20) ? M(1) : sigmoid(x);
+    const M u = (M(1) - t * t) * s;
+    return M(2) * u + x * u * ((x > M(20) ? M(0) : M(1) - s) - M(2) * t * s);
+  }
+};
+
+struct Softsign {
+  template <typename M> M f(M x) const { return x / (M(1) + std::abs(x)); }
+  template <typename M> M d1(M x) const {
+    const M d = M(1) + std::abs(x);
+    return M(1) / (d * d);
+  }
+  template <typename M> M d2(M x) const {
+    const M d = M(1) + std::abs(x);
+    return (x > M(0) ? M(-2) : (x < M(0) ? M(2) : M(0))) / (d * d * d);
+  }
+};
+
+struct Tanhshrink {
+  template <typename M> M f(M x) const { return x - std::tanh(x); }
+  template <typename M> M d1(M x) const {
+    const M t = std::tanh(x);
+    return t * t;
+  }
+  template <typename M> M d2(M x) const {
+    const M t = std::tanh(x);
+    return M(2) * t * (M(1) - t * t);
+  }
+};
+
+struct Hardshrink {
+  double threshold;
+  template <typename M> M f(M x) const {
+    return (x > M(threshold) || x < -M(threshold)) ? x : M(0);
+  }
+  template <typename M> M d1(M x) const {
+    return (x > M(threshold) || x < -M(threshold)) ? M(1) : M(0);
+  }
+};
+
+struct Softshrink {
+  double threshold;
+  template <typename M> M f(M x) const {
+    const M t = M(threshold);
+    return x > t ? x - t : (x < -t ? x + t : M(0));
+  }
+  template <typename M> M d1(M x) const {
+    return (x > M(threshold) || x < -M(threshold)) ? M(1) : M(0);
+  }
+};
+
+struct ThresholdedRelu {
+  double threshold, value;
+  template <typename M> M f(M x) const { return x > M(threshold) ? x : M(value); }
+  template <typename M> M d1(M x) const { return x > M(threshold) ? M(1) : M(0); }
+};
+
 template <typename T, typename Fn>
 void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
   unary_kernel<T, T>(x, out, [fn](auto v) { return fn.f(v); });
@@ -152,6 +253,20 @@ OAR_ACT_KERNELS(Hardswish, Hardswish)
 OAR_ACT_GRAD2(Hardswish, Hardswish)
 OAR_ACT_KERNELS(Hardsigmoid, Hardsigmoid, slope, offset)
 OAR_ACT_KERNELS(Relu6, Relu6)
+OAR_ACT_KERNELS(Selu, Selu, scale, alpha)
+OAR_ACT_GRAD2(Selu, Selu, scale, alpha)
+OAR_ACT_KERNELS(Celu, Celu, alpha)
+OAR_ACT_GRAD2(Celu, Celu, alpha)
+OAR_ACT_KERNELS(Hardtanh, Hardtanh, t_min, t_max)
+OAR_ACT_KERNELS(Mish, Mish)
+OAR_ACT_GRAD2(Mish, Mish)
+OAR_ACT_KERNELS(Softsign, Softsign)
+OAR_ACT_GRAD2(Softsign, Softsign)
+OAR_ACT_KERNELS(Tanhshrink, Tanhshrink)
+OAR_ACT_GRAD2(Tanhshrink, Tanhshrink)
+OAR_ACT_KERNELS(Hardshrink, Hardshrink, threshold)
+OAR_ACT_KERNELS(Softshrink, Softshrink, threshold)
+OAR_ACT_KERNELS(ThresholdedRelu, ThresholdedRelu, threshold, value)
 
 }  // namespace
 }  // namespace oar::phi
@@ -179,3 +294,26 @@ OAR_REGISTER_KERNEL(hardsigmoid, CPU, HardsigmoidKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(hardsigmoid_grad, CPU, HardsigmoidGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(relu6, CPU, Relu6Kernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(relu6_grad, CPU, Relu6GradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(selu, CPU, SeluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(selu_grad, CPU, SeluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(selu_grad2, CPU, SeluGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(celu, CPU, CeluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(celu_grad, CPU, CeluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(celu_grad2, CPU, CeluGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardtanh, CPU, HardtanhKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardtanh_grad, CPU, HardtanhGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(mish, CPU, MishKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(mish_grad, CPU, MishGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(mish_grad2, CPU, MishGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softsign, CPU, SoftsignKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softsign_grad, CPU, SoftsignGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softsign_grad2, CPU, SoftsignGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(tanhshrink, CPU, TanhshrinkKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(tanhshrink_grad, CPU, TanhshrinkGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(tanhshrink_grad2, CPU, TanhshrinkGrad2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardshrink, CPU, HardshrinkKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(hardshrink_grad, CPU, HardshrinkGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softshrink, CPU, SoftshrinkKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(softshrink_grad, CPU, SoftshrinkGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(thresholded_relu, CPU, ThresholdedReluKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(thresholded_relu_grad, CPU, ThresholdedReluGradKernel, OAR_FLOAT_TYPES)

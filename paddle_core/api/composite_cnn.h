@@ -1,0 +1,201 @@
+// Helpers used by the backward formulas of cnn.yaml (included by the generated op
+// files): attribute arithmetic on shapes, and compositions of differentiable ops.
+#pragma once
+
+#include <initializer_list>
+#include <tuple>
+#include <vector>
+
+#include "oar_generated/ops_api.h"
+#include "paddle_core/api/composite.h"
+#include "paddle_core/autograd/node.h"
+#include "paddle_core/meta/infer_meta_cnn.h"
+
+namespace oar::ops {
+
+/// output_padding that makes conv_transpose(y, w) come back to x's spatial size.
+inline std::vector<int64_t> conv_output_padding(const Tensor& x, const Tensor& y,
+                                                const Tensor& w,
+                                                const std::vector<int64_t>& strides,
+                                                const std::vector<int64_t>& paddings,
+                                                const std::vector<int64_t>& dilations,
+                                                const std::string& data_format) {
+  return ::oar::conv_output_padding(x.dims(), y.dims(), w.dims(), strides, paddings, dilations,
+                                    data_format);
+}
+
+/// Hands the backward expression of input `pos` its part of a multi-output fused
+/// gradient op (`compute` returns a tuple, one entry per position in `positions`).
+/// The generator evaluates one expression per input; this runs `compute` once per
+/// node application and drops the results after the last input that needs them.
+struct SharedGradState {
+  const GradNode* owner = nullptr;
+  std::vector<Tensor> outs;
+  int remaining = 0;
+};
+/// One state per thread, shared by every instantiation of shared_grad.
+inline SharedGradState& shared_grad_state() {
+  thread_local SharedGradState state;
+  return state;
+}
+
+template <typename F>
+Tensor shared_grad(const GradNode* node, size_t pos,
+                   std::initializer_list<size_t> positions, F compute) {
+  SharedGradState& st = shared_grad_state();
+  const GradNode*& owner = st.owner;
+  std::vector<Tensor>& outs = st.outs;
+  int& remaining = st.remaining;
+  if (owner != node) {
+    outs.clear();
+    std::apply([&outs](auto&&... t) { (outs.push_back(t), ...); }, compute());
+    owner = node;
+    remaining = 0;
+    for (size_t p : positions) remaining += node->needs_input_grad(p) ? 1 : 0;
+  }
+  size_t idx = 0;
+  for (size_t p : positions) {
+    if (p == pos) break;
+    ++idx;
+  }
+  Tensor r = outs[idx];
+  if (--remaining <= 0) {
+    owner = nullptr;
+    outs.clear();
+  }
+  return r;
+}
+
+enum class NormKind { kLayer, kGroup };
+
+namespace detail_cnn {
+
+// A normalization as a view of x: `view` (x reshaped), `stat_axes` (the axes each
+// mean/variance runs over), `scale_view` (the scale reshaped to broadcast against the
+// view) and `scale_axes` (the axes the scale's gradient sums over).
+struct NormShape {
+  std::vector<int64_t> view, stat_axes, scale_view, scale_axes;
+  int64_t count = 1;  // elements per statistic
+};
+
+inline NormShape row_norm_shape(NormKind kind, int64_t attr, const Tensor& x) {
+  NormShape s;
+  const Dims& d = x.dims();
+  if (kind == NormKind::kLayer) {
+    int64_t n = 1, m = 1;
+    for (int i = 0; i < d.size(); ++i) (i < attr ? n : m) *= d[i];
+    s.view = {n, m};
+    s.stat_axes = {1};
+    s.scale_view = {1, m};
+    s.scale_axes = {0};
+    s.count = m;
+  } else {
+    const int64_t g = attr, c = d[1], sp = x.dense().numel() / std::max<int64_t>(d[0] * c, 1);
+    s.view = {d[0], g, c / g, sp};
+    s.stat_axes = {2, 3};
+    s.scale_view = {1, g, c / g, 1};
+    s.scale_axes = {0, 3};
+    s.count = c / g * sp;
+  }
+  return s;
+}
+
+inline NormShape batch_norm_shape(const std::string& fmt, const Tensor& x) {
+  const BatchNormView v = batch_norm_view(x.dense(), fmt, "batch_norm_grad");
+  NormShape s;
+  s.view = {v.n, v.c, v.s};
+  s.stat_axes = {0, 2};
+  s.scale_view = {1, v.c, 1};
+  s.scale_axes = {0, 2};
+  s.count = v.n * v.s;
+  return s;
+}
+
+inline Tensor mean_over(const Tensor& t, const std::vector<int64_t>& axes) {
+  return mean(t, axes, true);
+}
+
+inline Tensor sum_over(const Tensor& t, const std::vector<int64_t>& axes) {
+  return sum(t, axes, DataType::UNDEFINED, true);
+}
+
+// The second-order terms of a batch-statistics normalization (Note in cnn.yaml):
+// which = 0: d/dx, 1: d/dscale, 2: d/dgrad_out of <Gx, dx> + <Gs, dscale> + <Gb, dbias>.
+inline Tensor stats_double_grad(int which, const NormShape& s, const Tensor& x_in,
+                                const Tensor& scale_in, const Tensor& rstd_in,
+                                const Tensor& g_in, const Tensor& gx_in, const Tensor& gs_in,
+                                const Tensor& gb_in) {
+  const Tensor x = reshape(x_in, s.view), g = reshape(g_in, s.view);
+  const Tensor gx = gx_in.defined() ? reshape(gx_in, s.view) : zeros_like(x);
+  std::vector<int64_t> rview = s.view;
+  for (int64_t a : s.stat_axes) rview[a] = 1;
+  const Tensor r = reshape(rstd_in, rview);
+  const Tensor mu = mean_over(x, s.stat_axes);
+  const Tensor xh = (x - mu) * r;
+  const bool has_scale = scale_in.defined();
+  const Tensor gamma = has_scale ? reshape(scale_in, s.scale_view) : Tensor();
+  auto times_gamma = [&](const Tensor& t) { return has_scale ? t * gamma : t; };
+  // P(v) = r * (v - mean(v) - xh * mean(v * xh)): the normalization's own backward.
+  auto project = [&](const Tensor& v) {
+    return r * (v - mean_over(v, s.stat_axes) - xh * mean_over(v * xh, s.stat_axes));
+  };
+  Tensor result;
+  if (which == 2) {
+    result = times_gamma(project(gx));
+    if (gs_in.defined()) result = result + reshape(gs_in, s.scale_view) * xh;
+    if (gb_in.defined()) result = result + reshape(gb_in, s.scale_view) + zeros_like(x);
+    return reshape(result, x_in.dims().vec());
+  }
+  if (which == 1) {
+    return reshape(sum_over(g * project(gx), s.scale_axes), scale_in.dims().vec());
+  }
+  const Tensor gh = times_gamma(g);
+  const double m = static_cast<double>(s.count);
+  const Tensor b = sum_over(gx * xh, s.stat_axes);
+  const Tensor c = mean_over(gh * xh, s.stat_axes);
+  const Tensor a = sum_over(gx * gh, s.stat_axes) - sum_over(gx, s.stat_axes) * mean_over(gh, s.stat_axes);
+  Tensor u = -(r * (c * gx + b * gh / m));
+  if (gs_in.defined()) u = u + reshape(gs_in, s.scale_view) * g;
+  result = project(u) - (a - b * c) * r * r * xh / m;
+  return reshape(result, x_in.dims().vec());
+}
+
+}  // namespace detail_cnn
+
+/// Second-order terms of layer_norm_grad / group_norm_grad (which: 0 x, 1 scale, 2 grad_out).
+inline Tensor norm_double_grad(int which, NormKind kind, int64_t attr, const Tensor& x,
+                               const Tensor& scale, const Tensor& rstd, const Tensor& grad_out,
+                               const Tensor& gx, const Tensor& gs, const Tensor& gb) {
+  return detail_cnn::stats_double_grad(which, detail_cnn::row_norm_shape(kind, attr, x), x, scale,
+                                       rstd, grad_out, gx, gs, gb);
+}
+
+/// Second-order terms of batch_norm_grad; with global statistics the normalization is
+/// affine in x, which leaves only the cross terms.
+inline Tensor batch_norm_double_grad(int which, bool use_global_stats,
+                                     const std::string& data_format, const Tensor& x,
+                                     const Tensor& scale, const Tensor& saved_mean,
+                                     const Tensor& saved_rstd, const Tensor& grad_out,
+                                     const Tensor& gx, const Tensor& gs, const Tensor& gb) {
+  const detail_cnn::NormShape s = detail_cnn::batch_norm_shape(data_format, x);
+  if (!use_global_stats) {
+    return detail_cnn::stats_double_grad(which, s, x, scale, saved_rstd, grad_out, gx, gs, gb);
+  }
+  const Tensor xv = reshape(x, s.view), g = reshape(grad_out, s.view);
+  const Tensor r = reshape(saved_rstd, s.scale_view), mu = reshape(saved_mean, s.scale_view);
+  const Tensor gamma = scale.defined() ? reshape(scale, s.scale_view) : Tensor();
+  const Tensor gxv = gx.defined() ? reshape(gx, s.view) : zeros_like(xv);
+  Tensor result;
+  if (which == 0) {  // only dscale = sum(g * (x - mu) * r) depends on x
+    result = gs.defined() ? reshape(gs, s.scale_view) * g * r : zeros_like(xv);
+  } else if (which == 1) {
+    return reshape(detail_cnn::sum_over(gxv * g * r, s.scale_axes), scale.dims().vec());
+  } else {
+    result = scale.defined() ? gxv * gamma * r : gxv * r;
+    if (gs.defined()) result = result + reshape(gs, s.scale_view) * (xv - mu) * r;
+    if (gb.defined()) result = result + reshape(gb, s.scale_view);
+  }
+  return reshape(result, x.dims().vec());
+}
+
+}  // namespace oar::ops

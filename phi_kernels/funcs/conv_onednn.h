@@ -1,0 +1,19 @@
+// float32 convolutions on oneDNN (phi_kernels/cpu/conv_onednn.cc). Pointers are dense
+// activations in the geometry's layout (NC... or N...C) and filters [out_c, in_c/g, k...].
+// Primitives are created once per geometry and cached.
+#pragma once
+
+#include "paddle_core/meta/infer_meta_cnn.h"
+
+namespace oar::phi {
+
+/// dst = conv(src, w)
+void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst);
+/// diff_src = d<conv(src, w), diff_dst>/d src (= the transposed conv of diff_dst)
+void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
+                          float* diff_src);
+/// diff_w = d<conv(src, w), diff_dst>/d w
+void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
+                             float* diff_w);
+
+}  // namespace oar::phi

@@ -1,0 +1,210 @@
+"""Activations of oar.nn.functional (nn.yaml) and dropout variants: forward against
+float64 NumPy references on all float dtypes, gradients and second derivatives against
+finite differences, bad arguments, and the statistics of the dropout masks."""
+import numpy as np
+import oar
+import oar.nn.functional as F
+import pytest
+from op_test_utils import (FLOAT_DTYPES, NARROW_DTYPES, UNARY_SHAPES, OpCase, case_id,
+                           check_forward, check_grad, normal, tensor)
+
+SELU_SCALE, SELU_ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+
+
+def np_softplus(x, beta=1.0, threshold=20.0):
+    z = beta * x
+    return np.where(z > threshold, x, (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta)
+
+
+def np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name, oar function, numpy reference, smooth (second derivative checked)
+ACTS = [
+    ("relu6", F.relu6, lambda x: np.clip(x, 0, 6), False),
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x), False),
+    ("elu", lambda x: F.elu(x, 0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(x)), True),
+    ("selu", F.selu, lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)), True),
+    ("celu", lambda x: F.celu(x, 1.5),
+     lambda x: np.maximum(0, x) + np.minimum(0, 1.5 * np.expm1(x / 1.5)), True),
+    ("silu", F.silu, lambda x: x * np_sigmoid(x), True),
+    ("swish", F.swish, lambda x: x * np_sigmoid(x), True),
+    ("mish", F.mish, lambda x: x * np.tanh(np_softplus(x)), True),
+    ("softplus", lambda x: F.softplus(x, 2.0, 5.0), lambda x: np_softplus(x, 2.0, 5.0), True),
+    ("softsign", F.softsign, lambda x: x / (1 + np.abs(x)), True),
+    ("hardswish", F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6, True),
+    ("hardsigmoid", F.hardsigmoid, lambda x: np.clip(0.1666667 * x + 0.5, 0, 1), False),
+    ("hardtanh", lambda x: F.hardtanh(x, -0.5, 1.2), lambda x: np.clip(x, -0.5, 1.2), False),
+    ("tanhshrink", F.tanhshrink, lambda x: x - np.tanh(x), True),
+    ("hardshrink", lambda x: F.hardshrink(x, 0.3),
+     lambda x: np.where(np.abs(x) > 0.3, x, 0.0), False),
+    ("softshrink", lambda x: F.softshrink(x, 0.3),
+     lambda x: np.where(x > 0.3, x - 0.3, np.where(x < -0.3, x + 0.3, 0.0)), False),
+    ("thresholded_relu", lambda x: F.thresholded_relu(x, 0.4, -0.1),
+     lambda x: np.where(x > 0.4, x, -0.1), False),
+    ("log_sigmoid", F.log_sigmoid, lambda x: -np.log1p(np.exp(-x)), True),
+    ("sigmoid", F.sigmoid, np_sigmoid, True),
+    ("tanh", F.tanh, np.tanh, True),
+    ("relu", F.relu, lambda x: np.maximum(x, 0), False),
+    ("gelu_tanh", lambda x: F.gelu(x, True),
+     lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), True),
+]
+NARROW_TOL = {"float16": (5e-3, 1e-2), "bfloat16": (4e-2, 2e-2)}
+
+
+def _away_from_kinks(rng, shape):
+    """Normal values kept away from the activations' kinks (0, +-0.3, 0.4, -0.5, 1.2, 6, -3)
+    so finite differences do not straddle one."""
+    x = np.array(rng.standard_normal(shape) * 2.5)
+    for k in (0.0, 0.3, -0.3, 0.4, -0.5, 1.2, 6.0, -3.0, 3.0):
+        close = np.abs(x - k) < 0.02
+        x[close] += 0.05
+    return x
+
+
+CASES = [OpCase(name, fn, ref, inputs=[normal()], shapes=UNARY_SHAPES,
+                dtypes=FLOAT_DTYPES + NARROW_DTYPES, tol=NARROW_TOL)
+         for name, fn, ref, _ in ACTS]
+for c in CASES:
+    c.inputs = [type(c.inputs[0])(_away_from_kinks)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_activation_forward(case):
+    check_forward(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_activation_grad(case):
+    check_grad(case)
+
+
+@pytest.mark.parametrize("name,fn", [(n, f) for n, f, _, smooth in ACTS if smooth], ids=lambda v: v if isinstance(v, str) else "")
+def test_activation_double_backward(name, fn):
+    rng = np.random.default_rng(7)
+    x0 = _away_from_kinks(rng, (3, 4))
+    v = rng.standard_normal((3, 4))
+    x = oar.to_tensor(x0, stop_gradient=False)
+    (g,) = oar.grad([fn(x).sum()], [x], create_graph=True)
+    (gg,) = oar.grad([(g * oar.to_tensor(v)).sum()], [x])
+
+    def first(a):
+        t = oar.to_tensor(a, stop_gradient=False)
+        return oar.grad([fn(t).sum()], [t])[0].numpy()
+    eps = 1e-6
+    num = (first(x0 + eps) - first(x0 - eps)) / (2 * eps) * v  # f'' is elementwise
+    np.testing.assert_allclose(gg.numpy(), num, atol=1e-6, rtol=1e-5, err_msg=name)
+
+
+def test_prelu_and_glu():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 4))
+    w = np.array([0.1, -0.2, 0.3])
+    ref = np.where(x > 0, x, w[None, :, None] * x)
+    case = OpCase("prelu", lambda x, w: F.prelu(x, w), lambda x, w: np.where(
+        x > 0, x, w[None, :, None] * x), inputs=[(2, 3, 4), (3,)])
+    check_forward(case)
+    check_grad(case)
+    out = F.prelu(tensor(np.moveaxis(x, 1, -1), "float64"), tensor(w, "float64"), data_format="NLC")
+    np.testing.assert_allclose(out.numpy(), np.moveaxis(ref, 1, -1))
+    out = F.prelu(tensor(x, "float64"), tensor([0.25], "float64"))
+    np.testing.assert_allclose(out.numpy(), np.where(x > 0, x, 0.25 * x))
+    glu = OpCase("glu", lambda x: F.glu(x, axis=1),
+                 lambda x: x[:, :2] * np_sigmoid(x[:, 2:]), inputs=[(3, 4, 2)])
+    check_forward(glu)
+    check_grad(glu)
+    with pytest.raises(ValueError, match="glu.*even"):
+        F.glu(tensor(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="prelu.*channels"):
+        F.prelu(tensor(np.ones((2, 3, 4))), tensor(np.ones(4)))
+
+
+def test_activation_bad_args():
+    x = tensor(np.ones((2, 2)))
+    for fn, msg in [(lambda: F.selu(x, scale=0.5), "selu"), (lambda: F.celu(x, 0.0), "celu"),
+                    (lambda: F.hardtanh(x, 2.0, 1.0), "hardtanh"),
+                    (lambda: F.softshrink(x, -1.0), "softshrink")]:
+        with pytest.raises(ValueError, match=msg):
+            fn()
+
+
+# ---------------------------------------------------------------- dropout
+def test_dropout_modes_and_axis():
+    oar.seed(1)
+    x = oar.ones([200, 50], "float64")
+    y = F.dropout(x, 0.3).numpy()
+    kept = y != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(y[kept], 1 / 0.7)
+    y = F.dropout(x, 0.3, mode="downscale_in_infer").numpy()
+    np.testing.assert_allclose(y[y != 0], 1.0)
+    np.testing.assert_allclose(F.dropout(x, 0.3, training=False, mode="downscale_in_infer").numpy(), 0.7)
+    np.testing.assert_allclose(F.dropout(x, 0.3, training=False).numpy(), 1.0)
+    y = F.dropout(x, 0.5, axis=0).numpy()  # whole rows share a draw
+    assert all(len(set(row)) == 1 for row in y)
+    y = F.dropout2d(oar.ones([4, 30, 3, 3], "float64"), 0.5).numpy()
+    per_channel = y.reshape(4, 30, 9)
+    assert all(len(set(v)) == 1 for v in per_channel.reshape(-1, 9))
+    y = F.dropout3d(oar.ones([2, 3, 4, 2, 2, 5], "float64")[0], 0.5, data_format="NDHWC").numpy()
+    assert all(len(set(v)) == 1 for v in np.moveaxis(y, -1, 1).reshape(3 * 5, -1))
+    np.testing.assert_allclose(F.dropout(x, 1.0).numpy(), 0.0)
+    assert F.dropout(oar.zeros([0, 3]), 0.5).shape == [0, 3]
+
+
+def test_dropout_gradient_uses_the_mask():
+    oar.seed(3)
+    x = oar.to_tensor(np.ones((50, 40)), stop_gradient=False)
+    y = F.dropout(x, 0.4)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), (y.numpy() != 0) / 0.6)
+
+
+def test_alpha_dropout_keeps_moments():
+    oar.seed(2)
+    x = oar.to_tensor(np.random.default_rng(0).standard_normal((400, 500)))
+    y = F.alpha_dropout(x, 0.2).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1.0) < 0.02
+    np.testing.assert_allclose(F.alpha_dropout(x, 0.2, training=False).numpy(), x.numpy())
+
+
+def test_dropout_bad_args():
+    x = tensor(np.ones((2, 3)))
+    for fn, msg in [(lambda: F.dropout(x, 1.5), "dropout.*p"),
+                    (lambda: F.dropout(x, 0.5, mode="bad"), "dropout.*mode"),
+                    (lambda: F.dropout(x, 0.5, axis=3), "dropout.*axis"),
+                    (lambda: F.dropout2d(x, 0.5), "dropout2d.*4-D"),
+                    (lambda: F.alpha_dropout(x, -0.1), "alpha_dropout.*p")]:
+        with pytest.raises(ValueError, match=msg):
+            fn()
+
+
+# ---------------------------------------------------------------- layers
+def test_activation_layers():
+    nn = oar.nn
+    x = oar.to_tensor(np.random.default_rng(9).standard_normal((2, 3, 4)))
+    pairs = [(nn.ReLU6(), F.relu6(x)), (nn.LeakyReLU(0.3), F.leaky_relu(x, 0.3)),
+             (nn.ELU(0.5), F.elu(x, 0.5)), (nn.SELU(), F.selu(x)), (nn.CELU(2.0), F.celu(x, 2.0)),
+             (nn.Silu(), F.silu(x)), (nn.Swish(), F.swish(x)), (nn.Mish(), F.mish(x)),
+             (nn.Softplus(2, 10), F.softplus(x, 2, 10)), (nn.Softsign(), F.softsign(x)),
+             (nn.Hardswish(), F.hardswish(x)), (nn.Hardsigmoid(), F.hardsigmoid(x)),
+             (nn.Hardtanh(-0.5, 0.5), F.hardtanh(x, -0.5, 0.5)), (nn.Tanhshrink(), F.tanhshrink(x)),
+             (nn.Softshrink(0.2), F.softshrink(x, 0.2)), (nn.Hardshrink(0.2), F.hardshrink(x, 0.2)),
+             (nn.ThresholdedReLU(0.1), F.thresholded_relu(x, 0.1)),
+             (nn.LogSigmoid(), F.log_sigmoid(x)), (nn.GLU(axis=0), F.glu(x, 0))]
+    for layer, ref in pairs:
+        np.testing.assert_allclose(layer(x).numpy(), ref.numpy(), err_msg=type(layer).__name__)
+    p = nn.PReLU(3, init=0.1)
+    assert p.weight.shape == [3]
+    np.testing.assert_allclose(p.weight.numpy(), 0.1)
+    np.testing.assert_allclose(p(x).numpy(), np.where(x.numpy() > 0, x.numpy(), 0.1 * x.numpy()),
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="LeakyReLU"):
+        nn.LeakyReLU(slope=0.1)
+    d = nn.Dropout2D(0.5)
+    d.eval()
+    np.testing.assert_allclose(d(oar.ones([2, 3, 2, 2])).numpy(), 1.0)
+    a = nn.AlphaDropout(0.5)
+    a.eval()
+    np.testing.assert_allclose(a(x).numpy(), x.numpy())
+    assert nn.Dropout3D(0.5)(oar.ones([2, 3, 2, 2, 2])).shape == [2, 3, 2, 2, 2]
