@@ -335,6 +335,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta.h"',
            '#include "paddle_core/meta/infer_meta_creation.h"',
            '#include "paddle_core/meta/infer_meta_manipulation.h"',
+           '#include "paddle_core/meta/infer_meta_math_ext.h"',
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
            "namespace oar::ops {\n"]
