@@ -331,6 +331,7 @@ def gen_ops_cc(ops):
            '#include "oar_generated/kernel_signatures.h"',
            '#include "paddle_core/api/op_utils.h"',
            '#include "paddle_core/api/composite.h"',
+           '#include "paddle_core/api/composite_math.h"',
            '#include "paddle_core/autograd/node.h"',
            '#include "paddle_core/meta/infer_meta.h"',
            '#include "paddle_core/meta/infer_meta_creation.h"',
