@@ -93,23 +93,26 @@ void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
   });
 }
 
-// The k best of a row: a candidate buffer is trimmed to k by nth_element whenever it
-// fills, and later elements not better than the current k-th are skipped (most of them).
-template <typename M, typename Better>
-void top_k_row(const std::vector<std::pair<M, int64_t>>& row, int64_t k, Better better,
-               std::vector<std::pair<M, int64_t>>* buf) {
+// The k best of a row, read in place (stride `stride`): a candidate buffer is trimmed to
+// k by nth_element whenever it fills, and later elements not better than the current
+// k-th are skipped without being copied (most of them, for k << n).
+template <typename T, typename Better>
+void top_k_row(const T* row, int64_t n, int64_t stride, int64_t k, Better better,
+               std::vector<std::pair<OpMath<T>, int64_t>>* buf) {
+  using M = OpMath<T>;
   buf->clear();
   if (k == 0) return;
   const size_t cap = std::max<int64_t>(4 * k, 256);
   bool have = false;
   std::pair<M, int64_t> worst{};
-  for (const auto& e : row) {
+  for (int64_t j = 0; j < n; ++j) {
+    const std::pair<M, int64_t> e{static_cast<M>(row[j * stride]), j};
     if (have && !better(e, worst)) continue;
     buf->push_back(e);
     if (buf->size() == cap) {
       std::nth_element(buf->begin(), buf->begin() + (k - 1), buf->end(), better);
       buf->resize(k);
-      worst = *std::max_element(buf->begin(), buf->end(), better);
+      worst = (*buf)[k - 1];
       have = true;
     }
   }
@@ -125,18 +128,26 @@ void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t a
   int64_t* idx = indices->alloc<int64_t>();
   if (out->numel() == 0) return;
   AxisShape s = axis_shape(x.dims(), axis, "topk");
+  DenseTensor xc = contiguous(x);
+  const T* p = xc.data<T>();
   using M = OpMath<T>;
-  for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
-    thread_local std::vector<std::pair<M, int64_t>> buf;
-    if (largest) top_k_row(row, k, Desc<M>(), &buf);
-    else top_k_row(row, k, Asc<M>(), &buf);
-    for (int64_t j = 0; j < k; ++j) {
-      o[at(a, j, i, k, s.inner)] = static_cast<T>(buf[j].first);
-      idx[at(a, j, i, k, s.inner)] = buf[j].second;
+  parallel_for(s.outer * s.inner, [&](int64_t b, int64_t e) {
+    std::vector<std::pair<M, int64_t>> buf;
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / s.inner, i = t % s.inner;
+      const T* row = p + a * s.n * s.inner + i;
+      if (largest) top_k_row(row, s.n, s.inner, k, Desc<M>(), &buf);
+      else top_k_row(row, s.n, s.inner, k, Asc<M>(), &buf);
+      for (int64_t j = 0; j < k; ++j) {
+        o[at(a, j, i, k, s.inner)] = static_cast<T>(buf[j].first);
+        idx[at(a, j, i, k, s.inner)] = buf[j].second;
+      }
     }
-  });
+  }, s.outer * s.n * s.inner * 4);
 }
 
+// k-th smallest by nth_element on the values alone (NaN largest); its index is then the
+// (k - #smaller)-th occurrence of that value, the one a stable sort would put at rank k.
 template <typename T>
 void KthvalueKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t axis, bool,
                     DenseTensor* out, DenseTensor* indices) {
@@ -144,12 +155,37 @@ void KthvalueKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64
   int64_t* idx = indices->alloc<int64_t>();
   if (out->numel() == 0) return;
   AxisShape s = axis_shape(x.dims(), axis, "kthvalue");
+  DenseTensor xc = contiguous(x);
+  const T* p = xc.data<T>();
   using M = OpMath<T>;
-  for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
-    std::nth_element(row.begin(), row.begin() + (k - 1), row.end(), Asc<M>());
-    o[a * s.inner + i] = static_cast<T>(row[k - 1].first);
-    idx[a * s.inner + i] = row[k - 1].second;
-  });
+  auto lt = [](M a, M b) { return is_nan(b) ? !is_nan(a) : a < b; };
+  parallel_for(s.outer * s.inner, [&](int64_t b, int64_t e) {
+    std::vector<M> vals(s.n);
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / s.inner, i = t % s.inner;
+      const T* row = p + a * s.n * s.inner + i;
+      bool nan = false;
+      for (int64_t j = 0; j < s.n; ++j) {
+        vals[j] = static_cast<M>(row[j * s.inner]);
+        nan = nan || is_nan(vals[j]);
+      }
+      if (nan) std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end(), lt);
+      else std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end());
+      const M v = vals[k - 1];
+      int64_t smaller = 0;
+      for (int64_t j = 0; j < k - 1; ++j) smaller += lt(vals[j], v) ? 1 : 0;
+      int64_t want = k - 1 - smaller, found = 0;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const M w = static_cast<M>(row[j * s.inner]);
+        if (!lt(w, v) && !lt(v, w) && want-- == 0) {
+          found = j;
+          break;
+        }
+      }
+      o[a * s.inner + i] = static_cast<T>(v);
+      idx[a * s.inner + i] = found;
+    }
+  }, s.outer * s.n * s.inner * 8);
 }
 
 // The most frequent value (the smallest among equally frequent ones) and the index of

@@ -82,6 +82,38 @@ double row_sum(const T* p, int64_t n, int64_t stride, F f, bool parallel) {
   return s;
 }
 
+#if OAR_VEC512
+// sum(x) and sum((x - mean)^2) of a contiguous float/double row, in double, 2 accumulators.
+template <typename T>
+double vec_sum(const T* p, int64_t n, double mean, bool squares) {
+  __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+  const __m512d m = _mm512_set1_pd(mean);
+  int64_t i = 0;
+  auto load = [&](int64_t k) {
+    if constexpr (std::is_same_v<T, float>) return _mm512_cvtps_pd(_mm256_loadu_ps(p + k));
+    else return _mm512_loadu_pd(p + k);
+  };
+  for (; i + 16 <= n; i += 16) {
+    __m512d v0 = load(i), v1 = load(i + 8);
+    if (squares) {
+      v0 = _mm512_sub_pd(v0, m);
+      v1 = _mm512_sub_pd(v1, m);
+      a0 = _mm512_fmadd_pd(v0, v0, a0);
+      a1 = _mm512_fmadd_pd(v1, v1, a1);
+    } else {
+      a0 = _mm512_add_pd(a0, v0);
+      a1 = _mm512_add_pd(a1, v1);
+    }
+  }
+  double s = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(p[i]) - (squares ? mean : 0.0);
+    s += squares ? v * v : v;
+  }
+  return s;
+}
+#endif
+
 // ---- var / std: two passes (mean, then squared deviations) in double
 template <typename T, bool kStd>
 void VarStd(const DenseTensor& x, const std::vector<int64_t>& axis, bool unbiased,
@@ -94,6 +126,35 @@ void VarStd(const DenseTensor& x, const std::vector<int64_t>& axis, bool unbiase
   const int64_t R = rs.reduce;
   const double denom = static_cast<double>(R) - (unbiased ? 1.0 : 0.0);
   const bool one_row = rs.outer * rs.inner == 1;
+#if OAR_VEC512
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (rs.inner == 1) {  // contiguous rows (single long rows split into parallel chunks)
+      auto chunked = [&](const T* row, double mean, bool sq) {
+        if (!one_row || R < 4 * kParallelGrain) return vec_sum(row, R, mean, sq);
+        double part[64] = {};
+        const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
+        parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+          for (int64_t c = c0; c < c1; ++c) {
+            part[c] = vec_sum(row + c * len, std::min(R, (c + 1) * len) - c * len, mean, sq);
+          }
+        }, R);
+        double t = 0;
+        for (int64_t c = 0; c < chunks; ++c) t += part[c];
+        return t;
+      };
+      parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+        for (int64_t a = a0; a < a1; ++a) {
+          const T* row = p + a * R;
+          const double mean = chunked(row, 0.0, false) / R;
+          const double ss = chunked(row, mean, true);
+          const double var = denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN();
+          o[a] = static_cast<T>(kStd ? std::sqrt(var) : var);
+        }
+      }, one_row ? 0 : rs.outer * R);
+      return;
+    }
+  }
+#endif
   for_each_kept(rs, [&](int64_t a, int64_t i) {
     const T* row = p + a * R * rs.inner + i;
     const double mean = row_sum(row, R, rs.inner, [](double v) { return v; }, one_row) / R;
@@ -302,10 +363,60 @@ void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool
   }, rs.outer * n * inner);
 }
 
+#if OAR_VEC512
+// Inclusive prefix sums of contiguous rows, 8 lanes at a time in double: an in-register
+// log-step scan (shift by 1, 2, 4 lanes) plus a running carry, so the serial dependency is
+// one add per 8 elements.
+inline __m512d prefix8(__m512d v) {
+  const __m512i z = _mm512_setzero_si512();
+  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 7)));
+  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 6)));
+  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 4)));
+  return v;
+}
+template <typename T>
+void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
+  parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    const __m512i last = _mm512_set1_epi64(7);
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = p + r * n;
+      T* y = o + r * n;
+      __m512d carry = _mm512_setzero_pd();
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        __m512d v;
+        if constexpr (std::is_same_v<T, float>) v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+        else v = _mm512_loadu_pd(x + i);
+        const __m512d s = prefix8(v);
+        const __m512d res = _mm512_add_pd(s, carry);
+        carry = _mm512_add_pd(carry, _mm512_permutexvar_pd(last, s));
+        if constexpr (std::is_same_v<T, float>) _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(res));
+        else _mm512_storeu_pd(y + i, res);
+      }
+      double acc = n > 0 && i > 0 ? static_cast<double>(_mm512_cvtsd_f64(carry)) : 0.0;
+      for (; i < n; ++i) {
+        acc += static_cast<double>(x[i]);
+        y[i] = static_cast<T>(acc);
+      }
+    }
+  }, rows * n);
+}
+#endif
+
 template <typename T>
 void CumsumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool flatten,
                   bool exclusive, bool reverse, DenseTensor* out) {
   using A = Acc<T>;
+#if OAR_VEC512
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    ReduceShape rs = scan_shape(x, axis, flatten, "cumsum");
+    if (rs.inner == 1 && !exclusive && !reverse) {
+      T* o = out->alloc<T>();
+      cumsum_rows_vec<T>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      return;
+    }
+  }
+#endif
   scan<T, A>(x, axis, flatten, exclusive, reverse, A(0), out, "cumsum",
              [](A a, A v) { return a + v; });
 }

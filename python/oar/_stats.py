@@ -153,6 +153,29 @@ def _row_values(s, pos):
     return _ops._gather_axis(s, pos, -1)
 
 
+def _nan_rows_to_nan(v, y):
+    """NaN where the row of y (last axis, kept as 1) holds a NaN (NumPy's median/quantile)."""
+    if not y.dtype.is_floating_point:
+        return v
+    bad = _ops.any(_ops.isnan(y), [-1], True)
+    return _ops.where(bad, _ops.full_like(v, float("nan"), v.dtype), v)
+
+
+def _kth(y, k):
+    """(values, indices) of the k-th smallest (1-based) along the last axis, kept as [..., 1]."""
+    return _ops.kthvalue(y, k, -1, True)
+
+
+def _next_value(y, v, k):
+    """The (k+1)-th smallest along the last axis given v, the k-th (as [..., 1]): v again
+    when more than k entries are <= v, else the smallest entry above v. Cheaper than a
+    second selection."""
+    le = _ops.sum(_ops.less_equal(y, v), [-1], _INT64, True)
+    big = _ops.full_like(y, float("inf"), y.dtype)
+    above = _ops.amin(_ops.where(_ops.greater_than(y, v), y, big), [-1], True)
+    return _ops.where(_ops.greater_than(le, _ops.full([], k, _INT64, None)), v, above)
+
+
 def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
     _check_tensor(x, op)
     if mode not in ("avg", "min"):
@@ -165,29 +188,27 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
         raise ValueError(f"{op}: cannot take the median of an empty axis (input shape {x.shape})")
     if mode == "avg":
         y = _float(y)
-    s = _sorted_last(y, op)
-    if ignore_nan and y.dtype.is_floating_point:
+    if not (ignore_nan and y.dtype.is_floating_point):
+        # Fixed ranks: selection (O(n) per row), not a sort.
+        vlo, ilo = _kth(y, (n - 1) // 2 + 1)
+        v = vlo if mode == "min" or n % 2 else (vlo + _next_value(y, vlo, n // 2)) * 0.5
+        v = _nan_rows_to_nan(v, y)
+        idx = ilo
+    else:  # per-row counts of non-NaN entries: sort (NaN last) and gather
+        s, order = _ops._argsort(y, -1, False, True)
         cnt = _ops.sum(_ops.logical_not(_ops.isnan(y)), [-1], _INT64, True)
-    else:
-        cnt = _ops.full(list(y.shape[:-1]) + [1], n, _INT64, None)
-    one = _ops.full([], 1, _INT64, None)
-    lo = _ops.floor_divide(_ops.maximum(cnt - one, _ops.full([], 0, _INT64, None)),
-                           _ops.full([], 2, _INT64, None))
-    hi = _ops.minimum(_ops.floor_divide(cnt, _ops.full([], 2, _INT64, None)),
-                      _ops.maximum(cnt - one, _ops.full([], 0, _INT64, None)))
-    vlo = _row_values(s, lo)
-    if mode == "avg":
-        v = (vlo + _row_values(s, hi)) * 0.5
-    else:
-        v = vlo
-    if ignore_nan and y.dtype.is_floating_point:  # rows of only NaN give NaN
-        v = _ops.where(_ops.equal(cnt, _ops.full([], 0, _INT64, None)),
-                       _ops.full_like(v, float("nan"), v.dtype), v)
+        zero = _ops.full([], 0, _INT64, None)
+        two = _ops.full([], 2, _INT64, None)
+        last = _ops.maximum(cnt - _ops.full([], 1, _INT64, None), zero)
+        lo = _ops.floor_divide(last, two)
+        hi = _ops.minimum(_ops.floor_divide(cnt, two), last)
+        vlo = _row_values(s, lo)
+        v = vlo if mode == "min" else (vlo + _row_values(s, hi)) * 0.5
+        v = _ops.where(_ops.equal(cnt, zero), _ops.full_like(v, float("nan"), v.dtype), v)
+        idx = _ops._gather_axis(order, lo, -1)
     v = _finish(_ops.squeeze(v, [-1]), kshape, kept, keepdim)
     if mode == "min" and axis is not None:
-        idx = _ops._argsort(y, -1, False, True)[1]
-        i = _finish(_ops.squeeze(_ops._gather_axis(idx, lo, -1), [-1]), kshape, kept, keepdim)
-        return v, i
+        return v, _finish(_ops.squeeze(idx, [-1]), kshape, kept, keepdim)
     return v
 
 
@@ -228,6 +249,28 @@ def _quantile_impl(x, q, axis, keepdim, interpolation, op, ignore_nan):
     n = y.shape[-1]
     if n == 0:
         raise ValueError(f"{op}: cannot take a quantile of an empty axis (input shape {x.shape})")
+    if not ignore_nan:  # fixed ranks: selection per needed rank, not a sort
+        outs = []
+        for v in qs:
+            pos = v * (n - 1)
+            lo_i, hi_i = math.floor(pos), math.ceil(pos)
+            if interpolation == "nearest":
+                lo_i = hi_i = round(pos)  # half to even, as NumPy
+            elif interpolation == "lower":
+                hi_i = lo_i
+            elif interpolation == "higher":
+                lo_i = hi_i
+            lo = _kth(y, lo_i + 1)[0]
+            hi = lo if hi_i == lo_i else _kth(y, hi_i + 1)[0]
+            if interpolation == "linear" and hi_i != lo_i:
+                r = lo + (hi - lo) * (pos - lo_i)
+            elif interpolation == "midpoint" and hi_i != lo_i:
+                r = (lo + hi) * 0.5
+            else:
+                r = lo
+            r = _nan_rows_to_nan(r, y)
+            outs.append(_finish(_ops.squeeze(r, [-1]), kshape, kept, keepdim))
+        return outs[0] if scalar_q else _ops.stack(outs, 0)
     s = _sorted_last(y, op)
     if ignore_nan:
         cnt = _ops.cast(_ops.sum(_ops.logical_not(_ops.isnan(y)), [-1], _INT64, True), y.dtype)

@@ -442,6 +442,11 @@ def test_sort_nan_last_and_median_min():
     np.testing.assert_array_equal(i.numpy(), [3, 1])
     assert oar.median(m, mode="min").numpy().item() == 3.0
     assert np.isnan(oar.nanmedian(tensor([np.nan, np.nan], "float64")).numpy())
+    with_nan = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    np.testing.assert_array_equal(oar.median(tensor(with_nan, "float64"), axis=1).numpy(),
+                                  np.median(with_nan, axis=1))
+    np.testing.assert_array_equal(oar.quantile(tensor(with_nan, "float64"), 0.25, axis=1).numpy(),
+                                  np.quantile(with_nan, 0.25, axis=1))
 
 
 def test_median_gradient_splits_between_middle_values():
