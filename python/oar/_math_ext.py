@@ -58,5 +58,7 @@ Tensor.nan_to_num = nan_to_num
 Tensor.lerp = lerp
 Tensor.lerp_ = _lerp_
 Tensor.increment = increment
+Tensor.mod = Tensor.remainder  # Paddle's aliases of remainder (oar.mod/floor_mod are in _ops)
+Tensor.floor_mod = Tensor.remainder
 
 __all__ = ["nan_to_num", "lerp", "increment"]

@@ -262,6 +262,12 @@ def test_tensor_methods_exist():
     np.testing.assert_allclose(x.polygamma(1).numpy(), _polygamma(np.array([0.5, 0.25]), 1))
 
 
+def test_mod_aliases():
+    x, y = tensor([5, -7, 7], "int64"), tensor([3, 3, -3], "int64")
+    for out in (oar.mod(x, y), oar.floor_mod(x, y), x.mod(y), x.floor_mod(y)):
+        np.testing.assert_array_equal(out.numpy(), np.mod([5, -7, 7], [3, 3, -3]))
+
+
 def test_second_order_gradients():
     """The backward formulas are ops, so they differentiate again (d2/dx2 of a few ops)."""
     for name, d2 in [("expm1", np.exp), ("log1p", lambda v: -1 / (1 + v) ** 2),
