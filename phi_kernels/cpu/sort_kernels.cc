@@ -5,6 +5,7 @@
 // result is deterministic and argsort is stable. NaN sorts as the largest value.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
@@ -146,6 +147,40 @@ void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t a
   }, s.outer * s.n * s.inner * 4);
 }
 
+// Order-preserving unsigned keys of floats (not NaN): flip all bits of negatives, the sign of
+// positives; -0 maps to +0's key, since they compare equal.
+inline uint32_t sort_key(float v) {
+  if (v == 0.0f) v = 0.0f;
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+// Radix select for long float rows without NaN: a histogram of the top 16 key bits finds
+// the bucket holding rank k (0-based), and nth_element runs on that bucket only. Returns
+// the value and the number of entries smaller than it outside the bucket.
+inline float radix_select(const std::vector<float>& vals, int64_t k, int64_t* below) {
+  std::vector<uint32_t> hist(1 << 16, 0);
+  for (float v : vals) ++hist[sort_key(v) >> 16];
+  int64_t cum = 0;
+  uint32_t b = 0;
+  for (; b < (1u << 16); ++b) {
+    if (cum + hist[b] > k) break;
+    cum += hist[b];
+  }
+  std::vector<float> bucket;
+  bucket.reserve(hist[b]);
+  for (float v : vals) {
+    if ((sort_key(v) >> 16) == b) bucket.push_back(v);
+  }
+  std::nth_element(bucket.begin(), bucket.begin() + (k - cum), bucket.end());
+  const float v = bucket[k - cum];
+  int64_t smaller = cum;
+  for (float w : bucket) smaller += w < v ? 1 : 0;
+  *below = smaller;
+  return v;
+}
+
 // k-th smallest by nth_element on the values alone (NaN largest); its index is then the
 // (k - #smaller)-th occurrence of that value, the one a stable sort would put at rank k.
 template <typename T>
@@ -169,11 +204,21 @@ void KthvalueKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64
         vals[j] = static_cast<M>(row[j * s.inner]);
         nan = nan || is_nan(vals[j]);
       }
-      if (nan) std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end(), lt);
-      else std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end());
-      const M v = vals[k - 1];
+      M v{};
       int64_t smaller = 0;
-      for (int64_t j = 0; j < k - 1; ++j) smaller += lt(vals[j], v) ? 1 : 0;
+      bool selected = false;
+      if constexpr (std::is_same_v<M, float>) {
+        if (!nan && s.n >= 16384) {
+          v = radix_select(vals, k - 1, &smaller);
+          selected = true;
+        }
+      }
+      if (!selected) {
+        if (nan) std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end(), lt);
+        else std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end());
+        v = vals[k - 1];
+        for (int64_t j = 0; j < k - 1; ++j) smaller += lt(vals[j], v) ? 1 : 0;
+      }
       int64_t want = k - 1 - smaller, found = 0;
       for (int64_t j = 0; j < s.n; ++j) {
         const M w = static_cast<M>(row[j * s.inner]);

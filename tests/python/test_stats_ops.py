@@ -432,6 +432,20 @@ def test_topk_kthvalue_mode_indices():
     assert oar.topk(tensor(big), 0)[0].shape == [0]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_kthvalue_long_rows_with_ties_and_signed_zeros(dtype):
+    """Long float32 rows take the radix-select path; the index is the stable sort's."""
+    rng = np.random.default_rng(8)
+    a = np.concatenate([np.round(rng.standard_normal(30000) * 3), np.zeros(5000), -np.zeros(5000)])
+    a = rng.permutation(a).astype(dtype)
+    order = np.argsort(a, kind="stable")
+    t = tensor(a, dtype)
+    for k in (1, 1234, a.size // 2, a.size // 2 + 1, a.size):
+        v, i = oar.kthvalue(t, k)
+        assert v.item() == np.sort(a)[k - 1] and i.item() == order[k - 1], k
+    np.testing.assert_array_equal(oar.median(t).numpy(), np.median(a))
+
+
 def test_sort_nan_last_and_median_min():
     x = tensor([3.0, np.nan, 1.0, 2.0], "float64")
     np.testing.assert_array_equal(oar.sort(x).numpy(), [1.0, 2.0, 3.0, np.nan])
