@@ -3,6 +3,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/include/vec_math.h"
 
 namespace oar::phi {
 namespace {
@@ -13,14 +14,38 @@ namespace {
     unary_kernel<T, T>(x, out, [](auto v) { return expr; });                               \
   }
 
-OAR_UNARY_KERNEL(ExpKernel, std::exp(v))
-OAR_UNARY_KERNEL(LogKernel, std::log(v))
+// Transcendentals run on SLEEF vectors (vec_math.h); 1-ulp accuracy.
+OAR_SLEEF_FUNCTOR(ExpF, exp, u10, std::exp(v))
+OAR_SLEEF_FUNCTOR(LogF, log, u10, std::log(v))
+OAR_SLEEF_FUNCTOR(TanhF, tanh, u10, std::tanh(v))
+OAR_SLEEF_FUNCTOR(SinF, sin, u10, std::sin(v))
+OAR_SLEEF_FUNCTOR(CosF, cos, u10, std::cos(v))
+struct SigmoidF {
+#if OAR_VEC512
+  static __m512 vf(__m512 v) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+  }
+  static __m512d vd(__m512d v) {
+    const __m512d one = _mm512_set1_pd(1.0);
+    return _mm512_div_pd(one, _mm512_add_pd(one, Sleef_expd8_u10(_mm512_sub_pd(_mm512_setzero_pd(), v))));
+  }
+#endif
+  template <typename M> static M s(M v) { return M(1) / (M(1) + std::exp(-v)); }
+};
+#define OAR_SLEEF_KERNEL(Name, Functor)                                       \
+  template <typename T>                                                       \
+  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {   \
+    sleef_unary<Functor, T>(x, out);                                          \
+  }
+OAR_SLEEF_KERNEL(ExpKernel, ExpF)
+OAR_SLEEF_KERNEL(LogKernel, LogF)
+OAR_SLEEF_KERNEL(TanhKernel, TanhF)
+OAR_SLEEF_KERNEL(SigmoidKernel, SigmoidF)
+OAR_SLEEF_KERNEL(SinKernel, SinF)
+OAR_SLEEF_KERNEL(CosKernel, CosF)
 OAR_UNARY_KERNEL(SqrtKernel, std::sqrt(v))
 OAR_UNARY_KERNEL(RsqrtKernel, decltype(v)(1) / std::sqrt(v))
-OAR_UNARY_KERNEL(TanhKernel, std::tanh(v))
-OAR_UNARY_KERNEL(SigmoidKernel, decltype(v)(1) / (decltype(v)(1) + std::exp(-v)))
-OAR_UNARY_KERNEL(SinKernel, std::sin(v))
-OAR_UNARY_KERNEL(CosKernel, std::cos(v))
 OAR_UNARY_KERNEL(NegKernel, -v)
 OAR_UNARY_KERNEL(ReluKernel, v > decltype(v)(0) ? v : decltype(v)(0))
 OAR_UNARY_KERNEL(AssignKernel, v)

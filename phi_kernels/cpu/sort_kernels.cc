@@ -1,0 +1,377 @@
+// Sorting, selection and searching along one axis: argsort (values + indices), topk,
+// kthvalue, mode, searchsorted, and gather_axis / gather_axis_grad that route the
+// values' gradients back through the indices. Rows ([outer, n, inner] views, reduce.h)
+// run in parallel; each row sorts (value, index) pairs, ties broken by index, so every
+// result is deterministic and argsort is stable. NaN sorts as the largest value.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/include/reduce.h"
+
+namespace oar::phi {
+namespace {
+
+template <typename M> bool is_nan(M v) {
+  if constexpr (std::is_floating_point_v<M>) return v != v;
+  else return false;
+}
+/// a before b in ascending order, NaN last, ties by index.
+template <typename M> struct Asc {
+  bool operator()(const std::pair<M, int64_t>& a, const std::pair<M, int64_t>& b) const {
+    if (is_nan(a.first) || is_nan(b.first)) {
+      if (is_nan(a.first) != is_nan(b.first)) return is_nan(b.first);
+      return a.second < b.second;
+    }
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  }
+};
+template <typename M> struct Desc {
+  bool operator()(const std::pair<M, int64_t>& a, const std::pair<M, int64_t>& b) const {
+    if (is_nan(a.first) || is_nan(b.first)) {
+      if (is_nan(a.first) != is_nan(b.first)) return is_nan(a.first);
+      return a.second < b.second;
+    }
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  }
+};
+
+// Runs fn(row_pairs, a, i) for every row along `axis`, with the row's (value, index) pairs;
+// writes nothing itself.
+template <typename T, typename Fn>
+void for_each_row_pairs(const DenseTensor& x, int axis, Fn&& fn) {
+  ReduceShape rs = x.rank() == 0 ? ReduceShape{contiguous(x), 1, 1, 1}
+                                 : make_reduce_shape(x, {axis});
+  const T* p = rs.data.data<T>();
+  const int64_t n = rs.reduce, inner = rs.inner;
+  using M = OpMath<T>;
+  parallel_for(rs.outer * inner, [&](int64_t b, int64_t e) {
+    std::vector<std::pair<M, int64_t>> row(n);
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / inner, i = t % inner;
+      for (int64_t k = 0; k < n; ++k) row[k] = {static_cast<M>(p[(a * n + k) * inner + i]), k};
+      fn(row, a, i);
+    }
+  }, rs.outer * n * inner * 8);
+}
+
+// Output position of element k of row (a, i) in an [outer, m, inner] tensor.
+inline int64_t at(int64_t a, int64_t k, int64_t i, int64_t m, int64_t inner) {
+  return (a * m + k) * inner + i;
+}
+
+struct AxisShape {
+  int axis = 0;
+  int64_t outer = 1, n = 1, inner = 1;
+};
+AxisShape axis_shape(const Dims& d, int64_t axis, const char* op) {
+  AxisShape s;
+  if (d.size() == 0) return s;
+  s.axis = wrap_axis(axis, d.size(), op);
+  for (int k = 0; k < s.axis; ++k) s.outer *= d[k];
+  s.n = d[s.axis];
+  for (int k = s.axis + 1; k < d.size(); ++k) s.inner *= d[k];
+  return s;
+}
+
+template <typename T>
+void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool descending,
+                   bool, DenseTensor* out, DenseTensor* indices) {
+  T* o = out->alloc<T>();
+  int64_t* idx = indices->alloc<int64_t>();
+  if (x.numel() == 0) return;
+  AxisShape s = axis_shape(x.dims(), axis, "argsort");
+  using M = OpMath<T>;
+  for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
+    if (descending) std::sort(row.begin(), row.end(), Desc<M>());
+    else std::sort(row.begin(), row.end(), Asc<M>());
+    for (int64_t k = 0; k < s.n; ++k) {
+      o[at(a, k, i, s.n, s.inner)] = static_cast<T>(row[k].first);
+      idx[at(a, k, i, s.n, s.inner)] = row[k].second;
+    }
+  });
+}
+
+// The k best of a row, read in place (stride `stride`): a candidate buffer is trimmed to
+// k by nth_element whenever it fills, and later elements not better than the current
+// k-th are skipped without being copied (most of them, for k << n).
+template <typename T, typename Better>
+void top_k_row(const T* row, int64_t n, int64_t stride, int64_t k, Better better,
+               std::vector<std::pair<OpMath<T>, int64_t>>* buf) {
+  using M = OpMath<T>;
+  buf->clear();
+  if (k == 0) return;
+  const size_t cap = std::max<int64_t>(4 * k, 256);
+  bool have = false;
+  std::pair<M, int64_t> worst{};
+  for (int64_t j = 0; j < n; ++j) {
+    const std::pair<M, int64_t> e{static_cast<M>(row[j * stride]), j};
+    if (have && !better(e, worst)) continue;
+    buf->push_back(e);
+    if (buf->size() == cap) {
+      std::nth_element(buf->begin(), buf->begin() + (k - 1), buf->end(), better);
+      buf->resize(k);
+      worst = (*buf)[k - 1];
+      have = true;
+    }
+  }
+  const int64_t m = std::min<int64_t>(k, buf->size());
+  std::partial_sort(buf->begin(), buf->begin() + m, buf->end(), better);
+  buf->resize(m);
+}
+
+template <typename T>
+void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t axis, bool largest,
+                bool, DenseTensor* out, DenseTensor* indices) {
+  T* o = out->alloc<T>();
+  int64_t* idx = indices->alloc<int64_t>();
+  if (out->numel() == 0) return;
+  AxisShape s = axis_shape(x.dims(), axis, "topk");
+  DenseTensor xc = contiguous(x);
+  const T* p = xc.data<T>();
+  using M = OpMath<T>;
+  parallel_for(s.outer * s.inner, [&](int64_t b, int64_t e) {
+    std::vector<std::pair<M, int64_t>> buf;
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / s.inner, i = t % s.inner;
+      const T* row = p + a * s.n * s.inner + i;
+      if (largest) top_k_row(row, s.n, s.inner, k, Desc<M>(), &buf);
+      else top_k_row(row, s.n, s.inner, k, Asc<M>(), &buf);
+      for (int64_t j = 0; j < k; ++j) {
+        o[at(a, j, i, k, s.inner)] = static_cast<T>(buf[j].first);
+        idx[at(a, j, i, k, s.inner)] = buf[j].second;
+      }
+    }
+  }, s.outer * s.n * s.inner * 4);
+}
+
+// Order-preserving unsigned keys of floats (not NaN): flip all bits of negatives, the sign of
+// positives; -0 maps to +0's key, since they compare equal.
+inline uint32_t sort_key(float v) {
+  if (v == 0.0f) v = 0.0f;
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+// Radix select for long float rows without NaN: a histogram of the top 16 key bits finds
+// the bucket holding rank k (0-based), and nth_element runs on that bucket only. Returns
+// the value and the number of entries smaller than it outside the bucket.
+inline float radix_select(const std::vector<float>& vals, int64_t k, int64_t* below) {
+  std::vector<uint32_t> hist(1 << 16, 0);
+  for (float v : vals) ++hist[sort_key(v) >> 16];
+  int64_t cum = 0;
+  uint32_t b = 0;
+  for (; b < (1u << 16); ++b) {
+    if (cum + hist[b] > k) break;
+    cum += hist[b];
+  }
+  std::vector<float> bucket;
+  bucket.reserve(hist[b]);
+  for (float v : vals) {
+    if ((sort_key(v) >> 16) == b) bucket.push_back(v);
+  }
+  std::nth_element(bucket.begin(), bucket.begin() + (k - cum), bucket.end());
+  const float v = bucket[k - cum];
+  int64_t smaller = cum;
+  for (float w : bucket) smaller += w < v ? 1 : 0;
+  *below = smaller;
+  return v;
+}
+
+// k-th smallest by nth_element on the values alone (NaN largest); its index is then the
+// (k - #smaller)-th occurrence of that value, the one a stable sort would put at rank k.
+template <typename T>
+void KthvalueKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t axis, bool,
+                    DenseTensor* out, DenseTensor* indices) {
+  T* o = out->alloc<T>();
+  int64_t* idx = indices->alloc<int64_t>();
+  if (out->numel() == 0) return;
+  AxisShape s = axis_shape(x.dims(), axis, "kthvalue");
+  DenseTensor xc = contiguous(x);
+  const T* p = xc.data<T>();
+  using M = OpMath<T>;
+  auto lt = [](M a, M b) { return is_nan(b) ? !is_nan(a) : a < b; };
+  parallel_for(s.outer * s.inner, [&](int64_t b, int64_t e) {
+    std::vector<M> vals(s.n);
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / s.inner, i = t % s.inner;
+      const T* row = p + a * s.n * s.inner + i;
+      bool nan = false;
+      for (int64_t j = 0; j < s.n; ++j) {
+        vals[j] = static_cast<M>(row[j * s.inner]);
+        nan = nan || is_nan(vals[j]);
+      }
+      M v{};
+      int64_t smaller = 0;
+      bool selected = false;
+      if constexpr (std::is_same_v<M, float>) {
+        if (!nan && s.n >= 16384) {
+          v = radix_select(vals, k - 1, &smaller);
+          selected = true;
+        }
+      }
+      if (!selected) {
+        if (nan) std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end(), lt);
+        else std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end());
+        v = vals[k - 1];
+        for (int64_t j = 0; j < k - 1; ++j) smaller += lt(vals[j], v) ? 1 : 0;
+      }
+      int64_t want = k - 1 - smaller, found = 0;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const M w = static_cast<M>(row[j * s.inner]);
+        if (!lt(w, v) && !lt(v, w) && want-- == 0) {
+          found = j;
+          break;
+        }
+      }
+      o[a * s.inner + i] = static_cast<T>(v);
+      idx[a * s.inner + i] = found;
+    }
+  }, s.outer * s.n * s.inner * 8);
+}
+
+// The most frequent value (the smallest among equally frequent ones) and the index of
+// its last occurrence.
+template <typename T>
+void ModeKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool, DenseTensor* out,
+                DenseTensor* indices) {
+  T* o = out->alloc<T>();
+  int64_t* idx = indices->alloc<int64_t>();
+  if (out->numel() == 0) return;
+  AxisShape s = axis_shape(x.dims(), axis, "mode");
+  using M = OpMath<T>;
+  for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
+    std::sort(row.begin(), row.end(), Asc<M>());
+    int64_t best = 0, best_count = 0;
+    for (int64_t b = 0; b < static_cast<int64_t>(row.size());) {
+      int64_t e = b + 1;
+      while (e < static_cast<int64_t>(row.size()) &&
+             (row[e].first == row[b].first || (is_nan(row[e].first) && is_nan(row[b].first)))) {
+        ++e;
+      }
+      if (e - b > best_count) {
+        best_count = e - b;
+        best = e - 1;
+      }
+      b = e;
+    }
+    o[a * s.inner + i] = static_cast<T>(row[best].first);
+    idx[a * s.inner + i] = row[best].second;
+  });
+}
+
+// index along `axis` -> position, wrapping negatives; throws OutOfRange.
+template <typename I>
+inline int64_t checked_index(I v, int64_t n, const char* op, int axis) {
+  int64_t k = static_cast<int64_t>(v);
+  if (k < 0) k += n;
+  OAR_ENFORCE(k >= 0 && k < n, OutOfRange, op, ": index ", static_cast<int64_t>(v),
+              " is out of range for axis ", axis, " of size ", n);
+  return k;
+}
+
+template <typename T>
+void GatherAxisKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& index,
+                      int64_t axis, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  AxisShape sx = axis_shape(x.dims(), axis, "gather_axis");
+  AxisShape si = axis_shape(index.dims(), axis, "gather_axis");
+  DenseTensor xc = contiguous(x), ic = contiguous(index);
+  const T* px = xc.data<T>();
+  visit_dtype(index.dtype(), "gather_axis", [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+      const I* pi = ic.data<I>();
+      for (int64_t a = 0; a < si.outer; ++a) {
+        for (int64_t k = 0; k < si.n; ++k) {
+          for (int64_t i = 0; i < si.inner; ++i) {
+            const int64_t pos = at(a, k, i, si.n, si.inner);
+            const int64_t j = checked_index(pi[pos], sx.n, "gather_axis", sx.axis);
+            o[pos] = px[at(a, j, i, sx.n, sx.inner)];
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void GatherAxisGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& index,
+                          const DenseTensor& grad, int64_t axis, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  using M = OpMath<T>;
+  AxisShape sx = axis_shape(x.dims(), axis, "gather_axis_grad");
+  AxisShape si = axis_shape(index.dims(), axis, "gather_axis_grad");
+  std::vector<M> acc(out->numel(), M(0));
+  DenseTensor ic = contiguous(index), gc = contiguous(grad);
+  const T* pg = gc.data<T>();
+  visit_dtype(index.dtype(), "gather_axis_grad", [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+      const I* pi = ic.data<I>();
+      for (int64_t a = 0; a < si.outer; ++a) {
+        for (int64_t k = 0; k < si.n; ++k) {
+          for (int64_t i = 0; i < si.inner; ++i) {
+            const int64_t pos = at(a, k, i, si.n, si.inner);
+            const int64_t j = checked_index(pi[pos], sx.n, "gather_axis_grad", sx.axis);
+            acc[at(a, j, i, sx.n, sx.inner)] += static_cast<M>(pg[pos]);
+          }
+        }
+      }
+    }
+  });
+  for (int64_t k = 0; k < out->numel(); ++k) o[k] = static_cast<T>(acc[k]);
+}
+
+template <typename T>
+void SearchsortedKernel(const DeviceContext&, const DenseTensor& seq, const DenseTensor& values,
+                        bool out_int32, bool right, DenseTensor* out) {
+  DenseTensor sc = contiguous(seq), vc = contiguous(values);
+  const T* ps = sc.data<T>();
+  const T* pv = vc.data<T>();
+  const int64_t m = seq.dims()[seq.rank() - 1];
+  const int64_t nv = values.numel();
+  const int64_t per_row = seq.rank() == 1 ? nv : (values.rank() ? values.dims()[values.rank() - 1] : 1);
+  using M = OpMath<T>;
+  std::vector<int64_t> res(nv);
+  parallel_for(nv, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const T* row = ps + (seq.rank() == 1 ? 0 : (t / per_row) * m);
+      const M v = static_cast<M>(pv[t]);
+      int64_t lo = 0, hi = m;  // first position where row[pos] > v (right) or >= v (left)
+      while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        const M r = static_cast<M>(row[mid]);
+        const bool go_right = right ? !(v < r) : (r < v);
+        if (go_right) lo = mid + 1;
+        else hi = mid;
+      }
+      res[t] = lo;
+    }
+  });
+  if (out_int32) {
+    int32_t* o = out->alloc<int32_t>();
+    for (int64_t t = 0; t < nv; ++t) o[t] = static_cast<int32_t>(res[t]);
+  } else {
+    int64_t* o = out->alloc<int64_t>();
+    std::copy(res.begin(), res.end(), o);
+  }
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(argsort, CPU, ArgsortKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(topk, CPU, TopkKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(kthvalue, CPU, KthvalueKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(mode, CPU, ModeKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(gather_axis, CPU, GatherAxisKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(gather_axis_grad, CPU, GatherAxisGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(searchsorted, CPU, SearchsortedKernel, OAR_NUMERIC_TYPES)

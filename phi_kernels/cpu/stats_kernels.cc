@@ -1,0 +1,512 @@
+// Kernels of stats.yaml's reductions and scans: all/any, var/std, logsumexp, p_norm,
+// cumsum, cumprod (+ its exact gradient), logcumsumexp. Inputs are viewed as
+// [outer, reduce, inner] (reduce.h); float/half accumulate in double for var/std and
+// scans, rows run in parallel, and exp sums use SLEEF vectors.
+#include <cmath>
+#include <limits>
+
+#include "oar_generated/kernel_signatures.h"
+#include "paddle_core/meta/infer_meta.h"
+#include "phi_kernels/include/reduce.h"
+#include "phi_kernels/include/vec_math.h"
+
+namespace oar::phi {
+namespace {
+
+template <typename T> using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+
+// Calls fn(o, i) for every kept position (outer x inner), in parallel.
+template <typename Fn>
+void for_each_kept(const ReduceShape& rs, Fn&& fn) {
+  const int64_t cost = rs.outer * rs.reduce * rs.inner;
+  parallel_for(rs.outer * rs.inner, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(t / rs.inner, t % rs.inner);
+  }, cost);
+}
+
+// ---- all / any
+template <typename T, bool kAll>
+void BoolReduce(const DenseTensor& x, const std::vector<int64_t>& axis, DenseTensor* out) {
+  auto axes = meta::reduce_axes(axis, x.rank(), kAll ? "all" : "any");
+  bool* o = out->alloc<bool>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = make_reduce_shape(x, axes);
+  const T* p = rs.data.data<T>();
+  for_each_kept(rs, [&](int64_t a, int64_t i) {
+    bool r = kAll;
+    for (int64_t k = 0; k < rs.reduce; ++k) {
+      const bool v = static_cast<OpMath<T>>(p[(a * rs.reduce + k) * rs.inner + i]) != OpMath<T>(0);
+      if (kAll ? !v : v) {
+        r = !kAll;
+        break;
+      }
+    }
+    o[a * rs.inner + i] = r;
+  });
+}
+template <typename T>
+void AllKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, bool,
+               DenseTensor* out) {
+  BoolReduce<T, true>(x, axis, out);
+}
+template <typename T>
+void AnyKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, bool,
+               DenseTensor* out) {
+  BoolReduce<T, false>(x, axis, out);
+}
+
+// Sum over a row of f(x) in double; long single rows split into parallel chunks.
+template <typename T, typename F>
+double row_sum(const T* p, int64_t n, int64_t stride, F f, bool parallel) {
+  auto part = [&](int64_t b, int64_t e) {
+    double acc = 0;
+    if (stride == 1) {
+#pragma omp simd reduction(+ : acc)
+      for (int64_t r = b; r < e; ++r) acc += f(static_cast<double>(static_cast<OpMath<T>>(p[r])));
+    } else {
+      for (int64_t r = b; r < e; ++r) {
+        acc += f(static_cast<double>(static_cast<OpMath<T>>(p[r * stride])));
+      }
+    }
+    return acc;
+  };
+  if (!parallel || n < 4 * kParallelGrain) return part(0, n);
+  double partial[64] = {};
+  const int64_t chunks = std::min<int64_t>(64, n / kParallelGrain);
+  const int64_t len = (n + chunks - 1) / chunks;
+  parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) partial[c] = part(c * len, std::min(n, (c + 1) * len));
+  }, n);
+  double s = 0;
+  for (int64_t c = 0; c < chunks; ++c) s += partial[c];
+  return s;
+}
+
+#if OAR_VEC512
+// sum(x) and sum((x - mean)^2) of a contiguous float/double row, in double, 2 accumulators.
+template <typename T>
+double vec_sum(const T* p, int64_t n, double mean, bool squares) {
+  __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+  const __m512d m = _mm512_set1_pd(mean);
+  int64_t i = 0;
+  auto load = [&](int64_t k) {
+    if constexpr (std::is_same_v<T, float>) return _mm512_cvtps_pd(_mm256_loadu_ps(p + k));
+    else return _mm512_loadu_pd(p + k);
+  };
+  for (; i + 16 <= n; i += 16) {
+    __m512d v0 = load(i), v1 = load(i + 8);
+    if (squares) {
+      v0 = _mm512_sub_pd(v0, m);
+      v1 = _mm512_sub_pd(v1, m);
+      a0 = _mm512_fmadd_pd(v0, v0, a0);
+      a1 = _mm512_fmadd_pd(v1, v1, a1);
+    } else {
+      a0 = _mm512_add_pd(a0, v0);
+      a1 = _mm512_add_pd(a1, v1);
+    }
+  }
+  double s = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(p[i]) - (squares ? mean : 0.0);
+    s += squares ? v * v : v;
+  }
+  return s;
+}
+#endif
+
+// ---- var / std: two passes (mean, then squared deviations) in double
+template <typename T, bool kStd>
+void VarStd(const DenseTensor& x, const std::vector<int64_t>& axis, bool unbiased,
+            DenseTensor* out) {
+  auto axes = meta::reduce_axes(axis, x.rank(), kStd ? "std" : "var");
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = make_reduce_shape(x, axes);
+  const T* p = rs.data.data<T>();
+  const int64_t R = rs.reduce;
+  const double denom = static_cast<double>(R) - (unbiased ? 1.0 : 0.0);
+  const bool one_row = rs.outer * rs.inner == 1;
+#if OAR_VEC512
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (rs.inner == 1) {  // contiguous rows (single long rows split into parallel chunks)
+      auto chunked = [&](const T* row, double mean, bool sq) {
+        if (!one_row || R < 4 * kParallelGrain) return vec_sum(row, R, mean, sq);
+        double part[64] = {};
+        const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
+        parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+          for (int64_t c = c0; c < c1; ++c) {
+            part[c] = vec_sum(row + c * len, std::min(R, (c + 1) * len) - c * len, mean, sq);
+          }
+        }, R);
+        double t = 0;
+        for (int64_t c = 0; c < chunks; ++c) t += part[c];
+        return t;
+      };
+      parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+        for (int64_t a = a0; a < a1; ++a) {
+          const T* row = p + a * R;
+          const double mean = chunked(row, 0.0, false) / R;
+          const double ss = chunked(row, mean, true);
+          const double var = denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN();
+          o[a] = static_cast<T>(kStd ? std::sqrt(var) : var);
+        }
+      }, one_row ? 0 : rs.outer * R);
+      return;
+    }
+  }
+#endif
+  for_each_kept(rs, [&](int64_t a, int64_t i) {
+    const T* row = p + a * R * rs.inner + i;
+    const double mean = row_sum(row, R, rs.inner, [](double v) { return v; }, one_row) / R;
+    const double ss =
+        row_sum(row, R, rs.inner, [mean](double v) { return (v - mean) * (v - mean); }, one_row);
+    const double var = denom > 0 ? ss / denom : std::numeric_limits<double>::quiet_NaN();
+    o[a * rs.inner + i] = static_cast<T>(static_cast<OpMath<T>>(kStd ? std::sqrt(var) : var));
+  });
+}
+template <typename T>
+void VarKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
+               bool unbiased, bool, DenseTensor* out) {
+  VarStd<T, false>(x, axis, unbiased, out);
+}
+template <typename T>
+void StdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
+               bool unbiased, bool, DenseTensor* out) {
+  VarStd<T, true>(x, axis, unbiased, out);
+}
+
+// ---- logsumexp: max, then sum of exp(x - max) (SLEEF on contiguous float/double rows)
+template <typename M>
+M sum_exp_shifted(const M* p, int64_t n, M m) {
+#if OAR_VEC512
+  if constexpr (std::is_same_v<M, float>) {
+    __m512 acc = _mm512_setzero_ps();
+    const __m512 vm = _mm512_set1_ps(m);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      acc = _mm512_add_ps(acc, Sleef_expf16_u10(_mm512_sub_ps(_mm512_loadu_ps(p + i), vm)));
+    }
+    if (i < n) {
+      const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1u);
+      __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, p + i), vm));
+      acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(k, e));
+    }
+    return _mm512_reduce_add_ps(acc);
+  } else {
+    __m512d acc = _mm512_setzero_pd();
+    const __m512d vm = _mm512_set1_pd(m);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      acc = _mm512_add_pd(acc, Sleef_expd8_u10(_mm512_sub_pd(_mm512_loadu_pd(p + i), vm)));
+    }
+    if (i < n) {
+      const __mmask8 k = static_cast<__mmask8>((1u << (n - i)) - 1u);
+      __m512d e = Sleef_expd8_u10(_mm512_sub_pd(_mm512_maskz_loadu_pd(k, p + i), vm));
+      acc = _mm512_add_pd(acc, _mm512_maskz_mov_pd(k, e));
+    }
+    return _mm512_reduce_add_pd(acc);
+  }
+#else
+  M s = 0;
+  for (int64_t i = 0; i < n; ++i) s += std::exp(p[i] - m);
+  return s;
+#endif
+}
+
+template <typename T>
+void LogsumexpKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
+                     bool, DenseTensor* out) {
+  auto axes = meta::reduce_axes(axis, x.rank(), "logsumexp");
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = make_reduce_shape(x, axes);
+  const T* p = rs.data.data<T>();
+  using M = OpMath<T>;
+  const int64_t R = rs.reduce;
+  const M ninf = -std::numeric_limits<M>::infinity();
+  if (rs.inner == 1 && std::is_same_v<T, M>) {  // contiguous float/double rows
+    const M* pm = reinterpret_cast<const M*>(p);
+    auto one = [&](const M* row, int64_t n) -> M {
+      M m = ninf;
+      bool nan = false;
+      for (int64_t r = 0; r < n; ++r) {
+        m = row[r] > m ? row[r] : m;
+        nan = nan || row[r] != row[r];
+      }
+      if (nan) return std::numeric_limits<M>::quiet_NaN();
+      if (std::isinf(m)) return m;  // all -inf (or empty), or a +inf present
+      return m + std::log(sum_exp_shifted(row, n, m));
+    };
+    if (rs.outer == 1 && R >= 4 * kParallelGrain) {  // one long row: per-chunk max and sum
+      const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
+      M part[64];
+      parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          const int64_t b = c * len;
+          part[c] = one(pm + b, std::min(R, b + len) - b);
+        }
+      }, R);
+      M m = ninf;
+      for (int64_t c = 0; c < chunks; ++c) m = std::isnan(part[c]) || part[c] > m ? part[c] : m;
+      if (std::isnan(m) || std::isinf(m)) {
+        o[0] = static_cast<T>(m);
+        return;
+      }
+      double s = 0;
+      for (int64_t c = 0; c < chunks; ++c) s += std::exp(static_cast<double>(part[c] - m));
+      o[0] = static_cast<T>(m + static_cast<M>(std::log(s)));
+      return;
+    }
+    parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) o[a] = static_cast<T>(one(pm + a * R, R));
+    }, rs.outer * R);
+    return;
+  }
+  for_each_kept(rs, [&](int64_t a, int64_t i) {
+    const T* row = p + a * R * rs.inner + i;
+    M m = ninf;
+    bool nan = false;
+    for (int64_t r = 0; r < R; ++r) {
+      const M v = static_cast<M>(row[r * rs.inner]);
+      m = v > m ? v : m;
+      nan = nan || v != v;
+    }
+    M res;
+    if (nan) {
+      res = std::numeric_limits<M>::quiet_NaN();
+    } else if (std::isinf(m)) {
+      res = m;
+    } else {
+      double s = 0;
+      for (int64_t r = 0; r < R; ++r) s += std::exp(static_cast<double>(static_cast<M>(row[r * rs.inner]) - m));
+      res = m + static_cast<M>(std::log(s));
+    }
+    o[a * rs.inner + i] = static_cast<T>(res);
+  });
+}
+
+// ---- p_norm: (sum |x|^p)^(1/p); p = inf / -inf: max / min |x|; p = 0: count of nonzeros
+template <typename T>
+void PNormKernel(const DeviceContext&, const DenseTensor& x, double p,
+                 const std::vector<int64_t>& axis, bool, DenseTensor* out) {
+  auto axes = meta::reduce_axes(axis, x.rank(), "norm");
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = make_reduce_shape(x, axes);
+  const T* data = rs.data.data<T>();
+  const int64_t R = rs.reduce;
+  const bool one_row = rs.outer * rs.inner == 1;
+  for_each_kept(rs, [&](int64_t a, int64_t i) {
+    const T* row = data + a * R * rs.inner + i;
+    double r;
+    if (std::isinf(p)) {
+      r = p > 0 ? 0.0 : std::numeric_limits<double>::infinity();
+      for (int64_t k = 0; k < R; ++k) {
+        const double v = std::abs(static_cast<double>(static_cast<OpMath<T>>(row[k * rs.inner])));
+        r = v != v ? v : (p > 0 ? std::max(r, v) : std::min(r, v));
+        if (r != r) break;
+      }
+    } else if (p == 0) {
+      r = row_sum(row, R, rs.inner, [](double v) { return v != 0 ? 1.0 : 0.0; }, one_row);
+    } else if (p == 1) {
+      r = row_sum(row, R, rs.inner, [](double v) { return std::abs(v); }, one_row);
+    } else if (p == 2) {
+      r = std::sqrt(row_sum(row, R, rs.inner, [](double v) { return v * v; }, one_row));
+    } else {
+      r = std::pow(row_sum(row, R, rs.inner, [p](double v) { return std::pow(std::abs(v), p); },
+                           one_row), 1.0 / p);
+    }
+    o[a * rs.inner + i] = static_cast<T>(static_cast<OpMath<T>>(r));
+  });
+}
+
+// ---- scans along one axis: x viewed as [outer, n, inner]
+ReduceShape scan_shape(const DenseTensor& x, int64_t axis, bool flatten, const char* op) {
+  if (flatten || x.rank() == 0) {
+    ReduceShape rs;
+    rs.data = contiguous(x);
+    rs.reduce = x.numel();
+    return rs;
+  }
+  return make_reduce_shape(x, {wrap_axis(axis, x.rank(), op)});
+}
+
+// out[k] = combine(out[k-1], x[k]) along the axis (or reversed / exclusive).
+template <typename T, typename A, typename Combine>
+void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool reverse, A init,
+          DenseTensor* out, const char* op, Combine combine) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  ReduceShape rs = scan_shape(x, axis, flatten, op);
+  const T* p = rs.data.data<T>();
+  const int64_t n = rs.reduce, inner = rs.inner;
+  parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+    std::vector<A> acc(inner);
+    for (int64_t a = a0; a < a1; ++a) {
+      std::fill(acc.begin(), acc.end(), init);
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t k = reverse ? n - 1 - s : s;
+        const T* src = p + (a * n + k) * inner;
+        T* dst = o + (a * n + k) * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          const A v = static_cast<A>(static_cast<OpMath<T>>(src[i]));
+          if (exclusive) {
+            dst[i] = static_cast<T>(static_cast<OpMath<T>>(acc[i]));
+            acc[i] = combine(acc[i], v);
+          } else {
+            acc[i] = combine(acc[i], v);
+            dst[i] = static_cast<T>(static_cast<OpMath<T>>(acc[i]));
+          }
+        }
+      }
+    }
+  }, rs.outer * n * inner);
+}
+
+#if OAR_VEC512
+// Inclusive prefix sums of contiguous rows, 8 lanes at a time in double: an in-register
+// log-step scan (shift by 1, 2, 4 lanes) plus a running carry, so the serial dependency is
+// one add per 8 elements.
+inline __m512d prefix8(__m512d v) {
+  const __m512i z = _mm512_setzero_si512();
+  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 7)));
+  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 6)));
+  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 4)));
+  return v;
+}
+template <typename T>
+void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
+  parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    const __m512i last = _mm512_set1_epi64(7);
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = p + r * n;
+      T* y = o + r * n;
+      __m512d carry = _mm512_setzero_pd();
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        __m512d v;
+        if constexpr (std::is_same_v<T, float>) v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+        else v = _mm512_loadu_pd(x + i);
+        const __m512d s = prefix8(v);
+        const __m512d res = _mm512_add_pd(s, carry);
+        carry = _mm512_add_pd(carry, _mm512_permutexvar_pd(last, s));
+        if constexpr (std::is_same_v<T, float>) _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(res));
+        else _mm512_storeu_pd(y + i, res);
+      }
+      double acc = n > 0 && i > 0 ? static_cast<double>(_mm512_cvtsd_f64(carry)) : 0.0;
+      for (; i < n; ++i) {
+        acc += static_cast<double>(x[i]);
+        y[i] = static_cast<T>(acc);
+      }
+    }
+  }, rows * n);
+}
+#endif
+
+template <typename T>
+void CumsumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool flatten,
+                  bool exclusive, bool reverse, DenseTensor* out) {
+  using A = Acc<T>;
+#if OAR_VEC512
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    ReduceShape rs = scan_shape(x, axis, flatten, "cumsum");
+    if (rs.inner == 1 && !exclusive && !reverse) {
+      T* o = out->alloc<T>();
+      cumsum_rows_vec<T>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      return;
+    }
+  }
+#endif
+  scan<T, A>(x, axis, flatten, exclusive, reverse, A(0), out, "cumsum",
+             [](A a, A v) { return a + v; });
+}
+
+template <typename T>
+void CumprodKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool flatten,
+                   DenseTensor* out) {
+  using A = Acc<T>;
+  scan<T, A>(x, axis, flatten, false, false, A(1), out, "cumprod",
+             [](A a, A v) { return a * v; });
+}
+
+double log_add_exp(double a, double b) {
+  if (a == b) return a + 0.6931471805599453;  // also -inf + -inf and inf + inf
+  const double m = std::max(a, b), d = std::min(a, b) - m;
+  if (m != m || d != d) return std::numeric_limits<double>::quiet_NaN();
+  return m + std::log1p(std::exp(d));
+}
+
+template <typename T>
+void LogcumsumexpKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool flatten,
+                        bool exclusive, bool reverse, DenseTensor* out) {
+  scan<T, double>(x, axis, flatten, exclusive, reverse, -std::numeric_limits<double>::infinity(),
+                  out, "logcumsumexp", log_add_exp);
+}
+
+// d cumprod / dx_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k, exact with zeros: before
+// the first zero z the usual (reverse cumsum of g * out) / x_i; at z a forward pass of
+// prod_{k < z} x_k times running products after z; after z zero.
+template <typename T>
+void CumprodGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& out_t,
+                       const DenseTensor& grad, int64_t axis, bool flatten, DenseTensor* dx) {
+  T* d = dx->alloc<T>();
+  if (dx->numel() == 0) return;
+  ReduceShape rx = scan_shape(x, axis, flatten, "cumprod");
+  // out and grad have x's dims (or are flat with flatten), so they share its [outer, n, inner] view.
+  DenseTensor oc = contiguous(out_t), gc = contiguous(grad);
+  ReduceShape ro = scan_shape(oc, axis, flatten, "cumprod"), rg = scan_shape(gc, axis, flatten, "cumprod");
+  const T* px = rx.data.data<T>();
+  const T* po = ro.data.data<T>();
+  const T* pg = rg.data.data<T>();
+  const int64_t n = rx.reduce, inner = rx.inner;
+  std::vector<T> res(dx->numel());
+  parallel_for(rx.outer * inner, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / inner, i = t % inner;
+      auto at = [&](int64_t k) { return (a * n + k) * inner + i; };
+      auto X = [&](int64_t k) { return static_cast<double>(static_cast<OpMath<T>>(px[at(k)])); };
+      auto O = [&](int64_t k) { return static_cast<double>(static_cast<OpMath<T>>(po[at(k)])); };
+      auto G = [&](int64_t k) { return static_cast<double>(static_cast<OpMath<T>>(pg[at(k)])); };
+      int64_t z = n;
+      for (int64_t k = 0; k < n; ++k) {
+        if (X(k) == 0) {
+          z = k;
+          break;
+        }
+      }
+      double rs = 0;  // sum_{j >= k, j < z} g_j out_j
+      for (int64_t k = std::min(z, n) - 1; k >= 0; --k) {
+        rs += G(k) * O(k);
+        res[at(k)] = static_cast<T>(static_cast<OpMath<T>>(rs / X(k)));
+      }
+      if (z < n) {
+        const double before = z > 0 ? O(z - 1) : 1.0;
+        double run = before, s = 0;
+        for (int64_t j = z; j < n; ++j) {
+          if (j > z) run *= X(j);
+          s += G(j) * run;
+        }
+        res[at(z)] = static_cast<T>(static_cast<OpMath<T>>(s));
+        for (int64_t k = z + 1; k < n; ++k) res[at(k)] = static_cast<T>(static_cast<OpMath<T>>(0.0));
+      }
+    }
+  }, rx.outer * n * inner);
+  // res is in the [outer, n, inner] layout of the reduced axis, which is x's own layout.
+  std::copy(res.begin(), res.end(), d);
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(all, CPU, AllKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(any, CPU, AnyKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(var, CPU, VarKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(std_dev, CPU, StdKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(logsumexp, CPU, LogsumexpKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(p_norm, CPU, PNormKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(cumsum, CPU, CumsumKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(cumprod, CPU, CumprodKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(cumprod_grad, CPU, CumprodGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(logcumsumexp, CPU, LogcumsumexpKernel, OAR_FLOAT_TYPES)

@@ -1,0 +1,64 @@
+"""Python shims for ops of math_ext.yaml whose Paddle signature one generated binding
+cannot express (None defaults that depend on the dtype, float-or-Tensor weights,
+in-place by default). The ops themselves are the generated C++ functions."""
+import numpy as np
+
+from . import _C
+from ._C import Tensor
+from ._dtype import convert_dtype
+
+_ops = _C.ops
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": float(np.finfo(np.float32).max), "float64": float(np.finfo(np.float64).max)}
+
+
+def _check_tensor(x, op, arg="x"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: argument '{arg}' must be a Tensor, got {type(x).__name__}")
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None, name=None):
+    """Replaces NaN by `nan` and +/-inf by `posinf`/`neginf` (default: the dtype's limits)."""
+    _check_tensor(x, "nan_to_num")
+    if not x.dtype.is_floating_point:
+        return _ops.assign(x)  # integers hold no NaN or inf
+    big = _FLOAT_MAX[x.dtype.name]
+    return _ops._nan_to_num(x, float(nan), big if posinf is None else float(posinf),
+                            -big if neginf is None else float(neginf))
+
+
+def _weight(x, weight):
+    if isinstance(weight, Tensor):
+        return weight
+    if isinstance(weight, (int, float)) and not isinstance(weight, bool):
+        dt = x.dtype if x.dtype.is_floating_point else convert_dtype(_C.get_default_dtype())
+        return _ops.full([], float(weight), dt, None)
+    raise TypeError(f"lerp: argument 'weight' must be a float or a Tensor, got "
+                    f"{type(weight).__name__}")
+
+
+def lerp(x, y, weight, name=None):
+    """x + weight * (y - x); weight is a float or a Tensor broadcast with x and y."""
+    _check_tensor(x, "lerp")
+    return _ops._lerp(x, y, _weight(x, weight))
+
+
+def _lerp_(x, y, weight, name=None):
+    return _ops.lerp_(x, y, _weight(x, weight))
+
+
+def increment(x, value=1.0, name=None):
+    """Adds `value` to the one-element tensor x in place (Paddle's dynamic mode) and returns x."""
+    _check_tensor(x, "increment")
+    return _ops.increment_(x, float(value))
+
+
+Tensor.nan_to_num = nan_to_num
+Tensor.lerp = lerp
+Tensor.lerp_ = _lerp_
+Tensor.increment = increment
+Tensor.mod = Tensor.remainder  # Paddle's aliases of remainder (oar.mod/floor_mod are in _ops)
+Tensor.floor_mod = Tensor.remainder
+
+__all__ = ["nan_to_num", "lerp", "increment"]

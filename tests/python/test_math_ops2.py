@@ -1,0 +1,281 @@
+"""Elementwise math of math_ext.yaml (expm1 ... lgamma, erfinv, digamma, polygamma,
+isnan/isinf/isfinite, nan_to_num, fmax/fmin, atan2, lerp, increment) against float64
+NumPy references: forward on every float dtype (0-D, 0-size, broadcast shapes),
+gradients against finite differences, bad inputs."""
+import math
+
+import numpy as np
+import pytest
+
+import oar
+from op_test_utils import (BINARY_SHAPES, FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, UNARY_SHAPES,
+                           Gen, OpCase, case_id, check_bad_inputs, check_forward, check_grad,
+                           declared_ops, normal, nonzero, tensor, uniform)
+
+ALL_FLOATS = FLOAT_DTYPES + NARROW_DTYPES
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _erfinv(y):
+    """Bisection on math.erf (independent of the kernel's polynomial + Newton)."""
+    y = np.asarray(y, dtype=np.float64)
+    lo, hi = np.full(y.shape, -7.0), np.full(y.shape, 7.0)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        below = _erf(mid) < y
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return (lo + hi) / 2
+
+
+def _digamma(x):
+    """d/dx lgamma(x) by a 6th-order central difference of math.lgamma."""
+    h = 1e-3
+    f = lambda t: _lgamma(t)  # noqa: E731
+    return (45 * (f(x + h) - f(x - h)) - 9 * (f(x + 2 * h) - f(x - 2 * h))
+            + (f(x + 3 * h) - f(x - 3 * h))) / (60 * h)
+
+
+def _polygamma(x, n):
+    """(-1)^(n+1) n! sum_k (x + k)^-(n+1): direct sum plus an Euler-Maclaurin tail."""
+    x = np.asarray(x, dtype=np.float64)
+    s, K = n + 1, 400
+    k = np.arange(K).reshape((K,) + (1,) * x.ndim)
+    total = np.sum((x + k) ** -s, axis=0)
+    a = x + K
+    total = total + a ** (1 - s) / (s - 1) + 0.5 * a ** -s + s * a ** (-s - 1) / 12 \
+        - s * (s + 1) * (s + 2) * a ** (-s - 3) / 720
+    return (-1) ** (n + 1) * math.factorial(n) * total
+
+
+def _round_half_away(x, decimals=0):
+    s = 10.0 ** decimals
+    return np.sign(x) * np.floor(np.abs(x) * s + 0.5) / s
+
+
+def special_values(shape=None):
+    """Finite values mixed with NaN and +/-inf (for isnan/isinf/isfinite, nan_to_num)."""
+    return Gen(lambda r, s: r.choice([0.5, -2.0, 3.0, np.nan, np.inf, -np.inf], s), shape)
+
+
+def unary(name, fn_np, gen=normal(), dtypes=ALL_FLOATS, **kw):
+    return OpCase(name, getattr(oar, name), fn_np, inputs=[gen], shapes=UNARY_SHAPES,
+                  dtypes=dtypes, **kw)
+
+
+def binary(name, fn_np, a=normal(), b=normal(), dtypes=ALL_FLOATS, **kw):
+    return OpCase(name, getattr(oar, name), fn_np, inputs=[a, b], shapes=BINARY_SHAPES,
+                  dtypes=dtypes, **kw)
+
+
+WIDE = {"float16": (5e-2, 2e-2), "bfloat16": (2e-1, 5e-2)}
+LERP_SHAPES = [[(3, 4), (3, 4), (3, 4)], [(2, 3, 4), (4,), (3, 1)], [(0, 3), (3,), ()],
+               [(), (2, 3), ()]]
+
+CASES = [
+    unary("expm1", np.expm1),
+    unary("log2", np.log2, gen=uniform(0.1, 5.0)),
+    unary("log10", np.log10, gen=uniform(0.1, 5.0)),
+    unary("log1p", np.log1p, gen=uniform(-0.9, 5.0)),
+    unary("square", np.square, dtypes=ALL_FLOATS + INT_DTYPES, tol=WIDE),
+    unary("reciprocal", np.reciprocal, gen=nonzero()),
+    unary("floor", np.floor, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
+    unary("ceil", np.ceil, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
+    unary("trunc", np.trunc, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
+    unary("round", _round_half_away, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
+    OpCase("round[decimals=2]", oar.round, _round_half_away, attrs=dict(decimals=2),
+           inputs=[uniform(-5, 5)], shapes=UNARY_SHAPES, op="round", tol={"float32": (1e-5, 1e-5)},
+           bad_inputs=[(lambda: (tensor([1.0]),), ValueError, "decimals", dict(decimals=400))]),
+    unary("tan", np.tan, gen=uniform(-1.2, 1.2), tol=WIDE),
+    unary("asin", np.arcsin, gen=uniform(-0.9, 0.9)),
+    unary("acos", np.arccos, gen=uniform(-0.9, 0.9)),
+    unary("atan", np.arctan),
+    unary("sinh", np.sinh, tol=WIDE),
+    unary("cosh", np.cosh, tol=WIDE),
+    unary("asinh", np.arcsinh),
+    unary("acosh", np.arccosh, gen=uniform(1.2, 4.0)),
+    unary("atanh", np.arctanh, gen=uniform(-0.8, 0.8)),
+    unary("erf", _erf),
+    unary("erfinv", _erfinv, gen=uniform(-0.95, 0.95), tol={"float64": (1e-12, 1e-12), **WIDE},
+          grad_tol=(1e-5, 1e-5)),
+    unary("lgamma", _lgamma, gen=uniform(0.2, 6.0), tol=WIDE),
+    OpCase("lgamma[negative]", oar.lgamma, _lgamma, inputs=[uniform(-2.9, -2.1)],
+           shapes=UNARY_SHAPES[:2], op="lgamma", tol={"float32": (1e-4, 1e-4)}),
+    unary("digamma", _digamma, gen=uniform(0.3, 6.0), tol={"float64": (1e-8, 1e-8), **WIDE},
+          grad_tol=(1e-5, 1e-5)),
+    OpCase("digamma[negative]", oar.digamma, _digamma, inputs=[uniform(-2.9, -2.1)],
+           shapes=UNARY_SHAPES[:2], op="digamma", tol={"float64": (1e-7, 1e-7),
+                                                       "float32": (1e-3, 1e-4)}, grad=False),
+    OpCase("polygamma", lambda x, n=1: oar.polygamma(x, n), lambda x: _polygamma(x, 1),
+           inputs=[uniform(0.3, 6.0)], shapes=UNARY_SHAPES, dtypes=ALL_FLOATS,
+           tol={"float64": (1e-10, 1e-10), **WIDE}, grad_tol=(1e-5, 1e-5),
+           bad_inputs=[(lambda: (tensor([1.0]), -1), ValueError, "n must be a non-negative")]),
+    OpCase("polygamma[n=3]", lambda x: oar.polygamma(x, 3), lambda x: _polygamma(x, 3),
+           inputs=[uniform(0.5, 6.0)], shapes=UNARY_SHAPES[:2], op="polygamma",
+           tol={"float64": (1e-9, 1e-9)}, grad_tol=(1e-4, 1e-5)),
+    unary("isnan", np.isnan, gen=special_values(), dtypes=ALL_FLOATS, grad=False,
+          out_dtype="bool"),
+    unary("isinf", np.isinf, gen=special_values(), dtypes=ALL_FLOATS, grad=False,
+          out_dtype="bool"),
+    unary("isfinite", np.isfinite, gen=special_values(), dtypes=ALL_FLOATS, grad=False,
+          out_dtype="bool"),
+    OpCase("isfinite[int]", oar.isfinite, np.isfinite, inputs=[normal()], shapes=UNARY_SHAPES,
+           dtypes=INT_DTYPES, grad=False, out_dtype="bool", op="isfinite"),
+    OpCase("nan_to_num", oar.nan_to_num,
+           lambda x: np.nan_to_num(x, nan=0.0, posinf=np.finfo(np.float32).max,
+                                   neginf=np.finfo(np.float32).min),
+           inputs=[special_values()], shapes=UNARY_SHAPES, dtypes=["float32"], grad=False),
+    OpCase("nan_to_num[values]", lambda x: oar.nan_to_num(x, nan=1.5, posinf=9.0, neginf=-7.0),
+           lambda x: np.nan_to_num(x, nan=1.5, posinf=9.0, neginf=-7.0),
+           inputs=[special_values()], shapes=UNARY_SHAPES, dtypes=ALL_FLOATS, grad=False,
+           op="nan_to_num"),
+    OpCase("nan_to_num[float64]", oar.nan_to_num, np.nan_to_num, inputs=[special_values()],
+           shapes=UNARY_SHAPES, dtypes=["float64"], grad=False, op="nan_to_num"),
+    OpCase("nan_to_num[grad]", oar.nan_to_num, np.nan_to_num, inputs=[normal()],
+           shapes=UNARY_SHAPES[:2], dtypes=["float64"], op="nan_to_num",
+           bad_inputs=[(([1.0],), TypeError, "must be a Tensor")]),
+    binary("fmax", np.fmax, dtypes=ALL_FLOATS + INT_DTYPES),
+    binary("fmin", np.fmin, dtypes=ALL_FLOATS + INT_DTYPES),
+    binary("atan2", np.arctan2, b=nonzero(), tol=WIDE),
+    OpCase("lerp", oar.lerp, lambda x, y, w: x + w * (y - x), inputs=[normal(), normal(), normal()],
+           shapes=LERP_SHAPES, dtypes=ALL_FLOATS, tol=WIDE,
+           bad_inputs=[(lambda: (tensor(np.ones((2, 3))), tensor(np.ones(4)), 0.5), ValueError,
+                        "cannot be broadcast"),
+                       (lambda: (tensor([1.0]), tensor([2.0]), "a"), TypeError, "weight")]),
+    OpCase("lerp[float_weight]", lambda x, y: oar.lerp(x, y, 0.25),
+           lambda x, y: x + 0.25 * (y - x), inputs=[normal(), normal()], shapes=BINARY_SHAPES,
+           dtypes=ALL_FLOATS, tol=WIDE, op="lerp"),
+    OpCase("increment", lambda x: oar._C.ops._increment(x, 2.5), lambda x: x + 2.5,
+           inputs=[normal()], shapes=[[(1,)], [()], [(1, 1)]], dtypes=ALL_FLOATS + INT_DTYPES,
+           tol=WIDE,
+           bad_inputs=[(lambda: (tensor([1.0, 2.0]),), ValueError, "exactly one element")]),
+]
+GRAD_CASES = [c for c in CASES if c.grad]
+BAD_CASES = [c for c in CASES if c.bad_inputs]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_forward(case):
+    check_forward(case)
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=case_id)
+def test_grad(case):
+    check_grad(case)
+
+
+@pytest.mark.parametrize("case", BAD_CASES, ids=case_id)
+def test_bad_inputs(case):
+    check_bad_inputs(case)
+
+
+def test_every_math_ext_op_has_a_case():
+    assert declared_ops("math_ext.yaml") - {c.name.split("[")[0] for c in CASES} == set()
+
+
+@pytest.mark.parametrize("name", ["expm1", "log2", "log10", "log1p", "reciprocal", "tan", "asin",
+                                  "acos", "atan", "sinh", "cosh", "asinh", "atanh", "erf",
+                                  "erfinv", "lgamma", "digamma"])
+def test_float_ops_promote_ints(name):
+    out = getattr(oar, name)(tensor([0, 1], "int64"))
+    assert out.dtype.name == "float32"
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "tanh", "sigmoid", "expm1", "log1p",
+                                  "erf", "atan", "lgamma"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_kernels_on_long_and_strided_inputs(name, dtype):
+    """Lengths that are not a multiple of the vector width, big enough to run in threads,
+    and transposed (strided) inputs agree with NumPy's float64 result."""
+    ref_fn = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+              "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "expm1": np.expm1, "log1p": np.log1p,
+              "erf": _erf, "atan": np.arctan, "lgamma": _lgamma}[name]
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.1, 4.0, (257, 301)).astype(dtype)
+    rtol = 1e-5 if dtype == "float32" else 1e-13
+    fn = getattr(oar, name)
+    np.testing.assert_allclose(fn(oar.to_tensor(a)).numpy(), ref_fn(a.astype(np.float64)),
+                               rtol=rtol, atol=rtol)
+    t = oar.to_tensor(a).transpose([1, 0])
+    np.testing.assert_allclose(fn(t).numpy(), ref_fn(a.T.astype(np.float64)), rtol=rtol, atol=rtol)
+
+
+def test_special_values():
+    x = tensor([np.nan, np.inf, -np.inf, 0.0], "float64")
+    np.testing.assert_array_equal(oar.exp(x).numpy(), [np.nan, np.inf, 0.0, 1.0])
+    np.testing.assert_array_equal(oar.erfinv(tensor([1.0, -1.0, 2.0, 0.0], "float64")).numpy(),
+                                  [np.inf, -np.inf, np.nan, 0.0])
+    assert np.isnan(oar.digamma(tensor([-2.0], "float64")).numpy()).all()
+    np.testing.assert_array_equal(oar.fmax(tensor([np.nan, np.nan, 1.0]),
+                                           tensor([2.0, np.nan, np.nan])).numpy(),
+                                  [2.0, np.nan, 1.0])
+    np.testing.assert_array_equal(oar.fmin(tensor([np.nan, 3.0]), tensor([2.0, np.nan])).numpy(),
+                                  [2.0, 3.0])
+    np.testing.assert_array_equal(oar.round(tensor([0.5, 1.5, 2.5, -0.5, -2.5])).numpy(),
+                                  [1.0, 2.0, 3.0, -1.0, -3.0])
+
+
+def test_fmax_gradient_ignores_nan():
+    x = tensor([np.nan, 1.0, 3.0], "float64", stop_gradient=False)
+    y = tensor([2.0, np.nan, 1.0], "float64", stop_gradient=False)
+    oar.fmax(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 0.0, 0.0])
+
+
+def test_nan_to_num_grad_is_zero_at_non_finite():
+    x = tensor([1.0, np.nan, np.inf], "float64", stop_gradient=False)
+    oar.nan_to_num(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 0.0])
+
+
+def test_increment_is_in_place_and_tensor_method():
+    x = tensor([3.0], "float32")
+    y = oar.increment(x)
+    assert y is x and x.numpy().tolist() == [4.0]
+    x.increment(2.0)
+    assert x.numpy().tolist() == [6.0]
+    with pytest.raises(ValueError, match="increment: x must have exactly one element"):
+        oar.increment(tensor([1.0, 2.0]))
+
+
+def test_inplace_variants():
+    x = tensor([1.5, -2.5, 4.0], "float64")
+    x.floor_()
+    np.testing.assert_array_equal(x.numpy(), [1.0, -3.0, 4.0])
+    x.reciprocal_()
+    np.testing.assert_allclose(x.numpy(), [1.0, -1 / 3, 0.25])
+    y = tensor([1.0, 2.0], "float64")
+    y.lerp_(tensor([3.0, 6.0], "float64"), 0.5)
+    np.testing.assert_allclose(y.numpy(), [2.0, 4.0])
+
+
+def test_tensor_methods_exist():
+    x = tensor([0.5, 0.25], "float64")
+    for name in ["expm1", "log2", "log10", "log1p", "square", "reciprocal", "floor", "ceil",
+                 "round", "trunc", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+                 "asinh", "atanh", "erf", "erfinv", "lgamma", "digamma", "polygamma", "isnan",
+                 "isinf", "isfinite", "nan_to_num", "fmax", "fmin", "lerp"]:
+        assert hasattr(x, name), name
+    np.testing.assert_allclose(x.atan2(tensor([1.0, 1.0], "float64")).numpy(),
+                               np.arctan2([0.5, 0.25], 1.0))
+    np.testing.assert_allclose(x.polygamma(1).numpy(), _polygamma(np.array([0.5, 0.25]), 1))
+
+
+def test_mod_aliases():
+    x, y = tensor([5, -7, 7], "int64"), tensor([3, 3, -3], "int64")
+    for out in (oar.mod(x, y), oar.floor_mod(x, y), x.mod(y), x.floor_mod(y)):
+        np.testing.assert_array_equal(out.numpy(), np.mod([5, -7, 7], [3, 3, -3]))
+
+
+def test_second_order_gradients():
+    """The backward formulas are ops, so they differentiate again (d2/dx2 of a few ops)."""
+    for name, d2 in [("expm1", np.exp), ("log1p", lambda v: -1 / (1 + v) ** 2),
+                     ("atan", lambda v: -2 * v / (1 + v * v) ** 2),
+                     ("erf", lambda v: -4 * v / math.sqrt(math.pi) * np.exp(-v * v)),
+                     ("lgamma", lambda v: _polygamma(v, 1))]:
+        a = np.array([0.3, 0.7, 1.9])
+        x = tensor(a, "float64", stop_gradient=False)
+        (g,) = oar.grad([getattr(oar, name)(x).sum()], [x], create_graph=True)
+        (g2,) = oar.grad([g.sum()], [x])
+        np.testing.assert_allclose(g2.numpy(), d2(a), rtol=1e-9, atol=1e-9, err_msg=name)
