@@ -88,7 +88,9 @@ template <> struct Lapack<double> {
 };
 
 int64_t batch_count(const DenseTensor& x) {
-  return x.rank() > 2 ? x.numel() / (x.dims()[x.rank() - 1] * x.dims()[x.rank() - 2]) : 1;
+  int64_t b = 1;
+  for (int i = 0; i + 2 < x.rank(); ++i) b *= x.dims()[i];
+  return b;
 }
 
 // dst (cols x rows, row-major) = src (rows x cols, row-major) transposed.
