@@ -5,3 +5,4 @@ from .layers import (  # noqa: F401
     Linear, ReLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, Identity, Flatten, Dropout,
     CrossEntropyLoss, MSELoss, L1Loss,
 )
+from .layer_manip import *  # noqa: F401,F403  (Pad2D, Upsample, Embedding, ...)
