@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
@@ -105,66 +106,77 @@ InterpPlan make_plan(const Dims& xd, const std::vector<int64_t>& out_size,
   return p;
 }
 
-template <typename T>
-void InterpKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& out_size,
-                  const std::vector<double>& scales, const std::string& mode, bool align_corners,
-                  int64_t align_mode, DenseTensor* out) {
-  using M = OpMath<T>;
-  T* o = out->alloc<T>();
-  if (out->numel() == 0 || x.numel() == 0) {
-    std::fill(o, o + out->numel(), T(0));
-    return;
+// Source rows (pointers into a plane, or offsets) and weights of one output row:
+// the products of the taps of the two leading dims (at most 16).
+struct RowTaps {
+  int n = 0;
+  int64_t off[16];
+  double w[16];
+};
+
+RowTaps row_taps(const InterpPlan& p, int64_t o0, int64_t o1) {
+  RowTaps r;
+  const Taps &t0 = p.taps[0], &t1 = p.taps[1];
+  for (int a = 0; a < t0.t; ++a) {
+    for (int b = 0; b < t1.t; ++b) {
+      r.off[r.n] = (t0.idx[o0 * t0.t + a] * p.in[1] + t1.idx[o1 * t1.t + b]) * p.in[2];
+      r.w[r.n++] = t0.w[o0 * t0.t + a] * t1.w[o1 * t1.t + b];
+    }
   }
-  const InterpPlan p = make_plan(x.dims(), out_size, scales, mode, align_corners, align_mode);
-  DenseTensor c = contiguous(x);
-  const T* xp = c.data<T>();
+  return r;
+}
+
+// K taps along the last dim, known at compile time so the inner loops unroll.
+template <typename T, int K>
+void interp_forward(const InterpPlan& p, const T* xp, T* o) {
+  using M = OpMath<T>;
+  const Taps& t2 = p.taps[2];
+  const int64_t W = p.out[2];
   const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
-  const int64_t out_plane = p.out[0] * p.out[1] * p.out[2];
-  const Taps &t0 = p.taps[0], &t1 = p.taps[1], &t2 = p.taps[2];
+  const int64_t out_plane = p.out[0] * p.out[1] * W;
+  const std::vector<int64_t>& idx = t2.idx;
+  const std::vector<M> w2(t2.w.begin(), t2.w.end());
+  const bool gather_only = K == 1 && p.taps[0].t == 1 && p.taps[1].t == 1;  // nearest
   const int64_t rows = p.planes * p.out[0] * p.out[1];
-  std::vector<M> w2(t2.w.begin(), t2.w.end());
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    std::vector<M> acc(W);
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t o1 = row % p.out[1], o0 = (row / p.out[1]) % p.out[0];
       const int64_t plane = row / (p.out[0] * p.out[1]);
       const T* src = xp + plane * in_plane;
-      T* dst = o + plane * out_plane + (o0 * p.out[1] + o1) * p.out[2];
-      for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
-        M acc = 0;
-        for (int a = 0; a < t0.t; ++a) {
-          const M wa = static_cast<M>(t0.w[o0 * t0.t + a]);
-          const T* sa = src + t0.idx[o0 * t0.t + a] * p.in[1] * p.in[2];
-          for (int b = 0; b < t1.t; ++b) {
-            const M wab = wa * static_cast<M>(t1.w[o1 * t1.t + b]);
-            const T* sb = sa + t1.idx[o1 * t1.t + b] * p.in[2];
-            M inner = 0;
-            for (int k = 0; k < t2.t; ++k) inner += w2[o2 * t2.t + k] * M(sb[t2.idx[o2 * t2.t + k]]);
-            acc += wab * inner;
-          }
-        }
-        dst[o2] = static_cast<T>(acc);
+      T* dst = o + plane * out_plane + (o0 * p.out[1] + o1) * W;
+      const RowTaps rt = row_taps(p, o0, o1);
+      if (gather_only) {
+        const T* r = src + rt.off[0];
+        for (int64_t j = 0; j < W; ++j) dst[j] = r[idx[j]];
+        continue;
       }
+      std::fill(acc.begin(), acc.end(), M(0));
+      for (int q = 0; q < rt.n; ++q) {
+        const T* r = src + rt.off[q];
+        const M wq = static_cast<M>(rt.w[q]);
+        for (int64_t j = 0; j < W; ++j) {
+          M s = 0;
+          for (int k = 0; k < K; ++k) s += w2[j * K + k] * M(r[idx[j * K + k]]);
+          acc[j] += wq * s;
+        }
+      }
+      for (int64_t j = 0; j < W; ++j) dst[j] = static_cast<T>(acc[j]);
     }
-  }, rows * p.out[2] * t0.t * t1.t * t2.t);
+  }, rows * W * K * 2);
 }
 
-template <typename T>
-void InterpGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grad_out,
-                      const std::vector<int64_t>& out_size, const std::vector<double>& scales,
-                      const std::string& mode, bool align_corners, int64_t align_mode,
-                      DenseTensor* out) {
+// The adjoint: planes are independent (parallel over them), taps scatter-add into a
+// plane accumulator in OpMath precision.
+template <typename T, int K>
+void interp_backward(const InterpPlan& p, const T* gp, T* o) {
   using M = OpMath<T>;
-  T* o = out->alloc<T>();
-  const int64_t total = out->numel();
-  std::fill(o, o + total, T(0));
-  if (total == 0 || grad_out.numel() == 0) return;
-  const InterpPlan p = make_plan(x.dims(), out_size, scales, mode, align_corners, align_mode);
-  DenseTensor g = contiguous(grad_out);
-  const T* gp = g.data<T>();
+  const Taps& t2 = p.taps[2];
+  const int64_t W = p.out[2];
   const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
-  const int64_t out_plane = p.out[0] * p.out[1] * p.out[2];
-  const Taps &t0 = p.taps[0], &t1 = p.taps[1], &t2 = p.taps[2];
-  // Accumulate per plane in OpMath precision (planes are disjoint: parallel over them).
+  const int64_t out_plane = p.out[0] * p.out[1] * W;
+  const std::vector<int64_t>& idx = t2.idx;
+  const std::vector<M> w2(t2.w.begin(), t2.w.end());
   parallel_for(p.planes, [&](int64_t q0, int64_t q1) {
     std::vector<M> acc(in_plane);
     for (int64_t plane = q0; plane < q1; ++plane) {
@@ -172,19 +184,14 @@ void InterpGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
       const T* src = gp + plane * out_plane;
       for (int64_t o0 = 0; o0 < p.out[0]; ++o0) {
         for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
-          const T* srow = src + (o0 * p.out[1] + o1) * p.out[2];
-          for (int a = 0; a < t0.t; ++a) {
-            const M wa = static_cast<M>(t0.w[o0 * t0.t + a]);
-            M* da = acc.data() + t0.idx[o0 * t0.t + a] * p.in[1] * p.in[2];
-            for (int b = 0; b < t1.t; ++b) {
-              const M wab = wa * static_cast<M>(t1.w[o1 * t1.t + b]);
-              M* db = da + t1.idx[o1 * t1.t + b] * p.in[2];
-              for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
-                const M gv = wab * M(srow[o2]);
-                for (int k = 0; k < t2.t; ++k) {
-                  db[t2.idx[o2 * t2.t + k]] += static_cast<M>(t2.w[o2 * t2.t + k]) * gv;
-                }
-              }
+          const T* g = src + (o0 * p.out[1] + o1) * W;
+          const RowTaps rt = row_taps(p, o0, o1);
+          for (int q = 0; q < rt.n; ++q) {
+            M* d = acc.data() + rt.off[q];
+            const M wq = static_cast<M>(rt.w[q]);
+            for (int64_t j = 0; j < W; ++j) {
+              const M gv = wq * M(g[j]);
+              for (int k = 0; k < K; ++k) d[idx[j * K + k]] += w2[j * K + k] * gv;
             }
           }
         }
@@ -192,7 +199,47 @@ void InterpGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
       T* dst = o + plane * in_plane;
       for (int64_t i = 0; i < in_plane; ++i) dst[i] = static_cast<T>(acc[i]);
     }
-  }, total * 4);
+  }, p.planes * out_plane * K * 4);
+}
+
+template <typename T>
+void InterpKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& out_size,
+                  const std::vector<double>& scales, const std::string& mode, bool align_corners,
+                  int64_t align_mode, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0 || x.numel() == 0) {
+    std::fill(o, o + out->numel(), T(0));
+    return;
+  }
+  const InterpPlan p = make_plan(x.dims(), out_size, scales, mode, align_corners, align_mode);
+  DenseTensor c = dense_copy<T>(x);
+  const T* xp = c.data<T>();
+  switch (p.taps[2].t) {
+    case 1: interp_forward<T, 1>(p, xp, o); break;
+    case 2: interp_forward<T, 2>(p, xp, o); break;
+    default: interp_forward<T, 4>(p, xp, o); break;
+  }
+}
+
+template <typename T>
+void InterpGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grad_out,
+                      const std::vector<int64_t>& out_size, const std::vector<double>& scales,
+                      const std::string& mode, bool align_corners, int64_t align_mode,
+                      DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t total = out->numel();
+  if (total == 0 || grad_out.numel() == 0) {
+    std::fill(o, o + total, T(0));
+    return;
+  }
+  const InterpPlan p = make_plan(x.dims(), out_size, scales, mode, align_corners, align_mode);
+  DenseTensor g = dense_copy<T>(grad_out);
+  const T* gp = g.data<T>();
+  switch (p.taps[2].t) {
+    case 1: interp_backward<T, 1>(p, gp, o); break;
+    case 2: interp_backward<T, 2>(p, gp, o); break;
+    default: interp_backward<T, 4>(p, gp, o); break;
+  }
 }
 
 // ---- grid_sample (2-D): grid[..., 0] is x (width), grid[..., 1] is y (height).
@@ -258,7 +305,7 @@ void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
   using M = OpMath<T>;
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
-  DenseTensor xc = contiguous(x), gc = contiguous(grid);
+  DenseTensor xc = dense_copy<T>(x), gc = dense_copy<T>(grid);
   const T* xp = xc.data<T>();
   const T* gp = gc.data<T>();
   const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
@@ -303,7 +350,7 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
   std::fill(gx, gx + grad_x->numel(), T(0));
   std::fill(gg, gg + grad_grid->numel(), T(0));
   if (grad_out.numel() == 0) return;
-  DenseTensor xc = contiguous(x), gc = contiguous(grid), oc = contiguous(grad_out);
+  DenseTensor xc = dense_copy<T>(x), gc = dense_copy<T>(grid), oc = dense_copy<T>(grad_out);
   const T* xp = xc.data<T>();
   const T* gp = gc.data<T>();
   const T* op = oc.data<T>();

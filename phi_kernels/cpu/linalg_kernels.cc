@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
@@ -126,7 +127,7 @@ void InvKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
 template <typename T>
 void lu_logdet(const DenseTensor& x, const char* op, T* sign, T* logabs) {
   const int64_t n = x.dims()[x.rank() - 1], nb = batch_count(x);
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   std::vector<T> a(n * n);
   std::vector<lapack_int> piv(std::max<int64_t>(n, 1));
@@ -180,7 +181,7 @@ void solve_batched(const DenseTensor& x, const DenseTensor& y, DenseTensor* out,
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
   const int64_t n = x.dims()[x.rank() - 1], k = y.dims()[y.rank() - 1], nb = batch_count(x);
-  DenseTensor xc = contiguous(x), yc = contiguous(y);
+  DenseTensor xc = dense_copy<T>(x), yc = dense_copy<T>(y);
   const T* xp = xc.data<T>();
   const T* yp = yc.data<T>();
   std::vector<T> a(n * n), bm(n * k);
@@ -257,7 +258,7 @@ void QrKernel(const DeviceContext&, const DenseTensor& x, const std::string& mod
     }
     return;
   }
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   const int64_t cols = std::max(n, qc);
   std::vector<T> a(m * cols), tau(k);
@@ -291,7 +292,7 @@ void SvdKernel(const DeviceContext&, const DenseTensor& x, bool full_matrices, D
     }
     return;
   }
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   std::vector<T> a(m * n);
   // The buffer is A^T (n x m, column-major) = V S U^T: LAPACK's U is our V (written
@@ -313,7 +314,7 @@ void EighKernel(const DeviceContext&, const DenseTensor& x, const std::string& U
   T* vp = v->alloc<T>();
   if (v->numel() == 0) return;
   const int64_t n = x.dims()[x.rank() - 1], nb = batch_count(x);
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   std::vector<T> a(n * n);
   for (int64_t b = 0; b < nb; ++b) {

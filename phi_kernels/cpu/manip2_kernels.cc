@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
@@ -61,7 +62,7 @@ void FlipKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
                 DenseTensor* out) {
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const int r = x.rank();
   if (r == 0) {
     o[0] = c.data<T>()[0];
@@ -106,7 +107,7 @@ void RollKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
   T* o = out->alloc<T>();
   const int64_t total = out->numel();
   if (total == 0) return;
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   if (axis.empty()) {
     roll_axis<T>(c.data<T>(), o, 1, total, 1, shifts[0]);
     return;
@@ -136,7 +137,7 @@ void AsStridedGradKernel(const DeviceContext&, const DenseTensor& x, const Dense
   (void)x;
   const int64_t m = grad_out.numel();
   if (m == 0) return;
-  DenseTensor g = contiguous(grad_out);
+  DenseTensor g = dense_copy<T>(grad_out);
   const T* gp = g.data<T>();
   const int r = static_cast<int>(shape.size());
   std::vector<int64_t> idx(r, 0);
@@ -163,7 +164,7 @@ void IndexAddKernel(const DeviceContext&, const DenseTensor& x, const DenseTenso
   if (value.numel() == 0) return;
   const int64_t outer = prod(x.dims(), 0, a), inner = prod(x.dims(), a + 1, x.rank());
   const int64_t m = static_cast<int64_t>(idx.size());
-  DenseTensor v = contiguous(value);
+  DenseTensor v = dense_copy<T>(value);
   const T* vp = v.data<T>();
   parallel_for(outer, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
@@ -205,7 +206,7 @@ void TakeAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Den
   const std::vector<int64_t> idx =
       load_index(indices, arr.dims()[a], "take_along_axis", "indices", a);
   if (out->numel() == 0) return;
-  DenseTensor c = contiguous(arr);
+  DenseTensor c = dense_copy<T>(arr);
   const T* ap = c.data<T>();
   along_axis(arr, indices, a, idx, [&](int64_t src, int64_t k) { o[k] = ap[src]; });
 }
@@ -221,7 +222,7 @@ void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Dens
   const std::vector<int64_t> idx =
       load_index(indices, arr.dims()[a], "put_along_axis", "indices", a);
   if (indices.numel() == 0) return;
-  DenseTensor v = contiguous(values);
+  DenseTensor v = dense_copy<T>(values);
   const T* vp = v.data<T>();
   if (reduce == "assign") {
     along_axis(arr, indices, a, idx, [&](int64_t dst, int64_t k) { o[dst] = vp[k]; });
@@ -279,7 +280,7 @@ void ScatterNdAddKernel(const DeviceContext&, const DenseTensor& x, const DenseT
   } else if (!raw.empty()) {
     std::memcpy(raw.data(), ic.data<int64_t>(), raw.size() * sizeof(int64_t));
   }
-  DenseTensor u = contiguous(updates);
+  DenseTensor u = dense_copy<T>(updates);
   const T* up = u.data<T>();
   for (int64_t j = 0; j < m; ++j) {
     int64_t f = 0;
@@ -302,7 +303,7 @@ void TrilTriuKernel(const DeviceContext&, const DenseTensor& x, int64_t diagonal
                     DenseTensor* out) {
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   const int r = x.rank();
   const int64_t rows = x.dims()[r - 2], cols = x.dims()[r - 1];
@@ -339,7 +340,7 @@ void DiagEmbedKernel(const DeviceContext&, const DenseTensor& input, int64_t off
   for (int i = 0; i < r; ++i) {
     if (i != d1 && i != d2) other_strides.push_back(os[i]);
   }
-  DenseTensor c = contiguous(input);
+  DenseTensor c = dense_copy<T>(input);
   const T* ip = c.data<T>();
   const int ir = input.rank();
   const int64_t len = input.dims()[ir - 1], outer = input.numel() / len;

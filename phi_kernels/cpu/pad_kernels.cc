@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
@@ -64,7 +65,7 @@ void PadNdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<i
   T* o = out->alloc<T>();
   const int64_t total = out->numel();
   if (total == 0) return;
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   const int r = x.rank();
   if (r == 0) {
@@ -101,7 +102,7 @@ void PadNdGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTens
   const int64_t n = out->numel();
   std::fill(o, o + n, T(0));
   if (n == 0 || grad_out.numel() == 0) return;
-  DenseTensor g = contiguous(grad_out);
+  DenseTensor g = dense_copy<T>(grad_out);
   const T* gp = g.data<T>();
   const int r = x.rank();
   if (r == 0) {
@@ -144,7 +145,7 @@ void Im2colKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
   const ConvGeom g = geom(x.dims(), ks, ss, ps, ds);
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   const int64_t rows = g.n * g.c * g.kh * g.kw, L = g.oh * g.ow;
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
@@ -181,7 +182,7 @@ void Col2imKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
   if (total == 0 || x.numel() == 0) return;
   const ConvGeom g = geom(out->dims(), ks, ss, ps, ds);
   (void)os;
-  DenseTensor c = contiguous(x);
+  DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
   const int64_t planes = g.n * g.c, L = g.oh * g.ow;
   parallel_for(planes, [&](int64_t p0, int64_t p1) {

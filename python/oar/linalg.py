@@ -208,6 +208,20 @@ def _sum_labels(x, labels, drop):
     return _ops.sum(x, axes, None, False), [c for c in labels if c not in drop]
 
 
+def _mergeable(t, group_sizes):
+    """Whether each run of `group_sizes` consecutive dims of t folds into one dim without a
+    copy (the reshape to [batch, rows, cols] is then a view; matmul takes any 2-D strides)."""
+    shape, strides = t.shape, t.strides
+    start = 0
+    for n in group_sizes:
+        dims = [i for i in range(start, start + n) if shape[i] != 1]
+        for i, j in zip(dims, dims[1:]):
+            if strides[i] != strides[j] * shape[j]:
+                return False
+        start += n
+    return True
+
+
 def _contract(a, la, b, lb, keep):
     """a (labels la) times b (labels lb), summing shared labels not in `keep`."""
     sizes = {}
@@ -222,15 +236,19 @@ def _contract(a, la, b, lb, keep):
     left = [c for c in la if c not in lb]
     right = [c for c in lb if c not in la]
 
-    def arrange(t, ls, order):
-        t = _ops.transpose(t, [ls.index(c) for c in order]) if order != ls else t
+    def arrange(t, ls, groups):
+        order = [c for g in groups for c in g]
         want = [sizes[c] for c in order]
+        if order != ls:
+            t = _ops.transpose(t, [ls.index(c) for c in order])
+            if not _mergeable(t, [len(g) for g in groups]):
+                t = _ops.contiguous(t)  # one vectorized copy rather than reshape's fallback
         if list(t.shape) != want:
             t = _ops.expand(t, want)
         return t
 
-    a = arrange(a, la, batch + left + contr)
-    b = arrange(b, lb, batch + contr + right)
+    a = arrange(a, la, [batch, left, contr])
+    b = arrange(b, lb, [batch, contr, right])
     prod = lambda cs: int(np.prod([sizes[c] for c in cs], dtype=np.int64))  # noqa: E731
     nb, m, k, n = prod(batch), prod(left), prod(contr), prod(right)
     labels = batch + left + right
