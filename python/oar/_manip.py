@@ -12,7 +12,7 @@ _ops = _C.ops
 __all__ = [
     "moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "broadcast_tensors", "flip",
     "rot90", "scatter_nd", "take_along_axis", "put_along_axis", "masked_fill", "tril", "triu",
-    "diag", "repeat_interleave", "strided_slice", "meshgrid", "unfold", "crop",
+    "diag", "repeat_interleave", "strided_slice", "slice", "meshgrid", "unfold", "crop",
 ]
 
 
@@ -261,6 +261,13 @@ def strided_slice(x, axes, starts, ends, strides, name=None):
                          f"{strides} must have the same length")
     _axes(axes, x.ndim, "strided_slice", "axes")
     return _ops.strided_slice_view(x, axes, starts, ends, strides)
+
+
+def slice(input, axes, starts, ends, name=None):  # noqa: A001,A002  (Paddle's names)
+    """input[starts:ends] along axes (a view)."""
+    axes, starts, ends = (list(v.numpy().reshape(-1)) if isinstance(v, Tensor) else list(v)
+                          for v in (axes, starts, ends))
+    return strided_slice(input, axes, starts, ends, [1] * len(axes))
 
 
 def meshgrid(*args, **kwargs):

@@ -158,7 +158,8 @@ for _mode in ["constant", "reflect", "replicate", "circular"]:
                         lambda x, m=_mode: np_pad_spatial(x, [1, 2, 2, 0], m, 0.5),
                         inputs=[(2, 3, 3, 4)], op="pad",
                         shapes=[[(2, 3, 3, 4)]] + ([[(0, 2, 3, 4)]] if _mode == "constant" else []),
-                        dtypes=["float32", "float64"] + (["int64"] if _mode != "reflect" else []),
+                        dtypes=["float32", "float64", "float16", "bfloat16"] +
+                        (["int64"] if _mode != "reflect" else []),
                         grad_shapes=[[(1, 2, 3, 4)]]))
     CASES.append(OpCase(f"pad[{_mode},1d]", lambda x, m=_mode: F.pad(x, [2, 1], m),
                         lambda x, m=_mode: np_pad_spatial(x, [2, 1], m), inputs=[(2, 2, 4)],
@@ -199,7 +200,8 @@ for _mode, _shapes, _size, _ac, _am, _ in INTERP:
         lambda x, m=_mode, s=_size, ac=_ac, am=_am: F.interpolate(x, s, None, m, ac, am),
         lambda x, m=_mode, s=_size, ac=_ac, am=_am: np_interpolate(x, s, m, ac, am),
         inputs=[normal()], shapes=[_shapes], op="interpolate",
-        dtypes=["float32", "float64"], tol={"float32": (1e-5, 1e-5)}))
+        dtypes=["float32", "float64"] + (["float16", "bfloat16"] if _mode == "bilinear" else []),
+        tol={"float32": (1e-5, 1e-5), "float16": (3e-2, 1e-2), "bfloat16": (2e-1, 3e-2)}))
 CASES += [
     OpCase("interpolate[scale]", lambda x: F.interpolate(x, scale_factor=[1.5, 2.5], mode="bilinear"),
            lambda x: np_interpolate(x, [4, 7], "bilinear", scales=[1.5, 2.5]),
@@ -351,3 +353,21 @@ def test_interpolate_argument_errors():
         F.interpolate(x, [3, 3], data_format="NCL")
     with pytest.raises(ValueError, match="pad: mode must be"):
         F.pad(x, [1, 1, 1, 1], mode="wrap")
+
+
+F_NAMES = ["pad", "zeropad2d", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+           "grid_sample", "affine_grid", "unfold", "fold", "embedding", "one_hot",
+           "cosine_similarity", "pairwise_distance", "normalize"]
+LAYER_NAMES = ["Pad1D", "Pad2D", "Pad3D", "ZeroPad2D", "Upsample", "UpsamplingNearest2D",
+               "UpsamplingBilinear2D", "PixelShuffle", "PixelUnshuffle", "Embedding",
+               "CosineSimilarity", "PairwiseDistance", "Unfold", "Fold"]
+
+
+@pytest.mark.parametrize("name", F_NAMES)
+def test_functional_name_exists(name):
+    assert callable(getattr(F, name)), f"oar.nn.functional.{name} is missing"
+
+
+@pytest.mark.parametrize("name", LAYER_NAMES)
+def test_layer_name_exists(name):
+    assert issubclass(getattr(oar.nn, name), oar.nn.Layer), f"oar.nn.{name} is missing"

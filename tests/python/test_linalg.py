@@ -308,3 +308,19 @@ def test_top_level_and_methods():
     np.testing.assert_allclose(x.inverse().numpy(), np.eye(3) / 2)
     np.testing.assert_allclose(x.cholesky().numpy(), np.eye(3) * np.sqrt(2))
     assert oar.linalg.inv is L.inv and callable(x.norm)
+
+
+LINALG_NAMES = ["matmul", "bmm", "mv", "einsum", "inv", "det", "slogdet", "solve",
+                "triangular_solve", "cholesky", "cholesky_solve", "qr", "svd", "svdvals", "eigh",
+                "eigvalsh", "lstsq", "pinv", "matrix_power", "matrix_rank", "norm", "vector_norm",
+                "matrix_norm", "cond", "cross", "multi_dot"]
+
+
+@pytest.mark.parametrize("name", LINALG_NAMES)
+def test_linalg_name_exists(name):
+    assert callable(getattr(oar.linalg, name)), f"oar.linalg.{name} is missing"
+
+
+@pytest.mark.parametrize("name", ["bmm", "mv", "einsum", "inverse", "cholesky", "cross", "norm"])
+def test_top_level_alias_exists(name):
+    assert callable(getattr(oar, name)), f"oar.{name} is missing"

@@ -188,6 +188,9 @@ CASES = [
     OpCase("strided_slice", lambda x: oar.strided_slice(x, [0, 2], [1, -1], [3, 0], [1, -2]),
            lambda x: x[1:3, :, -1:0:-2], inputs=[(4, 2, 6)], dtypes=ALL,
            bad_inputs=[(lambda: (tensor(np.ones(3)),), IndexError, "axes 2")]),
+    OpCase("slice", lambda x: oar.slice(x, [0, 1], [1, -3], [3, 100]), lambda x: x[1:3, -3:],
+           inputs=[(4, 5)], dtypes=ALL, op="strided_slice",
+           bad_inputs=[(lambda: (tensor(np.ones(3)),), IndexError, "axes 1")]),
     OpCase("meshgrid", lambda x, y: flat_cat(oar.meshgrid(x, y)),
            lambda x, y: np_flat_cat(np.meshgrid(x, y, indexing="ij")), inputs=[(3,), (4,)],
            shapes=[[(3,), (4,)], [(0,), (2,)]],
@@ -284,3 +287,17 @@ def test_chunk_and_diag_errors_name_values():
         oar.chunk(oar.ones([5]), 2)
     with pytest.raises(IndexError, match=r"flip: axis 3 is out of range"):
         oar.flip(oar.ones([2, 2]), 3)
+
+
+PADDLE_NAMES = ["moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "broadcast_tensors",
+                "flip", "roll", "rot90", "scatter_nd_add", "scatter_nd", "index_add",
+                "take_along_axis", "put_along_axis", "masked_fill", "tril", "triu", "diag",
+                "diag_embed", "repeat_interleave", "strided_slice", "meshgrid", "unfold",
+                "as_strided", "crop", "reshape", "flatten", "transpose", "concat", "stack", "split",
+                "tile", "expand", "gather", "gather_nd", "scatter", "index_select", "index_put",
+                "masked_select", "where", "nonzero", "squeeze", "unsqueeze", "slice"]
+
+
+@pytest.mark.parametrize("name", PADDLE_NAMES)
+def test_paddle_name_exists(name):
+    assert callable(getattr(oar, name)), f"oar.{name} is missing"
