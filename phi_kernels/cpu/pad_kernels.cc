@@ -39,23 +39,33 @@ std::vector<std::vector<int64_t>> pad_maps(const Dims& in, const Dims& out,
   return maps;
 }
 
-// Calls fn(out_row, src_row or -1) for every row (all dims but the last).
+// Calls fn(out_row, src_row or -1) for rows [r0, r1) (all dims but the last), walking
+// the row index like an odometer: one division per chunk, not per row.
 template <typename Fn>
 void for_rows(const Dims& in, const Dims& out, const std::vector<std::vector<int64_t>>& maps,
               int64_t r0, int64_t r1, Fn fn) {
-  const int r = out.size();
+  const int r = out.size() - 1;  // row dims
+  if (r0 >= r1) return;
+  std::vector<int64_t> idx(std::max(r, 1), 0), mul(std::max(r, 1), 1);
+  for (int i = r - 2; i >= 0; --i) mul[i] = mul[i + 1] * in[i + 1];
+  int64_t rem = r0;
+  for (int i = r - 1; i >= 0; --i) {
+    idx[i] = rem % out[i];
+    rem /= out[i];
+  }
   for (int64_t row = r0; row < r1; ++row) {
-    int64_t rem = row, src = 0, mul = 1;
+    int64_t src = 0;
     bool fill = false;
-    for (int i = r - 2; i >= 0; --i) {
-      const int64_t idx = rem % out[i];
-      rem /= out[i];
-      const int64_t j = maps[i][idx];
-      if (j < 0) fill = true;
-      src += j * mul;
-      mul *= in[i];
+    for (int i = 0; i < r; ++i) {
+      const int64_t j = maps[i][idx[i]];
+      fill |= j < 0;
+      src += j * mul[i];
     }
     fn(row, fill ? -1 : src);
+    for (int i = r - 1; i >= 0; --i) {
+      if (++idx[i] < out[i]) break;
+      idx[i] = 0;
+    }
   }
 }
 
@@ -78,6 +88,7 @@ void PadNdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<i
   const T fill = static_cast<T>(value);
   const int64_t ow = od[r - 1], iw = in[r - 1], left = pads[2 * (r - 1)];
   const auto& last = maps[r - 1];
+  const bool constant = mode == "constant";
   const int64_t rows = total / ow;
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for_rows(in, od, maps, r0, r1, [&](int64_t row, int64_t src) {
@@ -87,9 +98,15 @@ void PadNdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<i
         return;
       }
       const T* s = xp + src * iw;
-      for (int64_t k = 0; k < left; ++k) d[k] = last[k] < 0 ? fill : s[last[k]];
+      if (constant) {
+        std::fill(d, d + left, fill);
+        std::memcpy(d + left, s, iw * sizeof(T));
+        std::fill(d + left + iw, d + ow, fill);
+        return;
+      }
+      for (int64_t k = 0; k < left; ++k) d[k] = s[last[k]];
       std::memcpy(d + left, s, iw * sizeof(T));
-      for (int64_t k = left + iw; k < ow; ++k) d[k] = last[k] < 0 ? fill : s[last[k]];
+      for (int64_t k = left + iw; k < ow; ++k) d[k] = s[last[k]];
     });
   }, total);
 }
