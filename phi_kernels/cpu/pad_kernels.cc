@@ -98,14 +98,16 @@ void PadNdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<i
         return;
       }
       const T* s = xp + src * iw;
+      T* mid = d + left;
+      // An inlined vector loop: rows are short, a memcpy call per row costs more.
+#pragma omp simd
+      for (int64_t k = 0; k < iw; ++k) mid[k] = s[k];
       if (constant) {
-        std::fill(d, d + left, fill);
-        std::memcpy(d + left, s, iw * sizeof(T));
-        std::fill(d + left + iw, d + ow, fill);
+        for (int64_t k = 0; k < left; ++k) d[k] = fill;
+        for (int64_t k = left + iw; k < ow; ++k) d[k] = fill;
         return;
       }
       for (int64_t k = 0; k < left; ++k) d[k] = s[last[k]];
-      std::memcpy(d + left, s, iw * sizeof(T));
       for (int64_t k = left + iw; k < ow; ++k) d[k] = s[last[k]];
     });
   }, total);
