@@ -365,6 +365,9 @@ def gen_op_function(op):
 def gen_ops_cc(ops):
     out = [HEADER, '#include "oar_generated/ops_api.h"',
            '#include "oar_generated/kernel_signatures.h"',
+           '#include "paddle_core/api/composite_linalg.h"',  # manipulation/linalg backward helpers
+           '#include "paddle_core/meta/infer_meta_linalg.h"',
+           '#include "paddle_core/meta/infer_meta_manip2.h"',
            '#include "paddle_core/api/op_utils.h"',
            '#include "paddle_core/api/composite.h"',
            '#include "paddle_core/api/composite_cnn.h"',  # cnn.yaml's backward helpers

@@ -6,3 +6,4 @@ from .layers import (  # noqa: F401
     CrossEntropyLoss, MSELoss, L1Loss,
 )
 from .layer_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, dropout and activation layers)
+from .layer_manip import *  # noqa: F401,F403  (Pad2D, Upsample, Embedding, ...)

@@ -1,0 +1,417 @@
+// F.interpolate (nearest, linear, bilinear, trilinear, bicubic) and F.grid_sample,
+// forward and backward, on [N, C, spatial...] contiguous layouts.
+//
+// Interpolation is separable: every spatial dim gets a tap table (source index and
+// weight for each output index; 1 tap for nearest, 2 for linear, 4 for cubic), built
+// with Paddle's coordinate rules, and the kernels sum weight products over the taps.
+// The backward scatters with the same tables.
+#include <cmath>
+#include <cstring>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/dense_copy.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+struct Taps {
+  int t = 1;                 // taps per output index
+  std::vector<int64_t> idx;  // [out * t]
+  std::vector<double> w;     // [out * t]
+};
+
+double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
+double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+
+Taps make_taps(int64_t in, int64_t out, double scale, const std::string& mode, bool align_corners,
+               int64_t align_mode) {
+  Taps tp;
+  double ratio;
+  if (align_corners) {
+    ratio = out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0.0;
+  } else {
+    ratio = scale > 0 ? 1.0 / scale : static_cast<double>(in) / out;
+  }
+  if (mode == "nearest") {
+    tp.t = 1;
+    tp.idx.resize(out);
+    tp.w.assign(out, 1.0);
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t j = align_corners ? static_cast<int64_t>(ratio * o + 0.5)
+                                : static_cast<int64_t>(ratio * o);
+      tp.idx[o] = std::min(j, in - 1);
+    }
+  } else if (mode == "bicubic") {
+    tp.t = 4;
+    tp.idx.resize(out * 4);
+    tp.w.resize(out * 4);
+    const double A = -0.75;
+    for (int64_t o = 0; o < out; ++o) {
+      const double src = align_corners ? ratio * o : ratio * (o + 0.5) - 0.5;
+      const int64_t f = static_cast<int64_t>(std::floor(src));
+      const double t = src - f;
+      const double c[4] = {cubic2(t + 1, A), cubic1(t, A), cubic1(1 - t, A), cubic2(2 - t, A)};
+      for (int k = 0; k < 4; ++k) {
+        tp.idx[o * 4 + k] = std::clamp<int64_t>(f - 1 + k, 0, in - 1);
+        tp.w[o * 4 + k] = c[k];
+      }
+    }
+  } else {  // linear family
+    tp.t = 2;
+    tp.idx.resize(out * 2);
+    tp.w.resize(out * 2);
+    const bool half = !align_corners && align_mode == 0;
+    for (int64_t o = 0; o < out; ++o) {
+      double src = half ? ratio * (o + 0.5) - 0.5 : ratio * o;
+      if (src < 0) src = 0;
+      int64_t i0 = static_cast<int64_t>(src);
+      if (i0 > in - 1) i0 = in - 1;
+      const int64_t i1 = i0 < in - 1 ? i0 + 1 : i0;
+      const double l = src - i0;
+      tp.idx[o * 2] = i0;
+      tp.idx[o * 2 + 1] = i1;
+      tp.w[o * 2] = 1.0 - l;
+      tp.w[o * 2 + 1] = l;
+    }
+  }
+  return tp;
+}
+
+// Tap tables for 3 spatial dims (missing leading dims are size 1 with one unit tap).
+struct InterpPlan {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  Taps taps[3];
+  int64_t planes = 0;
+};
+
+InterpPlan make_plan(const Dims& xd, const std::vector<int64_t>& out_size,
+                     const std::vector<double>& scales, const std::string& mode,
+                     bool align_corners, int64_t align_mode) {
+  InterpPlan p;
+  const int sp = xd.size() - 2;
+  p.planes = xd[0] * xd[1];
+  for (int d = 0; d < 3; ++d) {
+    const int k = d - (3 - sp);
+    if (k < 0) {
+      p.taps[d].idx = {0};
+      p.taps[d].w = {1.0};
+      continue;
+    }
+    p.in[d] = xd[2 + k];
+    p.out[d] = out_size[k];
+    const double s = scales.empty() ? 0.0 : scales[k];
+    p.taps[d] = make_taps(p.in[d], p.out[d], s, mode, align_corners, align_mode);
+  }
+  return p;
+}
+
+// Source rows (pointers into a plane, or offsets) and weights of one output row:
+// the products of the taps of the two leading dims (at most 16).
+struct RowTaps {
+  int n = 0;
+  int64_t off[16];
+  double w[16];
+};
+
+RowTaps row_taps(const InterpPlan& p, int64_t o0, int64_t o1) {
+  RowTaps r;
+  const Taps &t0 = p.taps[0], &t1 = p.taps[1];
+  for (int a = 0; a < t0.t; ++a) {
+    for (int b = 0; b < t1.t; ++b) {
+      r.off[r.n] = (t0.idx[o0 * t0.t + a] * p.in[1] + t1.idx[o1 * t1.t + b]) * p.in[2];
+      r.w[r.n++] = t0.w[o0 * t0.t + a] * t1.w[o1 * t1.t + b];
+    }
+  }
+  return r;
+}
+
+// K taps along the last dim, known at compile time so the inner loops unroll.
+template <typename T, int K>
+void interp_forward(const InterpPlan& p, const T* xp, T* o) {
+  using M = OpMath<T>;
+  const Taps& t2 = p.taps[2];
+  const int64_t W = p.out[2];
+  const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
+  const int64_t out_plane = p.out[0] * p.out[1] * W;
+  const std::vector<int64_t>& idx = t2.idx;
+  const std::vector<M> w2(t2.w.begin(), t2.w.end());
+  const bool gather_only = K == 1 && p.taps[0].t == 1 && p.taps[1].t == 1;  // nearest
+  const int64_t rows = p.planes * p.out[0] * p.out[1];
+  parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    std::vector<M> acc(W);
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t o1 = row % p.out[1], o0 = (row / p.out[1]) % p.out[0];
+      const int64_t plane = row / (p.out[0] * p.out[1]);
+      const T* src = xp + plane * in_plane;
+      T* dst = o + plane * out_plane + (o0 * p.out[1] + o1) * W;
+      const RowTaps rt = row_taps(p, o0, o1);
+      if (gather_only) {
+        const T* r = src + rt.off[0];
+        for (int64_t j = 0; j < W; ++j) dst[j] = r[idx[j]];
+        continue;
+      }
+      std::fill(acc.begin(), acc.end(), M(0));
+      for (int q = 0; q < rt.n; ++q) {
+        const T* r = src + rt.off[q];
+        const M wq = static_cast<M>(rt.w[q]);
+        for (int64_t j = 0; j < W; ++j) {
+          M s = 0;
+          for (int k = 0; k < K; ++k) s += w2[j * K + k] * M(r[idx[j * K + k]]);
+          acc[j] += wq * s;
+        }
+      }
+      for (int64_t j = 0; j < W; ++j) dst[j] = static_cast<T>(acc[j]);
+    }
+  }, rows * W * K * 2);
+}
+
+// The adjoint: planes are independent (parallel over them), taps scatter-add into a
+// plane accumulator in OpMath precision.
+template <typename T, int K>
+void interp_backward(const InterpPlan& p, const T* gp, T* o) {
+  using M = OpMath<T>;
+  const Taps& t2 = p.taps[2];
+  const int64_t W = p.out[2];
+  const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
+  const int64_t out_plane = p.out[0] * p.out[1] * W;
+  const std::vector<int64_t>& idx = t2.idx;
+  const std::vector<M> w2(t2.w.begin(), t2.w.end());
+  parallel_for(p.planes, [&](int64_t q0, int64_t q1) {
+    std::vector<M> acc(in_plane);
+    for (int64_t plane = q0; plane < q1; ++plane) {
+      std::fill(acc.begin(), acc.end(), M(0));
+      const T* src = gp + plane * out_plane;
+      for (int64_t o0 = 0; o0 < p.out[0]; ++o0) {
+        for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
+          const T* g = src + (o0 * p.out[1] + o1) * W;
+          const RowTaps rt = row_taps(p, o0, o1);
+          for (int q = 0; q < rt.n; ++q) {
+            M* d = acc.data() + rt.off[q];
+            const M wq = static_cast<M>(rt.w[q]);
+            for (int64_t j = 0; j < W; ++j) {
+              const M gv = wq * M(g[j]);
+              for (int k = 0; k < K; ++k) d[idx[j * K + k]] += w2[j * K + k] * gv;
+            }
+          }
+        }
+      }
+      T* dst = o + plane * in_plane;
+      for (int64_t i = 0; i < in_plane; ++i) dst[i] = static_cast<T>(acc[i]);
+    }
+  }, p.planes * out_plane * K * 4);
+}
+
+template <typename T>
+void InterpKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& out_size,
+                  const std::vector<double>& scales, const std::string& mode, bool align_corners,
+                  int64_t align_mode, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0 || x.numel() == 0) {
+    std::fill(o, o + out->numel(), T(0));
+    return;
+  }
+  const InterpPlan p = make_plan(x.dims(), out_size, scales, mode, align_corners, align_mode);
+  DenseTensor c = dense_copy<T>(x);
+  const T* xp = c.data<T>();
+  switch (p.taps[2].t) {
+    case 1: interp_forward<T, 1>(p, xp, o); break;
+    case 2: interp_forward<T, 2>(p, xp, o); break;
+    default: interp_forward<T, 4>(p, xp, o); break;
+  }
+}
+
+template <typename T>
+void InterpGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grad_out,
+                      const std::vector<int64_t>& out_size, const std::vector<double>& scales,
+                      const std::string& mode, bool align_corners, int64_t align_mode,
+                      DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t total = out->numel();
+  if (total == 0 || grad_out.numel() == 0) {
+    std::fill(o, o + total, T(0));
+    return;
+  }
+  const InterpPlan p = make_plan(x.dims(), out_size, scales, mode, align_corners, align_mode);
+  DenseTensor g = dense_copy<T>(grad_out);
+  const T* gp = g.data<T>();
+  switch (p.taps[2].t) {
+    case 1: interp_backward<T, 1>(p, gp, o); break;
+    case 2: interp_backward<T, 2>(p, gp, o); break;
+    default: interp_backward<T, 4>(p, gp, o); break;
+  }
+}
+
+// ---- grid_sample (2-D): grid[..., 0] is x (width), grid[..., 1] is y (height).
+
+// Source coordinate of a normalized grid value, with d(source)/d(grid) in *grad.
+double source_index(double g, int64_t size, const std::string& padding, bool align, double* grad) {
+  double x, d;
+  if (align) {
+    x = (g + 1) / 2 * (size - 1);
+    d = (size - 1) / 2.0;
+  } else {
+    x = ((g + 1) * size - 1) / 2;
+    d = size / 2.0;
+  }
+  if (padding == "border") {
+    if (x <= 0) {
+      x = 0;
+      d = 0;
+    } else if (x >= size - 1) {
+      x = static_cast<double>(size - 1);
+      d = 0;
+    }
+  } else if (padding == "reflection") {
+    // Reflect about the borders: [0, size-1] (align) or [-0.5, size-0.5].
+    const double lo = align ? 0.0 : -0.5, hi = align ? size - 1.0 : size - 0.5;
+    const double span = hi - lo;
+    if (span <= 0) {
+      x = 0;
+      d = 0;
+    } else {
+      double v = x - lo;
+      double sign = 1;
+      if (v < 0) {
+        v = -v;
+        sign = -sign;
+      }
+      const double flips = std::floor(v / span);
+      double extra = std::fmod(v, span);
+      if (static_cast<int64_t>(flips) % 2 == 0) {
+        x = lo + extra;
+      } else {
+        x = hi - extra;
+        sign = -sign;
+      }
+      d *= sign;
+    }
+    if (x <= 0) {
+      x = 0;
+      d = 0;
+    } else if (x >= size - 1) {
+      x = static_cast<double>(size - 1);
+      d = 0;
+    }
+  }
+  *grad = d;
+  return x;
+}
+
+template <typename T>
+void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grid,
+                      const std::string& mode, const std::string& padding, bool align,
+                      DenseTensor* out) {
+  using M = OpMath<T>;
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  DenseTensor xc = dense_copy<T>(x), gc = dense_copy<T>(grid);
+  const T* xp = xc.data<T>();
+  const T* gp = gc.data<T>();
+  const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
+  const int64_t Ho = grid.dims()[1], Wo = grid.dims()[2], P = Ho * Wo;
+  const bool nearest = mode == "nearest";
+  parallel_for(N * P, [&](int64_t b0, int64_t b1) {
+    for (int64_t np = b0; np < b1; ++np) {
+      const int64_t n = np / P, pidx = np % P;
+      double dx, dy;
+      const double ix = source_index(M(gp[np * 2]), W, padding, align, &dx);
+      const double iy = source_index(M(gp[np * 2 + 1]), H, padding, align, &dy);
+      const T* plane = xp + n * C * H * W;
+      T* dst = o + n * C * P + pidx;
+      auto at = [&](int64_t c, int64_t yy, int64_t xx) -> M {
+        return (yy >= 0 && yy < H && xx >= 0 && xx < W) ? M(plane[(c * H + yy) * W + xx]) : M(0);
+      };
+      if (nearest) {
+        const int64_t xx = static_cast<int64_t>(std::nearbyint(ix));
+        const int64_t yy = static_cast<int64_t>(std::nearbyint(iy));
+        for (int64_t c = 0; c < C; ++c) dst[c * P] = static_cast<T>(at(c, yy, xx));
+        continue;
+      }
+      const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
+      const M wx = static_cast<M>(ix - x0), wy = static_cast<M>(iy - y0);
+      for (int64_t c = 0; c < C; ++c) {
+        const M v = at(c, y0, x0) * (1 - wx) * (1 - wy) + at(c, y0, x0 + 1) * wx * (1 - wy) +
+                    at(c, y0 + 1, x0) * (1 - wx) * wy + at(c, y0 + 1, x0 + 1) * wx * wy;
+        dst[c * P] = static_cast<T>(v);
+      }
+    }
+  }, N * P * C * 4);
+}
+
+template <typename T>
+void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grid,
+                          const DenseTensor& grad_out, const std::string& mode,
+                          const std::string& padding, bool align, DenseTensor* grad_x,
+                          DenseTensor* grad_grid) {
+  using M = OpMath<T>;
+  T* gx = grad_x->alloc<T>();
+  T* gg = grad_grid->alloc<T>();
+  std::fill(gx, gx + grad_x->numel(), T(0));
+  std::fill(gg, gg + grad_grid->numel(), T(0));
+  if (grad_out.numel() == 0) return;
+  DenseTensor xc = dense_copy<T>(x), gc = dense_copy<T>(grid), oc = dense_copy<T>(grad_out);
+  const T* xp = xc.data<T>();
+  const T* gp = gc.data<T>();
+  const T* op = oc.data<T>();
+  const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
+  const int64_t Ho = grid.dims()[1], Wo = grid.dims()[2], P = Ho * Wo;
+  const bool nearest = mode == "nearest";
+  // Samples scatter into their image: parallel over images only.
+  parallel_for(N, [&](int64_t n0, int64_t n1) {
+    std::vector<M> acc;
+    for (int64_t n = n0; n < n1; ++n) {
+      acc.assign(C * H * W, M(0));
+      const T* plane = xp + n * C * H * W;
+      for (int64_t pidx = 0; pidx < P; ++pidx) {
+        const int64_t np = n * P + pidx;
+        double dxg, dyg;
+        const double ix = source_index(M(gp[np * 2]), W, padding, align, &dxg);
+        const double iy = source_index(M(gp[np * 2 + 1]), H, padding, align, &dyg);
+        const T* go = op + n * C * P + pidx;
+        auto inb = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W; };
+        if (nearest) {
+          const int64_t xx = static_cast<int64_t>(std::nearbyint(ix));
+          const int64_t yy = static_cast<int64_t>(std::nearbyint(iy));
+          if (inb(yy, xx)) {
+            for (int64_t c = 0; c < C; ++c) acc[(c * H + yy) * W + xx] += M(go[c * P]);
+          }
+          continue;
+        }
+        const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
+        const M wx = static_cast<M>(ix - x0), wy = static_cast<M>(iy - y0);
+        const int64_t ys[2] = {y0, y0 + 1}, xs[2] = {x0, x0 + 1};
+        const M wys[2] = {1 - wy, wy}, wxs[2] = {1 - wx, wx};
+        const M dwy[2] = {-1, 1}, dwx[2] = {-1, 1};
+        M gix = 0, giy = 0;
+        for (int a = 0; a < 2; ++a) {
+          for (int b = 0; b < 2; ++b) {
+            if (!inb(ys[a], xs[b])) continue;
+            for (int64_t c = 0; c < C; ++c) {
+              const int64_t off = (c * H + ys[a]) * W + xs[b];
+              const M g = M(go[c * P]);
+              acc[off] += wys[a] * wxs[b] * g;
+              const M v = M(plane[off]) * g;
+              gix += v * wys[a] * dwx[b];
+              giy += v * dwy[a] * wxs[b];
+            }
+          }
+        }
+        gg[np * 2] = static_cast<T>(gix * static_cast<M>(dxg));
+        gg[np * 2 + 1] = static_cast<T>(giy * static_cast<M>(dyg));
+      }
+      T* dst = gx + n * C * H * W;
+      for (int64_t i = 0; i < C * H * W; ++i) dst[i] = static_cast<T>(acc[i]);
+    }
+  }, N * P * C * 8);
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(interp, CPU, InterpKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(interp_grad, CPU, InterpGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(grid_sample, CPU, GridSampleKernel, float, double)
+OAR_REGISTER_KERNEL(grid_sample_grad, CPU, GridSampleGradKernel, float, double)

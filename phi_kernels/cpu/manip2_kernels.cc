@@ -1,0 +1,372 @@
+// Kernels of flip, roll, as_strided_grad, index_add, take/put_along_axis,
+// scatter_nd_add, tril/triu and diag_embed. Index values are bound-checked here (the
+// only place that sees them) and raise OutOfRange naming the op; negative indices
+// count from the end.
+#include <cstring>
+#include <memory>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/dense_copy.h"
+#include "phi_kernels/include/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+int64_t prod(const Dims& d, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+// Index values as int64 (any int dtype), wrapped into [0, n) after a bound check.
+std::vector<int64_t> load_index(const DenseTensor& index, int64_t n, const char* op,
+                                const char* arg, int axis) {
+  DenseTensor c = contiguous(index);
+  std::vector<int64_t> out(c.numel());
+  auto load = [&](auto* p) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int64_t v = static_cast<int64_t>(p[i]);
+      OAR_ENFORCE(v >= -n && v < n, OutOfRange, op, ": ", arg, " value ", v,
+                  " is out of range for axis ", axis, " of size ", n, " (expected [", -n, ", ",
+                  n, "))");
+      out[i] = v < 0 ? v + n : v;
+    }
+  };
+  if (c.dtype() == DataType::INT32) {
+    load(c.data<int32_t>());
+  } else {
+    load(c.data<int64_t>());
+  }
+  return out;
+}
+
+// Copies rows of a contiguous [rows, inner] source into out, row r coming from
+// src_row(r); `reverse` reverses each row.
+template <typename T, typename SrcRow>
+void copy_rows(const T* src, T* out, int64_t rows, int64_t inner, bool reverse, SrcRow src_row) {
+  parallel_for(rows, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T* s = src + src_row(r) * inner;
+      T* o = out + r * inner;
+      if (reverse) {
+        for (int64_t i = 0; i < inner; ++i) o[i] = s[inner - 1 - i];
+      } else {
+        std::memcpy(o, s, inner * sizeof(T));
+      }
+    }
+  }, rows * inner);
+}
+
+template <typename T>
+void FlipKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
+                DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  DenseTensor c = dense_copy<T>(x);
+  const int r = x.rank();
+  if (r == 0) {
+    o[0] = c.data<T>()[0];
+    return;
+  }
+  std::vector<bool> flip(r, false);
+  for (int64_t a : axis) flip[wrap_axis(a, r, "flip")] = true;
+  const Dims& d = x.dims();
+  const int64_t inner = d[r - 1], rows = out->numel() / inner;
+  copy_rows<T>(c.data<T>(), o, rows, inner, flip[r - 1], [&](int64_t row) {
+    int64_t rem = row, src = 0, mul = 1;
+    for (int i = r - 2; i >= 0; --i) {
+      int64_t idx = rem % d[i];
+      rem /= d[i];
+      if (flip[i]) idx = d[i] - 1 - idx;
+      src += idx * mul;
+      mul *= d[i];
+    }
+    return src;
+  });
+}
+
+// One axis at a time: out[..., (i + s) % n, ...] = x[..., i, ...] as two block copies.
+template <typename T>
+void roll_axis(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner, int64_t shift) {
+  shift %= n;
+  if (shift < 0) shift += n;
+  const int64_t head = (n - shift) * inner, tail = shift * inner;
+  parallel_for(outer, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      const T* s = src + k * n * inner;
+      T* o = dst + k * n * inner;
+      std::memcpy(o + tail, s, head * sizeof(T));
+      std::memcpy(o, s + head, tail * sizeof(T));
+    }
+  }, outer * n * inner);
+}
+
+template <typename T>
+void RollKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& shifts,
+                const std::vector<int64_t>& axis, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t total = out->numel();
+  if (total == 0) return;
+  DenseTensor c = dense_copy<T>(x);
+  if (axis.empty()) {
+    roll_axis<T>(c.data<T>(), o, 1, total, 1, shifts[0]);
+    return;
+  }
+  std::unique_ptr<T[]> tmp;  // not std::vector: vector<bool> has no data()
+  const T* src = c.data<T>();
+  for (size_t k = 0; k < axis.size(); ++k) {
+    const int a = wrap_axis(axis[k], x.rank(), "roll");
+    const int64_t n = x.dims()[a];
+    if (k > 0) {  // the previous step wrote `o`; roll from a copy of it
+      if (!tmp) tmp.reset(new T[total]);
+      std::copy(o, o + total, tmp.get());
+      src = tmp.get();
+    }
+    roll_axis<T>(src, o, prod(x.dims(), 0, a), n, prod(x.dims(), a + 1, x.rank()), shifts[k]);
+  }
+}
+
+template <typename T>
+void AsStridedGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grad_out,
+                         const std::vector<int64_t>& shape, const std::vector<int64_t>& stride,
+                         int64_t offset, DenseTensor* out) {
+  using M = OpMath<T>;
+  T* o = out->alloc<T>();
+  const int64_t n = out->numel();
+  std::fill(o, o + n, T(0));
+  (void)x;
+  const int64_t m = grad_out.numel();
+  if (m == 0) return;
+  DenseTensor g = dense_copy<T>(grad_out);
+  const T* gp = g.data<T>();
+  const int r = static_cast<int>(shape.size());
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t pos = offset;
+    for (int i = 0; i < r; ++i) pos += idx[i] * stride[i];
+    o[pos] = static_cast<T>(M(o[pos]) + M(gp[k]));
+    for (int i = r - 1; i >= 0; --i) {
+      if (++idx[i] < shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+template <typename T>
+void IndexAddKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& index,
+                    int64_t axis, const DenseTensor& value, DenseTensor* out) {
+  using M = OpMath<T>;
+  T* o = out->alloc<T>();
+  copy_into(x, out);
+  const int a = wrap_axis(axis, x.rank(), "index_add");
+  const int64_t n = x.dims()[a];
+  const std::vector<int64_t> idx = load_index(index, n, "index_add", "index", a);
+  if (value.numel() == 0) return;
+  const int64_t outer = prod(x.dims(), 0, a), inner = prod(x.dims(), a + 1, x.rank());
+  const int64_t m = static_cast<int64_t>(idx.size());
+  DenseTensor v = dense_copy<T>(value);
+  const T* vp = v.data<T>();
+  parallel_for(outer, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t j = 0; j < m; ++j) {
+        T* dst = o + (b * n + idx[j]) * inner;
+        const T* src = vp + (b * m + j) * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
+      }
+    }
+  }, outer * m * inner);
+}
+
+// Walks indices [outer, k, inner] against arr [outer', n, inner'] (indices may be
+// smaller outside the axis): fn(arr_offset, indices_offset).
+template <typename Fn>
+void along_axis(const DenseTensor& arr, const DenseTensor& indices, int a,
+                const std::vector<int64_t>& idx, Fn fn) {
+  const Dims& id = indices.dims();
+  const Dims as = contiguous_strides(arr.dims());
+  const int r = indices.rank();
+  const int64_t m = indices.numel();
+  std::vector<int64_t> pos(r, 0);
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t off = 0;
+    for (int i = 0; i < r; ++i) off += (i == a ? idx[k] : pos[i]) * as[i];
+    fn(off, k);
+    for (int i = r - 1; i >= 0; --i) {
+      if (++pos[i] < id[i]) break;
+      pos[i] = 0;
+    }
+  }
+}
+
+template <typename T>
+void TakeAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const DenseTensor& indices,
+                         int64_t axis, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int a = wrap_axis(axis, arr.rank(), "take_along_axis");
+  const std::vector<int64_t> idx =
+      load_index(indices, arr.dims()[a], "take_along_axis", "indices", a);
+  if (out->numel() == 0) return;
+  DenseTensor c = dense_copy<T>(arr);
+  const T* ap = c.data<T>();
+  along_axis(arr, indices, a, idx, [&](int64_t src, int64_t k) { o[k] = ap[src]; });
+}
+
+template <typename T>
+void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const DenseTensor& indices,
+                        const DenseTensor& values, int64_t axis, const std::string& reduce,
+                        bool include_self, DenseTensor* out) {
+  using M = OpMath<T>;
+  T* o = out->alloc<T>();
+  copy_into(arr, out);
+  const int a = wrap_axis(axis, arr.rank(), "put_along_axis");
+  const std::vector<int64_t> idx =
+      load_index(indices, arr.dims()[a], "put_along_axis", "indices", a);
+  if (indices.numel() == 0) return;
+  DenseTensor v = dense_copy<T>(values);
+  const T* vp = v.data<T>();
+  if (reduce == "assign") {
+    along_axis(arr, indices, a, idx, [&](int64_t dst, int64_t k) { o[dst] = vp[k]; });
+    return;
+  }
+  // Reductions: positions written start from arr (include_self) or from the first value.
+  std::vector<int32_t> count(out->numel(), 0);
+  along_axis(arr, indices, a, idx, [&](int64_t dst, int64_t k) {
+    const M val = M(vp[k]);
+    const bool first = count[dst]++ == 0 && !include_self;
+    const M cur = M(o[dst]);
+    M r;
+    if (first) {
+      r = val;
+    } else if (reduce == "add" || reduce == "mean") {
+      r = cur + val;
+    } else if (reduce == "mul" || reduce == "multiply") {
+      r = cur * val;
+    } else if (reduce == "amax") {
+      r = val > cur ? val : cur;
+    } else {
+      r = val < cur ? val : cur;
+    }
+    o[dst] = static_cast<T>(r);
+  });
+  if (reduce == "mean") {
+    const int64_t n = out->numel();
+    for (int64_t i = 0; i < n; ++i) {
+      if (count[i] == 0) continue;
+      const int64_t c = count[i] + (include_self ? 1 : 0);
+      if constexpr (std::is_integral_v<T>) {
+        o[i] = static_cast<T>(M(o[i]) / static_cast<M>(c));
+      } else {
+        o[i] = static_cast<T>(M(o[i]) / static_cast<M>(c));
+      }
+    }
+  }
+}
+
+template <typename T>
+void ScatterNdAddKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& index,
+                        const DenseTensor& updates, DenseTensor* out) {
+  using M = OpMath<T>;
+  T* o = out->alloc<T>();
+  copy_into(x, out);
+  const int64_t k = index.dims()[index.rank() - 1];
+  const int64_t m = prod(index.dims(), 0, index.rank() - 1);
+  const int64_t inner = prod(x.dims(), static_cast<int>(k), x.rank());
+  if (m == 0 || inner == 0) return;
+  DenseTensor ic = contiguous(index);
+  std::vector<int64_t> raw(ic.numel());
+  if (ic.dtype() == DataType::INT32) {
+    const int32_t* p = ic.data<int32_t>();
+    for (size_t i = 0; i < raw.size(); ++i) raw[i] = p[i];
+  } else if (!raw.empty()) {
+    std::memcpy(raw.data(), ic.data<int64_t>(), raw.size() * sizeof(int64_t));
+  }
+  DenseTensor u = dense_copy<T>(updates);
+  const T* up = u.data<T>();
+  for (int64_t j = 0; j < m; ++j) {
+    int64_t f = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      const int64_t n = x.dims()[d];
+      const int64_t v = raw[j * k + d];
+      OAR_ENFORCE(v >= -n && v < n, OutOfRange, "scatter_nd_add: index value ", v,
+                  " is out of range for axis ", d, " of size ", n, " (expected [", -n, ", ", n,
+                  "))");
+      f = f * n + (v < 0 ? v + n : v);
+    }
+    T* dst = o + f * inner;
+    const T* src = up + j * inner;
+    for (int64_t i = 0; i < inner; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
+  }
+}
+
+template <typename T>
+void TrilTriuKernel(const DeviceContext&, const DenseTensor& x, int64_t diagonal, bool lower,
+                    DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  DenseTensor c = dense_copy<T>(x);
+  const T* xp = c.data<T>();
+  const int r = x.rank();
+  const int64_t rows = x.dims()[r - 2], cols = x.dims()[r - 1];
+  const int64_t batch = out->numel() / (rows * cols);
+  parallel_for(batch * rows, [&](int64_t b, int64_t e) {
+    for (int64_t br = b; br < e; ++br) {
+      const int64_t i = br % rows;
+      const T* s = xp + br * cols;
+      T* d = o + br * cols;
+      // tril keeps j <= i + diagonal; triu keeps j >= i + diagonal.
+      const int64_t cut = std::clamp<int64_t>(lower ? i + diagonal + 1 : i + diagonal, 0, cols);
+      if (lower) {
+        std::memcpy(d, s, cut * sizeof(T));
+        std::fill(d + cut, d + cols, T(0));
+      } else {
+        std::fill(d, d + cut, T(0));
+        std::memcpy(d + cut, s + cut, (cols - cut) * sizeof(T));
+      }
+    }
+  }, batch * rows * cols);
+}
+
+template <typename T>
+void DiagEmbedKernel(const DeviceContext&, const DenseTensor& input, int64_t offset,
+                     int64_t dim1, int64_t dim2, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t total = out->numel();
+  std::fill(o, o + total, T(0));
+  if (total == 0 || input.numel() == 0) return;
+  const int r = out->rank();
+  const int d1 = wrap_axis(dim1, r, "diag_embed"), d2 = wrap_axis(dim2, r, "diag_embed");
+  const Dims os = contiguous_strides(out->dims());
+  Dims other_strides;
+  for (int i = 0; i < r; ++i) {
+    if (i != d1 && i != d2) other_strides.push_back(os[i]);
+  }
+  DenseTensor c = dense_copy<T>(input);
+  const T* ip = c.data<T>();
+  const int ir = input.rank();
+  const int64_t len = input.dims()[ir - 1], outer = input.numel() / len;
+  const int64_t start = offset >= 0 ? offset * os[d2] : -offset * os[d1];
+  const int64_t step = os[d1] + os[d2];
+  for (int64_t b = 0; b < outer; ++b) {
+    int64_t rem = b, base = start;
+    for (int i = ir - 2; i >= 0; --i) {
+      base += (rem % input.dims()[i]) * other_strides[i];
+      rem /= input.dims()[i];
+    }
+    for (int64_t k = 0; k < len; ++k) o[base + k * step] = ip[b * len + k];
+  }
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(flip, CPU, FlipKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(roll, CPU, RollKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(as_strided_grad, CPU, AsStridedGradKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(index_add, CPU, IndexAddKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(take_along_axis, CPU, TakeAlongAxisKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(put_along_axis, CPU, PutAlongAxisKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(scatter_nd_add, CPU, ScatterNdAddKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(tril_triu, CPU, TrilTriuKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(diag_embed, CPU, DiagEmbedKernel, OAR_ALL_TYPES)
