@@ -337,6 +337,8 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_manipulation.h"',
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
+           '#include "paddle_core/meta/infer_meta_attention.h"',  # attention.yaml
+           '#include "paddle_core/api/composite_attention.h"\n',
            "namespace oar::ops {\n"]
     for op in ops:
         out.append(gen_op_function(op))

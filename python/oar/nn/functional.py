@@ -67,3 +67,4 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     from .._creation import rand
     keep = (rand(x.shape, x.dtype) >= p).astype(x.dtype)
     return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep
+from ._functional_attention import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
