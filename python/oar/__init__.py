@@ -34,3 +34,4 @@ from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # no
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 
 __version__ = "0.1.0"
+from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
