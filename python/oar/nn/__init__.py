@@ -5,3 +5,4 @@ from .layers import (  # noqa: F401
     Linear, ReLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, Identity, Flatten, Dropout,
     CrossEntropyLoss, MSELoss, L1Loss,
 )
+from .layer_transformer import *  # noqa: E402,F401,F403  (MultiHeadAttention, Transformer*)
