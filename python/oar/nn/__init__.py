@@ -6,3 +6,4 @@ from .layers import (  # noqa: F401
     CrossEntropyLoss, MSELoss, L1Loss,
 )
 from .layer_transformer import *  # noqa: E402,F401,F403  (MultiHeadAttention, Transformer*)
+from .layer_rnn import *  # noqa: E402,F401,F403  (SimpleRNN/LSTM/GRU, cells, RNN, BiRNN)
