@@ -4,6 +4,8 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <vector>
+
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
 #include "phi_kernels/include/elementwise.h"
@@ -48,6 +50,15 @@ MatOperand as_matrix(const DenseTensor& x, bool transpose) {
   return m;
 }
 
+// Copies a rows x cols matrix (leading dimension ld) of a 16-bit float into dense float.
+template <typename T>
+void widen_matrix(const T* src, int64_t ld, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t i = 0; i < rows; ++i) {
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = static_cast<float>(src[i * ld + j]);
+  }
+}
+
 template <typename T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
           int64_t ldb, T* C, int64_t ldc) {
@@ -59,6 +70,16 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
   } else if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
                 N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  } else if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
+    // 16-bit floats: widen both operands to float, sgemm, round once on store.
+    std::vector<float> a32(M * K), b32(K * N), c32(M * N);
+    widen_matrix(A, lda, ta ? K : M, ta ? M : K, a32.data());
+    widen_matrix(B, ldb, tb ? N : K, tb ? K : N, b32.data());
+    gemm<float>(ta, tb, M, N, K, a32.data(), ta ? M : K, b32.data(), tb ? K : N, c32.data(), N);
+    for (int64_t i = 0; i < M; ++i) {
+#pragma omp simd
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = static_cast<T>(c32[i * N + j]);
+    }
   } else {
     using Mt = OpMath<T>;
     for (int64_t i = 0; i < M; ++i) {

@@ -14,6 +14,7 @@ namespace oar::python {
 void bind_tensor(py::module_& m, PyTensorClass& cls);
 void bind_optimizer(py::module_& m);
 void bind_random(py::module_& ops);
+void bind_amp(py::module_& m);  // amp_py.cc: autocast state
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -81,6 +82,7 @@ PYBIND11_MODULE(_C, m) {
   bind_all_ops(ops, cls);
   bind_random(ops);
   bind_optimizer(m);
+  bind_amp(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {

@@ -39,3 +39,4 @@ from ._manip import *  # noqa: E402,F401,F403  (moveaxis, chunk, tril, ...)
 from .linalg import bmm, mv, einsum, inverse, cholesky, cross, norm  # noqa: E402,F401
 
 __version__ = "0.1.0"
+from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)

@@ -162,6 +162,39 @@ def gen_grad_node(op):
     return "\n".join(L), cls, saved_in, saved_out
 
 
+# Ops the autocast layer leaves alone: the cast itself, copies, and views (no kernel).
+AMP_SKIP = {"cast", "assign", "contiguous"}
+
+
+def gen_amp_layer(op):
+    """The autocast dispatch layer at the top of an op function (Note [AMP] in
+    docs/notes/amp.md): under oar.amp.auto_cast, cast the floating inputs as the
+    per-thread state decides and call the op again with them."""
+    tensors = op.tensor_args
+    if op.view or op.name in AMP_SKIP or not tensors or not op.kernel:
+        return []
+    dts, place = [], None
+    for a in tensors:
+        if a.type == "Tensor":
+            dts.append(f"{a.name}_in.dtype()")
+            place = place or f"{a.name}_in.place()"
+        elif a.type == "Tensor?":
+            dts.append(f"({a.name}_in.defined() ? {a.name}_in.dtype() : DataType::UNDEFINED)")
+        else:
+            dts.append(f"amp::list_dtype({a.name}_in)")
+    if place is None:
+        lst = next((a.name for a in tensors if a.type == "Tensor[]"), None)
+        if lst is None:
+            return []
+        place = f"({lst}_in.empty() ? Place(CPUPlace()) : {lst}_in[0].place())"
+    args = [f"detail::amp_cast({a.name}_in, amp_to)" if a.is_tensor else a.name for a in op.args]
+    return ["  if (amp::enabled()) {",
+            f'    static amp::AmpOp amp_op("{op.name}", "{op.kernel}");',
+            f"    const DataType amp_to = amp_op.target({place}, {{{', '.join(dts)}}});",
+            f"    if (amp_to != DataType::UNDEFINED) return ::oar::ops::{op.name}({', '.join(args)});",
+            "  }"]
+
+
 def gen_op_function(op):
     L = []
     node_src, cls, saved_in, saved_out = ("", None, [], [])
@@ -186,6 +219,7 @@ def gen_op_function(op):
     for a in tensors:
         if a.type == "Tensor":
             L.append(f'  detail::check_defined({a.name}_in, "{op.name}", "{a.name}");')
+    L.extend(gen_amp_layer(op))
     promote = op.promote or ([tensors[0].name] if op.promote_float else [])
     if promote:
         L.append(f"  DataType common = {promote[0]}_in.dtype();")
@@ -380,6 +414,9 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_math_ext.h"',
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
+           '#include "paddle_core/meta/infer_meta_attention.h"',  # attention.yaml
+           '#include "paddle_core/api/composite_attention.h"',
+           '#include "paddle_core/api/amp_cast.h"  // the autocast layer (gen_amp_layer)\n',
            "namespace oar::ops {\n"]
     for op in ops:
         out.append(gen_op_function(op))

@@ -7,3 +7,5 @@ from .layers import (  # noqa: F401
 )
 from .layer_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, dropout and activation layers)
 from .layer_manip import *  # noqa: F401,F403  (Pad2D, Upsample, Embedding, ...)
+from .layer_transformer import *  # noqa: E402,F401,F403  (MultiHeadAttention, Transformer*)
+from .layer_rnn import *  # noqa: E402,F401,F403  (SimpleRNN/LSTM/GRU, cells, RNN, BiRNN)

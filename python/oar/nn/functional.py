@@ -69,3 +69,4 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep
 from ._functional_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, activations, dropout)
 from ._functional_manip import *  # noqa: E402,F401,F403  (pad, interpolate, embedding, ...)
+from ._functional_attention import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)

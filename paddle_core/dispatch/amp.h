@@ -1,0 +1,81 @@
+// The autocast (AMP) dispatch layer. Note [AMP] in docs/notes/amp.md.
+//
+// oar.amp.auto_cast sets a per-thread state (level, low-precision dtype, op lists).
+// Every generated op function whose inputs include tensors starts with this layer:
+// while autocast is on it asks AmpOp::target() which dtype its floating inputs
+// should have; when an input needs a cast it casts them (a differentiable cast, so
+// gradients reach float32 parameters) and calls itself again with the cast inputs.
+// The decision is idempotent (the second call finds nothing to cast), so this layer
+// needs no re-entry guard.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "paddle_core/dispatch/kernel_registry.h"
+
+namespace oar::amp {
+
+enum class Level : int8_t { kO0 = 0, kO1 = 1, kO2 = 2 };
+
+/// The calling thread's autocast state.
+struct State {
+  Level level = Level::kO0;
+  DataType dtype = DataType::BFLOAT16;  // FLOAT16 or BFLOAT16
+  std::unordered_set<std::string> white, black;
+  uint64_t generation = 0;  // changes with every set_state (AmpOp's cache key)
+};
+
+namespace detail {
+inline thread_local Level tls_level = Level::kO0;
+}  // namespace detail
+
+/// True while autocast is on for this thread (the one check on every op call).
+inline bool enabled() { return detail::tls_level != Level::kO0; }
+const State& state();
+/// Replaces this thread's state; level kO0 turns autocast off.
+void set_state(Level level, DataType dtype, std::vector<std::string> white,
+               std::vector<std::string> black);
+
+/// The autocast decision for one op, with its list membership cached per state.
+class AmpOp {
+ public:
+  AmpOp(const char* op, const char* kernel) : op_(op), kernel_(kernel) {}
+  /// The dtype the op's floating inputs (float32/float16/bfloat16; float64 is never
+  /// touched) should be cast to, or UNDEFINED when none needs a cast. `dtypes` are
+  /// the inputs' dtypes (UNDEFINED for absent optional inputs); `place` picks the
+  /// backend whose kernels decide whether the op can run in low precision.
+  DataType target(const Place& place, std::initializer_list<DataType> dtypes);
+
+ private:
+  enum Kind : uint64_t { kGray = 0, kWhite = 1, kBlack = 2 };
+  Kind kind();
+  const char* op_;
+  const char* kernel_;
+  std::atomic<uint64_t> cached_{~uint64_t{0}};  // (generation << 2) | kind
+};
+
+/// The float dtype of a tensor list for AmpOp::target: float32 if any element is
+/// float32, else the first low-precision one, else UNDEFINED.
+template <typename TensorList>
+DataType list_dtype(const TensorList& ts) {
+  DataType r = DataType::UNDEFINED;
+  for (const auto& t : ts) {
+    if (!t.defined()) continue;
+    const DataType d = t.dtype();
+    if (d == DataType::FLOAT32) return d;
+    if ((d == DataType::FLOAT16 || d == DataType::BFLOAT16) && r == DataType::UNDEFINED) r = d;
+  }
+  return r;
+}
+
+/// Whether autocast may cast a tensor of dtype `d`.
+inline bool castable(DataType d) {
+  return d == DataType::FLOAT32 || d == DataType::FLOAT16 || d == DataType::BFLOAT16;
+}
+
+}  // namespace oar::amp

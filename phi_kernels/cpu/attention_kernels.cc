@@ -1,0 +1,353 @@
+// scaled_dot_product_attention and its gradient, flash-attention style: the score
+// matrix is never materialized, only a [kBlockQ x kBlockK] block of it per task.
+//
+// Forward, per (batch, head, block of kBlockQ queries): for each block of keys,
+// S = scale * Q K^T (+ mask, causal), then an online softmax: the running row max m
+// and denominator l are updated, the accumulated output is rescaled by exp(m_old -
+// m_new) and P V is added. At the end O /= l and lse = m + log(l) is stored for the
+// backward. Backward, per (batch, key/value head): P is recomputed from lse, and
+//   dV += P^T dO,  dS = P * (dO V^T - rowsum(dO * O)),  dQ += scale dS K,  dK += scale dS^T Q.
+// Every product is a GEMM (oneDNN sgemm for float, BLAS dgemm for double); 16-bit
+// inputs are converted to float once and computed in float.
+//
+// Conventions: inputs are [B, S, H, D] (3-D inputs have B = 1); key/value may have
+// fewer heads (H % Hk == 0, grouped-query attention). The causal mask is aligned
+// top-left (query i sees keys j <= i). A bool mask keeps the positions that are true;
+// a float mask is added to the scores. A query row whose keys are all masked gets an
+// output of 0, lse = -inf and zero gradients.
+#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/funcs/softmax_rows.h"
+#include "phi_kernels/include/parallel.h"
+
+namespace oar::phi {
+namespace {
+
+constexpr int64_t kBlockQ = 64;   // query rows per task
+constexpr int64_t kBlockK = 512;  // keys per score block
+
+/// C = alpha * op(A) op(B) + beta * C, row-major.
+template <typename A>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, A alpha, const A* a, int64_t lda,
+          const A* b, int64_t ldb, A beta, A* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == A(0) ? A(0) : c[i * ldc + j] * beta;
+    }
+    return;
+  }
+  if constexpr (std::is_same_v<A, float>) {
+    dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb,
+                                  beta, c, ldc);
+    OAR_ENFORCE(st == dnnl_success, Internal,
+                "scaled_dot_product_attention: oneDNN sgemm failed with status ",
+                static_cast<int>(st));
+  } else {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
+                n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
+// The problem's sizes, from query [B, Sq, H, D], key [B, Sk, Hk, D], value [.., Dv].
+struct Geometry {
+  int64_t B, Sq, Sk, H, Hk, D, Dv;
+  Geometry(const DenseTensor& q, const DenseTensor& k, const DenseTensor& v) {
+    const int o = q.rank() - 3;
+    B = o == 1 ? q.dims()[0] : 1;
+    Sq = q.dims()[o], H = q.dims()[o + 1], D = q.dims()[o + 2];
+    Sk = k.dims()[o], Hk = k.dims()[o + 1], Dv = v.dims()[o + 2];
+  }
+};
+
+// A contiguous tensor of compute type A with x's values (x itself when it already is).
+template <typename A>
+DenseTensor as_compute(const DenseTensor& x) {
+  if (x.dtype() == dtype_of<A> && x.is_contiguous()) return x;
+  DenseTensor buf(x.dims(), dtype_of<A>, x.place());
+  buf.alloc();
+  copy_into(x, &buf);
+  return buf;
+}
+
+// The attention mask as additive values of type A (0 / -inf for bool masks) in the
+// mask's own shape, with strides broadcasting it over [B, H, Sq, Sk].
+template <typename A>
+struct AdditiveMask {
+  DenseTensor buf;
+  const A* p = nullptr;
+  int64_t sb = 0, sh = 0, si = 0, sj = 0;
+
+  AdditiveMask(const DenseTensor* mask, const Geometry& g) {
+    if (mask == nullptr) return;
+    if (mask->dtype() == DataType::BOOL) {
+      DenseTensor m = contiguous(*mask);
+      buf = DenseTensor(m.dims(), dtype_of<A>, m.place());
+      A* d = buf.alloc<A>();
+      const bool* s = m.data<bool>();
+      for (int64_t i = 0; i < m.numel(); ++i) d[i] = s[i] ? A(0) : -std::numeric_limits<A>::infinity();
+    } else {
+      buf = as_compute<A>(*mask);
+    }
+    p = buf.data<A>();
+    const Dims full{g.B, g.H, g.Sq, g.Sk};
+    int64_t* st[4] = {&sb, &sh, &si, &sj};
+    const Dims cs = contiguous_strides(buf.dims());
+    for (int i = 0; i < buf.rank(); ++i) {
+      const int f = 4 - buf.rank() + i;
+      *st[f] = buf.dims()[i] == 1 ? 0 : cs[i];
+      (void)full;
+    }
+  }
+  bool defined() const { return p != nullptr; }
+  /// Mask values of query row i (keys along sj).
+  const A* row(int64_t b, int64_t h, int64_t i) const { return p + b * sb + h * sh + i * si; }
+};
+
+// Adds the mask and the causal limit to a block of scores S[bq x bk] (queries i0..,
+// keys j0..).
+template <typename A>
+void mask_block(A* S, int64_t bq, int64_t bk, int64_t i0, int64_t j0, int64_t b, int64_t h,
+                const AdditiveMask<A>& mask, bool causal) {
+  constexpr A kNegInf = -std::numeric_limits<A>::infinity();
+  for (int64_t r = 0; r < bq; ++r) {
+    A* s = S + r * bk;
+    if (mask.defined()) {
+      const A* mr = mask.row(b, h, i0 + r) + j0 * mask.sj;
+      if (mask.sj == 1) {
+#pragma omp simd
+        for (int64_t c = 0; c < bk; ++c) s[c] += mr[c];
+      } else {
+        for (int64_t c = 0; c < bk; ++c) s[c] += mr[0];
+      }
+    }
+    if (causal) {
+      for (int64_t c = std::max<int64_t>(0, i0 + r + 1 - j0); c < bk; ++c) s[c] = kNegInf;
+    }
+  }
+}
+
+template <typename A>
+void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
+                       const AdditiveMask<A>& mask, bool causal, A scale, A* out, A* lse) {
+  constexpr A kNegInf = -std::numeric_limits<A>::infinity();
+  const int64_t nqb = (g.Sq + kBlockQ - 1) / kBlockQ;
+  const int64_t ldq = g.H * g.D, ldk = g.Hk * g.D, ldv = g.Hk * g.Dv, ldo = g.H * g.Dv;
+  const int64_t group = g.H / g.Hk;
+  const int64_t bk_max = std::min(kBlockK, std::max<int64_t>(g.Sk, 1));
+  parallel_for(
+      g.B * g.H * nqb,
+      [&](int64_t t0, int64_t t1) {
+        std::vector<A> S(kBlockQ * bk_max), acc(kBlockQ * g.Dv), m(kBlockQ), l(kBlockQ);
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * kBlockQ;
+          const int64_t bq = std::min(kBlockQ, g.Sq - i0), hk = h / group;
+          const A* Q = q + (b * g.Sq + i0) * ldq + h * g.D;
+          const A* K = k + b * g.Sk * ldk + hk * g.D;
+          const A* V = v + b * g.Sk * ldv + hk * g.Dv;
+          std::fill(acc.begin(), acc.begin() + bq * g.Dv, A(0));
+          std::fill(m.begin(), m.end(), kNegInf);
+          std::fill(l.begin(), l.end(), A(0));
+          for (int64_t j0 = 0; j0 < g.Sk; j0 += kBlockK) {
+            if (causal && j0 > i0 + bq - 1) break;
+            const int64_t bk = std::min(kBlockK, g.Sk - j0);
+            gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, K + j0 * ldk, ldk, A(0), S.data(), bk);
+            mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
+            for (int64_t r = 0; r < bq; ++r) {
+              A* s = S.data() + r * bk;
+              A mx = kNegInf;
+              for (int64_t c = 0; c < bk; ++c) mx = std::max(mx, s[c]);
+              const A m_new = std::max(m[r], mx);
+              if (m_new == kNegInf) {  // every key so far is masked: P row is 0
+                std::fill(s, s + bk, A(0));
+                continue;
+              }
+              const A alpha = exp_simd(m[r] - m_new);  // 0 when m[r] = -inf
+              A sum = 0;
+#pragma omp simd reduction(+ : sum)
+              for (int64_t c = 0; c < bk; ++c) {
+                const A e = exp_simd(s[c] - m_new);
+                s[c] = e;
+                sum += e;
+              }
+              l[r] = l[r] * alpha + sum;
+              m[r] = m_new;
+              if (alpha != A(1)) {
+                A* o = acc.data() + r * g.Dv;
+#pragma omp simd
+                for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
+              }
+            }
+            gemm<A>(false, false, bq, g.Dv, bk, A(1), S.data(), bk, V + j0 * ldv, ldv, A(1),
+                    acc.data(), g.Dv);
+          }
+          for (int64_t r = 0; r < bq; ++r) {
+            const A inv = l[r] > A(0) ? A(1) / l[r] : A(0);
+            A* o = out + (b * g.Sq + i0 + r) * ldo + h * g.Dv;
+            const A* a = acc.data() + r * g.Dv;
+#pragma omp simd
+            for (int64_t d = 0; d < g.Dv; ++d) o[d] = a[d] * inv;
+            lse[(b * g.H + h) * g.Sq + i0 + r] = l[r] > A(0) ? m[r] + std::log(l[r]) : kNegInf;
+          }
+        }
+      },
+      g.B * g.H * g.Sq * g.Sk * (g.D + g.Dv));
+}
+
+template <typename T>
+void ScaledDotProductAttentionKernel(const DeviceContext&, const DenseTensor& query,
+                                     const DenseTensor& key, const DenseTensor& value,
+                                     const DenseTensor* attn_mask, bool is_causal, double scale,
+                                     DenseTensor* out, DenseTensor* lse) {
+  using A = OpMath<T>;
+  const Geometry g(query, key, value);
+  T* o = out->alloc<T>();
+  A* ls = lse->alloc<A>();
+  if (out->numel() == 0) {
+    std::fill(ls, ls + lse->numel(), g.Sk == 0 ? -std::numeric_limits<A>::infinity() : A(0));
+    return;
+  }
+  const A sc = scale > 0 ? static_cast<A>(scale) : A(1) / std::sqrt(static_cast<A>(g.D));
+  DenseTensor q = as_compute<A>(query), k = as_compute<A>(key), v = as_compute<A>(value);
+  AdditiveMask<A> mask(attn_mask, g);
+  if constexpr (std::is_same_v<T, A>) {
+    attention_forward<A>(g, q.data<A>(), k.data<A>(), v.data<A>(), mask, is_causal, sc, o, ls);
+  } else {
+    DenseTensor buf(out->dims(), dtype_of<A>, out->place());
+    attention_forward<A>(g, q.data<A>(), k.data<A>(), v.data<A>(), mask, is_causal, sc,
+                         buf.alloc<A>(), ls);
+    copy_into(buf, out);
+  }
+}
+
+template <typename A>
+void attention_backward(const Geometry& g, const A* q, const A* k, const A* v, const A* o,
+                        const A* dout, const A* lse, const AdditiveMask<A>& mask, bool causal,
+                        A scale, A* dq, A* dk, A* dv) {
+  const int64_t ldq = g.H * g.D, ldk = g.Hk * g.D, ldv = g.Hk * g.Dv, ldo = g.H * g.Dv;
+  const int64_t group = g.H / g.Hk;
+  const int64_t bk_max = std::min(kBlockK, std::max<int64_t>(g.Sk, 1));
+  parallel_for(
+      g.B * g.Hk,
+      [&](int64_t t0, int64_t t1) {
+        std::vector<A> P(kBlockQ * bk_max), dP(kBlockQ * bk_max), Di(kBlockQ);
+        std::vector<A> dq_acc(kBlockQ * g.D), dk_acc(g.Sk * g.D), dv_acc(g.Sk * g.Dv);
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t b = t / g.Hk, hk = t % g.Hk;
+          const A* K = k + b * g.Sk * ldk + hk * g.D;
+          const A* V = v + b * g.Sk * ldv + hk * g.Dv;
+          std::fill(dk_acc.begin(), dk_acc.end(), A(0));
+          std::fill(dv_acc.begin(), dv_acc.end(), A(0));
+          for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+            for (int64_t i0 = 0; i0 < g.Sq; i0 += kBlockQ) {
+              const int64_t bq = std::min(kBlockQ, g.Sq - i0);
+              const A* Q = q + (b * g.Sq + i0) * ldq + h * g.D;
+              const A* O = o + (b * g.Sq + i0) * ldo + h * g.Dv;
+              const A* dO = dout + (b * g.Sq + i0) * ldo + h * g.Dv;
+              const A* L = lse + (b * g.H + h) * g.Sq + i0;
+              for (int64_t r = 0; r < bq; ++r) {
+                A s = 0;
+                for (int64_t d = 0; d < g.Dv; ++d) s += dO[r * ldo + d] * O[r * ldo + d];
+                Di[r] = s;
+              }
+              std::fill(dq_acc.begin(), dq_acc.begin() + bq * g.D, A(0));
+              for (int64_t j0 = 0; j0 < g.Sk; j0 += kBlockK) {
+                if (causal && j0 > i0 + bq - 1) break;
+                const int64_t bk = std::min(kBlockK, g.Sk - j0);
+                A* p = P.data();
+                gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, K + j0 * ldk, ldk, A(0), p, bk);
+                mask_block(p, bq, bk, i0, j0, b, h, mask, causal);
+                for (int64_t r = 0; r < bq; ++r) {
+                  A* s = p + r * bk;
+                  const A lr = L[r];
+                  if (lr == -std::numeric_limits<A>::infinity()) {
+                    std::fill(s, s + bk, A(0));
+                    continue;
+                  }
+#pragma omp simd
+                  for (int64_t c = 0; c < bk; ++c) s[c] = exp_simd(s[c] - lr);
+                }
+                gemm<A>(true, false, bk, g.Dv, bq, A(1), p, bk, dO, ldo, A(1),
+                        dv_acc.data() + j0 * g.Dv, g.Dv);
+                A* ds = dP.data();
+                gemm<A>(false, true, bq, bk, g.Dv, A(1), dO, ldo, V + j0 * ldv, ldv, A(0), ds, bk);
+                for (int64_t r = 0; r < bq; ++r) {
+                  A* dr = ds + r * bk;
+                  const A* pr = p + r * bk;
+                  const A di = Di[r];
+#pragma omp simd
+                  for (int64_t c = 0; c < bk; ++c) dr[c] = pr[c] * (dr[c] - di);
+                }
+                gemm<A>(false, false, bq, g.D, bk, scale, ds, bk, K + j0 * ldk, ldk, A(1),
+                        dq_acc.data(), g.D);
+                gemm<A>(true, false, bk, g.D, bq, scale, ds, bk, Q, ldq, A(1),
+                        dk_acc.data() + j0 * g.D, g.D);
+              }
+              for (int64_t r = 0; r < bq; ++r) {
+                std::copy(dq_acc.data() + r * g.D, dq_acc.data() + (r + 1) * g.D,
+                          dq + (b * g.Sq + i0 + r) * ldq + h * g.D);
+              }
+            }
+          }
+          for (int64_t j = 0; j < g.Sk; ++j) {
+            std::copy(dk_acc.data() + j * g.D, dk_acc.data() + (j + 1) * g.D,
+                      dk + (b * g.Sk + j) * ldk + hk * g.D);
+            std::copy(dv_acc.data() + j * g.Dv, dv_acc.data() + (j + 1) * g.Dv,
+                      dv + (b * g.Sk + j) * ldv + hk * g.Dv);
+          }
+        }
+      },
+      g.B * g.H * g.Sq * g.Sk * (2 * g.D + 2 * g.Dv));
+}
+
+template <typename T>
+void ScaledDotProductAttentionGradKernel(const DeviceContext&, const DenseTensor& query,
+                                         const DenseTensor& key, const DenseTensor& value,
+                                         const DenseTensor* attn_mask, const DenseTensor& out,
+                                         const DenseTensor& lse, const DenseTensor& grad_out,
+                                         bool is_causal, double scale, DenseTensor* query_grad,
+                                         DenseTensor* key_grad, DenseTensor* value_grad) {
+  using A = OpMath<T>;
+  const Geometry g(query, key, value);
+  T* dq = query_grad->alloc<T>();
+  T* dk = key_grad->alloc<T>();
+  T* dv = value_grad->alloc<T>();
+  std::fill(dq, dq + query_grad->numel(), T(0));
+  std::fill(dk, dk + key_grad->numel(), T(0));
+  std::fill(dv, dv + value_grad->numel(), T(0));
+  if (out.numel() == 0 || g.Sk == 0) return;
+  const A sc = scale > 0 ? static_cast<A>(scale) : A(1) / std::sqrt(static_cast<A>(g.D));
+  DenseTensor q = as_compute<A>(query), k = as_compute<A>(key), v = as_compute<A>(value);
+  DenseTensor o = as_compute<A>(out), d_o = as_compute<A>(grad_out), l = as_compute<A>(lse);
+  AdditiveMask<A> mask(attn_mask, g);
+  if constexpr (std::is_same_v<T, A>) {
+    attention_backward<A>(g, q.data<A>(), k.data<A>(), v.data<A>(), o.data<A>(), d_o.data<A>(),
+                          l.data<A>(), mask, is_causal, sc, dq, dk, dv);
+  } else {
+    DenseTensor bq(query.dims(), dtype_of<A>), bk(key.dims(), dtype_of<A>),
+        bv(value.dims(), dtype_of<A>);
+    attention_backward<A>(g, q.data<A>(), k.data<A>(), v.data<A>(), o.data<A>(), d_o.data<A>(),
+                          l.data<A>(), mask, is_causal, sc, bq.alloc<A>(), bk.alloc<A>(),
+                          bv.alloc<A>());
+    copy_into(bq, query_grad);
+    copy_into(bk, key_grad);
+    copy_into(bv, value_grad);
+  }
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(scaled_dot_product_attention, CPU, ScaledDotProductAttentionKernel, float,
+                    double, ::oar::float16, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(scaled_dot_product_attention_grad, CPU, ScaledDotProductAttentionGradKernel,
+                    float, double, ::oar::float16, ::oar::bfloat16)

@@ -1,0 +1,231 @@
+"""oar.amp.auto_cast and oar.amp.decorate (Paddle 3.x semantics).
+
+The cast decision runs in C++, in the autocast layer at the top of every generated op
+(paddle_core/dispatch/amp.h, Note [AMP] in docs/notes/amp.md); this module only sets
+its per-thread state: the level, the low-precision dtype and the op lists.
+"""
+import contextlib
+
+from .. import _C
+from .._dtype import convert_dtype
+
+__all__ = ["auto_cast", "amp_guard", "decorate", "amp_decorate", "is_float16_supported",
+           "is_bfloat16_supported", "is_auto_cast_enabled", "white_list", "black_list"]
+
+# Ops that run in low precision under O1: the compute-bound ones (Paddle's white list,
+# with Oar's op names).
+WHITE_LIST = {
+    "matmul", "conv2d", "conv3d", "conv2d_transpose", "conv3d_transpose", "depthwise_conv2d",
+    "einsum", "bmm", "mv", "addmm", "linear", "fused_linear", "scaled_dot_product_attention",
+}
+# Ops that always run in float32: numerically sensitive ones (exp/log families,
+# reductions, softmax, losses, normalizations), as in Paddle's black list.
+BLACK_LIST = {
+    "exp", "expm1", "log", "log2", "log10", "log1p", "tan", "acos", "asin", "sinh", "cosh",
+    "atanh", "erfinv", "pow", "elementwise_pow", "softplus", "softmax", "log_softmax",
+    "cross_entropy", "softmax_with_cross_entropy", "sigmoid_cross_entropy_with_logits",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "kl_div",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "margin_ranking_loss",
+    "mean", "sum", "prod", "cumsum", "cumprod", "logsumexp", "logcumsumexp", "norm",
+    "p_norm", "dist", "var", "std", "layer_norm", "group_norm", "batch_norm", "instance_norm",
+    "rms_norm", "local_response_norm", "cos_sim", "cosine_similarity", "reduce_sum",
+    "reduce_mean",
+}
+
+_LEVELS = {"O0": 0, "OD": 1, "O1": 1, "O2": 2}
+
+
+def white_list():
+    """The default white list: {dtype: {level: ops}} as Paddle's paddle.amp.white_list()."""
+    ops = set(WHITE_LIST)
+    return {d: {"OD": ops, "O1": ops, "O2": ops} for d in ("float16", "bfloat16")}
+
+
+def black_list():
+    ops = set(BLACK_LIST)
+    return {d: {"OD": ops, "O1": ops, "O2": ops} for d in ("float16", "bfloat16")}
+
+
+def _check_level_dtype(level, dtype, op):
+    if level not in _LEVELS:
+        raise ValueError(f"{op}: level must be 'O0', 'OD', 'O1' or 'O2', got {level!r}")
+    if dtype not in ("float16", "bfloat16"):
+        raise ValueError(f"{op}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+
+
+def _lists(custom_white_list, custom_black_list, level):
+    white, black = set(WHITE_LIST), set(BLACK_LIST)
+    cw, cb = set(custom_white_list or ()), set(custom_black_list or ())
+    both = cw & cb
+    if both:
+        raise ValueError(f"auto_cast: ops {sorted(both)} are in both custom_white_list and "
+                         "custom_black_list")
+    white = (white | cw) - cb
+    black = (black | cb) - cw
+    return sorted(white), sorted(black)
+
+
+def is_auto_cast_enabled():
+    return _C._amp_get_state()[0] != 0
+
+
+@contextlib.contextmanager
+def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level="O1",
+              dtype="float16", use_promote=True):
+    """Mixed precision in the block: under O1, ops of the white list (matmul, conv...)
+    run in `dtype`, ops of the black list (exp, log, softmax, losses, reductions, norms)
+    in float32, and any other op in float32 when its inputs mix float32 and `dtype`;
+    under O2 every op except the black list runs in `dtype`. Casts are differentiable,
+    so gradients reach float32 parameters in their dtype."""
+    _check_level_dtype(level, dtype, "auto_cast")
+    prev = _C._amp_get_state()
+    if enable and level != "O0":
+        white, black = _lists(custom_white_list, custom_black_list, level)
+        lvl = 2 if level == "O2" else 1  # OD runs as O1
+        _C._amp_set_state(lvl, convert_dtype(dtype), white, black)
+    else:
+        _C._amp_set_state(0, convert_dtype(prev[1]), prev[2], prev[3])
+    try:
+        yield
+    finally:
+        _C._amp_set_state(prev[0], convert_dtype(prev[1]), prev[2], prev[3])
+
+
+amp_guard = auto_cast
+
+
+def is_float16_supported(device=None):
+    """True: every float op has a float16 CPU kernel (computed in float32, stored in float16)."""
+    return "float16" in _C._kernel_dtypes("matmul")
+
+
+def is_bfloat16_supported(device=None):
+    """True: every float op has a bfloat16 CPU kernel."""
+    return "bfloat16" in _C._kernel_dtypes("matmul")
+
+
+# ---------------------------------------------------------------- decorate
+_NORM_NAMES = ("BatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm", "RMSNorm", "SyncBatchNorm")
+
+
+class _MasterWeights:
+    """O2 master weights of one optimizer: the optimizer updates float32 masters (the
+    layer's original parameters); the layer computes with low-precision copies.
+    Gradients move low -> master before the update, values master -> low after it."""
+
+    def __init__(self, pairs, dtype):
+        self.pairs = pairs  # [(low-precision Parameter, float32 master)]
+        self.dtype = dtype
+        self.grads_synced = False
+
+    def sync_grads(self):
+        if self.grads_synced:
+            return
+        for low, master in self.pairs:
+            g = low.grad
+            master.grad = None if g is None else _C.ops.cast(g, _C.DataType.float32)
+        self.grads_synced = True
+
+    def sync_params(self):
+        for low, master in self.pairs:
+            low._copy_from(_C.ops.cast(master, self.dtype))
+        self.grads_synced = False
+
+    def clear_low_grads(self, set_to_zero):
+        for low, _ in self.pairs:
+            low.clear_gradient(set_to_zero)
+
+
+def _install_master(optimizer, master):
+    if hasattr(optimizer, "_amp_master"):
+        raise RuntimeError("decorate: this optimizer is already decorated for O2")
+    optimizer._amp_master = master
+    step, clear = optimizer.step, optimizer.clear_grad
+
+    def amp_step():
+        master.sync_grads()
+        step()
+        master.sync_params()
+
+    def amp_clear_grad(set_to_zero=True):
+        clear(set_to_zero)
+        master.clear_low_grads(set_to_zero)
+
+    optimizer.step = amp_step
+    optimizer.clear_grad = optimizer.clear_gradients = amp_clear_grad
+
+
+def _cast_layer_params(model, dtype, excluded):
+    """Replaces the floating parameters of every sublayer not excluded by low-precision
+    copies; returns {id(original): copy}."""
+    from ..nn.layer import Parameter
+    replaced = {}
+    for layer in model.sublayers(include_self=True):
+        name = type(layer).__name__
+        if any(n in name for n in _NORM_NAMES) or any(
+                layer is e or (isinstance(e, type) and isinstance(layer, e)) for e in excluded):
+            continue
+        for pname, p in list(layer._parameters.items()):
+            if p is None or p.dtype.name != "float32":
+                continue
+            if id(p) not in replaced:
+                low = Parameter(_C.ops.cast(p, dtype), trainable=not p.stop_gradient, name=p.name)
+                for attr in ("optimize_attr", "regularizer", "need_clip"):
+                    if hasattr(p, attr):
+                        setattr(low, attr, getattr(p, attr))
+                replaced[id(p)] = (p, low)
+            layer._parameters[pname] = replaced[id(p)][1]
+    return replaced
+
+
+def decorate(models, optimizers=None, level="O1", dtype="float16", master_weight=None,
+             save_dtype=None, master_grad=False, excluded_layers=None):
+    """O2: casts the models' parameters to `dtype` (normalization layers and
+    `excluded_layers` keep float32) and, with master_weight (the O2 default), keeps the
+    float32 parameters as the optimizers' master weights. O1: returns the arguments
+    unchanged. Returns models (and optimizers when given) in the shape they came in."""
+    from ..nn.layer import Layer
+    _check_level_dtype(level, dtype, "decorate")
+    single_model = isinstance(models, Layer)
+    model_list = [models] if single_model else list(models)
+    for m in model_list:
+        if not isinstance(m, Layer):
+            raise TypeError(f"decorate: models must be a Layer or a list of Layers, got "
+                            f"{type(m).__name__}")
+    single_opt = optimizers is not None and not isinstance(optimizers, (list, tuple))
+    opt_list = [] if optimizers is None else ([optimizers] if single_opt else list(optimizers))
+    if level == "O2":
+        low = convert_dtype(dtype)
+        excluded = list(excluded_layers or [])
+        if isinstance(excluded_layers, (Layer, type)):
+            excluded = [excluded_layers]
+        replaced = {}
+        for m in model_list:
+            replaced.update(_cast_layer_params(m, low, excluded))
+        use_master = True if master_weight is None else bool(master_weight)
+        for opt in opt_list:
+            pairs = []
+            for group in opt._param_groups:
+                params = []
+                for p in group["params"]:
+                    if id(p) in replaced:
+                        orig, low_p = replaced[id(p)]
+                        if use_master:
+                            pairs.append((low_p, orig))
+                            params.append(orig)
+                        else:
+                            params.append(low_p)
+                    else:
+                        params.append(p)
+                group["params"] = params
+            if use_master and pairs:
+                _install_master(opt, _MasterWeights(pairs, low))
+        for m in model_list:
+            m._amp_save_dtype = save_dtype
+    out_models = model_list[0] if single_model else model_list
+    if optimizers is None:
+        return out_models
+    return out_models, (opt_list[0] if single_opt else opt_list)
+
+
+amp_decorate = decorate

@@ -1,0 +1,246 @@
+"""oar.amp.GradScaler: dynamic loss scaling (Paddle 3.x semantics).
+
+    scaler = oar.amp.GradScaler(init_loss_scaling=1024)
+    with oar.amp.auto_cast():
+        loss = model(x).mean()
+    scaler.scale(loss).backward()
+    scaler.minimize(optimizer, scaled)     # or: scaler.step(optimizer); scaler.update()
+    optimizer.clear_grad()
+
+Each step the gradients are divided by the scale and checked; if any is inf or nan
+the optimizer step is skipped. With dynamic scaling the scale is multiplied by
+decr_ratio (never below 1) after decr_every_n_nan_or_inf steps with inf/nan, and by
+incr_ratio after incr_every_n_steps consecutive finite steps.
+"""
+import math
+from enum import Enum
+
+import numpy as np
+
+from .. import _C
+
+__all__ = ["GradScaler", "AmpScaler", "OptimizerState"]
+
+
+class OptimizerState(Enum):
+    INIT = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+class AmpScaler:
+    def __init__(self, enable=True, init_loss_scaling=2.0**15, incr_ratio=2.0, decr_ratio=0.5,
+                 incr_every_n_steps=1000, decr_every_n_nan_or_inf=1,
+                 use_dynamic_loss_scaling=True):
+        name = type(self).__name__
+        if incr_ratio <= 1.0:
+            raise ValueError(f"{name}: incr_ratio must be > 1.0, got {incr_ratio}")
+        if not 0.0 < decr_ratio < 1.0:
+            raise ValueError(f"{name}: decr_ratio must be in (0, 1), got {decr_ratio}")
+        if int(incr_every_n_steps) < 1 or int(decr_every_n_nan_or_inf) < 1:
+            raise ValueError(f"{name}: incr_every_n_steps and decr_every_n_nan_or_inf must be "
+                             f">= 1, got {incr_every_n_steps} and {decr_every_n_nan_or_inf}")
+        if not init_loss_scaling > 0 or not math.isfinite(init_loss_scaling):
+            raise ValueError(f"{name}: init_loss_scaling must be a positive finite number, got "
+                             f"{init_loss_scaling}")
+        self._enable = bool(enable)
+        self._init_loss_scaling = float(init_loss_scaling)
+        self._scale = float(init_loss_scaling)
+        self._incr_ratio, self._decr_ratio = float(incr_ratio), float(decr_ratio)
+        self._incr_every_n_steps = int(incr_every_n_steps)
+        self._decr_every_n_nan_or_inf = int(decr_every_n_nan_or_inf)
+        self._use_dynamic_loss_scaling = bool(use_dynamic_loss_scaling)
+        self._incr_count = 0
+        self._decr_count = 0
+        self._found_inf = False
+        self._cache_found_inf = False
+        self._optimizer_states = {}
+
+    # ---- scaling
+    def scale(self, var):
+        """var * the current loss scale (var itself when disabled)."""
+        if not isinstance(var, _C.Tensor):
+            raise TypeError(f"{type(self).__name__}.scale: expected a Tensor, got "
+                            f"{type(var).__name__}")
+        if not self._enable:
+            return var
+        return var * self._scale
+
+    @staticmethod
+    def _grads(optimizer):
+        master = getattr(optimizer, "_amp_master", None)
+        if master is not None:
+            master.sync_grads()
+        out = []
+        for group in optimizer._param_groups:
+            for p in group["params"]:
+                if not p.stop_gradient and p.grad is not None:
+                    out.append(p.grad)
+        return out
+
+    def _unscale(self, optimizer):
+        if not self._enable:
+            return
+        state = self._optimizer_states.get(id(optimizer), OptimizerState.INIT)
+        if state is OptimizerState.UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since "
+                               "the last update()")
+        if state is OptimizerState.STEPPED:
+            raise RuntimeError("unscale_() is being called after step()")
+        inv = 1.0 / self._scale
+        check = 0.0
+        for g in self._grads(optimizer):
+            # inf * 0 and nan * 0 are nan: one sum finds any non-finite gradient.
+            check += float(_C.ops.sum((g * 0.0).astype("float32")).item()) if g.size else 0.0
+            _C.ops.scale_(g, inv, 0.0, True)
+        self._found_inf = not math.isfinite(check)
+        self._optimizer_states[id(optimizer)] = OptimizerState.UNSCALED
+
+    unscale_ = _unscale
+
+    def _step_if_finite(self, optimizer):
+        if self._found_inf:
+            self._cache_found_inf = True
+        else:
+            optimizer.step()
+            self._cache_found_inf = False
+
+    def minimize(self, optimizer, *args, **kwargs):
+        """Unscales the gradients (unless unscale_ ran), steps the optimizer unless a
+        gradient is inf/nan, and updates the scale. The loss was already backwarded."""
+        if not self._enable:
+            optimizer.step()
+            return None, None
+        if self._optimizer_states.get(id(optimizer), OptimizerState.INIT) is OptimizerState.INIT:
+            self._unscale(optimizer)
+        self._step_if_finite(optimizer)
+        if self._use_dynamic_loss_scaling:
+            self._update()
+        self._optimizer_states = {}
+        return None, None
+
+    def step(self, optimizer):
+        """Unscales (unless unscale_ ran) and steps unless a gradient is inf/nan; call
+        update() afterwards."""
+        if not self._enable:
+            return optimizer.step()
+        state = self._optimizer_states.get(id(optimizer), OptimizerState.INIT)
+        if state is OptimizerState.STEPPED:
+            raise RuntimeError("step() has already been called since the last update()")
+        if state is OptimizerState.INIT:
+            self._unscale(optimizer)
+        self._step_if_finite(optimizer)
+        self._optimizer_states[id(optimizer)] = OptimizerState.STEPPED
+
+    def update(self):
+        """Adjusts the loss scale after step() (dynamic scaling only)."""
+        if not self._enable:
+            return
+        if self._use_dynamic_loss_scaling:
+            self._update()
+        self._optimizer_states = {}
+
+    def _update(self):
+        if self._cache_found_inf or self._found_inf:
+            self._incr_count = 0
+            self._decr_count += 1
+            if self._decr_count == self._decr_every_n_nan_or_inf:
+                self._scale = max(self._scale * self._decr_ratio, 1.0)
+                self._decr_count = 0
+        else:
+            self._decr_count = 0
+            self._incr_count += 1
+            if self._incr_count == self._incr_every_n_steps:
+                new = self._scale * self._incr_ratio
+                if math.isfinite(new):
+                    self._scale = new
+                self._incr_count = 0
+        self._found_inf = False
+
+    # ---- accessors (Paddle's names)
+    def is_enable(self):
+        return self._enable
+
+    def is_use_dynamic_loss_scaling(self):
+        return self._use_dynamic_loss_scaling
+
+    def get_init_loss_scaling(self):
+        return self._init_loss_scaling
+
+    def set_init_loss_scaling(self, new_init_loss_scaling):
+        self._init_loss_scaling = float(new_init_loss_scaling)
+        self._scale = float(new_init_loss_scaling)
+
+    def get_loss_scaling(self):
+        """The current scale as a float32 Tensor of shape [1]."""
+        return _C.to_tensor(np.array([self._scale], dtype=np.float32))
+
+    def get_incr_ratio(self):
+        return self._incr_ratio
+
+    def set_incr_ratio(self, v):
+        if v <= 1.0:
+            raise ValueError(f"set_incr_ratio: must be > 1.0, got {v}")
+        self._incr_ratio = float(v)
+
+    def get_decr_ratio(self):
+        return self._decr_ratio
+
+    def set_decr_ratio(self, v):
+        if not 0.0 < v < 1.0:
+            raise ValueError(f"set_decr_ratio: must be in (0, 1), got {v}")
+        self._decr_ratio = float(v)
+
+    def get_incr_every_n_steps(self):
+        return self._incr_every_n_steps
+
+    def set_incr_every_n_steps(self, v):
+        self._incr_every_n_steps = int(v)
+
+    def get_decr_every_n_nan_or_inf(self):
+        return self._decr_every_n_nan_or_inf
+
+    def set_decr_every_n_nan_or_inf(self, v):
+        self._decr_every_n_nan_or_inf = int(v)
+
+    # ---- checkpoints
+    def state_dict(self):
+        if not self._enable:
+            return {}
+        return {"scale": np.array([self._scale], dtype=np.float32),
+                "incr_ratio": self._incr_ratio, "decr_ratio": self._decr_ratio,
+                "incr_every_n_steps": self._incr_every_n_steps,
+                "decr_every_n_nan_or_inf": self._decr_every_n_nan_or_inf,
+                "incr_count": self._incr_count, "decr_count": self._decr_count,
+                "use_dynamic_loss_scaling": self._use_dynamic_loss_scaling}
+
+    def load_state_dict(self, state_dict):
+        if not self._enable:
+            return
+        if not state_dict:
+            raise RuntimeError("load_state_dict: the state dict is empty, possibly because it "
+                               "was saved from a disabled GradScaler")
+        scale = state_dict["scale"]
+        scale = scale.numpy() if isinstance(scale, _C.Tensor) else np.asarray(scale)
+        self._scale = float(scale.reshape(-1)[0])
+        self._init_loss_scaling = self._scale
+        self._incr_ratio = float(state_dict["incr_ratio"])
+        self._decr_ratio = float(state_dict["decr_ratio"])
+        self._incr_every_n_steps = int(state_dict["incr_every_n_steps"])
+        self._decr_every_n_nan_or_inf = int(state_dict["decr_every_n_nan_or_inf"])
+        self._incr_count = int(state_dict["incr_count"])
+        self._decr_count = int(state_dict["decr_count"])
+        self._use_dynamic_loss_scaling = bool(state_dict["use_dynamic_loss_scaling"])
+
+    set_state_dict = load_state_dict
+
+
+class GradScaler(AmpScaler):
+    """Paddle's paddle.amp.GradScaler (defaults: init_loss_scaling=65536,
+    incr_every_n_steps=2000)."""
+
+    def __init__(self, enable=True, init_loss_scaling=65536.0, incr_ratio=2.0, decr_ratio=0.5,
+                 incr_every_n_steps=2000, decr_every_n_nan_or_inf=1,
+                 use_dynamic_loss_scaling=True):
+        super().__init__(enable, init_loss_scaling, incr_ratio, decr_ratio, incr_every_n_steps,
+                         decr_every_n_nan_or_inf, use_dynamic_loss_scaling)
