@@ -71,6 +71,14 @@ struct OpInfo {
   VerifyFn verify = nullptr;
   EvalFn eval = nullptr;
   std::string kernel;    // kernel registry name ("" when the op has none)
+  /// Inputs cast to their common dtype before the kernel runs (Paddle's promotion),
+  /// and whether integer results of that promotion become the default float.
+  std::vector<int> promote;
+  bool promote_float = false;
+  /// Which dtype picks the kernel: input index >= 0, -1 result 0, -2 the dtype
+  /// attribute `kernel_dtype_attr`.
+  int kernel_dtype_input = -1;
+  std::string kernel_dtype_attr;
   std::string view;      // view function (no kernel: the output aliases the input)
   std::string backward;  // the backward rule: "x: <expr>; y: <expr>" from the op definition
   std::string inplace;   // name of the in-place variant ("pd_op.add_"), if any

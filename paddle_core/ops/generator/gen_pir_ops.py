@@ -211,6 +211,23 @@ def gen_register(op, inplace=False):
         L.append(f"    i.eval = &eval_{op.name};")
     if op.kernel:
         L.append(f'    i.kernel = "{op.kernel}";')
+    tidx = {a.name: k for k, a in enumerate(op.tensor_args)}
+    promote = op.promote or ([op.tensor_args[0].name] if op.promote_float and op.tensor_args else [])
+    for p in promote:
+        if p in tidx and op.tensor_args[tidx[p]].type == "Tensor":
+            L.append(f"    i.promote.push_back({tidx[p]});")
+    if op.promote_float:
+        L.append("    i.promote_float = true;")
+    kd = op.kernel_dtype_from
+    if kd is None:
+        L.append(f"    i.kernel_dtype_input = {0 if op.tensor_args else -1};")
+    elif kd.startswith("out"):
+        L.append("    i.kernel_dtype_input = -1;")
+    elif kd in tidx:
+        L.append(f"    i.kernel_dtype_input = {tidx[kd]};")
+    else:
+        L.append("    i.kernel_dtype_input = -2;")
+        L.append(f'    i.kernel_dtype_attr = "{kd}";')
     if op.view:
         L.append(f'    i.view = "{op.view}";')
     if op.backward:
