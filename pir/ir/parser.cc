@@ -391,9 +391,14 @@ class Parser {
       do result_names.push_back(value_name()); while (accept(','));
       expect('=');
     }
+    skip_ws();
+    const size_t name_pos = pos_;
     std::string name = string_lit();
     const OpInfo* info = ctx_->find_op(name);
-    if (!info) fail("unknown op '" + name + "'");
+    if (!info) {
+      pos_ = name_pos;
+      fail("unknown op '" + name + "'");
+    }
     expect('(');
     std::vector<Value> operands;
     if (!accept(')')) {

@@ -62,6 +62,7 @@ void verify_while(const Operation* op) {
   OAR_ENFORCE(y->operand(0) && is_bool_scalar_tensor(y->operand(0).type()), InvalidArgument,
               "the body's first yielded value must be the bool condition");
   for (size_t i = 0; i < n; ++i) {
+    OAR_ENFORCE(bool(op->operand(i + 1)), InvalidArgument, "carried value ", i, " is null");
     Type t = op->operand(i + 1).type();
     OAR_ENFORCE(op->operand(i + 1) && body->argument(i).type() == t && op->result(i).type() == t &&
                     y->operand(i + 1) && y->operand(i + 1).type() == t,
