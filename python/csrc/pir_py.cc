@@ -4,6 +4,8 @@
 // so a view of an op that a pass rewrote raises instead of reading freed memory.
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 #include "pir/ir/builder.h"
 #include "pir/ir/parser.h"
 #include "pir/ir/printer.h"
@@ -142,6 +144,15 @@ void bind_pir(py::module_& m) {
         if (!d) return py::none();
         return py::cast(PyOp{v.prog, d, v.generation});
       })
+      .def("constant", [](const PyValue& v) -> py::object {
+        Operation* d = v.get().defining_op();
+        if (!d || d->name() != "builtin.constant") return py::none();
+        Attribute a = d->attr("value");
+        DenseTensor t(Dims(a.type().dims()), a.type().dtype());
+        t.alloc();
+        if (!a.bytes().empty()) std::memcpy(t.raw_data(), a.bytes().data(), a.bytes().size());
+        return wrap(Tensor(std::move(t)));
+      }, "The data of a value defined by builtin.constant (an oar.Tensor), else None.")
       .def("users", [](const PyValue& v) {
         std::vector<PyOp> out;
         for (pir::OpOperand* u = v.get().first_use(); u; u = u->next_use())
@@ -261,6 +272,13 @@ void bind_pir(py::module_& m) {
         return PyOp{p, op, p->generation};
       }, py::arg("name"), py::arg("inputs") = py::list(), py::arg("attrs") = py::dict(),
          "Appends an op (shape inference fills its result types); returns it.")
+      .def("add_constant", [ctx](const ProgramRef& p, py::handle data, py::handle dtype) {
+        DataType dt = dtype.is_none() ? DataType::UNDEFINED : py_to_dtype(dtype, "add_constant", "dtype");
+        Tensor t = is_tensor(data) ? py_to_tensor(data, "add_constant", "data")
+                                   : tensor_from_python(data, dt, "add_constant");
+        pir::Builder b(ctx, p->p->block());
+        return PyValue{p, b.constant(t.dense()), p->generation};
+      }, py::arg("data"), py::arg("dtype") = py::none(), "Appends a builtin.constant holding a copy of data.")
       .def("add_output", [ctx](const ProgramRef& p, const PyValue& v, const std::string& name) {
         pir::Builder b(ctx, p->p->block());
         b.build("builtin.output", {v.get()}, {{"name", ctx->str_attr(name)}}, {});
