@@ -118,8 +118,13 @@ def gen_infer(op):
         else:
             L.append(f"    std::vector<DenseTensor> l_{a.name} = opgen::list_meta(c, {i});")
             L.append(f"    std::vector<const DenseTensor*> m_{a.name} = opgen::ptrs(l_{a.name});")
+    # only the attributes the inference reads (the verifier checks the others' kinds)
+    m_params = re.match(r"^\w+\((.*)\)$", (op.infer_meta or "").strip())
+    used = ({p.strip() for p in m_params.group(1).split(",")} if m_params and not op.view
+            else {a.name for a in op.args})
     for a in attrs:
-        L.append(f"    auto {a.name} = opgen::{ATTR_GETTER[a.type]}(c.attr({aidx[a.name]}), c.info, {aidx[a.name]});")
+        if a.name in used:
+            L.append(f"    auto {a.name} = opgen::{ATTR_GETTER[a.type]}(c.attr({aidx[a.name]}), c.info, {aidx[a.name]});")
     # the same promotion the eager op applies before its infer-meta
     promote = op.promote or ([tensors[0].name] if op.promote_float and tensors else [])
     promote = [p for p in promote if p in tidx and next(a for a in tensors if a.name == p).type == "Tensor"]
