@@ -107,7 +107,7 @@ def gen_infer(op):
     tidx = {a.name: i for i, a in enumerate(tensors)}
     aidx = {a.name: i for i, a in enumerate(attrs)}
     fn = f"infer_{op.name}"
-    L = [f"void {fn}(InferContext& c) {{", "  const bool dynamic = opgen::any_dynamic(c);", "  try {"]
+    L = [f"void {fn}_body(InferContext& c) {{", "  {"]
     for a in tensors:
         i = tidx[a.name]
         if a.type == "Tensor":
@@ -161,10 +161,9 @@ def gen_infer(op):
         L.append(f"    {meta_fn}({', '.join(margs)});")
         for o in op.outputs:
             L.append(f"    opgen::{'set_out_list' if o.is_list else 'set_out'}(c, o_{o.name});")
-    L.append("  } catch (const std::exception& e) {")
-    L.append("    opgen::rethrow_infer_error(c.info, e, dynamic);")
     L.append("  }")
     L.append("}")
+    L.append(f"void {fn}(InferContext& c) {{ opgen::run_infer(c, &{fn}_body); }}")
     return "\n".join(L)
 
 

@@ -42,6 +42,7 @@ bool attr_kind_matches(const std::string& type, Attribute a) {
 
 namespace opgen {
 namespace {
+thread_local int64_t g_dynamic_as = kDynamicSentinel;
 [[noreturn]] void bad_attr(Attribute a, const OpInfo* info, size_t i) {
   OAR_THROW(InvalidArgument, info->name, ": attribute '", info->attrs[i].name, "' must be ",
             info->attrs[i].type, ", got ", a ? a.str() : std::string("nothing"));
@@ -50,7 +51,7 @@ DenseTensor from_type(Type t, const OpInfo* info, size_t i) {
   OAR_ENFORCE(t.is_tensor(), InvalidArgument, info->name, ": input '", info->inputs[i].name,
               "' must be a tensor, got ", t ? t.str() : std::string("null"));
   Dims d;
-  for (int64_t x : t.dims()) d.push_back(x == kDynamic ? kDynamicSentinel : x);
+  for (int64_t x : t.dims()) d.push_back(x == kDynamic ? g_dynamic_as : x);
   return DenseTensor(d, t.dtype());
 }
 Type to_type(IrContext* ctx, const DenseTensor& d, DataLayout layout) {
@@ -159,11 +160,60 @@ Tensor e_opt(const EvalContext& c, size_t i) {
   return i < c.inputs.size() && !c.inputs[i].empty() ? c.inputs[i][0] : Tensor();
 }
 
-void rethrow_infer_error(const OpInfo* info, const std::exception& e, bool dynamic) {
+namespace {
+[[noreturn]] void rethrow_infer_error(const OpInfo* info, const std::exception& e, bool dynamic) {
   const auto* err = dynamic_cast<const Error*>(&e);
   std::string msg = err ? err->message() : std::string(e.what());
-  if (dynamic) msg += " (some input dims are dynamic; shape inference sees them as unknown sizes)";
+  if (dynamic) msg += " (some input dims are dynamic)";
   throw Error(err ? err->kind() : ErrorKind::kInvalidArgument, info->name + ": " + msg);
+}
+/// A dynamic input dim aligned (from the right) with output dim `i` of rank `rank`.
+bool dynamic_at(const InferContext& c, size_t i, size_t rank) {
+  auto check = [&](Type t) {
+    if (!t.is_tensor() || t.dims().size() != rank) return false;
+    return t.dims()[i] == kDynamic;
+  };
+  for (Type t : c.inputs) {
+    if (check(t)) return true;
+    if (t.is_vector())
+      for (size_t k = 0; k < t.size(); ++k)
+        if (check(t.element(k))) return true;
+  }
+  return false;
+}
+Type mark_dynamic(const InferContext& c, Type t) {
+  if (!t.is_tensor()) return t;
+  std::vector<int64_t> dims = t.dims();
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] == 1 && dynamic_at(c, i, dims.size())) dims[i] = kDynamic;
+  return c.ctx->tensor_type(t.dtype(), dims, t.layout());
+}
+}  // namespace
+
+void run_infer(InferContext& c, void (*body)(InferContext&)) {
+  const bool dynamic = any_dynamic(c);
+  try {
+    body(c);
+    return;
+  } catch (const std::exception& first) {
+    if (!dynamic) rethrow_infer_error(c.info, first, false);
+    c.outputs.clear();
+    g_dynamic_as = 1;
+    try {
+      body(c);
+    } catch (const std::exception&) {
+      g_dynamic_as = kDynamicSentinel;
+      c.outputs.clear();
+      rethrow_infer_error(c.info, first, true);
+    }
+    g_dynamic_as = kDynamicSentinel;
+    for (Type& t : c.outputs) {
+      if (!t.is_vector()) { t = mark_dynamic(c, t); continue; }
+      std::vector<Type> elems;
+      for (size_t k = 0; k < t.size(); ++k) elems.push_back(mark_dynamic(c, t.element(k)));
+      t = c.ctx->vector_type(elems);
+    }
+  }
 }
 
 }  // namespace opgen

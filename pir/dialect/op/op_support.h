@@ -65,8 +65,11 @@ template <typename... T> void set_eval_out(EvalContext& c, const std::tuple<T...
 const Tensor& e_tensor(const EvalContext& c, size_t i);
 Tensor e_opt(const EvalContext& c, size_t i);
 
-/// Runs `fn` and rethrows its error as InvalidArgument naming the IR op.
-void rethrow_infer_error(const OpInfo* info, const std::exception& e, bool dynamic);
+/// Runs a generated inference body: dynamic dims enter as kDynamicSentinel; when that
+/// fails (e.g. broadcasting ? against 3) it retries with them as 1, and output dims
+/// that come out 1 where an input was dynamic stay dynamic. Errors are rethrown with
+/// the IR op's name.
+void run_infer(InferContext& c, void (*body)(InferContext&));
 
 }  // namespace opgen
 }  // namespace oar::pir

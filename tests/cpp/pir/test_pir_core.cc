@@ -143,6 +143,15 @@ TEST(PirCore, ShapeInferenceIsTheEagerInferMeta) {
   EXPECT_EQ(b.op("pd_op.relu", {d}).type().str(), "tensor<?x8xf32>");
   EXPECT_EQ(b.op("pd_op.matmul", {d, w}).type().str(), "tensor<?x16xf32>");
   EXPECT_EQ(b.op("pd_op.add", {d, d}).type().str(), "tensor<?x8xf32>");
+  // ? broadcast against a static size: the static size wins; against 1: stays dynamic
+  Value s3 = b.parameter("s3", ctx()->tensor_type(DataType::FLOAT32, {3, 8}));
+  Value s1 = b.parameter("s1", ctx()->tensor_type(DataType::FLOAT32, {1, 8}));
+  EXPECT_EQ(b.op("pd_op.add", {d, s3}).type().str(), "tensor<3x8xf32>");
+  EXPECT_EQ(b.op("pd_op.add", {s1, d}).type().str(), "tensor<?x8xf32>");
+  Value d2 = b.parameter("d2", ctx()->tensor_type(DataType::FLOAT32, {-1, -1}));
+  EXPECT_EQ(b.op("pd_op.add", {d2, s3}).type().str(), "tensor<3x8xf32>");
+  Value s5 = b.parameter("s5", ctx()->tensor_type(DataType::FLOAT32, {3, 5}));
+  expect_error([&] { b.op("pd_op.add", {d, s5}); }, "(some input dims are dynamic)");
   // errors come from the same infer-meta as eager, prefixed with the IR op
   expect_error([&] { b.op("pd_op.matmul", {x, x}); }, "pd_op.matmul: matmul");
   expect_error([&] { b.op("pd_op.add", {x, w}); }, "pd_op.add:");
