@@ -56,13 +56,19 @@ class DrrPattern : public RewritePattern {
   bool match_and_rewrite(Operation* root, PatternRewriter& rw) const override {
     const auto& src = rule_->source().ops();
     IrContext* ctx = root->info()->ctx;
-    // Commutative source ops: try every operand order.
-    std::vector<int> comm;
-    for (size_t i = 0; i < src.size(); ++i) {
-      const OpInfo* info = ctx->find_op(src[i].name);
-      if (!info) return false;
-      if (info->has(kTraitCommutative) && src[i].inputs.size() >= 2) comm.push_back(static_cast<int>(i));
+    if (ctx != cached_ctx_) {  // resolve names once per context
+      cached_ctx_ = ctx;
+      comm_.clear();
+      resolvable_ = true;
+      for (size_t i = 0; i < src.size(); ++i) {
+        const OpInfo* info = ctx->find_op(src[i].name);
+        if (!info) { resolvable_ = false; break; }
+        if (info->has(kTraitCommutative) && src[i].inputs.size() >= 2) comm_.push_back(static_cast<int>(i));
+      }
     }
+    if (!resolvable_ || root->name() != src.back().name || !quick_check(root)) return false;
+    // Commutative source ops: try every operand order.
+    const std::vector<int>& comm = comm_;
     for (uint32_t mask = 0; mask < (1u << comm.size()); ++mask) {
       State st;
       st.matched.assign(src.size(), nullptr);
@@ -96,6 +102,27 @@ class DrrPattern : public RewritePattern {
     std::unordered_map<std::string, Value> tensors;
     std::unordered_map<std::string, Attribute> attrs;
   };
+
+  /// Cheap pre-filter: each root input produced by a source op comes from an op of
+  /// that name (in either order for a commutative root).
+  bool quick_check(Operation* root) const {
+    const PatternOp& p = rule_->source().ops().back();
+    const bool comm = !comm_.empty() && comm_.back() == static_cast<int>(rule_->source().ops().size()) - 1;
+    if (root->num_operands() < p.inputs.size()) return false;
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+      auto prod = producer_.find(p.inputs[i]);
+      if (prod == producer_.end()) continue;
+      const std::string& want = rule_->source().ops()[prod->second.first].name;
+      auto from = [&](size_t k) {
+        Value v = root->operand(k);
+        return v && v.defining_op() && v.defining_op()->name() == want;
+      };
+      if (from(i)) continue;
+      if (comm && i < 2 && from(1 - i)) continue;
+      return false;
+    }
+    return true;
+  }
 
   static bool bind_tensor(State& st, const std::string& n, Value v) {
     auto [it, ins] = st.tensors.emplace(n, v);
@@ -235,6 +262,9 @@ class DrrPattern : public RewritePattern {
   }
 
   std::shared_ptr<const DrrRule> rule_;
+  mutable IrContext* cached_ctx_ = nullptr;
+  mutable std::vector<int> comm_;
+  mutable bool resolvable_ = false;
   std::unordered_map<std::string, std::pair<int, int>> producer_;
   std::vector<std::string> exported_;
 };
