@@ -15,6 +15,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls);
 void bind_optimizer(py::module_& m);
 void bind_random(py::module_& ops);
 void bind_amp(py::module_& m);  // amp_py.cc: autocast state
+void bind_pir(py::module_& m);  // pir_py.cc
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -83,6 +84,7 @@ PYBIND11_MODULE(_C, m) {
   bind_random(ops);
   bind_optimizer(m);
   bind_amp(m);
+  bind_pir(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {

@@ -37,6 +37,7 @@ from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # no
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 from ._manip import *  # noqa: E402,F401,F403  (moveaxis, chunk, tril, ...)
 from .linalg import bmm, mv, einsum, inverse, cholesky, cross, norm  # noqa: E402,F401
+from . import pir  # noqa: E402,F401  (the IR: oar.pir)
 
 __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)

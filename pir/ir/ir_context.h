@@ -1,0 +1,95 @@
+// IrContext: owns uniqued types and attributes and the registry of dialects and
+// ops. Everything built in a context lives as long as the context. A context is
+// not thread-safe: build and transform a program from one thread at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pir/ir/attribute.h"
+#include "pir/ir/op_info.h"
+#include "pir/ir/type.h"
+
+namespace oar::pir {
+
+class IrContext;
+
+/// A dialect: a namespace of ops ("pd_op.add") registered into a context.
+class Dialect {
+ public:
+  explicit Dialect(std::string name) : name_(std::move(name)) {}
+  virtual ~Dialect() = default;
+  const std::string& name() const { return name_; }
+  /// Registers the dialect's ops.
+  virtual void initialize(IrContext* ctx) = 0;
+
+ private:
+  std::string name_;
+};
+
+class IrContext {
+ public:
+  /// A context with the builtin dialect loaded.
+  IrContext();
+  ~IrContext();
+  IrContext(const IrContext&) = delete;
+  IrContext& operator=(const IrContext&) = delete;
+
+  /// A process-wide context with every dialect loaded (builtin, pd_op, cf, kernel).
+  static IrContext* global();
+
+  // ---- dialects and ops
+  /// Loads a dialect by name ("builtin", "pd_op", "cf", "kernel"); no-op when loaded.
+  void load_dialect(std::string_view name);
+  /// Loads every dialect known to this build.
+  void load_all_dialects();
+  void register_dialect(std::unique_ptr<Dialect> d);
+  bool has_dialect(std::string_view name) const;
+  std::vector<std::string> dialect_names() const;
+  /// Registers an op; throws AlreadyExists for a duplicate name.
+  OpInfo* register_op(OpInfo info);
+  /// nullptr when not registered.
+  const OpInfo* find_op(std::string_view name) const;
+  /// Throws NotFound naming the op when not registered.
+  const OpInfo* op_info(std::string_view name) const;
+  /// All registered op names, sorted.
+  std::vector<std::string> op_names() const;
+
+  // ---- types
+  Type bool_type();
+  Type index_type();
+  /// The scalar type of a dtype (f32 for FLOAT32).
+  Type scalar_type(DataType t);
+  Type scalar_type(TypeKind k);
+  /// Dense tensor type; dims may hold kDynamic (-1). Throws on other negative sizes.
+  Type tensor_type(DataType dtype, const std::vector<int64_t>& dims,
+                   DataLayout layout = DataLayout::kNCHW);
+  Type vector_type(const std::vector<Type>& elems);
+
+  // ---- attributes
+  Attribute bool_attr(bool v);
+  Attribute int_attr(int64_t v);
+  Attribute float_attr(double v);
+  Attribute str_attr(std::string_view v);
+  Attribute array_attr(const std::vector<Attribute>& elems);
+  Attribute dtype_attr(DataType t);
+  Attribute place_attr(const Place& p);
+  Attribute shape_attr(const std::vector<int64_t>& v);
+  /// Tensor data: `type` must be a static-shaped tensor type; bytes its raw contents.
+  Attribute dense_attr(Type type, std::string bytes);
+  Attribute type_attr(Type t);
+  Attribute kernel_key_attr(int backend, DataType dtype, DataLayout layout);
+  /// A bool/int/float attribute from a Scalar (keeps its kind).
+  Attribute scalar_attr(const Scalar& s);
+
+  size_t num_uniqued_types() const;
+  size_t num_uniqued_attrs() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace oar::pir

@@ -1,0 +1,28 @@
+// The textual form of the IR (MLIR's generic form; grammar in docs/notes/pir.md):
+//   module {
+//     %0 = "builtin.parameter"() {name = "w"} : () -> (tensor<4x8xf32>)
+//     %1 = "pd_op.relu"(%0) : (tensor<4x8xf32>) -> (tensor<4x8xf32>)
+//   }
+// Values are numbered in definition order, so parse(print(p)) prints identically.
+#pragma once
+
+#include <string>
+
+#include "pir/ir/attribute.h"
+#include "pir/ir/type.h"
+
+namespace oar::pir {
+
+class Program;
+class Operation;
+
+std::string print_program(const Program& p);
+/// One op (and its regions), values numbered from 0 within it; operands defined
+/// outside print as %<outside>.
+std::string print_op(const Operation* op);
+void print_type(std::string& out, Type t);
+void print_attr(std::string& out, Attribute a);
+/// Shortest decimal that reads back to the same double, always float-looking ("1.0").
+void print_float(std::string& out, double v);
+
+}  // namespace oar::pir

@@ -1,0 +1,115 @@
+#include "pir/ir/type.h"
+
+#include "paddle_core/base/errors.h"
+#include "pir/ir/attribute.h"
+#include "pir/ir/printer.h"
+
+namespace oar::pir {
+
+const char* layout_name(DataLayout l) {
+  switch (l) {
+    case DataLayout::kNCHW: return "NCHW";
+    case DataLayout::kNHWC: return "NHWC";
+    default: return "ANY";
+  }
+}
+
+bool Type::has_dynamic_dims() const {
+  for (int64_t d : s_->dims)
+    if (d == kDynamic) return true;
+  return false;
+}
+int64_t Type::numel() const {
+  int64_t n = 1;
+  for (int64_t d : s_->dims) {
+    if (d == kDynamic) return -1;
+    n *= d;
+  }
+  return n;
+}
+std::string Type::str() const {
+  std::string s;
+  print_type(s, *this);
+  return s;
+}
+
+TypeKind scalar_kind_of(DataType t) {
+  switch (t) {
+    case DataType::BOOL: return TypeKind::kBool;
+    case DataType::INT8: return TypeKind::kInt8;
+    case DataType::UINT8: return TypeKind::kUInt8;
+    case DataType::INT16: return TypeKind::kInt16;
+    case DataType::INT32: return TypeKind::kInt32;
+    case DataType::INT64: return TypeKind::kInt64;
+    case DataType::FLOAT16: return TypeKind::kFloat16;
+    case DataType::BFLOAT16: return TypeKind::kBFloat16;
+    case DataType::FLOAT32: return TypeKind::kFloat32;
+    case DataType::FLOAT64: return TypeKind::kFloat64;
+    default: break;
+  }
+  OAR_THROW(InvalidType, "scalar_type: undefined dtype");
+}
+DataType dtype_of_kind(TypeKind k) {
+  switch (k) {
+    case TypeKind::kBool: return DataType::BOOL;
+    case TypeKind::kInt8: return DataType::INT8;
+    case TypeKind::kUInt8: return DataType::UINT8;
+    case TypeKind::kInt16: return DataType::INT16;
+    case TypeKind::kInt32: return DataType::INT32;
+    case TypeKind::kInt64: return DataType::INT64;
+    case TypeKind::kFloat16: return DataType::FLOAT16;
+    case TypeKind::kBFloat16: return DataType::BFLOAT16;
+    case TypeKind::kFloat32: return DataType::FLOAT32;
+    case TypeKind::kFloat64: return DataType::FLOAT64;
+    default: return DataType::UNDEFINED;
+  }
+}
+const char* short_dtype_name(DataType t) {
+  switch (t) {
+    case DataType::BOOL: return "bool";
+    case DataType::INT8: return "i8";
+    case DataType::UINT8: return "u8";
+    case DataType::INT16: return "i16";
+    case DataType::INT32: return "i32";
+    case DataType::INT64: return "i64";
+    case DataType::FLOAT16: return "f16";
+    case DataType::BFLOAT16: return "bf16";
+    case DataType::FLOAT32: return "f32";
+    case DataType::FLOAT64: return "f64";
+    default: return "undefined";
+  }
+}
+
+const char* attr_kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::kBool: return "bool";
+    case AttrKind::kInt: return "int";
+    case AttrKind::kFloat: return "float";
+    case AttrKind::kString: return "string";
+    case AttrKind::kArray: return "array";
+    case AttrKind::kDType: return "dtype";
+    case AttrKind::kPlace: return "place";
+    case AttrKind::kShape: return "shape";
+    case AttrKind::kDense: return "dense";
+    case AttrKind::kType: return "type";
+    case AttrKind::kKernelKey: return "kernel_key";
+  }
+  return "?";
+}
+
+Scalar Attribute::as_scalar() const {
+  switch (s_->kind) {
+    case AttrKind::kBool: return Scalar(s_->b);
+    case AttrKind::kInt: return Scalar(s_->i);
+    case AttrKind::kFloat: return Scalar(s_->f);
+    default: break;
+  }
+  OAR_THROW(InvalidArgument, "attribute ", str(), " is not a number");
+}
+std::string Attribute::str() const {
+  std::string s;
+  print_attr(s, *this);
+  return s;
+}
+
+}  // namespace oar::pir

@@ -1,0 +1,33 @@
+// Versioned binary serialization of programs (the saved-model format; layout in
+// Note [PIR binary format], docs/notes/pir.md). A 24-byte header (magic, version,
+// payload length, CRC-32 of the payload) guards the payload; the reader rejects an
+// unknown version, a bad magic, a length or checksum mismatch, and any malformed
+// payload with InvalidArgument naming the byte offset; it never crashes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pir/ir/ir_context.h"
+
+namespace oar::pir {
+
+class Program;
+
+/// The format version this build writes and reads.
+constexpr uint32_t kPirFormatVersion = 1;
+constexpr size_t kPirHeaderSize = 24;
+
+std::string serialize_program(const Program& p);
+/// Parses bytes written by serialize_program; verifies the program unless told not to.
+std::unique_ptr<Program> deserialize_program(IrContext* ctx, std::string_view bytes, bool verify = true);
+
+void save_program(const Program& p, const std::string& path);
+std::unique_ptr<Program> load_program(IrContext* ctx, const std::string& path);
+
+/// CRC-32 (IEEE) of `data`.
+uint32_t crc32(std::string_view data);
+
+}  // namespace oar::pir

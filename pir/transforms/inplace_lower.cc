@@ -1,0 +1,155 @@
+// In-place reuse and lowering to the kernel dialect.
+#include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/kernel_registry.h"
+#include "pir/ir/builder.h"
+#include "pir/transforms/passes.h"
+
+namespace oar::pir {
+namespace {
+
+// ---------------------------------------------------------------- in-place reuse
+// pd_op.X(x, ...) -> pd_op.X_(x, ...) when the op definition declares an in-place
+// variant, x dies at this op (its only use), x's buffer is the op's own (not a
+// parameter, constant, block argument or a view of another tensor), and the result
+// has x's type (no broadcasting or dtype change).
+bool can_overwrite(Value x, Operation* op) {
+  if (!x || !x.has_one_use() || x.is_block_argument()) return false;
+  Operation* d = x.defining_op();
+  if (!d || d->name().rfind("pd_op.", 0) != 0 || d->has(kTraitView)) return false;
+  if (d->parent_block() != op->parent_block()) return false;  // never write a value from outside a loop body
+  return x.type() == op->result(0).type();
+}
+
+class InplacePass : public Pass {
+ public:
+  InplacePass() : Pass("inplace") {}
+  bool run(Operation* anchor) override {
+    IrContext* ctx = anchor->info()->ctx;
+    std::vector<Operation*> ops;
+    anchor->walk([&](Operation* op) {
+      if (!op->info()->inplace.empty() && op->num_operands() > 0 && op->num_results() == 1) ops.push_back(op);
+    });
+    bool changed = false;
+    Builder b(ctx);
+    for (Operation* op : ops) {
+      if (!can_overwrite(op->operand(0), op)) continue;
+      const OpInfo* variant = ctx->find_op(op->info()->inplace);
+      if (!variant) continue;
+      b.set_insertion_point(op);
+      Operation* n = b.build(variant, op->operands(), op->attributes(), {op->result(0).type()});
+      op->replace_all_uses_with({n->result(0)});
+      op->erase();
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+// ---------------------------------------------------------------- lowering
+DataType dtype_of(Value v) {
+  Type t = v.type();
+  if (t.is_vector() && t.size() > 0) t = t.element(0);
+  return t.is_tensor() ? t.dtype() : DataType::UNDEFINED;
+}
+
+class LowerToKernelPass : public Pass {
+ public:
+  LowerToKernelPass() : Pass("lower_to_kernel") {}
+  bool run(Operation* anchor) override {
+    ctx_ = anchor->info()->ctx;
+    phi_ = ctx_->op_info("kernel.phi_kernel");
+    cast_ = ctx_->find_op("pd_op.cast");
+    std::vector<Operation*> ops;
+    anchor->walk([&](Operation* op) {
+      if (op->info()->dialect == "pd_op") ops.push_back(op);
+    });
+    for (Operation* op : ops) lower(op);
+    return !ops.empty();
+  }
+
+ private:
+  void lower(Operation* op) {
+    const OpInfo* info = op->info();
+    // The op this runs as: an in-place variant runs its base op's kernel.
+    const OpInfo* base = info->inplace_of.empty() ? info : ctx_->op_info(info->inplace_of);
+    OAR_ENFORCE(!base->kernel.empty() || !base->view.empty(), Unimplemented, "lower_to_kernel: ",
+                info->name, " has neither a kernel nor a view function");
+    Builder b(ctx_);
+    b.set_insertion_point(op);
+    std::vector<Value> operands = op->operands();
+    // Paddle's promotion: cast the promoted inputs to their common dtype first.
+    if (!base->promote.empty()) {
+      DataType common = DataType::UNDEFINED;
+      for (int i : base->promote) {
+        DataType t = dtype_of(operands[i]);
+        common = common == DataType::UNDEFINED ? t : promote_types(common, t);
+      }
+      if (base->promote_float && !is_floating(common)) common = default_float_dtype();
+      for (int i : base->promote) {
+        if (dtype_of(operands[i]) == common) continue;
+        OAR_ENFORCE(cast_ != nullptr, NotFound, "lower_to_kernel: promotion needs pd_op.cast");
+        Type from = operands[i].type();
+        Type to = ctx_->tensor_type(common, from.dims(), from.layout());
+        Operation* c = b.build(phi_, {operands[i]},
+                               {{"op_name", ctx_->str_attr(cast_->name)},
+                                {"kernel_name", ctx_->str_attr(cast_->kernel)},
+                                {"kernel_key", key(common)},
+                                {"dtype", ctx_->dtype_attr(common)}},
+                               {to});
+        operands[i] = c->result(0);
+      }
+    }
+    DataType kd = DataType::UNDEFINED;
+    if (base->kernel_dtype_input >= 0 && static_cast<size_t>(base->kernel_dtype_input) < operands.size() &&
+        operands[base->kernel_dtype_input]) {
+      kd = dtype_of(operands[base->kernel_dtype_input]);
+    } else if (base->kernel_dtype_input == -2) {
+      Attribute a = op->attr(base->kernel_dtype_attr);
+      kd = a.is(AttrKind::kDType) ? a.as_dtype() : DataType::UNDEFINED;
+    }
+    if (kd == DataType::UNDEFINED && op->num_results() > 0) kd = dtype_of(op->result(0));
+    std::string kernel = base->kernel.empty() ? base->view : base->kernel;
+    if (base->view.empty()) {
+      OAR_ENFORCE(KernelRegistry::instance().find(kernel, Backend::kCPU, kd) != nullptr, NotFound,
+                  "lower_to_kernel: no CPU kernel '", kernel, "' for dtype ", dtype_name(kd), " (op ",
+                  info->name, ")");
+    }
+    std::vector<NamedAttribute> attrs = op->attributes();
+    attrs.push_back({"op_name", ctx_->str_attr(info->name)});
+    attrs.push_back({"kernel_name", ctx_->str_attr(kernel)});
+    attrs.push_back({"kernel_key", key(kd, layout_of(op))});
+    std::vector<Type> types;
+    for (size_t i = 0; i < op->num_results(); ++i) types.push_back(op->result(i).type());
+    Operation* k = b.build(phi_, operands, std::move(attrs), types);
+    op->replace_all_uses_with(k->results());
+    op->erase();
+  }
+  static DataLayout layout_of(Operation* op) {
+    for (size_t i = 0; i < op->num_results(); ++i)
+      if (op->result(i).type().is_tensor()) return op->result(i).type().layout();
+    return DataLayout::kNCHW;
+  }
+  Attribute key(DataType t, DataLayout l = DataLayout::kNCHW) {
+    return ctx_->kernel_key_attr(static_cast<int>(Backend::kCPU), t, l);
+  }
+  IrContext* ctx_ = nullptr;
+  const OpInfo* phi_ = nullptr;
+  const OpInfo* cast_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> create_inplace_pass() { return std::make_unique<InplacePass>(); }
+std::unique_ptr<Pass> create_lower_to_kernel_pass() { return std::make_unique<LowerToKernelPass>(); }
+
+void register_builtin_passes() {
+  register_pass("dce", create_dce_pass);
+  register_pass("cse", create_cse_pass);
+  register_pass("constant_fold", create_constant_fold_pass);
+  register_pass("canonicalize", create_canonicalize_pass);
+  register_pass("fuse", create_fuse_pass);
+  register_pass("inplace", create_inplace_pass);
+  register_pass("lower_to_kernel", create_lower_to_kernel_pass);
+}
+
+}  // namespace oar::pir

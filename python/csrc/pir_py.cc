@@ -1,0 +1,320 @@
+// oar._C.pir: programs of the IR for inspection from Python (oar.pir wraps it):
+// parse/print, list ops and values, build ops (shape inference included), run a
+// named pass pipeline, (de)serialize. Op and Value views check a generation number
+// so a view of an op that a pass rewrote raises instead of reading freed memory.
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "pir/ir/builder.h"
+#include "pir/ir/parser.h"
+#include "pir/ir/printer.h"
+#include "pir/ir/program.h"
+#include "pir/ir/verifier.h"
+#include "pir/pass/pass.h"
+#include "pir/serialize/serialize.h"
+#include "python/csrc/py_convert.h"
+
+namespace oar::python {
+namespace {
+
+using pir::Attribute;
+using pir::AttrKind;
+using pir::IrContext;
+using pir::Operation;
+using pir::Type;
+using pir::Value;
+
+struct PyProgram {
+  std::unique_ptr<pir::Program> p;
+  uint64_t generation = 0;
+  explicit PyProgram(std::unique_ptr<pir::Program> prog) : p(std::move(prog)) {}
+};
+using ProgramRef = std::shared_ptr<PyProgram>;
+
+struct PyOp {
+  ProgramRef prog;
+  Operation* op;
+  uint64_t generation;
+  Operation* get() const {
+    OAR_ENFORCE(generation == prog->generation, PreconditionNotMet,
+                "oar.pir: this Operation was taken before the program was transformed; list the ops again");
+    return op;
+  }
+};
+struct PyValue {
+  ProgramRef prog;
+  Value v;
+  uint64_t generation;
+  Value get() const {
+    OAR_ENFORCE(generation == prog->generation, PreconditionNotMet,
+                "oar.pir: this Value was taken before the program was transformed; list the values again");
+    return v;
+  }
+};
+
+py::object attr_to_py(Attribute a) {
+  switch (a.kind()) {
+    case AttrKind::kBool: return py::bool_(a.as_bool());
+    case AttrKind::kInt: return py::int_(a.as_int());
+    case AttrKind::kFloat: return py::float_(a.as_float());
+    case AttrKind::kString: return py::str(a.as_string());
+    case AttrKind::kShape: return py::cast(a.as_shape());
+    case AttrKind::kArray: {
+      py::list l;
+      for (size_t i = 0; i < a.size(); ++i) l.append(attr_to_py(a.element(i)));
+      return std::move(l);
+    }
+    case AttrKind::kDType: return py::cast(a.as_dtype());
+    default: return py::str(a.str());  // place, dense, type, kernel_key: their text
+  }
+}
+
+/// Python value -> attribute of the schema type `type` ("" when unknown).
+Attribute py_to_attr(IrContext* c, py::handle h, const std::string& type, const std::string& op,
+                     const std::string& name) {
+  const char* o = op.c_str();
+  const char* n = name.c_str();
+  if (type == "int") return c->int_attr(py_to_int(h, o, n));
+  if (type == "float") return c->float_attr(py_to_double(h, o, n));
+  if (type == "bool") return c->bool_attr(py_to_bool(h, o, n));
+  if (type == "str") return c->str_attr(py_to_string(h, o, n));
+  if (type == "int[]") return c->shape_attr(py_to_int_list(h, o, n));
+  if (type == "float[]") {
+    std::vector<Attribute> v;
+    for (double d : py_to_double_list(h, o, n)) v.push_back(c->float_attr(d));
+    return c->array_attr(v);
+  }
+  if (type == "DataType") return c->dtype_attr(py_to_dtype(h, o, n));
+  if (type == "Place") return c->place_attr(py_to_place(h, o, n));
+  if (type == "Scalar") return c->scalar_attr(py_to_scalar(h, o, n));
+  // no schema: infer from the Python type
+  if (py::isinstance<py::bool_>(h)) return c->bool_attr(h.cast<bool>());
+  if (py::isinstance<py::int_>(h)) return c->int_attr(h.cast<int64_t>());
+  if (py::isinstance<py::float_>(h)) return c->float_attr(h.cast<double>());
+  if (py::isinstance<py::str>(h)) return c->str_attr(h.cast<std::string>());
+  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+    std::vector<Attribute> v;
+    bool all_int = true;
+    for (auto x : h) {
+      v.push_back(py_to_attr(c, x, "", op, name));
+      all_int &= v.back().is(AttrKind::kInt);
+    }
+    if (all_int) return c->shape_attr(py_to_int_list(h, o, n));
+    return c->array_attr(v);
+  }
+  OAR_THROW(InvalidType, op, ": cannot convert attribute '", name, "' from ",
+            std::string(py::str(py::type::of(h).attr("__name__"))));
+}
+
+py::object type_shape(Type t) {
+  if (!t.is_tensor()) return py::none();
+  return py::cast(t.dims());
+}
+py::object type_dtype(Type t) {
+  if (t.is_tensor()) return py::cast(t.dtype());
+  return py::none();
+}
+
+std::vector<PyOp> list_ops(const ProgramRef& prog, Operation* root, bool recursive) {
+  std::vector<PyOp> out;
+  if (recursive) {
+    root->walk([&](Operation* op) { out.push_back(PyOp{prog, op, prog->generation}); }, /*post_order=*/false);
+  } else {
+    for (Operation* op : *root->region(0).front()) out.push_back(PyOp{prog, op, prog->generation});
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_pir(py::module_& m) {
+  py::module_ pm = m.def_submodule("pir", "the IR: programs, ops, values, passes");
+  IrContext* ctx = IrContext::global();
+
+  py::class_<PyValue>(pm, "Value")
+      .def_property_readonly("type", [](const PyValue& v) { return v.get().type().str(); })
+      .def_property_readonly("shape", [](const PyValue& v) { return type_shape(v.get().type()); })
+      .def_property_readonly("dtype", [](const PyValue& v) { return type_dtype(v.get().type()); })
+      .def_property_readonly("is_block_argument", [](const PyValue& v) { return v.get().is_block_argument(); })
+      .def_property_readonly("index", [](const PyValue& v) { return v.get().index(); })
+      .def_property_readonly("num_uses", [](const PyValue& v) { return v.get().num_uses(); })
+      .def_property_readonly("defining_op", [](const PyValue& v) -> py::object {
+        Operation* d = v.get().defining_op();
+        if (!d) return py::none();
+        return py::cast(PyOp{v.prog, d, v.generation});
+      })
+      .def("constant", [](const PyValue& v) -> py::object {
+        Operation* d = v.get().defining_op();
+        if (!d || d->name() != "builtin.constant") return py::none();
+        Attribute a = d->attr("value");
+        DenseTensor t(Dims(a.type().dims()), a.type().dtype());
+        t.alloc();
+        if (!a.bytes().empty()) std::memcpy(t.raw_data(), a.bytes().data(), a.bytes().size());
+        return wrap(Tensor(std::move(t)));
+      }, "The data of a value defined by builtin.constant (an oar.Tensor), else None.")
+      .def("users", [](const PyValue& v) {
+        std::vector<PyOp> out;
+        for (pir::OpOperand* u = v.get().first_use(); u; u = u->next_use())
+          out.push_back(PyOp{v.prog, u->owner(), v.generation});
+        return out;
+      })
+      .def("__eq__", [](const PyValue& a, const PyValue& b) { return a.v == b.v; })
+      .def("__hash__", [](const PyValue& v) { return std::hash<void*>()(v.v.impl()); })
+      .def("__repr__", [](const PyValue& v) { return "<oar.pir.Value " + v.get().type().str() + ">"; });
+
+  py::class_<PyOp>(pm, "Operation")
+      .def_property_readonly("name", [](const PyOp& o) { return o.get()->name(); })
+      .def_property_readonly("dialect", [](const PyOp& o) { return o.get()->info()->dialect; })
+      .def_property_readonly("num_regions", [](const PyOp& o) { return o.get()->num_regions(); })
+      .def("operands", [](const PyOp& o) {
+        std::vector<py::object> out;
+        for (Value v : o.get()->operands())
+          out.push_back(v ? py::cast(PyValue{o.prog, v, o.generation}) : py::none());
+        return out;
+      })
+      .def("results", [](const PyOp& o) {
+        std::vector<PyValue> out;
+        for (Value v : o.get()->results()) out.push_back(PyValue{o.prog, v, o.generation});
+        return out;
+      })
+      .def("result", [](const PyOp& o, size_t i) {
+        OAR_ENFORCE(i < o.get()->num_results(), OutOfRange, "Operation.result: index ", i, " out of range (",
+                    o.get()->num_results(), " results)");
+        return PyValue{o.prog, o.get()->result(i), o.generation};
+      })
+      .def("attrs", [](const PyOp& o) {
+        py::dict d;
+        for (const auto& a : o.get()->attributes()) d[py::str(a.name)] = attr_to_py(a.value);
+        return d;
+      })
+      .def("ops", [](const PyOp& o, size_t region) {
+        Operation* op = o.get();
+        OAR_ENFORCE(region < op->num_regions(), OutOfRange, "Operation.ops: region ", region,
+                    " out of range (", op->num_regions(), " regions)");
+        std::vector<PyOp> out;
+        for (size_t b = 0; b < op->region(region).size(); ++b)
+          for (Operation* inner : *op->region(region).block(b)) out.push_back(PyOp{o.prog, inner, o.generation});
+        return out;
+      }, py::arg("region") = 0)
+      .def("__str__", [](const PyOp& o) { return pir::print_op(o.get()); })
+      .def("__repr__", [](const PyOp& o) { return "<oar.pir.Operation " + o.get()->name() + ">"; });
+
+  py::class_<PyProgram, ProgramRef>(pm, "Program")
+      .def(py::init([ctx] { return std::make_shared<PyProgram>(std::make_unique<pir::Program>(ctx)); }))
+      .def("__str__", [](const PyProgram& p) { return p.p->str(); })
+      .def("__repr__", [](const PyProgram& p) {
+        return "<oar.pir.Program with " + std::to_string(p.p->num_ops()) + " ops>";
+      })
+      .def_property_readonly("num_ops", [](const PyProgram& p) { return p.p->num_ops(); })
+      .def("ops", [](const ProgramRef& p, bool recursive) { return list_ops(p, p->p->module(), recursive); },
+           py::arg("recursive") = false, "The module's ops (every nested op too when recursive).")
+      .def("values", [](const ProgramRef& p) {
+        std::vector<PyValue> out;
+        p->p->module()->walk([&](Operation* op) {
+          for (size_t r = 0; r < op->num_regions(); ++r)
+            for (size_t b = 0; b < op->region(r).size(); ++b)
+              for (size_t a = 0; a < op->region(r).block(b)->num_arguments(); ++a)
+                out.push_back(PyValue{p, op->region(r).block(b)->argument(a), p->generation});
+          for (Value v : op->results()) out.push_back(PyValue{p, v, p->generation});
+        }, /*post_order=*/false);
+        return out;
+      }, "Every value (block arguments and op results) in definition order.")
+      .def("verify", [](const PyProgram& p) { pir::verify_program(*p.p); })
+      .def("run_passes", [](PyProgram& p, const std::string& pipeline, bool verify_each, bool timing) {
+        pir::PassManager pm;
+        pm.set_verify_each(verify_each);
+        pm.add_pipeline(pipeline == "standard" ? pir::standard_pipeline() : pipeline);
+        auto t = std::make_shared<pir::PassTiming>();
+        if (timing) pm.add_instrumentation(t);
+        ++p.generation;
+        bool changed = pm.run(*p.p);
+        py::dict r;
+        r["changed"] = changed;
+        if (timing) {
+          py::dict times;
+          for (const auto& e : t->entries()) times[py::str(e.name)] = e.seconds;
+          r["timing"] = times;
+        }
+        return r;
+      }, py::arg("pipeline"), py::arg("verify_each") = true, py::arg("timing") = false,
+         "Runs a pass pipeline ('dce,cse', 'cf.while(cse)', or 'standard').")
+      .def("serialize", [](const PyProgram& p) { return py::bytes(pir::serialize_program(*p.p)); })
+      .def("add_parameter", [ctx](const ProgramRef& p, const std::string& name, const std::vector<int64_t>& shape,
+                                  py::handle dtype) {
+        pir::Builder b(ctx, p->p->block());
+        Value v = b.parameter(name, ctx->tensor_type(py_to_dtype(dtype, "add_parameter", "dtype"), shape));
+        return PyValue{p, v, p->generation};
+      }, py::arg("name"), py::arg("shape"), py::arg("dtype") = py::str("float32"))
+      .def("add_op", [ctx](const ProgramRef& p, const std::string& name, py::list inputs, py::dict attrs) {
+        const pir::OpInfo* info = ctx->op_info(name.find('.') == std::string::npos ? "pd_op." + name : name);
+        std::vector<Value> operands;
+        for (auto h : inputs) {
+          if (h.is_none()) { operands.push_back(Value()); continue; }
+          if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {  // a Tensor[] argument
+            std::vector<Value> elems;
+            for (auto e : h) elems.push_back(e.cast<const PyValue&>().get());
+            pir::Builder cb(ctx, p->p->block());
+            operands.push_back(cb.combine(elems));
+            continue;
+          }
+          operands.push_back(h.cast<const PyValue&>().get());
+        }
+        std::vector<pir::NamedAttribute> named;
+        for (auto [k, v] : attrs) {
+          std::string an = py::str(k);
+          int idx = info->attr_index(an);
+          OAR_ENFORCE(!info->has_schema || idx >= 0, InvalidArgument, info->name, ": unknown attribute '", an, "'");
+          named.push_back({an, py_to_attr(ctx, v, idx >= 0 ? info->attrs[idx].type : "", info->name, an)});
+        }
+        pir::Builder b(ctx, p->p->block());
+        Operation* op = b.build(info, operands, std::move(named));
+        return PyOp{p, op, p->generation};
+      }, py::arg("name"), py::arg("inputs") = py::list(), py::arg("attrs") = py::dict(),
+         "Appends an op (shape inference fills its result types); returns it.")
+      .def("add_constant", [ctx](const ProgramRef& p, py::handle data, py::handle dtype) {
+        DataType dt = dtype.is_none() ? DataType::UNDEFINED : py_to_dtype(dtype, "add_constant", "dtype");
+        Tensor t = is_tensor(data) ? py_to_tensor(data, "add_constant", "data")
+                                   : tensor_from_python(data, dt, "add_constant");
+        pir::Builder b(ctx, p->p->block());
+        return PyValue{p, b.constant(t.dense()), p->generation};
+      }, py::arg("data"), py::arg("dtype") = py::none(), "Appends a builtin.constant holding a copy of data.")
+      .def("add_output", [ctx](const ProgramRef& p, const PyValue& v, const std::string& name) {
+        pir::Builder b(ctx, p->p->block());
+        b.build("builtin.output", {v.get()}, {{"name", ctx->str_attr(name)}}, {});
+      }, py::arg("value"), py::arg("name"));
+
+  pm.def("parse", [ctx](const std::string& text) {
+    return std::make_shared<PyProgram>(pir::parse_program(ctx, text));
+  }, py::arg("text"), "Parses a program in the textual form (and verifies it).");
+  pm.def("deserialize", [ctx](py::bytes data) {
+    std::string s = data;
+    return std::make_shared<PyProgram>(pir::deserialize_program(ctx, s));
+  }, py::arg("data"));
+  pm.def("registered_passes", &pir::registered_passes);
+  pm.def("standard_pipeline", &pir::standard_pipeline);
+  pm.def("op_names", [ctx] { return ctx->op_names(); });
+  pm.def("op_info", [ctx](const std::string& name) {
+    const pir::OpInfo* i = ctx->op_info(name);
+    py::dict d;
+    d["name"] = i->name;
+    d["dialect"] = i->dialect;
+    py::list ins, attrs, outs;
+    for (const auto& in : i->inputs)
+      ins.append(py::make_tuple(in.name, in.kind == pir::InputSpec::kTensor ? "Tensor"
+                                         : in.kind == pir::InputSpec::kOptional ? "Tensor?" : "Tensor[]"));
+    for (const auto& a : i->attrs)
+      attrs.append(py::make_tuple(a.name, a.type, a.default_value ? py::cast(a.default_value.str()) : py::none()));
+    for (const auto& o : i->outputs) outs.append(py::make_tuple(o.name, o.is_list ? "Tensor[]" : "Tensor"));
+    d["inputs"] = ins;
+    d["attrs"] = attrs;
+    d["outputs"] = outs;
+    d["pure"] = i->has(pir::kTraitPure);
+    d["kernel"] = i->kernel;
+    d["backward"] = i->backward;
+    d["inplace"] = i->inplace;
+    return d;
+  }, py::arg("name"));
+}
+
+}  // namespace oar::python
