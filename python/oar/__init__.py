@@ -32,5 +32,6 @@ from ._ops import *  # noqa: E402,F401,F403
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, grad  # noqa: E402,F401
 from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # noqa: E402,F401
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
+from . import io  # noqa: E402,F401
 
 __version__ = "0.1.0"
