@@ -33,5 +33,6 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, g
 from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # noqa: E402,F401
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 from . import io  # noqa: E402,F401
+from .framework_io import save, load  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ def _np(x):
     if isinstance(x, _C.Tensor):
         if x.dtype.name == "bfloat16":
             raise TypeError("DataLoader: bfloat16 tensors cannot be collated; cast to float32")
-        return np.ascontiguousarray(x.numpy()).copy()
+        return np.array(x.numpy(), order="C", copy=True)
     return x
 
 
@@ -101,7 +101,7 @@ def pack(obj):
         if is_tensor:
             x = _np(x)
         if isinstance(x, np.ndarray) and x.dtype != object:
-            arrays.append(np.ascontiguousarray(x))
+            arrays.append(np.asarray(x, order="C"))
             return _ArrayRef(len(arrays) - 1, None, None, is_tensor)
         return x
 
