@@ -34,5 +34,7 @@ from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # no
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 from . import io  # noqa: E402,F401
 from .framework_io import save, load  # noqa: E402,F401
+from . import regularizer  # noqa: E402,F401
+from .nn.layer import ParamAttr, create_parameter  # noqa: E402,F401
 
 __version__ = "0.1.0"
