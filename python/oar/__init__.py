@@ -37,6 +37,7 @@ from .framework_io import save, load  # noqa: E402,F401
 from . import regularizer  # noqa: E402,F401
 from .nn.layer import ParamAttr, create_parameter  # noqa: E402,F401
 from . import metric, hapi, callbacks  # noqa: E402,F401
+from . import vision  # noqa: E402,F401
 from .hapi import Model, summary, flops  # noqa: E402,F401
 
 __version__ = "0.1.0"
