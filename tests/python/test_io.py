@@ -50,6 +50,10 @@ class Stream(IterableDataset):
             yield np.array([i], np.int64)
 
 
+def shm_files():
+    return {f for f in os.listdir("/dev/shm") if f.startswith("oar_dl_")} if os.path.isdir("/dev/shm") else set()
+
+
 def labels_of(loader):
     return [int(v) for _, y in loader for v in y.numpy().reshape(-1)]
 
@@ -222,24 +226,28 @@ def test_worker_info_init_fn_and_seeds():
 
 
 def test_worker_error_carries_worker_traceback():
+    before = shm_files()
     ld = DataLoader(Failing(12), batch_size=2, num_workers=2)
     with pytest.raises(KeyError) as e:
         labels_of(ld)
     msg = str(e.value)
     assert "DataLoader worker" in msg and "sample seven is broken" in msg
     assert "in __getitem__" in msg  # the worker's own frame
+    assert shm_files() - before == set()
 
 
 def test_worker_death_raises_instead_of_hanging():
+    before = shm_files()
     ld = DataLoader(Dying(12), batch_size=2, num_workers=2)
     t = time.time()
     with pytest.raises(RuntimeError, match="exited unexpectedly"):
         labels_of(ld)
     assert time.time() - t < 20
+    assert shm_files() - before == set()
 
 
 def test_abandoned_iterator_cleans_up():
-    before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    before = shm_files()
     ld = DataLoader(Range(100), batch_size=2, num_workers=2, prefetch_factor=4)
     it = iter(ld)
     next(it)
@@ -248,9 +256,32 @@ def test_abandoned_iterator_cleans_up():
     for p in procs:
         p.join(timeout=10)
         assert not p.is_alive()
-    if os.path.isdir("/dev/shm"):
-        leaked = [f for f in set(os.listdir("/dev/shm")) - before if f.startswith("oar_dl_")]
-        assert leaked == []
+    assert shm_files() - before == set()
+
+
+def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import numpy as np, oar\n"
+        "from oar.io import DataLoader, Dataset\n"
+        "class R(Dataset):\n"
+        "    def __getitem__(s, i): return np.full([8], i, np.float32)\n"
+        "    def __len__(s): return 10000\n"
+        "it = iter(DataLoader(R(), batch_size=4, num_workers=2, prefetch_factor=8))\n"
+        "next(it)\n"
+        "ld = DataLoader(R(), batch_size=4, num_workers=2, persistent_workers=True)\n"
+        "for i, b in enumerate(ld):\n"
+        "    if i == 3: break\n"
+        "print('ok', flush=True)\n")
+    before = shm_files()
+    t = time.time()
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                         env=os.environ.copy())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok" and time.time() - t < 30
+    assert shm_files() - before == set()
 
 
 def test_persistent_workers_reused():

@@ -161,6 +161,18 @@ def unpack(path, struct, as_tensors):
         mm.close()
 
 
+def discard_worker_files(pid):
+    """Deletes every batch file a (finished) worker process left behind."""
+    prefix = f"oar_dl_{pid}_"
+    try:
+        names = os.listdir(_SHM_DIR)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix):
+            discard(os.path.join(_SHM_DIR, name))
+
+
 def discard(path):
     """Deletes a shared-memory file whose batch will never be consumed."""
     if path is not None:

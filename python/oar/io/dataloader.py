@@ -1,5 +1,6 @@
 """DataLoader: batches from a dataset, optionally built by forked worker processes that pass
 arrays through shared memory (see collate.py)."""
+import atexit
 import itertools
 import multiprocessing
 import os
@@ -8,6 +9,7 @@ import random
 import sys
 import time
 import traceback
+import weakref
 
 import numpy as np
 
@@ -16,6 +18,25 @@ from .dataset import IterableDataset
 from .sampler import BatchSampler
 
 _worker_info = None
+# Live pools and iterators: shut down at interpreter exit, so no worker outlives the main
+# process and no shared-memory batch file is left behind (iterators caught in reference
+# cycles are otherwise never finalized).
+_live_pools = weakref.WeakSet()
+_live_iters = weakref.WeakSet()
+
+
+@atexit.register
+def _shutdown_all():
+    for it in list(_live_iters):
+        try:
+            it._finish(force=True)
+        except Exception:
+            pass
+    for pool in list(_live_pools):
+        try:
+            pool.shutdown()
+        except Exception:
+            pass
 
 
 class WorkerInfo:
@@ -131,6 +152,7 @@ class _Workers:
             self.index_queues.append(iq)
             self.procs.append(p)
         self.alive = True
+        _live_pools.add(self)
 
     def check(self):
         for wid, p in enumerate(self.procs):
@@ -164,6 +186,8 @@ class _Workers:
                 p.terminate()
                 p.join(timeout=1.0)
         self.drain()
+        for p in self.procs:  # batches still in a dead worker's queue buffer
+            _collate.discard_worker_files(p.pid)
         for q in self.index_queues + [self.result_queue]:
             q.close()
         self.result_queue.cancel_join_thread()
@@ -196,6 +220,7 @@ class _MultiProcessIter:
         self.outstanding = {}  # task id -> worker id
         self.buffer = {}
         self.done = False
+        _live_iters.add(self)
         for _ in range(loader.prefetch_factor * loader.num_workers):
             if not self._put():
                 break
