@@ -11,6 +11,7 @@ reloaded model predicts exactly the same. Exits non-zero when test accuracy < 97
 reloaded predictions differ. Runs unchanged with `import paddle` in place of
 `import oar as paddle` (given the scikit-learn data).
 """
+
 import argparse
 import os
 import sys
@@ -43,14 +44,16 @@ class Digits(paddle.io.Dataset):
 def load_digits_28x28(seed=0):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
+
     digits = load_digits()
-    x = digits.images.astype(np.float32) / 16.0                    # [N, 8, 8] in [0, 1]
+    x = digits.images.astype(np.float32) / 16.0  # [N, 8, 8] in [0, 1]
     # One bilinear resize of all images at once: the batch rides along as channels.
     x = T.resize(x.transpose(1, 2, 0), (28, 28)).transpose(2, 0, 1)
-    x = ((x - 0.5) / 0.5)[:, None].astype(np.float32)              # [N, 1, 28, 28] in [-1, 1]
+    x = ((x - 0.5) / 0.5)[:, None].astype(np.float32)  # [N, 1, 28, 28] in [-1, 1]
     y = digits.target.astype(np.int64)[:, None]
-    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=0.2, random_state=seed,
-                                              stratify=digits.target)
+    x_tr, x_te, y_tr, y_te = train_test_split(
+        x, y, test_size=0.2, random_state=seed, stratify=digits.target
+    )
     # Random shifts of up to 2 pixels (pad with the background value, crop back to 28x28):
     # 1,437 training images are few, and without them LeNet overfits to ~97%.
     shift = T.RandomCrop(28, padding=2, fill=-1.0)
@@ -83,12 +86,22 @@ def main():
     model.summary((1, 1, 28, 28))
 
     t0 = time.time()
-    model.fit(train_ds, test_ds, batch_size=args.batch_size, epochs=args.epochs,
-              eval_freq=5, log_freq=10, verbose=1, shuffle=True)
+    model.fit(
+        train_ds,
+        test_ds,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        eval_freq=5,
+        log_freq=10,
+        verbose=1,
+        shuffle=True,
+    )
     train_s = time.time() - t0
     result = model.evaluate(test_ds, batch_size=256, verbose=0)
     acc = float(result["acc"])
-    print(f"test accuracy {acc:.4f} (loss {float(result['loss'][0]):.4f}), trained in {train_s:.1f}s")
+    print(
+        f"test accuracy {acc:.4f} (loss {float(result['loss'][0]):.4f}), trained in {train_s:.1f}s"
+    )
 
     save_dir = args.save_dir or tempfile.mkdtemp(prefix="oar_lenet_")
     path = os.path.join(save_dir, "lenet")
@@ -100,8 +113,10 @@ def main():
     preds2 = reloaded.predict(test_ds, batch_size=256, stack_outputs=True, verbose=0)[0]
     acc2 = float(reloaded.evaluate(test_ds, batch_size=256, verbose=0)["acc"])
     same = np.array_equal(preds, preds2)
-    print(f"checkpoint {path}.pdparams: reloaded accuracy {acc2:.4f}, "
-          f"predictions {'identical' if same else 'DIFFER'}")
+    print(
+        f"checkpoint {path}.pdparams: reloaded accuracy {acc2:.4f}, "
+        f"predictions {'identical' if same else 'DIFFER'}"
+    )
 
     ok = True
     if acc < args.min_accuracy:

@@ -8,6 +8,7 @@ the structure and the data. Loading never executes code (no pickle). Saving writ
 in the target directory, fsyncs it and renames it over the target, so a crash mid-save leaves
 the previous file intact.
 """
+
 import io as _pyio
 import json
 import os
@@ -21,8 +22,17 @@ from . import _C
 
 _FORMAT = "oar.safetensors.v1"
 _ST_DTYPES = {  # numpy dtype str -> safetensors dtype
-    "bool": "BOOL", "int8": "I8", "uint8": "U8", "int16": "I16", "int32": "I32", "int64": "I64",
-    "float16": "F16", "float32": "F32", "float64": "F64", "uint16": "U16", "uint32": "U32",
+    "bool": "BOOL",
+    "int8": "I8",
+    "uint8": "U8",
+    "int16": "I16",
+    "int32": "I32",
+    "int64": "I64",
+    "float16": "F16",
+    "float32": "F32",
+    "float64": "F64",
+    "uint16": "U16",
+    "uint32": "U32",
     "uint64": "U64",
 }
 _NP_DTYPES = {v: k for k, v in _ST_DTYPES.items()}
@@ -51,8 +61,9 @@ def _encode(obj, tensors, path):
         items = []
         for k, v in obj.items():
             if not (k is None or isinstance(k, (str, int, float, bool))):
-                raise TypeError(f"oar.save: dict key {k!r} at {path} must be a str, int, float, "
-                                "bool or None")
+                raise TypeError(
+                    f"oar.save: dict key {k!r} at {path} must be a str, int, float, bool or None"
+                )
             items.append([k, _encode(v, tensors, f"{path}[{k!r}]")])
         return {"dict": items}
     if isinstance(obj, (list, tuple)):
@@ -62,8 +73,10 @@ def _encode(obj, tensors, path):
         obj = obj.item()
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return {"value": obj}
-    raise TypeError(f"oar.save: cannot save an object of type {type(obj).__name__} at {path}; "
-                    "only Tensors, NumPy arrays, dicts, lists, tuples and Python scalars are saved")
+    raise TypeError(
+        f"oar.save: cannot save an object of type {type(obj).__name__} at {path}; "
+        "only Tensors, NumPy arrays, dicts, lists, tuples and Python scalars are saved"
+    )
 
 
 def _serialize(obj):
@@ -72,8 +85,11 @@ def _serialize(obj):
     header, offset, chunks = {}, 0, []
     for name, st_dtype, arr in tensors:
         raw = arr.tobytes()
-        header[name] = {"dtype": st_dtype, "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
+        header[name] = {
+            "dtype": st_dtype,
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
         offset += len(raw)
         chunks.append(raw)
     crc = zlib.crc32(_canonical(header) + structure.encode())
@@ -152,20 +168,25 @@ def load(path, **configs):
     if hlen > _MAX_HEADER:
         raise _corrupt(path, f"header size {hlen} is implausible")
     if 8 + hlen > len(data):
-        raise _corrupt(path, f"the file is truncated (header needs {8 + hlen} bytes, file has "
-                             f"{len(data)})")
+        raise _corrupt(
+            path, f"the file is truncated (header needs {8 + hlen} bytes, file has {len(data)})"
+        )
     try:
-        header = json.loads(bytes(data[8:8 + hlen]).decode("utf-8"))
+        header = json.loads(bytes(data[8 : 8 + hlen]).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise _corrupt(path, f"the header is not valid JSON ({e})") from None
     if not isinstance(header, dict):
         raise _corrupt(path, "the header is not a JSON object")
     meta = header.pop("__metadata__", None) or {}
-    body = memoryview(data)[8 + hlen:]
+    body = memoryview(data)[8 + hlen :]
     arrays = {}
     for name, info in header.items():
         try:
-            st_dtype, shape, (b, e) = info["dtype"], [int(s) for s in info["shape"]], info["data_offsets"]
+            st_dtype, shape, (b, e) = (
+                info["dtype"],
+                [int(s) for s in info["shape"]],
+                info["data_offsets"],
+            )
         except (KeyError, TypeError, ValueError):
             raise _corrupt(path, f"malformed entry for tensor '{name}'") from None
         if st_dtype not in _NP_DTYPES:
@@ -173,15 +194,23 @@ def load(path, **configs):
         np_dtype = np.dtype("uint16" if st_dtype == "BF16" else _NP_DTYPES[st_dtype])
         n = int(np.prod(shape)) if shape else 1
         if any(s < 0 for s in shape) or e - b != n * np_dtype.itemsize or b < 0:
-            raise _corrupt(path, f"tensor '{name}' byte range [{b}, {e}) does not match shape "
-                                 f"{shape} and dtype {st_dtype}")
+            raise _corrupt(
+                path,
+                f"tensor '{name}' byte range [{b}, {e}) does not match shape "
+                f"{shape} and dtype {st_dtype}",
+            )
         if e > len(body):
-            raise _corrupt(path, f"the file is truncated (tensor '{name}' ends at byte {e} of the "
-                                 f"data, which has {len(body)})")
+            raise _corrupt(
+                path,
+                f"the file is truncated (tensor '{name}' ends at byte {e} of the "
+                f"data, which has {len(body)})",
+            )
         arrays[name] = (st_dtype, np.frombuffer(body[b:e], dtype=np_dtype).reshape(shape))
     if meta.get("format") != _FORMAT:  # a plain safetensors file
-        return {k: _to_value(v, return_numpy, True) for k, v in sorted(
-            arrays.items(), key=lambda kv: header[kv[0]]["data_offsets"][0])}
+        return {
+            k: _to_value(v, return_numpy, True)
+            for k, v in sorted(arrays.items(), key=lambda kv: header[kv[0]]["data_offsets"][0])
+        }
     structure = meta.get("structure", "")
     crc = zlib.crc32(_canonical(header) + structure.encode())
     ranges = sorted((info["data_offsets"] for info in header.values()), key=lambda r: r[0])
@@ -211,7 +240,7 @@ def _to_value(entry, return_numpy, stop_gradient):
 
 
 def _decode(node, arrays, return_numpy):
-    (kind, val), = [(k, v) for k, v in node.items() if k != "stop_gradient"]
+    ((kind, val),) = [(k, v) for k, v in node.items() if k != "stop_gradient"]
     if kind == "tensor":
         return _to_value(arrays[val], return_numpy, node.get("stop_gradient", True))
     if kind == "ndarray":

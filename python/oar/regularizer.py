@@ -22,9 +22,11 @@ class WeightDecayRegularizer:
 
 class L2Decay(WeightDecayRegularizer):
     """grad += coeff * param"""
+
     kind = "l2"
 
 
 class L1Decay(WeightDecayRegularizer):
     """grad += coeff * sign(param)"""
+
     kind = "l1"

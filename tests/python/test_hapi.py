@@ -1,5 +1,6 @@
 """oar.Model (fit/evaluate/predict/save/load), callbacks, the TensorBoard writer,
 oar.summary and oar.flops."""
+
 import os
 import re
 import struct
@@ -65,7 +66,9 @@ def test_progress_bar_format(capsys):
     out = capsys.readouterr().out
     assert "Epoch 1/2" in out and "Epoch 2/2" in out and "Eval begin..." in out
     assert "Eval samples: 32" in out
-    assert re.search(r"step 2/4 - loss: \d+\.\d{4} - acc: \d\.\d{4} - ETA: \d+s - \d+(us|ms|s)/step", out)
+    assert re.search(
+        r"step 2/4 - loss: \d+\.\d{4} - acc: \d\.\d{4} - ETA: \d+s - \d+(us|ms|s)/step", out
+    )
     assert re.search(r"step 4/4 - loss: \d+\.\d{4} - acc: \d\.\d{4} - \d+(us|ms|s)/step", out)
     model.fit(Blobs(64, 0), batch_size=16, epochs=1, verbose=1, log_freq=1)
     out = capsys.readouterr().out
@@ -118,23 +121,40 @@ def test_model_checkpoint_and_lr_scheduler_callback(tmp_path):
     model.fit(Blobs(64, 0), batch_size=16, epochs=2, save_dir=str(tmp_path), save_freq=1, verbose=0)
     assert sched.last_epoch == 8  # stepped after every batch
     names = sorted(os.listdir(tmp_path))
-    assert names == ["0.pdopt", "0.pdparams", "1.pdopt", "1.pdparams", "final.pdopt", "final.pdparams"]
+    assert names == [
+        "0.pdopt",
+        "0.pdparams",
+        "1.pdopt",
+        "1.pdparams",
+        "final.pdopt",
+        "final.pdparams",
+    ]
     sched2 = oar.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
     m2 = oar.Model(oar.nn.Linear(4, 2))
-    m2.prepare(oar.optimizer.SGD(sched2, parameters=m2.network.parameters()), oar.nn.CrossEntropyLoss())
+    m2.prepare(
+        oar.optimizer.SGD(sched2, parameters=m2.network.parameters()), oar.nn.CrossEntropyLoss()
+    )
     m2.load(str(tmp_path / "final"))
     assert sched2.last_epoch == 8
     epochwise = oar.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
     m3 = oar.Model(oar.nn.Linear(4, 2))
-    m3.prepare(oar.optimizer.SGD(epochwise, parameters=m3.network.parameters()), oar.nn.CrossEntropyLoss())
-    m3.fit(Blobs(64, 0), batch_size=16, epochs=3, verbose=0,
-           callbacks=[oar.callbacks.LRScheduler(by_step=False, by_epoch=True)])
+    m3.prepare(
+        oar.optimizer.SGD(epochwise, parameters=m3.network.parameters()), oar.nn.CrossEntropyLoss()
+    )
+    m3.fit(
+        Blobs(64, 0),
+        batch_size=16,
+        epochs=3,
+        verbose=0,
+        callbacks=[oar.callbacks.LRScheduler(by_step=False, by_epoch=True)],
+    )
     assert epochwise.last_epoch == 3
 
 
 def test_early_stopping(tmp_path):
     class Worse(oar.metric.Metric):
         """acc that only gets worse after the first evaluation."""
+
         calls = 0
 
         def reset(self):
@@ -158,14 +178,23 @@ def test_early_stopping(tmp_path):
     class Count(oar.callbacks.Callback):
         def on_eval_end(self, logs=None):
             Worse.calls += 1
+
     es = oar.callbacks.EarlyStopping(monitor="acc", patience=1, save_best_model=True, verbose=0)
     seen = []
 
     class Epochs(oar.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
             seen.append(epoch)
-    model.fit(Blobs(32, 0), Blobs(16, 1), batch_size=16, epochs=10, verbose=0,
-              save_dir=str(tmp_path), callbacks=[es, Count(), Epochs()])
+
+    model.fit(
+        Blobs(32, 0),
+        Blobs(16, 1),
+        batch_size=16,
+        epochs=10,
+        verbose=0,
+        save_dir=str(tmp_path),
+        callbacks=[es, Count(), Epochs()],
+    )
     assert seen == [0, 1, 2]  # best at eval 1, worse twice > patience 1 -> stop
     assert os.path.exists(tmp_path / "best_model.pdparams")
 
@@ -173,8 +202,14 @@ def test_early_stopping(tmp_path):
 def test_visualdl_writes_tensorboard_events(tmp_path):
     model = make_model()
     logdir = tmp_path / "vdl"
-    model.fit(Blobs(64, 0), Blobs(32, 1), batch_size=16, epochs=2, verbose=0,
-              callbacks=[oar.callbacks.VisualDL(str(logdir))])
+    model.fit(
+        Blobs(64, 0),
+        Blobs(32, 1),
+        batch_size=16,
+        epochs=2,
+        verbose=0,
+        callbacks=[oar.callbacks.VisualDL(str(logdir))],
+    )
     (f,) = os.listdir(logdir)
     assert f.startswith("events.out.tfevents.")
     scalars = tfevents.read_scalars(str(logdir / f))
@@ -200,8 +235,10 @@ def test_crc32c_known_vectors():
 
 
 def test_events_readable_by_tensorboard(tmp_path):
-    ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
-                             reason="the tensorboard package is not installed")
+    ea = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator",
+        reason="the tensorboard package is not installed",
+    )
     w = tfevents.SummaryWriter(str(tmp_path))
     for i in range(5):
         w.add_scalar("loss", 1.0 / (i + 1), i)
@@ -228,7 +265,16 @@ def test_summary_table_and_totals(capsys):
     out = capsys.readouterr().out
     assert res == {"total_params": 54 + 21, "trainable_params": 54 + 18}
     lines = out.splitlines()
-    assert lines[1].split() == ["Layer", "(type)", "Input", "Shape", "Output", "Shape", "Param", "#"]
+    assert lines[1].split() == [
+        "Layer",
+        "(type)",
+        "Input",
+        "Shape",
+        "Output",
+        "Shape",
+        "Param",
+        "#",
+    ]
     assert set(lines[2]) == {"="}
     assert lines[3].split() == ["Linear-1", "[[1,", "8]]", "[1,", "6]", "54"]
     assert lines[4].split()[0] == "ReLU-1" and lines[5].split()[0] == "Linear-2"
@@ -244,6 +290,7 @@ def test_flops_counts(capsys):
     class Odd(oar.nn.Layer):
         def forward(self, x):
             return x * 2
+
     net = oar.nn.Sequential(Net2(), Odd())
     total = oar.flops(net, [2, 8], print_detail=True)
     out = capsys.readouterr().out

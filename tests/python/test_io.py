@@ -1,4 +1,5 @@
 """oar.io: datasets, samplers, DataLoader (single process and forked workers)."""
+
 import os
 import signal
 import time
@@ -7,9 +8,22 @@ import numpy as np
 import pytest
 
 import oar
-from oar.io import (BatchSampler, ChainDataset, ComposeDataset, DataLoader, Dataset,
-                    DistributedBatchSampler, IterableDataset, RandomSampler, SequenceSampler,
-                    Subset, TensorDataset, WeightedRandomSampler, get_worker_info, random_split)
+from oar.io import (
+    BatchSampler,
+    ChainDataset,
+    ComposeDataset,
+    DataLoader,
+    Dataset,
+    DistributedBatchSampler,
+    IterableDataset,
+    RandomSampler,
+    SequenceSampler,
+    Subset,
+    TensorDataset,
+    WeightedRandomSampler,
+    get_worker_info,
+    random_split,
+)
 
 
 class Range(Dataset):
@@ -51,7 +65,11 @@ class Stream(IterableDataset):
 
 
 def shm_files():
-    return {f for f in os.listdir("/dev/shm") if f.startswith("oar_dl_")} if os.path.isdir("/dev/shm") else set()
+    return (
+        {f for f in os.listdir("/dev/shm") if f.startswith("oar_dl_")}
+        if os.path.isdir("/dev/shm")
+        else set()
+    )
 
 
 def labels_of(loader):
@@ -149,11 +167,16 @@ def test_distributed_batch_sampler_covers_dataset():
 def test_default_collate_structures():
     class Dicts(Dataset):
         def __getitem__(self, i):
-            return {"x": np.ones([2], np.float32) * i, "y": i, "name": f"s{i}",
-                    "pair": (np.int32(i), 1.5)}
+            return {
+                "x": np.ones([2], np.float32) * i,
+                "y": i,
+                "name": f"s{i}",
+                "pair": (np.int32(i), 1.5),
+            }
 
         def __len__(self):
             return 3
+
     b = next(iter(DataLoader(Dicts(), batch_size=3)))
     assert isinstance(b["x"], oar.Tensor) and b["x"].shape == [3, 2]
     assert b["y"].dtype == oar.int64 and b["name"] == ["s0", "s1", "s2"]
@@ -207,17 +230,26 @@ def test_worker_info_init_fn_and_seeds():
     class Info(Dataset):
         def __getitem__(self, i):
             info = get_worker_info()
-            return np.array([info.id, info.num_workers, os.environ.get("OAR_T_INIT") == str(info.id),
-                             np.random.randint(0, 1 << 30)], np.int64)
+            return np.array(
+                [
+                    info.id,
+                    info.num_workers,
+                    os.environ.get("OAR_T_INIT") == str(info.id),
+                    np.random.randint(0, 1 << 30),
+                ],
+                np.int64,
+            )
 
         def __len__(self):
             return 8
 
     def init(wid):
         os.environ["OAR_T_INIT"] = str(wid)
+
     oar.seed(5)
-    rows = np.concatenate([b.numpy() for b in
-                           DataLoader(Info(), batch_size=2, num_workers=2, worker_init_fn=init)])
+    rows = np.concatenate(
+        [b.numpy() for b in DataLoader(Info(), batch_size=2, num_workers=2, worker_init_fn=init)]
+    )
     assert set(rows[:, 0]) == {0, 1} and (rows[:, 1] == 2).all() and rows[:, 2].all()
     oar.seed(5)
     again = np.concatenate([b.numpy() for b in DataLoader(Info(), batch_size=2, num_workers=2)])
@@ -262,6 +294,7 @@ def test_abandoned_iterator_cleans_up():
 def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
     import subprocess
     import sys
+
     script = tmp_path / "s.py"
     script.write_text(
         "import numpy as np, oar\n"
@@ -274,11 +307,17 @@ def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
         "ld = DataLoader(R(), batch_size=4, num_workers=2, persistent_workers=True)\n"
         "for i, b in enumerate(ld):\n"
         "    if i == 3: break\n"
-        "print('ok', flush=True)\n")
+        "print('ok', flush=True)\n"
+    )
     before = shm_files()
     t = time.time()
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
-                         env=os.environ.copy())
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok" and time.time() - t < 30
     assert shm_files() - before == set()
@@ -295,17 +334,26 @@ def test_persistent_workers_reused():
 
 
 def test_iterable_dataset_with_workers():
-    single = sorted(int(v) for b in DataLoader(Stream(10), batch_size=3) for v in b.numpy().reshape(-1))
+    single = sorted(
+        int(v) for b in DataLoader(Stream(10), batch_size=3) for v in b.numpy().reshape(-1)
+    )
     assert single == list(range(10))
-    multi = [int(v) for b in DataLoader(Stream(10), batch_size=2, num_workers=2)
-             for v in b.numpy().reshape(-1)]
+    multi = [
+        int(v)
+        for b in DataLoader(Stream(10), batch_size=2, num_workers=2)
+        for v in b.numpy().reshape(-1)
+    ]
     assert sorted(multi) == list(range(10))
 
 
 def test_custom_collate_in_workers_keeps_types():
     def collate(samples):
-        return {"x": np.stack([s[0] for s in samples]), "n": len(samples),
-                "t": oar.to_tensor(np.stack([s[1] for s in samples]))}
+        return {
+            "x": np.stack([s[0] for s in samples]),
+            "n": len(samples),
+            "t": oar.to_tensor(np.stack([s[1] for s in samples])),
+        }
+
     b = next(iter(DataLoader(Range(6), batch_size=3, num_workers=1, collate_fn=collate)))
     assert isinstance(b["x"], np.ndarray) and b["n"] == 3 and isinstance(b["t"], oar.Tensor)
     assert b["t"].numpy().tolist() == [0, 1, 2]

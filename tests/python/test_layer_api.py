@@ -1,5 +1,6 @@
 """nn.Layer API: registration, traversal, state_dict, hooks, to(dtype), repr, containers,
 initializers, ParamAttr, Embedding."""
+
 import math
 
 import numpy as np
@@ -35,10 +36,24 @@ class Net(nn.Layer):
 def test_named_parameters_sublayers_buffers_with_prefixes():
     net = Net()
     assert [n for n, _ in net.named_parameters()] == [
-        "block.scale", "block.fc.weight", "block.fc.bias", "head.out.weight", "head.out.bias"]
+        "block.scale",
+        "block.fc.weight",
+        "block.fc.bias",
+        "head.out.weight",
+        "head.out.bias",
+    ]
     assert [n for n, _ in net.named_parameters(prefix="m")][0] == "m.block.scale"
-    assert [n for n, _ in net.named_sublayers()] == ["block", "block.fc", "head", "head.act", "head.out"]
-    assert [n for n, _ in net.named_sublayers(prefix="m", include_self=True)][:2] == ["m", "m.block"]
+    assert [n for n, _ in net.named_sublayers()] == [
+        "block",
+        "block.fc",
+        "head",
+        "head.act",
+        "head.out",
+    ]
+    assert [n for n, _ in net.named_sublayers(prefix="m", include_self=True)][:2] == [
+        "m",
+        "m.block",
+    ]
     assert [n for n, _ in net.named_buffers()] == ["block.running", "block.scratch"]
     assert len(net.parameters(include_sublayers=False)) == 0
     assert [type(c).__name__ for c in net.children()] == ["Block", "Sequential"]
@@ -46,8 +61,14 @@ def test_named_parameters_sublayers_buffers_with_prefixes():
 
 def test_state_dict_order_and_non_persistable_buffers():
     net = Net()
-    assert list(net.state_dict()) == ["block.scale", "block.running", "block.fc.weight",
-                                      "block.fc.bias", "head.out.weight", "head.out.bias"]
+    assert list(net.state_dict()) == [
+        "block.scale",
+        "block.running",
+        "block.fc.weight",
+        "block.fc.bias",
+        "head.out.weight",
+        "head.out.bias",
+    ]
     assert list(net.state_dict(structured_name_prefix="net"))[0] == "net.block.scale"
 
 
@@ -60,7 +81,9 @@ def test_set_state_dict_strict_nonstrict_and_errors():
     partial = dict(sd)
     del partial["head.out.bias"]
     partial["extra"] = np.ones(1)
-    with pytest.raises(KeyError, match=r"missing keys \['head.out.bias'\].*unexpected keys \['extra'\]"):
+    with pytest.raises(
+        KeyError, match=r"missing keys \['head.out.bias'\].*unexpected keys \['extra'\]"
+    ):
         b.set_state_dict(partial)
     with pytest.warns(UserWarning, match="missing keys"):
         missing, unexpected = b.set_state_dict(partial, strict=False)
@@ -73,8 +96,11 @@ def test_set_state_dict_strict_nonstrict_and_errors():
     np.testing.assert_array_equal(b.block.fc.bias.numpy(), before)  # nothing half-loaded
     a2 = Net()
     with pytest.warns(UserWarning):
-        a2.set_state_dict({a2.block.fc.weight.name: np.zeros([3, 4], np.float32)},
-                          use_structured_name=False, strict=False)
+        a2.set_state_dict(
+            {a2.block.fc.weight.name: np.zeros([3, 4], np.float32)},
+            use_structured_name=False,
+            strict=False,
+        )
     assert (a2.block.fc.weight.numpy() == 0).all()
 
 
@@ -88,16 +114,16 @@ def test_set_state_dict_keeps_parameter_identity():
 def test_train_eval_apply_and_hooks():
     net = Net()
     net.eval()
-    assert not any(l.training for l in net.sublayers(include_self=True))
+    assert not any(sub.training for sub in net.sublayers(include_self=True))
     net.train()
-    assert all(l.training for l in net.sublayers(include_self=True))
+    assert all(sub.training for sub in net.sublayers(include_self=True))
     seen = []
-    net.apply(lambda l: seen.append(type(l).__name__))
+    net.apply(lambda layer: seen.append(type(layer).__name__))
     assert seen[-1] == "Net" and "Linear" in seen
     x = oar.ones([2, 3])
     calls = []
-    h1 = net.register_forward_pre_hook(lambda l, inp: (inp[0] * 0,))
-    h2 = net.register_forward_post_hook(lambda l, inp, out: calls.append(out.shape) or out + 1)
+    h1 = net.register_forward_pre_hook(lambda layer, inp: (inp[0] * 0,))
+    h2 = net.register_forward_post_hook(lambda layer, inp, out: calls.append(out.shape) or out + 1)
     out = net(x)
     assert calls == [[2, 2]]
     ref = net.forward(x * 0) + 1
@@ -120,8 +146,9 @@ def test_to_dtype_casts_params_and_buffers():
 
 def test_repr_lists_sublayers_as_paddle():
     net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
-    assert repr(net) == ("Sequential(\n  (0): Linear(in_features=2, out_features=3, dtype=float32)\n"
-                         "  (1): ReLU()\n)")
+    assert repr(net) == (
+        "Sequential(\n  (0): Linear(in_features=2, out_features=3, dtype=float32)\n  (1): ReLU()\n)"
+    )
 
 
 def test_registration_errors():
@@ -142,12 +169,13 @@ def test_parameter_names_unique_and_paramattr():
     a, b = nn.Linear(2, 2), nn.Linear(2, 2)
     assert a.weight.name.endswith(".w_0") and a.bias.name.endswith(".b_0")
     assert a.weight.name != b.weight.name
-    attr = oar.ParamAttr(name="my_w", initializer=I.Constant(0.5), learning_rate=0.1,
-                         trainable=False)
-    l = nn.Linear(2, 3, weight_attr=attr, bias_attr=False)
-    assert l.weight.name == "my_w" and l.bias is None
-    assert (l.weight.numpy() == 0.5).all() and l.weight.stop_gradient
-    assert l.weight.optimize_attr["learning_rate"] == 0.1
+    attr = oar.ParamAttr(
+        name="my_w", initializer=I.Constant(0.5), learning_rate=0.1, trainable=False
+    )
+    lin = nn.Linear(2, 3, weight_attr=attr, bias_attr=False)
+    assert lin.weight.name == "my_w" and lin.bias is None
+    assert (lin.weight.numpy() == 0.5).all() and lin.weight.stop_gradient
+    assert lin.weight.optimize_attr["learning_rate"] == 0.1
     p = oar.create_parameter([2, 3], "float32", default_initializer=I.Constant(1.0))
     assert p.shape == [2, 3] and not p.stop_gradient
     with pytest.raises(ValueError, match="negative"):
@@ -159,7 +187,7 @@ def test_parameter_names_unique_and_paramattr():
 def test_containers():
     ll = nn.LayerList([nn.Linear(1, 1) for _ in range(3)])
     ll.insert(1, nn.ReLU())
-    assert [type(l).__name__ for l in ll] == ["Linear", "ReLU", "Linear", "Linear"]
+    assert [type(x).__name__ for x in ll] == ["Linear", "ReLU", "Linear", "Linear"]
     del ll[0]
     assert list(ll._sub_layers) == ["0", "1", "2"] and len(ll.parameters()) == 4
     with pytest.raises(IndexError):

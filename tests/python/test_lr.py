@@ -1,4 +1,5 @@
 """oar.optimizer.lr: learning-rate sequences against the closed forms in Paddle's docs."""
+
 import math
 
 import pytest
@@ -21,42 +22,54 @@ def check(s, f, n=12):
 
 def test_step_multistep_exponential():
     check(lr.StepDecay(0.5, step_size=3, gamma=0.1), lambda e: 0.5 * 0.1 ** (e // 3))
-    check(lr.MultiStepDecay(0.5, milestones=[2, 5, 9], gamma=0.5),
-          lambda e: 0.5 * 0.5 ** sum(e >= m for m in [2, 5, 9]))
-    check(lr.ExponentialDecay(0.5, gamma=0.9), lambda e: 0.5 * 0.9 ** e)
+    check(
+        lr.MultiStepDecay(0.5, milestones=[2, 5, 9], gamma=0.5),
+        lambda e: 0.5 * 0.5 ** sum(e >= m for m in [2, 5, 9]),
+    )
+    check(lr.ExponentialDecay(0.5, gamma=0.9), lambda e: 0.5 * 0.9**e)
     check(lr.NaturalExpDecay(0.5, gamma=0.1), lambda e: 0.5 * math.exp(-0.1 * e))
     check(lr.InverseTimeDecay(0.5, gamma=0.1), lambda e: 0.5 / (1 + 0.1 * e))
 
 
 def test_piecewise_lambda_multiplicative():
-    check(lr.PiecewiseDecay([3, 6], [1.0, 0.5, 0.1]),
-          lambda e: 1.0 if e < 3 else 0.5 if e < 6 else 0.1)
-    check(lr.LambdaDecay(0.5, lambda e: 0.95 ** e), lambda e: 0.5 * 0.95 ** e)
-    check(lr.MultiplicativeDecay(0.5, lambda e: 0.9), lambda e: 0.5 * 0.9 ** e)
+    check(
+        lr.PiecewiseDecay([3, 6], [1.0, 0.5, 0.1]),
+        lambda e: 1.0 if e < 3 else 0.5 if e < 6 else 0.1,
+    )
+    check(lr.LambdaDecay(0.5, lambda e: 0.95**e), lambda e: 0.5 * 0.95**e)
+    check(lr.MultiplicativeDecay(0.5, lambda e: 0.9), lambda e: 0.5 * 0.9**e)
     with pytest.raises(ValueError, match="PiecewiseDecay"):
         lr.PiecewiseDecay([3, 6], [1.0, 0.5])
 
 
 def test_noam():
     d, w = 64, 4
-    check(lr.NoamDecay(d, w, learning_rate=2.0),
-          lambda e: 2.0 * d ** -0.5 * min(1 if e == 0 else e ** -0.5, w ** -1.5 * e))
+    check(
+        lr.NoamDecay(d, w, learning_rate=2.0),
+        lambda e: 2.0 * d**-0.5 * min(1 if e == 0 else e**-0.5, w**-1.5 * e),
+    )
 
 
 def test_polynomial():
-    check(lr.PolynomialDecay(0.5, decay_steps=5, end_lr=0.01, power=2.0),
-          lambda e: (0.5 - 0.01) * (1 - min(e, 5) / 5) ** 2 + 0.01)
+    check(
+        lr.PolynomialDecay(0.5, decay_steps=5, end_lr=0.01, power=2.0),
+        lambda e: (0.5 - 0.01) * (1 - min(e, 5) / 5) ** 2 + 0.01,
+    )
 
     def cyc(e):
         steps = 5 * (1 if e == 0 else math.ceil(e / 5))
         return (0.5 - 0.01) * (1 - e / steps) ** 1.0 + 0.01
+
     check(lr.PolynomialDecay(0.5, decay_steps=5, end_lr=0.01, cycle=True), cyc)
 
 
 def test_cosine_annealing_matches_closed_form_and_epoch_step():
     T, eta = 8, 0.01
-    check(lr.CosineAnnealingDecay(0.5, T_max=T, eta_min=eta),
-          lambda e: eta + (0.5 - eta) * (1 + math.cos(math.pi * e / T)) / 2, n=T + 1)
+    check(
+        lr.CosineAnnealingDecay(0.5, T_max=T, eta_min=eta),
+        lambda e: eta + (0.5 - eta) * (1 + math.cos(math.pi * e / T)) / 2,
+        n=T + 1,
+    )
     s = lr.CosineAnnealingDecay(0.5, T_max=T, eta_min=eta)
     s.step(3)
     assert s() == pytest.approx(eta + (0.5 - eta) * (1 + math.cos(math.pi * 3 / T)) / 2)
@@ -65,11 +78,15 @@ def test_cosine_annealing_matches_closed_form_and_epoch_step():
 
 
 def test_linear_warmup_float_and_scheduler():
-    check(lr.LinearWarmup(0.5, warmup_steps=4, start_lr=0.0, end_lr=0.5),
-          lambda e: 0.5 * e / 4 if e < 4 else 0.5)
+    check(
+        lr.LinearWarmup(0.5, warmup_steps=4, start_lr=0.0, end_lr=0.5),
+        lambda e: 0.5 * e / 4 if e < 4 else 0.5,
+    )
     inner = lr.StepDecay(0.5, step_size=2, gamma=0.5)
-    check(lr.LinearWarmup(inner, warmup_steps=3, start_lr=0.1, end_lr=0.5),
-          lambda e: 0.1 + 0.4 * e / 3 if e < 3 else 0.5 * 0.5 ** ((e - 3) // 2))
+    check(
+        lr.LinearWarmup(inner, warmup_steps=3, start_lr=0.1, end_lr=0.5),
+        lambda e: 0.1 + 0.4 * e / 3 if e < 3 else 0.5 * 0.5 ** ((e - 3) // 2),
+    )
 
 
 def test_one_cycle():
@@ -80,10 +97,16 @@ def test_one_cycle():
     def f(e):
         def cos(a, b, p):
             return b + (a - b) / 2 * (math.cos(math.pi * p) + 1)
+
         if e <= up_end:
             return cos(init, mx, e / up_end)
         return cos(mx, end, (e - up_end) / (total - 1 - up_end))
-    check(lr.OneCycleLR(mx, total, divide_factor=div, end_learning_rate=end, phase_pct=pct), f, n=total)
+
+    check(
+        lr.OneCycleLR(mx, total, divide_factor=div, end_learning_rate=end, phase_pct=pct),
+        f,
+        n=total,
+    )
     lin = seq(lr.OneCycleLR(mx, total, anneal_strategy="linear"), total)
     assert lin[0] == pytest.approx(init) and max(lin) == pytest.approx(mx)
     three = seq(lr.OneCycleLR(mx, total, three_phase=True), total)
@@ -98,11 +121,16 @@ def test_cyclic():
         x = 1.0 + e / (up + down) - cycle
         frac = x / (up / (up + down)) if x <= up / (up + down) else (1 - x) / (1 - up / (up + down))
         return base + (mx - base) * frac * scale(cycle, e)
+
     check(lr.CyclicLR(base, mx, up, down), f)
-    check(lr.CyclicLR(base, mx, up, down, mode="triangular2"),
-          lambda e: f(e, lambda c, it: 1 / 2 ** (c - 1)))
-    check(lr.CyclicLR(base, mx, up, down, mode="exp_range", exp_gamma=0.9),
-          lambda e: f(e, lambda c, it: 0.9 ** it))
+    check(
+        lr.CyclicLR(base, mx, up, down, mode="triangular2"),
+        lambda e: f(e, lambda c, it: 1 / 2 ** (c - 1)),
+    )
+    check(
+        lr.CyclicLR(base, mx, up, down, mode="exp_range", exp_gamma=0.9),
+        lambda e: f(e, lambda c, it: 0.9**it),
+    )
 
 
 def test_reduce_on_plateau():

@@ -1,4 +1,5 @@
 """oar.metric against NumPy references."""
+
 import numpy as np
 import pytest
 
@@ -70,7 +71,8 @@ def test_auc_matches_rank_statistic():
     m.update(oar.to_tensor(preds[200:]), oar.to_tensor(labels[200:].reshape(-1, 1)))
     pos, neg = score[labels == 1], score[labels == 0]
     exact = ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (
-        len(pos) * len(neg))
+        len(pos) * len(neg)
+    )
     assert m.accumulate() == pytest.approx(exact, abs=1e-3)
     assert Auc().accumulate() == 0.0
     with pytest.raises(ValueError, match="probabilities"):

@@ -1,5 +1,6 @@
 """Optimizers against NumPy re-implementations of Paddle's update rules; parameter groups,
 weight decay forms, gradient clipping, state_dict and exact resume."""
+
 import numpy as np
 import pytest
 
@@ -13,8 +14,9 @@ STEPS = 4
 def make_param(shape=(3, 5), seed=0):
     rng = np.random.default_rng(seed)
     v = rng.normal(size=shape).astype(np.float32)
-    return oar.create_parameter(list(shape), "float32",
-                                default_initializer=oar.nn.initializer.Assign(v)), v.astype(np.float64)
+    return oar.create_parameter(
+        list(shape), "float32", default_initializer=oar.nn.initializer.Assign(v)
+    ), v.astype(np.float64)
 
 
 def grads_seq(shape, seed=1):
@@ -52,8 +54,8 @@ def ref_adam(p, g, lr, wd, st, b1=0.9, b2=0.999, eps=1e-8, decoupled=False):
     v = b2 * st.get("v", 0) + (1 - b2) * g * g
     st["m"], st["v"] = m, v
     t = st["t"]
-    lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
-    return p - lr_t * m / (np.sqrt(v) + eps * np.sqrt(1 - b2 ** t))
+    lr_t = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
+    return p - lr_t * m / (np.sqrt(v) + eps * np.sqrt(1 - b2**t))
 
 
 def ref_adamax(p, g, lr, wd, st, b1=0.9, b2=0.999, eps=1e-8):
@@ -100,7 +102,7 @@ def ref_lamb(p, g, lr, wd, st, b1=0.9, b2=0.999, eps=1e-6):
     m = b1 * st.get("m", 0) + (1 - b1) * g
     v = b2 * st.get("v", 0) + (1 - b2) * g * g
     st["m"], st["v"] = m, v
-    r = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * p
+    r = (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps) + wd * p
     pn, rn = np.linalg.norm(p), np.linalg.norm(r)
     trust = pn / rn if pn > 0 and rn > 0 else 1.0
     return p - lr * trust * r
@@ -110,31 +112,56 @@ CASES = [
     ("SGD", dict(learning_rate=0.1), ref_sgd, {}),
     ("SGD", dict(learning_rate=0.1, weight_decay=0.05), ref_sgd, {}),
     ("Momentum", dict(learning_rate=0.05, momentum=0.8), ref_momentum, dict(mu=0.8)),
-    ("Momentum", dict(learning_rate=0.05, momentum=0.8, use_nesterov=True, weight_decay=0.01),
-     ref_momentum, dict(mu=0.8, nesterov=True)),
+    (
+        "Momentum",
+        dict(learning_rate=0.05, momentum=0.8, use_nesterov=True, weight_decay=0.01),
+        ref_momentum,
+        dict(mu=0.8, nesterov=True),
+    ),
     ("Adam", dict(learning_rate=0.01), ref_adam, {}),
-    ("Adam", dict(learning_rate=0.01, beta1=0.8, beta2=0.99, epsilon=1e-6, weight_decay=0.1),
-     ref_adam, dict(b1=0.8, b2=0.99, eps=1e-6)),
+    (
+        "Adam",
+        dict(learning_rate=0.01, beta1=0.8, beta2=0.99, epsilon=1e-6, weight_decay=0.1),
+        ref_adam,
+        dict(b1=0.8, b2=0.99, eps=1e-6),
+    ),
     ("AdamW", dict(learning_rate=0.01, weight_decay=0.1), ref_adam, dict(decoupled=True)),
     ("Adamax", dict(learning_rate=0.01), ref_adamax, {}),
-    ("Adamax", dict(learning_rate=0.02, beta1=0.5, beta2=0.9, weight_decay=0.1), ref_adamax,
-     dict(b1=0.5, b2=0.9)),
+    (
+        "Adamax",
+        dict(learning_rate=0.02, beta1=0.5, beta2=0.9, weight_decay=0.1),
+        ref_adamax,
+        dict(b1=0.5, b2=0.9),
+    ),
     ("Adagrad", dict(learning_rate=0.1), ref_adagrad, {}),
-    ("Adagrad", dict(learning_rate=0.1, initial_accumulator_value=0.5, epsilon=1e-4), ref_adagrad,
-     dict(init=0.5, eps=1e-4)),
+    (
+        "Adagrad",
+        dict(learning_rate=0.1, initial_accumulator_value=0.5, epsilon=1e-4),
+        ref_adagrad,
+        dict(init=0.5, eps=1e-4),
+    ),
     ("Adadelta", dict(learning_rate=1.0), ref_adadelta, {}),
-    ("Adadelta", dict(learning_rate=0.5, rho=0.9, epsilon=1e-4, weight_decay=0.01), ref_adadelta,
-     dict(rho=0.9, eps=1e-4)),
+    (
+        "Adadelta",
+        dict(learning_rate=0.5, rho=0.9, epsilon=1e-4, weight_decay=0.01),
+        ref_adadelta,
+        dict(rho=0.9, eps=1e-4),
+    ),
     ("RMSProp", dict(learning_rate=0.01), ref_rmsprop, {}),
-    ("RMSProp", dict(learning_rate=0.01, momentum=0.9, centered=True, rho=0.9), ref_rmsprop,
-     dict(mu=0.9, centered=True, rho=0.9)),
+    (
+        "RMSProp",
+        dict(learning_rate=0.01, momentum=0.9, centered=True, rho=0.9),
+        ref_rmsprop,
+        dict(mu=0.9, centered=True, rho=0.9),
+    ),
     ("Lamb", dict(learning_rate=0.01), ref_lamb, {}),
     ("Lamb", dict(learning_rate=0.01, lamb_weight_decay=0.0, beta1=0.8), ref_lamb, dict(b1=0.8)),
 ]
 
 
-@pytest.mark.parametrize("name,kwargs,ref,refkw", CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "name,kwargs,ref,refkw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+)
 def test_update_rule_matches_numpy(name, kwargs, ref, refkw):
     shapes = [(3, 5), (7,), (0, 2)]
     params, refs = zip(*[make_param(s, i) for i, s in enumerate(shapes)])
@@ -142,7 +169,9 @@ def test_update_rule_matches_numpy(name, kwargs, ref, refkw):
     opt = getattr(oar.optimizer, name)(parameters=list(params), **kwargs)
     run(opt, params, grads)
     lr = kwargs["learning_rate"]
-    wd = kwargs.get("weight_decay", kwargs.get("lamb_weight_decay", 0.01 if name == "Lamb" else 0.0))
+    wd = kwargs.get(
+        "weight_decay", kwargs.get("lamb_weight_decay", 0.01 if name == "Lamb" else 0.0)
+    )
     if name == "AdamW" and "weight_decay" not in kwargs:
         wd = 0.01
     for i, (p, r) in enumerate(zip(params, refs)):
@@ -155,8 +184,10 @@ def test_update_rule_matches_numpy(name, kwargs, ref, refkw):
 def test_float64_params_and_multiple_groups_with_lr_scales():
     p1, r1 = make_param((4,), 1)
     p2, r2 = make_param((2, 2), 2)
-    opt = oar.optimizer.SGD(learning_rate=0.1, parameters=[
-        {"params": [p1]}, {"params": [p2], "learning_rate": 0.5, "weight_decay": 0.2}])
+    opt = oar.optimizer.SGD(
+        learning_rate=0.1,
+        parameters=[{"params": [p1]}, {"params": [p2], "learning_rate": 0.5, "weight_decay": 0.2}],
+    )
     g1, g2 = grads_seq((4,), 3), grads_seq((2, 2), 4)
     run(opt, [p1, p2], list(zip(g1, g2)))
     for g in g1:
@@ -195,9 +226,13 @@ def test_adamw_apply_decay_param_fun_and_lr_ratio():
     p1, r1 = make_param((3,), 1)
     p2, r2 = make_param((3,), 2)
     p1.name, p2.name = "decay_me", "no_decay"
-    opt = oar.optimizer.AdamW(0.01, parameters=[p1, p2], weight_decay=0.5,
-                              apply_decay_param_fun=lambda n: n == "decay_me",
-                              lr_ratio=lambda p: 0.5 if p.name == "no_decay" else 1.0)
+    opt = oar.optimizer.AdamW(
+        0.01,
+        parameters=[p1, p2],
+        weight_decay=0.5,
+        apply_decay_param_fun=lambda n: n == "decay_me",
+        lr_ratio=lambda p: 0.5 if p.name == "no_decay" else 1.0,
+    )
     g1, g2 = grads_seq((3,), 3), grads_seq((3,), 4)
     run(opt, [p1, p2], list(zip(g1, g2)))
     s1, s2 = {}, {}
@@ -214,8 +249,11 @@ def test_grad_clip(clip):
     p2, r2 = make_param((3,), 2)
     g1 = np.array([3.0, -4.0, 0.5, 0.0], np.float32)
     g2 = np.array([0.1, 0.2, -0.2], np.float32)
-    c = {"value": ClipGradByValue(1.0, -0.15), "norm": ClipGradByNorm(1.0),
-         "global": ClipGradByGlobalNorm(1.0)}[clip]
+    c = {
+        "value": ClipGradByValue(1.0, -0.15),
+        "norm": ClipGradByNorm(1.0),
+        "global": ClipGradByGlobalNorm(1.0),
+    }[clip]
     opt = oar.optimizer.SGD(1.0, parameters=[p1, p2], grad_clip=c)
     run(opt, [p1, p2], [[g1, g2]])
     if clip == "value":
@@ -224,7 +262,7 @@ def test_grad_clip(clip):
         e1 = g1 / np.linalg.norm(g1)
         e2 = g2  # norm 0.3 < 1: unchanged
     else:
-        gn = np.sqrt((g1 ** 2).sum() + (g2 ** 2).sum())
+        gn = np.sqrt((g1**2).sum() + (g2**2).sum())
         e1, e2 = g1 / gn, g2 / gn
     np.testing.assert_allclose(p1.numpy(), r1 - e1, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(p2.numpy(), r2 - e2, rtol=1e-5, atol=1e-6)
@@ -289,19 +327,28 @@ def train(model, opt, sched, data, steps):
         sched.step()
 
 
-@pytest.mark.parametrize("name", ["Adam", "AdamW", "Momentum", "RMSProp", "Adagrad", "Adadelta",
-                                  "Adamax", "Lamb"])
+@pytest.mark.parametrize(
+    "name", ["Adam", "AdamW", "Momentum", "RMSProp", "Adagrad", "Adadelta", "Adamax", "Lamb"]
+)
 def test_resume_equals_uninterrupted(tmp_path, name):
     rng = np.random.default_rng(0)
-    data = [(oar.to_tensor(rng.normal(size=(6, 4)).astype(np.float32)),
-             oar.to_tensor(rng.integers(0, 3, size=(6,)))) for _ in range(10)]
-    kw = {"RMSProp": dict(momentum=0.5, centered=True), "Momentum": dict(use_nesterov=True)}.get(name, {})
+    data = [
+        (
+            oar.to_tensor(rng.normal(size=(6, 4)).astype(np.float32)),
+            oar.to_tensor(rng.integers(0, 3, size=(6,))),
+        )
+        for _ in range(10)
+    ]
+    kw = {"RMSProp": dict(momentum=0.5, centered=True), "Momentum": dict(use_nesterov=True)}.get(
+        name, {}
+    )
 
     def make(model):
         sched = oar.optimizer.lr.CosineAnnealingDecay(0.05, T_max=10)
         clip = ClipGradByGlobalNorm(1.0)
-        return getattr(oar.optimizer, name)(sched, parameters=model.parameters(), grad_clip=clip,
-                                            **kw), sched
+        return getattr(oar.optimizer, name)(
+            sched, parameters=model.parameters(), grad_clip=clip, **kw
+        ), sched
 
     ref = build(0)
     opt, sched = make(ref)

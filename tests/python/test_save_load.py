@@ -1,4 +1,5 @@
 """oar.save / oar.load: round trips, safetensors layout, atomicity, corrupt files."""
+
 import json
 import os
 import struct
@@ -15,8 +16,9 @@ def roundtrip(obj, tmp_path, **kw):
     return oar.load(str(p), **kw)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "bool",
-                                   "uint8", "int8", "int16"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "float16", "int64", "int32", "bool", "uint8", "int8", "int16"]
+)
 def test_tensor_roundtrip_dtypes(tmp_path, dtype):
     rng = np.random.default_rng(0)
     a = (rng.normal(size=(3, 4)) * 10).astype(dtype)
@@ -34,9 +36,12 @@ def test_bfloat16_and_zero_size_and_scalar_tensor(tmp_path):
 
 
 def test_nested_structures_and_scalars(tmp_path):
-    obj = {"model": {"w": oar.ones([2, 2]), "b": oar.zeros([2])},
-           "opt": {"step": 7, "lr": 0.125, "flags": [True, None, "adam"], 3: (1, 2.0)},
-           "np": np.arange(5, dtype=np.int16), "t": (oar.arange(3),)}
+    obj = {
+        "model": {"w": oar.ones([2, 2]), "b": oar.zeros([2])},
+        "opt": {"step": 7, "lr": 0.125, "flags": [True, None, "adam"], 3: (1, 2.0)},
+        "np": np.arange(5, dtype=np.int16),
+        "t": (oar.arange(3),),
+    }
     out = roundtrip(obj, tmp_path)
     assert list(out) == ["model", "opt", "np", "t"]
     np.testing.assert_array_equal(out["model"]["w"].numpy(), np.ones([2, 2]))
@@ -63,11 +68,13 @@ def test_file_is_safetensors_layout(tmp_path):
     oar.save({"w": oar.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3))}, str(p))
     raw = p.read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    (name, info), = [(k, v) for k, v in header.items() if k != "__metadata__"]
+    header = json.loads(raw[8 : 8 + n])
+    ((name, info),) = [(k, v) for k, v in header.items() if k != "__metadata__"]
     assert info["dtype"] == "F32" and info["shape"] == [2, 3]
     b, e = info["data_offsets"]
-    np.testing.assert_array_equal(np.frombuffer(raw[8 + n + b:8 + n + e], np.float32), np.arange(6))
+    np.testing.assert_array_equal(
+        np.frombuffer(raw[8 + n + b : 8 + n + e], np.float32), np.arange(6)
+    )
     assert all(isinstance(v, str) for v in header["__metadata__"].values())
     assert (8 + n) % 8 == 0
 
@@ -120,6 +127,7 @@ def test_save_is_atomic(tmp_path, monkeypatch):
 
     def boom(fd):
         raise OSError("disk full")
+
     monkeypatch.setattr(os, "fsync", boom)
     with pytest.raises(OSError, match="disk full"):
         oar.save({"w": oar.zeros([3])}, str(p))
@@ -138,6 +146,7 @@ def test_unsupported_objects_rejected(tmp_path):
 
 def test_load_never_executes_code(tmp_path):
     import pickle
+
     p = tmp_path / "evil"
     p.write_bytes(pickle.dumps({"a": 1}))
     with pytest.raises(ValueError, match="evil"):

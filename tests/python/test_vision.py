@@ -1,4 +1,5 @@
 """oar.vision: transforms against NumPy, IDX datasets, model constructors."""
+
 import gzip
 import struct
 
@@ -26,7 +27,8 @@ def test_to_tensor_and_normalize():
     np.testing.assert_allclose(T.ToTensor()(f).numpy(), f.transpose(2, 0, 1))
     n = T.Normalize(mean=[0.5, 0.4, 0.3], std=[0.2, 0.25, 0.5])(t)
     ref = (a.transpose(2, 0, 1) / 255.0 - np.array([0.5, 0.4, 0.3])[:, None, None]) / np.array(
-        [0.2, 0.25, 0.5])[:, None, None]
+        [0.2, 0.25, 0.5]
+    )[:, None, None]
     np.testing.assert_allclose(n.numpy(), ref, rtol=1e-5, atol=1e-6)
     hwc = T.Normalize(127.5, 127.5, data_format="HWC")(a)
     np.testing.assert_allclose(hwc, (a - 127.5) / 127.5, rtol=1e-6)
@@ -52,6 +54,7 @@ def test_resize_bilinear_matches_reference():
             w = src - lo
             res.append(np.take(x, lo, axis) * (1 - w) + np.take(x, hi, axis) * w)
         return np.stack(res, axis)
+
     np.testing.assert_allclose(out, ref_axis(ref_axis(a.astype(np.float64), 9, 0), 4, 1), rtol=1e-5)
     assert T.Resize(10)(img(6, 8)).shape == (10, 13, 3)  # shorter side -> 10
     near = T.Resize((2, 2), interpolation="nearest")(np.arange(16, dtype=np.uint8).reshape(4, 4))
@@ -71,7 +74,7 @@ def test_crops_flips_pad_transpose():
     np.random.seed(0)
     r = T.RandomCrop((3, 5))(a)
     assert r.shape == (3, 5, 3)
-    found = any(np.array_equal(r, a[i:i + 3, j:j + 5]) for i in range(4) for j in range(4))
+    found = any(np.array_equal(r, a[i : i + 3, j : j + 5]) for i in range(4) for j in range(4))
     assert found
     p = T.RandomCrop(8, padding=1)(a)
     assert p.shape == (8, 8, 3)
@@ -90,8 +93,9 @@ def test_crops_flips_pad_transpose():
 
 
 def test_compose_and_seeded_randomness():
-    tf = T.Compose([T.RandomCrop(4), T.RandomHorizontalFlip(), T.ToTensor(),
-                    T.Normalize([0.5] * 3, [0.5] * 3)])
+    tf = T.Compose(
+        [T.RandomCrop(4), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize([0.5] * 3, [0.5] * 3)]
+    )
     oar.seed(3)
     x = tf(img())
     oar.seed(3)
@@ -104,7 +108,9 @@ def test_compose_and_seeded_randomness():
 
 def write_idx(path, arr, gz=False):
     codes = {np.dtype(np.uint8): 0x08}
-    header = bytes([0, 0, codes[arr.dtype], arr.ndim]) + struct.pack(">" + "I" * arr.ndim, *arr.shape)
+    header = bytes([0, 0, codes[arr.dtype], arr.ndim]) + struct.pack(
+        ">" + "I" * arr.ndim, *arr.shape
+    )
     data = header + arr.tobytes()
     (gzip.open if gz else open)(path, "wb").write(data)
 
@@ -123,8 +129,11 @@ def test_mnist_from_idx_files(tmp_path, gz):
     assert x.dtype == np.float32 and x.shape == (28, 28) and y.dtype == np.int64 and y.shape == (1,)
     np.testing.assert_array_equal(x, images[2])
     assert int(y[0]) == labels[2]
-    tds = FashionMNIST(str(tmp_path / f"img{ext}"), str(tmp_path / f"lab{ext}"),
-                       transform=T.Compose([T.Normalize(127.5, 127.5, "HWC"), T.ToTensor()]))
+    tds = FashionMNIST(
+        str(tmp_path / f"img{ext}"),
+        str(tmp_path / f"lab{ext}"),
+        transform=T.Compose([T.Normalize(127.5, 127.5, "HWC"), T.ToTensor()]),
+    )
     t, _ = tds[0]
     assert t.shape == [1, 28, 28]
     xb, yb = next(iter(oar.io.DataLoader(ds, batch_size=4)))
@@ -154,9 +163,13 @@ def trainable(net):
 
 
 needs_cnn = pytest.mark.skipif(
-    not all(hasattr(oar.nn, n) for n in ("Conv2D", "BatchNorm2D", "MaxPool2D", "AdaptiveAvgPool2D", "ReLU6")),
+    not all(
+        hasattr(oar.nn, n)
+        for n in ("Conv2D", "BatchNorm2D", "MaxPool2D", "AdaptiveAvgPool2D", "ReLU6")
+    ),
     reason="needs oar.nn.Conv2D/BatchNorm2D/MaxPool2D/AdaptiveAvgPool2D/ReLU6 from the cnn-ops "
-           "branch (not merged here yet)")
+    "branch (not merged here yet)",
+)
 
 
 @needs_cnn
@@ -172,8 +185,9 @@ def test_lenet_shapes_params_and_training_step():
 
 
 @needs_cnn
-@pytest.mark.parametrize("name,params", [("resnet18", 11689512), ("resnet34", 21797672),
-                                         ("resnet50", 25557032)])
+@pytest.mark.parametrize(
+    "name,params", [("resnet18", 11689512), ("resnet34", 21797672), ("resnet50", 25557032)]
+)
 def test_resnet_param_counts_and_forward(name, params):
     net = getattr(oar.vision.models, name)()
     assert trainable(net) == params

@@ -1,4 +1,5 @@
 """Callbacks of Model.fit/evaluate/predict (Paddle's paddle.callbacks)."""
+
 import numbers
 import os
 import warnings
@@ -21,20 +22,47 @@ class Callback:
     def set_model(self, model):
         self.model = model
 
-    def on_train_begin(self, logs=None): pass
-    def on_train_end(self, logs=None): pass
-    def on_eval_begin(self, logs=None): pass
-    def on_eval_end(self, logs=None): pass
-    def on_predict_begin(self, logs=None): pass
-    def on_predict_end(self, logs=None): pass
-    def on_epoch_begin(self, epoch, logs=None): pass
-    def on_epoch_end(self, epoch, logs=None): pass
-    def on_train_batch_begin(self, step, logs=None): pass
-    def on_train_batch_end(self, step, logs=None): pass
-    def on_eval_batch_begin(self, step, logs=None): pass
-    def on_eval_batch_end(self, step, logs=None): pass
-    def on_predict_batch_begin(self, step, logs=None): pass
-    def on_predict_batch_end(self, step, logs=None): pass
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_eval_begin(self, logs=None):
+        pass
+
+    def on_eval_end(self, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, step, logs=None):
+        pass
+
+    def on_train_batch_end(self, step, logs=None):
+        pass
+
+    def on_eval_batch_begin(self, step, logs=None):
+        pass
+
+    def on_eval_batch_end(self, step, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, step, logs=None):
+        pass
+
+    def on_predict_batch_end(self, step, logs=None):
+        pass
 
 
 class CallbackList:
@@ -75,14 +103,27 @@ class CallbackList:
         self._call(f"on_{mode}_batch_end", step, logs)
 
 
-def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, steps=None,
-                     log_freq=2, verbose=2, save_freq=1, save_dir=None, metrics=None, mode="train"):
+def config_callbacks(
+    callbacks=None,
+    model=None,
+    batch_size=None,
+    epochs=None,
+    steps=None,
+    log_freq=2,
+    verbose=2,
+    save_freq=1,
+    save_dir=None,
+    metrics=None,
+    mode="train",
+):
     """The callbacks a Model run uses: the user's, plus a ProgBarLogger, a ModelCheckpoint
     and an LRScheduler callback when the user gave none of that kind."""
     cbks = list(callbacks or [])
     for c in cbks:
         if not isinstance(c, Callback):
-            raise TypeError(f"callbacks must be oar.callbacks.Callback objects, got {type(c).__name__}")
+            raise TypeError(
+                f"callbacks must be oar.callbacks.Callback objects, got {type(c).__name__}"
+            )
     if not any(isinstance(k, ProgBarLogger) for k in cbks) and verbose:
         cbks = [ProgBarLogger(log_freq, verbose=verbose)] + cbks
     if not any(isinstance(k, ModelCheckpoint) for k in cbks):
@@ -92,8 +133,16 @@ def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, s
     lst = CallbackList(cbks)
     lst.set_model(model)
     metrics = metrics or []
-    lst.set_params({"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
-                    "metrics": metrics, "save_dir": save_dir})
+    lst.set_params(
+        {
+            "batch_size": batch_size,
+            "epochs": epochs,
+            "steps": steps,
+            "verbose": verbose,
+            "metrics": metrics,
+            "save_dir": save_dir,
+        }
+    )
     return lst
 
 
@@ -161,7 +210,9 @@ class ProgBarLogger(Callback):
         logs = logs or {}
         if self._is_print():
             if self.eval_progbar._last_update != self.eval_step:
-                self.eval_progbar._num = self.eval_step if self.eval_steps is None else self.eval_steps
+                self.eval_progbar._num = (
+                    self.eval_step if self.eval_steps is None else self.eval_steps
+                )
                 self.eval_progbar.update(self.eval_step, self._values(logs, self.eval_metrics))
             print("Eval samples: %d" % self.evaled_samples)
 
@@ -195,7 +246,9 @@ class ModelCheckpoint(Callback):
     def __init__(self, save_freq=1, save_dir=None):
         super().__init__()
         if not isinstance(save_freq, int) or save_freq <= 0:
-            raise ValueError(f"ModelCheckpoint: save_freq must be a positive integer, got {save_freq!r}")
+            raise ValueError(
+                f"ModelCheckpoint: save_freq must be a positive integer, got {save_freq!r}"
+            )
         self.save_freq, self.save_dir = save_freq, save_dir
 
     def on_epoch_begin(self, epoch=None, logs=None):
@@ -227,6 +280,7 @@ class LRScheduler(Callback):
         opt = getattr(self.model, "_optimizer", None)
         lr = getattr(opt, "_learning_rate", None)
         from ..optimizer.lr import LRScheduler as Sched, ReduceOnPlateau
+
         if isinstance(lr, Sched) and not isinstance(lr, ReduceOnPlateau):
             return lr
         return None
@@ -254,8 +308,16 @@ class EarlyStopping(Callback):
     """Stops fit() when the monitored eval quantity stops improving for `patience` evals;
     with save_best_model the best model goes to save_dir/best_model."""
 
-    def __init__(self, monitor="loss", mode="auto", patience=0, verbose=1, min_delta=0,
-                 baseline=None, save_best_model=True):
+    def __init__(
+        self,
+        monitor="loss",
+        mode="auto",
+        patience=0,
+        verbose=1,
+        min_delta=0,
+        baseline=None,
+        save_best_model=True,
+    ):
         super().__init__()
         if mode not in ("auto", "min", "max"):
             raise ValueError(f"EarlyStopping: mode must be 'auto', 'min' or 'max', got '{mode}'")
@@ -284,8 +346,9 @@ class EarlyStopping(Callback):
     def on_eval_end(self, logs=None):
         logs = logs or {}
         if self.monitor not in logs:
-            warnings.warn(f"EarlyStopping: monitor '{self.monitor}' is not in the eval logs "
-                          f"{sorted(logs)}")
+            warnings.warn(
+                f"EarlyStopping: monitor '{self.monitor}' is not in the eval logs {sorted(logs)}"
+            )
             return
         cur = _scalar(logs[self.monitor])
         if cur is None:
@@ -301,8 +364,10 @@ class EarlyStopping(Callback):
             if self.verbose > 0:
                 print(f"Epoch {self.stopped_epoch + 1}: Early stopping.")
                 if self.save_best_model and self.save_dir:
-                    print(f"Best checkpoint has been saved at "
-                          f"{os.path.abspath(os.path.join(self.save_dir, 'best_model'))}")
+                    print(
+                        f"Best checkpoint has been saved at "
+                        f"{os.path.abspath(os.path.join(self.save_dir, 'best_model'))}"
+                    )
         self.stopped_epoch += 1
 
 
@@ -320,6 +385,7 @@ class VisualDL(Callback):
     def _writer(self):
         if self.writer is None:
             from .tfevents import SummaryWriter
+
             self.writer = SummaryWriter(self.log_dir)
         return self.writer
 
@@ -360,8 +426,17 @@ class ReduceLROnPlateau(Callback):
     """Multiplies the optimizer's (float) learning rate by factor when the monitored eval
     value has not improved for patience evaluations."""
 
-    def __init__(self, monitor="loss", factor=0.1, patience=10, verbose=1, mode="auto",
-                 min_delta=1e-4, cooldown=0, min_lr=0):
+    def __init__(
+        self,
+        monitor="loss",
+        factor=0.1,
+        patience=10,
+        verbose=1,
+        mode="auto",
+        min_delta=1e-4,
+        cooldown=0,
+        min_lr=0,
+    ):
         super().__init__()
         if factor >= 1.0:
             raise ValueError(f"ReduceLROnPlateau: factor must be < 1.0, got {factor}")
@@ -377,8 +452,11 @@ class ReduceLROnPlateau(Callback):
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             self.wait = 0
-        better = self.best is None or (cur < self.best - self.min_delta if self.mode == "min"
-                                       else cur > self.best + self.min_delta)
+        better = self.best is None or (
+            cur < self.best - self.min_delta
+            if self.mode == "min"
+            else cur > self.best + self.min_delta
+        )
         if better:
             self.best, self.wait = cur, 0
         elif self.cooldown_counter <= 0:

@@ -1,6 +1,7 @@
 """oar.flops: multiply-accumulate counts per layer with Paddle's counting rules, collected
 with forward post-hooks; layers are matched by class name so every layer family counts
 without importing it."""
+
 import numpy as np
 
 from .. import _C
@@ -9,7 +10,11 @@ from .model_summary import _make_inputs
 
 
 def _numel(t):
-    return int(np.prod(t.shape)) if isinstance(t, _C.Tensor) and t.shape else (1 if isinstance(t, _C.Tensor) else 0)
+    return (
+        int(np.prod(t.shape))
+        if isinstance(t, _C.Tensor) and t.shape
+        else (1 if isinstance(t, _C.Tensor) else 0)
+    )
 
 
 def _attr(m, *names, default=None):
@@ -58,14 +63,26 @@ def count_parameters(m):
 
 
 _RULES = {
-    "Conv1D": count_convNd, "Conv2D": count_convNd, "Conv3D": count_convNd,
-    "Conv1DTranspose": count_convNd, "Conv2DTranspose": count_convNd,
+    "Conv1D": count_convNd,
+    "Conv2D": count_convNd,
+    "Conv3D": count_convNd,
+    "Conv1DTranspose": count_convNd,
+    "Conv2DTranspose": count_convNd,
     "Conv3DTranspose": count_convNd,
-    "BatchNorm": count_bn, "BatchNorm1D": count_bn, "BatchNorm2D": count_bn, "BatchNorm3D": count_bn,
-    "ReLU": count_zero_ops, "ReLU6": count_zero_ops, "Dropout": count_zero_ops,
-    "LeakyReLU": count_leaky_relu, "Linear": count_linear,
-    "AvgPool1D": count_avgpool, "AvgPool2D": count_avgpool, "AvgPool3D": count_avgpool,
-    "AdaptiveAvgPool1D": count_adap_avgpool, "AdaptiveAvgPool2D": count_adap_avgpool,
+    "BatchNorm": count_bn,
+    "BatchNorm1D": count_bn,
+    "BatchNorm2D": count_bn,
+    "BatchNorm3D": count_bn,
+    "ReLU": count_zero_ops,
+    "ReLU6": count_zero_ops,
+    "Dropout": count_zero_ops,
+    "LeakyReLU": count_leaky_relu,
+    "Linear": count_linear,
+    "AvgPool1D": count_avgpool,
+    "AvgPool2D": count_avgpool,
+    "AvgPool3D": count_avgpool,
+    "AdaptiveAvgPool1D": count_adap_avgpool,
+    "AdaptiveAvgPool2D": count_adap_avgpool,
     "AdaptiveAvgPool3D": count_adap_avgpool,
 }
 
@@ -85,14 +102,24 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
         if fn is None:
             if cls not in warned:
                 warned.add(cls)
-                print(f"Cannot find suitable count function for {type(layer)}. Treat it as zero FLOPs.")
+                print(
+                    f"Cannot find suitable count function for {type(layer)}. "
+                    "Treat it as zero FLOPs."
+                )
             ops = 0
         else:
             ops = fn(layer, ins, out)
             if ops is None:  # a Paddle-style custom op accumulates into layer.total_ops
                 ops = int(getattr(layer, "total_ops", 0))
-        rows.append((layer.full_name(), list(ins[0].shape) if ins and hasattr(ins[0], "shape") else [],
-                     list(out.shape) if hasattr(out, "shape") else [], count_parameters(layer), int(ops)))
+        rows.append(
+            (
+                layer.full_name(),
+                list(ins[0].shape) if ins and hasattr(ins[0], "shape") else [],
+                list(out.shape) if hasattr(out, "shape") else [],
+                count_parameters(layer),
+                int(ops),
+            )
+        )
 
     for _, layer in net.named_sublayers(include_self=True):
         if layer._sub_layers:
@@ -116,8 +143,10 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
     if print_detail:
         head = ("Layer Name", "Input Shape", "Output Shape", "Params", "Flops")
         cells = [(r[0], str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
-        widths = [max(len(head[i]), *(len(c[i]) for c in cells)) + 2 if cells else len(head[i]) + 2
-                  for i in range(5)]
+        widths = [
+            max(len(head[i]), *(len(c[i]) for c in cells)) + 2 if cells else len(head[i]) + 2
+            for i in range(5)
+        ]
         sep = "+" + "+".join("-" * w for w in widths) + "+"
         out = [sep, "|" + "|".join(f"{head[i]:^{widths[i]}}" for i in range(5)) + "|", sep]
         out += ["|" + "|".join(f"{c[i]:^{widths[i]}}" for i in range(5)) + "|" for c in cells]

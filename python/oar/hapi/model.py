@@ -1,5 +1,6 @@
 """oar.Model: Paddle's high-level training API (prepare / fit / evaluate / predict /
 save / load) over a dygraph network."""
+
 import inspect
 import os
 import warnings
@@ -61,13 +62,14 @@ def _forward_arity(network):
 class Model:
     """Wraps a network for Keras-style training:
 
-        model = oar.Model(net)
-        model.prepare(optimizer, oar.nn.CrossEntropyLoss(), oar.metric.Accuracy())
-        model.fit(train_dataset, eval_dataset, epochs=2, batch_size=64, verbose=1)
+    model = oar.Model(net)
+    model.prepare(optimizer, oar.nn.CrossEntropyLoss(), oar.metric.Accuracy())
+    model.fit(train_dataset, eval_dataset, epochs=2, batch_size=64, verbose=1)
     """
 
     def __init__(self, network, inputs=None, labels=None):
         from ..nn import Layer
+
         if not isinstance(network, Layer):
             raise TypeError(f"Model: network must be an oar.nn.Layer, got {type(network).__name__}")
         self.network = network
@@ -87,21 +89,31 @@ class Model:
         """Sets the optimizer, the loss (a Layer or function of (outputs..., labels...)) and
         metrics (oar.metric.Metric objects)."""
         from ..metric import Metric
+
         if loss is not None and not callable(loss):
-            raise TypeError(f"Model.prepare: loss must be callable (a Layer or function), got "
-                            f"{type(loss).__name__}")
+            raise TypeError(
+                f"Model.prepare: loss must be callable (a Layer or function), got "
+                f"{type(loss).__name__}"
+            )
         if optimizer is not None and not hasattr(optimizer, "step"):
-            raise TypeError(f"Model.prepare: optimizer must be an oar.optimizer.Optimizer, got "
-                            f"{type(optimizer).__name__}")
+            raise TypeError(
+                f"Model.prepare: optimizer must be an oar.optimizer.Optimizer, got "
+                f"{type(optimizer).__name__}"
+            )
         metrics = to_list(metrics)
         for m in metrics:
             if not isinstance(m, Metric):
-                raise TypeError(f"Model.prepare: metrics must be oar.metric.Metric objects, got "
-                                f"{type(m).__name__}")
-        if amp_configs not in (None, "O0") and not (isinstance(amp_configs, dict)
-                                                    and amp_configs.get("level", "O1") == "O0"):
-            raise NotImplementedError("Model.prepare: amp_configs is not supported yet; use "
-                                      "oar.amp.auto_cast in a custom training loop")
+                raise TypeError(
+                    f"Model.prepare: metrics must be oar.metric.Metric objects, got "
+                    f"{type(m).__name__}"
+                )
+        if amp_configs not in (None, "O0") and not (
+            isinstance(amp_configs, dict) and amp_configs.get("level", "O1") == "O0"
+        ):
+            raise NotImplementedError(
+                "Model.prepare: amp_configs is not supported yet; use "
+                "oar.amp.auto_cast in a custom training loop"
+            )
         self._optimizer, self._loss, self._metrics = optimizer, loss, metrics
         self._prepared = True
 
@@ -126,15 +138,17 @@ class Model:
         """Forward, loss, backward and (when update) an optimizer step on one batch.
         Returns [loss arrays], or ([loss arrays], [metric values]) with metrics."""
         if self._optimizer is None or self._loss is None:
-            raise RuntimeError("Model.train_batch: call prepare() with an optimizer and a loss first")
+            raise RuntimeError(
+                "Model.train_batch: call prepare() with an optimizer and a loss first"
+            )
         self.network.train()
         inputs = [_to_tensor(x) for x in to_list(inputs)]
         labels = [_to_tensor(x) for x in to_list(labels)]
         outputs = self.network(*inputs)
         losses = to_list(self._loss(*(to_list(outputs) + labels)))
         final = losses[0]
-        for l in losses[1:]:
-            final = final + l
+        for extra in losses[1:]:
+            final = final + extra
         if self._accumulate > 1:
             final = final * (1.0 / self._accumulate)
         final.backward()
@@ -142,7 +156,7 @@ class Model:
             self._optimizer.step()
             self._optimizer.clear_grad()
         metrics = self._update_metrics(outputs, labels)
-        loss_np = [_to_numpy(l) for l in losses]
+        loss_np = [_to_numpy(v) for v in losses]
         return (loss_np, metrics) if self._metrics else loss_np
 
     def _update_metrics(self, outputs, labels):
@@ -164,7 +178,7 @@ class Model:
         if self._loss is not None and labels:
             losses = to_list(self._loss(*(to_list(outputs) + labels)))
         metrics = self._update_metrics(outputs, labels)
-        loss_np = [_to_numpy(l) for l in losses]
+        loss_np = [_to_numpy(v) for v in losses]
         if self._metrics and self._loss is not None:
             return loss_np, metrics
         return loss_np if self._loss is not None else metrics
@@ -183,8 +197,13 @@ class Model:
         if isinstance(data, DataLoader):
             return data
         if isinstance(data, (Dataset, IterableDataset)):
-            return DataLoader(data, batch_size=batch_size, shuffle=shuffle and not isinstance(
-                data, IterableDataset), drop_last=drop_last, num_workers=num_workers)
+            return DataLoader(
+                data,
+                batch_size=batch_size,
+                shuffle=shuffle and not isinstance(data, IterableDataset),
+                drop_last=drop_last,
+                num_workers=num_workers,
+            )
         if hasattr(data, "__iter__"):
             return data
         raise TypeError(f"Model: data must be a Dataset or a DataLoader, got {type(data).__name__}")
@@ -207,14 +226,16 @@ class Model:
             if mode != "predict":
                 ins, labs = self._split(data)
                 if mode == "train":
-                    update = (step + 1) % self._accumulate == 0 or (steps is not None and step + 1 == steps)
+                    update = (step + 1) % self._accumulate == 0 or (
+                        steps is not None and step + 1 == steps
+                    )
                     outs = self.train_batch(ins, labs, update)
                 else:
                     outs = self.eval_batch(ins, labs)
                 if self._metrics and self._loss is not None:
-                    values = [[float(np.asarray(l).reshape(-1)[0]) for l in outs[0]]]
+                    values = [[float(np.asarray(v).reshape(-1)[0]) for v in outs[0]]]
                 elif self._loss is not None:
-                    values = [[float(np.asarray(l).reshape(-1)[0]) for l in outs]]
+                    values = [[float(np.asarray(v).reshape(-1)[0]) for v in outs]]
                 else:
                     values = []
                 for m in self._metrics:
@@ -222,11 +243,13 @@ class Model:
                 for k, v in zip(self._metrics_name(), values):
                     logs[k] = v
             else:
-                ins = data[:self._n_inputs] if self._n_inputs else data
+                ins = data[: self._n_inputs] if self._n_inputs else data
                 outputs.append(self.predict_batch(ins))
             logs["step"] = step
             first = data[0] if data else None
-            logs["batch_size"] = int(first.shape[0]) if hasattr(first, "shape") and len(first.shape) else 1
+            logs["batch_size"] = (
+                int(first.shape[0]) if hasattr(first, "shape") and len(first.shape) else 1
+            )
             callbacks.on_batch_end(mode, step, logs)
             if mode == "train" and self.stop_training:
                 break
@@ -234,18 +257,38 @@ class Model:
             return logs, outputs
         return logs
 
-    def fit(self, train_data=None, eval_data=None, batch_size=1, epochs=1, eval_freq=1,
-            log_freq=10, save_dir=None, save_freq=1, verbose=2, drop_last=False, shuffle=True,
-            num_workers=0, callbacks=None, accumulate_grad_batches=1, num_iters=None):
+    def fit(
+        self,
+        train_data=None,
+        eval_data=None,
+        batch_size=1,
+        epochs=1,
+        eval_freq=1,
+        log_freq=10,
+        save_dir=None,
+        save_freq=1,
+        verbose=2,
+        drop_last=False,
+        shuffle=True,
+        num_workers=0,
+        callbacks=None,
+        accumulate_grad_batches=1,
+        num_iters=None,
+    ):
         """Trains for `epochs` epochs, evaluating on eval_data every eval_freq epochs and
         saving to save_dir every save_freq epochs. Returns nothing (as Paddle)."""
         if train_data is None:
             raise ValueError("Model.fit: train_data is required")
         if not self._prepared or self._optimizer is None or self._loss is None:
             raise RuntimeError("Model.fit: call prepare(optimizer, loss, metrics) first")
-        for n, v in (("batch_size", batch_size), ("epochs", epochs), ("eval_freq", eval_freq),
-                     ("log_freq", log_freq), ("save_freq", save_freq),
-                     ("accumulate_grad_batches", accumulate_grad_batches)):
+        for n, v in (
+            ("batch_size", batch_size),
+            ("epochs", epochs),
+            ("eval_freq", eval_freq),
+            ("log_freq", log_freq),
+            ("save_freq", save_freq),
+            ("accumulate_grad_batches", accumulate_grad_batches),
+        ):
             if not isinstance(v, int) or v <= 0:
                 raise ValueError(f"Model.fit: {n} must be a positive integer, got {v!r}")
         train_loader = self._loader(train_data, batch_size, shuffle, drop_last, num_workers)
@@ -255,10 +298,18 @@ class Model:
         steps = self._len(train_loader)
         if num_iters is not None:
             steps = min(steps, num_iters) if steps else num_iters
-        cbks = config_callbacks(callbacks, model=self, batch_size=batch_size, epochs=epochs,
-                                steps=steps, log_freq=log_freq, verbose=verbose,
-                                save_freq=save_freq, save_dir=save_dir,
-                                metrics=self._metrics_name())
+        cbks = config_callbacks(
+            callbacks,
+            model=self,
+            batch_size=batch_size,
+            epochs=epochs,
+            steps=steps,
+            log_freq=log_freq,
+            verbose=verbose,
+            save_freq=save_freq,
+            save_dir=save_dir,
+            metrics=self._metrics_name(),
+        )
         self.stop_training = False
         cbks.on_begin("train")
         logs = {}
@@ -284,21 +335,36 @@ class Model:
         cbks.on_end("eval", logs)
         return logs
 
-    def evaluate(self, eval_data, batch_size=1, log_freq=10, verbose=2, num_workers=0,
-                 callbacks=None, num_iters=None):
+    def evaluate(
+        self,
+        eval_data,
+        batch_size=1,
+        log_freq=10,
+        verbose=2,
+        num_workers=0,
+        callbacks=None,
+        num_iters=None,
+    ):
         """Loss and metrics over eval_data: {'loss': [value], 'acc': value, ...}."""
         if self._loss is None and not self._metrics:
             raise RuntimeError("Model.evaluate: call prepare() with a loss or metrics first")
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
         if num_iters is not None:
             loader = _Take(loader, num_iters)
-        cbks = config_callbacks(callbacks, model=self, log_freq=log_freq, verbose=verbose,
-                                metrics=self._metrics_name(), mode="eval")
+        cbks = config_callbacks(
+            callbacks,
+            model=self,
+            log_freq=log_freq,
+            verbose=verbose,
+            metrics=self._metrics_name(),
+            mode="eval",
+        )
         logs = self._evaluate_into(loader, cbks)
         return {k: logs[k] for k in self._metrics_name() if k in logs}
 
-    def predict(self, test_data, batch_size=1, num_workers=0, stack_outputs=False, verbose=1,
-                callbacks=None):
+    def predict(
+        self, test_data, batch_size=1, num_workers=0, stack_outputs=False, verbose=1, callbacks=None
+    ):
         """The network's outputs over test_data: one list per output, holding each batch's
         array (or, with stack_outputs, one array stacked over the batches)."""
         loader = self._loader(test_data, batch_size, False, False, num_workers)
@@ -316,12 +382,15 @@ class Model:
         """Writes path.pdparams (the network's state dict) and, with training=True and an
         optimizer, path.pdopt (its state, including the LR scheduler)."""
         from ..framework_io import save
+
         if not isinstance(path, str) or not path or os.path.basename(path) == "":
             raise ValueError(f"Model.save: path must be 'dir/prefix', got {path!r}")
         save(self.network.state_dict(), path + ".pdparams")
         if not training:
-            warnings.warn("Model.save(training=False): no inference program format exists yet; "
-                          "saved the parameters only")
+            warnings.warn(
+                "Model.save(training=False): no inference program format exists yet; "
+                "saved the parameters only"
+            )
             return
         if self._optimizer is not None:
             save(self._optimizer.state_dict(), path + ".pdopt")
@@ -330,8 +399,9 @@ class Model:
         """Restores what save() wrote. skip_mismatch ignores missing keys and shape
         mismatches (with a warning); reset_optimizer skips the optimizer state."""
         from ..framework_io import load
+
         if path.endswith(".pdparams"):
-            path = path[:-len(".pdparams")]
+            path = path[: -len(".pdparams")]
         state = load(path + ".pdparams")
         if skip_mismatch:
             own = self.network.state_dict()
@@ -351,6 +421,7 @@ class Model:
     def summary(self, input_size=None, dtype=None):
         """oar.summary of the network; input_size defaults to the inputs given to Model."""
         from .model_summary import summary
+
         if input_size is None:
             if not self._inputs:
                 raise ValueError("Model.summary: give input_size or Model(inputs=[InputSpec...])")

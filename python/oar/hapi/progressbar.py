@@ -1,6 +1,7 @@
 """The progress bar of Model.fit/evaluate/predict, in Paddle's format:
     step 10/469 [===>..........] - loss: 0.6542 - acc: 0.7844 - ETA: 6s - 15ms/step
 verbose=1 redraws one line per epoch; verbose=2 prints a line every log_freq steps."""
+
 import sys
 import time
 
@@ -12,7 +13,9 @@ def _fmt_value(v):
         return " ".join(_fmt_value(x) for x in v)
     if isinstance(v, np.ndarray):
         v = v.reshape(-1)
-        return " ".join("%.4f" % x for x in v) if v.dtype.kind == "f" else " ".join(str(x) for x in v)
+        return (
+            " ".join("%.4f" % x for x in v) if v.dtype.kind == "f" else " ".join(str(x) for x in v)
+        )
     if isinstance(v, (float, np.floating)):
         return "%.4f" % v
     return str(v)
@@ -55,8 +58,9 @@ class ProgressBar:
             text = "%s %d" % (self.name, current_num)
         if self._verbose == 1 and self._num:
             prog = int(self._width * min(current_num, self._num) / self._num)
-            bar = "=" * max(prog - 1, 0) + (">" if current_num < self._num and prog > 0 else
-                                            "=" if prog > 0 else "")
+            bar = "=" * max(prog - 1, 0) + (
+                ">" if current_num < self._num and prog > 0 else "=" if prog > 0 else ""
+            )
             text += " [" + bar + "." * (self._width - len(bar)) + "]"
         for k, v in values:
             text += " - %s: %s" % (k, _fmt_value(v))

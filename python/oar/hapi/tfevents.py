@@ -8,6 +8,7 @@ File: a sequence of records, each
 The first record carries file_version "brain.Event:2". The mask is
 ((crc >> 15) | (crc << 17)) + 0xa282ead8 (mod 2^32).
 """
+
 import os
 import socket
 import struct
@@ -80,7 +81,12 @@ def encode_event(wall_time, step=0, file_version=None, scalars=()):
 
 def encode_record(data):
     header = struct.pack("<Q", len(data))
-    return header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
+    return (
+        header
+        + struct.pack("<I", masked_crc32c(header))
+        + data
+        + struct.pack("<I", masked_crc32c(data))
+    )
 
 
 class SummaryWriter:
@@ -96,7 +102,9 @@ class SummaryWriter:
         self._f.flush()
 
     def add_scalar(self, tag, value, step, walltime=None):
-        self._f.write(encode_record(encode_event(walltime or time.time(), step, scalars=[(tag, value)])))
+        self._f.write(
+            encode_record(encode_event(walltime or time.time(), step, scalars=[(tag, value)]))
+        )
 
     def flush(self):
         if not self._f.closed:
@@ -129,12 +137,12 @@ def _fields(buf):
         if wire == 0:
             v, i = _read_varint(buf, i)
         elif wire == 1:
-            v, i = buf[i:i + 8], i + 8
+            v, i = buf[i : i + 8], i + 8
         elif wire == 5:
-            v, i = buf[i:i + 4], i + 4
+            v, i = buf[i : i + 4], i + 4
         elif wire == 2:
             n, i = _read_varint(buf, i)
-            v, i = buf[i:i + n], i + n
+            v, i = buf[i : i + n], i + n
         else:
             raise ValueError(f"tfevents: unsupported protobuf wire type {wire}")
         yield field, wire, v
@@ -148,15 +156,15 @@ def read_records(path):
     while i < len(raw):
         if i + 12 > len(raw):
             raise ValueError(f"tfevents: '{path}' is truncated at byte {i}")
-        header = raw[i:i + 8]
+        header = raw[i : i + 8]
         (n,) = struct.unpack("<Q", header)
-        (hcrc,) = struct.unpack("<I", raw[i + 8:i + 12])
+        (hcrc,) = struct.unpack("<I", raw[i + 8 : i + 12])
         if hcrc != masked_crc32c(header):
             raise ValueError(f"tfevents: bad length checksum at byte {i} of '{path}'")
-        data = raw[i + 12:i + 12 + n]
+        data = raw[i + 12 : i + 12 + n]
         if len(data) < n or i + 16 + n > len(raw):
             raise ValueError(f"tfevents: '{path}' is truncated at byte {i}")
-        (dcrc,) = struct.unpack("<I", raw[i + 12 + n:i + 16 + n])
+        (dcrc,) = struct.unpack("<I", raw[i + 12 + n : i + 16 + n])
         if dcrc != masked_crc32c(data):
             raise ValueError(f"tfevents: bad data checksum at byte {i} of '{path}'")
         yield data

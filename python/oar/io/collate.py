@@ -1,5 +1,6 @@
 """Batch collation and the shared-memory transport between DataLoader workers and the
 main process. Workers stay in NumPy; only the main process makes oar Tensors."""
+
 import collections.abc
 import itertools
 import mmap
@@ -36,8 +37,10 @@ def collate_numpy(batch):
         arrs = [np.asarray(_np(b)) for b in batch]
         shapes = {a.shape for a in arrs}
         if len(shapes) > 1:
-            raise ValueError(f"default_collate_fn: samples have different shapes {sorted(shapes)}; "
-                             "pass a collate_fn that pads them")
+            raise ValueError(
+                f"default_collate_fn: samples have different shapes {sorted(shapes)}; "
+                "pass a collate_fn that pads them"
+            )
         return np.stack(arrs)
     if isinstance(elem, (bool, np.bool_)):
         return np.array(batch, dtype=np.bool_)
@@ -50,10 +53,14 @@ def collate_numpy(batch):
     if isinstance(elem, collections.abc.Sequence):
         n = len(elem)
         if any(len(b) != n for b in batch):
-            raise ValueError("default_collate_fn: samples in a batch have different numbers of fields")
+            raise ValueError(
+                "default_collate_fn: samples in a batch have different numbers of fields"
+            )
         return [collate_numpy(list(f)) for f in zip(*batch)]
-    raise TypeError(f"default_collate_fn: cannot collate samples of type {type(elem).__name__}; "
-                    "pass a collate_fn")
+    raise TypeError(
+        f"default_collate_fn: cannot collate samples of type {type(elem).__name__}; "
+        "pass a collate_fn"
+    )
 
 
 def default_convert_fn(sample):
@@ -71,23 +78,30 @@ def _map(obj, fn):
 
 def to_tensors(obj):
     """Replaces every non-object NumPy array in a nested structure by an oar Tensor."""
+
     def conv(x):
         if isinstance(x, np.ndarray) and x.dtype != object:
             return _C.to_tensor(x, None, None, True)
         return x
+
     return _map(obj, conv)
 
 
 # ---- shared-memory transport
 class _ArrayRef:
     """Where an array lives inside a batch's shared-memory block."""
+
     __slots__ = ("offset", "shape", "dtype", "tensor")
 
     def __init__(self, offset, shape, dtype, tensor):
         self.offset, self.shape, self.dtype, self.tensor = offset, shape, dtype, tensor
 
 
-_SHM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+_SHM_DIR = (
+    "/dev/shm"
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
+    else tempfile.gettempdir()
+)
 _counter = itertools.count()
 
 
@@ -119,7 +133,7 @@ def pack(obj):
         with mmap.mmap(fd, max(total, 1)) as mm:
             for a, off in zip(arrays, offsets):
                 if a.nbytes:
-                    mm[off:off + a.nbytes] = a.reshape(-1).view(np.uint8).data
+                    mm[off : off + a.nbytes] = a.reshape(-1).view(np.uint8).data
     except BaseException:
         os.close(fd)
         os.unlink(path)
@@ -131,6 +145,7 @@ def pack(obj):
             a = arrays[x.offset]
             x.offset, x.shape, x.dtype = offsets[x.offset], a.shape, a.dtype.str
         return x
+
     return path, _map(struct, ref)
 
 
@@ -147,6 +162,7 @@ def unpack(path, struct, as_tensors):
         os.close(fd)
         os.unlink(path)
     try:
+
         def load(x):
             if isinstance(x, _ArrayRef):
                 dt = np.dtype(x.dtype)
@@ -156,6 +172,7 @@ def unpack(path, struct, as_tensors):
                     return _C.to_tensor(a, None, None, True)  # copies out of the mapping
                 return a.copy()
             return x
+
         return _map(struct, load)
     finally:
         mm.close()

@@ -1,5 +1,6 @@
 """DataLoader: batches from a dataset, optionally built by forked worker processes that pass
 arrays through shared memory (see collate.py)."""
+
 import atexit
 import itertools
 import multiprocessing
@@ -63,8 +64,10 @@ class _WorkerError:
         self.text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
     def reraise(self):
-        msg = (f"DataLoader worker {self.worker_id} raised {self.exc_type.__name__}.\n"
-               f"Traceback in the worker:\n{self.text}")
+        msg = (
+            f"DataLoader worker {self.worker_id} raised {self.exc_type.__name__}.\n"
+            f"Traceback in the worker:\n{self.text}"
+        )
         try:
             err = self.exc_type(msg)
         except Exception:
@@ -76,16 +79,29 @@ class _IterEnd:
     """A worker's IterableDataset is exhausted."""
 
 
-def _worker_loop(dataset, is_iterable, batch_size, drop_last, index_queue, result_queue,
-                 collate_fn, auto_collate, worker_init_fn, worker_id, num_workers, seed,
-                 parent_pid):
+def _worker_loop(
+    dataset,
+    is_iterable,
+    batch_size,
+    drop_last,
+    index_queue,
+    result_queue,
+    collate_fn,
+    auto_collate,
+    worker_init_fn,
+    worker_id,
+    num_workers,
+    seed,
+    parent_pid,
+):
     global _worker_info
     try:
         from .. import _C
+
         _C.set_num_threads(1)  # a worker never opens an OpenMP team after fork
         random.seed(seed)
-        np.random.seed(seed % (2 ** 32))
-        _C.ops._seed(seed % (2 ** 63))
+        np.random.seed(seed % (2**32))
+        _C.ops._seed(seed % (2**63))
         _worker_info = WorkerInfo(worker_id, num_workers, dataset, seed)
         if worker_init_fn is not None:
             worker_init_fn(worker_id)
@@ -123,7 +139,11 @@ def _worker_loop(dataset, is_iterable, batch_size, drop_last, index_queue, resul
             else:
                 samples = [dataset[i] for i in indices]
             if auto_collate:
-                batch = collate_fn(samples) if collate_fn is not None else _collate.collate_numpy(samples)
+                batch = (
+                    collate_fn(samples)
+                    if collate_fn is not None
+                    else _collate.collate_numpy(samples)
+                )
             else:
                 batch = collate_fn(samples[0]) if collate_fn is not None else samples[0]
             path, struct = _collate.pack(batch)
@@ -138,16 +158,34 @@ class _Workers:
     def __init__(self, loader):
         ctx = multiprocessing.get_context("fork")
         from .._creation import randint
-        base_seed = int(randint(0, 2 ** 62, [1]).numpy()[0])  # from oar's generator: oar.seed fixes it
+
+        base_seed = int(
+            randint(0, 2**62, [1]).numpy()[0]
+        )  # from oar's generator: oar.seed fixes it
         self.result_queue = ctx.Queue()
         self.index_queues, self.procs = [], []
         for wid in range(loader.num_workers):
             iq = ctx.Queue()
             iq.cancel_join_thread()
-            p = ctx.Process(target=_worker_loop, daemon=True, args=(
-                loader.dataset, loader._is_iterable, loader.batch_size, loader.drop_last, iq,
-                self.result_queue, loader.collate_fn, loader._auto_collate, loader.worker_init_fn,
-                wid, loader.num_workers, base_seed + wid, os.getpid()))
+            p = ctx.Process(
+                target=_worker_loop,
+                daemon=True,
+                args=(
+                    loader.dataset,
+                    loader._is_iterable,
+                    loader.batch_size,
+                    loader.drop_last,
+                    iq,
+                    self.result_queue,
+                    loader.collate_fn,
+                    loader._auto_collate,
+                    loader.worker_init_fn,
+                    wid,
+                    loader.num_workers,
+                    base_seed + wid,
+                    os.getpid(),
+                ),
+            )
             p.start()
             self.index_queues.append(iq)
             self.procs.append(p)
@@ -157,8 +195,10 @@ class _Workers:
     def check(self):
         for wid, p in enumerate(self.procs):
             if not p.is_alive():
-                raise RuntimeError(f"DataLoader worker {wid} (pid {p.pid}) exited unexpectedly "
-                                   f"with exit code {p.exitcode}")
+                raise RuntimeError(
+                    f"DataLoader worker {wid} (pid {p.pid}) exited unexpectedly "
+                    f"with exit code {p.exitcode}"
+                )
 
     def drain(self):
         while True:
@@ -254,8 +294,9 @@ class _MultiProcessIter:
             except queue.Empty:
                 self.workers.check()
                 if timeout and time.monotonic() - start > timeout:
-                    raise RuntimeError(f"DataLoader: no batch from the workers in {timeout} s "
-                                       "(timeout)")
+                    raise RuntimeError(
+                        f"DataLoader: no batch from the workers in {timeout} s (timeout)"
+                    )
 
     def __next__(self):
         try:
@@ -326,7 +367,9 @@ class _SingleProcessIter:
         if ld._is_iterable:
             if not ld._auto_collate:
                 sample = next(self.it)
-                return ld.collate_fn(sample) if ld.collate_fn else _collate.default_convert_fn(sample)
+                return (
+                    ld.collate_fn(sample) if ld.collate_fn else _collate.default_convert_fn(sample)
+                )
             samples = list(itertools.islice(self.it, ld.batch_size))
             if not samples or (ld.drop_last and len(samples) < ld.batch_size):
                 raise StopIteration
@@ -334,7 +377,9 @@ class _SingleProcessIter:
             indices = next(self.batches)
             if not ld._auto_collate:
                 sample = ld.dataset[indices[0]]
-                return ld.collate_fn(sample) if ld.collate_fn else _collate.default_convert_fn(sample)
+                return (
+                    ld.collate_fn(sample) if ld.collate_fn else _collate.default_convert_fn(sample)
+                )
             samples = [ld.dataset[i] for i in indices]
         if ld.collate_fn is not None:
             return ld.collate_fn(samples)
@@ -349,14 +394,33 @@ class DataLoader:
     Shuffling and worker seeds come from oar's generator, so oar.seed() makes runs repeat.
     """
 
-    def __init__(self, dataset, feed_list=None, places=None, return_list=True, batch_sampler=None,
-                 batch_size=1, shuffle=False, drop_last=False, collate_fn=None, num_workers=0,
-                 use_buffer_reader=True, prefetch_factor=2, use_shared_memory=True, timeout=0,
-                 worker_init_fn=None, persistent_workers=False):
+    def __init__(
+        self,
+        dataset,
+        feed_list=None,
+        places=None,
+        return_list=True,
+        batch_sampler=None,
+        batch_size=1,
+        shuffle=False,
+        drop_last=False,
+        collate_fn=None,
+        num_workers=0,
+        use_buffer_reader=True,
+        prefetch_factor=2,
+        use_shared_memory=True,
+        timeout=0,
+        worker_init_fn=None,
+        persistent_workers=False,
+    ):
         if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"DataLoader: num_workers must be a non-negative integer, got {num_workers!r}")
+            raise ValueError(
+                f"DataLoader: num_workers must be a non-negative integer, got {num_workers!r}"
+            )
         if not isinstance(prefetch_factor, int) or prefetch_factor <= 0:
-            raise ValueError(f"DataLoader: prefetch_factor must be a positive integer, got {prefetch_factor!r}")
+            raise ValueError(
+                f"DataLoader: prefetch_factor must be a positive integer, got {prefetch_factor!r}"
+            )
         if timeout < 0:
             raise ValueError(f"DataLoader: timeout must be >= 0, got {timeout}")
         if collate_fn is not None and not callable(collate_fn):
@@ -369,23 +433,31 @@ class DataLoader:
         self._is_iterable = isinstance(dataset, IterableDataset)
         if self._is_iterable:
             if batch_sampler is not None or shuffle:
-                raise ValueError("DataLoader: an IterableDataset takes neither batch_sampler nor shuffle")
+                raise ValueError(
+                    "DataLoader: an IterableDataset takes neither batch_sampler nor shuffle"
+                )
             if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
-                raise ValueError(f"DataLoader: batch_size must be a positive integer or None, got {batch_size!r}")
+                raise ValueError(
+                    f"DataLoader: batch_size must be a positive integer or None, got {batch_size!r}"
+                )
             self.batch_sampler = None
             self.batch_size, self.drop_last = batch_size, drop_last
         elif batch_sampler is not None:
             if batch_size != 1 or shuffle or drop_last:
-                raise ValueError("DataLoader: batch_sampler is exclusive with batch_size, shuffle "
-                                 "and drop_last")
+                raise ValueError(
+                    "DataLoader: batch_sampler is exclusive with batch_size, shuffle and drop_last"
+                )
             self.batch_sampler = batch_sampler
             self.batch_size, self.drop_last = getattr(batch_sampler, "batch_size", None), False
         elif batch_size is None:
-            self.batch_sampler = BatchSampler(dataset, shuffle=shuffle, batch_size=1, drop_last=False)
+            self.batch_sampler = BatchSampler(
+                dataset, shuffle=shuffle, batch_size=1, drop_last=False
+            )
             self.batch_size, self.drop_last = None, False
         else:
-            self.batch_sampler = BatchSampler(dataset, shuffle=shuffle, batch_size=batch_size,
-                                              drop_last=drop_last)
+            self.batch_sampler = BatchSampler(
+                dataset, shuffle=shuffle, batch_size=batch_size, drop_last=drop_last
+            )
             self.batch_size, self.drop_last = batch_size, drop_last
         self._auto_collate = self.batch_size is not None
         # Worker batches become Tensors unless a custom collate_fn chose the leaf types.

@@ -1,4 +1,5 @@
 """Datasets (Paddle's oar.io): map-style and iterable datasets and their combinators."""
+
 import bisect
 
 import numpy as np
@@ -40,10 +41,13 @@ class TensorDataset(Dataset):
         n = tensors[0].shape[0]
         for i, t in enumerate(tensors):
             if not isinstance(t, (_C.Tensor, np.ndarray)):
-                raise TypeError(f"TensorDataset: tensors[{i}] must be a Tensor, got {type(t).__name__}")
+                raise TypeError(
+                    f"TensorDataset: tensors[{i}] must be a Tensor, got {type(t).__name__}"
+                )
             if t.shape[0] != n:
-                raise ValueError(f"TensorDataset: tensors[{i}] has {t.shape[0]} rows, "
-                                 f"tensors[0] has {n}")
+                raise ValueError(
+                    f"TensorDataset: tensors[{i}] has {t.shape[0]} rows, tensors[0] has {n}"
+                )
         self.tensors = tensors
 
     def __getitem__(self, idx):
@@ -69,8 +73,10 @@ class ComposeDataset(Dataset):
             if isinstance(d, IterableDataset):
                 raise TypeError(f"ComposeDataset: datasets[{i}] is an IterableDataset")
             if len(d) != len(self.datasets[0]):
-                raise ValueError(f"ComposeDataset: datasets[{i}] has {len(d)} samples, "
-                                 f"datasets[0] has {len(self.datasets[0])}")
+                raise ValueError(
+                    f"ComposeDataset: datasets[{i}] has {len(d)} samples, "
+                    f"datasets[0] has {len(self.datasets[0])}"
+                )
 
     def __len__(self):
         return len(self.datasets[0])
@@ -135,6 +141,7 @@ def random_split(dataset, lengths, generator=None):
     """Splits `dataset` into non-overlapping random Subsets of the given lengths (or fractions
     summing to 1). The permutation comes from oar's generator, so oar.seed fixes it."""
     from .._random import randperm
+
     n = len(dataset)
     lengths = list(lengths)
     if lengths and all(isinstance(x, float) for x in lengths) and abs(sum(lengths) - 1.0) < 1e-6:
@@ -143,14 +150,17 @@ def random_split(dataset, lengths, generator=None):
             counts[i % len(counts)] += 1
         lengths = counts
     if any(int(x) != x or x < 0 for x in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative integers or fractions "
-                         f"summing to 1, got {lengths}")
+        raise ValueError(
+            f"random_split: lengths must be non-negative integers or fractions "
+            f"summing to 1, got {lengths}"
+        )
     if sum(lengths) != n:
-        raise ValueError(f"random_split: sum of lengths {sum(lengths)} does not equal the "
-                         f"dataset length {n}")
+        raise ValueError(
+            f"random_split: sum of lengths {sum(lengths)} does not equal the dataset length {n}"
+        )
     perm = randperm(n).numpy().tolist() if n else []
     out, offset = [], 0
     for length in lengths:
-        out.append(Subset(dataset, perm[offset:offset + int(length)]))
+        out.append(Subset(dataset, perm[offset : offset + int(length)]))
         offset += int(length)
     return out

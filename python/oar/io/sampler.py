@@ -1,4 +1,5 @@
 """Samplers: which indices to load, and how to group them into batches (Paddle's oar.io)."""
+
 import math
 import os
 
@@ -8,6 +9,7 @@ import numpy as np
 def _randperm(n):
     """A permutation drawn from oar's global generator (reproducible under oar.seed)."""
     from .._random import randperm
+
     return randperm(n).numpy().tolist() if n > 0 else []
 
 
@@ -43,7 +45,9 @@ class RandomSampler(Sampler):
         if num_samples is not None and not replacement:
             raise ValueError("RandomSampler: num_samples can only be given with replacement=True")
         if num_samples is not None and (int(num_samples) != num_samples or num_samples <= 0):
-            raise ValueError(f"RandomSampler: num_samples must be a positive integer, got {num_samples}")
+            raise ValueError(
+                f"RandomSampler: num_samples must be a positive integer, got {num_samples}"
+            )
 
     @property
     def num_samples(self):
@@ -56,6 +60,7 @@ class RandomSampler(Sampler):
             return
         if self.replacement:
             from .._creation import randint
+
             if n == 0:
                 return
             yield from randint(0, n, [self.num_samples]).numpy().tolist()
@@ -87,21 +92,28 @@ class WeightedRandomSampler(Sampler):
         super().__init__(None)
         w = np.asarray(weights.numpy() if hasattr(weights, "numpy") else weights, dtype=np.float64)
         if w.ndim != 1 or w.size == 0:
-            raise ValueError(f"WeightedRandomSampler: weights must be a non-empty 1-D sequence, "
-                             f"got shape {list(w.shape)}")
+            raise ValueError(
+                f"WeightedRandomSampler: weights must be a non-empty 1-D sequence, "
+                f"got shape {list(w.shape)}"
+            )
         if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
-            raise ValueError("WeightedRandomSampler: weights must be finite, non-negative and not "
-                             "all zero")
+            raise ValueError(
+                "WeightedRandomSampler: weights must be finite, non-negative and not all zero"
+            )
         if int(num_samples) != num_samples or num_samples <= 0:
-            raise ValueError(f"WeightedRandomSampler: num_samples must be a positive integer, got "
-                             f"{num_samples}")
+            raise ValueError(
+                f"WeightedRandomSampler: num_samples must be a positive integer, got {num_samples}"
+            )
         if not replacement and num_samples > (w > 0).sum():
-            raise ValueError(f"WeightedRandomSampler: num_samples {num_samples} exceeds the "
-                             f"{int((w > 0).sum())} indices with non-zero weight (replacement=False)")
+            raise ValueError(
+                f"WeightedRandomSampler: num_samples {num_samples} exceeds the "
+                f"{int((w > 0).sum())} indices with non-zero weight (replacement=False)"
+            )
         self.weights, self.num_samples, self.replacement = w, int(num_samples), replacement
 
     def __iter__(self):
         from .._creation import rand
+
         p = self.weights / self.weights.sum()
         if self.replacement:
             u = rand([self.num_samples], "float64").numpy()
@@ -112,7 +124,7 @@ class WeightedRandomSampler(Sampler):
         u = rand([len(p)], "float64").numpy()
         with np.errstate(divide="ignore"):
             keys = np.where(p > 0, np.log(np.maximum(u, 1e-300)) / np.where(p > 0, p, 1), -np.inf)
-        return iter(np.argsort(-keys, kind="stable")[:self.num_samples].tolist())
+        return iter(np.argsort(-keys, kind="stable")[: self.num_samples].tolist())
 
     def __len__(self):
         return self.num_samples
@@ -126,7 +138,9 @@ class BatchSampler(Sampler):
         if (dataset is None) == (sampler is None):
             raise ValueError("BatchSampler: give exactly one of 'dataset' and 'sampler'")
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"BatchSampler: batch_size must be a positive integer, got {batch_size!r}")
+            raise ValueError(
+                f"BatchSampler: batch_size must be a positive integer, got {batch_size!r}"
+            )
         if not isinstance(shuffle, bool):
             raise TypeError(f"BatchSampler: shuffle must be a bool, got {shuffle!r}")
         if not isinstance(drop_last, bool):
@@ -150,27 +164,41 @@ class BatchSampler(Sampler):
 
     def __len__(self):
         n = len(self.sampler)
-        return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+        return (
+            n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+        )
 
 
 class DistributedBatchSampler(BatchSampler):
     """Each of num_replicas ranks gets a disjoint 1/num_replicas of the (padded) dataset,
     batch by batch, as Paddle's DistributedBatchSampler. set_epoch(e) reseeds the shuffle."""
 
-    def __init__(self, dataset, batch_size, num_replicas=None, rank=None, shuffle=False,
-                 drop_last=False):
+    def __init__(
+        self, dataset, batch_size, num_replicas=None, rank=None, shuffle=False, drop_last=False
+    ):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"DistributedBatchSampler: batch_size must be a positive integer, "
-                             f"got {batch_size!r}")
-        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
-        self.nranks = int(num_replicas if num_replicas is not None
-                          else os.environ.get("PADDLE_TRAINERS_NUM", 1))
+            raise ValueError(
+                f"DistributedBatchSampler: batch_size must be a positive integer, "
+                f"got {batch_size!r}"
+            )
+        self.dataset, self.batch_size, self.shuffle, self.drop_last = (
+            dataset,
+            batch_size,
+            shuffle,
+            drop_last,
+        )
+        self.nranks = int(
+            num_replicas if num_replicas is not None else os.environ.get("PADDLE_TRAINERS_NUM", 1)
+        )
         self.local_rank = int(rank if rank is not None else os.environ.get("PADDLE_TRAINER_ID", 0))
         if self.nranks <= 0:
-            raise ValueError(f"DistributedBatchSampler: num_replicas must be positive, got {self.nranks}")
+            raise ValueError(
+                f"DistributedBatchSampler: num_replicas must be positive, got {self.nranks}"
+            )
         if not 0 <= self.local_rank < self.nranks:
-            raise ValueError(f"DistributedBatchSampler: rank {self.local_rank} not in "
-                             f"[0, {self.nranks})")
+            raise ValueError(
+                f"DistributedBatchSampler: rank {self.local_rank} not in [0, {self.nranks})"
+            )
         self.epoch = 0
         self.num_samples = int(math.ceil(len(dataset) * 1.0 / self.nranks))
         self.total_size = self.num_samples * self.nranks
@@ -179,7 +207,7 @@ class DistributedBatchSampler(BatchSampler):
     def __iter__(self):
         n = len(self.dataset)
         indices = list(range(n))
-        indices += indices[:self.total_size - len(indices)]
+        indices += indices[: self.total_size - len(indices)]
         if self.shuffle:
             np.random.RandomState(self.epoch).shuffle(indices)
             self.epoch += 1
@@ -187,11 +215,14 @@ class DistributedBatchSampler(BatchSampler):
             sub = []
             last = self.total_size % (self.batch_size * self.nranks)
             last_local = last // self.nranks
-            for i in range(self.local_rank * self.batch_size, len(indices) - last,
-                           self.batch_size * self.nranks):
-                sub.extend(indices[i:i + self.batch_size])
-            tail = indices[len(indices) - last:]
-            sub.extend(tail[self.local_rank * last_local:(self.local_rank + 1) * last_local])
+            for i in range(
+                self.local_rank * self.batch_size,
+                len(indices) - last,
+                self.batch_size * self.nranks,
+            ):
+                sub.extend(indices[i : i + self.batch_size])
+            tail = indices[len(indices) - last :]
+            sub.extend(tail[self.local_rank * last_local : (self.local_rank + 1) * last_local])
             indices = sub
         batch = []
         for idx in indices:
@@ -204,7 +235,9 @@ class DistributedBatchSampler(BatchSampler):
 
     def __len__(self):
         n = self.num_samples
-        return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+        return (
+            n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+        )
 
     def set_epoch(self, epoch):
         self.epoch = int(epoch)

@@ -1,6 +1,7 @@
 """oar.metric: streaming evaluation metrics (Paddle's paddle.metric). A metric's compute()
 runs on the model outputs and labels (as Tensors), update() takes NumPy arrays and returns
 the batch's value, accumulate() the value over everything since reset()."""
+
 import numpy as np
 
 from .. import _C
@@ -63,7 +64,7 @@ class Accuracy(Metric):
         p = p.reshape(-1, p.shape[-1])
         if self.maxk > p.shape[-1]:
             raise ValueError(f"Accuracy: topk {self.maxk} exceeds the {p.shape[-1]} classes")
-        order = np.argsort(-p, axis=-1, kind="stable")[:, :self.maxk]
+        order = np.argsort(-p, axis=-1, kind="stable")[:, : self.maxk]
         lab = _labels_as_index(label, _np(pred).shape)
         if lab.shape[0] != order.shape[0]:
             raise ValueError(f"Accuracy: {order.shape[0]} predictions but {lab.shape[0]} labels")
@@ -94,10 +95,10 @@ class Accuracy(Metric):
 
 def _binary(preds, labels, cls):
     p = _np(preds).reshape(-1).astype(np.float64)
-    l = _np(labels).reshape(-1)
-    if p.shape != l.shape:
-        raise ValueError(f"{cls}: {p.size} predictions but {l.size} labels")
-    return np.floor(p + 0.5).astype(np.int64), l.astype(np.int64)
+    lab = _np(labels).reshape(-1)
+    if p.shape != lab.shape:
+        raise ValueError(f"{cls}: {p.size} predictions but {lab.size} labels")
+    return np.floor(p + 0.5).astype(np.int64), lab.astype(np.int64)
 
 
 class Precision(Metric):
@@ -109,9 +110,9 @@ class Precision(Metric):
         self.reset()
 
     def update(self, preds, labels):
-        p, l = _binary(preds, labels, "Precision")
-        self.tp += int(((p == 1) & (l == 1)).sum())
-        self.fp += int(((p == 1) & (l != 1)).sum())
+        p, lab = _binary(preds, labels, "Precision")
+        self.tp += int(((p == 1) & (lab == 1)).sum())
+        self.fp += int(((p == 1) & (lab != 1)).sum())
 
     def reset(self):
         self.tp = self.fp = 0
@@ -133,9 +134,9 @@ class Recall(Metric):
         self.reset()
 
     def update(self, preds, labels):
-        p, l = _binary(preds, labels, "Recall")
-        self.tp += int(((p == 1) & (l == 1)).sum())
-        self.fn += int(((p != 1) & (l == 1)).sum())
+        p, lab = _binary(preds, labels, "Recall")
+        self.tp += int(((p == 1) & (lab == 1)).sum())
+        self.fn += int(((p != 1) & (lab == 1)).sum())
 
     def reset(self):
         self.tp = self.fn = 0
@@ -157,22 +158,24 @@ class Auc(Metric):
         if curve != "ROC":
             raise ValueError(f"Auc: only curve='ROC' is supported, got '{curve}'")
         if not isinstance(num_thresholds, int) or num_thresholds <= 0:
-            raise ValueError(f"Auc: num_thresholds must be a positive integer, got {num_thresholds!r}")
+            raise ValueError(
+                f"Auc: num_thresholds must be a positive integer, got {num_thresholds!r}"
+            )
         self._curve, self._num_thresholds, self._name = curve, num_thresholds, name
         self.reset()
 
     def update(self, preds, labels):
         p = _np(preds)
         p = p[:, 1] if p.ndim == 2 and p.shape[1] == 2 else p.reshape(-1)
-        l = _np(labels).reshape(-1)
-        if p.shape[0] != l.shape[0]:
-            raise ValueError(f"Auc: {p.shape[0]} predictions but {l.shape[0]} labels")
+        lab = _np(labels).reshape(-1)
+        if p.shape[0] != lab.shape[0]:
+            raise ValueError(f"Auc: {p.shape[0]} predictions but {lab.shape[0]} labels")
         if p.size and (p.min() < 0 or p.max() > 1):
             raise ValueError("Auc: predictions must be probabilities in [0, 1]")
         bins = (p.astype(np.float64) * self._num_thresholds).astype(np.int64)
         n = self._num_thresholds + 1
-        self._stat_pos += np.bincount(bins[l != 0], minlength=n)
-        self._stat_neg += np.bincount(bins[l == 0], minlength=n)
+        self._stat_pos += np.bincount(bins[lab != 0], minlength=n)
+        self._stat_neg += np.bincount(bins[lab == 0], minlength=n)
 
     def reset(self):
         self._stat_pos = np.zeros(self._num_thresholds + 1, np.float64)

@@ -1,6 +1,7 @@
 """Gradient clipping (Paddle's ClipGradByValue, ClipGradByNorm, ClipGradByGlobalNorm).
 An optimizer calls clip(params_grads) with a list of (param, grad) before its update;
 parameters created with ParamAttr(need_clip=False) pass through unchanged."""
+
 import math
 
 from .. import _C
@@ -10,7 +11,11 @@ _ops = _C.ops
 
 
 def _sq_sum(g):
-    g32 = g if g.dtype in (_C.DataType.float32, _C.DataType.float64) else _ops.cast(g, _C.DataType.float32)
+    g32 = (
+        g
+        if g.dtype in (_C.DataType.float32, _C.DataType.float64)
+        else _ops.cast(g, _C.DataType.float32)
+    )
     return float((g32 * g32).sum())
 
 
@@ -38,7 +43,9 @@ class ClipGradByValue(ClipGradBase):
         self.max, self.min = max, min
 
     def _clip(self, params_grads):
-        return [(p, _ops.clip(g, self.min, self.max) if _need_clip(p) else g) for p, g in params_grads]
+        return [
+            (p, _ops.clip(g, self.min, self.max) if _need_clip(p) else g) for p, g in params_grads
+        ]
 
     def __str__(self):
         return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
@@ -95,6 +102,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     """Scales the .grad of `parameters` in place so their total norm is at most max_norm;
     returns the total norm as a Tensor (Paddle's nn.utils.clip_grad_norm_)."""
     from .._creation import to_tensor
+
     params = [parameters] if isinstance(parameters, _C.Tensor) else list(parameters)
     grads = [p.grad for p in params if p.grad is not None]
     norm_type = float(norm_type)

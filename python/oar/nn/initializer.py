@@ -1,4 +1,5 @@
 """Parameter initializers (Paddle's oar.nn.initializer), drawing from oar's generator."""
+
 import math
 
 import numpy as np
@@ -76,7 +77,7 @@ class KaimingUniform(Initializer):
 
     def _make(self, shape, dtype):
         fi = self.fan_in or _fans(shape)[0]
-        limit = math.sqrt(6.0 / ((1 + self.a ** 2) * fi))
+        limit = math.sqrt(6.0 / ((1 + self.a**2) * fi))
         return _uniform(shape, dtype, -limit, limit)
 
 
@@ -86,7 +87,7 @@ class KaimingNormal(Initializer):
 
     def _make(self, shape, dtype):
         fi = self.fan_in or _fans(shape)[0]
-        return _normal(shape, dtype) * math.sqrt(2.0 / ((1 + self.a ** 2) * fi))
+        return _normal(shape, dtype) * math.sqrt(2.0 / ((1 + self.a**2) * fi))
 
 
 class Assign(Initializer):
@@ -94,16 +95,24 @@ class Assign(Initializer):
         self.value = value
 
     def _make(self, shape, dtype):
-        t = to_tensor(np.asarray(self.value.numpy() if isinstance(self.value, _C.Tensor) else self.value), dtype)
+        t = to_tensor(
+            np.asarray(self.value.numpy() if isinstance(self.value, _C.Tensor) else self.value),
+            dtype,
+        )
         if list(t.shape) != list(shape):
-            raise ValueError(f"Assign initializer: value shape {t.shape} != parameter shape {shape}")
+            raise ValueError(
+                f"Assign initializer: value shape {t.shape} != parameter shape {shape}"
+            )
         return t
 
 
 def _np_to(arr, dtype):
     from .._dtype import convert_dtype
+
     dtype = convert_dtype(dtype)
-    t = to_tensor(np.ascontiguousarray(arr, dtype=np.float64 if dtype.name == "float64" else np.float32))
+    t = to_tensor(
+        np.ascontiguousarray(arr, dtype=np.float64 if dtype.name == "float64" else np.float32)
+    )
     return t if t.dtype == dtype else t.astype(dtype)
 
 
@@ -141,7 +150,9 @@ class Orthogonal(Initializer):
 
     def _make(self, shape, dtype):
         if len(shape) < 2:
-            raise ValueError(f"Orthogonal: the parameter must have at least 2 dimensions, got {shape}")
+            raise ValueError(
+                f"Orthogonal: the parameter must have at least 2 dimensions, got {shape}"
+            )
         rows = shape[0]
         cols = int(np.prod(shape[1:]))
         flat = _normal([max(rows, cols), min(rows, cols)], "float64").numpy()
@@ -167,7 +178,9 @@ class Dirac(Initializer):
         if not 3 <= len(shape) <= 5:
             raise ValueError(f"Dirac: expects a 3-D, 4-D or 5-D conv weight, got shape {shape}")
         if shape[0] % self.groups:
-            raise ValueError(f"Dirac: out channels {shape[0]} not divisible by groups {self.groups}")
+            raise ValueError(
+                f"Dirac: out channels {shape[0]} not divisible by groups {self.groups}"
+            )
         w = np.zeros(shape, np.float64)
         per = shape[0] // self.groups
         centre = tuple(k // 2 for k in shape[2:])
@@ -190,7 +203,7 @@ class Bilinear(Initializer):
         f = np.ceil(size / 2.0)
         c = (2 * f - 1 - f % 2) / (2.0 * f)
         x = np.arange(size)
-        k = (1 - np.abs(x / f - c))
+        k = 1 - np.abs(x / f - c)
         w = np.broadcast_to(np.outer(k, k), shape)
         return _np_to(w, dtype)
 
@@ -209,12 +222,22 @@ def _global_initializer(is_bias):
 
 def calculate_gain(nonlinearity, param=None):
     """Paddle's recommended gain for a nonlinearity."""
-    gains = {"sigmoid": 1.0, "linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0,
-             "conv1d_transpose": 1.0, "conv2d_transpose": 1.0, "conv3d_transpose": 1.0,
-             "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
+    gains = {
+        "sigmoid": 1.0,
+        "linear": 1.0,
+        "conv1d": 1.0,
+        "conv2d": 1.0,
+        "conv3d": 1.0,
+        "conv1d_transpose": 1.0,
+        "conv2d_transpose": 1.0,
+        "conv3d_transpose": 1.0,
+        "tanh": 5.0 / 3,
+        "relu": math.sqrt(2.0),
+        "selu": 3.0 / 4,
+    }
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else float(param)
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity not in gains:
         raise ValueError(f"calculate_gain: unknown nonlinearity '{nonlinearity}'")
     return gains[nonlinearity]

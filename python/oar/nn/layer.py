@@ -1,5 +1,6 @@
 """Layer: the base of every model (parameters, sublayers, buffers, state_dict, hooks), and
 the containers Sequential, LayerList, LayerDict, ParameterList, ParameterDict."""
+
 import collections
 import re
 import warnings
@@ -49,16 +50,27 @@ class ParamAttr:
     """Paddle's ParamAttr: name, initializer, learning rate (a multiplier on the optimizer's),
     regularizer, trainable, need_clip."""
 
-    def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None,
-                 trainable=True, do_model_average=False, need_clip=True):
+    def __init__(
+        self,
+        name=None,
+        initializer=None,
+        learning_rate=1.0,
+        regularizer=None,
+        trainable=True,
+        do_model_average=False,
+        need_clip=True,
+    ):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"ParamAttr: name must be a str, got {type(name).__name__}")
         if not isinstance(learning_rate, (int, float)) or learning_rate < 0:
-            raise ValueError(f"ParamAttr: learning_rate must be a non-negative number, got "
-                             f"{learning_rate!r}")
+            raise ValueError(
+                f"ParamAttr: learning_rate must be a non-negative number, got {learning_rate!r}"
+            )
         if initializer is not None and not callable(getattr(initializer, "_make", None)):
-            raise TypeError(f"ParamAttr: initializer must be an oar.nn.initializer object, got "
-                            f"{type(initializer).__name__}")
+            raise TypeError(
+                f"ParamAttr: initializer must be an oar.nn.initializer object, got "
+                f"{type(initializer).__name__}"
+            )
         self.name = name
         self.initializer = initializer
         self.learning_rate = float(learning_rate)
@@ -84,9 +96,11 @@ class ParamAttr:
         raise TypeError(f"ParamAttr: cannot make a ParamAttr from {type(arg).__name__}")
 
     def __repr__(self):
-        return (f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
-                f"learning_rate={self.learning_rate}, regularizer={self.regularizer!r}, "
-                f"trainable={self.trainable})")
+        return (
+            f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
+            f"learning_rate={self.learning_rate}, regularizer={self.regularizer!r}, "
+            f"trainable={self.trainable})"
+        )
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
@@ -96,8 +110,14 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
         raise ValueError("create_parameter: attr=False creates no parameter")
     if name is not None:
         attr.name = name
-    return _make_parameter(shape, attr, convert_dtype(dtype), is_bias, default_initializer,
-                           attr.name or _unique_name("create_parameter") + (".b_0" if is_bias else ".w_0"))
+    return _make_parameter(
+        shape,
+        attr,
+        convert_dtype(dtype),
+        is_bias,
+        default_initializer,
+        attr.name or _unique_name("create_parameter") + (".b_0" if is_bias else ".w_0"),
+    )
 
 
 def _make_parameter(shape, attr, dtype, is_bias, default_initializer, name):
@@ -112,8 +132,12 @@ def _make_parameter(shape, attr, dtype, is_bias, default_initializer, name):
     if not dtype.is_floating_point:
         raise TypeError(f"create_parameter: dtype must be a float type, got {dtype.name}")
     # Priority as Paddle: ParamAttr's, then the global one, then the layer's default.
-    initializer = (attr.initializer or init._global_initializer(is_bias) or default_initializer
-                   or (init.Constant(0.0) if is_bias else init.XavierUniform()))
+    initializer = (
+        attr.initializer
+        or init._global_initializer(is_bias)
+        or default_initializer
+        or (init.Constant(0.0) if is_bias else init.XavierUniform())
+    )
     data = initializer._make(shape, dtype)
     p = Parameter(data, trainable=attr.trainable, name=name)
     p.optimize_attr = {"learning_rate": attr.learning_rate}
@@ -125,6 +149,7 @@ def _make_parameter(shape, attr, dtype, is_bias, default_initializer, name):
 
 class _HookHandle:
     """What register_forward_*_hook returns; remove() unregisters the hook."""
+
     _next = 0
 
     def __init__(self, hooks, hook):
@@ -161,30 +186,38 @@ class Layer:
         params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
-                raise RuntimeError(f"{type(self).__name__}: call super().__init__() before "
-                                   "assigning parameters")
+                raise RuntimeError(
+                    f"{type(self).__name__}: call super().__init__() before assigning parameters"
+                )
             self._discard(name)
             params[name] = value
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"{type(self).__name__}: attribute '{name}' is a parameter; assign "
-                                f"a Parameter or None, not {type(value).__name__}")
+                raise TypeError(
+                    f"{type(self).__name__}: attribute '{name}' is a parameter; assign "
+                    f"a Parameter or None, not {type(value).__name__}"
+                )
             params[name] = None
         elif isinstance(value, Layer):
             if params is None:
-                raise RuntimeError(f"{type(self).__name__}: call super().__init__() before "
-                                   "assigning sublayers")
+                raise RuntimeError(
+                    f"{type(self).__name__}: call super().__init__() before assigning sublayers"
+                )
             self._discard(name)
             d["_sub_layers"][name] = value
         elif params is not None and name in d["_sub_layers"]:
             if value is not None:
-                raise TypeError(f"{type(self).__name__}: attribute '{name}' is a sublayer; assign "
-                                f"a Layer or None, not {type(value).__name__}")
+                raise TypeError(
+                    f"{type(self).__name__}: attribute '{name}' is a sublayer; assign "
+                    f"a Layer or None, not {type(value).__name__}"
+                )
             d["_sub_layers"][name] = None
         elif params is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, _C.Tensor):
-                raise TypeError(f"{type(self).__name__}: attribute '{name}' is a buffer; assign a "
-                                f"Tensor or None, not {type(value).__name__}")
+                raise TypeError(
+                    f"{type(self).__name__}: attribute '{name}' is a buffer; assign a "
+                    f"Tensor or None, not {type(value).__name__}"
+                )
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -211,8 +244,12 @@ class Layer:
         object.__delattr__(self, name)
 
     def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._sub_layers)
-                      | set(self._buffers))
+        return sorted(
+            set(object.__dir__(self))
+            | set(self._parameters)
+            | set(self._sub_layers)
+            | set(self._buffers)
+        )
 
     def _check_new_name(self, name, what):
         if not isinstance(name, str):
@@ -236,8 +273,9 @@ class Layer:
         if parameter is not None and not isinstance(parameter, Parameter):
             raise TypeError(f"add_parameter: expected a Parameter, got {type(parameter).__name__}")
         if name in self.__dict__ and name not in self._parameters:
-            raise KeyError(f"add_parameter: '{name}' is already an attribute of "
-                           f"{type(self).__name__}")
+            raise KeyError(
+                f"add_parameter: '{name}' is already an attribute of {type(self).__name__}"
+            )
         self._discard(name)
         self._parameters[name] = parameter
         return parameter
@@ -257,8 +295,9 @@ class Layer:
         else:
             self._non_persistable_buffer_names.add(name)
 
-    def create_parameter(self, shape, attr=None, dtype=None, is_bias=False,
-                         default_initializer=None):
+    def create_parameter(
+        self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None
+    ):
         """A new Parameter initialized by attr.initializer, else default_initializer, else
         Xavier-uniform (weights) / zeros (biases). attr=False returns None."""
         attr = ParamAttr._to_attr(attr)
@@ -274,6 +313,7 @@ class Layer:
 
     def create_tensor(self, name=None, persistable=None, dtype=None):
         from .._creation import zeros
+
         return zeros([0], dtype or self._dtype)
 
     create_variable = create_tensor
@@ -281,8 +321,11 @@ class Layer:
     # ---- traversal
     def named_parameters(self, prefix="", include_sublayers=True, remove_duplicate=True):
         seen = set()
-        layers = (self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers
-                  else [(prefix, self)])
+        layers = (
+            self.named_sublayers(prefix=prefix, include_self=True)
+            if include_sublayers
+            else [(prefix, self)]
+        )
         for lp, layer in layers:
             for name, p in layer._parameters.items():
                 if p is None or (remove_duplicate and id(p) in seen):
@@ -307,7 +350,7 @@ class Layer:
             yield from layer.named_sublayers(prefix=p, include_self=False, layers_set=layers_set)
 
     def sublayers(self, include_self=False):
-        return [l for _, l in self.named_sublayers(include_self=include_self)]
+        return [layer for _, layer in self.named_sublayers(include_self=include_self)]
 
     def named_children(self):
         for name, layer in self._sub_layers.items():
@@ -315,12 +358,15 @@ class Layer:
                 yield name, layer
 
     def children(self):
-        return [l for _, l in self.named_children()]
+        return [layer for _, layer in self.named_children()]
 
     def named_buffers(self, prefix="", include_sublayers=True):
         seen = set()
-        layers = (self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers
-                  else [(prefix, self)])
+        layers = (
+            self.named_sublayers(prefix=prefix, include_self=True)
+            if include_sublayers
+            else [(prefix, self)]
+        )
         for lp, layer in layers:
             for name, b in layer._buffers.items():
                 if b is not None and id(b) not in seen:
@@ -374,8 +420,14 @@ class Layer:
         return _HookHandle(self._forward_post_hooks, hook)
 
     # ---- state
-    def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
-                   use_hook=True, keep_vars=True):
+    def state_dict(
+        self,
+        destination=None,
+        include_sublayers=True,
+        structured_name_prefix="",
+        use_hook=True,
+        keep_vars=True,
+    ):
         """Parameters and persistable buffers by structured name ('0.weight', ...), each
         layer's own first, then its sublayers', as Paddle orders them."""
         dest = collections.OrderedDict() if destination is None else destination
@@ -411,8 +463,10 @@ class Layer:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
-            raise KeyError(f"set_state_dict of {type(self).__name__}: missing keys {missing}, "
-                           f"unexpected keys {unexpected}")
+            raise KeyError(
+                f"set_state_dict of {type(self).__name__}: missing keys {missing}, "
+                f"unexpected keys {unexpected}"
+            )
         mismatched = []
         for k, target in own.items():
             if k not in state_dict:
@@ -424,12 +478,16 @@ class Layer:
                 value = np.asarray(value)
                 shape = list(value.shape)
             if shape != list(target.shape):
-                mismatched.append(f"'{k}': {shape} in the state dict, {list(target.shape)} in "
-                                  "the layer")
+                mismatched.append(
+                    f"'{k}': {shape} in the state dict, {list(target.shape)} in the layer"
+                )
         if mismatched:
-            raise ValueError(f"set_state_dict of {type(self).__name__}: shape mismatch for "
-                             + "; ".join(mismatched))
+            raise ValueError(
+                f"set_state_dict of {type(self).__name__}: shape mismatch for "
+                + "; ".join(mismatched)
+            )
         from ..autograd import no_grad
+
         with no_grad():
             for k, target in own.items():
                 if k in state_dict:
@@ -502,13 +560,13 @@ class Sequential(Layer):
         super().__init__()
         if len(layers) == 1 and isinstance(layers[0], dict):
             layers = tuple(layers[0].items())
-        for i, l in enumerate(layers):
-            if isinstance(l, (tuple, list)):
-                if len(l) != 2:
+        for i, item in enumerate(layers):
+            if isinstance(item, (tuple, list)):
+                if len(item) != 2:
                     raise ValueError("Sequential: a named entry must be a (name, layer) pair")
-                self.add_sublayer(l[0], l[1])
+                self.add_sublayer(item[0], item[1])
             else:
-                self.add_sublayer(str(i), l)
+                self.add_sublayer(str(i), item)
 
     def forward(self, x):
         for layer in self._sub_layers.values():
@@ -531,7 +589,7 @@ class Sequential(Layer):
 
     def __delitem__(self, i):
         names = list(self._sub_layers)
-        for n in (names[i] if isinstance(i, slice) else [names[i]]):
+        for n in names[i] if isinstance(i, slice) else [names[i]]:
             del self._sub_layers[n]
 
     def __len__(self):
@@ -546,13 +604,13 @@ class LayerList(Layer):
 
     def __init__(self, sublayers=None):
         super().__init__()
-        for l in sublayers or []:
-            self.append(l)
+        for layer in sublayers or []:
+            self.append(layer)
 
     def _renumber(self, layers):
         self._sub_layers.clear()
-        for i, l in enumerate(layers):
-            self._sub_layers[str(i)] = l
+        for i, layer in enumerate(layers):
+            self._sub_layers[str(i)] = layer
 
     def append(self, layer):
         self.add_sublayer(str(len(self._sub_layers)), layer)
@@ -564,8 +622,8 @@ class LayerList(Layer):
         self._renumber(layers)
 
     def extend(self, layers):
-        for l in layers:
-            self.append(l)
+        for layer in layers:
+            self.append(layer)
         return self
 
     def __getitem__(self, i):
@@ -673,8 +731,10 @@ class ParameterList(Layer):
         return iter(self._parameters.values())
 
     def extra_repr(self):
-        return ", ".join(f"{k}: Parameter(shape={p.shape}, dtype={p.dtype.name})"
-                         for k, p in self._parameters.items())
+        return ", ".join(
+            f"{k}: Parameter(shape={p.shape}, dtype={p.dtype.name})"
+            for k, p in self._parameters.items()
+        )
 
 
 class ParameterDict(Layer):

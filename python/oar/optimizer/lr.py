@@ -3,6 +3,7 @@
 A scheduler starts at last_epoch = 0 with last_lr = get_lr(); each step() advances
 last_epoch by one (or sets it) and recomputes last_lr; calling it returns last_lr.
 """
+
 import math
 
 import numpy as np
@@ -13,8 +14,10 @@ class LRScheduler:
 
     def __init__(self, learning_rate=0.1, last_epoch=-1, verbose=False):
         if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool):
-            raise TypeError(f"{type(self).__name__}: learning_rate must be a float, got "
-                            f"{type(learning_rate).__name__}")
+            raise TypeError(
+                f"{type(self).__name__}: learning_rate must be a float, got "
+                f"{type(learning_rate).__name__}"
+            )
         self.base_lr = float(learning_rate)
         self.last_lr = float(learning_rate)
         self.last_epoch = last_epoch
@@ -34,7 +37,10 @@ class LRScheduler:
             closed = getattr(self, "_get_closed_form_lr", None)
             self.last_lr = closed() if closed is not None else self.get_lr()
         if self.verbose:
-            print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to {self.last_lr}.")
+            print(
+                f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to "
+                f"{self.last_lr}."
+            )
 
     def get_lr(self):
         raise NotImplementedError(f"{type(self).__name__}.get_lr")
@@ -67,9 +73,16 @@ class LRScheduler:
 
 
 def _positive(cls, name, v, allow_zero=False):
-    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{cls}: {name} must be a {'non-negative' if allow_zero else 'positive'} "
-                         f"number, got {v!r}")
+    if (
+        not isinstance(v, (int, float))
+        or isinstance(v, bool)
+        or v < 0
+        or (v == 0 and not allow_zero)
+    ):
+        raise ValueError(
+            f"{cls}: {name} must be a {'non-negative' if allow_zero else 'positive'} "
+            f"number, got {v!r}"
+        )
 
 
 class NoamDecay(LRScheduler):
@@ -82,9 +95,9 @@ class NoamDecay(LRScheduler):
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self):
-        a = 1 if self.last_epoch == 0 else self.last_epoch ** -0.5
-        b = self.warmup_steps ** -1.5 * self.last_epoch
-        return self.base_lr * (self.d_model ** -0.5) * min(a, b)
+        a = 1 if self.last_epoch == 0 else self.last_epoch**-0.5
+        b = self.warmup_steps**-1.5 * self.last_epoch
+        return self.base_lr * (self.d_model**-0.5) * min(a, b)
 
 
 class PiecewiseDecay(LRScheduler):
@@ -93,8 +106,10 @@ class PiecewiseDecay(LRScheduler):
     def __init__(self, boundaries, values, last_epoch=-1, verbose=False):
         boundaries, values = list(boundaries), [float(v) for v in values]
         if len(values) != len(boundaries) + 1:
-            raise ValueError(f"PiecewiseDecay: needs len(values) == len(boundaries) + 1, got "
-                             f"{len(values)} values and {len(boundaries)} boundaries")
+            raise ValueError(
+                f"PiecewiseDecay: needs len(values) == len(boundaries) + 1, got "
+                f"{len(values)} values and {len(boundaries)} boundaries"
+            )
         if any(b2 <= b1 for b1, b2 in zip(boundaries, boundaries[1:])):
             raise ValueError(f"PiecewiseDecay: boundaries must increase, got {boundaries}")
         self.boundaries, self.values = boundaries, values
@@ -135,10 +150,20 @@ class PolynomialDecay(LRScheduler):
     """(lr - end_lr) * (1 - epoch / decay_steps)^power + end_lr; with cycle, decay_steps grows
     to the next multiple of itself instead of the rate staying at end_lr."""
 
-    def __init__(self, learning_rate, decay_steps, end_lr=0.0001, power=1.0, cycle=False,
-                 last_epoch=-1, verbose=False):
+    def __init__(
+        self,
+        learning_rate,
+        decay_steps,
+        end_lr=0.0001,
+        power=1.0,
+        cycle=False,
+        last_epoch=-1,
+        verbose=False,
+    ):
         if not isinstance(decay_steps, int) or decay_steps <= 0:
-            raise ValueError(f"PolynomialDecay: decay_steps must be a positive integer, got {decay_steps!r}")
+            raise ValueError(
+                f"PolynomialDecay: decay_steps must be a positive integer, got {decay_steps!r}"
+            )
         self.decay_steps, self.end_lr = decay_steps, float(end_lr)
         self.power, self.cycle = float(power), bool(cycle)
         super().__init__(learning_rate, last_epoch, verbose)
@@ -152,7 +177,9 @@ class PolynomialDecay(LRScheduler):
             steps = self.decay_steps * div
         else:
             epoch = min(self.last_epoch, self.decay_steps)
-        return (self.base_lr - self.end_lr) * ((1 - float(epoch) / float(steps)) ** self.power) + self.end_lr
+        return (self.base_lr - self.end_lr) * (
+            (1 - float(epoch) / float(steps)) ** self.power
+        ) + self.end_lr
 
 
 class LinearWarmup(LRScheduler):
@@ -160,19 +187,26 @@ class LinearWarmup(LRScheduler):
     scheduler stepped from 0 after the warmup)."""
 
     def __init__(self, learning_rate, warmup_steps, start_lr, end_lr, last_epoch=-1, verbose=False):
-        if not isinstance(learning_rate, (float, int, LRScheduler)) or isinstance(learning_rate, bool):
-            raise TypeError(f"LinearWarmup: learning_rate must be a float or an LRScheduler, got "
-                            f"{type(learning_rate).__name__}")
+        if not isinstance(learning_rate, (float, int, LRScheduler)) or isinstance(
+            learning_rate, bool
+        ):
+            raise TypeError(
+                f"LinearWarmup: learning_rate must be a float or an LRScheduler, got "
+                f"{type(learning_rate).__name__}"
+            )
         if not isinstance(warmup_steps, int) or warmup_steps <= 0:
-            raise ValueError(f"LinearWarmup: warmup_steps must be a positive integer, got {warmup_steps!r}")
+            raise ValueError(
+                f"LinearWarmup: warmup_steps must be a positive integer, got {warmup_steps!r}"
+            )
         self.learning_rate = learning_rate
         self.warmup_steps, self.start_lr, self.end_lr = warmup_steps, float(start_lr), float(end_lr)
         super().__init__(self.start_lr, last_epoch, verbose)
 
     def get_lr(self):
         if self.last_epoch < self.warmup_steps:
-            return ((self.end_lr - self.start_lr) * float(self.last_epoch) / float(self.warmup_steps)
-                    + self.start_lr)
+            return (self.end_lr - self.start_lr) * float(self.last_epoch) / float(
+                self.warmup_steps
+            ) + self.start_lr
         if isinstance(self.learning_rate, LRScheduler):
             self.learning_rate.step(self.last_epoch - self.warmup_steps)
             return self.learning_rate()
@@ -203,7 +237,7 @@ class ExponentialDecay(LRScheduler):
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self):
-        return self.base_lr * (self.gamma ** self.last_epoch)
+        return self.base_lr * (self.gamma**self.last_epoch)
 
 
 class MultiStepDecay(LRScheduler):
@@ -221,7 +255,7 @@ class MultiStepDecay(LRScheduler):
     def get_lr(self):
         for i, m in enumerate(self.milestones):
             if self.last_epoch < m:
-                return self.base_lr * (self.gamma ** i)
+                return self.base_lr * (self.gamma**i)
         return self.base_lr * (self.gamma ** len(self.milestones))
 
 
@@ -274,7 +308,9 @@ class CosineAnnealingDecay(LRScheduler):
 
     def __init__(self, learning_rate, T_max, eta_min=0, last_epoch=-1, verbose=False):
         if not isinstance(T_max, int) or T_max <= 0:
-            raise ValueError(f"CosineAnnealingDecay: T_max must be a positive integer, got {T_max!r}")
+            raise ValueError(
+                f"CosineAnnealingDecay: T_max must be a positive integer, got {T_max!r}"
+            )
         self.T_max, self.eta_min = T_max, float(eta_min)
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -282,43 +318,67 @@ class CosineAnnealingDecay(LRScheduler):
         if self.last_epoch == 0:
             return self.base_lr
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            return (self.last_lr + (self.base_lr - self.eta_min)
-                    * (1 - math.cos(math.pi / self.T_max)) / 2)
-        return ((1 + math.cos(math.pi * self.last_epoch / self.T_max))
-                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
-                * (self.last_lr - self.eta_min) + self.eta_min)
+            return (
+                self.last_lr
+                + (self.base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+            )
+        return (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
+        ) * (self.last_lr - self.eta_min) + self.eta_min
 
     def _get_closed_form_lr(self):
-        return (self.eta_min + (self.base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2)
+        return (
+            self.eta_min
+            + (self.base_lr - self.eta_min)
+            * (1 + math.cos(math.pi * self.last_epoch / self.T_max))
+            / 2
+        )
 
 
 class OneCycleLR(LRScheduler):
     """Warm up from max_lr / divide_factor to max_lr over phase_pct of total_steps, then
     anneal (cos or linear) to end_learning_rate; three_phase mirrors the warmup first."""
 
-    def __init__(self, max_learning_rate, total_steps, divide_factor=25.0,
-                 end_learning_rate=0.0001, phase_pct=0.3, anneal_strategy="cos",
-                 three_phase=False, last_epoch=-1, verbose=False):
+    def __init__(
+        self,
+        max_learning_rate,
+        total_steps,
+        divide_factor=25.0,
+        end_learning_rate=0.0001,
+        phase_pct=0.3,
+        anneal_strategy="cos",
+        three_phase=False,
+        last_epoch=-1,
+        verbose=False,
+    ):
         _positive("OneCycleLR", "max_learning_rate", max_learning_rate)
         if not isinstance(total_steps, int) or total_steps <= 0:
-            raise ValueError(f"OneCycleLR: total_steps must be a positive integer, got {total_steps!r}")
+            raise ValueError(
+                f"OneCycleLR: total_steps must be a positive integer, got {total_steps!r}"
+            )
         if not 0.0 <= phase_pct < 1.0:
             raise ValueError(f"OneCycleLR: phase_pct must be in [0, 1), got {phase_pct}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got "
-                             f"'{anneal_strategy}'")
+            raise ValueError(
+                f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got '{anneal_strategy}'"
+            )
         self.total_steps = total_steps
         initial_lr = max_learning_rate / float(divide_factor)
         if three_phase:
-            self._start_steps = [0, float(phase_pct * total_steps) - 1,
-                                 float(2 * phase_pct * total_steps) - 2, total_steps - 1]
+            self._start_steps = [
+                0,
+                float(phase_pct * total_steps) - 1,
+                float(2 * phase_pct * total_steps) - 2,
+                total_steps - 1,
+            ]
             self._lr_config = [initial_lr, max_learning_rate, initial_lr, end_learning_rate]
         else:
             self._start_steps = [0, float(phase_pct * total_steps) - 1, total_steps - 1]
             self._lr_config = [initial_lr, max_learning_rate, end_learning_rate]
-        self._steps_size = [self._start_steps[i + 1] - self._start_steps[i]
-                            for i in range(len(self._start_steps) - 1)]
+        self._steps_size = [
+            self._start_steps[i + 1] - self._start_steps[i]
+            for i in range(len(self._start_steps) - 1)
+        ]
         self._steps_size.append(self._steps_size[-1])
         self.anneal_strategy = anneal_strategy
         super().__init__(initial_lr, last_epoch, verbose)
@@ -334,8 +394,9 @@ class OneCycleLR(LRScheduler):
     def get_lr(self):
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"OneCycleLR: stepped {step} times, more than total_steps "
-                             f"{self.total_steps}")
+            raise ValueError(
+                f"OneCycleLR: stepped {step} times, more than total_steps {self.total_steps}"
+            )
         fn = self._cos if self.anneal_strategy == "cos" else self._linear
         for i, (end_step, size) in enumerate(zip(self._start_steps[1:], self._steps_size)):
             if step <= end_step or i == len(self._lr_config) - 2:
@@ -347,19 +408,39 @@ class OneCycleLR(LRScheduler):
 class CyclicLR(LRScheduler):
     """Cycles between base and max learning rate (triangular, triangular2 or exp_range)."""
 
-    def __init__(self, base_learning_rate, max_learning_rate, step_size_up, step_size_down=None,
-                 mode="triangular", exp_gamma=1.0, scale_fn=None, scale_mode="cycle",
-                 last_epoch=-1, verbose=False):
+    def __init__(
+        self,
+        base_learning_rate,
+        max_learning_rate,
+        step_size_up,
+        step_size_down=None,
+        mode="triangular",
+        exp_gamma=1.0,
+        scale_fn=None,
+        scale_mode="cycle",
+        last_epoch=-1,
+        verbose=False,
+    ):
         _positive("CyclicLR", "max_learning_rate", max_learning_rate)
         _positive("CyclicLR", "base_learning_rate", base_learning_rate, allow_zero=True)
         if not isinstance(step_size_up, int) or step_size_up <= 0:
-            raise ValueError(f"CyclicLR: step_size_up must be a positive integer, got {step_size_up!r}")
-        if step_size_down is not None and (not isinstance(step_size_down, int) or step_size_down <= 0):
-            raise ValueError(f"CyclicLR: step_size_down must be a positive integer, got {step_size_down!r}")
+            raise ValueError(
+                f"CyclicLR: step_size_up must be a positive integer, got {step_size_up!r}"
+            )
+        if step_size_down is not None and (
+            not isinstance(step_size_down, int) or step_size_down <= 0
+        ):
+            raise ValueError(
+                f"CyclicLR: step_size_down must be a positive integer, got {step_size_down!r}"
+            )
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ValueError(f"CyclicLR: mode must be triangular, triangular2 or exp_range, got '{mode}'")
+            raise ValueError(
+                f"CyclicLR: mode must be triangular, triangular2 or exp_range, got '{mode}'"
+            )
         if scale_mode not in ("cycle", "iterations"):
-            raise ValueError(f"CyclicLR: scale_mode must be 'cycle' or 'iterations', got '{scale_mode}'")
+            raise ValueError(
+                f"CyclicLR: scale_mode must be 'cycle' or 'iterations', got '{scale_mode}'"
+            )
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up
         self.cycle_size = up + down
@@ -381,7 +462,7 @@ class CyclicLR(LRScheduler):
             return 1.0
         if self.mode == "triangular2":
             return 1 / (2.0 ** (x - 1))
-        return self.exp_gamma ** x
+        return self.exp_gamma**x
 
     def get_lr(self):
         it = self.last_epoch
@@ -399,15 +480,27 @@ class ReduceOnPlateau(LRScheduler):
     """Multiplies the rate by factor when `metrics` (given to step) has not improved for
     patience epochs; then waits cooldown epochs; never below min_lr."""
 
-    def __init__(self, learning_rate, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, epsilon=1e-8, verbose=False):
+    def __init__(
+        self,
+        learning_rate,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        epsilon=1e-8,
+        verbose=False,
+    ):
         if mode not in ("min", "max"):
             raise ValueError(f"ReduceOnPlateau: mode must be 'min' or 'max', got '{mode}'")
         if float(factor) >= 1.0:
             raise ValueError(f"ReduceOnPlateau: factor must be < 1.0, got {factor}")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got "
-                             f"'{threshold_mode}'")
+            raise ValueError(
+                f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got '{threshold_mode}'"
+            )
         if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool):
             raise TypeError("ReduceOnPlateau: learning_rate must be a float")
         self.mode, self.factor, self.patience = mode, float(factor), int(patience)
@@ -425,14 +518,18 @@ class ReduceOnPlateau(LRScheduler):
         if hasattr(metrics, "numpy"):
             arr = np.asarray(metrics.numpy())
             if arr.size != 1:
-                raise ValueError(f"ReduceOnPlateau.step: metrics must have one element, got shape "
-                                 f"{list(arr.shape)}")
+                raise ValueError(
+                    f"ReduceOnPlateau.step: metrics must have one element, got shape "
+                    f"{list(arr.shape)}"
+                )
             current = float(arr.reshape(()))
         elif isinstance(metrics, (int, float, np.number)) and not isinstance(metrics, bool):
             current = float(metrics)
         else:
-            raise TypeError(f"ReduceOnPlateau.step: metrics must be a number or a 1-element "
-                            f"Tensor, got {type(metrics).__name__}")
+            raise TypeError(
+                f"ReduceOnPlateau.step: metrics must be a number or a 1-element "
+                f"Tensor, got {type(metrics).__name__}"
+            )
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             return
@@ -446,7 +543,10 @@ class ReduceOnPlateau(LRScheduler):
             if self.last_lr - new_lr > self.epsilon:
                 self.last_lr = new_lr
                 if self.verbose:
-                    print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to {self.last_lr}.")
+                    print(
+                        f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to "
+                        f"{self.last_lr}."
+                    )
 
     def _is_better(self, current, best):
         if self.mode == "min" and self.threshold_mode == "rel":

@@ -3,6 +3,7 @@ parameter of the group in a single pass over its memory (no per-parameter chain 
 ops). Learning rates and L2 coefficients are resolved per parameter in Python (global or
 scheduler LR x group scale x ParamAttr learning_rate; group weight_decay, else ParamAttr
 regularizer, else the optimizer's weight_decay) and handed to the kernel as lists."""
+
 import numpy as np
 
 from .. import _C
@@ -21,8 +22,9 @@ def _as_regularizer(wd, where):
         if wd < 0:
             raise ValueError(f"{where}: weight_decay must be >= 0, got {wd}")
         return L2Decay(float(wd))
-    raise TypeError(f"{where}: weight_decay must be a float, L2Decay or L1Decay, got "
-                    f"{type(wd).__name__}")
+    raise TypeError(
+        f"{where}: weight_decay must be a float, L2Decay or L1Decay, got {type(wd).__name__}"
+    )
 
 
 class Optimizer:
@@ -32,13 +34,22 @@ class Optimizer:
     _acc_names = ()
     _acc_init = {}
 
-    def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None,
-                 name=None, multi_precision=False):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        multi_precision=False,
+    ):
         cls = type(self).__name__
         if parameters is None:
-            raise ValueError(f"{cls}: 'parameters' is required in dynamic graph mode "
-                             "(pass model.parameters())")
+            raise ValueError(
+                f"{cls}: 'parameters' is required in dynamic graph mode (pass model.parameters())"
+            )
         from .lr import LRScheduler
+
         if isinstance(learning_rate, LRScheduler):
             pass
         elif isinstance(learning_rate, (int, float)) and not isinstance(learning_rate, bool):
@@ -46,11 +57,14 @@ class Optimizer:
                 raise ValueError(f"{cls}: learning_rate must be >= 0, got {learning_rate}")
             learning_rate = float(learning_rate)
         else:
-            raise TypeError(f"{cls}: learning_rate must be a float or an LRScheduler, got "
-                            f"{type(learning_rate).__name__}")
+            raise TypeError(
+                f"{cls}: learning_rate must be a float or an LRScheduler, got "
+                f"{type(learning_rate).__name__}"
+            )
         if grad_clip is not None and not callable(grad_clip):
-            raise TypeError(f"{cls}: grad_clip must be a ClipGradBy* object, got "
-                            f"{type(grad_clip).__name__}")
+            raise TypeError(
+                f"{cls}: grad_clip must be a ClipGradBy* object, got {type(grad_clip).__name__}"
+            )
         self._learning_rate = learning_rate
         self.regularization = _as_regularizer(weight_decay, cls)
         self._grad_clip = grad_clip
@@ -98,16 +112,21 @@ class Optimizer:
 
     def set_lr(self, value):
         if not isinstance(self._learning_rate, float):
-            raise RuntimeError("set_lr: the learning rate is an LRScheduler; step the scheduler or "
-                               "use set_lr_scheduler")
+            raise RuntimeError(
+                "set_lr: the learning rate is an LRScheduler; step the scheduler or "
+                "use set_lr_scheduler"
+            )
         if float(value) < 0:
             raise ValueError(f"set_lr: learning rate must be >= 0, got {value}")
         self._learning_rate = float(value)
 
     def set_lr_scheduler(self, scheduler):
         from .lr import LRScheduler
+
         if not isinstance(scheduler, LRScheduler):
-            raise TypeError(f"set_lr_scheduler: expected an LRScheduler, got {type(scheduler).__name__}")
+            raise TypeError(
+                f"set_lr_scheduler: expected an LRScheduler, got {type(scheduler).__name__}"
+            )
         self._learning_rate = scheduler
 
     def _param_lr(self, group, p, base):
@@ -125,8 +144,9 @@ class Optimizer:
         store = self._accumulators.setdefault(name, {})
         t = store.get(id(p))
         if t is None:
-            t = _ops.full(list(p.shape), float(self._acc_init.get(name, 0.0)),
-                          _C.DataType.float32, None)
+            t = _ops.full(
+                list(p.shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, None
+            )
             store[id(p)] = t
         return t
 
@@ -139,8 +159,9 @@ class Optimizer:
     @no_grad()
     def step(self):
         """One update of every parameter that has a gradient."""
-        pairs = [(p, p.grad) for p in self._parameter_list
-                 if not p.stop_gradient and p.grad is not None]
+        pairs = [
+            (p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None
+        ]
         if not pairs:
             return
         if self._grad_clip is not None:
@@ -214,8 +235,10 @@ class Optimizer:
         acc_keys = [k for k in state_dict if not k.startswith("@") and k != "LR_Scheduler"]
         if saved_order and set(saved_order) != set(current):
             if len(saved_order) != len(current):
-                raise ValueError(f"{cls}.set_state_dict: the state has {len(saved_order)} "
-                                 f"parameters, this optimizer has {len(current)}")
+                raise ValueError(
+                    f"{cls}.set_state_dict: the state has {len(saved_order)} "
+                    f"parameters, this optimizer has {len(current)}"
+                )
             rename = dict(zip(current, saved_order))
         else:
             rename = {n: n for n in current}
@@ -229,13 +252,16 @@ class Optimizer:
                 v = state_dict[key]
                 arr = v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
                 if list(arr.shape) != list(p.shape):
-                    raise ValueError(f"{cls}.set_state_dict: '{key}' has shape {list(arr.shape)}, "
-                                     f"parameter '{n}' has {list(p.shape)}")
+                    raise ValueError(
+                        f"{cls}.set_state_dict: '{key}' has shape {list(arr.shape)}, "
+                        f"parameter '{n}' has {list(p.shape)}"
+                    )
                 self._accumulator(acc, p).set_value(arr.astype(np.float32))
         unknown = [k for k in acc_keys if k not in used]
         if unknown:
-            raise ValueError(f"{cls}.set_state_dict: keys {unknown[:5]} match no parameter of "
-                             "this optimizer")
+            raise ValueError(
+                f"{cls}.set_state_dict: keys {unknown[:5]} match no parameter of this optimizer"
+            )
         self._step_count = int(state_dict.get("@step", self._step_count))
         if "LR_Scheduler" in state_dict and not isinstance(self._learning_rate, float):
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
@@ -252,11 +278,22 @@ class SGD(Optimizer):
 
 class Momentum(Optimizer):
     """v = mu * v + g;  p -= lr * v  (nesterov: p -= lr * (g + mu * v))."""
+
     _acc_names = ("velocity",)
 
-    def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False,
-                 weight_decay=None, grad_clip=None, multi_precision=False, rescale_grad=1.0,
-                 use_multi_tensor=False, name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        momentum=0.9,
+        parameters=None,
+        use_nesterov=False,
+        weight_decay=None,
+        grad_clip=None,
+        multi_precision=False,
+        rescale_grad=1.0,
+        use_multi_tensor=False,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         if float(momentum) < 0:
             raise ValueError(f"Momentum: momentum must be >= 0, got {momentum}")
@@ -283,12 +320,24 @@ def _check_eps(cls, eps):
 
 class Adam(Optimizer):
     """Adam (Paddle's bias-corrected form); weight_decay adds an L2 term to the gradient."""
+
     _acc_names = ("moment1", "moment2")
     _decoupled = False
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameters=None,
-                 weight_decay=None, grad_clip=None, lazy_mode=False, multi_precision=False,
-                 amsgrad=False, name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        lazy_mode=False,
+        multi_precision=False,
+        amsgrad=False,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         _check_betas(type(self).__name__, beta1=beta1, beta2=beta2)
         _check_eps(type(self).__name__, epsilon)
@@ -299,27 +348,65 @@ class Adam(Optimizer):
     def _update(self, group, params, grads, lrs, wds):
         m1 = [self._accumulator("moment1", p) for p in params]
         m2 = [self._accumulator("moment2", p) for p in params]
-        _C._adam_update(params, grads, m1, m2, lrs, wds, self._beta1, self._beta2, self._epsilon,
-                        self._decoupled, self._step_count)
+        _C._adam_update(
+            params,
+            grads,
+            m1,
+            m2,
+            lrs,
+            wds,
+            self._beta1,
+            self._beta2,
+            self._epsilon,
+            self._decoupled,
+            self._step_count,
+        )
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: p *= 1 - lr * coeff before the Adam step (coeff 0.01
     by default, as Paddle); apply_decay_param_fun(name) picks the decayed parameters and
     lr_ratio(param) scales each parameter's learning rate."""
+
     _decoupled = True
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameters=None,
-                 weight_decay=0.01, lr_ratio=None, apply_decay_param_fun=None, grad_clip=None,
-                 lazy_mode=False, multi_precision=False, amsgrad=False, name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameters=None,
+        weight_decay=0.01,
+        lr_ratio=None,
+        apply_decay_param_fun=None,
+        grad_clip=None,
+        lazy_mode=False,
+        multi_precision=False,
+        amsgrad=False,
+        name=None,
+    ):
         if isinstance(weight_decay, WeightDecayRegularizer):
             weight_decay = weight_decay.coeff
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, None, grad_clip,
-                         lazy_mode, multi_precision, amsgrad, name)
+        super().__init__(
+            learning_rate,
+            beta1,
+            beta2,
+            epsilon,
+            parameters,
+            None,
+            grad_clip,
+            lazy_mode,
+            multi_precision,
+            amsgrad,
+            name,
+        )
         if weight_decay is None:
             weight_decay = 0.0
         if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
-            raise ValueError(f"AdamW: weight_decay must be a non-negative float, got {weight_decay!r}")
+            raise ValueError(
+                f"AdamW: weight_decay must be a non-negative float, got {weight_decay!r}"
+            )
         self._coeff = float(weight_decay)
         self._lr_ratio, self._apply_decay = lr_ratio, apply_decay_param_fun
 
@@ -336,10 +423,20 @@ class AdamW(Adam):
 
 class Adamax(Optimizer):
     """m = b1 m + (1-b1) g;  u = max(b2 u + eps, |g|);  p -= lr / (1 - b1^t) * m / u."""
+
     _acc_names = ("moment", "inf_norm")
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameters=None,
-                 weight_decay=None, grad_clip=None, name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         _check_betas("Adamax", beta1=beta1, beta2=beta2)
         _check_eps("Adamax", epsilon)
@@ -348,21 +445,32 @@ class Adamax(Optimizer):
     def _update(self, group, params, grads, lrs, wds):
         m = [self._accumulator("moment", p) for p in params]
         u = [self._accumulator("inf_norm", p) for p in params]
-        _C._adamax_update(params, grads, m, u, lrs, wds, self._beta1, self._beta2, self._epsilon,
-                          self._step_count)
+        _C._adamax_update(
+            params, grads, m, u, lrs, wds, self._beta1, self._beta2, self._epsilon, self._step_count
+        )
 
 
 class Adagrad(Optimizer):
     """a += g^2;  p -= lr * g / (sqrt(a) + eps)."""
+
     _acc_names = ("moment",)
 
-    def __init__(self, learning_rate, epsilon=1e-6, parameters=None, weight_decay=None,
-                 grad_clip=None, name=None, initial_accumulator_value=0.0):
+    def __init__(
+        self,
+        learning_rate,
+        epsilon=1e-6,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        initial_accumulator_value=0.0,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         _check_eps("Adagrad", epsilon)
         if float(initial_accumulator_value) < 0:
-            raise ValueError(f"Adagrad: initial_accumulator_value must be >= 0, got "
-                             f"{initial_accumulator_value}")
+            raise ValueError(
+                f"Adagrad: initial_accumulator_value must be >= 0, got {initial_accumulator_value}"
+            )
         self._epsilon = float(epsilon)
         self._acc_init = {"moment": float(initial_accumulator_value)}
 
@@ -374,10 +482,19 @@ class Adagrad(Optimizer):
 class Adadelta(Optimizer):
     """Eg = rho Eg + (1-rho) g^2;  d = -sqrt((Edx + eps) / (Eg + eps)) g;
     Edx = rho Edx + (1-rho) d^2;  p += lr * d."""
+
     _acc_names = ("avg_squared_grad", "avg_squared_update")
 
-    def __init__(self, learning_rate=0.001, epsilon=1e-6, rho=0.95, parameters=None,
-                 weight_decay=None, grad_clip=None, name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        epsilon=1e-6,
+        rho=0.95,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         _check_eps("Adadelta", epsilon)
         if not 0.0 <= float(rho) < 1.0:
@@ -393,10 +510,21 @@ class Adadelta(Optimizer):
 class RMSProp(Optimizer):
     """ms = rho ms + (1-rho) g^2;  [mg = rho mg + (1-rho) g];
     mom = momentum mom + lr g / sqrt(ms [- mg^2] + eps);  p -= mom."""
+
     _acc_names = ("mean_square", "mean_grad", "momentum")
 
-    def __init__(self, learning_rate, rho=0.95, epsilon=1e-6, momentum=0.0, centered=False,
-                 parameters=None, weight_decay=None, grad_clip=None, name=None):
+    def __init__(
+        self,
+        learning_rate,
+        rho=0.95,
+        epsilon=1e-6,
+        momentum=0.0,
+        centered=False,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         _check_eps("RMSProp", epsilon)
         if not 0.0 <= float(rho) < 1.0:
@@ -410,18 +538,41 @@ class RMSProp(Optimizer):
         ms = [self._accumulator("mean_square", p) for p in params]
         mg = [self._accumulator("mean_grad", p) for p in params] if self._centered else []
         mom = [self._accumulator("momentum", p) for p in params]
-        _C._rmsprop_update(params, grads, ms, mg, mom, lrs, wds, self._rho, self._epsilon,
-                           self._momentum, self._centered)
+        _C._rmsprop_update(
+            params,
+            grads,
+            ms,
+            mg,
+            mom,
+            lrs,
+            wds,
+            self._rho,
+            self._epsilon,
+            self._momentum,
+            self._centered,
+        )
 
 
 class Lamb(Optimizer):
     """Adam moments, r = m_hat / (sqrt(v_hat) + eps) + lamb_weight_decay * p,
     p -= lr * (||p|| / ||r||) * r."""
+
     _acc_names = ("moment1", "moment2")
 
-    def __init__(self, learning_rate=0.001, lamb_weight_decay=0.01, beta1=0.9, beta2=0.999,
-                 epsilon=1e-6, parameters=None, grad_clip=None, exclude_from_weight_decay_fn=None,
-                 multi_precision=False, always_adapt=False, name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        lamb_weight_decay=0.01,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-6,
+        parameters=None,
+        grad_clip=None,
+        exclude_from_weight_decay_fn=None,
+        multi_precision=False,
+        always_adapt=False,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, None, grad_clip, name)
         _check_betas("Lamb", beta1=beta1, beta2=beta2)
         _check_eps("Lamb", epsilon)
@@ -438,5 +589,15 @@ class Lamb(Optimizer):
     def _update(self, group, params, grads, lrs, wds):
         m1 = [self._accumulator("moment1", p) for p in params]
         m2 = [self._accumulator("moment2", p) for p in params]
-        _C._lamb_update(params, grads, m1, m2, lrs, wds, self._beta1, self._beta2, self._epsilon,
-                        self._step_count)
+        _C._lamb_update(
+            params,
+            grads,
+            m1,
+            m2,
+            lrs,
+            wds,
+            self._beta1,
+            self._beta2,
+            self._epsilon,
+            self._step_count,
+        )

@@ -1,6 +1,7 @@
 """Image transforms on NumPy HWC arrays (Paddle's paddle.vision.transforms with the cv2
 backend); ToTensor makes the CHW float Tensor. Random transforms draw from NumPy's global
 generator, which oar.seed seeds."""
+
 import numbers
 
 import numpy as np
@@ -94,8 +95,16 @@ def normalize(img, mean, std, data_format="CHW", to_rgb=False):
     if to_rgb:
         arr = np.flip(arr, axis=c_axis)
     channels = arr.shape[c_axis] if arr.ndim == 3 else 1
-    mean = np.broadcast_to(np.asarray(mean, np.float32).reshape(-1), [channels]) if np.size(mean) in (1, channels) else None
-    std = np.broadcast_to(np.asarray(std, np.float32).reshape(-1), [channels]) if np.size(std) in (1, channels) else None
+    mean = (
+        np.broadcast_to(np.asarray(mean, np.float32).reshape(-1), [channels])
+        if np.size(mean) in (1, channels)
+        else None
+    )
+    std = (
+        np.broadcast_to(np.asarray(std, np.float32).reshape(-1), [channels])
+        if np.size(std) in (1, channels)
+        else None
+    )
     if mean is None or std is None:
         raise ValueError(f"normalize: mean/std must have 1 or {channels} values")
     if (std == 0).any():
@@ -141,7 +150,9 @@ def resize(img, size, interpolation="bilinear"):
     """Resizes an HW(C) image to size (h, w), or its shorter side to size keeping the aspect."""
     img = _check_img(img, "resize")
     if interpolation not in ("bilinear", "nearest"):
-        raise ValueError(f"resize: interpolation must be 'bilinear' or 'nearest', got '{interpolation}'")
+        raise ValueError(
+            f"resize: interpolation must be 'bilinear' or 'nearest', got '{interpolation}'"
+        )
     h, w = img.shape[:2]
     if isinstance(size, numbers.Integral):
         if size <= 0:
@@ -175,7 +186,7 @@ class Resize(BaseTransform):
 
 def crop(img, top, left, height, width):
     img = _check_img(img, "crop")
-    return img[top:top + height, left:left + width]
+    return img[top : top + height, left : left + width]
 
 
 def center_crop(img, output_size):
@@ -201,24 +212,28 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     """padding: int (all sides), (left/right, top/bottom) or (left, top, right, bottom)."""
     img = _check_img(img, "pad")
     if isinstance(padding, numbers.Integral):
-        l = t = r = b = int(padding)
+        left = top = right = bottom = int(padding)
     elif len(padding) == 2:
-        l = r = int(padding[0])
-        t = b = int(padding[1])
+        left = right = int(padding[0])
+        top = bottom = int(padding[1])
     elif len(padding) == 4:
-        l, t, r, b = (int(p) for p in padding)
+        left, top, right, bottom = (int(p) for p in padding)
     else:
-        raise ValueError(f"pad: padding must be an int or a 2- or 4-element sequence, got {padding!r}")
-    if min(l, t, r, b) < 0:
+        raise ValueError(
+            f"pad: padding must be an int or a 2- or 4-element sequence, got {padding!r}"
+        )
+    if min(left, top, right, bottom) < 0:
         raise ValueError(f"pad: padding must be non-negative, got {padding!r}")
     modes = {"constant": "constant", "edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
     if padding_mode not in modes:
         raise ValueError(f"pad: padding_mode must be one of {sorted(modes)}, got '{padding_mode}'")
-    widths = [(t, b), (l, r)] + ([(0, 0)] if img.ndim == 3 else [])
+    widths = [(top, bottom), (left, right)] + ([(0, 0)] if img.ndim == 3 else [])
     if padding_mode == "constant":
         if img.ndim == 3 and isinstance(fill, (list, tuple)):
-            chans = [np.pad(img[:, :, c], widths[:2], mode="constant", constant_values=fill[c])
-                     for c in range(img.shape[2])]
+            chans = [
+                np.pad(img[:, :, c], widths[:2], mode="constant", constant_values=fill[c])
+                for c in range(img.shape[2])
+            ]
             return np.stack(chans, axis=2)
         return np.pad(img, widths, mode="constant", constant_values=fill)
     return np.pad(img, widths, mode=modes[padding_mode])
@@ -236,8 +251,9 @@ class Pad(BaseTransform):
 class RandomCrop(BaseTransform):
     """A random size crop, after optional padding (pad_if_needed pads small images)."""
 
-    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant",
-                 keys=None):
+    def __init__(
+        self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant", keys=None
+    ):
         super().__init__(keys)
         self.size = _size2(size, "RandomCrop")
         self.padding, self.pad_if_needed = padding, pad_if_needed
@@ -277,7 +293,11 @@ class RandomHorizontalFlip(BaseTransform):
         self.prob = prob
 
     def _apply_image(self, img):
-        return hflip(img) if np.random.random() < self.prob else _check_img(img, "RandomHorizontalFlip")
+        return (
+            hflip(img)
+            if np.random.random() < self.prob
+            else _check_img(img, "RandomHorizontalFlip")
+        )
 
 
 class RandomVerticalFlip(BaseTransform):
@@ -288,7 +308,9 @@ class RandomVerticalFlip(BaseTransform):
         self.prob = prob
 
     def _apply_image(self, img):
-        return vflip(img) if np.random.random() < self.prob else _check_img(img, "RandomVerticalFlip")
+        return (
+            vflip(img) if np.random.random() < self.prob else _check_img(img, "RandomVerticalFlip")
+        )
 
 
 class Transpose(BaseTransform):
@@ -303,5 +325,7 @@ class Transpose(BaseTransform):
         if img.ndim == 2:
             img = img[:, :, None]
         if sorted(self.order) != list(range(img.ndim)):
-            raise ValueError(f"Transpose: order {self.order} is not a permutation of {img.ndim} axes")
+            raise ValueError(
+                f"Transpose: order {self.order} is not a permutation of {img.ndim} axes"
+            )
         return np.ascontiguousarray(img.transpose(self.order))

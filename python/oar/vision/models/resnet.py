@@ -1,4 +1,5 @@
 """ResNet 18/34/50/101/152 as Paddle's paddle.vision.models.resnet."""
+
 from ... import nn
 from ..._ops import flatten
 from ._utils import no_pretrained
@@ -7,8 +8,17 @@ from ._utils import no_pretrained
 class BasicBlock(nn.Layer):
     expansion = 1
 
-    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64,
-                 dilation=1, norm_layer=None):
+    def __init__(
+        self,
+        inplanes,
+        planes,
+        stride=1,
+        downsample=None,
+        groups=1,
+        base_width=64,
+        dilation=1,
+        norm_layer=None,
+    ):
         super().__init__()
         norm_layer = norm_layer or nn.BatchNorm2D
         if dilation > 1:
@@ -33,15 +43,32 @@ class BasicBlock(nn.Layer):
 class BottleneckBlock(nn.Layer):
     expansion = 4
 
-    def __init__(self, inplanes, planes, stride=1, downsample=None, groups=1, base_width=64,
-                 dilation=1, norm_layer=None):
+    def __init__(
+        self,
+        inplanes,
+        planes,
+        stride=1,
+        downsample=None,
+        groups=1,
+        base_width=64,
+        dilation=1,
+        norm_layer=None,
+    ):
         super().__init__()
         norm_layer = norm_layer or nn.BatchNorm2D
         width = int(planes * (base_width / 64.0)) * groups
         self.conv1 = nn.Conv2D(inplanes, width, 1, bias_attr=False)
         self.bn1 = norm_layer(width)
-        self.conv2 = nn.Conv2D(width, width, 3, padding=dilation, stride=stride, groups=groups,
-                               dilation=dilation, bias_attr=False)
+        self.conv2 = nn.Conv2D(
+            width,
+            width,
+            3,
+            padding=dilation,
+            stride=stride,
+            groups=groups,
+            dilation=dilation,
+            bias_attr=False,
+        )
         self.bn2 = norm_layer(width)
         self.conv3 = nn.Conv2D(width, planes * self.expansion, 1, bias_attr=False)
         self.bn3 = norm_layer(planes * self.expansion)
@@ -61,8 +88,14 @@ class BottleneckBlock(nn.Layer):
 
 class ResNet(nn.Layer):
     """ResNet(block, depth=50, width=64, num_classes=1000, with_pool=True, groups=1)."""
-    _layers = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3],
-               152: [3, 8, 36, 3]}
+
+    _layers = {
+        18: [2, 2, 2, 2],
+        34: [3, 4, 6, 3],
+        50: [3, 4, 6, 3],
+        101: [3, 4, 23, 3],
+        152: [3, 8, 36, 3],
+    }
 
     def __init__(self, block, depth=50, width=64, num_classes=1000, with_pool=True, groups=1):
         super().__init__()
@@ -73,7 +106,9 @@ class ResNet(nn.Layer):
         self.num_classes, self.with_pool = num_classes, with_pool
         self._norm_layer = nn.BatchNorm2D
         self.inplanes, self.dilation = 64, 1
-        self.conv1 = nn.Conv2D(3, self.inplanes, kernel_size=7, stride=2, padding=3, bias_attr=False)
+        self.conv1 = nn.Conv2D(
+            3, self.inplanes, kernel_size=7, stride=2, padding=3, bias_attr=False
+        )
         self.bn1 = self._norm_layer(self.inplanes)
         self.relu = nn.ReLU()
         self.maxpool = nn.MaxPool2D(kernel_size=3, stride=2, padding=1)
@@ -95,14 +130,34 @@ class ResNet(nn.Layer):
             stride = 1
         if stride != 1 or self.inplanes != planes * block.expansion:
             downsample = nn.Sequential(
-                nn.Conv2D(self.inplanes, planes * block.expansion, 1, stride=stride, bias_attr=False),
-                norm_layer(planes * block.expansion))
-        layers = [block(self.inplanes, planes, stride, downsample, self.groups, self.base_width,
-                        previous_dilation, norm_layer)]
+                nn.Conv2D(
+                    self.inplanes, planes * block.expansion, 1, stride=stride, bias_attr=False
+                ),
+                norm_layer(planes * block.expansion),
+            )
+        layers = [
+            block(
+                self.inplanes,
+                planes,
+                stride,
+                downsample,
+                self.groups,
+                self.base_width,
+                previous_dilation,
+                norm_layer,
+            )
+        ]
         self.inplanes = planes * block.expansion
         for _ in range(1, blocks):
-            layers.append(block(self.inplanes, planes, groups=self.groups,
-                                base_width=self.base_width, norm_layer=norm_layer))
+            layers.append(
+                block(
+                    self.inplanes,
+                    planes,
+                    groups=self.groups,
+                    base_width=self.base_width,
+                    norm_layer=norm_layer,
+                )
+            )
         return nn.Sequential(*layers)
 
     def forward(self, x):

@@ -1,4 +1,5 @@
 """VGG 11/13/16/19 as Paddle's paddle.vision.models.vgg."""
+
 from ... import nn
 from ..._ops import flatten
 from ._utils import no_pretrained
@@ -7,8 +8,29 @@ _CFGS = {
     "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
     "B": [64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
     "D": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
-    "E": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512,
-          512, 512, "M"],
+    "E": [
+        64,
+        64,
+        "M",
+        128,
+        128,
+        "M",
+        256,
+        256,
+        256,
+        256,
+        "M",
+        512,
+        512,
+        512,
+        512,
+        "M",
+        512,
+        512,
+        512,
+        512,
+        "M",
+    ],
 }
 
 
@@ -23,9 +45,14 @@ class VGG(nn.Layer):
             self.avgpool = nn.AdaptiveAvgPool2D((7, 7))
         if num_classes > 0:
             self.classifier = nn.Sequential(
-                nn.Linear(512 * 7 * 7, 4096), nn.ReLU(), nn.Dropout(),
-                nn.Linear(4096, 4096), nn.ReLU(), nn.Dropout(),
-                nn.Linear(4096, num_classes))
+                nn.Linear(512 * 7 * 7, 4096),
+                nn.ReLU(),
+                nn.Dropout(),
+                nn.Linear(4096, 4096),
+                nn.ReLU(),
+                nn.Dropout(),
+                nn.Linear(4096, num_classes),
+            )
 
     def forward(self, x):
         x = self.features(x)
