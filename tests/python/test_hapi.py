@@ -307,3 +307,40 @@ def test_dataloader_with_workers_in_fit():
     loader = oar.io.DataLoader(Blobs(64, 0), batch_size=16, shuffle=True, num_workers=2)
     model.fit(loader, epochs=2, verbose=0)
     assert model.evaluate(Blobs(64, 1), batch_size=32, verbose=0)["acc"] > 0.8
+
+
+def test_amp_configs_validation():
+    model = make_model()
+    net, opt = model.network, model._optimizer
+    with pytest.raises(ValueError, match="amp level"):
+        model.prepare(opt, oar.nn.CrossEntropyLoss(), amp_configs="O3")
+    model.prepare(opt, oar.nn.CrossEntropyLoss(), amp_configs={"level": "O0"})
+    assert model._amp_level == "O0" and model.network is net
+    if not hasattr(oar, "amp"):
+        with pytest.raises(RuntimeError, match="oar.amp"):
+            model.prepare(opt, oar.nn.CrossEntropyLoss(), amp_configs="O1")
+
+
+needs_amp = pytest.mark.skipif(
+    not hasattr(oar, "amp"),
+    reason="needs oar.amp (auto_cast, GradScaler, decorate) from the seq-amp branch",
+)
+
+
+@needs_amp
+@pytest.mark.parametrize(
+    "cfg",
+    ["O1", {"level": "O1", "dtype": "bfloat16"}, {"level": "O2", "init_loss_scaling": 1024.0}],
+)
+def test_fit_with_amp(cfg):
+    model = make_model()
+    with pytest.raises(ValueError, match="unknown amp_configs"):
+        model.prepare(
+            model._optimizer, oar.nn.CrossEntropyLoss(), amp_configs={"level": "O1", "bogus": 1}
+        )
+    model.prepare(
+        model._optimizer, oar.nn.CrossEntropyLoss(), oar.metric.Accuracy(), amp_configs=cfg
+    )
+    model.fit(Blobs(256, 0), batch_size=32, epochs=3, verbose=0)
+    res = model.evaluate(Blobs(128, 1), batch_size=64, verbose=0)
+    assert res["acc"] > 0.85 and np.isfinite(res["loss"][0])

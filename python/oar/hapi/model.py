@@ -1,6 +1,7 @@
 """oar.Model: Paddle's high-level training API (prepare / fit / evaluate / predict /
 save / load) over a dygraph network."""
 
+import contextlib
 import inspect
 import os
 import warnings
@@ -83,6 +84,7 @@ class Model:
         self.stop_training = False
         self._save_dir = None
         self._accumulate = 1
+        self._amp_level, self._amp_dtype, self._amp_lists, self._scaler = "O0", None, {}, None
 
     # ---- setup
     def prepare(self, optimizer=None, loss=None, metrics=None, amp_configs=None):
@@ -107,15 +109,64 @@ class Model:
                     f"Model.prepare: metrics must be oar.metric.Metric objects, got "
                     f"{type(m).__name__}"
                 )
-        if amp_configs not in (None, "O0") and not (
-            isinstance(amp_configs, dict) and amp_configs.get("level", "O1") == "O0"
-        ):
-            raise NotImplementedError(
-                "Model.prepare: amp_configs is not supported yet; use "
-                "oar.amp.auto_cast in a custom training loop"
-            )
         self._optimizer, self._loss, self._metrics = optimizer, loss, metrics
+        self._setup_amp(amp_configs)
         self._prepared = True
+
+    _SCALER_KEYS = (
+        "init_loss_scaling",
+        "incr_ratio",
+        "decr_ratio",
+        "incr_every_n_steps",
+        "decr_every_n_nan_or_inf",
+        "use_dynamic_loss_scaling",
+    )
+
+    def _setup_amp(self, amp_configs):
+        """amp_configs as Paddle: 'O0'/'O1'/'O2' or a dict with 'level' (default 'O0'),
+        'dtype', custom white/black lists and GradScaler arguments. O2 decorates the
+        network and optimizer; float16 uses a GradScaler."""
+        self._amp_level, self._amp_dtype, self._amp_lists, self._scaler = "O0", None, {}, None
+        if amp_configs is None:
+            return
+        cfg = {"level": amp_configs} if isinstance(amp_configs, str) else dict(amp_configs)
+        level = cfg.pop("level", "O0")
+        if level not in ("O0", "O1", "O2"):
+            raise ValueError(f"Model.prepare: amp level must be 'O0', 'O1' or 'O2', got '{level}'")
+        if level == "O0":
+            return
+        try:
+            from .. import amp
+        except ImportError:
+            raise RuntimeError(
+                "Model.prepare: amp_configs needs oar.amp, which this build does not have"
+            ) from None
+
+        dtype = cfg.pop("dtype", "float16")
+        lists = {k: cfg.pop(k) for k in ("custom_white_list", "custom_black_list") if k in cfg}
+        for k in ("custom_black_varnames", "use_fp16_guard", "use_promote"):
+            cfg.pop(k, None)
+        unknown = sorted(set(cfg) - set(self._SCALER_KEYS))
+        if unknown:
+            raise ValueError(f"Model.prepare: unknown amp_configs keys {unknown}")
+        if level == "O2":
+            if self._optimizer is None:
+                raise ValueError("Model.prepare: amp level 'O2' needs an optimizer")
+            self.network, self._optimizer = amp.decorate(
+                models=self.network, optimizers=self._optimizer, level="O2", dtype=dtype
+            )
+        if dtype == "float16":
+            self._scaler = amp.GradScaler(**cfg)
+        self._amp_level, self._amp_dtype, self._amp_lists = level, dtype, lists
+
+    def _autocast(self):
+        if self._amp_level == "O0":
+            return contextlib.nullcontext()
+        from .. import amp
+
+        return amp.auto_cast(
+            enable=True, level=self._amp_level, dtype=self._amp_dtype, **self._amp_lists
+        )
 
     def parameters(self, *args, **kwargs):
         return self.network.parameters(*args, **kwargs)
@@ -144,17 +195,24 @@ class Model:
         self.network.train()
         inputs = [_to_tensor(x) for x in to_list(inputs)]
         labels = [_to_tensor(x) for x in to_list(labels)]
-        outputs = self.network(*inputs)
-        losses = to_list(self._loss(*(to_list(outputs) + labels)))
-        final = losses[0]
-        for extra in losses[1:]:
-            final = final + extra
+        with self._autocast():
+            outputs = self.network(*inputs)
+            losses = to_list(self._loss(*(to_list(outputs) + labels)))
+            final = losses[0]
+            for extra in losses[1:]:
+                final = final + extra
         if self._accumulate > 1:
             final = final * (1.0 / self._accumulate)
-        final.backward()
-        if update:
-            self._optimizer.step()
-            self._optimizer.clear_grad()
+        if self._scaler is not None:
+            self._scaler.scale(final).backward()
+            if update:
+                self._scaler.minimize(self._optimizer, final)
+                self._optimizer.clear_grad()
+        else:
+            final.backward()
+            if update:
+                self._optimizer.step()
+                self._optimizer.clear_grad()
         metrics = self._update_metrics(outputs, labels)
         loss_np = [_to_numpy(v) for v in losses]
         return (loss_np, metrics) if self._metrics else loss_np
@@ -173,10 +231,11 @@ class Model:
         self.network.eval()
         inputs = [_to_tensor(x) for x in to_list(inputs)]
         labels = [_to_tensor(x) for x in to_list(labels)]
-        outputs = self.network(*inputs)
-        losses = []
-        if self._loss is not None and labels:
-            losses = to_list(self._loss(*(to_list(outputs) + labels)))
+        with self._autocast():
+            outputs = self.network(*inputs)
+            losses = []
+            if self._loss is not None and labels:
+                losses = to_list(self._loss(*(to_list(outputs) + labels)))
         metrics = self._update_metrics(outputs, labels)
         loss_np = [_to_numpy(v) for v in losses]
         if self._metrics and self._loss is not None:
@@ -188,7 +247,8 @@ class Model:
         """The network's outputs on one batch, as a list of NumPy arrays."""
         self.network.eval()
         inputs = [_to_tensor(x) for x in to_list(inputs)]
-        return [_to_numpy(o) for o in to_list(self.network(*inputs))]
+        with self._autocast():
+            return [_to_numpy(o) for o in to_list(self.network(*inputs))]
 
     # ---- loops
     def _loader(self, data, batch_size, shuffle, drop_last, num_workers):
