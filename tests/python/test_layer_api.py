@@ -245,3 +245,15 @@ def test_embedding_forward_backward_padding():
     with pytest.raises(TypeError, match="integer"):
         emb(oar.ones([2]))
     assert repr(emb) == "Embedding(5, 3, padding_idx=4)"
+
+
+def test_parameters_follow_default_dtype():
+    oar.set_default_dtype("float64")
+    try:
+        assert nn.Linear(2, 3).weight.dtype == oar.float64
+        assert Block().scale.dtype == oar.float64
+        assert nn.Linear(2, 3).to(dtype="float32").weight.dtype == oar.float32
+    finally:
+        oar.set_default_dtype("float32")
+    assert nn.Linear(2, 3).weight.dtype == oar.float32
+    assert nn.Layer(dtype="float16").create_parameter([2]).dtype == oar.float16

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .. import _C
-from .._dtype import convert_dtype
+from .._dtype import convert_dtype, get_default_dtype
 from . import initializer as init
 
 _name_counters = collections.defaultdict(int)
@@ -167,7 +167,7 @@ class Layer:
     it; forward() defines the computation; calling the layer runs the forward pre-hooks,
     forward(), then the forward post-hooks."""
 
-    def __init__(self, name_scope=None, dtype="float32"):
+    def __init__(self, name_scope=None, dtype=None):
         d = self.__dict__
         d["_parameters"] = collections.OrderedDict()
         d["_sub_layers"] = collections.OrderedDict()
@@ -177,7 +177,9 @@ class Layer:
         d["_forward_post_hooks"] = collections.OrderedDict()
         d["_param_counters"] = collections.defaultdict(int)
         self.training = True
-        self._dtype = convert_dtype(dtype).name if dtype is not None else "float32"
+        # dtype of the parameters this layer creates: given, else the global default dtype
+        # (oar.set_default_dtype), as Paddle's layers resolve it.
+        self._dtype = convert_dtype(dtype).name if dtype is not None else get_default_dtype()
         self._full_name = _unique_name(name_scope or _snake(type(self).__name__))
 
     # ---- registration
