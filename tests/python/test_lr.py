@@ -165,3 +165,40 @@ def test_state_dict_roundtrip_and_verbose(capsys):
     assert seq(w, 4) == seq(w2, 4)
     lr.StepDecay(0.5, 2, verbose=True)
     assert "set learning rate to 0.5" in capsys.readouterr().out
+
+
+def test_linear_lr():
+    check(
+        lr.LinearLR(0.6, total_steps=5, start_factor=0.25, end_factor=1.0),
+        lambda e: 0.6 * (0.25 + 0.75 * min(e, 5) / 5),
+    )
+    s = lr.LinearLR(0.6, total_steps=5, start_factor=0.5)
+    s.step(3)
+    assert s() == pytest.approx(0.6 * (0.5 + 0.5 * 3 / 5))
+    with pytest.raises(ValueError, match="start_factor"):
+        lr.LinearLR(0.1, 5, start_factor=0.0)
+
+
+def test_cosine_warm_restarts():
+    T0, eta = 3, 0.01
+
+    def f(e, mult):
+        t_i, t_cur = T0, e
+        while t_cur >= t_i:
+            t_cur -= t_i
+            t_i *= mult
+        return eta + (0.5 - eta) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+
+    check(lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, eta_min=eta), lambda e: f(e, 1), n=10)
+    check(
+        lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, T_mult=2, eta_min=eta), lambda e: f(e, 2), n=22
+    )
+    s = lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, T_mult=2, eta_min=eta)
+    s.step(10)
+    assert s() == pytest.approx(f(10, 2))
+    a = lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, T_mult=2)
+    for _ in range(5):
+        a.step()
+    b = lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, T_mult=2)
+    b.set_state_dict(a.state_dict())
+    assert seq(a, 8) == seq(b, 8)

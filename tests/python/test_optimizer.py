@@ -382,3 +382,29 @@ def test_set_state_dict_rejects_mismatch():
     two = oar.optimizer.Adam(0.1, parameters=[p, q])
     with pytest.raises(ValueError, match="parameters"):
         two.set_state_dict({**st, "@param_order": ["a"]})
+
+
+def test_nn_utils_clip_and_vectors():
+    from oar.nn import utils
+
+    p1, _ = make_param((3,), 1)
+    p2, _ = make_param((2, 2), 2)
+    g1 = np.array([3.0, 0.0, -4.0], np.float32)
+    g2 = np.full((2, 2), 6.0, np.float32)
+    ((p1 * oar.to_tensor(g1)).sum() + (p2 * oar.to_tensor(g2)).sum()).backward()
+    total = utils.clip_grad_norm_([p1, p2], max_norm=1.0)
+    norm = np.sqrt((g1**2).sum() + (g2**2).sum())
+    assert float(total) == pytest.approx(norm, rel=1e-5)
+    np.testing.assert_allclose(p1.grad.numpy(), g1 / (norm + 1e-6), rtol=1e-5)
+    inf = utils.clip_grad_norm_([p1, p2], max_norm=100.0, norm_type=float("inf"))
+    assert float(inf) == pytest.approx(np.abs(g2).max() / (norm + 1e-6), rel=1e-5)
+    utils.clip_grad_value_([p1, p2], 0.1)
+    assert np.abs(p2.grad.numpy()).max() == pytest.approx(0.1)
+    vec = utils.parameters_to_vector([p1, p2])
+    np.testing.assert_array_equal(
+        vec.numpy(), np.concatenate([p1.numpy().ravel(), p2.numpy().ravel()])
+    )
+    utils.vector_to_parameters(oar.arange(7, dtype="float32"), [p1, p2])
+    np.testing.assert_array_equal(p2.numpy(), [[3, 4], [5, 6]])
+    with pytest.raises(ValueError, match="7"):
+        utils.vector_to_parameters(oar.ones([5]), [p1, p2])

@@ -559,3 +559,97 @@ class ReduceOnPlateau(LRScheduler):
 
     def get_lr(self):
         return self.last_lr
+
+
+class LinearLR(LRScheduler):
+    """lr * factor, the factor moving linearly from start_factor to end_factor over
+    total_steps (computed multiplicatively as Paddle), then constant."""
+
+    def __init__(
+        self,
+        learning_rate,
+        total_steps,
+        start_factor=1.0 / 3,
+        end_factor=1.0,
+        last_epoch=-1,
+        verbose=False,
+    ):
+        if not 0.0 < start_factor <= 1.0:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+        if not 0.0 <= end_factor <= 1.0:
+            raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+        if not isinstance(total_steps, int) or total_steps <= 0:
+            raise ValueError(
+                f"LinearLR: total_steps must be a positive integer, got {total_steps!r}"
+            )
+        self.start_factor, self.end_factor = float(start_factor), float(end_factor)
+        self.total_steps = total_steps
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return self.base_lr * self.start_factor
+        if self.last_epoch > self.total_steps:
+            return self.last_lr
+        base = self.total_steps * self.start_factor
+        cur = self.end_factor - self.start_factor
+        return self.last_lr * (1.0 + cur / (base + (self.last_epoch - 1) * cur))
+
+    def _get_closed_form_lr(self):
+        e = min(self.last_epoch, self.total_steps)
+        return self.base_lr * (
+            self.start_factor + (self.end_factor - self.start_factor) * e / self.total_steps
+        )
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from lr to eta_min over T_i epochs, restarting at lr; the period
+    starts at T_0 and is multiplied by T_mult after each restart."""
+
+    def __init__(self, learning_rate, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(
+                f"CosineAnnealingWarmRestarts: T_0 must be a positive integer, got {T_0!r}"
+            )
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(
+                f"CosineAnnealingWarmRestarts: T_mult must be an integer >= 1, got {T_mult!r}"
+            )
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, float(eta_min)
+        self.T_cur = last_epoch
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def _state_keys(self):
+        self.keys = ["last_epoch", "last_lr", "T_cur", "T_i"]
+
+    def get_lr(self):
+        return (
+            self.eta_min
+            + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+        )
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self.last_lr = self.get_lr()
+        if self.verbose:
+            print(
+                f"Epoch {self.last_epoch}: CosineAnnealingWarmRestarts set learning rate to "
+                f"{self.last_lr}."
+            )
