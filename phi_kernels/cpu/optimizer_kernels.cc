@@ -1,6 +1,9 @@
 // Fused multi-tensor optimizer updates (see phi_kernels/funcs/optimizer_update.h).
 // Each rule is one loop body; for_each_param walks the parameter list, checks shapes
 // and dtypes once, and runs the body over each parameter's memory in parallel chunks.
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -159,7 +162,8 @@ void adamax_update(const ParamList& params, const GradList& grads, const ParamLi
         M pv = static_cast<M>(p[i]);
         float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
         float a = b1 * m[i] + (1.0f - b1) * gv;
-        float b = std::fmax(b2 * u[i] + eps, std::fabs(gv));
+        const float decayed = b2 * u[i] + eps, ag = std::fabs(gv);
+        float b = decayed > ag ? decayed : ag;  // not std::fmax: a libm call per element
         m[i] = a;
         u[i] = b;
         p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a / b));
@@ -238,21 +242,32 @@ void rmsprop_update(const ParamList& params, const GradList& grads, const ParamL
     const float r = static_cast<float>(rho), eps = static_cast<float>(epsilon);
     const float m = static_cast<float>(mu), lr = static_cast<float>(lrs[k]);
     const M wd = static_cast<M>(wds[k]);
+    // Two loops so that each vectorizes (no branch on `centered` per element).
     parallel_for(n, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) {
-        M pv = static_cast<M>(p[i]);
-        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-        float msv = r * ms[i] + (1.0f - r) * gv * gv;
-        ms[i] = msv;
-        float denom = msv + eps;
-        if (centered) {
+      if (centered) {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) {
+          M pv = static_cast<M>(p[i]);
+          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+          float msv = r * ms[i] + (1.0f - r) * gv * gv;
           float mgv = r * mg[i] + (1.0f - r) * gv;
+          ms[i] = msv;
           mg[i] = mgv;
-          denom -= mgv * mgv;
+          float mv = m * mom[i] + lr * gv / std::sqrt(msv + eps - mgv * mgv);
+          mom[i] = mv;
+          p[i] = static_cast<T>(pv - static_cast<M>(mv));
         }
-        float mv = m * mom[i] + lr * gv / std::sqrt(denom);
-        mom[i] = mv;
-        p[i] = static_cast<T>(pv - static_cast<M>(mv));
+      } else {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) {
+          M pv = static_cast<M>(p[i]);
+          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+          float msv = r * ms[i] + (1.0f - r) * gv * gv;
+          ms[i] = msv;
+          float mv = m * mom[i] + lr * gv / std::sqrt(msv + eps);
+          mom[i] = mv;
+          p[i] = static_cast<T>(pv - static_cast<M>(mv));
+        }
       }
     });
   });
@@ -263,9 +278,9 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
                  const std::vector<double>& wds, double beta1, double beta2, double epsilon,
                  int64_t step) {
   check_lists(params.size(), lrs, wds, "lamb");
-  const float bc1 = static_cast<float>(1.0 - std::pow(beta1, static_cast<double>(step)));
-  const float bc2 = static_cast<float>(1.0 - std::pow(beta2, static_cast<double>(step)));
-  std::vector<float> r;
+  // Reciprocals of the bias corrections: multiplies instead of two divisions per element.
+  const float inv_bc1 = static_cast<float>(1.0 / (1.0 - std::pow(beta1, static_cast<double>(step))));
+  const float inv_bc2 = static_cast<float>(1.0 / (1.0 - std::pow(beta2, static_cast<double>(step))));
   for_each_param(params, grads, "lamb", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
@@ -275,29 +290,62 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
     float* m2 = moment2[k]->data<float>();
     const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
     const float eps = static_cast<float>(epsilon), wd = static_cast<float>(wds[k]);
-    r.resize(static_cast<size_t>(n));
-    // Pass 1: moments, the raw update r and both squared norms.
+    // Pass 1 (parallel): moments and the squared norms of p and of the raw update r. Each
+    // chunk sums blocks of kBlock elements in float (vectorized), and the blocks in double.
+    // r is not stored: pass 2 recomputes it from the updated moments (no scratch buffer).
+    constexpr int64_t kBlock = 2048;
+    std::vector<double> part(2 * static_cast<size_t>(omp_get_max_threads()) + 2, 0.0);
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+      // Locals, not captures: with captured pointers the compiler cannot prove that the
+      // moment stores leave them unchanged and falls back to gathers and scatters.
+      const T* __restrict pp = p;
+      const T* __restrict gp = g;
+      float* __restrict m1p = m1;
+      float* __restrict m2p = m2;
+      const float c1 = b1, c2 = b2, ib1 = inv_bc1, ib2 = inv_bc2, e = eps, w = wd;
+      double ps = 0.0, rs = 0.0;
+      for (int64_t blo = lo; blo < hi; blo += kBlock) {
+        const int64_t bhi = std::min(hi, blo + kBlock);
+        float bps = 0.0f, brs = 0.0f;
+#pragma omp simd reduction(+ : bps, brs)
+        for (int64_t i = blo; i < bhi; ++i) {
+          float pv = static_cast<float>(static_cast<M>(pp[i]));
+          float gv = static_cast<float>(static_cast<M>(gp[i]));
+          float a = c1 * m1p[i] + (1.0f - c1) * gv;
+          float b = c2 * m2p[i] + (1.0f - c2) * gv * gv;
+          m1p[i] = a;
+          m2p[i] = b;
+          float rv = (a * ib1) / (std::sqrt(b * ib2) + e) + w * pv;
+          bps += pv * pv;
+          brs += rv * rv;
+        }
+        ps += bps;
+        rs += brs;
+      }
+      const size_t t = omp_in_parallel() ? static_cast<size_t>(omp_get_thread_num()) : 0;
+      part[2 * t] += ps;
+      part[2 * t + 1] += rs;
+    });
     double p_sq = 0.0, r_sq = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      float pv = static_cast<float>(static_cast<M>(p[i]));
-      float gv = static_cast<float>(static_cast<M>(g[i]));
-      float a = b1 * m1[i] + (1.0f - b1) * gv;
-      float b = b2 * m2[i] + (1.0f - b2) * gv * gv;
-      m1[i] = a;
-      m2[i] = b;
-      float rv = (a / bc1) / (std::sqrt(b / bc2) + eps) + wd * pv;
-      r[static_cast<size_t>(i)] = rv;
-      p_sq += static_cast<double>(pv) * pv;
-      r_sq += static_cast<double>(rv) * rv;
+    for (size_t t = 0; t + 1 < part.size(); t += 2) {
+      p_sq += part[t];
+      r_sq += part[t + 1];
     }
     const double pn = std::sqrt(p_sq), rn = std::sqrt(r_sq);
     const double trust = (pn > 0.0 && rn > 0.0) ? pn / rn : 1.0;
     const M step_size = static_cast<M>(lrs[k] * trust);
     // Pass 2: apply.
     parallel_for(n, [&](int64_t lo, int64_t hi) {
+      T* __restrict pp = p;
+      const float* __restrict m1p = m1;
+      const float* __restrict m2p = m2;
+      const float ib1 = inv_bc1, ib2 = inv_bc2, e = eps, w = wd;
+      const M st = step_size;
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
-        p[i] = static_cast<T>(static_cast<M>(p[i]) - step_size * static_cast<M>(r[static_cast<size_t>(i)]));
+        float pv = static_cast<float>(static_cast<M>(pp[i]));
+        float rv = (m1p[i] * ib1) / (std::sqrt(m2p[i] * ib2) + e) + w * pv;
+        pp[i] = static_cast<T>(static_cast<M>(pp[i]) - st * static_cast<M>(rv));
       }
     });
   });
