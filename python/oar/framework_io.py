@@ -6,7 +6,7 @@ it. Its "__metadata__" carries Oar's extras as strings: the nested structure of 
 object (dicts, lists, tuples, Python scalars; leaves point at tensors by name) and a CRC32 of
 the structure and the data. Loading never executes code (no pickle). Saving writes a temp file
 in the target directory, fsyncs it and renames it over the target, so a crash mid-save leaves
-the previous file intact.
+the previous file intact. See Note [Checkpoint format] in docs/notes/training_api.md.
 """
 
 import io as _pyio

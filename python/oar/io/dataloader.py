@@ -1,5 +1,6 @@
 """DataLoader: batches from a dataset, optionally built by forked worker processes that pass
-arrays through shared memory (see collate.py)."""
+arrays through shared memory (see collate.py and Note [DataLoader workers] in
+docs/notes/training_api.md)."""
 
 import atexit
 import itertools
