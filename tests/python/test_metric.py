@@ -37,8 +37,14 @@ def test_accuracy_label_forms_and_errors():
         Accuracy(topk=(0,))
     with pytest.raises(ValueError, match="exceeds"):
         Accuracy(topk=(3,)).compute(pred, oar.to_tensor(np.array([1, 0, 0])))
-    acc = oar.metric.accuracy(pred, oar.to_tensor(np.array([[1], [0], [0]])))
-    assert float(acc) == pytest.approx(2 / 3)
+    correct, total = oar.zeros([1], "int64"), oar.zeros([1], "int64")
+    acc = oar.metric.accuracy(
+        pred, oar.to_tensor(np.array([[1], [0], [0]])), correct=correct, total=total
+    )
+    assert acc.shape == [] and acc.dtype == oar.float32 and float(acc) == pytest.approx(2 / 3)
+    assert int(correct) == 2 and int(total) == 3
+    acc64 = oar.metric.accuracy(pred.astype("float64"), oar.to_tensor(np.array([1, 1, 1])), k=2)
+    assert acc64.dtype == oar.float64 and float(acc64) == 1.0
 
 
 def test_precision_recall():

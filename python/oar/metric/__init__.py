@@ -199,7 +199,15 @@ class Auc(Metric):
 
 
 def accuracy(input, label, k=1, correct=None, total=None, name=None):  # noqa: A002
-    """Top-k accuracy of one batch as a float32 Tensor of shape [1] (Paddle's metric.accuracy)."""
+    """Top-k accuracy of one batch as a 0-D Tensor of input's float dtype (Paddle's
+    paddle.metric.accuracy); `correct`/`total`, when given, receive the counts."""
     m = Accuracy(topk=(k,))
-    acc = m.update(m.compute(input, label))
-    return _C.to_tensor(np.array([acc], np.float32), None, None, True)
+    hits = m.compute(input, label)
+    acc = m.update(hits)
+    n_correct, n_total = int(hits[..., :k].sum()), int(hits.shape[0])
+    for t, v in ((correct, n_correct), (total, n_total)):
+        if t is not None:
+            t.set_value(np.full(t.shape, v))
+    dtype = input.dtype if isinstance(input, _C.Tensor) and input.dtype.is_floating_point else None
+    out = _C.to_tensor(np.array(acc, np.float32), None, None, True)
+    return out.astype(dtype) if dtype is not None and dtype != out.dtype else out
