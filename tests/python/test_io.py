@@ -357,3 +357,33 @@ def test_custom_collate_in_workers_keeps_types():
     b = next(iter(DataLoader(Range(6), batch_size=3, num_workers=1, collate_fn=collate)))
     assert isinstance(b["x"], np.ndarray) and b["n"] == 3 and isinstance(b["t"], oar.Tensor)
     assert b["t"].numpy().tolist() == [0, 1, 2]
+
+
+def test_tensor_dataset_and_dict_samples_through_workers():
+    x = oar.to_tensor(np.arange(40, dtype=np.float32).reshape(20, 2))
+    y = oar.to_tensor(np.arange(20))
+    ld = DataLoader(TensorDataset([x, y]), batch_size=6, num_workers=2)
+    xs, ys = zip(*[(bx.numpy(), by.numpy()) for bx, by in ld])
+    np.testing.assert_array_equal(np.concatenate(xs), x.numpy())
+    np.testing.assert_array_equal(np.concatenate(ys), y.numpy())
+
+    class Dicts(Dataset):
+        def __getitem__(self, i):
+            return {"img": np.full([2, 2], i, np.uint8), "meta": {"id": i, "name": f"n{i}"}}
+
+        def __len__(self):
+            return 5
+
+    b = list(DataLoader(Dicts(), batch_size=5, num_workers=1))[0]
+    assert b["img"].dtype == oar.uint8 and b["img"].shape == [5, 2, 2]
+    assert b["meta"]["id"].numpy().tolist() == [0, 1, 2, 3, 4]
+    assert b["meta"]["name"] == ["n0", "n1", "n2", "n3", "n4"]
+
+
+def test_batch_sampler_argument_and_distributed_sampler_in_loader():
+    bs = DistributedBatchSampler(Range(10), batch_size=2, num_replicas=2, rank=1)
+    ld = DataLoader(Range(10), batch_sampler=bs, num_workers=1)
+    assert len(ld) == 3
+    assert labels_of(ld) == [2, 3, 6, 7, 9]  # rank 1 of 2: its local batches and tail
+    with pytest.raises(ValueError, match="exclusive"):
+        DataLoader(Range(10), batch_sampler=bs, batch_size=4)
