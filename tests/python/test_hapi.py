@@ -296,9 +296,11 @@ def test_flops_counts(capsys):
     out = capsys.readouterr().out
     assert total == 8 * 2 * 6 + 6 * 2 * 3  # Linear: in_features * output numel
     assert "Cannot find suitable count function" in out and "Total Flops: 132" in out
+    assert out.count("'s flops has been counted") == 2  # Linear and ReLU, once each
     assert "|  Layer Name  |" in out or "Layer Name" in out
     total = oar.flops(net, [2, 8], custom_ops={Odd: lambda m, x, y: 7})
     assert total == 132 + 7
+    assert "Customize Function has been applied to" in capsys.readouterr().out
     assert not hasattr(net[1], "total_ops")
 
 

@@ -181,6 +181,7 @@ def test_lenet_shapes_params_and_training_step():
     assert out.shape == [2, 10]
     res = oar.summary(net, (1, 1, 28, 28))
     assert res["total_params"] == 61610
+    assert oar.flops(net, [1, 1, 28, 28]) == 347560  # the value in Paddle's flops docs
     assert oar.vision.models.LeNet(num_classes=0)(oar.randn([1, 1, 28, 28])).shape == [1, 16, 5, 5]
 
 

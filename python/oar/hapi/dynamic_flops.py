@@ -94,18 +94,12 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
     custom = {}
     for k, fn in (custom_ops or {}).items():
         custom[k if isinstance(k, str) else k.__name__] = fn
-    rows, hooks, warned = [], [], set()
+    rows, hooks, seen = [], [], set()
 
     def hook(layer, ins, out):
         cls = type(layer).__name__
         fn = custom.get(cls) or _RULES.get(cls)
         if fn is None:
-            if cls not in warned:
-                warned.add(cls)
-                print(
-                    f"Cannot find suitable count function for {type(layer)}. "
-                    "Treat it as zero FLOPs."
-                )
             ops = 0
         else:
             ops = fn(layer, ins, out)
@@ -124,6 +118,15 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
     for _, layer in net.named_sublayers(include_self=True):
         if layer._sub_layers:
             continue
+        cls = type(layer)
+        if cls not in seen:  # one line per layer type, as Paddle prints them
+            seen.add(cls)
+            if cls.__name__ in custom:
+                print(f"Customize Function has been applied to {cls}")
+            elif cls.__name__ in _RULES:
+                print(f"{cls}'s flops has been counted")
+            else:
+                print(f"Cannot find suitable count function for {cls}. Treat it as zero FLOPs.")
         layer.total_ops = 0
         hooks.append(layer.register_forward_post_hook(hook))
     inputs = _make_inputs(input_size, None, None)
