@@ -2,6 +2,7 @@
 initializers, ParamAttr, Embedding."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -257,3 +258,12 @@ def test_parameters_follow_default_dtype():
         oar.set_default_dtype("float32")
     assert nn.Linear(2, 3).weight.dtype == oar.float32
     assert nn.Layer(dtype="float16").create_parameter([2]).dtype == oar.float16
+
+
+def test_full_names_follow_paddle_snake_case():
+    from oar.nn.layer import _snake
+
+    assert _snake("Conv2D") == "conv2d" and _snake("MaxPool2D") == "max_pool2d"
+    assert _snake("ReLU") == "re_lu" and _snake("BatchNorm2D") == "batch_norm2d"
+    assert _snake("Linear") == "linear" and _snake("LSTMCell") == "lstm_cell"
+    assert re.fullmatch(r"linear_\d+", nn.Linear(1, 1).full_name())

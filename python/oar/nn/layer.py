@@ -23,7 +23,7 @@ def _unique_name(prefix):
 
 def _snake(name):
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
 class Parameter(_C.Tensor):
