@@ -387,3 +387,38 @@ def test_batch_sampler_argument_and_distributed_sampler_in_loader():
     assert labels_of(ld) == [2, 3, 6, 7, 9]  # rank 1 of 2: its local batches and tail
     with pytest.raises(ValueError, match="exclusive"):
         DataLoader(Range(10), batch_sampler=bs, batch_size=4)
+
+
+def test_without_shared_memory():
+    before = shm_files()
+    ld = DataLoader(Range(11), batch_size=4, num_workers=2, use_shared_memory=False)
+    assert labels_of(ld) == list(range(11))
+
+    def collate(samples):
+        return {"x": np.stack([s[0] for s in samples]), "t": oar.to_tensor(np.ones(2))}
+
+    b = next(
+        iter(
+            DataLoader(
+                Range(4), batch_size=2, num_workers=1, collate_fn=collate, use_shared_memory=False
+            )
+        )
+    )
+    assert isinstance(b["x"], np.ndarray) and isinstance(b["t"], oar.Tensor)
+    assert shm_files() - before == set()
+
+
+def test_full_shared_memory_reports_a_clear_error():
+    import errno
+
+    def no_space(wid):
+        def fail(fd, offset, length):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        os.posix_fallocate = fail  # only inside this forked worker
+
+    before = shm_files()
+    ld = DataLoader(Range(8), batch_size=2, num_workers=1, worker_init_fn=no_space)
+    with pytest.raises(OSError, match="use_shared_memory=False"):
+        labels_of(ld)
+    assert shm_files() - before == set()

@@ -89,12 +89,14 @@ def to_tensors(obj):
 
 # ---- shared-memory transport
 class _ArrayRef:
-    """Where an array lives inside a batch's shared-memory block."""
+    """Where an array lives inside a batch's shared-memory block (or, without shared
+    memory, the array itself in `data`, pickled through the queue)."""
 
-    __slots__ = ("offset", "shape", "dtype", "tensor")
+    __slots__ = ("data", "dtype", "offset", "shape", "tensor")
 
-    def __init__(self, offset, shape, dtype, tensor):
+    def __init__(self, offset, shape, dtype, tensor, data=None):
         self.offset, self.shape, self.dtype, self.tensor = offset, shape, dtype, tensor
+        self.data = data
 
 
 _SHM_DIR = (
@@ -105,7 +107,7 @@ _SHM_DIR = (
 _counter = itertools.count()
 
 
-def pack(obj):
+def pack(obj, use_shared_memory=True):
     """Worker side: moves every array of `obj` into one shared-memory file. Returns
     (file path or None, structure with _ArrayRef leaves) to send through a queue."""
     arrays = []
@@ -115,6 +117,8 @@ def pack(obj):
         if is_tensor:
             x = _np(x)
         if isinstance(x, np.ndarray) and x.dtype != object:
+            if not use_shared_memory:
+                return _ArrayRef(None, None, None, is_tensor, data=x)
             arrays.append(np.asarray(x, order="C"))
             return _ArrayRef(len(arrays) - 1, None, None, is_tensor)
         return x
@@ -129,7 +133,14 @@ def pack(obj):
     path = os.path.join(_SHM_DIR, f"oar_dl_{os.getpid()}_{next(_counter)}")
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
     try:
-        os.ftruncate(fd, max(total, 1))
+        try:  # reserve the space now: a full /dev/shm would otherwise SIGBUS on write
+            os.posix_fallocate(fd, 0, max(total, 1))
+        except OSError as e:
+            raise OSError(
+                e.errno,
+                f"DataLoader: cannot reserve {total} bytes in {_SHM_DIR} for a batch "
+                f"({e.strerror}); enlarge it or pass use_shared_memory=False",
+            ) from None
         with mmap.mmap(fd, max(total, 1)) as mm:
             for a, off in zip(arrays, offsets):
                 if a.nbytes:
@@ -153,7 +164,16 @@ def unpack(path, struct, as_tensors):
     """Main side: rebuilds the structure from the shared-memory file, then deletes the file.
     Arrays become Tensors when they were Tensors in the worker or when as_tensors."""
     if path is None:
-        return to_tensors(struct) if as_tensors else struct
+
+        def inline(x):
+            if isinstance(x, _ArrayRef):
+                if x.tensor or as_tensors:
+                    return _C.to_tensor(x.data, None, None, True)
+                return x.data
+            return x
+
+        out = _map(struct, inline)
+        return to_tensors(out) if as_tensors else out
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size

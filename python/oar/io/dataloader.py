@@ -94,6 +94,7 @@ def _worker_loop(
     num_workers,
     seed,
     parent_pid,
+    use_shared_memory=True,
 ):
     global _worker_info
     try:
@@ -147,7 +148,7 @@ def _worker_loop(
                 )
             else:
                 batch = collate_fn(samples[0]) if collate_fn is not None else samples[0]
-            path, struct = _collate.pack(batch)
+            path, struct = _collate.pack(batch, use_shared_memory)
             result_queue.put((task_id, worker_id, path, struct, None))
         except Exception as e:
             result_queue.put((task_id, worker_id, None, None, _WorkerError(worker_id, e)))
@@ -185,6 +186,7 @@ class _Workers:
                     loader.num_workers,
                     base_seed + wid,
                     os.getpid(),
+                    loader.use_shared_memory,
                 ),
             )
             p.start()
@@ -430,6 +432,7 @@ class DataLoader:
         self.num_workers, self.prefetch_factor, self.timeout = num_workers, prefetch_factor, timeout
         self.collate_fn, self.worker_init_fn = collate_fn, worker_init_fn
         self.persistent_workers = bool(persistent_workers) and num_workers > 0
+        self.use_shared_memory = bool(use_shared_memory)
         self.return_list = return_list
         self._is_iterable = isinstance(dataset, IterableDataset)
         if self._is_iterable:
