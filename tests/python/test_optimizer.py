@@ -408,3 +408,29 @@ def test_nn_utils_clip_and_vectors():
     np.testing.assert_array_equal(p2.numpy(), [[3, 4], [5, 6]])
     with pytest.raises(ValueError, match="7"):
         utils.vector_to_parameters(oar.ones([5]), [p1, p2])
+
+
+@pytest.mark.parametrize(
+    "name,group_kw,refkw",
+    [
+        ("Adam", dict(beta1=0.5, epsilon=1e-4), dict(b1=0.5, eps=1e-4)),
+        ("Momentum", dict(momentum=0.3), dict(mu=0.3)),
+        ("RMSProp", dict(rho=0.8, momentum=0.5), dict(rho=0.8, mu=0.5)),
+    ],
+)
+def test_group_hyperparameters_override(name, group_kw, refkw):
+    p1, r1 = make_param((4,), 1)
+    p2, r2 = make_param((4,), 2)
+    ref = {"Adam": ref_adam, "Momentum": ref_momentum, "RMSProp": ref_rmsprop}[name]
+    opt = getattr(oar.optimizer, name)(
+        learning_rate=0.01, parameters=[{"params": [p1]}, {"params": [p2], **group_kw}]
+    )
+    g1, g2 = grads_seq((4,), 3), grads_seq((4,), 4)
+    run(opt, [p1, p2], list(zip(g1, g2)))
+    base = {"Momentum": dict(mu=0.9)}.get(name, {})
+    s1, s2 = {}, {}
+    for a, b in zip(g1, g2):
+        r1 = ref(r1, a, 0.01, 0.0, s1, **base)
+        r2 = ref(r2, b, 0.01, 0.0, s2, **refkw)
+    np.testing.assert_allclose(p1.numpy(), r1, rtol=2e-5, atol=1e-7)
+    np.testing.assert_allclose(p2.numpy(), r2, rtol=2e-5, atol=1e-7)

@@ -198,6 +198,11 @@ class Optimizer:
         self.step()
         return None, None
 
+    def _hp(self, group, name):
+        """A hyperparameter (beta1, epsilon, rho, momentum...): the group's value if it sets
+        one, else the optimizer's."""
+        return float(group.get(name, getattr(self, "_" + name)))
+
     def _update(self, group, params, grads, lrs, wds):
         raise NotImplementedError(f"{type(self).__name__}._update")
 
@@ -304,7 +309,9 @@ class Momentum(Optimizer):
         if self._rescale != 1.0:
             grads = [g * self._rescale for g in grads]
         vel = [self._accumulator("velocity", p) for p in params]
-        _C._momentum_update(params, grads, vel, lrs, wds, self._momentum, self._nesterov)
+        _C._momentum_update(
+            params, grads, vel, lrs, wds, self._hp(group, "momentum"), self._nesterov
+        )
 
 
 def _check_betas(cls, **betas):
@@ -355,9 +362,9 @@ class Adam(Optimizer):
             m2,
             lrs,
             wds,
-            self._beta1,
-            self._beta2,
-            self._epsilon,
+            self._hp(group, "beta1"),
+            self._hp(group, "beta2"),
+            self._hp(group, "epsilon"),
             self._decoupled,
             self._step_count,
         )
@@ -446,7 +453,16 @@ class Adamax(Optimizer):
         m = [self._accumulator("moment", p) for p in params]
         u = [self._accumulator("inf_norm", p) for p in params]
         _C._adamax_update(
-            params, grads, m, u, lrs, wds, self._beta1, self._beta2, self._epsilon, self._step_count
+            params,
+            grads,
+            m,
+            u,
+            lrs,
+            wds,
+            self._hp(group, "beta1"),
+            self._hp(group, "beta2"),
+            self._hp(group, "epsilon"),
+            self._step_count,
         )
 
 
@@ -476,7 +492,7 @@ class Adagrad(Optimizer):
 
     def _update(self, group, params, grads, lrs, wds):
         m = [self._accumulator("moment", p) for p in params]
-        _C._adagrad_update(params, grads, m, lrs, wds, self._epsilon)
+        _C._adagrad_update(params, grads, m, lrs, wds, self._hp(group, "epsilon"))
 
 
 class Adadelta(Optimizer):
@@ -504,7 +520,9 @@ class Adadelta(Optimizer):
     def _update(self, group, params, grads, lrs, wds):
         eg = [self._accumulator("avg_squared_grad", p) for p in params]
         ex = [self._accumulator("avg_squared_update", p) for p in params]
-        _C._adadelta_update(params, grads, eg, ex, lrs, wds, self._rho, self._epsilon)
+        _C._adadelta_update(
+            params, grads, eg, ex, lrs, wds, self._hp(group, "rho"), self._hp(group, "epsilon")
+        )
 
 
 class RMSProp(Optimizer):
@@ -546,9 +564,9 @@ class RMSProp(Optimizer):
             mom,
             lrs,
             wds,
-            self._rho,
-            self._epsilon,
-            self._momentum,
+            self._hp(group, "rho"),
+            self._hp(group, "epsilon"),
+            self._hp(group, "momentum"),
             self._centered,
         )
 
@@ -596,8 +614,8 @@ class Lamb(Optimizer):
             m2,
             lrs,
             wds,
-            self._beta1,
-            self._beta2,
-            self._epsilon,
+            self._hp(group, "beta1"),
+            self._hp(group, "beta2"),
+            self._hp(group, "epsilon"),
             self._step_count,
         )
