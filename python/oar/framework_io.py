@@ -11,6 +11,7 @@ the previous file intact. See Note [Checkpoint format] in docs/notes/training_ap
 
 import io as _pyio
 import json
+import mmap
 import os
 import struct
 import tempfile
@@ -45,17 +46,17 @@ def _encode(obj, tensors, path):
     if isinstance(obj, _C.Tensor):
         name = f"t{len(tensors)}"
         if obj.dtype.name == "bfloat16":
-            arr = np.array(obj.numpy(), order="C", copy=True)  # uint16 bit patterns
+            arr = np.asarray(obj.numpy(), order="C")  # uint16 bit patterns
             tensors.append((name, "BF16", arr))
         else:
-            arr = np.array(obj.numpy(), order="C", copy=True)
+            arr = np.asarray(obj.numpy(), order="C")  # a view when contiguous: no copy
             tensors.append((name, _ST_DTYPES[arr.dtype.name], arr))
         return {"tensor": name, "stop_gradient": bool(obj.stop_gradient)}
     if isinstance(obj, np.ndarray):
         if obj.dtype.name not in _ST_DTYPES:
             raise TypeError(f"oar.save: cannot save a NumPy array of dtype {obj.dtype} at {path}")
         name = f"t{len(tensors)}"
-        tensors.append((name, _ST_DTYPES[obj.dtype.name], np.array(obj, order="C", copy=True)))
+        tensors.append((name, _ST_DTYPES[obj.dtype.name], np.asarray(obj, order="C")))
         return {"ndarray": name}
     if isinstance(obj, dict):
         items = []
@@ -84,7 +85,7 @@ def _serialize(obj):
     structure = json.dumps(_encode(obj, tensors, "obj"), separators=(",", ":"))
     header, offset, chunks = {}, 0, []
     for name, st_dtype, arr in tensors:
-        raw = arr.tobytes()
+        raw = memoryview(arr.reshape(-1)).cast("B") if arr.size else b""
         header[name] = {
             "dtype": st_dtype,
             "shape": list(arr.shape),
@@ -153,15 +154,27 @@ def load(path, **configs):
     raises ValueError naming the path."""
     return_numpy = bool(configs.get("return_numpy", False))
     if hasattr(path, "read"):
-        data, path = path.read(), getattr(path, "name", "<file object>")
-    else:
-        path = os.fspath(path)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"oar.load: '{path}' does not exist")
-        if os.path.isdir(path):
-            raise ValueError(f"oar.load: '{path}' is a directory, not a checkpoint file")
-        with open(path, "rb") as f:
-            data = f.read()
+        return _load_buffer(path.read(), getattr(path, "name", "<file object>"), return_numpy)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"oar.load: '{path}' does not exist")
+    if os.path.isdir(path):
+        raise ValueError(f"oar.load: '{path}' is a directory, not a checkpoint file")
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size < 8:
+            return _load_buffer(f.read(), path, return_numpy)
+        # Map the file: tensors are copied once, from the page cache into their storage.
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return _load_buffer(mm, path, return_numpy)
+    finally:
+        try:
+            mm.close()
+        except BufferError:  # an exception's traceback still holds views; GC closes it
+            pass
+
+
+def _load_buffer(data, path, return_numpy):
     if len(data) < 8:
         raise _corrupt(path, f"the file is truncated ({len(data)} bytes, no header)")
     (hlen,) = struct.unpack("<Q", data[:8])
