@@ -422,3 +422,23 @@ def test_full_shared_memory_reports_a_clear_error():
     with pytest.raises(OSError, match="use_shared_memory=False"):
         labels_of(ld)
     assert shm_files() - before == set()
+
+
+def test_iterable_uneven_workers_and_drop_last():
+    class Uneven(IterableDataset):
+        def __iter__(self):
+            info = get_worker_info()
+            n = 3 if info.id == 0 else 11  # worker 0 runs dry early
+            for i in range(n):
+                yield np.array([info.id * 100 + i], np.int64)
+
+    got = [
+        int(v)
+        for b in DataLoader(Uneven(), batch_size=2, num_workers=2, prefetch_factor=1)
+        for v in b.numpy().reshape(-1)
+    ]
+    assert sorted(got) == sorted(list(range(3)) + [100 + i for i in range(11)])
+    dropped = [
+        b.shape[0] for b in DataLoader(Uneven(), batch_size=2, num_workers=2, drop_last=True)
+    ]
+    assert all(n == 2 for n in dropped) and sum(dropped) == 2 + 10

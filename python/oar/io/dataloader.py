@@ -324,6 +324,7 @@ class _MultiProcessIter:
                 if isinstance(struct, _IterEnd):
                     if wid in self.active:
                         self.active.remove(wid)
+                    self._put()  # keep the other workers' queues full
                     continue
                 self._put()
                 return _collate.unpack(path, struct, self.loader._tensor_leaves)
