@@ -13,7 +13,7 @@ APT_PACKAGES=(
   libdlpack-dev
   libomp-dev
 )
-PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja)
+PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -30,6 +30,7 @@ PY=${PYTHON:-python3}
 need_pip=0
 for p in "${PIP_PACKAGES[@]}"; do
   mod=${p%%[<>=]*}; [ "$mod" = pyyaml ] && mod=yaml; [ "$mod" = scikit-build-core ] && mod=scikit_build_core
+  [ "$mod" = scikit-learn ] && mod=sklearn
   "$PY" -c "import $mod" 2>/dev/null || need_pip=1
 done
 if ((need_pip)); then

@@ -1,5 +1,11 @@
 // Fused multi-tensor optimizer updates (see phi_kernels/funcs/optimizer_update.h).
+// Each rule is one loop body; for_each_param walks the parameter list, checks shapes
+// and dtypes once, and runs the body over each parameter's memory in parallel chunks.
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "phi_kernels/funcs/optimizer_update.h"
 #include "phi_kernels/include/elementwise.h"
@@ -14,114 +20,335 @@ void check(const DenseTensor* p, const DenseTensor* g, const char* op) {
               ": parameters and gradients must be contiguous");
   OAR_ENFORCE(is_floating(p->dtype()), InvalidType, op, ": parameter dtype ",
               dtype_name(p->dtype()), " is not a float type");
+  OAR_ENFORCE(g->dtype() == p->dtype(), InvalidType, op, ": gradient dtype ",
+              dtype_name(g->dtype()), " differs from parameter dtype ", dtype_name(p->dtype()));
 }
 
-// Runs fn over [0, n) in parallel chunks when large enough.
-template <typename Fn>
-void parallel_range(int64_t n, Fn fn) {
-  parallel_for(n, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) fn(i);
-  });
+void check_state(const DenseTensor* p, const DenseTensor* s, const char* op) {
+  OAR_ENFORCE(s->dtype() == DataType::FLOAT32 && s->is_contiguous() && s->numel() == p->numel(),
+              InvalidArgument, op, ": optimizer state must be contiguous float32 with ",
+              p->numel(), " elements, got ", dtype_name(s->dtype()), " with ", s->numel());
 }
+
+void check_lists(size_t n, const std::vector<double>& lrs, const std::vector<double>& wds,
+                 const char* op) {
+  OAR_ENFORCE(lrs.size() == n && wds.size() == n, InvalidArgument, op, ": got ", n,
+              " parameters but ", lrs.size(), " learning rates and ", wds.size(),
+              " weight decays");
+}
+
+template <typename T>
+constexpr bool kFloatParam = std::is_floating_point_v<OpMath<T>> && !std::is_same_v<T, bool>;
+
+/// Calls body(k, p, g, n) for parameter k with typed pointers (T* p, const T* g).
+template <typename Body>
+void for_each_param(const ParamList& params, const GradList& grads, const char* op, Body body) {
+  for (size_t k = 0; k < params.size(); ++k) {
+    check(params[k], grads[k], op);
+    visit_dtype(params[k]->dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (kFloatParam<T>) {
+        body(k, params[k]->data<T>(), grads[k]->data<T>(), params[k]->numel());
+      }
+    });
+  }
+}
+
+template <typename P>
+using MathOf = OpMath<std::remove_cv_t<std::remove_pointer_t<P>>>;
+template <typename P>
+using ElemOf = std::remove_cv_t<std::remove_pointer_t<P>>;
 }  // namespace
 
-void sgd_update(const std::vector<DenseTensor*>& params, const std::vector<const DenseTensor*>& grads,
-                const std::vector<double>& lrs, double weight_decay) {
-  for (size_t k = 0; k < params.size(); ++k) {
-    check(params[k], grads[k], "sgd");
-    OAR_ENFORCE(grads[k]->dtype() == params[k]->dtype(), InvalidType,
-                "sgd: gradient dtype differs from parameter dtype");
-    visit_dtype(params[k]->dtype(), "sgd", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_floating_point_v<OpMath<T>> && !std::is_same_v<T, bool>) {
-        using M = OpMath<T>;
-        T* p = params[k]->data<T>();
-        const T* g = grads[k]->data<T>();
-        const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(weight_decay);
-        const int64_t n = params[k]->numel();
-        parallel_for(n, [&](int64_t b, int64_t e) {
+void sgd_update(const ParamList& params, const GradList& grads, const std::vector<double>& lrs,
+                const std::vector<double>& wds) {
+  check_lists(params.size(), lrs, wds, "sgd");
+  for_each_param(params, grads, "sgd", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
+    parallel_for(n, [&](int64_t b, int64_t e) {
 #pragma omp simd
-          for (int64_t i = b; i < e; ++i) {
-            M pv = static_cast<M>(p[i]);
-            p[i] = static_cast<T>(pv - lr * (static_cast<M>(g[i]) + wd * pv));
-          }
-        });
+      for (int64_t i = b; i < e; ++i) {
+        M pv = static_cast<M>(p[i]);
+        p[i] = static_cast<T>(pv - lr * (static_cast<M>(g[i]) + wd * pv));
       }
     });
-  }
+  });
 }
 
-void momentum_update(const std::vector<DenseTensor*>& params,
-                     const std::vector<const DenseTensor*>& grads,
-                     const std::vector<DenseTensor*>& velocities, const std::vector<double>& lrs,
-                     double mu, bool nesterov, double weight_decay) {
-  for (size_t k = 0; k < params.size(); ++k) {
-    check(params[k], grads[k], "momentum");
-    visit_dtype(params[k]->dtype(), "momentum", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_floating_point_v<OpMath<T>> && !std::is_same_v<T, bool>) {
-        using M = OpMath<T>;
-        T* p = params[k]->data<T>();
-        const T* g = grads[k]->data<T>();
-        float* v = velocities[k]->data<float>();
-        const M lr = static_cast<M>(lrs[k]), m = static_cast<M>(mu), wd = static_cast<M>(weight_decay);
-        parallel_range(params[k]->numel(), [&](int64_t i) {
-          M pv = static_cast<M>(p[i]);
-          M gv = static_cast<M>(g[i]) + wd * pv;
-          M vv = m * static_cast<M>(v[i]) + gv;
-          v[i] = static_cast<float>(vv);
-          p[i] = static_cast<T>(pv - lr * (nesterov ? gv + m * vv : vv));
-        });
+void momentum_update(const ParamList& params, const GradList& grads, const ParamList& velocities,
+                     const std::vector<double>& lrs, const std::vector<double>& wds, double mu,
+                     bool nesterov) {
+  check_lists(params.size(), lrs, wds, "momentum");
+  for_each_param(params, grads, "momentum", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], velocities[k], "momentum");
+    float* v = velocities[k]->data<float>();
+    const M lr = static_cast<M>(lrs[k]), m = static_cast<M>(mu), wd = static_cast<M>(wds[k]);
+    parallel_for(n, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) {
+        M pv = static_cast<M>(p[i]);
+        M gv = static_cast<M>(g[i]) + wd * pv;
+        M vv = m * static_cast<M>(v[i]) + gv;
+        v[i] = static_cast<float>(vv);
+        p[i] = static_cast<T>(pv - lr * (nesterov ? gv + m * vv : vv));
       }
     });
-  }
+  });
 }
 
-void adam_update(const std::vector<DenseTensor*>& params, const std::vector<const DenseTensor*>& grads,
-                 const std::vector<DenseTensor*>& moment1, const std::vector<DenseTensor*>& moment2,
-                 const std::vector<double>& lrs, const AdamConfig& cfg) {
+void adam_update(const ParamList& params, const GradList& grads, const ParamList& moment1,
+                 const ParamList& moment2, const std::vector<double>& lrs,
+                 const std::vector<double>& wds, const AdamConfig& cfg) {
+  check_lists(params.size(), lrs, wds, "adam");
   const double bc1 = 1.0 - std::pow(cfg.beta1, static_cast<double>(cfg.step));
   const double bc2 = 1.0 - std::pow(cfg.beta2, static_cast<double>(cfg.step));
-  for (size_t k = 0; k < params.size(); ++k) {
-    check(params[k], grads[k], "adam");
-    OAR_ENFORCE(moment1[k]->dtype() == DataType::FLOAT32 && moment2[k]->dtype() == DataType::FLOAT32,
-                InvalidType, "adam: moments must be float32");
-    visit_dtype(params[k]->dtype(), "adam", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_floating_point_v<OpMath<T>> && !std::is_same_v<T, bool>) {
-        using M = OpMath<T>;
-        T* p = params[k]->data<T>();
-        const T* g = grads[k]->data<T>();
-        float* m1 = moment1[k]->data<float>();
-        float* m2 = moment2[k]->data<float>();
-        const float b1 = static_cast<float>(cfg.beta1), b2 = static_cast<float>(cfg.beta2);
-        // Paddle's form: lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t); eps scaled accordingly.
-        const M lr_t = static_cast<M>(lrs[k] * std::sqrt(bc2) / bc1);
-        const M eps = static_cast<M>(cfg.epsilon * std::sqrt(bc2));
-        const M wd = static_cast<M>(cfg.weight_decay);
-        const M decay = static_cast<M>(1.0 - lrs[k] * cfg.weight_decay);
-        const bool decoupled = cfg.decoupled;
-        const int64_t n = params[k]->numel();
-        parallel_for(n, [&](int64_t lo, int64_t hi) {
+  for_each_param(params, grads, "adam", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], moment1[k], "adam");
+    check_state(params[k], moment2[k], "adam");
+    float* m1 = moment1[k]->data<float>();
+    float* m2 = moment2[k]->data<float>();
+    const float b1 = static_cast<float>(cfg.beta1), b2 = static_cast<float>(cfg.beta2);
+    // Paddle's form: lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t); eps scaled accordingly.
+    const M lr_t = static_cast<M>(lrs[k] * std::sqrt(bc2) / bc1);
+    const M eps = static_cast<M>(cfg.epsilon * std::sqrt(bc2));
+    const M wd = static_cast<M>(wds[k]);
+    const M decay = static_cast<M>(1.0 - lrs[k] * wds[k]);
+    const bool decoupled = cfg.decoupled;
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        M pv = static_cast<M>(p[i]);
+        M gv = static_cast<M>(g[i]);
+        if (decoupled) {
+          pv *= decay;
+        } else {
+          gv += wd * pv;
+        }
+        float a = b1 * m1[i] + (1.0f - b1) * static_cast<float>(gv);
+        float b = b2 * m2[i] + (1.0f - b2) * static_cast<float>(gv) * static_cast<float>(gv);
+        m1[i] = a;
+        m2[i] = b;
+        p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a) / (std::sqrt(static_cast<M>(b)) + eps));
+      }
+    });
+  });
+}
+
+void adamax_update(const ParamList& params, const GradList& grads, const ParamList& moment,
+                   const ParamList& inf_norm, const std::vector<double>& lrs,
+                   const std::vector<double>& wds, double beta1, double beta2, double epsilon,
+                   int64_t step) {
+  check_lists(params.size(), lrs, wds, "adamax");
+  const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(step));
+  for_each_param(params, grads, "adamax", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], moment[k], "adamax");
+    check_state(params[k], inf_norm[k], "adamax");
+    float* m = moment[k]->data<float>();
+    float* u = inf_norm[k]->data<float>();
+    const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+    const float eps = static_cast<float>(epsilon);
+    const M lr_t = static_cast<M>(lrs[k] / bc1), wd = static_cast<M>(wds[k]);
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        M pv = static_cast<M>(p[i]);
+        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+        float a = b1 * m[i] + (1.0f - b1) * gv;
+        const float decayed = b2 * u[i] + eps, ag = std::fabs(gv);
+        float b = decayed > ag ? decayed : ag;  // not std::fmax: a libm call per element
+        m[i] = a;
+        u[i] = b;
+        p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a / b));
+      }
+    });
+  });
+}
+
+void adagrad_update(const ParamList& params, const GradList& grads, const ParamList& moment,
+                    const std::vector<double>& lrs, const std::vector<double>& wds, double epsilon) {
+  check_lists(params.size(), lrs, wds, "adagrad");
+  for_each_param(params, grads, "adagrad", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], moment[k], "adagrad");
+    float* a = moment[k]->data<float>();
+    const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
+    const float eps = static_cast<float>(epsilon);
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        M pv = static_cast<M>(p[i]);
+        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+        float av = a[i] + gv * gv;
+        a[i] = av;
+        p[i] = static_cast<T>(pv - lr * static_cast<M>(gv / (std::sqrt(av) + eps)));
+      }
+    });
+  });
+}
+
+void adadelta_update(const ParamList& params, const GradList& grads, const ParamList& avg_sq_grad,
+                     const ParamList& avg_sq_update, const std::vector<double>& lrs,
+                     const std::vector<double>& wds, double rho, double epsilon) {
+  check_lists(params.size(), lrs, wds, "adadelta");
+  for_each_param(params, grads, "adadelta", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], avg_sq_grad[k], "adadelta");
+    check_state(params[k], avg_sq_update[k], "adadelta");
+    float* eg = avg_sq_grad[k]->data<float>();
+    float* ex = avg_sq_update[k]->data<float>();
+    const float r = static_cast<float>(rho), eps = static_cast<float>(epsilon);
+    const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        M pv = static_cast<M>(p[i]);
+        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+        float egv = r * eg[i] + (1.0f - r) * gv * gv;
+        float d = -std::sqrt((ex[i] + eps) / (egv + eps)) * gv;
+        eg[i] = egv;
+        ex[i] = r * ex[i] + (1.0f - r) * d * d;
+        p[i] = static_cast<T>(pv + lr * static_cast<M>(d));
+      }
+    });
+  });
+}
+
+void rmsprop_update(const ParamList& params, const GradList& grads, const ParamList& mean_square,
+                    const ParamList& mean_grad, const ParamList& momentum,
+                    const std::vector<double>& lrs, const std::vector<double>& wds, double rho,
+                    double epsilon, double mu, bool centered) {
+  check_lists(params.size(), lrs, wds, "rmsprop");
+  OAR_ENFORCE(!centered || mean_grad.size() == params.size(), InvalidArgument,
+              "rmsprop: centered needs one mean_grad tensor per parameter");
+  for_each_param(params, grads, "rmsprop", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], mean_square[k], "rmsprop");
+    check_state(params[k], momentum[k], "rmsprop");
+    if (centered) check_state(params[k], mean_grad[k], "rmsprop");
+    float* ms = mean_square[k]->data<float>();
+    float* mg = centered ? mean_grad[k]->data<float>() : nullptr;
+    float* mom = momentum[k]->data<float>();
+    const float r = static_cast<float>(rho), eps = static_cast<float>(epsilon);
+    const float m = static_cast<float>(mu), lr = static_cast<float>(lrs[k]);
+    const M wd = static_cast<M>(wds[k]);
+    // Two loops so that each vectorizes (no branch on `centered` per element).
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+      if (centered) {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {
           M pv = static_cast<M>(p[i]);
-          M gv = static_cast<M>(g[i]);
-          if (decoupled) {
-            pv *= decay;
-          } else {
-            gv += wd * pv;
-          }
-          float a = b1 * m1[i] + (1.0f - b1) * static_cast<float>(gv);
-          float b = b2 * m2[i] + (1.0f - b2) * static_cast<float>(gv) * static_cast<float>(gv);
-          m1[i] = a;
-          m2[i] = b;
-          p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a) / (std::sqrt(static_cast<M>(b)) + eps));
+          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+          float msv = r * ms[i] + (1.0f - r) * gv * gv;
+          float mgv = r * mg[i] + (1.0f - r) * gv;
+          ms[i] = msv;
+          mg[i] = mgv;
+          float mv = m * mom[i] + lr * gv / std::sqrt(msv + eps - mgv * mgv);
+          mom[i] = mv;
+          p[i] = static_cast<T>(pv - static_cast<M>(mv));
         }
-        });
+      } else {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) {
+          M pv = static_cast<M>(p[i]);
+          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
+          float msv = r * ms[i] + (1.0f - r) * gv * gv;
+          ms[i] = msv;
+          float mv = m * mom[i] + lr * gv / std::sqrt(msv + eps);
+          mom[i] = mv;
+          p[i] = static_cast<T>(pv - static_cast<M>(mv));
+        }
       }
     });
-  }
+  });
+}
+
+void lamb_update(const ParamList& params, const GradList& grads, const ParamList& moment1,
+                 const ParamList& moment2, const std::vector<double>& lrs,
+                 const std::vector<double>& wds, double beta1, double beta2, double epsilon,
+                 int64_t step) {
+  check_lists(params.size(), lrs, wds, "lamb");
+  // Reciprocals of the bias corrections: multiplies instead of two divisions per element.
+  const float inv_bc1 = static_cast<float>(1.0 / (1.0 - std::pow(beta1, static_cast<double>(step))));
+  const float inv_bc2 = static_cast<float>(1.0 / (1.0 - std::pow(beta2, static_cast<double>(step))));
+  for_each_param(params, grads, "lamb", [&](size_t k, auto* p, const auto* g, int64_t n) {
+    using M = MathOf<decltype(p)>;
+    using T = ElemOf<decltype(p)>;
+    check_state(params[k], moment1[k], "lamb");
+    check_state(params[k], moment2[k], "lamb");
+    float* m1 = moment1[k]->data<float>();
+    float* m2 = moment2[k]->data<float>();
+    const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+    const float eps = static_cast<float>(epsilon), wd = static_cast<float>(wds[k]);
+    // Pass 1 (parallel): moments and the squared norms of p and of the raw update r. Each
+    // chunk sums blocks of kBlock elements in float (vectorized), and the blocks in double.
+    // r is not stored: pass 2 recomputes it from the updated moments (no scratch buffer).
+    constexpr int64_t kBlock = 2048;
+    std::vector<double> part(2 * static_cast<size_t>(omp_get_max_threads()) + 2, 0.0);
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+      // Locals, not captures: with captured pointers the compiler cannot prove that the
+      // moment stores leave them unchanged and falls back to gathers and scatters.
+      const T* __restrict pp = p;
+      const T* __restrict gp = g;
+      float* __restrict m1p = m1;
+      float* __restrict m2p = m2;
+      const float c1 = b1, c2 = b2, ib1 = inv_bc1, ib2 = inv_bc2, e = eps, w = wd;
+      double ps = 0.0, rs = 0.0;
+      for (int64_t blo = lo; blo < hi; blo += kBlock) {
+        const int64_t bhi = std::min(hi, blo + kBlock);
+        float bps = 0.0f, brs = 0.0f;
+#pragma omp simd reduction(+ : bps, brs)
+        for (int64_t i = blo; i < bhi; ++i) {
+          float pv = static_cast<float>(static_cast<M>(pp[i]));
+          float gv = static_cast<float>(static_cast<M>(gp[i]));
+          float a = c1 * m1p[i] + (1.0f - c1) * gv;
+          float b = c2 * m2p[i] + (1.0f - c2) * gv * gv;
+          m1p[i] = a;
+          m2p[i] = b;
+          float rv = (a * ib1) / (std::sqrt(b * ib2) + e) + w * pv;
+          bps += pv * pv;
+          brs += rv * rv;
+        }
+        ps += bps;
+        rs += brs;
+      }
+      const size_t t = omp_in_parallel() ? static_cast<size_t>(omp_get_thread_num()) : 0;
+      part[2 * t] += ps;
+      part[2 * t + 1] += rs;
+    });
+    double p_sq = 0.0, r_sq = 0.0;
+    for (size_t t = 0; t + 1 < part.size(); t += 2) {
+      p_sq += part[t];
+      r_sq += part[t + 1];
+    }
+    const double pn = std::sqrt(p_sq), rn = std::sqrt(r_sq);
+    const double trust = (pn > 0.0 && rn > 0.0) ? pn / rn : 1.0;
+    const M step_size = static_cast<M>(lrs[k] * trust);
+    // Pass 2: apply.
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+      T* __restrict pp = p;
+      const float* __restrict m1p = m1;
+      const float* __restrict m2p = m2;
+      const float ib1 = inv_bc1, ib2 = inv_bc2, e = eps, w = wd;
+      const M st = step_size;
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        float pv = static_cast<float>(static_cast<M>(pp[i]));
+        float rv = (m1p[i] * ib1) / (std::sqrt(m2p[i] * ib2) + e) + w * pv;
+        pp[i] = static_cast<T>(static_cast<M>(pp[i]) - st * static_cast<M>(rv));
+      }
+    });
+  });
 }
 
 }  // namespace oar::phi

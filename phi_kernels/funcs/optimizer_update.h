@@ -1,5 +1,7 @@
 // Fused optimizer updates over many parameters at once (one call per step, one
-// pass over each parameter's memory), used by oar.optimizer.
+// pass over each parameter's memory), used by oar.optimizer. Every rule takes a
+// learning rate and an L2 coefficient per parameter (parameter groups, ParamAttr
+// learning rates and regularizers); optimizer state is float32 of the parameter's shape.
 #pragma once
 
 #include <vector>
@@ -8,6 +10,9 @@
 
 namespace oar::phi {
 
+using ParamList = std::vector<DenseTensor*>;
+using GradList = std::vector<const DenseTensor*>;
+
 struct AdamConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weight_decay = 0.0;
   bool decoupled = false;  // AdamW: decay the weights directly instead of adding to the grad
@@ -15,16 +20,40 @@ struct AdamConfig {
 };
 
 /// p -= lr * (g + wd * p) for each parameter (float32/float64/16-bit floats).
-void sgd_update(const std::vector<DenseTensor*>& params, const std::vector<const DenseTensor*>& grads,
-                const std::vector<double>& lrs, double weight_decay);
+void sgd_update(const ParamList& params, const GradList& grads, const std::vector<double>& lrs,
+                const std::vector<double>& wds);
 /// Momentum SGD (Paddle's rule: v = mu * v + g; p -= lr * (nesterov ? g + mu * v : v)).
-void momentum_update(const std::vector<DenseTensor*>& params,
-                     const std::vector<const DenseTensor*>& grads,
-                     const std::vector<DenseTensor*>& velocities, const std::vector<double>& lrs,
-                     double mu, bool nesterov, double weight_decay);
-/// Adam / AdamW with float32 moments.
-void adam_update(const std::vector<DenseTensor*>& params, const std::vector<const DenseTensor*>& grads,
-                 const std::vector<DenseTensor*>& moment1, const std::vector<DenseTensor*>& moment2,
-                 const std::vector<double>& lrs, const AdamConfig& cfg);
+void momentum_update(const ParamList& params, const GradList& grads, const ParamList& velocities,
+                     const std::vector<double>& lrs, const std::vector<double>& wds, double mu,
+                     bool nesterov);
+/// Adam / AdamW; cfg.weight_decay is unused (wds holds the per-parameter coefficient).
+void adam_update(const ParamList& params, const GradList& grads, const ParamList& moment1,
+                 const ParamList& moment2, const std::vector<double>& lrs,
+                 const std::vector<double>& wds, const AdamConfig& cfg);
+/// Adamax: m = b1 m + (1-b1) g; u = max(b2 u + eps, |g|); p -= lr / (1 - b1^t) * m / u.
+void adamax_update(const ParamList& params, const GradList& grads, const ParamList& moment,
+                   const ParamList& inf_norm, const std::vector<double>& lrs,
+                   const std::vector<double>& wds, double beta1, double beta2, double epsilon,
+                   int64_t step);
+/// Adagrad: a += g^2; p -= lr * g / (sqrt(a) + eps).
+void adagrad_update(const ParamList& params, const GradList& grads, const ParamList& moment,
+                    const std::vector<double>& lrs, const std::vector<double>& wds, double epsilon);
+/// Adadelta: Eg = rho Eg + (1-rho) g^2; d = -sqrt((Edx + eps) / (Eg + eps)) g;
+/// Edx = rho Edx + (1-rho) d^2; p += lr * d.
+void adadelta_update(const ParamList& params, const GradList& grads, const ParamList& avg_sq_grad,
+                     const ParamList& avg_sq_update, const std::vector<double>& lrs,
+                     const std::vector<double>& wds, double rho, double epsilon);
+/// RMSProp: ms = rho ms + (1-rho) g^2; [mg = rho mg + (1-rho) g];
+/// mom = mu mom + lr g / sqrt(ms [- mg^2] + eps); p -= mom. mean_grad may be empty.
+void rmsprop_update(const ParamList& params, const GradList& grads, const ParamList& mean_square,
+                    const ParamList& mean_grad, const ParamList& momentum,
+                    const std::vector<double>& lrs, const std::vector<double>& wds, double rho,
+                    double epsilon, double mu, bool centered);
+/// Lamb: Adam moments with bias correction, r = m_hat / (sqrt(v_hat) + eps) + wd p,
+/// p -= lr * (||p|| / ||r||) * r (trust ratio 1 when either norm is 0). wds is Lamb's decay.
+void lamb_update(const ParamList& params, const GradList& grads, const ParamList& moment1,
+                 const ParamList& moment2, const std::vector<double>& lrs,
+                 const std::vector<double>& wds, double beta1, double beta2, double epsilon,
+                 int64_t step);
 
 }  // namespace oar::phi

@@ -33,6 +33,14 @@ from ._ops import *  # noqa: E402,F401,F403
 from ._math_ext import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, grad  # noqa: E402,F401
+# Training API (issue 4): data loading, checkpoints, hapi, metrics, vision.
+from . import io  # noqa: E402,F401
+from .framework_io import save, load  # noqa: E402,F401
+from . import regularizer  # noqa: E402,F401
+from .nn.layer import ParamAttr, create_parameter  # noqa: E402,F401
+from . import metric, hapi, callbacks  # noqa: E402,F401
+from . import vision  # noqa: E402,F401
+from .hapi import Model, summary, flops  # noqa: E402,F401
 from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # noqa: E402,F401
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 from ._manip import *  # noqa: E402,F401,F403  (moveaxis, chunk, tril, ...)

@@ -1,4 +1,5 @@
 """Parameter initializers (Paddle's oar.nn.initializer), drawing from oar's generator."""
+
 import math
 
 import numpy as np
@@ -76,7 +77,7 @@ class KaimingUniform(Initializer):
 
     def _make(self, shape, dtype):
         fi = self.fan_in or _fans(shape)[0]
-        limit = math.sqrt(6.0 / ((1 + self.a ** 2) * fi))
+        limit = math.sqrt(6.0 / ((1 + self.a**2) * fi))
         return _uniform(shape, dtype, -limit, limit)
 
 
@@ -86,7 +87,7 @@ class KaimingNormal(Initializer):
 
     def _make(self, shape, dtype):
         fi = self.fan_in or _fans(shape)[0]
-        return _normal(shape, dtype) * math.sqrt(2.0 / ((1 + self.a ** 2) * fi))
+        return _normal(shape, dtype) * math.sqrt(2.0 / ((1 + self.a**2) * fi))
 
 
 class Assign(Initializer):
@@ -94,7 +95,149 @@ class Assign(Initializer):
         self.value = value
 
     def _make(self, shape, dtype):
-        t = to_tensor(np.asarray(self.value.numpy() if isinstance(self.value, _C.Tensor) else self.value), dtype)
+        t = to_tensor(
+            np.asarray(self.value.numpy() if isinstance(self.value, _C.Tensor) else self.value),
+            dtype,
+        )
         if list(t.shape) != list(shape):
-            raise ValueError(f"Assign initializer: value shape {t.shape} != parameter shape {shape}")
+            raise ValueError(
+                f"Assign initializer: value shape {t.shape} != parameter shape {shape}"
+            )
         return t
+
+
+def _np_to(arr, dtype):
+    from .._dtype import convert_dtype
+
+    dtype = convert_dtype(dtype)
+    t = to_tensor(
+        np.ascontiguousarray(arr, dtype=np.float64 if dtype.name == "float64" else np.float32)
+    )
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+class TruncatedNormal(Initializer):
+    """Normal(mean, std) restricted to [a, b] (values outside are redrawn)."""
+
+    def __init__(self, mean=0.0, std=1.0, a=-2.0, b=2.0, name=None):
+        if std < 0:
+            raise ValueError(f"TruncatedNormal: std must be >= 0, got {std}")
+        if a >= b:
+            raise ValueError(f"TruncatedNormal: a ({a}) must be less than b ({b})")
+        self.mean, self.std, self.a, self.b = float(mean), float(std), float(a), float(b)
+
+    def _make(self, shape, dtype):
+        n = int(np.prod(shape)) if shape else 1
+        out = np.empty(n, np.float64)
+        todo = np.arange(n)
+        for _ in range(1000):
+            if todo.size == 0:
+                break
+            draw = _normal([todo.size], "float64").numpy() * self.std + self.mean
+            ok = (draw >= self.a) & (draw <= self.b)
+            out[todo[ok]] = draw[ok]
+            todo = todo[~ok]
+        if todo.size:
+            out[todo] = np.clip(self.mean, self.a, self.b)
+        return _np_to(out.reshape(shape), dtype)
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix over [shape[0], prod(shape[1:])], times gain."""
+
+    def __init__(self, gain=1.0, name=None):
+        self.gain = float(gain)
+
+    def _make(self, shape, dtype):
+        if len(shape) < 2:
+            raise ValueError(
+                f"Orthogonal: the parameter must have at least 2 dimensions, got {shape}"
+            )
+        rows = shape[0]
+        cols = int(np.prod(shape[1:]))
+        flat = _normal([max(rows, cols), min(rows, cols)], "float64").numpy()
+        q, r = np.linalg.qr(flat)
+        d = np.sign(np.diag(r))
+        d[d == 0] = 1
+        q = q * d
+        if rows < cols:
+            q = q.T
+        return _np_to((q * self.gain).reshape(shape), dtype)
+
+
+class Dirac(Initializer):
+    """Identity-preserving conv weights [out, in, k...]: 1 at the kernel centre of channel i
+    of output i within each of `groups` groups, 0 elsewhere."""
+
+    def __init__(self, groups=1, name=None):
+        if groups <= 0:
+            raise ValueError(f"Dirac: groups must be positive, got {groups}")
+        self.groups = int(groups)
+
+    def _make(self, shape, dtype):
+        if not 3 <= len(shape) <= 5:
+            raise ValueError(f"Dirac: expects a 3-D, 4-D or 5-D conv weight, got shape {shape}")
+        if shape[0] % self.groups:
+            raise ValueError(
+                f"Dirac: out channels {shape[0]} not divisible by groups {self.groups}"
+            )
+        w = np.zeros(shape, np.float64)
+        per = shape[0] // self.groups
+        centre = tuple(k // 2 for k in shape[2:])
+        for g in range(self.groups):
+            for i in range(min(per, shape[1])):
+                w[(g * per + i, i) + centre] = 1.0
+        return _np_to(w, dtype)
+
+
+class Bilinear(Initializer):
+    """Bilinear-upsampling weights for a transposed conv [C_out, C_in, K, K]."""
+
+    def __init__(self, name=None):
+        pass
+
+    def _make(self, shape, dtype):
+        if len(shape) != 4 or shape[2] != shape[3]:
+            raise ValueError(f"Bilinear: expects a 4-D weight with square kernels, got {shape}")
+        size = shape[3]
+        f = np.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        x = np.arange(size)
+        k = 1 - np.abs(x / f - c)
+        w = np.broadcast_to(np.outer(k, k), shape)
+        return _np_to(w, dtype)
+
+
+_global = {"weight": None, "bias": None}
+
+
+def set_global_initializer(weight_init, bias_init=None):
+    """Initializers used by create_parameter when neither ParamAttr nor the layer gives one."""
+    _global["weight"], _global["bias"] = weight_init, bias_init
+
+
+def _global_initializer(is_bias):
+    return _global["bias" if is_bias else "weight"]
+
+
+def calculate_gain(nonlinearity, param=None):
+    """Paddle's recommended gain for a nonlinearity."""
+    gains = {
+        "sigmoid": 1.0,
+        "linear": 1.0,
+        "conv1d": 1.0,
+        "conv2d": 1.0,
+        "conv3d": 1.0,
+        "conv1d_transpose": 1.0,
+        "conv2d_transpose": 1.0,
+        "conv3d_transpose": 1.0,
+        "tanh": 5.0 / 3,
+        "relu": math.sqrt(2.0),
+        "selu": 3.0 / 4,
+    }
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity not in gains:
+        raise ValueError(f"calculate_gain: unknown nonlinearity '{nonlinearity}'")
+    return gains[nonlinearity]

@@ -1,2 +1,16 @@
-"""oar.optimizer: SGD, Momentum, Adam, AdamW (fused multi-tensor updates)."""
-from .optimizer import Optimizer, SGD, Momentum, Adam, AdamW  # noqa: F401
+"""oar.optimizer: SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb
+(fused multi-tensor updates) and the lr schedulers."""
+
+from .optimizer import (  # noqa: F401
+    Optimizer,
+    SGD,
+    Momentum,
+    Adam,
+    AdamW,
+    Adamax,
+    Adagrad,
+    Adadelta,
+    RMSProp,
+    Lamb,
+)
+from . import lr  # noqa: F401

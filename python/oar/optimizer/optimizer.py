@@ -1,189 +1,621 @@
-"""Optimizers. Each step() makes one C++ call that updates every parameter of a
-group in a single pass over its memory (no per-parameter chain of small ops)."""
+"""Optimizers. Each step() makes one C++ call per parameter group that updates every
+parameter of the group in a single pass over its memory (no per-parameter chain of small
+ops). Learning rates and L2 coefficients are resolved per parameter in Python (global or
+scheduler LR x group scale x ParamAttr learning_rate; group weight_decay, else ParamAttr
+regularizer, else the optimizer's weight_decay) and handed to the kernel as lists."""
+
 import numpy as np
 
 from .. import _C
 from ..autograd import no_grad
+from ..regularizer import L1Decay, L2Decay, WeightDecayRegularizer
+
+_ops = _C.ops
+
+
+def _as_regularizer(wd, where):
+    if wd is None:
+        return None
+    if isinstance(wd, WeightDecayRegularizer):
+        return wd
+    if isinstance(wd, (int, float)) and not isinstance(wd, bool):
+        if wd < 0:
+            raise ValueError(f"{where}: weight_decay must be >= 0, got {wd}")
+        return L2Decay(float(wd))
+    raise TypeError(
+        f"{where}: weight_decay must be a float, L2Decay or L1Decay, got {type(wd).__name__}"
+    )
 
 
 class Optimizer:
-    def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None,
-                 name=None):
+    """Base class: parameter groups, learning rate (float or LRScheduler), weight decay,
+    gradient clipping, state_dict. Subclasses name their accumulators and implement _update."""
+
+    _acc_names = ()
+    _acc_init = {}
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        multi_precision=False,
+    ):
+        cls = type(self).__name__
         if parameters is None:
-            raise ValueError(f"{type(self).__name__}: 'parameters' is required in dynamic graph mode "
-                             "(pass model.parameters())")
+            raise ValueError(
+                f"{cls}: 'parameters' is required in dynamic graph mode (pass model.parameters())"
+            )
+        from .lr import LRScheduler
+
+        if isinstance(learning_rate, LRScheduler):
+            pass
+        elif isinstance(learning_rate, (int, float)) and not isinstance(learning_rate, bool):
+            if learning_rate < 0:
+                raise ValueError(f"{cls}: learning_rate must be >= 0, got {learning_rate}")
+            learning_rate = float(learning_rate)
+        else:
+            raise TypeError(
+                f"{cls}: learning_rate must be a float or an LRScheduler, got "
+                f"{type(learning_rate).__name__}"
+            )
+        if grad_clip is not None and not callable(grad_clip):
+            raise TypeError(
+                f"{cls}: grad_clip must be a ClipGradBy* object, got {type(grad_clip).__name__}"
+            )
+        self._learning_rate = learning_rate
+        self.regularization = _as_regularizer(weight_decay, cls)
+        self._grad_clip = grad_clip
+        self._name = name
+        self._accumulators = {}  # acc name -> {id(param): float32 Tensor}
+        self._step_count = 0
+        self._param_groups = []
         parameters = list(parameters)
         if parameters and isinstance(parameters[0], dict):
-            self._param_groups = [dict(g) for g in parameters]
-            for g in self._param_groups:
-                g["params"] = list(g["params"])
+            for g in parameters:
+                self._add_param_group(dict(g))
         else:
-            self._param_groups = [{"params": parameters}]
-        if isinstance(learning_rate, (int, float)) and learning_rate < 0:
-            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
-        self._learning_rate = learning_rate
-        self._weight_decay = self._decay_value(weight_decay)
-        self._grad_clip = grad_clip
-        self._accumulators = {}  # name -> {id(param): Tensor}
-        self._step_count = 0
+            self._add_param_group({"params": parameters})
+        seen = set()
+        for g in self._param_groups:
+            for p in g["params"]:
+                if id(p) in seen:
+                    raise ValueError(f"{cls}: a parameter appears in more than one group")
+                seen.add(id(p))
 
-    @staticmethod
-    def _decay_value(wd):
-        if wd is None:
-            return 0.0
-        if isinstance(wd, (int, float)):
-            return float(wd)
-        coeff = getattr(wd, "coeff", getattr(wd, "_coeff", None))
-        if coeff is None:
-            raise TypeError(f"weight_decay must be a float or a regularizer, got {type(wd).__name__}")
-        return float(coeff)
+    def _add_param_group(self, group):
+        cls = type(self).__name__
+        if "params" not in group:
+            raise ValueError(f"{cls}: a parameter group needs a 'params' entry")
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, _C.Tensor) else list(params)
+        for p in group["params"]:
+            if not isinstance(p, _C.Tensor):
+                raise TypeError(f"{cls}: parameters must be Tensors, got {type(p).__name__}")
+        if "weight_decay" in group:
+            group["weight_decay"] = _as_regularizer(group["weight_decay"], cls)
+        if "learning_rate" in group and float(group["learning_rate"]) < 0:
+            raise ValueError(f"{cls}: a group's learning_rate must be >= 0")
+        self._param_groups.append(group)
+
+    @property
+    def _parameter_list(self):
+        return [p for g in self._param_groups for p in g["params"]]
 
     # ---- learning rate
     def get_lr(self):
+        """The current global learning rate (a scheduler's current value)."""
         lr = self._learning_rate
-        return float(lr()) if callable(lr) else float(lr)
+        return float(lr()) if not isinstance(lr, float) else lr
 
     def set_lr(self, value):
-        if callable(self._learning_rate) and not isinstance(self._learning_rate, (int, float)):
-            raise RuntimeError("set_lr: the learning rate is a scheduler; step the scheduler instead")
+        if not isinstance(self._learning_rate, float):
+            raise RuntimeError(
+                "set_lr: the learning rate is an LRScheduler; step the scheduler or "
+                "use set_lr_scheduler"
+            )
+        if float(value) < 0:
+            raise ValueError(f"set_lr: learning rate must be >= 0, got {value}")
         self._learning_rate = float(value)
 
-    def _group_lr(self, group, p):
-        lr = group.get("learning_rate", self.get_lr())
-        return float(lr) * p.optimize_attr.get("learning_rate", 1.0) if hasattr(p, "optimize_attr") else float(lr)
+    def set_lr_scheduler(self, scheduler):
+        from .lr import LRScheduler
 
-    # ---- gradients
-    def _params_with_grads(self, group):
-        out = []
-        for p in group["params"]:
-            if p.stop_gradient or p.grad is None:
-                continue
-            out.append((p, p.grad))
-        return out
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(
+                f"set_lr_scheduler: expected an LRScheduler, got {type(scheduler).__name__}"
+            )
+        self._learning_rate = scheduler
 
-    def clear_grad(self, set_to_zero=True):
-        for g in self._param_groups:
-            for p in g["params"]:
-                p.clear_gradient(set_to_zero)
+    def _param_lr(self, group, p, base):
+        attr = getattr(p, "optimize_attr", None) or {}
+        return base * float(group.get("learning_rate", 1.0)) * float(attr.get("learning_rate", 1.0))
 
-    clear_gradients = clear_grad
+    def _regularizer(self, group, p):
+        if "weight_decay" in group:
+            return group["weight_decay"]
+        reg = getattr(p, "regularizer", None)
+        return reg if reg is not None else self.regularization
 
-    def _accumulator(self, name, p, dtype="float32"):
+    # ---- state
+    def _accumulator(self, name, p):
         store = self._accumulators.setdefault(name, {})
         t = store.get(id(p))
         if t is None:
-            t = _C.ops.full(list(p.shape), 0.0, _C.DataType.float32 if dtype == "float32" else p.dtype, None)
+            t = _ops.full(
+                list(p.shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, None
+            )
             store[id(p)] = t
         return t
 
+    def clear_grad(self, set_to_zero=True):
+        for p in self._parameter_list:
+            p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
     @no_grad()
     def step(self):
+        """One update of every parameter that has a gradient."""
+        pairs = [
+            (p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None
+        ]
+        if not pairs:
+            return
+        if self._grad_clip is not None:
+            pairs = self._grad_clip(pairs)
+        clipped = {id(p): g for p, g in pairs}
         self._step_count += 1
+        base = self.get_lr()
         for group in self._param_groups:
-            pairs = self._params_with_grads(group)
-            if not pairs:
-                continue
-            if self._grad_clip is not None:
-                pairs = self._grad_clip(pairs)
-            self._update(group, [p for p, _ in pairs], [g for _, g in pairs])
+            params, grads, lrs, wds = [], [], [], []
+            for p in group["params"]:
+                g = clipped.get(id(p))
+                if g is None:
+                    continue
+                wd = self._decay_coeff(group, p)
+                if isinstance(wd, L1Decay):  # not a kernel rule: add coeff * sign(p) here
+                    g = g + _ops.sign(p) * wd.coeff
+                    wd = 0.0
+                params.append(p)
+                grads.append(g)
+                lrs.append(self._param_lr(group, p, base))
+                wds.append(float(wd))
+            if params:
+                self._update(group, params, grads, lrs, wds)
+
+    def _decay_coeff(self, group, p):
+        """The coupled weight decay for p: a float (L2 coefficient) or an L1Decay."""
+        reg = self._regularizer(group, p)
+        if reg is None:
+            return 0.0
+        return reg if isinstance(reg, L1Decay) else reg.coeff
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
         loss.backward()
         self.step()
+        return None, None
 
-    def _update(self, group, params, grads):
-        raise NotImplementedError
+    def _hp(self, group, name):
+        """A hyperparameter (beta1, epsilon, rho, momentum...): the group's value if it sets
+        one, else the optimizer's."""
+        return float(group.get(name, getattr(self, "_" + name)))
 
-    # ---- state
-    def state_dict(self):
-        state = {"step": self._step_count}
-        names = {}
+    def _update(self, group, params, grads, lrs, wds):
+        raise NotImplementedError(f"{type(self).__name__}._update")
+
+    def _names(self):
+        """Stable names of the parameters, in order: their name, else a positional one."""
+        out = []
         for gi, g in enumerate(self._param_groups):
             for pi, p in enumerate(g["params"]):
-                names[id(p)] = p.name or f"param_{gi}_{pi}"
-        for acc, store in self._accumulators.items():
-            for pid, t in store.items():
-                if pid in names:
-                    state[f"{names[pid]}_{acc}"] = t
-        lr = self._learning_rate
-        if hasattr(lr, "state_dict"):
-            state["LR_Scheduler"] = lr.state_dict()
+                out.append((p, p.name or f"param_{gi}_{pi}"))
+        return out
+
+    def state_dict(self):
+        """Accumulators as '{param name}_{accumulator}_0', the step count, the parameter order
+        and the LR scheduler's state. Values are the live tensors (oar.save copies them)."""
+        state = {}
+        names = self._names()
+        for acc in self._acc_names:
+            store = self._accumulators.get(acc, {})
+            for p, n in names:
+                if id(p) in store:
+                    state[f"{n}_{acc}_0"] = store[id(p)]
+        state["@step"] = self._step_count
+        state["@param_order"] = [n for _, n in names]
+        if not isinstance(self._learning_rate, float):
+            state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state
 
     def set_state_dict(self, state_dict):
-        self._step_count = int(state_dict.get("step", 0))
-        for gi, g in enumerate(self._param_groups):
-            for pi, p in enumerate(g["params"]):
-                pname = p.name or f"param_{gi}_{pi}"
-                for acc in self._accumulator_names():
-                    key = f"{pname}_{acc}"
-                    if key in state_dict:
-                        v = state_dict[key]
-                        arr = v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
-                        self._accumulator(acc, p).set_value(arr.astype(np.float32))
-        if "LR_Scheduler" in state_dict and hasattr(self._learning_rate, "set_state_dict"):
+        """Restores what state_dict() returned. Accumulators match by parameter name, or by
+        position when the names differ (a model rebuilt in another process)."""
+        cls = type(self).__name__
+        names = self._names()
+        saved_order = list(state_dict.get("@param_order", []))
+        current = [n for _, n in names]
+        acc_keys = [k for k in state_dict if not k.startswith("@") and k != "LR_Scheduler"]
+        if saved_order and set(saved_order) != set(current):
+            if len(saved_order) != len(current):
+                raise ValueError(
+                    f"{cls}.set_state_dict: the state has {len(saved_order)} "
+                    f"parameters, this optimizer has {len(current)}"
+                )
+            rename = dict(zip(current, saved_order))
+        else:
+            rename = {n: n for n in current}
+        used = set()
+        for p, n in names:
+            for acc in self._acc_names:
+                key = f"{rename[n]}_{acc}_0"
+                if key not in state_dict:
+                    continue
+                used.add(key)
+                v = state_dict[key]
+                arr = v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
+                if list(arr.shape) != list(p.shape):
+                    raise ValueError(
+                        f"{cls}.set_state_dict: '{key}' has shape {list(arr.shape)}, "
+                        f"parameter '{n}' has {list(p.shape)}"
+                    )
+                self._accumulator(acc, p).set_value(arr.astype(np.float32))
+        unknown = [k for k in acc_keys if k not in used]
+        if unknown:
+            raise ValueError(
+                f"{cls}.set_state_dict: keys {unknown[:5]} match no parameter of this optimizer"
+            )
+        self._step_count = int(state_dict.get("@step", self._step_count))
+        if "LR_Scheduler" in state_dict and not isinstance(self._learning_rate, float):
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
 
-    def _accumulator_names(self):
-        return []
+    load_state_dict = set_state_dict
 
 
 class SGD(Optimizer):
-    """p -= lr * (grad + weight_decay * p)"""
+    """p -= lr * (g + wd * p)"""
 
-    def _update(self, group, params, grads):
-        wd = group.get("weight_decay", self._weight_decay)
-        _C._sgd_update(params, grads, [self._group_lr(group, p) for p in params], float(wd))
+    def _update(self, group, params, grads, lrs, wds):
+        _C._sgd_update(params, grads, lrs, wds)
 
 
 class Momentum(Optimizer):
-    def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False,
-                 weight_decay=None, grad_clip=None, name=None):
+    """v = mu * v + g;  p -= lr * v  (nesterov: p -= lr * (g + mu * v))."""
+
+    _acc_names = ("velocity",)
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        momentum=0.9,
+        parameters=None,
+        use_nesterov=False,
+        weight_decay=None,
+        grad_clip=None,
+        multi_precision=False,
+        rescale_grad=1.0,
+        use_multi_tensor=False,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        if float(momentum) < 0:
+            raise ValueError(f"Momentum: momentum must be >= 0, got {momentum}")
         self._momentum, self._nesterov = float(momentum), bool(use_nesterov)
+        self._rescale = float(rescale_grad)
 
-    def _accumulator_names(self):
-        return ["velocity"]
-
-    def _update(self, group, params, grads):
+    def _update(self, group, params, grads, lrs, wds):
+        if self._rescale != 1.0:
+            grads = [g * self._rescale for g in grads]
         vel = [self._accumulator("velocity", p) for p in params]
-        _C._momentum_update(params, grads, vel, [self._group_lr(group, p) for p in params],
-                            self._momentum, self._nesterov,
-                            float(group.get("weight_decay", self._weight_decay)))
+        _C._momentum_update(
+            params, grads, vel, lrs, wds, self._hp(group, "momentum"), self._nesterov
+        )
+
+
+def _check_betas(cls, **betas):
+    for n, v in betas.items():
+        if not 0.0 <= float(v) < 1.0:
+            raise ValueError(f"{cls}: {n} must be in [0, 1), got {v}")
+
+
+def _check_eps(cls, eps):
+    if float(eps) < 0:
+        raise ValueError(f"{cls}: epsilon must be >= 0, got {eps}")
 
 
 class Adam(Optimizer):
+    """Adam (Paddle's bias-corrected form); weight_decay adds an L2 term to the gradient."""
+
+    _acc_names = ("moment1", "moment2")
     _decoupled = False
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameters=None,
-                 weight_decay=None, grad_clip=None, lazy_mode=False, multi_precision=False,
-                 name=None):
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        lazy_mode=False,
+        multi_precision=False,
+        amsgrad=False,
+        name=None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
-        for n, v in (("beta1", beta1), ("beta2", beta2)):
-            if not 0.0 <= float(v) < 1.0:
-                raise ValueError(f"{type(self).__name__}: {n} must be in [0, 1), got {v}")
-        if float(epsilon) < 0:
-            raise ValueError(f"{type(self).__name__}: epsilon must be >= 0, got {epsilon}")
+        _check_betas(type(self).__name__, beta1=beta1, beta2=beta2)
+        _check_eps(type(self).__name__, epsilon)
+        if amsgrad:
+            raise NotImplementedError(f"{type(self).__name__}: amsgrad=True is not supported")
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
 
-    def _accumulator_names(self):
-        return ["moment1", "moment2"]
-
-    def _update(self, group, params, grads):
+    def _update(self, group, params, grads, lrs, wds):
         m1 = [self._accumulator("moment1", p) for p in params]
         m2 = [self._accumulator("moment2", p) for p in params]
-        _C._adam_update(params, grads, m1, m2, [self._group_lr(group, p) for p in params],
-                        self._beta1, self._beta2, self._epsilon,
-                        float(group.get("weight_decay", self._weight_decay)), self._decoupled,
-                        self._step_count)
+        _C._adam_update(
+            params,
+            grads,
+            m1,
+            m2,
+            lrs,
+            wds,
+            self._hp(group, "beta1"),
+            self._hp(group, "beta2"),
+            self._hp(group, "epsilon"),
+            self._decoupled,
+            self._step_count,
+        )
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (default 0.01, as Paddle)."""
+    """Adam with decoupled weight decay: p *= 1 - lr * coeff before the Adam step (coeff 0.01
+    by default, as Paddle); apply_decay_param_fun(name) picks the decayed parameters and
+    lr_ratio(param) scales each parameter's learning rate."""
+
     _decoupled = True
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameters=None,
-                 weight_decay=0.01, grad_clip=None, lazy_mode=False, multi_precision=False,
-                 name=None, **kwargs):
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, weight_decay, grad_clip,
-                         lazy_mode, multi_precision, name)
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameters=None,
+        weight_decay=0.01,
+        lr_ratio=None,
+        apply_decay_param_fun=None,
+        grad_clip=None,
+        lazy_mode=False,
+        multi_precision=False,
+        amsgrad=False,
+        name=None,
+    ):
+        if isinstance(weight_decay, WeightDecayRegularizer):
+            weight_decay = weight_decay.coeff
+        super().__init__(
+            learning_rate,
+            beta1,
+            beta2,
+            epsilon,
+            parameters,
+            None,
+            grad_clip,
+            lazy_mode,
+            multi_precision,
+            amsgrad,
+            name,
+        )
+        if weight_decay is None:
+            weight_decay = 0.0
+        if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
+            raise ValueError(
+                f"AdamW: weight_decay must be a non-negative float, got {weight_decay!r}"
+            )
+        self._coeff = float(weight_decay)
+        self._lr_ratio, self._apply_decay = lr_ratio, apply_decay_param_fun
+
+    def _decay_coeff(self, group, p):
+        if self._apply_decay is not None and not self._apply_decay(p.name):
+            return 0.0
+        wd = group.get("weight_decay")
+        return wd.coeff if wd is not None else self._coeff
+
+    def _param_lr(self, group, p, base):
+        lr = super()._param_lr(group, p, base)
+        return lr * float(self._lr_ratio(p)) if self._lr_ratio is not None else lr
+
+
+class Adamax(Optimizer):
+    """m = b1 m + (1-b1) g;  u = max(b2 u + eps, |g|);  p -= lr / (1 - b1^t) * m / u."""
+
+    _acc_names = ("moment", "inf_norm")
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        _check_betas("Adamax", beta1=beta1, beta2=beta2)
+        _check_eps("Adamax", epsilon)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _update(self, group, params, grads, lrs, wds):
+        m = [self._accumulator("moment", p) for p in params]
+        u = [self._accumulator("inf_norm", p) for p in params]
+        _C._adamax_update(
+            params,
+            grads,
+            m,
+            u,
+            lrs,
+            wds,
+            self._hp(group, "beta1"),
+            self._hp(group, "beta2"),
+            self._hp(group, "epsilon"),
+            self._step_count,
+        )
+
+
+class Adagrad(Optimizer):
+    """a += g^2;  p -= lr * g / (sqrt(a) + eps)."""
+
+    _acc_names = ("moment",)
+
+    def __init__(
+        self,
+        learning_rate,
+        epsilon=1e-6,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        initial_accumulator_value=0.0,
+    ):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        _check_eps("Adagrad", epsilon)
+        if float(initial_accumulator_value) < 0:
+            raise ValueError(
+                f"Adagrad: initial_accumulator_value must be >= 0, got {initial_accumulator_value}"
+            )
+        self._epsilon = float(epsilon)
+        self._acc_init = {"moment": float(initial_accumulator_value)}
+
+    def _update(self, group, params, grads, lrs, wds):
+        m = [self._accumulator("moment", p) for p in params]
+        _C._adagrad_update(params, grads, m, lrs, wds, self._hp(group, "epsilon"))
+
+
+class Adadelta(Optimizer):
+    """Eg = rho Eg + (1-rho) g^2;  d = -sqrt((Edx + eps) / (Eg + eps)) g;
+    Edx = rho Edx + (1-rho) d^2;  p += lr * d."""
+
+    _acc_names = ("avg_squared_grad", "avg_squared_update")
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        epsilon=1e-6,
+        rho=0.95,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        _check_eps("Adadelta", epsilon)
+        if not 0.0 <= float(rho) < 1.0:
+            raise ValueError(f"Adadelta: rho must be in [0, 1), got {rho}")
+        self._epsilon, self._rho = float(epsilon), float(rho)
+
+    def _update(self, group, params, grads, lrs, wds):
+        eg = [self._accumulator("avg_squared_grad", p) for p in params]
+        ex = [self._accumulator("avg_squared_update", p) for p in params]
+        _C._adadelta_update(
+            params, grads, eg, ex, lrs, wds, self._hp(group, "rho"), self._hp(group, "epsilon")
+        )
+
+
+class RMSProp(Optimizer):
+    """ms = rho ms + (1-rho) g^2;  [mg = rho mg + (1-rho) g];
+    mom = momentum mom + lr g / sqrt(ms [- mg^2] + eps);  p -= mom."""
+
+    _acc_names = ("mean_square", "mean_grad", "momentum")
+
+    def __init__(
+        self,
+        learning_rate,
+        rho=0.95,
+        epsilon=1e-6,
+        momentum=0.0,
+        centered=False,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        _check_eps("RMSProp", epsilon)
+        if not 0.0 <= float(rho) < 1.0:
+            raise ValueError(f"RMSProp: rho must be in [0, 1), got {rho}")
+        if float(momentum) < 0:
+            raise ValueError(f"RMSProp: momentum must be >= 0, got {momentum}")
+        self._rho, self._epsilon = float(rho), float(epsilon)
+        self._momentum, self._centered = float(momentum), bool(centered)
+
+    def _update(self, group, params, grads, lrs, wds):
+        ms = [self._accumulator("mean_square", p) for p in params]
+        mg = [self._accumulator("mean_grad", p) for p in params] if self._centered else []
+        mom = [self._accumulator("momentum", p) for p in params]
+        _C._rmsprop_update(
+            params,
+            grads,
+            ms,
+            mg,
+            mom,
+            lrs,
+            wds,
+            self._hp(group, "rho"),
+            self._hp(group, "epsilon"),
+            self._hp(group, "momentum"),
+            self._centered,
+        )
+
+
+class Lamb(Optimizer):
+    """Adam moments, r = m_hat / (sqrt(v_hat) + eps) + lamb_weight_decay * p,
+    p -= lr * (||p|| / ||r||) * r."""
+
+    _acc_names = ("moment1", "moment2")
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        lamb_weight_decay=0.01,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-6,
+        parameters=None,
+        grad_clip=None,
+        exclude_from_weight_decay_fn=None,
+        multi_precision=False,
+        always_adapt=False,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameters, None, grad_clip, name)
+        _check_betas("Lamb", beta1=beta1, beta2=beta2)
+        _check_eps("Lamb", epsilon)
+        if float(lamb_weight_decay) < 0:
+            raise ValueError(f"Lamb: lamb_weight_decay must be >= 0, got {lamb_weight_decay}")
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        self._lamb_wd, self._exclude = float(lamb_weight_decay), exclude_from_weight_decay_fn
+
+    def _decay_coeff(self, group, p):
+        if self._exclude is not None and self._exclude(p):
+            return 0.0
+        return self._lamb_wd
+
+    def _update(self, group, params, grads, lrs, wds):
+        m1 = [self._accumulator("moment1", p) for p in params]
+        m2 = [self._accumulator("moment2", p) for p in params]
+        _C._lamb_update(
+            params,
+            grads,
+            m1,
+            m2,
+            lrs,
+            wds,
+            self._hp(group, "beta1"),
+            self._hp(group, "beta2"),
+            self._hp(group, "epsilon"),
+            self._step_count,
+        )

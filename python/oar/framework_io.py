@@ -1,0 +1,276 @@
+"""oar.save / oar.load: tensors and nested containers in a safe, checksummed file.
+
+The file is a safetensors file (8-byte little-endian header size, a JSON header naming each
+tensor's dtype, shape and byte range, then the raw bytes), so other safetensors readers open
+it. Its "__metadata__" carries Oar's extras as strings: the nested structure of the saved
+object (dicts, lists, tuples, Python scalars; leaves point at tensors by name) and a CRC32 of
+the structure and the data. Loading never executes code (no pickle). Saving writes a temp file
+in the target directory, fsyncs it and renames it over the target, so a crash mid-save leaves
+the previous file intact. See Note [Checkpoint format] in docs/notes/training_api.md.
+"""
+
+import io as _pyio
+import json
+import mmap
+import os
+import struct
+import tempfile
+import zlib
+
+import numpy as np
+
+from . import _C
+
+_FORMAT = "oar.safetensors.v1"
+_ST_DTYPES = {  # numpy dtype str -> safetensors dtype
+    "bool": "BOOL",
+    "int8": "I8",
+    "uint8": "U8",
+    "int16": "I16",
+    "int32": "I32",
+    "int64": "I64",
+    "float16": "F16",
+    "float32": "F32",
+    "float64": "F64",
+    "uint16": "U16",
+    "uint32": "U32",
+    "uint64": "U64",
+}
+_NP_DTYPES = {v: k for k, v in _ST_DTYPES.items()}
+_NP_DTYPES["BF16"] = "bfloat16"
+_MAX_HEADER = 100 * 1024 * 1024
+
+
+def _encode(obj, tensors, path):
+    """Returns the JSON node for obj; appends (name, kind, array) for tensors and arrays."""
+    if isinstance(obj, _C.Tensor):
+        name = f"t{len(tensors)}"
+        if obj.dtype.name == "bfloat16":
+            arr = np.asarray(obj.numpy(), order="C")  # uint16 bit patterns
+            tensors.append((name, "BF16", arr))
+        else:
+            arr = np.asarray(obj.numpy(), order="C")  # a view when contiguous: no copy
+            tensors.append((name, _ST_DTYPES[arr.dtype.name], arr))
+        return {"tensor": name, "stop_gradient": bool(obj.stop_gradient)}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.name not in _ST_DTYPES:
+            raise TypeError(f"oar.save: cannot save a NumPy array of dtype {obj.dtype} at {path}")
+        name = f"t{len(tensors)}"
+        tensors.append((name, _ST_DTYPES[obj.dtype.name], np.asarray(obj, order="C")))
+        return {"ndarray": name}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not (k is None or isinstance(k, (str, int, float, bool))):
+                raise TypeError(
+                    f"oar.save: dict key {k!r} at {path} must be a str, int, float, bool or None"
+                )
+            items.append([k, _encode(v, tensors, f"{path}[{k!r}]")])
+        return {"dict": items}
+    if isinstance(obj, (list, tuple)):
+        kind = "list" if isinstance(obj, list) else "tuple"
+        return {kind: [_encode(v, tensors, f"{path}[{i}]") for i, v in enumerate(obj)]}
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return {"value": obj}
+    raise TypeError(
+        f"oar.save: cannot save an object of type {type(obj).__name__} at {path}; "
+        "only Tensors, NumPy arrays, dicts, lists, tuples and Python scalars are saved"
+    )
+
+
+def _serialize(obj):
+    tensors = []
+    structure = json.dumps(_encode(obj, tensors, "obj"), separators=(",", ":"))
+    header, offset, chunks = {}, 0, []
+    for name, st_dtype, arr in tensors:
+        raw = memoryview(arr.reshape(-1)).cast("B") if arr.size else b""
+        header[name] = {
+            "dtype": st_dtype,
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
+        offset += len(raw)
+        chunks.append(raw)
+    crc = zlib.crc32(_canonical(header) + structure.encode())
+    for c in chunks:
+        crc = zlib.crc32(c, crc)
+    header["__metadata__"] = {"format": _FORMAT, "structure": structure, "crc32": str(crc)}
+    hbytes = json.dumps(header, separators=(",", ":")).encode()
+    hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned, as safetensors pads
+    return [struct.pack("<Q", len(hbytes)), hbytes] + chunks
+
+
+def save(obj, path, protocol=4, **configs):
+    """Saves a Tensor, a state dict, or nested dicts/lists/tuples of Tensors, arrays and Python
+    scalars to `path` atomically."""
+    parts = _serialize(obj)
+    if hasattr(path, "write"):
+        for p in parts:
+            path.write(p)
+        return
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"oar.save: '{path}' is a directory; give a file name")
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for p in parts:
+                f.write(p)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def _canonical(entries):
+    """The tensor entries of a header as checksummed bytes (names, dtypes, shapes, offsets)."""
+    return json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _corrupt(path, why):
+    return ValueError(f"oar.load: '{path}' is not a valid Oar/safetensors checkpoint: {why}")
+
+
+def load(path, **configs):
+    """Loads what oar.save wrote (or any safetensors file, as a dict of Tensors). Tensors come
+    back as Tensors (or NumPy arrays with return_numpy=True); a truncated or corrupt file
+    raises ValueError naming the path."""
+    return_numpy = bool(configs.get("return_numpy", False))
+    if hasattr(path, "read"):
+        return _load_buffer(path.read(), getattr(path, "name", "<file object>"), return_numpy)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"oar.load: '{path}' does not exist")
+    if os.path.isdir(path):
+        raise ValueError(f"oar.load: '{path}' is a directory, not a checkpoint file")
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size < 8:
+            return _load_buffer(f.read(), path, return_numpy)
+        # Map the file: tensors are copied once, from the page cache into their storage.
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return _load_buffer(mm, path, return_numpy)
+    finally:
+        try:
+            mm.close()
+        except BufferError:  # an exception's traceback still holds views; GC closes it
+            pass
+
+
+def _load_buffer(data, path, return_numpy):
+    if len(data) < 8:
+        raise _corrupt(path, f"the file is truncated ({len(data)} bytes, no header)")
+    (hlen,) = struct.unpack("<Q", data[:8])
+    if hlen > _MAX_HEADER:
+        raise _corrupt(path, f"header size {hlen} is implausible")
+    if 8 + hlen > len(data):
+        raise _corrupt(
+            path, f"the file is truncated (header needs {8 + hlen} bytes, file has {len(data)})"
+        )
+    try:
+        header = json.loads(bytes(data[8 : 8 + hlen]).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _corrupt(path, f"the header is not valid JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise _corrupt(path, "the header is not a JSON object")
+    meta = header.pop("__metadata__", None) or {}
+    body = memoryview(data)[8 + hlen :]
+    arrays = {}
+    for name, info in header.items():
+        try:
+            st_dtype, shape, (b, e) = (
+                info["dtype"],
+                [int(s) for s in info["shape"]],
+                info["data_offsets"],
+            )
+        except (KeyError, TypeError, ValueError):
+            raise _corrupt(path, f"malformed entry for tensor '{name}'") from None
+        if st_dtype not in _NP_DTYPES:
+            raise _corrupt(path, f"tensor '{name}' has unsupported dtype {st_dtype}")
+        np_dtype = np.dtype("uint16" if st_dtype == "BF16" else _NP_DTYPES[st_dtype])
+        n = int(np.prod(shape)) if shape else 1
+        if any(s < 0 for s in shape) or e - b != n * np_dtype.itemsize or b < 0:
+            raise _corrupt(
+                path,
+                f"tensor '{name}' byte range [{b}, {e}) does not match shape "
+                f"{shape} and dtype {st_dtype}",
+            )
+        if e > len(body):
+            raise _corrupt(
+                path,
+                f"the file is truncated (tensor '{name}' ends at byte {e} of the "
+                f"data, which has {len(body)})",
+            )
+        arrays[name] = (st_dtype, np.frombuffer(body[b:e], dtype=np_dtype).reshape(shape))
+    if meta.get("format") != _FORMAT:  # a plain safetensors file
+        return {
+            k: _to_value(v, return_numpy, True)
+            for k, v in sorted(arrays.items(), key=lambda kv: header[kv[0]]["data_offsets"][0])
+        }
+    structure = meta.get("structure", "")
+    crc = zlib.crc32(_canonical(header) + structure.encode())
+    ranges = sorted((info["data_offsets"] for info in header.values()), key=lambda r: r[0])
+    for b, e in ranges:
+        crc = zlib.crc32(body[b:e], crc)
+    if str(crc) != meta.get("crc32"):
+        raise _corrupt(path, "checksum mismatch (the data was modified or damaged)")
+    try:
+        return _decode(json.loads(structure), arrays, return_numpy)
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
+        raise _corrupt(path, f"malformed structure ({e})") from None
+
+
+def _to_value(entry, return_numpy, stop_gradient):
+    st_dtype, arr = entry
+    if st_dtype == "BF16":
+        f32 = (arr.astype(np.uint32) << 16).view(np.float32)
+        if return_numpy:
+            return arr.copy()
+        t = _C.to_tensor(f32, None, None, True).astype("bfloat16")
+    else:
+        if return_numpy:
+            return arr.copy()
+        t = _C.to_tensor(arr, None, None, True)
+    t.stop_gradient = stop_gradient
+    return t
+
+
+def _decode(node, arrays, return_numpy):
+    ((kind, val),) = [(k, v) for k, v in node.items() if k != "stop_gradient"]
+    if kind == "tensor":
+        return _to_value(arrays[val], return_numpy, node.get("stop_gradient", True))
+    if kind == "ndarray":
+        return arrays[val][1].copy()
+    if kind == "dict":
+        return {k: _decode(v, arrays, return_numpy) for k, v in val}
+    if kind == "list":
+        return [_decode(v, arrays, return_numpy) for v in val]
+    if kind == "tuple":
+        return tuple(_decode(v, arrays, return_numpy) for v in val)
+    if kind == "value":
+        return val
+    raise ValueError(f"unknown node kind '{kind}'")
+
+
+def _bytes(obj):
+    """The serialized bytes of obj (tests, in-memory round trips)."""
+    buf = _pyio.BytesIO()
+    save(obj, buf)
+    return buf.getvalue()

@@ -1,0 +1,122 @@
+"""Gradient clipping (Paddle's ClipGradByValue, ClipGradByNorm, ClipGradByGlobalNorm).
+An optimizer calls clip(params_grads) with a list of (param, grad) before its update;
+parameters created with ParamAttr(need_clip=False) pass through unchanged."""
+
+import math
+
+from .. import _C
+from ..autograd import no_grad
+
+_ops = _C.ops
+
+
+def _sq_sum(g):
+    g32 = (
+        g
+        if g.dtype in (_C.DataType.float32, _C.DataType.float64)
+        else _ops.cast(g, _C.DataType.float32)
+    )
+    return float((g32 * g32).sum())
+
+
+def _need_clip(p):
+    return getattr(p, "need_clip", True)
+
+
+class ClipGradBase:
+    def __call__(self, params_grads):
+        with no_grad():
+            return self._clip(list(params_grads))
+
+    def _clip(self, params_grads):
+        raise NotImplementedError
+
+
+class ClipGradByValue(ClipGradBase):
+    """Clamps every gradient element into [min, max] (min defaults to -max)."""
+
+    def __init__(self, max, min=None):  # noqa: A002 (Paddle's names)
+        max = float(max)
+        min = -max if min is None else float(min)
+        if min > max:
+            raise ValueError(f"ClipGradByValue: min ({min}) must not exceed max ({max})")
+        self.max, self.min = max, min
+
+    def _clip(self, params_grads):
+        return [
+            (p, _ops.clip(g, self.min, self.max) if _need_clip(p) else g) for p, g in params_grads
+        ]
+
+    def __str__(self):
+        return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
+
+
+class ClipGradByNorm(ClipGradBase):
+    """Rescales each gradient whose L2 norm exceeds clip_norm to norm clip_norm."""
+
+    def __init__(self, clip_norm):
+        clip_norm = float(clip_norm)
+        if clip_norm <= 0:
+            raise ValueError(f"ClipGradByNorm: clip_norm must be positive, got {clip_norm}")
+        self.clip_norm = clip_norm
+
+    def _clip(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            if _need_clip(p):
+                norm = math.sqrt(_sq_sum(g))
+                if norm > self.clip_norm:
+                    g = g * (self.clip_norm / norm)
+            out.append((p, g))
+        return out
+
+    def __str__(self):
+        return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
+
+
+class ClipGradByGlobalNorm(ClipGradBase):
+    """Scales all gradients by clip_norm / max(global_norm, clip_norm), where global_norm is
+    the L2 norm of all clipped gradients together."""
+
+    def __init__(self, clip_norm, group_name="default_group", auto_skip_clip=False):
+        clip_norm = float(clip_norm)
+        if clip_norm <= 0:
+            raise ValueError(f"ClipGradByGlobalNorm: clip_norm must be positive, got {clip_norm}")
+        self.clip_norm, self.group_name, self.auto_skip_clip = clip_norm, group_name, auto_skip_clip
+
+    def global_norm(self, params_grads):
+        return math.sqrt(sum(_sq_sum(g) for p, g in params_grads if _need_clip(p)))
+
+    def _clip(self, params_grads):
+        norm = self.global_norm(params_grads)
+        if norm <= self.clip_norm or not math.isfinite(norm) and self.auto_skip_clip:
+            return params_grads
+        scale = self.clip_norm / norm
+        return [(p, g * scale if _need_clip(p) else g) for p, g in params_grads]
+
+    def __str__(self):
+        return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """Scales the .grad of `parameters` in place so their total norm is at most max_norm;
+    returns the total norm as a Tensor (Paddle's nn.utils.clip_grad_norm_)."""
+    from .._creation import to_tensor
+
+    params = [parameters] if isinstance(parameters, _C.Tensor) else list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    norm_type = float(norm_type)
+    with no_grad():
+        if not grads:
+            return to_tensor(0.0)
+        if norm_type == float("inf"):
+            total = max(float(g.abs().max()) for g in grads)
+        else:
+            total = sum(float((g.abs() ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
+        if error_if_nonfinite and not math.isfinite(total):
+            raise RuntimeError(f"clip_grad_norm_: the total gradient norm is {total}")
+        coef = float(max_norm) / (total + 1e-6)
+        if coef < 1.0:
+            for g in grads:
+                g.copy_(g * coef)
+    return to_tensor(total)
