@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-python3 examples/train_mlp.py "$@"
+python3 examples/train_lenet.py "$@"

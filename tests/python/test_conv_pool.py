@@ -430,6 +430,19 @@ def test_conv_layers_shapes_init_and_forward():
         nn.Conv2D(4, 6, 3, padding_mode="mirror")
 
 
+
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap")])
+def test_conv2d_padding_modes(mode, np_mode):
+    oar.seed(1)
+    conv = oar.nn.Conv2D(3, 4, 3, padding=[1, 2], padding_mode=mode)
+    x = np.random.default_rng(2).standard_normal((2, 3, 6, 7)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 1), (2, 2)], mode=np_mode)
+    ref = np_conv(xp, conv.weight.numpy().astype(np.float64), [1, 1], [(0, 0), (0, 0)], [1, 1], 1)
+    out = conv(oar.to_tensor(x))
+    assert out.shape == [2, 4, 6, 9]
+    np.testing.assert_allclose(out.numpy(), ref + conv.bias.numpy()[None, :, None, None], atol=1e-4)
+
 def test_pool_layers():
     nn = oar.nn
     x = oar.to_tensor(np.random.default_rng(1).standard_normal((2, 3, 8, 8)))

@@ -323,13 +323,8 @@ def test_amp_configs_validation():
             model.prepare(opt, oar.nn.CrossEntropyLoss(), amp_configs="O1")
 
 
-needs_amp = pytest.mark.skipif(
-    not hasattr(oar, "amp"),
-    reason="needs oar.amp (auto_cast, GradScaler, decorate) from the seq-amp branch",
-)
 
 
-@needs_amp
 @pytest.mark.parametrize(
     "cfg",
     ["O1", {"level": "O1", "dtype": "bfloat16"}, {"level": "O2", "init_loss_scaling": 1024.0}],

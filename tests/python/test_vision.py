@@ -162,17 +162,8 @@ def trainable(net):
     return sum(int(np.prod(p.shape)) for p in net.parameters() if not p.stop_gradient)
 
 
-needs_cnn = pytest.mark.skipif(
-    not all(
-        hasattr(oar.nn, n)
-        for n in ("Conv2D", "BatchNorm2D", "MaxPool2D", "AdaptiveAvgPool2D", "ReLU6")
-    ),
-    reason="needs oar.nn.Conv2D/BatchNorm2D/MaxPool2D/AdaptiveAvgPool2D/ReLU6 from the cnn-ops "
-    "branch (not merged here yet)",
-)
 
 
-@needs_cnn
 def test_lenet_shapes_params_and_training_step():
     oar.seed(0)
     net = oar.vision.models.LeNet()
@@ -185,7 +176,6 @@ def test_lenet_shapes_params_and_training_step():
     assert oar.vision.models.LeNet(num_classes=0)(oar.randn([1, 1, 28, 28])).shape == [1, 16, 5, 5]
 
 
-@needs_cnn
 @pytest.mark.parametrize(
     "name,params", [("resnet18", 11689512), ("resnet34", 21797672), ("resnet50", 25557032)]
 )
@@ -199,7 +189,6 @@ def test_resnet_param_counts_and_forward(name, params):
         getattr(oar.vision.models, name)(pretrained=True)
 
 
-@needs_cnn
 def test_vgg_and_mobilenet():
     v = oar.vision.models.vgg11(num_classes=5)
     assert trainable(v.features) == 9220480

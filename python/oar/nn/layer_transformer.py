@@ -18,45 +18,12 @@ from . import functional as F
 from .layer import Layer, LayerList, ParamAttr
 from .layers import Dropout, Linear
 
-try:  # the norm layers live with the CNN layers
-    from .layer_cnn import LayerNorm
-except ImportError:  # pragma: no cover - TODO(seq-amp): remove once layer_cnn.LayerNorm lands
-    LayerNorm = None
+from .layer_cnn import LayerNorm
 
 _ops = _C.ops
 
 __all__ = ["MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
-
-
-class _FallbackLayerNorm(Layer):
-    """Stand-in for oar.nn.LayerNorm (same parameters: weight, bias) until the norm
-    layers are merged; composed of differentiable ops. To be replaced."""
-
-    def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None,
-                 name=None):
-        super().__init__()
-        from . import initializer as init
-        if isinstance(normalized_shape, int):
-            normalized_shape = [normalized_shape]
-        self._normalized_shape = list(normalized_shape)
-        self._epsilon = epsilon
-        self.weight = self.create_parameter(self._normalized_shape, attr=weight_attr,
-                                            default_initializer=init.Constant(1.0))
-        self.bias = self.create_parameter(self._normalized_shape, attr=bias_attr, is_bias=True)
-
-    def forward(self, x):
-        axes = list(range(x.ndim - len(self._normalized_shape), x.ndim))
-        mu = x.mean(axis=axes, keepdim=True)
-        xc = x - mu
-        y = xc * _ops.rsqrt((xc * xc).mean(axis=axes, keepdim=True) + self._epsilon)
-        if self.weight is not None:
-            y = y * self.weight
-        return y if self.bias is None else y + self.bias
-
-
-if LayerNorm is None:
-    LayerNorm = _FallbackLayerNorm
 
 
 def _convert_param_attr_to_list(param_attr, n):
