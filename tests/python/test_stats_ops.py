@@ -126,7 +126,7 @@ CASES = [
     *[c for p in (2, 1, 3, 0.5, np.inf, -np.inf, 0)
       for c in reduce_cases(f"p_norm[p={p}]", lambda x, axis, keepdim, p=p:
                             oar.norm(x, p=p, axis=axis, keepdim=keepdim), _pnorm(p),
-                            shapes=NONEMPTY, variants=VARIANTS[:2] + VARIANTS[3:4],
+                            shapes=NONEMPTY, variants=VARIANTS[:2],  # 2 axes: matrix norm
                             dtypes=FLOAT_DTYPES, grad=p != 0, grad_tol=(1e-5, 1e-5))],
     OpCase("p_norm[fro]", lambda x: oar.norm(x, p="fro", axis=[0, 1]),
            lambda x: np.sqrt(np.sum(x * x, axis=(0, 1))), inputs=[(3, 4, 2)], op="norm",
@@ -262,8 +262,8 @@ BAD = [
     (lambda: oar.var(_t(), axis=[0, 3]), IndexError, "var: axis 3 is out of range"),
     (lambda: oar.std(_t(), axis=-3), IndexError, "std: axis -3 is out of range"),
     (lambda: oar.logsumexp(_t(), axis=[2]), IndexError, "axis 2 is out of range"),
-    (lambda: oar.norm(_t(), p="abc"), ValueError, "norm: p must be a number, 'fro' or 'nuc'"),
-    (lambda: oar.norm(_t(), p="nuc"), NotImplementedError, "norm: p='nuc'"),
+    (lambda: oar.norm(_t(), p="abc"), ValueError, "norm: p='abc'"),
+    (lambda: oar.norm(_t(), p="nuc"), ValueError, "norm: p='nuc'"),
     (lambda: oar.norm(_t(), axis=4), IndexError, "norm: axis 4"),
     (lambda: oar.cumsum(_t(), axis=2), IndexError, "cumsum: axis 2 is out of range"),
     (lambda: oar.cumprod(_t(), dim=-3), IndexError, "axis -3 is out of range"),
