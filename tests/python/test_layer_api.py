@@ -243,7 +243,7 @@ def test_embedding_forward_backward_padding():
     np.testing.assert_allclose(g, exp)
     with pytest.raises(IndexError, match="embedding"):
         emb(oar.to_tensor(np.array([5])))
-    with pytest.raises(TypeError, match=r"int(eger|32)"):
+    with pytest.raises(TypeError, match="int32 or int64"):
         emb(oar.ones([2]))
     assert repr(emb) == "Embedding(5, 3, padding_idx=4)"
 
