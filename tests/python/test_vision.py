@@ -200,3 +200,33 @@ def test_vgg_and_mobilenet():
     m2 = oar.vision.models.mobilenet_v2(scale=0.5, num_classes=3)
     m2.eval()
     assert m2(oar.randn([1, 3, 32, 32])).shape == [1, 3]
+
+
+@pytest.mark.skipif(not hasattr(oar.nn, "Conv2D"), reason="LeNet needs oar.nn.Conv2D")
+def test_train_lenet_example_runs(tmp_path):
+    """The README's main job, shortened: trains, saves, reloads and checks predictions."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("sklearn", reason="examples/train_lenet.py needs scikit-learn")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_lenet.py")
+    out = subprocess.run(
+        [
+            sys.executable,
+            script,
+            "--epochs",
+            "3",
+            "--min-accuracy",
+            "0.9",
+            "--save-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "predictions identical" in out.stdout and "Epoch 3/3" in out.stdout
+    assert (tmp_path / "lenet.pdparams").exists() and (tmp_path / "lenet.pdopt").exists()

@@ -21,7 +21,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
     """Rows of weight [num_embeddings, dim] at the integer ids x; output shape x.shape + [dim]."""
     if not isinstance(x, _C.Tensor) or x.dtype.is_floating_point:
         raise TypeError(
-            f"embedding: x must be an integer Tensor, got "
+            f"embedding: x must be an int32 or int64 tensor, got "
             f"{x.dtype.name if isinstance(x, _C.Tensor) else type(x).__name__}"
         )
     if weight.ndim != 2:
