@@ -202,7 +202,6 @@ def test_vgg_and_mobilenet():
     assert m2(oar.randn([1, 3, 32, 32])).shape == [1, 3]
 
 
-@pytest.mark.skipif(not hasattr(oar.nn, "Conv2D"), reason="LeNet needs oar.nn.Conv2D")
 def test_train_lenet_example_runs(tmp_path):
     """The README's main job, shortened: trains, saves, reloads and checks predictions."""
     import os
