@@ -2,7 +2,6 @@
 from . import functional, initializer  # noqa: F401
 from .layer import Layer, Parameter, ParamAttr, Sequential, LayerList  # noqa: F401
 from .layer import LayerDict, ParameterList, ParameterDict  # noqa: F401
-from .embedding import Embedding  # noqa: F401
 from .clip import ClipGradByValue, ClipGradByNorm, ClipGradByGlobalNorm  # noqa: F401
 from . import clip as _clip  # noqa: F401
 from . import utils  # noqa: F401

@@ -3,7 +3,6 @@ from .. import _C
 
 _ops = _C.ops
 
-from .embedding import embedding  # noqa: E402,F401
 
 relu = _ops.relu
 relu_ = _ops.relu_
