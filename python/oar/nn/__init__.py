@@ -13,3 +13,4 @@ from .layer_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, dropout and
 from .layer_manip import *  # noqa: F401,F403  (Pad2D, Upsample, Embedding, ...)
 from .layer_transformer import *  # noqa: E402,F401,F403  (MultiHeadAttention, Transformer*)
 from .layer_rnn import *  # noqa: E402,F401,F403  (SimpleRNN/LSTM/GRU, cells, RNN, BiRNN)
+from .layer_loss import *  # noqa: E402,F401,F403  (NLLLoss, BCELoss, KLDivLoss, Bilinear, ...)

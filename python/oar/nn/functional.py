@@ -71,3 +71,5 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
 from ._functional_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, activations, dropout)
 from ._functional_manip import *  # noqa: E402,F401,F403  (pad, interpolate, embedding, ...)
 from ._functional_attention import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
+from . import _functional_loss  # noqa: E402,F401
+from ._functional_loss import *  # noqa: E402,F401,F403  (nll_loss, bce, kl_div, bilinear, ...)
