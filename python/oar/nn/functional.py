@@ -58,16 +58,6 @@ def l1_loss(input, label, reduction="mean", name=None):  # noqa: A002
     return _reduce((input - label).abs(), reduction, "l1_loss")
 
 
-def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    if not training or p == 0.0:
-        return x if mode == "upscale_in_train" else x * (1.0 - p)
-    if p == 1.0:
-        return x * 0.0
-    from .._creation import rand
-    keep = (rand(x.shape, x.dtype) >= p).astype(x.dtype)
-    return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep
 from ._functional_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, activations, dropout)
 from ._functional_manip import *  # noqa: E402,F401,F403  (pad, interpolate, embedding, ...)
 from ._functional_attention import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
