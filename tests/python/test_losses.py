@@ -299,3 +299,12 @@ def test_bce_with_logits_gradient_at_zero_logit():
     xt = _t(x, grad=True)
     (g,) = oar.grad([F.binary_cross_entropy_with_logits(xt, _t(y), reduction="sum")], [xt])
     np.testing.assert_allclose(g.numpy(), 1 / (1 + np.exp(-x)) - y, rtol=1e-12)
+
+
+def test_bilinear_bad_bias_and_gumbel_bad_axis():
+    x1, x2, w = _t(np.ones((2, 3))), _t(np.ones((2, 4))), _t(np.ones((5, 3, 4)))
+    with pytest.raises(ValueError, match=r"bilinear: bias shape \[2, 5\] must be \[1, 5\]"):
+        F.bilinear(x1, x2, w, _t(np.ones((2, 5))))
+    with pytest.raises(IndexError, match=r"gumbel_softmax: axis 2 is out of range .* \[2, 4\]"):
+        F.gumbel_softmax(x2, axis=2)
+    assert F.gumbel_softmax(x2, axis=-2).shape == [2, 4]

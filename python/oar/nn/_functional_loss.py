@@ -161,6 +161,8 @@ def bilinear(x1, x2, weight, bias=None, name=None):
     if x1.shape[1] != i or x2.shape[1] != j or x1.shape[0] != x2.shape[0]:
         raise ValueError(f"bilinear: x1 {list(x1.shape)} and x2 {list(x2.shape)} do not match "
                          f"weight {list(weight.shape)}")
+    if bias is not None and list(bias.shape) not in ([1, o], [o]):
+        raise ValueError(f"bilinear: bias shape {list(bias.shape)} must be [1, {o}]")
     # (N, i) @ (i, o*j) -> (N, o, j), then contract j with x2
     t = _ops.matmul(x1, weight.transpose([1, 0, 2]).reshape([i, o * j])).reshape([-1, o, j])
     out = _ops.matmul(t, x2.unsqueeze(2)).squeeze(2)
@@ -172,6 +174,9 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
     the argmax in the forward pass and the soft sample's gradient (straight-through)."""
     if temperature <= 0:
         raise ValueError(f"gumbel_softmax: temperature must be positive, got {temperature}")
+    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
+        raise IndexError(f"gumbel_softmax: axis {axis} is out of range for x of shape "
+                         f"{list(x.shape)}")
     from .. import rand
     u = rand(x.shape, x.dtype)
     g = -(-(u.clip(1e-20, 1.0)).log()).log()
