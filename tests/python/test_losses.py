@@ -179,7 +179,10 @@ def test_bilinear_and_layer():
     oar.seed(3)
     layer = oar.nn.Bilinear(4, 2, 5)
     assert layer.weight.shape == [5, 4, 2] and layer.bias.shape == [1, 5]
-    assert np.abs(layer.weight.numpy()).max() <= 0.5 + 1e-7
+    np.testing.assert_array_equal(layer.bias.numpy(), 0.0)  # Paddle: bias starts at zeros
+    assert np.abs(layer.weight.numpy()).max() > 0
+    assert oar.nn.Bilinear(4, 2, 5, bias_attr=False).bias is None
+    np.testing.assert_allclose(F.bilinear(_t(x1), _t(x2), _t(w)).numpy(), ref - b, rtol=1e-12)
     np.testing.assert_allclose(
         layer(_t(x1.astype(np.float32)), _t(x2.astype(np.float32))).numpy(),
         np.einsum("ni,oij,nj->no", x1, layer.weight.numpy(), x2) + layer.bias.numpy(),
@@ -235,3 +238,73 @@ def test_loss_layers_match_functionals():
                                F.margin_ranking_loss(_t(x), _t(p), _t(np.sign(y - .5)), 0.1).numpy())
     with pytest.raises(ValueError, match="BCELoss: reduction .* got 'avg'"):
         nn.BCELoss(reduction="avg")
+
+
+# ------------------------------------------------------------------ edge cases
+@pytest.mark.parametrize("fn,args", [
+    ("nll_loss", lambda: (_t(np.zeros((2, 3))), _t(np.array([0, 1])))),
+    ("smooth_l1_loss", lambda: (_t(np.zeros(2)), _t(np.zeros(2)))),
+    ("binary_cross_entropy", lambda: (_t(np.full(2, 0.5)), _t(np.zeros(2)))),
+    ("binary_cross_entropy_with_logits", lambda: (_t(np.zeros(2)), _t(np.zeros(2)))),
+    ("kl_div", lambda: (_t(np.zeros(2)), _t(np.zeros(2)))),
+    ("margin_ranking_loss", lambda: (_t(np.zeros(2)), _t(np.zeros(2)), _t(np.ones(2)))),
+])
+def test_bad_reduction_every_loss(fn, args):
+    with pytest.raises(ValueError, match=rf"{fn}: reduction must be one of .* got 'avg'"):
+        getattr(F, fn)(*args(), reduction="avg")
+
+
+def test_nll_loss_empty_batch_custom_ignore_index_int32():
+    x0, l0 = _t(np.zeros((0, 3))), _t(np.zeros((0,), np.int64))
+    assert F.nll_loss(x0, l0, reduction="none").shape == [0]
+    assert float(F.nll_loss(x0, l0, reduction="sum")) == 0.0
+    x = _log_softmax(RNG.standard_normal((6, 4)))
+    lab = np.array([0, 1, 2, 3, 1, 1])
+    w = RNG.uniform(0.5, 2.0, 4)
+    for red in REDUCTIONS:
+        got = F.nll_loss(_t(x), _t(lab.astype(np.int32)), _t(w), ignore_index=1, reduction=red)
+        np.testing.assert_allclose(got.numpy(), _nll_ref(x, lab, w, 1, red), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bce_saturated_inputs_have_finite_gradients(dtype):
+    p = _t(np.array([0.0, 1.0, 0.0, 1.0, 0.25], dtype), grad=True)
+    y = _t(np.array([0.0, 1.0, 1.0, 0.0, 1.0], dtype))
+    loss = F.binary_cross_entropy(p, y, reduction="none")
+    np.testing.assert_allclose(loss.numpy(), [0, 0, 100, 100, -np.log(0.25)], rtol=1e-6)
+    (g,) = oar.grad([loss.sum()], [p])
+    assert np.isfinite(g.numpy()).all()
+    np.testing.assert_allclose(g.numpy()[4], -1 / 0.25, rtol=1e-6)
+
+
+def test_bce_with_logits_extreme_logits_are_stable():
+    x = _t(np.array([1000.0, -1000.0, 40.0, -40.0]), grad=True)
+    y = _t(np.array([0.0, 1.0, 1.0, 0.0]))
+    pw = _t(np.array([2.0, 3.0, 1.0, 1.0]))
+    loss = F.binary_cross_entropy_with_logits(x, y, reduction="none", pos_weight=pw)
+    np.testing.assert_allclose(loss.numpy(), [1000.0, 3000.0, np.exp(-40.0), np.exp(-40.0)],
+                               rtol=1e-9)
+    (g,) = oar.grad([loss.sum()], [x])
+    np.testing.assert_allclose(g.numpy(), [1.0, -3.0, -np.exp(-40.0), np.exp(-40.0)],
+                               rtol=1e-9, atol=1e-300)
+
+
+def test_bce_with_logits_gradient_at_zero_logit():
+    # zero logits (e.g. a zero-initialised head) must get sigmoid(0) - y, not a subgradient
+    x = np.array([0.0, 0.0, 0.0, 1.5])
+    y = np.array([0.0, 1.0, 0.3, 0.7])
+    pw = np.array([1.0, 2.0, 3.0, 0.5])
+    _fd_check(lambda a, b: F.binary_cross_entropy_with_logits(a, b, None, "none", _t(pw)),
+              [x, y], [0, 1])
+    xt = _t(x, grad=True)
+    (g,) = oar.grad([F.binary_cross_entropy_with_logits(xt, _t(y), reduction="sum")], [xt])
+    np.testing.assert_allclose(g.numpy(), 1 / (1 + np.exp(-x)) - y, rtol=1e-12)
+
+
+def test_bilinear_bad_bias_and_gumbel_bad_axis():
+    x1, x2, w = _t(np.ones((2, 3))), _t(np.ones((2, 4))), _t(np.ones((5, 3, 4)))
+    with pytest.raises(ValueError, match=r"bilinear: bias shape \[2, 5\] must be \[1, 5\]"):
+        F.bilinear(x1, x2, w, _t(np.ones((2, 5))))
+    with pytest.raises(IndexError, match=r"gumbel_softmax: axis 2 is out of range .* \[2, 4\]"):
+        F.gumbel_softmax(x2, axis=2)
+    assert F.gumbel_softmax(x2, axis=-2).shape == [2, 4]

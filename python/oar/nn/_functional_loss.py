@@ -81,6 +81,16 @@ def smooth_l1_loss(input, label, reduction="mean", delta=1.0, name=None):  # noq
     return _reduce(loss, reduction)
 
 
+def _clamped_log(p):
+    """max(log p, -100) with a finite gradient at p == 0 (where log's derivative is inf and
+    the clamp's is 0): the log only ever sees positive values (double-where), so p == 0 gives
+    -100 and a zero gradient instead of 0 * inf = nan."""
+    pos = p > 0
+    safe = _ops.where(pos, p, _C.ops.full_like(p, 1.0, p.dtype))
+    return _ops.where(pos, _ops.clip(safe.log(), -100.0, float("inf")),
+                      _C.ops.full_like(p, -100.0, p.dtype))
+
+
 def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None):  # noqa: A002
     """-w (y log p + (1 - y) log(1 - p)), logs clamped at -100 as Paddle."""
     _check_reduction("binary_cross_entropy", reduction)
@@ -90,8 +100,8 @@ def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None)
         if lo < 0 or hi > 1:
             raise ValueError(f"binary_cross_entropy: input must be probabilities in [0, 1], "
                              f"got values in [{lo}, {hi}]")
-    logp = _ops.clip(input.log(), -100.0, float("inf"))
-    log1mp = _ops.clip((1.0 - input).log(), -100.0, float("inf"))
+    logp = _clamped_log(input)
+    log1mp = _clamped_log(1.0 - input)
     loss = -(label * logp + (1.0 - label) * log1mp)
     if weight is not None:
         loss = loss * weight
@@ -100,16 +110,19 @@ def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None)
 
 def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean",
                                      pos_weight=None, name=None):
-    """Numerically stable sigmoid + binary cross-entropy:
-    (1 - y) x + (1 + (pw - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))."""
+    """Numerically stable sigmoid + binary cross-entropy, Paddle's
+    (1 - y) x + (1 + (pw - 1) y) log(1 + exp(-x)), weighted by weight."""
     _check_reduction("binary_cross_entropy_with_logits", reduction)
     _same_shape("binary_cross_entropy_with_logits", logit, label, "logit")
-    sp = (1.0 + (-logit.abs()).exp()).log() + _ops.relu(-logit)  # log(1 + exp(-x))
+    # Paddle's (1 - y) x + (1 + (pw - 1) y) log(1 + exp(-x)) rewritten as
+    # -(1 - y) log_sigmoid(-x) - pw y log_sigmoid(x): same value, no cancellation of x
+    # against log(1 + exp(-x)) for large |x|, and smooth at x == 0 (no abs/max kinks, so the
+    # gradient there is sigmoid(x) - ... exactly, not a subgradient).
+    pos = -_ops.log_sigmoid(logit)
+    neg = -_ops.log_sigmoid(-logit)
     if pos_weight is not None:
-        coef = 1.0 + (pos_weight - 1.0) * label
-        loss = (1.0 - label) * logit + coef * sp
-    else:
-        loss = (1.0 - label) * logit + sp
+        pos = pos * pos_weight
+    loss = (1.0 - label) * neg + label * pos
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -148,6 +161,8 @@ def bilinear(x1, x2, weight, bias=None, name=None):
     if x1.shape[1] != i or x2.shape[1] != j or x1.shape[0] != x2.shape[0]:
         raise ValueError(f"bilinear: x1 {list(x1.shape)} and x2 {list(x2.shape)} do not match "
                          f"weight {list(weight.shape)}")
+    if bias is not None and list(bias.shape) not in ([1, o], [o]):
+        raise ValueError(f"bilinear: bias shape {list(bias.shape)} must be [1, {o}]")
     # (N, i) @ (i, o*j) -> (N, o, j), then contract j with x2
     t = _ops.matmul(x1, weight.transpose([1, 0, 2]).reshape([i, o * j])).reshape([-1, o, j])
     out = _ops.matmul(t, x2.unsqueeze(2)).squeeze(2)
@@ -159,6 +174,9 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
     the argmax in the forward pass and the soft sample's gradient (straight-through)."""
     if temperature <= 0:
         raise ValueError(f"gumbel_softmax: temperature must be positive, got {temperature}")
+    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
+        raise IndexError(f"gumbel_softmax: axis {axis} is out of range for x of shape "
+                         f"{list(x.shape)}")
     from .. import rand
     u = rand(x.shape, x.dtype)
     g = -(-(u.clip(1e-20, 1.0)).log()).log()

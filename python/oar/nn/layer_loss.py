@@ -1,6 +1,5 @@
 """Loss layers over oar.nn.functional's losses, and Bilinear (Paddle 3.x signatures)."""
 from . import functional as F
-from . import initializer as I
 from .layer import Layer
 
 __all__ = ["NLLLoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
@@ -70,8 +69,9 @@ class MarginRankingLoss(Layer):
 
 
 class Bilinear(Layer):
-    """weight [out_features, in1_features, in2_features], bias [1, out_features]; both
-    Uniform(-1/sqrt(in1_features), 1/sqrt(in1_features)) by default, as Paddle."""
+    """weight [out_features, in1_features, in2_features], bias [1, out_features]; by default
+    the weight gets the default parameter initializer (Xavier-uniform) and the bias zeros, as
+    Paddle (bias_attr=False: no bias)."""
 
     def __init__(self, in1_features, in2_features, out_features, weight_attr=None,
                  bias_attr=None, name=None):
@@ -80,12 +80,9 @@ class Bilinear(Layer):
                      ("out_features", out_features)):
             if int(v) <= 0:
                 raise ValueError(f"Bilinear: {n} must be positive, got {v}")
-        bound = 1.0 / in1_features ** 0.5
         self.weight = self.create_parameter([out_features, in1_features, in2_features],
-                                            attr=weight_attr,
-                                            default_initializer=I.Uniform(-bound, bound))
-        self.bias = self.create_parameter([1, out_features], attr=bias_attr, is_bias=True,
-                                          default_initializer=I.Uniform(-bound, bound))
+                                            attr=weight_attr)
+        self.bias = self.create_parameter([1, out_features], attr=bias_attr, is_bias=True)
 
     def forward(self, x1, x2):
         return F.bilinear(x1, x2, self.weight, self.bias)
