@@ -327,3 +327,28 @@ for _name in ["moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "flip"
               "repeat_interleave", "strided_slice", "unfold", "crop"]:
     setattr(Tensor, _name, globals()[_name])
 
+
+
+# ---- Paddle's other Tensor methods of this group (tensor_method_func): the list-taking
+# ones work as Tensor.concat([a, b]) like Paddle's; called on one Tensor they raise.
+def _tensor_list_method(fn, op):
+    def method(x, *args, **kwargs):
+        if isinstance(x, Tensor):
+            raise TypeError(f"{op}: argument '{'input' if op == 'broadcast_tensors' else 'x'}' "
+                            f"must be a list or tuple of Tensors, got Tensor")
+        return fn(x, *args, **kwargs)
+    method.__name__ = op
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _install_methods():
+    from ._indexing import where
+    Tensor.concat = _tensor_list_method(_ops.concat, "concat")
+    Tensor.stack = _tensor_list_method(_ops.stack, "stack")
+    Tensor.broadcast_tensors = _tensor_list_method(broadcast_tensors, "broadcast_tensors")
+    Tensor.slice = slice
+    Tensor.where = where
+
+
+_install_methods()

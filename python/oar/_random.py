@@ -1,4 +1,6 @@
 """Random permutations (the other random creation functions live in _creation.py)."""
+import math
+
 from . import _C
 from ._dtype import convert_dtype
 
@@ -66,3 +68,85 @@ def multinomial(x, num_samples=1, replacement=False, name=None):
 def _search_right(cdf, u):
     from . import searchsorted
     return searchsorted(cdf, u, right=True)
+
+
+# ---- Poisson sampling (Paddle's paddle.poisson): composed of oar ops, drawing its uniforms
+# from the global generator, so oar.seed / set_rng_state reproduce the samples.
+_POISSON_SWITCH = 10.0  # rates below: inversion by sequential search; at or above: PTRS
+
+
+def _poisson_small(lam):
+    """Inversion: the smallest k with P(X <= k) >= u, for every element (rates < 10)."""
+    from ._creation import rand, zeros_like
+    u = rand(lam.shape, "float64")
+    p = (-lam).exp()  # P(X = 0)
+    cdf = p
+    k = zeros_like(lam)
+    more = u > cdf
+    for _ in range(1000):  # P(X > 1000) is far below float64 resolution for rates < 10
+        if not bool(more.any()):
+            break
+        k = _ops.where(more, k + 1.0, k)
+        p = p * lam / k.clip(min=1.0)
+        cdf = _ops.where(more, cdf + p, cdf)
+        more = more.logical_and(u > cdf)
+    return k
+
+
+def _poisson_ptrs(lam):
+    """Hormann's transformed rejection with squeeze (PTRS), vectorized: every round draws
+    two uniforms per pending element and keeps the accepted candidates (rates >= 10)."""
+    from ._creation import rand, zeros_like
+    slam, loglam = lam.sqrt(), lam.log()
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    log_inv_alpha = (1.1239 + 1.1328 / (b - 3.4)).log()
+    vr = 0.9277 - 3.6224 / (b - 2.0)
+    out = zeros_like(lam)
+    pending = _ops.full(lam.shape, 1.0, lam.dtype, None) > 0.5
+    for _ in range(10000):
+        if not bool(pending.any()):
+            break
+        u = rand(lam.shape, "float64") - 0.5
+        v = rand(lam.shape, "float64")
+        us = 0.5 - u.abs()
+        k = ((2.0 * a / us + b) * u + lam + 0.43).floor()
+        quick = (us >= 0.07).logical_and(v <= vr)
+        feasible = (k >= 0.0).logical_and((us >= 0.013).logical_or(v <= us))
+        lhs = v.clip(min=1e-300).log() + log_inv_alpha - (a / (us * us) + b).log()
+        rhs = -lam + k * loglam - (k.clip(min=0.0) + 1.0).lgamma()
+        accept = pending.logical_and(quick.logical_or(feasible.logical_and(lhs <= rhs)))
+        out = _ops.where(accept, k, out)
+        pending = pending.logical_and(accept.logical_not())
+    return out
+
+
+def poisson(x, name=None):
+    """Samples of Poisson(rate = x), elementwise, in x's (floating-point) dtype. Not
+    differentiable (as in Paddle, the samples carry no gradient to the rates)."""
+    from ._C import Tensor
+    if not isinstance(x, Tensor):
+        raise TypeError(f"poisson: argument 'x' must be a Tensor, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"poisson: x must be a floating-point tensor of rates, got {x.dtype}")
+    lam = x.detach().astype("float64")
+    if lam.size == 0:
+        return lam.astype(x.dtype)
+    lo, hi = float(lam.min()), float(lam.max())
+    if not (lo >= 0.0 and math.isfinite(hi)):
+        bad = lo if not lo >= 0.0 else hi
+        raise ValueError(f"poisson: x must hold finite non-negative rates, got {bad}")
+    small = lam < _POISSON_SWITCH
+    out = _poisson_small(_ops.where(small, lam, lam.clip(max=1.0)))
+    if hi >= _POISSON_SWITCH:
+        big = _poisson_ptrs(_ops.where(small, lam.clip(min=_POISSON_SWITCH), lam))
+        out = _ops.where(small, out, big)
+    return out.astype(x.dtype)
+
+
+def _install_methods():
+    from ._C import Tensor
+    Tensor.multinomial = multinomial
+
+
+_install_methods()

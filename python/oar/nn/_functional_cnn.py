@@ -194,9 +194,10 @@ def _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, di
     return _add_bias(out, bias, nd, last, op)
 
 
-def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1, output_size=None, data_format="NCHW", name=None):
-    """Transposed 2-D convolution; weight [in_channels, out_channels / groups, kh, kw]."""
+def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
+                     groups=1, output_size=None, data_format="NCHW", name=None):
+    """Transposed 2-D convolution; weight [in_channels, out_channels / groups, kh, kw].
+    Paddle's argument order: dilation before groups here (conv1d/3d_transpose: groups first)."""
     return _conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation,
                            output_size, data_format, 2, "conv2d_transpose")
 

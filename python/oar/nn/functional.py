@@ -63,3 +63,4 @@ from ._functional_manip import *  # noqa: E402,F401,F403  (pad, interpolate, emb
 from ._functional_attention import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
 from . import _functional_loss  # noqa: E402,F401
 from ._functional_loss import *  # noqa: E402,F401,F403  (nll_loss, bce, kl_div, bilinear, ...)
+diag_embed = _ops.diag_embed  # Paddle has it as paddle.diag_embed and F.diag_embed

@@ -169,7 +169,8 @@ class Conv2DTranspose(_ConvNd):
     def forward(self, x, output_size=None):
         return F.conv2d_transpose(x, self.weight, self.bias, self._stride, self._padding,
                                   self._output_padding if output_size is None else 0,
-                                  self._groups, self._dilation, output_size, self._data_format)
+                                  groups=self._groups, dilation=self._dilation,
+                                  output_size=output_size, data_format=self._data_format)
 
 
 class Conv3DTranspose(_ConvNd):
