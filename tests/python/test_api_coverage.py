@@ -289,3 +289,51 @@ def test_leading_argument_names(qualified):
     ok = len(head) == len(want) and all(g in w.split("|") for g, w in zip(head, want))
     assert ok, (f"{qualified}: Paddle's leading arguments are ({', '.join(want)}), "
                 f"got ({', '.join(got)})")
+
+
+# ---- layer constructors: leading argument names of a sample, in Paddle's order.
+LAYER_SIGNATURES = {
+    "Conv2D": "in_channels out_channels kernel_size stride padding dilation groups "
+              "padding_mode weight_attr bias_attr data_format",
+    "Conv1DTranspose": "in_channels out_channels kernel_size stride padding output_padding "
+                       "groups dilation",
+    "Conv2DTranspose": "in_channels out_channels kernel_size stride padding output_padding "
+                       "groups dilation",
+    "MaxPool2D": "kernel_size stride padding return_mask ceil_mode data_format",
+    "AvgPool2D": "kernel_size stride padding ceil_mode exclusive divisor_override data_format",
+    "AdaptiveAvgPool2D": "output_size data_format",
+    "BatchNorm2D": "num_features momentum epsilon weight_attr bias_attr data_format",
+    "LayerNorm": "normalized_shape epsilon weight_attr bias_attr",
+    "GroupNorm": "num_groups num_channels epsilon weight_attr bias_attr data_format",
+    "InstanceNorm2D": "num_features epsilon momentum weight_attr bias_attr data_format",
+    "LocalResponseNorm": "size alpha beta k data_format",
+    "Dropout": "p axis mode",
+    "Embedding": "num_embeddings embedding_dim padding_idx",
+    "Linear": "in_features out_features weight_attr bias_attr",
+    "Bilinear": "in1_features in2_features out_features weight_attr bias_attr",
+    "LeakyReLU": "negative_slope", "PReLU": "num_parameters init weight_attr data_format",
+    "ELU": "alpha", "GELU": "approximate", "Softplus": "beta threshold",
+    "Hardtanh": "min max", "GLU": "axis", "Softmax": "axis",
+    "CrossEntropyLoss": "weight ignore_index reduction soft_label axis use_softmax "
+                        "label_smoothing",
+    "NLLLoss": "weight ignore_index reduction",
+    "SmoothL1Loss": "reduction delta", "KLDivLoss": "reduction log_target",
+    "BCEWithLogitsLoss": "weight reduction pos_weight",
+    "MarginRankingLoss": "margin reduction",
+    "CosineSimilarity": "axis eps", "PairwiseDistance": "p epsilon keepdim",
+    "Upsample": "size scale_factor mode align_corners align_mode data_format",
+    "PixelShuffle": "upscale_factor data_format",
+    "Pad2D": "padding mode value data_format",
+    "Unfold": "kernel_sizes dilations paddings strides",
+    "MultiHeadAttention": "embed_dim num_heads dropout kdim vdim need_weights",
+}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYER_SIGNATURES))
+def test_layer_leading_argument_names(layer):
+    cls = getattr(oar.nn, layer, None)
+    assert cls is not None, f"oar.nn.{layer} is missing"
+    got = [p for p in _param_names(cls.__init__) if p != "self"]
+    want = LAYER_SIGNATURES[layer].split()
+    assert got[:len(want)] == want, (f"oar.nn.{layer}: Paddle's leading arguments are "
+                                     f"({', '.join(want)}), got ({', '.join(got)})")

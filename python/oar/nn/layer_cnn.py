@@ -204,6 +204,17 @@ class _Pool(Layer):
         return ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
 
 
+def _init_signature(params):
+    """The inspect.Signature of a generated constructor (self, *params, name=None), so
+    help() and inspect show Paddle's argument names and order."""
+    import inspect
+    P = inspect.Parameter
+    ps = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    ps += [P(p, P.POSITIONAL_OR_KEYWORD) if d is _REQUIRED else
+           P(p, P.POSITIONAL_OR_KEYWORD, default=d) for p, d in params]
+    return inspect.Signature(ps + [P("name", P.POSITIONAL_OR_KEYWORD, default=None)])
+
+
 def _pool_layer(name, fn, params):
     """A pooling layer class whose constructor takes `params` [(name, default), ...]
     (Paddle's order) and calls fn(x, **params)."""
@@ -224,6 +235,7 @@ def _pool_layer(name, fn, params):
         if kwargs:
             raise TypeError(f"{name}() got unexpected arguments {sorted(kwargs)}")
         _Pool.__init__(self, **values)
+    __init__.__signature__ = _init_signature(params)
     return type(name, (_Pool,), {"__init__": __init__, "_fn": staticmethod(fn)})
 
 
@@ -515,6 +527,7 @@ def _act_layer(name, fn, params=()):
 
     def extra_repr(self):
         return ", ".join(f"{k}={v}" for k, v in self._act_args.items())
+    __init__.__signature__ = _init_signature(params)
     return type(name, (Layer,), {"__init__": __init__, "forward": forward,
                                  "extra_repr": extra_repr})
 
