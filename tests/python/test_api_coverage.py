@@ -11,6 +11,7 @@ oar.linalg explicitly (matmul, bmm, mv, einsum, cross) the linalg namespace is r
 import inspect
 import re
 
+import numpy as np
 import pytest
 
 import oar
@@ -337,3 +338,40 @@ def test_layer_leading_argument_names(layer):
     want = LAYER_SIGNATURES[layer].split()
     assert got[:len(want)] == want, (f"oar.nn.{layer}: Paddle's leading arguments are "
                                      f"({', '.join(want)}), got ({', '.join(got)})")
+
+
+# ---- oar.X and Tensor.X are the same op: a method bound to the wrong function (or a
+# list-taking function bound as a method) would show up here.
+UNARY = ("exp expm1 log log2 log10 log1p sqrt rsqrt square abs sign neg reciprocal floor ceil "
+         "round trunc sin cos tan asin acos atan sinh cosh tanh asinh atanh erf erfinv lgamma "
+         "digamma isnan isinf isfinite sigmoid nan_to_num cumsum cumprod logcumsumexp diff sum "
+         "mean prod max min amax amin std var median nansum nanmean count_nonzero all any "
+         "logsumexp norm argmax argmin sort argsort flatten tril triu diag_embed trace "
+         "diagonal").split()
+BINARY = ("add subtract multiply divide floor_divide remainder mod floor_mod pow maximum minimum "
+          "fmax fmin atan2 kron outer inner dot expand_as").split()
+
+
+def _values(t):
+    out = t if isinstance(t, (list, tuple)) else [t]
+    return [o.astype("float64").numpy() for o in out]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_method_matches_function_unary(name):
+    x = oar.to_tensor([[0.15, 0.35, 0.55], [0.25, 0.45, 0.85]], dtype="float64")
+    a, b = getattr(oar, name)(x), getattr(x, name)()
+    for u, v in zip(_values(a), _values(b)):
+        assert u.shape == v.shape and np.array_equal(u, v, equal_nan=True), \
+            f"oar.{name}(x) != x.{name}()"
+    acosh = oar.to_tensor([1.5, 2.5], dtype="float64")
+    assert np.array_equal(oar.acosh(acosh).numpy(), acosh.acosh().numpy())
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_method_matches_function_binary(name):
+    x = oar.to_tensor([1.5, 2.5, 3.5], dtype="float64")
+    y = oar.to_tensor([0.5, 2.0, -1.5], dtype="float64")
+    a, b = getattr(oar, name)(x, y), getattr(x, name)(y)
+    for u, v in zip(_values(a), _values(b)):
+        assert u.shape == v.shape and np.array_equal(u, v), f"oar.{name}(x, y) != x.{name}(y)"
