@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev
   libdlpack-dev
   libomp-dev
+  nlohmann-json3-dev     # JSON: the C++ predictor reads the safetensors header
 )
 PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn)
 

@@ -1,4 +1,4 @@
-// The builtin dialect: module, parameter, set_parameter, output, constant, and
+// The builtin dialect: module, input, parameter, set_parameter, output, constant, and
 // combine/split (a list of values as one value of vector type, Paddle's Tensor[]).
 #include "paddle_core/base/errors.h"
 #include "pir/ir/infer.h"
@@ -98,6 +98,8 @@ class BuiltinDialect : public Dialect {
   void initialize(IrContext* ctx) override {
     ctx->register_op(make("builtin.module", 0, verify_module, nullptr, 1));
     ctx->register_op(make("builtin.parameter", kTraitPure, verify_parameter));
+    // A program input fed at run time (`name`); not pure, so an unused input keeps its place.
+    ctx->register_op(make("builtin.input", 0, verify_parameter));
     ctx->register_op(make("builtin.set_parameter", 0, verify_set_parameter));
     ctx->register_op(make("builtin.output", 0, verify_output));
     OpInfo c = make("builtin.constant", kTraitPure, verify_constant, infer_constant);

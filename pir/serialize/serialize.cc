@@ -46,13 +46,14 @@ const uint32_t* crc_table() {
 // ---------------------------------------------------------------- writer
 class Writer {
  public:
-  explicit Writer(const Program& p) : p_(p) {}
+  Writer(const Program& p, bool with_data) : p_(p), with_data_(with_data) {}
 
   std::string run() {
     std::string body;
     const auto& params = p_.parameters();
     varint(body, params.size());
-    for (const auto& [name, data] : params) {
+    for (const auto& [name, stored] : params) {
+      const std::shared_ptr<DenseTensor>& data = with_data_ ? stored : kNoData;
       varint(body, str_id(name));
       Type t = data ? p_.context()->tensor_type(data->dtype(), data->dims().vec()) : Type();
       varint(body, t ? type_id(t) + 1 : 0);
@@ -190,6 +191,8 @@ class Writer {
   }
 
   const Program& p_;
+  bool with_data_;
+  inline static const std::shared_ptr<DenseTensor> kNoData;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, uint64_t> str_ids_;
   std::string types_buf_;
@@ -427,7 +430,9 @@ uint32_t crc32(std::string_view data) {
   return c ^ 0xFFFFFFFFu;
 }
 
-std::string serialize_program(const Program& p) { return Writer(p).run(); }
+std::string serialize_program(const Program& p, bool with_parameter_data) {
+  return Writer(p, with_parameter_data).run();
+}
 
 std::unique_ptr<Program> deserialize_program(IrContext* ctx, std::string_view bytes, bool verify) {
   OAR_ENFORCE(bytes.size() >= 8 && std::memcmp(bytes.data(), kMagic, 8) == 0, InvalidArgument,

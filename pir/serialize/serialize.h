@@ -20,7 +20,9 @@ class Program;
 constexpr uint32_t kPirFormatVersion = 1;
 constexpr size_t kPirHeaderSize = 24;
 
-std::string serialize_program(const Program& p);
+/// The program's bytes; without parameter data, parameters are written by name only
+/// (the saved-model layout keeps their data in a separate file).
+std::string serialize_program(const Program& p, bool with_parameter_data = true);
 /// Parses bytes written by serialize_program; verifies the program unless told not to.
 std::unique_ptr<Program> deserialize_program(IrContext* ctx, std::string_view bytes, bool verify = true);
 

@@ -12,7 +12,9 @@
 #include "pir/ir/program.h"
 #include "pir/ir/verifier.h"
 #include "pir/pass/pass.h"
+#include "pir/executor/executor.h"
 #include "pir/serialize/serialize.h"
+#include "pir/trace/program_tracer.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {
@@ -115,6 +117,21 @@ py::object type_dtype(Type t) {
   if (t.is_tensor()) return py::cast(t.dtype());
   return py::none();
 }
+
+struct PyTracer {
+  std::unique_ptr<pir::ProgramTracer> t = std::make_unique<pir::ProgramTracer>();
+  std::unique_ptr<trace::TracerGuard> guard;
+  pir::ProgramTracer& tracer() {
+    OAR_ENFORCE(t != nullptr, PreconditionNotMet, "Tracer: finish() was already called");
+    return *t;
+  }
+};
+
+struct PyExecutor {
+  ProgramRef prog;
+  uint64_t generation = 0;
+  std::unique_ptr<pir::Executor> e;
+};
 
 std::vector<PyOp> list_ops(const ProgramRef& prog, Operation* root, bool recursive) {
   std::vector<PyOp> out;
@@ -239,7 +256,18 @@ void bind_pir(py::module_& m) {
         return r;
       }, py::arg("pipeline"), py::arg("verify_each") = true, py::arg("timing") = false,
          "Runs a pass pipeline ('dce,cse', 'cf.while(cse)', or 'standard').")
-      .def("serialize", [](const PyProgram& p) { return py::bytes(pir::serialize_program(*p.p)); })
+      .def("serialize", [](const PyProgram& p, bool with_parameter_data) {
+        return py::bytes(pir::serialize_program(*p.p, with_parameter_data));
+      }, py::arg("with_parameter_data") = true)
+      .def("parameter_names", [](const PyProgram& p) { return p.p->parameter_names(); },
+           "Names of the parameters the program holds an entry for (with or without data).")
+      .def("has_parameter_data", [](const PyProgram& p, const std::string& name) {
+        return p.p->parameter(name) != nullptr;
+      }, py::arg("name"))
+      .def("set_parameter", [](PyProgram& p, const std::string& name, py::handle data) {
+        Tensor t = py_to_tensor(data, "Program.set_parameter", "data");
+        p.p->set_parameter(name, std::shared_ptr<DenseTensor>(t.impl(), &t.impl()->dense));
+      }, py::arg("name"), py::arg("data"), "Attaches a tensor's memory (shared, no copy) as parameter data.")
       .def("add_parameter", [ctx](const ProgramRef& p, const std::string& name, const std::vector<int64_t>& shape,
                                   py::handle dtype) {
         pir::Builder b(ctx, p->p->block());
@@ -283,6 +311,98 @@ void bind_pir(py::module_& m) {
         pir::Builder b(ctx, p->p->block());
         b.build("builtin.output", {v.get()}, {{"name", ctx->str_attr(name)}}, {});
       }, py::arg("value"), py::arg("name"));
+
+  // ---- tracing eager code into a program (oar.jit.to_static)
+  py::class_<PyTracer>(pm, "Tracer", "Records the ops run while active into a new program.")
+      .def(py::init([] { return std::make_unique<PyTracer>(); }))
+      .def("add_input", [](PyTracer& t, py::handle x, const std::string& name, const std::vector<int64_t>& dims) {
+        t.tracer().add_input(py_to_tensor(x, "Tracer.add_input", "x"), name, dims);
+      }, py::arg("x"), py::arg("name"), py::arg("dims"))
+      .def("add_parameter", [](PyTracer& t, py::handle x, const std::string& name) {
+        t.tracer().add_parameter(py_to_tensor(x, "Tracer.add_parameter", "x"), name);
+      }, py::arg("x"), py::arg("name"))
+      .def("start", [](PyTracer& t) {
+        OAR_ENFORCE(!t.guard, PreconditionNotMet, "Tracer.start: already started");
+        t.guard = std::make_unique<trace::TracerGuard>(&t.tracer());
+      })
+      .def("stop", [](PyTracer& t) { t.guard.reset(); })
+      .def("finish", [](PyTracer& t, py::list outputs) {
+        t.guard.reset();
+        std::vector<Tensor> outs;
+        for (auto h : outputs) outs.push_back(py_to_tensor(h, "Tracer.finish", "outputs"));
+        auto prog = std::make_shared<PyProgram>(t.tracer().finish(outs));
+        t.t.reset();
+        return prog;
+      }, py::arg("outputs"))
+      .def_property_readonly("num_constants", [](PyTracer& t) { return t.tracer().num_constants(); })
+      .def("begin_branch", [](PyTracer& t) { t.tracer().begin_branch(); })
+      .def("end_branch", [](PyTracer& t, py::list outs) {
+        t.tracer().end_branch(py_to_tensor_list(outs, "cond", "outputs"));
+      }, py::arg("outputs"))
+      .def("finish_if", [](PyTracer& t, py::handle pred, py::list results) {
+        t.tracer().finish_if(py_to_tensor(pred, "cond", "pred"), py_to_tensor_list(results, "cond", "results"));
+      }, py::arg("pred"), py::arg("results"))
+      .def("begin_loop", [](PyTracer& t, py::list init, py::list placeholders) {
+        t.tracer().begin_loop(py_to_tensor_list(init, "while_loop", "loop_vars"),
+                              py_to_tensor_list(placeholders, "while_loop", "placeholders"));
+      }, py::arg("init"), py::arg("placeholders"))
+      .def("end_loop", [](PyTracer& t, py::handle cond, py::list next) {
+        t.tracer().end_loop(py_to_tensor(cond, "while_loop", "cond"), py_to_tensor_list(next, "while_loop", "body"));
+      }, py::arg("cond"), py::arg("next"))
+      .def("finish_while", [](PyTracer& t, py::handle cond, py::list init, py::list results) {
+        t.tracer().finish_while(py_to_tensor(cond, "while_loop", "cond"),
+                                py_to_tensor_list(init, "while_loop", "loop_vars"),
+                                py_to_tensor_list(results, "while_loop", "results"));
+      }, py::arg("cond"), py::arg("init"), py::arg("results"))
+      .def("is_traced", [](PyTracer& t, py::handle x) {
+        return is_tensor(x) && t.tracer().is_traced(py_to_tensor(x, "Tracer.is_traced", "x"));
+      }, py::arg("x"), "Whether x was computed from the traced inputs or parameters.");
+
+  py::class_<PyExecutor>(pm, "Executor", "Runs a program on the eager kernels with planned buffer reuse.")
+      .def(py::init([](const ProgramRef& p) {
+        auto e = std::make_unique<PyExecutor>();
+        e->prog = p;
+        e->generation = p->generation;
+        e->e = std::make_unique<pir::Executor>(*p->p);
+        return e;
+      }), py::arg("program"))
+      .def_property_readonly("input_names", [](const PyExecutor& e) { return e.e->input_names(); })
+      .def_property_readonly("output_names", [](const PyExecutor& e) { return e.e->output_names(); })
+      .def_property_readonly("input_shapes", [](const PyExecutor& e) {
+        std::vector<std::vector<int64_t>> out;
+        for (Type t : e.e->input_types()) out.push_back(t.dims());
+        return out;
+      })
+      .def_property_readonly("input_dtypes", [](const PyExecutor& e) {
+        std::vector<DataType> out;
+        for (Type t : e.e->input_types()) out.push_back(t.dtype());
+        return out;
+      })
+      .def_property_readonly("num_steps", [](const PyExecutor& e) { return e.e->num_steps(); })
+      .def_property_readonly("peak_live_tensors", [](const PyExecutor& e) { return e.e->peak_live_slots(); })
+      .def("run", [](PyExecutor& e, py::list inputs, py::dict params) {
+        OAR_ENFORCE(e.generation == e.prog->generation, PreconditionNotMet,
+                    "Executor.run: the program was transformed after this executor was made; make a new one");
+        std::vector<Tensor> ins;
+        for (auto h : inputs) ins.push_back(py_to_tensor(h, "Executor.run", "inputs"));
+        std::unordered_map<std::string, Tensor> ps;
+        for (auto [k, v] : params) ps.emplace(py::str(k), py_to_tensor(v, "Executor.run", "params"));
+        std::vector<Tensor> outs;
+        {
+          py::gil_scoped_release release;
+          outs = e.e->run(ins, ps.empty() ? nullptr : &ps);
+        }
+        py::list r;
+        for (const Tensor& t : outs) r.append(wrap(t));
+        return r;
+      }, py::arg("inputs"), py::arg("params") = py::dict())
+      .def("set_profiling", [](PyExecutor& e, bool on) { e.e->set_profiling(on); }, py::arg("on"))
+      .def("profile", [](const PyExecutor& e) {
+        py::list out;
+        for (const auto& p : e.e->profile()) out.append(py::make_tuple(p.name, p.calls, p.seconds));
+        return out;
+      }, "Per-op (name, calls, seconds), slowest first.")
+      .def("reset_profile", [](PyExecutor& e) { e.e->reset_profile(); });
 
   pm.def("parse", [ctx](const std::string& text) {
     return std::make_shared<PyProgram>(pir::parse_program(ctx, text));

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "oar_generated/ops_api.h"
+#include "paddle_core/api/trace.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
@@ -68,7 +69,12 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
 
   // oar.Tensor(data): a new tensor sharing a Tensor's memory, or copying array data.
   cls.def(py::init([](py::handle data) {
-        if (is_tensor(data)) return std::make_shared<TensorImpl>(py_to_tensor(data, "Tensor", "data").dense());
+        if (is_tensor(data)) {
+          Tensor src = py_to_tensor(data, "Tensor", "data");
+          auto impl = std::make_shared<TensorImpl>(src.dense());
+          if (auto* tracer = trace::active()) tracer->record_alias(Tensor(impl), src);
+          return impl;
+        }
         return tensor_from_python(data, DataType::UNDEFINED, "Tensor").impl();
       }), py::arg("data"));
   cls.def_property_readonly("shape", [](const TensorImpl& t) { return t.dense.dims().vec(); })
@@ -173,7 +179,9 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
         }
       }, py::arg("set_to_zero") = true)
       .def("detach", [](std::shared_ptr<TensorImpl> t) {
-        return wrap(Tensor(std::make_shared<TensorImpl>(t->dense)));
+        Tensor d(std::make_shared<TensorImpl>(t->dense));
+        if (auto* tracer = trace::active()) tracer->record_alias(d, Tensor(t));
+        return wrap(d);
       })
       .def("detach_", [](py::object self) {
         auto t = self.cast<std::shared_ptr<TensorImpl>>();
@@ -189,6 +197,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
         if (s.dims() != t->dense.dims()) s = ReshapeView(s, t->dense.dims().vec());
         copy_into(s, &t->dense);
         Tensor(t).bump_version();
+        if (auto* tracer = trace::active()) tracer->record_write(Tensor(t), Tensor(src));
       })
       .def("_item_double", [](std::shared_ptr<TensorImpl> t) {
         OAR_ENFORCE(t->dense.numel() == 1, InvalidArgument, "item: only a tensor with one element "

@@ -195,6 +195,15 @@ def gen_amp_layer(op):
             "  }"]
 
 
+def gen_trace_record(op, outs):
+    """The trace layer (Note [Tracing] in docs/notes/jit.md): when a tracer is active the
+    call is reported after it ran: inputs after promotion, attributes, outputs."""
+    ins = ", ".join(a.name for a in op.tensor_args)
+    attrs = ", ".join(f'{{"{a.name}", trace::AttrValue({a.name})}}' for a in op.attrs)
+    return [f"  if (auto* tracer = trace::active())",
+            f'    tracer->record("{op.name}", {{{ins}}}, {{{attrs}}}, {{{", ".join(outs)}}});']
+
+
 def gen_op_function(op):
     L = []
     node_src, cls, saved_in, saved_out = ("", None, [], [])
@@ -360,6 +369,7 @@ def gen_op_function(op):
         for o in saved_out:
             L.append(f"    node->{o.name}_ = SavedTensor({o.name}, true);")
         L.append("  }")
+    L.extend(gen_trace_record(op, outs))
     if len(outs) == 1:
         L.append(f"  return {outs[0]};")
     else:
@@ -390,7 +400,9 @@ def gen_op_function(op):
                 return f"detail::inplace_operand({a.name}, {x}, records)"
             return a.name
         src_args = ", ".join(src(a) for a in op.args)
-        L.append(f'  detail::commit_inplace({x}, ::oar::ops::{op.name}({src_args}), "{op.inplace}");')
+        L.append(f"  Tensor result = ::oar::ops::{op.name}({src_args});")
+        L.append(f'  detail::commit_inplace({x}, result, "{op.inplace}");')
+        L.append(f'  if (auto* tracer = trace::active()) tracer->record_inplace("{op.inplace}", {x}, result);')
         L.append(f"  return {x};")
         L.append("}\n")
     return "\n".join(L)
@@ -403,6 +415,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_linalg.h"',
            '#include "paddle_core/meta/infer_meta_manip2.h"',
            '#include "paddle_core/api/op_utils.h"',
+           '#include "paddle_core/api/trace.h"',
            '#include "paddle_core/api/composite.h"',
            '#include "paddle_core/api/composite_cnn.h"',  # cnn.yaml's backward helpers
            '#include "paddle_core/api/composite_math.h"',

@@ -6,7 +6,8 @@ For every entry of paddle_core/ops/*.yaml it emits one IR op `pd_op.<op>` (and
     attributes with their defaults, outputs (Tensor[] as a vector value);
   - shape/dtype inference that calls the SAME infer-meta (or view) function the eager
     op calls, after the same dtype promotion, so eager and static agree;
-  - an eval function calling the eager op API (oar::ops::<op>) for constant folding;
+  - an eval function calling the eager op API (oar::ops::<op>): constant folding and
+    the executor run ops through it;
   - traits (pure / random / commutative / view), its kernel name and backward rule.
 
 Nothing here lists ops: whatever the definition files declare is generated.
@@ -167,7 +168,7 @@ def gen_infer(op):
     return "\n".join(L)
 
 
-def gen_eval(op):
+def gen_eval(op, inplace=False):
     tidx = {a.name: i for i, a in enumerate(op.tensor_args)}
     aidx = {a.name: i for i, a in enumerate(op.attrs)}
     args = []
@@ -181,8 +182,9 @@ def gen_eval(op):
         else:
             i = aidx[a.name]
             args.append(f"opgen::{ATTR_GETTER[a.type]}(c.attr({i}), c.info, {i})")
-    return (f"void eval_{op.name}(EvalContext& c) {{\n"
-            f"  opgen::set_eval_out(c, ::oar::ops::{op.name}({', '.join(args)}));\n}}")
+    name = op.inplace if inplace else op.name
+    return (f"void eval_{name}(EvalContext& c) {{\n"
+            f"  opgen::set_eval_out(c, ::oar::ops::{name}({', '.join(args)}));\n}}")
 
 
 def gen_register(op, inplace=False):
@@ -211,8 +213,7 @@ def gen_register(op, inplace=False):
         L.append(f'    i.outputs.push_back(OutputSpec{{"{o.name}", {"true" if o.is_list else "false"}}});')
     if op.infer_meta or op.view:
         L.append(f"    i.infer = &infer_{op.name};")
-    if not inplace and not random:
-        L.append(f"    i.eval = &eval_{op.name};")
+    L.append(f"    i.eval = &eval_{name};")
     if op.kernel:
         L.append(f'    i.kernel = "{op.kernel}";')
     tidx = {a.name: k for k, a in enumerate(op.tensor_args)}
@@ -267,8 +268,11 @@ def main():
     for op in ops:
         if op.infer_meta or op.view:
             out.append(gen_infer(op))
-        if not RANDOM_RE.search(op.name):
-            out.append(gen_eval(op))
+        # Every op can run eagerly through eval (the executor calls it); constant
+        # folding skips random and in-place ops by their traits.
+        out.append(gen_eval(op))
+        if op.inplace:
+            out.append(gen_eval(op, inplace=True))
         out.append("")
     out += ["}  // namespace", "",
             "/// Registers every pd_op op (called when the pd_op dialect loads).",

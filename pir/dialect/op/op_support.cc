@@ -54,9 +54,14 @@ DenseTensor from_type(Type t, const OpInfo* info, size_t i) {
   for (int64_t x : t.dims()) d.push_back(x == kDynamic ? g_dynamic_as : x);
   return DenseTensor(d, t.dtype());
 }
-Type to_type(IrContext* ctx, const DenseTensor& d, DataLayout layout) {
+// With dynamic inputs, an output size computed from the sentinel (a prime near 1e9:
+// 2*S after a reshape, S+3 after a concat, about S/2 after a strided conv) is dynamic
+// too. A static size that large next to dynamic inputs does not occur in practice.
+constexpr int64_t kDerivedFromSentinel = kDynamicSentinel / 64;
+Type to_type(IrContext* ctx, const DenseTensor& d, DataLayout layout, bool dynamic_inputs = false) {
   std::vector<int64_t> dims;
-  for (int64_t x : d.dims()) dims.push_back(x == kDynamicSentinel ? kDynamic : x);
+  for (int64_t x : d.dims())
+    dims.push_back(x == kDynamicSentinel || (dynamic_inputs && x >= kDerivedFromSentinel) ? kDynamic : x);
   return ctx->tensor_type(d.dtype(), dims, layout);
 }
 DataLayout first_layout(const InferContext& c) {
@@ -89,10 +94,13 @@ std::vector<const DenseTensor*> ptrs(const std::vector<DenseTensor>& v) {
   for (const auto& t : v) p.push_back(&t);
   return p;
 }
-void set_out(InferContext& c, const DenseTensor& d) { c.outputs.push_back(to_type(c.ctx, d, first_layout(c))); }
+void set_out(InferContext& c, const DenseTensor& d) {
+  c.outputs.push_back(to_type(c.ctx, d, first_layout(c), any_dynamic(c)));
+}
 void set_out_list(InferContext& c, const std::vector<DenseTensor>& d) {
   std::vector<Type> ts;
-  for (const auto& t : d) ts.push_back(to_type(c.ctx, t, first_layout(c)));
+  const bool dynamic = any_dynamic(c);
+  for (const auto& t : d) ts.push_back(to_type(c.ctx, t, first_layout(c), dynamic));
   c.outputs.push_back(c.ctx->vector_type(ts));
 }
 bool any_dynamic(const InferContext& c) {

@@ -28,21 +28,13 @@ def _to_numpy(x):
     return np.asarray(x)
 
 
+from ..static import InputSpec  # noqa: E402,F401  (one definition, re-exported here)
+
+
 def _to_tensor(x):
     if isinstance(x, _C.Tensor):
         return x
     return _C.to_tensor(np.asarray(x), None, None, True)
-
-
-class InputSpec:
-    """Describes a model input: shape (None or -1 for the batch), dtype and name."""
-
-    def __init__(self, shape=None, dtype="float32", name=None, stop_gradient=False):
-        self.shape = list(shape) if shape is not None else None
-        self.dtype, self.name, self.stop_gradient = dtype, name, stop_gradient
-
-    def __repr__(self):
-        return f"InputSpec(shape={tuple(self.shape or ())}, dtype={self.dtype}, name={self.name})"
 
 
 def _forward_arity(network):

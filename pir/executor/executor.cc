@@ -1,0 +1,334 @@
+#include "pir/executor/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "pir/dialect/op/op_support.h"
+
+namespace oar::pir {
+
+struct Executor::Step {
+  enum Kind { kInput, kParam, kSetParam, kConst, kCombine, kSplit, kOutput, kEval, kIf, kWhile, kYield } kind = kEval;
+  const Operation* op = nullptr;
+  const OpInfo* eval_info = nullptr;  // kEval: the op-dialect op whose eval runs
+  std::vector<int> in;                // operand slots (-1: absent optional)
+  std::vector<int> out;               // result slots
+  std::vector<int> release;           // slots nothing reads after this step
+  int index = 0;                      // kInput / kOutput: position
+  int list_result = -1;               // kEval: the result that is a list, if any
+  int profile = -1;                   // kEval: entry in profile_
+  std::string name;                   // kParam
+  Tensor constant;                    // kConst
+  std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
+  std::vector<int> args;              // kWhile: the body's block-argument slots
+  std::vector<int> reads;             // every slot read, including by nested regions
+};
+
+namespace {
+Tensor tensor_of(const DenseTensor& d) { return Tensor(DenseTensor(d)); }
+
+Tensor constant_tensor(Attribute dense) {
+  const Type t = dense.type();
+  DenseTensor d(Dims(t.dims()), t.dtype());
+  d.alloc();
+  if (!dense.bytes().empty()) std::memcpy(d.raw_data(), dense.bytes().data(), dense.bytes().size());
+  return Tensor(std::move(d));
+}
+}  // namespace
+
+Executor::Executor(const Program& program) : program_(program) {
+  steps_ = plan_block(program.block());
+  plan_liveness(steps_);
+  slots_.resize(num_slots_);
+}
+
+// Liveness of one block: a slot defined in this block is dropped after the last step
+// that reads it (a cf step reads whatever its regions read), or right after the step
+// defining it when nothing does. Slots of enclosing blocks are left to those blocks.
+void Executor::plan_liveness(Steps& steps) {
+  std::unordered_map<int, int> last;
+  std::vector<int> defined;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (int o : steps[s].out) {
+      last[o] = static_cast<int>(s);
+      defined.push_back(o);
+    }
+    for (int a : steps[s].args) defined.push_back(a);
+  }
+  for (size_t s = 0; s < steps.size(); ++s)
+    for (int i : steps[s].reads)
+      if (last.count(i)) last[i] = static_cast<int>(s);
+  for (int slot : defined) {
+    auto it = last.find(slot);
+    if (it != last.end()) steps[it->second].release.push_back(slot);
+  }
+  for (Step& st : steps)
+    for (Steps& r : st.regions) plan_liveness(r);
+}
+
+Executor::~Executor() = default;
+
+size_t Executor::num_steps() const { return steps_.size(); }
+
+int Executor::slot_of(Value v) {
+  auto it = slot_index_.find(v.impl());
+  if (it != slot_index_.end()) return it->second;
+  const int s = num_slots_++;
+  slot_index_.emplace(v.impl(), s);
+  return s;
+}
+
+Executor::Steps Executor::plan_block(const Block* block) {
+  IrContext* ctx = program_.context();
+  Steps steps;
+  for (const Operation* op : *block) {
+    Step st;
+    st.op = op;
+    const std::string& name = op->name();
+    for (size_t i = 0; i < op->num_operands(); ++i) {
+      Value v = op->operand(i);
+      if (!v) {
+        st.in.push_back(-1);
+        continue;
+      }
+      auto it = slot_index_.find(v.impl());
+      OAR_ENFORCE(it != slot_index_.end(), InvalidArgument, "Executor: ", name, " reads a value defined later");
+      st.in.push_back(it->second);
+    }
+    for (size_t r = 0; r < op->num_results(); ++r) st.out.push_back(slot_of(op->result(r)));
+    if (name == "builtin.input") {
+      st.kind = Step::kInput;
+      st.index = static_cast<int>(input_names_.size());
+      input_names_.push_back(op->attr("name").as_string());
+      input_values_.push_back(op->result(0));
+    } else if (name == "builtin.parameter") {
+      st.kind = Step::kParam;
+      st.name = op->attr("name").as_string();
+    } else if (name == "builtin.set_parameter") {
+      st.kind = Step::kSetParam;
+      st.name = op->attr("name").as_string();
+    } else if (name == "builtin.constant") {
+      st.kind = Step::kConst;
+      st.constant = constant_tensor(op->attr("value"));
+    } else if (name == "builtin.combine") {
+      st.kind = Step::kCombine;
+    } else if (name == "builtin.split") {
+      st.kind = Step::kSplit;
+    } else if (name == "builtin.output") {
+      st.kind = Step::kOutput;
+      st.index = static_cast<int>(output_names_.size());
+      output_names_.push_back(op->attr("name").as_string());
+    } else if (name == "cf.yield") {
+      st.kind = Step::kYield;
+    } else if (name == "cf.if" || name == "cf.while") {
+      st.kind = name == "cf.if" ? Step::kIf : Step::kWhile;
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        const Block* b = op->region(r).front();
+        for (size_t a = 0; a < b->num_arguments(); ++a) st.args.push_back(slot_of(b->argument(a)));
+        st.regions.push_back(plan_block(b));
+      }
+    } else {
+      const OpInfo* info = op->info();
+      if (name == "kernel.phi_kernel") info = ctx->op_info(op->attr("op_name").as_string());
+      OAR_ENFORCE(info->eval != nullptr && op->num_regions() == 0, Unimplemented, "Executor: cannot run ", name,
+                  " (it has no eager implementation)");
+      st.kind = Step::kEval;
+      st.eval_info = info;
+      for (size_t o = 0; o < info->outputs.size(); ++o)
+        if (info->outputs[o].is_list) st.list_result = static_cast<int>(o);
+      auto p = std::find_if(profile_.begin(), profile_.end(), [&](const OpProfile& e) { return e.name == info->name; });
+      if (p == profile_.end()) p = profile_.insert(profile_.end(), OpProfile{info->name});
+      st.profile = static_cast<int>(p - profile_.begin());
+    }
+    // What the step reads: its operands, and whatever its regions read from outside them.
+    st.reads = st.in;
+    for (const Steps& r : st.regions) {
+      std::unordered_map<int, bool> inner;
+      for (int a : st.args) inner[a] = true;
+      for (const Step& s2 : r)
+        for (int o : s2.out) inner[o] = true;
+      for (const Step& s2 : r)
+        for (int i : s2.reads)
+          if (i >= 0 && !inner.count(i)) st.reads.push_back(i);
+    }
+    steps.push_back(std::move(st));
+  }
+  return steps;
+}
+
+std::vector<Type> Executor::input_types() const {
+  std::vector<Type> out;
+  for (Value v : input_values_) out.push_back(v.type());
+  return out;
+}
+
+namespace {
+bool truth(const Tensor& t, const char* op) {
+  OAR_ENFORCE(t.defined() && t.numel() == 1 && t.dtype() == DataType::BOOL, InvalidArgument, "Executor: ", op,
+              " needs a one-element bool condition");
+  return t.dense().data<bool>()[0];  // one element: no stride matters
+}
+}  // namespace
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs,
+                                  const std::unordered_map<std::string, Tensor>* params) {
+  OAR_ENFORCE(inputs.size() == input_names_.size(), InvalidArgument, "Executor.run: the program takes ",
+              input_names_.size(), " inputs, got ", inputs.size());
+  std::vector<Tensor> results(output_names_.size());
+  // On an error the slots are cleared so no buffer outlives the failed run.
+  struct Clear {
+    std::vector<std::vector<Tensor>>& s;
+    size_t& live;
+    ~Clear() {
+      for (auto& v : s) v.clear();
+      live = 0;
+    }
+  } clear{slots_, live_};
+  run_steps(steps_, inputs, params, results);
+  return results;
+}
+
+std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Tensor>& inputs,
+                                        const std::unordered_map<std::string, Tensor>* params,
+                                        std::vector<Tensor>& results) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<Tensor> yielded;
+  for (const Step& st : steps) {
+    switch (st.kind) {
+      case Step::kInput: {
+        const Tensor& t = inputs[st.index];
+        const Type ty = input_values_[st.index].type();
+        OAR_ENFORCE(t.defined(), InvalidArgument, "Executor.run: input '", input_names_[st.index], "' is undefined");
+        bool ok = t.dtype() == ty.dtype() && static_cast<size_t>(t.rank()) == ty.dims().size();
+        for (size_t i = 0; ok && i < ty.dims().size(); ++i) ok = ty.dims()[i] < 0 || ty.dims()[i] == t.dims()[i];
+        OAR_ENFORCE(ok, InvalidArgument, "Executor.run: input '", input_names_[st.index], "' expects ", ty.str(),
+                    ", got shape ", t.dims(), " ", dtype_name(t.dtype()));
+        slots_[st.out[0]] = {t};
+        break;
+      }
+      case Step::kParam: {
+        Tensor t;
+        if (params != nullptr) {
+          auto it = params->find(st.name);
+          if (it != params->end()) t = it->second;
+        }
+        if (!t.defined()) {
+          auto d = program_.parameter(st.name);
+          OAR_ENFORCE(d != nullptr, NotFound, "Executor.run: the program has no data for parameter '", st.name, "'");
+          t = tensor_of(*d);
+        }
+        slots_[st.out[0]] = {std::move(t)};
+        break;
+      }
+      case Step::kSetParam: {  // writes the parameter's memory, as the eager code did
+        Tensor target;
+        if (params != nullptr) {
+          auto it = params->find(st.name);
+          if (it != params->end()) target = it->second;
+        }
+        if (!target.defined()) {
+          auto d = program_.parameter(st.name);
+          OAR_ENFORCE(d != nullptr, NotFound, "Executor.run: the program has no data for parameter '", st.name, "'");
+          target = tensor_of(*d);
+        }
+        const Tensor& src = slots_[st.in[0]].at(0);
+        OAR_ENFORCE(src.dims() == target.dims() && src.dtype() == target.dtype(), InvalidArgument,
+                    "Executor: builtin.set_parameter '", st.name, "' writes shape ", src.dims(), " into ",
+                    target.dims());
+        copy_into(src.dense(), target.mutable_dense());
+        target.bump_version();
+        break;
+      }
+      case Step::kConst: slots_[st.out[0]] = {st.constant}; break;
+      case Step::kCombine: {
+        std::vector<Tensor> all;
+        for (int s : st.in) all.insert(all.end(), slots_[s].begin(), slots_[s].end());
+        slots_[st.out[0]] = std::move(all);
+        break;
+      }
+      case Step::kSplit: {
+        const std::vector<Tensor>& l = slots_[st.in[0]];
+        OAR_ENFORCE(l.size() == st.out.size(), Internal, "Executor: builtin.split of ", l.size(),
+                    " tensors into ", st.out.size(), " values");
+        for (size_t i = 0; i < st.out.size(); ++i) slots_[st.out[i]] = {l[i]};
+        break;
+      }
+      case Step::kOutput: results[st.index] = slots_[st.in[0]].at(0); break;
+      case Step::kYield:
+        for (int s : st.in) yielded.push_back(slots_[s].at(0));
+        break;
+      case Step::kIf: {
+        const bool c = truth(slots_[st.in[0]].at(0), "cf.if");
+        std::vector<Tensor> r = run_steps(st.regions[c ? 0 : 1], inputs, params, results);
+        for (size_t i = 0; i < st.out.size(); ++i) slots_[st.out[i]] = {std::move(r[i])};
+        break;
+      }
+      case Step::kWhile: {
+        std::vector<Tensor> vars;
+        for (size_t i = 1; i < st.in.size(); ++i) vars.push_back(slots_[st.in[i]].at(0));
+        bool c = truth(slots_[st.in[0]].at(0), "cf.while");
+        while (c) {
+          for (size_t i = 0; i < st.args.size(); ++i) slots_[st.args[i]] = {std::move(vars[i])};
+          std::vector<Tensor> next = run_steps(st.regions[0], inputs, params, results);
+          c = truth(next[0], "cf.while");
+          vars.assign(next.begin() + 1, next.end());
+        }
+        for (size_t i = 0; i < st.out.size(); ++i) slots_[st.out[i]] = {std::move(vars[i])};
+        break;
+      }
+      case Step::kEval: {
+        EvalContext c;
+        c.info = st.eval_info;
+        c.attrs = &st.op->attributes();
+        c.inputs.reserve(st.in.size());
+        for (int s : st.in) c.inputs.push_back(s < 0 ? std::vector<Tensor>{} : slots_[s]);
+        const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
+        st.eval_info->eval(c);
+        if (profiling_) {
+          OpProfile& p = profile_[st.profile];
+          ++p.calls;
+          p.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        }
+        const size_t fixed = st.out.size() - (st.list_result >= 0 ? 1 : 0);
+        OAR_ENFORCE(c.outputs.size() >= fixed, Internal, "Executor: ", st.eval_info->name, " gave ",
+                    c.outputs.size(), " outputs for ", st.out.size(), " results");
+        size_t k = 0;
+        for (size_t r = 0; r < st.out.size(); ++r) {
+          if (static_cast<int>(r) == st.list_result) {
+            const size_t n = c.outputs.size() - fixed;
+            slots_[st.out[r]].assign(c.outputs.begin() + k, c.outputs.begin() + k + n);
+            k += n;
+          } else {
+            slots_[st.out[r]] = {std::move(c.outputs[k++])};
+          }
+        }
+        break;
+      }
+    }
+    live_ += st.out.size();
+    peak_live_ = std::max(peak_live_, live_);
+    for (int s : st.release) {
+      if (!slots_[s].empty() && live_ > 0) --live_;
+      slots_[s].clear();
+    }
+  }
+  return yielded;
+}
+
+std::vector<OpProfile> Executor::profile() const {
+  std::vector<OpProfile> out;
+  for (const OpProfile& p : profile_)
+    if (p.calls > 0) out.push_back(p);
+  std::sort(out.begin(), out.end(), [](const OpProfile& a, const OpProfile& b) { return a.seconds > b.seconds; });
+  return out;
+}
+
+void Executor::reset_profile() {
+  for (OpProfile& p : profile_) {
+    p.calls = 0;
+    p.seconds = 0.0;
+  }
+}
+
+}  // namespace oar::pir

@@ -1,0 +1,78 @@
+// Executor: runs a program of the op dialect (pd_op) or the kernel dialect
+// (kernel.phi_kernel), with cf.if / cf.while, on the same kernels as eager mode (Note [Executor] in
+// docs/notes/jit.md). Construction plans the run once: every value gets a slot, every
+// op a step with its operand and result slots, and every slot the step after which
+// nothing reads it; a run drops each buffer right after its last use, so the caching
+// allocator hands it to the next op (static memory reuse). Ops run through their eval
+// interface, i.e. the eager op API, so autograd records them when inputs need grads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "paddle_core/api/tensor.h"
+#include "pir/ir/program.h"
+
+namespace oar::pir {
+
+struct OpProfile {
+  std::string name;   // the op ("pd_op.matmul")
+  int64_t calls = 0;
+  double seconds = 0.0;
+};
+
+class Executor {
+ public:
+  /// Plans `program`'s run; the program must outlive the executor.
+  explicit Executor(const Program& program);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Input names in builtin.input order, with their declared types.
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  std::vector<Type> input_types() const;
+  /// Output names in builtin.output order.
+  const std::vector<std::string>& output_names() const { return output_names_; }
+
+  /// Runs the program: `inputs` in input order (dtype and static dims are checked);
+  /// `params` overrides the program's parameter data by name (to_static passes the
+  /// layer's own tensors so gradients reach them). Returns the outputs in order.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs,
+                          const std::unordered_map<std::string, Tensor>* params = nullptr);
+
+  /// Per-op timing of later runs (off by default).
+  void set_profiling(bool on) { profiling_ = on; }
+  /// Accumulated per-op profile, slowest first.
+  std::vector<OpProfile> profile() const;
+  void reset_profile();
+  /// The largest number of live intermediate tensors during a run (memory planning check).
+  size_t peak_live_slots() const { return peak_live_; }
+  size_t num_steps() const;
+
+ private:
+  struct Step;
+  using Steps = std::vector<Step>;
+  Steps plan_block(const Block* block);
+  void plan_liveness(Steps& steps);
+  /// Runs one block's steps; returns what its cf.yield yields (nothing for the module).
+  std::vector<Tensor> run_steps(const Steps& steps, const std::vector<Tensor>& inputs,
+                                const std::unordered_map<std::string, Tensor>* params, std::vector<Tensor>& results);
+  int slot_of(Value v);
+
+  const Program& program_;
+  std::vector<Step> steps_;
+  std::unordered_map<const void*, int> slot_index_;
+  int num_slots_ = 0;
+  std::vector<std::string> input_names_, output_names_;
+  std::vector<Value> input_values_;
+  std::vector<std::vector<Tensor>> slots_;
+  bool profiling_ = false;
+  std::vector<OpProfile> profile_;  // indexed like the distinct op names of steps
+  size_t peak_live_ = 0;
+  size_t live_ = 0;
+};
+
+}  // namespace oar::pir

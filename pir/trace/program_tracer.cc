@@ -1,0 +1,305 @@
+#include "pir/trace/program_tracer.h"
+
+#include <string>
+
+#include "oar_generated/ops_api.h"
+#include "pir/ir/verifier.h"
+
+namespace oar::pir {
+
+ProgramTracer::ProgramTracer(IrContext* ctx)
+    : ctx_(ctx), program_(std::make_unique<Program>(ctx)), builder_(ctx, program_->block()) {}
+
+ProgramTracer::~ProgramTracer() = default;
+
+void ProgramTracer::bind(const Tensor& t, Value v) {
+  map_[t.impl().get()] = Mapped{v, t.version(), scopes_.size()};
+  keep_.push_back(t.impl());
+  if (!scopes_.empty()) scopes_.back().bound.push_back(t.impl().get());
+}
+
+void ProgramTracer::add_input(const Tensor& t, const std::string& name, const std::vector<int64_t>& dims) {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
+  OAR_ENFORCE(dims.size() == static_cast<size_t>(t.rank()), InvalidArgument, "to_static: input '", name,
+              "' is declared with ", dims.size(), " dims but the tensor has shape ", t.dims());
+  for (size_t i = 0; i < dims.size(); ++i)
+    OAR_ENFORCE(dims[i] == -1 || dims[i] == t.dims()[i], InvalidArgument, "to_static: input '", name,
+                "' is declared with size ", dims[i], " at dim ", i, " but the tensor has shape ", t.dims());
+  Operation* op = builder_.build("builtin.input", {}, {{"name", ctx_->str_attr(name)}},
+                                 {ctx_->tensor_type(t.dtype(), dims)});
+  bind(t, op->result(0));
+}
+
+void ProgramTracer::add_parameter(const Tensor& t, const std::string& name) {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
+  OAR_ENFORCE(program_->parameter(name) == nullptr, AlreadyExists, "to_static: parameter '", name,
+              "' is declared twice");
+  const auto& dims = t.dims();
+  Value v = builder_.parameter(name, ctx_->tensor_type(t.dtype(), std::vector<int64_t>(dims.begin(), dims.end())));
+  // Shares the tensor's storage: the program reads the parameter as it is when it runs.
+  program_->set_parameter(name, std::shared_ptr<DenseTensor>(t.impl(), &t.impl()->dense));
+  bind(t, v);
+}
+
+Value ProgramTracer::value_of(const Tensor& t, const char* op) {
+  auto it = map_.find(t.impl().get());
+  if (it != map_.end()) {
+    OAR_ENFORCE(it->second.version == t.version(), Unimplemented, "to_static: ", op,
+                " reads a tensor of shape ", t.dims(),
+                " that was modified in place by an operation that cannot be converted (a write "
+                "through another view of its memory, or a direct data write); use out-of-place ops");
+    return it->second.value;
+  }
+  // A tensor the traced code did not compute and that is no input or parameter (a
+  // captured tensor, or one made from Python data): its current value is a constant.
+  Tensor data = t;
+  if (!t.dense().is_contiguous()) {
+    trace::TracerGuard pause(nullptr);
+    data = ops::contiguous(t);
+  }
+  Value v = builder_.constant(data.dense());
+  ++num_constants_;
+  bind(t, v);
+  return v;
+}
+
+bool ProgramTracer::is_traced(const Tensor& t) const {
+  if (!t.defined()) return false;
+  auto it = map_.find(t.impl().get());
+  if (it == map_.end()) return false;
+  const Operation* def = it->second.value.defining_op();
+  return def == nullptr || def->name() != "builtin.constant";
+}
+
+Attribute ProgramTracer::to_attr(const trace::AttrValue& v) {
+  struct Visit {
+    IrContext* c;
+    Attribute operator()(bool b) const { return c->bool_attr(b); }
+    Attribute operator()(int64_t i) const { return c->int_attr(i); }
+    Attribute operator()(double d) const { return c->float_attr(d); }
+    Attribute operator()(const std::string& s) const { return c->str_attr(s); }
+    Attribute operator()(const std::vector<int64_t>& v) const { return c->shape_attr(v); }
+    Attribute operator()(const std::vector<double>& v) const {
+      std::vector<Attribute> e;
+      for (double d : v) e.push_back(c->float_attr(d));
+      return c->array_attr(e);
+    }
+    Attribute operator()(DataType t) const { return c->dtype_attr(t); }
+    Attribute operator()(const Place& p) const { return c->place_attr(p); }
+    Attribute operator()(const Scalar& s) const { return c->scalar_attr(s); }
+  };
+  return std::visit(Visit{ctx_}, v);
+}
+
+void ProgramTracer::record(const char* op, std::initializer_list<trace::Arg> inputs,
+                           std::initializer_list<trace::NamedAttr> attrs,
+                           std::initializer_list<trace::Arg> outputs) {
+  if (program_ == nullptr) return;
+  const OpInfo* info = ctx_->op_info(std::string("pd_op.") + op);
+  std::vector<Value> operands;
+  for (const trace::Arg& a : inputs) {
+    if (a.tensor != nullptr) {
+      operands.push_back(value_of(*a.tensor, op));
+    } else if (a.list != nullptr) {
+      std::vector<Value> elems;
+      for (const Tensor& t : *a.list) elems.push_back(value_of(t, op));
+      operands.push_back(builder_.combine(elems));
+    } else {
+      operands.push_back(Value());
+    }
+  }
+  std::vector<NamedAttribute> named;
+  for (const auto& [name, value] : attrs) named.push_back({name, to_attr(value)});
+  Operation* o = nullptr;
+  try {
+    o = builder_.build(info, operands, std::move(named));
+  } catch (const Error& e) {
+    // The eager op accepted these tensors, so the IR op can only reject the declared
+    // dynamic sizes (an attribute holding a size read in Python, say).
+    OAR_THROW(Unimplemented, "to_static: pd_op.", op, " cannot take the dynamic sizes of its inputs: ", e.what());
+  }
+  size_t r = 0;
+  auto check = [&](const Tensor& t, Value v) {
+    // The IR's shape inference must agree with what the eager op produced.
+    const Type ty = v.type();
+    bool same = ty.is_tensor() && ty.dtype() == t.dtype() && ty.dims().size() == static_cast<size_t>(t.rank());
+    for (size_t i = 0; same && i < ty.dims().size(); ++i) same = ty.dims()[i] == -1 || ty.dims()[i] == t.dims()[i];
+    OAR_ENFORCE(same, Internal, "to_static: pd_op.", op, " infers ", ty.str(), " but the eager op gave shape ",
+                t.dims(), " ", dtype_name(t.dtype()));
+    bind(t, v);
+  };
+  for (const trace::Arg& a : outputs) {
+    OAR_ENFORCE(r < o->num_results(), Internal, "to_static: pd_op.", op, " has fewer results than the eager op");
+    if (a.tensor != nullptr) {
+      check(*a.tensor, o->result(r++));
+    } else if (a.list != nullptr) {
+      std::vector<Value> parts = builder_.split(o->result(r++));
+      OAR_ENFORCE(parts.size() == a.list->size(), Internal, "to_static: pd_op.", op, " infers ", parts.size(),
+                  " list elements, the eager op gave ", a.list->size());
+      for (size_t i = 0; i < parts.size(); ++i) check((*a.list)[i], parts[i]);
+    }
+  }
+}
+
+void ProgramTracer::record_inplace(const char* op, const Tensor& x, const Tensor& result) {
+  if (program_ == nullptr) return;
+  auto it = map_.find(x.impl().get());
+  OAR_ENFORCE(it == map_.end() || it->second.depth == scopes_.size(), Unimplemented, "to_static: ", op,
+              " writes in place, inside a converted branch or loop body, to a tensor made outside it; "
+              "return the new value instead");
+  // The out-of-place op producing `result` was recorded just before; from now on x
+  // holds that value.
+  bind(x, value_of(result, op));
+}
+
+void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
+  if (program_ == nullptr) return;
+  auto it = map_.find(dst.impl().get());
+  OAR_ENFORCE(it != map_.end(), Unimplemented, "to_static: the converted code writes into a tensor of shape ",
+              dst.dims(), " that is no input, parameter or buffer of the program and was not computed by it; "
+              "register it as a buffer of the layer, or return the new value");
+  const Operation* def = it->second.value.defining_op();
+  OAR_ENFORCE(def == nullptr || def->name() != "builtin.input", Unimplemented,
+              "to_static: the converted code writes into its input '", def ? def->attr("name").as_string() : "",
+              "'; return the new value instead");
+  OAR_ENFORCE(it->second.depth == scopes_.size(), Unimplemented,
+              "to_static: a write inside a converted branch or loop body into a tensor made outside it");
+  Value v = value_of(src, "copy");
+  const auto& d = dst.dims();
+  std::vector<int64_t> dims(d.begin(), d.end());
+  if (v.type().dims() != dims) v = builder_.op("pd_op.reshape", {v}, {{"shape", ctx_->shape_attr(dims)}});
+  if (def != nullptr && def->name() == "builtin.parameter")
+    builder_.set_parameter(v, def->attr("name").as_string());
+  bind(dst, v);
+}
+
+void ProgramTracer::record_alias(const Tensor& alias, const Tensor& of) {
+  if (program_ == nullptr) return;
+  auto it = map_.find(of.impl().get());
+  if (it != map_.end() && it->second.version == of.version()) bind(alias, it->second.value);
+}
+
+// ---- control flow
+void ProgramTracer::push_scope() {
+  Scope s;
+  s.region = std::make_unique<Region>();
+  Block* b = s.region->add_block();
+  scopes_.push_back(std::move(s));
+  builder_.set_insertion_point_to_end(b);
+}
+
+void ProgramTracer::pop_scope() {
+  Scope& s = scopes_.back();
+  for (const TensorImpl* k : s.bound) {
+    auto it = map_.find(k);
+    if (it != map_.end() && it->second.depth == scopes_.size()) map_.erase(it);
+  }
+  done_.push_back(std::move(s.region));
+  scopes_.pop_back();
+  builder_.set_insertion_point_to_end(scopes_.empty() ? program_->block() : scopes_.back().region->front());
+}
+
+Value ProgramTracer::cond_value(const Tensor& pred, const char* what) {
+  OAR_ENFORCE(pred.dtype() == DataType::BOOL && pred.numel() == 1, InvalidArgument, what,
+              ": the condition must be a bool tensor with one element, got shape ", pred.dims(), " ",
+              dtype_name(pred.dtype()));
+  return value_of(pred, what);
+}
+
+void ProgramTracer::begin_branch() {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
+  push_scope();
+}
+
+void ProgramTracer::end_branch(const std::vector<Tensor>& outs) {
+  OAR_ENFORCE(!scopes_.empty(), PreconditionNotMet, "cond: end_branch without begin_branch");
+  std::vector<Value> vals;
+  for (const Tensor& t : outs) vals.push_back(value_of(t, "cond"));
+  builder_.yield(vals);
+  pop_scope();
+}
+
+void ProgramTracer::finish_if(const Tensor& pred, const std::vector<Tensor>& results) {
+  OAR_ENFORCE(done_.size() >= 2, PreconditionNotMet, "cond: finish_if needs two traced branches");
+  auto else_r = std::move(done_.back());
+  done_.pop_back();
+  auto then_r = std::move(done_.back());
+  done_.pop_back();
+  const Operation* ty = then_r->front()->back();
+  const Operation* ey = else_r->front()->back();
+  OAR_ENFORCE(ty->num_operands() == ey->num_operands() && ty->num_operands() == results.size(), InvalidArgument,
+              "cond: true_fn returns ", ty->num_operands(), " tensors but false_fn returns ", ey->num_operands());
+  std::vector<Type> types;
+  for (size_t i = 0; i < ty->num_operands(); ++i) {
+    OAR_ENFORCE(ty->operand(i).type() == ey->operand(i).type(), InvalidArgument, "cond: output ", i,
+                " is ", ty->operand(i).type().str(), " in true_fn but ", ey->operand(i).type().str(),
+                " in false_fn; both branches must return the same shapes and dtypes");
+    types.push_back(ty->operand(i).type());
+  }
+  Value c = cond_value(pred, "cond");
+  Operation* op = builder_.build("cf.if", {c}, {}, types, 2);
+  op->region(0).take_body(*then_r);
+  op->region(1).take_body(*else_r);
+  for (size_t i = 0; i < results.size(); ++i) bind(results[i], op->result(i));
+}
+
+void ProgramTracer::begin_loop(const std::vector<Tensor>& init, const std::vector<Tensor>& placeholders) {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
+  OAR_ENFORCE(init.size() == placeholders.size(), InvalidArgument, "while_loop: placeholders do not match loop_vars");
+  std::vector<Type> types;
+  for (const Tensor& t : init) types.push_back(value_of(t, "while_loop").type());
+  push_scope();
+  Block* body = scopes_.back().region->front();
+  for (size_t i = 0; i < placeholders.size(); ++i) bind(placeholders[i], body->add_argument(types[i]));
+}
+
+void ProgramTracer::end_loop(const Tensor& next_cond, const std::vector<Tensor>& next) {
+  OAR_ENFORCE(!scopes_.empty(), PreconditionNotMet, "while_loop: end_loop without begin_loop");
+  Block* body = scopes_.back().region->front();
+  OAR_ENFORCE(next.size() == body->num_arguments(), InvalidArgument, "while_loop: body returns ", next.size(),
+              " values for ", body->num_arguments(), " loop_vars");
+  std::vector<Value> vals{cond_value(next_cond, "while_loop")};
+  for (size_t i = 0; i < next.size(); ++i) {
+    Value v = value_of(next[i], "while_loop");
+    OAR_ENFORCE(v.type() == body->argument(i).type(), InvalidArgument, "while_loop: loop_vars[", i, "] is ",
+                body->argument(i).type().str(), " but the body returns ", v.type().str(),
+                "; a loop variable must keep its shape and dtype");
+    vals.push_back(v);
+  }
+  builder_.yield(vals);
+  pop_scope();
+}
+
+void ProgramTracer::finish_while(const Tensor& cond, const std::vector<Tensor>& init,
+                                 const std::vector<Tensor>& results) {
+  OAR_ENFORCE(!done_.empty(), PreconditionNotMet, "while_loop: finish_while needs a traced body");
+  auto body = std::move(done_.back());
+  done_.pop_back();
+  std::vector<Value> operands{cond_value(cond, "while_loop")};
+  std::vector<Type> types;
+  for (const Tensor& t : init) {
+    operands.push_back(value_of(t, "while_loop"));
+    types.push_back(operands.back().type());
+  }
+  Operation* op = builder_.build("cf.while", operands, {}, types, 1);
+  op->region(0).take_body(*body);
+  OAR_ENFORCE(results.size() == types.size(), InvalidArgument, "while_loop: ", results.size(), " results for ",
+              types.size(), " loop_vars");
+  for (size_t i = 0; i < results.size(); ++i) bind(results[i], op->result(i));
+}
+
+std::unique_ptr<Program> ProgramTracer::finish(const std::vector<Tensor>& outputs) {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
+  OAR_ENFORCE(scopes_.empty(), PreconditionNotMet, "to_static: a branch or loop body is still being traced");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    OAR_ENFORCE(outputs[i].defined(), InvalidArgument, "to_static: output ", i, " is an undefined tensor");
+    Value v = value_of(outputs[i], "output");
+    builder_.build("builtin.output", {v}, {{"name", ctx_->str_attr("out" + std::to_string(i))}}, {});
+  }
+  verify_program(*program_);
+  map_.clear();
+  keep_.clear();
+  return std::move(program_);
+}
+
+}  // namespace oar::pir

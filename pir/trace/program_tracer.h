@@ -1,0 +1,97 @@
+// ProgramTracer: the IR's implementation of the core's trace slot (Note [Tracing] in
+// docs/notes/jit.md). While active, every op call the eager code makes is appended to
+// a program as its pd_op op; tensors map to the values that produced them. Inputs and
+// parameters are declared first; any other tensor an op reads becomes a constant.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "paddle_core/api/trace.h"
+#include "pir/ir/builder.h"
+#include "pir/ir/program.h"
+
+namespace oar::pir {
+
+class ProgramTracer final : public trace::Tracer {
+ public:
+  explicit ProgramTracer(IrContext* ctx = IrContext::global());
+  ~ProgramTracer() override;
+
+  /// Declares `t` as the program input `name` (builtin.input); dims may hold -1 where
+  /// the size is dynamic, and must otherwise equal t's.
+  void add_input(const Tensor& t, const std::string& name, const std::vector<int64_t>& dims);
+  /// Declares `t` as the parameter `name` (builtin.parameter); the program shares t's
+  /// memory (no copy), so later updates of t are what a run reads.
+  void add_parameter(const Tensor& t, const std::string& name);
+  /// Appends builtin.output for each tensor (named out0, out1...), verifies and returns
+  /// the program; the tracer is spent afterwards.
+  std::unique_ptr<Program> finish(const std::vector<Tensor>& outputs);
+
+  void record(const char* op, std::initializer_list<trace::Arg> inputs,
+              std::initializer_list<trace::NamedAttr> attrs,
+              std::initializer_list<trace::Arg> outputs) override;
+  void record_inplace(const char* op, const Tensor& x, const Tensor& result) override;
+  /// A write into a parameter becomes builtin.set_parameter; into a computed tensor, a
+  /// new value for it; into an input or an outside tensor, an error.
+  void record_write(const Tensor& dst, const Tensor& src) override;
+  void record_alias(const Tensor& alias, const Tensor& of) override;
+
+  // ---- control flow (Note [Tracing control flow] in docs/notes/jit.md). A branch or a
+  // loop body is traced into a detached region; tensors made inside it are visible
+  // only there. The caller runs the real computation eagerly with tracing paused and
+  // binds its results to the op's results.
+
+  /// Starts tracing a cf.if branch (then first, else second).
+  void begin_branch();
+  /// Ends the branch: cf.yield(outs).
+  void end_branch(const std::vector<Tensor>& outs);
+  /// Appends cf.if(pred) with the two traced branches; `results` (the eager values)
+  /// become its results.
+  void finish_if(const Tensor& pred, const std::vector<Tensor>& results);
+  /// Starts tracing a cf.while body: `placeholders` (fresh tensors holding the initial
+  /// values) become the body's block arguments, typed like `init`.
+  void begin_loop(const std::vector<Tensor>& init, const std::vector<Tensor>& placeholders);
+  /// Ends the body: cf.yield(next_cond, next...).
+  void end_loop(const Tensor& next_cond, const std::vector<Tensor>& next);
+  /// Appends cf.while(cond, init...) with the traced body; `results` become its results.
+  void finish_while(const Tensor& cond, const std::vector<Tensor>& init, const std::vector<Tensor>& results);
+
+  size_t num_constants() const { return num_constants_; }
+  /// True when `t` was computed from the inputs or parameters (its value differs from
+  /// run to run, so Python must not read it while tracing).
+  bool is_traced(const Tensor& t) const;
+
+ private:
+  struct Mapped {
+    Value value;
+    uint32_t version;
+    size_t depth;  // how many regions deep the value is defined
+  };
+  struct Scope {
+    std::unique_ptr<Region> region;  // detached until the cf op takes it
+    std::vector<const TensorImpl*> bound;  // mappings made inside (dropped at the end)
+    bool yielded = false;
+  };
+  void push_scope();
+  void pop_scope();
+  Value cond_value(const Tensor& pred, const char* what);
+  Value value_of(const Tensor& t, const char* op);
+  void bind(const Tensor& t, Value v);
+  Attribute to_attr(const trace::AttrValue& v);
+
+  IrContext* ctx_;
+  std::unique_ptr<Program> program_;
+  Builder builder_;
+  std::unordered_map<const TensorImpl*, Mapped> map_;
+  // Every mapped tensor stays alive while tracing, so a freed tensor's address is never
+  // taken for a new one.
+  std::vector<std::shared_ptr<TensorImpl>> keep_;
+  size_t num_constants_ = 0;
+  std::vector<Scope> scopes_;          // open regions, innermost last
+  std::vector<std::unique_ptr<Region>> done_;  // finished branch/body regions awaiting their op
+};
+
+}  // namespace oar::pir

@@ -1,0 +1,393 @@
+"""oar.jit.to_static: converts eager code into a program of Oar's IR by tracing
+(Note [Tracing] in docs/notes/jit.md).
+
+The function runs once eagerly on the call's inputs while the core's trace slot is
+active: every op it calls is appended to a program (pd_op ops), inputs become
+builtin.input and the layer's parameters and buffers builtin.parameter (sharing their
+memory). The program runs on the executor (pir/executor) for every later call with the
+same signature: the shapes and dtypes of the tensor arguments (dynamic sizes where the
+InputSpec says -1/None), the Python values of the other arguments, and the layer's
+training flag. Anything that would make the program differ from the Python code is an
+error naming the file and line, never a silently wrong program:
+  - reading a traced tensor's value in Python (if/while on a tensor, .item(), .numpy());
+  - a program that depends on the size of a dynamic dimension (checked by tracing twice).
+"""
+import functools
+import os
+import traceback
+
+from .. import _C
+from .. import profiler as _profiler
+from .._creation import get_rng_state as _get_rng_state, set_rng_state as _set_rng_state
+from ..static import InputSpec
+
+_pir = _C.pir
+_Tensor = _C.Tensor
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_enabled = True
+
+
+class Dy2StaticError(NotImplementedError):
+    """Python code that tracing cannot turn into a program (names the file and line)."""
+
+
+def enable_to_static(enable_to_static_bool):
+    """Globally switches to_static conversion on or off (off: decorated code runs eagerly)."""
+    global _enabled
+    _enabled = bool(enable_to_static_bool)
+
+
+def _user_frame():
+    """The innermost stack frame outside the oar package: 'file:line: code'."""
+    for fs in reversed(traceback.extract_stack()):
+        if not os.path.abspath(fs.filename).startswith(_PKG_DIR + os.sep):
+            return f"{fs.filename}:{fs.lineno}: {(fs.line or '').strip()}"
+    return "<unknown>"
+
+
+def _frame_of(tb):
+    """The innermost frame of a traceback outside the oar package: 'file:line: code'."""
+    found = "<unknown>"
+    for fs in traceback.extract_tb(tb):
+        if not os.path.abspath(fs.filename).startswith(_PKG_DIR + os.sep):
+            found = f"{fs.filename}:{fs.lineno}: {(fs.line or '').strip()}"
+    return found
+
+
+def _dynamic_size_message(where, detail):
+    return (f"to_static: {where}\n  the converted program depends on the size of a dynamic dimension: "
+            f"the code reads a size such as x.shape[0] as a Python number (e.g. into reshape). Use -1 "
+            f"or 0 in reshape, or give a static size in the InputSpec. ({detail})")
+
+
+# ---- the tracing state: reading a traced tensor's value in Python is an error
+_active = []  # the tracers of the conversions in progress (innermost last)
+_orig_numpy = _Tensor.numpy
+
+
+def _guarded_numpy(self, *args, **kwargs):
+    if _active and _active[-1].is_traced(self):
+        raise Dy2StaticError(
+            f"to_static: {_user_frame()}\n  reads the value of a tensor computed from the inputs or "
+            f"parameters (a Python if/while on a tensor, bool(), .item(), .numpy(), float()...). "
+            f"Its value differs from call to call, so the converted program cannot depend on it: "
+            f"use oar.where, oar.static.nn.cond / oar.static.nn.while_loop, or run this code eagerly.")
+    return _orig_numpy(self, *args, **kwargs)
+
+
+class _Tracing:
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def __enter__(self):
+        if not _active:
+            _Tensor.numpy = _guarded_numpy
+        _active.append(self.tracer)
+        self.tracer.start()
+        return self.tracer
+
+    def __exit__(self, *exc):
+        self.tracer.stop()
+        _active.pop()
+        if not _active:
+            _Tensor.numpy = _orig_numpy
+        return False
+
+
+# ---- flattening nested Python structures of tensors
+def _flatten(obj, tensors):
+    """(structure, tensors appended): tensors become ('T', index); other leaves stay."""
+    if isinstance(obj, _Tensor):
+        tensors.append(obj)
+        return ("T", len(tensors) - 1)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, tuple(_flatten(o, tensors) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _flatten(v, tensors)) for k, v in obj.items()))
+    return ("C", obj)
+
+
+def _unflatten(struct, tensors):
+    kind, val = struct
+    if kind == "T":
+        return tensors[val]
+    if kind in ("list", "tuple"):
+        items = [_unflatten(s, tensors) for s in val]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: _unflatten(s, tensors) for k, s in val}
+    return val
+
+
+def _key_of(struct, tensors, specs):
+    """A hashable signature: the structure with each tensor's (shape, dtype)."""
+    def leaf(s):
+        kind, val = s
+        if kind == "T":
+            shape = specs[val] if specs[val] is not None else tuple(tensors[val].shape)
+            return ("T", tuple(shape), str(tensors[val].dtype))
+        if kind in ("list", "tuple"):
+            return (kind, tuple(leaf(x) for x in val))
+        if kind == "dict":
+            return ("dict", tuple((k, leaf(x)) for k, x in val))
+        try:
+            hash(val)
+            return ("C", type(val).__name__, val)
+        except TypeError:
+            return ("C", type(val).__name__, repr(val))
+    return leaf(struct)
+
+
+class ConcreteProgram:
+    """One converted signature: the program, its executor and the output structure."""
+
+    def __init__(self, program, out_struct, param_names, input_names):
+        self.program = program
+        self.out_struct = out_struct
+        self.param_names = param_names
+        self.input_names = input_names
+        self.executor = _pir.Executor(program)
+
+    @property
+    def main_program(self):
+        return self.program
+
+
+def _named_state(layer):
+    """The tensors a layer's program reads by name: parameters, then buffers."""
+    if layer is None:
+        return []
+    state = list(layer.named_parameters())
+    seen = {id(t) for _, t in state}
+    state += [(n, b) for n, b in layer.named_buffers() if id(b) not in seen]
+    return state
+
+
+def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None):
+    """Runs fn(*args, **kwargs) under a tracer; returns (program, out_struct, param names,
+    input names). dyn_dims[i] marks the dynamic dims (-1) of the i-th tensor argument."""
+    from ..autograd import no_grad
+
+    tensors = []
+    struct = _flatten((args, kwargs), tensors)
+    tracer = _pir.Tracer()
+    names = []
+    for i, t in enumerate(tensors):
+        name = input_names[i] if input_names and i < len(input_names) and input_names[i] else f"x{i}"
+        while name in names:
+            name = name + "_"
+        names.append(name)
+        dims = list(t.shape)
+        if dyn_dims is not None and dyn_dims[i] is not None:
+            dims = [-1 if d == -1 else s for d, s in zip(dyn_dims[i], dims)]
+        tracer.add_input(t, name, dims)
+    state = _named_state(layer)
+    for name, t in state:
+        tracer.add_parameter(t, name)
+    # Tracing runs the code once; its side effects on the state (running statistics)
+    # and on the random generator are undone, so the first run of the program is the
+    # one that counts, as every later call.
+    rng = _get_rng_state()
+    versions = [(t, t._version) for _, t in state]
+    saved = {id(t): _C.ops.assign(t) for _, t in state if not t.dtype.is_floating_point or t.stop_gradient}
+    with _Tracing(tracer), no_grad():
+        a, k = _unflatten(struct, tensors)
+        try:
+            out = fn(*a, **k)
+        except NotImplementedError as e:
+            if isinstance(e, Dy2StaticError) or "dynamic sizes" not in str(e):
+                raise
+            raise Dy2StaticError(_dynamic_size_message(_frame_of(e.__traceback__), str(e))) from None
+    outs = []
+    out_struct = _flatten(out, outs)
+    program = tracer.finish(outs)
+    _set_rng_state(rng)
+    for t, v in versions:
+        if t._version != v:
+            if id(t) not in saved:
+                raise Dy2StaticError(f"to_static: the converted code writes into a trainable parameter of shape "
+                                     f"{list(t.shape)}; update parameters outside the converted function")
+            with no_grad():
+                t._copy_from(saved[id(t)])
+    return program, out_struct, [n for n, _ in state], names
+
+
+def _grow(t, dims):
+    """t with every dynamic dim one longer (the first slice repeated): a second example."""
+    import oar
+
+    for axis in dims:
+        first = oar.slice(t, [axis], [0], [1]) if t.shape[axis] > 0 else None
+        if first is None:
+            shape = list(t.shape)
+            shape[axis] = 1
+            first = oar.zeros(shape, dtype=t.dtype)
+        t = oar.concat([t, first], axis=axis)
+    return t
+
+
+class StaticFunction:
+    """A function (or a layer's forward) converted by to_static; calls run the program."""
+
+    def __init__(self, function, input_spec=None, layer=None, full_graph=True):
+        self._function = function
+        self._layer = layer
+        self._input_spec = list(input_spec) if input_spec is not None else None
+        self._full_graph = full_graph
+        self._cache = {}
+        functools.update_wrapper(self, function)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        # `@to_static def forward(self, x)`: one StaticFunction per layer instance.
+        bound = instance.__dict__.get("_static_" + self._function.__name__)
+        if bound is None:
+            bound = StaticFunction(self._function.__get__(instance, owner), self._input_spec, instance,
+                                   self._full_graph)
+            instance.__dict__["_static_" + self._function.__name__] = bound
+        return bound
+
+    @property
+    def dygraph_function(self):
+        return self._function
+
+    def _spec_dims(self, tensors):
+        """Per tensor argument: the InputSpec's shape when it declares dynamic dims, else None."""
+        out = [None] * len(tensors)
+        if not self._input_spec:
+            return out
+        for i, spec in enumerate(self._input_spec[:len(tensors)]):
+            if not isinstance(spec, InputSpec) or spec.shape is None:
+                continue
+            t = tensors[i]
+            if len(spec.shape) != len(t.shape) or any(d != -1 and d != s for d, s in zip(spec.shape, t.shape)):
+                raise ValueError(f"to_static: input {i} has shape {list(t.shape)}, which does not match "
+                                 f"its InputSpec shape {spec.shape}")
+            if str(spec.dtype).replace("paddle.", "").replace("oar.", "") != str(t.dtype).replace("oar.", "").replace("paddle.", ""):
+                raise TypeError(f"to_static: input {i} has dtype {t.dtype}, its InputSpec says {spec.dtype}")
+            if -1 in spec.shape:
+                out[i] = list(spec.shape)
+        return out
+
+    def _input_names(self, n):
+        if not self._input_spec:
+            return None
+        return [getattr(s, "name", None) for s in self._input_spec[:n]]
+
+    def get_concrete_program(self, *args, **kwargs):
+        tensors = []
+        struct = _flatten((args, kwargs), tensors)
+        specs = self._spec_dims(tensors)
+        training = getattr(self._layer, "training", None)
+        key = (_key_of(struct, tensors, specs), training)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._convert(args, kwargs, tensors, specs)
+            self._cache[key] = entry
+        return entry, tensors
+
+    def _convert(self, args, kwargs, tensors, specs):
+        names = self._input_names(len(tensors))
+        program, out_struct, params, inputs = trace_program(self._function, self._layer, args, kwargs,
+                                                            specs, names)
+        if any(s is not None for s in specs):
+            # Trace again with every dynamic dim one longer: a program that read such a
+            # size as a Python number (x.shape[0] into reshape) would come out different.
+            grown = [(_grow(t, [i for i, d in enumerate(s) if d == -1]) if s is not None else t)
+                     for t, s in zip(tensors, specs)]
+            struct = _flatten((args, kwargs), [])
+            a2, k2 = _unflatten(struct, grown)
+            program2, _, _, _ = trace_program(self._function, self._layer, a2, k2, specs, names)
+            if str(program) != str(program2):
+                raise Dy2StaticError(_dynamic_size_message(
+                    getattr(self._function, "__qualname__", "the function"),
+                    f"two traces with different sizes for the InputSpec's -1 dims "
+                    f"{[s for s in specs if s is not None]} gave different programs"))
+        return ConcreteProgram(program, out_struct, params, inputs)
+
+    def __call__(self, *args, **kwargs):
+        if not _enabled:
+            return self._function(*args, **kwargs)
+        entry, tensors = self.get_concrete_program(*args, **kwargs)
+        params = {}
+        if self._layer is not None:
+            params = dict(_named_state(self._layer))
+        if _profiler._active:
+            _profiler._notify(entry.executor)
+        outs = entry.executor.run(tensors, params)
+        return _unflatten(entry.out_struct, outs)
+
+    # ---- introspection
+    @property
+    def concrete_programs(self):
+        return list(self._cache.values())
+
+    @property
+    def main_program(self):
+        if not self._cache:
+            raise RuntimeError("to_static: the function has not been called yet, so no program exists")
+        return next(reversed(self._cache.values())).program
+
+    def rollback(self):
+        """Restores the eager function (Paddle's StaticFunction.rollback)."""
+        if self._layer is not None and self._layer.__dict__.get("forward") is self:
+            del self._layer.__dict__["forward"]
+            return self._layer.forward
+        return self._function
+
+
+def to_static(function=None, input_spec=None, build_strategy=None, backend=None, full_graph=True,
+              **kwargs):
+    """Converts a function or an nn.Layer into a static program (see the module doc).
+
+    @oar.jit.to_static
+    def f(x): ...
+
+    net = oar.jit.to_static(net, input_spec=[InputSpec([None, 784], "float32")])
+    """
+    if input_spec is not None:
+        if not isinstance(input_spec, (list, tuple)):
+            raise TypeError(f"to_static: input_spec must be a list of InputSpec, got {type(input_spec).__name__}")
+        for s in input_spec:
+            if not isinstance(s, (InputSpec, _Tensor)) and s is not None:
+                raise TypeError(f"to_static: input_spec entries must be InputSpec, got {type(s).__name__}")
+        input_spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in input_spec]
+
+    def decorate(fn):
+        from ..nn import Layer
+
+        if isinstance(fn, Layer):
+            layer = fn
+            forward = layer.forward
+            if isinstance(forward, StaticFunction):
+                return layer
+            layer.__dict__["forward"] = StaticFunction(forward, input_spec, layer, full_graph)
+            return layer
+        if isinstance(fn, StaticFunction):
+            return fn
+        if not callable(fn):
+            raise TypeError(f"to_static: expected a function or an oar.nn.Layer, got {type(fn).__name__}")
+        layer = getattr(fn, "__self__", None)
+        layer = layer if isinstance(layer, Layer) else None
+        return StaticFunction(fn, input_spec, layer, full_graph)
+
+    if function is None:
+        return decorate
+    return decorate(function)
+
+
+def not_to_static(func=None):
+    """Paddle's marker for functions to keep eager; tracing runs them as they are."""
+    return func if func is not None else (lambda f: f)
+
+
+def ignore_module(modules):
+    """Paddle API compatibility: tracing converts what runs, whatever module it is in."""
+    return None
+
+
+def is_tracing():
+    """True while to_static is converting code on this thread."""
+    return bool(_active)
+

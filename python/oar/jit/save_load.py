@@ -1,0 +1,175 @@
+"""oar.jit.save / oar.jit.load: the saved-model layout (Note [Saved model] in
+docs/notes/jit.md).
+
+    <path>.pdmodel     the program, PIR's versioned binary format, parameters by name only
+    <path>.pdiparams   the parameter and buffer data, oar.save's safe tensor format
+    <path>.pdinfo      JSON: which of them are buffers, input names, output arity
+
+oar.inference's predictor (Python and C++) reads the same files.
+"""
+import json
+import os
+
+import numpy as np
+
+from .. import _C
+from ..static import InputSpec
+from .api import StaticFunction, _Tensor, _named_state, _unflatten
+
+_pir = _C.pir
+
+
+def _example(spec, size):
+    """An input for an InputSpec: dynamic sizes become `size`; floats random, ints zeros."""
+    import oar
+
+    if not isinstance(spec, InputSpec):
+        raise TypeError(f"jit.save: input_spec entries must be InputSpec, got {type(spec).__name__}")
+    if spec.shape is None:
+        raise ValueError(f"jit.save: InputSpec {spec} has no shape")
+    shape = [size if d == -1 else d for d in spec.shape]
+    dtype = str(spec.dtype).replace("paddle.", "").replace("oar.", "")
+    if dtype in ("float16", "bfloat16", "float32", "float64"):
+        data = np.random.default_rng(0).standard_normal(shape).astype("float32")
+        return oar.to_tensor(data).astype(dtype)
+    return oar.zeros(shape, dtype=dtype)
+
+
+def _atomic_write(path, data):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save(layer, path, input_spec=None, **configs):
+    """Converts `layer` (an nn.Layer or a to_static function) and writes the saved model
+    under the prefix `path` (see the module doc)."""
+    from ..framework_io import save as save_tensors
+    from ..nn import Layer
+
+    if isinstance(layer, Layer):
+        fwd = layer.forward
+        static = fwd if isinstance(fwd, StaticFunction) else StaticFunction(fwd, input_spec, layer)
+    elif isinstance(layer, StaticFunction):
+        static = layer
+    else:
+        raise TypeError(f"jit.save: expected an oar.nn.Layer or a to_static function, got {type(layer).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or os.path.basename(os.fspath(path)) == "":
+        raise ValueError(f"jit.save: path must be a file prefix such as 'out/model', got {path!r}")
+    path = os.fspath(path)
+    spec = input_spec if input_spec is not None else static._input_spec
+    if spec is not None:
+        spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in spec]
+        examples = [_example(s, 2) for s in spec]
+        saved_spec = static._input_spec
+        static._input_spec = spec
+        try:
+            entry, _ = static.get_concrete_program(*examples)
+        finally:
+            static._input_spec = saved_spec
+    elif static.concrete_programs:
+        entry = static.concrete_programs[-1]
+    else:
+        raise ValueError("jit.save: give input_spec (a list of InputSpec), or call the to_static "
+                         "function once before saving")
+    program = entry.program
+    state = dict(_named_state(static._layer))
+    names = program.parameter_names()
+    params = {n: state[n] for n in names if n in state}
+    buffers = {n for n, _ in (static._layer.named_buffers() if static._layer is not None else [])}
+    info = {
+        "format": "oar.jit/1",
+        "inputs": entry.input_names,
+        "buffers": sorted(n for n in params if n in buffers),
+        "output_struct": _struct_to_json(entry.out_struct),
+    }
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    _atomic_write(path + ".pdmodel", program.serialize(with_parameter_data=False))
+    save_tensors(params, path + ".pdiparams")
+    _atomic_write(path + ".pdinfo", json.dumps(info, indent=1).encode())
+
+
+def _struct_to_json(struct):
+    kind, val = struct
+    if kind == "T":
+        return {"T": val}
+    if kind in ("list", "tuple"):
+        return {kind: [_struct_to_json(s) for s in val]}
+    if kind == "dict":
+        return {"dict": [[k, _struct_to_json(s)] for k, s in val]}
+    return {"C": val if isinstance(val, (int, float, str, bool, type(None))) else repr(val)}
+
+
+def _struct_from_json(j):
+    (kind, val), = j.items()
+    if kind == "T":
+        return ("T", int(val))
+    if kind in ("list", "tuple"):
+        return (kind, tuple(_struct_from_json(s) for s in val))
+    if kind == "dict":
+        return ("dict", tuple((k, _struct_from_json(s)) for k, s in val))
+    return ("C", val)
+
+
+def load_program(path):
+    """(program, params dict, info dict) of a saved model; every file is checked."""
+    from ..framework_io import load as load_tensors
+
+    path = os.fspath(path)
+    files = {ext: path + ext for ext in (".pdmodel", ".pdiparams")}
+    for f in files.values():
+        if not os.path.exists(f):
+            raise FileNotFoundError(f"jit.load: '{f}' does not exist (saved models are <prefix>.pdmodel "
+                                    f"and <prefix>.pdiparams)")
+    with open(files[".pdmodel"], "rb") as f:
+        data = f.read()
+    try:
+        program = _pir.deserialize(data)
+    except ValueError as e:
+        raise ValueError(f"jit.load: '{files['.pdmodel']}' is not a valid program: {e}") from None
+    params = load_tensors(files[".pdiparams"])
+    if not isinstance(params, dict):
+        raise ValueError(f"jit.load: '{files['.pdiparams']}' does not hold a dict of tensors")
+    info = {}
+    if os.path.exists(path + ".pdinfo"):
+        try:
+            with open(path + ".pdinfo") as f:
+                info = json.load(f)
+            if not isinstance(info, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as e:
+            raise ValueError(f"jit.load: '{path}.pdinfo' is corrupt: {e}") from None
+    attach_parameters(program, params, files[".pdiparams"])
+    return program, params, info
+
+
+def attach_parameters(program, params, where):
+    """Gives the program the data of each parameter it reads, checking names, shapes, dtypes."""
+    by_name = {}
+    for op in program.ops():
+        if op.name == "builtin.parameter":
+            v = op.result(0)
+            by_name[op.attrs()["name"]] = (list(v.shape), v.dtype)
+    for name, (shape, dtype) in by_name.items():
+        if name not in params:
+            raise ValueError(f"jit.load: '{where}' has no data for parameter '{name}'")
+        t = params[name]
+        if list(t.shape) != shape or t.dtype != dtype:
+            raise ValueError(f"jit.load: parameter '{name}' in '{where}' has shape {list(t.shape)} {t.dtype}, "
+                             f"the program expects {shape} {dtype}")
+        program.set_parameter(name, t)
+
+
+def load(path, **configs):
+    """Loads a saved model as a TranslatedLayer: it runs, and its parameters can be fine-tuned."""
+    from .translated_layer import TranslatedLayer
+
+    program, params, info = load_program(path)
+    return TranslatedLayer(program, params, info)
+
+
+__all__ = ["save", "load", "load_program", "_unflatten"]

@@ -1,0 +1,49 @@
+"""TranslatedLayer: a saved program as an nn.Layer (what oar.jit.load returns)."""
+from .. import _C
+from .. import profiler as _profiler
+from ..nn import Layer
+from ..nn.layer import Parameter
+from .api import _unflatten
+
+
+class TranslatedLayer(Layer):
+    """Runs a loaded program on the executor. Floating-point parameters are trainable
+    (stop_gradient=False) so the layer can be fine-tuned; buffers are not."""
+
+    def __init__(self, program, params, info):
+        super().__init__()
+        from .save_load import _struct_from_json
+
+        self._program = program
+        self._executor = _C.pir.Executor(program)
+        buffers = set(info.get("buffers", []))
+        self._state_names = []
+        for name in program.parameter_names():
+            t = params[name]
+            key = name.replace(".", "__")
+            if name in buffers or not t.dtype.is_floating_point:
+                self.register_buffer(key, t)
+            else:
+                self.add_parameter(key, Parameter(t))
+            self._state_names.append((name, key))
+        struct = info.get("output_struct")
+        self._out_struct = _struct_from_json(struct) if struct else None
+
+    @property
+    def program(self):
+        return self._program
+
+    def input_names(self):
+        return list(self._executor.input_names)
+
+    def forward(self, *inputs):
+        state = {}
+        for name, key in self._state_names:
+            t = self._parameters.get(key)
+            state[name] = t if t is not None else self._buffers[key]
+        if _profiler._active:
+            _profiler._notify(self._executor)
+        outs = self._executor.run(list(inputs), state)
+        if self._out_struct is not None:
+            return _unflatten(self._out_struct, outs)
+        return outs[0] if len(outs) == 1 else outs

@@ -1,0 +1,44 @@
+"""oar.static: the static-graph vocabulary (InputSpec; nn.cond / nn.while_loop live in
+oar.static.nn)."""
+import numpy as _np
+
+
+class InputSpec:
+    """Describes a program input: shape (None or -1 marks a dynamic size), dtype, name.
+
+    Used by oar.jit.to_static / oar.jit.save (and by oar.Model's inputs/labels)."""
+
+    def __init__(self, shape=None, dtype="float32", name=None, stop_gradient=False):
+        if shape is not None:
+            if isinstance(shape, int):
+                shape = [shape]
+            shape = [-1 if d is None else d for d in shape]
+            for d in shape:
+                if not isinstance(d, (int, _np.integer)) or d < -1:
+                    raise ValueError(f"InputSpec: shape must hold sizes >= 0, or -1/None for a dynamic "
+                                     f"size, got {list(shape)}")
+            shape = [int(d) for d in shape]
+        self.shape = shape
+        self.dtype = dtype
+        self.name = name
+        self.stop_gradient = stop_gradient
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        return cls(list(tensor.shape), tensor.dtype, name)
+
+    def batch(self, batch_size):
+        return InputSpec([batch_size] + list(self.shape or []), self.dtype, self.name, self.stop_gradient)
+
+    def __eq__(self, other):
+        return (isinstance(other, InputSpec) and self.shape == other.shape
+                and str(self.dtype) == str(other.dtype) and self.name == other.name)
+
+    def __hash__(self):
+        return hash((tuple(self.shape or ()), str(self.dtype), self.name))
+
+    def __repr__(self):
+        return f"InputSpec(shape={tuple(self.shape or ())}, dtype={self.dtype}, name={self.name})"
+
+
+from . import nn  # noqa: E402,F401
