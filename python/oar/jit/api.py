@@ -47,11 +47,11 @@ def _user_frame():
 
 def _frame_of(tb):
     """The innermost frame of a traceback outside the oar package: 'file:line: code'."""
-    found = "<unknown>"
-    for fs in traceback.extract_tb(tb):
-        if not os.path.abspath(fs.filename).startswith(_PKG_DIR + os.sep):
-            found = f"{fs.filename}:{fs.lineno}: {(fs.line or '').strip()}"
-    return found
+    frames = traceback.extract_tb(tb)
+    outside = [fs for fs in frames if not os.path.abspath(fs.filename).startswith(_PKG_DIR + os.sep)]
+    # In user code when there is any; else the library line that read the size.
+    fs = outside[-1] if outside else (frames[-1] if frames else None)
+    return f"{fs.filename}:{fs.lineno}: {(fs.line or '').strip()}" if fs else "<unknown>"
 
 
 def _dynamic_size_message(where, detail):

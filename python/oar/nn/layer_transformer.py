@@ -84,9 +84,9 @@ class MultiHeadAttention(Layer):
         self.out_proj = Linear(embed_dim, embed_dim, weight_attr, bias_attr=bias_attr)
 
     def _split_heads(self, x):
-        """[B, S, E] -> [B, H, S, head_dim]."""
-        b, s = x.shape[0], x.shape[1]
-        return _ops.transpose(x.reshape([b, s, self.num_heads, self.head_dim]), [0, 2, 1, 3])
+        """[B, S, E] -> [B, H, S, head_dim]. Sizes 0 copy the input's (B and S stay
+        symbolic in converted programs with dynamic shapes)."""
+        return _ops.transpose(x.reshape([0, 0, self.num_heads, self.head_dim]), [0, 2, 1, 3])
 
     def compute_kv(self, key, value):
         return self._split_heads(self.k_proj(key)), self._split_heads(self.v_proj(value))
@@ -137,7 +137,7 @@ class MultiHeadAttention(Layer):
                                 mode="upscale_in_train")
         out = _ops.matmul(weights, v)
         out = _ops.transpose(out, [0, 2, 1, 3])
-        out = out.reshape([out.shape[0], out.shape[1], self.embed_dim])
+        out = out.reshape([0, 0, self.embed_dim])
         out = self.out_proj(out)
         outs = [out]
         if self.need_weights:
@@ -147,14 +147,13 @@ class MultiHeadAttention(Layer):
         return out if len(outs) == 1 else tuple(outs)
 
     def _fused_forward(self, query, key, value, attn_mask):
-        b, sq, sk = query.shape[0], query.shape[1], key.shape[1]
         h, d = self.num_heads, self.head_dim
-        q = self.q_proj(query).reshape([b, sq, h, d])
-        k = self.k_proj(key).reshape([b, sk, h, d])
-        v = self.v_proj(value).reshape([b, sk, h, d])
+        q = self.q_proj(query).reshape([0, 0, h, d])
+        k = self.k_proj(key).reshape([0, 0, h, d])
+        v = self.v_proj(value).reshape([0, 0, h, d])
         mask = _convert_attention_mask(attn_mask, q.dtype)
         out = F.scaled_dot_product_attention(q, k, v, mask, 0.0, False, self.training)
-        return self.out_proj(out.reshape([b, sq, self.embed_dim]))
+        return self.out_proj(out.reshape([0, 0, self.embed_dim]))
 
 
 class TransformerEncoderLayer(Layer):
