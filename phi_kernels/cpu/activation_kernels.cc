@@ -7,6 +7,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/include/vec_math.h"
 
 namespace oar::phi {
 namespace {
@@ -212,6 +213,25 @@ void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn) {
 template <typename T, typename Fn>
 void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
   unary_kernel<T, T>(x, out, [fn](auto v) { return fn.d2(v); });
+}
+
+// silu's forward on SLEEF vectors: x / (1 + exp(-x)).
+struct SiluF {
+#if OAR_VEC
+  static vec::F vf(vec::F x) {
+    const vec::F one = vec::set1(1.0f);
+    return vec::div(x, vec::add(one, OAR_SLEEF_F(exp, u10)(vec::sub(vec::set1(0.0f), x))));
+  }
+  static vec::D vd(vec::D x) {
+    const vec::D one = vec::set1(1.0);
+    return vec::div(x, vec::add(one, OAR_SLEEF_D(exp, u10)(vec::sub(vec::set1(0.0), x))));
+  }
+#endif
+  template <typename M> static M s(M v) { return Silu{}.f(v); }
+};
+template <typename T>
+void forward(const DenseTensor& x, DenseTensor* out, Silu) {
+  sleef_unary<SiluF, T>(x, out);
 }
 
 #define OAR_ACT_KERNELS(Name, Fn, ...)                                                             \

@@ -5,6 +5,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
 #include "phi_kernels/include/reduce.h"
+#include "phi_kernels/include/vec_math.h"
 
 namespace oar::phi {
 
@@ -101,6 +102,67 @@ void ProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
   });
 }
 
+// max/min of a contiguous float row, vectorized: the extremum and a NaN flag (any NaN
+// makes the result NaN) are separate reductions, so the loop has no branch.
+template <typename T, bool kMax>
+T row_minmax(const T* p, int64_t n, T init) {
+  T m = init;
+  bool nan = false;
+  int64_t i = 0;
+#if OAR_VEC
+  using V = std::conditional_t<std::is_same_v<T, float>, vec::F, vec::D>;
+  constexpr int L = std::is_same_v<T, float> ? vec::kF : vec::kD;
+  if (n >= 2 * L) {
+    V m0 = vec::set1(init), m1 = m0, nn = vec::set1(T(0));
+    for (; i + 2 * L <= n; i += 2 * L) {
+      const V a = vec::load(p + i), b = vec::load(p + i + L);
+      m0 = kMax ? vec::max(m0, a) : vec::min(m0, a);
+      m1 = kMax ? vec::max(m1, b) : vec::min(m1, b);
+      nn = vec::keep_nan(vec::keep_nan(nn, a), b);
+    }
+    nan = vec::any_nan(nn);
+    m = kMax ? vec::hmax(vec::max(m0, m1)) : vec::hmin(vec::min(m0, m1));
+  }
+#endif
+  for (; i < n; ++i) {
+    m = kMax ? (p[i] > m ? p[i] : m) : (p[i] < m ? p[i] : m);
+    nan = nan || p[i] != p[i];
+  }
+  return nan ? std::numeric_limits<T>::quiet_NaN() : m;
+}
+
+// The fast path of max/min over the trailing axes of a float/double tensor (inner == 1):
+// rows in parallel, or one long row split into chunks. Returns false when it does not apply.
+template <typename T, bool kMax>
+bool minmax_rows(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, T init) {
+  ReduceShape rs = make_reduce_shape(x, axes);
+  if (rs.inner != 1) return false;
+  T* o = out->alloc<T>();
+  const T* p = rs.data.data<T>();
+  const int64_t outer = rs.outer, R = rs.reduce;
+  if (outer == 1 && R >= 4 * kParallelGrain) {
+    T part[64];
+    const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
+    parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        part[c] = row_minmax<T, kMax>(p + c * len, std::min(R, (c + 1) * len) - c * len, init);
+      }
+    }, R);
+    T m = init;
+    bool nan = false;
+    for (int64_t c = 0; c < chunks; ++c) {
+      nan = nan || part[c] != part[c];
+      m = kMax ? std::max(m, part[c]) : std::min(m, part[c]);
+    }
+    o[0] = nan ? std::numeric_limits<T>::quiet_NaN() : m;
+    return true;
+  }
+  parallel_for(outer, [&](int64_t a0, int64_t a1) {
+    for (int64_t a = a0; a < a1; ++a) o[a] = row_minmax<T, kMax>(p + a * R, R, init);
+  }, outer * R);
+  return true;
+}
+
 template <typename T, bool kMax>
 void MinMaxKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
                   bool, DenseTensor* out) {
@@ -115,6 +177,9 @@ void MinMaxKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
     init = kMax ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::infinity();
   } else {
     init = kMax ? std::numeric_limits<M>::lowest() : std::numeric_limits<M>::max();
+  }
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (minmax_rows<T, kMax>(x, axes, out, init)) return;
   }
   reduce_kernel<T, M, T>(
       x, axes, out, init,
@@ -149,6 +214,27 @@ void ArgKernel(const DenseTensor& x, int64_t axis, bool flatten, DenseTensor* ou
   const T* p = rs.data.data<T>();
   using M = OpMath<T>;
   std::vector<int64_t> res(rs.outer * rs.inner);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (rs.inner == 1 && rs.reduce > 0) {
+      // Contiguous rows: the vectorized extremum (NaN if any), then the first index holding it.
+      const int64_t R = rs.reduce;
+      const T init = kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+        for (int64_t a = a0; a < a1; ++a) {
+          const T* row = p + a * R;
+          const T m = row_minmax<T, kMax>(row, R, init);
+          int64_t k = 0;
+          if (m != m) {
+            while (row[k] == row[k]) ++k;
+          } else {
+            while (k < R - 1 && row[k] != m) ++k;
+          }
+          res[a] = k;
+        }
+      }, rs.outer * R);
+      rs.outer = 0;  // done
+    }
+  }
   for (int64_t a = 0; a < rs.outer; ++a) {
     for (int64_t i = 0; i < rs.inner; ++i) {
       int64_t best = 0;

@@ -82,30 +82,26 @@ double row_sum(const T* p, int64_t n, int64_t stride, F f, bool parallel) {
   return s;
 }
 
-#if OAR_VEC512
-// sum(x) and sum((x - mean)^2) of a contiguous float/double row, in double, 2 accumulators.
+#if OAR_VEC
+// sum(x) and sum((x - mean)^2) of a contiguous float/double row, in double, 4 accumulators.
 template <typename T>
 double vec_sum(const T* p, int64_t n, double mean, bool squares) {
-  __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
-  const __m512d m = _mm512_set1_pd(mean);
+  constexpr int L = vec::kD;
+  vec::D a[4] = {vec::set1(0.0), vec::set1(0.0), vec::set1(0.0), vec::set1(0.0)};
+  const vec::D m = vec::set1(mean);
   int64_t i = 0;
-  auto load = [&](int64_t k) {
-    if constexpr (std::is_same_v<T, float>) return _mm512_cvtps_pd(_mm256_loadu_ps(p + k));
-    else return _mm512_loadu_pd(p + k);
-  };
-  for (; i + 16 <= n; i += 16) {
-    __m512d v0 = load(i), v1 = load(i + 8);
-    if (squares) {
-      v0 = _mm512_sub_pd(v0, m);
-      v1 = _mm512_sub_pd(v1, m);
-      a0 = _mm512_fmadd_pd(v0, v0, a0);
-      a1 = _mm512_fmadd_pd(v1, v1, a1);
-    } else {
-      a0 = _mm512_add_pd(a0, v0);
-      a1 = _mm512_add_pd(a1, v1);
+  for (; i + 4 * L <= n; i += 4 * L) {
+    for (int k = 0; k < 4; ++k) {
+      vec::D v = vec::widen(p + i + k * L);
+      if (squares) {
+        v = vec::sub(v, m);
+        a[k] = vec::fmadd(v, v, a[k]);
+      } else {
+        a[k] = vec::add(a[k], v);
+      }
     }
   }
-  double s = _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+  double s = vec::hsum(vec::add(vec::add(a[0], a[1]), vec::add(a[2], a[3])));
   for (; i < n; ++i) {
     const double v = static_cast<double>(p[i]) - (squares ? mean : 0.0);
     s += squares ? v * v : v;
@@ -126,7 +122,7 @@ void VarStd(const DenseTensor& x, const std::vector<int64_t>& axis, bool unbiase
   const int64_t R = rs.reduce;
   const double denom = static_cast<double>(R) - (unbiased ? 1.0 : 0.0);
   const bool one_row = rs.outer * rs.inner == 1;
-#if OAR_VEC512
+#if OAR_VEC
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (rs.inner == 1) {  // contiguous rows (single long rows split into parallel chunks)
       auto chunked = [&](const T* row, double mean, bool sq) {
@@ -178,34 +174,27 @@ void StdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int
 // ---- logsumexp: max, then sum of exp(x - max) (SLEEF on contiguous float/double rows)
 template <typename M>
 M sum_exp_shifted(const M* p, int64_t n, M m) {
-#if OAR_VEC512
-  if constexpr (std::is_same_v<M, float>) {
-    __m512 acc = _mm512_setzero_ps();
-    const __m512 vm = _mm512_set1_ps(m);
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      acc = _mm512_add_ps(acc, Sleef_expf16_u10(_mm512_sub_ps(_mm512_loadu_ps(p + i), vm)));
-    }
-    if (i < n) {
-      const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1u);
-      __m512 e = Sleef_expf16_u10(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, p + i), vm));
-      acc = _mm512_add_ps(acc, _mm512_maskz_mov_ps(k, e));
-    }
-    return _mm512_reduce_add_ps(acc);
-  } else {
-    __m512d acc = _mm512_setzero_pd();
-    const __m512d vm = _mm512_set1_pd(m);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      acc = _mm512_add_pd(acc, Sleef_expd8_u10(_mm512_sub_pd(_mm512_loadu_pd(p + i), vm)));
-    }
-    if (i < n) {
-      const __mmask8 k = static_cast<__mmask8>((1u << (n - i)) - 1u);
-      __m512d e = Sleef_expd8_u10(_mm512_sub_pd(_mm512_maskz_loadu_pd(k, p + i), vm));
-      acc = _mm512_add_pd(acc, _mm512_maskz_mov_pd(k, e));
-    }
-    return _mm512_reduce_add_pd(acc);
+#if OAR_VEC
+  using V = std::conditional_t<std::is_same_v<M, float>, vec::F, vec::D>;
+  constexpr int L = std::is_same_v<M, float> ? vec::kF : vec::kD;
+  auto vexp = [](V v) {
+    if constexpr (std::is_same_v<M, float>) return OAR_SLEEF_F(exp, u10)(v);
+    else return OAR_SLEEF_D(exp, u10)(v);
+  };
+  V acc0 = vec::set1(M(0)), acc1 = acc0;
+  const V vm = vec::set1(m);
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    acc0 = vec::add(acc0, vexp(vec::sub(vec::load(p + i), vm)));
+    acc1 = vec::add(acc1, vexp(vec::sub(vec::load(p + i + L), vm)));
   }
+  for (; i + L <= n; i += L) acc0 = vec::add(acc0, vexp(vec::sub(vec::load(p + i), vm)));
+  if (i < n) {  // pad with -inf: exp(-inf) = 0
+    alignas(64) M buf[L];
+    for (int k = 0; k < L; ++k) buf[k] = i + k < n ? p[i + k] : -std::numeric_limits<M>::infinity();
+    acc1 = vec::add(acc1, vexp(vec::sub(vec::load(buf), vm)));
+  }
+  return vec::hsum(vec::add(acc0, acc1));
 #else
   M s = 0;
   for (int64_t i = 0; i < n; ++i) s += std::exp(p[i] - m);
@@ -229,9 +218,10 @@ void LogsumexpKernel(const DeviceContext&, const DenseTensor& x, const std::vect
     auto one = [&](const M* row, int64_t n) -> M {
       M m = ninf;
       bool nan = false;
+#pragma omp simd reduction(max : m) reduction(| : nan)
       for (int64_t r = 0; r < n; ++r) {
         m = row[r] > m ? row[r] : m;
-        nan = nan || row[r] != row[r];
+        nan |= row[r] != row[r];
       }
       if (nan) return std::numeric_limits<M>::quiet_NaN();
       if (std::isinf(m)) return m;  // all -inf (or empty), or a +inf present
@@ -401,13 +391,44 @@ void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
     }
   }, rows * n);
 }
+#elif OAR_VEC256
+// The AVX2 version: 4 double lanes, scan by shifts of 1 and 2 lanes plus a running carry.
+inline __m256d prefix4(__m256d v) {
+  const __m256d z = _mm256_setzero_pd();
+  // [0, v0, v1, v2], then [0, 0, v0', v1']
+  v = _mm256_add_pd(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(2, 1, 0, 0)), z, 0x1));
+  v = _mm256_add_pd(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(1, 0, 0, 0)), z, 0x3));
+  return v;
+}
+template <typename T>
+void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
+  parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = p + r * n;
+      T* y = o + r * n;
+      __m256d carry = _mm256_setzero_pd();
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        const __m256d s = prefix4(vec::widen(x + i));
+        const __m256d res = _mm256_add_pd(s, carry);
+        carry = _mm256_add_pd(carry, _mm256_permute4x64_pd(s, _MM_SHUFFLE(3, 3, 3, 3)));
+        vec::narrow_store(y + i, res);
+      }
+      double acc = i > 0 ? _mm256_cvtsd_f64(carry) : 0.0;
+      for (; i < n; ++i) {
+        acc += static_cast<double>(x[i]);
+        y[i] = static_cast<T>(acc);
+      }
+    }
+  }, rows * n);
+}
 #endif
 
 template <typename T>
 void CumsumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool flatten,
                   bool exclusive, bool reverse, DenseTensor* out) {
   using A = Acc<T>;
-#if OAR_VEC512
+#if OAR_VEC
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     ReduceShape rs = scan_shape(x, axis, flatten, "cumsum");
     if (rs.inner == 1 && !exclusive && !reverse) {

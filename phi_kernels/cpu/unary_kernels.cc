@@ -21,15 +21,18 @@ OAR_SLEEF_FUNCTOR(TanhF, tanh, u10, std::tanh(v))
 OAR_SLEEF_FUNCTOR(SinF, sin, u10, std::sin(v))
 OAR_SLEEF_FUNCTOR(CosF, cos, u10, std::cos(v))
 struct SigmoidF {
-#if OAR_VEC512
-  static __m512 vf(__m512 v) {
-    const __m512 one = _mm512_set1_ps(1.0f);
-    return _mm512_div_ps(one, _mm512_add_ps(one, Sleef_expf16_u10(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+#if OAR_VEC
+  template <typename V> static V v(V x) {  // 1 / (1 + exp(-x))
+    using E = std::conditional_t<std::is_same_v<V, vec::F>, float, double>;
+    const V one = vec::set1(E(1));
+    if constexpr (std::is_same_v<V, vec::F>) {
+      return vec::div(one, vec::add(one, OAR_SLEEF_F(exp, u10)(vec::sub(vec::set1(E(0)), x))));
+    } else {
+      return vec::div(one, vec::add(one, OAR_SLEEF_D(exp, u10)(vec::sub(vec::set1(E(0)), x))));
+    }
   }
-  static __m512d vd(__m512d v) {
-    const __m512d one = _mm512_set1_pd(1.0);
-    return _mm512_div_pd(one, _mm512_add_pd(one, Sleef_expd8_u10(_mm512_sub_pd(_mm512_setzero_pd(), v))));
-  }
+  static vec::F vf(vec::F x) { return v(x); }
+  static vec::D vd(vec::D x) { return v(x); }
 #endif
   template <typename M> static M s(M v) { return M(1) / (M(1) + std::exp(-v)); }
 };
@@ -165,9 +168,39 @@ template <typename M> M gelu_d2(M x, bool approx) {
   return pdf * (M(2) - x * x);
 }
 
+// Vector gelu: 0.5 x (1 + erf(x / sqrt2)) and 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+struct GeluErfF {
+#if OAR_VEC
+  template <typename V, typename E, typename Erf> static V v(V x, Erf erf) {
+    const V h = vec::mul(vec::set1(E(0.5)), x);
+    return vec::fmadd(h, erf(vec::mul(x, vec::set1(E(kInvSqrt2)))), h);
+  }
+  static vec::F vf(vec::F x) { return v<vec::F, float>(x, OAR_SLEEF_F(erf, u10)); }
+  static vec::D vd(vec::D x) { return v<vec::D, double>(x, OAR_SLEEF_D(erf, u10)); }
+#endif
+  template <typename M> static M s(M v) { return gelu(v, false); }
+};
+struct GeluTanhF {
+#if OAR_VEC
+  template <typename V, typename E, typename Tanh> static V v(V x, Tanh tanh) {
+    const V x3 = vec::mul(vec::mul(x, x), x);
+    const V u = vec::mul(vec::set1(E(kSqrt2OverPi)), vec::fmadd(vec::set1(E(0.044715)), x3, x));
+    const V h = vec::mul(vec::set1(E(0.5)), x);
+    return vec::fmadd(h, tanh(u), h);
+  }
+  static vec::F vf(vec::F x) { return v<vec::F, float>(x, OAR_SLEEF_F(tanh, u10)); }
+  static vec::D vd(vec::D x) { return v<vec::D, double>(x, OAR_SLEEF_D(tanh, u10)); }
+#endif
+  template <typename M> static M s(M v) { return gelu(v, true); }
+};
+
 template <typename T>
 void GeluKernel(const DeviceContext&, const DenseTensor& x, bool approximate, DenseTensor* out) {
-  unary_kernel<T, T>(x, out, [approximate](auto v) { return gelu(v, approximate); });
+  if (approximate) {
+    sleef_unary<GeluTanhF, T>(x, out);
+  } else {
+    sleef_unary<GeluErfF, T>(x, out);
+  }
 }
 template <typename T>
 void GeluGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g,

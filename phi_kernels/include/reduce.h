@@ -9,6 +9,7 @@
 
 #include "paddle_core/tensor/dense_tensor.h"
 #include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/include/vec_math.h"
 
 namespace oar::phi {
 
@@ -65,6 +66,24 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
   const Acc scale = mean ? Acc(1) / static_cast<Acc>(R) : Acc(1);
   const int64_t cost = outer * R * inner;
   auto row_sum = [](const T* row, int64_t n) {
+#if OAR_VEC
+    if constexpr (std::is_same_v<T, Acc> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+      // 4 independent vector accumulators: the adds pipeline instead of waiting on each other.
+      using V = std::conditional_t<std::is_same_v<T, float>, vec::F, vec::D>;
+      constexpr int L = std::is_same_v<T, float> ? vec::kF : vec::kD;
+      V a0 = vec::set1(T(0)), a1 = a0, a2 = a0, a3 = a0;
+      int64_t r = 0;
+      for (; r + 4 * L <= n; r += 4 * L) {
+        a0 = vec::add(a0, vec::load(row + r));
+        a1 = vec::add(a1, vec::load(row + r + L));
+        a2 = vec::add(a2, vec::load(row + r + 2 * L));
+        a3 = vec::add(a3, vec::load(row + r + 3 * L));
+      }
+      Acc acc = vec::hsum(vec::add(vec::add(a0, a1), vec::add(a2, a3)));
+      for (; r < n; ++r) acc += row[r];
+      return acc;
+    }
+#endif
     Acc acc = 0;
 #pragma omp simd reduction(+ : acc)
     for (int64_t r = 0; r < n; ++r) acc += static_cast<Acc>(static_cast<OpMath<T>>(row[r]));

@@ -1,8 +1,8 @@
-// Vectorized transcendental unary kernels on SLEEF (16 floats / 8 doubles per call
-// with AVX-512). float16/bfloat16 are widened to float in small blocks, computed, and
-// rounded back, so every float dtype takes the vector path. Strided inputs are made
-// contiguous first (the output is always contiguous). Builds without AVX-512 use the
-// scalar functor. Include only from kernel .cc files.
+// Vectorized transcendental unary kernels on SLEEF (16 floats / 8 doubles per call with
+// AVX-512, 8 / 4 with AVX2). float16/bfloat16 are widened to float in small blocks,
+// computed, and rounded back, so every float dtype takes the vector path. Strided inputs
+// are made contiguous first (the output is always contiguous). Builds without AVX2 use
+// the scalar functor. Include only from kernel .cc files.
 #pragma once
 
 #include <immintrin.h>
@@ -17,14 +17,130 @@ namespace oar::phi {
 #else
 #define OAR_VEC512 0
 #endif
+#if !OAR_VEC512 && defined(__AVX2__) && defined(__FMA__)
+#define OAR_VEC256 1
+#else
+#define OAR_VEC256 0
+#endif
+#define OAR_VEC (OAR_VEC512 || OAR_VEC256)
 
-/// Declares a functor `Name` with the scalar `s(v)` (float or double) and, with
-/// AVX-512, `vf`/`vd` calling SLEEF's `Sleef_<fn>f16_<ulp>` / `Sleef_<fn>d8_<ulp>`.
+/// The widest float vector of the build: vec::F (float) / vec::D (double), kF / kD lanes,
+/// with the few operations the functors need. SLEEF names come from OAR_SLEEF_F/D.
+namespace vec {
 #if OAR_VEC512
+using F = __m512;
+using D = __m512d;
+constexpr int kF = 16, kD = 8;
+inline F load(const float* p) { return _mm512_loadu_ps(p); }
+inline D load(const double* p) { return _mm512_loadu_pd(p); }
+inline void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+inline void store(double* p, D v) { _mm512_storeu_pd(p, v); }
+inline F set1(float v) { return _mm512_set1_ps(v); }
+inline D set1(double v) { return _mm512_set1_pd(v); }
+inline F add(F a, F b) { return _mm512_add_ps(a, b); }
+inline D add(D a, D b) { return _mm512_add_pd(a, b); }
+inline F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+inline D sub(D a, D b) { return _mm512_sub_pd(a, b); }
+inline F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+inline D mul(D a, D b) { return _mm512_mul_pd(a, b); }
+inline F div(F a, F b) { return _mm512_div_ps(a, b); }
+inline D div(D a, D b) { return _mm512_div_pd(a, b); }
+inline F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+inline D fmadd(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
+inline F max(F a, F b) { return _mm512_max_ps(a, b); }
+inline D max(D a, D b) { return _mm512_max_pd(a, b); }
+inline float hsum(F v) { return _mm512_reduce_add_ps(v); }
+inline double hsum(D v) { return _mm512_reduce_add_pd(v); }
+inline D widen(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }  // kD floats
+inline D widen(const double* p) { return load(p); }
+inline void narrow_store(float* p, D v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
+inline void narrow_store(double* p, D v) { store(p, v); }
+inline F min(F a, F b) { return _mm512_min_ps(a, b); }
+inline D min(D a, D b) { return _mm512_min_pd(a, b); }
+/// acc with the lanes where v is NaN replaced by v; any_nan(acc) tells if one ever was.
+inline F keep_nan(F acc, F v) { return _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
+inline D keep_nan(D acc, D v) { return _mm512_mask_mov_pd(acc, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), v); }
+inline bool any_nan(F v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0; }
+inline bool any_nan(D v) { return _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q) != 0; }
+inline float hmin(F v) { return _mm512_reduce_min_ps(v); }
+inline double hmin(D v) { return _mm512_reduce_min_pd(v); }
+inline float hmax(F v) { return _mm512_reduce_max_ps(v); }
+inline double hmax(D v) { return _mm512_reduce_max_pd(v); }
+#define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp
+#define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp
+#elif OAR_VEC256
+using F = __m256;
+using D = __m256d;
+constexpr int kF = 8, kD = 4;
+inline F load(const float* p) { return _mm256_loadu_ps(p); }
+inline D load(const double* p) { return _mm256_loadu_pd(p); }
+inline void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+inline void store(double* p, D v) { _mm256_storeu_pd(p, v); }
+inline F set1(float v) { return _mm256_set1_ps(v); }
+inline D set1(double v) { return _mm256_set1_pd(v); }
+inline F add(F a, F b) { return _mm256_add_ps(a, b); }
+inline D add(D a, D b) { return _mm256_add_pd(a, b); }
+inline F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+inline D sub(D a, D b) { return _mm256_sub_pd(a, b); }
+inline F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+inline D mul(D a, D b) { return _mm256_mul_pd(a, b); }
+inline F div(F a, F b) { return _mm256_div_ps(a, b); }
+inline D div(D a, D b) { return _mm256_div_pd(a, b); }
+inline F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+inline D fmadd(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
+inline F max(F a, F b) { return _mm256_max_ps(a, b); }
+inline D max(D a, D b) { return _mm256_max_pd(a, b); }
+inline D widen(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }  // kD floats
+inline D widen(const double* p) { return load(p); }
+inline void narrow_store(float* p, D v) { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
+inline void narrow_store(double* p, D v) { store(p, v); }
+inline float hsum(F v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+inline double hsum(D v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+inline F min(F a, F b) { return _mm256_min_ps(a, b); }
+inline D min(D a, D b) { return _mm256_min_pd(a, b); }
+/// acc with the lanes where v is NaN replaced by v; any_nan(acc) tells if one ever was.
+inline F keep_nan(F acc, F v) { return _mm256_blendv_ps(acc, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
+inline D keep_nan(D acc, D v) { return _mm256_blendv_pd(acc, v, _mm256_cmp_pd(v, v, _CMP_UNORD_Q)); }
+inline bool any_nan(F v) { return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0; }
+inline bool any_nan(D v) { return _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q)) != 0; }
+inline float hmin(F v) {
+  __m128 s = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_min_ss(s, _mm_movehdup_ps(s)));
+}
+inline double hmin(D v) {
+  __m128d s = _mm_min_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_min_sd(s, _mm_unpackhi_pd(s, s)));
+}
+inline float hmax(F v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+inline double hmax(D v) {
+  __m128d s = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));
+}
+#define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f8_##ulp
+#define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d4_##ulp
+#endif
+}  // namespace vec
+
+/// Declares a functor `Name` with the scalar `s(v)` (float or double) and, with AVX-512
+/// or AVX2, `vf`/`vd` calling SLEEF's `Sleef_<fn>f16_<ulp>` / `Sleef_<fn>d8_<ulp>`
+/// (`f8` / `d4` with AVX2).
+#if OAR_VEC
 #define OAR_SLEEF_FUNCTOR(Name, fn, ulp, scalar_expr)                                  \
   struct Name {                                                                         \
-    static __m512 vf(__m512 v) { return Sleef_##fn##f16_##ulp(v); }                     \
-    static __m512d vd(__m512d v) { return Sleef_##fn##d8_##ulp(v); }                    \
+    static vec::F vf(vec::F v) { return OAR_SLEEF_F(fn, ulp)(v); }                      \
+    static vec::D vd(vec::D v) { return OAR_SLEEF_D(fn, ulp)(v); }                      \
     template <typename M> static M s(M v) { return scalar_expr; }                       \
   };
 #else
@@ -36,23 +152,28 @@ namespace oar::phi {
 
 namespace detail {
 
-#if OAR_VEC512
+#if OAR_VEC
+// Full vectors, then the tail through a padded buffer (so F::vf never reads past n).
 template <typename F>
 inline void vec_apply(const float* x, float* o, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(o + i, F::vf(_mm512_loadu_ps(x + i)));
+  for (; i + vec::kF <= n; i += vec::kF) vec::store(o + i, F::vf(vec::load(x + i)));
   if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(o + i, m, F::vf(_mm512_maskz_loadu_ps(m, x + i)));
+    alignas(64) float buf[vec::kF] = {};
+    for (int64_t k = i; k < n; ++k) buf[k - i] = x[k];
+    vec::store(buf, F::vf(vec::load(buf)));
+    for (int64_t k = i; k < n; ++k) o[k] = buf[k - i];
   }
 }
 template <typename F>
 inline void vec_apply(const double* x, double* o, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(o + i, F::vd(_mm512_loadu_pd(x + i)));
+  for (; i + vec::kD <= n; i += vec::kD) vec::store(o + i, F::vd(vec::load(x + i)));
   if (i < n) {
-    const __mmask8 m = static_cast<__mmask8>((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_pd(o + i, m, F::vd(_mm512_maskz_loadu_pd(m, x + i)));
+    alignas(64) double buf[vec::kD] = {};
+    for (int64_t k = i; k < n; ++k) buf[k - i] = x[k];
+    vec::store(buf, F::vd(vec::load(buf)));
+    for (int64_t k = i; k < n; ++k) o[k] = buf[k - i];
   }
 }
 #else
