@@ -15,6 +15,8 @@ globals().update({n: getattr(_ops, n) for n in _names})
 
 def pow(x, y, name=None):  # noqa: A001  (Paddle's name)
     """x ** y for a float/int y or a Tensor y."""
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"pow: argument 'x' must be a Tensor, got {type(x).__name__}")
     return _pow(x, y)
 
 

@@ -15,6 +15,8 @@ def randperm(n, dtype="int64", name=None):
 def bernoulli(x, p=None, name=None):
     """0/1 samples with probability x (or the scalar p), in x's dtype (Paddle's paddle.bernoulli)."""
     from ._creation import rand
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"bernoulli: argument 'x' must be a Tensor, got {type(x).__name__}")
     if p is not None:
         if not 0.0 <= float(p) <= 1.0:
             raise ValueError(f"bernoulli: p must be in [0, 1], got {p}")
@@ -34,6 +36,8 @@ def multinomial(x, num_samples=1, replacement=False, name=None):
     or 2-D x. Without replacement: Gumbel top-k, i.e. sequential sampling without
     replacement in one pass."""
     from ._creation import rand
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"multinomial: argument 'x' must be a Tensor, got {type(x).__name__}")
     if x.ndim not in (1, 2):
         raise ValueError(f"multinomial: x must be 1-D or 2-D, got shape {list(x.shape)}")
     if not x.dtype.is_floating_point:

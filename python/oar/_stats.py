@@ -58,6 +58,8 @@ def cumsum(x, axis=None, dtype=None, name=None):
 def cumprod(x, dim=None, dtype=None, name=None):
     """Cumulative product along dim (over the flattened tensor when dim is None)."""
     _check_tensor(x, "cumprod")
+    if dim is not None:
+        _wrap(int(dim), x.ndim, "cumprod")
     x = _cast(x, dtype)
     return _ops._cumprod(x, -1 if dim is None else int(dim), dim is None)
 
@@ -65,6 +67,8 @@ def cumprod(x, dim=None, dtype=None, name=None):
 def logcumsumexp(x, axis=None, dtype=None, name=None):
     """log(cumsum(exp(x))) computed stably (over the flattened tensor when axis is None)."""
     _check_tensor(x, "logcumsumexp")
+    if axis is not None:
+        _wrap(int(axis), x.ndim, "logcumsumexp")
     x = _cast(x, dtype)
     return _ops._logcumsumexp(x, -1 if axis is None else int(axis), axis is None, False, False)
 
@@ -73,6 +77,7 @@ def logcumsumexp(x, axis=None, dtype=None, name=None):
 def sort(x, axis=-1, descending=False, stable=False, name=None):
     """Sorted values along axis (NaN last when ascending)."""
     _check_tensor(x, "sort")
+    _wrap(int(axis), x.ndim, "sort")
     return _ops._argsort(x, axis, descending, stable)[0]
 
 
@@ -411,6 +416,9 @@ def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
 def trace(x, offset=0, axis1=0, axis2=1, name=None):
     """Sum of the diagonal of the (axis1, axis2) planes."""
     _check_tensor(x, "trace")
+    a1, a2 = _wrap(int(axis1), x.ndim, "trace"), _wrap(int(axis2), x.ndim, "trace")
+    if a1 == a2:
+        raise ValueError(f"trace: axis1 ({axis1}) and axis2 ({axis2}) must be different axes")
     return _ops.sum(_ops.diagonal(x, offset, axis1, axis2), [-1], None, False)
 
 
@@ -461,8 +469,18 @@ def kron(x, y, name=None):
 def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
     """beta * input + alpha * (x @ y)."""
     _check_tensor(input, "addmm", "input")
+    _check_tensor(x, "addmm")
+    _check_tensor(y, "addmm", "y")
     if x.ndim != 2 or y.ndim != 2:
         raise ValueError(f"addmm: x and y must be 2-D, got shapes {x.shape} and {y.shape}")
+    if x.shape[1] != y.shape[0]:
+        raise ValueError(f"addmm: x's columns ({x.shape[1]}) must equal y's rows ({y.shape[0]}), "
+                         f"got shapes {x.shape} and {y.shape}")
+    out = [x.shape[0], y.shape[1]]
+    ins = [1] * (2 - input.ndim) + list(input.shape)
+    if input.ndim > 2 or any(d not in (1, o) for d, o in zip(ins, out)):
+        raise ValueError(f"addmm: input of shape {input.shape} cannot broadcast to x @ y's "
+                         f"shape {out}")
     return _ops.add(_ops.scale(input, float(beta), 0.0, True),
                     _ops.scale(_ops.matmul(x, y, False, False), float(alpha), 0.0, True))
 

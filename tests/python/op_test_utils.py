@@ -250,3 +250,37 @@ def tensor(data, dtype="float32", stop_gradient=True):
     """Shorthand for tests: a Tensor of `dtype` from nested lists / arrays."""
     return to_oar(round_to(np.asarray(data, dtype=np.float64) if dtype != "bool"
                            else np.asarray(data), dtype), dtype, stop_gradient)
+
+
+# ---- random ops: checked by moments / frequencies under a seed, not against a reference
+@dataclass
+class RandomCase:
+    """One random op (or variant). `sample(dtype)` draws a Tensor (after oar.seed(SEED));
+    `check(values, dtype)` asserts its moments or frequencies (values: float64 ndarray).
+    `fn_oar(*args, **attrs)` is the op itself, called by check_bad_inputs."""
+    name: str
+    fn_oar: Callable
+    sample: Callable[[str], Any]
+    check: Callable[[np.ndarray, str], None]
+    dtypes: Sequence[str] = tuple(FLOAT_DTYPES)
+    bad_inputs: Sequence[tuple] = ()
+    op: Optional[str] = None
+    attrs: Dict[str, Any] = field(default_factory=dict)
+    out_dtype: Any = "same"  # as for OpCase
+
+
+def check_random(case):
+    """Per dtype: output dtype, moments/frequencies, and the same draws after reseeding."""
+    for dtype in case.dtypes:
+        oar.seed(SEED)
+        out = case.sample(dtype)
+        where = f"{case.name} dtype={dtype}"
+        if case.out_dtype is not None:
+            want = dtype if case.out_dtype == "same" else (
+                case.out_dtype(dtype) if callable(case.out_dtype) else case.out_dtype)
+            assert out.dtype.name == want, f"{where}: output dtype {out.dtype.name}"
+        values = to_numpy(out).astype(np.float64)
+        case.check(values, dtype)
+        oar.seed(SEED)
+        again = to_numpy(case.sample(dtype)).astype(np.float64)
+        np.testing.assert_array_equal(values, again, err_msg=f"{where}: not reproducible")
