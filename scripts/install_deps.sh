@@ -14,7 +14,7 @@ APT_PACKAGES=(
   libomp-dev
   nlohmann-json3-dev     # JSON: the C++ predictor reads the safetensors header
 )
-PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn)
+PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime)  # onnx: oar.onnx.export; onnxruntime: its tests
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

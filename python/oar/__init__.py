@@ -48,6 +48,7 @@ from ._manip import *  # noqa: E402,F401,F403  (moveaxis, chunk, tril, ...)
 from .linalg import bmm, mv, einsum, inverse, cholesky, cross, norm  # noqa: E402,F401
 from . import pir  # noqa: E402,F401  (the IR: oar.pir)
 from . import static, jit, inference, profiler  # noqa: E402,F401  (to_static, saved models, predictor)
+from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 
 __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)

@@ -19,14 +19,14 @@ from .api import StaticFunction, _Tensor, _named_state, _unflatten
 _pir = _C.pir
 
 
-def _example(spec, size):
+def _example(spec, size, who="jit.save"):
     """An input for an InputSpec: dynamic sizes become `size`; floats random, ints zeros."""
     import oar
 
     if not isinstance(spec, InputSpec):
-        raise TypeError(f"jit.save: input_spec entries must be InputSpec, got {type(spec).__name__}")
+        raise TypeError(f"{who}: input_spec entries must be InputSpec, got {type(spec).__name__}")
     if spec.shape is None:
-        raise ValueError(f"jit.save: InputSpec {spec} has no shape")
+        raise ValueError(f"{who}: InputSpec {spec} has no shape")
     shape = [size if d == -1 else d for d in spec.shape]
     dtype = str(spec.dtype).replace("paddle.", "").replace("oar.", "")
     if dtype in ("float16", "bfloat16", "float32", "float64"):
@@ -44,10 +44,10 @@ def _atomic_write(path, data):
     os.replace(tmp, path)
 
 
-def save(layer, path, input_spec=None, **configs):
-    """Converts `layer` (an nn.Layer or a to_static function) and writes the saved model
-    under the prefix `path` (see the module doc)."""
-    from ..framework_io import save as save_tensors
+def concrete_program(layer, input_spec=None, who="jit.save"):
+    """(StaticFunction, ConcreteProgram) for `layer` (an nn.Layer or a to_static function):
+    converted for `input_spec` when given (dynamic dims -1/None), else the function's own
+    InputSpec, else its last converted signature. Shared by jit.save and onnx.export."""
     from ..nn import Layer
 
     if isinstance(layer, Layer):
@@ -56,14 +56,13 @@ def save(layer, path, input_spec=None, **configs):
     elif isinstance(layer, StaticFunction):
         static = layer
     else:
-        raise TypeError(f"jit.save: expected an oar.nn.Layer or a to_static function, got {type(layer).__name__}")
-    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or os.path.basename(os.fspath(path)) == "":
-        raise ValueError(f"jit.save: path must be a file prefix such as 'out/model', got {path!r}")
-    path = os.fspath(path)
+        raise TypeError(f"{who}: expected an oar.nn.Layer or a to_static function, got {type(layer).__name__}")
     spec = input_spec if input_spec is not None else static._input_spec
     if spec is not None:
+        if not isinstance(spec, (list, tuple)):
+            raise TypeError(f"{who}: input_spec must be a list of InputSpec, got {type(spec).__name__}")
         spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in spec]
-        examples = [_example(s, 2) for s in spec]
+        examples = [_example(s, 2, who) for s in spec]
         saved_spec = static._input_spec
         static._input_spec = spec
         try:
@@ -73,8 +72,27 @@ def save(layer, path, input_spec=None, **configs):
     elif static.concrete_programs:
         entry = static.concrete_programs[-1]
     else:
-        raise ValueError("jit.save: give input_spec (a list of InputSpec), or call the to_static "
-                         "function once before saving")
+        raise ValueError(f"{who}: give input_spec (a list of InputSpec), or call the to_static "
+                         f"function once before {'saving' if who == 'jit.save' else 'exporting'}")
+    return static, entry
+
+
+def _check_prefix(path, who):
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or os.path.basename(os.fspath(path)) == "":
+        raise ValueError(f"{who}: path must be a file prefix such as 'out/model', got {path!r}")
+    return os.fspath(path)
+
+
+def save(layer, path, input_spec=None, **configs):
+    """Converts `layer` (an nn.Layer or a to_static function) and writes the saved model
+    under the prefix `path` (see the module doc)."""
+    from ..framework_io import save as save_tensors
+    from ..nn import Layer
+
+    if not isinstance(layer, (Layer, StaticFunction)):
+        raise TypeError(f"jit.save: expected an oar.nn.Layer or a to_static function, got {type(layer).__name__}")
+    path = _check_prefix(path, "jit.save")
+    static, entry = concrete_program(layer, input_spec, "jit.save")
     program = entry.program
     state = dict(_named_state(static._layer))
     names = program.parameter_names()

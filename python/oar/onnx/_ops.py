@@ -1,0 +1,957 @@
+"""Translation rules: one function per PIR op name, each emitting ONNX nodes into a Graph
+(Note [ONNX export] in docs/notes/jit.md). A rule reads its operands' ONNX names and PIR
+types through an OpView and binds each result it defines. What a rule cannot express
+exactly raises NotImplementedError naming the op; a rule never guesses."""
+import math
+
+import numpy as np
+
+from ._graph import dtype_name, np_type, onnx_type
+
+RULES = {}
+
+
+def rule(*names):
+    def deco(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return deco
+
+
+class OpView:
+    """An op being translated: operand names/types, result types, attributes."""
+
+    def __init__(self, g, op):
+        self.g = g
+        self.op = op
+        self.name = op.name
+        self.operands = op.operands()
+        self.results = op.results()
+        self.attrs = op.attrs()
+
+    def unsupported(self, why):
+        return NotImplementedError(f"onnx.export: op '{self.name}' is not supported: {why}")
+
+    def x(self, i):
+        v = self.operands[i]
+        return None if v is None else self.g.get(v, self.name)
+
+    def xs(self, i):
+        """The names of a Tensor[] operand."""
+        names = self.g.get(self.operands[i], self.name)
+        if not isinstance(names, list):
+            raise self.unsupported("expected a tensor list operand")
+        return names
+
+    def present(self, i):
+        return i < len(self.operands) and self.operands[i] is not None
+
+    def shape(self, i):
+        return list(self.operands[i].shape)
+
+    def dtype(self, i):
+        return dtype_name(self.operands[i].dtype)
+
+    def rshape(self, i=0):
+        return list(self.results[i].shape)
+
+    def rdtype(self, i=0):
+        return dtype_name(self.results[i].dtype)
+
+    def np_dtype(self, i=0):
+        return np_type(self.results[i].dtype, f"the result of '{self.name}'")
+
+    def used(self, i):
+        return self.results[i].num_uses() > 0 if callable(self.results[i].num_uses) else self.results[i].num_uses > 0
+
+    def out(self, name, i=0):
+        self.g.bind(self.results[i], name)
+
+    def only_first_used(self, what):
+        for i in range(1, len(self.results)):
+            if self.used(i):
+                raise self.unsupported(f"its result {i} ({what}) is used; only the main result can be exported")
+
+    def x_as(self, i, dtype):
+        """Operand i cast to `dtype` (ONNX needs equal input types where Oar promotes)."""
+        return self.g.cast(self.x(i), self.dtype(i), dtype)
+
+
+def _norm_axis(a, rank):
+    return a + rank if a < 0 else a
+
+
+# ------------------------------------------------------------------ elementwise
+_BINARY = {"pd_op.add": "Add", "pd_op.subtract": "Sub", "pd_op.multiply": "Mul", "pd_op.divide": "Div",
+           "pd_op.maximum": "Max", "pd_op.minimum": "Min", "pd_op.elementwise_pow": "Pow"}
+_FLOATS = ("float16", "float32", "float64")
+
+
+@rule(*_BINARY)
+def _binary(v):
+    t = v.rdtype()
+    if v.name in ("pd_op.divide",) and t not in _FLOATS:
+        raise v.unsupported(f"integer division ({t}) rounds differently in ONNX")
+    if v.name == "pd_op.elementwise_pow" and t not in _FLOATS:
+        raise v.unsupported(f"integer power ({t})")
+    v.out(v.g.node(_BINARY[v.name], [v.x_as(0, t), v.x_as(1, t)]))
+
+
+_ORDER = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+def _common(a, b):
+    if a == b:
+        return a
+    fa, fb = a in _FLOATS, b in _FLOATS
+    if fa != fb:
+        return a if fa else b
+    return a if _ORDER.index(a) >= _ORDER.index(b) else b
+
+
+_COMPARE = {"pd_op.equal": ("Equal", False), "pd_op.not_equal": ("Equal", True),
+            "pd_op.greater_than": ("Greater", False), "pd_op.greater_equal": ("GreaterOrEqual", False),
+            "pd_op.less_than": ("Less", False), "pd_op.less_equal": ("LessOrEqual", False)}
+
+
+@rule(*_COMPARE)
+def _compare(v):
+    t = _common(v.dtype(0), v.dtype(1))
+    op_type, negate = _COMPARE[v.name]
+    out = v.g.node(op_type, [v.x_as(0, t), v.x_as(1, t)])
+    v.out(v.g.node("Not", [out]) if negate else out)
+
+
+@rule("pd_op.logical_and", "pd_op.logical_or", "pd_op.logical_xor")
+def _logical(v):
+    op_type = {"pd_op.logical_and": "And", "pd_op.logical_or": "Or", "pd_op.logical_xor": "Xor"}[v.name]
+    out = v.g.node(op_type, [v.x_as(0, "bool"), v.x_as(1, "bool")])
+    v.out(v.g.cast(out, "bool", v.rdtype()))
+
+
+@rule("pd_op.logical_not")
+def _logical_not(v):
+    v.out(v.g.cast(v.g.node("Not", [v.x_as(0, "bool")]), "bool", v.rdtype()))
+
+
+_UNARY = {"pd_op.relu": "Relu", "pd_op.tanh": "Tanh", "pd_op.sigmoid": "Sigmoid", "pd_op.exp": "Exp",
+          "pd_op.log": "Log", "pd_op.sqrt": "Sqrt", "pd_op.abs": "Abs", "pd_op.neg": "Neg",
+          "pd_op.erf": "Erf", "pd_op.sin": "Sin", "pd_op.cos": "Cos", "pd_op.tan": "Tan",
+          "pd_op.floor": "Floor", "pd_op.ceil": "Ceil", "pd_op.reciprocal": "Reciprocal",
+          "pd_op.sign": "Sign", "pd_op.assign": "Identity", "pd_op.contiguous": "Identity",
+          "pd_op.softsign": "Softsign", "pd_op.asin": "Asin", "pd_op.acos": "Acos", "pd_op.atan": "Atan",
+          "pd_op.sinh": "Sinh", "pd_op.cosh": "Cosh", "pd_op.isnan": "IsNaN"}
+
+
+@rule(*_UNARY)
+def _unary(v):
+    t = v.rdtype()
+    if v.name not in ("pd_op.assign", "pd_op.contiguous", "pd_op.neg", "pd_op.abs", "pd_op.relu",
+                      "pd_op.sign", "pd_op.isnan") and t not in _FLOATS:
+        raise v.unsupported(f"dtype {t}")
+    v.out(v.g.node(_UNARY[v.name], [v.x(0)]))
+
+
+@rule("pd_op.relu_", "pd_op.tanh_", "pd_op.exp_", "pd_op.sqrt_", "pd_op.floor_", "pd_op.ceil_",
+      "pd_op.reciprocal_")
+def _unary_inplace(v):
+    # In a traced program an in-place op only defines a new SSA value.
+    v.out(v.g.node(_UNARY[v.name[:-1]], [v.x(0)]))
+
+
+@rule("pd_op.rsqrt")
+def _rsqrt(v):
+    v.out(v.g.node("Reciprocal", [v.g.node("Sqrt", [v.x(0)])]))
+
+
+@rule("pd_op.square")
+def _square(v):
+    x = v.x(0)
+    v.out(v.g.node("Mul", [x, x]))
+
+
+@rule("pd_op.log1p")
+def _log1p(v):
+    v.out(v.g.node("Log", [v.g.node("Add", [v.x(0), v.g.scalar(1, v.np_dtype())])]))
+
+
+@rule("pd_op.expm1")
+def _expm1(v):
+    v.out(v.g.node("Sub", [v.g.node("Exp", [v.x(0)]), v.g.scalar(1, v.np_dtype())]))
+
+
+@rule("pd_op.gelu")
+def _gelu(v):
+    g, x, dt = v.g, v.x(0), v.np_dtype()
+    half = g.node("Mul", [x, g.scalar(0.5, dt)])
+    if v.attrs.get("approximate", False):
+        cube = g.node("Mul", [g.node("Mul", [x, x]), x])
+        inner = g.node("Add", [x, g.node("Mul", [cube, g.scalar(0.044715, dt)])])
+        t = g.node("Tanh", [g.node("Mul", [inner, g.scalar(math.sqrt(2.0 / math.pi), dt)])])
+    else:
+        t = g.node("Erf", [g.node("Mul", [x, g.scalar(1.0 / math.sqrt(2.0), dt)])])
+    v.out(g.node("Mul", [half, g.node("Add", [t, g.scalar(1.0, dt)])]))
+
+
+@rule("pd_op.silu")
+def _silu(v):
+    v.out(v.g.node("Mul", [v.x(0), v.g.node("Sigmoid", [v.x(0)])]))
+
+
+@rule("pd_op.leaky_relu")
+def _leaky_relu(v):
+    v.out(v.g.node("LeakyRelu", [v.x(0)], alpha=float(v.attrs.get("negative_slope", 0.01))))
+
+
+@rule("pd_op.elu")
+def _elu(v):
+    v.out(v.g.node("Elu", [v.x(0)], alpha=float(v.attrs.get("alpha", 1.0))))
+
+
+@rule("pd_op.selu")
+def _selu(v):
+    v.out(v.g.node("Selu", [v.x(0)], alpha=float(v.attrs["alpha"]), gamma=float(v.attrs["scale"])))
+
+
+@rule("pd_op.hardsigmoid")
+def _hardsigmoid(v):
+    v.out(v.g.node("HardSigmoid", [v.x(0)], alpha=float(v.attrs["slope"]), beta=float(v.attrs["offset"])))
+
+
+@rule("pd_op.hardswish")
+def _hardswish(v):
+    # Oar's hardswish is x * relu6(x + 3) / 6, which is ONNX HardSwish (opset 14).
+    g, x, dt = v.g, v.x(0), v.np_dtype()
+    r6 = g.node("Clip", [g.node("Add", [x, g.scalar(3.0, dt)]), g.scalar(0.0, dt), g.scalar(6.0, dt)])
+    v.out(g.node("Div", [g.node("Mul", [x, r6]), g.scalar(6.0, dt)]))
+
+
+@rule("pd_op.relu6")
+def _relu6(v):
+    dt = v.np_dtype()
+    v.out(v.g.node("Clip", [v.x(0), v.g.scalar(0.0, dt), v.g.scalar(6.0, dt)]))
+
+
+@rule("pd_op.hardtanh")
+def _hardtanh(v):
+    dt = v.np_dtype()
+    v.out(v.g.node("Clip", [v.x(0), v.g.scalar(v.attrs["t_min"], dt), v.g.scalar(v.attrs["t_max"], dt)]))
+
+
+@rule("pd_op.clip", "pd_op.clip_")
+def _clip(v):
+    dt = v.np_dtype()
+    lo, hi = float(v.attrs["min"]), float(v.attrs["max"])
+    if dt != np.float64:
+        info = np.finfo(dt) if np.issubdtype(dt, np.floating) else np.iinfo(dt)
+        lo, hi = max(lo, float(info.min)), min(hi, float(info.max))
+    v.out(v.g.node("Clip", [v.x(0), v.g.scalar(lo, dt), v.g.scalar(hi, dt)]))
+
+
+@rule("pd_op.softplus")
+def _softplus(v):
+    # beta * x > threshold -> x, else log(1 + exp(beta x)) / beta
+    g, x, dt = v.g, v.x(0), v.np_dtype()
+    beta, thr = float(v.attrs["beta"]), float(v.attrs["threshold"])
+    bx = g.node("Mul", [x, g.scalar(beta, dt)])
+    soft = g.node("Div", [g.node("Softplus", [bx]), g.scalar(beta, dt)])
+    v.out(g.node("Where", [g.node("Greater", [bx, g.scalar(thr, dt)]), x, soft]))
+
+
+@rule("pd_op.log_sigmoid")
+def _log_sigmoid(v):
+    # log(sigmoid(x)) = -softplus(-x), stable for large |x|
+    v.out(v.g.node("Neg", [v.g.node("Softplus", [v.g.node("Neg", [v.x(0)])])]))
+
+
+@rule("pd_op.mish")
+def _mish(v):
+    v.out(v.g.node("Mul", [v.x(0), v.g.node("Tanh", [v.g.node("Softplus", [v.x(0)])])]))
+
+
+@rule("pd_op.scale", "pd_op.scale_")
+def _scale(v):
+    g, x, dt = v.g, v.x(0), v.np_dtype()
+    s, b = float(v.attrs.get("scale", 1.0)), float(v.attrs.get("bias", 0.0))
+    if v.rdtype() not in _FLOATS and (s != int(s) or b != int(b)):
+        raise v.unsupported(f"a fractional scale/bias on dtype {v.rdtype()}")
+    if v.attrs.get("bias_after_scale", True):
+        y = g.node("Mul", [x, g.scalar(s, dt)]) if s != 1.0 else x
+        y = g.node("Add", [y, g.scalar(b, dt)]) if b != 0.0 else y
+    else:
+        y = g.node("Add", [x, g.scalar(b, dt)]) if b != 0.0 else x
+        y = g.node("Mul", [y, g.scalar(s, dt)]) if s != 1.0 else y
+    if y == x:
+        y = g.node("Identity", [x])
+    v.out(y)
+
+
+@rule("pd_op.pow")
+def _pow(v):
+    dt = v.np_dtype()
+    if v.rdtype() not in _FLOATS:
+        raise v.unsupported(f"integer power ({v.rdtype()})")
+    v.out(v.g.node("Pow", [v.x(0), v.g.scalar(float(v.attrs.get("y", 1.0)), dt)]))
+
+
+@rule("pd_op.cast")
+def _cast(v):
+    v.out(v.g.node("Cast", [v.x(0)], to=onnx_type(v.results[0].dtype, "the result of cast")))
+
+
+@rule("pd_op.where")
+def _where(v):
+    t = v.rdtype()
+    v.out(v.g.node("Where", [v.x_as(0, "bool"), v.x_as(1, t), v.x_as(2, t)]))
+
+
+@rule("pd_op.softmax", "pd_op.log_softmax")
+def _softmax(v):
+    op_type = "Softmax" if v.name == "pd_op.softmax" else "LogSoftmax"
+    rank = len(v.shape(0))
+    if rank == 0:
+        # a 0-D softmax is 1 (log: 0)
+        dt = v.np_dtype()
+        one = v.g.node("Add", [v.g.node("Mul", [v.x(0), v.g.scalar(0, dt)]),
+                               v.g.scalar(1 if op_type == "Softmax" else 0, dt)])
+        v.out(one)
+        return
+    v.out(v.g.node(op_type, [v.x(0)], axis=int(v.attrs.get("axis", -1))))
+
+
+# ------------------------------------------------------------------ linear algebra
+def _swap_last(g, x, rank):
+    if rank < 2:
+        return x
+    perm = list(range(rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return g.transpose(x, perm)
+
+
+def _matmul(v, x, y):
+    g = v.g
+    if v.attrs.get("transpose_x", False):
+        x = _swap_last(g, x, len(v.shape(0)))
+    if v.attrs.get("transpose_y", False):
+        y = _swap_last(g, y, len(v.shape(1)))
+    if v.dtype(0) not in _FLOATS or v.dtype(1) not in _FLOATS:
+        raise v.unsupported("integer matmul")
+    t = v.rdtype()
+    return g.node("MatMul", [g.cast(x, v.dtype(0), t), g.cast(y, v.dtype(1), t)])
+
+
+@rule("pd_op.matmul")
+def _matmul_rule(v):
+    v.out(_matmul(v, v.x(0), v.x(1)))
+
+
+@rule("pd_op.fused_linear", "pd_op.fused_linear_activation")
+def _fused_linear(v):
+    g = v.g
+    y = g.node("Add", [_matmul(v, v.x(0), v.x(1)), v.x_as(2, v.rdtype())])
+    if v.name == "pd_op.fused_linear_activation":
+        act = v.attrs.get("activation", "relu")
+        if act == "relu":
+            y = g.node("Relu", [y])
+        elif act in ("gelu", "gelu_tanh"):
+            dt = v.np_dtype()
+            half = g.node("Mul", [y, g.scalar(0.5, dt)])
+            if act == "gelu":
+                t = g.node("Erf", [g.node("Mul", [y, g.scalar(1.0 / math.sqrt(2.0), dt)])])
+            else:
+                cube = g.node("Mul", [g.node("Mul", [y, y]), y])
+                inner = g.node("Add", [y, g.node("Mul", [cube, g.scalar(0.044715, dt)])])
+                t = g.node("Tanh", [g.node("Mul", [inner, g.scalar(math.sqrt(2.0 / math.pi), dt)])])
+            y = g.node("Mul", [half, g.node("Add", [t, g.scalar(1.0, dt)])])
+        else:
+            raise v.unsupported(f"activation '{act}'")
+    v.out(y)
+
+
+# ------------------------------------------------------------------ shapes
+@rule("pd_op.reshape")
+def _reshape(v):
+    shape = [int(d) for d in v.attrs["shape"]]
+    # Paddle's reshape: 0 copies the input dim at that index, -1 is inferred: ONNX
+    # Reshape with allowzero = 0 means the same.
+    v.out(v.g.node("Reshape", [v.x(0), v.g.ints(shape)]))
+
+
+def _reshape_by_shape(v, x, in_shape, out_shape):
+    """Reshape x to the op's result shape when its dims are known up to one dynamic one."""
+    g = v.g
+    if out_shape.count(-1) <= 1 and 0 not in out_shape:
+        return g.node("Reshape", [x, g.ints(out_shape)])
+    raise v.unsupported(f"reshaping {in_shape} to {out_shape} needs more than one dynamic dim")
+
+
+@rule("pd_op.flatten")
+def _flatten(v):
+    g, x = v.g, v.x(0)
+    shape = v.shape(0)
+    rank = len(shape)
+    if rank == 0:
+        v.out(g.node("Reshape", [x, g.ints([1])]))
+        return
+    start = _norm_axis(int(v.attrs.get("start_axis", 0)), rank)
+    stop = _norm_axis(int(v.attrs.get("stop_axis", -1)), rank)
+    if stop == rank - 1 and start == 1:
+        v.out(g.node("Flatten", [x], axis=start))
+        return
+    mid = shape[start:stop + 1]
+    mid_dim = -1 if -1 in mid else int(np.prod(mid, dtype=np.int64))
+    after = shape[stop + 1:]
+    target = [0] * start + [mid_dim] + after
+    if -1 in after and (mid_dim == -1 or after.count(-1) > 1):
+        # dims after the flattened range are dynamic too: read them from the input's shape
+        sh = g.node("Shape", [x])
+        pieces = []
+        if start > 0:
+            pieces.append(g.node("Slice", [sh, g.ints([0]), g.ints([start])]))
+        pieces.append(g.reduce("ReduceProd", g.node("Slice", [sh, g.ints([start]), g.ints([stop + 1])]),
+                               [0], True))
+        pieces.append(g.node("Slice", [sh, g.ints([stop + 1]), g.ints([rank])]))
+        v.out(g.node("Reshape", [x, g.node("Concat", pieces, axis=0)]))
+        return
+    if -1 in after:
+        target = [0] * start + [mid_dim] + [-1 if d == -1 else d for d in after]
+    if 0 in target[start:]:
+        raise v.unsupported("flattening a tensor with a zero-size dim")
+    v.out(g.node("Reshape", [x, g.ints(target)]))
+
+
+@rule("pd_op.transpose")
+def _transpose(v):
+    perm = [int(p) for p in v.attrs["perm"]]
+    rank = len(v.shape(0))
+    v.out(v.g.node("Transpose", [v.x(0)], perm=[_norm_axis(p, rank) for p in perm]))
+
+
+@rule("pd_op.squeeze")
+def _squeeze(v):
+    shape = v.shape(0)
+    rank = len(shape)
+    axes = [_norm_axis(int(a), rank) for a in v.attrs.get("axis", [])] or list(range(rank))
+    # Paddle ignores listed axes whose size is not 1; a dynamic size is not known to be 1.
+    keep = sorted({a for a in axes if shape[a] == 1})
+    if len(v.rshape()) != rank - len(keep):
+        raise v.unsupported(f"squeeze of {shape} over axes {axes} with dynamic sizes")
+    v.out(v.g.squeeze(v.x(0), keep) if keep else v.g.node("Identity", [v.x(0)]))
+
+
+@rule("pd_op.unsqueeze")
+def _unsqueeze(v):
+    dims = ["old"] * len(v.shape(0))
+    for a in v.attrs["axis"]:
+        a = int(a)
+        cur = len(dims)
+        a = a + cur + 1 if a < 0 else a
+        dims.insert(min(max(a, 0), cur), "new")
+    axes = [i for i, d in enumerate(dims) if d == "new"]
+    if len(dims) != len(v.rshape()):
+        raise v.unsupported("unsqueeze axes out of range")
+    v.out(v.g.unsqueeze(v.x(0), axes))
+
+
+@rule("pd_op.concat")
+def _concat(v):
+    t = v.rdtype()
+    names = v.xs(0)
+    types = [dtype_name(d) for d in _vec_dtypes(v, 0, len(names))]
+    names = [v.g.cast(n, d, t) for n, d in zip(names, types)]
+    v.out(v.g.node("Concat", names, axis=int(v.attrs.get("axis", 0))))
+
+
+def _vec_dtypes(v, i, n):
+    """Element dtypes of a Tensor[] operand (made by builtin.combine)."""
+    src = v.operands[i].defining_op
+    if src is not None and src.name == "builtin.combine":
+        return [o.dtype for o in src.operands()]
+    return [v.rdtype()] * n
+
+
+@rule("pd_op.stack")
+def _stack(v):
+    t = v.rdtype()
+    names = v.xs(0)
+    types = [dtype_name(d) for d in _vec_dtypes(v, 0, len(names))]
+    axis = int(v.attrs.get("axis", 0))
+    rank = len(v.rshape())
+    axis = _norm_axis(axis, rank)
+    parts = [v.g.unsqueeze(v.g.cast(n, d, t), [axis]) for n, d in zip(names, types)]
+    v.out(v.g.node("Concat", parts, axis=axis))
+
+
+@rule("pd_op.slice")
+def _slice(v):
+    axes = [int(a) for a in v.attrs["axes"]]
+    starts = [int(a) for a in v.attrs["starts"]]
+    ends = [int(a) for a in v.attrs["ends"]]
+    strides = [int(a) for a in v.attrs.get("strides", [])] or [1] * len(axes)
+    g = v.g
+    out = g.node("Slice", [v.x(0), g.ints(starts), g.ints(ends), g.ints(axes), g.ints(strides)])
+    if len(v.rshape()) != len(v.shape(0)):
+        raise v.unsupported("slice that drops axes")
+    v.out(out)
+
+
+@rule("pd_op.select")
+def _select(v):
+    rank = len(v.shape(0))
+    axis = _norm_axis(int(v.attrs["axis"]), rank)
+    v.out(v.g.node("Gather", [v.x(0), v.g.const(np.asarray(int(v.attrs["index"]), np.int64))], axis=axis))
+
+
+@rule("pd_op.split", "pd_op.split_with_num")
+def _split(v):
+    shape = v.shape(0)
+    axis = _norm_axis(int(v.attrs.get("axis", 0)), len(shape))
+    sizes = [r.shape[axis] for r in _vec_result_types(v)]
+    if -1 in sizes:
+        raise v.unsupported(f"split along a dynamic axis (sizes {sizes})")
+    names = v.g.node("Split", [v.x(0), v.g.ints(sizes)], outputs=[v.g.fresh("split") for _ in sizes],
+                     axis=axis)
+    v.out(names)
+
+
+def _vec_result_types(v):
+    """The element types of a Tensor[] result, read from the builtin.split that takes it apart."""
+    for user in v.results[0].users():
+        if user.name == "builtin.split":
+            return user.results()
+    raise v.unsupported("its tensor list result is not taken apart by builtin.split")
+
+
+@rule("pd_op.unstack")
+def _unstack(v):
+    shape = v.shape(0)
+    axis = _norm_axis(int(v.attrs.get("axis", 0)), len(shape))
+    n = shape[axis]
+    if n == -1:
+        raise v.unsupported("unstack along a dynamic axis")
+    parts = v.g.node("Split", [v.x(0), v.g.ints([1] * n)], outputs=[v.g.fresh("unstack") for _ in range(n)],
+                     axis=axis)
+    v.out([v.g.squeeze(p, [axis]) for p in parts])
+
+
+@rule("pd_op.expand")
+def _expand(v):
+    shape = [int(d) for d in v.attrs["shape"]]
+    # -1 keeps the input's size: under ONNX's two-way broadcast a 1 does the same.
+    v.out(v.g.node("Expand", [v.x(0), v.g.ints([1 if d == -1 else d for d in shape])]))
+
+
+@rule("pd_op.tile")
+def _tile(v):
+    reps = [int(r) for r in v.attrs["repeat_times"]]
+    rank = len(v.shape(0))
+    x = v.x(0)
+    if len(reps) > rank:
+        x = v.g.node("Reshape", [x, v.g.ints([1] * (len(reps) - rank) + [0] * rank)]) if rank else \
+            v.g.node("Reshape", [x, v.g.ints([1] * len(reps))])
+    reps = [1] * (max(rank, len(reps)) - len(reps)) + reps
+    v.out(v.g.node("Tile", [x, v.g.ints(reps)]))
+
+
+@rule("pd_op.flip")
+def _flip(v):
+    rank = len(v.shape(0))
+    axes = [_norm_axis(int(a), rank) for a in v.attrs["axis"]]
+    big = np.iinfo(np.int64)
+    g = v.g
+    v.out(g.node("Slice", [v.x(0), g.ints([-1] * len(axes)), g.ints([big.min] * len(axes)), g.ints(axes),
+                           g.ints([-1] * len(axes))]))
+
+
+@rule("pd_op.gather", "pd_op.index_select")
+def _gather(v):
+    rank = len(v.shape(0))
+    axis = _norm_axis(int(v.attrs.get("axis", 0)), rank)
+    idx = v.x(1)
+    if v.dtype(1) not in ("int32", "int64"):
+        raise v.unsupported(f"index dtype {v.dtype(1)}")
+    if len(v.shape(1)) > 1:
+        raise v.unsupported("an index of rank > 1")
+    v.out(v.g.node("Gather", [v.x(0), idx], axis=axis))
+
+
+@rule("pd_op.take_along_axis")
+def _take_along_axis(v):
+    if v.shape(0) != v.shape(1) and any(a != b for a, b in zip(v.shape(0), v.shape(1))
+                                         if a != -1 and b != -1):
+        axis = _norm_axis(int(v.attrs["axis"]), len(v.shape(0)))
+        if any(a != b for i, (a, b) in enumerate(zip(v.shape(0), v.shape(1))) if i != axis):
+            raise v.unsupported("indices that broadcast against arr")
+    v.out(v.g.node("GatherElements", [v.x(0), v.x(1)], axis=int(v.attrs["axis"])))
+
+
+@rule("pd_op.full")
+def _full(v):
+    shape = [int(d) for d in v.attrs["shape"]]
+    if -1 in shape:
+        raise v.unsupported("a dynamic shape")
+    v.out(v.g.node("Identity", [v.g.const(np.full(shape, v.attrs["fill_value"], dtype=v.np_dtype()), "full")]))
+
+
+@rule("pd_op.full_like")
+def _full_like(v):
+    from onnx import numpy_helper
+
+    val = numpy_helper.from_array(np.asarray([v.attrs["fill_value"]], dtype=v.np_dtype()), "value")
+    v.out(v.g.node("ConstantOfShape", [v.g.node("Shape", [v.x(0)])], value=val))
+
+
+@rule("pd_op.arange")
+def _arange(v):
+    a = v.attrs
+    v.out(v.g.node("Identity", [v.g.const(np.arange(a["start"], a["end"], a["step"]).astype(v.np_dtype()),
+                                          "arange")]))
+
+
+@rule("pd_op.tril_triu")
+def _tril_triu(v):
+    upper = 0 if v.attrs.get("lower", True) else 1
+    v.out(v.g.node("Trilu", [v.x(0), v.g.const(np.asarray(int(v.attrs.get("diagonal", 0)), np.int64))],
+                   upper=upper))
+
+
+@rule("pd_op.cumsum")
+def _cumsum(v):
+    x = v.x(0)
+    if v.attrs.get("flatten", False):
+        x = v.g.node("Reshape", [x, v.g.ints([-1])])
+    v.out(v.g.node("CumSum", [x, v.g.const(np.asarray(int(v.attrs.get("axis", -1)), np.int64))],
+                   exclusive=int(bool(v.attrs.get("exclusive", False))),
+                   reverse=int(bool(v.attrs.get("reverse", False)))))
+
+
+# ------------------------------------------------------------------ reductions
+_REDUCE = {"pd_op.mean": "ReduceMean", "pd_op.sum": "ReduceSum", "pd_op.max": "ReduceMax",
+           "pd_op.min": "ReduceMin", "pd_op.amax": "ReduceMax", "pd_op.amin": "ReduceMin",
+           "pd_op.prod": "ReduceProd", "pd_op.logsumexp": "ReduceLogSumExp"}
+
+
+@rule(*_REDUCE)
+def _reduce(v):
+    x = v.x(0)
+    t = v.rdtype()
+    if v.name == "pd_op.mean" and t not in _FLOATS:
+        raise v.unsupported(f"integer mean ({t})")
+    x = v.g.cast(x, v.dtype(0), t)   # sum/prod with a dtype, sum of bools
+    axes = [int(a) for a in v.attrs.get("axis", [])]
+    if len(v.shape(0)) == 0:
+        v.out(v.g.node("Identity", [x]))
+        return
+    v.out(v.g.reduce(_REDUCE[v.name], x, axes, v.attrs.get("keepdim", False)))
+
+
+@rule("pd_op.argmax", "pd_op.argmin")
+def _argmax(v):
+    if v.attrs.get("flatten", False):
+        raise v.unsupported("flatten=True")
+    out = v.g.node("ArgMax" if v.name == "pd_op.argmax" else "ArgMin", [v.x(0)],
+                   axis=int(v.attrs.get("axis", 0)), keepdims=int(bool(v.attrs.get("keepdim", False))))
+    v.out(v.g.cast(out, "int64", v.rdtype()))
+
+
+# ------------------------------------------------------------------ nn
+def _pads(v, paddings, nd):
+    """Oar's paddings (one value, nd symmetric values, or before/after per dim) as ONNX pads
+    (all befores, then all afters)."""
+    p = [int(x) for x in paddings]
+    if len(p) == 1:
+        before, after = p * nd, p * nd
+    elif len(p) == nd:
+        before, after = p, p
+    elif len(p) == 2 * nd:
+        before, after = p[0::2], p[1::2]
+    else:
+        raise v.unsupported(f"paddings {p}")
+    return before, after
+
+
+def _spatial(v, vals, nd, name):
+    vals = [int(x) for x in vals]
+    if len(vals) == 1:
+        return vals * nd
+    if len(vals) != nd:
+        raise v.unsupported(f"{name} {vals}")
+    return vals
+
+
+def _channels_last(v, nd):
+    fmt = v.attrs.get("data_format", "NCHW")
+    if fmt in ("NCHW", "NCDHW", "NCL"):
+        return False
+    if fmt in ("NHWC", "NDHWC", "NLC"):
+        return True
+    raise v.unsupported(f"data_format {fmt}")
+
+
+def _to_first(g, x, nd):
+    return g.transpose(x, [0, nd + 1] + list(range(1, nd + 1)))
+
+
+def _to_last(g, x, nd):
+    return g.transpose(x, [0] + list(range(2, nd + 2)) + [1])
+
+
+@rule("pd_op.conv2d", "pd_op.conv3d")
+def _conv(v):
+    nd = 2 if v.name == "pd_op.conv2d" else 3
+    g = v.g
+    last = _channels_last(v, nd)
+    x = _to_first(g, v.x(0), nd) if last else v.x(0)
+    before, after = _pads(v, v.attrs["paddings"], nd)
+    y = g.node("Conv", [x, v.x(1)], strides=_spatial(v, v.attrs["strides"], nd, "strides"),
+               dilations=_spatial(v, v.attrs["dilations"], nd, "dilations"), pads=before + after,
+               group=int(v.attrs.get("groups", 1)), kernel_shape=v.shape(1)[2:])
+    v.out(_to_last(g, y, nd) if last else y)
+
+
+@rule("pd_op.conv2d_transpose")
+def _conv_transpose(v):
+    nd = 2
+    g = v.g
+    last = _channels_last(v, nd)
+    x = _to_first(g, v.x(0), nd) if last else v.x(0)
+    before, after = _pads(v, v.attrs["paddings"], nd)
+    out_pad = _spatial(v, v.attrs.get("output_padding", []) or [0], nd, "output_padding")
+    y = g.node("ConvTranspose", [x, v.x(1)], strides=_spatial(v, v.attrs["strides"], nd, "strides"),
+               dilations=_spatial(v, v.attrs["dilations"], nd, "dilations"), pads=before + after,
+               group=int(v.attrs.get("groups", 1)), kernel_shape=v.shape(1)[2:], output_padding=out_pad)
+    v.out(_to_last(g, y, nd) if last else y)
+
+
+def _pool(v, op_type, nd):
+    g = v.g
+    a = v.attrs
+    last = _channels_last(v, nd)
+    shape = v.shape(0)
+    spatial_in = shape[1:1 + nd] if last else shape[2:]
+    spatial_out = v.rshape()[1:1 + nd] if last else v.rshape()[2:]
+    x = _to_first(g, v.x(0), nd) if last else v.x(0)
+    attrs = {}
+    if a.get("adaptive", False):
+        outs = _spatial(v, a["kernel_size"], nd, "output_size")
+        if all(o == 1 for o in outs):
+            y = g.node("GlobalAveragePool" if op_type == "AveragePool" else "GlobalMaxPool", [x])
+            return v.out(_to_last(g, y, nd) if last else y)
+        if -1 in spatial_in or any(i % o for i, o in zip(spatial_in, outs)):
+            raise v.unsupported(f"adaptive pooling from {spatial_in} to {outs} (only when the output size "
+                                f"divides a static input size)")
+        k = [i // o for i, o in zip(spatial_in, outs)]
+        attrs.update(kernel_shape=k, strides=k, pads=[0] * (2 * nd))
+    else:
+        k = _spatial(v, a["kernel_size"], nd, "kernel_size")
+        s = _spatial(v, a["strides"], nd, "strides")
+        before, after = _pads(v, a["paddings"], nd)
+        if a.get("ceil_mode", False):
+            # Oar's ceil mode adds windows up to ceil((span - k) / s) + 1, with no further rule:
+            # pad the end so that ONNX's floor mode gives the same windows.
+            if -1 in spatial_in or -1 in spatial_out:
+                raise v.unsupported("ceil_mode with dynamic spatial sizes")
+            extra = [(o - 1) * st + kk - (i + b + e)
+                     for o, st, kk, i, b, e in zip(spatial_out, s, k, spatial_in, before, after)]
+            if any(e > 0 for e in extra) and op_type == "AveragePool" and not a.get("exclusive", True):
+                raise v.unsupported("ceil_mode average pooling that counts padding")
+            after = [e + max(x_, 0) for e, x_ in zip(after, extra)]
+        attrs.update(kernel_shape=k, strides=s, pads=before + after)
+        if op_type == "AveragePool":
+            attrs["count_include_pad"] = 0 if a.get("exclusive", True) else 1
+    y = g.node(op_type, [x], **attrs)
+    v.out(_to_last(g, y, nd) if last else y)
+
+
+@rule("pd_op.avg_pool2d", "pd_op.avg_pool3d")
+def _avg_pool(v):
+    _pool(v, "AveragePool", 2 if v.name.endswith("2d") else 3)
+
+
+@rule("pd_op.max_pool2d_with_index", "pd_op.max_pool3d_with_index")
+def _max_pool(v):
+    v.only_first_used("the argmax mask")
+    _pool(v, "MaxPool", 2 if "2d" in v.name else 3)
+
+
+@rule("pd_op.batch_norm")
+def _batch_norm(v):
+    a = v.attrs
+    if a.get("training", False) and not a.get("use_global_stats", False):
+        raise v.unsupported("batch statistics (training mode); call layer.eval() before exporting")
+    for i in (3, 4):
+        if v.used(i):
+            raise v.unsupported("its saved mean/rstd results are used")
+    g = v.g
+    shape = v.shape(0)
+    nd = len(shape) - 2
+    fmt = a.get("data_format", "NCHW")
+    last = len(shape) > 2 and fmt in ("NHWC", "NDHWC", "NLC")
+    c = shape[-1] if last else shape[1]
+    dt = v.np_dtype()
+    if c == -1 and not (v.present(3) and v.present(4)):
+        raise v.unsupported("a dynamic channel count without scale and bias")
+    scale = v.x(3) if v.present(3) else g.const(np.ones([c], dt), "bn_scale")
+    bias = v.x(4) if v.present(4) else g.const(np.zeros([c], dt), "bn_bias")
+    x = _to_first(g, v.x(0), nd) if last else v.x(0)
+    y = g.node("BatchNormalization", [x, scale, bias, v.x(1), v.x(2)], epsilon=float(a.get("epsilon", 1e-5)))
+    v.out(_to_last(g, y, nd) if last else y)
+    # in inference the running statistics pass through unchanged
+    v.out(v.x(1), 1)
+    v.out(v.x(2), 2)
+
+
+@rule("pd_op.layer_norm")
+def _layer_norm(v):
+    g = v.g
+    shape = v.shape(0)
+    rank = len(shape)
+    axis = _norm_axis(int(v.attrs.get("begin_norm_axis", 1)), rank)
+    eps = float(v.attrs.get("epsilon", 1e-5))
+    norm_shape = shape[axis:]
+    dt = v.np_dtype()
+    x = v.x(0)
+
+    def param(i, fill):
+        if not v.present(i):
+            if -1 in norm_shape:
+                return None
+            return g.const(np.full(norm_shape, fill, dt), "ln_param")
+        name = v.x(i)
+        if v.shape(i) != norm_shape:
+            if -1 in norm_shape:
+                raise v.unsupported("a flattened scale/bias over dynamic normalized dims")
+            name = g.node("Reshape", [name, g.ints(norm_shape)])
+        return name
+
+    scale, bias = param(1, 1.0), param(2, 0.0)
+    want_stats = v.used(1) or v.used(2)
+    if g.opset >= 17 and scale is not None:
+        outs = g.node("LayerNormalization", [x, scale] + ([bias] if bias is not None else []),
+                      outputs=3 if want_stats else 1, axis=axis, epsilon=eps)
+        if want_stats:
+            y, mean, inv = outs
+            axes = list(range(axis, rank))
+            v.out(g.squeeze(mean, axes), 1)
+            v.out(g.squeeze(inv, axes), 2)
+        else:
+            y = outs
+        v.out(y)
+        return
+    axes = list(range(axis, rank))
+    mean = g.reduce("ReduceMean", x, axes, True)
+    d = g.node("Sub", [x, mean])
+    var = g.reduce("ReduceMean", g.node("Mul", [d, d]), axes, True)
+    rstd = g.node("Reciprocal", [g.node("Sqrt", [g.node("Add", [var, g.scalar(eps, dt)])])])
+    y = g.node("Mul", [d, rstd])
+    if scale is not None:
+        y = g.node("Mul", [y, scale])
+    elif v.present(1):
+        raise v.unsupported("scale over dynamic normalized dims")
+    if bias is not None:
+        y = g.node("Add", [y, bias])
+    v.out(y)
+    v.out(g.squeeze(mean, axes), 1)
+    v.out(g.squeeze(rstd, axes), 2)
+
+
+@rule("pd_op.group_norm")
+def _group_norm(v):
+    v.only_first_used("mean/rstd")
+    g = v.g
+    shape = v.shape(0)
+    groups = int(v.attrs.get("groups", 1))
+    c = shape[1]
+    if c == -1:
+        raise v.unsupported("a dynamic channel count")
+    dt = v.np_dtype()
+    eps = float(v.attrs.get("epsilon", 1e-5))
+    x = v.x(0)
+    xg = g.node("Reshape", [x, g.ints([0, groups, -1])])
+    mean = g.reduce("ReduceMean", xg, [2], True)
+    d = g.node("Sub", [xg, mean])
+    var = g.reduce("ReduceMean", g.node("Mul", [d, d]), [2], True)
+    y = g.node("Div", [d, g.node("Sqrt", [g.node("Add", [var, g.scalar(eps, dt)])])])
+    y = g.node("Reshape", [y, g.node("Shape", [x])])
+    bshape = [c] + [1] * (len(shape) - 2)
+    if v.present(1):
+        y = g.node("Mul", [y, g.node("Reshape", [v.x(1), g.ints(bshape)])])
+    if v.present(2):
+        y = g.node("Add", [y, g.node("Reshape", [v.x(2), g.ints(bshape)])])
+    v.out(y)
+
+
+@rule("pd_op.scaled_dot_product_attention")
+def _sdpa(v):
+    """Decomposed: softmax(scale * Q K^T + mask) V in [B, H, S, D], back to [B, S, H, D]."""
+    g = v.g
+    qs, ks = v.shape(0), v.shape(1)
+    rank = len(qs)
+    if rank not in (3, 4):
+        raise v.unsupported(f"rank {rank} inputs")
+    dt = v.np_dtype()
+    if v.rdtype() not in _FLOATS:
+        raise v.unsupported(f"dtype {v.rdtype()}")
+    head_dim = qs[-1]
+    if head_dim == -1:
+        raise v.unsupported("a dynamic head dim")
+    scale = float(v.attrs.get("scale", 0.0)) or 1.0 / math.sqrt(head_dim)
+    h, hk = qs[-2], ks[-2]
+    if h == -1 or hk == -1:
+        raise v.unsupported("a dynamic number of heads")
+    q, k, val = v.x(0), v.x(1), v.x(2)
+    if rank == 3:   # [S, H, D]: one batch
+        q, k, val = (g.unsqueeze(t, [0]) for t in (q, k, val))
+    q = g.transpose(q, [0, 2, 1, 3])             # [B, H, Sq, D]
+    k = g.transpose(k, [0, 2, 3, 1])             # [B, Hk, D, Sk]
+    val = g.transpose(val, [0, 2, 1, 3])         # [B, Hk, Sk, Dv]
+    if h != hk:                                  # grouped-query attention: repeat the k/v heads
+        if h % hk:
+            raise v.unsupported(f"{h} query heads over {hk} key heads")
+        rep = h // hk
+
+        def repeat(t, d_last2):
+            t = g.unsqueeze(t, [2])                                      # [B, Hk, 1, a, b]
+            t = g.node("Expand", [t, g.ints([1, 1, rep, 1, 1])])        # [B, Hk, rep, a, b]
+            return g.node("Reshape", [t, g.ints([0, h] + d_last2)])
+        k = repeat(k, [head_dim, -1])
+        dv = v.shape(2)[-1]
+        if dv == -1:
+            raise v.unsupported("a dynamic value head dim")
+        val = repeat(val, [-1, dv])
+    s = g.node("Mul", [g.node("MatMul", [q, k]), g.scalar(scale, dt)])  # [B, H, Sq, Sk]
+    masked = False
+    if v.present(3):
+        mask = v.x(3)
+        if v.dtype(3) == "bool":
+            mask = g.node("Where", [mask, g.scalar(0.0, dt), g.scalar(-np.inf, dt)])
+        else:
+            mask = g.cast(mask, v.dtype(3), v.rdtype())
+        s = g.node("Add", [s, mask])
+        masked = True
+    if v.attrs.get("is_causal", False):
+        # top-left aligned: query i sees keys j <= i
+        shp = g.node("Shape", [s])
+        sq = g.node("Slice", [shp, g.ints([2]), g.ints([3])])
+        sk = g.node("Slice", [shp, g.ints([3]), g.ints([4])])
+        zero, one = g.const(np.asarray(0, np.int64)), g.const(np.asarray(1, np.int64))
+        rows = g.node("Range", [zero, g.squeeze(sq, [0]), one])
+        cols = g.node("Range", [zero, g.squeeze(sk, [0]), one])
+        keep = g.node("LessOrEqual", [g.unsqueeze(cols, [0]), g.unsqueeze(rows, [1])])
+        s = g.node("Where", [keep, s, g.scalar(-np.inf, dt)])
+    p = g.node("Softmax", [s], axis=-1)
+    if masked:
+        # a row whose keys are all masked gives 0 in Oar (ONNX's softmax gives NaN)
+        p = g.node("Where", [g.node("IsNaN", [p]), g.scalar(0.0, dt), p])
+    o = g.node("MatMul", [p, val])                # [B, H, Sq, Dv]
+    o = g.transpose(o, [0, 2, 1, 3])
+    if rank == 3:
+        o = g.squeeze(o, [0])
+    v.out(o)
+    if v.used(1):
+        lse = g.reduce("ReduceLogSumExp", s, [-1], False)   # [B, H, Sq]
+        if rank == 3:
+            lse = g.squeeze(lse, [0])
+        lse_t = dtype_name(v.results[1].dtype)
+        v.out(g.cast(lse, v.rdtype(), lse_t), 1)
