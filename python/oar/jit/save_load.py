@@ -50,6 +50,8 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
     InputSpec, else its last converted signature. Shared by jit.save and onnx.export."""
     from ..nn import Layer
 
+    if input_spec is not None and not isinstance(input_spec, (list, tuple)):
+        raise TypeError(f"{who}: input_spec must be a list of InputSpec, got {type(input_spec).__name__}")
     if isinstance(layer, Layer):
         fwd = layer.forward
         static = fwd if isinstance(fwd, StaticFunction) else StaticFunction(fwd, input_spec, layer)
@@ -59,8 +61,6 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
         raise TypeError(f"{who}: expected an oar.nn.Layer or a to_static function, got {type(layer).__name__}")
     spec = input_spec if input_spec is not None else static._input_spec
     if spec is not None:
-        if not isinstance(spec, (list, tuple)):
-            raise TypeError(f"{who}: input_spec must be a list of InputSpec, got {type(spec).__name__}")
         spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in spec]
         examples = [_example(s, 2, who) for s in spec]
         saved_spec = static._input_spec
