@@ -379,7 +379,7 @@ def _affine_arg(t, n, op, name):
     return t
 
 
-def batch_norm(x, running_mean, running_var, weight, bias, training=False, momentum=0.9,
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
                epsilon=1e-05, data_format="NCHW", use_global_stats=None, name=None):
     """Paddle's batch_norm. In training (unless use_global_stats) the batch statistics
     normalize x and the running statistics are updated in place:
@@ -505,6 +505,8 @@ def silu(x, name=None):
 
 
 def swish(x, name=None):
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"swish: argument 'x' must be a Tensor, got {type(x).__name__}")
     return _ops.silu(x)
 
 
@@ -663,3 +665,12 @@ def _public():
 
 
 __all__ = _public()
+
+
+# Composites over 2-D kernels: their errors name the 1-D functional called.
+from ._errors import named_errors as _named_errors  # noqa: E402
+
+conv1d = _named_errors("conv1d")(conv1d)
+conv1d_transpose = _named_errors("conv1d_transpose")(conv1d_transpose)
+max_pool1d = _named_errors("max_pool1d")(max_pool1d)
+avg_pool1d = _named_errors("avg_pool1d")(avg_pool1d)

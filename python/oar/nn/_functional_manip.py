@@ -37,6 +37,7 @@ def _check_format(x, data_format, op):
         raise ValueError(f"{op}: x must be 3-D, 4-D or 5-D, got shape {x.shape}")
     if data_format is None:
         return _FORMATS[x.ndim][0]
+    data_format = {"NCW": "NCL", "NWC": "NLC"}.get(data_format, data_format)  # Paddle's 3-D names
     if data_format not in _FORMATS[x.ndim]:
         raise ValueError(f"{op}: data_format must be one of {_FORMATS[x.ndim]} for a {x.ndim}-D "
                          f"input, got '{data_format}'")
@@ -320,3 +321,11 @@ def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
     from .. import linalg
     nrm = linalg.vector_norm(x, float(p), axis=axis, keepdim=True)
     return x / _ops.clip(nrm, float(epsilon), 3.4e38)
+
+
+from ._errors import named_errors as _named_errors  # noqa: E402
+
+cosine_similarity = _named_errors("cosine_similarity")(cosine_similarity)
+pairwise_distance = _named_errors("pairwise_distance")(pairwise_distance)
+normalize = _named_errors("normalize")(normalize)
+upsample = _named_errors("upsample")(upsample)

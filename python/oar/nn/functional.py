@@ -13,6 +13,9 @@ gelu = _ops.gelu
 
 def linear(x, weight, bias=None, name=None):
     """x @ weight + bias, with weight of shape [in_features, out_features] (Paddle layout)."""
+    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[0]:
+        raise ValueError(f"linear: x's last dimension must equal weight's first, got x of shape "
+                         f"{x.shape} and weight of shape {weight.shape} ([in, out])")
     out = _ops.matmul(x, weight)
     return out if bias is None else out + bias
 
@@ -57,6 +60,12 @@ def mse_loss(input, label, reduction="mean", name=None):  # noqa: A002
 def l1_loss(input, label, reduction="mean", name=None):  # noqa: A002
     return _reduce((input - label).abs(), reduction, "l1_loss")
 
+
+from ._errors import named_errors as _named_errors  # noqa: E402
+
+linear = _named_errors("linear")(linear)
+mse_loss = _named_errors("mse_loss")(mse_loss)
+l1_loss = _named_errors("l1_loss")(l1_loss)
 
 from ._functional_cnn import *  # noqa: E402,F401,F403  (conv, pool, norm, activations, dropout)
 from ._functional_manip import *  # noqa: E402,F401,F403  (pad, interpolate, embedding, ...)
