@@ -184,6 +184,55 @@ def test_op_coverage(tmp_path, opset):
     assert ("LayerNormalization" in _op_types(m)) == (opset >= 17)
 
 
+class _More(nn.Layer):
+    """Activations, comparisons and the remaining manipulation, reduction and nn rules."""
+
+    def __init__(self):
+        super().__init__()
+        self.convt = nn.Conv2DTranspose(2, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.gn = nn.GroupNorm(2, 4)
+        self.conv_nhwc = nn.Conv2D(3, 2, 3, padding=1, data_format="NHWC")
+        self.bn_nhwc = nn.BatchNorm2D(2, data_format="NHWC")
+
+    def forward(self, x, img, q, k):
+        acts = [F.leaky_relu(x, 0.2), F.elu(x, 0.7), F.selu(x), F.hardsigmoid(x), F.hardswish(x), F.relu6(x),
+                F.hardtanh(x, -0.5, 0.7), oar.clip(x, -1.0, 2.0), F.softplus(x, 2.0, 5.0), F.log_sigmoid(x),
+                F.mish(x), F.silu(x), oar.pow(x.abs(), 1.7), oar.rsqrt(x.abs() + 1), oar.square(x),
+                oar.log1p(x.abs()), oar.expm1(x), oar.sqrt(x.abs()), oar.floor(x) + oar.ceil(x), oar.erf(x),
+                oar.maximum(x, x * 0.5) + oar.minimum(x, oar.zeros([6])), oar.pow(x.abs() + 1, x.abs() * 0.1),
+                oar.flip(x, [1]), oar.full_like(x, 2.5), x + oar.arange(6).astype("float32"),
+                oar.tril(x, 1) + oar.triu(x, -1), oar.cumsum(x, axis=1), oar.index_select(x, oar.to_tensor([0, 2, 2, 1, 5, 4]), axis=1)]
+        cmp = (((x > 0) & (x < 1)) | (x == 0) | ~(x >= -1) | (x != 2) ^ (x <= 3)).astype("float32")
+        parts = oar.split(x, [2, -1, 3], axis=1)
+        manip = [oar.stack([x, x * 2], axis=1).flatten(1), x.unsqueeze(1).expand([-1, 2, -1]).flatten(1),
+                 oar.tile(x, [1, 2]), parts[0] * parts[1][:, :1], x[:, 2:3]]
+        reds = [x.max(1), x.min(1), x.prod(-1), oar.logsumexp(x, 1), x.var(1), x.std(1, unbiased=False),
+                (x - x.min(0, keepdim=True)).sum(1)]
+        idx = [oar.argmax(x, axis=1), oar.argmin(x, axis=-1)]
+        y = self.gn(self.convt(img))                               # NCHW [N, 4, 8, 8]
+        z = self.bn_nhwc(self.conv_nhwc(y.transpose([0, 2, 3, 1])[:, :, :, :3]))   # NHWC
+        z = F.max_pool2d(z, 2, 2, data_format="NHWC").flatten(1)
+        att = F.scaled_dot_product_attention(q, k, k * 2.0)       # 4 query heads over 2 key heads
+        return (oar.concat(acts, axis=1), cmp, oar.concat(manip, axis=1), oar.stack(reds, axis=1), idx[0], idx[1],
+                y.flatten(2), z, att)
+
+
+def test_op_coverage_more(tmp_path):
+    oar.seed(8)
+    spec = [InputSpec([None, 6], "float32", "x"), InputSpec([None, 2, 4, 4], "float32", "img"),
+            InputSpec([None, 5, 4, 8], "float32", "q"), InputSpec([None, 7, 2, 8], "float32", "k")]
+
+    def feeds(rng, n):
+        return {"x": (rng.standard_normal([n, 6]) * 3).astype("float32"),
+                "img": rng.standard_normal([n, 2, 4, 4]).astype("float32"),
+                "q": rng.standard_normal([n, 5, 4, 8]).astype("float32"),
+                "k": rng.standard_normal([n, 7, 2, 8]).astype("float32")}
+
+    m = _check(_More(), spec, feeds, tmp_path, "more", rtol=1e-5, atol=2e-5)
+    assert {"ConvTranspose", "Trilu", "CumSum", "ArgMax", "ArgMin", "Split", "Expand", "Tile", "Gather",
+            "ReduceProd", "ReduceLogSumExp", "LeakyRelu", "Selu", "HardSigmoid", "Softplus"} <= _op_types(m)
+
+
 def test_cond_becomes_if(tmp_path):
     class Branchy(nn.Layer):
         def forward(self, x):

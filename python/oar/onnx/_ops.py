@@ -548,8 +548,7 @@ def _tile(v):
     rank = len(v.shape(0))
     x = v.x(0)
     if len(reps) > rank:
-        x = v.g.node("Reshape", [x, v.g.ints([1] * (len(reps) - rank) + [0] * rank)]) if rank else \
-            v.g.node("Reshape", [x, v.g.ints([1] * len(reps))])
+        x = v.g.unsqueeze(x, list(range(len(reps) - rank)))
     reps = [1] * (max(rank, len(reps)) - len(reps)) + reps
     v.out(v.g.node("Tile", [x, v.g.ints(reps)]))
 
@@ -644,6 +643,26 @@ def _reduce(v):
         v.out(v.g.node("Identity", [x]))
         return
     v.out(v.g.reduce(_REDUCE[v.name], x, axes, v.attrs.get("keepdim", False)))
+
+
+@rule("pd_op.var", "pd_op.std")
+def _var(v):
+    g = v.g
+    shape = v.shape(0)
+    rank = len(shape)
+    if v.rdtype() not in _FLOATS:
+        raise v.unsupported(f"dtype {v.rdtype()}")
+    axes = [_norm_axis(int(a), rank) for a in v.attrs.get("axis", [])] or list(range(rank))
+    if any(shape[a] == -1 for a in axes):
+        raise v.unsupported("a reduction over a dynamic dim")
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    dt = v.np_dtype()
+    x = v.x(0)
+    d = g.node("Sub", [x, g.reduce("ReduceMean", x, axes, True)])
+    ssq = g.reduce("ReduceSum", g.node("Mul", [d, d]), axes, v.attrs.get("keepdim", False))
+    denom = n - 1 if v.attrs.get("unbiased", True) else n
+    out = g.node("Div", [ssq, g.scalar(denom, dt)])
+    v.out(g.node("Sqrt", [out]) if v.name == "pd_op.std" else out)
 
 
 @rule("pd_op.argmax", "pd_op.argmin")
