@@ -14,8 +14,6 @@ only needed to run the file.
 """
 import os
 
-import numpy as np
-
 __all__ = ["export", "export_program"]
 
 

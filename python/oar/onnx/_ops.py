@@ -63,7 +63,7 @@ class OpView:
         return np_type(self.results[i].dtype, f"the result of '{self.name}'")
 
     def used(self, i):
-        return self.results[i].num_uses() > 0 if callable(self.results[i].num_uses) else self.results[i].num_uses > 0
+        return self.results[i].num_uses > 0
 
     def out(self, name, i=0):
         self.g.bind(self.results[i], name)
@@ -378,14 +378,6 @@ def _reshape(v):
     v.out(v.g.node("Reshape", [v.x(0), v.g.ints(shape)]))
 
 
-def _reshape_by_shape(v, x, in_shape, out_shape):
-    """Reshape x to the op's result shape when its dims are known up to one dynamic one."""
-    g = v.g
-    if out_shape.count(-1) <= 1 and 0 not in out_shape:
-        return g.node("Reshape", [x, g.ints(out_shape)])
-    raise v.unsupported(f"reshaping {in_shape} to {out_shape} needs more than one dynamic dim")
-
-
 @rule("pd_op.flatten")
 def _flatten(v):
     g, x = v.g, v.x(0)
@@ -570,19 +562,19 @@ def _gather(v):
     idx = v.x(1)
     if v.dtype(1) not in ("int32", "int64"):
         raise v.unsupported(f"index dtype {v.dtype(1)}")
-    if len(v.shape(1)) > 1:
-        raise v.unsupported("an index of rank > 1")
+    if len(v.shape(1)) > 1 or len(v.rshape()) != rank - 1 + len(v.shape(1)):
+        raise v.unsupported(f"an index of shape {v.shape(1)}")
     v.out(v.g.node("Gather", [v.x(0), idx], axis=axis))
 
 
 @rule("pd_op.take_along_axis")
 def _take_along_axis(v):
-    if v.shape(0) != v.shape(1) and any(a != b for a, b in zip(v.shape(0), v.shape(1))
-                                         if a != -1 and b != -1):
-        axis = _norm_axis(int(v.attrs["axis"]), len(v.shape(0)))
-        if any(a != b for i, (a, b) in enumerate(zip(v.shape(0), v.shape(1))) if i != axis):
-            raise v.unsupported("indices that broadcast against arr")
-    v.out(v.g.node("GatherElements", [v.x(0), v.x(1)], axis=int(v.attrs["axis"])))
+    xs, idx = v.shape(0), v.shape(1)
+    axis = _norm_axis(int(v.attrs["axis"]), len(xs))
+    # GatherElements needs indices of arr's rank and, off the axis, arr's sizes (no broadcast)
+    if len(xs) != len(idx) or any(a != b for i, (a, b) in enumerate(zip(xs, idx)) if i != axis):
+        raise v.unsupported(f"indices of shape {idx} that broadcast against arr of shape {xs}")
+    v.out(v.g.node("GatherElements", [v.x(0), v.x(1)], axis=axis))
 
 
 @rule("pd_op.full")
