@@ -93,8 +93,12 @@ def eye(num_rows, num_columns=None, dtype=None, name=None):
 
 # ---- random numbers (one global generator; oar.seed makes runs reproducible)
 def seed(s):
-    _ops._seed(int(s))
+    """Seed the random generator (and NumPy's, for the data pipeline helpers); returns the
+    Generator, as paddle.seed does."""
+    from ._random import Generator
+    g = Generator().manual_seed(int(s))
     np.random.seed(int(s) % (2 ** 32))
+    return g
 
 
 def get_rng_state():
@@ -113,13 +117,38 @@ def rand(shape, dtype=None, name=None):
     return uniform(shape, dtype, 0.0, 1.0)
 
 
+def _check_sizes(shape, op):
+    shape = _shape(shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{op}: shape {shape} has a negative size")
+    return shape
+
+
 def normal(mean=0.0, std=1.0, shape=None, name=None):
-    return _ops.gaussian(_shape(shape if shape is not None else [1]), float(mean), float(std), 0,
-                         _float_dtype(None), None)
+    """Samples of N(mean, std^2). As in Paddle, mean and std may be Tensors: the output then
+    has their broadcast shape (and their dtype) and each element its own mean / std."""
+    if isinstance(mean, _C.Tensor) or isinstance(std, _C.Tensor):
+        ref = mean if isinstance(mean, _C.Tensor) else std
+        m = mean if isinstance(mean, _C.Tensor) else _ops.full_like(ref, float(mean), ref.dtype)
+        sd = std if isinstance(std, _C.Tensor) else _ops.full_like(ref, float(std), ref.dtype)
+        if sd.size and float(sd.min()) < 0:
+            raise ValueError(f"normal: std must be >= 0, got a minimum of {float(sd.min())}")
+        try:
+            out_shape = list(np.broadcast_shapes(tuple(m.shape), tuple(sd.shape)))
+        except ValueError:
+            raise ValueError(f"normal: mean of shape {m.shape} and std of shape {sd.shape} "
+                             f"cannot be broadcast together") from None
+        z = _ops.gaussian(out_shape, 0.0, 1.0, 0, m.dtype, None)
+        return (z * sd.detach() + m.detach())
+    if float(std) < 0:
+        raise ValueError(f"normal: std must be >= 0, got {std}")
+    return _ops.gaussian(_check_sizes(shape if shape is not None else [1], "normal"), float(mean),
+                         float(std), 0, _float_dtype(None), None)
 
 
 def standard_normal(shape, dtype=None, name=None):
-    return _ops.gaussian(_shape(shape), 0.0, 1.0, 0, _float_dtype(dtype), None)
+    return _ops.gaussian(_check_sizes(shape, "standard_normal"), 0.0, 1.0, 0,
+                         _float_dtype(dtype), None)
 
 
 def randn(shape, dtype=None, name=None):

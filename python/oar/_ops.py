@@ -2,7 +2,7 @@
 signatures that need a Python shim (pow taking a float or a Tensor, argmax with
 axis=None, ...)."""
 from . import _C, _creation
-from ._random import randperm, bernoulli, multinomial
+from ._random import randperm, bernoulli, multinomial, Generator, default_generator
 from ._tensor import _pow, argmax, argmin
 
 _ops = _C.ops
@@ -25,5 +25,5 @@ floor_mod = _ops.remainder
 sigmoid = _ops.sigmoid
 
 __all__ = _names + ["pow", "argmax", "argmin", "mod", "floor_mod", "randperm", "bernoulli",
-                    "multinomial"]
+                    "multinomial", "Generator", "default_generator"]
 from . import _indexing  # noqa: E402,F401  (Tensor indexing; op shims: split, nonzero, where)

@@ -154,3 +154,82 @@ def _install_methods():
 
 
 _install_methods()
+
+
+# ---------------------------------------------------------------- the generator
+class Generator:
+    """Paddle's / PyTorch's Generator API over Oar's random generator.
+
+    Every random op of Oar (uniform, normal, randint, randperm, dropout, bernoulli, ...)
+    draws from one process-wide generator: a counter-based stream given by (seed, offset).
+    A Generator is a handle on that generator: `Generator()` and `oar.seed(s)` return the
+    same object (`oar.default_generator()`); independent streams are not supported yet.
+
+        g = oar.seed(2024)            # Paddle: paddle.seed returns the Generator
+        state = g.get_state()
+        a = oar.rand([3])
+        g.set_state(state)
+        assert (oar.rand([3]) == a).all()
+    """
+    _default = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls._default is None:
+            cls._default = super().__new__(cls)
+        return cls._default
+
+    def __init__(self, place=None):
+        pass  # one shared generator: construction only returns the handle
+
+    def manual_seed(self, seed):
+        """Restart the stream from `seed` (offset 0); returns self, as PyTorch does."""
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            try:
+                import numpy as _np
+                if isinstance(seed, _np.integer):
+                    seed = int(seed)
+            except ImportError:  # pragma: no cover
+                pass
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"Generator.manual_seed: seed must be an int, got "
+                            f"{type(seed).__name__}")
+        if not -(2 ** 63) <= seed < 2 ** 64:
+            raise ValueError(f"Generator.manual_seed: seed {seed} does not fit in 64 bits")
+        _ops._seed(seed % 2 ** 64)
+        return self
+
+    def seed(self):
+        """Seed from the OS's entropy (non-deterministic); returns the new seed."""
+        import os
+        s = int.from_bytes(os.urandom(8), "little") >> 1  # keep it a positive int64
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        """The seed the current stream started from."""
+        return int(_ops._get_rng_state()[0])
+
+    def get_state(self):
+        """A snapshot of the generator: [seed, offset] (a new list; pass it to set_state)."""
+        return list(_ops._get_rng_state())
+
+    def set_state(self, state):
+        """Restore a snapshot from get_state; the next draws repeat those that followed it."""
+        _ops._set_rng_state(list(state) if isinstance(state, tuple) else state)
+        return self
+
+    # Paddle's spellings
+    def get_rng_state(self):  # noqa: D102
+        return self.get_state()
+
+    def set_rng_state(self, state):  # noqa: D102
+        return self.set_state(state)
+
+    def __repr__(self):
+        seed, offset = _ops._get_rng_state()
+        return f"Generator(seed={seed}, offset={offset})"
+
+
+def default_generator():
+    """The Generator every random op draws from."""
+    return Generator()
