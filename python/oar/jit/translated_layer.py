@@ -2,7 +2,7 @@
 from .. import _C
 from .. import profiler as _profiler
 from ..nn import Layer
-from ..nn.layer import Parameter
+from ..nn.layer import Parameter, state_epoch
 from .api import _unflatten
 
 
@@ -18,6 +18,7 @@ class TranslatedLayer(Layer):
         self._executor = _C.pir.Executor(program)
         buffers = set(info.get("buffers", []))
         self._state_names = []
+        self._state_cache = None
         for name in program.parameter_names():
             t = params[name]
             key = name.replace(".", "__")
@@ -36,11 +37,18 @@ class TranslatedLayer(Layer):
     def input_names(self):
         return list(self._executor.input_names)
 
+    def _state(self):
+        epoch = state_epoch()
+        if self._state_cache is None or self._state_cache[0] != epoch:
+            state = {}
+            for name, key in self._state_names:
+                t = self._parameters.get(key)
+                state[name] = t if t is not None else self._buffers[key]
+            self._state_cache = (epoch, state)
+        return self._state_cache[1]
+
     def forward(self, *inputs):
-        state = {}
-        for name, key in self._state_names:
-            t = self._parameters.get(key)
-            state[name] = t if t is not None else self._buffers[key]
+        state = self._state()
         if _profiler._active:
             _profiler._notify(self._executor)
         outs = self._executor.run(list(inputs), state)

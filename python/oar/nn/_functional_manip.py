@@ -277,13 +277,18 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D, got shape {weight.shape}")
     n = weight.shape[0]
-    _check_index_range(x, n, "embedding", "x")
+    from ..jit import is_tracing
+    if is_tracing():
+        # The ids are data of the converted program: gather checks them when it runs.
+        if x.dtype.name not in ("int32", "int64"):
+            raise TypeError(f"embedding: x must be an int32 or int64 tensor, got {x.dtype.name}")
+    else:
+        _check_index_range(x, n, "embedding", "x")
     if padding_idx is not None:
         if not -n <= padding_idx < n:
             raise ValueError(f"embedding: padding_idx {padding_idx} is out of range [{-n}, {n})")
         padding_idx = padding_idx % n
-    out = _ops.gather(weight, _ops.reshape(x, [-1]), 0)
-    out = _ops.reshape(out, list(x.shape) + [weight.shape[1]])
+    out = _ops.gather(weight, x, 0)  # ids of any rank: [*ids.shape, dim]
     if padding_idx is not None:
         keep = _ops.cast(_ops.not_equal(x, _ops.full([], padding_idx, x.dtype)), weight.dtype)
         out = out * _ops.unsqueeze(keep, [-1])

@@ -162,6 +162,54 @@ class _HookHandle:
         self._hooks.pop(self._id, None)
 
 
+class _StateDict(collections.OrderedDict):
+    """A layer's parameters, buffers or sublayers: every change bumps the global
+    state_epoch(), so code caching a layer's state (oar.jit) knows when to look again."""
+
+    def __setitem__(self, key, value):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        super().__delitem__(key)
+
+    def pop(self, *args):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        return super().pop(*args)
+
+    def popitem(self, last=True):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        return super().popitem(last)
+
+    def clear(self):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        super().clear()
+
+    def update(self, *args, **kwargs):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key, default=None):
+        global _STATE_EPOCH
+        _STATE_EPOCH += 1
+        return super().setdefault(key, default)
+
+
+_STATE_EPOCH = 0
+
+
+def state_epoch():
+    """A counter that changes whenever any layer's parameters, buffers or sublayers change."""
+    return _STATE_EPOCH
+
+
 class Layer:
     """Base class of all layers. Assigning a Parameter or a Layer to an attribute registers
     it; forward() defines the computation; calling the layer runs the forward pre-hooks,
@@ -169,9 +217,9 @@ class Layer:
 
     def __init__(self, name_scope=None, dtype=None):
         d = self.__dict__
-        d["_parameters"] = collections.OrderedDict()
-        d["_sub_layers"] = collections.OrderedDict()
-        d["_buffers"] = collections.OrderedDict()
+        d["_parameters"] = _StateDict()
+        d["_sub_layers"] = _StateDict()
+        d["_buffers"] = _StateDict()
         d["_non_persistable_buffer_names"] = set()
         d["_forward_pre_hooks"] = collections.OrderedDict()
         d["_forward_post_hooks"] = collections.OrderedDict()
