@@ -84,6 +84,13 @@ DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape)
                 x.dims(), " (", x.numel(), " elements) to ", shape);
     nd[infer] = x.numel() / known;
   }
+  if (nd.numel() != x.numel() && x.numel() == 0 && infer < 0 && Dims(shape).numel() == 0 &&
+      std::all_of(shape.begin(), shape.end(), [](int64_t v) { return v >= 0; })) {
+    // A 0-size target taken literally: Paddle's "0 copies the input's dimension" cannot
+    // have been meant (it gives a non-empty shape), and backward formulas reshape grad to
+    // x's exact dims (e.g. unsqueeze's grad of a [1, 0, 3, 1] view back to [0, 3]).
+    nd = Dims(shape);
+  }
   OAR_ENFORCE(nd.numel() == x.numel(), InvalidArgument, "reshape: cannot reshape tensor of shape ",
               x.dims(), " (", x.numel(), " elements) to ", shape, " (", nd.numel(),
               " elements)");

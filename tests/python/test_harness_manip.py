@@ -32,6 +32,10 @@ def _np_flatten(x, start_axis=0, stop_axis=-1):
         x.reshape(x.shape[:s] + (0,) + x.shape[e + 1:])
 
 
+def _np_flatten_01(x):
+    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+
+
 CASES = [
     OpCase("expand", lambda x, shape: oar.expand(x, shape),
            lambda x, shape: np.broadcast_to(x, [x.shape[i - len(shape) + x.ndim]
@@ -50,6 +54,9 @@ CASES = [
            attrs={"start_axis": 1, "stop_axis": -1}, dtypes=ALL,
            bad_inputs=[(lambda: (_x23(), 1, 0), ValueError, "start_axis", {}),
                        (lambda: (_x23(), 0, 5), IndexError, "out of range", {})]),
+    # a 0 in the flattened range: the new size is 0, not Paddle's "0 copies the dim" of reshape
+    OpCase("flatten[0-size]", lambda x: oar.flatten(x, 0, 1), _np_flatten_01, inputs=[normal()],
+           shapes=[[(3, 0, 2)], [(0, 4, 2)]], dtypes=ALL, op="flatten"),
     OpCase("flatten[all]", lambda x: oar.flatten(x), _np_flatten, inputs=[normal()],
            shapes=[[(2, 3, 4)], [()], [(0, 3)]], dtypes=ALL, op="flatten"),
     OpCase("squeeze", lambda x, axis=None: oar.squeeze(x, axis),
