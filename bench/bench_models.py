@@ -32,29 +32,17 @@ def ms(fn, repeat=5):
     return common.bench(fn, repeat=repeat) * 1e3
 
 
-def torch_cases(torch):
+def torch_models(torch):
+    """{name: () -> torch module} for LeNet, ResNet-18 (10 classes) and the 4-layer Transformer
+    (shared with bench_jit.py)."""
     nn = torch.nn
-    t = torch.from_numpy
-
-    def run(model, x, y, repeat=5):
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        loss_fn = nn.CrossEntropyLoss()
-        xb, yb = t(x), t(y)
-
-        def step():
-            loss = loss_fn(model(xb), yb)
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-        return ms(step, repeat)
 
     def lenet():
         torch.manual_seed(0)
-        m = nn.Sequential(
+        return nn.Sequential(
             nn.Conv2d(1, 6, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
             nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.Linear(120, 84),
             nn.Linear(84, 10))
-        return {"lenet_step_ms": run(m, X_LENET, Y_LENET)}
 
     class Block(nn.Module):
         def __init__(self, cin, cout, stride):
@@ -73,7 +61,7 @@ def torch_cases(torch):
             y = torch.relu(self.b1(self.c1(x)))
             return torch.relu(self.b2(self.c2(y)) + idt)
 
-    def resnet():
+    def resnet18():
         torch.manual_seed(0)
         layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
                   nn.MaxPool2d(3, 2, 1)]
@@ -82,7 +70,7 @@ def torch_cases(torch):
             layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
             cin = cout
         layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10)]
-        return {"resnet18_step_ms": run(nn.Sequential(*layers), X_RES, Y_RES, 3)}
+        return nn.Sequential(*layers)
 
     class TF(nn.Module):
         def __init__(self):
@@ -96,14 +84,62 @@ def torch_cases(torch):
 
     def transformer():
         torch.manual_seed(0)
-        return {"transformer4_step_ms": run(TF(), X_TF, Y_TF, 3)}
+        return TF()
 
-    return {"lenet": lenet, "resnet": resnet, "transformer": transformer}
+    return {"lenet": lenet, "resnet18": resnet18, "transformer": transformer}
+
+
+def torch_cases(torch):
+    nn = torch.nn
+    t = torch.from_numpy
+    models = torch_models(torch)
+
+    def run(model, x, y, repeat=5):
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = nn.CrossEntropyLoss()
+        xb, yb = t(x), t(y)
+
+        def step():
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        return ms(step, repeat)
+
+    return {"lenet": lambda: {"lenet_step_ms": run(models["lenet"](), X_LENET, Y_LENET)},
+            "resnet": lambda: {"resnet18_step_ms": run(models["resnet18"](), X_RES, Y_RES, 3)},
+            "transformer": lambda: {"transformer4_step_ms": run(models["transformer"](), X_TF, Y_TF, 3)}}
+
+
+def oar_models(paddle):
+    """{name: () -> oar layer}, the same architectures in Paddle's API (shared with bench_jit.py)."""
+    nn = paddle.nn
+
+    class TF(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0)
+            self.enc = nn.TransformerEncoder(layer, 4)
+            self.head = nn.Linear(256, 10)
+
+        def forward(self, x):
+            return self.head(self.enc(x).mean(1))
+
+    def seeded(make):
+        def build():
+            paddle.seed(0)
+            return make()
+        return build
+
+    return {"lenet": seeded(paddle.vision.models.LeNet),
+            "resnet18": seeded(lambda: paddle.vision.models.resnet18(num_classes=10)),
+            "transformer": seeded(TF)}
 
 
 def oar_cases(paddle):
     nn = paddle.nn
     t = paddle.to_tensor
+    models = oar_models(paddle)
 
     def run(model, x, y, repeat=5):
         opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
@@ -117,30 +153,9 @@ def oar_cases(paddle):
             opt.clear_grad()
         return ms(step, repeat)
 
-    def lenet():
-        paddle.seed(0)
-        return {"lenet_step_ms": run(paddle.vision.models.LeNet(), X_LENET, Y_LENET)}
-
-    def resnet():
-        paddle.seed(0)
-        m = paddle.vision.models.resnet18(num_classes=10)
-        return {"resnet18_step_ms": run(m, X_RES, Y_RES, 3)}
-
-    class TF(nn.Layer):
-        def __init__(self):
-            super().__init__()
-            layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0)
-            self.enc = nn.TransformerEncoder(layer, 4)
-            self.head = nn.Linear(256, 10)
-
-        def forward(self, x):
-            return self.head(self.enc(x).mean(1))
-
-    def transformer():
-        paddle.seed(0)
-        return {"transformer4_step_ms": run(TF(), X_TF, Y_TF, 3)}
-
-    return {"lenet": lenet, "resnet": resnet, "transformer": transformer}
+    return {"lenet": lambda: {"lenet_step_ms": run(models["lenet"](), X_LENET, Y_LENET)},
+            "resnet": lambda: {"resnet18_step_ms": run(models["resnet18"](), X_RES, Y_RES, 3)},
+            "transformer": lambda: {"transformer4_step_ms": run(models["transformer"](), X_TF, Y_TF, 3)}}
 
 
 def cases(fw, mod):

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "inference/predictor.h"
+#include "inference/predictor/predictor.h"
 
 namespace {
 std::vector<int64_t> parse_dims(const std::string& s) {

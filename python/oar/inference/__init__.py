@@ -10,7 +10,7 @@
 The program runs the analysis passes (canonicalize, constant folding, CSE, the DRR
 fusions, DCE; with memory optimization also in-place rewriting) and then the executor
 (pir/executor) with planned buffer reuse: the same program format and executor as
-oar.jit. The C++ predictor (inference/predictor.h) does the same without Python.
+oar.jit. The C++ predictor (inference/predictor/predictor.h) does the same without Python.
 """
 import os
 

@@ -1,4 +1,4 @@
-#include "inference/params_reader.h"
+#include "inference/predictor/params_reader.h"
 
 #include <cstring>
 #include <fstream>

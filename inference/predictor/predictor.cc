@@ -1,10 +1,10 @@
-#include "inference/predictor.h"
+#include "inference/predictor/predictor.h"
 
 #include <omp.h>
 
 #include <cstring>
 
-#include "inference/params_reader.h"
+#include "inference/predictor/params_reader.h"
 #include "paddle_core/api/tensor.h"
 #include "paddle_core/base/errors.h"
 #include "pir/executor/executor.h"
