@@ -1,0 +1,166 @@
+"""Static-path suite (issue 6): to_static training steps vs eager, and predictor latency
+vs ONNX Runtime and PyTorch, in one run.
+
+    bash bench/run.sh jit [--threads 1]
+
+Training step = forward + cross-entropy + backward + Adam step, float32, on the models
+and shapes of bench_models.py (LeNet [64,1,28,28], ResNet-18 [16,3,64,64], a 4-layer
+Transformer encoder [8,128,256]) plus an MLP 784-256-10 on [64,784]. oar runs each eagerly
+and through oar.jit.to_static; torch runs eagerly.
+
+Inference latency at batch 1 and 32 (LeNet 28x28, ResNet-18 64x64, Transformer seq 128):
+oar's predictor (oar.jit.save -> oar.inference, IR optimizations on), ONNX Runtime on the
+model oar.onnx.export wrote (sequential execution, intra-op threads as the run), and
+torch eager under no_grad. The derived rows give static/eager and predictor/ORT.
+"""
+import os
+import tempfile
+
+import numpy as np
+
+import bench_models
+import common
+
+TRAIN = ["mlp", "lenet", "resnet18", "transformer"]
+INFER = [("lenet", (1, 28, 28)), ("resnet18", (3, 64, 64)), ("transformer", (128, 256))]
+BATCHES = (1, 32)
+
+METRICS = ([(f"{m}_train_ms", "ms", "low") for m in TRAIN]
+           + [(f"{m}_train_eager_ms", "ms", "low") for m in TRAIN]
+           + [(f"{m}_static_over_eager", "x", "low") for m in TRAIN]
+           + [(f"{m}_b{b}_infer_ms", "ms", "low") for m, _ in INFER for b in BATCHES]
+           + [(f"{m}_b{b}_ort_ms", "ms", "low") for m, _ in INFER for b in BATCHES]
+           + [(f"{m}_b{b}_predictor_over_ort", "x", "low") for m, _ in INFER for b in BATCHES])
+
+rng = np.random.default_rng(0)
+TRAIN_DATA = {
+    "mlp": (rng.standard_normal((64, 784), dtype=np.float32), rng.integers(0, 10, (64,))),
+    "lenet": (bench_models.X_LENET, bench_models.Y_LENET),
+    "resnet18": (bench_models.X_RES, bench_models.Y_RES),
+    "transformer": (bench_models.X_TF, bench_models.Y_TF),
+}
+
+
+def ms(fn, repeat=5):
+    return common.bench(fn, repeat=repeat) * 1e3
+
+
+def repeats(model):
+    return 3 if model in ("resnet18", "transformer") else 5
+
+
+def infer_input(shape, batch):
+    return np.random.default_rng(batch).standard_normal((batch,) + shape, dtype=np.float32)
+
+
+# ---------------------------------------------------------------- torch
+def torch_cases(torch):
+    nn = torch.nn
+    models = bench_models.torch_models(torch)
+    models["mlp"] = lambda: nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+
+    def train(name):
+        torch.manual_seed(0)
+        model = models[name]()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = nn.CrossEntropyLoss()
+        x, y = (torch.from_numpy(np.asarray(a)) for a in TRAIN_DATA[name])
+
+        def step():
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        return {f"{name}_train_ms": ms(step, repeats(name))}
+
+    def infer(name, shape):
+        model = models[name]().eval()
+        out = {}
+        with torch.no_grad():
+            for b in BATCHES:
+                x = torch.from_numpy(infer_input(shape, b))
+                out[f"{name}_b{b}_infer_ms"] = ms(lambda: model(x), repeats(name))
+        return out
+
+    cases = {f"train_{m}": (lambda m=m: train(m)) for m in TRAIN}
+    cases.update({f"infer_{m}": (lambda m=m, s=s: infer(m, s)) for m, s in INFER})
+    return cases
+
+
+# ---------------------------------------------------------------- oar
+def oar_cases(paddle):
+    nn = paddle.nn
+    models = bench_models.oar_models(paddle)
+
+    class MLP(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(784, 256), nn.Linear(256, 10)
+
+        def forward(self, x):
+            return self.fc2(paddle.nn.functional.relu(self.fc1(x)))
+
+    models["mlp"] = MLP
+    tmp = tempfile.mkdtemp(prefix="oar_bench_jit_")
+
+    def train(name):
+        out = {}
+        for static in (False, True):
+            paddle.seed(0)
+            model = models[name]()
+            if static:
+                model = paddle.jit.to_static(model)
+            opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+            loss_fn = nn.CrossEntropyLoss()
+            x, y = (paddle.to_tensor(np.asarray(a)) for a in TRAIN_DATA[name])
+
+            def step():
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+            out[f"{name}_train_ms" if static else f"{name}_train_eager_ms"] = ms(step, repeats(name))
+        out[f"{name}_static_over_eager"] = out[f"{name}_train_ms"] / out[f"{name}_train_eager_ms"]
+        return out
+
+    def infer(name, shape):
+        import onnxruntime as ort
+
+        model = models[name]()
+        model.eval()
+        spec = [paddle.static.InputSpec([None] + list(shape), "float32", "x")]
+        prefix = os.path.join(tmp, name)
+        paddle.jit.save(model, prefix, input_spec=spec)
+        paddle.onnx.export(model, prefix, input_spec=spec)
+        config = paddle.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams")
+        config.set_cpu_math_library_num_threads(paddle.get_num_threads())
+        predictor = paddle.inference.create_predictor(config)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = paddle.get_num_threads()
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        sess = ort.InferenceSession(prefix + ".onnx", opts, providers=["CPUExecutionProvider"])
+        feed = sess.get_inputs()[0].name
+        out = {}
+        for b in BATCHES:
+            x = infer_input(shape, b)
+            xt = paddle.to_tensor(x)
+            ref = predictor.run([xt])[0].numpy()
+            got = sess.run(None, {feed: x})[0]
+            np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)  # same model on both sides
+            out[f"{name}_b{b}_infer_ms"] = ms(lambda: predictor.run([xt]), repeats(name))
+            out[f"{name}_b{b}_ort_ms"] = ms(lambda: sess.run(None, {feed: x}), repeats(name))
+            out[f"{name}_b{b}_predictor_over_ort"] = out[f"{name}_b{b}_infer_ms"] / out[f"{name}_b{b}_ort_ms"]
+        return out
+
+    cases = {f"train_{m}": (lambda m=m: train(m)) for m in TRAIN}
+    cases.update({f"infer_{m}": (lambda m=m, s=s: infer(m, s)) for m, s in INFER})
+    return cases
+
+
+def cases(fw, mod):
+    return torch_cases(mod) if fw == "torch" else oar_cases(mod)
+
+
+if __name__ == "__main__":
+    common.main(__file__, METRICS, cases)
