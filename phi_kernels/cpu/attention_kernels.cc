@@ -30,7 +30,8 @@
 namespace oar::phi {
 namespace {
 
-constexpr int64_t kBlockQ = 64;   // query rows per task
+constexpr int64_t kBlockQ = 64;   // query rows per task (backward)
+constexpr int64_t kBlockQF = 128; // query rows per task (forward: fewer repacks of each K block)
 constexpr int64_t kBlockK = 512;  // keys per score block
 
 /// C = alpha * op(A) op(B) + beta * C, row-major.
@@ -138,17 +139,17 @@ template <typename A>
 void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
                        const AdditiveMask<A>& mask, bool causal, A scale, A* out, A* lse) {
   constexpr A kNegInf = -std::numeric_limits<A>::infinity();
-  const int64_t nqb = (g.Sq + kBlockQ - 1) / kBlockQ;
+  const int64_t nqb = (g.Sq + kBlockQF - 1) / kBlockQF;
   const int64_t ldq = g.H * g.D, ldk = g.Hk * g.D, ldv = g.Hk * g.Dv, ldo = g.H * g.Dv;
   const int64_t group = g.H / g.Hk;
   const int64_t bk_max = std::min(kBlockK, std::max<int64_t>(g.Sk, 1));
   parallel_for(
       g.B * g.H * nqb,
       [&](int64_t t0, int64_t t1) {
-        std::vector<A> S(kBlockQ * bk_max), acc(kBlockQ * g.Dv), m(kBlockQ), l(kBlockQ);
+        std::vector<A> S(kBlockQF * bk_max), acc(kBlockQF * g.Dv), m(kBlockQF), l(kBlockQF);
         for (int64_t t = t0; t < t1; ++t) {
-          const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * kBlockQ;
-          const int64_t bq = std::min(kBlockQ, g.Sq - i0), hk = h / group;
+          const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * kBlockQF;
+          const int64_t bq = std::min(kBlockQF, g.Sq - i0), hk = h / group;
           const A* Q = q + (b * g.Sq + i0) * ldq + h * g.D;
           const A* K = k + b * g.Sk * ldk + hk * g.D;
           const A* V = v + b * g.Sk * ldv + hk * g.Dv;
@@ -157,26 +158,21 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
           std::fill(l.begin(), l.end(), A(0));
           for (int64_t j0 = 0; j0 < g.Sk; j0 += kBlockK) {
             if (causal && j0 > i0 + bq - 1) break;
-            const int64_t bk = std::min(kBlockK, g.Sk - j0);
+            // causal: keys past the block's last query are masked for every row; skip them
+            const int64_t kend = causal ? std::min(g.Sk, i0 + bq) : g.Sk;
+            const int64_t bk = std::min(kBlockK, kend - j0);
             gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, K + j0 * ldk, ldk, A(0), S.data(), bk);
             mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
             for (int64_t r = 0; r < bq; ++r) {
               A* s = S.data() + r * bk;
-              A mx = kNegInf;
-              for (int64_t c = 0; c < bk; ++c) mx = std::max(mx, s[c]);
+              const A mx = row_max<true>(Row<A>{s, bk, 1});
               const A m_new = std::max(m[r], mx);
               if (m_new == kNegInf) {  // every key so far is masked: P row is 0
                 std::fill(s, s + bk, A(0));
                 continue;
               }
               const A alpha = exp_simd(m[r] - m_new);  // 0 when m[r] = -inf
-              A sum = 0;
-#pragma omp simd reduction(+ : sum)
-              for (int64_t c = 0; c < bk; ++c) {
-                const A e = exp_simd(s[c] - m_new);
-                s[c] = e;
-                sum += e;
-              }
+              const A sum = row_sum_exp<true>(Row<A>{s, bk, 1}, m_new, s);  // s = exp(s - m_new)
               l[r] = l[r] * alpha + sum;
               m[r] = m_new;
               if (alpha != A(1)) {

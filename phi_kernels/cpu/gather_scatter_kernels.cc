@@ -36,25 +36,50 @@ std::vector<int64_t> read_index(const DenseTensor& index, int64_t n, const char*
   return out;
 }
 
-// out[o, j, :] = x[o, idx[j], :] (x viewed as [outer, n, inner]).
+// out[o, j, :] = x[o, idx[j], :] (x viewed as [outer, n, inner]). The indices are
+// range-checked by one vectorized min/max pass (read_index names the first bad one) and
+// read in place, without an int64 copy; single elements are assigned, rows memcpy'd.
 template <typename T>
 void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, DenseTensor* out,
                  const char* op) {
   T* o = out->alloc<T>();
   const int a = wrap_axis(axis, x.rank(), op);
   const int64_t n = x.dims()[a];
-  const std::vector<int64_t> idx = read_index(index, n, op, a);
-  if (out->numel() == 0) return;
-  const int64_t outer = prod(x.dims(), 0, a), inner = prod(x.dims(), a + 1, x.rank());
-  const int64_t m = static_cast<int64_t>(idx.size());
-  DenseTensor c = contiguous(x);
-  const T* xp = c.data<T>();
-  const bool par = outer * m * inner >= kParallelGrain;
-#pragma omp parallel for collapse(2) schedule(static) if (par)
-  for (int64_t b = 0; b < outer; ++b) {
+  const DenseTensor ic = contiguous(index);
+  const int64_t m = ic.numel();
+  auto run = [&](const auto* ip) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(ip)>>;
+    I lo = 0, hi = 0;
+#pragma omp simd reduction(min : lo) reduction(max : hi)
     for (int64_t j = 0; j < m; ++j) {
-      std::memcpy(o + (b * m + j) * inner, xp + (b * n + idx[j]) * inner, inner * sizeof(T));
+      lo = ip[j] < lo ? ip[j] : lo;
+      hi = ip[j] > hi ? ip[j] : hi;
     }
+    if (lo < -n || hi >= n) read_index(index, n, op, a);  // raises, naming the index
+    if (out->numel() == 0) return;
+    const int64_t outer = prod(x.dims(), 0, a), inner = prod(x.dims(), a + 1, x.rank());
+    DenseTensor c = contiguous(x);
+    const T* xp = c.data<T>();
+    auto at = [n, ip](int64_t j) {
+      const int64_t v = static_cast<int64_t>(ip[j]);
+      return v < 0 ? v + n : v;
+    };
+    parallel_for(outer * m, [&](int64_t t0, int64_t t1) {
+      int64_t b = t0 / m, j = t0 - b * m;
+      for (int64_t t = t0; t < t1; ++t) {
+        if (inner == 1) {
+          o[t] = xp[b * n + at(j)];
+        } else {
+          std::memcpy(o + t * inner, xp + (b * n + at(j)) * inner, inner * sizeof(T));
+        }
+        if (++j == m) j = 0, ++b;
+      }
+    }, outer * m * inner);
+  };
+  if (ic.dtype() == DataType::INT32) {
+    run(ic.data<int32_t>());
+  } else {
+    run(ic.data<int64_t>());
   }
 }
 

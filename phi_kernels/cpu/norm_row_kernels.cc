@@ -10,6 +10,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
@@ -24,9 +25,9 @@ void row_norm_forward(const RowNormView& v, const DenseTensor& x_in, const Dense
   T* y = out->alloc<T>();
   T* mo = mean->alloc<T>();
   T* ro = rstd->alloc<T>();
-  const DenseTensor x = contiguous(x_in);
-  const DenseTensor sc = scale ? contiguous(*scale) : DenseTensor();
-  const DenseTensor bi = bias ? contiguous(*bias) : DenseTensor();
+  const DenseTensor x = dense_copy<T>(x_in);
+  const DenseTensor sc = scale ? dense_copy<T>(*scale) : DenseTensor();
+  const DenseTensor bi = bias ? dense_copy<T>(*bias) : DenseTensor();
   const T* xp = x.data<T>();
   const T* gp = scale ? sc.data<T>() : nullptr;
   const T* bp = bias ? bi.data<T>() : nullptr;
@@ -78,9 +79,9 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
   T* dx = x_grad->alloc<T>();
   T* ds = scale_grad->alloc<T>();
   T* db = bias_grad->alloc<T>();
-  const DenseTensor x = contiguous(x_in), g = contiguous(g_in);
-  const DenseTensor mean = contiguous(mean_in), rstd = contiguous(rstd_in);
-  const DenseTensor sc = scale ? contiguous(*scale) : DenseTensor();
+  const DenseTensor x = dense_copy<T>(x_in), g = dense_copy<T>(g_in);
+  const DenseTensor mean = dense_copy<T>(mean_in), rstd = dense_copy<T>(rstd_in);
+  const DenseTensor sc = scale ? dense_copy<T>(*scale) : DenseTensor();
   const T* xp = x.data<T>();
   const T* gp = g.data<T>();
   const T* mp = mean.data<T>();

@@ -11,6 +11,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/funcs/softmax_rows.h"
+#include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
@@ -148,7 +149,7 @@ template <typename T, bool kLog>
 void softmax_forward(const DenseTensor& x_in, int64_t axis, DenseTensor* out, const char* op) {
   T* y = out->alloc<T>();
   if (out->numel() == 0) return;
-  const DenseTensor x = contiguous(x_in);
+  const DenseTensor x = dense_copy<T>(x_in);
   const T* px = x.data<T>();
   const AxisSplit s = split_at_axis(x.dims(), axis_of(x, axis, op));
   if (s.inner == 1 && s.n <= kShortRow) {
@@ -235,7 +236,7 @@ void softmax_backward(const DenseTensor& out_in, const DenseTensor& g_in, int64_
                       DenseTensor* dx, const char* op) {
   T* d = dx->alloc<T>();
   if (dx->numel() == 0) return;
-  const DenseTensor y = contiguous(out_in), g = contiguous(g_in);
+  const DenseTensor y = dense_copy<T>(out_in), g = dense_copy<T>(g_in);
   const T* py = y.data<T>();
   const T* pg = g.data<T>();
   const AxisSplit s = split_at_axis(y.dims(), axis_of(y, axis, op));

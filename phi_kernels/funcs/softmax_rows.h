@@ -12,6 +12,7 @@
 
 #include "paddle_core/tensor/dims.h"
 #include "paddle_core/tensor/dtype.h"
+#include "phi_kernels/include/vec_math.h"
 
 namespace oar::phi {
 
@@ -72,6 +73,21 @@ OpMath<T> row_max(const Row<T>& r) {
   const T* p = r.p;  // locals: stores elsewhere cannot alias them, so loops vectorize
   const int64_t n = r.n;
   M m = -std::numeric_limits<M>::infinity();
+#if OAR_VEC
+  if constexpr (kUnit && std::is_same_v<T, float>) {  // max(v, m) == (v > m ? v : m), NaN skipped
+    int64_t i = 0;
+    if (n >= 2 * vec::kF) {
+      vec::F m0 = vec::set1(m), m1 = m0;
+      for (; i + 2 * vec::kF <= n; i += 2 * vec::kF) {
+        m0 = vec::max(vec::load(p + i), m0);
+        m1 = vec::max(vec::load(p + i + vec::kF), m1);
+      }
+      m = vec::hmax(vec::max(m0, m1));
+    }
+    for (; i < n; ++i) m = p[i] > m ? p[i] : m;
+    return m;
+  }
+#endif
   if constexpr (kUnit) {
 #pragma omp simd reduction(max : m)
     for (int64_t i = 0; i < n; ++i) {
@@ -91,6 +107,31 @@ M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
   const T* p = r.p;
   const int64_t n = r.n, st = r.stride;
   M s = 0;
+#if OAR_VEC
+  if constexpr (kUnit && std::is_same_v<T, float>) {  // vector exp_simd, 2 accumulators
+    constexpr int L = vec::kF;
+    const vec::F vs = vec::set1(shift);
+    vec::F a0 = vec::set1(0.0f), a1 = a0;
+    int64_t i = 0;
+    for (; i + 2 * L <= n; i += 2 * L) {
+      const vec::F e0 = vec::exp(vec::sub(vec::load(p + i), vs));
+      const vec::F e1 = vec::exp(vec::sub(vec::load(p + i + L), vs));
+      if (store) {
+        vec::store(store + i, e0);
+        vec::store(store + i + L, e1);
+      }
+      a0 = vec::add(a0, e0);
+      a1 = vec::add(a1, e1);
+    }
+    s = vec::hsum(vec::add(a0, a1));
+    for (; i < n; ++i) {
+      const M e = exp_simd(static_cast<M>(p[i]) - shift);
+      if (store) store[i] = e;
+      s += e;
+    }
+    return s;
+  }
+#endif
   if constexpr (kUnit) {
     if (store) {
 #pragma omp simd reduction(+ : s)

@@ -87,6 +87,84 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   }, rows * inner);
 }
 
+// A transposing unary op (the input's unit-stride dim j is not the output's inner dim,
+// e.g. contiguous() of a transpose): row-by-row iteration would read the input with a
+// large stride, one cache line per element. Instead, kT x kT tiles of the (j, inner)
+// plane go through a small buffer: kT contiguous input runs are copied in, then kT
+// contiguous output runs written out, so each cache line is touched once, whole (a
+// direct tiled copy thrashes L1 when the strides are powers of two: every row of the
+// tile maps to the same cache set). Returns false when the layout is not such a transpose.
+template <typename In, typename Out, typename F>
+bool unary_tiled(const Dims& dims, const std::array<Dims, 2>& st, const DenseTensor& a, Out* o,
+                 F& f) {
+  const int r = dims.size();
+  if (r < 2 || st[0][r - 1] != 1 || st[1][r - 1] == 1) return false;
+  int j = -1;
+  for (int k = r - 2; k >= 0; --k) {
+    if (st[1][k] == 1) {
+      j = k;
+      break;
+    }
+  }
+  constexpr int64_t kT = 16;
+  const int64_t nj = dims[j < 0 ? 0 : j], ni = dims[r - 1];
+  if (j < 0 || nj < 8 || ni < 8) return false;
+  const int64_t soj = st[0][j], sii = st[1][r - 1];
+  Dims rd, ro, ri;  // the remaining dims and their strides
+  int64_t rest = 1;
+  for (int k = 0; k < r - 1; ++k) {
+    if (k == j) continue;
+    rd.push_back(dims[k]);
+    ro.push_back(st[0][k]);
+    ri.push_back(st[1][k]);
+    rest *= dims[k];
+  }
+  const In* src = static_cast<const In*>(a.raw_data());
+  const int64_t tj = (nj + kT - 1) / kT;
+  parallel_for(rest * tj, [&](int64_t b, int64_t e) {
+    In buf[kT][kT];  // buf[ii][jj]
+    for (int64_t t = b; t < e; ++t) {
+      int64_t q = t / tj, off_o = 0, off_i = 0;
+      for (int k = rd.size() - 1; k >= 0; --k) {
+        const int64_t idx = q % rd[k];
+        q /= rd[k];
+        off_o += idx * ro[k];
+        off_i += idx * ri[k];
+      }
+      const int64_t jb = (t % tj) * kT, wj = std::min(kT, nj - jb);
+      Out* po = o + off_o + jb * soj;
+      const In* pa = src + off_i + jb;
+      for (int64_t ib = 0; ib < ni; ib += kT) {
+        const int64_t wi = std::min(kT, ni - ib);
+        if (wi == kT && wj == kT) {  // full tile: fixed trip counts, unrolled vector moves
+          for (int64_t ii = 0; ii < kT; ++ii) {
+            const In* row = pa + (ib + ii) * sii;
+            for (int64_t jj = 0; jj < kT; ++jj) buf[ii][jj] = row[jj];
+          }
+          for (int64_t jj = 0; jj < kT; ++jj) {
+            Out* orow = po + jj * soj + ib;
+            for (int64_t ii = 0; ii < kT; ++ii) {
+              orow[ii] = static_cast<Out>(f(static_cast<OpMath<In>>(buf[ii][jj])));
+            }
+          }
+          continue;
+        }
+        for (int64_t ii = 0; ii < wi; ++ii) {
+          const In* row = pa + (ib + ii) * sii;
+          for (int64_t jj = 0; jj < wj; ++jj) buf[ii][jj] = row[jj];
+        }
+        for (int64_t jj = 0; jj < wj; ++jj) {
+          Out* orow = po + jj * soj + ib;
+          for (int64_t ii = 0; ii < wi; ++ii) {
+            orow[ii] = static_cast<Out>(f(static_cast<OpMath<In>>(buf[ii][jj])));
+          }
+        }
+      }
+    }
+  }, rest * nj * ni);
+  return true;
+}
+
 }  // namespace detail
 
 /// out = f(a) elementwise. `out` dims/dtype must be set (infer-meta did it).
@@ -106,6 +184,7 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
   Dims dims = out->dims();
   std::array<Dims, 2> st{out->strides(), detail::broadcast_strides(a, dims)};
   detail::coalesce(&dims, &st);
+  if (detail::unary_tiled<In, Out>(dims, st, a, o, f)) return;
   detail::for_each_row<2>(dims, st, {reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data())},
                           {sizeof(Out), sizeof(In)}, [&](auto p, int64_t m, auto s) {
                             Out* po = reinterpret_cast<Out*>(p[0]);

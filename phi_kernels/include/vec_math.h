@@ -55,6 +55,10 @@ inline D widen(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }  
 inline D widen(const double* p) { return load(p); }
 inline void narrow_store(float* p, D v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
 inline void narrow_store(double* p, D v) { store(p, v); }
+inline F abs(F a) { return _mm512_abs_ps(a); }
+inline D abs(D a) { return _mm512_abs_pd(a); }
+/// a where s < 0, else b.
+inline F select_neg(F s, F a, F b) { return _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(s, set1(0.0f), _CMP_LT_OQ), a); }
 inline F min(F a, F b) { return _mm512_min_ps(a, b); }
 inline D min(D a, D b) { return _mm512_min_pd(a, b); }
 /// acc with the lanes where v is NaN replaced by v; any_nan(acc) tells if one ever was.
@@ -66,6 +70,13 @@ inline float hmin(F v) { return _mm512_reduce_min_ps(v); }
 inline double hmin(D v) { return _mm512_reduce_min_pd(v); }
 inline float hmax(F v) { return _mm512_reduce_max_ps(v); }
 inline double hmax(D v) { return _mm512_reduce_max_pd(v); }
+inline F round(F v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/// 2^n for float lanes holding integers n in [-126, 127].
+inline F pow2i(F n) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+}
+inline F select_lt(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), x); }
+inline F select_nan(F v, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
 #define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp
 #define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp
 #elif OAR_VEC256
@@ -103,6 +114,10 @@ inline double hsum(D v) {
   __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
   return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
+inline F abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+inline D abs(D a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+/// a where s < 0, else b.
+inline F select_neg(F s, F a, F b) { return _mm256_blendv_ps(b, a, _mm256_cmp_ps(s, _mm256_setzero_ps(), _CMP_LT_OQ)); }
 inline F min(F a, F b) { return _mm256_min_ps(a, b); }
 inline D min(D a, D b) { return _mm256_min_pd(a, b); }
 /// acc with the lanes where v is NaN replaced by v; any_nan(acc) tells if one ever was.
@@ -128,9 +143,40 @@ inline double hmax(D v) {
   __m128d s = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
   return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));
 }
+inline F round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/// 2^n for float lanes holding integers n in [-126, 127].
+inline F pow2i(F n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+}
+/// a < b ? x : y per lane; select_nan: v where v is NaN, else y.
+inline F select_lt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+inline F select_nan(F v, F y) { return _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
 #define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f8_##ulp
 #define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d4_##ulp
 #endif
+
+/// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
+/// |r| <= ln2/2, Cephes' degree-6 polynomial for exp(r), times 2^n; relative error below
+/// 2 ulp; 0 below -87.3, inf above 88.4, NaN stays NaN. About twice as fast as SLEEF's
+/// 1-ulp exp.
+inline F exp(F x) {
+  const F hi = set1(88.3762626647949f), lo = set1(-87.3365478515625f);
+  const F xc = max(min(x, hi), lo);
+  const F n = round(mul(xc, set1(1.44269504088896341f)));
+  F r = fmadd(n, set1(-0.693359375f), xc);
+  r = fmadd(n, set1(2.12194440e-4f), r);
+  F p = set1(1.9875691500e-4f);
+  p = fmadd(p, r, set1(1.3981999507e-3f));
+  p = fmadd(p, r, set1(8.3334519073e-3f));
+  p = fmadd(p, r, set1(4.1665795894e-2f));
+  p = fmadd(p, r, set1(1.6666665459e-1f));
+  p = fmadd(p, r, set1(5.0000001201e-1f));
+  p = fmadd(mul(p, r), r, add(r, set1(1.0f)));
+  F y = mul(p, pow2i(n));
+  y = select_lt(x, lo, set1(0.0f), y);
+  y = select_lt(hi, x, set1(__builtin_inff()), y);
+  return select_nan(x, y);
+}
 }  // namespace vec
 
 /// Declares a functor `Name` with the scalar `s(v)` (float or double) and, with AVX-512
