@@ -41,7 +41,7 @@ void ProgramTracer::add_parameter(const Tensor& t, const std::string& name) {
   bind(t, v);
 }
 
-Value ProgramTracer::value_of(const Tensor& t, const char* op) {
+Value ProgramTracer::lookup(const Tensor& t, const char* op) {
   auto it = map_.find(t.impl().get());
   if (it != map_.end()) {
     OAR_ENFORCE(it->second.version == t.version(), Unimplemented, "to_static: ", op,
@@ -50,6 +50,37 @@ Value ProgramTracer::value_of(const Tensor& t, const char* op) {
                 "through another view of its memory, or a direct data write); use out-of-place ops");
     return it->second.value;
   }
+  if (source_ == nullptr) return Value();
+  auto src = source_->map_.find(t.impl().get());
+  if (src == source_->map_.end() || src->second.version != t.version() || src->second.depth != 0) return Value();
+  const Operation* def = src->second.value.defining_op();
+  if (def != nullptr && def->name() == "builtin.constant") return Value();  // same data: a constant here too
+  // Declared in the module block (a region being traced is not yet attached to its op).
+  Builder top(ctx_, program_->block());
+  Value v;
+  if (def != nullptr && def->name() == "builtin.parameter") {
+    const std::string name = def->attr("name").as_string();
+    v = top.parameter(name, src->second.value.type());
+    if (auto data = source_->program_ ? source_->program_->parameter(name) : nullptr) program_->set_parameter(name, data);
+  } else {
+    Operation* in = top.build("builtin.input", {}, {{"name", ctx_->str_attr("saved" + std::to_string(saved_.size()))}},
+                              {src->second.value.type()});
+    v = in->result(0);
+    saved_.push_back(t);
+  }
+  map_[t.impl().get()] = Mapped{v, t.version(), 0};
+  keep_.push_back(t.impl());
+  return v;
+}
+
+std::vector<int64_t> ProgramTracer::dims_of(const Tensor& t) const {
+  auto it = map_.find(t.impl().get());
+  OAR_ENFORCE(it != map_.end(), InvalidArgument, "to_static: the tensor of shape ", t.dims(), " is not traced");
+  return it->second.value.type().dims();
+}
+
+Value ProgramTracer::value_of(const Tensor& t, const char* op) {
+  if (Value v = lookup(t, op)) return v;
   // A tensor the traced code did not compute and that is no input or parameter (a
   // captured tensor, or one made from Python data): its current value is a constant.
   Tensor data = t;
@@ -174,9 +205,10 @@ void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
 }
 
 void ProgramTracer::record_alias(const Tensor& alias, const Tensor& of) {
-  if (program_ == nullptr) return;
+  if (program_ == nullptr || !of.defined()) return;
   auto it = map_.find(of.impl().get());
-  if (it != map_.end() && it->second.version == of.version()) bind(alias, it->second.value);
+  if (it != map_.end() && it->second.version != of.version()) return;
+  if (Value v = lookup(of, "alias")) bind(alias, v);
 }
 
 // ---- control flow

@@ -59,6 +59,16 @@ class ProgramTracer final : public trace::Tracer {
   /// Appends cf.while(cond, init...) with the traced body; `results` become its results.
   void finish_while(const Tensor& cond, const std::vector<Tensor>& init, const std::vector<Tensor>& results);
 
+  // ---- backward programs (Note [Backward program] in docs/notes/jit.md)
+  /// Traces against a finished-or-not forward tracer: a tensor this tracer has not seen
+  /// but `forward` computed becomes an input `saved<k>` here (parameters of `forward`
+  /// stay parameters), so a backward traced after the forward reads the forward's values.
+  void set_source(const ProgramTracer* forward) { source_ = forward; }
+  /// The forward tensors that became `saved<k>` inputs, in order.
+  const std::vector<Tensor>& saved() const { return saved_; }
+  /// The dims of the value `t` maps to (-1 where dynamic); throws when `t` is unmapped.
+  std::vector<int64_t> dims_of(const Tensor& t) const;
+
   size_t num_constants() const { return num_constants_; }
   /// True when `t` was computed from the inputs or parameters (its value differs from
   /// run to run, so Python must not read it while tracing).
@@ -79,6 +89,8 @@ class ProgramTracer final : public trace::Tracer {
   void pop_scope();
   Value cond_value(const Tensor& pred, const char* what);
   Value value_of(const Tensor& t, const char* op);
+  /// The value of `t` (own map, then the source tracer's values); null when unknown.
+  Value lookup(const Tensor& t, const char* op);
   void bind(const Tensor& t, Value v);
   Attribute to_attr(const trace::AttrValue& v);
 
@@ -91,6 +103,8 @@ class ProgramTracer final : public trace::Tracer {
   std::vector<std::shared_ptr<TensorImpl>> keep_;
   size_t num_constants_ = 0;
   std::vector<Scope> scopes_;          // open regions, innermost last
+  const ProgramTracer* source_ = nullptr;
+  std::vector<Tensor> saved_;
   std::vector<std::unique_ptr<Region>> done_;  // finished branch/body regions awaiting their op
 };
 

@@ -13,6 +13,7 @@
 #include "pir/ir/verifier.h"
 #include "pir/pass/pass.h"
 #include "pir/executor/executor.h"
+#include "pir/executor/run_program.h"
 #include "pir/serialize/serialize.h"
 #include "pir/trace/program_tracer.h"
 #include "python/csrc/py_convert.h"
@@ -130,7 +131,7 @@ struct PyTracer {
 struct PyExecutor {
   ProgramRef prog;
   uint64_t generation = 0;
-  std::unique_ptr<pir::Executor> e;
+  std::shared_ptr<pir::Executor> e;
 };
 
 std::vector<PyOp> list_ops(const ProgramRef& prog, Operation* root, bool recursive) {
@@ -354,6 +355,16 @@ void bind_pir(py::module_& m) {
                                 py_to_tensor_list(init, "while_loop", "loop_vars"),
                                 py_to_tensor_list(results, "while_loop", "results"));
       }, py::arg("cond"), py::arg("init"), py::arg("results"))
+      .def("set_source", [](PyTracer& t, PyTracer& forward) { t.tracer().set_source(&forward.tracer()); },
+           py::arg("forward"), py::keep_alive<1, 2>(),
+           "Trace a backward against `forward`: its values become saved<k> inputs here.")
+      .def("saved", [](PyTracer& t) {
+        py::list out;
+        for (const Tensor& x : t.tracer().saved()) out.append(wrap(x));
+        return out;
+      }, "The forward tensors that became saved<k> inputs, in order.")
+      .def("dims_of", [](PyTracer& t, py::handle x) { return t.tracer().dims_of(py_to_tensor(x, "Tracer.dims_of", "x")); },
+           py::arg("x"))
       .def("is_traced", [](PyTracer& t, py::handle x) {
         return is_tensor(x) && t.tracer().is_traced(py_to_tensor(x, "Tracer.is_traced", "x"));
       }, py::arg("x"), "Whether x was computed from the traced inputs or parameters.");
@@ -363,7 +374,7 @@ void bind_pir(py::module_& m) {
         auto e = std::make_unique<PyExecutor>();
         e->prog = p;
         e->generation = p->generation;
-        e->e = std::make_unique<pir::Executor>(*p->p);
+        e->e = std::make_shared<pir::Executor>(*p->p);
         return e;
       }), py::arg("program"))
       .def_property_readonly("input_names", [](const PyExecutor& e) { return e.e->input_names(); })
@@ -403,6 +414,25 @@ void bind_pir(py::module_& m) {
         return out;
       }, "Per-op (name, calls, seconds), slowest first.")
       .def("reset_profile", [](PyExecutor& e) { e.e->reset_profile(); });
+
+  pm.def("run_program", [](PyExecutor& forward, PyExecutor& backward, py::list inputs, py::dict params,
+                           py::list wrt, size_t n_out, const std::vector<int>& grad_outputs) {
+    std::vector<Tensor> ins, ws;
+    for (auto h : inputs) ins.push_back(py_to_tensor(h, "run_program", "inputs"));
+    for (auto h : wrt) ws.push_back(py_to_tensor(h, "run_program", "wrt"));
+    std::unordered_map<std::string, Tensor> ps;
+    for (auto [k, v] : params) ps.emplace(py::str(k), py_to_tensor(v, "run_program", "params"));
+    std::vector<Tensor> outs;
+    {
+      py::gil_scoped_release release;
+      outs = pir::run_program(*forward.e, backward.e, backward.prog, ins, ps, ws, n_out, grad_outputs);
+    }
+    py::list r;
+    for (const Tensor& t : outs) r.append(wrap(t));
+    return r;
+  }, py::arg("forward"), py::arg("backward"), py::arg("inputs"), py::arg("params"), py::arg("wrt"),
+     py::arg("n_out"), py::arg("grad_outputs"),
+     "Runs a forward program without autograd; its outputs get one node that runs the backward program.");
 
   pm.def("parse", [ctx](const std::string& text) {
     return std::make_shared<PyProgram>(pir::parse_program(ctx, text));

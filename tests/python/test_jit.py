@@ -238,3 +238,51 @@ def test_to_static_bad_arguments():
         oar.jit.to_static(3)
     with pytest.raises(ValueError, match="shape"):
         InputSpec([2, -3])
+
+
+# ---- the backward program
+def test_training_signature_has_a_backward_program():
+    oar.seed(0)
+    net = oar.jit.to_static(MLP())
+    x = rand(4, 16)
+    net(x).sum().backward()
+    entry = net.forward.concrete_programs[0]
+    assert entry.backward_program is not None
+    text = str(entry.backward_program)
+    assert "pd_op.matmul" in text and '"grad0"' in text and "saved" in text
+    assert entry.wrt_params == [n for n, _ in net.named_parameters()]
+    # under no_grad the same call converts to a forward-only program
+    with oar.no_grad():
+        net(x)
+    assert [e.backward_program is None for e in net.forward.concrete_programs] == [False, True]
+
+
+def test_gradients_reach_inputs_and_skip_frozen_parameters():
+    oar.seed(0)
+    eager = MLP()
+    static = MLP()
+    static.set_state_dict(eager.state_dict())
+    static = oar.jit.to_static(static)
+    for net in (eager, static):
+        net.fc1.weight.stop_gradient = True
+    xe, xs = rand(3, 16), rand(3, 16)
+    xe.stop_gradient = xs.stop_gradient = False
+    (eager(xe) ** 2).sum().backward()
+    (static(xs) ** 2).sum().backward()
+    np.testing.assert_allclose(xs.grad.numpy(), xe.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert static.fc1.weight.grad is None
+    np.testing.assert_allclose(static.fc2.weight.grad.numpy(), eager.fc2.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert static.forward.concrete_programs[0].wrt_inputs == [0]
+
+
+def test_backward_twice_and_double_backward_are_rejected():
+    net = oar.jit.to_static(MLP())
+    loss = net(rand(2, 16)).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+    x = rand(2, 16)
+    x.stop_gradient = False
+    y = net(x).sum()
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        oar.grad([y], [x], create_graph=True)

@@ -334,6 +334,8 @@ def gen_op_function(op):
             else:
                 L.append(f"  Tensor {o.name}(std::move({o.name}_d));")
             outs.append(o.name)
+    # The trace record precedes the autograd record: saved outputs alias the traced values.
+    L.extend(gen_trace_record(op, outs))
     # ---- autograd
     if op.differentiable:
         tensor_list = []
@@ -369,7 +371,6 @@ def gen_op_function(op):
         for o in saved_out:
             L.append(f"    node->{o.name}_ = SavedTensor({o.name}, true);")
         L.append("  }")
-    L.extend(gen_trace_record(op, outs))
     if len(outs) == 1:
         L.append(f"  return {outs[0]};")
     else:

@@ -18,6 +18,7 @@ import traceback
 
 from .. import _C
 from .. import profiler as _profiler
+from ..autograd import is_grad_enabled as _is_grad_enabled
 from .._creation import get_rng_state as _get_rng_state, set_rng_state as _set_rng_state
 from ..nn.layer import state_epoch
 from ..static import InputSpec
@@ -140,18 +141,33 @@ def _key_of(struct, tensors, specs):
 
 
 class ConcreteProgram:
-    """One converted signature: the program, its executor and the output structure."""
+    """One converted signature: the forward program and its executor, and for training
+    signatures the backward program (Note [Backward program] in docs/notes/jit.md)."""
 
-    def __init__(self, program, out_struct, param_names, input_names):
+    def __init__(self, program, out_struct, param_names, input_names, backward=None, wrt_inputs=(),
+                 wrt_params=(), grad_outputs=(), n_out=None):
         self.program = program
         self.out_struct = out_struct
         self.param_names = param_names
         self.input_names = input_names
         self.executor = _pir.Executor(program)
+        self.backward_program = backward
+        self.backward_executor = _pir.Executor(backward) if backward is not None else None
+        self.wrt_inputs = list(wrt_inputs)    # indices of the tensor arguments that get grads
+        self.wrt_params = list(wrt_params)    # names of the parameters that get grads
+        self.grad_outputs = list(grad_outputs)  # outputs that carry gradients
+        self.n_out = n_out
 
     @property
     def main_program(self):
         return self.program
+
+    def run(self, tensors, params):
+        if self.backward_executor is None:
+            return self.executor.run(tensors, params)
+        wrt = [tensors[i] for i in self.wrt_inputs] + [params[n] for n in self.wrt_params]
+        return _pir.run_program(self.executor, self.backward_executor, tensors, params, wrt, self.n_out,
+                                self.grad_outputs)
 
 
 def _named_state(layer):
@@ -164,10 +180,12 @@ def _named_state(layer):
     return state
 
 
-def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None):
-    """Runs fn(*args, **kwargs) under a tracer; returns (program, out_struct, param names,
-    input names). dyn_dims[i] marks the dynamic dims (-1) of the i-th tensor argument."""
-    from ..autograd import no_grad
+def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, backward=False):
+    """Runs fn(*args, **kwargs) under a tracer and returns its ConcreteProgram. dyn_dims[i]
+    marks the dynamic dims (-1) of the i-th tensor argument. With `backward`, the forward
+    runs with autograd on and the gradient of the outputs with respect to the inputs and
+    parameters that require grad is traced too, from the ops' backward rules."""
+    from ..autograd import enable_grad, no_grad
 
     tensors = []
     struct = _flatten((args, kwargs), tensors)
@@ -191,7 +209,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None):
     rng = _get_rng_state()
     versions = [(t, t._version) for _, t in state]
     saved = {id(t): _C.ops.assign(t) for _, t in state if not t.dtype.is_floating_point or t.stop_gradient}
-    with _Tracing(tracer), no_grad():
+    with _Tracing(tracer), (enable_grad() if backward else no_grad()):
         a, k = _unflatten(struct, tensors)
         try:
             out = fn(*a, **k)
@@ -201,7 +219,13 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None):
             raise Dy2StaticError(_dynamic_size_message(_frame_of(e.__traceback__), str(e))) from None
     outs = []
     out_struct = _flatten(out, outs)
-    program = tracer.finish(outs)
+    extra = {}
+    if backward:
+        extra = _trace_backward(tracer, tensors, state, outs)
+        outs_all = outs + extra.pop("saved")
+    else:
+        outs_all = outs
+    program = tracer.finish(outs_all)
     _set_rng_state(rng)
     for t, v in versions:
         if t._version != v:
@@ -210,7 +234,34 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None):
                                      f"{list(t.shape)}; update parameters outside the converted function")
             with no_grad():
                 t._copy_from(saved[id(t)])
-    return program, out_struct, [n for n, _ in state], names
+    return ConcreteProgram(program, out_struct, [n for n, _ in state], names, n_out=len(outs), **extra)
+
+
+def _trace_backward(tracer, tensors, state, outs):
+    """Traces d(outs)/d(inputs and parameters that require grad) into a backward program
+    whose inputs are the forward values it reads (saved<k>) and one gradient per output."""
+    import oar
+
+    wrt_inputs = [i for i, t in enumerate(tensors) if not t.stop_gradient]
+    wrt_params = [n for n, t in state if not t.stop_gradient]
+    grad_outputs = [k for k, o in enumerate(outs) if not o.stop_gradient and o.dtype.is_floating_point]
+    if not grad_outputs or not (wrt_inputs or wrt_params):
+        return {"saved": []}
+    by_name = dict(state)
+    wrt = [tensors[i] for i in wrt_inputs] + [by_name[n] for n in wrt_params]
+    heads = [outs[k] for k in grad_outputs]
+    cotangents = [oar.ones_like(h) for h in heads]  # stand-ins, made outside both programs
+    btracer = _pir.Tracer()
+    btracer.set_source(tracer)
+    for i, (h, c) in enumerate(zip(heads, cotangents)):
+        btracer.add_input(c, f"grad{i}", tracer.dims_of(h))
+    with _Tracing(btracer):
+        grads = _C.grad(heads, wrt, cotangents, False, False, True)
+        grads = [g if g is not None else oar.zeros_like(w) for g, w in zip(grads, wrt)]
+    saved = btracer.saved()
+    backward = btracer.finish(grads)
+    return {"saved": saved, "backward": backward, "wrt_inputs": wrt_inputs,
+            "wrt_params": wrt_params, "grad_outputs": grad_outputs}
 
 
 def _grow(t, dims):
@@ -282,17 +333,23 @@ class StaticFunction:
         struct = _flatten((args, kwargs), tensors)
         specs = self._spec_dims(tensors)
         training = getattr(self._layer, "training", None)
-        key = (_key_of(struct, tensors, specs), training)
+        # Which tensors need gradients decides whether the signature has a backward program.
+        grads = None
+        if _is_grad_enabled():
+            grads = (tuple(not t.stop_gradient for t in tensors),
+                     tuple(not t.stop_gradient for t in self._state().values()))
+            if not any(grads[0]) and not any(grads[1]):
+                grads = None
+        key = (_key_of(struct, tensors, specs), training, grads)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._convert(args, kwargs, tensors, specs)
+            entry = self._convert(args, kwargs, tensors, specs, backward=grads is not None)
             self._cache[key] = entry
         return entry, tensors
 
-    def _convert(self, args, kwargs, tensors, specs):
+    def _convert(self, args, kwargs, tensors, specs, backward):
         names = self._input_names(len(tensors))
-        program, out_struct, params, inputs = trace_program(self._function, self._layer, args, kwargs,
-                                                            specs, names)
+        entry = trace_program(self._function, self._layer, args, kwargs, specs, names, backward)
         if any(s is not None for s in specs):
             # Trace again with every dynamic dim one longer: a program that read such a
             # size as a Python number (x.shape[0] into reshape) would come out different.
@@ -300,13 +357,14 @@ class StaticFunction:
                      for t, s in zip(tensors, specs)]
             struct = _flatten((args, kwargs), [])
             a2, k2 = _unflatten(struct, grown)
-            program2, _, _, _ = trace_program(self._function, self._layer, a2, k2, specs, names)
-            if str(program) != str(program2):
+            entry2 = trace_program(self._function, self._layer, a2, k2, specs, names, backward)
+            if (str(entry.program) != str(entry2.program)
+                    or str(entry.backward_program) != str(entry2.backward_program)):
                 raise Dy2StaticError(_dynamic_size_message(
                     getattr(self._function, "__qualname__", "the function"),
                     f"two traces with different sizes for the InputSpec's -1 dims "
                     f"{[s for s in specs if s is not None]} gave different programs"))
-        return ConcreteProgram(program, out_struct, params, inputs)
+        return entry
 
     def __call__(self, *args, **kwargs):
         if not _enabled:
@@ -315,7 +373,9 @@ class StaticFunction:
         params = self._state()
         if _profiler._active:
             _profiler._notify(entry.executor)
-        outs = entry.executor.run(tensors, params)
+            if entry.backward_executor is not None:
+                _profiler._notify(entry.backward_executor)
+        outs = entry.run(tensors, params)
         return _unflatten(entry.out_struct, outs)
 
     def _state(self):

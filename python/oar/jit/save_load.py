@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from .. import _C
+from ..autograd import no_grad
 from ..static import InputSpec
 from .api import StaticFunction, _Tensor, _named_state, _unflatten
 
@@ -66,11 +67,20 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
         saved_spec = static._input_spec
         static._input_spec = spec
         try:
-            entry, _ = static.get_concrete_program(*examples)
+            with no_grad():  # the inference program: no backward, no saved values
+                entry, _ = static.get_concrete_program(*examples)
         finally:
             static._input_spec = saved_spec
     elif static.concrete_programs:
-        entry = static.concrete_programs[-1]
+        plain = [e for e in static.concrete_programs if e.backward_program is None]
+        if plain:
+            entry = plain[-1]
+        else:  # only training signatures so far: convert the last one for inference
+            last = static.concrete_programs[-1]
+            examples = [_example(InputSpec(shape, dtype), 2, who)
+                        for shape, dtype in zip(last.executor.input_shapes, last.executor.input_dtypes)]
+            with no_grad():
+                entry, _ = static.get_concrete_program(*examples)
     else:
         raise ValueError(f"{who}: give input_spec (a list of InputSpec), or call the to_static "
                          f"function once before {'saving' if who == 'jit.save' else 'exporting'}")
