@@ -8,4 +8,4 @@ build_dir=$(ls -d build/cp3* | head -n 1)
 echo "[test] C++ tests (ctest in $build_dir)"
 ctest --test-dir "$build_dir" --output-on-failure -j 2
 echo "[test] Python tests"
-python3 -m pytest tests/python -q -p no:cacheprovider
+python3 -m pytest tests/python -p no:cacheprovider

@@ -1,0 +1,143 @@
+// The executor (pir/executor): straight-line programs, buffer release, cf.while / cf.if,
+// kernel-dialect programs after the standard pipeline, the tracer, and bad inputs.
+#include <cmath>
+
+#include "oar_generated/ops_api.h"
+#include "paddle_core/api/trace.h"
+#include "pir/executor/executor.h"
+#include "pir/ir/builder.h"
+#include "pir/ir/verifier.h"
+#include "pir/pass/pass.h"
+#include "pir/trace/program_tracer.h"
+#include "tests/cpp/pir/pir_test_util.h"
+
+namespace oar::pir {
+namespace {
+
+using testing::ctx;
+using testing::expect_error;
+
+Tensor filled(const std::vector<int64_t>& shape, double v) { return ops::full(shape, Scalar(v), DataType::FLOAT32); }
+
+std::vector<float> values(const Tensor& t) {
+  DenseTensor c = contiguous(t.dense());
+  const float* p = c.data<float>();
+  return std::vector<float>(p, p + c.numel());
+}
+
+// y = exp(x) * x + 1, through a chain of ops; returns the program.
+std::unique_ptr<Program> chain_program() {
+  IrContext* c = ctx();
+  auto p = std::make_unique<Program>(c);
+  Builder b(c, p->block());
+  Type t = c->tensor_type(DataType::FLOAT32, {-1, 3});
+  Value x = b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  Value e = b.op("pd_op.exp", {x});
+  Value m = b.op("pd_op.multiply", {e, x});
+  Value y = b.op("pd_op.scale", {m}, {{"scale", c->float_attr(1.0)}, {"bias", c->float_attr(1.0)}});
+  b.build("builtin.output", {y}, {{"name", c->str_attr("y")}}, {});
+  verify_program(*p);
+  return p;
+}
+
+TEST(PirExecutor, RunsAChainAndDropsDeadBuffers) {
+  auto p = chain_program();
+  Executor ex(*p);
+  EXPECT_EQ(ex.input_names(), std::vector<std::string>{"x"});
+  EXPECT_EQ(ex.output_names(), std::vector<std::string>{"y"});
+  for (int64_t rows : {1, 4, 0}) {  // the dynamic dim takes any size
+    Tensor x = filled({rows, 3}, 0.5);
+    std::vector<Tensor> out = ex.run({x});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].dims(), (Dims{rows, 3}));
+    for (float v : values(out[0])) EXPECT_NEAR(v, std::exp(0.5) * 0.5 + 1.0, 1e-6);
+  }
+  // x, exp, multiply, scale: never more than two intermediates alive at once
+  EXPECT_LE(ex.peak_live_slots(), 3u);
+}
+
+TEST(PirExecutor, KernelDialectAfterTheStandardPipeline) {
+  auto p = chain_program();
+  PassManager pm;
+  pm.add_pipeline(standard_pipeline());
+  pm.run(*p);
+  EXPECT_NE(p->str().find("kernel.phi_kernel"), std::string::npos) << p->str();
+  Executor ex(*p);
+  std::vector<Tensor> out = ex.run({filled({2, 3}, -1.0)});
+  for (float v : values(out[0])) EXPECT_NEAR(v, std::exp(-1.0) * -1.0 + 1.0, 1e-6);
+}
+
+TEST(PirExecutor, WhileLoopRunsUntilTheConditionFails) {
+  IrContext* c = ctx();
+  Program p(c);
+  Builder b(c, p.block());
+  Type t = c->tensor_type(DataType::FLOAT32, {3});
+  Value x = b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  Value limit = b.constant_scalar(100.0, DataType::FLOAT32, {});
+  Value s0 = b.op("pd_op.sum", {x});
+  Value cond = b.op("pd_op.less_than", {s0, limit});
+  Operation* loop = b.build("cf.while", {cond, x}, {}, {t});
+  Block* body = loop->region(0).add_block();
+  Value carried = body->add_argument(t);
+  Builder bb(c, body);
+  Value next = bb.op("pd_op.scale", {carried}, {{"scale", c->float_attr(2.0)}});
+  Value more = bb.op("pd_op.less_than", {bb.op("pd_op.sum", {next}), limit});
+  bb.yield({more, next});
+  b.build("builtin.output", {loop->result(0)}, {{"name", c->str_attr("out")}}, {});
+  verify_program(p);
+  Executor ex(p);
+  // sum 3 -> doubles while below 100: 3, 6, ..., 96, 192
+  EXPECT_EQ(values(ex.run({filled({3}, 1.0)})[0]), std::vector<float>(3, 64.0f));
+  // already above the limit: zero iterations
+  EXPECT_EQ(values(ex.run({filled({3}, 50.0)})[0]), std::vector<float>(3, 50.0f));
+}
+
+TEST(PirExecutor, IfPicksTheBranchAtRunTime) {
+  IrContext* c = ctx();
+  Program p(c);
+  Builder b(c, p.block());
+  Type t = c->tensor_type(DataType::FLOAT32, {2});
+  Value x = b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  Value cond = b.op("pd_op.less_than", {b.op("pd_op.sum", {x}), b.constant_scalar(0.0, DataType::FLOAT32, {})});
+  Operation* iff = b.build("cf.if", {cond}, {}, {t}, 2);
+  Builder then_b(c, iff->region(0).add_block());
+  then_b.yield({then_b.op("pd_op.scale", {x}, {{"scale", c->float_attr(-1.0)}})});
+  Builder else_b(c, iff->region(1).add_block());
+  else_b.yield({x});
+  b.build("builtin.output", {iff->result(0)}, {{"name", c->str_attr("abs")}}, {});
+  verify_program(p);
+  Executor ex(p);
+  EXPECT_EQ(values(ex.run({filled({2}, -3.0)})[0]), std::vector<float>(2, 3.0f));
+  EXPECT_EQ(values(ex.run({filled({2}, 2.0)})[0]), std::vector<float>(2, 2.0f));
+}
+
+TEST(PirExecutor, TracerRecordsEagerOpsIntoARunnableProgram) {
+  ProgramTracer tracer;
+  Tensor x = filled({2, 2}, 0.25), w = filled({2, 2}, 2.0);
+  tracer.add_input(x, "x", {-1, 2});
+  tracer.add_parameter(w, "w");
+  Tensor y;
+  {
+    trace::TracerGuard active(&tracer);
+    y = ops::tanh(ops::matmul(x, w, false, false));
+  }
+  auto p = tracer.finish({y});
+  const std::string text = p->str();
+  EXPECT_NE(text.find("pd_op.matmul"), std::string::npos) << text;
+  EXPECT_NE(text.find("tensor<?x2xf32>"), std::string::npos) << text;
+  Executor ex(*p);
+  std::vector<Tensor> out = ex.run({filled({3, 2}, 0.25)});
+  EXPECT_EQ(out[0].dims(), (Dims{3, 2}));
+  for (float v : values(out[0])) EXPECT_NEAR(v, std::tanh(1.0), 1e-6);
+}
+
+TEST(PirExecutor, RejectsBadInputs) {
+  auto p = chain_program();
+  Executor ex(*p);
+  expect_error([&] { ex.run({}); }, "takes 1 inputs, got 0");
+  expect_error([&] { ex.run({filled({2, 4}, 1.0)}); }, "expects tensor<?x3xf32>");
+  expect_error([&] { ex.run({ops::full({2, 3}, Scalar(1.0), DataType::FLOAT64)}); }, "float64");
+}
+
+}  // namespace
+}  // namespace oar::pir
