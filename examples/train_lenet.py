@@ -118,7 +118,26 @@ def main():
         f"predictions {'identical' if same else 'DIFFER'}"
     )
 
+    # Deployment: the trained network as a saved program, served by the predictor.
+    net = model.network
+    net.eval()
+    paddle.jit.save(net, path, input_spec=[paddle.static.InputSpec([None, 1, 28, 28], "float32", "image")])
+    config = paddle.inference.Config(path + ".pdmodel", path + ".pdiparams")
+    predictor = paddle.inference.create_predictor(config)
+    images = np.stack([test_ds[i][0] for i in range(len(test_ds))]).astype("float32")
+    handle = predictor.get_input_handle(predictor.get_input_names()[0])
+    handle.reshape(images.shape)
+    handle.copy_from_cpu(images)
+    predictor.run()
+    served = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+    served_same = np.allclose(served, preds, rtol=1e-4, atol=1e-5)
+    print(f"saved program {path}.pdmodel: predictor outputs {'match' if served_same else 'DIFFER'} "
+          f"the trained model on {len(images)} images")
+
     ok = True
+    if not served_same:
+        print("FAIL: the predictor does not reproduce the trained model", file=sys.stderr)
+        ok = False
     if acc < args.min_accuracy:
         print(f"FAIL: test accuracy {acc:.4f} < {args.min_accuracy}", file=sys.stderr)
         ok = False
