@@ -286,3 +286,17 @@ def test_backward_twice_and_double_backward_are_rejected():
     y = net(x).sum()
     with pytest.raises(NotImplementedError, match="create_graph"):
         oar.grad([y], [x], create_graph=True)
+
+
+def test_autocast_state_is_part_of_the_signature():
+    @oar.jit.to_static
+    def f(x, w):
+        return oar.matmul(x, w)
+
+    x, w = rand(4, 8), rand(8, 3, seed=1)
+    plain = f(x, w)
+    with oar.amp.auto_cast(dtype="bfloat16"):
+        low = f(x, w)
+    assert plain.dtype == oar.float32 and low.dtype == oar.bfloat16
+    assert len(f.concrete_programs) == 2
+    np.testing.assert_allclose(low.astype("float32").numpy(), plain.numpy(), rtol=2e-2, atol=5e-2)

@@ -340,7 +340,10 @@ class StaticFunction:
                      tuple(not t.stop_gradient for t in self._state().values()))
             if not any(grads[0]) and not any(grads[1]):
                 grads = None
-        key = (_key_of(struct, tensors, specs), training, grads)
+        # Autocast decides the casts the program records, so its state is part of the key.
+        amp = _C._amp_get_state()
+        amp = (amp[0], amp[1], tuple(amp[2]), tuple(amp[3])) if amp[0] else None
+        key = (_key_of(struct, tensors, specs), training, grads, amp)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._convert(args, kwargs, tensors, specs, backward=grads is not None)
