@@ -17,7 +17,7 @@ namespace oar::inference {
 
 namespace {
 // The passes the predictor runs (as oar.inference's Python predictor).
-constexpr const char* kIrOptimPasses = "canonicalize,constant_fold,cse,fuse,dce";
+constexpr const char* kIrOptimPasses = "canonicalize,constant_fold,cse,fuse,fold_parameters,dce";
 constexpr const char* kMemoryOptimPasses = "inplace";
 
 ::oar::DataType to_core(DataType t) {

@@ -184,6 +184,23 @@ void Conv2dInferMeta(const DenseTensor& input, const DenseTensor& filter, const 
   conv_meta(input, filter, strides, paddings, dilations, groups, data_format, 2, "conv2d", out);
 }
 
+void FusedConv2dInferMeta(const DenseTensor& input, const DenseTensor& filter, const DenseTensor* bias,
+                          const IntList& strides, const IntList& paddings, const IntList& dilations,
+                          int64_t groups, const std::string& data_format, const std::string& activation,
+                          DenseTensor* out) {
+  ConvGeometry g =
+      conv_geometry(input, filter, strides, paddings, dilations, groups, data_format, 2, "fused_conv2d");
+  if (bias != nullptr) {
+    OAR_ENFORCE(bias->numel() == g.out_c, InvalidArgument, "fused_conv2d: bias must hold one value per output ",
+                "channel (", g.out_c, "), got shape ", bias->dims());
+    OAR_ENFORCE(bias->dtype() == input.dtype(), InvalidType, "fused_conv2d: bias must be ",
+                dtype_name(input.dtype()), " like input, got ", dtype_name(bias->dtype()));
+  }
+  OAR_ENFORCE(activation.empty() || activation == "relu", InvalidArgument,
+              "fused_conv2d: activation must be '' or 'relu', got '", activation, "'");
+  set_like(out, conv_act_dims(g, g.out_c, g.out), input.dtype());
+}
+
 void Conv3dInferMeta(const DenseTensor& input, const DenseTensor& filter, const IntList& strides,
                      const IntList& paddings, const IntList& dilations, int64_t groups,
                      const std::string& data_format, DenseTensor* out) {
@@ -345,6 +362,15 @@ void MaxPool2dWithIndexInferMeta(const DenseTensor& x, const IntList& kernel_siz
                                  DenseTensor* mask) {
   max_pool_meta(x, kernel_size, strides, paddings, ceil_mode, adaptive, data_format, 2,
                 adaptive ? "adaptive_max_pool2d" : "max_pool2d", out, mask);
+}
+
+void MaxPool2dInferMeta(const DenseTensor& x, const IntList& kernel_size, const IntList& strides,
+                        const IntList& paddings, bool ceil_mode, bool adaptive,
+                        const std::string& data_format, DenseTensor* out) {
+  Dims d;
+  pool_geometry(x, kernel_size, strides, paddings, ceil_mode, true, adaptive, data_format, 2,
+                adaptive ? "adaptive_max_pool2d" : "max_pool2d", &d);
+  set_like(out, d, x.dtype());
 }
 
 void MaxPool3dWithIndexInferMeta(const DenseTensor& x, const IntList& kernel_size,

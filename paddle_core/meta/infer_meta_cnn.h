@@ -56,6 +56,12 @@ std::vector<int64_t> conv_output_padding(const Dims& x, const Dims& y, const Dim
 void Conv2dInferMeta(const DenseTensor& input, const DenseTensor& filter, const IntList& strides,
                      const IntList& paddings, const IntList& dilations, int64_t groups,
                      const std::string& data_format, DenseTensor* out);
+/// fused_conv2d: conv2d's shape; bias (optional) holds out_c values of input's dtype;
+/// activation is "" or "relu".
+void FusedConv2dInferMeta(const DenseTensor& input, const DenseTensor& filter, const DenseTensor* bias,
+                          const IntList& strides, const IntList& paddings, const IntList& dilations,
+                          int64_t groups, const std::string& data_format, const std::string& activation,
+                          DenseTensor* out);
 void Conv3dInferMeta(const DenseTensor& input, const DenseTensor& filter, const IntList& strides,
                      const IntList& paddings, const IntList& dilations, int64_t groups,
                      const std::string& data_format, DenseTensor* out);
@@ -121,6 +127,10 @@ void MaxPool2dWithIndexInferMeta(const DenseTensor& x, const IntList& kernel_siz
                                  const IntList& strides, const IntList& paddings, bool ceil_mode,
                                  bool adaptive, const std::string& data_format, DenseTensor* out,
                                  DenseTensor* mask);
+/// max_pool2d: max_pool2d_with_index's out without the mask.
+void MaxPool2dInferMeta(const DenseTensor& x, const IntList& kernel_size, const IntList& strides,
+                        const IntList& paddings, bool ceil_mode, bool adaptive,
+                        const std::string& data_format, DenseTensor* out);
 void MaxPool3dWithIndexInferMeta(const DenseTensor& x, const IntList& kernel_size,
                                  const IntList& strides, const IntList& paddings, bool ceil_mode,
                                  bool adaptive, const std::string& data_format, DenseTensor* out,

@@ -298,4 +298,163 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
   run(*cache().get(key_of(g, 'w'), [&] { return tune(make, user); }), user);
 }
 
+
+// ---- inference convolution with bias and relu post-ops (fused_conv2d)
+namespace {
+
+struct FusedConv {
+  ConvPrim base;  // ops: src, weights, dst
+  memory::desc bias_md;
+  bool has_bias = false;
+  std::string wkey;  // names this primitive's packed filters
+};
+
+// A filter reordered to a primitive's layout, valid while its buffer lives unchanged.
+struct PackedWeights {
+  std::weak_ptr<const void> owner;
+  const void* ptr = nullptr;
+  uint32_t version = 0;
+  Buffer data;
+};
+
+struct FusedCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<FusedConv>> prims;
+  std::unordered_map<std::string, std::shared_ptr<PackedWeights>> weights;
+};
+
+FusedCache& fused_cache() {
+  static FusedCache c;
+  return c;
+}
+
+FusedConv make_fused(const ConvGeometry& g, const std::string& key, bool plain, bool bias, bool relu) {
+  const Mds m = mds_of(g, plain);
+  const Attrs a = attrs_of(g);
+  FusedConv f;
+  f.has_bias = bias;
+  f.wkey = key + (plain ? 'p' : 'd');
+  f.bias_md = memory::desc({g.out_c}, memory::data_type::f32, tag::x);
+  using fwd = dnnl::convolution_forward;
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  fwd::desc d = bias ? fwd::desc(kind, alg, m.any_src, m.any_w, f.bias_md, m.any_dst, a.strides, a.dil, a.pl, a.pr)
+                     : fwd::desc(kind, alg, m.any_src, m.any_w, m.any_dst, a.strides, a.dil, a.pl, a.pr);
+  dnnl::primitive_attr attr = user_scratchpad();
+  if (relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  fwd::primitive_desc pd(d, attr, cpu_engine());
+  f.base.prim = fwd(pd);
+  f.base.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
+  f.base.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
+  f.base.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
+  f.base.scratch_md = pd.scratchpad_desc();
+  return f;
+}
+
+// The filter in the primitive's layout: `w` itself, or its cached reorder.
+std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const float* w,
+                                              const std::shared_ptr<const void>& owner, uint32_t version) {
+  if (!f.base.ops[1].reorder) return nullptr;
+  FusedCache& c = fused_cache();
+  const std::string k = f.wkey + '@' + std::to_string(reinterpret_cast<uintptr_t>(w));
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.weights.find(k);
+    if (it != c.weights.end()) {
+      const PackedWeights& p = *it->second;
+      auto live = p.owner.lock();
+      if (owner && live && live.get() == owner.get() && p.version == version && p.ptr == w) return it->second;
+    }
+  }
+  auto p = std::make_shared<PackedWeights>();
+  p->owner = owner;
+  p->ptr = w;
+  p->version = version;
+  const Operand& o = f.base.ops[1];
+  p->data = Buffer(std::aligned_alloc(64, (o.prim_md.get_size() + 63) / 64 * 64));
+  auto& e = cpu_engine();
+  dnnl::stream s(e);
+  memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.get());
+  o.to_prim.execute(s, user, prim);
+  s.wait();
+  if (!owner) return p;  // no identity to check later: not cached
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.weights.size() >= 1024) {
+    for (auto it = c.weights.begin(); it != c.weights.end();)
+      it = it->second->owner.expired() ? c.weights.erase(it) : std::next(it);
+    if (c.weights.size() >= 1024) c.weights.clear();
+  }
+  c.weights[k] = p;
+  return p;
+}
+
+void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeights* pw, const float* bias,
+               float* dst) {
+  auto& e = cpu_engine();
+  dnnl::stream s(e);
+  std::unordered_map<int, memory> args;
+  Operand* ops = f.base.ops;
+  memory user_src(ops[0].user_md, e, const_cast<float*>(src)), prim_src = user_src;
+  if (ops[0].reorder) {
+    prim_src = memory(ops[0].prim_md, e, workspace(0, ops[0].prim_md.get_size()));
+    ops[0].to_prim.execute(s, user_src, prim_src);
+  }
+  args[DNNL_ARG_SRC] = prim_src;
+  args[DNNL_ARG_WEIGHTS] = memory(ops[1].prim_md, e, pw ? pw->data.get() : const_cast<float*>(w));
+  memory user_dst(ops[2].user_md, e, dst), prim_dst = user_dst;
+  if (ops[2].reorder) prim_dst = memory(ops[2].prim_md, e, workspace(2, ops[2].prim_md.get_size()));
+  args[DNNL_ARG_DST] = prim_dst;
+  if (f.has_bias) args[DNNL_ARG_BIAS] = memory(f.bias_md, e, const_cast<float*>(bias));
+  if (void* scratch = workspace(3, f.base.scratch_md.get_size()))
+    args[DNNL_ARG_SCRATCHPAD] = memory(f.base.scratch_md, e, scratch);
+  f.base.prim.execute(s, args);
+  if (ops[2].reorder) ops[2].to_user.execute(s, prim_dst, user_dst);
+  s.wait();
+}
+
+}  // namespace
+
+void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias,
+                           bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
+                           float* dst) {
+  const std::string key = key_of(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
+  FusedCache& c = fused_cache();
+  std::shared_ptr<FusedConv> f;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.prims.find(key);
+    if (it != c.prims.end()) f = it->second;
+  }
+  if (!f) {
+    // As tune(): oneDNN's preferred layouts against the plain ones, timed on the real
+    // buffers, but with the filter reorder left out (it is done once per filter).
+    f = std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu));
+    try {
+      auto plain = std::make_shared<FusedConv>(make_fused(g, key, true, bias != nullptr, relu));
+      bool same = true;
+      for (int i = 0; i < 3; ++i) same = same && f->base.ops[i].prim_md == plain->base.ops[i].prim_md;
+      if (!same) {
+        auto time_of = [&](FusedConv& p) {
+          auto pw = packed_weights(p, w, w_owner, w_version);
+          run_fused(p, src, w, pw.get(), bias, dst);  // warm-up
+          const auto t0 = std::chrono::steady_clock::now();
+          run_fused(p, src, w, pw.get(), bias, dst);
+          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        };
+        if (time_of(*plain) < time_of(*f)) f = plain;
+      }
+    } catch (const dnnl::error&) {
+    }
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.prims.size() >= 512) c.prims.clear();
+    c.prims.emplace(key, f);
+  }
+  auto pw = packed_weights(*f, w, w_owner, w_version);
+  run_fused(*f, src, w, pw.get(), bias, dst);
+}
+
 }  // namespace oar::phi

@@ -3,6 +3,9 @@
 // Primitives are created once per geometry and cached.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+
 #include "paddle_core/meta/infer_meta_cnn.h"
 
 namespace oar::phi {
@@ -15,5 +18,13 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
 /// diff_w = d<conv(src, w), diff_dst>/d w
 void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
                              float* diff_w);
+
+/// Inference: dst = relu?(conv(src, w) + bias), bias out_c values or null, the bias and
+/// the relu as oneDNN post-ops. `w_owner` and `w_version` identify the filter's buffer
+/// (its storage and version counter): the filter reordered to the primitive's layout is
+/// cached per buffer and reused until the buffer dies or is written (null owner: no cache).
+void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias,
+                           bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
+                           float* dst);
 
 }  // namespace oar::phi

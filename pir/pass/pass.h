@@ -102,6 +102,11 @@ using PassFactory = std::function<std::unique_ptr<Pass>()>;
 void register_pass(const std::string& name, PassFactory factory);
 std::unique_ptr<Pass> create_pass(std::string_view name);
 std::vector<std::string> registered_passes();
+/// The program PassManager::run(Program&) is running on, on this thread (null when a
+/// pipeline runs on a bare op): passes that read or add parameter data use it
+/// (fold_parameters).
+Program* current_program();
+
 /// The standard pipeline: canonicalize, constant_fold, cse, fuse (DRR rules), dce,
 /// inplace, lower_to_kernel.
 std::string standard_pipeline();

@@ -210,9 +210,20 @@ bool PassManager::run_on(Operation* anchor) {
   return changed;
 }
 
+namespace {
+thread_local Program* t_current_program = nullptr;
+}  // namespace
+
+Program* current_program() { return t_current_program; }
+
 bool PassManager::run(Program& program) {
   OAR_ENFORCE(anchor_ == "builtin.module", InvalidArgument, "PassManager::run: a pipeline anchored on '",
               anchor_, "' runs on ops, not programs (use nest())");
+  struct Scope {  // passes see the program (its parameter data) while it runs
+    Program* prev;
+    explicit Scope(Program* p) : prev(t_current_program) { t_current_program = p; }
+    ~Scope() { t_current_program = prev; }
+  } scope(&program);
   return run_on(program.module());
 }
 

@@ -106,6 +106,17 @@ void add_canonicalization_patterns(RewritePatternSet& set) {
     Operation* inner = def(op->operand(0), "pd_op.neg");
     return inner && forward(op, inner->operand(0), r);
   });
+  // max_pool2d_with_index whose mask nobody reads -> max_pool2d (no argmax, no mask
+  // buffer; a vectorized kernel). Traced MaxPool2D layers always ask for the mask.
+  add("pd_op.max_pool2d_with_index", "max_pool_without_index", [](Operation* op, PatternRewriter& r) {
+    if (op->num_results() != 2 || !op->result(1).use_empty()) return false;
+    const OpInfo* info = r.ctx()->find_op("pd_op.max_pool2d");
+    if (!info) return false;
+    Operation* n = r.build(info, {op->operand(0)}, op->attributes(), {op->result(0).type()});
+    r.replace_all_uses_with(op->result(0), n->result(0));
+    r.erase_op(op);
+    return true;
+  });
   // commutative ops: constants go second (so CSE and folding rules see one form)
   add("", "constant_operand_last", [](Operation* op, PatternRewriter& r) {
     if (!op->has(kTraitCommutative) || op->num_operands() < 2) return false;

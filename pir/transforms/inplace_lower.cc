@@ -150,6 +150,7 @@ void register_builtin_passes() {
   register_pass("fuse", create_fuse_pass);
   register_pass("inplace", create_inplace_pass);
   register_pass("lower_to_kernel", create_lower_to_kernel_pass);
+  register_pass("fold_parameters", create_fold_parameters_pass);
 }
 
 }  // namespace oar::pir

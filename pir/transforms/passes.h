@@ -6,6 +6,7 @@
 //   fuse             the DRR fusion rules (pir/drr/fusion_rules.cc)
 //   inplace          use an op's in-place variant when its input dies at the op
 //   lower_to_kernel  op dialect -> kernel dialect (kernel.phi_kernel + kernel key)
+//   fold_parameters  (predictors) run ops on parameters/constants once; results become parameters
 #pragma once
 
 #include <memory>
@@ -22,6 +23,7 @@ std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fuse_pass();
 std::unique_ptr<Pass> create_inplace_pass();
 std::unique_ptr<Pass> create_lower_to_kernel_pass();
+std::unique_ptr<Pass> create_fold_parameters_pass();
 
 /// The canonicalization patterns of the op dialect (patterns of ops not loaded are skipped).
 void add_canonicalization_patterns(RewritePatternSet& set);

@@ -22,7 +22,7 @@ from .. import profiler as _profiler
 _pir = _C.pir
 
 # Pass pipelines (names as in oar.pir.registered_passes()).
-IR_OPTIM_PASSES = "canonicalize,constant_fold,cse,fuse,dce"
+IR_OPTIM_PASSES = "canonicalize,constant_fold,cse,fuse,fold_parameters,dce"
 MEMORY_OPTIM_PASSES = "inplace"
 
 

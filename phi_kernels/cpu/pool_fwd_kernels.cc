@@ -1,0 +1,208 @@
+// max_pool2d: max pooling without the argmax (the inference form of
+// max_pool2d_with_index, chosen by the canonicalize pass when the mask is unused).
+//
+// Why not the with-index kernel: it walks every window element by element with a data
+// dependent argmax (a loop-carried select of value and index), writes an int32 mask as
+// large as the output and cannot vectorize; 32x6x28x28 + 32x16x10x10 took ~260 us.
+//
+// Channels first, per (n, c) plane and output row: first the rows of the window are
+// combined elementwise into one row (contiguous, vectorized over W), then the outputs
+// with full windows take the max of their columns in k strided vectorized passes
+// (2x2 stride 2 windows tiling the input have their own one-pass loop). Channels last:
+// per output position, the window's elements are combined over the contiguous C.
+//
+// Values equal max_pool2d_with_index's out, whose rule is "start from the window's first
+// element, take a later one when it is greater": NaN only when the first element is NaN
+// (later NaNs are skipped). Combining rows first changes the order, so rows and columns
+// are combined with a NaN-skipping max and the first element's NaN is restored at the end.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "oar_generated/kernel_signatures.h"
+#include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/include/parallel.h"
+
+namespace oar::phi {
+namespace {
+
+// NaN-skipping max: b when it is greater or a is NaN.
+template <typename T>
+inline T skip_nan_max(T a, T b) {
+  return (b > a || a != a) ? b : a;
+}
+
+struct Rows {  // window bounds per output index along each (D, H, W) dim
+  std::vector<int64_t> b[3], e[3];
+  explicit Rows(const PoolGeometry& g) {
+    for (int i = 0; i < 3; ++i) {
+      b[i].resize(g.out[i]);
+      e[i].resize(g.out[i]);
+      for (int64_t o = 0; o < g.out[i]; ++o) g.window(i, o, &b[i][o], &e[i][o]);
+    }
+  }
+};
+
+// 2x2 windows, stride 2, no padding, the input tiled exactly (H = 2 OH, W = 2 OW): per
+// output row one loop over the outputs, in the reference's order a, b (first row), then
+// c, d (second row): a NaN a or b, c NaN pair is skipped exactly as the reference does.
+template <typename T>
+void max_plane_2x2(const PoolGeometry& g, const T* src, T* dst) {
+  const int64_t W = g.in[2], OH = g.out[1], OW = g.out[2];
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const T* s0 = src + 2 * oh * W;
+    const T* s1 = s0 + W;
+    T* out = dst + oh * OW;
+#pragma omp simd
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const T a = s0[2 * ow], b = s0[2 * ow + 1], c = s1[2 * ow], d = s1[2 * ow + 1];
+      const T h1 = b > a ? b : a;      // the reference's running max after the first row
+      const T h2 = skip_nan_max(c, d);  // the second row, NaNs skipped
+      out[ow] = h2 > h1 ? h2 : h1;
+    }
+  }
+}
+
+// out[i] = max over kx < k of base[i * stride + kx] (NaNs skipped), i < n.
+template <typename T, int kStride>
+void interior_max(const T* base, int64_t k, int64_t n, T* acc, T* out, int64_t stride = kStride) {
+  const int64_t s = kStride > 0 ? kStride : stride;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) acc[i] = base[i * s];
+  for (int64_t kx = 1; kx < k; ++kx) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) acc[i] = skip_nan_max(acc[i], base[i * s + kx]);
+  }
+  std::copy(acc, acc + n, out);
+}
+
+template <typename T>
+void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst, T* row, T* acc) {
+  const int64_t H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  const int64_t* wb = ws.b[2].data();
+  const int64_t* we = ws.e[2].data();
+  // Outputs [lo, hi) have full windows (ow * s - p + [0, k) inside the row): the
+  // columns combine as k strided, vectorized passes; the edges loop per output.
+  int64_t lo = OW, hi = OW;
+  if (!g.adaptive) {
+    const int64_t s = g.stride[2], p = g.pad_l[2], k = g.k[2];
+    lo = std::min<int64_t>(OW, (p + s - 1) / s);
+    hi = W - k + p >= 0 ? std::min<int64_t>(OW, (W - k + p) / s + 1) : 0;
+    if (hi < lo) hi = lo;
+  }
+  for (int64_t od = 0; od < OD; ++od) {
+    const int64_t db = ws.b[0][od], de = ws.e[0][od];
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t hb = ws.b[1][oh], he = ws.e[1][oh];
+      T* out = dst + (od * OH + oh) * OW;
+      if (db >= de || hb >= he) {
+        std::fill(out, out + OW, T(0));
+        continue;
+      }
+      const T* first = src + (db * H + hb) * W;
+      const T* r = first;
+      if (de - db > 1 || he - hb > 1) {  // combine the window's rows into `row`
+        std::copy(first, first + W, row);
+        for (int64_t d = db; d < de; ++d)
+          for (int64_t h = (d == db ? hb + 1 : hb); h < he; ++h) {
+            const T* s = src + (d * H + h) * W;
+#pragma omp simd
+            for (int64_t x = 0; x < W; ++x) row[x] = skip_nan_max(row[x], s[x]);
+          }
+        r = row;
+      }
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        if (ow == lo) ow = hi;  // the interior is done below
+        if (ow >= OW) break;
+        const int64_t b = wb[ow], e = we[ow];
+        if (b >= e) {
+          out[ow] = T(0);
+          continue;
+        }
+        T m = r[b];
+        for (int64_t x = b + 1; x < e; ++x) m = skip_nan_max(m, r[x]);
+        out[ow] = m;
+      }
+      if (lo < hi) {
+        const int64_t s = g.stride[2];
+        const T* base = r + lo * s - g.pad_l[2];
+        // A compile-time stride lets the loads vectorize (a runtime one becomes gathers).
+        if (s == 2) interior_max<T, 2>(base, g.k[2], hi - lo, acc, out + lo);
+        else if (s == 1) interior_max<T, 1>(base, g.k[2], hi - lo, acc, out + lo);
+        else interior_max<T, 0>(base, g.k[2], hi - lo, acc, out + lo, s);
+      }
+      // The reference keeps a NaN only when it is the window's first element.
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        if (wb[ow] >= we[ow]) continue;
+        const T f = first[wb[ow]];
+        if (f != f) out[ow] = f;
+      }
+    }
+  }
+}
+
+template <typename T>
+void MaxPool2dKernel(const DeviceContext&, const DenseTensor& x_in, const IntList& kernel_size,
+                     const IntList& strides, const IntList& paddings, bool ceil_mode, bool adaptive,
+                     const std::string& data_format, DenseTensor* out) {
+  Dims unused;
+  const PoolGeometry g = pool_geometry(x_in, kernel_size, strides, paddings, ceil_mode, true, adaptive,
+                                       data_format, x_in.rank() - 2, "max_pool2d", &unused);
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  const Rows ws(g);
+  const DenseTensor x = contiguous(x_in);
+  const T* xp = x.data<T>();
+  const int64_t is = g.in_numel(), os = g.out_numel(), C = g.c;
+  if (!g.channels_last) {
+    const bool tiled2 = !g.adaptive && g.k[0] == 1 && g.k[1] == 2 && g.k[2] == 2 && g.stride[1] == 2 &&
+                        g.stride[2] == 2 && g.pad_l[1] == 0 && g.pad_l[2] == 0 && g.in[0] == g.out[0] &&
+                        g.in[1] == 2 * g.out[1] && g.in[2] == 2 * g.out[2];
+    parallel_for(g.batch * C, [&](int64_t p0, int64_t p1) {
+      if (tiled2) {
+        for (int64_t p = p0; p < p1; ++p) max_plane_2x2(g, xp + p * is, o + p * os);
+        return;
+      }
+      std::vector<T> row(static_cast<size_t>(g.in[2])), acc(static_cast<size_t>(g.out[2]));
+      for (int64_t p = p0; p < p1; ++p) max_plane_rows(g, ws, xp + p * is, o + p * os, row.data(), acc.data());
+    }, x.numel());
+    return;
+  }
+  // Channels last: the reference's order (window row-major), vectorized over C.
+  parallel_for(g.batch, [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      int64_t j = 0;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow, ++j) {
+            T* dst = o + (n * os + j) * C;
+            const int64_t db = ws.b[0][od], de = ws.e[0][od], hb = ws.b[1][oh], he = ws.e[1][oh];
+            const int64_t wb = ws.b[2][ow], we = ws.e[2][ow];
+            if (db >= de || hb >= he || wb >= we) {
+              std::fill(dst, dst + C, T(0));
+              continue;
+            }
+            bool first = true;
+            for (int64_t d = db; d < de; ++d)
+              for (int64_t h = hb; h < he; ++h)
+                for (int64_t w = wb; w < we; ++w) {
+                  const T* s = xp + (n * is + (d * g.in[1] + h) * g.in[2] + w) * C;
+                  if (first) {
+                    std::copy(s, s + C, dst);
+                    first = false;
+                    continue;
+                  }
+#pragma omp simd
+                  for (int64_t c = 0; c < C; ++c) dst[c] = s[c] > dst[c] ? s[c] : dst[c];
+                }
+          }
+    }
+  }, x.numel());
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT
+
+OAR_REGISTER_KERNEL(max_pool2d, CPU, MaxPool2dKernel, float, double)
