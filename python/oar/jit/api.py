@@ -286,6 +286,7 @@ class StaticFunction:
         self._layer = layer
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
+        self._converted = None  # the function with its Python control flow converted (dy2static.py)
         self._cache = {}
         self._state_cache = None
         functools.update_wrapper(self, function)
@@ -350,9 +351,22 @@ class StaticFunction:
             self._cache[key] = entry
         return entry, tensors
 
+    def _traced_function(self):
+        """What tracing runs: with full_graph (the default), the function whose Python
+        if/while on tensors became cond/while_loop (dy2static.convert_function, converted
+        once); the function as written when OAR_DY2STATIC=0 or full_graph=False."""
+        from . import dy2static
+
+        if not (self._full_graph and dy2static.enabled):
+            return self._function
+        if self._converted is None:
+            self._converted = dy2static.convert_function(self._function)
+        return self._converted
+
     def _convert(self, args, kwargs, tensors, specs, backward):
         names = self._input_names(len(tensors))
-        entry = trace_program(self._function, self._layer, args, kwargs, specs, names, backward)
+        fn = self._traced_function()
+        entry = trace_program(fn, self._layer, args, kwargs, specs, names, backward)
         if any(s is not None for s in specs):
             # Trace again with every dynamic dim one longer: a program that read such a
             # size as a Python number (x.shape[0] into reshape) would come out different.
@@ -360,7 +374,7 @@ class StaticFunction:
                      for t, s in zip(tensors, specs)]
             struct = _flatten((args, kwargs), [])
             a2, k2 = _unflatten(struct, grown)
-            entry2 = trace_program(self._function, self._layer, a2, k2, specs, names, backward)
+            entry2 = trace_program(fn, self._layer, a2, k2, specs, names, backward)
             if (str(entry.program) != str(entry2.program)
                     or str(entry.backward_program) != str(entry2.backward_program)):
                 raise Dy2StaticError(_dynamic_size_message(

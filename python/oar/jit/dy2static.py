@@ -1,0 +1,926 @@
+"""Converting Python control flow on tensors (Note [Converting control flow], docs/notes/jit.md).
+
+`convert_function(fn)` parses the function's source and rewrites
+
+    if test: A else: B        ->  the branches become nested functions taking (and returning)
+                                  the variables they assign; `convert_ifelse` picks one with a
+                                  Python `if`, or calls oar.static.nn.cond when the test is a
+                                  tensor traced by to_static (a cf.if in the program)
+    while test: body          ->  `convert_while_loop(cond_fn, body_fn, loop_vars)`: a Python loop,
+                                  or oar.static.nn.while_loop (cf.while) for a traced test
+    a and b / a or b / not a  ->  logical_and / logical_or / logical_not on traced tensors,
+    x if c else y                 Python's short-circuit semantics otherwise
+
+With Python values the converted code does exactly what the original did (variables
+assigned in one branch only stay unbound when that branch is not taken). Constructs that
+cannot move into a nested function (break/continue/return inside a while, returns inside a
+loop, global/nonlocal, yield, zero-argument super()) keep their Python statement, and its
+test raises Dy2StaticError naming the file and line when it turns out to be a traced tensor.
+
+The converted function is compiled with the original's file name and line numbers, runs in
+the original's globals and closure cells and keeps its defaults, so tracebacks and the
+tracer's errors point at the user's lines.
+"""
+import ast
+import copy
+import inspect
+import linecache
+import os
+import textwrap
+import types
+import weakref
+
+from .api import Dy2StaticError
+
+# Switched off by OAR_DY2STATIC=0 or `oar.jit.dy2static.enabled = False`: to_static then
+# only traces (a Python if on a traced tensor is the line-naming error).
+enabled = os.environ.get("OAR_DY2STATIC", "1").lower() not in ("0", "false", "off", "no")
+
+_HELPER = "_oar_d2s"   # the name this module has inside converted code (a closure cell)
+_PREFIX = "_oar_"      # generated names
+
+
+class _Undefined:
+    """The value of a variable that is not bound (assigned in a branch that did not run)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<undefined>"
+
+
+UNDEFINED = _Undefined()
+
+
+# ======================================================================== runtime helpers
+def _tracer():
+    from . import api
+    return api._active[-1] if api._active else None
+
+
+def _is_traced(x):
+    from .. import _C
+    t = _tracer()
+    return t is not None and isinstance(x, _C.Tensor) and t.is_traced(x)
+
+
+def pick(ns, names):
+    """The values of `names` in the namespace `ns` (locals()), UNDEFINED for unbound ones."""
+    return tuple(ns.get(n, UNDEFINED) for n in names)
+
+
+def _err(where, msg):
+    return Dy2StaticError(f"to_static: {where}\n  {msg}")
+
+
+def _describe(v):
+    from .. import _C
+    if isinstance(v, _C.Tensor):
+        return f"Tensor(shape={list(v.shape)}, dtype={v.dtype})"
+    if v is UNDEFINED:
+        return "unassigned"
+    return f"{type(v).__name__} {v!r}"[:80]
+
+
+def python_bool(test, where, reason):
+    """The test of an if/while left as Python: fine for Python values, an error when traced."""
+    if _is_traced(test):
+        raise _err(where, f"the condition is a tensor computed from the inputs or parameters, and this "
+                          f"statement cannot be converted to the control-flow dialect: {reason}. Rewrite "
+                          f"it (e.g. with oar.where, oar.static.nn.cond / while_loop), or keep the condition "
+                          f"a Python value.")
+    return test
+
+
+def convert_ifelse(pred, true_fn, false_fn, args, names, where, returns=False, effects=None):
+    """`if pred:` over branch functions. Each takes `args` (the values of the variables the
+    branches assign, UNDEFINED where unbound) and returns the values of `names` (or, with
+    `returns`, the function's return value). A traced tensor pred becomes a cf.if."""
+    if not _is_traced(pred):
+        return true_fn(*args) if pred else false_fn(*args)
+    from ..static import nn
+
+    if effects:
+        raise _err(where, f"the condition is a traced tensor, so both branches are converted, but a branch "
+                          f"writes to {effects}: a Python object cannot depend on the run-time branch. "
+                          f"Assign to a local variable instead and use it after the if.")
+    if pred.size != 1:
+        raise _err(where, f"the condition of the if is a tensor of shape {list(pred.shape)}; a converted if "
+                          f"needs one element (use .all() / .any(), or oar.where for an elementwise choice)")
+    outs = {}
+
+    def branch(label, fn):
+        def run():
+            out = fn(*args)
+            outs[label] = out
+            if not returns:
+                for n, v in zip(names, out):
+                    if v is UNDEFINED:
+                        raise _err(where, f"variable '{n}' is assigned only in the other branch of this if, "
+                                          f"whose condition is a traced tensor: assign it before the if or in "
+                                          f"both branches")
+            return out
+        return run
+    try:
+        return nn.cond(pred, branch("true", true_fn), branch("false", false_fn))
+    except (ValueError, TypeError) as e:
+        raise _err(where, _mismatch(e, outs, names, returns, "branches of this if")) from None
+
+
+def _mismatch(e, outs, names, returns, what):
+    detail = str(e)
+    t, f = outs.get("true"), outs.get("false")
+    if t is not None or f is not None:
+        if returns:
+            return (f"the {what} (whose condition is a traced tensor) must return the same structure of tensors "
+                    f"with the same shapes and dtypes; they return {_describe_ret(t)} and {_describe_ret(f)} "
+                    f"({detail})")
+        for n, a, b in zip(names, t or (), f or ()):
+            if _describe(a) != _describe(b):
+                return (f"variable '{n}' is {_describe(a)} in one of the {what} and {_describe(b)} in the other: "
+                        f"with a traced condition both must be tensors of the same shape and dtype (or the same "
+                        f"Python value). Make it a tensor, e.g. oar.full([], value). ({detail})")
+    return f"cannot convert the {what}: {detail}"
+
+
+def _describe_ret(v):
+    if isinstance(v, (list, tuple)):
+        return "(" + ", ".join(_describe(x) for x in v) + ")"
+    return _describe(v)
+
+
+_AUG = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.MatMult: "matmul", ast.Div: "truediv",
+        ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift",
+        ast.BitAnd: "and_", ast.BitXor: "xor", ast.BitOr: "or_"}
+
+
+def augassign(target, value, op):
+    """`target op= value` inside a converted if/while: in place as Python does, but a new
+    tensor when `target` is traced (a loop variable or a branch's variable is a new value of
+    the region, not a write into a tensor from outside it)."""
+    import operator
+    if _is_traced(target):
+        return getattr(operator, op)(target, value)
+    return getattr(operator, "i" + op.rstrip("_"))(target, value)
+
+
+def convert_ifexp(pred, true_fn, false_fn, where):
+    """`a if pred else b` (the operands as thunks)."""
+    if not _is_traced(pred):
+        return true_fn() if pred else false_fn()
+    from ..static import nn
+    try:
+        return nn.cond(pred, true_fn, false_fn)
+    except (ValueError, TypeError) as e:
+        raise _err(where, f"the two values of this conditional expression (whose condition is a traced tensor) "
+                          f"must be tensors of the same shape and dtype: {e}") from None
+
+
+def _to_bool_tensor(v, like):
+    import oar
+    if isinstance(v, oar.Tensor):
+        return v if v.dtype == oar.bool else v.astype("bool")
+    return oar.full(list(like.shape), bool(v), "bool")
+
+
+def convert_and(first, *rest):
+    """`first and rest[0]() and ...` with Python semantics, logical_and once an operand is traced."""
+    import oar
+    v = first
+    for thunk in rest:
+        if _is_traced(v):
+            w = thunk()
+            v = oar.logical_and(_to_bool_tensor(v, v), _to_bool_tensor(w, v))
+        elif not v:
+            return v
+        else:
+            v = thunk()
+    return v
+
+
+def convert_or(first, *rest):
+    import oar
+    v = first
+    for thunk in rest:
+        if _is_traced(v):
+            w = thunk()
+            v = oar.logical_or(_to_bool_tensor(v, v), _to_bool_tensor(w, v))
+        elif v:
+            return v
+        else:
+            v = thunk()
+    return v
+
+
+def convert_not(v):
+    import oar
+    if _is_traced(v):
+        return oar.logical_not(_to_bool_tensor(v, v))
+    return not v
+
+
+def _as_loop_tensor(v, name, where, dtype=None):
+    import oar
+    if isinstance(v, oar.Tensor):
+        return v
+    if isinstance(v, (bool, int, float)):
+        if dtype is None:
+            dtype = "bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else oar.get_default_dtype()
+        return oar.full([], v, dtype)
+    raise _err(where, f"loop variable '{name}' is {_describe(v)}; in a while loop whose condition is a traced "
+                      f"tensor every variable the loop assigns must be a tensor (or a Python number, made a "
+                      f"tensor)")
+
+
+def convert_while_loop(cond_fn, body_fn, values, names, carried, live, where, effects=None):
+    """`while cond_fn(*vars): vars = body_fn(*vars)` over the variables the body assigns.
+    A Python loop while the condition is a Python value; once it is a traced tensor, the rest
+    of the loop becomes oar.static.nn.while_loop (cf.while)."""
+    vals = list(values)
+    while True:
+        c = cond_fn(*vals)
+        if _is_traced(c):
+            return _traced_while(cond_fn, body_fn, vals, names, carried, live, where, effects, c)
+        if not c:
+            return tuple(vals)
+        vals = list(body_fn(*vals))
+
+
+def _traced_while(cond_fn, body_fn, vals, names, carried, live, where, effects, c):
+    from ..static import nn
+
+    if effects:
+        raise _err(where, f"the condition is a traced tensor, so the loop is converted, but its body writes to "
+                          f"{effects}: a Python object cannot follow the run-time iterations. Use a loop variable.")
+    if c.size != 1:
+        raise _err(where, f"the condition of the while is a tensor of shape {list(c.shape)}; a converted loop "
+                          f"needs one element (use .all() / .any())")
+    kept = []
+    for i, (n, v) in enumerate(zip(names, vals)):
+        if v is UNDEFINED:
+            if live[i]:
+                raise _err(where, f"variable '{n}' is first assigned inside this while loop, whose condition is a "
+                                  f"traced tensor, and is used after it: assign it before the loop")
+            continue
+        if carried[i]:
+            kept.append(i)
+    if not kept:
+        raise _err(where, "the while loop's condition is a traced tensor but the loop assigns no variable "
+                          "the condition reads: it would never end")
+    init = [_as_loop_tensor(vals[i], names[i], where) for i in kept]
+    dtypes = [t.dtype for t in init]
+
+    def full(kv):
+        out = [UNDEFINED] * len(names)
+        for i, v in zip(kept, kv):
+            out[i] = v
+        return out
+
+    def cond2(*kv):
+        return cond_fn(*full(kv))
+
+    def body2(*kv):
+        out = body_fn(*full(kv))
+        nxt = []
+        for j, i in enumerate(kept):
+            if out[i] is UNDEFINED:
+                raise _err(where, f"loop variable '{names[i]}' is deleted in the body of this converted loop")
+            nxt.append(_as_loop_tensor(out[i], names[i], where, dtypes[j]))
+        return nxt
+    try:
+        res = nn.while_loop(cond2, body2, init)
+    except (ValueError, TypeError) as e:
+        raise _err(where, f"cannot convert this while loop (its condition is a traced tensor): {e}. Loop variables: "
+                          f"{', '.join(names[i] for i in kept)}") from None
+    out = [UNDEFINED] * len(names)
+    for i, v in zip(kept, res):
+        out[i] = v
+    return tuple(out)
+
+
+# ======================================================================== the source transformation
+class _NotConverted(Exception):
+    pass
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _walk_scope(node):
+    """The nodes of `node` in its own scope: not inside nested functions, lambdas or classes
+    (their names are visited, not their bodies)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield c
+                todo.extend(c.decorator_list)
+                if not isinstance(c, ast.ClassDef):
+                    todo.extend(d for d in c.args.defaults + c.args.kw_defaults if d is not None)
+                continue
+            if isinstance(c, ast.Lambda):
+                yield c
+                todo.extend(d for d in c.args.defaults + c.args.kw_defaults if d is not None)
+                continue
+            if isinstance(c, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                yield c  # its loop variables are its own; only walrus targets leak (found below)
+                for sub in ast.walk(c):
+                    if isinstance(sub, ast.NamedExpr):
+                        yield sub
+                        yield sub.target
+                continue
+            todo.append(c)
+
+
+def _assigned(stmts):
+    """Names bound (or deleted) by the statements in their own scope, in first-seen order."""
+    out = []
+
+    def add(n):
+        if n not in out:
+            out.append(n)
+    for s in stmts:
+        for n in _walk_scope(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                add(n.name)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                for a in n.names:
+                    if a.name != "*":
+                        add(a.asname or a.name.split(".")[0])
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                add(n.name)
+            elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                add(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                add(n.rest)
+    return out
+
+
+def _effects(stmts, local_names):
+    """A description of writes to objects from outside (attributes, items of outer objects)."""
+    for s in stmts:
+        for n in _walk_scope(s):
+            targets = []
+            if isinstance(n, (ast.Assign,)):
+                targets = n.targets
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+                targets = [n.target]
+            elif isinstance(n, ast.Delete):
+                targets = n.targets
+            todo = list(targets)
+            while todo:
+                t = todo.pop()
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    todo.extend(t.elts)
+                elif isinstance(t, ast.Starred):
+                    todo.append(t.value)
+                elif isinstance(t, ast.Attribute):
+                    return ast.unparse(t)
+                elif isinstance(t, ast.Subscript):
+                    base = t.value
+                    while isinstance(base, (ast.Subscript, ast.Attribute)):
+                        base = base.value
+                    if not (isinstance(base, ast.Name) and base.id in local_names):
+                        return ast.unparse(t)
+    return None
+
+
+def _blocker(stmts, in_while_body=False):
+    """Why these statements cannot move into a nested function (None if they can)."""
+    loops = 0
+
+    def visit(node, depth):
+        for c in ast.iter_child_nodes(node):
+            if isinstance(c, _SCOPES):
+                if isinstance(c, ast.ClassDef):
+                    pass
+                continue
+            r = check(c, depth)
+            if r:
+                return r
+        return None
+
+    def check(n, depth):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            return f"a {type(n).__name__.lower()} declaration"
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return "yield/await"
+        if isinstance(n, (ast.Break, ast.Continue)) and depth == 0:
+            return f"{type(n).__name__.lower()} inside it" if in_while_body else \
+                f"{type(n).__name__.lower()} of an enclosing loop"
+        if isinstance(n, ast.Return) and in_while_body:
+            return "a return inside the loop"
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "super" and not n.args:
+            return "zero-argument super()"
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("locals", "vars", "exec",
+                                                                                       "eval") and not n.args:
+            return f"{n.func.id}()"
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            r = check_expr_list([n.iter] if isinstance(n, (ast.For, ast.AsyncFor)) else [n.test], depth)
+            if r:
+                return r
+            for s in n.body:
+                r = check(s, depth + 1)
+                if r:
+                    return r
+            for s in n.orelse:
+                r = check(s, depth)
+                if r:
+                    return r
+            return None
+        return visit(n, depth)
+
+    def check_expr_list(exprs, depth):
+        for e in exprs:
+            r = check(e, depth)
+            if r:
+                return r
+        return None
+    for s in stmts:
+        r = check(s, loops)
+        if r:
+            return r
+    return None
+
+
+def _has_return(stmts):
+    return any(isinstance(n, ast.Return) for s in stmts for n in _walk_scope(s))
+
+
+def _falls_through(stmts):
+    if not stmts:
+        return True
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(last, ast.If):
+        return _falls_through(last.body) or not last.orelse or _falls_through(last.orelse)
+    return True
+
+
+class _AugToAssign(ast.NodeTransformer):
+    """`x op= v` -> `x = _oar_d2s.augassign(x, v, "op")` (this scope only)."""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name) or type(node.op) not in _AUG:
+            return node
+        call = ast.Call(func=ast.Attribute(value=ast.Name(id=_HELPER, ctx=ast.Load()), attr="augassign",
+                                           ctx=ast.Load()),
+                        args=[ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node.target), node.value,
+                              ast.Constant(_AUG[type(node.op)])], keywords=[])
+        new = ast.Assign(targets=[ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Store()), node.target)],
+                         value=call)
+        return _stamp(ast.copy_location(new, node), node)
+
+
+def _stamp(new, src):
+    """Gives the generated nodes under `new` that have no position the first line of `src`
+    (so a traceback through generated code names the statement it came from)."""
+    for n in ast.walk(new):
+        if "lineno" in n._attributes and not hasattr(n, "lineno") or getattr(n, "lineno", None) is None and \
+                "lineno" in n._attributes:
+            n.lineno, n.end_lineno = src.lineno, src.lineno
+            n.col_offset, n.end_col_offset = src.col_offset, src.col_offset
+    return new
+
+
+def _at(new, src):
+    """`new` (generated for the statement `src`) placed on the first line of `src`."""
+    new.lineno, new.col_offset = src.lineno, src.col_offset
+    new.end_lineno, new.end_col_offset = src.lineno, src.col_offset
+    return _stamp(new, src)
+
+
+def _augs(stmts):
+    t = _AugToAssign()
+    return [t.visit(s) for s in stmts]
+
+
+class _ExprConverter(ast.NodeTransformer):
+    """and/or/not and `a if c else b` -> runtime helpers (not inside nested scopes)."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def _helper(self, name):
+        return ast.Attribute(value=ast.Name(id=_HELPER, ctx=ast.Load()), attr=name, ctx=ast.Load())
+
+    @staticmethod
+    def _thunk(e):
+        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                                             kwarg=None, defaults=[]), body=e)
+
+    @staticmethod
+    def _plain(e):
+        """Can move into a lambda: no walrus, yield or zero-argument super()."""
+        return not any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)) or (
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "super" and not n.args)
+            for n in ast.walk(e))
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def _comp(self, node):
+        return node  # comprehension scopes stay as they are
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        if not all(self._plain(v) for v in node.values[1:]):
+            return node
+        fn = "convert_and" if isinstance(node.op, ast.And) else "convert_or"
+        call = ast.Call(func=self._helper(fn), args=[node.values[0]] + [self._thunk(v) for v in node.values[1:]],
+                        keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        return ast.copy_location(ast.Call(func=self._helper("convert_not"), args=[node.operand], keywords=[]), node)
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if not (self._plain(node.body) and self._plain(node.orelse)):
+            return node
+        call = ast.Call(func=self._helper("convert_ifexp"),
+                        args=[node.test, self._thunk(node.body), self._thunk(node.orelse),
+                              ast.Constant(self.where(node))], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def _pos(n):
+    return (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+
+
+class _Converter:
+    def __init__(self, func_node, filename, lines, first):
+        self.func = func_node
+        self.filename = filename
+        self.lines = lines
+        self.counter = 0
+        self.changed = False
+        # every read of a name in the function (with nested scopes), to decide which
+        # variables an if/while must hand back: (name, node id)
+        self.loads = []
+        self.reads_all = False
+        for n in ast.walk(func_node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Load, ast.Del)):
+                self.loads.append((n.id, _pos(n)))
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                self.loads.append((n.target.id, _pos(n.target)))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in (
+                    "locals", "vars", "eval", "exec", "dir"):
+                self.reads_all = True
+        self.exprs = _ExprConverter(self.where)
+
+    # ---- helpers
+    def where(self, node):
+        line = node.lineno
+        text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        return f"{self.filename}:{line}: {text}"
+
+    def fresh(self, kind):
+        self.counter += 1
+        return f"{_PREFIX}{kind}_{self.counter}"
+
+    def helper(self, name):
+        return ast.Attribute(value=ast.Name(id=_HELPER, ctx=ast.Load()), attr=name, ctx=ast.Load())
+
+    def read_outside(self, nodes, include_inside=False):
+        """Names read outside the subtrees `nodes` (or anywhere, with include_inside)."""
+        if include_inside:
+            return {n for n, _ in self.loads}
+        # by source position: the statements after an early return are copied into both
+        # branches, and a copy is the same source as its original
+        inside = {_pos(x) for node in nodes for x in ast.walk(node) if isinstance(x, ast.Name)}
+        return {n for n, i in self.loads if i not in inside}
+
+    def expr(self, e):
+        return self.exprs.visit(e)
+
+    def _undef_dels(self, names, node):
+        out = []
+        for n in names:
+            test = ast.Compare(left=ast.Name(id=n, ctx=ast.Load()), ops=[ast.Is()],
+                               comparators=[self.helper("UNDEFINED")])
+            out.append(ast.If(test=test, body=[ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del())])], orelse=[]))
+        return [ast.copy_location(s, node) for s in out]
+
+    def _pick(self, names):
+        return ast.Call(func=self.helper("pick"),
+                        args=[ast.Call(func=ast.Name(id="locals", ctx=ast.Load()), args=[], keywords=[]),
+                              ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())], keywords=[])
+
+    def _def(self, name, params, body, node):
+        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
+                             kw_defaults=[], kwarg=None, defaults=[])
+        fn = ast.FunctionDef(name=name, args=args, body=body or [ast.Pass()], decorator_list=[], returns=None,
+                             type_comment=None)
+        return ast.copy_location(fn, node)
+
+    @staticmethod
+    def _tuple(names):
+        return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+    # ---- statements
+    def stmts(self, stmts, terminal, in_loop):
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, ast.If):
+                res, consumed = self.if_stmt(s, stmts[i + 1:], terminal, in_loop)
+                out.extend(res)
+                if consumed:
+                    break
+            elif isinstance(s, ast.While):
+                out.extend(self.while_stmt(s, in_loop))
+            else:
+                out.append(self.other(s, in_loop))
+        return out
+
+    def other(self, s, in_loop):
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return s
+        loop = isinstance(s, (ast.For, ast.AsyncFor))
+        for field in ("body", "orelse", "finalbody"):
+            if hasattr(s, field) and isinstance(getattr(s, field), list):
+                setattr(s, field, self.stmts(getattr(s, field), False, in_loop or (loop and field == "body")))
+        if isinstance(s, ast.Try) or (hasattr(ast, "TryStar") and isinstance(s, getattr(ast, "TryStar"))):
+            for h in s.handlers:
+                h.body = self.stmts(h.body, False, in_loop)
+        if isinstance(s, ast.Match):
+            for c in s.cases:
+                c.body = self.stmts(c.body, False, in_loop)
+        # expressions of this statement (not of its nested blocks, handled above)
+        for field, value in ast.iter_fields(s):
+            if isinstance(value, ast.expr):
+                setattr(s, field, self.expr(value))
+            elif isinstance(value, list) and value and all(isinstance(v, ast.expr) for v in value):
+                setattr(s, field, [self.expr(v) for v in value])
+        if isinstance(s, ast.With):
+            for item in s.items:
+                item.context_expr = self.expr(item.context_expr)
+        return s
+
+    def _unconverted_if(self, s, reason, in_loop):
+        where = self.where(s)
+        s.test = ast.copy_location(ast.Call(func=self.helper("python_bool"),
+                                            args=[self.expr(s.test), ast.Constant(where), ast.Constant(reason)],
+                                            keywords=[]), s.test)
+        s.body = self.stmts(s.body, False, in_loop)
+        s.orelse = self.stmts(s.orelse, False, in_loop)
+        self.changed = True
+        return s
+
+    def if_stmt(self, s, rest, terminal, in_loop):
+        body, orelse = s.body, s.orelse
+        reason = _blocker(body + orelse)
+        returns = _has_return(body + orelse)
+        if reason is None and returns and not terminal:
+            reason = "a return inside an if that is inside a loop, with or try block"
+        if reason is not None:
+            return [self._unconverted_if(s, reason, in_loop)], False
+        self.changed = True
+        where = self.where(s)
+        consumed = False
+        if returns:
+            # Early return: what follows the if runs in the branches that fall through, so the
+            # if ends the function and both branches return.
+            if rest:
+                if _falls_through(body):
+                    body = body + [copy.deepcopy(r) for r in rest]
+                if _falls_through(orelse):
+                    orelse = orelse + [copy.deepcopy(r) for r in rest]
+            consumed = True
+        params = _assigned(body + orelse)
+        if returns:
+            outs = []
+        else:
+            live = self.read_outside([s], include_inside=in_loop or self.reads_all)
+            outs = [n for n in params if n in live]
+        effects = _effects(body + orelse, set(params))
+        test = self.expr(s.test)
+        t_name, f_name = self.fresh("true"), self.fresh("false")
+        tail = [] if returns else [ast.Return(value=self._pick(outs))]
+        body, orelse = _augs(body), _augs(orelse)
+        t_def = self._def(t_name, params, self._undef_dels(params, s) + self.stmts(body, returns, in_loop) + tail, s)
+        f_def = self._def(f_name, params, self._undef_dels(params, s) + self.stmts(orelse, returns, in_loop) + tail,
+                          s)
+        call = ast.Call(func=self.helper("convert_ifelse"),
+                        args=[test, ast.Name(id=t_name, ctx=ast.Load()), ast.Name(id=f_name, ctx=ast.Load()),
+                              self._pick(params), self._tuple(outs), ast.Constant(where)],
+                        keywords=[ast.keyword(arg="returns", value=ast.Constant(returns)),
+                                  ast.keyword(arg="effects", value=ast.Constant(effects))])
+        out = [t_def, f_def]
+        if returns:
+            out.append(ast.Return(value=call))
+        elif outs:
+            target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in outs], ctx=ast.Store())
+            out.append(ast.Assign(targets=[target], value=call))
+            out.extend(self._undef_dels(outs, s))
+        else:
+            out.append(ast.Expr(value=call))
+        return [_at(x, s) for x in out], consumed
+
+    def while_stmt(self, s, in_loop):
+        reason = _blocker(s.body, in_while_body=True)
+        if reason is None and s.orelse:
+            reason = "an else clause on the loop"
+        if reason is None and _blocker([ast.Expr(value=s.test)]):
+            reason = _blocker([ast.Expr(value=s.test)])
+        if reason is not None:
+            where = self.where(s)
+            s.test = ast.copy_location(ast.Call(func=self.helper("python_bool"),
+                                                args=[self.expr(s.test), ast.Constant(where), ast.Constant(reason)],
+                                                keywords=[]), s.test)
+            s.body = self.stmts(s.body, False, True)
+            s.orelse = self.stmts(s.orelse, False, in_loop)
+            self.changed = True
+            return [s]
+        self.changed = True
+        where = self.where(s)
+        names = _assigned(s.body)
+        live_out = self.read_outside([s], include_inside=self.reads_all)
+        test_reads = {n.id for n in ast.walk(s.test) if isinstance(n, ast.Name)}
+        carried = [n in test_reads or n in live_out or not self._body_local(n, s.body) for n in names]
+        live = [n in live_out for n in names]
+        effects = _effects(s.body, set(names))
+        c_name, b_name = self.fresh("cond"), self.fresh("body")
+        c_def = self._def(c_name, names, self._undef_dels(names, s) + [ast.Return(value=self.expr(s.test))], s)
+        b_def = self._def(b_name, names, self._undef_dels(names, s) + self.stmts(_augs(s.body), False, True)
+                          + [ast.Return(value=self._pick(names))], s)
+        call = ast.Call(func=self.helper("convert_while_loop"),
+                        args=[ast.Name(id=c_name, ctx=ast.Load()), ast.Name(id=b_name, ctx=ast.Load()),
+                              self._pick(names), self._tuple(names),
+                              ast.Tuple(elts=[ast.Constant(c) for c in carried], ctx=ast.Load()),
+                              ast.Tuple(elts=[ast.Constant(c) for c in live], ctx=ast.Load()),
+                              ast.Constant(where)],
+                        keywords=[ast.keyword(arg="effects", value=ast.Constant(effects))])
+        out = [c_def, b_def]
+        if names:
+            target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())
+            out.append(ast.Assign(targets=[target], value=call))
+            out.extend(self._undef_dels(names, s))
+        else:
+            out.append(ast.Expr(value=call))
+        return [_at(x, s) for x in out]
+
+    @staticmethod
+    def _body_local(name, body):
+        """True when the body's first top-level statement mentioning `name` is a plain
+        assignment to it that does not read it (a fresh value every iteration)."""
+        for st in body:
+            mentions = [n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name]
+            if not mentions:
+                continue
+            if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                stores = [n for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and n.id == name]
+                reads = [n for n in ast.walk(st.value) if isinstance(n, ast.Name) and n.id == name]
+                plain = all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)
+                return bool(stores) and not reads and plain and len(stores) == len(mentions)
+            return False
+        return False
+
+
+# ---- compiling the converted function
+_converted = weakref.WeakKeyDictionary()
+_FUTURE_FLAGS = 0
+for _f in ("annotations", "generator_stop", "division", "absolute_import", "with_statement", "print_function",
+           "unicode_literals", "barry_as_FLUFL", "generators", "nested_scopes"):
+    _feat = getattr(__import__("__future__"), _f, None)
+    if _feat is not None:
+        _FUTURE_FLAGS |= _feat.compiler_flag
+
+
+def convert_function(fn):
+    """The function with its Python control flow on tensors converted (see the module doc),
+    or `fn` itself when its source is unavailable or it has nothing to convert. Bound
+    methods convert their function and are bound again."""
+    if isinstance(fn, types.MethodType):
+        conv = convert_function(fn.__func__)
+        return fn if conv is fn.__func__ else types.MethodType(conv, fn.__self__)
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        hit = _converted.get(fn)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    try:
+        conv = _convert(fn)
+    except _NotConverted:
+        conv = fn
+    try:
+        _converted[fn] = conv
+    except TypeError:
+        pass
+    return conv
+
+
+def _convert(fn):
+    code = fn.__code__
+    if code.co_name == "<lambda>" or hasattr(fn, "__wrapped__") or \
+            code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        raise _NotConverted
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise _NotConverted from None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        raise _NotConverted from None
+    if not tree.body or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != code.co_name:
+        raise _NotConverted
+    func = tree.body[0]
+    ast.increment_lineno(tree, first - 1)
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk_scope_body(func)):
+        raise _NotConverted
+    filename = code.co_filename
+    file_lines = linecache.getlines(filename) or lines
+    conv = _Converter(func, filename, file_lines, first)
+    func.body = conv.stmts(func.body, True, False)
+    if not conv.changed and not _has_boolops(func):
+        raise _NotConverted
+    func.decorator_list = []
+
+    # Compile `def fn` inside a factory whose parameters are the original's free variables
+    # (and this module), so the new code reads the same closure cells; inside a class body
+    # of the same name when fn is a method, so private names are mangled as they were.
+    freevars = list(code.co_freevars)
+    factory = ast.FunctionDef(
+        name=_PREFIX + "factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in freevars + [_HELPER]], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[func, ast.Return(value=ast.Name(id=func.name, ctx=ast.Load()))], decorator_list=[], returns=None,
+        type_comment=None)
+    ast.copy_location(factory, func)
+    outer = factory
+    parts = fn.__qualname__.split(".")
+    if len(parts) >= 2 and parts[-2] != "<locals>":
+        outer = ast.copy_location(ast.ClassDef(name=parts[-2], bases=[], keywords=[], body=[factory],
+                                               decorator_list=[]), func)
+    module = ast.Module(body=[outer], type_ignores=[])
+    ast.fix_missing_locations(module)
+    try:
+        mod_code = compile(module, filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    except SyntaxError:
+        raise _NotConverted from None
+    new_code = _find_code(mod_code, func.name, func.lineno)
+    if new_code is None:
+        raise _NotConverted
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    closure = []
+    import sys
+    me = sys.modules[__name__]
+    for v in new_code.co_freevars:
+        if v in cells:
+            closure.append(cells[v])
+        elif v == _HELPER:
+            closure.append(types.CellType(me))
+        else:
+            raise _NotConverted
+    new = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, tuple(closure) or None)
+    new.__kwdefaults__ = copy.copy(fn.__kwdefaults__)
+    new.__qualname__ = fn.__qualname__
+    new.__module__ = fn.__module__
+    new.__doc__ = fn.__doc__
+    new.__dict__.update(fn.__dict__)
+    new.__annotations__ = fn.__annotations__
+    new.__oar_converted_from__ = fn
+    new.__oar_source__ = ast.unparse(func)
+    return new
+
+
+def _walk_scope_body(func):
+    for s in func.body:
+        yield from _walk_scope(s)
+
+
+def _has_boolops(func):
+    return any(isinstance(n, (ast.BoolOp, ast.IfExp)) or (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))
+               for n in _walk_scope_body(func))
+
+
+def _find_code(code, name, lineno):
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            if c.co_name == name and c.co_firstlineno == lineno:
+                return c
+            r = _find_code(c, name, lineno)
+            if r is not None:
+                return r
+    return None
