@@ -33,6 +33,15 @@ class Dy2StaticError(NotImplementedError):
     """Python code that tracing cannot turn into a program (names the file and line)."""
 
 
+class EagerFallback(Dy2StaticError):
+    """Raised while tracing when a signature cannot have a correct program but runs
+    correctly eagerly (gradients through cf.if / cf.while); StaticFunction then runs
+    that signature's calls eagerly, with a warning."""
+
+
+_EAGER = "eager"  # the cache entry of a signature that runs eagerly
+
+
 def enable_to_static(enable_to_static_bool):
     """Globally switches to_static conversion on or off (off: decorated code runs eagerly)."""
     global _enabled
@@ -213,6 +222,13 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
         a, k = _unflatten(struct, tensors)
         try:
             out = fn(*a, **k)
+        except EagerFallback:
+            _set_rng_state(rng)  # the eager run that follows starts from the same state
+            with no_grad():
+                for t, v in versions:
+                    if t._version != v and id(t) in saved:
+                        t._copy_from(saved[id(t)])
+            raise
         except NotImplementedError as e:
             if isinstance(e, Dy2StaticError) or "dynamic sizes" not in str(e):
                 raise
@@ -347,7 +363,12 @@ class StaticFunction:
         key = (_key_of(struct, tensors, specs), training, grads, amp)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._convert(args, kwargs, tensors, specs, backward=grads is not None)
+            try:
+                entry = self._convert(args, kwargs, tensors, specs, backward=grads is not None)
+            except EagerFallback as e:
+                import warnings
+                warnings.warn(str(e), stacklevel=3)
+                entry = _EAGER
             self._cache[key] = entry
         return entry, tensors
 
@@ -387,6 +408,8 @@ class StaticFunction:
         if not _enabled:
             return self._function(*args, **kwargs)
         entry, tensors = self.get_concrete_program(*args, **kwargs)
+        if entry is _EAGER:
+            return self._function(*args, **kwargs)
         params = self._state()
         if _profiler._active:
             _profiler._notify(entry.executor)
@@ -408,13 +431,13 @@ class StaticFunction:
     # ---- introspection
     @property
     def concrete_programs(self):
-        return list(self._cache.values())
+        return [e for e in self._cache.values() if e is not _EAGER]
 
     @property
     def main_program(self):
-        if not self._cache:
+        if not self.concrete_programs:
             raise RuntimeError("to_static: the function has not been called yet, so no program exists")
-        return next(reversed(self._cache.values())).program
+        return self.concrete_programs[-1].program
 
     def rollback(self):
         """Restores the eager function (Paddle's StaticFunction.rollback)."""

@@ -510,6 +510,7 @@ class _ExprConverter(ast.NodeTransformer):
 
     def __init__(self, where):
         self.where = where
+        self.changed = False
 
     def _helper(self, name):
         return ast.Attribute(value=ast.Name(id=_HELPER, ctx=ast.Load()), attr=name, ctx=ast.Load())
@@ -540,6 +541,7 @@ class _ExprConverter(ast.NodeTransformer):
         if not all(self._plain(v) for v in node.values[1:]):
             return node
         fn = "convert_and" if isinstance(node.op, ast.And) else "convert_or"
+        self.changed = True
         call = ast.Call(func=self._helper(fn), args=[node.values[0]] + [self._thunk(v) for v in node.values[1:]],
                         keywords=[])
         return ast.copy_location(call, node)
@@ -548,12 +550,14 @@ class _ExprConverter(ast.NodeTransformer):
         self.generic_visit(node)
         if not isinstance(node.op, ast.Not):
             return node
+        self.changed = True
         return ast.copy_location(ast.Call(func=self._helper("convert_not"), args=[node.operand], keywords=[]), node)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
         if not (self._plain(node.body) and self._plain(node.orelse)):
             return node
+        self.changed = True
         call = ast.Call(func=self._helper("convert_ifexp"),
                         args=[node.test, self._thunk(node.body), self._thunk(node.orelse),
                               ast.Constant(self.where(node))], keywords=[])
@@ -584,6 +588,9 @@ class _Converter:
                     "locals", "vars", "eval", "exec", "dir"):
                 self.reads_all = True
         self.exprs = _ExprConverter(self.where)
+        # names declared global/nonlocal: an assignment to one cannot move into a nested function
+        self.declared = {name for st in func_node.body for n in _walk_scope(st)
+                         if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
 
     # ---- helpers
     def where(self, node):
@@ -685,7 +692,7 @@ class _Converter:
 
     def if_stmt(self, s, rest, terminal, in_loop):
         body, orelse = s.body, s.orelse
-        reason = _blocker(body + orelse)
+        reason = _blocker(body + orelse) or self._declared_in(body + orelse)
         returns = _has_return(body + orelse)
         if reason is None and returns and not terminal:
             reason = "a return inside an if that is inside a loop, with or try block"
@@ -734,7 +741,7 @@ class _Converter:
         return [_at(x, s) for x in out], consumed
 
     def while_stmt(self, s, in_loop):
-        reason = _blocker(s.body, in_while_body=True)
+        reason = _blocker(s.body, in_while_body=True) or self._declared_in(s.body)
         if reason is None and s.orelse:
             reason = "an else clause on the loop"
         if reason is None and _blocker([ast.Expr(value=s.test)]):
@@ -775,6 +782,10 @@ class _Converter:
         else:
             out.append(ast.Expr(value=call))
         return [_at(x, s) for x in out]
+
+    def _declared_in(self, stmts):
+        hit = [n for n in _assigned(stmts) if n in self.declared]
+        return f"it assigns the global/nonlocal variable '{hit[0]}'" if hit else None
 
     @staticmethod
     def _body_local(name, body):
@@ -853,7 +864,7 @@ def _convert(fn):
     file_lines = linecache.getlines(filename) or lines
     conv = _Converter(func, filename, file_lines, first)
     func.body = conv.stmts(func.body, True, False)
-    if not conv.changed and not _has_boolops(func):
+    if not conv.changed and not conv.exprs.changed:
         raise _NotConverted
     func.decorator_list = []
 
@@ -908,11 +919,6 @@ def _convert(fn):
 def _walk_scope_body(func):
     for s in func.body:
         yield from _walk_scope(s)
-
-
-def _has_boolops(func):
-    return any(isinstance(n, (ast.BoolOp, ast.IfExp)) or (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))
-               for n in _walk_scope_body(func))
 
 
 def _find_code(code, name, lineno):

@@ -49,6 +49,20 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
     return fn() if fn is not None else None
 
 
+def _refuse_gradients(kind, tensors):
+    """A backward program would follow only the branch (or the number of iterations) taken
+    while tracing: the backward program is traced from the eager autograd graph, which has
+    no cf.if / cf.while. Such a signature runs eagerly instead (api.EagerFallback)."""
+    from ..autograd import is_grad_enabled
+    from ..jit import api
+
+    if is_grad_enabled() and any(not t.stop_gradient for t in tensors):
+        raise api.EagerFallback(
+            f"to_static: {api._user_frame()}\n  a {kind} whose condition is a traced tensor produces values that "
+            f"need gradients; the backward program cannot contain a {kind} yet, so calls with this signature "
+            f"run eagerly (forward-only calls, e.g. under oar.no_grad() or for inference, use the program)")
+
+
 def _traced_cond(tracer, pred, true_fn, false_fn):
     import oar
     from ..jit import api
@@ -64,6 +78,7 @@ def _traced_cond(tracer, pred, true_fn, false_fn):
         tracer.end_branch(tensors)
         branches.append((struct, tensors))
     (t_struct, t_out), (f_struct, f_out) = branches
+    _refuse_gradients("cf.if", t_out + f_out)
     if api._key_of(t_struct, t_out, [None] * len(t_out)) != api._key_of(f_struct, f_out, [None] * len(f_out)):
         raise ValueError("cond: true_fn and false_fn must return the same structure of tensors with the same "
                          "shapes and dtypes")
@@ -117,6 +132,7 @@ def _traced_while(tracer, c0, cond, body, loop_vars):
     if cn.dtype != oar.bool:
         cn = cn.astype("bool")
     tracer.end_loop(cn, nxt)
+    _refuse_gradients("cf.while", list(loop_vars) + list(nxt))
 
     # The real loop, run eagerly with tracing paused, gives the values to continue with.
     def run():
