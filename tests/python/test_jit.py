@@ -139,15 +139,38 @@ def test_program_reading_a_dynamic_size_is_rejected():
 
 
 def test_python_control_flow_on_a_tensor_names_the_line():
+    # an if on a tensor converts (python/oar/jit/dy2static.py; more in test_dy2static.py)
     @oar.jit.to_static
     def f(x):
-        if x.sum() > 0:  # the line the error names
+        if x.sum() > 0:
             return x * 2
         return x
 
+    pos, neg = rand(3).abs(), -rand(3).abs()
+    np.testing.assert_allclose(f(pos).numpy(), pos.numpy() * 2, rtol=1e-6)
+    np.testing.assert_allclose(f(neg).numpy(), neg.numpy(), rtol=1e-6)
+    assert len(f.concrete_programs) == 1 and "cf.if" in str(f.main_program)
+
+    # what cannot be converted (a return inside a loop) names the line
+    @oar.jit.to_static
+    def g(x):
+        for _ in range(2):
+            if x.sum() > 0:  # the line the error names
+                return x * 2
+        return x
+
     with pytest.raises(oar.jit.Dy2StaticError) as e:
-        f(rand(3))
+        g(rand(3))
     assert "test_jit.py" in str(e.value) and "if x.sum() > 0" in str(e.value)
+
+    # reading a traced value in Python (.item()) names the line too
+    @oar.jit.to_static
+    def h(x):
+        return x * x.sum().item()
+
+    with pytest.raises(oar.jit.Dy2StaticError) as e:
+        h(rand(3))
+    assert "test_jit.py" in str(e.value) and "x.sum().item()" in str(e.value)
     # the tracer is gone afterwards: eager code reads values again
     assert float(rand(3).sum()) == pytest.approx(float(rand(3).numpy().sum()), rel=1e-6)
 
