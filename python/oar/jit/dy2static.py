@@ -389,19 +389,8 @@ def _effects(stmts, local_names):
 
 
 def _blocker(stmts, in_while_body=False):
-    """Why these statements cannot move into a nested function (None if they can)."""
-    loops = 0
-
-    def visit(node, depth):
-        for c in ast.iter_child_nodes(node):
-            if isinstance(c, _SCOPES):
-                if isinstance(c, ast.ClassDef):
-                    pass
-                continue
-            r = check(c, depth)
-            if r:
-                return r
-        return None
+    """Why these statements cannot move into a nested function (None if they can).
+    `depth` counts the loops inside the statements (a break there is fine)."""
 
     def check(n, depth):
         if isinstance(n, (ast.Global, ast.Nonlocal)):
@@ -413,34 +402,20 @@ def _blocker(stmts, in_while_body=False):
                 f"{type(n).__name__.lower()} of an enclosing loop"
         if isinstance(n, ast.Return) and in_while_body:
             return "a return inside the loop"
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "super" and not n.args:
-            return "zero-argument super()"
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("locals", "vars", "exec",
-                                                                                       "eval") and not n.args:
-            return f"{n.func.id}()"
-        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
-            r = check_expr_list([n.iter] if isinstance(n, (ast.For, ast.AsyncFor)) else [n.test], depth)
-            if r:
-                return r
-            for s in n.body:
-                r = check(s, depth + 1)
-                if r:
-                    return r
-            for s in n.orelse:
-                r = check(s, depth)
-                if r:
-                    return r
-            return None
-        return visit(n, depth)
-
-    def check_expr_list(exprs, depth):
-        for e in exprs:
-            r = check(e, depth)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.args and \
+                n.func.id in ("super", "locals", "vars"):
+            return f"{n.func.id}() without arguments"
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, _SCOPES):
+                continue
+            inner = depth + 1 if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and c in n.body else depth
+            r = check(c, inner)
             if r:
                 return r
         return None
+
     for s in stmts:
-        r = check(s, loops)
+        r = check(s, 0)
         if r:
             return r
     return None
