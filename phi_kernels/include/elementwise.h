@@ -5,6 +5,7 @@
 // Include only from kernel .cc files: the templates are heavy.
 #pragma once
 
+#include <immintrin.h>
 #include <omp.h>
 
 #include <array>
@@ -87,6 +88,27 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   }, rows * inner);
 }
 
+#if defined(__AVX2__)
+// Transposes the 8x8 float block held in v[0..7] (rows) in registers.
+inline void transpose8x8(__m256 v[8]) {
+  __m256 t[8], u[8];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_ps(v[2 * k], v[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_ps(v[2 * k], v[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {  // rows 4k..4k+3: t[4k..4k+3]
+    u[4 * k] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+    v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+  }
+}
+#endif
+
 // A transposing unary op (the input's unit-stride dim j is not the output's inner dim,
 // e.g. contiguous() of a transpose): row-by-row iteration would read the input with a
 // large stride, one cache line per element. Instead, kT x kT tiles of the (j, inner)
@@ -137,6 +159,23 @@ bool unary_tiled(const Dims& dims, const std::array<Dims, 2>& st, const DenseTen
       for (int64_t ib = 0; ib < ni; ib += kT) {
         const int64_t wi = std::min(kT, ni - ib);
         if (wi == kT && wj == kT) {  // full tile: fixed trip counts, unrolled vector moves
+#if defined(__AVX2__)
+          if constexpr (std::is_same_v<In, float>) {  // 8x8 register transposes into buf[jj][ii]
+            for (int64_t i0 = 0; i0 < kT; i0 += 8) {
+              for (int64_t j0 = 0; j0 < kT; j0 += 8) {
+                __m256 v[8];
+                for (int k = 0; k < 8; ++k) v[k] = _mm256_loadu_ps(pa + (ib + i0 + k) * sii + j0);
+                transpose8x8(v);
+                for (int k = 0; k < 8; ++k) _mm256_storeu_ps(&buf[j0 + k][i0], v[k]);
+              }
+            }
+            for (int64_t jj = 0; jj < kT; ++jj) {
+              Out* orow = po + jj * soj + ib;
+              for (int64_t ii = 0; ii < kT; ++ii) orow[ii] = static_cast<Out>(f(buf[jj][ii]));
+            }
+            continue;
+          }
+#endif
           for (int64_t ii = 0; ii < kT; ++ii) {
             const In* row = pa + (ib + ii) * sii;
             for (int64_t jj = 0; jj < kT; ++jj) buf[ii][jj] = row[jj];
