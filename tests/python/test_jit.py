@@ -323,3 +323,17 @@ def test_autocast_state_is_part_of_the_signature():
     assert plain.dtype == oar.float32 and low.dtype == oar.bfloat16
     assert len(f.concrete_programs) == 2
     np.testing.assert_allclose(low.astype("float32").numpy(), plain.numpy(), rtol=2e-2, atol=5e-2)
+
+
+def test_the_same_tensor_passed_twice_stays_two_inputs():
+    @oar.jit.to_static
+    def f(a, b):
+        return a * 2 + b
+
+    p, q = rand(3), rand(3, seed=1)
+    np.testing.assert_allclose(f(p, p).numpy(), p.numpy() * 3, rtol=1e-6)
+    np.testing.assert_allclose(f(p, q).numpy(), p.numpy() * 2 + q.numpy(), rtol=1e-6)
+    x = rand(3, seed=2)
+    x.stop_gradient = False
+    f(x, x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 3.0), rtol=1e-6)

@@ -198,6 +198,15 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
 
     tensors = []
     struct = _flatten((args, kwargs), tensors)
+    # The tracer tells tensors apart by identity: the same tensor passed twice is traced
+    # as two handles on its memory, so the program keeps two inputs (f(p, p) then f(p, q)).
+    seen = set()
+    for i, t in enumerate(tensors):
+        if id(t) in seen:
+            alias = _Tensor(t)
+            alias.stop_gradient = t.stop_gradient
+            tensors[i] = alias
+        seen.add(id(tensors[i]))
     tracer = _pir.Tracer()
     names = []
     for i, t in enumerate(tensors):
