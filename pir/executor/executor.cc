@@ -23,7 +23,11 @@ struct Executor::Step {
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
   std::vector<int> args;              // kWhile: the body's block-argument slots
   std::vector<int> reads;             // every slot read, including by nested regions
+  mutable EvalContext ctx;            // kEval: reused across runs
+  mutable std::shared_ptr<DenseTensor> param_data;  // kParam/kSetParam: the program data last wrapped
+  mutable Tensor param_tensor;                      // ... and its Tensor handle
 };
+
 
 namespace {
 Tensor tensor_of(const DenseTensor& d) { return Tensor(DenseTensor(d)); }
@@ -36,6 +40,20 @@ Tensor constant_tensor(Attribute dense) {
   return Tensor(std::move(d));
 }
 }  // namespace
+
+Tensor Executor::parameter(const Step& st, const std::unordered_map<std::string, Tensor>* params) const {
+  if (params != nullptr) {
+    auto it = params->find(st.name);
+    if (it != params->end()) return it->second;
+  }
+  std::shared_ptr<DenseTensor> d = program_.parameter(st.name);
+  OAR_ENFORCE(d != nullptr, NotFound, "Executor.run: the program has no data for parameter '", st.name, "'");
+  if (d != st.param_data) {  // wrap the program's data once, not on every run
+    st.param_data = d;
+    st.param_tensor = tensor_of(*d);
+  }
+  return st.param_tensor;
+}
 
 Executor::Executor(const Program& program) : program_(program) {
   steps_ = plan_block(program.block());
@@ -207,31 +225,9 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         slots_[st.out[0]] = {t};
         break;
       }
-      case Step::kParam: {
-        Tensor t;
-        if (params != nullptr) {
-          auto it = params->find(st.name);
-          if (it != params->end()) t = it->second;
-        }
-        if (!t.defined()) {
-          auto d = program_.parameter(st.name);
-          OAR_ENFORCE(d != nullptr, NotFound, "Executor.run: the program has no data for parameter '", st.name, "'");
-          t = tensor_of(*d);
-        }
-        slots_[st.out[0]] = {std::move(t)};
-        break;
-      }
+      case Step::kParam: slots_[st.out[0]] = {parameter(st, params)}; break;
       case Step::kSetParam: {  // writes the parameter's memory, as the eager code did
-        Tensor target;
-        if (params != nullptr) {
-          auto it = params->find(st.name);
-          if (it != params->end()) target = it->second;
-        }
-        if (!target.defined()) {
-          auto d = program_.parameter(st.name);
-          OAR_ENFORCE(d != nullptr, NotFound, "Executor.run: the program has no data for parameter '", st.name, "'");
-          target = tensor_of(*d);
-        }
+        Tensor target = parameter(st, params);
         const Tensor& src = slots_[st.in[0]].at(0);
         OAR_ENFORCE(src.dims() == target.dims() && src.dtype() == target.dtype(), InvalidArgument,
                     "Executor: builtin.set_parameter '", st.name, "' writes shape ", src.dims(), " into ",
@@ -278,11 +274,20 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         break;
       }
       case Step::kEval: {
-        EvalContext c;
+        // The step's context is reused run after run (its vectors keep their capacity);
+        // it is emptied afterwards so no buffer outlives its last use through it.
+        EvalContext& c = st.ctx;
         c.info = st.eval_info;
         c.attrs = &st.op->attributes();
-        c.inputs.reserve(st.in.size());
-        for (int s : st.in) c.inputs.push_back(s < 0 ? std::vector<Tensor>{} : slots_[s]);
+        c.inputs.resize(st.in.size());
+        for (size_t j = 0; j < st.in.size(); ++j) {
+          if (st.in[j] < 0) {
+            c.inputs[j].clear();
+          } else {
+            c.inputs[j] = slots_[st.in[j]];
+          }
+        }
+        c.outputs.clear();
         const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
         st.eval_info->eval(c);
         if (profiling_) {
@@ -303,6 +308,8 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
             slots_[st.out[r]] = {std::move(c.outputs[k++])};
           }
         }
+        for (auto& in : c.inputs) in.clear();
+        c.outputs.clear();
         break;
       }
     }

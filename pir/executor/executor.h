@@ -61,6 +61,8 @@ class Executor {
   std::vector<Tensor> run_steps(const Steps& steps, const std::vector<Tensor>& inputs,
                                 const std::unordered_map<std::string, Tensor>* params, std::vector<Tensor>& results);
   int slot_of(Value v);
+  /// A parameter's tensor: the caller's by name, else the program's data.
+  Tensor parameter(const Step& st, const std::unordered_map<std::string, Tensor>* params) const;
 
   const Program& program_;
   std::vector<Step> steps_;

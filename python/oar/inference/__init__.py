@@ -216,8 +216,6 @@ class Predictor:
     def run(self, inputs=None):
         """Runs on the fed handles (returns True), or on a list of arrays/tensors (returns
         the outputs as a list of oar Tensors)."""
-        from .._flags import get_num_threads, set_num_threads
-
         if inputs is not None:
             if len(inputs) != len(self._input_names):
                 raise ValueError(f"Predictor.run: the model takes {len(self._input_names)} inputs, "
@@ -230,16 +228,17 @@ class Predictor:
                 raise RuntimeError(f"Predictor.run: no data for input(s) {missing}; use get_input_handle(name)."
                                    f"copy_from_cpu(array)")
             feeds = [self._feeds[n] for n in self._input_names]
-        prev = get_num_threads()
-        if prev != self._config.cpu_math_library_num_threads():
-            set_num_threads(self._config.cpu_math_library_num_threads())
         if _profiler._active:
             _profiler._notify(self._executor)
-        try:
+        prev, threads = _C.get_num_threads(), self._config._threads
+        if prev == threads:
             outs = self._executor.run(feeds)
-        finally:
-            if prev != self._config.cpu_math_library_num_threads():
-                set_num_threads(prev)
+        else:
+            _C.set_num_threads(threads)
+            try:
+                outs = self._executor.run(feeds)
+            finally:
+                _C.set_num_threads(prev)
         self._outputs = dict(zip(self._output_names, outs))
         return outs if inputs is not None else True
 
