@@ -110,8 +110,8 @@ T row_minmax(const T* p, int64_t n, T init) {
   bool nan = false;
   int64_t i = 0;
 #if OAR_VEC
-  using V = std::conditional_t<std::is_same_v<T, float>, vec::F, vec::D>;
-  constexpr int L = std::is_same_v<T, float> ? vec::kF : vec::kD;
+  using V = typename vec::Of<T>::type;
+  constexpr int L = vec::Of<T>::lanes;
   if (n >= 2 * L) {
     V m0 = vec::set1(init), m1 = m0, nn = vec::set1(T(0));
     for (; i + 2 * L <= n; i += 2 * L) {

@@ -175,8 +175,8 @@ void StdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int
 template <typename M>
 M sum_exp_shifted(const M* p, int64_t n, M m) {
 #if OAR_VEC
-  using V = std::conditional_t<std::is_same_v<M, float>, vec::F, vec::D>;
-  constexpr int L = std::is_same_v<M, float> ? vec::kF : vec::kD;
+  using V = typename vec::Of<M>::type;
+  constexpr int L = vec::Of<M>::lanes;
   auto vexp = [](V v) {
     if constexpr (std::is_same_v<M, float>) return OAR_SLEEF_F(exp, u10)(v);
     else return OAR_SLEEF_D(exp, u10)(v);

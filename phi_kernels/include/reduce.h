@@ -69,8 +69,8 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
 #if OAR_VEC
     if constexpr (std::is_same_v<T, Acc> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
       // 4 independent vector accumulators: the adds pipeline instead of waiting on each other.
-      using V = std::conditional_t<std::is_same_v<T, float>, vec::F, vec::D>;
-      constexpr int L = std::is_same_v<T, float> ? vec::kF : vec::kD;
+      using V = typename vec::Of<T>::type;
+      constexpr int L = vec::Of<T>::lanes;
       V a0 = vec::set1(T(0)), a1 = a0, a2 = a0, a3 = a0;
       int64_t r = 0;
       for (; r + 4 * L <= n; r += 4 * L) {

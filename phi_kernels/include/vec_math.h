@@ -155,6 +155,18 @@ inline F select_nan(F v, F y) { return _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v
 #define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d4_##ulp
 #endif
 
+/// Of<float> / Of<double>: the vector type and lane count for an element type (a trait,
+/// so the vector types are never template arguments, whose attributes GCC would drop).
+template <typename T> struct Of;
+template <> struct Of<float> {
+  using type = F;
+  static constexpr int lanes = kF;
+};
+template <> struct Of<double> {
+  using type = D;
+  static constexpr int lanes = kD;
+};
+
 /// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
 /// |r| <= ln2/2, Cephes' degree-6 polynomial for exp(r), times 2^n; relative error below
 /// 2 ulp; 0 below -87.3, inf above 88.4, NaN stays NaN. About twice as fast as SLEEF's
