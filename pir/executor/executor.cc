@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "pir/dialect/op/op_support.h"
 
@@ -32,13 +31,7 @@ struct Executor::Step {
 namespace {
 Tensor tensor_of(const DenseTensor& d) { return Tensor(DenseTensor(d)); }
 
-Tensor constant_tensor(Attribute dense) {
-  const Type t = dense.type();
-  DenseTensor d(Dims(t.dims()), t.dtype());
-  d.alloc();
-  if (!dense.bytes().empty()) std::memcpy(d.raw_data(), dense.bytes().data(), dense.bytes().size());
-  return Tensor(std::move(d));
-}
+Tensor constant_tensor(Attribute dense) { return Tensor(dense.as_dense_tensor()); }
 }  // namespace
 
 Tensor Executor::parameter(const Step& st, const std::unordered_map<std::string, Tensor>* params) const {

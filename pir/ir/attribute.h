@@ -66,6 +66,8 @@ class Attribute {
   /// kDense: the tensor type and the raw bytes.
   Type type() const { return s_->type; }
   const std::string& bytes() const { return s_->s; }
+  /// kDense: a new CPU tensor holding a copy of the data.
+  DenseTensor as_dense_tensor() const;
   /// kKernelKey parts.
   int backend() const { return static_cast<int>(s_->i); }
   DataLayout layout() const { return s_->layout; }

@@ -1,6 +1,9 @@
 #include "pir/ir/type.h"
 
+#include <cstring>
+
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/dense_tensor.h"
 #include "pir/ir/attribute.h"
 #include "pir/ir/printer.h"
 
@@ -95,6 +98,13 @@ const char* attr_kind_name(AttrKind k) {
     case AttrKind::kKernelKey: return "kernel_key";
   }
   return "?";
+}
+
+DenseTensor Attribute::as_dense_tensor() const {
+  DenseTensor d(Dims(type().dims()), type().dtype());
+  d.alloc();
+  if (!bytes().empty()) std::memcpy(d.raw_data(), bytes().data(), bytes().size());
+  return d;
 }
 
 Scalar Attribute::as_scalar() const {

@@ -18,13 +18,7 @@ Attribute const_value(Value v) {
   return d && d->name() == "builtin.constant" ? d->attr("value") : Attribute();
 }
 
-Tensor tensor_of(Attribute dense) {
-  Type t = dense.type();
-  DenseTensor d(Dims(t.dims()), t.dtype());
-  d.alloc();
-  if (!dense.bytes().empty()) std::memcpy(d.raw_data(), dense.bytes().data(), dense.bytes().size());
-  return Tensor(std::move(d));
-}
+Tensor tensor_of(Attribute dense) { return Tensor(dense.as_dense_tensor()); }
 
 }  // namespace
 

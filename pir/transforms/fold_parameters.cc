@@ -6,7 +6,6 @@
 // on a program whose parameters they own; it needs the Program (current_program())
 // and does nothing on a bare op. Typical use: the conv + batch norm fusion leaves
 // filter * scale / sqrt(var + eps) and the bias as ops on parameters.
-#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -19,13 +18,7 @@
 namespace oar::pir {
 namespace {
 
-Tensor tensor_of_dense(Attribute dense) {
-  const Type t = dense.type();
-  DenseTensor d(Dims(t.dims()), t.dtype());
-  d.alloc();
-  if (!dense.bytes().empty()) std::memcpy(d.raw_data(), dense.bytes().data(), dense.bytes().size());
-  return Tensor(std::move(d));
-}
+Tensor tensor_of_dense(Attribute dense) { return Tensor(dense.as_dense_tensor()); }
 
 class FoldParametersPass : public Pass {
  public:

@@ -4,7 +4,6 @@
 // so a view of an op that a pass rewrote raises instead of reading freed memory.
 #include <pybind11/stl.h>
 
-#include <cstring>
 
 #include "pir/ir/builder.h"
 #include "pir/ir/parser.h"
@@ -165,11 +164,7 @@ void bind_pir(py::module_& m) {
       .def("constant", [](const PyValue& v) -> py::object {
         Operation* d = v.get().defining_op();
         if (!d || d->name() != "builtin.constant") return py::none();
-        Attribute a = d->attr("value");
-        DenseTensor t(Dims(a.type().dims()), a.type().dtype());
-        t.alloc();
-        if (!a.bytes().empty()) std::memcpy(t.raw_data(), a.bytes().data(), a.bytes().size());
-        return wrap(Tensor(std::move(t)));
+        return wrap(Tensor(d->attr("value").as_dense_tensor()));
       }, "The data of a value defined by builtin.constant (an oar.Tensor), else None.")
       .def("users", [](const PyValue& v) {
         std::vector<PyOp> out;
