@@ -6,6 +6,7 @@
 // and scratchpads live in per-thread workspaces reused across calls.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <unordered_map>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 
 namespace oar::phi {
@@ -103,6 +105,7 @@ struct Operand {
 // One cached convolution: the primitive and its three operands (oneDNN picks the
 // layouts; a blocked layout is usually several times faster than plain NCHW).
 struct ConvPrim {
+  bool im2col = false;  // forward only: run conv_im2col_fwd instead of `prim`
   dnnl::primitive prim;
   Operand ops[3];
   memory::desc scratch_md;
@@ -211,30 +214,49 @@ void run(ConvPrim& p, const std::array<void*, 3>& user) {
   s.wait();
 }
 
-// Picks, on the first call of a geometry, the faster of oneDNN's preferred layouts
-// (with reorders) and the user's plain layout: blocked layouts win for wide
+// Picks, on the first call of a geometry, the fastest of oneDNN's preferred layouts
+// (with reorders), the user's plain layout and, where `alt` is given, an alternative
+// algorithm (im2col + GEMM for the forward pass): blocked layouts win for wide
 // convolutions, plain ones when the reorders cost more than they save (1x1, few
-// channels). Both candidates run on the real buffers; the final run overwrites.
+// channels), im2col + one GEMM for small images with many channels. All candidates run
+// on the real buffers; the final run overwrites. Each is timed as the best of two runs
+// after a warm-up, the candidates in turn, so one disturbed run does not decide.
 template <typename Make>
-ConvPrim tune(Make make, const std::array<void*, 3>& user) {
+ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = nullptr,
+              void* alt_arg = nullptr) {
   ConvPrim a = make(false);
   ConvPrim b;
+  bool has_b = true;
   try {
     b = make(true);
+    bool same = true;
+    for (int i = 0; i < 3; ++i) same = same && a.ops[i].prim_md == b.ops[i].prim_md;
+    has_b = !same;
   } catch (const dnnl::error&) {
-    return a;
+    has_b = false;
   }
-  bool same = true;
-  for (int i = 0; i < 3; ++i) same = same && a.ops[i].prim_md == b.ops[i].prim_md;
-  if (same) return a;
-  auto time_of = [&](ConvPrim& p) {
-    run(p, user);  // warm-up (first-touch of the workspace)
-    const auto t0 = std::chrono::steady_clock::now();
-    run(p, user);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!has_b && !alt) return a;
+  const int n = 1 + has_b + (alt != nullptr);
+  auto call = [&](int i) {
+    if (i == 0) run(a, user);
+    else if (i == 1 && has_b) run(b, user);
+    else alt(alt_arg);
   };
-  const double ta = time_of(a), tb = time_of(b);
-  return tb < ta ? b : a;
+  double t[3] = {1e30, 1e30, 1e30};
+  for (int i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
+  for (int r = 0; r < 2; ++r) {         // rounds interleaved: a disturbance hits all
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      call(i);
+      t[i] = std::min(t[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  const int best = static_cast<int>(std::min_element(t, t + n) - t);
+  if (best == 0) return a;
+  if (best == 1 && has_b) return b;
+  ConvPrim c;
+  c.im2col = true;
+  return c;
 }
 
 }  // namespace
@@ -252,7 +274,23 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
     return c;
   };
   const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(w), dst};
-  run(*cache().get(key_of(g, 'f'), [&] { return tune(make, user); }), user);
+  struct Args {
+    const ConvGeometry* g;
+    const float *src, *w;
+    float* dst;
+  } args{&g, src, w, dst};
+  auto im2col = [](void* p) {
+    auto* a = static_cast<Args*>(p);
+    conv_im2col_fwd(*a->g, a->src, a->w, a->dst);
+  };
+  const bool try_im2col = conv_im2col_fwd_supported(g);
+  auto p = cache().get(key_of(g, 'f'), [&] {
+    ConvPrim c = try_im2col ? tune(make, user, im2col, &args) : tune(make, user);
+    if (try_im2col && !c.im2col) conv_im2col_release();
+    return c;
+  });
+  if (p->im2col) conv_im2col_fwd(g, src, w, dst);
+  else run(*p, user);
 }
 
 void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,

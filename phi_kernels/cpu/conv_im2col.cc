@@ -1,0 +1,172 @@
+// float32 forward convolution as im2col + sgemm. With the batch folded into the GEMM's
+// columns, a convolution with a small image (7x7, 14x14) becomes one large product
+// [out_c, in_c*k] x [in_c*k, batch*out_spatial] that OpenBLAS runs near peak, where a
+// direct convolution or per-image GEMMs with few columns do not.
+#include "phi_kernels/funcs/conv_im2col.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "paddle_core/base/errors.h"
+
+namespace oar::phi {
+namespace {
+
+// The geometry with its spatial dims moved to the end of 3 ([1, H, W] for 2-D).
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+};
+
+Geo3 geo3(const ConvGeometry& g) {
+  Geo3 r;
+  const int sh = 3 - g.nd;
+  for (int i = 0; i < 3; ++i) {
+    const bool real = i >= sh;
+    r.in[i] = real ? g.in[i - sh] : 1;
+    r.out[i] = real ? g.out[i - sh] : 1;
+    r.k[i] = real ? g.k[i - sh] : 1;
+    r.s[i] = real ? g.stride[i - sh] : 1;
+    r.d[i] = real ? g.dil[i - sh] : 1;
+    r.p[i] = real ? g.pad_l[i - sh] : 0;
+  }
+  return r;
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+struct Workspace {
+  std::unique_ptr<float, FreeDeleter> buf[2];
+  size_t size[2] = {0, 0};
+};
+
+Workspace& ws() {
+  thread_local Workspace w;
+  return w;
+}
+
+float* workspace(int slot, size_t floats) {
+  Workspace& w = ws();
+  if (w.size[slot] < floats) {
+    w.buf[slot].reset();
+    w.buf[slot].reset(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 63) / 64 * 64)));
+    OAR_ENFORCE(w.buf[slot] != nullptr, Internal, "conv: out of memory for the im2col workspace");
+    w.size[slot] = floats;
+  }
+  return w.buf[slot].get();
+}
+
+// col[(c, kd, kh, kw), n * os + (od, oh, ow)] = src[n, c, od*s - p + kd*d, ...], 0 outside.
+void im2col(const Geo3& g, int64_t batch, int64_t channels, const float* src, float* col) {
+  const int64_t os = g.out[0] * g.out[1] * g.out[2], is = g.in[0] * g.in[1] * g.in[2];
+  const int64_t kn = g.k[0] * g.k[1] * g.k[2], ld = batch * os, rows = channels * kn;
+#pragma omp parallel for schedule(static) if (rows * ld >= (1 << 16))
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t c = row / kn, kr = row % kn;
+    const int64_t kd = kr / (g.k[1] * g.k[2]), kh = kr / g.k[2] % g.k[1], kw = kr % g.k[2];
+    // The output columns ow whose input column iw = ow*s - p + kw*d lies inside.
+    const int64_t off = kw * g.d[2] - g.p[2];
+    int64_t lo = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
+    int64_t hi = g.in[2] - 1 - off < 0 ? 0 : (g.in[2] - 1 - off) / g.s[2] + 1;
+    lo = std::min(lo, g.out[2]), hi = std::max(lo, std::min(hi, g.out[2]));
+    for (int64_t n = 0; n < batch; ++n) {
+      const float* plane = src + (n * channels + c) * is;
+      float* dst = col + row * ld + n * os;
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          float* drow = dst + (od * g.out[1] + oh) * g.out[2];
+          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+            std::memset(drow, 0, g.out[2] * sizeof(float));
+            continue;
+          }
+          const float* srow = plane + (id * g.in[1] + ih) * g.in[2];
+          std::fill(drow, drow + lo, 0.f);
+          if (g.s[2] == 1) {
+            if (hi > lo) std::memcpy(drow + lo, srow + lo + off, (hi - lo) * sizeof(float));
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) drow[ow] = srow[ow * g.s[2] + off];
+          }
+          std::fill(drow + hi, drow + g.out[2], 0.f);
+        }
+      }
+    }
+  }
+}
+
+// C[M, N] = A[M, K] B[K, N], all row-major: OpenBLAS when every dim is >= 384, oneDNN's
+// sgemm below (the rule of matmul_kernel.cc: each is the faster there on AVX2).
+void sgemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+           float* C, int64_t ldc) {
+#if defined(OPENBLAS_VERSION)
+  if (std::min({M, N, K}) >= 384) {
+    const int nt = omp_get_max_threads();
+    if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    return;
+  }
+#endif
+  dnnl_status_t st = dnnl_sgemm('N', 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  OAR_ENFORCE(st == dnnl_success, Internal, "conv: oneDNN sgemm failed with status ", static_cast<int>(st));
+}
+
+constexpr int64_t kChunkBytes = 32 << 20;
+
+bool pointwise(const Geo3& g) {
+  for (int i = 0; i < 3; ++i)
+    if (g.k[i] != 1 || g.s[i] != 1 || g.p[i] != 0 || g.in[i] != g.out[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool conv_im2col_fwd_supported(const ConvGeometry& g) {
+  if (g.channels_last || g.groups != 1) return false;
+  int64_t kn = 1, os = 1;
+  for (int i = 0; i < g.nd; ++i) kn *= g.k[i], os *= g.out[i];
+  return 4.0 * g.in_c * kn * os <= kChunkBytes;  // one image's columns
+}
+
+void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, float* dst) {
+  const Geo3 g = geo3(cg);
+  const int64_t os = g.out[0] * g.out[1] * g.out[2], kk = cg.in_c * g.k[0] * g.k[1] * g.k[2];
+  const int64_t nb = cg.batch, oc = cg.out_c;
+  if (pointwise(g)) {  // 1x1, stride 1: the input is its own column matrix, per image
+    for (int64_t n = 0; n < nb; ++n) sgemm(oc, os, kk, w, kk, src + n * kk * os, os, dst + n * oc * os, os);
+    return;
+  }
+  // As many images per GEMM as keep the column matrix within kChunkBytes (the wider the
+  // GEMM, the nearer peak; a bound keeps the workspace of large images in check).
+  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (4 * kk * os), 1, nb);
+  float* col = workspace(0, static_cast<size_t>(kk * chunk * os));
+  float* out = chunk > 1 ? workspace(1, static_cast<size_t>(oc * chunk * os)) : nullptr;
+  for (int64_t n0 = 0; n0 < nb; n0 += chunk) {
+    const int64_t m = std::min(chunk, nb - n0), cols = m * os;
+    im2col(g, m, cg.in_c, src + n0 * cg.in_c * g.in[0] * g.in[1] * g.in[2], col);
+    float* d = dst + n0 * oc * os;
+    if (m == 1) {
+      sgemm(oc, os, kk, w, kk, col, os, d, os);
+      continue;
+    }
+    sgemm(oc, cols, kk, w, kk, col, cols, out, cols);
+    // out[o, n * os + s] -> d[n, o, s]
+#pragma omp parallel for schedule(static) if (oc * cols >= (1 << 16))
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t n = 0; n < m; ++n) std::memcpy(d + (n * oc + o) * os, out + o * cols + n * os, os * sizeof(float));
+  }
+}
+
+void conv_im2col_release() {
+  Workspace& w = ws();
+  for (int i = 0; i < 2; ++i) w.buf[i].reset(), w.size[i] = 0;
+}
+
+}  // namespace oar::phi
