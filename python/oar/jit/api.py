@@ -366,6 +366,11 @@ class StaticFunction:
                      tuple(not t.stop_gradient for t in self._state().values()))
             if not any(grads[0]) and not any(grads[1]):
                 grads = None
+        if grads is not None:
+            # Backward rules read concrete sizes (reshape(grad, x.dims()), sum_to...), so a
+            # training signature is converted per concrete shape; InputSpec's dynamic dims
+            # serve the forward-only programs (inference, jit.save).
+            specs = [None] * len(tensors)
         # Autocast decides the casts the program records, so its state is part of the key.
         amp = _C._amp_get_state()
         amp = (amp[0], amp[1], tuple(amp[2]), tuple(amp[3])) if amp[0] else None
