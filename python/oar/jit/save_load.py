@@ -15,7 +15,7 @@ import numpy as np
 from .. import _C
 from ..autograd import no_grad
 from ..static import InputSpec
-from .api import StaticFunction, _Tensor, _named_state, _unflatten
+from .api import StaticFunction, _Tensor, _named_state
 
 _pir = _C.pir
 
@@ -200,4 +200,4 @@ def load(path, **configs):
     return TranslatedLayer(program, params, info)
 
 
-__all__ = ["save", "load", "load_program", "_unflatten"]
+__all__ = ["save", "load", "load_program", "concrete_program"]
