@@ -46,28 +46,45 @@ size_t DenseTensor::span_bytes() const {
 }
 
 namespace {
-// Walks every element of two same-shape strided tensors, calling fn(src_ptr, dst_ptr).
-template <typename Fn>
-void for_each_pair(const DenseTensor& src, DenseTensor* dst, Fn&& fn) {
+// Walks two same-shape strided tensors row by row (the innermost dim), calling
+// row(src, src_step, dst, dst_step, n) with element steps in bytes. The outer offsets
+// advance incrementally (an odometer), so a row costs O(1) bookkeeping, not O(rank)
+// per element.
+template <typename Row>
+void for_each_row(const DenseTensor& src, DenseTensor* dst, Row&& row) {
   const int rank = src.rank();
-  const size_t sb = size_of(src.dtype()), db = size_of(dst->dtype());
+  const int64_t sb = static_cast<int64_t>(size_of(src.dtype())), db = static_cast<int64_t>(size_of(dst->dtype()));
   const char* sp = static_cast<const char*>(src.raw_data());
   char* dp = static_cast<char*>(dst->raw_data());
-  const int64_t n = src.numel();
-  if (n == 0) return;
+  if (src.numel() == 0) return;
+  if (rank == 0) {
+    row(sp, 0, dp, 0, 1);
+    return;
+  }
+  const int inner = rank - 1;
+  const int64_t n = src.dims()[inner];
+  const int64_t s_step = src.strides()[inner] * sb, d_step = dst->strides()[inner] * db;
+  const int64_t rows = src.numel() / n;
   Dims idx = Dims::filled(rank, 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t so = 0, dof = 0;
-    for (int i = 0; i < rank; ++i) {
-      so += idx[i] * src.strides()[i];
-      dof += idx[i] * dst->strides()[i];
-    }
-    fn(sp + so * sb, dp + dof * db);
-    for (int i = rank - 1; i >= 0; --i) {
+  int64_t so = 0, dof = 0;  // byte offsets of the current row
+  for (int64_t r = 0; r < rows; ++r) {
+    row(sp + so, s_step, dp + dof, d_step, n);
+    for (int i = inner - 1; i >= 0; --i) {
+      so += src.strides()[i] * sb;
+      dof += dst->strides()[i] * db;
       if (++idx[i] < src.dims()[i]) break;
+      so -= src.dims()[i] * src.strides()[i] * sb;
+      dof -= src.dims()[i] * dst->strides()[i] * db;
       idx[i] = 0;
     }
   }
+}
+
+// Same-dtype strided copy of one row: memcpy when both rows are dense, else a typed
+// strided loop on the element size.
+template <typename E>
+void copy_row(const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * ds, s + j * ss, sizeof(E));
 }
 }  // namespace
 
@@ -80,22 +97,42 @@ void copy_into(const DenseTensor& src, DenseTensor* dst) {
     }
     return;
   }
+  if (src.dtype() == dst->dtype()) {
+    const int64_t e = static_cast<int64_t>(size_of(src.dtype()));
+    for_each_row(src, dst, [e](const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
+      if (ss == e && ds == e) {
+        std::memmove(d, s, static_cast<size_t>(n * e));
+        return;
+      }
+      switch (e) {
+        case 1: copy_row<uint8_t>(s, ss, d, ds, n); break;
+        case 2: copy_row<uint16_t>(s, ss, d, ds, n); break;
+        case 4: copy_row<uint32_t>(s, ss, d, ds, n); break;
+        case 8: copy_row<uint64_t>(s, ss, d, ds, n); break;
+        default:
+          for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * ds, s + j * ss, static_cast<size_t>(e));
+      }
+    });
+    return;
+  }
   visit_dtype(src.dtype(), "copy", [&](auto st) {
     using S = typename decltype(st)::type;
     visit_dtype(dst->dtype(), "copy", [&](auto dt) {
       using D = typename decltype(dt)::type;
-      for_each_pair(src, dst, [](const char* s, char* d) {
-        S v;
-        std::memcpy(&v, s, sizeof(S));
-        D out;
-        if constexpr (std::is_same_v<D, bool>) {
-          out = static_cast<float>(v) != 0.0f;
-        } else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
-          out = static_cast<D>(static_cast<float>(v));
-        } else {
-          out = static_cast<D>(static_cast<OpMath<D>>(v));
+      for_each_row(src, dst, [](const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
+        for (int64_t j = 0; j < n; ++j) {
+          S v;
+          std::memcpy(&v, s + j * ss, sizeof(S));
+          D out;
+          if constexpr (std::is_same_v<D, bool>) {
+            out = static_cast<float>(v) != 0.0f;
+          } else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
+            out = static_cast<D>(static_cast<float>(v));
+          } else {
+            out = static_cast<D>(static_cast<OpMath<D>>(v));
+          }
+          std::memcpy(d + j * ds, &out, sizeof(D));
         }
-        std::memcpy(d, &out, sizeof(D));
       });
     });
   });
