@@ -18,26 +18,6 @@
 namespace oar::phi {
 namespace {
 
-// The geometry with its spatial dims moved to the end of 3 ([1, H, W] for 2-D).
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
-};
-
-Geo3 geo3(const ConvGeometry& g) {
-  Geo3 r;
-  const int sh = 3 - g.nd;
-  for (int i = 0; i < 3; ++i) {
-    const bool real = i >= sh;
-    r.in[i] = real ? g.in[i - sh] : 1;
-    r.out[i] = real ? g.out[i - sh] : 1;
-    r.k[i] = real ? g.k[i - sh] : 1;
-    r.s[i] = real ? g.stride[i - sh] : 1;
-    r.d[i] = real ? g.dil[i - sh] : 1;
-    r.p[i] = real ? g.pad_l[i - sh] : 0;
-  }
-  return r;
-}
-
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };

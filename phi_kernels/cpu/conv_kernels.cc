@@ -10,33 +10,11 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 
 namespace oar::phi {
 namespace {
-
-// The geometry with its spatial dims moved to the end of 3 ([1, H, W] for 2-D).
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
-  int64_t in_numel() const { return in[0] * in[1] * in[2]; }
-  int64_t out_numel() const { return out[0] * out[1] * out[2]; }
-  int64_t k_numel() const { return k[0] * k[1] * k[2]; }
-};
-
-Geo3 geo3(const ConvGeometry& g) {
-  Geo3 r;
-  const int sh = 3 - g.nd;
-  for (int i = 0; i < 3; ++i) {
-    const bool real = i >= sh;
-    r.in[i] = real ? g.in[i - sh] : 1;
-    r.out[i] = real ? g.out[i - sh] : 1;
-    r.k[i] = real ? g.k[i - sh] : 1;
-    r.s[i] = real ? g.stride[i - sh] : 1;
-    r.d[i] = real ? g.dil[i - sh] : 1;
-    r.p[i] = real ? g.pad_l[i - sh] : 0;
-  }
-  return r;
-}
 
 // col[(c, kd, kh, kw), (od, oh, ow)] = src[c, od*s - p + kd*d, ...] (0 outside);
 // with kAdd, the adjoint: src[...] += col[...].
