@@ -182,33 +182,29 @@ def _to_bool_tensor(v, like):
     return oar.full(list(like.shape), bool(v), "bool")
 
 
-def convert_and(first, *rest):
-    """`first and rest[0]() and ...` with Python semantics, logical_and once an operand is traced."""
+def _convert_bool_op(first, rest, is_and):
+    """`first and/or rest[0]() ...` with Python's short-circuit semantics, switching to
+    logical_and/logical_or once an operand is traced."""
     import oar
     v = first
     for thunk in rest:
         if _is_traced(v):
             w = thunk()
-            v = oar.logical_and(_to_bool_tensor(v, v), _to_bool_tensor(w, v))
-        elif not v:
+            op = oar.logical_and if is_and else oar.logical_or
+            v = op(_to_bool_tensor(v, v), _to_bool_tensor(w, v))
+        elif bool(v) != is_and:  # `and` stops at a falsy value, `or` at a truthy one
             return v
         else:
             v = thunk()
     return v
+
+
+def convert_and(first, *rest):
+    return _convert_bool_op(first, rest, True)
 
 
 def convert_or(first, *rest):
-    import oar
-    v = first
-    for thunk in rest:
-        if _is_traced(v):
-            w = thunk()
-            v = oar.logical_or(_to_bool_tensor(v, v), _to_bool_tensor(w, v))
-        elif v:
-            return v
-        else:
-            v = thunk()
-    return v
+    return _convert_bool_op(first, rest, False)
 
 
 def convert_not(v):
