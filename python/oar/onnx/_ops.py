@@ -708,22 +708,31 @@ def _to_last(g, x, nd):
     return g.transpose(x, [0] + list(range(2, nd + 2)) + [1])
 
 
-@rule("pd_op.conv2d", "pd_op.conv3d")
+@rule("pd_op.conv2d", "pd_op.conv3d", "pd_op.fused_conv2d")
 def _conv(v):
-    nd = 2 if v.name == "pd_op.conv2d" else 3
+    nd = 3 if v.name == "pd_op.conv3d" else 2
     g = v.g
     last = _channels_last(v, nd)
     x = _to_first(g, v.x(0), nd) if last else v.x(0)
     before, after = _pads(v, v.attrs["paddings"], nd)
-    y = g.node("Conv", [x, v.x(1)], strides=_spatial(v, v.attrs["strides"], nd, "strides"),
+    inputs = [x, v.x(1)]
+    if v.name == "pd_op.fused_conv2d":   # activation(conv + bias); the bias is [C_out]
+        act = v.attrs.get("activation", "")
+        if act not in ("", "relu"):
+            raise v.unsupported(f"activation '{act}'")
+        if v.present(2):
+            inputs.append(v.g.node("Reshape", [v.x(2), g.ints([-1])]))
+    y = g.node("Conv", inputs, strides=_spatial(v, v.attrs["strides"], nd, "strides"),
                dilations=_spatial(v, v.attrs["dilations"], nd, "dilations"), pads=before + after,
                group=int(v.attrs.get("groups", 1)), kernel_shape=v.shape(1)[2:])
+    if v.name == "pd_op.fused_conv2d" and v.attrs.get("activation", "") == "relu":
+        y = g.node("Relu", [y])
     v.out(_to_last(g, y, nd) if last else y)
 
 
-@rule("pd_op.conv2d_transpose")
+@rule("pd_op.conv2d_transpose", "pd_op.conv3d_transpose")
 def _conv_transpose(v):
-    nd = 2
+    nd = 3 if v.name == "pd_op.conv3d_transpose" else 2
     g = v.g
     last = _channels_last(v, nd)
     x = _to_first(g, v.x(0), nd) if last else v.x(0)
@@ -780,7 +789,7 @@ def _avg_pool(v):
     _pool(v, "AveragePool", 2 if v.name.endswith("2d") else 3)
 
 
-@rule("pd_op.max_pool2d_with_index", "pd_op.max_pool3d_with_index")
+@rule("pd_op.max_pool2d_with_index", "pd_op.max_pool3d_with_index", "pd_op.max_pool2d")
 def _max_pool(v):
     v.only_first_used("the argmax mask")
     _pool(v, "MaxPool", 2 if "2d" in v.name else 3)

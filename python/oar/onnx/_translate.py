@@ -1,10 +1,12 @@
 """The walk over a PIR block: builtin ops (parameters, constants, tensor lists), control
-flow (cf.if -> ONNX If) and dispatch of pd_op ops to the rules in _ops.py."""
+flow (cf.if -> ONNX If, cf.while -> ONNX Loop) and dispatch of pd_op ops to the rules in
+_ops.py and its companions (_ops_index.py, _ops_resize.py, _ops_math.py)."""
 import numpy as np
 
 from onnx import helper, numpy_helper
 
 from ._graph import Graph, dtype_name, onnx_type
+from . import _ops_index, _ops_math, _ops_resize  # noqa: F401  (they add their rules to RULES)
 from ._ops import RULES, OpView
 
 
@@ -54,6 +56,8 @@ def translate_block(g, ops, params, program):
                 "(training-mode statistics); call layer.eval() before exporting")
         elif name == "cf.if":
             _translate_if(g, op, params, program)
+        elif name == "cf.while":
+            _translate_while(g, op, params, program)
         elif name in RULES:
             RULES[name](OpView(g, op))
             for i, r in enumerate(op.results()):
@@ -90,5 +94,70 @@ def _translate_if(g, op, params, program):
     else_g = _branch(g, op, 1, params, program, g.fresh("else"))
     results = op.results()
     names = g.node("If", [c], outputs=[g.fresh("if") for _ in results], then_branch=then_g, else_branch=else_g)
+    for r, n in zip(results, names):
+        g.bind(r, n)
+
+
+def _block_arguments(program, op):
+    """The body's block arguments of a cf.while. Program.values() lists, for every op, its
+    regions' block arguments right before its results."""
+    n = len(op.results())
+    values = program.values()
+    at = values.index(op.result(0))
+    args = values[at - n:at]
+    if len(args) != n or not all(a.is_block_argument for a in args):
+        raise NotImplementedError("onnx.export: op 'cf.while' is not supported: its body arguments were not found")
+    return args
+
+
+def _value_info(name, v, what):
+    dims = [None if d == -1 else int(d) for d in v.shape]
+    return helper.make_tensor_value_info(name, onnx_type(v.dtype, what), dims)
+
+
+def _scalar_bool(g, name, v):
+    """A bool condition of shape [] or [1] as the scalar bool ONNX Loop wants."""
+    if list(v.shape) not in ([], [1]):
+        raise NotImplementedError(f"onnx.export: op 'cf.while' is not supported: a condition of shape {list(v.shape)}")
+    c = g.cast(name, v.dtype, "bool")
+    return g.node("Reshape", [c, g.ints([])]) if list(v.shape) == [1] else c
+
+
+def _translate_while(g, op, params, program):
+    """cf.while(cond, init...) {body(args...) yield(next_cond, next...)} -> ONNX Loop with no
+    trip count: the body graph takes (iteration, cond, carried...) and returns
+    (next_cond, next carried...); it reads outer values by name as If branches do."""
+    operands, results = op.operands(), op.results()
+    if not results:
+        raise NotImplementedError("onnx.export: op 'cf.while' is not supported: a loop that carries no values")
+    cond = _scalar_bool(g, g.get(operands[0], "cf.while"), operands[0])
+    inits = [g.get(v, "cf.while") for v in operands[1:]]
+    if any(isinstance(n, list) for n in inits):
+        raise NotImplementedError("onnx.export: op 'cf.while' is not supported: it carries a tensor list")
+    body = Graph(g.opset, parent=g)
+    iter_name, cond_in = body.fresh("loop_iter"), body.fresh("loop_cond_in")
+    ins = [helper.make_tensor_value_info(iter_name, onnx_type("int64", "the loop counter"), []),
+           helper.make_tensor_value_info(cond_in, onnx_type("bool", "the loop condition"), [])]
+    for a in _block_arguments(program, op):
+        name = body.fresh("loop_in")
+        body.bind(a, name)
+        ins.append(_value_info(name, a, "a cf.while carried value"))
+    ops = op.ops(0)
+    translate_block(body, ops, params, program)
+    yields = [o for o in ops if o.name == "cf.yield"]
+    if len(yields) != 1:
+        raise NotImplementedError("onnx.export: op 'cf.while' is not supported: a body without one cf.yield")
+    ys = yields[0].operands()
+    outs = []
+    next_cond = _scalar_bool(body, body.get(ys[0], "cf.yield"), ys[0])
+    cname = body.fresh("loop_cond_out")
+    body.node("Identity", [next_cond], outputs=[cname])
+    outs.append(helper.make_tensor_value_info(cname, onnx_type("bool", "the loop condition"), []))
+    for v, r in zip(ys[1:], results):
+        oname = body.fresh("loop_out")
+        body.node("Identity", [body.get(v, "cf.yield")], outputs=[oname])
+        outs.append(_value_info(oname, r, "a cf.while result"))
+    graph = helper.make_graph(body.nodes, g.fresh("loop_body"), ins, outs)
+    names = g.node("Loop", ["", cond] + inits, outputs=[g.fresh("loop") for _ in results], body=graph)
     for r, n in zip(results, names):
         g.bind(r, n)
