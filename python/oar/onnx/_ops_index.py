@@ -255,7 +255,7 @@ def _index_add(v):
     perm = [axis] + [d for d in range(rank) if d != axis]
     inv = [perm.index(d) for d in range(rank)]
     x = g.transpose(v.x(0), perm)
-    val = g.transpose(v.x_as(3, v.rdtype()), perm)
+    val = g.transpose(v.x_as(2, v.rdtype()), perm)
     idx = g.node("Reshape", [_int64_index(v, 1), g.ints([-1, 1])])
     idx = _wrap(g, idx, _dim(g, v.x(0), xs, axis))
     v.out(g.transpose(g.node("ScatterND", [x, idx, val], reduction="add"), inv))
