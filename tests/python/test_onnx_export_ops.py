@@ -408,3 +408,22 @@ def test_opset_too_low_for_a_scatter_is_an_error(tmp_path):
     with pytest.raises(NotImplementedError, match="pd_op.scatter_nd_add.*opset 16"):
         oar.onnx.export(_Fn(fn), str(tmp_path / "low"), opset_version=14,
                         input_spec=[InputSpec([4, 3], "float32", "x"), InputSpec([2, 1], "int64", "i")])
+
+
+# ------------------------------------------------------------------ pooling with unequal bins
+def test_adaptive_pooling_unequal_bins(tmp_path):
+    def fn(x, v):
+        return (F.adaptive_avg_pool2d(x, [3, 4]), F.adaptive_max_pool2d(x, [4, 3]), F.adaptive_avg_pool2d(x, [7, 9]),
+                F.adaptive_avg_pool3d(v, [2, 3, 1]), F.adaptive_max_pool2d(x, [5, 1]))
+
+    m = _export_fn(tmp_path, "adaptive", fn, [InputSpec([None, 2, 5, 7], "float32", "x"),
+                                              InputSpec([None, 2, 3, 5, 4], "float32", "v")],
+                   _feeds(x=_f32(2, 5, 7), v=_f32(2, 3, 5, 4)))
+    assert "ReduceMax" in _op_types(m)
+
+
+def test_vgg11(tmp_path):
+    # 32x32 inputs reach the 7x7 adaptive pool as 1x1: every bin repeats the one pixel
+    oar.seed(12)
+    _check(oar.vision.models.vgg11(num_classes=10), [InputSpec([None, 3, 32, 32], "float32", "x")],
+           _feeds(x=_f32(3, 32, 32)), tmp_path, "vgg11", batches=(1, 2), rtol=1e-4, atol=1e-4)

@@ -758,9 +758,11 @@ def _pool(v, op_type, nd):
         if all(o == 1 for o in outs):
             y = g.node("GlobalAveragePool" if op_type == "AveragePool" else "GlobalMaxPool", [x])
             return v.out(_to_last(g, y, nd) if last else y)
-        if -1 in spatial_in or any(i % o for i, o in zip(spatial_in, outs)):
-            raise v.unsupported(f"adaptive pooling from {spatial_in} to {outs} (only when the output size "
-                                f"divides a static input size)")
+        if -1 in spatial_in:
+            raise v.unsupported(f"adaptive pooling from the dynamic size {spatial_in} to {outs}")
+        if any(i % o for i, o in zip(spatial_in, outs)):
+            y = _adaptive_bins(g, x, spatial_in, outs, "ReduceMean" if op_type == "AveragePool" else "ReduceMax")
+            return v.out(_to_last(g, y, nd) if last else y)
         k = [i // o for i, o in zip(spatial_in, outs)]
         attrs.update(kernel_shape=k, strides=k, pads=[0] * (2 * nd))
     else:
@@ -782,6 +784,22 @@ def _pool(v, op_type, nd):
             attrs["count_include_pad"] = 0 if a.get("exclusive", True) else 1
     y = g.node(op_type, [x], **attrs)
     v.out(_to_last(g, y, nd) if last else y)
+
+
+def _adaptive_bins(g, x, spatial_in, outs, reduce):
+    """Adaptive pooling with unequal bins ([o * in / out, ceil((o + 1) * in / out)) per dim,
+    as Oar's kernels): bins are boxes, so each spatial dim is reduced on its own, one
+    Slice + reduction per output index, concatenated."""
+    for d, (n, m) in enumerate(zip(spatial_in, outs)):
+        ax = 2 + d
+        if n == m:
+            continue
+        parts = []
+        for o in range(m):
+            b, e = o * n // m, ((o + 1) * n + m - 1) // m
+            parts.append(g.reduce(reduce, g.node("Slice", [x, g.ints([b]), g.ints([e]), g.ints([ax])]), [ax], True))
+        x = g.node("Concat", parts, axis=ax)
+    return x
 
 
 @rule("pd_op.avg_pool2d", "pd_op.avg_pool3d")
