@@ -427,3 +427,15 @@ def test_vgg11(tmp_path):
     oar.seed(12)
     _check(oar.vision.models.vgg11(num_classes=10), [InputSpec([None, 3, 32, 32], "float32", "x")],
            _feeds(x=_f32(3, 32, 32)), tmp_path, "vgg11", batches=(1, 2), rtol=1e-4, atol=1e-4)
+
+
+def test_slice_scatter(tmp_path):
+    def fn(x, v):
+        a = oar.slice_scatter(x, v, axes=[2], starts=[1], ends=[6], strides=[2])
+        b = oar.slice_scatter(x, v[:, :2, :1] * 3.0, axes=[1, 2], starts=[-2, 4], ends=[10, -1], strides=[1, 1])
+        c = oar.slice_scatter(x, oar.full([1], 2.5), axes=[0], starts=[0], ends=[1], strides=[1])
+        return a, b, c
+
+    spec = [InputSpec([None, 4, 6], "float32", "x"), InputSpec([None, 4, 3], "float32", "v")]
+    m = _export_fn(tmp_path, "slice_scatter", fn, spec, _feeds(x=_f32(4, 6), v=_f32(4, 3)))
+    assert "ScatterND" in _op_types(m)

@@ -344,3 +344,35 @@ def _roll(v):
     if flat:
         x = g.node("Reshape", [x, shape])
     v.out(x)
+
+
+@rule("pd_op.slice_scatter", "pd_op.slice_scatter_")
+def _slice_scatter(v):
+    """x with x[slice] = value: the slice's coordinates come from slicing Range(0, dim) per
+    axis with ONNX Slice (the same start/end/step rules as the slice rule), and ScatterND
+    writes the broadcast value there (each position once)."""
+    g = v.g
+    xs = v.shape(0)
+    rank = len(xs)
+    if rank == 0:
+        raise v.unsupported("a 0-D input")
+    x = v.x(0)
+    axes = [_norm_axis(int(a), rank) for a in v.attrs["axes"]]
+    starts, ends = [int(s) for s in v.attrs["starts"]], [int(e) for e in v.attrs["ends"]]
+    strides = [int(s) for s in v.attrs.get("strides", [])] or [1] * len(axes)
+    zero, one = g.const(np.asarray(0, np.int64)), g.const(np.asarray(1, np.int64))
+    coords = []
+    for d in range(rank):
+        r = g.node("Range", [zero, _dim(g, x, xs, d), one])
+        if d in axes:
+            k = axes.index(d)
+            r = g.node("Slice", [r, g.ints([starts[k]]), g.ints([ends[k]]), g.ints([0]), g.ints([strides[k]])])
+        coords.append(r)
+    region = g.node("Concat", [g.node("Shape", [c]) for c in coords], axis=0)
+    grids = []
+    for d, c in enumerate(coords):
+        c = g.unsqueeze(c, [a for a in range(rank) if a != d]) if rank > 1 else c
+        grids.append(g.unsqueeze(g.node("Expand", [c, region]), [-1]))
+    index = g.node("Concat", grids, axis=-1)
+    val = g.node("Expand", [v.x_as(1, v.rdtype()), region])
+    v.out(g.node("ScatterND", [x, index, val]))
