@@ -3,11 +3,10 @@ outputs, at two batch sizes through one file (the batch dim is symbolic)."""
 import os
 
 import numpy as np
-import pytest
-
 import oar
-import oar.nn as nn
 import oar.nn.functional as F
+import pytest
+from oar import nn
 from oar.static import InputSpec
 
 onnx = pytest.importorskip("onnx")

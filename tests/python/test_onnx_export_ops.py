@@ -3,17 +3,16 @@ gather, more elementwise math, random ops, det): each is exported inside a small
 run in ONNX Runtime on random inputs (a dynamic batch dim where the op allows one) and
 compared with eager Oar."""
 import numpy as np
-import pytest
-
 import oar
-import oar.nn as nn
 import oar.nn.functional as F
+import pytest
+from oar import nn
 from oar.static import InputSpec
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from test_onnx_export import _check, _op_types, _session  # noqa: E402
+from test_onnx_export import _check, _op_types, _session
 
 
 class _Fn(nn.Layer):
@@ -104,17 +103,17 @@ def test_python_while_in_to_static_and_nested_cond(tmp_path):
 
 # ------------------------------------------------------------------ interp -> Resize
 _RESIZE_CASES = [
-    ("nearest_scale", dict(scale_factor=2, mode="nearest")),
-    ("nearest_down", dict(size=[4, 3], mode="nearest")),
-    ("nearest_odd", dict(size=[13, 7], mode="nearest")),
-    ("nearest_frac", dict(scale_factor=[1.5, 0.75], mode="nearest")),
-    ("bilinear", dict(size=[13, 11], mode="bilinear")),
-    ("bilinear_ac", dict(size=[13, 11], mode="bilinear", align_corners=True)),
-    ("bilinear_am1", dict(size=[5, 11], mode="bilinear", align_mode=1)),
-    ("bilinear_scale", dict(scale_factor=[2.0, 0.5], mode="bilinear")),
-    ("bilinear_down", dict(size=[3, 4], mode="bilinear")),
-    ("bicubic", dict(size=[13, 11], mode="bicubic")),
-    ("bicubic_ac", dict(size=[5, 12], mode="bicubic", align_corners=True)),
+    ("nearest_scale", {"scale_factor": 2, "mode": "nearest"}),
+    ("nearest_down", {"size": [4, 3], "mode": "nearest"}),
+    ("nearest_odd", {"size": [13, 7], "mode": "nearest"}),
+    ("nearest_frac", {"scale_factor": [1.5, 0.75], "mode": "nearest"}),
+    ("bilinear", {"size": [13, 11], "mode": "bilinear"}),
+    ("bilinear_ac", {"size": [13, 11], "mode": "bilinear", "align_corners": True}),
+    ("bilinear_am1", {"size": [5, 11], "mode": "bilinear", "align_mode": 1}),
+    ("bilinear_scale", {"scale_factor": [2.0, 0.5], "mode": "bilinear"}),
+    ("bilinear_down", {"size": [3, 4], "mode": "bilinear"}),
+    ("bicubic", {"size": [13, 11], "mode": "bicubic"}),
+    ("bicubic_ac", {"size": [5, 12], "mode": "bicubic", "align_corners": True}),
 ]
 
 

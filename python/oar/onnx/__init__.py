@@ -45,8 +45,8 @@ def export(layer, path, input_spec=None, opset_version=17, **configs):
     _require_onnx()
     import onnx
 
-    from ..jit.save_load import _check_prefix, concrete_program
     from ..jit.api import _named_state
+    from ..jit.save_load import _check_prefix, concrete_program
     from ..nn import Layer
 
     if not isinstance(layer, Layer) and not callable(getattr(layer, "get_concrete_program", None)):

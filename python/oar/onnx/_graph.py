@@ -2,7 +2,6 @@
 in docs/notes/jit.md): value names, nodes, initializers, and small helpers the op rules
 share (constants, casts, reductions whose signature changed between opsets)."""
 import numpy as np
-
 from onnx import TensorProto, helper, numpy_helper
 
 # Oar dtype name -> (ONNX element type, NumPy dtype)

@@ -1,12 +1,11 @@
 """The walk over a PIR block: builtin ops (parameters, constants, tensor lists), control
 flow (cf.if -> ONNX If, cf.while -> ONNX Loop) and dispatch of pd_op ops to the rules in
-_ops.py and its companions (_ops_index.py, _ops_resize.py, _ops_math.py)."""
+_ops.py and its companions (_ops_nn.py, _ops_index.py, _ops_resize.py, _ops_math.py)."""
 import numpy as np
-
 from onnx import helper, numpy_helper
 
+from . import _ops_index, _ops_math, _ops_nn, _ops_resize  # noqa: F401  (they add their rules to RULES)
 from ._graph import Graph, dtype_name, onnx_type
-from . import _ops_index, _ops_math, _ops_resize  # noqa: F401  (they add their rules to RULES)
 from ._ops import RULES, OpView
 
 
