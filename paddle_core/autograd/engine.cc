@@ -22,7 +22,9 @@ struct NodeTask {
 struct GraphTask {
   std::unordered_map<GradNode*, int> dependencies;
   std::unordered_map<GradNode*, std::vector<Tensor>> buffers;
-  std::unordered_set<GradNode*> needed;  // empty: run everything
+  bool filter = false;                   // oar.grad: run only the `needed` nodes
+  std::unordered_set<GradNode*> needed;
+  bool stop_at_inputs = false;
   // oar.grad: where the gradient of each input is captured.
   std::unordered_map<GradNode*, std::vector<std::pair<uint32_t, size_t>>> captures;
   std::vector<Tensor> captured;
@@ -53,31 +55,37 @@ void compute_dependencies(const std::vector<GradNode*>& roots, GraphTask& task) 
   }
 }
 
-// Marks the nodes from which a captured node can be reached (the only ones oar.grad runs).
+// Marks the nodes that must run for every captured gradient to arrive: those with an
+// edge towards a captured node. A captured node itself runs only when a further captured
+// node lies behind it (and never with stop_at_inputs), as in PyTorch's engine: oar.grad(y,
+// h) does not run (nor free) the node that made h.
 void compute_needed(const std::vector<GradNode*>& roots, GraphTask& task) {
-  std::unordered_map<GradNode*, bool> memo;
+  std::unordered_map<GradNode*, bool> reaches;  // is, or leads to, a captured node
   // Iterative post-order DFS.
   std::vector<std::pair<GradNode*, size_t>> stack;
   for (GradNode* r : roots) {
-    if (memo.count(r)) continue;
+    if (reaches.count(r)) continue;
     stack.push_back({r, 0});
-    memo[r] = false;
+    reaches[r] = false;
     while (!stack.empty()) {
       auto& [n, i] = stack.back();
-      if (i < n->next_edges.size()) {
+      const bool captured = task.captures.count(n) > 0;
+      if (!(captured && task.stop_at_inputs) && i < n->next_edges.size()) {
         GradNode* m = n->next_edges[i++].node.get();
-        if (m != nullptr && !memo.count(m)) {
-          memo[m] = false;
+        if (m != nullptr && !reaches.count(m)) {
+          reaches[m] = false;
           stack.push_back({m, 0});
         }
         continue;
       }
-      bool need = task.captures.count(n) > 0;
-      for (const Edge& e : n->next_edges) {
-        if (e.valid() && memo[e.node.get()]) need = true;
+      bool run = false;
+      if (!(captured && task.stop_at_inputs)) {
+        for (const Edge& e : n->next_edges) {
+          if (e.valid() && reaches[e.node.get()]) run = true;
+        }
       }
-      memo[n] = need;
-      if (need) task.needed.insert(n);
+      reaches[n] = captured || run;
+      if (run) task.needed.insert(n);
       stack.pop_back();
     }
   }
@@ -107,7 +115,8 @@ void execute(GraphTask& task, const std::vector<Edge>& root_edges,
     roots.push_back(n);
   }
   compute_dependencies(roots, task);
-  if (!task.captures.empty()) compute_needed(roots, task);
+  task.filter = !task.captures.empty();
+  if (task.filter) compute_needed(roots, task);
 
   std::priority_queue<NodeTask> ready;
   std::unordered_set<GradNode*> queued;
@@ -131,7 +140,7 @@ void execute(GraphTask& task, const std::vector<Edge>& root_edges,
       }
     }
     const bool is_leaf_acc = dynamic_cast<AccumulateGrad*>(node) != nullptr;
-    const bool run = (task.needed.empty() || task.needed.count(node)) &&
+    const bool run = (!task.filter || task.needed.count(node)) &&
                      !(is_leaf_acc && !task.accumulate_leaves);
     std::vector<Tensor> outs;
     if (run) {
@@ -143,7 +152,7 @@ void execute(GraphTask& task, const std::vector<Edge>& root_edges,
       for (size_t i = 0; i < grads.size(); ++i) {
         if (grads[i].defined()) {
           any = true;
-        } else if (!is_leaf_acc) {
+        } else if (!is_leaf_acc && node->materialize_grads()) {
           const OutputMeta& m = node->output_meta[i];
           grads[i] = ops::zeros(m.dims.vec(), m.dtype);
         }
@@ -206,9 +215,10 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs, bool retain_graph,
-                         bool create_graph, bool allow_unused) {
+                         bool create_graph, bool allow_unused, bool stop_at_inputs) {
   std::vector<Tensor> grads = make_root_grads(outputs, grad_outputs, "grad");
   GraphTask task;
+  task.stop_at_inputs = stop_at_inputs;
   task.retain_graph = retain_graph;
   task.accumulate_leaves = false;
   task.captured.resize(inputs.size());

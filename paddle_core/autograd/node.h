@@ -52,6 +52,9 @@ class GradNode : public std::enable_shared_from_this<GradNode> {
   virtual const char* name() const = 0;
   /// Frees saved tensors after backward (unless retain_graph).
   virtual void release_saved() {}
+  /// Whether the engine passes zeros (true) or undefined tensors for the gradients of
+  /// outputs that no gradient reached (PyLayerContext.set_materialize_grads).
+  virtual bool materialize_grads() const { return true; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   bool needs_input_grad(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }

@@ -41,6 +41,13 @@ void ProgramTracer::add_parameter(const Tensor& t, const std::string& name) {
   bind(t, v);
 }
 
+void ProgramTracer::note_capture(const Tensor& t, size_t depth) {
+  // A value bound at depth d is defined in scope d-1; scopes d.. read it from outside.
+  for (size_t i = depth; i < scopes_.size(); ++i) {
+    if (scopes_[i].captured.insert(t.impl().get()).second) scopes_[i].captures.push_back(t);
+  }
+}
+
 Value ProgramTracer::lookup(const Tensor& t, const char* op) {
   auto it = map_.find(t.impl().get());
   if (it != map_.end()) {
@@ -48,6 +55,7 @@ Value ProgramTracer::lookup(const Tensor& t, const char* op) {
                 " reads a tensor of shape ", t.dims(),
                 " that was modified in place by an operation that cannot be converted (a write "
                 "through another view of its memory, or a direct data write); use out-of-place ops");
+    note_capture(t, it->second.depth);
     return it->second.value;
   }
   if (source_ == nullptr) return Value();
@@ -70,6 +78,7 @@ Value ProgramTracer::lookup(const Tensor& t, const char* op) {
   }
   map_[t.impl().get()] = Mapped{v, t.version(), 0};
   keep_.push_back(t.impl());
+  note_capture(t, 0);
   return v;
 }
 
@@ -97,7 +106,13 @@ Value ProgramTracer::value_of(const Tensor& t, const char* op) {
 bool ProgramTracer::is_traced(const Tensor& t) const {
   if (!t.defined()) return false;
   auto it = map_.find(t.impl().get());
-  if (it == map_.end()) return false;
+  if (it == map_.end()) {
+    // A backward trace reads the forward's computed values as saved<k> inputs.
+    if (source_ == nullptr) return false;
+    auto src = source_->map_.find(t.impl().get());
+    if (src == source_->map_.end() || src->second.version != t.version() || src->second.depth != 0) return false;
+    it = src;
+  }
   const Operation* def = it->second.value.defining_op();
   return def == nullptr || def->name() != "builtin.constant";
 }
@@ -141,6 +156,9 @@ void ProgramTracer::record(const char* op, std::initializer_list<trace::Arg> inp
   }
   std::vector<NamedAttribute> named;
   for (const auto& [name, value] : attrs) named.push_back({name, to_attr(value)});
+  if (info != nullptr && info->has(kTraitRandom)) {
+    for (Scope& s : scopes_) s.random = true;
+  }
   Operation* o = nullptr;
   try {
     o = builder_.build(info, operands, std::move(named));
@@ -222,6 +240,8 @@ void ProgramTracer::push_scope() {
 
 void ProgramTracer::pop_scope() {
   Scope& s = scopes_.back();
+  last_captures_ = std::move(s.captures);
+  last_random_ = s.random;
   for (const TensorImpl* k : s.bound) {
     auto it = map_.find(k);
     if (it != map_.end() && it->second.depth == scopes_.size()) map_.erase(it);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "paddle_core/api/trace.h"
@@ -48,6 +49,12 @@ class ProgramTracer final : public trace::Tracer {
   void begin_branch();
   /// Ends the branch: cf.yield(outs).
   void end_branch(const std::vector<Tensor>& outs);
+  /// The tensors from outside the region last ended (end_branch / end_loop) that its
+  /// ops read, in first-read order, and whether it recorded a random op. A gradient
+  /// through the region flows into exactly these tensors (Python's cond recomputes the
+  /// branch in the backward program, Note [Gradients through cf.if]).
+  const std::vector<Tensor>& region_captures() const { return last_captures_; }
+  bool region_random() const { return last_random_; }
   /// Appends cf.if(pred) with the two traced branches; `results` (the eager values)
   /// become its results.
   void finish_if(const Tensor& pred, const std::vector<Tensor>& results);
@@ -83,6 +90,9 @@ class ProgramTracer final : public trace::Tracer {
   struct Scope {
     std::unique_ptr<Region> region;  // detached until the cf op takes it
     std::vector<const TensorImpl*> bound;  // mappings made inside (dropped at the end)
+    std::vector<Tensor> captures;          // outside tensors read inside (region_captures)
+    std::unordered_set<const TensorImpl*> captured;
+    bool random = false;
     bool yielded = false;
   };
   void push_scope();
@@ -92,6 +102,8 @@ class ProgramTracer final : public trace::Tracer {
   /// The value of `t` (own map, then the source tracer's values); null when unknown.
   Value lookup(const Tensor& t, const char* op);
   void bind(const Tensor& t, Value v);
+  /// Notes that the open regions deeper than `depth` read `t` from outside.
+  void note_capture(const Tensor& t, size_t depth);
   Attribute to_attr(const trace::AttrValue& v);
 
   IrContext* ctx_;
@@ -106,6 +118,8 @@ class ProgramTracer final : public trace::Tracer {
   const ProgramTracer* source_ = nullptr;
   std::vector<Tensor> saved_;
   std::vector<std::unique_ptr<Region>> done_;  // finished branch/body regions awaiting their op
+  std::vector<Tensor> last_captures_;
+  bool last_random_ = false;
 };
 
 }  // namespace oar::pir

@@ -16,6 +16,7 @@ void bind_optimizer(py::module_& m);
 void bind_random(py::module_& ops);
 void bind_amp(py::module_& m);  // amp_py.cc: autocast state
 void bind_pir(py::module_& m);  // pir_py.cc
+void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -85,6 +86,7 @@ PYBIND11_MODULE(_C, m) {
   bind_optimizer(m);
   bind_amp(m);
   bind_pir(m);
+  bind_pylayer(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {

@@ -350,6 +350,11 @@ void bind_pir(py::module_& m) {
                                 py_to_tensor_list(init, "while_loop", "loop_vars"),
                                 py_to_tensor_list(results, "while_loop", "results"));
       }, py::arg("cond"), py::arg("init"), py::arg("results"))
+      .def("region_captures", [](PyTracer& t) {
+        py::list caps;
+        for (const Tensor& x : t.tracer().region_captures()) caps.append(wrap(x));
+        return py::make_tuple(caps, t.tracer().region_random());
+      }, "(tensors from outside read by the region last ended, whether it recorded a random op)")
       .def("set_source", [](PyTracer& t, PyTracer& forward) { t.tracer().set_source(&forward.tracer()); },
            py::arg("forward"), py::keep_alive<1, 2>(),
            "Trace a backward against `forward`: its values become saved<k> inputs here.")

@@ -226,7 +226,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     autograd::backward(ts, gs, retain_graph);
   }, py::arg("tensors"), py::arg("grad_tensors") = py::none(), py::arg("retain_graph") = false);
   m.def("grad", [](py::handle outputs, py::handle inputs, py::handle grad_outputs,
-                   py::handle retain_graph, bool create_graph, bool allow_unused) {
+                   py::handle retain_graph, bool create_graph, bool allow_unused, bool stop_at_inputs) {
     auto as_list = [](py::handle h, const char* arg) {
       if (is_tensor(h)) return std::vector<Tensor>{py_to_tensor(h, "grad", arg)};
       return py_to_tensor_list(h, "grad", arg);
@@ -242,11 +242,11 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       }
     }
     bool retain = retain_graph.is_none() ? create_graph : retain_graph.cast<bool>();
-    auto res = autograd::grad(outs, ins, gos, retain, create_graph, allow_unused);
+    auto res = autograd::grad(outs, ins, gos, retain, create_graph, allow_unused, stop_at_inputs);
     return wrap_result(res);
   }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(),
      py::arg("retain_graph") = py::none(), py::arg("create_graph") = false,
-     py::arg("allow_unused") = false);
+     py::arg("allow_unused") = false, py::arg("stop_at_inputs") = false);
   m.def("is_grad_enabled", &autograd::grad_enabled);
   m.def("set_grad_enabled", &autograd::set_grad_enabled);
 }

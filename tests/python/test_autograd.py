@@ -669,3 +669,25 @@ def test_retained_graph_freed_with_its_outputs():
     del y  # no reference cycles keep the graph alive
     gc.collect()
     assert alive() is None
+
+
+def test_grad_does_not_run_the_node_that_made_an_input():
+    # oar.grad(y, h) stops at h: the node that made h is neither run nor freed (PyTorch's
+    # engine does the same), so a later backward through h still works.
+    x = oar.to_tensor(np.array([1.0, 2.0]), stop_gradient=False)
+    h = x * x
+    y = (h * 3).sum()
+    (gh,) = oar.grad(y, h)
+    np.testing.assert_allclose(gh.numpy(), [3.0, 3.0])
+    (h * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
+    # an input behind another input still gets the gradient of every path
+    h2 = x * x
+    gx, gh2 = oar.grad((h2 * x).sum(), [x, h2])
+    np.testing.assert_allclose(gx.numpy(), 3 * np.array([1.0, 4.0]))
+    np.testing.assert_allclose(gh2.numpy(), [1.0, 2.0])
+    # stop_at_inputs (used by cf.if's backward): only the paths that reach x directly
+    h3 = x * x
+    gx, gh3 = oar._C.grad((h3 * x).sum(), [x, h3], None, False, False, False, True)
+    np.testing.assert_allclose(gx.numpy(), [1.0, 4.0])
+    np.testing.assert_allclose(gh3.numpy(), [1.0, 2.0])

@@ -3,6 +3,7 @@ whose condition is a traced tensor becomes cf.if / cf.while by converting the fu
 source; with Python values the converted code behaves as written; what cannot be converted
 is an error naming the file and line."""
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -295,35 +296,89 @@ def test_layer_forward_converted_once_both_branches():
 
 
 def test_gradients_through_a_converted_if():
-    # The backward program is traced from the eager autograd graph, which holds only the
-    # branch taken while tracing; a training signature through a traced if therefore runs
-    # eagerly (with a warning naming the line) instead of getting a program with wrong
-    # gradients for the other branch. Forward-only calls use the cf.if program.
+    # The training signature gets one forward program with a cf.if and one backward
+    # program whose cf.if recomputes each branch and holds its backward rules, so calls
+    # taking either branch get that branch's gradients from the same programs.
     oar.seed(1)
     net, xs = gate_inputs()
     static_net = Gate()
     static_net.set_state_dict(net.state_dict())
     static_net = oar.jit.to_static(static_net)
-    for step, x in enumerate(xs * 2):
-        for m in (net, static_net):
-            m.clear_gradients()
-        xe, xs_ = x.clone(), x.clone()
-        xe.stop_gradient = False
-        xs_.stop_gradient = False
-        net(xe).square().sum().backward()
-        if step == 0:
-            with pytest.warns(UserWarning, match="(?s)" + HERE + ".*if h.mean.*cf.if"):
-                out = static_net(xs_)
-        else:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback
+        for x in xs * 2:
+            for m in (net, static_net):
+                m.clear_gradients()
+            xe, xs_ = x.clone(), x.clone()
+            xe.stop_gradient = False
+            xs_.stop_gradient = False
+            net(xe).square().sum().backward()
             out = static_net(xs_)
-        out.square().sum().backward()
-        np.testing.assert_allclose(xs_.grad.numpy(), xe.grad.numpy(), rtol=1e-5, atol=1e-6)
-        for (n1, p1), (_, p2) in zip(net.named_parameters(), static_net.named_parameters()):
-            np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=n1)
+            out.square().sum().backward()
+            np.testing.assert_allclose(xs_.grad.numpy(), xe.grad.numpy(), rtol=1e-5, atol=1e-6)
+            for (n1, p1), (_, p2) in zip(net.named_parameters(), static_net.named_parameters()):
+                np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=n1)
+    (train,) = static_net.forward.concrete_programs
+    assert "cf.if" in str(train.program) and "cf.if" in str(train.backward_program)
+    assert "relu_grad" in str(train.backward_program)  # the true branch's backward rule
     with oar.no_grad():
         for x in xs:
             np.testing.assert_allclose(static_net(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
-    one_program(static_net.forward)
+
+
+def test_gradients_through_nested_converted_ifs_and_captured_intermediates():
+    # inner if inside a branch; the branches read an intermediate h computed from x (its
+    # gradient must not be counted twice: once through the cond node, once through h)
+    def f(x, w):
+        h = x * w
+        if h.sum() > 0:
+            if x.mean() > 0.5:
+                y = h * x + w
+            else:
+                y = oar.sin(h) * w
+        else:
+            y = h * h * x
+        return (y * y).sum()
+
+    sf = oar.jit.to_static(f)
+    rng = np.random.default_rng(3)
+    cases = [rng.uniform(0.6, 1.0, 5), rng.uniform(0.0, 0.4, 5), -rng.uniform(0.1, 1.0, 5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for xn in cases:
+            got, ref = [], []
+            for fn, acc in ((f, ref), (sf, got)):
+                x = oar.to_tensor(xn.astype("float32"), stop_gradient=False)
+                w = oar.to_tensor(np.linspace(0.5, 1.5, 5).astype("float32"), stop_gradient=False)
+                out = fn(x, w)
+                out.backward()
+                acc += [out.numpy(), x.grad.numpy(), w.grad.numpy()]
+            for a, b in zip(got, ref):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert len(sf.concrete_programs) == 1
+    # the outer branch's backward recomputes the inner if (a cf.if) and differentiates it
+    # (another cf.if), next to the outer backward cf.if
+    assert str(sf.concrete_programs[0].backward_program).count("cf.if") == 3
+
+
+def test_random_op_in_a_branch_with_gradients_runs_eagerly():
+    # recomputing a branch in the backward program would draw new random numbers
+    @oar.jit.to_static
+    def f(x):
+        if x.sum() > 0:
+            y = F.dropout(x, 0.5, training=True)
+        else:
+            y = x * 2
+        return y.sum()
+
+    x = rand(8).abs()
+    x.stop_gradient = False
+    with pytest.warns(UserWarning, match="(?s)" + HERE + ".*random numbers"):
+        f(x).backward()
+    assert x.grad is not None
+    with oar.no_grad():
+        f(x)  # forward-only signatures still convert
+    assert len(f.concrete_programs) == 1
 
 
 def test_if_on_values_without_gradients_keeps_the_training_program():

@@ -65,3 +65,6 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
     if isinstance(grad_tensors, _C.Tensor):
         grad_tensors = [grad_tensors]
     _C.backward(list(tensors), grad_tensors, retain_graph)
+
+
+from .py_layer import LegacyPyLayer, PyLayer, PyLayerContext, once_differentiable  # noqa: E402,F401

@@ -49,44 +49,86 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
     return fn() if fn is not None else None
 
 
-def _refuse_gradients(kind, tensors):
-    """A backward program would follow only the branch (or the number of iterations) taken
-    while tracing: the backward program is traced from the eager autograd graph, which has
-    no cf.if / cf.while. Such a signature runs eagerly instead (api.EagerFallback)."""
+def _refuse_gradients(kind, tensors, why=None):
+    """Gradients the backward program cannot give: such a signature runs eagerly instead
+    (api.EagerFallback)."""
     from ..autograd import is_grad_enabled
     from ..jit import api
 
     if is_grad_enabled() and any(not t.stop_gradient for t in tensors):
+        why = why or f"the backward program cannot contain a {kind} yet"
         raise api.EagerFallback(
             f"to_static: {api._user_frame()}\n  a {kind} whose condition is a traced tensor produces values that "
-            f"need gradients; the backward program cannot contain a {kind} yet, so calls with this signature "
+            f"need gradients; {why}, so calls with this signature "
             f"run eagerly (forward-only calls, e.g. under oar.no_grad() or for inference, use the program)")
 
 
 def _traced_cond(tracer, pred, true_fn, false_fn):
     import oar
+    from ..autograd import is_grad_enabled, no_grad
     from ..jit import api
 
     if pred.dtype != oar.bool:
         pred = pred.astype("bool")
     branches = []
+    captures, random = {}, False
     for label, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
         if fn is not None and not callable(fn):
             raise TypeError(f"cond: {label} must be callable, got {type(fn).__name__}")
         tracer.begin_branch()
         struct, tensors = _flat_tensors(fn() if fn is not None else None)
         tracer.end_branch(tensors)
+        caps, rnd = tracer.region_captures()
+        for c in caps:
+            captures.setdefault(id(c), c)
+        random = random or rnd
         branches.append((struct, tensors))
     (t_struct, t_out), (f_struct, f_out) = branches
-    _refuse_gradients("cf.if", t_out + f_out)
     if api._key_of(t_struct, t_out, [None] * len(t_out)) != api._key_of(f_struct, f_out, [None] * len(f_out)):
         raise ValueError("cond: true_fn and false_fn must return the same structure of tensors with the same "
                          "shapes and dtypes")
+    wrt = [c for c in captures.values() if not c.stop_gradient and c.dtype.is_floating_point]
+    if is_grad_enabled() and wrt and random:
+        _refuse_gradients("cf.if", wrt, "a branch draws random numbers, which the backward program (recomputing "
+                                        "the branch) would draw anew")
     taken = bool(api._orig_numpy(pred).reshape(()))
     # Fresh tensors for the results: a branch may return a tensor from outside it.
-    results = _paused(tracer, lambda: [oar.assign(t) for t in (t_out if taken else f_out)])
+    with no_grad():
+        results = _paused(tracer, lambda: [oar.assign(t) for t in (t_out if taken else f_out)])
     tracer.finish_if(pred, results)
+    if is_grad_enabled() and wrt:
+        results = _link_cond_gradients(pred, true_fn, false_fn, wrt, results)
     return api._unflatten(t_struct, results)
+
+
+def _link_cond_gradients(pred, true_fn, false_fn, wrt, results):
+    """Note [Gradients through cf.if] (docs/notes/jit.md): the results get one autograd
+    node whose backward is itself a cond on the same pred, each branch recomputing its
+    forward from the captured tensors `wrt` and differentiating it. Traced by the backward
+    tracer, that is a cf.if in the backward program whose regions hold the branches'
+    backward rules; run eagerly, it is the taken branch's gradient."""
+    import oar
+    from .. import _C
+    from ..autograd import enable_grad
+
+    def vjp(fn, grads):
+        def run():
+            with enable_grad():
+                _, outs = _flat_tensors(fn() if fn is not None else None)
+            heads, cots = [], []
+            for o, g in zip(outs, grads):
+                if g is not None and o.dtype.is_floating_point and not o.stop_gradient:
+                    heads.append(o)
+                    cots.append(g)
+            got = _C.grad(heads, wrt, cots, False, False, True, True) if heads else [None] * len(wrt)
+            return [g if g is not None else oar.zeros_like(w) for g, w in zip(got, wrt)]
+        return run
+
+    def backward(grads):
+        return tuple(cond(pred, vjp(true_fn, grads), vjp(false_fn, grads)))
+
+    diff = [r.dtype.is_floating_point for r in results]
+    return _C.pylayer_apply("cond", backward, wrt, results, diff, True)
 
 
 def while_loop(cond, body, loop_vars, is_test=False, name=None):
