@@ -438,3 +438,15 @@ def test_slice_scatter(tmp_path):
     spec = [InputSpec([None, 4, 6], "float32", "x"), InputSpec([None, 4, 3], "float32", "v")]
     m = _export_fn(tmp_path, "slice_scatter", fn, spec, _feeds(x=_f32(4, 6), v=_f32(4, 3)))
     assert "ScatterND" in _op_types(m)
+
+
+def test_sort_puts_nan_last_as_oar_does(tmp_path):
+    class Sort(nn.Layer):
+        def forward(self, x):
+            return oar.sort(x, axis=-1), oar.argsort(x, axis=-1, descending=True), oar.topk(x, 2)[1]
+
+    net = Sort()
+    path = oar.onnx.export(net, str(tmp_path / "nan"), input_spec=[InputSpec([None, 5], "float32", "x")])
+    x = np.array([[1, np.nan, -2, 3, np.nan], [np.nan, 0, 0, -1, 5]], "float32")
+    for got, want in zip(_session(path).run(None, {"x": x}), net(oar.to_tensor(x))):
+        np.testing.assert_array_equal(got, want.numpy())
