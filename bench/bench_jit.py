@@ -2,6 +2,7 @@
 vs ONNX Runtime and PyTorch, in one run.
 
     bash bench/run.sh jit [--threads 1]
+    BENCH_JIT_CASES=infer bash bench/run.sh jit --threads 1 --frameworks oar   # inference only
 
 Training step = forward + cross-entropy + backward + Adam step, float32, on the models
 and shapes of bench_models.py (LeNet [64,1,28,28], ResNet-18 [16,3,64,64], a 4-layer
@@ -159,7 +160,11 @@ def oar_cases(paddle):
 
 
 def cases(fw, mod):
-    return torch_cases(mod) if fw == "torch" else oar_cases(mod)
+    """All cases, or those whose name starts with one of BENCH_JIT_CASES (comma list,
+    e.g. BENCH_JIT_CASES=infer or infer_lenet,infer_resnet18)."""
+    all_cases = torch_cases(mod) if fw == "torch" else oar_cases(mod)
+    only = [p for p in os.environ.get("BENCH_JIT_CASES", "").split(",") if p]
+    return {k: v for k, v in all_cases.items() if not only or any(k.startswith(p) for p in only)}
 
 
 if __name__ == "__main__":

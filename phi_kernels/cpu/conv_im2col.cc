@@ -4,16 +4,13 @@
 // direct convolution or per-image GEMMs with few columns do not.
 #include "phi_kernels/funcs/conv_im2col.h"
 
-#include <cblas.h>
-#include <omp.h>
-#include <oneapi/dnnl/dnnl.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/funcs/sgemm.h"
 
 namespace oar::phi {
 namespace {
@@ -82,20 +79,10 @@ void im2col(const Geo3& g, int64_t batch, int64_t channels, const float* src, fl
   }
 }
 
-// C[M, N] = A[M, K] B[K, N], all row-major: OpenBLAS when every dim is >= 384, oneDNN's
-// sgemm below (the rule of matmul_kernel.cc: each is the faster there on AVX2).
+// C[M, N] = A[M, K] B[K, N], all row-major.
 void sgemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
            float* C, int64_t ldc) {
-#if defined(OPENBLAS_VERSION)
-  if (std::min({M, N, K}) >= 384) {
-    const int nt = omp_get_max_threads();
-    if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-    return;
-  }
-#endif
-  dnnl_status_t st = dnnl_sgemm('N', 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-  OAR_ENFORCE(st == dnnl_success, Internal, "conv: oneDNN sgemm failed with status ", static_cast<int>(st));
+  sgemm_rowmajor(false, false, M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 constexpr int64_t kChunkBytes = 32 << 20;

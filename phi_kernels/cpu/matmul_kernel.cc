@@ -1,15 +1,14 @@
-// matmul: float32 through oneDNN's sgemm, float64 through BLAS dgemm, other dtypes
-// through a plain loop in OpMath. Batch dims broadcast; a transposed-contiguous
+// matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape),
+// float64 through BLAS dgemm, other dtypes through a plain loop in OpMath. Batch dims broadcast; a transposed-contiguous
 // operand is passed with a transpose flag instead of being copied.
 #include <cblas.h>
-#include <omp.h>
-#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
+#include "phi_kernels/funcs/sgemm.h"
 #include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
@@ -65,25 +64,7 @@ template <typename T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
           int64_t ldb, T* C, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-#if defined(OPENBLAS_VERSION)
-    // Large GEMMs through OpenBLAS: oneDNN's sgemm has slow spots there (512^3 on an AVX2
-    // Zen3 core: 4.7 ms vs 3.1 ms, 57 vs 85 GFLOP/s), and so is a wide, deep B with a
-    // short A (a batch of 64-128 rows through a 512+ x 512+ weight: 128x784x512 1.58 vs
-    // 1.20 ms, 128x1024x1024 5.9 vs 3.2 ms; with B transposed oneDNN keeps up), while
-    // oneDNN is faster for small ones.
-    // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
-    if (std::min({M, N, K}) >= 384 || (!tb && K >= 512 && N >= 512)) {
-      const int nt = omp_get_max_threads();
-      if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
-      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
-                  N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-      return;
-    }
-#endif
-    dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb,
-                                  0.0f, C, ldc);
-    OAR_ENFORCE(st == dnnl_success, Internal, "matmul: oneDNN sgemm failed with status ",
-                static_cast<int>(st));
+    sgemm_rowmajor(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);  // OpenBLAS or oneDNN by shape
   } else if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
                 N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);

@@ -1,0 +1,50 @@
+// sgemm_rowmajor (phi_kernels/funcs/sgemm.h): the choice between OpenBLAS and oneDNN's
+// sgemm. Measured on an AVX2 Zen3 core, 1 thread:
+//  - every dim >= 384: OpenBLAS (512^3: 3.1 vs 4.7 ms in oneDNN);
+//  - a wide, deep, untransposed B (K, N >= 512) with a short A: OpenBLAS
+//    (128x784x512 1.20 vs 1.58 ms, 128x1024x1024 3.2 vs 5.9 ms);
+//  - an untransposed B whose rows lie a multiple of 2 KiB apart (ldb % 512 == 0) with
+//    8..1024 rows of A: oneDNN's sgemm runs at half speed on a 64-byte aligned B (all our
+//    tensors are), OpenBLAS does not care: 128x256x1024 2.0 vs 1.03 ms, 128x256x512 0.67
+//    vs 0.43, 64x256x1024 0.78 vs 0.46, 128x4608x512 13.5 vs 9.5 (with B moved by 16
+//    bytes oneDNN matches OpenBLAS again, so it is the alignment, not the shape);
+//  - otherwise oneDNN, much faster on small products (1x400x120: 3 vs 16 us).
+#include "phi_kernels/funcs/sgemm.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+
+#include "paddle_core/base/errors.h"
+
+namespace oar::phi {
+namespace {
+
+bool use_openblas(bool tb, int64_t M, int64_t N, int64_t K, int64_t ldb) {
+  if (std::min({M, N, K}) >= 384) return true;
+  if (tb) return false;
+  if (K >= 512 && N >= 512) return true;
+  return ldb % 512 == 0 && M >= 8 && M <= 1024;
+}
+
+}  // namespace
+
+void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, float* C, int64_t ldc) {
+#if defined(OPENBLAS_VERSION)
+  if (use_openblas(tb, M, N, K, ldb)) {
+    // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
+    const int nt = omp_get_max_threads();
+    if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
+                lda, B, ldb, 0.0f, C, ldc);
+    return;
+  }
+#endif
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+  OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
+}
+
+}  // namespace oar::phi

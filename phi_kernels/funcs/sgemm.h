@@ -1,0 +1,15 @@
+// Row-major float GEMM routed to OpenBLAS or oneDNN's sgemm, whichever is faster for
+// the shape on our AVX2 machines (phi_kernels/cpu/sgemm.cc). Used by matmul, fused
+// linear and the im2col convolution, so the rule lives in one place.
+#pragma once
+
+#include <cstdint>
+
+namespace oar::phi {
+
+/// C[M, N] = op(A) op(B), op = transpose where ta / tb; leading dims as in BLAS
+/// (row-major). Uses the calling thread's OpenMP thread count.
+void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                    const float* B, int64_t ldb, float* C, int64_t ldc);
+
+}  // namespace oar::phi
