@@ -218,7 +218,8 @@ def _ids(low, high, shape):
     return lambda rng, n: rng.integers(low, high, shape).astype("int64")
 
 
-def test_scatter_overwrite_and_add(tmp_path):
+@pytest.mark.parametrize("opset", [17, 18])   # the last write found by an [M, M] comparison / by ScatterND max
+def test_scatter_overwrite_and_add(tmp_path, opset):
     def fn(x, idx, upd):
         return oar.scatter(x, idx, upd, overwrite=True), oar.scatter(x, idx, upd, overwrite=False)
 
@@ -229,7 +230,7 @@ def test_scatter_overwrite_and_add(tmp_path):
                 "idx": rng.integers(-7, 7, [n * 3]).astype("int64"),
                 "upd": rng.standard_normal([n * 3, 3]).astype("float32")}
 
-    m = _export_fn(tmp_path, "scatter", fn, spec, feeds, batches=(1, 4))
+    m = _export_fn(tmp_path, "scatter", fn, spec, feeds, batches=(1, 4), opset_version=opset)
     assert "ScatterND" in _op_types(m)
 
 
@@ -256,8 +257,8 @@ def test_scatter_nd_add_gather_nd_index_add(tmp_path):
 @pytest.mark.parametrize("reduce", ["assign", "add", "mul", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_put_along_axis(tmp_path, reduce, include_self):
-    if reduce == "assign" and not include_self:
-        pytest.skip("include_self only matters for reductions")
+    # assign: include_self=False runs it at opset 16 (the [M, M] comparison), True at 18
+    opset = 16 if reduce == "assign" and not include_self else 18
 
     def fn(x, idx, val):
         return (oar.put_along_axis(x, idx, val, 1, reduce, include_self=include_self),
@@ -267,10 +268,11 @@ def test_put_along_axis(tmp_path, reduce, include_self):
             InputSpec([None, 4, 3], "float32", "val")]
     _export_fn(tmp_path, f"put_{reduce}_{include_self}", fn, spec,
                _feeds(x=_f32(5, 3), idx=lambda rng, n: rng.integers(-5, 5, [n, 4, 3]).astype("int64"),
-                      val=_f32(4, 3)), opset_version=18)
+                      val=_f32(4, 3)), opset_version=opset)
 
 
-def test_index_put_and_advanced_indexing(tmp_path):
+@pytest.mark.parametrize("opset", [16, 18])
+def test_index_put_and_advanced_indexing(tmp_path, opset):
     class Net(nn.Layer):
         def forward(self, x, i, j, v):
             y = x.clone()
@@ -290,7 +292,7 @@ def test_index_put_and_advanced_indexing(tmp_path):
                 "j": rng.integers(-2, 2, [k]).astype("int64"),
                 "v": rng.standard_normal([k, 3]).astype("float32")}
 
-    m = _check(Net(), spec, feeds, tmp_path, "index_put")
+    m = _check(Net(), spec, feeds, tmp_path, "index_put", opset_version=opset)
     assert {"ScatterND", "GatherND"} <= _op_types(m)
 
 

@@ -5,8 +5,10 @@ GatherElements, roll -> Slice + Concat.
 
 ONNX leaves the result of a ScatterND/ScatterElements without reduction open when an
 index repeats; Oar writes in order (the last write wins). Rules that assign therefore
-keep only the last occurrence of each index (a [M, M] comparison of the indices), clear
-the target positions, and add: the same result for every index list."""
+keep only the last occurrence of each index, clear the target positions, and add: the
+same result for every index list. From opset 18 the last occurrence is found in linear
+memory (scatter each update's ordinal with reduction max, gather it back, compare);
+before, by an [M, M] comparison of the M indices."""
 import numpy as np
 
 from ._graph import dtype_name
@@ -136,9 +138,21 @@ def _scatter_nd(v, x, index, updates, accumulate):
     # clear every target row, then add the last update written to each
     cleared = g.node("ScatterND", [x, index, _zeros_like(g, updates, v.np_dtype())])
     shp = g.node("Shape", [index])
-    k = g.node("Slice", [shp, g.ints([-1]), g.ints([2 ** 62])])
-    rows = g.node("Reshape", [index, g.node("Concat", [g.ints([-1]), k], axis=0)])          # [M, k]
-    last = g.node("Reshape", [_last_rows(g, rows), g.node("Slice", [shp, g.ints([0]), g.ints([-1])])])
+    lead = g.node("Slice", [shp, g.ints([0]), g.ints([-1])])                                 # index.shape[:-1]
+    if g.opset >= 18:
+        # winner[pos] = the largest ordinal j written to pos; j is last where it won
+        k = g.node("Slice", [shp, g.ints([-1]), g.ints([2 ** 62])])
+        targets = g.node("Slice", [g.node("Shape", [x]), g.ints([0]), k])
+        minus1 = g.node("ConstantOfShape", [targets], value=_int64_value(-1))
+        zero, one = g.const(np.asarray(0, np.int64)), g.const(np.asarray(1, np.int64))
+        count = g.reduce("ReduceProd", lead, [0], False)
+        ordinal = g.node("Reshape", [g.node("Range", [zero, count, one]), lead])
+        winner = g.node("ScatterND", [minus1, index, ordinal], reduction="max")
+        last = g.node("Equal", [g.node("GatherND", [winner, index]), ordinal])
+    else:
+        k = g.node("Slice", [shp, g.ints([-1]), g.ints([2 ** 62])])
+        rows = g.node("Reshape", [index, g.node("Concat", [g.ints([-1]), k], axis=0)])      # [M, k]
+        last = g.node("Reshape", [_last_rows(g, rows), lead])
     last = _unsqueeze_to(g, last, updates)
     upd = g.node("Where", [last, updates, _zeros_like(g, updates, v.np_dtype())])
     return g.node("ScatterND", [cleared, index, upd], reduction="add")
@@ -149,14 +163,14 @@ def _unsqueeze_to(g, mask, like):
     ms = g.node("Shape", [mask])
     ls = g.node("Shape", [like])
     ones = g.node("ConstantOfShape", [g.node("Sub", [g.node("Shape", [ls]), g.node("Shape", [ms])])],
-                  value=_one_int64())
+                  value=_int64_value(1))
     return g.node("Reshape", [mask, g.node("Concat", [ms, ones], axis=0)])
 
 
-def _one_int64():
+def _int64_value(value):
     from onnx import numpy_helper
 
-    return numpy_helper.from_array(np.ones([1], np.int64), "value")
+    return numpy_helper.from_array(np.full([1], value, np.int64), "value")
 
 
 # ------------------------------------------------------------------ scatter family
@@ -285,19 +299,28 @@ def _put_along_axis(v):
     dt = v.np_dtype()
     if reduce == "assign":
         _need_opset(v, 16, "put_along_axis (ScatterElements reduction)")
-        # keep the last write to each position: along the axis, j is overwritten by a later
-        # k with the same index in the same column
-        eq = g.node("Equal", [g.unsqueeze(idx, [axis + 1]), g.unsqueeze(idx, [axis])])   # [.., Mj, Mk, ..]
+        zeros = _zeros_like(g, val, dt)
+        cleared = g.node("ScatterElements", [x, idx, zeros], axis=axis)
         m = g.node("Slice", [g.node("Shape", [idx]), g.ints([axis]), g.ints([axis + 1])])
         zero, one = g.const(np.asarray(0, np.int64)), g.const(np.asarray(1, np.int64))
         r = g.node("Range", [zero, g.squeeze(m, [0]), one])
+        if g.opset >= 18:
+            # winner[pos] = the largest position along the axis that writes pos
+            ordinal = g.node("Expand", [g.unsqueeze(r, [d for d in range(rank) if d != axis]),
+                                        g.node("Shape", [idx])])
+            minus1 = g.node("ConstantOfShape", [g.node("Shape", [x])], value=_int64_value(-1))
+            winner = g.node("ScatterElements", [minus1, idx, ordinal], axis=axis, reduction="max")
+            last = g.node("Equal", [g.node("GatherElements", [winner, idx], axis=axis), ordinal])
+            upd = g.node("Where", [last, val, zeros])
+            v.out(g.node("ScatterElements", [cleared, idx, upd], axis=axis, reduction="add"))
+            return
+        # along the axis, j is overwritten by a later k with the same index in the same column
+        eq = g.node("Equal", [g.unsqueeze(idx, [axis + 1]), g.unsqueeze(idx, [axis])])   # [.., Mj, Mk, ..]
         later = g.node("Greater", [g.unsqueeze(r, [0]), g.unsqueeze(r, [1])])          # [Mj, Mk]: k > j
         later = g.node("Reshape", [later, g.node("Concat", [g.node("Shape", [later]),
                                                             g.ints([1] * (rank - 1 - axis))], axis=0)])
         dup = g.node("And", [eq, later])
         dup = g.cast(g.reduce("ReduceMax", g.cast(dup, "bool", "int32"), [axis + 1], False), "int32", "bool")
-        zeros = _zeros_like(g, val, dt)
-        cleared = g.node("ScatterElements", [x, idx, zeros], axis=axis)
         upd = g.node("Where", [dup, zeros, val])
         v.out(g.node("ScatterElements", [cleared, idx, upd], axis=axis, reduction="add"))
         return
