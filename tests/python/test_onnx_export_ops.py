@@ -452,3 +452,33 @@ def test_sort_puts_nan_last_as_oar_does(tmp_path):
     x = np.array([[1, np.nan, -2, 3, np.nan], [np.nan, 0, 0, -1, 5]], "float32")
     for got, want in zip(_session(path).run(None, {"x": x}), net(oar.to_tensor(x))):
         np.testing.assert_array_equal(got, want.numpy())
+
+
+def test_nested_loops_read_outer_values(tmp_path):
+    # an inner while inside an outer while's body, both reading a parameter of the layer
+    class Nested(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = self.create_parameter([3, 3])
+
+        def forward(self, x):
+            def outer_cond(i, y):
+                return i < 3
+
+            def outer_body(i, y):
+                def inner_cond(j, z):
+                    return j < i + 1
+
+                def inner_body(j, z):
+                    return j + 1, F.tanh(oar.matmul(z, self.w)) + x
+
+                _, y = oar.static.nn.while_loop(inner_cond, inner_body, [oar.zeros([1], "int64"), y])
+                return i + 1, y
+
+            _, y = oar.static.nn.while_loop(outer_cond, outer_body, [oar.zeros([1], "int64"), x])
+            return y
+
+    oar.seed(21)
+    m = _check(Nested(), [InputSpec([None, 3], "float32", "x")], _feeds(x=_f32(3)), tmp_path, "nested", opset_version=14)
+    loops = [n for n in m.graph.node if n.op_type == "Loop"]
+    assert len(loops) == 1 and any(n.op_type == "Loop" for n in loops[0].attribute[0].g.node)
