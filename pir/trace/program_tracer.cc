@@ -258,6 +258,11 @@ Value ProgramTracer::cond_value(const Tensor& pred, const char* what) {
   return value_of(pred, what);
 }
 
+void ProgramTracer::discard_region() {
+  OAR_ENFORCE(!done_.empty(), PreconditionNotMet, "to_static: no traced region to discard");
+  done_.pop_back();
+}
+
 void ProgramTracer::begin_branch() {
   OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
   push_scope();
@@ -295,11 +300,17 @@ void ProgramTracer::finish_if(const Tensor& pred, const std::vector<Tensor>& res
   for (size_t i = 0; i < results.size(); ++i) bind(results[i], op->result(i));
 }
 
-void ProgramTracer::begin_loop(const std::vector<Tensor>& init, const std::vector<Tensor>& placeholders) {
+void ProgramTracer::begin_loop(const std::vector<Tensor>& init, const std::vector<Tensor>& placeholders,
+                               const std::vector<std::vector<int64_t>>& dims) {
   OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
   OAR_ENFORCE(init.size() == placeholders.size(), InvalidArgument, "while_loop: placeholders do not match loop_vars");
+  OAR_ENFORCE(dims.empty() || dims.size() == init.size(), InvalidArgument, "while_loop: one shape per loop var");
   std::vector<Type> types;
-  for (const Tensor& t : init) types.push_back(value_of(t, "while_loop").type());
+  for (size_t i = 0; i < init.size(); ++i) {
+    Type t = value_of(init[i], "while_loop").type();
+    if (!dims.empty() && !dims[i].empty()) t = ctx_->tensor_type(t.dtype(), dims[i]);
+    types.push_back(t);
+  }
   push_scope();
   Block* body = scopes_.back().region->front();
   for (size_t i = 0; i < placeholders.size(); ++i) bind(placeholders[i], body->add_argument(types[i]));
@@ -329,9 +340,12 @@ void ProgramTracer::finish_while(const Tensor& cond, const std::vector<Tensor>& 
   done_.pop_back();
   std::vector<Value> operands{cond_value(cond, "while_loop")};
   std::vector<Type> types;
-  for (const Tensor& t : init) {
-    operands.push_back(value_of(t, "while_loop"));
-    types.push_back(operands.back().type());
+  const Block* b = body->front();
+  OAR_ENFORCE(b->num_arguments() == init.size(), InvalidArgument, "while_loop: ", init.size(),
+              " loop_vars for a body taking ", b->num_arguments());
+  for (size_t i = 0; i < init.size(); ++i) {
+    operands.push_back(value_of(init[i], "while_loop"));
+    types.push_back(b->argument(i).type());  // the carried type (init may be more specific)
   }
   Operation* op = builder_.build("cf.while", operands, {}, types, 1);
   op->region(0).take_body(*body);

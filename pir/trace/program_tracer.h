@@ -54,13 +54,18 @@ class ProgramTracer final : public trace::Tracer {
   /// through the region flows into exactly these tensors (Python's cond recomputes the
   /// branch in the backward program, Note [Gradients through cf.if]).
   const std::vector<Tensor>& region_captures() const { return last_captures_; }
+  /// Drops the region last ended, to trace it again (a loop that needs gradients is
+  /// traced anew with its history carried).
+  void discard_region();
   bool region_random() const { return last_random_; }
   /// Appends cf.if(pred) with the two traced branches; `results` (the eager values)
   /// become its results.
   void finish_if(const Tensor& pred, const std::vector<Tensor>& results);
   /// Starts tracing a cf.while body: `placeholders` (fresh tensors holding the initial
-  /// values) become the body's block arguments, typed like `init`.
-  void begin_loop(const std::vector<Tensor>& init, const std::vector<Tensor>& placeholders);
+  /// values) become the body's block arguments, typed like `init`, except where `dims`
+  /// gives a (possibly dynamic, -1) shape for a variable whose size changes per iteration.
+  void begin_loop(const std::vector<Tensor>& init, const std::vector<Tensor>& placeholders,
+                  const std::vector<std::vector<int64_t>>& dims = {});
   /// Ends the body: cf.yield(next_cond, next...).
   void end_loop(const Tensor& next_cond, const std::vector<Tensor>& next);
   /// Appends cf.while(cond, init...) with the traced body; `results` become its results.

@@ -338,10 +338,13 @@ void bind_pir(py::module_& m) {
       .def("finish_if", [](PyTracer& t, py::handle pred, py::list results) {
         t.tracer().finish_if(py_to_tensor(pred, "cond", "pred"), py_to_tensor_list(results, "cond", "results"));
       }, py::arg("pred"), py::arg("results"))
-      .def("begin_loop", [](PyTracer& t, py::list init, py::list placeholders) {
+      .def("begin_loop", [](PyTracer& t, py::list init, py::list placeholders,
+                            const std::vector<std::vector<int64_t>>& dims) {
         t.tracer().begin_loop(py_to_tensor_list(init, "while_loop", "loop_vars"),
-                              py_to_tensor_list(placeholders, "while_loop", "placeholders"));
-      }, py::arg("init"), py::arg("placeholders"))
+                              py_to_tensor_list(placeholders, "while_loop", "placeholders"), dims);
+      }, py::arg("init"), py::arg("placeholders"), py::arg("dims") = std::vector<std::vector<int64_t>>{})
+      .def("discard_region", [](PyTracer& t) { t.tracer().discard_region(); },
+           "Drops the region last ended (traced again differently).")
       .def("end_loop", [](PyTracer& t, py::handle cond, py::list next) {
         t.tracer().end_loop(py_to_tensor(cond, "while_loop", "cond"), py_to_tensor_list(next, "while_loop", "body"));
       }, py::arg("cond"), py::arg("next"))

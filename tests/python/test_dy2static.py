@@ -381,6 +381,105 @@ def test_random_op_in_a_branch_with_gradients_runs_eagerly():
     assert len(f.concrete_programs) == 1
 
 
+class Recurrent(nn.Layer):
+    """A cell applied a tensor-given number of times, with an if inside the body."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(4, 4)
+
+    def forward(self, x, steps):
+        h = x
+        i = oar.zeros([], dtype="int64")
+        while i < steps:
+            z = self.cell(h)
+            if z.mean() > 0:
+                h = oar.tanh(z) + x * 0.5
+            else:
+                h = z * 0.25 - x
+            i = i + 1
+        return (h * h).sum()
+
+
+def test_gradients_through_a_converted_while_with_an_if_inside():
+    # One training program for every iteration count (0 included): the forward cf.while
+    # also carries the loop variables' history, the backward program's cf.while runs the
+    # iterations in reverse, recomputing each body (and its cf.if) from its row.
+    oar.seed(5)
+    net = Recurrent()
+    static = oar.jit.to_static(Recurrent())
+    static.set_state_dict(net.state_dict())
+    xn = np.random.default_rng(5).standard_normal((3, 4)).astype("float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback
+        for steps in (3, 0, 6, 1):
+            res = []
+            for m in (net, static):
+                m.clear_gradients()
+                x = oar.to_tensor(xn, stop_gradient=False)
+                out = m(x, oar.to_tensor(np.int64(steps)))
+                out.backward()
+                res.append([out.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in m.parameters()])
+            for a, b in zip(*res):
+                np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6, err_msg=f"steps={steps}")
+    (train,) = static.forward.concrete_programs
+    assert "cf.while" in str(train.backward_program) and "tanh_grad" in str(train.backward_program)
+
+
+def test_gradients_through_explicit_while_loop_and_finite_differences():
+    # loop vars that need gradients themselves (no parameters), float64 against central
+    # differences of the same function run in NumPy
+    from oar.static import nn as snn
+
+    def f(x, y, n):
+        def body(i, a, b):
+            return i + 1, a * b + oar.sin(b), b * 0.9 + a * 0.1
+        _, a, b = snn.while_loop(lambda i, a, b: i < n, body, [oar.zeros([], dtype="int64"), x, y])
+        return (a * b).sum()
+
+    def f_np(x, y, n):
+        a, b = x.copy(), y.copy()
+        for _ in range(n):
+            a, b = a * b + np.sin(b), b * 0.9 + a * 0.1
+        return float((a * b).sum())
+
+    sf = oar.jit.to_static(f)
+    rng = np.random.default_rng(6)
+    xn, yn = rng.uniform(-0.5, 0.5, 4), rng.uniform(-0.5, 0.5, 4)
+    for steps in (4, 2):
+        x = oar.to_tensor(xn, stop_gradient=False)
+        y = oar.to_tensor(yn, stop_gradient=False)
+        out = sf(x, y, oar.to_tensor(np.int64(steps)))
+        out.backward()
+        np.testing.assert_allclose(float(out), f_np(xn, yn, steps), rtol=1e-12)
+        eps = 1e-6
+        for t, base, k in ((x, xn, 0), (y, yn, 1)):
+            num = np.zeros(4)
+            for i in range(4):
+                hi, lo = [xn.copy(), yn.copy()], [xn.copy(), yn.copy()]
+                hi[k][i] += eps
+                lo[k][i] -= eps
+                num[i] = (f_np(*hi, steps) - f_np(*lo, steps)) / (2 * eps)
+            np.testing.assert_allclose(t.grad.numpy(), num, rtol=1e-6, atol=1e-8)
+    assert len(sf.concrete_programs) == 1
+
+
+def test_random_op_in_a_while_body_with_gradients_runs_eagerly():
+    @oar.jit.to_static
+    def f(x, n):
+        i = oar.zeros([], dtype="int64")
+        while i < n:
+            x = F.dropout(x, 0.1, training=True) + 1
+            i = i + 1
+        return x.sum()
+
+    x = rand(8).abs()
+    x.stop_gradient = False
+    with pytest.warns(UserWarning, match="(?s)" + HERE + ".*random numbers"):
+        f(x, oar.to_tensor(np.int64(2))).backward()
+    assert x.grad is not None
+
+
 def test_if_on_values_without_gradients_keeps_the_training_program():
     # the condition is traced but nothing the branches return needs gradients: the
     # training signature gets its forward/backward programs with the cf.if

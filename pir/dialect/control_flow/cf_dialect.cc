@@ -43,6 +43,19 @@ void verify_if(const Operation* op) {
   }
 }
 
+// `init` may be more specific than the carried type: a value whose size grows with the
+// iterations (a history of the loop variables, Note [Gradients through cf.while]) is
+// carried as tensor<?x...> from an init of known size.
+bool refines(Type init, Type carried) {
+  if (init == carried) return true;
+  if (!init || !carried || !init.is_tensor() || !carried.is_tensor() || init.dtype() != carried.dtype() ||
+      init.dims().size() != carried.dims().size())
+    return false;
+  for (size_t i = 0; i < init.dims().size(); ++i)
+    if (carried.dims()[i] != -1 && carried.dims()[i] != init.dims()[i]) return false;
+  return true;
+}
+
 void verify_while(const Operation* op) {
   OAR_ENFORCE(op->num_operands() >= 1 && op->operand(0), InvalidArgument,
               "expected (condition, carried values...)");
@@ -63,11 +76,12 @@ void verify_while(const Operation* op) {
               "the body's first yielded value must be the bool condition");
   for (size_t i = 0; i < n; ++i) {
     OAR_ENFORCE(bool(op->operand(i + 1)), InvalidArgument, "carried value ", i, " is null");
-    Type t = op->operand(i + 1).type();
-    OAR_ENFORCE(op->operand(i + 1) && body->argument(i).type() == t && op->result(i).type() == t &&
-                    y->operand(i + 1) && y->operand(i + 1).type() == t,
+    Type t = body->argument(i).type();
+    OAR_ENFORCE(refines(op->operand(i + 1).type(), t) && op->result(i).type() == t && y->operand(i + 1) &&
+                    y->operand(i + 1).type() == t,
                 InvalidArgument, "carried value ", i, " must have the same type (", t ? t.str() : "null",
-                ") as init, block argument, yielded value and result");
+                ") as block argument, yielded value and result, and init must match it (got ",
+                op->operand(i + 1).type().str(), ")");
   }
 }
 

@@ -163,25 +163,107 @@ def _next_vars(out, n):
 
 def _traced_while(tracer, c0, cond, body, loop_vars):
     import oar
+    from ..autograd import is_grad_enabled, no_grad
 
     if c0.dtype != oar.bool:
         c0 = c0.astype("bool")
-    # The body, traced once on stand-ins of the loop variables (its block arguments).
-    placeholders = _paused(tracer, lambda: [oar.assign(v) for v in loop_vars])
-    tracer.begin_loop(loop_vars, placeholders)
-    nxt = _next_vars(body(*placeholders), len(loop_vars))
-    cn = cond(*nxt)
-    if cn.dtype != oar.bool:
-        cn = cn.astype("bool")
-    tracer.end_loop(cn, nxt)
-    _refuse_gradients("cf.while", list(loop_vars) + list(nxt))
+    n = len(loop_vars)
 
-    # The real loop, run eagerly with tracing paused, gives the values to continue with.
-    def run():
-        vs = list(loop_vars)
-        while bool(cond(*vs)):
-            vs = _next_vars(body(*vs), len(vs))
-        return [oar.assign(v) for v in vs]
-    results = _paused(tracer, run)
-    tracer.finish_while(c0, loop_vars, results)
-    return results
+    def trace_body(init, dims, extend=None):
+        # The body, traced once on stand-ins of the loop variables (its block arguments).
+        placeholders = _paused(tracer, lambda: [oar.assign(v) for v in init])
+        tracer.begin_loop(init, placeholders, dims)
+        nxt = _next_vars(body(*placeholders[:n]), n)
+        cn = cond(*nxt)
+        if cn.dtype != oar.bool:
+            cn = cn.astype("bool")
+        tracer.end_loop(cn, nxt + (extend(placeholders) if extend else []))
+        return tracer.region_captures()
+
+    captures, random = trace_body(list(loop_vars), [])
+    grad_vars = [i for i, v in enumerate(loop_vars) if v.dtype.is_floating_point]
+    wrt_caps = [c for c in captures if not c.stop_gradient and c.dtype.is_floating_point]
+    need = is_grad_enabled() and (wrt_caps or any(not loop_vars[i].stop_gradient for i in grad_vars))
+    if need and random:
+        _refuse_gradients("cf.while", list(loop_vars) + wrt_caps,
+                          "the body draws random numbers, which the backward program (recomputing each "
+                          "iteration) would draw anew")
+    if not need:
+        # The real loop, run eagerly with tracing paused, gives the values to continue with.
+        def run():
+            vs = list(loop_vars)
+            while bool(cond(*vs)):
+                vs = _next_vars(body(*vs), n)
+            return [oar.assign(v) for v in vs]
+        results = _paused(tracer, run)
+        tracer.finish_while(c0, loop_vars, results)
+        return results
+    tracer.discard_region()
+    return _traced_while_with_gradients(tracer, c0, cond, body, list(loop_vars), grad_vars, wrt_caps, trace_body)
+
+
+def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, wrt_caps, trace_body):
+    """Note [Gradients through cf.while] (docs/notes/jit.md): the loop also carries its
+    iteration count and the history of its variables (each [iterations, ...], grown by one
+    row per iteration); the results get one autograd node whose backward is a while loop
+    running the iterations in reverse, each recomputing the body from its row of the
+    history and differentiating it (vector-Jacobian product w.r.t. that iteration's
+    variables and the tensors the body captures)."""
+    import oar
+    from .. import _C
+    from ..autograd import enable_grad, no_grad
+
+    n = len(loop_vars)
+    with no_grad():
+        count0, hist0 = _paused(tracer, lambda: (oar.zeros([], dtype="int64"),
+                                                 [oar.zeros([0] + list(v.shape), dtype=v.dtype) for v in loop_vars]))
+        dims = [[]] * (n + 1) + [[-1] + list(v.shape) for v in loop_vars]
+
+        def extend(ph):
+            count, hist = ph[n], ph[n + 1:]
+            return [count + 1] + [oar.concat([h, v.unsqueeze(0)]) for h, v in zip(hist, ph[:n])]
+        trace_body(loop_vars + [count0] + hist0, dims, extend)
+
+        def run():
+            vs, rows = list(loop_vars), [[] for _ in range(n)]
+            while bool(cond(*vs)):
+                for r, v in zip(rows, vs):
+                    r.append(v)
+                vs = _next_vars(body(*vs), n)
+            hist = [oar.stack(r) if r else h for r, h in zip(rows, hist0)]
+            return [oar.assign(v) for v in vs] + [oar.full([], len(rows[0]), dtype="int64")] + hist
+        results = _paused(tracer, run)
+    tracer.finish_while(c0, loop_vars + [count0] + hist0, results)
+    final, count, hist = results[:n], results[n], results[n + 1:]
+    m = len(grad_vars)
+
+    def backward(grads):
+        def bcond(k, *rest):
+            return k >= 0
+
+        def bbody(k, *rest):
+            gs, accs = rest[:m], rest[m:]
+            idx = k.reshape([1])
+            state = [oar.index_select(h, idx, axis=0).reshape(list(v.shape)) for h, v in zip(hist, loop_vars)]
+            for i in grad_vars:
+                state[i].stop_gradient = False
+            with enable_grad():
+                outs = _next_vars(body(*state), n)
+            heads, cots = [], []
+            for j, i in enumerate(grad_vars):
+                if not outs[i].stop_gradient:
+                    heads.append(outs[i])
+                    cots.append(gs[j])
+            wrt = [state[i] for i in grad_vars] + wrt_caps
+            got = _C.grad(heads, wrt, cots, False, False, True, True) if heads else [None] * len(wrt)
+            got = [g if g is not None else oar.zeros_like(w) for g, w in zip(got, wrt)]
+            return [k - 1] + got[:m] + [a + g for a, g in zip(accs, got[m:])]
+
+        init = [count - 1] + list(grads) + [oar.zeros_like(c) for c in wrt_caps]
+        return tuple(while_loop(bcond, bbody, init)[1:])
+
+    linked = _C.pylayer_apply("while_loop", backward, [loop_vars[i] for i in grad_vars] + wrt_caps,
+                              [final[i] for i in grad_vars], [True] * m, True)
+    for j, i in enumerate(grad_vars):
+        final[i] = linked[j]
+    return final
