@@ -631,12 +631,16 @@ def test_conversion_is_cached_and_can_be_turned_off():
 
 
 # ---- what cannot be converted names the file and line
-def test_break_in_a_tensor_while_names_the_line():
+def test_break_inside_a_with_block_in_a_tensor_while_names_the_line():
+    # break/continue reached through if statements become flags; one inside a with (or
+    # try) block stays a Python jump, which cannot be converted
+    import contextlib
+
     @oar.jit.to_static
     def f(x):
         while x.sum() < 100:
             x = x * 2
-            if x.shape[0] > 10:
+            with contextlib.nullcontext():
                 break
         return x
 
@@ -657,6 +661,106 @@ def test_break_in_a_tensor_while_names_the_line():
 
     x = rand(3)
     np.testing.assert_allclose(g(x, 5).numpy(), x.numpy() * 4, rtol=1e-6)
+
+
+def _same_as_eager(f, cases, n_programs=1, op="cf.while"):
+    sf = oar.jit.to_static(f)
+    for args in cases:
+        np.testing.assert_allclose(sf(*args).numpy(), f(*args).numpy(), rtol=1e-6, atol=1e-6)
+    assert len(sf.concrete_programs) == n_programs
+    assert op in str(sf.main_program)
+    return sf
+
+
+def test_break_and_continue_in_a_tensor_while():
+    def f(x, n):
+        i = oar.zeros([], dtype="int64")
+        s = x * 0
+        while i < n:
+            i = i + 1
+            if i % 3 == 0:
+                continue
+            s = s + x * i
+            if s.sum() > 40:
+                break
+            s = s * 1.5
+        return s + i
+
+    x = rand(4).abs()
+    _same_as_eager(f, [(x, oar.to_tensor(k)) for k in (0, 1, 4, 7, 30)] + [(x * 5, oar.to_tensor(30))])
+
+
+def test_for_range_over_tensors():
+    def f(x, n):
+        s = x * 0
+        for i in range(n):
+            s = s + x * i
+        for j in range(1, n, 2):
+            if j == 3:
+                continue
+            s = s - x * j
+        for k in range(n, 0, -1):
+            s = s * 0.5 + k
+        return s
+
+    x = rand(3)
+    sf = _same_as_eager(f, [(x, oar.to_tensor(k)) for k in (0, 1, 5, 8)])
+    assert str(sf.main_program).count("cf.while") == 3
+
+    # gradients through the converted loop
+    def g(x, n):
+        h = x
+        for _ in range(n):
+            h = oar.sin(h) * x
+        return h.sum()
+
+    sg = oar.jit.to_static(g)
+    for k in (3, 0, 2):
+        got, ref = [], []
+        for fn, acc in ((g, ref), (sg, got)):
+            xt = rand(4)
+            xt.stop_gradient = False
+            out = fn(xt, oar.to_tensor(k))
+            out.backward()
+            acc += [out.numpy(), xt.grad.numpy()]
+        for a, b in zip(got, ref):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert len(sg.concrete_programs) == 1
+
+
+def test_break_under_a_tensor_condition_in_a_python_range_loop():
+    # the range is Python, the break depends on the data: the loop becomes a cf.while
+    # from the first traced test on
+    def f(x):
+        for _ in range(10):
+            x = x * 2
+            if x.sum() > 50:
+                break
+        return x
+
+    _same_as_eager(f, [(rand(3).abs() * s,) for s in (0.1, 1.0, 30.0)])
+
+
+def test_for_range_errors_name_the_problem():
+    @oar.jit.to_static
+    def f(x, n):
+        for i in range(n):
+            x = x + i
+        return x, i
+
+    with pytest.raises(oar.jit.Dy2StaticError, match="'i'.*first assigned inside this while loop"):
+        f(rand(3), oar.to_tensor(3))
+
+    @oar.jit.to_static
+    def g(x, n):
+        for _ in range(n):
+            x = x + 1
+        return x
+
+    with pytest.raises(TypeError, match="range: a tensor argument must hold one integer"):
+        g(rand(3), oar.to_tensor(2.0))
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        g(rand(3), 2.5)
 
 
 def test_return_inside_a_loop_names_the_line():

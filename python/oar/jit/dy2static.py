@@ -11,10 +11,13 @@
     a and b / a or b / not a  ->  logical_and / logical_or / logical_not on traced tensors,
     x if c else y                 Python's short-circuit semantics otherwise
 
+first `for i in range(...)` becomes a while loop over a counter, and break/continue in a
+while loop (reached through ifs) become flags, so both convert too (`_LoopRewriter`).
+
 With Python values the converted code does exactly what the original did (variables
 assigned in one branch only stay unbound when that branch is not taken). Constructs that
-cannot move into a nested function (break/continue/return inside a while, returns inside a
-loop, global/nonlocal, yield, zero-argument super()) keep their Python statement, and its
+cannot move into a nested function (a return, or a break/continue inside a with/try, in a
+while; returns inside a loop, global/nonlocal, yield, zero-argument super()) keep their Python statement, and its
 test raises Dy2StaticError naming the file and line when it turns out to be a traced tensor.
 
 The converted function is compiled with the original's file name and line numbers, runs in
@@ -225,6 +228,47 @@ def _as_loop_tensor(v, name, where, dtype=None):
     raise _err(where, f"loop variable '{name}' is {_describe(v)}; in a while loop whose condition is a traced "
                       f"tensor every variable the loop assigns must be a tensor (or a Python number, made a "
                       f"tensor)")
+
+
+def range_args(*args):
+    """(start, stop, step) of `range(*args)` in a converted for loop: Python ints (checked
+    by range itself) unless an argument is a tensor, which must hold one integer."""
+    from .. import _C
+    if not any(isinstance(a, _C.Tensor) for a in args):
+        r = range(*args)
+        return r.start, r.stop, r.step
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
+    out = []
+    for a in args:
+        if isinstance(a, _C.Tensor):
+            if a.size != 1 or a.dtype.is_floating_point or a.dtype.name == "bool":
+                raise TypeError(f"range: a tensor argument must hold one integer, got shape {list(a.shape)} "
+                                f"{a.dtype}")
+            a = a.reshape([])
+        elif not isinstance(a, int):
+            raise TypeError(f"range: '{type(a).__name__}' object cannot be interpreted as an integer")
+        out.append(a)
+    start, stop, step = (0, out[0], 1) if len(out) == 1 else (out[0], out[1], out[2] if len(out) == 3 else 1)
+    if isinstance(step, int) and step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return start, stop, step
+
+
+def range_cond(k, r):
+    """The test of a for-range loop rewritten as a while: k < stop (k > stop for a negative step)."""
+    import oar
+    _, stop, step = r
+    if isinstance(step, int):
+        return k < stop if step > 0 else k > stop
+    return oar.where(step > 0, k < stop, k > stop)
+
+
+def flag(value):
+    """A break/continue flag: a bool tensor, so a converted if may set it (both branches
+    then hand back a tensor of the same type)."""
+    import oar
+    return oar.full([], bool(value), "bool")
 
 
 def convert_while_loop(cond_fn, body_fn, values, names, carried, live, where, effects=None):
@@ -539,6 +583,165 @@ def _pos(n):
     return (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
 
 
+class _LoopRewriter:
+    """Before conversion (Note [Converting Python control flow], docs/notes/jit.md):
+
+    for i in range(a, b, c): body    ->  _r = range_args(a, b, c); _k = _r[0]
+                                          while range_cond(_k, _r): i = _k; _k = _k + _r[2]; body
+    break / continue in a while      ->  flags: `while not _brk and test:`, `_cnt = flag(False)` at
+                                          the top of the body, `break` -> `_brk = flag(True)`, and
+                                          the statements after one guarded by `if not (_brk or _cnt):`
+
+    so a range over a tensor, or a break under a tensor condition, becomes cf.while / cf.if,
+    while Python values run the same iterations as before. Only break/continue reached
+    through if statements are rewritten (one inside a with or try stays, and keeps its error)."""
+
+    def __init__(self):
+        self.counter = 0
+
+    def fresh(self, kind):
+        self.counter += 1
+        return f"{_PREFIX}loop{self.counter}_{kind}"
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, _SCOPES):
+            return [s]
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, self.block(getattr(s, field)))
+        for h in getattr(s, "handlers", []) or []:
+            h.body = self.block(h.body)
+        for c in getattr(s, "cases", []) or []:
+            c.body = self.block(c.body)
+        if isinstance(s, ast.For):
+            return self.for_range(s)
+        if isinstance(s, ast.While):
+            return self.flags(s)
+        return [s]
+
+    @staticmethod
+    def _helper_call(name, args):
+        return ast.Call(func=ast.Attribute(value=ast.Name(id=_HELPER, ctx=ast.Load()), attr=name, ctx=ast.Load()),
+                        args=args, keywords=[])
+
+    def for_range(self, s):
+        it = s.iter
+        if s.orelse or not isinstance(s.target, ast.Name) or not (
+                isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and 1 <= len(it.args) <= 3 and not it.keywords
+                and not any(isinstance(a, ast.Starred) for a in it.args)):
+            return [s]
+        r, k = self.fresh("range"), self.fresh("k")
+        load = lambda n: ast.Name(id=n, ctx=ast.Load())  # noqa: E731
+        store = lambda n: ast.Name(id=n, ctx=ast.Store())  # noqa: E731
+        item = lambda n, i: ast.Subscript(value=load(n), slice=ast.Constant(i), ctx=ast.Load())  # noqa: E731
+        head = [ast.Assign(targets=[store(r)], value=self._helper_call("range_args", list(it.args))),
+                ast.Assign(targets=[store(k)], value=item(r, 0))]
+        body = [ast.Assign(targets=[store(s.target.id)], value=load(k)),
+                ast.Assign(targets=[store(k)], value=ast.BinOp(left=load(k), op=ast.Add(), right=item(r, 2)))]
+        loop = ast.While(test=self._helper_call("range_cond", [load(k), load(r)]), body=body + s.body, orelse=[])
+        out = [_at(x, s) for x in head + [loop]]
+        return out[:2] + self.flags(out[2])
+
+    # ---- break / continue
+    @staticmethod
+    def _jumps(stmts):
+        """(breaks, continues, all reached through ifs only) of this loop's own jumps."""
+        found, ok = set(), True
+
+        def visit(n, via_if):
+            nonlocal ok
+            if isinstance(n, (ast.Break, ast.Continue)):
+                found.add(type(n))
+                ok = ok and via_if
+                return
+            if isinstance(n, _SCOPES) or isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+                # a nested loop's own jumps are its business; its else clause is ours
+                for c in getattr(n, "orelse", []) if not isinstance(n, _SCOPES) else []:
+                    visit(c, False)
+                return
+            for c in ast.iter_child_nodes(n):
+                visit(c, via_if and isinstance(n, (ast.If, ast.stmt)) and not isinstance(
+                    n, (ast.With, ast.AsyncWith, ast.Try, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar")
+                                                                          else ())))
+        for st in stmts:
+            visit(st, True)
+        return ast.Break in found, ast.Continue in found, ok
+
+    def flags(self, s):
+        if s.orelse:
+            return [s]
+        has_break, has_continue, ok = self._jumps(s.body)
+        if not (has_break or has_continue) or not ok:
+            return [s]
+        brk = self.fresh("break") if has_break else None
+        cnt = self.fresh("continue") if has_continue else None
+        load = lambda n: ast.Name(id=n, ctx=ast.Load())  # noqa: E731
+
+        def set_flag(n, node):
+            return _at(ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
+                                  value=self._helper_call("flag", [ast.Constant(True)])), node)
+
+        def stop_test():
+            names = [n for n in (brk, cnt) if n]
+            e = load(names[0]) if len(names) == 1 else ast.BoolOp(op=ast.Or(), values=[load(n) for n in names])
+            return ast.UnaryOp(op=ast.Not(), operand=e)
+
+        def contains(st):
+            return any(isinstance(n, (ast.Break, ast.Continue)) for n in self._own_nodes(st))
+
+        def guard(stmts):
+            out = []
+            for i, st in enumerate(stmts):
+                if isinstance(st, ast.Break):
+                    out.append(set_flag(brk, st))
+                    return out
+                if isinstance(st, ast.Continue):
+                    out.append(set_flag(cnt, st))
+                    return out
+                if isinstance(st, ast.If) and contains(st):
+                    st.body = guard(st.body) or [ast.Pass()]
+                    st.orelse = guard(st.orelse)
+                    out.append(st)
+                    rest = stmts[i + 1:]
+                    if rest:
+                        out.append(_at(ast.If(test=stop_test(), body=guard(rest), orelse=[]), rest[0]))
+                    return out
+                out.append(st)
+            return out
+
+        body = guard(s.body)
+        pre = []
+        if cnt:
+            body = [_at(ast.Assign(targets=[ast.Name(id=cnt, ctx=ast.Store())],
+                                   value=self._helper_call("flag", [ast.Constant(False)])), s)] + body
+        if brk:
+            pre = [_at(ast.Assign(targets=[ast.Name(id=brk, ctx=ast.Store())],
+                                  value=self._helper_call("flag", [ast.Constant(False)])), s)]
+            s.test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[
+                ast.UnaryOp(op=ast.Not(), operand=load(brk)), s.test]), s.test)
+        s.body = body
+        return pre + [_stamp(s, s)]
+
+    @staticmethod
+    def _own_nodes(st):
+        """The nodes of `st` outside nested loops and scopes."""
+        todo = [st]
+        while todo:
+            n = todo.pop()
+            yield n
+            for c in ast.iter_child_nodes(n):
+                if isinstance(c, _SCOPES) or isinstance(c, (ast.For, ast.AsyncFor, ast.While)):
+                    continue
+                todo.append(c)
+
+
 class _Converter:
     def __init__(self, func_node, filename, lines, first):
         self.func = func_node
@@ -833,9 +1036,11 @@ def _convert(fn):
         raise _NotConverted
     filename = code.co_filename
     file_lines = linecache.getlines(filename) or lines
+    loops = _LoopRewriter()
+    func.body = loops.block(func.body)
     conv = _Converter(func, filename, file_lines, first)
     func.body = conv.stmts(func.body, True, False)
-    if not conv.changed and not conv.exprs.changed:
+    if not conv.changed and not conv.exprs.changed and not loops.counter:
         raise _NotConverted
     func.decorator_list = []
 
