@@ -102,12 +102,32 @@ bool conv_im2col_fwd_supported(const ConvGeometry& g) {
   return 4.0 * g.in_c * kn * os <= kChunkBytes;  // one image's columns
 }
 
-void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, float* dst) {
+void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, float* dst, const float* bias,
+                     bool relu) {
   const Geo3 g = geo3(cg);
   const int64_t os = g.out[0] * g.out[1] * g.out[2], kk = cg.in_c * g.k[0] * g.k[1] * g.k[2];
   const int64_t nb = cg.batch, oc = cg.out_c;
+  // d[o, 0..os) = act(s[o, 0..os) + bias[o]) for every output channel o (d may be s).
+  auto finish = [&](const float* s, int64_t lds, float* d, int64_t ldd) {
+#pragma omp parallel for schedule(static) if (oc * os >= (1 << 16))
+    for (int64_t o = 0; o < oc; ++o) {
+      const float b = bias ? bias[o] : 0.f;
+      const float* si = s + o * lds;
+      float* di = d + o * ldd;
+      if (relu) {
+        for (int64_t i = 0; i < os; ++i) di[i] = std::max(si[i] + b, 0.f);
+      } else if (bias || si != di) {
+        for (int64_t i = 0; i < os; ++i) di[i] = si[i] + b;
+      }
+    }
+  };
+  const bool epilogue = bias != nullptr || relu;
   if (pointwise(g)) {  // 1x1, stride 1: the input is its own column matrix, per image
-    for (int64_t n = 0; n < nb; ++n) sgemm(oc, os, kk, w, kk, src + n * kk * os, os, dst + n * oc * os, os);
+    for (int64_t n = 0; n < nb; ++n) {
+      float* d = dst + n * oc * os;
+      sgemm(oc, os, kk, w, kk, src + n * kk * os, os, d, os);
+      if (epilogue) finish(d, os, d, os);
+    }
     return;
   }
   // As many images per GEMM as keep the column matrix within kChunkBytes (the wider the
@@ -121,10 +141,15 @@ void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, f
     float* d = dst + n0 * oc * os;
     if (m == 1) {
       sgemm(oc, os, kk, w, kk, col, os, d, os);
+      if (epilogue) finish(d, os, d, os);
       continue;
     }
     sgemm(oc, cols, kk, w, kk, col, cols, out, cols);
-    // out[o, n * os + s] -> d[n, o, s]
+    // out[o, n * os + s] -> d[n, o, s], with the bias and relu on the way
+    if (epilogue) {
+      for (int64_t n = 0; n < m; ++n) finish(out + n * os, cols, d + n * oc * os, os);
+      continue;
+    }
 #pragma omp parallel for schedule(static) if (oc * cols >= (1 << 16))
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t n = 0; n < m; ++n) std::memcpy(d + (n * oc + o) * os, out + o * cols + n * os, os * sizeof(float));

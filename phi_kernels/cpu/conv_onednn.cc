@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/funcs/conv_im2col.h"
@@ -341,6 +343,8 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
 namespace {
 
 struct FusedConv {
+  const char* algo = "onednn";  // "onednn" (its preferred layouts), "onednn-plain" or "im2col"
+  bool im2col = false;          // run conv_im2col_fwd (with the bias and relu) instead of `base`
   ConvPrim base;  // ops: src, weights, dst
   memory::desc bias_md;
   bool has_bias = false;
@@ -391,6 +395,23 @@ FusedConv make_fused(const ConvGeometry& g, const std::string& key, bool plain, 
   f.base.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
   f.base.scratch_md = pd.scratchpad_desc();
   return f;
+}
+
+/// OAR_CONV_TUNE_LOG=1: print each fused convolution's candidate timings to stderr.
+bool tune_log() {
+  static const bool on = [] {
+    const char* v = std::getenv("OAR_CONV_TUNE_LOG");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
+
+/// OAR_CONV_ALGO=onednn|onednn-plain|im2col: use that candidate where it applies instead
+/// of timing them (debugging, and tests of each path). Read at every call, so a test can
+/// switch it; geometries tuned under another setting are cached under another key.
+std::string forced_algo() {
+  const char* v = std::getenv("OAR_CONV_ALGO");
+  return v ? v : "";
 }
 
 // The filter in the primitive's layout: `w` itself, or its cached reorder.
@@ -459,7 +480,8 @@ void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeigh
 void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias,
                            bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
                            float* dst) {
-  const std::string key = key_of(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
+  const std::string forced = forced_algo();
+  const std::string key = key_of(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-') + forced;
   FusedCache& c = fused_cache();
   std::shared_ptr<FusedConv> f;
   {
@@ -467,32 +489,57 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     auto it = c.prims.find(key);
     if (it != c.prims.end()) f = it->second;
   }
+  auto run_one = [&](FusedConv& p) {
+    if (p.im2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
+    auto pw = packed_weights(p, w, w_owner, w_version);
+    run_fused(p, src, w, pw.get(), bias, dst);
+  };
   if (!f) {
-    // As tune(): oneDNN's preferred layouts against the plain ones, timed on the real
-    // buffers, but with the filter reorder left out (it is done once per filter).
-    f = std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu));
+    // As tune(): oneDNN's preferred layouts, the plain ones and im2col + GEMM, timed on
+    // the real buffers with the filter reorder left out (it is done once per filter).
+    std::vector<std::shared_ptr<FusedConv>> cands{
+        std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu))};
     try {
       auto plain = std::make_shared<FusedConv>(make_fused(g, key, true, bias != nullptr, relu));
       bool same = true;
-      for (int i = 0; i < 3; ++i) same = same && f->base.ops[i].prim_md == plain->base.ops[i].prim_md;
-      if (!same) {
-        auto time_of = [&](FusedConv& p) {
-          auto pw = packed_weights(p, w, w_owner, w_version);
-          run_fused(p, src, w, pw.get(), bias, dst);  // warm-up
-          const auto t0 = std::chrono::steady_clock::now();
-          run_fused(p, src, w, pw.get(), bias, dst);
-          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        };
-        if (time_of(*plain) < time_of(*f)) f = plain;
-      }
+      for (int i = 0; i < 3; ++i) same = same && cands[0]->base.ops[i].prim_md == plain->base.ops[i].prim_md;
+      plain->algo = "onednn-plain";
+      if (!same) cands.push_back(plain);
     } catch (const dnnl::error&) {
+    }
+    if (conv_im2col_fwd_supported(g)) {
+      cands.push_back(std::make_shared<FusedConv>());
+      cands.back()->im2col = true;
+      cands.back()->algo = "im2col";
+    }
+    auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
+    if (pick != cands.end()) cands = {*pick};
+    f = cands[0];
+    if (cands.size() > 1) {
+      // Best of five interleaved rounds after a warm-up: a single timed run per candidate
+      // let one disturbed run pick a layout 4x slower (ResNet-18's 64->128 stride-2 conv).
+      std::vector<double> t(cands.size(), 1e30);
+      for (auto& p : cands) run_one(*p);
+      for (int r = 0; r < 5; ++r)
+        for (size_t i = 0; i < cands.size(); ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          run_one(*cands[i]);
+          t[i] = std::min(t[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+      f = cands[std::min_element(t.begin(), t.end()) - t.begin()];
+      if (tune_log()) {
+        std::fprintf(stderr, "[oar conv tune] %s:", key.c_str());
+        for (size_t i = 0; i < cands.size(); ++i)
+          std::fprintf(stderr, " %s %.3f ms%s", cands[i]->algo, t[i] * 1e3, cands[i] == f ? " (picked)" : "");
+        std::fprintf(stderr, "\n");
+      }
+      if (cands.back()->im2col && !f->im2col) conv_im2col_release();
     }
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.prims.size() >= 512) c.prims.clear();
     c.prims.emplace(key, f);
   }
-  auto pw = packed_weights(*f, w, w_owner, w_version);
-  run_fused(*f, src, w, pw.get(), bias, dst);
+  run_one(*f);
 }
 
 }  // namespace oar::phi

@@ -32,9 +32,11 @@ inline Geo3 geo3(const ConvGeometry& g) {
 
 /// Whether conv_im2col_fwd handles `g`: channels first, one group, bounded workspace.
 bool conv_im2col_fwd_supported(const ConvGeometry& g);
-/// dst = conv(src, w) (NC... activations, [out_c, in_c, k...] filter): the columns of
-/// all images side by side in a per-thread workspace, one sgemm, then the images apart.
-void conv_im2col_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst);
+/// dst = act(conv(src, w) + bias) (NC... activations, [out_c, in_c, k...] filter, bias
+/// out_c values or null, act relu or none): the columns of all images side by side in a
+/// per-thread workspace, one sgemm, then the images apart with the bias and relu.
+void conv_im2col_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
+                     const float* bias = nullptr, bool relu = false);
 /// Frees the calling thread's workspace (after a geometry chose another algorithm).
 void conv_im2col_release();
 

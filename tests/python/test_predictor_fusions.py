@@ -184,3 +184,25 @@ def test_grad(case):
 @pytest.mark.parametrize("case", [FUSED_BAD, POOL_BAD], ids=case_id)
 def test_bad_inputs(case):
     check_bad_inputs(case)
+
+
+@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "im2col"])
+@pytest.mark.parametrize("spec", [((3, 8, 6, 6), (16, 8, 3, 3), 1, 1, "relu", True),   # 3x3, batch folded
+                                  ((2, 16, 5, 7), (8, 16, 3, 3), 2, 1, "", True),      # stride 2, odd sizes
+                                  ((2, 8, 4, 4), (8, 8, 1, 1), 1, 0, "relu", False),   # 1x1: no im2col copy
+                                  ((1, 4, 5, 5), (8, 4, 3, 3), 1, 0, "relu", True)])   # one image
+def test_fused_conv2d_each_algorithm(monkeypatch, algo, spec):
+    """Every candidate the fused convolution's tuning may pick (OAR_CONV_ALGO forces one)
+    gives the float64 NumPy result, bias and relu included."""
+    xs, ws, stride, pad, act, bias = spec
+    monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    rng = np.random.default_rng(sum(xs) + len(algo))
+    x = rng.standard_normal(xs).astype("float32")
+    w = rng.standard_normal(ws).astype("float32")
+    b = rng.standard_normal(ws[0]).astype("float32") if bias else None
+    for _ in range(2):  # the tuning call, then the cached pick
+        got = _C.ops.fused_conv2d(oar.to_tensor(x), oar.to_tensor(w), oar.to_tensor(b) if bias else None,
+                                  [stride] * 2, [pad] * 4, [1, 1], 1, "NCHW", act).numpy()
+        ref = _fused_np(x.astype(np.float64), w.astype(np.float64), b, [stride] * 2, [(pad, pad)] * 2, [1, 1], 1,
+                        act)
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
