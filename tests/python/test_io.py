@@ -64,12 +64,22 @@ class Stream(IterableDataset):
             yield np.array([i], np.int64)
 
 
+@pytest.fixture(autouse=True)
+def private_shm_dir(tmp_path, monkeypatch):
+    """Each test's workers write their batches into its own directory (forked workers
+    inherit the setting), so a concurrent test session on the machine cannot make the
+    leak checks below see its files."""
+    from oar.io import collate
+
+    d = tmp_path / "shm"
+    d.mkdir()
+    monkeypatch.setattr(collate, "_SHM_DIR", str(d))
+
+
 def shm_files():
-    return (
-        {f for f in os.listdir("/dev/shm") if f.startswith("oar_dl_")}
-        if os.path.isdir("/dev/shm")
-        else set()
-    )
+    from oar.io import collate
+
+    return {f for f in os.listdir(collate._SHM_DIR) if f.startswith("oar_dl_")}
 
 
 def labels_of(loader):
@@ -296,8 +306,14 @@ def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
     import sys
 
     script = tmp_path / "s.py"
+    # the child's batches go to its own directory, so files of concurrent runs (another
+    # test session on the machine) cannot make the leak check fail
+    shm = tmp_path / "child_shm"
+    shm.mkdir()
     script.write_text(
         "import numpy as np, oar\n"
+        "import oar.io.collate\n"
+        f"oar.io.collate._SHM_DIR = {str(shm)!r}\n"
         "from oar.io import DataLoader, Dataset\n"
         "class R(Dataset):\n"
         "    def __getitem__(s, i): return np.full([8], i, np.float32)\n"
@@ -309,7 +325,6 @@ def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
         "    if i == 3: break\n"
         "print('ok', flush=True)\n"
     )
-    before = shm_files()
     t = time.time()
     out = subprocess.run(
         [sys.executable, str(script)],
@@ -320,7 +335,7 @@ def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok" and time.time() - t < 30
-    assert shm_files() - before == set()
+    assert os.listdir(shm) == []
 
 
 def test_persistent_workers_reused():
