@@ -153,9 +153,17 @@ void UniqueInferMeta(const DenseTensor& x, const IntList& axis, DataType dtype, 
               "unique: dtype must be int32 or int64, got ", dtype_name(dtype));
   OAR_ENFORCE(axis.size() <= 1, InvalidArgument, "unique: axis must be None or one int, got ",
               axis);
-  if (!axis.empty()) wrap_axis(axis[0], x.rank(), "unique");
-  out->set_dtype(x.dtype());  // dims are data-dependent: the kernel sets them
+  const int64_t ax = axis.empty() ? -1 : wrap_axis(axis[0], x.rank(), "unique");
+  // The number of unique entries comes from the data: 0 placeholders, sized by the kernel
+  // (data_dependent in stats.yaml: dynamic in the IR).
+  Dims d = ax < 0 ? Dims{0} : x.dims();
+  if (ax >= 0) d[ax] = 0;
+  out->set_dtype(x.dtype());
+  out->set_dims(d);
   for (DenseTensor* t : {indices, inverse, counts}) t->set_dtype(dtype);
+  indices->set_dims(Dims{0});
+  counts->set_dims(Dims{0});
+  inverse->set_dims(Dims{ax < 0 ? x.numel() : x.dims()[ax]});
 }
 
 void UniqueConsecutiveInferMeta(const DenseTensor& x, const IntList& axis, DataType dtype,
@@ -164,10 +172,15 @@ void UniqueConsecutiveInferMeta(const DenseTensor& x, const IntList& axis, DataT
               "unique_consecutive: dtype must be int32 or int64, got ", dtype_name(dtype));
   OAR_ENFORCE(axis.size() <= 1, InvalidArgument,
               "unique_consecutive: axis must be None or one int, got ", axis);
-  if (!axis.empty()) wrap_axis(axis[0], x.rank(), "unique_consecutive");
+  const int64_t ax = axis.empty() ? -1 : wrap_axis(axis[0], x.rank(), "unique_consecutive");
+  Dims d = ax < 0 ? Dims{0} : x.dims();  // data-dependent sizes: see UniqueInferMeta
+  if (ax >= 0) d[ax] = 0;
   out->set_dtype(x.dtype());
+  out->set_dims(d);
   inverse->set_dtype(dtype);
+  inverse->set_dims(Dims{ax < 0 ? x.numel() : x.dims()[ax]});
   counts->set_dtype(dtype);
+  counts->set_dims(Dims{0});
 }
 
 void BincountInferMeta(const DenseTensor& x, const DenseTensor* weights, int64_t minlength,
@@ -183,6 +196,7 @@ void BincountInferMeta(const DenseTensor& x, const DenseTensor* weights, int64_t
   }
   out->set_dtype(weights ? (is_floating(weights->dtype()) ? weights->dtype() : DataType::INT64)
                          : DataType::INT64);
+  out->set_dims(Dims{0});  // max(x) + 1 or minlength: from the data (data_dependent)
 }
 
 void HistogramInferMeta(const DenseTensor& input, const DenseTensor* weight, int64_t bins,

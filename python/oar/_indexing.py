@@ -10,8 +10,9 @@ several are moved to the front and read with one index_get, whose result dims go
 where NumPy puts them (in place when the advanced indices are adjacent, else first).
 
 Setitem writes into x (Paddle semantics). Without autograd a basic index is a plain
-copy into the view; with autograd the write is slice_scatter_ / index_put_, in-place
-ops that move x's autograd history (and refuse leaves that require grad).
+copy into the view; with autograd, or while to_static traces, the write is
+slice_scatter_ / index_put_, in-place ops that move x's autograd history (and refuse
+leaves that require grad) and that the tracer records.
 """
 import operator
 import sys
@@ -268,8 +269,12 @@ def _write_view(view, x, value):
 
 
 def _set_basic_grad(x, entries, value):
+    """x[basic index] = value as one slice_scatter_ (autograd, and to_static: the op is
+    traced). The value is shaped with squeeze/unsqueeze only, never with sizes read from
+    x, so a dynamic dim of a converted program stays dynamic."""
     shape = x.shape
-    axes, starts, ends, steps, region, target = [], [], [], [], [], []
+    axes, starts, ends, steps, target = [], [], [], [], []
+    new_dims, int_dims = [], []  # target dims the region lacks (None, True); region dims the target lacks (ints)
     dim = 0
     for kind, v in entries:
         if kind == _SLICE:
@@ -281,7 +286,6 @@ def _set_basic_grad(x, entries, value):
                 ends.append(b)
                 steps.append(c)
                 n = len(range(*slice(v.start, v.stop, v.step).indices(n)))
-            region.append(n)
             target.append(n)
             dim += 1
         elif kind == _INT:
@@ -293,16 +297,36 @@ def _set_basic_grad(x, entries, value):
             starts.append(v)
             ends.append(v + 1 if v != -1 else _MAX)
             steps.append(1)
-            region.append(1)
+            int_dims.append(dim)
             dim += 1
         else:
             if kind == _PYBOOL and not v:
                 return  # x[False] = v selects nothing
+            new_dims.append(len(target))
             target.append(1)
-    region += shape[dim:]
     target += shape[dim:]
-    v = _ops.reshape(_broadcast_to(_value(x, value), target), region)
+    v = _value(x, value)
+    vs = v.shape
+    extra = len(vs) - len(target)
+    if extra > 0 and any(d != 1 for d in vs[:extra]):
+        raise ValueError(f"setitem: value of shape {vs} cannot be broadcast to the indexed shape {target}")
+    if any(a != b and a != 1 for a, b in zip(vs[::-1], target[::-1])):
+        raise ValueError(f"setitem: value of shape {vs} cannot be broadcast to the indexed shape {target}")
+    if extra > 0:
+        v = _ops.squeeze(v, list(range(extra)))
+    elif extra < 0:
+        v = _unsqueeze(v, list(range(-extra)))
+    if new_dims:
+        v = _ops.squeeze(v, new_dims)
+    if int_dims:
+        v = _unsqueeze(v, int_dims)
     _ops.slice_scatter_(x, v, axes, starts, ends, steps)
+
+
+def _tracing():
+    """True inside oar.jit.to_static's trace (writes must then be ops the tracer sees)."""
+    api = sys.modules.get("oar.jit.api")
+    return api is not None and bool(api._active)
 
 
 def _set_advanced(x, entries, value):
@@ -348,8 +372,8 @@ def _set_advanced(x, entries, value):
 
 
 def _setitem(self, idx, value):
-    no_grad = (self.stop_gradient and (not isinstance(value, Tensor) or value.stop_gradient)) \
-        or not _grad_enabled()
+    no_grad = ((self.stop_gradient and (not isinstance(value, Tensor) or value.stop_gradient))
+               or not _grad_enabled()) and not _tracing()
     t = type(idx)
     if no_grad and (t is int or t is slice) and self.ndim > 0:  # the hot paths
         if t is int:

@@ -691,3 +691,19 @@ def test_grad_does_not_run_the_node_that_made_an_input():
     gx, gh3 = oar._C.grad((h3 * x).sum(), [x, h3], None, False, False, False, True)
     np.testing.assert_allclose(gx.numpy(), [1.0, 4.0])
     np.testing.assert_allclose(gh3.numpy(), [1.0, 2.0])
+
+
+def test_only_tensors_a_gradient_reads_are_saved():
+    # x * 3: the gradient needs no value of x, so writing into x afterwards is legal (as
+    # in PyTorch); a tensor whose values a needed gradient reads still refuses the write.
+    x = oar.to_tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), stop_gradient=False)
+    y = x * 1
+    y[:, 0] = y[:, 1] * 3
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 2 * 2 + 2 * 9 * 2], [0.0, 2 * 4 + 2 * 9 * 4]])
+    a = oar.to_tensor(np.array([1.0, 2.0]), stop_gradient=False)
+    b = a * 1
+    c = b * a  # the gradient for a reads b
+    b[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()

@@ -35,6 +35,38 @@ def identifiers(expr):
     return set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*\b", expr))
 
 
+_META_METHODS = ("dims", "dtype", "rank", "numel", "place")
+
+
+def reads_values(expr, name):
+    """Whether the backward formula `expr` reads the values of tensor `name`, not only its
+    metadata (`name.dims()`..., or `name` as the shape argument of sum_to)."""
+    for m in re.finditer(r"\b%s\b" % re.escape(name), expr):
+        rest = expr[m.end():]
+        if any(rest.startswith(f".{meth}(") for meth in _META_METHODS):
+            continue
+        if _is_sum_to_target(expr, m.start(), m.end()):
+            continue
+        return True
+    return False
+
+
+def _is_sum_to_target(expr, start, end):
+    """expr[start:end] is the whole last argument of a sum_to(...) call."""
+    if not re.match(r"\s*\)", expr[end:]) or not re.search(r",\s*$", expr[:start]):
+        return False
+    depth = 0  # find the call the closing parenthesis after the name ends
+    for i in range(start - 1, -1, -1):
+        c = expr[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            if depth == 0:
+                return expr[:i].rstrip().endswith("sum_to")
+            depth -= 1
+    return False
+
+
 # ---------------------------------------------------------------- C++ signatures
 def api_params(op, with_defaults):
     ps = []
@@ -356,11 +388,37 @@ def gen_op_function(op):
         # A view op's backward reads only its input's shape: save metadata, so in-place
         # writes to the base stay legal and the node holds no history (no cycles).
         meta_only = ", true" if op.view else ""
+        # A tensor is saved only when the formula of an input that requires grad reads it
+        # (x * 3: x is not saved), so writing into it in place afterwards stays legal, as in
+        # PyTorch, and no memory is held for nothing.
+        rg = {a.name: (f"{a.name}_rg" if a.type == "Tensor[]" else f"autograd::any_requires_grad({{&{a.name}}})")
+              for a in tensors}
+
+        def save_if(name, values_only=False):
+            users = [b.name for b in tensors if name in identifiers(op.backward.get(b.name) or "")
+                     and (not values_only or reads_values(op.backward[b.name], name))]
+            if not users:
+                return "false"
+            return " || ".join(rg[u] for u in users) if len(users) < len(tensors) else None
+
         for a in saved_in:
+            cond = save_if(a.name)
+            pre = f"if ({cond}) " if cond else ""
             if a.type == "Tensor[]":
-                L.append(f"    for (const auto& t : {a.name}) node->{a.name}_.emplace_back(t, false{meta_only});")
+                L.append(f"    {pre}for (const auto& t : {a.name}) node->{a.name}_.emplace_back(t, false{meta_only});")
+            elif op.view:
+                L.append(f"    {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
             else:
-                L.append(f"    node->{a.name}_ = SavedTensor({a.name}, false{meta_only});")
+                # Formulas that need only its shape (sum_to(grad, x)) keep it as metadata:
+                # no version check, so y[:, 0] = y[:, 1] * 3 stays legal.
+                full = save_if(a.name, values_only=True)
+                if full == "false":
+                    L.append(f"    {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
+                elif full is None:
+                    L.append(f"    node->{a.name}_ = SavedTensor({a.name}, false);")
+                else:
+                    L.append(f"    if ({full}) node->{a.name}_ = SavedTensor({a.name}, false);")
+                    L.append(f"    else {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
         for a in op.attrs:
             L.append(f"    node->{a.name}_ = {a.name};")
         for i, o in enumerate(op.outputs):
@@ -369,7 +427,9 @@ def gen_op_function(op):
             else:
                 L.append(f"    autograd::set_history({o.name}, node, {i});")
         for o in saved_out:
-            L.append(f"    node->{o.name}_ = SavedTensor({o.name}, true);")
+            cond = save_if(o.name)
+            pre = f"if ({cond}) " if cond else ""
+            L.append(f"    {pre}node->{o.name}_ = SavedTensor({o.name}, true);")
         L.append("  }")
     if len(outs) == 1:
         L.append(f"  return {outs[0]};")

@@ -162,6 +162,8 @@ def gen_infer(op):
         L.append(f"    {meta_fn}({', '.join(margs)});")
         for o in op.outputs:
             L.append(f"    opgen::{'set_out_list' if o.is_list else 'set_out'}(c, o_{o.name});")
+            if o.name in op.data_dependent:
+                L.append("    opgen::mark_data_dependent(c);")
     L.append("  }")
     L.append("}")
     L.append(f"void {fn}(InferContext& c) {{ opgen::run_infer(c, &{fn}_body); }}")

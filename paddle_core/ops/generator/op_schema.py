@@ -11,6 +11,9 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     view: TransposeView                      # no kernel: output aliases the input's storage
     backward: {x: "sum_to(grad, x)", y: "..."}   # C++ expressions over differentiable ops
     inplace: add_                            # also generate the in-place variant
+    data_dependent: [out]                    # outputs whose 0 dims (set by infer_meta as
+                                             # placeholders) the kernel sizes from the data:
+                                             # dynamic (?) in the IR
     python: {method: true, scalar: [y], name: add}
 """
 import re
@@ -93,6 +96,7 @@ class OpDef:
     backward: Dict[str, str]
     inplace: Optional[str]
     python: dict
+    data_dependent: List[str]
     source: str
     doc: str = ""
 
@@ -186,6 +190,7 @@ def load_ops(paths) -> List[OpDef]:
                 backward=e.get("backward") or {},
                 inplace=e.get("inplace"),
                 python=e.get("python") or {},
+                data_dependent=list(e.get("data_dependent", [])),
                 source=path,
                 doc=e.get("doc", ""),
             ))

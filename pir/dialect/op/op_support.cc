@@ -103,6 +103,14 @@ void set_out_list(InferContext& c, const std::vector<DenseTensor>& d) {
   for (const auto& t : d) ts.push_back(to_type(c.ctx, t, first_layout(c), dynamic));
   c.outputs.push_back(c.ctx->vector_type(ts));
 }
+void mark_data_dependent(InferContext& c) {
+  Type& t = c.outputs.back();
+  if (!t.is_tensor()) return;
+  std::vector<int64_t> dims = t.dims();
+  for (int64_t& d : dims)
+    if (d == 0) d = kDynamic;
+  t = c.ctx->tensor_type(t.dtype(), dims, t.layout());
+}
 bool any_dynamic(const InferContext& c) {
   for (Type t : c.inputs) {
     if (t.is_tensor() && t.has_dynamic_dims()) return true;

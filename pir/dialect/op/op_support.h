@@ -40,6 +40,9 @@ std::vector<DenseTensor> list_meta(const InferContext& c, size_t i);
 std::vector<const DenseTensor*> ptrs(const std::vector<DenseTensor>& v);
 void set_out(InferContext& c, const DenseTensor& d);
 void set_out_list(InferContext& c, const std::vector<DenseTensor>& d);
+/// The output set last has sizes the kernel takes from the data (nonzero, unique...):
+/// the 0 dims its infer-meta put there as placeholders become dynamic.
+void mark_data_dependent(InferContext& c);
 /// True when an input (or a list element) has a dynamic dim.
 bool any_dynamic(const InferContext& c);
 /// The input dtype (for promotion); list inputs use their first element.
