@@ -4,6 +4,7 @@
 // layout and keeps the faster (see tune()). Primitives and reorders are cached per
 // geometry: creating them costs far more than a small convolution. Reorder targets
 // and scratchpads live in per-thread workspaces reused across calls.
+#include <immintrin.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
+#include "phi_kernels/funcs/conv_winograd.h"
 
 namespace oar::phi {
 namespace {
@@ -343,8 +345,9 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
 namespace {
 
 struct FusedConv {
-  const char* algo = "onednn";  // "onednn" (its preferred layouts), "onednn-plain" or "im2col"
+  const char* algo = "onednn";  // "onednn" (its preferred layouts), "onednn-plain", "im2col", "winograd"
   bool im2col = false;          // run conv_im2col_fwd (with the bias and relu) instead of `base`
+  bool winograd = false;        // run conv_winograd_fwd on the transformed filter instead of `base`
   ConvPrim base;  // ops: src, weights, dst
   memory::desc bias_md;
   bool has_bias = false;
@@ -397,6 +400,13 @@ FusedConv make_fused(const ConvGeometry& g, const std::string& key, bool plain, 
   return f;
 }
 
+/// Flushes [p, p + bytes) out of every cache level.
+void evict(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
+}
+
 /// OAR_CONV_TUNE_LOG=1: print each fused convolution's candidate timings to stderr.
 bool tune_log() {
   static const bool on = [] {
@@ -415,9 +425,10 @@ std::string forced_algo() {
 }
 
 // The filter in the primitive's layout: `w` itself, or its cached reorder.
-std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const float* w,
+// (Winograd: the filter transformed by conv_winograd_transform_filter.)
+std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& g, const float* w,
                                               const std::shared_ptr<const void>& owner, uint32_t version) {
-  if (!f.base.ops[1].reorder) return nullptr;
+  if (!f.winograd && !f.base.ops[1].reorder) return nullptr;
   FusedCache& c = fused_cache();
   const std::string k = f.wkey + '@' + std::to_string(reinterpret_cast<uintptr_t>(w));
   {
@@ -434,12 +445,17 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const float* w,
   p->ptr = w;
   p->version = version;
   const Operand& o = f.base.ops[1];
-  p->data = Buffer(std::aligned_alloc(64, (o.prim_md.get_size() + 63) / 64 * 64));
-  auto& e = cpu_engine();
-  dnnl::stream s(e);
-  memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.get());
-  o.to_prim.execute(s, user, prim);
-  s.wait();
+  const size_t bytes = f.winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
+  p->data = Buffer(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (f.winograd) {
+    conv_winograd_transform_filter(g, w, static_cast<float*>(p->data.get()));
+  } else {
+    auto& e = cpu_engine();
+    dnnl::stream s(e);
+    memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.get());
+    o.to_prim.execute(s, user, prim);
+    s.wait();
+  }
   if (!owner) return p;  // no identity to check later: not cached
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.weights.size() >= 1024) {
@@ -491,11 +507,12 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
   }
   auto run_one = [&](FusedConv& p) {
     if (p.im2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
-    auto pw = packed_weights(p, w, w_owner, w_version);
+    auto pw = packed_weights(p, g, w, w_owner, w_version);
+    if (p.winograd) return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.get()), dst, bias, relu);
     run_fused(p, src, w, pw.get(), bias, dst);
   };
   if (!f) {
-    // As tune(): oneDNN's preferred layouts, the plain ones and im2col + GEMM, timed on
+    // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd, timed on
     // the real buffers with the filter reorder left out (it is done once per filter).
     std::vector<std::shared_ptr<FusedConv>> cands{
         std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu))};
@@ -512,16 +529,32 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
       cands.back()->im2col = true;
       cands.back()->algo = "im2col";
     }
+    if (conv_winograd_fwd_supported(g)) {
+      cands.push_back(std::make_shared<FusedConv>());
+      cands.back()->winograd = true;
+      cands.back()->algo = "winograd";
+      cands.back()->wkey = key + 'w';
+    }
     auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
     if (pick != cands.end()) cands = {*pick};
     f = cands[0];
     if (cands.size() > 1) {
       // Best of five interleaved rounds after a warm-up: a single timed run per candidate
       // let one disturbed run pick a layout 4x slower (ResNet-18's 64->128 stride-2 conv).
+      // Each timed run starts with the candidate's filter out of the caches, as in a
+      // network, whose filters together exceed them (the activations, just written by
+      // the previous op, stay hot): with a hot filter, small batches picked Winograd,
+      // whose transformed filter is 16/9 the size, where it lost in the network (ResNet-18
+      // b1 6.7 -> 7.5 ms).
       std::vector<double> t(cands.size(), 1e30);
       for (auto& p : cands) run_one(*p);
+      const size_t w_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) * 4;
       for (int r = 0; r < 5; ++r)
         for (size_t i = 0; i < cands.size(); ++i) {
+          FusedConv& p = *cands[i];
+          if (p.winograd) evict(packed_weights(p, g, w, w_owner, w_version)->data.get(), conv_winograd_filter_size(g) * 4);
+          else if (p.base.ops[1].reorder) evict(packed_weights(p, g, w, w_owner, w_version)->data.get(), p.base.ops[1].prim_md.get_size());
+          else evict(w, w_bytes);
           const auto t0 = std::chrono::steady_clock::now();
           run_one(*cands[i]);
           t[i] = std::min(t[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -533,7 +566,8 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
           std::fprintf(stderr, " %s %.3f ms%s", cands[i]->algo, t[i] * 1e3, cands[i] == f ? " (picked)" : "");
         std::fprintf(stderr, "\n");
       }
-      if (cands.back()->im2col && !f->im2col) conv_im2col_release();
+      if (!f->im2col && std::any_of(cands.begin(), cands.end(), [](const auto& p) { return p->im2col; }))
+        conv_im2col_release();
     }
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.prims.size() >= 512) c.prims.clear();

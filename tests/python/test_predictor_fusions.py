@@ -186,7 +186,7 @@ def test_bad_inputs(case):
     check_bad_inputs(case)
 
 
-@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "im2col"])
+@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "im2col", "winograd"])
 @pytest.mark.parametrize("spec", [((3, 8, 6, 6), (16, 8, 3, 3), 1, 1, "relu", True),   # 3x3, batch folded
                                   ((2, 16, 5, 7), (8, 16, 3, 3), 2, 1, "", True),      # stride 2, odd sizes
                                   ((2, 8, 4, 4), (8, 8, 1, 1), 1, 0, "relu", False),   # 1x1: no im2col copy
@@ -206,3 +206,25 @@ def test_fused_conv2d_each_algorithm(monkeypatch, algo, spec):
         ref = _fused_np(x.astype(np.float64), w.astype(np.float64), b, [stride] * 2, [(pad, pad)] * 2, [1, 1], 1,
                         act)
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("spec", [((13, 64, 16, 16), (64, 64, 3, 3), [1, 1, 1, 1], "relu", True),  # 2 chunks
+                                  ((2, 5, 7, 9), (6, 5, 3, 3), [1, 1, 1, 1], "", False),            # odd sizes
+                                  ((1, 3, 4, 6), (4, 3, 3, 3), [2, 2, 2, 2], "relu", True),         # pad 2
+                                  ((2, 4, 1, 1), (3, 4, 3, 3), [1, 1, 1, 1], "", True),             # 1x1 image
+                                  ((1, 9, 6, 5), (10, 9, 3, 3), [0, 1, 2, 1], "relu", True),        # uneven pads
+                                  ((3, 16, 3, 3), (8, 16, 3, 3), [0, 0, 0, 0], "", True)])          # one tile
+def test_winograd_geometries(monkeypatch, spec):
+    """The Winograd F(2x2, 3x3) candidate (conv_winograd.cc) on partial tiles, paddings up
+    to 2, channel counts that are not multiples of 8 and batches split into chunks."""
+    xs, ws, pads, act, bias = spec
+    monkeypatch.setenv("OAR_CONV_ALGO", "winograd")
+    rng = np.random.default_rng(xs[0] * 31 + xs[1])
+    x = rng.standard_normal(xs).astype("float32")
+    w = rng.standard_normal(ws).astype("float32")
+    b = rng.standard_normal(ws[0]).astype("float32") if bias else None
+    got = _C.ops.fused_conv2d(oar.to_tensor(x), oar.to_tensor(w), oar.to_tensor(b) if bias else None, [1, 1], pads,
+                              [1, 1], 1, "NCHW", act).numpy()
+    ref = _fused_np(x.astype(np.float64), w.astype(np.float64), b, [1, 1], [(pads[0], pads[1]), (pads[2], pads[3])],
+                    [1, 1], 1, act)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=2e-4)
