@@ -331,13 +331,37 @@ class StaticFunction:
     def dygraph_function(self):
         return self._function
 
-    def _spec_dims(self, tensors):
-        """Per tensor argument: the InputSpec's shape when it declares dynamic dims, else None."""
-        out = [None] * len(tensors)
+    def _tensor_specs(self, args, n):
+        """The InputSpec of each of the n flattened tensor arguments: input_spec[i] belongs to
+        positional argument i (a list of specs to a list/tuple argument), so an argument that
+        is None or a Python value keeps its place (Paddle's rule)."""
+        out = [None] * n
         if not self._input_spec:
             return out
-        for i, spec in enumerate(self._input_spec[:len(tensors)]):
-            if not isinstance(spec, InputSpec) or spec.shape is None:
+        k = 0
+
+        def walk(obj, spec):
+            nonlocal k
+            if isinstance(obj, _Tensor):
+                if k < n and isinstance(spec, InputSpec):
+                    out[k] = spec
+                k += 1
+            elif isinstance(obj, (list, tuple)):
+                specs = spec if isinstance(spec, (list, tuple)) and len(spec) == len(obj) else [None] * len(obj)
+                for o, sp in zip(obj, specs):
+                    walk(o, sp)
+            elif isinstance(obj, dict):
+                for v in obj.values():
+                    walk(v, None)
+        for i, a in enumerate(args):
+            walk(a, self._input_spec[i] if i < len(self._input_spec) else None)
+        return out
+
+    def _spec_dims(self, args, tensors):
+        """Per tensor argument: the InputSpec's shape when it declares dynamic dims, else None."""
+        out = [None] * len(tensors)
+        for i, spec in enumerate(self._tensor_specs(args, len(tensors))):
+            if spec is None or spec.shape is None:
                 continue
             t = tensors[i]
             if len(spec.shape) != len(t.shape) or any(d != -1 and d != s for d, s in zip(spec.shape, t.shape)):
@@ -349,15 +373,13 @@ class StaticFunction:
                 out[i] = list(spec.shape)
         return out
 
-    def _input_names(self, n):
-        if not self._input_spec:
-            return None
-        return [getattr(s, "name", None) for s in self._input_spec[:n]]
+    def _input_names(self, args, n):
+        return [getattr(s, "name", None) for s in self._tensor_specs(args, n)]
 
     def get_concrete_program(self, *args, **kwargs):
         tensors = []
         struct = _flatten((args, kwargs), tensors)
-        specs = self._spec_dims(tensors)
+        specs = self._spec_dims(args, tensors)
         training = getattr(self._layer, "training", None)
         # Which tensors need gradients decides whether the signature has a backward program.
         grads = None
@@ -399,7 +421,7 @@ class StaticFunction:
         return self._converted
 
     def _convert(self, args, kwargs, tensors, specs, backward):
-        names = self._input_names(len(tensors))
+        names = self._input_names(args, len(tensors))
         fn = self._traced_function()
         entry = trace_program(fn, self._layer, args, kwargs, specs, names, backward)
         if any(s is not None for s in specs):

@@ -64,12 +64,28 @@ class RNNCellBase(Layer):
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
                            batch_dim_idx=0):
-        b = batch_ref.shape[batch_dim_idx]
+        """States filled with init_value, batch size taken from batch_ref's dim
+        batch_dim_idx. Built from batch_ref with shape-agnostic ops (no size read in
+        Python), so a converted program keeps a dynamic batch dynamic."""
         dtype = dtype or batch_ref.dtype
-        shapes = self.state_shape
+        shapes = shape if shape is not None else self.state_shape
+        rank = batch_ref.ndim
+        if not -rank <= batch_dim_idx < rank:
+            raise ValueError(f"{type(self).__name__}.get_initial_states: batch_dim_idx {batch_dim_idx} is out "
+                             f"of range for batch_ref of shape {list(batch_ref.shape)}")
+        bd = batch_dim_idx % rank
+        others = [d for d in range(rank) if d != bd]
+        ref = _ops.strided_slice_view(batch_ref, others, [0] * len(others), [1] * len(others),
+                                         [1] * len(others)) if others else batch_ref
+        ref = _ops.reshape(ref, [-1])  # [batch]
+
+        def one(s):
+            s = [int(d) for d in s]
+            base = _ops.full_like(_ops.reshape(ref, [-1] + [1] * len(s)), init_value, dtype)
+            return _ops.expand(base, [-1] + s)
         if isinstance(shapes[0], (list, tuple)):
-            return tuple(_ops.full([b] + list(s), init_value, dtype, None) for s in shapes)
-        return _ops.full([b] + list(shapes), init_value, dtype, None)
+            return tuple(one(s) for s in shapes)
+        return one(shapes)
 
     def forward(self, inputs, states=None):
         if states is None:
@@ -143,13 +159,20 @@ def _map(fn, *structs):
     return fn(*structs)
 
 
-def _step_masks(sequence_length, steps, dtype):
-    """[T, B, 1] float masks: 1 where t < length."""
-    lens = sequence_length.numpy() if isinstance(sequence_length, _C.Tensor) else \
-        np.asarray(sequence_length)
-    lens = lens.reshape(-1).astype(np.int64)
-    m = (np.arange(steps)[:, None] < lens[None, :]).astype(np.float32)[:, :, None]
-    return _ops.cast(_C.to_tensor(m), dtype)
+def _step_mask(sequence_length, t, dtype):
+    """[B, 1] float mask of time step t (an int or a 0-d int tensor): 1 where t < length."""
+    if not isinstance(sequence_length, _C.Tensor):
+        sequence_length = _C.to_tensor(np.asarray(sequence_length, dtype=np.int64))
+    m = _ops.greater_than(_ops.reshape(sequence_length, [-1]), t if isinstance(t, _C.Tensor) else
+                          _C.to_tensor(np.int64(t)))
+    return _ops.unsqueeze(_ops.cast(m, dtype), [-1])
+
+
+def _dynamic_time(x):
+    """True while to_static traces x and its time dim (dim 0) is dynamic."""
+    from ..jit import api
+    tracer = api._active[-1] if api._active else None
+    return tracer is not None and tracer.is_traced(x) and tracer.dims_of(x)[0] == -1
 
 
 class RNN(Layer):
@@ -170,18 +193,27 @@ class RNN(Layer):
                              f"{inputs.shape}")
         x = inputs if self.time_major else _ops.transpose(
             inputs, [1, 0] + list(range(2, inputs.ndim)))
-        steps = x.shape[0]
         states = initial_states
         if states is None:
             states = self.cell.get_initial_states(x, batch_dim_idx=1)
-        masks = None
         if sequence_length is not None:
-            masks = _step_masks(sequence_length, steps, x.dtype)
-            if masks.shape[1] != x.shape[1]:
-                raise ValueError(f"RNN: sequence_length has {masks.shape[1]} entries, the batch "
-                                 f"has {x.shape[1]}")
+            n = sequence_length.shape[0] if isinstance(sequence_length, _C.Tensor) else len(sequence_length)
+            if n != x.shape[1]:
+                raise ValueError(f"RNN: sequence_length has {n} entries, the batch has {x.shape[1]}")
         fast = hasattr(self.cell, "_step") and not kwargs
         xp = self.cell._project_inputs(x) if fast else None  # [T, B, gates*hidden]
+        if fast and _dynamic_time(x):
+            outputs, states = self._time_loop(x, xp, states, sequence_length)
+        else:
+            outputs, states = self._unrolled(x, xp, states, sequence_length, fast, kwargs)
+        if not self.time_major:
+            outputs = _ops.transpose(outputs, [1, 0] + list(range(2, outputs.ndim)))
+        return outputs, states
+
+    def _unrolled(self, x, xp, states, sequence_length, fast, kwargs):
+        steps = x.shape[0]
+        if steps == 0:
+            raise ValueError("RNN: inputs have no time steps")
         order = range(steps - 1, -1, -1) if self.is_reverse else range(steps)
         outs = [None] * steps
         for t in order:
@@ -189,18 +221,52 @@ class RNN(Layer):
                 out, new_states = self.cell._step(xp[t], states)
             else:
                 out, new_states = self.cell(x[t], states, **kwargs)
-            if masks is not None:
-                m = masks[t]
+            if sequence_length is not None:
+                m = _step_mask(sequence_length, t, x.dtype)
                 new_states = _map(lambda s, n: n * m + s * (1.0 - m), states, new_states)
                 out = out * m
             states = new_states
             outs[t] = out
-        if steps == 0:
-            raise ValueError("RNN: inputs have no time steps")
-        outputs = _ops.stack(outs, 0)
-        if not self.time_major:
-            outputs = _ops.transpose(outputs, [1, 0] + list(range(2, outputs.ndim)))
-        return outputs, states
+        return _ops.stack(outs, 0), states
+
+    def _time_loop(self, x, xp, states, sequence_length):
+        """The time steps as one while_loop (cf.while) when to_static traces a dynamic
+        sequence length: the step index is a loop variable, each step reads its row of
+        the projected inputs and writes its row of the outputs (scatter)."""
+        from ..static import nn as snn
+
+        rank = x.ndim
+        ones = _ops.full_like(_ops.strided_slice_view(x, list(range(1, rank)), [0] * (rank - 1), [1] * (rank - 1),
+                                                     [1] * (rank - 1)), 1, "int64")
+        n = _ops.sum(ones)  # the number of time steps, as a 0-d tensor
+        hidden = self.cell.hidden_size
+        buf = _ops.expand(_ops.full_like(_ops.strided_slice_view(x, [rank - 1], [0], [1], [1]), 0.0, x.dtype),
+                          [-1] * (rank - 1) + [hidden])
+        flat = list(states) if isinstance(states, (tuple, list)) else [states]
+        packed = isinstance(states, (tuple, list))
+        t0 = _ops.subtract(n, _ops.full([], 1, "int64", None)) if self.is_reverse else \
+            _ops.full([], 0, "int64", None)
+
+        def cond(t, *rest):
+            return t >= 0 if self.is_reverse else t < n
+
+        def body(t, *rest):
+            cur, out_buf = list(rest[:-1]), rest[-1]
+            st = tuple(cur) if packed else cur[0]
+            idx = _ops.reshape(t, [1])
+            out, new = self.cell._step(_ops.squeeze(_ops.index_select(xp, idx, 0), [0]), st)
+            new = list(new) if packed else [new]
+            if sequence_length is not None:
+                m = _step_mask(sequence_length, t, x.dtype)
+                new = [a * m + b * (1.0 - m) for a, b in zip(new, cur)]
+                out = out * m
+            out_buf = _ops.scatter(out_buf, idx, _ops.unsqueeze(out, [0]), True)
+            step = -1 if self.is_reverse else 1
+            return [t + step] + new + [out_buf]
+
+        res = snn.while_loop(cond, body, [t0] + flat + [buf])
+        final = res[1:-1]
+        return res[-1], (tuple(final) if packed else final[0])
 
 
 class BiRNN(Layer):
