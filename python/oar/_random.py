@@ -1,5 +1,6 @@
 """Random permutations (the other random creation functions live in _creation.py)."""
 import math
+import sys
 
 from . import _C
 from ._dtype import convert_dtype
@@ -23,7 +24,9 @@ def bernoulli(x, p=None, name=None):
         return (rand(x.shape, x.dtype) < float(p)).astype(x.dtype)
     if not x.dtype.is_floating_point:
         raise TypeError(f"bernoulli: x must be a floating-point tensor of probabilities, got {x.dtype}")
-    if x.size:
+    api = sys.modules.get("oar.jit.api")
+    traced = api is not None and api._active and api._active[-1].is_traced(x)
+    if x.size and not traced:  # a traced x has no value yet to check
         lo, hi = float(x.min()), float(x.max())
         if not (0.0 <= lo and hi <= 1.0):
             raise ValueError(f"bernoulli: x must hold probabilities in [0, 1], got values in "

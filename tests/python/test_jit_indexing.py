@@ -91,3 +91,16 @@ def test_data_dependent_sizes_are_dynamic():
         return oar.bincount(x)
 
     check(g, [(oar.to_tensor(np.array(v, dtype="int64")),) for v in ([0, 1, 1, 4], [2, 7, 7, 9])])
+
+
+def test_bernoulli_converts():
+    # its [0, 1] check reads values, which a traced input does not have yet: skipped there
+    sf = oar.jit.to_static(lambda p: oar.bernoulli(p))
+    oar.seed(0)
+    draws = np.stack([sf(oar.full([4000], 0.25)).numpy() for _ in range(3)])
+    assert set(np.unique(draws)) <= {0.0, 1.0}
+    assert abs(draws.mean() - 0.25) < 0.02
+    assert not np.array_equal(draws[0], draws[1])  # a new draw per run
+    assert "uniform" in str(sf.main_program)
+    with pytest.raises(ValueError, match="probabilities in"):
+        oar.bernoulli(oar.full([3], 1.5))  # eager still checks
