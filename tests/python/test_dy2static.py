@@ -464,6 +464,35 @@ def test_gradients_through_explicit_while_loop_and_finite_differences():
     assert len(sf.concrete_programs) == 1
 
 
+def test_gradients_through_nested_converted_whiles_with_empty_inner_loops():
+    # the inner loop runs 0, 1, 2... times (0 while the outer one is traced): the backward
+    # body still traces (row 0 of the history), and the gradients equal eager
+    def f(x, n):
+        i = oar.zeros([], dtype="int64")
+        while i < n:
+            j = oar.zeros([], dtype="int64")
+            while j < i:
+                x = oar.sin(x) + 0.1 * x
+                j = j + 1
+            i = i + 1
+        return x.sum()
+
+    sf = oar.jit.to_static(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for steps in (1, 4, 0):
+            res = []
+            for fn in (f, sf):
+                x = rand(3, seed=steps)
+                x.stop_gradient = False
+                out = fn(x, oar.to_tensor(np.int64(steps)))
+                out.backward()
+                res.append([out.numpy(), x.grad.numpy() if x.grad is not None else np.zeros(3)])
+            for a, b in zip(*res):
+                np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert len(sf.concrete_programs) == 1
+
+
 def test_random_op_in_a_while_body_with_gradients_runs_eagerly():
     @oar.jit.to_static
     def f(x, n):

@@ -204,8 +204,8 @@ def _traced_while(tracer, c0, cond, body, loop_vars):
 
 def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, wrt_caps, trace_body):
     """Note [Gradients through cf.while] (docs/notes/jit.md): the loop also carries its
-    iteration count and the history of its variables (each [iterations, ...], grown by one
-    row per iteration); the results get one autograd node whose backward is a while loop
+    iteration count and the history of its variables (each [1 + iterations, ...], grown by
+    one row per iteration); the results get one autograd node whose backward is a while loop
     running the iterations in reverse, each recomputing the body from its row of the
     history and differentiating it (vector-Jacobian product w.r.t. that iteration's
     variables and the tensors the body captures)."""
@@ -215,8 +215,11 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
 
     n = len(loop_vars)
     with no_grad():
+        # Row 0 of each history is a copy of the initial value that no iteration reads:
+        # it keeps the backward body traceable (it runs once while tracing, also when the
+        # loop ran zero times); iteration k reads row k + 1.
         count0, hist0 = _paused(tracer, lambda: (oar.zeros([], dtype="int64"),
-                                                 [oar.zeros([0] + list(v.shape), dtype=v.dtype) for v in loop_vars]))
+                                                 [oar.unsqueeze(v, [0]) for v in loop_vars]))
         dims = [[]] * (n + 1) + [[-1] + list(v.shape) for v in loop_vars]
 
         def extend(ph):
@@ -230,7 +233,7 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
                 for r, v in zip(rows, vs):
                     r.append(v)
                 vs = _next_vars(body(*vs), n)
-            hist = [oar.stack(r) if r else h for r, h in zip(rows, hist0)]
+            hist = [oar.concat([h] + [oar.unsqueeze(v, [0]) for v in r]) for r, h in zip(rows, hist0)]
             return [oar.assign(v) for v in vs] + [oar.full([], len(rows[0]), dtype="int64")] + hist
         results = _paused(tracer, run)
     tracer.finish_while(c0, loop_vars + [count0] + hist0, results)
@@ -243,7 +246,7 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
 
         def bbody(k, *rest):
             gs, accs = rest[:m], rest[m:]
-            idx = k.reshape([1])
+            idx = (k + 1).reshape([1])
             state = [oar.index_select(h, idx, axis=0).reshape(list(v.shape)) for h, v in zip(hist, loop_vars)]
             for i in grad_vars:
                 state[i].stop_gradient = False
