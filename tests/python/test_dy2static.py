@@ -659,6 +659,65 @@ def test_conversion_is_cached_and_can_be_turned_off():
         dy2static.enabled = True
 
 
+# ---- calls: the user's functions and sublayers convert too
+def _helper_with_an_early_return(x):
+    s = x.sum()
+    if s > 0:
+        return x * 3
+    return x * s
+
+
+class _GatedBlock(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.mean() > 0:
+            return F.relu(h)
+        return h * 0.1
+
+
+class _TwoBlocks(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.b1, self.b2 = _GatedBlock(), _GatedBlock()
+
+    def forward(self, x):
+        return _helper_with_an_early_return(self.b2(self.b1(x)))
+
+
+def test_called_functions_and_sublayers_convert():
+    oar.seed(4)
+    net = _TwoBlocks()
+    static = oar.jit.to_static(_TwoBlocks())
+    static.set_state_dict(net.state_dict())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for scale in (-2.0, 0.5, 3.0):
+            for m in (net, static):
+                m.clear_gradients()
+            x = rand(3, 4, seed=int(abs(scale) * 10)) * scale
+            ref = net(x)
+            out = static(x)
+            np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+            ref.sum().backward()
+            out.sum().backward()
+            for (n1, p1), (_, p2) in zip(net.named_parameters(), static.named_parameters()):
+                np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=n1)
+    (prog,) = static.forward.concrete_programs
+    assert str(prog.program).count("cf.if") == 3  # two blocks and the helper
+
+
+def test_library_functions_are_not_converted():
+    assert dy2static._user_function(_helper_with_an_early_return)
+    assert not dy2static._user_function(F.relu)            # oar's own
+    assert not dy2static._user_function(os.path.join)      # the standard library
+    assert not dy2static._user_function(np.linalg.norm)    # an installed package
+    assert dy2static.convert_call(len) is len
+
+
 # ---- what cannot be converted names the file and line
 def test_break_inside_a_with_block_in_a_tensor_while_names_the_line():
     # break/continue reached through if statements become flags; one inside a with (or

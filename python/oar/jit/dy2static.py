@@ -12,7 +12,8 @@
     x if c else y                 Python's short-circuit semantics otherwise
 
 first `for i in range(...)` becomes a while loop over a counter, and break/continue in a
-while loop (reached through ifs) become flags, so both convert too (`_LoopRewriter`).
+while loop (reached through ifs) become flags, so both convert too (`_LoopRewriter`); and
+calls become `convert_call(f)(...)`, converting the user's functions they reach.
 
 With Python values the converted code does exactly what the original did (variables
 assigned in one branch only stay unbound when that branch is not taken). Constructs that
@@ -228,6 +229,46 @@ def _as_loop_tensor(v, name, where, dtype=None):
     raise _err(where, f"loop variable '{name}' is {_describe(v)}; in a while loop whose condition is a traced "
                       f"tensor every variable the loop assigns must be a tensor (or a Python number, made a "
                       f"tensor)")
+
+
+def _library_dirs():
+    import sysconfig
+    from .api import _PKG_DIR
+    dirs = {_PKG_DIR}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            dirs.add(os.path.abspath(p))
+    return tuple(d + os.sep for d in dirs)
+
+
+_LIBRARY_DIRS = None
+
+
+def _user_function(fn):
+    """A Python function of the user's (not of oar, the standard library or an installed
+    package): what convert_call converts."""
+    global _LIBRARY_DIRS
+    f = getattr(fn, "__func__", fn)
+    if not isinstance(f, types.FunctionType):
+        return False
+    if _LIBRARY_DIRS is None:
+        _LIBRARY_DIRS = _library_dirs()
+    name = f.__code__.co_filename
+    if name.startswith("<"):  # frozen modules, exec'd or interactive code: no source to convert
+        return False
+    return not os.path.abspath(name).startswith(_LIBRARY_DIRS)
+
+
+def convert_call(fn):
+    """A function called from converted code, converted too while to_static traces (as
+    Paddle's convert_call): the user's functions and methods; builtins, classes, oar's and
+    other libraries' functions are called as they are. Layers convert their forward in
+    Layer.__call__."""
+    if enabled and isinstance(fn, (types.FunctionType, types.MethodType)) and _tracer() is not None \
+            and _user_function(fn):
+        return convert_function(fn)
+    return fn
 
 
 def range_args(*args):
@@ -520,6 +561,13 @@ def _augs(stmts):
     return [t.visit(s) for s in stmts]
 
 
+# Calls left as they are: builtins whose arguments or frame matter (zero-argument super()
+# reads the frame; the others are common and never user functions).
+_PLAIN_CALLS = frozenset({"super", "locals", "vars", "globals", "isinstance", "len", "range", "print",
+                          "getattr", "setattr", "hasattr", "type", "int", "float", "bool", "str", "list",
+                          "tuple", "dict", "zip", "enumerate", "min", "max", "abs", "sum", "any", "all"})
+
+
 class _ExprConverter(ast.NodeTransformer):
     """and/or/not and `a if c else b` -> runtime helpers (not inside nested scopes)."""
 
@@ -550,6 +598,17 @@ class _ExprConverter(ast.NodeTransformer):
     def _comp(self, node):
         return node  # comprehension scopes stay as they are
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _HELPER:
+            return node  # a helper call made by the conversion
+        if isinstance(f, ast.Name) and f.id in _PLAIN_CALLS:
+            return node
+        self.changed = True
+        node.func = ast.copy_location(ast.Call(func=self._helper("convert_call"), args=[f], keywords=[]), f)
+        return node
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)

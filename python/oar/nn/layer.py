@@ -3,6 +3,7 @@ the containers Sequential, LayerList, LayerDict, ParameterList, ParameterDict.""
 
 import collections
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -454,7 +455,14 @@ class Layer:
             r = hook(self, inputs)
             if r is not None:
                 inputs = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*inputs, **kwargs)
+        forward = self.forward
+        api = sys.modules.get("oar.jit.api")
+        if api is not None and api._active:
+            # Inside oar.jit.to_static: the user's sublayers get their Python control
+            # flow converted too (dy2static.convert_call; oar's own layers run as they are).
+            from ..jit import dy2static
+            forward = dy2static.convert_call(forward)
+        out = forward(*inputs, **kwargs)
         for hook in list(self._forward_post_hooks.values()):
             r = hook(self, inputs, out)
             if r is not None:
