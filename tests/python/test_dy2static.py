@@ -718,6 +718,34 @@ def test_library_functions_are_not_converted():
     assert dy2static.convert_call(len) is len
 
 
+def test_not_to_static_and_ignore_module_keep_functions_as_written():
+    def gate(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+    @oar.jit.to_static
+    def f(x):
+        return gate(x) + 1
+
+    x = rand(3).abs()
+    assert "cf.if" in str((f(x), f.main_program)[1])
+    oar.jit.not_to_static(gate)
+
+    @oar.jit.to_static
+    def g(x):
+        return gate(x) + 1
+
+    with pytest.raises(oar.jit.Dy2StaticError, match="reads the value"):
+        g(x)  # gate now runs as written: its if reads a traced tensor
+    assert not dy2static._user_function(gate)
+    oar.jit.ignore_module([__name__])
+    try:
+        assert not dy2static._user_function(_helper_with_an_early_return)
+    finally:
+        oar.jit.api._ignored_modules.discard(__name__)
+
+
 # ---- what cannot be converted names the file and line
 def test_break_inside_a_with_block_in_a_tensor_while_names_the_line():
     # break/continue reached through if statements become flags; one inside a with (or

@@ -104,3 +104,16 @@ def test_bernoulli_converts():
     assert "uniform" in str(sf.main_program)
     with pytest.raises(ValueError, match="probabilities in"):
         oar.bernoulli(oar.full([3], 1.5))  # eager still checks
+
+
+def test_input_spec_helpers():
+    a = np.zeros((3, 4), "float32")
+    spec = InputSpec.from_numpy(a, "x")
+    assert spec.shape == [3, 4] and str(spec.dtype) == "float32" and spec.name == "x"
+    assert InputSpec.from_tensor(oar.to_tensor(a)).shape == [3, 4]
+    assert spec.batch(None).shape == [-1, 3, 4] and spec.batch([8]).shape == [8, 3, 4]
+    assert spec.batch(2).unbatch() == spec
+    with pytest.raises(ValueError, match="InputSpec.unbatch"):
+        InputSpec([]).unbatch()
+    with pytest.raises(ValueError, match="InputSpec.batch"):
+        spec.batch(-3)

@@ -524,13 +524,26 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
 
 
 def not_to_static(func=None):
-    """Paddle's marker for functions to keep eager; tracing runs them as they are."""
-    return func if func is not None else (lambda f: f)
+    """Paddle's marker: calls to `func` from converted code run it as written (its Python
+    control flow is not converted; ops still trace). Decorator with or without ()."""
+    def mark(f):
+        target = getattr(f, "__func__", f)
+        try:
+            target.__oar_not_to_static__ = True
+        except (AttributeError, TypeError):
+            pass
+        return f
+    return mark(func) if func is not None else mark
+
+
+_ignored_modules = set()
 
 
 def ignore_module(modules):
-    """Paddle API compatibility: tracing converts what runs, whatever module it is in."""
-    return None
+    """Functions of these modules (module objects or names; their submodules too) are
+    called as written from converted code, not converted (Paddle's ignore_module)."""
+    for m in modules if isinstance(modules, (list, tuple, set)) else [modules]:
+        _ignored_modules.add(m if isinstance(m, str) else m.__name__)
 
 
 def is_tracing():

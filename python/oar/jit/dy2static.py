@@ -249,8 +249,12 @@ def _user_function(fn):
     """A Python function of the user's (not of oar, the standard library or an installed
     package): what convert_call converts."""
     global _LIBRARY_DIRS
+    from .api import _ignored_modules
     f = getattr(fn, "__func__", fn)
-    if not isinstance(f, types.FunctionType):
+    if not isinstance(f, types.FunctionType) or getattr(f, "__oar_not_to_static__", False):
+        return False
+    mod = f.__module__ or ""
+    if any(mod == m or mod.startswith(m + ".") for m in _ignored_modules):
         return False
     if _LIBRARY_DIRS is None:
         _LIBRARY_DIRS = _library_dirs()

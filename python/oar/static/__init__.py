@@ -27,8 +27,27 @@ class InputSpec:
     def from_tensor(cls, tensor, name=None):
         return cls(list(tensor.shape), tensor.dtype, name)
 
+    @classmethod
+    def from_numpy(cls, ndarray, name=None):
+        return cls(list(ndarray.shape), str(_np.asarray(ndarray).dtype), name)
+
     def batch(self, batch_size):
-        return InputSpec([batch_size] + list(self.shape or []), self.dtype, self.name, self.stop_gradient)
+        """This spec with a leading batch dim (an int, or -1/None for a dynamic batch)."""
+        if isinstance(batch_size, (list, tuple)):
+            if len(batch_size) != 1:
+                raise ValueError(f"InputSpec.batch: batch_size must be an int or a list of one int, "
+                                 f"got {batch_size}")
+            batch_size = batch_size[0]
+        batch_size = -1 if batch_size is None else batch_size
+        if not isinstance(batch_size, (int, _np.integer)) or batch_size < -1:
+            raise ValueError(f"InputSpec.batch: batch_size must be an int >= 0 or -1/None, got {batch_size!r}")
+        return InputSpec([int(batch_size)] + list(self.shape or []), self.dtype, self.name, self.stop_gradient)
+
+    def unbatch(self):
+        """This spec without its leading dim."""
+        if not self.shape:
+            raise ValueError("InputSpec.unbatch: the spec has no dims to remove")
+        return InputSpec(list(self.shape[1:]), self.dtype, self.name, self.stop_gradient)
 
     def __eq__(self, other):
         return (isinstance(other, InputSpec) and self.shape == other.shape
