@@ -99,3 +99,27 @@ def test_training_signatures_still_unroll():
     for g, p in zip(grads, net.parameters()):
         np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert "cf.while" not in str(static.forward.concrete_programs[0].program)
+
+
+def test_cpp_example_runs_a_dynamic_length_gru(tmp_path):
+    # the C++ predictor (no Python in the process) runs the cf.while of the time steps
+    import glob
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    found = glob.glob(os.path.join(root, "build", "*", "inference", "oar_run_model"))
+    assert found, "the C++ example oar_run_model was not built"
+    oar.seed(5)
+    net = oar.nn.GRU(4, 6, direction="bidirect")
+    net.eval()
+    prefix = str(tmp_path / "gru")
+    oar.jit.save(net, prefix, input_spec=[InputSpec([-1, -1, 4], "float32", "x")])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    for b, t in ((2, 5), (1, 9)):
+        x = seq(b, t, seed=t).numpy()
+        (tmp_path / "in.bin").write_bytes(x.tobytes())
+        r = subprocess.run([found[0], prefix, str(tmp_path / "in.bin"), f"{b},{t},4", str(tmp_path / "out.bin")],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        out = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype="float32").reshape(b, t, 12)
+        np.testing.assert_allclose(out, net(oar.to_tensor(x))[0].numpy(), rtol=1e-5, atol=1e-6)
