@@ -879,6 +879,43 @@ def test_for_range_errors_name_the_problem():
         g(rand(3), 2.5)
 
 
+def test_list_append_in_a_tensor_while_names_the_line():
+    # the body is traced once: a Python list cannot collect one entry per run-time
+    # iteration, so this is an error (it used to give a silently wrong program)
+    @oar.jit.to_static
+    def f(x, n):
+        outs = []
+        i = oar.zeros([], dtype="int64")
+        while i < n:
+            x = x * 2
+            outs.append(x)
+            i = i + 1
+        return oar.stack(outs).sum()
+
+    with pytest.raises(oar.jit.Dy2StaticError) as e:
+        f(rand(2), oar.to_tensor(np.int64(3)))
+    assert HERE in str(e.value) and "while i < n" in str(e.value) and "outs.append" in str(e.value)
+
+    # a list made inside the body, and a Python-range loop, are fine
+    @oar.jit.to_static
+    def g(x, n):
+        outs = []
+        for _ in range(3):
+            x = x * 2
+            outs.append(x)
+        i = oar.zeros([], dtype="int64")
+        while i < n:
+            parts = []
+            parts.append(x)
+            x = oar.stack(parts).sum(0) + 1
+            i = i + 1
+        return oar.stack(outs).sum() + x.sum()
+
+    x = rand(2)
+    np.testing.assert_allclose(float(g(x, oar.to_tensor(np.int64(2)))),
+                               float(g.dygraph_function(x, oar.to_tensor(np.int64(2)))), rtol=1e-6)
+
+
 def test_return_inside_a_loop_names_the_line():
     @oar.jit.to_static
     def f(x):

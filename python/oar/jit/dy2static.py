@@ -444,10 +444,22 @@ def _assigned(stmts):
     return out
 
 
+# Methods that mutate a Python container in place (none of them is a Tensor method).
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                       "popitem", "appendleft", "extendleft", "discard"})
+
+
 def _effects(stmts, local_names):
-    """A description of writes to objects from outside (attributes, items of outer objects)."""
+    """A description of writes to objects from outside (attributes, items of outer objects,
+    list.append and other in-place container methods on them)."""
     for s in stmts:
         for n in _walk_scope(s):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
+                base = n.func.value
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if not (isinstance(base, ast.Name) and base.id in local_names):
+                    return ast.unparse(n.func) + "(...)"
             targets = []
             if isinstance(n, (ast.Assign,)):
                 targets = n.targets
