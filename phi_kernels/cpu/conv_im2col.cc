@@ -11,6 +11,7 @@
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/funcs/sgemm.h"
+#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -44,39 +45,40 @@ float* workspace(int slot, size_t floats) {
 void im2col(const Geo3& g, int64_t batch, int64_t channels, const float* src, float* col) {
   const int64_t os = g.out[0] * g.out[1] * g.out[2], is = g.in[0] * g.in[1] * g.in[2];
   const int64_t kn = g.k[0] * g.k[1] * g.k[2], ld = batch * os, rows = channels * kn;
-#pragma omp parallel for schedule(static) if (rows * ld >= (1 << 16))
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t c = row / kn, kr = row % kn;
-    const int64_t kd = kr / (g.k[1] * g.k[2]), kh = kr / g.k[2] % g.k[1], kw = kr % g.k[2];
-    // The output columns ow whose input column iw = ow*s - p + kw*d lies inside.
-    const int64_t off = kw * g.d[2] - g.p[2];
-    int64_t lo = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
-    int64_t hi = g.in[2] - 1 - off < 0 ? 0 : (g.in[2] - 1 - off) / g.s[2] + 1;
-    lo = std::min(lo, g.out[2]), hi = std::max(lo, std::min(hi, g.out[2]));
-    for (int64_t n = 0; n < batch; ++n) {
-      const float* plane = src + (n * channels + c) * is;
-      float* dst = col + row * ld + n * os;
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-          float* drow = dst + (od * g.out[1] + oh) * g.out[2];
-          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-            std::memset(drow, 0, g.out[2] * sizeof(float));
-            continue;
+  parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t c = row / kn, kr = row % kn;
+      const int64_t kd = kr / (g.k[1] * g.k[2]), kh = kr / g.k[2] % g.k[1], kw = kr % g.k[2];
+      // The output columns ow whose input column iw = ow*s - p + kw*d lies inside.
+      const int64_t off = kw * g.d[2] - g.p[2];
+      int64_t lo = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
+      int64_t hi = g.in[2] - 1 - off < 0 ? 0 : (g.in[2] - 1 - off) / g.s[2] + 1;
+      lo = std::min(lo, g.out[2]), hi = std::max(lo, std::min(hi, g.out[2]));
+      for (int64_t n = 0; n < batch; ++n) {
+        const float* plane = src + (n * channels + c) * is;
+        float* dst = col + row * ld + n * os;
+        for (int64_t od = 0; od < g.out[0]; ++od) {
+          const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+          for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            float* drow = dst + (od * g.out[1] + oh) * g.out[2];
+            if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+              std::memset(drow, 0, g.out[2] * sizeof(float));
+              continue;
+            }
+            const float* srow = plane + (id * g.in[1] + ih) * g.in[2];
+            std::fill(drow, drow + lo, 0.f);
+            if (g.s[2] == 1) {
+              if (hi > lo) std::memcpy(drow + lo, srow + lo + off, (hi - lo) * sizeof(float));
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) drow[ow] = srow[ow * g.s[2] + off];
+            }
+            std::fill(drow + hi, drow + g.out[2], 0.f);
           }
-          const float* srow = plane + (id * g.in[1] + ih) * g.in[2];
-          std::fill(drow, drow + lo, 0.f);
-          if (g.s[2] == 1) {
-            if (hi > lo) std::memcpy(drow + lo, srow + lo + off, (hi - lo) * sizeof(float));
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) drow[ow] = srow[ow * g.s[2] + off];
-          }
-          std::fill(drow + hi, drow + g.out[2], 0.f);
         }
       }
     }
-  }
+  }, rows * ld);
 }
 
 // C[M, N] = A[M, K] B[K, N], all row-major.
@@ -109,17 +111,18 @@ void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, f
   const int64_t nb = cg.batch, oc = cg.out_c;
   // d[o, 0..os) = act(s[o, 0..os) + bias[o]) for every output channel o (d may be s).
   auto finish = [&](const float* s, int64_t lds, float* d, int64_t ldd) {
-#pragma omp parallel for schedule(static) if (oc * os >= (1 << 16))
-    for (int64_t o = 0; o < oc; ++o) {
-      const float b = bias ? bias[o] : 0.f;
-      const float* si = s + o * lds;
-      float* di = d + o * ldd;
-      if (relu) {
-        for (int64_t i = 0; i < os; ++i) di[i] = std::max(si[i] + b, 0.f);
-      } else if (bias || si != di) {
-        for (int64_t i = 0; i < os; ++i) di[i] = si[i] + b;
+    parallel_for(oc, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        const float b = bias ? bias[o] : 0.f;
+        const float* si = s + o * lds;
+        float* di = d + o * ldd;
+        if (relu) {
+          for (int64_t i = 0; i < os; ++i) di[i] = std::max(si[i] + b, 0.f);
+        } else if (bias || si != di) {
+          for (int64_t i = 0; i < os; ++i) di[i] = si[i] + b;
+        }
       }
-    }
+    }, oc * os);
   };
   const bool epilogue = bias != nullptr || relu;
   if (pointwise(g)) {  // 1x1, stride 1: the input is its own column matrix, per image
@@ -150,9 +153,10 @@ void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, f
       for (int64_t n = 0; n < m; ++n) finish(out + n * os, cols, d + n * oc * os, os);
       continue;
     }
-#pragma omp parallel for schedule(static) if (oc * cols >= (1 << 16))
-    for (int64_t o = 0; o < oc; ++o)
-      for (int64_t n = 0; n < m; ++n) std::memcpy(d + (n * oc + o) * os, out + o * cols + n * os, os * sizeof(float));
+    parallel_for(oc, [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o)
+        for (int64_t n = 0; n < m; ++n) std::memcpy(d + (n * oc + o) * os, out + o * cols + n * os, os * sizeof(float));
+    }, oc * cols);
   }
 }
 

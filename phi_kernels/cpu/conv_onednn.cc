@@ -76,9 +76,19 @@ Attrs attrs_of(const ConvGeometry& g) {
   return a;
 }
 
-std::string key_of(const ConvGeometry& g, char kind) {
+// The cache key of a geometry: its numbers as raw bytes (readable: true spells them out
+// for the tuning log). Built on every call, so no number formatting.
+std::string key_of(const ConvGeometry& g, char kind, bool readable = false) {
   std::string k(1, kind);
-  auto add = [&](int64_t v) { k += std::to_string(v) + ','; };
+  k.reserve(readable ? 128 : 1 + 27 * 4);
+  auto add = [&](int64_t v) {
+    if (readable) {
+      k += std::to_string(v) + ',';
+    } else {
+      const int32_t x = static_cast<int32_t>(v);
+      k.append(reinterpret_cast<const char*>(&x), sizeof x);
+    }
+  };
   add(g.nd), add(g.channels_last), add(g.batch), add(g.in_c), add(g.out_c), add(g.groups);
   for (int i = 0; i < g.nd; ++i) {
     add(g.in[i]), add(g.out[i]), add(g.k[i]), add(g.stride[i]), add(g.dil[i]), add(g.pad_l[i]);
@@ -344,6 +354,17 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
 // ---- inference convolution with bias and relu post-ops (fused_conv2d)
 namespace {
 
+// The memory objects and argument maps of one oneDNN convolution, made once and pointed
+// at each call's buffers: creating them, the stream and the maps cost ~2-3 us a call, a
+// sizeable part of a LeNet-sized convolution. A thread that finds them in use by another
+// makes its own for that call.
+struct Bound {
+  std::mutex mu;
+  bool ready = false;
+  memory user_src, prim_src, weights, user_dst, prim_dst, bias, scratch;
+  std::unordered_map<int, memory> args, src_reorder, dst_reorder;
+};
+
 struct FusedConv {
   const char* algo = "onednn";  // "onednn" (its preferred layouts), "onednn-plain", "im2col", "winograd"
   bool im2col = false;          // run conv_im2col_fwd (with the bias and relu) instead of `base`
@@ -352,6 +373,7 @@ struct FusedConv {
   memory::desc bias_md;
   bool has_bias = false;
   std::string wkey;  // names this primitive's packed filters
+  std::unique_ptr<Bound> bound = std::make_unique<Bound>();
 };
 
 // A filter reordered to a primitive's layout, valid while its buffer lives unchanged.
@@ -430,7 +452,8 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
                                               const std::shared_ptr<const void>& owner, uint32_t version) {
   if (!f.winograd && !f.base.ops[1].reorder) return nullptr;
   FusedCache& c = fused_cache();
-  const std::string k = f.wkey + '@' + std::to_string(reinterpret_cast<uintptr_t>(w));
+  std::string k = f.wkey + '@';
+  k.append(reinterpret_cast<const char*>(&w), sizeof w);
   {
     std::lock_guard<std::mutex> lock(c.mu);
     auto it = c.weights.find(k);
@@ -470,24 +493,37 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
 void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeights* pw, const float* bias,
                float* dst) {
   auto& e = cpu_engine();
-  dnnl::stream s(e);
-  std::unordered_map<int, memory> args;
+  thread_local dnnl::stream s(e);
   Operand* ops = f.base.ops;
-  memory user_src(ops[0].user_md, e, const_cast<float*>(src)), prim_src = user_src;
-  if (ops[0].reorder) {
-    prim_src = memory(ops[0].prim_md, e, workspace(0, ops[0].prim_md.get_size()));
-    ops[0].to_prim.execute(s, user_src, prim_src);
+  Bound& b = *f.bound;
+  std::unique_lock<std::mutex> lock(b.mu, std::try_to_lock);
+  Bound own;  // only when another thread holds f's
+  Bound& m = lock.owns_lock() ? b : own;
+  if (!m.ready) {
+    m.user_src = memory(ops[0].user_md, e, nullptr);
+    m.prim_src = ops[0].reorder ? memory(ops[0].prim_md, e, nullptr) : m.user_src;
+    m.weights = memory(ops[1].prim_md, e, nullptr);
+    m.user_dst = memory(ops[2].user_md, e, nullptr);
+    m.prim_dst = ops[2].reorder ? memory(ops[2].prim_md, e, nullptr) : m.user_dst;
+    m.args = {{DNNL_ARG_SRC, m.prim_src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, m.prim_dst}};
+    if (f.has_bias) m.args[DNNL_ARG_BIAS] = m.bias = memory(f.bias_md, e, nullptr);
+    if (f.base.scratch_md.get_size() > 0)
+      m.args[DNNL_ARG_SCRATCHPAD] = m.scratch = memory(f.base.scratch_md, e, nullptr);
+    m.src_reorder = {{DNNL_ARG_FROM, m.user_src}, {DNNL_ARG_TO, m.prim_src}};
+    m.dst_reorder = {{DNNL_ARG_FROM, m.prim_dst}, {DNNL_ARG_TO, m.user_dst}};
+    m.ready = true;
   }
-  args[DNNL_ARG_SRC] = prim_src;
-  args[DNNL_ARG_WEIGHTS] = memory(ops[1].prim_md, e, pw ? pw->data.get() : const_cast<float*>(w));
-  memory user_dst(ops[2].user_md, e, dst), prim_dst = user_dst;
-  if (ops[2].reorder) prim_dst = memory(ops[2].prim_md, e, workspace(2, ops[2].prim_md.get_size()));
-  args[DNNL_ARG_DST] = prim_dst;
-  if (f.has_bias) args[DNNL_ARG_BIAS] = memory(f.bias_md, e, const_cast<float*>(bias));
-  if (void* scratch = workspace(3, f.base.scratch_md.get_size()))
-    args[DNNL_ARG_SCRATCHPAD] = memory(f.base.scratch_md, e, scratch);
-  f.base.prim.execute(s, args);
-  if (ops[2].reorder) ops[2].to_user.execute(s, prim_dst, user_dst);
+  // The workspaces are per thread and may have moved: every handle is set every call.
+  m.user_src.set_data_handle(const_cast<float*>(src));
+  if (ops[0].reorder) m.prim_src.set_data_handle(workspace(0, ops[0].prim_md.get_size()));
+  m.weights.set_data_handle(pw ? pw->data.get() : const_cast<float*>(w));
+  m.user_dst.set_data_handle(dst);
+  if (ops[2].reorder) m.prim_dst.set_data_handle(workspace(2, ops[2].prim_md.get_size()));
+  if (f.has_bias) m.bias.set_data_handle(const_cast<float*>(bias));
+  if (f.base.scratch_md.get_size() > 0) m.scratch.set_data_handle(workspace(3, f.base.scratch_md.get_size()));
+  if (ops[0].reorder) ops[0].to_prim.execute(s, m.src_reorder);
+  f.base.prim.execute(s, m.args);
+  if (ops[2].reorder) ops[2].to_user.execute(s, m.dst_reorder);
   s.wait();
 }
 
@@ -512,8 +548,8 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     run_fused(p, src, w, pw.get(), bias, dst);
   };
   if (!f) {
-    // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd, timed on
-    // the real buffers with the filter reorder left out (it is done once per filter).
+    // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
+    // timed on the real buffers with the filter reorder left out (it is done once per filter).
     std::vector<std::shared_ptr<FusedConv>> cands{
         std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu))};
     try {
@@ -552,16 +588,20 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
       for (int r = 0; r < 5; ++r)
         for (size_t i = 0; i < cands.size(); ++i) {
           FusedConv& p = *cands[i];
-          if (p.winograd) evict(packed_weights(p, g, w, w_owner, w_version)->data.get(), conv_winograd_filter_size(g) * 4);
-          else if (p.base.ops[1].reorder) evict(packed_weights(p, g, w, w_owner, w_version)->data.get(), p.base.ops[1].prim_md.get_size());
-          else evict(w, w_bytes);
+          if (p.winograd || p.base.ops[1].reorder) {
+            auto pw = packed_weights(p, g, w, w_owner, w_version);
+            evict(pw->data.get(), p.winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
+          } else {
+            evict(w, w_bytes);
+          }
           const auto t0 = std::chrono::steady_clock::now();
           run_one(*cands[i]);
           t[i] = std::min(t[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
       f = cands[std::min_element(t.begin(), t.end()) - t.begin()];
       if (tune_log()) {
-        std::fprintf(stderr, "[oar conv tune] %s:", key.c_str());
+        std::fprintf(stderr, "[oar conv tune] %s%c%c%s:", key_of(g, 'F', true).c_str(), bias ? 'b' : '-',
+                     relu ? 'r' : '-', forced.c_str());
         for (size_t i = 0; i < cands.size(); ++i)
           std::fprintf(stderr, " %s %.3f ms%s", cands[i]->algo, t[i] * 1e3, cands[i] == f ? " (picked)" : "");
         std::fprintf(stderr, "\n");

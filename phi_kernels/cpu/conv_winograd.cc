@@ -17,6 +17,7 @@
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/funcs/sgemm.h"
+#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -51,52 +52,54 @@ struct Tiles {
 void pad_channels_last(const Tiles& tl, int64_t m, int64_t C, const float* src, float* Xp) {
   constexpr int64_t kB = 8;  // channels per pass: 8 input rows read side by side
   const int64_t cb = (C + kB - 1) / kB;
-#pragma omp parallel for schedule(static) if (m * C * tl.PH * tl.PW >= (1 << 16))
-  for (int64_t p = 0; p < m * cb; ++p) {
-    const int64_t n = p / cb, c0 = p % cb * kB, nc = std::min(kB, C - c0);
-    const float* plane = src + (n * C + c0) * tl.H * tl.W;
-    for (int64_t y = 0; y < tl.PH; ++y) {
-      float* drow = Xp + (n * tl.PH + y) * tl.PW * C + c0;
-      const int64_t ih = y - tl.pt;
-      for (int64_t x = 0; x < tl.PW; ++x) {
-        const int64_t iw = x - tl.pl;
-        float* d = drow + x * C;
-        if (ih < 0 || ih >= tl.H || iw < 0 || iw >= tl.W) {
-          for (int64_t k = 0; k < nc; ++k) d[k] = 0.f;
-          continue;
+  parallel_for(m * cb, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / cb, c0 = p % cb * kB, nc = std::min(kB, C - c0);
+      const float* plane = src + (n * C + c0) * tl.H * tl.W;
+      for (int64_t y = 0; y < tl.PH; ++y) {
+        float* drow = Xp + (n * tl.PH + y) * tl.PW * C + c0;
+        const int64_t ih = y - tl.pt;
+        for (int64_t x = 0; x < tl.PW; ++x) {
+          const int64_t iw = x - tl.pl;
+          float* d = drow + x * C;
+          if (ih < 0 || ih >= tl.H || iw < 0 || iw >= tl.W) {
+            for (int64_t k = 0; k < nc; ++k) d[k] = 0.f;
+            continue;
+          }
+          const float* s0 = plane + ih * tl.W + iw;
+          for (int64_t k = 0; k < nc; ++k) d[k] = s0[k * tl.H * tl.W];
         }
-        const float* s0 = plane + ih * tl.W + iw;
-        for (int64_t k = 0; k < nc; ++k) d[k] = s0[k * tl.H * tl.W];
       }
     }
-  }
+  }, m * C * tl.PH * tl.PW);
 }
 
 // V[16][T][C] from Xp, T = m * TH * TW tiles ordered (image, tile row, tile column);
 // V[xi] starts at V + xi * step.
 void input_transform(const Tiles& tl, int64_t m, int64_t C, const float* Xp, float* V, int64_t step) {
   const int64_t TT = tl.per_image(), T = m * TT;
-#pragma omp parallel for schedule(static) if (T * C >= (1 << 14))
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t n = t / TT, th = t % TT / tl.TW, tw = t % tl.TW;
-    const float* d[4];  // the 4 patch rows, each 4 consecutive pixels of C channels
-    for (int i = 0; i < 4; ++i) d[i] = Xp + ((n * tl.PH + 2 * th + i) * tl.PW + 2 * tw) * C;
-    float* v = V + t * C;
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) {
-      float a[4][4];  // B^T d: the rows combined
-      for (int j = 0; j < 4; ++j) {
-        const float d0 = d[0][j * C + c], d1 = d[1][j * C + c], d2 = d[2][j * C + c], d3 = d[3][j * C + c];
-        a[0][j] = d0 - d2, a[1][j] = d1 + d2, a[2][j] = d2 - d1, a[3][j] = d1 - d3;
-      }
-      for (int i = 0; i < 4; ++i) {  // (B^T d) B: the columns combined
-        v[(4 * i + 0) * step + c] = a[i][0] - a[i][2];
-        v[(4 * i + 1) * step + c] = a[i][1] + a[i][2];
-        v[(4 * i + 2) * step + c] = a[i][2] - a[i][1];
-        v[(4 * i + 3) * step + c] = a[i][1] - a[i][3];
+  parallel_for(T, [&](int64_t b0, int64_t b1) {
+    for (int64_t t = b0; t < b1; ++t) {
+      const int64_t n = t / TT, th = t % TT / tl.TW, tw = t % tl.TW;
+      const float* d[4];  // the 4 patch rows, each 4 consecutive pixels of C channels
+      for (int i = 0; i < 4; ++i) d[i] = Xp + ((n * tl.PH + 2 * th + i) * tl.PW + 2 * tw) * C;
+      float* v = V + t * C;
+  #pragma omp simd
+      for (int64_t c = 0; c < C; ++c) {
+        float a[4][4];  // B^T d: the rows combined
+        for (int j = 0; j < 4; ++j) {
+          const float d0 = d[0][j * C + c], d1 = d[1][j * C + c], d2 = d[2][j * C + c], d3 = d[3][j * C + c];
+          a[0][j] = d0 - d2, a[1][j] = d1 + d2, a[2][j] = d2 - d1, a[3][j] = d1 - d3;
+        }
+        for (int i = 0; i < 4; ++i) {  // (B^T d) B: the columns combined
+          v[(4 * i + 0) * step + c] = a[i][0] - a[i][2];
+          v[(4 * i + 1) * step + c] = a[i][1] + a[i][2];
+          v[(4 * i + 2) * step + c] = a[i][2] - a[i][1];
+          v[(4 * i + 3) * step + c] = a[i][1] - a[i][3];
+        }
       }
     }
-  }
+  }, T * C * 16);
 }
 
 // Y[n][oh][ow][oc] (channels last, 2 TH x 2 TW pixels: whole tiles, so no bounds in the
@@ -106,46 +109,48 @@ template <bool kRelu>
 void output_transform(const Tiles& tl, int64_t m, int64_t OC, const float* M, int64_t step, const float* bias,
                       float* Y) {
   const int64_t TT = tl.per_image(), T = m * TT, YW = 2 * tl.TW;
-#pragma omp parallel for schedule(static) if (T * OC >= (1 << 14))
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t n = t / TT, th = t % TT / tl.TW, tw = t % tl.TW;
-    const float* q = M + t * OC;
-    float* y0 = Y + ((n * 2 * tl.TH + 2 * th) * YW + 2 * tw) * OC;
-    float* y1 = y0 + YW * OC;
-#pragma omp simd
-    for (int64_t c = 0; c < OC; ++c) {
-      float s[2][4];  // A^T M: the rows combined
-      for (int j = 0; j < 4; ++j) {
-        const float m0 = q[j * step + c], m1 = q[(4 + j) * step + c], m2 = q[(8 + j) * step + c],
-                    m3 = q[(12 + j) * step + c];
-        s[0][j] = m0 + m1 + m2, s[1][j] = m1 - m2 - m3;
+  parallel_for(T, [&](int64_t b0, int64_t b1) {
+    for (int64_t t = b0; t < b1; ++t) {
+      const int64_t n = t / TT, th = t % TT / tl.TW, tw = t % tl.TW;
+      const float* q = M + t * OC;
+      float* y0 = Y + ((n * 2 * tl.TH + 2 * th) * YW + 2 * tw) * OC;
+      float* y1 = y0 + YW * OC;
+  #pragma omp simd
+      for (int64_t c = 0; c < OC; ++c) {
+        float s[2][4];  // A^T M: the rows combined
+        for (int j = 0; j < 4; ++j) {
+          const float m0 = q[j * step + c], m1 = q[(4 + j) * step + c], m2 = q[(8 + j) * step + c],
+                      m3 = q[(12 + j) * step + c];
+          s[0][j] = m0 + m1 + m2, s[1][j] = m1 - m2 - m3;
+        }
+        float r[4];
+        for (int i = 0; i < 2; ++i) {
+          r[2 * i] = s[i][0] + s[i][1] + s[i][2] + bias[c];
+          r[2 * i + 1] = s[i][1] - s[i][2] - s[i][3] + bias[c];
+        }
+        if (kRelu)
+          for (float& v : r) v = v > 0.f ? v : 0.f;
+        y0[c] = r[0], y0[OC + c] = r[1], y1[c] = r[2], y1[OC + c] = r[3];
       }
-      float r[4];
-      for (int i = 0; i < 2; ++i) {
-        r[2 * i] = s[i][0] + s[i][1] + s[i][2] + bias[c];
-        r[2 * i + 1] = s[i][1] - s[i][2] - s[i][3] + bias[c];
-      }
-      if (kRelu)
-        for (float& v : r) v = v > 0.f ? v : 0.f;
-      y0[c] = r[0], y0[OC + c] = r[1], y1[c] = r[2], y1[OC + c] = r[3];
     }
-  }
+  }, T * OC * 16);
 }
 
 // dst[n][c][oh][ow] = Y[n][oh][ow][c] for images [0, m), Y rows YW pixels wide.
 void to_channels_first(const Tiles& tl, int64_t m, int64_t C, const float* Y, float* dst) {
   constexpr int64_t kB = 8;
   const int64_t cb = (C + kB - 1) / kB, YW = 2 * tl.TW, S = tl.OH * tl.OW;
-#pragma omp parallel for schedule(static) if (m * S * C >= (1 << 16))
-  for (int64_t p = 0; p < m * cb; ++p) {
-    const int64_t n = p / cb, c0 = p % cb * kB, nc = std::min(kB, C - c0);
-    float* d = dst + (n * C + c0) * S;
-    for (int64_t oh = 0; oh < tl.OH; ++oh) {
-      const float* y = Y + ((n * 2 * tl.TH + oh) * YW) * C + c0;
-      for (int64_t ow = 0; ow < tl.OW; ++ow)
-        for (int64_t k = 0; k < nc; ++k) d[k * S + oh * tl.OW + ow] = y[ow * C + k];
+  parallel_for(m * cb, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / cb, c0 = p % cb * kB, nc = std::min(kB, C - c0);
+      float* d = dst + (n * C + c0) * S;
+      for (int64_t oh = 0; oh < tl.OH; ++oh) {
+        const float* y = Y + ((n * 2 * tl.TH + oh) * YW) * C + c0;
+        for (int64_t ow = 0; ow < tl.OW; ++ow)
+          for (int64_t k = 0; k < nc; ++k) d[k * S + oh * tl.OW + ow] = y[ow * C + k];
+      }
     }
-  }
+  }, m * S * C);
 }
 
 }  // namespace
