@@ -19,6 +19,10 @@
 #include <cmath>
 #include <vector>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
 #include "phi_kernels/include/parallel.h"
@@ -43,25 +47,61 @@ struct Rows {  // window bounds per output index along each (D, H, W) dim
   }
 };
 
-// 2x2 windows, stride 2, no padding, the input tiled exactly (H = 2 OH, W = 2 OW): per
-// output row one loop over the outputs, in the reference's order a, b (first row), then
-// c, d (second row): a NaN a or b, c NaN pair is skipped exactly as the reference does.
+// 2x2 windows, stride 2, no padding, the input tiled exactly (H = 2 OH, W = 2 OW): the
+// planes are then one run of output rows, row r reading input rows 2r and 2r + 1 (of
+// length W), so rows [r0, r1) of all planes go in one loop. Per output, in the
+// reference's order a, b (first row), then c, d (second row): a NaN a or b, c NaN pair
+// is skipped exactly as the reference does.
 template <typename T>
-void max_plane_2x2(const PoolGeometry& g, const T* src, T* dst) {
-  const int64_t W = g.in[2], OH = g.out[1], OW = g.out[2];
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    const T* s0 = src + 2 * oh * W;
+inline T max_2x2(T a, T b, T c, T d) {
+  const T h1 = b > a ? b : a;      // the reference's running max after the first row
+  const T h2 = skip_nan_max(c, d);  // the second row, NaNs skipped
+  return h2 > h1 ? h2 : h1;
+}
+
+template <typename T>
+void max_rows_2x2(const T* src, T* dst, int64_t W, int64_t OW, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* s0 = src + 2 * r * W;
     const T* s1 = s0 + W;
-    T* out = dst + oh * OW;
-#pragma omp simd
-    for (int64_t ow = 0; ow < OW; ++ow) {
-      const T a = s0[2 * ow], b = s0[2 * ow + 1], c = s1[2 * ow], d = s1[2 * ow + 1];
-      const T h1 = b > a ? b : a;      // the reference's running max after the first row
-      const T h2 = skip_nan_max(c, d);  // the second row, NaNs skipped
-      out[ow] = h2 > h1 ? h2 : h1;
-    }
+    T* out = dst + r * OW;
+    for (int64_t ow = 0; ow < OW; ++ow)
+      out[ow] = max_2x2(s0[2 * ow], s0[2 * ow + 1], s1[2 * ow], s1[2 * ow + 1]);
   }
 }
+
+#if defined(__AVX2__)
+// Even and odd elements of 16 consecutive floats, in order.
+inline void deinterleave(const float* p, __m256* even, __m256* odd) {
+  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// The float rows, 8 outputs per step (max_2x2's order and NaN rule: _mm256_max_ps(x, y)
+// gives x only when x > y, else y, NaNs included).
+template <>
+void max_rows_2x2<float>(const float* src, float* dst, int64_t W, int64_t OW, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* s0 = src + 2 * r * W;
+    const float* s1 = s0 + W;
+    float* out = dst + r * OW;
+    int64_t ow = 0;
+    for (; ow + 8 <= OW; ow += 8) {
+      __m256 a, b, c, d;
+      deinterleave(s0 + 2 * ow, &a, &b);
+      deinterleave(s1 + 2 * ow, &c, &d);
+      const __m256 h1 = _mm256_max_ps(b, a);  // b > a ? b : a
+      const __m256 take_d = _mm256_or_ps(_mm256_cmp_ps(d, c, _CMP_GT_OQ), _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
+      const __m256 h2 = _mm256_blendv_ps(c, d, take_d);  // skip_nan_max(c, d)
+      _mm256_storeu_ps(out + ow, _mm256_max_ps(h2, h1));  // h2 > h1 ? h2 : h1
+    }
+    for (; ow < OW; ++ow) out[ow] = max_2x2(s0[2 * ow], s0[2 * ow + 1], s1[2 * ow], s1[2 * ow + 1]);
+  }
+}
+#endif
 
 // out[i] = max over kx < k of base[i * stride + kx] (NaNs skipped), i < n.
 template <typename T, int kStride>
@@ -158,11 +198,13 @@ void MaxPool2dKernel(const DeviceContext&, const DenseTensor& x_in, const IntLis
     const bool tiled2 = !g.adaptive && g.k[0] == 1 && g.k[1] == 2 && g.k[2] == 2 && g.stride[1] == 2 &&
                         g.stride[2] == 2 && g.pad_l[1] == 0 && g.pad_l[2] == 0 && g.in[0] == g.out[0] &&
                         g.in[1] == 2 * g.out[1] && g.in[2] == 2 * g.out[2];
+    if (tiled2) {
+      const int64_t W = g.in[2], OW = g.out[2];
+      parallel_for(g.batch * C * g.out[1], [&](int64_t r0, int64_t r1) { max_rows_2x2(xp, o, W, OW, r0, r1); },
+                   x.numel());
+      return;
+    }
     parallel_for(g.batch * C, [&](int64_t p0, int64_t p1) {
-      if (tiled2) {
-        for (int64_t p = p0; p < p1; ++p) max_plane_2x2(g, xp + p * is, o + p * os);
-        return;
-      }
       std::vector<T> row(static_cast<size_t>(g.in[2])), acc(static_cast<size_t>(g.out[2]));
       for (int64_t p = p0; p < p1; ++p) max_plane_rows(g, ws, xp + p * is, o + p * os, row.data(), acc.data());
     }, x.numel());

@@ -94,6 +94,21 @@ def test_nan_in_pooling_windows_matches_the_index_kernel():
         np.testing.assert_array_equal(a, b)
 
 
+def test_tiled_2x2_pooling_rows_match_the_index_kernel():
+    # 2x2 stride 2 over an exactly tiled input runs as one loop over all output rows, 8
+    # outputs per AVX2 step: widths with and without a remainder, NaNs at every position
+    rng = np.random.default_rng(1)
+    for shape in [(2, 3, 28, 28), (1, 2, 4, 36), (3, 2, 10, 10), (2, 1, 2, 32), (0, 2, 4, 4)]:
+        for _ in range(10):
+            x = rng.standard_normal(shape).astype("float32")
+            if x.size:
+                x.flat[rng.integers(0, x.size, max(1, x.size // 20))] = np.nan
+            t = tensor(x)
+            a = _C.ops.max_pool2d(t, [2, 2], [2, 2], [0] * 4, False, False, "NCHW").numpy()
+            b = _C.ops.max_pool2d_with_index(t, [2, 2], [2, 2], [0] * 4, False, False, "NCHW")[0].numpy()
+            np.testing.assert_array_equal(a, b)
+
+
 def _fused_np(x, w, b, stride, pads, dil, groups, act):
     out = np_conv(x, w, stride, pads, dil, groups)
     if b is not None:
