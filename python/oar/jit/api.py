@@ -385,9 +385,16 @@ class StaticFunction:
         return [getattr(s, "name", None) for s in self._tensor_specs(args, n)]
 
     def get_concrete_program(self, *args, **kwargs):
-        tensors = []
-        struct = _flatten((args, kwargs), tensors)
-        specs = self._spec_dims(args, tensors)
+        if not kwargs and not self._input_spec and all(isinstance(a, _Tensor) for a in args):
+            # The common call f(t1, t2...) without InputSpec: the signature straight from
+            # the tensors (the general path below flattens nested structures first).
+            tensors = list(args)
+            struct = None
+            specs = [None] * len(tensors)
+        else:
+            tensors = []
+            struct = _flatten((args, kwargs), tensors)
+            specs = self._spec_dims(args, tensors)
         training = getattr(self._layer, "training", None)
         # Which tensors need gradients decides whether the signature has a backward program.
         grads = None
@@ -404,7 +411,9 @@ class StaticFunction:
         # Autocast decides the casts the program records, so its state is part of the key.
         amp = _C._amp_get_state()
         amp = (amp[0], amp[1], tuple(amp[2]), tuple(amp[3])) if amp[0] else None
-        key = (_key_of(struct, tensors, specs), training, grads, amp)
+        sig = (tuple((tuple(t.shape), t.dtype) for t in tensors) if struct is None
+               else _key_of(struct, tensors, specs))
+        key = (sig, training, grads, amp)
         entry = self._cache.get(key)
         if entry is None:
             try:
