@@ -103,12 +103,9 @@ def test_training_signatures_still_unroll():
 
 def test_cpp_example_runs_a_dynamic_length_gru(tmp_path):
     # the C++ predictor (no Python in the process) runs the cf.while of the time steps
-    import glob
     import subprocess
 
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    found = glob.glob(os.path.join(root, "build", "*", "inference", "oar_run_model"))
-    assert found, "the C++ example oar_run_model was not built"
+    from test_jit_save_predictor import run_model_binary
     oar.seed(5)
     net = oar.nn.GRU(4, 6, direction="bidirect")
     net.eval()
@@ -118,7 +115,7 @@ def test_cpp_example_runs_a_dynamic_length_gru(tmp_path):
     for b, t in ((2, 5), (1, 9)):
         x = seq(b, t, seed=t).numpy()
         (tmp_path / "in.bin").write_bytes(x.tobytes())
-        r = subprocess.run([found[0], prefix, str(tmp_path / "in.bin"), f"{b},{t},4", str(tmp_path / "out.bin")],
+        r = subprocess.run([run_model_binary(), prefix, str(tmp_path / "in.bin"), f"{b},{t},4", str(tmp_path / "out.bin")],
                            capture_output=True, text=True, env=env, timeout=120)
         assert r.returncode == 0, r.stderr
         out = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype="float32").reshape(b, t, 12)

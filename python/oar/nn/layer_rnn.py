@@ -161,8 +161,6 @@ def _map(fn, *structs):
 
 def _step_mask(sequence_length, t, dtype):
     """[B, 1] float mask of time step t (an int or a 0-d int tensor): 1 where t < length."""
-    if not isinstance(sequence_length, _C.Tensor):
-        sequence_length = _C.to_tensor(np.asarray(sequence_length, dtype=np.int64))
     m = _ops.greater_than(_ops.reshape(sequence_length, [-1]), t if isinstance(t, _C.Tensor) else
                           _C.to_tensor(np.int64(t)))
     return _ops.unsqueeze(_ops.cast(m, dtype), [-1])
@@ -197,7 +195,9 @@ class RNN(Layer):
         if states is None:
             states = self.cell.get_initial_states(x, batch_dim_idx=1)
         if sequence_length is not None:
-            n = sequence_length.shape[0] if isinstance(sequence_length, _C.Tensor) else len(sequence_length)
+            if not isinstance(sequence_length, _C.Tensor):  # once, not per step
+                sequence_length = _C.to_tensor(np.asarray(sequence_length, dtype=np.int64))
+            n = sequence_length.shape[0]
             if n != x.shape[1]:
                 raise ValueError(f"RNN: sequence_length has {n} entries, the batch has {x.shape[1]}")
         fast = hasattr(self.cell, "_step") and not kwargs
