@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/funcs/conv_direct.h"
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 #include "phi_kernels/funcs/conv_winograd.h"
@@ -366,9 +367,13 @@ struct Bound {
 };
 
 struct FusedConv {
-  const char* algo = "onednn";  // "onednn" (its preferred layouts), "onednn-plain", "im2col", "winograd"
-  bool im2col = false;          // run conv_im2col_fwd (with the bias and relu) instead of `base`
-  bool winograd = false;        // run conv_winograd_fwd on the transformed filter instead of `base`
+  // "onednn" (its preferred layouts), "onednn-plain", "im2col", "winograd", "direct-rows",
+  // "direct-channels" (OAR_CONV_ALGO's names)
+  const char* algo = "onednn";
+  // Which kernel runs: `base` (oneDNN), or conv_im2col_fwd, conv_winograd_fwd on the
+  // transformed filter, conv_direct_rows_fwd / conv_direct_channels_fwd (these with the
+  // bias and relu).
+  enum Path { kOneDnn, kIm2col, kWinograd, kRows, kChannels } path = kOneDnn;
   ConvPrim base;  // ops: src, weights, dst
   memory::desc bias_md;
   bool has_bias = false;
@@ -438,7 +443,7 @@ bool tune_log() {
   return on;
 }
 
-/// OAR_CONV_ALGO=onednn|onednn-plain|im2col: use that candidate where it applies instead
+/// OAR_CONV_ALGO=onednn|onednn-plain|im2col|winograd|direct-rows|direct-channels: use that candidate where it applies instead
 /// of timing them (debugging, and tests of each path). Read at every call, so a test can
 /// switch it; geometries tuned under another setting are cached under another key.
 std::string forced_algo() {
@@ -450,7 +455,8 @@ std::string forced_algo() {
 // (Winograd: the filter transformed by conv_winograd_transform_filter.)
 std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& g, const float* w,
                                               const std::shared_ptr<const void>& owner, uint32_t version) {
-  if (!f.winograd && !f.base.ops[1].reorder) return nullptr;
+  const bool winograd = f.path == FusedConv::kWinograd;
+  if (!winograd && !f.base.ops[1].reorder) return nullptr;
   FusedCache& c = fused_cache();
   std::string k = f.wkey + '@';
   k.append(reinterpret_cast<const char*>(&w), sizeof w);
@@ -468,9 +474,9 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
   p->ptr = w;
   p->version = version;
   const Operand& o = f.base.ops[1];
-  const size_t bytes = f.winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
+  const size_t bytes = winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
   p->data = Buffer(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  if (f.winograd) {
+  if (winograd) {
     conv_winograd_transform_filter(g, w, static_cast<float*>(p->data.get()));
   } else {
     auto& e = cpu_engine();
@@ -542,9 +548,11 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     if (it != c.prims.end()) f = it->second;
   }
   auto run_one = [&](FusedConv& p) {
-    if (p.im2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
+    if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
+    if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
+    if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
     auto pw = packed_weights(p, g, w, w_owner, w_version);
-    if (p.winograd) return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.get()), dst, bias, relu);
+    if (p.path == FusedConv::kWinograd) return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.get()), dst, bias, relu);
     run_fused(p, src, w, pw.get(), bias, dst);
   };
   if (!f) {
@@ -562,14 +570,24 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     }
     if (conv_im2col_fwd_supported(g)) {
       cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->im2col = true;
+      cands.back()->path = FusedConv::kIm2col;
       cands.back()->algo = "im2col";
     }
     if (conv_winograd_fwd_supported(g)) {
       cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->winograd = true;
+      cands.back()->path = FusedConv::kWinograd;
       cands.back()->algo = "winograd";
       cands.back()->wkey = key + 'w';
+    }
+    if (conv_direct_rows_supported(g)) {
+      cands.push_back(std::make_shared<FusedConv>());
+      cands.back()->path = FusedConv::kRows;
+      cands.back()->algo = "direct-rows";
+    }
+    if (conv_direct_channels_supported(g)) {
+      cands.push_back(std::make_shared<FusedConv>());
+      cands.back()->path = FusedConv::kChannels;
+      cands.back()->algo = "direct-channels";
     }
     auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
     if (pick != cands.end()) cands = {*pick};
@@ -592,9 +610,10 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
       for (int r = 0; r < 40 && (r < 5 || spent < 0.03); ++r)
         for (size_t i = 0; i < cands.size(); ++i) {
           FusedConv& p = *cands[i];
-          if (p.winograd || p.base.ops[1].reorder) {
+          const bool winograd = p.path == FusedConv::kWinograd;
+          if (winograd || p.base.ops[1].reorder) {
             auto pw = packed_weights(p, g, w, w_owner, w_version);
-            evict(pw->data.get(), p.winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
+            evict(pw->data.get(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
           } else {
             evict(w, w_bytes);
           }
@@ -612,7 +631,8 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
           std::fprintf(stderr, " %s %.3f ms%s", cands[i]->algo, t[i] * 1e3, cands[i] == f ? " (picked)" : "");
         std::fprintf(stderr, "\n");
       }
-      if (!f->im2col && std::any_of(cands.begin(), cands.end(), [](const auto& p) { return p->im2col; }))
+      const auto im2col = [](const auto& p) { return p->path == FusedConv::kIm2col; };
+      if (!im2col(f) && std::any_of(cands.begin(), cands.end(), im2col))
         conv_im2col_release();
     }
     std::lock_guard<std::mutex> lock(c.mu);

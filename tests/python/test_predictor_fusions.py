@@ -201,11 +201,12 @@ def test_bad_inputs(case):
     check_bad_inputs(case)
 
 
-@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "im2col", "winograd"])
+@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "im2col", "winograd", "direct-rows", "direct-channels"])
 @pytest.mark.parametrize("spec", [((3, 8, 6, 6), (16, 8, 3, 3), 1, 1, "relu", True),   # 3x3, batch folded
                                   ((2, 16, 5, 7), (8, 16, 3, 3), 2, 1, "", True),      # stride 2, odd sizes
                                   ((2, 8, 4, 4), (8, 8, 1, 1), 1, 0, "relu", False),   # 1x1: no im2col copy
-                                  ((1, 4, 5, 5), (8, 4, 3, 3), 1, 0, "relu", True)])   # one image
+                                  ((1, 4, 5, 5), (8, 4, 3, 3), 1, 0, "relu", True),    # one image
+                                  ((2, 3, 9, 12), (7, 3, 3, 3), 1, 1, "relu", True)])  # rows of 12: direct-rows
 def test_fused_conv2d_each_algorithm(monkeypatch, algo, spec):
     """Every candidate the fused convolution's tuning may pick (OAR_CONV_ALGO forces one)
     gives the float64 NumPy result, bias and relu included."""
