@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "paddle_core/meta/infer_meta.h"
 #include "paddle_core/meta/view_meta.h"
 
 namespace oar {
@@ -269,6 +270,53 @@ void MaskedSelectGradInferMeta(const DenseTensor& x, const DenseTensor& mask,
               "got shape ", grad_out.dims());
   out->set_dtype(grad_out.dtype());
   out->set_dims(meta::broadcast_dims(x.dims(), mask.dims(), "masked_select"));
+}
+
+void Shape64InferMeta(const DenseTensor& input, DenseTensor* out) {
+  out->set_dtype(DataType::INT64);
+  out->set_dims(Dims{input.rank()});
+}
+
+namespace {
+// The target shape of dyn_reshape / dyn_expand (DynReshapeInferMeta); false when it is
+// not known (no data and no hint).
+bool shape_operand(const DenseTensor& shape, const IntList& hint, const char* op, std::vector<int64_t>* out) {
+  OAR_ENFORCE(shape.dtype() == DataType::INT64 || shape.dtype() == DataType::INT32, InvalidType, op,
+              ": argument 'shape' must be an int32 or int64 tensor, got ", dtype_name(shape.dtype()));
+  OAR_ENFORCE(shape.rank() == 1, InvalidArgument, op, ": argument 'shape' must be 1-D, got shape ", shape.dims());
+  if (!shape.initialized()) {
+    if (static_cast<int64_t>(hint.size()) != shape.numel()) return false;
+    *out = hint;
+    return true;
+  }
+  OAR_ENFORCE(shape.place().is_cpu(), InvalidArgument, op, ": argument 'shape' must be on the CPU, got ",
+              shape.place().str());
+  const DenseTensor c = contiguous(shape);
+  out->resize(c.numel());
+  for (int64_t i = 0; i < c.numel(); ++i)
+    (*out)[i] = c.dtype() == DataType::INT64 ? c.data<int64_t>()[i] : c.data<int32_t>()[i];
+  return true;
+}
+}  // namespace
+
+void DynReshapeInferMeta(const DenseTensor& x, const DenseTensor& shape, const IntList& hint, DenseTensor* out) {
+  std::vector<int64_t> s;
+  out->set_dtype(x.dtype());
+  if (!shape_operand(shape, hint, "reshape", &s)) {
+    out->set_dims(Dims::filled(shape.numel(), 0));  // all dynamic (data_dependent)
+    return;
+  }
+  out->set_dims(reshape_dims(x, s));
+}
+
+void DynExpandInferMeta(const DenseTensor& x, const DenseTensor& shape, const IntList& hint, DenseTensor* out) {
+  std::vector<int64_t> s;
+  if (!shape_operand(shape, hint, "expand", &s)) {
+    out->set_dtype(x.dtype());
+    out->set_dims(Dims::filled(shape.numel(), 0));
+    return;
+  }
+  ExpandInferMeta(x, s, out);
 }
 
 void NonzeroInferMeta(const DenseTensor& x, DenseTensor* out) {

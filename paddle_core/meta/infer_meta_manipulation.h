@@ -46,6 +46,15 @@ void MaskedSelectInferMeta(const DenseTensor& x, const DenseTensor& mask, DenseT
 void MaskedSelectGradInferMeta(const DenseTensor& x, const DenseTensor& mask,
                                const DenseTensor& grad_out, DenseTensor* out);
 void NonzeroInferMeta(const DenseTensor& x, DenseTensor* out);
+/// shape64: int64 [rank].
+void Shape64InferMeta(const DenseTensor& input, DenseTensor* out);
+/// dyn_reshape / dyn_expand: the target shape read from `shape` (1-D int32/int64) when it
+/// holds data (eager and the executor); when it holds none (the IR's shape inference),
+/// from `hint`, the sizes the tracer derived with every dynamic size standing as the
+/// IR's sentinel, so that the result type keeps the sizes that are static (a reshape to
+/// [x.shape[0], -1] of [?, 16, 5, 5] is [?, 400]); without a hint, every dim is dynamic.
+void DynReshapeInferMeta(const DenseTensor& x, const DenseTensor& shape, const IntList& hint, DenseTensor* out);
+void DynExpandInferMeta(const DenseTensor& x, const DenseTensor& shape, const IntList& hint, DenseTensor* out);
 void IndexPutInferMeta(const DenseTensor& x, const TensorPtrList& indices,
                        const DenseTensor& value, bool accumulate, DenseTensor* out);
 /// x[indices] for int/bool index tensors on the leading dims (bool: data-dependent size).

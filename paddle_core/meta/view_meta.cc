@@ -61,7 +61,7 @@ DenseTensor TransposeView(const DenseTensor& x, const std::vector<int64_t>& perm
   return make_view(x, d, s, x.offset());
 }
 
-DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape) {
+Dims reshape_dims(const DenseTensor& x, const std::vector<int64_t>& shape) {
   Dims nd(shape);
   int infer = -1;
   int64_t known = 1;
@@ -94,6 +94,11 @@ DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape)
   OAR_ENFORCE(nd.numel() == x.numel(), InvalidArgument, "reshape: cannot reshape tensor of shape ",
               x.dims(), " (", x.numel(), " elements) to ", shape, " (", nd.numel(),
               " elements)");
+  return nd;
+}
+
+DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape) {
+  const Dims nd = reshape_dims(x, shape);
   Dims ns;
   if (view_strides(x.dims(), x.strides(), nd, &ns)) return make_view(x, nd, ns, x.offset());
   DenseTensor c = contiguous(x);

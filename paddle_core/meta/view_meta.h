@@ -11,6 +11,9 @@ namespace oar {
 
 DenseTensor TransposeView(const DenseTensor& x, const std::vector<int64_t>& perm);
 DenseTensor ReshapeView(const DenseTensor& x, const std::vector<int64_t>& shape);
+/// The dims reshape(x, shape) gives: -1 inferred from x's element count, 0 copies x's
+/// dim (Paddle); throws when the element counts differ.
+Dims reshape_dims(const DenseTensor& x, const std::vector<int64_t>& shape);
 DenseTensor SqueezeView(const DenseTensor& x, const std::vector<int64_t>& axis);
 DenseTensor UnsqueezeView(const DenseTensor& x, const std::vector<int64_t>& axis);
 DenseTensor FlattenView(const DenseTensor& x, int64_t start_axis, int64_t stop_axis);

@@ -126,12 +126,21 @@ def test_dynamic_batch_with_input_spec():
 
 
 def test_program_reading_a_dynamic_size_is_rejected():
-    @oar.jit.to_static(input_spec=[InputSpec([-1, 6])])
+    # Converted code reads a dynamic x.shape[0] as a run-time size (test_jit_dynamic_shape.py);
+    # unconverted code (full_graph=False) reads a Python number and would bake it in.
+    @oar.jit.to_static(input_spec=[InputSpec([-1, 6])], full_graph=False)
     def f(x):
-        return x.reshape([x.shape[0] * 2, 3])   # bakes the batch size into the program
+        return x.reshape([x.shape[0] * 2, 3])
 
     with pytest.raises(oar.jit.Dy2StaticError, match="dynamic dimension"):
         f(rand(4, 6))
+
+    @oar.jit.to_static(input_spec=[InputSpec([-1, 6])])
+    def h(x):
+        return x.reshape([int(x.shape[0]) * 2, 3])  # int() reads the run-time size in Python
+
+    with pytest.raises(oar.jit.Dy2StaticError, match="reads the value of a tensor"):
+        h(rand(4, 6))
 
     @oar.jit.to_static(input_spec=[InputSpec([-1, 6])])
     def g(x):

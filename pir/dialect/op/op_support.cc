@@ -107,8 +107,10 @@ void mark_data_dependent(InferContext& c) {
   Type& t = c.outputs.back();
   if (!t.is_tensor()) return;
   std::vector<int64_t> dims = t.dims();
+  // 0: the placeholder of a size only the kernel knows; >= kDerivedFromSentinel: a size
+  // computed from a dynamic one (a dyn_reshape's hint) on an op whose inputs are static.
   for (int64_t& d : dims)
-    if (d == 0) d = kDynamic;
+    if (d == 0 || d >= kDerivedFromSentinel) d = kDynamic;
   t = c.ctx->tensor_type(t.dtype(), dims, t.layout());
 }
 bool any_dynamic(const InferContext& c) {

@@ -17,6 +17,7 @@ import os
 import traceback
 
 from .. import _C
+from . import _dynamic_shape
 from .. import profiler as _profiler
 from ..autograd import is_grad_enabled as _is_grad_enabled
 from .._creation import get_rng_state as _get_rng_state, set_rng_state as _set_rng_state
@@ -93,6 +94,7 @@ class _Tracing:
     def __enter__(self):
         if not _active:
             _Tensor.numpy = _guarded_numpy
+            _dynamic_shape.install()
         _active.append(self.tracer)
         self.tracer.start()
         return self.tracer
@@ -102,6 +104,7 @@ class _Tracing:
         _active.pop()
         if not _active:
             _Tensor.numpy = _orig_numpy
+            _dynamic_shape.uninstall()
         return False
 
 

@@ -35,6 +35,7 @@ import types
 import weakref
 
 from .api import Dy2StaticError
+from ._dynamic_shape import shape_of  # noqa: F401  (called by converted code)
 
 # Switched off by OAR_DY2STATIC=0 or `oar.jit.dy2static.enabled = False`: to_static then
 # only traces (a Python if on a traced tensor is the line-naming error).
@@ -642,6 +643,15 @@ class _ExprConverter(ast.NodeTransformer):
             return node
         self.changed = True
         return ast.copy_location(ast.Call(func=self._helper("convert_not"), args=[node.operand], keywords=[]), node)
+
+    def visit_Attribute(self, node):
+        # x.shape -> shape_of(x): SymInts for the dynamic dims of a traced tensor
+        # (_dynamic_shape.py); the value itself for anything else.
+        self.generic_visit(node)
+        if node.attr != "shape" or not isinstance(node.ctx, ast.Load):
+            return node
+        self.changed = True
+        return ast.copy_location(ast.Call(func=self._helper("shape_of"), args=[node.value], keywords=[]), node)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
