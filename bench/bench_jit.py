@@ -105,7 +105,9 @@ def oar_cases(paddle):
     tmp = tempfile.mkdtemp(prefix="oar_bench_jit_")
 
     def train(name):
-        out = {}
+        # Eager and to_static steps of the same model, their repeats interleaved
+        # (common.bench_pair): timed one after the other, drift alone moved the ratio by 10%.
+        steps = []
         for static in (False, True):
             paddle.seed(0)
             model = models[name]()
@@ -115,14 +117,15 @@ def oar_cases(paddle):
             loss_fn = nn.CrossEntropyLoss()
             x, y = (paddle.to_tensor(np.asarray(a)) for a in TRAIN_DATA[name])
 
-            def step():
+            def step(model=model, opt=opt, loss_fn=loss_fn, x=x, y=y):
                 loss = loss_fn(model(x), y)
                 loss.backward()
                 opt.step()
                 opt.clear_grad()
-            out[f"{name}_train_ms" if static else f"{name}_train_eager_ms"] = ms(step, repeats(name))
-        out[f"{name}_static_over_eager"] = out[f"{name}_train_ms"] / out[f"{name}_train_eager_ms"]
-        return out
+            steps.append(step)
+        eager, static = common.bench_pair(*steps, repeat=2 * repeats(name) + 1)
+        return {f"{name}_train_eager_ms": eager * 1e3, f"{name}_train_ms": static * 1e3,
+                f"{name}_static_over_eager": static / eager}
 
     def infer(name, shape):
         import onnxruntime as ort

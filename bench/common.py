@@ -51,6 +51,34 @@ def bench(fn, repeat=7, target=0.1, warmup=3):
     return statistics.median(times)
 
 
+def bench_pair(fa, fb, repeat=7, target=0.1, warmup=3):
+    """Median seconds per call of fa() and of fb(), their repeats interleaved (a, b, a,
+    b, ...) so that a drift of the machine (the other vCPU getting busy, clocks) lands on
+    both alike: their ratio is what a comparison of two ways to run one model reports."""
+    calls = []
+    for fn in (fa, fb):
+        for _ in range(warmup):
+            fn()
+        n = 1
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            dt = time.perf_counter() - t0
+            if dt >= target / 10 or n >= 1 << 20:
+                break
+            n *= 2
+        calls.append(max(1, round(n * target / max(dt, 1e-9))))
+    times = ([], [])
+    for _ in range(repeat):
+        for i, fn in enumerate((fa, fb)):
+            t0 = time.perf_counter()
+            for _ in range(calls[i]):
+                fn()
+            times[i].append((time.perf_counter() - t0) / calls[i])
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 # ---------------------------------------------------------------- frameworks
 def import_framework(fw, threads):
     """Import torch or oar in a worker, with `threads` intra-op threads. Returns the module."""
