@@ -12,7 +12,7 @@ _ops = _C.ops
 __all__ = [
     "moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "broadcast_tensors", "flip",
     "rot90", "scatter_nd", "take_along_axis", "put_along_axis", "masked_fill", "tril", "triu",
-    "diag", "repeat_interleave", "strided_slice", "slice", "meshgrid", "unfold", "crop",
+    "diag", "repeat_interleave", "strided_slice", "slice", "meshgrid", "unfold", "crop", "numel",
 ]
 
 
@@ -62,6 +62,14 @@ def unbind(input, axis=0):  # noqa: A002  (Paddle's name)
     """The slices of `input` along axis, as a list (axis removed)."""
     _axes(axis, input.ndim, "unbind")
     return _ops.unstack(input, axis)
+
+
+def numel(x, name=None):
+    """The number of elements of x as a 0-D int64 tensor (Paddle's paddle.numel); under
+    to_static, computed when the program runs (from oar.shape, so dynamic dims count)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"numel: argument 'x' must be a Tensor, got {type(x).__name__}")
+    return _ops.prod(_ops.shape(x))
 
 
 def _expand(x, shape, op):

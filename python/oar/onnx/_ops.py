@@ -378,6 +378,27 @@ def _reshape(v):
     v.out(v.g.node("Reshape", [v.x(0), v.g.ints(shape)]))
 
 
+@rule("pd_op.shape64")
+def _shape64(v):
+    v.out(v.g.node("Shape", [v.x(0)]))
+
+
+@rule("pd_op.dyn_reshape")
+def _dyn_reshape(v):
+    # The target shape comes as a tensor (sizes computed at run time); its 0 and -1 mean
+    # what they mean to ONNX's Reshape (allowzero = 0).
+    v.out(v.g.node("Reshape", [v.x(0), v.x_as(1, "int64")]))
+
+
+@rule("pd_op.dyn_expand")
+def _dyn_expand(v):
+    # -1 keeps the input's size; under ONNX's two-way broadcast a 1 does the same.
+    shape = v.x_as(1, "int64")
+    minus_one = v.g.node("Equal", [shape, v.g.ints([-1])])
+    shape = v.g.node("Where", [minus_one, v.g.ints([1]), shape])
+    v.out(v.g.node("Expand", [v.x(0), shape]))
+
+
 @rule("pd_op.flatten")
 def _flatten(v):
     g, x = v.g, v.x(0)

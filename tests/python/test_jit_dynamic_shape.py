@@ -1,0 +1,243 @@
+"""Sizes read from dynamic dims in converted code (jit/_dynamic_shape.py): x.shape[0]
+under an InputSpec's None becomes a run-time size (shape64 + dyn_reshape / dyn_expand),
+as Paddle's dy2static does, through jit.save, the predictors and ONNX export; and the
+ops behind it (oar.shape, oar.numel, dyn_reshape, dyn_expand) on their own."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import oar
+from oar import _C
+from oar.static import InputSpec
+
+
+def rand(*shape, seed=0):
+    return oar.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"))
+
+
+# ------------------------------------------------------------------ the ops, eagerly
+@pytest.mark.parametrize("shape", [(2, 3, 4), (5,), (), (0, 3)])
+def test_shape_and_numel(shape):
+    x = oar.zeros(list(shape))
+    s = oar.shape(x)
+    assert s.dtype == oar.int64 and list(s.shape) == [len(shape)]
+    assert s.numpy().tolist() == list(shape)
+    n = oar.numel(x)
+    assert n.dtype == oar.int64 and n.shape == [] and n.item() == int(np.prod(shape))
+    with pytest.raises(TypeError, match="numel"):
+        oar.numel(np.ones(3))
+
+
+@pytest.mark.parametrize("xs, target, dtype", [
+    ((2, 3, 4), [4, -1], "int64"),
+    ((2, 3, 4), [0, 12], "int32"),       # 0 copies the input's dim (Paddle)
+    ((6,), [1, 2, 3], "int64"),
+    ((0, 3), [3, 0, -1], "int64"),       # 0-size
+    ((2, 3), [6], "int32"),
+])
+def test_dyn_reshape_matches_numpy(xs, target, dtype):
+    x = rand(*xs, seed=len(xs)).astype("float64")
+    x.stop_gradient = False
+    got = _C.ops._dyn_reshape(x, oar.to_tensor(target, dtype=dtype), [])
+    want = [xs[i] if t == 0 and i < len(xs) else t for i, t in enumerate(target)]
+    np.testing.assert_array_equal(got.numpy(), x.numpy().reshape(want))
+    if got.size:
+        w = rand(*got.shape, seed=7).astype("float64")
+        (got * w).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), w.numpy().reshape(xs))
+
+
+@pytest.mark.parametrize("xs, target", [((3, 1), [2, -1, 5]), ((1,), [4]), ((), [2, 3]), ((2, 1), [0, 2, 3])])
+def test_dyn_expand_matches_numpy_with_gradient(xs, target):
+    x = rand(*xs, seed=3).astype("float64")
+    x.stop_gradient = False
+    got = _C.ops._dyn_expand(x, oar.to_tensor(target), [])
+    want = [d if d != -1 else xs[i - (len(target) - len(xs))] for i, d in enumerate(target)]
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(x.numpy(), want))
+    if got.size:
+        # the gradient against central differences
+        w = rand(*want, seed=5).astype("float64")
+        (got * w).sum().backward()
+        eps, base = 1e-6, x.numpy().copy()
+        fd = np.zeros_like(base).reshape(-1)
+        for i in range(base.size):
+            for sgn in (1, -1):
+                p = base.copy().reshape(-1)
+                p[i] += sgn * eps
+                y = np.broadcast_to(p.reshape(base.shape), want)
+                fd[i] += sgn * (y * w.numpy()).sum() / (2 * eps)
+        np.testing.assert_allclose(x.grad.numpy().reshape(-1), fd, rtol=1e-6, atol=1e-6)
+
+
+def test_dyn_ops_reject_bad_shapes():
+    x = rand(2, 3)
+    with pytest.raises(ValueError, match="reshape: argument 'shape' must be 1-D"):
+        _C.ops._dyn_reshape(x, oar.to_tensor([[2, 3]]), [])
+    with pytest.raises(TypeError, match="reshape: argument 'shape' must be an int32 or int64 tensor, got float32"):
+        _C.ops._dyn_reshape(x, oar.to_tensor([2.0, 3.0]), [])
+    with pytest.raises(ValueError, match="only one dimension can be -1"):
+        _C.ops._dyn_reshape(x, oar.to_tensor([-1, -1]), [])
+    with pytest.raises(ValueError, match=r"cannot reshape tensor of shape \[2, 3\]"):
+        _C.ops._dyn_reshape(x, oar.to_tensor([4, 2]), [])
+    with pytest.raises(ValueError, match="reshape: invalid size -3"):
+        _C.ops._dyn_reshape(x, oar.to_tensor([-3, -2]), [])
+    with pytest.raises(ValueError, match=r"expand: cannot expand input of shape \[2, 3\]"):
+        _C.ops._dyn_expand(x, oar.to_tensor([2, 4]), [])
+    with pytest.raises(ValueError, match="expand: -1 is only allowed for existing dims"):
+        _C.ops._dyn_expand(x, oar.to_tensor([-1, 2, 3]), [])
+    with pytest.raises(ValueError, match="expand: negative size"):
+        _C.ops._dyn_expand(x, oar.to_tensor([-4, 3]), [])
+
+
+# ------------------------------------------------------------------ converted code
+SPEC = [InputSpec([None, 3, 4], "float32", "x")]
+
+
+def reshape_batch(x):
+    return x.reshape([x.shape[0], -1])
+
+
+def unpack_sizes(x):
+    b, c, d = x.shape
+    return x.reshape([b, c * d]) * 2
+
+
+def size_arithmetic(x):
+    return x.reshape([(x.shape[0] + 1) * 2 - 2, -1, 2])
+
+
+def zeros_of_batch(x):
+    return x + oar.zeros([x.shape[0], 3, 4])
+
+
+def full_and_ones(x):
+    return oar.full([x.shape[0], 2], 1.5) + oar.ones([x.shape[0], 1], "float32")
+
+
+def expand_batch(x):
+    return x[:, :1, :].expand([x.shape[0], 3, 4]) + oar.broadcast_to(x[:, :, :1], [x.shape[0], 3, 4])
+
+
+def paddle_shape_api(x):
+    n = oar.shape(x)[0]
+    return x.reshape([n, 12]) / oar.numel(x).astype("float32")
+
+
+def divide_by_batch(x):
+    return x.sum() / x.shape[0]
+
+
+def branch_on_batch(x):
+    if x.shape[0] > 3:
+        return x * 2
+    return x - 1
+
+
+@pytest.mark.parametrize("fn, ir", [
+    (reshape_batch, "?x12xf32"), (unpack_sizes, "?x12xf32"), (size_arithmetic, "?x3x2xf32"),
+    (zeros_of_batch, "?x3x4xf32"), (full_and_ones, "?x2xf32"), (expand_batch, "?x3x4xf32"),
+    (paddle_shape_api, "?x12xf32"), (divide_by_batch, "pd_op.shape64"), (branch_on_batch, "cf.if"),
+])
+def test_dynamic_sizes_in_converted_code(fn, ir):
+    static = oar.jit.to_static(fn, input_spec=SPEC)
+    for b in (2, 5, 1):
+        x = rand(b, 3, 4, seed=b)
+        np.testing.assert_allclose(static(x).numpy(), fn(x).numpy(), rtol=1e-6, atol=1e-6)
+    assert len(static.concrete_programs) == 1   # one program serves every batch size
+    program = str(static.main_program)
+    assert ir in program, program
+
+
+def test_static_sizes_stay_python_ints():
+    seen = []
+
+    @oar.jit.to_static(input_spec=SPEC)
+    def f(x):
+        seen.append(x.shape)
+        return x.reshape([x.shape[0], x.shape[1] * x.shape[2]])
+
+    f(rand(2, 3, 4))
+    assert all(isinstance(s[1], int) and isinstance(s[2], int) for s in seen)
+    assert not isinstance(seen[0][0], int)       # the dynamic one is a run-time size
+    assert "dyn_reshape" in str(f.main_program)
+
+    @oar.jit.to_static
+    def g(x):                                    # no InputSpec: every size is static
+        return x.reshape([x.shape[0], -1])
+
+    g(rand(2, 3, 4))
+    assert "dyn_" not in str(g.main_program) and "shape64" not in str(g.main_program)
+
+
+def test_reading_a_dynamic_size_as_a_number_is_an_error():
+    @oar.jit.to_static(input_spec=SPEC)
+    def f(x):
+        return x.reshape([int(x.shape[0]), 12])
+
+    with pytest.raises(oar.jit.Dy2StaticError, match="reads the value of a tensor"):
+        f(rand(2, 3, 4))
+
+
+class FlattenNet(oar.nn.Layer):
+    """Paddle-style code that sizes its reshape and a buffer from the batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = oar.nn.Conv2D(1, 4, 3, padding=1)
+        self.fc = oar.nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        b = x.shape[0]
+        h = oar.nn.functional.relu(self.conv(x)).reshape([b, -1])
+        bias = oar.zeros([b, 5]) + 0.5
+        return self.fc(h) + bias
+
+
+def test_saved_model_with_batch_sized_reshape(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    oar.seed(1)
+    net = FlattenNet()
+    net.eval()
+    prefix = str(tmp_path / "flat")
+    spec = [InputSpec([None, 1, 6, 6], "float32", "x")]
+    oar.jit.save(net, prefix, input_spec=spec)
+    oar.onnx.export(net, prefix, input_spec=spec)
+    loaded = oar.jit.load(prefix)
+    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
+    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
+    assert "?x144xf32" in str(loaded.program)
+    for b in (1, 3, 6):
+        x = rand(b, 1, 6, 6, seed=b)
+        ref = net(x).numpy()
+        np.testing.assert_allclose(loaded(x).numpy(), ref, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
+                                   rtol=1e-4, atol=1e-5)
+
+    # the C++ example program, with no Python in the process
+    from test_jit_save_predictor import run_model_binary
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    for b in (2, 4):
+        x = rand(b, 1, 6, 6, seed=10 + b).numpy()
+        (tmp_path / "in.bin").write_bytes(x.tobytes())
+        r = subprocess.run([run_model_binary(), prefix, str(tmp_path / "in.bin"), f"{b},1,6,6",
+                            str(tmp_path / "out.bin")], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        out = np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype="float32").reshape(b, 5)
+        np.testing.assert_allclose(out, net(oar.to_tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_training_the_same_code_equals_eager():
+    # training signatures are converted per concrete shape: x.shape[0] is an int there
+    oar.seed(4)
+    net = FlattenNet()
+    static = oar.jit.to_static(net)
+    x = rand(3, 1, 6, 6, seed=2)
+    static(x).sum().backward()
+    grads = [p.grad.numpy().copy() for p in net.parameters()]
+    net.clear_gradients()
+    FlattenNet.forward(net, x).sum().backward()
+    for g, p in zip(grads, net.parameters()):
+        np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-6)
