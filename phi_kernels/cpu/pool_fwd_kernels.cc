@@ -6,9 +6,10 @@
 // large as the output and cannot vectorize; 32x6x28x28 + 32x16x10x10 took ~260 us.
 //
 // Channels first, per (n, c) plane and output row: first the rows of the window are
-// combined elementwise into one row (contiguous, vectorized over W), then the outputs
-// with full windows take the max of their columns in k strided vectorized passes
-// (2x2 stride 2 windows tiling the input have their own one-pass loop). Channels last:
+// combined elementwise into one row (contiguous, vectorized over W) that has -inf on
+// both sides, then every output takes the max of its k columns, 8 outputs per step for
+// strides 1 and 2 (2x2 stride 2 windows tiling the input have their own one-pass loop;
+// adaptive windows, of varying sizes, loop per output). Channels last:
 // per output position, the window's elements are combined over the contiguous C.
 //
 // Values equal max_pool2d_with_index's out, whose rule is "start from the window's first
@@ -17,6 +18,7 @@
 // are combined with a NaN-skipping max and the first element's NaN is restored at the end.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #if defined(__AVX2__)
@@ -103,33 +105,72 @@ void max_rows_2x2<float>(const float* src, float* dst, int64_t W, int64_t OW, in
 }
 #endif
 
-// out[i] = max over kx < k of base[i * stride + kx] (NaNs skipped), i < n.
-template <typename T, int kStride>
-void interior_max(const T* base, int64_t k, int64_t n, T* acc, T* out, int64_t stride = kStride) {
-  const int64_t s = kStride > 0 ? kStride : stride;
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) acc[i] = base[i * s];
-  for (int64_t kx = 1; kx < k; ++kx) {
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) acc[i] = skip_nan_max(acc[i], base[i * s + kx]);
+// out[ow] = max over kx < k of row[ow * s + kx] (NaNs skipped) for every ow < OW: `row`
+// holds the combined input row after pad_l -inf values and has -inf past its end as far
+// as any window (and a vector step) reaches, so the edge windows need no bounds.
+template <typename T>
+void all_windows_max(const T* row, int64_t k, int64_t s, int64_t OW, T* out) {
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    const T* w = row + ow * s;
+    T m = w[0];
+    for (int64_t kx = 1; kx < k; ++kx) m = skip_nan_max(m, w[kx]);
+    out[ow] = m;
   }
-  std::copy(acc, acc + n, out);
+}
+
+#if defined(__AVX2__)
+// skip_nan_max on 8 lanes: b where b > a or a is NaN.
+inline __m256 skip_nan_max8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(a, b, _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)));
+}
+
+// Elements 0, 2, ..., 14 of p.
+inline __m256 even8(const float* p) {
+  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// Stride 1 and 2 (3x3/2 is ResNet's stem pool): 8 windows per step, one load (stride 1)
+// or one even-lane shuffle (stride 2) per window column.
+template <>
+void all_windows_max<float>(const float* row, int64_t k, int64_t s, int64_t OW, float* out) {
+  int64_t ow = 0;
+  if (s == 1) {
+    for (; ow + 8 <= OW; ow += 8) {
+      __m256 m = _mm256_loadu_ps(row + ow);
+      for (int64_t kx = 1; kx < k; ++kx) m = skip_nan_max8(m, _mm256_loadu_ps(row + ow + kx));
+      _mm256_storeu_ps(out + ow, m);
+    }
+  } else if (s == 2) {
+    for (; ow + 8 <= OW; ow += 8) {
+      __m256 m = even8(row + 2 * ow);
+      for (int64_t kx = 1; kx < k; ++kx) m = skip_nan_max8(m, even8(row + 2 * ow + kx));
+      _mm256_storeu_ps(out + ow, m);
+    }
+  }
+  for (; ow < OW; ++ow) {
+    const float* w = row + ow * s;
+    float m = w[0];
+    for (int64_t kx = 1; kx < k; ++kx) m = skip_nan_max(m, w[kx]);
+    out[ow] = m;
+  }
+}
+#endif
+
+// Floats of the padded row buffer all_windows_max reads (max_plane_rows).
+inline int64_t padded_row_size(const PoolGeometry& g) {
+  return g.pad_l[2] + std::max(g.in[2], (g.out[2] + 8) * g.stride[2] + g.k[2]) + 16;
 }
 
 template <typename T>
-void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst, T* row, T* acc) {
+void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst, T* row) {
   const int64_t H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2];
   const int64_t* wb = ws.b[2].data();
   const int64_t* we = ws.e[2].data();
-  // Outputs [lo, hi) have full windows (ow * s - p + [0, k) inside the row): the
-  // columns combine as k strided, vectorized passes; the edges loop per output.
-  int64_t lo = OW, hi = OW;
-  if (!g.adaptive) {
-    const int64_t s = g.stride[2], p = g.pad_l[2], k = g.k[2];
-    lo = std::min<int64_t>(OW, (p + s - 1) / s);
-    hi = W - k + p >= 0 ? std::min<int64_t>(OW, (W - k + p) / s + 1) : 0;
-    if (hi < lo) hi = lo;
-  }
+  // A window wholly in the padding (pad >= kernel) gives 0, as the reference.
+  bool empty_windows = false;
+  for (int64_t ow = 0; ow < OW; ++ow) empty_windows = empty_windows || wb[ow] >= we[ow];
   for (int64_t od = 0; od < OD; ++od) {
     const int64_t db = ws.b[0][od], de = ws.e[0][od];
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -140,37 +181,47 @@ void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst,
         continue;
       }
       const T* first = src + (db * H + hb) * W;
-      const T* r = first;
-      if (de - db > 1 || he - hb > 1) {  // combine the window's rows into `row`
-        std::copy(first, first + W, row);
+      if (!g.adaptive) {
+        // The window's rows combined into the padded row, then every window of it.
+        T* rp = row + g.pad_l[2];
+        std::copy(first, first + W, rp);
         for (int64_t d = db; d < de; ++d)
           for (int64_t h = (d == db ? hb + 1 : hb); h < he; ++h) {
             const T* s = src + (d * H + h) * W;
 #pragma omp simd
-            for (int64_t x = 0; x < W; ++x) row[x] = skip_nan_max(row[x], s[x]);
+            for (int64_t x = 0; x < W; ++x) rp[x] = skip_nan_max(rp[x], s[x]);
           }
-        r = row;
-      }
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        if (ow == lo) ow = hi;  // the interior is done below
-        if (ow >= OW) break;
-        const int64_t b = wb[ow], e = we[ow];
-        if (b >= e) {
-          out[ow] = T(0);
-          continue;
+        all_windows_max(row, g.k[2], g.stride[2], OW, out);
+        if (empty_windows)
+          for (int64_t ow = 0; ow < OW; ++ow)
+            if (wb[ow] >= we[ow]) out[ow] = T(0);
+      } else {
+        const T* r = first;
+        if (de - db > 1 || he - hb > 1) {  // combine the window's rows into `row`
+          std::copy(first, first + W, row);
+          for (int64_t d = db; d < de; ++d)
+            for (int64_t h = (d == db ? hb + 1 : hb); h < he; ++h) {
+              const T* s = src + (d * H + h) * W;
+#pragma omp simd
+              for (int64_t x = 0; x < W; ++x) row[x] = skip_nan_max(row[x], s[x]);
+            }
+          r = row;
         }
-        T m = r[b];
-        for (int64_t x = b + 1; x < e; ++x) m = skip_nan_max(m, r[x]);
-        out[ow] = m;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t b = wb[ow], e = we[ow];
+          if (b >= e) {
+            out[ow] = T(0);
+            continue;
+          }
+          T m = r[b];
+          for (int64_t x = b + 1; x < e; ++x) m = skip_nan_max(m, r[x]);
+          out[ow] = m;
+        }
       }
-      if (lo < hi) {
-        const int64_t s = g.stride[2];
-        const T* base = r + lo * s - g.pad_l[2];
-        // A compile-time stride lets the loads vectorize (a runtime one becomes gathers).
-        if (s == 2) interior_max<T, 2>(base, g.k[2], hi - lo, acc, out + lo);
-        else if (s == 1) interior_max<T, 1>(base, g.k[2], hi - lo, acc, out + lo);
-        else interior_max<T, 0>(base, g.k[2], hi - lo, acc, out + lo, s);
-      }
+      bool nan = false;
+#pragma omp simd reduction(|| : nan)
+      for (int64_t x = 0; x < W; ++x) nan = nan || first[x] != first[x];
+      if (!nan) continue;
       // The reference keeps a NaN only when it is the window's first element.
       for (int64_t ow = 0; ow < OW; ++ow) {
         if (wb[ow] >= we[ow]) continue;
@@ -205,8 +256,9 @@ void MaxPool2dKernel(const DeviceContext&, const DenseTensor& x_in, const IntLis
       return;
     }
     parallel_for(g.batch * C, [&](int64_t p0, int64_t p1) {
-      std::vector<T> row(static_cast<size_t>(g.in[2])), acc(static_cast<size_t>(g.out[2]));
-      for (int64_t p = p0; p < p1; ++p) max_plane_rows(g, ws, xp + p * is, o + p * os, row.data(), acc.data());
+      // -inf around the combined row (all_windows_max); adaptive windows use [0, W) only
+      std::vector<T> row(static_cast<size_t>(padded_row_size(g)), -std::numeric_limits<T>::infinity());
+      for (int64_t p = p0; p < p1; ++p) max_plane_rows(g, ws, xp + p * is, o + p * os, row.data());
     }, x.numel());
     return;
   }

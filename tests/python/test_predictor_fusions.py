@@ -109,6 +109,27 @@ def test_tiled_2x2_pooling_rows_match_the_index_kernel():
             np.testing.assert_array_equal(a, b)
 
 
+def test_strided_pooling_rows_match_the_index_kernel():
+    # Stride 1 and 2 windows run 8 outputs per AVX2 step over a row padded with -inf:
+    # ResNet's 3x3/2 stem pool, ceil mode, padding 2, and rows with and without a
+    # remainder of 8, NaNs anywhere (first elements of windows included)
+    rng = np.random.default_rng(2)
+    for shape in [(2, 3, 32, 32), (1, 2, 9, 37), (1, 1, 5, 16)]:
+        for k, s, p, ceil in [(3, 2, 1, False), (3, 2, 1, True), (3, 1, 1, False), (5, 2, 2, False),
+                              (2, 1, 0, True), (4, 2, 1, True)]:
+            x = rng.standard_normal(shape).astype("float32")
+            x.flat[rng.integers(0, x.size, max(1, x.size // 15))] = np.nan
+            t = tensor(x)
+            a = _C.ops.max_pool2d(t, [k, k], [s, s], [p] * 4, ceil, False, "NCHW").numpy()
+            b = _C.ops.max_pool2d_with_index(t, [k, k], [s, s], [p] * 4, ceil, False, "NCHW")[0].numpy()
+            np.testing.assert_array_equal(a, b)
+            clean = rng.standard_normal(shape)
+            got = _C.ops.max_pool2d(tensor(clean), [k, k], [s, s], [p] * 4, ceil, False, "NCHW").numpy()
+            ref = _C.ops.max_pool2d_with_index(tensor(clean), [k, k], [s, s], [p] * 4, ceil, False,
+                                               "NCHW")[0].numpy()
+            np.testing.assert_array_equal(got, ref)  # float64: the scalar path
+
+
 def _fused_np(x, w, b, stride, pads, dil, groups, act):
     out = np_conv(x, w, stride, pads, dil, groups)
     if b is not None:
