@@ -241,3 +241,60 @@ def test_training_the_same_code_equals_eager():
     FlattenNet.forward(net, x).sum().backward()
     for g, p in zip(grads, net.parameters()):
         np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ len() and loops over rows
+def len_of_batch(x):
+    return x * len(x)
+
+
+def sum_rows(x):
+    s = x[0] * 0
+    for row in x:
+        s = s + row
+    return s
+
+
+def weighted_rows_until_big(x):
+    s = x[0] * 0
+    for i, row in enumerate(x):
+        if row.sum() > 100:
+            break
+        s = s + row * i
+    return s
+
+
+@pytest.mark.parametrize("fn", [len_of_batch, sum_rows, weighted_rows_until_big])
+def test_len_and_loops_over_a_dynamic_first_dim(fn):
+    static = oar.jit.to_static(fn, input_spec=SPEC)
+    xs = [rand(b, 3, 4, seed=b) for b in (1, 2, 5)]
+    big = rand(4, 3, 4, seed=9)
+    big[2] = big[2] + 50.0                      # the break fires at row 2
+    for x in xs + [big]:
+        np.testing.assert_allclose(static(x).numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-5)
+    assert len(static.concrete_programs) == 1
+    if fn is not len_of_batch:
+        assert "cf.while" in str(static.main_program)
+
+
+def test_loops_over_python_values_and_static_rows_run_as_written():
+    @oar.jit.to_static
+    def f(x):
+        d = {"a": 1, "b": 2}
+        s = x * 0
+        for k in d:
+            s = s + d[k]
+        for a, b in [(1, 2), (3, 4)]:
+            s = s + a * b
+        for v in (i * 2 for i in range(3)):
+            s = s + v
+        for i, row in enumerate(x):             # a static first dim: unrolled
+            s = s + row.sum() * i
+            if i == 1:
+                break
+        assert len(x) == 3
+        return s
+
+    x = rand(3, 2)
+    np.testing.assert_allclose(f(x).numpy(), f.dygraph_function(x).numpy(), rtol=1e-6)
+    assert "cf.while" not in str(f.main_program)

@@ -276,6 +276,26 @@ def convert_call(fn):
     return fn
 
 
+def _dynamic_rows(x):
+    """Whether x is a traced tensor whose first dim is dynamic."""
+    from .. import _C
+    t = _tracer()
+    return t is not None and isinstance(x, _C.Tensor) and x.ndim > 0 and t.is_traced(x) and t.dims_of(x)[0] == -1
+
+
+def convert_len(x):
+    """len(x) in converted code: a run-time size (SymInt) for a traced tensor whose first
+    dim is dynamic, len(x) otherwise."""
+    return shape_of(x)[0] if _dynamic_rows(x) else len(x)
+
+
+def iter_rows(x):
+    """The test of a converted `for v in x`: True when x is a traced tensor with a dynamic
+    first dim, whose rows the converted loop then indexes at run time (as Paddle's
+    dy2static); the loop runs as written otherwise."""
+    return _dynamic_rows(x)
+
+
 def range_args(*args):
     """(start, stop, step) of `range(*args)` in a converted for loop: Python ints (checked
     by range itself) unless an argument is a tensor, which must hold one integer."""
@@ -621,6 +641,10 @@ class _ExprConverter(ast.NodeTransformer):
         f = node.func
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _HELPER:
             return node  # a helper call made by the conversion
+        if isinstance(f, ast.Name) and f.id == "len" and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], ast.Starred):
+            self.changed = True  # len(x) of a dynamic first dim: a run-time size
+            return ast.copy_location(ast.Call(func=self._helper("convert_len"), args=node.args, keywords=[]), node)
         if isinstance(f, ast.Name) and f.id in _PLAIN_CALLS:
             return node
         self.changed = True
@@ -715,8 +739,44 @@ class _LoopRewriter:
         return ast.Call(func=ast.Attribute(value=ast.Name(id=_HELPER, ctx=ast.Load()), attr=name, ctx=ast.Load()),
                         args=args, keywords=[])
 
+    def for_rows(self, s):
+        """`for v in x` / `for i, v in enumerate(x)`: when x is at run time a traced tensor
+        with a dynamic first dim (iter_rows), a range loop over its rows, which becomes a
+        cf.while; the loop as written otherwise (the body appears once per case)."""
+        it, target = s.iter, s.target
+        enum = (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
+                and len(it.args) == 1 and not it.keywords and not isinstance(it.args[0], ast.Starred))
+        if enum:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                    and isinstance(target.elts[0], ast.Name)):
+                return None
+            index, target, it = target.elts[0].id, target.elts[1], it.args[0]
+        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "zip"):
+            return None
+        else:
+            index = self.fresh("row")
+        if s.orelse or isinstance(s, ast.AsyncFor):
+            return None
+        seq = self.fresh("seq")
+        load = lambda n: ast.Name(id=n, ctx=ast.Load())  # noqa: E731
+        store = lambda n: ast.Name(id=n, ctx=ast.Store())  # noqa: E731
+        size = ast.Subscript(value=self._helper_call("shape_of", [load(seq)]), slice=ast.Constant(0), ctx=ast.Load())
+        rows = ast.For(target=store(index), iter=ast.Call(func=load("range"), args=[size], keywords=[]),
+                       body=[ast.Assign(targets=[target],
+                                        value=ast.Subscript(value=load(seq), slice=load(index), ctx=ast.Load()))]
+                       + copy.deepcopy(s.body), orelse=[])
+        plain = copy.deepcopy(s)
+        plain.iter = (ast.Call(func=load("enumerate"), args=[load(seq)], keywords=[]) if enum else load(seq))
+        branch = ast.If(test=self._helper_call("iter_rows", [load(seq)]),
+                        body=self.for_range(_at(rows, s)), orelse=[plain])
+        return [_at(ast.Assign(targets=[store(seq)], value=it), s), _at(branch, s)]
+
     def for_range(self, s):
         it = s.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+            rows = self.for_rows(s)
+            if rows is not None:
+                return rows
         if s.orelse or not isinstance(s.target, ast.Name) or not (
                 isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and 1 <= len(it.args) <= 3 and not it.keywords
