@@ -195,7 +195,7 @@ def gen_register(op, inplace=False):
     random = bool(RANDOM_RE.search(op.name)) or bool(getattr(op, "python", {}).get("random", False))
     if inplace:
         traits.append("kTraitInplace")
-    elif not random:
+    elif not random and not op.side_effect:
         traits.append("kTraitPure")
     if random:
         traits.append("kTraitRandom")

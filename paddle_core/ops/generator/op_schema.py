@@ -14,6 +14,7 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     data_dependent: [out]                    # outputs whose 0 dims (set by infer_meta as
                                              # placeholders) the kernel sizes from the data:
                                              # dynamic (?) in the IR
+    side_effect: true                        # not pure: never folded, merged or removed
     python: {method: true, scalar: [y], name: add}
 """
 import re
@@ -97,6 +98,7 @@ class OpDef:
     inplace: Optional[str]
     python: dict
     data_dependent: List[str]
+    side_effect: bool
     source: str
     doc: str = ""
 
@@ -191,6 +193,7 @@ def load_ops(paths) -> List[OpDef]:
                 inplace=e.get("inplace"),
                 python=e.get("python") or {},
                 data_dependent=list(e.get("data_dependent", [])),
+                side_effect=bool(e.get("side_effect", False)),
                 source=path,
                 doc=e.get("doc", ""),
             ))

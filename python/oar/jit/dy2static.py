@@ -289,6 +289,27 @@ def convert_len(x):
     return shape_of(x)[0] if _dynamic_rows(x) else len(x)
 
 
+def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
+    """print() in converted code (Paddle's convert_print): with traced tensors among the
+    arguments, each becomes a print_tensor op, which prints the tensor every time the
+    program runs, labelled with the text of the arguments before it; without, the
+    builtin print (once, while converting)."""
+    from .. import _C
+    t = _tracer()
+    if t is None or not any(isinstance(a, _C.Tensor) and t.is_traced(a) for a in args):
+        return print(*args, sep=sep, end=end, file=file, flush=flush)
+    text = []
+    for a in args:
+        if isinstance(a, _C.Tensor) and t.is_traced(a):
+            _C.ops._print_tensor(a, sep.join(text), -1 if a.size <= 100 else 20)
+            text = []
+        else:
+            text.append(str(a))
+    if text:
+        print(*text, sep=sep, end=end, file=file, flush=flush)
+    return None
+
+
 def iter_rows(x):
     """The test of a converted `for v in x`: True when x is a traced tensor with a dynamic
     first dim, whose rows the converted loop then indexes at run time (as Paddle's
@@ -641,6 +662,10 @@ class _ExprConverter(ast.NodeTransformer):
         f = node.func
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _HELPER:
             return node  # a helper call made by the conversion
+        if isinstance(f, ast.Name) and f.id == "print":
+            self.changed = True  # print of traced tensors: printed when the program runs
+            return ast.copy_location(ast.Call(func=self._helper("convert_print"), args=node.args,
+                                              keywords=node.keywords), node)
         if isinstance(f, ast.Name) and f.id == "len" and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], ast.Starred):
             self.changed = True  # len(x) of a dynamic first dim: a run-time size

@@ -378,6 +378,12 @@ def _reshape(v):
     v.out(v.g.node("Reshape", [v.x(0), v.g.ints(shape)]))
 
 
+@rule("pd_op.print_tensor")
+def _print_tensor(v):
+    # ONNX has no printing op: the exported model passes the tensor through.
+    v.out(v.x(0))
+
+
 @rule("pd_op.shape64")
 def _shape64(v):
     v.out(v.g.node("Shape", [v.x(0)]))
