@@ -27,9 +27,8 @@ FRAMEWORKS = ("oar", "torch")
 
 
 # ---------------------------------------------------------------- timing
-def bench(fn, repeat=7, target=0.1, warmup=3):
-    """Median seconds per call of fn(): warmup, pick n calls per repeat so that one
-    repeat lasts about `target` seconds, then take the median over `repeat` repeats."""
+def _calls_per_repeat(fn, target, warmup):
+    """After `warmup` calls: how many calls of fn() last about `target` seconds."""
     for _ in range(warmup):
         fn()
     n = 1
@@ -41,7 +40,13 @@ def bench(fn, repeat=7, target=0.1, warmup=3):
         if dt >= target / 10 or n >= 1 << 20:
             break
         n *= 2
-    n = max(1, round(n * target / max(dt, 1e-9)))
+    return max(1, round(n * target / max(dt, 1e-9)))
+
+
+def bench(fn, repeat=7, target=0.1, warmup=3):
+    """Median seconds per call of fn(): warmup, pick n calls per repeat so that one
+    repeat lasts about `target` seconds, then take the median over `repeat` repeats."""
+    n = _calls_per_repeat(fn, target, warmup)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -55,20 +60,7 @@ def bench_pair(fa, fb, repeat=7, target=0.1, warmup=3):
     """Median seconds per call of fa() and of fb(), their repeats interleaved (a, b, a,
     b, ...) so that a drift of the machine (the other vCPU getting busy, clocks) lands on
     both alike: their ratio is what a comparison of two ways to run one model reports."""
-    calls = []
-    for fn in (fa, fb):
-        for _ in range(warmup):
-            fn()
-        n = 1
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            dt = time.perf_counter() - t0
-            if dt >= target / 10 or n >= 1 << 20:
-                break
-            n *= 2
-        calls.append(max(1, round(n * target / max(dt, 1e-9))))
+    calls = [_calls_per_repeat(fn, target, warmup) for fn in (fa, fb)]
     times = ([], [])
     for _ in range(repeat):
         for i, fn in enumerate((fa, fb)):

@@ -5,9 +5,7 @@
 #include "phi_kernels/funcs/conv_direct.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -16,6 +14,7 @@
 #endif
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/funcs/thread_workspace.h"
 #include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
@@ -27,21 +26,8 @@ int64_t taps(const ConvGeometry& g) { return g.in_c * g.k[0] * g.k[1]; }
 
 #if OAR_CONV_DIRECT
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-float* workspace(int slot, size_t floats) {
-  thread_local std::unique_ptr<float, FreeDeleter> buf[2];
-  thread_local size_t size[2] = {0, 0};
-  if (size[slot] < floats) {
-    buf[slot].reset();
-    buf[slot].reset(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 63) / 64 * 64)));
-    OAR_ENFORCE(buf[slot] != nullptr, Internal, "conv: out of memory for the direct convolution's workspace");
-    size[slot] = floats;
-  }
-  return buf[slot].get();
-}
+struct DirectConvTag;
+float* workspace(int slot, size_t floats) { return thread_workspace<DirectConvTag>(slot, floats); }
 
 // An image's planes with their padding: Hp x Wp each, the input at (pad_l[0], pad_l[1]).
 struct Padded {

@@ -10,13 +10,12 @@
 #include "phi_kernels/funcs/conv_winograd.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/funcs/sgemm.h"
+#include "phi_kernels/funcs/thread_workspace.h"
 #include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
@@ -24,21 +23,8 @@ namespace {
 
 constexpr int64_t kChunkBytes = 8 << 20;
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-float* workspace(int slot, size_t floats) {
-  thread_local std::unique_ptr<float, FreeDeleter> buf[4];
-  thread_local size_t size[4] = {0, 0, 0, 0};
-  if (size[slot] < floats) {
-    buf[slot].reset();
-    buf[slot].reset(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 63) / 64 * 64)));
-    OAR_ENFORCE(buf[slot] != nullptr, Internal, "conv: out of memory for the Winograd workspace");
-    size[slot] = floats;
-  }
-  return buf[slot].get();
-}
+struct WinogradTag;
+float* workspace(int slot, size_t floats) { return thread_workspace<WinogradTag>(slot, floats); }
 
 struct Tiles {
   int64_t H, W, OH, OW, pt, pl, TH, TW, PH, PW;

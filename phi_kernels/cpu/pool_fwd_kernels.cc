@@ -181,9 +181,11 @@ void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst,
         continue;
       }
       const T* first = src + (db * H + hb) * W;
-      if (!g.adaptive) {
-        // The window's rows combined into the padded row, then every window of it.
-        T* rp = row + g.pad_l[2];
+      // The window's rows combined into one (for uniform windows, into the padded row
+      // all_windows_max reads; adaptive ones read `first` itself when it is alone).
+      T* rp = row + (g.adaptive ? 0 : g.pad_l[2]);
+      const T* r = first;
+      if (!g.adaptive || de - db > 1 || he - hb > 1) {
         std::copy(first, first + W, rp);
         for (int64_t d = db; d < de; ++d)
           for (int64_t h = (d == db ? hb + 1 : hb); h < he; ++h) {
@@ -191,22 +193,14 @@ void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst,
 #pragma omp simd
             for (int64_t x = 0; x < W; ++x) rp[x] = skip_nan_max(rp[x], s[x]);
           }
+        r = rp;
+      }
+      if (!g.adaptive) {
         all_windows_max(row, g.k[2], g.stride[2], OW, out);
         if (empty_windows)
           for (int64_t ow = 0; ow < OW; ++ow)
             if (wb[ow] >= we[ow]) out[ow] = T(0);
       } else {
-        const T* r = first;
-        if (de - db > 1 || he - hb > 1) {  // combine the window's rows into `row`
-          std::copy(first, first + W, row);
-          for (int64_t d = db; d < de; ++d)
-            for (int64_t h = (d == db ? hb + 1 : hb); h < he; ++h) {
-              const T* s = src + (d * H + h) * W;
-#pragma omp simd
-              for (int64_t x = 0; x < W; ++x) row[x] = skip_nan_max(row[x], s[x]);
-            }
-          r = row;
-        }
         for (int64_t ow = 0; ow < OW; ++ow) {
           const int64_t b = wb[ow], e = we[ow];
           if (b >= e) {
