@@ -272,6 +272,21 @@ void MaskedSelectGradInferMeta(const DenseTensor& x, const DenseTensor& mask,
   out->set_dims(meta::broadcast_dims(x.dims(), mask.dims(), "masked_select"));
 }
 
+void AppendRowInferMeta(const DenseTensor& buf, const DenseTensor& x, DenseTensor* out) {
+  OAR_ENFORCE(buf.rank() == x.rank() + 1, InvalidArgument, "append_row: buf must have one more dim than x, got ",
+              "buf ", buf.dims(), " and x ", x.dims());
+  bool same = buf.dims()[0] == 0;
+  for (int i = 0; !same && i < x.rank(); ++i) same = buf.dims()[i + 1] == x.dims()[i];
+  // Checked on data only: under the IR's shape inference (no data) the dims of a loop's
+  // carried buffer stand for run-time sizes.
+  OAR_ENFORCE(same || !buf.initialized(), InvalidArgument,
+              "append_row: rows of buf ", buf.dims(), " and x ", x.dims(), " differ");
+  Dims d{buf.dims()[0] + 1};
+  for (int i = 0; i < x.rank(); ++i) d.push_back(x.dims()[i]);
+  out->set_dtype(buf.dtype());
+  out->set_dims(d);
+}
+
 void Shape64InferMeta(const DenseTensor& input, DenseTensor* out) {
   out->set_dtype(DataType::INT64);
   out->set_dims(Dims{input.rank()});
@@ -304,6 +319,15 @@ void DynReshapeInferMeta(const DenseTensor& x, const DenseTensor& shape, const I
   out->set_dtype(x.dtype());
   if (!shape_operand(shape, hint, "reshape", &s)) {
     out->set_dims(Dims::filled(shape.numel(), 0));  // all dynamic (data_dependent)
+    return;
+  }
+  if (!shape.initialized() && std::find(s.begin(), s.end(), -1) == s.end()) {
+    // A hint without -1 is the result type as it stands (0 copies x's dim); element
+    // counts of sentinel sizes would not compare (a list's buffer carried all dynamic).
+    Dims d(s);
+    for (int i = 0; i < d.size(); ++i)
+      if (d[i] == 0 && i < x.rank()) d[i] = x.dims()[i];
+    out->set_dims(d);
     return;
   }
   out->set_dims(reshape_dims(x, s));

@@ -46,6 +46,8 @@ void MaskedSelectInferMeta(const DenseTensor& x, const DenseTensor& mask, DenseT
 void MaskedSelectGradInferMeta(const DenseTensor& x, const DenseTensor& mask,
                                const DenseTensor& grad_out, DenseTensor* out);
 void NonzeroInferMeta(const DenseTensor& x, DenseTensor* out);
+/// append_row: [n + 1, x dims...]; buf must be [n, x dims...] unless n is 0.
+void AppendRowInferMeta(const DenseTensor& buf, const DenseTensor& x, DenseTensor* out);
 /// shape64: int64 [rank].
 void Shape64InferMeta(const DenseTensor& input, DenseTensor* out);
 /// dyn_reshape / dyn_expand: the target shape read from `shape` (1-D int32/int64) when it

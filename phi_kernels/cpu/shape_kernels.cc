@@ -34,6 +34,14 @@ void DynExpandKernel(const DeviceContext&, const DenseTensor& x, const DenseTens
   copy_into(ExpandView(x, out->dims().vec()), out);
 }
 
+template <typename T>
+void AppendRowKernel(const DeviceContext&, const DenseTensor& buf, const DenseTensor& x, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t head = buf.dims()[0] == 0 ? 0 : buf.numel();
+  if (head) std::memcpy(o, contiguous(buf).data<T>(), head * sizeof(T));
+  if (x.numel()) std::memcpy(o + head, contiguous(x).data<T>(), x.numel() * sizeof(T));
+}
+
 }  // namespace
 }  // namespace oar::phi
 
@@ -42,3 +50,4 @@ using namespace oar::phi;  // NOLINT
 OAR_REGISTER_KERNEL(shape64, CPU, Shape64Kernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(dyn_reshape, CPU, DynReshapeKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(dyn_expand, CPU, DynExpandKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(append_row, CPU, AppendRowKernel, OAR_ALL_TYPES)

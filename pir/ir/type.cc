@@ -22,6 +22,15 @@ bool Type::has_dynamic_dims() const {
     if (d == kDynamic) return true;
   return false;
 }
+bool Type::refines(Type general) const {
+  if (*this == general) return true;
+  if (!*this || !general || !is_tensor() || !general.is_tensor() || dtype() != general.dtype() ||
+      dims().size() != general.dims().size())
+    return false;
+  for (size_t i = 0; i < dims().size(); ++i)
+    if (general.dims()[i] != kDynamic && general.dims()[i] != dims()[i]) return false;
+  return true;
+}
 int64_t Type::numel() const {
   int64_t n = 1;
   for (int64_t d : s_->dims) {

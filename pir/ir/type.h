@@ -59,6 +59,10 @@ class Type {
   DataType dtype() const { return s_->dtype; }
   DataLayout layout() const { return s_->layout; }
   bool has_dynamic_dims() const;
+  /// Whether a value of this type may stand where `general` is expected: the same type,
+  /// or tensors of one dtype and rank whose dims agree wherever `general`'s are static
+  /// (a loop carries tensor<?x...> that an init or a yield of known size refines).
+  bool refines(Type general) const;
   /// Number of elements, -1 when a dim is dynamic.
   int64_t numel() const;
 

@@ -324,7 +324,7 @@ void ProgramTracer::end_loop(const Tensor& next_cond, const std::vector<Tensor>&
   std::vector<Value> vals{cond_value(next_cond, "while_loop")};
   for (size_t i = 0; i < next.size(); ++i) {
     Value v = value_of(next[i], "while_loop");
-    OAR_ENFORCE(v.type() == body->argument(i).type(), InvalidArgument, "while_loop: loop_vars[", i, "] is ",
+    OAR_ENFORCE(v.type().refines(body->argument(i).type()), InvalidArgument, "while_loop: loop_vars[", i, "] is ",
                 body->argument(i).type().str(), " but the body returns ", v.type().str(),
                 "; a loop variable must keep its shape and dtype");
     vals.push_back(v);

@@ -880,8 +880,9 @@ def test_for_range_errors_name_the_problem():
 
 
 def test_list_append_in_a_tensor_while_names_the_line():
-    # the body is traced once: a Python list cannot collect one entry per run-time
-    # iteration, so this is an error (it used to give a silently wrong program)
+    # A local list appended to in a tensor while is carried as a buffer of rows (a
+    # TensorList, test_jit_dynamic_shape.py); an append to another object's list cannot
+    # follow the run-time iterations: an error naming the line (once a silently wrong program)
     @oar.jit.to_static
     def f(x, n):
         outs = []
@@ -892,9 +893,25 @@ def test_list_append_in_a_tensor_while_names_the_line():
             i = i + 1
         return oar.stack(outs).sum()
 
+    for n in (3, 5):
+        got = f(rand(2, seed=n), oar.to_tensor(np.int64(n)))
+        np.testing.assert_allclose(got.numpy(), f.dygraph_function(rand(2, seed=n), oar.to_tensor(np.int64(n))).numpy(),
+                                   rtol=1e-6)
+    assert len(f.concrete_programs) == 1
+
+    @oar.jit.to_static
+    def h(x, n):
+        box = {"outs": []}
+        i = oar.zeros([], dtype="int64")
+        while i < n:
+            x = x * 2
+            box["outs"].append(x)
+            i = i + 1
+        return x
+
     with pytest.raises(oar.jit.Dy2StaticError) as e:
-        f(rand(2), oar.to_tensor(np.int64(3)))
-    assert HERE in str(e.value) and "while i < n" in str(e.value) and "outs.append" in str(e.value)
+        h(rand(2), oar.to_tensor(np.int64(3)))
+    assert HERE in str(e.value) and "while i < n" in str(e.value) and "append" in str(e.value)
 
     # a list made inside the body, and a Python-range loop, are fine
     @oar.jit.to_static

@@ -298,3 +298,124 @@ def test_loops_over_python_values_and_static_rows_run_as_written():
     x = rand(3, 2)
     np.testing.assert_allclose(f(x).numpy(), f.dygraph_function(x).numpy(), rtol=1e-6)
     assert "cf.while" not in str(f.main_program)
+
+
+# ------------------------------------------------------------------ lists appended to in converted loops
+SEQ = [InputSpec([None, None, 4], "float32", "x")]
+
+
+def decode_steps(x):
+    outs = []
+    h = x[:, 0] * 0
+    for t in range(x.shape[1]):
+        h = oar.tanh(h + x[:, t])
+        outs.append(h)
+    return oar.stack(outs, axis=1)
+
+
+def concat_steps(x):
+    outs = []
+    for t in range(x.shape[1]):
+        outs.append(x[:, t] * 2)
+    return oar.concat(outs, axis=1) + oar.concat(outs, axis=-1)
+
+
+def running_sums(x):
+    outs = [x[:, 0]]                     # a list with items before the loop
+    i = 1
+    while i < x.shape[1]:
+        outs.append(outs[-1] + x[:, i])  # reads its last item
+        i += 1
+    return outs[-1] * len(outs) + oar.stack(outs).sum(0)
+
+
+@pytest.mark.parametrize("fn, ir", [(decode_steps, "?x?x4xf32"), (concat_steps, "?x?xf32"),
+                                    (running_sums, "?x4xf32")])
+def test_lists_appended_to_in_converted_loops(fn, ir):
+    static = oar.jit.to_static(fn, input_spec=SEQ)
+    for b, t in ((2, 3), (1, 5), (3, 1)):
+        x = rand(b, t, 4, seed=b * 7 + t)
+        np.testing.assert_allclose(static(x).numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert len(static.concrete_programs) == 1
+    program = str(static.main_program)
+    assert "cf.while" in program and "pd_op.append_row" in program
+    assert f"-> ()" in program and ir in program.splitlines()[-2], program   # the output keeps static sizes
+
+
+class Decoder(oar.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.cell = oar.nn.Linear(8, 4)
+        self.head = oar.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = x[:, 0] * 0
+        outs = []
+        for t in range(x.shape[1]):
+            h = oar.tanh(self.cell(oar.concat([h, x[:, t]], axis=-1)))
+            outs.append(h)
+        return self.head(oar.stack(outs, axis=1))
+
+
+def test_saved_decoder_with_a_list_runs_in_the_predictors_and_onnx(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    oar.seed(3)
+    net = Decoder()
+    net.eval()
+    prefix = str(tmp_path / "dec")
+    oar.jit.save(net, prefix, input_spec=SEQ)
+    oar.onnx.export(net, prefix, input_spec=SEQ)
+    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
+    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
+    for b, t in ((2, 4), (1, 1), (3, 6)):
+        x = rand(b, t, 4, seed=t)
+        ref = net(x).numpy()
+        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_training_through_a_list_loop_runs_eagerly_or_unrolls():
+    # training signatures convert per concrete shape: the range loop over a static size is
+    # a Python loop (the list stays a list) and gradients equal eager
+    oar.seed(4)
+    net = Decoder()
+    static = oar.jit.to_static(net)
+    x = rand(2, 3, 4, seed=1)
+    static(x).sum().backward()
+    grads = [p.grad.numpy().copy() for p in net.parameters()]
+    net.clear_gradients()
+    Decoder.forward(net, x).sum().backward()
+    for g, p in zip(grads, net.parameters()):
+        np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_list_misuse_in_a_converted_loop_is_an_error():
+    def reassigns(x):
+        outs = []
+        for t in range(x.shape[1]):
+            outs.append(x[:, t])
+            outs = [x[:, 0]]
+        return outs[0]
+
+    with pytest.raises(oar.jit.Dy2StaticError, match="appended to in this converted loop and also reassigned"):
+        oar.jit.to_static(reassigns, input_spec=SEQ)(rand(2, 3, 4))
+
+    def never_appends_first(x):
+        outs = []
+        for t in range(x.shape[1]):
+            if t > 100:
+                outs.append(x[:, t])
+        return oar.stack(outs)
+
+    with pytest.raises(oar.jit.Dy2StaticError):
+        oar.jit.to_static(never_appends_first, input_spec=SEQ)(rand(2, 3, 4))
+
+    def returns_the_list(x):
+        outs = []
+        for t in range(x.shape[1]):
+            outs.append(x[:, t])
+        return outs
+
+    with pytest.raises((oar.jit.Dy2StaticError, TypeError)):
+        oar.jit.to_static(returns_the_list, input_spec=SEQ)(rand(2, 3, 4))

@@ -43,19 +43,11 @@ void verify_if(const Operation* op) {
   }
 }
 
-// `init` may be more specific than the carried type: a value whose size grows with the
-// iterations (a history of the loop variables, Note [Gradients through cf.while]) is
-// carried as tensor<?x...> from an init of known size.
-bool refines(Type init, Type carried) {
-  if (init == carried) return true;
-  if (!init || !carried || !init.is_tensor() || !carried.is_tensor() || init.dtype() != carried.dtype() ||
-      init.dims().size() != carried.dims().size())
-    return false;
-  for (size_t i = 0; i < init.dims().size(); ++i)
-    if (carried.dims()[i] != -1 && carried.dims()[i] != init.dims()[i]) return false;
-  return true;
-}
-
+// `init` and the yielded value may be more specific than the carried type (Type::refines):
+// a value whose size grows with the iterations (a history of the loop variables, Note
+// [Gradients through cf.while], a list's rows appended in the body) is carried as
+// tensor<?x...> from an init of known size, and the body yields it with the sizes its
+// ops know.
 void verify_while(const Operation* op) {
   OAR_ENFORCE(op->num_operands() >= 1 && op->operand(0), InvalidArgument,
               "expected (condition, carried values...)");
@@ -77,10 +69,10 @@ void verify_while(const Operation* op) {
   for (size_t i = 0; i < n; ++i) {
     OAR_ENFORCE(bool(op->operand(i + 1)), InvalidArgument, "carried value ", i, " is null");
     Type t = body->argument(i).type();
-    OAR_ENFORCE(refines(op->operand(i + 1).type(), t) && op->result(i).type() == t && y->operand(i + 1) &&
-                    y->operand(i + 1).type() == t,
+    OAR_ENFORCE(op->operand(i + 1).type().refines(t) && op->result(i).type() == t && y->operand(i + 1) &&
+                    y->operand(i + 1).type().refines(t),
                 InvalidArgument, "carried value ", i, " must have the same type (", t ? t.str() : "null",
-                ") as block argument, yielded value and result, and init must match it (got ",
+                ") as block argument and result, and init and the yielded value must refine it (got ",
                 op->operand(i + 1).type().str(), ")");
   }
 }

@@ -124,6 +124,82 @@ def traced_shape(shape):
     return _ops.concat(parts, 0), hint
 
 
+# ---- lists appended to in converted loops
+class TensorList:
+    """A Python list that a converted loop appended to (Paddle's TensorArray): its
+    elements are the rows of `buf` [count, ...], the count known at run time. It serves
+    what such lists are for after the loop: oar.stack / oar.concat, len() (a SymInt in
+    converted code), indexing, and more appends."""
+
+    def __init__(self, buf, elem_dims=None):
+        self.buf = buf
+        self.elem_dims = elem_dims  # the element's IR dims (-1: dynamic), once an append was traced
+
+    def append(self, v):
+        if not isinstance(v, _Tensor):
+            raise TypeError(f"to_static: a list appended to in a converted loop holds tensors, got "
+                            f"{type(v).__name__}")
+        t = _tracer()
+        if self.elem_dims is None and t is not None and t.is_traced(v):
+            self.elem_dims = list(t.dims_of(v))
+        self.buf = _ops._append_row(self.buf, v)
+
+    def __getitem__(self, i):
+        return self.buf[i]
+
+    def __len__(self):
+        raise TypeError("to_static: the length of a list appended to in a converted loop is known at run time "
+                        "only; in converted code len() gives it as a tensor")
+
+    def __iter__(self):
+        raise TypeError("to_static: a list appended to in a converted loop cannot be iterated in Python (its "
+                        "length is known at run time); use oar.stack / oar.concat or index it")
+
+    def typed(self):
+        """buf with the static dims of its elements restored in the IR type (a loop carries
+        it with every dim dynamic)."""
+        if self.elem_dims is None:
+            return self.buf
+        hint = [SENTINEL] + [SENTINEL if d == -1 else d for d in self.elem_dims]
+        return _ops._dyn_reshape(self.buf, _ops.shape(self.buf), hint)
+
+    def stack(self, axis=0):
+        rank = self.buf.ndim
+        a = axis + rank if axis < 0 else axis
+        if not 0 <= a < rank:
+            raise ValueError(f"stack: axis {axis} is out of range for elements of rank {rank - 1}")
+        return _to_axis(self.buf, a)
+
+    def concat(self, axis=0):
+        rank = self.buf.ndim - 1
+        a = axis + rank if axis < 0 else axis
+        if not 0 <= a < rank:
+            raise ValueError(f"concat: axis {axis} is out of range for elements of rank {rank}")
+        moved = _to_axis(self.buf, a)   # [..., count, d_a, ...]
+        sizes = shape_of(moved)
+        merged = sizes[:a] + [sizes[a] * sizes[a + 1]] + sizes[a + 2:]
+        r = traced_shape(merged)
+        return _ops._dyn_reshape(moved, *r) if r is not None else _ops.reshape(moved, merged)
+
+
+def _to_axis(buf, a):
+    """buf with its dim 0 moved to position a."""
+    if a == 0:
+        return buf
+    rank = buf.ndim
+    return _ops.transpose(buf, list(range(1, a + 1)) + [0] + list(range(a + 1, rank)))
+
+
+def _list_api(orig, method):
+    def wrapper(x, *args, **kwargs):
+        if isinstance(x, TensorList):
+            return getattr(x, method)(*args, **kwargs)
+        return orig(x, *args, **kwargs)
+    wrapper.__name__ = method
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    return wrapper
+
+
 # ---- the shape-taking APIs, while a program is traced (api._Tracing installs these
 # over the originals, so eager calls pay nothing)
 def _shaped(orig, dyn, make_input=None):
@@ -150,7 +226,7 @@ _saved = []
 
 def install():
     """Routes reshape / expand / broadcast_to (oar.X and Tensor.X) and oar.full / zeros /
-    ones / empty through traced_shape."""
+    ones / empty through traced_shape, and oar.stack / concat of a TensorList to it."""
     import oar
     if not _saved:
         names = {"reshape": _ops._dyn_reshape, "expand": _ops._dyn_expand, "broadcast_to": _ops._dyn_expand}
@@ -162,6 +238,8 @@ def install():
         for name in ("full", "zeros", "ones", "empty"):
             orig = getattr(oar, name)
             _saved.append((oar, name, orig, _shaped(orig, _ops._dyn_expand, make_input=True)))
+        for name in ("stack", "concat"):
+            _saved.append((oar, name, getattr(oar, name), _list_api(getattr(oar, name), name)))
     for owner, name, _, wrapper in _saved:
         setattr(owner, name, wrapper)
 

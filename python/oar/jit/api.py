@@ -114,6 +114,10 @@ def _flatten(obj, tensors):
     if isinstance(obj, _Tensor):
         tensors.append(obj)
         return ("T", len(tensors) - 1)
+    if isinstance(obj, _dynamic_shape.TensorList):
+        raise Dy2StaticError("to_static: a list appended to in a converted loop (its length known at run time "
+                             "only) cannot be returned or passed as a list: return oar.stack(the_list) or "
+                             "oar.concat(the_list) instead")
     if isinstance(obj, (list, tuple)):
         return (type(obj).__name__, tuple(_flatten(o, tensors) for o in obj))
     if isinstance(obj, dict):

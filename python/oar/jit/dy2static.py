@@ -35,7 +35,7 @@ import types
 import weakref
 
 from .api import Dy2StaticError
-from ._dynamic_shape import shape_of  # noqa: F401  (called by converted code)
+from ._dynamic_shape import TensorList, shape_of  # noqa: F401  (shape_of: called by converted code)
 
 # Switched off by OAR_DY2STATIC=0 or `oar.jit.dy2static.enabled = False`: to_static then
 # only traces (a Python if on a traced tensor is the line-naming error).
@@ -285,8 +285,28 @@ def _dynamic_rows(x):
 
 def convert_len(x):
     """len(x) in converted code: a run-time size (SymInt) for a traced tensor whose first
-    dim is dynamic, len(x) otherwise."""
+    dim is dynamic or a list a converted loop appended to, len(x) otherwise."""
+    if isinstance(x, TensorList):
+        x = x.buf
     return shape_of(x)[0] if _dynamic_rows(x) else len(x)
+
+
+def list_append(lst, v):
+    """`lst.append(v)` in a loop body, rewritten as `lst = list_append(lst, v)` so that a
+    converted loop carries the list (as a TensorList's buffer); the same append otherwise."""
+    lst.append(v)
+    return lst
+
+
+class _AppendProbe:
+    """Stands for an empty list while its loop body runs once to show what it appends."""
+
+    def __init__(self):
+        self.first = None
+
+    def append(self, v):
+        if self.first is None:
+            self.first = v
 
 
 def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
@@ -393,13 +413,17 @@ def _traced_while(cond_fn, body_fn, vals, names, carried, live, where, effects, 
     if not kept:
         raise _err(where, "the while loop's condition is a traced tensor but the loop assigns no variable "
                           "the condition reads: it would never end")
-    init = [_as_loop_tensor(vals[i], names[i], where) for i in kept]
+    # Lists the body appends to travel as TensorLists: a buffer of rows, every dim dynamic.
+    lists = _loop_lists(body_fn, vals, names, kept, where)
+    vals = [lists[i] if i in lists else v for i, v in enumerate(vals)]
+    init = [vals[i].buf if i in lists else _as_loop_tensor(vals[i], names[i], where) for i in kept]
     dtypes = [t.dtype for t in init]
+    elem_dims = {i: lists[i].elem_dims for i in lists}
 
     def full(kv):
         out = [UNDEFINED] * len(names)
         for i, v in zip(kept, kv):
-            out[i] = v
+            out[i] = TensorList(v, elem_dims[i]) if i in lists else v
         return out
 
     def cond2(*kv):
@@ -411,17 +435,73 @@ def _traced_while(cond_fn, body_fn, vals, names, carried, live, where, effects, 
         for j, i in enumerate(kept):
             if out[i] is UNDEFINED:
                 raise _err(where, f"loop variable '{names[i]}' is deleted in the body of this converted loop")
+            if i in lists:
+                if not isinstance(out[i], TensorList):
+                    raise _err(where, f"list '{names[i]}' is appended to in this converted loop and also "
+                                      f"reassigned; a converted loop can only append to it")
+                elem_dims[i] = elem_dims[i] or out[i].elem_dims
+                nxt.append(out[i].buf)
+                continue
             nxt.append(_as_loop_tensor(out[i], names[i], where, dtypes[j]))
         return nxt
+    dims = [[-1] * init[j].ndim if i in lists else [] for j, i in enumerate(kept)]
     try:
-        res = nn.while_loop(cond2, body2, init)
+        res = nn.while_loop(cond2, body2, init, _carried_dims=dims)
     except (ValueError, TypeError) as e:
         raise _err(where, f"cannot convert this while loop (its condition is a traced tensor): {e}. Loop variables: "
                           f"{', '.join(names[i] for i in kept)}") from None
     out = [UNDEFINED] * len(names)
     for i, v in zip(kept, res):
-        out[i] = v
+        out[i] = TensorList(TensorList(v, elem_dims[i]).typed(), elem_dims[i]) if i in lists else v
     return tuple(out)
+
+
+def _loop_lists(body_fn, vals, names, kept, where):
+    """{index: TensorList} for the loop variables that are lists (the body appends to them):
+    the elements so far stacked into a buffer; for an empty list, the element's rank and
+    dtype come from running the body once eagerly on the initial values (tracing paused,
+    the random state restored), as the buffer must exist before the loop."""
+    import oar
+    from ..static.nn import _paused
+
+    out = {}
+    empty = []
+    for i in kept:
+        v = vals[i]
+        if isinstance(v, TensorList):
+            out[i] = TensorList(v.buf, v.elem_dims)
+        elif isinstance(v, list):
+            if not all(isinstance(e, oar.Tensor) for e in v):
+                raise _err(where, f"list '{names[i]}' is appended to in a loop whose condition is a traced tensor, "
+                                  f"so its items must be tensors")
+            if v:
+                t = _tracer()
+                try:
+                    buf = oar.stack(v)
+                except ValueError as e:
+                    raise _err(where, f"list '{names[i]}': its tensors must have one shape to be carried by a "
+                                      f"converted loop ({e})") from None
+                out[i] = TensorList(buf, list(t.dims_of(v[0])) if t.is_traced(v[0]) else list(v[0].shape))
+            else:
+                empty.append(i)
+    if empty:
+        t = _tracer()
+        probes = {i: _AppendProbe() for i in empty}
+        args = [probes.get(i, v) for i, v in enumerate(vals)]
+        rng = oar.get_rng_state()
+        try:
+            _paused(t, lambda: body_fn(*args))
+        finally:
+            oar.set_rng_state(rng)
+        for i in empty:
+            first = probes[i].first
+            if first is None:
+                raise _err(where, f"list '{names[i]}' is empty before a loop whose condition is a traced tensor, "
+                                  f"and the loop's first iteration appends nothing to it: its items' shape is unknown")
+            # no rows, and sizes of 1 that the first append replaces (append_row): sizes
+            # taken from the probe would bake this call's dynamic sizes into the program
+            out[i] = TensorList(oar.zeros([0] + [1] * first.ndim, first.dtype), None)
+    return out
 
 
 # ======================================================================== the source transformation
@@ -730,12 +810,41 @@ class _LoopRewriter:
     while Python values run the same iterations as before. Only break/continue reached
     through if statements are rewritten (one inside a with or try stays, and keeps its error)."""
 
-    def __init__(self):
+    def __init__(self, local_names=()):
         self.counter = 0
+        self.local_names = set(local_names)
 
     def fresh(self, kind):
         self.counter += 1
         return f"{_PREFIX}loop{self.counter}_{kind}"
+
+    def appends(self, stmts):
+        """`name.append(v)` statements of a loop body (a local list) become `name =
+        list_append(name, v)`: the list is then a variable the loop assigns, which a
+        converted loop carries as a TensorList (the same append in a Python loop)."""
+        rewriter = self
+
+        class _Appends(ast.NodeTransformer):
+            def visit_FunctionDef(self, node):
+                return node
+
+            visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+            def visit_Expr(self, node):
+                c = node.value
+                if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "append"
+                        and isinstance(c.func.value, ast.Name) and c.func.value.id in rewriter.local_names
+                        and len(c.args) == 1 and not c.keywords and not isinstance(c.args[0], ast.Starred)):
+                    name = c.func.value.id
+                    load = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), c.func.value)
+                    store = ast.Name(id=name, ctx=ast.Store())  # written after the call has read it
+                    store.lineno, store.col_offset = node.end_lineno, node.end_col_offset
+                    store.end_lineno, store.end_col_offset = node.end_lineno, node.end_col_offset
+                    call = rewriter._helper_call("list_append", [load, c.args[0]])
+                    return _stamp(ast.copy_location(ast.Assign(targets=[store], value=call), node), node)
+                return node
+        t = _Appends()
+        return [t.visit(st) for st in stmts]
 
     def block(self, stmts):
         out = []
@@ -756,6 +865,7 @@ class _LoopRewriter:
         if isinstance(s, ast.For):
             return self.for_range(s)
         if isinstance(s, ast.While):
+            s.body = self.appends(s.body)
             return self.flags(s)
         return [s]
 
@@ -815,7 +925,8 @@ class _LoopRewriter:
                 ast.Assign(targets=[store(k)], value=item(r, 0))]
         body = [ast.Assign(targets=[store(s.target.id)], value=load(k)),
                 ast.Assign(targets=[store(k)], value=ast.BinOp(left=load(k), op=ast.Add(), right=item(r, 2)))]
-        loop = ast.While(test=self._helper_call("range_cond", [load(k), load(r)]), body=body + s.body, orelse=[])
+        loop = ast.While(test=self._helper_call("range_cond", [load(k), load(r)]), body=body + self.appends(s.body),
+                         orelse=[])
         out = [_at(x, s) for x in head + [loop]]
         return out[:2] + self.flags(out[2])
 
@@ -1206,7 +1317,7 @@ def _convert(fn):
         raise _NotConverted
     filename = code.co_filename
     file_lines = linecache.getlines(filename) or lines
-    loops = _LoopRewriter()
+    loops = _LoopRewriter(code.co_varnames + code.co_cellvars)
     func.body = loops.block(func.body)
     conv = _Converter(func, filename, file_lines, first)
     func.body = conv.stmts(func.body, True, False)

@@ -384,6 +384,18 @@ def _print_tensor(v):
     v.out(v.x(0))
 
 
+@rule("pd_op.append_row")
+def _append_row(v):
+    # concat([buf, x[None]]), where an empty buf may have other sizes: expanding buf to
+    # [1, x's shape...] first leaves a non-empty buf as it is (its rows match x) and gives
+    # an empty one x's sizes (0 rows broadcast with 1 stay 0).
+    g = v.g
+    x = v.x_as(1, v.dtype(0))
+    shape = g.node("Concat", [g.ints([1]), g.node("Shape", [x])], axis=0)
+    buf = g.node("Expand", [v.x(0), shape])
+    v.out(g.node("Concat", [buf, g.unsqueeze(x, [0])], axis=0))
+
+
 @rule("pd_op.shape64")
 def _shape64(v):
     v.out(v.g.node("Shape", [v.x(0)]))

@@ -131,8 +131,10 @@ def _link_cond_gradients(pred, true_fn, false_fn, wrt, results):
     return _C.pylayer_apply("cond", backward, wrt, results, diff, True)
 
 
-def while_loop(cond, body, loop_vars, is_test=False, name=None):
-    """Runs loop_vars = body(*loop_vars) while cond(*loop_vars); returns loop_vars."""
+def while_loop(cond, body, loop_vars, is_test=False, name=None, _carried_dims=None):
+    """Runs loop_vars = body(*loop_vars) while cond(*loop_vars); returns loop_vars.
+    (`_carried_dims`, for dy2static: per variable, [] to carry its exact type or dims with
+    -1 for sizes that change per iteration, a list's buffer growing by a row.)"""
     import oar
 
     if not callable(cond) or not callable(body):
@@ -147,7 +149,7 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
             if not isinstance(v, oar.Tensor):
                 raise TypeError(f"while_loop: loop_vars[{i}] must be a Tensor when the loop is converted, "
                                 f"got {type(v).__name__}")
-        return _traced_while(tracer, c, cond, body, loop_vars)
+        return _traced_while(tracer, c, cond, body, loop_vars, _carried_dims)
     while bool(c):
         loop_vars = _next_vars(body(*loop_vars), len(loop_vars))
         c = cond(*loop_vars)
@@ -161,7 +163,7 @@ def _next_vars(out, n):
     return out
 
 
-def _traced_while(tracer, c0, cond, body, loop_vars):
+def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None):
     import oar
     from ..autograd import is_grad_enabled, no_grad
 
@@ -180,10 +182,15 @@ def _traced_while(tracer, c0, cond, body, loop_vars):
         tracer.end_loop(cn, nxt + (extend(placeholders) if extend else []))
         return tracer.region_captures()
 
-    captures, random = trace_body(list(loop_vars), [])
+    carried_dims = carried_dims or [[] for _ in loop_vars]
+    captures, random = trace_body(list(loop_vars), carried_dims)
     grad_vars = [i for i, v in enumerate(loop_vars) if v.dtype.is_floating_point]
     wrt_caps = [c for c in captures if not c.stop_gradient and c.dtype.is_floating_point]
     need = is_grad_enabled() and (wrt_caps or any(not loop_vars[i].stop_gradient for i in grad_vars))
+    if need and any(carried_dims):
+        _refuse_gradients("cf.while", list(loop_vars) + wrt_caps,
+                          "its body appends to a list (or grows a variable), whose history the backward "
+                          "program cannot keep yet")
     if need and random:
         _refuse_gradients("cf.while", list(loop_vars) + wrt_caps,
                           "the body draws random numbers, which the backward program (recomputing each "

@@ -263,3 +263,48 @@ TEST(PirCore, WhileLoopVerifies) {
 
 }  // namespace
 }  // namespace oar::pir
+
+namespace oar::pir {
+namespace {
+
+TEST(PirCore, TypeRefines) {
+  IrContext* c = ctx();
+  Type known = c->tensor_type(DataType::FLOAT32, {2, 4});
+  Type rows = c->tensor_type(DataType::FLOAT32, {-1, 4});
+  EXPECT_TRUE(known.refines(rows));
+  EXPECT_TRUE(known.refines(known));
+  EXPECT_FALSE(rows.refines(known));                                         // ? is not 2
+  EXPECT_FALSE(c->tensor_type(DataType::FLOAT32, {2, 5}).refines(rows));     // 5 vs 4
+  EXPECT_FALSE(c->tensor_type(DataType::FLOAT64, {2, 4}).refines(rows));     // dtype
+  EXPECT_FALSE(c->tensor_type(DataType::FLOAT32, {2, 4, 1}).refines(rows));  // rank
+}
+
+// A loop carrying tensor<?x3> (rows appended per iteration): the init and the yielded
+// value may have known sizes; a yield that contradicts a static size is rejected.
+TEST(PirCore, WhileLoopCarriesARefinedType) {
+  IrContext* c = ctx();
+  for (bool bad : {false, true}) {
+    Program p(c);
+    Builder b(c, p.block());
+    Type carried = c->tensor_type(DataType::FLOAT32, {-1, 3});
+    Value init = b.parameter("x", c->tensor_type(DataType::FLOAT32, {0, 3}));
+    Value row = b.parameter("r", c->tensor_type(DataType::FLOAT32, {bad ? 4 : 3}));
+    Value cond = b.constant_scalar(1.0, DataType::BOOL, {});
+    Operation* loop = b.build("cf.while", {cond, init}, {}, {carried});
+    Block* body = loop->region(0).add_block();
+    Value buf = body->add_argument(carried);
+    Builder bb(c, body);
+    Value next = bb.op("pd_op.append_row", {buf, row});
+    bb.yield({cond, next});
+    b.build("builtin.output", {loop->result(0)}, {{"name", c->str_attr("out")}}, {});
+    if (bad) {
+      expect_error([&] { verify_program(p); }, "must refine it");
+    } else {
+      verify_program(p);
+      EXPECT_EQ(next.type().str(), "tensor<?x3xf32>");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oar::pir
