@@ -419,3 +419,50 @@ def test_list_misuse_in_a_converted_loop_is_an_error():
 
     with pytest.raises((oar.jit.Dy2StaticError, TypeError)):
         oar.jit.to_static(returns_the_list, input_spec=SEQ)(rand(2, 3, 4))
+
+
+def _central_difference(f, x, eps=1e-6):
+    base = x.copy()
+    g = np.zeros(base.size)
+    for i in range(base.size):
+        for sgn in (1, -1):
+            p = base.copy().reshape(-1)
+            p[i] += sgn * eps
+            g[i] += sgn * f(p.reshape(base.shape)) / (2 * eps)
+    return g.reshape(base.shape)
+
+
+@pytest.mark.parametrize("bs, xs", [((2, 3), (3,)), ((0, 1, 1), (2, 4)), ((0, 3), (3,)), ((1, 0), (0,))])
+def test_append_row_matches_numpy_with_gradients(bs, xs):
+    rng = np.random.default_rng(len(bs) + len(xs))
+    b_np, x_np = rng.standard_normal(bs), rng.standard_normal(xs)
+    b, x = oar.to_tensor(b_np), oar.to_tensor(x_np)
+    b.stop_gradient = x.stop_gradient = False
+    out = _C.ops._append_row(b, x)
+    want = np.concatenate([b_np, x_np[None]]) if bs[0] else x_np[None]
+    np.testing.assert_array_equal(out.numpy(), want)
+    w = rng.standard_normal(want.shape)
+    (out * oar.to_tensor(w)).sum().backward()
+    if x_np.size:
+        stacked = lambda v: np.concatenate([b_np, v[None]]) if bs[0] else v[None]  # noqa: E731
+        np.testing.assert_allclose(x.grad.numpy(), _central_difference(lambda v: (stacked(v) * w).sum(), x_np),
+                                   rtol=1e-6, atol=1e-6)
+    if b_np.size:
+        np.testing.assert_allclose(b.grad.numpy(), _central_difference(
+            lambda v: (np.concatenate([v, x_np[None]]) * w).sum(), b_np), rtol=1e-6, atol=1e-6)
+    assert list(b.grad.shape) == list(bs)
+
+
+def test_append_row_rejects_bad_inputs():
+    with pytest.raises(ValueError, match="append_row: buf must have one more dim than x"):
+        _C.ops._append_row(oar.zeros([2, 3]), oar.zeros([2, 3]))
+    with pytest.raises(ValueError, match=r"append_row: rows of buf \[2, 3\] and x \[4\] differ"):
+        _C.ops._append_row(oar.zeros([2, 3]), oar.zeros([4]))
+
+
+def test_print_tensor_gradient_passes_through():
+    x = oar.to_tensor(np.random.default_rng(0).standard_normal((2, 3)))
+    x.stop_gradient = False
+    w = np.random.default_rng(1).standard_normal((2, 3))
+    (_C.ops._print_tensor(x, "", 0) * oar.to_tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), w)
