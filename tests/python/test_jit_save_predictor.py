@@ -279,3 +279,37 @@ def test_profiler_reports_ops(saved_lenet):
     assert stats and all(c % 3 == 0 for c in stats.values())
     assert any("conv2d" in n for n in stats)
     assert "calls" in prof.summary()
+
+
+def test_config_delete_pass(saved_lenet):
+    net, path = saved_lenet
+    x = rand(2, 1, 28, 28, seed=4)
+    config = oar.inference.Config(path + ".pdmodel", path + ".pdiparams")
+    assert "fuse" in config.pass_names()
+    config.delete_pass("fuse")
+    config.switch_use_feed_fetch_ops(False)   # accepted (no feed/fetch ops here)
+    assert "fuse" not in config.pass_names() and "passes: canonicalize" in config.summary()
+    with pytest.warns(UserWarning, match="no pass 'fc_fuse_pass' here"):
+        config.delete_pass("fc_fuse_pass")     # a Paddle pass name changes nothing
+    predictor = oar.inference.create_predictor(config)
+    ops = str(predictor.program)
+    assert "pd_op.fused_conv2d" not in ops and "pd_op.conv2d" in ops
+    np.testing.assert_allclose(predictor.run([x])[0].numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_set_code_level_and_verbosity_print_the_conversion(capsys):
+    oar.jit.set_code_level(1, also_to_stdout=True)
+    oar.jit.set_verbosity(1, also_to_stdout=True)
+    try:
+        @oar.jit.to_static
+        def shown(x):
+            if x.sum() > 0:
+                x = x + 1
+            return x
+
+        shown(rand(3))
+    finally:
+        oar.jit.set_code_level(0)
+        oar.jit.set_verbosity(0)
+    out = capsys.readouterr().out
+    assert "the converted code of" in out and "convert_ifelse" in out and "converted" in out

@@ -45,6 +45,7 @@ class Config:
         self._ir_optim = True
         self._memory_optim = False
         self._profile = False
+        self._deleted_passes = set()
         if prog_file is not None and params_file is None and os.path.isdir(prog_file):
             self.set_model(os.path.join(prog_file, "inference.pdmodel"),
                            os.path.join(prog_file, "inference.pdiparams"))
@@ -92,6 +93,30 @@ class Config:
     def enable_memory_optim_enabled(self):
         return self._memory_optim
 
+    def delete_pass(self, name):
+        """Leaves the analysis pass `name` (one of IR_OPTIM_PASSES / MEMORY_OPTIM_PASSES,
+        e.g. "fuse") out of the optimization. As in Paddle, a name that is no pass here
+        (Paddle's own pass names) changes nothing, with a warning."""
+        known = (IR_OPTIM_PASSES + "," + MEMORY_OPTIM_PASSES).split(",")
+        if name not in known:
+            import warnings
+            warnings.warn(f"Config.delete_pass: no pass '{name}' here (the passes: {', '.join(known)})",
+                          stacklevel=2)
+            return
+        self._deleted_passes.add(name)
+
+    def pass_names(self):
+        """The passes create_predictor runs, in order."""
+        names = []
+        if self._ir_optim:
+            names += IR_OPTIM_PASSES.split(",")
+        if self._memory_optim:
+            names += MEMORY_OPTIM_PASSES.split(",")
+        return [n for n in names if n not in self._deleted_passes]
+
+    def switch_use_feed_fetch_ops(self, x=True):
+        """Accepted for Paddle compatibility: the predictor has no feed/fetch ops."""
+
     def enable_profile(self):
         self._profile = True
 
@@ -110,7 +135,7 @@ class Config:
     def summary(self):
         return (f"prog_file: {self._prog_file}\nparams_file: {self._params_file}\n"
                 f"cpu_math_threads: {self._threads}\nir_optim: {self._ir_optim}\n"
-                f"memory_optim: {self._memory_optim}")
+                f"memory_optim: {self._memory_optim}\npasses: {','.join(self.pass_names())}")
 
 
 class Tensor:
@@ -177,11 +202,7 @@ class Predictor:
                              f"'{config.prog_file()}' and '{config.params_file()}'")
         self._config = config
         program, params, _ = load_program(base)
-        passes = []
-        if config.ir_optim():
-            passes.append(IR_OPTIM_PASSES)
-        if config.enable_memory_optim_enabled():
-            passes.append(MEMORY_OPTIM_PASSES)
+        passes = config.pass_names()
         if passes:
             program.run_passes(",".join(passes))
         self._program = program

@@ -42,6 +42,33 @@ from ._dynamic_shape import TensorList, shape_of  # noqa: F401  (shape_of: calle
 enabled = os.environ.get("OAR_DY2STATIC", "1").lower() not in ("0", "false", "off", "no")
 
 _HELPER = "_oar_d2s"   # the name this module has inside converted code (a closure cell)
+
+# Debugging output (Paddle's paddle.jit.set_code_level / set_verbosity): the converted
+# source of each function, and which functions convert; to stderr unless also_to_stdout.
+code_level = int(os.environ.get("OAR_DY2STATIC_CODE_LEVEL", "0") or 0)
+code_to_stdout = False
+verbosity = int(os.environ.get("OAR_DY2STATIC_VERBOSITY", "0") or 0)
+verbosity_to_stdout = False
+
+
+def set_code_level(level=100, also_to_stdout=False):
+    """Print the converted code of each function to_static converts from now on
+    (level > 0; 0 stops). Functions convert once, so set it before the first call."""
+    global code_level, code_to_stdout
+    code_level, code_to_stdout = int(level), bool(also_to_stdout)
+
+
+def set_verbosity(level=0, also_to_stdout=False):
+    """Log conversions: 1 names each function converted, 2 also those left as written."""
+    global verbosity, verbosity_to_stdout
+    verbosity, verbosity_to_stdout = int(level), bool(also_to_stdout)
+
+
+def _log(text, to_stdout):
+    import sys
+    print(text, file=sys.stderr)
+    if to_stdout:
+        print(text)
 _PREFIX = "_oar_"      # generated names
 
 
@@ -1287,8 +1314,14 @@ def convert_function(fn):
         return hit
     try:
         conv = _convert(fn)
+        if verbosity > 0:
+            _log(f"to_static: converted {fn.__qualname__} ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno})",
+                 verbosity_to_stdout)
     except _NotConverted:
         conv = fn
+        if verbosity > 1:
+            _log(f"to_static: {fn.__qualname__} has nothing to convert (or no source): traced as written",
+                 verbosity_to_stdout)
     try:
         _converted[fn] = conv
     except TypeError:
@@ -1343,6 +1376,9 @@ def _convert(fn):
                                                decorator_list=[]), func)
     module = ast.Module(body=[outer], type_ignores=[])
     ast.fix_missing_locations(module)
+    if code_level > 0:
+        _log(f"to_static: the converted code of {fn.__qualname__} ({filename}:{first}):\n{ast.unparse(func)}",
+             code_to_stdout)
     try:
         mod_code = compile(module, filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     except SyntaxError:
