@@ -125,6 +125,14 @@ def paddle_shape_api(x):
     return x.reshape([n, 12]) / oar.numel(x).astype("float32")
 
 
+def paddle_shape_static_entry(x):
+    return x.reshape([oar.shape(x)[1], -1]).sum(0)   # 3 rows: the IR knows dim 1 is 3
+
+
+def zeros_like_by_shape(x):
+    return oar.zeros(oar.shape(x)) + x
+
+
 def divide_by_batch(x):
     return x.sum() / x.shape[0]
 
@@ -138,7 +146,9 @@ def branch_on_batch(x):
 @pytest.mark.parametrize("fn, ir", [
     (reshape_batch, "?x12xf32"), (unpack_sizes, "?x12xf32"), (size_arithmetic, "?x3x2xf32"),
     (zeros_of_batch, "?x3x4xf32"), (full_and_ones, "?x2xf32"), (expand_batch, "?x3x4xf32"),
-    (paddle_shape_api, "?x12xf32"), (divide_by_batch, "pd_op.shape64"), (branch_on_batch, "cf.if"),
+    (paddle_shape_api, "?x12xf32"), (paddle_shape_static_entry, "-> (tensor<3x?xf32>)"),
+    (zeros_like_by_shape, "(tensor<f32>, tensor<3xi64>) -> (tensor<?x3x4xf32>)"),
+    (divide_by_batch, "pd_op.shape64"), (branch_on_batch, "cf.if"),
 ])
 def test_dynamic_sizes_in_converted_code(fn, ir):
     static = oar.jit.to_static(fn, input_spec=SPEC)

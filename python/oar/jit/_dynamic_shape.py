@@ -75,6 +75,29 @@ class SymInt(_Tensor):
         return f"SymInt(dynamic size, {_Tensor.__repr__(self)})"
 
 
+class ShapeTensor(_Tensor):
+    """oar.shape(x) of a traced tensor while a program is traced: indexing it with an int
+    gives a SymInt, whose size the IR knows when that dim of x is static."""
+
+    def __init__(self, t, syms):
+        super().__init__(t)
+        self.syms = syms
+
+    def __getitem__(self, i):
+        r = _Tensor.__getitem__(self, i)
+        if isinstance(i, int) and not isinstance(i, bool) and -len(self.syms) <= i < len(self.syms):
+            return SymInt(r, self.syms[i])
+        return r
+
+
+def _traced_shape_tensor(x, orig):
+    s = orig(x)
+    t = _tracer()
+    if t is None or not isinstance(x, _Tensor) or not t.is_traced(x):
+        return s
+    return ShapeTensor(s, [SENTINEL if d == -1 else d for d in t.dims_of(x)])
+
+
 def shape_of(x):
     """x.shape as converted code reads it: a SymInt for each dynamic dim of a traced
     tensor, ints elsewhere (and x.shape itself for anything else)."""
@@ -103,6 +126,8 @@ def traced_shape(shape):
             return None
         if shape.ndim != 1:
             raise ValueError(f"shape: a shape given as a tensor must be 1-D, got shape {list(shape.shape)}")
+        if isinstance(shape, ShapeTensor):  # oar.shape(y): the IR knows y's static sizes
+            return shape, list(shape.syms)
         return _ops.cast(shape, _INT64), []  # sizes unknown to the IR: all dynamic
     if not isinstance(shape, (list, tuple)):
         return None
@@ -240,6 +265,8 @@ def install():
             _saved.append((oar, name, orig, _shaped(orig, _ops._dyn_expand, make_input=True)))
         for name in ("stack", "concat"):
             _saved.append((oar, name, getattr(oar, name), _list_api(getattr(oar, name), name)))
+        orig_shape = oar.shape
+        _saved.append((oar, "shape", orig_shape, lambda x, name=None: _traced_shape_tensor(x, orig_shape)))
     for owner, name, _, wrapper in _saved:
         setattr(owner, name, wrapper)
 
