@@ -476,3 +476,43 @@ def test_print_tensor_gradient_passes_through():
     w = np.random.default_rng(1).standard_normal((2, 3))
     (_C.ops._print_tensor(x, "", 0) * oar.to_tensor(w)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), w)
+
+
+class HandWrittenAttention(oar.nn.Layer):
+    """Attention as users write it: sizes unpacked from x.shape, a branch on one."""
+
+    def __init__(self, d=16, h=4):
+        super().__init__()
+        self.h = h
+        self.qkv = oar.nn.Linear(d, 3 * d)
+        self.o = oar.nn.Linear(d, d)
+
+    def forward(self, x):
+        B, L, D = x.shape
+        qkv = self.qkv(x).reshape([B, L, 3, self.h, D // self.h]).transpose([2, 0, 3, 1, 4])
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        att = oar.nn.functional.softmax(q @ k.transpose([0, 1, 3, 2]) / (D // self.h) ** 0.5, axis=-1)
+        y = (att @ v).transpose([0, 2, 1, 3]).reshape([B, L, D])
+        if L > 1:
+            y = y + x
+        return self.o(y)
+
+
+def test_hand_written_attention_with_dynamic_batch_and_length(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    oar.seed(0)
+    net = HandWrittenAttention()
+    net.eval()
+    spec = [InputSpec([None, None, 16], "float32", "x")]
+    prefix = str(tmp_path / "att")
+    oar.jit.save(net, prefix, input_spec=spec)
+    oar.onnx.export(net, prefix, input_spec=spec)
+    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
+    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
+    for b, t in ((1, 1), (2, 7), (3, 4)):   # length 1 takes the other branch
+        x = rand(b, t, 16, seed=b + t)
+        ref = net(x).numpy()
+        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
+                                   rtol=1e-4, atol=1e-5)
+    assert "-> (tensor<?x?x16xf32>)" in str(predictor.program)
