@@ -568,27 +568,18 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
       if (!same) cands.push_back(plain);
     } catch (const dnnl::error&) {
     }
-    if (conv_im2col_fwd_supported(g)) {
+    // The candidates beside oneDNN's, where they handle the geometry.
+    auto offer = [&](bool supported, FusedConv::Path path, const char* algo) {
+      if (!supported) return;
       cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->path = FusedConv::kIm2col;
-      cands.back()->algo = "im2col";
-    }
-    if (conv_winograd_fwd_supported(g)) {
-      cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->path = FusedConv::kWinograd;
-      cands.back()->algo = "winograd";
-      cands.back()->wkey = key + 'w';
-    }
-    if (conv_direct_rows_supported(g)) {
-      cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->path = FusedConv::kRows;
-      cands.back()->algo = "direct-rows";
-    }
-    if (conv_direct_channels_supported(g)) {
-      cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->path = FusedConv::kChannels;
-      cands.back()->algo = "direct-channels";
-    }
+      cands.back()->path = path;
+      cands.back()->algo = algo;
+      if (path == FusedConv::kWinograd) cands.back()->wkey = key + 'w';  // its transformed filters
+    };
+    offer(conv_im2col_fwd_supported(g), FusedConv::kIm2col, "im2col");
+    offer(conv_winograd_fwd_supported(g), FusedConv::kWinograd, "winograd");
+    offer(conv_direct_rows_supported(g), FusedConv::kRows, "direct-rows");
+    offer(conv_direct_channels_supported(g), FusedConv::kChannels, "direct-channels");
     auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
     if (pick != cands.end()) cands = {*pick};
     f = cands[0];

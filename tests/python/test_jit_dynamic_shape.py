@@ -17,6 +17,24 @@ def rand(*shape, seed=0):
     return oar.to_tensor(np.random.default_rng(seed).standard_normal(shape).astype("float32"))
 
 
+def check_saved_model(net, prefix, spec, inputs):
+    """jit.save + onnx.export `net` (eval mode), then every input through jit.load, the
+    Python predictor and onnxruntime equals eager; returns the loaded layer and predictor."""
+    ort = pytest.importorskip("onnxruntime")
+    oar.jit.save(net, prefix, input_spec=spec)
+    oar.onnx.export(net, prefix, input_spec=spec)
+    loaded = oar.jit.load(prefix)
+    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
+    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
+    for x in inputs:
+        ref = net(x).numpy()
+        np.testing.assert_allclose(loaded(x).numpy(), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
+                                   rtol=1e-4, atol=1e-5)
+    return loaded, predictor
+
+
 # ------------------------------------------------------------------ the ops, eagerly
 @pytest.mark.parametrize("shape", [(2, 3, 4), (5,), (), (0, 3)])
 def test_shape_and_numel(shape):
@@ -206,25 +224,13 @@ class FlattenNet(oar.nn.Layer):
 
 
 def test_saved_model_with_batch_sized_reshape(tmp_path):
-    ort = pytest.importorskip("onnxruntime")
     oar.seed(1)
     net = FlattenNet()
     net.eval()
     prefix = str(tmp_path / "flat")
-    spec = [InputSpec([None, 1, 6, 6], "float32", "x")]
-    oar.jit.save(net, prefix, input_spec=spec)
-    oar.onnx.export(net, prefix, input_spec=spec)
-    loaded = oar.jit.load(prefix)
-    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
-    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
+    loaded, _ = check_saved_model(net, prefix, [InputSpec([None, 1, 6, 6], "float32", "x")],
+                                  [rand(b, 1, 6, 6, seed=b) for b in (1, 3, 6)])
     assert "?x144xf32" in str(loaded.program)
-    for b in (1, 3, 6):
-        x = rand(b, 1, 6, 6, seed=b)
-        ref = net(x).numpy()
-        np.testing.assert_allclose(loaded(x).numpy(), ref, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
-                                   rtol=1e-4, atol=1e-5)
 
     # the C++ example program, with no Python in the process
     from test_jit_save_predictor import run_model_binary
@@ -368,21 +374,10 @@ class Decoder(oar.nn.Layer):
 
 
 def test_saved_decoder_with_a_list_runs_in_the_predictors_and_onnx(tmp_path):
-    ort = pytest.importorskip("onnxruntime")
     oar.seed(3)
     net = Decoder()
     net.eval()
-    prefix = str(tmp_path / "dec")
-    oar.jit.save(net, prefix, input_spec=SEQ)
-    oar.onnx.export(net, prefix, input_spec=SEQ)
-    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
-    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
-    for b, t in ((2, 4), (1, 1), (3, 6)):
-        x = rand(b, t, 4, seed=t)
-        ref = net(x).numpy()
-        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
-                                   rtol=1e-4, atol=1e-5)
+    check_saved_model(net, str(tmp_path / "dec"), SEQ, [rand(b, t, 4, seed=t) for b, t in ((2, 4), (1, 1), (3, 6))])
 
 
 def test_training_through_a_list_loop_runs_eagerly_or_unrolls():
@@ -499,20 +494,9 @@ class HandWrittenAttention(oar.nn.Layer):
 
 
 def test_hand_written_attention_with_dynamic_batch_and_length(tmp_path):
-    ort = pytest.importorskip("onnxruntime")
     oar.seed(0)
     net = HandWrittenAttention()
     net.eval()
-    spec = [InputSpec([None, None, 16], "float32", "x")]
-    prefix = str(tmp_path / "att")
-    oar.jit.save(net, prefix, input_spec=spec)
-    oar.onnx.export(net, prefix, input_spec=spec)
-    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
-    sess = ort.InferenceSession(prefix + ".onnx", providers=["CPUExecutionProvider"])
-    for b, t in ((1, 1), (2, 7), (3, 4)):   # length 1 takes the other branch
-        x = rand(b, t, 16, seed=b + t)
-        ref = net(x).numpy()
-        np.testing.assert_allclose(predictor.run([x])[0].numpy(), ref, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], ref,
-                                   rtol=1e-4, atol=1e-5)
+    _, predictor = check_saved_model(net, str(tmp_path / "att"), [InputSpec([None, None, 16], "float32", "x")],
+                                     [rand(b, t, 16, seed=b + t) for b, t in ((1, 1), (2, 7), (3, 4))])  # L=1: else
     assert "-> (tensor<?x?x16xf32>)" in str(predictor.program)
