@@ -1,9 +1,11 @@
 // float32 convolution, its data gradient and its filter gradient on oneDNN. Tensors
 // stay in their plain layout (NCHW / NHWC ...); per geometry, the first call times
 // oneDNN's preferred (blocked) layouts, reached through reorders, against the plain
-// layout and keeps the faster (see tune()). Primitives and reorders are cached per
-// geometry: creating them costs far more than a small convolution. Reorder targets
-// and scratchpads live in per-thread workspaces reused across calls.
+// layout and keeps the faster (see tune()). The fused forward (bias + relu, inference)
+// also times im2col + GEMM, Winograd F(2x2,3x3) and the direct small-filter kernels
+// (conv_direct.h) where they apply (onednn_conv_fwd_fused). Primitives and reorders are
+// cached per geometry: creating them costs far more than a small convolution. Reorder
+// targets and scratchpads live in per-thread workspaces reused across calls.
 #include <immintrin.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
