@@ -1,5 +1,7 @@
 #include "paddle_core/api/op_utils.h"
 
+#include <cstring>
+
 #include "oar_generated/ops_api.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
@@ -68,6 +70,35 @@ void commit_inplace(const Tensor& x, const Tensor& result, const char* op) {
     meta.grad_fn = result.grad_fn();
     meta.output_nr = result.autograd_meta()->output_nr;
   }
+}
+
+namespace {
+struct Donation {
+  const char* op = nullptr;
+  const DenseTensor* x = nullptr;
+};
+thread_local Donation g_donation;
+}  // namespace
+
+DonateScope::DonateScope(const char* op, const Tensor& x) { g_donation = {op, &x.dense()}; }
+DonateScope::~DonateScope() { g_donation = {}; }
+
+void take_donated(const char* op, DenseTensor* out) {
+  Donation& d = g_donation;
+  if (d.op == nullptr || std::strcmp(d.op, op) != 0) return;
+  const DenseTensor& x = *d.x;
+  d = {};
+  if (x.dims() != out->dims() || x.dtype() != out->dtype() || !(x.place() == out->place())) return;
+  *out = x;  // shares x's storage: the kernel's alloc() writes into it
+}
+
+bool writable_in_place(const Tensor& x, std::initializer_list<const Tensor*> others) {
+  if (!x.defined() || x.is_view()) return false;
+  const DenseTensor& d = x.dense();
+  if (d.storage() == nullptr || !d.is_contiguous()) return false;
+  for (const Tensor* t : others)
+    if (t != nullptr && t->defined() && t->dense().storage() == d.storage()) return false;
+  return true;
 }
 
 }  // namespace oar::ops::detail

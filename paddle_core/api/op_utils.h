@@ -2,6 +2,8 @@
 // the in-place protocol. Hand-written ops use them too.
 #pragma once
 
+#include <initializer_list>
+
 #include <vector>
 
 #include "paddle_core/api/tensor.h"
@@ -27,5 +29,25 @@ Tensor inplace_operand(const Tensor& y, const Tensor& x, bool records);
 /// Writes `result` into x's memory, bumps x's version and moves x's autograd
 /// history to result's node.
 void commit_inplace(const Tensor& x, const Tensor& result, const char* op);
+
+// Note [Donated outputs]: the in-place variant of an op whose kernel may write over its
+// input 0 (yaml `inplace_kernel`) runs the out-of-place op inside a DonateScope; that
+// op's output then starts as x's DenseTensor (take_donated, after its infer_meta), so
+// the kernel's alloc() reuses x's memory and nothing is copied back. Keyed by the op's
+// name: another op called on the way (a cast) never takes it. Only when no autograd
+// record or trace needs x's old value and writable_in_place(x) holds.
+class DonateScope {
+ public:
+  DonateScope(const char* op, const Tensor& x);
+  ~DonateScope();
+  DonateScope(const DonateScope&) = delete;
+  DonateScope& operator=(const DonateScope&) = delete;
+};
+/// The output of `op` becomes the donated x when one is pending for `op` with the same
+/// dims, dtype and place.
+void take_donated(const char* op, DenseTensor* out);
+/// x may be written by a kernel directly: contiguous, not a view, its memory shared
+/// with none of `others` (operands the kernel reads while writing).
+bool writable_in_place(const Tensor& x, std::initializer_list<const Tensor*> others);
 
 }  // namespace oar::ops::detail

@@ -17,6 +17,11 @@ struct Executor::Step {
   int index = 0;                      // kInput / kOutput: position
   int list_result = -1;               // kEval: the result that is a list, if any
   int profile = -1;                   // kEval: entry in profile_
+  // kEval of scatter / slice_scatter: their in-place variant, run when this step is the
+  // last reader of input 0 in its block (`donate`) and, at run time, nothing else holds
+  // that tensor or its memory (Note [Donated inputs]).
+  const OpInfo* inplace_info = nullptr;
+  bool donate = false;
   std::string name;                   // kParam
   Tensor constant;                    // kConst
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
@@ -57,7 +62,34 @@ Executor::Executor(const Program& program) : program_(program) {
 // Liveness of one block: a slot defined in this block is dropped after the last step
 // that reads it (a cf step reads whatever its regions read), or right after the step
 // defining it when nothing does. Slots of enclosing blocks are left to those blocks.
-void Executor::plan_liveness(Steps& steps) {
+//
+// Note [Donated inputs]: scatter and slice_scatter write a new version of their input 0
+// with its shape; their in-place variants write into input 0's memory (Note [Donated
+// outputs] in paddle_core/api/op_utils.h). The step runs that variant when it is the last
+// to read input 0: a value defined in this block or one of the block's arguments (slots
+// of enclosing blocks are read again by later iterations), not also another operand,
+// and at run time its TensorImpl and storage have no other owner (a constant, a
+// parameter, an input or a view always has one). A cf.while carrying a buffer that
+// each iteration writes one row of (the RNN time loop) then writes that row in place
+// instead of copying the whole buffer per iteration; the first iteration still copies,
+// as the initial value is also held outside the loop.
+void Executor::plan_liveness(Steps& steps, const std::vector<int>& block_args) {
+  {
+    std::unordered_map<int, int> last_read;
+    std::unordered_map<int, bool> own;
+    for (int a : block_args) own[a] = true;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      for (int i : steps[s].reads) last_read[i] = static_cast<int>(s);
+      for (int o : steps[s].out) own[o] = true;
+    }
+    for (size_t s = 0; s < steps.size(); ++s) {
+      Step& st = steps[s];
+      if (st.inplace_info == nullptr || st.in.empty() || st.in[0] < 0) continue;
+      const int x = st.in[0];
+      st.donate = own.count(x) && last_read[x] == static_cast<int>(s) &&
+                  std::count(st.in.begin(), st.in.end(), x) == 1;
+    }
+  }
   std::unordered_map<int, int> last;
   std::vector<int> defined;
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -75,7 +107,7 @@ void Executor::plan_liveness(Steps& steps) {
     if (it != last.end()) steps[it->second].release.push_back(slot);
   }
   for (Step& st : steps)
-    for (Steps& r : st.regions) plan_liveness(r);
+    for (Steps& r : st.regions) plan_liveness(r, st.kind == Step::kWhile ? st.args : std::vector<int>{});
 }
 
 Executor::~Executor() = default;
@@ -146,6 +178,10 @@ Executor::Steps Executor::plan_block(const Block* block) {
                   " (it has no eager implementation)");
       st.kind = Step::kEval;
       st.eval_info = info;
+      if (info->name == "pd_op.scatter" || info->name == "pd_op.slice_scatter") {
+        const OpInfo* in_place = ctx->op_info(info->name + "_");
+        if (in_place != nullptr && in_place->eval != nullptr) st.inplace_info = in_place;
+      }
       for (size_t o = 0; o < info->outputs.size(); ++o)
         if (info->outputs[o].is_list) st.list_result = static_cast<int>(o);
       auto p = std::find_if(profile_.begin(), profile_.end(), [&](const OpProfile& e) { return e.name == info->name; });
@@ -270,19 +306,29 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         // The step's context is reused run after run (its vectors keep their capacity);
         // it is emptied afterwards so no buffer outlives its last use through it.
         EvalContext& c = st.ctx;
-        c.info = st.eval_info;
+        bool donated = false;  // Note [Donated inputs]
+        if (st.donate) {
+          const std::vector<Tensor>& x = slots_[st.in[0]];
+          donated = x.size() == 1 && x[0].defined() && x[0].impl().use_count() == 1 &&
+                    x[0].dense().storage() != nullptr && x[0].dense().storage().use_count() == 1;
+        }
+        c.info = donated ? st.inplace_info : st.eval_info;
         c.attrs = &st.op->attributes();
         c.inputs.resize(st.in.size());
         for (size_t j = 0; j < st.in.size(); ++j) {
           if (st.in[j] < 0) {
             c.inputs[j].clear();
+          } else if (j == 0 && donated) {
+            c.inputs[j] = std::move(slots_[st.in[j]]);
+            slots_[st.in[j]].clear();
+            if (live_ > 0) --live_;
           } else {
             c.inputs[j] = slots_[st.in[j]];
           }
         }
         c.outputs.clear();
         const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
-        st.eval_info->eval(c);
+        c.info->eval(c);
         if (profiling_) {
           OpProfile& p = profile_[st.profile];
           ++p.calls;

@@ -56,7 +56,7 @@ class Executor {
   struct Step;
   using Steps = std::vector<Step>;
   Steps plan_block(const Block* block);
-  void plan_liveness(Steps& steps);
+  void plan_liveness(Steps& steps, const std::vector<int>& block_args = {});
   /// Runs one block's steps; returns what its cf.yield yields (nothing for the module).
   std::vector<Tensor> run_steps(const Steps& steps, const std::vector<Tensor>& inputs,
                                 const std::unordered_map<std::string, Tensor>* params, std::vector<Tensor>& results);

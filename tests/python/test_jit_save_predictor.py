@@ -313,3 +313,47 @@ def test_set_code_level_and_verbosity_print_the_conversion(capsys):
         oar.jit.set_verbosity(0)
     out = capsys.readouterr().out
     assert "the converted code of" in out and "convert_ifelse" in out and "converted" in out
+
+
+def test_scatter_writes_in_place_only_into_memory_nothing_else_holds(tmp_path):
+    # Note [Donated inputs]: a program's scatter writes into its input 0 when nothing else
+    # holds it (the RNN buffer of a while loop); a buffer, a parameter or a program input
+    # is never written, and every run gives the same result
+    class Writer(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", oar.zeros([4, 3]))
+
+        def forward(self, x, idx):
+            base = oar.scatter(self.table, idx, x)        # input 0 is a buffer: copied
+            fresh = oar.scatter(base * 1, idx, x * 2)     # input 0 is a temporary: in place
+            return fresh.sum(0) + oar.scatter(x, oar.to_tensor([0]), x[:1] * 0)  # input 0 is an input
+
+    net = Writer()
+    net.eval()
+    prefix = str(tmp_path / "writer")
+    spec = [InputSpec([2, 3], "float32", "x"), InputSpec([2], "int64", "idx")]
+    oar.jit.save(net, prefix, input_spec=spec)
+    predictor = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
+    x, idx = rand(2, 3, seed=1), oar.to_tensor(np.array([3, 1]))
+    kept = x.numpy().copy()
+    ref = net(x, idx).numpy()
+    for _ in range(3):
+        np.testing.assert_allclose(predictor.run([x, idx])[0].numpy(), ref, rtol=1e-6)
+    np.testing.assert_array_equal(x.numpy(), kept)
+    np.testing.assert_array_equal(net.table.numpy(), np.zeros((4, 3)))
+    static = oar.jit.to_static(net)
+    for _ in range(2):
+        np.testing.assert_allclose(static(x, idx).numpy(), ref, rtol=1e-6)
+    np.testing.assert_array_equal(net.table.numpy(), np.zeros((4, 3)))
+
+
+def test_in_place_scatter_is_seen_through_views():
+    x = oar.zeros([4, 3])
+    view = x[1:3]
+    x.scatter_(oar.to_tensor([1]), oar.ones([1, 3]))
+    np.testing.assert_array_equal(view.numpy()[0], np.ones(3))
+    y = oar.zeros([5, 2])
+    alias = y.reshape([10])
+    y[2] = 7.0
+    np.testing.assert_array_equal(alias.numpy()[4:6], [7.0, 7.0])

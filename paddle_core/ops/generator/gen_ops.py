@@ -329,6 +329,9 @@ def gen_op_function(op):
             for o in op.outputs:
                 margs.append(f"&{o.name}_d")
             L.append(f"  {meta_fn}({', '.join(margs)});")
+            if op.inplace_kernel:
+                # the in-place variant's memory, when it handed it over (Note [Donated outputs])
+                L.append(f'  detail::take_donated("{op.name}", &{op.outputs[0].name}_d);')
         # kernel dtype
         kd = op.kernel_dtype_from
         if kd is None:
@@ -461,6 +464,16 @@ def gen_op_function(op):
                 return f"detail::inplace_operand({a.name}, {x}, records)"
             return a.name
         src_args = ", ".join(src(a) for a in op.args)
+        if op.inplace_kernel:
+            # Note [Donated outputs]: nothing to keep for autograd or the tracer: the op
+            # writes its output straight into x's memory.
+            others = ", ".join(f"&{a.name}" for a in tensors if a.name != x and a.type == "Tensor")
+            L.append(f"  if (!records && trace::active() == nullptr && detail::writable_in_place({x}, {{{others}}})) {{")
+            L.append(f'    detail::DonateScope donate("{op.name}", {x});')
+            L.append(f"    ::oar::ops::{op.name}({args});")
+            L.append(f"    {x}.bump_version();")
+            L.append(f"    return {x};")
+            L.append("  }")
         L.append(f"  Tensor result = ::oar::ops::{op.name}({src_args});")
         L.append(f'  detail::commit_inplace({x}, result, "{op.inplace}");')
         L.append(f'  if (auto* tracer = trace::active()) tracer->record_inplace("{op.inplace}", {x}, result);')

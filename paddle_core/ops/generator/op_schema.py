@@ -15,6 +15,8 @@ Schema of one entry (see docs/notes/ops.md for the full description):
                                              # placeholders) the kernel sizes from the data:
                                              # dynamic (?) in the IR
     side_effect: true                        # not pure: never folded, merged or removed
+    inplace_kernel: true                     # the kernel may write into input 0's memory (out
+                                             # aliasing x): the in-place variant does so
     python: {method: true, scalar: [y], name: add}
 """
 import re
@@ -99,6 +101,7 @@ class OpDef:
     python: dict
     data_dependent: List[str]
     side_effect: bool
+    inplace_kernel: bool
     source: str
     doc: str = ""
 
@@ -194,6 +197,7 @@ def load_ops(paths) -> List[OpDef]:
                 python=e.get("python") or {},
                 data_dependent=list(e.get("data_dependent", [])),
                 side_effect=bool(e.get("side_effect", False)),
+                inplace_kernel=bool(e.get("inplace_kernel", False)),
                 source=path,
                 doc=e.get("doc", ""),
             ))
