@@ -76,19 +76,26 @@ namespace {
 struct Donation {
   const char* op = nullptr;
   const DenseTensor* x = nullptr;
+  bool any_shape = false;
 };
 thread_local Donation g_donation;
 }  // namespace
 
-DonateScope::DonateScope(const char* op, const Tensor& x) { g_donation = {op, &x.dense()}; }
+DonateScope::DonateScope(const char* op, const Tensor& x, bool any_shape) { g_donation = {op, &x.dense(), any_shape}; }
 DonateScope::~DonateScope() { g_donation = {}; }
 
 void take_donated(const char* op, DenseTensor* out) {
   Donation& d = g_donation;
   if (d.op == nullptr || std::strcmp(d.op, op) != 0) return;
   const DenseTensor& x = *d.x;
+  const bool any_shape = d.any_shape;
   d = {};
-  if (x.dims() != out->dims() || x.dtype() != out->dtype() || !(x.place() == out->place())) return;
+  if (x.dtype() != out->dtype() || !(x.place() == out->place())) return;
+  if (any_shape) {
+    if (x.is_contiguous()) out->set_storage(x.storage(), x.offset());  // alloc() reuses it if big enough
+    return;
+  }
+  if (x.dims() != out->dims()) return;
   *out = x;  // shares x's storage: the kernel's alloc() writes into it
 }
 

@@ -38,13 +38,14 @@ void commit_inplace(const Tensor& x, const Tensor& result, const char* op);
 // record or trace needs x's old value and writable_in_place(x) holds.
 class DonateScope {
  public:
-  DonateScope(const char* op, const Tensor& x);
+  /// `any_shape`: the output may differ in shape (append_row, which grows x's memory).
+  DonateScope(const char* op, const Tensor& x, bool any_shape = false);
   ~DonateScope();
   DonateScope(const DonateScope&) = delete;
   DonateScope& operator=(const DonateScope&) = delete;
 };
 /// The output of `op` becomes the donated x when one is pending for `op` with the same
-/// dims, dtype and place.
+/// dims (unless any_shape: then it only takes x's memory), dtype and place.
 void take_donated(const char* op, DenseTensor* out);
 /// x may be written by a kernel directly: contiguous, not a view, its memory shared
 /// with none of `others` (operands the kernel reads while writing).

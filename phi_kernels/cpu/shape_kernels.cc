@@ -2,7 +2,9 @@
 // to_static): shape64 reads a tensor's dims into an int64 tensor; dyn_reshape and
 // dyn_expand take their target shape from a tensor (its values were checked and turned
 // into the output dims by DynReshapeInferMeta / DynExpandInferMeta).
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "oar_generated/kernel_signatures.h"
@@ -34,11 +36,23 @@ void DynExpandKernel(const DeviceContext&, const DenseTensor& x, const DenseTens
   copy_into(ExpandView(x, out->dims().vec()), out);
 }
 
+// `out` may hold buf's memory (the executor donated it, Note [Donated inputs]): its rows
+// are then in place and only x is written; memory too small is replaced by twice the
+// size, so a loop appending row after row copies O(rows) in all.
 template <typename T>
 void AppendRowKernel(const DeviceContext&, const DenseTensor& buf, const DenseTensor& x, DenseTensor* out) {
-  T* o = out->alloc<T>();
   const int64_t head = buf.dims()[0] == 0 ? 0 : buf.numel();
-  if (head) std::memcpy(o, contiguous(buf).data<T>(), head * sizeof(T));
+  const size_t need = static_cast<size_t>(out->numel()) * sizeof(T);
+  const bool donated = out->storage() != nullptr && out->storage() == buf.storage();
+  bool rows_done = false;
+  if (donated && out->storage()->bytes() < need + out->offset() * sizeof(T)) {
+    auto grown = std::make_shared<Storage>(std::max(need, 2 * out->storage()->bytes()), out->place());
+    if (head) std::memcpy(grown->data(), contiguous(buf).data<T>(), head * sizeof(T));
+    out->set_storage(std::move(grown));
+    rows_done = true;
+  }
+  T* o = out->alloc<T>();
+  if (head && !rows_done && o != buf.data<T>()) std::memcpy(o, contiguous(buf).data<T>(), head * sizeof(T));
   if (x.numel()) std::memcpy(o + head, contiguous(x).data<T>(), x.numel() * sizeof(T));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "paddle_core/api/op_utils.h"
 #include "pir/dialect/op/op_support.h"
 
 namespace oar::pir {
@@ -17,10 +18,12 @@ struct Executor::Step {
   int index = 0;                      // kInput / kOutput: position
   int list_result = -1;               // kEval: the result that is a list, if any
   int profile = -1;                   // kEval: entry in profile_
-  // kEval of scatter / slice_scatter: their in-place variant, run when this step is the
-  // last reader of input 0 in its block (`donate`) and, at run time, nothing else holds
-  // that tensor or its memory (Note [Donated inputs]).
-  const OpInfo* inplace_info = nullptr;
+  // kEval of scatter / slice_scatter / append_row: the op (without "pd_op."), whose
+  // output may take input 0's memory when this step is its last reader in the block
+  // (`donate`) and, at run time, nothing else holds that tensor or its memory (Note
+  // [Donated inputs]); `grows`: the output is larger (append_row).
+  std::string donate_op;
+  bool grows = false;
   bool donate = false;
   std::string name;                   // kParam
   Tensor constant;                    // kConst
@@ -64,15 +67,16 @@ Executor::Executor(const Program& program) : program_(program) {
 // defining it when nothing does. Slots of enclosing blocks are left to those blocks.
 //
 // Note [Donated inputs]: scatter and slice_scatter write a new version of their input 0
-// with its shape; their in-place variants write into input 0's memory (Note [Donated
-// outputs] in paddle_core/api/op_utils.h). The step runs that variant when it is the last
-// to read input 0: a value defined in this block or one of the block's arguments (slots
-// of enclosing blocks are read again by later iterations), not also another operand,
-// and at run time its TensorImpl and storage have no other owner (a constant, a
-// parameter, an input or a view always has one). A cf.while carrying a buffer that
-// each iteration writes one row of (the RNN time loop) then writes that row in place
-// instead of copying the whole buffer per iteration; the first iteration still copies,
-// as the initial value is also held outside the loop.
+// with its shape, append_row one row more. Their output may take input 0's memory
+// (a DonateScope around the op, Note [Donated outputs] in paddle_core/api/op_utils.h)
+// when the step is the last to read input 0: a value defined in this block or one of
+// the block's arguments (slots of enclosing blocks are read again by later
+// iterations), not also another operand, and at run time its TensorImpl and storage
+// have no other owner (a constant, a parameter, an input or a view always has one). A
+// cf.while carrying a buffer that each iteration writes one row of (the RNN time loop)
+// or appends one to (a list, TensorList) then works in place instead of copying the
+// whole buffer per iteration; append_row grows its memory by doubling. The first
+// iteration still copies, as the initial value is also held outside the loop.
 void Executor::plan_liveness(Steps& steps, const std::vector<int>& block_args) {
   {
     std::unordered_map<int, int> last_read;
@@ -84,7 +88,7 @@ void Executor::plan_liveness(Steps& steps, const std::vector<int>& block_args) {
     }
     for (size_t s = 0; s < steps.size(); ++s) {
       Step& st = steps[s];
-      if (st.inplace_info == nullptr || st.in.empty() || st.in[0] < 0) continue;
+      if (st.donate_op.empty() || st.in.empty() || st.in[0] < 0) continue;
       const int x = st.in[0];
       st.donate = own.count(x) && last_read[x] == static_cast<int>(s) &&
                   std::count(st.in.begin(), st.in.end(), x) == 1;
@@ -178,9 +182,9 @@ Executor::Steps Executor::plan_block(const Block* block) {
                   " (it has no eager implementation)");
       st.kind = Step::kEval;
       st.eval_info = info;
-      if (info->name == "pd_op.scatter" || info->name == "pd_op.slice_scatter") {
-        const OpInfo* in_place = ctx->op_info(info->name + "_");
-        if (in_place != nullptr && in_place->eval != nullptr) st.inplace_info = in_place;
+      if (info->name == "pd_op.scatter" || info->name == "pd_op.slice_scatter" || info->name == "pd_op.append_row") {
+        st.donate_op = info->name.substr(6);
+        st.grows = info->name == "pd_op.append_row";
       }
       for (size_t o = 0; o < info->outputs.size(); ++o)
         if (info->outputs[o].is_list) st.list_result = static_cast<int>(o);
@@ -312,7 +316,7 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
           donated = x.size() == 1 && x[0].defined() && x[0].impl().use_count() == 1 &&
                     x[0].dense().storage() != nullptr && x[0].dense().storage().use_count() == 1;
         }
-        c.info = donated ? st.inplace_info : st.eval_info;
+        c.info = st.eval_info;
         c.attrs = &st.op->attributes();
         c.inputs.resize(st.in.size());
         for (size_t j = 0; j < st.in.size(); ++j) {
@@ -328,7 +332,12 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         }
         c.outputs.clear();
         const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
-        c.info->eval(c);
+        if (donated) {
+          ops::detail::DonateScope scope(st.donate_op.c_str(), c.inputs[0][0], st.grows);
+          c.info->eval(c);
+        } else {
+          c.info->eval(c);
+        }
         if (profiling_) {
           OpProfile& p = profile_[st.profile];
           ++p.calls;
