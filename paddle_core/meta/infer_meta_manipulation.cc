@@ -275,8 +275,9 @@ void MaskedSelectGradInferMeta(const DenseTensor& x, const DenseTensor& mask,
 void AppendRowInferMeta(const DenseTensor& buf, const DenseTensor& x, DenseTensor* out) {
   OAR_ENFORCE(buf.rank() == x.rank() + 1, InvalidArgument, "append_row: buf must have one more dim than x, got ",
               "buf ", buf.dims(), " and x ", x.dims());
-  bool same = buf.dims()[0] == 0;
-  for (int i = 0; !same && i < x.rank(); ++i) same = buf.dims()[i + 1] == x.dims()[i];
+  bool same = true;  // the rows of buf are shaped like x (or buf has none)
+  for (int i = 0; same && i < x.rank(); ++i) same = buf.dims()[i + 1] == x.dims()[i];
+  same = same || buf.dims()[0] == 0;
   // Checked on data only: under the IR's shape inference (no data) the dims of a loop's
   // carried buffer stand for run-time sizes.
   OAR_ENFORCE(same || !buf.initialized(), InvalidArgument,

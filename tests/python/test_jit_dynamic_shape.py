@@ -437,7 +437,7 @@ def _central_difference(f, x, eps=1e-6):
     return g.reshape(base.shape)
 
 
-@pytest.mark.parametrize("bs, xs", [((2, 3), (3,)), ((0, 1, 1), (2, 4)), ((0, 3), (3,)), ((1, 0), (0,))])
+@pytest.mark.parametrize("bs, xs", [((2, 3), (3,)), ((0, 1, 1), (2, 4)), ((0, 3), (3,)), ((1, 0), (0,)), ((3,), ())])
 def test_append_row_matches_numpy_with_gradients(bs, xs):
     rng = np.random.default_rng(len(bs) + len(xs))
     b_np, x_np = rng.standard_normal(bs), rng.standard_normal(xs)

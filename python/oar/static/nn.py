@@ -230,8 +230,10 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
         dims = [[]] * (n + 1) + [[-1] + list(v.shape) for v in loop_vars]
 
         def extend(ph):
+            # append_row: the executor appends in place, growing the memory by doubling
+            # (Note [Donated inputs]); a concat would copy the whole history per iteration
             count, hist = ph[n], ph[n + 1:]
-            return [count + 1] + [oar.concat([h, v.unsqueeze(0)]) for h, v in zip(hist, ph[:n])]
+            return [count + 1] + [_C.ops._append_row(h, v) for h, v in zip(hist, ph[:n])]
         trace_body(loop_vars + [count0] + hist0, dims, extend)
 
         def run():
