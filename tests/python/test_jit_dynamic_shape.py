@@ -11,6 +11,7 @@ import pytest
 import oar
 from oar import _C
 from oar.static import InputSpec
+from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad
 
 
 def rand(*shape, seed=0):
@@ -48,65 +49,73 @@ def test_shape_and_numel(shape):
         oar.numel(np.ones(3))
 
 
-@pytest.mark.parametrize("xs, target, dtype", [
-    ((2, 3, 4), [4, -1], "int64"),
-    ((2, 3, 4), [0, 12], "int32"),       # 0 copies the input's dim (Paddle)
-    ((6,), [1, 2, 3], "int64"),
-    ((0, 3), [3, 0, -1], "int64"),       # 0-size
-    ((2, 3), [6], "int32"),
-])
-def test_dyn_reshape_matches_numpy(xs, target, dtype):
-    x = rand(*xs, seed=len(xs)).astype("float64")
-    x.stop_gradient = False
-    got = _C.ops._dyn_reshape(x, oar.to_tensor(target, dtype=dtype), [])
-    want = [xs[i] if t == 0 and i < len(xs) else t for i, t in enumerate(target)]
-    np.testing.assert_array_equal(got.numpy(), x.numpy().reshape(want))
-    if got.size:
-        w = rand(*got.shape, seed=7).astype("float64")
-        (got * w).sum().backward()
-        np.testing.assert_allclose(x.grad.numpy(), w.numpy().reshape(xs))
+def _reshape_np(x, target):
+    return x.reshape([x.shape[i] if t == 0 else t for i, t in enumerate(target)])
 
 
-@pytest.mark.parametrize("xs, target", [((3, 1), [2, -1, 5]), ((1,), [4]), ((), [2, 3]), ((2, 1), [0, 2, 3])])
-def test_dyn_expand_matches_numpy_with_gradient(xs, target):
-    x = rand(*xs, seed=3).astype("float64")
-    x.stop_gradient = False
-    got = _C.ops._dyn_expand(x, oar.to_tensor(target), [])
-    want = [d if d != -1 else xs[i - (len(target) - len(xs))] for i, d in enumerate(target)]
-    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(x.numpy(), want))
-    if got.size:
-        # the gradient against central differences
-        w = rand(*want, seed=5).astype("float64")
-        (got * w).sum().backward()
-        eps, base = 1e-6, x.numpy().copy()
-        fd = np.zeros_like(base).reshape(-1)
-        for i in range(base.size):
-            for sgn in (1, -1):
-                p = base.copy().reshape(-1)
-                p[i] += sgn * eps
-                y = np.broadcast_to(p.reshape(base.shape), want)
-                fd[i] += sgn * (y * w.numpy()).sum() / (2 * eps)
-        np.testing.assert_allclose(x.grad.numpy().reshape(-1), fd, rtol=1e-6, atol=1e-6)
+def _expand_np(x, target):
+    lead = len(target) - x.ndim
+    return np.broadcast_to(x, [x.shape[i - lead] if t == -1 else t for i, t in enumerate(target)])
 
 
-def test_dyn_ops_reject_bad_shapes():
-    x = rand(2, 3)
-    with pytest.raises(ValueError, match="reshape: argument 'shape' must be 1-D"):
-        _C.ops._dyn_reshape(x, oar.to_tensor([[2, 3]]), [])
-    with pytest.raises(TypeError, match="reshape: argument 'shape' must be an int32 or int64 tensor, got float32"):
-        _C.ops._dyn_reshape(x, oar.to_tensor([2.0, 3.0]), [])
-    with pytest.raises(ValueError, match="only one dimension can be -1"):
-        _C.ops._dyn_reshape(x, oar.to_tensor([-1, -1]), [])
-    with pytest.raises(ValueError, match=r"cannot reshape tensor of shape \[2, 3\]"):
-        _C.ops._dyn_reshape(x, oar.to_tensor([4, 2]), [])
-    with pytest.raises(ValueError, match="reshape: invalid size -3"):
-        _C.ops._dyn_reshape(x, oar.to_tensor([-3, -2]), [])
-    with pytest.raises(ValueError, match=r"expand: cannot expand input of shape \[2, 3\]"):
-        _C.ops._dyn_expand(x, oar.to_tensor([2, 4]), [])
-    with pytest.raises(ValueError, match="expand: -1 is only allowed for existing dims"):
-        _C.ops._dyn_expand(x, oar.to_tensor([-1, 2, 3]), [])
-    with pytest.raises(ValueError, match="expand: negative size"):
-        _C.ops._dyn_expand(x, oar.to_tensor([-4, 3]), [])
+def _append_row_np(buf, x):
+    return np.concatenate([buf, x[None]]) if buf.shape[0] else x[None]
+
+
+def _dyn(op, dtype="int64"):
+    """op(x, shape tensor) with the shape given as a list (or a tensor, as is)."""
+    def call(x, target):
+        t = target if isinstance(target, oar.Tensor) else oar.to_tensor(target, dtype=dtype)
+        return getattr(_C.ops, op)(x, t, [])
+    return call
+
+
+_REFUSED = [  # (target, exception, message) of dyn_reshape on [2, 3]
+    ([[2, 3]], ValueError, "argument 'shape' must be 1-D"), ([-1, -1], ValueError, "only one dimension can be -1"),
+    ([4, 2], ValueError, "cannot reshape tensor of shape [2, 3]"), ([-3, -2], ValueError, "invalid size -3"),
+]
+
+# The ops behind run-time sizes, on the op harness (op_test_utils): float64 NumPy
+# references, central differences, bad inputs naming the op.
+CASES = [
+    OpCase("dyn_reshape", _dyn("_dyn_reshape"), _reshape_np, inputs=[(2, 3, 4)], attrs={"target": [4, -1]},
+           op="reshape",
+           bad_inputs=[((lambda: (rand(2, 3),)), e, m, {"target": t}) for t, e, m in _REFUSED]
+           + [((lambda: (rand(2, 3),)), TypeError, "must be an int32 or int64 tensor, got float32",
+               {"target": oar.to_tensor([2.0, 3.0])})]),
+    OpCase("dyn_reshape[copy dim, int32]", _dyn("_dyn_reshape", "int32"), _reshape_np, inputs=[(2, 3, 4)],
+           attrs={"target": [0, 12]}, op="reshape"),
+    OpCase("dyn_reshape[0-size]", _dyn("_dyn_reshape"), _reshape_np, inputs=[(0, 3)], attrs={"target": [3, 0, -1]},
+           op="reshape"),
+    OpCase("dyn_expand", _dyn("_dyn_expand"), _expand_np, inputs=[(3, 1)], attrs={"target": [2, -1, 5]}, op="expand",
+           bad_inputs=[((lambda: (rand(2, 3),)), ValueError, "cannot expand input of shape [2, 3]", {"target": [2, 4]}),
+                       ((lambda: (rand(2, 3),)), ValueError, "-1 is only allowed for existing dims",
+                        {"target": [-1, 2, 3]}),
+                       ((lambda: (rand(2, 3),)), ValueError, "negative size", {"target": [-4, 3]})]),
+    OpCase("dyn_expand[0-D]", _dyn("_dyn_expand"), _expand_np, inputs=[()], attrs={"target": [2, 3]}, op="expand"),
+    OpCase("append_row", _C.ops._append_row, _append_row_np, inputs=[(2, 3), (3,)],
+           bad_inputs=[((lambda: (rand(2, 3), rand(2, 3))), ValueError, "buf must have one more dim than x"),
+                       ((lambda: (rand(2, 3), rand(4))), ValueError, "rows of buf [2, 3] and x [4] differ")]),
+    OpCase("append_row[empty buffer of other sizes]", _C.ops._append_row, _append_row_np, inputs=[(0, 1, 1), (2, 4)],
+           op="append_row"),
+    OpCase("append_row[0-D rows]", _C.ops._append_row, _append_row_np, inputs=[(3,), ()], op="append_row"),
+    OpCase("print_tensor", lambda x: _C.ops._print_tensor(x, "", 0), lambda x: x, inputs=[(2, 3)]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_forward(case):
+    check_forward(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_grad(case):
+    check_grad(case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.bad_inputs], ids=case_id)
+def test_bad_inputs(case):
+    check_bad_inputs(case)
 
 
 # ------------------------------------------------------------------ converted code
@@ -424,79 +433,3 @@ def test_list_misuse_in_a_converted_loop_is_an_error():
 
     with pytest.raises((oar.jit.Dy2StaticError, TypeError)):
         oar.jit.to_static(returns_the_list, input_spec=SEQ)(rand(2, 3, 4))
-
-
-def _central_difference(f, x, eps=1e-6):
-    base = x.copy()
-    g = np.zeros(base.size)
-    for i in range(base.size):
-        for sgn in (1, -1):
-            p = base.copy().reshape(-1)
-            p[i] += sgn * eps
-            g[i] += sgn * f(p.reshape(base.shape)) / (2 * eps)
-    return g.reshape(base.shape)
-
-
-@pytest.mark.parametrize("bs, xs", [((2, 3), (3,)), ((0, 1, 1), (2, 4)), ((0, 3), (3,)), ((1, 0), (0,)), ((3,), ())])
-def test_append_row_matches_numpy_with_gradients(bs, xs):
-    rng = np.random.default_rng(len(bs) + len(xs))
-    b_np, x_np = rng.standard_normal(bs), rng.standard_normal(xs)
-    b, x = oar.to_tensor(b_np), oar.to_tensor(x_np)
-    b.stop_gradient = x.stop_gradient = False
-    out = _C.ops._append_row(b, x)
-    want = np.concatenate([b_np, x_np[None]]) if bs[0] else x_np[None]
-    np.testing.assert_array_equal(out.numpy(), want)
-    w = rng.standard_normal(want.shape)
-    (out * oar.to_tensor(w)).sum().backward()
-    if x_np.size:
-        stacked = lambda v: np.concatenate([b_np, v[None]]) if bs[0] else v[None]  # noqa: E731
-        np.testing.assert_allclose(x.grad.numpy(), _central_difference(lambda v: (stacked(v) * w).sum(), x_np),
-                                   rtol=1e-6, atol=1e-6)
-    if b_np.size:
-        np.testing.assert_allclose(b.grad.numpy(), _central_difference(
-            lambda v: (np.concatenate([v, x_np[None]]) * w).sum(), b_np), rtol=1e-6, atol=1e-6)
-    assert list(b.grad.shape) == list(bs)
-
-
-def test_append_row_rejects_bad_inputs():
-    with pytest.raises(ValueError, match="append_row: buf must have one more dim than x"):
-        _C.ops._append_row(oar.zeros([2, 3]), oar.zeros([2, 3]))
-    with pytest.raises(ValueError, match=r"append_row: rows of buf \[2, 3\] and x \[4\] differ"):
-        _C.ops._append_row(oar.zeros([2, 3]), oar.zeros([4]))
-
-
-def test_print_tensor_gradient_passes_through():
-    x = oar.to_tensor(np.random.default_rng(0).standard_normal((2, 3)))
-    x.stop_gradient = False
-    w = np.random.default_rng(1).standard_normal((2, 3))
-    (_C.ops._print_tensor(x, "", 0) * oar.to_tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), w)
-
-
-class HandWrittenAttention(oar.nn.Layer):
-    """Attention as users write it: sizes unpacked from x.shape, a branch on one."""
-
-    def __init__(self, d=16, h=4):
-        super().__init__()
-        self.h = h
-        self.qkv = oar.nn.Linear(d, 3 * d)
-        self.o = oar.nn.Linear(d, d)
-
-    def forward(self, x):
-        B, L, D = x.shape
-        qkv = self.qkv(x).reshape([B, L, 3, self.h, D // self.h]).transpose([2, 0, 3, 1, 4])
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        att = oar.nn.functional.softmax(q @ k.transpose([0, 1, 3, 2]) / (D // self.h) ** 0.5, axis=-1)
-        y = (att @ v).transpose([0, 2, 1, 3]).reshape([B, L, D])
-        if L > 1:
-            y = y + x
-        return self.o(y)
-
-
-def test_hand_written_attention_with_dynamic_batch_and_length(tmp_path):
-    oar.seed(0)
-    net = HandWrittenAttention()
-    net.eval()
-    _, predictor = check_saved_model(net, str(tmp_path / "att"), [InputSpec([None, None, 16], "float32", "x")],
-                                     [rand(b, t, 16, seed=b + t) for b, t in ((1, 1), (2, 7), (3, 4))])  # L=1: else
-    assert "-> (tensor<?x?x16xf32>)" in str(predictor.program)
