@@ -50,13 +50,23 @@ def _to_last(g, x, nd):
     return g.transpose(x, [0] + list(range(2, nd + 2)) + [1])
 
 
+def _conv_common(v, nd):
+    """What Conv and ConvTranspose share: channels-last inputs moved first, and the
+    attributes (strides, dilations, pads, group, kernel_shape). Returns (x, attrs, last)."""
+    last = _channels_last(v, nd)
+    x = _to_first(v.g, v.x(0), nd) if last else v.x(0)
+    before, after = _pads(v, v.attrs["paddings"], nd)
+    attrs = dict(strides=_spatial(v, v.attrs["strides"], nd, "strides"),
+                 dilations=_spatial(v, v.attrs["dilations"], nd, "dilations"), pads=before + after,
+                 group=int(v.attrs.get("groups", 1)), kernel_shape=v.shape(1)[2:])
+    return x, attrs, last
+
+
 @rule("pd_op.conv2d", "pd_op.conv3d", "pd_op.fused_conv2d")
 def _conv(v):
     nd = 3 if v.name == "pd_op.conv3d" else 2
     g = v.g
-    last = _channels_last(v, nd)
-    x = _to_first(g, v.x(0), nd) if last else v.x(0)
-    before, after = _pads(v, v.attrs["paddings"], nd)
+    x, attrs, last = _conv_common(v, nd)
     inputs = [x, v.x(1)]
     if v.name == "pd_op.fused_conv2d":   # activation(conv + bias); the bias is [C_out]
         act = v.attrs.get("activation", "")
@@ -64,9 +74,7 @@ def _conv(v):
             raise v.unsupported(f"activation '{act}'")
         if v.present(2):
             inputs.append(v.g.node("Reshape", [v.x(2), g.ints([-1])]))
-    y = g.node("Conv", inputs, strides=_spatial(v, v.attrs["strides"], nd, "strides"),
-               dilations=_spatial(v, v.attrs["dilations"], nd, "dilations"), pads=before + after,
-               group=int(v.attrs.get("groups", 1)), kernel_shape=v.shape(1)[2:])
+    y = g.node("Conv", inputs, **attrs)
     if v.name == "pd_op.fused_conv2d" and v.attrs.get("activation", "") == "relu":
         y = g.node("Relu", [y])
     v.out(_to_last(g, y, nd) if last else y)
@@ -76,13 +84,9 @@ def _conv(v):
 def _conv_transpose(v):
     nd = 3 if v.name == "pd_op.conv3d_transpose" else 2
     g = v.g
-    last = _channels_last(v, nd)
-    x = _to_first(g, v.x(0), nd) if last else v.x(0)
-    before, after = _pads(v, v.attrs["paddings"], nd)
+    x, attrs, last = _conv_common(v, nd)
     out_pad = _spatial(v, v.attrs.get("output_padding", []) or [0], nd, "output_padding")
-    y = g.node("ConvTranspose", [x, v.x(1)], strides=_spatial(v, v.attrs["strides"], nd, "strides"),
-               dilations=_spatial(v, v.attrs["dilations"], nd, "dilations"), pads=before + after,
-               group=int(v.attrs.get("groups", 1)), kernel_shape=v.shape(1)[2:], output_padding=out_pad)
+    y = g.node("ConvTranspose", [x, v.x(1)], output_padding=out_pad, **attrs)
     v.out(_to_last(g, y, nd) if last else y)
 
 
