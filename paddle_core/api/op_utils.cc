@@ -72,31 +72,21 @@ void commit_inplace(const Tensor& x, const Tensor& result, const char* op) {
   }
 }
 
-namespace {
-struct Donation {
-  const char* op = nullptr;
-  const DenseTensor* x = nullptr;
-  bool any_shape = false;
-};
-thread_local Donation g_donation;
-}  // namespace
-
-DonateScope::DonateScope(const char* op, const Tensor& x, bool any_shape) { g_donation = {op, &x.dense(), any_shape}; }
-DonateScope::~DonateScope() { g_donation = {}; }
-
-void take_donated(const char* op, DenseTensor* out) {
-  Donation& d = g_donation;
-  if (d.op == nullptr || std::strcmp(d.op, op) != 0) return;
-  const DenseTensor& x = *d.x;
-  const bool any_shape = d.any_shape;
-  d = {};
-  if (x.dtype() != out->dtype() || !(x.place() == out->place())) return;
-  if (any_shape) {
-    if (x.is_contiguous()) out->set_storage(x.storage(), x.offset());  // alloc() reuses it if big enough
+void adopt_donor(const DenseTensor& donor, DenseTensor* out, bool grows) {
+  if (donor.dtype() != out->dtype() || !(donor.place() == out->place())) return;
+  if (grows) {
+    if (donor.is_contiguous()) out->set_storage(donor.storage(), donor.offset());  // alloc() reuses it if big enough
     return;
   }
-  if (x.dims() != out->dims()) return;
-  *out = x;  // shares x's storage: the kernel's alloc() writes into it
+  if (donor.dims() != out->dims()) return;
+  *out = donor;  // shares the donor's storage: the kernel's alloc() writes into it
+}
+
+void write_back(const Tensor& x, const Tensor& result) {
+  const DenseTensor& r = result.dense();
+  const DenseTensor& d = x.dense();
+  if (r.storage() == d.storage() && r.offset() == d.offset() && r.strides() == d.strides()) return;
+  copy_into(r, x.mutable_dense());  // the kernel did not take x's memory (a promotion changed the dtype, say)
 }
 
 bool writable_in_place(const Tensor& x, std::initializer_list<const Tensor*> others) {

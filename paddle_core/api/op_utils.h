@@ -30,23 +30,19 @@ Tensor inplace_operand(const Tensor& y, const Tensor& x, bool records);
 /// history to result's node.
 void commit_inplace(const Tensor& x, const Tensor& result, const char* op);
 
-// Note [Donated outputs]: the in-place variant of an op whose kernel may write over its
-// input 0 (yaml `inplace_kernel`) runs the out-of-place op inside a DonateScope; that
-// op's output then starts as x's DenseTensor (take_donated, after its infer_meta), so
-// the kernel's alloc() reuses x's memory and nothing is copied back. Keyed by the op's
-// name: another op called on the way (a cast) never takes it. Only when no autograd
-// record or trace needs x's old value and writable_in_place(x) holds.
-class DonateScope {
- public:
-  /// `any_shape`: the output may differ in shape (append_row, which grows x's memory).
-  DonateScope(const char* op, const Tensor& x, bool any_shape = false);
-  ~DonateScope();
-  DonateScope(const DonateScope&) = delete;
-  DonateScope& operator=(const DonateScope&) = delete;
-};
-/// The output of `op` becomes the donated x when one is pending for `op` with the same
-/// dims (unless any_shape: then it only takes x's memory), dtype and place.
-void take_donated(const char* op, DenseTensor* out);
+// Note [Donated outputs]: the output 0 of an op whose kernel may write over its input 0
+// (yaml `inplace_kernel`) can take that input's memory: the in-place variant passes x
+// as the donor when nothing (autograd, a generic dispatch layer) needs x's old value and
+// writable_in_place(x) holds; the executor passes a value no later step reads. After the
+// infer-meta function the output adopts the donor's storage, so the kernel's alloc()
+// writes into it and nothing is copied back.
+
+/// `out` takes `donor`'s memory when dtype, place and dims match (`grows`: any dims;
+/// alloc() keeps the memory when it is large enough, else grows it).
+void adopt_donor(const DenseTensor& donor, DenseTensor* out, bool grows);
+/// Makes x hold `result` (the output of a call that was given x as its donor): nothing to
+/// do when the kernel wrote into x's memory, else a copy.
+void write_back(const Tensor& x, const Tensor& result);
 /// x may be written by a kernel directly: contiguous, not a view, its memory shared
 /// with none of `others` (operands the kernel reads while writing).
 bool writable_in_place(const Tensor& x, std::initializer_list<const Tensor*> others);

@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "oar_generated/ops_api.h"
-#include "paddle_core/api/trace.h"
+#include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/autograd/grad_mode.h"
 
 namespace oar {
@@ -120,15 +120,15 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output, bool metadata_only)
   if (!was_defined_) return;
   if (metadata_only) {
     data_ = std::make_shared<TensorImpl>(t.dense());
-    if (auto* tracer = trace::active()) tracer->record_alias(Tensor(data_), t);
+    dispatch::note_alias(Tensor(data_), t);
     return;
   }
   version_ = t.version();
   requires_grad_ = t.requires_grad();
   if (is_output) {
     data_ = std::make_shared<TensorImpl>(t.dense());
-    // A traced backward must see the saved output as the forward value it is.
-    if (auto* tracer = trace::active()) tracer->record_alias(Tensor(data_), t);
+    // A backward recorded into a program must see the saved output as the forward value it is.
+    dispatch::note_alias(Tensor(data_), t);
     if (requires_grad_) {
       grad_fn_ = t.grad_fn();
       output_nr_ = t.autograd_meta()->output_nr;
@@ -152,7 +152,7 @@ Tensor SavedTensor::unpack(const GradNode* owner) const {
               ", expected ", version_, ". Use the out-of-place op or clone() the tensor first.");
   if (!is_output_) return t;
   Tensor out(std::make_shared<TensorImpl>(data_->dense));
-  if (auto* tracer = trace::active()) tracer->record_alias(out, t);
+  dispatch::note_alias(out, t);
   if (requires_grad_) {
     auto node = grad_fn_.lock();
     if (node) {

@@ -1,5 +1,8 @@
 #include "paddle_core/dispatch/amp.h"
 
+#include "oar_generated/ops_api.h"
+#include "paddle_core/dispatch/dispatch.h"
+
 namespace oar::amp {
 namespace {
 
@@ -25,6 +28,7 @@ void set_state(Level level, DataType dtype, std::vector<std::string> white,
   s.black = {black.begin(), black.end()};
   s.generation = next_generation.fetch_add(1);
   detail::tls_level = level;
+  dispatch::set_thread_active(dispatch::Layer::kAmp, level != Level::kO0);
 }
 
 AmpOp::Kind AmpOp::kind() {
@@ -36,7 +40,7 @@ AmpOp::Kind AmpOp::kind() {
   return k;
 }
 
-DataType AmpOp::target(const Place& place, std::initializer_list<DataType> dtypes) {
+DataType AmpOp::target(const Place& place, std::span<const DataType> dtypes) {
   const State& s = state();
   bool has32 = false, has_low = false;
   for (DataType d : dtypes) {
@@ -62,5 +66,49 @@ DataType AmpOp::target(const Place& place, std::initializer_list<DataType> dtype
   }
   return DataType::UNDEFINED;
 }
+
+namespace {
+
+Tensor cast_to(const Tensor& t, DataType to) {
+  return t.defined() && castable(t.dtype()) && t.dtype() != to ? ops::cast(t, to) : t;
+}
+
+// The amp layer: the floating inputs of an op autocast handles get the dtype its
+// AmpOp decides; then the call goes on below.
+void amp_layer(dispatch::OpCall& call) {
+  auto* amp_op = static_cast<AmpOp*>(call.op->amp);
+  if (amp_op != nullptr) {
+    std::vector<DataType> dtypes;
+    dtypes.reserve(call.inputs.size());
+    const Place* place = nullptr;
+    for (const dispatch::Value& v : call.inputs) {
+      if (v.is_list) {
+        dtypes.push_back(list_dtype(v.list));
+        if (place == nullptr && !v.list.empty()) place = &v.list[0].place();
+      } else {
+        dtypes.push_back(v.tensor.defined() ? v.tensor.dtype() : DataType::UNDEFINED);
+        if (place == nullptr && v.tensor.defined()) place = &v.tensor.place();
+      }
+    }
+    const DataType to = amp_op->target(place != nullptr ? *place : CPUPlace(), dtypes);
+    if (to != DataType::UNDEFINED) {
+      for (dispatch::Value& v : call.inputs) {
+        if (v.is_list) {
+          for (Tensor& t : v.list) t = cast_to(t, to);
+        } else {
+          v.tensor = cast_to(v.tensor, to);
+        }
+      }
+    }
+  }
+  dispatch::call_next(call, dispatch::Layer::kAmp);
+}
+
+const bool registered = [] {
+  dispatch::set_layer(dispatch::Layer::kAmp, amp_layer);
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace oar::amp

@@ -1,17 +1,16 @@
 // The autocast (AMP) dispatch layer. Note [AMP] in docs/notes/amp.md.
 //
-// oar.amp.auto_cast sets a per-thread state (level, low-precision dtype, op lists).
-// Every generated op function whose inputs include tensors starts with this layer:
-// while autocast is on it asks AmpOp::target() which dtype its floating inputs
-// should have; when an input needs a cast it casts them (a differentiable cast, so
-// gradients reach float32 parameters) and calls itself again with the cast inputs.
-// The decision is idempotent (the second call finds nothing to cast), so this layer
-// needs no re-entry guard.
+// oar.amp.auto_cast sets a per-thread state (level, low-precision dtype, op lists) and
+// switches the amp dispatch layer (paddle_core/dispatch/dispatch.h) on for the thread.
+// The layer asks the op's AmpOp::target() which dtype its floating inputs should have,
+// casts those that need it (a differentiable cast, so gradients reach float32
+// parameters) and continues below itself with the cast inputs.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -49,7 +48,10 @@ class AmpOp {
   /// touched) should be cast to, or UNDEFINED when none needs a cast. `dtypes` are
   /// the inputs' dtypes (UNDEFINED for absent optional inputs); `place` picks the
   /// backend whose kernels decide whether the op can run in low precision.
-  DataType target(const Place& place, std::initializer_list<DataType> dtypes);
+  DataType target(const Place& place, std::span<const DataType> dtypes);
+  DataType target(const Place& place, std::initializer_list<DataType> dtypes) {
+    return target(place, std::span<const DataType>(dtypes.begin(), dtypes.size()));
+  }
 
  private:
   enum Kind : uint64_t { kGray = 0, kWhite = 1, kBlack = 2 };

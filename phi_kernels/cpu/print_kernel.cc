@@ -2,8 +2,9 @@
 // to stdout, flushed (the C++ predictor's output interleaves with the program's own):
 //   <message> Tensor(shape=[2, 3], dtype=float32)
 //     data: [0.1, 0.2, ...]   (the first `summarize` values in row-major order; -1: all)
-// and passes x through. Nothing is printed while a program is being traced (the trace
-// runs the ops once to record them; the program prints when it runs).
+// and passes x through. The op is a side effect (yaml `side_effect`): while to_static
+// records a program, the dispatch layer that records it does not run the kernel; the
+// program prints when it runs.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -11,7 +12,6 @@
 #include <type_traits>
 
 #include "oar_generated/kernel_signatures.h"
-#include "paddle_core/api/trace.h"
 
 namespace oar::phi {
 namespace {
@@ -21,7 +21,6 @@ void PrintTensorKernel(const DeviceContext&, const DenseTensor& x, const std::st
                        DenseTensor* out) {
   out->alloc<T>();
   copy_into(x, out);
-  if (trace::active() != nullptr) return;
   const DenseTensor c = contiguous(x);
   const T* p = c.data<T>();
   const int64_t n = summarize < 0 ? c.numel() : std::min<int64_t>(summarize, c.numel());

@@ -3,26 +3,35 @@
 #include <algorithm>
 #include <chrono>
 
-#include "paddle_core/api/op_utils.h"
+#include "backends/runtime/device_manager.h"
+#include "paddle_core/dispatch/dispatch.h"
 #include "pir/dialect/op/op_support.h"
+#include "pir/pass/pass.h"
+#include "pir/serialize/serialize.h"
+#include "pir/transforms/passes.h"
 
 namespace oar::pir {
 
 struct Executor::Step {
-  enum Kind { kInput, kParam, kSetParam, kConst, kCombine, kSplit, kOutput, kEval, kIf, kWhile, kYield } kind = kEval;
+  enum Kind { kInput, kParam, kSetParam, kConst, kCombine, kSplit, kOutput, kKernel, kIf, kWhile, kYield } kind = kKernel;
   const Operation* op = nullptr;
-  const OpInfo* eval_info = nullptr;  // kEval: the op-dialect op whose eval runs
   std::vector<int> in;                // operand slots (-1: absent optional)
   std::vector<int> out;               // result slots
   std::vector<int> release;           // slots nothing reads after this step
   int index = 0;                      // kInput / kOutput: position
-  int list_result = -1;               // kEval: the result that is a list, if any
-  int profile = -1;                   // kEval: entry in profile_
-  // kEval of scatter / slice_scatter / append_row: the op (without "pd_op."), whose
-  // output may take input 0's memory when this step is its last reader in the block
-  // (`donate`) and, at run time, nothing else holds that tensor or its memory (Note
-  // [Donated inputs]); `grows`: the output is larger (append_row).
-  std::string donate_op;
+  int list_result = -1;               // kKernel: the result that is a list, if any
+  int profile = -1;                   // kKernel: entry in profile_
+  // kKernel: the op's kernel step, its resolved kernel, its attributes decoded once.
+  dispatch::KernelStep kstep = nullptr;
+  const OpInfo* eval_info = nullptr;  // the op-dialect op (differentiable runs call its eager API)
+  void* kernel = nullptr;
+  const DeviceContext* dctx = nullptr;
+  std::vector<dispatch::AttrValue> attrs;
+  // kKernel of an `inplace_kernel` op (scatter, slice_scatter, append_row): output 0
+  // may take input 0's memory when this step is its last reader in the block (`donate`)
+  // and, at run time, nothing else holds that tensor or its memory (Note [Donated
+  // inputs]); `grows`: the output is larger (append_row).
+  bool inplace_kernel = false;
   bool grows = false;
   bool donate = false;
   std::string name;                   // kParam
@@ -30,10 +39,11 @@ struct Executor::Step {
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
   std::vector<int> args;              // kWhile: the body's block-argument slots
   std::vector<int> reads;             // every slot read, including by nested regions
-  mutable EvalContext ctx;            // kEval: reused across runs
+  mutable std::vector<std::vector<Tensor>> ins;     // kKernel: reused across runs
   mutable std::shared_ptr<DenseTensor> param_data;  // kParam/kSetParam: the program data last wrapped
   mutable Tensor param_tensor;                      // ... and its Tensor handle
 };
+
 
 
 namespace {
@@ -56,8 +66,29 @@ Tensor Executor::parameter(const Step& st, const std::unordered_map<std::string,
   return st.param_tensor;
 }
 
-Executor::Executor(const Program& program) : program_(program) {
-  steps_ = plan_block(program.block());
+namespace {
+bool holds_op_dialect(const Block* block) {
+  for (const Operation* op : *block) {
+    if (op->info()->dialect == "pd_op") return true;
+    for (size_t r = 0; r < op->num_regions(); ++r)
+      if (holds_op_dialect(op->region(r).front())) return true;
+  }
+  return false;
+}
+}  // namespace
+
+Executor::Executor(const Program& program, const Place& place) : program_(program), place_(place) {
+  const Program* run = &program;
+  if (holds_op_dialect(program.block())) {
+    // Note [Kernel-level programs]: the executor runs kernels only; a program of the op
+    // dialect is lowered for this place on a copy (parameters are read from `program`).
+    lowered_ = deserialize_program(program.context(), serialize_program(program, false), false);
+    PassManager pm;
+    pm.add_pass(create_lower_to_kernel_pass());
+    pm.run(*lowered_);
+    run = lowered_.get();
+  }
+  steps_ = plan_block(run->block());
   plan_liveness(steps_);
   slots_.resize(num_slots_);
 }
@@ -66,9 +97,10 @@ Executor::Executor(const Program& program) : program_(program) {
 // that reads it (a cf step reads whatever its regions read), or right after the step
 // defining it when nothing does. Slots of enclosing blocks are left to those blocks.
 //
-// Note [Donated inputs]: scatter and slice_scatter write a new version of their input 0
-// with its shape, append_row one row more. Their output may take input 0's memory
-// (a DonateScope around the op, Note [Donated outputs] in paddle_core/api/op_utils.h)
+// Note [Donated inputs]: ops whose definition says `inplace_kernel` (scatter and
+// slice_scatter write a new version of their input 0 with its shape, append_row one row
+// more) may give input 0's memory to their output (the step's donor, Note [Donated
+// outputs] in paddle_core/api/op_utils.h)
 // when the step is the last to read input 0: a value defined in this block or one of
 // the block's arguments (slots of enclosing blocks are read again by later
 // iterations), not also another operand, and at run time its TensorImpl and storage
@@ -88,7 +120,7 @@ void Executor::plan_liveness(Steps& steps, const std::vector<int>& block_args) {
     }
     for (size_t s = 0; s < steps.size(); ++s) {
       Step& st = steps[s];
-      if (st.donate_op.empty() || st.in.empty() || st.in[0] < 0) continue;
+      if (!st.inplace_kernel || st.in.empty() || st.in[0] < 0) continue;
       const int x = st.in[0];
       st.donate = own.count(x) && last_read[x] == static_cast<int>(s) &&
                   std::count(st.in.begin(), st.in.end(), x) == 1;
@@ -127,7 +159,6 @@ int Executor::slot_of(Value v) {
 }
 
 Executor::Steps Executor::plan_block(const Block* block) {
-  IrContext* ctx = program_.context();
   Steps steps;
   for (const Operation* op : *block) {
     Step st;
@@ -176,21 +207,7 @@ Executor::Steps Executor::plan_block(const Block* block) {
         st.regions.push_back(plan_block(b));
       }
     } else {
-      const OpInfo* info = op->info();
-      if (name == "kernel.phi_kernel") info = ctx->op_info(op->attr("op_name").as_string());
-      OAR_ENFORCE(info->eval != nullptr && op->num_regions() == 0, Unimplemented, "Executor: cannot run ", name,
-                  " (it has no eager implementation)");
-      st.kind = Step::kEval;
-      st.eval_info = info;
-      if (info->name == "pd_op.scatter" || info->name == "pd_op.slice_scatter" || info->name == "pd_op.append_row") {
-        st.donate_op = info->name.substr(6);
-        st.grows = info->name == "pd_op.append_row";
-      }
-      for (size_t o = 0; o < info->outputs.size(); ++o)
-        if (info->outputs[o].is_list) st.list_result = static_cast<int>(o);
-      auto p = std::find_if(profile_.begin(), profile_.end(), [&](const OpProfile& e) { return e.name == info->name; });
-      if (p == profile_.end()) p = profile_.insert(profile_.end(), OpProfile{info->name});
-      st.profile = static_cast<int>(p - profile_.begin());
+      plan_kernel(st, op);
     }
     // What the step reads: its operands, and whatever its regions read from outside them.
     st.reads = st.in;
@@ -208,6 +225,72 @@ Executor::Steps Executor::plan_block(const Block* block) {
   return steps;
 }
 
+namespace {
+/// An IR attribute as the boxed value of the op definition's type `type`.
+dispatch::AttrValue attr_value(Attribute a, const OpInfo* info, size_t i) {
+  const std::string& type = info->attrs[i].type;
+  if (type == "int") return opgen::a_int(a, info, i);
+  if (type == "float") return opgen::a_float(a, info, i);
+  if (type == "bool") return opgen::a_bool(a, info, i);
+  if (type == "str") return opgen::a_str(a, info, i);
+  if (type == "int[]") return opgen::a_ints(a, info, i);
+  if (type == "float[]") return opgen::a_floats(a, info, i);
+  if (type == "DataType") return opgen::a_dtype(a, info, i);
+  if (type == "Place") return opgen::a_place(a, info, i);
+  if (type == "Scalar") return opgen::a_scalar(a, info, i);
+  OAR_THROW(Internal, "Executor: ", info->name, ": attribute '", info->attrs[i].name, "' has unknown type ", type);
+}
+}  // namespace
+
+// A kernel-dialect op becomes a step calling its op's kernel step with the kernel its
+// key names, resolved now (Note [Kernel-level programs]).
+void Executor::plan_kernel(Step& st, const Operation* op) {
+  const std::string& name = op->name();
+  IrContext* ctx = op->info()->ctx;
+  st.kind = Step::kKernel;
+  std::string profile_name = name;
+  if (name == "kernel.phi_kernel") {
+    const OpInfo* info = ctx->op_info(op->attr("op_name").as_string());
+    const OpInfo* base = info->inplace_of.empty() ? info : ctx->op_info(info->inplace_of);
+    OAR_ENFORCE(base->name.rfind("pd_op.", 0) == 0, Unimplemented, "Executor: ", info->name,
+                " is not an op of the op dialect");
+    const dispatch::KernelStepInfo k = dispatch::kernel_step(base->name.substr(6));
+    OAR_ENFORCE(k.fn != nullptr, Unimplemented, "Executor: ", base->name, " has no kernel step");
+    st.kstep = k.fn;
+    st.inplace_kernel = k.inplace_kernel;
+    st.grows = k.grows;
+    for (size_t i = 0; i < info->attrs.size(); ++i)
+      st.attrs.push_back(attr_value(lookup_attr(info, &op->attributes(), i), info, i));
+    for (size_t o = 0; o < info->outputs.size(); ++o)
+      if (info->outputs[o].is_list) st.list_result = static_cast<int>(o);
+    if (base->view.empty()) {
+      const Attribute key = op->attr("kernel_key");
+      const std::string& kernel = op->attr("kernel_name").as_string();
+      st.kernel = KernelRegistry::instance().find(kernel, place_.type() == DeviceType::kCPU ? Backend::kCPU
+                                                  : backend_of(place_), key.as_dtype());
+      OAR_ENFORCE(st.kernel != nullptr, NotFound, "Executor: no ", backend_name(backend_of(place_)), " kernel '",
+                  kernel, "' for dtype ", dtype_name(key.as_dtype()), " (op ", info->name, ")");
+    }
+    profile_name = info->name;
+    st.eval_info = info;
+  } else if (name == "kernel.compiled_kernel") {
+    // A kernel registered at run time (a compiled fusion): its step computes the results.
+    const std::string& kernel = op->attr("kernel_name").as_string();
+    const dispatch::KernelStepInfo k = dispatch::kernel_step(kernel);
+    OAR_ENFORCE(k.fn != nullptr, NotFound, "Executor: no kernel step registered as '", kernel, "'");
+    st.kstep = k.fn;
+    profile_name = "kernel." + kernel;
+  } else {
+    OAR_THROW(Unimplemented, "Executor: cannot run ", name,
+              " (the executor runs kernel-dialect programs; lower_to_kernel leaves no op of this dialect)");
+  }
+  OAR_ENFORCE(op->num_regions() == 0, Unimplemented, "Executor: ", name, " has regions");
+  st.dctx = &device_context(place_);
+  auto p = std::find_if(profile_.begin(), profile_.end(), [&](const OpProfile& e) { return e.name == profile_name; });
+  if (p == profile_.end()) p = profile_.insert(profile_.end(), OpProfile{profile_name});
+  st.profile = static_cast<int>(p - profile_.begin());
+}
+
 std::vector<Type> Executor::input_types() const {
   std::vector<Type> out;
   for (Value v : input_values_) out.push_back(v.type());
@@ -218,7 +301,13 @@ namespace {
 bool truth(const Tensor& t, const char* op) {
   OAR_ENFORCE(t.defined() && t.numel() == 1 && t.dtype() == DataType::BOOL, InvalidArgument, "Executor: ", op,
               " needs a one-element bool condition");
-  return t.dense().data<bool>()[0];  // one element: no stride matters
+  bool v = false;  // one element: no stride matters; device memory is read through its table
+  if (t.place().is_cpu()) {
+    v = t.dense().data<bool>()[0];
+  } else {
+    backends::DeviceManager::instance().memcpy_d2h(t.place(), &v, t.dense().raw_data(), sizeof(bool));
+  }
+  return v;
 }
 }  // namespace
 
@@ -306,58 +395,73 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         for (size_t i = 0; i < st.out.size(); ++i) slots_[st.out[i]] = {std::move(vars[i])};
         break;
       }
-      case Step::kEval: {
-        // The step's context is reused run after run (its vectors keep their capacity);
-        // it is emptied afterwards so no buffer outlives its last use through it.
-        EvalContext& c = st.ctx;
+      case Step::kKernel: {
+        // The step's input lists are reused run after run (they keep their capacity) and
+        // emptied afterwards, so no buffer outlives its last use through them.
+        std::vector<std::vector<Tensor>>& ins = st.ins;
         bool donated = false;  // Note [Donated inputs]
         if (st.donate) {
           const std::vector<Tensor>& x = slots_[st.in[0]];
           donated = x.size() == 1 && x[0].defined() && x[0].impl().use_count() == 1 &&
                     x[0].dense().storage() != nullptr && x[0].dense().storage().use_count() == 1;
         }
-        c.info = st.eval_info;
-        c.attrs = &st.op->attributes();
-        c.inputs.resize(st.in.size());
+        ins.resize(st.in.size());
         for (size_t j = 0; j < st.in.size(); ++j) {
           if (st.in[j] < 0) {
-            c.inputs[j].clear();
+            ins[j].clear();
           } else if (j == 0 && donated) {
-            c.inputs[j] = std::move(slots_[st.in[j]]);
+            ins[j] = std::move(slots_[st.in[j]]);
             slots_[st.in[j]].clear();
             if (live_ > 0) --live_;
           } else {
-            c.inputs[j] = slots_[st.in[j]];
+            ins[j] = slots_[st.in[j]];
           }
         }
-        c.outputs.clear();
+        dispatch::KernelCall call;
+        call.ctx = st.dctx;
+        call.fn = st.kernel;
+        call.inputs = &ins;
+        call.attrs = &st.attrs;
+        if (donated) call.donor = &ins[0][0].dense();
         const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
-        if (donated) {
-          ops::detail::DonateScope scope(st.donate_op.c_str(), c.inputs[0][0], st.grows);
-          c.info->eval(c);
-        } else {
-          c.info->eval(c);
+        if (differentiable_) {
+          run_differentiable(st);
+          if (profiling_) {
+            OpProfile& p = profile_[st.profile];
+            ++p.calls;
+            p.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+          }
+          break;
+        }
+        try {
+          st.kstep(call);
+        } catch (Error& e) {
+          const std::string& n = profile_[st.profile].name;
+          e.with_op(n.rfind("pd_op.", 0) == 0 ? std::string_view(n).substr(6) : std::string_view(n));
+          for (auto& in : ins) in.clear();
+          throw;
         }
         if (profiling_) {
           OpProfile& p = profile_[st.profile];
           ++p.calls;
           p.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
         }
+        std::vector<DenseTensor>& outs = call.outputs;
         const size_t fixed = st.out.size() - (st.list_result >= 0 ? 1 : 0);
-        OAR_ENFORCE(c.outputs.size() >= fixed, Internal, "Executor: ", st.eval_info->name, " gave ",
-                    c.outputs.size(), " outputs for ", st.out.size(), " results");
+        OAR_ENFORCE(outs.size() >= fixed, Internal, "Executor: ", profile_[st.profile].name, " gave ", outs.size(),
+                    " outputs for ", st.out.size(), " results");
         size_t k = 0;
         for (size_t r = 0; r < st.out.size(); ++r) {
+          std::vector<Tensor>& slot = slots_[st.out[r]];
           if (static_cast<int>(r) == st.list_result) {
-            const size_t n = c.outputs.size() - fixed;
-            slots_[st.out[r]].assign(c.outputs.begin() + k, c.outputs.begin() + k + n);
-            k += n;
+            const size_t n = outs.size() - fixed;
+            slot.clear();
+            for (size_t i = 0; i < n; ++i) slot.emplace_back(std::move(outs[k++]));
           } else {
-            slots_[st.out[r]] = {std::move(c.outputs[k++])};
+            slot.assign(1, Tensor(std::move(outs[k++])));
           }
         }
-        for (auto& in : c.inputs) in.clear();
-        c.outputs.clear();
+        for (auto& in : ins) in.clear();
         break;
       }
     }
@@ -369,6 +473,30 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
     }
   }
   return yielded;
+}
+
+// Differentiable runs (set_differentiable): the op's eager API instead of its kernel,
+// so autograd records the step. Used when a loaded program is fine-tuned.
+void Executor::run_differentiable(const Step& st) {
+  OAR_ENFORCE(st.eval_info != nullptr && st.eval_info->eval != nullptr, Unimplemented, "Executor: ",
+              profile_[st.profile].name, " cannot run differentiably (it is not an op of the op dialect)");
+  EvalContext c;
+  c.info = st.eval_info;
+  c.attrs = &st.op->attributes();
+  c.inputs = std::move(st.ins);
+  st.ins.clear();
+  c.info->eval(c);
+  const size_t fixed = st.out.size() - (st.list_result >= 0 ? 1 : 0);
+  size_t k = 0;
+  for (size_t r = 0; r < st.out.size(); ++r) {
+    if (static_cast<int>(r) == st.list_result) {
+      const size_t n = c.outputs.size() - fixed;
+      slots_[st.out[r]].assign(c.outputs.begin() + k, c.outputs.begin() + k + n);
+      k += n;
+    } else {
+      slots_[st.out[r]] = {std::move(c.outputs.at(k++))};
+    }
+  }
 }
 
 std::vector<OpProfile> Executor::profile() const {

@@ -1,18 +1,23 @@
-// Executor: runs a program of the op dialect (pd_op) or the kernel dialect
-// (kernel.phi_kernel), with cf.if / cf.while, on the same kernels as eager mode (Note [Executor] in
-// docs/notes/jit.md). Construction plans the run once: every value gets a slot, every
-// op a step with its operand and result slots, and every slot the step after which
-// nothing reads it; a run drops each buffer right after its last use, so the caching
-// allocator hands it to the next op (static memory reuse). Ops run through their eval
-// interface, i.e. the eager op API, so autograd records them when inputs need grads.
+// Executor: runs a program lowered to kernels (kernel.phi_kernel, kernel.compiled_kernel),
+// with cf.if / cf.while, on the same kernels as eager mode (Note [Executor] in
+// docs/notes/jit.md, Note [Kernel-level programs] in docs/notes/dispatch.md). A program
+// that still holds op-dialect ops is lowered for the executor's place first (on a copy;
+// the caller's program is not changed). Construction plans the run once: every value
+// gets a slot, every op a step with its operand and result slots, its resolved kernel
+// and its decoded attributes, and every slot the step after which nothing reads it; a
+// run drops each buffer right after its last use, so the caching allocator hands it to
+// the next op (static memory reuse). Steps call the kernel and its shape function
+// directly: no amp, promotion, autograd or tracing runs inside a program.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "paddle_core/api/tensor.h"
+#include "paddle_core/dispatch/kernel_registry.h"
 #include "pir/ir/program.h"
 
 namespace oar::pir {
@@ -25,8 +30,8 @@ struct OpProfile {
 
 class Executor {
  public:
-  /// Plans `program`'s run; the program must outlive the executor.
-  explicit Executor(const Program& program);
+  /// Plans `program`'s run on `place`; the program must outlive the executor.
+  explicit Executor(const Program& program, const Place& place = CPUPlace());
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -43,6 +48,10 @@ class Executor {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           const std::unordered_map<std::string, Tensor>* params = nullptr);
 
+  /// Runs steps through the ops' eager API instead of their kernels, so autograd records
+  /// them when inputs or parameters require grad (fine-tuning a loaded program). Slower;
+  /// off by default.
+  void set_differentiable(bool on) { differentiable_ = on; }
   /// Per-op timing of later runs (off by default).
   void set_profiling(bool on) { profiling_ = on; }
   /// Accumulated per-op profile, slowest first.
@@ -51,11 +60,15 @@ class Executor {
   /// The largest number of live intermediate tensors during a run (memory planning check).
   size_t peak_live_slots() const { return peak_live_; }
   size_t num_steps() const;
+  /// The program the steps run: `program` itself, or its lowered copy.
+  const Program& lowered_program() const { return lowered_ ? *lowered_ : program_; }
 
  private:
   struct Step;
   using Steps = std::vector<Step>;
   Steps plan_block(const Block* block);
+  void plan_kernel(Step& st, const Operation* op);
+  void run_differentiable(const Step& st);
   void plan_liveness(Steps& steps, const std::vector<int>& block_args = {});
   /// Runs one block's steps; returns what its cf.yield yields (nothing for the module).
   std::vector<Tensor> run_steps(const Steps& steps, const std::vector<Tensor>& inputs,
@@ -65,6 +78,8 @@ class Executor {
   Tensor parameter(const Step& st, const std::unordered_map<std::string, Tensor>* params) const;
 
   const Program& program_;
+  std::unique_ptr<Program> lowered_;  // set when `program_` held op-dialect ops
+  Place place_;
   std::vector<Step> steps_;
   std::unordered_map<const void*, int> slot_index_;
   int num_slots_ = 0;
@@ -72,6 +87,7 @@ class Executor {
   std::vector<Value> input_values_;
   std::vector<std::vector<Tensor>> slots_;
   bool profiling_ = false;
+  bool differentiable_ = false;
   std::vector<OpProfile> profile_;  // indexed like the distinct op names of steps
   size_t peak_live_ = 0;
   size_t live_ = 0;

@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "paddle_core/api/trace.h"
+#include "paddle_core/dispatch/trace.h"
 #include "pir/ir/builder.h"
 #include "pir/ir/program.h"
 
@@ -31,9 +31,8 @@ class ProgramTracer final : public trace::Tracer {
   /// the program; the tracer is spent afterwards.
   std::unique_ptr<Program> finish(const std::vector<Tensor>& outputs);
 
-  void record(const char* op, std::initializer_list<trace::Arg> inputs,
-              std::initializer_list<trace::NamedAttr> attrs,
-              std::initializer_list<trace::Arg> outputs) override;
+  void record(const char* op, std::span<const trace::Arg> inputs, std::span<const trace::NamedAttr> attrs,
+              std::span<const trace::Arg> outputs) override;
   void record_inplace(const char* op, const Tensor& x, const Tensor& result) override;
   /// A write into a parameter becomes builtin.set_parameter; into a computed tensor, a
   /// new value for it; into an input or an outside tensor, an error.

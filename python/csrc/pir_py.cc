@@ -372,7 +372,7 @@ void bind_pir(py::module_& m) {
         return is_tensor(x) && t.tracer().is_traced(py_to_tensor(x, "Tracer.is_traced", "x"));
       }, py::arg("x"), "Whether x was computed from the traced inputs or parameters.");
 
-  py::class_<PyExecutor>(pm, "Executor", "Runs a program on the eager kernels with planned buffer reuse.")
+  py::class_<PyExecutor>(pm, "Executor", "Runs a program lowered to kernels with planned buffer reuse.")
       .def(py::init([](const ProgramRef& p) {
         auto e = std::make_unique<PyExecutor>();
         e->prog = p;
@@ -393,6 +393,8 @@ void bind_pir(py::module_& m) {
         return out;
       })
       .def_property_readonly("num_steps", [](const PyExecutor& e) { return e.e->num_steps(); })
+      .def_property_readonly("lowered_program_text", [](const PyExecutor& e) { return e.e->lowered_program().str(); },
+                             "The kernel-level program the steps run (Note [Kernel-level programs]).")
       .def_property_readonly("peak_live_tensors", [](const PyExecutor& e) { return e.e->peak_live_slots(); })
       .def("run", [](PyExecutor& e, py::list inputs, py::dict params) {
         OAR_ENFORCE(e.generation == e.prog->generation, PreconditionNotMet,
@@ -411,6 +413,8 @@ void bind_pir(py::module_& m) {
         return r;
       }, py::arg("inputs"), py::arg("params") = py::dict())
       .def("set_profiling", [](PyExecutor& e, bool on) { e.e->set_profiling(on); }, py::arg("on"))
+      .def("set_differentiable", [](PyExecutor& e, bool on) { e.e->set_differentiable(on); }, py::arg("on"),
+           "Run steps through the ops' eager API so autograd records them (fine-tuning a loaded program).")
       .def("profile", [](const PyExecutor& e) {
         py::list out;
         for (const auto& p : e.e->profile()) out.append(py::make_tuple(p.name, p.calls, p.seconds));

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "oar_generated/ops_api.h"
-#include "paddle_core/api/trace.h"
+#include "paddle_core/dispatch/trace.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"

@@ -198,69 +198,296 @@ def gen_grad_node(op):
 AMP_SKIP = {"cast", "assign", "contiguous"}
 
 
-def gen_amp_layer(op):
-    """The autocast dispatch layer at the top of an op function (Note [AMP] in
-    docs/notes/amp.md): under oar.amp.auto_cast, cast the floating inputs as the
-    per-thread state decides and call the op again with them."""
+def amp_handles(op):
+    return bool(op.tensor_args) and bool(op.kernel) and not op.view and op.name not in AMP_SKIP
+
+
+def value_type(a):
+    """The C++ type an attribute has in a boxed call (dispatch::AttrValue)."""
+    return a.cpp_type.replace("const ", "").replace("&", "").strip()
+
+
+def boxed_inputs(op, suffix=""):
+    return "{" + ", ".join(f"dispatch::Value({a.name}{suffix})" for a in op.tensor_args) + "}"
+
+
+def boxed_attrs(op):
+    return "{" + ", ".join(f"dispatch::AttrValue(std::in_place_type<{value_type(a)}>, {a.name})"
+                           for a in op.attrs) + "}"
+
+
+def donates(op):
+    return op.inplace_kernel and not op.view
+
+
+def kernel_dtype(op):
+    """The dtype that picks the kernel, over the kernel-level locals (<arg>_k)."""
     tensors = op.tensor_args
-    if op.view or op.name in AMP_SKIP or not tensors or not op.kernel:
-        return []
-    dts, place = [], None
-    for a in tensors:
-        if a.type == "Tensor":
-            dts.append(f"{a.name}_in.dtype()")
-            place = place or f"{a.name}_in.place()"
-        elif a.type == "Tensor?":
-            dts.append(f"({a.name}_in.defined() ? {a.name}_in.dtype() : DataType::UNDEFINED)")
+    first = tensors[0] if tensors else None
+    kd = op.kernel_dtype_from
+    if kd is None:
+        if first is None:
+            return f"{op.outputs[0].name}_d.dtype()"
+        if first.type == "Tensor[]":
+            return f"{first.name}_k[0]->dtype()"
+        if first.type == "Tensor?":
+            return f"{first.name}_k->dtype()"
+        return f"{first.name}_k.dtype()"
+    if kd.startswith("out"):
+        return f"{op.outputs[0].name}_d.dtype()"
+    if any(a.name == kd and a.is_tensor for a in op.args):
+        return f"{kd}_k.dtype()"
+    return kd
+
+
+def kernel_arg(a):
+    return f"{a.name}_k" if a.is_tensor else a.name
+
+
+def emit_kernel_call(op, place, ctx, lookup, donor):
+    """The kernel level of an op, shared by the eager kernel stage and the executor's
+    kernel step: output metadata from the infer-meta function, the donated memory, the
+    kernel call. Expects the tensor arguments as DenseTensor locals `<name>_k` and the
+    attributes by name; `lookup` is the statement(s) that set `kfn` (the kernel)."""
+    L = []
+    for o in op.outputs:
+        if o.is_list:
+            L.append(f"  std::vector<DenseTensor> {o.name}_d;")
         else:
-            dts.append(f"amp::list_dtype({a.name}_in)")
-    if place is None:
-        lst = next((a.name for a in tensors if a.type == "Tensor[]"), None)
-        if lst is None:
-            return []
-        place = f"({lst}_in.empty() ? Place(CPUPlace()) : {lst}_in[0].place())"
-    args = [f"detail::amp_cast({a.name}_in, amp_to)" if a.is_tensor else a.name for a in op.args]
-    return ["  if (amp::enabled()) {",
-            f'    static amp::AmpOp amp_op("{op.name}", "{op.kernel}");',
-            f"    const DataType amp_to = amp_op.target({place}, {{{', '.join(dts)}}});",
-            f"    if (amp_to != DataType::UNDEFINED) return ::oar::ops::{op.name}({', '.join(args)});",
-            "  }"]
+            L.append(f"  DenseTensor {o.name}_d;")
+            L.append(f"  {o.name}_d.set_place({place});")
+    if op.infer_meta:
+        m = re.match(r"^(\w+)\((.*)\)$", op.infer_meta.strip())
+        meta_fn = m.group(1) if m else op.infer_meta
+        params = [p.strip() for p in m.group(2).split(",") if p.strip()] if m else None
+        by_name = {a.name: a for a in op.args}
+        margs = [kernel_arg(by_name[p]) for p in params] if params is not None else [kernel_arg(a) for a in op.args]
+        margs += [f"&{o.name}_d" for o in op.outputs]
+        L.append(f"  {meta_fn}({', '.join(margs)});")
+    if donates(op) and donor:
+        grows = "true" if op.inplace_grows else "false"
+        L.append(f"  if ({donor} != nullptr) detail::adopt_donor(*{donor}, &{op.outputs[0].name}_d, {grows});")
+    L.extend(lookup)
+    kargs = [ctx] + [kernel_arg(a) for a in op.args]
+    for o in op.outputs:
+        if o.is_list:
+            L.append(f"  std::vector<DenseTensor*> {o.name}_p;")
+            L.append(f"  for (auto& t : {o.name}_d) {{ t.set_place({place}); {o.name}_p.push_back(&t); }}")
+            kargs.append(f"{o.name}_p")
+        else:
+            kargs.append(f"&{o.name}_d")
+    L.append(f"  reinterpret_cast<kernel_sig::{op.kernel}>(kfn)({', '.join(kargs)});")
+    return L
 
 
-def gen_trace_record(op, outs):
-    """The trace layer (Note [Tracing] in docs/notes/jit.md): when a tracer is active the
-    call is reported after it ran: inputs after promotion, attributes, outputs."""
-    ins = ", ".join(a.name for a in op.tensor_args)
-    attrs = ", ".join(f'{{"{a.name}", trace::AttrValue({a.name})}}' for a in op.attrs)
-    return [f"  if (auto* tracer = trace::active())",
-            f'    tracer->record("{op.name}", {{{ins}}}, {{{attrs}}}, {{{", ".join(outs)}}});']
+def eager_locals(op):
+    """Kernel-level locals (<name>_k) from the op's Tensor arguments."""
+    L = []
+    for a in op.tensor_args:
+        if a.type == "Tensor":
+            L.append(f"  const DenseTensor& {a.name}_k = {a.name}.dense();")
+        elif a.type == "Tensor?":
+            L.append(f"  const DenseTensor* {a.name}_k = {a.name}.defined() ? &{a.name}.dense() : nullptr;")
+        else:
+            L.append(f"  std::vector<const DenseTensor*> {a.name}_k;")
+            L.append(f"  {a.name}_k.reserve({a.name}.size());")
+            L.append(f"  for (const auto& t : {a.name}) {a.name}_k.push_back(&t.dense());")
+    return L
+
+
+def wrap_outputs(op):
+    L, outs = [], []
+    for o in op.outputs:
+        if o.is_list:
+            L.append(f"  std::vector<Tensor> {o.name};")
+            L.append(f"  for (auto& t : {o.name}_d) {o.name}.emplace_back(std::move(t));")
+        else:
+            L.append(f"  Tensor {o.name}(std::move({o.name}_d));")
+        outs.append(o.name)
+    L.append(f"  return {outs[0]};" if len(outs) == 1 else f"  return {{{', '.join(outs)}}};")
+    return L
+
+
+def gen_kernel_stage(op, schema):
+    """<op>_kernel: the bottom of the eager dispatch (Note [Dispatch layers]): the view,
+    or infer-meta and the kernel for the tensors' place; a place with no kernel for the
+    op goes through the fallback layer."""
+    ret = api_return(op)
+    params = [f"{a.cpp_type} {a.name}" for a in op.args]
+    if donates(op):
+        params.append("const DenseTensor* donor")
+    L = [f"{ret} {op.name}_kernel({', '.join(params)}) {{"]
+    tensors = op.tensor_args
+    if op.view:
+        args = [f"{a.name}.dense()" if a.type == "Tensor" else a.name for a in op.args]
+        L.append(f"  Tensor out(std::make_shared<TensorImpl>({op.view}({', '.join(args)})));")
+        # Note [Views and in-place ops]: the view remembers its base and how to remake it.
+        replay = ", ".join("replay_input" if a.name == tensors[0].name else
+                           f"{a.name}.vec()" if a.type == "int[]" else a.name for a in op.args)
+        captures = "".join(f", {a.name} = autograd::CapturedInts({a.name})"
+                           for a in op.args if a.type == "int[]")
+        L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}]"
+                 f"(const Tensor& replay_input) {{ return ::oar::ops::{op.name}({replay}); }});")
+        L.append("  return out;")
+        L.append("}\n")
+        return L
+    first = tensors[0] if tensors else None
+    if first and first.type == "Tensor":
+        L.append(f"  const Place& kplace = {first.name}.place();")
+    elif first and first.type == "Tensor[]":
+        L.append(f'  detail::check_nonempty({first.name}, "{op.name}", "{first.name}");')
+        L.append(f"  const Place kplace = {first.name}[0].place();")
+    elif any(a.type == "Place" for a in op.attrs):
+        L.append(f"  const Place kplace = {[a.name for a in op.attrs if a.type == 'Place'][0]};")
+    else:
+        L.append("  const Place kplace = CPUPlace();")
+    L.extend(eager_locals(op))
+    lookup = [f'  static KernelSlot slot("{op.kernel}");',
+              f"  if (OAR_UNLIKELY(!kplace.is_cpu()) && dispatch::needs_fallback(\"{op.kernel}\", kplace, "
+              f"{kernel_dtype(op)}))",
+              f"    return dispatch::run_boxed<{ret}>(dispatch::Layer::kFallback, {schema}, "
+              f"{boxed_inputs(op)}, {boxed_attrs(op)});",
+              f"  void* kfn = slot.get(kplace, {kernel_dtype(op)});  // throws, naming the dtypes it has"]
+    L.extend(emit_kernel_call(op, "kplace", "device_context(kplace)", lookup, "donor" if donates(op) else None))
+    L.extend(wrap_outputs(op))
+    L.append("}\n")
+    return L
+
+
+def gen_kernel_step(op):
+    """<op>_step: the op at kernel level for the executor (Note [Kernel-level programs]):
+    the kernel was resolved when the program was planned; no amp, promotion, autograd or
+    trace, and no Tensor handles below the inputs."""
+    L = [f"void {op.name}_step(dispatch::KernelCall& c) {{"]
+    for i, a in enumerate(op.tensor_args):
+        if a.type == "Tensor":
+            L.append(f"  const DenseTensor& {a.name}_k = c.in({i});")
+        elif a.type == "Tensor?":
+            L.append(f"  const DenseTensor* {a.name}_k = c.opt({i});")
+        else:
+            L.append(f"  const std::vector<const DenseTensor*> {a.name}_k = c.in_list({i});")
+    for j, a in enumerate(op.attrs):
+        L.append(f"  const auto& {a.name} = c.attr<{value_type(a)}>({j});")
+        L.append(f"  (void){a.name};")
+    if op.view:
+        args = [kernel_arg(a) for a in op.args]
+        L.append(f"  c.outputs.emplace_back({op.view}({', '.join(args)}));")
+        L.append("}\n")
+        return L
+    L.extend(emit_kernel_call(op, "c.ctx->place", "*c.ctx", ["  void* kfn = c.fn;"], "c.donor"))
+    for o in op.outputs:
+        if o.is_list:
+            L.append(f"  for (auto& t : {o.name}_d) c.outputs.emplace_back(std::move(t));")
+        else:
+            L.append(f"  c.outputs.emplace_back(std::move({o.name}_d));")
+    L.append("}\n")
+    return L
+
+
+def gen_autograd_record(op, cls, saved_in, saved_out):
+    """The autograd layer's rule for this op: a grad node recording the call."""
+    L = []
+    tensors = op.tensor_args
+    tensor_list = []
+    for a in tensors:
+        if a.type == "Tensor[]":
+            L.append(f"  bool {a.name}_rg = autograd::any_requires_grad({a.name});")
+            tensor_list.append(f"{a.name}_rg")
+        else:
+            tensor_list.append(f"autograd::any_requires_grad({{&{a.name}}})")
+    L.append(f"  if (from < dispatch::Layer::kAutograd && ({' || '.join(tensor_list)})) {{")
+    L.append(f"    auto node = std::make_shared<{cls}>();")
+    for a in tensors:
+        if a.type == "Tensor[]":
+            L.append(f"    node->{a.name}_size_ = {a.name}.size();")
+            L.append(f"    for (const auto& t : {a.name}) node->next_edges.push_back(autograd::gradient_edge(t));")
+        else:
+            L.append(f"    node->next_edges.push_back(autograd::gradient_edge({a.name}));")
+    # A view op's backward reads only its input's shape: save metadata, so in-place
+    # writes to the base stay legal and the node holds no history (no cycles).
+    meta_only = ", true" if op.view else ""
+    # A tensor is saved only when the formula of an input that requires grad reads it
+    # (x * 3: x is not saved), so writing into it in place afterwards stays legal, as in
+    # PyTorch, and no memory is held for nothing.
+    rg = {a.name: (f"{a.name}_rg" if a.type == "Tensor[]" else f"autograd::any_requires_grad({{&{a.name}}})")
+          for a in tensors}
+
+    def save_if(name, values_only=False):
+        users = [b.name for b in tensors if name in identifiers(op.backward.get(b.name) or "")
+                 and (not values_only or reads_values(op.backward[b.name], name))]
+        if not users:
+            return "false"
+        return " || ".join(rg[u] for u in users) if len(users) < len(tensors) else None
+
+    for a in saved_in:
+        cond = save_if(a.name)
+        pre = f"if ({cond}) " if cond else ""
+        if a.type == "Tensor[]":
+            L.append(f"    {pre}for (const auto& t : {a.name}) node->{a.name}_.emplace_back(t, false{meta_only});")
+        elif op.view:
+            L.append(f"    {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
+        else:
+            # Formulas that need only its shape (sum_to(grad, x)) keep it as metadata:
+            # no version check, so y[:, 0] = y[:, 1] * 3 stays legal.
+            full = save_if(a.name, values_only=True)
+            if full == "false":
+                L.append(f"    {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
+            elif full is None:
+                L.append(f"    node->{a.name}_ = SavedTensor({a.name}, false);")
+            else:
+                L.append(f"    if ({full}) node->{a.name}_ = SavedTensor({a.name}, false);")
+                L.append(f"    else {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
+    for a in op.attrs:
+        L.append(f"    node->{a.name}_ = {a.name};")
+    for i, o in enumerate(op.outputs):
+        if o.is_list:
+            L.append(f"    for (size_t i = 0; i < {o.name}.size(); ++i) autograd::set_history({o.name}[i], node, i);")
+        else:
+            L.append(f"    autograd::set_history({o.name}, node, {i});")
+    for o in saved_out:
+        cond = save_if(o.name)
+        pre = f"if ({cond}) " if cond else ""
+        L.append(f"    {pre}node->{o.name}_ = SavedTensor({o.name}, true);")
+    L.append("  }")
+    return L
 
 
 def gen_op_function(op):
+    """Everything generated for one op (Note [Dispatch layers]): its grad node, the
+    kernel stage, <op>_run (the layers below a given one, typed: generic layers are
+    entered boxed only when on), <op>_next (a boxed call back into <op>_run), its
+    schema, the public entry oar::ops::<op>, the executor's kernel step and the in-place
+    variant."""
     L = []
-    node_src, cls, saved_in, saved_out = ("", None, [], [])
+    cls, saved_in, saved_out = None, [], []
     if op.differentiable:
         node_src, cls, saved_in, saved_out = gen_grad_node(op)
         L.append(node_src)
     tensors = op.tensor_args
-    # Parameters are renamed *_in so the promoted/checked tensors keep the plain names.
-    params = []
-    for a in op.args:
-        nm = a.name + "_in" if a.is_tensor else a.name
-        params.append(f"{a.cpp_type} {nm}")
-    L.append(f"{api_return(op)} {op.name}({', '.join(params)}) {{")
-    # The body runs in a try block so any oar::Error leaving it names this op
-    # (Error::with_op; zero-cost unless something throws). Ops bound under a private
-    # Python name are helpers of a Python function with its own public name; their
-    # errors keep the tag their checks give them ("select: ...", "split: ...").
-    attribute_errors = not op.python.get("name", op.name).startswith("_")
-    if attribute_errors:
-        L.append("  try {")
-    body_start = len(L)
-    for a in tensors:
-        if a.type == "Tensor":
-            L.append(f'  detail::check_defined({a.name}_in, "{op.name}", "{a.name}");')
-    L.extend(gen_amp_layer(op))
+    ret = api_return(op)
+    schema = f"k_{op.name}_schema"
+    L.append("namespace {\n")
+    L.append(f"void {op.name}_next(dispatch::OpCall& c, dispatch::Layer from);")
+    amp = "nullptr"
+    if amp_handles(op):
+        L.append(f'amp::AmpOp k_{op.name}_amp("{op.name}", "{op.kernel}");')
+        amp = f"&k_{op.name}_amp"
+    ins = ", ".join(f'"{a.name}"' for a in tensors)
+    attrs = ", ".join(f'"{a.name}"' for a in op.attrs)
+    L.append(f'const dispatch::OpSchema {schema}{{"{op.name}", {{{ins}}}, {{{attrs}}}, &{op.name}_next, {amp}, '
+             f'{"true" if op.side_effect else "false"}}};\n')
+    L.extend(gen_kernel_stage(op, schema))
+    # ---- <op>_run
+    params = ["dispatch::Layer from"] + [f"{a.cpp_type} {a.name}_in" if a.is_tensor else f"{a.cpp_type} {a.name}"
+                                         for a in op.args]
+    if donates(op):
+        params.append("const DenseTensor* donor")
+    L.append(f"{ret} {op.name}_run({', '.join(params)}) {{")
+    L.append("  const uint32_t on = dispatch::active() & dispatch::below(from);")
+    if tensors:
+        L.append("  if (OAR_UNLIKELY(on & dispatch::bit(dispatch::Layer::kAmp)))")
+        L.append(f"    return dispatch::run_boxed<{ret}>(dispatch::Layer::kAmp, {schema}, "
+                 f"{boxed_inputs(op, '_in')}, {boxed_attrs(op)});")
     promote = op.promote or ([tensors[0].name] if op.promote_float else [])
     if promote:
         L.append(f"  DataType common = {promote[0]}_in.dtype();")
@@ -275,211 +502,110 @@ def gen_op_function(op):
             L.append(f"  const std::vector<Tensor>& {a.name} = {a.name}_in;")
         else:
             L.append(f"  const Tensor& {a.name} = {a.name}_in;")
-    first = tensors[0].name if tensors else None
-    # ---- compute
-    if op.view:
-        args = []
-        for a in op.args:
-            args.append(f"{a.name}.dense()" if a.type == "Tensor" else a.name)
-        L.append(f"  Tensor out(std::make_shared<TensorImpl>({op.view}({', '.join(args)})));")
-        # Note [Views and in-place ops]: the view remembers its base and how to remake it.
-        replay = ", ".join("replay_input" if a.name == tensors[0].name else
-                           f"{a.name}.vec()" if a.type == "int[]" else a.name for a in op.args)
-        captures = "".join(f", {a.name} = autograd::CapturedInts({a.name})"
-                           for a in op.args if a.type == "int[]")
-        L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}]"
-                 f"(const Tensor& replay_input) {{ return ::oar::ops::{op.name}({replay}); }});")
-        outs = ["out"]
-    else:
-        place = "kplace"
-        if first and tensors[0].type == "Tensor":
-            L.append(f"  const Place& kplace = {first}.place();")
-        elif first and tensors[0].type == "Tensor[]":
-            L.append(f'  detail::check_nonempty({first}, "{op.name}", "{first}");')
-            L.append(f"  const Place kplace = {first}[0].place();")
-        elif any(a.type == "Place" for a in op.attrs):
-            pa = [a.name for a in op.attrs if a.type == "Place"][0]
-            L.append(f"  const Place kplace = {pa};")
-        else:
-            L.append("  const Place kplace = CPUPlace();")
-        for a in tensors:
-            if a.type == "Tensor[]":
-                L.append(f"  std::vector<const DenseTensor*> {a.name}_d;")
-                L.append(f"  for (const auto& t : {a.name}) {a.name}_d.push_back(&t.dense());")
-        for o in op.outputs:
-            if o.is_list:
-                L.append(f"  std::vector<DenseTensor> {o.name}_d;")
-            else:
-                L.append(f"  DenseTensor {o.name}_d;")
-                L.append(f"  {o.name}_d.set_place({place});")
-        def karg(a):
-            if a.type == "Tensor":
-                return f"{a.name}.dense()"
-            if a.type == "Tensor?":
-                return f"({a.name}.defined() ? &{a.name}.dense() : nullptr)"
-            if a.type == "Tensor[]":
-                return f"{a.name}_d"
-            return a.name
-        if op.infer_meta:
-            m = re.match(r"^(\w+)\((.*)\)$", op.infer_meta.strip())
-            meta_fn = m.group(1) if m else op.infer_meta
-            params = [p.strip() for p in m.group(2).split(",") if p.strip()] if m else None
-            by_name = {a.name: a for a in op.args}
-            margs = [karg(by_name[p]) for p in params] if params is not None else [karg(a) for a in op.args]
-            for o in op.outputs:
-                margs.append(f"&{o.name}_d")
-            L.append(f"  {meta_fn}({', '.join(margs)});")
-            if op.inplace_kernel:
-                # the in-place variant's memory, when it handed it over (Note [Donated outputs])
-                L.append(f'  detail::take_donated("{op.name}", &{op.outputs[0].name}_d);')
-        # kernel dtype
-        kd = op.kernel_dtype_from
-        if kd is None:
-            if first is None:
-                kdt = f"{op.outputs[0].name}_d.dtype()"
-            elif tensors[0].type == "Tensor[]":
-                kdt = f"{first}[0].dtype()"
-            else:
-                kdt = f"{first}.dtype()"
-        elif kd.startswith("out"):
-            kdt = f"{op.outputs[0].name}_d.dtype()"
-        elif any(a.name == kd and a.is_tensor for a in op.args):
-            kdt = f"{kd}.dtype()"
-        else:
-            kdt = kd
-        L.append(f'  static KernelSlot slot("{op.kernel}");')
-        L.append(f"  auto fn = reinterpret_cast<kernel_sig::{op.kernel}>(slot.get({place}, {kdt}));")
-        kargs = ["device_context(kplace)"] + [karg(a) for a in op.args]
-        for o in op.outputs:
-            if o.is_list:
-                L.append(f"  std::vector<DenseTensor*> {o.name}_p;")
-                kargs.append(f"{o.name}_p")
-            else:
-                kargs.append(f"&{o.name}_d")
-        # list outputs: infer_meta resized the vector; build pointer list after it
-        for o in op.outputs:
-            if o.is_list:
-                L.append(f"  for (auto& t : {o.name}_d) {{ t.set_place({place}); {o.name}_p.push_back(&t); }}")
-        L.append(f"  fn({', '.join(kargs)});")
-        outs = []
-        for o in op.outputs:
-            if o.is_list:
-                L.append(f"  std::vector<Tensor> {o.name};")
-                L.append(f"  for (auto& t : {o.name}_d) {o.name}.emplace_back(std::move(t));")
-            else:
-                L.append(f"  Tensor {o.name}(std::move({o.name}_d));")
-            outs.append(o.name)
-    # The trace record precedes the autograd record: saved outputs alias the traced values.
-    L.extend(gen_trace_record(op, outs))
-    # ---- autograd
+    L.append("  if (OAR_UNLIKELY(on & dispatch::bit(dispatch::Layer::kDist)))")
+    L.append(f"    return dispatch::run_boxed<{ret}>(dispatch::Layer::kDist, {schema}, {boxed_inputs(op)}, "
+             f"{boxed_attrs(op)});")
+    kargs = [a.name for a in op.args] + (["donor"] if donates(op) else [])
+    L.append(f"  {ret} result = OAR_UNLIKELY(on & dispatch::bit(dispatch::Layer::kTrace))")
+    L.append(f"      ? dispatch::run_boxed<{ret}>(dispatch::Layer::kTrace, {schema}, {boxed_inputs(op)}, "
+             f"{boxed_attrs(op)})")
+    L.append(f"      : {op.name}_kernel({', '.join(kargs)});")
     if op.differentiable:
-        tensor_list = []
-        for a in tensors:
-            if a.type == "Tensor[]":
-                L.append(f"  bool {a.name}_rg = autograd::any_requires_grad({a.name});")
-                tensor_list.append(f"{a.name}_rg")
-            else:
-                tensor_list.append(f"autograd::any_requires_grad({{&{a.name}}})")
-        L.append(f"  if ({' || '.join(tensor_list)}) {{")
-        L.append(f"    auto node = std::make_shared<{cls}>();")
-        for a in tensors:
-            if a.type == "Tensor[]":
-                L.append(f"    node->{a.name}_size_ = {a.name}.size();")
-                L.append(f"    for (const auto& t : {a.name}) node->next_edges.push_back(autograd::gradient_edge(t));")
-            else:
-                L.append(f"    node->next_edges.push_back(autograd::gradient_edge({a.name}));")
-        # A view op's backward reads only its input's shape: save metadata, so in-place
-        # writes to the base stay legal and the node holds no history (no cycles).
-        meta_only = ", true" if op.view else ""
-        # A tensor is saved only when the formula of an input that requires grad reads it
-        # (x * 3: x is not saved), so writing into it in place afterwards stays legal, as in
-        # PyTorch, and no memory is held for nothing.
-        rg = {a.name: (f"{a.name}_rg" if a.type == "Tensor[]" else f"autograd::any_requires_grad({{&{a.name}}})")
-              for a in tensors}
-
-        def save_if(name, values_only=False):
-            users = [b.name for b in tensors if name in identifiers(op.backward.get(b.name) or "")
-                     and (not values_only or reads_values(op.backward[b.name], name))]
-            if not users:
-                return "false"
-            return " || ".join(rg[u] for u in users) if len(users) < len(tensors) else None
-
-        for a in saved_in:
-            cond = save_if(a.name)
-            pre = f"if ({cond}) " if cond else ""
-            if a.type == "Tensor[]":
-                L.append(f"    {pre}for (const auto& t : {a.name}) node->{a.name}_.emplace_back(t, false{meta_only});")
-            elif op.view:
-                L.append(f"    {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
-            else:
-                # Formulas that need only its shape (sum_to(grad, x)) keep it as metadata:
-                # no version check, so y[:, 0] = y[:, 1] * 3 stays legal.
-                full = save_if(a.name, values_only=True)
-                if full == "false":
-                    L.append(f"    {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
-                elif full is None:
-                    L.append(f"    node->{a.name}_ = SavedTensor({a.name}, false);")
-                else:
-                    L.append(f"    if ({full}) node->{a.name}_ = SavedTensor({a.name}, false);")
-                    L.append(f"    else {pre}node->{a.name}_ = SavedTensor({a.name}, false, true);")
-        for a in op.attrs:
-            L.append(f"    node->{a.name}_ = {a.name};")
-        for i, o in enumerate(op.outputs):
-            if o.is_list:
-                L.append(f"    for (size_t i = 0; i < {o.name}.size(); ++i) autograd::set_history({o.name}[i], node, i);")
-            else:
-                L.append(f"    autograd::set_history({o.name}, node, {i});")
-        for o in saved_out:
-            cond = save_if(o.name)
-            pre = f"if ({cond}) " if cond else ""
-            L.append(f"    {pre}node->{o.name}_ = SavedTensor({o.name}, true);")
-        L.append("  }")
-    if len(outs) == 1:
-        L.append(f"  return {outs[0]};")
+        if len(op.outputs) == 1:
+            L.append(f"  {ret}& {op.outputs[0].name} = result;")
+        else:
+            L.append(f"  auto& [{', '.join(o.name for o in op.outputs)}] = result;")
+        L.extend(gen_autograd_record(op, cls, saved_in, saved_out))
     else:
-        L.append(f"  return {{{', '.join(outs)}}};")
+        L.append("  (void)from;")
+    L.append("  return result;")
+    L.append("}\n")
+    # ---- <op>_next
+    L.append(f"void {op.name}_next(dispatch::OpCall& c, dispatch::Layer from) {{")
+    call = ["from"]
+    ti = ai = 0
+    for a in op.args:
+        if a.type == "Tensor[]":
+            call.append(f"c.list({ti})")
+            ti += 1
+        elif a.is_tensor:
+            call.append(f"c.tensor({ti})")
+            ti += 1
+        else:
+            call.append(f"c.attr<{value_type(a)}>({ai})")
+            ai += 1
+    if donates(op):
+        call.append("nullptr")
+    L.append(f"  dispatch::set_outputs(c, {op.name}_run({', '.join(call)}));")
+    L.append("}\n")
+    L.extend(gen_kernel_step(op))
+    traits = f"{'true' if donates(op) else 'false'}, {'true' if op.inplace_grows else 'false'}"
+    L.append(f'const bool k_{op.name}_step_registered = dispatch::register_kernel_step("{op.name}", '
+             f'{{&{op.name}_step, {traits}}});\n')
+    L.append("}  // namespace\n")
+    # ---- the public entry
+    params = [f"{a.cpp_type} {a.name}_in" if a.is_tensor else f"{a.cpp_type} {a.name}" for a in op.args]
+    L.append(f"{ret} {op.name}({', '.join(params)}) {{")
+    # The body runs in a try block so any oar::Error leaving it names this op
+    # (Error::with_op; zero-cost unless something throws). Ops bound under a private
+    # Python name are helpers of a Python function with its own public name; their
+    # errors keep the tag their checks give them ("select: ...", "split: ...").
+    attribute_errors = not op.python.get("name", op.name).startswith("_")
+    body = []
+    for a in tensors:
+        if a.type == "Tensor":
+            body.append(f'  detail::check_defined({a.name}_in, "{op.name}", "{a.name}");')
+    call = ["dispatch::Layer::kEntry"] + [f"{a.name}_in" if a.is_tensor else a.name for a in op.args]
+    if donates(op):
+        call.append("nullptr")
+    body.append(f"  return {op.name}_run({', '.join(call)});")
     if attribute_errors:
-        L[body_start:] = ["  " + line for line in L[body_start:]]
+        L.append("  try {")
+        L.extend("  " + b for b in body)
         L.append(f'  }} catch (Error& e) {{\n    e.with_op("{op.name}");\n    throw;\n  }}')
+    else:
+        L.extend(body)
     L.append("}\n")
     if op.inplace:
-        args = ", ".join(a.name for a in op.args)
-        x = tensors[0].name
-        params = ", ".join(f"{a.cpp_type} {a.name}" for a in op.args)
-        L.append(f"const Tensor& {op.inplace}({params}) {{")
-        L.append(f'  detail::check_inplace_allowed({x}, "{op.inplace}");')
-        # x is read through a copy when autograd records: the backward may read x's
-        # old value, which the write destroys (whichever input needs the gradient).
-        rg = " || ".join(f"autograd::any_requires_grad({a.name})" if a.type == "Tensor[]"
-                         else f"autograd::any_requires_grad({{&{a.name}}})" for a in tensors
-                         if a.type in ("Tensor", "Tensor[]"))
-        # Other tensor inputs that share x's memory (x.add_(x), a view of x's base) are
-        # read through copies too, so what the backward saves is not the written memory.
-        L.append(f"  const bool records = {rg};")
-
-        def src(a):
-            if a.name == x:
-                return f"detail::inplace_source({a.name}, records)"
-            if a.type == "Tensor":
-                return f"detail::inplace_operand({a.name}, {x}, records)"
-            return a.name
-        src_args = ", ".join(src(a) for a in op.args)
-        if op.inplace_kernel:
-            # Note [Donated outputs]: nothing to keep for autograd or the tracer: the op
-            # writes its output straight into x's memory.
-            others = ", ".join(f"&{a.name}" for a in tensors if a.name != x and a.type == "Tensor")
-            L.append(f"  if (!records && trace::active() == nullptr && detail::writable_in_place({x}, {{{others}}})) {{")
-            L.append(f'    detail::DonateScope donate("{op.name}", {x});')
-            L.append(f"    ::oar::ops::{op.name}({args});")
-            L.append(f"    {x}.bump_version();")
-            L.append(f"    return {x};")
-            L.append("  }")
-        L.append(f"  Tensor result = ::oar::ops::{op.name}({src_args});")
-        L.append(f'  detail::commit_inplace({x}, result, "{op.inplace}");')
-        L.append(f'  if (auto* tracer = trace::active()) tracer->record_inplace("{op.inplace}", {x}, result);')
-        L.append(f"  return {x};")
-        L.append("}\n")
+        L.extend(gen_inplace_variant(op))
     return "\n".join(L)
+
+
+def gen_inplace_variant(op):
+    args = ", ".join(a.name for a in op.args)
+    x = op.tensor_args[0].name
+    params = ", ".join(f"{a.cpp_type} {a.name}" for a in op.args)
+    L = [f"const Tensor& {op.inplace}({params}) {{", f'  detail::check_inplace_allowed({x}, "{op.inplace}");']
+    # x is read through a copy when autograd records: the backward may read x's
+    # old value, which the write destroys (whichever input needs the gradient).
+    rg = " || ".join(f"autograd::any_requires_grad({a.name})" if a.type == "Tensor[]"
+                     else f"autograd::any_requires_grad({{&{a.name}}})" for a in op.tensor_args
+                     if a.type in ("Tensor", "Tensor[]"))
+    # Other tensor inputs that share x's memory (x.add_(x), a view of x's base) are
+    # read through copies too, so what the backward saves is not the written memory.
+    L.append(f"  const bool records = {rg};")
+
+    def src(a):
+        if a.name == x:
+            return f"detail::inplace_source({a.name}, records)"
+        if a.type == "Tensor":
+            return f"detail::inplace_operand({a.name}, {x}, records)"
+        return a.name
+    if donates(op):
+        # Note [Donated outputs]: with no generic layer on and nothing to keep for
+        # autograd, the kernel writes its output straight into x's memory.
+        others = ", ".join(f"&{a.name}" for a in op.tensor_args if a.name != x and a.type == "Tensor")
+        L.append(f"  if (!records && dispatch::active() == 0 && detail::writable_in_place({x}, {{{others}}})) {{")
+        L.append(f"    detail::write_back({x}, {op.name}_run(dispatch::Layer::kEntry, {args}, &{x}.dense()));")
+        L.append(f"    {x}.bump_version();")
+        L.append(f"    return {x};")
+        L.append("  }")
+    L.append(f"  Tensor result = ::oar::ops::{op.name}({', '.join(src(a) for a in op.args)});")
+    L.append(f'  detail::commit_inplace({x}, result, "{op.inplace}");')
+    L.append(f'  if (auto* tracer = trace::active()) tracer->record_inplace("{op.inplace}", {x}, result);')
+    L.append(f"  return {x};")
+    L.append("}\n")
+    return L
 
 
 def gen_ops_cc(ops):
@@ -489,7 +615,9 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_linalg.h"',
            '#include "paddle_core/meta/infer_meta_manip2.h"',
            '#include "paddle_core/api/op_utils.h"',
-           '#include "paddle_core/api/trace.h"',
+           '#include "paddle_core/dispatch/amp.h"',
+           '#include "paddle_core/dispatch/dispatch.h"',
+           '#include "paddle_core/dispatch/trace.h"',
            '#include "paddle_core/api/composite.h"',
            '#include "paddle_core/api/composite_cnn.h"',  # cnn.yaml's backward helpers
            '#include "paddle_core/api/composite_math.h"',
@@ -502,8 +630,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
            '#include "paddle_core/meta/infer_meta_attention.h"',  # attention.yaml
-           '#include "paddle_core/api/composite_attention.h"',
-           '#include "paddle_core/api/amp_cast.h"  // the autocast layer (gen_amp_layer)\n',
+           '#include "paddle_core/api/composite_attention.h"\n',
            "namespace oar::ops {\n"]
     for op in ops:
         out.append(gen_op_function(op))

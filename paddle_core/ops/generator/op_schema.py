@@ -16,7 +16,9 @@ Schema of one entry (see docs/notes/ops.md for the full description):
                                              # dynamic (?) in the IR
     side_effect: true                        # not pure: never folded, merged or removed
     inplace_kernel: true                     # the kernel may write into input 0's memory (out
-                                             # aliasing x): the in-place variant does so
+                                             # aliasing x): the in-place variant and the
+                                             # executor give it that memory (Note [Donated
+                                             # outputs]); `grow`: out is larger (append_row)
     python: {method: true, scalar: [y], name: add}
 """
 import re
@@ -102,6 +104,7 @@ class OpDef:
     data_dependent: List[str]
     side_effect: bool
     inplace_kernel: bool
+    inplace_grows: bool
     source: str
     doc: str = ""
 
@@ -198,6 +201,7 @@ def load_ops(paths) -> List[OpDef]:
                 data_dependent=list(e.get("data_dependent", [])),
                 side_effect=bool(e.get("side_effect", False)),
                 inplace_kernel=bool(e.get("inplace_kernel", False)),
+                inplace_grows=e.get("inplace_kernel") == "grow",
                 source=path,
                 doc=e.get("doc", ""),
             ))

@@ -16,6 +16,7 @@ class TranslatedLayer(Layer):
 
         self._program = program
         self._executor = _C.pir.Executor(program)
+        self._grad_executor = None  # made on the first call that needs gradients
         buffers = set(info.get("buffers", []))
         self._state_names = []
         self._state_cache = None
@@ -49,9 +50,17 @@ class TranslatedLayer(Layer):
 
     def forward(self, *inputs):
         state = self._state()
+        executor = self._executor
+        if _C.is_grad_enabled() and any(not p.stop_gradient for p in self._parameters.values()):
+            # The executor runs kernels; a fine-tuning step needs autograd to record the
+            # ops, so it runs the program through the ops' eager API instead.
+            if self._grad_executor is None:
+                self._grad_executor = _C.pir.Executor(self._program)
+                self._grad_executor.set_differentiable(True)
+            executor = self._grad_executor
         if _profiler._active:
-            _profiler._notify(self._executor)
-        outs = self._executor.run(list(inputs), state)
+            _profiler._notify(executor)
+        outs = executor.run(list(inputs), state)
         if self._out_struct is not None:
             return _unflatten(self._out_struct, outs)
         return outs[0] if len(outs) == 1 else outs

@@ -3,7 +3,8 @@
 #include <cmath>
 
 #include "oar_generated/ops_api.h"
-#include "paddle_core/api/trace.h"
+#include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/trace.h"
 #include "pir/executor/executor.h"
 #include "pir/ir/builder.h"
 #include "pir/ir/verifier.h"
@@ -129,6 +130,64 @@ TEST(PirExecutor, TracerRecordsEagerOpsIntoARunnableProgram) {
   std::vector<Tensor> out = ex.run({filled({3, 2}, 0.25)});
   EXPECT_EQ(out[0].dims(), (Dims{3, 2}));
   for (float v : values(out[0])) EXPECT_NEAR(v, std::tanh(1.0), 1e-6);
+}
+
+// Note [Kernel-level programs]: every step the executor runs names its kernel.
+bool only_kernels(const Block* block) {
+  for (const Operation* op : *block) {
+    if (op->info()->dialect == "pd_op") return false;
+    for (size_t r = 0; r < op->num_regions(); ++r)
+      if (!only_kernels(op->region(r).front())) return false;
+  }
+  return true;
+}
+
+TEST(PirExecutor, LowersOpDialectProgramsToKernels) {
+  auto p = chain_program();
+  Executor ex(*p);
+  EXPECT_NE(p->str().find("pd_op.exp"), std::string::npos);  // the caller's program is left as it was
+  const Program& lowered = ex.lowered_program();
+  EXPECT_TRUE(only_kernels(lowered.block())) << lowered.str();
+  EXPECT_NE(lowered.str().find("kernel.phi_kernel"), std::string::npos);
+  EXPECT_NE(lowered.str().find("kernel_name = \"exp\""), std::string::npos) << lowered.str();
+}
+
+// A kernel registered at run time (what the fusion compiler will hand the executor):
+// out = 2 * x + 1 on float32.
+void axpb_step(dispatch::KernelCall& k) {
+  const DenseTensor x = contiguous(k.in(0));
+  DenseTensor out(x.dims(), x.dtype(), k.ctx->place);
+  float* o = out.alloc<float>();
+  const float* in = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = 2.0f * in[i] + 1.0f;
+  k.outputs.push_back(std::move(out));
+}
+
+TEST(PirExecutor, RunsAKernelRegisteredAtRunTime) {
+  dispatch::register_kernel_step("test.axpb", {axpb_step});
+  IrContext* c = ctx();
+  Program p(c);
+  Builder b(c, p.block());
+  Type t = c->tensor_type(DataType::FLOAT32, {-1});
+  Value x = b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  Value y = b.build("kernel.compiled_kernel", {x}, {{"kernel_name", c->str_attr("test.axpb")}}, {t})->result(0);
+  Value z = b.op("pd_op.exp", {y});  // lowered around the compiled kernel
+  b.build("builtin.output", {z}, {{"name", c->str_attr("z")}}, {});
+  verify_program(p);
+  Executor ex(p);
+  ex.set_profiling(true);
+  std::vector<Tensor> out = ex.run({filled({5}, 0.5)});
+  for (float v : values(out[0])) EXPECT_NEAR(v, std::exp(2.0), 1e-5);
+  bool seen = false;
+  for (const OpProfile& e : ex.profile()) seen |= e.name == "kernel.test.axpb" && e.calls == 1;
+  EXPECT_TRUE(seen);
+  // An unregistered kernel is an error naming it, when the program is planned.
+  Program q(c);
+  Builder qb(c, q.block());
+  Value qx = qb.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  Value qy = qb.build("kernel.compiled_kernel", {qx}, {{"kernel_name", c->str_attr("test.nope")}}, {t})->result(0);
+  qb.build("builtin.output", {qy}, {{"name", c->str_attr("y")}}, {});
+  expect_error([&] { Executor bad(q); }, "test.nope");
 }
 
 TEST(PirExecutor, RejectsBadInputs) {

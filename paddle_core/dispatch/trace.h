@@ -1,25 +1,19 @@
-// The trace slot (Note [Tracing] in docs/notes/jit.md): while a Tracer is active on
-// this thread, every generated op function reports its call (inputs after promotion,
-// attributes, outputs) after running it eagerly. The core only owns the slot; the IR
-// side (pir/trace/) implements the Tracer and builds a program from the calls, so the
-// core never includes pir/.
+// The trace layer (Note [Tracing] in docs/notes/jit.md, Note [Dispatch layers]): while a
+// Tracer is active on this thread, every op call that reaches the trace layer is
+// reported to it after the layers below ran it: inputs after promotion, attributes,
+// outputs. The core owns the slot; the IR side (pir/trace/) implements the Tracer and
+// builds a program from the calls, so the core never includes pir/.
 #pragma once
 
-#include <cstdint>
-#include <initializer_list>
-#include <string>
+#include <span>
 #include <utility>
-#include <variant>
 #include <vector>
 
-#include "paddle_core/api/scalar.h"
-#include "paddle_core/api/tensor.h"
+#include "paddle_core/dispatch/dispatch.h"
 
 namespace oar::trace {
 
-/// An attribute of a traced call, in the op definition's types.
-using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>,
-                               std::vector<double>, DataType, Place, Scalar>;
+using AttrValue = dispatch::AttrValue;
 using NamedAttr = std::pair<const char*, AttrValue>;
 
 /// A tensor argument or result: one tensor, a list (Tensor[]), or neither (an absent
@@ -35,8 +29,8 @@ class Tracer {
  public:
   virtual ~Tracer() = default;
   /// An op function `op` ran with these inputs and attributes and produced `outputs`.
-  virtual void record(const char* op, std::initializer_list<Arg> inputs,
-                      std::initializer_list<NamedAttr> attrs, std::initializer_list<Arg> outputs) = 0;
+  virtual void record(const char* op, std::span<const Arg> inputs, std::span<const NamedAttr> attrs,
+                      std::span<const Arg> outputs) = 0;
   /// The in-place op `op` wrote `result` (recorded just before) into `x`'s memory.
   virtual void record_inplace(const char* op, const Tensor& x, const Tensor& result) = 0;
   /// `dst`'s memory was overwritten with `src`'s values outside any op (a raw copy:
@@ -50,7 +44,7 @@ class Tracer {
 Tracer* active();
 
 /// Makes `t` the active tracer for its lifetime (nullptr pauses tracing), then
-/// restores the previous one.
+/// restores the previous one. It switches the trace layer on for the thread.
 class TracerGuard {
  public:
   explicit TracerGuard(Tracer* t);
