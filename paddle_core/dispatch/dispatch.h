@@ -129,20 +129,20 @@ struct KernelCall {
   const DeviceContext* ctx = nullptr;
   void* fn = nullptr;  // the kernel (null for a view op)
   /// Per tensor argument: one tensor, none (an absent optional input) or a list.
-  const std::vector<std::vector<Tensor>>* inputs = nullptr;
+  const std::vector<Tensor>* const* inputs = nullptr;
   const std::vector<AttrValue>* attrs = nullptr;  // the other arguments, in order
   /// Memory output 0 may take (Note [Donated outputs]); only for `inplace_kernel` ops.
   const DenseTensor* donor = nullptr;
   std::vector<DenseTensor> outputs;  // filled by the step; list outputs flattened
 
-  const DenseTensor& in(size_t i) const { return (*inputs)[i].at(0).dense(); }
+  const DenseTensor& in(size_t i) const { return (*inputs[i])[0].dense(); }
   const DenseTensor* opt(size_t i) const {
-    const auto& v = (*inputs)[i];
+    const std::vector<Tensor>& v = *inputs[i];
     return v.empty() || !v[0].defined() ? nullptr : &v[0].dense();
   }
   std::vector<const DenseTensor*> in_list(size_t i) const {
     std::vector<const DenseTensor*> out;
-    for (const Tensor& t : (*inputs)[i]) out.push_back(&t.dense());
+    for (const Tensor& t : *inputs[i]) out.push_back(&t.dense());
     return out;
   }
   template <typename T> const T& attr(size_t i) const { return std::get<T>((*attrs)[i]); }

@@ -39,7 +39,11 @@ struct Executor::Step {
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
   std::vector<int> args;              // kWhile: the body's block-argument slots
   std::vector<int> reads;             // every slot read, including by nested regions
-  mutable std::vector<std::vector<Tensor>> ins;     // kKernel: reused across runs
+  // kKernel, reused across runs: the call (its outputs keep their capacity) and the
+  // slots it reads (a donated input 0 is moved into `donated`).
+  mutable dispatch::KernelCall call;
+  mutable std::vector<const std::vector<Tensor>*> in_ptrs;
+  mutable std::vector<Tensor> donated;
   mutable std::shared_ptr<DenseTensor> param_data;  // kParam/kSetParam: the program data last wrapped
   mutable Tensor param_tensor;                      // ... and its Tensor handle
 };
@@ -396,33 +400,29 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         break;
       }
       case Step::kKernel: {
-        // The step's input lists are reused run after run (they keep their capacity) and
-        // emptied afterwards, so no buffer outlives its last use through them.
-        std::vector<std::vector<Tensor>>& ins = st.ins;
+        static const std::vector<Tensor> kAbsent;
         bool donated = false;  // Note [Donated inputs]
         if (st.donate) {
           const std::vector<Tensor>& x = slots_[st.in[0]];
           donated = x.size() == 1 && x[0].defined() && x[0].impl().use_count() == 1 &&
                     x[0].dense().storage() != nullptr && x[0].dense().storage().use_count() == 1;
         }
+        std::vector<const std::vector<Tensor>*>& ins = st.in_ptrs;
         ins.resize(st.in.size());
-        for (size_t j = 0; j < st.in.size(); ++j) {
-          if (st.in[j] < 0) {
-            ins[j].clear();
-          } else if (j == 0 && donated) {
-            ins[j] = std::move(slots_[st.in[j]]);
-            slots_[st.in[j]].clear();
-            if (live_ > 0) --live_;
-          } else {
-            ins[j] = slots_[st.in[j]];
-          }
-        }
-        dispatch::KernelCall call;
+        for (size_t j = 0; j < st.in.size(); ++j) ins[j] = st.in[j] < 0 ? &kAbsent : &slots_[st.in[j]];
+        dispatch::KernelCall& call = st.call;
         call.ctx = st.dctx;
         call.fn = st.kernel;
-        call.inputs = &ins;
+        call.inputs = ins.data();
         call.attrs = &st.attrs;
-        if (donated) call.donor = &ins[0][0].dense();
+        call.donor = nullptr;
+        if (donated) {  // the step owns input 0 now: the slot no longer holds it
+          st.donated = std::move(slots_[st.in[0]]);
+          slots_[st.in[0]].clear();
+          if (live_ > 0) --live_;
+          ins[0] = &st.donated;
+          call.donor = &st.donated[0].dense();
+        }
         const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
         if (differentiable_) {
           run_differentiable(st);
@@ -438,7 +438,8 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         } catch (Error& e) {
           const std::string& n = profile_[st.profile].name;
           e.with_op(n.rfind("pd_op.", 0) == 0 ? std::string_view(n).substr(6) : std::string_view(n));
-          for (auto& in : ins) in.clear();
+          call.outputs.clear();
+          st.donated.clear();
           throw;
         }
         if (profiling_) {
@@ -461,7 +462,8 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
             slot.assign(1, Tensor(std::move(outs[k++])));
           }
         }
-        for (auto& in : ins) in.clear();
+        outs.clear();
+        st.donated.clear();
         break;
       }
     }
@@ -483,8 +485,8 @@ void Executor::run_differentiable(const Step& st) {
   EvalContext c;
   c.info = st.eval_info;
   c.attrs = &st.op->attributes();
-  c.inputs = std::move(st.ins);
-  st.ins.clear();
+  for (const std::vector<Tensor>* in : st.in_ptrs) c.inputs.push_back(*in);
+  st.donated.clear();
   c.info->eval(c);
   const size_t fixed = st.out.size() - (st.list_result >= 0 ? 1 : 0);
   size_t k = 0;
