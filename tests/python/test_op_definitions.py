@@ -3,6 +3,7 @@ backward rules (one fused grad call per backward, gradients only where needed, s
 derivatives through them), the `amp:` table behind oar.amp's default lists. (The IR's
 decomp/spmd_rule fields and the decompositions themselves: tests/cpp.)"""
 import glob
+import importlib.util
 import os
 
 import numpy as np
@@ -124,3 +125,34 @@ def test_custom_lists_accept_paddle_names_that_are_not_oar_ops():
             pass
     with pytest.raises(ValueError, match="category must be 'white' or 'black', got 'gray'"):
         oar._C._amp_default_ops("gray")
+
+
+# ---------------------------------------------------------------- schema checks
+def _load(tmp_path, text):
+    spec = importlib.util.spec_from_file_location(
+        "op_schema", os.path.join(OPS_DIR, "generator", "op_schema.py"))
+    op_schema = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(op_schema)
+    p = tmp_path / "t.yaml"
+    p.write_text(text)
+    return op_schema.load_ops([str(p)])
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("spmd: elementwse", "my_op: spmd: 'elementwse' is not one of: elementwise"),
+    ("amp: grey", "my_op: amp: 'grey' is not one of: white, black, gray"),
+    ("sdpm: unary", "my_op: unknown key(s) sdpm"),
+    ('backward: {"x, z": "f(x)"}', "my_op: backward names 'z', which is not a tensor argument"),
+    ('backward: {"x, y": "f(x)", y: "g(y)"}', "my_op: backward gives the gradient of 'y' twice"),
+])
+def test_the_schema_names_the_op_in_its_errors(tmp_path, entry, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        _load(tmp_path, f"- op: my_op\n  args: (Tensor x, Tensor y, int z = 1)\n  {entry}\n")
+
+
+def test_the_schema_keeps_multi_gradient_rules_as_written(tmp_path):
+    (op,) = _load(tmp_path, '- op: my_op\n  args: (Tensor x, Tensor y, Tensor w)\n'
+                            '  backward: {"x, w": "f(x, w)", y: "g(y)"}\n  spmd: elementwise\n')
+    assert [(r.inputs, r.expr) for r in op.backward_rules] == [(["x", "w"], "f(x, w)"), (["y"], "g(y)")]
+    assert op.backward == {"x": "f(x, w)", "w": "f(x, w)", "y": "g(y)"}
+    assert op.spmd == "elementwise" and op.amp == "gray" and op.decomp is None
