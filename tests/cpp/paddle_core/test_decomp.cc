@@ -81,8 +81,9 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                        std::function<Tensor(const Tensor&)> dec) {
     c[name] = {unary(std::move(op), std::move(dec)), kUnaryShapes};
   };
-#define OAR_UNARY(name) \
-  add_unary(#name, [](const Tensor& x) { return ops::name(x); }, [](const Tensor& x) { return decomp::name(x); })
+#define OAR_UNARY(name)                                        \
+  add_unary(#name, [](const Tensor& x) { return ops::name(x); }, \
+            [](const Tensor& x) { return decomp::name(x); })
 #define OAR_UNARY_ATTRS(name, ...)                                                  \
   add_unary(#name, [](const Tensor& x) { return ops::name(x, __VA_ARGS__); },       \
             [](const Tensor& x) { return decomp::name(x, __VA_ARGS__); })
@@ -128,21 +129,23 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                   },
                   kAxisShapes};
   c["log_softmax"] = c["softmax"];
-  c["logsumexp"] = {with_axes([](const Tensor& x, const Shape& a, bool k) { return ops::logsumexp(x, a, k); },
-                              [](const Tensor& x, const Shape& a, bool k) { return decomp::logsumexp(x, a, k); }),
-                    kAxisShapes};
-  c["mean"] = {with_axes([](const Tensor& x, const Shape& a, bool k) { return ops::mean(x, a, k); },
-                         [](const Tensor& x, const Shape& a, bool k) { return decomp::mean(x, a, k); }),
-               kAxisShapes};
+  // Reductions: op(x, axis, [extra attributes,] keepdim), decomp the same.
+#define OAR_REDUCTION(key, name, ...)                                                   \
+  c[key] = {with_axes([=](const Tensor& x, const Shape& a, bool k) {                    \
+                        return ops::name(x, a, ##__VA_ARGS__, k);                         \
+                      },                                                                 \
+                      [=](const Tensor& x, const Shape& a, bool k) {                    \
+                        return decomp::name(x, a, ##__VA_ARGS__, k);                      \
+                      }),                                                                \
+            kAxisShapes}
+  OAR_REDUCTION("logsumexp", logsumexp);
+  OAR_REDUCTION("mean", mean);
   for (bool unbiased : {false, true}) {
     const std::string sfx = unbiased ? "" : "_biased";
-    c["var" + sfx] = {with_axes([=](const Tensor& x, const Shape& a, bool k) { return ops::var(x, a, unbiased, k); },
-                                [=](const Tensor& x, const Shape& a, bool k) { return decomp::var(x, a, unbiased, k); }),
-                      kAxisShapes};
-    c["std" + sfx] = {with_axes([=](const Tensor& x, const Shape& a, bool k) { return ops::std(x, a, unbiased, k); },
-                                [=](const Tensor& x, const Shape& a, bool k) { return decomp::std(x, a, unbiased, k); }),
-                      kAxisShapes};
+    OAR_REDUCTION("var" + sfx, var, unbiased);
+    OAR_REDUCTION("std" + sfx, std, unbiased);
   }
+#undef OAR_REDUCTION
   c["layer_norm"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
                        const Tensor x = random(s, seed);
                        for (int64_t begin : {1, 2}) {
@@ -150,7 +153,8 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                          for (size_t i = begin; i < s.size(); ++i) n *= s[i];
                          const Tensor w = random({n}, seed + 1), b = random({n}, seed + 2);
                          for (int affine = 0; affine < 4; ++affine) {
-                           const Tensor ws = affine & 1 ? w : Tensor(), bs = affine & 2 ? b : Tensor();
+                           const Tensor ws = affine & 1 ? w : Tensor();
+                           const Tensor bs = affine & 2 ? b : Tensor();
                            expect_close(std::get<0>(ops::layer_norm(x, ws, bs, 1e-5, begin)),
                                         decomp::layer_norm(x, ws, bs, 1e-5, begin),
                                         what + " begin=" + std::to_string(begin) +
@@ -176,7 +180,8 @@ TEST(Decomp, MatchesTheKernelInFloat64) {
 
 TEST(Decomp, EveryDecompositionIsTested) {
   const auto all = cases();
-  for (const std::string& op : decomp::op_names()) EXPECT_TRUE(all.count(op)) << op << " has no case";
+  for (const std::string& op : decomp::op_names())
+    EXPECT_TRUE(all.count(op)) << op << " has no case";
   EXPECT_GE(decomp::op_names().size(), 20u);
 }
 
