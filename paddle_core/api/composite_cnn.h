@@ -2,13 +2,10 @@
 // files): attribute arithmetic on shapes, and compositions of differentiable ops.
 #pragma once
 
-#include <initializer_list>
-#include <tuple>
 #include <vector>
 
 #include "oar_generated/ops_api.h"
 #include "paddle_core/api/composite.h"
-#include "paddle_core/autograd/node.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
 
 namespace oar::ops {
@@ -24,46 +21,21 @@ inline std::vector<int64_t> conv_output_padding(const Tensor& x, const Tensor& y
                                     data_format);
 }
 
-/// Hands the backward expression of input `pos` its part of a multi-output fused
-/// gradient op (`compute` returns a tuple, one entry per position in `positions`).
-/// The generator evaluates one expression per input; this runs `compute` once per
-/// node application and drops the results after the last input that needs them.
-struct SharedGradState {
-  const GradNode* owner = nullptr;
-  std::vector<Tensor> outs;
-  int remaining = 0;
-};
-/// One state per thread, shared by every instantiation of shared_grad.
-inline SharedGradState& shared_grad_state() {
-  thread_local SharedGradState state;
-  return state;
+/// The axes layer_norm normalizes over: begin_norm_axis .. rank - 1.
+inline std::vector<int64_t> trailing_axes(const Tensor& x, int64_t begin_norm_axis) {
+  std::vector<int64_t> axes;
+  for (int64_t a = begin_norm_axis; a < x.rank(); ++a) axes.push_back(a);
+  return axes;
 }
 
-template <typename F>
-Tensor shared_grad(const GradNode* node, size_t pos,
-                   std::initializer_list<size_t> positions, F compute) {
-  SharedGradState& st = shared_grad_state();
-  const GradNode*& owner = st.owner;
-  std::vector<Tensor>& outs = st.outs;
-  int& remaining = st.remaining;
-  if (owner != node) {
-    outs.clear();
-    std::apply([&outs](auto&&... t) { (outs.push_back(t), ...); }, compute());
-    owner = node;
-    remaining = 0;
-    for (size_t p : positions) remaining += node->needs_input_grad(p) ? 1 : 0;
-  }
-  size_t idx = 0;
-  for (size_t p : positions) {
-    if (p == pos) break;
-    ++idx;
-  }
-  Tensor r = outs[idx];
-  if (--remaining <= 0) {
-    owner = nullptr;
-    outs.clear();
-  }
-  return r;
+/// layer_norm's affine step on the normalized y: scale and bias are flat over the
+/// trailing dims (either may be absent). Used by its decomposition.
+inline Tensor layer_norm_affine(const Tensor& y, const Tensor& scale, const Tensor& bias,
+                                int64_t begin_norm_axis) {
+  const std::vector<int64_t> dims = y.dims().vec();
+  const std::vector<int64_t> tail(dims.begin() + begin_norm_axis, dims.end());
+  Tensor out = scale.defined() ? y * reshape(scale, tail) : y;
+  return bias.defined() ? out + reshape(bias, tail) : out;
 }
 
 enum class NormKind { kLayer, kGroup };

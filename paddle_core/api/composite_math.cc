@@ -16,6 +16,12 @@ Tensor var_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& ax
   return unreduce(g, x, axis, keepdim) * centered * (2.0 / denom);
 }
 
+double reduced_count(const Tensor& x, const std::vector<int64_t>& axis) {
+  int64_t n = 1;
+  for (int a : meta::reduce_axes(axis, x.rank(), "reduced_count")) n *= x.dims()[a];
+  return static_cast<double>(n);
+}
+
 Tensor select_grad(const Tensor& x, const Tensor& indices, const Tensor& g, int64_t axis,
                    bool keepdim) {
   if (x.rank() == 0) return reshape(g, {});

@@ -1,5 +1,5 @@
-// Backward helpers of stats.yaml, composed of ops (so they differentiate again), in
-// the style of composite.h.
+// Backward and decomposition helpers of stats.yaml/reduce.yaml, composed of ops (so
+// they differentiate again), in the style of composite.h.
 #pragma once
 
 #include <vector>
@@ -17,6 +17,9 @@ Tensor select_grad(const Tensor& x, const Tensor& indices, const Tensor& g, int6
 /// Gradient of p_norm for every p (inf/-inf: split between the extreme entries; 0: zero).
 Tensor p_norm_grad(const Tensor& x, const Tensor& out, const Tensor& g, double p,
                    const std::vector<int64_t>& axis, bool keepdim);
+/// Elements per result of a reduction of x over `axis` ({} = all axes); the divisor of
+/// mean's and var's decompositions (`decomp:` in reduce.yaml/stats.yaml).
+double reduced_count(const Tensor& x, const std::vector<int64_t>& axis);
 /// Gradient of logcumsumexp: sum_{j >= i} g_j exp(x_i - out_j), in log space by sign of g.
 Tensor logcumsumexp_grad(const Tensor& x, const Tensor& out, const Tensor& g, int64_t axis,
                          bool flatten, bool exclusive, bool reverse);

@@ -35,7 +35,9 @@ AmpOp::Kind AmpOp::kind() {
   const State& s = state();
   const uint64_t c = cached_.load(std::memory_order_relaxed);
   if ((c >> 2) == s.generation) return static_cast<Kind>(c & 3);
-  Kind k = s.black.count(op_) ? kBlack : s.white.count(op_) ? kWhite : kGray;
+  Kind k = s.black.count(op_) ? kBlack
+           : s.white.count(op_) ? kWhite
+                                : static_cast<Kind>(default_category(op_));
   cached_.store((s.generation << 2) | k, std::memory_order_relaxed);
   return k;
 }

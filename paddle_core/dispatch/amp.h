@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -21,10 +22,21 @@ namespace oar::amp {
 
 enum class Level : int8_t { kO0 = 0, kO1 = 1, kO2 = 2 };
 
+/// An op's autocast category: white runs in low precision, black in float32, gray
+/// follows its inputs (O1) or the level (O2).
+enum class Category : uint8_t { kGray = 0, kWhite = 1, kBlack = 2 };
+/// The category op `op`'s definition declares (its `amp:` key); kGray for any other
+/// name. Defined in the generated oar_generated/amp_table.cc.
+Category default_category(std::string_view op);
+/// The ops whose definitions declare `category`, sorted (oar.amp.white_list()).
+std::vector<std::string> default_ops(Category category);
+
 /// The calling thread's autocast state.
 struct State {
   Level level = Level::kO0;
   DataType dtype = DataType::BFLOAT16;  // FLOAT16 or BFLOAT16
+  /// oar.amp's custom lists (any names, as Paddle accepts), applied over the defaults:
+  /// black wins, then white, then the op's default_category.
   std::unordered_set<std::string> white, black;
   uint64_t generation = 0;  // changes with every set_state (AmpOp's cache key)
 };
@@ -54,6 +66,7 @@ class AmpOp {
   }
 
  private:
+  // Category's values, widened for the cache word.
   enum Kind : uint64_t { kGray = 0, kWhite = 1, kBlack = 2 };
   Kind kind();
   const char* op_;

@@ -81,6 +81,8 @@ struct OpInfo {
   std::string kernel_dtype_attr;
   std::string view;      // view function (no kernel: the output aliases the input)
   std::string backward;  // the backward rule: "x: <expr>; y: <expr>" from the op definition
+  std::string decomp;    // the result as a C++ expression over primitive ops ("" when none)
+  std::string spmd_rule;  // the SPMD rule's name ("elementwise", "matmul"...; "" when none)
   std::string inplace;   // name of the in-place variant ("pd_op.add_"), if any
   std::string inplace_of;  // for an in-place variant: the op it rewrites ("pd_op.add")
 

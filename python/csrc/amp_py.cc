@@ -1,5 +1,6 @@
 // oar._C._amp_set_state / _amp_get_state: the per-thread autocast state that
-// oar.amp.auto_cast sets (paddle_core/dispatch/amp.h).
+// oar.amp.auto_cast sets (paddle_core/dispatch/amp.h); _amp_default_ops: the ops
+// whose definitions declare a category (`amp:` in paddle_core/ops/*.yaml).
 #include <pybind11/stl.h>
 
 #include "paddle_core/dispatch/amp.h"
@@ -15,6 +16,11 @@ void bind_amp(py::module_& m) {
     amp::set_state(static_cast<amp::Level>(level), py_to_dtype(dtype, "auto_cast", "dtype"),
                    std::move(white), std::move(black));
   });
+  m.def("_amp_default_ops", [](const std::string& category) {
+    OAR_ENFORCE(category == "white" || category == "black", InvalidArgument,
+                "_amp_default_ops: category must be 'white' or 'black', got '", category, "'");
+    return amp::default_ops(category == "white" ? amp::Category::kWhite : amp::Category::kBlack);
+  }, py::arg("category"));
   m.def("_amp_get_state", [] {
     const amp::State& s = amp::state();
     std::vector<std::string> white(s.white.begin(), s.white.end());

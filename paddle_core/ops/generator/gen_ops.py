@@ -174,20 +174,45 @@ def gen_grad_node(op):
         L.append(f"    (void){a.name};")
     L.append("    std::vector<Tensor> result(next_edges.size());")
     L.append("    size_t pos = 0;")
+    # An input's first edge (a Tensor[] input has one per element).
+    multi = {r.inputs[0]: r for r in op.backward_rules if r.is_multi}
+    in_multi = {n for r in multi.values() for n in r.inputs}
+    if multi:
+        for a in op.tensor_args:
+            L.append(f"    const size_t pos_{a.name} = pos;")
+            L.append(f"    pos += {f'{a.name}_size_' if a.type == 'Tensor[]' else '1'};")
+        L.append("    (void)pos;")
     for a in op.tensor_args:
         expr = op.backward.get(a.name)
-        if a.type == "Tensor[]":
+        at = f"pos_{a.name}" if multi else "pos"
+        if a.name in multi:
+            # Note [Multi-gradient backward]: one call yields a std::tuple of the named
+            # inputs' gradients; it runs once, and only when one of them is needed.
+            r = multi[a.name]
+            need = " || ".join(f"needs_input_grad(pos_{n})" for n in r.inputs)
+            L.append(f"    if ({need}) {{")
+            L.append(f"      auto g = {r.expr};")
+            L.append(f"      static_assert(std::tuple_size_v<decltype(g)> == {len(r.inputs)}, \"{op.name}: "
+                     f"backward '{', '.join(r.inputs)}' must return a std::tuple of {len(r.inputs)} gradients\");")
+            for k, n in enumerate(r.inputs):
+                L.append(f"      if (needs_input_grad(pos_{n})) result[pos_{n}] = std::get<{k}>(g);")
+            L.append("    }")
+        elif a.name in in_multi:
+            pass
+        elif a.type == "Tensor[]":
             if expr:
                 L.append("    {")
                 L.append(f"      std::vector<Tensor> g = {expr};")
-                L.append(f"      for (size_t i = 0; i < g.size() && pos + i < result.size(); ++i)"
-                         f" if (needs_input_grad(pos + i)) result[pos + i] = g[i];")
+                L.append(f"      for (size_t i = 0; i < g.size() && {at} + i < result.size(); ++i)"
+                         f" if (needs_input_grad({at} + i)) result[{at} + i] = g[i];")
                 L.append("    }")
-            L.append(f"    pos += {a.name}_size_;")
+            if not multi:
+                L.append(f"    pos += {a.name}_size_;")
         else:
             if expr:
-                L.append(f"    if (needs_input_grad(pos)) result[pos] = {expr};")
-            L.append("    ++pos;")
+                L.append(f"    if (needs_input_grad({at})) result[{at}] = {expr};")
+            if not multi:
+                L.append("    ++pos;")
     L.append("    return result;")
     L.append("  }")
     L.append("};\n")

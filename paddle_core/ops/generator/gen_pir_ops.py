@@ -8,7 +8,8 @@ For every entry of paddle_core/ops/*.yaml it emits one IR op `pd_op.<op>` (and
     op calls, after the same dtype promotion, so eager and static agree;
   - an eval function calling the eager op API (oar::ops::<op>): constant folding and
     the executor run ops through it;
-  - traits (pure / random / commutative / view), its kernel name and backward rule.
+  - traits (pure / random / commutative / view), its kernel name, backward rule,
+    decomposition (`decomp:` text) and SPMD rule name (`spmd:`).
 
 Nothing here lists ops: whatever the definition files declare is generated.
 
@@ -237,9 +238,14 @@ def gen_register(op, inplace=False):
         L.append(f'    i.kernel_dtype_attr = "{kd}";')
     if op.view:
         L.append(f'    i.view = "{op.view}";')
-    if op.backward:
-        bw = "; ".join(f"{k}: {v}" for k, v in op.backward.items())
+    if op.backward_rules:
+        # As written: a multi-gradient rule keeps its input list ("x, scale, bias: <expr>").
+        bw = "; ".join(f"{', '.join(r.inputs)}: {r.expr}" for r in op.backward_rules)
         L.append(f"    i.backward = {cstr(bw)};")
+    if op.decomp:
+        L.append(f"    i.decomp = {cstr(op.decomp)};")
+    if op.spmd:
+        L.append(f'    i.spmd_rule = "{op.spmd}";')
     if op.inplace and not inplace:
         L.append(f'    i.inplace = "pd_op.{op.inplace}";')
     if inplace:

@@ -9,7 +9,10 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     kernel: add                              # registry name (default: op); or {func, data_type}
     promote: [x, y]                          # cast these to their common dtype first
     view: TransposeView                      # no kernel: output aliases the input's storage
-    backward: {x: "sum_to(grad, x)", y: "..."}   # C++ expressions over differentiable ops
+    backward: {x: "sum_to(grad, x)", y: "..."}   # C++ expressions over differentiable ops;
+                                             # a key naming several inputs ("x, scale, bias")
+                                             # maps to ONE expression returning a std::tuple
+                                             # of their gradients, computed once per backward
     inplace: add_                            # also generate the in-place variant
     data_dependent: [out]                    # outputs whose 0 dims (set by infer_meta as
                                              # placeholders) the kernel sizes from the data:
@@ -19,6 +22,11 @@ Schema of one entry (see docs/notes/ops.md for the full description):
                                              # aliasing x): the in-place variant and the
                                              # executor give it that memory (Note [Donated
                                              # outputs]); `grow`: out is larger (append_row)
+    amp: white                               # autocast category: white (low precision),
+                                             # black (float32); default gray
+    decomp: "x * sigmoid(x)"                 # the op's (first) output as a C++ expression
+                                             # over primitive ops (oar::decomp::<op>)
+    spmd: elementwise                        # the op's SPMD rule (one of SPMD_RULES)
     python: {method: true, scalar: [y], name: add}
 """
 import re
@@ -42,6 +50,20 @@ ARG_TYPES = {
     "DataType": ("DataType", "DataType"),
     "Place": ("const Place&", "const Place&"),
 }
+
+AMP_CATEGORIES = ("white", "black", "gray")
+
+# The SPMD rules an op may name (`spmd:`), one list, so that a typo is a build error
+# naming the op. The first three are derived from the op's shape behaviour; the others
+# are written per op (or per family) by the auto-parallel layer.
+SPMD_RULES = (
+    "elementwise",  # broadcasting n-ary ops: shardings merge per broadcast dimension
+    "unary",        # elementwise unary ops: the output takes the input's sharding
+    "reduction",    # reductions over `axis` (keepdim): reduced dims become Partial
+    "matmul", "embedding", "softmax", "cross_entropy", "layer_norm", "reshape", "transpose",
+    "concat", "split", "slice", "squeeze", "unsqueeze", "flatten", "gather", "index_select",
+    "where", "cast", "dropout", "scaled_dot_product_attention", "conv2d", "optimizer",
+)
 
 
 @dataclass
@@ -88,6 +110,19 @@ class Output:
 
 
 @dataclass
+class BackwardRule:
+    """One backward expression and the inputs whose gradients it yields: one input
+    (the expression is that gradient) or several (it returns a std::tuple of theirs,
+    in this order; Note [Multi-gradient backward] in docs/notes/ops.md)."""
+    inputs: List[str]
+    expr: str
+
+    @property
+    def is_multi(self):
+        return len(self.inputs) > 1
+
+
+@dataclass
 class OpDef:
     name: str
     args: List[Arg]
@@ -98,13 +133,17 @@ class OpDef:
     promote: List[str]
     promote_float: bool
     view: Optional[str]
-    backward: Dict[str, str]
+    backward: Dict[str, str]  # input -> the expression yielding its gradient (derived)
+    backward_rules: List[BackwardRule]  # the backward as written: one entry per key
     inplace: Optional[str]
     python: dict
     data_dependent: List[str]
     side_effect: bool
     inplace_kernel: bool
     inplace_grows: bool
+    amp: str
+    decomp: Optional[str]
+    spmd: Optional[str]
     source: str
     doc: str = ""
 
@@ -171,6 +210,40 @@ def parse_outputs(spec: str, op: str) -> List[Output]:
     return outs
 
 
+def parse_backward(spec, op: str, args: List[Arg]) -> List[BackwardRule]:
+    """`backward:` -> rules; a key may name several inputs ("x, scale, bias")."""
+    tensors = {a.name: a for a in args if a.is_tensor}
+    rules, seen = [], set()
+    for key, expr in (spec or {}).items():
+        names = [n.strip() for n in str(key).split(",")]
+        for n in names:
+            if n not in tensors:
+                raise ValueError(f"{op}: backward names '{n}', which is not a tensor argument "
+                                 f"(tensor arguments: {', '.join(tensors) or 'none'})")
+            if n in seen:
+                raise ValueError(f"{op}: backward gives the gradient of '{n}' twice")
+            if len(names) > 1 and tensors[n].type == "Tensor[]":
+                raise ValueError(f"{op}: backward key '{key}': a Tensor[] input ('{n}') cannot "
+                                 "share a multi-gradient expression")
+            seen.add(n)
+        if not isinstance(expr, str) or not expr.strip():
+            raise ValueError(f"{op}: backward of '{key}' must be a C++ expression string")
+        rules.append(BackwardRule(names, expr))
+    return rules
+
+
+def _check_choice(op: str, key: str, value, choices):
+    if value is not None and value not in choices:
+        raise ValueError(f"{op}: {key}: '{value}' is not one of: {', '.join(choices)}")
+    return value
+
+
+# Every key an entry may have; anything else is a typo (an error naming the op).
+KNOWN_KEYS = {"op", "args", "output", "infer_meta", "kernel", "promote", "promote_float", "view",
+              "backward", "inplace", "python", "data_dependent", "side_effect", "inplace_kernel",
+              "amp", "decomp", "spmd", "doc"}
+
+
 def load_ops(paths) -> List[OpDef]:
     ops, seen = [], {}
     for path in paths:
@@ -180,14 +253,20 @@ def load_ops(paths) -> List[OpDef]:
             if name in seen:
                 raise ValueError(f"op '{name}' is defined in both {seen[name]} and {path}")
             seen[name] = path
-            kernel = e.get("kernel", name if not e.get("view") and not e.get("composite") else None)
+            unknown = sorted(set(e) - KNOWN_KEYS)
+            if unknown:
+                raise ValueError(f"{name}: unknown key(s) {', '.join(unknown)} in {path} "
+                                 f"(known: {', '.join(sorted(KNOWN_KEYS))})")
+            kernel = e.get("kernel", name if not e.get("view") else None)
             dtype_from = None
             if isinstance(kernel, dict):
                 dtype_from = kernel.get("data_type")
                 kernel = kernel.get("func", name)
+            args = parse_args(e["args"], name)
+            rules = parse_backward(e.get("backward"), name, args)
             ops.append(OpDef(
                 name=name,
-                args=parse_args(e["args"], name),
+                args=args,
                 outputs=parse_outputs(e.get("output", "Tensor(out)"), name),
                 infer_meta=e.get("infer_meta"),
                 kernel=kernel,
@@ -195,13 +274,17 @@ def load_ops(paths) -> List[OpDef]:
                 promote=e.get("promote", []),
                 promote_float=bool(e.get("promote_float", False)),
                 view=e.get("view"),
-                backward=e.get("backward") or {},
+                backward={n: r.expr for r in rules for n in r.inputs},
+                backward_rules=rules,
                 inplace=e.get("inplace"),
                 python=e.get("python") or {},
                 data_dependent=list(e.get("data_dependent", [])),
                 side_effect=bool(e.get("side_effect", False)),
                 inplace_kernel=bool(e.get("inplace_kernel", False)),
                 inplace_grows=e.get("inplace_kernel") == "grow",
+                amp=_check_choice(name, "amp", e.get("amp", "gray"), AMP_CATEGORIES),
+                decomp=e.get("decomp"),
+                spmd=_check_choice(name, "spmd", e.get("spmd"), SPMD_RULES),
                 source=path,
                 doc=e.get("doc", ""),
             ))

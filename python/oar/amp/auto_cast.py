@@ -1,8 +1,10 @@
 """oar.amp.auto_cast and oar.amp.decorate (Paddle 3.x semantics).
 
 The cast decision runs in C++, in the autocast layer at the top of every generated op
-(paddle_core/dispatch/amp.h, Note [AMP] in docs/notes/amp.md); this module only sets
-its per-thread state: the level, the low-precision dtype and the op lists.
+(paddle_core/dispatch/amp.h, Note [AMP] in docs/notes/amp.md); each op's default
+category (white/black/gray) is declared in its definition (`amp:` in
+paddle_core/ops/*.yaml). This module only sets the per-thread state: the level, the
+low-precision dtype and the custom op lists.
 """
 import contextlib
 
@@ -12,38 +14,23 @@ from .._dtype import convert_dtype
 __all__ = ["auto_cast", "amp_guard", "decorate", "amp_decorate", "is_float16_supported",
            "is_bfloat16_supported", "is_auto_cast_enabled", "white_list", "black_list"]
 
-# Ops that run in low precision under O1: the compute-bound ones (Paddle's white list,
-# with Oar's op names).
-WHITE_LIST = {
-    "matmul", "conv2d", "conv3d", "conv2d_transpose", "conv3d_transpose", "depthwise_conv2d",
-    "einsum", "bmm", "mv", "addmm", "linear", "fused_linear", "scaled_dot_product_attention",
-}
-# Ops that always run in float32: numerically sensitive ones (exp/log families,
-# reductions, softmax, losses, normalizations), as in Paddle's black list.
-BLACK_LIST = {
-    "exp", "expm1", "log", "log2", "log10", "log1p", "tan", "acos", "asin", "sinh", "cosh",
-    "atanh", "erfinv", "pow", "elementwise_pow", "softplus", "softmax", "log_softmax",
-    "cross_entropy", "softmax_with_cross_entropy", "sigmoid_cross_entropy_with_logits",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "kl_div",
-    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "margin_ranking_loss",
-    "mean", "sum", "prod", "cumsum", "cumprod", "logsumexp", "logcumsumexp", "norm",
-    "p_norm", "dist", "var", "std", "layer_norm", "group_norm", "batch_norm", "instance_norm",
-    "rms_norm", "local_response_norm", "cos_sim", "cosine_similarity", "reduce_sum",
-    "reduce_mean",
-}
-
 _LEVELS = {"O0": 0, "OD": 1, "O1": 1, "O2": 2}
+
+
+def _default_lists(category):
+    # The op definitions declare each op's category (`amp:` in paddle_core/ops/*.yaml).
+    ops = set(_C._amp_default_ops(category))
+    return {d: {"OD": set(ops), "O1": set(ops), "O2": set(ops)} for d in ("float16", "bfloat16")}
 
 
 def white_list():
     """The default white list: {dtype: {level: ops}} as Paddle's paddle.amp.white_list()."""
-    ops = set(WHITE_LIST)
-    return {d: {"OD": ops, "O1": ops, "O2": ops} for d in ("float16", "bfloat16")}
+    return _default_lists("white")
 
 
 def black_list():
-    ops = set(BLACK_LIST)
-    return {d: {"OD": ops, "O1": ops, "O2": ops} for d in ("float16", "bfloat16")}
+    """The default black list: {dtype: {level: ops}} as Paddle's paddle.amp.black_list()."""
+    return _default_lists("black")
 
 
 def _check_level_dtype(level, dtype, op):
@@ -53,16 +40,16 @@ def _check_level_dtype(level, dtype, op):
         raise ValueError(f"{op}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
 
 
-def _lists(custom_white_list, custom_black_list, level):
-    white, black = set(WHITE_LIST), set(BLACK_LIST)
+def _custom_lists(custom_white_list, custom_black_list):
+    """The custom lists, checked; the C++ layer applies them over each op's default
+    category (black wins, then white). Any name is accepted, as in Paddle: one that is
+    not an Oar op (a Paddle op name) never matches."""
     cw, cb = set(custom_white_list or ()), set(custom_black_list or ())
     both = cw & cb
     if both:
         raise ValueError(f"auto_cast: ops {sorted(both)} are in both custom_white_list and "
                          "custom_black_list")
-    white = (white | cw) - cb
-    black = (black | cb) - cw
-    return sorted(white), sorted(black)
+    return sorted(cw), sorted(cb)
 
 
 def is_auto_cast_enabled():
@@ -80,7 +67,7 @@ def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level
     _check_level_dtype(level, dtype, "auto_cast")
     prev = _C._amp_get_state()
     if enable and level != "O0":
-        white, black = _lists(custom_white_list, custom_black_list, level)
+        white, black = _custom_lists(custom_white_list, custom_black_list)
         lvl = 2 if level == "O2" else 1  # OD runs as O1
         _C._amp_set_state(lvl, convert_dtype(dtype), white, black)
     else:

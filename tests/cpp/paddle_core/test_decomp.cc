@@ -1,0 +1,189 @@
+// Every decomposition (`decomp:` in paddle_core/ops/*.yaml, generated as
+// oar::decomp::<op>) against the op's own kernel, on random float64 inputs (0-size and
+// 0-D included), to 1e-10. Note [Decompositions] in docs/notes/ops.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "oar_generated/decomp.h"
+#include "oar_generated/ops_api.h"
+
+namespace oar {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+Tensor random(const Shape& shape, uint64_t seed, double scale = 3.0) {
+  DenseTensor d(Dims(shape), DataType::FLOAT64);
+  double* p = d.alloc<double>();
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> dist(0.0, scale);
+  for (int64_t i = 0; i < d.numel(); ++i) p[i] = dist(rng);
+  // The branch points and tails the activations treat specially.
+  const double special[] = {0.0, 25.0, -25.0, 6.0, -3.0, 3.0};
+  for (int64_t i = 0; i < std::min<int64_t>(d.numel(), 6); ++i) p[i] = special[i];
+  return Tensor(std::move(d));
+}
+
+std::vector<double> values(const Tensor& t) {
+  DenseTensor c = contiguous(t.dense());
+  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
+}
+
+void expect_close(const Tensor& kernel, const Tensor& decomp, const std::string& what) {
+  ASSERT_EQ(kernel.dims().vec(), decomp.dims().vec()) << what;
+  ASSERT_EQ(kernel.dtype(), decomp.dtype()) << what;
+  const std::vector<double> a = values(kernel), b = values(decomp);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) continue;  // inf, NaN
+    ASSERT_NEAR(a[i], b[i], 1e-10 * (1.0 + std::abs(a[i]))) << what << " at flat index " << i;
+  }
+}
+
+// Shapes every case runs on: elementwise ops also on 1-D and 0-D; ops with an axis on
+// rank 3 (0-size along a dimension they do not reduce).
+const std::vector<Shape> kUnaryShapes = {{4, 5, 6}, {0, 5, 6}, {7}, {}};
+const std::vector<Shape> kAxisShapes = {{4, 5, 6}, {0, 5, 6}};
+
+using Check = std::function<void(const Shape&, uint64_t, const std::string&)>;
+
+Check unary(std::function<Tensor(const Tensor&)> op, std::function<Tensor(const Tensor&)> dec) {
+  return [=](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed);
+    expect_close(op(x), dec(x), what);
+  };
+}
+
+// Reductions and softmaxes: every axis setting that keeps 0-size inputs legal.
+Check with_axes(std::function<Tensor(const Tensor&, const Shape&, bool)> op,
+                std::function<Tensor(const Tensor&, const Shape&, bool)> dec) {
+  return [=](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed);
+    for (const Shape& axis : std::vector<Shape>{{-1}, {1}, {1, 2}}) {
+      for (bool keepdim : {false, true}) {
+        expect_close(op(x, axis, keepdim), dec(x, axis, keepdim),
+                     what + " axis[0]=" + std::to_string(axis[0]) + " n=" +
+                         std::to_string(axis.size()) + " keepdim=" + std::to_string(keepdim));
+      }
+    }
+  };
+}
+
+std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
+  std::map<std::string, std::pair<Check, std::vector<Shape>>> c;
+  auto add_unary = [&](const std::string& name, std::function<Tensor(const Tensor&)> op,
+                       std::function<Tensor(const Tensor&)> dec) {
+    c[name] = {unary(std::move(op), std::move(dec)), kUnaryShapes};
+  };
+#define OAR_UNARY(name)                                        \
+  add_unary(#name, [](const Tensor& x) { return ops::name(x); }, \
+            [](const Tensor& x) { return decomp::name(x); })
+#define OAR_UNARY_ATTRS(name, ...)                                                  \
+  add_unary(#name, [](const Tensor& x) { return ops::name(x, __VA_ARGS__); },       \
+            [](const Tensor& x) { return decomp::name(x, __VA_ARGS__); })
+  OAR_UNARY(silu);
+  OAR_UNARY(sigmoid);
+  OAR_UNARY(hardswish);
+  OAR_UNARY(mish);
+  OAR_UNARY(relu6);
+  OAR_UNARY(log_sigmoid);
+  OAR_UNARY(softsign);
+  OAR_UNARY(tanhshrink);
+  OAR_UNARY(square);
+  OAR_UNARY(rsqrt);  // negative inputs: NaN on both sides
+  c["gelu"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+                 const Tensor x = random(s, seed);
+                 for (bool approximate : {false, true})
+                   expect_close(ops::gelu(x, approximate), decomp::gelu(x, approximate),
+                                what + " approximate=" + std::to_string(approximate));
+               },
+               kUnaryShapes};
+  OAR_UNARY_ATTRS(hardsigmoid, 0.2, 0.4);
+  OAR_UNARY_ATTRS(softplus, 1.5, 10.0);
+  OAR_UNARY_ATTRS(leaky_relu, 0.07);
+  OAR_UNARY_ATTRS(elu, 0.8);
+  OAR_UNARY_ATTRS(hardtanh, -1.5, 2.0);
+#undef OAR_UNARY
+#undef OAR_UNARY_ATTRS
+  // softplus's and hardsigmoid's defaults too (the YAML defaults reach decomp's header).
+  c["softplus"].first = [prev = c["softplus"].first](const Shape& s, uint64_t seed,
+                                                     const std::string& what) {
+    prev(s, seed, what);
+    const Tensor x = random(s, seed + 1);
+    expect_close(ops::softplus(x), decomp::softplus(x), what + " defaults");
+    expect_close(ops::hardsigmoid(x), decomp::hardsigmoid(x), what + " hardsigmoid defaults");
+  };
+  c["softmax"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+                    const Tensor x = random(s, seed);
+                    for (int64_t axis : {-1, 1, 2}) {
+                      expect_close(ops::softmax(x, axis), decomp::softmax(x, axis), what);
+                      expect_close(ops::log_softmax(x, axis), decomp::log_softmax(x, axis),
+                                   what + " log_softmax");
+                    }
+                  },
+                  kAxisShapes};
+  c["log_softmax"] = c["softmax"];
+  // Reductions: op(x, axis, [extra attributes,] keepdim), decomp the same.
+#define OAR_REDUCTION(key, name, ...)                                                   \
+  c[key] = {with_axes([=](const Tensor& x, const Shape& a, bool k) {                    \
+                        return ops::name(x, a, ##__VA_ARGS__, k);                         \
+                      },                                                                 \
+                      [=](const Tensor& x, const Shape& a, bool k) {                    \
+                        return decomp::name(x, a, ##__VA_ARGS__, k);                      \
+                      }),                                                                \
+            kAxisShapes}
+  OAR_REDUCTION("logsumexp", logsumexp);
+  OAR_REDUCTION("mean", mean);
+  for (bool unbiased : {false, true}) {
+    const std::string sfx = unbiased ? "" : "_biased";
+    OAR_REDUCTION("var" + sfx, var, unbiased);
+    OAR_REDUCTION("std" + sfx, std, unbiased);
+  }
+#undef OAR_REDUCTION
+  c["layer_norm"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+                       const Tensor x = random(s, seed);
+                       for (int64_t begin : {1, 2}) {
+                         int64_t n = 1;
+                         for (size_t i = begin; i < s.size(); ++i) n *= s[i];
+                         const Tensor w = random({n}, seed + 1), b = random({n}, seed + 2);
+                         for (int affine = 0; affine < 4; ++affine) {
+                           const Tensor ws = affine & 1 ? w : Tensor();
+                           const Tensor bs = affine & 2 ? b : Tensor();
+                           expect_close(std::get<0>(ops::layer_norm(x, ws, bs, 1e-5, begin)),
+                                        decomp::layer_norm(x, ws, bs, 1e-5, begin),
+                                        what + " begin=" + std::to_string(begin) +
+                                            " affine=" + std::to_string(affine));
+                         }
+                       }
+                     },
+                     kAxisShapes};
+  return c;
+}
+
+TEST(Decomp, MatchesTheKernelInFloat64) {
+  const auto all = cases();
+  uint64_t seed = 1;
+  for (const auto& [name, c] : all) {
+    for (const Shape& s : c.second) {
+      std::string shape = "[";
+      for (int64_t d : s) shape += std::to_string(d) + ",";
+      c.first(s, seed++, name + " shape " + shape + "]");
+    }
+  }
+}
+
+TEST(Decomp, EveryDecompositionIsTested) {
+  const auto all = cases();
+  for (const std::string& op : decomp::op_names())
+    EXPECT_TRUE(all.count(op)) << op << " has no case";
+  EXPECT_GE(decomp::op_names().size(), 20u);
+}
+
+}  // namespace
+}  // namespace oar
