@@ -14,8 +14,9 @@ class TranslatedLayer(Layer):
         super().__init__()
         from .save_load import _struct_from_json
 
-        self._program = program
-        self._executor = _C.pir.Executor(program)
+        self._program = program  # op dialect, as saved
+        # A loaded layer can be fine-tuned: the training pipeline, on a lowered copy.
+        self._executor = _C.pir.Executor(program.run_pipeline("jit-train", lower_copy=True))
         buffers = set(info.get("buffers", []))
         self._state_names = []
         self._state_cache = None
