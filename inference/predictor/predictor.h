@@ -1,6 +1,8 @@
 // The C++ predictor (Paddle's paddle_infer API shape): loads a saved model
-// (<prefix>.pdmodel + <prefix>.pdiparams, written by oar.jit.save), runs the analysis
-// passes and executes it on the executor, with no Python in the process.
+// (<prefix>.pdmodel + <prefix>.pdiparams, written by oar.jit.save; saved_model.h), runs
+// the registered pass pipeline "predictor" (pir/pass/pipelines.h) and executes the
+// lowered program on the executor, with no Python in the process. oar.inference in
+// Python is a binding of this class (python/csrc/inference_py.cc).
 //
 //   oar::inference::Config config("out/model.pdmodel", "out/model.pdiparams");
 //   auto predictor = oar::inference::CreatePredictor(config);

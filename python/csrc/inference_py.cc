@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "inference/predictor/params_reader.h"
 #include "inference/predictor/predictor_access.h"
 #include "inference/predictor/saved_model.h"
 #include "python/csrc/pir_py.h"
@@ -65,6 +66,21 @@ void bind_inference(py::module_& m) {
     return std::make_shared<PyProgram>(std::move(prog));
   }, py::arg("prog_file"), py::arg("params_file"),
      "The program of a saved model with its parameters' data attached (oar.pir.Program).");
+
+  im.def("parse_safetensors", [](py::buffer data, const std::string& path) {
+    py::buffer_info info = data.request();
+    std::string_view bytes(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size * info.itemsize));
+    inference::SafetensorsHeader h;
+    {
+      py::gil_scoped_release release;  // the checksum reads every byte
+      h = inference::parse_safetensors(bytes, path);
+    }
+    py::list entries;
+    for (const auto& e : h.entries) entries.append(py::make_tuple(e.name, e.dtype, e.shape, e.begin, e.end));
+    return py::make_tuple(entries, h.data_start, h.format, h.structure);
+  }, py::arg("data"), py::arg("path"),
+     "Checks a safetensors file's bytes (oar.load's reader, params_reader.h): returns ([(name, dtype, shape, "
+     "begin, end)] in data order, data_start, format, structure); ValueError naming `path` when malformed.");
 
   py::class_<Config>(im, "Config")
       .def(py::init<>())

@@ -206,7 +206,7 @@ def test_truncated_or_corrupt_saved_model_names_the_file_and_problem(saved_lenet
     params = open(path + ".pdiparams", "rb").read()
     cases = [("short_program", model[:100], params, ".pdmodel", "truncated"),
              ("bad_program", model[:-9] + bytes([model[-9] ^ 0x10]) + model[-8:], params, ".pdmodel", "checksum"),
-             ("short_params", model, params[:4], ".pdiparams", "shorter than the 8-byte header"),
+             ("short_params", model, params[:4], ".pdiparams", r"truncated \(4 bytes, no header\)"),
              ("cut_params", model, params[:-1], ".pdiparams", "truncated|bytes"),
              ("bad_params", model, params[:-4] + bytes([params[-4] ^ 1]) + params[-3:], ".pdiparams", "checksum")]
     for name, m, p, bad, why in cases:
