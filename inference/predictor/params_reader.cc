@@ -1,5 +1,6 @@
 #include "inference/predictor/params_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,22 +14,100 @@ namespace {
 
 using Json = nlohmann::json;
 
-DataType st_dtype(const std::string& s, const std::string& path) {
-  static const std::map<std::string, DataType> m = {
-      {"BOOL", DataType::BOOL},   {"I8", DataType::INT8},     {"U8", DataType::UINT8},
-      {"I16", DataType::INT16},   {"I32", DataType::INT32},   {"I64", DataType::INT64},
-      {"F16", DataType::FLOAT16}, {"BF16", DataType::BFLOAT16}, {"F32", DataType::FLOAT32},
-      {"F64", DataType::FLOAT64}};
-  auto it = m.find(s);
-  OAR_ENFORCE(it != m.end(), InvalidArgument, "read_params: '", path, "' holds a tensor of unsupported dtype ", s);
-  return it->second;
+constexpr uint64_t kMaxHeader = 100ull * 1024 * 1024;  // as framework_io: larger is no real header
+
+/// Bytes per element of each safetensors dtype this reader accepts.
+const std::map<std::string, size_t>& st_sizes() {
+  static const std::map<std::string, size_t> m = {{"BOOL", 1}, {"I8", 1},  {"U8", 1},   {"I16", 2}, {"U16", 2},
+                                                  {"I32", 4},  {"U32", 4}, {"I64", 8},  {"U64", 8}, {"F16", 2},
+                                                  {"BF16", 2}, {"F32", 4}, {"F64", 8}};
+  return m;
 }
 
 [[noreturn]] void corrupt(const std::string& path, const std::string& why) {
-  OAR_THROW(InvalidArgument, "read_params: '", path, "' is not a valid Oar/safetensors parameter file: ", why);
+  OAR_THROW(InvalidArgument, "'", path, "' is not a valid Oar/safetensors file: ", why);
 }
 
 }  // namespace
+
+SafetensorsHeader parse_safetensors(std::string_view bytes, const std::string& path) {
+  if (bytes.size() < 8) corrupt(path, "the file is truncated (" + std::to_string(bytes.size()) + " bytes, no header)");
+  uint64_t hlen = 0;
+  for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | static_cast<unsigned char>(bytes[i]);
+  if (hlen > kMaxHeader) corrupt(path, "header size " + std::to_string(hlen) + " is implausible");
+  if (hlen > bytes.size() - 8)
+    corrupt(path, "the file is truncated (header needs " + std::to_string(8 + hlen) + " bytes, file has " +
+                      std::to_string(bytes.size()) + ")");
+  Json header;
+  try {
+    header = Json::parse(bytes.substr(8, hlen));
+  } catch (const Json::exception& e) {
+    corrupt(path, std::string("the header is not valid JSON (") + e.what() + ")");
+  }
+  if (!header.is_object()) corrupt(path, "the header is not a JSON object");
+
+  SafetensorsHeader out;
+  out.data_start = 8 + hlen;
+  const uint64_t data_size = bytes.size() - out.data_start;
+  Json entries = Json::object();  // the header without __metadata__: what the checksum covers
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    entries[it.key()] = it.value();
+    SafetensorsEntry e;
+    e.name = it.key();
+    try {
+      e.dtype = it.value().at("dtype").get<std::string>();
+      e.shape = it.value().at("shape").get<std::vector<int64_t>>();
+      const auto offs = it.value().at("data_offsets").get<std::vector<uint64_t>>();
+      if (offs.size() != 2) throw std::invalid_argument("data_offsets");
+      e.begin = offs[0];
+      e.end = offs[1];
+    } catch (const std::exception&) {
+      corrupt(path, "malformed entry for tensor '" + e.name + "'");
+    }
+    auto size = st_sizes().find(e.dtype);
+    if (size == st_sizes().end()) corrupt(path, "tensor '" + e.name + "' has unsupported dtype " + e.dtype);
+    uint64_t numel = 1;
+    bool negative = false;
+    for (int64_t d : e.shape) {
+      negative |= d < 0;
+      numel *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    }
+    if (negative || e.begin > e.end || e.end - e.begin != numel * size->second) {
+      std::ostringstream shape;
+      shape << "[";
+      for (size_t i = 0; i < e.shape.size(); ++i) shape << (i ? ", " : "") << e.shape[i];
+      shape << "]";
+      corrupt(path, "tensor '" + e.name + "' byte range [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                        ") does not match shape " + shape.str() + " and dtype " + e.dtype);
+    }
+    if (e.end > data_size)
+      corrupt(path, "the file is truncated (tensor '" + e.name + "' ends at byte " + std::to_string(e.end) +
+                        " of the data, which has " + std::to_string(data_size) + ")");
+    out.entries.push_back(std::move(e));
+  }
+  std::stable_sort(out.entries.begin(), out.entries.end(),
+                   [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin; });
+
+  const auto meta = header.find("__metadata__");
+  if (meta == header.end() || !meta->is_object()) return out;  // a plain safetensors file
+  if (auto f = meta->find("format"); f != meta->end() && f->is_string()) out.format = f->get<std::string>();
+  if (out.format != kOarSafetensorsFormat) return out;
+  // oar.save's CRC-32 over the canonical entries (sorted keys, no spaces, ASCII: Python's
+  // json.dumps(sort_keys=True, separators=(",", ":"))), the structure, and the tensors'
+  // bytes in data order.
+  auto s = meta->find("structure");
+  auto c = meta->find("crc32");
+  if (s == meta->end() || !s->is_string() || c == meta->end() || !c->is_string())
+    corrupt(path, "the metadata has no structure or crc32");
+  out.structure = s->get<std::string>();
+  uint32_t crc = pir::crc32(entries.dump(-1, ' ', true) + out.structure);
+  for (const SafetensorsEntry& e : out.entries)
+    crc = pir::crc32(bytes.substr(out.data_start + e.begin, e.end - e.begin), crc);
+  if (std::to_string(crc) != c->get<std::string>())
+    corrupt(path, "checksum mismatch (the data was modified or damaged)");
+  return out;
+}
 
 std::map<std::string, std::shared_ptr<DenseTensor>> read_params(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -36,76 +115,43 @@ std::map<std::string, std::shared_ptr<DenseTensor>> read_params(const std::strin
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string bytes = ss.str();
-  if (bytes.size() < 8) corrupt(path, "shorter than the 8-byte header size");
-  uint64_t hlen = 0;
-  for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | static_cast<unsigned char>(bytes[i]);
-  if (hlen > bytes.size() - 8) corrupt(path, "the header size exceeds the file (truncated?)");
-  Json header;
+  SafetensorsHeader h;
   try {
-    header = Json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(hlen));
-  } catch (const Json::exception& e) {
-    corrupt(path, std::string("bad JSON header: ") + e.what());
+    h = parse_safetensors(bytes, path);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "read_params: " + e.message());
   }
-  if (!header.is_object()) corrupt(path, "the header is not a JSON object");
-  const size_t data_start = 8 + hlen;
-  const size_t data_size = bytes.size() - data_start;
-
-  Json entries = Json::object();
+  auto bad = [&](const std::string& why) {
+    OAR_THROW(InvalidArgument, "read_params: '", path, "' is not a valid Oar/safetensors file: ", why);
+  };
+  if (h.format != kOarSafetensorsFormat) bad("no Oar metadata (not written by oar.save)");
+  static const std::map<std::string, DataType> dtypes = {
+      {"BOOL", DataType::BOOL},   {"I8", DataType::INT8},       {"U8", DataType::UINT8},  {"I16", DataType::INT16},
+      {"I32", DataType::INT32},   {"I64", DataType::INT64},     {"F16", DataType::FLOAT16},
+      {"BF16", DataType::BFLOAT16}, {"F32", DataType::FLOAT32}, {"F64", DataType::FLOAT64}};
   std::map<std::string, std::shared_ptr<DenseTensor>> by_tensor;
-  try {
-    for (auto it = header.begin(); it != header.end(); ++it) {
-      if (it.key() == "__metadata__") continue;
-      const Json& e = it.value();
-      entries[it.key()] = e;
-      const DataType dt = st_dtype(e.at("dtype").get<std::string>(), path);
-      std::vector<int64_t> shape = e.at("shape").get<std::vector<int64_t>>();
-      const auto offs = e.at("data_offsets").get<std::vector<uint64_t>>();
-      if (offs.size() != 2 || offs[0] > offs[1] || offs[1] > data_size)
-        corrupt(path, "tensor '" + it.key() + "' has data offsets outside the file (truncated?)");
-      int64_t numel = 1;
-      for (int64_t d : shape) {
-        if (d < 0) corrupt(path, "tensor '" + it.key() + "' has a negative size");
-        numel *= d;
-      }
-      if (static_cast<uint64_t>(numel) * size_of(dt) != offs[1] - offs[0])
-        corrupt(path, "tensor '" + it.key() + "' has " + std::to_string(offs[1] - offs[0]) +
-                          " bytes, its shape and dtype need " + std::to_string(numel * size_of(dt)));
-      auto t = std::make_shared<DenseTensor>(Dims(shape), dt);
-      t->alloc();
-      if (numel > 0) std::memcpy(t->raw_data(), bytes.data() + data_start + offs[0], offs[1] - offs[0]);
-      by_tensor[it.key()] = t;
-    }
-  } catch (const Json::exception& e) {
-    corrupt(path, std::string("bad tensor entry: ") + e.what());
+  for (const SafetensorsEntry& e : h.entries) {
+    auto dt = dtypes.find(e.dtype);
+    if (dt == dtypes.end()) bad("tensor '" + e.name + "' has dtype " + e.dtype + ", which no parameter can have");
+    auto t = std::make_shared<DenseTensor>(Dims(e.shape), dt->second);
+    t->alloc();
+    if (e.end > e.begin) std::memcpy(t->raw_data(), bytes.data() + h.data_start + e.begin, e.end - e.begin);
+    by_tensor[e.name] = t;
   }
-
-  // Oar's metadata: the structure (a dict of name -> tensor) and the CRC-32 over the
-  // canonical entries, the structure and the data.
-  if (!header.contains("__metadata__")) corrupt(path, "no __metadata__ (not written by oar.save)");
   std::map<std::string, std::shared_ptr<DenseTensor>> out;
   try {
-    const Json& meta = header.at("__metadata__");
-    const std::string structure = meta.at("structure").get<std::string>();
-    const uint32_t want = static_cast<uint32_t>(std::stoull(meta.at("crc32").get<std::string>()));
-    std::string crc_in = entries.dump(-1, ' ', true) + structure;
-    crc_in.append(bytes, data_start, std::string::npos);
-    if (pir::crc32(crc_in) != want) corrupt(path, "checksum mismatch (the file is corrupt)");
-    const Json root = Json::parse(structure);
-    if (!root.is_object() || !root.contains("dict")) corrupt(path, "the saved object is not a dict of tensors");
+    const Json root = Json::parse(h.structure);
+    if (!root.is_object() || !root.contains("dict")) bad("the saved object is not a dict of tensors");
     for (const Json& item : root.at("dict")) {
       const std::string name = item.at(0).get<std::string>();
       const Json& leaf = item.at(1);
-      if (!leaf.contains("tensor")) corrupt(path, "entry '" + name + "' is not a tensor");
+      if (!leaf.is_object() || !leaf.contains("tensor")) bad("entry '" + name + "' is not a tensor");
       auto t = by_tensor.find(leaf.at("tensor").get<std::string>());
-      if (t == by_tensor.end()) corrupt(path, "entry '" + name + "' names a missing tensor");
+      if (t == by_tensor.end()) bad("entry '" + name + "' names a missing tensor");
       out[name] = t->second;
     }
   } catch (const Json::exception& e) {
-    corrupt(path, std::string("bad metadata: ") + e.what());
-  } catch (const std::invalid_argument&) {
-    corrupt(path, "bad checksum field");
-  } catch (const std::out_of_range&) {
-    corrupt(path, "bad checksum field");
+    bad(std::string("malformed structure (") + e.what() + ")");
   }
   return out;
 }

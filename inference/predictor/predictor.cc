@@ -2,23 +2,22 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
+#include <sstream>
 
-#include "inference/predictor/params_reader.h"
+#include "inference/predictor/predictor_access.h"
+#include "inference/predictor/saved_model.h"
 #include "paddle_core/api/tensor.h"
 #include "paddle_core/base/errors.h"
 #include "pir/executor/executor.h"
-#include "pir/ir/operation.h"
 #include "pir/ir/program.h"
 #include "pir/pass/pass.h"
-#include "pir/serialize/serialize.h"
+#include "pir/pass/pipelines.h"
 
 namespace oar::inference {
 
 namespace {
-// The passes the predictor runs (as oar.inference's Python predictor).
-constexpr const char* kIrOptimPasses = "canonicalize,constant_fold,cse,fuse,fold_parameters,dce";
-constexpr const char* kMemoryOptimPasses = "inplace";
 
 ::oar::DataType to_core(DataType t) {
   switch (t) {
@@ -46,40 +45,65 @@ DataType from_core(::oar::DataType t) {
 
 struct Predictor::Impl {
   Config config;
-  std::unique_ptr<pir::Program> program;
+  std::shared_ptr<pir::Program> program;
   std::unique_ptr<pir::Executor> executor;
   std::vector<::oar::Tensor> inputs, outputs;
 };
 
+// ---- Config
+void Config::SetCpuMathLibraryNumThreads(int n) {
+  OAR_ENFORCE(n >= 1, InvalidArgument, "Config.SetCpuMathLibraryNumThreads: expected a positive number, got ", n);
+  threads_ = n;
+}
+
+bool Config::DeletePass(const std::string& name) {
+  OAR_ENFORCE(name != pir::kLowerPass, InvalidArgument, "Config.DeletePass: '", name,
+              "' cannot be left out (the executor runs lowered programs)");
+  const auto& known = pir::pipeline_passes("predictor-memory");
+  if (std::find(known.begin(), known.end(), name) == known.end()) return false;
+  if (std::find(deleted_passes_.begin(), deleted_passes_.end(), name) == deleted_passes_.end())
+    deleted_passes_.push_back(name);
+  return true;
+}
+
+std::vector<std::string> Config::PassNames() const {
+  const auto& all = pir::pipeline_passes(memory_optim_ ? "predictor-memory" : "predictor");
+  // switch_ir_optim(false) leaves out the analysis passes: those of "predictor" but its
+  // final lowering (what memory_optim adds, and the lowering, stay).
+  const auto& analysis = pir::pipeline_passes("predictor");
+  std::vector<std::string> out;
+  for (const std::string& p : all) {
+    const bool is_analysis = p != pir::kLowerPass && std::find(analysis.begin(), analysis.end(), p) != analysis.end();
+    if (!ir_optim_ && is_analysis) continue;
+    if (std::find(deleted_passes_.begin(), deleted_passes_.end(), p) != deleted_passes_.end()) continue;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string Config::Summary() const {
+  std::ostringstream os;
+  std::string passes;
+  for (const std::string& p : PassNames()) passes += (passes.empty() ? "" : ",") + p;
+  auto b = [](bool v) { return v ? "True" : "False"; };  // as Python prints them (oar.inference)
+  os << "prog_file: " << prog_file_ << "\nparams_file: " << params_file_ << "\ncpu_math_threads: " << threads_
+     << "\nir_optim: " << b(ir_optim_) << "\nmemory_optim: " << b(memory_optim_) << "\nprofile: " << b(profile_)
+     << "\npasses: " << passes;
+  return os.str();
+}
+
+// ---- Predictor
 Predictor::Predictor(const Config& config) : impl_(std::make_unique<Impl>()) {
   impl_->config = config;
   OAR_ENFORCE(!config.prog_file().empty() && !config.params_file().empty(), InvalidArgument,
               "Predictor: the Config names no model (SetModel(prog_file, params_file))");
-  impl_->program = pir::load_program(pir::IrContext::global(), config.prog_file());
-  auto params = read_params(config.params_file());
-  // Attach each parameter's data, checking it against the program's declaration.
-  for (pir::Operation* op : *impl_->program->block()) {
-    if (op->name() != "builtin.parameter") continue;
-    const std::string name = op->attr("name").as_string();
-    auto it = params.find(name);
-    OAR_ENFORCE(it != params.end(), InvalidArgument, "Predictor: '", config.params_file(),
-                "' has no data for parameter '", name, "'");
-    const pir::Type t = op->result(0).type();
-    const auto& d = it->second->dims();
-    OAR_ENFORCE(t.dtype() == it->second->dtype() && std::vector<int64_t>(d.begin(), d.end()) == t.dims(),
-                InvalidArgument, "Predictor: parameter '", name, "' in '", config.params_file(), "' has shape ", d,
-                " ", dtype_name(it->second->dtype()), ", the program expects ", t.str());
-    impl_->program->set_parameter(name, it->second);
-  }
-  std::string passes;
-  if (config.ir_optim()) passes = kIrOptimPasses;
-  if (config.memory_optim()) passes += std::string(passes.empty() ? "" : ",") + kMemoryOptimPasses;
-  if (!passes.empty()) {
-    pir::PassManager pm;
-    pm.add_pipeline(passes);
-    pm.run(*impl_->program);
-  }
+  impl_->program = load_saved_model(config.prog_file(), config.params_file());
+  // The program is the predictor's own: the whole pipeline, lowering included, runs on it.
+  pir::PassManager pm;
+  for (const std::string& p : config.PassNames()) pm.add_pass(p);
+  pm.run(*impl_->program);
   impl_->executor = std::make_unique<pir::Executor>(*impl_->program);
+  impl_->executor->set_profiling(config.profile_enabled());
   impl_->inputs.resize(impl_->executor->input_names().size());
 }
 
@@ -104,10 +128,15 @@ std::unique_ptr<Tensor> Predictor::GetOutputHandle(const std::string& name) {
 
 bool Predictor::Run() {
   for (size_t i = 0; i < impl_->inputs.size(); ++i)
-    OAR_ENFORCE(impl_->inputs[i].defined(), PreconditionNotMet, "Predictor.Run: input '",
-                impl_->executor->input_names()[i], "' has no data (CopyFromCpu first)");
-  const int prev = omp_get_max_threads();
-  omp_set_num_threads(impl_->config.cpu_math_library_num_threads());
+    OAR_ENFORCE(impl_->inputs[i].defined(), PreconditionNotMet, "Predictor.Run: no data for input '",
+                impl_->executor->input_names()[i], "' (CopyFromCpu / copy_from_cpu first)");
+  // The config's thread count for this run only; switching costs, so only when it differs.
+  const int prev = omp_get_max_threads(), threads = impl_->config.cpu_math_library_num_threads();
+  if (prev == threads) {
+    impl_->outputs = impl_->executor->run(impl_->inputs);
+    return true;
+  }
+  omp_set_num_threads(threads);
   try {
     impl_->outputs = impl_->executor->run(impl_->inputs);
   } catch (...) {
@@ -117,6 +146,16 @@ bool Predictor::Run() {
   omp_set_num_threads(prev);
   return true;
 }
+
+std::vector<OpProfile> Predictor::Profile() const {
+  std::vector<OpProfile> out;
+  for (const auto& p : impl_->executor->profile()) out.push_back(OpProfile{p.name, p.calls, p.seconds});
+  return out;
+}
+
+void Predictor::ResetProfile() { impl_->executor->reset_profile(); }
+
+std::unique_ptr<Predictor> Predictor::Clone() const { return std::make_unique<Predictor>(impl_->config); }
 
 void Tensor::Reshape(const std::vector<int64_t>& shape) {
   OAR_ENFORCE(input_, PreconditionNotMet, "Tensor.Reshape: '", name_, "' is an output");
@@ -174,5 +213,34 @@ void Tensor::copy_to(void* data, DataType t) const {
 }
 
 std::shared_ptr<Predictor> CreatePredictor(const Config& config) { return std::make_shared<Predictor>(config); }
+
+// ---- PredictorAccess
+void PredictorAccess::set_input(Predictor& p, int index, ::oar::Tensor t) {
+  const auto& names = p.impl_->executor->input_names();
+  OAR_ENFORCE(index >= 0 && static_cast<size_t>(index) < names.size(), OutOfRange, "Predictor: input index ",
+              index, " out of range (", names.size(), " inputs)");
+  OAR_ENFORCE(t.defined(), InvalidArgument, "Predictor: input '", names[index], "' got no data");
+  const pir::Type ty = p.impl_->executor->input_types()[index];
+  OAR_ENFORCE(t.dtype() == ty.dtype(), InvalidType, "Predictor: input '", names[index], "' is ",
+              dtype_name(ty.dtype()), ", got ", dtype_name(t.dtype()), " data");
+  p.impl_->inputs[index] = std::move(t);
+}
+
+const ::oar::Tensor& PredictorAccess::input(const Predictor& p, int index) { return p.impl_->inputs.at(index); }
+
+const std::vector<::oar::Tensor>& PredictorAccess::outputs(const Predictor& p) { return p.impl_->outputs; }
+
+const std::vector<::oar::Tensor>& PredictorAccess::run(Predictor& p, std::vector<::oar::Tensor> inputs) {
+  const size_t n = p.impl_->inputs.size();
+  OAR_ENFORCE(inputs.size() == n, InvalidArgument, "Predictor.run: the model takes ", n, " inputs, got ",
+              inputs.size());
+  p.impl_->inputs = std::move(inputs);
+  p.Run();
+  return p.impl_->outputs;
+}
+
+std::shared_ptr<pir::Program> PredictorAccess::program(const Predictor& p) { return p.impl_->program; }
+pir::Executor& PredictorAccess::executor(Predictor& p) { return *p.impl_->executor; }
+const Config& PredictorAccess::config(const Predictor& p) { return p.impl_->config; }
 
 }  // namespace oar::inference

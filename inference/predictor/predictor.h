@@ -1,6 +1,8 @@
 // The C++ predictor (Paddle's paddle_infer API shape): loads a saved model
-// (<prefix>.pdmodel + <prefix>.pdiparams, written by oar.jit.save), runs the analysis
-// passes and executes it on the executor, with no Python in the process.
+// (<prefix>.pdmodel + <prefix>.pdiparams, written by oar.jit.save; saved_model.h), runs
+// the registered pass pipeline "predictor" (pir/pass/pipelines.h) and executes the
+// lowered program on the executor, with no Python in the process. oar.inference in
+// Python is a binding of this class (python/csrc/inference_py.cc).
 //
 //   oar::inference::Config config("out/model.pdmodel", "out/model.pdiparams");
 //   auto predictor = oar::inference::CreatePredictor(config);
@@ -35,9 +37,12 @@ class Config {
     prog_file_ = prog_file;
     params_file_ = params_file;
   }
+  void SetProgFile(const std::string& f) { prog_file_ = f; }
+  void SetParamsFile(const std::string& f) { params_file_ = f; }
   const std::string& prog_file() const { return prog_file_; }
   const std::string& params_file() const { return params_file_; }
-  void SetCpuMathLibraryNumThreads(int n) { threads_ = n; }
+  /// OpenMP threads of the kernels during Run (n >= 1; InvalidArgument otherwise).
+  void SetCpuMathLibraryNumThreads(int n);
   int cpu_math_library_num_threads() const { return threads_; }
   /// Analysis passes (canonicalize, constant folding, CSE, DRR fusions, DCE); on by default.
   void SwitchIrOptim(bool on = true) { ir_optim_ = on; }
@@ -45,12 +50,33 @@ class Config {
   /// In-place rewriting on top of the executor's buffer reuse.
   void EnableMemoryOptim(bool on = true) { memory_optim_ = on; }
   bool memory_optim() const { return memory_optim_; }
+  /// Leaves pass `name` out of the optimization; false (nothing changes) when the
+  /// predictor's pipeline has no such pass. The final lowering cannot be left out.
+  bool DeletePass(const std::string& name);
+  /// The passes the predictor runs, in order: the registered pipeline "predictor" (or
+  /// "predictor-memory"), without its analysis passes when ir_optim is off, without the
+  /// deleted passes. Always ends with lower_to_kernel.
+  std::vector<std::string> PassNames() const;
+  /// Per-op timing of every Run (Predictor::Profile()).
+  void EnableProfile() { profile_ = true; }
+  bool profile_enabled() const { return profile_; }
+  /// The settings, one "key: value" a line.
+  std::string Summary() const;
 
  private:
   std::string prog_file_, params_file_;
   int threads_ = 1;
   bool ir_optim_ = true;
   bool memory_optim_ = false;
+  bool profile_ = false;
+  std::vector<std::string> deleted_passes_;
+};
+
+/// One op's share of the runs so far (Config::EnableProfile).
+struct OpProfile {
+  std::string name;  // the op ("pd_op.conv2d")
+  int64_t calls = 0;
+  double seconds = 0.0;
 };
 
 class Predictor;
@@ -71,6 +97,7 @@ class Tensor {
 
  private:
   friend class Predictor;
+  friend struct PredictorAccess;
   Tensor(Predictor* p, std::string name, bool input, int index)
       : p_(p), name_(std::move(name)), input_(input), index_(index) {}
   void copy_from(const void* data, DataType t);
@@ -92,9 +119,15 @@ class Predictor {
   std::unique_ptr<Tensor> GetOutputHandle(const std::string& name);
   /// Runs on the data copied into the input handles.
   bool Run();
+  /// Per-op profile of the runs so far, slowest first (empty unless EnableProfile).
+  std::vector<OpProfile> Profile() const;
+  void ResetProfile();
+  /// A new predictor of the same model and config.
+  std::unique_ptr<Predictor> Clone() const;
 
  private:
   friend class Tensor;
+  friend struct PredictorAccess;  // predictor_access.h: the Python binding's zero-copy path
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -71,7 +71,8 @@ class PassManager {
   void add_pass(std::string_view name);
   /// A nested pipeline run on every op named `op_name` in this pipeline's anchor.
   PassManager& nest(const std::string& op_name);
-  /// Appends passes from a textual pipeline: "a,b,cf.while(c,d)".
+  /// Appends passes from a textual pipeline ("a,b,cf.while(c,d)") or the passes of a
+  /// registered pipeline named `spec` ("jit-train", pir/pass/pipelines.h).
   void add_pipeline(std::string_view spec);
   void add_instrumentation(std::shared_ptr<PassInstrumentation> inst);
   /// Verify the program after every pass (default on).
@@ -107,8 +108,7 @@ std::vector<std::string> registered_passes();
 /// (fold_parameters).
 Program* current_program();
 
-/// The standard pipeline: canonicalize, constant_fold, cse, fuse (DRR rules), dce,
-/// inplace, lower_to_kernel.
+/// The "standard" registered pipeline as text (pir/pass/pipelines.h).
 std::string standard_pipeline();
 
 }  // namespace oar::pir

@@ -11,6 +11,7 @@
 #include "pir/ir/program.h"
 #include "pir/ir/verifier.h"
 #include "pir/pass/pass.h"
+#include "pir/pass/pipelines.h"
 
 namespace oar::pir {
 
@@ -137,6 +138,10 @@ const std::vector<std::shared_ptr<PassInstrumentation>>& PassManager::instrument
 bool PassManager::verify_each() const { return parent_ ? parent_->verify_each() : verify_each_; }
 
 void PassManager::add_pipeline(std::string_view spec) {
+  if (is_pipeline(spec)) {
+    for (const std::string& pass : pipeline_passes(spec)) add_pass(pass);
+    return;
+  }
   size_t i = 0;
   auto skip = [&] { while (i < spec.size() && (spec[i] == ' ' || spec[i] == '\n')) ++i; };
   while (true) {
@@ -246,8 +251,4 @@ std::vector<std::string> registered_passes() {
   for (const auto& [n, _] : pass_registry()) out.push_back(n);
   return out;
 }
-std::string standard_pipeline() {
-  return "canonicalize,constant_fold,cse,fuse,dce,inplace,lower_to_kernel";
-}
-
 }  // namespace oar::pir

@@ -423,9 +423,9 @@ uint64_t read_u64(const char* p) {
 }
 }  // namespace
 
-uint32_t crc32(std::string_view data) {
+uint32_t crc32(std::string_view data, uint32_t crc) {
   const uint32_t* t = crc_table();
-  uint32_t c = 0xFFFFFFFFu;
+  uint32_t c = crc ^ 0xFFFFFFFFu;
   for (unsigned char ch : data) c = t[(c ^ ch) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }

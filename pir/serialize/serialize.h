@@ -29,7 +29,8 @@ std::unique_ptr<Program> deserialize_program(IrContext* ctx, std::string_view by
 void save_program(const Program& p, const std::string& path);
 std::unique_ptr<Program> load_program(IrContext* ctx, const std::string& path);
 
-/// CRC-32 (IEEE) of `data`.
-uint32_t crc32(std::string_view data);
+/// CRC-32 (IEEE) of `data`; pass the CRC of the bytes before `data` to continue it
+/// (zlib.crc32(data, crc)).
+uint32_t crc32(std::string_view data, uint32_t crc = 0);
 
 }  // namespace oar::pir

@@ -1,6 +1,6 @@
 // oar._C.pir: programs of the IR for inspection from Python (oar.pir wraps it):
-// parse/print, list ops and values, build ops (shape inference included), run a
-// named pass pipeline, (de)serialize. Op and Value views check a generation number
+// parse/print, list ops and values, build ops (shape inference included), run passes
+// and the registered pipelines (pir/pass/pipelines.h), (de)serialize. Op and Value views check a generation number
 // so a view of an op that a pass rewrote raises instead of reading freed memory.
 #include <pybind11/stl.h>
 
@@ -11,10 +11,12 @@
 #include "pir/ir/program.h"
 #include "pir/ir/verifier.h"
 #include "pir/pass/pass.h"
+#include "pir/pass/pipelines.h"
 #include "pir/executor/executor.h"
 #include "pir/executor/run_program.h"
 #include "pir/serialize/serialize.h"
 #include "pir/trace/program_tracer.h"
+#include "python/csrc/pir_py.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {
@@ -26,13 +28,6 @@ using pir::IrContext;
 using pir::Operation;
 using pir::Type;
 using pir::Value;
-
-struct PyProgram {
-  std::unique_ptr<pir::Program> p;
-  uint64_t generation = 0;
-  explicit PyProgram(std::unique_ptr<pir::Program> prog) : p(std::move(prog)) {}
-};
-using ProgramRef = std::shared_ptr<PyProgram>;
 
 struct PyOp {
   ProgramRef prog;
@@ -237,7 +232,7 @@ void bind_pir(py::module_& m) {
       .def("run_passes", [](PyProgram& p, const std::string& pipeline, bool verify_each, bool timing) {
         pir::PassManager pm;
         pm.set_verify_each(verify_each);
-        pm.add_pipeline(pipeline == "standard" ? pir::standard_pipeline() : pipeline);
+        pm.add_pipeline(pipeline);
         auto t = std::make_shared<pir::PassTiming>();
         if (timing) pm.add_instrumentation(t);
         ++p.generation;
@@ -251,7 +246,22 @@ void bind_pir(py::module_& m) {
         }
         return r;
       }, py::arg("pipeline"), py::arg("verify_each") = true, py::arg("timing") = false,
-         "Runs a pass pipeline ('dce,cse', 'cf.while(cse)', or 'standard').")
+         "Runs passes ('dce,cse', 'cf.while(cse)') or a registered pipeline ('jit-train', 'standard').")
+      .def("run_pipeline", [](const ProgramRef& p, const std::string& name, bool lower_copy) -> py::object {
+        pir::pipeline_passes(name);  // NotFound naming the known pipelines
+        ++p->generation;
+        if (!lower_copy) {
+          pir::PassManager pm;
+          pm.add_pipeline(name);
+          pm.run(*p->p);
+          return py::none();
+        }
+        return py::cast(std::make_shared<PyProgram>(pir::run_pipeline_lowering_copy(*p->p, name)));
+      }, py::arg("name"), py::arg("lower_copy") = false,
+         "Runs the registered pipeline `name`. With lower_copy, this program stays in the op dialect "
+         "(every pass but the final lower_to_kernel runs on it) and the lowered copy is returned.")
+      .def("clone", [](const PyProgram& p) { return std::make_shared<PyProgram>(pir::clone_program(*p.p)); },
+           "A copy that shares the parameter data.")
       .def("serialize", [](const PyProgram& p, bool with_parameter_data) {
         return py::bytes(pir::serialize_program(*p.p, with_parameter_data));
       }, py::arg("with_parameter_data") = true)
@@ -260,6 +270,11 @@ void bind_pir(py::module_& m) {
       .def("has_parameter_data", [](const PyProgram& p, const std::string& name) {
         return p.p->parameter(name) != nullptr;
       }, py::arg("name"))
+      .def("parameter_data", [](const PyProgram& p, const std::string& name) -> py::object {
+        std::shared_ptr<DenseTensor> d = p.p->parameter(name);
+        if (!d) return py::none();
+        return wrap(Tensor(*d));
+      }, py::arg("name"), "Parameter `name`'s data as an oar.Tensor sharing its memory (None without data).")
       .def("set_parameter", [](PyProgram& p, const std::string& name, py::handle data) {
         Tensor t = py_to_tensor(data, "Program.set_parameter", "data");
         p.p->set_parameter(name, std::shared_ptr<DenseTensor>(t.impl(), &t.impl()->dense));
@@ -450,6 +465,10 @@ void bind_pir(py::module_& m) {
   }, py::arg("data"));
   pm.def("registered_passes", &pir::registered_passes);
   pm.def("standard_pipeline", &pir::standard_pipeline);
+  pm.def("registered_pipelines", &pir::registered_pipelines, "The named pass pipelines (pir/pass/pipelines.h).");
+  pm.def("pipeline", [](const std::string& name) { return pir::pipeline(name); }, py::arg("name"),
+         "Pipeline `name`'s passes as text.");
+  pm.def("pipeline_passes", [](const std::string& name) { return pir::pipeline_passes(name); }, py::arg("name"));
   pm.def("op_names", [ctx] { return ctx->op_names(); });
   pm.def("op_info", [ctx](const std::string& name) {
     const pir::OpInfo* i = ctx->op_info(name);

@@ -151,3 +151,23 @@ def test_load_never_executes_code(tmp_path):
     p.write_bytes(pickle.dumps({"a": 1}))
     with pytest.raises(ValueError, match="evil"):
         oar.load(str(p))
+
+
+def test_one_safetensors_reader_for_oar_load_and_saved_models(tmp_path):
+    # oar.load checks files with the C++ reader the predictor uses (params_reader.h)
+    p = tmp_path / "w.pdparams"
+    oar.save({"w": oar.ones([4]), "u": np.arange(3, dtype="uint16"), "b": oar.ones([2]).astype("bfloat16")}, str(p))
+    out = oar.load(str(p))
+    assert out["u"].dtype == np.uint16 and out["u"].tolist() == [0, 1, 2]
+    assert out["b"].dtype == oar.bfloat16 and out["b"].astype("float32").numpy().tolist() == [1.0, 1.0]
+    raw = p.read_bytes()
+    q = tmp_path / "flip"
+    q.write_bytes(raw[:-1] + bytes([raw[-1] ^ 1]))
+    with pytest.raises(ValueError) as from_load:
+        oar.load(str(q))
+    with pytest.raises(ValueError) as from_reader:
+        oar._C.inference.parse_safetensors(q.read_bytes(), str(q))
+    assert "checksum mismatch" in str(from_reader.value) and str(from_reader.value) in str(from_load.value)
+    entries, start, fmt, _ = oar._C.inference.parse_safetensors(raw, str(p))
+    assert fmt == "oar.safetensors.v1" and start % 8 == 0
+    assert [(n, d, s) for n, d, s, _, _ in entries] == [("t0", "F32", [4]), ("t1", "U16", [3]), ("t2", "BF16", [2])]

@@ -156,27 +156,28 @@ def _key_of(struct, tensors, specs):
     return leaf(struct)
 
 
-_PROGRAM_PASSES = "canonicalize,cse,dce"
-
-
 class ConcreteProgram:
     """One converted signature: the forward program and its executor, and for training
     signatures the backward program (Note [Backward program] in docs/notes/jit.md)."""
 
     def __init__(self, program, out_struct, param_names, input_names, backward=None, wrt_inputs=(),
                  wrt_params=(), grad_outputs=(), n_out=None):
-        # Cleanup that keeps every op's meaning: the traced backward repeats shape ops and
-        # zero fills (resnet-18's loses ~20% of its ops); no fusion, no in-place rewrite.
-        program.run_passes(_PROGRAM_PASSES)
-        if backward is not None:
-            backward.run_passes(_PROGRAM_PASSES)
+        # The registered pipeline (Note [Pass pipelines] in docs/notes/jit.md) runs on the
+        # programs, which stay in the op dialect (printed, saved by jit.save, exported to
+        # ONNX); the executors run lowered copies.
+        pipeline = "jit-train" if backward is not None else "jit-infer"
         self.program = program
         self.out_struct = out_struct
         self.param_names = param_names
         self.input_names = input_names
-        self.executor = _pir.Executor(program)
+        self.executed_program = program.run_pipeline(pipeline, lower_copy=True)
+        self.executor = _pir.Executor(self.executed_program)
         self.backward_program = backward
-        self.backward_executor = _pir.Executor(backward) if backward is not None else None
+        self.executed_backward_program = None
+        self.backward_executor = None
+        if backward is not None:
+            self.executed_backward_program = backward.run_pipeline(pipeline, lower_copy=True)
+            self.backward_executor = _pir.Executor(self.executed_backward_program)
         self.wrt_inputs = list(wrt_inputs)    # indices of the tensor arguments that get grads
         self.wrt_params = list(wrt_params)    # names of the parameters that get grads
         self.grad_outputs = list(grad_outputs)  # outputs that carry gradients

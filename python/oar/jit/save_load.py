@@ -5,7 +5,7 @@ docs/notes/jit.md).
     <path>.pdiparams   the parameter and buffer data, oar.save's safe tensor format
     <path>.pdinfo      JSON: which of them are buffers, input names, output arity
 
-oar.inference's predictor (Python and C++) reads the same files.
+Loading is one C++ loader (inference/predictor/saved_model.h) shared with the predictor.
 """
 import json
 import os
@@ -144,24 +144,18 @@ def _struct_from_json(j):
 
 
 def load_program(path):
-    """(program, params dict, info dict) of a saved model; every file is checked."""
-    from ..framework_io import load as load_tensors
-
+    """(program, params dict, info dict) of a saved model. The program and its parameters
+    come from the one saved-model loader (inference/predictor/saved_model.h, which the
+    predictors use too): a missing file raises FileNotFoundError, a corrupt, truncated or
+    mismatching one ValueError naming the file and what is wrong."""
     path = os.fspath(path)
-    files = {ext: path + ext for ext in (".pdmodel", ".pdiparams")}
-    for f in files.values():
-        if not os.path.exists(f):
-            raise FileNotFoundError(f"jit.load: '{f}' does not exist (saved models are <prefix>.pdmodel "
-                                    f"and <prefix>.pdiparams)")
-    with open(files[".pdmodel"], "rb") as f:
-        data = f.read()
     try:
-        program = _pir.deserialize(data)
+        program = _C.inference.load_saved_model(path + ".pdmodel", path + ".pdiparams")
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"jit.load: {e}") from None
     except ValueError as e:
-        raise ValueError(f"jit.load: '{files['.pdmodel']}' is not a valid program: {e}") from None
-    params = load_tensors(files[".pdiparams"])
-    if not isinstance(params, dict):
-        raise ValueError(f"jit.load: '{files['.pdiparams']}' does not hold a dict of tensors")
+        raise ValueError(f"jit.load: {e}") from None
+    params = {n: program.parameter_data(n) for n in program.parameter_names()}
     info = {}
     if os.path.exists(path + ".pdinfo"):
         try:
@@ -171,25 +165,7 @@ def load_program(path):
                 raise ValueError("not a JSON object")
         except ValueError as e:
             raise ValueError(f"jit.load: '{path}.pdinfo' is corrupt: {e}") from None
-    attach_parameters(program, params, files[".pdiparams"])
     return program, params, info
-
-
-def attach_parameters(program, params, where):
-    """Gives the program the data of each parameter it reads, checking names, shapes, dtypes."""
-    by_name = {}
-    for op in program.ops():
-        if op.name == "builtin.parameter":
-            v = op.result(0)
-            by_name[op.attrs()["name"]] = (list(v.shape), v.dtype)
-    for name, (shape, dtype) in by_name.items():
-        if name not in params:
-            raise ValueError(f"jit.load: '{where}' has no data for parameter '{name}'")
-        t = params[name]
-        if list(t.shape) != shape or t.dtype != dtype:
-            raise ValueError(f"jit.load: parameter '{name}' in '{where}' has shape {list(t.shape)} {t.dtype}, "
-                             f"the program expects {shape} {dtype}")
-        program.set_parameter(name, t)
 
 
 def load(path, **configs):

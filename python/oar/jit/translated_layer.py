@@ -14,8 +14,9 @@ class TranslatedLayer(Layer):
         super().__init__()
         from .save_load import _struct_from_json
 
-        self._program = program
-        self._executor = _C.pir.Executor(program)
+        self._program = program  # op dialect, as saved
+        # The training pipeline, on a lowered copy (fine-tuning runs _grad_executor).
+        self._executor = _C.pir.Executor(program.run_pipeline("jit-train", lower_copy=True))
         self._grad_executor = None  # made on the first call that needs gradients
         buffers = set(info.get("buffers", []))
         self._state_names = []

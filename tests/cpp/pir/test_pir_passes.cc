@@ -1,7 +1,10 @@
 // One test per pass: input program text -> expected output text (golden outputs
 // checked by hand when written; regenerate with build/dev/pir/pir_opt --pipeline=P).
+#include <algorithm>
+
 #include "pir/ir/printer.h"
 #include "pir/pass/pass.h"
+#include "pir/pass/pipelines.h"
 #include "tests/cpp/pir/pir_test_util.h"
 
 namespace oar::pir {
@@ -10,7 +13,7 @@ namespace {
 std::string run(const std::string& pipeline, const std::string& input) {
   auto p = parse_program(IrContext::global(), input);
   PassManager pm;
-  pm.add_pipeline(pipeline == "standard" ? standard_pipeline() : pipeline);
+  pm.add_pipeline(pipeline);  // a pass list or a registered pipeline's name
   pm.run(*p);
   return p->str();
 }
@@ -342,6 +345,77 @@ module {
 }
 )IR";
   EXPECT_EQ(run("standard", input + 1), expected + 1);
+}
+
+// ---- Note [Pass pipelines]: the registered pipelines
+TEST(PirPipelines, RegisteredByNameAndEndWithLowering) {
+  const std::vector<std::string> names = registered_pipelines();
+  for (const char* want : {"jit-train", "jit-infer", "predictor", "predictor-memory", "standard"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  const std::vector<std::string> passes = registered_passes();
+  for (const std::string& name : names) {
+    ASSERT_TRUE(is_pipeline(name));
+    const auto& list = pipeline_passes(name);
+    ASSERT_FALSE(list.empty()) << name;
+    EXPECT_EQ(list.back(), kLowerPass) << name;  // the executor runs kernel-dialect programs
+    for (const std::string& p : list)  // every pass exists, and no pipeline shadows a pass
+      EXPECT_NE(std::find(passes.begin(), passes.end(), p), passes.end()) << name << ": " << p;
+    EXPECT_EQ(std::find(passes.begin(), passes.end(), name), passes.end()) << name;
+    // add_pipeline takes the name for its passes
+    PassManager pm;
+    pm.add_pipeline(name);
+    EXPECT_EQ(pm.str(), pipeline(name));
+  }
+  EXPECT_EQ(standard_pipeline(), pipeline("standard"));
+  EXPECT_EQ(pipeline("predictor"), "canonicalize,constant_fold,cse,fuse,fold_parameters,dce,lower_to_kernel");
+  EXPECT_EQ(pipeline("predictor-memory"),
+            "canonicalize,constant_fold,cse,fuse,fold_parameters,dce,inplace,lower_to_kernel");
+  try {
+    pipeline_passes("jit-nope");
+    FAIL() << "expected NotFound";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    EXPECT_NE(e.message().find("unknown pass pipeline 'jit-nope'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("jit-train"), std::string::npos) << e.message();
+  }
+}
+
+TEST(PirPipelines, LoweringACopyKeepsTheProgramInTheOpDialect) {
+  const char* input = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<4xf32>)
+  %w = "builtin.parameter"() {name = "w"} : () -> (tensor<4xf32>)
+  %a = "pd_op.exp"(%x) : (tensor<4xf32>) -> (tensor<4xf32>)
+  %b = "pd_op.exp"(%x) : (tensor<4xf32>) -> (tensor<4xf32>)
+  %s = "pd_op.add"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>)
+  %m = "pd_op.multiply"(%s, %w) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>)
+  %dead = "pd_op.tanh"(%m) : (tensor<4xf32>) -> (tensor<4xf32>)
+  "builtin.output"(%m) {name = "y"} : (tensor<4xf32>) -> ()
+}
+)IR";
+  auto p = parse_program(IrContext::global(), input + 1);
+  auto w = std::make_shared<DenseTensor>(Dims({4}), DataType::FLOAT32);
+  w->alloc();
+  p->set_parameter("w", w);
+  std::unique_ptr<Program> lowered = run_pipeline_lowering_copy(*p, "jit-train");
+  // The program: cleaned (cse, dce) and still op dialect.
+  const std::string text = p->str();
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(text, "\"pd_op.exp\""), 1) << text;  // cse
+  EXPECT_EQ(count(text, "pd_op.tanh"), 0) << text;       // dce
+  EXPECT_EQ(count(text, "kernel.phi_kernel"), 0) << text;
+  // The copy: the same ops lowered, no pd_op op left, the parameter data shared.
+  int kernels = 0;
+  lowered->module()->walk([&](Operation* op) {
+    EXPECT_NE(op->info()->dialect, "pd_op") << op->name();
+    kernels += op->name() == "kernel.phi_kernel";
+  });
+  EXPECT_EQ(kernels, count(text, "\"pd_op."));
+  EXPECT_EQ(lowered->parameter("w").get(), w.get());
 }
 
 }  // namespace
