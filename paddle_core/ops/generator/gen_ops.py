@@ -180,8 +180,8 @@ def gen_grad_node(op):
             if expr:
                 L.append("    {")
                 L.append(f"      std::vector<Tensor> g = {expr};")
-                L.append(f"      for (size_t i = 0; i < g.size() && pos + i < result.size(); ++i)"
-                         f" if (needs_input_grad(pos + i)) result[pos + i] = g[i];")
+                L.append("      for (size_t i = 0; i < g.size() && pos + i < result.size(); ++i)"
+                         " if (needs_input_grad(pos + i)) result[pos + i] = g[i];")
                 L.append("    }")
             L.append(f"    pos += {a.name}_size_;")
         else:
@@ -232,7 +232,7 @@ def gen_trace_record(op, outs):
     call is reported after it ran: inputs after promotion, attributes, outputs."""
     ins = ", ".join(a.name for a in op.tensor_args)
     attrs = ", ".join(f'{{"{a.name}", trace::AttrValue({a.name})}}' for a in op.attrs)
-    return [f"  if (auto* tracer = trace::active())",
+    return ["  if (auto* tracer = trace::active())",
             f'    tracer->record("{op.name}", {{{ins}}}, {{{attrs}}}, {{{", ".join(outs)}}});']
 
 
