@@ -13,8 +13,9 @@ APT_PACKAGES=(
   libdlpack-dev
   libomp-dev
   nlohmann-json3-dev     # JSON: the C++ predictor reads the safetensors header
+  clang-format           # scripts/lint.sh: clang-format and clang-format-diff
 )
-PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime)  # onnx: oar.onnx.export; onnxruntime: its tests
+PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

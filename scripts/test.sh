@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The README's test command: set up from scratch if needed, then run every test
-# (C++ GoogleTest through ctest, then the Python suite through pytest).
+# The README's test command: set up from scratch if needed, lint (scripts/lint.sh), then
+# run every test (C++ GoogleTest through ctest, then the Python suite through pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh  # lint's tools; setup.sh finds them installed
+bash scripts/lint.sh          # before the build: a lint failure fails fast
 bash scripts/setup.sh
 build_dir=$(ls -d build/cp3* | head -n 1)
 echo "[test] C++ tests (ctest in $build_dir)"

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from . import _C
+from . import _C, _trace_state
 from ._C import DataType, Tensor
 
 _ops = _C.ops
@@ -325,8 +325,7 @@ def _set_basic_grad(x, entries, value):
 
 def _tracing():
     """True inside oar.jit.to_static's trace (writes must then be ops the tracer sees)."""
-    api = sys.modules.get("oar.jit.api")
-    return api is not None and bool(api._active)
+    return bool(_trace_state.active)
 
 
 def _set_advanced(x, entries, value):

@@ -1,8 +1,7 @@
 """Random permutations (the other random creation functions live in _creation.py)."""
 import math
-import sys
 
-from . import _C
+from . import _C, _trace_state
 from ._dtype import convert_dtype
 
 _ops = _C.ops
@@ -24,8 +23,8 @@ def bernoulli(x, p=None, name=None):
         return (rand(x.shape, x.dtype) < float(p)).astype(x.dtype)
     if not x.dtype.is_floating_point:
         raise TypeError(f"bernoulli: x must be a floating-point tensor of probabilities, got {x.dtype}")
-    api = sys.modules.get("oar.jit.api")
-    traced = api is not None and api._active and api._active[-1].is_traced(x)
+    tracer = _trace_state.tracer()
+    traced = tracer is not None and tracer.is_traced(x)
     if x.size and not traced:  # a traced x has no value yet to check
         lo, hi = float(x.min()), float(x.max())
         if not (0.0 <= lo and hi <= 1.0):

@@ -6,7 +6,6 @@ composition is differentiable through the ops it calls."""
 import math
 import numbers
 
-import numpy as np
 
 from . import _C
 from ._C import Tensor

@@ -30,7 +30,7 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     python: {method: true, scalar: [y], name: add}
 """
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import yaml

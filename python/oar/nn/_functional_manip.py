@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .. import _C
+from .. import _C, _trace_state
 from .._C import Tensor
 
 _ops = _C.ops
@@ -277,8 +277,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D, got shape {weight.shape}")
     n = weight.shape[0]
-    from ..jit import is_tracing
-    if is_tracing():
+    if _trace_state.active:
         # The ids are data of the converted program: gather checks them when it runs.
         if x.dtype.name not in ("int32", "int64"):
             raise TypeError(f"embedding: x must be an int32 or int64 tensor, got {x.dtype.name}")

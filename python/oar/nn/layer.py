@@ -3,12 +3,11 @@ the containers Sequential, LayerList, LayerDict, ParameterList, ParameterDict.""
 
 import collections
 import re
-import sys
 import warnings
 
 import numpy as np
 
-from .. import _C
+from .. import _C, _trace_state
 from .._dtype import convert_dtype, get_default_dtype
 from . import initializer as init
 
@@ -456,12 +455,10 @@ class Layer:
             if r is not None:
                 inputs = r if isinstance(r, tuple) else (r,)
         forward = self.forward
-        api = sys.modules.get("oar.jit.api")
-        if api is not None and api._active:
+        if _trace_state.active:
             # Inside oar.jit.to_static: the user's sublayers get their Python control
-            # flow converted too (dy2static.convert_call; oar's own layers run as they are).
-            from ..jit import dy2static
-            forward = dy2static.convert_call(forward)
+            # flow converted too (jit's dy2static.convert_call; oar's own layers run as they are).
+            forward = _trace_state.convert_forward(forward)
         out = forward(*inputs, **kwargs)
         for hook in list(self._forward_post_hooks.values()):
             r = hook(self, inputs, out)

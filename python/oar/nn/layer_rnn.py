@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .. import _C
+from .. import _C, _trace_state
 from . import functional as F
 from . import initializer as init
 from .layer import Layer, LayerList
@@ -168,8 +168,7 @@ def _step_mask(sequence_length, t, dtype):
 
 def _dynamic_time(x):
     """True while to_static traces x and its time dim (dim 0) is dynamic."""
-    from ..jit import api
-    tracer = api._active[-1] if api._active else None
+    tracer = _trace_state.tracer()
     return tracer is not None and tracer.is_traced(x) and tracer.dims_of(x)[0] == -1
 
 
@@ -233,8 +232,6 @@ class RNN(Layer):
         """The time steps as one while_loop (cf.while) when to_static traces a dynamic
         sequence length: the step index is a loop variable, each step reads its row of
         the projected inputs and writes its row of the outputs (scatter)."""
-        from ..static import nn as snn
-
         rank = x.ndim
         ones = _ops.full_like(_ops.strided_slice_view(x, list(range(1, rank)), [0] * (rank - 1), [1] * (rank - 1),
                                                      [1] * (rank - 1)), 1, "int64")
@@ -264,7 +261,7 @@ class RNN(Layer):
             step = -1 if self.is_reverse else 1
             return [t + step] + new + [out_buf]
 
-        res = snn.while_loop(cond, body, [t0] + flat + [buf])
+        res = _trace_state.while_loop(cond, body, [t0] + flat + [buf])  # oar.static.nn.while_loop
         final = res[1:-1]
         return res[-1], (tuple(final) if packed else final[0])
 

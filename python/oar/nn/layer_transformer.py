@@ -16,7 +16,7 @@ import numpy as np
 from .. import _C
 from . import functional as F
 from .layer import Layer, LayerList, ParamAttr
-from .layers import Dropout, Linear
+from .layer_common import Dropout, Linear
 
 from .layer_cnn import LayerNorm
 

@@ -165,7 +165,7 @@ def _next_vars(out, n):
 
 def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None):
     import oar
-    from ..autograd import is_grad_enabled, no_grad
+    from ..autograd import is_grad_enabled
 
     if c0.dtype != oar.bool:
         c0 = c0.astype("bool")

@@ -14,7 +14,7 @@ import oar.nn as nn
 import oar.nn.functional as F
 from oar.static import InputSpec
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # the repository
 
 
 def rand(*shape, seed=0):

@@ -4,7 +4,6 @@ against a float64 NumPy reference written here: conv1d/3d and their transposes, 
 losses, upsample and scaled_dot_product_attention; dropout / alpha_dropout / gumbel_softmax
 gradients under a fixed seed (their sampling is checked in test_harness_random.py); bad
 inputs of every nn functional of the scope."""
-import itertools
 import math
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 import oar
 import oar.nn.functional as F
 from op_test_utils import (FLOAT_DTYPES, NARROW_DTYPES, Gen, OpCase, case_id, check_bad_inputs,
-                           check_forward, check_grad, ints, normal, tensor, uniform)
+                           check_forward, check_grad, normal, tensor, uniform)
 
 ALL_FLOATS = FLOAT_DTYPES + NARROW_DTYPES
 LOOSE = {"float16": (3e-2, 2e-2), "bfloat16": (2e-1, 5e-2)}

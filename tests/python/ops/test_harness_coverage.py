@@ -1,5 +1,5 @@
 """Issue 3's op harness covers its whole scope: every op listed in the issue (by Paddle name)
-has at least one table entry (an OpCase in some tests/python/test_*.py table) whose forward
+has at least one table entry (an OpCase in some tests/python/**/test_*.py table) whose forward
 is checked against a NumPy reference on float64; differentiable ops also have an entry that
 check_grad runs (finite differences), and ops that have bad inputs an entry with bad_inputs.
 Random ops are covered by RandomCase entries (moments / frequencies under a seed).
@@ -13,12 +13,13 @@ entry is only credited when it really raises what it says.
 import importlib
 import pathlib
 import re
+import sys
 
 import pytest
 
 from op_test_utils import OpCase, RandomCase, check_bad_inputs
 
-HERE = pathlib.Path(__file__).resolve().parent
+TESTS = pathlib.Path(__file__).resolve().parents[1]  # tests/python: tables live in every folder
 
 # ---- issue 3's Scope, by Paddle name. "a|b" is one op under several names (aliases).
 MATH = """
@@ -109,9 +110,11 @@ def _tables(module):
 
 def _collect():
     entries = []  # (module, table, case, grad_checked)
-    for path in sorted(HERE.glob("test_*.py")):
+    for path in sorted(TESTS.rglob("test_*.py"), key=lambda p: p.name):
         if path.stem == "test_harness_coverage":
             continue
+        if str(path.parent) not in sys.path:  # as pytest's default (prepend) import mode does
+            sys.path.insert(0, str(path.parent))
         module = importlib.import_module(path.stem)
         tables = _tables(module)
         grad_ids = {id(c) for c in tables.get("GRAD_CASES", [])}

@@ -364,7 +364,7 @@ def test_lists_appended_to_in_converted_loops(fn, ir):
     assert len(static.concrete_programs) == 1
     program = str(static.main_program)
     assert "cf.while" in program and "pd_op.append_row" in program
-    assert f"-> ()" in program and ir in program.splitlines()[-2], program   # the output keeps static sizes
+    assert "-> ()" in program and ir in program.splitlines()[-2], program   # the output keeps static sizes
 
 
 class Decoder(oar.nn.Layer):

@@ -1,4 +1,6 @@
-"""Common layers. The training-API issue widens this set."""
+"""Common layers: Linear, the basic activations (ReLU, GELU, Tanh, Sigmoid, Softmax,
+LogSoftmax), Identity, Flatten, Dropout and the basic losses (CrossEntropyLoss, MSELoss,
+L1Loss). The other layers live in layer_<topic>.py beside this file."""
 from .. import _C
 from . import functional as F
 from .layer import Layer

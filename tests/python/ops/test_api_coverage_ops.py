@@ -1,4 +1,4 @@
-"""Ops added for issue 3's API coverage (see test_api_coverage.py): oar.poisson,
+"""The ops behind issue 3's API coverage (test_api_coverage.py checks the names): oar.poisson,
 F.diag_embed, the Tensor methods concat/stack/broadcast_tensors/slice/where/multinomial,
 and F.conv2d_transpose's Paddle argument order (dilation before groups)."""
 import math

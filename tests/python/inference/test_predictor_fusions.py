@@ -10,7 +10,7 @@ import oar.nn as nn
 import oar.nn.functional as F
 import pytest
 from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, tensor
-from test_conv_pool import np_conv, np_pool
+from ops.test_conv_pool import np_conv, np_pool  # the conv/pool suite's NumPy references
 
 _C = oar._C
 

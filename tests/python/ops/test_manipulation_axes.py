@@ -1,4 +1,7 @@
-"""Second set of manipulation ops (moveaxis ... as_strided) against NumPy in float64:
+"""Manipulation ops that rearrange, view, gather or scatter along axes (moveaxis, flip,
+roll, rot90, tril/triu, unbind, unfold, chunk, repeat_interleave; as_strided, slice,
+strided_slice, crop, broadcast_to, expand_as, meshgrid, diag_embed; take/put_along_axis,
+index_add, masked_fill, scatter_nd) against NumPy in float64:
 forward on several shapes (0-size and broadcast included), gradients by central
 differences, bad inputs raising ValueError/IndexError/TypeError naming the op."""
 import numpy as np

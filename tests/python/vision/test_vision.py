@@ -209,7 +209,7 @@ def test_train_lenet_example_runs(tmp_path):
     import sys
 
     pytest.importorskip("sklearn", reason="examples/train_lenet.py needs scikit-learn")
-    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_lenet.py")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "train_lenet.py")
     out = subprocess.run(
         [
             sys.executable,

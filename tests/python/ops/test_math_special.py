@@ -1,4 +1,6 @@
-"""Elementwise math of math_ext.yaml (expm1 ... lgamma, erfinv, digamma, polygamma,
+"""Trigonometric, hyperbolic, logarithmic, rounding and special functions, the
+floating-point classifications and fmax/fmin/atan2/lerp/increment: the elementwise
+math of math_ext.yaml (expm1 ... lgamma, erfinv, digamma, polygamma,
 isnan/isinf/isfinite, nan_to_num, fmax/fmin, atan2, lerp, increment) against float64
 NumPy references: forward on every float dtype (0-D, 0-size, broadcast shapes),
 gradients against finite differences, bad inputs."""

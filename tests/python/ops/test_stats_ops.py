@@ -7,7 +7,7 @@ import pytest
 import oar
 from op_test_utils import (FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, Gen, OpCase, bools, case_id,
                            check_forward, check_grad, declared_ops, ints,
-                           nonzero, normal, tensor, uniform)
+                           nonzero, normal, tensor)
 
 ALL_FLOATS = FLOAT_DTYPES + NARROW_DTYPES
 SHAPES = [[(3, 4, 5)], [(2, 1, 3)], [(0, 4, 5)], [(1, 4, 1)]]

@@ -1,7 +1,6 @@
 """Padding, resampling and embedding functionals (oar.nn.functional) against float64
 NumPy references written independently of the kernels (np.pad, np.interp, loops),
 with gradients by central differences and bad inputs; the layers around them."""
-import math
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ import pytest
 import oar
 import oar.nn.functional as F
 from op_test_utils import (Gen, OpCase, case_id, check_bad_inputs, check_forward, check_grad,
-                           normal, tensor, uniform)
+                           normal, tensor)
 
 NP_MODE = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 I64 = lambda a: oar.to_tensor(np.asarray(a, dtype=np.int64))  # noqa: E731
