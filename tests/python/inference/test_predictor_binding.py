@@ -15,7 +15,7 @@ import oar
 import oar.nn.functional as F
 from oar.static import InputSpec
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _pir = oar._C.pir
 
 

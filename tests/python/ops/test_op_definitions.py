@@ -15,7 +15,7 @@ import oar.nn as nn
 import oar.nn.functional as F
 from oar import pir
 
-OPS_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "paddle_core", "ops")
+OPS_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "paddle_core", "ops")
 
 
 def _entries():

@@ -1,0 +1,47 @@
+"""C++ emitters shared by the generators (gen_ops.py: eager op functions and kernel steps;
+gen_pir_ops.py: the IR's shape inference), so promotion and shape inference are written
+once and eager, the executor and the IR agree by construction."""
+import re
+
+
+def promoted(op):
+    """The tensor arguments cast to their common dtype before the kernel (Paddle's
+    promotion): the op's `promote` list, or its first tensor when `promote_float`."""
+    tensors = op.tensor_args
+    names = op.promote or ([tensors[0].name] if op.promote_float and tensors else [])
+    kinds = {a.name: a.type for a in tensors}
+    return [n for n in names if kinds.get(n) == "Tensor"]
+
+
+def emit_promotion(op, dtype_of, apply, indent="  "):
+    """Lines computing `common` from the promoted arguments' dtypes (`dtype_of(name)` is
+    a C++ expression) and applying it to each (`apply(name)` is a C++ statement)."""
+    names = promoted(op)
+    if not names:
+        return []
+    L = [f"{indent}DataType common = {dtype_of(names[0])};"]
+    for n in names[1:]:
+        L.append(f"{indent}common = promote_types(common, {dtype_of(n)});")
+    if op.promote_float:
+        L.append(f"{indent}if (!is_floating(common)) common = default_float_dtype();")
+    L.extend(f"{indent}{apply(n)}" for n in names)
+    return L
+
+
+def infer_meta_call(op, karg, outputs):
+    """The infer-meta call: `karg(arg)` is the C++ expression of an argument (tensor
+    metadata or attribute), `outputs` the expressions of the output pointers."""
+    m = re.match(r"^(\w+)\((.*)\)$", op.infer_meta.strip())
+    meta_fn = m.group(1) if m else op.infer_meta.strip()
+    params = [p.strip() for p in m.group(2).split(",") if p.strip()] if m else None
+    by_name = {a.name: a for a in op.args}
+    args = [karg(by_name[p]) for p in params] if params is not None else [karg(a) for a in op.args]
+    return f"{meta_fn}({', '.join(args + list(outputs))});"
+
+
+def infer_meta_params(op):
+    """The argument names the infer-meta call reads (all of them when it names none)."""
+    m = re.match(r"^\w+\((.*)\)$", (op.infer_meta or "").strip())
+    if m and not op.view:
+        return {p.strip() for p in m.group(1).split(",")}
+    return {a.name for a in op.args}
