@@ -36,7 +36,6 @@ def probe(threads):
 
     import bench_core
     import bench_jit
-    import bench_models
     import common
     import oar as paddle
 
@@ -46,17 +45,7 @@ def probe(threads):
     for name in ("add", "fwd_bwd", "mlp_step"):
         out.update(core[name]())
     nn = paddle.nn
-    models = bench_models.oar_models(paddle)
-
-    class MLP(nn.Layer):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.fc2 = nn.Linear(784, 256), nn.Linear(256, 10)
-
-        def forward(self, x):
-            return self.fc2(paddle.nn.functional.relu(self.fc1(x)))
-
-    models["mlp"] = MLP
+    models = bench_jit.oar_models(paddle)
     for name in ("mlp", "resnet18", "transformer"):
         paddle.seed(0)
         model = paddle.jit.to_static(models[name]())

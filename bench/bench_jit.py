@@ -89,7 +89,8 @@ def torch_cases(torch):
 
 
 # ---------------------------------------------------------------- oar
-def oar_cases(paddle):
+def oar_models(paddle):
+    """bench_models' models plus the MLP 784-256-10 (the classes, keyed by name)."""
     nn = paddle.nn
     models = bench_models.oar_models(paddle)
 
@@ -102,6 +103,12 @@ def oar_cases(paddle):
             return self.fc2(paddle.nn.functional.relu(self.fc1(x)))
 
     models["mlp"] = MLP
+    return models
+
+
+def oar_cases(paddle):
+    nn = paddle.nn
+    models = oar_models(paddle)
     tmp = tempfile.mkdtemp(prefix="oar_bench_jit_")
 
     def train(name):

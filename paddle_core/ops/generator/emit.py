@@ -4,6 +4,17 @@ once and eager, the executor and the IR agree by construction."""
 import re
 
 
+def api_params(op, with_defaults):
+    """The C++ parameter list of an op function (`with_defaults`: for a declaration)."""
+    ps = []
+    for a in op.args:
+        p = f"{a.cpp_type} {a.name}"
+        if with_defaults and a.default is not None:
+            p += f" = {a.cpp_default()}"
+        ps.append(p)
+    return ", ".join(ps)
+
+
 def promoted(op):
     """The tensor arguments cast to their common dtype before the kernel (Paddle's
     promotion): the op's `promote` list, or its first tensor when `promote_float`."""
