@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "paddle_core/api/scalar.h"
 #include "paddle_core/api/tensor.h"
+#include "paddle_core/tensor/scalar.h"
 
 namespace oar::trace {
 

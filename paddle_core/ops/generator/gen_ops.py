@@ -92,7 +92,7 @@ def kernel_params(op):
 
 
 def gen_kernel_signatures(ops):
-    out = [HEADER, "#pragma once\n", '#include "paddle_core/api/scalar.h"',
+    out = [HEADER, "#pragma once\n", '#include "paddle_core/tensor/scalar.h"',
            '#include "paddle_core/dispatch/kernel_registry.h"\n',
            "namespace oar::kernel_sig {"]
     seen = {}
@@ -108,7 +108,7 @@ def gen_kernel_signatures(ops):
 
 def gen_api_header(ops):
     out = [HEADER, "#pragma once\n", "#include <tuple>", "#include <vector>\n",
-           '#include "paddle_core/api/scalar.h"', '#include "paddle_core/api/tensor.h"\n',
+           '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/api/tensor.h"\n',
            "namespace oar::ops {\n"]
     for op in ops:
         out.append(f"{api_return(op)} {op.name}({api_params(op, True)});")
