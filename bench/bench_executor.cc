@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     }
   }, double(n) * runs);
 
-  auto fn = reinterpret_cast<kernel_sig::add>(KernelRegistry::instance().find("add", Backend::kCPU, DataType::FLOAT32));
+  auto fn = reinterpret_cast<kernel_sig::add>(KernelRegistry::instance().find("add", DeviceType::kCPU, DataType::FLOAT32));
   const DeviceContext& ctx = device_context(CPUPlace());
   const double t_kernel = best([&] {
     for (int r = 0; r < runs; ++r) {

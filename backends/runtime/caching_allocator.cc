@@ -3,7 +3,8 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <tuple>
+#include <atomic>
+#include <utility>
 
 #include "backends/runtime/device_manager.h"
 #include "paddle_core/base/errors.h"
@@ -153,20 +154,28 @@ Allocator* caching_allocator_for(const Place& place) {
     static CachingAllocator* cpu = new CachingAllocator(CPUPlace());
     return cpu;
   }
+  // Devices with a small id (all real ones) are found lock-free too; creation, and ids
+  // past the array, take the mutex.
+  constexpr int kFastIds = 16;
+  static std::atomic<CachingAllocator*> fast[kMaxDeviceTypes][kFastIds] = {};
+  const int id = place.device_id();
+  std::atomic<CachingAllocator*>* cell = id < kFastIds ? &fast[place.type_id()][id] : nullptr;
+  if (cell != nullptr) {
+    if (CachingAllocator* a = cell->load(std::memory_order_acquire)) return a;
+  }
   static auto* mu = new std::mutex();
-  static auto* by_place = new std::map<std::tuple<int, int, int>, CachingAllocator*>();
+  static auto* by_place = new std::map<std::pair<int, int>, CachingAllocator*>();
   std::lock_guard<std::mutex> lock(*mu);
-  auto key = std::make_tuple(static_cast<int>(place.type()), place.custom_type_id(),
-                             place.device_id());
-  CachingAllocator*& slot = (*by_place)[key];
+  CachingAllocator*& slot = (*by_place)[{place.type_id(), id}];
   if (slot == nullptr) slot = new CachingAllocator(place);
+  if (cell != nullptr) cell->store(slot, std::memory_order_release);
   return slot;
 }
 
 namespace {
-const bool g_factories_registered = [] {
+// Plugin device types get this factory when the DeviceManager registers them.
+const bool g_cpu_factory_registered = [] {
   register_allocator_factory(DeviceType::kCPU, caching_allocator_for);
-  register_allocator_factory(DeviceType::kCustom, caching_allocator_for);
   return true;
 }();
 }  // namespace

@@ -76,8 +76,8 @@ class CachingAllocator : public Allocator {
 };
 
 /// One CachingAllocator per place, created on first use and never destroyed (tensors
-/// freed by static destructors may still reach it). The AllocatorFactory registered
-/// for DeviceType::kCPU and kCustom; a GPU backend may register it for kGPU.
+/// freed by static destructors may still reach it). The AllocatorFactory of the CPU and,
+/// unless a backend registers its own, of every device type the DeviceManager registers.
 Allocator* caching_allocator_for(const Place& place);
 
 }  // namespace oar::backends

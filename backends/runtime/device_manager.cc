@@ -6,7 +6,10 @@
 #include <cstddef>
 #include <cstring>
 
+#include "backends/runtime/caching_allocator.h"
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/allocator.h"
+#include "paddle_core/tensor/dense_tensor.h"
 
 namespace oar::backends {
 
@@ -103,6 +106,9 @@ void DeviceManager::register_device(const OAR_DeviceRegistration& reg) {
   std::lock_guard<std::mutex> lock(mu_);
   OAR_ENFORCE(entries_.count(type) == 0, AlreadyExists, "register_device: device type '", type,
               "' is already registered");
+  // Places, kernels and allocators key on the interned id (Note [Device types]); a type
+  // past the limit is refused here, before the plugin is initialized.
+  const DeviceType id = device_type_from_name(type);
   OAR_DEVICE_CALL(*e, initialize);
   size_t count = 0;
   OAR_DEVICE_CALL(*e, get_device_count, &count);
@@ -111,9 +117,8 @@ void DeviceManager::register_device(const OAR_DeviceRegistration& reg) {
     e->devices[i] = OAR_Device{sizeof(OAR_Device), static_cast<int>(i), nullptr};
   }
   e->init_once = std::make_unique<std::once_flag[]>(count);
-  // Places name plugin devices by an interned id; intern now so "npu:0" parses.
-  if (type != "cpu" && type != "gpu") intern_custom_device_type(type);
   entries_.emplace(type, std::move(e));
+  if (!has_allocator_factory(id)) register_allocator_factory(id, caching_allocator_for);
 }
 
 void DeviceManager::load_plugin(const std::string& so_path) {
@@ -175,12 +180,7 @@ const OAR_DeviceInterface& DeviceManager::interface(const std::string& type) con
 }
 
 std::string DeviceManager::device_type_of(const Place& place) {
-  switch (place.type()) {
-    case DeviceType::kCPU: return "cpu";
-    case DeviceType::kGPU: return "gpu";
-    case DeviceType::kCustom: return custom_device_type_name(place.custom_type_id());
-  }
-  OAR_THROW(Internal, "device_type_of: unknown device type ", static_cast<int>(place.type()));
+  return device_type_name(place.type());
 }
 
 std::pair<DeviceManager::Entry*, OAR_Device*> DeviceManager::resolve(const Place& place) {
@@ -215,5 +215,29 @@ void DeviceManager::synchronize(const Place& place) {
   auto [e, dev] = resolve(place);
   OAR_DEVICE_CALL(*e, synchronize_device, dev);
 }
+
+void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_place,
+                           const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_place == src_place) {
+    memcpy_d2d(dst_place, dst, src, bytes);
+  } else if (src_place.is_cpu()) {
+    memcpy_h2d(dst_place, dst, src, bytes);
+  } else if (dst_place.is_cpu()) {
+    memcpy_d2h(src_place, dst, src, bytes);
+  } else {
+    OAR_THROW(Unimplemented, "memcpy ", src_place.str(), " -> ", dst_place.str(),
+              ": copies between two devices go through the host (copy_into stages them)");
+  }
+}
+
+namespace {
+// copy_into (paddle_core/tensor) reaches the device tables through this slot.
+const bool g_copy_hook_installed = [] {
+  copy_hooks().memcpy = [](const Place& dp, void* dst, const Place& sp, const void* src,
+                           size_t bytes) { DeviceManager::instance().memcpy(dp, dst, sp, src, bytes); };
+  return true;
+}();
+}  // namespace
 
 }  // namespace oar::backends

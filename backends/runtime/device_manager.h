@@ -43,7 +43,7 @@ class DeviceManager {
   int device_count(const std::string& type) const;
   const OAR_DeviceInterface& interface(const std::string& type) const;
 
-  /// "cpu", "gpu", or the plugin's name for a custom place.
+  /// "cpu", "gpu", or the plugin's name (the place's device type name).
   static std::string device_type_of(const Place& place);
   /// The device of `place`; init_device runs on its first use. Throws OutOfRange.
   OAR_Device* device(const Place& place);
@@ -52,6 +52,10 @@ class DeviceManager {
   void memcpy_h2d(const Place& place, void* dst, const void* src, size_t bytes);
   void memcpy_d2h(const Place& place, void* dst, const void* src, size_t bytes);
   void memcpy_d2d(const Place& place, void* dst, const void* src, size_t bytes);
+  /// Blocking copy between two places, one of them the CPU or both the same place:
+  /// picks h2d, d2h or d2d. (Two devices: Unimplemented; copy_into stages via the host.)
+  void memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src,
+              size_t bytes);
   /// Waits for all work queued on the place's device.
   void synchronize(const Place& place);
 

@@ -57,7 +57,7 @@ DataType AmpOp::target(const Place& place, std::span<const DataType> dtypes) {
   } else if (k == kWhite || s.level == Level::kO2) {
     // Low precision only where the backend has the kernel (else the op stays float32).
     const bool has_kernel = kernel_ == nullptr ||
-        KernelRegistry::instance().find(kernel_, backend_of(place), s.dtype) != nullptr;
+        KernelRegistry::instance().find(kernel_, place.type(), s.dtype) != nullptr;
     to = has_kernel ? s.dtype : (has_low ? DataType::FLOAT32 : DataType::UNDEFINED);
   } else if (has32 && has_low) {
     to = DataType::FLOAT32;  // O1, an op on neither list with mixed inputs: float32

@@ -74,10 +74,7 @@ void note_alias(const Tensor& alias, const Tensor& of) {
   }
 }
 
-bool needs_fallback(const char* kernel, const Place& place, DataType dtype) {
-  return !place.is_cpu() && layer_fn(Layer::kFallback) != nullptr &&
-         KernelRegistry::instance().find(kernel, backend_of(place), dtype) == nullptr;
-}
+bool can_fall_back(const Place& place) { return !place.is_cpu() && layer_fn(Layer::kFallback) != nullptr; }
 
 namespace {
 struct StepTable {

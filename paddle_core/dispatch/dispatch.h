@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "paddle_core/api/scalar.h"
+#include "paddle_core/tensor/scalar.h"
 #include "paddle_core/api/tensor.h"
 #include "paddle_core/dispatch/kernel_registry.h"
 
@@ -117,9 +117,9 @@ void run(Layer layer, OpCall& call);
 inline void call_next(OpCall& call, Layer layer) { call.op->next(call, layer); }
 /// Tells the active generic layers that `alias` is a new handle on `of`'s data.
 void note_alias(const Tensor& alias, const Tensor& of);
-/// Whether kernel `kernel` has no implementation for (place, dtype) and the fallback
-/// layer may run it elsewhere (never for the CPU).
-bool needs_fallback(const char* kernel, const Place& place, DataType dtype);
+/// Whether an op with no kernel for `place` may run through the fallback layer (never
+/// for the CPU).
+bool can_fall_back(const Place& place);
 
 // ---- the kernel level (Note [Kernel-level programs] in docs/notes/dispatch.md)
 

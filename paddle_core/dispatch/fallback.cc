@@ -7,32 +7,17 @@
 #include <set>
 #include <string>
 
-#include "backends/runtime/device_manager.h"
 #include "paddle_core/dispatch/dispatch.h"
 
 namespace oar::dispatch {
 namespace {
 
-/// `t` on `dst`: a contiguous copy through the device table, or `t` itself.
+/// `t` on `dst` (a copy through the devices' copy kernels and tables), or `t` itself.
 Tensor to_place(const Tensor& t, const Place& dst) {
   if (!t.defined() || t.place() == dst) return t;
-  const DenseTensor src = contiguous(t.dense());
-  DenseTensor out(src.dims(), src.dtype(), dst);
+  DenseTensor out(t.dims(), t.dtype(), dst);
   out.alloc();
-  const size_t bytes = static_cast<size_t>(src.numel()) * size_of(src.dtype());
-  if (bytes > 0) {
-    auto& dm = backends::DeviceManager::instance();
-    if (dst.is_cpu()) {
-      dm.memcpy_d2h(src.place(), out.raw_data(), src.raw_data(), bytes);
-    } else if (src.place().is_cpu()) {
-      dm.memcpy_h2d(dst, out.raw_data(), src.raw_data(), bytes);
-    } else {  // device to another device: through the host
-      DenseTensor host(src.dims(), src.dtype(), CPUPlace());
-      host.alloc();
-      dm.memcpy_d2h(src.place(), host.raw_data(), src.raw_data(), bytes);
-      dm.memcpy_h2d(dst, out.raw_data(), host.raw_data(), bytes);
-    }
-  }
+  copy_into(t.dense(), &out);
   return Tensor(std::move(out));
 }
 
@@ -46,12 +31,12 @@ void warn_once(const OpCall& call, const Place& device) {
   }
   static std::mutex mu;
   static std::set<std::string> seen;
-  const std::string key = std::string(call.op->name) + "/" + backends::DeviceManager::device_type_of(device) +
+  const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) +
                           "/" + dtype_name(dtype);
   std::lock_guard<std::mutex> lock(mu);
   if (!seen.insert(key).second) return;
   std::fprintf(stderr, "oar: warning: %s has no %s kernel for %s; running its CPU kernel with copies\n",
-               call.op->name, backends::DeviceManager::device_type_of(device).c_str(), dtype_name(dtype));
+               call.op->name, device_type_name(device.type()).c_str(), dtype_name(dtype));
 }
 
 void fallback_layer(OpCall& call) {

@@ -1,37 +1,37 @@
 #include "paddle_core/dispatch/kernel_registry.h"
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 namespace oar {
 
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::kCPU: return "CPU";
-    case Backend::kGPU: return "GPU";
-    case Backend::kCustom: return "Custom";
-    default: return "Unknown";
+std::string kernel_device_label(DeviceType type) {
+  switch (type) {
+    case DeviceType::kCPU: return "CPU";
+    case DeviceType::kGPU: return "GPU";
+    default: return device_type_name(type);
   }
 }
 
 const DeviceContext& device_context(const Place& place) {
-  static std::mutex mu;
-  static std::map<std::tuple<int, int, int>, std::unique_ptr<DeviceContext>> contexts;
   if (place.is_cpu()) {
     static DeviceContext cpu{CPUPlace()};
     return cpu;
   }
+  static std::mutex mu;
+  static std::map<std::pair<int, int>, std::unique_ptr<DeviceContext>> contexts;
   std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_tuple(static_cast<int>(place.type()), place.device_id(),
-                             place.custom_type_id());
-  auto& slot = contexts[key];
+  auto& slot = contexts[{place.type_id(), place.device_id()}];
   if (!slot) slot = std::make_unique<DeviceContext>(DeviceContext{place});
   return *slot;
 }
 
 struct KernelRegistry::Impl {
   mutable std::mutex mu;
+  // op -> (device type id, dtype) -> kernel
   std::map<std::string, std::map<std::pair<int, int>, void*>, std::less<>> kernels;
 };
 
@@ -48,31 +48,43 @@ const KernelRegistry::Impl* KernelRegistry::impl() const {
   return const_cast<KernelRegistry*>(this)->impl();
 }
 
-void KernelRegistry::register_kernel(std::string_view op, Backend backend, DataType dtype,
+void KernelRegistry::register_kernel(std::string_view op, DeviceType device_type, DataType dtype,
                                      void* fn) {
+  const int t = static_cast<int>(device_type), d = static_cast<int>(dtype);
+  OAR_ENFORCE(t >= 0 && t < kMaxDeviceTypes, OutOfRange, "register_kernel(", op,
+              "): device type id ", t, " is out of range [0, ", kMaxDeviceTypes, ")");
+  OAR_ENFORCE(d >= 0 && d < kNumDataTypes, InvalidType, "register_kernel(", op,
+              "): invalid dtype ", d);
+  OAR_ENFORCE(fn != nullptr, InvalidArgument, "register_kernel(", op, "): kernel for ",
+              kernel_device_label(device_type), "/", dtype_name(dtype), " is null");
   std::lock_guard<std::mutex> lock(impl()->mu);
   auto& m = impl()->kernels[std::string(op)];
-  auto key = std::make_pair(static_cast<int>(backend), static_cast<int>(dtype));
+  auto key = std::make_pair(t, d);
   OAR_ENFORCE(m.find(key) == m.end(), AlreadyExists, "kernel ", op, " for ",
-              backend_name(backend), "/", dtype_name(dtype), " is registered twice");
+              kernel_device_label(device_type), "/", dtype_name(dtype), " is registered twice");
   m[key] = fn;
 }
 
-void* KernelRegistry::find(std::string_view op, Backend backend, DataType dtype) const {
+void KernelRegistry::register_kernel(std::string_view op, std::string_view device_type,
+                                     DataType dtype, void* fn) {
+  register_kernel(op, device_type_from_name(device_type), dtype, fn);
+}
+
+void* KernelRegistry::find(std::string_view op, DeviceType device_type, DataType dtype) const {
   std::lock_guard<std::mutex> lock(impl()->mu);
   auto it = impl()->kernels.find(op);
   if (it == impl()->kernels.end()) return nullptr;
-  auto jt = it->second.find({static_cast<int>(backend), static_cast<int>(dtype)});
+  auto jt = it->second.find({static_cast<int>(device_type), static_cast<int>(dtype)});
   return jt == it->second.end() ? nullptr : jt->second;
 }
 
-std::vector<DataType> KernelRegistry::dtypes(std::string_view op, Backend backend) const {
+std::vector<DataType> KernelRegistry::dtypes(std::string_view op, DeviceType device_type) const {
   std::lock_guard<std::mutex> lock(impl()->mu);
   std::vector<DataType> out;
   auto it = impl()->kernels.find(op);
   if (it == impl()->kernels.end()) return out;
   for (const auto& [key, fn] : it->second) {
-    if (key.first == static_cast<int>(backend)) out.push_back(static_cast<DataType>(key.second));
+    if (key.first == static_cast<int>(device_type)) out.push_back(static_cast<DataType>(key.second));
   }
   return out;
 }
@@ -84,17 +96,48 @@ std::vector<std::string> KernelRegistry::ops() const {
   return out;
 }
 
-void* KernelSlot::resolve(const Place& place, DataType dtype) {
-  Backend b = backend_of(place);
-  void* fn = KernelRegistry::instance().find(op_, b, dtype);
-  if (fn == nullptr) {
-    std::ostringstream have;
-    for (DataType t : KernelRegistry::instance().dtypes(op_, b)) have << dtype_name(t) << " ";
-    OAR_THROW(InvalidType, op_, ": no ", backend_name(b), " kernel for dtype ",
-              dtype_name(dtype), " (supported: ", have.str(), ")");
-  }
-  cache_[static_cast<int>(b)][static_cast<int>(dtype)].store(fn, std::memory_order_release);
+void* KernelSlot::find(const Place& place, DataType dtype) {
+  const int d = static_cast<int>(dtype);
+  if (d < 0 || d >= kNumDataTypes) return nullptr;
+  std::atomic<void*>& cached = cache_[place.type_id()][d];
+  void* fn = cached.load(std::memory_order_acquire);
+  if (fn != nullptr) return fn;
+  fn = KernelRegistry::instance().find(op_, place.type(), dtype);
+  if (fn != nullptr) cached.store(fn, std::memory_order_release);
   return fn;
 }
+
+void* KernelSlot::resolve(const Place& place, DataType dtype) {
+  void* fn = find(place, dtype);
+  if (fn == nullptr) {
+    std::ostringstream have;
+    for (DataType t : KernelRegistry::instance().dtypes(op_, place.type())) have << dtype_name(t) << " ";
+    const int d = static_cast<int>(dtype);
+    OAR_THROW(InvalidType, op_, ": no ", kernel_device_label(place.type()), " kernel for dtype ",
+              d >= 0 && d < kNumDataTypes ? dtype_name(dtype) : "undefined", " (supported: ",
+              have.str(), ")");
+  }
+  return fn;
+}
+
+namespace {
+// copy_into (paddle_core/tensor) reaches the `copy` kernels through these slots.
+KernelSlot& copy_slot() {
+  static KernelSlot slot("copy");
+  return slot;
+}
+bool has_copy_kernel(const Place& place, DataType dtype) {
+  return copy_slot().find(place, dtype) != nullptr;
+}
+void run_copy_kernel(const DenseTensor& src, DenseTensor* dst) {
+  auto fn = reinterpret_cast<kernel_sig::copy>(copy_slot().get(src.place(), src.dtype()));
+  fn(device_context(src.place()), src, dst);
+}
+const bool g_copy_hooks_installed = [] {
+  copy_hooks().has_kernel = has_copy_kernel;
+  copy_hooks().run_kernel = run_copy_kernel;
+  return true;
+}();
+}  // namespace
 
 }  // namespace oar

@@ -1,8 +1,10 @@
-// Kernel registry: (op name, backend, dtype) -> kernel function. Kernels register
-// next to their code with OAR_REGISTER_KERNEL; generated op functions look them up
-// through a per-op KernelSlot that caches the pointer after the first call.
-// Kernel signatures are generated from the op definitions (kernel_signatures.h), and
-// the registration macro static_casts to that signature, so a mismatch is a compile error.
+// Kernel registry: (op name, device type, dtype) -> kernel function. Kernels register
+// next to their code with OAR_REGISTER_KERNEL (built-in device types) or at run time with
+// KernelRegistry::register_kernel (plugins, tests, compiled kernels); generated op
+// functions look them up through a per-op KernelSlot that caches the pointer after the
+// first call. Kernel signatures are generated from the op definitions (kernel_signatures.h),
+// and the registration macro static_casts to that signature, so a mismatch is a compile
+// error. Device types: Note [Device types] (docs/notes/devices.md).
 #pragma once
 
 #include <atomic>
@@ -14,30 +16,34 @@
 
 namespace oar {
 
-enum class Backend : int8_t { kCPU = 0, kGPU = 1, kCustom = 2, kNumBackends = 3 };
-constexpr int kNumBackends = 3;
-const char* backend_name(Backend b);
-inline Backend backend_of(const Place& p) { return static_cast<Backend>(p.type()); }
-
-/// What a kernel runs on: its place (and, for devices, the stream; added with CUDA).
+/// What a kernel runs on: its place, and the stream its work is queued on (null on the
+/// CPU, which runs kernels synchronously; filled by the device work that follows).
 struct DeviceContext {
   Place place;
+  void* stream = nullptr;
 };
 /// The context for a place (one per place, owned by the registry).
 const DeviceContext& device_context(const Place& place);
 
+/// "CPU", "GPU", or a plugin's device type name: how errors name a kernel's device.
+std::string kernel_device_label(DeviceType type);
+
 struct KernelKey {
-  Backend backend;
+  DeviceType device_type;
   DataType dtype;
 };
 
 class KernelRegistry {
  public:
   static KernelRegistry& instance();
-  void register_kernel(std::string_view op, Backend backend, DataType dtype, void* fn);
+  /// Throws AlreadyExists when (op, device type, dtype) already has a kernel.
+  void register_kernel(std::string_view op, DeviceType device_type, DataType dtype, void* fn);
+  /// The same, naming the device type ("npu"); interns a name not seen before.
+  void register_kernel(std::string_view op, std::string_view device_type, DataType dtype,
+                       void* fn);
   /// nullptr when missing.
-  void* find(std::string_view op, Backend backend, DataType dtype) const;
-  std::vector<DataType> dtypes(std::string_view op, Backend backend) const;
+  void* find(std::string_view op, DeviceType device_type, DataType dtype) const;
+  std::vector<DataType> dtypes(std::string_view op, DeviceType device_type) const;
   std::vector<std::string> ops() const;
 
  private:
@@ -47,31 +53,52 @@ class KernelRegistry {
   const Impl* impl() const;
 };
 
-/// A per-op cache of kernel pointers, indexed by backend and dtype.
+/// A per-op cache of kernel pointers, indexed by device type and dtype. Lock-free on
+/// hits: one acquire load from a fixed array. Only found kernels are cached, so a kernel
+/// registered later (a plugin loaded after the first call) is still found.
 class KernelSlot {
  public:
   explicit KernelSlot(const char* op) : op_(op) {}
-  /// The kernel for (place, dtype); throws NotFound naming the op and the dtypes it has.
+  /// The kernel for (place, dtype); throws InvalidType naming the op, the device and the
+  /// dtypes it has.
   void* get(const Place& place, DataType dtype) {
-    const int b = static_cast<int>(place.type()), d = static_cast<int>(dtype);
+    const int d = static_cast<int>(dtype);
     if (d >= 0 && d < kNumDataTypes) {
-      void* fn = cache_[b][d].load(std::memory_order_acquire);
+      void* fn = cache_[place.type_id()][d].load(std::memory_order_acquire);
       if (fn != nullptr) return fn;
     }
     return resolve(place, dtype);
+  }
+  /// The kernel for (place, dtype), or nullptr when there is none.
+  void* find(const Place& place, DataType dtype);
+  /// find() with get()'s inline cache hit (the dispatch entry: a miss may fall back).
+  void* get_or_null(const Place& place, DataType dtype) {
+    const int d = static_cast<int>(dtype);
+    if (d >= 0 && d < kNumDataTypes) {
+      void* fn = cache_[place.type_id()][d].load(std::memory_order_acquire);
+      if (fn != nullptr) return fn;
+    }
+    return find(place, dtype);
   }
   const char* op() const { return op_; }
 
  private:
   void* resolve(const Place& place, DataType dtype);
   const char* op_;
-  std::atomic<void*> cache_[kNumBackends][kNumDataTypes] = {};
+  std::atomic<void*> cache_[kMaxDeviceTypes][kNumDataTypes] = {};
 };
+
+namespace kernel_sig {
+/// The `copy` kernel every device type provides (or copy_into falls back to the device
+/// table): src -> dst on one place, same shape, any strides, dtype conversion allowed;
+/// registered per source dtype. Not an op of the op definitions: copy_into calls it.
+using copy = void (*)(const DeviceContext& ctx, const DenseTensor& src, DenseTensor* dst);
+}  // namespace kernel_sig
 
 namespace detail {
 struct KernelRegistrar {
-  KernelRegistrar(const char* op, Backend b, DataType t, void* fn) {
-    KernelRegistry::instance().register_kernel(op, b, t, fn);
+  KernelRegistrar(const char* op, DeviceType type, DataType t, void* fn) {
+    KernelRegistry::instance().register_kernel(op, type, t, fn);
   }
 };
 }  // namespace detail
@@ -81,10 +108,11 @@ struct KernelRegistrar {
 #define OAR_KCAT_(a, b) a##b
 #define OAR_KCAT(a, b) OAR_KCAT_(a, b)
 
-/// Registers one instantiation `fn<T>` of a kernel template for op `op` on `backend` (CPU/GPU/Custom).
+/// Registers one instantiation `fn<T>` of a kernel template for op `op` on a built-in
+/// device type (CPU or GPU; plugins register at run time by name).
 #define OAR_REGISTER_KERNEL_ONE(op, backend, fn, T)                                          \
   static ::oar::detail::KernelRegistrar OAR_KCAT(oar_kreg_##op##_, __COUNTER__)(           \
-      #op, ::oar::Backend::k##backend, ::oar::dtype_of<T>,                                  \
+      #op, ::oar::DeviceType::k##backend, ::oar::dtype_of<T>,                               \
       reinterpret_cast<void*>(static_cast<::oar::kernel_sig::op>(&fn<T>)));
 
 #define OAR_REG_EACH_1(op, b, fn, T) OAR_REGISTER_KERNEL_ONE(op, b, fn, T)

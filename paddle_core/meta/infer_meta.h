@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "paddle_core/api/scalar.h"
 #include "paddle_core/tensor/dense_tensor.h"
+#include "paddle_core/tensor/scalar.h"
 
 namespace oar::meta {
 

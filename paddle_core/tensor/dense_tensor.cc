@@ -1,6 +1,7 @@
 #include "paddle_core/tensor/dense_tensor.h"
 
 #include <cstring>
+#include <memory>
 
 namespace oar {
 
@@ -45,97 +46,141 @@ size_t DenseTensor::span_bytes() const {
   return static_cast<size_t>(last + 1) * size_of(dtype_);
 }
 
+CopyHooks& copy_hooks() {
+  static CopyHooks hooks;
+  return hooks;
+}
+
 namespace {
-// Walks two same-shape strided tensors row by row (the innermost dim), calling
-// row(src, src_step, dst, dst_step, n) with element steps in bytes. The outer offsets
-// advance incrementally (an odometer), so a row costs O(1) bookkeeping, not O(rank)
-// per element.
-template <typename Row>
-void for_each_row(const DenseTensor& src, DenseTensor* dst, Row&& row) {
-  const int rank = src.rank();
-  const int64_t sb = static_cast<int64_t>(size_of(src.dtype())), db = static_cast<int64_t>(size_of(dst->dtype()));
-  const char* sp = static_cast<const char*>(src.raw_data());
-  char* dp = static_cast<char*>(dst->raw_data());
-  if (src.numel() == 0) return;
-  if (rank == 0) {
-    row(sp, 0, dp, 0, 1);
+size_t nbytes(const DenseTensor& t) { return static_cast<size_t>(t.numel()) * size_of(t.dtype()); }
+
+bool has_copy_kernel(const Place& place, DataType dtype) {
+  auto fn = copy_hooks().has_kernel;
+  OAR_ENFORCE(fn != nullptr, Internal, "copy on ", place.str(),
+              ": no kernel registry is linked in (paddle_core/dispatch)");
+  return fn(place, dtype);
+}
+
+void run_copy_kernel(const DenseTensor& src, DenseTensor* dst) {
+  auto fn = copy_hooks().run_kernel;
+  OAR_ENFORCE(fn != nullptr, Internal, "copy on ", src.place().str(),
+              ": no kernel registry is linked in (paddle_core/dispatch)");
+  fn(src, dst);
+}
+
+void device_memcpy(const Place& dp, void* dst, const Place& sp, const void* src, size_t bytes) {
+  auto fn = copy_hooks().memcpy;
+  OAR_ENFORCE(fn != nullptr, Internal, "copy ", sp.str(), " -> ", dp.str(),
+              ": no device table is linked in (backends/runtime)");
+  fn(dp, dst, sp, src, bytes);
+}
+
+// The bytes `t` spans, from its first element to its last, copied to the host and viewed
+// there with t's shape and strides (a plain contiguous copy when t is contiguous). How a
+// device without a `copy` kernel still serves views: the strided walk runs on the host.
+DenseTensor span_to_host(const DenseTensor& t) {
+  const size_t begin = static_cast<size_t>(t.offset()) * size_of(t.dtype());
+  auto storage = std::make_shared<Storage>(t.span_bytes() - begin, CPUPlace());
+  device_memcpy(CPUPlace(), storage->data(), t.place(),
+                static_cast<const char*>(t.storage()->data()) + begin, storage->bytes());
+  DenseTensor host(t.dims(), t.dtype(), CPUPlace());
+  host.set_storage(std::move(storage));
+  host.set_view(t.dims(), t.strides(), 0);
+  return host;
+}
+
+// Writes a span_to_host(t) copy back over the bytes t spans.
+void span_from_host(const DenseTensor& host, const DenseTensor& t) {
+  const size_t begin = static_cast<size_t>(t.offset()) * size_of(t.dtype());
+  device_memcpy(t.place(), static_cast<char*>(t.storage()->data()) + begin, CPUPlace(),
+                host.storage()->data(), host.storage()->bytes());
+}
+
+// host `src` -> any `dst`, through a host copy of dst's span when dst is a strided view:
+// the bytes between its elements go back unchanged.
+void scatter_through_host(const DenseTensor& src, DenseTensor* dst) {
+  DenseTensor host;
+  if (dst->is_contiguous()) {
+    host = DenseTensor(dst->dims(), dst->dtype(), CPUPlace());  // every byte is written
+    host.alloc();
+  } else {
+    host = span_to_host(*dst);
+  }
+  copy_into(src, &host);
+  span_from_host(host, *dst);
+}
+
+// One place whose device type has no `copy` kernel for src's dtype: raw bytes through the
+// device table when no element moves, else through host memory (slow, but it lets a device
+// hold views before it has a copy kernel).
+void copy_without_kernel(const DenseTensor& src, DenseTensor* dst) {
+  if (src.dtype() == dst->dtype() && src.is_contiguous() && dst->is_contiguous()) {
+    if (src.raw_data() != dst->raw_data()) {
+      device_memcpy(dst->place(), dst->raw_data(), src.place(), src.raw_data(), nbytes(src));
+    }
     return;
   }
-  const int inner = rank - 1;
-  const int64_t n = src.dims()[inner];
-  const int64_t s_step = src.strides()[inner] * sb, d_step = dst->strides()[inner] * db;
-  const int64_t rows = src.numel() / n;
-  Dims idx = Dims::filled(rank, 0);
-  int64_t so = 0, dof = 0;  // byte offsets of the current row
-  for (int64_t r = 0; r < rows; ++r) {
-    row(sp + so, s_step, dp + dof, d_step, n);
-    for (int i = inner - 1; i >= 0; --i) {
-      so += src.strides()[i] * sb;
-      dof += dst->strides()[i] * db;
-      if (++idx[i] < src.dims()[i]) break;
-      so -= src.dims()[i] * src.strides()[i] * sb;
-      dof -= src.dims()[i] * dst->strides()[i] * db;
-      idx[i] = 0;
-    }
+  scatter_through_host(span_to_host(src), dst);
+}
+
+// device -> host.
+void copy_to_cpu(const DenseTensor& src, DenseTensor* dst) {
+  DenseTensor s = src;
+  if (!s.is_contiguous() && has_copy_kernel(s.place(), s.dtype())) s = contiguous(s);
+  if (s.is_contiguous() && dst->dtype() == s.dtype() && dst->is_contiguous()) {
+    device_memcpy(dst->place(), dst->raw_data(), s.place(), s.raw_data(), nbytes(s));
+  } else {
+    copy_into(span_to_host(s), dst);  // strides and dtype on the host
   }
 }
 
-// Same-dtype strided copy of one row: memcpy when both rows are dense, else a typed
-// strided loop on the element size.
-template <typename E>
-void copy_row(const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * ds, s + j * ss, sizeof(E));
+// host -> device.
+void copy_from_cpu(const DenseTensor& src, DenseTensor* dst) {
+  if (dst->is_contiguous()) {
+    DenseTensor s = src;
+    if (src.dtype() != dst->dtype() || !src.is_contiguous()) {
+      s = DenseTensor(src.dims(), dst->dtype(), CPUPlace());
+      s.alloc();
+      copy_into(src, &s);
+    }
+    device_memcpy(dst->place(), dst->raw_data(), s.place(), s.raw_data(), nbytes(s));
+  } else if (has_copy_kernel(dst->place(), dst->dtype())) {
+    // Land contiguous on the device, then scatter into the view there.
+    DenseTensor staged(dst->dims(), dst->dtype(), dst->place());
+    staged.alloc();
+    copy_from_cpu(src, &staged);
+    run_copy_kernel(staged, dst);
+  } else {
+    scatter_through_host(src, dst);
+  }
 }
 }  // namespace
 
 void copy_into(const DenseTensor& src, DenseTensor* dst) {
   OAR_ENFORCE(src.dims() == dst->dims(), InvalidArgument, "copy: shape mismatch, source ",
               src.dims(), " vs destination ", dst->dims());
-  if (src.dtype() == dst->dtype() && src.is_contiguous() && dst->is_contiguous()) {
-    if (src.numel() > 0 && src.raw_data() != dst->raw_data()) {
-      std::memmove(dst->raw_data(), src.raw_data(), src.numel() * size_of(src.dtype()));
+  if (src.numel() == 0) return;
+  const Place& sp = src.place();
+  const Place& dp = dst->place();
+  if (sp == dp) {
+    // The CPU has a copy kernel for every dtype: skip the query on the common path.
+    if (sp.is_cpu() || has_copy_kernel(sp, src.dtype())) {
+      run_copy_kernel(src, dst);
+    } else {
+      copy_without_kernel(src, dst);
     }
-    return;
+  } else if (dp.is_cpu()) {
+    copy_to_cpu(src, dst);
+  } else if (sp.is_cpu()) {
+    copy_from_cpu(src, dst);
+  } else {
+    // Between two devices (or two ids of one type): through the host until the device
+    // table has peer-to-peer copies.
+    DenseTensor host(src.dims(), src.dtype(), CPUPlace());
+    host.alloc();
+    copy_to_cpu(src, &host);
+    copy_from_cpu(host, dst);
   }
-  if (src.dtype() == dst->dtype()) {
-    const int64_t e = static_cast<int64_t>(size_of(src.dtype()));
-    for_each_row(src, dst, [e](const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
-      if (ss == e && ds == e) {
-        std::memmove(d, s, static_cast<size_t>(n * e));
-        return;
-      }
-      switch (e) {
-        case 1: copy_row<uint8_t>(s, ss, d, ds, n); break;
-        case 2: copy_row<uint16_t>(s, ss, d, ds, n); break;
-        case 4: copy_row<uint32_t>(s, ss, d, ds, n); break;
-        case 8: copy_row<uint64_t>(s, ss, d, ds, n); break;
-        default:
-          for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * ds, s + j * ss, static_cast<size_t>(e));
-      }
-    });
-    return;
-  }
-  visit_dtype(src.dtype(), "copy", [&](auto st) {
-    using S = typename decltype(st)::type;
-    visit_dtype(dst->dtype(), "copy", [&](auto dt) {
-      using D = typename decltype(dt)::type;
-      for_each_row(src, dst, [](const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
-        for (int64_t j = 0; j < n; ++j) {
-          S v;
-          std::memcpy(&v, s + j * ss, sizeof(S));
-          D out;
-          if constexpr (std::is_same_v<D, bool>) {
-            out = static_cast<float>(v) != 0.0f;
-          } else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
-            out = static_cast<D>(static_cast<float>(v));
-          } else {
-            out = static_cast<D>(static_cast<OpMath<D>>(v));
-          }
-          std::memcpy(d + j * ds, &out, sizeof(D));
-        }
-      });
-    });
-  });
 }
 
 DenseTensor contiguous(const DenseTensor& t) {
@@ -144,6 +189,27 @@ DenseTensor contiguous(const DenseTensor& t) {
   out.alloc();
   copy_into(t, &out);
   return out;
+}
+
+void copy_to_host(const DenseTensor& src, void* dst, size_t bytes) {
+  OAR_ENFORCE(bytes <= nbytes(src), InvalidArgument, "copy_to_host: asked for ", bytes,
+              " bytes of a ", dtype_name(src.dtype()), " tensor of shape ", src.dims(), " on ",
+              src.place().str(), ", which holds ", nbytes(src));
+  if (bytes == 0) return;
+  if (src.place().is_cpu()) {
+    DenseTensor s = contiguous(src);
+    std::memcpy(dst, s.raw_data(), bytes);
+    return;
+  }
+  DenseTensor s = src;
+  if (!s.is_contiguous()) {
+    s = DenseTensor(src.dims(), src.dtype(), CPUPlace());
+    s.alloc();
+    copy_to_cpu(src, &s);
+    std::memcpy(dst, s.raw_data(), bytes);
+    return;
+  }
+  device_memcpy(CPUPlace(), dst, s.place(), s.raw_data(), bytes);
 }
 
 }  // namespace oar

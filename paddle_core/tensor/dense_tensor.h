@@ -68,9 +68,30 @@ class DenseTensor {
   Place place_;
 };
 
-/// A contiguous copy of `t` (or `t` itself when already contiguous).
+/// A contiguous copy of `t` on its place (or `t` itself when already contiguous).
 DenseTensor contiguous(const DenseTensor& t);
-/// Copies src into dst element by element (same shape; dtype conversion allowed; any strides).
+/// Copies src into dst element by element: same shape; dtype conversion allowed; any
+/// strides; any two places. On one place it runs that place's `copy` kernel; across
+/// places it goes through the device table (Note [Device types], docs/notes/devices.md).
 void copy_into(const DenseTensor& src, DenseTensor* dst);
+/// Copies the first `bytes` bytes of `src`'s elements, in row-major order, into host
+/// memory `dst`: how the host reads a device scalar (a loop condition, say). Blocks
+/// until the bytes have arrived.
+void copy_to_host(const DenseTensor& src, void* dst, size_t bytes);
+
+/// The slots through which copies reach the layers above the tensor layer (DESIGN:
+/// higher layers register into slots that lower layers own). Filled at static init:
+/// the kernel slots by the kernel registry (paddle_core/dispatch), `memcpy` by the device
+/// manager (backends/runtime).
+struct CopyHooks {
+  /// Whether `place`'s device type has a `copy` kernel for source dtype `dtype`.
+  bool (*has_kernel)(const Place& place, DataType dtype) = nullptr;
+  /// Runs that kernel: src and dst on one place (has_kernel is true).
+  void (*run_kernel)(const DenseTensor& src, DenseTensor* dst) = nullptr;
+  /// Blocking byte copy through the device table, host <-> device or within one place.
+  void (*memcpy)(const Place& dst_place, void* dst, const Place& src_place, const void* src,
+                 size_t bytes) = nullptr;
+};
+CopyHooks& copy_hooks();
 
 }  // namespace oar

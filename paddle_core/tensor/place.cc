@@ -1,50 +1,69 @@
 #include "paddle_core/tensor/place.h"
 
+#include <atomic>
 #include <mutex>
-#include <vector>
 
 #include "paddle_core/base/errors.h"
 
 namespace oar {
 
 namespace {
-std::mutex g_mu;
-std::vector<std::string>& custom_names() {
-  static std::vector<std::string> names{""};  // id 0 is "no custom type"
-  return names;
+// Names are written once, before `count` is published, and never change: readers need
+// no lock (device_type_name sits on error paths and Place::str, not on hot paths, but
+// it may run while another thread registers a plugin).
+struct DeviceTypeNames {
+  std::mutex mu;
+  std::string names[kMaxDeviceTypes] = {"cpu", "gpu"};
+  std::atomic<int> count{2};
+};
+
+DeviceTypeNames& table() {
+  static DeviceTypeNames* t = new DeviceTypeNames();  // leaked: used by static destructors
+  return *t;
+}
+
+std::string known_types(const DeviceTypeNames& t, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? ", " : "") + t.names[i];
+  return out;
 }
 }  // namespace
 
-int intern_custom_device_type(const std::string& name) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto& names = custom_names();
-  for (size_t i = 1; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<int>(i);
+DeviceType device_type_from_name(std::string_view name) {
+  if (name == "cpu") return DeviceType::kCPU;
+  if (name == "gpu" || name == "cuda") return DeviceType::kGPU;
+  OAR_ENFORCE(!name.empty(), InvalidArgument, "device type name is empty");
+  DeviceTypeNames& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const int n = t.count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {
+    if (t.names[i] == name) return static_cast<DeviceType>(i);
   }
-  names.push_back(name);
-  return static_cast<int>(names.size() - 1);
+  OAR_ENFORCE(n < kMaxDeviceTypes, ResourceExhausted, "cannot add device type '", name,
+              "': at most ", kMaxDeviceTypes, " device types may exist (have: ",
+              known_types(t, n), ")");
+  t.names[n] = std::string(name);
+  t.count.store(n + 1, std::memory_order_release);
+  return static_cast<DeviceType>(n);
 }
 
-const std::string& custom_device_type_name(int id) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto& names = custom_names();
-  OAR_ENFORCE(id > 0 && id < static_cast<int>(names.size()), NotFound,
-              "custom device type id ", id, " is not registered");
-  return names[id];
+const std::string& device_type_name(DeviceType type) {
+  const DeviceTypeNames& t = table();
+  const int id = static_cast<int>(type), n = t.count.load(std::memory_order_acquire);
+  OAR_ENFORCE(id >= 0 && id < n, NotFound, "device type id ", id,
+              " is not registered (have: ", known_types(t, n), ")");
+  return t.names[id];
 }
+
+int num_device_types() { return table().count.load(std::memory_order_acquire); }
 
 Place CustomPlace(const std::string& device_type, int id) {
-  return Place(DeviceType::kCustom, id, intern_custom_device_type(device_type));
+  return Place(device_type_from_name(device_type), id);
 }
 
 std::string Place::str() const {
-  switch (type_) {
-    case DeviceType::kCPU: return "cpu";
-    case DeviceType::kGPU: return "gpu:" + std::to_string(device_id_);
-    case DeviceType::kCustom:
-      return custom_device_type_name(custom_type_id_) + ":" + std::to_string(device_id_);
-  }
-  return "unknown";
+  if (is_cpu()) return "cpu";
+  return device_type_name(type_) + ":" + std::to_string(device_id_);
 }
 
 Place parse_place(const std::string& s) {
@@ -55,15 +74,14 @@ Place parse_place(const std::string& s) {
     try {
       size_t used = 0;
       id = std::stoi(s.substr(colon + 1), &used);
-      OAR_ENFORCE(used == s.size() - colon - 1 && id >= 0, InvalidArgument, "");
+      OAR_ENFORCE(used == s.size() - colon - 1 && id >= 0 && id <= INT16_MAX, InvalidArgument, "");
     } catch (...) {
       OAR_THROW(InvalidArgument, "set_device: bad device id in '", s, "'");
     }
   }
-  if (kind == "cpu") return CPUPlace();
-  if (kind == "gpu" || kind == "cuda") return GPUPlace(id);
   OAR_ENFORCE(!kind.empty(), InvalidArgument, "set_device: empty device string");
-  return CustomPlace(kind, id);
+  if (kind == "cpu") return CPUPlace();
+  return Place(device_type_from_name(kind), id);
 }
 
 }  // namespace oar

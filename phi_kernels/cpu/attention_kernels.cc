@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/softmax_rows.h"
-#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {

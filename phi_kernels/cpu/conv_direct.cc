@@ -14,8 +14,8 @@
 #endif
 
 #include "paddle_core/base/errors.h"
-#include "phi_kernels/funcs/thread_workspace.h"
-#include "phi_kernels/include/parallel.h"
+#include "paddle_core/tensor/allocator.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -27,7 +27,9 @@ int64_t taps(const ConvGeometry& g) { return g.in_c * g.k[0] * g.k[1]; }
 #if OAR_CONV_DIRECT
 
 struct DirectConvTag;
-float* workspace(int slot, size_t floats) { return thread_workspace<DirectConvTag>(slot, floats); }
+float* workspace(int slot, size_t floats) {
+  return static_cast<float*>(thread_workspace<DirectConvTag>(slot, floats * sizeof(float)));
+}
 
 // An image's planes with their padding: Hp x Wp each, the input at (pad_l[0], pad_l[1]).
 struct Padded {

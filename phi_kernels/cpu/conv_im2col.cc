@@ -10,35 +10,17 @@
 #include <memory>
 
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/allocator.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/sgemm.h"
-#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-struct Workspace {
-  std::unique_ptr<float, FreeDeleter> buf[2];
-  size_t size[2] = {0, 0};
-};
-
-Workspace& ws() {
-  thread_local Workspace w;
-  return w;
-}
-
+// Per-thread: slot 0 the column matrix, slot 1 the GEMM output of a batch chunk.
+struct Im2colTag;
 float* workspace(int slot, size_t floats) {
-  Workspace& w = ws();
-  if (w.size[slot] < floats) {
-    w.buf[slot].reset();
-    w.buf[slot].reset(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 63) / 64 * 64)));
-    OAR_ENFORCE(w.buf[slot] != nullptr, Internal, "conv: out of memory for the im2col workspace");
-    w.size[slot] = floats;
-  }
-  return w.buf[slot].get();
+  return static_cast<float*>(thread_workspace<Im2colTag, 2>(slot, floats * sizeof(float)));
 }
 
 // col[(c, kd, kh, kw), n * os + (od, oh, ow)] = src[n, c, od*s - p + kd*d, ...], 0 outside.
@@ -160,9 +142,6 @@ void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, f
   }
 }
 
-void conv_im2col_release() {
-  Workspace& w = ws();
-  for (int i = 0; i < 2; ++i) w.buf[i].reset(), w.size[i] = 0;
-}
+void conv_im2col_release() { release_thread_workspace<Im2colTag, 2>(); }
 
 }  // namespace oar::phi

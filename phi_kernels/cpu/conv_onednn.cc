@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/allocator.h"
 #include "phi_kernels/funcs/conv_direct.h"
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
@@ -185,23 +186,12 @@ dnnl::convolution_forward::primitive_desc fwd_pd(const ConvGeometry& g, const Md
   return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
 }
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<void, FreeDeleter>;
-
 // Per-thread reusable temporaries (slot 0-2: reordered operands, 3: scratchpad), so a
 // repeated convolution does not fault in fresh pages every call.
+struct OnednnConvTag;
 void* workspace(int slot, size_t bytes) {
-  thread_local Buffer bufs[4];
-  thread_local size_t sizes[4] = {0, 0, 0, 0};
   if (bytes == 0) return nullptr;
-  if (sizes[slot] < bytes) {
-    bufs[slot].reset();
-    bufs[slot] = Buffer(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-    sizes[slot] = bytes;
-  }
-  return bufs[slot].get();
+  return thread_workspace<OnednnConvTag, 4>(slot, bytes);
 }
 
 // Runs `p` on the user's buffers (in the order of p.ops), reordering through
@@ -388,7 +378,7 @@ struct PackedWeights {
   std::weak_ptr<const void> owner;
   const void* ptr = nullptr;
   uint32_t version = 0;
-  Buffer data;
+  Workspace data;
 };
 
 struct FusedCache {
@@ -477,13 +467,13 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
   p->version = version;
   const Operand& o = f.base.ops[1];
   const size_t bytes = winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
-  p->data = Buffer(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  p->data = Workspace(CPUPlace(), bytes);
   if (winograd) {
-    conv_winograd_transform_filter(g, w, static_cast<float*>(p->data.get()));
+    conv_winograd_transform_filter(g, w, static_cast<float*>(p->data.data()));
   } else {
     auto& e = cpu_engine();
     dnnl::stream s(e);
-    memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.get());
+    memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.data());
     o.to_prim.execute(s, user, prim);
     s.wait();
   }
@@ -524,7 +514,7 @@ void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeigh
   // The workspaces are per thread and may have moved: every handle is set every call.
   m.user_src.set_data_handle(const_cast<float*>(src));
   if (ops[0].reorder) m.prim_src.set_data_handle(workspace(0, ops[0].prim_md.get_size()));
-  m.weights.set_data_handle(pw ? pw->data.get() : const_cast<float*>(w));
+  m.weights.set_data_handle(pw ? pw->data.data() : const_cast<float*>(w));
   m.user_dst.set_data_handle(dst);
   if (ops[2].reorder) m.prim_dst.set_data_handle(workspace(2, ops[2].prim_md.get_size()));
   if (f.has_bias) m.bias.set_data_handle(const_cast<float*>(bias));
@@ -554,7 +544,7 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
     if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
     auto pw = packed_weights(p, g, w, w_owner, w_version);
-    if (p.path == FusedConv::kWinograd) return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.get()), dst, bias, relu);
+    if (p.path == FusedConv::kWinograd) return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
     run_fused(p, src, w, pw.get(), bias, dst);
   };
   if (!f) {
@@ -606,7 +596,7 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
           const bool winograd = p.path == FusedConv::kWinograd;
           if (winograd || p.base.ops[1].reorder) {
             auto pw = packed_weights(p, g, w, w_owner, w_version);
-            evict(pw->data.get(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
+            evict(pw->data.data(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
           } else {
             evict(w, w_bytes);
           }

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/allocator.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/sgemm.h"
-#include "phi_kernels/funcs/thread_workspace.h"
-#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -24,7 +24,9 @@ namespace {
 constexpr int64_t kChunkBytes = 8 << 20;
 
 struct WinogradTag;
-float* workspace(int slot, size_t floats) { return thread_workspace<WinogradTag>(slot, floats); }
+float* workspace(int slot, size_t floats) {
+  return static_cast<float*>(thread_workspace<WinogradTag>(slot, floats * sizeof(float)));
+}
 
 struct Tiles {
   int64_t H, W, OH, OW, pt, pl, TH, TW, PH, PW;

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/include/parallel.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {

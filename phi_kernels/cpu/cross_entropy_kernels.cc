@@ -13,8 +13,8 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_nn.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/softmax_rows.h"
-#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/conv_onednn.h"
-#include "phi_kernels/include/parallel.h"
 
 namespace oar::phi {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/dispatch/kernel_registry.h"
-#include "phi_kernels/include/parallel.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {

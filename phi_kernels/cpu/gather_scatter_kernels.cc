@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
 namespace {

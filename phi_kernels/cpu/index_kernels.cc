@@ -7,7 +7,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_manipulation.h"
 #include "paddle_core/meta/view_meta.h"
-#include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
 namespace {

@@ -12,8 +12,8 @@
 #include <limits>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/funcs/dense_copy.h"
-#include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
 namespace {

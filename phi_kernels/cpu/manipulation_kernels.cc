@@ -1,7 +1,7 @@
 // Kernels of shape-manipulation ops that are not pure views.
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/view_meta.h"
-#include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
 namespace {

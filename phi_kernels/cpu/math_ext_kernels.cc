@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/include/vec_math.h"
+#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
+#include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/funcs/sgemm.h"
-#include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
-#include "phi_kernels/include/parallel.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/vec_math.h"
 #include "phi_kernels/funcs/dense_copy.h"
-#include "phi_kernels/include/parallel.h"
-#include "phi_kernels/include/vec_math.h"
 
 namespace oar::phi {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/funcs/optimizer_update.h"
-#include "phi_kernels/include/elementwise.h"
 
 namespace oar::phi {
 

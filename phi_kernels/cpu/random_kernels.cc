@@ -1,5 +1,5 @@
 // Random kernels. Each call reserves the Philox blocks it needs from the generator
-// once (paddle_core/api/generator.h), then fills the output in parallel: element
+// once (paddle_core/tensor/generator.h), then fills the output in parallel: element
 // block b is a pure function of (key, offset + b), so results do not depend on the
 // number of threads and a saved generator state replays them exactly.
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "oar_generated/kernel_signatures.h"
-#include "paddle_core/api/generator.h"
-#include "phi_kernels/include/parallel.h"
+#include "paddle_core/tensor/generator.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {

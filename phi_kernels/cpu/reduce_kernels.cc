@@ -4,8 +4,8 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
-#include "phi_kernels/include/reduce.h"
-#include "phi_kernels/include/vec_math.h"
+#include "phi_kernels/cpu/reduce.h"
+#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 

@@ -10,9 +10,9 @@
 #include <type_traits>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/funcs/softmax_rows.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/dense_copy.h"
-#include "phi_kernels/include/parallel.h"
+#include "phi_kernels/funcs/softmax_rows.h"
 
 namespace oar::phi {
 namespace {

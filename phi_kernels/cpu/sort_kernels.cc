@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/include/reduce.h"
+#include "phi_kernels/cpu/reduce.h"
 
 namespace oar::phi {
 namespace {

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
 namespace {

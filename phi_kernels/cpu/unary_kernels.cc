@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "oar_generated/kernel_signatures.h"
-#include "phi_kernels/include/elementwise.h"
-#include "phi_kernels/include/vec_math.h"
+#include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 namespace {

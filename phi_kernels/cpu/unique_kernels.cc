@@ -6,7 +6,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_math_ext.h"
-#include "phi_kernels/include/reduce.h"
+#include "phi_kernels/cpu/reduce.h"
 
 namespace oar::phi {
 namespace {

@@ -3,7 +3,7 @@
 // often views: gradients arriving as expanded views, transposed operands.
 #pragma once
 
-#include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
 

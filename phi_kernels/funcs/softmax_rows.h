@@ -12,7 +12,7 @@
 
 #include "paddle_core/tensor/dims.h"
 #include "paddle_core/tensor/dtype.h"
-#include "phi_kernels/include/vec_math.h"
+#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 

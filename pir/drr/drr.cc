@@ -237,7 +237,7 @@ class DrrPattern : public RewritePattern {
       if (rule_->requires_kernels() && !info->kernel.empty()) {
         DataType dt = root->num_results() && root->result(0).type().is_tensor() ? root->result(0).type().dtype()
                                                                                  : DataType::FLOAT32;
-        if (!KernelRegistry::instance().find(info->kernel, Backend::kCPU, dt)) return false;
+        if (!KernelRegistry::instance().find(info->kernel, DeviceType::kCPU, dt)) return false;
       }
       plan.push_back(std::move(pl));
     }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "backends/runtime/device_manager.h"
 #include "paddle_core/dispatch/dispatch.h"
 #include "pir/dialect/op/op_support.h"
 #include "pir/pass/pass.h"
@@ -270,9 +269,8 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
     if (base->view.empty()) {
       const Attribute key = op->attr("kernel_key");
       const std::string& kernel = op->attr("kernel_name").as_string();
-      st.kernel = KernelRegistry::instance().find(kernel, place_.type() == DeviceType::kCPU ? Backend::kCPU
-                                                  : backend_of(place_), key.as_dtype());
-      OAR_ENFORCE(st.kernel != nullptr, NotFound, "Executor: no ", backend_name(backend_of(place_)), " kernel '",
+      st.kernel = KernelRegistry::instance().find(kernel, place_.type(), key.as_dtype());
+      OAR_ENFORCE(st.kernel != nullptr, NotFound, "Executor: no ", kernel_device_label(place_.type()), " kernel '",
                   kernel, "' for dtype ", dtype_name(key.as_dtype()), " (op ", info->name, ")");
     }
     profile_name = info->name;
@@ -306,11 +304,7 @@ bool truth(const Tensor& t, const char* op) {
   OAR_ENFORCE(t.defined() && t.numel() == 1 && t.dtype() == DataType::BOOL, InvalidArgument, "Executor: ", op,
               " needs a one-element bool condition");
   bool v = false;  // one element: no stride matters; device memory is read through its table
-  if (t.place().is_cpu()) {
-    v = t.dense().data<bool>()[0];
-  } else {
-    backends::DeviceManager::instance().memcpy_d2h(t.place(), &v, t.dense().raw_data(), sizeof(bool));
-  }
+  copy_to_host(t.dense(), &v, sizeof(bool));
   return v;
 }
 }  // namespace

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "paddle_core/api/scalar.h"
 #include "paddle_core/tensor/place.h"
+#include "paddle_core/tensor/scalar.h"
 #include "pir/ir/type.h"
 
 namespace oar {

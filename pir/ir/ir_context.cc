@@ -227,7 +227,6 @@ Attribute IrContext::dtype_attr(DataType t) {
 Attribute IrContext::place_attr(const Place& p) {
   std::string k = {static_cast<char>(AttrKind::kPlace), static_cast<char>(p.type())};
   put_i64(k, p.device_id());
-  put_i64(k, p.custom_type_id());
   return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kPlace; s.place = p; });
 }
 Attribute IrContext::shape_attr(const std::vector<int64_t>& v) {

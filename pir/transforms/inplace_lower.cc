@@ -110,7 +110,7 @@ class LowerToKernelPass : public Pass {
     if (kd == DataType::UNDEFINED && op->num_results() > 0) kd = dtype_of(op->result(0));
     std::string kernel = base->kernel.empty() ? base->view : base->kernel;
     if (base->view.empty()) {
-      OAR_ENFORCE(KernelRegistry::instance().find(kernel, Backend::kCPU, kd) != nullptr, NotFound,
+      OAR_ENFORCE(KernelRegistry::instance().find(kernel, DeviceType::kCPU, kd) != nullptr, NotFound,
                   "lower_to_kernel: no CPU kernel '", kernel, "' for dtype ", dtype_name(kd), " (op ",
                   info->name, ")");
     }
@@ -130,7 +130,7 @@ class LowerToKernelPass : public Pass {
     return DataLayout::kNCHW;
   }
   Attribute key(DataType t, DataLayout l = DataLayout::kNCHW) {
-    return ctx_->kernel_key_attr(static_cast<int>(Backend::kCPU), t, l);
+    return ctx_->kernel_key_attr(static_cast<int>(DeviceType::kCPU), t, l);
   }
   IrContext* ctx_ = nullptr;
   const OpInfo* phi_ = nullptr;

@@ -93,7 +93,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {
     std::vector<std::string> out;
-    for (DataType t : KernelRegistry::instance().dtypes(op, Backend::kCPU)) out.push_back(dtype_name(t));
+    for (DataType t : KernelRegistry::instance().dtypes(op, DeviceType::kCPU)) out.push_back(dtype_name(t));
     return out;
   });
 

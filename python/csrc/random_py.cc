@@ -1,7 +1,7 @@
 // Hand-written bindings of the global random generator: oar._C.ops._seed,
 // _get_rng_state and _set_rng_state (oar.seed / get_rng_state / set_rng_state).
-// The state is a list of two ints [seed, offset] (see paddle_core/api/generator.h).
-#include "paddle_core/api/generator.h"
+// The state is a list of two ints [seed, offset] (see paddle_core/tensor/generator.h).
+#include "paddle_core/tensor/generator.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {

@@ -83,7 +83,7 @@ def kernel_params(op):
 
 
 def gen_kernel_signatures(ops):
-    out = [HEADER, "#pragma once\n", '#include "paddle_core/api/scalar.h"',
+    out = [HEADER, "#pragma once\n", '#include "paddle_core/tensor/scalar.h"',
            '#include "paddle_core/dispatch/kernel_registry.h"\n',
            "namespace oar::kernel_sig {"]
     seen = {}
@@ -99,7 +99,7 @@ def gen_kernel_signatures(ops):
 
 def gen_api_header(ops):
     out = [HEADER, "#pragma once\n", "#include <tuple>", "#include <vector>\n",
-           '#include "paddle_core/api/scalar.h"', '#include "paddle_core/api/tensor.h"\n',
+           '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/api/tensor.h"\n',
            "namespace oar::ops {\n"]
     for op in ops:
         out.append(f"{api_return(op)} {op.name}({api_params(op, True)});")
@@ -353,11 +353,13 @@ def gen_kernel_stage(op, schema):
         L.append("  const Place kplace = CPUPlace();")
     L.extend(eager_locals(op))
     lookup = [f'  static KernelSlot slot("{op.kernel}");',
-              f"  if (OAR_UNLIKELY(!kplace.is_cpu()) && dispatch::needs_fallback(\"{op.kernel}\", kplace, "
-              f"{kernel_dtype(op)}))",
-              f"    return dispatch::run_boxed<{ret}>(dispatch::Layer::kFallback, {schema}, "
+              f"  void* kfn = slot.get_or_null(kplace, {kernel_dtype(op)});",
+              "  if (OAR_UNLIKELY(kfn == nullptr)) {",
+              "    if (dispatch::can_fall_back(kplace))",
+              f"      return dispatch::run_boxed<{ret}>(dispatch::Layer::kFallback, {schema}, "
               f"{boxed_inputs(op)}, {boxed_attrs(op)});",
-              f"  void* kfn = slot.get(kplace, {kernel_dtype(op)});  // throws, naming the dtypes it has"]
+              f"    kfn = slot.get(kplace, {kernel_dtype(op)});  // throws, naming the dtypes it has",
+              "  }"]
     L.extend(emit_kernel_call(op, "kplace", "device_context(kplace)", lookup, "donor" if donates(op) else None))
     L.extend(wrap_outputs(op))
     L.append("}\n")

@@ -18,12 +18,12 @@ bool contains(const std::vector<DataType>& v, DataType t) {
 
 TEST(KernelRegistry, LooksUpRegisteredKernels) {
   auto& reg = KernelRegistry::instance();
-  EXPECT_NE(reg.find("add", Backend::kCPU, DataType::FLOAT32), nullptr);
-  EXPECT_NE(reg.find("matmul", Backend::kCPU, DataType::FLOAT64), nullptr);
-  EXPECT_EQ(reg.find("add", Backend::kGPU, DataType::FLOAT32), nullptr);
-  EXPECT_EQ(reg.find("no_such_op", Backend::kCPU, DataType::FLOAT32), nullptr);
-  EXPECT_EQ(reg.find("exp", Backend::kCPU, DataType::INT64), nullptr);
-  auto dts = reg.dtypes("exp", Backend::kCPU);
+  EXPECT_NE(reg.find("add", DeviceType::kCPU, DataType::FLOAT32), nullptr);
+  EXPECT_NE(reg.find("matmul", DeviceType::kCPU, DataType::FLOAT64), nullptr);
+  EXPECT_EQ(reg.find("add", DeviceType::kGPU, DataType::FLOAT32), nullptr);
+  EXPECT_EQ(reg.find("no_such_op", DeviceType::kCPU, DataType::FLOAT32), nullptr);
+  EXPECT_EQ(reg.find("exp", DeviceType::kCPU, DataType::INT64), nullptr);
+  auto dts = reg.dtypes("exp", DeviceType::kCPU);
   EXPECT_TRUE(contains(dts, DataType::FLOAT32) && contains(dts, DataType::BFLOAT16));
   EXPECT_FALSE(contains(dts, DataType::INT32));
   auto ops = reg.ops();
@@ -32,26 +32,26 @@ TEST(KernelRegistry, LooksUpRegisteredKernels) {
 
 TEST(KernelRegistry, RegistersAndRejectsDoubleRegistration) {
   auto& reg = KernelRegistry::instance();
-  reg.register_kernel("test_only_op", Backend::kCPU, DataType::INT16, fake_fn());
-  EXPECT_EQ(reg.find("test_only_op", Backend::kCPU, DataType::INT16), fake_fn());
+  reg.register_kernel("test_only_op", DeviceType::kCPU, DataType::INT16, fake_fn());
+  EXPECT_EQ(reg.find("test_only_op", DeviceType::kCPU, DataType::INT16), fake_fn());
   try {
-    reg.register_kernel("test_only_op", Backend::kCPU, DataType::INT16, fake_fn());
+    reg.register_kernel("test_only_op", DeviceType::kCPU, DataType::INT16, fake_fn());
     FAIL() << "double registration accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kAlreadyExists);
     EXPECT_EQ(e.message(), "kernel test_only_op for CPU/int16 is registered twice");
   }
-  EXPECT_THROW(reg.register_kernel("add", Backend::kCPU, DataType::FLOAT32, fake_fn()), Error);
+  EXPECT_THROW(reg.register_kernel("add", DeviceType::kCPU, DataType::FLOAT32, fake_fn()), Error);
   // Another backend or dtype of the same op is a different key.
-  EXPECT_NO_THROW(reg.register_kernel("test_only_op", Backend::kGPU, DataType::INT16, fake_fn()));
-  EXPECT_EQ(reg.dtypes("test_only_op", Backend::kCPU), std::vector<DataType>{DataType::INT16});
+  EXPECT_NO_THROW(reg.register_kernel("test_only_op", DeviceType::kGPU, DataType::INT16, fake_fn()));
+  EXPECT_EQ(reg.dtypes("test_only_op", DeviceType::kCPU), std::vector<DataType>{DataType::INT16});
 }
 
 TEST(KernelRegistry, SlotCachesAndReportsMissingKernels) {
   KernelSlot slot("test_slot_op");
   auto& reg = KernelRegistry::instance();
-  reg.register_kernel("test_slot_op", Backend::kCPU, DataType::FLOAT32, fake_fn());
-  reg.register_kernel("test_slot_op", Backend::kCPU, DataType::INT64, fake_fn());
+  reg.register_kernel("test_slot_op", DeviceType::kCPU, DataType::FLOAT32, fake_fn());
+  reg.register_kernel("test_slot_op", DeviceType::kCPU, DataType::INT64, fake_fn());
   EXPECT_EQ(slot.get(CPUPlace(), DataType::FLOAT32), fake_fn());
   EXPECT_EQ(slot.get(CPUPlace(), DataType::FLOAT32), fake_fn());  // cached
   try {

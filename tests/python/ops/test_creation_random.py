@@ -1,6 +1,6 @@
 """Creation ops (arange, linspace, eye) against NumPy and the random ops (uniform,
 gaussian, randint, randperm) for reproducibility, state round trips and
-distribution sanity. See paddle_core/api/generator.h for the generator."""
+distribution sanity. See paddle_core/tensor/generator.h for the generator."""
 import pickle
 
 import numpy as np

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "paddle_core/tensor/dense_tensor.h"
-#include "phi_kernels/include/parallel.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 

@@ -1,4 +1,4 @@
-#include "paddle_core/api/generator.h"
+#include "paddle_core/tensor/generator.h"
 
 #include <random>
 

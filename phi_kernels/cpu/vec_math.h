@@ -8,7 +8,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
-#include "phi_kernels/include/elementwise.h"
+#include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
 

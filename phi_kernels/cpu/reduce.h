@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "paddle_core/tensor/dense_tensor.h"
-#include "phi_kernels/include/elementwise.h"
-#include "phi_kernels/include/vec_math.h"
+#include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 
