@@ -5,6 +5,7 @@
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/dense_tensor.h"
 #include "pir/ir/attribute.h"
+#include "pir/ir/kinds.h"
 #include "pir/ir/printer.h"
 
 namespace oar::pir {
@@ -76,6 +77,18 @@ DataType dtype_of_kind(TypeKind k) {
     default: return DataType::UNDEFINED;
   }
 }
+const std::string& Type::kind_name() const { return s_->info->name; }
+const std::string& Attribute::kind_name() const { return s_->info->name; }
+
+DataType dtype_from_short_name(std::string_view n) {
+  static constexpr DataType kAll[] = {DataType::BOOL,    DataType::INT8,     DataType::UINT8,
+                                      DataType::INT16,   DataType::INT32,    DataType::INT64,
+                                      DataType::FLOAT16, DataType::BFLOAT16, DataType::FLOAT32,
+                                      DataType::FLOAT64};
+  for (DataType t : kAll)
+    if (n == short_dtype_name(t)) return t;
+  return DataType::UNDEFINED;
+}
 const char* short_dtype_name(DataType t) {
   switch (t) {
     case DataType::BOOL: return "bool";
@@ -106,7 +119,7 @@ const char* attr_kind_name(AttrKind k) {
     case AttrKind::kType: return "type";
     case AttrKind::kKernelKey: return "kernel_key";
   }
-  return "?";
+  return "dialect kind";
 }
 
 DenseTensor Attribute::as_dense_tensor() const {
