@@ -36,7 +36,13 @@ namespace detail {
 /// may derive its own storage from this one (its builtin fields stay default, so a
 /// mistaken as_int() on it reads 0, never garbage).
 struct AttrStorage {
+  AttrStorage() = default;
   virtual ~AttrStorage() = default;
+  // Movable: a value is built on the stack and moved into the context only when new.
+  AttrStorage(AttrStorage&&) = default;
+  AttrStorage& operator=(AttrStorage&&) = default;
+  AttrStorage(const AttrStorage&) = default;
+  AttrStorage& operator=(const AttrStorage&) = default;
   AttrKind kind{};
   const AttrKindInfo* info = nullptr;     // the kind's hooks (set by the context)
   bool b = false;

@@ -1,5 +1,5 @@
-// IrContext: uniquing of types/attributes (keyed by a compact binary encoding) and
-// the dialect/op registry.
+// IrContext: uniquing of types/attributes (keyed by their kind id and the kind's key
+// bytes) and the registry of dialects, ops and attribute/type kinds.
 #include "pir/ir/ir_context.h"
 
 #include <algorithm>
@@ -21,6 +21,14 @@ int OpInfo::attr_index(const std::string& n) const {
   return -1;
 }
 
+namespace {
+/// Lets the kind maps be searched with a string_view (the parser's hot path).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+};
+}  // namespace
+
 struct IrContext::Impl {
   std::unordered_map<std::string, std::unique_ptr<detail::TypeStorage>> types;
   std::unordered_map<std::string, std::unique_ptr<detail::AttrStorage>> attrs;
@@ -29,13 +37,17 @@ struct IrContext::Impl {
   // kinds, indexed by id (stable addresses: storages point to them)
   std::vector<std::unique_ptr<AttrKindInfo>> attr_kinds;
   std::vector<std::unique_ptr<TypeKindInfo>> type_kinds;
-  std::unordered_map<std::string, int> attr_kind_ids, type_kind_ids;
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> attr_kind_ids, type_kind_ids;
   int16_t literal_kinds[256];  // first character of a bare literal -> attr kind id, -1: none
   Type scalar[static_cast<int>(TypeKind::kIndex) + 1];
   Attribute bools[2];
   Attribute small_ints[64];  // -8 .. 55
   Attribute dtypes[kNumDataTypes + 1];
   std::string key;  // scratch
+  // Reused values for the builtin kinds built most often (shape inference makes a
+  // tensor type per result): a lookup that finds the value allocates nothing.
+  detail::TypeStorage tensor_scratch, vector_scratch;
+  detail::AttrStorage shape_scratch, array_scratch;
 };
 
 namespace {
@@ -132,6 +144,8 @@ AttrKind IrContext::register_attr_kind(AttrKindInfo info) {
   const int id = static_cast<int>(impl_->attr_kinds.size());
   check_kind_name(info.name, id < kNumBuiltinAttrKinds, "attribute");
   check_hooks(info, "attribute");
+  OAR_ENFORCE(id < kNumBuiltinAttrKinds || info.literal_chars.empty(), InvalidArgument, "IrContext: attribute kind '",
+              info.name, "': only builtin kinds have bare literals (a dialect's kind is written #", info.name, "...)");
   OAR_ENFORCE(id <= UINT16_MAX, ResourceExhausted, "IrContext: too many attribute kinds");
   OAR_ENFORCE(impl_->attr_kind_ids.emplace(info.name, id).second, AlreadyExists,
               "IrContext: attribute kind '", info.name, "' is already registered");
@@ -157,11 +171,11 @@ TypeKind IrContext::register_type_kind(TypeKindInfo info) {
   return static_cast<TypeKind>(id);
 }
 const AttrKindInfo* IrContext::find_attr_kind(std::string_view name) const {
-  auto it = impl_->attr_kind_ids.find(std::string(name));
+  auto it = impl_->attr_kind_ids.find(name);
   return it == impl_->attr_kind_ids.end() ? nullptr : impl_->attr_kinds[it->second].get();
 }
 const TypeKindInfo* IrContext::find_type_kind(std::string_view name) const {
-  auto it = impl_->type_kind_ids.find(std::string(name));
+  auto it = impl_->type_kind_ids.find(name);
   return it == impl_->type_kind_ids.end() ? nullptr : impl_->type_kinds[it->second].get();
 }
 AttrKind IrContext::attr_kind(std::string_view name) const {
@@ -191,7 +205,7 @@ const AttrKindInfo* IrContext::literal_attr_kind(char c) const {
 // The key is the kind id (2 bytes) and the kind's bytes. On a miss the key is copied
 // before `verify`, which may itself unique values (and reuse the scratch key).
 Attribute IrContext::unique_attr_impl(AttrKind kind, detail::AttrStorage& value,
-                                      std::unique_ptr<detail::AttrStorage> (*move_out)(detail::AttrStorage&)) {
+                                      std::unique_ptr<detail::AttrStorage> (*take)(detail::AttrStorage&)) {
   const auto id = static_cast<size_t>(kind);
   OAR_ENFORCE(id < impl_->attr_kinds.size(), InvalidArgument, "IrContext: attribute kind id ", id,
               " is not registered");
@@ -205,13 +219,13 @@ Attribute IrContext::unique_attr_impl(AttrKind kind, detail::AttrStorage& value,
   value.kind = kind;
   value.info = info;
   if (info->verify) info->verify(value);
-  std::unique_ptr<detail::AttrStorage> s = move_out(value);
+  std::unique_ptr<detail::AttrStorage> s = take(value);
   Attribute a(s.get());
   impl_->attrs.emplace(std::move(key), std::move(s));
   return a;
 }
 Type IrContext::unique_type_impl(TypeKind kind, detail::TypeStorage& value,
-                                 std::unique_ptr<detail::TypeStorage> (*move_out)(detail::TypeStorage&)) {
+                                 std::unique_ptr<detail::TypeStorage> (*take)(detail::TypeStorage&)) {
   const auto id = static_cast<size_t>(kind);
   OAR_ENFORCE(id < impl_->type_kinds.size(), InvalidArgument, "IrContext: type kind id ", id, " is not registered");
   const TypeKindInfo* info = impl_->type_kinds[id].get();
@@ -224,7 +238,7 @@ Type IrContext::unique_type_impl(TypeKind kind, detail::TypeStorage& value,
   value.kind = kind;
   value.info = info;
   if (info->verify) info->verify(value);
-  std::unique_ptr<detail::TypeStorage> s = move_out(value);
+  std::unique_ptr<detail::TypeStorage> s = take(value);
   Type t(s.get());
   impl_->types.emplace(std::move(key), std::move(s));
   return t;
@@ -240,18 +254,22 @@ Type IrContext::scalar_type(TypeKind k) {
 Type IrContext::scalar_type(DataType t) { return scalar_type(scalar_kind_of(t)); }
 
 // The builtin kinds' checks and keys are their verify/key hooks (builtin_kinds.cc).
+namespace {
+template <typename S> std::unique_ptr<S> copy_out(S& v) { return std::make_unique<S>(v); }
+}  // namespace
+
 Type IrContext::tensor_type(DataType dtype, const std::vector<int64_t>& dims, DataLayout layout) {
-  detail::TypeStorage s;
+  detail::TypeStorage& s = impl_->tensor_scratch;
   s.dtype = dtype;
   s.layout = layout;
-  s.dims = dims;
-  return unique_type(TypeKind::kDenseTensor, std::move(s));
+  s.dims.assign(dims.begin(), dims.end());
+  return unique_type_impl(TypeKind::kDenseTensor, s, copy_out<detail::TypeStorage>);
 }
 Type IrContext::vector_type(const std::vector<Type>& elems) {
-  detail::TypeStorage s;
-  s.elems.reserve(elems.size());
+  detail::TypeStorage& s = impl_->vector_scratch;
+  s.elems.clear();
   for (Type e : elems) s.elems.push_back(e.storage());
-  return unique_type(TypeKind::kVector, std::move(s));
+  return unique_type_impl(TypeKind::kVector, s, copy_out<detail::TypeStorage>);
 }
 
 // ---------------------------------------------------------------- attributes
@@ -284,10 +302,10 @@ Attribute IrContext::str_attr(std::string_view v) {
   return unique_attr(AttrKind::kString, std::move(s));
 }
 Attribute IrContext::array_attr(const std::vector<Attribute>& elems) {
-  detail::AttrStorage s;
-  s.elems.reserve(elems.size());
+  detail::AttrStorage& s = impl_->array_scratch;
+  s.elems.clear();
   for (Attribute e : elems) s.elems.push_back(e.storage());
-  return unique_attr(AttrKind::kArray, std::move(s));
+  return unique_attr_impl(AttrKind::kArray, s, copy_out<detail::AttrStorage>);
 }
 Attribute IrContext::dtype_attr(DataType t) {
   int idx = static_cast<int>(t) + 1;
@@ -306,9 +324,9 @@ Attribute IrContext::place_attr(const Place& p) {
   return unique_attr(AttrKind::kPlace, std::move(s));
 }
 Attribute IrContext::shape_attr(const std::vector<int64_t>& v) {
-  detail::AttrStorage s;
-  s.ints = v;
-  return unique_attr(AttrKind::kShape, std::move(s));
+  detail::AttrStorage& s = impl_->shape_scratch;
+  s.ints.assign(v.begin(), v.end());
+  return unique_attr_impl(AttrKind::kShape, s, copy_out<detail::AttrStorage>);
 }
 Attribute IrContext::dense_attr(Type type, std::string bytes) {
   detail::AttrStorage s;

@@ -124,10 +124,11 @@ class IrContext {
   size_t num_uniqued_attrs() const;
 
  private:
+  // `take` moves (or copies) a new value into heap storage of its type.
   Attribute unique_attr_impl(AttrKind kind, detail::AttrStorage& value,
-                             std::unique_ptr<detail::AttrStorage> (*move_out)(detail::AttrStorage&));
+                             std::unique_ptr<detail::AttrStorage> (*take)(detail::AttrStorage&));
   Type unique_type_impl(TypeKind kind, detail::TypeStorage& value,
-                        std::unique_ptr<detail::TypeStorage> (*move_out)(detail::TypeStorage&));
+                        std::unique_ptr<detail::TypeStorage> (*take)(detail::TypeStorage&));
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

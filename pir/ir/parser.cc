@@ -21,7 +21,6 @@
 namespace oar::pir {
 
 namespace {
-constexpr int kMaxDepth = 200;
 int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -42,48 +41,8 @@ void AsmParser::fail_at(size_t at, const std::string& msg) const {
   OAR_THROW(InvalidArgument, "parse error at ", line, ":", col, ": ", msg,
             at >= s_.size() ? std::string(" (at end of input)") : " near '" + near + "'");
 }
-void AsmParser::skip_ws() {
-  while (pos_ < s_.size()) {
-    char c = s_[pos_];
-    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-      ++pos_;
-    } else if (c == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '/') {
-      while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
-    } else {
-      break;
-    }
-  }
-}
-bool AsmParser::peek(char c) {
-  skip_ws();
-  return pos_ < s_.size() && s_[pos_] == c;
-}
-bool AsmParser::accept(char c) {
-  if (!peek(c)) return false;
-  ++pos_;
-  return true;
-}
-void AsmParser::expect(char c) {
-  if (!accept(c)) fail(std::string("expected '") + c + "'");
-}
-bool AsmParser::accept_str(std::string_view w) {
-  skip_ws();
-  if (s_.substr(pos_, w.size()) != w) return false;
-  pos_ += w.size();
-  return true;
-}
 void AsmParser::expect_str(std::string_view w) {
   if (!accept_str(w)) fail("expected '" + std::string(w) + "'");
-}
-std::string_view AsmParser::ident() {
-  skip_ws();
-  size_t b = pos_;
-  while (pos_ < s_.size() && ident_char(s_[pos_])) ++pos_;
-  if (b == pos_) fail("expected an identifier");
-  return s_.substr(b, pos_ - b);
-}
-void AsmParser::enter() {
-  if (++depth_ > kMaxDepth) fail("nesting is deeper than " + std::to_string(kMaxDepth));
 }
 void AsmParser::expect_end() {
   skip_ws();
@@ -189,13 +148,17 @@ Type AsmParser::type_inner(bool allow_none) {
   skip_ws();
   const size_t at = pos_;
   const bool bang = accept('!');
-  std::string n(ident());
+  const std::string_view n = ident();
   if (!bang && n == "none" && allow_none) return Type();
-  const TypeKindInfo* k = ctx_->find_type_kind(n);
-  if (!k) fail_at(at, bang ? "unknown type kind '" + n + "' (is its dialect loaded?)" : "unknown type '" + n + "'");
+  const TypeKindInfo* k = n == last_type_name_ ? last_type_kind_ : ctx_->find_type_kind(n);
+  const std::string name(k ? std::string_view() : n);
+  if (!k) fail_at(at, bang ? "unknown type kind '" + name + "' (is its dialect loaded?)" : "unknown type '" + name + "'");
   const bool builtin = static_cast<int>(k->id) < kNumBuiltinTypeKinds;
   if (builtin == bang)
-    fail_at(at, builtin ? "the builtin type '" + n + "' is written without '!'" : "the type '" + n + "' is written !" + n);
+    fail_at(at, builtin ? "the builtin type '" + k->name + "' is written without '!'"
+                        : "the type '" + k->name + "' is written !" + k->name);
+  last_type_name_ = n;
+  last_type_kind_ = k;
   try {
     return k->parse(*this, k->id);
   } catch (const Error& e) {
@@ -218,9 +181,12 @@ Attribute AsmParser::attr_inner() {
   const size_t at = pos_;
   const AttrKindInfo* k = nullptr;
   if (accept('#')) {
-    std::string n(ident());
-    k = ctx_->find_attr_kind(n);
-    if (!k || !k->literal_chars.empty()) fail_at(at, "unknown attribute kind '" + n + "' (is its dialect loaded?)");
+    const std::string_view n = ident();
+    k = n == last_attr_name_ ? last_attr_kind_ : ctx_->find_attr_kind(n);
+    if (!k || !k->literal_chars.empty())
+      fail_at(at, "unknown attribute kind '" + std::string(n) + "' (is its dialect loaded?)");
+    last_attr_name_ = n;
+    last_attr_kind_ = k;
   } else {
     k = ctx_->literal_attr_kind(s_[pos_]);
     if (!k) fail("expected an attribute");

@@ -32,14 +32,34 @@ class AsmParser {
   [[noreturn]] void fail_at(size_t pos, const std::string& msg) const;
   size_t pos() const { return pos_; }
 
-  // Tokens; each skips whitespace and comments first.
-  bool peek(char c);
-  bool accept(char c);
-  void expect(char c);
-  bool accept_str(std::string_view w);
+  // Tokens; each skips whitespace and comments first. (Inline: the parser's inner loop.)
+  bool peek(char c) {
+    skip_ws();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  bool accept(char c) {
+    if (!peek(c)) return false;
+    ++pos_;
+    return true;
+  }
+  void expect(char c) {
+    if (!accept(c)) fail(std::string("expected '") + c + "'");
+  }
+  bool accept_str(std::string_view w) {
+    skip_ws();
+    if (s_.substr(pos_, w.size()) != w) return false;
+    pos_ += w.size();
+    return true;
+  }
   void expect_str(std::string_view w);
   /// [A-Za-z0-9_.]+
-  std::string_view ident();
+  std::string_view ident() {
+    skip_ws();
+    size_t b = pos_;
+    while (pos_ < s_.size() && ident_char(s_[pos_])) ++pos_;
+    if (b == pos_) fail("expected an identifier");
+    return s_.substr(b, pos_ - b);
+  }
   /// A quoted string with \n \t \" \\ \xHH escapes.
   std::string string_lit();
   int64_t integer();
@@ -58,9 +78,23 @@ class AsmParser {
   void expect_end();
 
  protected:
-  void skip_ws();
-  void enter();
+  void skip_ws() {
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        ++pos_;
+      } else if (c == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '/') {
+        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
+      } else {
+        break;
+      }
+    }
+  }
+  void enter() {
+    if (++depth_ > kMaxDepth) fail("nesting is deeper than " + std::to_string(kMaxDepth));
+  }
   void leave() { --depth_; }
+  static constexpr int kMaxDepth = 200;
   static bool ident_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
   }
@@ -71,6 +105,12 @@ class AsmParser {
   int depth_ = 0;
 
  private:
+  // The last kind looked up by name: programs repeat a few kinds ("tensor"), so most
+  // lookups are a short compare instead of a hash (names point into the text).
+  std::string_view last_type_name_, last_attr_name_;
+  const TypeKindInfo* last_type_kind_ = nullptr;
+  const AttrKindInfo* last_attr_kind_ = nullptr;
+
   Type type_inner(bool allow_none);
   Attribute attr_inner();
 };

@@ -81,12 +81,13 @@ const std::string& Type::kind_name() const { return s_->info->name; }
 const std::string& Attribute::kind_name() const { return s_->info->name; }
 
 DataType dtype_from_short_name(std::string_view n) {
-  static constexpr DataType kAll[] = {DataType::BOOL,    DataType::INT8,     DataType::UINT8,
-                                      DataType::INT16,   DataType::INT32,    DataType::INT64,
-                                      DataType::FLOAT16, DataType::BFLOAT16, DataType::FLOAT32,
-                                      DataType::FLOAT64};
-  for (DataType t : kAll)
-    if (n == short_dtype_name(t)) return t;
+  static const std::pair<std::string_view, DataType> kNames[] = {
+      {"f32", DataType::FLOAT32}, {"i64", DataType::INT64},    {"i32", DataType::INT32},
+      {"bool", DataType::BOOL},   {"f64", DataType::FLOAT64},  {"f16", DataType::FLOAT16},
+      {"bf16", DataType::BFLOAT16}, {"i8", DataType::INT8},    {"u8", DataType::UINT8},
+      {"i16", DataType::INT16}};  // the common ones first: this is on the parser's path
+  for (const auto& [name, t] : kNames)
+    if (n == name) return t;
   return DataType::UNDEFINED;
 }
 const char* short_dtype_name(DataType t) {

@@ -37,7 +37,13 @@ namespace detail {
 /// The uniqued type. Builtin kinds keep their parameters in these fields; a dialect's
 /// kind may derive its own storage from this one.
 struct TypeStorage {
+  TypeStorage() = default;
   virtual ~TypeStorage() = default;
+  // Movable: a value is built on the stack and moved into the context only when new.
+  TypeStorage(TypeStorage&&) = default;
+  TypeStorage& operator=(TypeStorage&&) = default;
+  TypeStorage(const TypeStorage&) = default;
+  TypeStorage& operator=(const TypeStorage&) = default;
   TypeKind kind{};
   const TypeKindInfo* info = nullptr;     // the kind's hooks (set by the context)
   DataType dtype = DataType::UNDEFINED;   // kDenseTensor: element type
