@@ -213,12 +213,6 @@ void dense_print(std::string& out, Attribute a) {
   }
   out += "\">";
 }
-int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 Attribute dense_parse(AsmParser& p, AttrKind) {
   p.expect('<');
   Type t = p.type();
@@ -229,7 +223,7 @@ Attribute dense_parse(AsmParser& p, AttrKind) {
   if (!t.is_tensor() || t.has_dynamic_dims()) p.fail("dense data needs a static tensor type");
   std::string bytes((hex.size() - 2) / 2, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) {
-    int hi = hexval(hex[2 + 2 * i]), lo = hexval(hex[3 + 2 * i]);
+    int hi = AsmParser::hex_value(hex[2 + 2 * i]), lo = AsmParser::hex_value(hex[3 + 2 * i]);
     if (hi < 0 || lo < 0) p.fail("bad hex digit in dense data");
     bytes[i] = static_cast<char>(hi * 16 + lo);
   }

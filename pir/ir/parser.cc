@@ -21,12 +21,6 @@
 namespace oar::pir {
 
 namespace {
-int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 bool is_parse_error(const Error& e) { return e.message().rfind("parse error at ", 0) == 0; }
 }  // namespace
 
@@ -66,7 +60,7 @@ std::string AsmParser::string_lit() {
     else if (e == '"' || e == '\\') out.push_back(e);
     else if (e == 'x') {
       if (pos_ + 2 > s_.size()) fail("bad \\x escape");
-      int hi = hexval(s_[pos_]), lo = hexval(s_[pos_ + 1]);
+      int hi = hex_value(s_[pos_]), lo = hex_value(s_[pos_ + 1]);
       if (hi < 0 || lo < 0) fail("bad \\x escape");
       out.push_back(static_cast<char>(hi * 16 + lo));
       pos_ += 2;

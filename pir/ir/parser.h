@@ -69,6 +69,13 @@ class AsmParser {
   /// `(size|?)x` repeated ("2x?x" of "tensor<2x?xf32>"; no spaces; ? is kDynamic),
   /// stopping before the first character that is not a digit or '?'.
   std::vector<int64_t> dimension_list();
+  /// 0..15 for a hex digit, -1 otherwise.
+  static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
   /// The raw text from here up to (not including) `stop` or the end of the line.
   std::string_view until(char stop);
 
