@@ -145,8 +145,9 @@ Type AsmParser::type_inner(bool allow_none) {
   const std::string_view n = ident();
   if (!bang && n == "none" && allow_none) return Type();
   const TypeKindInfo* k = n == last_type_name_ ? last_type_kind_ : ctx_->find_type_kind(n);
-  const std::string name(k ? std::string_view() : n);
-  if (!k) fail_at(at, bang ? "unknown type kind '" + name + "' (is its dialect loaded?)" : "unknown type '" + name + "'");
+  if (!k)
+    fail_at(at, bang ? "unknown type kind '" + std::string(n) + "' (is its dialect loaded?)"
+                     : "unknown type '" + std::string(n) + "'");
   const bool builtin = static_cast<int>(k->id) < kNumBuiltinTypeKinds;
   if (builtin == bang)
     fail_at(at, builtin ? "the builtin type '" + k->name + "' is written without '!'"
