@@ -1,7 +1,8 @@
 // Attribute: a handle to a constant value uniqued in an IrContext (pointer equality).
-// Kinds: bool, int (int64), float (double), string, array (of attributes), dtype,
-// place, shape (int64 list: int[] arguments), dense (tensor data: constants),
+// Builtin kinds: bool, int (int64), float (double), string, array (of attributes),
+// dtype, place, shape (int64 list: int[] arguments), dense (tensor data: constants),
 // type, and kernel_key (backend, dtype, layout: the kernel dialect's annotation).
+// Dialects register more kinds (kinds.h, Note [Attribute and type kinds]).
 #pragma once
 
 #include <cstdint>
@@ -18,14 +19,32 @@ class DenseTensor;
 
 namespace oar::pir {
 
-enum class AttrKind : uint8_t {
+struct AttrKindInfo;
+
+/// The id of an attribute kind. The builtin kinds are these values (registered first,
+/// in this order); a dialect's kinds get the ids after them, per context.
+enum class AttrKind : uint16_t {
   kBool, kInt, kFloat, kString, kArray, kDType, kPlace, kShape, kDense, kType, kKernelKey,
 };
+constexpr int kNumBuiltinAttrKinds = static_cast<int>(AttrKind::kKernelKey) + 1;
+/// A builtin kind's name ("int", "kernel_key"); "dialect kind" for any other id (the
+/// context knows those: Attribute::kind_name()).
 const char* attr_kind_name(AttrKind k);
 
 namespace detail {
+/// The uniqued value. Builtin kinds keep their value in these fields; a dialect's kind
+/// may derive its own storage from this one (its builtin fields stay default, so a
+/// mistaken as_int() on it reads 0, never garbage).
 struct AttrStorage {
-  AttrKind kind;
+  AttrStorage() = default;
+  virtual ~AttrStorage() = default;
+  // Movable: a value is built on the stack and moved into the context only when new.
+  AttrStorage(AttrStorage&&) = default;
+  AttrStorage& operator=(AttrStorage&&) = default;
+  AttrStorage(const AttrStorage&) = default;
+  AttrStorage& operator=(const AttrStorage&) = default;
+  AttrKind kind{};
+  const AttrKindInfo* info = nullptr;     // the kind's hooks (set by the context)
   bool b = false;
   int64_t i = 0;                          // kInt; kKernelKey: backend
   double f = 0.0;                         // kFloat
@@ -49,6 +68,11 @@ class Attribute {
   const detail::AttrStorage* storage() const { return s_; }
   AttrKind kind() const { return s_->kind; }
   bool is(AttrKind k) const { return s_ && s_->kind == k; }
+  /// The kind's registration (name and hooks).
+  const AttrKindInfo& kind_info() const { return *s_->info; }
+  const std::string& kind_name() const;
+  /// A dialect kind's storage (check the kind first).
+  template <typename S> const S& storage_as() const { return static_cast<const S&>(*s_); }
 
   bool as_bool() const { return s_->b; }
   int64_t as_int() const { return s_->i; }

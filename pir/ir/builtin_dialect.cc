@@ -1,11 +1,15 @@
 // The builtin dialect: module, input, parameter, set_parameter, output, constant, and
-// combine/split (a list of values as one value of vector type, Paddle's Tensor[]).
+// combine/split (a list of values as one value of vector type, Paddle's Tensor[]);
+// and the builtin attribute and type kinds (builtin_kinds.cc).
 #include "paddle_core/base/errors.h"
 #include "pir/ir/infer.h"
 #include "pir/ir/ir_context.h"
 #include "pir/ir/operation.h"
 
 namespace oar::pir {
+
+void register_builtin_kinds(IrContext* ctx);  // builtin_kinds.cc
+
 namespace {
 
 void expect_counts(const Operation* op, size_t operands, size_t results) {
@@ -96,6 +100,7 @@ class BuiltinDialect : public Dialect {
  public:
   BuiltinDialect() : Dialect("builtin") {}
   void initialize(IrContext* ctx) override {
+    register_builtin_kinds(ctx);  // first: their ids are the AttrKind / TypeKind values
     ctx->register_op(make("builtin.module", 0, verify_module, nullptr, 1));
     ctx->register_op(make("builtin.parameter", kTraitPure, verify_parameter));
     // A program input fed at run time (`name`); not pure, so an unused input keeps its place.

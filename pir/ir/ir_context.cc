@@ -1,5 +1,5 @@
-// IrContext: uniquing of types/attributes (keyed by a compact binary encoding) and
-// the dialect/op registry.
+// IrContext: uniquing of types/attributes (keyed by their kind id and the kind's key
+// bytes) and the registry of dialects, ops and attribute/type kinds.
 #include "pir/ir/ir_context.h"
 
 #include <algorithm>
@@ -21,32 +21,62 @@ int OpInfo::attr_index(const std::string& n) const {
   return -1;
 }
 
+namespace {
+/// Lets the kind maps be searched with a string_view (the parser's hot path).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+};
+}  // namespace
+
 struct IrContext::Impl {
   std::unordered_map<std::string, std::unique_ptr<detail::TypeStorage>> types;
   std::unordered_map<std::string, std::unique_ptr<detail::AttrStorage>> attrs;
   std::vector<std::unique_ptr<Dialect>> dialects;
   std::unordered_map<std::string, std::unique_ptr<OpInfo>, std::hash<std::string>> ops;
+  // kinds, indexed by id (stable addresses: storages point to them)
+  std::vector<std::unique_ptr<AttrKindInfo>> attr_kinds;
+  std::vector<std::unique_ptr<TypeKindInfo>> type_kinds;
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> attr_kind_ids, type_kind_ids;
+  int16_t literal_kinds[256];  // first character of a bare literal -> attr kind id, -1: none
   Type scalar[static_cast<int>(TypeKind::kIndex) + 1];
   Attribute bools[2];
   Attribute small_ints[64];  // -8 .. 55
   Attribute dtypes[kNumDataTypes + 1];
   std::string key;  // scratch
+  // Reused values for the builtin kinds built most often (shape inference makes a
+  // tensor type per result): a lookup that finds the value allocates nothing.
+  detail::TypeStorage tensor_scratch, vector_scratch;
+  detail::AttrStorage shape_scratch, array_scratch;
 };
 
 namespace {
-void put_i64(std::string& k, int64_t v) { k.append(reinterpret_cast<const char*>(&v), 8); }
-void put_ptr(std::string& k, const void* p) { k.append(reinterpret_cast<const char*>(&p), sizeof(p)); }
+
+/// Kind names are identifiers; a dialect's have the form "<dialect>.<kind>".
+void check_kind_name(const std::string& name, bool builtin, const char* what) {
+  bool ok = !name.empty();
+  for (char c : name)
+    ok &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  OAR_ENFORCE(ok, InvalidArgument, "IrContext: ", what, " kind name '", name,
+              "' must be made of letters, digits, '_' and '.'");
+  const size_t dot = name.find('.');
+  OAR_ENFORCE(builtin || (dot != std::string::npos && dot > 0 && dot + 1 < name.size()), InvalidArgument,
+              "IrContext: ", what, " kind '", name, "' must be named \"<dialect>.<kind>\"");
+}
+template <typename Info>
+void check_hooks(const Info& i, const char* what) {
+  const char* missing = !i.key ? "key" : !i.print ? "print" : !i.parse ? "parse" : !i.write ? "write"
+                        : !i.read ? "read" : nullptr;
+  OAR_ENFORCE(missing == nullptr, InvalidArgument, "IrContext: ", what, " kind '", i.name,
+              "' has no ", missing ? missing : "", " hook");
+}
 }  // namespace
 
 IrContext::IrContext() : impl_(std::make_unique<Impl>()) {
-  for (int k = 0; k <= static_cast<int>(TypeKind::kIndex); ++k) {
-    auto s = std::make_unique<detail::TypeStorage>();
-    s->kind = static_cast<TypeKind>(k);
-    std::string key(1, static_cast<char>(k));
-    impl_->scalar[k] = Type(s.get());
-    impl_->types.emplace(key, std::move(s));
-  }
-  register_builtin_dialect(this);
+  std::fill(std::begin(impl_->literal_kinds), std::end(impl_->literal_kinds), int16_t(-1));
+  register_builtin_dialect(this);  // registers the builtin kinds first: their ids are the enum values
+  for (int k = 0; k <= static_cast<int>(TypeKind::kIndex); ++k)
+    impl_->scalar[k] = unique_type(static_cast<TypeKind>(k), detail::TypeStorage());
 }
 IrContext::~IrContext() = default;
 
@@ -109,6 +139,111 @@ std::vector<std::string> IrContext::op_names() const {
   return out;
 }
 
+// ---------------------------------------------------------------- kinds
+AttrKind IrContext::register_attr_kind(AttrKindInfo info) {
+  const int id = static_cast<int>(impl_->attr_kinds.size());
+  check_kind_name(info.name, id < kNumBuiltinAttrKinds, "attribute");
+  check_hooks(info, "attribute");
+  OAR_ENFORCE(id < kNumBuiltinAttrKinds || info.literal_chars.empty(), InvalidArgument, "IrContext: attribute kind '",
+              info.name, "': only builtin kinds have bare literals (a dialect's kind is written #", info.name, "...)");
+  OAR_ENFORCE(id <= UINT16_MAX, ResourceExhausted, "IrContext: too many attribute kinds");
+  OAR_ENFORCE(impl_->attr_kind_ids.emplace(info.name, id).second, AlreadyExists,
+              "IrContext: attribute kind '", info.name, "' is already registered");
+  for (char c : info.literal_chars) {
+    int16_t& slot = impl_->literal_kinds[static_cast<unsigned char>(c)];
+    OAR_ENFORCE(slot < 0, AlreadyExists, "IrContext: attribute kind '", info.name, "': literals starting with '",
+                c, "' belong to kind '", impl_->attr_kinds[slot]->name, "'");
+    slot = static_cast<int16_t>(id);
+  }
+  info.id = static_cast<AttrKind>(id);
+  impl_->attr_kinds.push_back(std::make_unique<AttrKindInfo>(std::move(info)));
+  return static_cast<AttrKind>(id);
+}
+TypeKind IrContext::register_type_kind(TypeKindInfo info) {
+  const int id = static_cast<int>(impl_->type_kinds.size());
+  check_kind_name(info.name, id < kNumBuiltinTypeKinds, "type");
+  check_hooks(info, "type");
+  OAR_ENFORCE(id <= UINT16_MAX, ResourceExhausted, "IrContext: too many type kinds");
+  OAR_ENFORCE(impl_->type_kind_ids.emplace(info.name, id).second, AlreadyExists, "IrContext: type kind '",
+              info.name, "' is already registered");
+  info.id = static_cast<TypeKind>(id);
+  impl_->type_kinds.push_back(std::make_unique<TypeKindInfo>(std::move(info)));
+  return static_cast<TypeKind>(id);
+}
+const AttrKindInfo* IrContext::find_attr_kind(std::string_view name) const {
+  auto it = impl_->attr_kind_ids.find(name);
+  return it == impl_->attr_kind_ids.end() ? nullptr : impl_->attr_kinds[it->second].get();
+}
+const TypeKindInfo* IrContext::find_type_kind(std::string_view name) const {
+  auto it = impl_->type_kind_ids.find(name);
+  return it == impl_->type_kind_ids.end() ? nullptr : impl_->type_kinds[it->second].get();
+}
+AttrKind IrContext::attr_kind(std::string_view name) const {
+  const AttrKindInfo* k = find_attr_kind(name);
+  OAR_ENFORCE(k != nullptr, NotFound, "IrContext: attribute kind '", name,
+              "' is not registered (is its dialect loaded?)");
+  return k->id;
+}
+TypeKind IrContext::type_kind(std::string_view name) const {
+  const TypeKindInfo* k = find_type_kind(name);
+  OAR_ENFORCE(k != nullptr, NotFound, "IrContext: type kind '", name, "' is not registered (is its dialect loaded?)");
+  return k->id;
+}
+const AttrKindInfo* IrContext::attr_kind_info(AttrKind id) const {
+  const auto i = static_cast<size_t>(id);
+  return i < impl_->attr_kinds.size() ? impl_->attr_kinds[i].get() : nullptr;
+}
+const TypeKindInfo* IrContext::type_kind_info(TypeKind id) const {
+  const auto i = static_cast<size_t>(id);
+  return i < impl_->type_kinds.size() ? impl_->type_kinds[i].get() : nullptr;
+}
+const AttrKindInfo* IrContext::literal_attr_kind(char c) const {
+  int16_t id = impl_->literal_kinds[static_cast<unsigned char>(c)];
+  return id < 0 ? nullptr : impl_->attr_kinds[id].get();
+}
+
+// The key is the kind id (2 bytes) and the kind's bytes. On a miss the key is copied
+// before `verify`, which may itself unique values (and reuse the scratch key).
+Attribute IrContext::unique_attr_impl(AttrKind kind, detail::AttrStorage& value,
+                                      std::unique_ptr<detail::AttrStorage> (*take)(detail::AttrStorage&)) {
+  const auto id = static_cast<size_t>(kind);
+  OAR_ENFORCE(id < impl_->attr_kinds.size(), InvalidArgument, "IrContext: attribute kind id ", id,
+              " is not registered");
+  const AttrKindInfo* info = impl_->attr_kinds[id].get();
+  std::string& k = impl_->key;
+  k.assign(reinterpret_cast<const char*>(&kind), sizeof(kind));
+  info->key(k, value);
+  auto it = impl_->attrs.find(k);
+  if (it != impl_->attrs.end()) return Attribute(it->second.get());
+  std::string key = k;
+  value.kind = kind;
+  value.info = info;
+  if (info->verify) info->verify(value);
+  std::unique_ptr<detail::AttrStorage> s = take(value);
+  Attribute a(s.get());
+  impl_->attrs.emplace(std::move(key), std::move(s));
+  return a;
+}
+Type IrContext::unique_type_impl(TypeKind kind, detail::TypeStorage& value,
+                                 std::unique_ptr<detail::TypeStorage> (*take)(detail::TypeStorage&)) {
+  const auto id = static_cast<size_t>(kind);
+  OAR_ENFORCE(id < impl_->type_kinds.size(), InvalidArgument, "IrContext: type kind id ", id, " is not registered");
+  const TypeKindInfo* info = impl_->type_kinds[id].get();
+  std::string& k = impl_->key;
+  k.assign(reinterpret_cast<const char*>(&kind), sizeof(kind));
+  info->key(k, value);
+  auto it = impl_->types.find(k);
+  if (it != impl_->types.end()) return Type(it->second.get());
+  std::string key = k;
+  value.kind = kind;
+  value.info = info;
+  if (info->verify) info->verify(value);
+  std::unique_ptr<detail::TypeStorage> s = take(value);
+  Type t(s.get());
+  impl_->types.emplace(std::move(key), std::move(s));
+  return t;
+}
+
 // ---------------------------------------------------------------- types
 Type IrContext::bool_type() { return impl_->scalar[static_cast<int>(TypeKind::kBool)]; }
 Type IrContext::index_type() { return impl_->scalar[static_cast<int>(TypeKind::kIndex)]; }
@@ -118,152 +253,98 @@ Type IrContext::scalar_type(TypeKind k) {
 }
 Type IrContext::scalar_type(DataType t) { return scalar_type(scalar_kind_of(t)); }
 
-Type IrContext::tensor_type(DataType dtype, const std::vector<int64_t>& dims, DataLayout layout) {
-  OAR_ENFORCE(dtype != DataType::UNDEFINED && static_cast<int>(dtype) < kNumDataTypes, InvalidType,
-              "tensor_type: a tensor type needs a defined dtype");
-  for (int64_t d : dims)
-    OAR_ENFORCE(d >= 0 || d == kDynamic, InvalidArgument, "tensor_type: dim ", d,
-                " is invalid (expected >= 0, or -1 for a dynamic size) in dims ", dims);
-  OAR_ENFORCE(dims.size() <= 64, InvalidArgument, "tensor_type: rank ", dims.size(), " is too large");
-  std::string& k = impl_->key;
-  k.clear();
-  k.push_back(static_cast<char>(TypeKind::kDenseTensor));
-  k.push_back(static_cast<char>(dtype));
-  k.push_back(static_cast<char>(layout));
-  for (int64_t d : dims) put_i64(k, d);
-  auto it = impl_->types.find(k);
-  if (it != impl_->types.end()) return Type(it->second.get());
-  auto s = std::make_unique<detail::TypeStorage>();
-  s->kind = TypeKind::kDenseTensor;
-  s->dtype = dtype;
-  s->layout = layout;
-  s->dims = dims;
-  Type t(s.get());
-  impl_->types.emplace(k, std::move(s));
-  return t;
-}
+// The builtin kinds' checks and keys are their verify/key hooks (builtin_kinds.cc).
+namespace {
+template <typename S> std::unique_ptr<S> copy_out(S& v) { return std::make_unique<S>(v); }
+}  // namespace
 
+Type IrContext::tensor_type(DataType dtype, const std::vector<int64_t>& dims, DataLayout layout) {
+  detail::TypeStorage& s = impl_->tensor_scratch;
+  s.dtype = dtype;
+  s.layout = layout;
+  s.dims.assign(dims.begin(), dims.end());
+  return unique_type_impl(TypeKind::kDenseTensor, s, copy_out<detail::TypeStorage>);
+}
 Type IrContext::vector_type(const std::vector<Type>& elems) {
-  std::string& k = impl_->key;
-  k.clear();
-  k.push_back(static_cast<char>(TypeKind::kVector));
-  for (Type e : elems) {
-    OAR_ENFORCE(bool(e), InvalidArgument, "vector_type: null element type");
-    put_ptr(k, e.storage());
-  }
-  auto it = impl_->types.find(k);
-  if (it != impl_->types.end()) return Type(it->second.get());
-  auto s = std::make_unique<detail::TypeStorage>();
-  s->kind = TypeKind::kVector;
-  for (Type e : elems) s->elems.push_back(e.storage());
-  Type t(s.get());
-  impl_->types.emplace(k, std::move(s));
-  return t;
+  detail::TypeStorage& s = impl_->vector_scratch;
+  s.elems.clear();
+  for (Type e : elems) s.elems.push_back(e.storage());
+  return unique_type_impl(TypeKind::kVector, s, copy_out<detail::TypeStorage>);
 }
 
 // ---------------------------------------------------------------- attributes
-namespace {
-template <typename Fill>
-Attribute unique_attr(std::unordered_map<std::string, std::unique_ptr<detail::AttrStorage>>& m,
-                      const std::string& key, Fill&& fill) {
-  auto it = m.find(key);
-  if (it != m.end()) return Attribute(it->second.get());
-  auto s = std::make_unique<detail::AttrStorage>();
-  fill(*s);
-  Attribute a(s.get());
-  m.emplace(key, std::move(s));
-  return a;
-}
-}  // namespace
-
 Attribute IrContext::bool_attr(bool v) {
   Attribute& c = impl_->bools[v];
   if (!c) {
-    std::string k = {static_cast<char>(AttrKind::kBool), static_cast<char>(v)};
-    c = unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kBool; s.b = v; });
+    detail::AttrStorage s;
+    s.b = v;
+    c = unique_attr(AttrKind::kBool, std::move(s));
   }
   return c;
 }
 Attribute IrContext::int_attr(int64_t v) {
   const bool small = v >= -8 && v < 56;
   if (small && impl_->small_ints[v + 8]) return impl_->small_ints[v + 8];
-  std::string k(1, static_cast<char>(AttrKind::kInt));
-  put_i64(k, v);
-  Attribute a = unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kInt; s.i = v; });
+  detail::AttrStorage s;
+  s.i = v;
+  Attribute a = unique_attr(AttrKind::kInt, std::move(s));
   if (small) impl_->small_ints[v + 8] = a;
   return a;
 }
 Attribute IrContext::float_attr(double v) {
-  std::string k(1, static_cast<char>(AttrKind::kFloat));
-  k.append(reinterpret_cast<const char*>(&v), 8);  // bitwise: -0.0 and NaN payloads stay distinct
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kFloat; s.f = v; });
+  detail::AttrStorage s;
+  s.f = v;
+  return unique_attr(AttrKind::kFloat, std::move(s));
 }
 Attribute IrContext::str_attr(std::string_view v) {
-  std::string k(1, static_cast<char>(AttrKind::kString));
-  k.append(v);
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kString; s.s = v; });
+  detail::AttrStorage s;
+  s.s = v;
+  return unique_attr(AttrKind::kString, std::move(s));
 }
 Attribute IrContext::array_attr(const std::vector<Attribute>& elems) {
-  std::string k(1, static_cast<char>(AttrKind::kArray));
-  for (Attribute e : elems) {
-    OAR_ENFORCE(bool(e), InvalidArgument, "array_attr: null element");
-    put_ptr(k, e.storage());
-  }
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) {
-    s.kind = AttrKind::kArray;
-    for (Attribute e : elems) s.elems.push_back(e.storage());
-  });
+  detail::AttrStorage& s = impl_->array_scratch;
+  s.elems.clear();
+  for (Attribute e : elems) s.elems.push_back(e.storage());
+  return unique_attr_impl(AttrKind::kArray, s, copy_out<detail::AttrStorage>);
 }
 Attribute IrContext::dtype_attr(DataType t) {
   int idx = static_cast<int>(t) + 1;
   OAR_ENFORCE(idx >= 0 && idx <= kNumDataTypes, InvalidType, "dtype_attr: invalid dtype ", idx - 1);
   Attribute& c = impl_->dtypes[idx];
   if (!c) {
-    std::string k = {static_cast<char>(AttrKind::kDType), static_cast<char>(t)};
-    c = unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kDType; s.dtype = t; });
+    detail::AttrStorage s;
+    s.dtype = t;
+    c = unique_attr(AttrKind::kDType, std::move(s));
   }
   return c;
 }
 Attribute IrContext::place_attr(const Place& p) {
-  std::string k = {static_cast<char>(AttrKind::kPlace), static_cast<char>(p.type())};
-  put_i64(k, p.device_id());
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kPlace; s.place = p; });
+  detail::AttrStorage s;
+  s.place = p;
+  return unique_attr(AttrKind::kPlace, std::move(s));
 }
 Attribute IrContext::shape_attr(const std::vector<int64_t>& v) {
-  std::string k(1, static_cast<char>(AttrKind::kShape));
-  for (int64_t x : v) put_i64(k, x);
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kShape; s.ints = v; });
+  detail::AttrStorage& s = impl_->shape_scratch;
+  s.ints.assign(v.begin(), v.end());
+  return unique_attr_impl(AttrKind::kShape, s, copy_out<detail::AttrStorage>);
 }
 Attribute IrContext::dense_attr(Type type, std::string bytes) {
-  OAR_ENFORCE(type.is_tensor() && !type.has_dynamic_dims(), InvalidArgument,
-              "dense_attr: expected a static-shaped tensor type, got ", type ? type.str() : "null");
-  const size_t want = static_cast<size_t>(type.numel()) * size_of(type.dtype());
-  OAR_ENFORCE(bytes.size() == want, InvalidArgument, "dense_attr: ", type.str(), " needs ", want,
-              " bytes of data, got ", bytes.size());
-  std::string k(1, static_cast<char>(AttrKind::kDense));
-  put_ptr(k, type.storage());
-  k.append(bytes);
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) {
-    s.kind = AttrKind::kDense;
-    s.type = type;
-    s.s = std::move(bytes);
-  });
+  detail::AttrStorage s;
+  s.type = type;
+  s.s = std::move(bytes);
+  return unique_attr(AttrKind::kDense, std::move(s));
 }
 Attribute IrContext::type_attr(Type t) {
-  OAR_ENFORCE(bool(t), InvalidArgument, "type_attr: null type");
-  std::string k(1, static_cast<char>(AttrKind::kType));
-  put_ptr(k, t.storage());
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) { s.kind = AttrKind::kType; s.type = t; });
+  detail::AttrStorage s;
+  s.type = t;
+  return unique_attr(AttrKind::kType, std::move(s));
 }
 Attribute IrContext::kernel_key_attr(int backend, DataType dtype, DataLayout layout) {
-  std::string k = {static_cast<char>(AttrKind::kKernelKey), static_cast<char>(backend),
-                   static_cast<char>(dtype), static_cast<char>(layout)};
-  return unique_attr(impl_->attrs, k, [&](detail::AttrStorage& s) {
-    s.kind = AttrKind::kKernelKey;
-    s.i = backend;
-    s.dtype = dtype;
-    s.layout = layout;
-  });
+  detail::AttrStorage s;
+  s.i = backend;
+  s.dtype = dtype;
+  s.layout = layout;
+  return unique_attr(AttrKind::kKernelKey, std::move(s));
 }
 Attribute IrContext::scalar_attr(const Scalar& s) {
   switch (s.kind()) {

@@ -6,9 +6,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "pir/ir/attribute.h"
+#include "pir/ir/kinds.h"
 #include "pir/ir/op_info.h"
 #include "pir/ir/type.h"
 
@@ -16,13 +18,14 @@ namespace oar::pir {
 
 class IrContext;
 
-/// A dialect: a namespace of ops ("pd_op.add") registered into a context.
+/// A dialect: a namespace of ops ("pd_op.add") and of attribute/type kinds
+/// ("#dist.placements<...>") registered into a context.
 class Dialect {
  public:
   explicit Dialect(std::string name) : name_(std::move(name)) {}
   virtual ~Dialect() = default;
   const std::string& name() const { return name_; }
-  /// Registers the dialect's ops.
+  /// Registers the dialect's ops and kinds.
   virtual void initialize(IrContext* ctx) = 0;
 
  private:
@@ -57,6 +60,39 @@ class IrContext {
   /// All registered op names, sorted.
   std::vector<std::string> op_names() const;
 
+  // ---- attribute and type kinds (kinds.h)
+  /// Registers a kind and returns its id; throws AlreadyExists for a taken name and
+  /// InvalidArgument for a missing hook or a dialect kind named without "<dialect>.".
+  AttrKind register_attr_kind(AttrKindInfo info);
+  TypeKind register_type_kind(TypeKindInfo info);
+  /// nullptr when no kind has that name.
+  const AttrKindInfo* find_attr_kind(std::string_view name) const;
+  const TypeKindInfo* find_type_kind(std::string_view name) const;
+  /// Throws NotFound naming the kind when it is not registered.
+  AttrKind attr_kind(std::string_view name) const;
+  TypeKind type_kind(std::string_view name) const;
+  /// By id; nullptr when not registered.
+  const AttrKindInfo* attr_kind_info(AttrKind id) const;
+  const TypeKindInfo* type_kind_info(TypeKind id) const;
+  /// The attribute kind whose bare literal starts with `c` (nullptr when none).
+  const AttrKindInfo* literal_attr_kind(char c) const;
+  /// The unique attribute of kind `kind` equal to `value` (by the kind's key hook):
+  /// the existing one, or `value` itself moved into the context after the kind's
+  /// verify hook accepted it. S is detail::AttrStorage or a dialect's storage derived
+  /// from it; how a dialect kind builds its values (see tests/cpp/pir/test_pir_kinds.cc).
+  template <typename S> Attribute unique_attr(AttrKind kind, S value) {
+    static_assert(std::is_base_of_v<detail::AttrStorage, S>);
+    return unique_attr_impl(kind, value, [](detail::AttrStorage& v) -> std::unique_ptr<detail::AttrStorage> {
+      return std::make_unique<S>(std::move(static_cast<S&>(v)));
+    });
+  }
+  template <typename S> Type unique_type(TypeKind kind, S value) {
+    static_assert(std::is_base_of_v<detail::TypeStorage, S>);
+    return unique_type_impl(kind, value, [](detail::TypeStorage& v) -> std::unique_ptr<detail::TypeStorage> {
+      return std::make_unique<S>(std::move(static_cast<S&>(v)));
+    });
+  }
+
   // ---- types
   Type bool_type();
   Type index_type();
@@ -88,6 +124,12 @@ class IrContext {
   size_t num_uniqued_attrs() const;
 
  private:
+  // `take` moves (or copies) a new value into heap storage of its type.
+  Attribute unique_attr_impl(AttrKind kind, detail::AttrStorage& value,
+                             std::unique_ptr<detail::AttrStorage> (*take)(detail::AttrStorage&));
+  Type unique_type_impl(TypeKind kind, detail::TypeStorage& value,
+                        std::unique_ptr<detail::TypeStorage> (*take)(detail::TypeStorage&));
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

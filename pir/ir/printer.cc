@@ -5,13 +5,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "pir/ir/kinds.h"
 #include "pir/ir/operation.h"
 #include "pir/ir/program.h"
 
 namespace oar::pir {
-
-namespace {
-const char* backend_str(int b) { return b == 0 ? "cpu" : b == 1 ? "gpu" : "custom"; }
 
 void append_int(std::string& out, int64_t v) {
   char buf[24];
@@ -19,7 +17,7 @@ void append_int(std::string& out, int64_t v) {
   out.append(buf, r.ptr);
 }
 
-void print_string(std::string& out, const std::string& s) {
+void print_string(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
   out.push_back('"');
   for (unsigned char c : s) {
@@ -40,7 +38,6 @@ void print_string(std::string& out, const std::string& s) {
   }
   out.push_back('"');
 }
-}  // namespace
 
 void print_float(std::string& out, double v) {
   if (std::isnan(v)) { out += "nan"; return; }
@@ -52,97 +49,14 @@ void print_float(std::string& out, double v) {
   if (s.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
+// The kinds print themselves (their print hooks, kinds.h).
 void print_type(std::string& out, Type t) {
   if (!t) { out += "none"; return; }
-  switch (t.kind()) {
-    case TypeKind::kIndex: out += "index"; return;
-    case TypeKind::kDenseTensor: {
-      out += "tensor<";
-      for (int64_t d : t.dims()) {
-        if (d == kDynamic) out.push_back('?'); else append_int(out, d);
-        out.push_back('x');
-      }
-      out += short_dtype_name(t.dtype());
-      if (t.layout() != DataLayout::kNCHW) {
-        out += ", ";
-        out += layout_name(t.layout());
-      }
-      out.push_back('>');
-      return;
-    }
-    case TypeKind::kVector: {
-      out += "vec<";
-      for (size_t i = 0; i < t.size(); ++i) {
-        if (i) out += ", ";
-        print_type(out, t.element(i));
-      }
-      out.push_back('>');
-      return;
-    }
-    default: out += short_dtype_name(dtype_of_kind(t.kind())); return;
-  }
+  t.kind_info().print(out, t);
 }
-
 void print_attr(std::string& out, Attribute a) {
   if (!a) { out += "<null>"; return; }
-  switch (a.kind()) {
-    case AttrKind::kBool: out += a.as_bool() ? "true" : "false"; return;
-    case AttrKind::kInt: append_int(out, a.as_int()); return;
-    case AttrKind::kFloat: print_float(out, a.as_float()); return;
-    case AttrKind::kString: print_string(out, a.as_string()); return;
-    case AttrKind::kArray:
-      out.push_back('[');
-      for (size_t i = 0; i < a.size(); ++i) {
-        if (i) out += ", ";
-        print_attr(out, a.element(i));
-      }
-      out.push_back(']');
-      return;
-    case AttrKind::kDType:
-      out += "#dtype<";
-      out += dtype_name(a.as_dtype());
-      out.push_back('>');
-      return;
-    case AttrKind::kPlace:
-      out += "#place<";
-      out += a.as_place().str();
-      out.push_back('>');
-      return;
-    case AttrKind::kShape:
-      out += "#shape[";
-      for (size_t i = 0; i < a.as_shape().size(); ++i) {
-        if (i) out += ", ";
-        append_int(out, a.as_shape()[i]);
-      }
-      out.push_back(']');
-      return;
-    case AttrKind::kDense: {
-      static const char* hex = "0123456789abcdef";
-      out += "#dense<";
-      print_type(out, a.type());
-      out += ", \"0x";
-      for (unsigned char c : a.bytes()) {
-        out.push_back(hex[c >> 4]);
-        out.push_back(hex[c & 15]);
-      }
-      out += "\">";
-      return;
-    }
-    case AttrKind::kType:
-      out += "#type<";
-      print_type(out, a.type());
-      out.push_back('>');
-      return;
-    case AttrKind::kKernelKey:
-      out += "#kernel_key<";
-      out += backend_str(a.backend());
-      out += ", ";
-      out += short_dtype_name(a.as_dtype());
-      out += ", ";
-      out += layout_name(a.layout());
-      out.push_back('>');
-      return;
-  }
+  a.kind_info().print(out, a);
 }
 
 namespace {

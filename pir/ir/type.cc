@@ -5,6 +5,7 @@
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/dense_tensor.h"
 #include "pir/ir/attribute.h"
+#include "pir/ir/kinds.h"
 #include "pir/ir/printer.h"
 
 namespace oar::pir {
@@ -76,6 +77,19 @@ DataType dtype_of_kind(TypeKind k) {
     default: return DataType::UNDEFINED;
   }
 }
+const std::string& Type::kind_name() const { return s_->info->name; }
+const std::string& Attribute::kind_name() const { return s_->info->name; }
+
+DataType dtype_from_short_name(std::string_view n) {
+  static const std::pair<std::string_view, DataType> kNames[] = {
+      {"f32", DataType::FLOAT32}, {"i64", DataType::INT64},    {"i32", DataType::INT32},
+      {"bool", DataType::BOOL},   {"f64", DataType::FLOAT64},  {"f16", DataType::FLOAT16},
+      {"bf16", DataType::BFLOAT16}, {"i8", DataType::INT8},    {"u8", DataType::UINT8},
+      {"i16", DataType::INT16}};  // the common ones first: this is on the parser's path
+  for (const auto& [name, t] : kNames)
+    if (n == name) return t;
+  return DataType::UNDEFINED;
+}
 const char* short_dtype_name(DataType t) {
   switch (t) {
     case DataType::BOOL: return "bool";
@@ -106,7 +120,7 @@ const char* attr_kind_name(AttrKind k) {
     case AttrKind::kType: return "type";
     case AttrKind::kKernelKey: return "kernel_key";
   }
-  return "?";
+  return "dialect kind";
 }
 
 DenseTensor Attribute::as_dense_tensor() const {

@@ -2,11 +2,13 @@
 // Builtin types: bool, int8..int64, uint8, float16, bfloat16, float32, float64, index,
 // DenseTensorType (dims with -1 for a dynamic size, dtype, layout) and VectorType
 // (a list of types: what builtin.combine makes and a Tensor[] argument takes).
+// Dialects register more kinds (kinds.h, Note [Attribute and type kinds]).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paddle_core/tensor/dtype.h"
@@ -14,11 +16,15 @@
 namespace oar::pir {
 
 class IrContext;
+struct TypeKindInfo;
 
-enum class TypeKind : uint8_t {
+/// The id of a type kind. The builtin kinds are these values (registered first, in this
+/// order); a dialect's kinds get the ids after them, per context.
+enum class TypeKind : uint16_t {
   kBool, kInt8, kUInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
   kIndex, kDenseTensor, kVector,
 };
+constexpr int kNumBuiltinTypeKinds = static_cast<int>(TypeKind::kVector) + 1;
 
 /// Memory layout of a dense tensor (Paddle's DataLayout; NCHW is the default).
 enum class DataLayout : uint8_t { kNCHW = 0, kNHWC = 1, kAny = 2 };
@@ -28,8 +34,18 @@ const char* layout_name(DataLayout l);
 constexpr int64_t kDynamic = -1;
 
 namespace detail {
+/// The uniqued type. Builtin kinds keep their parameters in these fields; a dialect's
+/// kind may derive its own storage from this one.
 struct TypeStorage {
-  TypeKind kind;
+  TypeStorage() = default;
+  virtual ~TypeStorage() = default;
+  // Movable: a value is built on the stack and moved into the context only when new.
+  TypeStorage(TypeStorage&&) = default;
+  TypeStorage& operator=(TypeStorage&&) = default;
+  TypeStorage(const TypeStorage&) = default;
+  TypeStorage& operator=(const TypeStorage&) = default;
+  TypeKind kind{};
+  const TypeKindInfo* info = nullptr;     // the kind's hooks (set by the context)
   DataType dtype = DataType::UNDEFINED;   // kDenseTensor: element type
   DataLayout layout = DataLayout::kNCHW;  // kDenseTensor
   std::vector<int64_t> dims;              // kDenseTensor
@@ -47,6 +63,11 @@ class Type {
   bool operator!=(Type o) const { return s_ != o.s_; }
   const detail::TypeStorage* storage() const { return s_; }
   TypeKind kind() const { return s_->kind; }
+  /// The kind's registration (name and hooks).
+  const TypeKindInfo& kind_info() const { return *s_->info; }
+  const std::string& kind_name() const;
+  /// A dialect kind's storage (check the kind first).
+  template <typename S> const S& storage_as() const { return static_cast<const S&>(*s_); }
 
   bool is_tensor() const { return s_ && s_->kind == TypeKind::kDenseTensor; }
   bool is_vector() const { return s_ && s_->kind == TypeKind::kVector; }
@@ -80,8 +101,10 @@ class Type {
 /// The scalar type kind of a dtype (f32 for FLOAT32...), and back.
 TypeKind scalar_kind_of(DataType t);
 DataType dtype_of_kind(TypeKind k);
-/// "f32", "i64", "bf16", "bool", ... (the text format's element names).
+/// "f32", "i64", "bf16", "bool", ... (the text format's element names), and back
+/// (UNDEFINED for an unknown name).
 const char* short_dtype_name(DataType t);
+DataType dtype_from_short_name(std::string_view n);
 
 }  // namespace oar::pir
 

@@ -16,8 +16,9 @@ namespace oar::pir {
 
 class Program;
 
-/// The format version this build writes and reads.
-constexpr uint32_t kPirFormatVersion = 1;
+/// The format version this build writes; it reads every version from 1 (version 2
+/// added the kind tables: Note [Attribute and type kinds]).
+constexpr uint32_t kPirFormatVersion = 2;
 constexpr size_t kPirHeaderSize = 24;
 
 /// The program's bytes; without parameter data, parameters are written by name only

@@ -47,9 +47,11 @@ TEST(PirSerialize, RejectsBadInput) {
   const std::string good = serialize_program(*p);
   expect_error([&] { deserialize_program(ctx(), "module {}"); }, "not an Oar PIR program (bad magic");
   expect_error([&] { deserialize_program(ctx(), good.substr(0, 12)); }, "truncated header");
-  std::string v2 = good;
-  v2[8] = 2;
-  expect_error([&] { deserialize_program(ctx(), v2); }, "unsupported format version 2 (this build reads version 1)");
+  std::string future = good;
+  future[8] = static_cast<char>(kPirFormatVersion + 1);
+  expect_error([&] { deserialize_program(ctx(), future); }, "unsupported format version 3 (this build reads versions 1 to 2)");
+  future[8] = 0;
+  expect_error([&] { deserialize_program(ctx(), future); }, "unsupported format version 0");
   expect_error([&] { deserialize_program(ctx(), good.substr(0, good.size() - 5)); },
                "truncated input: the header announces");
   expect_error([&] { deserialize_program(ctx(), good + "x"); }, "1 unexpected bytes after the payload");
@@ -65,6 +67,45 @@ TEST(PirSerialize, RejectsBadInput) {
   ASSERT_NE(at, std::string::npos);
   unk[at + 6] = 'Z';
   expect_error([&] { deserialize_program(ctx(), reseal(unk)); }, "unknown op 'pd_op.Zelu'");
+}
+
+// Bytes written by the version-1 writer (before kinds were open, commit 7290946): every
+// builtin attribute and type kind. They still load, and print as they did then.
+TEST(PirSerialize, ReadsVersion1) {
+  const std::string hex =
+      "894f41525049520a010000005d01000000000000fc7b06d31c116275696c74696e2e706172616d65746572046e616d65"
+      "0177106275696c74696e2e636f6e7374616e740576616c75650f6275696c74696e2e636f6d62696e65116b65726e656c"
+      "2e7068695f6b65726e656c0361727201780162026474016601690a6b65726e656c5f6b65790b6b65726e656c5f6e616d"
+      "65016b016e076f705f6e616d650770645f6f702e7802706c056770753a310173046122620a02736802747901750e6275"
+      "696c74696e2e6f7574707574036f7574070b08010204010b040001040c020001050a070c030304050000050000010001"
+      "0103020003000101010408010801000000020000000005020102010200000602020301010e0704050102020000000000"
+      "0004400308040100000200000000000000800900010a05070b02000000000000f0ff0c010d0d0a0009010e030f100200"
+      "0000000000f87f1103121306141503161707020401180906190500001a0104000101031b00";
+  std::string bytes(hex.size() / 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  ASSERT_EQ(bytes[8], 1);
+  const std::string text = testing::dedent(R"(
+    module {
+      %0 = "builtin.parameter"() {name = "w"} : () -> (tensor<2x?xf32, NHWC>)
+      %1 = "builtin.constant"() {value = #dense<tensor<2xi32>, "0x0100000002000000">} : () -> (tensor<2xi32>)
+      %2 = "builtin.combine"(%0, %1) : (tensor<2x?xf32, NHWC>, tensor<2xi32>) -> (vec<tensor<2x?xf32, NHWC>, tensor<2xi32>>)
+      %3 = "kernel.phi_kernel"(%1, %2) {arr = [1, 2.5, "x", [false], -0.0], b = true, dt = #dtype<float16>, f = -inf, i = -7, kernel_key = #kernel_key<cpu, f32, NHWC>, kernel_name = "k", n = nan, op_name = "pd_op.x", pl = #place<gpu:1>, s = "a\"b\n", sh = #shape[2, -1], ty = #type<vec<i64, index, bf16>>, u = #dtype<undefined>} : (tensor<2xi32>, vec<tensor<2x?xf32, NHWC>, tensor<2xi32>>) -> (tensor<2xi32>)
+      "builtin.output"(%3) {name = "out"} : (tensor<2xi32>) -> ()
+    }
+  )");
+  auto p = deserialize_program(ctx(), bytes);
+  EXPECT_EQ(p->str(), text);
+  EXPECT_EQ(parse_program(ctx(), text)->str(), text);
+  // written again, it is version 2 and reads back the same
+  std::string again = serialize_program(*p);
+  EXPECT_EQ(again[8], static_cast<char>(kPirFormatVersion));
+  EXPECT_EQ(deserialize_program(ctx(), again)->str(), text);
+  // a version-1 kind byte past the builtin kinds is an error, not a crash
+  std::string bad = bytes;
+  size_t at = bad.find("\x07\x0b\x08\x01", 24);  // the type table: 7 types, the first a tensor (kind 11)
+  ASSERT_NE(at, std::string::npos);
+  bad[at + 1] = 40;
+  expect_error([&] { deserialize_program(ctx(), reseal(bad)); }, "bad type kind 40");
 }
 
 // ---------------------------------------------------------------- fuzz
