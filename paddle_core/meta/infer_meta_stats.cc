@@ -1,7 +1,7 @@
-// Shape/dtype inference of stats.yaml (declared in infer_meta_math_ext.h).
+// Shape/dtype inference of stats.yaml (declared in infer_meta_math_functions.h).
 #include <algorithm>
 
-#include "paddle_core/meta/infer_meta_math_ext.h"
+#include "paddle_core/meta/infer_meta_math_functions.h"
 
 namespace oar {
 

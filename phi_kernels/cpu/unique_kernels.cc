@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
-#include "paddle_core/meta/infer_meta_math_ext.h"
+#include "paddle_core/meta/infer_meta_math_functions.h"
 #include "phi_kernels/cpu/reduce.h"
 
 namespace oar::phi {

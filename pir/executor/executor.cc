@@ -87,7 +87,7 @@ Executor::Executor(const Program& program, const Place& place) : program_(progra
     // dialect is lowered for this place on a copy (parameters are read from `program`).
     lowered_ = deserialize_program(program.context(), serialize_program(program, false), false);
     PassManager pm;
-    pm.add_pass(create_lower_to_kernel_pass());
+    pm.add_pass(create_lower_to_kernel_pass(place));
     pm.run(*lowered_);
     run = lowered_.get();
   }

@@ -54,7 +54,7 @@ DataType dtype_of(Value v) {
 
 class LowerToKernelPass : public Pass {
  public:
-  LowerToKernelPass() : Pass("lower_to_kernel") {}
+  explicit LowerToKernelPass(const Place& place) : Pass("lower_to_kernel"), device_(place.type()) {}
   bool run(Operation* anchor) override {
     ctx_ = anchor->info()->ctx;
     phi_ = ctx_->op_info("kernel.phi_kernel");
@@ -110,9 +110,9 @@ class LowerToKernelPass : public Pass {
     if (kd == DataType::UNDEFINED && op->num_results() > 0) kd = dtype_of(op->result(0));
     std::string kernel = base->kernel.empty() ? base->view : base->kernel;
     if (base->view.empty()) {
-      OAR_ENFORCE(KernelRegistry::instance().find(kernel, DeviceType::kCPU, kd) != nullptr, NotFound,
-                  "lower_to_kernel: no CPU kernel '", kernel, "' for dtype ", dtype_name(kd), " (op ",
-                  info->name, ")");
+      OAR_ENFORCE(KernelRegistry::instance().find(kernel, device_, kd) != nullptr, NotFound,
+                  "lower_to_kernel: no ", kernel_device_label(device_), " kernel '", kernel, "' for dtype ",
+                  dtype_name(kd), " (op ", info->name, ")");
     }
     std::vector<NamedAttribute> attrs = op->attributes();
     attrs.push_back({"op_name", ctx_->str_attr(info->name)});
@@ -130,8 +130,9 @@ class LowerToKernelPass : public Pass {
     return DataLayout::kNCHW;
   }
   Attribute key(DataType t, DataLayout l = DataLayout::kNCHW) {
-    return ctx_->kernel_key_attr(static_cast<int>(DeviceType::kCPU), t, l);
+    return ctx_->kernel_key_attr(static_cast<int>(device_), t, l);
   }
+  DeviceType device_;
   IrContext* ctx_ = nullptr;
   const OpInfo* phi_ = nullptr;
   const OpInfo* cast_ = nullptr;
@@ -140,7 +141,9 @@ class LowerToKernelPass : public Pass {
 }  // namespace
 
 std::unique_ptr<Pass> create_inplace_pass() { return std::make_unique<InplacePass>(); }
-std::unique_ptr<Pass> create_lower_to_kernel_pass() { return std::make_unique<LowerToKernelPass>(); }
+std::unique_ptr<Pass> create_lower_to_kernel_pass(const Place& place) {
+  return std::make_unique<LowerToKernelPass>(place);
+}
 
 void register_builtin_passes() {
   register_pass("dce", create_dce_pass);
@@ -149,7 +152,7 @@ void register_builtin_passes() {
   register_pass("canonicalize", create_canonicalize_pass);
   register_pass("fuse", create_fuse_pass);
   register_pass("inplace", create_inplace_pass);
-  register_pass("lower_to_kernel", create_lower_to_kernel_pass);
+  register_pass("lower_to_kernel", [] { return create_lower_to_kernel_pass(CPUPlace()); });
   register_pass("fold_parameters", create_fold_parameters_pass);
 }
 

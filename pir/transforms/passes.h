@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "paddle_core/tensor/place.h"
 #include "pir/pass/pass.h"
 #include "pir/pass/pattern_rewrite.h"
 
@@ -22,7 +23,8 @@ std::unique_ptr<Pass> create_constant_fold_pass();
 std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fuse_pass();
 std::unique_ptr<Pass> create_inplace_pass();
-std::unique_ptr<Pass> create_lower_to_kernel_pass();
+/// Lowers for the kernels of `place`'s device type (the named pass lowers for the CPU).
+std::unique_ptr<Pass> create_lower_to_kernel_pass(const Place& place = CPUPlace());
 std::unique_ptr<Pass> create_fold_parameters_pass();
 
 /// The canonicalization patterns of the op dialect (patterns of ops not loaded are skipped).

@@ -30,7 +30,7 @@ from ._creation import (  # noqa: E402,F401
     get_rng_state, set_rng_state, clone, assign,
 )
 from ._ops import *  # noqa: E402,F401,F403
-from ._math_ext import *  # noqa: E402,F401,F403
+from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
 from ._random import poisson  # noqa: E402,F401
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, grad  # noqa: E402,F401

@@ -621,7 +621,7 @@ def gen_ops_cc(ops):
            '#include "oar_generated/kernel_signatures.h"',
            '#include "paddle_core/api/composite_linalg.h"',  # manipulation/linalg backward helpers
            '#include "paddle_core/meta/infer_meta_linalg.h"',
-           '#include "paddle_core/meta/infer_meta_manip2.h"',
+           '#include "paddle_core/meta/infer_meta_reorder.h"',
            '#include "paddle_core/api/op_utils.h"',
            '#include "paddle_core/dispatch/amp.h"',
            '#include "paddle_core/dispatch/dispatch.h"',
@@ -634,7 +634,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta.h"',
            '#include "paddle_core/meta/infer_meta_creation.h"',
            '#include "paddle_core/meta/infer_meta_manipulation.h"',
-           '#include "paddle_core/meta/infer_meta_math_ext.h"',
+           '#include "paddle_core/meta/infer_meta_math_functions.h"',
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
            '#include "paddle_core/meta/infer_meta_attention.h"',  # attention.yaml

@@ -9,6 +9,7 @@
 
 #include "backends/include/oar/device_ext.h"
 #include "backends/runtime/device_manager.h"
+#include "oar_generated/kernel_signatures.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/dispatch/dispatch.h"
@@ -117,6 +118,29 @@ TEST(DispatchLayers, FallbackRunsTheCpuKernelWithCopies) {
   testing::internal::CaptureStderr();
   ops::add(x, x);
   EXPECT_EQ(testing::internal::GetCapturedStderr().find("add has no"), std::string::npos);
+}
+
+// A device's own kernel, registered at run time for its type only: exp that writes -1
+// everywhere, so a test can tell it ran.
+void marker_exp(const DeviceContext& ctx, const DenseTensor& x, DenseTensor* out) {
+  float* o = out->alloc<float>();  // the device's memory is host memory here
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = -1.0f;
+}
+
+TEST(DispatchLayers, ADeviceKernelIsUsedAndOnlyForItsType) {
+  static FakeDevice with_kernel("kernel_dev");
+  static FakeDevice without("plain_dev");
+  KernelRegistry::instance().register_kernel("exp", "kernel_dev", DataType::FLOAT32,
+                                             reinterpret_cast<void*>(static_cast<kernel_sig::exp>(&marker_exp)));
+  const Place a = CustomPlace("kernel_dev", 0), b = CustomPlace("plain_dev", 0);
+  testing::internal::CaptureStderr();
+  Tensor ea = ops::exp(ops::full({3}, Scalar(0.0), DataType::FLOAT32, a));
+  Tensor eb = ops::exp(ops::full({3}, Scalar(0.0), DataType::FLOAT32, b));
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  for (float v : host_values(ea)) EXPECT_FLOAT_EQ(v, -1.0f);  // its own kernel
+  for (float v : host_values(eb)) EXPECT_FLOAT_EQ(v, 1.0f);   // the CPU kernel, through the fallback
+  EXPECT_EQ(warnings.find("exp has no kernel_dev kernel"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("exp has no plain_dev kernel for float32"), std::string::npos) << warnings;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 """Trigonometric, hyperbolic, logarithmic, rounding and special functions, the
 floating-point classifications and fmax/fmin/atan2/lerp/increment: the elementwise
-math of math_ext.yaml (expm1 ... lgamma, erfinv, digamma, polygamma,
+math of math_functions.yaml (expm1 ... lgamma, erfinv, digamma, polygamma,
 isnan/isinf/isfinite, nan_to_num, fmax/fmin, atan2, lerp, increment) against float64
 NumPy references: forward on every float dtype (0-D, 0-size, broadcast shapes),
 gradients against finite differences, bad inputs."""
@@ -171,8 +171,8 @@ def test_bad_inputs(case):
     check_bad_inputs(case)
 
 
-def test_every_math_ext_op_has_a_case():
-    assert declared_ops("math_ext.yaml") - {c.name.split("[")[0] for c in CASES} == set()
+def test_every_math_functions_op_has_a_case():
+    assert declared_ops("math_functions.yaml") - {c.name.split("[")[0] for c in CASES} == set()
 
 
 @pytest.mark.parametrize("name", ["expm1", "log2", "log10", "log1p", "reciprocal", "tan", "asin",

@@ -1,4 +1,4 @@
-#include "paddle_core/meta/infer_meta_manip2.h"
+#include "paddle_core/meta/infer_meta_reorder.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// Shape/dtype inference for math_ext.yaml (elementwise math beyond math.yaml) and
+// Shape/dtype inference for math_functions.yaml (elementwise math beyond math.yaml) and
 // stats.yaml (reductions, statistics, sorting and searching). Conventions as in
 // infer_meta.h: fill the outputs, raise errors that name the op, argument and values.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace oar {
 
-// ---- math_ext.yaml
+// ---- math_functions.yaml
 void RoundInferMeta(const DenseTensor& x, int64_t decimals, DenseTensor* out);
 void PolygammaInferMeta(const DenseTensor& x, int64_t n, DenseTensor* out);
 void NanToNumInferMeta(const DenseTensor& x, double nan, double posinf, double neginf,

@@ -1,4 +1,4 @@
-// Kernels of math_ext.yaml: SLEEF-vectorized transcendental functions, rounding,
+// Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, rounding,
 // classification (isnan/isinf/isfinite), nan_to_num, fmax/fmin, atan2, lerp, increment.
 // erfinv/digamma/polygamma are in special_kernels.cc.
 #include <cmath>

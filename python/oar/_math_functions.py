@@ -1,4 +1,4 @@
-"""Python shims for ops of math_ext.yaml whose Paddle signature one generated binding
+"""Python shims for ops of math_functions.yaml whose Paddle signature one generated binding
 cannot express (None defaults that depend on the dtype, float-or-Tensor weights,
 in-place by default). The ops themselves are the generated C++ functions."""
 import numpy as np

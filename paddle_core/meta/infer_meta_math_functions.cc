@@ -1,4 +1,4 @@
-#include "paddle_core/meta/infer_meta_math_ext.h"
+#include "paddle_core/meta/infer_meta_math_functions.h"
 
 namespace oar {
 

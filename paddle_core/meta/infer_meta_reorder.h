@@ -1,4 +1,4 @@
-// Shape/dtype inference of the second set of manipulation ops (flip, roll, as_strided,
+// Shape/dtype inference of the ops that reorder, pick, pad or resample elements (flip, roll, as_strided,
 // index_add, take/put_along_axis, scatter_nd_add, tril/triu, diag_embed, pad, im2col,
 // interpolation, grid_sample); conventions as in infer_meta.h. Index values are
 // checked by the kernels, which alone see the data.
