@@ -55,18 +55,26 @@ int main(int argc, char** argv) {
   Tensor kt = ops::full({1}, Scalar(0.5), DataType::FLOAT32);
   std::unordered_map<std::string, Tensor> params{{"k", kt}};
   ex.run({in}, &params);
-  const double t_exec = best([&] { for (int r = 0; r < runs; ++r) ex.run({in}, &params); }, double(n) * runs);
+  const double t_exec = best(
+      [&] {
+    for (int r = 0; r < runs; ++r) ex.run({in}, &params);
+      },
+      double(n) * runs);
 
-  const double t_eager = best([&] {
+  const double t_eager = best(
+      [&] {
     for (int r = 0; r < runs; ++r) {
       Tensor y = in;
       for (int i = 0; i < n; ++i) y = ops::add(y, kt);
     }
-  }, double(n) * runs);
+      },
+      double(n) * runs);
 
-  auto fn = reinterpret_cast<kernel_sig::add>(KernelRegistry::instance().find("add", DeviceType::kCPU, DataType::FLOAT32));
+  auto fn =
+      reinterpret_cast<kernel_sig::add>(KernelRegistry::instance().find("add", DeviceType::kCPU, DataType::FLOAT32));
   const DeviceContext& ctx = device_context(CPUPlace());
-  const double t_kernel = best([&] {
+  const double t_kernel = best(
+      [&] {
     for (int r = 0; r < runs; ++r) {
       DenseTensor y = in.dense();
       for (int i = 0; i < n; ++i) {
@@ -75,7 +83,8 @@ int main(int argc, char** argv) {
         y = std::move(out);
       }
     }
-  }, double(n) * runs);
+      },
+      double(n) * runs);
 
   std::printf("adds of [1] float32, %d-op chain, 1 thread\n", n);
   std::printf("  kernel alone        %7.3f us\n", t_kernel * 1e6);

@@ -179,9 +179,7 @@ const OAR_DeviceInterface& DeviceManager::interface(const std::string& type) con
   return entry(type).iface;
 }
 
-std::string DeviceManager::device_type_of(const Place& place) {
-  return device_type_name(place.type());
-}
+std::string DeviceManager::device_type_of(const Place& place) { return device_type_name(place.type()); }
 
 std::pair<DeviceManager::Entry*, OAR_Device*> DeviceManager::resolve(const Place& place) {
   Entry& e = entry(device_type_of(place));
@@ -216,8 +214,7 @@ void DeviceManager::synchronize(const Place& place) {
   OAR_DEVICE_CALL(*e, synchronize_device, dev);
 }
 
-void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_place,
-                           const void* src, size_t bytes) {
+void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (dst_place == src_place) {
     memcpy_d2d(dst_place, dst, src, bytes);
@@ -234,8 +231,9 @@ void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_p
 namespace {
 // copy_into (paddle_core/tensor) reaches the device tables through this slot.
 const bool g_copy_hook_installed = [] {
-  copy_hooks().memcpy = [](const Place& dp, void* dst, const Place& sp, const void* src,
-                           size_t bytes) { DeviceManager::instance().memcpy(dp, dst, sp, src, bytes); };
+  copy_hooks().memcpy = [](const Place& dp, void* dst, const Place& sp, const void* src, size_t bytes) {
+    DeviceManager::instance().memcpy(dp, dst, sp, src, bytes);
+  };
   return true;
 }();
 }  // namespace

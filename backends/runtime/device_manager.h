@@ -54,8 +54,7 @@ class DeviceManager {
   void memcpy_d2d(const Place& place, void* dst, const void* src, size_t bytes);
   /// Blocking copy between two places, one of them the CPU or both the same place:
   /// picks h2d, d2h or d2d. (Two devices: Unimplemented; copy_into stages via the host.)
-  void memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src,
-              size_t bytes);
+  void memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes);
   /// Waits for all work queued on the place's device.
   void synchronize(const Place& place);
 

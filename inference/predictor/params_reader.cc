@@ -18,8 +18,8 @@ constexpr uint64_t kMaxHeader = 100ull * 1024 * 1024;  // as framework_io: large
 
 /// Bytes per element of each safetensors dtype this reader accepts.
 const std::map<std::string, size_t>& st_sizes() {
-  static const std::map<std::string, size_t> m = {{"BOOL", 1}, {"I8", 1},  {"U8", 1},   {"I16", 2}, {"U16", 2},
-                                                  {"I32", 4},  {"U32", 4}, {"I64", 8},  {"U64", 8}, {"F16", 2},
+  static const std::map<std::string, size_t> m = {{"BOOL", 1}, {"I8", 1},  {"U8", 1},  {"I16", 2}, {"U16", 2},
+                                                  {"I32", 4},  {"U32", 4}, {"I64", 8}, {"U64", 8}, {"F16", 2},
                                                   {"BF16", 2}, {"F32", 4}, {"F64", 8}};
   return m;
 }
@@ -126,9 +126,9 @@ std::map<std::string, std::shared_ptr<DenseTensor>> read_params(const std::strin
   };
   if (h.format != kOarSafetensorsFormat) bad("no Oar metadata (not written by oar.save)");
   static const std::map<std::string, DataType> dtypes = {
-      {"BOOL", DataType::BOOL},   {"I8", DataType::INT8},       {"U8", DataType::UINT8},  {"I16", DataType::INT16},
-      {"I32", DataType::INT32},   {"I64", DataType::INT64},     {"F16", DataType::FLOAT16},
-      {"BF16", DataType::BFLOAT16}, {"F32", DataType::FLOAT32}, {"F64", DataType::FLOAT64}};
+      {"BOOL", DataType::BOOL},   {"I8", DataType::INT8},    {"U8", DataType::UINT8},    {"I16", DataType::INT16},
+      {"I32", DataType::INT32},   {"I64", DataType::INT64},  {"F16", DataType::FLOAT16}, {"BF16", DataType::BFLOAT16},
+      {"F32", DataType::FLOAT32}, {"F64", DataType::FLOAT64}};
   std::map<std::string, std::shared_ptr<DenseTensor>> by_tensor;
   for (const SafetensorsEntry& e : h.entries) {
     auto dt = dtypes.find(e.dtype);

@@ -217,12 +217,12 @@ std::shared_ptr<Predictor> CreatePredictor(const Config& config) { return std::m
 // ---- PredictorAccess
 void PredictorAccess::set_input(Predictor& p, int index, ::oar::Tensor t) {
   const auto& names = p.impl_->executor->input_names();
-  OAR_ENFORCE(index >= 0 && static_cast<size_t>(index) < names.size(), OutOfRange, "Predictor: input index ",
-              index, " out of range (", names.size(), " inputs)");
+  OAR_ENFORCE(index >= 0 && static_cast<size_t>(index) < names.size(), OutOfRange, "Predictor: input index ", index,
+              " out of range (", names.size(), " inputs)");
   OAR_ENFORCE(t.defined(), InvalidArgument, "Predictor: input '", names[index], "' got no data");
   const pir::Type ty = p.impl_->executor->input_types()[index];
-  OAR_ENFORCE(t.dtype() == ty.dtype(), InvalidType, "Predictor: input '", names[index], "' is ",
-              dtype_name(ty.dtype()), ", got ", dtype_name(t.dtype()), " data");
+  OAR_ENFORCE(t.dtype() == ty.dtype(), InvalidType, "Predictor: input '", names[index], "' is ", dtype_name(ty.dtype()),
+              ", got ", dtype_name(t.dtype()), " data");
   p.impl_->inputs[index] = std::move(t);
 }
 

@@ -36,8 +36,8 @@ std::unique_ptr<pir::Program> load_saved_model(const std::string& prog_file, con
     const pir::Type t = op->result(0).type();
     const auto& d = it->second->dims();
     OAR_ENFORCE(t.dtype() == it->second->dtype() && std::vector<int64_t>(d.begin(), d.end()) == t.dims(),
-                InvalidArgument, "load_saved_model: parameter '", name, "' in '", params_file, "' has shape ", d,
-                " ", dtype_name(it->second->dtype()), ", the program expects ", t.str());
+                InvalidArgument, "load_saved_model: parameter '", name, "' in '", params_file, "' has shape ", d, " ",
+                dtype_name(it->second->dtype()), ", the program expects ", t.str());
     program->set_parameter(name, it->second);
   }
   return program;

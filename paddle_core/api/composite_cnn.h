@@ -30,8 +30,7 @@ inline std::vector<int64_t> trailing_axes(const Tensor& x, int64_t begin_norm_ax
 
 /// layer_norm's affine step on the normalized y: scale and bias are flat over the
 /// trailing dims (either may be absent). Used by its decomposition.
-inline Tensor layer_norm_affine(const Tensor& y, const Tensor& scale, const Tensor& bias,
-                                int64_t begin_norm_axis) {
+inline Tensor layer_norm_affine(const Tensor& y, const Tensor& scale, const Tensor& bias, int64_t begin_norm_axis) {
   const std::vector<int64_t> dims = y.dims().vec();
   const std::vector<int64_t> tail(dims.begin() + begin_norm_axis, dims.end());
   Tensor out = scale.defined() ? y * reshape(scale, tail) : y;

@@ -3,8 +3,8 @@
 #include <atomic>
 
 #include "oar_generated/ops_api.h"
-#include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/autograd/grad_mode.h"
+#include "paddle_core/dispatch/dispatch.h"
 
 namespace oar {
 

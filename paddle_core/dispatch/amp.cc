@@ -35,9 +35,7 @@ AmpOp::Kind AmpOp::kind() {
   const State& s = state();
   const uint64_t c = cached_.load(std::memory_order_relaxed);
   if ((c >> 2) == s.generation) return static_cast<Kind>(c & 3);
-  Kind k = s.black.count(op_) ? kBlack
-           : s.white.count(op_) ? kWhite
-                                : static_cast<Kind>(default_category(op_));
+  Kind k = s.black.count(op_) ? kBlack : s.white.count(op_) ? kWhite : static_cast<Kind>(default_category(op_));
   cached_.store((s.generation << 2) | k, std::memory_order_relaxed);
   return k;
 }
@@ -56,8 +54,8 @@ DataType AmpOp::target(const Place& place, std::span<const DataType> dtypes) {
     to = DataType::FLOAT32;
   } else if (k == kWhite || s.level == Level::kO2) {
     // Low precision only where the backend has the kernel (else the op stays float32).
-    const bool has_kernel = kernel_ == nullptr ||
-        KernelRegistry::instance().find(kernel_, place.type(), s.dtype) != nullptr;
+    const bool has_kernel =
+        kernel_ == nullptr || KernelRegistry::instance().find(kernel_, place.type(), s.dtype) != nullptr;
     to = has_kernel ? s.dtype : (has_low ? DataType::FLOAT32 : DataType::UNDEFINED);
   } else if (has32 && has_low) {
     to = DataType::FLOAT32;  // O1, an op on neither list with mixed inputs: float32

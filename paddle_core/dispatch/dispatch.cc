@@ -22,12 +22,18 @@ bool generic(Layer l) { return l == Layer::kAmp || l == Layer::kDist || l == Lay
 
 const char* layer_name(Layer layer) {
   switch (layer) {
-    case Layer::kEntry: return "entry";
-    case Layer::kAmp: return "amp";
-    case Layer::kDist: return "dist";
-    case Layer::kAutograd: return "autograd";
-    case Layer::kTrace: return "trace";
-    case Layer::kFallback: return "fallback";
+    case Layer::kEntry:
+      return "entry";
+    case Layer::kAmp:
+      return "amp";
+    case Layer::kDist:
+      return "dist";
+    case Layer::kAutograd:
+      return "autograd";
+    case Layer::kTrace:
+      return "trace";
+    case Layer::kFallback:
+      return "fallback";
   }
   return "?";
 }

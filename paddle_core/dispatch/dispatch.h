@@ -21,9 +21,9 @@
 #include <variant>
 #include <vector>
 
-#include "paddle_core/tensor/scalar.h"
 #include "paddle_core/api/tensor.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+#include "paddle_core/tensor/scalar.h"
 
 #define OAR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -45,8 +45,8 @@ constexpr uint32_t bit(Layer l) { return 1u << static_cast<int>(l); }
 constexpr uint32_t below(Layer from) { return ~((2u << static_cast<int>(from)) - 1u); }
 
 /// An attribute (a non-tensor argument) in the op definition's types.
-using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               DataType, Place, Scalar>;
+using AttrValue = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, DataType,
+                               Place, Scalar>;
 
 /// A tensor argument or result of a boxed call: one tensor (undefined for an absent
 /// optional input) or a list (Tensor[]).
@@ -55,8 +55,8 @@ struct Value {
   std::vector<Tensor> list;
   bool is_list = false;
   Value() = default;
-  Value(Tensor t) : tensor(std::move(t)) {}                              // NOLINT: boxing is implicit
-  Value(std::vector<Tensor> l) : list(std::move(l)), is_list(true) {}    // NOLINT
+  Value(Tensor t) : tensor(std::move(t)) {}                            // NOLINT: boxing is implicit
+  Value(std::vector<Tensor> l) : list(std::move(l)), is_list(true) {}  // NOLINT
 };
 
 struct OpSchema;
@@ -70,7 +70,10 @@ struct OpCall {
 
   const Tensor& tensor(size_t i) const { return inputs[i].tensor; }
   const std::vector<Tensor>& list(size_t i) const { return inputs[i].list; }
-  template <typename T> const T& attr(size_t i) const { return std::get<T>(attrs[i]); }
+  template <typename T>
+  const T& attr(size_t i) const {
+    return std::get<T>(attrs[i]);
+  }
 };
 
 /// What the generator emits for every op: names, flags and the way back into the op's
@@ -145,7 +148,10 @@ struct KernelCall {
     for (const Tensor& t : *inputs[i]) out.push_back(&t.dense());
     return out;
   }
-  template <typename T> const T& attr(size_t i) const { return std::get<T>((*attrs)[i]); }
+  template <typename T>
+  const T& attr(size_t i) const {
+    return std::get<T>((*attrs)[i]);
+  }
 };
 
 /// Runs an op's shape function and its resolved kernel (generated per op, or a kernel
@@ -171,9 +177,16 @@ void set_outputs(OpCall& c, const std::tuple<T...>& t) {
   c.outputs.clear();
   std::apply([&](const auto&... x) { (c.outputs.emplace_back(x), ...); }, t);
 }
-template <typename R> R result(OpCall& c);
-template <> inline Tensor result<Tensor>(OpCall& c) { return std::move(c.outputs.at(0).tensor); }
-template <> inline std::vector<Tensor> result<std::vector<Tensor>>(OpCall& c) { return std::move(c.outputs.at(0).list); }
+template <typename R>
+R result(OpCall& c);
+template <>
+inline Tensor result<Tensor>(OpCall& c) {
+  return std::move(c.outputs.at(0).tensor);
+}
+template <>
+inline std::vector<Tensor> result<std::vector<Tensor>>(OpCall& c) {
+  return std::move(c.outputs.at(0).list);
+}
 template <typename R>
 R result_tuple(OpCall& c) {
   R r;

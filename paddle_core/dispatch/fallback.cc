@@ -31,12 +31,11 @@ void warn_once(const OpCall& call, const Place& device) {
   }
   static std::mutex mu;
   static std::set<std::string> seen;
-  const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) +
-                          "/" + dtype_name(dtype);
+  const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
   std::lock_guard<std::mutex> lock(mu);
   if (!seen.insert(key).second) return;
-  std::fprintf(stderr, "oar: warning: %s has no %s kernel for %s; running its CPU kernel with copies\n",
-               call.op->name, device_type_name(device.type()).c_str(), dtype_name(dtype));
+  std::fprintf(stderr, "oar: warning: %s has no %s kernel for %s; running its CPU kernel with copies\n", call.op->name,
+               device_type_name(device.type()).c_str(), dtype_name(dtype));
 }
 
 void fallback_layer(OpCall& call) {

@@ -10,9 +10,12 @@ namespace oar {
 
 std::string kernel_device_label(DeviceType type) {
   switch (type) {
-    case DeviceType::kCPU: return "CPU";
-    case DeviceType::kGPU: return "GPU";
-    default: return device_type_name(type);
+    case DeviceType::kCPU:
+      return "CPU";
+    case DeviceType::kGPU:
+      return "GPU";
+    default:
+      return device_type_name(type);
   }
 }
 
@@ -48,25 +51,22 @@ const KernelRegistry::Impl* KernelRegistry::impl() const {
   return const_cast<KernelRegistry*>(this)->impl();
 }
 
-void KernelRegistry::register_kernel(std::string_view op, DeviceType device_type, DataType dtype,
-                                     void* fn) {
+void KernelRegistry::register_kernel(std::string_view op, DeviceType device_type, DataType dtype, void* fn) {
   const int t = static_cast<int>(device_type), d = static_cast<int>(dtype);
-  OAR_ENFORCE(t >= 0 && t < kMaxDeviceTypes, OutOfRange, "register_kernel(", op,
-              "): device type id ", t, " is out of range [0, ", kMaxDeviceTypes, ")");
-  OAR_ENFORCE(d >= 0 && d < kNumDataTypes, InvalidType, "register_kernel(", op,
-              "): invalid dtype ", d);
+  OAR_ENFORCE(t >= 0 && t < kMaxDeviceTypes, OutOfRange, "register_kernel(", op, "): device type id ", t,
+              " is out of range [0, ", kMaxDeviceTypes, ")");
+  OAR_ENFORCE(d >= 0 && d < kNumDataTypes, InvalidType, "register_kernel(", op, "): invalid dtype ", d);
   OAR_ENFORCE(fn != nullptr, InvalidArgument, "register_kernel(", op, "): kernel for ",
               kernel_device_label(device_type), "/", dtype_name(dtype), " is null");
   std::lock_guard<std::mutex> lock(impl()->mu);
   auto& m = impl()->kernels[std::string(op)];
   auto key = std::make_pair(t, d);
-  OAR_ENFORCE(m.find(key) == m.end(), AlreadyExists, "kernel ", op, " for ",
-              kernel_device_label(device_type), "/", dtype_name(dtype), " is registered twice");
+  OAR_ENFORCE(m.find(key) == m.end(), AlreadyExists, "kernel ", op, " for ", kernel_device_label(device_type), "/",
+              dtype_name(dtype), " is registered twice");
   m[key] = fn;
 }
 
-void KernelRegistry::register_kernel(std::string_view op, std::string_view device_type,
-                                     DataType dtype, void* fn) {
+void KernelRegistry::register_kernel(std::string_view op, std::string_view device_type, DataType dtype, void* fn) {
   register_kernel(op, device_type_from_name(device_type), dtype, fn);
 }
 
@@ -114,8 +114,7 @@ void* KernelSlot::resolve(const Place& place, DataType dtype) {
     for (DataType t : KernelRegistry::instance().dtypes(op_, place.type())) have << dtype_name(t) << " ";
     const int d = static_cast<int>(dtype);
     OAR_THROW(InvalidType, op_, ": no ", kernel_device_label(place.type()), " kernel for dtype ",
-              d >= 0 && d < kNumDataTypes ? dtype_name(dtype) : "undefined", " (supported: ",
-              have.str(), ")");
+              d >= 0 && d < kNumDataTypes ? dtype_name(dtype) : "undefined", " (supported: ", have.str(), ")");
   }
   return fn;
 }
@@ -126,9 +125,7 @@ KernelSlot& copy_slot() {
   static KernelSlot slot("copy");
   return slot;
 }
-bool has_copy_kernel(const Place& place, DataType dtype) {
-  return copy_slot().find(place, dtype) != nullptr;
-}
+bool has_copy_kernel(const Place& place, DataType dtype) { return copy_slot().find(place, dtype) != nullptr; }
 void run_copy_kernel(const DenseTensor& src, DenseTensor* dst) {
   auto fn = reinterpret_cast<kernel_sig::copy>(copy_slot().get(src.place(), src.dtype()));
   fn(device_context(src.place()), src, dst);

@@ -39,8 +39,7 @@ class KernelRegistry {
   /// Throws AlreadyExists when (op, device type, dtype) already has a kernel.
   void register_kernel(std::string_view op, DeviceType device_type, DataType dtype, void* fn);
   /// The same, naming the device type ("npu"); interns a name not seen before.
-  void register_kernel(std::string_view op, std::string_view device_type, DataType dtype,
-                       void* fn);
+  void register_kernel(std::string_view op, std::string_view device_type, DataType dtype, void* fn);
   /// nullptr when missing.
   void* find(std::string_view op, DeviceType device_type, DataType dtype) const;
   std::vector<DataType> dtypes(std::string_view op, DeviceType device_type) const;
@@ -110,9 +109,9 @@ struct KernelRegistrar {
 
 /// Registers one instantiation `fn<T>` of a kernel template for op `op` on a built-in
 /// device type (CPU or GPU; plugins register at run time by name).
-#define OAR_REGISTER_KERNEL_ONE(op, backend, fn, T)                                          \
-  static ::oar::detail::KernelRegistrar OAR_KCAT(oar_kreg_##op##_, __COUNTER__)(           \
-      #op, ::oar::DeviceType::k##backend, ::oar::dtype_of<T>,                               \
+#define OAR_REGISTER_KERNEL_ONE(op, backend, fn, T)                              \
+  static ::oar::detail::KernelRegistrar OAR_KCAT(oar_kreg_##op##_, __COUNTER__)( \
+      #op, ::oar::DeviceType::k##backend, ::oar::dtype_of<T>,                    \
       reinterpret_cast<void*>(static_cast<::oar::kernel_sig::op>(&fn<T>)));
 
 #define OAR_REG_EACH_1(op, b, fn, T) OAR_REGISTER_KERNEL_ONE(op, b, fn, T)

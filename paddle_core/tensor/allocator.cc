@@ -14,8 +14,8 @@ std::atomic<AllocatorFactory> g_factories[kMaxDeviceTypes] = {};
 
 void register_allocator_factory(DeviceType type, AllocatorFactory factory) {
   const int id = static_cast<int>(type);
-  OAR_ENFORCE(id >= 0 && id < kMaxDeviceTypes, OutOfRange, "register_allocator_factory: device type id ",
-              id, " is out of range [0, ", kMaxDeviceTypes, ")");
+  OAR_ENFORCE(id >= 0 && id < kMaxDeviceTypes, OutOfRange, "register_allocator_factory: device type id ", id,
+              " is out of range [0, ", kMaxDeviceTypes, ")");
   g_factories[id].store(factory, std::memory_order_release);
 }
 

@@ -54,7 +54,10 @@ class Workspace {
   Workspace& operator=(const Workspace&) = delete;
 
   void* data() const { return data_; }
-  template <typename T> T* data() const { return static_cast<T*>(data_); }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(data_);
+  }
   size_t bytes() const { return bytes_; }
   const Place& place() const { return place_; }
   /// Grows to at least `bytes` (never shrinks); contents are not kept when it grows.

@@ -81,8 +81,8 @@ void device_memcpy(const Place& dp, void* dst, const Place& sp, const void* src,
 DenseTensor span_to_host(const DenseTensor& t) {
   const size_t begin = static_cast<size_t>(t.offset()) * size_of(t.dtype());
   auto storage = std::make_shared<Storage>(t.span_bytes() - begin, CPUPlace());
-  device_memcpy(CPUPlace(), storage->data(), t.place(),
-                static_cast<const char*>(t.storage()->data()) + begin, storage->bytes());
+  device_memcpy(CPUPlace(), storage->data(), t.place(), static_cast<const char*>(t.storage()->data()) + begin,
+                storage->bytes());
   DenseTensor host(t.dims(), t.dtype(), CPUPlace());
   host.set_storage(std::move(storage));
   host.set_view(t.dims(), t.strides(), 0);
@@ -92,8 +92,8 @@ DenseTensor span_to_host(const DenseTensor& t) {
 // Writes a span_to_host(t) copy back over the bytes t spans.
 void span_from_host(const DenseTensor& host, const DenseTensor& t) {
   const size_t begin = static_cast<size_t>(t.offset()) * size_of(t.dtype());
-  device_memcpy(t.place(), static_cast<char*>(t.storage()->data()) + begin, CPUPlace(),
-                host.storage()->data(), host.storage()->bytes());
+  device_memcpy(t.place(), static_cast<char*>(t.storage()->data()) + begin, CPUPlace(), host.storage()->data(),
+                host.storage()->bytes());
 }
 
 // host `src` -> any `dst`, through a host copy of dst's span when dst is a strided view:
@@ -192,9 +192,9 @@ DenseTensor contiguous(const DenseTensor& t) {
 }
 
 void copy_to_host(const DenseTensor& src, void* dst, size_t bytes) {
-  OAR_ENFORCE(bytes <= nbytes(src), InvalidArgument, "copy_to_host: asked for ", bytes,
-              " bytes of a ", dtype_name(src.dtype()), " tensor of shape ", src.dims(), " on ",
-              src.place().str(), ", which holds ", nbytes(src));
+  OAR_ENFORCE(bytes <= nbytes(src), InvalidArgument, "copy_to_host: asked for ", bytes, " bytes of a ",
+              dtype_name(src.dtype()), " tensor of shape ", src.dims(), " on ", src.place().str(), ", which holds ",
+              nbytes(src));
   if (bytes == 0) return;
   if (src.place().is_cpu()) {
     DenseTensor s = contiguous(src);

@@ -89,8 +89,7 @@ struct CopyHooks {
   /// Runs that kernel: src and dst on one place (has_kernel is true).
   void (*run_kernel)(const DenseTensor& src, DenseTensor* dst) = nullptr;
   /// Blocking byte copy through the device table, host <-> device or within one place.
-  void (*memcpy)(const Place& dst_place, void* dst, const Place& src_place, const void* src,
-                 size_t bytes) = nullptr;
+  void (*memcpy)(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes) = nullptr;
 };
 CopyHooks& copy_hooks();
 

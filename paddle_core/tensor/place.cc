@@ -39,9 +39,8 @@ DeviceType device_type_from_name(std::string_view name) {
   for (int i = 0; i < n; ++i) {
     if (t.names[i] == name) return static_cast<DeviceType>(i);
   }
-  OAR_ENFORCE(n < kMaxDeviceTypes, ResourceExhausted, "cannot add device type '", name,
-              "': at most ", kMaxDeviceTypes, " device types may exist (have: ",
-              known_types(t, n), ")");
+  OAR_ENFORCE(n < kMaxDeviceTypes, ResourceExhausted, "cannot add device type '", name, "': at most ", kMaxDeviceTypes,
+              " device types may exist (have: ", known_types(t, n), ")");
   t.names[n] = std::string(name);
   t.count.store(n + 1, std::memory_order_release);
   return static_cast<DeviceType>(n);
@@ -50,16 +49,13 @@ DeviceType device_type_from_name(std::string_view name) {
 const std::string& device_type_name(DeviceType type) {
   const DeviceTypeNames& t = table();
   const int id = static_cast<int>(type), n = t.count.load(std::memory_order_acquire);
-  OAR_ENFORCE(id >= 0 && id < n, NotFound, "device type id ", id,
-              " is not registered (have: ", known_types(t, n), ")");
+  OAR_ENFORCE(id >= 0 && id < n, NotFound, "device type id ", id, " is not registered (have: ", known_types(t, n), ")");
   return t.names[id];
 }
 
 int num_device_types() { return table().count.load(std::memory_order_acquire); }
 
-Place CustomPlace(const std::string& device_type, int id) {
-  return Place(device_type_from_name(device_type), id);
-}
+Place CustomPlace(const std::string& device_type, int id) { return Place(device_type_from_name(device_type), id); }
 
 std::string Place::str() const {
   if (is_cpu()) return "cpu";

@@ -32,8 +32,7 @@ int num_device_types();
 class Place {
  public:
   Place() = default;
-  explicit Place(DeviceType type, int device_id = 0)
-      : type_(type), device_id_(static_cast<int16_t>(device_id)) {}
+  explicit Place(DeviceType type, int device_id = 0) : type_(type), device_id_(static_cast<int16_t>(device_id)) {}
 
   DeviceType type() const { return type_; }
   /// The device type as an index into per-device-type tables, in [0, kMaxDeviceTypes).

@@ -544,7 +544,8 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
     if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
     auto pw = packed_weights(p, g, w, w_owner, w_version);
-    if (p.path == FusedConv::kWinograd) return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
+    if (p.path == FusedConv::kWinograd)
+      return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
     run_fused(p, src, w, pw.get(), bias, dst);
   };
   if (!f) {

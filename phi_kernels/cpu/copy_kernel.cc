@@ -78,8 +78,8 @@ void convert(const DenseTensor& src, DenseTensor* dst) {
 /// src (dtype T) -> dst, both on the host, same shape.
 template <typename T>
 void CopyKernel(const DeviceContext&, const DenseTensor& src, DenseTensor* dst) {
-  OAR_ENFORCE(src.dims() == dst->dims(), InvalidArgument, "copy: shape mismatch, source ",
-              src.dims(), " vs destination ", dst->dims());
+  OAR_ENFORCE(src.dims() == dst->dims(), InvalidArgument, "copy: shape mismatch, source ", src.dims(),
+              " vs destination ", dst->dims());
   if (src.dtype() != dst->dtype()) {
     convert<T>(src, dst);
     return;

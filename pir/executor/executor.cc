@@ -12,7 +12,19 @@
 namespace oar::pir {
 
 struct Executor::Step {
-  enum Kind { kInput, kParam, kSetParam, kConst, kCombine, kSplit, kOutput, kKernel, kIf, kWhile, kYield } kind = kKernel;
+  enum Kind {
+    kInput,
+    kParam,
+    kSetParam,
+    kConst,
+    kCombine,
+    kSplit,
+    kOutput,
+    kKernel,
+    kIf,
+    kWhile,
+    kYield
+  } kind = kKernel;
   const Operation* op = nullptr;
   std::vector<int> in;                // operand slots (-1: absent optional)
   std::vector<int> out;               // result slots
@@ -46,8 +58,6 @@ struct Executor::Step {
   mutable std::shared_ptr<DenseTensor> param_data;  // kParam/kSetParam: the program data last wrapped
   mutable Tensor param_tensor;                      // ... and its Tensor handle
 };
-
-
 
 namespace {
 Tensor tensor_of(const DenseTensor& d) { return Tensor(DenseTensor(d)); }
@@ -474,8 +484,9 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
 // Differentiable runs (set_differentiable): the op's eager API instead of its kernel,
 // so autograd records the step. Used when a loaded program is fine-tuned.
 void Executor::run_differentiable(const Step& st) {
-  OAR_ENFORCE(st.eval_info != nullptr && st.eval_info->eval != nullptr, Unimplemented, "Executor: ",
-              profile_[st.profile].name, " cannot run differentiably (it is not an op of the op dialect)");
+  OAR_ENFORCE(st.eval_info != nullptr && st.eval_info->eval != nullptr, Unimplemented,
+              "Executor: ", profile_[st.profile].name,
+              " cannot run differentiably (it is not an op of the op dialect)");
   EvalContext c;
   c.info = st.eval_info;
   c.attrs = &st.op->attributes();

@@ -24,7 +24,17 @@ struct AttrKindInfo;
 /// The id of an attribute kind. The builtin kinds are these values (registered first,
 /// in this order); a dialect's kinds get the ids after them, per context.
 enum class AttrKind : uint16_t {
-  kBool, kInt, kFloat, kString, kArray, kDType, kPlace, kShape, kDense, kType, kKernelKey,
+  kBool,
+  kInt,
+  kFloat,
+  kString,
+  kArray,
+  kDType,
+  kPlace,
+  kShape,
+  kDense,
+  kType,
+  kKernelKey,
 };
 constexpr int kNumBuiltinAttrKinds = static_cast<int>(AttrKind::kKernelKey) + 1;
 /// A builtin kind's name ("int", "kernel_key"); "dialect kind" for any other id (the
@@ -44,7 +54,7 @@ struct AttrStorage {
   AttrStorage(const AttrStorage&) = default;
   AttrStorage& operator=(const AttrStorage&) = default;
   AttrKind kind{};
-  const AttrKindInfo* info = nullptr;     // the kind's hooks (set by the context)
+  const AttrKindInfo* info = nullptr;  // the kind's hooks (set by the context)
   bool b = false;
   int64_t i = 0;                          // kInt; kKernelKey: backend
   double f = 0.0;                         // kFloat
@@ -72,7 +82,10 @@ class Attribute {
   const AttrKindInfo& kind_info() const { return *s_->info; }
   const std::string& kind_name() const;
   /// A dialect kind's storage (check the kind first).
-  template <typename S> const S& storage_as() const { return static_cast<const S&>(*s_); }
+  template <typename S>
+  const S& storage_as() const {
+    return static_cast<const S&>(*s_);
+  }
 
   bool as_bool() const { return s_->b; }
   int64_t as_int() const { return s_->i; }

@@ -95,7 +95,8 @@ Attribute array_parse(AsmParser& p, AttrKind) {
   p.expect('[');
   std::vector<Attribute> elems;
   if (!p.accept(']')) {
-    do elems.push_back(p.attr()); while (p.accept(','));
+    do elems.push_back(p.attr());
+    while (p.accept(','));
     p.expect(']');
   }
   return p.ctx()->array_attr(elems);
@@ -175,7 +176,8 @@ Attribute shape_parse(AsmParser& p, AttrKind) {
   p.expect('[');
   std::vector<int64_t> v;
   if (!p.accept(']')) {
-    do v.push_back(p.integer()); while (p.accept(','));
+    do v.push_back(p.integer());
+    while (p.accept(','));
     p.expect(']');
   }
   return p.ctx()->shape_attr(v);
@@ -220,7 +222,8 @@ Attribute dense_parse(AsmParser& p, AttrKind) {
   p.expect(',');
   std::string hex = p.string_lit();
   p.expect('>');
-  if (hex.size() < 2 || hex[0] != '0' || hex[1] != 'x' || hex.size() % 2) p.fail("dense data must be \"0x<hex bytes>\"");
+  if (hex.size() < 2 || hex[0] != '0' || hex[1] != 'x' || hex.size() % 2)
+    p.fail("dense data must be \"0x<hex bytes>\"");
   if (!t.is_tensor() || t.has_dynamic_dims()) p.fail("dense data needs a static tensor type");
   std::string bytes((hex.size() - 2) / 2, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) {
@@ -333,7 +336,10 @@ void tensor_verify(const TS& s) {
 void tensor_print(std::string& out, Type t) {
   out += "tensor<";
   for (int64_t d : t.dims()) {
-    if (d == kDynamic) out.push_back('?'); else append_int(out, d);
+    if (d == kDynamic)
+      out.push_back('?');
+    else
+      append_int(out, d);
     out.push_back('x');
   }
   out += short_dtype_name(t.dtype());
@@ -390,7 +396,8 @@ Type vector_parse(AsmParser& p, TypeKind) {
   p.expect('<');
   std::vector<Type> elems;
   if (!p.accept('>')) {
-    do elems.push_back(p.type()); while (p.accept(','));
+    do elems.push_back(p.type());
+    while (p.accept(','));
     p.expect('>');
   }
   return p.ctx()->vector_type(elems);
@@ -407,10 +414,10 @@ Type vector_read(BinaryReader& r, TypeKind) {
 }
 
 // ---------------------------------------------------------------- registration
-void add_attr(IrContext* ctx, AttrKind expect, const char* literal_chars,
-              void (*key)(std::string&, const AS&), void (*print)(std::string&, Attribute),
-              Attribute (*parse)(AsmParser&, AttrKind), void (*write)(BinaryWriter&, Attribute),
-              Attribute (*read)(BinaryReader&, AttrKind), void (*verify)(const AS&) = nullptr) {
+void add_attr(IrContext* ctx, AttrKind expect, const char* literal_chars, void (*key)(std::string&, const AS&),
+              void (*print)(std::string&, Attribute), Attribute (*parse)(AsmParser&, AttrKind),
+              void (*write)(BinaryWriter&, Attribute), Attribute (*read)(BinaryReader&, AttrKind),
+              void (*verify)(const AS&) = nullptr) {
   AttrKindInfo k;
   k.name = attr_kind_name(expect);
   k.literal_chars = literal_chars;
@@ -451,14 +458,14 @@ void register_builtin_kinds(IrContext* ctx) {
   add_attr(ctx, AttrKind::kPlace, "", place_key, place_print, place_parse, place_write, place_read);
   add_attr(ctx, AttrKind::kShape, "", shape_key, shape_print, shape_parse, shape_write, shape_read);
   add_attr(ctx, AttrKind::kDense, "", dense_key, dense_print, dense_parse, dense_write, dense_read, dense_verify);
-  add_attr(ctx, AttrKind::kType, "", type_attr_key, type_attr_print, type_attr_parse, type_attr_write,
-           type_attr_read, type_attr_verify);
+  add_attr(ctx, AttrKind::kType, "", type_attr_key, type_attr_print, type_attr_parse, type_attr_write, type_attr_read,
+           type_attr_verify);
   add_attr(ctx, AttrKind::kKernelKey, "", kernel_key_key, kernel_key_print, kernel_key_parse, kernel_key_write,
            kernel_key_read);
   for (int k = 0; k < static_cast<int>(TypeKind::kIndex); ++k) {
     TypeKind kind = static_cast<TypeKind>(k);
-    add_type(ctx, kind, short_dtype_name(dtype_of_kind(kind)), scalar_key, scalar_print, scalar_parse,
-             scalar_write, scalar_read);
+    add_type(ctx, kind, short_dtype_name(dtype_of_kind(kind)), scalar_key, scalar_print, scalar_parse, scalar_write,
+             scalar_read);
   }
   add_type(ctx, TypeKind::kIndex, "index", scalar_key, scalar_print, scalar_parse, scalar_write, scalar_read);
   add_type(ctx, TypeKind::kDenseTensor, "tensor", tensor_key, tensor_print, tensor_parse, tensor_write, tensor_read,

@@ -65,10 +65,14 @@ void check_kind_name(const std::string& name, bool builtin, const char* what) {
 }
 template <typename Info>
 void check_hooks(const Info& i, const char* what) {
-  const char* missing = !i.key ? "key" : !i.print ? "print" : !i.parse ? "parse" : !i.write ? "write"
-                        : !i.read ? "read" : nullptr;
-  OAR_ENFORCE(missing == nullptr, InvalidArgument, "IrContext: ", what, " kind '", i.name,
-              "' has no ", missing ? missing : "", " hook");
+  const char* missing = !i.key     ? "key"
+                        : !i.print ? "print"
+                        : !i.parse ? "parse"
+                        : !i.write ? "write"
+                        : !i.read  ? "read"
+                                   : nullptr;
+  OAR_ENFORCE(missing == nullptr, InvalidArgument, "IrContext: ", what, " kind '", i.name, "' has no ",
+              missing ? missing : "", " hook");
 }
 }  // namespace
 
@@ -147,12 +151,12 @@ AttrKind IrContext::register_attr_kind(AttrKindInfo info) {
   OAR_ENFORCE(id < kNumBuiltinAttrKinds || info.literal_chars.empty(), InvalidArgument, "IrContext: attribute kind '",
               info.name, "': only builtin kinds have bare literals (a dialect's kind is written #", info.name, "...)");
   OAR_ENFORCE(id <= UINT16_MAX, ResourceExhausted, "IrContext: too many attribute kinds");
-  OAR_ENFORCE(impl_->attr_kind_ids.emplace(info.name, id).second, AlreadyExists,
-              "IrContext: attribute kind '", info.name, "' is already registered");
+  OAR_ENFORCE(impl_->attr_kind_ids.emplace(info.name, id).second, AlreadyExists, "IrContext: attribute kind '",
+              info.name, "' is already registered");
   for (char c : info.literal_chars) {
     int16_t& slot = impl_->literal_kinds[static_cast<unsigned char>(c)];
-    OAR_ENFORCE(slot < 0, AlreadyExists, "IrContext: attribute kind '", info.name, "': literals starting with '",
-                c, "' belong to kind '", impl_->attr_kinds[slot]->name, "'");
+    OAR_ENFORCE(slot < 0, AlreadyExists, "IrContext: attribute kind '", info.name, "': literals starting with '", c,
+                "' belong to kind '", impl_->attr_kinds[slot]->name, "'");
     slot = static_cast<int16_t>(id);
   }
   info.id = static_cast<AttrKind>(id);
@@ -164,8 +168,8 @@ TypeKind IrContext::register_type_kind(TypeKindInfo info) {
   check_kind_name(info.name, id < kNumBuiltinTypeKinds, "type");
   check_hooks(info, "type");
   OAR_ENFORCE(id <= UINT16_MAX, ResourceExhausted, "IrContext: too many type kinds");
-  OAR_ENFORCE(impl_->type_kind_ids.emplace(info.name, id).second, AlreadyExists, "IrContext: type kind '",
-              info.name, "' is already registered");
+  OAR_ENFORCE(impl_->type_kind_ids.emplace(info.name, id).second, AlreadyExists, "IrContext: type kind '", info.name,
+              "' is already registered");
   info.id = static_cast<TypeKind>(id);
   impl_->type_kinds.push_back(std::make_unique<TypeKindInfo>(std::move(info)));
   return static_cast<TypeKind>(id);
@@ -255,7 +259,10 @@ Type IrContext::scalar_type(DataType t) { return scalar_type(scalar_kind_of(t));
 
 // The builtin kinds' checks and keys are their verify/key hooks (builtin_kinds.cc).
 namespace {
-template <typename S> std::unique_ptr<S> copy_out(S& v) { return std::make_unique<S>(v); }
+template <typename S>
+std::unique_ptr<S> copy_out(S& v) {
+  return std::make_unique<S>(v);
+}
 }  // namespace
 
 Type IrContext::tensor_type(DataType dtype, const std::vector<int64_t>& dims, DataLayout layout) {

@@ -80,13 +80,15 @@ class IrContext {
   /// the existing one, or `value` itself moved into the context after the kind's
   /// verify hook accepted it. S is detail::AttrStorage or a dialect's storage derived
   /// from it; how a dialect kind builds its values (see tests/cpp/pir/test_pir_kinds.cc).
-  template <typename S> Attribute unique_attr(AttrKind kind, S value) {
+  template <typename S>
+  Attribute unique_attr(AttrKind kind, S value) {
     static_assert(std::is_base_of_v<detail::AttrStorage, S>);
     return unique_attr_impl(kind, value, [](detail::AttrStorage& v) -> std::unique_ptr<detail::AttrStorage> {
       return std::make_unique<S>(std::move(static_cast<S&>(v)));
     });
   }
-  template <typename S> Type unique_type(TypeKind kind, S value) {
+  template <typename S>
+  Type unique_type(TypeKind kind, S value) {
     static_assert(std::is_base_of_v<detail::TypeStorage, S>);
     return unique_type_impl(kind, value, [](detail::TypeStorage& v) -> std::unique_ptr<detail::TypeStorage> {
       return std::make_unique<S>(std::move(static_cast<S&>(v)));

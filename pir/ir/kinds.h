@@ -64,9 +64,7 @@ struct TypeKindInfo {
 /// Helpers for `key` hooks: fixed-width native bytes (keys never leave the process).
 inline void key_i64(std::string& out, int64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
 inline void key_f64(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), 8); }
-inline void key_ptr(std::string& out, const void* p) {
-  out.append(reinterpret_cast<const char*>(&p), sizeof(p));
-}
+inline void key_ptr(std::string& out, const void* p) { out.append(reinterpret_cast<const char*>(&p), sizeof(p)); }
 /// A length-prefixed string, so ("ab", "c") and ("a", "bc") differ.
 inline void key_str(std::string& out, std::string_view s) {
   key_i64(out, static_cast<int64_t>(s.size()));

@@ -28,7 +28,12 @@ bool is_parse_error(const Error& e) { return e.message().rfind("parse error at "
 void AsmParser::fail_at(size_t at, const std::string& msg) const {
   int line = 1, col = 1;
   for (size_t i = 0; i < at && i < s_.size(); ++i) {
-    if (s_[i] == '\n') { ++line; col = 1; } else { ++col; }
+    if (s_[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
   }
   std::string near;
   for (size_t i = at; i < s_.size() && i < at + 20 && s_[i] != '\n'; ++i) near.push_back(s_[i]);
@@ -52,12 +57,18 @@ std::string AsmParser::string_lit() {
     if (pos_ >= s_.size()) fail("unterminated string");
     char c = s_[pos_++];
     if (c == '"') break;
-    if (c != '\\') { out.push_back(c); continue; }
+    if (c != '\\') {
+      out.push_back(c);
+      continue;
+    }
     if (pos_ >= s_.size()) fail("unterminated escape");
     char e = s_[pos_++];
-    if (e == 'n') out.push_back('\n');
-    else if (e == 't') out.push_back('\t');
-    else if (e == '"' || e == '\\') out.push_back(e);
+    if (e == 'n')
+      out.push_back('\n');
+    else if (e == 't')
+      out.push_back('\t');
+    else if (e == '"' || e == '\\')
+      out.push_back(e);
     else if (e == 'x') {
       if (pos_ + 2 > s_.size()) fail("bad \\x escape");
       int hi = hex_value(s_[pos_]), lo = hex_value(s_[pos_ + 1]);
@@ -88,9 +99,19 @@ Attribute AsmParser::number() {
   bool is_float = false;
   while (pos_ < s_.size()) {
     char c = s_[pos_];
-    if ((c >= '0' && c <= '9')) { ++pos_; continue; }
-    if (c == '.' || c == 'e' || c == 'E') { is_float = true; ++pos_; continue; }
-    if ((c == '-' || c == '+') && (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E')) { ++pos_; continue; }
+    if ((c >= '0' && c <= '9')) {
+      ++pos_;
+      continue;
+    }
+    if (c == '.' || c == 'e' || c == 'E') {
+      is_float = true;
+      ++pos_;
+      continue;
+    }
+    if ((c == '-' || c == '+') && (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E')) {
+      ++pos_;
+      continue;
+    }
     break;
   }
   std::string_view tok = s_.substr(b, pos_ - b);
@@ -200,7 +221,7 @@ class Parser : public AsmParser {
  public:
   using AsmParser::AsmParser;
 
-// ---------------------------------------------------------------- values / ops
+  // ---------------------------------------------------------------- values / ops
   std::string value_name() {
     skip_ws();
     if (pos_ >= s_.size() || s_[pos_] != '%') fail("expected a value (%name)");

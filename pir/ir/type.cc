@@ -82,10 +82,9 @@ const std::string& Attribute::kind_name() const { return s_->info->name; }
 
 DataType dtype_from_short_name(std::string_view n) {
   static const std::pair<std::string_view, DataType> kNames[] = {
-      {"f32", DataType::FLOAT32}, {"i64", DataType::INT64},    {"i32", DataType::INT32},
-      {"bool", DataType::BOOL},   {"f64", DataType::FLOAT64},  {"f16", DataType::FLOAT16},
-      {"bf16", DataType::BFLOAT16}, {"i8", DataType::INT8},    {"u8", DataType::UINT8},
-      {"i16", DataType::INT16}};  // the common ones first: this is on the parser's path
+      {"f32", DataType::FLOAT32}, {"i64", DataType::INT64},   {"i32", DataType::INT32},     {"bool", DataType::BOOL},
+      {"f64", DataType::FLOAT64}, {"f16", DataType::FLOAT16}, {"bf16", DataType::BFLOAT16}, {"i8", DataType::INT8},
+      {"u8", DataType::UINT8},    {"i16", DataType::INT16}};  // the common ones first: this is on the parser's path
   for (const auto& [name, t] : kNames)
     if (n == name) return t;
   return DataType::UNDEFINED;

@@ -21,8 +21,19 @@ struct TypeKindInfo;
 /// The id of a type kind. The builtin kinds are these values (registered first, in this
 /// order); a dialect's kinds get the ids after them, per context.
 enum class TypeKind : uint16_t {
-  kBool, kInt8, kUInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
-  kIndex, kDenseTensor, kVector,
+  kBool,
+  kInt8,
+  kUInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kFloat16,
+  kBFloat16,
+  kFloat32,
+  kFloat64,
+  kIndex,
+  kDenseTensor,
+  kVector,
 };
 constexpr int kNumBuiltinTypeKinds = static_cast<int>(TypeKind::kVector) + 1;
 
@@ -67,7 +78,10 @@ class Type {
   const TypeKindInfo& kind_info() const { return *s_->info; }
   const std::string& kind_name() const;
   /// A dialect kind's storage (check the kind first).
-  template <typename S> const S& storage_as() const { return static_cast<const S&>(*s_); }
+  template <typename S>
+  const S& storage_as() const {
+    return static_cast<const S&>(*s_);
+  }
 
   bool is_tensor() const { return s_ && s_->kind == TypeKind::kDenseTensor; }
   bool is_vector() const { return s_ && s_->kind == TypeKind::kVector; }

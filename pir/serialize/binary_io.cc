@@ -40,8 +40,7 @@ uint64_t BinaryWriter::type_id(Type t) {
 }
 
 template <typename Info>
-uint64_t BinaryWriter::kind_index(std::vector<int64_t>& index, std::vector<const Info*>& table,
-                                  const Info& info) {
+uint64_t BinaryWriter::kind_index(std::vector<int64_t>& index, std::vector<const Info*>& table, const Info& info) {
   const auto id = static_cast<size_t>(info.id);
   if (id >= index.size()) index.resize(id + 1, -1);
   if (index[id] < 0) {
@@ -127,8 +126,10 @@ void BinaryReader::tables(uint32_t version) {
   strings_.reserve(ns);
   for (size_t i = 0; i < ns; ++i) strings_.emplace_back(raw(count()));
   if (version == 1) {
-    for (int k = 0; k < kNumBuiltinAttrKinds; ++k) attr_kinds_.push_back(ctx_->attr_kind_info(static_cast<AttrKind>(k)));
-    for (int k = 0; k < kNumBuiltinTypeKinds; ++k) type_kinds_.push_back(ctx_->type_kind_info(static_cast<TypeKind>(k)));
+    for (int k = 0; k < kNumBuiltinAttrKinds; ++k)
+      attr_kinds_.push_back(ctx_->attr_kind_info(static_cast<AttrKind>(k)));
+    for (int k = 0; k < kNumBuiltinTypeKinds; ++k)
+      type_kinds_.push_back(ctx_->type_kind_info(static_cast<TypeKind>(k)));
   } else {
     size_t na = count();
     for (size_t i = 0; i < na; ++i) {

@@ -46,8 +46,8 @@ class BinaryWriter {
   std::string* out_ = nullptr;  // where the primitives write
 
  private:
-  template <typename Info> uint64_t kind_index(std::vector<int64_t>& index, std::vector<const Info*>& table,
-                                               const Info& info);
+  template <typename Info>
+  uint64_t kind_index(std::vector<int64_t>& index, std::vector<const Info*>& table, const Info& info);
   std::vector<std::string> strings_;
   std::unordered_map<std::string, uint64_t> str_ids_;
   std::string types_buf_;

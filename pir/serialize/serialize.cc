@@ -233,9 +233,8 @@ std::unique_ptr<Program> deserialize_program(IrContext* ctx, std::string_view by
   OAR_ENFORCE(bytes.size() >= kPirHeaderSize, InvalidArgument, "deserialize: truncated header (",
               bytes.size(), " bytes, the header has ", kPirHeaderSize, ")");
   const uint32_t version = read_u32(bytes.data() + 8);
-  OAR_ENFORCE(version >= 1 && version <= kPirFormatVersion, InvalidArgument,
-              "deserialize: unsupported format version ", version, " (this build reads versions 1 to ",
-              kPirFormatVersion, ")");
+  OAR_ENFORCE(version >= 1 && version <= kPirFormatVersion, InvalidArgument, "deserialize: unsupported format version ",
+              version, " (this build reads versions 1 to ", kPirFormatVersion, ")");
   const uint64_t length = read_u64(bytes.data() + 12);
   const uint32_t stored = read_u32(bytes.data() + 20);
   std::string_view payload = bytes.substr(kPirHeaderSize);

@@ -137,8 +137,8 @@ Attribute ProgramTracer::to_attr(const trace::AttrValue& v) {
   return std::visit(Visit{ctx_}, v);
 }
 
-void ProgramTracer::record(const char* op, std::span<const trace::Arg> inputs,
-                           std::span<const trace::NamedAttr> attrs, std::span<const trace::Arg> outputs) {
+void ProgramTracer::record(const char* op, std::span<const trace::Arg> inputs, std::span<const trace::NamedAttr> attrs,
+                           std::span<const trace::Arg> outputs) {
   if (program_ == nullptr) return;
   const OpInfo* info = ctx_->op_info(std::string("pd_op.") + op);
   std::vector<Value> operands;

@@ -110,9 +110,9 @@ class LowerToKernelPass : public Pass {
     if (kd == DataType::UNDEFINED && op->num_results() > 0) kd = dtype_of(op->result(0));
     std::string kernel = base->kernel.empty() ? base->view : base->kernel;
     if (base->view.empty()) {
-      OAR_ENFORCE(KernelRegistry::instance().find(kernel, device_, kd) != nullptr, NotFound,
-                  "lower_to_kernel: no ", kernel_device_label(device_), " kernel '", kernel, "' for dtype ",
-                  dtype_name(kd), " (op ", info->name, ")");
+      OAR_ENFORCE(KernelRegistry::instance().find(kernel, device_, kd) != nullptr, NotFound, "lower_to_kernel: no ",
+                  kernel_device_label(device_), " kernel '", kernel, "' for dtype ", dtype_name(kd), " (op ",
+                  info->name, ")");
     }
     std::vector<NamedAttribute> attrs = op->attributes();
     attrs.push_back({"op_name", ctx_->str_attr(info->name)});

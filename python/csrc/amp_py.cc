@@ -16,11 +16,14 @@ void bind_amp(py::module_& m) {
     amp::set_state(static_cast<amp::Level>(level), py_to_dtype(dtype, "auto_cast", "dtype"),
                    std::move(white), std::move(black));
   });
-  m.def("_amp_default_ops", [](const std::string& category) {
+  m.def(
+      "_amp_default_ops",
+      [](const std::string& category) {
     OAR_ENFORCE(category == "white" || category == "black", InvalidArgument,
                 "_amp_default_ops: category must be 'white' or 'black', got '", category, "'");
     return amp::default_ops(category == "white" ? amp::Category::kWhite : amp::Category::kBlack);
-  }, py::arg("category"));
+      },
+      py::arg("category"));
   m.def("_amp_get_state", [] {
     const amp::State& s = amp::state();
     std::vector<std::string> white(s.white.begin(), s.white.end());

@@ -31,8 +31,8 @@ Tensor feed_of(py::handle x, const char* op) {
 /// RuntimeError.
 void check_exists(const std::string& f, const char* who) {
   if (std::filesystem::exists(f)) return;
-  const std::string msg = std::string(who) + ": '" + f +
-                          "' does not exist (saved models are <prefix>.pdmodel and <prefix>.pdiparams)";
+  const std::string msg =
+      std::string(who) + ": '" + f + "' does not exist (saved models are <prefix>.pdmodel and <prefix>.pdiparams)";
   PyErr_SetString(PyExc_FileNotFoundError, msg.c_str());
   throw py::error_already_set();
 }
@@ -55,7 +55,9 @@ const Tensor& handle_data(const Handle& h, const char* who) {
 void bind_inference(py::module_& m) {
   py::module_ im = m.def_submodule("inference", "the C++ predictor and the saved-model loader");
 
-  im.def("load_saved_model", [](const std::string& prog_file, const std::string& params_file) {
+  im.def(
+      "load_saved_model",
+      [](const std::string& prog_file, const std::string& params_file) {
     check_exists(prog_file, "load_saved_model");
     check_exists(params_file, "load_saved_model");
     std::unique_ptr<pir::Program> prog;
@@ -64,10 +66,13 @@ void bind_inference(py::module_& m) {
       prog = inference::load_saved_model(prog_file, params_file);
     }
     return std::make_shared<PyProgram>(std::move(prog));
-  }, py::arg("prog_file"), py::arg("params_file"),
-     "The program of a saved model with its parameters' data attached (oar.pir.Program).");
+      },
+      py::arg("prog_file"), py::arg("params_file"),
+      "The program of a saved model with its parameters' data attached (oar.pir.Program).");
 
-  im.def("parse_safetensors", [](py::buffer data, const std::string& path) {
+  im.def(
+      "parse_safetensors",
+      [](py::buffer data, const std::string& path) {
     py::buffer_info info = data.request();
     std::string_view bytes(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size * info.itemsize));
     inference::SafetensorsHeader h;
@@ -78,9 +83,10 @@ void bind_inference(py::module_& m) {
     py::list entries;
     for (const auto& e : h.entries) entries.append(py::make_tuple(e.name, e.dtype, e.shape, e.begin, e.end));
     return py::make_tuple(entries, h.data_start, h.format, h.structure);
-  }, py::arg("data"), py::arg("path"),
-     "Checks a safetensors file's bytes (oar.load's reader, params_reader.h): returns ([(name, dtype, shape, "
-     "begin, end)] in data order, data_start, format, structure); ValueError naming `path` when malformed.");
+      },
+      py::arg("data"), py::arg("path"),
+      "Checks a safetensors file's bytes (oar.load's reader, params_reader.h): returns ([(name, dtype, shape, "
+      "begin, end)] in data order, data_start, format, structure); ValueError naming `path` when malformed.");
 
   py::class_<Config>(im, "Config")
       .def(py::init<>())
@@ -104,84 +110,99 @@ void bind_inference(py::module_& m) {
 
   py::class_<Handle>(im, "Tensor", "An input or output handle of a predictor (paddle.inference.Tensor).")
       .def("name", &Handle::name)
-      .def("reshape", [](Handle& h, const std::vector<int64_t>& shape) { h.Reshape(shape); }, py::arg("shape"))
-      .def("copy_from_cpu", [](Handle& h, py::handle data) {
-        OAR_ENFORCE(PredictorAccess::is_input(h), PreconditionNotMet, "inference.Tensor.copy_from_cpu: '",
-                    h.name(), "' is an output");
-        OAR_ENFORCE(py::isinstance<py::array>(data), InvalidType,
-                    "inference.Tensor.copy_from_cpu: expected a numpy.ndarray, got ",
-                    std::string(py::str(py::type::of(data).attr("__name__"))));
-        py::object arr = py::reinterpret_borrow<py::object>(data);
-        const auto& shape = PredictorAccess::reshaped(h);
-        if (!shape.empty() && arr.attr("shape").cast<std::vector<int64_t>>() != shape)
-          arr = arr.attr("reshape")(shape);
-        PredictorAccess::set_input(PredictorAccess::owner(h), PredictorAccess::index(h),
-                                   tensor_from_python(arr, DataType::UNDEFINED, "inference.Tensor.copy_from_cpu"));
-      }, py::arg("data"))
-      .def("share_external_data", [](Handle& h, py::handle t) {
-        OAR_ENFORCE(PredictorAccess::is_input(h), PreconditionNotMet, "inference.Tensor.share_external_data: '",
-                    h.name(), "' is an output");
-        PredictorAccess::set_input(PredictorAccess::owner(h), PredictorAccess::index(h),
-                                   py_to_tensor(t, "inference.Tensor.share_external_data", "tensor"));
-      }, py::arg("tensor"), "The input reads this oar.Tensor's memory (no copy).")
-      .def("copy_to_cpu", [](const Handle& h) {
-        return wrap(handle_data(h, "inference.Tensor.copy_to_cpu")).attr("numpy")();
-      })
+      .def(
+          "reshape", [](Handle& h, const std::vector<int64_t>& shape) { h.Reshape(shape); }, py::arg("shape"))
+      .def(
+          "copy_from_cpu",
+          [](Handle& h, py::handle data) {
+    OAR_ENFORCE(PredictorAccess::is_input(h), PreconditionNotMet, "inference.Tensor.copy_from_cpu: '", h.name(),
+                "' is an output");
+    OAR_ENFORCE(py::isinstance<py::array>(data), InvalidType,
+                "inference.Tensor.copy_from_cpu: expected a numpy.ndarray, got ",
+                std::string(py::str(py::type::of(data).attr("__name__"))));
+    py::object arr = py::reinterpret_borrow<py::object>(data);
+    const auto& shape = PredictorAccess::reshaped(h);
+    if (!shape.empty() && arr.attr("shape").cast<std::vector<int64_t>>() != shape) arr = arr.attr("reshape")(shape);
+    PredictorAccess::set_input(PredictorAccess::owner(h), PredictorAccess::index(h),
+                               tensor_from_python(arr, DataType::UNDEFINED, "inference.Tensor.copy_from_cpu"));
+          },
+          py::arg("data"))
+      .def(
+          "share_external_data",
+          [](Handle& h, py::handle t) {
+    OAR_ENFORCE(PredictorAccess::is_input(h), PreconditionNotMet, "inference.Tensor.share_external_data: '", h.name(),
+                "' is an output");
+    PredictorAccess::set_input(PredictorAccess::owner(h), PredictorAccess::index(h),
+                               py_to_tensor(t, "inference.Tensor.share_external_data", "tensor"));
+          },
+          py::arg("tensor"), "The input reads this oar.Tensor's memory (no copy).")
+      .def("copy_to_cpu",
+           [](const Handle& h) { return wrap(handle_data(h, "inference.Tensor.copy_to_cpu")).attr("numpy")(); })
       .def("shape", &Handle::shape)
-      .def("type", [](const Handle& h) -> py::object {
-        Predictor& p = PredictorAccess::owner(h);
-        const int i = PredictorAccess::index(h);
-        if (PredictorAccess::is_input(h)) {
-          const Tensor& t = PredictorAccess::input(p, i);
-          return py::cast(t.defined() ? t.dtype() : PredictorAccess::executor(p).input_types()[i].dtype());
-        }
-        const auto& outs = PredictorAccess::outputs(p);
-        if (static_cast<size_t>(i) >= outs.size()) return py::none();
-        return py::cast(outs[i].dtype());
-      }, "The dtype (an oar dtype; None for an output before run()).");
+      .def(
+          "type",
+          [](const Handle& h) -> py::object {
+            Predictor& p = PredictorAccess::owner(h);
+            const int i = PredictorAccess::index(h);
+            if (PredictorAccess::is_input(h)) {
+              const Tensor& t = PredictorAccess::input(p, i);
+              return py::cast(t.defined() ? t.dtype() : PredictorAccess::executor(p).input_types()[i].dtype());
+            }
+            const auto& outs = PredictorAccess::outputs(p);
+            if (static_cast<size_t>(i) >= outs.size()) return py::none();
+            return py::cast(outs[i].dtype());
+          },
+          "The dtype (an oar dtype; None for an output before run()).");
 
   py::class_<Predictor, std::shared_ptr<Predictor>>(im, "Predictor")
       .def(py::init([](const Config& c) {
-        if (!c.prog_file().empty() && !c.params_file().empty()) {
-          check_exists(c.prog_file(), "create_predictor");
-          check_exists(c.params_file(), "create_predictor");
-        }
-        py::gil_scoped_release release;
-        return inference::CreatePredictor(c);
-      }), py::arg("config"))
+             if (!c.prog_file().empty() && !c.params_file().empty()) {
+               check_exists(c.prog_file(), "create_predictor");
+               check_exists(c.params_file(), "create_predictor");
+             }
+             py::gil_scoped_release release;
+             return inference::CreatePredictor(c);
+           }),
+           py::arg("config"))
       .def("get_input_names", &Predictor::GetInputNames)
       .def("get_output_names", &Predictor::GetOutputNames)
       .def("get_input_handle", &Predictor::GetInputHandle, py::arg("name"), py::keep_alive<0, 1>())
       .def("get_output_handle", &Predictor::GetOutputHandle, py::arg("name"), py::keep_alive<0, 1>())
-      .def("run", [](Predictor& p, py::handle inputs) -> py::object {
-        if (inputs.is_none()) {
-          py::gil_scoped_release release;
-          p.Run();
-          return py::bool_(true);
-        }
-        std::vector<Tensor> feeds;
-        for (py::handle x : inputs) feeds.push_back(feed_of(x, "Predictor.run"));
-        const std::vector<Tensor>* outs = nullptr;
-        {
-          py::gil_scoped_release release;
-          outs = &PredictorAccess::run(p, std::move(feeds));
-        }
-        py::list r;
-        for (const Tensor& t : *outs) r.append(wrap(t));
-        return std::move(r);
-      }, py::arg("inputs") = py::none(),
-         "Runs on the fed handles (returns True), or on a list of arrays/tensors (returns the outputs).")
-      .def_property_readonly("program", [](const Predictor& p) {
-        return std::make_shared<PyProgram>(PredictorAccess::program(p));
-      }, "The lowered program the predictor runs (an oar.pir.Program; do not transform it).")
-      .def("profile", [](const Predictor& p) {
-        py::list out;
-        for (const auto& e : p.Profile()) out.append(py::make_tuple(e.name, e.calls, e.seconds));
-        return out;
-      }, "Per-op (name, calls, seconds) of the runs so far, slowest first.")
+      .def(
+          "run",
+          [](Predictor& p, py::handle inputs) -> py::object {
+            if (inputs.is_none()) {
+              py::gil_scoped_release release;
+              p.Run();
+              return py::bool_(true);
+            }
+            std::vector<Tensor> feeds;
+            for (py::handle x : inputs) feeds.push_back(feed_of(x, "Predictor.run"));
+            const std::vector<Tensor>* outs = nullptr;
+            {
+              py::gil_scoped_release release;
+              outs = &PredictorAccess::run(p, std::move(feeds));
+            }
+            py::list r;
+            for (const Tensor& t : *outs) r.append(wrap(t));
+            return std::move(r);
+          },
+          py::arg("inputs") = py::none(),
+          "Runs on the fed handles (returns True), or on a list of arrays/tensors (returns the outputs).")
+      .def_property_readonly(
+          "program", [](const Predictor& p) { return std::make_shared<PyProgram>(PredictorAccess::program(p)); },
+          "The lowered program the predictor runs (an oar.pir.Program; do not transform it).")
+      .def(
+          "profile",
+          [](const Predictor& p) {
+    py::list out;
+    for (const auto& e : p.Profile()) out.append(py::make_tuple(e.name, e.calls, e.seconds));
+    return out;
+          },
+          "Per-op (name, calls, seconds) of the runs so far, slowest first.")
       .def("reset_profile", &Predictor::ResetProfile)
-      .def("set_profiling", [](Predictor& p, bool on) { PredictorAccess::executor(p).set_profiling(on); },
-           py::arg("on"))
+      .def(
+          "set_profiling", [](Predictor& p, bool on) { PredictorAccess::executor(p).set_profiling(on); }, py::arg("on"))
       .def("config", [](const Predictor& p) { return PredictorAccess::config(p); });
 }
 

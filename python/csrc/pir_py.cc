@@ -4,7 +4,8 @@
 // so a view of an op that a pass rewrote raises instead of reading freed memory.
 #include <pybind11/stl.h>
 
-
+#include "pir/executor/executor.h"
+#include "pir/executor/run_program.h"
 #include "pir/ir/builder.h"
 #include "pir/ir/parser.h"
 #include "pir/ir/printer.h"
@@ -12,8 +13,6 @@
 #include "pir/ir/verifier.h"
 #include "pir/pass/pass.h"
 #include "pir/pass/pipelines.h"
-#include "pir/executor/executor.h"
-#include "pir/executor/run_program.h"
 #include "pir/serialize/serialize.h"
 #include "pir/trace/program_tracer.h"
 #include "python/csrc/pir_py.h"
@@ -211,117 +210,153 @@ void bind_pir(py::module_& m) {
   py::class_<PyProgram, ProgramRef>(pm, "Program")
       .def(py::init([ctx] { return std::make_shared<PyProgram>(std::make_unique<pir::Program>(ctx)); }))
       .def("__str__", [](const PyProgram& p) { return p.p->str(); })
-      .def("__repr__", [](const PyProgram& p) {
-        return "<oar.pir.Program with " + std::to_string(p.p->num_ops()) + " ops>";
-      })
+      .def("__repr__",
+           [](const PyProgram& p) { return "<oar.pir.Program with " + std::to_string(p.p->num_ops()) + " ops>"; })
       .def_property_readonly("num_ops", [](const PyProgram& p) { return p.p->num_ops(); })
-      .def("ops", [](const ProgramRef& p, bool recursive) { return list_ops(p, p->p->module(), recursive); },
-           py::arg("recursive") = false, "The module's ops (every nested op too when recursive).")
-      .def("values", [](const ProgramRef& p) {
-        std::vector<PyValue> out;
-        p->p->module()->walk([&](Operation* op) {
-          for (size_t r = 0; r < op->num_regions(); ++r)
-            for (size_t b = 0; b < op->region(r).size(); ++b)
-              for (size_t a = 0; a < op->region(r).block(b)->num_arguments(); ++a)
-                out.push_back(PyValue{p, op->region(r).block(b)->argument(a), p->generation});
-          for (Value v : op->results()) out.push_back(PyValue{p, v, p->generation});
-        }, /*post_order=*/false);
-        return out;
-      }, "Every value (block arguments and op results) in definition order.")
+      .def(
+          "ops", [](const ProgramRef& p, bool recursive) { return list_ops(p, p->p->module(), recursive); },
+          py::arg("recursive") = false, "The module's ops (every nested op too when recursive).")
+      .def(
+          "values",
+          [](const ProgramRef& p) {
+    std::vector<PyValue> out;
+    p->p->module()->walk(
+        [&](Operation* op) {
+      for (size_t r = 0; r < op->num_regions(); ++r)
+        for (size_t b = 0; b < op->region(r).size(); ++b)
+          for (size_t a = 0; a < op->region(r).block(b)->num_arguments(); ++a)
+            out.push_back(PyValue{p, op->region(r).block(b)->argument(a), p->generation});
+      for (Value v : op->results()) out.push_back(PyValue{p, v, p->generation});
+        },
+        /*post_order=*/false);
+    return out;
+          },
+          "Every value (block arguments and op results) in definition order.")
       .def("verify", [](const PyProgram& p) { pir::verify_program(*p.p); })
-      .def("run_passes", [](PyProgram& p, const std::string& pipeline, bool verify_each, bool timing) {
-        pir::PassManager pm;
-        pm.set_verify_each(verify_each);
-        pm.add_pipeline(pipeline);
-        auto t = std::make_shared<pir::PassTiming>();
-        if (timing) pm.add_instrumentation(t);
-        ++p.generation;
-        bool changed = pm.run(*p.p);
-        py::dict r;
-        r["changed"] = changed;
-        if (timing) {
-          py::dict times;
-          for (const auto& e : t->entries()) times[py::str(e.name)] = e.seconds;
-          r["timing"] = times;
-        }
-        return r;
-      }, py::arg("pipeline"), py::arg("verify_each") = true, py::arg("timing") = false,
-         "Runs passes ('dce,cse', 'cf.while(cse)') or a registered pipeline ('jit-train', 'standard').")
-      .def("run_pipeline", [](const ProgramRef& p, const std::string& name, bool lower_copy) -> py::object {
-        pir::pipeline_passes(name);  // NotFound naming the known pipelines
-        ++p->generation;
-        if (!lower_copy) {
-          pir::PassManager pm;
-          pm.add_pipeline(name);
-          pm.run(*p->p);
-          return py::none();
-        }
-        return py::cast(std::make_shared<PyProgram>(pir::run_pipeline_lowering_copy(*p->p, name)));
-      }, py::arg("name"), py::arg("lower_copy") = false,
-         "Runs the registered pipeline `name`. With lower_copy, this program stays in the op dialect "
-         "(every pass but the final lower_to_kernel runs on it) and the lowered copy is returned.")
-      .def("clone", [](const PyProgram& p) { return std::make_shared<PyProgram>(pir::clone_program(*p.p)); },
-           "A copy that shares the parameter data.")
-      .def("serialize", [](const PyProgram& p, bool with_parameter_data) {
-        return py::bytes(pir::serialize_program(*p.p, with_parameter_data));
-      }, py::arg("with_parameter_data") = true)
-      .def("parameter_names", [](const PyProgram& p) { return p.p->parameter_names(); },
-           "Names of the parameters the program holds an entry for (with or without data).")
-      .def("has_parameter_data", [](const PyProgram& p, const std::string& name) {
-        return p.p->parameter(name) != nullptr;
-      }, py::arg("name"))
-      .def("parameter_data", [](const PyProgram& p, const std::string& name) -> py::object {
-        std::shared_ptr<DenseTensor> d = p.p->parameter(name);
-        if (!d) return py::none();
-        return wrap(Tensor(*d));
-      }, py::arg("name"), "Parameter `name`'s data as an oar.Tensor sharing its memory (None without data).")
-      .def("set_parameter", [](PyProgram& p, const std::string& name, py::handle data) {
-        Tensor t = py_to_tensor(data, "Program.set_parameter", "data");
-        p.p->set_parameter(name, std::shared_ptr<DenseTensor>(t.impl(), &t.impl()->dense));
-      }, py::arg("name"), py::arg("data"), "Attaches a tensor's memory (shared, no copy) as parameter data.")
-      .def("add_parameter", [ctx](const ProgramRef& p, const std::string& name, const std::vector<int64_t>& shape,
-                                  py::handle dtype) {
-        pir::Builder b(ctx, p->p->block());
-        Value v = b.parameter(name, ctx->tensor_type(py_to_dtype(dtype, "add_parameter", "dtype"), shape));
-        return PyValue{p, v, p->generation};
-      }, py::arg("name"), py::arg("shape"), py::arg("dtype") = py::str("float32"))
-      .def("add_op", [ctx](const ProgramRef& p, const std::string& name, py::list inputs, py::dict attrs) {
-        const pir::OpInfo* info = ctx->op_info(name.find('.') == std::string::npos ? "pd_op." + name : name);
-        std::vector<Value> operands;
-        for (auto h : inputs) {
-          if (h.is_none()) { operands.push_back(Value()); continue; }
-          if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {  // a Tensor[] argument
-            std::vector<Value> elems;
-            for (auto e : h) elems.push_back(e.cast<const PyValue&>().get());
-            pir::Builder cb(ctx, p->p->block());
-            operands.push_back(cb.combine(elems));
-            continue;
-          }
-          operands.push_back(h.cast<const PyValue&>().get());
-        }
-        std::vector<pir::NamedAttribute> named;
-        for (auto [k, v] : attrs) {
-          std::string an = py::str(k);
-          int idx = info->attr_index(an);
-          OAR_ENFORCE(!info->has_schema || idx >= 0, InvalidArgument, info->name, ": unknown attribute '", an, "'");
-          named.push_back({an, py_to_attr(ctx, v, idx >= 0 ? info->attrs[idx].type : "", info->name, an)});
-        }
-        pir::Builder b(ctx, p->p->block());
-        Operation* op = b.build(info, operands, std::move(named));
-        return PyOp{p, op, p->generation};
-      }, py::arg("name"), py::arg("inputs") = py::list(), py::arg("attrs") = py::dict(),
-         "Appends an op (shape inference fills its result types); returns it.")
-      .def("add_constant", [ctx](const ProgramRef& p, py::handle data, py::handle dtype) {
-        DataType dt = dtype.is_none() ? DataType::UNDEFINED : py_to_dtype(dtype, "add_constant", "dtype");
-        Tensor t = is_tensor(data) ? py_to_tensor(data, "add_constant", "data")
-                                   : tensor_from_python(data, dt, "add_constant");
-        pir::Builder b(ctx, p->p->block());
-        return PyValue{p, b.constant(t.dense()), p->generation};
-      }, py::arg("data"), py::arg("dtype") = py::none(), "Appends a builtin.constant holding a copy of data.")
-      .def("add_output", [ctx](const ProgramRef& p, const PyValue& v, const std::string& name) {
-        pir::Builder b(ctx, p->p->block());
-        b.build("builtin.output", {v.get()}, {{"name", ctx->str_attr(name)}}, {});
-      }, py::arg("value"), py::arg("name"));
+      .def(
+          "run_passes",
+          [](PyProgram& p, const std::string& pipeline, bool verify_each, bool timing) {
+    pir::PassManager pm;
+    pm.set_verify_each(verify_each);
+    pm.add_pipeline(pipeline);
+    auto t = std::make_shared<pir::PassTiming>();
+    if (timing) pm.add_instrumentation(t);
+    ++p.generation;
+    bool changed = pm.run(*p.p);
+    py::dict r;
+    r["changed"] = changed;
+    if (timing) {
+      py::dict times;
+      for (const auto& e : t->entries()) times[py::str(e.name)] = e.seconds;
+      r["timing"] = times;
+    }
+    return r;
+          },
+          py::arg("pipeline"), py::arg("verify_each") = true, py::arg("timing") = false,
+          "Runs passes ('dce,cse', 'cf.while(cse)') or a registered pipeline ('jit-train', 'standard').")
+      .def(
+          "run_pipeline",
+          [](const ProgramRef& p, const std::string& name, bool lower_copy) -> py::object {
+            pir::pipeline_passes(name);  // NotFound naming the known pipelines
+            ++p->generation;
+            if (!lower_copy) {
+              pir::PassManager pm;
+              pm.add_pipeline(name);
+              pm.run(*p->p);
+              return py::none();
+            }
+            return py::cast(std::make_shared<PyProgram>(pir::run_pipeline_lowering_copy(*p->p, name)));
+          },
+          py::arg("name"), py::arg("lower_copy") = false,
+          "Runs the registered pipeline `name`. With lower_copy, this program stays in the op dialect "
+          "(every pass but the final lower_to_kernel runs on it) and the lowered copy is returned.")
+      .def(
+          "clone", [](const PyProgram& p) { return std::make_shared<PyProgram>(pir::clone_program(*p.p)); },
+          "A copy that shares the parameter data.")
+      .def(
+          "serialize",
+          [](const PyProgram& p, bool with_parameter_data) {
+    return py::bytes(pir::serialize_program(*p.p, with_parameter_data));
+          },
+          py::arg("with_parameter_data") = true)
+      .def(
+          "parameter_names", [](const PyProgram& p) { return p.p->parameter_names(); },
+          "Names of the parameters the program holds an entry for (with or without data).")
+      .def(
+          "has_parameter_data",
+          [](const PyProgram& p, const std::string& name) { return p.p->parameter(name) != nullptr; }, py::arg("name"))
+      .def(
+          "parameter_data",
+          [](const PyProgram& p, const std::string& name) -> py::object {
+            std::shared_ptr<DenseTensor> d = p.p->parameter(name);
+            if (!d) return py::none();
+            return wrap(Tensor(*d));
+          },
+          py::arg("name"), "Parameter `name`'s data as an oar.Tensor sharing its memory (None without data).")
+      .def(
+          "set_parameter",
+          [](PyProgram& p, const std::string& name, py::handle data) {
+    Tensor t = py_to_tensor(data, "Program.set_parameter", "data");
+    p.p->set_parameter(name, std::shared_ptr<DenseTensor>(t.impl(), &t.impl()->dense));
+          },
+          py::arg("name"), py::arg("data"), "Attaches a tensor's memory (shared, no copy) as parameter data.")
+      .def(
+          "add_parameter",
+          [ctx](const ProgramRef& p, const std::string& name, const std::vector<int64_t>& shape, py::handle dtype) {
+    pir::Builder b(ctx, p->p->block());
+    Value v = b.parameter(name, ctx->tensor_type(py_to_dtype(dtype, "add_parameter", "dtype"), shape));
+    return PyValue{p, v, p->generation};
+          },
+          py::arg("name"), py::arg("shape"), py::arg("dtype") = py::str("float32"))
+      .def(
+          "add_op",
+          [ctx](const ProgramRef& p, const std::string& name, py::list inputs, py::dict attrs) {
+    const pir::OpInfo* info = ctx->op_info(name.find('.') == std::string::npos ? "pd_op." + name : name);
+    std::vector<Value> operands;
+    for (auto h : inputs) {
+      if (h.is_none()) {
+        operands.push_back(Value());
+        continue;
+      }
+      if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {  // a Tensor[] argument
+        std::vector<Value> elems;
+        for (auto e : h) elems.push_back(e.cast<const PyValue&>().get());
+        pir::Builder cb(ctx, p->p->block());
+        operands.push_back(cb.combine(elems));
+        continue;
+      }
+      operands.push_back(h.cast<const PyValue&>().get());
+    }
+    std::vector<pir::NamedAttribute> named;
+    for (auto [k, v] : attrs) {
+      std::string an = py::str(k);
+      int idx = info->attr_index(an);
+      OAR_ENFORCE(!info->has_schema || idx >= 0, InvalidArgument, info->name, ": unknown attribute '", an, "'");
+      named.push_back({an, py_to_attr(ctx, v, idx >= 0 ? info->attrs[idx].type : "", info->name, an)});
+    }
+    pir::Builder b(ctx, p->p->block());
+    Operation* op = b.build(info, operands, std::move(named));
+    return PyOp{p, op, p->generation};
+          },
+          py::arg("name"), py::arg("inputs") = py::list(), py::arg("attrs") = py::dict(),
+          "Appends an op (shape inference fills its result types); returns it.")
+      .def(
+          "add_constant",
+          [ctx](const ProgramRef& p, py::handle data, py::handle dtype) {
+    DataType dt = dtype.is_none() ? DataType::UNDEFINED : py_to_dtype(dtype, "add_constant", "dtype");
+    Tensor t =
+        is_tensor(data) ? py_to_tensor(data, "add_constant", "data") : tensor_from_python(data, dt, "add_constant");
+    pir::Builder b(ctx, p->p->block());
+    return PyValue{p, b.constant(t.dense()), p->generation};
+          },
+          py::arg("data"), py::arg("dtype") = py::none(), "Appends a builtin.constant holding a copy of data.")
+      .def(
+          "add_output",
+          [ctx](const ProgramRef& p, const PyValue& v, const std::string& name) {
+    pir::Builder b(ctx, p->p->block());
+    b.build("builtin.output", {v.get()}, {{"name", ctx->str_attr(name)}}, {});
+          },
+          py::arg("value"), py::arg("name"));
 
   // ---- tracing eager code into a program (oar.jit.to_static)
   py::class_<PyTracer>(pm, "Tracer", "Records the ops run while active into a new program.")
@@ -389,52 +424,66 @@ void bind_pir(py::module_& m) {
 
   py::class_<PyExecutor>(pm, "Executor", "Runs a program lowered to kernels with planned buffer reuse.")
       .def(py::init([](const ProgramRef& p) {
-        auto e = std::make_unique<PyExecutor>();
-        e->prog = p;
-        e->generation = p->generation;
-        e->e = std::make_shared<pir::Executor>(*p->p);
-        return e;
-      }), py::arg("program"))
+             auto e = std::make_unique<PyExecutor>();
+             e->prog = p;
+             e->generation = p->generation;
+             e->e = std::make_shared<pir::Executor>(*p->p);
+             return e;
+           }),
+           py::arg("program"))
       .def_property_readonly("input_names", [](const PyExecutor& e) { return e.e->input_names(); })
       .def_property_readonly("output_names", [](const PyExecutor& e) { return e.e->output_names(); })
-      .def_property_readonly("input_shapes", [](const PyExecutor& e) {
-        std::vector<std::vector<int64_t>> out;
-        for (Type t : e.e->input_types()) out.push_back(t.dims());
-        return out;
-      })
-      .def_property_readonly("input_dtypes", [](const PyExecutor& e) {
-        std::vector<DataType> out;
-        for (Type t : e.e->input_types()) out.push_back(t.dtype());
-        return out;
-      })
+      .def_property_readonly(
+          "input_shapes",
+          [](const PyExecutor& e) {
+    std::vector<std::vector<int64_t>> out;
+    for (Type t : e.e->input_types()) out.push_back(t.dims());
+    return out;
+          })
+      .def_property_readonly(
+          "input_dtypes",
+          [](const PyExecutor& e) {
+    std::vector<DataType> out;
+    for (Type t : e.e->input_types()) out.push_back(t.dtype());
+    return out;
+          })
       .def_property_readonly("num_steps", [](const PyExecutor& e) { return e.e->num_steps(); })
-      .def_property_readonly("lowered_program_text", [](const PyExecutor& e) { return e.e->lowered_program().str(); },
-                             "The kernel-level program the steps run (Note [Kernel-level programs]).")
+      .def_property_readonly(
+          "lowered_program_text", [](const PyExecutor& e) { return e.e->lowered_program().str(); },
+          "The kernel-level program the steps run (Note [Kernel-level programs]).")
       .def_property_readonly("peak_live_tensors", [](const PyExecutor& e) { return e.e->peak_live_slots(); })
-      .def("run", [](PyExecutor& e, py::list inputs, py::dict params) {
-        OAR_ENFORCE(e.generation == e.prog->generation, PreconditionNotMet,
-                    "Executor.run: the program was transformed after this executor was made; make a new one");
-        std::vector<Tensor> ins;
-        for (auto h : inputs) ins.push_back(py_to_tensor(h, "Executor.run", "inputs"));
-        std::unordered_map<std::string, Tensor> ps;
-        for (auto [k, v] : params) ps.emplace(py::str(k), py_to_tensor(v, "Executor.run", "params"));
-        std::vector<Tensor> outs;
-        {
-          py::gil_scoped_release release;
-          outs = e.e->run(ins, ps.empty() ? nullptr : &ps);
-        }
-        py::list r;
-        for (const Tensor& t : outs) r.append(wrap(t));
-        return r;
-      }, py::arg("inputs"), py::arg("params") = py::dict())
-      .def("set_profiling", [](PyExecutor& e, bool on) { e.e->set_profiling(on); }, py::arg("on"))
-      .def("set_differentiable", [](PyExecutor& e, bool on) { e.e->set_differentiable(on); }, py::arg("on"),
-           "Run steps through the ops' eager API so autograd records them (fine-tuning a loaded program).")
-      .def("profile", [](const PyExecutor& e) {
-        py::list out;
-        for (const auto& p : e.e->profile()) out.append(py::make_tuple(p.name, p.calls, p.seconds));
-        return out;
-      }, "Per-op (name, calls, seconds), slowest first.")
+      .def(
+          "run",
+          [](PyExecutor& e, py::list inputs, py::dict params) {
+    OAR_ENFORCE(e.generation == e.prog->generation, PreconditionNotMet,
+                "Executor.run: the program was transformed after this executor was made; make a new one");
+    std::vector<Tensor> ins;
+    for (auto h : inputs) ins.push_back(py_to_tensor(h, "Executor.run", "inputs"));
+    std::unordered_map<std::string, Tensor> ps;
+    for (auto [k, v] : params) ps.emplace(py::str(k), py_to_tensor(v, "Executor.run", "params"));
+    std::vector<Tensor> outs;
+    {
+      py::gil_scoped_release release;
+      outs = e.e->run(ins, ps.empty() ? nullptr : &ps);
+    }
+    py::list r;
+    for (const Tensor& t : outs) r.append(wrap(t));
+    return r;
+          },
+          py::arg("inputs"), py::arg("params") = py::dict())
+      .def(
+          "set_profiling", [](PyExecutor& e, bool on) { e.e->set_profiling(on); }, py::arg("on"))
+      .def(
+          "set_differentiable", [](PyExecutor& e, bool on) { e.e->set_differentiable(on); }, py::arg("on"),
+          "Run steps through the ops' eager API so autograd records them (fine-tuning a loaded program).")
+      .def(
+          "profile",
+          [](const PyExecutor& e) {
+    py::list out;
+    for (const auto& p : e.e->profile()) out.append(py::make_tuple(p.name, p.calls, p.seconds));
+    return out;
+          },
+          "Per-op (name, calls, seconds), slowest first.")
       .def("reset_profile", [](PyExecutor& e) { e.e->reset_profile(); });
 
   pm.def("run_program", [](PyExecutor& forward, PyExecutor& backward, py::list inputs, py::dict params,
@@ -466,9 +515,11 @@ void bind_pir(py::module_& m) {
   pm.def("registered_passes", &pir::registered_passes);
   pm.def("standard_pipeline", &pir::standard_pipeline);
   pm.def("registered_pipelines", &pir::registered_pipelines, "The named pass pipelines (pir/pass/pipelines.h).");
-  pm.def("pipeline", [](const std::string& name) { return pir::pipeline(name); }, py::arg("name"),
-         "Pipeline `name`'s passes as text.");
-  pm.def("pipeline_passes", [](const std::string& name) { return pir::pipeline_passes(name); }, py::arg("name"));
+  pm.def(
+      "pipeline", [](const std::string& name) { return pir::pipeline(name); }, py::arg("name"),
+      "Pipeline `name`'s passes as text.");
+  pm.def(
+      "pipeline_passes", [](const std::string& name) { return pir::pipeline_passes(name); }, py::arg("name"));
   pm.def("op_names", [ctx] { return ctx->op_names(); });
   pm.def("op_info", [ctx](const std::string& name) {
     const pir::OpInfo* i = ctx->op_info(name);

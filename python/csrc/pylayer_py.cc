@@ -3,9 +3,9 @@
 // the graph is freed; it is called with one gradient per forward output and returns one
 // per tensor input. Tensors it returns are checked against the inputs' shapes here, so a
 // wrong backward fails naming the layer instead of corrupting an accumulation later.
-#include "paddle_core/dispatch/trace.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
+#include "paddle_core/dispatch/trace.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {

@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "oar_generated/ops_api.h"
-#include "paddle_core/dispatch/trace.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
+#include "paddle_core/dispatch/trace.h"
 #include "paddle_core/meta/view_meta.h"
 #include "python/csrc/dlpack_py.h"
 #include "python/csrc/py_convert.h"

@@ -62,8 +62,7 @@ Place fake_device(const char* name) {
     OAR_DeviceInterface table = counting_table<N>();
     OAR_DeviceRegistration reg{};
     reg.struct_size = sizeof(reg);
-    reg.version = {sizeof(OAR_DeviceAbiVersion), OAR_DEVICE_ABI_VERSION_MAJOR,
-                   OAR_DEVICE_ABI_VERSION_MINOR};
+    reg.version = {sizeof(OAR_DeviceAbiVersion), OAR_DEVICE_ABI_VERSION_MAJOR, OAR_DEVICE_ABI_VERSION_MINOR};
     reg.device_type = name;
     reg.interface = &table;
     DeviceManager::instance().register_device(reg);
@@ -91,15 +90,13 @@ void fake_b_copy(const DeviceContext& ctx, const DenseTensor& src, DenseTensor* 
   DenseTensor s = src, d = *dst;
   s.set_place(CPUPlace());
   d.set_place(CPUPlace());
-  auto cpu = reinterpret_cast<kernel_sig::copy>(
-      KernelRegistry::instance().find("copy", DeviceType::kCPU, src.dtype()));
+  auto cpu = reinterpret_cast<kernel_sig::copy>(KernelRegistry::instance().find("copy", DeviceType::kCPU, src.dtype()));
   cpu(device_context(CPUPlace()), s, &d);
 }
 void register_b_copy_kernel() {
   static const bool once = [] {
     for (DataType t : {DataType::FLOAT32, DataType::FLOAT64}) {
-      KernelRegistry::instance().register_kernel("copy", "fake_dev_b", t,
-                                                 reinterpret_cast<void*>(&fake_b_copy));
+      KernelRegistry::instance().register_kernel("copy", "fake_dev_b", t, reinterpret_cast<void*>(&fake_b_copy));
     }
     return true;
   }();

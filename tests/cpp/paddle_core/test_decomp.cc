@@ -68,8 +68,8 @@ Check with_axes(std::function<Tensor(const Tensor&, const Shape&, bool)> op,
     for (const Shape& axis : std::vector<Shape>{{-1}, {1}, {1, 2}}) {
       for (bool keepdim : {false, true}) {
         expect_close(op(x, axis, keepdim), dec(x, axis, keepdim),
-                     what + " axis[0]=" + std::to_string(axis[0]) + " n=" +
-                         std::to_string(axis.size()) + " keepdim=" + std::to_string(keepdim));
+                     what + " axis[0]=" + std::to_string(axis[0]) + " n=" + std::to_string(axis.size()) +
+                         " keepdim=" + std::to_string(keepdim));
       }
     }
   };
@@ -77,16 +77,17 @@ Check with_axes(std::function<Tensor(const Tensor&, const Shape&, bool)> op,
 
 std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
   std::map<std::string, std::pair<Check, std::vector<Shape>>> c;
-  auto add_unary = [&](const std::string& name, std::function<Tensor(const Tensor&)> op,
-                       std::function<Tensor(const Tensor&)> dec) {
+  auto add_unary =
+      [&](const std::string& name, std::function<Tensor(const Tensor&)> op, std::function<Tensor(const Tensor&)> dec) {
     c[name] = {unary(std::move(op), std::move(dec)), kUnaryShapes};
   };
-#define OAR_UNARY(name)                                        \
-  add_unary(#name, [](const Tensor& x) { return ops::name(x); }, \
-            [](const Tensor& x) { return decomp::name(x); })
-#define OAR_UNARY_ATTRS(name, ...)                                                  \
-  add_unary(#name, [](const Tensor& x) { return ops::name(x, __VA_ARGS__); },       \
-            [](const Tensor& x) { return decomp::name(x, __VA_ARGS__); })
+#define OAR_UNARY(name) \
+  add_unary(            \
+      #name, [](const Tensor& x) { return ops::name(x); }, [](const Tensor& x) { return decomp::name(x); })
+#define OAR_UNARY_ATTRS(name, ...)                                      \
+  add_unary(                                                            \
+      #name, [](const Tensor& x) { return ops::name(x, __VA_ARGS__); }, \
+      [](const Tensor& x) { return decomp::name(x, __VA_ARGS__); })
   OAR_UNARY(silu);
   OAR_UNARY(sigmoid);
   OAR_UNARY(hardswish);
@@ -98,10 +99,10 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
   OAR_UNARY(square);
   OAR_UNARY(rsqrt);  // negative inputs: NaN on both sides
   c["gelu"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
-                 const Tensor x = random(s, seed);
-                 for (bool approximate : {false, true})
-                   expect_close(ops::gelu(x, approximate), decomp::gelu(x, approximate),
-                                what + " approximate=" + std::to_string(approximate));
+    const Tensor x = random(s, seed);
+    for (bool approximate : {false, true})
+      expect_close(ops::gelu(x, approximate), decomp::gelu(x, approximate),
+                   what + " approximate=" + std::to_string(approximate));
                },
                kUnaryShapes};
   OAR_UNARY_ATTRS(hardsigmoid, 0.2, 0.4);
@@ -112,31 +113,25 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
 #undef OAR_UNARY
 #undef OAR_UNARY_ATTRS
   // softplus's and hardsigmoid's defaults too (the YAML defaults reach decomp's header).
-  c["softplus"].first = [prev = c["softplus"].first](const Shape& s, uint64_t seed,
-                                                     const std::string& what) {
+  c["softplus"].first = [prev = c["softplus"].first](const Shape& s, uint64_t seed, const std::string& what) {
     prev(s, seed, what);
     const Tensor x = random(s, seed + 1);
     expect_close(ops::softplus(x), decomp::softplus(x), what + " defaults");
     expect_close(ops::hardsigmoid(x), decomp::hardsigmoid(x), what + " hardsigmoid defaults");
   };
   c["softmax"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
-                    const Tensor x = random(s, seed);
-                    for (int64_t axis : {-1, 1, 2}) {
-                      expect_close(ops::softmax(x, axis), decomp::softmax(x, axis), what);
-                      expect_close(ops::log_softmax(x, axis), decomp::log_softmax(x, axis),
-                                   what + " log_softmax");
-                    }
+    const Tensor x = random(s, seed);
+    for (int64_t axis : {-1, 1, 2}) {
+      expect_close(ops::softmax(x, axis), decomp::softmax(x, axis), what);
+      expect_close(ops::log_softmax(x, axis), decomp::log_softmax(x, axis), what + " log_softmax");
+    }
                   },
                   kAxisShapes};
   c["log_softmax"] = c["softmax"];
   // Reductions: op(x, axis, [extra attributes,] keepdim), decomp the same.
-#define OAR_REDUCTION(key, name, ...)                                                   \
-  c[key] = {with_axes([=](const Tensor& x, const Shape& a, bool k) {                    \
-                        return ops::name(x, a, ##__VA_ARGS__, k);                         \
-                      },                                                                 \
-                      [=](const Tensor& x, const Shape& a, bool k) {                    \
-                        return decomp::name(x, a, ##__VA_ARGS__, k);                      \
-                      }),                                                                \
+#define OAR_REDUCTION(key, name, ...)                                                                                 \
+  c[key] = {with_axes([=](const Tensor& x, const Shape& a, bool k) { return ops::name(x, a, ##__VA_ARGS__, k); },     \
+                      [=](const Tensor& x, const Shape& a, bool k) { return decomp::name(x, a, ##__VA_ARGS__, k); }), \
             kAxisShapes}
   OAR_REDUCTION("logsumexp", logsumexp);
   OAR_REDUCTION("mean", mean);
@@ -147,20 +142,18 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
   }
 #undef OAR_REDUCTION
   c["layer_norm"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
-                       const Tensor x = random(s, seed);
-                       for (int64_t begin : {1, 2}) {
-                         int64_t n = 1;
-                         for (size_t i = begin; i < s.size(); ++i) n *= s[i];
-                         const Tensor w = random({n}, seed + 1), b = random({n}, seed + 2);
-                         for (int affine = 0; affine < 4; ++affine) {
-                           const Tensor ws = affine & 1 ? w : Tensor();
-                           const Tensor bs = affine & 2 ? b : Tensor();
-                           expect_close(std::get<0>(ops::layer_norm(x, ws, bs, 1e-5, begin)),
-                                        decomp::layer_norm(x, ws, bs, 1e-5, begin),
-                                        what + " begin=" + std::to_string(begin) +
-                                            " affine=" + std::to_string(affine));
-                         }
-                       }
+    const Tensor x = random(s, seed);
+    for (int64_t begin : {1, 2}) {
+      int64_t n = 1;
+      for (size_t i = begin; i < s.size(); ++i) n *= s[i];
+      const Tensor w = random({n}, seed + 1), b = random({n}, seed + 2);
+      for (int affine = 0; affine < 4; ++affine) {
+        const Tensor ws = affine & 1 ? w : Tensor();
+        const Tensor bs = affine & 2 ? b : Tensor();
+        expect_close(std::get<0>(ops::layer_norm(x, ws, bs, 1e-5, begin)), decomp::layer_norm(x, ws, bs, 1e-5, begin),
+                     what + " begin=" + std::to_string(begin) + " affine=" + std::to_string(affine));
+      }
+    }
                      },
                      kAxisShapes};
   return c;
@@ -180,8 +173,7 @@ TEST(Decomp, MatchesTheKernelInFloat64) {
 
 TEST(Decomp, EveryDecompositionIsTested) {
   const auto all = cases();
-  for (const std::string& op : decomp::op_names())
-    EXPECT_TRUE(all.count(op)) << op << " has no case";
+  for (const std::string& op : decomp::op_names()) EXPECT_TRUE(all.count(op)) << op << " has no case";
   EXPECT_GE(decomp::op_names().size(), 20u);
 }
 

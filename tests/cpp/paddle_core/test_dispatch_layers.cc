@@ -88,7 +88,8 @@ TEST(DispatchLayers, DistSlotMayChangeInputs) {
 // A device type whose table is the CPU's (its memory is host memory) and which has no
 // kernel of its own: every op on it falls back to the CPU kernel.
 struct FakeDevice {
-  explicit FakeDevice(std::string type) : name(std::move(type)), table(backends::DeviceManager::instance().interface("cpu")) {
+  explicit FakeDevice(std::string type)
+      : name(std::move(type)), table(backends::DeviceManager::instance().interface("cpu")) {
     reg.struct_size = sizeof(reg);
     reg.version = {sizeof(OAR_DeviceAbiVersion), OAR_DEVICE_ABI_VERSION_MAJOR, OAR_DEVICE_ABI_VERSION_MINOR};
     reg.device_type = name.c_str();

@@ -69,7 +69,8 @@ void tile_print(std::string& out, Type t) {
 Type tile_parse(AsmParser& p, TypeKind) {
   p.expect('<');
   std::vector<int64_t> sizes;
-  do sizes.push_back(p.integer()); while (p.accept('x'));
+  do sizes.push_back(p.integer());
+  while (p.accept('x'));
   p.expect(',');
   Type elem = p.type();
   p.expect('>');
@@ -235,7 +236,7 @@ TEST(PirKinds, VerifyHooksRejectBadValues) {
                "test.tile: the element type must be a scalar, got tensor<2xf32>");
   expect_error([&] { pair_attr(c.get(), -1, "x"); }, "test.pair: the count must be >= 0, got -1");
   expect_error([&] { pair_attr(c.get(), 1, ""); }, "test.pair: the label must not be empty");
-  EXPECT_EQ(c->num_uniqued_attrs(), na);  // a rejected value is not kept
+  EXPECT_EQ(c->num_uniqued_attrs(), na);      // a rejected value is not kept
   EXPECT_EQ(c->num_uniqued_types(), nt + 1);  // (the tensor<2xf32> element of the second case)
   // through the text format: the hook's error at the position of the value
   expect_error([&] { parse_type(c.get(), "!test.tile<0x8, f32>"); },
@@ -256,8 +257,9 @@ TEST(PirKinds, TextRoundTrip) {
   EXPECT_EQ(parse_type(c.get(), " !test.tile< 2 x 3 , bf16 >").str(), "!test.tile<2x3, bf16>");
   EXPECT_EQ(parse_attribute(c.get(), "#type<vec<!test.tile<1, i8>, f32>>").str(), "#type<vec<!test.tile<1, i8>, f32>>");
   // the op's verify hook sees the kinds
-  expect_error([&] { parse_program(c.get(), "module {\n  %0 = \"test.make\"() {pair = 1} : () -> (!test.tile<1, f32>)\n}"); },
-               "attribute 'pair' must be a #test.pair");
+  expect_error(
+      [&] { parse_program(c.get(), "module {\n  %0 = \"test.make\"() {pair = 1} : () -> (!test.tile<1, f32>)\n}"); },
+      "attribute 'pair' must be a #test.pair");
 }
 
 TEST(PirKinds, BinaryRoundTrip) {

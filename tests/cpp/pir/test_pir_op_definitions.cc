@@ -37,8 +37,7 @@ TEST(PirOpDefinitions, SpmdRuleNames) {
   EXPECT_EQ(info("pd_op.transpose")->spmd_rule, "transpose");
   EXPECT_EQ(info("pd_op.split_with_num")->spmd_rule, "split");
   EXPECT_EQ(info("pd_op.conv2d")->spmd_rule, "conv2d");
-  EXPECT_EQ(info("pd_op.scaled_dot_product_attention")->spmd_rule,
-            "scaled_dot_product_attention");
+  EXPECT_EQ(info("pd_op.scaled_dot_product_attention")->spmd_rule, "scaled_dot_product_attention");
   // An op without a declared rule stores none (auto-parallel falls back to replication).
   EXPECT_EQ(info("pd_op.unique")->spmd_rule, "");
 }

@@ -358,7 +358,7 @@ TEST(PirPipelines, RegisteredByNameAndEndWithLowering) {
     const auto& list = pipeline_passes(name);
     ASSERT_FALSE(list.empty()) << name;
     EXPECT_EQ(list.back(), kLowerPass) << name;  // the executor runs kernel-dialect programs
-    for (const std::string& p : list)  // every pass exists, and no pipeline shadows a pass
+    for (const std::string& p : list)            // every pass exists, and no pipeline shadows a pass
       EXPECT_NE(std::find(passes.begin(), passes.end(), p), passes.end()) << name << ": " << p;
     EXPECT_EQ(std::find(passes.begin(), passes.end(), name), passes.end()) << name;
     // add_pipeline takes the name for its passes
@@ -406,7 +406,7 @@ module {
     return n;
   };
   EXPECT_EQ(count(text, "\"pd_op.exp\""), 1) << text;  // cse
-  EXPECT_EQ(count(text, "pd_op.tanh"), 0) << text;       // dce
+  EXPECT_EQ(count(text, "pd_op.tanh"), 0) << text;     // dce
   EXPECT_EQ(count(text, "kernel.phi_kernel"), 0) << text;
   // The copy: the same ops lowered, no pd_op op left, the parameter data shared.
   int kernels = 0;

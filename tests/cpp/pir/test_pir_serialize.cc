@@ -49,7 +49,8 @@ TEST(PirSerialize, RejectsBadInput) {
   expect_error([&] { deserialize_program(ctx(), good.substr(0, 12)); }, "truncated header");
   std::string future = good;
   future[8] = static_cast<char>(kPirFormatVersion + 1);
-  expect_error([&] { deserialize_program(ctx(), future); }, "unsupported format version 3 (this build reads versions 1 to 2)");
+  expect_error([&] { deserialize_program(ctx(), future); },
+               "unsupported format version 3 (this build reads versions 1 to 2)");
   future[8] = 0;
   expect_error([&] { deserialize_program(ctx(), future); }, "unsupported format version 0");
   expect_error([&] { deserialize_program(ctx(), good.substr(0, good.size() - 5)); },
