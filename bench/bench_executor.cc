@@ -2,7 +2,10 @@
 // a chain of 1,000 adds of [1]-element float32 tensors, one core.
 //   build/<tag>/pir/bench_executor [num_ops] [runs]
 // Prints the time per kernel call alone (output allocation included), per executor
-// step and per eager C++ op call, and each one's overhead over the kernel.
+// step and per eager C++ op call, and each one's overhead over the kernel. The eager op
+// from Python costs more (bench/run.sh core: add_1elem_us); compare the executor's
+// overhead with that too. OpenBLAS's pool is limited to one thread: its idle threads
+// spinning on the second core made the timings vary by 50%.
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +22,8 @@
 
 using namespace oar;       // NOLINT
 using namespace oar::pir;  // NOLINT
+
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 
 namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -38,6 +43,7 @@ double best(F f, double units) {
 
 int main(int argc, char** argv) {
   omp_set_num_threads(1);
+  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(1);
   const int n = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 200;
   IrContext* c = IrContext::global();
