@@ -8,8 +8,8 @@
 
 #include "inference/predictor/predictor_access.h"
 #include "inference/predictor/saved_model.h"
-#include "paddle_core/api/tensor.h"
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/tensor.h"
 #include "pir/executor/executor.h"
 #include "pir/ir/program.h"
 #include "pir/pass/pass.h"

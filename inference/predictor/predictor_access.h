@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "inference/predictor/predictor.h"
-#include "paddle_core/api/tensor.h"
+#include "paddle_core/tensor/tensor.h"
 #include "pir/executor/executor.h"
 #include "pir/ir/program.h"
 

@@ -6,6 +6,11 @@
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
 #include "paddle_core/autograd/view.h"
+#include "paddle_core/dispatch/dispatch.h"
+
+namespace oar::dispatch {
+Tensor cast(const Tensor& t, DataType to) { return ops::cast(t, to); }
+}  // namespace oar::dispatch
 
 namespace oar::ops::detail {
 

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "paddle_core/api/tensor.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+#include "paddle_core/tensor/tensor.h"
 
 namespace oar::ops::detail {
 

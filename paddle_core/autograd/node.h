@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "paddle_core/api/tensor.h"
+#include "paddle_core/tensor/tensor.h"
 
 namespace oar {
 

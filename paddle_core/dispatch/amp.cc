@@ -1,6 +1,5 @@
 #include "paddle_core/dispatch/amp.h"
 
-#include "oar_generated/ops_api.h"
 #include "paddle_core/dispatch/dispatch.h"
 
 namespace oar::amp {
@@ -70,7 +69,7 @@ DataType AmpOp::target(const Place& place, std::span<const DataType> dtypes) {
 namespace {
 
 Tensor cast_to(const Tensor& t, DataType to) {
-  return t.defined() && castable(t.dtype()) && t.dtype() != to ? ops::cast(t, to) : t;
+  return t.defined() && castable(t.dtype()) && t.dtype() != to ? dispatch::cast(t, to) : t;
 }
 
 // The amp layer: the floating inputs of an op autocast handles get the dtype its

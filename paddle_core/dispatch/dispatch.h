@@ -21,9 +21,9 @@
 #include <variant>
 #include <vector>
 
-#include "paddle_core/api/tensor.h"
 #include "paddle_core/dispatch/kernel_registry.h"
 #include "paddle_core/tensor/scalar.h"
+#include "paddle_core/tensor/tensor.h"
 
 #define OAR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -118,6 +118,8 @@ void set_thread_active(Layer layer, bool on);
 void run(Layer layer, OpCall& call);
 /// Continues `call` below `layer`.
 inline void call_next(OpCall& call, Layer layer) { call.op->next(call, layer); }
+/// The cast op (defined with the generated ops): what the amp layer casts with.
+Tensor cast(const Tensor& t, DataType to);
 /// Tells the active generic layers that `alias` is a new handle on `of`'s data.
 void note_alias(const Tensor& alias, const Tensor& of);
 /// Whether an op with no kernel for `place` may run through the fallback layer (never

@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "paddle_core/api/tensor.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+#include "paddle_core/tensor/tensor.h"
 #include "pir/ir/program.h"
 
 namespace oar::pir {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "paddle_core/api/tensor.h"
 #include "paddle_core/tensor/scalar.h"
+#include "paddle_core/tensor/tensor.h"
 
 namespace py = pybind11;
 

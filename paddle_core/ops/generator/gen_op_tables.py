@@ -78,7 +78,7 @@ def decomp_return(op):
 
 def gen_decomp_header(ops):
     out = [HEADER, "#pragma once\n", "#include <string>", "#include <vector>\n",
-           '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/api/tensor.h"\n',
+           '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/tensor/tensor.h"\n',
            "/// Decompositions into primitive ops (the `decomp:` key; Note [Decompositions] in",
            "/// docs/notes/ops.md): each returns the op's first output.",
            "namespace oar::decomp {\n"]

@@ -99,7 +99,7 @@ def gen_kernel_signatures(ops):
 
 def gen_api_header(ops):
     out = [HEADER, "#pragma once\n", "#include <tuple>", "#include <vector>\n",
-           '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/api/tensor.h"\n',
+           '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/tensor/tensor.h"\n',
            "namespace oar::ops {\n"]
     for op in ops:
         out.append(f"{api_return(op)} {op.name}({api_params(op, True)});")

@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "paddle_core/api/tensor.h"
 #include "paddle_core/tensor/scalar.h"
+#include "paddle_core/tensor/tensor.h"
 #include "pir/ir/infer.h"
 
 namespace oar::pir {

@@ -1,6 +1,8 @@
 // Tensor: the user-facing handle (what oar.Tensor wraps). It owns a TensorImpl that
 // holds the DenseTensor data and, when autograd is involved, an AutogradMeta.
-// Copying a Tensor copies the handle, not the data.
+// Copying a Tensor copies the handle, not the data. The handle sits with the tensor
+// types so that every layer above (dispatch, kernels' callers, autograd, api) can name
+// it; its autograd methods are defined in paddle_core/autograd/tensor.cc.
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-#include "paddle_core/api/tensor.h"
+#include "paddle_core/tensor/tensor.h"
 
 #include "paddle_core/autograd/node.h"
 #include "paddle_core/autograd/view.h"
