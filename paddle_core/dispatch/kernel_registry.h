@@ -61,16 +61,12 @@ class KernelSlot {
   /// The kernel for (place, dtype); throws InvalidType naming the op, the device and the
   /// dtypes it has.
   void* get(const Place& place, DataType dtype) {
-    const int d = static_cast<int>(dtype);
-    if (d >= 0 && d < kNumDataTypes) {
-      void* fn = cache_[place.type_id()][d].load(std::memory_order_acquire);
-      if (fn != nullptr) return fn;
-    }
-    return resolve(place, dtype);
+    void* fn = get_or_null(place, dtype);
+    return fn != nullptr ? fn : resolve(place, dtype);
   }
   /// The kernel for (place, dtype), or nullptr when there is none.
   void* find(const Place& place, DataType dtype);
-  /// find() with get()'s inline cache hit (the dispatch entry: a miss may fall back).
+  /// The cached kernel, else find()'s answer (the dispatch entry: a miss may fall back).
   void* get_or_null(const Place& place, DataType dtype) {
     const int d = static_cast<int>(dtype);
     if (d >= 0 && d < kNumDataTypes) {

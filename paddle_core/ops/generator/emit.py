@@ -1,7 +1,31 @@
 """C++ emitters shared by the generators (gen_ops.py: eager op functions and kernel steps;
 gen_pir_ops.py: the IR's shape inference), so promotion and shape inference are written
 once and eager, the executor and the IR agree by construction."""
+import argparse
+import os
 import re
+
+
+def write_if_changed(path, text):
+    """Writes `text` to `path` unless it already holds it, so builds stay incremental."""
+    if os.path.exists(path) and open(path).read() == text:
+        return
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def generator_args(*extra):
+    """A generator's command line: --out DIR [extra options] yaml...; returns the parsed
+    arguments and DIR/oar_generated (created)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    for opt in extra:
+        ap.add_argument(opt, required=True)
+    ap.add_argument("yaml", nargs="+")
+    args = ap.parse_args()
+    d = os.path.join(args.out, "oar_generated")
+    os.makedirs(d, exist_ok=True)
+    return args, d
 
 
 def api_params(op, with_defaults):
