@@ -410,12 +410,12 @@ def split(x, num_or_sections, axis=0, name=None):
 
 
 def nonzero(x, as_tuple=False):
-    """Coordinates [N, rank] (int64) of the non-zero elements; as_tuple gives one [N, 1]
-    tensor per dimension (Paddle's layout)."""
+    """Coordinates [N, rank] (int64) of the non-zero elements; as_tuple gives one 1-D [N]
+    tensor per dimension (Paddle 3.x takes out[:, j], like numpy.nonzero)."""
     out = _ops.nonzero(x)
     if not as_tuple:
         return out
-    return tuple(_slice(out, [1], [j], [j + 1], []) for j in range(x.ndim))
+    return tuple(_select(out, 1, j) for j in range(x.ndim))
 
 
 def where(condition, x=None, y=None, name=None):

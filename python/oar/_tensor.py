@@ -165,8 +165,17 @@ def _repr(self):
             f"stop_gradient={self.stop_gradient},\n{' ' * indent}{body})")
 
 
+def _format(self, format_spec):
+    """f"{t}" / format(t, spec): a 0-D tensor formats as its Python value (Paddle), so
+    "{:.2f}".format(loss) works; other tensors format as str(t) with an empty spec only."""
+    if self.ndim == 0:
+        return format(self.item(), format_spec)
+    return object.__format__(self, format_spec)
+
+
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+Tensor.__format__ = _format
 
 
 def _item(self, *idx):

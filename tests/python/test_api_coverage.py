@@ -18,7 +18,8 @@ import oar
 import oar.nn.functional as F
 
 T, M, FN, LA = "oar", "Tensor", "F", "linalg"
-NAMESPACES = {T: oar, M: oar.Tensor, FN: F, LA: oar.linalg}
+NAMESPACES = {T: oar, M: oar.Tensor, FN: F, LA: oar.linalg, "autograd": oar.autograd,
+              "device": oar.device, "distributed": oar.distributed}
 
 
 def _api(spec):
@@ -246,6 +247,12 @@ SIGNATURES = {
     "oar.standard_normal": "shape dtype", "oar.randint": "low high shape dtype",
     "oar.randperm": "n dtype", "oar.bernoulli": "x", "oar.poisson": "x",
     "oar.multinomial": "x num_samples replacement",
+    # Issue 18: what Paddle's example prelude and ordinary training scripts call.
+    "oar.grad": "outputs inputs grad_outputs retain_graph create_graph only_inputs allow_unused",
+    "autograd.backward": "tensors grad_tensors retain_graph",
+    "Tensor.backward": "self grad_tensor retain_graph",
+    "oar.set_device": "device", "device.set_device": "device",
+    "distributed.get_rank": "group", "distributed.get_world_size": "group",
 }
 
 _PYBIND_ARG = re.compile(r"(?:\(|,\s)\*{0,2}(\w+)\s*:")

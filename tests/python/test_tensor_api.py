@@ -394,3 +394,13 @@ def test_tensor_properties():
     assert x.T.shape == [4, 3, 2] and x.mT.shape == [2, 4, 3]
     x.name = "w"
     assert x.name == "w"
+
+
+def test_format_of_zero_d_tensors_is_their_value():
+    loss = oar.to_tensor(2.5)
+    assert f"{loss}" == "2.5" and "{:.3f}".format(loss) == "2.500"
+    assert f"{oar.to_tensor(7, 'int64'):>4d}" == "   7"
+    t = oar.to_tensor([1.0, 2.0])
+    assert f"{t}" == str(t)  # not 0-D: the usual printout
+    with pytest.raises(TypeError):
+        f"{t:.2f}"  # like Paddle (object.__format__): a spec needs a 0-D tensor

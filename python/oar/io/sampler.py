@@ -1,9 +1,10 @@
 """Samplers: which indices to load, and how to group them into batches (Paddle's oar.io)."""
 
 import math
-import os
 
 import numpy as np
+
+from ..distributed import get_rank, get_world_size
 
 
 def _randperm(n):
@@ -187,10 +188,9 @@ class DistributedBatchSampler(BatchSampler):
             shuffle,
             drop_last,
         )
-        self.nranks = int(
-            num_replicas if num_replicas is not None else os.environ.get("PADDLE_TRAINERS_NUM", 1)
-        )
-        self.local_rank = int(rank if rank is not None else os.environ.get("PADDLE_TRAINER_ID", 0))
+        # The launcher's environment is read in one place: oar.distributed's ParallelEnv.
+        self.nranks = int(num_replicas if num_replicas is not None else get_world_size())
+        self.local_rank = int(rank if rank is not None else get_rank())
         if self.nranks <= 0:
             raise ValueError(
                 f"DistributedBatchSampler: num_replicas must be positive, got {self.nranks}"

@@ -214,10 +214,12 @@ def test_nonzero_and_where():
     np.testing.assert_array_equal(oar.nonzero(x).numpy(), np.argwhere(a))
     assert oar.nonzero(x).dtype == oar.int64
     rows, cols = oar.nonzero(x, as_tuple=True)
-    assert rows.shape == [3, 1]  # Paddle's layout: [N, 1] per dimension
-    np.testing.assert_array_equal(cols.numpy().ravel(), np.nonzero(a)[1])
+    assert rows.shape == [3] and rows.dtype == oar.int64  # Paddle 3.x: 1-D per dimension
+    np.testing.assert_array_equal(cols.numpy(), np.nonzero(a)[1])
     r, c = oar.where(x > 0)
-    np.testing.assert_array_equal(r.numpy().ravel(), np.nonzero(a)[0])
+    assert r.shape == [3] and c.dtype == oar.int64
+    np.testing.assert_array_equal(r.numpy(), np.nonzero(a)[0])
+    np.testing.assert_array_equal(x[oar.where(x > 0)].numpy(), a[np.nonzero(a)])
     np.testing.assert_array_equal(oar.where(x > 0, x, -x).numpy(), np.abs(a))
     assert oar.nonzero(oar.zeros([0, 3])).shape == [0, 2]
     assert oar.nonzero(tensor([True, False, True], "bool")).numpy().tolist() == [[0], [2]]
