@@ -3,6 +3,8 @@
 #include <cstring>
 #include <memory>
 
+#include "paddle_core/tensor/checked.h"
+
 namespace oar {
 
 bool DenseTensor::is_contiguous() const {
@@ -19,17 +21,23 @@ void DenseTensor::set_dims(const Dims& dims) {
   for (int i = 0; i < dims.size(); ++i) {
     OAR_ENFORCE(dims[i] >= 0, InvalidArgument, "tensor dims must be non-negative, got ", dims);
   }
+  // Rejects, here where a shape is set, a tensor whose bytes cannot be counted or held
+  // (checked.h), so no kernel ever sizes a loop or a buffer from a wrapped product. Infer-
+  // meta may set the dims before the dtype: then the count alone is checked (alloc checks
+  // the bytes again).
+  const size_t item = dtype_ == DataType::UNDEFINED ? 1 : size_of(dtype_);
+  const size_t need = checked::bytes(checked::product(dims.data(), dims.size(), dims), item, dims);
   dims_ = dims;
   strides_ = contiguous_strides(dims);
-  if (storage_ && storage_->bytes() < static_cast<size_t>(numel()) * size_of(dtype_) +
-                                          offset_ * size_of(dtype_)) {
+  if (storage_ && storage_->bytes() < need + offset_ * item) {
     storage_.reset();
     offset_ = 0;
   }
 }
 
 void* DenseTensor::alloc() {
-  size_t need = static_cast<size_t>(numel()) * size_of(dtype_);
+  // Checked again: the constructor sets dims without set_dims.
+  const size_t need = checked::bytes(checked::product(dims_.data(), dims_.size(), dims_), size_of(dtype_), dims_);
   if (storage_ && is_contiguous() && storage_->bytes() >= need + offset_ * size_of(dtype_)) {
     return raw_data();
   }
