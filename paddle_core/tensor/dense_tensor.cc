@@ -21,22 +21,22 @@ void DenseTensor::set_dims(const Dims& dims) {
   for (int i = 0; i < dims.size(); ++i) {
     OAR_ENFORCE(dims[i] >= 0, InvalidArgument, "tensor dims must be non-negative, got ", dims);
   }
-  // Rejects, here where a shape is set, a tensor whose bytes cannot be counted or held
-  // (checked.h), so no kernel ever sizes a loop or a buffer from a wrapped product. Infer-
-  // meta may set the dims before the dtype: then the count alone is checked (alloc checks
-  // the bytes again).
-  const size_t item = dtype_ == DataType::UNDEFINED ? 1 : size_of(dtype_);
-  const size_t need = checked::bytes(checked::product(dims.data(), dims.size(), dims), item, dims);
+  // Not checked::bytes here: set_dims is metadata, and the IR's shape inference runs
+  // infer-meta with a large stand-in for dynamic dims (pir kDynamicSentinel) whose products
+  // may overflow without harm. The count is checked where it matters, when memory is
+  // requested (alloc) and where a user's shape enters (meta::shape_from).
   dims_ = dims;
   strides_ = contiguous_strides(dims);
-  if (storage_ && storage_->bytes() < need + offset_ * item) {
+  const int64_t n = numel();
+  if (storage_ && (n < 0 || storage_->bytes() < static_cast<size_t>(n) * size_of(dtype_) + offset_ * size_of(dtype_))) {
     storage_.reset();
     offset_ = 0;
   }
 }
 
 void* DenseTensor::alloc() {
-  // Checked again: the constructor sets dims without set_dims.
+  // The one place a shape becomes a memory request: a count or a byte size that overflows
+  // is ResourceExhausted here, before any kernel writes through a wrapped size.
   const size_t need = checked::bytes(checked::product(dims_.data(), dims_.size(), dims_), size_of(dtype_), dims_);
   if (storage_ && is_contiguous() && storage_->bytes() >= need + offset_ * size_of(dtype_)) {
     return raw_data();

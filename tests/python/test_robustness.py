@@ -66,9 +66,15 @@ def test_zero_size_shapes_are_fine():
     assert oar.zeros([2, 0]).numpy().shape == (2, 0)
 
 
-def test_shapes_from_tensor_metadata_are_checked():
-    # reshape of a view to a shape whose count wraps: an error, not a tiny buffer.
-    expect_raise("oar.ones([2]).expand([2**62, 2**62, 2])", "(MemoryError, ValueError)")
+def test_views_with_wrapping_sizes_are_checked():
+    # A stride-0 view holds no memory, but ops reading it loop over its count.
+    expect_raise("oar.ones([2]).expand([2**62, 2**62, 2]).sum()", "MemoryError", "expand",
+                 "more elements than can be counted")
+    # as_strided: (size - 1) * stride wrapping past 2^63 must not pass the bound check.
+    expect_raise("oar.as_strided(oar.ones([4]), [2, 2], [2**62, 2**62])", "IndexError",
+                 "as_strided", "past 2^63 - 1")
+    expect_raise("oar.as_strided(oar.ones([4]), [2**62, 2**62], [0, 0])", "MemoryError",
+                 "as_strided")
 
 
 # ---- 0-D inputs reach kernels that index a dimension: the class, over many axis ops
