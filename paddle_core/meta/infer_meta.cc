@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "paddle_core/tensor/checked.h"
+
 namespace oar::meta {
 
 Dims broadcast_dims(const Dims& a, const Dims& b, const char* op) {
@@ -36,7 +38,10 @@ Dims shape_from(const std::vector<int64_t>& shape, const char* op) {
     OAR_ENFORCE(shape[i] >= 0, InvalidArgument, op, ": shape ", shape,
                 " has a negative size at dimension ", i);
   }
-  return Dims(shape);
+  Dims d(shape);
+  // The element count is checked here, before the op's kernel sizes anything from it.
+  checked::numel(d.data(), d.size(), shape);
+  return d;
 }
 
 }  // namespace oar::meta

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "paddle_core/meta/infer_meta_manipulation.h"
+#include "paddle_core/tensor/checked.h"
 
 namespace oar {
 
@@ -56,8 +57,17 @@ DenseTensor AsStridedView(const DenseTensor& x, const IntList& dims, const IntLi
     OAR_ENFORCE(stride[i] >= 0, InvalidArgument, "as_strided: stride ", stride,
                 " has a negative entry");
     if (dims[i] == 0) empty = true;
-    last += (dims[i] - 1) * stride[i];
   }
+  // Overflow-checked: a wrapped `last` would pass the bound below and the view would read
+  // far outside x (checked.h).
+  checked::numel(dims.data(), static_cast<int>(dims.size()), dims);
+  bool overflow = false;
+  for (size_t i = 0; i < dims.size() && !empty; ++i) {
+    int64_t step = 0;
+    overflow = overflow || !checked::mul(dims[i] - 1, stride[i], &step) || __builtin_add_overflow(last, step, &last);
+  }
+  OAR_ENFORCE(!overflow, OutOfRange, "as_strided: shape ", dims, ", stride ", stride, " and offset ", offset,
+              " reach an element past 2^63 - 1, but the input has only ", x.numel(), " elements");
   OAR_ENFORCE(empty || last < x.numel(), OutOfRange, "as_strided: shape ", dims, ", stride ",
               stride, " and offset ", offset, " reach element ", last,
               " but the input has only ", x.numel(), " elements");

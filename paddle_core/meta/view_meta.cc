@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "paddle_core/meta/infer_meta.h"
+#include "paddle_core/tensor/checked.h"
 
 namespace oar {
 
@@ -157,6 +158,9 @@ DenseTensor ExpandView(const DenseTensor& x, const std::vector<int64_t>& shape) 
   DenseTensor meta;
   ExpandInferMeta(x, shape, &meta);
   const Dims& od = meta.dims();
+  // A stride-0 view holds no memory, but every op reading it loops over its count: one
+  // that wraps is rejected here (checked.h), not in a kernel.
+  checked::product(od.data(), od.size(), od);
   Dims s = Dims::filled(od.size(), 0);
   const int off = od.size() - x.rank();
   for (int i = off; i < od.size(); ++i) {

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <memory>
 
+#include "paddle_core/tensor/checked.h"
+
 namespace oar {
 
 bool DenseTensor::is_contiguous() const {
@@ -19,17 +21,23 @@ void DenseTensor::set_dims(const Dims& dims) {
   for (int i = 0; i < dims.size(); ++i) {
     OAR_ENFORCE(dims[i] >= 0, InvalidArgument, "tensor dims must be non-negative, got ", dims);
   }
+  // Not checked::bytes here: set_dims is metadata, and the IR's shape inference runs
+  // infer-meta with a large stand-in for dynamic dims (pir kDynamicSentinel) whose products
+  // may overflow without harm. The count is checked where it matters, when memory is
+  // requested (alloc) and where a user's shape enters (meta::shape_from).
   dims_ = dims;
   strides_ = contiguous_strides(dims);
-  if (storage_ && storage_->bytes() < static_cast<size_t>(numel()) * size_of(dtype_) +
-                                          offset_ * size_of(dtype_)) {
+  const int64_t n = numel();
+  if (storage_ && (n < 0 || storage_->bytes() < static_cast<size_t>(n) * size_of(dtype_) + offset_ * size_of(dtype_))) {
     storage_.reset();
     offset_ = 0;
   }
 }
 
 void* DenseTensor::alloc() {
-  size_t need = static_cast<size_t>(numel()) * size_of(dtype_);
+  // The one place a shape becomes a memory request: a count or a byte size that overflows
+  // is ResourceExhausted here, before any kernel writes through a wrapped size.
+  const size_t need = checked::bytes(checked::product(dims_.data(), dims_.size(), dims_), size_of(dtype_), dims_);
   if (storage_ && is_contiguous() && storage_->bytes() >= need + offset_ * size_of(dtype_)) {
     return raw_data();
   }

@@ -107,6 +107,12 @@ void RollKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
   T* o = out->alloc<T>();
   const int64_t total = out->numel();
   if (total == 0) return;
+  // A 0-D tensor accepts axis 0 / -1 (Paddle's 0-D rule, wrap_axis) but has no dims to
+  // index: rolling its one element is a copy.
+  if (x.rank() == 0) {
+    o[0] = x.data<T>()[0];
+    return;
+  }
   DenseTensor c = dense_copy<T>(x);
   if (axis.empty()) {
     roll_axis<T>(c.data<T>(), o, 1, total, 1, shifts[0]);

@@ -299,7 +299,10 @@ def one_hot(x, num_classes, name=None):
     if not isinstance(num_classes, numbers.Integral) or num_classes <= 0:
         raise ValueError(f"one_hot: num_classes must be a positive int, got {num_classes}")
     _check_index_range(x, num_classes, "one_hot", "x")
-    classes = _ops.arange(0, num_classes, 1, x.dtype)
+    try:
+        classes = _ops.arange(0, num_classes, 1, x.dtype)
+    except MemoryError as e:  # name the op the user called, not its helper
+        raise MemoryError(f"one_hot: num_classes={num_classes}: {e}") from None
     return _ops.cast(_ops.equal(_ops.unsqueeze(x, [-1]), classes), _C.DataType.float32)
 
 
