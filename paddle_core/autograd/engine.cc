@@ -32,12 +32,8 @@ struct GraphTask {
   bool retain_graph = false;
 };
 
-Tensor ones_for(const Tensor& t) {
-  OAR_ENFORCE(t.numel() == 1, InvalidArgument,
-              "backward: grad can be implicitly created only for a tensor with one element, "
-              "got shape ", t.dims(), "; pass grad_tensor explicitly");
-  return ops::full_like(t, 1.0, t.dtype());
-}
+// Paddle's implicit initial gradient: ones shaped like the tensor, whatever its size.
+Tensor ones_for(const Tensor& t) { return ops::full_like(t, 1.0, t.dtype()); }
 
 // Counts, for every node reachable from the roots, how many edges point at it.
 void compute_dependencies(const std::vector<GradNode*>& roots, GraphTask& task) {
