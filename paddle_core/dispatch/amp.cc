@@ -26,7 +26,6 @@ void set_state(Level level, DataType dtype, std::vector<std::string> white,
   s.white = {white.begin(), white.end()};
   s.black = {black.begin(), black.end()};
   s.generation = next_generation.fetch_add(1);
-  detail::tls_level = level;
   dispatch::set_thread_active(dispatch::Layer::kAmp, level != Level::kO0);
 }
 

@@ -41,12 +41,6 @@ struct State {
   uint64_t generation = 0;  // changes with every set_state (AmpOp's cache key)
 };
 
-namespace detail {
-inline thread_local Level tls_level = Level::kO0;
-}  // namespace detail
-
-/// True while autocast is on for this thread (the one check on every op call).
-inline bool enabled() { return detail::tls_level != Level::kO0; }
 const State& state();
 /// Replaces this thread's state; level kO0 turns autocast off.
 void set_state(Level level, DataType dtype, std::vector<std::string> white,
