@@ -14,6 +14,8 @@ APT_PACKAGES=(
   libomp-dev
   nlohmann-json3-dev     # JSON: the C++ predictor reads the safetensors header
   clang-format           # scripts/lint.sh: clang-format and clang-format-diff
+  libgloo-dev            # collectives over TCP for oar.distributed on CPU
+  llvm-19-dev            # the fusion compiler's CPU code generator (ORC JIT); never llvm-14
 )
 PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
 
