@@ -1,15 +1,24 @@
 #include "paddle_core/tensor/generator.h"
 
-#include <random>
+#include <sstream>
+
+#include "paddle_core/base/errors.h"
 
 namespace oar {
 
-Generator::Generator(uint64_t seed) : seed_(seed) {}
+namespace {
+void seed_engine(CpuEngine& engine, uint64_t seed) {
+  std::seed_seq seq{seed};
+  engine.seed(seq);
+}
+}  // namespace
+
+Generator::Generator(uint64_t seed) : seed_(seed) { seed_engine(engine_, seed); }
 
 void Generator::manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(mu_);
   seed_ = seed;
-  offset_ = 0;
+  seed_engine(engine_, seed);
 }
 
 uint64_t Generator::seed() const {
@@ -17,22 +26,24 @@ uint64_t Generator::seed() const {
   return seed_;
 }
 
-PhiloxRange Generator::reserve(uint64_t blocks) {
-  std::lock_guard<std::mutex> lock(mu_);
-  PhiloxRange r{seed_, offset_};
-  offset_ += blocks;
-  return r;
-}
-
 GeneratorState Generator::get_state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {seed_, offset_};
+  std::ostringstream os;
+  os << engine_;
+  return {seed_, os.str()};
 }
 
 void Generator::set_state(const GeneratorState& state) {
+  CpuEngine engine;
+  std::istringstream is(state.engine);
+  is >> engine;
+  OAR_ENFORCE(!is.fail(), InvalidArgument,
+              "set_rng_state: the state's engine part is not a state returned by get_rng_state "
+              "(",
+              state.engine.size(), " characters)");
   std::lock_guard<std::mutex> lock(mu_);
   seed_ = state.seed;
-  offset_ = state.offset;
+  engine_ = engine;
 }
 
 Generator& default_generator() {

@@ -163,7 +163,8 @@ class Generator:
     """Paddle's / PyTorch's Generator API over Oar's random generator.
 
     Every random op of Oar (uniform, normal, randint, randperm, dropout, bernoulli, ...)
-    draws from one process-wide generator: a counter-based stream given by (seed, offset).
+    draws from one process-wide generator: Paddle's CPU stream (a std::mt19937_64 seeded
+    the way Paddle seeds it, so seeded Paddle scripts give the same numbers).
     A Generator is a handle on that generator: `Generator()` and `oar.seed(s)` return the
     same object (`oar.default_generator()`); independent streams are not supported yet.
 
@@ -184,7 +185,7 @@ class Generator:
         pass  # one shared generator: construction only returns the handle
 
     def manual_seed(self, seed):
-        """Restart the stream from `seed` (offset 0); returns self, as PyTorch does."""
+        """Restart the stream from `seed`; returns self, as PyTorch does."""
         if isinstance(seed, bool) or not isinstance(seed, int):
             try:
                 import numpy as _np
@@ -212,7 +213,7 @@ class Generator:
         return int(_ops._get_rng_state()[0])
 
     def get_state(self):
-        """A snapshot of the generator: [seed, offset] (a new list; pass it to set_state)."""
+        """A snapshot of the generator: [seed, engine state] (a new list; pass it to set_state)."""
         return list(_ops._get_rng_state())
 
     def set_state(self, state):
@@ -228,8 +229,7 @@ class Generator:
         return self.set_state(state)
 
     def __repr__(self):
-        seed, offset = _ops._get_rng_state()
-        return f"Generator(seed={seed}, offset={offset})"
+        return f"Generator(initial_seed={self.initial_seed()})"
 
 
 def default_generator():

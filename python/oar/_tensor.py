@@ -326,8 +326,33 @@ def _set_value(self, value):
     return _copy_(self, value)
 
 
+def _random_fill_(self, draw, op):
+    if not self.dtype.is_floating_point:
+        raise TypeError(f"{op}: the tensor must have a floating-point dtype, got {self.dtype}")
+    return _copy_(self, draw(list(self.shape), self.dtype))
+
+
+def _uniform_(self, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002 (Paddle's names)
+    """Fills self with U(min, max) samples in place (Paddle's Tensor.uniform_)."""
+    if not float(min) < float(max):
+        raise ValueError(f"uniform_: min ({min}) must be less than max ({max})")
+    return _random_fill_(self, lambda shape, dtype: _ops.uniform(shape, dtype, float(min),
+                                                                 float(max), int(seed), None),
+                         "uniform_")
+
+
+def _normal_(self, mean=0.0, std=1.0, name=None):
+    """Fills self with N(mean, std^2) samples in place (Paddle's Tensor.normal_)."""
+    if float(std) < 0:
+        raise ValueError(f"normal_: std must be >= 0, got {std}")
+    return _random_fill_(self, lambda shape, dtype: _ops.gaussian(shape, float(mean), float(std),
+                                                                  0, dtype, None), "normal_")
+
+
 Tensor.fill_ = _fill_
 Tensor.zero_ = _zero_
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
 Tensor.copy_ = _copy_
 Tensor.set_value = _set_value
 

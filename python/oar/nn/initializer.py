@@ -8,6 +8,12 @@ from .. import _C
 from .._creation import uniform as _uniform, standard_normal as _normal, to_tensor
 
 
+def _gaussian(shape, dtype, mean, std):
+    """N(mean, std^2) drawn by the gaussian op itself, as Paddle's initializers draw (the op
+    rounds mean and std to float like Paddle's attributes, so seeded values match Paddle's)."""
+    return _C.ops.gaussian(list(shape), float(mean), float(std), 0, dtype, None)
+
+
 def _fans(shape):
     if len(shape) < 2:
         return (shape[0] if shape else 1), (shape[0] if shape else 1)
@@ -47,7 +53,7 @@ class Normal(Initializer):
         self.mean, self.std = mean, std
 
     def _make(self, shape, dtype):
-        return _normal(shape, dtype) * self.std + self.mean
+        return _gaussian(shape, dtype, self.mean, self.std)
 
 
 class XavierUniform(Initializer):
@@ -68,7 +74,7 @@ class XavierNormal(Initializer):
     def _make(self, shape, dtype):
         fi, fo = _fans(shape)
         fi, fo = self.fan_in or fi, self.fan_out or fo
-        return _normal(shape, dtype) * (self.gain * math.sqrt(2.0 / (fi + fo)))
+        return _gaussian(shape, dtype, 0.0, self.gain * math.sqrt(2.0 / (fi + fo)))
 
 
 class KaimingUniform(Initializer):
@@ -87,7 +93,7 @@ class KaimingNormal(Initializer):
 
     def _make(self, shape, dtype):
         fi = self.fan_in or _fans(shape)[0]
-        return _normal(shape, dtype) * math.sqrt(2.0 / ((1 + self.a**2) * fi))
+        return _gaussian(shape, dtype, 0.0, math.sqrt(2.0 / ((1 + self.a**2) * fi)))
 
 
 class Assign(Initializer):

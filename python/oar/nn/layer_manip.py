@@ -96,7 +96,7 @@ class Embedding(Layer):
         self._num_embeddings, self._embedding_dim = num_embeddings, embedding_dim
         self._padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr,
-                                            default_initializer=init.XavierNormal())
+                                            default_initializer=init.XavierUniform())
         if self._padding_idx is not None:
             w = self.weight.numpy()
             w[self._padding_idx] = 0

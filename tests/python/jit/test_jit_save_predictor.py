@@ -58,7 +58,7 @@ def test_loaded_layer_fine_tunes(saved_lenet):
     loaded = oar.jit.load(path)
     params = loaded.parameters()
     assert params and all(not p.stop_gradient for p in params)
-    opt = oar.optimizer.SGD(learning_rate=0.1, parameters=params)
+    opt = oar.optimizer.SGD(learning_rate=0.01, parameters=params)
     x, y = rand(8, 1, 28, 28), oar.to_tensor(np.arange(8) % 10)
     losses = []
     for _ in range(5):

@@ -15,9 +15,9 @@ from op_test_utils import (FLOAT_DTYPES, NARROW_DTYPES, RandomCase, case_id, che
 N = 20000  # draws per check: 4.5 standard errors of the mean stay well inside the bounds
 
 
-def near(value, expected, sd, what):
-    """|value - expected| within 4.5 standard errors (sd / sqrt(N))."""
-    assert abs(value - expected) <= 4.5 * sd / math.sqrt(N) + 1e-12, \
+def near(value, expected, sd, what, n=N):
+    """|value - expected| within 4.5 standard errors (sd / sqrt(n)) of a mean over n draws."""
+    assert abs(value - expected) <= 4.5 * sd / math.sqrt(n) + 1e-12, \
         f"{what}: {value} vs {expected} (sd {sd})"
 
 
@@ -39,7 +39,7 @@ def _frequencies(probs, rows=None):
         assert len(counts) == len(probs), counts
         freq = counts / counts.sum()
         for p, f in zip(probs, freq):
-            near(f, p, math.sqrt(p * (1 - p)), f"frequency of p={p}")
+            near(f, p, math.sqrt(p * (1 - p)), f"frequency of p={p}", n=counts.sum())
     return check
 
 
