@@ -14,6 +14,7 @@ namespace oar::python {
 void bind_tensor(py::module_& m, PyTensorClass& cls);
 void bind_optimizer(py::module_& m);
 void bind_random(py::module_& ops);
+void bind_size(py::module_& m);  // size_py.cc: oar.Size, what Tensor.shape returns
 void bind_amp(py::module_& m);  // amp_py.cc: autocast state
 void bind_pir(py::module_& m);  // pir_py.cc
 void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
@@ -79,6 +80,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_current_place", [](const Place& p) { current_place() = p; });
   m.def("_get_current_place", [] { return current_place(); });
 
+  bind_size(m);
   PyTensorClass cls(m, "Tensor", py::dynamic_attr());
   bind_tensor(m, cls);
   py::module_ ops = m.def_submodule("ops", "generated op functions");

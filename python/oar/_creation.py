@@ -136,7 +136,7 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
         try:
             out_shape = list(np.broadcast_shapes(tuple(m.shape), tuple(sd.shape)))
         except ValueError:
-            raise ValueError(f"normal: mean of shape {m.shape} and std of shape {sd.shape} "
+            raise ValueError(f"normal: mean of shape {list(m.shape)} and std of shape {list(sd.shape)} "
                              f"cannot be broadcast together") from None
         z = _ops.gaussian(out_shape, 0.0, 1.0, 0, m.dtype, None)
         return (z * sd.detach() + m.detach())

@@ -180,7 +180,7 @@ def _advanced(x, entries):
             dim += 1
         elif k == _BOOL:
             if list(v.shape) != x.shape[dim:dim + v.ndim]:
-                raise IndexError(f"getitem: boolean index of shape {v.shape} does not match the "
+                raise IndexError(f"getitem: boolean index of shape {list(v.shape)} does not match the "
                                  f"indexed dims {x.shape[dim:dim + v.ndim]} of the tensor")
             groups.append((dim, v.ndim, v))
             dim += v.ndim
@@ -237,7 +237,7 @@ def _value(x, value):
 def _broadcast_to(v, shape):
     """v expanded (a view) to `shape` under assignment rules: v may carry extra leading
     1-sized dims, and broadcasts the other way only."""
-    vs = v.shape
+    vs = list(v.shape)
     if vs == shape:
         return v
     extra = len(vs) - len(shape)
@@ -249,7 +249,7 @@ def _broadcast_to(v, shape):
         v = _ops.reshape(v, vs)
     for a, b in zip(vs[::-1], shape[::-1]):
         if a != b and a != 1:
-            raise ValueError(f"setitem: value of shape {v.shape} cannot be broadcast to the "
+            raise ValueError(f"setitem: value of shape {list(v.shape)} cannot be broadcast to the "
                              f"indexed shape {shape}")
     return _ops.expand(v, shape)
 
@@ -306,7 +306,7 @@ def _set_basic_grad(x, entries, value):
             target.append(1)
     target += shape[dim:]
     v = _value(x, value)
-    vs = v.shape
+    vs = list(v.shape)
     extra = len(vs) - len(target)
     if extra > 0 and any(d != 1 for d in vs[:extra]):
         raise ValueError(f"setitem: value of shape {vs} cannot be broadcast to the indexed shape {target}")
@@ -343,7 +343,7 @@ def _set_advanced(x, entries, value):
         rank = nb + x.ndim - covered
         if v.ndim > rank:
             if any(d != 1 for d in v.shape[:v.ndim - rank]):
-                raise ValueError(f"setitem: value of shape {v.shape} cannot be broadcast to "
+                raise ValueError(f"setitem: value of shape {list(v.shape)} cannot be broadcast to "
                                  f"the indexed positions")
             v = _ops.reshape(v, v.shape[v.ndim - rank:])
         _ops.index_put_(x, idx, v, False)

@@ -108,7 +108,7 @@ def rot90(x, k=1, axes=(0, 1), name=None):
     if len(axes) != 2:
         raise ValueError(f"rot90: axes must hold 2 axes, got {axes}")
     if x.ndim < 2:
-        raise ValueError(f"rot90: x must have rank >= 2, got shape {x.shape}")
+        raise ValueError(f"rot90: x must have rank >= 2, got shape {list(x.shape)}")
     a, b = _axes(axes, x.ndim, "rot90", "axes")
     if a == b:
         raise ValueError(f"rot90: axes must be different, got {axes}")
@@ -132,7 +132,7 @@ def scatter_nd(index, updates, shape, name=None):
 def _along_shapes(arr, indices, axis, op):
     if indices.ndim != arr.ndim:
         raise ValueError(f"{op}: indices must have the rank of arr ({arr.ndim}), got shape "
-                         f"{indices.shape}")
+                         f"{list(indices.shape)}")
     a = _axes(axis, arr.ndim, op)[0]
     return a
 
@@ -144,8 +144,8 @@ def take_along_axis(arr, indices, axis, broadcast=True):
         shape = [max(s, t) if i != a else t for i, (s, t) in enumerate(zip(arr.shape, indices.shape))]
         for i, (s, t) in enumerate(zip(arr.shape, indices.shape)):
             if i != a and s != t and 1 not in (s, t):
-                raise ValueError(f"take_along_axis: arr of shape {arr.shape} and indices of shape "
-                                 f"{indices.shape} cannot be broadcast off axis {a}")
+                raise ValueError(f"take_along_axis: arr of shape {list(arr.shape)} and indices of shape "
+                                 f"{list(indices.shape)} cannot be broadcast off axis {a}")
         if list(indices.shape) != shape:
             indices = _ops.expand(indices, shape)
         ashape = list(shape)
@@ -173,8 +173,8 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
         try:
             values = _ops.expand(values, list(indices.shape))
         except ValueError:
-            raise ValueError(f"put_along_axis: values of shape {values.shape} cannot be broadcast "
-                             f"to the indices' shape {indices.shape}") from None
+            raise ValueError(f"put_along_axis: values of shape {list(values.shape)} cannot be broadcast "
+                             f"to the indices' shape {list(indices.shape)}") from None
     return _ops._put_along_axis(arr, indices, values, a, reduce, include_self)
 
 
@@ -191,8 +191,8 @@ def masked_fill(x, mask, value, name=None):
     except ValueError:
         out = None
     if out is None or list(out.shape) != list(x.shape):
-        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to x's "
-                         f"shape {x.shape}")
+        raise ValueError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to x's "
+                         f"shape {list(x.shape)}")
     return out
 
 
@@ -236,7 +236,7 @@ def diag(x, offset=0, padding_value=0, name=None):
         return out
     if x.ndim == 2:
         return _ops.assign(_diagonal_view(x, offset, 0, 1))
-    raise ValueError(f"diag: x must be 1-D or 2-D, got shape {x.shape}")
+    raise ValueError(f"diag: x must be 1-D or 2-D, got shape {list(x.shape)}")
 
 
 def repeat_interleave(x, repeats, axis=None, name=None):
@@ -284,7 +284,7 @@ def meshgrid(*args, **kwargs):
         args = tuple(args[0])
     for i, t in enumerate(args):
         if t.ndim > 1:
-            raise ValueError(f"meshgrid: input {i} must be 0-D or 1-D, got shape {t.shape}")
+            raise ValueError(f"meshgrid: input {i} must be 0-D or 1-D, got shape {list(t.shape)}")
     shape = [t.shape[0] if t.ndim else 1 for t in args]
     outs = []
     for i, t in enumerate(args):
@@ -318,12 +318,12 @@ def crop(x, shape=None, offsets=None, name=None):
     offsets = [0] * x.ndim if offsets is None else [int(o) for o in (offsets.numpy() if isinstance(offsets, Tensor) else offsets)]
     if len(shape) != x.ndim or len(offsets) != x.ndim:
         raise ValueError(f"crop: shape {shape} and offsets {offsets} must have one entry per dim "
-                         f"of x (shape {x.shape})")
+                         f"of x (shape {list(x.shape)})")
     ends = []
     for i, (s, o, n) in enumerate(zip(shape, offsets, x.shape)):
         e = n if s == -1 else o + s
         if o < 0 or e > n or s < -1:
-            raise ValueError(f"crop: offsets {offsets} and shape {shape} exceed x's shape {x.shape} "
+            raise ValueError(f"crop: offsets {offsets} and shape {shape} exceed x's shape {list(x.shape)} "
                              f"at dim {i}")
         ends.append(e)
     return _ops.strided_slice_view(x, list(range(x.ndim)), offsets, ends, [1] * x.ndim)

@@ -189,7 +189,7 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
     y, kshape, kept = _move_to_last(x, axis, op)
     n = y.shape[-1]
     if n == 0:
-        raise ValueError(f"{op}: cannot take the median of an empty axis (input shape {x.shape})")
+        raise ValueError(f"{op}: cannot take the median of an empty axis (input shape {list(x.shape)})")
     if mode == "avg":
         y = _float(y)
     if not (ignore_nan and y.dtype.is_floating_point):
@@ -252,7 +252,7 @@ def _quantile_impl(x, q, axis, keepdim, interpolation, op, ignore_nan):
     y, kshape, kept = _move_to_last(_float(x), axis, op)
     n = y.shape[-1]
     if n == 0:
-        raise ValueError(f"{op}: cannot take a quantile of an empty axis (input shape {x.shape})")
+        raise ValueError(f"{op}: cannot take a quantile of an empty axis (input shape {list(x.shape)})")
     if not ignore_nan:  # fixed ranks: selection per needed rank, not a sort
         outs = []
         for v in qs:
@@ -387,7 +387,7 @@ def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None):
     _check_tensor(sorted_sequence, "bucketize", "sorted_sequence")
     if sorted_sequence.ndim != 1:
         raise ValueError(f"bucketize: sorted_sequence must be 1-D, got shape "
-                         f"{sorted_sequence.shape}")
+                         f"{list(sorted_sequence.shape)}")
     return _ops.searchsorted(sorted_sequence, x, out_int32, right)
 
 
@@ -436,7 +436,7 @@ def inner(x, y, name=None):
     if x.ndim == 0 or y.ndim == 0:
         return _ops.multiply(x, y)
     if x.shape[-1] != y.shape[-1]:
-        raise ValueError(f"inner: the last dimensions of x {x.shape} and y {y.shape} differ")
+        raise ValueError(f"inner: the last dimensions of x {list(x.shape)} and y {list(y.shape)} differ")
     k = x.shape[-1]
     r = _ops.matmul(_ops.reshape(x, [-1, k]), _ops.reshape(y, [-1, k]), False, True)
     return _ops.reshape(r, list(x.shape[:-1]) + list(y.shape[:-1]))
@@ -447,8 +447,8 @@ def dot(x, y, name=None):
     _check_tensor(x, "dot")
     _check_tensor(y, "dot", "y")
     if x.ndim not in (1, 2) or list(x.shape) != list(y.shape):
-        raise ValueError(f"dot: x and y must be 1-D or 2-D with the same shape, got {x.shape} "
-                         f"and {y.shape}")
+        raise ValueError(f"dot: x and y must be 1-D or 2-D with the same shape, got {list(x.shape)} "
+                         f"and {list(y.shape)}")
     xy = _ops.multiply(x, y)
     return _ops.sum(xy, [-1], xy.dtype, False)
 
@@ -471,14 +471,14 @@ def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
     _check_tensor(x, "addmm")
     _check_tensor(y, "addmm", "y")
     if x.ndim != 2 or y.ndim != 2:
-        raise ValueError(f"addmm: x and y must be 2-D, got shapes {x.shape} and {y.shape}")
+        raise ValueError(f"addmm: x and y must be 2-D, got shapes {list(x.shape)} and {list(y.shape)}")
     if x.shape[1] != y.shape[0]:
         raise ValueError(f"addmm: x's columns ({x.shape[1]}) must equal y's rows ({y.shape[0]}), "
-                         f"got shapes {x.shape} and {y.shape}")
+                         f"got shapes {list(x.shape)} and {list(y.shape)}")
     out = [x.shape[0], y.shape[1]]
     ins = [1] * (2 - input.ndim) + list(input.shape)
     if input.ndim > 2 or any(d not in (1, o) for d, o in zip(ins, out)):
-        raise ValueError(f"addmm: input of shape {input.shape} cannot broadcast to x @ y's "
+        raise ValueError(f"addmm: input of shape {list(input.shape)} cannot broadcast to x @ y's "
                          f"shape {out}")
     return _ops.add(_ops.scale(input, float(beta), 0.0, True),
                     _ops.scale(_ops.matmul(x, y, False, False), float(alpha), 0.0, True))

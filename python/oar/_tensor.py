@@ -161,7 +161,7 @@ def _repr(self):
     summary = self.ndim > 0 and self.size > _PrintOptions.threshold
     fmt = _ItemFormatter(_summarized(arr, summary), arr.dtype.kind == "f")
     body = _format_array(arr, summary, indent, fmt)
-    return (f"{prefix}(shape={self.shape}, dtype={dt}, place={self.place}, "
+    return (f"{prefix}(shape={list(self.shape)}, dtype={dt}, place={self.place}, "
             f"stop_gradient={self.stop_gradient},\n{' ' * indent}{body})")
 
 
@@ -183,7 +183,7 @@ def _item(self, *idx):
         return self[idx].item()
     if self.size != 1:
         raise ValueError(f"item: only a tensor with one element can be converted to a Python "
-                         f"scalar, got shape {self.shape}")
+                         f"scalar, got shape {list(self.shape)}")
     v = self.numpy() if self.dtype.name != "bfloat16" else self.astype("float32").numpy()
     return v.reshape(()).item()
 
@@ -321,8 +321,8 @@ def _set_value(self, value):
     if isinstance(value, np.ndarray) or not isinstance(value, Tensor):
         value = _C.to_tensor(np.asarray(value), self.dtype)
     if list(value.shape) != list(self.shape):
-        raise ValueError(f"set_value: shape {value.shape} does not match the tensor's "
-                         f"shape {self.shape}")
+        raise ValueError(f"set_value: shape {list(value.shape)} does not match the tensor's "
+                         f"shape {list(self.shape)}")
     return _copy_(self, value)
 
 

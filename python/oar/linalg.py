@@ -27,9 +27,9 @@ def _check_matrix(x, op, arg="x", square=False):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: {arg} must be a Tensor, got {type(x).__name__}")
     if x.ndim < 2:
-        raise ValueError(f"{op}: {arg} must have rank >= 2 ([*, m, n]), got shape {x.shape}")
+        raise ValueError(f"{op}: {arg} must have rank >= 2 ([*, m, n]), got shape {list(x.shape)}")
     if square and x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"{op}: {arg} must be a stack of square matrices, got shape {x.shape}")
+        raise ValueError(f"{op}: {arg} must be a stack of square matrices, got shape {list(x.shape)}")
 
 
 def _float(x, op, arg="x"):
@@ -46,7 +46,7 @@ def _broadcast_batch(x, y, op):
     try:
         batch = list(np.broadcast_shapes(tuple(bx), tuple(by)))
     except ValueError:
-        raise ValueError(f"{op}: batch dims of x {x.shape} and y {y.shape} cannot be "
+        raise ValueError(f"{op}: batch dims of x {list(x.shape)} and y {list(y.shape)} cannot be "
                          "broadcast together") from None
     if bx != batch:
         x = _ops.expand(x, batch + list(x.shape[-2:]))
@@ -65,9 +65,9 @@ def _mT(x):
 def bmm(x, y, name=None):
     """Batched matrix product of [b, m, k] and [b, k, n]."""
     if x.ndim != 3 or y.ndim != 3:
-        raise ValueError(f"bmm: x and y must be 3-D, got shapes {x.shape} and {y.shape}")
+        raise ValueError(f"bmm: x and y must be 3-D, got shapes {list(x.shape)} and {list(y.shape)}")
     if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
-        raise ValueError(f"bmm: x of shape {x.shape} and y of shape {y.shape} do not match "
+        raise ValueError(f"bmm: x of shape {list(x.shape)} and y of shape {list(y.shape)} do not match "
                          "([b, m, k] and [b, k, n])")
     return _ops.matmul(x, y)
 
@@ -75,9 +75,9 @@ def bmm(x, y, name=None):
 def mv(x, vec, name=None):
     """Matrix [m, n] times vector [n]."""
     if x.ndim != 2 or vec.ndim != 1:
-        raise ValueError(f"mv: x must be 2-D and vec 1-D, got shapes {x.shape} and {vec.shape}")
+        raise ValueError(f"mv: x must be 2-D and vec 1-D, got shapes {list(x.shape)} and {list(vec.shape)}")
     if x.shape[1] != vec.shape[0]:
-        raise ValueError(f"mv: x of shape {x.shape} and vec of shape {vec.shape} do not match")
+        raise ValueError(f"mv: x of shape {list(x.shape)} and vec of shape {list(vec.shape)} do not match")
     return _ops.matmul(x, vec)
 
 
@@ -94,11 +94,11 @@ def multi_dot(x, name=None):
     for i, t in enumerate(x):
         if t.ndim != 2:
             raise ValueError(f"multi_dot: tensor {i} must be 2-D (1-D allowed first and last), "
-                             f"got shape {t.shape}")
+                             f"got shape {list(t.shape)}")
     for i in range(len(x) - 1):
         if x[i].shape[1] != x[i + 1].shape[0]:
-            raise ValueError(f"multi_dot: tensor {i} of shape {x[i].shape} and tensor {i + 1} of "
-                             f"shape {x[i + 1].shape} do not match")
+            raise ValueError(f"multi_dot: tensor {i} of shape {list(x[i].shape)} and tensor {i + 1} of "
+                             f"shape {list(x[i + 1].shape)} do not match")
     dims = [x[0].shape[0]] + [t.shape[1] for t in x]
     n = len(x)
     cost = [[0] * n for _ in range(n)]
@@ -150,7 +150,7 @@ def _parse_einsum(equation, operands):
             pre, post = t.split("...")
             k = x.ndim - len(pre) - len(post)
             if k < 0:
-                raise ValueError(f"einsum: operand {i} of shape {x.shape} has fewer dims than "
+                raise ValueError(f"einsum: operand {i} of shape {list(x.shape)} has fewer dims than "
                                  f"'{t}' names")
             labels = list(pre) + ell[ell_rank - k:] + list(post)
         else:
@@ -323,7 +323,7 @@ def solve(x, y, left=True, name=None):
             raise ValueError("solve: left=False needs a matrix y, got a vector")
         return _mT(solve(_mT(x), _mT(y)))
     if y.shape[-2] != x.shape[-1]:
-        raise ValueError(f"solve: x of shape {x.shape} and y of shape {y.shape} do not match "
+        raise ValueError(f"solve: x of shape {list(x.shape)} and y of shape {list(y.shape)} do not match "
                          "(expected x [*, n, n] and y [*, n, k] or [*, n])")
     xb, yb = _broadcast_batch(x, y, "solve")
     out = _ops._solve(xb, yb)
@@ -336,7 +336,7 @@ def triangular_solve(x, y, upper=True, transpose=False, unitriangular=False, nam
     _check_matrix(y, "triangular_solve", "y")
     _float(x, "triangular_solve")
     if y.shape[-2] != x.shape[-1]:
-        raise ValueError(f"triangular_solve: x of shape {x.shape} and y of shape {y.shape} do not "
+        raise ValueError(f"triangular_solve: x of shape {list(x.shape)} and y of shape {list(y.shape)} do not "
                          "match (expected x [*, n, n] and y [*, n, k])")
     xb, yb = _broadcast_batch(x, y, "triangular_solve")
     return _ops._triangular_solve(xb, yb, upper, transpose, unitriangular)
@@ -420,7 +420,7 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
         raise ValueError(f"lstsq: driver must be one of 'gels', 'gelsy', 'gelsd', 'gelss', "
                          f"got '{driver}'")
     if y.shape[-2] != x.shape[-2]:
-        raise ValueError(f"lstsq: x of shape {x.shape} and y of shape {y.shape} must have the same "
+        raise ValueError(f"lstsq: x of shape {list(x.shape)} and y of shape {list(y.shape)} must have the same "
                          "number of rows")
     xb, yb = _broadcast_batch(x, y, "lstsq")
     if rcond is None:
@@ -533,7 +533,7 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None):
 def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
     """'fro', 'nuc', inf, -inf, 1, -1, 2 or -2 norm of the matrices in dims `axis`."""
     if x.ndim < 2:
-        raise ValueError(f"matrix_norm: x must have rank >= 2, got shape {x.shape}")
+        raise ValueError(f"matrix_norm: x must have rank >= 2, got shape {list(x.shape)}")
     axes = _axis_list(axis, x.ndim, "matrix_norm")
     if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError(f"matrix_norm: axis must hold 2 different axes, got {axis}")
@@ -593,17 +593,17 @@ def cross(x, y, axis=9, name=None):
         try:
             shape = list(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
         except ValueError:
-            raise ValueError(f"cross: shapes {x.shape} and {y.shape} cannot be broadcast") from None
+            raise ValueError(f"cross: shapes {list(x.shape)} and {list(y.shape)} cannot be broadcast") from None
         x, y = _ops.expand(x, shape), _ops.expand(y, shape)
     if axis == 9:
         dims = [i for i, s in enumerate(x.shape) if s == 3]
         if not dims:
-            raise ValueError(f"cross: no dim of size 3 in shape {x.shape}")
+            raise ValueError(f"cross: no dim of size 3 in shape {list(x.shape)}")
         a = dims[0]
     else:
         a = _axis_list(axis, x.ndim, "cross")[0]
         if x.shape[a] != 3:
-            raise ValueError(f"cross: axis {axis} must have size 3, got shape {x.shape}")
+            raise ValueError(f"cross: axis {axis} must have size 3, got shape {list(x.shape)}")
     xs = [_ops._select(x, a, i) for i in range(3)]
     ys = [_ops._select(y, a, i) for i in range(3)]
     return _ops.stack([xs[1] * ys[2] - xs[2] * ys[1], xs[2] * ys[0] - xs[0] * ys[2],

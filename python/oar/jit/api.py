@@ -382,7 +382,7 @@ class StaticFunction:
             t = tensors[i]
             if len(spec.shape) != len(t.shape) or any(d != -1 and d != s for d, s in zip(spec.shape, t.shape)):
                 raise ValueError(f"to_static: input {i} has shape {list(t.shape)}, which does not match "
-                                 f"its InputSpec shape {spec.shape}")
+                                 f"its InputSpec shape {list(spec.shape)}")
             if str(spec.dtype).replace("paddle.", "").replace("oar.", "") != str(t.dtype).replace("oar.", "").replace("paddle.", ""):
                 raise TypeError(f"to_static: input {i} has dtype {t.dtype}, its InputSpec says {spec.dtype}")
             if -1 in spec.shape:

@@ -34,7 +34,7 @@ def _int_list(v, op, arg):
 
 def _check_format(x, data_format, op):
     if x.ndim not in _FORMATS:
-        raise ValueError(f"{op}: x must be 3-D, 4-D or 5-D, got shape {x.shape}")
+        raise ValueError(f"{op}: x must be 3-D, 4-D or 5-D, got shape {list(x.shape)}")
     if data_format is None:
         return _FORMATS[x.ndim][0]
     data_format = {"NCW": "NCL", "NWC": "NLC"}.get(data_format, data_format)  # Paddle's 3-D names
@@ -140,7 +140,7 @@ def upsample(x, size=None, scale_factor=None, mode="nearest", align_corners=Fals
 def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
     """[N, C*r*r, H, W] -> [N, C, H*r, W*r] (NHWC likewise)."""
     if x.ndim != 4:
-        raise ValueError(f"pixel_shuffle: x must be 4-D, got shape {x.shape}")
+        raise ValueError(f"pixel_shuffle: x must be 4-D, got shape {list(x.shape)}")
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"pixel_shuffle: data_format must be 'NCHW' or 'NHWC', got '{data_format}'")
     r = int(upscale_factor)
@@ -166,7 +166,7 @@ def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
 def pixel_unshuffle(x, downscale_factor, data_format="NCHW", name=None):
     """[N, C, H*r, W*r] -> [N, C*r*r, H, W] (NHWC likewise)."""
     if x.ndim != 4:
-        raise ValueError(f"pixel_unshuffle: x must be 4-D, got shape {x.shape}")
+        raise ValueError(f"pixel_unshuffle: x must be 4-D, got shape {list(x.shape)}")
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"pixel_unshuffle: data_format must be 'NCHW' or 'NHWC', got "
                          f"'{data_format}'")
@@ -209,7 +209,7 @@ def affine_grid(theta, out_shape, align_corners=True, name=None):
     shape = _int_list(out_shape, "affine_grid", "out_shape")
     if theta.ndim != 3 or theta.shape[1:] not in ([2, 3], [3, 4]):
         raise ValueError(f"affine_grid: theta must have shape [N, 2, 3] or [N, 3, 4], got "
-                         f"{theta.shape}")
+                         f"{list(theta.shape)}")
     nd = theta.shape[1]
     if len(shape) != nd + 2 or shape[0] != theta.shape[0]:
         raise ValueError(f"affine_grid: out_shape {shape} must be [N, C, " +
@@ -275,7 +275,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
     """Rows of weight [num_embeddings, dim] at the ids x; rows at padding_idx are zero and
     get no gradient."""
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be 2-D, got shape {weight.shape}")
+        raise ValueError(f"embedding: weight must be 2-D, got shape {list(weight.shape)}")
     n = weight.shape[0]
     if _trace_state.active:
         # The ids are data of the converted program: gather checks them when it runs.
@@ -318,8 +318,8 @@ def pairwise_distance(x, y, p=2.0, epsilon=1e-6, keepdim=False, name=None):
     """p-norm of x - y + epsilon along the last dim."""
     from .. import linalg
     if x.ndim not in (1, 2) or y.ndim not in (1, 2):
-        raise ValueError(f"pairwise_distance: x and y must be 1-D or 2-D, got shapes {x.shape} "
-                         f"and {y.shape}")
+        raise ValueError(f"pairwise_distance: x and y must be 1-D or 2-D, got shapes {list(x.shape)} "
+                         f"and {list(y.shape)}")
     return linalg.vector_norm(x - y + epsilon, p, axis=-1, keepdim=keepdim)
 
 

@@ -15,7 +15,7 @@ def linear(x, weight, bias=None, name=None):
     """x @ weight + bias, with weight of shape [in_features, out_features] (Paddle layout)."""
     if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[0]:
         raise ValueError(f"linear: x's last dimension must equal weight's first, got x of shape "
-                         f"{x.shape} and weight of shape {weight.shape} ([in, out])")
+                         f"{list(x.shape)} and weight of shape {list(weight.shape)} ([in, out])")
     out = _ops.matmul(x, weight)
     return out if bias is None else out + bias
 

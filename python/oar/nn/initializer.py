@@ -107,7 +107,7 @@ class Assign(Initializer):
         )
         if list(t.shape) != list(shape):
             raise ValueError(
-                f"Assign initializer: value shape {t.shape} != parameter shape {shape}"
+                f"Assign initializer: value shape {list(t.shape)} != parameter shape {shape}"
             )
         return t
 

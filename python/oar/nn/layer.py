@@ -787,7 +787,7 @@ class ParameterList(Layer):
 
     def extra_repr(self):
         return ", ".join(
-            f"{k}: Parameter(shape={p.shape}, dtype={p.dtype.name})"
+            f"{k}: Parameter(shape={list(p.shape)}, dtype={p.dtype.name})"
             for k, p in self._parameters.items()
         )
 

@@ -187,7 +187,7 @@ class RNN(Layer):
     def forward(self, inputs, initial_states=None, sequence_length=None, **kwargs):
         if inputs.ndim < 2:
             raise ValueError(f"RNN: inputs must have a batch and a time dimension, got shape "
-                             f"{inputs.shape}")
+                             f"{list(inputs.shape)}")
         x = inputs if self.time_major else _ops.transpose(
             inputs, [1, 0] + list(range(2, inputs.ndim)))
         states = initial_states
@@ -343,7 +343,7 @@ class RNNBase(LayerList):
         comps = states if self.state_components == 2 else (states,)
         for s in comps:
             if s.ndim != 3 or s.shape[0] != n or s.shape[2] != self.hidden_size:
-                raise ValueError(f"{type(self).__name__}: initial state of shape {s.shape} "
+                raise ValueError(f"{type(self).__name__}: initial state of shape {list(s.shape)} "
                                  f"should be [{n}, batch_size, {self.hidden_size}]")
         parts = [_ops.unstack(s, 0, n) for s in comps]
         out = []
@@ -359,7 +359,7 @@ class RNNBase(LayerList):
     def forward(self, inputs, initial_states=None, sequence_length=None):
         if inputs.ndim != 3 or inputs.shape[-1] != self.input_size:
             raise ValueError(f"{type(self).__name__}: inputs must be [batch, time, "
-                             f"{self.input_size}] (or time-major), got shape {inputs.shape}")
+                             f"{self.input_size}] (or time-major), got shape {list(inputs.shape)}")
         states = [None] * self.num_layers if initial_states is None else \
             self._split_states(initial_states)
         x = inputs

@@ -120,7 +120,7 @@ class MultiHeadAttention(Layer):
         value = query if value is None else value
         if query.ndim != 3 or key.ndim != 3 or value.ndim != 3:
             raise ValueError(f"MultiHeadAttention: query, key and value must be 3-D [batch, "
-                             f"seq_len, dim], got shapes {query.shape}, {key.shape}, {value.shape}")
+                             f"seq_len, dim], got shapes {list(query.shape)}, {list(key.shape)}, {list(value.shape)}")
         dropout_active = self.dropout and self.training
         if cache is None and not self.need_weights and not dropout_active:
             return self._fused_forward(query, key, value, attn_mask)
