@@ -164,4 +164,62 @@ void CrossEntropyLabelGradInferMeta(const DenseTensor& input, const DenseTensor&
   label_grad->set_dims(label.dims());
 }
 
+namespace {
+
+void set_meta(DenseTensor* t, const Dims& dims, DataType dtype) {
+  t->set_dtype(dtype);
+  t->set_dims(dims);
+}
+
+// Checks a [rows, cols] operand of an LSTM op.
+void check_lstm_2d(const DenseTensor& t, int64_t rows, int64_t cols, DataType dtype, const char* op, const char* name) {
+  OAR_ENFORCE(t.dtype() == dtype, InvalidType, op, ": ", name, " must have dtype ", dtype_name(dtype), " like xw, got ",
+              dtype_name(t.dtype()));
+  OAR_ENFORCE(t.rank() == 2 && t.dims()[0] == rows && t.dims()[1] == cols, InvalidArgument, op, ": ", name,
+              " must have shape [", rows, ", ", cols, "], got ", t.dims());
+}
+
+}  // namespace
+
+void LstmSequenceInferMeta(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& c0,
+                           DenseTensor* out, DenseTensor* last_h, DenseTensor* last_c, DenseTensor* gates,
+                           DenseTensor* cells) {
+  const char* op = "lstm_sequence";
+  OAR_ENFORCE(xw.dtype() == DataType::FLOAT32 || xw.dtype() == DataType::FLOAT64, InvalidType, op,
+              ": xw must be float32 or float64, got ", dtype_name(xw.dtype()));
+  OAR_ENFORCE(xw.rank() == 3 && xw.dims()[2] % 4 == 0, InvalidArgument, op,
+              ": xw must have shape [time, batch, 4 * hidden], got ", xw.dims());
+  const int64_t t = xw.dims()[0], b = xw.dims()[1], h = xw.dims()[2] / 4;
+  check_lstm_2d(w_hh, 4 * h, h, xw.dtype(), op, "w_hh");
+  check_lstm_2d(h0, b, h, xw.dtype(), op, "h0");
+  check_lstm_2d(c0, b, h, xw.dtype(), op, "c0");
+  set_meta(out, Dims{t, b, h}, xw.dtype());
+  set_meta(last_h, h0.dims(), xw.dtype());
+  set_meta(last_c, c0.dims(), xw.dtype());
+  set_meta(gates, xw.dims(), xw.dtype());
+  set_meta(cells, Dims{t, b, h}, xw.dtype());
+}
+
+void LstmSequenceGradInferMeta(const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& c0,
+                               const DenseTensor& gates, const DenseTensor& cells, const DenseTensor* grad_out,
+                               const DenseTensor* grad_last_h, const DenseTensor* grad_last_c, DenseTensor* xw_grad,
+                               DenseTensor* w_hh_grad, DenseTensor* h0_grad, DenseTensor* c0_grad) {
+  const char* op = "lstm_sequence_grad";
+  DenseTensor out, last_h, last_c, g, c;
+  LstmSequenceInferMeta(gates, w_hh, h0, c0, &out, &last_h, &last_c, &g, &c);
+  OAR_ENFORCE(cells.dims() == out.dims() && cells.dtype() == gates.dtype(), InvalidArgument, op,
+              ": cells must have shape ", out.dims(), ", got ", cells.dims());
+  const auto check = [&](const DenseTensor* t, const Dims& dims, const char* name) {
+    OAR_ENFORCE(t == nullptr || (t->dims() == dims && t->dtype() == gates.dtype()), InvalidArgument, op, ": ", name,
+                " must have shape ", dims, " and dtype ", dtype_name(gates.dtype()));
+  };
+  check(grad_out, out.dims(), "grad_out");
+  check(grad_last_h, h0.dims(), "grad_last_h");
+  check(grad_last_c, c0.dims(), "grad_last_c");
+  set_meta(xw_grad, gates.dims(), gates.dtype());
+  set_meta(w_hh_grad, w_hh.dims(), gates.dtype());
+  set_meta(h0_grad, h0.dims(), gates.dtype());
+  set_meta(c0_grad, c0.dims(), gates.dtype());
+}
+
 }  // namespace oar

@@ -35,4 +35,13 @@ void CrossEntropyLabelGradInferMeta(const DenseTensor& input, const DenseTensor&
                                     int64_t axis, double label_smoothing,
                                     const std::string& reduction, DenseTensor* label_grad);
 
+// lstm_sequence: xw [T, B, 4H], w_hh [4H, H], h0 and c0 [B, H] (Note [Fused LSTM]).
+void LstmSequenceInferMeta(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& c0,
+                           DenseTensor* out, DenseTensor* last_h, DenseTensor* last_c, DenseTensor* gates,
+                           DenseTensor* cells);
+void LstmSequenceGradInferMeta(const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& c0,
+                               const DenseTensor& gates, const DenseTensor& cells, const DenseTensor* grad_out,
+                               const DenseTensor* grad_last_h, const DenseTensor* grad_last_c, DenseTensor* xw_grad,
+                               DenseTensor* w_hh_grad, DenseTensor* h0_grad, DenseTensor* c0_grad);
+
 }  // namespace oar

@@ -200,14 +200,34 @@ class RNN(Layer):
             if n != x.shape[1]:
                 raise ValueError(f"RNN: sequence_length has {n} entries, the batch has {x.shape[1]}")
         fast = hasattr(self.cell, "_step") and not kwargs
-        xp = self.cell._project_inputs(x) if fast else None  # [T, B, gates*hidden]
-        if fast and _dynamic_time(x):
-            outputs, states = self._time_loop(x, xp, states, sequence_length)
+        if fast and sequence_length is None and type(self.cell) is LSTMCell and \
+                x.dtype.name in ("float32", "float64"):
+            outputs, states = self._fused_lstm(x, states)
+        elif fast and _dynamic_time(x):
+            outputs, states = self._time_loop(x, self.cell._project_inputs(x), states,
+                                              sequence_length)
         else:
+            xp = self.cell._project_inputs(x) if fast else None  # [T, B, gates*hidden]
             outputs, states = self._unrolled(x, xp, states, sequence_length, fast, kwargs)
         if not self.time_major:
             outputs = _ops.transpose(outputs, [1, 0] + list(range(2, outputs.ndim)))
         return outputs, states
+
+    def _fused_lstm(self, x, states):
+        """The whole sequence in one lstm_sequence op (Note [Fused LSTM] in
+        phi_kernels/cpu/rnn_kernels.cc): the same numbers as the unrolled cell, a fraction of
+        its ops. Both biases go into the input projection, once for all steps."""
+        if x.shape[0] == 0:
+            raise ValueError("RNN: inputs have no time steps")
+        cell = self.cell
+        xw = cell._project_inputs(x)
+        if cell.bias_hh is not None:
+            xw = xw + cell.bias_hh
+        if self.is_reverse:
+            xw = _ops.flip(xw, [0])
+        h0, c0 = states
+        out, h, c, _, _ = _ops._lstm_sequence(xw, cell.weight_hh, h0, c0)
+        return (_ops.flip(out, [0]) if self.is_reverse else out), (h, c)
 
     def _unrolled(self, x, xp, states, sequence_length, fast, kwargs):
         steps = x.shape[0]

@@ -1,0 +1,155 @@
+"""The fused LSTM op (lstm_sequence, Note [Fused LSTM] in phi_kernels/cpu/rnn_kernels.cc):
+against a float64 NumPy recurrence, finite-difference gradients through all three outputs,
+bad inputs; nn.LSTM through it equals the composed cell (forward and parameter gradients,
+reverse and multi-layer), with only some outputs used, and under to_static."""
+import numpy as np
+import pytest
+
+import oar
+import oar.nn as nn
+from op_test_utils import OpCase, check_bad_inputs, check_forward, check_grad, normal
+
+_ops = oar._C.ops
+
+
+def _sig(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def np_lstm_sequence(xw, w, h0, c0):
+    """xw [T, B, 4H] (projection with biases), w [4H, H] -> out [T, B, H], h_T, c_T."""
+    h, c, outs = h0, c0, []
+    for t in range(xw.shape[0]):
+        i, f, g, o = np.split(xw[t] + h @ w.T, 4, -1)
+        c = _sig(f) * c + _sig(i) * np.tanh(g)
+        h = _sig(o) * np.tanh(c)
+        outs.append(h)
+    out = np.stack(outs) if outs else np.zeros((0,) + h0.shape)
+    return out, h, c
+
+
+def _flat(out, h, c):
+    return out.reshape([-1]), h.reshape([-1]), c.reshape([-1])
+
+
+def _fn_oar(xw, w, h0, c0):
+    out, h, c, _, _ = _ops._lstm_sequence(xw, w, h0, c0)
+    return oar.concat(list(_flat(out, h, c)))
+
+
+def _fn_np(xw, w, h0, c0):
+    return np.concatenate([a.reshape(-1) for a in np_lstm_sequence(xw, w, h0, c0)])
+
+
+def _shapes(t, b, h):
+    return [(t, b, 4 * h), (4 * h, h), (b, h), (b, h)]
+
+
+CASE = OpCase("lstm_sequence", _fn_oar, _fn_np, inputs=[normal(s) for s in _shapes(3, 2, 2)],
+              dtypes=["float32", "float64"],
+              shapes=[_shapes(3, 2, 2), _shapes(1, 3, 5), _shapes(0, 2, 3), _shapes(4, 0, 2),
+                      _shapes(2, 1, 17)],
+              grad_shapes=[_shapes(3, 2, 2), _shapes(2, 1, 3)],
+              bad_inputs=[
+                  (lambda: [oar.zeros([2, 3, 7]), oar.zeros([8, 2]), oar.zeros([3, 2]),
+                            oar.zeros([3, 2])], ValueError, "[time, batch, 4 * hidden]"),
+                  (lambda: [oar.zeros([2, 3, 8]), oar.zeros([8, 3]), oar.zeros([3, 2]),
+                            oar.zeros([3, 2])], ValueError, "w_hh must have shape [8, 2]"),
+                  (lambda: [oar.zeros([2, 3, 8]), oar.zeros([8, 2]), oar.zeros([2, 2]),
+                            oar.zeros([3, 2])], ValueError, "h0 must have shape [3, 2]"),
+                  (lambda: [oar.zeros([2, 3, 8], "int32"), oar.zeros([8, 2], "int32"),
+                            oar.zeros([3, 2], "int32"), oar.zeros([3, 2], "int32")], TypeError,
+                   "float32 or float64"),
+                  (lambda: [oar.zeros([2, 3, 8]), oar.zeros([8, 2], "float64"),
+                            oar.zeros([3, 2]), oar.zeros([3, 2])], TypeError, "w_hh must have dtype"),
+              ])
+
+
+def test_forward_vs_numpy():
+    check_forward(CASE)
+
+
+def test_gradients_finite_differences():
+    check_grad(CASE)
+
+
+def test_bad_inputs():
+    check_bad_inputs(CASE)
+
+
+# ---- nn.LSTM through the fused op vs the composed cell
+class _ComposedCell(nn.LSTMCell):
+    """An LSTMCell subclass: RNN runs it step by step (the fused path takes LSTMCell only)."""
+
+
+def _pair(**kw):
+    oar.seed(5)
+    fused = nn.LSTM(3, 4, **kw)
+    composed = nn.LSTM(3, 4, **kw)
+    composed.set_state_dict(fused.state_dict())
+    for layer in composed:
+        for name in ("cell", "cell_fw", "cell_bw"):
+            cell = getattr(layer, name, None)
+            if cell is not None:
+                cell.__class__ = _ComposedCell
+    return fused, composed
+
+
+@pytest.mark.parametrize("kw", [{}, {"direction": "bidirect"}, {"num_layers": 2},
+                                {"time_major": True}])
+def test_lstm_layer_matches_composed_cell(kw):
+    oar.set_default_dtype("float64")
+    try:
+        fused, composed = _pair(**kw)
+        x = np.random.default_rng(1).standard_normal((2, 5, 3))
+        results = []
+        for net in (fused, composed):
+            xt = oar.to_tensor(x, stop_gradient=False)
+            out, (h, c) = net(xt)
+            loss = (out * out).sum() + (h * 2.0).sum() + c.sum()
+            loss.backward()
+            grads = {k: p.grad.numpy() for k, p in net.named_parameters()}
+            results.append((out.numpy(), h.numpy(), c.numpy(), xt.grad.numpy(), grads))
+        (o1, h1, c1, gx1, g1), (o2, h2, c2, gx2, g2) = results
+        for a, b in ((o1, o2), (h1, h2), (c1, c2), (gx1, gx2)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        assert g1.keys() == g2.keys()
+        for k in g1:
+            np.testing.assert_allclose(g1[k], g2[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    finally:
+        oar.set_default_dtype("float32")
+
+
+@pytest.mark.parametrize("use", ["out", "h", "c"])
+def test_only_some_outputs_used(use):
+    """An output nothing reads gets no gradient: its absent gradient counts as zero."""
+    oar.seed(3)
+    xw = oar.randn([3, 2, 8], "float64")
+    w = oar.randn([8, 2], "float64")
+    h0, c0 = oar.randn([2, 2], "float64"), oar.randn([2, 2], "float64")
+    for t in (xw, w, h0, c0):
+        t.stop_gradient = False
+    out, h, c, _, _ = _ops._lstm_sequence(xw, w, h0, c0)
+    pick = {"out": out, "h": h, "c": c}[use]
+    gx, gw = oar.grad([pick.sum()], [xw, w])
+    # reference: the same objective through the full concatenation with zero weights elsewhere
+    full = _fn_oar(xw, w, h0, c0)
+    n_out, n_h = out.size, h.size
+    weights = np.zeros(full.shape)
+    sl = {"out": slice(0, n_out), "h": slice(n_out, n_out + n_h), "c": slice(n_out + n_h, None)}[use]
+    weights[sl] = 1.0
+    rx, rw = oar.grad([(full * oar.to_tensor(weights)).sum()], [xw, w])
+    np.testing.assert_allclose(gx.numpy(), rx.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gw.numpy(), rw.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_lstm_to_static_matches_eager():
+    oar.seed(4)
+    net = nn.LSTM(3, 5, direction="bidirect")
+    x = oar.randn([2, 6, 3])
+    eager_out, (eh, ec) = net(x)
+    static = oar.jit.to_static(net)
+    out, (h, c) = static(x)
+    np.testing.assert_allclose(out.numpy(), eager_out.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(h.numpy(), eh.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(c.numpy(), ec.numpy(), rtol=1e-6, atol=1e-6)
