@@ -14,6 +14,7 @@ if _os.environ.get("OAR_EXT_DIR"):
     __path__.append(_os.environ["OAR_EXT_DIR"])  # noqa: F821 (package __path__)
 
 from . import _C  # noqa: E402
+from . import _plugins  # noqa: E402,F401  (loads device plugins: CUSTOM_DEVICE_ROOT, oar_custom_device/)
 from ._C import Tensor, DataType  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bool_ as bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64,
