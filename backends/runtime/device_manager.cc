@@ -29,11 +29,21 @@ constexpr size_t kMinInterfaceSize =
     offsetof(OAR_DeviceInterface, device_min_chunk_size) + sizeof(void*);
 
 // The collectives come as a group (ABI 1.1): a plugin fills all of them or none.
-#define OAR_CCL_SLOTS(X)                                                                                       \
-  X(ccl_get_unique_id_size)                                                                                    \
-  X(ccl_get_unique_id)                                                                                         \
-  X(ccl_comm_init_rank) X(ccl_destroy_comm) X(ccl_all_reduce) X(ccl_broadcast) X(ccl_reduce) X(ccl_all_gather) \
-      X(ccl_reduce_scatter) X(ccl_all_to_all) X(ccl_send) X(ccl_recv) X(ccl_group_start) X(ccl_group_end)
+#define OAR_CCL_SLOTS(X)    \
+  X(ccl_get_unique_id_size) \
+  X(ccl_get_unique_id)      \
+  X(ccl_comm_init_rank)     \
+  X(ccl_destroy_comm)       \
+  X(ccl_all_reduce)         \
+  X(ccl_broadcast)          \
+  X(ccl_reduce)             \
+  X(ccl_all_gather)         \
+  X(ccl_reduce_scatter)     \
+  X(ccl_all_to_all)         \
+  X(ccl_send)               \
+  X(ccl_recv)               \
+  X(ccl_group_start)        \
+  X(ccl_group_end)
 
 // Calls a slot of an Entry and throws with the device type, the slot name and the
 // plugin's own message on failure.
