@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 #include "backends/runtime/caching_allocator.h"
@@ -292,6 +293,23 @@ void DeviceManager::memcpy_d2d(const Place& place, void* dst, const void* src, s
 void DeviceManager::synchronize(const Place& place) {
   auto [e, dev] = resolve(place);
   OAR_DEVICE_CALL(*e, synchronize_device, dev);
+}
+
+OAR_DeviceProperties DeviceManager::properties(const Place& place) {
+  auto [e, dev] = resolve(place);
+  OAR_DeviceProperties props;
+  std::memset(&props, 0, sizeof(props));
+  props.struct_size = sizeof(props);
+  if (e->iface.get_device_properties != nullptr) {
+    OAR_DEVICE_CALL(*e, get_device_properties, dev, &props);
+    props.name[sizeof(props.name) - 1] = '\0';  // whatever the plugin wrote
+    props.struct_size = sizeof(props);
+    return props;
+  }
+  std::snprintf(props.name, sizeof(props.name), "%s", e->type.c_str());
+  size_t free_bytes = 0;
+  OAR_DEVICE_CALL(*e, device_memory_stats, dev, &props.total_memory, &free_bytes);
+  return props;
 }
 
 void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes) {

@@ -72,6 +72,10 @@ class DeviceManager {
   void memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes);
   /// Waits for all work queued on the place's device.
   void synchronize(const Place& place);
+  /// The device's properties (get_device_properties, ABI 1.1). A table without that
+  /// slot (ABI 1.0, the CPU) reports its device type as name and device_memory_stats'
+  /// total as total_memory; other fields stay 0.
+  OAR_DeviceProperties properties(const Place& place);
   /// The plugin's last error text for the calling thread ("" when it has none).
   std::string last_error_message(const std::string& type) const;
 

@@ -96,6 +96,7 @@ static_assert(OAR_DTYPE_BOOL == static_cast<int>(DataType::BOOL) &&
 
 constexpr bool is_input(Kind k) { return k == Kind::kTensor || k == Kind::kOptTensor || k == Kind::kTensorList; }
 constexpr bool is_output(Kind k) { return k == Kind::kOut || k == Kind::kOutList; }
+constexpr bool is_attr(Kind k) { return !is_input(k) && !is_output(k); }
 
 }  // namespace
 }  // namespace oar::backends
@@ -110,7 +111,8 @@ struct OAR_KernelContext_st {
   const void* const* attrs;  // the C++ value of each attribute
   const oar::backends::Kind* attr_kinds;
   size_t num_attrs;
-  oar::DenseTensor* const* outputs;
+  void* const* outputs;  // DenseTensor* (kOut) or std::vector<DenseTensor*>* (kOutList)
+  const oar::backends::Kind* output_kinds;
   size_t num_outputs;
   std::string error;  // set_error's text
 };
@@ -238,28 +240,76 @@ OAR_Status api_attr_floats(OAR_KernelContext c, size_t i, const double** values,
   return OAR_SUCCESS;
 }
 
-OAR_Status api_output(OAR_KernelContext c, size_t i, OAR_Tensor* out) {
-  if (out == nullptr || i >= c->num_outputs)
-    return fail(c, OAR_ERROR_INVALID_ARGUMENT,
-                detail::str_cat("output(", i, "): kernel '", c->kernel, "' has ", c->num_outputs, " outputs"));
-  fill_view(*c->outputs[i], out);
-  return OAR_SUCCESS;
+// Output `i` (a Tensor output), or null after setting the error.
+DenseTensor* output_arg(OAR_KernelContext c, size_t i, const char* call) {
+  if (i < c->num_outputs && c->output_kinds[i] == Kind::kOut) return static_cast<DenseTensor*>(c->outputs[i]);
+  c->error = detail::str_cat(call, "(", i, "): kernel '", c->kernel, "' has ", c->num_outputs, " outputs",
+                             i < c->num_outputs ? " and this one is a Tensor[] (use the output_list calls)" : "");
+  return nullptr;
 }
 
-OAR_Status api_allocate_output(OAR_KernelContext c, size_t i, OAR_Tensor* out) {
-  if (out == nullptr || i >= c->num_outputs)
-    return fail(c, OAR_ERROR_INVALID_ARGUMENT,
-                detail::str_cat("allocate_output(", i, "): kernel '", c->kernel, "' has ", c->num_outputs, " outputs"));
-  // Nothing may throw across the C boundary: an allocator failure becomes a status.
+// Output `i` (a Tensor[] output), or null after setting the error.
+std::vector<DenseTensor*>* output_list_arg(OAR_KernelContext c, size_t i, const char* call) {
+  if (i < c->num_outputs && c->output_kinds[i] == Kind::kOutList)
+    return static_cast<std::vector<DenseTensor*>*>(c->outputs[i]);
+  c->error = detail::str_cat(call, "(", i, "): output ", i, " of kernel '", c->kernel, "' is not a Tensor[] (it has ",
+                             c->num_outputs, " outputs)");
+  return nullptr;
+}
+
+// Allocates `t` through Oar's allocator; nothing may throw across the C boundary, so an
+// allocator failure becomes a status.
+OAR_Status allocate(OAR_KernelContext c, DenseTensor* t, OAR_Tensor* out) {
+  if (out == nullptr) return fail(c, OAR_ERROR_INVALID_ARGUMENT, "allocate: the OAR_Tensor out-pointer is null");
   try {
-    c->outputs[i]->alloc();
+    t->alloc();
   } catch (const Error& e) {
     return fail(c, e.kind() == ErrorKind::kResourceExhausted ? OAR_ERROR_OUT_OF_MEMORY : OAR_ERROR_DEVICE, e.message());
   } catch (const std::exception& e) {
     return fail(c, OAR_ERROR_INTERNAL, e.what());
   }
-  fill_view(*c->outputs[i], out);
+  fill_view(*t, out);
   return OAR_SUCCESS;
+}
+
+OAR_Status api_output(OAR_KernelContext c, size_t i, OAR_Tensor* out) {
+  DenseTensor* t = output_arg(c, i, "output");
+  if (t == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  fill_view(*t, out);
+  return OAR_SUCCESS;
+}
+
+OAR_Status api_allocate_output(OAR_KernelContext c, size_t i, OAR_Tensor* out) {
+  DenseTensor* t = output_arg(c, i, "allocate_output");
+  return t == nullptr ? OAR_ERROR_INVALID_ARGUMENT : allocate(c, t, out);
+}
+
+OAR_Status api_output_list_size(OAR_KernelContext c, size_t i, size_t* size) {
+  const auto* l = output_list_arg(c, i, "output_list_size");
+  if (l == nullptr || size == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  *size = l->size();
+  return OAR_SUCCESS;
+}
+
+DenseTensor* output_list_item(OAR_KernelContext c, size_t i, size_t j, const char* call) {
+  auto* l = output_list_arg(c, i, call);
+  if (l == nullptr) return nullptr;
+  if (j < l->size()) return (*l)[j];
+  c->error = detail::str_cat(call, "(", i, ", ", j, "): output ", i, " of kernel '", c->kernel, "' has ", l->size(),
+                             " tensors");
+  return nullptr;
+}
+
+OAR_Status api_output_list_item(OAR_KernelContext c, size_t i, size_t j, OAR_Tensor* out) {
+  DenseTensor* t = output_list_item(c, i, j, "output_list_item");
+  if (t == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  fill_view(*t, out);
+  return OAR_SUCCESS;
+}
+
+OAR_Status api_allocate_output_list_item(OAR_KernelContext c, size_t i, size_t j, OAR_Tensor* out) {
+  DenseTensor* t = output_list_item(c, i, j, "allocate_output_list_item");
+  return t == nullptr ? OAR_ERROR_INVALID_ARGUMENT : allocate(c, t, out);
 }
 
 const OAR_Device* api_device(OAR_KernelContext c) {
@@ -350,9 +400,6 @@ std::string signature_mismatch(const KernelInfo& k, std::string_view signature) 
     if (got_out[i] != want_out[i])
       return detail::str_cat("wrong type of output ", i, ": declared ", got_out[i], ", the op has ", want_out[i]);
   }
-  for (const auto& t : want_out) {
-    if (t != "Tensor") return "ops with a Tensor[] output have no C kernels yet";
-  }
   return "";
 }
 
@@ -407,27 +454,30 @@ OAR_Status api_register_kernel(const char* op, const char* device_type, OAR_Data
 const char* api_last_registration_error() { return t_last_registration_error.c_str(); }
 
 const OAR_KernelApi g_api = {
-    sizeof(OAR_KernelApi),
-    api_register_kernel,
-    api_last_registration_error,
-    api_num_inputs,
-    api_input,
-    api_input_list_size,
-    api_input_list_item,
-    api_attr_bool,
-    api_attr_int,
-    api_attr_float,
-    api_attr_str,
-    api_attr_ints,
-    api_attr_floats,
-    api_attr_dtype,
-    api_attr_scalar,
-    api_num_outputs,
-    api_output,
-    api_allocate_output,
-    api_device,
-    api_stream,
-    api_set_error,
+    .struct_size = sizeof(OAR_KernelApi),
+    .register_kernel = api_register_kernel,
+    .last_registration_error = api_last_registration_error,
+    .num_inputs = api_num_inputs,
+    .input = api_input,
+    .input_list_size = api_input_list_size,
+    .input_list_item = api_input_list_item,
+    .attr_bool = api_attr_bool,
+    .attr_int = api_attr_int,
+    .attr_float = api_attr_float,
+    .attr_str = api_attr_str,
+    .attr_ints = api_attr_ints,
+    .attr_floats = api_attr_floats,
+    .attr_dtype = api_attr_dtype,
+    .attr_scalar = api_attr_scalar,
+    .num_outputs = api_num_outputs,
+    .output = api_output,
+    .allocate_output = api_allocate_output,
+    .output_list_size = api_output_list_size,
+    .output_list_item = api_output_list_item,
+    .allocate_output_list_item = api_allocate_output_list_item,
+    .device = api_device,
+    .stream = api_stream,
+    .set_error = api_set_error,
 };
 
 std::function<void()> stage_kernels(const std::string& device_type,
@@ -475,43 +525,48 @@ const void* address_of(const T& v) {
   }
 }
 
+// The kinds among a signature's (the last entry is a sentinel) that satisfy `pred`.
+template <size_t M>
+constexpr size_t count_kinds(const Kind (&kinds)[M], bool (*pred)(Kind)) {
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < M; ++i) n += pred(kinds[i]) ? 1 : 0;
+  return n;
+}
+template <size_t N, size_t M>
+constexpr std::array<Kind, N + 1> select_kinds(const Kind (&kinds)[M], bool (*pred)(Kind)) {
+  std::array<Kind, N + 1> out{};
+  size_t j = 0;
+  for (size_t i = 0; i + 1 < M; ++i)
+    if (pred(kinds[i])) out[j++] = kinds[i];
+  return out;
+}
+
 template <int K, int DtypeFrom, typename Sig>
 struct Adapter;
 
 template <int K, int DtypeFrom, typename... A>
 struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
-  static constexpr Kind kKinds[] = {ArgKind<A>::kind..., Kind::kOut};
-  static constexpr size_t count(bool (*pred)(Kind)) {
-    size_t n = 0;
-    for (size_t i = 0; i + 1 < std::size(kKinds); ++i) n += pred(kKinds[i]) ? 1 : 0;
-    return n;
-  }
-  static constexpr size_t kIn = count(is_input), kOut = count(is_output), kAttrs = sizeof...(A) - kIn - kOut;
-  static constexpr auto kInKinds = [] {
-    std::array<Kind, kIn + 1> k{};
-    size_t j = 0;
-    for (size_t i = 0; i < sizeof...(A); ++i)
-      if (is_input(kKinds[i])) k[j++] = kKinds[i];
-    return k;
-  }();
-  static constexpr auto kAttrKinds = [] {
-    std::array<Kind, kAttrs + 1> k{};
-    size_t j = 0;
-    for (size_t i = 0; i < sizeof...(A); ++i)
-      if (!is_input(kKinds[i]) && !is_output(kKinds[i])) k[j++] = kKinds[i];
-    return k;
-  }();
+  static constexpr Kind kKinds[] = {ArgKind<A>::kind..., Kind::kOut};  // (a sentinel: never empty)
+  static constexpr size_t kIn = count_kinds(kKinds, is_input), kOut = count_kinds(kKinds, is_output),
+                          kAttrs = count_kinds(kKinds, is_attr);
+  static constexpr auto kInKinds = select_kinds<kIn>(kKinds, is_input);
+  static constexpr auto kOutKinds = select_kinds<kOut>(kKinds, is_output);
+  static constexpr auto kAttrKinds = select_kinds<kAttrs>(kKinds, is_attr);
 
   static void call(const DeviceContext& ctx, A... a) {
     const void* in[kIn + 1];
     const void* attrs[kAttrs + 1];
-    DenseTensor* outs[kOut + 1];
+    void* outs[kOut + 1];
     size_t i = 0, j = 0, o = 0;
     auto put = [&](auto& v, Kind k) {
       if (is_input(k)) {
         in[i++] = address_of(v);
       } else if (is_output(k)) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, DenseTensor*>) outs[o++] = v;
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, DenseTensor*>) {
+          outs[o++] = v;
+        } else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<DenseTensor*>>) {
+          outs[o++] = &v;  // the adapter's own copy of the list, alive for the call
+        }
       } else {
         attrs[j++] = address_of(v);
       }
@@ -519,7 +574,11 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
     (put(a, ArgKind<A>::kind), ...);
     DataType dtype = DataType::UNDEFINED;
     if constexpr (DtypeFrom < 0) {
-      dtype = outs[0]->dtype();
+      if (kOutKinds[0] == Kind::kOut) {
+        dtype = static_cast<DenseTensor*>(outs[0])->dtype();
+      } else if (const auto* l = static_cast<std::vector<DenseTensor*>*>(outs[0]); !l->empty()) {
+        dtype = (*l)[0]->dtype();
+      }
     } else if (kInKinds[DtypeFrom] == Kind::kTensorList) {
       const auto* l = static_cast<const std::vector<const DenseTensor*>*>(in[DtypeFrom]);
       if (!l->empty()) dtype = (*l)[0]->dtype();
@@ -529,8 +588,18 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
     const int d = static_cast<int>(dtype);
     OAR_KernelFn fn =
         d >= 0 && d < kNumDataTypes ? g_fns[K][ctx.place.type_id()][d].load(std::memory_order_acquire) : nullptr;
-    OAR_KernelContext_st c{
-        &ctx, kernel_infos()[K].name, in, kInKinds.data(), kIn, attrs, kAttrKinds.data(), kAttrs, outs, kOut, {}};
+    OAR_KernelContext_st c{&ctx,
+                           kernel_infos()[K].name,
+                           in,
+                           kInKinds.data(),
+                           kIn,
+                           attrs,
+                           kAttrKinds.data(),
+                           kAttrs,
+                           outs,
+                           kOutKinds.data(),
+                           kOut,
+                           {}};
     if (__builtin_expect(fn == nullptr, 0)) throw_kernel_failure(c, OAR_ERROR_INTERNAL, dtype);
     const OAR_Status status = fn(&g_api, &c);
     if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_kernel_failure(c, status, dtype);

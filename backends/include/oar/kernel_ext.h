@@ -79,6 +79,10 @@ typedef struct OAR_KernelApi {
   OAR_Status (*output)(OAR_KernelContext ctx, size_t i, OAR_Tensor* out); /* data NULL until allocated */
   OAR_Status (*allocate_output)(OAR_KernelContext ctx, size_t i,
                                 OAR_Tensor* out); /* contiguous, on the kernel's device, via Oar's allocator */
+  OAR_Status (*output_list_size)(OAR_KernelContext ctx, size_t i, size_t* size);              /* a Tensor[] output */
+  OAR_Status (*output_list_item)(OAR_KernelContext ctx, size_t i, size_t j, OAR_Tensor* out); /* not allocated */
+  OAR_Status (*allocate_output_list_item)(OAR_KernelContext ctx, size_t i, size_t j,
+                                          OAR_Tensor* out); /* as allocate_output */
 
   /* Where the kernel runs */
   const OAR_Device* (*device)(OAR_KernelContext ctx);

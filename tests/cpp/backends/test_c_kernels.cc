@@ -1,5 +1,5 @@
 // The C kernel API (backends/include/oar/kernel_ext.h): the test plugin's C kernels
-// (add, relu, matmul for float32 on `testdev`) run through the generated op functions
+// (add, relu, matmul, split for float32 on `testdev`) run through the generated op functions
 // like any kernel and match the CPU's; their failures carry the plugin's message.
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want) 
 
 TEST(CKernels, RegisteredUnderTheCpuKernelsNames) {
   load_testdev();
-  for (const char* op : {"add", "relu", "matmul"}) {
+  for (const char* op : {"add", "relu", "matmul", "split"}) {
     EXPECT_NE(KernelRegistry::instance().find(op, kDev.type(), DataType::FLOAT32), nullptr) << op;
     EXPECT_EQ(KernelRegistry::instance().find(op, kDev.type(), DataType::FLOAT64), nullptr) << op;
   }
@@ -90,6 +90,19 @@ TEST(CKernels, MatmulMatchesCpuWithTransposeAttributes) {
       EXPECT_EQ(dev.dense().dims(), Dims({2, 4}));
       expect_near(host_values(dev), host_values(cpu));
     }
+  }
+}
+
+TEST(CKernels, SplitFillsATensorListOutput) {
+  load_testdev();
+  const auto a = random_values(24, 8);
+  const std::vector<Tensor> dev = ops::split(on(kDev, a, {2, 3, 4}), {1, 3}, -1);
+  const std::vector<Tensor> cpu = ops::split(on(CPUPlace(), a, {2, 3, 4}), {1, 3}, -1);
+  ASSERT_EQ(dev.size(), 2u);
+  for (size_t i = 0; i < dev.size(); ++i) {
+    EXPECT_EQ(dev[i].place(), kDev);
+    EXPECT_EQ(dev[i].dense().dims(), cpu[i].dense().dims());
+    expect_near(host_values(dev[i]), host_values(cpu[i]));
   }
 }
 

@@ -44,11 +44,11 @@ TEST(DevicePlugins, CurrentPluginLoadsWithItsSlots) {
   const OAR_DeviceInterface& t = DeviceManager::instance().interface("testdev");
   EXPECT_NE(t.query_stream, nullptr);
   EXPECT_NE(t.get_last_error_message, nullptr);
-  OAR_DeviceProperties props{};
-  props.struct_size = sizeof(props);
-  ASSERT_EQ(t.get_device_properties(DeviceManager::instance().device(CustomPlace("testdev", 0)), &props), OAR_SUCCESS);
+  const OAR_DeviceProperties props = DeviceManager::instance().properties(CustomPlace("testdev", 0));
+  EXPECT_EQ(props.struct_size, sizeof(OAR_DeviceProperties));
   EXPECT_STREQ(props.name, "testdev host emulation");
   EXPECT_EQ(props.compute_units, 1);
+  EXPECT_EQ(props.total_memory, size_t{1} << 30);
 }
 
 TEST(DevicePlugins, Abi10PluginLoadsWithLaterSlotsNull) {
@@ -61,6 +61,11 @@ TEST(DevicePlugins, Abi10PluginLoadsWithLaterSlotsNull) {
   int src = 7, dst = 0;
   DeviceManager::instance().memcpy_h2d(CustomPlace("testdev_v10", 0), &dst, &src, sizeof(int));
   EXPECT_EQ(dst, 7);
+  // No get_device_properties: the name and memory come from what a 1.0 table has.
+  const OAR_DeviceProperties props = DeviceManager::instance().properties(CustomPlace("testdev_v10", 0));
+  EXPECT_STREQ(props.name, "testdev_v10");
+  EXPECT_EQ(props.total_memory, size_t{1} << 30);
+  EXPECT_EQ(props.compute_units, 0);
   // Its (1.1-only) kernels were not offered.
   EXPECT_EQ(KernelRegistry::instance().find("add", device_type_from_name("testdev_v10"), DataType::FLOAT32), nullptr);
 }
