@@ -12,6 +12,7 @@
 #include "backends/runtime/device_manager.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/dispatch/kernel_registry.h"
 
 namespace oar {
@@ -104,6 +105,28 @@ TEST(CKernels, SplitFillsATensorListOutput) {
     EXPECT_EQ(dev[i].dense().dims(), cpu[i].dense().dims());
     expect_near(host_values(dev[i]), host_values(cpu[i]));
   }
+}
+
+TEST(CKernels, TheExecutorsKernelStepRunsTheCKernel) {
+  // The executor resolves a kernel when it plans a program and runs it through the op's
+  // kernel step (Note [Kernel-level programs]); a C kernel is just another pointer there.
+  load_testdev();
+  const auto a = random_values(6, 9), b = random_values(12, 10);
+  dispatch::KernelStepInfo step = dispatch::kernel_step("matmul");
+  ASSERT_NE(step.fn, nullptr);
+  std::vector<Tensor> x{on(kDev, a, {2, 3})}, y{on(kDev, b, {4, 3})};
+  const std::vector<Tensor>* inputs[] = {&x, &y};
+  const std::vector<dispatch::AttrValue> attrs = {false, true};
+  dispatch::KernelCall call;
+  call.ctx = &device_context(kDev);
+  call.fn = KernelRegistry::instance().find("matmul", kDev.type(), DataType::FLOAT32);
+  call.inputs = inputs;
+  call.attrs = &attrs;
+  step.fn(call);
+  ASSERT_EQ(call.outputs.size(), 1u);
+  EXPECT_EQ(call.outputs[0].place(), kDev);
+  Tensor cpu = ops::matmul(on(CPUPlace(), a, {2, 3}), on(CPUPlace(), b, {4, 3}), false, true);
+  expect_near(host_values(Tensor(std::move(call.outputs[0]))), host_values(cpu));
 }
 
 TEST(CKernels, KernelFailureCarriesThePluginsMessage) {

@@ -106,6 +106,9 @@ TEST(DevicePlugins, FailingInitializeIsRefusedWithThePluginsMessage) {
   expect_contains(m, "initialize failed with OAR_ERROR_DEVICE");
   expect_contains(m, "no device found (driver not loaded)");
   EXPECT_FALSE(DeviceManager::instance().has_device_type("testdev_init_fails"));
+  // Its kernels passed their checks, but a device that never went live registers none.
+  EXPECT_EQ(KernelRegistry::instance().find("add", device_type_from_name("testdev_init_fails"), DataType::FLOAT32),
+            nullptr);
 }
 
 TEST(DevicePlugins, HalfFilledCollectivesAreRefused) {
@@ -157,6 +160,40 @@ TEST(DevicePlugins, FailedCallCarriesThePluginsMessage) {
     expect_contains(e.message(), "device_memory_allocate failed with OAR_ERROR_OUT_OF_MEMORY");
     expect_contains(e.message(), "testdev: cannot allocate");
   }
+}
+
+// The refusals register_device gives before any library is involved.
+struct Registration {
+  explicit Registration(const char* type) : table(DeviceManager::instance().interface("cpu")) {
+    reg.struct_size = sizeof(reg);
+    reg.version = {sizeof(OAR_DeviceAbiVersion), OAR_DEVICE_ABI_VERSION_MAJOR, OAR_DEVICE_ABI_VERSION_MINOR};
+    reg.device_type = type;
+    reg.interface = &table;
+  }
+  std::string refusal() {
+    try {
+      DeviceManager::instance().register_device(reg);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    ADD_FAILURE() << "not refused";
+    return "";
+  }
+  OAR_DeviceInterface table;
+  OAR_DeviceRegistration reg{};
+};
+
+TEST(DevicePlugins, RegistrationRefusalsNameWhatIsWrong) {
+  Registration no_name("");
+  expect_contains(no_name.refusal(), "OAR_DeviceRegistration.device_type is empty");
+  Registration short_version("reg_short_version");
+  short_version.reg.version.struct_size = 4;
+  expect_contains(short_version.refusal(), "OAR_DeviceAbiVersion.struct_size is 4");
+  Registration failing_kernels("reg_failing_kernels");
+  failing_kernels.reg.register_kernels = [](const OAR_KernelApi*) { return OAR_ERROR_DEVICE; };
+  expect_contains(failing_kernels.refusal(), "its C kernels were refused: register_kernels returned OAR_ERROR_DEVICE");
+  for (const char* type : {"reg_short_version", "reg_failing_kernels"})
+    EXPECT_FALSE(DeviceManager::instance().has_device_type(type)) << type;
 }
 
 }  // namespace
