@@ -14,7 +14,6 @@ if _os.environ.get("OAR_EXT_DIR"):
     __path__.append(_os.environ["OAR_EXT_DIR"])  # noqa: F821 (package __path__)
 
 from . import _C  # noqa: E402
-from . import _plugins  # noqa: E402,F401  (loads device plugins: CUSTOM_DEVICE_ROOT, oar_custom_device/)
 from ._C import Tensor, DataType  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bool_ as bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64,
@@ -54,3 +53,4 @@ from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
+from . import _plugins  # noqa: E402,F401  (last: loads device plugins from CUSTOM_DEVICE_ROOT, oar_custom_device/)
