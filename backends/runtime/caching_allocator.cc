@@ -120,9 +120,11 @@ void* CachingAllocator::device_allocate_locked(size_t block, size_t requested) {
     ptr = nullptr;
     status = iface_->device_memory_allocate(device_, &ptr, block);
     if (status == OAR_ERROR_OUT_OF_MEMORY || (status == OAR_SUCCESS && ptr == nullptr)) {
-      OAR_THROW(ResourceExhausted, "out of memory on ", place_.str(), ": cannot allocate ",
-                requested, " bytes (block of ", block, " bytes) with ", stats_.allocated_bytes,
-                " bytes in use; free tensors or lower the batch size");
+      const std::string why = DeviceManager::instance().last_error_message(device_type_);  // the plugin's words
+      OAR_THROW(ResourceExhausted, "out of memory on ", place_.str(), ": cannot allocate ", requested,
+                " bytes (block of ", block, " bytes) with ", stats_.allocated_bytes,
+                " bytes in use; free tensors or lower the batch size", why.empty() ? "" : " (", why,
+                why.empty() ? "" : ")");
     }
   }
   check_status(status, device_type_, "device_memory_allocate");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 
 #include "backends/runtime/caching_allocator.h"
@@ -28,8 +29,26 @@ namespace oar::backends {
 constexpr size_t kMinInterfaceSize =
     offsetof(OAR_DeviceInterface, device_min_chunk_size) + sizeof(void*);
 
-// Calls a slot of an Entry and throws with the device type and slot name on failure.
-#define OAR_DEVICE_CALL(e, slot, ...) check_status((e).iface.slot(__VA_ARGS__), (e).type, #slot)
+// The collectives come as a group (ABI 1.1): a plugin fills all of them or none.
+#define OAR_CCL_SLOTS(X)    \
+  X(ccl_get_unique_id_size) \
+  X(ccl_get_unique_id)      \
+  X(ccl_comm_init_rank)     \
+  X(ccl_destroy_comm)       \
+  X(ccl_all_reduce)         \
+  X(ccl_broadcast)          \
+  X(ccl_reduce)             \
+  X(ccl_all_gather)         \
+  X(ccl_reduce_scatter)     \
+  X(ccl_all_to_all)         \
+  X(ccl_send)               \
+  X(ccl_recv)               \
+  X(ccl_group_start)        \
+  X(ccl_group_end)
+
+// Calls a slot of an Entry and throws with the device type, the slot name and the
+// plugin's own message on failure.
+#define OAR_DEVICE_CALL(e, slot, ...) check_call((e).iface, (e).type, (e).iface.slot(__VA_ARGS__), #slot)
 
 struct DeviceManager::Entry {
   std::string type;
@@ -47,12 +66,20 @@ const char* status_name(OAR_Status status) {
     case OAR_ERROR_UNIMPLEMENTED: return "OAR_ERROR_UNIMPLEMENTED";
     case OAR_ERROR_DEVICE: return "OAR_ERROR_DEVICE";
     case OAR_ERROR_INTERNAL: return "OAR_ERROR_INTERNAL";
+    case OAR_ERROR_NOT_READY:
+      return "OAR_ERROR_NOT_READY";
   }
   return "OAR_ERROR_<unknown>";
 }
 
-void check_status(OAR_Status status, const std::string& device_type, const char* call) {
-  if (__builtin_expect(status == OAR_SUCCESS, 1)) return;
+namespace {
+std::string plugin_message(const OAR_DeviceInterface& iface) {
+  const char* msg = iface.get_last_error_message != nullptr ? iface.get_last_error_message() : nullptr;
+  return msg != nullptr ? msg : "";
+}
+
+[[noreturn]] void throw_status(OAR_Status status, const std::string& device_type, const char* call,
+                               const std::string& detail) {
   ErrorKind kind = ErrorKind::kInternal;
   switch (status) {
     case OAR_ERROR_INVALID_ARGUMENT: kind = ErrorKind::kInvalidArgument; break;
@@ -60,8 +87,28 @@ void check_status(OAR_Status status, const std::string& device_type, const char*
     case OAR_ERROR_UNIMPLEMENTED: kind = ErrorKind::kUnimplemented; break;
     default: break;
   }
-  throw Error(kind, detail::str_cat("device '", device_type, "': ", call, " failed with ",
-                                    status_name(status), " (", static_cast<int>(status), ")"));
+  throw Error(kind, detail::str_cat("device '", device_type, "': ", call, " failed with ", status_name(status), " (",
+                                    static_cast<int>(status), ")", detail.empty() ? "" : ": ", detail));
+}
+
+inline void check_call(const OAR_DeviceInterface& iface, const std::string& type, OAR_Status status, const char* call) {
+  if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_status(status, type, call, plugin_message(iface));
+}
+
+KernelStager g_kernel_stager = nullptr;
+}  // namespace
+
+void set_kernel_stager(KernelStager stager) { g_kernel_stager = stager; }
+
+void check_status(OAR_Status status, const std::string& device_type, const char* call) {
+  if (__builtin_expect(status == OAR_SUCCESS, 1)) return;
+  throw_status(status, device_type, call, DeviceManager::instance().last_error_message(device_type));
+}
+
+std::string DeviceManager::last_error_message(const std::string& type) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(type);
+  return it == entries_.end() ? "" : plugin_message(it->second->iface);
 }
 
 DeviceManager& DeviceManager::instance() {
@@ -102,49 +149,83 @@ void DeviceManager::register_device(const OAR_DeviceRegistration& reg) {
               "'): required slot OAR_DeviceInterface." #slot " is null");
   OAR_REQUIRED_DEVICE_SLOTS(OAR_CHECK_SLOT)
 #undef OAR_CHECK_SLOT
+  std::string ccl_null, ccl_set;
+#define OAR_CCL_SLOT(slot) (e->iface.slot == nullptr ? ccl_null : ccl_set) += " " #slot;
+  OAR_CCL_SLOTS(OAR_CCL_SLOT)
+#undef OAR_CCL_SLOT
+  OAR_ENFORCE(ccl_null.empty() || ccl_set.empty(), InvalidArgument, "register_device('", type,
+              "'): the collectives are all or none; set:", ccl_set, "; null:", ccl_null);
 
-  std::lock_guard<std::mutex> lock(mu_);
-  OAR_ENFORCE(entries_.count(type) == 0, AlreadyExists, "register_device: device type '", type,
-              "' is already registered");
+  // One registration at a time: the checks below and the insertion must not interleave
+  // with another registration of the same type (entries_ itself is guarded by mu_).
+  static std::mutex register_mu;
+  std::lock_guard<std::mutex> register_lock(register_mu);
+  OAR_ENFORCE(!has_device_type(type), AlreadyExists, "register_device: device type '", type, "' is already registered");
   // Places, kernels and allocators key on the interned id (Note [Device types]); a type
   // past the limit is refused here, before the plugin is initialized.
   const DeviceType id = device_type_from_name(type);
+  // Kernels are checked before the plugin is initialized and registered after it is
+  // live, so a refused plugin leaves neither a device nor a kernel behind.
+  const bool has_kernels = reg.struct_size >= offsetof(OAR_DeviceRegistration, register_kernels) + sizeof(void*) &&
+                           reg.register_kernels != nullptr;
+  OAR_ENFORCE(!has_kernels || g_kernel_stager != nullptr, Unimplemented, "register_device('", type,
+              "'): this build has no C kernel API");
+  std::function<void()> commit_kernels = has_kernels ? g_kernel_stager(type, reg.register_kernels) : nullptr;
   OAR_DEVICE_CALL(*e, initialize);
   size_t count = 0;
-  OAR_DEVICE_CALL(*e, get_device_count, &count);
+  try {
+    OAR_DEVICE_CALL(*e, get_device_count, &count);
+  } catch (...) {
+    e->iface.finalize();
+    throw;
+  }
   e->devices.resize(count);
   for (size_t i = 0; i < count; ++i) {
     e->devices[i] = OAR_Device{sizeof(OAR_Device), static_cast<int>(i), nullptr};
   }
   e->init_once = std::make_unique<std::once_flag[]>(count);
-  entries_.emplace(type, std::move(e));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.emplace(type, std::move(e));
+  }
   if (!has_allocator_factory(id)) register_allocator_factory(id, caching_allocator_for);
+  if (commit_kernels) commit_kernels();
 }
 
-void DeviceManager::load_plugin(const std::string& so_path) {
+std::string DeviceManager::load_plugin(const std::string& so_path) {
+  const std::string runtime_abi =
+      detail::str_cat("runtime ABI ", OAR_DEVICE_ABI_VERSION_MAJOR, ".", OAR_DEVICE_ABI_VERSION_MINOR);
   // RTLD_LOCAL: two plugins may export the same symbol names without clashing.
   void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    OAR_THROW(NotFound, "load_plugin: cannot load '", so_path, "': ", why ? why : "unknown");
+    OAR_THROW(NotFound, "load_plugin('", so_path, "'): cannot load it (", runtime_abi, "): ", why ? why : "unknown");
   }
   auto init = reinterpret_cast<OAR_InitPluginFn>(dlsym(handle, OAR_INIT_PLUGIN_SYMBOL));
   if (init == nullptr) {
     dlclose(handle);
-    OAR_THROW(NotFound, "load_plugin: '", so_path, "' does not export ", OAR_INIT_PLUGIN_SYMBOL,
-              " (declare it extern \"C\")");
+    OAR_THROW(NotFound, "load_plugin('", so_path, "'): no device type, no plugin ABI (", runtime_abi,
+              "): the library does not export ", OAR_INIT_PLUGIN_SYMBOL,
+              " (not an Oar plugin, or the entry point is not declared extern \"C\")");
   }
   OAR_DeviceRegistration reg;
   std::memset(&reg, 0, sizeof(reg));
   reg.struct_size = sizeof(reg);
   init(&reg);
+  const std::string type = reg.device_type != nullptr ? reg.device_type : "";
   try {
     register_device(reg);
-  } catch (...) {
+  } catch (const Error& e) {
     dlclose(handle);
-    throw;
+    // One message with everything a user needs to tell which plugin to rebuild or fix.
+    const bool has_version = reg.version.struct_size >= sizeof(OAR_DeviceAbiVersion);
+    throw Error(e.kind(), detail::str_cat("load_plugin('", so_path, "'): device '", type, "', plugin ABI ",
+                                          has_version ? std::to_string(reg.version.major) : std::string("?"), ".",
+                                          has_version ? std::to_string(reg.version.minor) : std::string("?"), ", ",
+                                          runtime_abi, ": ", e.message()));
   }
   // Never dlclose a registered plugin: its function pointers live in the table.
+  return type;
 }
 
 DeviceManager::Entry& DeviceManager::entry(const std::string& type) const {
@@ -214,6 +295,23 @@ void DeviceManager::synchronize(const Place& place) {
   OAR_DEVICE_CALL(*e, synchronize_device, dev);
 }
 
+OAR_DeviceProperties DeviceManager::properties(const Place& place) {
+  auto [e, dev] = resolve(place);
+  OAR_DeviceProperties props;
+  std::memset(&props, 0, sizeof(props));
+  props.struct_size = sizeof(props);
+  if (e->iface.get_device_properties != nullptr) {
+    OAR_DEVICE_CALL(*e, get_device_properties, dev, &props);
+    props.name[sizeof(props.name) - 1] = '\0';  // whatever the plugin wrote
+    props.struct_size = sizeof(props);
+    return props;
+  }
+  std::snprintf(props.name, sizeof(props.name), "%s", e->type.c_str());
+  size_t free_bytes = 0;
+  OAR_DEVICE_CALL(*e, device_memory_stats, dev, &props.total_memory, &free_bytes);
+  return props;
+}
+
 void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (dst_place == src_place) {
@@ -239,3 +337,23 @@ const bool g_copy_hook_installed = [] {
 }  // namespace
 
 }  // namespace oar::backends
+
+/// Python's plugin discovery (python/oar/_plugins.py) calls this through ctypes, so the
+/// loader needs no binding: 0 and the device type in `out`, or -1 and the error ("Kind:
+/// message") in `out`, truncated to `out_size` bytes.
+extern "C" __attribute__((visibility("default"))) int oar_load_plugin(const char* path, char* out, size_t out_size) {
+  std::string text;
+  int rc = 0;
+  try {
+    text = oar::backends::DeviceManager::instance().load_plugin(path != nullptr ? path : "");
+  } catch (const std::exception& e) {
+    text = e.what();
+    rc = -1;
+  }
+  if (out != nullptr && out_size > 0) {
+    const size_t n = std::min(text.size(), out_size - 1);
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+  }
+  return rc;
+}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,8 +21,18 @@ namespace oar::backends {
 const char* status_name(OAR_Status status);
 
 /// Throws oar::Error naming the device type and the call when `status` is not
-/// OAR_SUCCESS (OUT_OF_MEMORY -> ResourceExhausted, UNIMPLEMENTED -> Unimplemented, ...).
+/// OAR_SUCCESS (OUT_OF_MEMORY -> ResourceExhausted, UNIMPLEMENTED -> Unimplemented, ...),
+/// with the plugin's get_last_error_message text when its table has one.
 void check_status(OAR_Status status, const std::string& device_type, const char* call);
+
+/// The C kernel API's side of plugin loading (backends/runtime/kernel_ext.cc, which sits
+/// above the kernel registry and registers itself here): calls a plugin's
+/// register_kernels and checks every kernel against the op definitions, registering
+/// nothing yet. Throws InvalidArgument naming what was refused; otherwise returns the
+/// function that registers the checked kernels, run once the device is live.
+using KernelStager = std::function<void()> (*)(const std::string& device_type,
+                                               OAR_Status (*register_kernels)(const struct OAR_KernelApi*));
+void set_kernel_stager(KernelStager stager);
 
 /// Thread-safe. Entries are never removed, so references it returns stay valid.
 /// The singleton is never destroyed: tensors freed by static destructors still reach it.
@@ -29,13 +40,17 @@ class DeviceManager {
  public:
   static DeviceManager& instance();
 
-  /// Validates (struct sizes, ABI major version, required slots), copies the table,
-  /// calls initialize() and get_device_count(). Throws InvalidArgument naming what is
-  /// wrong, AlreadyExists for a taken device type.
+  /// Validates (struct sizes, ABI major version, required slots, all-or-none
+  /// collectives), checks the plugin's C kernels, copies the table, calls initialize()
+  /// and get_device_count(), then registers the device and its kernels together. Throws
+  /// InvalidArgument naming what is wrong (and nothing is registered), AlreadyExists for
+  /// a taken device type.
   void register_device(const OAR_DeviceRegistration& registration);
-  /// dlopens `so_path` and registers the device its OAR_INIT_PLUGIN_SYMBOL describes.
-  /// The library is never unloaded. Throws NotFound for a missing file or symbol.
-  void load_plugin(const std::string& so_path);
+  /// dlopens `so_path` and registers the device its OAR_INIT_PLUGIN_SYMBOL describes;
+  /// returns its device type. The library is never unloaded once registered. Every error
+  /// names the file, the device type and both ABI versions; NotFound for a missing file
+  /// or entry point.
+  std::string load_plugin(const std::string& so_path);
 
   bool has_device_type(const std::string& type) const;
   std::vector<std::string> device_types() const;
@@ -57,6 +72,12 @@ class DeviceManager {
   void memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes);
   /// Waits for all work queued on the place's device.
   void synchronize(const Place& place);
+  /// The device's properties (get_device_properties, ABI 1.1). A table without that
+  /// slot (ABI 1.0, the CPU) reports its device type as name and device_memory_stats'
+  /// total as total_memory; other fields stay 0.
+  OAR_DeviceProperties properties(const Place& place);
+  /// The plugin's last error text for the calling thread ("" when it has none).
+  std::string last_error_message(const std::string& type) const;
 
  private:
   struct Entry;

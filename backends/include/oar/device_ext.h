@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define OAR_DEVICE_ABI_VERSION_MAJOR 1
-#define OAR_DEVICE_ABI_VERSION_MINOR 0
+#define OAR_DEVICE_ABI_VERSION_MINOR 1
 
 /* The name of the function a plugin exports, of type OAR_InitPluginFn. */
 #define OAR_INIT_PLUGIN_SYMBOL "oar_init_plugin"
@@ -39,11 +39,40 @@ typedef enum OAR_Status {
   OAR_ERROR_UNIMPLEMENTED = 3,    /* the device cannot do this */
   OAR_ERROR_DEVICE = 4,           /* the device or its driver failed */
   OAR_ERROR_INTERNAL = 5,         /* a bug in the plugin */
+  OAR_ERROR_NOT_READY = 6,        /* (1.1) query_stream/query_event: work is still queued */
 } OAR_Status;
+
+/* (1.1) Element types, shared by collectives and the C kernel API (kernel_ext.h). */
+typedef enum OAR_DataType {
+  OAR_DTYPE_BOOL = 0,
+  OAR_DTYPE_INT8 = 1,
+  OAR_DTYPE_UINT8 = 2,
+  OAR_DTYPE_INT16 = 3,
+  OAR_DTYPE_INT32 = 4,
+  OAR_DTYPE_INT64 = 5,
+  OAR_DTYPE_FLOAT16 = 6,
+  OAR_DTYPE_BFLOAT16 = 7,
+  OAR_DTYPE_FLOAT32 = 8,
+  OAR_DTYPE_FLOAT64 = 9,
+} OAR_DataType;
+
+/* (1.1) Reductions of the collectives (Paddle's ReduceOp). */
+typedef enum OAR_ReduceOp {
+  OAR_REDUCE_SUM = 0,
+  OAR_REDUCE_AVG = 1,
+  OAR_REDUCE_MAX = 2,
+  OAR_REDUCE_MIN = 3,
+  OAR_REDUCE_PROD = 4,
+} OAR_ReduceOp;
 
 /* Opaque handles, created and owned by the plugin. */
 typedef struct OAR_Stream_st* OAR_Stream;
 typedef struct OAR_Event_st* OAR_Event;
+typedef struct OAR_CCLComm_st* OAR_CCLComm; /* (1.1) a communicator of the plugin's collectives */
+
+/* (1.1) Runs on a plugin thread once a stream reaches the point it was added at;
+ * it must not call back into the plugin's stream functions. */
+typedef void (*OAR_StreamCallback)(void* user_data);
 
 typedef struct OAR_DeviceAbiVersion {
   size_t struct_size;
@@ -56,6 +85,33 @@ typedef struct OAR_Device {
   int id;            /* 0 .. get_device_count()-1 */
   void* device_data; /* owned by the plugin; may be set by init_device */
 } OAR_Device;
+
+/* (1.1) What get_device_properties reports. The runtime zero-fills it and sets
+ * struct_size; a plugin writes only the fields that fit in struct_size. */
+typedef struct OAR_DeviceProperties {
+  size_t struct_size;
+  char name[256];               /* model name, NUL-terminated */
+  size_t total_memory;          /* device memory in bytes */
+  int compute_units;            /* SMs, cores, tiles: what runs work in parallel */
+  int max_threads_per_block;    /* 0 where the device has no such notion */
+  int compute_capability_major; /* the vendor's architecture version */
+  int compute_capability_minor;
+  int runtime_version; /* the vendor runtime's version, e.g. 12040 */
+  int driver_version;  /* the driver's version */
+  int supports_fp16;   /* nonzero: float16 kernels run natively */
+  int supports_bf16;   /* nonzero: bfloat16 kernels run natively */
+} OAR_DeviceProperties;
+
+/* (1.1) One device activity recorded between profiler_start and profiler_stop. */
+typedef struct OAR_TraceEvent {
+  size_t struct_size;
+  const char* name;            /* kernel or copy name; valid during the sink call */
+  unsigned long long start_ns; /* CLOCK_MONOTONIC nanoseconds */
+  unsigned long long end_ns;
+  int device_id;
+  int stream_id; /* the plugin's number for the stream, for the timeline's rows */
+} OAR_TraceEvent;
+typedef void (*OAR_TraceSink)(void* user_data, const OAR_TraceEvent* event);
 
 typedef struct OAR_DeviceInterface {
   size_t struct_size;
@@ -107,7 +163,66 @@ typedef struct OAR_DeviceInterface {
                                     size_t* free_bytes);  /* device memory in bytes */
   OAR_Status (*device_min_chunk_size)(const OAR_Device* device,
                                       size_t* size);  /* allocation granularity in bytes */
+
+  /* ---- ABI 1.1 (every slot below may be null: a 1.0 table ends above) ---- */
+  /* Non-blocking queries and host callbacks */
+  OAR_Status (*query_stream)(const OAR_Device* device,
+                             OAR_Stream stream); /* (optional) OAR_SUCCESS when idle, else OAR_ERROR_NOT_READY */
+  OAR_Status (*query_event)(const OAR_Device* device,
+                            OAR_Event event); /* (optional) OAR_SUCCESS when fired, else OAR_ERROR_NOT_READY */
+  OAR_Status (*stream_add_callback)(const OAR_Device* device, OAR_Stream stream, OAR_StreamCallback callback,
+                                    void* user_data); /* (optional) callback(user_data) once the stream gets here */
+  /* Memory fill, peer copies, unified memory, limits */
+  OAR_Status (*device_memory_set)(const OAR_Device* device, void* ptr, unsigned char value,
+                                  size_t size); /* (optional) blocking memset of device memory */
+  OAR_Status (*async_device_memory_set)(const OAR_Device* device, OAR_Stream stream, void* ptr, unsigned char value,
+                                        size_t size); /* (optional) memset queued on stream */
+  OAR_Status (*memory_copy_p2p)(const OAR_Device* dst_device, const OAR_Device* src_device, void* dst, const void* src,
+                                size_t size); /* (optional) blocking, between two devices */
+  OAR_Status (*async_memory_copy_p2p)(const OAR_Device* dst_device, const OAR_Device* src_device, OAR_Stream stream,
+                                      void* dst, const void* src, size_t size); /* (optional) on src's stream */
+  OAR_Status (*unified_memory_allocate)(const OAR_Device* device, void** ptr,
+                                        size_t size); /* (optional) memory both host and device address */
+  OAR_Status (*unified_memory_deallocate)(const OAR_Device* device, void* ptr,
+                                          size_t size);                        /* (optional) frees unified memory */
+  OAR_Status (*device_max_alloc_size)(const OAR_Device* device, size_t* size); /* (optional) largest one allocation */
+  /* Properties and errors */
+  OAR_Status (*get_device_properties)(const OAR_Device* device,
+                                      OAR_DeviceProperties* properties); /* (optional) see OAR_DeviceProperties */
+  const char* (*get_last_error_message)(void); /* (optional) why this thread's last call failed, or NULL */
+  /* Profiler: device activity for paddle.profiler's timeline */
+  OAR_Status (*profiler_start)(const OAR_Device* device); /* (optional) begin recording device activity */
+  OAR_Status (*profiler_stop)(const OAR_Device* device);  /* (optional) stop recording */
+  OAR_Status (*profiler_collect)(
+      const OAR_Device* device, OAR_TraceSink sink,
+      void* user_data); /* (optional) sink(user_data, e) per recorded event, then forget them */
+  /* Collectives, after Paddle's XCCL group: all ccl_* slots or none (the runtime checks) */
+  OAR_Status (*ccl_get_unique_id_size)(size_t* size);     /* (optional) bytes of a communicator id */
+  OAR_Status (*ccl_get_unique_id)(void* id, size_t size); /* (optional) rank 0 makes it; others get it out of band */
+  OAR_Status (*ccl_comm_init_rank)(size_t nranks, const void* id, size_t id_size, size_t rank,
+                                   OAR_CCLComm* comm); /* (optional) collective: every rank calls it */
+  OAR_Status (*ccl_destroy_comm)(OAR_CCLComm comm);    /* (optional) frees a communicator */
+  OAR_Status (*ccl_all_reduce)(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_ReduceOp op,
+                               OAR_CCLComm comm, OAR_Stream stream); /* (optional) recv = op over ranks */
+  OAR_Status (*ccl_broadcast)(void* buf, size_t count, OAR_DataType dtype, size_t root, OAR_CCLComm comm,
+                              OAR_Stream stream); /* (optional) root's buf to every rank */
+  OAR_Status (*ccl_reduce)(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_ReduceOp op, size_t root,
+                           OAR_CCLComm comm, OAR_Stream stream); /* (optional) result on root */
+  OAR_Status (*ccl_all_gather)(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_CCLComm comm,
+                               OAR_Stream stream); /* (optional) recv: nranks * count, rank order */
+  OAR_Status (*ccl_reduce_scatter)(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_ReduceOp op,
+                                   OAR_CCLComm comm, OAR_Stream stream); /* (optional) send: nranks * count */
+  OAR_Status (*ccl_all_to_all)(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_CCLComm comm,
+                               OAR_Stream stream); /* (optional) count elements to and from each rank */
+  OAR_Status (*ccl_send)(const void* send, size_t count, OAR_DataType dtype, size_t peer, OAR_CCLComm comm,
+                         OAR_Stream stream); /* (optional) point to point */
+  OAR_Status (*ccl_recv)(void* recv, size_t count, OAR_DataType dtype, size_t peer, OAR_CCLComm comm,
+                         OAR_Stream stream); /* (optional) point to point */
+  OAR_Status (*ccl_group_start)(void);       /* (optional) batch the following calls ... */
+  OAR_Status (*ccl_group_end)(void);         /* (optional) ... and launch them together */
 } OAR_DeviceInterface;
+
+struct OAR_KernelApi; /* kernel_ext.h */
 
 typedef struct OAR_DeviceRegistration {
   size_t struct_size;
@@ -115,6 +230,10 @@ typedef struct OAR_DeviceRegistration {
   const char* device_type;        /* "cpu", "gpu", "npu": the name in places ("npu:0") */
   const char* sub_device_type;    /* vendor or model, informational; may be NULL */
   OAR_DeviceInterface* interface; /* owned by the plugin; copied at registration */
+  /* (1.1, optional) Registers the plugin's C kernels through api (kernel_ext.h); called
+   * once the table is accepted and before the device goes live. Every kernel must
+   * register, or the whole plugin is refused. */
+  OAR_Status (*register_kernels)(const struct OAR_KernelApi* api);
 } OAR_DeviceRegistration;
 
 /* The plugin entry point, exported as OAR_INIT_PLUGIN_SYMBOL. */

@@ -1,0 +1,62 @@
+"""Device plugin costs (issue 13).
+
+    python3 bench/bench_device.py [--build build/cp311-cp311-linux_x86_64] [--iters 5000]
+
+1. A C-API kernel vs the same kernel in C++ (target: at most +0.3 us per call): runs
+   oar_bench_c_kernel (bench/bench_c_kernel.cc), which times the test plugin's C `add`
+   (tests/cpp/backends/testdev_plugin.c, through the adapter of backends/runtime/
+   kernel_ext.cc) against the same loop registered as a C++ kernel, on one-element
+   float32 tensors, both as a bare kernel call and as the whole op.
+2. Eager tiny-op overhead from Python: oar.add of two [1] float32 on the plugin device
+   `testdev` (its C kernel) vs on the CPU (the CPU's C++ kernel), in a fresh interpreter
+   with CUSTOM_DEVICE_ROOT pointing at the test plugins.
+"""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PY_BENCH = r"""
+import timeit
+import oar
+dev = oar.CustomPlace('testdev', 0)
+res = {}
+for name, place in [('cpu', oar.CPUPlace()), ('testdev', dev)]:
+    a = oar._C.ops.full([1], 1.5, oar.float32, place)
+    b = oar._C.ops.full([1], 2.5, oar.float32, place)
+    n = 2000
+    res[name] = min(timeit.repeat(lambda: oar.add(a, b), number=n, repeat=100)) / n * 1e6
+print(f"{res['cpu']:.3f} {res['testdev']:.3f}")
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    builds = sorted(glob.glob(os.path.join(REPO, "build", "*", "tests", "cpp", "backends", "oar_bench_c_kernel")))
+    ap.add_argument("--build", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(builds[0]))))
+                    if builds else None, help="the CMake build folder")
+    ap.add_argument("--iters", type=int, default=5000, help="calls per timed run (50 runs, best kept)")
+    args = ap.parse_args()
+    if args.build is None:
+        sys.exit("bench_device: no oar_bench_c_kernel found; build the C++ tests first (pip install -e .)")
+    exe = os.path.join(args.build, "tests", "cpp", "backends", "oar_bench_c_kernel")
+    out = subprocess.run([exe, str(args.iters)], check=True, capture_output=True, text=True).stdout
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in out.splitlines()[1:] if line.strip()}
+    cpp, c = rows["bench_cpp"], rows["testdev"]
+    print("C kernel API vs the same C++ kernel, [1] float32 add, ns per call (best of 50 runs)")
+    print(f"  bare kernel call: C++ {cpp[0]:8.1f}   C API {c[0]:8.1f}   difference {c[0] - cpp[0]:+7.1f} ns")
+    print(f"  whole op (ops::add): C++ {cpp[1]:8.1f}   C API {c[1]:8.1f}   difference {c[1] - cpp[1]:+7.1f} ns")
+    print(f"  target: at most +300 ns -> {'ok' if c[1] - cpp[1] <= 300 else 'OVER'}")
+
+    env = dict(os.environ, CUSTOM_DEVICE_ROOT=os.path.join(args.build, "test_plugins"))
+    py = subprocess.run([sys.executable, "-c", PY_BENCH], check=True, capture_output=True, text=True, env=env)
+    cpu_us, dev_us = (float(v) for v in py.stdout.split())
+    print("Eager oar.add of two [1] float32 from Python, us per call")
+    print(f"  cpu {cpu_us:.3f}   testdev (C kernel) {dev_us:.3f}   ratio {dev_us / cpu_us:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
