@@ -54,8 +54,11 @@ def models(m):
         d = x - mu
         return d * m.rsqrt(m.mean(d * d, axis=-1, keepdim=True) + 1e-5) * w + w
 
+    def rowmax(x):  # torch.max(x, dim) returns (values, indices)
+        return m.amax(x, -1, keepdim=True) if m.__name__ == "torch" else m.max(x, axis=-1, keepdim=True)
+
     def sm(x, w):
-        e = m.exp(x - m.max(x, axis=-1, keepdim=True))
+        e = m.exp(x - rowmax(x))
         return e / m.sum(e, axis=-1, keepdim=True)
 
     def gb(x, b):

@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -113,6 +114,7 @@ class Emitter {
     for (size_t i = 0; i < nbuf; ++i)
       ptrs_.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), bufs, i)));
     colsf_ = b_.CreateSIToFP(cols_, et_);
+    plan_output_caches();
     loop(r0, r1, 1, {}, [&](llvm::Value* r, const std::vector<llvm::Value*>&) {
       emit_row(r);
       return std::vector<llvm::Value*>{};
@@ -161,8 +163,48 @@ class Emitter {
 
   bool row_level(const Node& n) const { return n.cls == VClass::kRow || n.cls == VClass::kScalar; }
 
+  // Whether node `n` (not crossing reductions) calls a transcendental function, and
+  // whether `n` is `of` or one of its operands' ancestors.
+  bool costly(int n) const {
+    const Node& x = k_.nodes[n];
+    if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
+    if (x.kind == Node::kUnary && (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
+      return true;
+    return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
+  }
+  bool reaches(int of, int n) const {
+    if (of == n) return true;
+    const Node& x = k_.nodes[of];
+    if (x.kind == Node::kReduce || x.kind == Node::kInput) return false;
+    return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n));
+  }
+
+  // Softmax's exp(x - max) is the sum's operand and the output's numerator: computed in
+  // the sum's loop, it is stored in the output's buffer and read back by the output loop
+  // instead of computed again (only for operands with a transcendental: recomputing
+  // x * x is cheaper than the extra store and load).
+  void plan_output_caches() {
+    std::unordered_set<int> used;
+    for (const Node& n : k_.nodes) {
+      if (n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) || cache_out_.count(n.a))
+        continue;
+      for (size_t o = 0; o < k_.outputs.size(); ++o) {
+        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
+            !reaches(k_.outputs[o], n.a))
+          continue;
+        cache_out_[n.a] = static_cast<int>(o);
+        used.insert(static_cast<int>(o));
+        break;
+      }
+    }
+  }
+  llvm::Value* cache_ptr(int n, llvm::Value* c) {
+    return b_.CreateGEP(et_, ptrs_[k_.inputs.size() + cache_out_.at(n)], b_.CreateAdd(rowoff_, c));
+  }
+
   void emit_row(llvm::Value* r) {
     row_.assign(k_.nodes.size(), nullptr);
+    cache_ready_.clear();
     rowoff_ = b_.CreateMul(r, cols_);
     r_ = r;
     sweep_row_values();
@@ -219,10 +261,16 @@ class Emitter {
       if (n.op == "sum") return b_.CreateFAdd(acc, v);
       return b_.CreateBinaryIntrinsic(n.op == "max" ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, acc, v);
     };
+    const bool store = cache_out_.count(n.a) && !cache_ready_.count(n.a);
+    auto operand = [&](llvm::Value* c, int w) {
+      std::unordered_map<int, llvm::Value*> memo;
+      llvm::Value* v = eval(n.a, c, w, memo);
+      if (store) b_.CreateAlignedStore(v, cache_ptr(n.a, c), llvm::Align(f64_ ? 8 : 4));
+      return v;
+    };
     std::vector<llvm::Value*> vec = loop(b_.getInt64(0), cols_, lanes_, {fconst(id, lanes_)},
                                          [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
-                                           std::unordered_map<int, llvm::Value*> memo;
-                                           return std::vector<llvm::Value*>{combine(acc[0], eval(n.a, c, lanes_, memo))};
+                                           return std::vector<llvm::Value*>{combine(acc[0], operand(c, lanes_))};
                                          });
     llvm::FastMathFlags fmf;
     fmf.setAllowReassoc();  // a tree over the lanes, like the eager kernels' vector sums
@@ -232,9 +280,9 @@ class Emitter {
                                      : b_.CreateFPMinReduce(vec[0]);
     b_.clearFastMathFlags();
     std::vector<llvm::Value*> tail = loop(vec[1], cols_, 1, {h}, [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
-      std::unordered_map<int, llvm::Value*> memo;
-      return std::vector<llvm::Value*>{combine(acc[0], eval(n.a, c, 1, memo))};
+      return std::vector<llvm::Value*>{combine(acc[0], operand(c, 1))};
     });
+    if (store) cache_ready_.insert(n.a);
     return tail[0];
   }
 
@@ -243,6 +291,11 @@ class Emitter {
     if (row_[n]) return splat(row_[n], w);
     auto it = memo.find(n);
     if (it != memo.end()) return it->second;
+    if (c && cache_ready_.count(n)) {
+      llvm::Value* v = b_.CreateAlignedLoad(vty(w), cache_ptr(n, c), llvm::Align(f64_ ? 8 : 4));
+      memo[n] = v;
+      return v;
+    }
     llvm::Value* v = eval_node(n, c, w, memo);
     memo[n] = v;
     return v;
@@ -286,8 +339,22 @@ class Emitter {
     return b_.CreateCall(callee, {x});
   }
 
+  // float32 erf as Oar's GELU kernel computes it (phi_kernels/cpu/unary_kernels.cc): erfc(|z|)
+  // from Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7) with one SLEEF exp, then
+  // the sign; SLEEF's 1-ulp erf costs twice as much. float64 keeps SLEEF's erf.
+  llvm::Value* erf_f32(llvm::Value* z, int w) {
+    llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, z);
+    llvm::Value* t = b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
+    llvm::Value* p = fconst(1.061405429, w);
+    for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
+      p = b_.CreateFAdd(b_.CreateFMul(p, t), fconst(c, w));
+    llvm::Value* q = b_.CreateFMul(b_.CreateFMul(p, t), math("exp", b_.CreateFNeg(b_.CreateFMul(a, a)), w));
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(fconst(1.0, w), q), z);
+  }
+
   llvm::Value* unary(const std::string& op, llvm::Value* x, int w) {
     if (op == "id") return x;
+    if (op == "erf" && !f64_) return erf_f32(x, w);
     if (op == "neg") return b_.CreateFNeg(x);
     if (op == "exp" || op == "log" || op == "tanh" || op == "erf") return math(op.c_str(), x, w);
     if (op == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
@@ -325,6 +392,8 @@ class Emitter {
   llvm::Value* r_ = nullptr;
   std::vector<llvm::Value*> ptrs_;
   std::vector<llvm::Value*> row_;
+  std::unordered_map<int, int> cache_out_;  // node -> the output whose buffer holds it
+  std::unordered_set<int> cache_ready_;     // cached nodes already stored for this row
 };
 
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, const LoopKernel& k, const std::string& name,
