@@ -16,8 +16,8 @@ void verify_fusion(const Operation* op) {
   OAR_ENFORCE(op->num_regions() == 1 && op->region(0).size() == 1, InvalidArgument,
               "cinn.fusion needs one region with one block");
   const Block* body = op->region(0).front();
-  OAR_ENFORCE(body->num_arguments() == op->num_operands(), InvalidArgument, "cinn.fusion has ",
-              op->num_operands(), " operands but its block takes ", body->num_arguments(), " arguments");
+  OAR_ENFORCE(body->num_arguments() == op->num_operands(), InvalidArgument, "cinn.fusion has ", op->num_operands(),
+              " operands but its block takes ", body->num_arguments(), " arguments");
   for (size_t i = 0; i < op->num_operands(); ++i)
     OAR_ENFORCE(op->operand(i) && body->argument(i).type() == op->operand(i).type(), InvalidArgument,
                 "cinn.fusion: block argument ", i, " must have the operand's type ",

@@ -168,7 +168,8 @@ class Emitter {
   bool costly(int n) const {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
-    if (x.kind == Node::kUnary && (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
+    if (x.kind == Node::kUnary &&
+        (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
       return true;
     return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
   }
@@ -270,18 +271,19 @@ class Emitter {
     };
     std::vector<llvm::Value*> vec = loop(b_.getInt64(0), cols_, lanes_, {fconst(id, lanes_)},
                                          [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
-                                           return std::vector<llvm::Value*>{combine(acc[0], operand(c, lanes_))};
-                                         });
+      return std::vector<llvm::Value*>{combine(acc[0], operand(c, lanes_))};
+    });
     llvm::FastMathFlags fmf;
     fmf.setAllowReassoc();  // a tree over the lanes, like the eager kernels' vector sums
     b_.setFastMathFlags(fmf);
-    llvm::Value* h = n.op == "sum" ? b_.CreateFAddReduce(fconst(-0.0, 1), vec[0])
+    llvm::Value* h = n.op == "sum"   ? b_.CreateFAddReduce(fconst(-0.0, 1), vec[0])
                      : n.op == "max" ? b_.CreateFPMaxReduce(vec[0])
                                      : b_.CreateFPMinReduce(vec[0]);
     b_.clearFastMathFlags();
-    std::vector<llvm::Value*> tail = loop(vec[1], cols_, 1, {h}, [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
-      return std::vector<llvm::Value*>{combine(acc[0], operand(c, 1))};
-    });
+    std::vector<llvm::Value*> tail =
+        loop(vec[1], cols_, 1, {h}, [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
+          return std::vector<llvm::Value*>{combine(acc[0], operand(c, 1))};
+        });
     if (store) cache_ready_.insert(n.a);
     return tail[0];
   }
@@ -304,11 +306,16 @@ class Emitter {
   llvm::Value* eval_node(int id, llvm::Value* c, int w, std::unordered_map<int, llvm::Value*>& memo) {
     const Node& n = k_.nodes[id];
     switch (n.kind) {
-      case Node::kConst: return fconst(n.value, w);
-      case Node::kInput: return load(n, c, w);
-      case Node::kReduce: OAR_THROW(Internal, "cinn codegen: reduction used before it is computed");
-      case Node::kUnary: return unary(n.op, n.a < 0 ? nullptr : eval(n.a, c, w, memo), w);
-      case Node::kBinary: return binary(n.op, eval(n.a, c, w, memo), eval(n.b, c, w, memo));
+      case Node::kConst:
+        return fconst(n.value, w);
+      case Node::kInput:
+        return load(n, c, w);
+      case Node::kReduce:
+        OAR_THROW(Internal, "cinn codegen: reduction used before it is computed");
+      case Node::kUnary:
+        return unary(n.op, n.a < 0 ? nullptr : eval(n.a, c, w, memo), w);
+      case Node::kBinary:
+        return binary(n.op, eval(n.a, c, w, memo), eval(n.b, c, w, memo));
     }
     return nullptr;
   }
@@ -317,10 +324,14 @@ class Emitter {
     llvm::Value* base = ptrs_[n.input];
     const llvm::Align al(f64_ ? 8 : 4);
     switch (n.cls) {
-      case VClass::kFull: return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, b_.CreateAdd(rowoff_, c)), al);
-      case VClass::kCol: return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, c), al);
-      case VClass::kRow: return splat(b_.CreateAlignedLoad(et_, b_.CreateGEP(et_, base, r_), al), w);
-      default: return splat(b_.CreateAlignedLoad(et_, base, al), w);
+      case VClass::kFull:
+        return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, b_.CreateAdd(rowoff_, c)), al);
+      case VClass::kCol:
+        return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, c), al);
+      case VClass::kRow:
+        return splat(b_.CreateAlignedLoad(et_, b_.CreateGEP(et_, base, r_), al), w);
+      default:
+        return splat(b_.CreateAlignedLoad(et_, base, al), w);
     }
   }
 
@@ -331,7 +342,8 @@ class Emitter {
     } else {
       name = std::string("Sleef_") + f + (f64_ ? "d" : "f") + std::to_string(w) + "_u10";
     }
-    llvm::FunctionCallee callee = m_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), {x->getType()}, false));
+    llvm::FunctionCallee callee =
+        m_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), {x->getType()}, false));
     if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
       fn->addFnAttr(llvm::Attribute::NoUnwind);
       fn->setMemoryEffects(llvm::MemoryEffects::none());
@@ -344,7 +356,8 @@ class Emitter {
   // the sign; SLEEF's 1-ulp erf costs twice as much. float64 keeps SLEEF's erf.
   llvm::Value* erf_f32(llvm::Value* z, int w) {
     llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, z);
-    llvm::Value* t = b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
+    llvm::Value* t =
+        b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
     llvm::Value* p = fconst(1.061405429, w);
     for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
       p = b_.CreateFAdd(b_.CreateFMul(p, t), fconst(c, w));
@@ -362,7 +375,8 @@ class Emitter {
     if (op == "reciprocal") return b_.CreateFDiv(fconst(1.0, w), x);
     if (op == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     if (op == "relu") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(0.0, w));
-    if (op == "sigmoid") return b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(fconst(1.0, w), math("exp", b_.CreateFNeg(x), w)));
+    if (op == "sigmoid")
+      return b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(fconst(1.0, w), math("exp", b_.CreateFNeg(x), w)));
     if (op == "divc") return b_.CreateFDiv(x, splat(colsf_, w));
     OAR_THROW(Unimplemented, "cinn codegen: unknown unary op ", op);
   }

@@ -80,8 +80,8 @@ void splice(Operation* op, const Program& traced) {
     Operation* c = b.build(t->info(), operands, t->attributes(), types);
     for (size_t i = 0; i < t->num_results(); ++i) map[t->result(i).impl()] = c->result(i);
   }
-  OAR_ENFORCE(out && out.type() == op->result(0).type(), Internal, "decompose: ", op->name(),
-              "'s decomposition gives ", out ? out.type().str() : "nothing", ", the op ", op->result(0).type().str());
+  OAR_ENFORCE(out && out.type() == op->result(0).type(), Internal, "decompose: ", op->name(), "'s decomposition gives ",
+              out ? out.type().str() : "nothing", ", the op ", op->result(0).type().str());
   op->result(0).replace_all_uses_with(out);
   op->erase();
 }

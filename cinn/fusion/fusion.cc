@@ -64,8 +64,7 @@ class Fuser {
     std::vector<int> cands;
     for (Value v : op->operands())
       if (Operation* d = v.defining_op(); d && d->parent_block() == block_)
-        if (int g = group_of(d); g >= 0 && std::find(cands.begin(), cands.end(), g) == cands.end())
-          cands.push_back(g);
+        if (int g = group_of(d); g >= 0 && std::find(cands.begin(), cands.end(), g) == cands.end()) cands.push_back(g);
     std::vector<int> merged;
     std::vector<int64_t> mspace = space;
     for (int g : cands) {

@@ -5,7 +5,6 @@
 #include <mutex>
 #include <set>
 
-
 #include "cinn/dialect.h"
 #include "cinn/pipeline.h"
 #include "cinn/runtime/runtime.h"
@@ -41,8 +40,8 @@ class LowerFusionPass : public Pass {
       b.set_insertion_point(f);
       std::vector<Type> types;
       for (Value r : f->results()) types.push_back(r.type());
-      Operation* k = b.build("kernel.compiled_kernel", f->operands(),
-                             {{"kernel_name", f->info()->ctx->str_attr(kernel)}}, types);
+      Operation* k =
+          b.build("kernel.compiled_kernel", f->operands(), {{"kernel_name", f->info()->ctx->str_attr(kernel)}}, types);
       f->replace_all_uses_with(k->results());
       f->erase();
     }

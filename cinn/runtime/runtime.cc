@@ -48,7 +48,7 @@ std::array<Compiled, kSlots> g_slots;
 
 struct State {
   std::mutex mu;
-  std::unordered_map<std::string, size_t> by_key;   // key -> slot
+  std::unordered_map<std::string, size_t> by_key;  // key -> slot
   size_t used = 0;
   CacheStats stats;
   bool warned_dir = false;
@@ -88,10 +88,10 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     OAR_ENFORCE(t.dtype() == k.dtype, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
                 dtype_name(t.dtype()), ", compiled for ", dtype_name(k.dtype));
     const VClass c = k.inputs[i];
-    const bool ok = c == VClass::kFull   ? t.dims() == ref.dims()
-                    : c == VClass::kRow  ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
-                    : c == VClass::kCol  ? t.numel() == cols
-                                         : t.numel() == 1;
+    const bool ok = c == VClass::kFull  ? t.dims() == ref.dims()
+                    : c == VClass::kRow ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
+                    : c == VClass::kCol ? t.numel() == cols
+                                        : t.numel() == 1;
     OAR_ENFORCE(ok, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " has shape ", t.dims(),
                 ", which does not fit the group's loop space (input ", k.ref_input, " has shape ", ref.dims(),
                 "): dynamic dims the program assumed equal differ at run time");
@@ -102,8 +102,10 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     Dims d = ref.dims();
     if (k.nodes[k.outputs[o]].cls == VClass::kRow) {
       std::vector<int64_t> v(d.begin(), d.end());
-      if (k.out_rank_drop[o]) v.pop_back();
-      else if (!v.empty()) v.back() = 1;
+      if (k.out_rank_drop[o])
+        v.pop_back();
+      else if (!v.empty())
+        v.back() = 1;
       d = Dims(v);
     }
     DenseTensor out(d, k.dtype, call.ctx->place);
@@ -185,7 +187,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::string cache_dir() { return resolve_dir(); }
 
 std::string compile_group(const pir::Operation* fusion) {
-  OAR_ENFORCE(!FLAGS_cinn_test_fail_compile, PreconditionNotMet, "cinn: compilation failed (FLAGS_cinn_test_fail_compile)");
+  OAR_ENFORCE(!FLAGS_cinn_test_fail_compile, PreconditionNotMet,
+              "cinn: compilation failed (FLAGS_cinn_test_fail_compile)");
   LoopKernel k = lower_fusion(fusion);
   const std::string target = codegen_target();
   OAR_ENFORCE(!target.empty(), Unimplemented, "cinn: Oar was built without LLVM 19 (OAR_WITH_CINN=OFF)");
@@ -245,7 +248,8 @@ void note_fallback(const std::string& why) {
   static std::set<std::string>* logged = new std::set<std::string>();
   std::lock_guard<std::mutex> lock(s.mu);
   ++s.stats.fallbacks;
-  if (logged->insert(why).second) std::fprintf(stderr, "oar: warning: cinn: a fused group runs unfused: %s\n", why.c_str());
+  if (logged->insert(why).second)
+    std::fprintf(stderr, "oar: warning: cinn: a fused group runs unfused: %s\n", why.c_str());
 }
 
 CacheStats cache_stats() {

@@ -17,9 +17,9 @@ struct CacheStats {
   int64_t memory_hits = 0;  // groups whose kernel this process already had
   int64_t disk_hits = 0;    // groups loaded from the disk cache
   int64_t disk_writes = 0;
-  int64_t corrupt = 0;      // disk entries rejected (and rebuilt)
-  int64_t fallbacks = 0;    // groups that failed to compile and run unfused
-  int64_t kernels = 0;      // distinct kernels loaded in this process
+  int64_t corrupt = 0;         // disk entries rejected (and rebuilt)
+  int64_t fallbacks = 0;       // groups that failed to compile and run unfused
+  int64_t kernels = 0;         // distinct kernels loaded in this process
   double compile_seconds = 0;  // LLVM time of the cold compiles
   double load_seconds = 0;     // time of the disk-cache loads
 };

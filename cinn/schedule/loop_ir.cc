@@ -21,18 +21,30 @@ struct Lowering {
 };
 const std::unordered_map<std::string, Lowering>& lowerings() {
   static const std::unordered_map<std::string, Lowering> t = {
-      {"pd_op.exp", {Form::kUnary, "exp"}},        {"pd_op.log", {Form::kUnary, "log"}},
-      {"pd_op.sqrt", {Form::kUnary, "sqrt"}},      {"pd_op.rsqrt", {Form::kUnary, "rsqrt"}},
-      {"pd_op.reciprocal", {Form::kUnary, "reciprocal"}}, {"pd_op.tanh", {Form::kUnary, "tanh"}},
-      {"pd_op.erf", {Form::kUnary, "erf"}},        {"pd_op.abs", {Form::kUnary, "abs"}},
-      {"pd_op.neg", {Form::kUnary, "neg"}},        {"pd_op.relu", {Form::kUnary, "relu"}},
-      {"pd_op.sigmoid", {Form::kUnary, "sigmoid"}}, {"pd_op.square", {Form::kSquare, "mul"}},
-      {"pd_op.add", {Form::kBinary, "add"}},       {"pd_op.subtract", {Form::kBinary, "sub"}},
-      {"pd_op.multiply", {Form::kBinary, "mul"}},  {"pd_op.divide", {Form::kBinary, "div"}},
-      {"pd_op.maximum", {Form::kBinary, "max"}},   {"pd_op.minimum", {Form::kBinary, "min"}},
-      {"pd_op.sum", {Form::kReduce, "sum"}},       {"pd_op.max", {Form::kReduce, "max"}},
-      {"pd_op.min", {Form::kReduce, "min"}},       {"pd_op.mean", {Form::kMean, "sum"}},
-      {"pd_op.scale", {Form::kScale, ""}},         {"pd_op.pow", {Form::kPow, ""}},
+      {"pd_op.exp", {Form::kUnary, "exp"}},
+      {"pd_op.log", {Form::kUnary, "log"}},
+      {"pd_op.sqrt", {Form::kUnary, "sqrt"}},
+      {"pd_op.rsqrt", {Form::kUnary, "rsqrt"}},
+      {"pd_op.reciprocal", {Form::kUnary, "reciprocal"}},
+      {"pd_op.tanh", {Form::kUnary, "tanh"}},
+      {"pd_op.erf", {Form::kUnary, "erf"}},
+      {"pd_op.abs", {Form::kUnary, "abs"}},
+      {"pd_op.neg", {Form::kUnary, "neg"}},
+      {"pd_op.relu", {Form::kUnary, "relu"}},
+      {"pd_op.sigmoid", {Form::kUnary, "sigmoid"}},
+      {"pd_op.square", {Form::kSquare, "mul"}},
+      {"pd_op.add", {Form::kBinary, "add"}},
+      {"pd_op.subtract", {Form::kBinary, "sub"}},
+      {"pd_op.multiply", {Form::kBinary, "mul"}},
+      {"pd_op.divide", {Form::kBinary, "div"}},
+      {"pd_op.maximum", {Form::kBinary, "max"}},
+      {"pd_op.minimum", {Form::kBinary, "min"}},
+      {"pd_op.sum", {Form::kReduce, "sum"}},
+      {"pd_op.max", {Form::kReduce, "max"}},
+      {"pd_op.min", {Form::kReduce, "min"}},
+      {"pd_op.mean", {Form::kMean, "sum"}},
+      {"pd_op.scale", {Form::kScale, ""}},
+      {"pd_op.pow", {Form::kPow, ""}},
       {"pd_op.clip", {Form::kClip, ""}},
   };
   return t;
@@ -56,8 +68,8 @@ bool is_float_tensor(Type t) {
 bool last_axis_reduce(const Operation* op, std::string* why) {
   const int64_t rank = static_cast<int64_t>(op->operand(0).type().dims().size());
   std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
-  const bool ok = rank >= 1 && ((axis.size() == 1 && (axis[0] == rank - 1 || axis[0] == -1)) ||
-                                (axis.empty() && rank == 1));
+  const bool ok =
+      rank >= 1 && ((axis.size() == 1 && (axis[0] == rank - 1 || axis[0] == -1)) || (axis.empty() && rank == 1));
   if (!ok && why) *why = "reduces other than along the last axis";
   if (ok && op->name() == "pd_op.sum") {
     const DataType d = attr_of(op, "dtype").as_dtype();
@@ -84,8 +96,7 @@ VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& sp
   if (dims == space) return VClass::kFull;
   bool ones = true;
   for (int64_t d : dims) ones &= d == 1;
-  if (k >= 1 && dims.size() == k && dims.back() == 1 &&
-      std::equal(dims.begin(), dims.end() - 1, space.begin()))
+  if (k >= 1 && dims.size() == k && dims.back() == 1 && std::equal(dims.begin(), dims.end() - 1, space.begin()))
     return VClass::kRow;
   if (ones) return VClass::kScalar;
   if (k >= 1 && !dims.empty() && dims.back() == space.back() && dims.back() != -1) {
@@ -138,8 +149,7 @@ bool is_dropped_row(Value v) {
   const Operation* d = v.defining_op();
   if (!d) return false;
   auto it = lowerings().find(d->name());
-  return it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean) &&
-         !keepdim(d);
+  return it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean) && !keepdim(d);
 }
 }  // namespace
 
@@ -161,8 +171,7 @@ bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
 }
 
 LoopKernel lower_fusion(const Operation* fusion) {
-  OAR_ENFORCE(fusion->name() == kFusionOp, InvalidArgument, "lower_fusion: expected cinn.fusion, got ",
-              fusion->name());
+  OAR_ENFORCE(fusion->name() == kFusionOp, InvalidArgument, "lower_fusion: expected cinn.fusion, got ", fusion->name());
   const Block* body = fusion->region(0).front();
   LoopKernel k;
   // The loop space: the largest space of the group's ops (the fusion pass checked that
@@ -239,9 +248,15 @@ LoopKernel lower_fusion(const Operation* fusion) {
     const VClass cls = reduce ? VClass::kRow : classify(op->result(0).type().dims(), k.space);
     int r = -1;
     switch (l.form) {
-      case Form::kUnary: r = un(l.op, a, cls); break;
-      case Form::kBinary: r = bin(l.op, a, b, cls); break;
-      case Form::kSquare: r = bin("mul", a, a, cls); break;
+      case Form::kUnary:
+        r = un(l.op, a, cls);
+        break;
+      case Form::kBinary:
+        r = bin(l.op, a, b, cls);
+        break;
+      case Form::kSquare:
+        r = bin("mul", a, a, cls);
+        break;
       case Form::kReduce:
       case Form::kMean: {
         Node n;

@@ -37,8 +37,8 @@ bool same_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 struct Node {
   enum Kind : uint8_t { kInput, kConst, kUnary, kBinary, kReduce };
   Kind kind = kInput;
-  std::string op;  // unary: exp log sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
-                   // binary: add sub mul div max min; reduce: sum max min
+  std::string op;      // unary: exp log sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
+                       // binary: add sub mul div max min; reduce: sum max min
   int a = -1, b = -1;  // operand nodes
   int input = -1;      // kInput: the group input
   double value = 0;    // kConst
@@ -47,12 +47,12 @@ struct Node {
 
 struct LoopKernel {
   DataType dtype = DataType::FLOAT32;
-  std::vector<Node> nodes;          // dependency order
-  std::vector<VClass> inputs;       // per group input
-  std::vector<int> outputs;         // node per group output (kFull or kRow)
-  std::vector<int> out_rank_drop;   // 1 when a kRow output drops the column axis (keepdim=false)
-  int ref_input = -1;               // an input of class kFull: gives R and C at run time (-1: none)
-  std::vector<int64_t> space;       // F as the IR knows it (-1: dynamic)
+  std::vector<Node> nodes;         // dependency order
+  std::vector<VClass> inputs;      // per group input
+  std::vector<int> outputs;        // node per group output (kFull or kRow)
+  std::vector<int> out_rank_drop;  // 1 when a kRow output drops the column axis (keepdim=false)
+  int ref_input = -1;              // an input of class kFull: gives R and C at run time (-1: none)
+  std::vector<int64_t> space;      // F as the IR knows it (-1: dynamic)
   /// Canonical text: the compile cache's key (with the dtype, target, compiler version).
   std::string text() const;
 };

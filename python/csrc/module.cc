@@ -18,7 +18,7 @@ void bind_amp(py::module_& m);  // amp_py.cc: autocast state
 void bind_pir(py::module_& m);  // pir_py.cc
 void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
 void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and saved-model loader
-void bind_cinn(py::module_& m);  // cinn_py.cc: the fusion compiler
+void bind_cinn(py::module_& m);       // cinn_py.cc: the fusion compiler
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT

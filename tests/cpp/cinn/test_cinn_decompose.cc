@@ -70,9 +70,9 @@ TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
     feeds.push_back(random(k.dims, dt, 1));
     for (int e = 0; e < k.extra_inputs; ++e) {
       const std::vector<int64_t> last = {k.dims.back()};
-      ins.push_back(b.build("builtin.input", {}, {{"name", c->str_attr("p" + std::to_string(e))}},
-                            {c->tensor_type(dt, last)})
-                        ->result(0));
+      ins.push_back(
+          b.build("builtin.input", {}, {{"name", c->str_attr("p" + std::to_string(e))}}, {c->tensor_type(dt, last)})
+              ->result(0));
       feeds.push_back(random(last, dt, 2 + e));
     }
     Operation* op = b.build(k.op, ins, k.attrs);
