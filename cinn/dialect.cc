@@ -62,27 +62,27 @@ void register_cinn_dialect(IrContext* ctx) {
   if (!ctx->has_dialect("cinn")) ctx->register_dialect(std::make_unique<CinnDialect>());
 }
 
-void inline_fusion(Operation* fusion) {
-  Block* body = fusion->region(0).front();
+std::vector<Value> clone_fusion_body(Builder& b, const Operation* fusion, const std::vector<Value>& args) {
+  const Block* body = fusion->region(0).front();
   std::unordered_map<const void*, Value> map;
-  for (size_t i = 0; i < body->num_arguments(); ++i) map[body->argument(i).impl()] = fusion->operand(i);
-  Builder b(fusion->info()->ctx);
-  b.set_insertion_point(fusion);
-  std::vector<Value> outs;
+  for (size_t i = 0; i < body->num_arguments(); ++i) map[body->argument(i).impl()] = args.at(i);
   for (Operation* op : *body) {
     std::vector<Value> operands;
     for (Value v : op->operands()) operands.push_back(v ? map.at(v.impl()) : Value());
-    if (op->name() == kYieldOp) {
-      outs = operands;
-      break;
-    }
+    if (op->name() == kYieldOp) return operands;
     OAR_ENFORCE(op->num_regions() == 0, Unimplemented, "cinn.fusion: ", op->name(), " has regions");
     std::vector<Type> types;
     for (Value r : op->results()) types.push_back(r.type());
     Operation* c = b.build(op->info(), operands, op->attributes(), types);
     for (size_t i = 0; i < op->num_results(); ++i) map[op->result(i).impl()] = c->result(i);
   }
-  fusion->replace_all_uses_with(outs);
+  OAR_THROW(InvalidArgument, "cinn.fusion's block must end with cinn.yield");
+}
+
+void inline_fusion(Operation* fusion) {
+  Builder b(fusion->info()->ctx);
+  b.set_insertion_point(fusion);
+  fusion->replace_all_uses_with(clone_fusion_body(b, fusion, fusion->operands()));
   fusion->erase();
 }
 

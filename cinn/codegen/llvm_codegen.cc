@@ -315,6 +315,12 @@ class Emitter {
       case Node::kUnary:
         return unary(n.op, n.a < 0 ? nullptr : eval(n.a, c, w, memo), w);
       case Node::kBinary:
+        if (n.op == "div" && c && row_[n.b]) {
+          // Dividing a row by a row-level value (softmax's sum): one reciprocal per row
+          // and a multiply per element, as Oar's softmax kernel does (within 1 ulp).
+          llvm::Value* inv = b_.CreateFDiv(llvm::ConstantFP::get(et_, 1.0), row_[n.b]);
+          return b_.CreateFMul(eval(n.a, c, w, memo), splat(inv, w));
+        }
         return binary(n.op, eval(n.a, c, w, memo), eval(n.b, c, w, memo));
     }
     return nullptr;

@@ -11,10 +11,12 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -23,13 +25,21 @@
 #include <vector>
 
 #include "cinn/codegen/codegen.h"
+#include "cinn/dialect.h"
 #include "cinn/pipeline.h"
 #include "cinn/schedule/loop_ir.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "pir/executor/executor.h"
+#include "pir/ir/builder.h"
+#include "pir/ir/program.h"
 
 namespace oar::cinn {
+
+/// Compares a kernel run with its group's unfused ops (FLAGS_enable_cinn_accuracy_check).
+void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std::vector<DenseTensor>& outs);
+
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
@@ -40,6 +50,12 @@ struct Compiled {
   LoopKernel kernel;
   KernelFn fn = nullptr;
   std::string name;
+  // FLAGS_enable_cinn_accuracy_check: the group's ops as a program of their own, and
+  // its executor (made on the first check).
+  std::shared_ptr<pir::Program> unfused;
+  std::shared_ptr<pir::Executor> check;
+  std::string ops;  // "exp, subtract, ..." for the warning
+  bool reported = false;
 };
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
@@ -116,6 +132,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   void** b = bufs.data();
   phi::parallel_for(
       rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+  if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
 
 template <size_t I>
@@ -127,6 +144,24 @@ constexpr std::array<dispatch::KernelStep, kSlots> make_steps(std::index_sequenc
   return {&step<I>...};
 }
 constexpr std::array<dispatch::KernelStep, kSlots> kSteps = make_steps(std::make_index_sequence<kSlots>{});
+
+/// The group's ops as a program: inputs in0..., outputs out0... (the accuracy check).
+std::shared_ptr<pir::Program> unfused_program(const pir::Operation* fusion, std::string* ops) {
+  pir::IrContext* ctx = fusion->info()->ctx;
+  auto p = std::make_shared<pir::Program>(ctx);
+  pir::Builder b(ctx, p->block());
+  std::vector<pir::Value> args;
+  for (size_t i = 0; i < fusion->num_operands(); ++i)
+    args.push_back(
+        b.build("builtin.input", {}, {{"name", ctx->str_attr("in" + std::to_string(i))}}, {fusion->operand(i).type()})
+            ->result(0));
+  std::vector<pir::Value> outs = clone_fusion_body(b, fusion, args);
+  for (size_t i = 0; i < outs.size(); ++i)
+    b.build("builtin.output", {outs[i]}, {{"name", ctx->str_attr("out" + std::to_string(i))}}, {});
+  for (const pir::Operation* op : *fusion->region(0).front())
+    if (op->name() != kYieldOp) *ops += (ops->empty() ? "" : ", ") + op->name();
+  return p;
+}
 
 std::string resolve_dir() {
   if (!FLAGS_enable_cinn_compile_cache) return "";
@@ -236,11 +271,53 @@ std::string compile_group(const pir::Operation* fusion) {
     }
   }
   const size_t slot = s.used++;
-  g_slots[slot] = Compiled{std::move(k), fn, name};
+  std::string ops;
+  std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
+  g_slots[slot] = Compiled{std::move(k), fn, name, std::move(unfused), nullptr, std::move(ops)};
   dispatch::register_kernel_step(name, {kSteps[slot]});
   s.by_key[key] = slot;
   ++s.stats.kernels;
   return name;
+}
+
+// FLAGS_enable_cinn_accuracy_check: the group's unfused ops on the same inputs, compared
+// with the kernel's outputs (float32: 1e-4 relative + 1e-5 absolute; float64: 1e-10).
+void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std::vector<DenseTensor>& outs) {
+  Compiled& g = g_slots[slot];
+  std::vector<Tensor> want;
+  {
+    static std::mutex mu;  // one check at a time: executors are not reentrant
+    std::lock_guard<std::mutex> lock(mu);
+    if (!g.check) g.check = std::make_shared<pir::Executor>(*g.unfused);
+    std::vector<Tensor> feeds;
+    for (const DenseTensor& t : ins) feeds.emplace_back(t);
+    want = g.check->run(feeds);
+  }
+  const bool f32 = g.kernel.dtype == DataType::FLOAT32;
+  const double rtol = f32 ? 1e-4 : 1e-10, atol = f32 ? 1e-5 : 1e-10;
+  std::string bad;
+  for (size_t o = 0; o < outs.size() && bad.empty(); ++o) {
+    const DenseTensor w = contiguous(want[o].dense());
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const double a = f32 ? outs[o].data<float>()[i] : outs[o].data<double>()[i];
+      const double e = f32 ? w.data<float>()[i] : w.data<double>()[i];
+      if (std::abs(a - e) > atol + rtol * std::abs(e) || std::isnan(a) != std::isnan(e)) {
+        bad = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
+              std::to_string(e);
+        break;
+      }
+    }
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ++s.stats.accuracy_checks;
+  if (bad.empty()) return;
+  ++s.stats.accuracy_failures;
+  if (!g.reported) {
+    g.reported = true;
+    std::fprintf(stderr, "oar: warning: cinn accuracy check: kernel %s (%s) differs from its unfused ops at %s\n",
+                 g.name.c_str(), g.ops.c_str(), bad.c_str());
+  }
 }
 
 void note_fallback(const std::string& why) {

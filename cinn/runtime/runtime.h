@@ -20,6 +20,8 @@ struct CacheStats {
   int64_t corrupt = 0;         // disk entries rejected (and rebuilt)
   int64_t fallbacks = 0;       // groups that failed to compile and run unfused
   int64_t kernels = 0;         // distinct kernels loaded in this process
+  int64_t accuracy_checks = 0;    // kernel runs compared with the unfused ops
+  int64_t accuracy_failures = 0;  // ... whose outputs differed
   double compile_seconds = 0;  // LLVM time of the cold compiles
   double load_seconds = 0;     // time of the disk-cache loads
 };

@@ -28,6 +28,8 @@ void bind_cinn(py::module_& m) {
     d["corrupt"] = s.corrupt;
     d["fallbacks"] = s.fallbacks;
     d["kernels"] = s.kernels;
+    d["accuracy_checks"] = s.accuracy_checks;
+    d["accuracy_failures"] = s.accuracy_failures;
     d["compile_seconds"] = s.compile_seconds;
     d["load_seconds"] = s.load_seconds;
     return d;

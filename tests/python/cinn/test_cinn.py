@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built w
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path):
     """Each test gets its own disk cache and its own in-memory view of it."""
-    old = oar.get_flags(["FLAGS_cinn_cache_dir", "FLAGS_deny_cinn_ops", "FLAGS_cinn_test_fail_compile"])
+    old = oar.get_flags(["FLAGS_cinn_cache_dir", "FLAGS_deny_cinn_ops", "FLAGS_cinn_test_fail_compile",
+                         "FLAGS_enable_cinn_accuracy_check"])
     oar.set_flags({"FLAGS_cinn_cache_dir": str(tmp_path / "cinn")})
     _C.cinn.forget_memory_cache()
     _C.cinn.reset_cache_stats()
@@ -225,3 +226,16 @@ def test_without_the_code_generator_the_switches_warn_once_and_run_unfused(monke
     np.testing.assert_allclose(ya.numpy(), rms_norm(x, w).numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(yb.numpy(), softmax(x, w).numpy(), rtol=1e-5, atol=1e-6)
     assert "compiled_kernel" not in executed_text(a) and "compiled_kernel" not in executed_text(b)
+
+
+def test_the_accuracy_check_compares_each_group_with_its_unfused_ops(capfd):
+    oar.set_flags({"FLAGS_enable_cinn_accuracy_check": True})
+    try:
+        x, w = oar.randn([6, 50]), oar.randn([50])
+        for f in (rms_norm, softmax, layer_norm, gelu_bias):
+            oar.jit.to_static(f, backend="CINN")(x, w)
+    finally:
+        oar.set_flags({"FLAGS_enable_cinn_accuracy_check": False})
+    s = _C.cinn.cache_stats()
+    assert s["accuracy_checks"] == 4 and s["accuracy_failures"] == 0, s
+    assert "accuracy check" not in capfd.readouterr().err
