@@ -31,6 +31,9 @@ const std::vector<NamedPipeline>& table() {
       // The predictor with Config.enable_memory_optim: in-place rewriting on top.
       {"predictor-memory",
        {"canonicalize", "constant_fold", "cse", "fuse", "fold_parameters", "dce", "inplace", kLowerPass}},
+      // The fusion compiler (cinn/, registered when it is linked): cinn_stages runs the
+      // stages cinn/pipeline.cc lists (decompose, fuse, compile each group).
+      {"cinn", {"cinn_stages", kLowerPass}},
       // Everything generic, for pir_opt, benchmarks and pass tests.
       {"standard", {"canonicalize", "constant_fold", "cse", "fuse", "dce", "inplace", kLowerPass}},
   };

@@ -11,6 +11,12 @@ def is_compiled_with_cuda():
     return False
 
 
+def is_compiled_with_cinn():
+    """True when the fusion compiler's LLVM code generator was built (OAR_WITH_CINN)."""
+    from . import _C
+    return _C.cinn.compiled_with_cinn()
+
+
 def get_all_device_type():
     """Device types this process can run on (Paddle's paddle.device.get_all_device_type).
     Only the built-in CPU for now: plugin device types are not exposed to Python yet."""

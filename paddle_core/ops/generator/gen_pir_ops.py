@@ -147,7 +147,9 @@ def gen_infer(op):
     return "\n".join(L)
 
 
-def gen_eval(op, inplace=False):
+def gen_eval(op, inplace=False, ns="ops", prefix="eval_"):
+    """`prefix`<op>(EvalContext&): runs ::oar::`ns`::<op> on the context's inputs and
+    attributes (ns="decomp": the op's decomposition, which the compiler traces)."""
     tidx = {a.name: i for i, a in enumerate(op.tensor_args)}
     aidx = {a.name: i for i, a in enumerate(op.attrs)}
     args = []
@@ -162,8 +164,8 @@ def gen_eval(op, inplace=False):
             i = aidx[a.name]
             args.append(f"opgen::{ATTR_GETTER[a.type]}(c.attr({i}), c.info, {i})")
     name = op.inplace if inplace else op.name
-    return (f"void eval_{name}(EvalContext& c) {{\n"
-            f"  opgen::set_eval_out(c, ::oar::ops::{name}({', '.join(args)}));\n}}")
+    return (f"void {prefix}{name}(EvalContext& c) {{\n"
+            f"  opgen::set_eval_out(c, ::oar::{ns}::{name}({', '.join(args)}));\n}}")
 
 
 def gen_register(op, inplace=False):

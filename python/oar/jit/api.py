@@ -161,7 +161,7 @@ class ConcreteProgram:
     signatures the backward program (Note [Backward program] in docs/notes/jit.md)."""
 
     def __init__(self, program, out_struct, param_names, input_names, backward=None, wrt_inputs=(),
-                 wrt_params=(), grad_outputs=(), n_out=None):
+                 wrt_params=(), grad_outputs=(), n_out=None, cinn=False):
         # The registered pipeline (Note [Pass pipelines] in docs/notes/jit.md) runs on the
         # programs, which stay in the op dialect (printed, saved by jit.save, exported to
         # ONNX); the executors run lowered copies.
@@ -171,12 +171,18 @@ class ConcreteProgram:
         self.param_names = param_names
         self.input_names = input_names
         self.executed_program = program.run_pipeline(pipeline, lower_copy=True)
+        if cinn:
+            # The fusion compiler (docs/notes/cinn.md) runs on a copy: the program users
+            # print and jit.save writes keeps its ops, the executor runs compiled groups.
+            self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True)
         self.executor = _pir.Executor(self.executed_program)
         self.backward_program = backward
         self.executed_backward_program = None
         self.backward_executor = None
         if backward is not None:
             self.executed_backward_program = backward.run_pipeline(pipeline, lower_copy=True)
+            if cinn:
+                self.executed_backward_program = backward.clone().run_pipeline("cinn", lower_copy=True)
             self.backward_executor = _pir.Executor(self.executed_backward_program)
         self.wrt_inputs = list(wrt_inputs)    # indices of the tensor arguments that get grads
         self.wrt_params = list(wrt_params)    # names of the parameters that get grads
@@ -205,7 +211,7 @@ def _named_state(layer):
     return state
 
 
-def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, backward=False):
+def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, backward=False, cinn=False):
     """Runs fn(*args, **kwargs) under a tracer and returns its ConcreteProgram. dyn_dims[i]
     marks the dynamic dims (-1) of the i-th tensor argument. With `backward`, the forward
     runs with autograd on and the gradient of the outputs with respect to the inputs and
@@ -275,7 +281,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                                      f"{list(t.shape)}; update parameters outside the converted function")
             with no_grad():
                 t._copy_from(saved[id(t)])
-    return ConcreteProgram(program, out_struct, [n for n, _ in state], names, n_out=len(outs), **extra)
+    return ConcreteProgram(program, out_struct, [n for n, _ in state], names, n_out=len(outs), cinn=cinn,
+                           **extra)
 
 
 def _trace_backward(tracer, tensors, state, outs):
@@ -322,8 +329,9 @@ def _grow(t, dims):
 class StaticFunction:
     """A function (or a layer's forward) converted by to_static; calls run the program."""
 
-    def __init__(self, function, input_spec=None, layer=None, full_graph=True):
+    def __init__(self, function, input_spec=None, layer=None, full_graph=True, cinn=False):
         self._function = function
+        self._cinn_requested = cinn  # backend='CINN' or build_strategy.build_cinn_pass
         self._layer = layer
         self._input_spec = list(input_spec) if input_spec is not None else None
         self._full_graph = full_graph
@@ -339,7 +347,7 @@ class StaticFunction:
         bound = instance.__dict__.get("_static_" + self._function.__name__)
         if bound is None:
             bound = StaticFunction(self._function.__get__(instance, owner), self._input_spec, instance,
-                                   self._full_graph)
+                                   self._full_graph, self._cinn_requested)
             instance.__dict__["_static_" + self._function.__name__] = bound
         return bound
 
@@ -421,7 +429,7 @@ class StaticFunction:
         amp = (amp[0], amp[1], tuple(amp[2]), tuple(amp[3])) if amp[0] else None
         sig = (tuple((tuple(t.shape), t.dtype) for t in tensors) if struct is None
                else _key_of(struct, tensors, specs))
-        key = (sig, training, grads, amp)
+        key = (sig, training, grads, amp, self._use_cinn())
         entry = self._cache.get(key)
         if entry is None:
             try:
@@ -448,7 +456,8 @@ class StaticFunction:
     def _convert(self, args, kwargs, tensors, specs, backward):
         names = self._input_names(args, len(tensors))
         fn = self._traced_function()
-        entry = trace_program(fn, self._layer, args, kwargs, specs, names, backward)
+        cinn = self._use_cinn()
+        entry = trace_program(fn, self._layer, args, kwargs, specs, names, backward, cinn)
         if any(s is not None for s in specs):
             # Trace again with every dynamic dim one longer: a program that read such a
             # size as a Python number (x.shape[0] into reshape) would come out different.
@@ -456,7 +465,7 @@ class StaticFunction:
                      for t, s in zip(tensors, specs)]
             struct = _flatten((args, kwargs), [])
             a2, k2 = _unflatten(struct, grown)
-            entry2 = trace_program(fn, self._layer, a2, k2, specs, names, backward)
+            entry2 = trace_program(fn, self._layer, a2, k2, specs, names, backward, cinn)
             if (str(entry.program) != str(entry2.program)
                     or str(entry.backward_program) != str(entry2.backward_program)):
                 raise Dy2StaticError(_dynamic_size_message(
@@ -464,6 +473,11 @@ class StaticFunction:
                     f"two traces with different sizes for the InputSpec's -1 dims "
                     f"{[s for s in specs if s is not None]} gave different programs"))
         return entry
+
+    def _use_cinn(self):
+        """The fusion compiler runs when asked for (backend='CINN', BuildStrategy's
+        build_cinn_pass, FLAGS_use_cinn) and built; otherwise one warning, unfused."""
+        return _cinn_switch(self._cinn_requested or _C.get_flag("use_cinn") == "true")
 
     def __call__(self, *args, **kwargs):
         if not _enabled:
@@ -508,6 +522,31 @@ class StaticFunction:
         return self._function
 
 
+_cinn_warned = False
+
+
+def _cinn_switch(requested):
+    global _cinn_warned
+    if not requested:
+        return False
+    if _C.cinn.compiled_with_cinn():
+        # Paddle's CINN switches turn the decompositions on (FLAGS_prim_all).
+        _C.set_flag("prim_all", "true")
+        return True
+    if not _cinn_warned:
+        import warnings
+        _cinn_warned = True
+        warnings.warn("CINN was requested but Oar was built without LLVM 19 (OAR_WITH_CINN=OFF); "
+                      "running unfused", stacklevel=3)
+    return False
+
+
+def _wants_cinn(build_strategy, backend):
+    if backend is not None and (not isinstance(backend, str) or backend.upper() not in ("CINN",)):
+        raise ValueError(f"to_static: backend must be None or 'CINN', got {backend!r}")
+    return backend is not None or bool(getattr(build_strategy, "build_cinn_pass", False))
+
+
 def to_static(function=None, input_spec=None, build_strategy=None, backend=None, full_graph=True,
               **kwargs):
     """Converts a function or an nn.Layer into a static program (see the module doc).
@@ -524,6 +563,7 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
             if not isinstance(s, (InputSpec, _Tensor)) and s is not None:
                 raise TypeError(f"to_static: input_spec entries must be InputSpec, got {type(s).__name__}")
         input_spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in input_spec]
+    cinn = _wants_cinn(build_strategy, backend)
 
     def decorate(fn):
         from ..nn import Layer
@@ -533,7 +573,7 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
             forward = layer.forward
             if isinstance(forward, StaticFunction):
                 return layer
-            layer.__dict__["forward"] = StaticFunction(forward, input_spec, layer, full_graph)
+            layer.__dict__["forward"] = StaticFunction(forward, input_spec, layer, full_graph, cinn)
             return layer
         if isinstance(fn, StaticFunction):
             return fn
@@ -541,7 +581,7 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
             raise TypeError(f"to_static: expected a function or an oar.nn.Layer, got {type(fn).__name__}")
         layer = getattr(fn, "__self__", None)
         layer = layer if isinstance(layer, Layer) else None
-        return StaticFunction(fn, input_spec, layer, full_graph)
+        return StaticFunction(fn, input_spec, layer, full_graph, cinn)
 
     if function is None:
         return decorate

@@ -60,4 +60,20 @@ class InputSpec:
         return f"InputSpec(shape={tuple(self.shape or ())}, dtype={self.dtype}, name={self.name})"
 
 
+class BuildStrategy:
+    """Paddle's build options for to_static (oar.jit.to_static(fn, build_strategy=...)).
+    `build_cinn_pass = True` runs the programs through the fusion compiler, as
+    backend='CINN' does. The other Paddle options are accepted and have no effect: Oar's
+    pass pipelines already fuse what they name."""
+
+    def __init__(self):
+        self.build_cinn_pass = False
+        self.fuse_elewise_add_act_ops = False
+        self.fuse_bn_act_ops = False
+        self.enable_inplace = False
+
+    def __repr__(self):
+        return f"BuildStrategy(build_cinn_pass={self.build_cinn_pass})"
+
+
 from . import nn  # noqa: E402,F401

@@ -1,0 +1,179 @@
+"""The fusion compiler on CPU (docs/notes/cinn.md), fp32 [4096, 4096], Oar and torch in
+one run (bench/common.py). Rows:
+
+  rmsnorm_*     fused (to_static backend='CINN'), composed (Oar eager ops), hand (the C++
+                kernel bench/rmsnorm_hand.cc, g++ -O3 -march=native, called with ctypes on
+                NumPy buffers), torch eager (composed), torch.compile (inductor, if it works)
+  layernorm_*, softmax_*, gelu_bias_*: fused vs Oar's own kernel (F.layer_norm,
+                F.softmax, F.gelu after the add) vs composed
+  copy_gbs      one-thread copy bandwidth (x.clone()) that the fused rows compare with
+  compile_*_ms  cold compile per group (LLVM) and the load from the disk cache
+
+Usage: bash bench/run.sh cinn [--threads 1]
+"""
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+N = 4096
+METRICS = [
+    ("rmsnorm_fused_ms", "ms", "low"), ("rmsnorm_composed_ms", "ms", "low"),
+    ("rmsnorm_hand_ms", "ms", "low"), ("rmsnorm_compile_ms", "ms", "low"),
+    ("layernorm_fused_ms", "ms", "low"), ("layernorm_kernel_ms", "ms", "low"),
+    ("layernorm_composed_ms", "ms", "low"),
+    ("softmax_fused_ms", "ms", "low"), ("softmax_kernel_ms", "ms", "low"), ("softmax_composed_ms", "ms", "low"),
+    ("gelu_bias_fused_ms", "ms", "low"), ("gelu_bias_kernel_ms", "ms", "low"),
+    ("gelu_bias_composed_ms", "ms", "low"),
+    ("copy_gbs", "GB/s", "high"), ("rmsnorm_fused_gbs", "GB/s", "high"),
+    ("compile_cold_ms", "ms", "low"), ("compile_disk_ms", "ms", "low"),
+]
+
+
+def hand_kernel():
+    src = os.path.join(common.BENCH, "rmsnorm_hand.cc")
+    out = os.path.join(tempfile.mkdtemp(prefix="oar_hand_"), "librmsnorm_hand.so")
+    subprocess.run(["g++", "-O3", "-march=native", "-shared", "-fPIC", src, "-o", out], check=True)
+    lib = ctypes.CDLL(out)
+    lib.rmsnorm_f32.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
+    return lib.rmsnorm_f32
+
+
+def models(m):
+    def rms(x, w):
+        return x * m.rsqrt(m.mean(x * x, axis=-1, keepdim=True) + 1e-6) * w
+
+    def ln(x, w):
+        mu = m.mean(x, axis=-1, keepdim=True)
+        d = x - mu
+        return d * m.rsqrt(m.mean(d * d, axis=-1, keepdim=True) + 1e-5) * w + w
+
+    def rowmax(x):  # torch.max(x, dim) returns (values, indices)
+        return m.amax(x, -1, keepdim=True) if m.__name__ == "torch" else m.max(x, axis=-1, keepdim=True)
+
+    def sm(x, w):
+        e = m.exp(x - rowmax(x))
+        return e / m.sum(e, axis=-1, keepdim=True)
+
+    def gb(x, b):
+        y = x + b
+        return y * 0.5 * (m.erf(y * 0.7071067811865476) + 1.0)
+
+    return {"rmsnorm": rms, "layernorm": ln, "softmax": sm, "gelu_bias": gb}
+
+
+def oar_cases(oar):
+    import numpy as np
+    F = oar.nn.functional
+    rng = np.random.default_rng(0)
+    xn = rng.standard_normal((N, N)).astype("float32")
+    wn = rng.standard_normal(N).astype("float32")
+    x, w = oar.to_tensor(xn), oar.to_tensor(wn)
+    ms = models(oar)
+    own = {"layernorm": lambda: F.layer_norm(x, [N], w, w, 1e-5), "softmax": lambda: F.softmax(x, -1),
+           "gelu_bias": lambda: F.gelu(x + w)}
+    cache = tempfile.mkdtemp(prefix="oar_cinn_bench_")
+    oar.set_flags({"FLAGS_cinn_cache_dir": cache})
+
+    def row(name):
+        def run():
+            from oar import _C
+            _C.cinn.reset_cache_stats()
+            fused = oar.jit.to_static(ms[name], backend="CINN")
+            t0 = time.perf_counter()
+            fused(x, w)
+            first = time.perf_counter() - t0
+            s = _C.cinn.cache_stats()
+            out = {f"{name}_fused_ms": common.bench(lambda: fused(x, w)) * 1e3,
+                   f"{name}_composed_ms": common.bench(lambda: ms[name](x, w)) * 1e3}
+            if name in own:
+                out[f"{name}_kernel_ms"] = common.bench(own[name]) * 1e3
+            if name == "rmsnorm":
+                out["rmsnorm_compile_ms"] = s["compile_seconds"] * 1e3 / max(1, s["compiles"])
+                out["rmsnorm_fused_gbs"] = 2 * N * N * 4 / (out["rmsnorm_fused_ms"] * 1e-3) / 1e9
+                print(f"rmsnorm first call {first * 1e3:.1f} ms", file=sys.stderr)
+            return out
+        return run
+
+    def hand():
+        fn = hand_kernel()
+        o = np.empty_like(xn)
+        args = (xn.ctypes.data, wn.ctypes.data, o.ctypes.data, N, N, 1e-6)
+        fn(*args)
+        ref = ms["rmsnorm"](x, w).numpy()
+        assert np.allclose(o, ref, rtol=1e-4, atol=1e-4)
+        return {"rmsnorm_hand_ms": common.bench(lambda: fn(*args)) * 1e3}
+
+    def copy():
+        t = common.bench(lambda: x.clone())
+        return {"copy_gbs": 2 * N * N * 4 / t / 1e9}
+
+    def compile_times():
+        # Cold: a fresh cache folder per group; disk: the same groups in a child process.
+        from oar import _C
+        cold = tempfile.mkdtemp(prefix="oar_cinn_cold_")
+        oar.set_flags({"FLAGS_cinn_cache_dir": cold})
+        _C.cinn.forget_memory_cache()
+        _C.cinn.reset_cache_stats()
+        small = oar.to_tensor(xn[:8])
+        for f in ms.values():
+            oar.jit.to_static(f, backend="CINN")(small, w)
+        s = _C.cinn.cache_stats()
+        out = {"compile_cold_ms": s["compile_seconds"] * 1e3 / max(1, s["compiles"])}
+        _C.cinn.forget_memory_cache()
+        _C.cinn.reset_cache_stats()
+        for f in ms.values():
+            oar.jit.to_static(f, backend="CINN")(small, w)
+        s = _C.cinn.cache_stats()
+        out["compile_disk_ms"] = s["load_seconds"] * 1e3 / max(1, s["disk_hits"])
+        shutil.rmtree(cold, ignore_errors=True)
+        return out
+
+    cases = {n: row(n) for n in ms}
+    cases.update({"hand": hand, "copy": copy, "compile": compile_times})
+    return cases
+
+
+def torch_cases(torch):
+    x = torch.randn(N, N)
+    w = torch.randn(N)
+    ms = models(torch)
+    F = torch.nn.functional
+    own = {"layernorm": lambda: F.layer_norm(x, [N], w, w, 1e-5), "softmax": lambda: F.softmax(x, -1),
+           "gelu_bias": lambda: F.gelu(x + w)}
+
+    def row(name):
+        def run():
+            out = {f"{name}_composed_ms": common.bench(lambda: ms[name](x, w)) * 1e3}
+            if name in own:
+                out[f"{name}_kernel_ms"] = common.bench(own[name]) * 1e3
+            try:
+                c = torch.compile(ms[name])
+                c(x, w)
+                out[f"{name}_fused_ms"] = common.bench(lambda: c(x, w)) * 1e3
+            except Exception as e:  # inductor needs a C++ toolchain and may be missing
+                print(f"torch.compile {name}: {type(e).__name__}: {e}", file=sys.stderr)
+            return out
+        return run
+
+    def copy():
+        t = common.bench(lambda: x.clone())
+        return {"copy_gbs": 2 * N * N * 4 / t / 1e9}
+
+    cases = {n: row(n) for n in ms}
+    cases["copy"] = copy
+    return cases
+
+
+def cases(fw, mod):
+    return oar_cases(mod) if fw == "oar" else torch_cases(mod)
+
+
+if __name__ == "__main__":
+    common.main(__file__, METRICS, cases)

@@ -1,0 +1,489 @@
+// The CPU code generator (the only file that includes LLVM: each such file takes ~12 s
+// to compile). One ORC LLJIT per process, for the host it runs on: the vector width and
+// the CPU come from the running machine, never from the build's -march. Vector math
+// (exp, log, tanh, erf) calls SLEEF's Sleef_<f><type><lanes>_u10 (1-ulp, the same
+// library Oar's eager kernels use); sqrt, fabs, max/min are LLVM intrinsics.
+#include <cmath>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "cinn/codegen/codegen.h"
+#include "cinn/pipeline.h"
+#include "paddle_core/base/errors.h"
+
+namespace oar::cinn {
+namespace {
+
+struct Host {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::string cpu, features;
+  int vec_bits = 128;
+  std::mutex mu;  // the target machine and the JIT are used by one thread at a time
+};
+
+std::string err_text(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+Host& host() {
+  static Host* h = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto* x = new Host();  // lives until exit: compiled kernels stay callable
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    OAR_ENFORCE(bool(jtmb), PreconditionNotMet, "cinn: no LLVM target for this host: ", err_text(jtmb.takeError()));
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+    x->cpu = jtmb->getCPU();
+    x->features = jtmb->getFeatures().getString();
+    for (const std::string& f : jtmb->getFeatures().getFeatures()) {
+      if (f == "+avx512f") x->vec_bits = std::max(x->vec_bits, 512);
+      if (f == "+avx" || f == "+avx2") x->vec_bits = std::max(x->vec_bits, 256);
+    }
+    auto tm = jtmb->createTargetMachine();
+    OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
+    x->tm = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    OAR_ENFORCE(bool(jit), PreconditionNotMet, "cinn: cannot start the JIT: ", err_text(jit.takeError()));
+    x->jit = std::move(*jit);
+    return x;
+  }();
+  return *h;
+}
+
+// Each loaded object gets its own JITDylib, so the same kernel can be loaded again (from
+// the disk cache after the memory cache was dropped) without clashing symbols.
+llvm::orc::JITDylib& new_dylib(Host& h, const std::string& name) {
+  static int64_t n = 0;
+  auto jd = h.jit->createJITDylib(name + "#" + std::to_string(n++));
+  OAR_ENFORCE(bool(jd), PreconditionNotMet, "cinn: ", err_text(jd.takeError()));
+  const char prefix = h.jit->getDataLayout().getGlobalPrefix();
+  // libm (expf...) from the process; SLEEF by name: the Python extension loads Oar's
+  // libraries locally, so their dependencies are not in the global namespace.
+  jd->addGenerator(llvm::cantFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix)));
+  if (auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load("libsleef.so.3", prefix))
+    jd->addGenerator(std::move(*sleef));
+  else
+    llvm::consumeError(sleef.takeError());
+  return *jd;
+}
+
+// Emits one loop kernel (the loop IR's schedule in loop_ir.h).
+class Emitter {
+ public:
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const LoopKernel& k, const Host& h)
+      : ctx_(ctx), m_(m), b_(ctx), k_(k) {
+    f64_ = k.dtype == DataType::FLOAT64;
+    et_ = f64_ ? b_.getDoubleTy() : b_.getFloatTy();
+    lanes_ = h.vec_bits / (f64_ ? 64 : 32);
+    i64_ = b_.getInt64Ty();
+  }
+
+  void emit(const std::string& name, const Host& h) {
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {i64_, i64_, i64_, b_.getPtrTy()}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_);
+    fn_->addFnAttr("target-cpu", h.cpu);
+    fn_->addFnAttr("target-features", h.features);
+    fn_->addFnAttr("prefer-vector-width", std::to_string(h.vec_bits));
+    fn_->addFnAttr("min-legal-vector-width", std::to_string(h.vec_bits));
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    auto args = fn_->arg_begin();
+    llvm::Value* r0 = &*args++;
+    llvm::Value* r1 = &*args++;
+    cols_ = &*args++;
+    llvm::Value* bufs = &*args;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    const size_t nbuf = k_.inputs.size() + k_.outputs.size();
+    for (size_t i = 0; i < nbuf; ++i)
+      ptrs_.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), bufs, i)));
+    colsf_ = b_.CreateSIToFP(cols_, et_);
+    plan_output_caches();
+    loop(r0, r1, 1, {}, [&](llvm::Value* r, const std::vector<llvm::Value*>&) {
+      emit_row(r);
+      return std::vector<llvm::Value*>{};
+    });
+    b_.CreateRetVoid();
+  }
+
+ private:
+  using Body = std::function<std::vector<llvm::Value*>(llvm::Value*, const std::vector<llvm::Value*>&)>;
+
+  // for (i = begin; i + step <= end; i += step) carried = body(i, carried); returns the
+  // carried values and i at the exit.
+  std::vector<llvm::Value*> loop(llvm::Value* begin, llvm::Value* end, int64_t step,
+                                 const std::vector<llvm::Value*>& init, const Body& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* hdr = llvm::BasicBlock::Create(ctx_, "hdr", fn_);
+    auto* bod = llvm::BasicBlock::Create(ctx_, "body", fn_);
+    auto* ex = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    b_.CreateBr(hdr);
+    b_.SetInsertPoint(hdr);
+    llvm::PHINode* i = b_.CreatePHI(i64_, 2);
+    i->addIncoming(begin, pre);
+    std::vector<llvm::PHINode*> phis;
+    std::vector<llvm::Value*> carried;
+    for (llvm::Value* v : init) {
+      phis.push_back(b_.CreatePHI(v->getType(), 2));
+      phis.back()->addIncoming(v, pre);
+      carried.push_back(phis.back());
+    }
+    b_.CreateCondBr(b_.CreateICmpSLE(b_.CreateAdd(i, b_.getInt64(step)), end), bod, ex);
+    b_.SetInsertPoint(bod);
+    std::vector<llvm::Value*> next = body(i, carried);
+    llvm::Value* inext = b_.CreateAdd(i, b_.getInt64(step));
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    b_.CreateBr(hdr);
+    i->addIncoming(inext, latch);
+    for (size_t j = 0; j < phis.size(); ++j) phis[j]->addIncoming(next[j], latch);
+    b_.SetInsertPoint(ex);
+    carried.push_back(i);
+    return carried;
+  }
+
+  llvm::Type* vty(int w) { return w == 1 ? et_ : llvm::FixedVectorType::get(et_, w); }
+  llvm::Value* splat(llvm::Value* s, int w) { return w == 1 ? s : b_.CreateVectorSplat(w, s); }
+  llvm::Value* fconst(double v, int w) { return splat(llvm::ConstantFP::get(et_, v), w); }
+
+  bool row_level(const Node& n) const { return n.cls == VClass::kRow || n.cls == VClass::kScalar; }
+
+  // Whether node `n` (not crossing reductions) calls a transcendental function, and
+  // whether `n` is `of` or one of its operands' ancestors.
+  bool costly(int n) const {
+    const Node& x = k_.nodes[n];
+    if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
+    if (x.kind == Node::kUnary &&
+        (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
+      return true;
+    return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
+  }
+  bool reaches(int of, int n) const {
+    if (of == n) return true;
+    const Node& x = k_.nodes[of];
+    if (x.kind == Node::kReduce || x.kind == Node::kInput) return false;
+    return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n));
+  }
+
+  // Softmax's exp(x - max) is the sum's operand and the output's numerator: computed in
+  // the sum's loop, it is stored in the output's buffer and read back by the output loop
+  // instead of computed again (only for operands with a transcendental: recomputing
+  // x * x is cheaper than the extra store and load).
+  void plan_output_caches() {
+    std::unordered_set<int> used;
+    for (const Node& n : k_.nodes) {
+      if (n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) || cache_out_.count(n.a))
+        continue;
+      for (size_t o = 0; o < k_.outputs.size(); ++o) {
+        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
+            !reaches(k_.outputs[o], n.a))
+          continue;
+        cache_out_[n.a] = static_cast<int>(o);
+        used.insert(static_cast<int>(o));
+        break;
+      }
+    }
+  }
+  llvm::Value* cache_ptr(int n, llvm::Value* c) {
+    return b_.CreateGEP(et_, ptrs_[k_.inputs.size() + cache_out_.at(n)], b_.CreateAdd(rowoff_, c));
+  }
+
+  void emit_row(llvm::Value* r) {
+    row_.assign(k_.nodes.size(), nullptr);
+    cache_ready_.clear();
+    rowoff_ = b_.CreateMul(r, cols_);
+    r_ = r;
+    sweep_row_values();
+    for (size_t n = 0; n < k_.nodes.size(); ++n) {
+      if (k_.nodes[n].kind != Node::kReduce) continue;
+      row_[n] = emit_reduce(k_.nodes[n]);
+      sweep_row_values();
+    }
+    bool full_out = false;
+    for (size_t o = 0; o < k_.outputs.size(); ++o) {
+      const Node& n = k_.nodes[k_.outputs[o]];
+      llvm::Value* base = ptrs_[k_.inputs.size() + o];
+      if (n.cls == VClass::kFull) {
+        full_out = true;
+        continue;
+      }
+      b_.CreateStore(row_[k_.outputs[o]], b_.CreateGEP(et_, base, r));
+    }
+    if (!full_out) return;
+    auto store_all = [&](llvm::Value* c, int w) {
+      std::unordered_map<int, llvm::Value*> memo;
+      for (size_t o = 0; o < k_.outputs.size(); ++o) {
+        if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
+        llvm::Value* v = eval(k_.outputs[o], c, w, memo);
+        llvm::Value* p = b_.CreateGEP(et_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c));
+        b_.CreateAlignedStore(v, p, llvm::Align(f64_ ? 8 : 4));
+      }
+    };
+    std::vector<llvm::Value*> done = loop(b_.getInt64(0), cols_, lanes_, {}, [&](llvm::Value* c, const auto&) {
+      store_all(c, lanes_);
+      return std::vector<llvm::Value*>{};
+    });
+    loop(done.back(), cols_, 1, {}, [&](llvm::Value* c, const auto&) {
+      store_all(c, 1);
+      return std::vector<llvm::Value*>{};
+    });
+  }
+
+  // Row-level values (one per row) whose operands are known: computed once, before the
+  // column loops that splat them.
+  void sweep_row_values() {
+    for (size_t n = 0; n < k_.nodes.size(); ++n) {
+      const Node& x = k_.nodes[n];
+      if (row_[n] || !row_level(x) || x.kind == Node::kReduce) continue;
+      if ((x.a >= 0 && !row_[x.a]) || (x.b >= 0 && !row_[x.b])) continue;
+      std::unordered_map<int, llvm::Value*> memo;
+      row_[n] = eval_node(static_cast<int>(n), nullptr, 1, memo);
+    }
+  }
+
+  llvm::Value* emit_reduce(const Node& n) {
+    const double id = n.op == "sum" ? 0.0 : n.op == "max" ? -INFINITY : INFINITY;
+    auto combine = [&](llvm::Value* acc, llvm::Value* v) -> llvm::Value* {
+      if (n.op == "sum") return b_.CreateFAdd(acc, v);
+      return b_.CreateBinaryIntrinsic(n.op == "max" ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, acc, v);
+    };
+    const bool store = cache_out_.count(n.a) && !cache_ready_.count(n.a);
+    auto operand = [&](llvm::Value* c, int w) {
+      std::unordered_map<int, llvm::Value*> memo;
+      llvm::Value* v = eval(n.a, c, w, memo);
+      if (store) b_.CreateAlignedStore(v, cache_ptr(n.a, c), llvm::Align(f64_ ? 8 : 4));
+      return v;
+    };
+    std::vector<llvm::Value*> vec = loop(b_.getInt64(0), cols_, lanes_, {fconst(id, lanes_)},
+                                         [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
+      return std::vector<llvm::Value*>{combine(acc[0], operand(c, lanes_))};
+    });
+    llvm::FastMathFlags fmf;
+    fmf.setAllowReassoc();  // a tree over the lanes, like the eager kernels' vector sums
+    b_.setFastMathFlags(fmf);
+    llvm::Value* h = n.op == "sum"   ? b_.CreateFAddReduce(fconst(-0.0, 1), vec[0])
+                     : n.op == "max" ? b_.CreateFPMaxReduce(vec[0])
+                                     : b_.CreateFPMinReduce(vec[0]);
+    b_.clearFastMathFlags();
+    std::vector<llvm::Value*> tail =
+        loop(vec[1], cols_, 1, {h}, [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
+          return std::vector<llvm::Value*>{combine(acc[0], operand(c, 1))};
+        });
+    if (store) cache_ready_.insert(n.a);
+    return tail[0];
+  }
+
+  // Node `n` at column `c` with `w` lanes (c is null at row level).
+  llvm::Value* eval(int n, llvm::Value* c, int w, std::unordered_map<int, llvm::Value*>& memo) {
+    if (row_[n]) return splat(row_[n], w);
+    auto it = memo.find(n);
+    if (it != memo.end()) return it->second;
+    if (c && cache_ready_.count(n)) {
+      llvm::Value* v = b_.CreateAlignedLoad(vty(w), cache_ptr(n, c), llvm::Align(f64_ ? 8 : 4));
+      memo[n] = v;
+      return v;
+    }
+    llvm::Value* v = eval_node(n, c, w, memo);
+    memo[n] = v;
+    return v;
+  }
+
+  llvm::Value* eval_node(int id, llvm::Value* c, int w, std::unordered_map<int, llvm::Value*>& memo) {
+    const Node& n = k_.nodes[id];
+    switch (n.kind) {
+      case Node::kConst:
+        return fconst(n.value, w);
+      case Node::kInput:
+        return load(n, c, w);
+      case Node::kReduce:
+        OAR_THROW(Internal, "cinn codegen: reduction used before it is computed");
+      case Node::kUnary:
+        return unary(n.op, n.a < 0 ? nullptr : eval(n.a, c, w, memo), w);
+      case Node::kBinary:
+        if (n.op == "div" && c && row_[n.b]) {
+          // Dividing a row by a row-level value (softmax's sum): one reciprocal per row
+          // and a multiply per element, as Oar's softmax kernel does (within 1 ulp).
+          llvm::Value* inv = b_.CreateFDiv(llvm::ConstantFP::get(et_, 1.0), row_[n.b]);
+          return b_.CreateFMul(eval(n.a, c, w, memo), splat(inv, w));
+        }
+        return binary(n.op, eval(n.a, c, w, memo), eval(n.b, c, w, memo));
+    }
+    return nullptr;
+  }
+
+  llvm::Value* load(const Node& n, llvm::Value* c, int w) {
+    llvm::Value* base = ptrs_[n.input];
+    const llvm::Align al(f64_ ? 8 : 4);
+    switch (n.cls) {
+      case VClass::kFull:
+        return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, b_.CreateAdd(rowoff_, c)), al);
+      case VClass::kCol:
+        return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, c), al);
+      case VClass::kRow:
+        return splat(b_.CreateAlignedLoad(et_, b_.CreateGEP(et_, base, r_), al), w);
+      default:
+        return splat(b_.CreateAlignedLoad(et_, base, al), w);
+    }
+  }
+
+  llvm::Value* math(const char* f, llvm::Value* x, int w) {
+    std::string name;
+    if (w == 1) {
+      name = std::string(f) + (f64_ ? "" : "f");
+    } else {
+      name = std::string("Sleef_") + f + (f64_ ? "d" : "f") + std::to_string(w) + "_u10";
+    }
+    llvm::FunctionCallee callee =
+        m_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), {x->getType()}, false));
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      fn->addFnAttr(llvm::Attribute::NoUnwind);
+      fn->setMemoryEffects(llvm::MemoryEffects::none());
+    }
+    return b_.CreateCall(callee, {x});
+  }
+
+  // float32 erf as Oar's GELU kernel computes it (phi_kernels/cpu/unary_kernels.cc): erfc(|z|)
+  // from Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7) with one SLEEF exp, then
+  // the sign; SLEEF's 1-ulp erf costs twice as much. float64 keeps SLEEF's erf.
+  llvm::Value* erf_f32(llvm::Value* z, int w) {
+    llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, z);
+    llvm::Value* t =
+        b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
+    llvm::Value* p = fconst(1.061405429, w);
+    for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
+      p = b_.CreateFAdd(b_.CreateFMul(p, t), fconst(c, w));
+    llvm::Value* q = b_.CreateFMul(b_.CreateFMul(p, t), math("exp", b_.CreateFNeg(b_.CreateFMul(a, a)), w));
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(fconst(1.0, w), q), z);
+  }
+
+  llvm::Value* unary(const std::string& op, llvm::Value* x, int w) {
+    if (op == "id") return x;
+    if (op == "erf" && !f64_) return erf_f32(x, w);
+    if (op == "neg") return b_.CreateFNeg(x);
+    if (op == "exp" || op == "log" || op == "tanh" || op == "erf") return math(op.c_str(), x, w);
+    if (op == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    if (op == "rsqrt") return b_.CreateFDiv(fconst(1.0, w), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+    if (op == "reciprocal") return b_.CreateFDiv(fconst(1.0, w), x);
+    if (op == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    if (op == "relu") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(0.0, w));
+    if (op == "sigmoid")
+      return b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(fconst(1.0, w), math("exp", b_.CreateFNeg(x), w)));
+    if (op == "divc") return b_.CreateFDiv(x, splat(colsf_, w));
+    OAR_THROW(Unimplemented, "cinn codegen: unknown unary op ", op);
+  }
+
+  llvm::Value* binary(const std::string& op, llvm::Value* x, llvm::Value* y) {
+    if (op == "add") return b_.CreateFAdd(x, y);
+    if (op == "sub") return b_.CreateFSub(x, y);
+    if (op == "mul") return b_.CreateFMul(x, y);
+    if (op == "div") return b_.CreateFDiv(x, y);
+    if (op == "max") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y);
+    if (op == "min") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
+    OAR_THROW(Unimplemented, "cinn codegen: unknown binary op ", op);
+  }
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  llvm::IRBuilder<> b_;
+  const LoopKernel& k_;
+  bool f64_ = false;
+  llvm::Type* et_ = nullptr;
+  llvm::Type* i64_ = nullptr;
+  int lanes_ = 4;
+  llvm::Function* fn_ = nullptr;
+  llvm::Value* cols_ = nullptr;
+  llvm::Value* colsf_ = nullptr;
+  llvm::Value* rowoff_ = nullptr;
+  llvm::Value* r_ = nullptr;
+  std::vector<llvm::Value*> ptrs_;
+  std::vector<llvm::Value*> row_;
+  std::unordered_map<int, int> cache_out_;  // node -> the output whose buffer holds it
+  std::unordered_set<int> cache_ready_;     // cached nodes already stored for this row
+};
+
+std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, const LoopKernel& k, const std::string& name,
+                                           Host& h) {
+  auto m = std::make_unique<llvm::Module>(name, ctx);
+  m->setDataLayout(h.tm->createDataLayout());
+  m->setTargetTriple(h.tm->getTargetTriple().str());
+  Emitter(ctx, *m, k, h).emit(name, h);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  OAR_ENFORCE(!llvm::verifyModule(*m, &es), Internal, "cinn codegen: invalid LLVM IR for ", name, ": ", es.str());
+  return m;
+}
+
+}  // namespace
+
+bool compiled_with_cinn() { return true; }
+
+std::string codegen_target() {
+  Host& h = host();
+  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + " llvm-" +
+         LLVM_VERSION_STRING + " " + h.features;
+}
+
+std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
+  Host& h = host();
+  std::lock_guard<std::mutex> lock(h.mu);
+  llvm::LLVMContext ctx;
+  auto m = build_module(ctx, k, name, h);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m->print(os, nullptr);
+  return os.str();
+}
+
+std::string compile_object(const LoopKernel& k, const std::string& name) {
+  Host& h = host();
+  std::lock_guard<std::mutex> lock(h.mu);
+  llvm::LLVMContext ctx;
+  auto m = build_module(ctx, k, name, h);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(h.tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  OAR_ENFORCE(!h.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile), PreconditionNotMet,
+              "cinn codegen: the target cannot emit objects");
+  pm.run(*m);
+  return std::string(buf.data(), buf.size());
+}
+
+KernelFn load_object(const std::string& object, const std::string& name) {
+  Host& h = host();
+  std::lock_guard<std::mutex> lock(h.mu);
+  auto mb = llvm::MemoryBuffer::getMemBufferCopy(object, name);
+  llvm::orc::JITDylib& jd = new_dylib(h, name);
+  if (llvm::Error e = h.jit->addObjectFile(jd, std::move(mb)))
+    OAR_THROW(InvalidArgument, "cinn: cannot load the object of ", name, ": ", err_text(std::move(e)));
+  auto sym = h.jit->lookup(jd, name);
+  OAR_ENFORCE(bool(sym), InvalidArgument, "cinn: cannot link ", name, ": ", err_text(sym.takeError()));
+  return sym->toPtr<KernelFn>();
+}
+
+}  // namespace oar::cinn

@@ -1,0 +1,232 @@
+// The `cinn_fuse` pass: reduce-centred grouping on the op dialect (Note [Fusion
+// legality] in docs/notes/cinn.md). Ops are visited in program order; an op the loop IR
+// can lower joins the groups of its producers when the merged group stays legal:
+//   - loop spaces: every operand and result of every member has a class (full, row,
+//     col, scalar) in the group's space F, a reduction reduces F's last axis;
+//   - no cycles: no path leaves the merged group and comes back into it through an
+//     op outside it (a backward walk from the members' outside operands);
+//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64 only.
+// A group with a reduction or at least two ops becomes a cinn.fusion placed where its
+// last member was; outside ops between its members that read it move after it.
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cinn/dialect.h"
+#include "cinn/pipeline.h"
+#include "cinn/schedule/loop_ir.h"
+#include "pir/ir/builder.h"
+#include "pir/pass/pass.h"
+
+namespace oar::cinn {
+using namespace pir;  // NOLINT
+
+namespace {
+
+struct Group {
+  std::vector<Operation*> ops;
+  std::vector<int64_t> space;
+  bool reduce = false;
+  bool alive = true;
+};
+
+class Fuser {
+ public:
+  explicit Fuser(Block* block) : block_(block) {
+    int i = 0;
+    for (Operation* op : *block) pos_[op] = i++;
+  }
+
+  void run() {
+    std::vector<Operation*> ops;
+    for (Operation* op : *block_) ops.push_back(op);
+    for (Operation* op : ops) visit(op);
+    for (Group& g : groups_)
+      if (g.alive && (g.reduce || g.ops.size() >= 2)) emit(g);
+  }
+  bool changed() const { return changed_; }
+
+ private:
+  int group_of(Operation* op) const {
+    auto it = member_.find(op);
+    return it == member_.end() ? -1 : it->second;
+  }
+
+  void visit(Operation* op) {
+    if (!op_allowed(op->name()) || !can_lower_op(op)) return;
+    std::vector<int64_t> space = op_space(op);
+    if (!fits_space(op, space)) return;
+    const bool reduce = op->name() == "pd_op.sum" || op->name() == "pd_op.max" || op->name() == "pd_op.min" ||
+                        op->name() == "pd_op.mean";
+    // The producers' groups this op may merge with.
+    std::vector<int> cands;
+    for (Value v : op->operands())
+      if (Operation* d = v.defining_op(); d && d->parent_block() == block_)
+        if (int g = group_of(d); g >= 0 && std::find(cands.begin(), cands.end(), g) == cands.end()) cands.push_back(g);
+    std::vector<int> merged;
+    std::vector<int64_t> mspace = space;
+    for (int g : cands) {
+      std::vector<int64_t> s = merge_space(mspace, groups_[g], op, merged);
+      if (s.empty()) continue;
+      std::vector<int> trial = merged;
+      trial.push_back(g);
+      if (!acyclic(trial, op)) continue;
+      merged = trial;
+      mspace = s;
+    }
+    int target;
+    if (merged.empty()) {
+      groups_.push_back(Group{});
+      target = static_cast<int>(groups_.size()) - 1;
+    } else {
+      target = merged[0];
+      for (size_t i = 1; i < merged.size(); ++i) {
+        Group& from = groups_[merged[i]];
+        for (Operation* m : from.ops) member_[m] = target;
+        groups_[target].ops.insert(groups_[target].ops.end(), from.ops.begin(), from.ops.end());
+        groups_[target].reduce |= from.reduce;
+        from.ops.clear();
+        from.alive = false;
+      }
+    }
+    Group& g = groups_[target];
+    g.ops.push_back(op);
+    g.space = mspace;
+    g.reduce |= reduce;
+    member_[op] = target;
+  }
+
+  // The space of `g` (plus the groups already chosen) with `op` added: the larger of the
+  // two spaces when every member fits it; empty when none fits.
+  std::vector<int64_t> merge_space(const std::vector<int64_t>& cur, const Group& g, Operation* op,
+                                   const std::vector<int>& chosen) const {
+    for (const std::vector<int64_t>* s : {&cur, &g.space}) {
+      bool ok = fits_space(op, *s);
+      for (Operation* m : g.ops) ok = ok && fits_space(m, *s);
+      for (int c : chosen)
+        for (Operation* m : groups_[c].ops) ok = ok && fits_space(m, *s);
+      if (ok) return *s;
+    }
+    return {};
+  }
+
+  // No path from the merged set out through another op and back in: walk back from the
+  // outside operands of the merged ops; reaching a member is a cycle. Only ops after the
+  // earliest member can be on such a path.
+  bool acyclic(const std::vector<int>& gs, Operation* op) const {
+    std::unordered_set<const Operation*> in{op};
+    for (int g : gs) in.insert(groups_[g].ops.begin(), groups_[g].ops.end());
+    int first = pos_.at(op);
+    for (const Operation* m : in) first = std::min(first, pos_.at(m));
+    std::vector<Operation*> stack;
+    std::unordered_set<const Operation*> seen;
+    for (const Operation* m : in)
+      for (Value v : m->operands())
+        if (Operation* d = v ? v.defining_op() : nullptr; d && !in.count(d)) stack.push_back(d);
+    while (!stack.empty()) {
+      Operation* d = stack.back();
+      stack.pop_back();
+      auto p = pos_.find(d);
+      if (p == pos_.end() || p->second < first || !seen.insert(d).second) continue;
+      for (Value v : d->operands()) {
+        Operation* e = v ? v.defining_op() : nullptr;
+        if (!e) continue;
+        if (in.count(e)) return false;
+        stack.push_back(e);
+      }
+    }
+    return true;
+  }
+
+  void emit(Group& g) {
+    std::sort(g.ops.begin(), g.ops.end(), [&](Operation* a, Operation* b) { return pos_[a] < pos_[b]; });
+    std::unordered_set<const Operation*> in(g.ops.begin(), g.ops.end());
+    std::vector<Value> inputs, outputs;
+    std::unordered_set<const void*> seen_in;
+    for (Operation* m : g.ops)
+      for (Value v : m->operands())
+        if (!in.count(v.defining_op()) && seen_in.insert(v.impl()).second) inputs.push_back(v);
+    for (Operation* m : g.ops)
+      for (Value r : m->results()) {
+        bool outside = false;
+        for (OpOperand* u = r.first_use(); u; u = u->next_use()) outside |= !in.count(u->owner());
+        if (outside) outputs.push_back(r);
+      }
+    if (outputs.empty()) return;  // dead: dce removes it
+    IrContext* ctx = g.ops[0]->info()->ctx;
+    Operation* last = g.ops.back();
+    // Outside ops between the members that read the group move after it (they cannot
+    // feed it: the group is acyclic).
+    std::unordered_set<const Operation*> tainted(in);
+    std::vector<Operation*> movers;
+    for (Operation* o = g.ops.front(); o != last; o = o->next()) {
+      if (in.count(o)) continue;
+      bool reads = false;
+      for (Value v : o->operands()) reads |= v && tainted.count(v.defining_op());
+      o->walk([&](Operation* inner) {
+        for (Value v : inner->operands()) reads |= v && tainted.count(v.defining_op());
+      });
+      if (reads) {
+        tainted.insert(o);
+        movers.push_back(o);
+      }
+    }
+    std::vector<Type> out_types;
+    for (Value v : outputs) out_types.push_back(v.type());
+    Builder b(ctx);
+    b.set_insertion_point_after(last);
+    Operation* f = b.build(kFusionOp, inputs, {}, out_types, 1);
+    Block* body = f->region(0).add_block();
+    std::unordered_map<const void*, Value> map;
+    for (Value v : inputs) map[v.impl()] = body->add_argument(v.type());
+    Builder inner(ctx, body);
+    for (Operation* m : g.ops) {
+      std::vector<Value> ops;
+      for (Value v : m->operands()) ops.push_back(map.at(v.impl()));
+      Operation* c = inner.build(m->info(), ops, m->attributes(), {m->result(0).type()});
+      map[m->result(0).impl()] = c->result(0);
+    }
+    std::vector<Value> ys;
+    for (Value v : outputs) ys.push_back(map.at(v.impl()));
+    inner.build(kYieldOp, ys, {}, {});
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i].replace_all_uses_with(f->result(i));
+    Operation* after = f;
+    for (Operation* o : movers) {
+      block_->remove(o);
+      block_->insert(after->next(), o);
+      after = o;
+    }
+    for (auto it = g.ops.rbegin(); it != g.ops.rend(); ++it) (*it)->erase();
+    changed_ = true;
+  }
+
+  Block* block_;
+  std::unordered_map<const Operation*, int> pos_;
+  std::unordered_map<const Operation*, int> member_;
+  std::vector<Group> groups_;
+  bool changed_ = false;
+};
+
+class FusePass : public Pass {
+ public:
+  FusePass() : Pass("cinn_fuse") {}
+  bool run(Operation* anchor) override {
+    register_cinn_dialect(anchor->info()->ctx);
+    bool changed = false;
+    for (size_t r = 0; r < anchor->num_regions(); ++r)
+      for (size_t b = 0; b < anchor->region(r).size(); ++b) {
+        Fuser f(anchor->region(r).block(b));
+        f.run();
+        changed |= f.changed();
+      }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> create_fuse_pass() { return std::make_unique<FusePass>(); }
+
+}  // namespace oar::cinn

@@ -1,0 +1,347 @@
+// Note [Compile cache] (docs/notes/cinn.md). Key: the group's loop kernel text (its
+// canonical form: ops, classes, constants, static and dynamic dims), the dtype, the
+// codegen target (CPU, vector width, LLVM version) and kCompilerVersion. Memory: key ->
+// kernel. Disk: <dir>/<fnv64(key)>.o holding a header (magic, the key, the object's
+// length and FNV-64) and the object; written to a temporary file and renamed (atomic);
+// an entry whose header or checksum does not match is counted corrupt and rebuilt; an
+// unwritable folder logs one warning and the cache stays in memory.
+#include "cinn/runtime/runtime.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cinn/codegen/codegen.h"
+#include "cinn/dialect.h"
+#include "cinn/pipeline.h"
+#include "cinn/schedule/loop_ir.h"
+#include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/dispatch.h"
+#include "phi_kernels/cpu/parallel.h"
+#include "pir/executor/executor.h"
+#include "pir/ir/builder.h"
+#include "pir/ir/program.h"
+
+namespace oar::cinn {
+
+/// Compares a kernel run with its group's unfused ops (FLAGS_enable_cinn_accuracy_check).
+void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std::vector<DenseTensor>& outs);
+
+namespace {
+
+// Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
+constexpr const char* kCompilerVersion = "oar-cinn-1";
+constexpr const char* kMagic = "OARCINN1";
+
+struct Compiled {
+  LoopKernel kernel;
+  KernelFn fn = nullptr;
+  std::string name;
+  // FLAGS_enable_cinn_accuracy_check: the group's ops as a program of their own, and
+  // its executor (made on the first check).
+  std::shared_ptr<pir::Program> unfused;
+  std::shared_ptr<pir::Executor> check;
+  std::string ops;  // "exp, subtract, ..." for the warning
+  bool reported = false;
+};
+
+// Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
+constexpr size_t kSlots = 1024;
+std::array<Compiled, kSlots> g_slots;
+
+struct State {
+  std::mutex mu;
+  std::unordered_map<std::string, size_t> by_key;  // key -> slot
+  size_t used = 0;
+  CacheStats stats;
+  bool warned_dir = false;
+};
+State& state() {
+  static State* s = new State();
+  return *s;
+}
+
+uint64_t fnv64(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+std::string hex(uint64_t v) {
+  std::ostringstream os;
+  os << std::hex << v;
+  return os.str();
+}
+
+// The kernel step of slot I: checks the run-time dims against the classes the group
+// was compiled for (dynamic dims assumed equal must be), allocates the outputs from
+// Oar's allocator and splits the rows over the threads.
+void run_slot(size_t slot, dispatch::KernelCall& call) {
+  const Compiled& g = g_slots[slot];
+  const LoopKernel& k = g.kernel;
+  std::vector<DenseTensor> ins;
+  for (size_t i = 0; i < k.inputs.size(); ++i) {
+    const DenseTensor& t = call.in(i);
+    ins.push_back(t.is_contiguous() ? t : contiguous(t));
+  }
+  const DenseTensor& ref = ins[k.ref_input];
+  const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
+  const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const DenseTensor& t = ins[i];
+    OAR_ENFORCE(t.dtype() == k.dtype, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
+                dtype_name(t.dtype()), ", compiled for ", dtype_name(k.dtype));
+    const VClass c = k.inputs[i];
+    const bool ok = c == VClass::kFull  ? t.dims() == ref.dims()
+                    : c == VClass::kRow ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
+                    : c == VClass::kCol ? t.numel() == cols
+                                        : t.numel() == 1;
+    OAR_ENFORCE(ok, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " has shape ", t.dims(),
+                ", which does not fit the group's loop space (input ", k.ref_input, " has shape ", ref.dims(),
+                "): dynamic dims the program assumed equal differ at run time");
+  }
+  std::vector<void*> bufs;
+  for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    Dims d = ref.dims();
+    if (k.nodes[k.outputs[o]].cls == VClass::kRow) {
+      std::vector<int64_t> v(d.begin(), d.end());
+      if (k.out_rank_drop[o])
+        v.pop_back();
+      else if (!v.empty())
+        v.back() = 1;
+      d = Dims(v);
+    }
+    DenseTensor out(d, k.dtype, call.ctx->place);
+    bufs.push_back(out.alloc());
+    call.outputs.push_back(std::move(out));
+  }
+  KernelFn fn = g.fn;
+  void** b = bufs.data();
+  phi::parallel_for(
+      rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+  if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
+}
+
+template <size_t I>
+void step(dispatch::KernelCall& call) {
+  run_slot(I, call);
+}
+template <size_t... I>
+constexpr std::array<dispatch::KernelStep, kSlots> make_steps(std::index_sequence<I...>) {
+  return {&step<I>...};
+}
+constexpr std::array<dispatch::KernelStep, kSlots> kSteps = make_steps(std::make_index_sequence<kSlots>{});
+
+/// The group's ops as a program: inputs in0..., outputs out0... (the accuracy check).
+std::shared_ptr<pir::Program> unfused_program(const pir::Operation* fusion, std::string* ops) {
+  pir::IrContext* ctx = fusion->info()->ctx;
+  auto p = std::make_shared<pir::Program>(ctx);
+  pir::Builder b(ctx, p->block());
+  std::vector<pir::Value> args;
+  for (size_t i = 0; i < fusion->num_operands(); ++i)
+    args.push_back(
+        b.build("builtin.input", {}, {{"name", ctx->str_attr("in" + std::to_string(i))}}, {fusion->operand(i).type()})
+            ->result(0));
+  std::vector<pir::Value> outs = clone_fusion_body(b, fusion, args);
+  for (size_t i = 0; i < outs.size(); ++i)
+    b.build("builtin.output", {outs[i]}, {{"name", ctx->str_attr("out" + std::to_string(i))}}, {});
+  for (const pir::Operation* op : *fusion->region(0).front())
+    if (op->name() != kYieldOp) *ops += (ops->empty() ? "" : ", ") + op->name();
+  return p;
+}
+
+std::string resolve_dir() {
+  if (!FLAGS_enable_cinn_compile_cache) return "";
+  if (!FLAGS_cinn_cache_dir.empty()) return FLAGS_cinn_cache_dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/oar/cinn";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/oar/cinn";
+  return "";
+}
+
+// Reads a disk entry; empty when missing. `corrupt` is set when it exists but is bad.
+std::string read_entry(const std::string& path, const std::string& key, bool* corrupt) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  *corrupt = true;
+  std::istringstream is(data);
+  std::string magic(8, '\0');
+  uint64_t klen = 0, olen = 0, sum = 0;
+  if (!is.read(magic.data(), 8) || magic != kMagic) return "";
+  if (!is.read(reinterpret_cast<char*>(&klen), 8) || klen != key.size()) return "";
+  std::string k(klen, '\0');
+  if (!is.read(k.data(), static_cast<std::streamsize>(klen)) || k != key) return "";
+  if (!is.read(reinterpret_cast<char*>(&olen), 8) || !is.read(reinterpret_cast<char*>(&sum), 8)) return "";
+  if (olen == 0 || olen > data.size()) return "";
+  std::string obj(olen, '\0');
+  if (!is.read(obj.data(), static_cast<std::streamsize>(olen)) || fnv64(obj) != sum) return "";
+  *corrupt = false;
+  return obj;
+}
+
+bool write_entry(const std::string& dir, const std::string& path, const std::string& key, const std::string& obj) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    const uint64_t klen = key.size(), olen = obj.size(), sum = fnv64(obj);
+    out.write(kMagic, 8);
+    out.write(reinterpret_cast<const char*>(&klen), 8);
+    out.write(key.data(), static_cast<std::streamsize>(klen));
+    out.write(reinterpret_cast<const char*>(&olen), 8);
+    out.write(reinterpret_cast<const char*>(&sum), 8);
+    out.write(obj.data(), static_cast<std::streamsize>(olen));
+    if (!out) return false;
+  }
+  std::filesystem::rename(tmp, path, ec);  // atomic: readers see the old entry or the new one
+  if (ec) std::filesystem::remove(tmp, ec);
+  return !ec;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::string cache_dir() { return resolve_dir(); }
+
+std::string compile_group(const pir::Operation* fusion) {
+  OAR_ENFORCE(!FLAGS_cinn_test_fail_compile, PreconditionNotMet,
+              "cinn: compilation failed (FLAGS_cinn_test_fail_compile)");
+  LoopKernel k = lower_fusion(fusion);
+  const std::string target = codegen_target();
+  OAR_ENFORCE(!target.empty(), Unimplemented, "cinn: Oar was built without LLVM 19 (OAR_WITH_CINN=OFF)");
+  const std::string key = k.text() + "\n" + target + "\n" + kCompilerVersion;
+  const std::string name = "cinn_" + hex(fnv64(key));
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (auto it = s.by_key.find(key); it != s.by_key.end()) {
+    ++s.stats.memory_hits;
+    return g_slots[it->second].name;
+  }
+  OAR_ENFORCE(s.used < kSlots, ResourceExhausted, "cinn: more than ", kSlots, " distinct fused kernels");
+  const std::string dir = resolve_dir();
+  const std::string path = dir.empty() ? "" : dir + "/" + hex(fnv64(key)) + ".o";
+  std::string obj;
+  KernelFn fn = nullptr;
+  if (!path.empty()) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool corrupt = false;
+    obj = read_entry(path, key, &corrupt);
+    if (corrupt) {
+      ++s.stats.corrupt;
+      std::fprintf(stderr, "oar: warning: cinn: the compile cache entry %s is corrupt; rebuilding it\n", path.c_str());
+    }
+    if (!obj.empty()) {
+      fn = load_object(obj, name);
+      ++s.stats.disk_hits;
+      s.stats.load_seconds += seconds_since(t0);
+    }
+  }
+  if (!fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    obj = compile_object(k, name);
+    fn = load_object(obj, name);
+    ++s.stats.compiles;
+    s.stats.compile_seconds += seconds_since(t0);
+    if (!path.empty()) {
+      if (write_entry(dir, path, key, obj)) {
+        ++s.stats.disk_writes;
+      } else if (!s.warned_dir) {
+        s.warned_dir = true;
+        std::fprintf(stderr, "oar: warning: cinn: cannot write the compile cache in %s; caching in memory only\n",
+                     dir.c_str());
+      }
+    }
+  }
+  const size_t slot = s.used++;
+  std::string ops;
+  std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
+  g_slots[slot] = Compiled{std::move(k), fn, name, std::move(unfused), nullptr, std::move(ops)};
+  dispatch::register_kernel_step(name, {kSteps[slot]});
+  s.by_key[key] = slot;
+  ++s.stats.kernels;
+  return name;
+}
+
+// FLAGS_enable_cinn_accuracy_check: the group's unfused ops on the same inputs, compared
+// with the kernel's outputs (float32: 1e-4 relative + 1e-5 absolute; float64: 1e-10).
+void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std::vector<DenseTensor>& outs) {
+  Compiled& g = g_slots[slot];
+  std::vector<Tensor> want;
+  {
+    static std::mutex mu;  // one check at a time: executors are not reentrant
+    std::lock_guard<std::mutex> lock(mu);
+    if (!g.check) g.check = std::make_shared<pir::Executor>(*g.unfused);
+    std::vector<Tensor> feeds;
+    for (const DenseTensor& t : ins) feeds.emplace_back(t);
+    want = g.check->run(feeds);
+  }
+  const bool f32 = g.kernel.dtype == DataType::FLOAT32;
+  const double rtol = f32 ? 1e-4 : 1e-10, atol = f32 ? 1e-5 : 1e-10;
+  std::string bad;
+  for (size_t o = 0; o < outs.size() && bad.empty(); ++o) {
+    const DenseTensor w = contiguous(want[o].dense());
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const double a = f32 ? outs[o].data<float>()[i] : outs[o].data<double>()[i];
+      const double e = f32 ? w.data<float>()[i] : w.data<double>()[i];
+      if (std::abs(a - e) > atol + rtol * std::abs(e) || std::isnan(a) != std::isnan(e)) {
+        bad = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
+              std::to_string(e);
+        break;
+      }
+    }
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ++s.stats.accuracy_checks;
+  if (bad.empty()) return;
+  ++s.stats.accuracy_failures;
+  if (!g.reported) {
+    g.reported = true;
+    std::fprintf(stderr, "oar: warning: cinn accuracy check: kernel %s (%s) differs from its unfused ops at %s\n",
+                 g.name.c_str(), g.ops.c_str(), bad.c_str());
+  }
+}
+
+void note_fallback(const std::string& why) {
+  State& s = state();
+  static std::set<std::string>* logged = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ++s.stats.fallbacks;
+  if (logged->insert(why).second)
+    std::fprintf(stderr, "oar: warning: cinn: a fused group runs unfused: %s\n", why.c_str());
+}
+
+CacheStats cache_stats() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().stats;
+}
+
+void reset_cache_stats() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().stats = CacheStats{};
+}
+
+void forget_memory_cache() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().by_key.clear();
+}
+
+}  // namespace oar::cinn

@@ -1,0 +1,321 @@
+#include "cinn/schedule/loop_ir.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "cinn/dialect.h"
+#include "paddle_core/base/errors.h"
+#include "pir/dialect/op/op_support.h"
+#include "pir/ir/operation.h"
+
+namespace oar::cinn {
+using namespace pir;  // NOLINT
+
+namespace {
+
+// How each supported op lowers: the one table the fusion pass and the lowering share.
+enum class Form : uint8_t { kUnary, kBinary, kReduce, kMean, kScale, kPow, kClip, kSquare };
+struct Lowering {
+  Form form;
+  const char* op;  // the loop IR op
+};
+const std::unordered_map<std::string, Lowering>& lowerings() {
+  static const std::unordered_map<std::string, Lowering> t = {
+      {"pd_op.exp", {Form::kUnary, "exp"}},
+      {"pd_op.log", {Form::kUnary, "log"}},
+      {"pd_op.sqrt", {Form::kUnary, "sqrt"}},
+      {"pd_op.rsqrt", {Form::kUnary, "rsqrt"}},
+      {"pd_op.reciprocal", {Form::kUnary, "reciprocal"}},
+      {"pd_op.tanh", {Form::kUnary, "tanh"}},
+      {"pd_op.erf", {Form::kUnary, "erf"}},
+      {"pd_op.abs", {Form::kUnary, "abs"}},
+      {"pd_op.neg", {Form::kUnary, "neg"}},
+      {"pd_op.relu", {Form::kUnary, "relu"}},
+      {"pd_op.sigmoid", {Form::kUnary, "sigmoid"}},
+      {"pd_op.square", {Form::kSquare, "mul"}},
+      {"pd_op.add", {Form::kBinary, "add"}},
+      {"pd_op.subtract", {Form::kBinary, "sub"}},
+      {"pd_op.multiply", {Form::kBinary, "mul"}},
+      {"pd_op.divide", {Form::kBinary, "div"}},
+      {"pd_op.maximum", {Form::kBinary, "max"}},
+      {"pd_op.minimum", {Form::kBinary, "min"}},
+      {"pd_op.sum", {Form::kReduce, "sum"}},
+      {"pd_op.max", {Form::kReduce, "max"}},
+      {"pd_op.min", {Form::kReduce, "min"}},
+      {"pd_op.mean", {Form::kMean, "sum"}},
+      {"pd_op.scale", {Form::kScale, ""}},
+      {"pd_op.pow", {Form::kPow, ""}},
+      {"pd_op.clip", {Form::kClip, ""}},
+  };
+  return t;
+}
+
+Attribute attr_of(const Operation* op, const char* name) {
+  const int i = op->info()->attr_index(name);
+  OAR_ENFORCE(i >= 0, Internal, op->name(), " has no attribute ", name);
+  return lookup_attr(op->info(), &op->attributes(), static_cast<size_t>(i));
+}
+double f_attr(const Operation* op, const char* name) {
+  const int i = op->info()->attr_index(name);
+  return opgen::a_float(attr_of(op, name), op->info(), static_cast<size_t>(i));
+}
+
+bool is_float_tensor(Type t) {
+  return t && t.is_tensor() && (t.dtype() == DataType::FLOAT32 || t.dtype() == DataType::FLOAT64);
+}
+
+// A reduction over the last axis only (the loop space's column axis).
+bool last_axis_reduce(const Operation* op, std::string* why) {
+  const int64_t rank = static_cast<int64_t>(op->operand(0).type().dims().size());
+  std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
+  const bool ok =
+      rank >= 1 && ((axis.size() == 1 && (axis[0] == rank - 1 || axis[0] == -1)) || (axis.empty() && rank == 1));
+  if (!ok && why) *why = "reduces other than along the last axis";
+  if (ok && op->name() == "pd_op.sum") {
+    const DataType d = attr_of(op, "dtype").as_dtype();
+    if (d != DataType::UNDEFINED && d != op->operand(0).type().dtype()) {
+      if (why) *why = "sum with a dtype change";
+      return false;
+    }
+  }
+  return ok;
+}
+
+bool keepdim(const Operation* op) { return attr_of(op, "keepdim").as_bool(); }
+
+// pow with an exponent the loop IR writes without a pow function.
+bool pow_supported(double y) { return y == 1.0 || y == 2.0 || y == 0.5 || y == -0.5 || y == -1.0 || y == 3.0; }
+
+}  // namespace
+
+bool same_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return a == b; }
+
+VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& space) {
+  const size_t k = space.size();
+  if (dims.size() > k) return VClass::kNone;
+  if (dims == space) return VClass::kFull;
+  bool ones = true;
+  for (int64_t d : dims) ones &= d == 1;
+  if (k >= 1 && dims.size() == k && dims.back() == 1 && std::equal(dims.begin(), dims.end() - 1, space.begin()))
+    return VClass::kRow;
+  if (ones) return VClass::kScalar;
+  if (k >= 1 && !dims.empty() && dims.back() == space.back() && dims.back() != -1) {
+    bool lead_ones = true;
+    for (size_t i = 0; i + 1 < dims.size(); ++i) lead_ones &= dims[i] == 1;
+    if (lead_ones) return VClass::kCol;
+  }
+  return VClass::kNone;
+}
+
+bool can_lower_op(const Operation* op, std::string* why) {
+  auto it = lowerings().find(op->name());
+  if (it == lowerings().end()) {
+    if (why) *why = "no lowering";
+    return false;
+  }
+  if (op->num_results() != 1 || !is_float_tensor(op->result(0).type())) {
+    if (why) *why = "result dtype is not float32/float64";
+    return false;
+  }
+  const DataType dt = op->result(0).type().dtype();
+  for (Value v : op->operands())
+    if (!v || !is_float_tensor(v.type()) || v.type().dtype() != dt) {
+      if (why) *why = "operands of another dtype";
+      return false;
+    }
+  const Form f = it->second.form;
+  if ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, why)) return false;
+  if (f == Form::kScale && !attr_of(op, "bias_after_scale").as_bool() && f_attr(op, "bias") != 0.0) {
+    if (why) *why = "scale with bias before scale";
+    return false;
+  }
+  if (f == Form::kPow && !pow_supported(f_attr(op, "y"))) {
+    if (why) *why = "pow with a general exponent";
+    return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> op_space(const Operation* op) {
+  auto it = lowerings().find(op->name());
+  const bool reduce = it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean);
+  return (reduce ? op->operand(0) : op->result(0)).type().dims();
+}
+
+namespace {
+// A reduction without keepdim yields [R] (rank k-1): a kRow value that elementwise ops
+// would broadcast along the columns (numpy), so nothing in a group may read it.
+bool is_dropped_row(Value v) {
+  const Operation* d = v.defining_op();
+  if (!d) return false;
+  auto it = lowerings().find(d->name());
+  return it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean) && !keepdim(d);
+}
+}  // namespace
+
+bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
+  auto it = lowerings().find(op->name());
+  if (it == lowerings().end() || space.empty()) return false;
+  const bool reduce = it->second.form == Form::kReduce || it->second.form == Form::kMean;
+  for (Value v : op->operands()) {
+    const VClass c = classify(v.type().dims(), space);
+    if (c == VClass::kNone || is_dropped_row(v) || (reduce && c != VClass::kFull)) return false;
+  }
+  if (reduce) {
+    const std::vector<int64_t>& r = op->result(0).type().dims();
+    return keepdim(op) ? classify(r, space) == VClass::kRow
+                       : std::equal(r.begin(), r.end(), space.begin()) && r.size() + 1 == space.size();
+  }
+  const VClass c = classify(op->result(0).type().dims(), space);
+  return c == VClass::kFull || c == VClass::kRow;
+}
+
+LoopKernel lower_fusion(const Operation* fusion) {
+  OAR_ENFORCE(fusion->name() == kFusionOp, InvalidArgument, "lower_fusion: expected cinn.fusion, got ", fusion->name());
+  const Block* body = fusion->region(0).front();
+  LoopKernel k;
+  // The loop space: the largest space of the group's ops (the fusion pass checked that
+  // every op fits it).
+  for (const Operation* op : *body) {
+    if (op->name() == kYieldOp) continue;
+    std::string why;
+    OAR_ENFORCE(can_lower_op(op, &why), Unimplemented, "cinn: cannot lower ", op->name(), " (", why, ")");
+    std::vector<int64_t> s = op_space(op);
+    if (s.size() > k.space.size()) k.space = s;
+    k.dtype = op->result(0).type().dtype();
+  }
+  for (const Operation* op : *body)
+    if (op->name() != kYieldOp)
+      OAR_ENFORCE(fits_space(op, k.space), Unimplemented, "cinn: ", op->name(), " does not fit the loop space");
+  std::unordered_map<const void*, int> node_of;
+  auto add = [&](Node n) {
+    k.nodes.push_back(std::move(n));
+    return static_cast<int>(k.nodes.size()) - 1;
+  };
+  auto konst = [&](double v) {
+    Node n;
+    n.kind = Node::kConst;
+    n.value = v;
+    n.cls = VClass::kScalar;
+    return add(n);
+  };
+  auto bin = [&](const char* o, int a, int b, VClass cls) {
+    Node n;
+    n.kind = Node::kBinary;
+    n.op = o;
+    n.a = a;
+    n.b = b;
+    n.cls = cls;
+    return add(n);
+  };
+  auto un = [&](const char* o, int a, VClass cls) {
+    Node n;
+    n.kind = Node::kUnary;
+    n.op = o;
+    n.a = a;
+    n.cls = cls;
+    return add(n);
+  };
+  for (size_t i = 0; i < body->num_arguments(); ++i) {
+    const VClass c = classify(body->argument(i).type().dims(), k.space);
+    OAR_ENFORCE(c != VClass::kNone, Unimplemented, "cinn: group input ", i, " ", body->argument(i).type().str(),
+                " does not fit the loop space");
+    k.inputs.push_back(c);
+    if (c == VClass::kFull && k.ref_input < 0) k.ref_input = static_cast<int>(i);
+    Node n;
+    n.kind = Node::kInput;
+    n.input = static_cast<int>(i);
+    n.cls = c;
+    node_of[body->argument(i).impl()] = add(n);
+  }
+  OAR_ENFORCE(k.ref_input >= 0, Unimplemented, "cinn: no group input spans the loop space");
+  for (const Operation* op : *body) {
+    if (op->name() == kYieldOp) {
+      for (Value v : op->operands()) {
+        const int n = node_of.at(v.impl());
+        const VClass c = k.nodes[n].cls;
+        OAR_ENFORCE(c == VClass::kFull || c == VClass::kRow, Unimplemented,
+                    "cinn: a group output must span rows or the loop space");
+        k.outputs.push_back(n);
+        k.out_rank_drop.push_back(v.type().dims().size() < k.space.size() ? 1 : 0);
+      }
+      break;
+    }
+    const Lowering& l = lowerings().at(op->name());
+    const int a = node_of.at(op->operand(0).impl());
+    const int b = op->num_operands() > 1 ? node_of.at(op->operand(1).impl()) : -1;
+    const bool reduce = l.form == Form::kReduce || l.form == Form::kMean;
+    const VClass cls = reduce ? VClass::kRow : classify(op->result(0).type().dims(), k.space);
+    int r = -1;
+    switch (l.form) {
+      case Form::kUnary:
+        r = un(l.op, a, cls);
+        break;
+      case Form::kBinary:
+        r = bin(l.op, a, b, cls);
+        break;
+      case Form::kSquare:
+        r = bin("mul", a, a, cls);
+        break;
+      case Form::kReduce:
+      case Form::kMean: {
+        Node n;
+        n.kind = Node::kReduce;
+        n.op = l.op;
+        n.a = a;
+        n.cls = VClass::kRow;
+        r = add(n);
+        if (l.form == Form::kMean) {
+          // mean = sum / C; C comes at run time: the codegen's "divc" divides by it.
+          r = un("divc", r, VClass::kRow);
+        }
+        break;
+      }
+      case Form::kScale: {
+        const double s = f_attr(op, "scale"), bias = f_attr(op, "bias");
+        r = s == 1.0 ? a : bin("mul", a, konst(s), cls);
+        if (bias != 0.0) r = bin("add", r, konst(bias), cls);
+        if (r == a) r = un("id", a, cls);
+        break;
+      }
+      case Form::kPow: {
+        const double y = f_attr(op, "y");
+        if (y == 1.0) r = un("id", a, cls);
+        if (y == 2.0) r = bin("mul", a, a, cls);
+        if (y == 3.0) r = bin("mul", bin("mul", a, a, cls), a, cls);
+        if (y == 0.5) r = un("sqrt", a, cls);
+        if (y == -0.5) r = un("rsqrt", a, cls);
+        if (y == -1.0) r = un("reciprocal", a, cls);
+        break;
+      }
+      case Form::kClip:
+        r = bin("max", bin("min", a, konst(f_attr(op, "max")), cls), konst(f_attr(op, "min")), cls);
+        break;
+    }
+    node_of[op->result(0).impl()] = r;
+  }
+  return k;
+}
+
+std::string LoopKernel::text() const {
+  static const char* cls[] = {"full", "row", "col", "scalar", "none"};
+  std::ostringstream os;
+  os << dtype_name(dtype) << " space=[";
+  for (size_t i = 0; i < space.size(); ++i) os << (i ? "," : "") << space[i];
+  os << "] ref=" << ref_input << "\n";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    os << "n" << i << ":" << cls[static_cast<int>(n.cls)] << " = ";
+    if (n.kind == Node::kInput) os << "in" << n.input;
+    if (n.kind == Node::kConst) os << "const " << std::hexfloat << n.value << std::defaultfloat;
+    if (n.kind == Node::kUnary) os << n.op << "(n" << n.a << ")";
+    if (n.kind == Node::kBinary) os << n.op << "(n" << n.a << ", n" << n.b << ")";
+    if (n.kind == Node::kReduce) os << "reduce_" << n.op << "(n" << n.a << ")";
+    os << "\n";
+  }
+  os << "out";
+  for (size_t i = 0; i < outputs.size(); ++i) os << " n" << outputs[i] << (out_rank_drop[i] ? "/drop" : "");
+  return os.str();
+}
+
+}  // namespace oar::cinn

@@ -1,0 +1,73 @@
+// The loop IR of a fused group (Note [Fusion legality], "Lowering" in docs/notes/cinn.md).
+//
+// A group computes over one loop space F = [d0, ..., dk-1]: rows R = d0*...*dk-2 and
+// columns C = dk-1, with reductions along the column axis only. Every value of the group
+// has a class relative to F (numpy broadcasting, right-aligned):
+//   kFull   [R, C]       one element per (row, column)
+//   kRow    [R, 1]       one per row (a reduction's result, keepdim or not)
+//   kCol    [C]          one per column, the same for every row (a weight, a bias)
+//   kScalar [] / [1..]   one for all
+// The kernel is a list of nodes in dependency order. Codegen emits, per row, one loop
+// over the columns per reduction (its operand inlined), then one loop writing the kFull
+// outputs; elementwise nodes are inlined where they are used (recomputed, never stored).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paddle_core/tensor/dtype.h"
+
+namespace oar::pir {
+class Operation;
+class Type;
+}  // namespace oar::pir
+
+namespace oar::cinn {
+
+enum class VClass : uint8_t { kFull, kRow, kCol, kScalar, kNone };
+
+/// The class of a tensor of dims `dims` in loop space `space` (kNone: incompatible).
+VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& space);
+/// Two dims lists equal, a dynamic dim (-1) equal only to another dynamic one. Note
+/// [Fusion legality]: the runtime checks that such dims agree on the actual inputs.
+bool same_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
+struct Node {
+  enum Kind : uint8_t { kInput, kConst, kUnary, kBinary, kReduce };
+  Kind kind = kInput;
+  std::string op;      // unary: exp log sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
+                       // binary: add sub mul div max min; reduce: sum max min
+  int a = -1, b = -1;  // operand nodes
+  int input = -1;      // kInput: the group input
+  double value = 0;    // kConst
+  VClass cls = VClass::kFull;
+};
+
+struct LoopKernel {
+  DataType dtype = DataType::FLOAT32;
+  std::vector<Node> nodes;         // dependency order
+  std::vector<VClass> inputs;      // per group input
+  std::vector<int> outputs;        // node per group output (kFull or kRow)
+  std::vector<int> out_rank_drop;  // 1 when a kRow output drops the column axis (keepdim=false)
+  int ref_input = -1;              // an input of class kFull: gives R and C at run time (-1: none)
+  std::vector<int64_t> space;      // F as the IR knows it (-1: dynamic)
+  /// Canonical text: the compile cache's key (with the dtype, target, compiler version).
+  std::string text() const;
+};
+
+/// True when the fusion pass may put `op` into a group (its lowering below exists and
+/// its dtypes are supported); `why` says what is missing otherwise.
+bool can_lower_op(const pir::Operation* op, std::string* why = nullptr);
+/// The loop space an op computes over: a reduction's input dims, else its result dims.
+std::vector<int64_t> op_space(const pir::Operation* op);
+/// True when every operand and result of `op` has a class in `space` that the lowering
+/// accepts (results kFull or kRow; a reduction reads kFull).
+bool fits_space(const pir::Operation* op, const std::vector<int64_t>& space);
+
+/// Lowers a cinn.fusion op to its loop kernel; throws Unimplemented naming the op that
+/// has no lowering.
+LoopKernel lower_fusion(const pir::Operation* fusion);
+
+}  // namespace oar::cinn

@@ -1,0 +1,135 @@
+// The decompose pass on every op whose decomposition the fusion compiler uses: the
+// program with the op against the decomposed program, both run by the executor on
+// random inputs, float32 and float64 (tests/cpp/paddle_core/test_decomp.cc checks the
+// compiled expressions themselves against the kernels).
+#include <random>
+
+#include "cinn/pipeline.h"
+#include "pir/executor/executor.h"
+#include "pir/ir/builder.h"
+#include "pir/pass/pass.h"
+#include "pir/pass/pipelines.h"
+#include "tests/cpp/pir/pir_test_util.h"
+
+namespace oar::cinn {
+namespace {
+using namespace pir;  // NOLINT
+using pir::testing::ctx;
+
+struct Case {
+  const char* op;
+  std::vector<int64_t> dims;
+  std::vector<NamedAttribute> attrs;
+  int extra_inputs = 0;  // layer_norm: scale and bias of the last dim
+};
+
+Tensor random(const std::vector<int64_t>& dims, DataType dt, uint32_t seed) {
+  DenseTensor d(Dims(dims), dt);
+  std::mt19937 g(seed);
+  std::normal_distribution<double> n(0.0, 1.5);
+  if (dt == DataType::FLOAT32) {
+    float* p = d.alloc<float>();
+    for (int64_t i = 0; i < d.numel(); ++i) p[i] = static_cast<float>(n(g));
+  } else {
+    double* p = d.alloc<double>();
+    for (int64_t i = 0; i < d.numel(); ++i) p[i] = n(g);
+  }
+  return Tensor(std::move(d));
+}
+
+double at(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::FLOAT32 ? t.dense().data<float>()[i] : t.dense().data<double>()[i];
+}
+
+class DecomposeTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
+  const DataType dt = GetParam();
+  IrContext* c = ctx();
+  const std::vector<Case> cases = {
+      {"pd_op.softmax", {6, 19}, {{"axis", c->int_attr(-1)}}},
+      {"pd_op.softmax", {5, 4, 3}, {{"axis", c->int_attr(1)}}},
+      {"pd_op.log_softmax", {6, 19}, {{"axis", c->int_attr(-1)}}},
+      {"pd_op.gelu", {7, 9}, {{"approximate", c->bool_attr(false)}}},
+      {"pd_op.gelu", {7, 9}, {{"approximate", c->bool_attr(true)}}},
+      {"pd_op.silu", {3, 17}, {}},
+      {"pd_op.sigmoid", {3, 17}, {}},
+      {"pd_op.mean", {4, 33}, {{"axis", c->shape_attr({-1})}, {"keepdim", c->bool_attr(true)}}},
+      {"pd_op.var", {4, 33}, {{"axis", c->shape_attr({1})}, {"keepdim", c->bool_attr(false)}}},
+      {"pd_op.layer_norm", {4, 6, 10}, {{"begin_norm_axis", c->int_attr(2)}, {"epsilon", c->float_attr(1e-5)}}, 2},
+  };
+  const double tol = dt == DataType::FLOAT32 ? 2e-5 : 1e-11;
+  FLAGS_prim_all = true;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.op);
+    Program p(c);
+    Builder b(c, p.block());
+    std::vector<Value> ins;
+    std::vector<Tensor> feeds;
+    ins.push_back(b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {c->tensor_type(dt, k.dims)})->result(0));
+    feeds.push_back(random(k.dims, dt, 1));
+    for (int e = 0; e < k.extra_inputs; ++e) {
+      const std::vector<int64_t> last = {k.dims.back()};
+      ins.push_back(
+          b.build("builtin.input", {}, {{"name", c->str_attr("p" + std::to_string(e))}}, {c->tensor_type(dt, last)})
+              ->result(0));
+      feeds.push_back(random(last, dt, 2 + e));
+    }
+    Operation* op = b.build(k.op, ins, k.attrs);
+    b.build("builtin.output", {op->result(0)}, {{"name", c->str_attr("y")}}, {});
+    auto dec = clone_program(p);
+    PassManager pm;
+    pm.add_pipeline("decompose,dce");
+    pm.run(*dec);
+    EXPECT_EQ(dec->str().find(k.op + std::string("\"")), std::string::npos) << dec->str();
+    Executor e1(p), e2(*dec);
+    Tensor want = e1.run(feeds)[0], got = e2.run(feeds)[0];
+    ASSERT_EQ(want.numel(), got.numel());
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(at(got, i), at(want, i), tol * (1 + std::abs(at(want, i))));
+  }
+  FLAGS_prim_all = false;
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, DecomposeTest, ::testing::Values(DataType::FLOAT32, DataType::FLOAT64));
+
+TEST(CinnDecompose, OffWithoutPrimAll) {
+  FLAGS_prim_all = false;
+  auto p = parse_program(ctx(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<4x8xf32>)
+  %y = "pd_op.softmax"(%x) {axis = -1} : (tensor<4x8xf32>) -> (tensor<4x8xf32>)
+  "builtin.output"(%y) {name = "y"} : (tensor<4x8xf32>) -> ()
+}
+)IR");
+  const std::string before = p->str();
+  PassManager pm;
+  pm.add_pass("decompose");
+  pm.run(*p);
+  EXPECT_EQ(p->str(), before);
+}
+
+// A decomposition that reads a dynamic size (mean over a `?` axis divides by it) keeps
+// the op; over a static axis it decomposes and the batch stays dynamic.
+TEST(CinnDecompose, DynamicDims) {
+  FLAGS_prim_all = true;
+  auto p = parse_program(ctx(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %a = "pd_op.mean"(%x) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %b = "pd_op.mean"(%x) {axis = #shape[0], keepdim = true} : (tensor<?x8xf32>) -> (tensor<1x8xf32>)
+  "builtin.output"(%a) {name = "a"} : (tensor<?x1xf32>) -> ()
+  "builtin.output"(%b) {name = "b"} : (tensor<1x8xf32>) -> ()
+}
+)IR");
+  PassManager pm;
+  pm.add_pass("decompose");
+  pm.run(*p);
+  FLAGS_prim_all = false;
+  const std::string s = p->str();
+  EXPECT_NE(s.find("\"pd_op.mean\"(%0) {axis = #shape[0]"), std::string::npos) << s;
+  EXPECT_EQ(s.find("axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>)"), std::string::npos) << s;
+  EXPECT_NE(s.find("pd_op.sum"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace oar::cinn

@@ -1,0 +1,185 @@
+// Lowering, code generation and the runtime: groups compiled by LLVM equal the unfused
+// program on random inputs (float32, float64, several batch sizes through one kernel),
+// run-time dims that break an assumed equality raise, a failed compile falls back.
+#include <random>
+
+#include "cinn/codegen/codegen.h"
+#include "cinn/pipeline.h"
+#include "cinn/runtime/runtime.h"
+#include "cinn/schedule/loop_ir.h"
+#include "pir/executor/executor.h"
+#include "pir/pass/pass.h"
+#include "pir/pass/pipelines.h"
+#include "tests/cpp/pir/pir_test_util.h"
+
+namespace oar::cinn {
+namespace {
+using namespace pir;  // NOLINT
+using pir::testing::expect_error;
+
+// RMSNorm, softmax and GELU of (x + b) over [?, 37] (37: a vector body and a scalar tail).
+std::string program_text(const char* t) {
+  std::string s = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x37xT>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<37xT>)
+  %sq = "pd_op.multiply"(%x, %x) : (tensor<?x37xT>, tensor<?x37xT>) -> (tensor<?x37xT>)
+  %s = "pd_op.mean"(%sq) {axis = #shape[-1], keepdim = true} : (tensor<?x37xT>) -> (tensor<?x1xT>)
+  %e = "pd_op.scale"(%s) {bias = 1e-06, bias_after_scale = true, scale = 1.0} : (tensor<?x1xT>) -> (tensor<?x1xT>)
+  %r = "pd_op.rsqrt"(%e) : (tensor<?x1xT>) -> (tensor<?x1xT>)
+  %y = "pd_op.multiply"(%x, %r) : (tensor<?x37xT>, tensor<?x1xT>) -> (tensor<?x37xT>)
+  %z = "pd_op.multiply"(%y, %w) : (tensor<?x37xT>, tensor<37xT>) -> (tensor<?x37xT>)
+  %sm = "pd_op.softmax"(%x) {axis = -1} : (tensor<?x37xT>) -> (tensor<?x37xT>)
+  %xb = "pd_op.add"(%x, %w) : (tensor<?x37xT>, tensor<37xT>) -> (tensor<?x37xT>)
+  %g = "pd_op.gelu"(%xb) {approximate = false} : (tensor<?x37xT>) -> (tensor<?x37xT>)
+  %n = "pd_op.max"(%g) {axis = #shape[-1], keepdim = false} : (tensor<?x37xT>) -> (tensor<?xT>)
+  "builtin.output"(%z) {name = "z"} : (tensor<?x37xT>) -> ()
+  "builtin.output"(%sm) {name = "sm"} : (tensor<?x37xT>) -> ()
+  "builtin.output"(%g) {name = "g"} : (tensor<?x37xT>) -> ()
+  "builtin.output"(%n) {name = "n"} : (tensor<?xT>) -> ()
+}
+)IR";
+  for (size_t p; (p = s.find("xT>")) != std::string::npos;) s.replace(p, 3, std::string("x") + t + ">");
+  for (size_t p; (p = s.find("<37T>")) != std::string::npos;) s.replace(p, 5, std::string("<37x") + t + ">");
+  for (size_t p; (p = s.find("<?T>")) != std::string::npos;) s.replace(p, 4, std::string("<?x") + t + ">");
+  return s;
+}
+
+Tensor random(const std::vector<int64_t>& dims, DataType dt, uint32_t seed) {
+  DenseTensor d(Dims(dims), dt);
+  std::mt19937 g(seed);
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (int64_t i = 0; i < d.numel(); ++i) {
+    if (dt == DataType::FLOAT32)
+      (i == 0 ? d.alloc<float>() : d.data<float>())[i] = static_cast<float>(n(g));
+    else
+      (i == 0 ? d.alloc<double>() : d.data<double>())[i] = n(g);
+  }
+  return Tensor(std::move(d));
+}
+
+double at(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::FLOAT32 ? t.dense().data<float>()[i] : t.dense().data<double>()[i];
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+class CinnRuntime : public ::testing::TestWithParam<DataType> {
+ protected:
+  void SetUp() override {
+    if (!compiled_with_cinn()) GTEST_SKIP() << "built without LLVM 19";
+    FLAGS_enable_cinn_compile_cache = false;  // these tests exercise compiling
+  }
+  void TearDown() override { FLAGS_enable_cinn_compile_cache = true; }
+};
+
+TEST_P(CinnRuntime, FusedGroupsEqualTheUnfusedProgram) {
+  const DataType dt = GetParam();
+  const std::string text = program_text(dt == DataType::FLOAT32 ? "f32" : "f64");
+  auto ref = parse_program(IrContext::global(), text);
+  auto fused = parse_program(IrContext::global(), text);
+  auto ref_low = run_pipeline_lowering_copy(*ref, "jit-infer");
+  reset_cache_stats();
+  auto low = run_pipeline_lowering_copy(*fused, "cinn");
+  const std::string s = low->str();
+  EXPECT_EQ(count(s, "kernel.compiled_kernel"), 3) << s;  // rms_norm, softmax, gelu+bias+max
+  EXPECT_EQ(count(s, "kernel.phi_kernel"), 0) << s;
+  EXPECT_EQ(cache_stats().fallbacks, 0);
+  Executor want(*ref_low), got(*low);
+  const double tol = dt == DataType::FLOAT32 ? 3e-6 : 1e-13;
+  for (int64_t rows : {1, 5, 64}) {
+    std::vector<Tensor> in = {random({rows, 37}, dt, static_cast<uint32_t>(rows)), random({37}, dt, 99)};
+    std::vector<Tensor> a = want.run(in), b = got.run(in);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t o = 0; o < a.size(); ++o) {
+      ASSERT_EQ(a[o].dims(), b[o].dims()) << "output " << o;
+      for (int64_t i = 0; i < a[o].numel(); ++i)
+        ASSERT_NEAR(at(b[o], i), at(a[o], i), tol * (1 + std::abs(at(a[o], i)))) << "output " << o << " at " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CinnRuntime, ::testing::Values(DataType::FLOAT32, DataType::FLOAT64));
+
+TEST(CinnRuntimeErrors, DynamicDimsThatDifferAtRunTimeRaise) {
+  if (!compiled_with_cinn()) GTEST_SKIP() << "built without LLVM 19";
+  FLAGS_enable_cinn_compile_cache = false;  // no files in the user's cache from tests
+  auto p = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<?x8xf32>)
+  %a = "pd_op.multiply"(%x, %y) : (tensor<?x8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %b = "pd_op.sum"(%a) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  "builtin.output"(%b) {name = "b"} : (tensor<?x1xf32>) -> ()
+}
+)IR");
+  auto low = run_pipeline_lowering_copy(*p, "cinn");
+  ASSERT_NE(low->str().find("kernel.compiled_kernel"), std::string::npos) << low->str();
+  Executor ex(*low);
+  expect_error(
+      [&] {
+    ex.run({random({3, 8}, DataType::FLOAT32, 1), random({4, 8}, DataType::FLOAT32, 2)});
+      },
+      "dynamic dims the program assumed equal differ");
+  FLAGS_enable_cinn_compile_cache = true;
+}
+
+TEST(CinnRuntimeErrors, AGroupThatFailsToCompileRunsUnfused) {
+  FLAGS_cinn_test_fail_compile = true;
+  auto p = parse_program(IrContext::global(), program_text("f32"));
+  reset_cache_stats();
+  auto low = run_pipeline_lowering_copy(*p, "cinn");
+  FLAGS_cinn_test_fail_compile = false;
+  EXPECT_EQ(low->str().find("compiled_kernel"), std::string::npos);
+  EXPECT_EQ(cache_stats().fallbacks, 3);
+  Executor ex(*low);
+  std::vector<Tensor> out = ex.run({random({2, 37}, DataType::FLOAT32, 1), random({37}, DataType::FLOAT32, 2)});
+  EXPECT_EQ(out.size(), 4u);
+}
+
+TEST(CinnLoopIr, CanonicalText) {
+  auto p = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<8xf32>)
+  %m = "pd_op.max"(%x) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %d = "pd_op.subtract"(%x, %m) : (tensor<?x8xf32>, tensor<?x1xf32>) -> (tensor<?x8xf32>)
+  %e = "pd_op.exp"(%d) : (tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %s = "pd_op.mean"(%e) {axis = #shape[-1], keepdim = false} : (tensor<?x8xf32>) -> (tensor<?xf32>)
+  %y = "pd_op.scale"(%e) {bias = 1.0, bias_after_scale = true, scale = 2.0} : (tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %z = "pd_op.multiply"(%y, %w) : (tensor<?x8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>)
+  "builtin.output"(%s) {name = "s"} : (tensor<?xf32>) -> ()
+  "builtin.output"(%z) {name = "z"} : (tensor<?x8xf32>) -> ()
+}
+)IR");
+  PassManager pm;
+  pm.add_pass("cinn_fuse");
+  pm.run(*p);
+  const Operation* f = nullptr;
+  for (Operation* op : *p->block())
+    if (op->name() == "cinn.fusion") f = op;
+  ASSERT_NE(f, nullptr) << p->str();
+  // x (full), w (col); max and the mean (sum / C) per row, the mean's result without
+  // keepdim (/drop); scale's constants in hex (exact in the key).
+  EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,8] ref=0
+n0:full = in0
+n1:col = in1
+n2:row = reduce_max(n0)
+n3:full = sub(n0, n2)
+n4:full = exp(n3)
+n5:row = reduce_sum(n4)
+n6:row = divc(n5)
+n7:scalar = const 0x1p+1
+n8:full = mul(n4, n7)
+n9:scalar = const 0x1p+0
+n10:full = add(n8, n9)
+n11:full = mul(n10, n1)
+out n6/drop n11)");
+}
+
+}  // namespace
+}  // namespace oar::cinn
