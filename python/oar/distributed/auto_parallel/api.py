@@ -10,7 +10,6 @@ import numpy as np
 
 from ... import _C
 from ..._C import Tensor
-from .. import get_rank
 from .placement_type import _decode, _encode_all
 from .process_mesh import ProcessMesh
 
@@ -67,6 +66,7 @@ def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=N
     t, sg = _as_tensor(data, dtype, place, stop_gradient, "shard_tensor")
     global_shape = list(t.shape)
     _C.dist.dims_mapping(mesh.shape, mesh.process_ids, encoded, len(global_shape))  # validates
+    from .. import get_rank  # deferred: oar.distributed imports this package
     local = _local_piece(t, mesh, placements, encoded, get_rank())
     local.stop_gradient = sg
     return _attach(local, mesh, encoded, global_shape)
