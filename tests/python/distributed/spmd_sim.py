@@ -31,9 +31,28 @@ def local_shard(global_shape, mesh, placements, pid):
     return _C.dist.local_shard(list(global_shape), mesh.shape, mesh.process_ids, enc, pid)
 
 
-def _cut(arr, mesh, placements, pid):
+def _partial_weights(shape, n, seed):
+    """n random arrays of `shape` summing to 1 elementwise: how a Partial(sum) input is
+    spread over the n processes of its mesh axis (zeros everywhere but one would be too
+    easy a test)."""
+    rng = np.random.default_rng(seed)
+    ws = [rng.uniform(-1.0, 2.0, shape) for _ in range(n - 1)]
+    return ws + [1.0 - sum(ws, np.zeros(shape))]
+
+
+def _cut(arr, mesh, placements, pid, seed=0):
+    """Process pid's local piece of global `arr`: its shard, and along each Partial axis
+    its share of the value (sum: a random split; avg: the value)."""
     shape, offset = local_shard(arr.shape, mesh, placements, pid)
-    piece = arr[tuple(slice(o, o + n) for o, n in zip(offset, shape))] if arr.ndim else arr
+    region = tuple(slice(o, o + n) for o, n in zip(offset, shape))
+    coord = [int(c[0]) for c in np.nonzero(mesh.mesh == pid)]
+    piece = arr[region] if arr.ndim else arr
+    for axis, p in enumerate(placements):
+        if p.is_partial():
+            assert p.reduce_type() in (0, 4), f"the simulator splits sum/avg partials only, got {p}"
+            if p.reduce_type() == 0:
+                w = _partial_weights(arr.shape, mesh.shape[axis], seed * 10 + axis)[coord[axis]]
+                piece = piece * (w[region] if arr.ndim else w)
     return piece, offset
 
 
@@ -129,14 +148,15 @@ def simulate(case, mesh, in_placements, reverse_out=None):
         want_in, outs = dist.infer_spmd(case.op, mesh, metas, case.attrs, outputs=out_metas, rule=case.rule)
     assert len(outs) == len(ref), f"{case.name}: rule gives {len(outs)} outputs, op {len(ref)}"
     where = f"{case.name} on {mesh.shape} from {in_placements} -> in {want_in} out {outs}"
-    for a, w in zip(arrays, want_in):
+    for a, w, given in zip(arrays, want_in, in_placements):
         assert a is not None or all(p.is_replicated() for p in w), where
-        assert not any(p.is_partial() for p in w), f"{where}: asks for a Partial input"
+        for axis, p in enumerate(w):  # a rule may keep a Partial input, never invent one
+            assert not p.is_partial() or given[axis] == p, f"{where}: asks for a Partial input"
     pieces = [dict() for _ in ref]
     for pid in mesh.process_ids:
         local, offsets = [], []
-        for a, w in zip(arrays, want_in):
-            piece, off = (None, None) if a is None else _cut(a, mesh, w, pid)
+        for i, (a, w) in enumerate(zip(arrays, want_in)):
+            piece, off = (None, None) if a is None else _cut(a, mesh, w, pid, seed=i)
             local.append(piece)
             offsets.append(off)
         attrs = dict(case.attrs)

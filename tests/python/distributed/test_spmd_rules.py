@@ -184,3 +184,65 @@ def test_the_simulator_catches_wrong_rules(case, placements):
         placements = [placements]
     with pytest.raises(AssertionError):
         simulate(case, MESH1, placements)
+
+
+def _rms_norm(x, w, epsilon=1e-6):
+    inv = oar.rsqrt((x * x).mean(axis=-1, keepdim=True) + epsilon)
+    return x * inv * w, inv.squeeze(-1)
+
+
+def _adam(param, grad, m, v, lr, beta1=0.9, beta2=0.99, eps=1e-8):
+    """One Adam step (bias correction folded into lr): the update the optimizer rule covers."""
+    m2 = m * beta1 + grad * (1 - beta1)
+    v2 = v * beta2 + grad * grad * (1 - beta2)
+    return param - lr * m2 / (oar.sqrt(v2) + eps), m2, v2
+
+
+RULE_ONLY_CASES = [
+    Case("rms_norm", [(4, 6), (6,)], rule="rms_norm", fn=_rms_norm, nout=2),
+    Case("adam", None, rule="optimizer", fn=_adam, nout=3,
+         make=lambda r: [r.standard_normal((4, 6)), r.standard_normal((4, 6)), r.standard_normal((4, 6)),
+                         np.abs(r.standard_normal((4, 6))), np.array(0.1)]),
+]
+
+
+@pytest.mark.parametrize("case", RULE_ONLY_CASES, ids=case_id)
+def test_rules_without_an_op_definition(case):
+    """rms_norm and the optimizer update have rules but no op definition yet (the update is a
+    C++ call): their rules are checked against a composition of ops."""
+    arrays = case.inputs()
+    for placements in placement_sets(case, MESH1, arrays, limit=60):
+        simulate(case, MESH1, placements)
+    for placements in placement_sets(case, MESH2, arrays, limit=12, seed=2):
+        simulate(case, MESH2, placements)
+
+
+PARTIAL_CASES = [
+    Case("add", [(4, 6), (4, 6)]), Case("subtract", [(4, 6), (6,)]), Case("neg", [(4, 6)]),
+    Case("scale", [(4, 6)], {"scale": 3.0}, name="scale_no_bias"),
+    Case("scale", [(4, 6)], {"scale": 3.0, "bias": 1.0}, name="scale_bias"),
+    Case("multiply", [(4, 6), (4, 6)]), Case("exp", [(4, 6)]), Case("matmul", [(4, 6), (6, 8)]),
+    Case("sum", [(4, 6)], {"axis": [1]}),
+    Case("reshape", [(4, 6)], {"shape": [2, 2, 6]}, local_attrs=with_out_shape("shape")),
+    Case("transpose", [(4, 6)], {"perm": [1, 0]}),
+    Case("concat", [(4, 6), (2, 6)], {"axis": 0}, listed=True),
+    Case("split_with_num", [(4, 6)], {"num": 2, "axis": 1}, nout=2),
+    Case("slice", [(4, 6)], {"axes": [0], "starts": [1], "ends": [3]}),
+]
+for c in PARTIAL_CASES:
+    c.make = normal(*c.shapes)
+
+
+@pytest.mark.parametrize("case", PARTIAL_CASES, ids=case_id)
+def test_partial_inputs(case):
+    """Partial(sum) inputs, spread at random over the processes: linear ops keep them Partial,
+    the others ask for them whole; either way the result must be right."""
+    n = len(case.shapes)
+    simulate(case, MESH1, [[dist.Partial()]] * n)
+    simulate(case, MESH2, [[dist.Partial(), dist.Shard(0)]] * n)
+    simulate(case, MESH2, [[dist.Replicate(), dist.Partial()]] * n)
+    _, outs = dist.infer_spmd(case.op, MESH1, [(s, [dist.Partial()]) for s in case.shapes], case.attrs,
+                              num_outputs=case.nout)
+    linear = case.name in {"add", "subtract", "neg", "scale_no_bias", "reshape", "transpose", "concat",
+                           "split_with_num", "slice"}
+    assert (outs[0] == [dist.Partial()]) == linear, outs
