@@ -4,6 +4,7 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
 #include "distributed/spmd_rules/rules.h"
 #include "paddle_core/base/errors.h"
@@ -167,9 +168,20 @@ std::vector<std::string> replicated_fallback_ops() {
   return {fallback_ops().begin(), fallback_ops().end()};
 }
 
+/// Runs a rule; a rule reads its inputs with at(), so a call with too few inputs becomes
+/// an error naming the op instead of a bare std::out_of_range.
+template <typename Fn>
+SpmdInfo run_rule(const SpmdContext& ctx, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::out_of_range&) {
+    OAR_THROW(InvalidArgument, ctx.op, ": its SPMD rule needs more inputs than the ", ctx.inputs.size(), " given");
+  }
+}
+
 SpmdInfo infer_forward(const SpmdRule& rule, const SpmdContext& ctx) {
   check_inputs(ctx);
-  SpmdInfo info = rule.forward(ctx);
+  SpmdInfo info = run_rule(ctx, [&] { return rule.forward(ctx); });
   check_info(ctx, info, nullptr);
   return info;
 }
@@ -179,7 +191,7 @@ SpmdInfo infer_reverse(const SpmdRule& rule, const SpmdContext& ctx, const std::
   for (size_t i = 0; i < outputs.size(); ++i) {
     validate(outputs[i].attr, outputs[i].rank(), ctx.op + " output " + std::to_string(i));
   }
-  SpmdInfo info = rule.reverse(ctx, outputs);
+  SpmdInfo info = run_rule(ctx, [&] { return rule.reverse(ctx, outputs); });
   OAR_ENFORCE(info.outputs.size() == outputs.size(), Internal, ctx.op, ": reverse SPMD rule answered for ",
               info.outputs.size(), " outputs, given ", outputs.size());
   check_info(ctx, info, &outputs);

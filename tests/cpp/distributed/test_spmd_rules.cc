@@ -386,6 +386,13 @@ TEST(SpmdRules, BadInputsRaise) {
   EXPECT_THROW(fwd("softmax", ctx("softmax", {T({4}, {0})}, {{"axis", int64_t{3}}})), Error);
   EXPECT_THROW(fwd("transpose", ctx("transpose", {T({4, 2}, {0, -1})}, {{"perm", DM{0}}})), Error);
   EXPECT_THROW(fwd("reduction", ctx("sum", {T({4}, {0})}, {{"axis", std::string("x")}})), Error);
+  try {
+    fwd("matmul", ctx("matmul", {T({4, 6}, {0, -1})}));  // y missing
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("matmul: its SPMD rule needs more inputs than the 1 given"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -110,6 +110,10 @@ CASES = [
     Case("reshape", [(2, 4, 3)], {"shape": [8, 3]}, local_attrs=with_out_shape("shape"), name="reshape_merge"),
     Case("flatten", [(2, 4, 3)], {"start_axis": 0, "stop_axis": 1}),
     Case("squeeze", [(4, 1, 6)], {"axis": [1]}),
+    # No axes: every global size-1 dim, which the local call must name (a shard of size 1
+    # is not squeezed).
+    Case("squeeze", [(3, 1, 6)], {"axis": []}, name="squeeze_all",
+         local_attrs=lambda attrs, out_shapes, offsets, local: {**attrs, "axis": [1]}),
     Case("unsqueeze", [(4, 6)], {"axis": [0, 2]}),
     Case("transpose", [(2, 4, 6)], {"perm": [2, 0, 1]}),
     # join / select
