@@ -88,6 +88,8 @@ struct OpSchema {
   void* amp = nullptr;
   /// The op acts outside its outputs (print_tensor); its output 0 is its input 0.
   bool side_effect = false;
+  /// The op's SPMD rule name (`spmd:` in its definition; nullptr: the replicated fallback).
+  const char* spmd_rule = nullptr;
 };
 
 /// A generic layer: handles `call`, normally by calling call_next(call, its layer).

@@ -17,6 +17,13 @@ struct AutogradMeta;
 class ViewReplay;
 struct TensorImpl;
 
+/// A distributed tensor's metadata (mesh, placements, global shape), owned by the
+/// tensor. The core only holds and frees it: distributed/ derives the real type
+/// (oar::dist::DistTensorMeta), since paddle_core must not include distributed/.
+struct DistMeta {
+  virtual ~DistMeta() = default;
+};
+
 /// What a view tensor knows about its base (see paddle_core/autograd/view.h).
 struct ViewMeta {
   std::shared_ptr<TensorImpl> base;  // the tensor owning the memory; never a view
@@ -33,6 +40,9 @@ struct TensorImpl {
   // Set by view ops. Behind a pointer: inline, it made every tensor (most are no view)
   // measurably slower to create.
   std::unique_ptr<ViewMeta> view;
+  // Set on distributed tensors only (dense is then the local shard); one null pointer
+  // for every other tensor.
+  std::unique_ptr<DistMeta> dist;
   std::string name;
 };
 

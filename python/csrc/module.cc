@@ -20,6 +20,7 @@ void bind_pir(py::module_& m);  // pir_py.cc
 void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
 void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and saved-model loader
 void bind_cinn(py::module_& m);       // cinn_py.cc: the fusion compiler
+void bind_spmd(py::module_& m);       // spmd_py.cc: meshes, placements, SPMD rules, dist tensor metadata
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -97,6 +98,7 @@ PYBIND11_MODULE(_C, m) {
   bind_pir(m);
   bind_inference(m);
   bind_cinn(m);
+  bind_spmd(m);
   bind_pylayer(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });

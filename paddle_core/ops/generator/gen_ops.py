@@ -479,8 +479,9 @@ def gen_op_function(op):
         amp = f"&k_{op.name}_amp"
     ins = ", ".join(f'"{a.name}"' for a in tensors)
     attrs = ", ".join(f'"{a.name}"' for a in op.attrs)
+    spmd = f'"{op.spmd}"' if op.spmd else "nullptr"
     L.append(f'const dispatch::OpSchema {schema}{{"{op.name}", {{{ins}}}, {{{attrs}}}, &{op.name}_next, {amp}, '
-             f'{"true" if op.side_effect else "false"}}};\n')
+             f'{"true" if op.side_effect else "false"}, {spmd}}};\n')
     L.extend(gen_kernel_stage(op, schema))
     # ---- <op>_run
     params = ["dispatch::Layer from"] + [f"{a.cpp_type} {a.name}_in" if a.is_tensor else f"{a.cpp_type} {a.name}"

@@ -63,6 +63,9 @@ SPMD_RULES = (
     "matmul", "embedding", "softmax", "cross_entropy", "layer_norm", "reshape", "transpose",
     "concat", "split", "slice", "squeeze", "unsqueeze", "flatten", "gather", "index_select",
     "where", "cast", "dropout", "scaled_dot_product_attention", "conv2d", "optimizer",
+    "expand", "tile", "stack", "sum_to", "layer_norm_grad",
+    "along_axis",     # ops working along `axis` (cumsum, flip, topk...): those axes replicated
+    "arg_reduction",  # argmax/argmin: the reduced axis replicated (an index cannot be Partial)
 )
 
 

@@ -82,3 +82,4 @@ def get_world_size(group=None):
         raise NotImplementedError("get_world_size(group=...): process groups are not implemented yet; "
                                   "call get_world_size() for the global size")
     return ParallelEnv().world_size
+from .auto_parallel import *  # noqa: E402,F401,F403  (ProcessMesh, Shard, shard_tensor...: auto_parallel/)

@@ -1,0 +1,23 @@
+// What a distributed tensor carries beside its local shard (TensorImpl::dist): the
+// mesh, one placement per mesh axis and the global shape.
+#pragma once
+
+#include <vector>
+
+#include "distributed/mesh/placement.h"
+#include "paddle_core/tensor/tensor.h"
+
+namespace oar::dist {
+
+struct DistTensorMeta : DistMeta {
+  ProcessMesh mesh;
+  Placements placements;
+  std::vector<int64_t> global_shape;
+};
+
+/// The tensor's dist metadata, nullptr for an ordinary tensor.
+inline const DistTensorMeta* dist_meta(const Tensor& t) {
+  return t.defined() ? static_cast<const DistTensorMeta*>(t.impl()->dist.get()) : nullptr;
+}
+
+}  // namespace oar::dist

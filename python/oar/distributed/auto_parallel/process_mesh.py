@@ -1,0 +1,118 @@
+"""ProcessMesh (Paddle's dist.ProcessMesh): an N-d array of process ids with a name per axis.
+Validation lives in the C++ ProcessMesh (distributed/mesh/process_mesh.h), so both sides reject
+the same meshes with the same messages."""
+import numpy as np
+
+from ... import _C
+
+__all__ = ["ProcessMesh", "set_mesh", "get_mesh"]
+
+
+class ProcessMesh:
+    """ProcessMesh(mesh, dim_names=None): `mesh` is a nested list / array of process ids
+    (ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])); or shape= and process_ids=."""
+
+    def __init__(self, mesh=None, dim_names=None, shape=None, process_ids=None):
+        if mesh is None:
+            if shape is None or process_ids is None:
+                raise ValueError("ProcessMesh: give mesh, or both shape and process_ids")
+            arr = np.asarray(process_ids).reshape(shape)
+        else:
+            arr = np.asarray(mesh)
+        if arr.ndim == 0 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"ProcessMesh: mesh must be a (nested) list of integer process ids, got {mesh!r}")
+        names = list(dim_names) if dim_names is not None else []
+        self._shape = [int(s) for s in arr.shape]
+        self._process_ids = [int(i) for i in arr.reshape(-1)]
+        self._dim_names = list(_C.dist.check_mesh(self._shape, self._process_ids, names))
+        self._mesh = arr.astype(np.int64)
+
+    @property
+    def shape(self):
+        return list(self._shape)
+
+    @property
+    def process_ids(self):
+        return list(self._process_ids)
+
+    @property
+    def dim_names(self):
+        return list(self._dim_names)
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def mesh(self):
+        return self._mesh.copy()
+
+    def get_dim_size(self, dim):
+        """Size of axis `dim` (a name or an index)."""
+        return self._shape[self._axis(dim)]
+
+    def _axis(self, dim):
+        if isinstance(dim, str):
+            if dim not in self._dim_names:
+                raise ValueError(f"ProcessMesh: no axis named {dim!r} (dim_names: {self._dim_names})")
+            return self._dim_names.index(dim)
+        if not -self.ndim <= dim < self.ndim:
+            raise IndexError(f"ProcessMesh: axis {dim} out of range for a {self.ndim}-d mesh")
+        return dim % self.ndim
+
+    def get_mesh_with_dim(self, dim_name, index=None):
+        """The mesh with axis `dim_name` moved first; with `index`, its sub-mesh at that index."""
+        axis = self._axis(dim_name)
+        order = [axis] + [i for i in range(self.ndim) if i != axis]
+        names = [self._dim_names[i] for i in order]
+        arr = self._mesh.transpose(order)
+        if index is None:
+            return ProcessMesh(arr, names)
+        if arr.ndim == 1:
+            raise ValueError("ProcessMesh.get_mesh_with_dim: a 1-d mesh has no sub-mesh")
+        return ProcessMesh(arr[index], names[1:])
+
+    def __getitem__(self, index):
+        sub = self._mesh[index]
+        if np.ndim(sub) == 0:
+            return ProcessMesh([int(sub)], [self._dim_names[-1]])
+        kept = [n for n, s in zip(self._dim_names, _kept_axes(self._mesh.shape, index)) if s]
+        return ProcessMesh(sub, kept)
+
+    def __contains__(self, process_id):
+        return process_id in self._process_ids
+
+    def __eq__(self, other):
+        return (isinstance(other, ProcessMesh) and self._shape == other._shape
+                and self._process_ids == other._process_ids and self._dim_names == other._dim_names)
+
+    def __hash__(self):
+        return hash((tuple(self._shape), tuple(self._process_ids), tuple(self._dim_names)))
+
+    def __repr__(self):
+        return f"ProcessMesh(shape={self._shape}, process_ids={self._process_ids}, dim_names={self._dim_names})"
+
+
+def _kept_axes(shape, index):
+    """Which axes survive numpy indexing by `index` (ints drop an axis, slices keep it)."""
+    index = index if isinstance(index, tuple) else (index,)
+    kept = []
+    for i in range(len(shape)):
+        kept.append(not (i < len(index) and isinstance(index[i], (int, np.integer))))
+    return kept
+
+
+_global_mesh = None
+
+
+def set_mesh(mesh):
+    """Sets the mesh that auto-parallel APIs use when none is given."""
+    global _global_mesh
+    if mesh is not None and not isinstance(mesh, ProcessMesh):
+        raise TypeError(f"set_mesh: expected a ProcessMesh, got {type(mesh).__name__}")
+    _global_mesh = mesh
+
+
+def get_mesh():
+    """The mesh set by set_mesh (None when unset)."""
+    return _global_mesh
