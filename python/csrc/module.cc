@@ -18,6 +18,7 @@ void bind_amp(py::module_& m);  // amp_py.cc: autocast state
 void bind_pir(py::module_& m);  // pir_py.cc
 void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
 void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and saved-model loader
+void bind_distributed(py::module_& m);  // distributed_py.cc: stores, process groups, grad hooks
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -88,6 +89,7 @@ PYBIND11_MODULE(_C, m) {
   bind_amp(m);
   bind_pir(m);
   bind_inference(m);
+  bind_distributed(m);  // after the Error translator above: its CommError translator must be tried first
   bind_pylayer(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
