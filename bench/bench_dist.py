@@ -160,10 +160,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worker", choices=["oar", "torch"])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--torch-python", default=os.path.join(BENCH, ".venv", "bin", "python"),
+                    help="a python with torch (default bench/.venv, made by bench/run.sh)")
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args.repeat)
-    torch_py = os.path.join(BENCH, ".venv", "bin", "python")
+    torch_py = args.torch_python
     res = {"oar": run_job("oar", sys.executable, args.repeat)}
     res["torch"] = run_job("torch", torch_py, args.repeat) if os.path.exists(torch_py) else None
     o, t = res["oar"] or {}, res["torch"] or {}

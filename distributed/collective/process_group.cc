@@ -1,6 +1,7 @@
 #include "distributed/collective/process_group.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -276,7 +277,7 @@ std::exception_ptr ProcessGroup::guarded(const Op& op, const std::function<void(
 // earlier op, are the ones that never arrived: dead, or stuck elsewhere.
 std::string ProcessGroup::diagnose(const Op& op, const std::string& cause) {
   std::ostringstream msg;
-  msg << op.kind << " on process group '" << info_.name << "' (global ranks " << detail::str_cat(info_.ranks)
+  msg << std::fixed << std::setprecision(2) << op.kind << " on process group '" << info_.name << "' (global ranks " << detail::str_cat(info_.ranks)
       << ", op #" << op.seq << ") failed on rank " << info_.ranks[info_.rank] << " after "
       << std::chrono::duration<double>(Clock::now() - running_since_).count() << " s: " << cause << ". ";
   const std::string prefix = "pg/" + info_.name + "/reached/";

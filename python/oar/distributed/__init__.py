@@ -5,7 +5,7 @@ PADDLE_TRAINER_ID / PADDLE_TRAINERS_NUM (ParallelEnv). init_parallel_env() joins
 launcher (python -m oar.distributed.launch) or spawn() described. See docs/distributed.md."""
 from .parallel_env import ParallelEnv  # noqa: F401
 from .collective import (  # noqa: F401
-    Group, ReduceOp, init_parallel_env, is_initialized, new_group, get_group,
+    CommunicationError, Group, ReduceOp, init_parallel_env, is_initialized, new_group, get_group,
     destroy_process_group, get_rank, get_world_size, get_backend)
 from .communication import (  # noqa: F401
     all_reduce, all_gather, all_gather_object, reduce_scatter, broadcast, broadcast_object_list,
@@ -13,7 +13,7 @@ from .communication import (  # noqa: F401
 from .spawn import spawn  # noqa: F401
 
 __all__ = [
-    "ParallelEnv", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group",
+    "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group",
     "get_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend",
     "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
@@ -27,7 +27,7 @@ def __getattr__(name):
     if name == "DataParallel":
         from .parallel import DataParallel
         return DataParallel
-    if name == "fleet":
+    if name in ("fleet", "launch"):  # paddle.distributed.fleet / .launch under the alias
         import importlib
-        return importlib.import_module(".fleet", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")

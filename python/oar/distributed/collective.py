@@ -11,10 +11,12 @@ import os
 from .. import _C
 from .parallel_env import ParallelEnv
 
-__all__ = ["Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group", "get_group",
+__all__ = ["CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group", "get_group",
            "destroy_process_group", "get_rank", "get_world_size", "get_backend"]
 
 _dist = _C.distributed
+# What a failed collective raises (a RuntimeError): a timeout, a dead peer, a lost store.
+CommunicationError = getattr(_dist, "CommunicationError", RuntimeError)
 
 
 class ReduceOp:

@@ -16,12 +16,14 @@ BATCH = 8  # per rank
 
 
 class Net(oar.nn.Layer):
-    def __init__(self):
+    def __init__(self, with_extra):
         super().__init__()
         self.fc1 = oar.nn.Linear(6, 16)
         self.fc2 = oar.nn.Linear(16, 16)
         self.head = oar.nn.Linear(16, 3)
-        self.extra = oar.nn.Linear(16, 3)  # used only when use_extra is true
+        # A branch only some calls use ("unused" mode); without find_unused_parameters
+        # DataParallel rejects it, so the other modes leave it out.
+        self.extra = oar.nn.Linear(16, 3) if with_extra else None
 
     def forward(self, x, use_extra=False):
         h = oar.tanh(self.fc2(oar.tanh(self.fc1(x))))
@@ -55,7 +57,7 @@ GPT_MODE = "gpt" in sys.argv[1:]
 
 
 def make_model():
-    return GPT() if GPT_MODE else Net()
+    return GPT() if GPT_MODE else Net(with_extra="unused" in sys.argv[1:])
 
 
 def batch(step, n, rank=None):
