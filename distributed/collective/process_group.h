@@ -115,6 +115,7 @@ class ProcessGroup {
   void check_across_ranks(const Op& op);
   std::string diagnose(const Op& op, const std::string& cause);
   void worker_loop();
+  void execute(Op& op, const std::shared_ptr<Task>& task);
   void completion_loop();
   /// Runs fn; turns a failure into the error the task reports (Note [Dead peers]).
   std::exception_ptr guarded(const Op& op, const std::function<void()>& fn);
@@ -128,6 +129,7 @@ class ProcessGroup {
   std::condition_variable cv_;
   std::deque<std::pair<Op, std::shared_ptr<Task>>> queue_;
   bool stopping_ = false;
+  bool busy_ = false;   // an op is running (on the worker, or inline on a caller's thread)
   std::string broken_;  // the first communication failure: the group is unusable after it
   uint64_t running_seq_ = 0, reported_seq_ = 0;
   std::chrono::steady_clock::time_point running_since_;
