@@ -79,3 +79,20 @@ def test_spawn(tmp_path):
     assert (tmp_path / "out.0").read_text() == "3.0" and (tmp_path / "out.1").read_text() == "3.0"
     with pytest.raises(Exception, match="rank 1 exited with code 1(.|\n)*boom on rank 1"):
         dist.spawn(_spawned_fails, nprocs=2)
+
+
+def test_two_nodes_meet_through_the_master(tmp_path):
+    # Two launchers on one machine play two nodes: node 0's launcher hosts the store.
+    import _harness
+    master = f"127.0.0.1:{_harness.free_port()}"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PADDLE_DIST_TIMEOUT="60")
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "oar.distributed.launch", "--nnodes", "2", "--rank", str(r),
+         "--master", master, "--nproc_per_node", "1", "--max_restart", "0",
+         "--log_dir", str(tmp_path / f"node{r}"), os.path.join(WORKERS, "launched.py"), "ok"],
+        env=env, stderr=subprocess.PIPE, text=True) for r in range(2)]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    for r in range(2):
+        out = (tmp_path / f"node{r}" / "workerlog.0").read_text()
+        assert f"rank {r} of 2" in out and f"rank {r} done" in out, out

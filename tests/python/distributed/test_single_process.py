@@ -40,6 +40,20 @@ def test_store_port_taken_is_a_clear_error():
 
 
 @needs_gloo
+def test_init_parallel_env_on_a_taken_master_port(monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        monkeypatch.setenv("PADDLE_TRAINER_ID", "0")
+        monkeypatch.setenv("PADDLE_TRAINERS_NUM", "1")
+        monkeypatch.setenv("PADDLE_MASTER", f"127.0.0.1:{port}")
+        with pytest.raises(dist.CommunicationError, match=f"127.0.0.1:{port}: Address already in use"):
+            dist.init_parallel_env()
+    assert not dist.is_initialized()
+
+
+@needs_gloo
 def test_store_client_without_master_times_out_naming_it():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
