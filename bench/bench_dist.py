@@ -145,6 +145,12 @@ def run_job(fw, python, repeat):
     return None
 
 
+def _medians(results):
+    if not results:
+        return None
+    return {k: statistics.median(r[k] for r in results if k in r) for k in results[0]}
+
+
 def _cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -160,16 +166,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worker", choices=["oar", "torch"])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="jobs per framework, alternating oar and torch; the table shows medians")
     ap.add_argument("--torch-python", default=os.path.join(BENCH, ".venv", "bin", "python"),
                     help="a python with torch (default bench/.venv, made by bench/run.sh)")
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args.repeat)
     torch_py = args.torch_python
-    res = {"oar": run_job("oar", sys.executable, args.repeat)}
-    res["torch"] = run_job("torch", torch_py, args.repeat) if os.path.exists(torch_py) else None
+    # Alternate the frameworks and take per-metric medians: on a shared machine the load
+    # drifts between jobs, and this spreads the drift over both.
+    runs = {"oar": [], "torch": []}
+    for _ in range(args.rounds):
+        runs["oar"].append(run_job("oar", sys.executable, args.repeat))
+        if os.path.exists(torch_py):
+            runs["torch"].append(run_job("torch", torch_py, args.repeat))
+    res = {fw: _medians([r for r in rs if r]) for fw, rs in runs.items()}
     o, t = res["oar"] or {}, res["torch"] or {}
-    print(f"CPU: {_cpu_model()}; 2 ranks x 1 thread, loopback")
+    print(f"CPU: {_cpu_model()} ({os.cpu_count()} cores), load average "
+          f"{os.getloadavg()[0]:.1f}; 2 ranks x 1 thread, loopback; medians of {args.rounds} jobs")
     print(f"{'metric':<28}{'oar':>14}{'torch':>14}{'oar/torch':>11}")
     for nbytes in SIZES:
         k = f"allreduce_{nbytes}"
@@ -182,7 +197,7 @@ def main():
         print(f"{k + ' ms':<28}{ov:>14.3f}{tv:>14.3f}{ov / tv:>11.2f}")
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
     with open(os.path.join(BENCH, "results", "dist.json"), "w") as f:
-        json.dump({"cpu": _cpu_model(), **res}, f, indent=1)
+        json.dump({"cpu": _cpu_model(), "medians": res, "runs": runs}, f, indent=1)
 
 
 if __name__ == "__main__":
