@@ -59,6 +59,9 @@ struct GroupInfo {
   bool debug_check = false;  // compare shapes/dtypes across ranks before each collective
 };
 
+/// A backend subclass connects its transport in its constructor (after the base's checked
+/// rendezvous), implements run(), and calls shutdown() first in its destructor (the worker
+/// thread calls run(), which must not outlive the subclass).
 class ProcessGroup {
  public:
   ProcessGroup(GroupInfo info, std::shared_ptr<Store> store);
@@ -94,7 +97,8 @@ class ProcessGroup {
   void shutdown();
 
  protected:
-  /// What a backend runs for one op (on the worker thread, one op at a time).
+  /// What a backend runs for one op (one op at a time: on the worker thread, or on the
+  /// caller's thread for a sync op with nothing queued before it).
   struct Op {
     std::string kind;                  // "all_reduce", ...
     std::vector<DenseTensor> tensors;  // [out, in] or [t]

@@ -161,8 +161,12 @@ class DataParallel(Layer):
         self._layers = layers
         self.find_unused_parameters = find_unused_parameters
         self._grad_need_sync = True
-        self._group = collective._resolve(group, "DataParallel")
         self._reducer = None
+        if group is None and not collective.is_initialized() and collective.get_world_size() == 1:
+            # A job of one without init_parallel_env: a plain wrapper, as in Paddle.
+            self._group = None
+            return
+        self._group = collective._resolve(group, "DataParallel")
         if self._group.nranks > 1 and self._group.is_member():
             sync_params_buffers(layers, self._group)
             params = [p for p in layers.parameters() if not p.stop_gradient]

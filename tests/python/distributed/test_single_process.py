@@ -116,6 +116,21 @@ def test_job_of_one(monkeypatch):
     assert not dist.is_initialized()
 
 
+def test_data_parallel_in_a_job_of_one_is_a_plain_wrapper(monkeypatch):
+    for k in ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM"):
+        monkeypatch.delenv(k, raising=False)
+    model = oar.nn.Linear(3, 2)
+    dp = oar.DataParallel(model)
+    x = oar.ones([4, 3])
+    np.testing.assert_allclose(dp(x).numpy(), model(x).numpy())
+    assert list(dp.state_dict()) == list(model.state_dict())
+    with dp.no_sync():
+        dp(x).sum().backward()
+    assert model.weight.grad is not None
+    with pytest.raises(TypeError, match="DataParallel: layers must be an oar.nn.Layer"):
+        oar.DataParallel(lambda x: x)
+
+
 def test_fleet_strategy_and_errors():
     s = fleet.DistributedStrategy()
     s.hybrid_configs = {"dp_degree": 2, "mp_degree": 1, "pp_degree": 1}
