@@ -1,8 +1,11 @@
 #include "paddle_core/autograd/node.h"
 
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 
 #include "oar_generated/ops_api.h"
+#include "paddle_core/autograd/accumulate_hooks.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/dispatch/dispatch.h"
 
@@ -67,6 +70,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
   } else {
     meta.grad = g.impl();
   }
+  autograd::run_post_accumulate_hooks(var_);
   return {};
 }
 
@@ -164,5 +168,69 @@ Tensor SavedTensor::unpack(const GradNode* owner) const {
   }
   return out;
 }
+
+namespace autograd {
+namespace {
+
+struct PostHookEntry {
+  int64_t id;
+  std::weak_ptr<TensorImpl> leaf;  // guards against a new tensor at a dead one's address
+  PostAccumulateHook fn;
+};
+std::mutex g_post_hooks_mu;
+std::unordered_map<const TensorImpl*, std::vector<PostHookEntry>> g_post_hooks;
+std::atomic<int64_t> g_post_hook_count{0};  // lets backward skip the lock when none exist
+int64_t g_next_post_hook_id = 1;
+
+}  // namespace
+
+int64_t add_post_accumulate_hook(const Tensor& leaf, PostAccumulateHook hook) {
+  OAR_ENFORCE(leaf.defined() && !leaf.stop_gradient() && leaf.is_leaf(), PreconditionNotMet,
+              "post-accumulate hook: the tensor must be a leaf with stop_gradient=False");
+  std::lock_guard<std::mutex> lock(g_post_hooks_mu);
+  for (auto it = g_post_hooks.begin(); it != g_post_hooks.end();) {  // drop dead leaves' hooks
+    if (it->second.empty() || it->second.front().leaf.expired()) {
+      g_post_hook_count -= static_cast<int64_t>(it->second.size());
+      it = g_post_hooks.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  int64_t id = g_next_post_hook_id++;
+  g_post_hooks[leaf.impl().get()].push_back({id, leaf.impl(), std::move(hook)});
+  ++g_post_hook_count;
+  return id;
+}
+
+bool remove_post_accumulate_hook(int64_t id) {
+  std::lock_guard<std::mutex> lock(g_post_hooks_mu);
+  for (auto& [key, hooks] : g_post_hooks) {
+    for (auto it = hooks.begin(); it != hooks.end(); ++it) {
+      if (it->id == id) {
+        hooks.erase(it);
+        --g_post_hook_count;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf) {
+  if (g_post_hook_count.load(std::memory_order_relaxed) == 0) return;
+  std::vector<PostAccumulateHook> fns;
+  {
+    std::lock_guard<std::mutex> lock(g_post_hooks_mu);
+    auto it = g_post_hooks.find(leaf.get());
+    if (it == g_post_hooks.end()) return;
+    for (const auto& e : it->second) {
+      if (e.leaf.lock() == leaf) fns.push_back(e.fn);
+    }
+  }
+  // Outside the lock: a hook may register or remove hooks.
+  for (const auto& fn : fns) fn(Tensor(leaf));
+}
+
+}  // namespace autograd
 
 }  // namespace oar

@@ -21,6 +21,7 @@ void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's nod
 void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and saved-model loader
 void bind_cinn(py::module_& m);       // cinn_py.cc: the fusion compiler
 void bind_spmd(py::module_& m);       // spmd_py.cc: meshes, placements, SPMD rules, dist tensor metadata
+void bind_distributed(py::module_& m);  // distributed_py.cc: stores, process groups, grad hooks
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -99,6 +100,7 @@ PYBIND11_MODULE(_C, m) {
   bind_inference(m);
   bind_cinn(m);
   bind_spmd(m);
+  bind_distributed(m);  // after the Error translator above: its CommError translator must be tried first
   bind_pylayer(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });

@@ -54,4 +54,5 @@ from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
+from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)
 from . import _plugins  # noqa: E402,F401  (last: loads device plugins from CUSTOM_DEVICE_ROOT, oar_custom_device/)

@@ -1,85 +1,39 @@
-"""oar.distributed: the single-process basics that ordinary training code calls (model code
-logs through get_rank/get_world_size and must import without a launcher). The process's place
-in a job comes from the launcher's environment, as in Paddle: PADDLE_TRAINER_ID (rank) and
-PADDLE_TRAINERS_NUM (world size), defaulting to a job of one. The distributed issue builds
-the rest (init_parallel_env, collectives, groups) on top of these."""
-import os
+"""oar.distributed: Paddle's paddle.distributed over Oar's process groups (Gloo on CPU).
 
-__all__ = ["ParallelEnv", "get_rank", "get_world_size", "is_initialized"]
+Without a launcher it is a job of one: get_rank() is 0 and get_world_size() 1, read from
+PADDLE_TRAINER_ID / PADDLE_TRAINERS_NUM (ParallelEnv). init_parallel_env() joins the job the
+launcher (python -m oar.distributed.launch) or spawn() described. See docs/distributed.md."""
+from .parallel_env import ParallelEnv  # noqa: F401
+from .collective import (  # noqa: F401
+    CommunicationError, Group, ReduceOp, init_parallel_env, is_initialized, new_group, get_group,
+    destroy_process_group, get_rank, get_world_size, get_backend)
+from .communication import (  # noqa: F401
+    all_reduce, all_gather, all_gather_object, reduce_scatter, broadcast, broadcast_object_list,
+    reduce, scatter, alltoall, send, recv, isend, irecv, barrier)
+from .spawn import spawn  # noqa: F401
 
-
-def _env_int(name, default):
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"oar.distributed: environment variable {name} must be an integer, "
-                         f"got {value!r}") from None
-
-
-class ParallelEnv:
-    """This process's place in the job, read from the launcher's environment when created
-    (Paddle's paddle.distributed.ParallelEnv): rank 0 of 1 when no launcher set it. Like
-    Paddle it does not judge the values; their users (DistributedBatchSampler) check them."""
-
-    def __init__(self):
-        self._rank = _env_int("PADDLE_TRAINER_ID", 0)
-        self._world_size = _env_int("PADDLE_TRAINERS_NUM", 1)
-        self._device_type = "cpu"
-        self._device_id = 0
-        self._current_endpoint = os.environ.get("PADDLE_CURRENT_ENDPOINT", "")
-        endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
-        self._trainer_endpoints = endpoints.split(",") if endpoints else []
-
-    @property
-    def rank(self):
-        return self._rank
-
-    @property
-    def world_size(self):
-        return self._world_size
-
-    @property
-    def device_id(self):
-        return self._device_id
-
-    @property
-    def device_type(self):
-        return self._device_type
-
-    @property
-    def current_endpoint(self):
-        return self._current_endpoint
-
-    @property
-    def trainer_endpoints(self):
-        return list(self._trainer_endpoints)
-
-    # Paddle's older names for the same values.
-    local_rank = rank
-    nranks = world_size
-    dev_id = device_id
+__all__ = [
+    "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group",
+    "get_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend",
+    "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
+    "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
+    "barrier", "spawn", "DataParallel", "fleet",
+]
 
 
-def is_initialized():
-    """Whether init_parallel_env has set up a process group; never in a single process."""
-    return False
+def __getattr__(name):
+    # DataParallel subclasses nn.Layer and fleet builds on it: imported on first use, since
+    # oar.io imports this package before oar.nn exists.
+    if name == "DataParallel":
+        from .parallel import DataParallel
+        return DataParallel
+    if name in ("fleet", "launch"):  # paddle.distributed.fleet / .launch under the alias
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")
 
 
-def get_rank(group=None):
-    """This process's rank in the job (0 without a launcher). Groups come with the distributed issue."""
-    if group is not None:
-        raise NotImplementedError("get_rank(group=...): process groups are not implemented yet; "
-                                  "call get_rank() for the global rank")
-    return ParallelEnv().rank
-
-
-def get_world_size(group=None):
-    """How many processes the job has (1 without a launcher)."""
-    if group is not None:
-        raise NotImplementedError("get_world_size(group=...): process groups are not implemented yet; "
-                                  "call get_world_size() for the global size")
-    return ParallelEnv().world_size
 from .auto_parallel import *  # noqa: E402,F401,F403  (ProcessMesh, Shard, shard_tensor...: auto_parallel/)
+from . import auto_parallel as _auto_parallel  # noqa: E402
+
+__all__ += _auto_parallel.__all__

@@ -48,7 +48,7 @@ def test_bad_environment_and_groups_fail_clearly(no_launcher):
     with pytest.raises(ValueError, match="PADDLE_TRAINER_ID must be an integer, got 'one'"):
         dist.get_rank()
     no_launcher.delenv("PADDLE_TRAINER_ID")
-    with pytest.raises(NotImplementedError, match="get_rank\\(group=...\\)"):
-        dist.get_rank(group=object())
-    with pytest.raises(NotImplementedError, match="get_world_size\\(group=...\\)"):
-        dist.get_world_size(group=object())
+    # A group answers for itself: -1 on a process outside it.
+    outside = dist.Group(-1, 5, [0, 2])
+    assert dist.get_rank(group=outside) == -1 and dist.get_world_size(group=outside) == 2
+    assert outside.get_group_rank(2) == 1 and outside.get_group_rank(1) == -1

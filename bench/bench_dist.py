@@ -1,0 +1,204 @@
+"""Distributed benchmarks, Oar (Gloo through oar.distributed) against torch.distributed
+(gloo), 2 processes with 1 thread each on loopback, in one run:
+
+  - all-reduce (float32, SUM) bandwidth from 1 KiB to 64 MiB;
+  - a DataParallel training step of an MLP against torch DDP;
+  - Oar's DataParallel step with bucketing overlapping backward and without (one bucket,
+    issued after backward).
+
+    python3 bench/bench_dist.py            # oar and, when bench/.venv has it, torch
+    bash bench/run.sh dist                 # sets up bench/.venv (torch) first
+
+The driver starts 2 ranks per framework (torch under bench/.venv/bin/python); rank 0 prints
+one JSON line; the driver prints a table with oar/torch ratios and writes
+bench/results/dist.json. Timings are medians over repeats, each repeat ending in a barrier
+so both ranks measure the same span.
+"""
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+SIZES = [1 << k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
+MLP = (512, 1024, 1024, 10)
+BATCH = 64
+
+
+def _median_time(fn, barrier, repeat, inner):
+    for _ in range(2):
+        fn()
+    barrier()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        barrier()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
+
+
+def _inner(nbytes):
+    return max(1, min(200, (8 << 20) // max(nbytes, 1)))
+
+
+def run_oar(repeat):
+    import numpy as np
+    import oar
+    import oar.distributed as dist
+    oar.set_num_threads(1)
+    dist.init_parallel_env()
+    out = {}
+    for nbytes in SIZES:
+        t = oar.ones([nbytes // 4], dtype="float32")
+        s = _median_time(lambda: dist.all_reduce(t), dist.barrier, repeat, _inner(nbytes))
+        out[f"allreduce_{nbytes}"] = s
+    rng = np.random.default_rng(dist.get_rank())
+    x = oar.to_tensor(rng.standard_normal((BATCH, MLP[0])).astype("float32"))
+    y = oar.to_tensor(rng.integers(0, MLP[-1], (BATCH,)).astype("int64"))
+
+    def make(overlap):
+        layers = []
+        for i in range(len(MLP) - 1):
+            layers.append(oar.nn.Linear(MLP[i], MLP[i + 1]))
+            if i < len(MLP) - 2:
+                layers.append(oar.nn.ReLU())
+        net = oar.nn.Sequential(*layers)
+        size = 25 if overlap else 1 << 20  # one bucket: issued only after the whole backward
+        dp = oar.DataParallel(net, comm_buffer_size=size, last_comm_buffer_size=1 if overlap else size)
+        opt = oar.optimizer.SGD(learning_rate=0.01, parameters=dp.parameters())
+
+        def step():
+            loss = oar.nn.functional.cross_entropy(dp(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+        return step
+    out["dp_step"] = _median_time(make(True), dist.barrier, repeat, 5)
+    out["dp_step_no_overlap"] = _median_time(make(False), dist.barrier, repeat, 5)
+    return out
+
+
+def run_torch(repeat):
+    import torch
+    import torch.distributed as tdist
+    torch.set_num_threads(1)
+    tdist.init_process_group("gloo")
+    out = {}
+    for nbytes in SIZES:
+        t = torch.ones(nbytes // 4, dtype=torch.float32)
+        s = _median_time(lambda: tdist.all_reduce(t), tdist.barrier, repeat, _inner(nbytes))
+        out[f"allreduce_{nbytes}"] = s
+    g = torch.Generator().manual_seed(tdist.get_rank())
+    x = torch.randn(BATCH, MLP[0], generator=g)
+    y = torch.randint(0, MLP[-1], (BATCH,), generator=g)
+    layers = []
+    for i in range(len(MLP) - 1):
+        layers.append(torch.nn.Linear(MLP[i], MLP[i + 1]))
+        if i < len(MLP) - 2:
+            layers.append(torch.nn.ReLU())
+    ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(*layers))
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(ddp(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    out["dp_step"] = _median_time(step, tdist.barrier, repeat, 5)
+    return out
+
+
+def worker(fw, repeat):
+    out = run_oar(repeat) if fw == "oar" else run_torch(repeat)
+    rank = int(os.environ.get("PADDLE_TRAINER_ID", os.environ.get("RANK", "0")))
+    if rank == 0:
+        print("RESULT " + json.dumps(out), flush=True)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_job(fw, python, repeat):
+    port = _free_port()
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, OMP_NUM_THREADS="1", PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM="2",
+                   PADDLE_MASTER=f"127.0.0.1:{port}", PADDLE_CURRENT_ENDPOINT="127.0.0.1:0",
+                   RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        procs.append(subprocess.Popen([python, __file__, "--worker", fw, "--repeat", str(repeat)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = [p.communicate()[0] for p in procs]
+    for line in outs[0].splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    print(f"[bench_dist] {fw} failed:\n{outs[0][-2000:]}\n{outs[1][-2000:]}", file=sys.stderr)
+    return None
+
+
+def _medians(results):
+    if not results:
+        return None
+    return {k: statistics.median(r[k] for r in results if k in r) for k in results[0]}
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--worker", choices=["oar", "torch"])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="jobs per framework, alternating oar and torch; the table shows medians")
+    ap.add_argument("--torch-python", default=os.path.join(BENCH, ".venv", "bin", "python"),
+                    help="a python with torch (default bench/.venv, made by bench/run.sh)")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker, args.repeat)
+    torch_py = args.torch_python
+    # Alternate the frameworks and take per-metric medians: on a shared machine the load
+    # drifts between jobs, and this spreads the drift over both.
+    runs = {"oar": [], "torch": []}
+    for _ in range(args.rounds):
+        runs["oar"].append(run_job("oar", sys.executable, args.repeat))
+        if os.path.exists(torch_py):
+            runs["torch"].append(run_job("torch", torch_py, args.repeat))
+    res = {fw: _medians([r for r in rs if r]) for fw, rs in runs.items()}
+    o, t = res["oar"] or {}, res["torch"] or {}
+    print(f"CPU: {_cpu_model()} ({os.cpu_count()} cores), load average "
+          f"{os.getloadavg()[0]:.1f}; 2 ranks x 1 thread, loopback; medians of {args.rounds} jobs")
+    print(f"{'metric':<28}{'oar':>14}{'torch':>14}{'oar/torch':>11}")
+    for nbytes in SIZES:
+        k = f"allreduce_{nbytes}"
+        bw = lambda d: nbytes / d[k] / 1e6 if k in d else float("nan")  # noqa: E731
+        ratio = bw(o) / bw(t) if k in t and k in o else float("nan")
+        label = f"allreduce {nbytes >> 10} KiB MB/s"
+        print(f"{label:<28}{bw(o):>14.1f}{bw(t):>14.1f}{ratio:>11.2f}")
+    for k in ("dp_step", "dp_step_no_overlap"):
+        ov, tv = o.get(k, float("nan")) * 1e3, t.get("dp_step", float("nan")) * 1e3
+        print(f"{k + ' ms':<28}{ov:>14.3f}{tv:>14.3f}{ov / tv:>11.2f}")
+    os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
+    with open(os.path.join(BENCH, "results", "dist.json"), "w") as f:
+        json.dump({"cpu": _cpu_model(), "medians": res, "runs": runs}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+// oar._C.distributed: the store, process groups and tasks of distributed/collective, and
+// the post-accumulate gradient hook DataParallel builds on. oar.distributed wraps them in
+// Paddle's API. Calls that may wait release the GIL, so a rank's other Python threads
+// (and its own async ops' completion) go on while it waits.
+#include <pybind11/chrono.h>
+
+#include <unordered_set>
+
+#include "paddle_core/autograd/accumulate_hooks.h"
+#include "paddle_core/autograd/node.h"
+#include "python/csrc/py_convert.h"
+
+#ifdef OAR_WITH_DIST
+#include "distributed/collective/process_group.h"
+#include "distributed/collective/tcp_store.h"
+#endif
+
+namespace oar::python {
+
+namespace {
+// A Python callable kept in a C++ table that may outlive the interpreter: released under
+// the GIL while Python runs, leaked (never touched) after it has finalized.
+struct PyCallable {
+  explicit PyCallable(py::function f) : fn(std::move(f)) {}
+  ~PyCallable() {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      fn = py::function();
+    } else {
+      fn.release();
+    }
+  }
+  py::function fn;
+};
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+}  // namespace
+
+void bind_distributed(py::module_& m) {
+  py::module_ d = m.def_submodule("distributed", "Collectives over process groups (distributed/collective)");
+
+  d.def("register_post_accumulate_hook", [](py::handle t, py::function fn) {
+    Tensor leaf = py_to_tensor(t, "register_post_accumulate_hook", "tensor");
+    auto holder = std::make_shared<PyCallable>(std::move(fn));
+    return autograd::add_post_accumulate_hook(leaf, [holder](const Tensor& leaf) {
+      py::gil_scoped_acquire gil;
+      holder->fn(wrap(leaf));
+    });
+  });
+  d.def("remove_post_accumulate_hook", &autograd::remove_post_accumulate_hook);
+  // Which of `params` the autograd graph of `outputs` reaches: DataParallel's
+  // find_unused_parameters marks the others ready before backward starts.
+  d.def("reachable_leaves", [](py::handle outputs, py::handle params) {
+    std::vector<Tensor> outs = py_to_tensor_list(outputs, "DataParallel", "outputs");
+    std::vector<Tensor> ps = py_to_tensor_list(params, "DataParallel", "parameters");
+    std::unordered_set<const TensorImpl*> leaves;
+    std::unordered_set<const GradNode*> seen;
+    std::vector<std::shared_ptr<GradNode>> stack;
+    for (const Tensor& o : outs) {
+      if (o.defined() && !o.stop_gradient()) stack.push_back(autograd::gradient_edge(o).node);
+    }
+    while (!stack.empty()) {
+      auto node = std::move(stack.back());
+      stack.pop_back();
+      if (!node || !seen.insert(node.get()).second) continue;
+      if (auto* acc = dynamic_cast<AccumulateGrad*>(node.get())) leaves.insert(acc->variable().get());
+      for (const Edge& e : node->next_edges) {
+        if (e.valid()) stack.push_back(e.node);
+      }
+    }
+    std::vector<bool> used;
+    for (const Tensor& p : ps) used.push_back(leaves.count(p.impl().get()) > 0);
+    return used;
+  });
+
+#ifndef OAR_WITH_DIST
+  d.attr("available") = false;
+#else
+  d.attr("available") = true;
+  using namespace oar::dist;  // NOLINT
+  // Leaked on purpose: the translator may run until interpreter exit.
+  static py::handle comm_error = py::exception<CommError>(d, "CommunicationError", PyExc_RuntimeError).release();
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const CommError& e) {
+      py::set_error(comm_error, e.message().c_str());
+    }
+  });
+
+  py::class_<Store, std::shared_ptr<Store>>(d, "Store")
+      .def("set", [](Store& s, const std::string& k, py::bytes v) { s.set(k, std::string(v)); })
+      .def(
+          "get",
+          [](Store& s, const std::string& k, double timeout) {
+    std::string v;
+    {
+      py::gil_scoped_release release;
+      v = s.get(k, to_ms(timeout));
+    }
+    return py::bytes(v);
+          },
+          py::arg("key"), py::arg("timeout"))
+      .def("add", &Store::add, py::call_guard<py::gil_scoped_release>())
+      .def("check", &Store::check, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "wait", [](Store& s, const std::vector<std::string>& keys, double timeout) { s.wait(keys, to_ms(timeout)); },
+          py::arg("keys"), py::arg("timeout"), py::call_guard<py::gil_scoped_release>());
+  py::class_<TCPStore, Store, std::shared_ptr<TCPStore>>(d, "TCPStore")
+      .def(py::init([](const std::string& host, int port, bool is_master, double timeout) {
+             return std::make_shared<TCPStore>(host, port, is_master, to_ms(timeout));
+           }),
+           py::arg("host"), py::arg("port"), py::arg("is_master"), py::arg("timeout"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("port", &TCPStore::port)
+      .def_property_readonly("host", &TCPStore::host);
+
+  py::class_<Task, std::shared_ptr<Task>>(d, "Task")
+      .def(
+          "wait",
+          [](Task& t, double timeout) {
+    t.wait(to_ms(timeout));
+    return true;
+          },
+          py::arg("timeout") = 0.0, py::call_guard<py::gil_scoped_release>())
+      .def("is_completed", &Task::is_completed)
+      .def_property_readonly("op", &Task::op);
+
+  auto dense = [](py::handle h, const char* op, const char* arg) { return py_to_tensor(h, op, arg).dense(); };
+  auto reduce = [](int op) { return static_cast<ReduceOp>(op); };
+  using PG = ProcessGroup;
+  using TaskPtr = std::shared_ptr<Task>;
+  // Converts under the GIL, then submits (and, for sync ops, waits) without it.
+  auto nogil = [](auto fn) {
+    py::gil_scoped_release release;
+    return fn();
+  };
+  py::class_<PG, std::shared_ptr<PG>>(d, "ProcessGroup")
+      .def_property_readonly("rank", &PG::rank)
+      .def_property_readonly("size", &PG::size)
+      .def_property_readonly("ranks", &PG::ranks)
+      .def_property_readonly("name", &PG::name)
+      .def_property_readonly("backend", &PG::backend)
+      .def_property_readonly("timeout", [](const PG& g) { return g.timeout().count() / 1000.0; })
+      .def(
+          "all_reduce",
+          [=](PG& g, py::handle t, int op, bool sync) {
+    auto x = dense(t, "all_reduce", "tensor");
+    return nogil([&] { return g.all_reduce(x, reduce(op), sync); });
+          })
+      .def(
+          "all_gather",
+          [=](PG& g, py::handle out, py::handle in, bool sync) {
+    auto o = dense(out, "all_gather", "tensor_list"), i = dense(in, "all_gather", "tensor");
+    return nogil([&] { return g.all_gather(o, i, sync); });
+          })
+      .def(
+          "reduce_scatter",
+          [=](PG& g, py::handle out, py::handle in, int op, bool sync) {
+    auto o = dense(out, "reduce_scatter", "tensor"), i = dense(in, "reduce_scatter", "tensor_list");
+    return nogil([&] { return g.reduce_scatter(o, i, reduce(op), sync); });
+          })
+      .def(
+          "broadcast",
+          [=](PG& g, py::handle t, int root, bool sync) {
+    auto x = dense(t, "broadcast", "tensor");
+    return nogil([&] { return g.broadcast(x, root, sync); });
+          })
+      .def(
+          "reduce",
+          [=](PG& g, py::handle t, int root, int op, bool sync) {
+    auto x = dense(t, "reduce", "tensor");
+    return nogil([&] { return g.reduce(x, root, reduce(op), sync); });
+          })
+      .def(
+          "scatter",
+          [=](PG& g, py::handle out, py::handle in, int root, bool sync) {
+    auto o = dense(out, "scatter", "tensor");
+    DenseTensor i = in.is_none() ? DenseTensor() : dense(in, "scatter", "tensor_list");
+    return nogil([&] { return g.scatter(o, i, root, sync); });
+          })
+      .def(
+          "alltoall",
+          [=](PG& g, py::handle out, py::handle in, bool sync) {
+    auto o = dense(out, "alltoall", "out_tensor_list"), i = dense(in, "alltoall", "in_tensor_list");
+    return nogil([&] { return g.alltoall(o, i, sync); });
+          })
+      .def(
+          "send",
+          [=](PG& g, py::handle t, int dst, bool sync) {
+    auto x = dense(t, "send", "tensor");
+    return nogil([&] { return g.send(x, dst, sync); });
+          })
+      .def(
+          "recv",
+          [=](PG& g, py::handle t, int src, bool sync) {
+    auto x = dense(t, "recv", "tensor");
+    return nogil([&] { return g.recv(x, src, sync); });
+          })
+      .def(
+          "barrier", [](PG& g) -> TaskPtr { return g.barrier(); }, py::call_guard<py::gil_scoped_release>())
+      .def("shutdown", &PG::shutdown, py::call_guard<py::gil_scoped_release>());
+
+  d.def(
+      "create_process_group",
+      [](const std::string& backend, int rank, const std::vector<int>& ranks, const std::string& name,
+         std::shared_ptr<Store> store, const std::string& hostname, double timeout, bool debug) {
+    GroupInfo info{rank, ranks, name, to_ms(timeout), debug};
+    return create_process_group(backend, std::move(info), std::move(store), hostname);
+      },
+      py::arg("backend"), py::arg("rank"), py::arg("ranks"), py::arg("name"), py::arg("store"), py::arg("hostname"),
+      py::arg("timeout"), py::arg("debug"), py::call_guard<py::gil_scoped_release>());
+  d.def("default_timeout", [] { return default_timeout().count() / 1000.0; });
+#endif
+}
+
+}  // namespace oar::python
