@@ -1,11 +1,12 @@
 """The framework's mode switch: dynamic (eager) by default, static after
 oar.enable_static() (Note [Static mode] in docs/notes/static.md).
 
-This module is imported with oar and stays tiny: the static machinery (oar.static's
-programs, executor, scope) loads on the first enable_static()."""
+nn reads the mode here; oar.static (which sits above nn and jit) turns it on and
+registers itself in `_static`, so this module imports nothing of oar."""
 import contextlib
 
 _static_mode = False
+_static = None  # oar.static._program, registered when it is imported
 
 
 def in_dynamic_mode():
@@ -29,46 +30,13 @@ def in_dynamic_or_pir_mode():
     return True
 
 
-def enable_static():
-    """Switches to static-graph mode: op calls record into the current main program."""
-    global _static_mode
-    if _static_mode:
-        return
-    from ..static import _program
-
-    _static_mode = True
-    _program._enter_static()
-
-
-def disable_static(place=None):
-    """Back to dynamic (eager) mode."""
-    global _static_mode
-    if not _static_mode:
-        return
-    from ..static import _program
-
-    _static_mode = False
-    _program._exit_static()
-
-
-@contextlib.contextmanager
 def outside_program():
-    """Runs its body eagerly without recording into the current program (a parameter's
-    initial value, computed once and recorded in the startup program instead)."""
-    if not _static_mode:
-        yield
-        return
-    from ..static import _program
-
-    with _program._paused():
-        yield
+    """A context in which ops run eagerly without recording into the current program (a
+    parameter's initial value, computed once and kept by the startup program instead)."""
+    return _static._paused() if _static_mode else contextlib.nullcontext()
 
 
 def register_parameter(p):
     """Declares a parameter made in static mode in the current main and startup programs;
     returns the parameter to use (an existing one of the same name: Paddle shares them)."""
-    if not _static_mode:
-        return p
-    from ..static import _program
-
-    return _program._register_parameter(p)
+    return _static._register_parameter(p) if _static_mode else p

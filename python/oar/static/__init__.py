@@ -59,7 +59,10 @@ class InputSpec:
         return hash((tuple(self.shape or ()), str(self.dtype), self.name))
 
     def __repr__(self):
-        return f"InputSpec(shape={tuple(self.shape or ())}, dtype={self.dtype}, name={self.name})"
+        # Paddle's form (its dtype names print with the paddle. prefix)
+        dtype = str(self.dtype).replace("oar.", "").replace("paddle.", "")
+        return (f"InputSpec(shape={tuple(self.shape or ())}, dtype=paddle.{dtype}, name={self.name}, "
+                f"stop_gradient={self.stop_gradient})")
 
 
 from . import nn  # noqa: E402,F401

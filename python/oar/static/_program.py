@@ -11,11 +11,13 @@ Parameters made in static mode are builtin.parameter values of the main program;
 initial values become the startup program, whose run fills the scope (Executor.run)."""
 import contextlib
 import itertools
+import sys
 import weakref
 
 import numpy as np
 
 from .. import _C, _trace_state
+from ..base import framework
 
 _pir = _C.pir
 _Tensor = _C.Tensor
@@ -47,7 +49,8 @@ class Program:
         self._init = {}       # (as a startup program) name -> initial value
         self._lr_vars = []    # (lr tensor name, LRScheduler) refreshed before each run
         self._grad_records = []  # backward / update steps, replayed per fed shape (_specialize.py)
-        self._source = None   # clone(for_test=True): the program it shares ops with
+        self._source = None   # a clone: the program it shares ops with
+        self._for_test = False  # clone(for_test=True): runs the forward part only
         self._version = 0     # bumped on declarations; ops are counted by the tracer
         self.random_seed = 0
         _programs.add(self)
@@ -86,7 +89,7 @@ class Program:
         """The pir program so far with these outputs; pruned (inputs kept: keep_inputs,
         all by default) for clone(for_test=True)'s programs and when asked."""
         keep = list(self._base()._inputs) if keep_inputs is None else list(keep_inputs)
-        return self._base()._tracer.snapshot(list(outputs), list(names), prune or self._source is not None, keep)
+        return self._base()._tracer.snapshot(list(outputs), list(names), prune or self._for_test, keep)
 
     def _var(self, name, who):
         base = self._base()
@@ -123,12 +126,13 @@ class Program:
         return [base._params[n] for n in base._own if getattr(base._params[n], "trainable", False)]
 
     def clone(self, for_test=False):
-        """for_test: the program's forward part as it runs for inference (ops that only
-        update parameters are dropped, and so are the ops added after minimize). Without
-        for_test the clone shares this program's ops."""
+        """A program sharing this one's ops (recording continues in the original). With
+        for_test, it runs the forward part only: parameter writes are dropped, and so is
+        the backward and update minimize adds later."""
         c = Program.__new__(Program)
         c.__dict__.update(self.__dict__)
-        c._source = self._base() if for_test else self._source
+        c._source = self._base()
+        c._for_test = bool(for_test)
         c._tracer = None
         _programs.add(c)
         return c
@@ -213,12 +217,20 @@ def _paused():
         _record(was)
 
 
-def _enter_static():
+def enable_static():
+    """Switches to static-graph mode: op calls record into the current main program."""
+    if framework._static_mode:
+        return
+    framework._static_mode = True
     _install_tensor_patches()
     _record(default_main_program())
 
 
-def _exit_static():
+def disable_static(place=None):
+    """Back to dynamic (eager) mode."""
+    if not framework._static_mode:
+        return
+    framework._static_mode = False
     _record(None)
     _uninstall_tensor_patches()
 
@@ -226,8 +238,6 @@ def _exit_static():
 def switch_main_program(program):
     global _main
     old, _main = default_main_program(), program
-    from ..base import framework
-
     if framework.in_static_mode():
         _record(program)
     return old
@@ -260,8 +270,6 @@ def program_guard(main_program, startup_program=None):
 
 
 def _check_static(who):
-    from ..base import framework
-
     if not framework.in_static_mode():
         raise RuntimeError(f"{who} is only available in static-graph mode: call oar.enable_static() first")
 
@@ -398,3 +406,6 @@ def _uninstall_tensor_patches():
         else:
             setattr(_Tensor, k, v)
     _saved.clear()
+
+
+framework._static = sys.modules[__name__]  # nn's hooks reach static mode through it

@@ -15,7 +15,7 @@ _pir = _C.pir
 
 def needs_specialization(program):
     """Programs with a backward, except clone(for_test=True)'s (forward only)."""
-    return program._source is None and bool(program._grad_records)
+    return not program._for_test and bool(program._base()._grad_records)
 
 
 def record(program, feed_shapes, fetch):

@@ -217,3 +217,33 @@ def test_to_static_and_static_mode_share_ir_and_executor(progs):
     exe = static.Executor()
     exe.run(main, feed={"x": np.ones((2, 3), "float32")}, fetch_list=[y])
     assert all(type(c.executor) is jit_executor for c in exe._cache.values())
+
+
+def test_base_names_and_dygraph_guard():
+    from oar import base
+
+    assert base.Program is static.Program and base.program_guard is static.program_guard
+    oar.enable_static()
+    try:
+        with base.dygraph.guard():
+            assert oar.in_dynamic_mode()
+            assert oar.to_tensor([2.0]).numpy().tolist() == [2.0]
+        assert not oar.in_dynamic_mode()
+    finally:
+        oar.disable_static()
+    assert repr(static.InputSpec([None, 3], "float32", "x")) == (
+        "InputSpec(shape=(-1, 3), dtype=paddle.float32, name=x, stop_gradient=False)")
+
+
+def test_clone_without_for_test_trains_like_the_original(progs):
+    main, startup = progs
+    x = static.data("x", [None, 3], "float32")
+    loss = oar.mean(static.nn.fc(x, 1))
+    oar.optimizer.SGD(0.5).minimize(loss)
+    same = main.clone()
+    exe = static.Executor()
+    exe.run(startup)
+    a = np.ones((2, 3), "float32")
+    l1, = exe.run(same, feed={"x": a}, fetch_list=[loss])
+    l2, = exe.run(main, feed={"x": a}, fetch_list=[loss])
+    assert l2 < l1  # the clone's run updated the shared parameters
