@@ -51,7 +51,7 @@ from . import base  # noqa: E402,F401  (the mode switch: in_dynamic_mode, in_pir
 from .base import framework  # noqa: E402,F401  (paddle.framework.in_pir_mode ...)
 from .base.framework import in_dynamic_mode  # noqa: E402,F401
 from . import static, jit, inference, profiler  # noqa: E402,F401  (to_static, saved models, predictor)
-from .static._program import enable_static, disable_static  # noqa: E402,F401  (static-graph mode)
+from .static import enable_static, disable_static  # noqa: E402,F401  (static-graph mode, loaded on use)
 from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 
 __version__ = "0.1.0"

@@ -79,6 +79,22 @@ _LAZY = {
 _WHERE = {name: mod for mod, names in _LAZY.items() for name in names}
 
 
+def enable_static():
+    """Switches to static-graph mode: op calls record into the current main program
+    (Note [Static mode]; the machinery loads here, on first use)."""
+    from . import _program
+
+    _program.enable_static()
+
+
+def disable_static(place=None):
+    """Back to dynamic (eager) mode."""
+    from ..base import framework
+
+    if framework.in_static_mode():
+        framework._static.disable_static()
+
+
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
     """A parameter of the current program (initialised by the startup program)."""
     from ..nn.layer import create_parameter as make

@@ -247,3 +247,13 @@ def test_clone_without_for_test_trains_like_the_original(progs):
     l1, = exe.run(same, feed={"x": a}, fetch_list=[loss])
     l2, = exe.run(main, feed={"x": a}, fetch_list=[loss])
     assert l2 < l1  # the clone's run updated the shared parameters
+
+
+def test_import_oar_loads_no_static_machinery():
+    import subprocess
+    import sys
+
+    code = ("import sys, oar; print(sorted(m for m in sys.modules if m.startswith('oar.static.') "
+            "and m != 'oar.static.nn'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
