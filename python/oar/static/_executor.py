@@ -141,6 +141,11 @@ class Executor:
         program = program if program is not None else _program.default_main_program()
         program = getattr(program, "_program", program)  # CompiledProgram
         scope = scope if scope is not None else global_scope()
+        if isinstance(feed, (list, tuple)):  # per place, as a DataLoader(return_list=False) yields
+            if len(feed) != 1 or not isinstance(feed[0], dict):
+                raise ValueError(f"Executor.run: feed must be a dict, or a list of one dict per place (one "
+                                 f"place here), got a list of {len(feed)} {type(feed[0]).__name__ if feed else ''}")
+            feed = feed[0]
         feed = dict(feed or {})
         if fetch_list is None:
             fetch_list = []

@@ -119,3 +119,28 @@ def test_static_api_needs_static_mode():
     with pytest.raises(TypeError, match="program_guard"):
         with static.program_guard("main"):
             pass
+
+
+def test_dataloader_feeds_a_static_program(progs):
+    main, startup = progs
+
+    class Data(oar.io.Dataset):
+        def __getitem__(self, i):
+            return np.full([3], i, "float32"), np.array([i % 2], "int64")
+
+        def __len__(self):
+            return 8
+
+    x = static.data("x", [None, 3], "float32")
+    y = static.data("y", [None, 1], "int64")
+    s = oar.sum(x) + oar.sum(y.astype("float32"))
+    loader = oar.io.DataLoader(Data(), feed_list=[x, y], return_list=False, batch_size=4, shuffle=True)
+    exe = static.Executor()
+    total = 0.0
+    for feed in loader():
+        assert isinstance(feed, list) and sorted(feed[0]) == ["x", "y"]
+        total += float(exe.run(main, feed=feed, fetch_list=[s])[0])
+    assert total == 3 * sum(range(8)) + 4  # shuffling is Python data, never recorded
+    assert "randperm" not in str(main)
+    with pytest.raises(ValueError, match="one dict per place"):
+        exe.run(main, feed=[{}, {}], fetch_list=[s])
