@@ -373,14 +373,21 @@ std::unique_ptr<Program> ProgramTracer::finish(const std::vector<Tensor>& output
 namespace {
 
 // Drops from `p`'s module block what the inference program does not need (snapshot's
-// `prune`), last op first so a dropped op's operands may become unused in turn.
-void prune_for_inference(Program& p, const std::vector<std::string>& keep_inputs) {
+// `prune`), last op first so a dropped op's operands may become unused in turn. With
+// `writes_as_outputs` a parameter write becomes the output "write:<name>" instead.
+void prune_for_inference(Program& p, const std::vector<std::string>& keep_inputs, bool writes_as_outputs) {
   std::vector<Operation*> ops;
   for (Operation* op : *p.block()) ops.push_back(op);
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     Operation* op = *it;
     const std::string& n = op->name();
     if (n == "builtin.set_parameter") {
+      if (writes_as_outputs) {
+        Builder b(p.context(), p.block());
+        b.set_insertion_point(op);
+        b.build("builtin.output", {op->operand(0)},
+                {{"name", p.context()->str_attr("write:" + op->attr("name").as_string())}}, {});
+      }
       op->erase();
       continue;
     }
@@ -400,7 +407,7 @@ void prune_for_inference(Program& p, const std::vector<std::string>& keep_inputs
 
 std::unique_ptr<Program> ProgramTracer::snapshot(const std::vector<Tensor>& outputs,
                                                  const std::vector<std::string>& names, bool prune,
-                                                 const std::vector<std::string>& keep_inputs) {
+                                                 const std::vector<std::string>& keep_inputs, bool writes_as_outputs) {
   OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "static: the tracer has finished");
   OAR_ENFORCE(scopes_.empty(), PreconditionNotMet, "static: a branch or loop body is still being traced");
   OAR_ENFORCE(names.size() == outputs.size(), InvalidArgument, "static: ", outputs.size(), " outputs but ",
@@ -415,7 +422,7 @@ std::unique_ptr<Program> ProgramTracer::snapshot(const std::vector<Tensor>& outp
   std::unique_ptr<Program> copy = clone_program(*program_);
   for (Operation* op : added) op->erase();
   if (prune) {
-    prune_for_inference(*copy, keep_inputs);
+    prune_for_inference(*copy, keep_inputs, writes_as_outputs);
     // A program of its own, so its parameter table lists only the parameters it reads
     // (the clone's lists every one this program declared; a saved model would name them).
     auto own = std::make_unique<Program>(ctx_);

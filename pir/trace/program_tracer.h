@@ -35,9 +35,11 @@ class ProgramTracer final : public trace::Tracer {
   /// being built, Note [Static mode] in docs/notes/static.md). With `prune`, the copy
   /// keeps only what the outputs need and writes no parameter (an inference program):
   /// set_parameter ops, unused pure ops, parameters, constants, and inputs not named in
-  /// `keep_inputs` are dropped.
+  /// `keep_inputs` are dropped; with `writes_as_outputs` each write becomes the output
+  /// "write:<parameter>" (a caller replaying the program applies them).
   std::unique_ptr<Program> snapshot(const std::vector<Tensor>& outputs, const std::vector<std::string>& names,
-                                    bool prune = false, const std::vector<std::string>& keep_inputs = {});
+                                    bool prune = false, const std::vector<std::string>& keep_inputs = {},
+                                    bool writes_as_outputs = false);
 
   void record(const char* op, std::span<const trace::Arg> inputs, std::span<const trace::NamedAttr> attrs,
               std::span<const trace::Arg> outputs) override;

@@ -426,12 +426,12 @@ void bind_pir(py::module_& m) {
       .def(
           "snapshot",
           [](PyTracer& t, py::list outputs, const std::vector<std::string>& names, bool prune,
-             const std::vector<std::string>& keep_inputs) {
-    return std::make_shared<PyProgram>(
-        t.tracer().snapshot(py_to_tensor_list(outputs, "snapshot", "outputs"), names, prune, keep_inputs));
+             const std::vector<std::string>& keep_inputs, bool writes_as_outputs) {
+    return std::make_shared<PyProgram>(t.tracer().snapshot(py_to_tensor_list(outputs, "snapshot", "outputs"), names,
+                                                           prune, keep_inputs, writes_as_outputs));
           },
           py::arg("outputs"), py::arg("names"), py::arg("prune") = false,
-          py::arg("keep_inputs") = std::vector<std::string>{},
+          py::arg("keep_inputs") = std::vector<std::string>{}, py::arg("writes_as_outputs") = false,
           "A copy of the program so far with these outputs (pruned to an inference program with prune); "
           "tracing goes on.")
       .def_property_readonly("num_ops", [](PyTracer& t) { return t.tracer().num_ops(); });

@@ -43,7 +43,9 @@ def record(program, feed_shapes, fetch):
     for f in fetch:
         need(f)
     names = [f"v{i}" for i in range(len(forward))]
-    fwd = base._tracer.snapshot(forward, names, True, list(base._inputs))
+    # The forward's own parameter writes (batch norm's running statistics) come back as
+    # outputs "write:<name>", applied below so that the new tracer records them.
+    fwd = base._tracer.snapshot(forward, names, True, list(base._inputs), True)
 
     tracer = _pir.Tracer()
     inputs, new = {}, {}
@@ -89,8 +91,13 @@ def record(program, feed_shapes, fetch):
                     f"recorded per fed shape such a value cannot be fetched yet (fetch the gradients themselves)")
             outs = ex.run([inputs[n] for n in ex.input_names],
                           {n: stand[id(base._params[n])] for n in fwd.parameter_names() if n in base._params})
-        for old, o in zip(forward, outs):
-            new[id(old)] = o
+        by_name = dict(zip(ex.output_names, outs))
+        for name, old in zip(names, forward):
+            new[id(old)] = by_name[name]
+        with no_grad():
+            for name, value in by_name.items():
+                if name.startswith("write:"):
+                    stand[id(base._params[name[len("write:"):]])]._copy_from(value)
         for rec in base._grad_records:
             if rec[0] == "grad":
                 _, targets, wrt, cots, got = rec

@@ -76,6 +76,15 @@ TEST(TracerSnapshot, PruneDropsWritesAndWhatTheOutputsDoNotRead) {
   EXPECT_EQ(pruned->parameter_names(), (std::vector<std::string>{"w"}));  // its table lists what it reads
   auto kept = tracer.snapshot({y}, {"y"}, true, {"label"});
   EXPECT_EQ(count(kept->str(), "\"label\""), 1u) << kept->str();
+  // A replay applies the writes itself: each becomes an output with what it would write.
+  auto replay = tracer.snapshot({y}, {"y"}, true, {}, /*writes_as_outputs=*/true);
+  EXPECT_EQ(count(replay->str(), "builtin.set_parameter"), 0u) << replay->str();
+  EXPECT_EQ(count(replay->str(), "write:w"), 1u) << replay->str();
+  Executor ex(*replay);
+  std::vector<Tensor> out = ex.run({full_of({2}, 1.0), full_of({2}, 0.0)});
+  ASSERT_EQ(out.size(), 2u);  // the write (w - (x * w - label) = 0) first, then y
+  EXPECT_NEAR(first(out[0]), 0.0, 1e-6);
+  EXPECT_NEAR(first(out[1]), 3.0, 1e-6);
 }
 
 }  // namespace

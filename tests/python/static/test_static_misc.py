@@ -144,3 +144,29 @@ def test_dataloader_feeds_a_static_program(progs):
     assert "randperm" not in str(main)
     with pytest.raises(ValueError, match="one dict per place"):
         exe.run(main, feed=[{}, {}], fetch_list=[s])
+
+
+def test_training_program_keeps_batch_norm_statistics_updates(progs):
+    """The forward's own writes (running mean/variance) happen in the training program
+    recorded per fed shape, as in eager batch_norm."""
+    main, startup = progs
+    x = static.data("x", [None, 3], "float32")
+    loss = oar.mean(static.nn.fc(static.nn.batch_norm(x), 1))
+    oar.optimizer.SGD(0.1).minimize(loss)
+    exe = static.Executor()
+    exe.run(startup)
+    a = np.random.default_rng(0).standard_normal((5, 3)).astype("float32") + 3
+    exe.run(main, feed={"x": a}, fetch_list=[loss])
+    scope = static.global_scope()
+    names = sorted(n for n in main._params if n.startswith("batch_norm") and n[-4:] in (".w_1", ".w_2"))
+    mean, var = (np.array(scope.find_var(n).get_tensor()) for n in names)
+    oar.disable_static()
+    try:
+        rm, rv = oar.zeros([3]), oar.ones([3])
+        oar.nn.functional.batch_norm(oar.to_tensor(a), rm, rv, oar.ones([3]), oar.zeros([3]), training=True,
+                                     momentum=0.9)
+    finally:
+        oar.enable_static()
+    np.testing.assert_allclose(mean, rm.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(var, rv.numpy(), rtol=1e-5)
+    assert np.abs(mean).sum() > 0.5
