@@ -1,9 +1,12 @@
 #include "pir/trace/program_tracer.h"
 
+#include <algorithm>
 #include <string>
 
 #include "oar_generated/ops_api.h"
 #include "pir/ir/verifier.h"
+#include "pir/pass/pattern_rewrite.h"
+#include "pir/pass/pipelines.h"
 
 namespace oar::pir {
 
@@ -365,6 +368,78 @@ std::unique_ptr<Program> ProgramTracer::finish(const std::vector<Tensor>& output
   map_.clear();
   keep_.clear();
   return std::move(program_);
+}
+
+namespace {
+
+// Drops from `p`'s module block what the inference program does not need (snapshot's
+// `prune`), last op first so a dropped op's operands may become unused in turn. With
+// `writes_as_outputs` a parameter write becomes the output "write:<name>" instead.
+void prune_for_inference(Program& p, const std::vector<std::string>& keep_inputs, bool writes_as_outputs) {
+  std::vector<Operation*> ops;
+  for (Operation* op : *p.block()) ops.push_back(op);
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Operation* op = *it;
+    const std::string& n = op->name();
+    if (n == "builtin.set_parameter") {
+      if (writes_as_outputs) {
+        Builder b(p.context(), p.block());
+        b.set_insertion_point(op);
+        b.build("builtin.output", {op->operand(0)},
+                {{"name", p.context()->str_attr("write:" + op->attr("name").as_string())}}, {});
+      }
+      op->erase();
+      continue;
+    }
+    if (n == "builtin.output" || op->num_results() == 0) continue;
+    if (!op->use_empty()) continue;
+    bool droppable = is_pure(op) || n == "builtin.parameter" || n == "builtin.constant" || n == "builtin.combine" ||
+                     n == "builtin.split";
+    if (n == "builtin.input") {
+      const std::string name = op->attr("name").as_string();
+      droppable = std::find(keep_inputs.begin(), keep_inputs.end(), name) == keep_inputs.end();
+    }
+    if (droppable) op->erase();
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Program> ProgramTracer::snapshot(const std::vector<Tensor>& outputs,
+                                                 const std::vector<std::string>& names, bool prune,
+                                                 const std::vector<std::string>& keep_inputs, bool writes_as_outputs) {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "static: the tracer has finished");
+  OAR_ENFORCE(scopes_.empty(), PreconditionNotMet, "static: a branch or loop body is still being traced");
+  OAR_ENFORCE(names.size() == outputs.size(), InvalidArgument, "static: ", outputs.size(), " outputs but ",
+              names.size(), " names");
+  std::vector<Operation*> added;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    OAR_ENFORCE(outputs[i].defined(), InvalidArgument, "static: output '", names[i], "' is an undefined tensor");
+    Value v = value_of(outputs[i], "output");
+    added.push_back(builder_.build("builtin.output", {v}, {{"name", ctx_->str_attr(names[i])}}, {}));
+  }
+  // The outputs belong to this run only: the program goes on growing without them.
+  std::unique_ptr<Program> copy = clone_program(*program_);
+  for (Operation* op : added) op->erase();
+  if (prune) {
+    prune_for_inference(*copy, keep_inputs, writes_as_outputs);
+    // A program of its own, so its parameter table lists only the parameters it reads
+    // (the clone's lists every one this program declared; a saved model would name them).
+    auto own = std::make_unique<Program>(ctx_);
+    std::vector<Operation*> ops;
+    for (Operation* op : *copy->block()) ops.push_back(op);
+    for (Operation* op : ops) {
+      copy->block()->remove(op);
+      own->block()->push_back(op);
+      if (op->name() == "builtin.parameter") {
+        const std::string name = op->attr("name").as_string();
+        own->set_parameter(name, copy->parameter(name));
+      }
+    }
+    copy = std::move(own);
+  }
+  verify_program(*copy);
+  return copy;
 }
 
 }  // namespace oar::pir

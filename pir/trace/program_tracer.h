@@ -30,6 +30,16 @@ class ProgramTracer final : public trace::Tracer {
   /// Appends builtin.output for each tensor (named out0, out1...), verifies and returns
   /// the program; the tracer is spent afterwards.
   std::unique_ptr<Program> finish(const std::vector<Tensor>& outputs);
+  /// A verified copy of the program traced so far with builtin.output `names[i]` for
+  /// each of `outputs`; tracing goes on (static mode runs a Program while it is still
+  /// being built, Note [Static mode] in docs/notes/static.md). With `prune`, the copy
+  /// keeps only what the outputs need and writes no parameter (an inference program):
+  /// set_parameter ops, unused pure ops, parameters, constants, and inputs not named in
+  /// `keep_inputs` are dropped; with `writes_as_outputs` each write becomes the output
+  /// "write:<parameter>" (a caller replaying the program applies them).
+  std::unique_ptr<Program> snapshot(const std::vector<Tensor>& outputs, const std::vector<std::string>& names,
+                                    bool prune = false, const std::vector<std::string>& keep_inputs = {},
+                                    bool writes_as_outputs = false);
 
   void record(const char* op, std::span<const trace::Arg> inputs, std::span<const trace::NamedAttr> attrs,
               std::span<const trace::Arg> outputs) override;
@@ -81,6 +91,8 @@ class ProgramTracer final : public trace::Tracer {
   std::vector<int64_t> dims_of(const Tensor& t) const;
 
   size_t num_constants() const { return num_constants_; }
+  /// Ops recorded so far (0 once finished): a static Program's change counter.
+  size_t num_ops() const { return program_ ? program_->num_ops() : 0; }
   /// True when `t` was computed from the inputs or parameters (its value differs from
   /// run to run, so Python must not read it while tracing).
   bool is_traced(const Tensor& t) const;

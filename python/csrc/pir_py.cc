@@ -421,6 +421,20 @@ void bind_pir(py::module_& m) {
       .def("is_traced", [](PyTracer& t, py::handle x) {
         return is_tensor(x) && t.tracer().is_traced(py_to_tensor(x, "Tracer.is_traced", "x"));
       }, py::arg("x"), "Whether x was computed from the traced inputs or parameters.");
+  // Static mode (python/oar/static) runs a program while it is still being recorded.
+  py::reinterpret_borrow<py::class_<PyTracer>>(pm.attr("Tracer"))
+      .def(
+          "snapshot",
+          [](PyTracer& t, py::list outputs, const std::vector<std::string>& names, bool prune,
+             const std::vector<std::string>& keep_inputs, bool writes_as_outputs) {
+    return std::make_shared<PyProgram>(t.tracer().snapshot(py_to_tensor_list(outputs, "snapshot", "outputs"), names,
+                                                           prune, keep_inputs, writes_as_outputs));
+          },
+          py::arg("outputs"), py::arg("names"), py::arg("prune") = false,
+          py::arg("keep_inputs") = std::vector<std::string>{}, py::arg("writes_as_outputs") = false,
+          "A copy of the program so far with these outputs (pruned to an inference program with prune); "
+          "tracing goes on.")
+      .def_property_readonly("num_ops", [](PyTracer& t) { return t.tracer().num_ops(); });
 
   py::class_<PyExecutor>(pm, "Executor", "Runs a program lowered to kernels with planned buffer reuse.")
       .def(py::init([](const ProgramRef& p) {

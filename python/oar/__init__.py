@@ -48,7 +48,11 @@ from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 from ._manip import *  # noqa: E402,F401,F403  (moveaxis, chunk, tril, ...)
 from .linalg import bmm, mv, einsum, inverse, cholesky, cross, norm  # noqa: E402,F401
 from . import pir  # noqa: E402,F401  (the IR: oar.pir)
+from . import base  # noqa: E402,F401  (the mode switch: in_dynamic_mode, in_pir_mode)
+from .base import framework  # noqa: E402,F401  (paddle.framework.in_pir_mode ...)
+from .base.framework import in_dynamic_mode  # noqa: E402,F401
 from . import static, jit, inference, profiler  # noqa: E402,F401  (to_static, saved models, predictor)
+from .static import enable_static, disable_static  # noqa: E402,F401  (static-graph mode, loaded on use)
 from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 
 __version__ = "0.1.0"

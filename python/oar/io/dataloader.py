@@ -161,9 +161,10 @@ class _Workers:
         ctx = multiprocessing.get_context("fork")
         from .._creation import randint
 
-        base_seed = int(
-            randint(0, 2**62, [1]).numpy()[0]
-        )  # from oar's generator: oar.seed fixes it
+        from ..base import framework
+
+        with framework.outside_program():  # Python data, not part of a static program
+            base_seed = int(randint(0, 2**62, [1]).numpy()[0])  # from oar's generator: oar.seed fixes it
         self.result_queue = ctx.Queue()
         self.index_queues, self.procs = [], []
         for wid in range(loader.num_workers):
@@ -435,6 +436,7 @@ class DataLoader:
         self.persistent_workers = bool(persistent_workers) and num_workers > 0
         self.use_shared_memory = bool(use_shared_memory)
         self.return_list = return_list
+        self.feed_list = feed_list
         self._is_iterable = isinstance(dataset, IterableDataset)
         if self._is_iterable:
             if batch_sampler is not None or shuffle:
@@ -477,10 +479,16 @@ class DataLoader:
 
     def __iter__(self):
         if self.num_workers == 0:
-            return _SingleProcessIter(self)
-        if sys.platform == "win32":
+            it = _SingleProcessIter(self)
+        elif sys.platform == "win32":
             raise RuntimeError("DataLoader: worker processes need fork (not available on Windows)")
-        return _MultiProcessIter(self)
+        else:
+            it = _MultiProcessIter(self)
+        if self.feed_list and not self.return_list:
+            # Static mode's feed: per place (one here) {fed variable's name: batch}, as Paddle.
+            names = [v.name for v in self.feed_list]
+            return ([dict(zip(names, batch))] for batch in it)
+        return it
 
     def __call__(self):
         return self.__iter__()

@@ -158,7 +158,10 @@ def random_split(dataset, lengths, generator=None):
         raise ValueError(
             f"random_split: sum of lengths {sum(lengths)} does not equal the dataset length {n}"
         )
-    perm = randperm(n).numpy().tolist() if n else []
+    from ..base import framework
+
+    with framework.outside_program():  # Python data, not part of a static program
+        perm = randperm(n).numpy().tolist() if n else []
     out, offset = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[offset : offset + int(length)]))

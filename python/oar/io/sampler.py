@@ -4,14 +4,17 @@ import math
 
 import numpy as np
 
+from ..base import framework as _framework
 from ..distributed import get_rank, get_world_size
 
 
 def _randperm(n):
-    """A permutation drawn from oar's global generator (reproducible under oar.seed)."""
+    """A permutation drawn from oar's global generator (reproducible under oar.seed);
+    Python data, so never recorded into a static program."""
     from .._random import randperm
 
-    return randperm(n).numpy().tolist() if n > 0 else []
+    with _framework.outside_program():
+        return randperm(n).numpy().tolist() if n > 0 else []
 
 
 class Sampler:
@@ -64,7 +67,9 @@ class RandomSampler(Sampler):
 
             if n == 0:
                 return
-            yield from randint(0, n, [self.num_samples]).numpy().tolist()
+            with _framework.outside_program():
+                picks = randint(0, n, [self.num_samples]).numpy().tolist()
+            yield from picks
         else:
             yield from _randperm(n)
 

@@ -263,7 +263,8 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
 def _check_index_range(x, n, op, arg):
     if x.dtype.name not in ("int32", "int64"):
         raise TypeError(f"{op}: {arg} must be an int32 or int64 tensor, got {x.dtype.name}")
-    if x.size:
+    tracer = _trace_state.tracer()
+    if x.size and not (tracer is not None and tracer.is_traced(x)):  # a traced x has no values yet
         v = x.numpy()
         lo, hi = int(v.min()), int(v.max())
         if lo < 0 or hi >= n:

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .. import _C, _trace_state
+from ..base import framework as _framework
 from .._dtype import convert_dtype, get_default_dtype
 from . import initializer as init
 
@@ -138,13 +139,14 @@ def _make_parameter(shape, attr, dtype, is_bias, default_initializer, name):
         or default_initializer
         or (init.Constant(0.0) if is_bias else init.XavierUniform())
     )
-    data = initializer._make(shape, dtype)
+    with _framework.outside_program():  # static mode: the value goes into the startup program
+        data = initializer._make(shape, dtype)
     p = Parameter(data, trainable=attr.trainable, name=name)
     p.optimize_attr = {"learning_rate": attr.learning_rate}
     p.regularizer = attr.regularizer
     p.need_clip = attr.need_clip
     p.do_model_average = attr.do_model_average
-    return p
+    return _framework.register_parameter(p)
 
 
 class _HookHandle:

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _C
 from ..autograd import no_grad
+from ..base import framework as _framework
 from ..regularizer import L1Decay, L2Decay, WeightDecayRegularizer
 
 _ops = _C.ops
@@ -44,6 +45,8 @@ class Optimizer:
         multi_precision=False,
     ):
         cls = type(self).__name__
+        if parameters is None and _framework.in_static_mode():
+            parameters = []  # minimize() takes the program's trainable parameters
         if parameters is None:
             raise ValueError(
                 f"{cls}: 'parameters' is required in dynamic graph mode (pass model.parameters())"
@@ -194,6 +197,10 @@ class Optimizer:
         return reg if isinstance(reg, L1Decay) else reg.coeff
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        if _framework.in_static_mode():
+            from ..static import _backward
+
+            return _backward.minimize(self, loss, startup_program, parameters, no_grad_set)
         loss.backward()
         self.step()
         return None, None

@@ -1,5 +1,7 @@
-"""oar.static: the static-graph vocabulary (InputSpec; nn.cond / nn.while_loop live in
-oar.static.nn)."""
+"""oar.static: static-graph mode (Note [Static mode] in docs/notes/static.md) and the
+static-graph vocabulary (InputSpec; nn.cond / nn.while_loop / nn.fc... in oar.static.nn).
+
+Programs, the executor and the scope load on first use (oar's import stays fast)."""
 import numpy as _np
 
 
@@ -57,7 +59,10 @@ class InputSpec:
         return hash((tuple(self.shape or ()), str(self.dtype), self.name))
 
     def __repr__(self):
-        return f"InputSpec(shape={tuple(self.shape or ())}, dtype={self.dtype}, name={self.name})"
+        # Paddle's form (its dtype names print with the paddle. prefix)
+        dtype = str(self.dtype).replace("oar.", "").replace("paddle.", "")
+        return (f"InputSpec(shape={tuple(self.shape or ())}, dtype=paddle.{dtype}, name={self.name}, "
+                f"stop_gradient={self.stop_gradient})")
 
 
 class BuildStrategy:
@@ -77,3 +82,63 @@ class BuildStrategy:
 
 
 from . import nn  # noqa: E402,F401
+
+_LAZY = {
+    "_program": ("Program", "program_guard", "default_main_program", "default_startup_program", "data",
+                 "switch_main_program", "switch_startup_program"),
+    "_executor": ("Executor", "Scope", "global_scope", "scope_guard", "cpu_places", "cuda_places"),
+    "_backward": ("append_backward", "gradients"),
+    "_io": ("save_inference_model", "load_inference_model", "save", "load"),
+    "_misc": ("accuracy", "Print", "normalize_program", "load_program_state", "set_program_state", "name_scope",
+              "device_guard"),
+}
+_WHERE = {name: mod for mod, names in _LAZY.items() for name in names}
+
+
+def enable_static():
+    """Switches to static-graph mode: op calls record into the current main program
+    (Note [Static mode]; the machinery loads here, on first use)."""
+    from . import _program
+
+    _program.enable_static()
+
+
+def disable_static(place=None):
+    """Back to dynamic (eager) mode."""
+    from ..base import framework
+
+    if framework.in_static_mode():
+        framework._static.disable_static()
+
+
+def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    """A parameter of the current program (initialised by the startup program)."""
+    from ..nn.layer import create_parameter as make
+
+    return make(shape, dtype, name, attr, is_bias, default_initializer)
+
+
+def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    """A variable holding `value` everywhere; persistable ones live in the scope."""
+    import oar
+    from . import _program
+
+    t = oar.full(shape, value, dtype)
+    if not persistable:
+        return t
+    return _program.create_persistable(name or _program.unique_name("global_var"), t)
+
+
+def __getattr__(name):
+    mod = _WHERE.get(name)
+    if mod is None:
+        if name == "Variable":
+            from .._C import Tensor
+
+            return Tensor
+        raise AttributeError(f"module 'oar.static' has no attribute '{name}'")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value

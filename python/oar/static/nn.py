@@ -279,3 +279,14 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
     for j, i in enumerate(grad_vars):
         final[i] = linked[j]
     return final
+
+
+_LAYERS = ("fc", "conv2d", "batch_norm", "embedding")
+
+
+def __getattr__(name):
+    if name in _LAYERS:  # they make parameters: loaded with the static machinery, on use
+        from . import _layers
+
+        return getattr(_layers, name)
+    raise AttributeError(f"module 'oar.static.nn' has no attribute '{name}'")
