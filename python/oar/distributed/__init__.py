@@ -18,6 +18,8 @@ __all__ = [
     "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
     "barrier", "spawn", "DataParallel", "fleet",
+    "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
+    "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd",
 ]
 
 
@@ -31,9 +33,6 @@ def __getattr__(name):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")
-
-
-from .auto_parallel import *  # noqa: E402,F401,F403  (ProcessMesh, Shard, shard_tensor...: auto_parallel/)
-from . import auto_parallel as _auto_parallel  # noqa: E402
-
-__all__ += _auto_parallel.__all__
+from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements, dist tensors)
+    ProcessMesh, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
+    dtensor_from_fn, set_mesh, get_mesh, infer_spmd)
