@@ -31,26 +31,25 @@ LOOPS = {
 }
 
 
-def cpu_flags():
+def _cpuinfo(key):
+    """The first /proc/cpuinfo line's value for `key` (every core reports the same), or None."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
+                if line.split(":", 1)[0].strip() == key:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_flags():
+    """The CPU's feature flags: cpuid's, as the kernel filters them for OS support."""
+    return set((_cpuinfo("flags") or "").split())
+
+
+def cpu_model():
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def cpu_isa(flags=None):
@@ -91,8 +90,9 @@ def _library():
     return lib
 
 
-def _rate(fn, threads, seconds):
-    """FLOP/s of `threads` concurrent calls (ctypes drops the GIL), best of 5 runs."""
+def _rate(fn, threads, seconds, runs=30):
+    """FLOP/s of `threads` concurrent calls (ctypes drops the GIL), best of `runs` short runs:
+    on a shared machine the best short window is the one least disturbed by other work."""
     sink = (ctypes.c_float * 16)()
     iters = 1 << 12
     while True:  # calibrate one call to ~seconds
@@ -104,7 +104,7 @@ def _rate(fn, threads, seconds):
         iters *= 4
     iters = max(1, int(iters * seconds / dt))
     best = 0.0
-    for _ in range(5):
+    for _ in range(runs):
         flops = [0.0] * threads
 
         def run(k):
@@ -120,7 +120,7 @@ def _rate(fn, threads, seconds):
     return best
 
 
-def measure(threads=1, seconds=0.05):
+def measure(threads=1, seconds=0.02):
     """{loop: GFLOP/s} for the loops this CPU runs, plus fp32_peak/bf16_peak (the best of each)."""
     flags, lib = cpu_flags(), _library()
     out = {}

@@ -1,57 +1,53 @@
 /* FMA throughput loops for bench/peak.py, one per ISA, each compiled for its ISA with a
  * target attribute so the file builds with plain `cc -O2`; peak.py calls only the ones
- * cpuid says the CPU has. Each loop keeps kAcc independent accumulators in flight (more
- * than FMA latency x ports on any current x86 core) and returns a value derived from them
- * so the compiler cannot drop the work. Returns the number of floating-point operations. */
+ * cpuid says the CPU has. Each returns the number of floating-point operations it did. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* Twelve named accumulators (more than FMA latency x FMA pipes on any current x86 core),
+ * kept in registers by an empty asm that claims to change them every iteration, so the
+ * compiler can neither spill them nor fold the chains. STEP(a) is one FMA-class
+ * instruction; ADD sums two accumulators at the end. */
 #define kAcc 12
+#define PEAK_LOOP(V, INIT, STEP, ADD, iters, sink, store)                                  \
+  V a0 = INIT, a1 = INIT, a2 = INIT, a3 = INIT, a4 = INIT, a5 = INIT, a6 = INIT, a7 = INIT, \
+    a8 = INIT, a9 = INIT, a10 = INIT, a11 = INIT;                                          \
+  for (int64_t it = 0; it < iters; ++it) {                                                 \
+    a0 = STEP(a0); a1 = STEP(a1); a2 = STEP(a2); a3 = STEP(a3); a4 = STEP(a4);            \
+    a5 = STEP(a5); a6 = STEP(a6); a7 = STEP(a7); a8 = STEP(a8); a9 = STEP(a9);            \
+    a10 = STEP(a10); a11 = STEP(a11);                                                      \
+    __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5),      \
+                     "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));        \
+  }                                                                                        \
+  store(sink, ADD(ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7))),       \
+                  ADD(ADD(a8, a9), ADD(a10, a11))))
 
 __attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters, float* sink) {
-  __m256 acc[kAcc];
-  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_set1_ps((float)i * 1e-3f);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (int64_t it = 0; it < iters; ++it) {
-    for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    __asm__ volatile("" ::: "memory");  /* keep the loop from being collapsed */
-  }
-  __m256 s = acc[0];
-  for (int i = 1; i < kAcc; ++i) s = _mm256_add_ps(s, acc[i]);
-  _mm256_storeu_ps(sink, s);
+#define STEP(x) _mm256_fmadd_ps(x, a, b)
+  PEAK_LOOP(__m256, _mm256_set1_ps(1e-3f), STEP, _mm256_add_ps, iters, sink, _mm256_storeu_ps);
+#undef STEP
   return (double)iters * kAcc * 8 * 2;
 }
 
 __attribute__((target("avx512f"))) double fma_avx512(int64_t iters, float* sink) {
-  __m512 acc[kAcc];
-  for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_set1_ps((float)i * 1e-3f);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t it = 0; it < iters; ++it) {
-    for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-    __asm__ volatile("" ::: "memory");
-  }
-  __m512 s = acc[0];
-  for (int i = 1; i < kAcc; ++i) s = _mm512_add_ps(s, acc[i]);
-  _mm512_storeu_ps(sink, s);
+#define STEP(x) _mm512_fmadd_ps(x, a, b)
+  PEAK_LOOP(__m512, _mm512_set1_ps(1e-3f), STEP, _mm512_add_ps, iters, sink, _mm512_storeu_ps);
+#undef STEP
   return (double)iters * kAcc * 16 * 2;
 }
 
 /* vdpbf16ps: 16 lanes x 2 bf16 products accumulated in fp32 = 64 flops per instruction. */
 __attribute__((target("avx512f,avx512bf16"))) double dot_avx512bf16(int64_t iters, float* sink) {
-  __m512 acc[kAcc];
-  for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_set1_ps((float)i * 1e-3f);
   const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
   const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-4f), _mm512_set1_ps(1e-4f));
-  for (int64_t it = 0; it < iters; ++it) {
-    for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
-    __asm__ volatile("" ::: "memory");
-  }
-  __m512 s = acc[0];
-  for (int i = 1; i < kAcc; ++i) s = _mm512_add_ps(s, acc[i]);
-  _mm512_storeu_ps(sink, s);
+#define STEP(x) _mm512_dpbf16_ps(x, a, b)
+  PEAK_LOOP(__m512, _mm512_set1_ps(1e-3f), STEP, _mm512_add_ps, iters, sink, _mm512_storeu_ps);
+#undef STEP
   return (double)iters * kAcc * 16 * 2 * 2;
 }
 
