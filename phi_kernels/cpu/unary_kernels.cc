@@ -183,9 +183,10 @@ struct GeluErfF {
 #if OAR_VEC
   static vec::F vf(vec::F x) {
     const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
-    const vec::F a = vec::abs(z);
+    // |z| past 10 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite.
+    const vec::F a = vec::min(vec::abs(z), vec::set1(10.0f));
     const vec::F one = vec::set1(1.0f);
-    const vec::F t = vec::div(one, vec::fmadd(vec::set1(0.3275911f), a, one));
+    const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, one));
     vec::F p = vec::set1(1.061405429f);
     p = vec::fmadd(p, t, vec::set1(-1.453152027f));
     p = vec::fmadd(p, t, vec::set1(1.421413741f));

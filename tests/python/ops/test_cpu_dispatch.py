@@ -170,9 +170,15 @@ AVX512_RE = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]\b|\{%k|\bvpter
 
 
 def build_objects(target):
-    pattern = os.path.join(ROOT, "build", "*", "phi_kernels", "CMakeFiles", f"{target}.dir",
-                           "**", "*.o")
-    return sorted(glob.glob(pattern, recursive=True))
+    """The objects of a kernel library in this checkout's build tree, as its build.ninja
+    lists them (a glob would also find objects of sources that moved to another target)."""
+    objs = []
+    for ninja in glob.glob(os.path.join(ROOT, "build", "*", "build.ninja")):
+        with open(ninja) as f:
+            text = f.read()
+        rx = rf"^build (phi_kernels/CMakeFiles/{target}\.dir/[^:\s]*\.o):"
+        objs += [os.path.join(os.path.dirname(ninja), m) for m in re.findall(rx, text, re.M)]
+    return sorted(o for o in objs if os.path.exists(o))
 
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
