@@ -14,7 +14,9 @@ set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno)
 # separate copy so that every ISA copy is built and registered the same way.
 set(OAR_CPU_ISAS avx2 avx512)
 set(OAR_CPU_ISA_FLAGS_avx2 -march=x86-64-v3 -mtune=generic)
-set(OAR_CPU_ISA_FLAGS_avx512 -march=x86-64-v4 -mtune=generic)
+# 512-bit auto-vectorization too: generic tuning would keep gcc's own loops at 256 bits,
+# and this copy only runs where AVX-512 is present (argmax's scan, gathers, reorders).
+set(OAR_CPU_ISA_FLAGS_avx512 -march=x86-64-v4 -mtune=generic -mprefer-vector-width=512)
 
 # oar_add_isa_kernels(<sources>): one object library oar_phi_kernels_<isa> per ISA from
 # the same sources; OAR_ISA_OBJECTS collects their objects for the core library, which
