@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+import peak
+
 BENCH = os.path.dirname(os.path.abspath(__file__))
 
 CASES = ["add_1elem_us", "fwd_bwd_tiny_us", "mlp_sgd_step_ms",
@@ -76,17 +78,6 @@ def probe(threads):
     print("BUILDS_JSON " + json.dumps(out), flush=True)
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
 def run_build(python, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     r = subprocess.run([python, os.path.abspath(__file__), "--probe", "--threads", str(threads)],
@@ -117,7 +108,8 @@ def main():
             for k, v in res.items():
                 best[label][k] = min(v, best[label].get(k, float("inf")))
             print(f"[bench_builds] round {r + 1}/{args.rounds} {label} done", flush=True)
-    print(f"\n{cpu_model()}  threads={args.threads}  "
+    machine = peak.cpu_info()
+    print(f"\n{machine['cpu_model']} ({', '.join(machine['cpu_isa'])})  threads={args.threads}  "
           f"rounds={args.rounds} (best of rounds)")
     print(f"{'case':32s} {'base':>10s} {'new':>10s} {'new/base':>9s}")
     for k in CASES:

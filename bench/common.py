@@ -14,12 +14,13 @@ and writes bench/results/<suite>.json.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 import traceback
+
+import peak
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
@@ -184,13 +185,15 @@ def main(script, metrics, cases, derive=None):
             runs[fw][t] = res
     if derive:
         derive(runs, threads_list)
-    print(f"\nsuite {suite}: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; "
+    machine = peak.cpu_info()
+    print(f"\nsuite {suite}: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), "
+          f"{machine['cpus']} cpus; "
           + ", ".join(f"{fw} {runs[fw][threads_list[0]].get('version', 'missing')}" for fw in runs))
     print_table(metrics, runs, threads_list)
     out = args.out or os.path.join(BENCH, "results", f"{suite}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
-        json.dump({"suite": suite, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "cpus": os.cpu_count(),
+        json.dump({"suite": suite, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
                    "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in metrics],
                    "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()}},
                   f, indent=1)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "paddle_core/tensor/dense_tensor.h"
+#include "phi_kernels/cpu/dispatch/isa_namespace.h"
 #include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/cpu/vec_math.h"
 
@@ -20,6 +21,9 @@ struct ReduceShape {
   int64_t outer = 1, reduce = 1, inner = 1;
 };
 ReduceShape make_reduce_shape(const DenseTensor& x, const std::vector<int>& axes);
+
+// Per-ISA names for this header's inline code (isa_namespace.h).
+inline namespace OAR_ISA_NS {
 
 /// out[o, i] = post(fold(init, x[o, r, i] for r), reduce) with accumulator type Acc.
 template <typename T, typename Acc, typename Out, typename Fold, typename Post>
@@ -129,4 +133,5 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
   }, cost);
 }
 
+}  // namespace OAR_ISA_NS
 }  // namespace oar::phi

@@ -171,15 +171,18 @@ void StdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int
   VarStd<T, true>(x, axis, unbiased, out);
 }
 
-// ---- logsumexp: max, then sum of exp(x - max) (SLEEF on contiguous float/double rows)
+// ---- logsumexp: max, then sum of exp(x - max) on contiguous float/double rows (vec::exp,
+// 2 ulp and twice SLEEF's speed, for float; SLEEF for double)
 template <typename M>
 M sum_exp_shifted(const M* p, int64_t n, M m) {
 #if OAR_VEC
   using V = typename vec::Of<M>::type;
   constexpr int L = vec::Of<M>::lanes;
   auto vexp = [](V v) {
-    if constexpr (std::is_same_v<M, float>) return OAR_SLEEF_F(exp, u10)(v);
-    else return OAR_SLEEF_D(exp, u10)(v);
+    if constexpr (std::is_same_v<M, float>)
+      return vec::exp(v);
+    else
+      return OAR_SLEEF_D(exp, u10)(v);
   };
   V acc0 = vec::set1(M(0)), acc1 = acc0;
   const V vm = vec::set1(m);

@@ -17,9 +17,18 @@ namespace {
 // Transcendentals run on SLEEF vectors (vec_math.h); 1-ulp accuracy.
 OAR_SLEEF_FUNCTOR(ExpF, exp, u10, std::exp(v))
 OAR_SLEEF_FUNCTOR(LogF, log, u10, std::log(v))
-OAR_SLEEF_FUNCTOR(TanhF, tanh, u10, std::tanh(v))
 OAR_SLEEF_FUNCTOR(SinF, sin, u10, std::sin(v))
 OAR_SLEEF_FUNCTOR(CosF, cos, u10, std::cos(v))
+struct TanhF {  // vec::tanh for float (3 ulp, twice SLEEF's speed), SLEEF for double
+#if OAR_VEC
+  static vec::F vf(vec::F x) { return vec::tanh(x); }
+  static vec::D vd(vec::D x) { return OAR_SLEEF_D(tanh, u10)(x); }
+#endif
+  template <typename M>
+  static M s(M v) {
+    return std::tanh(v);
+  }
+};
 struct SigmoidF {  // 1 / (1 + exp(-x)); vec::exp for float, SLEEF for double
 #if OAR_VEC
   static vec::F vf(vec::F x) {
@@ -174,9 +183,10 @@ struct GeluErfF {
 #if OAR_VEC
   static vec::F vf(vec::F x) {
     const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
-    const vec::F a = vec::abs(z);
+    // |z| past 10 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite.
+    const vec::F a = vec::min(vec::abs(z), vec::set1(10.0f));
     const vec::F one = vec::set1(1.0f);
-    const vec::F t = vec::div(one, vec::fmadd(vec::set1(0.3275911f), a, one));
+    const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, one));
     vec::F p = vec::set1(1.061405429f);
     p = vec::fmadd(p, t, vec::set1(-1.453152027f));
     p = vec::fmadd(p, t, vec::set1(1.421413741f));

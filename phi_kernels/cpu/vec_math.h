@@ -8,9 +8,12 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+#include "phi_kernels/cpu/dispatch/isa_namespace.h"
 #include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
+// Per-ISA names for this header's inline code (isa_namespace.h).
+inline namespace OAR_ISA_NS {
 
 #if defined(__AVX512F__)
 #define OAR_VEC512 1
@@ -77,8 +80,15 @@ inline F pow2i(F n) {
 }
 inline F select_lt(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), x); }
 inline F select_nan(F v, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
-#define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp
-#define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp
+/// 1/x for finite x != 0: the 14-bit estimate and one Newton step (about 1 ulp),
+/// several times the throughput of div.
+inline F rcp(F x) {
+  const F r = _mm512_rcp14_ps(x);
+  return _mm512_mul_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(2.0f)));
+}
+// SLEEF's ISA-specific entry points: the generic names go through its own dispatcher.
+#define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp##avx512f
+#define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp##avx512f
 #elif OAR_VEC256
 using F = __m256;
 using D = __m256d;
@@ -151,8 +161,13 @@ inline F pow2i(F n) {
 /// a < b ? x : y per lane; select_nan: v where v is NaN, else y.
 inline F select_lt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
 inline F select_nan(F v, F y) { return _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
-#define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f8_##ulp
-#define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d4_##ulp
+/// 1/x for finite x != 0: the 12-bit estimate and one Newton step (about 2 ulp).
+inline F rcp(F x) {
+  const F r = _mm256_rcp_ps(x);
+  return _mm256_mul_ps(r, _mm256_fnmadd_ps(x, r, _mm256_set1_ps(2.0f)));
+}
+#define OAR_SLEEF_F(fn, ulp) Sleef_##fn##f8_##ulp##avx2
+#define OAR_SLEEF_D(fn, ulp) Sleef_##fn##d4_##ulp##avx2
 #endif
 
 /// Of<float> / Of<double>: the vector type and lane count for an element type (a trait,
@@ -188,6 +203,24 @@ inline F exp(F x) {
   y = select_lt(x, lo, set1(0.0f), y);
   y = select_lt(hi, x, set1(__builtin_inff()), y);
   return select_nan(x, y);
+}
+
+/// tanh(x) for float lanes on exp above: Cephes' odd polynomial for |x| < 0.625, else
+/// sign(x) (1 - 2 / (exp(2|x|) + 1)); relative error below 3 ulp, +-1 past |x| = 44,
+/// NaN stays NaN. About twice as fast as SLEEF's 1-ulp tanh.
+inline F tanh(F x) {
+  const F z = mul(x, x);
+  F p = set1(-5.70498872745e-3f);
+  p = fmadd(p, z, set1(2.06390887954e-2f));
+  p = fmadd(p, z, set1(-5.37397155531e-2f));
+  p = fmadd(p, z, set1(1.33314422036e-1f));
+  p = fmadd(p, z, set1(-3.33332819422e-1f));
+  const F small = fmadd(mul(p, z), x, x);
+  const F a = abs(x);
+  const F one = set1(1.0f);
+  F big = sub(one, div(set1(2.0f), add(exp(add(a, a)), one)));
+  big = select_neg(x, sub(set1(0.0f), big), big);
+  return select_lt(a, set1(0.625f), small, big);
 }
 }  // namespace vec
 
@@ -267,4 +300,5 @@ void sleef_unary(const DenseTensor& x_in, DenseTensor* out) {
   }
 }
 
+}  // namespace OAR_ISA_NS
 }  // namespace oar::phi

@@ -12,9 +12,12 @@
 
 #include "paddle_core/tensor/dims.h"
 #include "paddle_core/tensor/dtype.h"
+#include "phi_kernels/cpu/dispatch/isa_namespace.h"
 #include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
+// Per-ISA names for this header's inline code (isa_namespace.h).
+inline namespace OAR_ISA_NS {
 
 /// exp(x) for float, written branch-free so `omp simd` loops vectorize it (libm's
 /// expf is an opaque call). Cephes' polynomial after range reduction x = n ln2 + r,
@@ -186,4 +189,5 @@ void short_rows_exp(const T* x, int64_t rows, int64_t n, M* mx, M* sum, M* e) {
   }
 }
 
+}  // namespace OAR_ISA_NS
 }  // namespace oar::phi

@@ -13,6 +13,24 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if _os.environ.get("OAR_EXT_DIR"):
     __path__.append(_os.environ["OAR_EXT_DIR"])  # noqa: F821 (package __path__)
 
+
+
+def _require_x86_64_v3():
+    # The kernels' baseline ISA is x86-64-v3 (Note [CPU dispatch]): on a CPU without AVX2
+    # and FMA loading _C would die with SIGILL, so say so instead.
+    if _os.uname().machine != "x86_64":
+        return
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next((ln for ln in f if ln.startswith("flags")), "").split())
+    except OSError:
+        return
+    if flags and not {"avx2", "fma"} <= flags:
+        raise ImportError("oar needs an x86-64 CPU with AVX2 and FMA (x86-64-v3); this CPU "
+                          "lacks " + " and ".join(sorted({"avx2", "fma"} - flags)))
+
+
+_require_x86_64_v3()
 from . import _C  # noqa: E402
 from ._C import Tensor, DataType, Size  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401

@@ -1,0 +1,205 @@
+"""CPU dispatch (Note [CPU dispatch], docs/notes/cpu_dispatch.md): every per-ISA copy of
+the hot kernels this CPU can run, forced with OAR_CPU_CAPABILITY in a child process,
+against float64 NumPy references on odd sizes and vector tails, strided views and 0-size
+inputs; the override itself; and an objdump scan that the baseline kernel objects hold no
+instruction above x86-64-v3."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import peak  # noqa: E402  (bench/peak.py: the one reader of the CPU's flags)
+
+
+FLAGS = peak.cpu_flags()
+HAS_AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= FLAGS
+SUPPORTED = ["avx2"] + (["avx512"] if HAS_AVX512 else [])
+
+# Runs in a child with OAR_CPU_CAPABILITY set: prints the active capability (read from the
+# core library, which is where the choice is made) and every mismatch against float64.
+CHILD = textwrap.dedent(r'''
+    import ctypes, json, math
+    import numpy as np
+    import oar
+    import oar.nn.functional as F
+
+    def active_capability():
+        with open("/proc/self/maps") as f:
+            libs = {l.split()[-1] for l in f if "liboar_core" in l}
+        fn = ctypes.CDLL(libs.pop()).oar_cpu_capability
+        fn.restype = ctypes.c_char_p
+        return fn().decode()
+
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    def softmax(x, a):
+        e = np.exp(x - x.max(axis=a, keepdims=True))
+        return e / e.sum(axis=a, keepdims=True)
+    def lse(x, a):
+        m = x.max(axis=a, keepdims=True)
+        return (m + np.log(np.exp(x - m).sum(axis=a, keepdims=True))).squeeze(a)
+    def layer_norm(x):
+        m = x.mean(-1, keepdims=True)
+        return (x - m) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    def gelu_tanh(x):
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    sig = lambda x: 1 / (1 + np.exp(-x))
+
+    # name, oar function, float64 reference, input range
+    UNARY = [
+        ("exp", oar.exp, np.exp, 10), ("log", oar.log, np.log, 0),
+        ("tanh", oar.tanh, np.tanh, 6), ("sigmoid", F.sigmoid, sig, 12),
+        ("sin", oar.sin, np.sin, 5), ("cos", oar.cos, np.cos, 5),
+        ("expm1", oar.expm1, np.expm1, 3), ("log1p", oar.log1p, np.log1p, 0),
+        ("erf", oar.erf, erf, 3), ("silu", F.silu, lambda x: x * sig(x), 8),
+        ("gelu", F.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))), 6),
+        ("gelu_tanh", lambda x: F.gelu(x, approximate=True), gelu_tanh, 6),
+    ]
+    # along the last axis and along axis 0 (a strided row walk)
+    ROWS = [
+        ("softmax", lambda x, a: F.softmax(x, axis=a), softmax),
+        ("log_softmax", lambda x, a: F.log_softmax(x, axis=a), lambda x, a: np.log(softmax(x, a))),
+        ("logsumexp", lambda x, a: oar.logsumexp(x, axis=a), lse),
+        ("sum", lambda x, a: oar.sum(x, axis=a), lambda x, a: x.sum(axis=a)),
+        ("mean", lambda x, a: oar.mean(x, axis=a), lambda x, a: x.mean(axis=a)),
+        ("max", lambda x, a: oar.max(x, axis=a), lambda x, a: x.max(axis=a)),
+        ("min", lambda x, a: oar.min(x, axis=a), lambda x, a: x.min(axis=a)),
+    ]
+    # vector widths are 8/16 floats and 4/8 doubles: sizes around them and long odd ones
+    SIZES = [0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 127, 1000, 4099]
+    TOL = {"float32": (2e-5, 2e-6), "float64": (1e-10, 1e-12)}
+    rng = np.random.default_rng(0)
+    failures, checked = [], 0
+
+    def check(name, dtype, shape, got, ref, tol=None):
+        global checked
+        checked += 1
+        got = got.numpy().astype(np.float64) if hasattr(got, "numpy") else got
+        rtol, atol = tol or TOL[dtype]
+        if got.shape != ref.shape:
+            failures.append(f"{name} {dtype} {shape}: shape {got.shape} != {ref.shape}")
+        elif not np.allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True):
+            err = np.max(np.abs(got - ref) / (atol + rtol * np.abs(ref)))
+            failures.append(f"{name} {dtype} {shape}: {err:.3g}x the tolerance")
+
+    for dtype in ("float32", "float64"):
+        for name, fn, ref, r in UNARY:
+            for n in SIZES:
+                lo = 1e-3 if r == 0 else -r
+                x = rng.uniform(lo, 4 if r == 0 else r, [n]).astype(dtype)
+                check(name, dtype, [n], fn(oar.to_tensor(x)), ref(x.astype(np.float64)))
+            # a strided view (every other column of a transposed matrix) and a 2-D tail
+            base = rng.uniform(1e-3 if r == 0 else -r, 4 if r == 0 else r, [37, 6]).astype(dtype)
+            v = oar.to_tensor(base).transpose([1, 0])[:, ::2]
+            check(name + "[strided]", dtype, list(v.shape), fn(v),
+                  ref(base.T[:, ::2].astype(np.float64)))
+        for name, fn, ref in ROWS:
+            for n in SIZES[1:]:
+                for shape, axis in (([3, n], -1), ([n, 5], 0), ([2, n, 3], 1)):
+                    x = rng.standard_normal(shape).astype(dtype) * 4
+                    check(f"{name}(axis={axis})", dtype, shape, fn(oar.to_tensor(x), axis),
+                          ref(x.astype(np.float64), axis))
+            x = np.zeros([0, 4], dtype)
+            if name not in ("max", "min"):
+                check(name + "[0-size]", dtype, [0, 4], fn(oar.to_tensor(x), -1),
+                      ref(x.astype(np.float64), -1))
+        for n in SIZES[1:]:
+            x = rng.standard_normal([4, n]).astype(dtype) * 3 + 1
+            got = F.layer_norm(oar.to_tensor(x), [n], epsilon=1e-5)
+            check("layer_norm", dtype, [4, n], got, layer_norm(x.astype(np.float64)),
+                  (1e-4, 1e-4) if dtype == "float32" else None)
+        # backward kernels live in the same sources: d(sum(w * f(x)))/dx
+        for name, fn, dref in (
+                ("tanh_grad", oar.tanh, lambda x, w: w * (1 - np.tanh(x) ** 2)),
+                ("sigmoid_grad", F.sigmoid, lambda x, w: w * sig(x) * (1 - sig(x))),
+                ("softmax_grad", lambda t: F.softmax(t, axis=-1),
+                 lambda x, w: softmax(x, -1) * (w - (w * softmax(x, -1)).sum(-1, keepdims=True)))):
+            for n in (1, 17, 1000):
+                x = rng.standard_normal([3, n]).astype(dtype)
+                w = rng.standard_normal([3, n]).astype(dtype)
+                t = oar.to_tensor(x, stop_gradient=False)
+                (fn(t) * oar.to_tensor(w)).sum().backward()
+                check(name, dtype, [3, n], t.grad, dref(x.astype(np.float64), w.astype(np.float64)))
+    print(json.dumps({"capability": active_capability(), "checked": checked,
+                      "failures": failures}))
+''')
+
+
+def run_child(capability):
+    env = dict(os.environ, OAR_CPU_CAPABILITY=capability, OMP_NUM_THREADS="1")
+    p = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr
+
+
+@pytest.mark.parametrize("capability", SUPPORTED)
+def test_isa_copy_matches_float64(capability):
+    res, _ = run_child(capability)
+    assert res["capability"] == capability
+    assert res["checked"] > 900
+    assert not res["failures"], "\n".join(res["failures"][:40])
+
+
+def test_default_is_baseline_and_bad_value_warns():
+    res, _ = run_child("default")
+    assert res["capability"] == "avx2"
+    env = dict(os.environ, OAR_CPU_CAPABILITY="sse9")
+    src = ("import ctypes, oar\n"
+           "libs = {l.split()[-1] for l in open('/proc/self/maps') if 'liboar_core' in l}\n"
+           "f = ctypes.CDLL(libs.pop()).oar_cpu_capability\n"
+           "f.restype = ctypes.c_char_p\nprint(f().decode())\n")
+    p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "OAR_CPU_CAPABILITY=sse9" in p.stderr and "avx2, avx512, default" in p.stderr
+    assert p.stdout.strip() == SUPPORTED[-1]  # falls back to the detected best
+
+
+# Registers and mnemonics that exist only with AVX-512 (EVEX): zmm, xmm/ymm16-31, mask
+# registers, and instructions without a VEX form.
+AVX512_RE = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]\b|\{%k|\bvpternlog|\bvpermt2"
+                       r"|\bvpermi2|\bvrndscale|\bvscalef|\bvgetexp|\bvcompress|\bvexpand|\bkmov")
+
+
+def build_objects(target):
+    """The objects of a kernel library in this checkout's build tree, as its build.ninja
+    lists them (a glob would also find objects of sources that moved to another target)."""
+    objs = []
+    for ninja in glob.glob(os.path.join(ROOT, "build", "*", "build.ninja")):
+        with open(ninja) as f:
+            text = f.read()
+        rx = rf"^build (phi_kernels/CMakeFiles/{target}\.dir/[^:\s]*\.o):"
+        objs += [os.path.join(os.path.dirname(ninja), m) for m in re.findall(rx, text, re.M)]
+    return sorted(o for o in objs if os.path.exists(o))
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
+def test_baseline_objects_have_no_avx512():
+    """The baseline kernels and the avx2 copies must run on an AVX2-only CPU; only the
+    avx512 copies may use AVX-512 (and they must, or the copy is not what it claims)."""
+    base = build_objects("oar_phi_kernels") + build_objects("oar_phi_kernels_avx2")
+    wide = build_objects("oar_phi_kernels_avx512")
+    if not base or not wide:
+        pytest.skip("no build tree with the per-ISA objects next to the sources")
+    offenders = []
+    for obj in base:
+        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", obj], capture_output=True,
+                             text=True, check=True).stdout
+        hits = [ln.strip() for ln in asm.splitlines() if AVX512_RE.search(ln)]
+        if hits:
+            offenders.append(f"{os.path.basename(obj)}: {hits[:3]}")
+    assert not offenders, "\n".join(offenders)
+    wide_hits = 0
+    for obj in wide:
+        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", obj], capture_output=True,
+                             text=True, check=True).stdout
+        wide_hits += any("%zmm" in ln for ln in asm.splitlines())
+    assert wide_hits == len(wide), f"only {wide_hits}/{len(wide)} avx512 objects use zmm"
