@@ -1,0 +1,99 @@
+"""Regressions for the fault classes the fuzzer (tests/fuzz) found, one test per class, each
+case in a child process (test_robustness.run_child) so a crash fails the test instead of
+killing pytest."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import oar
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from test_robustness import expect_raise, run_child  # noqa: E402
+
+
+# ---- an int argument whose __index__ fails or exceeds int64: every op that takes an int
+# parsed it through one converter that dereferenced a null result (SIGSEGV).
+
+INDEX_OPS = """
+x = oar.ones([2, 3, 4])
+bad = [np.arange(3), np.array([1.5]), 2**70, -2**70]
+calls = {
+    "round_": lambda v: x.clone().round_(v),
+    "topk": lambda v: oar.topk(x, v),
+    "split": lambda v: oar.split(x, 2, v),
+    "roll": lambda v: oar.roll(x, v),
+    "diagonal": lambda v: x.diagonal(axis1=v),
+    "polygamma": lambda v: x.polygamma(v),
+    "cumsum": lambda v: oar.cumsum(x, v),
+    "flatten": lambda v: oar.flatten(x, v),
+}
+for name, f in calls.items():
+    for v in bad:
+        print("CALL", name, repr(v)[:40], flush=True)
+        try:
+            f(v)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            pass
+print("DONE")
+"""
+
+
+def test_int_arguments_that_cannot_be_int64_raise():
+    rc, out = run_child(INDEX_OPS)
+    assert rc == 0 and "DONE" in out, f"child died (rc {rc}) at the last CALL:\n{out[-2000:]}"
+
+
+def test_int_argument_messages_name_the_argument():
+    with pytest.raises(TypeError, match="round_: argument 'decimals' must be an int, got ndarray"):
+        oar.ones([2]).round_(np.arange(3))
+    with pytest.raises(ValueError, match="roll: argument 'shifts' = 1180591620717411303424 does not fit"):
+        oar.roll(oar.ones([3]), 2**70)
+    # A 0-D NumPy integer array is an int (its __index__ works).
+    assert oar.roll(oar.to_tensor([1.0, 2.0, 3.0]), np.array(1)).tolist() == [3.0, 1.0, 2.0]
+
+
+# ---- integer quotients that do not fit: INT_MIN / -1 and INT_MIN % -1 trap (SIGFPE) on
+# x86; NumPy and Paddle wrap the quotient and give remainder 0.
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_division_overflow_wraps(dtype):
+    lo = np.iinfo(dtype).min
+    code = f"""
+    x = oar.to_tensor(np.array([{lo}, 7, -7], dtype="{dtype}"))
+    y = oar.to_tensor(np.array([-1, -1, 2], dtype="{dtype}"))
+    print("FLOOR", (x // y).tolist(), "REM", (x % y).tolist(), "DIV", oar.divide(x, y).tolist())
+    """
+    rc, out = run_child(code)
+    assert rc == 0, f"the child died (rc {rc}):\n{out}"
+    with np.errstate(all="ignore"):
+        a = np.array([lo, 7, -7], dtype=dtype)
+        b = np.array([-1, -1, 2], dtype=dtype)
+        assert f"FLOOR {(a // b).tolist()} REM {(a % b).tolist()}" in out, out
+
+
+def test_integer_division_by_zero_raises():
+    for expr in ("x // y", "x % y", "oar.floor_divide(x, y)", "oar.remainder(x, y)"):
+        expect_raise(f"x = oar.to_tensor([4, 5]); y = oar.to_tensor([1, 0]); {expr}",
+                     "ValueError", "division by zero")
+
+
+# ---- iterative linalg on NaN/Inf: LAPACK's SVD/eigen solvers loop without end on them
+# (pinv, matrix_rank, cond, svd, eigh all reach one); rejected before the call.
+
+@pytest.mark.parametrize("call", [
+    "oar.linalg.svd(x)", "oar.linalg.pinv(x)", "oar.linalg.matrix_rank(x)",
+    "oar.linalg.cond(x)", "oar.linalg.eigh(x @ x.T)",
+])
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_iterative_linalg_rejects_non_finite(call, bad):
+    expect_raise(f"x = oar.to_tensor([[1.0, float('{bad}')], [2.0, 3.0]]); {call}", "ValueError",
+                 "NaN or Inf")
+
+
+def test_iterative_linalg_still_works_on_finite_input():
+    a = np.array([[3.0, 1.0], [1.0, 2.0], [0.5, -1.0]])
+    s = oar.linalg.svd(oar.to_tensor(a))[1].numpy()
+    np.testing.assert_allclose(s, np.linalg.svd(a)[1], rtol=1e-10)
+    np.testing.assert_allclose(oar.linalg.pinv(oar.to_tensor(a)).numpy(), np.linalg.pinv(a), rtol=1e-8)
