@@ -21,7 +21,7 @@ from . import runtime
 
 RECYCLE_AFTER = 400       # calls per worker before a fresh fork: global state stays near clean
 HISTORY = 25              # recipes kept per worker for a reproducer that needs its context
-MEM_HEADROOM = 3 << 30    # address space a worker may add to the parent's (bytes)
+MEM_HEADROOM = 1 << 30    # address space a worker may add to the parent's (bytes)
 
 
 def _worker_main(conn, mem_limit):
