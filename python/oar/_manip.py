@@ -332,7 +332,7 @@ def crop(x, shape=None, offsets=None, name=None):
 # ---- Tensor methods (Paddle's names)
 for _name in ["moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "flip", "rot90",
               "take_along_axis", "put_along_axis", "masked_fill", "tril", "triu", "diag",
-              "repeat_interleave", "strided_slice", "unfold", "crop"]:
+              "repeat_interleave", "strided_slice", "unfold"]:  # crop: paddle.crop only
     setattr(Tensor, _name, globals()[_name])
 
 

@@ -97,3 +97,35 @@ def test_iterative_linalg_still_works_on_finite_input():
     s = oar.linalg.svd(oar.to_tensor(a))[1].numpy()
     np.testing.assert_allclose(s, np.linalg.svd(a)[1], rtol=1e-10)
     np.testing.assert_allclose(oar.linalg.pinv(oar.to_tensor(a)).numpy(), np.linalg.pinv(a), rtol=1e-8)
+
+
+# ---- geometry arithmetic that wraps int64: fold's kernel area kh * kw of two 2^62 sizes
+# wrapped to 0 and divided by it (SIGFPE); sizes are bounded before any product.
+
+@pytest.mark.parametrize("call", [
+    "oar.nn.functional.fold(oar.ones([3, 0, 3]), 3, 2**62)",
+    "oar.nn.functional.fold(oar.ones([1, 4, 1]), [2**63 - 1, 2**63 - 1], 2)",
+    "oar.nn.functional.unfold(oar.ones([1, 1, 4, 4]), 2**62)",
+    "oar.nn.functional.unfold(oar.ones([1, 1, 4, 4]), 2, dilations=2**62)",
+])
+def test_conv_geometry_that_would_wrap_raises(call):
+    expect_raise(call, "ValueError", "fold" if "fold(" in call else "unfold")
+
+
+# ---- loops whose trip count is a user's number: building 2^31 layers ran for hours; the
+# count is checked against the memory its copies need before the first one is built.
+
+@pytest.mark.parametrize("call,needle", [
+    ("oar.nn.Transformer(d_model=8, nhead=2, num_decoder_layers=2**31)", "num_layers=2147483648"),
+    ("oar.nn.TransformerEncoder(oar.nn.TransformerEncoderLayer(8, 2, 16), 2**62)", "TransformerEncoder"),
+])
+def test_layer_counts_are_bounded_before_building(call, needle):
+    expect_raise(call, "MemoryError", needle, "bytes")
+
+
+def test_layer_counts_must_be_positive_ints():
+    layer = oar.nn.TransformerEncoderLayer(8, 2, 16)
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="TransformerEncoder: num_layers must be a positive int"):
+            oar.nn.TransformerEncoder(layer, bad)
+    assert len(oar.nn.TransformerEncoder(layer, 2).layers) == 2
