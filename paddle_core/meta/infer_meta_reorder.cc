@@ -209,7 +209,9 @@ void PadNdInferMeta(const DenseTensor& x, const IntList& pads, const std::string
       OAR_ENFORCE(b <= n && a <= n, InvalidArgument, "pad: circular padding (", b, ", ", a,
                   ") must not exceed the padded dim's size ", n, " (x shape ", x.dims(), ")");
     }
-    d[i] = n + b + a;
+    // A sum that wraps int64 would give a small dim the kernel then writes far past.
+    OAR_ENFORCE(!__builtin_add_overflow(n, b, &d[i]) && !__builtin_add_overflow(d[i], a, &d[i]), ResourceExhausted,
+                "pad: padding ", pads, " makes dim ", i, " of x (shape ", x.dims(), ") larger than 2^63 - 1");
   }
   out->set_dtype(x.dtype());
   out->set_dims(d);

@@ -100,16 +100,23 @@ def test_iterative_linalg_still_works_on_finite_input():
 
 
 # ---- geometry arithmetic that wraps int64: fold's kernel area kh * kw of two 2^62 sizes
-# wrapped to 0 and divided by it (SIGFPE); sizes are bounded before any product.
+# wrapped to 0 and divided by it (SIGFPE); pad's n + before + after wrapped to a small dim
+# the kernel wrote past (SIGSEGV). Window sizes are bounded and sums checked first.
 
 @pytest.mark.parametrize("call", [
     "oar.nn.functional.fold(oar.ones([3, 0, 3]), 3, 2**62)",
+    "oar.nn.functional.pad(oar.ones([1, 1, 4]), [2**63 - 1, 2**63 - 1])",
+    "oar.nn.Pad1D(2**63 - 1)(oar.ones([1, 1, 4]))",
+    "oar.nn.functional.conv2d(oar.ones([1, 1, 4, 4]), oar.ones([1, 1, 2, 2]), padding=2**63 - 1)",
+    "oar.nn.functional.conv1d(oar.ones([1, 1, 4]), oar.ones([1, 1, 2]), dilation=2**62)",
     "oar.nn.functional.fold(oar.ones([1, 4, 1]), [2**63 - 1, 2**63 - 1], 2)",
     "oar.nn.functional.unfold(oar.ones([1, 1, 4, 4]), 2**62)",
     "oar.nn.functional.unfold(oar.ones([1, 1, 4, 4]), 2, dilations=2**62)",
 ])
 def test_conv_geometry_that_would_wrap_raises(call):
-    expect_raise(call, "ValueError", "fold" if "fold(" in call else "unfold")
+    # pad's sum is a size (MemoryError); window attributes past 2^31 are ValueError.
+    op = call.split("(")[0].split(".")[-1].replace("Pad1D", "pad")
+    expect_raise(call, "(ValueError, MemoryError)", op)
 
 
 # ---- loops whose trip count is a user's number: building 2^31 layers ran for hours; the
@@ -129,3 +136,31 @@ def test_layer_counts_must_be_positive_ints():
         with pytest.raises(ValueError, match="TransformerEncoder: num_layers must be a positive int"):
             oar.nn.TransformerEncoder(layer, bad)
     assert len(oar.nn.TransformerEncoder(layer, 2).layers) == 2
+
+
+# ---- reductions over 0-size dims (Paddle's values): sum 0, prod 1, any False, all True;
+# max/min/argmax/argmin over an empty axis are an error naming the op; over a non-empty
+# axis of an empty tensor they are empty results.
+
+def test_reductions_over_zero_size_dims():
+    x = oar.zeros([0, 3])
+    assert oar.sum(x).item() == 0 and oar.prod(x).item() == 1
+    assert oar.sum(x, 0).tolist() == [0, 0, 0] and oar.prod(x, 0).tolist() == [1, 1, 1]
+    assert oar.any(x).item() is False and oar.all(x).item() is True
+    assert oar.logsumexp(x, 0).tolist() == [-np.inf] * 3
+    for name in ("max", "min", "amax", "amin", "argmax", "argmin"):
+        f = getattr(oar, name)
+        with pytest.raises(ValueError, match=f"({name}|argmax/argmin).*size 0"):
+            f(x, 0)
+        assert f(x, 1).shape == [0], name
+
+
+# ---- counts that Python shims hand to NumPy: np.repeat sums its counts in int64, and a
+# wrapped sum wrote past a small buffer (repeat_interleave with 2^62 repeats: SIGSEGV).
+
+@pytest.mark.parametrize("call", [
+    "oar.ones([4, 4, 3]).repeat_interleave(2**62)",
+    "oar.repeat_interleave(oar.ones([3]), oar.to_tensor([2**62, 2**62, 2**62]))",
+])
+def test_counts_given_to_numpy_are_checked(call):
+    expect_raise(call, "MemoryError", "repeat_interleave")
