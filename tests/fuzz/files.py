@@ -106,7 +106,8 @@ def run_files(args):
     import tempfile
 
     from .pool import Pool
-    seeds = make_seeds(tempfile.mkdtemp(prefix="oar-fuzz-seeds-"))
+    with tempfile.TemporaryDirectory(prefix="oar-fuzz-seeds-") as d:
+        seeds = make_seeds(d)
     pool = Pool(args.workers, args.timeout, args.findings)
     t0 = time.monotonic()
     stop_at = t0 + args.time if args.time else float("inf")

@@ -9,6 +9,7 @@ import collections
 import inspect
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,12 +25,12 @@ HISTORY = 25              # recipes kept per worker for a reproducer that needs 
 MEM_HEADROOM = 1 << 30    # address space a worker may add to the parent's (bytes)
 
 
-def _worker_main(conn, mem_limit):
+def _worker_main(conn, mem_limit, scratch):
     os.setpgid(0, 0)
     if mem_limit:
         resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    os.chdir(tempfile.mkdtemp(prefix="oar-fuzz-"))  # calls that write files write here
+    os.chdir(scratch)
     import math
     import warnings
 
@@ -69,11 +70,14 @@ def _worker_main(conn, mem_limit):
 class Worker:
     def __init__(self, mem_limit):
         parent, child = Pipe()
+        # Calls that write files (save, jit.save to a generated path) write in the worker's
+        # scratch folder, which the parent removes when the worker ends, however it ends.
+        self.scratch = tempfile.mkdtemp(prefix="oar-fuzz-")
         pid = os.fork()
         if pid == 0:
             parent.close()
             try:
-                _worker_main(child, mem_limit)
+                _worker_main(child, mem_limit, self.scratch)
             finally:
                 os._exit(0)
         child.close()
@@ -98,6 +102,7 @@ class Worker:
     def reap(self):
         _, status = os.waitpid(self.pid, 0)
         self.conn.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         return status
 
 
@@ -228,13 +233,15 @@ class Pool:
             except OSError:
                 pass
             deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and os.waitpid(w.pid, os.WNOHANG)[0] == 0:
-                time.sleep(0.02)
-            else:
-                if time.monotonic() >= deadline:
-                    w.kill()
-                    continue
+            exited = False
+            while not exited and time.monotonic() < deadline:
+                exited = os.waitpid(w.pid, os.WNOHANG)[0] != 0
+                time.sleep(0 if exited else 0.02)
+            if not exited:
+                w.kill()  # also reaps it and removes its scratch folder
+                continue
             w.conn.close()
+            shutil.rmtree(w.scratch, ignore_errors=True)
 
     def confirm(self, timeout):
         """Replays each finding alone in a fresh interpreter; a finding that needs its

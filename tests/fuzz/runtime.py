@@ -63,13 +63,17 @@ def load_as(fmt, data, other=b""):
     'jit': oar.jit.load, 'predictor': the inference predictor, 'pir_text': oar.pir.parse,
     'pir_bin': oar.pir.deserialize). For the two-file saved model, `data` is the
     .pdmodel (or the .pdiparams when fmt ends in '_params') and `other` the intact partner."""
-    import os
     import tempfile
     if fmt == "pir_text":
         return oar.pir.parse(data.decode("utf-8", "replace"))
     if fmt == "pir_bin":
         return oar.pir.deserialize(data)
-    d = tempfile.mkdtemp(prefix="oar-fuzz-file-")
+    with tempfile.TemporaryDirectory(prefix="oar-fuzz-file-") as d:
+        return _load_files(fmt, data, other, d)
+
+
+def _load_files(fmt, data, other, d):
+    import os
     if fmt == "checkpoint":
         with open(os.path.join(d, "m.pdparams"), "wb") as f:
             f.write(data)
