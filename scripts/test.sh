@@ -11,3 +11,8 @@ echo "[test] C++ tests (ctest in $build_dir)"
 ctest --test-dir "$build_dir" --output-on-failure -j 2
 echo "[test] Python tests"
 python3 -m pytest tests/python -p no:cacheprovider
+# The API and file fuzzer (tests/fuzz, Note [Robustness]): ~2 minutes with today's seed, so
+# each day's CI explores new calls; a crash or hang fails CI with a reproducer under fuzz-findings/.
+echo "[test] fuzzer (2 minutes, seed $(date -u +%Y%m%d))"
+python3 -m tests.fuzz --time 100 --findings fuzz-findings
+python3 -m tests.fuzz --files --mutations 200 --time 20 --findings fuzz-findings/files

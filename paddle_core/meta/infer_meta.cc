@@ -153,14 +153,16 @@ void ArgReduceInferMeta(const DenseTensor& x, int64_t axis, bool keepdim, bool f
                         DataType dtype, DenseTensor* out) {
   OAR_ENFORCE(dtype == DataType::INT64 || dtype == DataType::INT32, InvalidType,
               "argmax/argmin: dtype must be int32 or int64, got ", dtype_name(dtype));
-  OAR_ENFORCE(x.numel() > 0, InvalidArgument,
-              "argmax/argmin: the input is empty (shape ", x.dims(), ")");
   out->set_dtype(dtype);
   if (flatten) {
+    OAR_ENFORCE(x.numel() > 0, InvalidArgument, "argmax/argmin: the input is empty (shape ", x.dims(), ")");
     out->set_dims(keepdim ? Dims::filled(x.rank(), 1) : Dims{});
     return;
   }
   int a = wrap_axis(axis, x.rank(), "argmax/argmin");
+  // Only an empty reduced axis has no answer (as max/min); [0, 3] along axis 1 is [0].
+  OAR_ENFORCE(x.rank() == 0 || x.dims()[a] > 0, InvalidArgument, "argmax/argmin: the input is empty along axis ", a,
+              " (size 0, input shape ", x.dims(), ")");
   std::vector<int> axes;
   if (x.rank() > 0) axes.push_back(a);
   out->set_dims(reduced_dims(x.dims(), axes, keepdim));

@@ -22,8 +22,10 @@ void spatial_attr(const IntList& v, int nd, int64_t lo, const char* op, const ch
               " must have ", nd, " values (one per spatial dim), got ", Dims(v));
   for (int i = 0; i < nd; ++i) {
     dst[i] = v.size() == 1 ? v[0] : v[i];
-    OAR_ENFORCE(dst[i] >= lo, InvalidArgument, op, ": ", name, " must be >= ", lo, ", got ",
-                Dims(v));
+    // At most 2^31: the window arithmetic (d * (k - 1), in + pad_l + pad_r, (out - 1) * s)
+    // must not wrap int64 into a small size that a kernel then indexes past.
+    OAR_ENFORCE(dst[i] >= lo && dst[i] <= (int64_t{1} << 31), InvalidArgument, op, ": ", name, " must be in [", lo,
+                ", 2^31], got ", Dims(v));
   }
 }
 
@@ -35,8 +37,8 @@ void pad_attr(const IntList& v, int nd, const char* op, int64_t* l, int64_t* r) 
   for (int i = 0; i < nd; ++i) {
     l[i] = n == 2 * nd ? v[2 * i] : (n == 1 ? v[0] : v[i]);
     r[i] = n == 2 * nd ? v[2 * i + 1] : l[i];
-    OAR_ENFORCE(l[i] >= 0 && r[i] >= 0, InvalidArgument, op,
-                ": paddings must be non-negative, got ", Dims(v));
+    OAR_ENFORCE(l[i] >= 0 && r[i] >= 0 && l[i] <= (int64_t{1} << 31) && r[i] <= (int64_t{1} << 31), InvalidArgument, op,
+                ": paddings must be in [0, 2^31], got ", Dims(v));
   }
 }
 

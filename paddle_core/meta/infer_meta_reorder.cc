@@ -209,7 +209,9 @@ void PadNdInferMeta(const DenseTensor& x, const IntList& pads, const std::string
       OAR_ENFORCE(b <= n && a <= n, InvalidArgument, "pad: circular padding (", b, ", ", a,
                   ") must not exceed the padded dim's size ", n, " (x shape ", x.dims(), ")");
     }
-    d[i] = n + b + a;
+    // A sum that wraps int64 would give a small dim the kernel then writes far past.
+    OAR_ENFORCE(!__builtin_add_overflow(n, b, &d[i]) && !__builtin_add_overflow(d[i], a, &d[i]), ResourceExhausted,
+                "pad: padding ", pads, " makes dim ", i, " of x (shape ", x.dims(), ") larger than 2^63 - 1");
   }
   out->set_dtype(x.dtype());
   out->set_dims(d);
@@ -238,6 +240,16 @@ void check_conv_geometry(const IntList& kernel_sizes, const IntList& strides,
   for (int64_t p : paddings) {
     OAR_ENFORCE(p >= 0, InvalidArgument, op, ": paddings must be >= 0, got ", paddings);
   }
+  // Bounded so that the block arithmetic below (d * (k - 1), kh * kw, n + p0 + p1) cannot
+  // wrap int64: a wrapped kernel area of 0 was a division by zero (SIGFPE).
+  constexpr int64_t kMax = int64_t{1} << 31;
+  for (const IntList* v : {&kernel_sizes, &strides, &dilations, &paddings}) {
+    for (int64_t e : *v) {
+      OAR_ENFORCE(e <= kMax, InvalidArgument, op,
+                  ": kernel_sizes, strides, dilations and paddings must be at most 2^31, got ", kernel_sizes, ", ",
+                  strides, ", ", dilations, ", ", paddings);
+    }
+  }
 }
 int64_t blocks_along(int64_t n, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d) {
   return (n + p0 + p1 - (d * (k - 1) + 1)) / s + 1;
@@ -265,8 +277,9 @@ void Col2imInferMeta(const DenseTensor& x, const IntList& output_sizes,
                      const IntList& paddings, const IntList& dilations, DenseTensor* out) {
   OAR_ENFORCE(x.rank() == 3, InvalidArgument, "fold: x must be 3-D [N, C*kh*kw, L], got shape ",
               x.dims());
-  OAR_ENFORCE(output_sizes.size() == 2 && output_sizes[0] > 0 && output_sizes[1] > 0,
-              InvalidArgument, "fold: output_sizes must be 2 positive sizes, got ", output_sizes);
+  OAR_ENFORCE(output_sizes.size() == 2 && output_sizes[0] > 0 && output_sizes[1] > 0 &&
+                  output_sizes[0] <= (int64_t{1} << 62) && output_sizes[1] <= (int64_t{1} << 62),
+              InvalidArgument, "fold: output_sizes must be 2 positive sizes (at most 2^62), got ", output_sizes);
   check_conv_geometry(kernel_sizes, strides, paddings, dilations, "fold");
   const int64_t kk = kernel_sizes[0] * kernel_sizes[1];
   OAR_ENFORCE(x.dims()[1] % kk == 0, InvalidArgument, "fold: x.shape[1] (", x.dims()[1],
@@ -275,8 +288,9 @@ void Col2imInferMeta(const DenseTensor& x, const IntList& output_sizes,
                                   paddings[2], dilations[0]);
   const int64_t ow = blocks_along(output_sizes[1], kernel_sizes[1], strides[1], paddings[1],
                                   paddings[3], dilations[1]);
-  OAR_ENFORCE(oh > 0 && ow > 0 && oh * ow == x.dims()[2], InvalidArgument, "fold: x.shape[2] (",
-              x.dims()[2], ") must equal the number of blocks (", oh, " * ", ow,
+  int64_t blocks = 0;
+  OAR_ENFORCE(oh > 0 && ow > 0 && checked::mul(oh, ow, &blocks) && blocks == x.dims()[2], InvalidArgument,
+              "fold: x.shape[2] (", x.dims()[2], ") must equal the number of blocks (", oh, " * ", ow,
               ") for output_sizes ", output_sizes);
   out->set_dtype(x.dtype());
   out->set_dims({x.dims()[0], x.dims()[1] / kk, output_sizes[0], output_sizes[1]});

@@ -19,6 +19,24 @@ void check_int_divisor(const DenseTensor& y, const char* op) {
   }
 }
 
+// min / -1 and min % -1 also trap on x86 (the quotient does not fit): Paddle and NumPy
+// wrap the quotient (min // -1 == min) and the remainder is 0, so -1 takes this path.
+template <typename V>
+V div_int(V a, V b) {
+  if constexpr (std::is_signed_v<V>) {
+    if (b == -1) return static_cast<V>(-static_cast<std::make_unsigned_t<V>>(a));
+  }
+  return a / b;
+}
+
+template <typename V>
+V rem_int(V a, V b) {
+  if constexpr (std::is_signed_v<V>) {
+    if (b == -1) return 0;
+  }
+  return a % b;
+}
+
 #define OAR_BINARY_KERNEL(Name, expr)                                                   \
   template <typename T>                                                                  \
   void Name(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,            \
@@ -37,7 +55,13 @@ template <typename T>
 void DivideKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
                   DenseTensor* out) {
   check_int_divisor<T>(y, "divide");
-  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return a / b; });
+  binary_kernel<T, T>(x, y, out, [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) {
+      return div_int(a, b);
+    } else {
+      return a / b;
+    }
+  });
 }
 
 template <typename T>
@@ -46,8 +70,8 @@ void FloorDivideKernel(const DeviceContext&, const DenseTensor& x, const DenseTe
   check_int_divisor<T>(y, "floor_divide");
   binary_kernel<T, T>(x, y, out, [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) {
-      auto q = a / b;
-      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+      auto q = div_int(a, b);
+      return (rem_int(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
     } else {
       return std::floor(a / b);
     }
@@ -60,7 +84,7 @@ void RemainderKernel(const DeviceContext&, const DenseTensor& x, const DenseTens
   check_int_divisor<T>(y, "remainder");
   binary_kernel<T, T>(x, y, out, [](auto a, auto b) {  // Python semantics: sign of b
     if constexpr (std::is_integral_v<decltype(a)>) {
-      auto r = a % b;
+      auto r = rem_int(a, b);
       return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     } else {
       auto r = std::fmod(a, b);

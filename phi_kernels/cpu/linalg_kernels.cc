@@ -102,6 +102,17 @@ void transpose_into(const T* src, T* dst, int64_t rows, int64_t cols) {
   }
 }
 
+// LAPACK's iterative eigen/singular-value solvers can loop without end on NaN or Inf
+// (pinv, matrix_rank, cond, svd and eigh all reach them), so non-finite input is rejected
+// before the call, as PyTorch's linalg does.
+template <typename T>
+void check_finite(const std::vector<T>& a, const char* op, int64_t b) {
+  for (T v : a) {
+    OAR_ENFORCE(std::isfinite(v), InvalidArgument, op, ": the input contains NaN or Inf (batch ", b,
+                "); the iterative solver does not converge on non-finite values");
+  }
+}
+
 void check_info(lapack_int info, const char* op, int64_t b) {
   OAR_ENFORCE(info >= 0, Internal, op, ": LAPACK rejected argument ", -info, " (batch ", b, ")");
 }
@@ -299,6 +310,7 @@ void SvdKernel(const DeviceContext&, const DenseTensor& x, bool full_matrices, D
   // column-major n x vr, i.e. row-major vh), LAPACK's VT is our U^T (row-major u).
   for (int64_t b = 0; b < nb; ++b) {
     std::memcpy(a.data(), xp + b * m * n, m * n * sizeof(T));
+    check_finite(a, "svd", b);
     lapack_int info = Lapack<T>::gesdd(full_matrices ? 'A' : 'S', n, m, a.data(), n, sp + b * k,
                                        vp + b * vr * n, n, up + b * m * uc, uc);
     check_info(info, "svd", b);
@@ -319,6 +331,7 @@ void EighKernel(const DeviceContext&, const DenseTensor& x, const std::string& U
   std::vector<T> a(n * n);
   for (int64_t b = 0; b < nb; ++b) {
     std::memcpy(a.data(), xp + b * n * n, n * n * sizeof(T));
+    check_finite(a, "eigh", b);
     // Row-major lower is column-major upper.
     lapack_int info = Lapack<T>::syevd(UPLO == "L" ? 'U' : 'L', n, a.data(), n, wp + b * n);
     check_info(info, "eigh", b);

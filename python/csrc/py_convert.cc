@@ -81,7 +81,18 @@ int64_t py_to_int(py::handle h, const char* op, const char* arg) {
   }
   OAR_ENFORCE(!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()), InvalidType, op, ": argument '",
               arg, "' must be an int, got ", h.is_none() ? std::string("None") : type_name(h));
-  return py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())));
+  // __index__ may fail (a NumPy array of more than one element has one that raises) or
+  // give more than 64 bits: both are the caller's error, not a null or wrapped value.
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!index) {
+    PyErr_Clear();
+    OAR_THROW(InvalidType, op, ": argument '", arg, "' must be an int, got ", type_name(h));
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  OAR_ENFORCE(overflow == 0, InvalidArgument, op, ": argument '", arg, "' = ", py::str(index).cast<std::string>(),
+              " does not fit in int64");
+  return v;
 }
 
 double py_to_double(py::handle h, const char* op, const char* arg) {

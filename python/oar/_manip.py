@@ -257,6 +257,12 @@ def repeat_interleave(x, repeats, axis=None, name=None):
                          f"size {n}")
     if (reps < 0).any():
         raise ValueError(f"repeat_interleave: repeats must be >= 0, got {reps.tolist()}")
+    # The total in Python ints: np.repeat sums the counts in int64, and a sum that wraps
+    # allocates a small buffer it then writes far past (SIGSEGV).
+    total = sum(reps.tolist())
+    if total * 8 > 2**63 - 1:
+        raise MemoryError(f"repeat_interleave: {total} repeated slices along axis {a} cannot be "
+                          f"indexed (their int64 index alone needs {total * 8} bytes)")
     index = _C.to_tensor(np.repeat(np.arange(n, dtype=np.int64), reps), _C.DataType.int64)
     return _ops.index_select(x, index, a)
 
@@ -332,7 +338,7 @@ def crop(x, shape=None, offsets=None, name=None):
 # ---- Tensor methods (Paddle's names)
 for _name in ["moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "flip", "rot90",
               "take_along_axis", "put_along_axis", "masked_fill", "tril", "triu", "diag",
-              "repeat_interleave", "strided_slice", "unfold", "crop"]:
+              "repeat_interleave", "strided_slice", "unfold"]:  # crop: paddle.crop only
     setattr(Tensor, _name, globals()[_name])
 
 

@@ -5,12 +5,12 @@ backward formulas in paddle_core/api/composite_linalg.h); everything else here i
 composition of differentiable ops: norms, pinv, lstsq, matrix_power, cond, cross,
 multi_dot and einsum (a contraction planner lowering to transpose/reshape/matmul).
 """
-import math
+import math as _math
 
-import numpy as np
+import numpy as _np
 
 from . import _C
-from ._C import Tensor
+from ._C import Tensor as _Tensor
 
 _ops = _C.ops
 matmul = _ops.matmul
@@ -24,7 +24,7 @@ __all__ = [
 
 
 def _check_matrix(x, op, arg="x", square=False):
-    if not isinstance(x, Tensor):
+    if not isinstance(x, _Tensor):
         raise TypeError(f"{op}: {arg} must be a Tensor, got {type(x).__name__}")
     if x.ndim < 2:
         raise ValueError(f"{op}: {arg} must have rank >= 2 ([*, m, n]), got shape {list(x.shape)}")
@@ -44,7 +44,7 @@ def _broadcast_batch(x, y, op):
     """x [*bx, a, b] and y [*by, c, d] expanded to a common batch shape."""
     bx, by = list(x.shape[:-2]), list(y.shape[:-2])
     try:
-        batch = list(np.broadcast_shapes(tuple(bx), tuple(by)))
+        batch = list(_np.broadcast_shapes(tuple(bx), tuple(by)))
     except ValueError:
         raise ValueError(f"{op}: batch dims of x {list(x.shape)} and y {list(y.shape)} cannot be "
                          "broadcast together") from None
@@ -106,7 +106,7 @@ def multi_dot(x, name=None):
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
-            cost[i][j] = math.inf
+            cost[i][j] = _math.inf
             for k in range(i, j):
                 c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
                 if c < cost[i][j]:
@@ -249,7 +249,7 @@ def _contract(a, la, b, lb, keep):
 
     a = arrange(a, la, [batch, left, contr])
     b = arrange(b, lb, [batch, contr, right])
-    prod = lambda cs: int(np.prod([sizes[c] for c in cs], dtype=np.int64))  # noqa: E731
+    prod = lambda cs: int(_np.prod([sizes[c] for c in cs], dtype=_np.int64))  # noqa: E731
     nb, m, k, n = prod(batch), prod(left), prod(contr), prod(right)
     labels = batch + left + right
     if 0 in (nb, m, k, n):  # reshape reads 0 as "keep this dim": build the result directly
@@ -392,7 +392,7 @@ def eigvalsh(x, UPLO="L", name=None):  # noqa: N803
 
 
 def _default_rcond(x):
-    eps = float(np.finfo(np.float32 if x.dtype.name == "float32" else np.float64).eps)
+    eps = float(_np.finfo(_np.float32 if x.dtype.name == "float32" else _np.float64).eps)
     return eps * max(x.shape[-2], x.shape[-1])
 
 
@@ -437,7 +437,7 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
     else:
         rank = _ops.full(list(s.shape[:-1]), 0, _C.DataType.int64)
         sol = _ops.full(list(yb.shape[:-2]) + [n, yb.shape[-1]], 0.0, x.dtype)
-    full_rank = bool(np.all(rank.numpy() == n)) if s.shape[-1] else False
+    full_rank = bool(_np.all(rank.numpy() == n)) if s.shape[-1] else False
     if m > n and full_rank:
         r = _ops.matmul(xb, sol) - yb
         residuals = _ops.sum(r * r, [-2], None, False)
@@ -450,7 +450,7 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
 def matrix_power(x, n, name=None):
     """x^n for an int n (negative: powers of the inverse; 0: identity)."""
     _check_matrix(x, "matrix_power", square=True)
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+    if not isinstance(n, (int, _np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
         k = x.shape[-1]
@@ -479,13 +479,13 @@ def matrix_rank(x, tol=None, hermitian=False, atol=None, rtol=None, name=None):
         return _ops.full(list(s.shape[:-1]), 0, _C.DataType.int64)
     smax = _ops.max(s, [-1], True)
     if tol is not None:
-        thr = tol if isinstance(tol, Tensor) else _ops.full([], float(tol), x.dtype)
-        if isinstance(thr, Tensor) and thr.ndim:
+        thr = tol if isinstance(tol, _Tensor) else _ops.full([], float(tol), x.dtype)
+        if isinstance(thr, _Tensor) and thr.ndim:
             thr = _ops.unsqueeze(thr, [-1])
     elif atol is not None or rtol is not None:
         a = 0.0 if atol is None else atol
         r = (_default_rcond(x) if atol is None else 0.0) if rtol is None else rtol
-        a = a if isinstance(a, Tensor) else _ops.full([], float(a), x.dtype)
+        a = a if isinstance(a, _Tensor) else _ops.full([], float(a), x.dtype)
         thr = _ops.maximum(a, smax * float(r))
     else:
         thr = smax * _default_rcond(x)
@@ -516,9 +516,9 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None):
     if isinstance(p, str):
         raise ValueError(f"vector_norm: p must be a number, got '{p}'")
     p = float(p)
-    if p == math.inf:
+    if p == _math.inf:
         return _ops.max(_ops.abs(x), axes, keepdim_all)
-    if p == -math.inf:
+    if p == -_math.inf:
         return _ops.min(_ops.abs(x), axes, keepdim_all)
     if p == 0:
         return _ops.sum(_ops.cast(_ops.not_equal(x, _ops.full([], 0.0, x.dtype)), x.dtype), axes,
@@ -552,7 +552,7 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
             for a in sorted((a0, a1)):
                 out = _ops.unsqueeze(out, [a])
         return out
-    if p in (1, -1, math.inf, -math.inf):
+    if p in (1, -1, _math.inf, -_math.inf):
         inner, outer = (a0, a1) if p in (1, -1) else (a1, a0)  # 1: max column sum
         sums = _ops.sum(_ops.abs(x), [inner], None, True)
         red = _ops.max if p > 0 else _ops.min
@@ -581,7 +581,7 @@ def cond(x, p=None, name=None):
         s = svdvals(x)
         big, small = _ops.max(s, [-1], False), _ops.min(s, [-1], False)
         return big / small if p != -2 else small / big
-    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+    if p not in ("fro", "nuc", 1, -1, _math.inf, -_math.inf):
         raise ValueError(f"cond: p must be None, 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2, got {p}")
     _check_matrix(x, "cond", square=True)
     return matrix_norm(x, p) * matrix_norm(inv(x), p)
@@ -591,7 +591,7 @@ def cross(x, y, axis=9, name=None):
     """Cross product of 3-vectors along axis (default: the first dim of size 3)."""
     if list(x.shape) != list(y.shape):
         try:
-            shape = list(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+            shape = list(_np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
         except ValueError:
             raise ValueError(f"cross: shapes {list(x.shape)} and {list(y.shape)} cannot be broadcast") from None
         x, y = _ops.expand(x, shape), _ops.expand(y, shape)
@@ -610,13 +610,11 @@ def cross(x, y, axis=9, name=None):
                        xs[0] * ys[1] - xs[1] * ys[0]], a)
 
 
-inverse = inv
-
-# ---- Tensor methods (Paddle's)
+# ---- Tensor methods (Paddle 3.3's: det, svd, eigh, triangular_solve and matrix_rank are
+# paddle.linalg functions only)
 for _n, _f in [("bmm", bmm), ("mv", mv), ("inverse", inv), ("cholesky", cholesky),
-               ("cross", cross), ("norm", norm), ("det", det), ("slogdet", slogdet),
-               ("matrix_power", matrix_power), ("pinv", pinv), ("qr", qr), ("svd", svd),
-               ("eigh", eigh), ("solve", solve), ("triangular_solve", triangular_solve),
+               ("cross", cross), ("norm", norm), ("slogdet", slogdet),
+               ("matrix_power", matrix_power), ("pinv", pinv), ("qr", qr), ("solve", solve),
                ("cholesky_solve", cholesky_solve), ("lstsq", lstsq), ("cond", cond),
-               ("eigvalsh", eigvalsh), ("matrix_rank", matrix_rank)]:
-    setattr(Tensor, _n, _f)
+               ("eigvalsh", eigvalsh)]:
+    setattr(_Tensor, _n, _f)

@@ -9,6 +9,7 @@ paddle/nn/functional/__init__.py and the tensor_method_func list; where issue 3 
 oar.linalg explicitly (matmul, bmm, mv, einsum, cross) the linalg namespace is required too.
 """
 import inspect
+import os
 import re
 
 import numpy as np
@@ -382,3 +383,47 @@ def test_method_matches_function_binary(name):
     a, b = getattr(oar, name)(x, y), getattr(x, name)(y)
     for u, v in zip(_values(a), _values(b)):
         assert u.shape == v.shape and np.array_equal(u, v), f"oar.{name}(x, y) != x.{name}(y)"
+
+
+# ---- the public surface is Paddle's (issue 16): a public name in oar.*, oar.Tensor.*,
+# oar.nn.functional.* or oar.linalg.* is one of Paddle 3.3.1's (api_names/paddle_3.3.1.txt,
+# written by api_names/dump_paddle_names.py) or is listed, with its reason, in
+# api_names/oar_only.txt. Internal ops stay reachable as oar._C.ops.<name>.
+_NAMES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "api_names")
+_SURFACE = {"oar": oar, "Tensor": oar.Tensor, "F": F, "linalg": oar.linalg}
+
+
+def _name_lines(fname):
+    with open(os.path.join(_NAMES_DIR, fname)) as f:
+        return [ln.rstrip("\n") for ln in f if ln.strip() and not ln.startswith("#")]
+
+
+def _oar_only():
+    entries = {}
+    for ln in _name_lines("oar_only.txt"):
+        name, _, reason = ln.partition(" ")
+        entries[name] = reason.strip()
+    return entries
+
+
+def test_no_public_name_outside_paddle():
+    paddle = set(_name_lines("paddle_3.3.1.txt"))
+    allowed = _oar_only()
+    extra = sorted(f"{s}.{n}" for s, ns in _SURFACE.items() for n in dir(ns)
+                   if not n.startswith("_") and f"{s}.{n}" not in paddle and f"{s}.{n}" not in allowed)
+    assert not extra, (f"{len(extra)} public names are not Paddle's: {', '.join(extra)}. Make them "
+                       "private (an underscore, oar._C.ops) or add them to api_names/oar_only.txt "
+                       "with the reason they are meant to be public")
+
+
+def test_oar_only_names_exist_and_say_why():
+    for name, reason in _oar_only().items():
+        space, _, attr = name.partition(".")
+        assert space in _SURFACE and hasattr(_SURFACE[space], attr), f"stale entry {name}"
+        assert len(reason.split()) >= 4, f"{name}: give the reason it is public"
+
+
+def test_paddle_name_list_is_complete():
+    paddle = _name_lines("paddle_3.3.1.txt")
+    counts = {s: sum(n.startswith(s + ".") for n in paddle) for s in _SURFACE}
+    assert all(c > 30 for c in counts.values()), counts  # guards a truncated reference file

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _C
 from . import functional as F
+from ._errors import check_copies
 from .layer import Layer, LayerList, ParamAttr
 from .layer_common import Dropout, Linear
 
@@ -215,8 +216,7 @@ class TransformerEncoder(Layer):
 
     def __init__(self, encoder_layer, num_layers, norm=None):
         super().__init__()
-        if num_layers <= 0:
-            raise ValueError(f"TransformerEncoder: num_layers must be positive, got {num_layers}")
+        check_copies(num_layers, encoder_layer, "TransformerEncoder")
         self.layers = LayerList([encoder_layer if i == 0 else
                                  type(encoder_layer)(**encoder_layer._config)
                                  for i in range(num_layers)])
@@ -314,8 +314,7 @@ class TransformerDecoderLayer(Layer):
 class TransformerDecoder(Layer):
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        if num_layers <= 0:
-            raise ValueError(f"TransformerDecoder: num_layers must be positive, got {num_layers}")
+        check_copies(num_layers, decoder_layer, "TransformerDecoder")
         self.layers = LayerList([decoder_layer if i == 0 else
                                  type(decoder_layer)(**decoder_layer._config)
                                  for i in range(num_layers)])

@@ -1,0 +1,16 @@
+# -DOAR_SANITIZE=address,undefined (any comma list of -fsanitize= names): instruments every
+# target, the Python extension included. Use a separate build dir (scripts/sanitize.sh uses
+# build-asan/): the pip build stays uninstrumented. UBSan aborts on the first report
+# (-fno-sanitize-recover) so a finding fails the test that hit it instead of scrolling by.
+set(OAR_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,undefined")
+if(OAR_SANITIZE)
+  set(_oar_san -fsanitize=${OAR_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  if(OAR_SANITIZE MATCHES "undefined")
+    # vptr checks need RTTI across the Python extension boundary that pybind11's
+    # hidden-visibility types do not give; they report every cross-module cast.
+    list(APPEND _oar_san -fno-sanitize=vptr)
+  endif()
+  add_compile_options(${_oar_san})
+  add_link_options(${_oar_san})
+  message(STATUS "oar: sanitizers ${OAR_SANITIZE}")
+endif()
