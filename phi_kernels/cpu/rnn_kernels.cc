@@ -55,9 +55,9 @@ struct SigmoidFn {
 template <typename Fn, typename T>
 inline void apply(T* x, int64_t n) {  // in place
 #if OAR_VEC
-  detail::vec_apply<Fn>(x, x, n);
+  OAR_ISA_NS::detail::vec_apply<Fn>(x, x, n);
 #else
-  detail::vec_apply<Fn, T>(x, x, n);
+  OAR_ISA_NS::detail::vec_apply<Fn, T>(x, x, n);
 #endif
 }
 
