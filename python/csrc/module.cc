@@ -18,6 +18,7 @@ void bind_amp(py::module_& m);  // amp_py.cc: autocast state
 void bind_pir(py::module_& m);  // pir_py.cc
 void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
 void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and saved-model loader
+void bind_device(py::module_& m);     // device_py.cc: plugins, streams, events, memory stats
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -89,6 +90,7 @@ PYBIND11_MODULE(_C, m) {
   bind_pir(m);
   bind_inference(m);
   bind_pylayer(m);
+  bind_device(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {

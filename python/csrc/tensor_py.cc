@@ -37,11 +37,10 @@ py::dtype numpy_dtype(DataType t) {
   OAR_THROW(InvalidType, "numpy: unsupported dtype");
 }
 
-// Zero-copy NumPy view of the tensor's memory; the array keeps the storage alive.
+// Zero-copy NumPy view of a CPU tensor's memory, or of a host copy of a device tensor
+// (made after the device's queued work); the array keeps the storage alive.
 py::array to_numpy(const Tensor& t) {
-  const DenseTensor& d = t.dense();
-  OAR_ENFORCE(d.place().is_cpu(), Unimplemented, "numpy: only CPU tensors can be viewed as NumPy "
-              "arrays; copy to CPU first");
+  const DenseTensor d = on_host(t);
   std::vector<py::ssize_t> shape(d.dims().begin(), d.dims().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : d.strides()) strides.push_back(s * static_cast<int64_t>(size_of(d.dtype())));
@@ -90,123 +89,158 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       .def("is_contiguous", [](const TensorImpl& t) { return t.dense.is_contiguous(); })
       .def("_is_initialized", [](const TensorImpl& t) { return t.dense.initialized(); })
       .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.dense.raw_data()); })
-      .def("_share_storage_with", [](std::shared_ptr<TensorImpl> a, std::shared_ptr<TensorImpl> b) {
-        return a->dense.storage() == b->dense.storage();
-      })
-      .def_property("name", [](const TensorImpl& t) { return t.name; },
-                    [](TensorImpl& t, std::string n) { t.name = std::move(n); })
-      .def_property("stop_gradient",
-                    [](std::shared_ptr<TensorImpl> t) { return Tensor(t).stop_gradient(); },
-                    [](std::shared_ptr<TensorImpl> t, bool v) { Tensor(t).set_stop_gradient(v); })
+      .def("_share_storage_with",
+           [](std::shared_ptr<TensorImpl> a,
+              std::shared_ptr<TensorImpl> b) { return a->dense.storage() == b->dense.storage(); })
+      .def_property(
+          "name", [](const TensorImpl& t) { return t.name; },
+          [](TensorImpl& t, std::string n) { t.name = std::move(n); })
+      .def_property(
+          "stop_gradient", [](std::shared_ptr<TensorImpl> t) { return Tensor(t).stop_gradient(); },
+          [](std::shared_ptr<TensorImpl> t, bool v) { Tensor(t).set_stop_gradient(v); })
       .def_property_readonly("is_leaf", [](std::shared_ptr<TensorImpl> t) { return Tensor(t).is_leaf(); })
-      .def_property_readonly("_grad_fn_name", [](std::shared_ptr<TensorImpl> t) -> py::object {
-        const auto& fn = Tensor(t).grad_fn();
-        if (!fn) return py::none();
-        return py::str(fn->name());
-      })
+      .def_property_readonly("_grad_fn_name",
+                             [](std::shared_ptr<TensorImpl> t) -> py::object {
+                               const auto& fn = Tensor(t).grad_fn();
+                               if (!fn) return py::none();
+                               return py::str(fn->name());
+                             })
       .def_property(
           "grad", [](std::shared_ptr<TensorImpl> t) { return wrap(Tensor(t).grad()); },
           [](std::shared_ptr<TensorImpl> t, py::handle g) {
-            AutogradMeta& meta = Tensor(t).ensure_autograd_meta();
-            if (g.is_none()) {
-              meta.grad.reset();
-              return;
-            }
-            Tensor gt = py_to_tensor(g, "grad", "value");
-            OAR_ENFORCE(gt.dims() == t->dense.dims(), InvalidArgument, "grad: assigned gradient "
-                        "has shape ", gt.dims(), " but the tensor has shape ", t->dense.dims());
-            meta.grad = gt.impl();
+    AutogradMeta& meta = Tensor(t).ensure_autograd_meta();
+    if (g.is_none()) {
+      meta.grad.reset();
+      return;
+    }
+    Tensor gt = py_to_tensor(g, "grad", "value");
+    OAR_ENFORCE(gt.dims() == t->dense.dims(), InvalidArgument,
+                "grad: assigned gradient "
+                "has shape ",
+                gt.dims(), " but the tensor has shape ", t->dense.dims());
+    meta.grad = gt.impl();
           })
       .def_property_readonly("inplace_version", [](std::shared_ptr<TensorImpl> t) { return Tensor(t).version(); })
       .def_property_readonly("_version", [](std::shared_ptr<TensorImpl> t) { return Tensor(t).version(); })
       .def("numpy", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t)); })
-      .def("__array__", [](std::shared_ptr<TensorImpl> t, py::object dtype, py::object copy) -> py::object {
-        py::array a = to_numpy(Tensor(t));
-        if (!dtype.is_none()) return a.attr("astype")(dtype);
-        return std::move(a);
-      }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-      .def("__dlpack__", [](std::shared_ptr<TensorImpl> t, py::handle stream, py::handle max_version,
-                            py::handle dl_device, py::handle copy) {
-        return tensor_dlpack(Tensor(t), stream, max_version, dl_device, copy);
-      }, py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),
-         py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+      .def(
+          "__array__",
+          [](std::shared_ptr<TensorImpl> t, py::object dtype, py::object copy) -> py::object {
+            py::array a = to_numpy(Tensor(t));
+            if (!dtype.is_none()) return a.attr("astype")(dtype);
+            return std::move(a);
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def(
+          "__dlpack__",
+          [](std::shared_ptr<TensorImpl> t, py::handle stream, py::handle max_version, py::handle dl_device,
+             py::handle copy) {
+    // A device tensor is exported as a host copy (the consumer reads it on the CPU).
+    Tensor self(t);
+    return tensor_dlpack(self.place().is_cpu() ? self : Tensor(on_host(self)), stream, max_version, dl_device, copy);
+          },
+          py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),
+          py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const TensorImpl&) { return py::make_tuple(1 /* kDLCPU */, 0); })
-      .def("backward", [](std::shared_ptr<TensorImpl> t, py::handle grad_tensor, bool retain_graph) {
-        std::vector<Tensor> g;
-        if (!grad_tensor.is_none()) g.push_back(py_to_tensor(grad_tensor, "backward", "grad_tensor"));
-        autograd::backward({Tensor(t)}, g, retain_graph);
-      }, py::arg("grad_tensor") = py::none(), py::arg("retain_graph") = false)
-      .def("register_hook", [](std::shared_ptr<TensorImpl> t, py::function fn) {
-        Tensor self(t);
-        OAR_ENFORCE(!self.stop_gradient(), PreconditionNotMet,
-                    "register_hook: cannot register a hook on a tensor with stop_gradient=True");
-        GradHook hook = [fn](const Tensor& g) -> Tensor {
-          py::object r = fn(wrap(g));
-          return r.is_none() ? Tensor() : py_to_tensor(r, "hook", "return value");
-        };
-        Edge e = autograd::gradient_edge(self);
-        if (self.is_leaf()) {
-          // Keep the accumulator (and so the hook) alive as long as the tensor.
-          self.autograd_meta()->hooked_accumulator = e.node;
-        }
-        int64_t id = e.node->add_pre_hook(e.input_nr, std::move(hook));
-        return HookHandle{e.node, id};
-      })
-      .def("retain_grads", [](std::shared_ptr<TensorImpl> t) {
-        Tensor self(t);
-        if (self.is_leaf() || self.stop_gradient()) return;
-        if (self.autograd_meta()->retain_grads) return;
-        self.autograd_meta()->retain_grads = true;
-        std::weak_ptr<TensorImpl> weak = t;
-        self.grad_fn()->add_pre_hook(self.autograd_meta()->output_nr, [weak](const Tensor& g) {
-          if (auto p = weak.lock()) {
-            AutogradMeta& meta = Tensor(p).ensure_autograd_meta();
-            Tensor gd(g.dense());
-            meta.grad = meta.grad ? ops::add(Tensor(meta.grad), gd).impl() : gd.impl();
-          }
-          return Tensor();
-        });
-      })
-      .def("clear_gradient", [](std::shared_ptr<TensorImpl> t, bool set_to_zero) {
-        AutogradMeta* meta = t->autograd.get();
-        if (!meta || !meta->grad) return;
-        if (set_to_zero) {
-          DenseTensor& g = meta->grad->dense;
-          if (g.numel() > 0) std::memset(g.raw_data(), 0, g.numel() * size_of(g.dtype()));
-          Tensor(meta->grad).bump_version();
-        } else {
-          meta->grad.reset();
-        }
-      }, py::arg("set_to_zero") = true)
-      .def("detach", [](std::shared_ptr<TensorImpl> t) {
-        Tensor d(std::make_shared<TensorImpl>(t->dense));
-        if (auto* tracer = trace::active()) tracer->record_alias(d, Tensor(t));
-        return wrap(d);
-      })
-      .def("detach_", [](py::object self) {
-        auto t = self.cast<std::shared_ptr<TensorImpl>>();
-        t->autograd.reset();
-        return self;
-      })
-      .def("_copy_from", [](std::shared_ptr<TensorImpl> t, std::shared_ptr<TensorImpl> src) {
-        // Raw data copy (optimizers, set_value); no autograd.
-        OAR_ENFORCE(src->dense.numel() == t->dense.numel(), InvalidArgument,
-                    "copy: source has ", src->dense.numel(), " elements, destination ",
-                    t->dense.numel());
-        DenseTensor s = src->dense;
-        if (s.dims() != t->dense.dims()) s = ReshapeView(s, t->dense.dims().vec());
-        copy_into(s, &t->dense);
-        Tensor(t).bump_version();
-        if (auto* tracer = trace::active()) tracer->record_write(Tensor(t), Tensor(src));
-      })
+      .def(
+          "backward",
+          [](std::shared_ptr<TensorImpl> t, py::handle grad_tensor, bool retain_graph) {
+    std::vector<Tensor> g;
+    if (!grad_tensor.is_none()) g.push_back(py_to_tensor(grad_tensor, "backward", "grad_tensor"));
+    autograd::backward({Tensor(t)}, g, retain_graph);
+          },
+          py::arg("grad_tensor") = py::none(), py::arg("retain_graph") = false)
+      .def(
+          "register_hook",
+          [](std::shared_ptr<TensorImpl> t, py::function fn) {
+    Tensor self(t);
+    OAR_ENFORCE(!self.stop_gradient(), PreconditionNotMet,
+                "register_hook: cannot register a hook on a tensor with stop_gradient=True");
+    GradHook hook = [fn](const Tensor& g) -> Tensor {
+      py::object r = fn(wrap(g));
+      return r.is_none() ? Tensor() : py_to_tensor(r, "hook", "return value");
+    };
+    Edge e = autograd::gradient_edge(self);
+    if (self.is_leaf()) {
+      // Keep the accumulator (and so the hook) alive as long as the tensor.
+      self.autograd_meta()->hooked_accumulator = e.node;
+    }
+    int64_t id = e.node->add_pre_hook(e.input_nr, std::move(hook));
+    return HookHandle{e.node, id};
+          })
+      .def(
+          "retain_grads",
+          [](std::shared_ptr<TensorImpl> t) {
+    Tensor self(t);
+    if (self.is_leaf() || self.stop_gradient()) return;
+    if (self.autograd_meta()->retain_grads) return;
+    self.autograd_meta()->retain_grads = true;
+    std::weak_ptr<TensorImpl> weak = t;
+    self.grad_fn()->add_pre_hook(self.autograd_meta()->output_nr, [weak](const Tensor& g) {
+      if (auto p = weak.lock()) {
+        AutogradMeta& meta = Tensor(p).ensure_autograd_meta();
+        Tensor gd(g.dense());
+        meta.grad = meta.grad ? ops::add(Tensor(meta.grad), gd).impl() : gd.impl();
+      }
+      return Tensor();
+    });
+          })
+      .def(
+          "clear_gradient",
+          [](std::shared_ptr<TensorImpl> t, bool set_to_zero) {
+    AutogradMeta* meta = t->autograd.get();
+    if (!meta || !meta->grad) return;
+    if (set_to_zero) {
+      DenseTensor& g = meta->grad->dense;
+      if (g.place().is_cpu()) {
+        if (g.numel() > 0) std::memset(g.raw_data(), 0, g.numel() * size_of(g.dtype()));
+      } else {  // device memory: the host may not write it
+        DenseTensor zeros(g.dims(), g.dtype(), CPUPlace());
+        if (zeros.numel() > 0) std::memset(zeros.alloc(), 0, zeros.numel() * size_of(g.dtype()));
+        copy_into(zeros, &g);
+      }
+      Tensor(meta->grad).bump_version();
+    } else {
+      meta->grad.reset();
+    }
+          },
+          py::arg("set_to_zero") = true)
+      .def(
+          "detach",
+          [](std::shared_ptr<TensorImpl> t) {
+    Tensor d(std::make_shared<TensorImpl>(t->dense));
+    if (auto* tracer = trace::active()) tracer->record_alias(d, Tensor(t));
+    return wrap(d);
+          })
+      .def(
+          "detach_",
+          [](py::object self) {
+    auto t = self.cast<std::shared_ptr<TensorImpl>>();
+    t->autograd.reset();
+    return self;
+          })
+      .def(
+          "_copy_from",
+          [](std::shared_ptr<TensorImpl> t, std::shared_ptr<TensorImpl> src) {
+    // Raw data copy (optimizers, set_value); no autograd.
+    OAR_ENFORCE(src->dense.numel() == t->dense.numel(), InvalidArgument, "copy: source has ", src->dense.numel(),
+                " elements, destination ", t->dense.numel());
+    DenseTensor s = src->dense;
+    if (s.dims() != t->dense.dims()) s = ReshapeView(s, t->dense.dims().vec());
+    copy_into(s, &t->dense);
+    Tensor(t).bump_version();
+    if (auto* tracer = trace::active()) tracer->record_write(Tensor(t), Tensor(src));
+          })
       .def("_item_double", [](std::shared_ptr<TensorImpl> t) {
         OAR_ENFORCE(t->dense.numel() == 1, InvalidArgument, "item: only a tensor with one element "
                     "can be converted to a Python scalar, got shape ", t->dense.dims());
-        return ops::cast(Tensor(t), DataType::FLOAT64).dense().data<double>()[0];
+        return on_host(ops::cast(Tensor(t), DataType::FLOAT64)).data<double>()[0];
       });
 
   m.def("to_tensor", [](py::handle data, py::handle dtype, py::handle place, bool stop_gradient) {
     Tensor t = tensor_from_python(data, py_to_dtype(dtype, "to_tensor", "dtype"), "to_tensor");
+    const Place p = py_to_place(place, "to_tensor", "place");  // None: the current device
+    if (p != t.place()) t = ops::copy_to(t, p, true);
     t.set_stop_gradient(stop_gradient);
     return wrap(t);
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("place") = py::none(),
