@@ -16,20 +16,12 @@ namespace {
 
 using backends::DeviceManager;
 
-// A stream of a place: one this object created (owned, destroyed with it) or one it
-// only names (the default or current stream).
+// A stream of a place. Streams are never destroyed (as PyTorch pools its streams): a
+// block the caching allocator handed out on a stream records an event on that stream
+// when it is freed, which may be long after the Python object is gone.
 struct PyStream {
   Place place;
   OAR_Stream handle = nullptr;
-  bool owned = false;
-  ~PyStream() {
-    if (owned && handle != nullptr) {
-      try {
-        backends::destroy_stream(place, handle);
-      } catch (...) {  // a destructor: nothing to report to
-      }
-    }
-  }
 };
 
 struct PyEvent {
@@ -122,7 +114,6 @@ void bind_device(py::module_& m) {
         s->place = place;
         if (!place.is_cpu()) {
           s->handle = backends::create_stream(place);
-          s->owned = true;
         }
         return s;
       }))
