@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/runtime/device_manager.h"
+#include "backends/runtime/streams.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/base/flags.h"
 
@@ -31,11 +32,19 @@ CachingAllocator::CachingAllocator(const Place& place)
   small_unit_ = std::max(kSmallUnit, min_chunk);
   large_unit_ = std::max(kLargeUnit, min_chunk);
   small_free_.resize(kSmallMax / small_unit_ + 1);
+  streams_ = !place.is_cpu();
 }
 
 CachingAllocator::~CachingAllocator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_reaper_ = true;
+  }
+  reap_cv_.notify_all();
+  if (reaper_.joinable()) reaper_.join();  // it waits for the events still pending
   std::lock_guard<std::mutex> lock(mu_);
   release_cache_locked();
+  for (OAR_Event e : event_pool_) iface_->destroy_event(device_, e);
 }
 
 size_t CachingAllocator::round_size(size_t bytes) const {
@@ -47,6 +56,7 @@ size_t CachingAllocator::round_size(size_t bytes) const {
 
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = round_size(bytes);
+  if (streams_) return allocate_on_stream(size, bytes);
   std::lock_guard<std::mutex> lock(mu_);
   void* ptr = nullptr;
   size_t block = size;
@@ -78,6 +88,7 @@ void* CachingAllocator::allocate(size_t bytes) {
 
 void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
+  if (streams_) return deallocate_on_stream(ptr);
   size_t block = round_size(bytes);
   std::lock_guard<std::mutex> lock(mu_);
   if (!is_small(block)) {
@@ -111,6 +122,110 @@ AllocatorStats CachingAllocator::stats() const {
   return stats_;
 }
 
+int64_t CachingAllocator::reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reserved_;
+}
+
+int64_t CachingAllocator::peak_reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_reserved_;
+}
+
+void CachingAllocator::reset_peaks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.peak_allocated_bytes = stats_.allocated_bytes;
+  peak_reserved_ = reserved_;
+}
+
+void* CachingAllocator::take_free_locked(size_t size, OAR_Stream stream, size_t* block) {
+  // Small blocks match exactly; large ones take at most 25% more (the waste bound).
+  const size_t limit = is_small(size) ? size : size + size / 4;
+  for (auto it = stream_free_.lower_bound(size); it != stream_free_.end() && it->first <= limit; ++it) {
+    if (it->second.stream != stream && !*it->second.ready) continue;  // still in use over there
+    void* ptr = it->second.ptr;
+    *block = it->first;
+    stream_free_.erase(it);
+    return ptr;
+  }
+  return nullptr;
+}
+
+void* CachingAllocator::allocate_on_stream(size_t size, size_t bytes) {
+  OAR_Stream stream = current_stream(place_);
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t block = size;
+  void* ptr = take_free_locked(size, stream, &block);
+  if (ptr != nullptr) {
+    stats_.cached_bytes -= static_cast<int64_t>(block);
+  } else {
+    ptr = device_allocate_locked(block, bytes);
+  }
+  stream_live_[ptr] = {block, stream};
+  stats_.allocated_bytes += static_cast<int64_t>(block);
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  return ptr;
+}
+
+void CachingAllocator::deallocate_on_stream(void* ptr) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = stream_live_.find(ptr);
+  if (it == stream_live_.end()) {
+    // Called from tensor destructors: report, never throw.
+    LOG(ERROR) << "deallocate: " << ptr << " was not allocated by the caching allocator of " << place_.str();
+    return;
+  }
+  const auto [block, stream] = it->second;
+  stream_live_.erase(it);
+  stats_.allocated_bytes -= static_cast<int64_t>(block);
+  const int64_t limit = std::max<int64_t>(FLAGS_oar_allocator_cache_limit_mb, 0) << 20;
+  if (stats_.cached_bytes + static_cast<int64_t>(block) > limit) {
+    // Back to the device, which may hand it out at once: its stream must be done with it.
+    OAR_Status st = iface_->synchronize_stream(device_, stream);
+    LOG_IF(ERROR, st != OAR_SUCCESS) << "device '" << device_type_ << "': synchronize_stream failed with "
+                                     << status_name(st);
+    device_free_locked(ptr, block);
+    return;
+  }
+  OAR_Event event = nullptr;
+  if (!event_pool_.empty()) {
+    event = event_pool_.back();
+    event_pool_.pop_back();
+  } else if (iface_->create_event(device_, &event) != OAR_SUCCESS) {
+    event = nullptr;
+  }
+  auto ready = std::make_shared<bool>(false);
+  if (event == nullptr || iface_->record_event(device_, stream, event) != OAR_SUCCESS) {
+    // No event to poll: wait here, so the block is safe for every stream.
+    iface_->synchronize_stream(device_, stream);
+    *ready = true;
+    if (event != nullptr) event_pool_.push_back(event);
+  } else {
+    pending_.emplace_back(event, ready);
+    if (!reaper_.joinable()) reaper_ = std::thread([this] { reap(); });
+    reap_cv_.notify_one();
+  }
+  stream_free_.emplace(block, FreeBlock{ptr, stream, std::move(ready)});
+  stats_.cached_bytes += static_cast<int64_t>(block);
+}
+
+void CachingAllocator::reap() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    reap_cv_.wait(lock, [&] { return stop_reaper_ || !pending_.empty(); });
+    if (pending_.empty()) return;  // stopping, nothing left to wait for
+    auto [event, ready] = pending_.front();
+    pending_.pop_front();
+    lock.unlock();
+    OAR_Status st = iface_->synchronize_event(device_, event);
+    LOG_IF(ERROR, st != OAR_SUCCESS) << "device '" << device_type_ << "': synchronize_event failed with "
+                                     << status_name(st);
+    lock.lock();
+    *ready = true;
+    event_pool_.push_back(event);
+  }
+}
+
 void* CachingAllocator::device_allocate_locked(size_t block, size_t requested) {
   void* ptr = nullptr;
   OAR_Status status = iface_->device_memory_allocate(device_, &ptr, block);
@@ -129,12 +244,15 @@ void* CachingAllocator::device_allocate_locked(size_t block, size_t requested) {
   }
   check_status(status, device_type_, "device_memory_allocate");
   ++stats_.num_device_allocs;
+  reserved_ += static_cast<int64_t>(block);
+  peak_reserved_ = std::max(peak_reserved_, reserved_);
   return ptr;
 }
 
 void CachingAllocator::device_free_locked(void* ptr, size_t block) {
   // Called from tensor destructors: report a device failure, never throw.
   OAR_Status status = iface_->device_memory_deallocate(device_, ptr, block);
+  reserved_ -= static_cast<int64_t>(block);
   LOG_IF(ERROR, status != OAR_SUCCESS)
       << "device '" << device_type_ << "': device_memory_deallocate(" << ptr << ", " << block
       << ") failed with " << status_name(status);
@@ -147,6 +265,14 @@ void CachingAllocator::release_cache_locked() {
   }
   for (const auto& [block, ptr] : large_free_) device_free_locked(ptr, block);
   large_free_.clear();
+  if (!stream_free_.empty()) {
+    // Cached device blocks may still be in use by their streams' queued work.
+    OAR_Status st = iface_->synchronize_device(device_);
+    LOG_IF(ERROR, st != OAR_SUCCESS) << "device '" << device_type_ << "': synchronize_device failed with "
+                                     << status_name(st);
+    for (const auto& [block, fb] : stream_free_) device_free_locked(fb.ptr, block);
+    stream_free_.clear();
+  }
   stats_.cached_bytes = 0;
 }
 

@@ -13,12 +13,24 @@
 // Freed blocks stay cached while the cache holds at most FLAGS_oar_allocator_cache_limit_mb
 // (read at each free); a block that does not fit goes back to the device at once.
 // Stats count block bytes (rounded sizes), i.e. the memory actually held.
+//
+// Streams (a device place; the CPU has none): each block belongs to the stream that was
+// current when it was allocated (backends/runtime/streams.h). Freed, it is reused at once
+// by a request on that stream (stream order keeps its old work first), but by another
+// stream only once an event recorded on its stream at the free has completed. A reaper
+// thread waits on those events and marks the blocks ready; allocate() only polls the
+// mark, so it never blocks (Note [Devices], docs/notes/devices.md). Blocks are never
+// split; splitting large device blocks is the CUDA backend's (take_free_locked is the hook).
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -50,12 +62,28 @@ class CachingAllocator : public Allocator {
   const Place& place() const { return place_; }
   /// The block size a request of `bytes` gets.
   size_t round_size(size_t bytes) const;
+  /// Device memory held (in use + cached) now and at most since the last reset.
+  int64_t reserved_bytes() const;
+  int64_t peak_reserved_bytes() const;
+  /// Starts the peaks (allocated and reserved) again from the current values.
+  void reset_peaks();
 
  private:
+  // A freed device block and the stream it belongs to; `ready` turns true when the
+  // event recorded at its free has completed (set by the reaper thread).
+  struct FreeBlock {
+    void* ptr;
+    OAR_Stream stream;
+    std::shared_ptr<bool> ready;  // read and written under mu_
+  };
   bool is_small(size_t block) const { return block <= kSmallMax; }
   void* device_allocate_locked(size_t block, size_t requested);
   void device_free_locked(void* ptr, size_t block);
   void release_cache_locked();
+  void* allocate_on_stream(size_t size, size_t bytes);
+  void deallocate_on_stream(void* ptr);
+  void* take_free_locked(size_t size, OAR_Stream stream, size_t* block);
+  void reap();
 
   static constexpr size_t kSmallMax = size_t{1} << 20;   // 1 MiB
   static constexpr size_t kSmallUnit = 512;
@@ -73,6 +101,17 @@ class CachingAllocator : public Allocator {
   std::multimap<size_t, void*> large_free_;             // block size -> ptr
   std::unordered_map<void*, size_t> large_live_;        // ptr -> block size (best fit)
   AllocatorStats stats_;
+  int64_t reserved_ = 0, peak_reserved_ = 0;
+
+  // Device places only (streams_): every block by stream, and the reaper's work.
+  bool streams_ = false;
+  std::multimap<size_t, FreeBlock> stream_free_;                          // block size -> block
+  std::unordered_map<void*, std::pair<size_t, OAR_Stream>> stream_live_;  // ptr -> (block, stream)
+  std::deque<std::pair<OAR_Event, std::shared_ptr<bool>>> pending_;       // events to wait for
+  std::vector<OAR_Event> event_pool_;
+  std::condition_variable reap_cv_;
+  bool stop_reaper_ = false;
+  std::thread reaper_;  // started at the first device free
 };
 
 /// One CachingAllocator per place, created on first use and never destroyed (tensors

@@ -1,16 +1,41 @@
-// The fallback layer (Note [Dispatch layers]): an op with no kernel for its device runs
-// the CPU kernel instead, with its inputs copied to the host and its outputs copied back
-// to the device, and a warning once per (op, device type, dtype). The generated kernel
-// stage enters it on a kernel miss for a non-CPU place.
+// The fallback layer (Note [Dispatch layers], Note [Devices]): an op with no kernel for
+// its device runs the CPU kernel instead, with its inputs copied to the host and its
+// outputs copied back to the device, and a warning once per (op, device type, dtype).
+// The generated kernel stage enters it on a kernel miss for a non-CPU place.
+// FLAGS_enable_api_kernel_fallback=0 (Paddle's flag) turns the miss into an error.
+#include <gflags/gflags.h>
+
 #include <cstdio>
 #include <mutex>
 #include <set>
 #include <string>
 
+#include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
+
+DEFINE_bool(enable_api_kernel_fallback, true,
+            "An op with no kernel for its device runs its CPU kernel with copies (else: an error)");
 
 namespace oar::dispatch {
 namespace {
+
+DataType first_dtype(const OpCall& call) {
+  for (const Value& v : call.inputs) {
+    if (!v.is_list && v.tensor.defined()) return v.tensor.dtype();
+    if (v.is_list && !v.list.empty()) return v.list[0].dtype();
+  }
+  return DataType::UNDEFINED;
+}
+
+[[noreturn]] void refuse(const OpCall& call, const Place& device) {
+  std::string have;
+  for (DataType t : KernelRegistry::instance().dtypes(call.op->name, device.type())) {
+    have += (have.empty() ? "" : ", ") + std::string(dtype_name(t));
+  }
+  OAR_THROW(InvalidType, call.op->name, ": no kernel on ", device.str(), " for dtype ", dtype_name(first_dtype(call)),
+            " (its kernels there: ", have.empty() ? "none" : have,
+            ") and FLAGS_enable_api_kernel_fallback is off, so it does not run on the CPU");
+}
 
 /// `t` on `dst` (a copy through the devices' copy kernels and tables), or `t` itself.
 Tensor to_place(const Tensor& t, const Place& dst) {
@@ -22,13 +47,7 @@ Tensor to_place(const Tensor& t, const Place& dst) {
 }
 
 void warn_once(const OpCall& call, const Place& device) {
-  DataType dtype = DataType::UNDEFINED;
-  for (const Value& v : call.inputs) {
-    if (!v.is_list && v.tensor.defined()) {
-      dtype = v.tensor.dtype();
-      break;
-    }
-  }
+  const DataType dtype = first_dtype(call);
   static std::mutex mu;
   static std::set<std::string> seen;
   const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
@@ -60,6 +79,7 @@ void fallback_layer(OpCall& call) {
       *p = CPUPlace();
     }
   }
+  if (!FLAGS_enable_api_kernel_fallback) refuse(call, device);
   warn_once(call, device);
   for (Value& v : call.inputs) {
     v.tensor = to_place(v.tensor, CPUPlace());

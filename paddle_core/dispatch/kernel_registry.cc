@@ -6,6 +6,8 @@
 #include <sstream>
 #include <utility>
 
+#include "backends/runtime/streams.h"
+
 namespace oar {
 
 std::string kernel_device_label(DeviceType type) {
@@ -21,21 +23,34 @@ std::string kernel_device_label(DeviceType type) {
 
 const DeviceContext& device_context(const Place& place) {
   if (place.is_cpu()) {
-    static DeviceContext cpu{CPUPlace()};
+    static const DeviceContext cpu{CPUPlace()};
     return cpu;
   }
-  static std::mutex mu;
-  static std::map<std::pair<int, int>, std::unique_ptr<DeviceContext>> contexts;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = contexts[{place.type_id(), place.device_id()}];
-  if (!slot) slot = std::make_unique<DeviceContext>(DeviceContext{place});
-  return *slot;
+  // Per thread, because the current stream is (paddle.device.stream_guard); one per
+  // place, so a kernel's context stays put while it runs a copy on another place.
+  constexpr int kFastIds = 16;
+  thread_local DeviceContext fast[kMaxDeviceTypes][kFastIds];
+  thread_local std::map<std::pair<int, int>, DeviceContext> far;
+  const int id = place.device_id();
+  DeviceContext& ctx = id < kFastIds ? fast[place.type_id()][id] : far[{place.type_id(), id}];
+  ctx.place = place;
+  ctx.stream = backends::current_stream(place);
+  return ctx;
 }
+
+namespace detail {
+void throw_place_mismatch(const char* op, const char* arg, const Place& expected, const Place& got) {
+  OAR_THROW(InvalidArgument, op, ": argument '", arg, "' is on ", got.str(), " but the op runs on ", expected.str(),
+            " (its first tensor's place); move it with .to('", expected.str(), "')");
+}
+}  // namespace detail
 
 struct KernelRegistry::Impl {
   mutable std::mutex mu;
   // op -> (device type id, dtype) -> kernel
   std::map<std::string, std::map<std::pair<int, int>, void*>, std::less<>> kernels;
+  // op -> dtype -> device-generic kernel
+  std::map<std::string, std::map<int, void*>, std::less<>> generic;
 };
 
 KernelRegistry& KernelRegistry::instance() {
@@ -70,12 +85,26 @@ void KernelRegistry::register_kernel(std::string_view op, std::string_view devic
   register_kernel(op, device_type_from_name(device_type), dtype, fn);
 }
 
+void KernelRegistry::register_generic_kernel(std::string_view op, DataType dtype, void* fn) {
+  OAR_ENFORCE(fn != nullptr, InvalidArgument, "register_generic_kernel(", op, "): kernel is null");
+  std::lock_guard<std::mutex> lock(impl()->mu);
+  auto& m = impl()->generic[std::string(op)];
+  OAR_ENFORCE(m.count(static_cast<int>(dtype)) == 0, AlreadyExists, "generic kernel ", op, " for ", dtype_name(dtype),
+              " is registered twice");
+  m[static_cast<int>(dtype)] = fn;
+}
+
 void* KernelRegistry::find(std::string_view op, DeviceType device_type, DataType dtype) const {
   std::lock_guard<std::mutex> lock(impl()->mu);
   auto it = impl()->kernels.find(op);
-  if (it == impl()->kernels.end()) return nullptr;
-  auto jt = it->second.find({static_cast<int>(device_type), static_cast<int>(dtype)});
-  return jt == it->second.end() ? nullptr : jt->second;
+  if (it != impl()->kernels.end()) {
+    auto jt = it->second.find({static_cast<int>(device_type), static_cast<int>(dtype)});
+    if (jt != it->second.end()) return jt->second;
+  }
+  auto gt = impl()->generic.find(op);
+  if (gt == impl()->generic.end()) return nullptr;
+  auto kt = gt->second.find(static_cast<int>(dtype));
+  return kt == gt->second.end() ? nullptr : kt->second;
 }
 
 std::vector<DataType> KernelRegistry::dtypes(std::string_view op, DeviceType device_type) const {

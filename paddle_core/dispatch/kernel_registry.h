@@ -16,13 +16,15 @@
 
 namespace oar {
 
-/// What a kernel runs on: its place, and the stream its work is queued on (null on the
-/// CPU, which runs kernels synchronously; filled by the device work that follows).
+/// What a kernel runs on: its place, and the stream to queue its work on: the calling
+/// thread's current stream for the place (backends/runtime/streams.h; an OAR_Stream),
+/// null on the CPU, which runs kernels synchronously.
 struct DeviceContext {
   Place place;
   void* stream = nullptr;
 };
-/// The context for a place (one per place, owned by the registry).
+/// The calling thread's context for a place (valid until the thread's next call for
+/// the same place; the CPU's is one shared constant).
 const DeviceContext& device_context(const Place& place);
 
 /// "CPU", "GPU", or a plugin's device type name: how errors name a kernel's device.
@@ -40,6 +42,9 @@ class KernelRegistry {
   void register_kernel(std::string_view op, DeviceType device_type, DataType dtype, void* fn);
   /// The same, naming the device type ("npu"); interns a name not seen before.
   void register_kernel(std::string_view op, std::string_view device_type, DataType dtype, void* fn);
+  /// A kernel written only over device-generic calls (copy_into), found for every device
+  /// type that has no kernel of its own for (op, dtype): the copy op's kernel.
+  void register_generic_kernel(std::string_view op, DataType dtype, void* fn);
   /// nullptr when missing.
   void* find(std::string_view op, DeviceType device_type, DataType dtype) const;
   std::vector<DataType> dtypes(std::string_view op, DeviceType device_type) const;
@@ -91,6 +96,8 @@ using copy = void (*)(const DeviceContext& ctx, const DenseTensor& src, DenseTen
 }  // namespace kernel_sig
 
 namespace detail {
+/// Throws InvalidArgument: `op`'s argument `arg` is on `got`, its first tensor on `expected`.
+[[noreturn]] void throw_place_mismatch(const char* op, const char* arg, const Place& expected, const Place& got);
 struct KernelRegistrar {
   KernelRegistrar(const char* op, DeviceType type, DataType t, void* fn) {
     KernelRegistry::instance().register_kernel(op, type, t, fn);

@@ -130,4 +130,10 @@ void RandpermInferMeta(int64_t n, DataType dtype, const Place& place, DenseTenso
   out->set_dims(Dims{n});
 }
 
+void CopyToInferMeta(const DenseTensor& x, const Place& place, DenseTensor* out) {
+  out->set_dtype(x.dtype());
+  out->set_dims(x.dims());
+  out->set_place(place);
+}
+
 }  // namespace oar

@@ -21,5 +21,7 @@ void GaussianInferMeta(const IntList& shape, double mean, double std, int64_t se
 void RandintInferMeta(int64_t low, int64_t high, const IntList& shape, DataType dtype,
                       const Place& place, DenseTensor* out);
 void RandpermInferMeta(int64_t n, DataType dtype, const Place& place, DenseTensor* out);
+/// The copy op: x's shape and dtype, on `place`.
+void CopyToInferMeta(const DenseTensor& x, const Place& place, DenseTensor* out);
 
 }  // namespace oar

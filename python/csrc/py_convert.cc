@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "backends/runtime/device_manager.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/base/errors.h"
 
@@ -40,6 +41,8 @@ Tensor py_to_optional_tensor(py::handle h, const char* op, const char* arg) {
 
 Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, const char* arg) {
   if (is_tensor(h)) return Tensor(h.cast<std::shared_ptr<TensorImpl>>());
+  // Made on the peer's place: a kernel reads all its inputs on one device.
+  const Place place = is_tensor(peer) ? Tensor(peer.cast<std::shared_ptr<TensorImpl>>()).place() : CPUPlace();
   if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) {
     Scalar s = py_to_scalar(h, op, arg);
     DataType dt = s.natural_dtype();
@@ -54,11 +57,12 @@ Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, con
         dt = pt;
       }
     }
-    return ops::full({}, s, dt, CPUPlace());
+    return ops::full({}, s, dt, place);
   }
   if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h) ||
       py::isinstance<py::tuple>(h) || is_py_number(h)) {
-    return tensor_from_python(h, DataType::UNDEFINED, op);
+    Tensor t = tensor_from_python(h, DataType::UNDEFINED, op);
+    return t.place() == place ? t : ops::copy_to(t, place, true);
   }
   OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a Tensor or a number, got ",
             h.is_none() ? std::string("None") : type_name(h));
@@ -77,7 +81,7 @@ int64_t py_to_int(py::handle h, const char* op, const char* arg) {
     Tensor t = py_to_tensor(h, op, arg);
     OAR_ENFORCE(t.numel() == 1 && is_integral(t.dtype(), true), InvalidType, op, ": argument '",
                 arg, "' must be an integer (or a 1-element integer Tensor)");
-    return ops::cast(t, DataType::INT64).dense().data<int64_t>()[0];
+    return on_host(ops::cast(t, DataType::INT64)).data<int64_t>()[0];
   }
   OAR_ENFORCE(!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()), InvalidType, op, ": argument '",
               arg, "' must be an int, got ", h.is_none() ? std::string("None") : type_name(h));
@@ -100,7 +104,7 @@ double py_to_double(py::handle h, const char* op, const char* arg) {
     Tensor t = py_to_tensor(h, op, arg);
     OAR_ENFORCE(t.numel() == 1, InvalidArgument, op, ": argument '", arg,
                 "' must be a number or a 1-element Tensor, got shape ", t.dims());
-    return ops::cast(t, DataType::FLOAT64).dense().data<double>()[0];
+    return on_host(ops::cast(t, DataType::FLOAT64)).data<double>()[0];
   }
   double v = PyFloat_AsDouble(h.ptr());
   if (v == -1.0 && PyErr_Occurred()) {
@@ -132,7 +136,7 @@ std::vector<int64_t> py_to_int_list(py::handle h, const char* op, const char* ar
     Tensor t = ops::cast(py_to_tensor(h, op, arg), DataType::INT64);
     OAR_ENFORCE(t.rank() <= 1, InvalidArgument, op, ": argument '", arg,
                 "' must be a 1-D integer Tensor, got shape ", t.dims());
-    DenseTensor c = contiguous(t.dense());
+    DenseTensor c = contiguous(on_host(t));
     const int64_t* p = c.data<int64_t>();
     out.assign(p, p + c.numel());
     return out;
@@ -191,6 +195,17 @@ Scalar py_to_scalar(py::handle h, const char* op, const char* arg) {
   }
   if (PyIndex_Check(h.ptr())) return Scalar(py_to_int(h, op, arg));
   return Scalar(py_to_double(h, op, arg));
+}
+
+DenseTensor on_host(const Tensor& t) {
+  const DenseTensor& d = t.dense();
+  if (d.place().is_cpu()) return d;
+  DenseTensor h(d.dims(), d.dtype(), CPUPlace());
+  h.alloc();
+  py::gil_scoped_release nogil;                                // the device may be busy for a while
+  backends::DeviceManager::instance().synchronize(d.place());  // work on every stream
+  copy_into(d, &h);
+  return h;
 }
 
 Place& current_place() {

@@ -56,5 +56,8 @@ inline py::object wrap_inplace(py::handle self, const Tensor&) {
 
 /// Tensor from a NumPy array / nested list / number (copying), with optional dtype.
 Tensor tensor_from_python(py::handle data, DataType dtype, const char* op);
+/// `t` itself on the CPU; else a host copy made after the device's queued work (how the
+/// host reads a device tensor: numpy(), item(), scalar arguments). No autograd.
+DenseTensor on_host(const Tensor& t);
 
 }  // namespace oar::python

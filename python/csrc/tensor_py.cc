@@ -38,11 +38,10 @@ py::dtype numpy_dtype(DataType t) {
   OAR_THROW(InvalidType, "numpy: unsupported dtype");
 }
 
-// Zero-copy NumPy view of the tensor's memory; the array keeps the storage alive.
+// Zero-copy NumPy view of a CPU tensor's memory, or of a host copy of a device tensor
+// (made after the device's queued work); the array keeps the storage alive.
 py::array to_numpy(const Tensor& t) {
-  const DenseTensor& d = t.dense();
-  OAR_ENFORCE(d.place().is_cpu(), Unimplemented, "numpy: only CPU tensors can be viewed as NumPy "
-              "arrays; copy to CPU first");
+  const DenseTensor d = on_host(t);
   std::vector<py::ssize_t> shape(d.dims().begin(), d.dims().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : d.strides()) strides.push_back(s * static_cast<int64_t>(size_of(d.dtype())));
@@ -141,7 +140,11 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       .def(
           "__dlpack__",
           [](std::shared_ptr<TensorImpl> t, py::handle stream, py::handle max_version, py::handle dl_device,
-             py::handle copy) { return tensor_dlpack(Tensor(t), stream, max_version, dl_device, copy); },
+             py::handle copy) {
+    // A device tensor is exported as a host copy (the consumer reads it on the CPU).
+    Tensor self(t);
+    return tensor_dlpack(self.place().is_cpu() ? self : Tensor(on_host(self)), stream, max_version, dl_device, copy);
+          },
           py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),
           py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const TensorImpl&) { return py::make_tuple(1 /* kDLCPU */, 0); })
@@ -195,7 +198,13 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     if (!meta || !meta->grad) return;
     if (set_to_zero) {
       DenseTensor& g = meta->grad->dense;
-      if (g.numel() > 0) std::memset(g.raw_data(), 0, g.numel() * size_of(g.dtype()));
+      if (g.place().is_cpu()) {
+        if (g.numel() > 0) std::memset(g.raw_data(), 0, g.numel() * size_of(g.dtype()));
+      } else {  // device memory: the host may not write it
+        DenseTensor zeros(g.dims(), g.dtype(), CPUPlace());
+        if (zeros.numel() > 0) std::memset(zeros.alloc(), 0, zeros.numel() * size_of(g.dtype()));
+        copy_into(zeros, &g);
+      }
       Tensor(meta->grad).bump_version();
     } else {
       meta->grad.reset();
@@ -231,11 +240,13 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       .def("_item_double", [](std::shared_ptr<TensorImpl> t) {
         OAR_ENFORCE(t->dense.numel() == 1, InvalidArgument, "item: only a tensor with one element "
                     "can be converted to a Python scalar, got shape ", t->dense.dims());
-        return ops::cast(Tensor(t), DataType::FLOAT64).dense().data<double>()[0];
+        return on_host(ops::cast(Tensor(t), DataType::FLOAT64)).data<double>()[0];
       });
 
   m.def("to_tensor", [](py::handle data, py::handle dtype, py::handle place, bool stop_gradient) {
     Tensor t = tensor_from_python(data, py_to_dtype(dtype, "to_tensor", "dtype"), "to_tensor");
+    const Place p = py_to_place(place, "to_tensor", "place");  // None: the current device
+    if (p != t.place()) t = ops::copy_to(t, p, true);
     t.set_stop_gradient(stop_gradient);
     return wrap(t);
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("place") = py::none(),

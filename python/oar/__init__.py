@@ -40,6 +40,7 @@ from ._dtype import (  # noqa: E402,F401
 from ._device import (  # noqa: E402,F401
     CPUPlace, CUDAPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
     is_compiled_with_cinn,
+    is_compiled_with_custom_device,
 )
 from . import _tensor  # noqa: E402,F401  (installs Tensor methods)
 from ._tensor import set_printoptions  # noqa: E402,F401

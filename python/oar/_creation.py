@@ -9,7 +9,11 @@ _ops = _C.ops
 
 def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     """Copies `data` (NumPy array, nested list, number or Tensor) into a new Tensor.
-    Python floats become the default dtype (float32); NumPy arrays keep theirs."""
+    Python floats become the default dtype (float32); NumPy arrays keep theirs. It lands on
+    `place` (a Place or a device string), else on the current device (oar.set_device)."""
+    if place is not None:
+        from ._device import parse_device
+        place = parse_device(place, "to_tensor")
     return _C.to_tensor(data, convert_dtype(dtype), place, stop_gradient)
 
 

@@ -232,7 +232,7 @@ def _astype(self, dtype):
 
 Tensor.astype = _astype
 Tensor.clone = lambda self: _ops.assign(self)
-Tensor.cpu = lambda self: self
+Tensor.cpu = lambda self: _copy_to(self, "cpu")
 Tensor.ndimension = lambda self: self.ndim
 Tensor.element_size = lambda self: self.dtype.itemsize
 Tensor.clear_grad = lambda self, set_to_zero=True: self.clear_gradient(set_to_zero)
@@ -258,19 +258,46 @@ def _cuda(self, *a, **k):
 Tensor.cuda = _cuda
 
 
+def _copy_to(self, place, blocking=True):
+    """A copy of self on `place` (a Place or a device string), through the copy op: the
+    gradient flows back to self's place, and to_static records it. blocking=False may
+    return before the data has arrived (reads synchronize: numpy(), item())."""
+    from ._device import parse_device
+    place = parse_device(place, "to")
+    if place == self.place:
+        return self
+    return _ops.copy_to(self, place, bool(blocking))
+
+
 def _to(self, *args, **kwargs):
-    """x.to('cpu'), x.to('float32'), x.to(dtype=..., device=...)."""
-    dtype = kwargs.get("dtype")
+    """x.to('sample:0'), x.to('float32'), x.to(place, dtype), x.to(other_tensor),
+    x.to(device=..., dtype=..., blocking=...) (Paddle's Tensor.to)."""
+    from ._device import parse_device
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    blocking = kwargs.get("blocking")
     for a in args:
-        if isinstance(a, str) and (a.startswith("cpu") or a.startswith("gpu") or ":" in a):
-            if not a.startswith("cpu"):
-                raise RuntimeError(f"to: device '{a}' is not available in this build")
-        elif a is not None and not isinstance(a, _C.Place):
+        if isinstance(a, Tensor):
+            device, dtype = a.place, a.dtype
+        elif isinstance(a, _C.Place):
+            device = a
+        elif isinstance(a, bool):
+            blocking = a
+        elif isinstance(a, str):
+            try:
+                convert_dtype(a)
+                dtype = a
+            except (TypeError, ValueError):
+                device = parse_device(a, "to")
+        elif a is not None:
             dtype = a
-    return self.astype(dtype) if dtype is not None else self
+    out = self if dtype is None else self.astype(dtype)
+    if device is not None:
+        out = _copy_to(out, device, True if blocking is None else blocking)
+    return out
 
 
 Tensor.to = _to
+Tensor._copy_to = _copy_to
 
 
 def _records_write(self, src):

@@ -311,6 +311,27 @@ def wrap_outputs(op):
     return L
 
 
+def place_checks(op):
+    """Every tensor argument after the first must be on the first one's place (kplace): a
+    kernel reads all of them on one device (Note [Devices])."""
+    L = []
+    tensors = op.tensor_args
+    if not tensors or tensors[0].type not in ("Tensor", "Tensor[]"):
+        return L
+    for i, a in enumerate(tensors):
+        if a.type == "Tensor[]":
+            L.append(f"  for (const auto& t : {a.name})")
+            L.append(f"    if (OAR_UNLIKELY(t.place() != kplace)) "
+                     f'::oar::detail::throw_place_mismatch("{op.name}", "{a.name}", kplace, t.place());')
+        elif i > 0:
+            cond = f"{a.name}.place() != kplace"
+            if a.type == "Tensor?":
+                cond = f"{a.name}.defined() && {cond}"
+            L.append(f"  if (OAR_UNLIKELY({cond})) "
+                     f'::oar::detail::throw_place_mismatch("{op.name}", "{a.name}", kplace, {a.name}.place());')
+    return L
+
+
 def gen_kernel_stage(op, schema):
     """<op>_kernel: the bottom of the eager dispatch (Note [Dispatch layers]): the view,
     or infer-meta and the kernel for the tensors' place; a place with no kernel for the
@@ -344,6 +365,7 @@ def gen_kernel_stage(op, schema):
         L.append(f"  const Place kplace = {[a.name for a in op.attrs if a.type == 'Place'][0]};")
     else:
         L.append("  const Place kplace = CPUPlace();")
+    L.extend(place_checks(op))
     L.extend(eager_locals(op))
     lookup = [f'  static KernelSlot slot("{op.kernel}");',
               f"  void* kfn = slot.get_or_null(kplace, {kernel_dtype(op)});",

@@ -1,5 +1,152 @@
-"""oar.device: the current device (Paddle's paddle.device). Only the names Paddle's example
-prelude and ordinary scripts call live here for now; the device issue builds the rest."""
+"""oar.device (Paddle's paddle.device): device selection, plugins, streams, events and
+memory stats. Note [Devices] (docs/notes/devices.md)."""
+import contextlib
+import threading
+
+from .. import _C
 from .._device import (  # noqa: F401
-    get_all_device_type, get_device, is_compiled_with_cuda, set_device,
+    CPUPlace, CustomPlace, Place, get_all_custom_device_type, get_all_device_type,
+    get_available_custom_device, get_available_device, get_device, is_compiled_with_cuda,
+    is_compiled_with_custom_device, set_device, _place_or_current,
 )
+
+_loaded = {}  # path -> device type, so loading a plugin twice is harmless
+
+
+def load_plugin(path):
+    """Loads a device plugin (a shared library exporting oar_init_plugin) and returns its
+    device type. Loading the same path again returns the type it registered."""
+    import os
+    key = os.path.realpath(path)
+    if key not in _loaded:
+        _loaded[key] = _C._load_plugin(key)
+    return _loaded[key]
+
+
+def synchronize(device=None):
+    """Waits for all work queued on the device (default: the current one)."""
+    _C._synchronize(_place_or_current(device, "synchronize"))
+
+
+class Event:
+    """A marker in a stream's work (paddle.device.Event): record() places it, synchronize()
+    waits for the stream to reach it, a Stream may wait_event() it without blocking the host."""
+
+    def __init__(self, device=None, enable_timing=False, blocking=False, interprocess=False):
+        self._event = _C._Event(_place_or_current(device, "Event"))
+        self.device = self._event.place
+
+    def record(self, stream=None):
+        self._event.record((stream or current_stream(self.device))._stream)
+
+    def synchronize(self):
+        self._event.synchronize()
+
+    def __repr__(self):
+        return f"<oar.device.Event on {self.device.device_str()}>"
+
+
+class Stream:
+    """A queue of device work that runs in order (paddle.device.Stream). Work on different
+    streams may overlap; order them with events (record_event / wait_event / wait_stream)."""
+
+    def __init__(self, device=None, priority=2, stream_base=None):
+        if stream_base is not None:  # wraps an existing stream (current_stream)
+            self._stream = stream_base
+        else:
+            self._stream = _C._Stream(_place_or_current(device, "Stream"))
+        self.device = self._stream.place
+
+    @property
+    def stream_base(self):
+        return self._stream
+
+    def synchronize(self):
+        """Waits for all work queued on this stream."""
+        self._stream.synchronize()
+
+    def wait_event(self, event):
+        """Work queued here after this call waits for `event`."""
+        self._stream.wait_event(event._event)
+
+    def record_event(self, event=None):
+        """Records `event` (a new one when None) on this stream and returns it."""
+        event = event if event is not None else Event(self.device)
+        event._event.record(self._stream)
+        return event
+
+    def wait_stream(self, stream):
+        """Work queued here after this call waits for the work queued on `stream` so far."""
+        self.wait_event(stream.record_event())
+
+    def __eq__(self, other):
+        return (isinstance(other, Stream) and self.device == other.device
+                and self._stream.handle == other._stream.handle)
+
+    def __hash__(self):
+        return hash((self.device.device_str(), self._stream.handle))
+
+    def __repr__(self):
+        return f"<oar.device.Stream on {self.device.device_str()} at {self._stream.handle:#x}>"
+
+
+def current_stream(device=None):
+    """The calling thread's current stream of the device (default: the current device)."""
+    return Stream(stream_base=_C._current_stream(_place_or_current(device, "current_stream")))
+
+
+_keep = {}  # (thread, device) -> the stream made current there, kept alive while it is
+
+
+def set_stream(stream):
+    """Makes `stream` current for its device on the calling thread; returns the previous one."""
+    prev = Stream(stream_base=_C._set_current_stream(stream._stream))
+    _keep[(threading.get_ident(), stream.device.device_str())] = stream
+    return prev
+
+
+@contextlib.contextmanager
+def stream_guard(stream):
+    """with stream_guard(s): work on s's device goes to s; the previous stream after."""
+    if stream is None:
+        yield
+        return
+    prev = set_stream(stream)
+    try:
+        yield
+    finally:
+        set_stream(prev)
+
+
+def _stats(device, key):
+    return _C._memory_stats(_place_or_current(device, "memory stats"))[key]
+
+
+def memory_allocated(device=None):
+    """Bytes of device memory held by tensors now (allocator blocks)."""
+    return _stats(device, "allocated")
+
+
+def max_memory_allocated(device=None):
+    """The most memory_allocated() since start or reset_max_memory_allocated()."""
+    return _stats(device, "max_allocated")
+
+
+def memory_reserved(device=None):
+    """Bytes the allocator holds from the device: in use plus cached."""
+    return _stats(device, "reserved")
+
+
+def max_memory_reserved(device=None):
+    """The most memory_reserved() since start or reset_max_memory_allocated()."""
+    return _stats(device, "max_reserved")
+
+
+def reset_max_memory_allocated(device=None):
+    """Restarts max_memory_allocated() and max_memory_reserved() from the current values."""
+    _C._reset_peak_memory(_place_or_current(device, "reset_max_memory_allocated"))
+
+
+def empty_cache(device=None):
+    """Gives the allocator's cached blocks back to the device (default: the current one)."""
+    _C._empty_cache(_place_or_current(device, "empty_cache"))

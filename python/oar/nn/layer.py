@@ -561,26 +561,42 @@ class Layer:
             p.clear_gradient(set_to_zero)
 
     def to(self, device=None, dtype=None, blocking=None):
-        """Casts floating parameters and buffers to dtype (new tensors: create optimizers after
-        calling to()). Only the CPU device exists in this build."""
-        if device is not None and not str(device).lower().replace("place(", "").startswith("cpu"):
-            raise RuntimeError(f"to: device '{device}' is not available in this build")
+        """Moves parameters and buffers to `device` and casts the floating ones to `dtype`
+        (new tensors: create optimizers after calling to())."""
+        place = None
+        if device is not None:
+            from .._device import parse_device
+            place = parse_device(device, "to")
         if dtype is not None:
             dtype = convert_dtype(dtype)
             if not dtype.is_floating_point:
                 raise TypeError(f"to: dtype must be a float type, got {dtype.name}")
+
+        def convert(t):
+            if dtype is not None and t.dtype.is_floating_point and t.dtype != dtype:
+                t = t.astype(dtype)
+            if place is not None and t.place != place:
+                t = t._copy_to(place, True if blocking is None else blocking)
+            return t
+
+        from ..autograd import no_grad
+        with no_grad():
             for layer in self.sublayers(include_self=True):
                 for name, p in list(layer._parameters.items()):
-                    if p is not None and p.dtype.is_floating_point and p.dtype != dtype:
-                        q = Parameter(p.astype(dtype), trainable=p.trainable, name=p.name)
+                    if p is None:
+                        continue
+                    c = convert(p)
+                    if c is not p:
+                        q = Parameter(c, trainable=p.trainable, name=p.name)
                         q.stop_gradient = p.stop_gradient
                         for a in ("optimize_attr", "regularizer", "need_clip"):
                             setattr(q, a, getattr(p, a, None))
                         layer._parameters[name] = q
                 for name, b in list(layer._buffers.items()):
-                    if b is not None and b.dtype.is_floating_point and b.dtype != dtype:
-                        layer._buffers[name] = b.astype(dtype)
-                layer._dtype = dtype.name
+                    if b is not None:
+                        layer._buffers[name] = convert(b)
+                if dtype is not None:
+                    layer._dtype = dtype.name
         return self
 
     def astype(self, dtype=None):

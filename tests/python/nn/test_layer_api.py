@@ -141,7 +141,7 @@ def test_to_dtype_casts_params_and_buffers():
     assert not net.block.fc.weight.stop_gradient
     out = net(oar.ones([1, 3], dtype="float64"))
     assert out.dtype == oar.float64
-    with pytest.raises(RuntimeError, match="not available"):
+    with pytest.raises(ValueError, match="not available"):
         net.to("gpu:3")
 
 

@@ -1,0 +1,470 @@
+// The sample device: an emulated asynchronous accelerator behind the C device ABI
+// (oar/device_ext.h), built only against that header. It exists to keep Oar honest:
+//
+//  - device memory lives in a separate arena that the host cannot read. A memfd is
+//    mapped twice: once PROT_NONE (the "device addresses" handed to Oar; every page is a
+//    guard page, so host code that reads device memory without a copy crashes at once)
+//    and once read-write at another address, which only this plugin's copies use;
+//  - each stream is a worker thread that runs its queued work in order, always later
+//    than it was queued; SAMPLE_DEVICE_DELAY_US=N (read when a stream is created) adds a
+//    random N/2..N us delay before each item, to expose missing synchronization;
+//  - blocking copies first wait for all work queued on the device (CUDA's legacy default
+//    stream); async copies are queued on their stream. An async copy to or from
+//    pageable (non-pinned) host memory stages through a private buffer or waits, as CUDA
+//    does, so only pinned memory is truly asynchronous;
+//  - events fire when their stream reaches them; pinned host memory; memory stats.
+//
+// Two devices (ids 0 and 1), each with its own arena (SAMPLE_DEVICE_MEMORY_MB, default
+// 1024, reserved lazily: untouched pages cost nothing).
+#include <oar/device_ext.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kNumDevices = 2;
+constexpr size_t kAlign = 512;  // the allocation granularity (device_min_chunk_size)
+
+size_t env_size(const char* name, size_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// ---- the arena: device addresses (no access) and the plugin's private view of them
+struct Arena {
+  std::mutex mu;
+  char* dev = nullptr;   // PROT_NONE: what Oar sees
+  char* priv = nullptr;  // read-write: what the plugin's copies touch
+  size_t size = 0;
+  size_t used = 0;
+  std::map<size_t, size_t> free_blocks;  // offset -> size, coalesced
+  std::map<size_t, size_t> live;         // offset -> size
+
+  OAR_Status init(size_t bytes) {
+    size = bytes;
+    const int fd = memfd_create("oar_sample_device", 0);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return OAR_ERROR_DEVICE;
+    void* d = mmap(nullptr, size, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (d == MAP_FAILED || p == MAP_FAILED) return OAR_ERROR_DEVICE;
+    dev = static_cast<char*>(d);
+    priv = static_cast<char*>(p);
+    free_blocks[0] = size;
+    return OAR_SUCCESS;
+  }
+  bool contains(const void* p, size_t n) const {
+    const char* c = static_cast<const char*>(p);
+    return dev != nullptr && c >= dev && n <= size && c - dev <= static_cast<ptrdiff_t>(size - n);
+  }
+  char* host_view(const void* p) const { return priv + (static_cast<const char*>(p) - dev); }
+
+  OAR_Status allocate(void** out, size_t n) {
+    n = (std::max<size_t>(n, 1) + kAlign - 1) / kAlign * kAlign;
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto it = free_blocks.begin(); it != free_blocks.end(); ++it) {  // first fit
+      if (it->second < n) continue;
+      const size_t off = it->first, rest = it->second - n;
+      free_blocks.erase(it);
+      if (rest > 0) free_blocks[off + n] = rest;
+      live[off] = n;
+      used += n;
+      *out = dev + off;
+      return OAR_SUCCESS;
+    }
+    return OAR_ERROR_OUT_OF_MEMORY;
+  }
+  OAR_Status deallocate(void* p) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = contains(p, 0) ? live.find(static_cast<char*>(p) - dev) : live.end();
+    if (it == live.end()) return OAR_ERROR_INVALID_ARGUMENT;
+    size_t off = it->first, n = it->second;
+    live.erase(it);
+    used -= n;
+    auto next = free_blocks.lower_bound(off);
+    if (next != free_blocks.end() && next->first == off + n) {
+      n += next->second;
+      free_blocks.erase(next);
+    }
+    auto prev = free_blocks.lower_bound(off);
+    if (prev != free_blocks.begin() && (--prev, prev->first + prev->second == off)) {
+      prev->second += n;
+    } else {
+      free_blocks[off] = n;
+    }
+    return OAR_SUCCESS;
+  }
+};
+
+// ---- streams and events
+struct Event {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t recorded = 0;  // records queued so far
+  uint64_t reached = 0;   // records the stream has passed
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return reached >= recorded; });
+  }
+};
+
+class Stream {
+ public:
+  Stream() : max_delay_us_(env_size("SAMPLE_DEVICE_DELAY_US", 0)), worker_([this] { run(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  void enqueue(std::function<void()> work) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(work));
+      ++queued_;
+    }
+    cv_.notify_all();
+  }
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t target = queued_;
+    idle_.wait(lock, [&] { return done_ >= target; });
+  }
+
+ private:
+  void run() {
+    std::mt19937 rng(std::random_device{}());
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left
+      std::function<void()> work = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      // Between N/2 and N: work always finishes well after it was queued.
+      if (max_delay_us_ > 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(max_delay_us_ / 2 + rng() % (max_delay_us_ / 2 + 1)));
+      }
+      work();
+      lock.lock();
+      ++done_;
+      idle_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_, idle_;
+  std::deque<std::function<void()>> queue_;
+  uint64_t queued_ = 0, done_ = 0;
+  bool stop_ = false;
+  const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
+  std::thread worker_;         // last: starts after the members it reads
+};
+
+struct Device {
+  std::once_flag init;
+  OAR_Status init_status = OAR_SUCCESS;
+  Arena arena;
+  std::mutex mu;
+  std::set<Stream*> streams;
+  void synchronize() {
+    std::vector<Stream*> all;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      all.assign(streams.begin(), streams.end());
+    }
+    for (Stream* s : all) s->synchronize();
+  }
+};
+
+Device g_devices[kNumDevices];
+thread_local int t_current = 0;
+
+std::mutex g_pinned_mu;
+std::map<const char*, size_t> g_pinned;  // pinned host blocks: start -> size
+
+bool is_pinned(const void* p, size_t n) {
+  std::lock_guard<std::mutex> lock(g_pinned_mu);
+  auto it = g_pinned.upper_bound(static_cast<const char*>(p));
+  if (it == g_pinned.begin()) return false;
+  --it;
+  return static_cast<const char*>(p) + n <= it->first + it->second;
+}
+
+Device* dev_of(const OAR_Device* d) {
+  if (d == nullptr || d->id < 0 || d->id >= kNumDevices) return nullptr;
+  Device* dev = &g_devices[d->id];
+  return dev->arena.dev != nullptr ? dev : nullptr;  // not initialized: invalid
+}
+
+// ---- the table
+OAR_Status s_initialize() { return OAR_SUCCESS; }
+OAR_Status s_finalize() { return OAR_SUCCESS; }
+OAR_Status s_init_device(OAR_Device* d) {
+  if (d == nullptr || d->id < 0 || d->id >= kNumDevices) return OAR_ERROR_INVALID_ARGUMENT;
+  Device& dev = g_devices[d->id];
+  std::call_once(dev.init, [&] { dev.init_status = dev.arena.init(env_size("SAMPLE_DEVICE_MEMORY_MB", 1024) << 20); });
+  return dev.init_status;
+}
+OAR_Status s_deinit_device(OAR_Device* d) { return dev_of(d) ? OAR_SUCCESS : OAR_ERROR_INVALID_ARGUMENT; }
+OAR_Status s_set_device(const OAR_Device* d) {
+  if (d == nullptr || d->id < 0 || d->id >= kNumDevices) return OAR_ERROR_INVALID_ARGUMENT;
+  t_current = d->id;
+  return OAR_SUCCESS;
+}
+OAR_Status s_get_device(OAR_Device* d) {
+  if (d == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  d->id = t_current;
+  return OAR_SUCCESS;
+}
+OAR_Status s_get_device_count(size_t* n) {
+  if (n == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  *n = kNumDevices;
+  return OAR_SUCCESS;
+}
+OAR_Status s_synchronize_device(const OAR_Device* d) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  dev->synchronize();
+  return OAR_SUCCESS;
+}
+
+OAR_Status s_create_stream(const OAR_Device* d, OAR_Stream* out) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  auto* s = new Stream();
+  std::lock_guard<std::mutex> lock(dev->mu);
+  dev->streams.insert(s);
+  *out = reinterpret_cast<OAR_Stream>(s);
+  return OAR_SUCCESS;
+}
+OAR_Status s_destroy_stream(const OAR_Device* d, OAR_Stream stream) {
+  Device* dev = dev_of(d);
+  auto* s = reinterpret_cast<Stream*>(stream);
+  if (dev == nullptr || s == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  {
+    std::lock_guard<std::mutex> lock(dev->mu);
+    if (dev->streams.erase(s) == 0) return OAR_ERROR_INVALID_ARGUMENT;
+  }
+  delete s;  // runs what is queued, then joins the worker
+  return OAR_SUCCESS;
+}
+OAR_Status s_synchronize_stream(const OAR_Device* d, OAR_Stream stream) {
+  if (dev_of(d) == nullptr || stream == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  reinterpret_cast<Stream*>(stream)->synchronize();
+  return OAR_SUCCESS;
+}
+OAR_Status s_stream_wait_event(const OAR_Device* d, OAR_Stream stream, OAR_Event event) {
+  if (dev_of(d) == nullptr || stream == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  auto* e = reinterpret_cast<Event*>(event);
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    target = e->recorded;  // waits for the record queued before this call, not later ones
+  }
+  reinterpret_cast<Stream*>(stream)->enqueue([e, target] {
+    std::unique_lock<std::mutex> lock(e->mu);
+    e->cv.wait(lock, [&] { return e->reached >= target; });
+  });
+  return OAR_SUCCESS;
+}
+OAR_Status s_create_event(const OAR_Device* d, OAR_Event* out) {
+  if (dev_of(d) == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  *out = reinterpret_cast<OAR_Event>(new Event());
+  return OAR_SUCCESS;
+}
+OAR_Status s_destroy_event(const OAR_Device* d, OAR_Event event) {
+  if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  auto* e = reinterpret_cast<Event*>(event);
+  e->wait();  // a queued record still points at it
+  delete e;
+  return OAR_SUCCESS;
+}
+OAR_Status s_record_event(const OAR_Device* d, OAR_Stream stream, OAR_Event event) {
+  if (dev_of(d) == nullptr || stream == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  auto* e = reinterpret_cast<Event*>(event);
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    n = ++e->recorded;
+  }
+  reinterpret_cast<Stream*>(stream)->enqueue([e, n] {
+    std::lock_guard<std::mutex> lock(e->mu);
+    e->reached = std::max(e->reached, n);
+    e->cv.notify_all();
+  });
+  return OAR_SUCCESS;
+}
+OAR_Status s_synchronize_event(const OAR_Device* d, OAR_Event event) {
+  if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  reinterpret_cast<Event*>(event)->wait();
+  return OAR_SUCCESS;
+}
+
+OAR_Status s_allocate(const OAR_Device* d, void** ptr, size_t size) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr || ptr == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  return dev->arena.allocate(ptr, size);
+}
+OAR_Status s_deallocate(const OAR_Device* d, void* ptr, size_t) {
+  Device* dev = dev_of(d);
+  return dev == nullptr ? OAR_ERROR_INVALID_ARGUMENT : dev->arena.deallocate(ptr);
+}
+OAR_Status s_host_allocate(const OAR_Device*, void** ptr, size_t size) {
+  if (ptr == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  void* p = mmap(nullptr, std::max<size_t>(size, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return OAR_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(g_pinned_mu);
+  g_pinned[static_cast<char*>(p)] = std::max<size_t>(size, 1);
+  *ptr = p;
+  return OAR_SUCCESS;
+}
+OAR_Status s_host_deallocate(const OAR_Device*, void* ptr, size_t) {
+  std::lock_guard<std::mutex> lock(g_pinned_mu);
+  auto it = g_pinned.find(static_cast<char*>(ptr));
+  if (it == g_pinned.end()) return OAR_ERROR_INVALID_ARGUMENT;
+  munmap(ptr, it->second);
+  g_pinned.erase(it);
+  return OAR_SUCCESS;
+}
+
+enum class Dir { kH2D, kD2H, kD2D };
+
+// Checks the device side(s) of a copy and returns the private views to copy between.
+OAR_Status resolve(Device* dev, Dir dir, void* dst, const void* src, size_t n, char** to, const char** from) {
+  if (dev == nullptr || dst == nullptr || src == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  const bool dst_dev = dir != Dir::kD2H, src_dev = dir != Dir::kH2D;
+  if ((dst_dev && !dev->arena.contains(dst, n)) || (src_dev && !dev->arena.contains(src, n))) {
+    return OAR_ERROR_INVALID_ARGUMENT;  // a host pointer where device memory belongs
+  }
+  *to = dst_dev ? dev->arena.host_view(dst) : static_cast<char*>(dst);
+  *from = src_dev ? dev->arena.host_view(src) : static_cast<const char*>(src);
+  return OAR_SUCCESS;
+}
+
+OAR_Status blocking_copy(const OAR_Device* d, Dir dir, void* dst, const void* src, size_t n) {
+  if (n == 0) return OAR_SUCCESS;
+  Device* dev = dev_of(d);
+  char* to;
+  const char* from;
+  if (OAR_Status s = resolve(dev, dir, dst, src, n, &to, &from); s != OAR_SUCCESS) return s;
+  dev->synchronize();  // the legacy default stream: after everything queued
+  std::memcpy(to, from, n);
+  return OAR_SUCCESS;
+}
+OAR_Status s_h2d(const OAR_Device* d, void* dst, const void* src, size_t n) {
+  return blocking_copy(d, Dir::kH2D, dst, src, n);
+}
+OAR_Status s_d2h(const OAR_Device* d, void* dst, const void* src, size_t n) {
+  return blocking_copy(d, Dir::kD2H, dst, src, n);
+}
+OAR_Status s_d2d(const OAR_Device* d, void* dst, const void* src, size_t n) {
+  return blocking_copy(d, Dir::kD2D, dst, src, n);
+}
+
+OAR_Status async_copy(const OAR_Device* d, OAR_Stream stream, Dir dir, void* dst, const void* src, size_t n) {
+  if (n == 0) return OAR_SUCCESS;
+  Device* dev = dev_of(d);
+  char* to;
+  const char* from;
+  if (stream == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  if (OAR_Status s = resolve(dev, dir, dst, src, n, &to, &from); s != OAR_SUCCESS) return s;
+  auto* s = reinterpret_cast<Stream*>(stream);
+  if (dir == Dir::kH2D && !is_pinned(src, n)) {
+    // Pageable source: the caller may reuse it at once, so take a copy now.
+    auto staged = std::make_shared<std::vector<char>>(from, from + n);
+    s->enqueue([to, staged] { std::memcpy(to, staged->data(), staged->size()); });
+    return OAR_SUCCESS;
+  }
+  s->enqueue([to, from, n] { std::memcpy(to, from, n); });
+  if (dir == Dir::kD2H && !is_pinned(dst, n)) s->synchronize();  // pageable target: synchronous
+  return OAR_SUCCESS;
+}
+OAR_Status s_async_h2d(const OAR_Device* d, OAR_Stream s, void* dst, const void* src, size_t n) {
+  return async_copy(d, s, Dir::kH2D, dst, src, n);
+}
+OAR_Status s_async_d2h(const OAR_Device* d, OAR_Stream s, void* dst, const void* src, size_t n) {
+  return async_copy(d, s, Dir::kD2H, dst, src, n);
+}
+OAR_Status s_async_d2d(const OAR_Device* d, OAR_Stream s, void* dst, const void* src, size_t n) {
+  return async_copy(d, s, Dir::kD2D, dst, src, n);
+}
+
+OAR_Status s_memory_stats(const OAR_Device* d, size_t* total, size_t* free_bytes) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr || total == nullptr || free_bytes == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(dev->arena.mu);
+  *total = dev->arena.size;
+  *free_bytes = dev->arena.size - dev->arena.used;
+  return OAR_SUCCESS;
+}
+OAR_Status s_min_chunk_size(const OAR_Device* d, size_t* size) {
+  if (dev_of(d) == nullptr || size == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  *size = kAlign;
+  return OAR_SUCCESS;
+}
+
+OAR_DeviceInterface g_table = [] {
+  OAR_DeviceInterface t;
+  std::memset(&t, 0, sizeof(t));
+  t.struct_size = sizeof(t);
+  t.initialize = s_initialize;
+  t.finalize = s_finalize;
+  t.init_device = s_init_device;
+  t.deinit_device = s_deinit_device;
+  t.set_device = s_set_device;
+  t.get_device = s_get_device;
+  t.get_device_count = s_get_device_count;
+  t.synchronize_device = s_synchronize_device;
+  t.create_stream = s_create_stream;
+  t.destroy_stream = s_destroy_stream;
+  t.synchronize_stream = s_synchronize_stream;
+  t.stream_wait_event = s_stream_wait_event;
+  t.create_event = s_create_event;
+  t.destroy_event = s_destroy_event;
+  t.record_event = s_record_event;
+  t.synchronize_event = s_synchronize_event;
+  t.device_memory_allocate = s_allocate;
+  t.device_memory_deallocate = s_deallocate;
+  t.host_memory_allocate = s_host_allocate;
+  t.host_memory_deallocate = s_host_deallocate;
+  t.memory_copy_h2d = s_h2d;
+  t.memory_copy_d2h = s_d2h;
+  t.memory_copy_d2d = s_d2d;
+  t.async_memory_copy_h2d = s_async_h2d;
+  t.async_memory_copy_d2h = s_async_d2h;
+  t.async_memory_copy_d2d = s_async_d2d;
+  t.device_memory_stats = s_memory_stats;
+  t.device_min_chunk_size = s_min_chunk_size;
+  return t;
+}();
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void oar_init_plugin(OAR_DeviceRegistration* reg) {
+  if (reg == nullptr || reg->struct_size < sizeof(OAR_DeviceRegistration)) return;
+  reg->version.struct_size = sizeof(OAR_DeviceAbiVersion);
+  reg->version.major = OAR_DEVICE_ABI_VERSION_MAJOR;
+  reg->version.minor = OAR_DEVICE_ABI_VERSION_MINOR;
+  reg->device_type = "sample";
+  reg->sub_device_type = "oar emulated device";
+  reg->interface = &g_table;
+}

@@ -1,0 +1,150 @@
+#include "backends/runtime/streams.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "backends/runtime/device_manager.h"
+#include "paddle_core/base/errors.h"
+
+namespace oar::backends {
+namespace {
+
+constexpr int kFastIds = 16;  // device ids with a lock-free slot (all real ones)
+
+struct Call {
+  const OAR_DeviceInterface& iface;
+  OAR_Device* dev;
+  std::string type;
+};
+Call call_for(const Place& place) {
+  DeviceManager& dm = DeviceManager::instance();
+  std::string type = DeviceManager::device_type_of(place);
+  return Call{dm.interface(type), dm.device(place), std::move(type)};
+}
+
+// The thread's chosen stream per place; null means the default one.
+thread_local OAR_Stream t_current[kMaxDeviceTypes][kFastIds] = {};
+thread_local std::map<std::pair<int, int>, OAR_Stream>* t_current_far = nullptr;
+
+OAR_Stream& current_slot(const Place& place) {
+  const int id = place.device_id();
+  if (id < kFastIds) return t_current[place.type_id()][id];
+  if (t_current_far == nullptr) t_current_far = new std::map<std::pair<int, int>, OAR_Stream>();  // per thread
+  return (*t_current_far)[{place.type_id(), id}];
+}
+
+}  // namespace
+
+OAR_Stream default_stream(const Place& place) {
+  if (place.is_cpu()) return nullptr;
+  static std::atomic<OAR_Stream> fast[kMaxDeviceTypes][kFastIds] = {};
+  const int id = place.device_id();
+  if (id < kFastIds) {
+    if (OAR_Stream s = fast[place.type_id()][id].load(std::memory_order_acquire)) return s;
+  }
+  static auto* mu = new std::mutex();
+  static auto* far = new std::map<std::pair<int, int>, OAR_Stream>();
+  std::lock_guard<std::mutex> lock(*mu);
+  OAR_Stream& s = (*far)[{place.type_id(), id}];
+  if (s == nullptr) s = create_stream(place);  // never destroyed: the device outlives it
+  if (id < kFastIds) fast[place.type_id()][id].store(s, std::memory_order_release);
+  return s;
+}
+
+OAR_Stream current_stream(const Place& place) {
+  if (place.is_cpu()) return nullptr;
+  OAR_Stream s = current_slot(place);
+  return s != nullptr ? s : default_stream(place);
+}
+
+OAR_Stream set_current_stream(const Place& place, OAR_Stream stream) {
+  if (place.is_cpu()) return nullptr;
+  OAR_Stream prev = current_stream(place);
+  current_slot(place) = stream;
+  return prev;
+}
+
+#define OAR_STREAM_CALL(c, slot, ...) check_status((c).iface.slot(__VA_ARGS__), (c).type, #slot)
+
+OAR_Stream create_stream(const Place& place) {
+  Call c = call_for(place);
+  OAR_Stream s = nullptr;
+  OAR_STREAM_CALL(c, create_stream, c.dev, &s);
+  return s;
+}
+void destroy_stream(const Place& place, OAR_Stream stream) {
+  Call c = call_for(place);
+  OAR_STREAM_CALL(c, destroy_stream, c.dev, stream);
+}
+void synchronize_stream(const Place& place, OAR_Stream stream) {
+  Call c = call_for(place);
+  OAR_STREAM_CALL(c, synchronize_stream, c.dev, stream);
+}
+OAR_Event create_event(const Place& place) {
+  Call c = call_for(place);
+  OAR_Event e = nullptr;
+  OAR_STREAM_CALL(c, create_event, c.dev, &e);
+  return e;
+}
+void destroy_event(const Place& place, OAR_Event event) {
+  Call c = call_for(place);
+  OAR_STREAM_CALL(c, destroy_event, c.dev, event);
+}
+void record_event(const Place& place, OAR_Stream stream, OAR_Event event) {
+  Call c = call_for(place);
+  OAR_STREAM_CALL(c, record_event, c.dev, stream, event);
+}
+void synchronize_event(const Place& place, OAR_Event event) {
+  Call c = call_for(place);
+  OAR_STREAM_CALL(c, synchronize_event, c.dev, event);
+}
+void stream_wait_event(const Place& place, OAR_Stream stream, OAR_Event event) {
+  Call c = call_for(place);
+  if (c.iface.stream_wait_event == nullptr) {
+    OAR_STREAM_CALL(c, synchronize_event, c.dev, event);
+    return;
+  }
+  OAR_STREAM_CALL(c, stream_wait_event, c.dev, stream, event);
+}
+
+void memcpy_async(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes,
+                  OAR_Stream stream) {
+  if (bytes == 0) return;
+  const Place& device = dst_place.is_cpu() ? src_place : dst_place;
+  OAR_ENFORCE(dst_place.is_cpu() || src_place.is_cpu() || dst_place == src_place, Unimplemented, "memcpy_async ",
+              src_place.str(), " -> ", dst_place.str(), ": copies between two devices go through the host");
+  Call c = call_for(device);
+  auto slot = src_place.is_cpu()   ? c.iface.async_memory_copy_h2d
+              : dst_place.is_cpu() ? c.iface.async_memory_copy_d2h
+                                   : c.iface.async_memory_copy_d2d;
+  if (slot == nullptr || stream == nullptr) {
+    DeviceManager::instance().memcpy(dst_place, dst, src_place, src, bytes);
+    return;
+  }
+  check_status(slot(c.dev, stream, dst, src, bytes), c.type, "async_memory_copy");
+}
+
+void* pinned_allocate(const Place& place, size_t bytes) {
+  Call c = call_for(place);
+  void* p = nullptr;
+  if (c.iface.host_memory_allocate == nullptr) {
+    p = std::malloc(bytes == 0 ? 1 : bytes);
+    OAR_ENFORCE(p != nullptr, ResourceExhausted, "pinned_allocate: out of host memory for ", bytes, " bytes");
+    return p;
+  }
+  OAR_STREAM_CALL(c, host_memory_allocate, c.dev, &p, bytes);
+  return p;
+}
+void pinned_deallocate(const Place& place, void* ptr, size_t bytes) {
+  Call c = call_for(place);
+  if (c.iface.host_memory_deallocate == nullptr) {
+    std::free(ptr);
+    return;
+  }
+  OAR_STREAM_CALL(c, host_memory_deallocate, c.dev, ptr, bytes);
+}
+
+}  // namespace oar::backends

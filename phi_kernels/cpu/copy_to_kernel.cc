@@ -1,0 +1,44 @@
+// The copy op's kernel (copy_to in paddle_core/ops/creation.yaml): x to another place.
+// Written only over device-generic calls (copy_into, the stream copies of
+// backends/runtime/streams.h), so it is registered once as a generic kernel and found for
+// every device type, the CPU and each plugin alike (Note [Devices]).
+#include "backends/runtime/streams.h"
+#include "oar_generated/kernel_signatures.h"
+#include "paddle_core/dispatch/kernel_registry.h"
+#include "paddle_core/tensor/dense_tensor.h"
+#include "paddle_core/tensor/float16.h"
+
+namespace oar::phi {
+namespace {
+
+void copy_to(const DeviceContext&, const DenseTensor& x, const Place& place, bool blocking, DenseTensor* out) {
+  out->alloc();
+  const Place& from = x.place();
+  // Non-blocking: contiguous bytes between the host and a device go on the device's
+  // current stream; the caller synchronizes before reading them (numpy() does).
+  if (!blocking && from != place && (from.is_cpu() || place.is_cpu()) && x.is_contiguous() && x.numel() > 0) {
+    const Place& device = from.is_cpu() ? place : from;
+    backends::memcpy_async(place, out->raw_data(), from, x.raw_data(), x.numel() * size_of(x.dtype()),
+                           backends::current_stream(device));
+    return;
+  }
+  copy_into(x, out);
+}
+
+template <typename T>
+void CopyToKernel(const DeviceContext& ctx, const DenseTensor& x, const Place& place, bool blocking, DenseTensor* out) {
+  copy_to(ctx, x, place, blocking, out);
+}
+
+template <typename... T>
+bool register_all() {
+  (KernelRegistry::instance().register_generic_kernel(
+       "copy_to", dtype_of<T>, reinterpret_cast<void*>(static_cast<kernel_sig::copy_to>(&CopyToKernel<T>))),
+   ...);
+  return true;
+}
+
+const bool g_registered = register_all<OAR_ALL_TYPES>();
+
+}  // namespace
+}  // namespace oar::phi

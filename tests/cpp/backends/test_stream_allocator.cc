@@ -1,0 +1,106 @@
+// The caching allocator's stream rule on the sample device (Note [Devices]): a block
+// freed on stream S is reused at once on S, and on another stream only after the event
+// recorded at its free has completed; allocate() never waits for it. A deliberately slow
+// stream (SAMPLE_DEVICE_DELAY_US) keeps S's work pending while the test allocates, so an
+// allocator that ignored streams would hand the block to the other stream and fail here.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "backends/runtime/caching_allocator.h"
+#include "backends/runtime/streams.h"
+#include "tests/cpp/backends/sample_device_util.h"
+
+namespace oar::backends {
+namespace {
+
+using testing::sample_place;
+
+// Restores the thread's current stream when the test ends.
+struct StreamScope {
+  Place place;
+  OAR_Stream prev;
+  StreamScope(const Place& p, OAR_Stream s) : place(p), prev(set_current_stream(p, s)) {}
+  ~StreamScope() { set_current_stream(place, prev); }
+};
+
+TEST(StreamAllocator, ReusesAtOnceOnItsStreamAndOnOthersOnlyAfterItsEvent) {
+  const Place p = sample_place(1);
+  setenv("SAMPLE_DEVICE_DELAY_US", "400000", 1);  // each item on `slow`: 200-400 ms
+  OAR_Stream slow = create_stream(p);
+  unsetenv("SAMPLE_DEVICE_DELAY_US");
+  OAR_Stream other = create_stream(p);
+  CachingAllocator a(p);
+  constexpr size_t kBytes = 4096;
+
+  void* block = nullptr;
+  {
+    StreamScope on_slow(p, slow);
+    block = a.allocate(kBytes);
+    std::vector<char> src(kBytes, 7);
+    memcpy_async(p, block, CPUPlace(), src.data(), kBytes, slow);  // pending for >= 200 ms
+    a.deallocate(block, kBytes);
+  }
+  {
+    StreamScope on_other(p, other);
+    void* q = a.allocate(kBytes);  // the block is still being written by `slow`
+    EXPECT_NE(q, block) << "a block still in use on another stream was handed out";
+    a.deallocate(q, kBytes);
+  }
+  {
+    StreamScope on_slow(p, slow);
+    void* again = a.allocate(kBytes);  // same stream: stream order makes it safe at once
+    EXPECT_EQ(again, block);
+    a.deallocate(again, kBytes);
+  }
+  synchronize_stream(p, slow);
+  {
+    // The event has completed; the reaper marks the block ready soon after. allocate()
+    // only polls, so ask until it is handed out (bounded, never a hang).
+    StreamScope on_other(p, other);
+    void* got = nullptr;
+    for (int i = 0; i < 1000 && got != block; ++i) {
+      void* q = a.allocate(kBytes);
+      if (q == block) {
+        got = q;
+      } else {
+        a.deallocate(q, kBytes);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    EXPECT_EQ(got, block) << "the block never became reusable on another stream";
+    if (got != nullptr) a.deallocate(got, kBytes);
+  }
+  a.empty_cache();
+  EXPECT_EQ(a.stats().allocated_bytes, 0);
+  EXPECT_EQ(a.reserved_bytes(), 0);
+  destroy_stream(p, slow);
+  destroy_stream(p, other);
+}
+
+TEST(StreamAllocator, TracksReservedAndPeaks) {
+  const Place p = sample_place(1);
+  CachingAllocator a(p);
+  void* x = a.allocate(1 << 20);
+  void* y = a.allocate(3 << 20);
+  const int64_t both = a.stats().allocated_bytes;
+  EXPECT_EQ(a.reserved_bytes(), both);
+  a.deallocate(y, 3 << 20);
+  EXPECT_EQ(a.stats().peak_allocated_bytes, both);
+  EXPECT_EQ(a.reserved_bytes(), both);  // cached, still held
+  a.reset_peaks();
+  EXPECT_EQ(a.stats().peak_allocated_bytes, a.stats().allocated_bytes);
+  EXPECT_EQ(a.peak_reserved_bytes(), both);
+  a.empty_cache();
+  EXPECT_EQ(a.reserved_bytes(), a.stats().allocated_bytes);
+  a.deallocate(x, 1 << 20);
+  a.empty_cache();
+  EXPECT_EQ(a.reserved_bytes(), 0);
+}
+
+}  // namespace
+}  // namespace oar::backends

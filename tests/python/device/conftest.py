@@ -1,0 +1,49 @@
+"""The device conformance suite's fixtures: the sample device plugin
+(backends/examples/sample_device), built as its own CMake project against the Oar build's
+exported device header, loaded with oar.device.load_plugin; and `device`, which runs a
+test on each of 'cpu' and 'sample:0' as the current device."""
+import glob
+import os
+import subprocess
+
+import pytest
+
+import oar
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+DEVICES = ["cpu", "sample:0"]
+
+
+def sample_plugin_path():
+    """The plugin's path: OAR_SAMPLE_DEVICE_LIB, else built (or brought up to date) in the
+    Oar build tree next to ctest's copy."""
+    lib = os.environ.get("OAR_SAMPLE_DEVICE_LIB")
+    if lib:
+        return lib
+    builds = sorted(glob.glob(os.path.join(_ROOT, "build", "cp3*")))
+    assert builds, "no Oar build tree under build/: install oar first (scripts/setup.sh)"
+    build = builds[0]
+    out = subprocess.run(
+        [os.path.join(_ROOT, "backends", "examples", "sample_device", "build.sh"),
+         os.path.join(build, "sample_device"), os.path.join(build, "cmake")],
+        check=True, capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def load_sample():
+    return oar.device.load_plugin(sample_plugin_path())
+
+
+@pytest.fixture(scope="session")
+def sample():
+    """Loads the sample plugin once; returns its device type."""
+    return load_sample()
+
+
+@pytest.fixture(params=DEVICES)
+def device(request, sample):
+    """Each test runs with 'cpu' and with 'sample:0' as the current device."""
+    oar.set_device(request.param)
+    yield request.param
+    oar.device.synchronize(request.param)
+    oar.set_device("cpu")

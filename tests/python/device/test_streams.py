@@ -1,0 +1,67 @@
+"""Streams and events (paddle.device.Stream / Event / current_stream / set_stream /
+stream_guard / synchronize), on 'cpu' (where everything is synchronous) and 'sample:0'
+(whose streams run work on worker threads, later than queued)."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import oar
+
+
+def test_current_stream_default_and_guard(device):
+    default = oar.device.current_stream()
+    assert default.device.device_str() == device
+    assert oar.device.current_stream(device) == default
+    s = oar.device.Stream(device)
+    with oar.device.stream_guard(s):
+        assert oar.device.current_stream() == s
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(oar.device.current_stream(device)))
+        t.start()
+        t.join()
+        assert seen[0] == default  # the current stream is per thread
+        x = oar.to_tensor([1.0, 2.0]) * 2.0  # work while another stream is current
+        np.testing.assert_array_equal(x.numpy(), [2.0, 4.0])
+    assert oar.device.current_stream() == default
+    prev = oar.device.set_stream(s)
+    assert prev == default and oar.device.current_stream() == s
+    assert oar.device.set_stream(prev) == s
+    with oar.device.stream_guard(None):
+        assert oar.device.current_stream() == default
+
+
+def test_synchronize_waits_for_queued_copies(device):
+    s = oar.device.Stream(device)
+    a = np.random.default_rng(1).standard_normal(10000).astype("float32")
+    with oar.device.stream_guard(s):
+        xs = [oar.to_tensor(a * i, place="cpu")._copy_to(device, False) for i in range(5)]
+    oar.device.synchronize(device)
+    for i, x in enumerate(xs):
+        np.testing.assert_array_equal(x.numpy(), a * i)
+
+
+def test_streams_and_events_check_their_devices(sample):
+    s0 = oar.device.Stream("sample:0")
+    e1 = oar.device.Event("sample:1")
+    with pytest.raises(ValueError, match="the stream is of sample:0, the event of sample:1"):
+        s0.wait_event(e1)
+    with pytest.raises(ValueError, match="the event is of sample:1, the stream of sample:0"):
+        e1.record(s0)
+    with pytest.raises(ValueError, match="'sample' has 2 device"):
+        oar.device.Stream("sample:5")
+
+
+@pytest.mark.skipif(os.environ.get("SAMPLE_DEVICE_DELAY_US") is not None, reason="sets its own delay")
+def test_reading_a_device_tensor_waits_for_its_queued_copy(sample, monkeypatch):
+    monkeypatch.setenv("SAMPLE_DEVICE_DELAY_US", "200000")  # 100-200 ms per item
+    s = oar.device.Stream("sample:0")
+    monkeypatch.delenv("SAMPLE_DEVICE_DELAY_US")
+    a = np.arange(64, dtype="float32")
+    with oar.device.stream_guard(s):
+        x = oar.to_tensor(a, place="cpu")._copy_to("sample:0", False)  # still queued
+        e = s.record_event()
+    np.testing.assert_array_equal(x.numpy(), a)  # numpy() synchronizes the device first
+    assert x.tolist() == a.tolist()
+    e.synchronize()
