@@ -22,7 +22,7 @@ void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and 
 void bind_cinn(py::module_& m);       // cinn_py.cc: the fusion compiler
 void bind_spmd(py::module_& m);       // spmd_py.cc: meshes, placements, SPMD rules, dist tensor metadata
 void bind_distributed(py::module_& m);  // distributed_py.cc: stores, process groups, grad hooks
-void bind_device(py::module_& m);     // device_py.cc: plugins, streams, events, memory stats
+void bind_device(py::module_& m);       // device_py.cc: plugins, streams, events, memory stats
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT

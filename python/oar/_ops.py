@@ -28,6 +28,7 @@ _NOT_PUBLIC = {
     "contiguous", "elementwise_pow", "fused_conv2d", "fused_linear", "fused_linear_activation",
     "gaussian", "max_pool2d_with_index", "max_pool3d_with_index", "max_pool_index_gather",
     "p_norm", "strided_slice_view", "sum_to",
+    "copy_to",  # behind Tensor.to / .cpu() / ._copy_to, as in Paddle
 }
 # Methods the bindings install that paddle.Tensor does not have (the functions stay in
 # their namespaces: oar.linalg.svd, F.relu, oar._C.ops.elementwise_pow ...).
