@@ -70,7 +70,8 @@ class ContinuousBernoulli(Distribution):
         value = self._value(value)
         p = self._safe_p()
         exact = (p.pow(value) * (1.0 - p).pow(1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
-        c = oar.where(self._outside(), exact, value + 0.0 * p)
+        d = self._p - 0.5  # inside lims: first order in p - 1/2 (error O((p - 1/2)^2))
+        c = oar.where(self._outside(), exact, value + 2.0 * d * value * (value - 1.0))
         c = oar.where(value <= 0.0, oar.zeros_like(c), c)
         return oar.where(value >= 1.0, oar.ones_like(c), c)
 
@@ -78,7 +79,8 @@ class ContinuousBernoulli(Distribution):
         value = self._value(value)
         p = self._safe_p()
         exact = (((2.0 * p - 1.0) * value - p).log1p() - (-p).log1p()) / (p.log() - (-p).log1p())
-        return oar.where(self._outside(), exact, value + 0.0 * p)
+        d = self._p - 0.5
+        return oar.where(self._outside(), exact, value - 2.0 * d * value * (value - 1.0))
 
     def entropy(self):
         m = self.mean
