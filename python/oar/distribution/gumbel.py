@@ -3,7 +3,6 @@ import math
 
 import numpy as np
 
-import oar
 from .distribution import Distribution, _dtype_name, check, sample_shape, to_params
 
 _EULER = 0.57721566490153286061

@@ -79,7 +79,7 @@ def test_against_scipy(name):
 
 def test_cauchy_has_no_moments():
     with pytest.raises(ValueError, match="Cauchy.*mean"):
-        D.Cauchy(0.0, 1.0).mean
+        _ = D.Cauchy(0.0, 1.0).mean
 
 
 def test_zero_size_batches():
