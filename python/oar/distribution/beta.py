@@ -47,10 +47,10 @@ class Beta(ExponentialFamily):
 
     @property
     def _natural_parameters(self):
-        return (self.alpha, self.beta)
+        return (self.alpha - 1.0, self.beta - 1.0)  # T(x) = (log x, log(1 - x)), h(x) = 1
 
     def _log_normalizer(self, x, y):
-        return _lbeta(x, y)
+        return _lbeta(x + 1.0, y + 1.0)
 
     @property
     def _mean_carrier_measure(self):

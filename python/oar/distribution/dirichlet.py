@@ -48,10 +48,10 @@ class Dirichlet(ExponentialFamily):
 
     @property
     def _natural_parameters(self):
-        return (self.concentration,)
+        return (self.concentration - 1.0,)  # T(x) = log x, h(x) = 1
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+        return (x + 1.0).lgamma().sum(-1) - (x + 1.0).sum(-1).lgamma()
 
     @property
     def _mean_carrier_measure(self):

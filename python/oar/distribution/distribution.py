@@ -219,7 +219,7 @@ class ExponentialFamily(Distribution):
         grads = oar.grad(log_norm.sum(), etas, create_graph=True)
         ent = -self._mean_carrier_measure + log_norm
         for p, g in zip(etas, grads):
-            ent = ent - p * g
+            ent = ent - sum_rightmost(p * g, p.ndim - log_norm.ndim)
         return ent
 
 

@@ -9,7 +9,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
-from .distribution import Distribution, ExponentialFamily
+from .distribution import Distribution, ExponentialFamily, sum_rightmost
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -187,5 +187,5 @@ def _kl_expfamily(p, q):
     grads = oar.grad(p_a.sum(), p_nat, create_graph=True)
     kl = q._log_normalizer(*q_nat) - p_a
     for pn, qn, g in zip(p_nat, q_nat, grads):
-        kl = kl - (qn - pn) * g
+        kl = kl - sum_rightmost((qn - pn) * g, pn.ndim - p_a.ndim)
     return kl
