@@ -53,8 +53,12 @@ class Binomial(Distribution):
         k_log_p = oar.where(value == 0.0, zero, value * p.log())
         rest = n - value
         rest_log_q = oar.where(rest == 0.0, zero, rest * (-p).log1p())
-        log_comb = (n + 1.0).lgamma() - (value + 1.0).lgamma() - (rest + 1.0).lgamma()
-        return log_comb + k_log_p + rest_log_q
+        inside = (value >= 0.0).logical_and(rest >= 0.0)
+        safe_k = oar.where(inside, value, zero)  # keeps lgamma off the poles outside
+        safe_rest = oar.where(inside, rest, zero)
+        log_comb = (n + 1.0).lgamma() - (safe_k + 1.0).lgamma() - (safe_rest + 1.0).lgamma()
+        lp = log_comb + k_log_p + rest_log_q
+        return oar.where(inside, lp, oar.full_like(lp, float("-inf")))
 
     def entropy(self):
         """-sum_k p(k) log p(k) over the support 0 .. total_count."""

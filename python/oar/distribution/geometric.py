@@ -37,7 +37,8 @@ class Geometric(Distribution):
         k = self._value(k)
         p = self.probs
         q_term = oar.where(k == 0.0, oar.zeros_like(p + 0.0 * k), k * (-p).log1p())
-        return q_term + p.log()
+        lp = q_term + p.log()
+        return oar.where(k >= 0.0, lp, oar.full_like(lp, float("-inf")))
 
     def pmf(self, k):
         return self.log_pmf(k).exp()

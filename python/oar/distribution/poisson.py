@@ -30,8 +30,11 @@ class Poisson(ExponentialFamily):
     def log_prob(self, value):
         value = self._value(value)
         r = self.rate
-        k_log_r = oar.where(value == 0.0, oar.zeros_like(r + 0.0 * value), value * r.log())
-        return k_log_r - r - (value + 1.0).lgamma()
+        zero = oar.zeros_like(r + 0.0 * value)
+        k_log_r = oar.where(value == 0.0, zero, value * r.log())
+        inside = value >= 0.0
+        lp = k_log_r - r - (oar.where(inside, value, zero) + 1.0).lgamma()
+        return oar.where(inside, lp, oar.full_like(lp, float("-inf")))
 
     def entropy(self):
         """-sum_k p(k) log p(k), summed over k = 0 .. max(rate) + 30 sqrt(max(rate)) + 30

@@ -244,3 +244,14 @@ def test_independent_and_transformed():
     st = D.TransformedDistribution(D.Independent(base, 1), [D.StickBreakingTransform()])
     assert st.event_shape == (5,) and st.batch_shape == (3,)
     assert st.sample([2]).shape == [2, 3, 5]
+
+
+def test_discrete_log_prob_outside_the_support_is_minus_inf():
+    k = T([-1.0, 0.0, 3.0, 4.0])
+    bi = D.Binomial(3, T(0.4)).log_prob(k).numpy()
+    np.testing.assert_allclose(bi, stats.binom(3, 0.4).logpmf([-1, 0, 3, 4]))
+    assert np.isneginf(bi[[0, 3]]).all()
+    np.testing.assert_allclose(D.Poisson(T(2.0)).log_prob(k).numpy(),
+                               stats.poisson(2.0).logpmf([-1, 0, 3, 4]))
+    np.testing.assert_allclose(D.Geometric(T(0.3)).log_prob(k).numpy(),
+                               stats.geom(0.3, loc=-1).logpmf([-1, 0, 3, 4]))
