@@ -255,3 +255,24 @@ def test_discrete_log_prob_outside_the_support_is_minus_inf():
                                stats.poisson(2.0).logpmf([-1, 0, 3, 4]))
     np.testing.assert_allclose(D.Geometric(T(0.3)).log_prob(k).numpy(),
                                stats.geom(0.3, loc=-1).logpmf([-1, 0, 3, 4]))
+
+
+def test_student_t_moments_where_they_do_not_exist():
+    d = D.StudentT(T([0.8, 1.5, 4.0]), T(2.0), T(3.0))
+    np.testing.assert_array_equal(np.isnan(d.mean.numpy()), [True, False, False])
+    np.testing.assert_allclose(d.mean.numpy()[1:], [2.0, 2.0])
+    var = d.variance.numpy()
+    assert np.isnan(var[0]) and np.isposinf(var[1])
+    np.testing.assert_allclose(var[2], 9.0 * 4.0 / 2.0)
+
+
+def test_transformed_log_prob_with_an_event_changing_transform():
+    """Y = StickBreaking(X), X ~ Independent(Normal, 1): log p(y) = log p(x) - log|det J|."""
+    loc, scale = RNG.normal(size=(2, 3)), pos(2, 3)
+    td = D.TransformedDistribution(D.Independent(D.Normal(T(loc), T(scale)), 1),
+                                   [D.StickBreakingTransform()])
+    x = RNG.normal(size=(2, 3))
+    t = D.StickBreakingTransform()
+    y = t.forward(T(x))
+    want = stats.norm(loc, scale).logpdf(x).sum(-1) - t.forward_log_det_jacobian(T(x)).numpy()
+    close(td.log_prob(y), want, rtol=1e-8)
