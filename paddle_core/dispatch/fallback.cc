@@ -6,12 +6,14 @@
 #include <gflags/gflags.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/fallback.h"
 
 DEFINE_bool(enable_api_kernel_fallback, true,
             "An op with no kernel for its device runs its CPU kernel with copies (else: an error)");
@@ -46,13 +48,17 @@ Tensor to_place(const Tensor& t, const Place& dst) {
   return Tensor(std::move(out));
 }
 
-void warn_once(const OpCall& call, const Place& device) {
+std::mutex g_mu;
+std::map<std::string, int64_t> g_counts;  // "op/type/dtype" -> fallbacks
+
+// Counts the fallback; the first of each (op, type, dtype) warns.
+void count_and_warn(const OpCall& call, const Place& device) {
   const DataType dtype = first_dtype(call);
-  static std::mutex mu;
-  static std::set<std::string> seen;
   const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
-  std::lock_guard<std::mutex> lock(mu);
-  if (!seen.insert(key).second) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  static std::set<std::string> warned;  // survives reset_fallback_counts: the warning is once per process
+  ++g_counts[key];
+  if (!warned.insert(key).second) return;
   std::fprintf(stderr, "oar: warning: %s has no %s kernel for %s; running its CPU kernel with copies\n", call.op->name,
                device_type_name(device.type()).c_str(), dtype_name(dtype));
 }
@@ -80,7 +86,7 @@ void fallback_layer(OpCall& call) {
     }
   }
   if (!FLAGS_enable_api_kernel_fallback) refuse(call, device);
-  warn_once(call, device);
+  count_and_warn(call, device);
   for (Value& v : call.inputs) {
     v.tensor = to_place(v.tensor, CPUPlace());
     for (Tensor& t : v.list) t = to_place(t, CPUPlace());
@@ -98,4 +104,15 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+std::map<std::string, int64_t> fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_counts;
+}
+
+void reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_counts.clear();
+}
+
 }  // namespace oar::dispatch

@@ -119,6 +119,31 @@ TEST(SampleDevice, EventOrdersTwoStreams) {
   destroy_stream(p, fast);
 }
 
+// A stream may still have a wait for an event queued when the event is destroyed (a
+// temporary event of Stream.wait_stream): the wait must still complete, in order.
+TEST(SampleDevice, EventDestroyedWhileAStreamStillWaitsOnIt) {
+  setenv("SAMPLE_DEVICE_DELAY_US", "20000", 1);
+  const Place p = sample_place();
+  OAR_Stream slow = create_stream(p);
+  unsetenv("SAMPLE_DEVICE_DELAY_US");
+  OAR_Stream fast = create_stream(p);
+  DeviceBuffer a(p, 8), b(p, 8);
+  int64_t value = 7, zero = 0;
+  DeviceManager::instance().memcpy(p, b.ptr, CPUPlace(), &zero, 8);
+  OAR_Event e = create_event(p);
+  memcpy_async(p, a.ptr, CPUPlace(), &value, 8, fast);
+  record_event(p, fast, e);
+  stream_wait_event(p, slow, e);  // the slow stream reaches this wait >= 10 ms later
+  destroy_event(p, e);
+  memcpy_async(p, b.ptr, p, a.ptr, 8, slow);
+  synchronize_stream(p, slow);
+  int64_t out = 0;
+  DeviceManager::instance().memcpy(CPUPlace(), &out, p, b.ptr, 8);
+  EXPECT_EQ(out, 7);
+  destroy_stream(p, slow);
+  destroy_stream(p, fast);
+}
+
 TEST(SampleDevice, CurrentStreamIsPerThreadWithADefault) {
   const Place p = sample_place();
   OAR_Stream def = default_stream(p);
