@@ -13,7 +13,7 @@
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
-#include "paddle_core/dispatch/fallback.h"
+#include "paddle_core/dispatch/fallback_counts.h"
 
 DEFINE_bool(enable_api_kernel_fallback, true,
             "An op with no kernel for its device runs its CPU kernel with copies (else: an error)");
@@ -48,19 +48,24 @@ Tensor to_place(const Tensor& t, const Place& dst) {
   return Tensor(std::move(out));
 }
 
-std::mutex g_mu;
-std::map<std::string, int64_t> g_counts;  // "op/type/dtype" -> fallbacks
-
-// Counts the fallback; the first of each (op, type, dtype) warns.
-void count_and_warn(const OpCall& call, const Place& device) {
+void warn_once(const OpCall& call, const Place& device) {
   const DataType dtype = first_dtype(call);
+  static std::mutex mu;
+  static std::set<std::string> seen;
   const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
-  std::lock_guard<std::mutex> lock(g_mu);
-  static std::set<std::string> warned;  // survives reset_fallback_counts: the warning is once per process
-  ++g_counts[key];
-  if (!warned.insert(key).second) return;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!seen.insert(key).second) return;
   std::fprintf(stderr, "oar: warning: %s has no %s kernel for %s; running its CPU kernel with copies\n", call.op->name,
                device_type_name(device.type()).c_str(), dtype_name(dtype));
+}
+
+std::mutex g_count_mu;
+std::map<std::string, int64_t> g_counts;  // "op/type/dtype" -> fallbacks
+
+void count_fallback(const char* op, const Place& device, DataType dtype) {
+  std::string key = std::string(op) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
+  std::lock_guard<std::mutex> lock(g_count_mu);
+  ++g_counts[key];
 }
 
 void fallback_layer(OpCall& call) {
@@ -86,7 +91,8 @@ void fallback_layer(OpCall& call) {
     }
   }
   if (!FLAGS_enable_api_kernel_fallback) refuse(call, device);
-  count_and_warn(call, device);
+  warn_once(call, device);
+  count_fallback(call.op->name, device, first_dtype(call));
   for (Value& v : call.inputs) {
     v.tensor = to_place(v.tensor, CPUPlace());
     for (Tensor& t : v.list) t = to_place(t, CPUPlace());
@@ -106,12 +112,12 @@ const bool registered = [] {
 }  // namespace
 
 std::map<std::string, int64_t> fallback_counts() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(g_count_mu);
   return g_counts;
 }
 
 void reset_fallback_counts() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(g_count_mu);
   g_counts.clear();
 }
 

@@ -8,7 +8,7 @@
 #include "backends/runtime/caching_allocator.h"
 #include "backends/runtime/device_manager.h"
 #include "backends/runtime/streams.h"
-#include "paddle_core/dispatch/fallback.h"
+#include "paddle_core/dispatch/fallback_counts.h"
 #include "paddle_core/tensor/allocator.h"
 #include "python/csrc/py_convert.h"
 
