@@ -6,14 +6,12 @@
 #include <gflags/gflags.h>
 
 #include <cstdio>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
-#include "paddle_core/dispatch/fallback_counts.h"
 
 DEFINE_bool(enable_api_kernel_fallback, true,
             "An op with no kernel for its device runs its CPU kernel with copies (else: an error)");
@@ -59,15 +57,6 @@ void warn_once(const OpCall& call, const Place& device) {
                device_type_name(device.type()).c_str(), dtype_name(dtype));
 }
 
-std::mutex g_count_mu;
-std::map<std::string, int64_t> g_counts;  // "op/type/dtype" -> fallbacks
-
-void count_fallback(const char* op, const Place& device, DataType dtype) {
-  std::string key = std::string(op) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
-  std::lock_guard<std::mutex> lock(g_count_mu);
-  ++g_counts[key];
-}
-
 void fallback_layer(OpCall& call) {
   // The device the op ran on: its first tensor's place, else its Place argument.
   Place device = CPUPlace();
@@ -92,7 +81,6 @@ void fallback_layer(OpCall& call) {
   }
   if (!FLAGS_enable_api_kernel_fallback) refuse(call, device);
   warn_once(call, device);
-  count_fallback(call.op->name, device, first_dtype(call));
   for (Value& v : call.inputs) {
     v.tensor = to_place(v.tensor, CPUPlace());
     for (Tensor& t : v.list) t = to_place(t, CPUPlace());
@@ -110,15 +98,4 @@ const bool registered = [] {
 }();
 
 }  // namespace
-
-std::map<std::string, int64_t> fallback_counts() {
-  std::lock_guard<std::mutex> lock(g_count_mu);
-  return g_counts;
-}
-
-void reset_fallback_counts() {
-  std::lock_guard<std::mutex> lock(g_count_mu);
-  g_counts.clear();
-}
-
 }  // namespace oar::dispatch

@@ -8,7 +8,6 @@
 #include "backends/runtime/caching_allocator.h"
 #include "backends/runtime/device_manager.h"
 #include "backends/runtime/streams.h"
-#include "paddle_core/dispatch/fallback_counts.h"
 #include "paddle_core/tensor/allocator.h"
 #include "python/csrc/py_convert.h"
 
@@ -137,9 +136,6 @@ void bind_device(py::module_& m) {
   });
   m.def("_set_current_stream",
         [](PyStream& s) { return wrap_stream(s.place, backends::set_current_stream(s.place, s.handle)); });
-
-  m.def("_fallback_counts", [] { return dispatch::fallback_counts(); });
-  m.def("_reset_fallback_counts", [] { dispatch::reset_fallback_counts(); });
 
   m.def("_memory_stats", [](const Place& p) {
     check_place(p, "memory stats");

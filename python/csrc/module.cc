@@ -106,15 +106,11 @@ PYBIND11_MODULE(_C, m) {
   bind_device(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
-  m.def(
-      "_kernel_dtypes",
-      [](const std::string& op, const std::string& device_type) {
-        std::vector<std::string> out;
-        for (DataType t : KernelRegistry::instance().dtypes(op, device_type_from_name(device_type)))
-          out.push_back(dtype_name(t));
-        return out;
-      },
-      py::arg("op"), py::arg("device_type") = "cpu");
+  m.def("_kernel_dtypes", [](const std::string& op) {
+    std::vector<std::string> out;
+    for (DataType t : KernelRegistry::instance().dtypes(op, DeviceType::kCPU)) out.push_back(dtype_name(t));
+    return out;
+  });
 
   // ---- runtime settings
   m.def("set_num_threads", [](int n) {

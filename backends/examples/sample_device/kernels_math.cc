@@ -1,5 +1,5 @@
 // The sample device's elementwise, creation and reduction kernels: add, subtract,
-// multiply, divide (broadcasting), relu and relu_grad, scale, cast, full, full_like,
+// multiply, divide (broadcasting), neg, relu and relu_grad, scale, cast, full, full_like,
 // assign, sum, mean, sum_to. Float kernels for float32 and float64; cast, full,
 // full_like and assign for every dtype.
 #include <algorithm>
@@ -90,6 +90,12 @@ template <typename T>
 void relu(Call& c) {
   const View x = c.input(0);
   unary<T>(c, x, c.output(0), [](T v) { return v > T(0) ? v : T(0); });
+}
+
+template <typename T>
+void neg(Call& c) {
+  const View x = c.input(0);
+  unary<T>(c, x, c.output(0), [](T v) { return -v; });
 }
 
 template <typename T>
@@ -247,6 +253,7 @@ SAMPLE_OP_NAME(subtract)
 SAMPLE_OP_NAME(multiply)
 SAMPLE_OP_NAME(divide)
 SAMPLE_OP_NAME(relu)
+SAMPLE_OP_NAME(neg)
 SAMPLE_OP_NAME(relu_grad)
 SAMPLE_OP_NAME(scale)
 SAMPLE_OP_NAME(cast)
@@ -266,6 +273,7 @@ void float_kernels(OAR_DataType t, std::vector<KernelDef>* d) {
   d->push_back({"multiply", t, bin, K<binary<T, Mul>>::template fn<k_multiply>});
   d->push_back({"divide", t, bin, K<binary<T, Div>>::template fn<k_divide>});
   d->push_back({"relu", t, "(Tensor x) -> Tensor(out)", K<relu<T>>::template fn<k_relu>});
+  d->push_back({"neg", t, "(Tensor x) -> Tensor(out)", K<neg<T>>::template fn<k_neg>});
   d->push_back({"relu_grad", t, "(Tensor out, Tensor grad_out) -> Tensor(x_grad)", K<relu_grad<T>>::template fn<k_relu_grad>});
   d->push_back({"scale", t, "(Tensor x, float scale, float bias, bool bias_after_scale) -> Tensor(out)",
                 K<scale<T>>::template fn<k_scale>});
