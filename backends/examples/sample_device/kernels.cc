@@ -47,8 +47,8 @@ size_t dtype_size(OAR_DataType t) {
 }
 
 const char* dtype_name(OAR_DataType t) {
-  static const char* names[] = {"bool",    "int8",     "uint8",   "int16",   "int32",
-                                "int64",   "float16",  "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",  "int8",    "uint8",    "int16",   "int32",
+                                "int64", "float16", "bfloat16", "float32", "float64"};
   const int i = static_cast<int>(t);
   return i >= 0 && i < 10 ? names[i] : "unknown";
 }
@@ -220,8 +220,8 @@ uint16_t float_to_half(float f) {  // round to nearest even
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
   const uint32_t ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) return sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0);  // inf, nan
-  if (ax >= 0x477ff000u) return sign | 0x7c00;                                    // overflow
-  if (ax < 0x38800000u) {                                                         // subnormal or zero
+  if (ax >= 0x477ff000u) return sign | 0x7c00;                                   // overflow
+  if (ax < 0x38800000u) {                                                        // subnormal or zero
     float a;
     std::memcpy(&a, &ax, 4);
     return sign | static_cast<uint16_t>(static_cast<int>(std::nearbyint(a * 16777216.0f)));
@@ -292,16 +292,26 @@ struct Elem<BHalf> {
 template <typename F>
 void with_type(OAR_DataType t, F f) {
   switch (t) {
-    case OAR_DTYPE_BOOL: return f(bool{});
-    case OAR_DTYPE_INT8: return f(int8_t{});
-    case OAR_DTYPE_UINT8: return f(uint8_t{});
-    case OAR_DTYPE_INT16: return f(int16_t{});
-    case OAR_DTYPE_INT32: return f(int32_t{});
-    case OAR_DTYPE_INT64: return f(int64_t{});
-    case OAR_DTYPE_FLOAT16: return f(Half{});
-    case OAR_DTYPE_BFLOAT16: return f(BHalf{});
-    case OAR_DTYPE_FLOAT32: return f(float{});
-    case OAR_DTYPE_FLOAT64: return f(double{});
+    case OAR_DTYPE_BOOL:
+      return f(bool{});
+    case OAR_DTYPE_INT8:
+      return f(int8_t{});
+    case OAR_DTYPE_UINT8:
+      return f(uint8_t{});
+    case OAR_DTYPE_INT16:
+      return f(int16_t{});
+    case OAR_DTYPE_INT32:
+      return f(int32_t{});
+    case OAR_DTYPE_INT64:
+      return f(int64_t{});
+    case OAR_DTYPE_FLOAT16:
+      return f(Half{});
+    case OAR_DTYPE_BFLOAT16:
+      return f(BHalf{});
+    case OAR_DTYPE_FLOAT32:
+      return f(float{});
+    case OAR_DTYPE_FLOAT64:
+      return f(double{});
   }
 }
 
@@ -366,10 +376,10 @@ void gemm_tn(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C, bool
   }
 }
 
-#define SAMPLE_INSTANTIATE(T)                                                                  \
-  template const T* contiguous_data<T>(const View&, std::vector<T>*);                          \
-  template void gemm<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, bool);              \
-  template void gemm_nt<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, bool);           \
+#define SAMPLE_INSTANTIATE(T)                                                        \
+  template const T* contiguous_data<T>(const View&, std::vector<T>*);                \
+  template void gemm<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, bool);    \
+  template void gemm_nt<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, bool); \
   template void gemm_tn<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, bool);
 SAMPLE_INSTANTIATE(float)
 SAMPLE_INSTANTIATE(double)

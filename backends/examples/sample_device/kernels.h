@@ -84,7 +84,8 @@ template <typename F>
 OAR_Status run_kernel(const OAR_KernelApi* api, OAR_KernelContext ctx, const char* op, F body) {
   try {
     Call call(api, ctx, op);
-    if (std::getenv("SAMPLE_DEVICE_FAIL") != nullptr && (debug_fail("kernel") || debug_fail(std::string("kernel:") + op)))
+    if (std::getenv("SAMPLE_DEVICE_FAIL") != nullptr &&
+        (debug_fail("kernel") || debug_fail(std::string("kernel:") + op)))
       call.fail(OAR_ERROR_DEVICE, "the kernel failed (SAMPLE_DEVICE_FAIL)");
     body(call);
     return OAR_SUCCESS;

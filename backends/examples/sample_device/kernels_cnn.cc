@@ -317,9 +317,8 @@ void avg_pool(Call& c) {  // (x, kernel_size, strides, paddings, ceil_mode, excl
           T sum = 0;
           for (int64_t h = hb; h < he; ++h)
             for (int64_t w = wb; w < we; ++w) sum += xp[(p * g.H + h) * g.W + w];
-          const int64_t n = g.exclusive || g.adaptive
-                                ? std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0)
-                                : g.k[0] * g.k[1];
+          const int64_t n = g.exclusive || g.adaptive ? std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0)
+                                                      : g.k[0] * g.k[1];
           res[j] = n > 0 ? sum / static_cast<T>(n) : T(0);
         }
       }
@@ -344,9 +343,8 @@ void avg_pool_grad(Call& c) {  // (x, grad_out, kernel_size, strides, paddings, 
         for (int64_t ow = 0; ow < g.OW; ++ow, ++j) {
           int64_t wb, we;
           g.window(1, ow, &wb, &we);
-          const int64_t n = g.exclusive || g.adaptive
-                                ? std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0)
-                                : g.k[0] * g.k[1];
+          const int64_t n = g.exclusive || g.adaptive ? std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0)
+                                                      : g.k[0] * g.k[1];
           if (n <= 0) continue;
           const T v = gp[j] / static_cast<T>(n);
           for (int64_t h = hb; h < he; ++h)

@@ -11,8 +11,8 @@ namespace sample {
 namespace {
 
 constexpr OAR_DataType kF32 = OAR_DTYPE_FLOAT32, kF64 = OAR_DTYPE_FLOAT64;
-constexpr OAR_DataType kAllTypes[] = {OAR_DTYPE_BOOL,    OAR_DTYPE_INT8,     OAR_DTYPE_UINT8,   OAR_DTYPE_INT16,
-                                      OAR_DTYPE_INT32,   OAR_DTYPE_INT64,    OAR_DTYPE_FLOAT16, OAR_DTYPE_BFLOAT16,
+constexpr OAR_DataType kAllTypes[] = {OAR_DTYPE_BOOL,    OAR_DTYPE_INT8,   OAR_DTYPE_UINT8,   OAR_DTYPE_INT16,
+                                      OAR_DTYPE_INT32,   OAR_DTYPE_INT64,  OAR_DTYPE_FLOAT16, OAR_DTYPE_BFLOAT16,
                                       OAR_DTYPE_FLOAT32, OAR_DTYPE_FLOAT64};
 
 // ---- binary elementwise, broadcasting x and y to the output's dims
@@ -202,7 +202,8 @@ std::vector<int64_t> reduction_map(Call& c, const View& x, const std::vector<int
   std::vector<bool> reduced(x.ndim(), axes.empty());
   for (int64_t a : axes) {
     const int64_t r = a < 0 ? a + x.ndim() : a;
-    if (r < 0 || r >= std::max(x.ndim(), 1)) c.fail(OAR_ERROR_INVALID_ARGUMENT, "axis " + std::to_string(a) + " is out of range");
+    if (r < 0 || r >= std::max(x.ndim(), 1))
+      c.fail(OAR_ERROR_INVALID_ARGUMENT, "axis " + std::to_string(a) + " is out of range");
     if (r < x.ndim()) reduced[r] = true;
   }
   std::vector<int64_t> kept(x.ndim());
@@ -274,10 +275,12 @@ void float_kernels(OAR_DataType t, std::vector<KernelDef>* d) {
   d->push_back({"divide", t, bin, K<binary<T, Div>>::template fn<k_divide>});
   d->push_back({"relu", t, "(Tensor x) -> Tensor(out)", K<relu<T>>::template fn<k_relu>});
   d->push_back({"neg", t, "(Tensor x) -> Tensor(out)", K<neg<T>>::template fn<k_neg>});
-  d->push_back({"relu_grad", t, "(Tensor out, Tensor grad_out) -> Tensor(x_grad)", K<relu_grad<T>>::template fn<k_relu_grad>});
+  d->push_back(
+      {"relu_grad", t, "(Tensor out, Tensor grad_out) -> Tensor(x_grad)", K<relu_grad<T>>::template fn<k_relu_grad>});
   d->push_back({"scale", t, "(Tensor x, float scale, float bias, bool bias_after_scale) -> Tensor(out)",
                 K<scale<T>>::template fn<k_scale>});
-  d->push_back({"sum", t, "(Tensor x, int[] axis, DataType dtype, bool keepdim) -> Tensor(out)", K<sum<T>>::template fn<k_sum>});
+  d->push_back(
+      {"sum", t, "(Tensor x, int[] axis, DataType dtype, bool keepdim) -> Tensor(out)", K<sum<T>>::template fn<k_sum>});
   d->push_back({"mean", t, "(Tensor x, int[] axis, bool keepdim) -> Tensor(out)", K<mean<T>>::template fn<k_mean>});
   d->push_back({"sum_to", t, "(Tensor x, int[] shape) -> Tensor(out)", K<sum_to<T>>::template fn<k_sum_to>});
 }

@@ -192,9 +192,11 @@ CEArgs ce_args(Call& c, bool with_grad) {
   a.eps = c.attr_float(i++);
   const std::string red = c.attr_str(i++);
   a.reduction = red == "none" ? 0 : red == "mean" ? 1 : red == "sum" ? 2 : -1;
-  if (a.reduction < 0) c.fail(OAR_ERROR_INVALID_ARGUMENT, "reduction must be 'none', 'mean' or 'sum', got '" + red + "'");
+  if (a.reduction < 0)
+    c.fail(OAR_ERROR_INVALID_ARGUMENT, "reduction must be 'none', 'mean' or 'sum', got '" + red + "'");
   if (!a.soft && a.label.dtype != OAR_DTYPE_INT64 && a.label.dtype != OAR_DTYPE_INT32)
-    c.fail(OAR_ERROR_INVALID_ARGUMENT, std::string("hard labels must be int32 or int64, got ") + dtype_name(a.label.dtype));
+    c.fail(OAR_ERROR_INVALID_ARGUMENT,
+           std::string("hard labels must be int32 or int64, got ") + dtype_name(a.label.dtype));
   a.r = rows_at(c, a.input.dims, axis);
   return a;
 }
@@ -239,7 +241,9 @@ struct CE {
   int64_t base(int64_t j) const { return (j / a.r.inner) * a.r.C * a.r.inner + j % a.r.inner; }
   double xv(int64_t j, int64_t c) const { return x[base(j) + c * a.r.inner]; }
   bool ignored(int64_t j) const { return !a.soft && hard[j] == a.ignore; }
-  double soft_at(int64_t j, int64_t c) const { return keep * static_cast<double>(soft[base(j) + c * a.r.inner]) + spread; }
+  double soft_at(int64_t j, int64_t c) const {
+    return keep * static_cast<double>(soft[base(j) + c * a.r.inner]) + spread;
+  }
   // Paddle's TolerableValue: log(0) -> -1e20 (use_softmax = false).
   static double tolerable_log(double v) {
     const double l = std::log(v);
@@ -252,7 +256,9 @@ struct CE {
     for (int64_t c = 0; c < a.r.C; ++c) s += std::exp(xv(j, c) - mx);
     return mx + std::log(s);
   }
-  double log_prob(int64_t j, int64_t c, double z) const { return a.use_softmax ? xv(j, c) - z : tolerable_log(xv(j, c)); }
+  double log_prob(int64_t j, int64_t c, double z) const {
+    return a.use_softmax ? xv(j, c) - z : tolerable_log(xv(j, c));
+  }
   double weight_of(int64_t j) const {
     if (!a.soft) {
       if (hard[j] == a.ignore) return 0;
@@ -307,7 +313,8 @@ void check_labels(Call& c, const CEArgs& a) {
     if (l[j] == a.ignore || (l[j] >= 0 && l[j] < a.r.C)) continue;
     c.fail(OAR_ERROR_INVALID_ARGUMENT, "label value " + std::to_string(l[j]) + " at position " + std::to_string(j) +
                                            " is out of range for " + std::to_string(a.r.C) + " classes (expected [0, " +
-                                           std::to_string(a.r.C) + ") or ignore_index=" + std::to_string(a.ignore) + ")");
+                                           std::to_string(a.r.C) + ") or ignore_index=" + std::to_string(a.ignore) +
+                                           ")");
   }
 }
 
@@ -386,7 +393,8 @@ void add_kernels(OAR_DataType t, std::vector<KernelDef>* d) {
   d->push_back({"matmul", t, "(Tensor x, Tensor y, bool transpose_x, bool transpose_y) -> Tensor(out)",
                 K<matmul<T>>::template fn<k_matmul>});
   d->push_back({"softmax", t, "(Tensor x, int axis) -> Tensor(out)", K<softmax<T, false>>::template fn<k_softmax>});
-  d->push_back({"log_softmax", t, "(Tensor x, int axis) -> Tensor(out)", K<softmax<T, true>>::template fn<k_log_softmax>});
+  d->push_back(
+      {"log_softmax", t, "(Tensor x, int axis) -> Tensor(out)", K<softmax<T, true>>::template fn<k_log_softmax>});
   d->push_back({"softmax_grad", t, "(Tensor out, Tensor grad_out, int axis) -> Tensor(x_grad)",
                 K<softmax_grad<T, false>>::template fn<k_softmax_grad>});
   d->push_back({"log_softmax_grad", t, "(Tensor out, Tensor grad_out, int axis) -> Tensor(x_grad)",

@@ -345,8 +345,8 @@ OAR_Status s_allocate(const OAR_Device* d, void** ptr, size_t size) {
   Device* dev = dev_of(d);
   if (dev == nullptr || ptr == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   if (sample::debug_fail("alloc"))
-    return fail(OAR_ERROR_OUT_OF_MEMORY, "allocation of " + std::to_string(size) +
-                                             " bytes refused (SAMPLE_DEVICE_FAIL=alloc)");
+    return fail(OAR_ERROR_OUT_OF_MEMORY,
+                "allocation of " + std::to_string(size) + " bytes refused (SAMPLE_DEVICE_FAIL=alloc)");
   const OAR_Status s = dev->arena.allocate(ptr, size);
   if (s == OAR_ERROR_OUT_OF_MEMORY) {
     std::lock_guard<std::mutex> lock(dev->arena.mu);
@@ -388,9 +388,9 @@ OAR_Status resolve(Device* dev, Dir dir, void* dst, const void* src, size_t n, c
   const bool dst_dev = dir != Dir::kD2H, src_dev = dir != Dir::kH2D;
   if ((dst_dev && !dev->arena.contains(dst, n)) || (src_dev && !dev->arena.contains(src, n))) {
     // a host pointer where device memory belongs
-    return fail(OAR_ERROR_INVALID_ARGUMENT, std::string(dir_name(dir)) + " copy of " + std::to_string(n) +
-                                                " bytes: the " + (dst_dev && !dev->arena.contains(dst, n) ? "destination" : "source") +
-                                                " is not device memory");
+    return fail(OAR_ERROR_INVALID_ARGUMENT,
+                std::string(dir_name(dir)) + " copy of " + std::to_string(n) + " bytes: the " +
+                    (dst_dev && !dev->arena.contains(dst, n) ? "destination" : "source") + " is not device memory");
   }
   if (sample::debug_fail(dir_name(dir)))
     return fail(OAR_ERROR_DEVICE, std::string(dir_name(dir)) + " copy of " + std::to_string(n) +

@@ -8,7 +8,7 @@ import pytest
 
 import oar
 import oar.nn.functional as F
-from op_test_utils import (BINARY_SHAPES, UNARY_SHAPES, OpCase, assert_close, case_id, check_forward,
+from op_test_utils import (BINARY_SHAPES, UNARY_SHAPES, OpCase, assert_close, check_forward,
                            check_grad, make_inputs, nonzero, normal, to_numpy)
 
 DEV = "sample:0"
