@@ -125,23 +125,39 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims);
 
 /// Walks `dims` one innermost row at a time: row(n, offsets, inner_strides), with each
 /// operand's element offset of the row's first element and its stride along the row.
+/// Dims that every operand steps through as one (contiguous together) are merged first,
+/// so rows are as long as they can be.
 template <size_t K, typename F>
-void for_rows(const std::vector<int64_t>& dims, const std::array<std::vector<int64_t>, K>& strides, F row) {
-  const int nd = static_cast<int>(dims.size());
+void for_rows(const std::vector<int64_t>& dims_in, const std::array<std::vector<int64_t>, K>& strides_in, F row) {
   int64_t total = 1;
-  for (int64_t d : dims) total *= d;
+  for (int64_t d : dims_in) total *= d;
   std::array<int64_t, K> off{}, last{};
   if (total == 0) return;
-  if (nd == 0) {
+  // Merge dim i into the next kept one when every operand's stride allows it.
+  std::vector<int64_t> dims;
+  std::array<std::vector<int64_t>, K> strides;
+  for (int i = static_cast<int>(dims_in.size()) - 1; i >= 0; --i) {
+    if (dims_in[i] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; k < K && merge; ++k) merge = strides_in[k][i] == strides[k].back() * dims.back();
+    if (merge) {
+      dims.back() *= dims_in[i];
+      continue;
+    }
+    dims.push_back(dims_in[i]);
+    for (size_t k = 0; k < K; ++k) strides[k].push_back(strides_in[k][i]);
+  }
+  if (dims.empty()) {  // a single element
     row(int64_t{1}, off, last);
     return;
   }
-  const int64_t n = dims[nd - 1];
-  for (size_t k = 0; k < K; ++k) last[k] = strides[k][nd - 1];
+  const int nd = static_cast<int>(dims.size());  // innermost first from here on
+  const int64_t n = dims[0];
+  for (size_t k = 0; k < K; ++k) last[k] = strides[k][0];
   std::vector<int64_t> idx(nd, 0);
   for (int64_t r = 0, rows = total / n; r < rows; ++r) {
     row(n, off, last);
-    for (int d = nd - 2; d >= 0; --d) {
+    for (int d = 1; d < nd; ++d) {
       if (++idx[d] < dims[d]) {
         for (size_t k = 0; k < K; ++k) off[k] += strides[k][d];
         break;

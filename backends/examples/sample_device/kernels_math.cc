@@ -76,6 +76,14 @@ void binary(Call& c) {
 template <typename T, typename F>
 void unary(Call& c, const View& x, const View& out, F f) {
   if (out.numel() == 0) return;
+  if (x.contiguous() && x.numel() == out.numel()) {  // one flat loop the compiler vectorizes
+    c.launch([x, out, f] {
+      const T* xp = x.ptr<T>();
+      T* o = out.ptr<T>();
+      for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = f(xp[i]);
+    });
+    return;
+  }
   const std::array<std::vector<int64_t>, 2> st = {out.strides, broadcast_strides(x, out.dims)};
   c.launch([x, out, st, f] {
     T* o = out.ptr<T>();
@@ -105,10 +113,17 @@ void relu_grad(Call& c) {  // (out, grad_out) -> grad_out * (out > 0)
   const std::array<std::vector<int64_t>, 3> st = {dx.strides, broadcast_strides(out, dx.dims),
                                                   broadcast_strides(g, dx.dims)};
   c.launch([out, g, dx, st] {
+    T* d = dx.ptr<T>();
+    const T* op = out.ptr<T>();
+    const T* gp = g.ptr<T>();
     for_rows<3>(dx.dims, st, [&](int64_t n, std::array<int64_t, 3> off, std::array<int64_t, 3> s) {
-      for (int64_t i = 0; i < n; ++i) {
-        const T o = out.ptr<T>()[off[1] + i * s[1]];
-        dx.ptr<T>()[off[0] + i] = o > T(0) ? g.ptr<T>()[off[2] + i * s[2]] : T(0);
+      T* dr = d + off[0];
+      const T* orow = op + off[1];
+      const T* grow = gp + off[2];
+      if (s[1] == 1 && s[2] == 1) {
+        for (int64_t i = 0; i < n; ++i) dr[i] = orow[i] > T(0) ? grow[i] : T(0);
+      } else {
+        for (int64_t i = 0; i < n; ++i) dr[i] = orow[i * s[1]] > T(0) ? grow[i * s[2]] : T(0);
       }
     });
   });
