@@ -108,19 +108,35 @@ def test_executor_runs_a_program_on_the_place_it_is_given(sample):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
 
 
-def test_fallback_off_refuses_to_lower_for_the_device(sample):
+def test_fallback_off_refuses_to_lower_or_run_for_the_device(sample):
     def f(x):
         return oar.tanh(x) * 2.0
 
-    x = oar.to_tensor(np.array([0.5, -1.0], "float32"), place="sample:0")
+    xs = np.array([0.5, -1.0], "float32")
+    static = oar.jit.to_static(f)
+    static(oar.to_tensor(xs))  # converted (and traced) on the CPU
+    program = static.concrete_programs[0].program
+    lowered_cpu = program.run_pipeline("jit-infer", lower_copy=True)
+    sample0 = oar.CustomPlace("sample", 0)
     oar.set_flags({"FLAGS_enable_api_kernel_fallback": False})
     try:
-        with pytest.raises(TypeError, match=r"lower_to_kernel: no sample kernel '\w+' for dtype float32 "
-                                            r"\(op pd_op\.\w+\), and FLAGS_enable_api_kernel_fallback is off"):
-            oar.jit.to_static(f)(x)
+        with pytest.raises(TypeError, match=r"lower_to_kernel: no sample kernel 'tanh' for dtype float32 "
+                                            r"\(op pd_op\.tanh\), and FLAGS_enable_api_kernel_fallback is off"):
+            program.run_pipeline("jit-infer", lower_copy=True, place=sample0)
+        with pytest.raises(TypeError, match=r"no sample kernel 'tanh'"):
+            oar._C.pir.Executor(program, sample0)  # lowers its own copy for the place
+        with pytest.raises(TypeError, match=r"Executor: pd_op\.tanh has no sample kernel for dtype float32 and "
+                                            r"FLAGS_enable_api_kernel_fallback is off"):
+            oar._C.pir.Executor(lowered_cpu, sample0)
+        # on the CPU nothing changes
+        (y,) = oar._C.pir.Executor(lowered_cpu).run([oar.to_tensor(xs)], {})
+        np.testing.assert_allclose(y.numpy(), np.tanh(xs) * 2.0, rtol=1e-6)
     finally:
         oar.set_flags({"FLAGS_enable_api_kernel_fallback": True})
-    np.testing.assert_allclose(oar.jit.to_static(f)(x).numpy(), np.tanh([0.5, -1.0]) * 2.0, rtol=1e-6)
+    ex = oar._C.pir.Executor(program.run_pipeline("jit-infer", lower_copy=True, place=sample0), sample0)
+    (y,) = ex.run([oar.to_tensor(xs, place="sample:0")], {})
+    assert y.place.device_str() == "sample:0"
+    np.testing.assert_allclose(y.numpy(), np.tanh(xs) * 2.0, rtol=1e-6)
 
 
 @pytest.fixture(scope="module")
