@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     config.SetCpuMathLibraryNumThreads(threads);
     if (!device.empty()) {
       const size_t colon = device.find(':');
-      config.EnableCustomDevice(device.substr(0, colon), colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1)));
+      config.EnableCustomDevice(device.substr(0, colon),
+                                colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1)));
     }
     auto predictor = oar::inference::CreatePredictor(config);
 

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "backends/runtime/device_manager.h"
 #include "inference/predictor/predictor_access.h"
 #include "inference/predictor/saved_model.h"
-#include "backends/runtime/device_manager.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/tensor.h"
 #include "pir/executor/executor.h"
@@ -78,8 +78,8 @@ Place run_place(const Config& c) {
               "' is registered (registered: ", known,
               "; set CUSTOM_DEVICE_ROOT to the folder of its plugin, or load it first)");
   const int n = dm.device_count(type);
-  OAR_ENFORCE(c.custom_device_id() < n, InvalidArgument, "Config.EnableCustomDevice: device id ",
-              c.custom_device_id(), " of '", type, "' is out of range (it has ", n, " device(s))");
+  OAR_ENFORCE(c.custom_device_id() < n, InvalidArgument, "Config.EnableCustomDevice: device id ", c.custom_device_id(),
+              " of '", type, "' is out of range (it has ", n, " device(s))");
   return CustomPlace(type, c.custom_device_id());
 }
 

@@ -70,7 +70,10 @@ class Config {
   const std::string& custom_device_type() const { return device_type_; }
   int custom_device_id() const { return device_id_; }
   /// Back to the CPU.
-  void DisableCustomDevice() { device_type_.clear(); device_id_ = 0; }
+  void DisableCustomDevice() {
+    device_type_.clear();
+    device_id_ = 0;
+  }
   /// The settings, one "key: value" a line.
   std::string Summary() const;
 

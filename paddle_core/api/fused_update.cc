@@ -49,9 +49,9 @@ void fused_update(std::string_view rule, const phi::UpdateArgs& args) {
   for (const phi::UpdateRule& r : phi::update_rules())
     if (rule == r.name) spec = &r;
   OAR_ENFORCE(spec != nullptr, NotFound, "fused_update: no optimizer rule '", rule, "'");
-  OAR_ENFORCE(args.states.size() == spec->num_states && args.scalars.size() == spec->num_scalars, InvalidArgument,
-              rule, "_update: expected ", spec->num_states, " state lists and ", spec->num_scalars,
-              " scalars, got ", args.states.size(), " and ", args.scalars.size());
+  OAR_ENFORCE(args.states.size() == spec->num_states && args.scalars.size() == spec->num_scalars, InvalidArgument, rule,
+              "_update: expected ", spec->num_states, " state lists and ", spec->num_scalars, " scalars, got ",
+              args.states.size(), " and ", args.scalars.size());
   if (args.params.empty()) return;
   const Place place = args.params[0]->place();
   const DataType dtype = args.params[0]->dtype();

@@ -60,7 +60,9 @@ Tensor to_place(const Tensor& t, const Place& dst) {
   return Tensor(std::move(out));
 }
 
-void warn_once(const OpCall& call, const Place& device) { warn_fallback(call.op->name, device.type(), first_dtype(call)); }
+void warn_once(const OpCall& call, const Place& device) {
+  warn_fallback(call.op->name, device.type(), first_dtype(call));
+}
 
 void fallback_layer(OpCall& call) {
   // The device the op ran on: its first tensor's place, else its Place argument.

@@ -353,9 +353,8 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
 
 // ---- the CPU's update kernels (UpdateKernel), one per rule
 const std::vector<UpdateRule>& update_rules() {
-  static const std::vector<UpdateRule> r = {{"sgd", 0, 0},     {"momentum", 1, 1}, {"adam", 2, 3},
-                                            {"adamax", 2, 3},  {"adagrad", 1, 1},  {"adadelta", 2, 2},
-                                            {"rmsprop", 3, 3}, {"lamb", 2, 3}};
+  static const std::vector<UpdateRule> r = {{"sgd", 0, 0},     {"momentum", 1, 1}, {"adam", 2, 3},    {"adamax", 2, 3},
+                                            {"adagrad", 1, 1}, {"adadelta", 2, 2}, {"rmsprop", 3, 3}, {"lamb", 2, 3}};
   return r;
 }
 

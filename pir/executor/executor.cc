@@ -305,8 +305,8 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
       OAR_ENFORCE(device == place_.type() || device == DeviceType::kCPU, InvalidArgument, "Executor: ", info->name,
                   " was lowered for ", kernel_device_label(device), " kernels but the program runs on ", place_.str());
       st.fallback = device != place_.type();
-      OAR_ENFORCE(!st.fallback || dispatch::fallback_allowed(place_), InvalidType, "Executor: ", info->name,
-                  " has no ", kernel_device_label(place_.type()), " kernel for dtype ", dtype_name(key.as_dtype()),
+      OAR_ENFORCE(!st.fallback || dispatch::fallback_allowed(place_), InvalidType, "Executor: ", info->name, " has no ",
+                  kernel_device_label(place_.type()), " kernel for dtype ", dtype_name(key.as_dtype()),
                   " and FLAGS_enable_api_kernel_fallback is off, so it does not run on the CPU");
       if (st.fallback) dispatch::warn_fallback(base->name.substr(6), place_.type(), key.as_dtype());
       st.kernel = KernelRegistry::instance().find(kernel, device, key.as_dtype());

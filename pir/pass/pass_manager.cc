@@ -225,7 +225,6 @@ bool PassManager::run_on(Operation* anchor) {
   return changed;
 }
 
-
 Program* current_program() { return t_current_program; }
 Place current_place() { return t_current_place; }
 

@@ -51,14 +51,13 @@ void bind_optimizer(py::module_& m) {
   m.def("_sgd_update", [](const TL& params, const TL& grads, const DL& lrs, const DL& wds) {
     update("sgd", params, grads, {}, lrs, wds, {});
   });
-  m.def("_momentum_update", [](const TL& params, const TL& grads, const TL& vel, const DL& lrs, const DL& wds,
-                               double mu, bool nesterov) {
+  m.def("_momentum_update",
+        [](const TL& params, const TL& grads, const TL& vel, const DL& lrs, const DL& wds, double mu, bool nesterov) {
     update("momentum", params, grads, {{&vel, "velocities"}}, lrs, wds, {mu}, nesterov);
   });
-  m.def("_adam_update", [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const DL& lrs,
-                           const DL& wds, double beta1, double beta2, double eps, bool decoupled, int64_t step) {
-    update("adam", params, grads, {{&m1, "moment1"}, {&m2, "moment2"}}, lrs, wds, {beta1, beta2, eps}, decoupled,
-           step);
+  m.def("_adam_update", [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const DL& lrs, const DL& wds,
+                           double beta1, double beta2, double eps, bool decoupled, int64_t step) {
+    update("adam", params, grads, {{&m1, "moment1"}, {&m2, "moment2"}}, lrs, wds, {beta1, beta2, eps}, decoupled, step);
   });
   m.def("_adamax_update", [](const TL& params, const TL& grads, const TL& mom, const TL& inf, const DL& lrs,
                              const DL& wds, double beta1, double beta2, double eps, int64_t step) {
@@ -67,12 +66,11 @@ void bind_optimizer(py::module_& m) {
   });
   m.def("_adagrad_update",
         [](const TL& params, const TL& grads, const TL& mom, const DL& lrs, const DL& wds, double eps) {
-          update("adagrad", params, grads, {{&mom, "moments"}}, lrs, wds, {eps});
-        });
+    update("adagrad", params, grads, {{&mom, "moments"}}, lrs, wds, {eps});
+  });
   m.def("_adadelta_update", [](const TL& params, const TL& grads, const TL& eg, const TL& ex, const DL& lrs,
                                const DL& wds, double rho, double eps) {
-    update("adadelta", params, grads, {{&eg, "avg_squared_grad"}, {&ex, "avg_squared_update"}}, lrs, wds,
-           {rho, eps});
+    update("adadelta", params, grads, {{&eg, "avg_squared_grad"}, {&ex, "avg_squared_update"}}, lrs, wds, {rho, eps});
   });
   m.def("_rmsprop_update", [](const TL& params, const TL& grads, const TL& ms, const TL& mg, const TL& mom,
                               const DL& lrs, const DL& wds, double rho, double eps, double mu, bool centered) {
@@ -80,8 +78,8 @@ void bind_optimizer(py::module_& m) {
            {{&ms, "mean_square"}, {centered ? &mg : nullptr, "mean_grad"}, {&mom, "momentum"}}, lrs, wds,
            {rho, eps, mu}, centered);
   });
-  m.def("_lamb_update", [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const DL& lrs,
-                           const DL& wds, double beta1, double beta2, double eps, int64_t step) {
+  m.def("_lamb_update", [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const DL& lrs, const DL& wds,
+                           double beta1, double beta2, double eps, int64_t step) {
     update("lamb", params, grads, {{&m1, "moment1"}, {&m2, "moment2"}}, lrs, wds, {beta1, beta2, eps}, false, step);
   });
 }

@@ -49,8 +49,10 @@ DenseTensor filled(const Place& place, DataType dtype, std::vector<double> v) {
   DenseTensor h(Dims{static_cast<int64_t>(v.size())}, dtype, CPUPlace());
   h.alloc();
   for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DataType::FLOAT32) h.data<float>()[i] = static_cast<float>(v[i]);
-    else h.data<double>()[i] = v[i];
+    if (dtype == DataType::FLOAT32)
+      h.data<float>()[i] = static_cast<float>(v[i]);
+    else
+      h.data<double>()[i] = v[i];
   }
   if (place.is_cpu()) return h;
   DenseTensor d(h.dims(), dtype, place);

@@ -182,7 +182,8 @@ TEST(PirLowerPlace, ExecutorOnTheDeviceRefusesParametersOnAnotherPlace) {
   Executor ex(*p, lower_dev());
   const Tensor x = ops::full({1, 3}, Scalar(0.5), DataType::FLOAT32);
   const std::unordered_map<std::string, Tensor> params = {{"w", ops::full({3}, Scalar(1.0), DataType::FLOAT32)}};
-  expect_error([&] { ex.run({x}, &params); }, "Executor.run: parameter 'w' is on cpu but the program runs on lower_dev:0");
+  expect_error([&] { ex.run({x}, &params); },
+               "Executor.run: parameter 'w' is on cpu but the program runs on lower_dev:0");
 }
 
 TEST(PirLowerPlace, DrrRequireKernelsAsksTheRunPlace) {
