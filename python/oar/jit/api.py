@@ -178,7 +178,7 @@ class ConcreteProgram:
         if cinn:
             # The fusion compiler (docs/notes/cinn.md) runs on a copy: the program users
             # print and jit.save writes keeps its ops, the executor runs compiled groups.
-            self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True)
+            self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True, place=self.place)
         self.executor = _pir.Executor(self.executed_program, self.place)
         self.backward_program = backward
         self.executed_backward_program = None
@@ -186,7 +186,8 @@ class ConcreteProgram:
         if backward is not None:
             self.executed_backward_program = backward.run_pipeline(pipeline, lower_copy=True, place=self.place)
             if cinn:
-                self.executed_backward_program = backward.clone().run_pipeline("cinn", lower_copy=True)
+                self.executed_backward_program = backward.clone().run_pipeline("cinn", lower_copy=True,
+                                                                                  place=self.place)
             self.backward_executor = _pir.Executor(self.executed_backward_program, self.place)
         self.wrt_inputs = list(wrt_inputs)    # indices of the tensor arguments that get grads
         self.wrt_params = list(wrt_params)    # names of the parameters that get grads
