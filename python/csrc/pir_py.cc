@@ -398,11 +398,14 @@ void bind_pir(py::module_& m) {
       .def("end_loop", [](PyTracer& t, py::handle cond, py::list next) {
         t.tracer().end_loop(py_to_tensor(cond, "while_loop", "cond"), py_to_tensor_list(next, "while_loop", "body"));
       }, py::arg("cond"), py::arg("next"))
-      .def("finish_while", [](PyTracer& t, py::handle cond, py::list init, py::list results) {
+      .def("finish_while", [](PyTracer& t, py::handle cond, py::list init, py::list results,
+                              const std::string& name) {
         t.tracer().finish_while(py_to_tensor(cond, "while_loop", "cond"),
                                 py_to_tensor_list(init, "while_loop", "loop_vars"),
-                                py_to_tensor_list(results, "while_loop", "results"));
-      }, py::arg("cond"), py::arg("init"), py::arg("results"))
+                                py_to_tensor_list(results, "while_loop", "results"), name);
+      }, py::arg("cond"), py::arg("init"), py::arg("results"), py::arg("name") = "")
+      .def("region_condition_fixed", [](PyTracer& t) { return t.tracer().region_condition_fixed(); },
+           "Whether the loop body last ended computes a condition no iteration changes.")
       .def("region_captures", [](PyTracer& t) {
         py::list caps;
         for (const Tensor& x : t.tracer().region_captures()) caps.append(wrap(x));
