@@ -227,9 +227,9 @@ Executor::Steps Executor::plan_block(const Block* block) {
       st.kind = name == "cf.if" ? Step::kIf : Step::kWhile;
       if (st.kind == Step::kWhile) {
         const Attribute n = op->attr("name");
-        st.loop_name = "cf.while " + (n && n.is(AttrKind::kString) && !n.as_string().empty()
-                                          ? "'" + n.as_string() + "'"
-                                          : "#" + std::to_string(num_loops_));
+        st.loop_name =
+            "cf.while " + (n && n.is(AttrKind::kString) && !n.as_string().empty() ? "'" + n.as_string() + "'"
+                                                                                  : "#" + std::to_string(num_loops_));
         ++num_loops_;
         st.fixed_cond = loop_condition_is_fixed(op->region(0).front());
       }
