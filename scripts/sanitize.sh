@@ -4,8 +4,10 @@
 # 1. builds Oar with -DOAR_SANITIZE=address,undefined in build-asan/ (not the pip build);
 # 2. runs the C++ tests (ctest) under ASan/UBSan;
 # 3. runs the Python suite against that build with the ASan runtime preloaded (Python itself
-#    is not instrumented, so its allocations are not leak-checked: detect_leaks=0), from a
-#    venv of its own in build-asan/venv (the pip-installed oar would shadow the build).
+#    is not instrumented, so its allocations are not leak-checked: detect_leaks=0), through
+#    scripts/dev_env.sh (the build's extension, not the editable install).
+# OAR_SANITIZE_STEPS picks steps (default "build ctest pytest"), e.g. OAR_SANITIZE_STEPS=pytest
+# to run the Python suite in parts against a finished build.
 # Slow (an instrumented build on a shared machine): nice -n 15, CMAKE_BUILD_PARALLEL_LEVEL=2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,29 +15,35 @@ root=$(pwd)
 build=${OAR_ASAN_BUILD:-$root/build-asan}
 jobs=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 py=${PYTHON:-python3}
+steps=${OAR_SANITIZE_STEPS:-build ctest pytest}
 
-echo "[sanitize] configure + build in $build"
-pyinc=$("$py" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOAR_SANITIZE=address,undefined \
-  -DOAR_NATIVE_ARCH=ON -DPython_EXECUTABLE="$(command -v "$py")" ${pyinc:+-Dpybind11_DIR=$pyinc} >/dev/null
-nice -n 15 ninja -C "$build" -j "$jobs"
+if [[ " $steps " == *" build "* ]]; then
+  echo "[sanitize] configure + build in $build"
+  pyinc=$("$py" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
+  # The shipped configuration (no OAR_NATIVE_ARCH): the baseline kernels and every per-ISA copy
+  # are instrumented, and the copy the CPU dispatches to is the one the tests run. -g1 (line
+  # tables) is enough for ASan's stack traces and compiles faster than full debug info (-g).
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOAR_SANITIZE=address,undefined \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    -DPython_EXECUTABLE="$(command -v "$py")" ${pyinc:+-Dpybind11_DIR=$pyinc} >/dev/null
+  nice -n 15 ninja -C "$build" -j "$jobs"
+fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:strict_init_order=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-echo "[sanitize] C++ tests"
-nice -n 15 ctest --test-dir "$build" -j "$jobs" --output-on-failure
+if [[ " $steps " == *" ctest "* ]]; then
+  echo "[sanitize] C++ tests"
+  nice -n 15 ctest --test-dir "$build" -j "$jobs" --output-on-failure
+fi
+[[ " $steps " == *" pytest "* ]] || exit 0
 
 echo "[sanitize] Python suite (LD_PRELOAD of the ASan runtime)"
-venv=$build/venv
-if [ ! -x "$venv/bin/python" ]; then
-  "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q numpy pytest pyyaml scikit-learn onnx onnxruntime
-fi
 asan_rt=$(g++ -print-file-name=libasan.so)
 ubsan_rt=$(g++ -print-file-name=libubsan.so)
 # OAR_FUZZ_NO_RLIMIT: ASan reserves terabytes of address space, so the fuzzer's per-worker
 # address-space limit would make every worker fail at start.
-LD_PRELOAD="$asan_rt $ubsan_rt" OAR_EXT_DIR=$build/python/oar PYTHONPATH=$root/python \
-  OAR_FUZZ_NO_RLIMIT=1 nice -n 15 "$venv/bin/python" -m pytest -p no:cacheprovider -o addopts="" -q \
+# shellcheck source=/dev/null
+source scripts/dev_env.sh "$build"
+LD_PRELOAD="$asan_rt $ubsan_rt" OAR_FUZZ_NO_RLIMIT=1 nice -n 15 "$py" -m pytest -p no:cacheprovider -o addopts="" -q \
   "${@:-tests/python}"

@@ -2,13 +2,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_set>
+
+#include <gflags/gflags.h>
 
 #include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/dispatch/fallback.h"
 #include "pir/dialect/op/op_support.h"
 #include "pir/pass/pass.h"
+#include "pir/pass/pattern_rewrite.h"
 #include "pir/serialize/serialize.h"
 #include "pir/transforms/passes.h"
+
+// Note [Bounded loops] (docs/notes/robustness.md): a cf.while's trip count is the user's.
+DEFINE_int64(oar_max_while_iterations, 10000000,
+             "Most iterations of one run of a converted while loop (cf.while) before it is an error; "
+             "0: no limit");
 
 namespace oar::pir {
 
@@ -53,6 +62,8 @@ struct Executor::Step {
   Tensor constant;                    // kConst
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
   std::vector<int> args;              // kWhile: the body's block-argument slots
+  std::string loop_name;              // kWhile: how errors name the loop
+  bool fixed_cond = false;            // kWhile: the body's condition never changes
   std::vector<int> reads;             // every slot read, including by nested regions
   // kKernel, reused across runs: the call (its outputs keep their capacity) and the
   // slots it reads (a donated input 0 is moved into `donated`).
@@ -234,6 +245,14 @@ Executor::Steps Executor::plan_block(const Block* block) {
       st.kind = Step::kYield;
     } else if (name == "cf.if" || name == "cf.while") {
       st.kind = name == "cf.if" ? Step::kIf : Step::kWhile;
+      if (st.kind == Step::kWhile) {
+        const Attribute n = op->attr("name");
+        st.loop_name =
+            "cf.while " + (n && n.is(AttrKind::kString) && !n.as_string().empty() ? "'" + n.as_string() + "'"
+                                                                                  : "#" + std::to_string(num_loops_));
+        ++num_loops_;
+        st.fixed_cond = loop_condition_is_fixed(op->region(0).front());
+      }
       for (size_t r = 0; r < op->num_regions(); ++r) {
         const Block* b = op->region(r).front();
         for (size_t a = 0; a < b->num_arguments(); ++a) st.args.push_back(slot_of(b->argument(a)));
@@ -425,10 +444,18 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         std::vector<Tensor> vars;
         for (size_t i = 1; i < st.in.size(); ++i) vars.push_back(slots_[st.in[i]].at(0));
         bool c = truth(slots_[st.in[0]].at(0), "cf.while");
-        while (c) {
+        const int64_t limit = FLAGS_oar_max_while_iterations;
+        for (int64_t it = 0; c; ++it) {  // Note [Bounded loops]
+          OAR_ENFORCE(limit <= 0 || it < limit, PreconditionNotMet, "Executor: ", st.loop_name, " ran ", it,
+                      " iterations, the limit FLAGS_oar_max_while_iterations=", limit,
+                      "; its condition may never become false (raise the flag, or 0 for no limit, if the loop "
+                      "really needs more)");
           for (size_t i = 0; i < st.args.size(); ++i) slots_[st.args[i]] = {std::move(vars[i])};
           std::vector<Tensor> next = run_steps(st.regions[0], inputs, params, results);
           c = truth(next[0], "cf.while");
+          OAR_ENFORCE(!(c && st.fixed_cond), InvalidArgument, "Executor: ", st.loop_name,
+                      " would never end: its condition is true and is computed from values that no "
+                      "iteration changes (update a value the condition reads in the loop body)");
           vars.assign(next.begin() + 1, next.end());
         }
         for (size_t i = 0; i < st.out.size(); ++i) slots_[st.out[i]] = {std::move(vars[i])};

@@ -85,6 +85,7 @@ class Executor {
   std::vector<Step> steps_;
   std::unordered_map<const void*, int> slot_index_;
   int num_slots_ = 0;
+  int num_loops_ = 0;  // cf.while ops planned so far (their default names)
   std::vector<std::string> input_names_, output_names_;
   std::vector<Value> input_values_;
   std::vector<std::vector<Tensor>> slots_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "paddle_core/base/errors.h"
 
@@ -16,6 +17,37 @@ bool is_pure(const Operation* op) {
     return orig && orig->has(kTraitPure);
   }
   return false;
+}
+
+// Note [Bounded loops] (docs/notes/robustness.md): the next condition is fixed when it is
+// computed from values that are the same in every iteration: values defined outside the
+// body, carried values the body yields back unchanged, and results of pure ops of those.
+// Only claimed for a body made of pure ops alone (no writes, no random state, no nested
+// regions), so that nothing it reads can change between iterations.
+bool loop_condition_is_fixed(const Block* body) {
+  const Operation* yield = nullptr;
+  std::unordered_set<const void*> inside, fixed;
+  for (size_t a = 0; a < body->num_arguments(); ++a) inside.insert(body->argument(a).impl());
+  for (const Operation* op : *body) {
+    if (op->name() == "cf.yield") {
+      yield = op;
+      continue;
+    }
+    if (!is_pure(op) || op->has(kTraitRandom)) return false;
+    for (size_t r = 0; r < op->num_results(); ++r) inside.insert(op->result(r).impl());
+  }
+  if (yield == nullptr || yield->num_operands() != body->num_arguments() + 1) return false;
+  for (size_t a = 0; a < body->num_arguments(); ++a)
+    if (yield->operand(a + 1) == body->argument(a)) fixed.insert(body->argument(a).impl());
+  auto is_fixed = [&](Value v) { return v && (!inside.count(v.impl()) || fixed.count(v.impl())); };
+  for (const Operation* op : *body) {
+    if (op == yield) continue;
+    bool all = true;
+    for (size_t i = 0; i < op->num_operands() && all; ++i) all = !op->operand(i) || is_fixed(op->operand(i));
+    if (all)
+      for (size_t r = 0; r < op->num_results(); ++r) fixed.insert(op->result(r).impl());
+  }
+  return is_fixed(yield->operand(0));
 }
 
 void PatternRewriter::replace_op(Operation* op, const std::vector<Value>& values) {

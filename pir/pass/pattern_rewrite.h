@@ -80,4 +80,8 @@ bool apply_patterns_greedily(Operation* root, const RewritePatternSet& patterns,
 /// True when removing `op` (unused) cannot change what the program does.
 bool is_pure(const Operation* op);
 
+/// True when a cf.while body's next condition is the same in every iteration (Note
+/// [Bounded loops]): a loop whose condition holds once would then never end.
+bool loop_condition_is_fixed(const Block* body);
+
 }  // namespace oar::pir

@@ -265,6 +265,11 @@ void ProgramTracer::discard_region() {
   done_.pop_back();
 }
 
+bool ProgramTracer::region_condition_fixed() const {
+  OAR_ENFORCE(!done_.empty(), PreconditionNotMet, "while_loop: no traced loop body");
+  return loop_condition_is_fixed(done_.back()->front());
+}
+
 void ProgramTracer::begin_branch() {
   OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
   push_scope();
@@ -336,7 +341,7 @@ void ProgramTracer::end_loop(const Tensor& next_cond, const std::vector<Tensor>&
 }
 
 void ProgramTracer::finish_while(const Tensor& cond, const std::vector<Tensor>& init,
-                                 const std::vector<Tensor>& results) {
+                                 const std::vector<Tensor>& results, const std::string& name) {
   OAR_ENFORCE(!done_.empty(), PreconditionNotMet, "while_loop: finish_while needs a traced body");
   auto body = std::move(done_.back());
   done_.pop_back();
@@ -349,7 +354,9 @@ void ProgramTracer::finish_while(const Tensor& cond, const std::vector<Tensor>& 
     operands.push_back(value_of(init[i], "while_loop"));
     types.push_back(b->argument(i).type());  // the carried type (init may be more specific)
   }
-  Operation* op = builder_.build("cf.while", operands, {}, types, 1);
+  std::vector<NamedAttribute> attrs;
+  if (!name.empty()) attrs.push_back({"name", ctx_->str_attr(name)});
+  Operation* op = builder_.build("cf.while", operands, attrs, types, 1);
   op->region(0).take_body(*body);
   OAR_ENFORCE(results.size() == types.size(), InvalidArgument, "while_loop: ", results.size(), " results for ",
               types.size(), " loop_vars");

@@ -67,6 +67,9 @@ class ProgramTracer final : public trace::Tracer {
   /// traced anew with its history carried).
   void discard_region();
   bool region_random() const { return last_random_; }
+  /// Whether the loop body last ended computes a condition that no iteration changes
+  /// (loop_condition_is_fixed, Note [Bounded loops]).
+  bool region_condition_fixed() const;
   /// Appends cf.if(pred) with the two traced branches; `results` (the eager values)
   /// become its results.
   void finish_if(const Tensor& pred, const std::vector<Tensor>& results);
@@ -78,7 +81,10 @@ class ProgramTracer final : public trace::Tracer {
   /// Ends the body: cf.yield(next_cond, next...).
   void end_loop(const Tensor& next_cond, const std::vector<Tensor>& next);
   /// Appends cf.while(cond, init...) with the traced body; `results` become its results.
-  void finish_while(const Tensor& cond, const std::vector<Tensor>& init, const std::vector<Tensor>& results);
+  /// A non-empty `name` (the loop's source line, or while_loop's name) is its `name`
+  /// attribute, which the executor's errors cite.
+  void finish_while(const Tensor& cond, const std::vector<Tensor>& init, const std::vector<Tensor>& results,
+                    const std::string& name = "");
 
   // ---- backward programs (Note [Backward program] in docs/notes/jit.md)
   /// Traces against a finished-or-not forward tracer: a tensor this tracer has not seen

@@ -424,6 +424,20 @@ void bind_pir(py::module_& m) {
       .def("is_traced", [](PyTracer& t, py::handle x) {
         return is_tensor(x) && t.tracer().is_traced(py_to_tensor(x, "Tracer.is_traced", "x"));
       }, py::arg("x"), "Whether x was computed from the traced inputs or parameters.");
+  // Note [Bounded loops]: a converted loop's name (its source line) for the executor's
+  // errors, and whether its traced body can change its condition.
+  py::reinterpret_borrow<py::class_<PyTracer>>(pm.attr("Tracer"))
+      .def(
+          "finish_while",
+          [](PyTracer& t, py::handle cond, py::list init, py::list results, const std::string& name) {
+    t.tracer().finish_while(py_to_tensor(cond, "while_loop", "cond"),
+                            py_to_tensor_list(init, "while_loop", "loop_vars"),
+                            py_to_tensor_list(results, "while_loop", "results"), name);
+          },
+          py::arg("cond"), py::arg("init"), py::arg("results"), py::arg("name"))
+      .def(
+          "region_condition_fixed", [](PyTracer& t) { return t.tracer().region_condition_fixed(); },
+          "Whether the loop body last ended computes a condition that no iteration changes.");
   // Static mode (python/oar/static) runs a program while it is still being recorded.
   py::reinterpret_borrow<py::class_<PyTracer>>(pm.attr("Tracer"))
       .def(

@@ -26,18 +26,30 @@ def named_errors(op):
     return wrap
 
 
-def check_copies(n, layer, op, arg="num_layers"):
-    """`n` copies of `layer` are about to be built, one at a time: a count that is not a
-    positive int, or whose parameters could not fit in this machine's memory, is rejected
-    before the first copy (2**31 layers would otherwise build for hours before failing)."""
-    import os
+def check_count(n, op, arg):
+    """A count of layers/copies about to be built in a Python loop: a positive int."""
     if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
         raise ValueError(f"{op}: {arg} must be a positive int, got {n!r}")
-    per_copy = sum(p.size * p.element_size() for p in layer.parameters())
+
+
+def check_fits(op, what, nbytes):
+    """Parameters of `nbytes` in all are about to be built one layer at a time: more than this
+    machine's memory is a MemoryError before the first (a loop over 2**31 layers would
+    otherwise build for hours before failing)."""
+    import os
     try:
         ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError):
         return
-    if n * max(per_copy, 1) > ram:
-        raise MemoryError(f"{op}: {arg}={n} copies of {per_copy} parameter bytes need "
-                          f"{n * per_copy} bytes, more than this machine's {ram}")
+    if nbytes > ram:
+        raise MemoryError(f"{op}: {what} need {nbytes} bytes of parameters, more than this "
+                          f"machine's {ram}")
+
+
+def check_copies(n, layer, op, arg="num_layers"):
+    """`n` copies of `layer` are about to be built, one at a time: a count that is not a
+    positive int, or whose parameters could not fit in this machine's memory, is rejected
+    before the first copy."""
+    check_count(n, op, arg)
+    per_copy = sum(p.size * p.element_size() for p in layer.parameters())
+    check_fits(op, f"{arg}={n} copies of {per_copy} parameter bytes", n * max(per_copy, 1))

@@ -15,8 +15,10 @@ import math
 import numpy as np
 
 from .. import _C, _trace_state
+from .._dtype import get_default_dtype
 from . import functional as F
 from . import initializer as init
+from ._errors import check_count, check_fits
 from .layer import Layer, LayerList
 
 _ops = _C.ops
@@ -321,8 +323,18 @@ class RNNBase(LayerList):
         if direction not in ("forward", "bidirect", "bidirectional"):
             raise ValueError(f"{name}: direction must be 'forward', 'bidirect' or "
                              f"'bidirectional', got {direction!r}")
-        if not isinstance(num_layers, int) or num_layers <= 0:
-            raise ValueError(f"{name}: num_layers must be a positive int, got {num_layers!r}")
+        check_count(num_layers, name, "num_layers")
+        for arg, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            check_count(v, name, arg)
+        # The layers are built one at a time in a loop over num_layers: their parameters
+        # (default dtype) are checked against the machine's memory before the first.
+        gates = {"LSTM": 4, "GRU": 3}.get(mode, 1) * hidden_size
+        dirs = 1 if direction == "forward" else 2
+        per_layer = [gates * ((input_size if i == 0 else hidden_size * dirs) + hidden_size + 2)
+                     for i in (0, 1)]
+        itemsize = {"float64": 8, "float16": 2, "bfloat16": 2}.get(str(get_default_dtype()), 4)
+        check_fits(name, f"num_layers={num_layers} layers of hidden_size={hidden_size}",
+                   dirs * itemsize * (per_layer[0] + (num_layers - 1) * per_layer[1]))
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
         self.mode = mode

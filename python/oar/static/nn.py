@@ -149,7 +149,7 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None, _carried_dims=No
             if not isinstance(v, oar.Tensor):
                 raise TypeError(f"while_loop: loop_vars[{i}] must be a Tensor when the loop is converted, "
                                 f"got {type(v).__name__}")
-        return _traced_while(tracer, c, cond, body, loop_vars, _carried_dims)
+        return _traced_while(tracer, c, cond, body, loop_vars, _carried_dims, name)
     while bool(c):
         loop_vars = _next_vars(body(*loop_vars), len(loop_vars))
         c = cond(*loop_vars)
@@ -163,7 +163,28 @@ def _next_vars(out, n):
     return out
 
 
-def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None):
+def _iteration_guard(name, fixed):
+    """Note [Bounded loops] (docs/notes/robustness.md): the check before each iteration of a
+    converted loop's eager run (the executor checks its runs the same way): a condition that
+    no iteration changes and still holds after the first is an error, and so is an
+    iteration past FLAGS_oar_max_while_iterations (0: no limit)."""
+    from .. import _C
+
+    label = f"while_loop '{name}'" if name else "while_loop"
+    limit = int(_C.get_flag("oar_max_while_iterations"))
+
+    def check(it):
+        if it >= 1 and fixed:
+            raise ValueError(f"{label} would never end: its condition is true and is computed from values "
+                             f"that no iteration changes (update a value the condition reads in the loop body)")
+        if 0 < limit <= it:
+            raise RuntimeError(f"{label} ran {it} iterations, the limit FLAGS_oar_max_while_iterations={limit}; "
+                               f"its condition may never become false (raise the flag, or 0 for no limit, if the "
+                               f"loop really needs more)")
+    return check
+
+
+def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None, name=None):
     import oar
     from ..autograd import is_grad_enabled
 
@@ -184,6 +205,7 @@ def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None):
 
     carried_dims = carried_dims or [[] for _ in loop_vars]
     captures, random = trace_body(list(loop_vars), carried_dims)
+    check = _iteration_guard(name, tracer.region_condition_fixed())
     grad_vars = [i for i, v in enumerate(loop_vars) if v.dtype.is_floating_point]
     wrt_caps = [c for c in captures if not c.stop_gradient and c.dtype.is_floating_point]
     need = is_grad_enabled() and (wrt_caps or any(not loop_vars[i].stop_gradient for i in grad_vars))
@@ -198,18 +220,21 @@ def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None):
     if not need:
         # The real loop, run eagerly with tracing paused, gives the values to continue with.
         def run():
-            vs = list(loop_vars)
+            vs, it = list(loop_vars), 0
             while bool(cond(*vs)):
-                vs = _next_vars(body(*vs), n)
+                check(it)
+                vs, it = _next_vars(body(*vs), n), it + 1
             return [oar.assign(v) for v in vs]
         results = _paused(tracer, run)
-        tracer.finish_while(c0, loop_vars, results)
+        tracer.finish_while(c0, loop_vars, results, str(name) if name else "")
         return results
     tracer.discard_region()
-    return _traced_while_with_gradients(tracer, c0, cond, body, list(loop_vars), grad_vars, wrt_caps, trace_body)
+    return _traced_while_with_gradients(tracer, c0, cond, body, list(loop_vars), grad_vars, wrt_caps, trace_body,
+                                        check, name)
 
 
-def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, wrt_caps, trace_body):
+def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, wrt_caps, trace_body, check,
+                                  name):
     """Note [Gradients through cf.while] (docs/notes/jit.md): the loop also carries its
     iteration count and the history of its variables (each [1 + iterations, ...], grown by
     one row per iteration); the results get one autograd node whose backward is a while loop
@@ -239,13 +264,14 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
         def run():
             vs, rows = list(loop_vars), [[] for _ in range(n)]
             while bool(cond(*vs)):
+                check(len(rows[0]))
                 for r, v in zip(rows, vs):
                     r.append(v)
                 vs = _next_vars(body(*vs), n)
             hist = [oar.concat([h] + [oar.unsqueeze(v, [0]) for v in r]) for r, h in zip(rows, hist0)]
             return [oar.assign(v) for v in vs] + [oar.full([], len(rows[0]), dtype="int64")] + hist
         results = _paused(tracer, run)
-    tracer.finish_while(c0, loop_vars + [count0] + hist0, results)
+    tracer.finish_while(c0, loop_vars + [count0] + hist0, results, str(name) if name else "")
     final, count, hist = results[:n], results[n], results[n + 1:]
     m = len(grad_vars)
 

@@ -2,7 +2,10 @@
 // kernel-dialect programs after the standard pipeline, the tracer, and bad inputs.
 #include <cmath>
 
+#include <gflags/gflags.h>
+
 #include "oar_generated/ops_api.h"
+#include "paddle_core/base/flags.h"
 #include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/dispatch/trace.h"
 #include "pir/executor/executor.h"
@@ -91,6 +94,67 @@ TEST(PirExecutor, WhileLoopRunsUntilTheConditionFails) {
   EXPECT_EQ(values(ex.run({filled({3}, 1.0)})[0]), std::vector<float>(3, 64.0f));
   // already above the limit: zero iterations
   EXPECT_EQ(values(ex.run({filled({3}, 50.0)})[0]), std::vector<float>(3, 50.0f));
+}
+
+// Note [Bounded loops]: the doubling loop above, with its body's yield chosen by `next_of`
+// (carried, the doubled value) -> (next condition, next carried value).
+enum class LoopYield { kDoubled, kOuterCondition, kCarriedUnchanged };
+std::unique_ptr<Program> doubling_loop(LoopYield how, const std::string& name = "") {
+  IrContext* c = ctx();
+  auto p = std::make_unique<Program>(c);
+  Builder b(c, p->block());
+  Type t = c->tensor_type(DataType::FLOAT32, {3});
+  Value x = b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  Value limit = b.constant_scalar(100.0, DataType::FLOAT32, {});
+  Value cond = b.op("pd_op.less_than", {b.op("pd_op.sum", {x}), limit});
+  std::vector<NamedAttribute> attrs;
+  if (!name.empty()) attrs.push_back({"name", c->str_attr(name)});
+  Operation* loop = b.build("cf.while", {cond, x}, attrs, {t});
+  Block* body = loop->region(0).add_block();
+  Value carried = body->add_argument(t);
+  Builder bb(c, body);
+  Value next = bb.op("pd_op.scale", {carried}, {{"scale", c->float_attr(2.0)}});
+  Value more = bb.op("pd_op.less_than", {bb.op("pd_op.sum", {next}), limit});
+  if (how == LoopYield::kDoubled) bb.yield({more, next});
+  if (how == LoopYield::kOuterCondition) bb.yield({cond, next});
+  if (how == LoopYield::kCarriedUnchanged)  // the condition reads only a value that never changes
+    bb.yield({bb.op("pd_op.less_than", {bb.op("pd_op.sum", {carried}), limit}), carried});
+  b.build("builtin.output", {loop->result(0)}, {{"name", c->str_attr("out")}}, {});
+  verify_program(*p);
+  return p;
+}
+
+TEST(PirExecutor, WhileWhoseConditionNeverChangesIsAnError) {
+  for (LoopYield how : {LoopYield::kOuterCondition, LoopYield::kCarriedUnchanged}) {
+    auto p = doubling_loop(how);
+    Executor ex(*p);
+    expect_error([&] { ex.run({filled({3}, 1.0)}); }, "cf.while #0 would never end");
+    // A false condition runs no iteration: not an error.
+    EXPECT_EQ(values(ex.run({filled({3}, 50.0)})[0]), std::vector<float>(3, 50.0f));
+  }
+  auto named = doubling_loop(LoopYield::kOuterCondition, "model.py:7: while s < 100:");
+  Executor ex(*named);
+  expect_error([&] { ex.run({filled({3}, 1.0)}); }, "cf.while 'model.py:7: while s < 100:' would never end");
+}
+
+TEST(PirExecutor, WhileIterationsAreBoundedByTheFlag) {
+  gflags::FlagSaver restore_flags;
+  auto p = doubling_loop(LoopYield::kDoubled, "doubling");
+  Executor ex(*p);
+  ASSERT_TRUE(flags::set_flag("oar_max_while_iterations", "6"));  // 1 -> 64 takes 6 doublings
+  EXPECT_EQ(values(ex.run({filled({3}, 1.0)})[0]), std::vector<float>(3, 64.0f));
+  ASSERT_TRUE(flags::set_flag("oar_max_while_iterations", "5"));
+  try {
+    ex.run({filled({3}, 1.0)});
+    ADD_FAILURE() << "expected the iteration limit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kPreconditionNotMet);
+    EXPECT_NE(e.message().find("cf.while 'doubling' ran 5 iterations, the limit FLAGS_oar_max_while_iterations=5"),
+              std::string::npos)
+        << e.message();
+  }
+  ASSERT_TRUE(flags::set_flag("oar_max_while_iterations", "0"));  // no limit
+  EXPECT_EQ(values(ex.run({filled({3}, 1.0)})[0]), std::vector<float>(3, 64.0f));
 }
 
 TEST(PirExecutor, IfPicksTheBranchAtRunTime) {

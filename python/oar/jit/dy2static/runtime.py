@@ -410,7 +410,7 @@ def _traced_while(cond_fn, body_fn, vals, names, carried, live, where, effects, 
         return nxt
     dims = [[-1] * init[j].ndim if i in lists else [] for j, i in enumerate(kept)]
     try:
-        res = nn.while_loop(cond2, body2, init, _carried_dims=dims)
+        res = nn.while_loop(cond2, body2, init, name=where, _carried_dims=dims)
     except (ValueError, TypeError) as e:
         raise _err(where, f"cannot convert this while loop (its condition is a traced tensor): {e}. Loop variables: "
                           f"{', '.join(names[i] for i in kept)}") from None
