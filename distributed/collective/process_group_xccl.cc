@@ -26,8 +26,8 @@ using backends::check_status;
 using backends::DeviceManager;
 
 OAR_DataType ccl_dtype(DataType t, const char* op) {
-  OAR_ENFORCE(static_cast<int>(t) >= 0 && static_cast<int>(t) <= static_cast<int>(DataType::FLOAT64), InvalidType,
-              op, ": the xccl backend has no collectives for ", dtype_name(t));
+  OAR_ENFORCE(static_cast<int>(t) >= 0 && static_cast<int>(t) <= static_cast<int>(DataType::FLOAT64), InvalidType, op,
+              ": the xccl backend has no collectives for ", dtype_name(t));
   static_assert(static_cast<int>(DataType::FLOAT64) == OAR_DTYPE_FLOAT64 &&
                     static_cast<int>(DataType::BFLOAT16) == OAR_DTYPE_BFLOAT16,
                 "Oar's DataType and the ABI's OAR_DataType number the types alike");
@@ -36,11 +36,16 @@ OAR_DataType ccl_dtype(DataType t, const char* op) {
 
 OAR_ReduceOp ccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return OAR_REDUCE_SUM;
-    case ReduceOp::kMax: return OAR_REDUCE_MAX;
-    case ReduceOp::kMin: return OAR_REDUCE_MIN;
-    case ReduceOp::kProd: return OAR_REDUCE_PROD;
-    case ReduceOp::kAvg: return OAR_REDUCE_AVG;
+    case ReduceOp::kSum:
+      return OAR_REDUCE_SUM;
+    case ReduceOp::kMax:
+      return OAR_REDUCE_MAX;
+    case ReduceOp::kMin:
+      return OAR_REDUCE_MIN;
+    case ReduceOp::kProd:
+      return OAR_REDUCE_PROD;
+    case ReduceOp::kAvg:
+      return OAR_REDUCE_AVG;
   }
   return OAR_REDUCE_SUM;
 }
@@ -112,8 +117,7 @@ class ProcessGroupXccl : public ProcessGroup {
     }
     OAR_ENFORCE(id.size() == id_size, InvalidArgument, "init of process group '", name(), "': rank ", ranks()[0],
                 " sent a communicator id of ", id.size(), " bytes, this rank expects ", id_size);
-    check_status(iface_->ccl_comm_init_rank(size(), id.data(), id_size, rank(), &comm_), type_,
-                 "ccl_comm_init_rank");
+    check_status(iface_->ccl_comm_init_rank(size(), id.data(), id_size, rank(), &comm_), type_, "ccl_comm_init_rank");
     barrier_buf_ = DenseTensor(Dims({1}), DataType::INT32, place_);
     barrier_buf_.alloc();
   }

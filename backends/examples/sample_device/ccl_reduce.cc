@@ -113,19 +113,27 @@ M combine(OAR_ReduceOp op, M a, M b) {
     const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
     switch (op) {
       case OAR_REDUCE_SUM:
-      case OAR_REDUCE_AVG: return static_cast<M>(ua + ub);
-      case OAR_REDUCE_PROD: return static_cast<M>(ua * ub);
-      case OAR_REDUCE_MAX: return a < b ? b : a;
-      case OAR_REDUCE_MIN: return b < a ? b : a;
+      case OAR_REDUCE_AVG:
+        return static_cast<M>(ua + ub);
+      case OAR_REDUCE_PROD:
+        return static_cast<M>(ua * ub);
+      case OAR_REDUCE_MAX:
+        return a < b ? b : a;
+      case OAR_REDUCE_MIN:
+        return b < a ? b : a;
     }
     return a;
   } else {
     switch (op) {
       case OAR_REDUCE_SUM:
-      case OAR_REDUCE_AVG: return a + b;
-      case OAR_REDUCE_PROD: return a * b;
-      case OAR_REDUCE_MAX: return (a < b || b != b) ? b : a;  // NaN wins, as in NumPy
-      case OAR_REDUCE_MIN: return (b < a || b != b) ? b : a;
+      case OAR_REDUCE_AVG:
+        return a + b;
+      case OAR_REDUCE_PROD:
+        return a * b;
+      case OAR_REDUCE_MAX:
+        return (a < b || b != b) ? b : a;  // NaN wins, as in NumPy
+      case OAR_REDUCE_MIN:
+        return (b < a || b != b) ? b : a;
     }
     return a;
   }
@@ -157,30 +165,44 @@ size_t dtype_size(OAR_DataType t) {
   switch (t) {
     case OAR_DTYPE_BOOL:
     case OAR_DTYPE_INT8:
-    case OAR_DTYPE_UINT8: return 1;
+    case OAR_DTYPE_UINT8:
+      return 1;
     case OAR_DTYPE_INT16:
     case OAR_DTYPE_FLOAT16:
-    case OAR_DTYPE_BFLOAT16: return 2;
+    case OAR_DTYPE_BFLOAT16:
+      return 2;
     case OAR_DTYPE_INT32:
-    case OAR_DTYPE_FLOAT32: return 4;
+    case OAR_DTYPE_FLOAT32:
+      return 4;
     case OAR_DTYPE_INT64:
-    case OAR_DTYPE_FLOAT64: return 8;
+    case OAR_DTYPE_FLOAT64:
+      return 8;
   }
   return 0;
 }
 
 void reduce_into(char* dst, const std::vector<const char*>& srcs, size_t count, OAR_DataType t, OAR_ReduceOp op) {
   switch (t) {
-    case OAR_DTYPE_BOOL: return reduce_typed<Sized<Plain<bool, bool>, 1>>(dst, srcs, count, op);
-    case OAR_DTYPE_INT8: return reduce_typed<Sized<Int<int8_t>, 1>>(dst, srcs, count, op);
-    case OAR_DTYPE_UINT8: return reduce_typed<Sized<Int<uint8_t>, 1>>(dst, srcs, count, op);
-    case OAR_DTYPE_INT16: return reduce_typed<Sized<Int<int16_t>, 2>>(dst, srcs, count, op);
-    case OAR_DTYPE_INT32: return reduce_typed<Sized<Int<int32_t>, 4>>(dst, srcs, count, op);
-    case OAR_DTYPE_INT64: return reduce_typed<Sized<Int<int64_t>, 8>>(dst, srcs, count, op);
-    case OAR_DTYPE_FLOAT16: return reduce_typed<Sized<Half16<half_to_float, float_to_half>, 2>>(dst, srcs, count, op);
-    case OAR_DTYPE_BFLOAT16: return reduce_typed<Sized<Half16<bf16_to_float, float_to_bf16>, 2>>(dst, srcs, count, op);
-    case OAR_DTYPE_FLOAT32: return reduce_typed<Sized<Plain<float, float>, 4>>(dst, srcs, count, op);
-    case OAR_DTYPE_FLOAT64: return reduce_typed<Sized<Plain<double, double>, 8>>(dst, srcs, count, op);
+    case OAR_DTYPE_BOOL:
+      return reduce_typed<Sized<Plain<bool, bool>, 1>>(dst, srcs, count, op);
+    case OAR_DTYPE_INT8:
+      return reduce_typed<Sized<Int<int8_t>, 1>>(dst, srcs, count, op);
+    case OAR_DTYPE_UINT8:
+      return reduce_typed<Sized<Int<uint8_t>, 1>>(dst, srcs, count, op);
+    case OAR_DTYPE_INT16:
+      return reduce_typed<Sized<Int<int16_t>, 2>>(dst, srcs, count, op);
+    case OAR_DTYPE_INT32:
+      return reduce_typed<Sized<Int<int32_t>, 4>>(dst, srcs, count, op);
+    case OAR_DTYPE_INT64:
+      return reduce_typed<Sized<Int<int64_t>, 8>>(dst, srcs, count, op);
+    case OAR_DTYPE_FLOAT16:
+      return reduce_typed<Sized<Half16<half_to_float, float_to_half>, 2>>(dst, srcs, count, op);
+    case OAR_DTYPE_BFLOAT16:
+      return reduce_typed<Sized<Half16<bf16_to_float, float_to_bf16>, 2>>(dst, srcs, count, op);
+    case OAR_DTYPE_FLOAT32:
+      return reduce_typed<Sized<Plain<float, float>, 4>>(dst, srcs, count, op);
+    case OAR_DTYPE_FLOAT64:
+      return reduce_typed<Sized<Plain<double, double>, 8>>(dst, srcs, count, op);
   }
 }
 

@@ -159,8 +159,8 @@ std::string wait_until(Comm& c, const std::string& what, const std::function<boo
     const auto now = Clock::now();
     if (now < next_check) continue;
     next_check = now + std::chrono::milliseconds(20);
-    const std::string prefix = "sample ccl " + what + " (rank " + std::to_string(c.rank) + " of " +
-                               std::to_string(c.nranks) + "): ";
+    const std::string prefix =
+        "sample ccl " + what + " (rank " + std::to_string(c.rank) + " of " + std::to_string(c.nranks) + "): ";
     for (size_t r : pending()) {
       const int32_t pid = c.cell(r).pid.load(std::memory_order_acquire);
       if (pid != 0 && !alive(pid)) {
@@ -192,7 +192,8 @@ std::string barrier(Comm& c, const std::string& what) {
     }
     return rs;
   };
-  return wait_until(c, what, [&] { return behind().empty(); }, behind);
+  return wait_until(
+      c, what, [&] { return behind().empty(); }, behind);
 }
 
 // ---- queued operations
@@ -234,8 +235,8 @@ void cp(char* dst, const char* src, size_t n) {
 std::string describe(uint64_t desc, uint64_t count) {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "%s of %llu elements (dtype %d, op %d, root %d)", kKindNames[(desc >> 24) & 0xff],
-                static_cast<unsigned long long>(count), static_cast<int>(desc & 0xff), static_cast<int>((desc >> 8) & 0xff),
-                static_cast<int>((desc >> 16) & 0xff));
+                static_cast<unsigned long long>(count), static_cast<int>(desc & 0xff),
+                static_cast<int>((desc >> 8) & 0xff), static_cast<int>((desc >> 16) & 0xff));
   return buf;
 }
 
@@ -253,7 +254,9 @@ std::string run_collective(Comm& c, const Coll& o, const std::string& what) {
     switch (o.kind) {
       case kAllReduce:
       case kReduce:
-      case kAllGather: cp(mine, o.send + off * esz, bytes); break;
+      case kAllGather:
+        cp(mine, o.send + off * esz, bytes);
+        break;
       case kBroadcast:
         if (me == o.root) cp(mine, o.recv + off * esz, bytes);
         break;
@@ -536,8 +539,8 @@ OAR_Status s_comm_init_rank(size_t nranks, const void* id, size_t id_size, size_
   const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
   if (fd < 0) return fail(OAR_ERROR_DEVICE, call + "shm_open(" + name + "): " + std::strerror(errno));
   struct stat st {};
-  if (fstat(fd, &st) != 0 || (static_cast<size_t>(st.st_size) < layout.bytes &&
-                              ftruncate(fd, static_cast<off_t>(layout.bytes)) != 0)) {
+  if (fstat(fd, &st) != 0 ||
+      (static_cast<size_t>(st.st_size) < layout.bytes && ftruncate(fd, static_cast<off_t>(layout.bytes)) != 0)) {
     close(fd);
     return fail(OAR_ERROR_DEVICE, call + "sizing " + name + ": " + std::strerror(errno));
   }
@@ -564,7 +567,8 @@ OAR_Status s_comm_init_rank(size_t nranks, const void* id, size_t id_size, size_
     }
     return rs;
   };
-  std::string e = wait_until(*c, "comm_init_rank", [&] { return missing().empty(); }, missing);
+  std::string e = wait_until(
+      *c, "comm_init_rank", [&] { return missing().empty(); }, missing);
   shm_unlink(name.c_str());  // every rank has it mapped (or gave up): the name is no longer needed
   if (!e.empty()) return fail(OAR_ERROR_DEVICE, e);
   *out = reinterpret_cast<OAR_CCLComm>(new Handle{std::move(c)});

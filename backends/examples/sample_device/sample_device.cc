@@ -194,7 +194,7 @@ class Stream {
   std::deque<std::function<void()>> queue_;
   uint64_t queued_ = 0, done_ = 0;
   bool stop_ = false;
-  std::string error_;  // the first failure of enqueue_checked work not yet reported
+  std::string error_;          // the first failure of enqueue_checked work not yet reported
   const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
   std::thread worker_;         // last: starts after the members it reads
 };

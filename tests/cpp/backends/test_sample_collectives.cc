@@ -36,8 +36,7 @@ struct Rank {
 
   void* alloc(size_t bytes) {
     void* p = nullptr;
-    check_status(table().device_memory_allocate(DeviceManager::instance().device(place), &p, bytes), "sample",
-                 "alloc");
+    check_status(table().device_memory_allocate(DeviceManager::instance().device(place), &p, bytes), "sample", "alloc");
     buffers.emplace_back(p, bytes);
     return p;
   }
@@ -131,19 +130,27 @@ std::vector<char> encode_as(OAR_DataType t, const std::vector<double>& v) {
       for (size_t i = 0; i < v.size(); ++i) b[i] = v[i] != 0;
       return encode<uint8_t>(b);
     }
-    case OAR_DTYPE_INT8: return encode<int8_t>(v);
+    case OAR_DTYPE_INT8:
+      return encode<int8_t>(v);
     case OAR_DTYPE_UINT8: {
       std::vector<double> u(v.size());
       for (size_t i = 0; i < v.size(); ++i) u[i] = v[i] + 1;  // non-negative
       return encode<uint8_t>(u);
     }
-    case OAR_DTYPE_INT16: return encode<int16_t>(v);
-    case OAR_DTYPE_INT32: return encode<int32_t>(v);
-    case OAR_DTYPE_INT64: return encode<int64_t>(v);
-    case OAR_DTYPE_FLOAT16: return encode16(v, false);
-    case OAR_DTYPE_BFLOAT16: return encode16(v, true);
-    case OAR_DTYPE_FLOAT32: return encode<float>(v);
-    case OAR_DTYPE_FLOAT64: return encode<double>(v);
+    case OAR_DTYPE_INT16:
+      return encode<int16_t>(v);
+    case OAR_DTYPE_INT32:
+      return encode<int32_t>(v);
+    case OAR_DTYPE_INT64:
+      return encode<int64_t>(v);
+    case OAR_DTYPE_FLOAT16:
+      return encode16(v, false);
+    case OAR_DTYPE_BFLOAT16:
+      return encode16(v, true);
+    case OAR_DTYPE_FLOAT32:
+      return encode<float>(v);
+    case OAR_DTYPE_FLOAT64:
+      return encode<double>(v);
   }
   return {};
 }
@@ -159,15 +166,19 @@ std::vector<double> held(OAR_DataType t, const std::vector<double>& v) {
 double reduce2(OAR_DataType t, OAR_ReduceOp op, double a, double b) {
   if (t == OAR_DTYPE_BOOL) return (op == OAR_REDUCE_SUM || op == OAR_REDUCE_MAX) ? (a || b) : (a && b);
   switch (op) {
-    case OAR_REDUCE_SUM: return a + b;
+    case OAR_REDUCE_SUM:
+      return a + b;
     case OAR_REDUCE_AVG: {
-      const bool is_int = t != OAR_DTYPE_FLOAT16 && t != OAR_DTYPE_BFLOAT16 && t != OAR_DTYPE_FLOAT32 &&
-                          t != OAR_DTYPE_FLOAT64;
+      const bool is_int =
+          t != OAR_DTYPE_FLOAT16 && t != OAR_DTYPE_BFLOAT16 && t != OAR_DTYPE_FLOAT32 && t != OAR_DTYPE_FLOAT64;
       return is_int ? std::trunc((a + b) / 2) : (a + b) / 2;
     }
-    case OAR_REDUCE_MAX: return std::max(a, b);
-    case OAR_REDUCE_MIN: return std::min(a, b);
-    case OAR_REDUCE_PROD: return a * b;
+    case OAR_REDUCE_MAX:
+      return std::max(a, b);
+    case OAR_REDUCE_MIN:
+      return std::min(a, b);
+    case OAR_REDUCE_PROD:
+      return a * b;
   }
   return 0;
 }
@@ -261,8 +272,7 @@ TEST(SampleCollectives, EveryOpMovesDataIncludingChunksAndEmpty) {
   }
   // broadcast from rank 1, in place
   both(ranks, [&](int r) {
-    EXPECT_EQ(table().ccl_broadcast(send[r], 2 * n, OAR_DTYPE_FLOAT32, 1, ranks[r].comm, ranks[r].stream),
-              OAR_SUCCESS);
+    EXPECT_EQ(table().ccl_broadcast(send[r], 2 * n, OAR_DTYPE_FLOAT32, 1, ranks[r].comm, ranks[r].stream), OAR_SUCCESS);
   });
   for (int r = 0; r < 2; ++r) {
     auto b = ranks[r].download(send[r], 2 * n * 4);
@@ -273,8 +283,7 @@ TEST(SampleCollectives, EveryOpMovesDataIncludingChunksAndEmpty) {
   for (int r = 0; r < 2; ++r) DeviceManager::instance().memcpy(ranks[r].place, recv[r], CPUPlace(), mark.data(), 8);
   both(ranks, [&](int r) {
     void* in = ranks[r].upload(host[r].data(), 8);
-    EXPECT_EQ(table().ccl_reduce(in, recv[r], 2, OAR_DTYPE_FLOAT32, OAR_REDUCE_MAX, 0, ranks[r].comm,
-                                 ranks[r].stream),
+    EXPECT_EQ(table().ccl_reduce(in, recv[r], 2, OAR_DTYPE_FLOAT32, OAR_REDUCE_MAX, 0, ranks[r].comm, ranks[r].stream),
               OAR_SUCCESS);
   });
   EXPECT_EQ(got(0, 2), (std::vector<float>{host[1][0], host[1][1]}));
@@ -285,9 +294,9 @@ TEST(SampleCollectives, EveryOpMovesDataIncludingChunksAndEmpty) {
     EXPECT_EQ(table().ccl_send(send[r], n, OAR_DTYPE_FLOAT32, 1 - r, ranks[r].comm, ranks[r].stream), OAR_SUCCESS);
     EXPECT_EQ(table().ccl_recv(recv[r], n, OAR_DTYPE_FLOAT32, 1 - r, ranks[r].comm, ranks[r].stream), OAR_SUCCESS);
     EXPECT_EQ(table().ccl_group_end(), OAR_SUCCESS);
-    EXPECT_EQ(table().ccl_all_reduce(nullptr, nullptr, 0, OAR_DTYPE_FLOAT32, OAR_REDUCE_SUM, ranks[r].comm,
-                                     ranks[r].stream),
-              OAR_SUCCESS);
+    EXPECT_EQ(
+        table().ccl_all_reduce(nullptr, nullptr, 0, OAR_DTYPE_FLOAT32, OAR_REDUCE_SUM, ranks[r].comm, ranks[r].stream),
+        OAR_SUCCESS);
   });
   for (int r = 0; r < 2; ++r) {
     auto f = got(r, n);
@@ -315,8 +324,7 @@ TEST(SampleCollectives, MissingRankTimesOutWithTheMessage) {
   // Broken: the next call fails at once, naming the first failure.
   EXPECT_EQ(table().ccl_all_reduce(buf, buf, 1, OAR_DTYPE_FLOAT32, OAR_REDUCE_SUM, ranks[0].comm, ranks[0].stream),
             OAR_ERROR_DEVICE);
-  EXPECT_NE(std::string(table().get_last_error_message()).find("unusable after an earlier failure"),
-            std::string::npos);
+  EXPECT_NE(std::string(table().get_last_error_message()).find("unusable after an earlier failure"), std::string::npos);
 }
 
 TEST(SampleCollectives, MismatchedCallsFailOnBothRanks) {
@@ -356,12 +364,11 @@ TEST(SampleCollectives, BadArgumentsNameTheCallAndArgument) {
   EXPECT_NE(last().find("OAR_REDUCE_AVG is not defined for OAR_DTYPE_BOOL"), std::string::npos) << last();
   EXPECT_EQ(t.ccl_send(dev, 1, OAR_DTYPE_FLOAT32, 0, ranks[0].comm, ranks[0].stream), OAR_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last().find("peer 0 is not another rank"), std::string::npos) << last();
-  EXPECT_EQ(t.ccl_broadcast(dev, 1, OAR_DTYPE_FLOAT32, 2, ranks[0].comm, ranks[0].stream),
-            OAR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(t.ccl_broadcast(dev, 1, OAR_DTYPE_FLOAT32, 2, ranks[0].comm, ranks[0].stream), OAR_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last().find("root 2 is not a rank"), std::string::npos) << last();
-  EXPECT_EQ(t.ccl_all_reduce(dev, dev, 1, static_cast<OAR_DataType>(42), OAR_REDUCE_SUM, ranks[0].comm,
-                             ranks[0].stream),
-            OAR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      t.ccl_all_reduce(dev, dev, 1, static_cast<OAR_DataType>(42), OAR_REDUCE_SUM, ranks[0].comm, ranks[0].stream),
+      OAR_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last().find("unknown dtype 42"), std::string::npos) << last();
   void* other = ranks[1].alloc(64);  // on sample:1
   EXPECT_EQ(t.ccl_all_gather(dev, other, 1, OAR_DTYPE_FLOAT32, ranks[0].comm, ranks[0].stream),
