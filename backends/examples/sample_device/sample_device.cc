@@ -264,14 +264,6 @@ OAR_Status s_synchronize_device(const OAR_Device* d) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   dev->synchronize();
-  std::vector<Stream*> all;
-  {
-    std::lock_guard<std::mutex> lock(dev->mu);
-    all.assign(dev->streams.begin(), dev->streams.end());
-  }
-  for (Stream* s : all) {
-    if (std::string e = s->take_error(); !e.empty()) return sample::fail(OAR_ERROR_DEVICE, e);
-  }
   return OAR_SUCCESS;
 }
 

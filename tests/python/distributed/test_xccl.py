@@ -40,10 +40,11 @@ def test_data_parallel_on_the_sample_device_matches_cpu(plugin_env, tmp_path):
     assert "max loss diff" in results[0][1]
 
 
-@pytest.mark.parametrize("kind", ["dead_peer", "stuck_peer"])
-def test_a_killed_or_stuck_peer_raises_naming_it(kind, plugin_env, tmp_path):
+@pytest.mark.parametrize("kind,timeout", [("dead_peer", 10), ("stuck_peer", 3)])
+def test_a_killed_or_stuck_peer_raises_naming_it(kind, timeout, plugin_env, tmp_path):
     results, _ = run_ranks("xccl.py", 2, [kind], timeout=60, tmp_path=tmp_path,
-                           env=dict(plugin_env, PADDLE_DIST_TIMEOUT="3"))
+                           env=dict(plugin_env, PADDLE_DIST_TIMEOUT=str(timeout),
+                                    SAMPLE_DEVICE_CCL_TIMEOUT_S=str(timeout + 1)))
     rc0, out0 = results[0]
     assert rc0 == 0, out0
     if kind == "dead_peer":
@@ -51,12 +52,14 @@ def test_a_killed_or_stuck_peer_raises_naming_it(kind, plugin_env, tmp_path):
     msg = re.search(r"RAISED after ([\d.]+)s: (.*)", out0)
     assert msg, out0
     seconds, text = float(msg.group(1)), msg.group(2)
-    # A dead peer is seen at once (then the 2 s post-mortem); a stuck one after the 3 s timeout.
-    assert seconds < (3.0 if kind == "dead_peer" else 3.0 + 2.0 + 3.0), out0
     assert "all_reduce" in text and "process group 'default'" in text, text
     assert "did not arrive: [1]" in text, text
     if kind == "dead_peer":
-        assert "peer rank 1" in text and "exited" in text, text
+        # Seen at once (the plugin checks its peers' pids), not by the 10 s timeout; then the
+        # post-mortem asks the store for 2 s which ranks arrived.
+        assert seconds < 8, out0
+        assert "peer rank 1" in text and "exited" in text and "timed out" not in text, text
     else:
+        assert 2.5 < seconds < 9, out0
         assert "timed out after 3" in text, text
     assert "LATER CALL RAISED" in out0

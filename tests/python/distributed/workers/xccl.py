@@ -80,7 +80,7 @@ def failure(kind):
     if dist.get_rank() == 1:
         if kind == "dead_peer":
             os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(12)  # stuck: past rank 0's timeout and its post-mortem
+        time.sleep(7)  # stuck: past rank 0's 3 s timeout and its 2 s post-mortem
         os._exit(0)
     time.sleep(0.3)
     start = time.monotonic()
