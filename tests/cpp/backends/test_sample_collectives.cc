@@ -26,7 +26,10 @@ namespace {
 
 using testing::sample_place;
 
-const OAR_DeviceInterface& table() { return DeviceManager::instance().interface("sample"); }
+const OAR_DeviceInterface& table() {
+  sample_place();  // loads the plugin on first use
+  return DeviceManager::instance().interface("sample");
+}
 
 struct Rank {
   Place place;
