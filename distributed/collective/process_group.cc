@@ -67,7 +67,9 @@ std::string shape_str(const DenseTensor& t) {
 
 void check_contiguous(const char* op, const char* arg, const DenseTensor& t) {
   OAR_ENFORCE(t.initialized(), InvalidArgument, op, ": ", arg, " has no memory");
-  OAR_ENFORCE(t.is_contiguous(), InvalidArgument, op, ": ", arg, " must be contiguous, got strides of ", shape_str(t));
+  // A 0-size tensor has nothing to lay out (DenseTensor::is_contiguous says no for some).
+  OAR_ENFORCE(t.numel() == 0 || t.is_contiguous(), InvalidArgument, op, ": ", arg,
+              " must be contiguous, got strides of ", shape_str(t));
 }
 
 void check_chunks(const char* op, const DenseTensor& whole, const DenseTensor& part, int n, const char* whole_name,

@@ -52,6 +52,28 @@ def collectives():
     np.testing.assert_array_equal(x.numpy(), np.full(1 << 12, n * (n + 1) / 2, dtype="float32"))
 
     import collectives as suite  # workers/collectives.py: every op, dtype and reduce op
+    # reduce and reduce_scatter with every dtype and reduce op (the suite does all_reduce so)
+    ints = ("bool", "int8", "uint8", "int16", "int32", "int64")
+    for dtype in suite.DTYPES:
+        for name, op in suite.OPS.items():
+            if name == "AVG" and dtype in ints:
+                continue
+            ins = [suite.data(r, dtype, salt=40) for r in range(n)]
+            t = suite.tensor(ins[rank], dtype)
+            dist.reduce(t, dst=1, op=op)
+            want = suite.reduce_np(ins, name, dtype) if rank == 1 else ins[rank]
+            suite.expect(suite.value(t), want, f"reduce {name} {dtype}")
+            lists = [[suite.data(r, dtype, salt=50 + c) for c in range(n)] for r in range(n)]
+            t = suite.tensor(np.zeros((3, 4), dtype=ins[0].dtype), dtype)
+            dist.reduce_scatter(t, [suite.tensor(a, dtype) for a in lists[rank]], op=op)
+            suite.expect(suite.value(t), suite.reduce_np([lists[r][rank] for r in range(n)], name, dtype),
+                         f"reduce_scatter {name} {dtype}")
+    # 0-size tensors
+    z = oar.zeros([0, 3])
+    dist.all_reduce(z)
+    out = []
+    dist.all_gather(out, z)
+    assert len(out) == n and all(tuple(o.shape) == (0, 3) for o in out), [o.shape for o in out]
     suite.main()
 
 
