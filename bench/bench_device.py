@@ -10,6 +10,11 @@
 2. Eager tiny-op overhead from Python: oar.add of two [1] float32 on the plugin device
    `testdev` (its C kernel) vs on the CPU (the CPU's C++ kernel), in a fresh interpreter
    with CUSTOM_DEVICE_ROOT pointing at the test plugins.
+3. A LeNet training step (batch 8, Adam, loss.item() each step) on the sample device
+   (backends/examples/sample_device, its own C kernels: host loops queued on its stream)
+   vs on the CPU (target: at most 1.2x), both in one fresh interpreter, steps alternated
+   (the best step of each compared: the least disturbed by other load);
+   the plugin is OAR_SAMPLE_DEVICE_LIB when set, else built into <build>/sample_device.
 """
 import argparse
 import glob
@@ -33,12 +38,51 @@ print(f"{res['cpu']:.3f} {res['testdev']:.3f}")
 """
 
 
+LENET_BENCH = r"""
+import sys, time
+import numpy as np
+import oar
+from oar.vision.models import LeNet
+oar.device.load_plugin(sys.argv[1])
+steps = int(sys.argv[2])
+rng = np.random.default_rng(0)
+x_np = rng.standard_normal((8, 1, 28, 28)).astype("float32")
+y_np = rng.integers(0, 10, (8, 1)).astype("int64")
+runs = {}
+for dev in ["cpu", "sample:0"]:
+    oar.set_device(dev)
+    oar.seed(0)
+    model = LeNet()
+    opt = oar.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    loss_fn = oar.nn.CrossEntropyLoss()
+    x, y = oar.to_tensor(x_np), oar.to_tensor(y_np)
+    def step(model=model, opt=opt, loss_fn=loss_fn, x=x, y=y):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss.item()
+    runs[dev] = step
+times = {d: [] for d in runs}
+for i in range(steps + 5):  # alternate the devices so load changes hit both alike
+    for dev, step in runs.items():
+        oar.set_device(dev)
+        t0 = time.perf_counter()
+        step()
+        if i >= 5:
+            times[dev].append(time.perf_counter() - t0)
+oar.set_device("cpu")
+print(" ".join(f"{f(times[d]) * 1e3:.3f}" for f in (np.min, np.median) for d in ("cpu", "sample:0")))
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     builds = sorted(glob.glob(os.path.join(REPO, "build", "*", "tests", "cpp", "backends", "oar_bench_c_kernel")))
     ap.add_argument("--build", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(builds[0]))))
                     if builds else None, help="the CMake build folder")
     ap.add_argument("--iters", type=int, default=5000, help="calls per timed run (50 runs, best kept)")
+    ap.add_argument("--lenet-steps", type=int, default=100, help="timed LeNet steps per device (median kept)")
     args = ap.parse_args()
     if args.build is None:
         sys.exit("bench_device: no oar_bench_c_kernel found; build the C++ tests first (pip install -e .)")
@@ -56,6 +100,19 @@ def main():
     cpu_us, dev_us = (float(v) for v in py.stdout.split())
     print("Eager oar.add of two [1] float32 from Python, us per call")
     print(f"  cpu {cpu_us:.3f}   testdev (C kernel) {dev_us:.3f}   ratio {dev_us / cpu_us:.2f}x")
+
+    plugin = os.environ.get("OAR_SAMPLE_DEVICE_LIB") or subprocess.run(
+        [os.path.join(REPO, "backends", "examples", "sample_device", "build.sh"),
+         os.path.join(args.build, "sample_device"), os.path.join(args.build, "cmake")],
+        check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    py = subprocess.run([sys.executable, "-c", LENET_BENCH, plugin, str(args.lenet_steps)], check=True,
+                        capture_output=True, text=True)
+    cpu_ms, dev_ms, cpu_med, dev_med = (float(v) for v in py.stdout.split())
+    # Each op that fell back warned once in that interpreter.
+    fell_back = ",".join(line.split()[2] for line in py.stderr.splitlines() if "has no sample kernel" in line) or "none"
+    print("LeNet training step (batch 8, Adam), ms per step: best (median)")
+    print(f"  cpu {cpu_ms:.3f} ({cpu_med:.3f})   sample:0 (its C kernels) {dev_ms:.3f} ({dev_med:.3f})   "
+          f"ratio of the best {dev_ms / cpu_ms:.2f}x (target 1.2x)   ops that fell back: {fell_back}")
 
 
 if __name__ == "__main__":

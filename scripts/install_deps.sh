@@ -17,7 +17,7 @@ APT_PACKAGES=(
   libgloo-dev            # collectives over TCP for oar.distributed on CPU
   llvm-19-dev            # the fusion compiler's CPU code generator (ORC JIT); never llvm-14
 )
-PIP_PACKAGES=(numpy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
+PIP_PACKAGES=(numpy scipy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

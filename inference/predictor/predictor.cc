@@ -3,9 +3,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
+#include "backends/runtime/device_manager.h"
 #include "inference/predictor/predictor_access.h"
 #include "inference/predictor/saved_model.h"
 #include "paddle_core/base/errors.h"
@@ -35,6 +39,50 @@ namespace {
   return ::oar::DataType::UNDEFINED;
 }
 
+// A device type no plugin registered yet: the plugins of CUSTOM_DEVICE_ROOT (Paddle's
+// variable; what `import oar` scans in Python) are loaded, so a C++ program finds its
+// device as a Python one does. A library that fails to load is skipped with a warning.
+void load_plugins_for(const std::string& type) {
+  backends::DeviceManager& dm = backends::DeviceManager::instance();
+  if (dm.has_device_type(type)) return;
+  const char* roots = std::getenv("CUSTOM_DEVICE_ROOT");
+  std::stringstream ss(roots ? roots : "");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    std::error_code ec;
+    if (dir.empty() || !std::filesystem::is_directory(dir, ec)) continue;
+    std::vector<std::string> libs;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".so") libs.push_back(e.path().string());
+    std::sort(libs.begin(), libs.end());
+    for (const std::string& lib : libs) {
+      try {
+        dm.load_plugin(lib);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kAlreadyExists)
+          std::fprintf(stderr, "oar: warning: device plugin %s not loaded: %s\n", lib.c_str(), e.what());
+      }
+    }
+  }
+}
+
+// The place a Config runs on, checked: an unknown device type or id names the devices.
+Place run_place(const Config& c) {
+  if (!c.use_custom_device()) return CPUPlace();
+  const std::string& type = c.custom_device_type();
+  load_plugins_for(type);
+  backends::DeviceManager& dm = backends::DeviceManager::instance();
+  std::string known;
+  for (const std::string& t : dm.device_types()) known += (known.empty() ? "" : ", ") + t;
+  OAR_ENFORCE(dm.has_device_type(type), InvalidArgument, "Config.EnableCustomDevice: no device type '", type,
+              "' is registered (registered: ", known,
+              "; set CUSTOM_DEVICE_ROOT to the folder of its plugin, or load it first)");
+  const int n = dm.device_count(type);
+  OAR_ENFORCE(c.custom_device_id() < n, InvalidArgument, "Config.EnableCustomDevice: device id ", c.custom_device_id(),
+              " of '", type, "' is out of range (it has ", n, " device(s))");
+  return CustomPlace(type, c.custom_device_id());
+}
+
 DataType from_core(::oar::DataType t) {
   for (DataType d : {DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64, DataType::kBool,
                      DataType::kFloat16, DataType::kBFloat16, DataType::kInt8, DataType::kUInt8, DataType::kInt16})
@@ -54,6 +102,14 @@ struct Predictor::Impl {
 void Config::SetCpuMathLibraryNumThreads(int n) {
   OAR_ENFORCE(n >= 1, InvalidArgument, "Config.SetCpuMathLibraryNumThreads: expected a positive number, got ", n);
   threads_ = n;
+}
+
+void Config::EnableCustomDevice(const std::string& device_type, int device_id) {
+  OAR_ENFORCE(!device_type.empty() && device_type != "cpu", InvalidArgument,
+              "Config.EnableCustomDevice: expected a plugin device type such as 'sample', got '", device_type, "'");
+  OAR_ENFORCE(device_id >= 0, InvalidArgument, "Config.EnableCustomDevice: device_id must be >= 0, got ", device_id);
+  device_type_ = device_type;
+  device_id_ = device_id;
 }
 
 bool Config::DeletePass(const std::string& name) {
@@ -88,6 +144,7 @@ std::string Config::Summary() const {
   auto b = [](bool v) { return v ? "True" : "False"; };  // as Python prints them (oar.inference)
   os << "prog_file: " << prog_file_ << "\nparams_file: " << params_file_ << "\ncpu_math_threads: " << threads_
      << "\nir_optim: " << b(ir_optim_) << "\nmemory_optim: " << b(memory_optim_) << "\nprofile: " << b(profile_)
+     << "\ndevice: " << (device_type_.empty() ? std::string("cpu") : device_type_ + ":" + std::to_string(device_id_))
      << "\npasses: " << passes;
   return os.str();
 }
@@ -97,12 +154,16 @@ Predictor::Predictor(const Config& config) : impl_(std::make_unique<Impl>()) {
   impl_->config = config;
   OAR_ENFORCE(!config.prog_file().empty() && !config.params_file().empty(), InvalidArgument,
               "Predictor: the Config names no model (SetModel(prog_file, params_file))");
+  const Place place = run_place(config);
   impl_->program = load_saved_model(config.prog_file(), config.params_file());
-  // The program is the predictor's own: the whole pipeline, lowering included, runs on it.
+  // The program is the predictor's own: the whole pipeline, lowering included, runs on it,
+  // for the place it runs on (Note [Lowering for a place]); the executor moves the
+  // parameters there once.
   pir::PassManager pm;
+  pm.set_place(place);
   for (const std::string& p : config.PassNames()) pm.add_pass(p);
   pm.run(*impl_->program);
-  impl_->executor = std::make_unique<pir::Executor>(*impl_->program);
+  impl_->executor = std::make_unique<pir::Executor>(*impl_->program, place);
   impl_->executor->set_profiling(config.profile_enabled());
   impl_->inputs.resize(impl_->executor->input_names().size());
 }
@@ -209,6 +270,12 @@ void Tensor::copy_to(void* data, DataType t) const {
   OAR_ENFORCE(to_core(t) == src->dtype(), InvalidType, "Tensor.CopyToCpu: '", name_, "' is ",
               dtype_name(src->dtype()), ", asked for ", dtype_name(to_core(t)));
   DenseTensor c = contiguous(src->dense());
+  if (!c.place().is_cpu()) {  // a device output: read through its table
+    DenseTensor h(c.dims(), c.dtype(), CPUPlace());
+    h.alloc();
+    copy_into(c, &h);
+    c = std::move(h);
+  }
   if (c.numel() > 0) std::memcpy(data, c.raw_data(), static_cast<size_t>(c.numel()) * size_of(c.dtype()));
 }
 

@@ -60,6 +60,20 @@ class Config {
   /// Per-op timing of every Run (Predictor::Profile()).
   void EnableProfile() { profile_ = true; }
   bool profile_enabled() const { return profile_; }
+  /// Runs the model on device `device_id` of the plugin device type `device_type`
+  /// ("sample", Paddle's EnableCustomDevice): parameters move there once, each op runs
+  /// its kernel there or its CPU kernel through the fallback. A type not registered yet
+  /// is looked for in the plugins of CUSTOM_DEVICE_ROOT (':'-separated folders of .so
+  /// files) when the predictor is made; an unknown type or id is an error then.
+  void EnableCustomDevice(const std::string& device_type, int device_id = 0);
+  bool use_custom_device() const { return !device_type_.empty(); }
+  const std::string& custom_device_type() const { return device_type_; }
+  int custom_device_id() const { return device_id_; }
+  /// Back to the CPU.
+  void DisableCustomDevice() {
+    device_type_.clear();
+    device_id_ = 0;
+  }
   /// The settings, one "key: value" a line.
   std::string Summary() const;
 
@@ -69,6 +83,8 @@ class Config {
   bool ir_optim_ = true;
   bool memory_optim_ = false;
   bool profile_ = false;
+  std::string device_type_;  // empty: the CPU
+  int device_id_ = 0;
   std::vector<std::string> deleted_passes_;
 };
 

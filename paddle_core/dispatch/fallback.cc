@@ -12,11 +12,25 @@
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/fallback.h"
 
 DEFINE_bool(enable_api_kernel_fallback, true,
             "An op with no kernel for its device runs its CPU kernel with copies (else: an error)");
 
 namespace oar::dispatch {
+
+bool fallback_allowed(const Place& place) { return can_fall_back(place) && FLAGS_enable_api_kernel_fallback; }
+
+void warn_fallback(std::string_view op, DeviceType device, DataType dtype) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  const std::string key = std::string(op) + "/" + device_type_name(device) + "/" + dtype_name(dtype);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!seen.insert(key).second) return;
+  std::fprintf(stderr, "oar: warning: %.*s has no %s kernel for %s; running its CPU kernel with copies\n",
+               static_cast<int>(op.size()), op.data(), device_type_name(device).c_str(), dtype_name(dtype));
+}
+
 namespace {
 
 DataType first_dtype(const OpCall& call) {
@@ -47,14 +61,7 @@ Tensor to_place(const Tensor& t, const Place& dst) {
 }
 
 void warn_once(const OpCall& call, const Place& device) {
-  const DataType dtype = first_dtype(call);
-  static std::mutex mu;
-  static std::set<std::string> seen;
-  const std::string key = std::string(call.op->name) + "/" + device_type_name(device.type()) + "/" + dtype_name(dtype);
-  std::lock_guard<std::mutex> lock(mu);
-  if (!seen.insert(key).second) return;
-  std::fprintf(stderr, "oar: warning: %s has no %s kernel for %s; running its CPU kernel with copies\n", call.op->name,
-               device_type_name(device.type()).c_str(), dtype_name(dtype));
+  warn_fallback(call.op->name, device.type(), first_dtype(call));
 }
 
 void fallback_layer(OpCall& call) {

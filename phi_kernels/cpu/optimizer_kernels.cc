@@ -351,4 +351,53 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
   });
 }
 
+// ---- the CPU's update kernels (UpdateKernel), one per rule
+const std::vector<UpdateRule>& update_rules() {
+  static const std::vector<UpdateRule> r = {{"sgd", 0, 0},     {"momentum", 1, 1}, {"adam", 2, 3},    {"adamax", 2, 3},
+                                            {"adagrad", 1, 1}, {"adadelta", 2, 2}, {"rmsprop", 3, 3}, {"lamb", 2, 3}};
+  return r;
+}
+
+namespace {
+void sgd_kernel(const DeviceContext&, const UpdateArgs& a) { sgd_update(a.params, a.grads, a.lrs, a.wds); }
+void momentum_kernel(const DeviceContext&, const UpdateArgs& a) {
+  momentum_update(a.params, a.grads, a.states[0], a.lrs, a.wds, a.scalars[0], a.flag);
+}
+void adam_kernel(const DeviceContext&, const UpdateArgs& a) {
+  const AdamConfig cfg{0.0, a.scalars[0], a.scalars[1], a.scalars[2], 0.0, a.flag, a.step};
+  adam_update(a.params, a.grads, a.states[0], a.states[1], a.lrs, a.wds, cfg);
+}
+void adamax_kernel(const DeviceContext&, const UpdateArgs& a) {
+  adamax_update(a.params, a.grads, a.states[0], a.states[1], a.lrs, a.wds, a.scalars[0], a.scalars[1], a.scalars[2],
+                a.step);
+}
+void adagrad_kernel(const DeviceContext&, const UpdateArgs& a) {
+  adagrad_update(a.params, a.grads, a.states[0], a.lrs, a.wds, a.scalars[0]);
+}
+void adadelta_kernel(const DeviceContext&, const UpdateArgs& a) {
+  adadelta_update(a.params, a.grads, a.states[0], a.states[1], a.lrs, a.wds, a.scalars[0], a.scalars[1]);
+}
+void rmsprop_kernel(const DeviceContext&, const UpdateArgs& a) {
+  rmsprop_update(a.params, a.grads, a.states[0], a.states[1], a.states[2], a.lrs, a.wds, a.scalars[0], a.scalars[1],
+                 a.scalars[2], a.flag);
+}
+void lamb_kernel(const DeviceContext&, const UpdateArgs& a) {
+  lamb_update(a.params, a.grads, a.states[0], a.states[1], a.lrs, a.wds, a.scalars[0], a.scalars[1], a.scalars[2],
+              a.step);
+}
+
+const bool registered = [] {
+  const std::pair<const char*, UpdateKernel> kernels[] = {
+      {"sgd_update", sgd_kernel},         {"momentum_update", momentum_kernel}, {"adam_update", adam_kernel},
+      {"adamax_update", adamax_kernel},   {"adagrad_update", adagrad_kernel},   {"adadelta_update", adadelta_kernel},
+      {"rmsprop_update", rmsprop_kernel}, {"lamb_update", lamb_kernel}};
+  // Every dtype: the kernels check theirs and name what is wrong (a non-float parameter).
+  for (const auto& [name, fn] : kernels)
+    for (int t = 0; t < kNumDataTypes; ++t)
+      KernelRegistry::instance().register_kernel(name, DeviceType::kCPU, static_cast<DataType>(t),
+                                                 reinterpret_cast<void*>(fn));
+  return true;
+}();
+}  // namespace
+
 }  // namespace oar::phi

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "paddle_core/dispatch/kernel_registry.h"
 #include "paddle_core/tensor/dense_tensor.h"
 
 namespace oar::phi {
@@ -55,5 +56,33 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
                  const ParamList& moment2, const std::vector<double>& lrs,
                  const std::vector<double>& wds, double beta1, double beta2, double epsilon,
                  int64_t step);
+
+/// The arguments of every fused update, so one kernel signature serves all rules: the
+/// rule's state lists in its order (adam: moment1, moment2; rmsprop: mean_square,
+/// mean_grad (empty unless centered), momentum), its scalars in its order (adam: beta1,
+/// beta2, epsilon), its bool (momentum: nesterov; adam: decoupled; rmsprop: centered)
+/// and its step. Written tensors: params and states.
+struct UpdateArgs {
+  ParamList params;
+  GradList grads;
+  std::vector<ParamList> states;
+  std::vector<double> lrs, wds, scalars;
+  bool flag = false;
+  int64_t step = 0;
+};
+
+/// A fused update kernel, registered in the KernelRegistry as "<rule>_update" per
+/// (device type, dtype of the first parameter): the CPU's run the functions above; a
+/// device registers its own (api::fused_update dispatches, Note [Devices]).
+using UpdateKernel = void (*)(const DeviceContext& ctx, const UpdateArgs& args);
+
+/// The rules with an update kernel: "sgd", "momentum", "adam", "adamax", "adagrad",
+/// "adadelta", "rmsprop", "lamb"; with the number of state lists and scalars each takes.
+struct UpdateRule {
+  const char* name;
+  size_t num_states;
+  size_t num_scalars;
+};
+const std::vector<UpdateRule>& update_rules();
 
 }  // namespace oar::phi

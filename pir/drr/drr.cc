@@ -6,6 +6,7 @@
 #include "paddle_core/dispatch/kernel_registry.h"
 #include "pir/dialect/op/op_support.h"
 #include "pir/ir/infer.h"
+#include "pir/transforms/passes.h"
 
 namespace oar::pir::drr {
 
@@ -237,7 +238,9 @@ class DrrPattern : public RewritePattern {
       if (rule_->requires_kernels() && !info->kernel.empty()) {
         DataType dt = root->num_results() && root->result(0).type().is_tensor() ? root->result(0).type().dtype()
                                                                                  : DataType::FLOAT32;
-        if (!KernelRegistry::instance().find(info->kernel, DeviceType::kCPU, dt)) return false;
+        // The kernel the program will run (Note [Lowering for a place]): its place's, or the
+        // CPU's through the fallback.
+        if (!kernel_device_for(info->kernel, current_place(), dt)) return false;
       }
       plan.push_back(std::move(pl));
     }

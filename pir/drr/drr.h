@@ -102,7 +102,8 @@ class DrrRule {
   ResultPattern& result() { return result_; }
   const SourcePattern& source() const { return source_; }
   const ResultPattern& result() const { return result_; }
-  /// Only rewrite when every result op has a CPU kernel for the anchor's dtype.
+  /// Only rewrite when every result op has a kernel for the anchor's dtype on the place
+  /// the pipeline compiles for (its device's, or the CPU's through the fallback).
   DrrRule& require_kernels(bool v) {
     require_kernels_ = v;
     return *this;

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/fallback.h"
 #include "pir/dialect/op/op_support.h"
 #include "pir/pass/pass.h"
 #include "pir/serialize/serialize.h"
@@ -45,6 +46,9 @@ struct Executor::Step {
   bool inplace_kernel = false;
   bool grows = false;
   bool donate = false;
+  // kKernel lowered to the CPU kernel on a device place (Note [Lowering for a place]):
+  // inputs are copied to the host for it and its outputs back to the place.
+  bool fallback = false;
   std::string name;                   // kParam
   Tensor constant;                    // kConst
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
@@ -55,6 +59,7 @@ struct Executor::Step {
   mutable dispatch::KernelCall call;
   mutable std::vector<const std::vector<Tensor>*> in_ptrs;
   mutable std::vector<Tensor> donated;
+  mutable std::vector<std::vector<Tensor>> host_in;  // a fallback step's host inputs
   mutable std::shared_ptr<DenseTensor> param_data;  // kParam/kSetParam: the program data last wrapped
   mutable Tensor param_tensor;                      // ... and its Tensor handle
 };
@@ -62,19 +67,33 @@ struct Executor::Step {
 namespace {
 Tensor tensor_of(const DenseTensor& d) { return Tensor(DenseTensor(d)); }
 
+/// A copy of `d` on `place` (through the devices' copy kernels and tables).
+DenseTensor on_place(const DenseTensor& d, const Place& place) {
+  DenseTensor out(d.dims(), d.dtype(), place);
+  out.alloc();
+  copy_into(d, &out);
+  return out;
+}
+
 Tensor constant_tensor(Attribute dense) { return Tensor(dense.as_dense_tensor()); }
 }  // namespace
 
 Tensor Executor::parameter(const Step& st, const std::unordered_map<std::string, Tensor>* params) const {
   if (params != nullptr) {
     auto it = params->find(st.name);
-    if (it != params->end()) return it->second;
+    if (it != params->end()) {
+      OAR_ENFORCE(it->second.place() == place_, InvalidArgument, "Executor.run: parameter '", st.name, "' is on ",
+                  it->second.place().str(), " but the program runs on ", place_.str());
+      return it->second;
+    }
   }
   std::shared_ptr<DenseTensor> d = program_.parameter(st.name);
   OAR_ENFORCE(d != nullptr, NotFound, "Executor.run: the program has no data for parameter '", st.name, "'");
   if (d != st.param_data) {  // wrap the program's data once, not on every run
     st.param_data = d;
-    st.param_tensor = tensor_of(*d);
+    // ... and move it to the run place once: later runs read (and set_parameter writes)
+    // the executor's copy there.
+    st.param_tensor = d->place() == place_ ? tensor_of(*d) : Tensor(on_place(*d, place_));
   }
   return st.param_tensor;
 }
@@ -202,6 +221,7 @@ Executor::Steps Executor::plan_block(const Block* block) {
     } else if (name == "builtin.constant") {
       st.kind = Step::kConst;
       st.constant = constant_tensor(op->attr("value"));
+      if (st.constant.place() != place_) st.constant = Tensor(on_place(st.constant.dense(), place_));
     } else if (name == "builtin.combine") {
       st.kind = Step::kCombine;
     } else if (name == "builtin.split") {
@@ -277,11 +297,21 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
     for (size_t o = 0; o < info->outputs.size(); ++o)
       if (info->outputs[o].is_list) st.list_result = static_cast<int>(o);
     if (base->view.empty()) {
+      // The key's backend is the device type lower_to_kernel chose: the place's, or the
+      // CPU's for an op the fallback runs (Note [Lowering for a place]).
       const Attribute key = op->attr("kernel_key");
       const std::string& kernel = op->attr("kernel_name").as_string();
-      st.kernel = KernelRegistry::instance().find(kernel, place_.type(), key.as_dtype());
-      OAR_ENFORCE(st.kernel != nullptr, NotFound, "Executor: no ", kernel_device_label(place_.type()), " kernel '",
-                  kernel, "' for dtype ", dtype_name(key.as_dtype()), " (op ", info->name, ")");
+      const auto device = static_cast<DeviceType>(key.backend());
+      OAR_ENFORCE(device == place_.type() || device == DeviceType::kCPU, InvalidArgument, "Executor: ", info->name,
+                  " was lowered for ", kernel_device_label(device), " kernels but the program runs on ", place_.str());
+      st.fallback = device != place_.type();
+      OAR_ENFORCE(!st.fallback || dispatch::fallback_allowed(place_), InvalidType, "Executor: ", info->name, " has no ",
+                  kernel_device_label(place_.type()), " kernel for dtype ", dtype_name(key.as_dtype()),
+                  " and FLAGS_enable_api_kernel_fallback is off, so it does not run on the CPU");
+      if (st.fallback) dispatch::warn_fallback(base->name.substr(6), place_.type(), key.as_dtype());
+      st.kernel = KernelRegistry::instance().find(kernel, device, key.as_dtype());
+      OAR_ENFORCE(st.kernel != nullptr, NotFound, "Executor: no ", kernel_device_label(device), " kernel '", kernel,
+                  "' for dtype ", dtype_name(key.as_dtype()), " (op ", info->name, ")");
     }
     profile_name = info->name;
     st.eval_info = info;
@@ -297,7 +327,7 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
               " (the executor runs kernel-dialect programs; lower_to_kernel leaves no op of this dialect)");
   }
   OAR_ENFORCE(op->num_regions() == 0, Unimplemented, "Executor: ", name, " has regions");
-  st.dctx = &device_context(place_);
+  st.dctx = &device_context(st.fallback ? CPUPlace() : place_);
   auto p = std::find_if(profile_.begin(), profile_.end(), [&](const OpProfile& e) { return e.name == profile_name; });
   if (p == profile_.end()) p = profile_.insert(profile_.end(), OpProfile{profile_name});
   st.profile = static_cast<int>(p - profile_.begin());
@@ -345,14 +375,15 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
   for (const Step& st : steps) {
     switch (st.kind) {
       case Step::kInput: {
-        const Tensor& t = inputs[st.index];
+        Tensor t = inputs[st.index];
         const Type ty = input_values_[st.index].type();
         OAR_ENFORCE(t.defined(), InvalidArgument, "Executor.run: input '", input_names_[st.index], "' is undefined");
         bool ok = t.dtype() == ty.dtype() && static_cast<size_t>(t.rank()) == ty.dims().size();
         for (size_t i = 0; ok && i < ty.dims().size(); ++i) ok = ty.dims()[i] < 0 || ty.dims()[i] == t.dims()[i];
         OAR_ENFORCE(ok, InvalidArgument, "Executor.run: input '", input_names_[st.index], "' expects ", ty.str(),
                     ", got shape ", t.dims(), " ", dtype_name(t.dtype()));
-        slots_[st.out[0]] = {t};
+        if (t.place() != place_) t = Tensor(on_place(t.dense(), place_));  // a host input of a device run
+        slots_[st.out[0]] = {std::move(t)};
         break;
       }
       case Step::kParam: slots_[st.out[0]] = {parameter(st, params)}; break;
@@ -406,7 +437,7 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
       case Step::kKernel: {
         static const std::vector<Tensor> kAbsent;
         bool donated = false;  // Note [Donated inputs]
-        if (st.donate) {
+        if (st.donate && !st.fallback) {
           const std::vector<Tensor>& x = slots_[st.in[0]];
           donated = x.size() == 1 && x[0].defined() && x[0].impl().use_count() == 1 &&
                     x[0].dense().storage() != nullptr && x[0].dense().storage().use_count() == 1;
@@ -437,6 +468,16 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
           }
           break;
         }
+        if (st.fallback) {  // the CPU kernel reads host copies of the device inputs
+          st.host_in.resize(st.in.size());
+          for (size_t j = 0; j < st.in.size(); ++j) {
+            st.host_in[j].clear();
+            for (const Tensor& t : *ins[j])
+              st.host_in[j].push_back(t.defined() && t.place() != CPUPlace() ? Tensor(on_place(t.dense(), CPUPlace()))
+                                                                             : t);
+            ins[j] = &st.host_in[j];
+          }
+        }
         try {
           st.kstep(call);
         } catch (Error& e) {
@@ -444,7 +485,13 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
           e.with_op(n.rfind("pd_op.", 0) == 0 ? std::string_view(n).substr(6) : std::string_view(n));
           call.outputs.clear();
           st.donated.clear();
+          st.host_in.clear();
           throw;
+        }
+        if (st.fallback) {
+          st.host_in.clear();
+          for (DenseTensor& o : call.outputs)
+            if (o.initialized() && o.place() != place_) o = on_place(o, place_);
         }
         if (profiling_) {
           OpProfile& p = profile_[st.profile];

@@ -60,6 +60,8 @@ class Executor {
   /// The largest number of live intermediate tensors during a run (memory planning check).
   size_t peak_live_slots() const { return peak_live_; }
   size_t num_steps() const;
+  /// The place the program runs on.
+  const Place& place() const { return place_; }
   /// The program the steps run: `program` itself, or its lowered copy.
   const Program& lowered_program() const { return lowered_ ? *lowered_ : program_; }
 

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "paddle_core/tensor/place.h"
+
 namespace oar::pir {
 
 class Operation;
@@ -77,6 +79,14 @@ class PassManager {
   void add_instrumentation(std::shared_ptr<PassInstrumentation> inst);
   /// Verify the program after every pass (default on).
   void set_verify_each(bool v) { verify_each_ = v; }
+  /// The place the program will run on: lower_to_kernel picks its kernels, and DRR
+  /// rules check theirs, for this place's device type. Unset, a pipeline compiles for
+  /// the enclosing pipeline's place (a pipeline run inside a pass), else the CPU.
+  void set_place(const Place& place) {
+    place_ = place;
+    has_place_ = true;
+  }
+  Place place() const;
 
   /// Runs the pipeline; returns true when any pass changed the IR. Set OAR_PIR_PRINT_IR=1
   /// to print the IR after every pass to stderr.
@@ -93,6 +103,8 @@ class PassManager {
   std::vector<std::unique_ptr<Item>> items_;
   std::vector<std::shared_ptr<PassInstrumentation>> inst_;
   bool verify_each_ = true;
+  Place place_ = CPUPlace();
+  bool has_place_ = false;
   PassManager* parent_ = nullptr;
   const std::vector<std::shared_ptr<PassInstrumentation>>& instrumentations() const;
   bool verify_each() const;
@@ -107,6 +119,9 @@ std::vector<std::string> registered_passes();
 /// pipeline runs on a bare op): passes that read or add parameter data use it
 /// (fold_parameters).
 Program* current_program();
+/// The place the running pipeline compiles for (PassManager::set_place), on this
+/// thread; the CPU outside a pipeline.
+Place current_place();
 
 /// The "standard" registered pipeline as text (pir/pass/pipelines.h).
 std::string standard_pipeline();

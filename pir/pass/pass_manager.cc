@@ -18,6 +18,11 @@ namespace oar::pir {
 void register_builtin_passes();  // transforms/passes.cc
 
 namespace {
+thread_local Program* t_current_program = nullptr;
+thread_local Place t_current_place = CPUPlace();
+}  // namespace
+
+namespace {
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -189,6 +194,11 @@ bool PassManager::run_on(Operation* anchor) {
     const char* e = std::getenv("OAR_PIR_PRINT_IR");
     return e && *e && std::string(e) != "0";
   }();
+  struct PlaceScope {  // passes see the place the program is compiled for
+    Place prev;
+    explicit PlaceScope(const Place& p) : prev(t_current_place) { t_current_place = p; }
+    ~PlaceScope() { t_current_place = prev; }
+  } place_scope(place());
   bool changed = false;
   for (const auto& it : items_) {
     Pass& p = *it->pass;
@@ -215,11 +225,13 @@ bool PassManager::run_on(Operation* anchor) {
   return changed;
 }
 
-namespace {
-thread_local Program* t_current_program = nullptr;
-}  // namespace
-
 Program* current_program() { return t_current_program; }
+Place current_place() { return t_current_place; }
+
+Place PassManager::place() const {
+  if (has_place_) return place_;
+  return parent_ ? parent_->place() : t_current_place;
+}
 
 bool PassManager::run(Program& program) {
   OAR_ENFORCE(anchor_ == "builtin.module", InvalidArgument, "PassManager::run: a pipeline anchored on '",

@@ -84,15 +84,17 @@ std::unique_ptr<Program> clone_program(const Program& program) {
   return copy;
 }
 
-std::unique_ptr<Program> run_pipeline_lowering_copy(Program& program, std::string_view name) {
+std::unique_ptr<Program> run_pipeline_lowering_copy(Program& program, std::string_view name, const Place& place) {
   const std::vector<std::string>& passes = pipeline_passes(name);
   OAR_ENFORCE(!passes.empty() && passes.back() == kLowerPass, InvalidArgument, "pipeline '", name,
               "' does not end with ", kLowerPass);
   PassManager head;
+  head.set_place(place);
   for (size_t i = 0; i + 1 < passes.size(); ++i) head.add_pass(passes[i]);
   head.run(program);
   std::unique_ptr<Program> lowered = clone_program(program);
   PassManager lower;
+  lower.set_place(place);
   lower.add_pass(kLowerPass);
   lower.run(*lowered);
   return lowered;

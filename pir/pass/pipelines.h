@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "paddle_core/tensor/place.h"
+
 namespace oar::pir {
 
 class Program;
@@ -33,6 +35,8 @@ std::unique_ptr<Program> clone_program(const Program& program);
 /// Runs pipeline `name` keeping `program` in the op dialect: the passes before its final
 /// lower_to_kernel transform `program` itself (what users print, jit.save writes, ONNX
 /// export reads), the lowering runs on a copy, which is returned for the executor.
-std::unique_ptr<Program> run_pipeline_lowering_copy(Program& program, std::string_view name);
+/// The passes compile for `place` (PassManager::set_place).
+std::unique_ptr<Program> run_pipeline_lowering_copy(Program& program, std::string_view name,
+                                                    const Place& place = CPUPlace());
 
 }  // namespace oar::pir

@@ -1,5 +1,6 @@
 // In-place reuse and lowering to the kernel dialect.
 #include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/fallback.h"
 #include "paddle_core/dispatch/kernel_registry.h"
 #include "pir/ir/builder.h"
 #include "pir/transforms/passes.h"
@@ -52,11 +53,24 @@ DataType dtype_of(Value v) {
   return t.is_tensor() ? t.dtype() : DataType::UNDEFINED;
 }
 
+// Whether the op's Place attribute is where its kernel runs (a creation op: no tensor
+// input picks the place), as the generated kernel stage decides it.
+bool place_from_attr(const OpInfo* info) {
+  return info->inputs.empty() || info->inputs[0].kind == InputSpec::kOptional;
+}
+
+// Note [Lowering for a place]: a program is lowered for the place it will run on (the
+// executor's, PassManager::set_place). Each op takes the kernel of that place's device
+// type; an op with none there takes its CPU kernel when the fallback may run it (the
+// executor then copies its inputs to the host and its outputs back), exactly as eager
+// dispatch does; the kernel key's backend says which. A creation op's Place attribute
+// becomes the place its kernel runs on, so a saved model runs wherever it is loaded.
 class LowerToKernelPass : public Pass {
  public:
-  explicit LowerToKernelPass(const Place& place) : Pass("lower_to_kernel"), device_(place.type()) {}
+  explicit LowerToKernelPass(std::optional<Place> place) : Pass("lower_to_kernel"), fixed_(place) {}
   bool run(Operation* anchor) override {
     ctx_ = anchor->info()->ctx;
+    place_ = fixed_ ? *fixed_ : current_place();
     phi_ = ctx_->op_info("kernel.phi_kernel");
     cast_ = ctx_->find_op("pd_op.cast");
     std::vector<Operation*> ops;
@@ -68,6 +82,22 @@ class LowerToKernelPass : public Pass {
   }
 
  private:
+  // The device type whose kernel runs `kernel` for `dtype` (Note [Lowering for a place]).
+  DeviceType device_for(const std::string& kernel, DataType dtype, const OpInfo* op) {
+    std::optional<DeviceType> d = kernel_device_for(kernel, place_, dtype);
+    if (!d) {
+      const bool cpu_has = KernelRegistry::instance().find(kernel, DeviceType::kCPU, dtype) != nullptr;
+      // As eager dispatch: the fallback turned off is a TypeError, a kernel missing everywhere NotFound.
+      OAR_ENFORCE(place_.is_cpu() || !cpu_has, InvalidType, "lower_to_kernel: no ", kernel_device_label(place_.type()),
+                  " kernel '", kernel, "' for dtype ", dtype_name(dtype), " (op ", op->name,
+                  "), and FLAGS_enable_api_kernel_fallback is off, so it does not run on the CPU");
+      OAR_THROW(NotFound, "lower_to_kernel: no ", kernel_device_label(place_.type()), " kernel '", kernel,
+                "' for dtype ", dtype_name(dtype), " (op ", op->name, ")",
+                place_.is_cpu() ? "" : ", and no CPU kernel to fall back to");
+    }
+    if (*d != place_.type()) dispatch::warn_fallback(std::string_view(op->name).substr(6), place_.type(), dtype);
+    return *d;
+  }
   void lower(Operation* op) {
     const OpInfo* info = op->info();
     // The op this runs as: an in-place variant runs its base op's kernel.
@@ -90,10 +120,11 @@ class LowerToKernelPass : public Pass {
         OAR_ENFORCE(cast_ != nullptr, NotFound, "lower_to_kernel: promotion needs pd_op.cast");
         Type from = operands[i].type();
         Type to = ctx_->tensor_type(common, from.dims(), from.layout());
+        const DeviceType cd = device_for(cast_->kernel, common, cast_);
         Operation* c = b.build(phi_, {operands[i]},
                                {{"op_name", ctx_->str_attr(cast_->name)},
                                 {"kernel_name", ctx_->str_attr(cast_->kernel)},
-                                {"kernel_key", key(common)},
+                                {"kernel_key", key(cd, common)},
                                 {"dtype", ctx_->dtype_attr(common)}},
                                {to});
         operands[i] = c->result(0);
@@ -109,15 +140,17 @@ class LowerToKernelPass : public Pass {
     }
     if (kd == DataType::UNDEFINED && op->num_results() > 0) kd = dtype_of(op->result(0));
     std::string kernel = base->kernel.empty() ? base->view : base->kernel;
-    if (base->view.empty()) {
-      OAR_ENFORCE(KernelRegistry::instance().find(kernel, device_, kd) != nullptr, NotFound, "lower_to_kernel: no ",
-                  kernel_device_label(device_), " kernel '", kernel, "' for dtype ", dtype_name(kd), " (op ",
-                  info->name, ")");
-    }
+    DeviceType device = place_.type();  // a view runs on whatever place its input is
+    if (base->view.empty()) device = device_for(kernel, kd, info);
     std::vector<NamedAttribute> attrs = op->attributes();
+    if (place_from_attr(base)) {
+      const Place run_on = device == place_.type() ? place_ : CPUPlace();
+      for (NamedAttribute& a : attrs)
+        if (a.value.is(AttrKind::kPlace)) a.value = ctx_->place_attr(run_on);
+    }
     attrs.push_back({"op_name", ctx_->str_attr(info->name)});
     attrs.push_back({"kernel_name", ctx_->str_attr(kernel)});
-    attrs.push_back({"kernel_key", key(kd, layout_of(op))});
+    attrs.push_back({"kernel_key", key(device, kd, layout_of(op))});
     std::vector<Type> types;
     for (size_t i = 0; i < op->num_results(); ++i) types.push_back(op->result(i).type());
     Operation* k = b.build(phi_, operands, std::move(attrs), types);
@@ -129,10 +162,11 @@ class LowerToKernelPass : public Pass {
       if (op->result(i).type().is_tensor()) return op->result(i).type().layout();
     return DataLayout::kNCHW;
   }
-  Attribute key(DataType t, DataLayout l = DataLayout::kNCHW) {
-    return ctx_->kernel_key_attr(static_cast<int>(device_), t, l);
+  Attribute key(DeviceType device, DataType t, DataLayout l = DataLayout::kNCHW) {
+    return ctx_->kernel_key_attr(static_cast<int>(device), t, l);
   }
-  DeviceType device_;
+  std::optional<Place> fixed_;
+  Place place_;
   IrContext* ctx_ = nullptr;
   const OpInfo* phi_ = nullptr;
   const OpInfo* cast_ = nullptr;
@@ -141,8 +175,16 @@ class LowerToKernelPass : public Pass {
 }  // namespace
 
 std::unique_ptr<Pass> create_inplace_pass() { return std::make_unique<InplacePass>(); }
-std::unique_ptr<Pass> create_lower_to_kernel_pass(const Place& place) {
+std::unique_ptr<Pass> create_lower_to_kernel_pass(std::optional<Place> place) {
   return std::make_unique<LowerToKernelPass>(place);
+}
+
+std::optional<DeviceType> kernel_device_for(std::string_view kernel, const Place& place, DataType dtype) {
+  const KernelRegistry& r = KernelRegistry::instance();
+  if (r.find(kernel, place.type(), dtype) != nullptr) return place.type();
+  if (!place.is_cpu() && dispatch::fallback_allowed(place) && r.find(kernel, DeviceType::kCPU, dtype) != nullptr)
+    return DeviceType::kCPU;
+  return std::nullopt;
 }
 
 void register_builtin_passes() {
@@ -152,7 +194,7 @@ void register_builtin_passes() {
   register_pass("canonicalize", create_canonicalize_pass);
   register_pass("fuse", create_fuse_pass);
   register_pass("inplace", create_inplace_pass);
-  register_pass("lower_to_kernel", [] { return create_lower_to_kernel_pass(CPUPlace()); });
+  register_pass("lower_to_kernel", [] { return create_lower_to_kernel_pass(); });
   register_pass("fold_parameters", create_fold_parameters_pass);
 }
 

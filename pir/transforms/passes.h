@@ -10,6 +10,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "paddle_core/tensor/place.h"
 #include "pir/pass/pass.h"
@@ -23,8 +25,14 @@ std::unique_ptr<Pass> create_constant_fold_pass();
 std::unique_ptr<Pass> create_canonicalize_pass();
 std::unique_ptr<Pass> create_fuse_pass();
 std::unique_ptr<Pass> create_inplace_pass();
-/// Lowers for the kernels of `place`'s device type (the named pass lowers for the CPU).
-std::unique_ptr<Pass> create_lower_to_kernel_pass(const Place& place = CPUPlace());
+/// Lowers for the kernels of `place`'s device type (Note [Lowering for a place] in
+/// inplace_lower.cc); without one (the registered pass), for the pipeline's place
+/// (PassManager::set_place, current_place()).
+std::unique_ptr<Pass> create_lower_to_kernel_pass(std::optional<Place> place = std::nullopt);
+/// The device type whose `kernel` a program lowered for `place` runs for `dtype`: the
+/// place's own when it has one, else the CPU's when the fallback may run it (as eager
+/// dispatch does); nothing when neither. lower_to_kernel and DRR's require_kernels ask it.
+std::optional<DeviceType> kernel_device_for(std::string_view kernel, const Place& place, DataType dtype);
 std::unique_ptr<Pass> create_fold_parameters_pass();
 
 /// The canonicalization patterns of the op dialect (patterns of ops not loaded are skipped).

@@ -106,6 +106,11 @@ void bind_inference(py::module_& m) {
       .def("pass_names", &Config::PassNames, "The passes create_predictor runs, in order.")
       .def("enable_profile", &Config::EnableProfile)
       .def("profile_enabled", &Config::profile_enabled)
+      .def("_enable_custom_device", &Config::EnableCustomDevice, py::arg("device_type"), py::arg("device_id") = 0)
+      .def("disable_custom_device", &Config::DisableCustomDevice)
+      .def("use_custom_device", &Config::use_custom_device)
+      .def("custom_device_type", &Config::custom_device_type)
+      .def("custom_device_id", &Config::custom_device_id)
       .def("summary", &Config::Summary);
 
   py::class_<Handle>(im, "Tensor", "An input or output handle of a predictor (paddle.inference.Tensor).")

@@ -256,20 +256,23 @@ void bind_pir(py::module_& m) {
           "Runs passes ('dce,cse', 'cf.while(cse)') or a registered pipeline ('jit-train', 'standard').")
       .def(
           "run_pipeline",
-          [](const ProgramRef& p, const std::string& name, bool lower_copy) -> py::object {
+          [](const ProgramRef& p, const std::string& name, bool lower_copy, py::object place) -> py::object {
             pir::pipeline_passes(name);  // NotFound naming the known pipelines
+            const Place at = place.is_none() ? CPUPlace() : py_to_place(place, "run_pipeline", "place");
             ++p->generation;
             if (!lower_copy) {
               pir::PassManager pm;
+              pm.set_place(at);
               pm.add_pipeline(name);
               pm.run(*p->p);
               return py::none();
             }
-            return py::cast(std::make_shared<PyProgram>(pir::run_pipeline_lowering_copy(*p->p, name)));
+            return py::cast(std::make_shared<PyProgram>(pir::run_pipeline_lowering_copy(*p->p, name, at)));
           },
-          py::arg("name"), py::arg("lower_copy") = false,
-          "Runs the registered pipeline `name`. With lower_copy, this program stays in the op dialect "
-          "(every pass but the final lower_to_kernel runs on it) and the lowered copy is returned.")
+          py::arg("name"), py::arg("lower_copy") = false, py::arg("place") = py::none(),
+          "Runs the registered pipeline `name` for the program to run on `place` (default the CPU). With "
+          "lower_copy, this program stays in the op dialect (every pass but the final lower_to_kernel runs on "
+          "it) and the lowered copy is returned.")
       .def(
           "clone", [](const PyProgram& p) { return std::make_shared<PyProgram>(pir::clone_program(*p.p)); },
           "A copy that shares the parameter data.")
@@ -437,14 +440,18 @@ void bind_pir(py::module_& m) {
       .def_property_readonly("num_ops", [](PyTracer& t) { return t.tracer().num_ops(); });
 
   py::class_<PyExecutor>(pm, "Executor", "Runs a program lowered to kernels with planned buffer reuse.")
-      .def(py::init([](const ProgramRef& p) {
+      .def(py::init([](const ProgramRef& p, py::object place) {
              auto e = std::make_unique<PyExecutor>();
              e->prog = p;
              e->generation = p->generation;
-             e->e = std::make_shared<pir::Executor>(*p->p);
+             const Place at = place.is_none() ? CPUPlace() : py_to_place(place, "Executor", "place");
+             e->e = std::make_shared<pir::Executor>(*p->p, at);
              return e;
            }),
-           py::arg("program"))
+           py::arg("program"), py::arg("place") = py::none(),
+           "Plans `program`'s run on `place` (default the CPU): an op-dialect program is lowered for it, "
+           "parameters are moved there once.")
+      .def_property_readonly("place", [](const PyExecutor& e) { return e.e->place(); })
       .def_property_readonly("input_names", [](const PyExecutor& e) { return e.e->input_names(); })
       .def_property_readonly("output_names", [](const PyExecutor& e) { return e.e->output_names(); })
       .def_property_readonly(

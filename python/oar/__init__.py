@@ -53,6 +53,7 @@ from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
 from ._random import poisson  # noqa: E402,F401
+from ._random_samplers import standard_gamma, binomial  # noqa: E402,F401
 from .autograd import no_grad, enable_grad, set_grad_enabled, is_grad_enabled, grad  # noqa: E402,F401
 # Training API (issue 4): data loading, checkpoints, hapi, metrics, vision.
 from . import io  # noqa: E402,F401
@@ -79,3 +80,11 @@ from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
 from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)
 from . import _plugins  # noqa: E402,F401  (last: loads device plugins from CUSTOM_DEVICE_ROOT, oar_custom_device/)
+
+
+def __getattr__(name):
+    """Namespaces imported on first use, so `import oar` stays fast: oar.distribution."""
+    if name == "distribution":
+        import importlib
+        return importlib.import_module(".distribution", __name__)
+    raise AttributeError(f"module 'oar' has no attribute {name!r}")

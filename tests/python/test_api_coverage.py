@@ -70,8 +70,8 @@ LINALG = _api("""
 """)
 
 RANDOM = _api("""
-    uniform normal standard_normal randint randperm bernoulli poisson seed get_rng_state
-    set_rng_state: oar;
+    uniform normal standard_normal randint randperm bernoulli poisson standard_gamma binomial
+    seed get_rng_state set_rng_state: oar;
     multinomial: oar Tensor
 """)
 
@@ -427,3 +427,25 @@ def test_paddle_name_list_is_complete():
     paddle = _name_lines("paddle_3.3.1.txt")
     counts = {s: sum(n.startswith(s + ".") for n in paddle) for s in _SURFACE}
     assert all(c > 30 for c in counts.values()), counts  # guards a truncated reference file
+
+
+# ---- paddle.distribution (issue 18): every public name of Paddle 3.3.1's
+# paddle.distribution.__all__ (its distributions, transforms, kl_divergence, register_kl)
+DISTRIBUTION_NAMES = """
+    Bernoulli Beta Categorical Cauchy Chi2 ContinuousBernoulli Dirichlet Distribution
+    Exponential ExponentialFamily Multinomial MultivariateNormal Normal Uniform kl_divergence
+    register_kl Independent TransformedDistribution Laplace LogNormal LKJCholesky Gamma Gumbel
+    Geometric Binomial Poisson StudentT Transform AbsTransform AffineTransform ChainTransform
+    ExpTransform IndependentTransform PowerTransform ReshapeTransform SigmoidTransform
+    SoftmaxTransform StackTransform StickBreakingTransform TanhTransform
+""".split()
+
+
+def test_distribution_namespace_is_paddles():
+    import oar.distribution as D
+    missing = [n for n in DISTRIBUTION_NAMES if not callable(getattr(D, n, None))]
+    assert not missing, f"oar.distribution lacks {missing}"
+    assert sorted(D.__all__) == sorted(DISTRIBUTION_NAMES)
+    for sub in ("gumbel", "independent", "transformed_distribution", "transform", "kl",
+                "normal", "uniform"):  # Paddle's examples import these submodules
+        __import__(f"oar.distribution.{sub}")

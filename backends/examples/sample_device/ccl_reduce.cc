@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "sample_device_internal.h"
+#include "sample_device.h"
 
 namespace sample {
 namespace {
@@ -160,26 +160,6 @@ struct Sized : Base {
 };
 
 }  // namespace
-
-size_t dtype_size(OAR_DataType t) {
-  switch (t) {
-    case OAR_DTYPE_BOOL:
-    case OAR_DTYPE_INT8:
-    case OAR_DTYPE_UINT8:
-      return 1;
-    case OAR_DTYPE_INT16:
-    case OAR_DTYPE_FLOAT16:
-    case OAR_DTYPE_BFLOAT16:
-      return 2;
-    case OAR_DTYPE_INT32:
-    case OAR_DTYPE_FLOAT32:
-      return 4;
-    case OAR_DTYPE_INT64:
-    case OAR_DTYPE_FLOAT64:
-      return 8;
-  }
-  return 0;
-}
 
 void reduce_into(char* dst, const std::vector<const char*>& srcs, size_t count, OAR_DataType t, OAR_ReduceOp op) {
   switch (t) {

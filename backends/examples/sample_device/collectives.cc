@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "sample_device_internal.h"
+#include "sample_device.h"
 
 namespace sample {
 namespace {

@@ -17,7 +17,13 @@
 //
 // Two devices (ids 0 and 1), each with its own arena (SAMPLE_DEVICE_MEMORY_MB, default
 // 1024, reserved lazily: untouched pages cost nothing).
-#include <oar/device_ext.h>
+//
+// Its C kernels (kernels_*.cc, through oar/kernel_ext.h) are host loops queued on the
+// kernel's stream, reading and writing device memory through the plugin's read-write
+// view. Failures leave a message for get_last_error_message; SAMPLE_DEVICE_FAIL (read at
+// each call; comma-separated: alloc, h2d, d2h, d2d, kernel, kernel:<op>) forces them.
+#include "sample_device.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -38,8 +44,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include "sample_device_internal.h"
 
 namespace {
 
@@ -118,6 +122,10 @@ struct Arena {
 };
 
 // ---- streams and events
+// An event is shared by its handle and by every record and wait queued on a stream, so
+// destroy_event may come before a stream reaches them (as cudaEventDestroy may): a
+// temporary event that a stream waits on (Stream.wait_stream) is freed with its Python
+// object while the wait is still queued.
 struct Event {
   std::mutex mu;
   std::condition_variable cv;
@@ -128,6 +136,10 @@ struct Event {
     cv.wait(lock, [&] { return reached >= recorded; });
   }
 };
+struct EventHandle {
+  std::shared_ptr<Event> event = std::make_shared<Event>();
+};
+std::shared_ptr<Event> event_of(OAR_Event e) { return reinterpret_cast<EventHandle*>(e)->event; }
 
 class Stream {
  public:
@@ -217,7 +229,6 @@ struct Device {
 
 Device g_devices[kNumDevices];
 thread_local int t_current = 0;
-thread_local std::string t_error;  // get_last_error_message
 std::mutex g_pinned_mu;
 std::map<const char*, size_t> g_pinned;  // pinned host blocks: start -> size
 
@@ -228,6 +239,15 @@ bool is_pinned(const void* p, size_t n) {
   --it;
   return static_cast<const char*>(p) + n <= it->first + it->second;
 }
+
+thread_local std::string t_last_error;
+
+// Fails a call with `status`, leaving `why` for get_last_error_message.
+OAR_Status fail(OAR_Status status, const std::string& why) {
+  t_last_error = "sample device: " + why;
+  return status;
+}
+const char* s_get_last_error_message() { return t_last_error.empty() ? nullptr : t_last_error.c_str(); }
 
 Device* dev_of(const OAR_Device* d) {
   if (d == nullptr || d->id < 0 || d->id >= kNumDevices) return nullptr;
@@ -296,7 +316,7 @@ OAR_Status s_synchronize_stream(const OAR_Device* d, OAR_Stream stream) {
 }
 OAR_Status s_stream_wait_event(const OAR_Device* d, OAR_Stream stream, OAR_Event event) {
   if (dev_of(d) == nullptr || stream == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  auto* e = reinterpret_cast<Event*>(event);
+  std::shared_ptr<Event> e = event_of(event);
   uint64_t target;
   {
     std::lock_guard<std::mutex> lock(e->mu);
@@ -310,19 +330,17 @@ OAR_Status s_stream_wait_event(const OAR_Device* d, OAR_Stream stream, OAR_Event
 }
 OAR_Status s_create_event(const OAR_Device* d, OAR_Event* out) {
   if (dev_of(d) == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  *out = reinterpret_cast<OAR_Event>(new Event());
+  *out = reinterpret_cast<OAR_Event>(new EventHandle());
   return OAR_SUCCESS;
 }
 OAR_Status s_destroy_event(const OAR_Device* d, OAR_Event event) {
   if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  auto* e = reinterpret_cast<Event*>(event);
-  e->wait();  // a queued record still points at it
-  delete e;
+  delete reinterpret_cast<EventHandle*>(event);  // queued records and waits hold their own reference
   return OAR_SUCCESS;
 }
 OAR_Status s_record_event(const OAR_Device* d, OAR_Stream stream, OAR_Event event) {
   if (dev_of(d) == nullptr || stream == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  auto* e = reinterpret_cast<Event*>(event);
+  std::shared_ptr<Event> e = event_of(event);
   uint64_t n;
   {
     std::lock_guard<std::mutex> lock(e->mu);
@@ -337,14 +355,24 @@ OAR_Status s_record_event(const OAR_Device* d, OAR_Stream stream, OAR_Event even
 }
 OAR_Status s_synchronize_event(const OAR_Device* d, OAR_Event event) {
   if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  reinterpret_cast<Event*>(event)->wait();
+  event_of(event)->wait();
   return OAR_SUCCESS;
 }
 
 OAR_Status s_allocate(const OAR_Device* d, void** ptr, size_t size) {
   Device* dev = dev_of(d);
   if (dev == nullptr || ptr == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  return dev->arena.allocate(ptr, size);
+  if (sample::debug_fail("alloc"))
+    return fail(OAR_ERROR_OUT_OF_MEMORY,
+                "allocation of " + std::to_string(size) + " bytes refused (SAMPLE_DEVICE_FAIL=alloc)");
+  const OAR_Status s = dev->arena.allocate(ptr, size);
+  if (s == OAR_ERROR_OUT_OF_MEMORY) {
+    std::lock_guard<std::mutex> lock(dev->arena.mu);
+    return fail(s, "out of device memory: " + std::to_string(size) + " bytes requested, " +
+                       std::to_string(dev->arena.used) + " of " + std::to_string(dev->arena.size) +
+                       " bytes in use (SAMPLE_DEVICE_MEMORY_MB)");
+  }
+  return s;
 }
 OAR_Status s_deallocate(const OAR_Device* d, void* ptr, size_t) {
   Device* dev = dev_of(d);
@@ -369,14 +397,22 @@ OAR_Status s_host_deallocate(const OAR_Device*, void* ptr, size_t) {
 }
 
 enum class Dir { kH2D, kD2H, kD2D };
+const char* dir_name(Dir dir) { return dir == Dir::kH2D ? "h2d" : dir == Dir::kD2H ? "d2h" : "d2d"; }
 
 // Checks the device side(s) of a copy and returns the private views to copy between.
 OAR_Status resolve(Device* dev, Dir dir, void* dst, const void* src, size_t n, char** to, const char** from) {
-  if (dev == nullptr || dst == nullptr || src == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  if (dev == nullptr || dst == nullptr || src == nullptr)
+    return fail(OAR_ERROR_INVALID_ARGUMENT, std::string(dir_name(dir)) + " copy: null pointer or unknown device");
   const bool dst_dev = dir != Dir::kD2H, src_dev = dir != Dir::kH2D;
   if ((dst_dev && !dev->arena.contains(dst, n)) || (src_dev && !dev->arena.contains(src, n))) {
-    return OAR_ERROR_INVALID_ARGUMENT;  // a host pointer where device memory belongs
+    // a host pointer where device memory belongs
+    return fail(OAR_ERROR_INVALID_ARGUMENT,
+                std::string(dir_name(dir)) + " copy of " + std::to_string(n) + " bytes: the " +
+                    (dst_dev && !dev->arena.contains(dst, n) ? "destination" : "source") + " is not device memory");
   }
+  if (sample::debug_fail(dir_name(dir)))
+    return fail(OAR_ERROR_DEVICE, std::string(dir_name(dir)) + " copy of " + std::to_string(n) +
+                                      " bytes failed (SAMPLE_DEVICE_FAIL=" + dir_name(dir) + ")");
   *to = dst_dev ? dev->arena.host_view(dst) : static_cast<char*>(dst);
   *from = src_dev ? dev->arena.host_view(src) : static_cast<const char*>(src);
   return OAR_SUCCESS;
@@ -476,7 +512,7 @@ OAR_DeviceInterface g_table = [] {
   t.async_memory_copy_d2d = s_async_d2d;
   t.device_memory_stats = s_memory_stats;
   t.device_min_chunk_size = s_min_chunk_size;
-  t.get_last_error_message = [] { return t_error.empty() ? nullptr : t_error.c_str(); };
+  t.get_last_error_message = s_get_last_error_message;
   sample::fill_collectives(&t);
   return t;
 }();
@@ -484,6 +520,43 @@ OAR_DeviceInterface g_table = [] {
 }  // namespace
 
 namespace sample {
+
+bool debug_fail(const std::string& what) {
+  const char* v = std::getenv("SAMPLE_DEVICE_FAIL");
+  if (v == nullptr || *v == '\0') return false;
+  const std::string list = std::string(",") + v + ",";
+  return list.find("," + what + ",") != std::string::npos;
+}
+
+char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr || !dev->arena.contains(p, bytes)) return nullptr;
+  return dev->arena.host_view(p);
+}
+
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  if (stream == nullptr) {  // no stream: after everything queued, on the calling thread
+    dev->synchronize();
+    work();
+    return OAR_SUCCESS;
+  }
+  reinterpret_cast<Stream*>(stream)->enqueue(std::move(work));
+  return OAR_SUCCESS;
+}
+
+OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  if (stream == nullptr) {
+    dev->synchronize();
+  } else {
+    reinterpret_cast<Stream*>(stream)->synchronize();
+  }
+  return OAR_SUCCESS;
+}
+
 char* device_view(int id, const void* ptr, size_t n) {
   if (id < 0 || id >= kNumDevices || !g_devices[id].arena.contains(ptr, n)) return nullptr;
   return g_devices[id].arena.host_view(ptr);
@@ -498,7 +571,7 @@ void stream_enqueue(OAR_Stream stream, std::function<std::string()> work) {
   reinterpret_cast<Stream*>(stream)->enqueue_checked(std::move(work));
 }
 OAR_Status fail(OAR_Status status, std::string message) {
-  t_error = std::move(message);
+  t_last_error = std::move(message);
   return status;
 }
 }  // namespace sample
@@ -511,4 +584,5 @@ extern "C" __attribute__((visibility("default"))) void oar_init_plugin(OAR_Devic
   reg->device_type = "sample";
   reg->sub_device_type = "oar emulated device";
   reg->interface = &g_table;
+  reg->register_kernels = sample::register_kernels;
 }

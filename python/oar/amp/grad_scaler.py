@@ -88,12 +88,16 @@ class AmpScaler:
         if state is OptimizerState.STEPPED:
             raise RuntimeError("unscale_() is being called after step()")
         inv = 1.0 / self._scale
-        check = 0.0
+        # inf * 0 and nan * 0 are nan: one sum finds any non-finite gradient. The sums are
+        # ops on the gradients' place, added up there; the host reads one number per place.
+        checks = {}
         for g in self._grads(optimizer):
-            # inf * 0 and nan * 0 are nan: one sum finds any non-finite gradient.
-            check += float(_C.ops.sum((g * 0.0).astype("float32")).item()) if g.size else 0.0
+            if g.size:
+                s = _C.ops.sum((g * 0.0).astype("float32"))
+                key = g.place.device_str()
+                checks[key] = s if key not in checks else checks[key] + s
             _C.ops.scale_(g, inv, 0.0, True)
-        self._found_inf = not math.isfinite(check)
+        self._found_inf = not all(math.isfinite(float(c.item())) for c in checks.values())
         self._optimizer_states[id(optimizer)] = OptimizerState.UNSCALED
 
     unscale_ = _unscale

@@ -71,6 +71,20 @@ class Config(_inference.Config):
             warnings.warn(f"Config.delete_pass: no pass '{name}' here (the passes: {', '.join(known)})",
                           stacklevel=2)
 
+    def enable_custom_device(self, device_type, device_id=0, precision=PrecisionType.Float32):
+        """Runs the model on a plugin device ('sample', device_id), as Paddle's
+        Config.enable_custom_device: each op runs its kernel there, or its CPU kernel
+        through the fallback; parameters move there once. Only Float32 precision."""
+        if not isinstance(device_type, str) or not isinstance(device_id, int):
+            raise TypeError(f"Config.enable_custom_device: expected (str, int), got "
+                            f"({type(device_type).__name__}, {type(device_id).__name__})")
+        if precision != PrecisionType.Float32:
+            raise ValueError(f"Config.enable_custom_device: only PrecisionType.Float32 is supported, got {precision!r}")
+        from .._device import parse_device
+
+        parse_device(f"{device_type}:{device_id}", "Config.enable_custom_device")  # names the devices there are
+        self._enable_custom_device(device_type.lower(), device_id)
+
     def switch_use_feed_fetch_ops(self, x=True):
         """Accepted for Paddle compatibility: the predictor has no feed/fetch ops."""
 

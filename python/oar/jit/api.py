@@ -161,7 +161,7 @@ class ConcreteProgram:
     signatures the backward program (Note [Backward program] in docs/notes/jit.md)."""
 
     def __init__(self, program, out_struct, param_names, input_names, backward=None, wrt_inputs=(),
-                 wrt_params=(), grad_outputs=(), n_out=None, cinn=False):
+                 wrt_params=(), grad_outputs=(), n_out=None, cinn=False, place=None):
         # The registered pipeline (Note [Pass pipelines] in docs/notes/jit.md) runs on the
         # programs, which stay in the op dialect (printed, saved by jit.save, exported to
         # ONNX); the executors run lowered copies.
@@ -170,20 +170,25 @@ class ConcreteProgram:
         self.out_struct = out_struct
         self.param_names = param_names
         self.input_names = input_names
-        self.executed_program = program.run_pipeline(pipeline, lower_copy=True)
+        # The programs are lowered for the place the tensors live on (Note [Lowering for a
+        # place] in pir/transforms/inplace_lower.cc): that device's kernels, the CPU's
+        # through the fallback for the rest.
+        self.place = place if place is not None else _C._get_current_place()
+        self.executed_program = program.run_pipeline(pipeline, lower_copy=True, place=self.place)
         if cinn:
             # The fusion compiler (docs/notes/cinn.md) runs on a copy: the program users
             # print and jit.save writes keeps its ops, the executor runs compiled groups.
-            self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True)
-        self.executor = _pir.Executor(self.executed_program)
+            self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True, place=self.place)
+        self.executor = _pir.Executor(self.executed_program, self.place)
         self.backward_program = backward
         self.executed_backward_program = None
         self.backward_executor = None
         if backward is not None:
-            self.executed_backward_program = backward.run_pipeline(pipeline, lower_copy=True)
+            self.executed_backward_program = backward.run_pipeline(pipeline, lower_copy=True, place=self.place)
             if cinn:
-                self.executed_backward_program = backward.clone().run_pipeline("cinn", lower_copy=True)
-            self.backward_executor = _pir.Executor(self.executed_backward_program)
+                self.executed_backward_program = backward.clone().run_pipeline("cinn", lower_copy=True,
+                                                                                  place=self.place)
+            self.backward_executor = _pir.Executor(self.executed_backward_program, self.place)
         self.wrt_inputs = list(wrt_inputs)    # indices of the tensor arguments that get grads
         self.wrt_params = list(wrt_params)    # names of the parameters that get grads
         self.grad_outputs = list(grad_outputs)  # outputs that carry gradients
@@ -209,6 +214,16 @@ def _named_state(layer):
     seen = {id(t) for _, t in state}
     state += [(n, b) for n, b in layer.named_buffers() if id(b) not in seen]
     return state
+
+
+def _run_place(tensors, state):
+    """Where a converted program runs: on the place of its first tensor argument, else of
+    its layer's first parameter or buffer, else on the current device."""
+    for t in tensors:
+        return t.place
+    for _, t in state:
+        return t.place
+    return _C._get_current_place()
 
 
 def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, backward=False, cinn=False):
@@ -282,7 +297,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
             with no_grad():
                 t._copy_from(saved[id(t)])
     return ConcreteProgram(program, out_struct, [n for n, _ in state], names, n_out=len(outs), cinn=cinn,
-                           **extra)
+                           place=_run_place(tensors, state), **extra)
 
 
 def _trace_backward(tracer, tensors, state, outs):
@@ -429,7 +444,8 @@ class StaticFunction:
         amp = (amp[0], amp[1], tuple(amp[2]), tuple(amp[3])) if amp[0] else None
         sig = (tuple((tuple(t.shape), t.dtype) for t in tensors) if struct is None
                else _key_of(struct, tensors, specs))
-        key = (sig, training, grads, amp, self._use_cinn())
+        place = _run_place(tensors, self._state().items()).device_str()
+        key = (sig, training, grads, amp, self._use_cinn(), place)
         entry = self._cache.get(key)
         if entry is None:
             try:

@@ -20,8 +20,9 @@ from .api import StaticFunction, _Tensor, _named_state
 _pir = _C.pir
 
 
-def _example(spec, size, who="jit.save"):
-    """An input for an InputSpec: dynamic sizes become `size`; floats random, ints zeros."""
+def _example(spec, size, who="jit.save", place=None):
+    """An input for an InputSpec on `place` (None: the current device): dynamic sizes become
+    `size`; floats random, ints zeros."""
     import oar
 
     if not isinstance(spec, InputSpec):
@@ -32,8 +33,8 @@ def _example(spec, size, who="jit.save"):
     dtype = str(spec.dtype).replace("paddle.", "").replace("oar.", "")
     if dtype in ("float16", "bfloat16", "float32", "float64"):
         data = np.random.default_rng(0).standard_normal(shape).astype("float32")
-        return oar.to_tensor(data).astype(dtype)
-    return oar.zeros(shape, dtype=dtype)
+        return oar.to_tensor(data, place=place).astype(dtype)
+    return oar.zeros(shape, dtype=dtype) if place is None else oar.zeros(shape, dtype=dtype).to(place)
 
 
 def _atomic_write(path, data):
@@ -61,9 +62,13 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
     else:
         raise TypeError(f"{who}: expected an oar.nn.Layer or a to_static function, got {type(layer).__name__}")
     spec = input_spec if input_spec is not None else static._input_spec
+    # Example inputs go where the layer's state is (the program runs there, Note
+    # [Executor] in docs/notes/jit.md); the program itself does not depend on it.
+    state = _named_state(static._layer)
+    place = state[0][1].place if state else None
     if spec is not None:
         spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in spec]
-        examples = [_example(s, 2, who) for s in spec]
+        examples = [_example(s, 2, who, place) for s in spec]
         saved_spec = static._input_spec
         static._input_spec = spec
         try:
@@ -77,7 +82,7 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
             entry = plain[-1]
         else:  # only training signatures so far: convert the last one for inference
             last = static.concrete_programs[-1]
-            examples = [_example(InputSpec(shape, dtype), 2, who)
+            examples = [_example(InputSpec(shape, dtype), 2, who, place)
                         for shape, dtype in zip(last.executor.input_shapes, last.executor.input_dtypes)]
             with no_grad():
                 entry, _ = static.get_concrete_program(*examples)

@@ -147,8 +147,9 @@ class Optimizer:
         store = self._accumulators.setdefault(name, {})
         t = store.get(id(p))
         if t is None:
+            # on the parameter's place: the update runs there (Note [Devices])
             t = _ops.full(
-                list(p.shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, None
+                list(p.shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, p.place
             )
             store[id(p)] = t
         return t

@@ -3,15 +3,19 @@
 // cannot read device memory (Note [Devices]).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "backends/runtime/device_manager.h"
 #include "backends/runtime/streams.h"
 #include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/kernel_registry.h"
 #include "tests/cpp/backends/sample_device_util.h"
 
 namespace oar::backends {
@@ -117,6 +121,80 @@ TEST(SampleDevice, EventOrdersTwoStreams) {
   destroy_event(p, e);
   destroy_stream(p, slow);
   destroy_stream(p, fast);
+}
+
+// A stream may still have a wait for an event queued when the event is destroyed (a
+// temporary event of Stream.wait_stream): the wait must still complete, in order.
+TEST(SampleDevice, EventDestroyedWhileAStreamStillWaitsOnIt) {
+  setenv("SAMPLE_DEVICE_DELAY_US", "20000", 1);
+  const Place p = sample_place();
+  OAR_Stream slow = create_stream(p);
+  unsetenv("SAMPLE_DEVICE_DELAY_US");
+  OAR_Stream fast = create_stream(p);
+  DeviceBuffer a(p, 8), b(p, 8);
+  int64_t value = 7, zero = 0;
+  DeviceManager::instance().memcpy(p, b.ptr, CPUPlace(), &zero, 8);
+  OAR_Event e = create_event(p);
+  memcpy_async(p, a.ptr, CPUPlace(), &value, 8, fast);
+  record_event(p, fast, e);
+  stream_wait_event(p, slow, e);  // the slow stream reaches this wait >= 10 ms later
+  destroy_event(p, e);
+  memcpy_async(p, b.ptr, p, a.ptr, 8, slow);
+  synchronize_stream(p, slow);
+  int64_t out = 0;
+  DeviceManager::instance().memcpy(CPUPlace(), &out, p, b.ptr, 8);
+  EXPECT_EQ(out, 7);
+  destroy_stream(p, slow);
+  destroy_stream(p, fast);
+}
+
+// The plugin's C kernels (kernels*.cc), each for float32 and float64: the list
+// tests/python/device/test_sample_kernels.py runs through the op harness (COVERED).
+TEST(SampleDevice, RegistersItsCKernels) {
+  sample_place();
+  const DeviceType type = device_type_from_name("sample");
+  const std::set<std::string> want = {"add",
+                                      "assign",
+                                      "avg_pool2d",
+                                      "avg_pool_grad",
+                                      "cast",
+                                      "conv2d",
+                                      "conv2d_grad_filter",
+                                      "conv2d_transpose",
+                                      "cross_entropy",
+                                      "cross_entropy_grad",
+                                      "divide",
+                                      "full",
+                                      "full_like",
+                                      "log_softmax",
+                                      "log_softmax_grad",
+                                      "matmul",
+                                      "max_pool2d",
+                                      "max_pool2d_with_index",
+                                      "max_pool_index_grad",
+                                      "mean",
+                                      "multiply",
+                                      "neg",
+                                      "relu",
+                                      "relu_grad",
+                                      "scale",
+                                      "softmax",
+                                      "softmax_grad",
+                                      "subtract",
+                                      "sum",
+                                      "sum_to"};
+  std::set<std::string> got;
+  for (const std::string& op : KernelRegistry::instance().ops()) {
+    const std::vector<DataType> d = KernelRegistry::instance().dtypes(op, type);
+    if (d.empty()) continue;
+    got.insert(op);
+    EXPECT_NE(std::find(d.begin(), d.end(), DataType::FLOAT32), d.end()) << op;
+    EXPECT_NE(std::find(d.begin(), d.end(), DataType::FLOAT64), d.end()) << op;
+  }
+  EXPECT_EQ(got, want);
+  // cast, full, full_like and assign: every dtype.
+  for (const char* op : {"cast", "full", "full_like", "assign"})
+    EXPECT_EQ(KernelRegistry::instance().dtypes(op, type).size(), static_cast<size_t>(kNumDataTypes)) << op;
 }
 
 TEST(SampleDevice, CurrentStreamIsPerThreadWithADefault) {

@@ -1,10 +1,23 @@
 """LeNet trained 50 steps on the sample device matches the same training on the CPU
-(1e-5 relative): forward, backward and the optimizer's updates all run on device tensors
-(the ops through the fallback until the plugin registers kernels)."""
+(1e-5 relative): forward, backward and the optimizer's updates all run on device tensors,
+the forward and backward ops through the sample device's own C kernels. The training
+runs in a fresh interpreter, so every op that fell back prints its warning there (once
+per op, device type and dtype): none may name the sample device."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 
+from conftest import sample_plugin_path
+
+TRAIN = r"""
+import sys
+import numpy as np
 import oar
 from oar.vision.models import LeNet
+
+oar.device.load_plugin(sys.argv[1])
 
 
 def train(device, init_state, data, steps=50):
@@ -29,15 +42,33 @@ def train(device, init_state, data, steps=50):
         oar.set_device("cpu")
 
 
-def test_lenet_trains_on_the_sample_device_like_on_the_cpu(sample):
-    oar.seed(0)
-    init_state = {k: v.numpy() for k, v in LeNet().state_dict().items()}
-    rng = np.random.default_rng(0)
-    data = [(rng.standard_normal((8, 1, 28, 28)).astype("float32"),
-             rng.integers(0, 10, (8, 1)).astype("int64")) for _ in range(10)]
-    cpu_losses, cpu_state = train("cpu", init_state, data)
-    dev_losses, dev_state = train("sample:0", init_state, data)
+oar.seed(0)
+init_state = {k: v.numpy() for k, v in LeNet().state_dict().items()}
+rng = np.random.default_rng(0)
+data = [(rng.standard_normal((8, 1, 28, 28)).astype("float32"),
+         rng.integers(0, 10, (8, 1)).astype("int64")) for _ in range(10)]
+cpu_losses, cpu_state = train("cpu", init_state, data)
+dev_losses, dev_state = train("sample:0", init_state, data)
+np.savez(sys.argv[2], cpu_losses=cpu_losses, dev_losses=dev_losses,
+         **{"cpu/" + k: v for k, v in cpu_state.items()}, **{"dev/" + k: v for k, v in dev_state.items()})
+"""
+
+
+def test_lenet_trains_on_the_sample_device_like_on_the_cpu(tmp_path):
+    out = tmp_path / "lenet.npz"
+    run = subprocess.run([sys.executable, "-c", TRAIN, sample_plugin_path(), str(out)], capture_output=True, text=True,
+                         env=dict(os.environ, SAMPLE_DEVICE_FAIL=""), timeout=600)
+    assert run.returncode == 0, run.stderr
+    # The optimizer's fused update (adam_update) is not an op the C kernel API can register yet
+    # (Note [Devices]): it alone may still run on the host; every op of the model may not.
+    fell_back = [line for line in run.stderr.splitlines()
+                 if "has no sample kernel" in line and "_update has no" not in line]
+    assert fell_back == [], "ops that ran on the CPU instead of the sample device:\n" + "\n".join(fell_back)
+    r = np.load(out)
+    cpu_losses, dev_losses = r["cpu_losses"], r["dev_losses"]
     assert cpu_losses[-1] < cpu_losses[0]  # it learned something
     np.testing.assert_allclose(dev_losses, cpu_losses, rtol=1e-5)
-    for k in cpu_state:
-        np.testing.assert_allclose(dev_state[k], cpu_state[k], rtol=1e-5, atol=1e-7, err_msg=k)
+    keys = [k[4:] for k in r.files if k.startswith("cpu/")]
+    assert keys
+    for k in keys:
+        np.testing.assert_allclose(r["dev/" + k], r["cpu/" + k], rtol=1e-5, atol=1e-7, err_msg=k)

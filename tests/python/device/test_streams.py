@@ -32,6 +32,31 @@ def test_current_stream_default_and_guard(device):
         assert oar.device.current_stream() == default
 
 
+def test_events_order_copies_across_streams(device, monkeypatch):
+    monkeypatch.setenv("SAMPLE_DEVICE_DELAY_US", "20000")  # read when a stream is created
+    slow = oar.device.Stream(device)
+    monkeypatch.delenv("SAMPLE_DEVICE_DELAY_US")
+    fast = oar.device.Stream(device)
+    a = np.arange(4096, dtype="float32")
+    host = oar.to_tensor(a, place="cpu")
+    with oar.device.stream_guard(slow):
+        x = host._copy_to(device, False)  # queued on the slow stream, 10-20 ms per item
+        event = slow.record_event()
+    fast.wait_event(event)  # the fast stream's later work waits for the copy
+    with oar.device.stream_guard(fast):
+        y = x._copy_to("cpu", False)  # reads x on the fast stream: after the slow copy
+    fast.synchronize()
+    event.synchronize()
+    np.testing.assert_array_equal(y.numpy(), a)
+    e2 = oar.device.Event(device)
+    e2.record(fast)
+    e2.synchronize()
+    # wait_stream records a temporary event that is destroyed while the slow stream's
+    # wait for it is still queued (this hung when the plugin freed the event at once).
+    slow.wait_stream(fast)
+    slow.synchronize()
+
+
 def test_synchronize_waits_for_queued_copies(device):
     s = oar.device.Stream(device)
     a = np.random.default_rng(1).standard_normal(10000).astype("float32")
