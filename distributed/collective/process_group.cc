@@ -67,9 +67,9 @@ std::string shape_str(const DenseTensor& t) {
 
 void check_contiguous(const char* op, const char* arg, const DenseTensor& t) {
   OAR_ENFORCE(t.initialized(), InvalidArgument, op, ": ", arg, " has no memory");
-  OAR_ENFORCE(t.is_contiguous(), InvalidArgument, op, ": ", arg, " must be contiguous, got strides of ", shape_str(t));
-  OAR_ENFORCE(t.place().is_cpu(), InvalidArgument, op, ": the gloo backend works on CPU tensors, ", arg, " is on ",
-              t.place().str());
+  // A 0-size tensor has nothing to lay out (DenseTensor::is_contiguous says no for some).
+  OAR_ENFORCE(t.numel() == 0 || t.is_contiguous(), InvalidArgument, op, ": ", arg,
+              " must be contiguous, got strides of ", shape_str(t));
 }
 
 void check_chunks(const char* op, const DenseTensor& whole, const DenseTensor& part, int n, const char* whole_name,
@@ -92,6 +92,16 @@ constexpr int kMaxDescDims = 8;
 constexpr int kDescLen = 5 + kMaxDescDims;
 
 }  // namespace
+
+void ProcessGroup::check_place(const char* op, const char* arg, const DenseTensor& t) const {
+  OAR_ENFORCE(t.place().is_cpu(), InvalidArgument, op, ": the ", backend(), " backend works on CPU tensors, ", arg,
+              " is on ", t.place().str());
+}
+
+void ProcessGroup::check_tensor(const char* op, const char* arg, const DenseTensor& t) const {
+  check_contiguous(op, arg, t);
+  check_place(op, arg, t);
+}
 
 ProcessGroup::ProcessGroup(GroupInfo info, std::shared_ptr<Store> store)
     : info_(std::move(info)), store_(std::move(store)) {
@@ -170,6 +180,7 @@ std::shared_ptr<Task> ProcessGroup::submit(Op op, bool sync_op) {
       throw CommError(op.kind + ": process group '" + info_.name + "' is unusable after an earlier failure: " + broken_,
                       false);
     op.seq = ++seq_;
+    prepare(op);
     // A sync op with nothing ahead of it runs on the caller's thread: two thread hand-offs
     // fewer, which is most of a small all-reduce's latency on a busy machine.
     inline_run = sync_op && queue_.empty() && !busy_;
@@ -377,7 +388,7 @@ void ProcessGroup::check_across_ranks(const Op& op) {
   }
   DenseTensor all(Dims({static_cast<int64_t>(size()) * kDescLen}), DataType::INT64);
   const int64_t* a = all.alloc<int64_t>();
-  run(Op{"all_gather", {all, mine}, ReduceOp::kSum, -1, op.seq});
+  if (Deferred rest = run(Op{"all_gather", {all, mine}, ReduceOp::kSum, -1, op.seq, op.stream})) rest();
   auto describe = [&](const int64_t* x) {
     std::ostringstream os;
     os << kKinds[std::min<int64_t>(x[0], 7)];
@@ -402,35 +413,35 @@ void ProcessGroup::check_across_ranks(const Op& op) {
 }
 
 std::shared_ptr<Task> ProcessGroup::all_reduce(DenseTensor t, ReduceOp op, bool sync_op) {
-  check_contiguous("all_reduce", "tensor", t);
+  check_tensor("all_reduce", "tensor", t);
   check_reduce_op("all_reduce", op, t);
   return submit(Op{"all_reduce", {t}, op}, sync_op);
 }
 
 std::shared_ptr<Task> ProcessGroup::all_gather(DenseTensor out, DenseTensor in, bool sync_op) {
-  check_contiguous("all_gather", "tensor", in);
-  check_contiguous("all_gather", "output", out);
+  check_tensor("all_gather", "tensor", in);
+  check_tensor("all_gather", "output", out);
   check_chunks("all_gather", out, in, size(), "output", "tensor");
   return submit(Op{"all_gather", {out, in}}, sync_op);
 }
 
 std::shared_ptr<Task> ProcessGroup::reduce_scatter(DenseTensor out, DenseTensor in, ReduceOp op, bool sync_op) {
-  check_contiguous("reduce_scatter", "tensor", in);
-  check_contiguous("reduce_scatter", "output", out);
+  check_tensor("reduce_scatter", "tensor", in);
+  check_tensor("reduce_scatter", "output", out);
   check_chunks("reduce_scatter", in, out, size(), "input", "output");
   check_reduce_op("reduce_scatter", op, in);
   return submit(Op{"reduce_scatter", {out, in}, op}, sync_op);
 }
 
 std::shared_ptr<Task> ProcessGroup::broadcast(DenseTensor t, int root, bool sync_op) {
-  check_contiguous("broadcast", "tensor", t);
+  check_tensor("broadcast", "tensor", t);
   OAR_ENFORCE(root >= 0 && root < size(), InvalidArgument, "broadcast: src ", root, " is not in group '", info_.name,
               "' of size ", size());
   return submit(Op{"broadcast", {t}, ReduceOp::kSum, root}, sync_op);
 }
 
 std::shared_ptr<Task> ProcessGroup::reduce(DenseTensor t, int root, ReduceOp op, bool sync_op) {
-  check_contiguous("reduce", "tensor", t);
+  check_tensor("reduce", "tensor", t);
   check_reduce_op("reduce", op, t);
   OAR_ENFORCE(root >= 0 && root < size(), InvalidArgument, "reduce: dst ", root, " is not in group '", info_.name,
               "' of size ", size());
@@ -438,19 +449,19 @@ std::shared_ptr<Task> ProcessGroup::reduce(DenseTensor t, int root, ReduceOp op,
 }
 
 std::shared_ptr<Task> ProcessGroup::scatter(DenseTensor out, DenseTensor in, int root, bool sync_op) {
-  check_contiguous("scatter", "tensor", out);
+  check_tensor("scatter", "tensor", out);
   OAR_ENFORCE(root >= 0 && root < size(), InvalidArgument, "scatter: src ", root, " is not in group '", info_.name,
               "' of size ", size());
   if (rank() == root) {
-    check_contiguous("scatter", "tensor_list", in);
+    check_tensor("scatter", "tensor_list", in);
     check_chunks("scatter", in, out, size(), "tensor_list", "tensor");
   }
   return submit(Op{"scatter", {out, in}, ReduceOp::kSum, root}, sync_op);
 }
 
 std::shared_ptr<Task> ProcessGroup::alltoall(DenseTensor out, DenseTensor in, bool sync_op) {
-  check_contiguous("alltoall", "in_tensor_list", in);
-  check_contiguous("alltoall", "out_tensor_list", out);
+  check_tensor("alltoall", "in_tensor_list", in);
+  check_tensor("alltoall", "out_tensor_list", out);
   OAR_ENFORCE(in.numel() % size() == 0, InvalidArgument, "alltoall: the input ", shape_str(in), " does not split into ",
               size(), " equal chunks");
   check_chunks("alltoall", out, in, 1, "out_tensor_list", "in_tensor_list");
@@ -458,14 +469,14 @@ std::shared_ptr<Task> ProcessGroup::alltoall(DenseTensor out, DenseTensor in, bo
 }
 
 std::shared_ptr<Task> ProcessGroup::send(DenseTensor t, int dst, bool sync_op) {
-  check_contiguous("send", "tensor", t);
+  check_tensor("send", "tensor", t);
   OAR_ENFORCE(dst >= 0 && dst < size() && dst != rank(), InvalidArgument, "send: dst ", dst,
               " must be another rank of group '", info_.name, "' (size ", size(), ", this rank ", rank(), ")");
   return submit(Op{"send", {t}, ReduceOp::kSum, dst}, sync_op);
 }
 
 std::shared_ptr<Task> ProcessGroup::recv(DenseTensor t, int src, bool sync_op) {
-  check_contiguous("recv", "tensor", t);
+  check_tensor("recv", "tensor", t);
   OAR_ENFORCE(src >= 0 && src < size() && src != rank(), InvalidArgument, "recv: src ", src,
               " must be another rank of group '", info_.name, "' (size ", size(), ", this rank ", rank(), ")");
   return submit(Op{"recv", {t}, ReduceOp::kSum, src}, sync_op);

@@ -1,5 +1,5 @@
-// ProcessGroup: the one interface every communication backend implements (Gloo on CPU
-// now; the plugin ABI's collectives and NCCL are further subclasses). Reshard, the
+// ProcessGroup: the one interface every communication backend implements (Gloo on CPU,
+// xccl over the plugin ABI's collectives; NCCL will be one more subclass of xccl's shape). Reshard, the
 // DataParallel reducer and the Python API call only this. See Note [Communication] in
 // docs/notes/distributed.md.
 //
@@ -57,6 +57,7 @@ struct GroupInfo {
   std::string name;        // "default" or "group_<id>": prefixes the group's store keys
   std::chrono::milliseconds timeout{std::chrono::seconds(1800)};
   bool debug_check = false;  // compare shapes/dtypes across ranks before each collective
+  Place place;               // a device backend's device (the CPU for gloo)
 };
 
 /// A backend subclass connects its transport in its constructor (after the base's checked
@@ -105,17 +106,26 @@ class ProcessGroup {
     ReduceOp reduce = ReduceOp::kSum;
     int peer = -1;     // root, dst or src (group rank)
     uint64_t seq = 0;  // per-group count of ops issued
+    void* stream = nullptr;  // a device backend's stream for the op (set by prepare)
   };
   /// Runs `op`, or starts it and returns the rest (a point-to-point op's wait for its peer),
   /// which the group runs on its completion thread while the worker goes on.
   using Deferred = std::function<void()>;
   virtual Deferred run(const Op& op) = 0;
+  /// Runs on the caller's thread when an op is issued, before it is queued: a device
+  /// backend records the caller's current stream in op.stream, so the op is ordered after
+  /// the kernels the caller queued.
+  virtual void prepare(Op& op) { (void)op; }
+  /// Rejects a tensor this backend cannot reach, naming the op and the argument (the
+  /// default: CPU tensors only).
+  virtual void check_place(const char* op, const char* arg, const DenseTensor& t) const;
 
   const GroupInfo& info() const { return info_; }
   const std::shared_ptr<Store>& store() const { return store_; }
 
  private:
   std::shared_ptr<Task> submit(Op op, bool sync_op);
+  void check_tensor(const char* op, const char* arg, const DenseTensor& t) const;
   void check_across_ranks(const Op& op);
   std::string diagnose(const Op& op, const std::string& cause);
   void worker_loop();

@@ -206,12 +206,13 @@ void bind_distributed(py::module_& m) {
   d.def(
       "create_process_group",
       [](const std::string& backend, int rank, const std::vector<int>& ranks, const std::string& name,
-         std::shared_ptr<Store> store, const std::string& hostname, double timeout, bool debug) {
-    GroupInfo info{rank, ranks, name, to_ms(timeout), debug};
+         std::shared_ptr<Store> store, const std::string& hostname, double timeout, bool debug,
+         const std::string& device) {
+    GroupInfo info{rank, ranks, name, to_ms(timeout), debug, parse_place(device)};
     return create_process_group(backend, std::move(info), std::move(store), hostname);
       },
       py::arg("backend"), py::arg("rank"), py::arg("ranks"), py::arg("name"), py::arg("store"), py::arg("hostname"),
-      py::arg("timeout"), py::arg("debug"), py::call_guard<py::gil_scoped_release>());
+      py::arg("timeout"), py::arg("debug"), py::arg("device") = "cpu", py::call_guard<py::gil_scoped_release>());
   d.def("default_timeout", [] { return default_timeout().count() / 1000.0; });
 #endif
 }

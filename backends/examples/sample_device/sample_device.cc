@@ -12,7 +12,8 @@
 //    stream); async copies are queued on their stream. An async copy to or from
 //    pageable (non-pinned) host memory stages through a private buffer or waits, as CUDA
 //    does, so only pinned memory is truly asynchronous;
-//  - events fire when their stream reaches them; pinned host memory; memory stats.
+//  - events fire when their stream reaches them; pinned host memory; memory stats;
+//  - collectives between processes over POSIX shared memory (collectives.cc).
 //
 // Two devices (ids 0 and 1), each with its own arena (SAMPLE_DEVICE_MEMORY_MB, default
 // 1024, reserved lazily: untouched pages cost nothing).
@@ -41,6 +42,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -163,6 +165,20 @@ class Stream {
     const uint64_t target = queued_;
     idle_.wait(lock, [&] { return done_ >= target; });
   }
+  /// Work that may fail asynchronously (a collective): its error waits for take_error.
+  void enqueue_checked(std::function<std::string()> work) {
+    enqueue([this, work = std::move(work)] {
+      std::string e = work();
+      if (e.empty()) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.empty()) error_ = std::move(e);
+    });
+  }
+  /// The first asynchronous failure since the last call ("" when none).
+  std::string take_error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(error_, std::string());
+  }
 
  private:
   void run() {
@@ -190,6 +206,7 @@ class Stream {
   std::deque<std::function<void()>> queue_;
   uint64_t queued_ = 0, done_ = 0;
   bool stop_ = false;
+  std::string error_;          // the first failure of enqueue_checked work not yet reported
   const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
   std::thread worker_;         // last: starts after the members it reads
 };
@@ -212,7 +229,6 @@ struct Device {
 
 Device g_devices[kNumDevices];
 thread_local int t_current = 0;
-
 std::mutex g_pinned_mu;
 std::map<const char*, size_t> g_pinned;  // pinned host blocks: start -> size
 
@@ -293,7 +309,9 @@ OAR_Status s_destroy_stream(const OAR_Device* d, OAR_Stream stream) {
 }
 OAR_Status s_synchronize_stream(const OAR_Device* d, OAR_Stream stream) {
   if (dev_of(d) == nullptr || stream == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  reinterpret_cast<Stream*>(stream)->synchronize();
+  auto* s = reinterpret_cast<Stream*>(stream);
+  s->synchronize();
+  if (std::string e = s->take_error(); !e.empty()) return sample::fail(OAR_ERROR_DEVICE, e);
   return OAR_SUCCESS;
 }
 OAR_Status s_stream_wait_event(const OAR_Device* d, OAR_Stream stream, OAR_Event event) {
@@ -495,6 +513,7 @@ OAR_DeviceInterface g_table = [] {
   t.device_memory_stats = s_memory_stats;
   t.device_min_chunk_size = s_min_chunk_size;
   t.get_last_error_message = s_get_last_error_message;
+  sample::fill_collectives(&t);
   return t;
 }();
 
@@ -538,6 +557,23 @@ OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream) {
   return OAR_SUCCESS;
 }
 
+char* device_view(int id, const void* ptr, size_t n) {
+  if (id < 0 || id >= kNumDevices || !g_devices[id].arena.contains(ptr, n)) return nullptr;
+  return g_devices[id].arena.host_view(ptr);
+}
+int device_of(const void* ptr, size_t n) {
+  for (int id = 0; id < kNumDevices; ++id) {
+    if (g_devices[id].arena.contains(ptr, n)) return id;
+  }
+  return -1;
+}
+void stream_enqueue(OAR_Stream stream, std::function<std::string()> work) {
+  reinterpret_cast<Stream*>(stream)->enqueue_checked(std::move(work));
+}
+OAR_Status fail(OAR_Status status, std::string message) {
+  t_last_error = std::move(message);
+  return status;
+}
 }  // namespace sample
 
 extern "C" __attribute__((visibility("default"))) void oar_init_plugin(OAR_DeviceRegistration* reg) {

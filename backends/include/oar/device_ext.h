@@ -196,7 +196,9 @@ typedef struct OAR_DeviceInterface {
   OAR_Status (*profiler_collect)(
       const OAR_Device* device, OAR_TraceSink sink,
       void* user_data); /* (optional) sink(user_data, e) per recorded event, then forget them */
-  /* Collectives, after Paddle's XCCL group: all ccl_* slots or none (the runtime checks) */
+  /* Collectives, after Paddle's XCCL group: all ccl_* slots or none (the runtime checks).
+   * Each call checks its arguments, then queues the transfer on `stream`; a failure after
+   * that (a dead peer, a timeout) is returned by the stream's next synchronize_stream. */
   OAR_Status (*ccl_get_unique_id_size)(size_t* size);     /* (optional) bytes of a communicator id */
   OAR_Status (*ccl_get_unique_id)(void* id, size_t size); /* (optional) rank 0 makes it; others get it out of band */
   OAR_Status (*ccl_comm_init_rank)(size_t nranks, const void* id, size_t id_size, size_t rank,

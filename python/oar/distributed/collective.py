@@ -1,10 +1,13 @@
 """Process groups: init_parallel_env, new_group, destroy_process_group and the Group object.
 
 The job's ranks meet through a TCP store that rank 0 hosts at PADDLE_MASTER (the launcher sets
-it); every group is a C++ ProcessGroup (distributed/collective/process_group.h) on the Gloo
-backend. Timeouts come from the `timeout` argument, else PADDLE_DIST_TIMEOUT (seconds), else 30
-minutes; OAR_DIST_DEBUG=1 compares shapes and dtypes across ranks before each collective.
-See docs/distributed.md."""
+it); every group is a C++ ProcessGroup (distributed/collective/process_group.h): on the Gloo
+backend for CPU tensors, or, when the current device is a plugin's device at
+init_parallel_env (oar.set_device('my_dev:0') first, as in Paddle), on the 'xccl' backend over
+the plugin's collectives, on that device. PADDLE_DISTRI_BACKEND ('gloo', 'xccl', 'auto')
+overrides the choice; new_group(backend=...) picks per group. Timeouts come from the `timeout`
+argument, else PADDLE_DIST_TIMEOUT (seconds), else 30 minutes; OAR_DIST_DEBUG=1 compares shapes
+and dtypes across ranks before each collective. See docs/distributed.md."""
 import datetime
 import os
 
@@ -70,6 +73,8 @@ class _State:
     groups = {}
     next_gid = 1
     hostname = "127.0.0.1"
+    backend = "gloo"
+    device = "cpu"
     timeout = None
     debug = False
 
@@ -96,6 +101,40 @@ def _require_dist(op):
     if not getattr(_dist, "available", False):
         raise RuntimeError(f"{op}: this build of Oar has no communication backend (it was built "
                            "without Gloo: apt install libgloo-dev, then rebuild with OAR_WITH_DIST=ON)")
+
+
+_BACKENDS = ("gloo", "xccl")
+
+
+def _check_backend(backend, op):
+    name = str(backend).strip().lower()
+    if name not in _BACKENDS:
+        raise ValueError(f"{op}: backend {backend!r} is not available; this build has "
+                         f"{', '.join(repr(b) for b in _BACKENDS)}")
+    return name
+
+
+def _backend_device(backend, op):
+    """The device a group of `backend` communicates on: the current device for 'xccl'."""
+    if backend == "gloo":
+        return "cpu"
+    from .._device import get_all_custom_device_type, get_device
+    device = get_device()
+    if device.split(":")[0] not in get_all_custom_device_type():
+        raise ValueError(f"{op}: backend 'xccl' runs on a custom device, but the current device is "
+                         f"{device!r}; call oar.set_device('my_dev:0') first (custom devices: "
+                         f"{get_all_custom_device_type()})")
+    return device
+
+
+def _default_backend():
+    """Paddle's choice: 'xccl' when the current device is a custom device, else 'gloo';
+    PADDLE_DISTRI_BACKEND overrides it."""
+    chosen = os.environ.get("PADDLE_DISTRI_BACKEND", "auto").strip().lower()
+    if chosen not in ("", "auto"):
+        return _check_backend(chosen, "init_parallel_env (PADDLE_DISTRI_BACKEND)")
+    from .._device import get_all_custom_device_type, get_device
+    return "xccl" if get_device().split(":")[0] in get_all_custom_device_type() else "gloo"
 
 
 def is_initialized():
@@ -131,9 +170,12 @@ def init_parallel_env(timeout=None):
         _State.hostname = host if host not in ("localhost", "0.0.0.0") else "127.0.0.1"
     _State.timeout = _timeout_seconds(timeout, "init_parallel_env")
     _State.debug = os.environ.get("OAR_DIST_DEBUG", "0") not in ("", "0", "false", "False")
+    backend = _default_backend()
+    device = _backend_device(backend, "init_parallel_env")
     store = _dist.TCPStore(host, port, rank == 0, _State.timeout)
-    pg = _dist.create_process_group("gloo", rank, list(range(world)), "default", store,
-                                    _State.hostname, _State.timeout, _State.debug)
+    pg = _dist.create_process_group(backend, rank, list(range(world)), "default", store,
+                                    _State.hostname, _State.timeout, _State.debug, device)
+    _State.backend, _State.device = backend, device
     _State.store = store
     _State.default_group = Group(rank, 0, range(world), pg, "default")
     _State.groups = {0: _State.default_group}
@@ -149,10 +191,11 @@ def _default_group(op):
 
 def new_group(ranks=None, backend=None, timeout=None):
     """Creates a group of `ranks` (global ranks; all by default). Every process of the job
-    must call it, in the same order, members or not."""
+    must call it, in the same order, members or not. `backend` ('gloo' or 'xccl'; None: the
+    default group's) picks how it communicates; 'xccl' uses the current device."""
     world = _default_group("new_group")
-    if backend not in (None, "gloo"):
-        raise ValueError(f"new_group: backend {backend!r} is not available; this build has 'gloo'")
+    backend = _State.backend if backend is None else _check_backend(backend, "new_group")
+    device = _State.device if backend == _State.backend else _backend_device(backend, "new_group")
     ranks = sorted(world.ranks if ranks is None else [int(r) for r in ranks])
     bad = [r for r in ranks if not 0 <= r < world.nranks]
     if bad or len(set(ranks)) != len(ranks) or not ranks:
@@ -163,9 +206,9 @@ def new_group(ranks=None, backend=None, timeout=None):
     me = world.rank
     pg = None
     if me in ranks:
-        pg = _dist.create_process_group("gloo", ranks.index(me), ranks, f"group_{gid}",
+        pg = _dist.create_process_group(backend, ranks.index(me), ranks, f"group_{gid}",
                                         _State.store, _State.hostname,
-                                        _timeout_seconds(timeout, "new_group"), _State.debug)
+                                        _timeout_seconds(timeout, "new_group"), _State.debug, device)
     group = Group(ranks.index(me) if me in ranks else -1, gid, ranks, pg)
     _State.groups[gid] = group
     return group

@@ -1,0 +1,238 @@
+// ProcessGroupXccl: the backend over the plugin ABI's collectives (the ccl_* slots of
+// backends/include/oar/device_ext.h, after Paddle's XCCL), for tensors on a custom device.
+// It is the shape a CUDA backend's NCCL group takes too: a communicator made from a
+// unique id that rank 0 publishes in the store, every op queued on the caller's current
+// stream of the group's device (so it runs after the kernels that produced its input),
+// and the task completing when that stream has passed the op. See Note [Communication].
+//
+// The group's timeout bounds the wait for the stream. A plugin reports a failed transfer
+// (a dead peer, its own timeout) through the stream's synchronize, with its message; the
+// base class turns either into an error naming the op, the group and the missing ranks.
+// CPU tensors (the OAR_DIST_DEBUG check's descriptors, a user's CPU tensor) are staged
+// through device memory.
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "backends/runtime/device_manager.h"
+#include "backends/runtime/streams.h"
+#include "distributed/collective/process_group.h"
+#include "distributed/collective/store.h"
+
+namespace oar::dist {
+namespace {
+
+using backends::check_status;
+using backends::DeviceManager;
+
+OAR_DataType ccl_dtype(DataType t, const char* op) {
+  OAR_ENFORCE(static_cast<int>(t) >= 0 && static_cast<int>(t) <= static_cast<int>(DataType::FLOAT64), InvalidType, op,
+              ": the xccl backend has no collectives for ", dtype_name(t));
+  static_assert(static_cast<int>(DataType::FLOAT64) == OAR_DTYPE_FLOAT64 &&
+                    static_cast<int>(DataType::BFLOAT16) == OAR_DTYPE_BFLOAT16,
+                "Oar's DataType and the ABI's OAR_DataType number the types alike");
+  return static_cast<OAR_DataType>(t);
+}
+
+OAR_ReduceOp ccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return OAR_REDUCE_SUM;
+    case ReduceOp::kMax:
+      return OAR_REDUCE_MAX;
+    case ReduceOp::kMin:
+      return OAR_REDUCE_MIN;
+    case ReduceOp::kProd:
+      return OAR_REDUCE_PROD;
+    case ReduceOp::kAvg:
+      return OAR_REDUCE_AVG;
+  }
+  return OAR_REDUCE_SUM;
+}
+
+size_t count(const DenseTensor& t) { return t.initialized() ? static_cast<size_t>(t.numel()) : 0; }
+
+// Waits for `stream` with a bound: synchronize_stream has none, so a helper thread makes
+// the call and this one waits for it. A helper still blocked after the timeout is left to
+// the plugin's own timeout (the group is broken by then, as with NCCL's watchdog).
+void wait_stream(const Place& place, OAR_Stream stream, std::chrono::milliseconds timeout) {
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::exception_ptr error;
+  };
+  auto st = std::make_shared<State>();
+  std::thread([st, place, stream] {
+    std::exception_ptr error;
+    try {
+      backends::synchronize_stream(place, stream);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(st->mu);
+    st->done = true;
+    st->error = error;
+    st->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(st->mu);
+  if (!st->cv.wait_for(lock, timeout, [&] { return st->done; })) {
+    throw CommError(detail::str_cat("timed out after ", timeout.count() / 1000.0, " s waiting for ", place.str(),
+                                    "'s stream to finish the op"),
+                    true);
+  }
+  if (st->error) std::rethrow_exception(st->error);
+}
+
+class ProcessGroupXccl : public ProcessGroup {
+ public:
+  ProcessGroupXccl(GroupInfo info, std::shared_ptr<Store> store)
+      : ProcessGroup(std::move(info), store), place_(this->info().place) {
+    OAR_ENFORCE(place_.is_custom(), InvalidArgument, "init of process group '", name(),
+                "': the xccl backend runs on a custom device (oar.set_device('my_dev:0') before "
+                "init_parallel_env), got ",
+                place_.str());
+    type_ = DeviceManager::device_type_of(place_);
+    DeviceManager& dm = DeviceManager::instance();
+    iface_ = &dm.interface(type_);
+    OAR_ENFORCE(iface_->ccl_all_reduce != nullptr, InvalidArgument, "init of process group '", name(), "': device '",
+                type_, "' has no collectives (its plugin leaves the ccl_* slots empty); use backend='gloo'");
+    OAR_Device* dev = dm.device(place_);
+    check_status(iface_->set_device(dev), type_, "set_device");
+    size_t id_size = 0;
+    check_status(iface_->ccl_get_unique_id_size(&id_size), type_, "ccl_get_unique_id_size");
+    std::string id(id_size, '\0');
+    const std::string key = "xccl/" + name() + "/unique_id";
+    if (rank() == 0) {
+      check_status(iface_->ccl_get_unique_id(id.data(), id_size), type_, "ccl_get_unique_id");
+      this->store()->set(key, id);
+    } else {
+      try {
+        id = this->store()->get(key, timeout());
+      } catch (const CommError& e) {
+        throw CommError(detail::str_cat("init of process group '", name(), "': the communicator id from rank ",
+                                        ranks()[0], " did not arrive: ", e.message()),
+                        e.timed_out());
+      }
+    }
+    OAR_ENFORCE(id.size() == id_size, InvalidArgument, "init of process group '", name(), "': rank ", ranks()[0],
+                " sent a communicator id of ", id.size(), " bytes, this rank expects ", id_size);
+    check_status(iface_->ccl_comm_init_rank(size(), id.data(), id_size, rank(), &comm_), type_, "ccl_comm_init_rank");
+    barrier_buf_ = DenseTensor(Dims({1}), DataType::INT32, place_);
+    barrier_buf_.alloc();
+  }
+  ~ProcessGroupXccl() override {
+    shutdown();
+    if (comm_ != nullptr) iface_->ccl_destroy_comm(comm_);
+  }
+  const char* backend() const override { return "xccl"; }
+
+ protected:
+  void prepare(Op& op) override { op.stream = backends::current_stream(place_); }
+
+  void check_place(const char* op, const char* arg, const DenseTensor& t) const override {
+    OAR_ENFORCE(t.place().is_cpu() || t.place() == place_, InvalidArgument, op, ": ", arg, " is on ", t.place().str(),
+                " but process group '", name(), "' (xccl) communicates on ", place_.str());
+  }
+
+  Deferred run(const Op& op) override {
+    auto stream = static_cast<OAR_Stream>(op.stream != nullptr ? op.stream : backends::current_stream(place_));
+    // CPU tensors go through device copies, out and back.
+    std::vector<DenseTensor> dev(op.tensors.size());
+    std::vector<size_t> staged;
+    for (size_t i = 0; i < op.tensors.size(); ++i) {
+      const DenseTensor& t = op.tensors[i];
+      if (!t.initialized() || !t.place().is_cpu()) {
+        dev[i] = t;
+        continue;
+      }
+      dev[i] = DenseTensor(t.dims(), t.dtype(), place_);
+      dev[i].alloc();
+      copy_into(t, &dev[i]);
+      staged.push_back(i);
+    }
+    enqueue(op, dev, stream);
+    return [dev, staged, out = op.tensors, place = place_, stream, timeout = timeout()]() mutable {
+      wait_stream(place, stream, timeout);
+      for (size_t i : staged) copy_into(dev[i], &out[i]);
+    };
+  }
+
+ private:
+  void call(OAR_Status status, const char* slot) { check_status(status, type_, slot); }
+
+  void enqueue(const Op& op, const std::vector<DenseTensor>& ts, OAR_Stream s) {
+    const char* k = op.kind.c_str();
+    auto ptr = [](const DenseTensor& t) { return t.initialized() ? t.raw_data() : nullptr; };
+    if (op.kind == "all_reduce") {
+      call(iface_->ccl_all_reduce(ptr(ts[0]), ptr(ts[0]), count(ts[0]), ccl_dtype(ts[0].dtype(), k), ccl_op(op.reduce),
+                                  comm_, s),
+           "ccl_all_reduce");
+    } else if (op.kind == "all_gather") {
+      call(iface_->ccl_all_gather(ptr(ts[1]), ptr(ts[0]), count(ts[1]), ccl_dtype(ts[1].dtype(), k), comm_, s),
+           "ccl_all_gather");
+    } else if (op.kind == "reduce_scatter") {
+      call(iface_->ccl_reduce_scatter(ptr(ts[1]), ptr(ts[0]), count(ts[0]), ccl_dtype(ts[0].dtype(), k),
+                                      ccl_op(op.reduce), comm_, s),
+           "ccl_reduce_scatter");
+    } else if (op.kind == "broadcast") {
+      call(iface_->ccl_broadcast(ptr(ts[0]), count(ts[0]), ccl_dtype(ts[0].dtype(), k), op.peer, comm_, s),
+           "ccl_broadcast");
+    } else if (op.kind == "reduce") {
+      call(iface_->ccl_reduce(ptr(ts[0]), ptr(ts[0]), count(ts[0]), ccl_dtype(ts[0].dtype(), k), ccl_op(op.reduce),
+                              op.peer, comm_, s),
+           "ccl_reduce");
+    } else if (op.kind == "scatter") {
+      scatter(op, ts, s);
+    } else if (op.kind == "alltoall") {
+      call(iface_->ccl_all_to_all(ptr(ts[1]), ptr(ts[0]), count(ts[1]) / size(), ccl_dtype(ts[1].dtype(), k), comm_, s),
+           "ccl_all_to_all");
+    } else if (op.kind == "send") {
+      call(iface_->ccl_send(ptr(ts[0]), count(ts[0]), ccl_dtype(ts[0].dtype(), k), op.peer, comm_, s), "ccl_send");
+    } else if (op.kind == "recv") {
+      call(iface_->ccl_recv(ptr(ts[0]), count(ts[0]), ccl_dtype(ts[0].dtype(), k), op.peer, comm_, s), "ccl_recv");
+    } else if (op.kind == "barrier") {
+      call(iface_->ccl_all_reduce(barrier_buf_.raw_data(), barrier_buf_.raw_data(), 1, OAR_DTYPE_INT32, OAR_REDUCE_SUM,
+                                  comm_, s),
+           "ccl_all_reduce");
+    } else {
+      OAR_THROW(Internal, "ProcessGroupXccl: unknown op ", op.kind);
+    }
+  }
+
+  // The ABI has no scatter: the root sends each rank its chunk in one group and copies
+  // its own on the stream.
+  void scatter(const Op& op, const std::vector<DenseTensor>& ts, OAR_Stream s) {
+    const OAR_DataType dt = ccl_dtype(ts[0].dtype(), "scatter");
+    const size_t n = count(ts[0]), bytes = n * size_of(ts[0].dtype());
+    if (rank() != op.peer) {
+      call(iface_->ccl_recv(ts[0].raw_data(), n, dt, op.peer, comm_, s), "ccl_recv");
+      return;
+    }
+    char* in = static_cast<char*>(ts[1].raw_data());
+    call(iface_->ccl_group_start(), "ccl_group_start");
+    OAR_Status status = OAR_SUCCESS;
+    for (int r = 0; r < size() && status == OAR_SUCCESS; ++r) {
+      if (r != rank()) status = iface_->ccl_send(in + r * bytes, n, dt, r, comm_, s);
+    }
+    call(iface_->ccl_group_end(), "ccl_group_end");
+    call(status, "ccl_send");
+    backends::memcpy_async(place_, ts[0].raw_data(), place_, in + rank() * bytes, bytes, s);
+  }
+
+  Place place_;
+  std::string type_;
+  const OAR_DeviceInterface* iface_ = nullptr;
+  OAR_CCLComm comm_ = nullptr;
+  DenseTensor barrier_buf_;
+};
+
+const bool kRegistered = [] {
+  register_backend("xccl", [](GroupInfo info, std::shared_ptr<Store> store, const std::string&) {
+    return std::make_shared<ProcessGroupXccl>(std::move(info), std::move(store));
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace oar::dist

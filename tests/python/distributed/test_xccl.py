@@ -1,0 +1,65 @@
+"""The 'xccl' process-group backend over the plugin ABI's collectives, on the sample device
+(backends/examples/sample_device/collectives.cc), 2 processes (workers/xccl.py): every
+collective against NumPy, DataParallel against single-process CPU training, and a killed or
+stuck peer raising in time, naming the op, the group and the missing rank."""
+import importlib.util
+import os
+import re
+
+import pytest
+
+from _harness import assert_all_ok, run_ranks
+
+import oar
+
+pytestmark = pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+
+_DEVICE_CONFTEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "device", "conftest.py")
+
+
+@pytest.fixture(scope="module")
+def plugin_env():
+    """OAR_SAMPLE_DEVICE_LIB for the workers: the plugin the device suite builds."""
+    spec = importlib.util.spec_from_file_location("_device_conftest", _DEVICE_CONFTEST)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {"OAR_SAMPLE_DEVICE_LIB": mod.sample_plugin_path()}
+
+
+def test_every_collective_on_the_sample_device(plugin_env, tmp_path):
+    results, _ = run_ranks("xccl.py", 2, ["collectives"], timeout=120, tmp_path=tmp_path, env=plugin_env)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"collectives ok {rank}" in out, out
+
+
+def test_data_parallel_on_the_sample_device_matches_cpu(plugin_env, tmp_path):
+    results, _ = run_ranks("xccl.py", 2, ["data_parallel"], timeout=120, tmp_path=tmp_path, env=plugin_env)
+    assert_all_ok(results)
+    assert "max loss diff" in results[0][1]
+
+
+@pytest.mark.parametrize("kind,timeout", [("dead_peer", 10), ("stuck_peer", 3)])
+def test_a_killed_or_stuck_peer_raises_naming_it(kind, timeout, plugin_env, tmp_path):
+    results, _ = run_ranks("xccl.py", 2, [kind], timeout=60, tmp_path=tmp_path,
+                           env=dict(plugin_env, PADDLE_DIST_TIMEOUT=str(timeout),
+                                    SAMPLE_DEVICE_CCL_TIMEOUT_S=str(timeout + 1)))
+    rc0, out0 = results[0]
+    assert rc0 == 0, out0
+    if kind == "dead_peer":
+        assert results[1][0] == -9, results[1]
+    msg = re.search(r"RAISED after ([\d.]+)s: (.*)", out0)
+    assert msg, out0
+    seconds, text = float(msg.group(1)), msg.group(2)
+    assert "all_reduce" in text and "process group 'default'" in text, text
+    assert "did not arrive: [1]" in text, text
+    if kind == "dead_peer":
+        # Seen at once (the plugin checks its peers' pids), not by the 10 s timeout; then the
+        # post-mortem asks the store for 2 s which ranks arrived.
+        assert seconds < 8, out0
+        assert "peer rank 1" in text and "exited" in text and "timed out" not in text, text
+    else:
+        assert 2.5 < seconds < 9, out0
+        assert "timed out after 3" in text, text
+    assert "LATER CALL RAISED" in out0

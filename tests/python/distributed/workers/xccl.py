@@ -1,0 +1,127 @@
+"""The xccl backend on the sample device (run as each rank of a job): argv[1] picks
+"collectives" (workers/collectives.py's whole suite on sample:0, plus what is xccl's own),
+"data_parallel" (DataParallel on sample:0 against single-process CPU training),
+"dead_peer" or "stuck_peer" (a killed or absent rank makes the other raise in time)."""
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+import oar
+import oar.distributed as dist
+from oar.distributed import CommunicationError
+
+
+def on_sample():
+    oar.device.load_plugin(os.environ["OAR_SAMPLE_DEVICE_LIB"])
+    oar.set_device("sample:0")
+
+
+def collectives():
+    on_sample()
+    group = dist.init_parallel_env()
+    rank, n = dist.get_rank(), dist.get_world_size()
+    assert dist.get_backend() == "XCCL" and group.process_group.backend == "xccl", dist.get_backend()
+    # Results stay on the device.
+    t = oar.full([4], float(rank + 1))
+    dist.all_reduce(t)
+    assert "sample:0" in str(t.place), t.place
+    np.testing.assert_array_equal(t.numpy(), np.full(4, n * (n + 1) / 2, dtype="float32"))
+    # A CPU tensor goes through device memory and stays on the CPU.
+    c = oar.to_tensor(np.arange(6, dtype="int64") * (rank + 1), place="cpu")
+    dist.all_reduce(c, dist.ReduceOp.MAX)
+    assert "cpu" in str(c.place).lower(), c.place
+    np.testing.assert_array_equal(c.numpy(), np.arange(6) * n)
+    # A tensor on another device of the same type is refused, naming op, argument and places.
+    other = oar.ones([2]).to("sample:1")
+    try:
+        dist.all_reduce(other)
+    except ValueError as e:
+        assert "all_reduce" in str(e) and "sample:1" in str(e) and "sample:0" in str(e), e
+    else:
+        raise AssertionError("all_reduce of a sample:1 tensor on a sample:0 group did not raise")
+    # An op queued on a side stream runs after the kernels queued there before it.
+    s = oar.device.Stream("sample:0")
+    with oar.device.stream_guard(s):
+        x = oar.full([1 << 12], float(rank), dtype="float32")
+        x = x + 1.0
+        task = dist.all_reduce(x, sync_op=False)
+    task.wait()
+    np.testing.assert_array_equal(x.numpy(), np.full(1 << 12, n * (n + 1) / 2, dtype="float32"))
+
+    import collectives as suite  # workers/collectives.py: every op, dtype and reduce op
+    # reduce and reduce_scatter with every dtype and reduce op (the suite does all_reduce so)
+    ints = ("bool", "int8", "uint8", "int16", "int32", "int64")
+    for dtype in suite.DTYPES:
+        for name, op in suite.OPS.items():
+            if name == "AVG" and dtype in ints:
+                continue
+            ins = [suite.data(r, dtype, salt=40) for r in range(n)]
+            t = suite.tensor(ins[rank], dtype)
+            dist.reduce(t, dst=1, op=op)
+            want = suite.reduce_np(ins, name, dtype) if rank == 1 else ins[rank]
+            suite.expect(suite.value(t), want, f"reduce {name} {dtype}")
+            lists = [[suite.data(r, dtype, salt=50 + c) for c in range(n)] for r in range(n)]
+            t = suite.tensor(np.zeros((3, 4), dtype=ins[0].dtype), dtype)
+            dist.reduce_scatter(t, [suite.tensor(a, dtype) for a in lists[rank]], op=op)
+            suite.expect(suite.value(t), suite.reduce_np([lists[r][rank] for r in range(n)], name, dtype),
+                         f"reduce_scatter {name} {dtype}")
+    # 0-size tensors
+    z = oar.zeros([0, 3])
+    dist.all_reduce(z)
+    out = []
+    dist.all_gather(out, z)
+    assert len(out) == n and all(tuple(o.shape) == (0, 3) for o in out), [o.shape for o in out]
+    suite.main()
+
+
+def data_parallel():
+    import data_parallel as dp  # workers/data_parallel.py: the MLP, its batches and loss
+    oar.set_default_dtype("float64")
+    on_sample()
+    dist.init_parallel_env()
+    rank, n = dist.get_rank(), dist.get_world_size()
+    got_losses, got_params = dp.train_parallel("mlp", rank, n)
+    oar.set_device("cpu")
+    want_losses, want_params = dp.train_reference("mlp", n)
+    err = max(abs(a - b) for a, b in zip(got_losses, want_losses))
+    perr = max(float(np.abs(a - b).max()) for a, b in zip(got_params, want_params))
+    print(f"xccl data_parallel rank {rank}: max loss diff {err:.3e}, max param diff {perr:.3e}, "
+          f"losses {got_losses[0]:.6f} -> {got_losses[-1]:.6f}", flush=True)
+    assert got_losses[-1] < got_losses[0] * 0.95, "training did not progress"
+    assert err < 1e-10 and perr < 1e-10, (err, perr)
+
+
+def failure(kind):
+    on_sample()
+    dist.init_parallel_env()
+    t = oar.ones([1 << 16])
+    dist.all_reduce(t)  # the communicator works
+    if dist.get_rank() == 1:
+        if kind == "dead_peer":
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(7)  # stuck: past rank 0's 3 s timeout and its 2 s post-mortem
+        os._exit(0)
+    time.sleep(0.3)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(t)
+        t.numpy()
+    except CommunicationError as e:
+        print(f"RAISED after {time.monotonic() - start:.1f}s: {e}", flush=True)
+        try:
+            dist.all_reduce(oar.ones([2]))
+        except CommunicationError as e2:
+            assert "unusable" in str(e2), e2
+            print("LATER CALL RAISED", flush=True)
+        os._exit(0)
+    raise AssertionError(f"all_reduce with a {kind} did not raise")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    {"collectives": collectives, "data_parallel": data_parallel}.get(mode, lambda: failure(mode))()
+    sys.stdout.flush()
+    os._exit(0)
