@@ -43,7 +43,8 @@ def test_one_process_mesh_needs_no_job():
 def test_transfer_between_processes_needs_a_job():
     mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
     t = dist.shard_tensor(np.ones((4, 2)), mesh, [dist.Shard(0)])
-    with pytest.raises(Exception, match="init_parallel_env"):
+    # (an in-process job of one, from another test, makes rank 1 outside the job instead)
+    with pytest.raises(Exception, match="init_parallel_env|outside the job"):
         dist.reshard(t, mesh, [dist.Replicate()])
 
 

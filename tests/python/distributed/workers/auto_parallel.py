@@ -242,6 +242,14 @@ def test_errors(rank):
     y = dist.shard_tensor(np.ones((4, 6)), other, [Shard(0)])
     expect_error(lambda: x + y, "add", "mesh")
     expect_error(lambda: dist.shard_tensor(np.ones((4, 6)), mesh, [Shard(-3)]), "Shard")
+    # a mesh without this rank: rank 1 skips the op (holds nothing), rank 0 computes it
+    solo = ProcessMesh([0], dim_names=["x"])
+    a = dist.shard_tensor(np.full((2, 3), 2.0), solo, [Replicate()])
+    b = a * a + 1.0
+    if rank == 0:
+        np.testing.assert_array_equal(b.numpy(), np.full((2, 3), 5.0))
+    else:
+        assert b._local_value().numel() == 0
     dist.barrier()  # both ranks got here: nothing hung
     print(f"errors ok {rank}")
 
