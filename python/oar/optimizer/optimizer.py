@@ -147,8 +147,10 @@ class Optimizer:
         store = self._accumulators.setdefault(name, {})
         t = store.get(id(p))
         if t is None:
+            # a dist parameter's state covers its local shard (the update runs shard by shard)
+            shape = p._local_value().shape if p.is_dist() else p.shape
             t = _ops.full(
-                list(p.shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, None
+                list(shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, None
             )
             store[id(p)] = t
         return t

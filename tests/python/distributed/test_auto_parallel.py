@@ -11,7 +11,7 @@ import oar.distributed as dist
 pytestmark = pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 
 
-@pytest.mark.parametrize("mode", ["reshard", "ops", "mlp", "errors"])
+@pytest.mark.parametrize("mode", ["reshard", "ops", "mlp", "gpt", "errors"])
 def test_two_processes(mode, tmp_path):
     results, _ = run_ranks("auto_parallel.py", 2, args=[mode], tmp_path=tmp_path)
     assert_all_ok(results)

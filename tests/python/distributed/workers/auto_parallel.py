@@ -1,6 +1,8 @@
 """Auto-parallel in dynamic mode, run as each rank of a 2-process job (test_auto_parallel.py):
-`reshard` every transfer against NumPy, `ops` ops run sharded against one process, `mlp` a
-2-way tensor-parallel MLP against one process, `errors` bad inputs."""
+`reshard` every transfer against NumPy (`reshard2d` on a 2x2 mesh, 4 processes), `ops` ops run
+sharded against one process (outputs and gradients), `mlp` / `gpt` a 2-way tensor-parallel MLP
+and small GPT (2 layers, d=64) trained 20 steps against one process in float64, `errors` bad
+inputs."""
 import itertools
 import sys
 
@@ -143,6 +145,17 @@ def test_ops(rank):
         ("scale", lambda x: x * 3.0 + 1.0, [(5, 3)], [[S0, S1]]),
         ("matmul then add", lambda x, y: oar.matmul(x, y) + 1.0, [(4, 6), (6, 4)], [[S1], [S0]]),
         ("empty", oar.exp, [(0, 4)], [[S0, S1]]),
+        # backward formulas that build shapes from saved tensors (global through dist_dims)
+        ("reshape split", lambda x: oar.reshape(x, [2, 2, 6]), [(4, 6)], [[R, S0, S1]]),
+        ("reshape flat", lambda x: oar.reshape(x, [24]), [(4, 6)], [[S0, S1]]),
+        ("unsqueeze", lambda x: oar.unsqueeze(x, 0), [(4, 6)], [[S0, S1]]),
+        ("mean all", lambda x: oar.mean(x), [(4, 6)], [[S0, S1]]),
+        ("max axis", lambda x: oar.max(x, axis=1), [(4, 6)], [[S0, S1]]),
+        ("layer_norm", lambda x: F.layer_norm(x, [6]), [(4, 6)], [[S0, S1]]),
+        ("log_softmax", lambda x: F.log_softmax(x, axis=1), [(4, 6)], [[S0, S1]]),
+        ("concat", lambda x, y: oar.concat([x, y], axis=0), [(4, 6), (2, 6)], [[S0, S1], [R, S1]]),
+        ("where", lambda x, y: oar.where(x > 0, x, y), [(4, 6), (4, 6)], [[S0], [S1]]),
+        ("gelu", F.gelu, [(5, 3)], [[S0, S1]]),
     ]
     rng = np.random.default_rng(7)
     n = 0
@@ -219,6 +232,85 @@ def test_mlp(rank):
     print(f"mlp ok {rank} max loss diff {diff:.3e}")
 
 
+class Block(oar.nn.Layer):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = oar.nn.LayerNorm(d), oar.nn.LayerNorm(d)
+        self.q, self.k, self.v = oar.nn.Linear(d, d), oar.nn.Linear(d, d), oar.nn.Linear(d, d)
+        self.proj = oar.nn.Linear(d, d)
+        self.fc1, self.fc2 = oar.nn.Linear(d, 4 * d), oar.nn.Linear(4 * d, d)
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        h = self.ln1(x)
+
+        def heads(t):  # [b, s, d] -> [b, heads, s, d / heads]
+            return oar.transpose(oar.reshape(t, [b, s, self.heads, d // self.heads]), [0, 2, 1, 3])
+        q, k, v = heads(self.q(h)), heads(self.k(h)), heads(self.v(h))
+        att = oar.matmul(q, k, transpose_y=True) * (1.0 / (d // self.heads) ** 0.5) + mask
+        y = oar.matmul(oar.nn.functional.softmax(att, axis=-1), v)
+        x = x + self.proj(oar.reshape(oar.transpose(y, [0, 2, 1, 3]), [b, s, d]))
+        return x + self.fc2(oar.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+
+class GPT(oar.nn.Layer):
+    """2 layers, d=64, 4 heads, vocabulary 32, sequences of 8."""
+
+    def __init__(self, vocab=32, d=64, heads=4, layers=2, seq=8):
+        super().__init__()
+        self.tok = oar.nn.Embedding(vocab, d)
+        self.pos = self.create_parameter([seq, d])
+        self.blocks = oar.nn.LayerList([Block(d, heads) for _ in range(layers)])
+        self.ln = oar.nn.LayerNorm(d)
+        self.head = oar.nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        mask = oar.to_tensor(np.triu(np.full((s, s), -1e9), 1))
+        x = self.tok(ids) + self.pos
+        for blk in self.blocks:
+            x = blk(x, mask)
+        return self.head(self.ln(x))
+
+
+def test_gpt(rank):
+    oar.set_default_dtype("float64")
+
+    def run(model, opt):
+        rng = np.random.default_rng(5)
+        losses = []
+        for _ in range(20):
+            ids = rng.integers(0, 32, size=(4, 9))
+            x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+            logits = model(x)
+            loss = oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(dist.unshard_dtensor(loss).numpy()) if loss.is_dist() else float(loss.numpy()))
+        return losses
+
+    oar.seed(9)
+    ref = GPT()
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    ref_losses = run(ref, oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters()))
+    tp = GPT()
+    tp.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=tp.parameters())
+    plan = {"blocks.*.q": dist.ColWiseParallel(), "blocks.*.k": dist.ColWiseParallel(),
+            "blocks.*.v": dist.ColWiseParallel(), "blocks.*.proj": dist.RowWiseParallel(),
+            "blocks.*.fc1": dist.ColWiseParallel(), "blocks.*.fc2": dist.RowWiseParallel()}
+    mesh = ProcessMesh([0, 1], dim_names=["mp"])
+    tp, opt = dist.parallelize(tp, opt, mesh, {"mp_config": {"parallelize_plan": plan}})
+    assert tp.blocks[0].q.weight.placements == [Shard(1)] and tp.blocks[1].fc2.weight.placements == [Shard(0)]
+    losses = run(tp, opt)
+    diff = max(abs(a - b) for a, b in zip(losses, ref_losses))
+    assert diff <= 1e-10, f"tensor-parallel GPT losses differ by {diff}: {losses} vs {ref_losses}"
+    assert losses[-1] < losses[0]
+    print(f"gpt ok {rank} max loss diff {diff:.3e}")
+
+
 def expect_error(fn, *words):
     try:
         fn()
@@ -258,7 +350,7 @@ def main():
     dist.init_parallel_env()
     rank = dist.get_rank()
     for mode in sys.argv[1:]:
-        {"reshard": test_reshard, "reshard2d": test_reshard_2d, "ops": test_ops, "mlp": test_mlp,
+        {"reshard": test_reshard, "reshard2d": test_reshard_2d, "ops": test_ops, "mlp": test_mlp, "gpt": test_gpt,
          "errors": test_errors}[mode](rank)
     dist.destroy_process_group()
 
