@@ -13,6 +13,14 @@ struct DistTensorMeta : DistMeta {
   ProcessMesh mesh;
   Placements placements;
   std::vector<int64_t> global_shape;
+  Dims global_dims;  // the same, for dist_dims() (paddle_core/api/dist_dims.h)
+  /// Sets global_shape and global_dims.
+  void set_global_shape(std::vector<int64_t> shape) {
+    global_dims = Dims(shape);
+    global_shape = std::move(shape);
+  }
+  /// A leaf whose gradient the dist layer reshards to `placements` after accumulation.
+  bool grad_hooked = false;
 };
 
 /// The tensor's dist metadata, nullptr for an ordinary tensor.

@@ -72,6 +72,9 @@ const SpmdRule* find_spmd_rule(const std::string& name);
 const SpmdRule& spmd_rule_or_fallback(const std::string& op, const std::string& rule_name);
 /// The rule name an op's definition gives (`spmd:`), "" when none (op_rules.cc).
 std::string spmd_rule_name(const std::string& op);
+/// The op's declared output count (a Tensor[] output counts once; `has_list` set when it
+/// has one), from its definition; 1 for an unknown op.
+int op_num_outputs(const std::string& op, bool* has_list);
 /// The op's rule, or the replicated fallback (reported once).
 const SpmdRule& spmd_rule_for_op(const std::string& op);
 /// Every registered rule name, sorted.

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include "paddle_core/api/dist_dims.h"
 #include "paddle_core/meta/infer_meta.h"
 
 namespace oar {
+
+std::atomic<GlobalDimsFn> g_global_dims_fn{nullptr};
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return ops::subtract(a, b); }
@@ -27,8 +30,8 @@ Tensor zeros_like(const Tensor& x) { return full_like(x, Scalar(0.0), x.dtype())
 Tensor ones_like(const Tensor& x) { return full_like(x, Scalar(1.0), x.dtype()); }
 
 Tensor sum_to(const Tensor& g, const Tensor& like) {
-  if (g.dims() == like.dims()) return g;
-  return sum_to(g, like.dims().vec());
+  if (dist_dims(g) == dist_dims(like)) return g;
+  return sum_to(g, dist_dims(like).vec());
 }
 
 std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
@@ -43,11 +46,11 @@ Tensor unreduce(const Tensor& g, const Tensor& x, const std::vector<int64_t>& ax
   Tensor gg = g;
   if (!keepdim && x.rank() > 0) {
     auto axes = meta::reduce_axes(axis, x.rank(), "sum");
-    std::vector<int64_t> shape = x.dims().vec();
+    std::vector<int64_t> shape = dist_dims(x).vec();
     for (int a : axes) shape[a] = 1;
     gg = reshape(g, shape);
   }
-  return expand(gg, x.dims().vec());
+  return expand(gg, dist_dims(x).vec());
 }
 
 Tensor minmax_grad(const Tensor& x, const Tensor& out, const Tensor& g,
@@ -107,7 +110,7 @@ MatmulOperands as_matrices(const Tensor& x, const Tensor& y, const Tensor& g, bo
 }
 Tensor reduce_batch(const Tensor& d, const Tensor& like_matrix, const Tensor& like) {
   Tensor r = sum_to(d, like_matrix);
-  return r.dims() == like.dims() ? r : reshape(r, like.dims().vec());
+  return dist_dims(r) == dist_dims(like) ? r : reshape(r, dist_dims(like).vec());
 }
 }  // namespace
 

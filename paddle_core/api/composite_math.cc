@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "paddle_core/api/dist_dims.h"
 #include "paddle_core/meta/infer_meta.h"
 
 namespace oar::ops {
@@ -10,7 +11,7 @@ Tensor var_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& ax
                 bool unbiased, bool keepdim) {
   auto axes = meta::reduce_axes(axis, x.rank(), "var");
   int64_t n = 1;
-  for (int a : axes) n *= x.dims()[a];
+  for (int a : axes) n *= dist_dims(x)[a];
   const double denom = static_cast<double>(n) - (unbiased ? 1.0 : 0.0);
   Tensor centered = x - mean(x, axis, true);
   return unreduce(g, x, axis, keepdim) * centered * (2.0 / denom);
@@ -18,7 +19,7 @@ Tensor var_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& ax
 
 double reduced_count(const Tensor& x, const std::vector<int64_t>& axis) {
   int64_t n = 1;
-  for (int a : meta::reduce_axes(axis, x.rank(), "reduced_count")) n *= x.dims()[a];
+  for (int a : meta::reduce_axes(axis, x.rank(), "reduced_count")) n *= dist_dims(x)[a];
   return static_cast<double>(n);
 }
 
@@ -58,7 +59,7 @@ Tensor logcumsumexp_grad(const Tensor& x, const Tensor& out, const Tensor& g, in
   Tensor lp = logcumsumexp(log(pos) - out, ax, false, exclusive, !reverse);
   Tensor ln = logcumsumexp(log(neg) - out, ax, false, exclusive, !reverse);
   Tensor dx = exp(xf + lp) - exp(xf + ln);
-  return flatten ? reshape(dx, x.dims().vec()) : dx;
+  return flatten ? reshape(dx, dist_dims(x).vec()) : dx;
 }
 
 }  // namespace oar::ops

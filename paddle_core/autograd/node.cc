@@ -62,7 +62,14 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
     // The stored .grad never carries history without create_graph, and must not
     // alias memory anyone else holds (optimizers zero it in place): steal the
     // buffer when nobody else has it, copy otherwise.
-    g = g.dense().storage().use_count() == 1 ? Tensor(g.dense()) : ops::assign(g);
+    if (g.dense().storage().use_count() == 1) {
+      Tensor stolen(g.dense());
+      // A dist gradient keeps its layout: the dist layer copies it onto the new handle.
+      if (g.impl()->dist) dispatch::note_alias(stolen, g);
+      g = stolen;
+    } else {
+      g = ops::assign(g);
+    }
     g.set_stop_gradient(true);
   }
   if (meta.grad) {

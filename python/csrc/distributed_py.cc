@@ -13,6 +13,8 @@
 #ifdef OAR_WITH_DIST
 #include "distributed/collective/process_group.h"
 #include "distributed/collective/tcp_store.h"
+#include "distributed/eager/dist_layer.h"
+#include "distributed/reshard/reshard.h"
 #endif
 
 namespace oar::python {
@@ -214,6 +216,37 @@ void bind_distributed(py::module_& m) {
       py::arg("backend"), py::arg("rank"), py::arg("ranks"), py::arg("name"), py::arg("store"), py::arg("hostname"),
       py::arg("timeout"), py::arg("debug"), py::arg("device") = "cpu", py::call_guard<py::gil_scoped_release>());
   d.def("default_timeout", [] { return default_timeout().count() / 1000.0; });
+
+  // ---- auto-parallel execution: reshard and the dist dispatch layer
+  d.def("set_comm_context", [](std::shared_ptr<Store> store, const std::string& hostname, double timeout, bool debug,
+                               int rank, std::shared_ptr<PG> world) {
+    dist::CommContext c;
+    c.store = std::move(store);
+    c.hostname = hostname;
+    c.timeout = to_ms(timeout);
+    c.debug = debug;
+    c.rank = rank;
+    c.world = std::move(world);
+    dist::set_comm_context(std::move(c));
+  });
+  d.def("reset_comm_context", &dist::reset_comm_context, py::call_guard<py::gil_scoped_release>());
+  d.def("enable_dist_layer", &dist::enable_dist_layer);
+  // reshard(t, mesh shape, process ids, dim names, placements as (kind, dim, reduce)).
+  d.def("reshard", [](py::handle t, std::vector<int64_t> shape, std::vector<int64_t> ids,
+                      std::vector<std::string> names, const std::vector<std::tuple<int, int64_t, int>>& ps) {
+    Tensor x = py_to_tensor(t, "reshard", "dist_tensor");
+    dist::ProcessMesh mesh(std::move(shape), std::move(ids), std::move(names));
+    dist::Placements to;
+    for (const auto& [kind, dim, r] : ps) {
+      to.push_back({static_cast<dist::Placement::Kind>(kind), dim, static_cast<dist::ReduceType>(r)});
+    }
+    Tensor out;
+    {
+      py::gil_scoped_release release;
+      out = dist::reshard(x, mesh, to);
+    }
+    return wrap(out);
+  });
 #endif
 }
 

@@ -143,7 +143,7 @@ void bind_spmd(py::module_& m) {
     meta->mesh = ProcessMesh(std::move(shape), std::move(ids), std::move(names));
     meta->placements = to_placements(ps);
     dist::to_dist_attr(meta->mesh, meta->placements, static_cast<int64_t>(global_shape.size()));  // validates
-    meta->global_shape = std::move(global_shape);
+    meta->set_global_shape(std::move(global_shape));
     x.impl()->dist = std::move(meta);
   });
   // None for an ordinary tensor, else (mesh shape, process ids, dim names, placements, global shape).
@@ -152,6 +152,13 @@ void bind_spmd(py::module_& m) {
     if (!m) return py::none();
     return py::make_tuple(m->mesh.shape(), m->mesh.process_ids(), m->mesh.dim_names(), from_placements(m->placements),
                           m->global_shape);
+  });
+  // Replaces t's data by `local`'s (shard_tensor of a Parameter, in place).
+  d.def("set_local_value", [](py::handle t, py::handle local) {
+    Tensor x = py_to_tensor(t, "shard_tensor", "x");
+    Tensor l = py_to_tensor(local, "shard_tensor", "local");
+    x.impl()->dense = l.dense();
+    x.bump_version();
   });
   d.def("is_dist", [](py::handle t) { return dist::dist_meta(py_to_tensor(t, "Tensor", "self")) != nullptr; });
   // The local shard as an ordinary tensor sharing its memory.

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "distributed/mesh/dist_tensor_meta.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/autograd/grad_mode.h"
@@ -80,6 +81,10 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
   cls.def_property_readonly(
          "shape",
          [](const TensorImpl& t) {
+    if (t.dist) {  // a dist tensor's shape is its global one, as in Paddle (Note [Placements])
+      const auto& g = static_cast<const dist::DistTensorMeta*>(t.dist.get())->global_shape;
+      return make_size(g.data(), static_cast<int>(g.size()));
+    }
     const Dims& d = t.dense.dims();
     return make_size(d.data(), d.size());
          })

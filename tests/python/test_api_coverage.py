@@ -254,6 +254,11 @@ SIGNATURES = {
     "Tensor.backward": "self grad_tensor retain_graph",
     "oar.set_device": "device", "device.set_device": "device",
     "distributed.get_rank": "group", "distributed.get_world_size": "group",
+    # Issue 14, auto-parallel in dynamic mode.
+    "distributed.reshard": "dist_tensor mesh placements", "distributed.unshard_dtensor": "dist_tensor",
+    "distributed.shard_layer": "layer process_mesh shard_fn input_fn output_fn",
+    "distributed.shard_optimizer": "optimizer shard_fn gradient_accumulation_steps",
+    "distributed.parallelize": "model optimizer mesh config",
 }
 
 _PYBIND_ARG = re.compile(r"(?:\(|,\s)\*{0,2}(\w+)\s*:")

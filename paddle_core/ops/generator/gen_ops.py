@@ -103,6 +103,13 @@ def gen_api_header(ops):
 
 
 # ---------------------------------------------------------------- op functions
+def global_shapes(expr):
+    """A backward formula with `t.dims()` / `t.numel()` read through dist_dims / dist_numel:
+    a dist tensor's global shape, the one attributes are written in (Note [Dist layer])."""
+    expr = re.sub(r"\b([A-Za-z_]\w*)\.dims\(\)", r"dist_dims(\1)", expr)
+    return re.sub(r"\b([A-Za-z_]\w*)\.numel\(\)", r"dist_numel(\1)", expr)
+
+
 def gen_grad_node(op):
     cls = f"{camel(op.name)}GradNode"
     used = set()
@@ -175,7 +182,7 @@ def gen_grad_node(op):
             r = multi[a.name]
             need = " || ".join(f"needs_input_grad(pos_{n})" for n in r.inputs)
             L.append(f"    if ({need}) {{")
-            L.append(f"      auto g = {r.expr};")
+            L.append(f"      auto g = {global_shapes(r.expr)};")
             L.append(f"      static_assert(std::tuple_size_v<decltype(g)> == {len(r.inputs)}, \"{op.name}: "
                      f"backward '{', '.join(r.inputs)}' must return a std::tuple of {len(r.inputs)} gradients\");")
             for k, n in enumerate(r.inputs):
@@ -186,7 +193,7 @@ def gen_grad_node(op):
         elif a.type == "Tensor[]":
             if expr:
                 L.append("    {")
-                L.append(f"      std::vector<Tensor> g = {expr};")
+                L.append(f"      std::vector<Tensor> g = {global_shapes(expr)};")
                 L.append(f"      for (size_t i = 0; i < g.size() && {at} + i < result.size(); ++i)"
                          f" if (needs_input_grad({at} + i)) result[{at} + i] = g[i];")
                 L.append("    }")
@@ -194,7 +201,7 @@ def gen_grad_node(op):
                 L.append(f"    pos += {a.name}_size_;")
         else:
             if expr:
-                L.append(f"    if (needs_input_grad({at})) result[{at}] = {expr};")
+                L.append(f"    if (needs_input_grad({at})) result[{at}] = {global_shapes(expr)};")
             if not multi:
                 L.append("    ++pos;")
     L.append("    return result;")
@@ -645,6 +652,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/api/composite.h"',
            '#include "paddle_core/api/composite_cnn.h"',  # cnn.yaml's backward helpers
            '#include "paddle_core/api/composite_math.h"',
+           '#include "paddle_core/api/dist_dims.h"',  # shapes in backward formulas
            '#include "paddle_core/autograd/node.h"',
            '#include "paddle_core/autograd/view.h"',
            '#include "paddle_core/meta/infer_meta.h"',

@@ -19,7 +19,9 @@ __all__ = [
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
     "barrier", "spawn", "DataParallel", "fleet",
     "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
-    "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd",
+    "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard", "unshard_dtensor",
+    "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
+    "ColWiseParallel", "RowWiseParallel",
 ]
 
 
@@ -35,4 +37,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")
 from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements, dist tensors)
     ProcessMesh, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
-    dtensor_from_fn, set_mesh, get_mesh, infer_spmd)
+    dtensor_from_fn, set_mesh, get_mesh, infer_spmd, reshard, unshard_dtensor, shard_layer, shard_optimizer,
+    ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel)

@@ -177,6 +177,8 @@ def init_parallel_env(timeout=None):
                                     _State.hostname, _State.timeout, _State.debug, device)
     _State.backend, _State.device = backend, device
     _State.store = store
+    # reshard and the dist layer create each mesh axis's group from this on first use
+    _dist.set_comm_context(store, _State.hostname, _State.timeout, _State.debug, rank, pg)
     _State.default_group = Group(rank, 0, range(world), pg, "default")
     _State.groups = {0: _State.default_group}
     _State.next_gid = 1
@@ -222,6 +224,8 @@ def get_group(id=0):
 def destroy_process_group(group=None):
     """Shuts down `group`, or every group and the store when None."""
     if group is None:
+        if hasattr(_dist, "reset_comm_context"):
+            _dist.reset_comm_context()
         for g in list(_State.groups.values()):
             if g.process_group is not None:
                 g.process_group.shutdown()

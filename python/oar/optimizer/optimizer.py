@@ -147,9 +147,11 @@ class Optimizer:
         store = self._accumulators.setdefault(name, {})
         t = store.get(id(p))
         if t is None:
-            # on the parameter's place: the update runs there (Note [Devices])
+            # on the parameter's place, where the update runs (Note [Devices]); a dist
+            # parameter's state covers its local shard (the update runs shard by shard)
+            shape = p._local_value().shape if p.is_dist() else p.shape
             t = _ops.full(
-                list(p.shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, p.place
+                list(shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, p.place
             )
             store[id(p)] = t
         return t

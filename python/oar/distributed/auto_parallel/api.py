@@ -4,8 +4,9 @@ methods (is_dist, placements, process_mesh, _local_value) and SPMD rule inferenc
 A dist tensor is an ordinary oar.Tensor whose data is this process's local shard, with the
 mesh, placements and global shape in its dist slot (TensorImpl::dist). Without a launcher this
 process is rank 0; under one, every rank cuts its own shard from the global value it was given
-(no communication). Running ops on dist tensors (the dist dispatch layer) and reshard come with
-the process groups."""
+(no communication). reshard moves data between layouts over the process groups (Note [Reshard]);
+ops on dist tensors run through the dist dispatch layer (Note [Dist layer]); shard_layer and
+shard_optimizer lay a model and its optimizer over a mesh."""
 import numpy as np
 
 from ... import _C
@@ -13,7 +14,8 @@ from ..._C import Tensor
 from .placement_type import _decode, _encode_all
 from .process_mesh import ProcessMesh
 
-__all__ = ["shard_tensor", "dtensor_from_local", "dtensor_from_fn", "infer_spmd"]
+__all__ = ["shard_tensor", "dtensor_from_local", "dtensor_from_fn", "infer_spmd", "reshard", "unshard_dtensor",
+           "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3"]
 
 
 def _check_mesh(mesh, op):
@@ -34,7 +36,17 @@ def _as_tensor(data, dtype, place, stop_gradient, op):
 
 def _attach(local, mesh, encoded, global_shape):
     _C.dist.set_dist_meta(local, mesh.shape, mesh.process_ids, mesh.dim_names, encoded, list(global_shape))
+    enable = getattr(_C.distributed, "enable_dist_layer", None)
+    if enable is not None:  # ops on dist tensors go through the dist layer from now on
+        enable()
     return local
+
+
+def _shard_parameter_in_place(param, local, mesh, encoded, global_shape):
+    """A Parameter is sharded in place (its data becomes the local shard, the same object
+    gains the dist metadata), so optimizers and layers holding it keep working."""
+    _C.dist.set_local_value(param, local)
+    return _attach(param, mesh, encoded, global_shape)
 
 
 def _local_piece(t, mesh, placements, encoded, rank):
@@ -60,7 +72,8 @@ def _local_piece(t, mesh, placements, encoded, rank):
 
 def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=None):
     """A dist tensor laid out over `mesh` by `placements` (one per mesh axis), made from the
-    global value `data` (a Tensor, array or list): this process keeps its own shard."""
+    global value `data` (a Tensor, array or list): this process keeps its own shard. A
+    Parameter is sharded in place and returned (so optimizers holding it see the shard)."""
     _check_mesh(mesh, "shard_tensor")
     encoded = _encode_all(placements, "shard_tensor")
     t, sg = _as_tensor(data, dtype, place, stop_gradient, "shard_tensor")
@@ -68,6 +81,9 @@ def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=N
     _C.dist.dims_mapping(mesh.shape, mesh.process_ids, encoded, len(global_shape))  # validates
     from .. import get_rank  # deferred: oar.distributed imports this package
     local = _local_piece(t, mesh, placements, encoded, get_rank())
+    from ...nn.layer import Parameter
+    if isinstance(data, Parameter) and dtype is None:
+        return _shard_parameter_in_place(data, local, mesh, encoded, global_shape)
     local.stop_gradient = sg
     return _attach(local, mesh, encoded, global_shape)
 
@@ -118,6 +134,97 @@ def infer_spmd(op, mesh, inputs, attrs=None, num_outputs=1, outputs=None, rule="
         return [[_decode(*p) for p in _C.dist.placements(mesh.shape, mesh.process_ids, dm, partial)]
                 for dm, partial in attrs]
     return decode(res_in), decode(res_out)
+
+
+def reshard(dist_tensor, mesh, placements):
+    """`dist_tensor` laid out on `mesh` as `placements` (one per mesh axis), moving data over
+    the mesh axes' process groups (Note [Reshard]). Differentiable; the input when nothing
+    changes. The mesh must be the tensor's own (cross-mesh reshard is not supported yet)."""
+    _check_mesh(mesh, "reshard")
+    if not isinstance(dist_tensor, Tensor) or not dist_tensor.is_dist():
+        raise ValueError("reshard: dist_tensor must be a dist tensor (see shard_tensor), got "
+                         f"{type(dist_tensor).__name__ if not isinstance(dist_tensor, Tensor) else 'a dense Tensor'}")
+    encoded = _encode_all(placements, "reshard")
+    try:
+        _C.dist.dims_mapping(mesh.shape, mesh.process_ids, encoded, len(dist_tensor.shape))
+    except ValueError as e:
+        raise ValueError(f"reshard: placements {list(placements)} for a tensor of shape "
+                         f"{list(dist_tensor.shape)} on mesh {mesh.shape}: {e}") from None
+    if not hasattr(_C.distributed, "reshard"):
+        raise RuntimeError("reshard: this build of Oar has no communication backend (built without Gloo)")
+    return _C.distributed.reshard(dist_tensor, mesh.shape, mesh.process_ids, mesh.dim_names, encoded)
+
+
+def unshard_dtensor(dist_tensor):
+    """The whole tensor of `dist_tensor` as an ordinary tensor on every process of its mesh
+    (a reshard to Replicate, then the local value)."""
+    if not isinstance(dist_tensor, Tensor) or not dist_tensor.is_dist():
+        raise ValueError("unshard_dtensor: the input must be a dist tensor")
+    mesh = dist_tensor.process_mesh
+    from .placement_type import Replicate
+    r = reshard(dist_tensor, mesh, [Replicate() for _ in range(mesh.ndim)])
+    out = _C.dist.local_value(r)
+    out.stop_gradient = dist_tensor.stop_gradient
+    return out
+
+
+def _replicate_params(layer, mesh):
+    from .placement_type import Replicate
+    for sub in layer.sublayers(include_self=True):
+        for name, p in list(sub._parameters.items()):
+            if p is not None and not p.is_dist():
+                shard_tensor(p, mesh, [Replicate() for _ in range(mesh.ndim)])
+
+
+def shard_layer(layer, process_mesh, shard_fn=None, input_fn=None, output_fn=None):
+    """Lays `layer`'s parameters over `process_mesh`: shard_fn(name, sublayer, mesh) shards
+    the ones it wants (replace them with shard_tensor(...)); the rest are replicated.
+    input_fn(inputs, mesh) / output_fn(outputs, mesh) become forward pre/post hooks."""
+    _check_mesh(process_mesh, "shard_layer")
+    if shard_fn is not None:
+        for name, sub in layer.named_sublayers(include_self=True):
+            shard_fn(name, sub, process_mesh)
+    _replicate_params(layer, process_mesh)
+    if input_fn is not None:
+        layer.register_forward_pre_hook(lambda _, inputs: input_fn(inputs, process_mesh))
+    if output_fn is not None:
+        layer.register_forward_post_hook(lambda _, inputs, outputs: output_fn(outputs, process_mesh))
+    return layer
+
+
+class _ShardingStage:
+    def __init__(self, mesh_dim=None, mesh=None):
+        self.mesh_dim, self.mesh = mesh_dim, mesh
+
+
+class ShardingStage1(_ShardingStage):
+    """Optimizer states split along a mesh axis (not implemented yet: shard_optimizer says so)."""
+
+
+class ShardingStage2(_ShardingStage):
+    """Stage 1 plus gradients split (not implemented yet)."""
+
+
+class ShardingStage3(_ShardingStage):
+    """Stage 2 plus parameters split (not implemented yet)."""
+
+
+def shard_optimizer(optimizer, shard_fn=None, gradient_accumulation_steps=1):
+    """The optimizer over dist parameters. Each parameter is updated on its own shard with
+    its gradient laid out as the parameter (the dist layer reshards leaf gradients), and
+    the states it creates (zeros_like of a parameter) follow the parameter's placements.
+    ShardingStage1/2/3 (states, gradients, parameters split over a data-parallel axis) are
+    not implemented yet."""
+    if shard_fn is not None:
+        raise NotImplementedError(f"shard_optimizer: {type(shard_fn).__name__} (ZeRO sharding of optimizer "
+                                  "states) is not implemented yet; pass shard_fn=None")
+    if gradient_accumulation_steps != 1:
+        raise NotImplementedError("shard_optimizer: gradient_accumulation_steps > 1 is not implemented yet")
+    flat = list(getattr(optimizer, "_parameter_list", None) or [])
+    meshes = {repr(p.process_mesh) for p in flat if p.is_dist()}
+    if len(meshes) > 1:
+        raise ValueError(f"shard_optimizer: the parameters lie on different meshes: {sorted(meshes)}")
+    return optimizer
 
 
 # ---- Tensor methods (Paddle's dist tensor API)

@@ -1,0 +1,233 @@
+// The reshard planner (one mesh axis at a time), the mesh groups, and reshard's autograd
+// node. Note [Reshard] in docs/notes/distributed.md.
+#include "distributed/reshard/reshard.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "distributed/reshard/local_copy.h"
+#include "paddle_core/autograd/grad_mode.h"
+#include "paddle_core/autograd/node.h"
+#include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/dispatch.h"
+
+namespace oar::dist {
+namespace {
+
+struct Comm {
+  std::mutex mu;
+  bool set = false;
+  CommContext ctx;
+  std::map<std::vector<int64_t>, std::shared_ptr<ProcessGroup>> groups;
+};
+Comm& comm() {
+  static Comm c;
+  return c;
+}
+
+/// Whether tensor dim `dim` is split by a mesh axis other than `axis` in `p`.
+bool split_elsewhere(const Placements& p, int axis, int64_t dim) {
+  for (int i = 0; i < static_cast<int>(p.size()); ++i) {
+    if (i != axis && p[i].is_shard() && p[i].dim == dim) return true;
+  }
+  return false;
+}
+
+Placements normalized(const Placements& p, int64_t rank) {
+  Placements out = p;
+  for (Placement& q : out) {
+    if (q.is_shard() && q.dim < 0) q.dim += rank;
+  }
+  return out;
+}
+
+/// The gradient's layout for a tensor laid out as `p`: Partial axes become Replicate
+/// (each piece's gradient is the whole gradient).
+Placements grad_placements(const Placements& p) {
+  Placements out = p;
+  for (Placement& q : out) {
+    if (q.is_partial()) q = Placement::replicate();
+  }
+  return out;
+}
+
+class ReshardGradNode : public GradNode {
+ public:
+  ReshardGradNode(ProcessMesh mesh, Placements to) : mesh_(std::move(mesh)), to_(std::move(to)) {}
+  std::vector<Tensor> apply(std::vector<Tensor>& grads) override {
+    if (!grads[0].defined()) return {Tensor()};
+    Tensor g = dist_meta(grads[0]) ? grads[0] : as_replicated(grads[0], mesh_);
+    return {reshard(g, mesh_, to_)};
+  }
+  const char* name() const override { return "ReshardGrad"; }
+
+ private:
+  ProcessMesh mesh_;
+  Placements to_;
+};
+
+}  // namespace
+
+void set_comm_context(CommContext ctx) {
+  Comm& c = comm();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.ctx = std::move(ctx);
+  c.set = true;
+  c.groups.clear();
+}
+
+void reset_comm_context() {
+  Comm& c = comm();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& [ranks, g] : c.groups) {
+    if (g != c.ctx.world) g->shutdown();
+  }
+  c.groups.clear();
+  c.ctx = CommContext();
+  c.set = false;
+}
+
+int current_rank() {
+  Comm& c = comm();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.set) return c.ctx.rank;
+  const char* env = std::getenv("PADDLE_TRAINER_ID");
+  return env != nullptr ? std::atoi(env) : 0;
+}
+
+ProcessGroup* group_of(const std::vector<int64_t>& ranks, const char* what) {
+  if (ranks.size() <= 1) return nullptr;
+  Comm& c = comm();
+  std::lock_guard<std::mutex> lock(c.mu);
+  OAR_ENFORCE(c.set && c.ctx.store != nullptr, PreconditionNotMet, what, ": a transfer between processes ",
+              "needs oar.distributed.init_parallel_env() first (this process is not part of a job)");
+  auto it = c.groups.find(ranks);
+  if (it != c.groups.end()) return it->second.get();
+  std::vector<int> members(ranks.begin(), ranks.end());
+  std::shared_ptr<ProcessGroup> g;
+  if (c.ctx.world && c.ctx.world->ranks() == members) {
+    g = c.ctx.world;
+  } else {
+    GroupInfo info;
+    info.ranks = members;
+    info.rank = -1;
+    std::string name = "mesh";
+    for (size_t i = 0; i < members.size(); ++i) {
+      name += "_" + std::to_string(members[i]);
+      if (members[i] == c.ctx.rank) info.rank = static_cast<int>(i);
+    }
+    OAR_ENFORCE(info.rank >= 0, InvalidArgument, what, ": rank ", c.ctx.rank, " is not in the group ", name);
+    for (int r : members) {
+      OAR_ENFORCE(!c.ctx.world || r < c.ctx.world->size(), InvalidArgument, what, ": mesh process ", r,
+                  " is outside the job's ranks [0, ", c.ctx.world ? c.ctx.world->size() : 1, ")");
+    }
+    info.name = name;
+    info.timeout = c.ctx.timeout;
+    info.debug_check = c.ctx.debug;
+    g = create_process_group("gloo", info, c.ctx.store, c.ctx.hostname);
+  }
+  c.groups[ranks] = g;
+  return g.get();
+}
+
+DenseTensor reshard_local(const DenseTensor& x_in, const std::vector<int64_t>& global_shape, const ProcessMesh& mesh,
+                          const Placements& from_in, const Placements& to_in) {
+  const int64_t rank = static_cast<int64_t>(global_shape.size());
+  Placements cur = normalized(from_in, rank), to = normalized(to_in, rank);
+  const int me = current_rank();
+  if (!mesh.contains(me)) return x_in;  // outside the mesh: holds nothing, moves nothing
+  std::vector<int64_t> coord = mesh.coord(me);
+  int64_t numel = 1;
+  for (int64_t d : global_shape) numel *= d;
+  if (numel == 0) {  // nothing to move: every process just takes its (empty) shape
+    return local::zeros_like_dims(x_in, local_shape(global_shape, to_dist_attr(mesh, to, rank), coord));
+  }
+  DenseTensor x = x_in.is_contiguous() ? x_in : contiguous(x_in);
+  auto step = [&](int axis) {
+    AxisStep s;
+    s.global_shape = global_shape;
+    s.k = mesh.shape()[axis];
+    s.index = coord[axis];
+    s.group = group_of(mesh.axis_group(axis, me).process_ids(), "reshard");
+    return s;
+  };
+  const int n = mesh.ndim();
+  // 1. Pending reductions first (they shrink nothing but must happen before a gather).
+  for (int a = 0; a < n; ++a) {
+    if (!cur[a].is_partial() || cur[a] == to[a]) continue;
+    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {
+      x = reshard_p_to_s(x, step(a), cur[a].reduce, to[a].dim);
+      cur[a] = to[a];
+    } else {
+      x = reshard_p_to_r(x, step(a), cur[a].reduce);
+      cur[a] = Placement::replicate();
+    }
+  }
+  // 2. Splits that change: to another dim (all-to-all) or gathered.
+  for (int a = 0; a < n; ++a) {
+    if (!cur[a].is_shard() || cur[a] == to[a]) continue;
+    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {
+      x = reshard_s_to_s(x, step(a), cur[a].dim, to[a].dim);
+      cur[a] = to[a];
+    } else {
+      x = reshard_s_to_r(x, step(a), cur[a].dim);
+      cur[a] = Placement::replicate();
+    }
+  }
+  // 3. From Replicate to what is asked (no communication).
+  for (int a = 0; a < n; ++a) {
+    if (cur[a] == to[a]) continue;
+    if (to[a].is_shard()) {
+      x = reshard_r_to_s(x, step(a), to[a].dim);
+    } else if (to[a].is_partial()) {
+      x = reshard_r_to_p(x, step(a), to[a].reduce);
+    }
+    cur[a] = to[a];
+  }
+  return x;
+}
+
+Tensor make_dist(const DenseTensor& local, const ProcessMesh& mesh, const Placements& placements,
+                 std::vector<int64_t> global_shape) {
+  Tensor out(local);
+  auto meta = std::make_unique<DistTensorMeta>();
+  meta->mesh = mesh;
+  meta->placements = placements;
+  meta->set_global_shape(std::move(global_shape));
+  out.impl()->dist = std::move(meta);
+  return out;
+}
+
+Tensor as_replicated(const Tensor& t, const ProcessMesh& mesh) {
+  Tensor out(std::make_shared<TensorImpl>(t.dense()));
+  dispatch::note_alias(out, t);
+  auto meta = std::make_unique<DistTensorMeta>();
+  meta->mesh = mesh;
+  meta->placements.assign(mesh.ndim(), Placement::replicate());
+  meta->set_global_shape(t.dense().dims().vec());
+  out.impl()->dist = std::move(meta);
+  return out;
+}
+
+Tensor reshard(const Tensor& x, const ProcessMesh& mesh, const Placements& to_in) {
+  const DistTensorMeta* m = dist_meta(x);
+  OAR_ENFORCE(m != nullptr, InvalidArgument, "reshard: the input is not a dist tensor (use shard_tensor)");
+  OAR_ENFORCE(m->mesh == mesh, Unimplemented, "reshard: from mesh ", m->mesh.to_string(), " to another mesh ",
+              mesh.to_string(), " (cross-mesh reshard) is not supported yet; only placements can change");
+  const int64_t rank = static_cast<int64_t>(m->global_shape.size());
+  to_dist_attr(mesh, to_in, rank);  // validates: count, dims in range, no co-sharding
+  Placements to = normalized(to_in, rank);
+  if (normalized(m->placements, rank) == to) return x;
+  DenseTensor local = reshard_local(x.dense(), m->global_shape, mesh, m->placements, to);
+  Tensor out = make_dist(local, mesh, to, m->global_shape);
+  if (autograd::grad_enabled() && x.requires_grad()) {
+    auto node = std::make_shared<ReshardGradNode>(mesh, grad_placements(m->placements));
+    node->next_edges = {autograd::gradient_edge(x)};
+    node->output_meta = {OutputMeta{Dims(m->global_shape), x.dtype(), x.place()}};
+    autograd::set_history(out, node, 0);
+  }
+  return out;
+}
+
+}  // namespace oar::dist
