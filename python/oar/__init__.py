@@ -49,6 +49,9 @@ from ._creation import (  # noqa: E402,F401
     arange, linspace, eye, rand, randn, randint, uniform, normal, standard_normal, seed,
     get_rng_state, set_rng_state, clone, assign,
 )
+# Compositions first, so that a name an op module also defines keeps the op's version.
+from ._math_composites import *  # noqa: E402,F401,F403  (frac, hypot, isin, allclose, tensordot...)
+from ._manip_composites import *  # noqa: E402,F401,F403  (cat, permute, hstack, tensor_split...)
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
