@@ -43,6 +43,7 @@ from ._device import (  # noqa: E402,F401
     is_compiled_with_custom_device,
 )
 from . import _tensor  # noqa: E402,F401  (installs Tensor methods)
+from . import _tensor_more  # noqa: E402,F401  (repeat, apply_, requires_grad, deepcopy...)
 from ._tensor import set_printoptions  # noqa: E402,F401
 from ._creation import (  # noqa: E402,F401
     to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
@@ -76,6 +77,7 @@ from .base.framework import in_dynamic_mode  # noqa: E402,F401
 from . import static, jit, inference, profiler  # noqa: E402,F401  (to_static, saved models, predictor)
 from .static import enable_static, disable_static  # noqa: E402,F401  (static-graph mode, loaded on use)
 from . import onnx  # noqa: E402,F401  (oar.onnx.export)
+from . import tensor  # noqa: E402,F401  (paddle.tensor.<module>.<name>: the same functions)
 
 __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)

@@ -438,10 +438,15 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noq
                               broadcast=False)
 
 
-def msort(input):  # noqa: A002
-    """input sorted along dim 0."""
+def msort(input, *, out=None):  # noqa: A002
+    """input sorted along dim 0 (written into `out` too when given)."""
     _check(input, "msort", "input")
-    return oar.sort(input, axis=0)
+    res = oar.sort(input, axis=0)
+    if out is not None:
+        _check(out, "msort", "out")
+        out.copy_(res)
+        return out
+    return res
 
 
 def argwhere(input):  # noqa: A002

@@ -15,3 +15,4 @@ from .layer_transformer import *  # noqa: E402,F401,F403  (MultiHeadAttention, T
 from .layer_rnn import *  # noqa: E402,F401,F403  (SimpleRNN/LSTM/GRU, cells, RNN, BiRNN)
 from .layer_loss import *  # noqa: E402,F401,F403  (NLLLoss, BCELoss, KLDivLoss, Bilinear, ...)
 from .layer_more import *  # noqa: E402,F401,F403  (more losses, Maxout, named pads, SiLU...)
+from . import loss  # noqa: E402,F401  (paddle.nn.loss.<Layer>)

@@ -74,3 +74,10 @@ from . import _functional_loss  # noqa: E402,F401
 from ._functional_loss import *  # noqa: E402,F401,F403  (nll_loss, bce, kl_div, bilinear, ...)
 diag_embed = _ops.diag_embed  # Paddle has it as paddle.diag_embed and F.diag_embed
 from ._functional_loss_more import *  # noqa: E402,F401,F403  (hinge/triplet/focal/dice losses, maxout...)
+
+
+def __getattr__(name):
+    if name == "loss":  # paddle.nn.functional.loss.<functional>
+        from . import loss
+        return loss
+    raise AttributeError(f"module 'oar.nn.functional' has no attribute '{name}'")
