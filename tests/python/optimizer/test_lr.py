@@ -202,3 +202,23 @@ def test_cosine_warm_restarts():
     b = lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, T_mult=2)
     b.set_state_dict(a.state_dict())
     assert seq(a, 8) == seq(b, 8)
+
+
+@pytest.mark.parametrize("fn, args, cls, attrs", [
+    ("noam_decay", (2, 200, 0.01), "NoamDecay", {}),
+    ("exponential_decay", (0.1, 10, 0.5), "ExponentialDecay", {}),
+    ("natural_exp_decay", (0.1, 10, 0.5), "NaturalExpDecay", {}),
+    ("inverse_time_decay", (0.1, 10, 0.5), "InverseTimeDecay", {}),
+    ("polynomial_decay", (0.01, 5000, 0.0, 1.0), "PolynomialDecay", {}),
+    ("piecewise_decay", ([3, 6], [0.1, 0.01, 0.001]), "PiecewiseDecay", {}),
+    ("cosine_decay", (0.1, 10000, 120), "CosineAnnealingDecay", {}),
+    ("linear_lr_warmup", (0.1, 5, 0.0, 0.1), "LinearWarmup", {}),
+])
+def test_functional_decays_return_their_scheduler(fn, args, cls, attrs):
+    sched = getattr(lr, fn)(*args)
+    assert type(sched) is getattr(lr, cls)
+    lrs = []
+    for _ in range(8):
+        lrs.append(sched())
+        sched.step()
+    assert all(v >= 0 for v in lrs) and any(v > 0 for v in lrs)
