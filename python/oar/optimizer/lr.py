@@ -515,8 +515,8 @@ class ReduceOnPlateau(LRScheduler):
 
     def step(self, metrics, epoch=None):
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        if hasattr(metrics, "numpy"):
-            arr = np.asarray(metrics.numpy())
+        if hasattr(metrics, "numpy") or isinstance(metrics, np.ndarray):  # Paddle takes both
+            arr = np.asarray(metrics.numpy() if hasattr(metrics, "numpy") else metrics)
             if arr.size != 1:
                 raise ValueError(
                     f"ReduceOnPlateau.step: metrics must have one element, got shape "

@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 
 import oar
@@ -142,8 +144,11 @@ def test_reduce_on_plateau():
     # best 4 at step 2; bad epochs 1, 2 (>patience) -> halve, cooldown 1, then bad 1, 2 -> halve
     assert got == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
     s.step(oar.to_tensor([1.0]))
+    s.step(np.array([0.5], dtype="float32"))  # Paddle's example passes a NumPy array
     with pytest.raises(ValueError, match="one element"):
         s.step(oar.to_tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="one element"):
+        s.step(np.zeros(3))
     mx = lr.ReduceOnPlateau(1.0, mode="max", patience=0, threshold_mode="abs", threshold=0.5)
     mx.step(1.0)
     mx.step(1.2)  # not better by 0.5
