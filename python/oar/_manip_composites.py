@@ -2,7 +2,8 @@
 manipulation ops (cat, permute, swapaxes, narrow, unflatten, atleast_*d, h/v/dstack,
 tensor_split, block_diag, cartesian_prod, combinations, diagflat, tril/triu_indices,
 index_fill, masked_scatter, select/diagonal_scatter, scatter_add/scatter_reduce...).
-Gradients come from the ops they are written with."""
+Gradients come from the ops they are written with.
+(Note [Compositions of Paddle functions] in docs/notes/training_api.md.)"""
 import itertools
 
 import oar

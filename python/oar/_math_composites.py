@@ -2,7 +2,8 @@
 (frac, hypot, logaddexp, copysign, heaviside, sinc, gcd/lcm, ldexp, frexp, isin,
 allclose, add_n, trapezoid, tensordot, baddbmm, cdist, vander...). Each is written over
 differentiable ops, so gradients, tracing and every backend come from those ops; no
-kernel of their own."""
+kernel of their own.
+(Note [Compositions of Paddle functions] in docs/notes/training_api.md.)"""
 import math
 
 import oar

@@ -1,7 +1,8 @@
 """More of Paddle's loss functionals (hinge/cosine embedding, soft margins, triplet, Poisson
 and Gaussian NLL, focal, dice, npair, label smoothing) and small activations that are
 compositions of ops (maxout, swiglu, channel_shuffle, sequence_mask). Written over
-differentiable ops, so gradients come from autograd; each follows Paddle 3.3's formula."""
+differentiable ops, so gradients come from autograd; each follows Paddle 3.3's formula.
+(Note [Compositions of Paddle functions] in docs/notes/training_api.md.)"""
 import math
 
 import oar
