@@ -50,9 +50,11 @@ from ._creation import (  # noqa: E402,F401
     arange, linspace, eye, rand, randn, randint, uniform, normal, standard_normal, seed,
     get_rng_state, set_rng_state, clone, assign,
 )
-# Compositions first, so that a name an op module also defines keeps the op's version.
-from ._math_composites import *  # noqa: E402,F401,F403  (frac, hypot, isin, allclose, tensordot...)
-from ._manip_composites import *  # noqa: E402,F401,F403  (cat, permute, hstack, tensor_split...)
+# Compositions (frac, hypot, isin, tensordot, cat, hstack, tensor_split...) load on first
+# use (oar._lazy); a name an op module defines keeps the op's version.
+from . import _lazy  # noqa: E402
+_lazy.install_tensor_methods(Tensor)
+__getattr__ = _lazy.module_getattr("oar", _lazy.TOP)
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
