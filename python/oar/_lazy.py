@@ -7,6 +7,7 @@ import importlib
 
 TOP = {  # oar.<name>: the module (relative to oar) that defines it
     "._math_composites": """
+    mm negative positive logit dist
     frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
     isneginf isreal is_complex is_integer is_empty ldexp frexp gcd lcm isin allclose
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
@@ -14,6 +15,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     pdist multiplex histogram_bin_edges rand_like randn_like randint_like log_normal
 """,
     "._manip_composites": """
+    broadcast_shapes t rank is_tensor tolist take
     permute swapaxes matrix_transpose ravel narrow unflatten view_as tensor_split hsplit
     vsplit dsplit diagflat index_fill index_sample masked_scatter select_scatter
     diagonal_scatter scatter_add scatter_reduce msort argwhere broadcast_shape cat

@@ -467,6 +467,61 @@ def shard_index(input, index_num, nshards, shard_id, ignore_value=-1):  # noqa: 
     return oar.where(mine, input % size, oar.full_like(input, ignore_value))
 
 
+def broadcast_shapes(*shapes):
+    """The shape all `shapes` broadcast to (a list)."""
+    out = []
+    for s in shapes:
+        out = broadcast_shape(out, s)
+    return out
+
+
+def t(input, name=None):  # noqa: A002
+    """The transpose of a 2-D input; 0-D and 1-D inputs are returned as they are."""
+    _check(input, "t", "input")
+    if input.ndim > 2:
+        raise ValueError(f"t: input must have at most 2 dims, got shape {list(input.shape)}")
+    return oar.transpose(input, [1, 0]) if input.ndim == 2 else input
+
+
+def rank(input):  # noqa: A002
+    """The number of dims of input, as a 0-D int32 tensor."""
+    _check(input, "rank", "input")
+    return oar.full([], input.ndim, "int32")
+
+
+def is_tensor(x):
+    """Whether x is a Tensor."""
+    return isinstance(x, Tensor)
+
+
+def tolist(x):
+    """x's values as nested Python lists."""
+    _check(x, "tolist")
+    return x.tolist()
+
+
+def take(x, index, mode="raise", name=None):
+    """Elements of the flattened x at `index` (index's shape): mode 'raise' refuses indices
+    outside [-n, n), 'wrap' takes them modulo n, 'clip' clamps them to [0, n - 1]."""
+    _check(x, "take")
+    _check(index, "take", "index")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got '{mode}'")
+    flat = oar.reshape(x, [-1])
+    n = flat.shape[0]
+    idx = index.astype("int64")
+    if mode == "raise":
+        if idx.size and (int(idx.min()) < -n or int(idx.max()) >= n):
+            raise IndexError(f"take: index values must be in [{-n}, {n - 1}] for x of {n} "
+                             f"elements, got values in [{int(idx.min())}, {int(idx.max())}]")
+        idx = oar.where(idx < 0, idx + n, idx)
+    elif mode == "wrap":
+        idx = oar.remainder(idx, oar.full([], n, "int64"))
+    else:
+        idx = oar.clip(idx, 0, n - 1)
+    return oar.reshape(oar.gather(flat, oar.reshape(idx, [-1])), list(index.shape))
+
+
 _TENSOR_METHODS = ["permute", "swapaxes", "matrix_transpose", "ravel", "narrow", "unflatten",
                    "view_as", "tensor_split", "hsplit", "vsplit", "dsplit", "diagflat",
                    "index_fill", "index_sample", "masked_scatter", "select_scatter",
@@ -476,6 +531,6 @@ for _name in _TENSOR_METHODS:
         setattr(Tensor, _name, globals()[_name])
 
 __all__ = _TENSOR_METHODS + [
-    "broadcast_shape", "cat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
+    "broadcast_shape", "broadcast_shapes", "t", "rank", "is_tensor", "tolist", "take", "cat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
     "row_stack", "dstack", "column_stack", "block_diag", "cartesian_prod", "combinations",
     "tril_indices", "triu_indices", "shard_index"]

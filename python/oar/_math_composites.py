@@ -540,6 +540,49 @@ def histogram_bin_edges(input, bins=100, min=0.0, max=0.0, name=None):  # noqa: 
     return oar.linspace(lo, hi, int(bins) + 1, dtype=dt)
 
 
+def mm(input, mat2, name=None):  # noqa: A002 (Paddle's names)
+    """input @ mat2 (alias of matmul)."""
+    return oar.matmul(input, mat2)
+
+
+def negative(x, name=None):
+    """-x."""
+    _check(x, "negative")
+    return -x
+
+
+def positive(x, name=None):
+    """x itself (a bool tensor is refused, as Paddle does)."""
+    _check(x, "positive")
+    if x.dtype.name == "bool":
+        raise TypeError("positive: argument 'x' must not be a bool tensor")
+    return x
+
+
+def logit(x, eps=None, name=None):
+    """log(x / (1 - x)), x first clipped to [eps, 1 - eps] when eps is given."""
+    _check(x, "logit")
+    x = _float_of(x)
+    if eps is not None:
+        x = oar.clip(x, float(eps), 1.0 - float(eps))
+    return oar.log(x / (1.0 - x))
+
+
+def dist(x, y, p=2, name=None):
+    """The p-norm of x - y (broadcast): p=0 counts non-zeros, inf/-inf take max/min |x - y|."""
+    _check(x, "dist")
+    _check(y, "dist", "y")
+    d = oar.abs(x - y).reshape([-1])
+    p = float(p)
+    if p == 0:
+        return oar.sum((d != 0).astype(d.dtype))
+    if p == float("inf"):
+        return oar.amax(d)
+    if p == float("-inf"):
+        return oar.amin(d)
+    return _pnorm_last(d, p)
+
+
 # ---- random tensors shaped like another
 def rand_like(input, name=None, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
     """Uniform [0, 1) numbers of input's shape (and dtype unless given)."""
@@ -581,5 +624,5 @@ for _name in _TENSOR_METHODS:
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, globals()[_name])
 
-__all__ = _TENSOR_METHODS + ["vecdot", "add_n", "logspace", "pdist", "multiplex", "histogram_bin_edges",
+__all__ = _TENSOR_METHODS + ["mm", "negative", "positive", "logit", "dist", "vecdot", "add_n", "logspace", "pdist", "multiplex", "histogram_bin_edges",
                              "rand_like", "randn_like", "randint_like", "log_normal"]

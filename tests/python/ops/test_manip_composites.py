@@ -228,3 +228,30 @@ def test_bad_arguments(fn, args, kwargs, exc, msg):
     with pytest.raises(exc) as info:
         fn(*args, **kwargs)
     assert msg in str(info.value), str(info.value)
+
+
+def test_t_rank_take_and_helpers():
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(oar.t(F(a)).numpy(), a.T)
+    np.testing.assert_array_equal(oar.t(F(a[0])).numpy(), a[0])
+    with pytest.raises(ValueError, match="t: input must have at most 2 dims"):
+        oar.t(F(np.ones((1, 1, 1))))
+    r = oar.rank(F(np.ones((2, 3, 4))))
+    assert r.shape == [] and r.dtype.name == "int32" and int(r) == 3
+    assert oar.is_tensor(F(a)) and not oar.is_tensor(a)
+    assert oar.tolist(F(a)) == a.tolist()
+    assert oar.broadcast_shapes([2, 1], [3], [1, 1, 1]) == [1, 2, 3]
+    idx = np.array([[0, -1], [7, 2]])
+    np.testing.assert_array_equal(oar.take(F(a), I64(idx), mode="wrap").numpy(),
+                                  np.take(a, idx, mode="wrap"))
+    np.testing.assert_array_equal(oar.take(F(a), I64(idx), mode="clip").numpy(),
+                                  np.take(a, np.clip(idx, 0, 5)))
+    np.testing.assert_array_equal(oar.take(F(a), I64([[0, -1]])).numpy(), [[0.0, 5.0]])
+    with pytest.raises(IndexError, match=r"take: index values must be in \[-6, 5\]"):
+        oar.take(F(a), I64(idx))
+    with pytest.raises(ValueError, match="take: mode"):
+        oar.take(F(a), I64(idx), mode="bad")
+    x = F(a)
+    x.stop_gradient = False
+    oar.take(x, I64([[1, 1], [4, 0]])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 2.0, 0.0], [0.0, 1.0, 0.0]])

@@ -261,3 +261,33 @@ def test_bad_arguments():
         oar.add_n([F([1.0]), F([1.0, 2.0])])
     with pytest.raises(ValueError, match="add_n: inputs must hold"):
         oar.add_n([])
+
+
+MORE = [
+    OpCase("mm", oar.mm, lambda x, y: x @ y, inputs=[(3, 4), (4, 2)],
+           shapes=[[(3, 4), (4, 2)], [(0, 4), (4, 2)], [(2, 3, 4), (4, 5)]]),
+    OpCase("negative", oar.negative, np.negative, inputs=[(3, 4)], shapes=UNARY_SHAPES),
+    OpCase("positive", oar.positive, lambda x: x, inputs=[(3, 4)], shapes=UNARY_SHAPES, grad=False,
+           bad_inputs=[((oar.to_tensor([True]),), TypeError, "bool")]),
+    OpCase("logit", lambda x: oar.logit(x, 0.1), lambda x: np.log(np.clip(x, 0.1, 0.9) / (1 - np.clip(x, 0.1, 0.9))),
+           inputs=[uniform(0.15, 0.85)], shapes=UNARY_SHAPES),
+    OpCase("dist", oar.dist, lambda x, y: np.linalg.norm((x - y).ravel()), inputs=[(3, 4), (4,)],
+           shapes=[[(3, 4), (4,)], [(2, 1), (1, 3)]], grad_shapes=[[(3, 4), (4,)]]),
+    OpCase("dist_p1", lambda x, y: oar.dist(x, y, 1), lambda x, y: np.abs(x - y).sum(),
+           inputs=[(3, 4), (3, 4)], op="dist"),
+]
+
+
+@pytest.mark.parametrize("case", MORE, ids=case_id)
+def test_more_forward_grad_bad(case):
+    check_forward(case)
+    if case.grad:
+        check_grad(case)
+    check_bad_inputs(case)
+
+
+def test_dist_special_norms():
+    x, y = F([[1.0, -4.0], [0.0, 2.0]]), F([0.0, 0.0])
+    assert float(oar.dist(x, y, 0)) == 3.0
+    assert float(oar.dist(x, y, float("inf"))) == 4.0
+    assert float(oar.dist(x, y, float("-inf"))) == 0.0
