@@ -31,6 +31,7 @@ TENSOR_METHODS = {
     renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq
 """,
     "._manip_composites": """
+    take
     permute swapaxes matrix_transpose ravel narrow unflatten view_as tensor_split hsplit
     vsplit dsplit diagflat index_fill index_sample masked_scatter select_scatter
     diagonal_scatter scatter_add scatter_reduce msort argwhere

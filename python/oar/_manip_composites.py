@@ -525,12 +525,12 @@ def take(x, index, mode="raise", name=None):
 _TENSOR_METHODS = ["permute", "swapaxes", "matrix_transpose", "ravel", "narrow", "unflatten",
                    "view_as", "tensor_split", "hsplit", "vsplit", "dsplit", "diagflat",
                    "index_fill", "index_sample", "masked_scatter", "select_scatter",
-                   "diagonal_scatter", "scatter_add", "scatter_reduce", "msort", "argwhere"]
+                   "diagonal_scatter", "scatter_add", "scatter_reduce", "msort", "argwhere", "take"]
 for _name in _TENSOR_METHODS:
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, globals()[_name])
 
 __all__ = _TENSOR_METHODS + [
-    "broadcast_shape", "broadcast_shapes", "t", "rank", "is_tensor", "tolist", "take", "cat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
+    "broadcast_shape", "broadcast_shapes", "t", "rank", "is_tensor", "tolist", "cat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
     "row_stack", "dstack", "column_stack", "block_diag", "cartesian_prod", "combinations",
     "tril_indices", "triu_indices", "shard_index"]
