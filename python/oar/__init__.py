@@ -43,12 +43,18 @@ from ._device import (  # noqa: E402,F401
     is_compiled_with_custom_device,
 )
 from . import _tensor  # noqa: E402,F401  (installs Tensor methods)
+from . import _tensor_more  # noqa: E402,F401  (repeat, apply_, requires_grad, deepcopy...)
 from ._tensor import set_printoptions  # noqa: E402,F401
 from ._creation import (  # noqa: E402,F401
     to_tensor, zeros, ones, full, empty, zeros_like, ones_like, full_like, empty_like,
     arange, linspace, eye, rand, randn, randint, uniform, normal, standard_normal, seed,
     get_rng_state, set_rng_state, clone, assign,
 )
+# Compositions (frac, hypot, isin, tensordot, cat, hstack, tensor_split...) load on first
+# use (oar._lazy); a name an op module defines keeps the op's version.
+from . import _lazy  # noqa: E402
+_lazy.install_tensor_methods(Tensor)
+__getattr__ = _lazy.module_getattr("oar", _lazy.TOP)
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
@@ -74,6 +80,7 @@ from .base.framework import in_dynamic_mode  # noqa: E402,F401
 from . import static, jit, inference, profiler  # noqa: E402,F401  (to_static, saved models, predictor)
 from .static import enable_static, disable_static  # noqa: E402,F401  (static-graph mode, loaded on use)
 from . import onnx  # noqa: E402,F401  (oar.onnx.export)
+from . import tensor  # noqa: E402,F401  (paddle.tensor.<module>.<name>: the same functions)
 
 __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)

@@ -1,4 +1,6 @@
 """Tensor creation: to_tensor, zeros/ones/full, ranges, random numbers."""
+import math
+
 import numpy as np
 
 from . import _C
@@ -83,7 +85,15 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
     vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, end, step)]
     if dtype is None:
         dtype = "int64" if all(isinstance(v, int) for v in vals) else _C.get_default_dtype()
-    return _ops.arange(vals[0], vals[1], vals[2], convert_dtype(dtype), None)
+    dtype = convert_dtype(dtype)
+    if any(isinstance(v, float) for v in vals) and vals[2] != 0:
+        # Paddle counts the elements in double: ceil((end - start) / step). Counting in a
+        # float32 dtype gives arange(0, 0.6, 0.1) a 7th element (0.6f / 0.1f > 6), so pass an
+        # end half a step past the last element, where no rounding can move the count.
+        n = math.ceil((vals[1] - vals[0]) / vals[2])
+        if n > 0:
+            vals[1] = vals[0] + (n - 0.5) * vals[2]
+    return _ops.arange(vals[0], vals[1], vals[2], dtype, None)
 
 
 def linspace(start, stop, num, dtype=None, name=None):

@@ -618,3 +618,66 @@ for _n, _f in [("bmm", bmm), ("mv", mv), ("inverse", inv), ("cholesky", cholesky
                ("cholesky_solve", cholesky_solve), ("lstsq", lstsq), ("cond", cond),
                ("eigvalsh", eigvalsh)]:
     setattr(_Tensor, _n, _f)
+
+
+# ---- compositions: vecdot, cov, corrcoef, cholesky_inverse
+def vecdot(x, y, axis=-1, name=None):
+    """sum(x * y) along axis, broadcast (oar.vecdot)."""
+    from ._math_composites import vecdot as _vecdot
+    return _vecdot(x, y, axis)
+
+
+def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
+    """The covariance matrix of the variables in x's rows (columns if not rowvar), with
+    optional integer frequency and float observation weights, as numpy.cov."""
+    if not isinstance(x, _Tensor) or x.ndim > 2:
+        raise ValueError(f"cov: x must be a 1-D or 2-D Tensor, got "
+                         f"{list(x.shape) if isinstance(x, _Tensor) else type(x).__name__}")
+    m = x.reshape([1, -1]) if x.ndim < 2 else (x if rowvar else x.T)
+    if not m.dtype.is_floating_point:
+        m = m.astype(_C.get_default_dtype())
+    n = m.shape[1]
+    w = None
+    for arg, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is None:
+            continue
+        if wt.ndim != 1 or wt.shape[0] != n:
+            raise ValueError(f"cov: {arg} must be 1-D with {n} elements, got shape {list(wt.shape)}")
+        if bool((wt < 0).any()):
+            raise ValueError(f"cov: {arg} must be non-negative")
+        wt = wt.astype(m.dtype)
+        w = wt if w is None else w * wt
+    if w is None:
+        w = _ops.full([n], 1.0, m.dtype, None)
+    w_sum = w.sum()
+    avg = (m * w).sum(axis=1, keepdim=True) / w_sum
+    if not ddof:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - 1
+    else:
+        fact = w_sum - (w * aweights.astype(m.dtype)).sum() / w_sum
+    d = m - avg
+    c = _ops.matmul(d * w, d, False, True) / fact
+    return c.reshape([]) if c.shape == [1, 1] else c  # one variable: a 0-D variance, as numpy and Paddle
+
+
+def corrcoef(x, rowvar=True, name=None):
+    """Pearson correlation coefficients of the variables in x's rows (columns if not
+    rowvar), clipped to [-1, 1]."""
+    c = cov(x, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = _ops.sqrt(_ops.diagonal(c, 0, 0, 1))
+    c = c / d.unsqueeze(1) / d.unsqueeze(0)
+    return _ops.clip(c, -1.0, 1.0)
+
+
+def cholesky_inverse(x, upper=False, name=None):
+    """The inverse of A = L L^T (or U^T U when upper) from its Cholesky factor x."""
+    _check_matrix(x, "cholesky_inverse", square=True)
+    a = _ops.matmul(x, x, True, False) if upper else _ops.matmul(x, x, False, True)
+    return inv(a)
+
+
+__all__ += ["vecdot", "cov", "corrcoef", "cholesky_inverse"]

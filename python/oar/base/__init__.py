@@ -13,6 +13,10 @@ def __getattr__(name):
         from .. import static
 
         return getattr(static, name)
+    if name in ("set_flags", "get_flags"):  # paddle.base.set_flags is paddle.set_flags
+        from .. import _flags
+
+        return getattr(_flags, name)
     if name in ("CPUPlace", "CUDAPlace"):
         from .. import _device
 

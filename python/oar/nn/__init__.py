@@ -14,3 +14,14 @@ from .layer_manip import *  # noqa: F401,F403  (Pad2D, Upsample, Embedding, ...)
 from .layer_transformer import *  # noqa: E402,F401,F403  (MultiHeadAttention, Transformer*)
 from .layer_rnn import *  # noqa: E402,F401,F403  (SimpleRNN/LSTM/GRU, cells, RNN, BiRNN)
 from .layer_loss import *  # noqa: E402,F401,F403  (NLLLoss, BCELoss, KLDivLoss, Bilinear, ...)
+
+
+def _loss_module():
+    import importlib  # not `from . import loss`: that asks this __getattr__ first
+    return importlib.import_module("oar.nn.loss")
+
+
+# More loss layers, Maxout, the named pads, SiLU... (layer_more) and paddle.nn.loss load on
+# first use (oar._lazy).
+from .. import _lazy  # noqa: E402
+__getattr__ = _lazy.module_getattr("oar.nn", _lazy.NN_LAYERS, {"loss": _loss_module})

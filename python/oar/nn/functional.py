@@ -73,3 +73,15 @@ from ._functional_attention import *  # noqa: E402,F401,F403  (scaled_dot_produc
 from . import _functional_loss  # noqa: E402,F401
 from ._functional_loss import *  # noqa: E402,F401,F403  (nll_loss, bce, kl_div, bilinear, ...)
 diag_embed = _ops.diag_embed  # Paddle has it as paddle.diag_embed and F.diag_embed
+
+
+def _loss_module():
+    import importlib  # not `from . import loss`: that asks this __getattr__ first
+    return importlib.import_module("oar.nn.loss")
+
+
+# hinge/triplet/focal/dice losses, maxout, swiglu... load on first use (oar._lazy);
+# paddle.nn.functional.loss.<functional> is oar.nn.loss
+from .. import _lazy  # noqa: E402
+__getattr__ = _lazy.module_getattr("oar.nn.functional", _lazy.NN_FUNCTIONAL, {"loss": _loss_module},
+                                   base="oar.nn")

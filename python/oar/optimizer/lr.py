@@ -515,8 +515,8 @@ class ReduceOnPlateau(LRScheduler):
 
     def step(self, metrics, epoch=None):
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        if hasattr(metrics, "numpy"):
-            arr = np.asarray(metrics.numpy())
+        if hasattr(metrics, "numpy") or isinstance(metrics, np.ndarray):  # Paddle takes both
+            arr = np.asarray(metrics.numpy() if hasattr(metrics, "numpy") else metrics)
             if arr.size != 1:
                 raise ValueError(
                     f"ReduceOnPlateau.step: metrics must have one element, got shape "
@@ -653,3 +653,45 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 f"Epoch {self.last_epoch}: CosineAnnealingWarmRestarts set learning rate to "
                 f"{self.last_lr}."
             )
+
+
+# ---- Paddle's functional decays: in dynamic mode each returns its scheduler
+def noam_decay(d_model, warmup_steps, learning_rate=1.0):
+    """NoamDecay(d_model, warmup_steps, learning_rate)."""
+    return NoamDecay(d_model, warmup_steps, learning_rate=learning_rate)
+
+
+def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
+    """ExponentialDecay(learning_rate, decay_rate) (decay_steps and staircase are static-mode
+    arguments, as in Paddle's dynamic mode)."""
+    return ExponentialDecay(learning_rate, decay_rate)
+
+
+def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
+    """NaturalExpDecay(learning_rate, decay_rate)."""
+    return NaturalExpDecay(learning_rate, decay_rate)
+
+
+def inverse_time_decay(learning_rate, decay_steps, decay_rate, staircase=False):
+    """InverseTimeDecay(learning_rate, decay_rate)."""
+    return InverseTimeDecay(learning_rate, decay_rate)
+
+
+def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
+    """PolynomialDecay(learning_rate, decay_steps, end_learning_rate, power, cycle)."""
+    return PolynomialDecay(learning_rate, decay_steps, end_learning_rate, power, cycle)
+
+
+def piecewise_decay(boundaries, values):
+    """PiecewiseDecay(boundaries, values)."""
+    return PiecewiseDecay(boundaries, values)
+
+
+def cosine_decay(learning_rate, step_each_epoch, epochs):
+    """CosineAnnealingDecay(learning_rate, epochs)."""
+    return CosineAnnealingDecay(learning_rate, epochs)
+
+
+def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
+    """LinearWarmup(learning_rate, warmup_steps, start_lr, end_lr)."""
+    return LinearWarmup(learning_rate, warmup_steps, start_lr, end_lr)

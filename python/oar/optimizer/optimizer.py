@@ -165,9 +165,13 @@ class Optimizer:
     @no_grad()
     def step(self):
         """One update of every parameter that has a gradient."""
-        pairs = [
+        self._apply_pairs([
             (p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None
-        ]
+        ])
+
+    @no_grad()
+    def _apply_pairs(self, pairs):
+        """One update of the parameters in `pairs` [(parameter, gradient)]."""
         if not pairs:
             return
         if self._grad_clip is not None:
@@ -204,9 +208,29 @@ class Optimizer:
             from ..static import _backward
 
             return _backward.minimize(self, loss, startup_program, parameters, no_grad_set)
-        loss.backward()
-        self.step()
-        return None, None
+        # Dygraph, as Paddle: the gradients are those loss.backward() left on the parameters
+        # (minimize does not run the backward itself).
+        pairs = self.backward(loss, startup_program, parameters, no_grad_set)
+        self._apply_pairs(pairs)
+        return None, pairs
+
+    def backward(self, loss, startup_program=None, parameters=None, no_grad_set=None,
+                 callbacks=None):
+        """The (parameter, gradient) pairs of the parameters (default: the optimizer's) that
+        hold a gradient after loss.backward(): Paddle's dygraph Optimizer.backward."""
+        if _framework.in_static_mode():
+            raise NotImplementedError("Optimizer.backward: in static mode use minimize(loss) or "
+                                      "oar.static.append_backward")
+        skip = {id(p) for p in (no_grad_set or ())}
+        params = list(parameters) if parameters is not None else self._parameter_list
+        return [(p, p.grad) for p in params
+                if not p.stop_gradient and p.grad is not None and id(p) not in skip]
+
+    def apply_gradients(self, params_grads):
+        """Updates the parameters of params_grads [(parameter, gradient)] with those
+        gradients (clipped by the optimizer's grad_clip)."""
+        self._apply_pairs([(p, g) for p, g in params_grads if g is not None])
+        return []
 
     def _hp(self, group, name):
         """A hyperparameter (beta1, epsilon, rho, momentum...): the group's value if it sets

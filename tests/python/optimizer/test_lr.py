@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 
 import oar
@@ -142,8 +144,11 @@ def test_reduce_on_plateau():
     # best 4 at step 2; bad epochs 1, 2 (>patience) -> halve, cooldown 1, then bad 1, 2 -> halve
     assert got == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
     s.step(oar.to_tensor([1.0]))
+    s.step(np.array([0.5], dtype="float32"))  # Paddle's example passes a NumPy array
     with pytest.raises(ValueError, match="one element"):
         s.step(oar.to_tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="one element"):
+        s.step(np.zeros(3))
     mx = lr.ReduceOnPlateau(1.0, mode="max", patience=0, threshold_mode="abs", threshold=0.5)
     mx.step(1.0)
     mx.step(1.2)  # not better by 0.5
@@ -202,3 +207,23 @@ def test_cosine_warm_restarts():
     b = lr.CosineAnnealingWarmRestarts(0.5, T_0=T0, T_mult=2)
     b.set_state_dict(a.state_dict())
     assert seq(a, 8) == seq(b, 8)
+
+
+@pytest.mark.parametrize("fn, args, cls, attrs", [
+    ("noam_decay", (2, 200, 0.01), "NoamDecay", {}),
+    ("exponential_decay", (0.1, 10, 0.5), "ExponentialDecay", {}),
+    ("natural_exp_decay", (0.1, 10, 0.5), "NaturalExpDecay", {}),
+    ("inverse_time_decay", (0.1, 10, 0.5), "InverseTimeDecay", {}),
+    ("polynomial_decay", (0.01, 5000, 0.0, 1.0), "PolynomialDecay", {}),
+    ("piecewise_decay", ([3, 6], [0.1, 0.01, 0.001]), "PiecewiseDecay", {}),
+    ("cosine_decay", (0.1, 10000, 120), "CosineAnnealingDecay", {}),
+    ("linear_lr_warmup", (0.1, 5, 0.0, 0.1), "LinearWarmup", {}),
+])
+def test_functional_decays_return_their_scheduler(fn, args, cls, attrs):
+    sched = getattr(lr, fn)(*args)
+    assert type(sched) is getattr(lr, cls)
+    lrs = []
+    for _ in range(8):
+        lrs.append(sched())
+        sched.step()
+    assert all(v >= 0 for v in lrs) and any(v > 0 for v in lrs)

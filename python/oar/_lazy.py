@@ -1,0 +1,85 @@
+"""Names served on first use, so that `import oar` does not load modules most programs
+never touch: the Paddle functions written as compositions of ops (Note [Compositions of
+Paddle functions] in docs/notes/training_api.md). A package's module __getattr__ resolves
+them; Tensor methods are small trampolines that load their module on the first call.
+tests/python/test_lazy_names.py checks these tables against the modules' __all__."""
+import importlib
+
+TOP = {  # oar.<name>: the module (relative to oar) that defines it
+    "._math_composites": """
+    mm negative positive logit dist
+    frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
+    isneginf isreal is_complex is_integer is_empty ldexp frexp gcd lcm isin allclose
+    isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
+    renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq vecdot add_n logspace
+    pdist multiplex histogram_bin_edges rand_like randn_like randint_like log_normal
+""",
+    "._manip_composites": """
+    broadcast_shapes t rank is_tensor tolist take
+    permute swapaxes matrix_transpose ravel narrow unflatten view_as tensor_split hsplit
+    vsplit dsplit diagflat index_fill index_sample masked_scatter select_scatter
+    diagonal_scatter scatter_add scatter_reduce msort argwhere broadcast_shape cat
+    atleast_1d atleast_2d atleast_3d hstack vstack row_stack dstack column_stack
+    block_diag cartesian_prod combinations tril_indices triu_indices shard_index
+""",
+}
+TENSOR_METHODS = {
+    "._math_composites": """
+    frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
+    isneginf isreal is_complex is_integer is_empty ldexp frexp gcd lcm isin allclose
+    isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
+    renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq
+""",
+    "._manip_composites": """
+    take
+    permute swapaxes matrix_transpose ravel narrow unflatten view_as tensor_split hsplit
+    vsplit dsplit diagflat index_fill index_sample masked_scatter select_scatter
+    diagonal_scatter scatter_add scatter_reduce msort argwhere
+""",
+}
+NN_FUNCTIONAL = {"._functional_loss_more": """
+    square_error_cost log_loss soft_margin_loss hinge_embedding_loss
+    cosine_embedding_loss multi_label_soft_margin_loss multi_margin_loss
+    triplet_margin_loss triplet_margin_with_distance_loss poisson_nll_loss
+    gaussian_nll_loss sigmoid_focal_loss dice_loss npair_loss label_smooth
+    softmax_with_cross_entropy maxout swiglu channel_shuffle sequence_mask dropout1d
+"""}
+NN_LAYERS = {".layer_more": """
+    CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
+    MultiMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss PoissonNLLLoss
+    GaussianNLLLoss Maxout ChannelShuffle SiLU Softmax2D Unflatten ConstantPad1D
+    ReflectionPad1D ReplicationPad1D CircularPad1D ConstantPad2D ReflectionPad2D
+    ReplicationPad2D CircularPad2D ConstantPad3D ReflectionPad3D ReplicationPad3D
+    CircularPad3D ZeroPad1D ZeroPad3D
+"""}
+
+
+def _index(table):
+    return {name: mod for mod, names in table.items() for name in names.split()}
+
+
+def module_getattr(package, table, extra=None, base=None):
+    """A module __getattr__ for `package` that imports table's module of `name` (relative to
+    `base`, default the package) on first access; `extra`: {name: callable giving the value}."""
+    index = _index(table)
+
+    def __getattr__(name):
+        if extra and name in extra:
+            return extra[name]()
+        mod = index.get(name)
+        if mod is None:
+            raise AttributeError(f"module '{package}' has no attribute '{name}'")
+        return getattr(importlib.import_module(mod, base or package), name)
+    return __getattr__
+
+
+def install_tensor_methods(tensor_cls, package="oar"):
+    """Binds each lazy method as a trampoline (an existing method of the name wins)."""
+    for name, mod in _index(TENSOR_METHODS).items():
+        if hasattr(tensor_cls, name):
+            continue
+
+        def method(self, *args, _n=name, _m=mod, **kwargs):
+            return getattr(importlib.import_module(_m, package), _n)(self, *args, **kwargs)
+        method.__name__ = method.__qualname__ = name
+        setattr(tensor_cls, name, method)

@@ -1,0 +1,628 @@
+"""Paddle's elementwise math and comparison functions that are compositions of ops
+(frac, hypot, logaddexp, copysign, heaviside, sinc, gcd/lcm, ldexp, frexp, isin,
+allclose, add_n, trapezoid, tensordot, baddbmm, cdist, vander...). Each is written over
+differentiable ops, so gradients, tracing and every backend come from those ops; no
+kernel of their own.
+(Note [Compositions of Paddle functions] in docs/notes/training_api.md.)"""
+import math
+
+import oar
+from . import _C
+from ._C import Tensor
+from ._dtype import convert_dtype
+
+_ops = _C.ops
+
+
+def _check(x, op, arg="x"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: argument '{arg}' must be a Tensor, got {type(x).__name__}")
+
+
+def _float_of(x):
+    """x, or x cast to the default float dtype when it is an integer or bool tensor."""
+    if x.dtype.is_floating_point:
+        return x
+    return x.astype(oar.get_default_dtype())
+
+
+def _like(x, value):
+    return oar.full_like(x, value)
+
+
+def _as_tensor_like(v, x, op, arg):
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return oar.full([], v, x.dtype)
+    raise TypeError(f"{op}: argument '{arg}' must be a Tensor or a number, got {type(v).__name__}")
+
+
+# ---- aliases Paddle 3.x exports beside the long names
+def ge(x, y, name=None):
+    """x >= y (Paddle's alias of greater_equal)."""
+    return oar.greater_equal(x, y)
+
+
+def gt(x, y, name=None):
+    """x > y (alias of greater_than)."""
+    return oar.greater_than(x, y)
+
+
+def le(x, y, name=None):
+    """x <= y (alias of less_equal)."""
+    return oar.less_equal(x, y)
+
+
+def lt(x, y, name=None):
+    """x < y (alias of less_than)."""
+    return oar.less_than(x, y)
+
+
+def ne(x, y, name=None):
+    """x != y (alias of not_equal)."""
+    return oar.not_equal(x, y)
+
+
+def eq(x, y, name=None):
+    """x == y (alias of equal)."""
+    return oar.equal(x, y)
+
+
+def gammaln(x, name=None):
+    """log|Gamma(x)| (alias of lgamma)."""
+    return oar.lgamma(x)
+
+
+def sgn(x, name=None):
+    """The sign of a real x (x / |x| for complex x, which Oar has not yet)."""
+    _check(x, "sgn")
+    return oar.sign(x)
+
+
+# ---- elementwise compositions
+def frac(x, name=None):
+    """The fractional part x - trunc(x), sign kept."""
+    _check(x, "frac")
+    return x - oar.trunc(x)
+
+
+def deg2rad(x, name=None):
+    """Degrees to radians; integer inputs give the default float dtype."""
+    _check(x, "deg2rad")
+    return _float_of(x) * (math.pi / 180.0)
+
+
+def rad2deg(x, name=None):
+    """Radians to degrees; integer inputs give the default float dtype."""
+    _check(x, "rad2deg")
+    return _float_of(x) * (180.0 / math.pi)
+
+
+def hypot(x, y, name=None):
+    """sqrt(x**2 + y**2), broadcast."""
+    _check(x, "hypot")
+    _check(y, "hypot", "y")
+    x, y = _float_of(x), _float_of(y)
+    return oar.sqrt(x * x + y * y)
+
+
+def logaddexp(x, y, name=None):
+    """log(exp(x) + exp(y)) without overflow: max(x, y) + log1p(exp(-|x - y|))."""
+    _check(x, "logaddexp")
+    _check(y, "logaddexp", "y")
+    x, y = _float_of(x), _float_of(y)
+    return oar.maximum(x, y) + oar.log1p(oar.exp(-oar.abs(x - y)))
+
+
+def signbit(x, name=None):
+    """True where the sign bit is set (negative numbers and -0.0)."""
+    _check(x, "signbit")
+    if x.dtype.name == "bool":
+        return oar.zeros_like(x, "bool")
+    if not x.dtype.is_floating_point:
+        return x < 0
+    neg_zero = oar.logical_and(x == 0, (1.0 / x) < 0)
+    return oar.logical_or(x < 0, neg_zero)
+
+
+def copysign(x, y, name=None):
+    """|x| with the sign bit of y (y a Tensor or a number; -0.0 counts as negative)."""
+    _check(x, "copysign")
+    y = _as_tensor_like(y, x, "copysign", "y")
+    x = _float_of(x)
+    mag = oar.abs(x)
+    return oar.where(signbit(y), -mag, mag)
+
+
+def heaviside(x, y, name=None):
+    """0 where x < 0, y where x == 0, 1 where x > 0."""
+    _check(x, "heaviside")
+    _check(y, "heaviside", "y")
+    pos = (x > 0).astype(x.dtype)
+    return oar.where(x == 0, y.astype(x.dtype) + x * 0, pos + y.astype(x.dtype) * 0)
+
+
+def sinc(x, name=None):
+    """sin(pi x) / (pi x), 1 at 0."""
+    _check(x, "sinc")
+    x = _float_of(x)
+    zero = x == 0
+    safe = oar.where(zero, _like(x, 1.0), x) * math.pi
+    return oar.where(zero, _like(x, 1.0), oar.sin(safe) / safe)
+
+
+def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
+    """scale_b * tanh(scale_a * x)."""
+    _check(x, "stanh")
+    return oar.tanh(_float_of(x) * float(scale_a)) * float(scale_b)
+
+
+def isposinf(x, name=None):
+    """True where x is +inf."""
+    _check(x, "isposinf")
+    return oar.logical_and(oar.isinf(x), x > 0)
+
+
+def isneginf(x, name=None):
+    """True where x is -inf."""
+    _check(x, "isneginf")
+    return oar.logical_and(oar.isinf(x), x < 0)
+
+
+def isreal(x, name=None):
+    """True everywhere for a real tensor (Oar has no complex dtypes yet)."""
+    _check(x, "isreal")
+    return oar.ones_like(x, "bool")
+
+
+def is_complex(x):
+    """Whether x's dtype is complex (never, until Oar has complex dtypes)."""
+    _check(x, "is_complex")
+    return "complex" in x.dtype.name
+
+
+def is_integer(x):
+    """Whether x's dtype is an integer type (bool is not)."""
+    _check(x, "is_integer")
+    return x.dtype.name in ("uint8", "int8", "int16", "int32", "int64")
+
+
+def is_empty(x, name=None):
+    """A bool 0-D tensor: whether x has no elements."""
+    _check(x, "is_empty")
+    return oar.to_tensor(x.size == 0)
+
+
+def ldexp(x, y, name=None):
+    """x * 2**y (y an integer tensor), in a float dtype."""
+    _check(x, "ldexp")
+    _check(y, "ldexp", "y")
+    if y.dtype.is_floating_point:
+        raise TypeError(f"ldexp: argument 'y' must be an integer tensor, got {y.dtype.name}")
+    x = _float_of(x)
+    return x * oar.pow(oar.full([], 2.0, x.dtype), y.astype(x.dtype))
+
+
+def frexp(x, name=None):
+    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1
+    (both 0 for x == 0); exponent has x's dtype, as in Paddle."""
+    _check(x, "frexp")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"frexp: argument 'x' must be a floating-point tensor, got {x.dtype.name}")
+    ax = oar.abs(x)
+    nz = ax > 0
+    e = oar.floor(oar.log2(oar.where(nz, ax, _like(x, 1.0)))) + 1.0
+    m = x / oar.pow(_like(x, 2.0), e)
+    # log2 rounding may leave |m| at 1 or just under 0.5: move one step
+    big = oar.abs(m) >= 1.0
+    e = oar.where(big, e + 1.0, e)
+    m = oar.where(big, m * 0.5, m)
+    small = oar.logical_and(nz, oar.abs(m) < 0.5)
+    e = oar.where(small, e - 1.0, e)
+    m = oar.where(small, m * 2.0, m)
+    zero = _like(x, 0.0)
+    return oar.where(nz, m, x), oar.where(nz, e, zero)
+
+
+def _int_pair(x, y, op):
+    _check(x, op)
+    _check(y, op, "y")
+    for arg, t in (("x", x), ("y", y)):
+        if t.dtype.name not in ("uint8", "int8", "int16", "int32", "int64"):
+            raise TypeError(f"{op}: argument '{arg}' must be an integer tensor, got {t.dtype.name}")
+    shape = oar.broadcast_shape(x.shape, y.shape)
+    return oar.abs(oar.broadcast_to(x, shape)), oar.abs(oar.broadcast_to(y, shape))
+
+
+def gcd(x, y, name=None):
+    """Greatest common divisor of |x| and |y| (Euclid's algorithm, elementwise); gcd(0, 0) = 0."""
+    a, b = _int_pair(x, y, "gcd")
+    zero = oar.zeros_like(b)
+    while bool(oar.any(b != 0)):
+        nz = b != 0
+        safe = oar.where(nz, b, oar.ones_like(b))
+        a, b = oar.where(nz, b, a), oar.where(nz, oar.remainder(a, safe), zero)
+    return a
+
+
+def lcm(x, y, name=None):
+    """Least common multiple of |x| and |y|; 0 when either is 0."""
+    a, b = _int_pair(x, y, "lcm")
+    g = gcd(a, b)
+    safe = oar.where(g == 0, oar.ones_like(g), g)
+    return oar.where(g == 0, g, a // safe * b)
+
+
+def isin(x, test_x, assume_unique=False, invert=False, name=None):
+    """Whether each element of x is in test_x (bool, x's shape); `invert` negates."""
+    _check(x, "isin")
+    _check(test_x, "isin", "test_x")
+    flat = oar.reshape(test_x, [-1])
+    if flat.shape[0] == 0:
+        hit = oar.zeros_like(x, "bool")
+    else:
+        hit = oar.any(oar.unsqueeze(x, -1) == flat, axis=-1)
+    return oar.logical_not(hit) if invert else hit
+
+
+def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
+    """A bool 0-D tensor: |x - y| <= atol + rtol * |y| everywhere (NaNs equal if equal_nan)."""
+    return oar.all(isclose(x, y, rtol, atol, equal_nan))
+
+
+def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
+    """Elementwise |x - y| <= atol + rtol * |y|, inf equal to itself, NaNs equal if equal_nan."""
+    _check(x, "isclose")
+    _check(y, "isclose", "y")
+    if x.dtype != y.dtype:
+        raise TypeError(f"isclose: x and y must have the same dtype, got {x.dtype.name} and "
+                        f"{y.dtype.name}")
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, atol={atol}")
+    if not x.dtype.is_floating_point:
+        x, y = x.astype("float64"), y.astype("float64")
+    close = oar.abs(x - y) <= atol + rtol * oar.abs(y)
+    close = oar.logical_or(close, x == y)
+    if equal_nan:
+        close = oar.logical_or(close, oar.logical_and(oar.isnan(x), oar.isnan(y)))
+    return close
+
+
+def equal_all(x, y, name=None):
+    """A bool 0-D tensor: x and y have the same shape and equal elements."""
+    _check(x, "equal_all")
+    _check(y, "equal_all", "y")
+    if list(x.shape) != list(y.shape):
+        return oar.to_tensor(False)
+    return oar.all(x == y)
+
+
+def add_n(inputs, name=None):
+    """The sum of a list of same-shaped tensors (a single tensor is returned as a copy)."""
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must hold at least one Tensor")
+    for i, t in enumerate(inputs):
+        _check(t, "add_n", f"inputs[{i}]")
+        if list(t.shape) != list(inputs[0].shape):
+            raise ValueError(f"add_n: inputs[{i}] has shape {list(t.shape)}, inputs[0] has "
+                             f"{list(inputs[0].shape)}: all shapes must be equal")
+    out = inputs[0]
+    for t in inputs[1:]:
+        out = out + t
+    return out if len(inputs) > 1 else oar.assign(out)
+
+
+def multigammaln(x, p, name=None):
+    """log of the multivariate gamma function of dimension p."""
+    _check(x, "multigammaln")
+    p = int(p)
+    if p < 1:
+        raise ValueError(f"multigammaln: p must be a positive int, got {p}")
+    out = oar.lgamma(x) + p * (p - 1) / 4.0 * math.log(math.pi)
+    for j in range(1, p):
+        out = out + oar.lgamma(x - j / 2.0)
+    return out
+
+
+def logspace(start, stop, num, base=10.0, dtype=None, name=None):
+    """base ** linspace(start, stop, num)."""
+    dtype = convert_dtype(dtype) if dtype is not None else oar.get_default_dtype()
+    vals = [float(v.item()) if isinstance(v, Tensor) else float(v) for v in (start, stop, base)]
+    num = int(num.item()) if isinstance(num, Tensor) else int(num)
+    if num < 0:
+        raise ValueError(f"logspace: num must be non-negative, got {num}")
+    e = oar.linspace(vals[0], vals[1], num, dtype="float64")
+    out = oar.pow(oar.full([], vals[2], "float64"), e)
+    if str(dtype).startswith("int") or "int" in str(dtype):
+        out = oar.floor(out + 1e-9)  # exact powers computed through exp/log round down otherwise
+    return out.astype(dtype)
+
+
+def _trapezoid_parts(y, x, dx, axis, op):
+    _check(y, op, "y")
+    if x is not None and dx is not None:
+        raise ValueError(f"{op}: give x or dx, not both")
+    n = y.shape[axis]
+    lo = oar.slice(y, [axis], [0], [max(n - 1, 0)])
+    hi = oar.slice(y, [axis], [1], [n]) if n > 0 else lo
+    avg = (lo + hi) * 0.5
+    if x is None:
+        return avg * (1.0 if dx is None else float(dx))
+    _check(x, op, "x")
+    if x.ndim == 1:
+        d = oar.diff(x)
+        shape = [1] * y.ndim
+        shape[axis] = d.shape[0]
+        d = oar.reshape(d, shape)
+    else:
+        d = oar.diff(x, axis=axis)
+    return avg * d
+
+
+def trapezoid(y, x=None, dx=None, axis=-1, name=None):
+    """The integral of y along axis by the trapezoidal rule (sample points x or spacing dx)."""
+    axis = axis % max(y.ndim, 1) if isinstance(y, Tensor) else axis
+    return oar.sum(_trapezoid_parts(_float_of(y), x, dx, axis, "trapezoid"), axis=axis)
+
+
+def cumulative_trapezoid(y, x=None, dx=None, axis=-1, name=None):
+    """The running trapezoidal integral of y along axis (one element shorter)."""
+    axis = axis % max(y.ndim, 1) if isinstance(y, Tensor) else axis
+    return oar.cumsum(_trapezoid_parts(_float_of(y), x, dx, axis, "cumulative_trapezoid"),
+                      axis=axis)
+
+
+def tensordot(x, y, axes=2, name=None):
+    """Contracts axes of x with axes of y: an int n (x's last n with y's first n), a pair of
+    axis lists, or one list used for both."""
+    _check(x, "tensordot")
+    _check(y, "tensordot", "y")
+    if isinstance(axes, Tensor):
+        axes = axes.tolist()
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, got {axes}")
+        ax, ay = list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    else:
+        axes = list(axes)
+        if len(axes) == 1 or not isinstance(axes[0], (list, tuple)):
+            first = axes[0] if axes and isinstance(axes[0], (list, tuple)) else axes
+            ax = ay = list(first)
+        else:
+            ax, ay = list(axes[0]), list(axes[1])
+            if len(ax) != len(ay):  # Paddle pads the shorter list with the longer one's tail
+                if len(ax) < len(ay):
+                    ax = ax + ay[len(ax):]
+                else:
+                    ay = ay + ax[len(ay):]
+    ax = [a % x.ndim for a in ax]
+    ay = [a % y.ndim for a in ay]
+    for a, b in zip(ax, ay):
+        if x.shape[a] != y.shape[b]:
+            raise ValueError(f"tensordot: x's axis {a} (size {x.shape[a]}) and y's axis {b} "
+                             f"(size {y.shape[b]}) must have the same size")
+    fx = [a for a in range(x.ndim) if a not in ax]
+    fy = [b for b in range(y.ndim) if b not in ay]
+    k = 1
+    for a in ax:
+        k *= x.shape[a]
+    xm = oar.reshape(oar.transpose(x, fx + ax), [-1, k])
+    ym = oar.reshape(oar.transpose(y, ay + fy), [k, -1])
+    out = oar.matmul(xm, ym)
+    return oar.reshape(out, [x.shape[a] for a in fx] + [y.shape[b] for b in fy])
+
+
+def baddbmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002 (Paddle's name)
+    """beta * input + alpha * bmm(x, y)."""
+    _check(input, "baddbmm", "input")
+    _check(x, "baddbmm")
+    _check(y, "baddbmm", "y")
+    if x.ndim != 3 or y.ndim != 3:
+        raise ValueError(f"baddbmm: x and y must be 3-D, got shapes {list(x.shape)} and "
+                         f"{list(y.shape)}")
+    return input * float(beta) + oar.bmm(x, y) * float(alpha)
+
+
+def renorm(x, p, axis, max_norm):
+    """Rescales each slice along `axis` whose p-norm exceeds max_norm to norm max_norm."""
+    _check(x, "renorm")
+    axis = int(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"renorm: axis {axis} is out of range for a tensor of rank {x.ndim}")
+    axis %= x.ndim
+    others = [a for a in range(x.ndim) if a != axis]
+    norms = oar.pow(oar.sum(oar.pow(oar.abs(x), float(p)), axis=others, keepdim=True), 1.0 / p)
+    scale = oar.where(norms > max_norm, max_norm / (norms + 1e-7), oar.ones_like(norms))
+    return x * scale
+
+
+def vander(x, n=None, increasing=False, name=None):
+    """The Vandermonde matrix of the 1-D x: columns x**0 .. x**(n-1) (reversed unless increasing)."""
+    _check(x, "vander")
+    if x.ndim != 1:
+        raise ValueError(f"vander: x must be 1-D, got shape {list(x.shape)}")
+    n = x.shape[0] if n is None else int(n)
+    if n < 0:
+        raise ValueError(f"vander: n must be non-negative, got {n}")
+    powers = oar.arange(n, dtype=x.dtype)
+    if not increasing:
+        powers = oar.flip(powers, [0])
+    return oar.pow(oar.unsqueeze(x, 1), powers.astype(x.dtype)) if n else \
+        oar.zeros([x.shape[0], 0], x.dtype)
+
+
+def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=None):
+    """p-norm distances between the rows of x [.., P, M] and y [.., R, M]: [.., P, R]."""
+    _check(x, "cdist")
+    _check(y, "cdist", "y")
+    if x.ndim < 2 or y.ndim < 2 or x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"cdist: x and y must be at least 2-D with the same last dimension, got "
+                         f"shapes {list(x.shape)} and {list(y.shape)}")
+    d = oar.abs(oar.unsqueeze(x, -2) - oar.unsqueeze(y, -3))
+    return _pnorm_last(d, float(p))
+
+
+def _pnorm_last(d, p):
+    if p == 0:
+        return oar.sum((d != 0).astype(d.dtype), axis=-1)
+    if p == float("inf"):
+        return oar.amax(d, axis=-1)
+    if p == 2.0:  # sqrt's gradient at 0 is inf: identical rows give 0 distance, gradient 0
+        s = oar.sum(d * d, axis=-1)
+        pos = s > 0
+        return oar.where(pos, oar.sqrt(oar.where(pos, s, oar.ones_like(s))), s)
+    s = oar.sum(oar.pow(d, p), axis=-1)
+    pos = s > 0
+    return oar.where(pos, oar.pow(oar.where(pos, s, oar.ones_like(s)), 1.0 / p), s)
+
+
+def pdist(x, p=2.0, name=None):
+    """The p-norm distances between each pair of rows of the 2-D x (upper triangle, row-major)."""
+    _check(x, "pdist")
+    if x.ndim != 2:
+        raise ValueError(f"pdist: x must be 2-D, got shape {list(x.shape)}")
+    n = x.shape[0]
+    idx = oar.triu_indices(n, n, 1)
+    a = oar.index_select(x, idx[0], axis=0)
+    b = oar.index_select(x, idx[1], axis=0)
+    return _pnorm_last(oar.abs(a - b), float(p))
+
+
+def vecdot(x, y, axis=-1, name=None):
+    """sum(x * y) along axis, broadcast."""
+    _check(x, "vecdot")
+    _check(y, "vecdot", "y")
+    return oar.sum(x * y, axis=axis)
+
+
+def reduce_as(x, target, name=None):
+    """Sums x down to target's shape (the reverse of broadcasting x from it)."""
+    _check(x, "reduce_as")
+    _check(target, "reduce_as", "target")
+    t = list(target.shape)
+    lead = x.ndim - len(t)
+    if lead < 0 or any(d not in (1, s) for d, s in zip(t, x.shape[lead:])):
+        raise ValueError(f"reduce_as: x of shape {list(x.shape)} cannot be reduced to target's "
+                         f"shape {t}")
+    return _ops.sum_to(x, t)
+
+
+def multiplex(inputs, index, name=None):
+    """Row i of the output is row i of inputs[index[i]] (inputs: same-shaped tensors, index
+    [N, 1] int)."""
+    if len(inputs) < 2:
+        raise ValueError(f"multiplex: inputs must hold at least 2 tensors, got {len(inputs)}")
+    _check(index, "multiplex", "index")
+    stacked = oar.stack(list(inputs), axis=0)  # [K, N, ...]
+    idx = oar.reshape(index, [-1]).astype("int64")
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= len(inputs)):
+        raise ValueError(f"multiplex: index values must be in [0, {len(inputs) - 1}], got "
+                         f"{idx.tolist()}")
+    rows = oar.arange(idx.shape[0], dtype="int64")
+    return oar.gather_nd(stacked, oar.stack([idx, rows], axis=1))
+
+
+def histogram_bin_edges(input, bins=100, min=0.0, max=0.0, name=None):  # noqa: A002
+    """The bins + 1 edges histogram(input, bins, min, max) uses (min == max: the data's range)."""
+    _check(input, "histogram_bin_edges", "input")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.size:
+        lo, hi = float(input.min()), float(input.max())
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5  # Paddle widens a degenerate range
+    if lo > hi:
+        raise ValueError(f"histogram_bin_edges: max ({max}) must not be less than min ({min})")
+    dt = input.dtype if input.dtype.is_floating_point else oar.get_default_dtype()
+    return oar.linspace(lo, hi, int(bins) + 1, dtype=dt)
+
+
+def mm(input, mat2, name=None):  # noqa: A002 (Paddle's names)
+    """input @ mat2 (alias of matmul)."""
+    return oar.matmul(input, mat2)
+
+
+def negative(x, name=None):
+    """-x."""
+    _check(x, "negative")
+    return -x
+
+
+def positive(x, name=None):
+    """x itself (a bool tensor is refused, as Paddle does)."""
+    _check(x, "positive")
+    if x.dtype.name == "bool":
+        raise TypeError("positive: argument 'x' must not be a bool tensor")
+    return x
+
+
+def logit(x, eps=None, name=None):
+    """log(x / (1 - x)), x first clipped to [eps, 1 - eps] when eps is given."""
+    _check(x, "logit")
+    x = _float_of(x)
+    if eps is not None:
+        x = oar.clip(x, float(eps), 1.0 - float(eps))
+    return oar.log(x / (1.0 - x))
+
+
+def dist(x, y, p=2, name=None):
+    """The p-norm of x - y (broadcast): p=0 counts non-zeros, inf/-inf take max/min |x - y|."""
+    _check(x, "dist")
+    _check(y, "dist", "y")
+    d = oar.abs(x - y).reshape([-1])
+    p = float(p)
+    if p == 0:
+        return oar.sum((d != 0).astype(d.dtype))
+    if p == float("inf"):
+        return oar.amax(d)
+    if p == float("-inf"):
+        return oar.amin(d)
+    return _pnorm_last(d, p)
+
+
+# ---- random tensors shaped like another
+def rand_like(input, name=None, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    """Uniform [0, 1) numbers of input's shape (and dtype unless given)."""
+    _check(input, "rand_like", "input")
+    out = oar.rand(input.shape, dtype or input.dtype)
+    out.stop_gradient = not requires_grad
+    return out
+
+
+def randn_like(x, dtype=None, name=None, *, device=None, requires_grad=False):
+    """Standard normal numbers of x's shape (and dtype unless given)."""
+    _check(x, "randn_like")
+    out = oar.randn(x.shape, dtype or x.dtype)
+    out.stop_gradient = not requires_grad
+    return out
+
+
+def randint_like(x, low=0, high=None, dtype=None, name=None):
+    """Integers in [low, high) (or [0, low)) of x's shape, in dtype (default x's)."""
+    _check(x, "randint_like")
+    if high is None:
+        low, high = 0, low
+    out = oar.randint(low, high, x.shape, "int64")
+    return out.astype(dtype or x.dtype)
+
+
+def log_normal(mean=1.0, std=2.0, shape=None, name=None):
+    """exp of normal(mean, std) numbers."""
+    return oar.exp(oar.normal(mean, std, shape))
+
+
+_TENSOR_METHODS = ["frac", "deg2rad", "rad2deg", "hypot", "logaddexp", "signbit", "copysign",
+                   "heaviside", "sinc", "stanh", "isposinf", "isneginf", "isreal", "is_complex",
+                   "is_integer", "is_empty", "ldexp", "frexp", "gcd", "lcm", "isin", "allclose",
+                   "isclose", "equal_all", "multigammaln", "trapezoid", "cumulative_trapezoid",
+                   "tensordot", "baddbmm", "renorm", "vander", "cdist", "reduce_as",
+                   "gammaln", "sgn", "ge", "gt", "le", "lt", "ne", "eq"]
+for _name in _TENSOR_METHODS:
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, globals()[_name])
+
+__all__ = _TENSOR_METHODS + ["mm", "negative", "positive", "logit", "dist", "vecdot", "add_n", "logspace", "pdist", "multiplex", "histogram_bin_edges",
+                             "rand_like", "randn_like", "randint_like", "log_normal"]
