@@ -54,7 +54,9 @@ from ._creation import (  # noqa: E402,F401
 # use (oar._lazy); a name an op module defines keeps the op's version.
 from . import _lazy  # noqa: E402
 _lazy.install_tensor_methods(Tensor)
-__getattr__ = _lazy.module_getattr("oar", _lazy.TOP)
+# Namespaces imported on first use too: oar.distribution.
+__getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
+    "distribution": lambda: _lazy.importlib.import_module(".distribution", "oar")})
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
@@ -88,10 +90,3 @@ from . import device, distributed  # noqa: E402,F401  (set_device; single-proces
 from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)
 from . import _plugins  # noqa: E402,F401  (last: loads device plugins from CUSTOM_DEVICE_ROOT, oar_custom_device/)
 
-
-def __getattr__(name):
-    """Namespaces imported on first use, so `import oar` stays fast: oar.distribution."""
-    if name == "distribution":
-        import importlib
-        return importlib.import_module(".distribution", __name__)
-    raise AttributeError(f"module 'oar' has no attribute {name!r}")
