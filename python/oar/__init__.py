@@ -35,7 +35,8 @@ from . import _C  # noqa: E402
 from ._C import Tensor, DataType, Size  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bool_ as bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64,
-    dtype, get_default_dtype, set_default_dtype, is_floating_point, finfo, iinfo,
+    complex64, complex128, dtype, get_default_dtype, set_default_dtype, is_floating_point,
+    is_complex, finfo, iinfo,
 )
 from ._device import (  # noqa: E402,F401
     CPUPlace, CUDAPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
@@ -75,6 +76,14 @@ from .static import enable_static, disable_static  # noqa: E402,F401  (static-gr
 from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):  # namespaces imported on first use (PEP 562), so `import oar` stays fast
+    if name in ("fft",):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'oar' has no attribute '{name}'")
+
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
 from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)
