@@ -19,13 +19,13 @@ void AsComplexInferMeta(const DenseTensor& x, DenseTensor* out);
 void AsRealInferMeta(const DenseTensor& x, DenseTensor* out);
 
 // ---- fft.yaml
-void FftC2CInferMeta(const DenseTensor& x, const IntList& axes, const std::string& normalization,
-                     bool forward, DenseTensor* out);
-void FftR2CInferMeta(const DenseTensor& x, const IntList& axes, const std::string& normalization,
-                     bool forward, bool onesided, DenseTensor* out);
+void FftC2CInferMeta(const DenseTensor& x, const IntList& axes, const std::string& normalization, bool forward,
+                     DenseTensor* out);
+void FftR2CInferMeta(const DenseTensor& x, const IntList& axes, const std::string& normalization, bool forward,
+                     bool onesided, DenseTensor* out);
 /// last_dim_size 0: 2 * (x.dims[axes.back()] - 1), as Paddle.
-void FftC2RInferMeta(const DenseTensor& x, const IntList& axes, const std::string& normalization,
-                     bool forward, int64_t last_dim_size, DenseTensor* out);
+void FftC2RInferMeta(const DenseTensor& x, const IntList& axes, const std::string& normalization, bool forward,
+                     int64_t last_dim_size, DenseTensor* out);
 
 namespace meta {
 /// The axes of an FFT, normalized to [0, rank): non-empty, in range, no repeats.

@@ -11,8 +11,12 @@ size_t size_of(DataType t) {
     case DataType::BOOL: case DataType::INT8: case DataType::UINT8: return 1;
     case DataType::INT16: case DataType::FLOAT16: case DataType::BFLOAT16: return 2;
     case DataType::INT32: case DataType::FLOAT32: return 4;
-    case DataType::INT64: case DataType::FLOAT64: case DataType::COMPLEX64: return 8;
-    case DataType::COMPLEX128: return 16;
+    case DataType::INT64:
+    case DataType::FLOAT64:
+    case DataType::COMPLEX64:
+      return 8;
+    case DataType::COMPLEX128:
+      return 16;
     default: break;
   }
   OAR_THROW(InvalidType, "size_of: undefined dtype");
@@ -30,26 +34,24 @@ const char* dtype_name(DataType t) {
     case DataType::BFLOAT16: return "bfloat16";
     case DataType::FLOAT32: return "float32";
     case DataType::FLOAT64: return "float64";
-    case DataType::COMPLEX64: return "complex64";
-    case DataType::COMPLEX128: return "complex128";
+    case DataType::COMPLEX64:
+      return "complex64";
+    case DataType::COMPLEX128:
+      return "complex128";
     default: return "undefined";
   }
 }
 
 DataType dtype_from_name(std::string_view name) {
   static const std::unordered_map<std::string_view, DataType> kNames = {
-      {"bool", DataType::BOOL},        {"int8", DataType::INT8},
-      {"uint8", DataType::UINT8},      {"int16", DataType::INT16},
-      {"int32", DataType::INT32},      {"int64", DataType::INT64},
-      {"int", DataType::INT64},        {"long", DataType::INT64},
-      {"float16", DataType::FLOAT16},  {"fp16", DataType::FLOAT16},
-      {"half", DataType::FLOAT16},     {"bfloat16", DataType::BFLOAT16},
-      {"bf16", DataType::BFLOAT16},    {"float32", DataType::FLOAT32},
-      {"fp32", DataType::FLOAT32},     {"float", DataType::FLOAT32},
-      {"float64", DataType::FLOAT64},  {"fp64", DataType::FLOAT64},
-      {"double", DataType::FLOAT64},   {"complex64", DataType::COMPLEX64},
-      {"complex128", DataType::COMPLEX128}, {"cfloat", DataType::COMPLEX64},
-      {"cdouble", DataType::COMPLEX128},
+      {"bool", DataType::BOOL},        {"int8", DataType::INT8},           {"uint8", DataType::UINT8},
+      {"int16", DataType::INT16},      {"int32", DataType::INT32},         {"int64", DataType::INT64},
+      {"int", DataType::INT64},        {"long", DataType::INT64},          {"float16", DataType::FLOAT16},
+      {"fp16", DataType::FLOAT16},     {"half", DataType::FLOAT16},        {"bfloat16", DataType::BFLOAT16},
+      {"bf16", DataType::BFLOAT16},    {"float32", DataType::FLOAT32},     {"fp32", DataType::FLOAT32},
+      {"float", DataType::FLOAT32},    {"float64", DataType::FLOAT64},     {"fp64", DataType::FLOAT64},
+      {"double", DataType::FLOAT64},   {"complex64", DataType::COMPLEX64}, {"complex128", DataType::COMPLEX128},
+      {"cfloat", DataType::COMPLEX64}, {"cdouble", DataType::COMPLEX128},
   };
   auto it = kNames.find(name);
   OAR_ENFORCE(it != kNames.end(), InvalidType, "unknown dtype '", name,
@@ -69,8 +71,10 @@ int rank(DataType t) {  // position in the promotion lattice
     case DataType::FLOAT16: case DataType::BFLOAT16: return 5;
     case DataType::FLOAT32: return 6;
     case DataType::FLOAT64: return 7;
-    case DataType::COMPLEX64: return 8;
-    case DataType::COMPLEX128: return 9;
+    case DataType::COMPLEX64:
+      return 8;
+    case DataType::COMPLEX128:
+      return 9;
     default: return -1;
   }
 }

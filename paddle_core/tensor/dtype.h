@@ -41,9 +41,7 @@ inline bool is_floating(DataType t) {
   return t == DataType::FLOAT16 || t == DataType::BFLOAT16 || t == DataType::FLOAT32 ||
          t == DataType::FLOAT64;
 }
-inline bool is_complex(DataType t) {
-  return t == DataType::COMPLEX64 || t == DataType::COMPLEX128;
-}
+inline bool is_complex(DataType t) { return t == DataType::COMPLEX64 || t == DataType::COMPLEX128; }
 /// complex64 -> float32, complex128 -> float64; other dtypes map to themselves.
 inline DataType complex_to_real(DataType t) {
   return t == DataType::COMPLEX64 ? DataType::FLOAT32 : t == DataType::COMPLEX128 ? DataType::FLOAT64 : t;
@@ -96,17 +94,19 @@ template <typename T> using OpMath = typename OpMathT<T>::type;
 
 template <typename T> struct TypeTag { using type = T; };
 
-template <typename T> struct IsComplexT : std::false_type {};
-template <typename T> struct IsComplexT<std::complex<T>> : std::true_type {};
-template <typename T> constexpr bool is_complex_v = IsComplexT<T>::value;
+template <typename T>
+struct IsComplexT : std::false_type {};
+template <typename T>
+struct IsComplexT<std::complex<T>> : std::true_type {};
+template <typename T>
+constexpr bool is_complex_v = IsComplexT<T>::value;
 
 /// Converts one element between any two dtypes: complex -> real keeps the real part
 /// (as Paddle's cast), real -> complex has a zero imaginary part.
 template <typename To, typename From>
 inline To convert_element(From v) {
   if constexpr (is_complex_v<From> && is_complex_v<To>) {
-    return To(static_cast<typename To::value_type>(v.real()),
-              static_cast<typename To::value_type>(v.imag()));
+    return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
   } else if constexpr (is_complex_v<From>) {
     if constexpr (std::is_same_v<To, bool>) {
       return v.real() != 0 || v.imag() != 0;
@@ -140,11 +140,13 @@ template <typename Fn>
 decltype(auto) visit_dtype_all(DataType t, const char* op, Fn&& fn) {
   switch (t) {
 #define OAR_VISIT_CASE(cpp, name) \
-  case DataType::name: return fn(TypeTag<cpp>{});
+  case DataType::name:            \
+    return fn(TypeTag<cpp>{});
     OAR_FOR_EACH_DTYPE(OAR_VISIT_CASE)
     OAR_FOR_EACH_COMPLEX_DTYPE(OAR_VISIT_CASE)
 #undef OAR_VISIT_CASE
-    default: break;
+    default:
+      break;
   }
   throw_unsupported_dtype(op, t);
 }

@@ -19,7 +19,7 @@ class Scalar {
   Scalar(int64_t v) : kind_(Kind::kInt), f_(static_cast<double>(v)), i_(v) {}     // NOLINT
   Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}                              // NOLINT
   Scalar(bool v) : kind_(Kind::kBool), f_(v), i_(v) {}                            // NOLINT
-  Scalar(std::complex<double> v)                                                   // NOLINT
+  Scalar(std::complex<double> v)                                                  // NOLINT
       : kind_(Kind::kComplex), f_(v.real()), i_(static_cast<int64_t>(v.real())), im_(v.imag()) {}
 
   Kind kind() const { return kind_; }
@@ -58,7 +58,8 @@ class Scalar {
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Scalar& s) {
-  if (s.kind() == Scalar::Kind::kComplex) return os << "(" << s.to_double() << (s.imag() < 0 ? "" : "+") << s.imag() << "j)";
+  if (s.kind() == Scalar::Kind::kComplex)
+    return os << "(" << s.to_double() << (s.imag() < 0 ? "" : "+") << s.imag() << "j)";
   if (s.kind() == Scalar::Kind::kFloat) return os << s.to_double();
   return os << s.to_int();
 }

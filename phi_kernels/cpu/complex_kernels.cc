@@ -13,29 +13,29 @@
 namespace oar::phi {
 namespace {
 
-#define OAR_CX_BINARY(Name, expr)                                                              \
-  template <typename T>                                                                        \
+#define OAR_CX_BINARY(Name, expr)                                                                 \
+  template <typename T>                                                                           \
   void Name(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) { \
-    binary_kernel<T, T>(x, y, out, [](T a, T b) { return expr; });                            \
+    binary_kernel<T, T>(x, y, out, [](T a, T b) { return expr; });                                \
   }
 OAR_CX_BINARY(CxAddKernel, a + b)
 OAR_CX_BINARY(CxSubtractKernel, a - b)
-OAR_CX_BINARY(CxMultiplyKernel, a * b)
+OAR_CX_BINARY(CxMultiplyKernel, a* b)
 OAR_CX_BINARY(CxDivideKernel, a / b)
 OAR_CX_BINARY(CxPowKernel, std::pow(a, b))
 
-#define OAR_CX_COMPARE(Name, expr)                                                             \
-  template <typename T>                                                                        \
+#define OAR_CX_COMPARE(Name, expr)                                                                \
+  template <typename T>                                                                           \
   void Name(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) { \
-    binary_kernel<T, bool>(x, y, out, [](T a, T b) { return expr; });                         \
+    binary_kernel<T, bool>(x, y, out, [](T a, T b) { return expr; });                             \
   }
 OAR_CX_COMPARE(CxEqualKernel, a == b)
 OAR_CX_COMPARE(CxNotEqualKernel, a != b)
 
-#define OAR_CX_UNARY(Name, Out, expr)                                              \
-  template <typename T>                                                            \
-  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {        \
-    unary_kernel<T, Out>(x, out, [](T v) { return expr; });                       \
+#define OAR_CX_UNARY(Name, Out, expr)                                       \
+  template <typename T>                                                     \
+  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) { \
+    unary_kernel<T, Out>(x, out, [](T v) { return expr; });                 \
   }
 OAR_CX_UNARY(CxNegKernel, T, -v)
 OAR_CX_UNARY(CxExpKernel, T, std::exp(v))
@@ -56,8 +56,8 @@ void CxPowScalarKernel(const DeviceContext&, const DenseTensor& x, double y, Den
 }
 
 template <typename T>
-void CxScaleKernel(const DeviceContext&, const DenseTensor& x, double scale, double bias,
-                   bool bias_after_scale, DenseTensor* out) {
+void CxScaleKernel(const DeviceContext&, const DenseTensor& x, double scale, double bias, bool bias_after_scale,
+                   DenseTensor* out) {
   using V = typename T::value_type;
   const V s = static_cast<V>(scale), b = static_cast<V>(bias_after_scale ? bias : bias * scale);
   unary_kernel<T, T>(x, out, [s, b](T v) { return v * s + b; });
@@ -65,34 +65,36 @@ void CxScaleKernel(const DeviceContext&, const DenseTensor& x, double scale, dou
 
 // ---- reductions: a plain fold in T (std::complex has no OpenMP reduction)
 template <typename T>
-void CxSumKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, DataType,
-                 bool, DenseTensor* out) {
+void CxSumKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, DataType, bool,
+                 DenseTensor* out) {
   OAR_ENFORCE(out->dtype() == x.dtype(), InvalidType, "sum: a ", dtype_name(x.dtype()),
               " tensor sums in its own dtype, got dtype=", dtype_name(out->dtype()));
-  reduce_kernel<T, T, T>(x, meta::reduce_axes(axis, x.rank(), "sum"), out, T(0),
-                         [](T a, T b) { return a + b; }, [](T a, int64_t) { return a; });
+  reduce_kernel<T, T, T>(
+      x, meta::reduce_axes(axis, x.rank(), "sum"), out, T(0), [](T a, T b) { return a + b; },
+      [](T a, int64_t) { return a; });
 }
 
 template <typename T>
 void CxMeanKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, bool,
                   DenseTensor* out) {
   using V = typename T::value_type;
-  reduce_kernel<T, T, T>(x, meta::reduce_axes(axis, x.rank(), "mean"), out, T(0),
-                         [](T a, T b) { return a + b; }, [](T a, int64_t n) { return a / static_cast<V>(n); });
+  reduce_kernel<T, T, T>(
+      x, meta::reduce_axes(axis, x.rank(), "mean"), out, T(0), [](T a, T b) { return a + b; },
+      [](T a, int64_t n) { return a / static_cast<V>(n); });
 }
 
 template <typename T>
-void CxProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, bool,
-                  DataType, DenseTensor* out) {
+void CxProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, bool, DataType,
+                  DenseTensor* out) {
   OAR_ENFORCE(out->dtype() == x.dtype(), InvalidType, "prod: a ", dtype_name(x.dtype()),
               " tensor multiplies in its own dtype, got dtype=", dtype_name(out->dtype()));
-  reduce_kernel<T, T, T>(x, meta::reduce_axes(axis, x.rank(), "prod"), out, T(1),
-                         [](T a, T b) { return a * b; }, [](T a, int64_t) { return a; });
+  reduce_kernel<T, T, T>(
+      x, meta::reduce_axes(axis, x.rank(), "prod"), out, T(1), [](T a, T b) { return a * b; },
+      [](T a, int64_t) { return a; });
 }
 
 template <typename T>
-void CxSumToKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& shape,
-                   DenseTensor* out) {
+void CxSumToKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& shape, DenseTensor* out) {
   std::vector<int> axes;
   const int lead = x.rank() - static_cast<int>(shape.size());
   for (int i = 0; i < x.rank(); ++i) {
@@ -103,7 +105,8 @@ void CxSumToKernel(const DeviceContext&, const DenseTensor& x, const std::vector
     copy_into(x, out);
     return;
   }
-  reduce_kernel<T, T, T>(x, axes, out, T(0), [](T a, T b) { return a + b; }, [](T a, int64_t) { return a; });
+  reduce_kernel<T, T, T>(
+      x, axes, out, T(0), [](T a, T b) { return a + b; }, [](T a, int64_t) { return a; });
 }
 
 // ---- complex.yaml: kernels for complex inputs and, where Paddle accepts them, real ones

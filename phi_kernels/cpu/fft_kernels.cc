@@ -22,14 +22,16 @@ std::mutex& planner_mutex() {
 }
 
 // FFTW's single- and double-precision APIs under one name per call.
-template <typename R> struct Fftw;
-template <> struct Fftw<double> {
+template <typename R>
+struct Fftw;
+template <>
+struct Fftw<double> {
   using Plan = fftw_plan;
   using Dim = fftw_iodim64;
-  static Plan c2c(int r, const Dim* d, int hr, const Dim* hd, std::complex<double>* in,
-                  std::complex<double>* out, int sign) {
-    return fftw_plan_guru64_dft(r, d, hr, hd, reinterpret_cast<fftw_complex*>(in),
-                                reinterpret_cast<fftw_complex*>(out), sign, FFTW_ESTIMATE);
+  static Plan c2c(int r, const Dim* d, int hr, const Dim* hd, std::complex<double>* in, std::complex<double>* out,
+                  int sign) {
+    return fftw_plan_guru64_dft(r, d, hr, hd, reinterpret_cast<fftw_complex*>(in), reinterpret_cast<fftw_complex*>(out),
+                                sign, FFTW_ESTIMATE);
   }
   static Plan r2c(int r, const Dim* d, int hr, const Dim* hd, double* in, std::complex<double>* out) {
     return fftw_plan_guru64_dft_r2c(r, d, hr, hd, in, reinterpret_cast<fftw_complex*>(out), FFTW_ESTIMATE);
@@ -40,11 +42,12 @@ template <> struct Fftw<double> {
   static void execute(Plan p) { fftw_execute(p); }
   static void destroy(Plan p) { fftw_destroy_plan(p); }
 };
-template <> struct Fftw<float> {
+template <>
+struct Fftw<float> {
   using Plan = fftwf_plan;
   using Dim = fftwf_iodim64;
-  static Plan c2c(int r, const Dim* d, int hr, const Dim* hd, std::complex<float>* in,
-                  std::complex<float>* out, int sign) {
+  static Plan c2c(int r, const Dim* d, int hr, const Dim* hd, std::complex<float>* in, std::complex<float>* out,
+                  int sign) {
     return fftwf_plan_guru64_dft(r, d, hr, hd, reinterpret_cast<fftwf_complex*>(in),
                                  reinterpret_cast<fftwf_complex*>(out), sign, FFTW_ESTIMATE);
   }
@@ -119,9 +122,11 @@ void FftC2CKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
   std::vector<typename F::Dim> dims, batch;
   guru_dims(x.dims(), out->dims(), axes, logical, &dims, &batch);
   T* in = c.data<T>();
-  run_plan<typename F::Plan>([&] {
+  run_plan<typename F::Plan>(
+      [&] {
     return F::c2c(dims.size(), dims.data(), batch.size(), batch.data(), in, o, forward ? FFTW_FORWARD : FFTW_BACKWARD);
-  }, "fft_c2c");
+      },
+      "fft_c2c");
   scale_in_place(o, out->numel(), meta::fft_scale(normalization, forward, transformed_size(x.dims(), axes), "fft_c2c"));
 }
 
@@ -146,9 +151,8 @@ void FftR2CKernel(const DeviceContext& ctx, const DenseTensor& x, const std::vec
   std::vector<typename F::Dim> dims, batch;
   guru_dims(x.dims(), out->dims(), axes, logical, &dims, &batch);
   R* in = c.data<R>();
-  run_plan<typename F::Plan>([&] {
-    return F::r2c(dims.size(), dims.data(), batch.size(), batch.data(), in, o);
-  }, "fft_r2c");
+  run_plan<typename F::Plan>([&] { return F::r2c(dims.size(), dims.data(), batch.size(), batch.data(), in, o); },
+                             "fft_r2c");
   const int64_t n = out->numel();
   if (!forward) {  // FFTW's r2c has the forward sign; the inverse one is its conjugate
     parallel_for(n, [&](int64_t b, int64_t e) {
@@ -185,16 +189,14 @@ void FftC2RKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
     for (int64_t a : lead) logical.push_back(x.dims()[a]);
     std::vector<typename F::Dim> dims, batch;
     guru_dims(x.dims(), x.dims(), lead, logical, &dims, &batch);
-    run_plan<typename F::Plan>([&] {
-      return F::c2c(dims.size(), dims.data(), batch.size(), batch.data(), in, in, FFTW_BACKWARD);
-    }, "fft_c2r");
+    run_plan<typename F::Plan>(
+        [&] { return F::c2c(dims.size(), dims.data(), batch.size(), batch.data(), in, in, FFTW_BACKWARD); }, "fft_c2r");
   }
   const std::vector<int64_t> last = {axes.back()};
   std::vector<typename F::Dim> dims, batch;
   guru_dims(x.dims(), out->dims(), last, {out->dims()[axes.back()]}, &dims, &batch);
-  run_plan<typename F::Plan>([&] {
-    return F::c2r(dims.size(), dims.data(), batch.size(), batch.data(), in, o);
-  }, "fft_c2r");
+  run_plan<typename F::Plan>([&] { return F::c2r(dims.size(), dims.data(), batch.size(), batch.data(), in, o); },
+                             "fft_c2r");
   const double s = meta::fft_scale(normalization, forward, transformed_size(out->dims(), axes), "fft_c2r");
   if (s != 1.0) {
     const R f = static_cast<R>(s);

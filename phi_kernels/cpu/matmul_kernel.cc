@@ -1,6 +1,6 @@
 // matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape),
-// float64 through BLAS dgemm, complex64/complex128 through cgemm/zgemm, other dtypes through a plain loop in OpMath. Batch dims broadcast; a transposed-contiguous
-// operand is passed with a transpose flag instead of being copied.
+// float64 through BLAS dgemm, complex64/complex128 through cgemm/zgemm, other dtypes through a plain loop in OpMath.
+// Batch dims broadcast; a transposed-contiguous operand is passed with a transpose flag instead of being copied.
 #include <cblas.h>
 
 #include <algorithm>
@@ -151,5 +151,5 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(matmul, CPU, MatmulKernel, float, double, ::oar::float16, ::oar::bfloat16,
-                    int32_t, int64_t, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(matmul, CPU, MatmulKernel, float, double, ::oar::float16, ::oar::bfloat16, int32_t, int64_t,
+                    OAR_COMPLEX_TYPES)
