@@ -65,7 +65,7 @@ def _as_complex_input(x, op):
     if name in ("complex64", "complex128"):
         return x
     if name == "bool" or name.startswith(("int", "uint")):
-        return _ops.cast(x, _COMPLEX_OF[_C.get_default_dtype().name])
+        return _ops.cast(x, _COMPLEX_OF[_C.get_default_dtype()])
     if name in _COMPLEX_OF:
         return _ops.cast(x, _COMPLEX_OF[name])
     raise TypeError(f"{op}: argument 'x' has unsupported dtype {name}")
@@ -343,7 +343,7 @@ def _freq(n, d, dtype, op, values):
     if d == 0:
         raise ValueError(f"{op}: argument 'd' must not be 0")
     from ._dtype import convert_dtype
-    dt = convert_dtype(dtype) if dtype is not None else _C.get_default_dtype()
+    dt = convert_dtype(dtype if dtype is not None else _C.get_default_dtype())
     # As Paddle: the integer indices in the target dtype times 1 / (n d) in that dtype.
     npdt = _np.float32 if dt.name in ("float16", "bfloat16") else _np.dtype(dt.name)
     v = values.astype(npdt) * _np.asarray(1.0 / (n * d), dtype=npdt)
