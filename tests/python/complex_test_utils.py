@@ -52,7 +52,7 @@ def _draw(rng, kind, shape, scale):
 
 def _round(a, kind, cdtype):
     dt = cdtype if kind == "c" else REAL_OF[cdtype]
-    return a.astype(dt).astype(np.complex128 if kind == "c" else np.float64)
+    return np.array(np.asarray(a).astype(dt), dtype=np.complex128 if kind == "c" else np.float64)
 
 
 def _tensor(a, kind, cdtype, stop_gradient=True):
