@@ -17,13 +17,23 @@ def _hfft_np(a, n=None, axis=-1, norm="backward"):
     return np.fft.hfft(a, n=n, axis=axis, norm=norm)
 
 
+def _last_axes(a, s, axes):
+    return axes if axes is not None or s is None else tuple(range(a.ndim - len(s), a.ndim))
+
+
+def _np_nd(f):
+    return lambda a, s=None, axes=None, norm="backward": f(a, s=s, axes=_last_axes(a, s, axes), norm=norm)
+
+
 def _hfftn_np(a, s=None, axes=None, norm="backward"):
+    axes = _last_axes(a, s, axes)
     # hfftn(x) = irfftn(conj(x)) with the opposite normalization (numpy has no hfftn)
     inv = {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
     return np.fft.irfftn(np.conj(a), s=s, axes=axes, norm=inv)
 
 
 def _ihfftn_np(a, s=None, axes=None, norm="backward"):
+    axes = _last_axes(a, s, axes)
     inv = {"backward": "forward", "forward": "backward", "ortho": "ortho"}[norm]
     return np.conj(np.fft.rfftn(a, s=s, axes=axes, norm=inv))
 
@@ -53,9 +63,9 @@ def _one_axis_cases():
 
 def _nd_cases():
     specs = [
-        ("fftn", offt.fftn, np.fft.fftn, "c"), ("ifftn", offt.ifftn, np.fft.ifftn, "c"),
-        ("fftn[real]", offt.fftn, np.fft.fftn, "r"), ("rfftn", offt.rfftn, np.fft.rfftn, "r"),
-        ("irfftn", offt.irfftn, np.fft.irfftn, "c"), ("hfftn", offt.hfftn, _hfftn_np, "c"),
+        ("fftn", offt.fftn, _np_nd(np.fft.fftn), "c"), ("ifftn", offt.ifftn, _np_nd(np.fft.ifftn), "c"),
+        ("fftn[real]", offt.fftn, _np_nd(np.fft.fftn), "r"), ("rfftn", offt.rfftn, _np_nd(np.fft.rfftn), "r"),
+        ("irfftn", offt.irfftn, _np_nd(np.fft.irfftn), "c"), ("hfftn", offt.hfftn, _hfftn_np, "c"),
         ("ihfftn", offt.ihfftn, _ihfftn_np, "r"),
         ("fft2", offt.fft2, np.fft.fft2, "c"), ("ifft2", offt.ifft2, np.fft.ifft2, "c"),
         ("rfft2", offt.rfft2, np.fft.rfft2, "r"), ("irfft2", offt.irfft2, np.fft.irfft2, "c"),
@@ -122,7 +132,7 @@ BAD_CASES = [
         ((4,), ValueError, "argument 'd' must not be 0", {"d": 0}),
     ]),
     CxCase("fft_c2c[bad]", oar._C.ops._fft_c2c, None, op="fft_c2c", bad_inputs=[
-        (lambda: (oar.ones([4]), [0]), TypeError, "complex64 or complex128, got float32"),
+        (lambda: (oar.ones([4]), [0]), TypeError, "complex64 or complex128 tensor, got float32"),
         (lambda: (_x(), [3]), IndexError, "axis 3 is out of range"),
         (lambda: (_x(), [0], "bogus"), ValueError, "'backward', 'forward' or 'ortho'"),
     ]),
