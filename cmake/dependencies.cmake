@@ -10,9 +10,12 @@ find_path(OAR_DLPACK_INCLUDE dlpack/dlpack.h REQUIRED)
 find_path(OAR_SLEEF_INCLUDE sleef.h PATHS /usr/include /usr/include/x86_64-linux-gnu REQUIRED)
 find_library(OAR_SLEEF_LIB sleef REQUIRED)
 find_library(OAR_LAPACKE_LIB lapacke REQUIRED)  # C interface to LAPACK (phi_kernels/cpu/linalg_kernels.cc)
+find_path(OAR_FFTW_INCLUDE fftw3.h REQUIRED)      # FFTW: oar.fft (phi_kernels/cpu/fft_kernels.cc)
+find_library(OAR_FFTW_LIB fftw3 REQUIRED)
+find_library(OAR_FFTWF_LIB fftw3f REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 add_library(oar_deps INTERFACE)
 target_include_directories(oar_deps INTERFACE ${OAR_DLPACK_INCLUDE} ${OAR_SLEEF_INCLUDE})
 target_link_libraries(oar_deps INTERFACE glog::glog gflags DNNL::dnnl ${OAR_SLEEF_LIB}
-  ${OAR_LAPACKE_LIB} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} OpenMP::OpenMP_CXX Threads::Threads)
+  ${OAR_FFTW_LIB} ${OAR_FFTWF_LIB} ${OAR_LAPACKE_LIB} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} OpenMP::OpenMP_CXX Threads::Threads)

@@ -15,6 +15,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev     # JSON: the C++ predictor reads the safetensors header
   clang-format           # scripts/lint.sh: clang-format and clang-format-diff
   libgloo-dev            # collectives over TCP for oar.distributed on CPU
+  libfftw3-dev           # oar.fft: FFTW (single and double precision) for the fft_* kernels
   llvm-19-dev            # the fusion compiler's CPU code generator (ORC JIT); never llvm-14
 )
 PIP_PACKAGES=(numpy scipy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh

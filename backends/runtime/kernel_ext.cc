@@ -92,7 +92,9 @@ static_assert(OAR_DTYPE_BOOL == static_cast<int>(DataType::BOOL) &&
               OAR_DTYPE_INT64 == static_cast<int>(DataType::INT64) &&
               OAR_DTYPE_FLOAT16 == static_cast<int>(DataType::FLOAT16) &&
               OAR_DTYPE_FLOAT32 == static_cast<int>(DataType::FLOAT32) &&
-              OAR_DTYPE_FLOAT64 == static_cast<int>(DataType::FLOAT64) && kNumDataTypes == OAR_DTYPE_FLOAT64 + 1);
+              OAR_DTYPE_FLOAT64 == static_cast<int>(DataType::FLOAT64) &&
+              OAR_DTYPE_COMPLEX128 == static_cast<int>(DataType::COMPLEX128) &&
+              kNumDataTypes == OAR_DTYPE_COMPLEX128 + 1);
 
 constexpr bool is_input(Kind k) { return k == Kind::kTensor || k == Kind::kOptTensor || k == Kind::kTensorList; }
 constexpr bool is_output(Kind k) { return k == Kind::kOut || k == Kind::kOutList; }

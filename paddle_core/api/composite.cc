@@ -62,11 +62,13 @@ Tensor minmax_grad(const Tensor& x, const Tensor& out, const Tensor& g,
   return unreduce(g, x, axis, keepdim) * mask / count;
 }
 
+Tensor conjugate(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
+
 Tensor prod_grad(const Tensor& x, const Tensor& out, const Tensor& g,
                  const std::vector<int64_t>& axis, bool keepdim) {
   // d prod / dx_i = prod / x_i (inputs with zeros are not special-cased yet:
   // their gradient is computed as prod / x and may be nan).
-  return unreduce(g * out, x, axis, keepdim) / x;
+  return unreduce(g * conjugate(out), x, axis, keepdim) / conjugate(x);
 }
 
 Tensor gelu_grad3(const Tensor& x, bool approximate) {
@@ -116,13 +118,15 @@ Tensor reduce_batch(const Tensor& d, const Tensor& like_matrix, const Tensor& li
 
 Tensor matmul_grad_x(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
   auto m = as_matrices(x, y, g, &tx, &ty);
-  Tensor d = tx ? matmul(m.y, m.g, ty, true) : matmul(m.g, m.y, false, !ty);
+  const Tensor yc = conjugate(m.y);  // complex: dL/dx = g y^H (Note [Complex autograd])
+  Tensor d = tx ? matmul(yc, m.g, ty, true) : matmul(m.g, yc, false, !ty);
   return reduce_batch(d, m.x, x);
 }
 
 Tensor matmul_grad_y(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
   auto m = as_matrices(x, y, g, &tx, &ty);
-  Tensor d = ty ? matmul(m.g, m.x, true, tx) : matmul(m.x, m.g, !tx, false);
+  const Tensor xc = conjugate(m.x);
+  Tensor d = ty ? matmul(m.g, xc, true, tx) : matmul(xc, m.g, !tx, false);
   return reduce_batch(d, m.y, y);
 }
 

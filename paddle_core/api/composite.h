@@ -23,6 +23,10 @@ Tensor operator*(double a, const Tensor& b);
 
 namespace ops {
 
+/// conj(t) for a complex t, t itself (no op recorded) for a real one. Backward formulas
+/// multiply the incoming gradient by the conjugate of the local derivative
+/// (Note [Complex autograd] in docs/notes/autograd.md), which this keeps free for real ops.
+Tensor conjugate(const Tensor& t);
 Tensor zeros(const std::vector<int64_t>& shape, DataType dtype);
 Tensor zeros_like(const Tensor& x);
 Tensor ones_like(const Tensor& x);

@@ -127,8 +127,10 @@ struct KernelRegistrar {
 #define OAR_REG_EACH_8(op, b, fn, T, ...) OAR_REGISTER_KERNEL_ONE(op, b, fn, T) OAR_REG_EACH_7(op, b, fn, __VA_ARGS__)
 #define OAR_REG_EACH_9(op, b, fn, T, ...) OAR_REGISTER_KERNEL_ONE(op, b, fn, T) OAR_REG_EACH_8(op, b, fn, __VA_ARGS__)
 #define OAR_REG_EACH_10(op, b, fn, T, ...) OAR_REGISTER_KERNEL_ONE(op, b, fn, T) OAR_REG_EACH_9(op, b, fn, __VA_ARGS__)
-#define OAR_REG_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, N, ...) N
-#define OAR_REG_NARGS(...) OAR_REG_NARGS_(__VA_ARGS__, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define OAR_REG_EACH_11(op, b, fn, T, ...) OAR_REGISTER_KERNEL_ONE(op, b, fn, T) OAR_REG_EACH_10(op, b, fn, __VA_ARGS__)
+#define OAR_REG_EACH_12(op, b, fn, T, ...) OAR_REGISTER_KERNEL_ONE(op, b, fn, T) OAR_REG_EACH_11(op, b, fn, __VA_ARGS__)
+#define OAR_REG_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
+#define OAR_REG_NARGS(...) OAR_REG_NARGS_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
 
 /// OAR_REGISTER_KERNEL(add, CPU, AddKernel, float, double, int64_t) registers AddKernel<T>
 /// for each listed type.
@@ -139,3 +141,4 @@ struct KernelRegistrar {
 #define OAR_FLOAT_TYPES float, double, ::oar::float16, ::oar::bfloat16
 #define OAR_NUMERIC_TYPES OAR_FLOAT_TYPES, int8_t, uint8_t, int16_t, int32_t, int64_t
 #define OAR_ALL_TYPES OAR_NUMERIC_TYPES, bool
+#define OAR_COMPLEX_TYPES ::std::complex<float>, ::std::complex<double>

@@ -54,7 +54,12 @@ void UnchangedInferMeta(const DenseTensor& x, DenseTensor* out) {
 }
 
 void UnchangedFloatInferMeta(const DenseTensor& x, DenseTensor* out) {
-  out->set_dtype(is_floating(x.dtype()) ? x.dtype() : default_float_dtype());
+  out->set_dtype(is_integral(x.dtype(), true) ? default_float_dtype() : x.dtype());
+  out->set_dims(x.dims());
+}
+
+void RealInferMeta(const DenseTensor& x, DenseTensor* out) {
+  out->set_dtype(complex_to_real(x.dtype()));
   out->set_dims(x.dims());
 }
 
@@ -134,8 +139,8 @@ void SumInferMeta(const DenseTensor& x, const IntList& axis, DataType dtype, boo
 }
 
 void MeanInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, DenseTensor* out) {
-  OAR_ENFORCE(is_floating(x.dtype()), InvalidType, "mean: expected a float tensor, got ",
-              dtype_name(x.dtype()), "; cast it first");
+  OAR_ENFORCE(is_floating(x.dtype()) || is_complex(x.dtype()), InvalidType,
+              "mean: expected a float or complex tensor, got ", dtype_name(x.dtype()), "; cast it first");
   auto axes = meta::reduce_axes(axis, x.rank(), "mean");
   out->set_dtype(x.dtype());
   out->set_dims(reduced_dims(x.dims(), axes, keepdim));

@@ -25,6 +25,8 @@ namespace oar {
 using IntList = std::vector<int64_t>;
 
 void UnchangedInferMeta(const DenseTensor& x, DenseTensor* out);
+/// out has x's dims and the real dtype of x's (complex64 -> float32; real dtypes unchanged).
+void RealInferMeta(const DenseTensor& x, DenseTensor* out);
 void UnchangedFloatInferMeta(const DenseTensor& x, DenseTensor* out);  // ints -> default float
 void BroadcastBinaryInferMeta(const DenseTensor& x, const DenseTensor& y, DenseTensor* out);
 void CompareInferMeta(const DenseTensor& x, const DenseTensor& y, DenseTensor* out);

@@ -2,9 +2,11 @@
 // promotion, and visit_dtype() to turn a runtime dtype into a template argument.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/float16.h"
@@ -23,6 +25,8 @@ enum class DataType : int8_t {
   BFLOAT16,
   FLOAT32,
   FLOAT64,
+  COMPLEX64,   // std::complex<float>, Paddle's complex64
+  COMPLEX128,  // std::complex<double>
   NUM_TYPES,
 };
 constexpr int kNumDataTypes = static_cast<int>(DataType::NUM_TYPES);
@@ -37,12 +41,21 @@ inline bool is_floating(DataType t) {
   return t == DataType::FLOAT16 || t == DataType::BFLOAT16 || t == DataType::FLOAT32 ||
          t == DataType::FLOAT64;
 }
+inline bool is_complex(DataType t) { return t == DataType::COMPLEX64 || t == DataType::COMPLEX128; }
+/// complex64 -> float32, complex128 -> float64; other dtypes map to themselves.
+inline DataType complex_to_real(DataType t) {
+  return t == DataType::COMPLEX64 ? DataType::FLOAT32 : t == DataType::COMPLEX128 ? DataType::FLOAT64 : t;
+}
+/// float32 (and the 16-bit floats) -> complex64, float64 -> complex128.
+DataType real_to_complex(DataType t);
 inline bool is_integral(DataType t, bool include_bool = false) {
   return (t >= DataType::INT8 && t <= DataType::INT64) || (include_bool && t == DataType::BOOL);
 }
 
 /// The dtype two operands are computed in (the lattice Paddle and NumPy share:
-/// bool < ints < floats; int8+uint8 -> int16; float16+bfloat16 -> float32).
+/// bool < ints < floats < complex; int8+uint8 -> int16; float16+bfloat16 -> float32;
+/// a complex result has the wider of the two real precisions: float64 with complex64
+/// is complex128).
 DataType promote_types(DataType a, DataType b);
 
 /// Default float dtype for Python floats and creation ops (oar.set_default_dtype).
@@ -61,9 +74,15 @@ template <typename T> struct CppTypeToDataType;
   _(::oar::bfloat16, BFLOAT16) \
   _(float, FLOAT32)            \
   _(double, FLOAT64)
+/// The complex dtypes, kept out of OAR_FOR_EACH_DTYPE (so out of visit_dtype): most
+/// generic code compares or orders its elements. visit_dtype_all includes them.
+#define OAR_FOR_EACH_COMPLEX_DTYPE(_) \
+  _(::std::complex<float>, COMPLEX64) \
+  _(::std::complex<double>, COMPLEX128)
 #define OAR_DECL_CPP_TO_DTYPE(cpp, name) \
   template <> struct CppTypeToDataType<cpp> { static constexpr DataType value = DataType::name; };
 OAR_FOR_EACH_DTYPE(OAR_DECL_CPP_TO_DTYPE)
+OAR_FOR_EACH_COMPLEX_DTYPE(OAR_DECL_CPP_TO_DTYPE)
 #undef OAR_DECL_CPP_TO_DTYPE
 template <typename T> constexpr DataType dtype_of = CppTypeToDataType<T>::value;
 
@@ -75,6 +94,34 @@ template <typename T> using OpMath = typename OpMathT<T>::type;
 
 template <typename T> struct TypeTag { using type = T; };
 
+template <typename T>
+struct IsComplexT : std::false_type {};
+template <typename T>
+struct IsComplexT<std::complex<T>> : std::true_type {};
+template <typename T>
+constexpr bool is_complex_v = IsComplexT<T>::value;
+
+/// Converts one element between any two dtypes: complex -> real keeps the real part
+/// (as Paddle's cast), real -> complex has a zero imaginary part.
+template <typename To, typename From>
+inline To convert_element(From v) {
+  if constexpr (is_complex_v<From> && is_complex_v<To>) {
+    return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+  } else if constexpr (is_complex_v<From>) {
+    if constexpr (std::is_same_v<To, bool>) {
+      return v.real() != 0 || v.imag() != 0;
+    } else {
+      return static_cast<To>(static_cast<OpMath<To>>(v.real()));
+    }
+  } else if constexpr (is_complex_v<To>) {
+    return To(static_cast<typename To::value_type>(static_cast<OpMath<From>>(v)), 0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+[[noreturn]] void throw_unsupported_dtype(const char* op, DataType t);
+
 /// Calls fn(TypeTag<T>{}) with T the C++ type of `t`. `op` names the caller in errors.
 template <typename Fn>
 decltype(auto) visit_dtype(DataType t, const char* op, Fn&& fn) {
@@ -85,7 +132,23 @@ decltype(auto) visit_dtype(DataType t, const char* op, Fn&& fn) {
 #undef OAR_VISIT_CASE
     default: break;
   }
-  OAR_THROW(InvalidType, op, ": unsupported dtype ", static_cast<int>(t));
+  throw_unsupported_dtype(op, t);
+}
+
+/// visit_dtype over every dtype, the complex ones included.
+template <typename Fn>
+decltype(auto) visit_dtype_all(DataType t, const char* op, Fn&& fn) {
+  switch (t) {
+#define OAR_VISIT_CASE(cpp, name) \
+  case DataType::name:            \
+    return fn(TypeTag<cpp>{});
+    OAR_FOR_EACH_DTYPE(OAR_VISIT_CASE)
+    OAR_FOR_EACH_COMPLEX_DTYPE(OAR_VISIT_CASE)
+#undef OAR_VISIT_CASE
+    default:
+      break;
+  }
+  throw_unsupported_dtype(op, t);
 }
 
 }  // namespace oar

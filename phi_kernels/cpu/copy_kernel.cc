@@ -55,14 +55,16 @@ void copy_row(const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
 // Element-by-element conversion from S to dst's dtype.
 template <typename S>
 void convert(const DenseTensor& src, DenseTensor* dst) {
-  visit_dtype(dst->dtype(), "copy", [&](auto dt) {
+  visit_dtype_all(dst->dtype(), "copy", [&](auto dt) {
     using D = typename decltype(dt)::type;
     for_each_row(src, dst, [](const char* s, int64_t ss, char* d, int64_t ds, int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
         S v;
         std::memcpy(&v, s + j * ss, sizeof(S));
         D out;
-        if constexpr (std::is_same_v<D, bool>) {
+        if constexpr (is_complex_v<S> || is_complex_v<D>) {
+          out = convert_element<D>(v);
+        } else if constexpr (std::is_same_v<D, bool>) {
           out = static_cast<float>(v) != 0.0f;
         } else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
           out = static_cast<D>(static_cast<float>(v));
@@ -102,6 +104,6 @@ void CopyKernel(const DeviceContext&, const DenseTensor& src, DenseTensor* dst) 
 
 }  // namespace
 
-OAR_REGISTER_KERNEL(copy, CPU, CopyKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(copy, CPU, CopyKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 
 }  // namespace oar::phi

@@ -38,7 +38,7 @@ bool register_all() {
   return true;
 }
 
-const bool g_registered = register_all<OAR_ALL_TYPES>();
+const bool g_registered = register_all<OAR_ALL_TYPES, OAR_COMPLEX_TYPES>();
 
 }  // namespace
 }  // namespace oar::phi

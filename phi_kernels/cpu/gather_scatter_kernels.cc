@@ -243,10 +243,10 @@ void ScatterLastMaskKernel(const DeviceContext&, const DenseTensor& index, DataT
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(gather, CPU, GatherKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(index_select, CPU, IndexSelectKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(gather, CPU, GatherKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(index_select, CPU, IndexSelectKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(gather_grad, CPU, GatherGradKernel, OAR_NUMERIC_TYPES)
-OAR_REGISTER_KERNEL(gather_nd, CPU, GatherNdKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(gather_nd, CPU, GatherNdKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(gather_nd_grad, CPU, GatherNdGradKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(scatter, CPU, ScatterKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(scatter_last_mask, CPU, ScatterLastMaskKernel, int32_t, int64_t)

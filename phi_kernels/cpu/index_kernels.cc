@@ -261,9 +261,9 @@ void SliceScatterKernel(const DeviceContext&, const DenseTensor& x, const DenseT
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(masked_select, CPU, MaskedSelectKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(masked_select, CPU, MaskedSelectKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(masked_select_grad, CPU, MaskedSelectGradKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(nonzero, CPU, NonzeroKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(index_get, CPU, IndexGetKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(index_put, CPU, IndexPutKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(slice_scatter, CPU, SliceScatterKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(index_get, CPU, IndexGetKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(index_put, CPU, IndexPutKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(slice_scatter, CPU, SliceScatterKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)

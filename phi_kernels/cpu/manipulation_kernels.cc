@@ -23,4 +23,4 @@ void SliceGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTens
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(slice_grad, CPU, SliceGradKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(slice_grad, CPU, SliceGradKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)

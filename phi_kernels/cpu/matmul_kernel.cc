@@ -1,6 +1,6 @@
 // matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape),
-// float64 through BLAS dgemm, other dtypes through a plain loop in OpMath. Batch dims broadcast; a transposed-contiguous
-// operand is passed with a transpose flag instead of being copied.
+// float64 through BLAS dgemm, complex64/complex128 through cgemm/zgemm, other dtypes through a plain loop in OpMath.
+// Batch dims broadcast; a transposed-contiguous operand is passed with a transpose flag instead of being copied.
 #include <cblas.h>
 
 #include <algorithm>
@@ -68,6 +68,14 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
   } else if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M,
                 N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+  } else if constexpr (is_complex_v<T>) {
+    const T one(1), zero(0);
+    const auto op_a = ta ? CblasTrans : CblasNoTrans, op_b = tb ? CblasTrans : CblasNoTrans;
+    if constexpr (std::is_same_v<T, std::complex<float>>) {
+      cblas_cgemm(CblasRowMajor, op_a, op_b, M, N, K, &one, A, lda, B, ldb, &zero, C, ldc);
+    } else {
+      cblas_zgemm(CblasRowMajor, op_a, op_b, M, N, K, &one, A, lda, B, ldb, &zero, C, ldc);
+    }
   } else if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
     // 16-bit floats: widen both operands to float, sgemm, round once on store.
     std::vector<float> a32(M * K), b32(K * N), c32(M * N);
@@ -143,5 +151,5 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(matmul, CPU, MatmulKernel, float, double, ::oar::float16, ::oar::bfloat16,
-                    int32_t, int64_t)
+OAR_REGISTER_KERNEL(matmul, CPU, MatmulKernel, float, double, ::oar::float16, ::oar::bfloat16, int32_t, int64_t,
+                    OAR_COMPLEX_TYPES)

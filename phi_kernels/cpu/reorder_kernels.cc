@@ -367,8 +367,8 @@ void DiagEmbedKernel(const DeviceContext&, const DenseTensor& input, int64_t off
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(flip, CPU, FlipKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(roll, CPU, RollKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(flip, CPU, FlipKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(roll, CPU, RollKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(as_strided_grad, CPU, AsStridedGradKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(index_add, CPU, IndexAddKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(take_along_axis, CPU, TakeAlongAxisKernel, OAR_ALL_TYPES)

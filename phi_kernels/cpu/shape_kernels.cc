@@ -61,7 +61,7 @@ void AppendRowKernel(const DeviceContext&, const DenseTensor& buf, const DenseTe
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(shape64, CPU, Shape64Kernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(dyn_reshape, CPU, DynReshapeKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(dyn_expand, CPU, DynExpandKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(shape64, CPU, Shape64Kernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(dyn_reshape, CPU, DynReshapeKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(dyn_expand, CPU, DynExpandKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(append_row, CPU, AppendRowKernel, OAR_ALL_TYPES)

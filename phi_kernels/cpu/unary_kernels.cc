@@ -110,10 +110,12 @@ void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double m
 
 template <typename T>
 void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, DenseTensor* out) {
-  visit_dtype(dtype, "cast", [&](auto tag) {
+  visit_dtype_all(dtype, "cast", [&](auto tag) {
     using Out = typename decltype(tag)::type;
     unary_kernel<T, Out>(x, out, [](auto v) {
-      if constexpr (std::is_same_v<Out, bool>) {
+      if constexpr (is_complex_v<T> || is_complex_v<Out>) {
+        return convert_element<Out>(v);
+      } else if constexpr (std::is_same_v<Out, bool>) {
         return v != decltype(v)(0);
       } else {
         return static_cast<OpMath<Out>>(v);
@@ -274,13 +276,13 @@ OAR_REGISTER_KERNEL(sin, CPU, SinKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(cos, CPU, CosKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(neg, CPU, NegKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
 OAR_REGISTER_KERNEL(relu, CPU, ReluKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(assign, CPU, AssignKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(assign, CPU, AssignKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(abs, CPU, AbsKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(sign, CPU, SignKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
 OAR_REGISTER_KERNEL(scale, CPU, ScaleKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(pow, CPU, PowScalarKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
 OAR_REGISTER_KERNEL(clip, CPU, ClipKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
-OAR_REGISTER_KERNEL(cast, CPU, CastKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(cast, CPU, CastKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(relu_grad, CPU, ReluGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(tanh_grad, CPU, TanhGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(sigmoid_grad, CPU, SigmoidGradKernel, OAR_FLOAT_TYPES)
@@ -288,5 +290,5 @@ OAR_REGISTER_KERNEL(gelu, CPU, GeluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(gelu_grad, CPU, GeluGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(gelu_grad2, CPU, GeluGrad2Kernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(logical_not, CPU, LogicalNotKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(full, CPU, FullKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(full_like, CPU, FullLikeKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(full, CPU, FullKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(full_like, CPU, FullLikeKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)

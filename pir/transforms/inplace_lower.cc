@@ -114,7 +114,7 @@ class LowerToKernelPass : public Pass {
         DataType t = dtype_of(operands[i]);
         common = common == DataType::UNDEFINED ? t : promote_types(common, t);
       }
-      if (base->promote_float && !is_floating(common)) common = default_float_dtype();
+      if (base->promote_float && is_integral(common, true)) common = default_float_dtype();
       for (int i : base->promote) {
         if (dtype_of(operands[i]) == common) continue;
         OAR_ENFORCE(cast_ != nullptr, NotFound, "lower_to_kernel: promotion needs pd_op.cast");

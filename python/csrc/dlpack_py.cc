@@ -36,6 +36,10 @@ DLDataType to_dl_dtype(DataType t) {
     case DataType::BFLOAT16:
       d.code = kDLBfloat;
       break;
+    case DataType::COMPLEX64:
+    case DataType::COMPLEX128:
+      d.code = kDLComplex;
+      break;
     default:
       d.code = kDLFloat;
       break;
@@ -63,6 +67,10 @@ DataType from_dl_dtype(DLDataType d) {
       break;
     case kDLBfloat:
       if (d.bits == 16) return DataType::BFLOAT16;
+      break;
+    case kDLComplex:
+      if (d.bits == 64) return DataType::COMPLEX64;
+      if (d.bits == 128) return DataType::COMPLEX128;
       break;
     case kOarDLBool:
       if (d.bits == 8) return DataType::BOOL;

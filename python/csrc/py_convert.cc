@@ -16,7 +16,7 @@ PyTypeObject* g_tensor_type = nullptr;
 std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
 bool is_py_number(py::handle h) {
-  return PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()) ||
+  return PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
          py::isinstance(h, py::module_::import("numpy").attr("generic"));
 }
 }  // namespace
@@ -43,14 +43,16 @@ Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, con
   if (is_tensor(h)) return Tensor(h.cast<std::shared_ptr<TensorImpl>>());
   // Made on the peer's place: a kernel reads all its inputs on one device.
   const Place place = is_tensor(peer) ? Tensor(peer.cast<std::shared_ptr<TensorImpl>>()).place() : CPUPlace();
-  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) {
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || PyComplex_Check(h.ptr())) {
     Scalar s = py_to_scalar(h, op, arg);
     DataType dt = s.natural_dtype();
     if (is_tensor(peer)) {
       DataType pt = Tensor(peer.cast<std::shared_ptr<TensorImpl>>()).dtype();
       // Paddle: a Python scalar does not widen a tensor of the same kind.
-      if (s.kind() == Scalar::Kind::kFloat) {
-        dt = is_floating(pt) ? pt : default_float_dtype();
+      if (s.kind() == Scalar::Kind::kComplex) {  // float32 tensor + 1j -> complex64
+        dt = real_to_complex(is_floating(pt) || is_complex(pt) ? pt : default_float_dtype());
+      } else if (s.kind() == Scalar::Kind::kFloat) {
+        dt = is_floating(pt) || is_complex(pt) ? pt : default_float_dtype();
       } else if (s.kind() == Scalar::Kind::kInt) {
         dt = pt == DataType::BOOL ? DataType::INT64 : pt;
       } else {
@@ -187,8 +189,17 @@ Scalar py_to_scalar(py::handle h, const char* op, const char* arg) {
     return Scalar(static_cast<int64_t>(v));
   }
   if (PyFloat_Check(h.ptr())) return Scalar(PyFloat_AsDouble(h.ptr()));
+  if (PyComplex_Check(h.ptr())) {
+    return Scalar(std::complex<double>(PyComplex_RealAsDouble(h.ptr()), PyComplex_ImagAsDouble(h.ptr())));
+  }
   if (is_tensor(h)) {
     Tensor t = py_to_tensor(h, op, arg);
+    if (is_complex(t.dtype())) {
+      OAR_ENFORCE(t.numel() == 1, InvalidArgument, op, ": argument '", arg,
+                  "' must be a number or a 1-element Tensor, got shape ", t.dims());
+      DenseTensor c = on_host(ops::cast(t, DataType::COMPLEX128));
+      return Scalar(c.data<std::complex<double>>()[0]);
+    }
     if (is_integral(t.dtype())) return Scalar(py_to_int(h, op, arg));
     if (t.dtype() == DataType::BOOL) return Scalar(py_to_bool(h, op, arg));
     return Scalar(py_to_double(h, op, arg));
@@ -248,6 +259,10 @@ DataType numpy_to_dtype(const py::dtype& dt) {
       return DataType::UINT8;
     case 'f':
       return size == 2 ? DataType::FLOAT16 : size == 4 ? DataType::FLOAT32 : DataType::FLOAT64;
+    case 'c':
+      OAR_ENFORCE(size == 8 || size == 16, InvalidType, "to_tensor: complex", size * 8,
+                  " is not supported (complex64 and complex128 are)");
+      return size == 8 ? DataType::COMPLEX64 : DataType::COMPLEX128;
     default: break;
   }
   OAR_THROW(InvalidType, "to_tensor: unsupported numpy dtype kind '", kind, "' of size ", size);
@@ -274,7 +289,8 @@ Tensor tensor_from_python(py::handle data, DataType dtype, const char* op) {
   OAR_ENFORCE(arr.dtype().kind() != 'O' && arr.dtype().kind() != 'U', InvalidType, op,
               ": cannot convert data of numpy dtype ", py::str(arr.dtype()).cast<std::string>(),
               " (ragged nested lists or non-numeric values?)");
-  if (arr.dtype().kind() == 'c') OAR_THROW(Unimplemented, op, ": complex dtypes are not supported yet");
+  // Python complex numbers become complex64 with the default float32, as in Paddle.
+  const bool from_python_complex = !py::isinstance<py::array>(data) && arr.dtype().kind() == 'c';
   DataType src = from_python_floats ? DataType::FLOAT64 : numpy_to_dtype(arr.dtype());
   // Shape first: ascontiguousarray returns at least 1-D, and a Python number is 0-D.
   std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
@@ -285,6 +301,7 @@ Tensor tensor_from_python(py::handle data, DataType dtype, const char* op) {
   Tensor t(std::move(d));
   DataType target = dtype;
   if (target == DataType::UNDEFINED && from_python_floats) target = default_float_dtype();
+  if (target == DataType::UNDEFINED && from_python_complex) target = real_to_complex(default_float_dtype());
   if (target != DataType::UNDEFINED && target != src) t = ops::cast(t, target);
   return t;
 }

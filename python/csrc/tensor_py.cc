@@ -34,6 +34,10 @@ py::dtype numpy_dtype(DataType t) {
     case DataType::BFLOAT16: return py::dtype("uint16");  // NumPy has no bfloat16 (as Paddle)
     case DataType::FLOAT32: return py::dtype("float32");
     case DataType::FLOAT64: return py::dtype("float64");
+    case DataType::COMPLEX64:
+      return py::dtype("complex64");
+    case DataType::COMPLEX128:
+      return py::dtype("complex128");
     default: break;
   }
   OAR_THROW(InvalidType, "numpy: unsupported dtype");

@@ -35,7 +35,8 @@ from . import _C  # noqa: E402
 from ._C import Tensor, DataType, Size  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bool_ as bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64,
-    dtype, get_default_dtype, set_default_dtype, is_floating_point, finfo, iinfo,
+    complex64, complex128, dtype, get_default_dtype, set_default_dtype, is_floating_point,
+    is_complex, finfo, iinfo,
 )
 from ._device import (  # noqa: E402,F401
     CPUPlace, CUDAPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
@@ -54,9 +55,10 @@ from ._creation import (  # noqa: E402,F401
 # use (oar._lazy); a name an op module defines keeps the op's version.
 from . import _lazy  # noqa: E402
 _lazy.install_tensor_methods(Tensor)
-# Namespaces imported on first use too: oar.distribution.
+# Namespaces imported on first use too (PEP 562): oar.distribution, oar.fft.
 __getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
-    "distribution": lambda: _lazy.importlib.import_module(".distribution", "oar")})
+    ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
+    for ns in ("distribution", "fft")})
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
@@ -85,6 +87,8 @@ from . import onnx  # noqa: E402,F401  (oar.onnx.export)
 from . import tensor  # noqa: E402,F401  (paddle.tensor.<module>.<name>: the same functions)
 
 __version__ = "0.1.0"
+
+
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
 from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)

@@ -15,6 +15,8 @@ float16 = DataType.float16
 bfloat16 = DataType.bfloat16
 float32 = DataType.float32
 float64 = DataType.float64
+complex64 = DataType.complex64
+complex128 = DataType.complex128
 
 
 def convert_dtype(d):
@@ -28,7 +30,7 @@ def convert_dtype(d):
 
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int64",
             "long": "int64", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
-            "fp64": "float64"}
+            "fp64": "float64", "cfloat": "complex64", "cdouble": "complex128"}
 
 
 def _C_name(s):
@@ -49,6 +51,13 @@ def set_default_dtype(d):
 
 def is_floating_point(x):
     return x.dtype.is_floating_point
+
+
+def is_complex(x):
+    """Whether x is a complex64 or complex128 tensor (paddle.is_complex)."""
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"is_complex: argument 'x' must be a Tensor, got {type(x).__name__}")
+    return x.dtype in (complex64, complex128)
 
 
 class finfo:

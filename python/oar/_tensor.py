@@ -57,7 +57,7 @@ Tensor.__itruediv__ = Tensor.divide_
 
 def _pow(x, y):
     if isinstance(y, (int, float)) and not isinstance(y, bool):
-        if isinstance(y, float) and not x.dtype.is_floating_point:
+        if isinstance(y, float) and not (x.dtype.is_floating_point or x.dtype.name.startswith("complex")):
             x = _ops.cast(x, convert_dtype(_C.get_default_dtype()))  # int ** 0.5 is float (Paddle)
         return _ops.pow(x, float(y))
     return _ops.elementwise_pow(x, y)
@@ -101,6 +101,10 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=No
 # non-negative ones when some item is negative; summarized tensors keep `edgeitems` per
 # edge around "...", and their widest item is taken from what is shown.
 def _format_scalar(v, is_float):
+    if is_float == "c":  # complex: "(re+imj)" with the float format of each part
+        p = _PrintOptions.precision
+        spec = f".{p}e" if _PrintOptions.sci_mode else f".{p}f"
+        return f"({v.real:{spec}}{'+' if v.imag >= 0 else ''}{v.imag:{spec}}j)"
     if not is_float:
         return str(v)
     if _PrintOptions.sci_mode:
@@ -142,13 +146,18 @@ class _ItemFormatter:
         self.is_float = is_float
         strs = [_format_scalar(v, is_float) for v in shown.reshape(-1).tolist()]
         self.width = max((len(s) for s in strs), default=0)
-        self.signed = bool(shown.size) and shown.dtype != np.bool_ and bool((shown < 0).any())
+        if shown.dtype.kind == "c":  # Paddle orders complex items as NumPy does: real part first
+            neg = (shown.real < 0) | ((shown.real == 0) & (shown.imag < 0))
+            self.signed = bool(neg.any())
+        else:
+            self.signed = bool(shown.size) and shown.dtype != np.bool_ and bool((shown < 0).any())
 
     def __call__(self, v):
         s = _format_scalar(v, self.is_float)
         if self.width <= len(s):
             return s
-        if self.signed and not v < 0:
+        negative = (v.real, v.imag) < (0, 0) if isinstance(v, complex) else v < 0
+        if self.signed and not negative:
             return " " + s.ljust(self.width - 1)
         return s.ljust(self.width)
 
@@ -159,7 +168,7 @@ def _repr(self):
     prefix = "Tensor"
     indent = len(prefix) + 1
     summary = self.ndim > 0 and self.size > _PrintOptions.threshold
-    fmt = _ItemFormatter(_summarized(arr, summary), arr.dtype.kind == "f")
+    fmt = _ItemFormatter(_summarized(arr, summary), "c" if arr.dtype.kind == "c" else arr.dtype.kind == "f")
     body = _format_array(arr, summary, indent, fmt)
     return (f"{prefix}(shape={list(self.shape)}, dtype={dt}, place={self.place}, "
             f"stop_gradient={self.stop_gradient},\n{' ' * indent}{body})")
@@ -192,6 +201,8 @@ Tensor.item = _item
 Tensor.tolist = lambda self: (self.numpy() if self.dtype.name != "bfloat16"
                               else self.astype("float32").numpy()).tolist()
 Tensor.__float__ = lambda self: float(self.item())
+Tensor.__complex__ = lambda self: complex(self.item())
+Tensor.is_complex = lambda self: self.dtype.name in ("complex64", "complex128")
 Tensor.__int__ = lambda self: int(self.item())
 Tensor.__index__ = lambda self: (int(self.item()) if not self.dtype.is_floating_point else
                                  (_ for _ in ()).throw(TypeError("only integer tensors can be used as an index")))

@@ -19,7 +19,7 @@ import oar
 import oar.nn.functional as F
 
 T, M, FN, LA = "oar", "Tensor", "F", "linalg"
-NAMESPACES = {T: oar, M: oar.Tensor, FN: F, LA: oar.linalg, "autograd": oar.autograd,
+NAMESPACES = {T: oar, M: oar.Tensor, FN: F, LA: oar.linalg, "fft": oar.fft, "autograd": oar.autograd,
               "device": oar.device, "distributed": oar.distributed}
 
 
@@ -90,7 +90,18 @@ FUNCTIONAL = _api("""
     scaled_dot_product_attention: F
 """)
 
-API = {**MATH, **REDUCTIONS, **MANIPULATION, **LINALG, **RANDOM, **FUNCTIONAL}
+# Issue 18: complex numbers and paddle.fft.
+COMPLEX = _api("""
+    real imag conj angle as_complex as_real is_complex: oar Tensor;
+    complex: oar
+""")
+
+FFT = _api("""
+    fft ifft rfft irfft hfft ihfft fft2 ifft2 rfft2 irfft2 hfft2 ihfft2
+    fftn ifftn rfftn irfftn hfftn ihfftn fftfreq rfftfreq fftshift ifftshift: fft
+""")
+
+API = {**MATH, **REDUCTIONS, **MANIPULATION, **LINALG, **RANDOM, **FUNCTIONAL, **COMPLEX, **FFT}
 
 # Layer classes Paddle has for the functionals above (paddle.nn.<Class>).
 LAYERS = """
@@ -112,7 +123,7 @@ LAYERS = """
 
 def test_table_is_not_empty():
     # Guards the table parser: every scope section contributed names.
-    for section in (MATH, REDUCTIONS, MANIPULATION, LINALG, RANDOM, FUNCTIONAL):
+    for section in (MATH, REDUCTIONS, MANIPULATION, LINALG, RANDOM, FUNCTIONAL, COMPLEX, FFT):
         assert len(section) >= 5
     assert len(API) > 250 - 60 and len(LAYERS) > 60
 
@@ -133,6 +144,13 @@ def test_every_layer_exists():
 # ---- leading argument names, in Paddle's documented order (name=None and the
 # trailing keyword-only details are not compared).
 SIGNATURES = {
+    # fft (Paddle's python/paddle/fft.py)
+    **{f"fft.{n}": "x n axis norm" for n in "fft ifft rfft irfft hfft ihfft".split()},
+    **{f"fft.{n}": "x s axes norm" for n in ("fft2 ifft2 rfft2 irfft2 hfft2 ihfft2 "
+                                             "fftn ifftn rfftn irfftn hfftn ihfftn").split()},
+    "fft.fftfreq": "n d dtype", "fft.rfftfreq": "n d dtype",
+    "fft.fftshift": "x axes", "fft.ifftshift": "x axes",
+    "oar.complex": "real imag", "oar.as_complex": "x", "oar.as_real": "x", "oar.angle": "x",
     # nn.functional
     "F.conv1d": "x weight bias stride padding dilation groups data_format",
     "F.conv2d": "x weight bias stride padding dilation groups data_format",

@@ -54,6 +54,8 @@ typedef enum OAR_DataType {
   OAR_DTYPE_BFLOAT16 = 7,
   OAR_DTYPE_FLOAT32 = 8,
   OAR_DTYPE_FLOAT64 = 9,
+  OAR_DTYPE_COMPLEX64 = 10,  /* appended: interleaved float (real, imaginary) pairs */
+  OAR_DTYPE_COMPLEX128 = 11, /* appended: interleaved double pairs */
 } OAR_DataType;
 
 /* (1.1) Reductions of the collectives (Paddle's ReduceOp). */

@@ -58,7 +58,7 @@ def emit_promotion(op, dtype_of, apply, indent="  "):
     for n in names[1:]:
         L.append(f"{indent}common = promote_types(common, {dtype_of(n)});")
     if op.promote_float:
-        L.append(f"{indent}if (!is_floating(common)) common = default_float_dtype();")
+        L.append(f"{indent}if (is_integral(common, true)) common = default_float_dtype();")
     L.extend(f"{indent}{apply(n)}" for n in names)
     return L
 

@@ -653,12 +653,14 @@ def gen_ops_cc(ops):
            '#include "paddle_core/api/composite_cnn.h"',  # cnn.yaml's backward helpers
            '#include "paddle_core/api/composite_math.h"',
            '#include "paddle_core/api/dist_dims.h"',  # shapes in backward formulas
+           '#include "paddle_core/api/composite_complex.h"',  # complex.yaml and fft.yaml
            '#include "paddle_core/autograd/node.h"',
            '#include "paddle_core/autograd/view.h"',
            '#include "paddle_core/meta/infer_meta.h"',
            '#include "paddle_core/meta/infer_meta_creation.h"',
            '#include "paddle_core/meta/infer_meta_manipulation.h"',
            '#include "paddle_core/meta/infer_meta_math_functions.h"',
+           '#include "paddle_core/meta/infer_meta_complex.h"',
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
            '#include "paddle_core/meta/infer_meta_attention.h"',  # attention.yaml
