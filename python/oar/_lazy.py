@@ -9,7 +9,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     "._math_composites": """
     mm negative positive logit dist
     frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
-    isneginf isreal is_complex is_integer is_empty ldexp frexp gcd lcm isin allclose
+    isneginf isreal is_integer is_empty ldexp frexp gcd lcm isin allclose
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
     renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq vecdot add_n logspace
     pdist multiplex histogram_bin_edges rand_like randn_like randint_like log_normal
@@ -26,7 +26,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
 TENSOR_METHODS = {
     "._math_composites": """
     frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
-    isneginf isreal is_complex is_integer is_empty ldexp frexp gcd lcm isin allclose
+    isneginf isreal is_integer is_empty ldexp frexp gcd lcm isin allclose
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
     renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq
 """,

@@ -194,6 +194,10 @@ def tensor_split(x, num_or_indices, axis=0, name=None):
         k = num_or_indices
         if k <= 0:
             raise ValueError(f"tensor_split: num_or_indices must be positive, got {k}")
+        from .nn._errors import check_fits
+        # k result tensors (empty past the axis's size), ~1 KiB of objects each: a count no
+        # machine could hold is a MemoryError up front, not hours of slicing
+        check_fits("tensor_split", f"num_or_indices={k} result tensors", k * 1024)
         q, r = divmod(n, k)
         bounds, pos = [], 0
         for i in range(k - 1):

@@ -5,6 +5,7 @@ differentiable ops, so gradients, tracing and every backend come from those ops;
 kernel of their own.
 (Note [Compositions of Paddle functions] in docs/notes/training_api.md.)"""
 import math
+import numpy as np
 
 import oar
 from . import _C
@@ -171,15 +172,11 @@ def isneginf(x, name=None):
 
 
 def isreal(x, name=None):
-    """True everywhere for a real tensor (Oar has no complex dtypes yet)."""
+    """Elementwise: whether x's imaginary part is zero (everywhere, for a real tensor)."""
     _check(x, "isreal")
+    if oar.is_complex(x):
+        return oar.imag(x) == 0
     return oar.ones_like(x, "bool")
-
-
-def is_complex(x):
-    """Whether x's dtype is complex (never, until Oar has complex dtypes)."""
-    _check(x, "is_complex")
-    return "complex" in x.dtype.name
 
 
 def is_integer(x):
@@ -316,12 +313,18 @@ def add_n(inputs, name=None):
     return out if len(inputs) > 1 else oar.assign(out)
 
 
+_MULTIGAMMALN_MAX_P = 1 << 16
+
+
 def multigammaln(x, p, name=None):
-    """log of the multivariate gamma function of dimension p."""
+    """log of the multivariate gamma function of dimension p (1 <= p <= 65536: one lgamma per
+    dimension, so the limit bounds the work; the dimensions of real models are far smaller)."""
     _check(x, "multigammaln")
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+        raise TypeError(f"multigammaln: p must be an int, got {type(p).__name__}")
     p = int(p)
-    if p < 1:
-        raise ValueError(f"multigammaln: p must be a positive int, got {p}")
+    if not 1 <= p <= _MULTIGAMMALN_MAX_P:
+        raise ValueError(f"multigammaln: p must be in [1, {_MULTIGAMMALN_MAX_P}], got {p}")
     out = oar.lgamma(x) + p * (p - 1) / 4.0 * math.log(math.pi)
     for j in range(1, p):
         out = out + oar.lgamma(x - j / 2.0)
@@ -615,7 +618,7 @@ def log_normal(mean=1.0, std=2.0, shape=None, name=None):
 
 
 _TENSOR_METHODS = ["frac", "deg2rad", "rad2deg", "hypot", "logaddexp", "signbit", "copysign",
-                   "heaviside", "sinc", "stanh", "isposinf", "isneginf", "isreal", "is_complex",
+                   "heaviside", "sinc", "stanh", "isposinf", "isneginf", "isreal",
                    "is_integer", "is_empty", "ldexp", "frexp", "gcd", "lcm", "isin", "allclose",
                    "isclose", "equal_all", "multigammaln", "trapezoid", "cumulative_trapezoid",
                    "tensordot", "baddbmm", "renorm", "vander", "cdist", "reduce_as",

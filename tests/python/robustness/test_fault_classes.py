@@ -164,3 +164,15 @@ def test_reductions_over_zero_size_dims():
 ])
 def test_counts_given_to_numpy_are_checked(call):
     expect_raise(call, "MemoryError", "repeat_interleave")
+
+
+@pytest.mark.parametrize("call, exc, msg", [
+    (lambda: oar.multigammaln(oar.ones([3]), 2**31), ValueError, r"multigammaln: p must be in \[1, 65536\], got 2147483648"),
+    (lambda: oar.multigammaln(oar.ones([3]), 2.5), TypeError, "multigammaln: p must be an int"),
+    (lambda: oar.tensor_split(oar.ones([4]), 2**32 + 1), MemoryError, "tensor_split: num_or_indices=4294967297"),
+])
+def test_python_loops_over_a_user_count_are_bounded_up_front(call, exc, msg):
+    # compositions written in Python loop once per unit of a count the user passes (one lgamma
+    # per dimension, one slice per section): a count no run could finish is refused at once
+    with pytest.raises(exc, match=msg):
+        call()
