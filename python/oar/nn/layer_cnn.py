@@ -507,20 +507,26 @@ class AlphaDropout(Layer):
 
 
 # ---------------------------------------------------------------- activations
+def _bind_args(name, params, args, kwargs):
+    """Constructor arguments of a generated layer: `params` [(name, default)] bound from
+    positional and keyword arguments (Paddle's `name=` is dropped)."""
+    kwargs.pop("name", None)
+    values = dict(params)
+    for (p, _), a in zip(params, args):
+        values[p] = a
+    for k, v in kwargs.items():
+        if k not in values:
+            raise TypeError(f"{name}() got an unexpected argument '{k}'")
+        values[k] = v
+    return values
+
+
 def _act_layer(name, fn, params=()):
     """An activation layer: constructor arguments `params` [(name, default)] are passed
     to fn by keyword."""
     def __init__(self, *args, **kwargs):
         Layer.__init__(self)
-        kwargs.pop("name", None)
-        values = dict(params)
-        for (p, _), a in zip(params, args):
-            values[p] = a
-        for k, v in kwargs.items():
-            if k not in values:
-                raise TypeError(f"{name}() got an unexpected argument '{k}'")
-            values[k] = v
-        self._act_args = values
+        self._act_args = _bind_args(name, params, args, kwargs)
 
     def forward(self, x):
         return fn(x, **self._act_args)

@@ -4,7 +4,7 @@ TripletMarginLoss, PoissonNLLLoss, Maxout, ChannelShuffle...), the named padding
 from .. import _C
 from . import functional as F
 from .layer import Layer
-from .layer_cnn import _act_layer
+from .layer_cnn import _act_layer, _bind_args
 from .layer_manip import Pad1D, Pad2D, Pad3D
 
 __all__ = ["CosineEmbeddingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
@@ -17,14 +17,7 @@ def _loss_layer(name, fn, params):
     """A loss layer: constructor arguments `params` [(name, default)], forward(*tensors)."""
     def __init__(self, *args, **kwargs):
         Layer.__init__(self)
-        kwargs.pop("name", None)
-        values = dict(params)
-        for (p, _), a in zip(params, args):
-            values[p] = a
-        for k, v in kwargs.items():
-            if k not in values:
-                raise TypeError(f"{name}() got an unexpected argument '{k}'")
-            values[k] = v
+        values = _bind_args(name, params, args, kwargs)
         if values.get("reduction", "mean") not in ("mean", "sum", "none"):
             raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got "
                              f"'{values['reduction']}'")
