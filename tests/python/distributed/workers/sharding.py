@@ -36,7 +36,7 @@ def run(model, opt, mesh=None, check=None):
 
 
 class Tokens(oar.io.Dataset):
-    def __init__(self, n=40):
+    def __init__(self, n=80):  # 20 global batches of 4
         self.ids = np.random.default_rng(5).integers(0, 32, size=(n, 9))
 
     def __len__(self):
