@@ -139,7 +139,8 @@ def infer_spmd(op, mesh, inputs, attrs=None, num_outputs=1, outputs=None, rule="
 def reshard(dist_tensor, mesh, placements):
     """`dist_tensor` laid out on `mesh` as `placements` (one per mesh axis), moving data over
     the mesh axes' process groups (Note [Reshard]). Differentiable; the input when nothing
-    changes. The mesh must be the tensor's own (cross-mesh reshard is not supported yet)."""
+    changes. `mesh` may be another mesh than the tensor's (Note [Reshard]: gathered on its own mesh,
+    sent process to process, cut on the new one)."""
     _check_mesh(mesh, "reshard")
     if not isinstance(dist_tensor, Tensor) or not dist_tensor.is_dist():
         raise ValueError("reshard: dist_tensor must be a dist tensor (see shard_tensor), got "
