@@ -339,6 +339,13 @@ void reset_cache_stats() {
   state().stats = CacheStats{};
 }
 
+std::vector<std::pair<std::string, LoopKernel>> loaded_kernels() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  std::vector<std::pair<std::string, LoopKernel>> out;
+  for (size_t i = 0; i < state().used; ++i) out.emplace_back(g_slots[i].name, g_slots[i].kernel);
+  return out;
+}
+
 void forget_memory_cache() {
   std::lock_guard<std::mutex> lock(state().mu);
   state().by_key.clear();
