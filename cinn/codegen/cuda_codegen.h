@@ -21,8 +21,9 @@
 
 namespace oar::cinn {
 
-/// The CUDA C of `k` as a kernel named `name`.
+/// The CUDA C of `k` as a kernel named `name` (kernel_llvm_ir's counterpart).
 std::string cuda_source(const LoopKernel& k, const std::string& name);
+inline std::string kernel_cuda_source(const LoopKernel& k, const std::string& name) { return cuda_source(k, name); }
 
 /// True when Oar was built with NVRTC (OAR_WITH_NVRTC).
 bool compiled_with_nvrtc();
@@ -39,5 +40,9 @@ struct NvrtcResult {
 /// compute_<sm>. Throws InvalidArgument with NVRTC's log when it does not compile, and
 /// Unimplemented without NVRTC.
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, bool cubin, int sm = 90);
+/// compile_object's counterpart: `k` as an sm_<sm> CUBIN defining `name`.
+inline std::string compile_cuda(const LoopKernel& k, const std::string& name, int sm = 90) {
+  return nvrtc_compile(cuda_source(k, name), name, /*cubin=*/true, sm).binary;
+}
 
 }  // namespace oar::cinn

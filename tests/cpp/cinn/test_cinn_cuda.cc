@@ -157,6 +157,7 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
   EXPECT_EQ(block, 4);  // the [?, 1000] groups (dynamic rows, 1000 columns)
   EXPECT_EQ(warp, 1);   // the [7, 64] softmax
   EXPECT_EQ(elementwise, 1);
+  if (compiled_with_nvrtc()) EXPECT_EQ(compile_cuda(ks[0], "cinn_test_0").substr(1, 3), "ELF");
   if (!compiled_with_nvrtc()) GTEST_SKIP() << "built without NVRTC: the sources were checked, not compiled";
   std::sort(ptx_ms.begin(), ptx_ms.end());
   std::sort(cubin_ms.begin(), cubin_ms.end());
