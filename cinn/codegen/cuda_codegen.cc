@@ -32,9 +32,11 @@ class CudaEmitter {
  public:
   explicit CudaEmitter(const LoopKernel& k) : k_(k), s_(gpu_schedule(k)) {
     f64_ = k.dtype == DataType::FLOAT64;
-    OAR_ENFORCE(f64_ || k.dtype == DataType::FLOAT32, Unimplemented, "cinn cuda codegen: dtype ", dtype_name(k.dtype),
-                " (float32 and float64 only)");
+    bf16_ = k.dtype == DataType::BFLOAT16;  // stored as bf16 bits, computed in float32
+    OAR_ENFORCE(f64_ || bf16_ || k.dtype == DataType::FLOAT32, Unimplemented, "cinn cuda codegen: dtype ",
+                dtype_name(k.dtype), " (float32, float64 and bfloat16 only)");
     t_ = f64_ ? "double" : "float";
+    mt_ = bf16_ ? "unsigned short" : t_;
   }
 
   std::string emit(const std::string& name) {
@@ -43,8 +45,8 @@ class CudaEmitter {
     std::ostringstream sig;
     sig << "extern \"C\" __global__ void __launch_bounds__(" << s_.block << ") " << name
         << "(long long rows, long long cols";
-    for (size_t i = 0; i < k_.inputs.size(); ++i) sig << ", const " << t_ << "* __restrict__ in" << i;
-    for (size_t o = 0; o < k_.outputs.size(); ++o) sig << ", " << t_ << "* __restrict__ out" << o;
+    for (size_t i = 0; i < k_.inputs.size(); ++i) sig << ", const " << mt_ << "* __restrict__ in" << i;
+    for (size_t o = 0; o < k_.outputs.size(); ++o) sig << ", " << mt_ << "* __restrict__ out" << o;
     sig << ") {";
     os_ << "// schedule: " << s_.name() << ", block " << s_.block << "\n";
     line(sig.str());
@@ -107,6 +109,14 @@ class CudaEmitter {
           << "  }\n"
           << "  __syncthreads();\n"
           << "  return smem[32];\n}\n";
+    if (bf16_)
+      os_ << "// bfloat16: widened on load, rounded to nearest even on store (NaN kept), as the CPU.\n"
+          << "__device__ __forceinline__ float oar_ld(unsigned short b) { return __uint_as_float((unsigned)b << 16); "
+             "}\n"
+          << "__device__ __forceinline__ unsigned short oar_st(float f) {\n"
+          << "  const unsigned u = __float_as_uint(f);\n"
+          << "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
+          << "  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n}\n";
     if (!f64_) {
       bool erf = false;
       for (const Node& n : k_.nodes) erf |= n.kind == Node::kUnary && n.op == "erf";
@@ -143,6 +153,7 @@ class CudaEmitter {
     return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n));
   }
   void plan_output_caches() {
+    if (bf16_) return;  // a bf16 buffer would round the cached value: recompute in float32
     std::unordered_set<int> used;
     for (const Node& n : k_.nodes) {
       if (n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) || cache_out_.count(n.a))
@@ -209,7 +220,7 @@ class CudaEmitter {
   void store_outputs(const std::string& row_guard, const std::string& col) {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.nodes[k_.outputs[o]].cls != VClass::kFull)
-        line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + row_[k_.outputs[o]] + ";");
+        line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(row_[k_.outputs[o]]) + ";");
     if (!col.empty()) store_full(col);
   }
   void store_full(const std::string& col) {
@@ -217,7 +228,7 @@ class CudaEmitter {
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
       if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
       const std::string v = eval(k_.outputs[o], col, memo);
-      line("out" + std::to_string(o) + "[off + " + col + "] = " + v + ";");
+      line("out" + std::to_string(o) + "[off + " + col + "] = " + st(v) + ";");
     }
   }
 
@@ -242,7 +253,7 @@ class CudaEmitter {
     ++ind_;
     std::unordered_map<int, std::string> memo;
     const std::string v = eval(n.a, "c", memo);
-    if (store) line("out" + std::to_string(cache_out_.at(n.a)) + "[off + c] = " + v + ";");
+    if (store) line("out" + std::to_string(cache_out_.at(n.a)) + "[off + c] = " + st(v) + ";");
     line(acc + " = " + op + "(" + acc + ", " + v + ");");
     --ind_;
     line("}");
@@ -262,7 +273,8 @@ class CudaEmitter {
     std::string v;
     if (!col.empty() && cache_ready_.count(n)) {
       v = fresh();
-      line("const " + t_ + " " + v + " = out" + std::to_string(cache_out_.at(n)) + "[off + " + col + "];");
+      line("const " + t_ + " " + v + " = " + ld("out" + std::to_string(cache_out_.at(n)) + "[off + " + col + "]") +
+           ";");
     } else {
       v = eval_node(n, col, memo);
     }
@@ -301,17 +313,19 @@ class CudaEmitter {
     return v;
   }
 
+  std::string ld(const std::string& e) const { return bf16_ ? "oar_ld(" + e + ")" : e; }
+  std::string st(const std::string& e) const { return bf16_ ? "oar_st(" + e + ")" : e; }
   std::string load(const Node& n, const std::string& col) const {
     const std::string in = "in" + std::to_string(n.input);
     switch (n.cls) {
       case VClass::kFull:
-        return in + "[off + " + col + "]";
+        return ld(in + "[off + " + col + "]");
       case VClass::kCol:
-        return in + "[" + col + "]";
+        return ld(in + "[" + col + "]");
       case VClass::kRow:
-        return in + "[row]";
+        return ld(in + "[row]");
       default:
-        return in + "[0]";
+        return ld(in + "[0]");
     }
   }
 
@@ -343,7 +357,9 @@ class CudaEmitter {
   const LoopKernel& k_;
   GpuSchedule s_;
   bool f64_ = false;
-  std::string t_;
+  bool bf16_ = false;
+  std::string t_;   // the compute type
+  std::string mt_;  // the memory type (unsigned short for bf16)
   std::ostringstream os_;
   int ind_ = 0;
   int tmp_ = 0;

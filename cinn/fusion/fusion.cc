@@ -5,7 +5,7 @@
 //     col, scalar) in the group's space F, a reduction reduces F's last axis;
 //   - no cycles: no path leaves the merged group and comes back into it through an
 //     op outside it (a backward walk from the members' outside operands);
-//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64 only.
+//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64/bfloat16.
 // A group with a reduction or at least two ops becomes a cinn.fusion placed where its
 // last member was; outside ops between its members that read it move after it.
 #include <algorithm>

@@ -61,7 +61,9 @@ double f_attr(const Operation* op, const char* name) {
 }
 
 bool is_float_tensor(Type t) {
-  return t && t.is_tensor() && (t.dtype() == DataType::FLOAT32 || t.dtype() == DataType::FLOAT64);
+  // bfloat16: loaded as bf16, computed in float32, stored as bf16 (the codegens).
+  return t && t.is_tensor() &&
+         (t.dtype() == DataType::FLOAT32 || t.dtype() == DataType::FLOAT64 || t.dtype() == DataType::BFLOAT16);
 }
 
 // A reduction over the last axis only (the loop space's column axis).
@@ -122,7 +124,7 @@ bool can_lower_op(const Operation* op, std::string* why) {
     return false;
   }
   if (op->num_results() != 1 || !is_float_tensor(op->result(0).type())) {
-    if (why) *why = "result dtype is not float32/float64";
+    if (why) *why = "result dtype is not float32/float64/bfloat16";
     return false;
   }
   const DataType dt = op->result(0).type().dtype();
