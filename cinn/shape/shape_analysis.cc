@@ -183,7 +183,7 @@ void ShapeAnalysis::unify(const DimExpr& a, const DimExpr& b, const Operation* w
   const int x = find(a.sym()), y = find(b.sym());
   if (x == y) return;
   parent_[std::max(x, y)] = std::min(x, y);  // the older symbol represents the class
-  assumed_.push_back("S" + std::to_string(std::max(x, y)) + " == S" + std::to_string(std::min(x, y)) + " (" +
+  assumed_.push_back(symbol_name(std::max(x, y)) + " == S" + std::to_string(std::min(x, y)) + " (" +
                      (why ? why->name() : std::string("?")) + ")");
 }
 
@@ -210,17 +210,20 @@ std::string ShapeAnalysis::str(const DimExpr& e) const {
     case DimExpr::kConst:
       return std::to_string(e.value());
     case DimExpr::kSym:
-      return "S" + std::to_string(find(e.sym()));
-    case DimExpr::kAdd:
-      return "(" + str(e.lhs()) + " + " + str(e.rhs()) + ")";
+      return symbol_name(find(e.sym()));
     case DimExpr::kMul:
       return str(e.lhs()) + "*" + str(e.rhs());
-    case DimExpr::kDiv:
-      return "(" + str(e.lhs()) + " / " + str(e.rhs()) + ")";
-    case DimExpr::kBroadcast:
-      return "Broadcast(" + str(e.lhs()) + ", " + str(e.rhs()) + ")";
+    default:
+      break;
   }
-  return "?";
+  const char* open = e.kind() == DimExpr::kBroadcast ? "Broadcast(" : "(";
+  const char* mid = e.kind() == DimExpr::kAdd ? " + " : e.kind() == DimExpr::kDiv ? " / " : ", ";
+  std::string s(open);
+  s += str(e.lhs());
+  s += mid;
+  s += str(e.rhs());
+  s += ')';
+  return s;
 }
 
 std::string ShapeAnalysis::str(Value v) const {
@@ -357,6 +360,12 @@ void ShapeAnalysis::visit(Operation* op) {
 
 // ---- dumps and signatures
 
+std::string symbol_name(int id) {
+  std::string s(1, 'S');
+  s += std::to_string(id);
+  return s;
+}
+
 namespace {
 void preorder(Block* block, std::vector<Operation*>& out) {
   for (Operation* op : *block) {
@@ -410,7 +419,7 @@ std::string fusion_signature(const ShapeAnalysis& a, const Operation* fusion) {
           size_t k = j + 1;
           while (k < e.size() && std::isdigit(static_cast<unsigned char>(e[k]))) ++k;
           const std::string sym = e.substr(j, k - j);
-          auto it = rename.emplace(sym, "S" + std::to_string(rename.size())).first;
+          auto it = rename.emplace(sym, symbol_name(static_cast<int>(rename.size()))).first;
           o += it->second;
           j = k;
         } else {

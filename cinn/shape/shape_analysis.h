@@ -92,6 +92,9 @@ class ShapeAnalysis {
   mutable std::unordered_map<std::string, int64_t> expr_ids_;
 };
 
+/// "S<id>" (built without `"S" + std::string&&`, which GCC 12 warns about falsely).
+std::string symbol_name(int id);
+
 /// The program's text with every op's result dims appended as a comment
 /// (`  // [S0, 64]`) and the assumptions at the end: the `cinn_shape` dump.
 std::string annotate_shapes(pir::Program& program);

@@ -33,7 +33,7 @@ std::string group_assumptions(const ShapeAnalysis& a, const Operation* f) {
   std::unordered_set<std::string> syms;
   for (Value v : f->operands())
     for (const DimExpr& d : a.dims(v))
-      if (d.kind() == DimExpr::kSym) syms.insert("S" + std::to_string(a.find(d.sym())));
+      if (d.kind() == DimExpr::kSym) syms.insert(symbol_name(a.find(d.sym())));
   std::string out;
   for (const std::string& s : a.assumptions()) {
     // "S3 == S0 (pd_op.add)": the right-hand side is the representative at that time;
@@ -41,7 +41,7 @@ std::string group_assumptions(const ShapeAnalysis& a, const Operation* f) {
     const size_t eq = s.find(" == ");
     const std::string lhs = s.substr(0, eq);
     const int id = std::stoi(lhs.substr(1));
-    if (syms.count("S" + std::to_string(a.find(id)))) out += (out.empty() ? "" : "; ") + s;
+    if (syms.count(symbol_name(a.find(id)))) out += (out.empty() ? "" : "; ") + s;
   }
   return out;
 }
