@@ -8,6 +8,8 @@ one run (bench/common.py). Rows:
                 F.softmax, F.gelu after the add) vs composed
   copy_gbs      one-thread copy bandwidth (x.clone()) that the fused rows compare with
   compile_*_ms  cold compile per group (LLVM) and the load from the disk cache
+  nvrtc_*_ms    the same groups' CUDA C compiled by NVRTC (median per kernel) to PTX and
+                to an sm_90 CUBIN (no GPU needed; absent when built without NVRTC)
 
 Usage: bash bench/run.sh cinn [--threads 1]
 """
@@ -33,6 +35,7 @@ METRICS = [
     ("gelu_bias_composed_ms", "ms", "low"),
     ("copy_gbs", "GB/s", "high"), ("rmsnorm_fused_gbs", "GB/s", "high"),
     ("compile_cold_ms", "ms", "low"), ("compile_disk_ms", "ms", "low"),
+    ("nvrtc_ptx_ms", "ms", "low"), ("nvrtc_cubin_ms", "ms", "low"),
 ]
 
 
@@ -133,6 +136,11 @@ def oar_cases(oar):
         s = _C.cinn.cache_stats()
         out["compile_disk_ms"] = s["load_seconds"] * 1e3 / max(1, s["disk_hits"])
         shutil.rmtree(cold, ignore_errors=True)
+        if _C.cinn.compiled_with_nvrtc():
+            ks = _C.cinn.cuda_kernels()
+            for kind, cubin in (("ptx", False), ("cubin", True)):
+                t = sorted(_C.cinn.nvrtc_compile(k["source"], k["name"], cubin)["seconds"] for k in ks)
+                out[f"nvrtc_{kind}_ms"] = t[len(t) // 2] * 1e3
         return out
 
     cases = {n: row(n) for n in ms}

@@ -40,5 +40,7 @@ bool compiled_with_cinn();
 std::unique_ptr<pir::Pass> create_decompose_pass();
 std::unique_ptr<pir::Pass> create_fuse_pass();
 std::unique_ptr<pir::Pass> create_lower_fusion_pass();
+std::unique_ptr<pir::Pass> create_shape_pass();         // cinn/shape/shape_pass.cc
+std::unique_ptr<pir::Pass> create_print_shapes_pass();  // pir_opt --pipeline=print_shapes
 
 }  // namespace oar::cinn

@@ -91,7 +91,9 @@ class Emitter {
   Emitter(llvm::LLVMContext& ctx, llvm::Module& m, const LoopKernel& k, const Host& h)
       : ctx_(ctx), m_(m), b_(ctx), k_(k) {
     f64_ = k.dtype == DataType::FLOAT64;
+    bf16_ = k.dtype == DataType::BFLOAT16;  // stored as bf16, computed in float32
     et_ = f64_ ? b_.getDoubleTy() : b_.getFloatTy();
+    st_ = bf16_ ? b_.getInt16Ty() : et_;
     lanes_ = h.vec_bits / (f64_ ? 64 : 32);
     i64_ = b_.getInt64Ty();
   }
@@ -185,6 +187,7 @@ class Emitter {
   // instead of computed again (only for operands with a transcendental: recomputing
   // x * x is cheaper than the extra store and load).
   void plan_output_caches() {
+    if (bf16_) return;  // a bf16 buffer would round the cached value: recompute in float32
     std::unordered_set<int> used;
     for (const Node& n : k_.nodes) {
       if (n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) || cache_out_.count(n.a))
@@ -200,7 +203,40 @@ class Emitter {
     }
   }
   llvm::Value* cache_ptr(int n, llvm::Value* c) {
-    return b_.CreateGEP(et_, ptrs_[k_.inputs.size() + cache_out_.at(n)], b_.CreateAdd(rowoff_, c));
+    return b_.CreateGEP(st_, ptrs_[k_.inputs.size() + cache_out_.at(n)], b_.CreateAdd(rowoff_, c));
+  }
+
+  // Memory in the kernel's dtype; values in et_ (bf16: float32, widened on load and
+  // rounded to nearest even on store, NaN kept, as oar::bfloat16 does).
+  llvm::Type* ity(unsigned bits, int w) {
+    llvm::Type* t = b_.getIntNTy(bits);
+    return w == 1 ? t : static_cast<llvm::Type*>(llvm::FixedVectorType::get(t, w));
+  }
+  llvm::Align align() const { return llvm::Align(f64_ ? 8 : bf16_ ? 2 : 4); }
+  llvm::Value* mem_load(llvm::Value* p, int w) {
+    if (!bf16_) return b_.CreateAlignedLoad(vty(w), p, align());
+    llvm::Type* i16 = ity(16, w);
+    llvm::Type* i32 = ity(32, w);
+    llvm::Value* u = b_.CreateZExt(b_.CreateAlignedLoad(i16, p, align()), i32);
+    return b_.CreateBitCast(b_.CreateShl(u, splat(b_.getInt32(16), w)), vty(w));
+  }
+  void mem_store(llvm::Value* v, llvm::Value* p) {
+    if (!bf16_) {
+      b_.CreateAlignedStore(v, p, align());
+      return;
+    }
+    const int w = v->getType()->isVectorTy()
+                      ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements())
+                      : 1;
+    llvm::Type* i16 = ity(16, w);
+    llvm::Type* i32 = ity(32, w);
+    auto k32 = [&](uint32_t x) { return splat(b_.getInt32(x), w); };
+    llvm::Value* u = b_.CreateBitCast(v, i32);
+    llvm::Value* hi = b_.CreateLShr(u, k32(16));
+    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(u, b_.CreateAdd(k32(0x7fff), b_.CreateAnd(hi, k32(1)))), k32(16));
+    llvm::Value* nan = b_.CreateFCmpUNO(v, v);
+    llvm::Value* bits = b_.CreateSelect(nan, b_.CreateOr(hi, k32(0x40)), rounded);
+    b_.CreateAlignedStore(b_.CreateTrunc(bits, i16), p, align());
   }
 
   void emit_row(llvm::Value* r) {
@@ -222,7 +258,7 @@ class Emitter {
         full_out = true;
         continue;
       }
-      b_.CreateStore(row_[k_.outputs[o]], b_.CreateGEP(et_, base, r));
+      mem_store(row_[k_.outputs[o]], b_.CreateGEP(st_, base, r));
     }
     if (!full_out) return;
     auto store_all = [&](llvm::Value* c, int w) {
@@ -230,8 +266,7 @@ class Emitter {
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
         llvm::Value* v = eval(k_.outputs[o], c, w, memo);
-        llvm::Value* p = b_.CreateGEP(et_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c));
-        b_.CreateAlignedStore(v, p, llvm::Align(f64_ ? 8 : 4));
+        mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)));
       }
     };
     std::vector<llvm::Value*> done = loop(b_.getInt64(0), cols_, lanes_, {}, [&](llvm::Value* c, const auto&) {
@@ -266,7 +301,7 @@ class Emitter {
     auto operand = [&](llvm::Value* c, int w) {
       std::unordered_map<int, llvm::Value*> memo;
       llvm::Value* v = eval(n.a, c, w, memo);
-      if (store) b_.CreateAlignedStore(v, cache_ptr(n.a, c), llvm::Align(f64_ ? 8 : 4));
+      if (store) mem_store(v, cache_ptr(n.a, c));
       return v;
     };
     std::vector<llvm::Value*> vec = loop(b_.getInt64(0), cols_, lanes_, {fconst(id, lanes_)},
@@ -294,7 +329,7 @@ class Emitter {
     auto it = memo.find(n);
     if (it != memo.end()) return it->second;
     if (c && cache_ready_.count(n)) {
-      llvm::Value* v = b_.CreateAlignedLoad(vty(w), cache_ptr(n, c), llvm::Align(f64_ ? 8 : 4));
+      llvm::Value* v = mem_load(cache_ptr(n, c), w);
       memo[n] = v;
       return v;
     }
@@ -328,16 +363,15 @@ class Emitter {
 
   llvm::Value* load(const Node& n, llvm::Value* c, int w) {
     llvm::Value* base = ptrs_[n.input];
-    const llvm::Align al(f64_ ? 8 : 4);
     switch (n.cls) {
       case VClass::kFull:
-        return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, b_.CreateAdd(rowoff_, c)), al);
+        return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(rowoff_, c)), w);
       case VClass::kCol:
-        return b_.CreateAlignedLoad(vty(w), b_.CreateGEP(et_, base, c), al);
+        return mem_load(b_.CreateGEP(st_, base, c), w);
       case VClass::kRow:
-        return splat(b_.CreateAlignedLoad(et_, b_.CreateGEP(et_, base, r_), al), w);
+        return splat(mem_load(b_.CreateGEP(st_, base, r_), 1), w);
       default:
-        return splat(b_.CreateAlignedLoad(et_, base, al), w);
+        return splat(mem_load(base, 1), w);
     }
   }
 
@@ -402,7 +436,9 @@ class Emitter {
   llvm::IRBuilder<> b_;
   const LoopKernel& k_;
   bool f64_ = false;
+  bool bf16_ = false;
   llvm::Type* et_ = nullptr;
+  llvm::Type* st_ = nullptr;  // the memory's element type (i16 for bf16)
   llvm::Type* i64_ = nullptr;
   int lanes_ = 4;
   llvm::Function* fn_ = nullptr;

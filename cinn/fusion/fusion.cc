@@ -5,7 +5,7 @@
 //     col, scalar) in the group's space F, a reduction reduces F's last axis;
 //   - no cycles: no path leaves the merged group and comes back into it through an
 //     op outside it (a backward walk from the members' outside operands);
-//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64 only.
+//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64/bfloat16.
 // A group with a reduction or at least two ops becomes a cinn.fusion placed where its
 // last member was; outside ops between its members that read it move after it.
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "cinn/dialect.h"
 #include "cinn/pipeline.h"
 #include "cinn/schedule/loop_ir.h"
+#include "cinn/shape/shape_analysis.h"
 #include "pir/ir/builder.h"
 #include "pir/pass/pass.h"
 
@@ -217,6 +218,12 @@ class FusePass : public Pass {
     bool changed = false;
     for (size_t r = 0; r < anchor->num_regions(); ++r)
       for (size_t b = 0; b < anchor->region(r).size(); ++b) {
+        // Legality compares symbolic dims (Note [Symbolic shapes]): "same symbol", not "both ?".
+        ShapeAnalysis shapes(anchor->region(r).block(b));
+        DimsScope scope([&](Value v) {
+          std::vector<int64_t> e = shapes.encoded(v);
+          return e.size() == v.type().dims().size() ? e : v.type().dims();
+        });
         Fuser f(anchor->region(r).block(b));
         f.run();
         changed |= f.changed();

@@ -56,6 +56,10 @@ struct Compiled {
   std::shared_ptr<pir::Executor> check;
   std::string ops;  // "exp, subtract, ..." for the warning
   bool reported = false;
+  // Note [Symbolic shapes]: per input, its dims as the group's signature names them
+  // ("S0", "64", or an expression: not checked), and the equalities the program assumed.
+  std::vector<std::vector<std::string>> sym_inputs;
+  std::string sym_assumed;
 };
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
@@ -85,6 +89,52 @@ std::string hex(uint64_t v) {
   return os.str();
 }
 
+// Binds the group's symbols to the inputs' dims: a symbol with two values (two `?` the
+// program assumed equal that differ) is an error naming the kernel, its ops, the symbol,
+// the inputs and the assumption (never a wrong result).
+void check_symbols(const Compiled& g, const std::vector<DenseTensor>& ins) {
+  std::unordered_map<std::string, std::pair<int64_t, size_t>> bound;
+  for (size_t i = 0; i < ins.size() && i < g.sym_inputs.size(); ++i) {
+    const std::vector<std::string>& syms = g.sym_inputs[i];
+    if (syms.size() != ins[i].dims().size()) continue;
+    for (size_t d = 0; d < syms.size(); ++d) {
+      const std::string& s = syms[d];
+      if (s.size() < 2 || s[0] != 'S' || s.find_first_not_of("0123456789", 1) != std::string::npos) continue;
+      const int64_t v = ins[i].dims()[d];
+      auto [it, fresh] = bound.emplace(s, std::make_pair(v, i));
+      OAR_ENFORCE(fresh || it->second.first == v, InvalidArgument, "cinn kernel ", g.name, " (", g.ops,
+                  "): dynamic dims the program assumed equal differ at run time: symbolic dim ", s, " is ",
+                  it->second.first, " in input ", it->second.second, " (shape ", ins[it->second.second].dims(),
+                  ") but ", v, " in input ", i, " (shape ", ins[i].dims(),
+                  "); assumed: ", g.sym_assumed.empty() ? "the same symbol" : g.sym_assumed);
+    }
+  }
+}
+
+// The group's signature "S0x64, 64 -> S0x64" -> per input, its dims' names.
+std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
+  std::vector<std::vector<std::string>> out;
+  const std::string ins = sig.substr(0, sig.find(" -> "));
+  int depth = 0;
+  std::vector<std::string> cur(1);
+  for (size_t i = 0; i <= ins.size(); ++i) {
+    const char c = i < ins.size() ? ins[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth == 0 && c == ',') {
+      if (cur.size() == 1 && cur[0] == "scalar") cur.clear();
+      out.push_back(cur);
+      cur.assign(1, "");
+      if (i + 1 < ins.size() && ins[i + 1] == ' ') ++i;
+    } else if (depth == 0 && c == 'x') {
+      cur.emplace_back();
+    } else {
+      cur.back() += c;
+    }
+  }
+  return out;
+}
+
 // The kernel step of slot I: checks the run-time dims against the classes the group
 // was compiled for (dynamic dims assumed equal must be), allocates the outputs from
 // Oar's allocator and splits the rows over the threads.
@@ -96,6 +146,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     const DenseTensor& t = call.in(i);
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
+  check_symbols(g, ins);
   const DenseTensor& ref = ins[k.ref_input];
   const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
@@ -227,7 +278,11 @@ std::string compile_group(const pir::Operation* fusion) {
   LoopKernel k = lower_fusion(fusion);
   const std::string target = codegen_target();
   OAR_ENFORCE(!target.empty(), Unimplemented, "cinn: Oar was built without LLVM 19 (OAR_WITH_CINN=OFF)");
-  const std::string key = k.text() + "\n" + target + "\n" + kCompilerVersion;
+  // The group's symbolic signature (the cinn_shape stage; symbols renamed canonically):
+  // groups whose dims are proven equal share a kernel whatever the sizes.
+  const pir::Attribute sig_attr = fusion->attr("sym_shapes"), assumed_attr = fusion->attr("sym_assumed");
+  const std::string sig = sig_attr ? sig_attr.as_string() : "";
+  const std::string key = k.text() + "\nsym " + sig + "\n" + target + "\n" + kCompilerVersion;
   const std::string name = "cinn_" + hex(fnv64(key));
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -274,6 +329,8 @@ std::string compile_group(const pir::Operation* fusion) {
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
   g_slots[slot] = Compiled{std::move(k), fn, name, std::move(unfused), nullptr, std::move(ops)};
+  g_slots[slot].sym_inputs = parse_signature(sig);
+  g_slots[slot].sym_assumed = assumed_attr ? assumed_attr.as_string() : "";
   dispatch::register_kernel_step(name, {kSteps[slot]});
   s.by_key[key] = slot;
   ++s.stats.kernels;
@@ -293,14 +350,19 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
     for (const DenseTensor& t : ins) feeds.emplace_back(t);
     want = g.check->run(feeds);
   }
-  const bool f32 = g.kernel.dtype == DataType::FLOAT32;
-  const double rtol = f32 ? 1e-4 : 1e-10, atol = f32 ? 1e-5 : 1e-10;
+  const DataType dt = g.kernel.dtype;
+  const bool f32 = dt == DataType::FLOAT32, bf16 = dt == DataType::BFLOAT16;
+  // bf16: the kernel computes in float32, the unfused ops round every step to bf16.
+  const double rtol = bf16 ? 2e-2 : f32 ? 1e-4 : 1e-10, atol = bf16 ? 2e-2 : f32 ? 1e-5 : 1e-10;
+  auto at = [&](const DenseTensor& t, int64_t i) -> double {
+    return bf16 ? static_cast<float>(t.data<bfloat16>()[i]) : f32 ? t.data<float>()[i] : t.data<double>()[i];
+  };
   std::string bad;
   for (size_t o = 0; o < outs.size() && bad.empty(); ++o) {
     const DenseTensor w = contiguous(want[o].dense());
     for (int64_t i = 0; i < w.numel(); ++i) {
-      const double a = f32 ? outs[o].data<float>()[i] : outs[o].data<double>()[i];
-      const double e = f32 ? w.data<float>()[i] : w.data<double>()[i];
+      const double a = at(outs[o], i);
+      const double e = at(w, i);
       if (std::abs(a - e) > atol + rtol * std::abs(e) || std::isnan(a) != std::isnan(e)) {
         bad = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
               std::to_string(e);
@@ -337,6 +399,13 @@ CacheStats cache_stats() {
 void reset_cache_stats() {
   std::lock_guard<std::mutex> lock(state().mu);
   state().stats = CacheStats{};
+}
+
+std::vector<std::pair<std::string, LoopKernel>> loaded_kernels() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  std::vector<std::pair<std::string, LoopKernel>> out;
+  for (size_t i = 0; i < state().used; ++i) out.emplace_back(g_slots[i].name, g_slots[i].kernel);
+  return out;
 }
 
 void forget_memory_cache() {

@@ -5,6 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "cinn/schedule/loop_ir.h"
 
 namespace oar::pir {
 class Operation;
@@ -36,5 +40,8 @@ std::string cache_dir();
 /// Forgets the in-memory map from keys to kernels (loaded code stays mapped), so the
 /// next compile of a group reads the disk cache: tests of the disk path in one process.
 void forget_memory_cache();
+/// Every kernel this process compiled or loaded, as (kernel name, loop kernel): the CUDA
+/// C generator's tests compile each with NVRTC (cinn/codegen/cuda_codegen.h).
+std::vector<std::pair<std::string, LoopKernel>> loaded_kernels();
 
 }  // namespace oar::cinn
