@@ -114,15 +114,27 @@ for spec in sys.argv[4:]:
 """
 
 
+# Oar itself (the build the current environment imports: scripts/dev_env.sh), f32 and bf16.
+OAR_SRC = TORCH_SRC.replace("import sys, time, torch", "import sys, time, numpy as np, oar as torch").replace(
+    "torch.set_num_threads(int(sys.argv[1]))", "torch.set_num_threads(int(sys.argv[1])) if hasattr(torch, 'set_num_threads') else None").replace(
+    "(torch.float32, \"f32\"), (torch.bfloat16, \"bf16\")", "(\"float32\", \"f32\"), (\"bfloat16\", \"bf16\")").replace(
+    "torch.rand(b, k, m, dtype=dt).transpose(1, 2)", "torch.rand([b, k, m]).astype(dt).transpose([0, 2, 1])").replace(
+    "torch.rand(b, m, k, dtype=dt)", "torch.rand([b, m, k]).astype(dt)").replace(
+    "torch.rand(b, n, k, dtype=dt).transpose(1, 2)", "torch.rand([b, n, k]).astype(dt).transpose([0, 2, 1])").replace(
+    "torch.rand(b, k, n, dtype=dt)", "torch.rand([b, k, n]).astype(dt)")
+
+
 def run_one(exe_or_torch, env_extra, threads, budget, specs):
     cpus = ",".join(str(i) for i in range(threads))
     env = dict(os.environ)
     for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[v] = str(threads)
     env.update(env_extra)
+    fast = int(bool({"avx512_bf16", "amx_bf16"} & peak.cpu_flags()))
     if exe_or_torch == "torch":
-        fast = int(bool({"avx512_bf16", "amx_bf16"} & peak.cpu_flags()))
         cmd = [TORCH_PY, "-c", TORCH_SRC, str(threads), str(budget), str(fast), *specs]
+    elif exe_or_torch == "oar":
+        cmd = [sys.executable, "-c", OAR_SRC, str(threads), str(budget), "1", *specs]
     else:
         cmd = [exe_or_torch, str(budget), *specs]
     out = subprocess.run(["taskset", "-c", cpus, *cmd], env=env, capture_output=True, text=True)
@@ -166,6 +178,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--budget", type=float, default=0.25, help="seconds per case and library per round")
     ap.add_argument("--out", default=None, help="JSON results file")
+    ap.add_argument("--cases", default="", help="only the cases whose label contains one of these (comma list)")
+    ap.add_argument("--libs", default="", help="only the backends whose name contains one of these (comma list); "
+                    "'oar' adds Oar itself (the build scripts/dev_env.sh points at)")
     ap.add_argument("--report", default=None, help="only print the tables of this JSON results file")
     args = ap.parse_args()
     if args.report:
@@ -179,12 +194,18 @@ def main():
     print(f"# FP32 FMA peak (bench/peak.py), GFLOP/s: {peaks}", flush=True)
     tmp = tempfile.mkdtemp(prefix="gemm_backends_")
     exes = {}
+    want = [w for w in args.libs.split(",") if w]
+    cases = [c for c in CASES if not args.cases or any(w in c[0] for w in args.cases.split(","))]
     for name, (cf, lf, env) in backends().items():
+        if want and not any(w in name for w in want):
+            continue
         try:
             exes[name] = (build(name, cf, lf, tmp), env)
         except subprocess.CalledProcessError:
             print(f"[gemm_backends] could not build {name}", file=sys.stderr)
-    if os.path.exists(TORCH_PY):
+    if "oar" in want:
+        exes["Oar (this build)"] = ("oar", {})
+    if os.path.exists(TORCH_PY) and (not want or "torch" in want):
         exes["torch 2.15 (PyPI)"] = ("torch", {})
     best = {}  # (backend, threads, key) -> seconds
 
@@ -203,7 +224,7 @@ def main():
     # changes on the shared machine hit all backends alike; the best of the rounds is kept.
     for r in range(args.rounds):
         for t in threads:
-            for _, b, m, n, k, tr in CASES:
+            for _, b, m, n, k, tr in cases:
                 for name, (exe, env) in exes.items():
                     for key, s in run_one(exe, env, t, args.budget, [f"{b},{m},{n},{k},{tr}"]).items():
                         k2 = (name, t, key)
