@@ -1,4 +1,5 @@
-// matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape),
+// matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape), bfloat16
+// through funcs/lowp_gemm.h (oneDNN on AVX512-BF16/AMX, float blocks elsewhere),
 // float64 through BLAS dgemm, complex64/complex128 through cgemm/zgemm, other dtypes through a plain loop in OpMath.
 // Batch dims broadcast; a transposed-contiguous operand is passed with a transpose flag instead of being copied.
 #include <cblas.h>
@@ -9,6 +10,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/funcs/lowp_gemm.h"
 #include "phi_kernels/funcs/sgemm.h"
 
 namespace oar::phi {
@@ -76,8 +78,13 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
     } else {
       cblas_zgemm(CblasRowMajor, op_a, op_b, M, N, K, &one, A, lda, B, ldb, &zero, C, ldc);
     }
-  } else if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
-    // 16-bit floats: widen both operands to float, sgemm, round once on store.
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    // oneDNN's bf16 matmul on AVX512-BF16/AMX, float blocks through sgemm elsewhere.
+    static_assert(sizeof(bfloat16) == sizeof(uint16_t));
+    bf16gemm_rowmajor(ta, tb, M, N, K, reinterpret_cast<const uint16_t*>(A), lda, reinterpret_cast<const uint16_t*>(B),
+                      ldb, reinterpret_cast<uint16_t*>(C), ldc);
+  } else if constexpr (std::is_same_v<T, float16>) {
+    // float16: widen both operands to float, sgemm, round once on store.
     std::vector<float> a32(M * K), b32(K * N), c32(M * N);
     widen_matrix(A, lda, ta ? K : M, ta ? M : K, a32.data());
     widen_matrix(B, ldb, tb ? N : K, tb ? K : N, b32.data());
