@@ -97,5 +97,8 @@ __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
 from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)
+from .nn.functional import conv1d, adaptive_avg_pool1d  # noqa: E402,F401
+from . import _aliases  # noqa: E402  (clamp, div, sub, range, from_numpy, view... as Paddle 3.3)
+_aliases.install(_os.sys.modules[__name__], Tensor)
 from . import _plugins  # noqa: E402,F401  (last: loads device plugins from CUSTOM_DEVICE_ROOT, oar_custom_device/)
 
