@@ -43,6 +43,8 @@ NN_FUNCTIONAL = {"._functional_loss_more": """
     triplet_margin_loss triplet_margin_with_distance_loss poisson_nll_loss
     gaussian_nll_loss sigmoid_focal_loss dice_loss npair_loss label_smooth
     softmax_with_cross_entropy maxout swiglu channel_shuffle sequence_mask dropout1d
+""", "._functional_pool_more": """
+    lp_pool1d lp_pool2d max_unpool1d max_unpool2d max_unpool3d
 """}
 NN_LAYERS = {".layer_more": """
     CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
@@ -51,6 +53,8 @@ NN_LAYERS = {".layer_more": """
     ReflectionPad1D ReplicationPad1D CircularPad1D ConstantPad2D ReflectionPad2D
     ReplicationPad2D CircularPad2D ConstantPad3D ReflectionPad3D ReplicationPad3D
     CircularPad3D ZeroPad1D ZeroPad3D
+""", ".layer_pool_more": """
+    LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D
 """}
 
 
