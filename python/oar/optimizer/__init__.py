@@ -1,5 +1,6 @@
 """oar.optimizer: SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb
-(fused multi-tensor updates) and the lr schedulers."""
+(fused multi-tensor updates), NAdam, RAdam, Rprop, ASGD (op compositions) and the lr
+schedulers."""
 
 from .optimizer import (  # noqa: F401
     Optimizer,
@@ -13,4 +14,5 @@ from .optimizer import (  # noqa: F401
     RMSProp,
     Lamb,
 )
+from .optimizer_more import NAdam, RAdam, Rprop, ASGD  # noqa: F401
 from . import lr  # noqa: F401
