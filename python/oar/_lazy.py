@@ -22,6 +22,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     atleast_1d atleast_2d atleast_3d hstack vstack row_stack dstack column_stack
     block_diag cartesian_prod combinations tril_indices triu_indices shard_index
 """,
+    "._scan_composites": "cummax cummin",
 }
 TENSOR_METHODS = {
     "._math_composites": """
@@ -36,6 +37,7 @@ TENSOR_METHODS = {
     vsplit dsplit diagflat index_fill index_sample masked_scatter select_scatter
     diagonal_scatter scatter_add scatter_reduce msort argwhere
 """,
+    "._scan_composites": "cummax cummin",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """
     square_error_cost log_loss soft_margin_loss hinge_embedding_loss

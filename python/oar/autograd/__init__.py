@@ -68,3 +68,4 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
 
 
 from .py_layer import LegacyPyLayer, PyLayer, PyLayerContext, once_differentiable  # noqa: E402,F401
+from .functional import jacobian, hessian  # noqa: E402,F401
