@@ -47,6 +47,8 @@ NN_FUNCTIONAL = {"._functional_loss_more": """
     softmax_with_cross_entropy maxout swiglu channel_shuffle sequence_mask dropout1d
 """, "._functional_pool_more": """
     lp_pool1d lp_pool2d max_unpool1d max_unpool2d max_unpool3d
+""", "._functional_misc": """
+    multi_label_margin_loss temporal_shift gather_tree
 """}
 NN_LAYERS = {".layer_more": """
     CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
@@ -56,7 +58,7 @@ NN_LAYERS = {".layer_more": """
     ReplicationPad2D CircularPad2D ConstantPad3D ReflectionPad3D ReplicationPad3D
     CircularPad3D ZeroPad1D ZeroPad3D
 """, ".layer_pool_more": """
-    LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D
+    LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss
 """}
 
 

@@ -1,7 +1,9 @@
-"""LPPool1D/2D and MaxUnPool1D/2D/3D layers over _functional_pool_more."""
+"""LPPool1D/2D and MaxUnPool1D/2D/3D layers over _functional_pool_more, and
+MultiLabelMarginLoss."""
 from .layer import Layer
 
-__all__ = ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D"]
+__all__ = ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D",
+           "MultiLabelMarginLoss"]
 
 
 class _LPPool(Layer):
@@ -66,3 +68,18 @@ class MaxUnPool2D(_MaxUnPool):
 class MaxUnPool3D(_MaxUnPool):
     """Inverse of max_pool3d with return_mask=True (F.max_unpool3d)."""
     _fn, _format = "max_unpool3d", "NCDHW"
+
+
+class MultiLabelMarginLoss(Layer):
+    """F.multi_label_margin_loss as a layer."""
+
+    def __init__(self, reduction="mean", name=None):
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"MultiLabelMarginLoss: reduction must be 'mean', 'sum' or 'none', "
+                             f"got '{reduction}'")
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        from ._functional_misc import multi_label_margin_loss
+        return multi_label_margin_loss(input, label, self.reduction)
