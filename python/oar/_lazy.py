@@ -49,7 +49,7 @@ NN_FUNCTIONAL = {"._functional_loss_more": """
     lp_pool1d lp_pool2d max_unpool1d max_unpool2d max_unpool3d
 """, "._functional_misc": """
     multi_label_margin_loss temporal_shift gather_tree
-"""}
+""", "._functional_ctc": "ctc_loss"}
 NN_LAYERS = {".layer_more": """
     CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
     MultiMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss PoissonNLLLoss
@@ -58,7 +58,7 @@ NN_LAYERS = {".layer_more": """
     ReplicationPad2D CircularPad2D ConstantPad3D ReflectionPad3D ReplicationPad3D
     CircularPad3D ZeroPad1D ZeroPad3D
 """, ".layer_pool_more": """
-    LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss
+    LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss CTCLoss
 """}
 
 

@@ -1,9 +1,9 @@
-"""LPPool1D/2D and MaxUnPool1D/2D/3D layers over _functional_pool_more, and
-MultiLabelMarginLoss."""
+"""LPPool1D/2D and MaxUnPool1D/2D/3D layers over _functional_pool_more, MultiLabelMarginLoss
+and CTCLoss."""
 from .layer import Layer
 
 __all__ = ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D",
-           "MultiLabelMarginLoss"]
+           "MultiLabelMarginLoss", "CTCLoss"]
 
 
 class _LPPool(Layer):
@@ -83,3 +83,19 @@ class MultiLabelMarginLoss(Layer):
     def forward(self, input, label):
         from ._functional_misc import multi_label_margin_loss
         return multi_label_margin_loss(input, label, self.reduction)
+
+
+class CTCLoss(Layer):
+    """F.ctc_loss as a layer."""
+
+    def __init__(self, blank=0, reduction="mean"):
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"CTCLoss: reduction must be 'mean', 'sum' or 'none', got "
+                             f"'{reduction}'")
+        self.blank, self.reduction = blank, reduction
+
+    def forward(self, log_probs, labels, input_lengths, label_lengths, norm_by_times=False):
+        from ._functional_ctc import ctc_loss
+        return ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                        self.reduction, norm_by_times)
