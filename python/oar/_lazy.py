@@ -38,6 +38,7 @@ TENSOR_METHODS = {
     diagonal_scatter scatter_add scatter_reduce msort argwhere
 """,
     "._scan_composites": "cummax cummin",
+    "._linalg_more": "lu lu_unpack householder_product",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """
     square_error_cost log_loss soft_margin_loss hinge_embedding_loss

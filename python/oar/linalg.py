@@ -681,3 +681,14 @@ def cholesky_inverse(x, upper=False, name=None):
 
 
 __all__ += ["vecdot", "cov", "corrcoef", "cholesky_inverse"]
+
+# LU family, matrix_exp, householder_product: compositions loaded on first use (oar._lazy)
+_MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product")
+__all__ += list(_MORE)
+
+
+def __getattr__(name):
+    if name in _MORE:
+        from . import _linalg_more
+        return getattr(_linalg_more, name)
+    raise AttributeError(f"module 'oar.linalg' has no attribute '{name}'")
