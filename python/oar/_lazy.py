@@ -23,6 +23,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     block_diag cartesian_prod combinations tril_indices triu_indices shard_index
 """,
     "._scan_composites": "cummax cummin",
+    "._special_composites": "i0 i0e i1 i1e",
 }
 TENSOR_METHODS = {
     "._math_composites": """
@@ -39,6 +40,7 @@ TENSOR_METHODS = {
 """,
     "._scan_composites": "cummax cummin",
     "._linalg_more": "lu lu_unpack householder_product",
+    "._special_composites": "i0 i0e i1 i1e",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """
     square_error_cost log_loss soft_margin_loss hinge_embedding_loss
