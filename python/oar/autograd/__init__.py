@@ -43,8 +43,30 @@ class enable_grad(_GradMode):  # noqa: N801
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801
+    """Sets gradient recording on or off now; as a context manager, the previous mode comes
+    back on exit (paddle.set_grad_enabled / torch.set_grad_enabled)."""
+
     def __init__(self, mode):
         super().__init__(bool(mode))
+        self._prev = _C.is_grad_enabled()
+        _C.set_grad_enabled(self._enabled)
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        mode = self._enabled
+        _C.set_grad_enabled(self._prev)  # as a decorator: the mode applies inside fn only
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = _C.is_grad_enabled()
+            _C.set_grad_enabled(mode)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _C.set_grad_enabled(prev)
+        return wrapper
 
 
 def is_grad_enabled():

@@ -1,0 +1,89 @@
+"""Behaviour Paddle 3.3's docs rely on: searchsorted across dtypes and with a 1-D sequence for
+N-D values, gelu's string modes, silu(inplace=True), set_grad_enabled called as a function,
+Paddle's flag names, paddle.framework.ParamAttr."""
+import math
+
+import numpy as np
+import pytest
+
+import oar
+import oar.nn.functional as F
+
+
+@pytest.mark.parametrize("sdt, vdt", [("int64", "int32"), ("int32", "int64"), ("float32", "int64"),
+                                      ("float64", "float32"), ("int64", "int64")])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_dtypes_and_shapes(sdt, vdt, right):
+    rng = np.random.default_rng(0)
+    seq = np.sort(rng.integers(-20, 20, 9)).astype(sdt)
+    vals = rng.integers(-25, 25, (3, 4, 2)).astype(vdt)
+    side = "right" if right else "left"
+    got = oar.searchsorted(oar.to_tensor(seq), oar.to_tensor(vals), right=right)
+    np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
+    seq2 = np.sort(rng.integers(-20, 20, (3, 6)), axis=-1).astype(sdt)
+    vals2 = rng.integers(-25, 25, (3, 5)).astype(vdt)
+    got = oar.searchsorted(oar.to_tensor(seq2), oar.to_tensor(vals2), right=right)
+    want = np.stack([np.searchsorted(a, b, side=side) for a, b in zip(seq2, vals2)])
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_gelu_modes_and_silu_inplace():
+    x = np.linspace(-3, 3, 13)
+    exact = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    tanh = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    t = oar.to_tensor(x)
+    for mode, ref in ((False, exact), ("none", exact), (True, tanh), ("tanh", tanh)):
+        np.testing.assert_allclose(F.gelu(t, mode).numpy(), ref, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(oar.nn.GELU(mode)(t).numpy(), ref, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="gelu: approximate must be a bool, 'tanh' or 'none'"):
+        F.gelu(t, "erf")
+    y = oar.to_tensor([1.0, -2.0, 3.0])
+    out = oar.nn.Silu(True)(y)
+    want = np.array([1.0, -2.0, 3.0]) / (1 + np.exp(-np.array([1.0, -2.0, 3.0])))
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)  # written in place
+    z = oar.to_tensor([1.0, 2.0])
+    F.silu(z)
+    assert z.numpy().tolist() == [1.0, 2.0]
+
+
+def test_set_grad_enabled_as_function_and_context():
+    x = oar.to_tensor([1.0], stop_gradient=False)
+    try:
+        with oar.set_grad_enabled(False):
+            assert (x * 2).stop_gradient
+        assert oar.is_grad_enabled()
+        oar.set_grad_enabled(False)
+        assert not oar.is_grad_enabled() and (x * 2).stop_gradient
+        oar.set_grad_enabled(True)
+        assert not (x * 2).stop_gradient
+
+        @oar.set_grad_enabled(False)
+        def f():
+            return (x * 2).stop_gradient
+        assert f() and oar.is_grad_enabled()
+    finally:
+        oar.set_grad_enabled(True)
+
+
+def test_paddle_flag_names_and_param_attr():
+    flags = oar.get_flags(["FLAGS_eager_delete_tensor_gb", "FLAGS_check_nan_inf", "FLAGS_use_stride_kernel"])
+    assert flags == {"FLAGS_eager_delete_tensor_gb": 0.0, "FLAGS_check_nan_inf": False,
+                     "FLAGS_use_stride_kernel": True}
+    try:
+        oar.set_flags({"FLAGS_eager_delete_tensor_gb": 1.0, "FLAGS_use_stride_kernel": False})
+        assert oar.get_flags("FLAGS_eager_delete_tensor_gb")["FLAGS_eager_delete_tensor_gb"] == 1.0
+        assert oar.get_flags("FLAGS_use_stride_kernel")["FLAGS_use_stride_kernel"] is False
+        oar.set_flags({"FLAGS_check_nan_inf": True})  # Paddle's name of oar_check_nan_inf
+        assert oar.get_flags("FLAGS_oar_check_nan_inf")["FLAGS_oar_check_nan_inf"] is True
+        with pytest.raises(ValueError, match="set_flags: FLAGS_use_stride_kernel takes a bool"):
+            oar.set_flags({"FLAGS_use_stride_kernel": "maybe"})
+        with pytest.raises(ValueError, match="set_flags: FLAGS_eager_delete_tensor_gb takes a float"):
+            oar.set_flags({"FLAGS_eager_delete_tensor_gb": "lots"})
+    finally:
+        oar.set_flags({"FLAGS_eager_delete_tensor_gb": 0.0, "FLAGS_use_stride_kernel": True,
+                       "FLAGS_check_nan_inf": False})
+    assert oar.framework.ParamAttr is oar.ParamAttr
+    lin = oar.nn.Linear(2, 2, weight_attr=oar.framework.ParamAttr(
+        name="w", initializer=oar.nn.initializer.Constant(0.5)))
+    assert lin.weight.name == "w" and lin.weight.numpy().tolist() == [[0.5, 0.5], [0.5, 0.5]]
