@@ -1,5 +1,5 @@
 """oar.optimizer: SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb
-(fused multi-tensor updates), NAdam, RAdam, Rprop, ASGD (op compositions) and the lr
+(fused multi-tensor updates), NAdam, RAdam, Rprop, ASGD, LBFGS (op compositions) and the lr
 schedulers."""
 
 from .optimizer import (  # noqa: F401
@@ -15,4 +15,5 @@ from .optimizer import (  # noqa: F401
     Lamb,
 )
 from .optimizer_more import NAdam, RAdam, Rprop, ASGD  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from . import lr  # noqa: F401
