@@ -13,6 +13,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
     renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq vecdot add_n logspace
     pdist multiplex histogram_bin_edges rand_like randn_like randint_like log_normal
+    log_normal_ polar
 """,
     "._manip_composites": """
     broadcast_shapes t rank is_tensor tolist take
@@ -30,7 +31,7 @@ TENSOR_METHODS = {
     frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
     isneginf isreal is_integer is_empty ldexp frexp gcd lcm isin allclose
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
-    renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq
+    renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq log_normal_
 """,
     "._manip_composites": """
     take

@@ -444,7 +444,7 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
     else:
         residuals = _ops.full([0], 0.0, x.dtype)
     sv = s if driver in ("gelsd", "gelss") else _ops.full([0], 0.0, x.dtype)
-    return sol, residuals, rank, sv
+    return sol, residuals, _ops.cast(rank, _C.DataType.int32), sv  # rank: int32, as Paddle
 
 
 def matrix_power(x, n, name=None):

@@ -87,3 +87,43 @@ def test_paddle_flag_names_and_param_attr():
     lin = oar.nn.Linear(2, 2, weight_attr=oar.framework.ParamAttr(
         name="w", initializer=oar.nn.initializer.Constant(0.5)))
     assert lin.weight.name == "w" and lin.weight.numpy().tolist() == [[0.5, 0.5], [0.5, 0.5]]
+
+
+def test_lstsq_rank_iinfo_linspace():
+    x = oar.to_tensor([[1, 3], [3, 2], [5, 6.0]])
+    y = oar.to_tensor([[3, 4, 6], [5, 3, 4], [1, 2, 1.0]])
+    rank = oar.linalg.lstsq(x, y, driver="gelsd")[2]
+    assert rank.dtype.name == "int32" and int(rank) == 2
+    assert repr(oar.iinfo(oar.uint8)) == "paddle.iinfo(min=0, max=255, bits=8, dtype=uint8)"
+    np.testing.assert_allclose(oar.linspace(0, 10, 5, device="cpu").numpy(), np.linspace(0, 10, 5))
+    assert not oar.linspace(0, 1, 3, requires_grad=True).stop_gradient
+    buf = oar.zeros([4])
+    assert oar.linspace(oar.to_tensor(1.0), 4, 4, out=buf) is buf
+    assert buf.numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_log_normal_in_place_and_polar():
+    oar.seed(200)
+    x = oar.randn([3, 4])
+    assert x.log_normal_() is x
+    # Paddle 3.3.1's docstring values for this seed
+    np.testing.assert_allclose(x.numpy()[0], [3.99360156, 0.11746082, 12.14813519, 4.74383831],
+                               rtol=1e-6)
+    big = oar.zeros([20000], "float64").log_normal_(0.5, 0.25)
+    logs = np.log(big.numpy())
+    assert abs(logs.mean() - 0.5) < 0.01 and abs(logs.std() - 0.25) < 0.01
+    with pytest.raises(TypeError, match="log_normal_: x must be a float Tensor"):
+        oar.to_tensor([1, 2]).log_normal_()
+    r = np.array([1.0, 2.0, 0.5])
+    th = np.array([np.pi / 2, 5 * np.pi / 4, -1.0])
+    out = oar.polar(oar.to_tensor(r), oar.to_tensor(th))
+    assert out.dtype.name == "complex128"
+    np.testing.assert_allclose(out.numpy(), r * np.exp(1j * th), rtol=1e-14, atol=1e-15)
+    rt, tt = oar.to_tensor(r, stop_gradient=False), oar.to_tensor(th, stop_gradient=False)
+    gr, gt = oar.grad([oar.real(oar.polar(rt, tt)).sum()], [rt, tt])
+    np.testing.assert_allclose(gr.numpy(), np.cos(th), rtol=1e-12)
+    np.testing.assert_allclose(gt.numpy(), -r * np.sin(th), rtol=1e-12)
+    with pytest.raises(TypeError, match="polar: abs and angle must have one dtype"):
+        oar.polar(oar.to_tensor(r), oar.to_tensor(th, "float32"))
+    with pytest.raises(TypeError, match="polar: abs must be a float32/float64 Tensor"):
+        oar.polar(oar.to_tensor([1, 2]), oar.to_tensor(th[:2]))
