@@ -111,6 +111,26 @@ def _deferred(module, name, target):
     return alias
 
 
+class TensorFunctionOrModule:
+    """oar.tensor as Paddle 3.3 has it: calling it is as_tensor (paddle.tensor(data, ...)),
+    its attributes are those of the oar.tensor namespace module."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __call__(self, *args, **kwargs):
+        return as_tensor(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def __repr__(self):
+        return repr(as_tensor)
+
+    def __dir__(self):
+        return dir(self._module)
+
+
 def install(module, tensor_cls):
     for name, (target, method) in ALIASES.items():
         setattr(module, name, module.__dict__[target] if target in module.__dict__ else
@@ -123,3 +143,4 @@ def install(module, tensor_cls):
         setattr(module, fn.__name__, fn)
     if not hasattr(tensor_cls, "view"):
         tensor_cls.view = view
+    module.tensor = TensorFunctionOrModule(module.tensor)

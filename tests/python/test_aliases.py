@@ -86,3 +86,12 @@ def test_view_shapes():
         oar.view(x, "uint8")
     with pytest.raises(ValueError):
         oar.view(x, [5, -1])
+
+
+def test_tensor_is_callable_and_a_namespace():
+    t = oar.tensor([[0.1, 0.2], [0.3, 0.4]], device=oar.CPUPlace(), requires_grad=True)
+    assert isinstance(t, oar.Tensor) and not t.stop_gradient and t.dtype.name == "float32"
+    assert oar.tensor(t).stop_gradient  # a new tensor
+    assert oar.tensor.math.frexp is oar.frexp and oar.tensor.creation.to_tensor is oar.to_tensor
+    import oar.tensor as namespace
+    assert namespace.argwhere is oar.argwhere
