@@ -55,3 +55,15 @@ def test_dropout_order_repr_inplace():
     d.eval()
     z = oar.ones([3])
     assert d(z).numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+def test_paddle_nn_layer_submodules():
+    from oar.nn.layer.layers import Layer
+    from oar.nn.layer.transformer import Transformer
+    import oar.nn.layer.loss as losses
+    assert Layer is nn.Layer and Transformer is nn.Transformer
+    assert losses.CrossEntropyLoss is nn.CrossEntropyLoss
+    mask = Transformer(8, 4, dim_feedforward=16).generate_square_subsequent_mask(3).numpy()
+    assert np.isneginf(mask[0, 1]) and mask[1, 0] == 0
+    with pytest.raises(ImportError):
+        from oar.nn.layer.conv import NoSuchLayer  # noqa: F401
