@@ -90,4 +90,11 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
 
 
 from .py_layer import LegacyPyLayer, PyLayer, PyLayerContext, once_differentiable  # noqa: E402,F401
-from .functional import jacobian, hessian  # noqa: E402,F401
+
+
+def __getattr__(name):  # jacobian / hessian load on first use
+    if name in ("jacobian", "hessian", "functional"):
+        import importlib
+        mod = importlib.import_module(".functional", __name__)
+        return mod if name == "functional" else getattr(mod, name)
+    raise AttributeError(f"module 'oar.autograd' has no attribute '{name}'")

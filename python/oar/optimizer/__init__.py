@@ -14,6 +14,14 @@ from .optimizer import (  # noqa: F401
     RMSProp,
     Lamb,
 )
-from .optimizer_more import NAdam, RAdam, Rprop, ASGD  # noqa: F401
-from .lbfgs import LBFGS  # noqa: F401
+# NAdam, RAdam, Rprop, ASGD and LBFGS load on first use (import oar stays as fast).
+_LAZY = {"NAdam": ".optimizer_more", "RAdam": ".optimizer_more", "Rprop": ".optimizer_more",
+         "ASGD": ".optimizer_more", "LBFGS": ".lbfgs"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module 'oar.optimizer' has no attribute '{name}'")
 from . import lr  # noqa: F401
