@@ -44,6 +44,7 @@ def _register_layer_submodules():
             return getattr(sys.modules["oar.nn"], name)
         mod.__getattr__ = resolve
         return mod
+    _layer_module.__path__ = []  # a package to the import system; its children are below
     for sub in ("activation", "common", "container", "conv", "distance", "layers", "loss",
                 "norm", "pooling", "rnn", "transformer", "vision"):
         mod = make(sub)

@@ -21,15 +21,20 @@ def _dot(x, y):
 def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
     """The minimizer of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to bounds."""
     lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    if x1 == x2:  # a degenerate bracket: no cubic through one point
+        return (lo + hi) / 2.0
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1 * d1 - g1 * g2
     if d2_square < 0:
         return (lo + hi) / 2.0
     d2 = math.sqrt(d2_square)
+    den = (g2 - g1 + 2 * d2) if x1 <= x2 else (g1 - g2 + 2 * d2)
+    if den == 0:
+        return (lo + hi) / 2.0
     if x1 <= x2:
-        pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+        pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / den)
     else:
-        pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+        pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / den)
     return min(max(pos, lo), hi)
 
 
@@ -199,7 +204,8 @@ class LBFGS(Optimizer):
                 for i in range(len(old_y)):
                     d = d + old_s[i] * (al[i] - _dot(old_y[i], d) * ro[i])
             prev_g, prev_loss = g.clone(), loss
-            t = (min(1.0, 1.0 / float(g.abs().sum())) * self.learning_rate
+            g_l1 = float(g.abs().sum())
+            t = (min(1.0, 1.0 / g_l1 if g_l1 > 0 else math.inf) * self.learning_rate
                  if state["n_iter"] == 1 else self.learning_rate)
             gtd = _dot(g, d)
             if gtd > -self.tolerance_change:

@@ -75,3 +75,23 @@ def test_bad_arguments():
         oar.optimizer.LBFGS(parameters=[p]).step(None)
     with pytest.raises(NotImplementedError, match="LBFGS.minimize"):
         oar.optimizer.LBFGS(parameters=[p]).minimize(p.sum())
+
+
+def test_degenerate_line_search_brackets_do_not_raise():
+    from oar.optimizer.lbfgs import _cubic_min
+    assert _cubic_min(0.5, 1.0, -1.0, 0.5, 1.0, -1.0) == 0.5  # one point: the bracket's middle
+    for seed in range(8):  # the docstring's loop on random data (it once divided by zero)
+        oar.seed(seed)
+        net = oar.nn.Linear(10, 10)
+        opt = oar.optimizer.LBFGS(learning_rate=1, max_iter=1, line_search_fn="strong_wolfe",
+                                  parameters=net.parameters())
+        x = oar.rand([10, 10])
+        y = x * 2
+
+        def closure():
+            loss = oar.nn.functional.mse_loss(net(x), y)
+            opt.clear_grad()
+            loss.backward()
+            return loss
+        while opt.state_dict()["state"].get("func_evals", 0) < 20:
+            opt.step(closure)
