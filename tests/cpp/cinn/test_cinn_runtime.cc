@@ -181,5 +181,70 @@ n11:full = mul(n10, n1)
 out n6/drop n11)");
 }
 
+// Note [Reduction sweeps]: LayerNorm's variance (a sum over x - mean(x)) becomes sums
+// the code generator takes in one sweep with the mean (IR in, IR out): the shifted
+// one-pass form around the row's first element; the old mean's sum stays, dead.
+TEST(CinnLoopIr, OnePassVariance) {
+  auto p = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %m = "pd_op.mean"(%x) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %d = "pd_op.subtract"(%x, %m) : (tensor<?x8xf32>, tensor<?x1xf32>) -> (tensor<?x8xf32>)
+  %q = "pd_op.multiply"(%d, %d) : (tensor<?x8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %v = "pd_op.mean"(%q) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %r = "pd_op.rsqrt"(%v) : (tensor<?x1xf32>) -> (tensor<?x1xf32>)
+  %y = "pd_op.multiply"(%d, %r) : (tensor<?x8xf32>, tensor<?x1xf32>) -> (tensor<?x8xf32>)
+  "builtin.output"(%y) {name = "y"} : (tensor<?x8xf32>) -> ()
+}
+)IR");
+  PassManager pm;
+  pm.add_pass("cinn_fuse");
+  pm.run(*p);
+  const Operation* f = nullptr;
+  for (Operation* op : *p->block())
+    if (op->name() == "cinn.fusion") f = op;
+  ASSERT_NE(f, nullptr) << p->str();
+  EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,8] ref=0
+n0:full = in0
+n1:row = reduce_sum(n0)
+n2:row = add(n17, n9)
+n3:full = sub(n0, n2)
+n4:full = mul(n3, n3)
+n5:row = max(n15, n16)
+n6:row = divc(n5)
+n7:row = rsqrt(n6)
+n8:full = mul(n3, n7)
+n9:row = first(n0)
+n10:full = sub(n0, n9)
+n11:row = reduce_sum(n10)
+n12:full = mul(n10, n10)
+n13:row = reduce_sum(n12)
+n14:row = mul(n11, n11)
+n15:row = divc(n14)
+n16:row = sub(n13, n15)
+n17:scalar = const 0x0p+0
+n18:row = divc(n11)
+out n8)");
+  // No other shape matches: a variance around a mean of another value stays two sweeps.
+  auto q = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %z = "builtin.input"() {name = "z"} : () -> (tensor<?x8xf32>)
+  %m = "pd_op.mean"(%z) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %d = "pd_op.subtract"(%x, %m) : (tensor<?x8xf32>, tensor<?x1xf32>) -> (tensor<?x8xf32>)
+  %q = "pd_op.multiply"(%d, %d) : (tensor<?x8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %v = "pd_op.sum"(%q) {axis = #shape[-1], dtype = #dtype<undefined>, keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  "builtin.output"(%v) {name = "v"} : (tensor<?x1xf32>) -> ()
+}
+)IR");
+  pm.run(*q);
+  f = nullptr;
+  for (Operation* op : *q->block())
+    if (op->name() == "cinn.fusion") f = op;
+  ASSERT_NE(f, nullptr) << q->str();
+  LoopKernel k = lower_fusion(f);
+  EXPECT_EQ(k.text().find("first"), std::string::npos) << k.text();
+}
+
 }  // namespace
 }  // namespace oar::cinn
