@@ -35,6 +35,7 @@ namespace {
 struct Host {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;  // one more target machine per compile thread
   std::string cpu, features;
   int vec_bits = 128;
   std::mutex mu;  // the target machine and the JIT are used by one thread at a time
@@ -61,6 +62,7 @@ Host& host() {
     auto tm = jtmb->createTargetMachine();
     OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
     x->tm = std::move(*tm);
+    x->jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*jtmb);
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
     OAR_ENFORCE(bool(jit), PreconditionNotMet, "cinn: cannot start the JIT: ", err_text(jit.takeError()));
     x->jit = std::move(*jit);
@@ -566,10 +568,10 @@ class Emitter {
 };
 
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, const LoopKernel& k, const std::string& name,
-                                           Host& h) {
+                                           const Host& h, const llvm::TargetMachine& tm) {
   auto m = std::make_unique<llvm::Module>(name, ctx);
-  m->setDataLayout(h.tm->createDataLayout());
-  m->setTargetTriple(h.tm->getTargetTriple().str());
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
   Emitter(ctx, *m, k, h).emit(name, h);
   std::string err;
   llvm::raw_string_ostream es(err);
@@ -591,23 +593,33 @@ std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
   Host& h = host();
   std::lock_guard<std::mutex> lock(h.mu);
   llvm::LLVMContext ctx;
-  auto m = build_module(ctx, k, name, h);
+  auto m = build_module(ctx, k, name, h, *h.tm);
   std::string s;
   llvm::raw_string_ostream os(s);
   m->print(os, nullptr);
   return os.str();
 }
 
+// Thread-safe: each thread compiles with its own context and target machine (parallel
+// compilation of a program's groups, FLAGS_cinn_compile_thread_num); only loading into
+// the shared JIT takes the host's lock.
 std::string compile_object(const LoopKernel& k, const std::string& name) {
   Host& h = host();
-  std::lock_guard<std::mutex> lock(h.mu);
+  thread_local std::unique_ptr<llvm::TargetMachine> own;
+  if (!own) {
+    std::lock_guard<std::mutex> lock(h.mu);
+    auto tm = h.jtmb->createTargetMachine();
+    OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
+    own = std::move(*tm);
+  }
+  llvm::TargetMachine& tm = *own;
   llvm::LLVMContext ctx;
-  auto m = build_module(ctx, k, name, h);
+  auto m = build_module(ctx, k, name, h, tm);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(h.tm.get());
+  llvm::PassBuilder pb(&tm);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -617,7 +629,7 @@ std::string compile_object(const LoopKernel& k, const std::string& name) {
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
-  OAR_ENFORCE(!h.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile), PreconditionNotMet,
+  OAR_ENFORCE(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile), PreconditionNotMet,
               "cinn codegen: the target cannot emit objects");
   pm.run(*m);
   return std::string(buf.data(), buf.size());

@@ -207,10 +207,10 @@ module {
   EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,8] ref=0
 n0:full = in0
 n1:row = reduce_sum(n0)
-n2:row = add(n17, n9)
+n2:row = add(n18, n9)
 n3:full = sub(n0, n2)
 n4:full = mul(n3, n3)
-n5:row = max(n15, n16)
+n5:row = max(n16, n17)
 n6:row = divc(n5)
 n7:row = rsqrt(n6)
 n8:full = mul(n3, n7)

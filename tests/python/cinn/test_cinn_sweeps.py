@@ -124,3 +124,64 @@ def test_inlined_exp_matches_float64_over_its_range():
         want = np.exp(xs.astype("float64")).astype("float32")
     np.testing.assert_allclose(got, want, rtol=3e-7, atol=3e-45)  # subnormals: within 1 ulp (1.4e-45)
     assert np.isnan(got[-5]) and got[-7] == np.inf and got[-6] == 0.0
+
+
+def many_groups(x, w):
+    # Four independent groups (each a reduction with its own consumers, separated by
+    # matmuls, which stay library calls), so cinn_lower has four kernels to build.
+    a = oar.exp(x - oar.max(x, axis=-1, keepdim=True))
+    a = a / oar.sum(a, axis=-1, keepdim=True)
+    b = oar.matmul(a, w)
+    b = b * oar.rsqrt(oar.mean(b * b, axis=-1, keepdim=True) + 1e-6)
+    c = oar.matmul(b, w)
+    c = oar.tanh(c) - oar.min(c, axis=-1, keepdim=True)
+    d = oar.matmul(c, w)
+    return oar.sqrt(oar.abs(d) + oar.sum(d * 0.5, axis=-1, keepdim=True) ** 2)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_parallel_compilation_equals_serial(threads):
+    rng = np.random.default_rng(7)
+    x = oar.to_tensor(rng.standard_normal((6, 40)).astype("float32"))
+    w = oar.to_tensor((rng.standard_normal((40, 40)) * 0.2).astype("float32"))
+    old = oar.get_flags(["FLAGS_cinn_compile_thread_num"])
+    oar.set_flags({"FLAGS_cinn_compile_thread_num": threads})
+    try:
+        static = oar.jit.to_static(many_groups, backend="CINN")
+        got = static(x, w).numpy()
+    finally:
+        oar.set_flags(old)
+    text = str(static.concrete_programs[-1].executed_program)
+    assert text.count("kernel.compiled_kernel") == 4, text
+    s = _C.cinn.cache_stats()
+    assert s["compiles"] == 4 and s["fallbacks"] == 0, s
+    assert s["compile_threads"] == (0 if threads == 1 else min(threads, 4)), s
+    np.testing.assert_allclose(got, many_groups(x, w).numpy(), rtol=1e-5, atol=1e-5)
+    # The same program again: every group from the memory cache, nothing built.
+    _C.cinn.reset_cache_stats()
+    oar.jit.to_static(many_groups, backend="CINN")(x, w)
+    s = _C.cinn.cache_stats()
+    assert s["compiles"] == 0 and s["memory_hits"] == 4, s
+
+
+def test_parallel_compilation_from_the_disk_cache_and_a_failing_group(capfd):
+    x = oar.randn([5, 24])
+    w = oar.randn([24, 24]) * 0.2
+    oar.set_flags({"FLAGS_cinn_compile_thread_num": 3})
+    try:
+        oar.jit.to_static(many_groups, backend="CINN")(x, w)
+        _C.cinn.forget_memory_cache()
+        _C.cinn.reset_cache_stats()
+        got = oar.jit.to_static(many_groups, backend="CINN")(x, w).numpy()
+        s = _C.cinn.cache_stats()
+        assert s["disk_hits"] == 4 and s["compiles"] == 0, s
+        np.testing.assert_allclose(got, many_groups(x, w).numpy(), rtol=1e-5, atol=1e-5)
+        oar.set_flags({"FLAGS_cinn_test_fail_compile": True})
+        _C.cinn.reset_cache_stats()
+        static = oar.jit.to_static(many_groups, backend="CINN")
+        got = static(x, w).numpy()
+        assert "compiled_kernel" not in str(static.concrete_programs[-1].executed_program)
+        assert _C.cinn.cache_stats()["fallbacks"] == 4
+        np.testing.assert_allclose(got, many_groups(x, w).numpy(), rtol=1e-5, atol=1e-5)
+    finally:
+        oar.set_flags({"FLAGS_cinn_compile_thread_num": -1, "FLAGS_cinn_test_fail_compile": False})
