@@ -8,6 +8,9 @@ one run (bench/common.py). Rows:
                 F.softmax, F.gelu after the add) vs composed
   adam_*        an Adam step written as ops (new p, m, v from p, g, m, v) fused vs Oar's
                 multi-tensor Adam kernel (_C._adam_update, in place) vs composed
+  block_*       a Transformer encoder block (d=256, 4 heads, ff 1024, L=128, b=8, GELU,
+                no dropout) forward + backward under to_static with and without CINN,
+                and the first call of each (trace, passes, compile)
   copy_gbs      one-thread copy bandwidth (x.clone()) that the fused rows compare with
   compile_*_ms  cold compile per group (LLVM) and the load from the disk cache
 
@@ -34,6 +37,8 @@ METRICS = [
     ("gelu_bias_fused_ms", "ms", "low"), ("gelu_bias_kernel_ms", "ms", "low"),
     ("gelu_bias_composed_ms", "ms", "low"),
     ("adam_fused_ms", "ms", "low"), ("adam_kernel_ms", "ms", "low"), ("adam_composed_ms", "ms", "low"),
+    ("block_cinn_ms", "ms", "low"), ("block_static_ms", "ms", "low"),
+    ("block_first_call_cinn_s", "s", "low"), ("block_first_call_static_s", "s", "low"),
     ("copy_gbs", "GB/s", "high"), ("rmsnorm_fused_gbs", "GB/s", "high"),
     ("compile_cold_ms", "ms", "low"), ("compile_disk_ms", "ms", "low"),
 ]
@@ -144,6 +149,26 @@ def oar_cases(oar):
                 "adam_kernel_ms": common.bench(lambda: _C._adam_update(
                     [kp], [g], [km1], [km2], [1e-3], [0.0], 0.9, 0.999, 1e-8, False, 10)) * 1e3}
 
+    def block():
+        from oar import _C
+        _C.cinn.forget_memory_cache()
+        xb = oar.to_tensor(rng.standard_normal((8, 128, 256)).astype("float32"))
+        out = {}
+        for mode in ("static", "cinn"):
+            oar.seed(0)
+            net = oar.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu")
+            fn = oar.jit.to_static(net, backend="CINN" if mode == "cinn" else None)
+
+            def step():
+                fn(xb).mean().backward()
+                net.clear_gradients()
+
+            t0 = time.perf_counter()
+            step()
+            out[f"block_first_call_{mode}_s"] = time.perf_counter() - t0
+            out[f"block_{mode}_ms"] = common.bench(step) * 1e3
+        return out
+
     def compile_times():
         # Cold: a fresh cache folder per group; disk: the same groups in a child process.
         from oar import _C
@@ -166,7 +191,7 @@ def oar_cases(oar):
         return out
 
     cases = {n: row(n) for n in ms}
-    cases.update({"hand": hand, "copy": copy, "adam": adam, "compile": compile_times})
+    cases.update({"hand": hand, "copy": copy, "adam": adam, "block": block, "compile": compile_times})
     return cases
 
 
