@@ -86,7 +86,9 @@ TEST_P(CinnRuntime, FusedGroupsEqualTheUnfusedProgram) {
   reset_cache_stats();
   auto low = run_pipeline_lowering_copy(*fused, "cinn");
   const std::string s = low->str();
-  EXPECT_EQ(count(s, "kernel.compiled_kernel"), 3) << s;  // rms_norm, softmax, gelu+bias+max
+  // rms_norm, softmax and gelu+bias+max all read x over [?, 37]: horizontal fusion makes
+  // them one kernel (one pass over x; max and both sums in the first sweep).
+  EXPECT_EQ(count(s, "kernel.compiled_kernel"), 1) << s;
   EXPECT_EQ(count(s, "kernel.phi_kernel"), 0) << s;
   EXPECT_EQ(cache_stats().fallbacks, 0);
   Executor want(*ref_low), got(*low);
@@ -135,7 +137,7 @@ TEST(CinnRuntimeErrors, AGroupThatFailsToCompileRunsUnfused) {
   auto low = run_pipeline_lowering_copy(*p, "cinn");
   FLAGS_cinn_test_fail_compile = false;
   EXPECT_EQ(low->str().find("compiled_kernel"), std::string::npos);
-  EXPECT_EQ(cache_stats().fallbacks, 3);
+  EXPECT_EQ(cache_stats().fallbacks, 1);  // the one (horizontally fused) group
   Executor ex(*low);
   std::vector<Tensor> out = ex.run({random({2, 37}, DataType::FLOAT32, 1), random({37}, DataType::FLOAT32, 2)});
   EXPECT_EQ(out.size(), 4u);

@@ -185,3 +185,28 @@ def test_parallel_compilation_from_the_disk_cache_and_a_failing_group(capfd):
         np.testing.assert_allclose(got, many_groups(x, w).numpy(), rtol=1e-5, atol=1e-5)
     finally:
         oar.set_flags({"FLAGS_cinn_compile_thread_num": -1, "FLAGS_cinn_test_fail_compile": False})
+
+
+def two_groups(x, y):
+    # Independent of each other, both over x's loop space: horizontal fusion makes them
+    # one kernel (one pass over x); y's group shares no input and stays its own.
+    a = oar.sum(oar.exp(x), axis=-1, keepdim=True)
+    b = oar.max(x * x, axis=-1, keepdim=True)
+    c = oar.tanh(y) * 2.0
+    return a, b, c
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float64", 1e-12)])
+def test_horizontal_fusion_of_groups_sharing_an_input(dtype, tol):
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((7, 45)).astype(dtype)
+    yn = rng.standard_normal((7, 45)).astype(dtype)
+    static = oar.jit.to_static(two_groups, backend="CINN")
+    a, b, c = (t.numpy() for t in static(oar.to_tensor(xn), oar.to_tensor(yn)))
+    text = str(static.concrete_programs[-1].executed_program)
+    assert text.count("kernel.compiled_kernel") == 2, text
+    assert _C.cinn.cache_stats()["kernels"] == 2
+    x, y = xn.astype("float64"), yn.astype("float64")
+    np.testing.assert_allclose(a, np.exp(x).sum(-1, keepdims=True), rtol=tol, atol=tol)
+    np.testing.assert_allclose(b, (x * x).max(-1, keepdims=True), rtol=tol, atol=tol)
+    np.testing.assert_allclose(c, np.tanh(y) * 2.0, rtol=tol, atol=tol)
