@@ -4,7 +4,57 @@
 // would force a second sweep.
 #include "cinn/schedule/loop_ir.h"
 
+#include <utility>
+#include <vector>
+
+
 namespace oar::cinn {
+namespace {
+
+// The rewrites change nodes in place to read nodes appended after them; the loop IR's
+// invariant (loop_ir.h: nodes in dependency order, operands before their users) is
+// restored by a stable topological renumbering: each node after its operands, otherwise
+// in its old order.
+void restore_dependency_order(LoopKernel& k) {
+  const int n = static_cast<int>(k.nodes.size());
+  std::vector<int> order, state(n, 0);  // 0 new, 1 on the stack, 2 placed
+  std::vector<std::pair<int, int>> stack;  // node, next operand to visit (0: a, 1: b, 2: done)
+  for (int root = 0; root < n; ++root) {
+    if (state[root]) continue;
+    stack.push_back({root, 0});
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const Node& x = k.nodes[id];
+      const int opnd = next == 0 ? x.a : next == 1 ? x.b : -2;
+      if (opnd == -2) {
+        state[id] = 2;
+        order.push_back(id);
+        stack.pop_back();
+        continue;
+      }
+      ++next;
+      if (opnd >= 0 && state[opnd] == 0) {
+        state[opnd] = 1;
+        stack.push_back({opnd, 0});
+      }
+    }
+  }
+  std::vector<int> where(n);
+  for (int i = 0; i < n; ++i) where[order[i]] = i;
+  std::vector<Node> nodes;
+  nodes.reserve(n);
+  for (int id : order) {
+    Node x = k.nodes[id];
+    if (x.a >= 0) x.a = where[x.a];
+    if (x.b >= 0) x.b = where[x.b];
+    nodes.push_back(std::move(x));
+  }
+  k.nodes = std::move(nodes);
+  for (int& o : k.outputs) o = where[o];
+}
+
+}  // namespace
 
 int one_pass_variance(LoopKernel& k) {
   int rewrites = 0;
@@ -64,6 +114,7 @@ int one_pass_variance(LoopKernel& k) {
     mn.cls = VClass::kRow;
     ++rewrites;
   }
+  if (rewrites) restore_dependency_order(k);
   return rewrites;
 }
 

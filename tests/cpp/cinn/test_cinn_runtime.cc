@@ -185,7 +185,8 @@ out n6/drop n11)");
 
 // Note [Reduction sweeps]: LayerNorm's variance (a sum over x - mean(x)) becomes sums
 // the code generator takes in one sweep with the mean (IR in, IR out): the shifted
-// one-pass form around the row's first element; the old mean's sum stays, dead.
+// one-pass form around the row's first element, renumbered into dependency order; the
+// old mean's sum (n1) and d*d (n8) stay, dead (the code generator skips them).
 TEST(CinnLoopIr, OnePassVariance) {
   auto p = parse_program(IrContext::global(), R"IR(
 module {
@@ -209,24 +210,24 @@ module {
   EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,8] ref=0
 n0:full = in0
 n1:row = reduce_sum(n0)
-n2:row = add(n18, n9)
+n2:row = first(n0)
 n3:full = sub(n0, n2)
-n4:full = mul(n3, n3)
-n5:row = max(n16, n17)
-n6:row = divc(n5)
-n7:row = rsqrt(n6)
-n8:full = mul(n3, n7)
-n9:row = first(n0)
-n10:full = sub(n0, n9)
-n11:row = reduce_sum(n10)
-n12:full = mul(n10, n10)
-n13:row = reduce_sum(n12)
-n14:row = mul(n11, n11)
-n15:row = divc(n14)
-n16:row = sub(n13, n15)
-n17:scalar = const 0x0p+0
-n18:row = divc(n11)
-out n8)");
+n4:row = reduce_sum(n3)
+n5:row = divc(n4)
+n6:row = add(n5, n2)
+n7:full = sub(n0, n6)
+n8:full = mul(n7, n7)
+n9:full = mul(n3, n3)
+n10:row = reduce_sum(n9)
+n11:row = mul(n4, n4)
+n12:row = divc(n11)
+n13:row = sub(n10, n12)
+n14:scalar = const 0x0p+0
+n15:row = max(n13, n14)
+n16:row = divc(n15)
+n17:row = rsqrt(n16)
+n18:full = mul(n7, n17)
+out n18)");
   // No other shape matches: a variance around a mean of another value stays two sweeps.
   auto q = parse_program(IrContext::global(), R"IR(
 module {
