@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace oar::cinn {
 namespace {
 
@@ -17,7 +16,7 @@ namespace {
 // in its old order.
 void restore_dependency_order(LoopKernel& k) {
   const int n = static_cast<int>(k.nodes.size());
-  std::vector<int> order, state(n, 0);  // 0 new, 1 on the stack, 2 placed
+  std::vector<int> order, state(n, 0);     // 0 new, 1 on the stack, 2 placed
   std::vector<std::pair<int, int>> stack;  // node, next operand to visit (0: a, 1: b, 2: done)
   for (int root = 0; root < n; ++root) {
     if (state[root]) continue;
