@@ -142,6 +142,32 @@ TEST(CinnShape, FusionNeedsTheSameSymbolNotJustTwoDynamicDims) {
   EXPECT_GT(same.find("\"pd_op.multiply\""), same.find("\"cinn.fusion\"")) << same;
 }
 
+// Horizontal fusion (cinn branch) compares loop spaces the same way: two groups that
+// share the weight w merge only when their rows are the same symbol. x [S0, 8] and
+// y [S1, 8] are both "[?, 8]" to the types, but nothing says S0 == S1: two kernels
+// (merged, one kernel would need equal rows at run time).
+TEST(CinnShape, HorizontalFusionNeedsTheSameSymbol) {
+  auto program = [](const char* second) {
+    return std::string(R"IR(module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<?x8xf32>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<8xf32>)
+  %a = "pd_op.multiply"(%x, %w) : (tensor<?x8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>)
+  %sa = "pd_op.sum"(%a) {axis = #shape[-1], dtype = #dtype<undefined>, keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %b = "pd_op.multiply"()IR") +
+           second + R"IR(, %w) : (tensor<?x8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>)
+  %sb = "pd_op.max"(%b) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  "builtin.output"(%sa) {name = "sa"} : (tensor<?x1xf32>) -> ()
+  "builtin.output"(%sb) {name = "sb"} : (tensor<?x1xf32>) -> ()
+}
+)IR";
+  };
+  const std::string apart = run("cinn_fuse", program("%y"));
+  EXPECT_EQ(count(apart, "\"cinn.fusion\""), 2) << apart;
+  const std::string merged = run("cinn_fuse", program("%x"));  // both over x's [S0, 8]
+  EXPECT_EQ(count(merged, "\"cinn.fusion\""), 1) << merged;
+}
+
 TEST(CinnShape, TheShapeStageWritesEachGroupsSignature) {
   const std::string out = run("cinn_fuse,cinn_shape", R"IR(
 module {

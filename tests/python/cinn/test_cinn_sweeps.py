@@ -2,11 +2,18 @@
 reductions of a group in one pass over the row, LayerNorm's variance in one pass with
 its mean (the shifted form), unrolled accumulators, and the inlined float32 exp; each
 fused group against a float64 NumPy reference on random inputs."""
+import os
+import re
+import sys
+
 import numpy as np
 import pytest
 
 import oar
 from oar import _C
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuda_check  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 
@@ -20,6 +27,7 @@ def cache_dir(tmp_path):
     yield
     oar.set_flags(old)
     _C.cinn.forget_memory_cache()
+    cuda_check.check_new_kernels()  # the CUDA C of this test's groups compiles with NVRTC
 
 
 def compiled(static, cols=2):
@@ -210,3 +218,34 @@ def test_horizontal_fusion_of_groups_sharing_an_input(dtype, tol):
     np.testing.assert_allclose(a, np.exp(x).sum(-1, keepdims=True), rtol=tol, atol=tol)
     np.testing.assert_allclose(b, (x * x).max(-1, keepdims=True), rtol=tol, atol=tol)
     np.testing.assert_allclose(c, np.tanh(y) * 2.0, rtol=tol, atol=tol)
+
+
+def norm(x):
+    mu = oar.mean(x, axis=-1, keepdim=True)
+    d = x - mu
+    var = oar.mean(d * d, axis=-1, keepdim=True)
+    return d * oar.rsqrt(var + 1e-5)
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-11)])
+def test_one_pass_variance_over_dynamic_columns(dtype, tol):
+    # With the column count dynamic, mean stays whole (sum / C at run time), and the
+    # variance takes the shifted one-pass form with unary `first` (the row's element at
+    # column 0; 0 for an empty row); the CUDA C of the kernel (the fixture compiles it)
+    # holds the same form.
+    from oar.static import InputSpec
+
+    static = oar.jit.to_static(norm, input_spec=[InputSpec([None, None], dtype)], backend="CINN")
+    rng = np.random.default_rng(1)
+    for shape, offset in [((5, 37), 1e3), ((3, 1000), 0.0), ((4, 1), 2.0), ((0, 6), 0.0), ((2, 0), 0.0)]:
+        xn = (rng.standard_normal(shape) + offset).astype(dtype)
+        got = static(oar.to_tensor(xn)).numpy()
+        x = xn.astype("float64")
+        d = x - x.mean(-1, keepdims=True) if shape[-1] else x
+        ref = d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) if shape[-1] else x
+        scale = 50.0 if offset and dtype == "float32" else 1.0
+        np.testing.assert_allclose(got, ref, rtol=tol * scale, atol=tol * scale, err_msg=str(shape))
+    names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(static.concrete_programs[-1].executed_program)))
+    made = [k for k in _C.cinn.cuda_kernels() if k["name"] in names]
+    assert len(made) == 1 and "first(n" in made[0]["loop_kernel"], made
+    assert "if (cols > 0) {" in made[0]["source"] and "dead (reduce_sum)" in made[0]["source"]

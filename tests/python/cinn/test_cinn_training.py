@@ -2,11 +2,17 @@
 without it and eager (issue 15): the forward and backward programs go through the fusion
 compiler (layer_norm, softmax, gelu decomposed and fused where the forward holds them,
 the backward's primitives fused), Adam updates the parameters in between."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import oar
 from oar import _C
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuda_check  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 
@@ -20,6 +26,7 @@ def cache_dir(tmp_path):
     yield
     oar.set_flags(old)
     _C.cinn.forget_memory_cache()
+    cuda_check.check_new_kernels()  # the CUDA C of this test's groups compiles with NVRTC
 
 
 D, HEADS, FF, L, B = 32, 4, 64, 12, 3
