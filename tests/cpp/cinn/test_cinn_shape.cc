@@ -270,5 +270,41 @@ module {
   FLAGS_enable_cinn_compile_cache = true;
 }
 
+// The same check on kernels compiled on compile threads (the cinn branch's parallel
+// compilation): the signature and the assumptions travel with each prepared group.
+TEST(CinnShape, KernelsCompiledOnThreadsKeepTheSymbolChecks) {
+  if (!compiled_with_cinn()) GTEST_SKIP() << "built without LLVM 19";
+  FLAGS_enable_cinn_compile_cache = false;
+  const int threads = FLAGS_cinn_compile_thread_num;
+  FLAGS_cinn_compile_thread_num = 2;
+  forget_memory_cache();  // both groups compiled here, not found from earlier tests
+  reset_cache_stats();
+  auto p = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<?x8xf32>)
+  %z = "builtin.input"() {name = "z"} : () -> (tensor<?x5xf32>)
+  %a = "pd_op.multiply"(%x, %y) : (tensor<?x8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %b = "pd_op.sum"(%a) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %e = "pd_op.exp"(%z) : (tensor<?x5xf32>) -> (tensor<?x5xf32>)
+  %m = "pd_op.max"(%e) {axis = #shape[-1], keepdim = true} : (tensor<?x5xf32>) -> (tensor<?x1xf32>)
+  "builtin.output"(%b) {name = "b"} : (tensor<?x1xf32>) -> ()
+  "builtin.output"(%m) {name = "m"} : (tensor<?x1xf32>) -> ()
+}
+)IR");
+  auto low = run_pipeline_lowering_copy(*p, "cinn");
+  EXPECT_EQ(count(low->str(), "kernel.compiled_kernel"), 2) << low->str();
+  EXPECT_EQ(cache_stats().compile_threads, 2);
+  Executor ex(*low);
+  EXPECT_EQ(ex.run({random({4, 8}, 1), random({4, 8}, 2), random({3, 5}, 3)})[1].dims(), Dims({3, 1}));
+  expect_error(
+      [&] {
+    ex.run({random({1, 8}, 1), random({4, 8}, 2), random({3, 5}, 3)});
+      },
+      "symbolic dim S0 is 1 in input 0 (shape [1, 8]) but 4 in input 1 (shape [4, 8])");
+  FLAGS_cinn_compile_thread_num = threads;
+  FLAGS_enable_cinn_compile_cache = true;
+}
+
 }  // namespace
 }  // namespace oar::cinn
