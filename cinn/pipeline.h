@@ -19,6 +19,7 @@ DECLARE_string(cinn_cache_dir);
 DECLARE_bool(enable_cinn_compile_cache);
 DECLARE_bool(cinn_test_fail_compile);
 DECLARE_bool(enable_cinn_accuracy_check);
+DECLARE_int32(cinn_compile_thread_num);
 
 namespace oar::pir {
 class Pass;

@@ -3,12 +3,20 @@
 //   - elementwise nodes are inlined where used (one local per node per loop body);
 //   - row-level nodes (class row/scalar) are computed once per row, as soon as their
 //     operands are known ("sweep"), and read by the column loops;
-//   - each reduction is one loop over the row's columns with its operand inlined, then a
-//     combine across the threads of the row; a transcendental reduction operand that is
-//     also computed by a full output (softmax's exp(x - max)) is stored in that output's
-//     buffer and read back (each thread reads back the columns it wrote: no barrier);
+//   - only the nodes the outputs read are emitted (a rewrite such as one_pass_variance
+//     leaves dead ones; a comment names them);
+//   - reduction sweeps: every reduction whose operand is computable now joins one loop
+//     over the row's columns (one accumulator per reduction per thread, the operands
+//     inlined with one shared memo), then a combine across the threads of the row per
+//     reduction; the next sweep takes the reductions that read the previous ones'
+//     results. A transcendental reduction operand that is also computed by a full output
+//     (softmax's exp(x - max)) is stored in that output's buffer and read back (each
+//     thread reads back the columns it wrote: no barrier);
+//   - unary `first` (the one-pass variance's shift) is its operand at column 0 of the
+//     row, 0 for an empty row;
 //   - a division by a row-level value is a reciprocal per row and a multiply;
-//   - float32 erf is Abramowitz & Stegun 7.1.26 with one exp, as the CPU kernel;
+//   - float32 exp is the CPU's inlined Cephes polynomial (exp_f32 there, its FMAs as
+//     fmaf), and erf Abramowitz & Stegun 7.1.26 with that exp, as the CPU kernel;
 //   - no FMA contraction (--fmad=false): a*b+c rounds twice, as LLVM's IR without
 //     fast-math flags; IEEE division and square root (NVRTC's defaults).
 // What differs: the order of a reduction's additions (per-thread strided partials and a
@@ -16,6 +24,7 @@
 // functions' last ulp (CUDA's libdevice vs SLEEF).
 #include "cinn/codegen/cuda_codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -40,6 +49,7 @@ class CudaEmitter {
   }
 
   std::string emit(const std::string& name) {
+    mark_live();
     prelude();
     plan_output_caches();
     std::ostringstream sig;
@@ -49,6 +59,10 @@ class CudaEmitter {
     for (size_t o = 0; o < k_.outputs.size(); ++o) sig << ", " << mt_ << "* __restrict__ out" << o;
     sig << ") {";
     os_ << "// schedule: " << s_.name() << ", block " << s_.block << "\n";
+    for (size_t n = 0; n < k_.nodes.size(); ++n)
+      if (!live_[n])
+        os_ << "// n" << n << " dead (" << (k_.nodes[n].kind == Node::kReduce ? "reduce_" : "") << k_.nodes[n].op
+            << "): no output reads it\n";
     line(sig.str());
     ++ind_;
     if (s_.strategy == GpuSchedule::kElementwise)
@@ -118,8 +132,39 @@ class CudaEmitter {
           << "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
           << "  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n}\n";
     if (!f64_) {
-      bool erf = false;
-      for (const Node& n : k_.nodes) erf |= n.kind == Node::kUnary && n.op == "erf";
+      bool erf = false, exp = false;
+      for (size_t i = 0; i < k_.nodes.size(); ++i) {
+        const Node& n = k_.nodes[i];
+        if (!live_[i] || n.kind != Node::kUnary) continue;
+        erf |= n.op == "erf";
+        exp |= n.op == "exp" || n.op == "erf" || n.op == "sigmoid";
+      }
+      if (exp) {
+        os_ << "// float32 exp as the CPU kernel computes it (llvm_codegen.cc, exp_f32): n = rint(x log2 e),\n"
+            << "// Cephes' degree-6 polynomial of r = x - n ln2, times 2^n (in two steps outside [-126, 127]).\n"
+            << "__device__ __forceinline__ float oar_pow2(int e) { return __int_as_float((e + 127) << 23); }\n"
+            << "__device__ __forceinline__ float oar_exp(float x) {\n"
+            << "  const float hi = " << lit(88.72283935546875) << ", lo = " << lit(-103.972076416015625) << ";\n"
+            << "  const float xc = fmaxf(fminf(x, hi), lo);\n"
+            << "  const float n = rintf(xc * " << lit(1.44269504088896341) << ");\n"
+            << "  float r = fmaf(n, " << lit(-0.693359375) << ", xc);\n"
+            << "  r = fmaf(n, " << lit(2.12194440e-4) << ", r);\n"
+            << "  float p = " << lit(1.9875691500e-4) << ";\n";
+        for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
+          os_ << "  p = fmaf(p, r, " << lit(c) << ");\n";
+        os_ << "  p = fmaf(p * r, r, r + 1.0f);\n"
+            << "  const int ni = (int)n;\n"
+            << "  float y;\n"
+            << "  if (ni < -126 || ni > 127) {\n"
+            << "    const int a = ni >> 1;\n"
+            << "    y = (p * oar_pow2(a)) * oar_pow2(ni - a);\n"
+            << "  } else {\n"
+            << "    y = p * oar_pow2(ni);\n"
+            << "  }\n"
+            << "  y = x < lo ? 0.0f : y;\n"
+            << "  y = hi < x ? " << lit(INFINITY) << " : y;\n"
+            << "  return x != x ? x : y;\n}\n";
+      }
       if (erf)
         os_ << "// erf as the CPU kernel computes it: Abramowitz & Stegun 7.1.26 (abs. error <= 1.5e-7).\n"
             << "__device__ __forceinline__ float oar_erf(float z) {\n"
@@ -130,12 +175,36 @@ class CudaEmitter {
             << "  p = p * t + " << lit(1.421413741) << ";\n"
             << "  p = p * t + " << lit(-0.284496736) << ";\n"
             << "  p = p * t + " << lit(0.254829592) << ";\n"
-            << "  const float q = (p * t) * expf(-(a * a));\n"
+            << "  const float q = (p * t) * oar_exp(-(a * a));\n"
             << "  return copysignf(1.0f - q, z);\n}\n";
     }
   }
 
   bool row_level(const Node& n) const { return n.cls == VClass::kRow || n.cls == VClass::kScalar; }
+
+  // The nodes the outputs read, as the LLVM emitter's mark_live.
+  void mark_live() {
+    live_.assign(k_.nodes.size(), false);
+    std::vector<int> stack(k_.outputs.begin(), k_.outputs.end());
+    while (!stack.empty()) {
+      const int n = stack.back();
+      stack.pop_back();
+      if (live_[n]) continue;
+      live_[n] = true;
+      if (k_.nodes[n].a >= 0) stack.push_back(k_.nodes[n].a);
+      if (k_.nodes[n].b >= 0) stack.push_back(k_.nodes[n].b);
+    }
+  }
+
+  // Whether node `n` can be evaluated now: every reduction it reads (not crossing into
+  // another reduction's operand) has been computed for this row (the LLVM emitter's ready).
+  bool ready(int n) const {
+    if (!row_[n].empty()) return true;
+    const Node& x = k_.nodes[n];
+    if (x.kind == Node::kReduce) return false;
+    if (x.kind == Node::kInput || x.kind == Node::kConst) return true;
+    return (x.a < 0 || ready(x.a)) && (x.b < 0 || ready(x.b));
+  }
 
   // The same output-cache plan as the LLVM emitter (plan_output_caches there).
   bool costly(int n) const {
@@ -155,8 +224,10 @@ class CudaEmitter {
   void plan_output_caches() {
     if (bf16_) return;  // a bf16 buffer would round the cached value: recompute in float32
     std::unordered_set<int> used;
-    for (const Node& n : k_.nodes) {
-      if (n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) || cache_out_.count(n.a))
+    for (size_t i = 0; i < k_.nodes.size(); ++i) {
+      const Node& n = k_.nodes[i];
+      if (!live_[i] || n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) ||
+          cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
@@ -197,11 +268,18 @@ class CudaEmitter {
     line("const long long off = row * cols;");
     row_.assign(k_.nodes.size(), "");
     sweep();
-    for (size_t n = 0; n < k_.nodes.size(); ++n) {
-      if (k_.nodes[n].kind != Node::kReduce) continue;
-      reduce(static_cast<int>(n), block);
+    for (;;) {
+      std::vector<int> batch;
+      for (size_t n = 0; n < k_.nodes.size(); ++n)
+        if (k_.nodes[n].kind == Node::kReduce && live_[n] && row_[n].empty() && ready(k_.nodes[n].a))
+          batch.push_back(static_cast<int>(n));
+      if (batch.empty()) break;
+      reduce(batch, block);
       sweep();
     }
+    for (size_t n = 0; n < k_.nodes.size(); ++n)
+      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || !live_[n] || !row_[n].empty(), Internal,
+                  "cinn cuda codegen: reduction n", n, " never became computable");
     bool full = false;
     for (int o : k_.outputs) full |= k_.nodes[o].cls == VClass::kFull;
     store_outputs("lane == 0", "");
@@ -219,8 +297,11 @@ class CudaEmitter {
   // Row outputs (when `row_guard`) and, in the elementwise body, full outputs at `col`.
   void store_outputs(const std::string& row_guard, const std::string& col) {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.nodes[k_.outputs[o]].cls != VClass::kFull)
-        line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(row_[k_.outputs[o]]) + ";");
+      if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) {
+        std::unordered_map<int, std::string> memo;
+        const std::string v = eval(k_.outputs[o], "", memo);
+        line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(v) + ";");
+      }
     if (!col.empty()) store_full(col);
   }
   void store_full(const std::string& col) {
@@ -235,35 +316,70 @@ class CudaEmitter {
   void sweep() {
     for (size_t n = 0; n < k_.nodes.size(); ++n) {
       const Node& x = k_.nodes[n];
-      if (!row_[n].empty() || !row_level(x) || x.kind == Node::kReduce) continue;
-      if ((x.a >= 0 && row_[x.a].empty()) || (x.b >= 0 && row_[x.b].empty())) continue;
+      if (!row_[n].empty() || !live_[n] || !row_level(x) || x.kind == Node::kReduce || !ready(static_cast<int>(n)))
+        continue;
       std::unordered_map<int, std::string> memo;
       row_[n] = eval_node(static_cast<int>(n), "", memo);
     }
   }
 
-  void reduce(int id, bool block) {
-    const Node& n = k_.nodes[id];
-    const double ident = n.op == "sum" ? 0.0 : n.op == "max" ? -INFINITY : INFINITY;
-    const char* op = n.op == "sum" ? "OarSum()" : n.op == "max" ? "OarMax()" : "OarMin()";
-    const std::string acc = "acc" + std::to_string(id);
-    const bool store = cache_out_.count(n.a) && !cache_ready_.count(n.a);
-    line(t_ + " " + acc + " = " + lit(ident) + ";");
+  // One sweep over the row for the reductions `ids` (Note [Reduction sweeps]): one
+  // strided loop, an accumulator per reduction, then each combined across the threads.
+  void reduce(const std::vector<int>& ids, bool block) {
+    auto ident = [&](int id) {
+      const std::string& op = k_.nodes[id].op;
+      return op == "sum" ? 0.0 : op == "max" ? -INFINITY : INFINITY;
+    };
+    auto combiner = [&](int id) {
+      const std::string& op = k_.nodes[id].op;
+      return op == "sum" ? "OarSum()" : op == "max" ? "OarMax()" : "OarMin()";
+    };
+    std::vector<int> stores;  // cached operands this sweep writes
+    for (int id : ids) {
+      const int a = k_.nodes[id].a;
+      if (cache_out_.count(a) && !cache_ready_.count(a) && std::find(stores.begin(), stores.end(), a) == stores.end())
+        stores.push_back(a);
+    }
+    for (int id : ids) line(t_ + " acc" + std::to_string(id) + " = " + lit(ident(id)) + ";");
     line("for (long long c = lane; c < cols; c += group) {");
     ++ind_;
-    std::unordered_map<int, std::string> memo;
-    const std::string v = eval(n.a, "c", memo);
-    if (store) line("out" + std::to_string(cache_out_.at(n.a)) + "[off + c] = " + st(v) + ";");
-    line(acc + " = " + op + "(" + acc + ", " + v + ");");
+    std::unordered_map<int, std::string> memo;  // a shared operand is computed once
+    std::unordered_set<int> stored;
+    for (int id : ids) {
+      const int a = k_.nodes[id].a;
+      const std::string v = eval(a, "c", memo);
+      if (std::find(stores.begin(), stores.end(), a) != stores.end() && stored.insert(a).second)
+        line("out" + std::to_string(cache_out_.at(a)) + "[off + c] = " + st(v) + ";");
+      const std::string acc = "acc" + std::to_string(id);
+      line(acc + " = " + combiner(id) + "(" + acc + ", " + v + ");");
+    }
     --ind_;
     line("}");
-    const std::string r = "r" + std::to_string(id);
-    if (block)
-      line("const " + t_ + " " + r + " = oar_block_reduce(" + acc + ", " + op + ", " + lit(ident) + ", smem);");
-    else
-      line("const " + t_ + " " + r + " = oar_warp_reduce(" + acc + ", " + op + ");");
-    if (store) cache_ready_.insert(n.a);
-    row_[id] = r;
+    for (int id : ids) {
+      const std::string acc = "acc" + std::to_string(id), r = "r" + std::to_string(id);
+      if (block)
+        line("const " + t_ + " " + r + " = oar_block_reduce(" + acc + ", " + combiner(id) + ", " + lit(ident(id)) +
+             ", smem);");
+      else
+        line("const " + t_ + " " + r + " = oar_warp_reduce(" + acc + ", " + combiner(id) + ");");
+      row_[id] = r;
+    }
+    for (int a : stores) cache_ready_.insert(a);
+  }
+
+  // The value of full node `a` at the row's column 0, 0 when the row is empty (unary
+  // `first`: the shift of the one-pass variance, loop_ir.h).
+  std::string first_of(int a) {
+    const std::string v = "s" + fresh();
+    line(t_ + " " + v + " = " + lit(0.0) + ";");
+    line("if (cols > 0) {");
+    ++ind_;
+    std::unordered_map<int, std::string> memo;
+    const std::string x = eval(a, "0LL", memo);
+    line(v + " = " + x + ";");
+    --ind_;
+    line("}");
+    return v;
   }
 
   // Node `n` at column `col` ("" at row level): the name of a local holding it.
@@ -295,7 +411,7 @@ class CudaEmitter {
       case Node::kReduce:
         OAR_THROW(Internal, "cinn cuda codegen: reduction used before it is computed");
       case Node::kUnary:
-        e = unary(n.op, eval(n.a, col, memo));
+        e = n.op == "first" ? first_of(n.a) : unary(n.op, eval(n.a, col, memo));
         break;
       case Node::kBinary:
         if (n.op == "div" && !col.empty() && !row_[n.b].empty()) {
@@ -333,13 +449,14 @@ class CudaEmitter {
     if (op == "id") return x;
     if (op == "erf" && !f64_) return "oar_erf(" + x + ")";
     if (op == "neg") return "-" + x;
+    if (op == "exp" && !f64_) return "oar_exp(" + x + ")";
     if (op == "exp" || op == "log" || op == "tanh" || op == "erf" || op == "sqrt")
       return fn(op.c_str()) + "(" + x + ")";
     if (op == "rsqrt") return one() + " / " + fn("sqrt") + "(" + x + ")";
     if (op == "reciprocal") return one() + " / " + x;
     if (op == "abs") return fn("fabs") + "(" + x + ")";
     if (op == "relu") return fn("fmax") + "(" + x + ", " + lit(0.0) + ")";
-    if (op == "sigmoid") return one() + " / (" + one() + " + " + fn("exp") + "(-" + x + "))";
+    if (op == "sigmoid") return one() + " / (" + one() + " + " + unary("exp", "-" + x) + ")";
     if (op == "divc") return x + " / (" + t_ + ")cols";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown unary op ", op);
   }
@@ -363,6 +480,7 @@ class CudaEmitter {
   std::ostringstream os_;
   int ind_ = 0;
   int tmp_ = 0;
+  std::vector<bool> live_;                  // nodes the outputs read
   std::vector<std::string> row_;            // node -> its row-level local ("" until computed)
   std::unordered_map<int, int> cache_out_;  // node -> the output whose buffer holds it
   std::unordered_set<int> cache_ready_;

@@ -1,14 +1,16 @@
 // Note [Compile cache] (docs/notes/cinn.md). Key: the group's loop kernel text (its
 // canonical form: ops, classes, constants, static and dynamic dims), the dtype, the
-// codegen target (CPU, vector width, LLVM version) and kCompilerVersion. Memory: key ->
-// kernel. Disk: <dir>/<fnv64(key)>.o holding a header (magic, the key, the object's
-// length and FNV-64) and the object; written to a temporary file and renamed (atomic);
-// an entry whose header or checksum does not match is counted corrupt and rebuilt; an
-// unwritable folder logs one warning and the cache stays in memory.
+// group's symbolic signature (sym_shapes, Note [Symbolic shapes]), the codegen target
+// (CPU, vector width, LLVM version) and kCompilerVersion. Memory: key -> kernel. Disk:
+// <dir>/<fnv64(key)>.o holding a header (magic, the key, the object's length and FNV-64)
+// and the object; written to a temporary file and renamed (atomic); an entry whose
+// header or checksum does not match is counted corrupt and rebuilt; an unwritable folder
+// logs one warning and the cache stays in memory.
 #include "cinn/runtime/runtime.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -43,7 +45,7 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
-constexpr const char* kCompilerVersion = "oar-cinn-1";
+constexpr const char* kCompilerVersion = "oar-cinn-3";
 constexpr const char* kMagic = "OARCINN1";
 
 struct Compiled {
@@ -272,69 +274,108 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::string cache_dir() { return resolve_dir(); }
 
-std::string compile_group(const pir::Operation* fusion) {
+PreparedGroup prepare_group(const pir::Operation* fusion) {
   OAR_ENFORCE(!FLAGS_cinn_test_fail_compile, PreconditionNotMet,
               "cinn: compilation failed (FLAGS_cinn_test_fail_compile)");
-  LoopKernel k = lower_fusion(fusion);
+  PreparedGroup g;
+  g.kernel = lower_fusion(fusion);
   const std::string target = codegen_target();
   OAR_ENFORCE(!target.empty(), Unimplemented, "cinn: Oar was built without LLVM 19 (OAR_WITH_CINN=OFF)");
   // The group's symbolic signature (the cinn_shape stage; symbols renamed canonically):
   // groups whose dims are proven equal share a kernel whatever the sizes.
   const pir::Attribute sig_attr = fusion->attr("sym_shapes"), assumed_attr = fusion->attr("sym_assumed");
-  const std::string sig = sig_attr ? sig_attr.as_string() : "";
-  const std::string key = k.text() + "\nsym " + sig + "\n" + target + "\n" + kCompilerVersion;
-  const std::string name = "cinn_" + hex(fnv64(key));
+  g.sym_shapes = sig_attr ? sig_attr.as_string() : "";
+  g.sym_assumed = assumed_attr ? assumed_attr.as_string() : "";
+  g.key = g.kernel.text() + "\nsym " + g.sym_shapes + "\n" + target + "\n" + kCompilerVersion;
+  g.name = "cinn_" + hex(fnv64(g.key));
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (auto it = s.by_key.find(key); it != s.by_key.end()) {
-    ++s.stats.memory_hits;
-    return g_slots[it->second].name;
-  }
-  OAR_ENFORCE(s.used < kSlots, ResourceExhausted, "cinn: more than ", kSlots, " distinct fused kernels");
+  g.in_memory = s.by_key.count(g.key) > 0;
+  return g;
+}
+
+// The object of a prepared group: from the disk cache, else compiled by LLVM (and written
+// to the cache). Runs on compile threads: the state's lock is held only for the counters.
+void build_object(PreparedGroup& g) {
+  if (g.in_memory || !g.object.empty()) return;
+  State& s = state();
   const std::string dir = resolve_dir();
-  const std::string path = dir.empty() ? "" : dir + "/" + hex(fnv64(key)) + ".o";
-  std::string obj;
-  KernelFn fn = nullptr;
+  const std::string path = dir.empty() ? "" : dir + "/" + hex(fnv64(g.key)) + ".o";
   if (!path.empty()) {
     auto t0 = std::chrono::steady_clock::now();
     bool corrupt = false;
-    obj = read_entry(path, key, &corrupt);
+    g.object = read_entry(path, g.key, &corrupt);
     if (corrupt) {
+      std::lock_guard<std::mutex> lock(s.mu);
       ++s.stats.corrupt;
       std::fprintf(stderr, "oar: warning: cinn: the compile cache entry %s is corrupt; rebuilding it\n", path.c_str());
     }
-    if (!obj.empty()) {
-      fn = load_object(obj, name);
-      ++s.stats.disk_hits;
-      s.stats.load_seconds += seconds_since(t0);
+    if (!g.object.empty()) {
+      g.from_disk = true;
+      g.seconds = seconds_since(t0);
+      return;
     }
   }
-  if (!fn) {
-    auto t0 = std::chrono::steady_clock::now();
-    obj = compile_object(k, name);
-    fn = load_object(obj, name);
+  auto t0 = std::chrono::steady_clock::now();
+  g.object = compile_object(g.kernel, g.name);
+  g.seconds = seconds_since(t0);
+  if (path.empty()) return;
+  const bool wrote = write_entry(dir, path, g.key, g.object);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (wrote) {
+    ++s.stats.disk_writes;
+  } else if (!s.warned_dir) {
+    s.warned_dir = true;
+    std::fprintf(stderr, "oar: warning: cinn: cannot write the compile cache in %s; caching in memory only\n",
+                 dir.c_str());
+  }
+}
+
+std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
+  State& s = state();
+  std::unique_lock<std::mutex> lock(s.mu);
+  if (auto it = s.by_key.find(g.key); it != s.by_key.end()) {
+    ++s.stats.memory_hits;
+    return g_slots[it->second].name;
+  }
+  if (g.object.empty()) {  // in memory when prepared and forgotten since, or a duplicate: build it now
+    lock.unlock();
+    g.in_memory = false;
+    build_object(g);
+    lock.lock();
+  }
+  OAR_ENFORCE(s.used < kSlots, ResourceExhausted, "cinn: more than ", kSlots, " distinct fused kernels");
+  auto t0 = std::chrono::steady_clock::now();
+  KernelFn fn = load_object(g.object, g.name);
+  if (g.from_disk) {
+    ++s.stats.disk_hits;
+    s.stats.load_seconds += g.seconds + seconds_since(t0);
+  } else {
     ++s.stats.compiles;
-    s.stats.compile_seconds += seconds_since(t0);
-    if (!path.empty()) {
-      if (write_entry(dir, path, key, obj)) {
-        ++s.stats.disk_writes;
-      } else if (!s.warned_dir) {
-        s.warned_dir = true;
-        std::fprintf(stderr, "oar: warning: cinn: cannot write the compile cache in %s; caching in memory only\n",
-                     dir.c_str());
-      }
-    }
+    s.stats.compile_seconds += g.seconds + seconds_since(t0);
   }
   const size_t slot = s.used++;
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
-  g_slots[slot] = Compiled{std::move(k), fn, name, std::move(unfused), nullptr, std::move(ops)};
-  g_slots[slot].sym_inputs = parse_signature(sig);
-  g_slots[slot].sym_assumed = assumed_attr ? assumed_attr.as_string() : "";
-  dispatch::register_kernel_step(name, {kSteps[slot]});
-  s.by_key[key] = slot;
+  g_slots[slot] = Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, std::move(ops)};
+  g_slots[slot].sym_inputs = parse_signature(g.sym_shapes);
+  g_slots[slot].sym_assumed = g.sym_assumed;
+  dispatch::register_kernel_step(g.name, {kSteps[slot]});
+  s.by_key[g.key] = slot;
   ++s.stats.kernels;
-  return name;
+  return g.name;
+}
+
+std::string compile_group(const pir::Operation* fusion) {
+  PreparedGroup g = prepare_group(fusion);
+  build_object(g);
+  return install_group(fusion, g);
+}
+
+void note_parallel_compile(int threads) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.stats.compile_threads = std::max<int64_t>(s.stats.compile_threads, threads);
 }
 
 // FLAGS_enable_cinn_accuracy_check: the group's unfused ops on the same inputs, compared

@@ -304,6 +304,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
     }
     node_of[op->result(0).impl()] = r;
   }
+  one_pass_variance(k);
   return k;
 }
 

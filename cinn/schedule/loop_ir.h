@@ -85,3 +85,13 @@ bool fits_space(const pir::Operation* op, const std::vector<int64_t>& space);
 LoopKernel lower_fusion(const pir::Operation* fusion);
 
 }  // namespace oar::cinn
+
+namespace oar::cinn {
+/// The one-pass variance (Note [Reduction sweeps] in docs/notes/cinn.md): rewrites every
+/// `sum((X - sum(X)/C)^2)` (LayerNorm's and var's two dependent reductions) into
+/// reductions the code generator computes in one sweep over the row, with the row's
+/// first element K as the shift (unary `first`): Y = X - K,
+///   sum((X - mean)^2) = max(sum(Y*Y) - sum(Y)^2 / C, 0),   mean = sum(Y) / C + K.
+/// Returns the number of rewrites. lower_fusion calls it.
+int one_pass_variance(LoopKernel& k);
+}  // namespace oar::cinn

@@ -1,7 +1,8 @@
 // The CUDA C generator (cinn/codegen/cuda_codegen.h): the groups of small programs
 // (RMSNorm, softmax, LayerNorm, GELU + bias, an Adam update, a no-keepdim reduction,
 // a short-row reduction) lowered, emitted as CUDA C and compiled by NVRTC to PTX and an
-// sm_90 CUBIN (float32, float64, bfloat16); the source's structure (signature, schedule, reduction strategy) checked.
+// sm_90 CUBIN (float32, float64, bfloat16); the source's structure (signature, schedule,
+// reduction strategy, sweeps, the one-pass variance) checked.
 // No GPU: nothing is launched. Compile times go to the log (the issue's targets: PTX
 // ~17 ms, CUBIN ~31 ms per kernel).
 #include <algorithm>
@@ -109,9 +110,11 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
   std::vector<LoopKernel> adam = groups(typed(kAdam, GetParam()));
   ASSERT_EQ(adam.size(), 1u);
   ks.push_back(adam[0]);
-  // RMSNorm, softmax, LayerNorm, GELU+bias+max (two outputs), the short softmax, Adam.
+  // RMSNorm, softmax, LayerNorm and GELU+bias+max read the same x [?, 1000]: one kernel
+  // (horizontal fusion, Note [Fusion legality]), its reductions in two sweeps; then the
+  // short softmax and Adam.
   const std::string p = GetParam();
-  ASSERT_EQ(ks.size(), p == "bf16" ? 5u : 6u);
+  ASSERT_EQ(ks.size(), 3u);
   const std::string t = p == "f32" ? "float" : p == "f64" ? "double" : "unsigned short";  // bf16: its bits
   std::vector<double> ptx_ms, cubin_ms;
   int warp = 0, block = 0, elementwise = 0;
@@ -127,8 +130,8 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
     for (size_t j = 0; j < k.inputs.size(); ++j) sig += ", const " + t + "* __restrict__ in" + std::to_string(j);
     for (size_t j = 0; j < k.outputs.size(); ++j) sig += ", " + t + "* __restrict__ out" + std::to_string(j);
     EXPECT_NE(src.find(sig + ") {"), std::string::npos) << sig;
-    int reductions = 0;
-    for (const Node& n : k.nodes) reductions += n.kind == Node::kReduce;
+    // Live reductions (the emitter skips and names the dead nodes a rewrite leaves).
+    const int reductions = count(k.text(), "= reduce_") - count(src, "dead (reduce_");
     switch (s.strategy) {
       case GpuSchedule::kElementwise:
         ++elementwise;
@@ -149,6 +152,10 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
                   std::string::npos);
         EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
         EXPECT_NE(src.find("for (long long row = blockIdx.x; row < rows; row += gridDim.x)"), std::string::npos);
+        // Sweep 1: the sums of x*x and x, the maxes of x and of GELU; sweep 2: the sum of
+        // exp(x - max) and LayerNorm's variance (bf16: no LayerNorm); then the stores.
+        EXPECT_EQ(reductions, p == "bf16" ? 4 : 6);
+        EXPECT_EQ(count(src, "c < cols; c += group) {"), 3);
         break;
     }
     if (!compiled_with_nvrtc()) continue;
@@ -161,7 +168,7 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
     ptx_ms.push_back(ptx.seconds * 1e3);
     cubin_ms.push_back(cubin.seconds * 1e3);
   }
-  EXPECT_EQ(block, p == "bf16" ? 3 : 4);  // the [?, 1000] groups (dynamic rows, 1000 columns)
+  EXPECT_EQ(block, 1);  // the [?, 1000] group (dynamic rows, 1000 columns)
   EXPECT_EQ(warp, 1);   // the [7, 64] softmax
   EXPECT_EQ(elementwise, 1);
   if (compiled_with_nvrtc()) EXPECT_EQ(compile_cuda(ks[0], "cinn_test_0").substr(1, 3), "ELF");
@@ -174,6 +181,35 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CinnCuda, ::testing::Values("f32", "f64", "bf16"));
+
+// A variance over dynamic columns: one_pass_variance (reduce_plan.cc) rewrites it into
+// sum(Y) and sum(Y*Y), Y = x - first(x), and leaves sum(x) dead. The CUDA C computes both
+// sums in one sweep, reads column 0 under `cols > 0`, and skips the dead node.
+const char* kVariance = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x?xT>)
+  %m = "pd_op.mean"(%x) {axis = #shape[-1], keepdim = true} : (tensor<?x?xT>) -> (tensor<?x1xT>)
+  %d = "pd_op.subtract"(%x, %m) : (tensor<?x?xT>, tensor<?x1xT>) -> (tensor<?x?xT>)
+  %q = "pd_op.multiply"(%d, %d) : (tensor<?x?xT>, tensor<?x?xT>) -> (tensor<?x?xT>)
+  %v = "pd_op.mean"(%q) {axis = #shape[-1], keepdim = true} : (tensor<?x?xT>) -> (tensor<?x1xT>)
+  "builtin.output"(%d) {name = "d"} : (tensor<?x?xT>) -> ()
+  "builtin.output"(%v) {name = "v"} : (tensor<?x1xT>) -> ()
+}
+)IR";
+
+TEST_P(CinnCuda, OnePassVarianceIsOneSweepWithFirstAndNoDeadNodes) {
+  std::vector<LoopKernel> ks = groups(typed(kVariance, GetParam()));
+  ASSERT_EQ(ks.size(), 1u);
+  const LoopKernel& k = ks[0];
+  ASSERT_NE(k.text().find("first(n"), std::string::npos) << k.text();
+  const std::string src = cuda_source(k, "cinn_var");
+  SCOPED_TRACE(k.text() + "\n" + src);
+  EXPECT_EQ(count(src, "dead (reduce_sum)"), 1);        // the rewritten mean's sum(x)
+  EXPECT_EQ(count(src, "= oar_block_reduce("), 2);      // sum(Y), sum(Y*Y)
+  EXPECT_EQ(count(src, "c < cols; c += group) {"), 2);  // one sweep, then the stores
+  EXPECT_NE(src.find("if (cols > 0) {"), std::string::npos);
+  if (compiled_with_nvrtc()) EXPECT_EQ(compile_cuda(k, "cinn_var").substr(1, 3), "ELF");
+}
 
 TEST(CinnCudaNvrtc, BadSourceRaisesWithTheCompilerLog) {
   if (!compiled_with_nvrtc()) GTEST_SKIP() << "built without NVRTC";

@@ -142,6 +142,32 @@ TEST(CinnShape, FusionNeedsTheSameSymbolNotJustTwoDynamicDims) {
   EXPECT_GT(same.find("\"pd_op.multiply\""), same.find("\"cinn.fusion\"")) << same;
 }
 
+// Horizontal fusion (cinn branch) compares loop spaces the same way: two groups that
+// share the weight w merge only when their rows are the same symbol. x [S0, 8] and
+// y [S1, 8] are both "[?, 8]" to the types, but nothing says S0 == S1: two kernels
+// (merged, one kernel would need equal rows at run time).
+TEST(CinnShape, HorizontalFusionNeedsTheSameSymbol) {
+  auto program = [](const char* second) {
+    return std::string(R"IR(module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<?x8xf32>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<8xf32>)
+  %a = "pd_op.multiply"(%x, %w) : (tensor<?x8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>)
+  %sa = "pd_op.sum"(%a) {axis = #shape[-1], dtype = #dtype<undefined>, keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %b = "pd_op.multiply"()IR") +
+           second + R"IR(, %w) : (tensor<?x8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>)
+  %sb = "pd_op.max"(%b) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  "builtin.output"(%sa) {name = "sa"} : (tensor<?x1xf32>) -> ()
+  "builtin.output"(%sb) {name = "sb"} : (tensor<?x1xf32>) -> ()
+}
+)IR";
+  };
+  const std::string apart = run("cinn_fuse", program("%y"));
+  EXPECT_EQ(count(apart, "\"cinn.fusion\""), 2) << apart;
+  const std::string merged = run("cinn_fuse", program("%x"));  // both over x's [S0, 8]
+  EXPECT_EQ(count(merged, "\"cinn.fusion\""), 1) << merged;
+}
+
 TEST(CinnShape, TheShapeStageWritesEachGroupsSignature) {
   const std::string out = run("cinn_fuse,cinn_shape", R"IR(
 module {
@@ -241,6 +267,42 @@ module {
       },
       "symbolic dim S0 is 1 in input 0 (shape [1, 8]) but 4 in input 1 (shape [4, 8]); assumed: S1 == S0 "
       "(pd_op.multiply)");
+  FLAGS_enable_cinn_compile_cache = true;
+}
+
+// The same check on kernels compiled on compile threads (the cinn branch's parallel
+// compilation): the signature and the assumptions travel with each prepared group.
+TEST(CinnShape, KernelsCompiledOnThreadsKeepTheSymbolChecks) {
+  if (!compiled_with_cinn()) GTEST_SKIP() << "built without LLVM 19";
+  FLAGS_enable_cinn_compile_cache = false;
+  const int threads = FLAGS_cinn_compile_thread_num;
+  FLAGS_cinn_compile_thread_num = 2;
+  forget_memory_cache();  // both groups compiled here, not found from earlier tests
+  reset_cache_stats();
+  auto p = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x8xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<?x8xf32>)
+  %z = "builtin.input"() {name = "z"} : () -> (tensor<?x5xf32>)
+  %a = "pd_op.multiply"(%x, %y) : (tensor<?x8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>)
+  %b = "pd_op.sum"(%a) {axis = #shape[-1], keepdim = true} : (tensor<?x8xf32>) -> (tensor<?x1xf32>)
+  %e = "pd_op.exp"(%z) : (tensor<?x5xf32>) -> (tensor<?x5xf32>)
+  %m = "pd_op.max"(%e) {axis = #shape[-1], keepdim = true} : (tensor<?x5xf32>) -> (tensor<?x1xf32>)
+  "builtin.output"(%b) {name = "b"} : (tensor<?x1xf32>) -> ()
+  "builtin.output"(%m) {name = "m"} : (tensor<?x1xf32>) -> ()
+}
+)IR");
+  auto low = run_pipeline_lowering_copy(*p, "cinn");
+  EXPECT_EQ(count(low->str(), "kernel.compiled_kernel"), 2) << low->str();
+  EXPECT_EQ(cache_stats().compile_threads, 2);
+  Executor ex(*low);
+  EXPECT_EQ(ex.run({random({4, 8}, 1), random({4, 8}, 2), random({3, 5}, 3)})[1].dims(), Dims({3, 1}));
+  expect_error(
+      [&] {
+    ex.run({random({1, 8}, 1), random({4, 8}, 2), random({3, 5}, 3)});
+      },
+      "symbolic dim S0 is 1 in input 0 (shape [1, 8]) but 4 in input 1 (shape [4, 8])");
+  FLAGS_cinn_compile_thread_num = threads;
   FLAGS_enable_cinn_compile_cache = true;
 }
 
