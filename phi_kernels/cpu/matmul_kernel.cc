@@ -52,14 +52,13 @@ MatOperand as_matrix(const DenseTensor& x, bool transpose) {
   return m;
 }
 
-// True when the rows of all of x's matrices (stored untransposed, leading dimension ld) lie
-// ld apart across the batch too, so that x reads as one [batch * rows, cols] matrix.
-bool rows_fold(const DenseTensor& x, int64_t ld) {
-  const int r = x.rank();
-  int64_t expect = x.dims()[r - 2] * ld;
-  for (int i = r - 3; i >= 0; --i) {
-    if (x.dims()[i] != 1 && x.strides()[i] != expect) return false;
-    expect *= x.dims()[i];
+// True when the matrices of t (stored untransposed as `rows` rows, leading dimension ld) lie
+// rows * ld apart across the batch too, so that t reads as one [batch * rows, cols] matrix.
+bool rows_fold(const DenseTensor& t, int64_t rows, int64_t ld) {
+  int64_t expect = rows * ld;
+  for (int i = t.rank() - 3; i >= 0; --i) {
+    if (t.dims()[i] != 1 && t.strides()[i] != expect) return false;
+    expect *= t.dims()[i];
   }
   return true;
 }
@@ -141,7 +140,7 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
   const int64_t sc = M * N;
   // y without batch dims (a Linear layer's weight) and x's batch of matrices one uniform
   // stack of rows: the whole product is one GEMM of nb * M rows, not nb small ones.
-  if (nb > 1 && y.rank() == 2 && !a.trans && rows_fold(x, a.ld)) {
+  if (nb > 1 && y.rank() == 2 && !a.trans && rows_fold(a.t, M, a.ld)) {
     gemm<T>(false, b.trans, nb * M, N, K, A, a.ld, B, b.ld, o, N);
     return;
   }

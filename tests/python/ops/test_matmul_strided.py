@@ -71,3 +71,22 @@ def test_gradients_through_transposed_views():
     gk = np.matmul(np.swapaxes(cot, -1, -2), qn).transpose(0, 2, 1, 3)
     np.testing.assert_allclose(qt.grad.numpy(), gq, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(kt.grad.numpy(), gk, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_times_weight_is_one_gemm_only_for_uniform_rows(dtype):
+    """A batch-less weight folds the batch into the rows only when the rows of op(x) lie
+    evenly across the batch; the other layouts take one product per matrix."""
+    base = RNG.standard_normal((2, 4, 4)).astype(dtype)
+    w = RNG.standard_normal((4, 5)).astype(dtype)
+    w3 = RNG.standard_normal((3, 5)).astype(dtype)
+    _check(_t(base)[:, :, :3], _t(w3), base[:, :, :3], w3, dtype=dtype)          # rows 4 apart, batch 16: folds
+    xt = _t(base).transpose([0, 2, 1])[:, :, :3]                                  # [2, 4, 3], strides (16, 1, 4)
+    xn = base.transpose(0, 2, 1)[:, :, :3]
+    _check(xt, _t(w3), xn, w3, dtype=dtype)                                        # column-major: no fold
+    # transpose_x: op(x) has 3 rows 4 apart and the batch 16 apart (not 12): no fold
+    _check(xt, _t(w), xn, w, tx=True, dtype=dtype)
+    x2 = _t(base).transpose([0, 2, 1])                                             # op(x) rows 4 apart, batch 16
+    _check(x2, _t(w), base.transpose(0, 2, 1), w, tx=True, dtype=dtype)
+    wt = np.ascontiguousarray(w.T)
+    _check(_t(base), _t(wt), base, wt, ty=True, dtype=dtype)                        # the weight transposed
