@@ -82,19 +82,12 @@ class Flatten(Layer):
 
 
 class Dropout(Layer):
-    """F.dropout as a layer; the argument order is Paddle 3.3's (p, inplace, axis, mode)."""
-
-    def __init__(self, p=0.5, inplace=False, axis=None, mode="upscale_in_train", name=None):
+    def __init__(self, p=0.5, axis=None, mode="upscale_in_train", name=None):
         super().__init__()
-        self.p, self.inplace, self.axis, self.mode, self.name = p, inplace, axis, mode, name
+        self.p, self.axis, self.mode = p, axis, mode
 
     def forward(self, x):
-        out = F.dropout(x, self.p, self.axis, self.training, self.mode)
-        return x.copy_(out) if self.inplace and out is not x else out
-
-    def extra_repr(self):
-        name = f", name={self.name}" if self.name else ""
-        return f"p={self.p}, axis={self.axis}, mode={self.mode}{name}, inplace={self.inplace}"
+        return F.dropout(x, self.p, self.axis, self.training, self.mode)
 
 
 class CrossEntropyLoss(Layer):
