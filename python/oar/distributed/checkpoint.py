@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _C
 from ..framework_io import load as _load_file
+from ..framework_io import _write_atomic
 from ..framework_io import save as _save_file
 
 __all__ = ["save_state_dict", "load_state_dict"]
@@ -154,24 +155,8 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0, un
                                                 "offset": [int(o) for o in offset.split(",") if o != ""]})
         meta = json.dumps({"format": "oar.distcp.v1", "unique_id": uid, "tensors": tensors,
                            "values": values}, sort_keys=True, indent=1).encode()
-        _write_atomic(os.path.join(path, f"{uid}.metadata"), meta)
+        _write_atomic(os.path.join(path, f"{uid}.metadata"), [meta])
     _barrier(group, world)  # the checkpoint is committed on every rank when this returns
-
-
-def _write_atomic(target, data):
-    import tempfile
-    directory = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _is_ints(v):

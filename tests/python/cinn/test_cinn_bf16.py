@@ -12,7 +12,7 @@ import oar
 from oar import _C
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cuda_check  # noqa: E402
+import cinn_env  # noqa: E402
 from test_cinn import MODELS  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
@@ -20,14 +20,10 @@ pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built w
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path):
-    old = oar.get_flags(["FLAGS_cinn_cache_dir", "FLAGS_enable_cinn_accuracy_check"])
-    oar.set_flags({"FLAGS_cinn_cache_dir": str(tmp_path / "cinn")})
-    _C.cinn.forget_memory_cache()
-    _C.cinn.reset_cache_stats()
-    yield
-    oar.set_flags(old)
-    _C.cinn.forget_memory_cache()
-    cuda_check.check_new_kernels()
+    with cinn_env.isolated_cache(tmp_path, ["FLAGS_enable_cinn_accuracy_check"]) as d:
+        yield d
+
+
 
 
 def bf16(a):

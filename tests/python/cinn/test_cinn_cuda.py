@@ -13,6 +13,7 @@ import oar
 from oar import _C
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cinn_env  # noqa: E402
 import cuda_check  # noqa: E402
 from test_cinn import MODELS  # noqa: E402
 
@@ -22,12 +23,10 @@ needs_nvrtc = pytest.mark.skipif(not _C.cinn.compiled_with_nvrtc(), reason="buil
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path):
-    old = oar.get_flags(["FLAGS_cinn_cache_dir"])
-    oar.set_flags({"FLAGS_cinn_cache_dir": str(tmp_path / "cinn")})
-    _C.cinn.forget_memory_cache()
-    yield
-    oar.set_flags(old)
-    _C.cinn.forget_memory_cache()
+    with cinn_env.isolated_cache(tmp_path, nvrtc=False) as d:
+        yield d
+
+
 
 
 def adam(p, g, m, v):

@@ -14,7 +14,7 @@ from oar import _C
 from oar.static import InputSpec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cuda_check  # noqa: E402
+import cinn_env  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -48,14 +48,10 @@ def saved(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path):
-    old = oar.get_flags(["FLAGS_cinn_cache_dir"])
-    oar.set_flags({"FLAGS_cinn_cache_dir": str(tmp_path / "cinn")})
-    _C.cinn.forget_memory_cache()
-    _C.cinn.reset_cache_stats()
-    yield
-    oar.set_flags(old)
-    _C.cinn.forget_memory_cache()
-    cuda_check.check_new_kernels()  # the CUDA C of this test's groups compiles with NVRTC
+    with cinn_env.isolated_cache(tmp_path) as d:
+        yield d
+
+
 
 
 def predict(path, x, cinn):
