@@ -87,7 +87,7 @@ def _pieces_to_write(t, rank, coordinator):
         placements = t.placements
     if rank not in mesh.process_ids:
         return []
-    coord = [int(c[0]) for c in np.nonzero(mesh.mesh == rank)]
+    coord = mesh._coord(rank)
     if any(not p.is_shard() and c != 0 for p, c in zip(placements, coord)):
         return []  # a replica of a piece that coordinate 0 writes
     from .auto_parallel.placement_type import _encode_all
@@ -211,7 +211,7 @@ def _target_region(t, rank):
     from .auto_parallel.placement_type import _encode_all
     local_shape, offset = _C.dist.local_shard(list(t._global_shape), mesh.shape, mesh.process_ids,
                                               _encode_all(placements, "load_state_dict"), rank)
-    coord = [int(c[0]) for c in np.nonzero(mesh.mesh == rank)]
+    coord = mesh._coord(rank)
     identity = None
     for p, c in zip(placements, coord):
         if p.is_partial() and c != 0:  # the value lives at coordinate 0; the rest reduce to nothing

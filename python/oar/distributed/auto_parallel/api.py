@@ -7,7 +7,6 @@ process is rank 0; under one, every rank cuts its own shard from the global valu
 (no communication). reshard moves data between layouts over the process groups (Note [Reshard]);
 ops on dist tensors run through the dist dispatch layer (Note [Dist layer]); shard_layer and
 shard_optimizer lay a model and its optimizer over a mesh."""
-import numpy as np
 
 from ... import _C
 from ..._C import Tensor
@@ -60,7 +59,7 @@ def _local_piece(t, mesh, placements, encoded, rank):
     piece = t
     if shape:
         piece = t[tuple(slice(o, o + n) for o, n in zip(offset, local_shape))].clone()
-    coord = [int(c[0]) for c in np.nonzero(mesh.mesh == rank)]
+    coord = mesh._coord(rank)
     for axis, p in enumerate(placements):
         if p.is_partial() and coord[axis] != 0:
             if p.reduce_type() == 0:  # kRedSum: zeros add nothing

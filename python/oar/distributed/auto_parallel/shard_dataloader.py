@@ -62,8 +62,7 @@ class ShardDataloader:
         if self.batch_size is None or self.batch_size % degree:
             raise ValueError(f"{op}: the batch size {self.batch_size} must be a multiple of the "
                              f"{mesh.dim_names[axis]!r} axis size {degree}")
-        import numpy as np
-        coord = [int(c[0]) for c in np.nonzero(mesh.mesh == rank)] if rank in mesh.process_ids else [0] * mesh.ndim
+        coord = mesh._coord(rank) if rank in mesh.process_ids else [0] * mesh.ndim
         sampler = DistributedBatchSampler(dataloader.dataset, self.batch_size // degree, num_replicas=degree,
                                           rank=coord[axis], shuffle=getattr(dataloader.batch_sampler, "shuffle", False),
                                           drop_last=getattr(dataloader.batch_sampler, "drop_last", False))
