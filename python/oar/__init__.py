@@ -55,10 +55,15 @@ from ._creation import (  # noqa: E402,F401
 # use (oar._lazy); a name an op module defines keeps the op's version.
 from . import _lazy  # noqa: E402
 _lazy.install_tensor_methods(Tensor)
-# Namespaces imported on first use too (PEP 562): oar.distribution, oar.fft.
+# Namespaces imported on first use too (PEP 562): oar.distribution, oar.fft, oar.compat
+# (and the torch proxy's switches, Paddle's enable_compat/disable_compat/use_compat_guard).
 __getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
-    ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
-    for ns in ("distribution", "fft")})
+    **{ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
+       for ns in ("distribution", "fft", "compat")},
+    **{name: (lambda fn=fn: getattr(_lazy.importlib.import_module(".compat.proxy", "oar"), fn))
+       for name, fn in (("enable_compat", "enable_torch_proxy"),
+                        ("disable_compat", "disable_torch_proxy"),
+                        ("use_compat_guard", "use_torch_proxy_guard"))}})
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
@@ -92,5 +97,8 @@ __version__ = "0.1.0"
 from . import amp  # noqa: E402,F401  (oar.amp: auto_cast, decorate, GradScaler)
 from . import device, distributed  # noqa: E402,F401  (set_device; single-process get_rank, ParallelEnv)
 from .distributed.parallel import DataParallel  # noqa: E402,F401  (paddle.DataParallel)
+from .nn.functional import conv1d, adaptive_avg_pool1d  # noqa: E402,F401
+from . import _aliases  # noqa: E402  (clamp, div, sub, range, from_numpy, view... as Paddle 3.3)
+_aliases.install(_os.sys.modules[__name__], Tensor)
 from . import _plugins  # noqa: E402,F401  (last: loads device plugins from CUSTOM_DEVICE_ROOT, oar_custom_device/)
 

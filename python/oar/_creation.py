@@ -96,8 +96,19 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
     return _ops.arange(vals[0], vals[1], vals[2], dtype, None)
 
 
-def linspace(start, stop, num, dtype=None, name=None):
-    return _ops.linspace(float(start), float(stop), int(num), _float_dtype(dtype), None)
+def linspace(start, stop, num, dtype=None, name=None, *, out=None, device=None,
+             requires_grad=False):
+    """num evenly spaced values from start to stop (both included); out/device/requires_grad
+    as Paddle 3.3."""
+    vals = [v.item() if isinstance(v, _C.Tensor) else v for v in (start, stop, num)]
+    t = _ops.linspace(float(vals[0]), float(vals[1]), int(vals[2]), _float_dtype(dtype), None)
+    if device is not None:
+        t = t.to(device)
+    if requires_grad:
+        t.stop_gradient = False
+    if out is not None:
+        return assign(t, out)
+    return t
 
 
 def eye(num_rows, num_columns=None, dtype=None, name=None):

@@ -84,3 +84,6 @@ class iinfo:
         d = convert_dtype(d)
         i = _np.iinfo(d.name)
         self.bits, self.max, self.min, self.dtype = i.bits, int(i.max), int(i.min), d.name
+
+    def __repr__(self):
+        return f"paddle.iinfo(min={self.min}, max={self.max}, bits={self.bits}, dtype={self.dtype})"

@@ -13,6 +13,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
     renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq vecdot add_n logspace
     pdist multiplex histogram_bin_edges rand_like randn_like randint_like log_normal
+    log_normal_ polar
 """,
     "._manip_composites": """
     broadcast_shapes t rank is_tensor tolist take
@@ -22,13 +23,15 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     atleast_1d atleast_2d atleast_3d hstack vstack row_stack dstack column_stack
     block_diag cartesian_prod combinations tril_indices triu_indices shard_index
 """,
+    "._scan_composites": "cummax cummin",
+    "._special_composites": "i0 i0e i1 i1e",
 }
 TENSOR_METHODS = {
     "._math_composites": """
     frac deg2rad rad2deg hypot logaddexp signbit copysign heaviside sinc stanh isposinf
     isneginf isreal is_integer is_empty ldexp frexp gcd lcm isin allclose
     isclose equal_all multigammaln trapezoid cumulative_trapezoid tensordot baddbmm
-    renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq
+    renorm vander cdist reduce_as gammaln sgn ge gt le lt ne eq log_normal_
 """,
     "._manip_composites": """
     take
@@ -36,6 +39,9 @@ TENSOR_METHODS = {
     vsplit dsplit diagflat index_fill index_sample masked_scatter select_scatter
     diagonal_scatter scatter_add scatter_reduce msort argwhere
 """,
+    "._scan_composites": "cummax cummin",
+    "._linalg_more": "lu lu_unpack householder_product",
+    "._special_composites": "i0 i0e i1 i1e",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """
     square_error_cost log_loss soft_margin_loss hinge_embedding_loss
@@ -43,7 +49,11 @@ NN_FUNCTIONAL = {"._functional_loss_more": """
     triplet_margin_loss triplet_margin_with_distance_loss poisson_nll_loss
     gaussian_nll_loss sigmoid_focal_loss dice_loss npair_loss label_smooth
     softmax_with_cross_entropy maxout swiglu channel_shuffle sequence_mask dropout1d
-"""}
+""", "._functional_pool_more": """
+    lp_pool1d lp_pool2d max_unpool1d max_unpool2d max_unpool3d
+""", "._functional_misc": """
+    multi_label_margin_loss temporal_shift gather_tree
+""", "._functional_ctc": "ctc_loss"}
 NN_LAYERS = {".layer_more": """
     CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
     MultiMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss PoissonNLLLoss
@@ -51,6 +61,8 @@ NN_LAYERS = {".layer_more": """
     ReflectionPad1D ReplicationPad1D CircularPad1D ConstantPad2D ReflectionPad2D
     ReplicationPad2D CircularPad2D ConstantPad3D ReflectionPad3D ReplicationPad3D
     CircularPad3D ZeroPad1D ZeroPad3D
+""", ".layer_pool_more": """
+    LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss CTCLoss
 """}
 
 

@@ -617,15 +617,36 @@ def log_normal(mean=1.0, std=2.0, shape=None, name=None):
     return oar.exp(oar.normal(mean, std, shape))
 
 
+def polar(abs, angle, name=None):  # noqa: A002  (Paddle's argument name)
+    """The complex tensor abs * (cos(angle) + i sin(angle)) from real float tensors."""
+    for n, v in (("abs", abs), ("angle", angle)):
+        if not isinstance(v, Tensor) or v.dtype.name not in ("float32", "float64"):
+            raise TypeError(f"polar: {n} must be a float32/float64 Tensor, got "
+                            f"{getattr(v, 'dtype', type(v).__name__)}")
+    if abs.dtype != angle.dtype:
+        raise TypeError(f"polar: abs and angle must have one dtype, got {abs.dtype.name} and "
+                        f"{angle.dtype.name}")
+    return oar.complex(abs * oar.cos(angle), abs * oar.sin(angle))
+
+
+def log_normal_(x, mean=1.0, std=2.0, name=None):
+    """Fills x in place with exp(normal(mean, std)) draws (Paddle's Tensor.log_normal_)."""
+    if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
+        raise TypeError(f"log_normal_: x must be a float Tensor, got "
+                        f"{getattr(x, 'dtype', type(x).__name__)}")
+    return x.copy_(oar.exp(oar.normal(mean, std, list(x.shape))).astype(x.dtype))
+
+
+
 _TENSOR_METHODS = ["frac", "deg2rad", "rad2deg", "hypot", "logaddexp", "signbit", "copysign",
                    "heaviside", "sinc", "stanh", "isposinf", "isneginf", "isreal",
                    "is_integer", "is_empty", "ldexp", "frexp", "gcd", "lcm", "isin", "allclose",
                    "isclose", "equal_all", "multigammaln", "trapezoid", "cumulative_trapezoid",
                    "tensordot", "baddbmm", "renorm", "vander", "cdist", "reduce_as",
-                   "gammaln", "sgn", "ge", "gt", "le", "lt", "ne", "eq"]
+                   "gammaln", "sgn", "ge", "gt", "le", "lt", "ne", "eq", "log_normal_"]
 for _name in _TENSOR_METHODS:
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, globals()[_name])
 
 __all__ = _TENSOR_METHODS + ["mm", "negative", "positive", "logit", "dist", "vecdot", "add_n", "logspace", "pdist", "multiplex", "histogram_bin_edges",
-                             "rand_like", "randn_like", "randint_like", "log_normal"]
+                             "rand_like", "randn_like", "randint_like", "log_normal", "polar"]

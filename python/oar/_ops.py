@@ -38,6 +38,22 @@ _names = [n for n in dir(_ops) if not n.startswith("_") and n not in _wrapped an
 globals().update({n: getattr(_ops, n) for n in _names})
 
 
+def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=None):
+    """Insertion indices of values in sorted_sequence's last dim. Both are compared in one
+    dtype (int64 for integers, float64 when either is a float: the kernel reads both as one
+    type); a 1-D sorted_sequence serves values of any shape."""
+    if isinstance(sorted_sequence, _C.Tensor) and isinstance(values, _C.Tensor) and \
+            sorted_sequence.dtype != values.dtype:
+        floating = sorted_sequence.dtype.is_floating_point or values.dtype.is_floating_point
+        common = _C.DataType.float64 if floating else _C.DataType.int64
+        sorted_sequence, values = _ops.cast(sorted_sequence, common), _ops.cast(values, common)
+    if isinstance(sorted_sequence, _C.Tensor) and isinstance(values, _C.Tensor) and \
+            sorted_sequence.ndim == 1 and values.ndim > 1:
+        flat = _ops.searchsorted(sorted_sequence, values.reshape([-1]), out_int32, right)
+        return flat.reshape(list(values.shape))
+    return _ops.searchsorted(sorted_sequence, values, out_int32, right)
+
+
 def pow(x, y, name=None):  # noqa: A001  (Paddle's name)
     """x ** y for a float/int y or a Tensor y."""
     if not isinstance(x, _C.Tensor):

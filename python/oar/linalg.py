@@ -444,7 +444,7 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
     else:
         residuals = _ops.full([0], 0.0, x.dtype)
     sv = s if driver in ("gelsd", "gelss") else _ops.full([0], 0.0, x.dtype)
-    return sol, residuals, rank, sv
+    return sol, residuals, _ops.cast(rank, _C.DataType.int32), sv  # rank: int32, as Paddle
 
 
 def matrix_power(x, n, name=None):
@@ -681,3 +681,14 @@ def cholesky_inverse(x, upper=False, name=None):
 
 
 __all__ += ["vecdot", "cov", "corrcoef", "cholesky_inverse"]
+
+# LU family, matrix_exp, householder_product: compositions loaded on first use (oar._lazy)
+_MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product")
+__all__ += list(_MORE)
+
+
+def __getattr__(name):
+    if name in _MORE:
+        from . import _linalg_more
+        return getattr(_linalg_more, name)
+    raise AttributeError(f"module 'oar.linalg' has no attribute '{name}'")

@@ -339,7 +339,7 @@ LAYER_SIGNATURES = {
     "GroupNorm": "num_groups num_channels epsilon weight_attr bias_attr data_format",
     "InstanceNorm2D": "num_features epsilon momentum weight_attr bias_attr data_format",
     "LocalResponseNorm": "size alpha beta k data_format",
-    "Dropout": "p axis mode",
+    "Dropout": "p inplace axis mode",  # Paddle 3.3.1 put inplace second
     "Embedding": "num_embeddings embedding_dim padding_idx",
     "Linear": "in_features out_features weight_attr bias_attr",
     "Bilinear": "in1_features in2_features out_features weight_attr bias_attr",

@@ -43,8 +43,30 @@ class enable_grad(_GradMode):  # noqa: N801
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801
+    """Sets gradient recording on or off now; as a context manager, the previous mode comes
+    back on exit (paddle.set_grad_enabled / torch.set_grad_enabled)."""
+
     def __init__(self, mode):
         super().__init__(bool(mode))
+        self._prev = _C.is_grad_enabled()
+        _C.set_grad_enabled(self._enabled)
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        mode = self._enabled
+        _C.set_grad_enabled(self._prev)  # as a decorator: the mode applies inside fn only
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = _C.is_grad_enabled()
+            _C.set_grad_enabled(mode)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _C.set_grad_enabled(prev)
+        return wrapper
 
 
 def is_grad_enabled():
@@ -68,3 +90,11 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
 
 
 from .py_layer import LegacyPyLayer, PyLayer, PyLayerContext, once_differentiable  # noqa: E402,F401
+
+
+def __getattr__(name):  # jacobian / hessian load on first use
+    if name in ("jacobian", "hessian", "functional"):
+        import importlib
+        mod = importlib.import_module(".functional", __name__)
+        return mod if name == "functional" else getattr(mod, name)
+    raise AttributeError(f"module 'oar.autograd' has no attribute '{name}'")

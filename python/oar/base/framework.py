@@ -40,3 +40,11 @@ def register_parameter(p):
     """Declares a parameter made in static mode in the current main and startup programs;
     returns the parameter to use (an existing one of the same name: Paddle shares them)."""
     return _static._register_parameter(p) if _static_mode else p
+
+
+def __getattr__(name):
+    # paddle.framework.ParamAttr (resolved on use: nn imports this module)
+    if name == "ParamAttr":
+        from ..nn.layer import ParamAttr
+        return ParamAttr
+    raise AttributeError(f"module 'oar.base.framework' has no attribute '{name}'")

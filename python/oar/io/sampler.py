@@ -62,16 +62,12 @@ class RandomSampler(Sampler):
         if self.generator is not None:
             yield from (int(i) for i in self.generator)
             return
-        if self.replacement:
-            from .._creation import randint
-
-            if n == 0:
-                return
-            with _framework.outside_program():
-                picks = randint(0, n, [self.num_samples]).numpy().tolist()
-            yield from picks
-        else:
-            yield from _randperm(n)
+        # NumPy's global generator, as Paddle's RandomSampler draws (np.random.choice): a
+        # script seeding np.random (or oar.seed, which seeds it too) gets Paddle's order.
+        if n == 0:
+            return
+        yield from np.random.choice(np.arange(n), self.num_samples if self.replacement else n,
+                                    replace=self.replacement).tolist()
 
     def __len__(self):
         return self.num_samples
@@ -118,19 +114,9 @@ class WeightedRandomSampler(Sampler):
         self.weights, self.num_samples, self.replacement = w, int(num_samples), replacement
 
     def __iter__(self):
-        from .._creation import rand
-
+        # NumPy's global generator through np.random.choice, as Paddle's sampler draws.
         p = self.weights / self.weights.sum()
-        if self.replacement:
-            u = rand([self.num_samples], "float64").numpy()
-            cdf = np.cumsum(p)
-            cdf[-1] = 1.0
-            return iter(np.searchsorted(cdf, u, side="right").tolist())
-        # Without replacement: Efraimidis-Spirakis keys u^(1/w), the largest win.
-        u = rand([len(p)], "float64").numpy()
-        with np.errstate(divide="ignore"):
-            keys = np.where(p > 0, np.log(np.maximum(u, 1e-300)) / np.where(p > 0, p, 1), -np.inf)
-        return iter(np.argsort(-keys, kind="stable")[: self.num_samples].tolist())
+        return iter(np.random.choice(len(p), self.num_samples, self.replacement, p).tolist())
 
     def __len__(self):
         return self.num_samples

@@ -25,3 +25,31 @@ def _loss_module():
 # first use (oar._lazy).
 from .. import _lazy  # noqa: E402
 __getattr__ = _lazy.module_getattr("oar.nn", _lazy.NN_LAYERS, {"loss": _loss_module})
+
+
+def _register_layer_submodules():
+    """paddle.nn.layer.<file> (transformer, common, conv, loss...), which model code imports
+    from: each resolves names to oar.nn's own classes (`from paddle.nn.layer.transformer
+    import Transformer`)."""
+    import sys
+    import types
+    from . import layer as _layer_module
+
+    def make(sub):
+        mod = types.ModuleType(f"oar.nn.layer.{sub}")
+
+        def resolve(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return getattr(sys.modules["oar.nn"], name)
+        mod.__getattr__ = resolve
+        return mod
+    _layer_module.__path__ = []  # a package to the import system; its children are below
+    for sub in ("activation", "common", "container", "conv", "distance", "layers", "loss",
+                "norm", "pooling", "rnn", "transformer", "vision"):
+        mod = make(sub)
+        sys.modules[mod.__name__] = mod
+        setattr(_layer_module, sub, mod)
+
+
+_register_layer_submodules()

@@ -500,8 +500,10 @@ def celu(x, alpha=1.0, name=None):
     return _ops.celu(x, float(alpha))
 
 
-def silu(x, name=None):
-    return _ops.silu(x)
+def silu(x, inplace=False, name=None):
+    """x * sigmoid(x); inplace=True also writes the result into x and returns x."""
+    out = _ops.silu(x)
+    return x.copy_(out) if inplace else out
 
 
 def swish(x, name=None):

@@ -120,3 +120,17 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             for g in grads:
                 g.copy_(g * coef)
     return to_tensor(total)
+
+
+def clip_by_norm(x, max_norm, name=None):
+    """x scaled down to L2 norm max_norm when its norm exceeds it: x * max_norm /
+    max(||x||, max_norm)."""
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"clip_by_norm: x must be a Tensor, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"clip_by_norm: x must be a float tensor, got {x.dtype.name}")
+    max_norm = float(max_norm)
+    if not max_norm > 0:
+        raise ValueError(f"clip_by_norm: max_norm must be > 0, got {max_norm}")
+    norm = x.square().sum().sqrt()
+    return x * (max_norm / _C.ops.maximum(norm, _C.ops.full_like(norm, max_norm, norm.dtype, norm.place)))

@@ -8,7 +8,17 @@ relu = _ops.relu
 relu_ = _ops.relu_
 sigmoid = _ops.sigmoid
 tanh = _ops.tanh
-gelu = _ops.gelu
+
+
+def gelu(x, approximate=False, name=None):
+    """x * Phi(x); approximate True or 'tanh' uses the tanh formula, False or 'none' the exact
+    erf one (Paddle 3.3 takes either form)."""
+    if isinstance(approximate, str):
+        if approximate not in ("tanh", "none"):
+            raise ValueError(f"gelu: approximate must be a bool, 'tanh' or 'none', got "
+                             f"'{approximate}'")
+        approximate = approximate == "tanh"
+    return _ops.gelu(x, bool(approximate))
 
 
 def linear(x, weight, bias=None, name=None):

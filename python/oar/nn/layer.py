@@ -388,18 +388,22 @@ class Layer:
     def parameters(self, include_sublayers=True):
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
-    def named_sublayers(self, prefix="", include_self=False, layers_set=None):
+    def named_sublayers(self, prefix="", include_self=False, layers_set=None,
+                        remove_duplicate=True):
+        """(name, layer) of every sublayer, depth first; a layer reached twice is listed once
+        unless remove_duplicate is False."""
         layers_set = set() if layers_set is None else layers_set
-        if include_self and id(self) not in layers_set:
+        if include_self and (id(self) not in layers_set or not remove_duplicate):
             layers_set.add(id(self))
             yield prefix, self
         for name, layer in self._sub_layers.items():
-            if layer is None or id(layer) in layers_set:
+            if layer is None or (remove_duplicate and id(layer) in layers_set):
                 continue
             p = prefix + "." + name if prefix else name
             layers_set.add(id(layer))
             yield p, layer
-            yield from layer.named_sublayers(prefix=p, include_self=False, layers_set=layers_set)
+            yield from layer.named_sublayers(prefix=p, include_self=False, layers_set=layers_set,
+                                             remove_duplicate=remove_duplicate)
 
     def sublayers(self, include_self=False):
         return [layer for _, layer in self.named_sublayers(include_self=include_self)]
@@ -671,6 +675,33 @@ class Sequential(Layer):
     def __iter__(self):
         return iter(self._sub_layers.values())
 
+    def _rebuild(self, items):
+        """Re-registers (name, layer) pairs in order; a None name takes its position."""
+        self._sub_layers.clear()
+        for i, (name, layer) in enumerate(items):
+            self.add_sublayer(str(i) if name is None or name.isdigit() else name, layer)
+
+    def append(self, layer):
+        """Adds layer at the end (named by its position)."""
+        self.add_sublayer(str(len(self._sub_layers)), layer)
+        return self
+
+    def insert(self, index, layer):
+        """Inserts layer before position index; numbered sublayers are renumbered."""
+        items = list(self._sub_layers.items())
+        if not isinstance(index, int) or not -len(items) <= index <= len(items):
+            raise IndexError(f"Sequential.insert: index {index!r} out of range for "
+                             f"{len(items)} layers")
+        items.insert(index, (None, layer))
+        self._rebuild(items)
+        return self
+
+    def extend(self, layers):
+        """Appends every layer of an iterable."""
+        for layer in layers:
+            self.append(layer)
+        return self
+
 
 class LayerList(Layer):
     """A list of sublayers, registered as '0', '1', ..."""
@@ -736,7 +767,10 @@ class LayerDict(Layer):
         return self._sub_layers[key]
 
     def __setitem__(self, key, layer):
-        self.add_sublayer(key, layer)
+        if key in self._sub_layers and isinstance(layer, Layer):
+            self._sub_layers[key] = layer  # replaced where it stands, as in a dict
+        else:
+            self.add_sublayer(key, layer)
 
     def __delitem__(self, key):
         del self._sub_layers[key]
@@ -770,7 +804,7 @@ class LayerDict(Layer):
         for kv in items:
             if not isinstance(kv, (tuple, list)) or len(kv) != 2:
                 raise ValueError("LayerDict.update: expected a dict or (name, layer) pairs")
-            self.add_sublayer(kv[0], kv[1])
+            self[kv[0]] = kv[1]
 
 
 class ParameterList(Layer):

@@ -544,7 +544,7 @@ ELU = _act_layer("ELU", F.elu, [("alpha", 1.0)])
 SELU = _act_layer("SELU", F.selu, [("scale", 1.0507009873554804934193349852946),
                                    ("alpha", 1.6732632423543772848170429916717)])
 CELU = _act_layer("CELU", F.celu, [("alpha", 1.0)])
-Silu = _act_layer("Silu", F.silu)
+Silu = _act_layer("Silu", F.silu, [("inplace", False)])
 Swish = _act_layer("Swish", F.swish)
 Mish = _act_layer("Mish", F.mish)
 Softplus = _act_layer("Softplus", F.softplus, [("beta", 1), ("threshold", 20)])

@@ -82,12 +82,19 @@ class Flatten(Layer):
 
 
 class Dropout(Layer):
-    def __init__(self, p=0.5, axis=None, mode="upscale_in_train", name=None):
+    """F.dropout as a layer; the argument order is Paddle 3.3's (p, inplace, axis, mode)."""
+
+    def __init__(self, p=0.5, inplace=False, axis=None, mode="upscale_in_train", name=None):
         super().__init__()
-        self.p, self.axis, self.mode = p, axis, mode
+        self.p, self.inplace, self.axis, self.mode, self.name = p, inplace, axis, mode, name
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.axis, self.training, self.mode)
+        out = F.dropout(x, self.p, self.axis, self.training, self.mode)
+        return x.copy_(out) if self.inplace and out is not x else out
+
+    def extra_repr(self):
+        name = f", name={self.name}" if self.name else ""
+        return f"p={self.p}, axis={self.axis}, mode={self.mode}{name}, inplace={self.inplace}"
 
 
 class CrossEntropyLoss(Layer):

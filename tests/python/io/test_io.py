@@ -457,3 +457,17 @@ def test_iterable_uneven_workers_and_drop_last():
         b.shape[0] for b in DataLoader(Uneven(), batch_size=2, num_workers=2, drop_last=True)
     ]
     assert all(n == 2 for n in dropped) and sum(dropped) == 2 + 10
+
+
+def test_samplers_draw_from_numpy_as_paddle():
+    # Paddle 3.3's docstring outputs for np.random.seed(2023): RandomSampler and
+    # WeightedRandomSampler draw through np.random.choice.
+    np.random.seed(2023)
+    assert list(RandomSampler(Range(100)))[:8] == [56, 12, 68, 0, 82, 66, 91, 44]
+    np.random.seed(2023)
+    assert list(WeightedRandomSampler([0.1, 0.3, 0.5, 0.7, 0.2], 5, replacement=True)) == \
+        [2, 4, 3, 1, 1]
+    np.random.seed(5)
+    r = list(RandomSampler(Range(7), replacement=True, num_samples=9))
+    np.random.seed(5)
+    assert r == np.random.choice(np.arange(7), 9, replace=True).tolist()

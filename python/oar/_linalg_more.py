@@ -1,0 +1,172 @@
+"""linalg.lu / lu_unpack / lu_solve, matrix_exp and householder_product, composed of
+differentiable ops: LU by partial pivoting, one column per step (min(m, n) steps, a dim of x);
+matrix_exp by scaling and squaring of a degree-18 Taylor polynomial."""
+import math
+
+import numpy as np
+
+from ._C import Tensor
+
+__all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product"]
+_TENSOR_METHODS = ["lu", "lu_unpack", "householder_product"]
+
+
+def _matrix(x, op, arg="x"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {arg} must be a Tensor, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{op}: {arg} must have rank >= 2 ([*, m, n]), got shape {list(x.shape)}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{op}: {arg} must be float32 or float64, got {x.dtype.name}")
+
+
+def lu(x, pivot=True, get_infos=False, name=None):
+    """(LU, pivots[, infos]): x = P L U with L unit lower (below LU's diagonal) and U upper;
+    pivots are LAPACK's 1-based row interchanges (int32); infos[i] > 0 marks a zero pivot."""
+    import oar
+    op = "lu"
+    _matrix(x, op)
+    if not pivot:
+        raise ValueError("lu: pivot=False (LU without pivoting) is only supported on GPUs in "
+                         "Paddle, and not in Oar")
+    *batch, m, n = x.shape
+    a = x.reshape([-1, m, n])
+    b = a.shape[0]
+    rows = oar.arange(m, dtype="int64").reshape([1, m]).expand([b, m])
+    pivots, infos = [], np.zeros(b, np.int32)
+    for k in range(min(m, n)):  # one column per step
+        col = a[:, k:, k].abs()
+        p = (col.argmax(axis=1) + k).astype("int64")  # [b]
+        pivots.append(p + 1)
+        pcol = p.reshape([b, 1])
+        idx = oar.where(rows == k, pcol, oar.where(rows == pcol, oar.full_like(pcol, k), rows))
+        a = oar.take_along_axis(a, idx.unsqueeze(-1).expand([b, m, n]), axis=1)
+        piv = a[:, k, k]
+        zero = piv == 0
+        if bool(zero.any()):
+            infos[(zero.numpy()) & (infos == 0)] = k + 1
+        if k + 1 < m:
+            lower = a[:, k + 1:, k] / oar.where(zero, oar.ones_like(piv), piv).unsqueeze(-1)
+            rest = a[:, k + 1:, k + 1:] - lower.unsqueeze(-1) * a[:, k, k + 1:].unsqueeze(1)
+            below = oar.concat([a[:, k + 1:, :k], lower.unsqueeze(-1), rest], axis=-1)
+            a = oar.concat([a[:, :k + 1], below], axis=1)
+    k = min(m, n)
+    piv_t = (oar.stack(pivots, axis=1) if pivots else oar.zeros([b, 0], "int64")).astype("int32")
+    out = [a.reshape(batch + [m, n]), piv_t.reshape(batch + [k])]
+    if get_infos:
+        out.append(oar.to_tensor(infos.reshape(batch), "int32"))
+    return tuple(out)
+
+
+def _perm_matrix(pivots, m, dtype):
+    """P with x = P L U from LAPACK pivots [*, k] (1-based row interchanges)."""
+    import oar
+    piv = pivots.numpy().astype(np.int64).reshape(-1, pivots.shape[-1])
+    perms = np.tile(np.arange(m), (piv.shape[0], 1))
+    for bi in range(piv.shape[0]):
+        for i, p in enumerate(piv[bi]):  # k interchanges, k a dim of the pivots
+            perms[bi, [i, p - 1]] = perms[bi, [p - 1, i]]
+    eye = np.eye(m)
+    mats = np.stack([eye[perm].T for perm in perms])  # P[perm[i], i] = 1
+    return oar.to_tensor(mats.reshape(list(pivots.shape[:-1]) + [m, m]), dtype)
+
+
+def _check_pivots(pivots, lu_t, op):
+    if not isinstance(pivots, Tensor) or pivots.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"{op}: pivots must be an int32/int64 Tensor, got "
+                        f"{getattr(pivots, 'dtype', type(pivots).__name__)}")
+    m, n = lu_t.shape[-2:]
+    if list(pivots.shape) != list(lu_t.shape[:-2]) + [min(m, n)]:
+        raise ValueError(f"{op}: pivots must have shape {list(lu_t.shape[:-2]) + [min(m, n)]}, "
+                         f"got {list(pivots.shape)}")
+    if pivots.size and (int(pivots.min()) < 1 or int(pivots.max()) > m):
+        raise ValueError(f"{op}: pivots must be 1-based row indices in [1, {m}]")
+
+
+def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
+    """(P, L, U) from lu's (LU, pivots): x = P @ L @ U; P is [*, m, m], L [*, m, k] unit lower,
+    U [*, k, n], k = min(m, n). An unrequested part is None."""
+    import oar
+    op = "lu_unpack"
+    _matrix(x, op)
+    _check_pivots(y, x, op)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    L = U = P = None
+    if unpack_ludata:
+        L = oar.tril(x[..., :, :k], -1) + oar.eye(m, k, dtype=x.dtype)
+        U = oar.triu(x[..., :k, :])
+    if unpack_pivots:
+        P = _perm_matrix(y, m, x.dtype)
+    return P, L, U
+
+
+def lu_solve(b, lu, pivots, trans="N", name=None):
+    """x with A x = b (trans 'N') or A^T x = b ('T', 'C'), A = P L U given by lu()."""
+    import oar
+    op = "lu_solve"
+    _matrix(lu, op, "lu")
+    _matrix(b, op, "b")
+    _check_pivots(pivots, lu, op)
+    if trans not in ("N", "T", "C"):
+        raise ValueError(f"{op}: trans must be 'N', 'T' or 'C', got {trans!r}")
+    m, n = lu.shape[-2:]
+    if m != n or b.shape[-2] != m:
+        raise ValueError(f"{op}: lu must be square and b's rows match it, got lu "
+                         f"{list(lu.shape)} and b {list(b.shape)}")
+    P, L, U = lu_unpack(lu, pivots)
+    ts = oar.linalg.triangular_solve
+    if trans == "N":
+        y = ts(L, oar.matmul(P, b, transpose_x=True), upper=False, unitriangular=True)
+        return ts(U, y, upper=True)
+    y = ts(U, b, upper=True, transpose=True)
+    y = ts(L, y, upper=False, transpose=True, unitriangular=True)
+    return oar.matmul(P, y)
+
+
+def matrix_exp(x, name=None):
+    """exp(x) = sum x^k / k! of square matrices [*, n, n]: x / 2^s with ||x / 2^s|| <= 1/2,
+    a degree-18 Taylor polynomial, then s squarings."""
+    import oar
+    op = "matrix_exp"
+    _matrix(x, op)
+    n = x.shape[-1]
+    if x.shape[-2] != n:
+        raise ValueError(f"{op}: x must be square ([*, n, n]), got shape {list(x.shape)}")
+    if x.size == 0:
+        return x.clone()
+    norm = float(x.abs().sum(-1).max())  # the largest inf-norm over the batch
+    s = 0
+    if math.isfinite(norm) and norm > 0.5:
+        s = min(int(math.ceil(math.log2(norm / 0.5))), 1100)  # past 1100, exp overflows anyway
+    a = x / float(2 ** s)
+    eye = oar.eye(n, dtype=x.dtype)
+    term, out = eye.expand(x.shape), eye.expand(x.shape)
+    for k in range(1, 19):
+        term = oar.matmul(term, a) / float(k)
+        out = out + term
+    for _ in range(s):
+        out = oar.matmul(out, out)
+    return out
+
+
+def householder_product(x, tau, name=None):
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T with v_i = (0, ..., 0,
+    1, x[i+1:, i]) from x [*, m, n] and tau [*, k], k <= n <= m."""
+    import oar
+    op = "householder_product"
+    _matrix(x, op)
+    if not isinstance(tau, Tensor) or tau.dtype != x.dtype:
+        raise TypeError(f"{op}: tau must be a Tensor of x's dtype {x.dtype.name}")
+    *batch, m, n = x.shape
+    k = tau.shape[-1] if tau.ndim else -1
+    if m < n or list(tau.shape[:-1]) != batch or not 0 <= k <= n:
+        raise ValueError(f"{op}: need x [*, m, n] with m >= n and tau [*, k] with k <= n, got "
+                         f"{list(x.shape)} and {list(tau.shape)}")
+    q = oar.eye(m, dtype=x.dtype).expand(batch + [m, m])
+    for i in range(k):  # k is a dim of tau
+        v = oar.concat([oar.zeros(batch + [i], x.dtype), oar.ones(batch + [1], x.dtype),
+                        x[..., i + 1:, i]], axis=-1).unsqueeze(-1)  # [*, m, 1]
+        q = q - tau[..., i].unsqueeze(-1).unsqueeze(-1) * oar.matmul(oar.matmul(q, v), v,
+                                                                   transpose_y=True)
+    return q[..., :, :n]

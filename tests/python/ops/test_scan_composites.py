@@ -1,0 +1,71 @@
+"""cummax / cummin (python/oar/_scan_composites.py) against a NumPy float64 loop: values,
+indices (latest on ties, NaN propagating), gradients through the values, bad inputs."""
+import numpy as np
+import pytest
+
+import oar
+from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, ints, tensor
+
+
+def np_cum(x, axis, better):
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    vals, idx = np.empty_like(x), np.zeros(x.shape, np.int64)
+    for pos in np.ndindex(*x.shape[:-1]):
+        row = x[pos]
+        for k in range(row.shape[0]):
+            if k == 0 or better(row[k], vals[pos][k - 1]) or np.isnan(row[k]):
+                vals[pos][k], idx[pos][k] = row[k], k
+            else:
+                vals[pos][k], idx[pos][k] = vals[pos][k - 1], idx[pos][k - 1]
+    return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
+
+
+GE, LE = (lambda a, b: a >= b), (lambda a, b: a <= b)
+SHAPES = [[(3, 5)], [(2, 0)], [(4, 1)], [(2, 3, 9)]]
+
+CASES = [
+    OpCase("cummax", lambda x, *a: oar.cummax(x, *(a or (1,)))[0],
+           lambda x: np_cum(x, 1, GE)[0], inputs=[(3, 5)], shapes=SHAPES,
+           bad_inputs=[((tensor(np.ones((2, 2))), 2), ValueError, "axis"),
+                       ((tensor(np.ones(2)), 0, "float32"), ValueError, "dtype")]),
+    OpCase("cummin", lambda x, *a: oar.cummin(x, *(a or (-1,)))[0],
+           lambda x: np_cum(x, -1, LE)[0], inputs=[(3, 5)], shapes=SHAPES,
+           bad_inputs=[((oar.to_tensor([True]),), TypeError, "bool")]),
+    OpCase("cummax_ties", lambda x: oar.cummax(x, 0)[0], lambda x: np_cum(x, 0, GE)[0],
+           inputs=[ints(-2, 2, (7, 3))], grad=False, op="cummax"),
+    OpCase("cummax_flat", lambda x: oar.cummax(x)[0], lambda x: np_cum(x.ravel(), 0, GE)[0],
+           inputs=[(3, 4)], shapes=[[(3, 4)], [()]], op="cummax"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_forward_grad_bad(case):
+    check_forward(case)
+    if case.grad:
+        check_grad(case)
+    check_bad_inputs(case)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_indices_match_numpy(dtype, axis):
+    rng = np.random.default_rng(5)
+    x = rng.integers(-3, 3, (6, 17)).astype(dtype)
+    if dtype.startswith("float"):
+        x[rng.random(x.shape) < 0.1] = np.nan
+    for fn, better in ((oar.cummax, GE), (oar.cummin, LE)):
+        v, i = fn(oar.to_tensor(x), axis=axis)
+        rv, ri = np_cum(x, axis, better)
+        np.testing.assert_array_equal(i.numpy(), ri)
+        np.testing.assert_array_equal(v.numpy(), rv)
+        assert i.dtype.name == "int64" and v.dtype.name == dtype
+    assert oar.cummax(oar.to_tensor(x), 0, dtype="int32")[1].dtype.name == "int32"
+
+
+def test_tensor_methods_and_gradient_goes_to_index():
+    x = oar.to_tensor([1.0, 3.0, 3.0, 2.0], stop_gradient=False)
+    v, i = x.cummax()
+    assert i.numpy().tolist() == [0, 1, 2, 2]
+    v.sum().backward()
+    assert x.grad.numpy().tolist() == [1.0, 1.0, 2.0, 0.0]
+    assert x.cummin(axis=0)[1].numpy().tolist() == [0, 0, 0, 0]
