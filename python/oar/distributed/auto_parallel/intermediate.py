@@ -6,9 +6,10 @@ import fnmatch
 from .api import (ShardingStage1, ShardingStage2, ShardingStage3, _check_mesh, reshard, shard_layer, shard_optimizer,
                   shard_tensor)
 from .placement_type import Replicate, Shard
+from .pipeline_parallel import SplitPoint  # noqa: F401  (paddle.distributed.SplitPoint)
 from .process_mesh import get_mesh
 
-__all__ = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PlanBase"]
+__all__ = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PlanBase", "SplitPoint"]
 
 
 def _mp_axis(mesh, op):
@@ -100,23 +101,31 @@ def _sharding_level(dp_config, mesh):
 
 
 def parallelize(model, optimizer=None, mesh=None, config=None):
-    """Applies config["mp_config"]["parallelize_plan"] ({sublayer name or fnmatch pattern:
-    ColWiseParallel() / RowWiseParallel()}) to `model` on `mesh` (default: get_mesh()),
-    replicates the other parameters and returns (model, optimizer)."""
+    """Applies config to `model` on `mesh` (default: get_mesh()) and returns (model, optimizer):
+    pp_config {'split_spec': a LayerList's name or {layer name: SplitPoint}, 'global_spec':
+    a layer name} cuts the model into stages on the sub-meshes of the "pp" axis;
+    mp_config {'parallelize_plan': {sublayer name or fnmatch pattern: ColWiseParallel() /
+    RowWiseParallel()}} splits those layers over the "mp" axis (of their stage's mesh);
+    dp_config {'sharding_level': 0..3} shards the optimizer over the "dp" axis. The other
+    parameters are replicated on their stage's mesh."""
+    from .pipeline_parallel import assign_stages
     mesh = mesh if mesh is not None else get_mesh()
     if mesh is None:
         raise ValueError("parallelize: no mesh: pass mesh= or call dist.set_mesh first")
     _check_mesh(mesh, "parallelize")
+    if config is not None and not isinstance(config, dict):
+        raise TypeError(f"parallelize: config must be a dict, got {type(config).__name__}")
     config = dict(config or {})
     unknown = set(config) - {"mp_config", "dp_config", "pp_config"}
     if unknown:
         raise ValueError(f"parallelize: unknown config keys {sorted(unknown)}")
-    if config.get("pp_config"):
-        raise NotImplementedError("parallelize: pp_config is not implemented yet (dp_config and mp_config are)")
     level = _sharding_level(config.get("dp_config"), mesh)
+    stages = assign_stages(model, config["pp_config"], mesh) if config.get("pp_config") else None
+
+    def mesh_of(name):
+        return mesh if stages is None else stages.get(name, mesh)
     plan = (config.get("mp_config") or {}).get("parallelize_plan", {})
     if plan:
-        axis = _mp_axis(mesh, "parallelize")
         named = dict(model.named_sublayers(include_self=False))
         for pattern, p in plan.items():
             if not isinstance(p, PlanBase):
@@ -126,8 +135,16 @@ def parallelize(model, optimizer=None, mesh=None, config=None):
             if not hits:
                 raise ValueError(f"parallelize: no sublayer matches {pattern!r} (sublayers: {sorted(named)[:8]}...)")
             for n in hits:
-                p.apply(named[n], mesh, axis)
-    shard_layer(model, mesh)
+                m = mesh_of(n)
+                p.apply(named[n], m, _mp_axis(m, "parallelize"))
+    if stages is None:
+        shard_layer(model, mesh)
+    else:  # each layer's own parameters on its stage's mesh (the model's own on stage 0's)
+        for name, sub in [("", model)] + list(model.named_sublayers(include_self=False)):
+            m = mesh_of(name)
+            for p in sub._parameters.values():
+                if p is not None and not p.is_dist():
+                    shard_tensor(p, m, [Replicate() for _ in range(m.ndim)])
     if optimizer is not None:
         stage = {1: ShardingStage1, 2: ShardingStage2, 3: ShardingStage3}.get(level)
         optimizer = shard_optimizer(optimizer, stage("dp", mesh) if stage else None)
