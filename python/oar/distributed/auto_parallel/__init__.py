@@ -3,7 +3,8 @@ tensors and SPMD rule inference. Note [Placements] and Note [SPMD rules] in
 docs/notes/distributed.md."""
 from .api import (ShardingStage1, ShardingStage2, ShardingStage3, dtensor_from_fn, dtensor_from_local, infer_spmd,
                   reshard, shard_layer, shard_optimizer, shard_tensor, unshard_dtensor)
-from .intermediate import ColWiseParallel, RowWiseParallel, parallelize
+from .intermediate import (ColWiseParallel, RowWiseParallel, SequenceParallelBegin, SequenceParallelDisable,
+                           SequenceParallelEnable, SequenceParallelEnd, parallelize)
 from .pipeline_parallel import SplitPoint
 from .placement_type import Partial, Placement, ReduceType, Replicate, Shard
 from .process_mesh import ProcessMesh, get_mesh, set_mesh
@@ -14,4 +15,5 @@ __all__ = ["ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceT
            "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard",
            "unshard_dtensor", "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2",
            "ShardingStage3", "parallelize", "ColWiseParallel", "RowWiseParallel", "shard_dataloader", "SplitPoint",
-           "Strategy", "DistModel", "to_static"]
+           "Strategy", "DistModel", "to_static", "SequenceParallelBegin", "SequenceParallelEnd",
+           "SequenceParallelEnable", "SequenceParallelDisable"]

@@ -9,7 +9,8 @@ from .placement_type import Replicate, Shard
 from .pipeline_parallel import SplitPoint  # noqa: F401  (paddle.distributed.SplitPoint)
 from .process_mesh import get_mesh
 
-__all__ = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PlanBase", "SplitPoint"]
+__all__ = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PlanBase", "SplitPoint", "SequenceParallelBegin",
+           "SequenceParallelEnd", "SequenceParallelEnable", "SequenceParallelDisable"]
 
 
 def _mp_axis(mesh, op):
@@ -85,6 +86,113 @@ class RowWiseParallel(PlanBase):
             layer.register_forward_pre_hook(split_input)
 
 
+def _swap01(t):
+    """[b, s, ...] <-> [s, b, ...]."""
+    from ... import transpose
+    if len(t.shape) < 2:
+        raise ValueError(f"sequence parallel: a tensor of rank {len(t.shape)} has no [b, s] / [s, b] dims")
+    return transpose(t, [1, 0] + list(range(2, len(t.shape))))
+
+
+def _dist_on(t, mesh):
+    from ..._C import Tensor
+    if isinstance(t, Tensor) and not t.is_dist():
+        return shard_tensor(t, mesh, [Replicate() for _ in range(mesh.ndim)])
+    return t
+
+
+def _map_first(values, fn):
+    """fn applied to the first tensor of a layer's inputs or outputs (a tensor or a tuple/list)."""
+    if isinstance(values, (list, tuple)):
+        if not values:
+            return values
+        return type(values)([fn(values[0])] + list(values[1:]))
+    return fn(values)
+
+
+def _seq_split(t, mesh, axis):
+    return reshard(_dist_on(t, mesh), mesh, _on_axis(mesh, axis, Shard(0)))
+
+
+def _seq_gather(t, mesh):
+    return reshard(_dist_on(t, mesh), mesh, [Replicate() for _ in range(mesh.ndim)])
+
+
+def _check_transpose_flag(need_transpose, plan):
+    if not isinstance(need_transpose, bool):
+        raise TypeError(f"{plan}: need_transpose must be a bool, got {need_transpose!r}")
+
+
+class SequenceParallelBegin(PlanBase):
+    """Marks the last layer before the sequence-parallel region: its output [b, s, h]
+    (need_transpose=True; [s, b, h] otherwise) becomes [s, b, h] split along s (dim 0)
+    over the mp axis. Do not mark a layer inside the region with it."""
+
+    def __init__(self, need_transpose=True):
+        _check_transpose_flag(need_transpose, "SequenceParallelBegin")
+        self.need_transpose = need_transpose
+
+    def apply(self, layer, mesh, axis):
+        def begin(_, inputs, out):
+            def one(t):
+                t = _dist_on(t, mesh)
+                return _seq_split(_swap01(t) if self.need_transpose else t, mesh, axis)
+            return _map_first(out, one)
+        layer.register_forward_post_hook(begin)
+
+
+class SequenceParallelEnd(PlanBase):
+    """Marks the first layer after the region: its input [s/mp, b, h] is gathered over the
+    mp axis and (need_transpose=True) transposed back to [b, s, h]."""
+
+    def __init__(self, need_transpose=True):
+        _check_transpose_flag(need_transpose, "SequenceParallelEnd")
+        self.need_transpose = need_transpose
+
+    def apply(self, layer, mesh, axis):
+        def end(_, inputs):
+            def one(t):
+                t = _seq_gather(t, mesh)
+                return _swap01(t) if self.need_transpose else t
+            return _map_first(tuple(inputs), one)
+        layer.register_forward_pre_hook(end)
+
+
+class SequenceParallelEnable(PlanBase):
+    """Runs the layer sequence-parallel inside the region: its input is split along dim 0
+    (the sequence dim of the region's [s, b, h] layout) over the mp axis; its parameters
+    stay replicated (their gradients are summed over the axis by the dist layer)."""
+
+    def apply(self, layer, mesh, axis):
+        layer.register_forward_pre_hook(lambda _, inputs: _map_first(tuple(inputs),
+                                                                     lambda t: _seq_split(t, mesh, axis)))
+
+
+class SequenceParallelDisable(PlanBase):
+    """Runs the layer on the whole sequence inside the region: its input [s/mp, b, h] is
+    gathered (and with need_transpose=True transposed to [b, s, h]); its output is
+    transposed back if needed and split along s again."""
+
+    def __init__(self, need_transpose=True):
+        _check_transpose_flag(need_transpose, "SequenceParallelDisable")
+        self.need_transpose = need_transpose
+
+    def apply(self, layer, mesh, axis):
+        def pre(_, inputs):
+            def one(t):
+                t = _seq_gather(t, mesh)
+                return _swap01(t) if self.need_transpose else t
+            return _map_first(tuple(inputs), one)
+
+        def post(_, inputs, out):
+            def one(t):
+                t = _dist_on(t, mesh)
+                return _seq_split(_swap01(t) if self.need_transpose else t, mesh, axis)
+            return _map_first(out, one)
+        layer.register_forward_pre_hook(pre)
+        layer.register_forward_post_hook(post)
+
+
 def _sharding_level(dp_config, mesh):
     """dp_config's sharding_level (0: plain data parallel over the mesh's `dp` axis; 1/2/3:
     ShardingStage1/2/3 over it), or None without dp_config."""
@@ -127,16 +235,19 @@ def parallelize(model, optimizer=None, mesh=None, config=None):
     plan = (config.get("mp_config") or {}).get("parallelize_plan", {})
     if plan:
         named = dict(model.named_sublayers(include_self=False))
-        for pattern, p in plan.items():
-            if not isinstance(p, PlanBase):
-                raise TypeError(f"parallelize: the plan for {pattern!r} must be ColWiseParallel() or "
-                                f"RowWiseParallel(), got {p!r}")
+        for pattern, plans in plan.items():
+            plans = list(plans) if isinstance(plans, (list, tuple)) else [plans]
+            for p in plans:
+                if not isinstance(p, PlanBase):
+                    raise TypeError(f"parallelize: the plan for {pattern!r} must be a plan (ColWiseParallel(), "
+                                    f"RowWiseParallel(), SequenceParallel*()) or a list of them, got {p!r}")
             hits = [n for n in named if fnmatch.fnmatchcase(n, pattern)]
             if not hits:
                 raise ValueError(f"parallelize: no sublayer matches {pattern!r} (sublayers: {sorted(named)[:8]}...)")
             for n in hits:
                 m = mesh_of(n)
-                p.apply(named[n], m, _mp_axis(m, "parallelize"))
+                for p in plans:
+                    p.apply(named[n], m, _mp_axis(m, "parallelize"))
     if stages is None:
         shard_layer(model, mesh)
     else:  # each layer's own parameters on its stage's mesh (the model's own on stage 0's)
