@@ -15,7 +15,8 @@ namespace oar::dist {
 /// Fills call.outputs without running the op: empty local values laid out on `mesh` as
 /// `out_attrs` (replicated where it has no entry), global shapes from the op's shape
 /// inference on the inputs' global shapes. `ins`: the flat tensor inputs (dist, on
-/// `mesh`). Returns false, touching nothing, when the op has no shape inference.
+/// `mesh`). Returns false, touching nothing, when the op has no shape inference, the
+/// inference rejects the inputs, or an output's shape depends on the data.
 bool skip_outside_mesh(dispatch::OpCall& call, const ProcessMesh& mesh, const std::vector<Tensor*>& ins,
                        const std::vector<TensorDistAttr>& out_attrs);
 
