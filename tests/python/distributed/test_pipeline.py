@@ -34,6 +34,14 @@ def test_parallelize_pp_config_trains_like_one_process(nprocs, split, tmp_path):
         assert f"pp_config ok {rank}" in out
 
 
+def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(tmp_path):
+    """pp x mp 2x2 on 4 processes through dist.to_static with Strategy.pipeline.accumulate_steps=2."""
+    results, _ = run_ranks("pipeline.py", 4, args=["pp_mp_static"], tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"pp_mp_static ok {rank}" in out
+
+
 def test_bad_pipeline_arguments_name_them():
     from oar.distributed.auto_parallel.pipelining import PipelineStage, Schedule1F1B, ScheduleFThenB
     lin = oar.nn.Linear(2, 2)

@@ -86,3 +86,28 @@ def test_dist_model_modes_in_one_process():
         dist.to_static(lambda x: x)
     with pytest.raises(ValueError, match="Strategy.sharding needs the layer's parameters on a mesh"):
         dist.to_static(lin, None, lambda o, t: o.mean(), opt, dist.Strategy({"sharding": {"enable": True}}))
+
+
+def test_pipeline_accumulate_steps_splits_the_batch_into_micro_batches():
+    """accumulate_steps=3: three micro-batches' gradients (each loss / 3) make one step equal
+    to the whole batch's (a mean loss over equal micro-batches); the returned loss is the
+    whole batch's."""
+    import numpy as np
+    oar.seed(2)
+    a, b = oar.nn.Linear(3, 2), oar.nn.Linear(3, 2)
+    b.set_state_dict(a.state_dict())
+    x, y = oar.randn([6, 3]), oar.randn([6, 2])
+
+    def mse(o, t):
+        return ((o - t) ** 2).mean()
+    oa = oar.optimizer.SGD(learning_rate=0.1, parameters=a.parameters())
+    want = mse(a(x), y)
+    want.backward()
+    oa.step()
+    s = dist.Strategy({"pipeline": {"enable": True, "accumulate_steps": 3}})
+    dm = dist.to_static(b, None, mse, oar.optimizer.SGD(learning_rate=0.1, parameters=b.parameters()), strategy=s)
+    loss = dm(x, y)
+    np.testing.assert_allclose(float(loss.numpy()), float(want.numpy()), rtol=1e-6)
+    np.testing.assert_allclose(b.weight.numpy(), a.weight.numpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="batch of shape \\[4, 3\\] does not split into pipeline.accumulate_steps=3"):
+        dm(oar.randn([4, 3]), oar.randn([4, 2]))

@@ -3,8 +3,8 @@
 DistModel runs each step through the dist dispatch layer and the reshard rules that dynamic
 mode uses, so both modes give the same results by construction; it does not yet build a
 partitioned program (Note [DistModel] in docs/notes/distributed.md says what is and is not
-done). The Strategy's gradient_merge and sharding sections act; amp, pipeline and
-fused_passes are validated and recorded only."""
+done). The Strategy's gradient_merge, sharding and pipeline.accumulate_steps act; amp,
+the pipeline schedule and fused_passes are validated and recorded only."""
 import copy
 
 __all__ = ["Strategy", "DistModel", "to_static"]
@@ -112,6 +112,18 @@ class Strategy:
         return "Strategy(" + ", ".join(repr(getattr(self, n)) for n in _SECTIONS) + ")"
 
 
+def _split(t, n):
+    """`t` cut into n micro-batches along dim 0 (an error naming the sizes when it does not divide)."""
+    from ... import split
+    from ..._C import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"DistModel: pipeline.accumulate_steps splits tensor inputs, got {type(t).__name__}")
+    if not t.shape or t.shape[0] % n:
+        raise ValueError(f"DistModel: a batch of shape {list(t.shape)} does not split into pipeline.accumulate_steps="
+                         f"{n} micro-batches along dim 0")
+    return split(t, n, axis=0)
+
+
 def _params_mesh(layer):
     for p in layer.parameters():
         if p.is_dist():
@@ -133,6 +145,8 @@ class DistModel:
         self._k = gm.k_steps if gm.enable else 1
         self._avg = gm.avg
         self._calls = 0
+        pp = strategy.pipeline
+        self._micro = pp.accumulate_steps if pp.enable else 1
         if optimizer is not None and strategy.sharding.enable and strategy.sharding.stage > 0:
             from .api import ShardingStage1, ShardingStage2, ShardingStage3, _ShardOptimizer, shard_optimizer
             mesh = _params_mesh(layer)
@@ -183,8 +197,16 @@ class DistModel:
         if self._mode == "eval":
             with no_grad():
                 return self._loss_fn(self._layer(*inputs), labels)
-        loss = self._loss_fn(self._layer(*inputs), labels)
-        (loss / self._k if self._avg and self._k > 1 else loss).backward()
+        scale = 1.0 / self._k if self._avg and self._k > 1 else 1.0
+        if self._micro > 1:  # pipeline.accumulate_steps: micro-batches, forward then backward each
+            loss = None
+            for chunk in zip(*(_split(t, self._micro) for t in (*inputs, labels))):
+                part = self._loss_fn(self._layer(*chunk[:-1]), chunk[-1]) / self._micro
+                (part * scale if scale != 1.0 else part).backward()
+                loss = part if loss is None else loss + part.detach()
+        else:
+            loss = self._loss_fn(self._layer(*inputs), labels)
+            (loss * scale if scale != 1.0 else loss).backward()
         self._calls += 1
         if self._calls % self._k == 0:
             self._optimizer.step()

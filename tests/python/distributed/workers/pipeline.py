@@ -187,12 +187,56 @@ def pp_parallelize(rank, split):
     print(f"pp_config ok {rank}", flush=True)
 
 
+def pp_mp_static(rank):
+    """pp x mp 2x2 on 4 processes through dist.to_static: the GPT cut after blocks.0, each
+    stage's blocks tensor-parallel over its 'mp' axis, Strategy.pipeline with 2 micro-batches
+    per step; 10 AdamW steps equal to one process on the whole batch (1e-10)."""
+    from auto_parallel import GPT
+    oar.seed(9)
+    ref = GPT()
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["pp", "mp"])
+    plan = {"blocks.*.q": dist.ColWiseParallel(), "blocks.*.k": dist.ColWiseParallel(),
+            "blocks.*.v": dist.ColWiseParallel(), "blocks.*.proj": dist.RowWiseParallel(),
+            "blocks.*.fc1": dist.ColWiseParallel(), "blocks.*.fc2": dist.RowWiseParallel()}
+    model, opt = dist.parallelize(model, opt, mesh, {"pp_config": {"split_spec": "blocks"},
+                                                     "mp_config": {"parallelize_plan": plan}})
+    stage1 = ProcessMesh([2, 3], dim_names=["mp"])
+    assert model.blocks[1].fc1.weight.process_mesh == stage1 and model.blocks[1].fc1.weight.placements == [Shard(1)]
+
+    def loss_fn(logits, y):
+        return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "FThenB", "accumulate_steps": 2}})
+    dm = dist.to_static(model, None, loss_fn, opt, strategy=strategy)
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(10):
+        ids = rng.integers(0, 32, size=(4, 9))
+        x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+        ref_loss = loss_fn(ref(x), y)
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.clear_grad()
+        loss = dm(x, y)
+        if rank in stage1.process_ids:
+            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+    if rank in stage1.process_ids:
+        assert len(diffs) == 10 and max(diffs) <= 1e-10, f"pp x mp DistModel losses differ by {max(diffs)}"
+    print(f"pp_mp_static ok {rank}", flush=True)
+
+
 def main():
     dist.init_parallel_env()
     oar.set_default_dtype("float64")
     rank = dist.get_rank()
     if sys.argv[1] == "pp":
         pp(rank, sys.argv[2])
+    elif sys.argv[1] == "pp_mp_static":
+        pp_mp_static(rank)
     elif sys.argv[1] == "pp_config":
         pp_parallelize(rank, sys.argv[2])
     else:
