@@ -51,7 +51,8 @@ class SkippedGradNode : public GradNode {
     DataType dtype;
     Place place;
   };
-  explicit SkippedGradNode(std::string op, std::vector<In> ins) : op_(std::move(op) + "Grad(skipped)"), ins_(ins) {}
+  explicit SkippedGradNode(std::string op, std::vector<In> ins)
+      : op_(std::move(op) + "Grad(skipped)"), ins_(std::move(ins)) {}
   std::vector<Tensor> apply(std::vector<Tensor>& /*grads*/) override {
     std::vector<Tensor> out(next_edges.size());
     for (size_t i = 0; i < next_edges.size() && i < ins_.size(); ++i) {
