@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "distributed/eager/outside_mesh.h"
 #include "distributed/reshard/reshard.h"
 #include "distributed/spmd_rules/spmd_rule.h"
 #include "paddle_core/api/dist_dims.h"
@@ -241,8 +242,9 @@ void dist_layer(OpCall& call) {
   const int me = current_rank();
   std::vector<TensorDistAttr> out_attrs;
   std::vector<int64_t> coord;
-  if (mesh.contains(me)) {
-    coord = mesh.coord(me);
+  const bool inside = mesh.contains(me);
+  bool fallback = true;
+  {
     globalize_attrs(call, ins);
     SpmdContext ctx;
     ctx.op = op;
@@ -260,7 +262,7 @@ void dist_layer(OpCall& call) {
     }
     bool list_output = false;
     ctx.num_outputs = op_num_outputs(op, &list_output);
-    const bool fallback = call.op->spmd_rule == nullptr || list_output;
+    fallback = call.op->spmd_rule == nullptr || list_output;
     SpmdInfo info;
     if (fallback) {                   // the replicated fallback: every process runs the whole op
       spmd_rule_or_fallback(op, "");  // reported once
@@ -268,14 +270,21 @@ void dist_layer(OpCall& call) {
     } else {
       info = infer_forward(spmd_rule_or_fallback(op, call.op->spmd_rule), ctx);
     }
-    for (size_t i = 0; i < ins.size(); ++i) {
-      if (!ins[i]->defined()) continue;
-      Placements want = to_placements(info.inputs[i]);
-      *ins[i] = reshard(*ins[i], mesh, want);
-    }
     out_attrs = info.outputs;
-    if (!fallback && !out_attrs.empty()) localize_attrs(call, ins, out_attrs[0], coord);
+    if (inside) {
+      coord = mesh.coord(me);
+      for (size_t i = 0; i < ins.size(); ++i) {
+        if (!ins[i]->defined()) continue;
+        Placements want = to_placements(info.inputs[i]);
+        *ins[i] = reshard(*ins[i], mesh, want);
+      }
+      if (!fallback && !out_attrs.empty()) localize_attrs(call, ins, out_attrs[0], coord);
+    }
   }
+  // Outside the mesh: no kernel, empty outputs with their global shapes, and a grad node
+  // that only hands empty gradients on (outside_mesh.cc). Side-effect ops and ops without
+  // shape inference still run on the empty local values.
+  if (!inside && !call.op->side_effect && skip_outside_mesh(call, mesh, ins, out_attrs)) return;
   std::vector<std::pair<std::shared_ptr<TensorImpl>, const TensorImpl*>> pending;
   run_local(call, &pending);
   std::vector<Tensor*> outs = flat_outputs(call);
@@ -286,7 +295,7 @@ void dist_layer(OpCall& call) {
     auto meta = std::make_unique<DistTensorMeta>();
     meta->mesh = mesh;
     meta->placements = to_placements(attr);
-    meta->set_global_shape(mesh.contains(me) ? global_shape_of(o, attr, ins, mesh) : o.dense().dims().vec());
+    meta->set_global_shape(inside ? global_shape_of(o, attr, ins, mesh) : o.dense().dims().vec());
     for (auto& [alias, of] : pending) {
       if (of == o.impl().get() && !alias->dist) copy_meta(alias, *meta);
     }

@@ -9,6 +9,9 @@ namespace oar {
 
 bool DenseTensor::is_contiguous() const {
   int64_t expected = 1;
+  for (int i = 0; i < dims_.size(); ++i) {
+    if (dims_[i] == 0) return true;  // no element: any strides describe the (empty) memory
+  }
   for (int i = dims_.size() - 1; i >= 0; --i) {
     if (dims_[i] == 1) continue;
     if (strides_[i] != expected) return false;

@@ -22,7 +22,9 @@ __all__ = [
     "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard", "unshard_dtensor",
     "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
-    "ColWiseParallel", "RowWiseParallel", "save_state_dict", "load_state_dict", "shard_dataloader",
+    "ColWiseParallel", "RowWiseParallel", "save_state_dict", "load_state_dict", "shard_dataloader", "SplitPoint",
+    "Strategy", "DistModel", "to_static", "SequenceParallelBegin", "SequenceParallelEnd",
+    "SequenceParallelEnable", "SequenceParallelDisable",
 ]
 
 
@@ -40,4 +42,5 @@ from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements,
     ProcessMesh, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
     dtensor_from_fn, set_mesh, get_mesh, infer_spmd, reshard, unshard_dtensor, shard_layer, shard_optimizer,
     ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel,
-    shard_dataloader)
+    shard_dataloader, SplitPoint, Strategy, DistModel, to_static, SequenceParallelBegin, SequenceParallelEnd,
+    SequenceParallelEnable, SequenceParallelDisable)

@@ -4,6 +4,7 @@ import pytest
 from _harness import assert_all_ok, run_ranks
 
 import oar
+import oar.distributed as dist
 
 pytestmark = pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 
@@ -22,6 +23,23 @@ def test_two_stage_pipeline_trains_like_one_process(schedule, tmp_path):
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp {schedule} ok {rank}" in out
+
+
+@pytest.mark.parametrize("nprocs,split", [(2, "name"), (4, "dict")])
+def test_parallelize_pp_config_trains_like_one_process(nprocs, split, tmp_path):
+    """2 stages (pp=2) on 2 processes, and pp x dp 2x2 on 4: equal to one process over 20 steps."""
+    results, _ = run_ranks("pipeline.py", nprocs, args=["pp_config", split], tmp_path=tmp_path)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"pp_config ok {rank}" in out
+
+
+def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(tmp_path):
+    """pp x mp 2x2 on 4 processes through dist.to_static with Strategy.pipeline.accumulate_steps=2."""
+    results, _ = run_ranks("pipeline.py", 4, args=["pp_mp_static"], tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"pp_mp_static ok {rank}" in out
 
 
 def test_bad_pipeline_arguments_name_them():
@@ -62,3 +80,63 @@ def test_one_stage_schedule_accumulates_micro_batch_gradients():
     out = sched.step(x, target=y, losses=losses, return_output=True)
     np.testing.assert_allclose(lin.weight.grad.numpy(), want, rtol=1e-5, atol=1e-6)
     assert len(losses) == 3 and list(out.shape) == [6, 2]
+
+
+class _Net(oar.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.inp = oar.nn.Linear(3, 4)
+        self.layers = oar.nn.LayerList([oar.nn.Linear(4, 4) for _ in range(3)])
+        self.out = oar.nn.Linear(4, 2)
+
+    def forward(self, x):
+        x = self.inp(x)
+        for layer in self.layers:
+            x = oar.tanh(layer(x))
+        return self.out(x)
+
+
+def test_bad_pp_configs_name_what_is_wrong():
+    from oar.distributed import ProcessMesh, SplitPoint
+    net = _Net()
+    mesh = ProcessMesh([0], dim_names=["pp"])
+    cases = [
+        ({"split_spec": "blocks"}, ValueError, "split_spec 'blocks' is not a sublayer"),
+        ({"split_spec": {"layers.0": SplitPoint.END}}, ValueError, "1 split points for a 'pp' axis of 1 stages"),
+        ({"split_spec": {"layers.9": SplitPoint.END}}, ValueError, "split point 'layers.9' is not a sublayer"),
+        ({"split_spec": {"layers.0": "end"}}, TypeError, "must be a SplitPoint, got 'end'"),
+        ({"split_spec": 3}, TypeError, "split_spec must be a LayerList's name or a dict"),
+        ({"split": "layers"}, ValueError, "pp_config must be \\{'split_spec'"),
+        ({"global_spec": "inp"}, ValueError, "pp_config needs 'split_spec'"),
+        ({"split_spec": {}, "global_spec": "inp"}, NotImplementedError, "global_spec 'inp' has trainable"),
+        ({"split_spec": {}, "global_spec": "nope"}, ValueError, "global_spec 'nope' is not a sublayer"),
+    ]
+    for config, exc, words in cases:
+        with pytest.raises(exc, match=words):
+            dist.parallelize(_Net(), None, mesh, {"pp_config": config})
+    with pytest.raises(ValueError, match="needs a mesh axis named 'pp'"):
+        dist.parallelize(net, None, ProcessMesh([0], dim_names=["dp"]), {"pp_config": {"split_spec": "layers"}})
+    with pytest.raises(TypeError, match="config must be a dict"):
+        dist.parallelize(net, None, mesh, [("pp_config", {})])
+
+
+def test_one_stage_pp_config_trains_like_the_plain_model():
+    """A 'pp' axis of size 1: every layer on stage 0's mesh, the same training as without it."""
+    import numpy as np
+    from oar.distributed import ProcessMesh
+    oar.seed(3)
+    a = _Net()
+    b = _Net()
+    b.set_state_dict(a.state_dict())
+    oa = oar.optimizer.Adam(learning_rate=0.05, parameters=a.parameters())
+    ob = oar.optimizer.Adam(learning_rate=0.05, parameters=b.parameters())
+    b, ob = dist.parallelize(b, ob, ProcessMesh([0], dim_names=["pp"]), {"pp_config": {"split_spec": "layers"}})
+    assert b.layers[2].weight.process_mesh == ProcessMesh([0], dim_names=["pp"])
+    x, y = oar.randn([5, 3]), oar.randn([5, 2])
+    for _ in range(3):
+        for net, opt in ((a, oa), (b, ob)):
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+            opt.clear_grad()
+    for k, v in a.state_dict().items():
+        np.testing.assert_allclose(b.state_dict()[k]._local_value().numpy(), v.numpy(), rtol=1e-5, atol=1e-6)

@@ -106,5 +106,5 @@ def test_bad_shard_dataloader_and_dp_config_arguments_name_them():
         dist.parallelize(lin, opt, mesh, {"dp_config": {"sharding_level": 4}})
     with pytest.raises(ValueError, match="axis named 'dp'.*\\['x'\\]"):
         dist.parallelize(lin, opt, dist.ProcessMesh([0], dim_names=["x"]), {"dp_config": {"sharding_level": 1}})
-    with pytest.raises(NotImplementedError, match="pp_config"):
+    with pytest.raises(ValueError, match="pp_config needs a mesh axis named 'pp'"):
         dist.parallelize(lin, opt, mesh, {"pp_config": {"split_spec": "x"}})

@@ -330,10 +330,7 @@ def shard_optimizer(optimizer, shard_fn=None, gradient_accumulation_steps=1):
     shards states, gradients and parameters over that mesh axis (Note [Sharding stages])."""
     if gradient_accumulation_steps != 1:
         raise NotImplementedError("shard_optimizer: gradient_accumulation_steps > 1 is not implemented yet")
-    flat = list(getattr(optimizer, "_parameter_list", None) or [])
-    meshes = {repr(p.process_mesh) for p in flat if p.is_dist()}
-    if len(meshes) > 1:
-        raise ValueError(f"shard_optimizer: the parameters lie on different meshes: {sorted(meshes)}")
+    # The parameters may lie on different meshes (pipeline stages): each is updated on its own.
     if shard_fn is None:
         return optimizer
     if not isinstance(shard_fn, _ShardingStage):

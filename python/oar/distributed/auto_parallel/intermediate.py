@@ -6,9 +6,11 @@ import fnmatch
 from .api import (ShardingStage1, ShardingStage2, ShardingStage3, _check_mesh, reshard, shard_layer, shard_optimizer,
                   shard_tensor)
 from .placement_type import Replicate, Shard
+from .pipeline_parallel import SplitPoint  # noqa: F401  (paddle.distributed.SplitPoint)
 from .process_mesh import get_mesh
 
-__all__ = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PlanBase"]
+__all__ = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PlanBase", "SplitPoint", "SequenceParallelBegin",
+           "SequenceParallelEnd", "SequenceParallelEnable", "SequenceParallelDisable"]
 
 
 def _mp_axis(mesh, op):
@@ -84,6 +86,113 @@ class RowWiseParallel(PlanBase):
             layer.register_forward_pre_hook(split_input)
 
 
+def _swap01(t):
+    """[b, s, ...] <-> [s, b, ...]."""
+    from ... import transpose
+    if len(t.shape) < 2:
+        raise ValueError(f"sequence parallel: a tensor of rank {len(t.shape)} has no [b, s] / [s, b] dims")
+    return transpose(t, [1, 0] + list(range(2, len(t.shape))))
+
+
+def _dist_on(t, mesh):
+    from ..._C import Tensor
+    if isinstance(t, Tensor) and not t.is_dist():
+        return shard_tensor(t, mesh, [Replicate() for _ in range(mesh.ndim)])
+    return t
+
+
+def _map_first(values, fn):
+    """fn applied to the first tensor of a layer's inputs or outputs (a tensor or a tuple/list)."""
+    if isinstance(values, (list, tuple)):
+        if not values:
+            return values
+        return type(values)([fn(values[0])] + list(values[1:]))
+    return fn(values)
+
+
+def _seq_split(t, mesh, axis):
+    return reshard(_dist_on(t, mesh), mesh, _on_axis(mesh, axis, Shard(0)))
+
+
+def _seq_gather(t, mesh):
+    return reshard(_dist_on(t, mesh), mesh, [Replicate() for _ in range(mesh.ndim)])
+
+
+def _check_transpose_flag(need_transpose, plan):
+    if not isinstance(need_transpose, bool):
+        raise TypeError(f"{plan}: need_transpose must be a bool, got {need_transpose!r}")
+
+
+class SequenceParallelBegin(PlanBase):
+    """Marks the last layer before the sequence-parallel region: its output [b, s, h]
+    (need_transpose=True; [s, b, h] otherwise) becomes [s, b, h] split along s (dim 0)
+    over the mp axis. Do not mark a layer inside the region with it."""
+
+    def __init__(self, need_transpose=True):
+        _check_transpose_flag(need_transpose, "SequenceParallelBegin")
+        self.need_transpose = need_transpose
+
+    def apply(self, layer, mesh, axis):
+        def begin(_, inputs, out):
+            def one(t):
+                t = _dist_on(t, mesh)
+                return _seq_split(_swap01(t) if self.need_transpose else t, mesh, axis)
+            return _map_first(out, one)
+        layer.register_forward_post_hook(begin)
+
+
+class SequenceParallelEnd(PlanBase):
+    """Marks the first layer after the region: its input [s/mp, b, h] is gathered over the
+    mp axis and (need_transpose=True) transposed back to [b, s, h]."""
+
+    def __init__(self, need_transpose=True):
+        _check_transpose_flag(need_transpose, "SequenceParallelEnd")
+        self.need_transpose = need_transpose
+
+    def apply(self, layer, mesh, axis):
+        def end(_, inputs):
+            def one(t):
+                t = _seq_gather(t, mesh)
+                return _swap01(t) if self.need_transpose else t
+            return _map_first(tuple(inputs), one)
+        layer.register_forward_pre_hook(end)
+
+
+class SequenceParallelEnable(PlanBase):
+    """Runs the layer sequence-parallel inside the region: its input is split along dim 0
+    (the sequence dim of the region's [s, b, h] layout) over the mp axis; its parameters
+    stay replicated (their gradients are summed over the axis by the dist layer)."""
+
+    def apply(self, layer, mesh, axis):
+        layer.register_forward_pre_hook(lambda _, inputs: _map_first(tuple(inputs),
+                                                                     lambda t: _seq_split(t, mesh, axis)))
+
+
+class SequenceParallelDisable(PlanBase):
+    """Runs the layer on the whole sequence inside the region: its input [s/mp, b, h] is
+    gathered (and with need_transpose=True transposed to [b, s, h]); its output is
+    transposed back if needed and split along s again."""
+
+    def __init__(self, need_transpose=True):
+        _check_transpose_flag(need_transpose, "SequenceParallelDisable")
+        self.need_transpose = need_transpose
+
+    def apply(self, layer, mesh, axis):
+        def pre(_, inputs):
+            def one(t):
+                t = _seq_gather(t, mesh)
+                return _swap01(t) if self.need_transpose else t
+            return _map_first(tuple(inputs), one)
+
+        def post(_, inputs, out):
+            def one(t):
+                t = _dist_on(t, mesh)
+                return _seq_split(_swap01(t) if self.need_transpose else t, mesh, axis)
+            return _map_first(out, one)
+        layer.register_forward_pre_hook(pre)
+        layer.register_forward_post_hook(post)
+
+
 def _sharding_level(dp_config, mesh):
     """dp_config's sharding_level (0: plain data parallel over the mesh's `dp` axis; 1/2/3:
     ShardingStage1/2/3 over it), or None without dp_config."""
@@ -100,34 +209,53 @@ def _sharding_level(dp_config, mesh):
 
 
 def parallelize(model, optimizer=None, mesh=None, config=None):
-    """Applies config["mp_config"]["parallelize_plan"] ({sublayer name or fnmatch pattern:
-    ColWiseParallel() / RowWiseParallel()}) to `model` on `mesh` (default: get_mesh()),
-    replicates the other parameters and returns (model, optimizer)."""
+    """Applies config to `model` on `mesh` (default: get_mesh()) and returns (model, optimizer):
+    pp_config {'split_spec': a LayerList's name or {layer name: SplitPoint}, 'global_spec':
+    a layer name} cuts the model into stages on the sub-meshes of the "pp" axis;
+    mp_config {'parallelize_plan': {sublayer name or fnmatch pattern: ColWiseParallel() /
+    RowWiseParallel()}} splits those layers over the "mp" axis (of their stage's mesh);
+    dp_config {'sharding_level': 0..3} shards the optimizer over the "dp" axis. The other
+    parameters are replicated on their stage's mesh."""
+    from .pipeline_parallel import assign_stages
     mesh = mesh if mesh is not None else get_mesh()
     if mesh is None:
         raise ValueError("parallelize: no mesh: pass mesh= or call dist.set_mesh first")
     _check_mesh(mesh, "parallelize")
+    if config is not None and not isinstance(config, dict):
+        raise TypeError(f"parallelize: config must be a dict, got {type(config).__name__}")
     config = dict(config or {})
     unknown = set(config) - {"mp_config", "dp_config", "pp_config"}
     if unknown:
         raise ValueError(f"parallelize: unknown config keys {sorted(unknown)}")
-    if config.get("pp_config"):
-        raise NotImplementedError("parallelize: pp_config is not implemented yet (dp_config and mp_config are)")
     level = _sharding_level(config.get("dp_config"), mesh)
+    stages = assign_stages(model, config["pp_config"], mesh) if config.get("pp_config") else None
+
+    def mesh_of(name):
+        return mesh if stages is None else stages.get(name, mesh)
     plan = (config.get("mp_config") or {}).get("parallelize_plan", {})
     if plan:
-        axis = _mp_axis(mesh, "parallelize")
         named = dict(model.named_sublayers(include_self=False))
-        for pattern, p in plan.items():
-            if not isinstance(p, PlanBase):
-                raise TypeError(f"parallelize: the plan for {pattern!r} must be ColWiseParallel() or "
-                                f"RowWiseParallel(), got {p!r}")
+        for pattern, plans in plan.items():
+            plans = list(plans) if isinstance(plans, (list, tuple)) else [plans]
+            for p in plans:
+                if not isinstance(p, PlanBase):
+                    raise TypeError(f"parallelize: the plan for {pattern!r} must be a plan (ColWiseParallel(), "
+                                    f"RowWiseParallel(), SequenceParallel*()) or a list of them, got {p!r}")
             hits = [n for n in named if fnmatch.fnmatchcase(n, pattern)]
             if not hits:
                 raise ValueError(f"parallelize: no sublayer matches {pattern!r} (sublayers: {sorted(named)[:8]}...)")
             for n in hits:
-                p.apply(named[n], mesh, axis)
-    shard_layer(model, mesh)
+                m = mesh_of(n)
+                for p in plans:
+                    p.apply(named[n], m, _mp_axis(m, "parallelize"))
+    if stages is None:
+        shard_layer(model, mesh)
+    else:  # each layer's own parameters on its stage's mesh (the model's own on stage 0's)
+        for name, sub in [("", model)] + list(model.named_sublayers(include_self=False)):
+            m = mesh_of(name)
+            for p in sub._parameters.values():
+                if p is not None and not p.is_dist():
+                    shard_tensor(p, m, [Replicate() for _ in range(m.ndim)])
     if optimizer is not None:
         stage = {1: ShardingStage1, 2: ShardingStage2, 3: ShardingStage3}.get(level)
         optimizer = shard_optimizer(optimizer, stage("dp", mesh) if stage else None)

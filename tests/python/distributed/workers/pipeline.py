@@ -123,12 +123,122 @@ def pp(rank, schedule_name):
     print(f"pp {schedule_name} ok {rank}", flush=True)
 
 
+def pp_parallelize(rank, split):
+    """parallelize's pp_config: the small GPT cut after blocks.0 on a 'pp' axis (2 processes:
+    mesh [0, 1]; 4 processes: pp x dp [[0, 1], [2, 3]] with each stage's batch split over
+    dp), 20 AdamW steps equal to one process (float64 losses to 1e-10). A process runs only its
+    own stage's ops: the dist layer skips the others (checked by the empty local values)."""
+    from auto_parallel import GPT
+    world = dist.get_world_size()
+    oar.seed(9)
+    ref = GPT()
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    if world == 2:
+        mesh = ProcessMesh([0, 1], dim_names=["pp"])
+        stages = [ProcessMesh([0], dim_names=["pp"]), ProcessMesh([1], dim_names=["pp"])]
+    else:
+        mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["pp", "dp"])
+        stages = [ProcessMesh([0, 1], dim_names=["dp"]), ProcessMesh([2, 3], dim_names=["dp"])]
+    spec = "blocks" if split == "name" else {"blocks.0": dist.SplitPoint.END}
+    config = {"pp_config": {"split_spec": spec}}
+    if world == 4:
+        config["dp_config"] = {"sharding_level": 0}
+    model, opt = dist.parallelize(model, opt, mesh, config)
+    assert model.tok.weight.process_mesh == stages[0] and model.pos.process_mesh == stages[0]
+    assert model.blocks[1].q.weight.process_mesh == stages[1] and model.head.weight.process_mesh == stages[1]
+    mine = 0 if rank in stages[0].process_ids else 1
+    other = model.head.weight if mine == 0 else model.tok.weight
+    assert other._local_value().shape == [0, 0], other._local_value().shape  # holds nothing of the other stage
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(20):
+        ids = rng.integers(0, 32, size=(4, 9))
+        x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+        ref_loss = oar.nn.functional.cross_entropy(oar.reshape(ref(x), [-1, 32]), oar.reshape(y, [-1]))
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.clear_grad()
+        if world == 4:  # each stage's batch split over its dp axis
+            x = dist.shard_tensor(x, stages[0], [Shard(0)])
+            y = dist.shard_tensor(y, stages[1], [Shard(0)])
+        logits = model(x)
+        assert logits.process_mesh == stages[1] and list(logits.shape) == [4, 8, 32], (logits.process_mesh,
+                                                                                     logits.shape)
+        loss = oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]),
+                                               reduction="none").mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        if mine == 1:
+            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+        else:
+            assert logits._local_value().shape == [0, 0, 0]
+    if mine == 1:
+        assert max(diffs) <= 1e-10, f"pp_config losses differ by {max(diffs)}"
+    ref_params = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        if rank in p.process_mesh.process_ids:
+            np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), rtol=1e-10,
+                                       atol=1e-10, err_msg=name)
+    print(f"pp_config ok {rank}", flush=True)
+
+
+def pp_mp_static(rank):
+    """pp x mp 2x2 on 4 processes through dist.to_static: the GPT cut after blocks.0, each
+    stage's blocks tensor-parallel over its 'mp' axis, Strategy.pipeline with 2 micro-batches
+    per step; 10 AdamW steps equal to one process on the whole batch (1e-10)."""
+    from auto_parallel import GPT
+    oar.seed(9)
+    ref = GPT()
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["pp", "mp"])
+    plan = {"blocks.*.q": dist.ColWiseParallel(), "blocks.*.k": dist.ColWiseParallel(),
+            "blocks.*.v": dist.ColWiseParallel(), "blocks.*.proj": dist.RowWiseParallel(),
+            "blocks.*.fc1": dist.ColWiseParallel(), "blocks.*.fc2": dist.RowWiseParallel()}
+    model, opt = dist.parallelize(model, opt, mesh, {"pp_config": {"split_spec": "blocks"},
+                                                     "mp_config": {"parallelize_plan": plan}})
+    stage1 = ProcessMesh([2, 3], dim_names=["mp"])
+    assert model.blocks[1].fc1.weight.process_mesh == stage1 and model.blocks[1].fc1.weight.placements == [Shard(1)]
+
+    def loss_fn(logits, y):
+        return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "FThenB", "accumulate_steps": 2}})
+    dm = dist.to_static(model, None, loss_fn, opt, strategy=strategy)
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(10):
+        ids = rng.integers(0, 32, size=(4, 9))
+        x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+        ref_loss = loss_fn(ref(x), y)
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.clear_grad()
+        loss = dm(x, y)
+        if rank in stage1.process_ids:
+            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+    if rank in stage1.process_ids:
+        assert len(diffs) == 10 and max(diffs) <= 1e-10, f"pp x mp DistModel losses differ by {max(diffs)}"
+    print(f"pp_mp_static ok {rank}", flush=True)
+
+
 def main():
     dist.init_parallel_env()
     oar.set_default_dtype("float64")
     rank = dist.get_rank()
     if sys.argv[1] == "pp":
         pp(rank, sys.argv[2])
+    elif sys.argv[1] == "pp_mp_static":
+        pp_mp_static(rank)
+    elif sys.argv[1] == "pp_config":
+        pp_parallelize(rank, sys.argv[2])
     else:
         {"cross": cross}[sys.argv[1]](rank)
     dist.destroy_process_group()

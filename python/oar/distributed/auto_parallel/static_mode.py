@@ -1,0 +1,253 @@
+"""dist.to_static, dist.Strategy and DistModel (Paddle's auto-parallel "static" entry point).
+
+DistModel runs each step through the dist dispatch layer and the reshard rules that dynamic
+mode uses, so both modes give the same results by construction; it does not yet build a
+partitioned program (Note [DistModel] in docs/notes/distributed.md says what is and is not
+done). The Strategy's gradient_merge, sharding and pipeline.accumulate_steps act; amp,
+the pipeline schedule and fused_passes are validated and recorded only."""
+import copy
+
+__all__ = ["Strategy", "DistModel", "to_static"]
+
+# Each section's fields and defaults, as Paddle's auto-parallel Strategy documents them.
+_SECTIONS = {
+    "sharding": {"enable": False, "stage": 1, "degree": 8},
+    "gradient_merge": {"enable": False, "k_steps": 1, "avg": True},
+    "pipeline": {"enable": False, "schedule_mode": "1F1B", "micro_batch_size": 1, "accumulate_steps": 1,
+                 "vpp_degree": 1, "vpp_seg_method": ""},
+    "amp": {"enable": False, "dtype": "float16", "level": "O1", "init_loss_scaling": 32768.0,
+            "incr_every_n_steps": 1000, "decr_every_n_nan_or_inf": 2, "incr_ratio": 2.0, "decr_ratio": 0.8,
+            "use_dynamic_loss_scaling": True, "custom_white_list": [], "custom_black_list": [],
+            "custom_black_varnames": [], "use_fp16_guard": False, "use_bf16_guard": False,
+            "use_master_grad": False},
+    "fused_passes": {"enable": False, "fused_passes_list": []},
+}
+
+
+class _Section:
+    """One Strategy section: a fixed set of fields (setting another one is an error)."""
+
+    def __init__(self, name, values):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_values", copy.deepcopy(_SECTIONS[name]))
+        for k, v in (values or {}).items():
+            setattr(self, k, v)
+
+    def __getattr__(self, key):
+        values = object.__getattribute__(self, "_values")
+        if key in values:
+            return values[key]
+        raise AttributeError(f"Strategy.{self._name} has no field {key!r} (fields: {sorted(values)})")
+
+    def __setattr__(self, key, value):
+        if key not in self._values:
+            raise AttributeError(f"Strategy.{self._name} has no field {key!r} (fields: {sorted(self._values)})")
+        self._values[key] = value
+
+    def to_dict(self):
+        return copy.deepcopy(self._values)
+
+    def __repr__(self):
+        return f"{self._name}: {self._values}"
+
+
+def _check(cond, section, field, value, want):
+    if not cond:
+        raise ValueError(f"Strategy.{section}.{field} must be {want}, got {value!r}")
+
+
+def _int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class Strategy:
+    """Paddle's dist.Strategy: sections sharding, gradient_merge, pipeline, amp and
+    fused_passes, each with documented fields (Strategy({"sharding": {"enable": True,
+    "stage": 2}}) or strategy.sharding.enable = True)."""
+
+    def __init__(self, config=None):
+        if config is not None and not isinstance(config, dict):
+            raise TypeError(f"Strategy: config must be a dict of sections, got {type(config).__name__}")
+        config = dict(config or {})
+        unknown = set(config) - set(_SECTIONS)
+        if unknown:
+            raise ValueError(f"Strategy: unknown sections {sorted(unknown)} (sections: {sorted(_SECTIONS)})")
+        for name in _SECTIONS:
+            values = config.get(name)
+            if values is not None and not isinstance(values, dict):
+                raise TypeError(f"Strategy: section {name!r} must be a dict, got {type(values).__name__}")
+            object.__setattr__(self, name, _Section(name, values))
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"Strategy: set the fields of its sections (strategy.{key}.enable = ...), "
+                             f"not {key!r} itself")
+
+    def _validate(self):
+        s = self.sharding
+        _check(isinstance(s.enable, bool), "sharding", "enable", s.enable, "a bool")
+        _check(s.stage in (0, 1, 2, 3) and _int(s.stage), "sharding", "stage", s.stage, "0, 1, 2 or 3")
+        _check(_int(s.degree) and s.degree >= 1, "sharding", "degree", s.degree, "a positive int")
+        g = self.gradient_merge
+        _check(isinstance(g.enable, bool), "gradient_merge", "enable", g.enable, "a bool")
+        _check(_int(g.k_steps) and 1 <= g.k_steps <= 1 << 20, "gradient_merge", "k_steps", g.k_steps,
+               "an int in [1, 2**20]")
+        _check(isinstance(g.avg, bool), "gradient_merge", "avg", g.avg, "a bool")
+        p = self.pipeline
+        _check(isinstance(p.enable, bool), "pipeline", "enable", p.enable, "a bool")
+        _check(p.schedule_mode in ("1F1B", "FThenB", "VPP", "Eager1F1B"), "pipeline", "schedule_mode",
+               p.schedule_mode, "'1F1B', 'FThenB', 'VPP' or 'Eager1F1B'")
+        for f in ("micro_batch_size", "accumulate_steps", "vpp_degree"):
+            v = getattr(p, f)
+            _check(_int(v) and v >= 1, "pipeline", f, v, "a positive int")
+        a = self.amp
+        _check(isinstance(a.enable, bool), "amp", "enable", a.enable, "a bool")
+        _check(a.dtype in ("float16", "bfloat16"), "amp", "dtype", a.dtype, "'float16' or 'bfloat16'")
+        _check(a.level in ("O0", "O1", "O2", "o0", "o1", "o2"), "amp", "level", a.level, "'O0', 'O1' or 'O2'")
+        f = self.fused_passes
+        _check(isinstance(f.enable, bool), "fused_passes", "enable", f.enable, "a bool")
+        _check(isinstance(f.fused_passes_list, (list, tuple)), "fused_passes", "fused_passes_list",
+               f.fused_passes_list, "a list of pass names")
+
+    def __repr__(self):
+        return "Strategy(" + ", ".join(repr(getattr(self, n)) for n in _SECTIONS) + ")"
+
+
+def _split(t, n):
+    """`t` cut into n micro-batches along dim 0 (an error naming the sizes when it does not divide)."""
+    from ... import split
+    from ..._C import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"DistModel: pipeline.accumulate_steps splits tensor inputs, got {type(t).__name__}")
+    if not t.shape or t.shape[0] % n:
+        raise ValueError(f"DistModel: a batch of shape {list(t.shape)} does not split into pipeline.accumulate_steps="
+                         f"{n} micro-batches along dim 0")
+    return split(t, n, axis=0)
+
+
+def _params_mesh(layer):
+    for p in layer.parameters():
+        if p.is_dist():
+            return p.process_mesh
+    return None
+
+
+class DistModel:
+    """What dist.to_static returns. train() (the default with a loss and an optimizer):
+    model(inputs, labels) runs forward, loss, backward and (every gradient_merge.k_steps
+    calls) the optimizer step, and returns the loss; eval(): forward and loss, no gradients;
+    predict(): model(inputs) returns the layer's outputs."""
+
+    def __init__(self, layer, loader, loss, optimizer, strategy):
+        self._layer, self._loader, self._loss_fn = layer, loader, loss
+        self._strategy = strategy
+        self._optimizer = optimizer
+        gm = strategy.gradient_merge
+        self._k = gm.k_steps if gm.enable else 1
+        self._avg = gm.avg
+        self._calls = 0
+        pp = strategy.pipeline
+        self._micro = pp.accumulate_steps if pp.enable else 1
+        if optimizer is not None and strategy.sharding.enable and strategy.sharding.stage > 0:
+            from .api import ShardingStage1, ShardingStage2, ShardingStage3, _ShardOptimizer, shard_optimizer
+            mesh = _params_mesh(layer)
+            if mesh is None or "dp" not in mesh.dim_names:
+                raise ValueError("to_static: Strategy.sharding needs the layer's parameters on a mesh with a 'dp' "
+                                 f"axis (mesh: {mesh})")
+            degree = mesh.get_dim_size("dp")
+            if strategy.sharding.degree not in (degree, 8):  # 8: Paddle's default, i.e. not set
+                raise ValueError(f"to_static: Strategy.sharding.degree {strategy.sharding.degree} differs from the "
+                                 f"mesh's 'dp' axis size {degree}")
+            if isinstance(optimizer, _ShardOptimizer):
+                raise ValueError("to_static: the optimizer is already sharded (shard_optimizer); do not also enable "
+                                 "Strategy.sharding")
+            stage = {1: ShardingStage1, 2: ShardingStage2, 3: ShardingStage3}[strategy.sharding.stage]
+            self._optimizer = shard_optimizer(optimizer, stage("dp", mesh))
+        if loss is not None and optimizer is not None:
+            self.train()
+        elif loss is not None:
+            self.eval()
+        else:
+            self.predict()
+
+    def train(self):
+        if self._loss_fn is None or self._optimizer is None:
+            raise RuntimeError("DistModel.train: needs the loss and the optimizer given to dist.to_static")
+        self._mode = "train"
+        self._layer.train()
+
+    def eval(self):
+        if self._loss_fn is None:
+            raise RuntimeError("DistModel.eval: needs the loss given to dist.to_static")
+        self._mode = "eval"
+        self._layer.eval()
+
+    def predict(self):
+        self._mode = "predict"
+        self._layer.eval()
+
+    def __call__(self, *args):
+        from ...autograd import no_grad
+        if self._mode == "predict":
+            with no_grad():
+                return self._layer(*args)
+        if len(args) < 2:
+            raise TypeError(f"DistModel in {self._mode} mode: call it with (inputs..., labels), got {len(args)} "
+                            "argument(s)")
+        inputs, labels = args[:-1], args[-1]
+        if self._mode == "eval":
+            with no_grad():
+                return self._loss_fn(self._layer(*inputs), labels)
+        scale = 1.0 / self._k if self._avg and self._k > 1 else 1.0
+        if self._micro > 1:  # pipeline.accumulate_steps: micro-batches, forward then backward each
+            loss = None
+            for chunk in zip(*(_split(t, self._micro) for t in (*inputs, labels))):
+                part = self._loss_fn(self._layer(*chunk[:-1]), chunk[-1]) / self._micro
+                (part * scale if scale != 1.0 else part).backward()
+                loss = part if loss is None else loss + part.detach()
+        else:
+            loss = self._loss_fn(self._layer(*inputs), labels)
+            (loss * scale if scale != 1.0 else loss).backward()
+        self._calls += 1
+        if self._calls % self._k == 0:
+            self._optimizer.step()
+            self._optimizer.clear_grad()
+        return loss
+
+    def state_dict(self, mode="all"):
+        """The parameters ("param"), the optimizer's state ("opt") or both ("all")."""
+        if mode not in ("all", "param", "opt"):
+            raise ValueError(f"DistModel.state_dict: mode must be 'all', 'param' or 'opt', got {mode!r}")
+        out = {}
+        if mode in ("all", "param"):
+            out.update(self._layer.state_dict())
+        if mode in ("all", "opt") and self._optimizer is not None:
+            out.update(self._optimizer.state_dict())
+        return out
+
+    def set_state_dict(self, state_dict):
+        params = dict(self._layer.state_dict())
+        self._layer.set_state_dict({k: v for k, v in state_dict.items() if k in params})
+        if self._optimizer is not None:
+            rest = {k: v for k, v in state_dict.items() if k not in params}
+            if rest:
+                self._optimizer.set_state_dict(rest)
+
+
+def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, input_spec=None):
+    """Paddle's dist.to_static: a DistModel for `layer` (laid out by shard_tensor /
+    parallelize), `loss` (callable(outputs, labels)) and `optimizer`, configured by
+    `strategy` (dist.Strategy; default one)."""
+    from ...nn import Layer
+    if not isinstance(layer, Layer):
+        raise TypeError(f"to_static: layer must be an nn.Layer, got {type(layer).__name__}")
+    if loss is not None and not callable(loss):
+        raise TypeError(f"to_static: loss must be callable(outputs, labels), got {type(loss).__name__}")
+    if optimizer is not None and not hasattr(optimizer, "step"):
+        raise TypeError(f"to_static: optimizer must be an optimizer, got {type(optimizer).__name__}")
+    if loader is not None and not hasattr(loader, "__iter__"):
+        raise TypeError(f"to_static: loader must be a DataLoader (or shard_dataloader), got {type(loader).__name__}")
+    strategy = Strategy() if strategy is None else strategy
+    if not isinstance(strategy, Strategy):
+        raise TypeError(f"to_static: strategy must be a dist.Strategy, got {type(strategy).__name__}")
+    strategy._validate()
+    return DistModel(layer, loader, loss, optimizer, strategy)
