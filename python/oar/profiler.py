@@ -313,6 +313,15 @@ class Profiler:
         self.stop()
         return False
 
+    def __del__(self):
+        # A profiler dropped while recording stops recording (its result is lost), so the
+        # next one can start and eager ops go back to the one-load path.
+        if getattr(self, "_collecting", False):
+            try:
+                _C.profiler.stop()
+            except Exception:  # noqa: BLE001: interpreter shutdown, or a device that failed
+                pass
+
     def _begin(self):
         devices = ProfilerTarget.CUSTOM_DEVICE in self.targets or ProfilerTarget.GPU in self.targets
         _C.profiler.start(devices)

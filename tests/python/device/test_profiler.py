@@ -145,6 +145,14 @@ def test_profiler_errors():
     bad = profiler.Profiler(targets=[CPU], scheduler=lambda step: "RECORD")
     with pytest.raises(TypeError, match="not a ProfilerState"):
         bad.start()
+    forgotten = quiet(targets=[CPU])
+    forgotten.start()
+    assert oar._C.profiler.recording()
+    del forgotten  # dropped while recording: recording stops
+    assert not oar._C.profiler.recording()
+    with quiet(targets=[CPU]) as again:
+        _ = oar.ones([1]) + 1.0
+    assert ops_named(again, "add")
 
 
 def test_summary_sorts_operators_by_time(capsys):
