@@ -8,9 +8,15 @@
 // The group's timeout bounds the wait for the stream. A plugin reports a failed transfer
 // (a dead peer, its own timeout) through the stream's synchronize, with its message; the
 // base class turns either into an error naming the op, the group and the missing ranks.
+// On either failure the group calls the plugin's ccl_comm_abort (ABI 1.2, optional), so a
+// transfer stuck on a peer stops holding the stream past the group's timeout: later work
+// on that stream runs, and the process exits cleanly. A plugin without it keeps the stream
+// until its own timeout.
 // CPU tensors (the OAR_DIST_DEBUG check's descriptors, a user's CPU tensor) are staged
 // through device memory.
+#include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -53,9 +59,11 @@ OAR_ReduceOp ccl_op(ReduceOp op) {
 size_t count(const DenseTensor& t) { return t.initialized() ? static_cast<size_t>(t.numel()) : 0; }
 
 // Waits for `stream` with a bound: synchronize_stream has none, so a helper thread makes
-// the call and this one waits for it. A helper still blocked after the timeout is left to
-// the plugin's own timeout (the group is broken by then, as with NCCL's watchdog).
-void wait_stream(const Place& place, OAR_Stream stream, std::chrono::milliseconds timeout) {
+// the call and this one waits for it. On a timeout or a failed transfer it calls `abort`
+// (the plugin's ccl_comm_abort), which frees a helper still blocked; without that slot the
+// helper is left to the plugin's own timeout (as with NCCL's watchdog).
+void wait_stream(const Place& place, OAR_Stream stream, std::chrono::milliseconds timeout,
+                 const std::function<void()>& abort) {
   struct State {
     std::mutex mu;
     std::condition_variable cv;
@@ -77,11 +85,17 @@ void wait_stream(const Place& place, OAR_Stream stream, std::chrono::millisecond
   }).detach();
   std::unique_lock<std::mutex> lock(st->mu);
   if (!st->cv.wait_for(lock, timeout, [&] { return st->done; })) {
+    lock.unlock();
+    abort();
     throw CommError(detail::str_cat("timed out after ", timeout.count() / 1000.0, " s waiting for ", place.str(),
                                     "'s stream to finish the op"),
                     true);
   }
-  if (st->error) std::rethrow_exception(st->error);
+  if (st->error) {
+    lock.unlock();
+    abort();  // a dead peer: the communicator's work on other streams fails at once too
+    std::rethrow_exception(st->error);
+  }
 }
 
 class ProcessGroupXccl : public ProcessGroup {
@@ -152,14 +166,24 @@ class ProcessGroupXccl : public ProcessGroup {
       staged.push_back(i);
     }
     enqueue(op, dev, stream);
-    return [dev, staged, out = op.tensors, place = place_, stream, timeout = timeout()]() mutable {
-      wait_stream(place, stream, timeout);
+    return [dev, staged, out = op.tensors, place = place_, stream, timeout = timeout(), abort = abort_fn()]() mutable {
+      wait_stream(place, stream, timeout, abort);
       for (size_t i : staged) copy_into(dev[i], &out[i]);
     };
   }
 
  private:
   void call(OAR_Status status, const char* slot) { check_status(status, type_, slot); }
+
+  // Aborts the communicator once (ccl_comm_abort; nothing when the plugin lacks the slot,
+  // a 1.0 or 1.1 table). Its status is ignored: the group is failing already.
+  std::function<void()> abort_fn() {
+    OAR_Status (*fn)(OAR_CCLComm) = iface_->ccl_comm_abort;
+    if (fn == nullptr) return [] {};
+    return [fn, comm = comm_, done = aborted_] {
+      if (!done->exchange(true)) fn(comm);
+    };
+  }
 
   void enqueue(const Op& op, const std::vector<DenseTensor>& ts, OAR_Stream s) {
     const char* k = op.kind.c_str();
@@ -224,6 +248,7 @@ class ProcessGroupXccl : public ProcessGroup {
   std::string type_;
   const OAR_DeviceInterface* iface_ = nullptr;
   OAR_CCLComm comm_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> aborted_ = std::make_shared<std::atomic<bool>>(false);
   DenseTensor barrier_buf_;
 };
 

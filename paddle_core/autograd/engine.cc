@@ -7,6 +7,7 @@
 #include "oar_generated/ops_api.h"
 #include "paddle_core/api/composite.h"
 #include "paddle_core/autograd/grad_mode.h"
+#include "paddle_core/base/host_tracer.h"
 
 namespace oar::autograd {
 
@@ -153,7 +154,10 @@ void execute(GraphTask& task, const std::vector<Edge>& root_edges,
           grads[i] = ops::zeros(m.dims.vec(), m.dtype);
         }
       }
-      if (any) outs = node->apply(grads);
+      if (any) {
+        profiler::OpScope scope(node->name(), profiler::EventType::kBackward);
+        outs = node->apply(grads);
+      }
       if (!task.retain_graph && !is_leaf_acc) {
         node->release_saved();
         node->mark_released();

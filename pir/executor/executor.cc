@@ -6,6 +6,7 @@
 
 #include <gflags/gflags.h>
 
+#include "paddle_core/base/host_tracer.h"
 #include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/dispatch/fallback.h"
 #include "pir/dialect/op/op_support.h"
@@ -20,6 +21,15 @@ DEFINE_int64(oar_max_while_iterations, 10000000,
              "0: no limit");
 
 namespace oar::pir {
+
+namespace {
+/// One executor step on paddle.profiler's timeline, named like the eager op ("conv2d").
+void trace_op(const std::string& name, uint64_t start_ns) {
+  std::string_view n = name;
+  if (n.rfind("pd_op.", 0) == 0) n.remove_prefix(6);
+  profiler::record(std::string(n), profiler::EventType::kOperator, start_ns, profiler::now_ns());
+}
+}  // namespace
 
 struct Executor::Step {
   enum Kind {
@@ -486,8 +496,10 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
           call.donor = &st.donated[0].dense();
         }
         const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
+        const uint64_t trace_t0 = profiler::recording() ? profiler::now_ns() : 0;  // Note [Profiler]
         if (differentiable_) {
           run_differentiable(st);
+          if (trace_t0 != 0) trace_op(profile_[st.profile].name, trace_t0);
           if (profiling_) {
             OpProfile& p = profile_[st.profile];
             ++p.calls;
@@ -525,6 +537,7 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
           ++p.calls;
           p.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
         }
+        if (trace_t0 != 0) trace_op(profile_[st.profile].name, trace_t0);
         std::vector<DenseTensor>& outs = call.outputs;
         const size_t fixed = st.out.size() - (st.list_result >= 0 ? 1 : 0);
         OAR_ENFORCE(outs.size() >= fixed, Internal, "Executor: ", profile_[st.profile].name, " gave ", outs.size(),

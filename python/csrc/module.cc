@@ -23,6 +23,7 @@ void bind_cinn(py::module_& m);       // cinn_py.cc: the fusion compiler
 void bind_spmd(py::module_& m);       // spmd_py.cc: meshes, placements, SPMD rules, dist tensor metadata
 void bind_distributed(py::module_& m);  // distributed_py.cc: stores, process groups, grad hooks
 void bind_device(py::module_& m);       // device_py.cc: plugins, streams, events, memory stats
+void bind_profiler(py::module_& m);     // profiler_py.cc: host and device tracing
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -104,6 +105,7 @@ PYBIND11_MODULE(_C, m) {
   bind_distributed(m);  // after the Error translator above: its CommError translator must be tried first
   bind_pylayer(m);
   bind_device(m);
+  bind_profiler(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {

@@ -87,7 +87,8 @@ struct Comm {
   uint64_t phase = 0;  // barriers entered; touched only by the stream running this comm's work
   uint64_t ops = 0;    // ops issued, for messages
   std::mutex mu;
-  std::string error;  // the first failure: the communicator is unusable after it
+  std::string error;                 // the first failure: the communicator is unusable after it
+  std::atomic<bool> aborted{false};  // ccl_comm_abort: waits give up at once
 
   ~Comm() {
     if (base != nullptr) munmap(base, bytes);
@@ -150,6 +151,10 @@ std::string wait_until(Comm& c, const std::string& what, const std::function<boo
   int sleep_us = 0;
   for (uint64_t spin = 0;; ++spin) {
     if (ready()) return "";
+    if (c.aborted.load(std::memory_order_relaxed)) {
+      return c.fail("sample ccl " + what + " (rank " + std::to_string(c.rank) +
+                    "): the communicator was aborted (ccl_comm_abort) while waiting for ranks " + ranks_str(pending()));
+    }
     if (spin < 64) {
       std::this_thread::yield();
       continue;
@@ -581,6 +586,14 @@ OAR_Status s_destroy_comm(OAR_CCLComm comm) {
   return OAR_SUCCESS;
 }
 
+OAR_Status s_comm_abort(OAR_CCLComm comm) {
+  Comm* c = comm_of(comm);
+  if (c == nullptr) return fail(OAR_ERROR_INVALID_ARGUMENT, "sample ccl_comm_abort: comm is null");
+  c->aborted.store(true, std::memory_order_relaxed);
+  c->fail("sample ccl (rank " + std::to_string(c->rank) + "): the communicator was aborted (ccl_comm_abort)");
+  return OAR_SUCCESS;
+}
+
 OAR_Status s_all_reduce(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_ReduceOp op,
                         OAR_CCLComm comm, OAR_Stream stream) {
   return collective("all_reduce", kAllReduce, send, recv, count, count, count, dtype, op, 0, comm, stream);
@@ -645,6 +658,7 @@ void fill_collectives(OAR_DeviceInterface* t) {
   t->ccl_recv = s_recv;
   t->ccl_group_start = s_group_start;
   t->ccl_group_end = s_group_end;
+  t->ccl_comm_abort = s_comm_abort;
 }
 
 }  // namespace sample

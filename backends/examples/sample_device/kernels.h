@@ -64,7 +64,7 @@ class Call {
   /// Queues `work` on the kernel's stream.
   template <typename F>
   void launch(F work) {
-    check(sample::launch(device_, api_->stream(ctx_), std::move(work)), "launch");
+    check(sample::launch(device_, api_->stream(ctx_), std::move(work), op_), "launch");
   }
   /// Waits for the work queued on the kernel's stream (to read its inputs on the host).
   void wait() { check(synchronize(device_, api_->stream(ctx_)), "synchronize"); }

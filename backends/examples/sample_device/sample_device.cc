@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -143,7 +144,11 @@ std::shared_ptr<Event> event_of(OAR_Event e) { return reinterpret_cast<EventHand
 
 class Stream {
  public:
-  Stream() : max_delay_us_(env_size("SAMPLE_DEVICE_DELAY_US", 0)), worker_([this] { run(); }) {}
+  explicit Stream(int device_id)
+      : device_id_(device_id),
+        id_(next_id_.fetch_add(1) + 1),
+        max_delay_us_(env_size("SAMPLE_DEVICE_DELAY_US", 0)),
+        worker_([this] { run(); }) {}
   ~Stream() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -152,10 +157,11 @@ class Stream {
     cv_.notify_all();
     worker_.join();
   }
-  void enqueue(std::function<void()> work) {
+  /// Queues `work`; the profiler hooks record it as `name` (static storage; null: not recorded).
+  void enqueue(std::function<void()> work, const char* name = nullptr) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(work));
+      queue_.push_back({std::move(work), name});
       ++queued_;
     }
     cv_.notify_all();
@@ -187,14 +193,20 @@ class Stream {
     for (;;) {
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and nothing left
-      std::function<void()> work = std::move(queue_.front());
+      auto [work, name] = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
       // Between N/2 and N: work always finishes well after it was queued.
       if (max_delay_us_ > 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(max_delay_us_ / 2 + rng() % (max_delay_us_ / 2 + 1)));
       }
-      work();
+      if (name != nullptr && sample::tracing(device_id_)) {
+        const uint64_t t0 = sample::now_ns();
+        work();
+        sample::trace(device_id_, id_, name, t0, sample::now_ns());
+      } else {
+        work();
+      }
       lock.lock();
       ++done_;
       idle_.notify_all();
@@ -203,10 +215,13 @@ class Stream {
 
   std::mutex mu_;
   std::condition_variable cv_, idle_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<std::pair<std::function<void()>, const char*>> queue_;
   uint64_t queued_ = 0, done_ = 0;
   bool stop_ = false;
   std::string error_;          // the first failure of enqueue_checked work not yet reported
+  const int device_id_;
+  const int id_;  // the profiler's stream number (0: the legacy default stream)
+  static inline std::atomic<int> next_id_{0};
   const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
   std::thread worker_;         // last: starts after the members it reads
 };
@@ -290,7 +305,7 @@ OAR_Status s_synchronize_device(const OAR_Device* d) {
 OAR_Status s_create_stream(const OAR_Device* d, OAR_Stream* out) {
   Device* dev = dev_of(d);
   if (dev == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  auto* s = new Stream();
+  auto* s = new Stream(d->id);
   std::lock_guard<std::mutex> lock(dev->mu);
   dev->streams.insert(s);
   *out = reinterpret_cast<OAR_Stream>(s);
@@ -398,6 +413,10 @@ OAR_Status s_host_deallocate(const OAR_Device*, void* ptr, size_t) {
 
 enum class Dir { kH2D, kD2H, kD2D };
 const char* dir_name(Dir dir) { return dir == Dir::kH2D ? "h2d" : dir == Dir::kD2H ? "d2h" : "d2d"; }
+// The profiler's names for copies (Paddle's timeline says "Memcpy HtoD" and so on).
+const char* copy_name(Dir dir) {
+  return dir == Dir::kH2D ? "Memcpy HtoD" : dir == Dir::kD2H ? "Memcpy DtoH" : "Memcpy DtoD";
+}
 
 // Checks the device side(s) of a copy and returns the private views to copy between.
 OAR_Status resolve(Device* dev, Dir dir, void* dst, const void* src, size_t n, char** to, const char** from) {
@@ -425,7 +444,9 @@ OAR_Status blocking_copy(const OAR_Device* d, Dir dir, void* dst, const void* sr
   const char* from;
   if (OAR_Status s = resolve(dev, dir, dst, src, n, &to, &from); s != OAR_SUCCESS) return s;
   dev->synchronize();  // the legacy default stream: after everything queued
+  const uint64_t t0 = sample::tracing(d->id) ? sample::now_ns() : 0;
   std::memcpy(to, from, n);
+  if (t0 != 0) sample::trace(d->id, 0, copy_name(dir), t0, sample::now_ns());
   return OAR_SUCCESS;
 }
 OAR_Status s_h2d(const OAR_Device* d, void* dst, const void* src, size_t n) {
@@ -449,10 +470,10 @@ OAR_Status async_copy(const OAR_Device* d, OAR_Stream stream, Dir dir, void* dst
   if (dir == Dir::kH2D && !is_pinned(src, n)) {
     // Pageable source: the caller may reuse it at once, so take a copy now.
     auto staged = std::make_shared<std::vector<char>>(from, from + n);
-    s->enqueue([to, staged] { std::memcpy(to, staged->data(), staged->size()); });
+    s->enqueue([to, staged] { std::memcpy(to, staged->data(), staged->size()); }, copy_name(dir));
     return OAR_SUCCESS;
   }
-  s->enqueue([to, from, n] { std::memcpy(to, from, n); });
+  s->enqueue([to, from, n] { std::memcpy(to, from, n); }, copy_name(dir));
   if (dir == Dir::kD2H && !is_pinned(dst, n)) s->synchronize();  // pageable target: synchronous
   return OAR_SUCCESS;
 }
@@ -514,6 +535,7 @@ OAR_DeviceInterface g_table = [] {
   t.device_min_chunk_size = s_min_chunk_size;
   t.get_last_error_message = s_get_last_error_message;
   sample::fill_collectives(&t);
+  sample::fill_profiler(&t);
   return t;
 }();
 
@@ -534,15 +556,17 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
   return dev->arena.host_view(p);
 }
 
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work) {
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work, const char* name) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   if (stream == nullptr) {  // no stream: after everything queued, on the calling thread
     dev->synchronize();
+    const uint64_t t0 = name != nullptr && tracing(d->id) ? now_ns() : 0;
     work();
+    if (t0 != 0) trace(d->id, 0, name, t0, now_ns());
     return OAR_SUCCESS;
   }
-  reinterpret_cast<Stream*>(stream)->enqueue(std::move(work));
+  reinterpret_cast<Stream*>(stream)->enqueue(std::move(work), name);
   return OAR_SUCCESS;
 }
 

@@ -7,6 +7,7 @@
 #include <oar/kernel_ext.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,8 +19,9 @@ namespace sample {
 char* host_view(const OAR_Device* d, const void* p, size_t bytes);
 
 /// Queues `work` on `stream`, after what is queued there (null: runs it on the calling
-/// thread after all work queued on the device).
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work);
+/// thread after all work queued on the device). `name` (static storage) is what the
+/// profiler hooks record it as.
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work, const char* name = nullptr);
 
 /// Waits for the work queued on `stream` (null: on the whole device).
 OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream);
@@ -49,5 +51,16 @@ size_t dtype_size(OAR_DataType t);
 void reduce_into(char* dst, const std::vector<const char*>& srcs, size_t count, OAR_DataType t, OAR_ReduceOp op);
 /// Fills the table's ccl_* slots (collectives.cc).
 void fill_collectives(OAR_DeviceInterface* table);
+
+// ---- the profiler hooks (profiler.cc)
+/// Whether device `device_id` records its activity now (one relaxed load).
+bool tracing(int device_id);
+/// CLOCK_MONOTONIC in nanoseconds (the clock of OAR_TraceEvent).
+uint64_t now_ns();
+/// Keeps one activity of device `device_id` while it records; stream 0 is the
+/// legacy default stream (blocking copies, stream-less launches).
+void trace(int device_id, int stream_id, const char* name, uint64_t start_ns, uint64_t end_ns);
+/// Fills the table's profiler_* slots.
+void fill_profiler(OAR_DeviceInterface* table);
 
 }  // namespace sample

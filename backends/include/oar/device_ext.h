@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define OAR_DEVICE_ABI_VERSION_MAJOR 1
-#define OAR_DEVICE_ABI_VERSION_MINOR 1
+#define OAR_DEVICE_ABI_VERSION_MINOR 2
 
 /* The name of the function a plugin exports, of type OAR_InitPluginFn. */
 #define OAR_INIT_PLUGIN_SYMBOL "oar_init_plugin"
@@ -224,6 +224,9 @@ typedef struct OAR_DeviceInterface {
                          OAR_Stream stream); /* (optional) point to point */
   OAR_Status (*ccl_group_start)(void);       /* (optional) batch the following calls ... */
   OAR_Status (*ccl_group_end)(void);         /* (optional) ... and launch them together */
+
+  /* (1.2) */
+  OAR_Status (*ccl_comm_abort)(OAR_CCLComm comm); /* (optional) fail comm's pending work now; then only destroy */
 } OAR_DeviceInterface;
 
 struct OAR_KernelApi; /* kernel_ext.h */

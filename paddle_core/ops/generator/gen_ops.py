@@ -518,6 +518,8 @@ def gen_op_function(op):
     if donates(op):
         params.append("const DenseTensor* donor")
     L.append(f"{ret} {op.name}_run({', '.join(params)}) {{")
+    # Note [Profiler]: one event per op call (entered once at kEntry); one relaxed load when off.
+    L.append(f'  ::oar::profiler::OpScope prof_scope(from == dispatch::Layer::kEntry ? "{op.name}" : nullptr);')
     L.append("  const uint32_t on = dispatch::active() & dispatch::below(from);")
     if tensors:
         L.append("  if (OAR_UNLIKELY(on & dispatch::bit(dispatch::Layer::kAmp)))")
@@ -646,6 +648,7 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_linalg.h"',
            '#include "paddle_core/meta/infer_meta_reorder.h"',
            '#include "paddle_core/api/op_utils.h"',
+           '#include "paddle_core/base/host_tracer.h"',
            '#include "paddle_core/dispatch/amp.h"',
            '#include "paddle_core/dispatch/dispatch.h"',
            '#include "paddle_core/dispatch/trace.h"',

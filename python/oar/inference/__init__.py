@@ -16,7 +16,6 @@ import os
 import warnings
 
 from .. import _C
-from .. import profiler as _profiler
 
 _inference = _C.inference
 Tensor = _inference.Tensor  # input/output handles: the C++ class itself
@@ -109,8 +108,6 @@ class Predictor(_inference.Predictor):
     def run(self, inputs=None):
         """Runs on the fed handles (returns True), or on a list of arrays/tensors (returns
         the outputs as a list of oar Tensors)."""
-        if _profiler._active:
-            _profiler._notify(self)
         return super().run(inputs)
 
     def clone(self):

@@ -18,7 +18,6 @@ import traceback
 
 from .. import _C
 from . import _dynamic_shape
-from .. import profiler as _profiler
 from ..autograd import is_grad_enabled as _is_grad_enabled
 from .._creation import get_rng_state as _get_rng_state, set_rng_state as _set_rng_state
 from ..nn.layer import state_epoch
@@ -502,10 +501,6 @@ class StaticFunction:
         if entry is _EAGER:
             return self._function(*args, **kwargs)
         params = self._state()
-        if _profiler._active:
-            _profiler._notify(entry.executor)
-            if entry.backward_executor is not None:
-                _profiler._notify(entry.backward_executor)
         outs = entry.run(tensors, params)
         return _unflatten(entry.out_struct, outs)
 

@@ -1,6 +1,5 @@
 """TranslatedLayer: a saved program as an nn.Layer (what oar.jit.load returns)."""
 from .. import _C
-from .. import profiler as _profiler
 from ..nn import Layer
 from ..nn.layer import Parameter, state_epoch
 from .api import _unflatten
@@ -59,8 +58,6 @@ class TranslatedLayer(Layer):
                 self._grad_executor = _C.pir.Executor(self._program)
                 self._grad_executor.set_differentiable(True)
             executor = self._grad_executor
-        if _profiler._active:
-            _profiler._notify(executor)
         outs = executor.run(list(inputs), state)
         if self._out_struct is not None:
             return _unflatten(self._out_struct, outs)

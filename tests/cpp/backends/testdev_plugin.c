@@ -7,6 +7,7 @@
  *   TESTDEV_NAME          the device type (default "testdev")
  *   TESTDEV_ABI_MAJOR     the major version it claims (default: the header's)
  *   TESTDEV_ABI_10        a 1.0 plugin: table and version of ABI 1.0, no kernels
+ *   TESTDEV_ABI_11        a 1.1 plugin: its table ends at ccl_group_end (no ccl_comm_abort)
  *   TESTDEV_NEWER_MINOR   a plugin of a later 1.x: a longer table with unknown slots
  *   TESTDEV_NO_ENTRY      exports no oar_init_plugin
  *   TESTDEV_SHORT_TABLE   interface struct_size too small
@@ -351,6 +352,13 @@ __attribute__((visibility("default"))) void oar_init_plugin(OAR_DeviceRegistrati
   t->struct_size = offsetof(OAR_DeviceInterface, device_min_chunk_size) + sizeof(void*);
   reg->version.minor = 0;
   reg->register_kernels = NULL;
+#endif
+#ifdef TESTDEV_ABI_11
+  /* What a plugin compiled against the 1.1 header hands over: its table ends at
+   * ccl_group_end. The 1.2 slot after it holds garbage the runtime must not read. */
+  t->struct_size = offsetof(OAR_DeviceInterface, ccl_group_end) + sizeof(void*);
+  t->ccl_comm_abort = (OAR_Status(*)(OAR_CCLComm))(uintptr_t)0xdead;
+  reg->version.minor = 1;
 #endif
 #ifdef TESTDEV_NEWER_MINOR
   t->struct_size = sizeof(NewerInterface);

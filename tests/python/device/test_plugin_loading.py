@@ -21,6 +21,7 @@ SOURCE = os.path.join(REPO, "tests", "cpp", "backends", "testdev_plugin.c")
 VARIANTS = {
     "testdev": ['TESTDEV_NAME="testdev"'],
     "testdev_v10": ['TESTDEV_NAME="testdev_v10"', "TESTDEV_ABI_10"],
+    "testdev_v11": ['TESTDEV_NAME="testdev_v11"', "TESTDEV_ABI_11"],
     "testdev_newer": ['TESTDEV_NAME="testdev_newer"', "TESTDEV_NEWER_MINOR"],
     "testdev_major2": ['TESTDEV_NAME="testdev_major2"', "TESTDEV_ABI_MAJOR=2"],
     "testdev_no_entry": ["TESTDEV_NO_ENTRY"],
@@ -30,10 +31,10 @@ VARIANTS = {
     "testdev_unknown_op": ['TESTDEV_NAME="testdev_unknown_op"', "TESTDEV_BAD_KERNEL=1"],
     "testdev_bad_update": ['TESTDEV_NAME="testdev_bad_update"', "TESTDEV_BAD_KERNEL=4"],
 }
-GOOD = {"testdev": "1.1", "testdev_v10": "1.0", "testdev_newer": "1.9"}
+GOOD = {"testdev": "1.2", "testdev_v10": "1.0", "testdev_v11": "1.1", "testdev_newer": "1.10"}
 # refused library -> what its warning must say besides the file and the versions
 REFUSED = {
-    "testdev_major2": "device 'testdev_major2', plugin ABI 2.1",
+    "testdev_major2": "device 'testdev_major2', plugin ABI 2.2",
     "testdev_no_entry": "no device type",
     "testdev_short": "OAR_DeviceInterface.struct_size is 16",
     "testdev_missing": "memory_copy_d2h is null",
@@ -92,7 +93,7 @@ def test_discovery_loads_the_good_and_warns_once_per_refused(tmp_path, libs):
     assert len(warnings) == len(REFUSED), err
     for name, why in REFUSED.items():
         (line,) = [w for w in warnings if f"lib{name}.so'" in w]
-        assert why in line and "runtime ABI 1.1" in line, line
+        assert why in line and "runtime ABI 1.2" in line, line
 
 
 def test_site_packages_folder_is_scanned(tmp_path, libs):

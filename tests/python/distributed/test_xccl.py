@@ -5,6 +5,7 @@ stuck peer raising in time, naming the op, the group and the missing rank."""
 import importlib.util
 import os
 import re
+import time
 
 import pytest
 
@@ -63,3 +64,19 @@ def test_a_killed_or_stuck_peer_raises_naming_it(kind, timeout, plugin_env, tmp_
         assert 2.5 < seconds < 9, out0
         assert "timed out after 3" in text, text
     assert "LATER CALL RAISED" in out0
+
+
+def test_a_stuck_peer_is_aborted_so_the_stream_and_process_go_on(plugin_env, tmp_path):
+    # The plugin's own timeout is 10 minutes: only the group's ccl_comm_abort (ABI 1.2)
+    # frees the stream that the stuck all_reduce holds, before rank 1 finally exits at ~14 s.
+    start = time.monotonic()
+    results, _ = run_ranks("xccl.py", 2, ["stuck_abort"], timeout=60, tmp_path=tmp_path,
+                           env=dict(plugin_env, PADDLE_DIST_TIMEOUT="3", SAMPLE_DEVICE_CCL_TIMEOUT_S="600"))
+    rc0, out0 = results[0]
+    assert rc0 == 0, out0
+    raised = re.search(r"RAISED after ([\d.]+)s: (.*)", out0)
+    assert raised and 2.5 < float(raised.group(1)) < 9, out0
+    assert "timed out after 3" in raised.group(2), out0
+    free = re.search(r"STREAM FREE after ([\d.]+)s", out0)
+    assert free and float(free.group(1)) < 2.0, out0
+    assert time.monotonic() - start < 40

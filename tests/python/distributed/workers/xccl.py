@@ -120,8 +120,36 @@ def failure(kind):
     raise AssertionError(f"all_reduce with a {kind} did not raise")
 
 
+def stuck_abort():
+    """Rank 1 stalls; rank 0 raises at the group's timeout, its stream runs again at once
+    (the group aborted the communicator: ccl_comm_abort), and it exits normally."""
+    on_sample()
+    dist.init_parallel_env()
+    t = oar.ones([1 << 16])
+    dist.all_reduce(t)
+    if dist.get_rank() == 1:
+        time.sleep(14)  # alive but stuck, well past rank 0's timeout and exit
+        os._exit(0)
+    time.sleep(0.3)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(t)
+        t.numpy()
+    except CommunicationError as e:
+        print(f"RAISED after {time.monotonic() - start:.1f}s: {e}", flush=True)
+    else:
+        raise AssertionError("all_reduce with a stuck peer did not raise")
+    start = time.monotonic()
+    y = (oar.ones([4]) * 2.0).numpy()  # queued behind the aborted all_reduce
+    oar.device.synchronize()
+    assert (y == 2.0).all(), y
+    print(f"STREAM FREE after {time.monotonic() - start:.2f}s", flush=True)
+    sys.exit(0)  # a normal interpreter exit, with the plugin's threads still there
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
-    {"collectives": collectives, "data_parallel": data_parallel}.get(mode, lambda: failure(mode))()
+    {"collectives": collectives, "data_parallel": data_parallel,
+     "stuck_abort": stuck_abort}.get(mode, lambda: failure(mode))()
     sys.stdout.flush()
     os._exit(0)

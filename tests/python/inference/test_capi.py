@@ -1,0 +1,80 @@
+"""The predictor's C API (inference/capi/pd_inference_c.h): the C program
+inference/examples/run_model_c.c, built by CMake, loads a saved LeNet through it and must
+give the Python predictor's outputs exactly, on the CPU and on the sample device, after
+checking its error statuses and messages."""
+import glob
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import oar
+from oar.static import InputSpec
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def binary():
+    found = glob.glob(os.path.join(ROOT, "build", "*", "inference", "oar_run_model_c"))
+    assert found, "the C API example oar_run_model_c was not built (inference/CMakeLists.txt)"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def saved_lenet(tmp_path_factory):
+    oar.seed(0)
+    net = oar.vision.models.LeNet()
+    net.eval()
+    path = str(tmp_path_factory.mktemp("lenet_capi") / "model")
+    oar.jit.save(net, path, input_spec=[InputSpec([None, 1, 28, 28], "float32", "image")])
+    return path
+
+
+def run_c(path, x, tmp_path, *extra, env=None):
+    (tmp_path / "in.bin").write_bytes(x.tobytes())
+    env = dict({k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, **(env or {}))
+    r = subprocess.run([binary(), path, str(tmp_path / "in.bin"), ",".join(map(str, x.shape)),
+                        str(tmp_path / "out.bin"), *extra], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "errors ok" in r.stdout and "inputs: 1 (image)" in r.stdout, r.stdout
+    return r.stdout, np.frombuffer((tmp_path / "out.bin").read_bytes(), dtype="float32")
+
+
+def python_predictor(path, x, device=None):
+    config = oar.inference.Config(path + ".pdmodel", path + ".pdiparams")
+    if device:
+        config.enable_custom_device(*device)
+    pred = oar.inference.create_predictor(config)
+    h = pred.get_input_handle("image")
+    h.reshape(x.shape)
+    h.copy_from_cpu(x)
+    assert pred.run()
+    return pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu()
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_c_api_matches_the_python_predictor(saved_lenet, tmp_path, batch):
+    x = np.random.default_rng(batch).standard_normal((batch, 1, 28, 28)).astype("float32")
+    out, got = run_c(saved_lenet, x, tmp_path)
+    assert f"shape: {batch},10" in out, out
+    np.testing.assert_array_equal(got.reshape(batch, 10), python_predictor(saved_lenet, x))
+
+
+def test_c_api_on_a_plugin_device(saved_lenet, tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "_device_conftest", os.path.join(ROOT, "tests", "python", "device", "conftest.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    lib = mod.sample_plugin_path()
+    if "sample" not in oar.device.get_all_custom_device_type():
+        oar.device.load_plugin(lib)
+    plugin_dir = tmp_path / "plugins"  # CUSTOM_DEVICE_ROOT: the folder the C++ predictor scans
+    plugin_dir.mkdir()
+    os.symlink(lib, plugin_dir / "liboar_sample_device.so")
+    x = np.random.default_rng(7).standard_normal((2, 1, 28, 28)).astype("float32")
+    out, got = run_c(saved_lenet, x, tmp_path, "sample:0", env={"CUSTOM_DEVICE_ROOT": str(plugin_dir)})
+    ref = python_predictor(saved_lenet, x, device=("sample", 0))
+    np.testing.assert_allclose(got.reshape(2, 10), ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ref, python_predictor(saved_lenet, x), rtol=1e-5, atol=1e-5)
