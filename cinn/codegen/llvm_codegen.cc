@@ -210,8 +210,8 @@ class Emitter {
     std::unordered_set<int> used;
     for (size_t i = 0; i < k_.nodes.size(); ++i) {
       const Node& n = k_.nodes[i];
-      if (!live_[i] || n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) ||
-          cache_out_.count(n.a))
+      if (!live_[i] || n.kind != Node::kReduce || n.cls != VClass::kRow || k_.nodes[n.a].cls != VClass::kFull ||
+          !costly(n.a) || cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
@@ -272,20 +272,21 @@ class Emitter {
     for (;;) {
       std::vector<int> batch;
       for (size_t n = 0; n < k_.nodes.size(); ++n)
-        if (k_.nodes[n].kind == Node::kReduce && live_[n] && !row_[n] && ready(k_.nodes[n].a))
+        if (k_.nodes[n].kind == Node::kReduce && k_.nodes[n].cls == VClass::kRow && live_[n] && !row_[n] &&
+            ready(k_.nodes[n].a))
           batch.push_back(static_cast<int>(n));
       if (batch.empty()) break;
       emit_reduces(batch);
       sweep_row_values();
     }
     for (size_t n = 0; n < k_.nodes.size(); ++n)
-      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || !live_[n] || row_[n], Internal, "cinn codegen: reduction n", n,
-                  " never became computable");
+      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || k_.nodes[n].cls == VClass::kCol || !live_[n] || row_[n],
+                  Internal, "cinn codegen: reduction n", n, " never became computable");
     bool full_out = false;
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
       const Node& n = k_.nodes[k_.outputs[o]];
       llvm::Value* base = ptrs_[k_.inputs.size() + o];
-      if (n.cls == VClass::kFull) {
+      if (n.cls == VClass::kFull || n.cls == VClass::kCol) {
         full_out = true;
         continue;
       }
@@ -296,7 +297,15 @@ class Emitter {
     auto store_all = [&](llvm::Value* c, int w) {
       std::unordered_map<int, llvm::Value*> memo;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
-        if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
+        const Node& n = k_.nodes[k_.outputs[o]];
+        if (n.cls == VClass::kCol) {
+          // A column sum (Note [Column reductions]): the run time gives each block of rows
+          // its own zeroed partial row of C sums, at this buffer.
+          llvm::Value* p = b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], c);
+          mem_store(b_.CreateFAdd(mem_load(p, w), eval(n.a, c, w, memo)), p);
+          continue;
+        }
+        if (n.cls != VClass::kFull) continue;
         llvm::Value* v = eval(k_.outputs[o], c, w, memo);
         mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)));
       }

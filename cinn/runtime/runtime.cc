@@ -137,6 +137,49 @@ std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
   return out;
 }
 
+// Note [Column reductions] (docs/notes/cinn.md): the rows are cut into blocks of
+// kColBlock; each block accumulates its column sums into its own zeroed partial row, and
+// the partial rows are added in block order. The result depends on neither the thread
+// count nor the schedule, and the rounding error grows with kColBlock + rows / kColBlock
+// instead of rows.
+constexpr int64_t kColBlock = 64;
+template <typename T>
+void add_partials(const T* part, int64_t blocks, int64_t cols, T* out) {
+  phi::parallel_for(
+      cols,
+      [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) out[c] = 0;
+    for (int64_t j = 0; j < blocks; ++j)
+      for (int64_t c = c0; c < c1; ++c) out[c] += part[j * cols + c];
+      },
+      blocks * cols);
+}
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, DataType dt, size_t n_in,
+                     const std::vector<size_t>& col_outs, const std::vector<void*>& bufs,
+                     std::vector<DenseTensor>& outs) {
+  const int64_t blocks = (rows + kColBlock - 1) / kColBlock;
+  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column sums are float32/float64 (loop_ir.cc)
+  std::vector<std::vector<char>> parts;
+  for (size_t i = 0; i < col_outs.size(); ++i) parts.emplace_back(static_cast<size_t>(blocks * cols) * es, 0);
+  phi::parallel_for(
+      blocks,
+      [&](int64_t j0, int64_t j1) {
+    std::vector<void*> b = bufs;
+    for (int64_t j = j0; j < j1; ++j) {
+      for (size_t i = 0; i < col_outs.size(); ++i) b[n_in + col_outs[i]] = parts[i].data() + j * cols * es;
+      fn(j * kColBlock, std::min(rows, (j + 1) * kColBlock), cols, b.data());
+    }
+      },
+      rows * cols);
+  for (size_t i = 0; i < col_outs.size(); ++i) {
+    DenseTensor& o = outs[col_outs[i]];
+    if (dt == DataType::FLOAT64)
+      add_partials(reinterpret_cast<const double*>(parts[i].data()), blocks, cols, o.data<double>());
+    else
+      add_partials(reinterpret_cast<const float*>(parts[i].data()), blocks, cols, o.data<float>());
+  }
+}
+
 // The kernel step of slot I: checks the run-time dims against the classes the group
 // was compiled for (dynamic dims assumed equal must be), allocates the outputs from
 // Oar's allocator and splits the rows over the threads.
@@ -167,9 +210,16 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   }
   std::vector<void*> bufs;
   for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
+  std::vector<size_t> col_outs;  // column sums (Note [Column reductions])
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     Dims d = ref.dims();
-    if (k.nodes[k.outputs[o]].cls == VClass::kRow) {
+    if (k.nodes[k.outputs[o]].cls == VClass::kCol) {
+      const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
+      std::vector<int64_t> v(rank, 1);
+      v.back() = cols;
+      d = Dims(v);
+      col_outs.push_back(o);
+    } else if (k.nodes[k.outputs[o]].cls == VClass::kRow) {
       std::vector<int64_t> v(d.begin(), d.end());
       if (k.out_rank_drop[o])
         v.pop_back();
@@ -182,9 +232,13 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     call.outputs.push_back(std::move(out));
   }
   KernelFn fn = g.fn;
-  void** b = bufs.data();
-  phi::parallel_for(
-      rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+  if (col_outs.empty()) {
+    void** b = bufs.data();
+    phi::parallel_for(
+        rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+  } else {
+    run_column_sums(fn, rows, cols, k.dtype, k.inputs.size(), col_outs, bufs, call.outputs);
+  }
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
 

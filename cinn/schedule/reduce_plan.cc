@@ -74,7 +74,7 @@ int one_pass_variance(LoopKernel& k) {
   for (size_t s2 = 0; s2 < n0; ++s2) {
     // s2 = sum(q), q = d * d, d = x - m, m = divc(s1), s1 = sum(x), x full.
     const Node& S2 = k.nodes[s2];
-    if (S2.kind != Node::kReduce || S2.op != "sum") continue;
+    if (S2.kind != Node::kReduce || S2.op != "sum" || S2.cls != VClass::kRow) continue;
     const Node& Q = k.nodes[S2.a];
     if (Q.kind != Node::kBinary || Q.op != "mul" || Q.a != Q.b) continue;
     const Node& D = k.nodes[Q.a];
@@ -83,7 +83,7 @@ int one_pass_variance(LoopKernel& k) {
     const Node& M = k.nodes[m];
     if (M.kind != Node::kUnary || M.op != "divc") continue;
     const Node& S1 = k.nodes[M.a];
-    if (S1.kind != Node::kReduce || S1.op != "sum" || S1.a != x) continue;
+    if (S1.kind != Node::kReduce || S1.op != "sum" || S1.cls != VClass::kRow || S1.a != x) continue;
     const int kk = node(Node::kUnary, "first", x, -1, VClass::kRow);
     const int y = node(Node::kBinary, "sub", x, kk, VClass::kFull);
     const int a = node(Node::kReduce, "sum", y, -1, VClass::kRow);
