@@ -529,8 +529,11 @@ class Emitter {
     };
     llvm::Value* hi = fconst(88.72283935546875, w);     // ln(FLT_MAX), rounded down
     llvm::Value* lo = fconst(-103.972076416015625, w);  // ln of the smallest subnormal
-    llvm::Value* xc =
-        b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, hi), lo);
+    // Clamped with x86's min/max semantics (a select that becomes one vminps / vmaxps;
+    // minnum/maxnum add a NaN check and a blend each): a NaN lane becomes hi, so n = 128
+    // sends it to the rare branch, like every lane outside [lo, hi].
+    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOLT(x, hi), x, hi);
+    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, lo), xc, lo);
     llvm::Value* n =
         b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, fconst(1.44269504088896341, w)));
     llvm::Value* r = fma(n, fconst(-0.693359375, w), xc);
@@ -541,7 +544,9 @@ class Emitter {
     p = fma(b_.CreateFMul(p, r), r, b_.CreateFAdd(r, fconst(1.0, w)));
     llvm::Value* ni = b_.CreateFPToSI(n, it);
     // 2^n in one step while every lane has n in [-126, 127] (always, for softmax's
-    // exp(x - max) > 1e-38); else a branch to the two-step form.
+    // exp(x - max) > 1e-38); else a branch to the two-step form. Only that branch can
+    // see x < lo, x > hi or NaN (their n is -150 or 128), so only it applies finish_exp's
+    // selects: the common path saves three compares and three blends per vector.
     llvm::Value* fast = b_.CreateFMul(p, pow2(ni));
     llvm::Value* off = b_.CreateOr(b_.CreateICmpSLT(ni, splat_i32(-126, w)), b_.CreateICmpSGT(ni, splat_i32(127, w)));
     if (w > 1) off = b_.CreateOrReduce(off);
@@ -551,13 +556,14 @@ class Emitter {
     b_.CreateCondBr(off, slow, join, llvm::MDBuilder(ctx_).createBranchWeights(1, 1000));
     b_.SetInsertPoint(slow);
     llvm::Value* a = b_.CreateAShr(ni, splat_i32(1, w));
-    llvm::Value* wide = b_.CreateFMul(b_.CreateFMul(p, pow2(a)), pow2(b_.CreateSub(ni, a)));
+    llvm::Value* wide = finish_exp(x, b_.CreateFMul(b_.CreateFMul(p, pow2(a)), pow2(b_.CreateSub(ni, a))), lo, hi, w);
+    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
     llvm::PHINode* y = b_.CreatePHI(vty(w), 2);
     y->addIncoming(fast, pre);
-    y->addIncoming(wide, slow);
-    return finish_exp(x, y, lo, hi, w);
+    y->addIncoming(wide, slow_end);
+    return y;
   }
   llvm::Value* finish_exp(llvm::Value* x, llvm::Value* yv, llvm::Value* lo, llvm::Value* hi, int w) {
     llvm::Value* y = yv;

@@ -60,6 +60,7 @@ TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
       {"pd_op.layer_norm", {4, 6, 10}, {{"begin_norm_axis", c->int_attr(2)}, {"epsilon", c->float_attr(1e-5)}}, 2},
       {"pd_op.gelu_grad", {7, 9}, {{"approximate", c->bool_attr(false)}}, 0, 1},
       {"pd_op.gelu_grad", {7, 9}, {{"approximate", c->bool_attr(true)}}, 0, 1},
+      {"pd_op.sigmoid_grad", {5, 11}, {}, 0, 1},
   };
   const double tol = dt == DataType::FLOAT32 ? 2e-5 : 1e-11;
   FLAGS_prim_all = true;
