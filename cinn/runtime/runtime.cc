@@ -56,6 +56,8 @@ struct Compiled {
   // its executor (made on the first check).
   std::shared_ptr<pir::Program> unfused;
   std::shared_ptr<pir::Executor> check;
+  std::shared_ptr<pir::Executor> fallback;  // inputs that break an assumption (made once)
+  bool warned_shapes = false;
   std::string ops;  // "exp, subtract, ..." for the warning
   bool reported = false;
   // Note [Symbolic shapes]: per input, its dims as the group's signature names them
@@ -92,9 +94,9 @@ std::string hex(uint64_t v) {
 }
 
 // Binds the group's symbols to the inputs' dims: a symbol with two values (two `?` the
-// program assumed equal that differ) is an error naming the kernel, its ops, the symbol,
-// the inputs and the assumption (never a wrong result).
-void check_symbols(const Compiled& g, const std::vector<DenseTensor>& ins) {
+// program assumed equal that differ) gives what went wrong, naming the kernel, its ops,
+// the symbol, the inputs and the assumption; empty when they bind.
+std::string symbol_mismatch(const Compiled& g, const std::vector<DenseTensor>& ins) {
   std::unordered_map<std::string, std::pair<int64_t, size_t>> bound;
   for (size_t i = 0; i < ins.size() && i < g.sym_inputs.size(); ++i) {
     const std::vector<std::string>& syms = g.sym_inputs[i];
@@ -104,13 +106,44 @@ void check_symbols(const Compiled& g, const std::vector<DenseTensor>& ins) {
       if (s.size() < 2 || s[0] != 'S' || s.find_first_not_of("0123456789", 1) != std::string::npos) continue;
       const int64_t v = ins[i].dims()[d];
       auto [it, fresh] = bound.emplace(s, std::make_pair(v, i));
-      OAR_ENFORCE(fresh || it->second.first == v, InvalidArgument, "cinn kernel ", g.name, " (", g.ops,
-                  "): dynamic dims the program assumed equal differ at run time: symbolic dim ", s, " is ",
-                  it->second.first, " in input ", it->second.second, " (shape ", ins[it->second.second].dims(),
-                  ") but ", v, " in input ", i, " (shape ", ins[i].dims(),
-                  "); assumed: ", g.sym_assumed.empty() ? "the same symbol" : g.sym_assumed);
+      if (fresh || it->second.first == v) continue;
+      std::ostringstream os;
+      os << "cinn kernel " << g.name << " (" << g.ops
+         << "): dynamic dims the program assumed equal differ at run time: symbolic dim " << s << " is "
+         << it->second.first << " in input " << it->second.second << " (shape " << ins[it->second.second].dims()
+         << ") but " << v << " in input " << i << " (shape " << ins[i].dims()
+         << "); assumed: " << (g.sym_assumed.empty() ? "the same symbol" : g.sym_assumed);
+      return os.str();
     }
   }
+  return "";
+}
+
+// Note [Symbolic shapes], run time: inputs that break what the kernel was compiled for
+// (an assumed equality of dynamic dims, or the loop space's classes) run through the
+// group's own unfused ops, as the program without the compiler would: numpy broadcasting
+// where the shapes allow it, the op's own error naming the op and the shapes where they
+// do not. Warned once per kernel; counted in shape_fallbacks.
+void run_unfused(Compiled& g, const std::vector<DenseTensor>& ins, dispatch::KernelCall& call, const std::string& why) {
+  std::vector<Tensor> outs;
+  bool warn = false;
+  {
+    static std::mutex mu;  // executors are not reentrant; a rare path
+    std::lock_guard<std::mutex> lock(mu);
+    if (!g.fallback) g.fallback = std::make_shared<pir::Executor>(*g.unfused);
+    warn = !g.warned_shapes;
+    g.warned_shapes = true;
+    std::vector<Tensor> feeds;
+    for (const DenseTensor& t : ins) feeds.emplace_back(t);
+    outs = g.fallback->run(feeds);
+  }
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.stats.shape_fallbacks;
+  }
+  if (warn) std::fprintf(stderr, "oar: warning: %s; such calls run the group's unfused ops\n", why.c_str());
+  for (Tensor& t : outs) call.outputs.push_back(t.dense());
 }
 
 // The group's signature "S0x64, 64 -> S0x64" -> per input, its dims' names.
@@ -191,7 +224,8 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     const DenseTensor& t = call.in(i);
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
-  check_symbols(g, ins);
+  std::string why = symbol_mismatch(g, ins);
+  if (!why.empty()) return run_unfused(g_slots[slot], ins, call, why);
   const DenseTensor& ref = ins[k.ref_input];
   const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
@@ -204,9 +238,13 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
                     : c == VClass::kRow ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
                     : c == VClass::kCol ? t.numel() == cols
                                         : t.numel() == 1;
-    OAR_ENFORCE(ok, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " has shape ", t.dims(),
-                ", which does not fit the group's loop space (input ", k.ref_input, " has shape ", ref.dims(),
-                "): dynamic dims the program assumed equal differ at run time");
+    if (!ok) {
+      std::ostringstream os;
+      os << "cinn kernel " << g.name << " (" << g.ops << "): input " << i << " has shape " << t.dims()
+         << ", which does not fit the group's loop space (input " << k.ref_input << " has shape " << ref.dims()
+         << "): dynamic dims the program assumed equal differ at run time";
+      return run_unfused(g_slots[slot], ins, call, os.str());
+    }
   }
   std::vector<void*> bufs;
   for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
@@ -411,7 +449,8 @@ std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
   const size_t slot = s.used++;
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
-  g_slots[slot] = Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, std::move(ops)};
+  g_slots[slot] =
+      Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, nullptr, false, std::move(ops)};
   g_slots[slot].sym_inputs = parse_signature(g.sym_shapes);
   g_slots[slot].sym_assumed = g.sym_assumed;
   dispatch::register_kernel_step(g.name, {kSteps[slot]});
