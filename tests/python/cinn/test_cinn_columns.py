@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built w
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path, ["FLAGS_cinn_test_fail_compile"]) as d:
+    with cinn_env.isolated_cache(tmp_path, ["FLAGS_cinn_test_fail_compile", "FLAGS_enable_cinn_accuracy_check"]) as d:
         yield d
 
 
@@ -89,6 +89,17 @@ def test_column_sums_do_not_depend_on_the_thread_count():
     # Blocked sums: well within float32's rounding of a 1000-term sequential sum.
     want = (g.numpy().astype("float64") * y.numpy()).sum(0)
     np.testing.assert_allclose(one[1], want, rtol=1e-5, atol=2e-5)
+
+
+def test_the_accuracy_check_compares_column_sums_with_the_unfused_ops():
+    oar.set_flags({"FLAGS_enable_cinn_accuracy_check": True})
+    rng = np.random.default_rng(4)
+    g, y = (oar.to_tensor(rng.standard_normal((2, 70, 33)).astype("float32")) for _ in range(2))
+    w = oar.to_tensor(rng.standard_normal(33).astype("float32"))
+    fused = oar.jit.to_static(bias_and_weight_grads, backend="CINN")
+    fused(g, y, w)
+    s = _C.cinn.cache_stats()
+    assert s["accuracy_checks"] >= 1 and s["accuracy_failures"] == 0, s
 
 
 def test_a_column_sum_is_only_an_output_of_its_group():
