@@ -226,8 +226,8 @@ class CudaEmitter {
     std::unordered_set<int> used;
     for (size_t i = 0; i < k_.nodes.size(); ++i) {
       const Node& n = k_.nodes[i];
-      if (!live_[i] || n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) ||
-          cache_out_.count(n.a))
+      if (!live_[i] || n.kind != Node::kReduce || n.cls != VClass::kRow || k_.nodes[n.a].cls != VClass::kFull ||
+          !costly(n.a) || cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
@@ -271,17 +271,18 @@ class CudaEmitter {
     for (;;) {
       std::vector<int> batch;
       for (size_t n = 0; n < k_.nodes.size(); ++n)
-        if (k_.nodes[n].kind == Node::kReduce && live_[n] && row_[n].empty() && ready(k_.nodes[n].a))
+        if (k_.nodes[n].kind == Node::kReduce && k_.nodes[n].cls == VClass::kRow && live_[n] && row_[n].empty() &&
+            ready(k_.nodes[n].a))
           batch.push_back(static_cast<int>(n));
       if (batch.empty()) break;
       reduce(batch, block);
       sweep();
     }
     for (size_t n = 0; n < k_.nodes.size(); ++n)
-      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || !live_[n] || !row_[n].empty(), Internal,
-                  "cinn cuda codegen: reduction n", n, " never became computable");
+      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || k_.nodes[n].cls == VClass::kCol || !live_[n] || !row_[n].empty(),
+                  Internal, "cinn cuda codegen: reduction n", n, " never became computable");
     bool full = false;
-    for (int o : k_.outputs) full |= k_.nodes[o].cls == VClass::kFull;
+    for (int o : k_.outputs) full |= k_.nodes[o].cls == VClass::kFull || k_.nodes[o].cls == VClass::kCol;
     store_outputs("lane == 0", "");
     if (full) {
       line("for (long long c = lane; c < cols; c += group) {");
@@ -297,7 +298,7 @@ class CudaEmitter {
   // Row outputs (when `row_guard`) and, in the elementwise body, full outputs at `col`.
   void store_outputs(const std::string& row_guard, const std::string& col) {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) {
+      if (k_.nodes[k_.outputs[o]].cls == VClass::kRow) {
         std::unordered_map<int, std::string> memo;
         const std::string v = eval(k_.outputs[o], "", memo);
         line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(v) + ";");
@@ -307,7 +308,13 @@ class CudaEmitter {
   void store_full(const std::string& col) {
     std::unordered_map<int, std::string> memo;
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
-      if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
+      const Node& n = k_.nodes[k_.outputs[o]];
+      if (n.cls == VClass::kCol) {
+        // A column sum (Note [Column reductions]): the launcher zeroes the output first.
+        line("atomicAdd(&out" + std::to_string(o) + "[" + col + "], " + eval(n.a, col, memo) + ");");
+        continue;
+      }
+      if (n.cls != VClass::kFull) continue;
       const std::string v = eval(k_.outputs[o], col, memo);
       line("out" + std::to_string(o) + "[off + " + col + "] = " + st(v) + ";");
     }

@@ -210,8 +210,8 @@ class Emitter {
     std::unordered_set<int> used;
     for (size_t i = 0; i < k_.nodes.size(); ++i) {
       const Node& n = k_.nodes[i];
-      if (!live_[i] || n.kind != Node::kReduce || k_.nodes[n.a].cls != VClass::kFull || !costly(n.a) ||
-          cache_out_.count(n.a))
+      if (!live_[i] || n.kind != Node::kReduce || n.cls != VClass::kRow || k_.nodes[n.a].cls != VClass::kFull ||
+          !costly(n.a) || cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
@@ -272,20 +272,21 @@ class Emitter {
     for (;;) {
       std::vector<int> batch;
       for (size_t n = 0; n < k_.nodes.size(); ++n)
-        if (k_.nodes[n].kind == Node::kReduce && live_[n] && !row_[n] && ready(k_.nodes[n].a))
+        if (k_.nodes[n].kind == Node::kReduce && k_.nodes[n].cls == VClass::kRow && live_[n] && !row_[n] &&
+            ready(k_.nodes[n].a))
           batch.push_back(static_cast<int>(n));
       if (batch.empty()) break;
       emit_reduces(batch);
       sweep_row_values();
     }
     for (size_t n = 0; n < k_.nodes.size(); ++n)
-      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || !live_[n] || row_[n], Internal, "cinn codegen: reduction n", n,
-                  " never became computable");
+      OAR_ENFORCE(k_.nodes[n].kind != Node::kReduce || k_.nodes[n].cls == VClass::kCol || !live_[n] || row_[n],
+                  Internal, "cinn codegen: reduction n", n, " never became computable");
     bool full_out = false;
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
       const Node& n = k_.nodes[k_.outputs[o]];
       llvm::Value* base = ptrs_[k_.inputs.size() + o];
-      if (n.cls == VClass::kFull) {
+      if (n.cls == VClass::kFull || n.cls == VClass::kCol) {
         full_out = true;
         continue;
       }
@@ -296,7 +297,15 @@ class Emitter {
     auto store_all = [&](llvm::Value* c, int w) {
       std::unordered_map<int, llvm::Value*> memo;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
-        if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
+        const Node& n = k_.nodes[k_.outputs[o]];
+        if (n.cls == VClass::kCol) {
+          // A column sum (Note [Column reductions]): the run time gives each block of rows
+          // its own zeroed partial row of C sums, at this buffer.
+          llvm::Value* p = b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], c);
+          mem_store(b_.CreateFAdd(mem_load(p, w), eval(n.a, c, w, memo)), p);
+          continue;
+        }
+        if (n.cls != VClass::kFull) continue;
         llvm::Value* v = eval(k_.outputs[o], c, w, memo);
         mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)));
       }
@@ -520,8 +529,11 @@ class Emitter {
     };
     llvm::Value* hi = fconst(88.72283935546875, w);     // ln(FLT_MAX), rounded down
     llvm::Value* lo = fconst(-103.972076416015625, w);  // ln of the smallest subnormal
-    llvm::Value* xc =
-        b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, hi), lo);
+    // Clamped with x86's min/max semantics (a select that becomes one vminps / vmaxps;
+    // minnum/maxnum add a NaN check and a blend each): a NaN lane becomes hi, so n = 128
+    // sends it to the rare branch, like every lane outside [lo, hi].
+    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOLT(x, hi), x, hi);
+    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, lo), xc, lo);
     llvm::Value* n =
         b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, fconst(1.44269504088896341, w)));
     llvm::Value* r = fma(n, fconst(-0.693359375, w), xc);
@@ -532,7 +544,9 @@ class Emitter {
     p = fma(b_.CreateFMul(p, r), r, b_.CreateFAdd(r, fconst(1.0, w)));
     llvm::Value* ni = b_.CreateFPToSI(n, it);
     // 2^n in one step while every lane has n in [-126, 127] (always, for softmax's
-    // exp(x - max) > 1e-38); else a branch to the two-step form.
+    // exp(x - max) > 1e-38); else a branch to the two-step form. Only that branch can
+    // see x < lo, x > hi or NaN (their n is -150 or 128), so only it applies finish_exp's
+    // selects: the common path saves three compares and three blends per vector.
     llvm::Value* fast = b_.CreateFMul(p, pow2(ni));
     llvm::Value* off = b_.CreateOr(b_.CreateICmpSLT(ni, splat_i32(-126, w)), b_.CreateICmpSGT(ni, splat_i32(127, w)));
     if (w > 1) off = b_.CreateOrReduce(off);
@@ -542,13 +556,14 @@ class Emitter {
     b_.CreateCondBr(off, slow, join, llvm::MDBuilder(ctx_).createBranchWeights(1, 1000));
     b_.SetInsertPoint(slow);
     llvm::Value* a = b_.CreateAShr(ni, splat_i32(1, w));
-    llvm::Value* wide = b_.CreateFMul(b_.CreateFMul(p, pow2(a)), pow2(b_.CreateSub(ni, a)));
+    llvm::Value* wide = finish_exp(x, b_.CreateFMul(b_.CreateFMul(p, pow2(a)), pow2(b_.CreateSub(ni, a))), lo, hi, w);
+    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
     llvm::PHINode* y = b_.CreatePHI(vty(w), 2);
     y->addIncoming(fast, pre);
-    y->addIncoming(wide, slow);
-    return finish_exp(x, y, lo, hi, w);
+    y->addIncoming(wide, slow_end);
+    return y;
   }
   llvm::Value* finish_exp(llvm::Value* x, llvm::Value* yv, llvm::Value* lo, llvm::Value* hi, int w) {
     llvm::Value* y = yv;

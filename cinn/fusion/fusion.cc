@@ -63,7 +63,7 @@ class Fuser {
     std::vector<int64_t> space = op_space(op);
     if (!fits_space(op, space)) return;
     const bool reduce = op->name() == "pd_op.sum" || op->name() == "pd_op.max" || op->name() == "pd_op.min" ||
-                        op->name() == "pd_op.mean";
+                        op->name() == "pd_op.mean" || op->name() == "pd_op.sum_to";
     // The producers' groups this op may merge with.
     std::vector<int> cands;
     for (Value v : op->operands())
@@ -108,14 +108,16 @@ class Fuser {
   // have no path between them (the merged set acyclic) become one kernel: one pass over
   // the rows, the shared input read once, their reductions in one sweep (Note [Reduction
   // sweeps]). Groups that share nothing stay apart: merging them saves no memory traffic
-  // on CPU and would move the ops between them.
+  // on CPU and would move the ops between them. A lone elementwise op joins a kernel that
+  // reads its input (LayerNorm's dx-like g * w next to the column sums of g).
   void horizontal() {
     for (size_t i = 0; i < groups_.size(); ++i) {
-      if (!emitted(groups_[i])) continue;
+      if (!groups_[i].alive || groups_[i].ops.empty()) continue;
       for (size_t j = i + 1; j < groups_.size(); ++j) {
         Group& a = groups_[i];
         Group& b = groups_[j];
-        if (!emitted(b) || !same_dims(a.space, b.space) || !share_input(a, b)) continue;
+        if (!b.alive || b.ops.empty() || (!emitted(a) && !emitted(b))) continue;
+        if (!same_dims(a.space, b.space) || !share_input(a, b)) continue;
         if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0])) continue;
         for (Operation* m : b.ops) member_[m] = static_cast<int>(i);
         a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());

@@ -45,7 +45,7 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
-constexpr const char* kCompilerVersion = "oar-cinn-3";
+constexpr const char* kCompilerVersion = "oar-cinn-4";  // 4: exp without the common-path selects
 constexpr const char* kMagic = "OARCINN1";
 
 struct Compiled {
@@ -56,6 +56,8 @@ struct Compiled {
   // its executor (made on the first check).
   std::shared_ptr<pir::Program> unfused;
   std::shared_ptr<pir::Executor> check;
+  std::shared_ptr<pir::Executor> fallback;  // inputs that break an assumption (made once)
+  bool warned_shapes = false;
   std::string ops;  // "exp, subtract, ..." for the warning
   bool reported = false;
   // Note [Symbolic shapes]: per input, its dims as the group's signature names them
@@ -92,9 +94,9 @@ std::string hex(uint64_t v) {
 }
 
 // Binds the group's symbols to the inputs' dims: a symbol with two values (two `?` the
-// program assumed equal that differ) is an error naming the kernel, its ops, the symbol,
-// the inputs and the assumption (never a wrong result).
-void check_symbols(const Compiled& g, const std::vector<DenseTensor>& ins) {
+// program assumed equal that differ) gives what went wrong, naming the kernel, its ops,
+// the symbol, the inputs and the assumption; empty when they bind.
+std::string symbol_mismatch(const Compiled& g, const std::vector<DenseTensor>& ins) {
   std::unordered_map<std::string, std::pair<int64_t, size_t>> bound;
   for (size_t i = 0; i < ins.size() && i < g.sym_inputs.size(); ++i) {
     const std::vector<std::string>& syms = g.sym_inputs[i];
@@ -104,13 +106,44 @@ void check_symbols(const Compiled& g, const std::vector<DenseTensor>& ins) {
       if (s.size() < 2 || s[0] != 'S' || s.find_first_not_of("0123456789", 1) != std::string::npos) continue;
       const int64_t v = ins[i].dims()[d];
       auto [it, fresh] = bound.emplace(s, std::make_pair(v, i));
-      OAR_ENFORCE(fresh || it->second.first == v, InvalidArgument, "cinn kernel ", g.name, " (", g.ops,
-                  "): dynamic dims the program assumed equal differ at run time: symbolic dim ", s, " is ",
-                  it->second.first, " in input ", it->second.second, " (shape ", ins[it->second.second].dims(),
-                  ") but ", v, " in input ", i, " (shape ", ins[i].dims(),
-                  "); assumed: ", g.sym_assumed.empty() ? "the same symbol" : g.sym_assumed);
+      if (fresh || it->second.first == v) continue;
+      std::ostringstream os;
+      os << "cinn kernel " << g.name << " (" << g.ops
+         << "): dynamic dims the program assumed equal differ at run time: symbolic dim " << s << " is "
+         << it->second.first << " in input " << it->second.second << " (shape " << ins[it->second.second].dims()
+         << ") but " << v << " in input " << i << " (shape " << ins[i].dims()
+         << "); assumed: " << (g.sym_assumed.empty() ? "the same symbol" : g.sym_assumed);
+      return os.str();
     }
   }
+  return "";
+}
+
+// Note [Symbolic shapes], run time: inputs that break what the kernel was compiled for
+// (an assumed equality of dynamic dims, or the loop space's classes) run through the
+// group's own unfused ops, as the program without the compiler would: numpy broadcasting
+// where the shapes allow it, the op's own error naming the op and the shapes where they
+// do not. Warned once per kernel; counted in shape_fallbacks.
+void run_unfused(Compiled& g, const std::vector<DenseTensor>& ins, dispatch::KernelCall& call, const std::string& why) {
+  std::vector<Tensor> outs;
+  bool warn = false;
+  {
+    static std::mutex mu;  // executors are not reentrant; a rare path
+    std::lock_guard<std::mutex> lock(mu);
+    if (!g.fallback) g.fallback = std::make_shared<pir::Executor>(*g.unfused);
+    warn = !g.warned_shapes;
+    g.warned_shapes = true;
+    std::vector<Tensor> feeds;
+    for (const DenseTensor& t : ins) feeds.emplace_back(t);
+    outs = g.fallback->run(feeds);
+  }
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.stats.shape_fallbacks;
+  }
+  if (warn) std::fprintf(stderr, "oar: warning: %s; such calls run the group's unfused ops\n", why.c_str());
+  for (Tensor& t : outs) call.outputs.push_back(t.dense());
 }
 
 // The group's signature "S0x64, 64 -> S0x64" -> per input, its dims' names.
@@ -137,6 +170,49 @@ std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
   return out;
 }
 
+// Note [Column reductions] (docs/notes/cinn.md): the rows are cut into blocks of
+// kColBlock; each block accumulates its column sums into its own zeroed partial row, and
+// the partial rows are added in block order. The result depends on neither the thread
+// count nor the schedule, and the rounding error grows with kColBlock + rows / kColBlock
+// instead of rows.
+constexpr int64_t kColBlock = 64;
+template <typename T>
+void add_partials(const T* part, int64_t blocks, int64_t cols, T* out) {
+  phi::parallel_for(
+      cols,
+      [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) out[c] = 0;
+    for (int64_t j = 0; j < blocks; ++j)
+      for (int64_t c = c0; c < c1; ++c) out[c] += part[j * cols + c];
+      },
+      blocks * cols);
+}
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, DataType dt, size_t n_in,
+                     const std::vector<size_t>& col_outs, const std::vector<void*>& bufs,
+                     std::vector<DenseTensor>& outs) {
+  const int64_t blocks = (rows + kColBlock - 1) / kColBlock;
+  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column sums are float32/float64 (loop_ir.cc)
+  std::vector<std::vector<char>> parts;
+  for (size_t i = 0; i < col_outs.size(); ++i) parts.emplace_back(static_cast<size_t>(blocks * cols) * es, 0);
+  phi::parallel_for(
+      blocks,
+      [&](int64_t j0, int64_t j1) {
+    std::vector<void*> b = bufs;
+    for (int64_t j = j0; j < j1; ++j) {
+      for (size_t i = 0; i < col_outs.size(); ++i) b[n_in + col_outs[i]] = parts[i].data() + j * cols * es;
+      fn(j * kColBlock, std::min(rows, (j + 1) * kColBlock), cols, b.data());
+    }
+      },
+      rows * cols);
+  for (size_t i = 0; i < col_outs.size(); ++i) {
+    DenseTensor& o = outs[col_outs[i]];
+    if (dt == DataType::FLOAT64)
+      add_partials(reinterpret_cast<const double*>(parts[i].data()), blocks, cols, o.data<double>());
+    else
+      add_partials(reinterpret_cast<const float*>(parts[i].data()), blocks, cols, o.data<float>());
+  }
+}
+
 // The kernel step of slot I: checks the run-time dims against the classes the group
 // was compiled for (dynamic dims assumed equal must be), allocates the outputs from
 // Oar's allocator and splits the rows over the threads.
@@ -148,7 +224,8 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     const DenseTensor& t = call.in(i);
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
-  check_symbols(g, ins);
+  std::string why = symbol_mismatch(g, ins);
+  if (!why.empty()) return run_unfused(g_slots[slot], ins, call, why);
   const DenseTensor& ref = ins[k.ref_input];
   const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
@@ -161,15 +238,26 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
                     : c == VClass::kRow ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
                     : c == VClass::kCol ? t.numel() == cols
                                         : t.numel() == 1;
-    OAR_ENFORCE(ok, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " has shape ", t.dims(),
-                ", which does not fit the group's loop space (input ", k.ref_input, " has shape ", ref.dims(),
-                "): dynamic dims the program assumed equal differ at run time");
+    if (!ok) {
+      std::ostringstream os;
+      os << "cinn kernel " << g.name << " (" << g.ops << "): input " << i << " has shape " << t.dims()
+         << ", which does not fit the group's loop space (input " << k.ref_input << " has shape " << ref.dims()
+         << "): dynamic dims the program assumed equal differ at run time";
+      return run_unfused(g_slots[slot], ins, call, os.str());
+    }
   }
   std::vector<void*> bufs;
   for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
+  std::vector<size_t> col_outs;  // column sums (Note [Column reductions])
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     Dims d = ref.dims();
-    if (k.nodes[k.outputs[o]].cls == VClass::kRow) {
+    if (k.nodes[k.outputs[o]].cls == VClass::kCol) {
+      const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
+      std::vector<int64_t> v(rank, 1);
+      v.back() = cols;
+      d = Dims(v);
+      col_outs.push_back(o);
+    } else if (k.nodes[k.outputs[o]].cls == VClass::kRow) {
       std::vector<int64_t> v(d.begin(), d.end());
       if (k.out_rank_drop[o])
         v.pop_back();
@@ -182,9 +270,13 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     call.outputs.push_back(std::move(out));
   }
   KernelFn fn = g.fn;
-  void** b = bufs.data();
-  phi::parallel_for(
-      rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+  if (col_outs.empty()) {
+    void** b = bufs.data();
+    phi::parallel_for(
+        rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+  } else {
+    run_column_sums(fn, rows, cols, k.dtype, k.inputs.size(), col_outs, bufs, call.outputs);
+  }
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
 
@@ -357,7 +449,8 @@ std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
   const size_t slot = s.used++;
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
-  g_slots[slot] = Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, std::move(ops)};
+  g_slots[slot] =
+      Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, nullptr, false, std::move(ops)};
   g_slots[slot].sym_inputs = parse_signature(g.sym_shapes);
   g_slots[slot].sym_assumed = g.sym_assumed;
   dispatch::register_kernel_step(g.name, {kSteps[slot]});

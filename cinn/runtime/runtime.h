@@ -28,6 +28,8 @@ struct CacheStats {
   int64_t kernels = 0;         // distinct kernels loaded in this process
   int64_t accuracy_checks = 0;    // kernel runs compared with the unfused ops
   int64_t accuracy_failures = 0;  // ... whose outputs differed
+  int64_t shape_fallbacks = 0;    // kernel calls whose inputs broke an assumed equality of
+                                  // dynamic dims: run by the group's unfused ops instead
   int64_t compile_threads = 0;    // most threads one cinn_lower run compiled on
   double compile_seconds = 0;     // LLVM time of the cold compiles (summed over threads)
   double load_seconds = 0;     // time of the disk-cache loads

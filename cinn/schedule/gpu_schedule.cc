@@ -19,7 +19,7 @@ const char* GpuSchedule::name() const {
 GpuSchedule gpu_schedule(const LoopKernel& k) {
   GpuSchedule s;
   bool reduce = false;
-  for (const Node& n : k.nodes) reduce |= n.kind == Node::kReduce;
+  for (const Node& n : k.nodes) reduce |= n.kind == Node::kReduce && n.cls == VClass::kRow;  // column sums: atomics
   if (!reduce) return s;
   const int64_t cols = k.space.empty() ? -1 : k.space.back();
   if (cols >= 0 && cols <= 256) {

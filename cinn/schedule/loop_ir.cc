@@ -14,7 +14,7 @@ using namespace pir;  // NOLINT
 namespace {
 
 // How each supported op lowers: the one table the fusion pass and the lowering share.
-enum class Form : uint8_t { kUnary, kBinary, kReduce, kMean, kScale, kPow, kClip, kSquare };
+enum class Form : uint8_t { kUnary, kBinary, kReduce, kMean, kScale, kPow, kClip, kSquare, kSumTo };
 struct Lowering {
   Form form;
   const char* op;  // the loop IR op
@@ -43,6 +43,7 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
       {"pd_op.max", {Form::kReduce, "max"}},
       {"pd_op.min", {Form::kReduce, "min"}},
       {"pd_op.mean", {Form::kMean, "sum"}},
+      {"pd_op.sum_to", {Form::kSumTo, "sum"}},
       {"pd_op.scale", {Form::kScale, ""}},
       {"pd_op.pow", {Form::kPow, ""}},
       {"pd_op.clip", {Form::kClip, ""}},
@@ -84,6 +85,44 @@ bool last_axis_reduce(const Operation* op, std::string* why) {
 }
 
 bool keepdim(const Operation* op) { return attr_of(op, "keepdim").as_bool(); }
+
+// A column reduction (Note [Column reductions] in docs/notes/cinn.md): a sum over every
+// axis but the last (a bias's or a norm weight's gradient), `sum(x, axis=[0..k-2])` or
+// `sum_to(x, [C])` / `sum_to(x, [1, ..., 1, C])`, of a rank >= 2 operand with a static
+// last dim, float32 or float64 (its partial sums live in the result's dtype).
+bool column_reduce(const Operation* op, std::string* why) {
+  const std::vector<int64_t> in = op->operand(0).type().dims();
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const auto fail = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (rank < 2 || in.back() < 0) return fail("reduces other than along the last axis");
+  if (op->operand(0).type().dtype() == DataType::BFLOAT16) return fail("column reduction in bfloat16");
+  if (op->name() == "pd_op.sum_to") {
+    const std::vector<int64_t> shape = opgen::a_ints(attr_of(op, "shape"), op->info(), op->info()->attr_index("shape"));
+    bool ok = !shape.empty() && static_cast<int64_t>(shape.size()) <= rank && shape.back() == in.back();
+    for (size_t i = 0; ok && i + 1 < shape.size(); ++i) ok = shape[i] == 1;
+    return ok || fail("sum_to a shape other than [C] or [1, ..., 1, C]");
+  }
+  if (op->name() != "pd_op.sum") return fail("reduces other than along the last axis");
+  std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axis) {
+    const int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank - 1 || seen[n]) return fail("reduces other than along the last axis");
+    seen[n] = true;
+  }
+  if (static_cast<int64_t>(axis.size()) != rank - 1) return fail("reduces other than along the last axis");
+  const DataType d = attr_of(op, "dtype").as_dtype();
+  if (d != DataType::UNDEFINED && d != op->operand(0).type().dtype()) return fail("sum with a dtype change");
+  return true;
+}
+bool is_reduce_form(Form f) { return f == Form::kReduce || f == Form::kMean || f == Form::kSumTo; }
+// Whether a reduction op (of a reduce form) sums over the rows rather than the columns.
+bool is_column(const Operation* op, Form f) {
+  return f == Form::kSumTo || (f == Form::kReduce && !last_axis_reduce(op, nullptr));
+}
 
 // pow with an exponent the loop IR writes without a pow function.
 bool pow_supported(double y) { return y == 1.0 || y == 2.0 || y == 0.5 || y == -0.5 || y == -1.0 || y == 3.0; }
@@ -134,7 +173,12 @@ bool can_lower_op(const Operation* op, std::string* why) {
       return false;
     }
   const Form f = it->second.form;
-  if ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, why)) return false;
+  if (f == Form::kSumTo && !column_reduce(op, why)) return false;
+  if (f == Form::kMean && !last_axis_reduce(op, why)) return false;
+  if (f == Form::kReduce && !last_axis_reduce(op, why)) {
+    std::string col_why;
+    if (op->name() != "pd_op.sum" || !column_reduce(op, &col_why)) return false;
+  }
   if (f == Form::kScale && !attr_of(op, "bias_after_scale").as_bool() && f_attr(op, "bias") != 0.0) {
     if (why) *why = "scale with bias before scale";
     return false;
@@ -148,7 +192,7 @@ bool can_lower_op(const Operation* op, std::string* why) {
 
 std::vector<int64_t> op_space(const Operation* op) {
   auto it = lowerings().find(op->name());
-  const bool reduce = it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean);
+  const bool reduce = it != lowerings().end() && is_reduce_form(it->second.form);
   return value_dims(reduce ? op->operand(0) : op->result(0));
 }
 
@@ -159,17 +203,29 @@ bool is_dropped_row(Value v) {
   const Operation* d = v.defining_op();
   if (!d) return false;
   auto it = lowerings().find(d->name());
-  return it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean) && !keepdim(d);
+  return it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean) &&
+         !is_column(d, it->second.form) && !keepdim(d);
+}
+// A column reduction's result is complete only after every row: no member reads it.
+bool is_column_sum(Value v) {
+  const Operation* d = v.defining_op();
+  if (!d) return false;
+  auto it = lowerings().find(d->name());
+  return it != lowerings().end() && is_reduce_form(it->second.form) && is_column(d, it->second.form);
 }
 }  // namespace
 
 bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
   auto it = lowerings().find(op->name());
   if (it == lowerings().end() || space.empty()) return false;
-  const bool reduce = it->second.form == Form::kReduce || it->second.form == Form::kMean;
+  const bool reduce = is_reduce_form(it->second.form);
   for (Value v : op->operands()) {
     const VClass c = classify(value_dims(v), space);
-    if (c == VClass::kNone || is_dropped_row(v) || (reduce && c != VClass::kFull)) return false;
+    if (c == VClass::kNone || is_dropped_row(v) || is_column_sum(v) || (reduce && c != VClass::kFull)) return false;
+  }
+  if (reduce && is_column(op, it->second.form)) {  // a column reduction: [C] or [1, ..., 1, C]
+    const std::vector<int64_t> r = value_dims(op->result(0));
+    return space.size() >= 2 && classify(r, space) == VClass::kCol && value_dims(op->operand(0)) == space;
   }
   if (reduce) {
     const std::vector<int64_t> r = value_dims(op->result(0));
@@ -244,18 +300,19 @@ LoopKernel lower_fusion(const Operation* fusion) {
       for (Value v : op->operands()) {
         const int n = node_of.at(v.impl());
         const VClass c = k.nodes[n].cls;
-        OAR_ENFORCE(c == VClass::kFull || c == VClass::kRow, Unimplemented,
+        OAR_ENFORCE(c == VClass::kFull || c == VClass::kRow || c == VClass::kCol, Unimplemented,
                     "cinn: a group output must span rows or the loop space");
         k.outputs.push_back(n);
-        k.out_rank_drop.push_back(v.type().dims().size() < k.space.size() ? 1 : 0);
+        k.out_rank_drop.push_back(static_cast<int>(k.space.size() - v.type().dims().size()));
       }
       break;
     }
     const Lowering& l = lowerings().at(op->name());
     const int a = node_of.at(op->operand(0).impl());
     const int b = op->num_operands() > 1 ? node_of.at(op->operand(1).impl()) : -1;
-    const bool reduce = l.form == Form::kReduce || l.form == Form::kMean;
-    const VClass cls = reduce ? VClass::kRow : classify(op->result(0).type().dims(), k.space);
+    const bool reduce = is_reduce_form(l.form);
+    const bool column = reduce && is_column(op, l.form);
+    const VClass cls = column ? VClass::kCol : reduce ? VClass::kRow : classify(op->result(0).type().dims(), k.space);
     int r = -1;
     switch (l.form) {
       case Form::kUnary:
@@ -268,12 +325,13 @@ LoopKernel lower_fusion(const Operation* fusion) {
         r = bin("mul", a, a, cls);
         break;
       case Form::kReduce:
-      case Form::kMean: {
+      case Form::kMean:
+      case Form::kSumTo: {
         Node n;
         n.kind = Node::kReduce;
         n.op = l.op;
         n.a = a;
-        n.cls = VClass::kRow;
+        n.cls = cls;
         r = add(n);
         if (l.form == Form::kMean) {
           // mean = sum / C; C comes at run time: the codegen's "divc" divides by it.
@@ -325,7 +383,10 @@ std::string LoopKernel::text() const {
     os << "\n";
   }
   os << "out";
-  for (size_t i = 0; i < outputs.size(); ++i) os << " n" << outputs[i] << (out_rank_drop[i] ? "/drop" : "");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    os << " n" << outputs[i] << (out_rank_drop[i] ? "/drop" : "");
+    if (out_rank_drop[i] > 1) os << out_rank_drop[i];  // a column sum's dropped leading axes
+  }
   return os.str();
 }
 

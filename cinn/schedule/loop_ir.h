@@ -7,6 +7,8 @@
 //   kRow    [R, 1]       one per row (a reduction's result, keepdim or not)
 //   kCol    [C]          one per column, the same for every row (a weight, a bias)
 //   kScalar [] / [1..]   one for all
+// A reduction node of class kRow sums along the columns (per row); one of class kCol sums
+// over the rows (a column reduction, Note [Column reductions]): it is only an output.
 // The kernel is a list of nodes in dependency order. Codegen emits, per row, one loop
 // over the columns per reduction (its operand inlined), then one loop writing the kFull
 // outputs; elementwise nodes are inlined where they are used (recomputed, never stored).
@@ -64,7 +66,9 @@ struct LoopKernel {
   std::vector<Node> nodes;         // dependency order
   std::vector<VClass> inputs;      // per group input
   std::vector<int> outputs;        // node per group output (kFull or kRow)
-  std::vector<int> out_rank_drop;  // 1 when a kRow output drops the column axis (keepdim=false)
+  std::vector<int> out_rank_drop;  // dims the output has fewer than the space: 1 when a kRow
+                                   // output drops the column axis (keepdim=false); a kCol
+                                   // output (a column sum) is [1, ..., 1, C] of rank k - drop
   int ref_input = -1;              // an input of class kFull: gives R and C at run time (-1: none)
   std::vector<int64_t> space;      // F as the IR knows it (-1: dynamic)
   /// Canonical text: the compile cache's key (with the dtype, target, compiler version).

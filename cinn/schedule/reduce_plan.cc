@@ -53,6 +53,25 @@ void restore_dependency_order(LoopKernel& k) {
   for (int& o : k.outputs) o = where[o];
 }
 
+// The sum a row mean `m` divides, or -1: `divc(s)` (a dynamic column count), or, with
+// static columns C, `mul(s, 1/C)` / `mul(1/C, s)` (the decomposition folds the count into a
+// constant), the constant equal to 1/C as the decomposition rounds it.
+int mean_operand(const LoopKernel& k, int m) {
+  const Node& M = k.nodes[m];
+  if (M.kind == Node::kUnary && M.op == "divc") return M.a;
+  const int64_t cols = k.space.empty() ? -1 : k.space.back();
+  if (M.kind != Node::kBinary || M.op != "mul" || cols <= 0) return -1;
+  const double inv = 1.0 / static_cast<double>(cols);
+  const double inv_rounded = k.dtype == DataType::FLOAT64 ? inv : static_cast<double>(static_cast<float>(inv));
+  auto is_inv = [&](int c) {
+    const Node& n = k.nodes[c];
+    return n.kind == Node::kConst && (n.value == inv || n.value == inv_rounded);
+  };
+  if (is_inv(M.b)) return M.a;
+  if (is_inv(M.a)) return M.b;
+  return -1;
+}
+
 }  // namespace
 
 int one_pass_variance(LoopKernel& k) {
@@ -72,18 +91,18 @@ int one_pass_variance(LoopKernel& k) {
   };
   const size_t n0 = k.nodes.size();
   for (size_t s2 = 0; s2 < n0; ++s2) {
-    // s2 = sum(q), q = d * d, d = x - m, m = divc(s1), s1 = sum(x), x full.
+    // s2 = sum(q), q = d * d, d = x - m, m = divc(s1) or s1 * (1/C), s1 = sum(x), x full.
     const Node& S2 = k.nodes[s2];
-    if (S2.kind != Node::kReduce || S2.op != "sum") continue;
+    if (S2.kind != Node::kReduce || S2.op != "sum" || S2.cls != VClass::kRow) continue;
     const Node& Q = k.nodes[S2.a];
     if (Q.kind != Node::kBinary || Q.op != "mul" || Q.a != Q.b) continue;
     const Node& D = k.nodes[Q.a];
     if (D.kind != Node::kBinary || D.op != "sub" || k.nodes[D.a].cls != VClass::kFull) continue;
     const int x = D.a, m = D.b;
-    const Node& M = k.nodes[m];
-    if (M.kind != Node::kUnary || M.op != "divc") continue;
-    const Node& S1 = k.nodes[M.a];
-    if (S1.kind != Node::kReduce || S1.op != "sum" || S1.a != x) continue;
+    const int s1 = mean_operand(k, m);
+    if (s1 < 0) continue;
+    const Node& S1 = k.nodes[s1];
+    if (S1.kind != Node::kReduce || S1.op != "sum" || S1.cls != VClass::kRow || S1.a != x) continue;
     const int kk = node(Node::kUnary, "first", x, -1, VClass::kRow);
     const int y = node(Node::kBinary, "sub", x, kk, VClass::kFull);
     const int a = node(Node::kReduce, "sum", y, -1, VClass::kRow);

@@ -21,6 +21,7 @@ struct Case {
   std::vector<int64_t> dims;
   std::vector<NamedAttribute> attrs;
   int extra_inputs = 0;  // layer_norm: scale and bias of the last dim
+  int full_inputs = 0;   // gelu_grad: grad_out, of the input's dims
 };
 
 Tensor random(const std::vector<int64_t>& dims, DataType dt, uint32_t seed) {
@@ -57,6 +58,9 @@ TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
       {"pd_op.mean", {4, 33}, {{"axis", c->shape_attr({-1})}, {"keepdim", c->bool_attr(true)}}},
       {"pd_op.var", {4, 33}, {{"axis", c->shape_attr({1})}, {"keepdim", c->bool_attr(false)}}},
       {"pd_op.layer_norm", {4, 6, 10}, {{"begin_norm_axis", c->int_attr(2)}, {"epsilon", c->float_attr(1e-5)}}, 2},
+      {"pd_op.gelu_grad", {7, 9}, {{"approximate", c->bool_attr(false)}}, 0, 1},
+      {"pd_op.gelu_grad", {7, 9}, {{"approximate", c->bool_attr(true)}}, 0, 1},
+      {"pd_op.sigmoid_grad", {5, 11}, {}, 0, 1},
   };
   const double tol = dt == DataType::FLOAT32 ? 2e-5 : 1e-11;
   FLAGS_prim_all = true;
@@ -68,6 +72,12 @@ TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
     std::vector<Tensor> feeds;
     ins.push_back(b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {c->tensor_type(dt, k.dims)})->result(0));
     feeds.push_back(random(k.dims, dt, 1));
+    for (int e = 0; e < k.full_inputs; ++e) {
+      ins.push_back(
+          b.build("builtin.input", {}, {{"name", c->str_attr("g" + std::to_string(e))}}, {c->tensor_type(dt, k.dims)})
+              ->result(0));
+      feeds.push_back(random(k.dims, dt, 9 + e));
+    }
     for (int e = 0; e < k.extra_inputs; ++e) {
       const std::vector<int64_t> last = {k.dims.back()};
       ins.push_back(

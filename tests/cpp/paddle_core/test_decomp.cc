@@ -105,6 +105,19 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                    what + " approximate=" + std::to_string(approximate));
                },
                kUnaryShapes};
+  // The backward rules the compiler fuses (so backward programs fuse with their neighbours).
+  c["gelu_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed), g = random(s, seed + 7, 1.0);
+    for (bool approximate : {false, true})
+      expect_close(ops::gelu_grad(x, g, approximate), decomp::gelu_grad(x, g, approximate),
+                   what + " approximate=" + std::to_string(approximate));
+                    },
+                    kUnaryShapes};
+  c["sigmoid_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor out = ops::sigmoid(random(s, seed)), g = random(s, seed + 7, 1.0);
+    expect_close(ops::sigmoid_grad(out, g), decomp::sigmoid_grad(out, g), what);
+                       },
+                       kUnaryShapes};
   OAR_UNARY_ATTRS(hardsigmoid, 0.2, 0.4);
   OAR_UNARY_ATTRS(softplus, 1.5, 10.0);
   OAR_UNARY_ATTRS(leaky_relu, 0.07);

@@ -17,7 +17,12 @@ def structure_errors(k):
         errs.append("kernel signature")
     # Live reductions: a rewrite (one_pass_variance) leaves dead nodes, which the emitter
     # skips and names in a comment, as the CPU generator skips them.
-    reductions = len(re.findall(r"= reduce_", k["loop_kernel"])) - len(re.findall(r"dead \(reduce_", src))
+    # Column sums (Note [Column reductions]) are atomicAdds into the zeroed output, one per
+    # column sum, in any schedule.
+    columns = len(re.findall(r":col = reduce_", k["loop_kernel"]))
+    reductions = len(re.findall(r"= reduce_", k["loop_kernel"])) - columns - len(re.findall(r"dead \(reduce_", src))
+    if src.count("atomicAdd(") != columns:
+        errs.append("column sums")
     if k["schedule"] == "elementwise":
         if reductions or "gridDim.x * blockDim.x" not in src:
             errs.append("elementwise kernel without a grid-stride loop")

@@ -1,8 +1,9 @@
 """Symbolic shapes end to end (Note [Symbolic shapes] in docs/notes/cinn.md): one kernel
-for every size of dims proven equal, an assumed equality broken at run time raises
-naming the op and the symbols (never a wrong result), and OAR_PIR_PRINT_IR prints the
-annotated program."""
+for every size of dims proven equal, an assumed equality broken at run time runs the
+group's unfused ops (one warning naming the op and the symbols; never a wrong result),
+and OAR_PIR_PRINT_IR prints the annotated program."""
 import os
+import re
 import subprocess
 import sys
 
@@ -48,7 +49,7 @@ def test_one_kernel_serves_every_size_of_dims_proven_equal():
     assert text.count("kernel.compiled_kernel") == 1, text
 
 
-def test_an_assumed_equality_broken_at_run_time_raises_naming_the_op_and_symbols():
+def test_an_assumed_equality_broken_at_run_time_runs_the_unfused_ops(capfd):
     spec = [oar.static.InputSpec([None, 8], "float32"), oar.static.InputSpec([None, 8], "float32")]
 
     def f(x, y):
@@ -59,9 +60,20 @@ def test_an_assumed_equality_broken_at_run_time_raises_naming_the_op_and_symbols
     np.testing.assert_allclose(static(x, y).numpy(), f(x, y).numpy(), rtol=1e-5, atol=1e-6)
     one = oar.randn([1, 8])
     assert f(one, y).shape == [4, 1]  # eager broadcasts the 1-row x
-    with pytest.raises(Exception, match=r"symbolic dim S0 is 1 in input \d \(shape \[1, 8\]\) but 4 .*"
-                                        r"assumed: S1 == S0 \(pd_op.multiply\)"):
-        static(one, y)
+    _C.cinn.reset_cache_stats()
+    capfd.readouterr()
+    np.testing.assert_allclose(static(one, y).numpy(), f(one, y).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(static(one, y).numpy(), f(one, y).numpy(), rtol=1e-5, atol=1e-6)
+    assert _C.cinn.cache_stats()["shape_fallbacks"] == 2
+    err = capfd.readouterr().err
+    assert err.count("such calls run the group's unfused ops") == 1, err
+    assert re.search(r"symbolic dim S0 is 1 in input \d \(shape \[1, 8\]\) but 4 .*"
+                     r"assumed: S1 == S0 \(pd_op.multiply\)", err), err
+    # Shapes the unfused ops reject: their own error, naming the op and the shapes.
+    with pytest.raises(Exception, match=r"multiply: shapes \[3, 8\] and \[4, 8\] cannot be broadcast"):
+        static(oar.randn([3, 8]), y)
+    # The kernel still serves inputs that keep the assumption.
+    np.testing.assert_allclose(static(x, y).numpy(), f(x, y).numpy(), rtol=1e-5, atol=1e-6)
 
 
 SCRIPT = r"""

@@ -68,6 +68,24 @@ def test_one_pass_layer_norm_equals_float64(cols, dtype, tol, offset):
     np.testing.assert_allclose(got, layer_norm_ref(xn, wn), rtol=tol * scale, atol=tol * scale)
 
 
+@pytest.mark.parametrize("cols", [8, 37, 1000])
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-11)])
+def test_one_pass_variance_matches_static_columns(cols, dtype, tol):
+    # With C static the decomposed mean is sum * (1/C), a constant: the rewrite matches it
+    # too (it used to match only the dynamic form, sum / C at run time).
+    rng = np.random.default_rng(cols + 1)
+    xn = (rng.standard_normal((6, cols)) + 1e3).astype(dtype)
+    wn = rng.standard_normal(cols).astype(dtype)
+    static = oar.jit.to_static(layer_norm, backend="CINN")
+    got = static(oar.to_tensor(xn), oar.to_tensor(wn)).numpy()
+    names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(static.concrete_programs[-1].executed_program)))
+    made = [k for k in _C.cinn.cuda_kernels() if k["name"] in names]
+    assert len(made) == 1 and "first(n" in made[0]["loop_kernel"], made
+    # The shift keeps float32's digits with a mean of 1000: within 2 units of x's rounding.
+    scale = 1.0 if dtype == "float64" else 50.0
+    np.testing.assert_allclose(got, layer_norm_ref(xn, wn), rtol=tol * scale, atol=tol * scale)
+
+
 def test_one_pass_layer_norm_constant_rows_and_zero_rows():
     static = oar.jit.to_static(layer_norm, backend="CINN")
     x = np.full((4, 37), 3.25, "float32")

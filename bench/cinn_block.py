@@ -1,0 +1,58 @@
+"""The Transformer block (d=256, 4 heads, ff 1024, L=128, b=8, GELU; bench_cinn.py's
+`block`) fwd+bwd under to_static with and without backend='CINN', interleaved: each
+round times a step of each form in turn, and the medians of wall and of process CPU time
+are reported (1 thread: CPU time is what the step cost, wall time adds the machine's
+load). With --profile, the executors' per-op times of 10 more steps of each form.
+
+Usage: python bench/cinn_block.py [rounds] [--profile]   (from the repository root)
+"""
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import oar
+
+oar.set_num_threads(1)
+oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
+rounds = next((int(a) for a in sys.argv[1:] if a.isdigit()), 15)
+rng = np.random.default_rng(0)
+xb = oar.to_tensor(rng.standard_normal((8, 128, 256)).astype("float32"))
+steps, first = {}, {}
+for mode in ("static", "cinn"):
+    oar.seed(0)
+    net = oar.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu")
+    fn = oar.jit.to_static(net, backend="CINN" if mode == "cinn" else None)
+
+    def step(fn=fn, net=net):
+        fn(xb).mean().backward()
+        net.clear_gradients()
+
+    t = time.perf_counter()
+    step()
+    first[mode] = time.perf_counter() - t
+    step()
+    steps[mode] = step
+wall = {m: [] for m in steps}
+cpu = {m: [] for m in steps}
+for _ in range(rounds):
+    for m, f in steps.items():
+        w, c = time.perf_counter(), time.process_time()
+        f()
+        cpu[m].append(time.process_time() - c)
+        wall[m].append(time.perf_counter() - w)
+med = {k: {m: sorted(v)[len(v) // 2] * 1e3 for m, v in d.items()} for k, d in (("wall", wall), ("cpu", cpu))}
+model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+print(f"cpu: {model}; load before/after: {os.getloadavg()[0]:.1f}; rounds: {rounds}; 1 thread")
+for k, d in med.items():
+    print(f"{k:4s} static {d['static']:8.1f} ms  cinn {d['cinn']:8.1f} ms  static/cinn {d['static'] / d['cinn']:.3f}x")
+print(f"first call: static {first['static']:.2f} s  cinn {first['cinn']:.2f} s")
+if "--profile" in sys.argv:
+    for m, f in steps.items():
+        with oar.profiler.Profiler() as p:
+            for _ in range(10):
+                f()
+        print("=====", m)
+        p.summary()  # prints the table

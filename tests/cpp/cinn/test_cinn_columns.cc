@@ -1,0 +1,175 @@
+// Column reductions (Note [Column reductions] in docs/notes/cinn.md): sums over every
+// axis but the last join their producers' group as kCol outputs. The loop IR (IR in, IR
+// out), the LLVM kernel against the unfused program across row counts (0, one block, a
+// partial last block), and the CUDA C (atomicAdd into the zeroed output) through NVRTC.
+#include <random>
+
+#include "cinn/codegen/codegen.h"
+#include "cinn/codegen/cuda_codegen.h"
+#include "cinn/pipeline.h"
+#include "cinn/runtime/runtime.h"
+#include "cinn/schedule/loop_ir.h"
+#include "pir/executor/executor.h"
+#include "pir/pass/pass.h"
+#include "pir/pass/pipelines.h"
+#include "tests/cpp/pir/pir_test_util.h"
+
+namespace oar::cinn {
+namespace {
+using namespace pir;  // NOLINT
+
+// LayerNorm's parameter gradients: dx-like full output, the weight's and the bias's
+// column sums (sum over [0, 1] without keepdim, sum_to [1, 1, C]), one pass over g.
+std::string program_text(const char* t) {
+  std::string s = R"IR(
+module {
+  %g = "builtin.input"() {name = "g"} : () -> (tensor<?x3x37xT>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<?x3x37xT>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<37xT>)
+  %gx = "pd_op.multiply"(%g, %w) : (tensor<?x3x37xT>, tensor<37xT>) -> (tensor<?x3x37xT>)
+  %gy = "pd_op.multiply"(%g, %y) : (tensor<?x3x37xT>, tensor<?x3x37xT>) -> (tensor<?x3x37xT>)
+  %dw = "pd_op.sum"(%gy) {axis = #shape[0, 1], dtype = #dtype<undefined>, keepdim = false} : (tensor<?x3x37xT>) -> (tensor<37xT>)
+  %db = "pd_op.sum_to"(%g) {shape = #shape[1, 1, 37]} : (tensor<?x3x37xT>) -> (tensor<1x1x37xT>)
+  "builtin.output"(%gx) {name = "gx"} : (tensor<?x3x37xT>) -> ()
+  "builtin.output"(%dw) {name = "dw"} : (tensor<37xT>) -> ()
+  "builtin.output"(%db) {name = "db"} : (tensor<1x1x37xT>) -> ()
+}
+)IR";
+  for (size_t p; (p = s.find("xT>")) != std::string::npos;) s.replace(p, 3, std::string("x") + t + ">");
+  for (size_t p; (p = s.find("<37T>")) != std::string::npos;) s.replace(p, 5, std::string("<37x") + t + ">");
+  return s;
+}
+
+Tensor random(const std::vector<int64_t>& dims, DataType dt, uint32_t seed) {
+  DenseTensor d(Dims(dims), dt);
+  std::mt19937 g(seed);
+  std::normal_distribution<double> n(0.0, 1.0);
+  if (dt == DataType::FLOAT32) {
+    float* p = d.alloc<float>();
+    for (int64_t i = 0; i < d.numel(); ++i) p[i] = static_cast<float>(n(g));
+  } else {
+    double* p = d.alloc<double>();
+    for (int64_t i = 0; i < d.numel(); ++i) p[i] = n(g);
+  }
+  return Tensor(std::move(d));
+}
+
+double at(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::FLOAT32 ? t.dense().data<float>()[i] : t.dense().data<double>()[i];
+}
+
+const Operation* the_fusion(const Program& p) {
+  const Operation* f = nullptr;
+  for (const Operation* op : *p.block())
+    if (op->name() == "cinn.fusion") f = op;
+  return f;
+}
+
+TEST(CinnLoopIr, ColumnReductions) {
+  auto p = parse_program(IrContext::global(), program_text("f32"));
+  PassManager pm;
+  pm.add_pass("cinn_fuse");
+  pm.run(*p);
+  const Operation* f = the_fusion(*p);
+  ASSERT_NE(f, nullptr) << p->str();
+  // g * w joins horizontally (it reads g); both sums are kCol reductions and outputs
+  // only; dw drops both leading axes (/drop2), db keeps them as ones.
+  EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,3,37] ref=0
+n0:full = in0
+n1:col = in1
+n2:full = in2
+n3:full = mul(n0, n1)
+n4:full = mul(n0, n2)
+n5:col = reduce_sum(n4)
+n6:col = reduce_sum(n0)
+out n3 n5/drop2 n6)");
+}
+
+TEST(CinnLoopIr, ColumnReductionsStayOutsideWhereTheyCannotLower) {
+  // max over the rows, a sum over a middle axis, a column sum read by a member, bf16.
+  auto p = parse_program(IrContext::global(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<4x5x6xf32>)
+  %a = "pd_op.exp"(%x) : (tensor<4x5x6xf32>) -> (tensor<4x5x6xf32>)
+  %m = "pd_op.max"(%a) {axis = #shape[0, 1], keepdim = false} : (tensor<4x5x6xf32>) -> (tensor<6xf32>)
+  %s = "pd_op.sum"(%a) {axis = #shape[1], dtype = #dtype<undefined>, keepdim = false} : (tensor<4x5x6xf32>) -> (tensor<4x6xf32>)
+  %c = "pd_op.sum"(%a) {axis = #shape[0, 1], dtype = #dtype<undefined>, keepdim = false} : (tensor<4x5x6xf32>) -> (tensor<6xf32>)
+  %r = "pd_op.multiply"(%a, %c) : (tensor<4x5x6xf32>, tensor<6xf32>) -> (tensor<4x5x6xf32>)
+  "builtin.output"(%m) {name = "m"} : (tensor<6xf32>) -> ()
+  "builtin.output"(%s) {name = "s"} : (tensor<4x6xf32>) -> ()
+  "builtin.output"(%r) {name = "r"} : (tensor<4x5x6xf32>) -> ()
+}
+)IR");
+  PassManager pm;
+  pm.add_pass("cinn_fuse");
+  pm.run(*p);
+  const std::string s = p->str();
+  const size_t body = s.find("cinn.fusion");
+  ASSERT_NE(body, std::string::npos) << s;
+  // The group is exp and the column sum; max, the middle sum and the product stay outside.
+  const size_t end = s.find("cinn.yield", body);
+  const std::string group = s.substr(body, end - body);
+  EXPECT_NE(group.find("pd_op.exp"), std::string::npos) << s;
+  EXPECT_NE(group.find("pd_op.sum\"(%"), std::string::npos) << s;
+  EXPECT_EQ(group.find("pd_op.max"), std::string::npos) << s;
+  EXPECT_EQ(group.find("pd_op.multiply"), std::string::npos) << s;
+  EXPECT_EQ(group.find("axis = #shape[1]"), std::string::npos) << s;
+}
+
+class CinnColumns : public ::testing::TestWithParam<DataType> {
+ protected:
+  void SetUp() override {
+    if (!compiled_with_cinn()) GTEST_SKIP() << "built without LLVM 19";
+    FLAGS_enable_cinn_compile_cache = false;
+  }
+  void TearDown() override { FLAGS_enable_cinn_compile_cache = true; }
+};
+
+TEST_P(CinnColumns, KernelEqualsTheUnfusedProgram) {
+  const DataType dt = GetParam();
+  const std::string text = program_text(dt == DataType::FLOAT32 ? "f32" : "f64");
+  auto ref = parse_program(IrContext::global(), text);
+  auto fused = parse_program(IrContext::global(), text);
+  auto ref_low = run_pipeline_lowering_copy(*ref, "jit-infer");
+  reset_cache_stats();
+  auto low = run_pipeline_lowering_copy(*fused, "cinn");
+  const std::string s = low->str();
+  EXPECT_NE(s.find("kernel.compiled_kernel"), std::string::npos) << s;
+  EXPECT_EQ(s.find("sum"), std::string::npos) << s;
+  EXPECT_EQ(cache_stats().fallbacks, 0);
+  Executor want(*ref_low), got(*low);
+  const double tol = dt == DataType::FLOAT32 ? 2e-5 : 1e-12;
+  // 3 rows per batch entry: 0 rows, one partial block, blocks of 64 and a partial one.
+  for (int64_t batch : {0, 1, 7, 50}) {
+    std::vector<Tensor> in = {random({batch, 3, 37}, dt, static_cast<uint32_t>(batch)), random({batch, 3, 37}, dt, 77),
+                              random({37}, dt, 99)};
+    std::vector<Tensor> a = want.run(in), b = got.run(in);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t o = 0; o < a.size(); ++o) {
+      ASSERT_EQ(a[o].dims(), b[o].dims()) << "output " << o;
+      for (int64_t i = 0; i < a[o].numel(); ++i)
+        ASSERT_NEAR(at(b[o], i), at(a[o], i), tol * (1 + std::abs(at(a[o], i))))
+            << "batch " << batch << " output " << o << " at " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CinnColumns, ::testing::Values(DataType::FLOAT32, DataType::FLOAT64));
+
+TEST(CinnColumnsCuda, ColumnSumsCompileWithNvrtc) {
+  auto p = parse_program(IrContext::global(), program_text("f32"));
+  PassManager pm;
+  pm.add_pass("cinn_fuse");
+  pm.run(*p);
+  const Operation* f = the_fusion(*p);
+  ASSERT_NE(f, nullptr) << p->str();
+  const LoopKernel k = lower_fusion(f);
+  const std::string src = cuda_source(k, "cinn_columns");
+  EXPECT_NE(src.find("atomicAdd(&out1["), std::string::npos) << src;
+  EXPECT_NE(src.find("atomicAdd(&out2["), std::string::npos) << src;
+  if (!compiled_with_nvrtc()) GTEST_SKIP() << "built without NVRTC";
+  EXPECT_FALSE(nvrtc_compile(src, "cinn_columns", /*cubin=*/true).binary.empty());
+}
+
+}  // namespace
+}  // namespace oar::cinn
