@@ -39,8 +39,9 @@ void LinspaceKernel(const DeviceContext&, double start, double stop, int64_t num
   T* o = out->alloc<T>();
   // Paddle: bounds rounded to T, then filled symmetrically from both ends so the
   // last value is exactly `stop`.
-  const double a = static_cast<double>(static_cast<T>(start));
-  const double z = static_cast<double>(static_cast<T>(stop));
+  // convert_element: a NaN or out-of-range bound of an integer linspace is defined (float_to_int).
+  const double a = static_cast<double>(convert_element<T>(start));
+  const double z = static_cast<double>(convert_element<T>(stop));
   if (num == 1) {
     o[0] = static_cast<T>(a);
     return;

@@ -43,6 +43,13 @@ def test_float_to_int_conversions_are_defined(dtype, src):
     assert [oar.full([1], v, dtype).item() for v in vals] == want
     c = oar.to_tensor(np.array([complex(v, 1.0) for v in vals], dtype="complex128"))
     assert oar.cast(c, dtype).tolist() == want
+    # copies into an integer tensor convert element by element (copy kernel)
+    y = oar.zeros([len(vals)], dtype)
+    y[:] = x
+    assert y.tolist() == want
+    z = oar.zeros([len(vals)], dtype)
+    z.copy_(x, False)
+    assert z.tolist() == want
 
 
 # ---- integer clip: bounds past the type (the defaults are +-FLT_MAX) were cast to the
@@ -88,3 +95,29 @@ def test_integer_power_past_the_type():
     assert oar.pow(x, 30).tolist()[0] == float_to_int(1e30, "int64")
     assert (x ** oar.to_tensor(np.array([30, 3, 3], dtype="int64"))).tolist() == [
         float_to_int(1e30, "int64"), 8, -27]
+
+
+# ---- coordinates and fill values from user floats: grid_sample's NaN/huge grid points
+# (cast to int64 for the neighbour index), pad's fill value and linspace's bounds for an
+# integer tensor.
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_with_non_finite_and_huge_grid_points(mode, padding):
+    import oar.nn.functional as F
+    img = oar.ones([1, 1, 3, 3])
+    grid = np.array([np.nan, 0, 1e30, 0, 0, 0, -np.inf, 5], dtype="float32").reshape(1, 2, 2, 2)
+    out = F.grid_sample(img, oar.to_tensor(grid), mode=mode, padding_mode=padding,
+                        align_corners=False).numpy().ravel()
+    assert out.shape == (4,) and out[2] == 1.0
+    if mode == "nearest" and padding == "zeros":
+        assert out.tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_integer_fill_values_from_non_finite_floats():
+    import oar.nn.functional as F
+    x = oar.to_tensor(np.arange(6, dtype="int32").reshape(1, 1, 2, 3))
+    for v in (math.nan, 1e30):
+        row = F.pad(x, [1, 1, 0, 0], value=v).numpy()[0, 0, 0].tolist()
+        assert row == [float_to_int(v, "int32"), 0, 1, 2, float_to_int(v, "int32")]
+    assert oar.linspace(math.nan, 5, 3, "int32").tolist()[::2] == [float_to_int(math.nan, "int32"), 5]
