@@ -29,7 +29,15 @@ void ArangeKernel(const DeviceContext&, const Scalar& start, const Scalar&, cons
   T* o = out->alloc<T>();
   const Wide<T> s = scalar_as<T>(start), d = scalar_as<T>(step);
   parallel_for(out->numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(s + static_cast<Wide<T>>(i) * d);
+    for (int64_t i = b; i < e; ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        // start + i * step is in [start, end), but i * step alone can pass int64 (a range
+        // wider than 2^63): computed mod 2^64 instead of overflowing.
+        o[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
+      } else {
+        o[i] = static_cast<T>(s + static_cast<Wide<T>>(i) * d);
+      }
+    }
   });
 }
 

@@ -121,3 +121,19 @@ def test_integer_fill_values_from_non_finite_floats():
         row = F.pad(x, [1, 1, 0, 0], value=v).numpy()[0, 0, 0].tolist()
         assert row == [float_to_int(v, "int32"), 0, 1, 2, float_to_int(v, "int32")]
     assert oar.linspace(math.nan, 5, 3, "int32").tolist()[::2] == [float_to_int(math.nan, "int32"), 5]
+
+
+# ---- arange's element count and values: end - start of two int64s overflowed (0 elements
+# for a range wider than 2^63), a float count past int64 was cast to int64.
+
+def test_arange_over_ranges_wider_than_int64():
+    lo, hi = -2**63, 2**63 - 1
+    assert oar.arange(lo, hi, 2**62).tolist() == list(range(lo, hi, 2**62))
+    assert oar.arange(hi, lo, -2**62).tolist() == list(range(hi, lo, -2**62))
+    assert oar.arange(lo, lo + 3, 1).tolist() == [lo, lo + 1, lo + 2]
+    with pytest.raises(ValueError, match="arange: .* more than int64 counts"):
+        oar.arange(lo, hi, 1)
+    with pytest.raises(ValueError, match="arange: .* more than int64 counts"):
+        oar.arange(0.0, 1e20, 1.0)
+    with pytest.raises(MemoryError):
+        oar.arange(0.0, 1e18, 1.0)
