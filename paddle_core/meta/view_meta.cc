@@ -189,20 +189,23 @@ DenseTensor SliceView(const DenseTensor& x, const std::vector<int64_t>& axes,
       if (en < 0) en += n;
       st = std::clamp<int64_t>(st, 0, n);
       en = std::clamp<int64_t>(en, 0, n);
-      int64_t len = en > st ? (en - st + step - 1) / step : 0;
+      // 1 + (span - 1) / step: en - st + step - 1 overflowed int64 for a step near 2^63.
+      int64_t len = en > st ? 1 + (en - st - 1) / step : 0;
       offset += st * s[a];
       d[a] = len;
-      s[a] *= step;
+      if (len > 1) s[a] *= step;  // step < n here; a step of one element may be any size
     } else {
       if (st < 0) st += n;
       if (en < -n) en = -1;  // "to the beginning"
       else if (en < 0) en += n;
       st = std::clamp<int64_t>(st, -1, n - 1);
       en = std::clamp<int64_t>(en, -1, n - 1);
-      int64_t len = st > en ? (st - en + (-step) - 1) / (-step) : 0;
+      // 1 - (span - 1) / step (step < 0, the quotient rounds toward 0): -step overflowed
+      // for step == INT64_MIN.
+      int64_t len = st > en ? 1 - (st - en - 1) / step : 0;
       if (len > 0) offset += st * s[a];
       d[a] = len;
-      s[a] *= step;
+      if (len > 1) s[a] *= step;
     }
   }
   return make_view(x, d, s, offset);

@@ -137,3 +137,16 @@ def test_arange_over_ranges_wider_than_int64():
         oar.arange(0.0, 1e20, 1.0)
     with pytest.raises(MemoryError):
         oar.arange(0.0, 1e18, 1.0)
+
+
+# ---- slice lengths: (end - start + step - 1) / step overflowed int64 for a step near 2^63
+# (x[::2**63 - 1] was empty), -step for step == -2**63.
+
+def test_slices_with_steps_near_int64_limits():
+    a = np.arange(10.0)
+    x = oar.to_tensor(a)
+    big = 2**63 - 1
+    for sl in [slice(0, 3, big), slice(None, None, big), slice(None, None, -big),
+               slice(None, None, -big - 1), slice(8, 1, -3), slice(None, None, -1), slice(2, 9, 4),
+               slice(-3, None, 2**62), slice(5, 5, big), slice(5, 5, -big - 1)]:
+        assert x[sl].tolist() == a[sl].tolist(), sl
