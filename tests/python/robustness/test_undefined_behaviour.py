@@ -150,3 +150,19 @@ def test_slices_with_steps_near_int64_limits():
                slice(None, None, -big - 1), slice(8, 1, -3), slice(None, None, -1), slice(2, 9, 4),
                slice(-3, None, 2**62), slice(5, 5, big), slice(5, 5, -big - 1)]:
         assert x[sl].tolist() == a[sl].tolist(), sl
+
+
+# ---- bool tensors from files: a byte other than 0/1 is not a bool (loading it in a kernel
+# is undefined); oar.load reads such bytes as byte != 0.
+
+def test_loaded_bool_bytes_are_bools(tmp_path):
+    import json
+    import struct
+    head = json.dumps({"x": {"dtype": "BOOL", "shape": [4], "data_offsets": [0, 4]}}).encode()
+    head += b" " * (-len(head) % 8)
+    path = tmp_path / "b.safetensors"
+    path.write_bytes(struct.pack("<Q", len(head)) + head + bytes([0, 1, 2, 255]))
+    t = oar.load(str(path))["x"]
+    assert t.numpy().view(np.uint8).tolist() == [0, 1, 1, 1]
+    assert (~t).tolist() == [True, False, False, False]
+    assert t.astype("int32").tolist() == [0, 1, 1, 1]
