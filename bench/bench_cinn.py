@@ -6,8 +6,15 @@ one run (bench/common.py). Rows:
                 NumPy buffers), torch eager (composed), torch.compile (inductor, if it works)
   layernorm_*, softmax_*, gelu_bias_*: fused vs Oar's own kernel (F.layer_norm,
                 F.softmax, F.gelu after the add) vs composed
+  adam_*        an Adam step written as ops (new p, m, v from p, g, m, v) fused vs Oar's
+                multi-tensor Adam kernel (_C._adam_update, in place) vs composed
+  block_*       a Transformer encoder block (d=256, 4 heads, ff 1024, L=128, b=8, GELU,
+                no dropout) forward + backward under to_static with and without CINN,
+                and the first call of each (trace, passes, compile)
   copy_gbs      one-thread copy bandwidth (x.clone()) that the fused rows compare with
   compile_*_ms  cold compile per group (LLVM) and the load from the disk cache
+  nvrtc_*_ms    the same groups' CUDA C compiled by NVRTC (median per kernel) to PTX and
+                to an sm_90 CUBIN (no GPU needed; absent when built without NVRTC)
 
 Usage: bash bench/run.sh cinn [--threads 1]
 """
@@ -31,8 +38,12 @@ METRICS = [
     ("softmax_fused_ms", "ms", "low"), ("softmax_kernel_ms", "ms", "low"), ("softmax_composed_ms", "ms", "low"),
     ("gelu_bias_fused_ms", "ms", "low"), ("gelu_bias_kernel_ms", "ms", "low"),
     ("gelu_bias_composed_ms", "ms", "low"),
+    ("adam_fused_ms", "ms", "low"), ("adam_kernel_ms", "ms", "low"), ("adam_composed_ms", "ms", "low"),
+    ("block_cinn_ms", "ms", "low"), ("block_static_ms", "ms", "low"),
+    ("block_first_call_cinn_s", "s", "low"), ("block_first_call_static_s", "s", "low"),
     ("copy_gbs", "GB/s", "high"), ("rmsnorm_fused_gbs", "GB/s", "high"),
     ("compile_cold_ms", "ms", "low"), ("compile_disk_ms", "ms", "low"),
+    ("nvrtc_ptx_ms", "ms", "low"), ("nvrtc_cubin_ms", "ms", "low"),
 ]
 
 
@@ -66,6 +77,15 @@ def models(m):
         return y * 0.5 * (m.erf(y * 0.7071067811865476) + 1.0)
 
     return {"rmsnorm": rms, "layernorm": ln, "softmax": sm, "gelu_bias": gb}
+
+
+def adam_ops(p, g, m, v, sqrt):
+    """One Adam step (lr 1e-3, betas 0.9/0.999, eps 1e-8, step 10) written as elementwise ops."""
+    m2 = m * 0.9 + g * 0.1
+    v2 = v * 0.999 + g * g * 0.001
+    mh = m2 * (1.0 / (1.0 - 0.9 ** 10))
+    vh = v2 * (1.0 / (1.0 - 0.999 ** 10))
+    return p - mh * 1e-3 / (sqrt(vh) + 1e-8), m2, v2
 
 
 def oar_cases(oar):
@@ -114,6 +134,44 @@ def oar_cases(oar):
         t = common.bench(lambda: x.clone())
         return {"copy_gbs": 2 * N * N * 4 / t / 1e9}
 
+    def adam():
+        from oar import _C
+        p, g = oar.to_tensor(xn), oar.to_tensor(rng.standard_normal((N, N)).astype("float32"))
+        m1, m2 = oar.zeros([N, N]), oar.ones([N, N]) * 0.01
+
+        def step(p, g, m, v):
+            return adam_ops(p, g, m, v, oar.sqrt)
+
+        fused = oar.jit.to_static(step, backend="CINN")
+        ref = step(p, g, m1, m2)
+        for a, b in zip(fused(p, g, m1, m2), ref):
+            assert np.allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+        kp, km1, km2 = p.clone(), m1.clone(), m2.clone()
+        return {"adam_fused_ms": common.bench(lambda: fused(p, g, m1, m2)) * 1e3,
+                "adam_composed_ms": common.bench(lambda: step(p, g, m1, m2)) * 1e3,
+                "adam_kernel_ms": common.bench(lambda: _C._adam_update(
+                    [kp], [g], [km1], [km2], [1e-3], [0.0], 0.9, 0.999, 1e-8, False, 10)) * 1e3}
+
+    def block():
+        from oar import _C
+        _C.cinn.forget_memory_cache()
+        xb = oar.to_tensor(rng.standard_normal((8, 128, 256)).astype("float32"))
+        out = {}
+        for mode in ("static", "cinn"):
+            oar.seed(0)
+            net = oar.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu")
+            fn = oar.jit.to_static(net, backend="CINN" if mode == "cinn" else None)
+
+            def step():
+                fn(xb).mean().backward()
+                net.clear_gradients()
+
+            t0 = time.perf_counter()
+            step()
+            out[f"block_first_call_{mode}_s"] = time.perf_counter() - t0
+            out[f"block_{mode}_ms"] = common.bench(step) * 1e3
+        return out
+
     def compile_times():
         # Cold: a fresh cache folder per group; disk: the same groups in a child process.
         from oar import _C
@@ -133,10 +191,15 @@ def oar_cases(oar):
         s = _C.cinn.cache_stats()
         out["compile_disk_ms"] = s["load_seconds"] * 1e3 / max(1, s["disk_hits"])
         shutil.rmtree(cold, ignore_errors=True)
+        if _C.cinn.compiled_with_nvrtc():
+            ks = _C.cinn.cuda_kernels()
+            for kind, cubin in (("ptx", False), ("cubin", True)):
+                t = sorted(_C.cinn.nvrtc_compile(k["source"], k["name"], cubin)["seconds"] for k in ks)
+                out[f"nvrtc_{kind}_ms"] = t[len(t) // 2] * 1e3
         return out
 
     cases = {n: row(n) for n in ms}
-    cases.update({"hand": hand, "copy": copy, "compile": compile_times})
+    cases.update({"hand": hand, "copy": copy, "adam": adam, "block": block, "compile": compile_times})
     return cases
 
 

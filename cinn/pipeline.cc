@@ -21,6 +21,10 @@ DEFINE_bool(cinn_test_fail_compile, false, "Test hook: every group fails to comp
 DEFINE_bool(enable_cinn_accuracy_check, false,
             "Run each compiled group's unfused ops too and warn (once per group) where the outputs differ");
 
+DEFINE_int32(cinn_compile_thread_num, -1,
+             "Threads that compile a program's fused groups in parallel (-1: one per CPU core, at most one "
+             "per group; 1: one after another)");
+
 namespace oar::cinn {
 namespace {
 
@@ -35,6 +39,7 @@ const std::vector<std::string> kStages = {
     "cse",           // decompositions repeat subexpressions (softmax's max, layer_norm's mean)
     "dce",
     "cinn_fuse",   // reduce-centred groups -> cinn.fusion (Note [Fusion legality])
+    "cinn_shape",  // symbolic dims: each group's signature and assumptions (Note [Symbolic shapes])
     "cinn_lower",  // cinn.fusion -> loop IR -> LLVM -> kernel.compiled_kernel (Note [Compile cache])
 };
 
@@ -82,6 +87,8 @@ void register_cinn() {
     pir::register_pass("decompose", create_decompose_pass);
     pir::register_pass("cinn_fuse", create_fuse_pass);
     pir::register_pass("cinn_lower", create_lower_fusion_pass);
+    pir::register_pass("cinn_shape", create_shape_pass);
+    pir::register_pass("print_shapes", create_print_shapes_pass);
     pir::register_pass("cinn_stages", [] { return std::make_unique<StagesPass>(); });
   });
   (void)registered;

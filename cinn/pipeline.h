@@ -19,6 +19,7 @@ DECLARE_string(cinn_cache_dir);
 DECLARE_bool(enable_cinn_compile_cache);
 DECLARE_bool(cinn_test_fail_compile);
 DECLARE_bool(enable_cinn_accuracy_check);
+DECLARE_int32(cinn_compile_thread_num);
 
 namespace oar::pir {
 class Pass;
@@ -40,5 +41,7 @@ bool compiled_with_cinn();
 std::unique_ptr<pir::Pass> create_decompose_pass();
 std::unique_ptr<pir::Pass> create_fuse_pass();
 std::unique_ptr<pir::Pass> create_lower_fusion_pass();
+std::unique_ptr<pir::Pass> create_shape_pass();         // cinn/shape/shape_pass.cc
+std::unique_ptr<pir::Pass> create_print_shapes_pass();  // pir_opt --pipeline=print_shapes
 
 }  // namespace oar::cinn

@@ -31,6 +31,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+#include "phi_kernels/funcs/optimizer_update.h"
 
 namespace oar::backends {
 namespace {
@@ -45,6 +46,9 @@ enum CKernelIndex : int {
 // The C function per (kernel, device type, dtype): written when a plugin's kernels are
 // committed, read lock-free by the adapters (zero-initialized: no kernel).
 std::atomic<OAR_KernelFn> g_fns[kNumCKernels][kMaxDeviceTypes][kNumDataTypes];
+// The same for the fused optimizer updates ("<rule>_update"), by index in phi::update_rules().
+constexpr int kMaxUpdateRules = 8;
+std::atomic<OAR_KernelFn> g_update_fns[kMaxUpdateRules][kMaxDeviceTypes][kNumDataTypes];
 
 // The C++ types an adapter's arguments come in, by role.
 enum class Kind : uint8_t {
@@ -345,6 +349,7 @@ struct Staged {
 struct Staging {
   std::string device_type;
   std::vector<Staged> kernels;
+  std::vector<Staged> updates;  // index: the update rule's
   std::vector<std::string> errors;
 };
 thread_local Staging* t_staging = nullptr;
@@ -405,6 +410,39 @@ std::string signature_mismatch(const KernelInfo& k, std::string_view signature) 
   return "";
 }
 
+// ---- fused optimizer updates ("<rule>_update", phi/funcs/optimizer_update.h). They are
+// kernels of the registry but not ops of the definitions: a C update kernel sees the
+// parameters (written in place), the gradients and the rule's state lists (written) as
+// Tensor[] arguments 0, 1, 2..., and lrs, wds, scalars (float[]), flag (bool) and step
+// (int) as attributes 0-4; it has no outputs. Note [Plugin update kernels] in devices.md.
+int update_rule_index(std::string_view op) {
+  const auto& rules = phi::update_rules();
+  for (size_t i = 0; i < rules.size() && i < static_cast<size_t>(kMaxUpdateRules); ++i) {
+    if (op == std::string(rules[i].name) + "_update") return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string update_display(int rule) {
+  const phi::UpdateRule& r = phi::update_rules()[rule];
+  std::string s = "(Tensor[] params, Tensor[] grads";
+  for (size_t i = 0; i < r.num_states; ++i) s += detail::str_cat(", Tensor[] state", i);
+  return s + ", float[] lrs, float[] wds, float[] scalars, bool flag, int step) -> ()";
+}
+
+std::string update_signature_mismatch(int rule, std::string_view signature) {
+  const std::string want = update_display(rule);
+  const size_t arrow = signature.find("->");
+  if (arrow == std::string_view::npos) return "the signature has no '->' before the outputs";
+  const auto got_in = type_list(signature.substr(0, arrow)), got_out = type_list(signature.substr(arrow + 2));
+  const auto want_in = type_list(std::string_view(want).substr(0, want.find("->")));
+  if (got_in != want_in || !got_out.empty())
+    return detail::str_cat("the update kernel's signature is ", want, ", not \"", signature, "\"");
+  return "";
+}
+
+phi::UpdateKernel update_adapter_for(int rule);  // (with the adapters below)
+
 const std::vector<KernelInfo>& kernel_infos();
 int kernel_index(std::string_view name) {
   const auto& infos = kernel_infos();
@@ -420,20 +458,33 @@ OAR_Status api_register_kernel(const char* op, const char* device_type, OAR_Data
   std::string why;
   const std::string op_name = op != nullptr ? op : "<null>";
   const int index = op != nullptr ? kernel_index(op) : -1;
+  const int rule = op != nullptr && index < 0 ? update_rule_index(op) : -1;
   const int d = static_cast<int>(dtype);
   if (s == nullptr) {
     why = "register_kernel may only be called from a plugin's register_kernels";
   } else if (device_type == nullptr || s->device_type != device_type) {
     why = detail::str_cat("device type '", device_type != nullptr ? device_type : "<null>", "' is not the plugin's ('",
                           s->device_type, "')");
-  } else if (index < 0) {
-    why = "unknown op: no kernel of this name in the op definitions (paddle_core/ops/*.yaml)";
+  } else if (index < 0 && rule < 0) {
+    why =
+        "unknown op: no kernel of this name in the op definitions (paddle_core/ops/*.yaml) nor an optimizer "
+        "update (<rule>_update)";
   } else if (d < 0 || d >= kNumDataTypes) {
     why = detail::str_cat("invalid dtype ", d);
   } else if (fn == nullptr) {
     why = "the kernel function is null";
   } else if (signature == nullptr) {
-    why = detail::str_cat("no signature; the op is ", kernel_infos()[index].display);
+    why = detail::str_cat("no signature; the op is ", rule >= 0 ? update_display(rule) : kernel_infos()[index].display);
+  } else if (rule >= 0) {
+    const DataType dt = static_cast<DataType>(d);
+    const bool twice = std::any_of(s->updates.begin(), s->updates.end(),
+                                   [&](const Staged& k) { return k.index == rule && k.dtype == dt; });
+    if (std::string m = update_signature_mismatch(rule, signature); !m.empty())
+      why = m;
+    else if (twice || KernelRegistry::instance().find(op_name, device_type_from_name(s->device_type), dt) != nullptr)
+      why = detail::str_cat("registered twice for ", dtype_name(dt));
+    else
+      s->updates.push_back({rule, dt, fn});
   } else if (std::string m = signature_mismatch(kernel_infos()[index], signature); !m.empty()) {
     why = detail::str_cat(m, " (declared \"", signature, "\"; the op is ", kernel_infos()[index].display, ")");
   } else {
@@ -484,7 +535,7 @@ const OAR_KernelApi g_api = {
 
 std::function<void()> stage_kernels(const std::string& device_type,
                                     OAR_Status (*register_kernels)(const OAR_KernelApi*)) {
-  Staging staging{device_type, {}, {}};
+  Staging staging{device_type, {}, {}, {}};
   t_staging = &staging;
   const OAR_Status status = register_kernels(&g_api);
   t_staging = nullptr;
@@ -495,12 +546,17 @@ std::function<void()> stage_kernels(const std::string& device_type,
     for (const auto& e : staging.errors) all += (all.empty() ? "" : "; ") + e;
     OAR_THROW(InvalidArgument, "its C kernels were refused: ", all);
   }
-  return [device_type, kernels = std::move(staging.kernels)] {
+  return [device_type, kernels = std::move(staging.kernels), updates = std::move(staging.updates)] {
     const DeviceType type = device_type_from_name(device_type);
     for (const Staged& k : kernels) {
       g_fns[k.index][static_cast<int>(type)][static_cast<int>(k.dtype)].store(k.fn, std::memory_order_release);
       KernelRegistry::instance().register_kernel(kernel_infos()[k.index].name, type, k.dtype,
                                                  kernel_infos()[k.index].adapter);
+    }
+    for (const Staged& k : updates) {
+      g_update_fns[k.index][static_cast<int>(type)][static_cast<int>(k.dtype)].store(k.fn, std::memory_order_release);
+      KernelRegistry::instance().register_kernel(std::string(phi::update_rules()[k.index].name) + "_update", type,
+                                                 k.dtype, reinterpret_cast<void*>(update_adapter_for(k.index)));
     }
   };
 }
@@ -607,6 +663,41 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
     if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_kernel_failure(c, status, dtype);
   }
 };
+
+template <int R>
+void update_adapter(const DeviceContext& ctx, const phi::UpdateArgs& a) {
+  const DataType dtype = a.params.empty() ? DataType::UNDEFINED : a.params[0]->dtype();
+  std::vector<std::vector<const DenseTensor*>> lists;
+  lists.reserve(2 + a.states.size());
+  lists.emplace_back(a.params.begin(), a.params.end());
+  lists.push_back(a.grads);
+  for (const phi::ParamList& st : a.states) lists.emplace_back(st.begin(), st.end());
+  std::vector<const void*> in;
+  for (const auto& l : lists) in.push_back(&l);
+  const std::vector<Kind> in_kinds(in.size(), Kind::kTensorList);
+  const bool flag = a.flag;
+  const int64_t step = a.step;
+  const void* attrs[] = {&a.lrs, &a.wds, &a.scalars, &flag, &step};
+  static constexpr Kind kAttrKinds[] = {Kind::kFloats, Kind::kFloats, Kind::kFloats, Kind::kBool, Kind::kInt};
+  const int d = static_cast<int>(dtype);
+  OAR_KernelFn fn =
+      d >= 0 && d < kNumDataTypes ? g_update_fns[R][ctx.place.type_id()][d].load(std::memory_order_acquire) : nullptr;
+  const std::string name = std::string(phi::update_rules()[R].name) + "_update";
+  OAR_KernelContext_st c{
+      &ctx, name.c_str(), in.data(), in_kinds.data(), in.size(), attrs, kAttrKinds, 5, nullptr, nullptr, 0, {}};
+  if (fn == nullptr) throw_kernel_failure(c, OAR_ERROR_INTERNAL, dtype);
+  const OAR_Status status = fn(&g_api, &c);
+  if (status != OAR_SUCCESS) throw_kernel_failure(c, status, dtype);
+}
+
+template <int... R>
+constexpr std::array<phi::UpdateKernel, sizeof...(R)> update_adapters(std::integer_sequence<int, R...>) {
+  return {&update_adapter<R>...};
+}
+phi::UpdateKernel update_adapter_for(int rule) {
+  static const auto adapters = update_adapters(std::make_integer_sequence<int, kMaxUpdateRules>{});
+  return adapters[rule];
+}
 
 const std::vector<KernelInfo>& kernel_infos() {
   static const std::vector<KernelInfo> infos = {

@@ -1,7 +1,9 @@
 // The CPU code generator: a loop kernel -> LLVM IR -> an object for the host, loaded
 // into one ORC LLJIT (cinn/codegen/llvm_codegen.cc, the only file that includes LLVM;
-// codegen_stub.cc stands in when Oar is built without LLVM 19). A GPU generator (CUDA C
-// through NVRTC) will sit behind the same three calls.
+// codegen_stub.cc stands in when Oar is built without LLVM 19). The GPU generator (CUDA C
+// through NVRTC, cuda_codegen.h) has the same calls for the same LoopKernel:
+// cuda_codegen_target, compile_cuda (a CUBIN), kernel_cuda_source; loading waits for the
+// CUDA backend.
 //
 // The generated function (C ABI):
 //   void <name>(int64_t row_begin, int64_t row_end, int64_t cols, void** buffers)

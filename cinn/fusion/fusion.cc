@@ -5,9 +5,11 @@
 //     col, scalar) in the group's space F, a reduction reduces F's last axis;
 //   - no cycles: no path leaves the merged group and comes back into it through an
 //     op outside it (a backward walk from the members' outside operands);
-//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64 only.
-// A group with a reduction or at least two ops becomes a cinn.fusion placed where its
-// last member was; outside ops between its members that read it move after it.
+//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64/bfloat16.
+// Then groups over one loop space (the same dims: equal symbols, Note [Symbolic shapes])
+// that read a common input merge (horizontal fusion) when no path joins them. A group
+// with a reduction or at least two ops becomes a cinn.fusion placed where its last
+// member was; outside ops between its members that read it move after it.
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
@@ -17,6 +19,7 @@
 #include "cinn/dialect.h"
 #include "cinn/pipeline.h"
 #include "cinn/schedule/loop_ir.h"
+#include "cinn/shape/shape_analysis.h"
 #include "pir/ir/builder.h"
 #include "pir/pass/pass.h"
 
@@ -43,6 +46,7 @@ class Fuser {
     std::vector<Operation*> ops;
     for (Operation* op : *block_) ops.push_back(op);
     for (Operation* op : ops) visit(op);
+    horizontal();
     for (Group& g : groups_)
       if (g.alive && (g.reduce || g.ops.size() >= 2)) emit(g);
   }
@@ -96,6 +100,39 @@ class Fuser {
     g.space = mspace;
     g.reduce |= reduce;
     member_[op] = target;
+  }
+
+  bool emitted(const Group& g) const { return g.alive && (g.reduce || g.ops.size() >= 2); }
+
+  // Horizontal fusion: two groups over the same loop space that read a common input and
+  // have no path between them (the merged set acyclic) become one kernel: one pass over
+  // the rows, the shared input read once, their reductions in one sweep (Note [Reduction
+  // sweeps]). Groups that share nothing stay apart: merging them saves no memory traffic
+  // on CPU and would move the ops between them.
+  void horizontal() {
+    for (size_t i = 0; i < groups_.size(); ++i) {
+      if (!emitted(groups_[i])) continue;
+      for (size_t j = i + 1; j < groups_.size(); ++j) {
+        Group& a = groups_[i];
+        Group& b = groups_[j];
+        if (!emitted(b) || !same_dims(a.space, b.space) || !share_input(a, b)) continue;
+        if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0])) continue;
+        for (Operation* m : b.ops) member_[m] = static_cast<int>(i);
+        a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());
+        a.reduce |= b.reduce;
+        b.ops.clear();
+        b.alive = false;
+      }
+    }
+  }
+  bool share_input(const Group& a, const Group& b) const {
+    std::unordered_set<const void*> ins;
+    for (Operation* m : a.ops)
+      for (Value v : m->operands()) ins.insert(v.impl());
+    for (Operation* m : b.ops)
+      for (Value v : m->operands())
+        if (ins.count(v.impl()) && group_of(v.defining_op()) < 0) return true;
+    return false;
   }
 
   // The space of `g` (plus the groups already chosen) with `op` added: the larger of the
@@ -217,6 +254,12 @@ class FusePass : public Pass {
     bool changed = false;
     for (size_t r = 0; r < anchor->num_regions(); ++r)
       for (size_t b = 0; b < anchor->region(r).size(); ++b) {
+        // Legality compares symbolic dims (Note [Symbolic shapes]): "same symbol", not "both ?".
+        ShapeAnalysis shapes(anchor->region(r).block(b));
+        DimsScope scope([&](Value v) {
+          std::vector<int64_t> e = shapes.encoded(v);
+          return e.size() == v.type().dims().size() ? e : v.type().dims();
+        });
         Fuser f(anchor->region(r).block(b));
         f.run();
         changed |= f.changed();

@@ -1,14 +1,16 @@
 // Note [Compile cache] (docs/notes/cinn.md). Key: the group's loop kernel text (its
 // canonical form: ops, classes, constants, static and dynamic dims), the dtype, the
-// codegen target (CPU, vector width, LLVM version) and kCompilerVersion. Memory: key ->
-// kernel. Disk: <dir>/<fnv64(key)>.o holding a header (magic, the key, the object's
-// length and FNV-64) and the object; written to a temporary file and renamed (atomic);
-// an entry whose header or checksum does not match is counted corrupt and rebuilt; an
-// unwritable folder logs one warning and the cache stays in memory.
+// group's symbolic signature (sym_shapes, Note [Symbolic shapes]), the codegen target
+// (CPU, vector width, LLVM version) and kCompilerVersion. Memory: key -> kernel. Disk:
+// <dir>/<fnv64(key)>.o holding a header (magic, the key, the object's length and FNV-64)
+// and the object; written to a temporary file and renamed (atomic); an entry whose
+// header or checksum does not match is counted corrupt and rebuilt; an unwritable folder
+// logs one warning and the cache stays in memory.
 #include "cinn/runtime/runtime.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -43,7 +45,7 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
-constexpr const char* kCompilerVersion = "oar-cinn-1";
+constexpr const char* kCompilerVersion = "oar-cinn-3";
 constexpr const char* kMagic = "OARCINN1";
 
 struct Compiled {
@@ -56,6 +58,10 @@ struct Compiled {
   std::shared_ptr<pir::Executor> check;
   std::string ops;  // "exp, subtract, ..." for the warning
   bool reported = false;
+  // Note [Symbolic shapes]: per input, its dims as the group's signature names them
+  // ("S0", "64", or an expression: not checked), and the equalities the program assumed.
+  std::vector<std::vector<std::string>> sym_inputs;
+  std::string sym_assumed;
 };
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
@@ -85,6 +91,52 @@ std::string hex(uint64_t v) {
   return os.str();
 }
 
+// Binds the group's symbols to the inputs' dims: a symbol with two values (two `?` the
+// program assumed equal that differ) is an error naming the kernel, its ops, the symbol,
+// the inputs and the assumption (never a wrong result).
+void check_symbols(const Compiled& g, const std::vector<DenseTensor>& ins) {
+  std::unordered_map<std::string, std::pair<int64_t, size_t>> bound;
+  for (size_t i = 0; i < ins.size() && i < g.sym_inputs.size(); ++i) {
+    const std::vector<std::string>& syms = g.sym_inputs[i];
+    if (syms.size() != ins[i].dims().size()) continue;
+    for (size_t d = 0; d < syms.size(); ++d) {
+      const std::string& s = syms[d];
+      if (s.size() < 2 || s[0] != 'S' || s.find_first_not_of("0123456789", 1) != std::string::npos) continue;
+      const int64_t v = ins[i].dims()[d];
+      auto [it, fresh] = bound.emplace(s, std::make_pair(v, i));
+      OAR_ENFORCE(fresh || it->second.first == v, InvalidArgument, "cinn kernel ", g.name, " (", g.ops,
+                  "): dynamic dims the program assumed equal differ at run time: symbolic dim ", s, " is ",
+                  it->second.first, " in input ", it->second.second, " (shape ", ins[it->second.second].dims(),
+                  ") but ", v, " in input ", i, " (shape ", ins[i].dims(),
+                  "); assumed: ", g.sym_assumed.empty() ? "the same symbol" : g.sym_assumed);
+    }
+  }
+}
+
+// The group's signature "S0x64, 64 -> S0x64" -> per input, its dims' names.
+std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
+  std::vector<std::vector<std::string>> out;
+  const std::string ins = sig.substr(0, sig.find(" -> "));
+  int depth = 0;
+  std::vector<std::string> cur(1);
+  for (size_t i = 0; i <= ins.size(); ++i) {
+    const char c = i < ins.size() ? ins[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth == 0 && c == ',') {
+      if (cur.size() == 1 && cur[0] == "scalar") cur.clear();
+      out.push_back(cur);
+      cur.assign(1, "");
+      if (i + 1 < ins.size() && ins[i + 1] == ' ') ++i;
+    } else if (depth == 0 && c == 'x') {
+      cur.emplace_back();
+    } else {
+      cur.back() += c;
+    }
+  }
+  return out;
+}
+
 // The kernel step of slot I: checks the run-time dims against the classes the group
 // was compiled for (dynamic dims assumed equal must be), allocates the outputs from
 // Oar's allocator and splits the rows over the threads.
@@ -96,6 +148,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     const DenseTensor& t = call.in(i);
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
+  check_symbols(g, ins);
   const DenseTensor& ref = ins[k.ref_input];
   const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
@@ -221,63 +274,108 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::string cache_dir() { return resolve_dir(); }
 
-std::string compile_group(const pir::Operation* fusion) {
+PreparedGroup prepare_group(const pir::Operation* fusion) {
   OAR_ENFORCE(!FLAGS_cinn_test_fail_compile, PreconditionNotMet,
               "cinn: compilation failed (FLAGS_cinn_test_fail_compile)");
-  LoopKernel k = lower_fusion(fusion);
+  PreparedGroup g;
+  g.kernel = lower_fusion(fusion);
   const std::string target = codegen_target();
   OAR_ENFORCE(!target.empty(), Unimplemented, "cinn: Oar was built without LLVM 19 (OAR_WITH_CINN=OFF)");
-  const std::string key = k.text() + "\n" + target + "\n" + kCompilerVersion;
-  const std::string name = "cinn_" + hex(fnv64(key));
+  // The group's symbolic signature (the cinn_shape stage; symbols renamed canonically):
+  // groups whose dims are proven equal share a kernel whatever the sizes.
+  const pir::Attribute sig_attr = fusion->attr("sym_shapes"), assumed_attr = fusion->attr("sym_assumed");
+  g.sym_shapes = sig_attr ? sig_attr.as_string() : "";
+  g.sym_assumed = assumed_attr ? assumed_attr.as_string() : "";
+  g.key = g.kernel.text() + "\nsym " + g.sym_shapes + "\n" + target + "\n" + kCompilerVersion;
+  g.name = "cinn_" + hex(fnv64(g.key));
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (auto it = s.by_key.find(key); it != s.by_key.end()) {
-    ++s.stats.memory_hits;
-    return g_slots[it->second].name;
-  }
-  OAR_ENFORCE(s.used < kSlots, ResourceExhausted, "cinn: more than ", kSlots, " distinct fused kernels");
+  g.in_memory = s.by_key.count(g.key) > 0;
+  return g;
+}
+
+// The object of a prepared group: from the disk cache, else compiled by LLVM (and written
+// to the cache). Runs on compile threads: the state's lock is held only for the counters.
+void build_object(PreparedGroup& g) {
+  if (g.in_memory || !g.object.empty()) return;
+  State& s = state();
   const std::string dir = resolve_dir();
-  const std::string path = dir.empty() ? "" : dir + "/" + hex(fnv64(key)) + ".o";
-  std::string obj;
-  KernelFn fn = nullptr;
+  const std::string path = dir.empty() ? "" : dir + "/" + hex(fnv64(g.key)) + ".o";
   if (!path.empty()) {
     auto t0 = std::chrono::steady_clock::now();
     bool corrupt = false;
-    obj = read_entry(path, key, &corrupt);
+    g.object = read_entry(path, g.key, &corrupt);
     if (corrupt) {
+      std::lock_guard<std::mutex> lock(s.mu);
       ++s.stats.corrupt;
       std::fprintf(stderr, "oar: warning: cinn: the compile cache entry %s is corrupt; rebuilding it\n", path.c_str());
     }
-    if (!obj.empty()) {
-      fn = load_object(obj, name);
-      ++s.stats.disk_hits;
-      s.stats.load_seconds += seconds_since(t0);
+    if (!g.object.empty()) {
+      g.from_disk = true;
+      g.seconds = seconds_since(t0);
+      return;
     }
   }
-  if (!fn) {
-    auto t0 = std::chrono::steady_clock::now();
-    obj = compile_object(k, name);
-    fn = load_object(obj, name);
+  auto t0 = std::chrono::steady_clock::now();
+  g.object = compile_object(g.kernel, g.name);
+  g.seconds = seconds_since(t0);
+  if (path.empty()) return;
+  const bool wrote = write_entry(dir, path, g.key, g.object);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (wrote) {
+    ++s.stats.disk_writes;
+  } else if (!s.warned_dir) {
+    s.warned_dir = true;
+    std::fprintf(stderr, "oar: warning: cinn: cannot write the compile cache in %s; caching in memory only\n",
+                 dir.c_str());
+  }
+}
+
+std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
+  State& s = state();
+  std::unique_lock<std::mutex> lock(s.mu);
+  if (auto it = s.by_key.find(g.key); it != s.by_key.end()) {
+    ++s.stats.memory_hits;
+    return g_slots[it->second].name;
+  }
+  if (g.object.empty()) {  // in memory when prepared and forgotten since, or a duplicate: build it now
+    lock.unlock();
+    g.in_memory = false;
+    build_object(g);
+    lock.lock();
+  }
+  OAR_ENFORCE(s.used < kSlots, ResourceExhausted, "cinn: more than ", kSlots, " distinct fused kernels");
+  auto t0 = std::chrono::steady_clock::now();
+  KernelFn fn = load_object(g.object, g.name);
+  if (g.from_disk) {
+    ++s.stats.disk_hits;
+    s.stats.load_seconds += g.seconds + seconds_since(t0);
+  } else {
     ++s.stats.compiles;
-    s.stats.compile_seconds += seconds_since(t0);
-    if (!path.empty()) {
-      if (write_entry(dir, path, key, obj)) {
-        ++s.stats.disk_writes;
-      } else if (!s.warned_dir) {
-        s.warned_dir = true;
-        std::fprintf(stderr, "oar: warning: cinn: cannot write the compile cache in %s; caching in memory only\n",
-                     dir.c_str());
-      }
-    }
+    s.stats.compile_seconds += g.seconds + seconds_since(t0);
   }
   const size_t slot = s.used++;
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
-  g_slots[slot] = Compiled{std::move(k), fn, name, std::move(unfused), nullptr, std::move(ops)};
-  dispatch::register_kernel_step(name, {kSteps[slot]});
-  s.by_key[key] = slot;
+  g_slots[slot] = Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, std::move(ops)};
+  g_slots[slot].sym_inputs = parse_signature(g.sym_shapes);
+  g_slots[slot].sym_assumed = g.sym_assumed;
+  dispatch::register_kernel_step(g.name, {kSteps[slot]});
+  s.by_key[g.key] = slot;
   ++s.stats.kernels;
-  return name;
+  return g.name;
+}
+
+std::string compile_group(const pir::Operation* fusion) {
+  PreparedGroup g = prepare_group(fusion);
+  build_object(g);
+  return install_group(fusion, g);
+}
+
+void note_parallel_compile(int threads) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.stats.compile_threads = std::max<int64_t>(s.stats.compile_threads, threads);
 }
 
 // FLAGS_enable_cinn_accuracy_check: the group's unfused ops on the same inputs, compared
@@ -293,14 +391,19 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
     for (const DenseTensor& t : ins) feeds.emplace_back(t);
     want = g.check->run(feeds);
   }
-  const bool f32 = g.kernel.dtype == DataType::FLOAT32;
-  const double rtol = f32 ? 1e-4 : 1e-10, atol = f32 ? 1e-5 : 1e-10;
+  const DataType dt = g.kernel.dtype;
+  const bool f32 = dt == DataType::FLOAT32, bf16 = dt == DataType::BFLOAT16;
+  // bf16: the kernel computes in float32, the unfused ops round every step to bf16.
+  const double rtol = bf16 ? 2e-2 : f32 ? 1e-4 : 1e-10, atol = bf16 ? 2e-2 : f32 ? 1e-5 : 1e-10;
+  auto at = [&](const DenseTensor& t, int64_t i) -> double {
+    return bf16 ? static_cast<float>(t.data<bfloat16>()[i]) : f32 ? t.data<float>()[i] : t.data<double>()[i];
+  };
   std::string bad;
   for (size_t o = 0; o < outs.size() && bad.empty(); ++o) {
     const DenseTensor w = contiguous(want[o].dense());
     for (int64_t i = 0; i < w.numel(); ++i) {
-      const double a = f32 ? outs[o].data<float>()[i] : outs[o].data<double>()[i];
-      const double e = f32 ? w.data<float>()[i] : w.data<double>()[i];
+      const double a = at(outs[o], i);
+      const double e = at(w, i);
       if (std::abs(a - e) > atol + rtol * std::abs(e) || std::isnan(a) != std::isnan(e)) {
         bad = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
               std::to_string(e);
@@ -337,6 +440,13 @@ CacheStats cache_stats() {
 void reset_cache_stats() {
   std::lock_guard<std::mutex> lock(state().mu);
   state().stats = CacheStats{};
+}
+
+std::vector<std::pair<std::string, LoopKernel>> loaded_kernels() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  std::vector<std::pair<std::string, LoopKernel>> out;
+  for (size_t i = 0; i < state().used; ++i) out.emplace_back(g_slots[i].name, g_slots[i].kernel);
+  return out;
 }
 
 void forget_memory_cache() {

@@ -5,6 +5,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "cinn/schedule/loop_ir.h"
+
+#include "cinn/schedule/loop_ir.h"
 
 namespace oar::pir {
 class Operation;
@@ -22,9 +28,28 @@ struct CacheStats {
   int64_t kernels = 0;         // distinct kernels loaded in this process
   int64_t accuracy_checks = 0;    // kernel runs compared with the unfused ops
   int64_t accuracy_failures = 0;  // ... whose outputs differed
-  double compile_seconds = 0;  // LLVM time of the cold compiles
+  int64_t compile_threads = 0;    // most threads one cinn_lower run compiled on
+  double compile_seconds = 0;     // LLVM time of the cold compiles (summed over threads)
   double load_seconds = 0;     // time of the disk-cache loads
 };
+
+/// A group on its way to a kernel, in three steps so that a program's groups compile in
+/// parallel (FLAGS_cinn_compile_thread_num): prepare (lower, key; on the IR's thread),
+/// build_object (disk cache or LLVM; any thread), install (load, register; IR's thread).
+struct PreparedGroup {
+  LoopKernel kernel;
+  std::string key, name;
+  std::string sym_shapes, sym_assumed;  // the cinn_shape stage's signature and assumptions
+  std::string object;                   // the relocatable object (empty: not built)
+  bool in_memory = false;               // this process has the kernel already
+  bool from_disk = false;
+  double seconds = 0;  // build time (compile or disk read)
+};
+PreparedGroup prepare_group(const pir::Operation* fusion);
+void build_object(PreparedGroup& g);
+std::string install_group(const pir::Operation* fusion, PreparedGroup& g);
+/// Records that one cinn_lower run compiled on `threads` threads (the counter tests read).
+void note_parallel_compile(int threads);
 
 /// Compiles (or finds) the kernel of `fusion`; returns the kernel step's name
 /// (registered with dispatch::register_kernel_step). Throws when it cannot compile.
@@ -36,5 +61,8 @@ std::string cache_dir();
 /// Forgets the in-memory map from keys to kernels (loaded code stays mapped), so the
 /// next compile of a group reads the disk cache: tests of the disk path in one process.
 void forget_memory_cache();
+/// Every kernel this process compiled or loaded, as (kernel name, loop kernel): the CUDA
+/// C generator's tests compile each with NVRTC (cinn/codegen/cuda_codegen.h).
+std::vector<std::pair<std::string, LoopKernel>> loaded_kernels();
 
 }  // namespace oar::cinn

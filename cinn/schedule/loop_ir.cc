@@ -61,7 +61,9 @@ double f_attr(const Operation* op, const char* name) {
 }
 
 bool is_float_tensor(Type t) {
-  return t && t.is_tensor() && (t.dtype() == DataType::FLOAT32 || t.dtype() == DataType::FLOAT64);
+  // bfloat16: loaded as bf16, computed in float32, stored as bf16 (the codegens).
+  return t && t.is_tensor() &&
+         (t.dtype() == DataType::FLOAT32 || t.dtype() == DataType::FLOAT64 || t.dtype() == DataType::BFLOAT16);
 }
 
 // A reduction over the last axis only (the loop space's column axis).
@@ -88,6 +90,14 @@ bool pow_supported(double y) { return y == 1.0 || y == 2.0 || y == 0.5 || y == -
 
 }  // namespace
 
+namespace {
+thread_local std::function<std::vector<int64_t>(Value)> t_dims;
+}  // namespace
+
+std::vector<int64_t> value_dims(Value v) { return t_dims ? t_dims(v) : v.type().dims(); }
+DimsScope::DimsScope(std::function<std::vector<int64_t>(Value)> f) : prev(std::move(t_dims)) { t_dims = std::move(f); }
+DimsScope::~DimsScope() { t_dims = std::move(prev); }
+
 bool same_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return a == b; }
 
 VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& space) {
@@ -99,7 +109,7 @@ VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& sp
   if (k >= 1 && dims.size() == k && dims.back() == 1 && std::equal(dims.begin(), dims.end() - 1, space.begin()))
     return VClass::kRow;
   if (ones) return VClass::kScalar;
-  if (k >= 1 && !dims.empty() && dims.back() == space.back() && dims.back() != -1) {
+  if (k >= 1 && !dims.empty() && dims.back() == space.back() && dims.back() >= 0) {
     bool lead_ones = true;
     for (size_t i = 0; i + 1 < dims.size(); ++i) lead_ones &= dims[i] == 1;
     if (lead_ones) return VClass::kCol;
@@ -114,7 +124,7 @@ bool can_lower_op(const Operation* op, std::string* why) {
     return false;
   }
   if (op->num_results() != 1 || !is_float_tensor(op->result(0).type())) {
-    if (why) *why = "result dtype is not float32/float64";
+    if (why) *why = "result dtype is not float32/float64/bfloat16";
     return false;
   }
   const DataType dt = op->result(0).type().dtype();
@@ -139,7 +149,7 @@ bool can_lower_op(const Operation* op, std::string* why) {
 std::vector<int64_t> op_space(const Operation* op) {
   auto it = lowerings().find(op->name());
   const bool reduce = it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean);
-  return (reduce ? op->operand(0) : op->result(0)).type().dims();
+  return value_dims(reduce ? op->operand(0) : op->result(0));
 }
 
 namespace {
@@ -158,15 +168,15 @@ bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
   if (it == lowerings().end() || space.empty()) return false;
   const bool reduce = it->second.form == Form::kReduce || it->second.form == Form::kMean;
   for (Value v : op->operands()) {
-    const VClass c = classify(v.type().dims(), space);
+    const VClass c = classify(value_dims(v), space);
     if (c == VClass::kNone || is_dropped_row(v) || (reduce && c != VClass::kFull)) return false;
   }
   if (reduce) {
-    const std::vector<int64_t>& r = op->result(0).type().dims();
+    const std::vector<int64_t> r = value_dims(op->result(0));
     return keepdim(op) ? classify(r, space) == VClass::kRow
                        : std::equal(r.begin(), r.end(), space.begin()) && r.size() + 1 == space.size();
   }
-  const VClass c = classify(op->result(0).type().dims(), space);
+  const VClass c = classify(value_dims(op->result(0)), space);
   return c == VClass::kFull || c == VClass::kRow;
 }
 
@@ -294,6 +304,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
     }
     node_of[op->result(0).impl()] = r;
   }
+  one_pass_variance(k);
   return k;
 }
 

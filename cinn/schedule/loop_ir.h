@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,7 @@
 namespace oar::pir {
 class Operation;
 class Type;
+class Value;
 }  // namespace oar::pir
 
 namespace oar::cinn {
@@ -33,6 +35,18 @@ VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& sp
 /// Two dims lists equal, a dynamic dim (-1) equal only to another dynamic one. Note
 /// [Fusion legality]: the runtime checks that such dims agree on the actual inputs.
 bool same_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
+/// The dims fusion legality compares: the value's type dims, or, while a DimsScope is
+/// alive on this thread, what it returns (the shape analysis's encoding: equal exactly
+/// when proven or assumed equal; Note [Symbolic shapes]).
+std::vector<int64_t> value_dims(pir::Value v);
+struct DimsScope {
+  explicit DimsScope(std::function<std::vector<int64_t>(pir::Value)> f);
+  ~DimsScope();
+  DimsScope(const DimsScope&) = delete;
+  DimsScope& operator=(const DimsScope&) = delete;
+  std::function<std::vector<int64_t>(pir::Value)> prev;
+};
 
 struct Node {
   enum Kind : uint8_t { kInput, kConst, kUnary, kBinary, kReduce };
@@ -70,4 +84,14 @@ bool fits_space(const pir::Operation* op, const std::vector<int64_t>& space);
 /// has no lowering.
 LoopKernel lower_fusion(const pir::Operation* fusion);
 
+}  // namespace oar::cinn
+
+namespace oar::cinn {
+/// The one-pass variance (Note [Reduction sweeps] in docs/notes/cinn.md): rewrites every
+/// `sum((X - sum(X)/C)^2)` (LayerNorm's and var's two dependent reductions) into
+/// reductions the code generator computes in one sweep over the row, with the row's
+/// first element K as the shift (unary `first`): Y = X - K,
+///   sum((X - mean)^2) = max(sum(Y*Y) - sum(Y)^2 / C, 0),   mean = sum(Y) / C + K.
+/// Returns the number of rewrites. lower_fusion calls it.
+int one_pass_variance(LoopKernel& k);
 }  // namespace oar::cinn

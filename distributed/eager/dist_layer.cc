@@ -46,14 +46,15 @@ void dist_alias(const Tensor& alias, const Tensor& of) {
 }
 
 /// After a dist leaf's .grad is accumulated: lay it out as the leaf (Partial as
-/// Replicate), so an optimizer updates each shard with its own gradient.
+/// Replicate), or as its grad_placements when set, so an optimizer updates each shard
+/// with its own gradient.
 void reshard_leaf_grad(const Tensor& leaf) {
   const DistTensorMeta* m = dist_meta(leaf);
   AutogradMeta* am = leaf.autograd_meta();
   if (m == nullptr || am == nullptr || am->grad == nullptr) return;
   Tensor g(am->grad);
   if (!dist_meta(g)) g = as_replicated(g, m->mesh);
-  Placements want = m->placements;
+  Placements want = m->grad_placements.empty() ? m->placements : m->grad_placements;
   for (Placement& p : want) {
     if (p.is_partial()) p = Placement::replicate();
   }

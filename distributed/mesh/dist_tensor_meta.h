@@ -21,6 +21,9 @@ struct DistTensorMeta : DistMeta {
   }
   /// A leaf whose gradient the dist layer reshards to `placements` after accumulation.
   bool grad_hooked = false;
+  /// Where that gradient goes instead of `placements` when not empty (ShardingStage2 lays
+  /// gradients out split over the sharding axis: a reduce-scatter instead of an all-reduce).
+  Placements grad_placements;
 };
 
 /// The tensor's dist metadata, nullptr for an ordinary tensor.

@@ -52,17 +52,34 @@ Placements grad_placements(const Placements& p) {
   return out;
 }
 
+/// Reshard's backward: the gradient (on `out_mesh`, the forward's target) goes back to the
+/// input's mesh and placements.
 class ReshardGradNode : public GradNode {
  public:
-  ReshardGradNode(ProcessMesh mesh, Placements to) : mesh_(std::move(mesh)), to_(std::move(to)) {}
+  ReshardGradNode(ProcessMesh out_mesh, Placements out, std::vector<int64_t> global_shape, ProcessMesh mesh,
+                  Placements to)
+      : out_mesh_(std::move(out_mesh)),
+        out_(std::move(out)),
+        global_shape_(std::move(global_shape)),
+        mesh_(std::move(mesh)),
+        to_(std::move(to)) {}
   std::vector<Tensor> apply(std::vector<Tensor>& grads) override {
     if (!grads[0].defined()) return {Tensor()};
-    Tensor g = dist_meta(grads[0]) ? grads[0] : as_replicated(grads[0], mesh_);
+    Tensor g = grads[0];
+    if (!dist_meta(g)) {
+      // An ordinary gradient is the whole value; on a process outside the output's mesh
+      // (a pipeline stage that only takes part in the transfer back) it is an empty one.
+      g = out_mesh_.contains(current_rank()) ? as_replicated(g, out_mesh_)
+                                             : make_dist(g.dense(), out_mesh_, grad_placements(out_), global_shape_);
+    }
     return {reshard(g, mesh_, to_)};
   }
   const char* name() const override { return "ReshardGrad"; }
 
  private:
+  ProcessMesh out_mesh_;
+  Placements out_;
+  std::vector<int64_t> global_shape_;
   ProcessMesh mesh_;
   Placements to_;
 };
@@ -213,16 +230,16 @@ Tensor as_replicated(const Tensor& t, const ProcessMesh& mesh) {
 Tensor reshard(const Tensor& x, const ProcessMesh& mesh, const Placements& to_in) {
   const DistTensorMeta* m = dist_meta(x);
   OAR_ENFORCE(m != nullptr, InvalidArgument, "reshard: the input is not a dist tensor (use shard_tensor)");
-  OAR_ENFORCE(m->mesh == mesh, Unimplemented, "reshard: from mesh ", m->mesh.to_string(), " to another mesh ",
-              mesh.to_string(), " (cross-mesh reshard) is not supported yet; only placements can change");
   const int64_t rank = static_cast<int64_t>(m->global_shape.size());
   to_dist_attr(mesh, to_in, rank);  // validates: count, dims in range, no co-sharding
   Placements to = normalized(to_in, rank);
-  if (normalized(m->placements, rank) == to) return x;
-  DenseTensor local = reshard_local(x.dense(), m->global_shape, mesh, m->placements, to);
+  const bool cross = m->mesh != mesh;
+  if (!cross && normalized(m->placements, rank) == to) return x;
+  DenseTensor local = cross ? reshard_cross_mesh_local(x.dense(), m->global_shape, m->mesh, m->placements, mesh, to)
+                            : reshard_local(x.dense(), m->global_shape, mesh, m->placements, to);
   Tensor out = make_dist(local, mesh, to, m->global_shape);
   if (autograd::grad_enabled() && x.requires_grad()) {
-    auto node = std::make_shared<ReshardGradNode>(mesh, grad_placements(m->placements));
+    auto node = std::make_shared<ReshardGradNode>(mesh, to, m->global_shape, m->mesh, grad_placements(m->placements));
     node->next_edges = {autograd::gradient_edge(x)};
     node->output_meta = {OutputMeta{Dims(m->global_shape), x.dtype(), x.place()}};
     autograd::set_history(out, node, 0);

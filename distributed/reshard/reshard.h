@@ -59,9 +59,15 @@ DenseTensor reshard_r_to_p(const DenseTensor& x, const AxisStep& s, ReduceType r
 DenseTensor reshard_local(const DenseTensor& x, const std::vector<int64_t>& global_shape, const ProcessMesh& mesh,
                           const Placements& from, const Placements& to);
 
-/// A dist tensor: `x` (a dist tensor on `mesh`) laid out as `to`. Differentiable: the
-/// gradient goes back to `x`'s placements (Partial ones as Replicate). `x` itself when the
-/// placements already match.
+/// The local value of `x` (on mesh `from` as `from_p`) moved to mesh `to` as `to_p`
+/// (reshard_cross_mesh.cc); ranks outside `to` get an empty value.
+DenseTensor reshard_cross_mesh_local(const DenseTensor& x, const std::vector<int64_t>& global_shape,
+                                     const ProcessMesh& from, const Placements& from_p, const ProcessMesh& to,
+                                     const Placements& to_p);
+
+/// A dist tensor: `x` (a dist tensor) laid out as `to` on `mesh`, which may be another
+/// mesh than x's (cross-mesh). Differentiable: the gradient goes back to `x`'s mesh and
+/// placements (Partial ones as Replicate). `x` itself when nothing changes.
 Tensor reshard(const Tensor& x, const ProcessMesh& mesh, const Placements& to);
 /// A new tensor handle on `local` with the given dist metadata.
 Tensor make_dist(const DenseTensor& local, const ProcessMesh& mesh, const Placements& placements,

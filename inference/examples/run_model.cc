@@ -1,12 +1,13 @@
 // Runs a saved model (oar.jit.save) with the C++ predictor, no Python in the process.
 //
 //   oar_run_model <prefix> <input.bin> <d0,d1,...> <output.bin> [--threads N] [--repeat N]
-//                 [--device TYPE:ID]
+//                 [--device TYPE:ID] [--cinn]
 //
 // input.bin holds the float32 input of the given shape (raw, little-endian); the first
 // output is written to output.bin as raw float32 and its shape printed. With --repeat N
 // the run is timed N times and the median latency printed. --device runs it on a plugin
 // device (Config::EnableCustomDevice; the plugin is found through CUSTOM_DEVICE_ROOT).
+// --cinn runs the model through the fusion compiler (Config::EnableCinn).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,21 +32,30 @@ std::vector<int64_t> parse_dims(const std::string& s) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: " << argv[0]
-              << " <prefix> <input.bin> <d0,d1,...> <output.bin> [--threads N] [--repeat N] [--device TYPE:ID]\n";
+    std::cerr
+        << "usage: " << argv[0]
+        << " <prefix> <input.bin> <d0,d1,...> <output.bin> [--threads N] [--repeat N] [--device TYPE:ID] [--cinn]\n";
     return 2;
   }
   int threads = 1, repeat = 0;
+  bool cinn = false;
   std::string device;
-  for (int i = 5; i + 1 < argc; i += 2) {
+  for (int i = 5; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--cinn") == 0) {
+      cinn = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
     if (std::strcmp(argv[i], "--threads") == 0) threads = std::stoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--repeat") == 0) repeat = std::stoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--device") == 0) device = argv[i + 1];
+    ++i;
   }
   try {
     const std::string prefix = argv[1];
     oar::inference::Config config(prefix + ".pdmodel", prefix + ".pdiparams");
     config.SetCpuMathLibraryNumThreads(threads);
+    if (cinn) config.EnableCinn();
     if (!device.empty()) {
       const size_t colon = device.find(':');
       config.EnableCustomDevice(device.substr(0, colon),

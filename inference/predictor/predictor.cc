@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 
 #include "backends/runtime/device_manager.h"
@@ -112,6 +113,21 @@ void Config::EnableCustomDevice(const std::string& device_type, int device_id) {
   device_id_ = device_id;
 }
 
+namespace {
+// Whether this process has the fusion compiler's stages (Oar's cinn objects linked in);
+// warns once when EnableCinn asks for them and they are missing.
+bool cinn_available() {
+  const std::vector<std::string> passes = pir::registered_passes();
+  const bool have = std::find(passes.begin(), passes.end(), "cinn_stages") != passes.end();
+  static std::once_flag warned;
+  if (!have)
+    std::call_once(warned, [] {
+      std::fprintf(stderr, "oar: warning: Config.EnableCinn: this binary has no fusion compiler; running unfused\n");
+    });
+  return have;
+}
+}  // namespace
+
 bool Config::DeletePass(const std::string& name) {
   OAR_ENFORCE(name != pir::kLowerPass, InvalidArgument, "Config.DeletePass: '", name,
               "' cannot be left out (the executor runs lowered programs)");
@@ -132,6 +148,9 @@ std::vector<std::string> Config::PassNames() const {
     const bool is_analysis = p != pir::kLowerPass && std::find(analysis.begin(), analysis.end(), p) != analysis.end();
     if (!ir_optim_ && is_analysis) continue;
     if (std::find(deleted_passes_.begin(), deleted_passes_.end(), p) != deleted_passes_.end()) continue;
+    // EnableCinn: the fusion compiler after the analysis passes (on the folded program),
+    // before the lowering, as the `cinn` pipeline runs it.
+    if (cinn_ && p == pir::kLowerPass && cinn_available()) out.push_back("cinn_stages");
     out.push_back(p);
   }
   return out;
@@ -144,6 +163,7 @@ std::string Config::Summary() const {
   auto b = [](bool v) { return v ? "True" : "False"; };  // as Python prints them (oar.inference)
   os << "prog_file: " << prog_file_ << "\nparams_file: " << params_file_ << "\ncpu_math_threads: " << threads_
      << "\nir_optim: " << b(ir_optim_) << "\nmemory_optim: " << b(memory_optim_) << "\nprofile: " << b(profile_)
+     << "\ncinn: " << b(cinn_)
      << "\ndevice: " << (device_type_.empty() ? std::string("cpu") : device_type_ + ":" + std::to_string(device_id_))
      << "\npasses: " << passes;
   return os.str();

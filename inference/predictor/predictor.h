@@ -57,6 +57,13 @@ class Config {
   /// "predictor-memory"), without its analysis passes when ir_optim is off, without the
   /// deleted passes. Always ends with lower_to_kernel.
   std::vector<std::string> PassNames() const;
+  /// Runs the program through the fusion compiler (docs/notes/cinn.md): the `cinn_stages`
+  /// pass (decompose, fuse, compile each group; a group that cannot compile runs
+  /// unfused) before the final lowering. Where the process has no compiler (a binary
+  /// without Oar's cinn objects, or a build without LLVM 19) a warning is printed once and
+  /// the model runs unfused.
+  void EnableCinn(bool on = true) { cinn_ = on; }
+  bool cinn_enabled() const { return cinn_; }
   /// Per-op timing of every Run (Predictor::Profile()).
   void EnableProfile() { profile_ = true; }
   bool profile_enabled() const { return profile_; }
@@ -83,6 +90,7 @@ class Config {
   bool ir_optim_ = true;
   bool memory_optim_ = false;
   bool profile_ = false;
+  bool cinn_ = false;
   std::string device_type_;  // empty: the CPU
   int device_id_ = 0;
   std::vector<std::string> deleted_passes_;

@@ -125,6 +125,15 @@ Tensor matmul_grad_x(const Tensor& x, const Tensor& y, const Tensor& g, bool tx,
 
 Tensor matmul_grad_y(const Tensor& x, const Tensor& y, const Tensor& g, bool tx, bool ty) {
   auto m = as_matrices(x, y, g, &tx, &ty);
+  const bool local = x.impl()->dist == nullptr && m.g.impl()->dist == nullptr;  // dist tensors: per batch
+  if (local && y.rank() == 2 && x.rank() > 2 && !tx && x.numel() > 0 && m.g.numel() > 0) {
+    // A weight without batch dims: dL/dy sums over every row of the batch, so it is one GEMM
+    // of the flattened rows ([rows, K]^T [rows, N]) instead of a product per batch element
+    // and a reduction over the batch.
+    const int64_t k = x.dims()[x.rank() - 1], n = m.g.dims()[m.g.rank() - 1];
+    const Tensor x2 = reshape(conjugate(m.x), {-1, k}), g2 = reshape(m.g, {-1, n});
+    return ty ? matmul(g2, x2, true, false) : matmul(x2, g2, true, false);
+  }
   const Tensor xc = conjugate(m.x);
   Tensor d = ty ? matmul(m.g, xc, true, tx) : matmul(xc, m.g, !tx, false);
   return reduce_batch(d, m.y, y);

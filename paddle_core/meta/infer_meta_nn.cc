@@ -1,5 +1,8 @@
 #include "paddle_core/meta/infer_meta_nn.h"
 
+#include <array>
+#include <string>
+
 // Note [cross_entropy]
 // cross_entropy follows paddle.nn.functional.cross_entropy (Paddle 3.x) exactly:
 //  * input: [..., C, ...] with the classes along `axis`; float dtype.
@@ -181,45 +184,149 @@ void check_lstm_2d(const DenseTensor& t, int64_t rows, int64_t cols, DataType dt
 
 }  // namespace
 
-void LstmSequenceInferMeta(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& c0,
+void LstmSequenceInferMeta(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& bias,
+                           const DenseTensor& h0, const DenseTensor& c0, bool batch_first, bool /*reverse*/,
                            DenseTensor* out, DenseTensor* last_h, DenseTensor* last_c, DenseTensor* gates,
                            DenseTensor* cells) {
   const char* op = "lstm_sequence";
   OAR_ENFORCE(xw.dtype() == DataType::FLOAT32 || xw.dtype() == DataType::FLOAT64, InvalidType, op,
               ": xw must be float32 or float64, got ", dtype_name(xw.dtype()));
-  OAR_ENFORCE(xw.rank() == 3 && xw.dims()[2] % 4 == 0, InvalidArgument, op,
-              ": xw must have shape [time, batch, 4 * hidden], got ", xw.dims());
-  const int64_t t = xw.dims()[0], b = xw.dims()[1], h = xw.dims()[2] / 4;
+  OAR_ENFORCE(xw.rank() == 3 && xw.dims()[2] % 4 == 0, InvalidArgument, op, ": xw must have shape ",
+              batch_first ? "[batch, time, 4 * hidden]" : "[time, batch, 4 * hidden]", ", got ", xw.dims());
+  const int64_t t = batch_first ? xw.dims()[1] : xw.dims()[0], b = batch_first ? xw.dims()[0] : xw.dims()[1];
+  const int64_t h = xw.dims()[2] / 4;
   check_lstm_2d(w_hh, 4 * h, h, xw.dtype(), op, "w_hh");
+  OAR_ENFORCE(bias.dtype() == xw.dtype() && bias.rank() == 1 && bias.dims()[0] == 4 * h, InvalidArgument, op,
+              ": bias must be a ", dtype_name(xw.dtype()), " vector of ", 4 * h, " values, got shape ", bias.dims(),
+              " and dtype ", dtype_name(bias.dtype()));
   check_lstm_2d(h0, b, h, xw.dtype(), op, "h0");
   check_lstm_2d(c0, b, h, xw.dtype(), op, "c0");
-  set_meta(out, Dims{t, b, h}, xw.dtype());
+  set_meta(out, batch_first ? Dims{b, t, h} : Dims{t, b, h}, xw.dtype());
   set_meta(last_h, h0.dims(), xw.dtype());
   set_meta(last_c, c0.dims(), xw.dtype());
-  set_meta(gates, xw.dims(), xw.dtype());
+  set_meta(gates, Dims{t, b, 4 * h}, xw.dtype());
   set_meta(cells, Dims{t, b, h}, xw.dtype());
 }
 
 void LstmSequenceGradInferMeta(const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& c0,
                                const DenseTensor& gates, const DenseTensor& cells, const DenseTensor* grad_out,
-                               const DenseTensor* grad_last_h, const DenseTensor* grad_last_c, DenseTensor* xw_grad,
-                               DenseTensor* w_hh_grad, DenseTensor* h0_grad, DenseTensor* c0_grad) {
+                               const DenseTensor* grad_last_h, const DenseTensor* grad_last_c, bool batch_first,
+                               bool reverse, DenseTensor* xw_grad, DenseTensor* w_hh_grad, DenseTensor* bias_grad,
+                               DenseTensor* h0_grad, DenseTensor* c0_grad) {
   const char* op = "lstm_sequence_grad";
-  DenseTensor out, last_h, last_c, g, c;
-  LstmSequenceInferMeta(gates, w_hh, h0, c0, &out, &last_h, &last_c, &g, &c);
+  DenseTensor out, last_h, last_c, g, c, bias;
+  OAR_ENFORCE(gates.rank() == 3, InvalidArgument, op, ": gates must have shape [time, batch, 4 * hidden], got ",
+              gates.dims());
+  set_meta(&bias, Dims{gates.dims()[2]}, gates.dtype());
+  LstmSequenceInferMeta(gates, w_hh, bias, h0, c0, false, reverse, &out, &last_h, &last_c, &g, &c);
   OAR_ENFORCE(cells.dims() == out.dims() && cells.dtype() == gates.dtype(), InvalidArgument, op,
               ": cells must have shape ", out.dims(), ", got ", cells.dims());
-  const auto check = [&](const DenseTensor* t, const Dims& dims, const char* name) {
-    OAR_ENFORCE(t == nullptr || (t->dims() == dims && t->dtype() == gates.dtype()), InvalidArgument, op, ": ", name,
+  const int64_t t = gates.dims()[0], b = gates.dims()[1];
+  const Dims out_dims = batch_first ? Dims{b, t, out.dims()[2]} : out.dims();
+  const auto check = [&](const DenseTensor* x, const Dims& dims, const char* name) {
+    OAR_ENFORCE(x == nullptr || (x->dims() == dims && x->dtype() == gates.dtype()), InvalidArgument, op, ": ", name,
                 " must have shape ", dims, " and dtype ", dtype_name(gates.dtype()));
   };
-  check(grad_out, out.dims(), "grad_out");
+  check(grad_out, out_dims, "grad_out");
   check(grad_last_h, h0.dims(), "grad_last_h");
   check(grad_last_c, c0.dims(), "grad_last_c");
-  set_meta(xw_grad, gates.dims(), gates.dtype());
+  set_meta(xw_grad, batch_first ? Dims{b, t, gates.dims()[2]} : gates.dims(), gates.dtype());
   set_meta(w_hh_grad, w_hh.dims(), gates.dtype());
+  set_meta(bias_grad, bias.dims(), gates.dtype());
   set_meta(h0_grad, h0.dims(), gates.dtype());
   set_meta(c0_grad, c0.dims(), gates.dtype());
+}
+
+namespace {
+
+// The common checks of the GRU/SimpleRNN ops: xw [T, B, gates * H] in its layout, w_hh
+// [gates * H, H], h0 [B, H]. Returns {T, B, H}.
+std::array<int64_t, 3> check_rnn_seq(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& h0,
+                                     int64_t gates, bool batch_first, const char* op) {
+  OAR_ENFORCE(xw.dtype() == DataType::FLOAT32 || xw.dtype() == DataType::FLOAT64, InvalidType, op,
+              ": xw must be float32 or float64, got ", dtype_name(xw.dtype()));
+  OAR_ENFORCE(xw.rank() == 3 && xw.dims()[2] % gates == 0, InvalidArgument, op, ": xw must have shape ",
+              batch_first ? "[batch, time, " : "[time, batch, ", gates, " * hidden], got ", xw.dims());
+  const int64_t t = batch_first ? xw.dims()[1] : xw.dims()[0], b = batch_first ? xw.dims()[0] : xw.dims()[1];
+  const int64_t h = xw.dims()[2] / gates;
+  check_lstm_2d(w_hh, gates * h, h, xw.dtype(), op, "w_hh");
+  check_lstm_2d(h0, b, h, xw.dtype(), op, "h0");
+  return {t, b, h};
+}
+
+void check_rnn_bias(const DenseTensor& bias, int64_t n, DataType dtype, const char* op, const char* name) {
+  OAR_ENFORCE(bias.dtype() == dtype && bias.rank() == 1 && bias.dims()[0] == n, InvalidArgument, op, ": ", name,
+              " must be a ", dtype_name(dtype), " vector of ", n, " values, got shape ", bias.dims(), " and dtype ",
+              dtype_name(bias.dtype()));
+}
+
+void check_rnn_grad(const DenseTensor* g, const Dims& dims, DataType dtype, const char* op, const char* name) {
+  OAR_ENFORCE(g == nullptr || (g->dims() == dims && g->dtype() == dtype), InvalidArgument, op, ": ", name,
+              " must have shape ", dims, " and dtype ", dtype_name(dtype));
+}
+
+}  // namespace
+
+void GruSequenceInferMeta(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& bias_ih,
+                          const DenseTensor& bias_hh, const DenseTensor& h0, bool batch_first, bool /*reverse*/,
+                          DenseTensor* out, DenseTensor* last_h, DenseTensor* gates) {
+  const char* op = "gru_sequence";
+  const auto [t, b, h] = check_rnn_seq(xw, w_hh, h0, 3, batch_first, op);
+  check_rnn_bias(bias_ih, 3 * h, xw.dtype(), op, "bias_ih");
+  check_rnn_bias(bias_hh, 3 * h, xw.dtype(), op, "bias_hh");
+  set_meta(out, batch_first ? Dims{b, t, h} : Dims{t, b, h}, xw.dtype());
+  set_meta(last_h, h0.dims(), xw.dtype());
+  set_meta(gates, Dims{t, b, 4 * h}, xw.dtype());
+}
+
+void GruSequenceGradInferMeta(const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& out,
+                              const DenseTensor& gates, const DenseTensor* grad_out, const DenseTensor* grad_last_h,
+                              bool batch_first, bool /*reverse*/, DenseTensor* xw_grad, DenseTensor* w_hh_grad,
+                              DenseTensor* bias_ih_grad, DenseTensor* bias_hh_grad, DenseTensor* h0_grad) {
+  const char* op = "gru_sequence_grad";
+  OAR_ENFORCE(gates.rank() == 3 && gates.dims()[2] % 4 == 0, InvalidArgument, op,
+              ": gates must have shape [time, batch, 4 * hidden], got ", gates.dims());
+  const int64_t t = gates.dims()[0], b = gates.dims()[1], h = gates.dims()[2] / 4;
+  const DataType dt = gates.dtype();
+  const Dims out_dims = batch_first ? Dims{b, t, h} : Dims{t, b, h};
+  check_lstm_2d(w_hh, 3 * h, h, dt, op, "w_hh");
+  check_lstm_2d(h0, b, h, dt, op, "h0");
+  check_rnn_grad(&out, out_dims, dt, op, "out");
+  check_rnn_grad(grad_out, out_dims, dt, op, "grad_out");
+  check_rnn_grad(grad_last_h, h0.dims(), dt, op, "grad_last_h");
+  set_meta(xw_grad, batch_first ? Dims{b, t, 3 * h} : Dims{t, b, 3 * h}, dt);
+  set_meta(w_hh_grad, w_hh.dims(), dt);
+  set_meta(bias_ih_grad, Dims{3 * h}, dt);
+  set_meta(bias_hh_grad, Dims{3 * h}, dt);
+  set_meta(h0_grad, h0.dims(), dt);
+}
+
+void RnnSequenceInferMeta(const DenseTensor& xw, const DenseTensor& w_hh, const DenseTensor& bias,
+                          const DenseTensor& h0, bool batch_first, bool /*reverse*/, const std::string& activation,
+                          DenseTensor* out, DenseTensor* last_h) {
+  const char* op = "rnn_sequence";
+  OAR_ENFORCE(activation == "tanh" || activation == "relu", InvalidArgument, op,
+              ": activation must be 'tanh' or 'relu', got '", activation, "'");
+  const auto [t, b, h] = check_rnn_seq(xw, w_hh, h0, 1, batch_first, op);
+  check_rnn_bias(bias, h, xw.dtype(), op, "bias");
+  set_meta(out, batch_first ? Dims{b, t, h} : Dims{t, b, h}, xw.dtype());
+  set_meta(last_h, h0.dims(), xw.dtype());
+}
+
+void RnnSequenceGradInferMeta(const DenseTensor& w_hh, const DenseTensor& h0, const DenseTensor& out,
+                              const DenseTensor* grad_out, const DenseTensor* grad_last_h, bool batch_first,
+                              bool reverse, const std::string& activation, DenseTensor* xw_grad, DenseTensor* w_hh_grad,
+                              DenseTensor* bias_grad, DenseTensor* h0_grad) {
+  const char* op = "rnn_sequence_grad";
+  DenseTensor bias, o, lh;
+  set_meta(&bias, Dims{w_hh.rank() == 2 ? w_hh.dims()[1] : 0}, out.dtype());
+  RnnSequenceInferMeta(out, w_hh, bias, h0, batch_first, reverse, activation, &o, &lh);
+  check_rnn_grad(grad_out, out.dims(), out.dtype(), op, "grad_out");
+  check_rnn_grad(grad_last_h, h0.dims(), out.dtype(), op, "grad_last_h");
+  set_meta(xw_grad, out.dims(), out.dtype());
+  set_meta(w_hh_grad, w_hh.dims(), out.dtype());
+  set_meta(bias_grad, bias.dims(), out.dtype());
+  set_meta(h0_grad, h0.dims(), out.dtype());
 }
 
 }  // namespace oar

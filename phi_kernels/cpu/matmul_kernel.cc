@@ -1,4 +1,5 @@
-// matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape),
+// matmul: float32 through OpenBLAS or oneDNN's sgemm (funcs/sgemm.h picks by shape), bfloat16
+// through funcs/lowp_gemm.h (oneDNN on AVX512-BF16/AMX, float blocks elsewhere),
 // float64 through BLAS dgemm, complex64/complex128 through cgemm/zgemm, other dtypes through a plain loop in OpMath.
 // Batch dims broadcast; a transposed-contiguous operand is passed with a transpose flag instead of being copied.
 #include <cblas.h>
@@ -9,46 +10,59 @@
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/funcs/lowp_gemm.h"
 #include "phi_kernels/funcs/sgemm.h"
 
 namespace oar::phi {
 namespace {
 
-// A matrix operand: base pointer, leading dimension and whether it is stored transposed.
+// A matrix operand: the tensor (a view of the input or a contiguous copy), leading dimension,
+// whether it is stored transposed, and the element strides of its batch dims.
 struct MatOperand {
   DenseTensor t;  // keeps a contiguous copy alive when one was needed
   bool trans = false;
   int64_t ld = 0;
+  std::vector<int64_t> batch_strides;
 };
 
-// Views the last two dims of `x` as a row-major matrix (possibly transposed);
-// copies only when neither layout fits.
+// Views the last two dims of `x` as a row-major matrix (possibly transposed) with any
+// leading dimension, and its batch dims with any (non-negative) strides: a [B, H, L, D]
+// view of a [B, L, H, D] tensor (transpose([0, 2, 1, 3])) and k.transpose(-1, -2) are
+// read in place. Copies only when neither of the last two dims is unit-stride.
 MatOperand as_matrix(const DenseTensor& x, bool transpose) {
   MatOperand m;
   const int r = x.rank();
   const int64_t rows = x.dims()[r - 2], cols = x.dims()[r - 1];
   const int64_t s0 = x.strides()[r - 2], s1 = x.strides()[r - 1];
-  bool batch_ok = true;  // batch dims must be laid out as a dense stack of matrices
-  int64_t expect = rows * cols;
-  for (int i = r - 3; i >= 0; --i) {
-    if (x.dims()[i] != 1 && x.strides()[i] != expect) batch_ok = false;
-    expect *= x.dims()[i];
-  }
-  if (batch_ok && (s1 == 1 || cols == 1) && (s0 == cols || rows == 1)) {
+  bool batch_ok = true;
+  for (int i = 0; i < r - 2; ++i) batch_ok = batch_ok && (x.strides()[i] >= 0 || x.dims()[i] == 1);
+  const int64_t min_ld_rm = std::max<int64_t>(cols, 1), min_ld_cm = std::max<int64_t>(rows, 1);
+  if (batch_ok && (s1 == 1 || cols == 1) && (rows == 1 || s0 >= min_ld_rm)) {
     m.t = x;
     m.trans = transpose;
-    m.ld = cols;
-  } else if (batch_ok && (s0 == 1 || rows == 1) && (s1 == rows || cols == 1)) {
+    m.ld = rows == 1 ? min_ld_rm : s0;
+  } else if (batch_ok && (s0 == 1 || rows == 1) && (cols == 1 || s1 >= min_ld_cm)) {
     m.t = x;
     m.trans = !transpose;
-    m.ld = rows;
+    m.ld = cols == 1 ? min_ld_cm : s1;
   } else {
     m.t = contiguous(x);
     m.trans = transpose;
-    m.ld = cols;
+    m.ld = min_ld_rm;
   }
-  if (m.ld == 0) m.ld = 1;
+  for (int i = 0; i < r - 2; ++i) m.batch_strides.push_back(m.t.dims()[i] == 1 ? 0 : m.t.strides()[i]);
   return m;
+}
+
+// True when the matrices of t (stored untransposed as `rows` rows, leading dimension ld) lie
+// rows * ld apart across the batch too, so that t reads as one [batch * rows, cols] matrix.
+bool rows_fold(const DenseTensor& t, int64_t rows, int64_t ld) {
+  int64_t expect = rows * ld;
+  for (int i = t.rank() - 3; i >= 0; --i) {
+    if (t.dims()[i] != 1 && t.strides()[i] != expect) return false;
+    expect *= t.dims()[i];
+  }
+  return true;
 }
 
 // Copies a rows x cols matrix (leading dimension ld) of a 16-bit float into dense float.
@@ -76,8 +90,13 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
     } else {
       cblas_zgemm(CblasRowMajor, op_a, op_b, M, N, K, &one, A, lda, B, ldb, &zero, C, ldc);
     }
-  } else if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
-    // 16-bit floats: widen both operands to float, sgemm, round once on store.
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    // oneDNN's bf16 matmul on AVX512-BF16/AMX, float blocks through sgemm elsewhere.
+    static_assert(sizeof(bfloat16) == sizeof(uint16_t));
+    bf16gemm_rowmajor(ta, tb, M, N, K, reinterpret_cast<const uint16_t*>(A), lda, reinterpret_cast<const uint16_t*>(B),
+                      ldb, reinterpret_cast<uint16_t*>(C), ldc);
+  } else if constexpr (std::is_same_v<T, float16>) {
+    // float16: widen both operands to float, sgemm, round once on store.
     std::vector<float> a32(M * K), b32(K * N), c32(M * N);
     widen_matrix(A, lda, ta ? K : M, ta ? M : K, a32.data());
     widen_matrix(B, ldb, tb ? N : K, tb ? K : N, b32.data());
@@ -125,24 +144,24 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
   MatOperand a = as_matrix(x, transpose_x), b = as_matrix(y, transpose_y);
   const T* A = a.t.data<T>();
   const T* B = b.t.data<T>();
-  const int64_t sa = M * K, sb = K * N, sc = M * N;
+  const int64_t sc = M * N;
+  // y without batch dims (a Linear layer's weight) and x's batch of matrices one uniform
+  // stack of rows: the whole product is one GEMM of nb * M rows, not nb small ones.
+  if (nb > 1 && y.rank() == 2 && !a.trans && rows_fold(a.t, M, a.ld)) {
+    gemm<T>(false, b.trans, nb * M, N, K, A, a.ld, B, b.ld, o, N);
+    return;
+  }
   for (int64_t i = 0; i < nb; ++i) {
-    // Map batch index i to each operand's (possibly broadcast) batch index.
-    int64_t rem = i, ia = 0, ib = 0, mul_a = 1, mul_b = 1;
+    // Map batch index i to each operand's (possibly broadcast) element offset.
+    int64_t rem = i, ia = 0, ib = 0;
     for (int d = batch.size() - 1; d >= 0; --d) {
       int64_t idx = rem % batch[d];
       rem /= batch[d];
       int da = d - (batch.size() - bx.size()), db = d - (batch.size() - by.size());
-      if (da >= 0) {
-        if (bx[da] != 1) ia += idx * mul_a;
-        mul_a *= bx[da];
-      }
-      if (db >= 0) {
-        if (by[db] != 1) ib += idx * mul_b;
-        mul_b *= by[db];
-      }
+      if (da >= 0) ia += idx * a.batch_strides[da];
+      if (db >= 0) ib += idx * b.batch_strides[db];
     }
-    gemm<T>(a.trans, b.trans, M, N, K, A + ia * sa, a.ld, B + ib * sb, b.ld, o + i * sc, N);
+    gemm<T>(a.trans, b.trans, M, N, K, A + ia, a.ld, B + ib, b.ld, o + i * sc, N);
   }
 }
 

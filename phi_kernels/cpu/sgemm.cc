@@ -9,9 +9,12 @@
 //    vs 0.43, 64x256x1024 0.78 vs 0.46, 128x4608x512 13.5 vs 9.5 (with B moved by 16
 //    bytes oneDNN matches OpenBLAS again, so it is the alignment, not the shape);
 //  - otherwise oneDNN, much faster on small products (1x400x120: 3 vs 16 us).
+// The OpenBLAS is PyPI's scipy-openblas32 (0.3.3x, run-time dispatch to AVX-512 kernels)
+// when the build found it (OAR_SCIPY_OPENBLAS, cmake/dependencies.cmake), else Debian's
+// 0.3.21; docs/notes/gemm_backends.md has the comparison.
 #include "phi_kernels/funcs/sgemm.h"
 
-#include <cblas.h>
+#include <cblas.h>  // scipy-openblas32's (prefixed names) when OAR_SCIPY_OPENBLAS, else Debian's
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -33,13 +36,19 @@ bool use_openblas(bool tb, int64_t M, int64_t N, int64_t K, int64_t ldb) {
 
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc) {
-#if defined(OPENBLAS_VERSION)
+#if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
   if (use_openblas(tb, M, N, K, ldb)) {
     // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
     const int nt = omp_get_max_threads();
+#if defined(OAR_SCIPY_OPENBLAS)
+    if (scipy_openblas_get_num_threads() != nt) scipy_openblas_set_num_threads(nt);
+    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
+                      lda, B, ldb, 0.0f, C, ldc);
+#else
     if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
                 lda, B, ldb, 0.0f, C, ldc);
+#endif
     return;
   }
 #endif
@@ -47,4 +56,17 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
 }
 
+const char* sgemm_openblas_name() {
+#if defined(OAR_SCIPY_OPENBLAS)
+  return "scipy-openblas32";
+#elif defined(OPENBLAS_VERSION)
+  return "debian-openblas";
+#else
+  return "none";
+#endif
+}
+
 }  // namespace oar::phi
+
+/// Which OpenBLAS the float32 GEMM links, for tests and bench (ctypes on liboar_core).
+extern "C" const char* oar_sgemm_openblas() { return oar::phi::sgemm_openblas_name(); }

@@ -2,6 +2,7 @@
 // bincount; the kernel sets the output dims) plus histogram and diagonal_grad.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
@@ -164,6 +165,11 @@ void BincountKernel(const DeviceContext&, const DenseTensor& x, const DenseTenso
                 static_cast<int64_t>(p[k]), " at position ", k);
     mx = std::max<int64_t>(mx, static_cast<int64_t>(p[k]));
   }
+  // max(x) + 1 bins: for x holding 2^63 - 1 that count is past int64 (it wrapped to a
+  // negative length, and the count loop then wrote before the buffer). Such a count, like
+  // any count whose bytes no device can hold, is ResourceExhausted (MemoryError).
+  OAR_ENFORCE(mx < std::numeric_limits<int64_t>::max(), ResourceExhausted,
+              "bincount: max(x) + 1 = 2^63 bins are more than can be counted");
   const int64_t len = std::max<int64_t>(mx + 1, minlength);
   out->set_dims(Dims{len});
   if (!weights) {
@@ -179,9 +185,9 @@ void BincountKernel(const DeviceContext&, const DenseTensor& x, const DenseTenso
     visit_dtype(out->dtype(), "bincount", [&](auto otag) {
       using O = typename decltype(otag)::type;
       using A = std::conditional_t<std::is_integral_v<O>, int64_t, double>;
+      O* o = out->template alloc<O>();  // the checked request comes before the scratch
       std::vector<A> acc(len, A(0));
       for (int64_t k = 0; k < n; ++k) acc[p[k]] += static_cast<A>(static_cast<OpMath<W>>(w[k]));
-      O* o = out->template alloc<O>();
       for (int64_t k = 0; k < len; ++k) o[k] = static_cast<O>(static_cast<OpMath<O>>(acc[k]));
     });
   });

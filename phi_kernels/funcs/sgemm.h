@@ -12,4 +12,7 @@ namespace oar::phi {
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc);
 
+/// The OpenBLAS behind the large shapes: "scipy-openblas32", "debian-openblas" or "none".
+const char* sgemm_openblas_name();
+
 }  // namespace oar::phi

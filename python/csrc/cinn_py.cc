@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "cinn/codegen/cuda_codegen.h"
 #include "cinn/pipeline.h"
 #include "cinn/runtime/runtime.h"
 
@@ -18,6 +19,37 @@ void bind_cinn(py::module_& m) {
   cm.def("reset_cache_stats", &cinn::reset_cache_stats);
   cm.def("forget_memory_cache", &cinn::forget_memory_cache,
          "forget the in-memory key -> kernel map (the next compile reads the disk cache)");
+  cm.def("compiled_with_nvrtc", &cinn::compiled_with_nvrtc, "True when the CUDA C generator can call NVRTC");
+  cm.def(
+      "cuda_target", [] { return cinn::cuda_codegen_target(90); }, "'nvrtc-<version> sm_90' ('' without NVRTC)");
+  cm.def(
+      "cuda_kernels",
+      [] {
+    py::list out;
+    for (const auto& [name, k] : cinn::loaded_kernels()) {
+      py::dict d;
+      d["name"] = name;
+      d["schedule"] = cinn::gpu_schedule(k).name();
+      d["block"] = cinn::gpu_schedule(k).block;
+      d["loop_kernel"] = k.text();
+      d["source"] = cinn::cuda_source(k, name);
+      out.append(d);
+    }
+    return out;
+      },
+      "the CUDA C of every kernel this process compiled: [{name, schedule, block, loop_kernel, source}]");
+  cm.def(
+      "nvrtc_compile",
+      [](const std::string& source, const std::string& name, bool cubin, int sm) {
+    cinn::NvrtcResult r = cinn::nvrtc_compile(source, name, cubin, sm);
+    py::dict d;
+    d["binary"] = py::bytes(r.binary);
+    d["log"] = r.log;
+    d["seconds"] = r.seconds;
+    return d;
+      },
+      py::arg("source"), py::arg("name"), py::arg("cubin") = true, py::arg("sm") = 90,
+      "compiles CUDA C with NVRTC: {binary (PTX text or CUBIN), log, seconds}; raises with NVRTC's log");
   cm.def("cache_stats", [] {
     const cinn::CacheStats s = cinn::cache_stats();
     py::dict d;
@@ -31,6 +63,7 @@ void bind_cinn(py::module_& m) {
     d["accuracy_checks"] = s.accuracy_checks;
     d["accuracy_failures"] = s.accuracy_failures;
     d["compile_seconds"] = s.compile_seconds;
+    d["compile_threads"] = s.compile_threads;
     d["load_seconds"] = s.load_seconds;
     return d;
   });

@@ -99,6 +99,8 @@ void bind_inference(py::module_& m) {
       .def("set_cpu_math_library_num_threads", &Config::SetCpuMathLibraryNumThreads, py::arg("n"))
       .def("cpu_math_library_num_threads", &Config::cpu_math_library_num_threads)
       .def("switch_ir_optim", &Config::SwitchIrOptim, py::arg("x") = true)
+      .def("enable_cinn", &Config::EnableCinn, py::arg("x") = true)
+      .def("cinn_enabled", &Config::cinn_enabled)
       .def("ir_optim", &Config::ir_optim)
       .def("enable_memory_optim", &Config::EnableMemoryOptim, py::arg("x") = true)
       .def("enable_memory_optim_enabled", &Config::memory_optim)

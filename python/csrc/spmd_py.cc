@@ -160,6 +160,22 @@ void bind_spmd(py::module_& m) {
     x.impl()->dense = l.dense();
     x.bump_version();
   });
+  // Changes a dist tensor's placements in place, keeping the rest of its metadata (its
+  // local value must be changed to match by the caller); for_grad: the placements its
+  // accumulated gradient is resharded to (empty: the tensor's own).
+  d.def("set_placements", [](py::handle t, const std::vector<PyPlacement>& ps, bool for_grad) {
+    Tensor x = py_to_tensor(t, "set_placements", "x");
+    auto* m = const_cast<dist::DistTensorMeta*>(dist::dist_meta(x));
+    if (m == nullptr) OAR_THROW(InvalidArgument, "set_placements: the tensor is not a dist tensor");
+    Placements p = to_placements(ps);
+    if (!p.empty()) dist::to_dist_attr(m->mesh, p, static_cast<int64_t>(m->global_shape.size()));  // validates
+    if (for_grad) {
+      m->grad_placements = std::move(p);
+    } else {
+      if (p.empty()) OAR_THROW(InvalidArgument, "set_placements: placements must not be empty");
+      m->placements = std::move(p);
+    }
+  });
   d.def("is_dist", [](py::handle t) { return dist::dist_meta(py_to_tensor(t, "Tensor", "self")) != nullptr; });
   // The local shard as an ordinary tensor sharing its memory.
   d.def("local_value", [](py::handle t) {

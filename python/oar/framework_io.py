@@ -112,6 +112,12 @@ def save(obj, path, protocol=4, **configs):
     path = os.fspath(path)
     if os.path.isdir(path):
         raise ValueError(f"oar.save: '{path}' is a directory; give a file name")
+    _write_atomic(path, parts)
+
+
+def _write_atomic(path, parts):
+    """Writes the byte strings `parts` to `path` through a temp file in its folder, fsynced
+    and renamed over it (the rename made durable too): readers see the old file or the new."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)

@@ -20,6 +20,29 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"
 os.environ.setdefault("OAR_LOG_LEVEL", "error")
 
 
+def _exec_with_heap_checks():
+    """Re-runs the fuzzer under glibc's checking malloc (libc_malloc_debug, glibc >= 2.34:
+    MALLOC_CHECK_=3 puts a guard byte after every block and checks the chunk header on
+    free, aborting on damage), with Oar's allocator cache off, so a block goes back to
+    malloc when its tensor dies, right after the call that overran it, and the finding
+    names that call. Without both, a damaged block waited in the cache until an unrelated
+    call emptied it (bincount writing before its buffer surfaced as an abort in
+    oar.zeros(10**12) 168 calls later). OAR_FUZZ_HEAP_CHECKS=0 runs with the plain heap."""
+    if os.environ.get("OAR_FUZZ_HEAP_CHECKS") == "0" or os.environ.get("MALLOC_CHECK_"):
+        return
+    import sysconfig
+    lib = os.path.join("/usr/lib", sysconfig.get_config_var("MULTIARCH") or "", "libc_malloc_debug.so.0")
+    if not os.path.exists(lib):
+        return
+    preload = " ".join(filter(None, [lib, os.environ.get("LD_PRELOAD")]))
+    env = dict(os.environ, LD_PRELOAD=preload, MALLOC_CHECK_="3", FLAGS_oar_allocator_cache_limit_mb="0")
+    os.execve(sys.executable, sys.orig_argv, env)
+
+
+if __name__ == "__main__":
+    _exec_with_heap_checks()
+
+
 def today_seed():
     return int(datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d"))
 

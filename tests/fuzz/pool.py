@@ -114,12 +114,23 @@ def _mem_limit():
     return 0
 
 
+def _heap_check_note():
+    """The reproducer's run line under the fuzzer's checking heap (__main__), if it was on:
+    a heap overrun aborts at once only with it."""
+    if not os.environ.get("MALLOC_CHECK_"):
+        return []
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("LD_PRELOAD", "MALLOC_CHECK_",
+                                                   "FLAGS_oar_allocator_cache_limit_mb") if k in os.environ)
+    return [f"# The fuzzer ran it with a checking heap: {env} python <this file>"]
+
+
 def reproducer(kind, target, src, history, note):
     """One self-contained script: the runtime helpers, the context calls (each may fail),
     then the call that crashed or hung."""
     lines = [f"# oar fuzz finding: {kind} in {target}. {note}",
              "# Run: python <this file>. With the bug present it dies by the signal or hangs;",
              "# fixed, it ends with a Python exception or prints 'no crash'.",
+             *_heap_check_note(),
              "import base64  # noqa: F401", "import math  # noqa: F401", ""]
     lines += [inspect.getsource(runtime), ""]
     for h in history:

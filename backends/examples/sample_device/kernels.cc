@@ -143,6 +143,23 @@ std::vector<int64_t> Call::attr_ints(size_t i) {
   check(api_->attr_ints(ctx_, i, &v, &n), "attr_ints");
   return std::vector<int64_t>(v, v + n);
 }
+std::vector<double> Call::attr_floats(size_t i) {
+  const double* v = nullptr;
+  size_t n = 0;
+  check(api_->attr_floats(ctx_, i, &v, &n), "attr_floats");
+  return std::vector<double>(v, v + n);
+}
+std::vector<View> Call::input_list(size_t i) {
+  size_t n = 0;
+  check(api_->input_list_size(ctx_, i, &n), "input_list_size");
+  std::vector<View> out;
+  for (size_t j = 0; j < n; ++j) {
+    OAR_Tensor t;
+    check(api_->input_list_item(ctx_, i, j, &t), "input_list_item");
+    out.push_back(view(t, "input " + std::to_string(i) + "[" + std::to_string(j) + "]"));
+  }
+  return out;
+}
 OAR_DataType Call::attr_dtype(size_t i) {
   OAR_DataType v = OAR_DTYPE_FLOAT32;
   check(api_->attr_dtype(ctx_, i, &v), "attr_dtype");
@@ -396,6 +413,7 @@ OAR_Status register_kernels(const OAR_KernelApi* api) {
   math_kernels(&defs);
   nn_kernels(&defs);
   cnn_kernels(&defs);
+  update_kernels(&defs);
   OAR_Status status = OAR_SUCCESS;
   for (const KernelDef& d : defs) {
     // Every refusal is collected by Oar (last_registration_error); keep going to report all.

@@ -57,6 +57,8 @@ class Call {
   double attr_float(size_t i);
   std::string attr_str(size_t i);
   std::vector<int64_t> attr_ints(size_t i);
+  std::vector<double> attr_floats(size_t i);
+  std::vector<View> input_list(size_t i);  // the items of the i-th tensor argument, a Tensor[]
   OAR_DataType attr_dtype(size_t i);
   double attr_scalar(size_t i);
   /// Queues `work` on the kernel's stream.
@@ -109,6 +111,7 @@ struct KernelDef {
 void math_kernels(std::vector<KernelDef>* defs);  // kernels_math.cc
 void nn_kernels(std::vector<KernelDef>* defs);    // kernels_nn.cc
 void cnn_kernels(std::vector<KernelDef>* defs);   // kernels_cnn.cc
+void update_kernels(std::vector<KernelDef>* defs);  // kernels_update.cc
 
 // ---- element access
 

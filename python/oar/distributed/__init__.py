@@ -11,6 +11,7 @@ from .communication import (  # noqa: F401
     all_reduce, all_gather, all_gather_object, reduce_scatter, broadcast, broadcast_object_list,
     reduce, scatter, alltoall, send, recv, isend, irecv, barrier)
 from .spawn import spawn  # noqa: F401
+from .checkpoint import load_state_dict, save_state_dict  # noqa: F401
 
 __all__ = [
     "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group",
@@ -21,7 +22,7 @@ __all__ = [
     "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard", "unshard_dtensor",
     "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
-    "ColWiseParallel", "RowWiseParallel",
+    "ColWiseParallel", "RowWiseParallel", "save_state_dict", "load_state_dict", "shard_dataloader",
 ]
 
 
@@ -38,4 +39,5 @@ def __getattr__(name):
 from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements, dist tensors)
     ProcessMesh, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
     dtensor_from_fn, set_mesh, get_mesh, infer_spmd, reshard, unshard_dtensor, shard_layer, shard_optimizer,
-    ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel)
+    ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel,
+    shard_dataloader)

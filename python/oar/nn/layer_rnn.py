@@ -53,12 +53,12 @@ class RNNCellBase(Layer):
                                              default_initializer=u)
 
     # x @ W_ih^T + b_ih for any leading shape (one matmul for a whole sequence).
-    def _project_inputs(self, x):
+    def _project_inputs(self, x, bias=True):
         if x.shape[-1] != self.input_size:
             raise ValueError(f"{type(self).__name__}: inputs have {x.shape[-1]} features, "
                              f"expected input_size={self.input_size}")
         y = _ops.matmul(x, self.weight_ih, False, True)
-        return y if self.bias_ih is None else y + self.bias_ih
+        return y if self.bias_ih is None or not bias else y + self.bias_ih
 
     def _project_hidden(self, h):
         y = _ops.matmul(h, self.weight_hh, False, True)
@@ -155,6 +155,39 @@ class GRUCell(RNNCellBase):
         return h, h
 
 
+def _bias(cell, which, xw):
+    """The cell's bias `which` (b_ih, b_hh or their sum), zeros for a cell without it."""
+    parts = [b for b in ((cell.bias_ih, cell.bias_hh) if which == "sum" else (getattr(cell, which),))
+             if b is not None]
+    if not parts:
+        return _ops.full([xw.shape[-1]], 0.0, xw.dtype, None)
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+def _lstm_fused(xw, cell, states, batch_first, reverse):
+    h0, c0 = states
+    out, h, c, _, _ = _ops._lstm_sequence(xw, cell.weight_hh, _bias(cell, "sum", xw), h0, c0,
+                                          batch_first, reverse)
+    return out, (h, c)
+
+
+def _gru_fused(xw, cell, h0, batch_first, reverse):
+    out, h, _ = _ops._gru_sequence(xw, cell.weight_hh, _bias(cell, "bias_ih", xw),
+                                   _bias(cell, "bias_hh", xw), h0, batch_first, reverse)
+    return out, h
+
+
+def _simple_fused(xw, cell, h0, batch_first, reverse):
+    out, h = _ops._rnn_sequence(xw, cell.weight_hh, _bias(cell, "sum", xw), h0, batch_first,
+                                reverse, cell.activation)
+    return out, h
+
+
+# The cells that RNN runs as one fused op over the whole sequence (Notes [Fused LSTM] and
+# [Fused GRU and SimpleRNN] in phi_kernels/cpu/rnn_kernels.cc): cell type -> runner.
+_FUSED = {LSTMCell: _lstm_fused, GRUCell: _gru_fused, SimpleRNNCell: _simple_fused}
+
+
 def _map(fn, *structs):
     if isinstance(structs[0], (tuple, list)):
         return type(structs[0])(_map(fn, *parts) for parts in zip(*structs))
@@ -190,6 +223,10 @@ class RNN(Layer):
         if inputs.ndim < 2:
             raise ValueError(f"RNN: inputs must have a batch and a time dimension, got shape "
                              f"{list(inputs.shape)}")
+        fast = hasattr(self.cell, "_step") and not kwargs
+        if fast and sequence_length is None and inputs.ndim == 3 and type(self.cell) in _FUSED and \
+                inputs.dtype.name in ("float32", "float64"):
+            return self._fused(inputs, initial_states)
         x = inputs if self.time_major else _ops.transpose(
             inputs, [1, 0] + list(range(2, inputs.ndim)))
         states = initial_states
@@ -201,11 +238,7 @@ class RNN(Layer):
             n = sequence_length.shape[0]
             if n != x.shape[1]:
                 raise ValueError(f"RNN: sequence_length has {n} entries, the batch has {x.shape[1]}")
-        fast = hasattr(self.cell, "_step") and not kwargs
-        if fast and sequence_length is None and type(self.cell) is LSTMCell and \
-                x.dtype.name in ("float32", "float64"):
-            outputs, states = self._fused_lstm(x, states)
-        elif fast and _dynamic_time(x):
+        if fast and _dynamic_time(x):
             outputs, states = self._time_loop(x, self.cell._project_inputs(x), states,
                                               sequence_length)
         else:
@@ -215,21 +248,20 @@ class RNN(Layer):
             outputs = _ops.transpose(outputs, [1, 0] + list(range(2, outputs.ndim)))
         return outputs, states
 
-    def _fused_lstm(self, x, states):
-        """The whole sequence in one lstm_sequence op (Note [Fused LSTM] in
+    def _fused(self, inputs, states):
+        """The whole sequence in one fused op (Note [Fused LSTM] in
         phi_kernels/cpu/rnn_kernels.cc): the same numbers as the unrolled cell, a fraction of
-        its ops. Both biases go into the input projection, once for all steps."""
-        if x.shape[0] == 0:
+        its ops. The input projection is one matmul on the caller's layout (batch-first or
+        time-major, no transposes); both biases are added by the op, which also walks the
+        steps in reverse for is_reverse (no flips)."""
+        batch_first = not self.time_major
+        if inputs.shape[1 if batch_first else 0] == 0:
             raise ValueError("RNN: inputs have no time steps")
         cell = self.cell
-        xw = cell._project_inputs(x)
-        if cell.bias_hh is not None:
-            xw = xw + cell.bias_hh
-        if self.is_reverse:
-            xw = _ops.flip(xw, [0])
-        h0, c0 = states
-        out, h, c, _, _ = _ops._lstm_sequence(xw, cell.weight_hh, h0, c0)
-        return (_ops.flip(out, [0]) if self.is_reverse else out), (h, c)
+        if states is None:
+            states = cell.get_initial_states(inputs, batch_dim_idx=0 if batch_first else 1)
+        xw = cell._project_inputs(inputs, bias=False)
+        return _FUSED[type(cell)](xw, cell, states, batch_first, self.is_reverse)
 
     def _unrolled(self, x, xp, states, sequence_length, fast, kwargs):
         steps = x.shape[0]

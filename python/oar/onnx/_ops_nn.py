@@ -339,3 +339,71 @@ def _sdpa(v):
             lse = g.squeeze(lse, [0])
         lse_t = dtype_name(v.results[1].dtype)
         v.out(g.cast(lse, v.rdtype(), lse_t), 1)
+
+
+# ---- the fused recurrent ops (Notes [Fused LSTM] and [Fused GRU and SimpleRNN]) as ONNX's
+# LSTM / GRU / RNN. The ops take the input projection xw = x W_ih^T already done, so X is xw
+# and W a constant permutation matrix that reorders Paddle's gates into ONNX's (LSTM: i, f,
+# g, o -> i, o, f, c; GRU: r, z, c -> z, r, h with linear_before_reset, Paddle's candidate
+# r * (h W_hc^T + b_hc)); R and the biases are the op's, reordered with Gather.
+def _rnn_common(v, gates, perm):
+    if v.rdtype() not in _FLOATS:
+        raise v.unsupported(f"dtype {v.rdtype()}")
+    hidden = v.shape(1)[-1]
+    if hidden == -1:
+        raise v.unsupported("a dynamic hidden size")
+    g, dt = v.g, v.np_dtype()
+    n = gates * hidden
+    idx = np.concatenate([np.arange(b * hidden, (b + 1) * hidden) for b in perm])
+    w = np.zeros([1, n, n], dt)
+    w[0, np.arange(n), idx] = 1.0
+    batch_first = bool(v.attrs.get("batch_first", False))
+    x = g.transpose(v.x(0), [1, 0, 2]) if batch_first else v.x(0)
+
+    def reorder(i):
+        return g.node("Gather", [v.x(i), g.ints(list(idx))], axis=0)
+    attrs = dict(hidden_size=int(hidden), direction="reverse" if v.attrs.get("reverse", False) else "forward")
+    return g, x, g.const(w, "rnn_w"), reorder, attrs, n, dt, batch_first
+
+
+def _rnn_outputs(v, g, y, hs, batch_first):
+    out = g.squeeze(y, [1])                       # [T, 1, B, H] -> [T, B, H]
+    v.out(g.transpose(out, [1, 0, 2]) if batch_first else out)
+    for i, h in enumerate(hs, start=1):
+        v.out(g.squeeze(h, [0]), i)
+
+
+@rule("pd_op.lstm_sequence")
+def _lstm_sequence(v):
+    for i in (3, 4):
+        if v.used(i):
+            raise v.unsupported("its saved gates/cells are used")
+    g, x, w, reorder, attrs, n, dt, bf = _rnn_common(v, 4, [0, 3, 1, 2])
+    r = g.unsqueeze(reorder(1), [0])
+    b = g.unsqueeze(g.node("Concat", [reorder(2), g.const(np.zeros([n], dt), "rnn_rb")], axis=0), [0])
+    y, yh, yc = g.node("LSTM", [x, w, r, b, "", g.unsqueeze(v.x(3), [0]), g.unsqueeze(v.x(4), [0])],
+                       outputs=3, **attrs)
+    _rnn_outputs(v, g, y, [yh, yc], bf)
+
+
+@rule("pd_op.gru_sequence")
+def _gru_sequence(v):
+    if v.used(2):
+        raise v.unsupported("its saved gates are used")
+    g, x, w, reorder, attrs, n, dt, bf = _rnn_common(v, 3, [1, 0, 2])
+    r = g.unsqueeze(reorder(1), [0])
+    b = g.unsqueeze(g.node("Concat", [reorder(2), reorder(3)], axis=0), [0])
+    y, yh = g.node("GRU", [x, w, r, b, "", g.unsqueeze(v.x(4), [0])], outputs=2, linear_before_reset=1,
+                   **attrs)
+    _rnn_outputs(v, g, y, [yh], bf)
+
+
+@rule("pd_op.rnn_sequence")
+def _rnn_sequence(v):
+    act = v.attrs.get("activation", "tanh")
+    g, x, w, reorder, attrs, n, dt, bf = _rnn_common(v, 1, [0])
+    r = g.unsqueeze(v.x(1), [0])
+    b = g.unsqueeze(g.node("Concat", [v.x(2), g.const(np.zeros([n], dt), "rnn_rb")], axis=0), [0])
+    y, yh = g.node("RNN", [x, w, r, b, "", g.unsqueeze(v.x(3), [0])], outputs=2,
+                   activations=["Relu" if act == "relu" else "Tanh"], **attrs)
+    _rnn_outputs(v, g, y, [yh], bf)

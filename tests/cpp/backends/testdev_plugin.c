@@ -13,7 +13,8 @@
  *   TESTDEV_MISSING_SLOT  memory_copy_d2h left null
  *   TESTDEV_INIT_FAILS    initialize fails, with a message
  *   TESTDEV_HALF_CCL      fills only some collective slots
- *   TESTDEV_BAD_KERNEL    1: an unknown op, 2: wrong arity, 3: wrong attribute type
+ *   TESTDEV_BAD_KERNEL    1: an unknown op, 2: wrong arity, 3: wrong attribute type,
+ *                         4: an optimizer update kernel with the wrong signature
  *
  * At run time: TESTDEV_MAX_ALLOC (bytes) makes larger allocations fail with a message;
  * TESTDEV_FAIL_COPY=1 makes host<->device copies fail; TESTDEV_FAIL_RELU=1 makes the
@@ -285,6 +286,9 @@ static OAR_Status register_kernels(const OAR_KernelApi* api) {
   CHECK(api->register_kernel("no_such_op", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "Tensor -> Tensor", relu_f32));
 #elif TESTDEV_BAD_KERNEL == 2
   CHECK(api->register_kernel("subtract", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "Tensor -> Tensor", relu_f32));
+#elif TESTDEV_BAD_KERNEL == 4
+  CHECK(api->register_kernel("adam_update", TESTDEV_NAME, OAR_DTYPE_FLOAT32,
+                             "(Tensor[] params, Tensor[] grads, float[] lrs) -> ()", relu_f32));
 #elif TESTDEV_BAD_KERNEL == 3
   CHECK(api->register_kernel("matmul", TESTDEV_NAME, OAR_DTYPE_FLOAT64, "Tensor, Tensor, int, bool -> Tensor",
                              matmul_f32));

@@ -152,5 +152,52 @@ module {
   EXPECT_EQ(out, expected + 1);
 }
 
+// Horizontal fusion (Note [Fusion legality]): two groups over [4, 8] that read x and
+// share no path merge into one kernel (one pass over x, both reductions in one sweep);
+// the group over the matmul's result shares no input and stays apart.
+TEST(CinnPasses, FuseMergesIndependentGroupsThatShareAnInput) {
+  const char* input = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<4x8xf32>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<8x8xf32>)
+  %e = "pd_op.exp"(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>)
+  %s = "pd_op.sum"(%e) {axis = #shape[-1], dtype = #dtype<undefined>, keepdim = true} : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+  %t = "pd_op.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xf32>)
+  %d = "pd_op.multiply"(%x, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>)
+  %m = "pd_op.max"(%d) {axis = #shape[-1], keepdim = true} : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+  %u = "pd_op.tanh"(%t) : (tensor<4x8xf32>) -> (tensor<4x8xf32>)
+  %v = "pd_op.min"(%u) {axis = #shape[-1], keepdim = true} : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+  "builtin.output"(%s) {name = "s"} : (tensor<4x1xf32>) -> ()
+  "builtin.output"(%m) {name = "m"} : (tensor<4x1xf32>) -> ()
+  "builtin.output"(%v) {name = "v"} : (tensor<4x1xf32>) -> ()
+}
+)IR";
+  const char* expected = R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<4x8xf32>)
+  %1 = "builtin.input"() {name = "w"} : () -> (tensor<8x8xf32>)
+  %2 = "pd_op.matmul"(%0, %1) : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xf32>)
+  %3, %4 = "cinn.fusion"(%0) ({
+    ^bb0(%5: tensor<4x8xf32>):
+      %6 = "pd_op.exp"(%5) : (tensor<4x8xf32>) -> (tensor<4x8xf32>)
+      %7 = "pd_op.sum"(%6) {axis = #shape[-1], dtype = #dtype<undefined>, keepdim = true} : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+      %8 = "pd_op.multiply"(%5, %5) : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>)
+      %9 = "pd_op.max"(%8) {axis = #shape[-1], keepdim = true} : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+      "cinn.yield"(%7, %9) : (tensor<4x1xf32>, tensor<4x1xf32>) -> ()
+  }) : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>)
+  %10 = "cinn.fusion"(%2) ({
+    ^bb0(%11: tensor<4x8xf32>):
+      %12 = "pd_op.tanh"(%11) : (tensor<4x8xf32>) -> (tensor<4x8xf32>)
+      %13 = "pd_op.min"(%12) {axis = #shape[-1], keepdim = true} : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+      "cinn.yield"(%13) : (tensor<4x1xf32>) -> ()
+  }) : (tensor<4x8xf32>) -> (tensor<4x1xf32>)
+  "builtin.output"(%3) {name = "s"} : (tensor<4x1xf32>) -> ()
+  "builtin.output"(%4) {name = "m"} : (tensor<4x1xf32>) -> ()
+  "builtin.output"(%10) {name = "v"} : (tensor<4x1xf32>) -> ()
+}
+)IR";
+  EXPECT_EQ(run("cinn_fuse", input + 1), expected + 1);
+}
+
 }  // namespace
 }  // namespace oar::cinn

@@ -11,20 +11,19 @@ import pytest
 import oar
 from oar import _C
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cinn_env  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path):
     """Each test gets its own disk cache and its own in-memory view of it."""
-    old = oar.get_flags(["FLAGS_cinn_cache_dir", "FLAGS_deny_cinn_ops", "FLAGS_cinn_test_fail_compile",
-                         "FLAGS_enable_cinn_accuracy_check"])
-    oar.set_flags({"FLAGS_cinn_cache_dir": str(tmp_path / "cinn")})
-    _C.cinn.forget_memory_cache()
-    _C.cinn.reset_cache_stats()
-    yield tmp_path / "cinn"
-    oar.set_flags(old)
-    _C.cinn.forget_memory_cache()
+    with cinn_env.isolated_cache(tmp_path, ["FLAGS_deny_cinn_ops", "FLAGS_cinn_test_fail_compile", "FLAGS_enable_cinn_accuracy_check"]) as d:
+        yield d
+
+
 
 
 def rms_norm(x, w):

@@ -1,7 +1,8 @@
 """The optimizers' fused updates and GradScaler's inf check run where the parameters are
-(Note [Devices]): a device's update kernel ("adam_update") when it registers one, else
-the CPU's on host copies with the fallback's warning once; FLAGS_enable_api_kernel_fallback=0
-makes that an error naming the update, the device and the dtypes it has."""
+(Note [Devices]): a device's update kernel ("adam_update", registered through the C kernel
+API: the sample device has sgd and adam) when it registers one, else the CPU's on host
+copies with the fallback's warning once; FLAGS_enable_api_kernel_fallback=0 makes that an
+error naming the update, the device and the dtypes it has."""
 import os
 import subprocess
 import sys
@@ -89,14 +90,35 @@ OTHERS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(OTHERS))
+DEVICE_KERNELS = {"sgd", "adam", "adamw"}  # rules the sample device has its own kernel for
+
+
+@pytest.mark.parametrize("name", sorted(OTHERS) + ["sgd", "adam"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_every_rule_on_the_device_matches_the_cpu(sample, name, dtype):
-    cpu = run(OTHERS[name], "cpu", dtype=dtype)
-    dev = run(OTHERS[name], "sample:0", dtype=dtype)
+    make = OTHERS[name] if name in OTHERS else CASES[name][0]
+    cpu = run(make, "cpu", dtype=dtype)
+    dev = run(make, "sample:0", dtype=dtype)
     for c, d in zip(cpu, dev):
         assert not np.allclose(c, P0[0] if c.shape == P0[0].shape else P0[1])  # it moved
-        np.testing.assert_array_equal(d, c)  # the same CPU kernel on the same numbers
+        if name in DEVICE_KERNELS:  # the device's own kernel: the same math, other rounding
+            np.testing.assert_allclose(d, c, rtol=1e-6 if dtype == "float32" else 1e-12, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(d, c)  # the same CPU kernel on the same numbers
+
+
+@pytest.mark.parametrize("name", ["sgd", "adam", "adamw"])
+def test_device_update_kernels_run_with_the_fallback_off(sample, name):
+    """sgd/adam/adamw run on the sample device's own C update kernels: nothing falls back."""
+    make = OTHERS[name] if name in OTHERS else CASES[name][0]
+    cpu = run(make, "cpu", dtype="float32")
+    oar.set_flags({"FLAGS_enable_api_kernel_fallback": False})
+    try:
+        dev = run(make, "sample:0", dtype="float32")
+    finally:
+        oar.set_flags({"FLAGS_enable_api_kernel_fallback": True})
+    for c, d in zip(cpu, dev):
+        np.testing.assert_allclose(d, c, rtol=1e-6, atol=1e-7)
 
 
 def test_device_update_falls_back_with_one_warning():
@@ -105,27 +127,27 @@ def test_device_update_falls_back_with_one_warning():
         "import oar\n"
         f"oar.device.load_plugin({sample_plugin_path()!r})\n"
         "p = oar.to_tensor([1.0, 2.0, 3.0], place='sample:0', stop_gradient=False)\n"
-        "opt = oar.optimizer.SGD(0.1, parameters=[p])\n"
+        "opt = oar.optimizer.Momentum(0.1, 0.9, parameters=[p])\n"
         "for _ in range(2):\n"
         "    (p * p).sum().backward(); opt.step(); opt.clear_grad()\n"
         "print(p.place.device_str())\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "sample:0"
-    warning = "oar: warning: sgd_update has no sample kernel for float32; running its CPU kernel with copies"
+    warning = "oar: warning: momentum_update has no sample kernel for float32; running its CPU kernel with copies"
     assert r.stderr.count(warning) == 1, r.stderr
 
 
 def test_flag_off_makes_a_device_update_an_error(sample):
     p = oar.to_tensor([1.0, -2.0, 3.0, 0.5], place="sample:0", stop_gradient=False)
-    opt = oar.optimizer.Adam(0.1, parameters=[p])
+    opt = oar.optimizer.Momentum(0.1, 0.9, parameters=[p])
     (p * p).sum().backward()
-    opt.step()  # makes the moments (a `full` on the device, which falls back too)
+    opt.step()  # makes the velocity
     before = p.numpy()
     oar.set_flags({"FLAGS_enable_api_kernel_fallback": False})
     try:
-        with pytest.raises(TypeError, match=r"adam_update: no kernel on sample:0 for dtype float32 \(its kernels "
-                                            r"there: none\) and FLAGS_enable_api_kernel_fallback is off"):
+        with pytest.raises(TypeError, match=r"momentum_update: no kernel on sample:0 for dtype float32 \(its "
+                                            r"kernels there: none\) and FLAGS_enable_api_kernel_fallback is off"):
             opt.step()
     finally:
         oar.set_flags({"FLAGS_enable_api_kernel_fallback": True})

@@ -28,6 +28,7 @@ VARIANTS = {
     "testdev_missing": ['TESTDEV_NAME="testdev_missing"', "TESTDEV_MISSING_SLOT"],
     "testdev_init_fails": ['TESTDEV_NAME="testdev_init_fails"', "TESTDEV_INIT_FAILS"],
     "testdev_unknown_op": ['TESTDEV_NAME="testdev_unknown_op"', "TESTDEV_BAD_KERNEL=1"],
+    "testdev_bad_update": ['TESTDEV_NAME="testdev_bad_update"', "TESTDEV_BAD_KERNEL=4"],
 }
 GOOD = {"testdev": "1.1", "testdev_v10": "1.0", "testdev_newer": "1.9"}
 # refused library -> what its warning must say besides the file and the versions
@@ -38,6 +39,8 @@ REFUSED = {
     "testdev_missing": "memory_copy_d2h is null",
     "testdev_init_fails": "no device found (driver not loaded)",
     "testdev_unknown_op": "register_kernel('no_such_op', float32): unknown op",
+    "testdev_bad_update": "register_kernel('adam_update', float32): the update kernel's signature is "
+                          "(Tensor[] params, Tensor[] grads, Tensor[] state0, Tensor[] state1, float[] lrs",
 }
 
 

@@ -22,9 +22,10 @@ def test_dynamic_batch_and_length_match_eager(cls, tmp_path):
     oar.jit.save(net, prefix, input_spec=[InputSpec([-1, -1, 4], "float32", "x")])
     loaded = oar.jit.load(prefix)
     text = str(loaded.program)
-    # both dims stay dynamic; LSTM runs as one fused op over the sequence, the others loop
-    loop = "pd_op.lstm_sequence" if cls is oar.nn.LSTM else "cf.while"
-    assert loop in text and "?x?x12" in text
+    # both dims stay dynamic; each layer runs as one fused op over the sequence, no loop
+    fused = {oar.nn.LSTM: "pd_op.lstm_sequence", oar.nn.GRU: "pd_op.gru_sequence",
+             oar.nn.SimpleRNN: "pd_op.rnn_sequence"}[cls]
+    assert fused in text and "cf.while" not in text and "?x?x12" in text
     for b, t in ((2, 7), (3, 1), (1, 12)):
         x = seq(b, t, seed=b * t)
         ref_out, ref_state = net(x)
@@ -55,14 +56,19 @@ def test_sequence_length_with_a_dynamic_length():
     assert "cf.while" in str(prog.program)
 
 
-def test_predictor_and_onnx_run_a_dynamic_length_lstm(tmp_path):
+@pytest.mark.parametrize("make", [lambda: oar.nn.GRU(4, 8), lambda: oar.nn.LSTM(4, 8, direction="bidirect"),
+                                  lambda: oar.nn.SimpleRNN(4, 8, num_layers=2, activation="relu"),
+                                  lambda: oar.nn.GRU(4, 8, direction="bidirect", time_major=True)],
+                         ids=["GRU", "LSTM-bidirect", "SimpleRNN-relu-2layers", "GRU-bidirect-time_major"])
+def test_predictor_and_onnx_run_a_dynamic_length_rnn(tmp_path, make):
+    # the fused ops export as ONNX's LSTM/GRU/RNN (python/oar/onnx/_ops_nn.py)
     ort = pytest.importorskip("onnxruntime")
 
     class Tagger(oar.nn.Layer):
         def __init__(self):
             super().__init__()
-            self.rnn = oar.nn.GRU(4, 8)
-            self.head = oar.nn.Linear(8, 3)
+            self.rnn = make()
+            self.head = oar.nn.Linear(self.rnn.hidden_size * self.rnn.num_directions, 3)
 
         def forward(self, x):
             return self.head(self.rnn(x)[0])

@@ -1,6 +1,6 @@
-"""The fused LSTM op (lstm_sequence, Note [Fused LSTM] in phi_kernels/cpu/rnn_kernels.cc):
-against a float64 NumPy recurrence, finite-difference gradients through all three outputs,
-bad inputs; nn.LSTM through it equals the composed cell (forward and parameter gradients,
+"""The fused LSTM op (lstm_sequence, Note [Fused LSTM] in phi_kernels/cpu/rnn_kernels.cc), in
+both layouts and directions: against a float64 NumPy recurrence, finite-difference
+gradients through all three outputs, bad inputs; nn.LSTM through it equals the composed cell (forward and parameter gradients,
 reverse and multi-layer), with only some outputs used, and under to_static."""
 import numpy as np
 import pytest
@@ -16,65 +16,83 @@ def _sig(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def np_lstm_sequence(xw, w, h0, c0):
-    """xw [T, B, 4H] (projection with biases), w [4H, H] -> out [T, B, H], h_T, c_T."""
-    h, c, outs = h0, c0, []
-    for t in range(xw.shape[0]):
-        i, f, g, o = np.split(xw[t] + h @ w.T, 4, -1)
+def np_lstm_sequence(xw, w, h0, c0, bias=None, batch_first=False, reverse=False):
+    """xw [T, B, 4H] (batch_first: [B, T, 4H]), w [4H, H], bias [4H] -> out (xw's layout),
+    h_T, c_T; reverse walks the time steps backwards."""
+    x = np.swapaxes(xw, 0, 1) if batch_first else xw
+    bias = np.zeros(xw.shape[-1]) if bias is None else bias
+    h, c, outs = h0, c0, [None] * x.shape[0]
+    order = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+    for t in order:
+        i, f, g, o = np.split(x[t] + bias + h @ w.T, 4, -1)
         c = _sig(f) * c + _sig(i) * np.tanh(g)
         h = _sig(o) * np.tanh(c)
-        outs.append(h)
+        outs[t] = h
     out = np.stack(outs) if outs else np.zeros((0,) + h0.shape)
-    return out, h, c
+    return (np.swapaxes(out, 0, 1) if batch_first else out), h, c
 
 
 def _flat(out, h, c):
     return out.reshape([-1]), h.reshape([-1]), c.reshape([-1])
 
 
-def _fn_oar(xw, w, h0, c0):
-    out, h, c, _, _ = _ops._lstm_sequence(xw, w, h0, c0)
+def _fn_oar(xw, w, bias, h0, c0, batch_first=False, reverse=False):
+    out, h, c, _, _ = _ops._lstm_sequence(xw, w, bias, h0, c0, batch_first, reverse)
     return oar.concat(list(_flat(out, h, c)))
 
 
-def _fn_np(xw, w, h0, c0):
-    return np.concatenate([a.reshape(-1) for a in np_lstm_sequence(xw, w, h0, c0)])
+def _fn_np(xw, w, bias, h0, c0, batch_first=False, reverse=False):
+    return np.concatenate([a.reshape(-1) for a in np_lstm_sequence(xw, w, h0, c0, bias, batch_first,
+                                                                   reverse)])
 
 
-def _shapes(t, b, h):
-    return [(t, b, 4 * h), (4 * h, h), (b, h), (b, h)]
+def _shapes(t, b, h, batch_first=False):
+    return [(b, t, 4 * h) if batch_first else (t, b, 4 * h), (4 * h, h), (4 * h,), (b, h), (b, h)]
 
 
-CASE = OpCase("lstm_sequence", _fn_oar, _fn_np, inputs=[normal(s) for s in _shapes(3, 2, 2)],
-              dtypes=["float32", "float64"],
-              shapes=[_shapes(3, 2, 2), _shapes(1, 3, 5), _shapes(0, 2, 3), _shapes(4, 0, 2),
-                      _shapes(2, 1, 17)],
-              grad_shapes=[_shapes(3, 2, 2), _shapes(2, 1, 3)],
-              bad_inputs=[
-                  (lambda: [oar.zeros([2, 3, 7]), oar.zeros([8, 2]), oar.zeros([3, 2]),
-                            oar.zeros([3, 2])], ValueError, "[time, batch, 4 * hidden]"),
-                  (lambda: [oar.zeros([2, 3, 8]), oar.zeros([8, 3]), oar.zeros([3, 2]),
-                            oar.zeros([3, 2])], ValueError, "w_hh must have shape [8, 2]"),
-                  (lambda: [oar.zeros([2, 3, 8]), oar.zeros([8, 2]), oar.zeros([2, 2]),
-                            oar.zeros([3, 2])], ValueError, "h0 must have shape [3, 2]"),
-                  (lambda: [oar.zeros([2, 3, 8], "int32"), oar.zeros([8, 2], "int32"),
-                            oar.zeros([3, 2], "int32"), oar.zeros([3, 2], "int32")], TypeError,
-                   "float32 or float64"),
-                  (lambda: [oar.zeros([2, 3, 8]), oar.zeros([8, 2], "float64"),
-                            oar.zeros([3, 2]), oar.zeros([3, 2])], TypeError, "w_hh must have dtype"),
-              ])
+def _z(*shape, dtype="float32"):
+    return oar.zeros(list(shape), dtype)
 
 
-def test_forward_vs_numpy():
-    check_forward(CASE)
+def _case(batch_first, reverse):
+    sets = [_shapes(*s, batch_first) for s in ((3, 2, 2), (1, 3, 5), (0, 2, 3), (4, 0, 2), (2, 1, 17))]
+    return OpCase(
+        "lstm_sequence", _fn_oar, _fn_np, inputs=[normal(s) for s in sets[0]],
+        dtypes=["float32", "float64"], attrs={"batch_first": batch_first, "reverse": reverse},
+        shapes=sets, grad_shapes=[sets[0], _shapes(2, 1, 3, batch_first)],
+        bad_inputs=[
+            (lambda: [_z(2, 3, 7), _z(8, 2), _z(8), _z(3, 2), _z(3, 2)], ValueError,
+             "[time, batch, 4 * hidden]" if not batch_first else "[batch, time, 4 * hidden]"),
+            (lambda: [_z(2, 3, 8), _z(8, 3), _z(8), _z(3, 2), _z(3, 2)], ValueError,
+             "w_hh must have shape [8, 2]"),
+            (lambda: [_z(2, 3, 8), _z(8, 2), _z(8), _z(1, 2), _z(1, 2)], ValueError,
+             "h0 must have shape [" + ("2" if batch_first else "3") + ", 2]"),
+            (lambda: [_z(2, 3, 8), _z(8, 2), _z(7), _z(3, 2), _z(3, 2)], ValueError,
+             "bias must be a float32 vector of 8 values"),
+            (lambda: [_z(2, 3, 8, dtype="int32"), _z(8, 2, dtype="int32"), _z(8, dtype="int32"),
+                      _z(3, 2, dtype="int32"), _z(3, 2, dtype="int32")], TypeError, "float32 or float64"),
+            (lambda: [_z(2, 3, 8), _z(8, 2, dtype="float64"), _z(8), _z(3, 2), _z(3, 2)], TypeError,
+             "w_hh must have dtype"),
+        ])
 
 
-def test_gradients_finite_differences():
-    check_grad(CASE)
+CASES = [_case(bf, rev) for bf in (False, True) for rev in (False, True)]
+IDS = [f"batch_first={c.attrs['batch_first']},reverse={c.attrs['reverse']}" for c in CASES]
 
 
-def test_bad_inputs():
-    check_bad_inputs(CASE)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_forward_vs_numpy(case):
+    check_forward(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_gradients_finite_differences(case):
+    check_grad(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_bad_inputs(case):
+    check_bad_inputs(case)
 
 
 # ---- nn.LSTM through the fused op vs the composed cell
@@ -96,7 +114,7 @@ def _pair(**kw):
 
 
 @pytest.mark.parametrize("kw", [{}, {"direction": "bidirect"}, {"num_layers": 2},
-                                {"time_major": True}])
+                                {"time_major": True}, {"time_major": True, "direction": "bidirect"}])
 def test_lstm_layer_matches_composed_cell(kw):
     oar.set_default_dtype("float64")
     try:
@@ -126,20 +144,22 @@ def test_only_some_outputs_used(use):
     oar.seed(3)
     xw = oar.randn([3, 2, 8], "float64")
     w = oar.randn([8, 2], "float64")
+    bias = oar.randn([8], "float64")
     h0, c0 = oar.randn([2, 2], "float64"), oar.randn([2, 2], "float64")
-    for t in (xw, w, h0, c0):
+    for t in (xw, w, bias, h0, c0):
         t.stop_gradient = False
-    out, h, c, _, _ = _ops._lstm_sequence(xw, w, h0, c0)
+    out, h, c, _, _ = _ops._lstm_sequence(xw, w, bias, h0, c0)
     pick = {"out": out, "h": h, "c": c}[use]
-    gx, gw = oar.grad([pick.sum()], [xw, w])
+    gx, gw, gb = oar.grad([pick.sum()], [xw, w, bias])
     # reference: the same objective through the full concatenation with zero weights elsewhere
-    full = _fn_oar(xw, w, h0, c0)
+    full = _fn_oar(xw, w, bias, h0, c0)
     n_out, n_h = out.size, h.size
     weights = np.zeros(full.shape)
     sl = {"out": slice(0, n_out), "h": slice(n_out, n_out + n_h), "c": slice(n_out + n_h, None)}[use]
     weights[sl] = 1.0
-    rx, rw = oar.grad([(full * oar.to_tensor(weights)).sum()], [xw, w])
+    rx, rw, rb = oar.grad([(full * oar.to_tensor(weights)).sum()], [xw, w, bias])
     np.testing.assert_allclose(gx.numpy(), rx.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gb.numpy(), rb.numpy(), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(gw.numpy(), rw.numpy(), rtol=1e-12, atol=1e-14)
 
 

@@ -176,3 +176,23 @@ def test_python_loops_over_a_user_count_are_bounded_up_front(call, exc, msg):
     # per dimension, one slice per section): a count no run could finish is refused at once
     with pytest.raises(exc, match=msg):
         call()
+
+
+# ---- output sizes computed from tensor values: bincount's max(x) + 1 bins wrapped to a
+# negative length for x holding 2^63 - 1, and the count loop wrote just before its buffer,
+# into the allocator's chunk header (found by the checking heap; before it, an abort in an
+# unrelated call hundreds of calls later). Such a count is a MemoryError naming the op.
+
+@pytest.mark.parametrize("weights", ["None", "oar.to_tensor([0.5, 2.0])"])
+@pytest.mark.parametrize("big", ["2**63 - 1", "2**62"])
+def test_output_sizes_from_tensor_values_are_checked(weights, big):
+    expect_raise(f"oar.bincount(oar.to_tensor(np.array([{big}, 1])), weights={weights})",
+                 "MemoryError", "bincount")
+
+
+def test_bincount_still_counts():
+    x = np.array([2, 0, 2, 5])
+    np.testing.assert_array_equal(oar.bincount(oar.to_tensor(x)).numpy(), np.bincount(x))
+    w = np.array([0.5, 1.0, 2.0, -1.0])
+    np.testing.assert_allclose(oar.bincount(oar.to_tensor(x), weights=oar.to_tensor(w), minlength=8).numpy(),
+                               np.bincount(x, w, minlength=8))

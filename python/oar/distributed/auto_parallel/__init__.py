@@ -6,8 +6,9 @@ from .api import (ShardingStage1, ShardingStage2, ShardingStage3, dtensor_from_f
 from .intermediate import ColWiseParallel, RowWiseParallel, parallelize
 from .placement_type import Partial, Placement, ReduceType, Replicate, Shard
 from .process_mesh import ProcessMesh, get_mesh, set_mesh
+from .shard_dataloader import shard_dataloader
 
 __all__ = ["ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
            "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard",
            "unshard_dtensor", "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2",
-           "ShardingStage3", "parallelize", "ColWiseParallel", "RowWiseParallel"]
+           "ShardingStage3", "parallelize", "ColWiseParallel", "RowWiseParallel", "shard_dataloader"]

@@ -7,11 +7,10 @@ process is rank 0; under one, every rank cuts its own shard from the global valu
 (no communication). reshard moves data between layouts over the process groups (Note [Reshard]);
 ops on dist tensors run through the dist dispatch layer (Note [Dist layer]); shard_layer and
 shard_optimizer lay a model and its optimizer over a mesh."""
-import numpy as np
 
 from ... import _C
 from ..._C import Tensor
-from .placement_type import _decode, _encode_all
+from .placement_type import Replicate, Shard, _decode, _encode_all
 from .process_mesh import ProcessMesh
 
 __all__ = ["shard_tensor", "dtensor_from_local", "dtensor_from_fn", "infer_spmd", "reshard", "unshard_dtensor",
@@ -60,7 +59,7 @@ def _local_piece(t, mesh, placements, encoded, rank):
     piece = t
     if shape:
         piece = t[tuple(slice(o, o + n) for o, n in zip(offset, local_shape))].clone()
-    coord = [int(c[0]) for c in np.nonzero(mesh.mesh == rank)]
+    coord = mesh._coord(rank)
     for axis, p in enumerate(placements):
         if p.is_partial() and coord[axis] != 0:
             if p.reduce_type() == 0:  # kRedSum: zeros add nothing
@@ -139,7 +138,8 @@ def infer_spmd(op, mesh, inputs, attrs=None, num_outputs=1, outputs=None, rule="
 def reshard(dist_tensor, mesh, placements):
     """`dist_tensor` laid out on `mesh` as `placements` (one per mesh axis), moving data over
     the mesh axes' process groups (Note [Reshard]). Differentiable; the input when nothing
-    changes. The mesh must be the tensor's own (cross-mesh reshard is not supported yet)."""
+    changes. `mesh` may be another mesh than the tensor's (Note [Reshard]: gathered on its own mesh,
+    sent process to process, cut on the new one)."""
     _check_mesh(mesh, "reshard")
     if not isinstance(dist_tensor, Tensor) or not dist_tensor.is_dist():
         raise ValueError("reshard: dist_tensor must be a dist tensor (see shard_tensor), got "
@@ -193,38 +193,153 @@ def shard_layer(layer, process_mesh, shard_fn=None, input_fn=None, output_fn=Non
 
 
 class _ShardingStage:
-    def __init__(self, mesh_dim=None, mesh=None):
-        self.mesh_dim, self.mesh = mesh_dim, mesh
+    """ZeRO-style sharding over one mesh axis (Note [Sharding stages] in
+    docs/notes/distributed.md). sharding_mesh_dim: the axis (name or index); mesh: the mesh
+    dense parameters are laid over (replicated) when the model's parameters are not dist."""
+    stage = 0
+
+    def __init__(self, sharding_mesh_dim=None, mesh=None):
+        if sharding_mesh_dim is None:
+            raise ValueError(f"{type(self).__name__}: sharding_mesh_dim (a mesh axis name or index) is required")
+        if isinstance(sharding_mesh_dim, bool) or not isinstance(sharding_mesh_dim, (int, str)):
+            raise TypeError(f"{type(self).__name__}: sharding_mesh_dim must be an int or str, got {sharding_mesh_dim!r}")
+        if mesh is not None:
+            _check_mesh(mesh, type(self).__name__)
+        self.sharding_mesh_dim, self.mesh = sharding_mesh_dim, mesh
+
+    def __call__(self, accumulator_name, param, accumulator):
+        # Paddle's shard_fn protocol. Oar's accumulators take the layout the parameter has
+        # during its update (split over the sharding axis), so they are already sharded.
+        return accumulator
+
+    def _axis(self, mesh):
+        d, names = self.sharding_mesh_dim, list(mesh.dim_names)
+        if isinstance(d, str):
+            if d not in names:
+                raise ValueError(f"{type(self).__name__}: sharding_mesh_dim {d!r} is not an axis of the mesh "
+                                 f"(axes: {names})")
+            return names.index(d)
+        if not -len(names) <= d < len(names):
+            raise ValueError(f"{type(self).__name__}: sharding_mesh_dim {d} is out of range for a mesh of "
+                             f"{len(names)} axes")
+        return d % len(names)
 
 
 class ShardingStage1(_ShardingStage):
-    """Optimizer states split along a mesh axis (not implemented yet: shard_optimizer says so)."""
+    """Optimizer states split over the sharding axis: each rank updates its slice of every
+    parameter (gradients all-reduced as in data parallelism), then the slices are gathered."""
+    stage = 1
 
 
 class ShardingStage2(_ShardingStage):
-    """Stage 1 plus gradients split (not implemented yet)."""
+    """Stage 1, with gradients reduce-scattered over the sharding axis instead of all-reduced."""
+    stage = 2
 
 
 class ShardingStage3(_ShardingStage):
-    """Stage 2 plus parameters split (not implemented yet)."""
+    """Stage 2, with the parameters themselves stored split over the sharding axis; ops
+    gather what they need (their SPMD rules), and gradients come back split."""
+    stage = 3
+
+
+def _shard_dim(p, axis, degree):
+    """The tensor dim a parameter is split along on the sharding axis: the first one no other
+    mesh axis splits and at least `degree` long (None: the parameter stays whole)."""
+    taken = {q.get_dim() for i, q in enumerate(p.placements) if q.is_shard() and i != axis}
+    for d, n in enumerate(p._global_shape):
+        if d not in taken and n >= degree:
+            return d
+    return None
+
+
+def _relayout(p, placements):
+    """Lays dist tensor p out as `placements` in place (same object): reshard, then its local
+    value and metadata become the result's."""
+    from ...autograd import no_grad
+    with no_grad():
+        r = reshard(p, p.process_mesh, placements)
+    _C.dist.set_local_value(p, _C.dist.local_value(r))
+    _C.dist.set_placements(p, _encode_all(placements, "shard_optimizer"), False)
+
+
+class _ShardOptimizer:
+    """An optimizer whose step runs as a sharding stage: the parameters with a slice on the
+    sharding axis are updated slice by slice. Everything else is the wrapped optimizer's."""
+
+    def __init__(self, optimizer, stage):
+        self._inner_opt, self._stage = optimizer, stage
+        self._plan = {}  # id(param) -> (placements to update in, placements to return to)
+        params = list(getattr(optimizer, "_parameter_list", None) or [])
+        mesh = stage.mesh
+        for p in params:
+            if not p.is_dist():
+                if mesh is None:
+                    raise ValueError(f"shard_optimizer: parameter {p.name!r} is not a dist tensor; give "
+                                     f"{type(stage).__name__}(..., mesh=...) to lay dense parameters over")
+                shard_tensor(p, mesh, [Replicate() for _ in range(mesh.ndim)])
+        for p in params:
+            axis = stage._axis(p.process_mesh)
+            placements = list(p.placements)
+            if not placements[axis].is_replicated():
+                continue  # already split over that axis: its update is per slice anyway
+            d = _shard_dim(p, axis, p.process_mesh.shape[axis])
+            if d is None:
+                continue
+            split = placements[:axis] + [Shard(d)] + placements[axis + 1:]
+            if stage.stage == 3:
+                _relayout(p, split)  # stored split; grads and states follow its layout
+                continue
+            if stage.stage == 2:
+                _C.dist.set_placements(p, _encode_all(split, "shard_optimizer"), True)
+            self._plan[id(p)] = (split, placements)
+
+    def __getattr__(self, name):
+        return getattr(self._inner_opt, name)
+
+    def step(self):
+        from ...autograd import no_grad
+        opt = self._inner_opt
+        pairs = [(p, p.grad) for p in opt._parameter_list if not p.stop_gradient and p.grad is not None]
+        with no_grad():
+            updated = []
+            for i, (p, g) in enumerate(pairs):
+                plan = self._plan.get(id(p))
+                if plan is None:
+                    continue
+                split, whole = plan
+                if g.placements != split:  # stage 1: a local slice of the all-reduced gradient
+                    g = reshard(g, p.process_mesh, split)
+                pairs[i] = (p, g)
+                _relayout(p, split)  # a local slice: no communication
+                updated.append(p)
+            try:
+                opt._apply_pairs(pairs)
+            finally:
+                for p in updated:
+                    _relayout(p, self._plan[id(p)][1])  # all-gather the updated slices
+
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        self.step()
+        return None, [(p, p.grad) for p in self._inner_opt._parameter_list if p.grad is not None]
 
 
 def shard_optimizer(optimizer, shard_fn=None, gradient_accumulation_steps=1):
     """The optimizer over dist parameters. Each parameter is updated on its own shard with
     its gradient laid out as the parameter (the dist layer reshards leaf gradients), and
-    the states it creates (zeros_like of a parameter) follow the parameter's placements.
-    ShardingStage1/2/3 (states, gradients, parameters split over a data-parallel axis) are
-    not implemented yet."""
-    if shard_fn is not None:
-        raise NotImplementedError(f"shard_optimizer: {type(shard_fn).__name__} (ZeRO sharding of optimizer "
-                                  "states) is not implemented yet; pass shard_fn=None")
+    the states it creates follow the parameter's layout. shard_fn=ShardingStage1/2/3(axis)
+    shards states, gradients and parameters over that mesh axis (Note [Sharding stages])."""
     if gradient_accumulation_steps != 1:
         raise NotImplementedError("shard_optimizer: gradient_accumulation_steps > 1 is not implemented yet")
     flat = list(getattr(optimizer, "_parameter_list", None) or [])
     meshes = {repr(p.process_mesh) for p in flat if p.is_dist()}
     if len(meshes) > 1:
         raise ValueError(f"shard_optimizer: the parameters lie on different meshes: {sorted(meshes)}")
-    return optimizer
+    if shard_fn is None:
+        return optimizer
+    if not isinstance(shard_fn, _ShardingStage):
+        raise NotImplementedError(f"shard_optimizer: a custom shard_fn ({type(shard_fn).__name__}) is not "
+                                  "supported; use ShardingStage1/2/3 or None")
+    return _ShardOptimizer(optimizer, shard_fn)
 
 
 # ---- Tensor methods (Paddle's dist tensor API)

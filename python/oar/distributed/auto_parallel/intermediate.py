@@ -3,7 +3,8 @@ ColWiseParallel and RowWiseParallel lay a Linear's (or an Embedding's) parameter
 mesh's "mp" axis; the dist layer does the rest (Note [Dist layer] in docs/notes/distributed.md)."""
 import fnmatch
 
-from .api import _check_mesh, reshard, shard_layer, shard_optimizer, shard_tensor
+from .api import (ShardingStage1, ShardingStage2, ShardingStage3, _check_mesh, reshard, shard_layer, shard_optimizer,
+                  shard_tensor)
 from .placement_type import Replicate, Shard
 from .process_mesh import get_mesh
 
@@ -83,6 +84,21 @@ class RowWiseParallel(PlanBase):
             layer.register_forward_pre_hook(split_input)
 
 
+def _sharding_level(dp_config, mesh):
+    """dp_config's sharding_level (0: plain data parallel over the mesh's `dp` axis; 1/2/3:
+    ShardingStage1/2/3 over it), or None without dp_config."""
+    if not dp_config:
+        return None
+    if not isinstance(dp_config, dict) or set(dp_config) - {"sharding_level"}:
+        raise ValueError(f"parallelize: dp_config must be {{'sharding_level': 0..3}}, got {dp_config!r}")
+    level = dp_config.get("sharding_level", 0)
+    if isinstance(level, bool) or level not in (0, 1, 2, 3):
+        raise ValueError(f"parallelize: dp_config sharding_level must be 0, 1, 2 or 3, got {level!r}")
+    if "dp" not in mesh.dim_names:
+        raise ValueError(f"parallelize: dp_config needs a mesh axis named 'dp' (axes: {list(mesh.dim_names)})")
+    return level
+
+
 def parallelize(model, optimizer=None, mesh=None, config=None):
     """Applies config["mp_config"]["parallelize_plan"] ({sublayer name or fnmatch pattern:
     ColWiseParallel() / RowWiseParallel()}) to `model` on `mesh` (default: get_mesh()),
@@ -95,9 +111,9 @@ def parallelize(model, optimizer=None, mesh=None, config=None):
     unknown = set(config) - {"mp_config", "dp_config", "pp_config"}
     if unknown:
         raise ValueError(f"parallelize: unknown config keys {sorted(unknown)}")
-    for key in ("dp_config", "pp_config"):
-        if config.get(key):
-            raise NotImplementedError(f"parallelize: {key} is not implemented yet (only mp_config)")
+    if config.get("pp_config"):
+        raise NotImplementedError("parallelize: pp_config is not implemented yet (dp_config and mp_config are)")
+    level = _sharding_level(config.get("dp_config"), mesh)
     plan = (config.get("mp_config") or {}).get("parallelize_plan", {})
     if plan:
         axis = _mp_axis(mesh, "parallelize")
@@ -113,5 +129,6 @@ def parallelize(model, optimizer=None, mesh=None, config=None):
                 p.apply(named[n], mesh, axis)
     shard_layer(model, mesh)
     if optimizer is not None:
-        optimizer = shard_optimizer(optimizer)
+        stage = {1: ShardingStage1, 2: ShardingStage2, 3: ShardingStage3}.get(level)
+        optimizer = shard_optimizer(optimizer, stage("dp", mesh) if stage else None)
     return model, optimizer

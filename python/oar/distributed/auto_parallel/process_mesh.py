@@ -79,6 +79,10 @@ class ProcessMesh:
         kept = [n for n, s in zip(self._dim_names, _kept_axes(self._mesh.shape, index)) if s]
         return ProcessMesh(sub, kept)
 
+    def _coord(self, process_id):
+        """`process_id`'s index along each mesh axis (it must be in the mesh)."""
+        return [int(c[0]) for c in np.nonzero(self.mesh == process_id)]
+
     def __contains__(self, process_id):
         return process_id in self._process_ids
 

@@ -330,7 +330,7 @@ def test_errors(rank):
     expect_error(lambda: dist.reshard(x, mesh, Shard(0)), "reshard", "placements")
     expect_error(lambda: dist.reshard(oar.ones([2]), mesh, [Replicate()]), "reshard", "dist tensor")
     other = ProcessMesh([1, 0], dim_names=["x"])
-    expect_error(lambda: dist.reshard(x, other, [Replicate()]), "reshard", "mesh")
+    # (a reshard to another mesh is a transfer, tested in workers/pipeline.py; an op mixing meshes is an error)
     y = dist.shard_tensor(np.ones((4, 6)), other, [Shard(0)])
     expect_error(lambda: x + y, "add", "mesh")
     expect_error(lambda: dist.shard_tensor(np.ones((4, 6)), mesh, [Shard(-3)]), "Shard")

@@ -1,0 +1,53 @@
+"""Interleaved fused/kernel/composed ratios of bench_cinn.py's groups (docs/notes/cinn.md,
+"Measured"): every form timed in turn for R rounds (3 calls each), the median per form,
+one process, 1 thread; on a loaded machine this keeps the ratios honest where
+bench_cinn.py's one-case-after-another timing drifts with the load.
+
+Usage: python bench/cinn_interleaved.py [rounds]   (from the repository root)
+"""
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cinn  # noqa: E402
+import oar  # noqa: E402
+from oar import _C  # noqa: E402
+
+oar.set_num_threads(1)
+oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
+F = oar.nn.functional
+N = 4096
+rng = np.random.default_rng(0)
+xn = rng.standard_normal((N, N)).astype("float32"); wn = rng.standard_normal(N).astype("float32")
+x, w = oar.to_tensor(xn), oar.to_tensor(wn)
+ms = bench_cinn.models(oar)
+fz = {k: oar.jit.to_static(f, backend="CINN") for k, f in ms.items()}
+hand = bench_cinn.hand_kernel(); o = np.empty_like(xn)
+g = oar.to_tensor(rng.standard_normal((N, N)).astype("float32")); m1 = oar.zeros([N, N]); m2 = oar.ones([N, N]) * 0.01
+def step(p, g, m, v): return bench_cinn.adam_ops(p, g, m, v, oar.sqrt)
+adam = oar.jit.to_static(step, backend="CINN")
+kp, km1, km2 = x.clone(), m1.clone(), m2.clone()
+cases = {
+ "rms_fused": lambda: fz["rmsnorm"](x, w), "rms_hand": lambda: hand(xn.ctypes.data, wn.ctypes.data, o.ctypes.data, N, N, 1e-6),
+ "rms_composed": lambda: ms["rmsnorm"](x, w),
+ "ln_fused": lambda: fz["layernorm"](x, w), "ln_kernel": lambda: F.layer_norm(x, [N], w, w, 1e-5), "ln_composed": lambda: ms["layernorm"](x, w),
+ "sm_fused": lambda: fz["softmax"](x, w), "sm_kernel": lambda: F.softmax(x, -1), "sm_composed": lambda: ms["softmax"](x, w),
+ "gb_fused": lambda: fz["gelu_bias"](x, w), "gb_kernel": lambda: F.gelu(x + w), "gb_composed": lambda: ms["gelu_bias"](x, w),
+ "adam_fused": lambda: adam(x, g, m1, m2), "adam_kernel": lambda: _C._adam_update([kp], [g], [km1], [km2], [1e-3], [0.0], 0.9, 0.999, 1e-8, False, 10),
+ "adam_composed": lambda: step(x, g, m1, m2), "copy": lambda: x.clone(),
+}
+for f in cases.values(): f()
+best = {k: [] for k in cases}
+R = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+for rnd in range(R):
+    for k, f in cases.items():
+        t = time.perf_counter(); f(); f(); f(); best[k].append((time.perf_counter() - t) / 3)
+med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in best.items()}
+for k, v in med.items(): print(f"{k:14s} {v:8.2f} ms")
+print("copy GB/s", 2 * N * N * 4 / med["copy"] / 1e6, "rms GB/s", 2 * N * N * 4 / med["rms_fused"] / 1e6)
+for a, b in [("rms", "hand"), ("rms", "composed"), ("ln", "kernel"), ("ln", "composed"), ("sm", "kernel"), ("sm", "composed"), ("gb", "kernel"), ("gb", "composed"), ("adam", "kernel"), ("adam", "composed")]:
+    print(f"{a} fused vs {b}: {med[a + '_' + b] / med[a + '_fused']:.2f}x")

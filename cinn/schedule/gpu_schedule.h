@@ -1,0 +1,40 @@
+// The GPU schedule of a loop kernel ("The CUDA code generator" in docs/notes/cinn.md):
+// how the rows and columns of the loop space map onto CUDA threads, and the reduction
+// strategy. The loop IR (loop_ir.h) is the same one the CPU generator reads; only the
+// mapping differs:
+//   kElementwise  no reduction: a grid-stride loop over the R * C elements;
+//   kWarpPerRow   reductions over a short static row (C <= 256): one warp per row,
+//                 8 rows per block, the reductions by warp shuffles only;
+//   kBlockPerRow  otherwise (long or dynamic rows): one block per row (grid-stride over
+//                 the rows), each thread a strided slice of the columns, reductions by
+//                 warp shuffles then shared memory across the warps.
+#pragma once
+
+#include <cstdint>
+
+#include "cinn/schedule/loop_ir.h"
+
+namespace oar::cinn {
+
+struct GpuSchedule {
+  enum Strategy : uint8_t { kElementwise, kWarpPerRow, kBlockPerRow };
+  Strategy strategy = kElementwise;
+  int block = 256;         // threads per block
+  int rows_per_block = 1;  // kWarpPerRow: block / 32
+  const char* name() const;
+};
+
+/// The schedule the CUDA generator uses for `k` (chosen from its reductions and the
+/// static column count, when there is one).
+GpuSchedule gpu_schedule(const LoopKernel& k);
+
+/// The launch a CUDA runtime would use for `rows` x `cols` on a device with `sms`
+/// multiprocessors: a grid of at most 8 blocks per multiprocessor (the kernels loop over
+/// the rest). No launcher exists yet (no CUDA backend); this is what it will call.
+struct LaunchDims {
+  int64_t grid = 1;
+  int block = 256;
+};
+LaunchDims gpu_launch_dims(const GpuSchedule& s, int64_t rows, int64_t cols, int sms = 132);
+
+}  // namespace oar::cinn

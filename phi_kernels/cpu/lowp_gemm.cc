@@ -1,0 +1,187 @@
+// bf16 and int8 GEMMs (phi_kernels/funcs/lowp_gemm.h): oneDNN where the CPU has the
+// instructions, float blocks through sgemm elsewhere. Measurements and the choice of
+// library: docs/notes/gemm_backends.md.
+#include "phi_kernels/funcs/lowp_gemm.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "paddle_core/base/errors.h"
+#include "phi_kernels/funcs/sgemm.h"
+
+namespace oar::phi {
+namespace {
+
+float bf16_to_float(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t float_to_bf16(float f) {  // round to nearest even; NaN stays NaN
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+// The path forced by `env` ("onednn" / "float"), else `hw`.
+bool use_onednn(const char* env, bool hw) {
+  const char* v = std::getenv(env);
+  if (v && std::strcmp(v, "onednn") == 0) return true;
+  if (v && std::strcmp(v, "float") == 0) return false;
+  return hw;
+}
+
+bool bf16_onednn() {
+  static const bool on = [] {
+    __builtin_cpu_init();
+    return use_onednn("OAR_BF16_GEMM", __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16"));
+  }();
+  return on;
+}
+
+bool int8_onednn() {
+  static const bool on = [] {
+    __builtin_cpu_init();
+    return use_onednn("OAR_INT8_GEMM", __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni") ||
+                                           __builtin_cpu_supports("amx-int8"));
+  }();
+  return on;
+}
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// oneDNN's matmul primitive on strided row-major bf16 operands, bf16 result; false when
+// oneDNN has no implementation for this CPU (OAR_BF16_GEMM=onednn on AVX2). Primitive
+// creation goes through oneDNN's primitive cache, so a repeated shape costs a lookup.
+bool onednn_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
+                 int64_t ldb, uint16_t* C, int64_t ldc) {
+  using dnnl::memory;
+  const auto bf16 = memory::data_type::bf16;
+  memory::desc a_md({M, K}, bf16, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
+  memory::desc b_md({K, N}, bf16, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  memory::desc c_md({M, N}, bf16, memory::dims{ldc, 1});
+  dnnl::matmul prim;
+  try {
+#if DNNL_VERSION_MAJOR >= 3
+    prim = dnnl::matmul(dnnl::matmul::primitive_desc(engine(), a_md, b_md, c_md));
+#else
+    prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), engine()));
+#endif
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  memory am(a_md, engine(), const_cast<uint16_t*>(A));
+  memory bm(b_md, engine(), const_cast<uint16_t*>(B));
+  memory cm(c_md, engine(), C);
+  dnnl::stream s(engine());
+  prim.execute(s, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  s.wait();
+  return true;
+}
+
+// Dense float copy of rows [r0, r1) x cols [c0, c1) of op(X), X row-major with ld `ld`.
+template <typename T, typename F>
+void widen(const T* X, int64_t ld, bool trans, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst, F conv) {
+  const int64_t w = c1 - c0;
+  for (int64_t i = r0; i < r1; ++i) {
+    float* d = dst + (i - r0) * w;
+    if (trans) {
+      for (int64_t j = c0; j < c1; ++j) d[j - c0] = conv(X[j * ld + i]);
+    } else {
+      const T* s = X + i * ld;
+#pragma omp simd
+      for (int64_t j = c0; j < c1; ++j) d[j - c0] = conv(s[j]);
+    }
+  }
+}
+
+}  // namespace
+
+const char* bf16_gemm_path() { return bf16_onednn() ? "onednn" : "float"; }
+const char* int8_gemm_path() { return int8_onednn() ? "onednn" : "float"; }
+
+void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+                       const uint16_t* B, int64_t ldb, uint16_t* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, uint16_t{0});
+    return;
+  }
+  if (bf16_onednn() && onednn_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc)) return;
+  // Widen to float (exact), one sgemm, round once on store.
+  std::vector<float> a32(M * K), b32(K * N), c32(M * N);
+  widen(A, lda, ta, 0, M, 0, K, a32.data(), bf16_to_float);
+  widen(B, ldb, tb, 0, K, 0, N, b32.data(), bf16_to_float);
+  sgemm_rowmajor(false, false, M, N, K, a32.data(), K, b32.data(), N, c32.data(), N);
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = float_to_bf16(c32[i * N + j]);
+  }
+}
+
+void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B,
+                     int64_t ldb, int32_t* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0);
+  if (K == 0) return;
+  if (int8_onednn()) {
+    const int32_t co = 0;
+    const dnnl_status_t st =
+        dnnl_gemm_s8s8s32(ta ? 'T' : 'N', tb ? 'T' : 'N', 'F', M, N, K, 1.f, A, lda, 0, B, ldb, 0, 0.f, C, ldc, &co);
+    OAR_ENFORCE(st == dnnl_success, Internal, "int8 gemm: oneDNN gemm_s8s8s32 failed with status ",
+                static_cast<int>(st));
+    return;
+  }
+  // K blocks of 1024: every partial sum of int8 products is an integer of magnitude
+  // <= 1024 * 128 * 128 = 2^24, exact in float32 whatever order sgemm adds in.
+  constexpr int64_t kBlock = 1024;
+  const int64_t kb = std::min(K, kBlock);
+  std::vector<float> a32(M * kb), b32(kb * N), c32(M * N);
+  auto conv = [](int8_t v) { return static_cast<float>(v); };
+  for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
+    const int64_t k1 = std::min(K, k0 + kBlock), w = k1 - k0;
+    widen(A, lda, ta, 0, M, k0, k1, a32.data(), conv);
+    widen(B, ldb, tb, k0, k1, 0, N, b32.data(), conv);
+    sgemm_rowmajor(false, false, M, N, w, a32.data(), w, b32.data(), N, c32.data(), N);
+    for (int64_t i = 0; i < M; ++i) {
+      int32_t* c = C + i * ldc;
+      const float* s = c32.data() + i * N;
+      for (int64_t j = 0; j < N; ++j) {  // wrap like int32 hardware instead of overflowing (UB)
+        c[j] = static_cast<int32_t>(static_cast<uint32_t>(c[j]) + static_cast<uint32_t>(static_cast<int32_t>(s[j])));
+      }
+    }
+  }
+}
+
+}  // namespace oar::phi
+
+/// The paths on this CPU, for tests and bench (ctypes on liboar_core); never null.
+extern "C" const char* oar_bf16_gemm_path() { return oar::phi::bf16_gemm_path(); }
+extern "C" const char* oar_int8_gemm_path() { return oar::phi::int8_gemm_path(); }
+
+/// s8gemm_rowmajor for ctypes callers (tests; the weight-only int8 linear to come):
+/// 0 on success, -1 when the arguments are inconsistent, -2 when the GEMM failed.
+extern "C" int oar_s8gemm_rowmajor(int ta, int tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda,
+                                   const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc) {
+  const int64_t a_cols = ta ? M : K, b_cols = tb ? K : N;
+  if (M < 0 || N < 0 || K < 0 || lda < std::max<int64_t>(1, a_cols) || ldb < std::max<int64_t>(1, b_cols) ||
+      ldc < std::max<int64_t>(1, N)) {
+    return -1;
+  }
+  try {
+    oar::phi::s8gemm_rowmajor(ta != 0, tb != 0, M, N, K, A, lda, B, ldb, C, ldc);
+  } catch (...) {
+    return -2;
+  }
+  return 0;
+}

@@ -1,0 +1,48 @@
+"""NVRTC compiles the CUDA C of every kernel the fusion compiler made in this process
+(cinn/codegen/cuda_codegen.h). test_cinn.py's fixture calls check_new_kernels() after
+each test, so every group the CINN tests create is also compiled for sm_90."""
+import re
+
+from oar import _C
+
+_checked = set()
+
+
+def structure_errors(k):
+    """What is wrong with the emitted source's structure (empty when nothing)."""
+    src, name = k["source"], k["name"]
+    errs = []
+    if not re.search(r'extern "C" __global__ void __launch_bounds__\(%d\) %s\(long long rows, long long cols'
+                     % (k["block"], name), src):
+        errs.append("kernel signature")
+    # Live reductions: a rewrite (one_pass_variance) leaves dead nodes, which the emitter
+    # skips and names in a comment, as the CPU generator skips them.
+    reductions = len(re.findall(r"= reduce_", k["loop_kernel"])) - len(re.findall(r"dead \(reduce_", src))
+    if k["schedule"] == "elementwise":
+        if reductions or "gridDim.x * blockDim.x" not in src:
+            errs.append("elementwise kernel without a grid-stride loop")
+    elif k["schedule"] == "warp_per_row":
+        if src.count("= oar_warp_reduce(") != reductions or "__syncthreads" in src:
+            errs.append("warp-per-row reductions")
+    elif k["schedule"] == "block_per_row":
+        if src.count("= oar_block_reduce(") != reductions or "__shared__" not in src:
+            errs.append("block-per-row reductions")
+    else:
+        errs.append("unknown schedule " + k["schedule"])
+    return errs
+
+
+def check_new_kernels():
+    """Compiles every kernel not checked yet to an sm_90 CUBIN; returns how many."""
+    n = 0
+    for k in _C.cinn.cuda_kernels():
+        if k["name"] in _checked:
+            continue
+        errs = structure_errors(k)
+        assert not errs, (errs, k["source"])
+        if _C.cinn.compiled_with_nvrtc():
+            r = _C.cinn.nvrtc_compile(k["source"], k["name"], True)  # raises with NVRTC's log
+            assert r["binary"][:4] == b"\x7fELF", k["name"]
+        _checked.add(k["name"])
+        n += 1
+    return n

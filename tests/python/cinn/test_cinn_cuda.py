@@ -1,0 +1,99 @@
+"""The CUDA C generator (docs/notes/cinn.md, "The CUDA code generator"): the groups of
+the test models (RMSNorm, LayerNorm, softmax, GELU + bias, an Adam update written as
+ops, a Transformer block's forward) emitted as CUDA C and compiled by NVRTC to sm_90
+CUBINs, with the source's structure checked. No GPU: nothing is launched."""
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import oar
+from oar import _C
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cinn_env  # noqa: E402
+import cuda_check  # noqa: E402
+from test_cinn import MODELS  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
+needs_nvrtc = pytest.mark.skipif(not _C.cinn.compiled_with_nvrtc(), reason="built without NVRTC")
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path):
+    with cinn_env.isolated_cache(tmp_path, nvrtc=False) as d:
+        yield d
+
+
+
+
+def adam(p, g, m, v):
+    m1 = m * 0.9 + g * 0.1
+    v1 = v * 0.999 + g * g * 0.001
+    return p - (m1 / (oar.sqrt(v1) + 1e-8)) * 1e-3, m1, v1
+
+
+def kernels_made_by(fn, *args):
+    """fn under to_static(backend='CINN'): the function, its output, and the CUDA C of
+    the kernels its executed program runs (one entry per distinct kernel)."""
+    static = oar.jit.to_static(fn, backend="CINN")
+    out = static(*args)
+    names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(static.concrete_programs[-1].executed_program)))
+    made = {k["name"]: k for k in _C.cinn.cuda_kernels() if k["name"] in names}
+    assert set(made) == names
+    return static, out, list(made.values())
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_group_of_the_test_models_compiles_with_nvrtc(dtype):
+    rng = np.random.default_rng(0)
+    x = oar.to_tensor(rng.standard_normal((6, 300)).astype(dtype))
+    w = oar.to_tensor(rng.standard_normal(300).astype(dtype))
+    schedules = {}
+    for name, fn in sorted(MODELS.items()):
+        _, _, made = kernels_made_by(fn, x, w)
+        assert made, name
+        schedules[name] = sorted(k["schedule"] for k in made)
+    small = oar.to_tensor(rng.standard_normal((6, 64)).astype(dtype))
+    _, _, made = kernels_made_by(MODELS["softmax"], small, small[0])
+    schedules["softmax64"] = sorted(k["schedule"] for k in made)
+    p, g, m, v = (oar.to_tensor(rng.standard_normal((33, 17)).astype(dtype)) for _ in range(4))
+    _, outs, made = kernels_made_by(adam, p, g, m, v)
+    schedules["adam"] = sorted(k["schedule"] for k in made)
+    assert schedules == {"gelu_bias": ["elementwise"], "layer_norm": ["block_per_row"],
+                         "rms_norm": ["block_per_row"], "softmax": ["block_per_row"],
+                         "softmax64": ["warp_per_row"], "adam": ["elementwise"]}
+    cuda_check.check_new_kernels()
+
+
+@needs_nvrtc
+def test_a_transformer_blocks_forward_groups_compile_with_nvrtc():
+    oar.seed(0)
+    layer = oar.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, activation="gelu")
+    layer.eval()
+    x = oar.randn([2, 16, 64])
+    static, out, made = kernels_made_by(lambda t: layer(t), x)
+    np.testing.assert_allclose(out.numpy(), layer(x).numpy(), rtol=1e-4, atol=1e-5)
+    text = str(static.concrete_programs[-1].executed_program)
+    # residual + LayerNorm twice (one kernel), bias + GELU; attention is a library call.
+    assert text.count("kernel.compiled_kernel") == 3, text
+    assert len(made) == 2 and {k["schedule"] for k in made} == {"warp_per_row", "elementwise"}, made
+    cuda_check.check_new_kernels()
+    assert all(k["name"] in cuda_check._checked for k in made)
+
+
+def test_structure_check_and_nvrtc_fail_on_bad_sources():
+    k = {"name": "cinn_x", "block": 128, "schedule": "block_per_row", "loop_kernel": "n1:row = reduce_sum(n0)",
+         "source": 'extern "C" __global__ void __launch_bounds__(128) cinn_x(long long rows, long long cols) {}'}
+    assert cuda_check.structure_errors(k) == ["block-per-row reductions"]
+    k["source"] = "__global__ void cinn_x() {}"
+    assert "kernel signature" in cuda_check.structure_errors(k)
+    if _C.cinn.compiled_with_nvrtc():
+        with pytest.raises(Exception, match=r'(?s)NVRTC cannot compile the CUDA C of bad.*"nope" is undefined'):
+            _C.cinn.nvrtc_compile('extern "C" __global__ void bad() { nope = 1; }', "bad")
+        r = _C.cinn.nvrtc_compile('extern "C" __global__ void ok(float* a) { a[0] = 1.0f; }', "ok", False)
+        assert b".entry ok" in r["binary"] and b".target sm_90" in r["binary"]
+        assert _C.cinn.cuda_target().startswith("nvrtc-") and _C.cinn.cuda_target().endswith("sm_90")
