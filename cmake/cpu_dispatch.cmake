@@ -7,8 +7,15 @@
 # and the kernels outside the dispatch tables keep their AVX2 paths (conv_direct,
 # pool_fwd, the elementwise transposes), which x86-64-v2 would turn into scalar code.
 set(OAR_BASELINE_ARCH_FLAGS -march=x86-64-v3 -mtune=generic)
-# Optimization flags of every kernel, baseline or ISA copy.
-set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno)
+# Optimization flags of every kernel, baseline or ISA copy. A sanitizer build
+# (cmake/sanitizers.cmake, scripts/sanitize.sh) uses -O1 like the rest of that build: at -O3
+# the instrumented kernel sources (each built once per ISA) took most of a build that did not
+# finish on a 2-core machine, and -O1 is the level ASan's documentation recommends.
+if(OAR_SANITIZE)
+  set(OAR_KERNEL_OPT_FLAGS -O1 -fno-math-errno)
+else()
+  set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno)
+endif()
 
 # name -> compile flags of each ISA copy. avx2 is the baseline itself; it is still a
 # separate copy so that every ISA copy is built and registered the same way.

@@ -9,6 +9,10 @@ if(OAR_SANITIZE)
     # vptr checks need RTTI across the Python extension boundary that pybind11's
     # hidden-visibility types do not give; they report every cross-module cast.
     list(APPEND _oar_san -fno-sanitize=vptr)
+    # gcc's (and clang's) -fsanitize=undefined leaves out float -> integer conversions whose
+    # value does not fit (NaN, inf, 1e30 -> int32: undefined behaviour, not a wrap); casts
+    # and kernels take user floats, so check them too.
+    list(APPEND _oar_san -fsanitize=float-cast-overflow)
   endif()
   add_compile_options(${_oar_san})
   add_link_options(${_oar_san})

@@ -136,6 +136,12 @@ std::map<std::string, std::shared_ptr<DenseTensor>> read_params(const std::strin
     auto t = std::make_shared<DenseTensor>(Dims(e.shape), dt->second);
     t->alloc();
     if (e.end > e.begin) std::memcpy(t->raw_data(), bytes.data() + h.data_start + e.begin, e.end - e.begin);
+    if (t->dtype() == DataType::BOOL) {
+      // A byte other than 0/1 is not a bool (loading it is undefined): a damaged or foreign
+      // file's bool bytes are read as byte != 0, as NumPy's astype(bool) does.
+      auto* p = static_cast<unsigned char*>(t->raw_data());
+      for (int64_t i = 0; i < t->numel(); ++i) p[i] = p[i] != 0;
+    }
     by_tensor[e.name] = t;
   }
   std::map<std::string, std::shared_ptr<DenseTensor>> out;

@@ -1,6 +1,7 @@
 #include "paddle_core/meta/infer_meta_creation.h"
 
 #include <cmath>
+#include <limits>
 
 namespace oar {
 namespace {
@@ -17,14 +18,25 @@ int64_t range_size(T start, T end, T step) {
               "arange: step ", step, " moves away from end (start ", start, ", end ", end,
               "); use a step of the other sign");
   if constexpr (std::is_integral_v<T>) {
-    const T span = end > start ? end - start : start - end;
-    const T s = step > 0 ? step : -step;
-    return static_cast<int64_t>((span + s - 1) / s);
+    // In uint64: end - start of two int64s (and -step) can overflow int64, which is undefined
+    // and gave wrong sizes (arange(-2**63, 2**63 - 1, 2**62) had 0 elements).
+    using U = uint64_t;
+    const U span = end > start ? U(end) - U(start) : U(start) - U(end);
+    const U s = step > 0 ? U(step) : U(0) - U(step);
+    const U n = span / s + (span % s != 0 ? 1 : 0);
+    OAR_ENFORCE(n <= U(std::numeric_limits<int64_t>::max()), InvalidArgument, "arange: [", start, ", ", end,
+                ") with step ", step, " holds ", n, " elements, more than int64 counts");
+    return static_cast<int64_t>(n);
   } else {
     OAR_ENFORCE(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
                 InvalidArgument, "arange: start, end and step must be finite, got ", start, ", ",
                 end, ", ", step);
-    return static_cast<int64_t>(std::ceil(std::abs((end - start) / step)));
+    // The count as a double first: (end - start) / step can be past int64 (or inf), and
+    // casting that to an integer is undefined.
+    const double n = std::ceil(std::abs((static_cast<double>(end) - start) / step));
+    OAR_ENFORCE(n < 9223372036854775808.0, InvalidArgument, "arange: [", start, ", ", end, ") with step ", step,
+                " holds ", n, " elements, more than int64 counts");
+    return static_cast<int64_t>(n);
   }
 }
 

@@ -15,6 +15,16 @@ DenseTensor make_view(const DenseTensor& x, const Dims& dims, const Dims& stride
   return v;
 }
 
+// Shape and stride products wrap modulo 2^64 like Dims::numel (a signed overflow is undefined):
+// the IR's shape inference reshapes with a large stand-in for dynamic dims whose products pass
+// int64 (UBSan, tests/python/jit).
+static int64_t times(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+static int64_t plus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 // Strides for viewing x (shape old_dims, strides old_strides) as new_dims without a
 // copy, or false when impossible (PyTorch's computeStride algorithm).
 bool view_strides(const Dims& od, const Dims& os, const Dims& nd, Dims* ns) {
@@ -27,11 +37,11 @@ bool view_strides(const Dims& od, const Dims& os, const Dims& nd, Dims* ns) {
   int64_t chunk_base_stride = os.size() ? os.back() : 1;
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t td = od.size() - 1; td >= 0; --td) {
-    tensor_numel *= od[td];
-    if (td == 0 || (od[td - 1] != 1 && os[td - 1] != tensor_numel * chunk_base_stride)) {
+    tensor_numel = times(tensor_numel, od[td]);
+    if (td == 0 || (od[td - 1] != 1 && os[td - 1] != times(tensor_numel, chunk_base_stride))) {
       while (view_d >= 0 && (view_numel < tensor_numel || nd[view_d] == 1)) {
-        (*ns)[view_d] = view_numel * chunk_base_stride;
-        view_numel *= nd[view_d];
+        (*ns)[view_d] = times(view_numel, chunk_base_stride);
+        view_numel = times(view_numel, nd[view_d]);
         --view_d;
       }
       if (view_numel != tensor_numel) return false;
@@ -73,11 +83,11 @@ Dims reshape_dims(const DenseTensor& x, const std::vector<int64_t>& shape) {
       infer = i;
     } else if (nd[i] == 0 && i < x.rank()) {
       nd[i] = x.dims()[i];  // Paddle: 0 copies the input's dimension
-      known *= nd[i];
+      known = times(known, nd[i]);
     } else {
       OAR_ENFORCE(nd[i] >= 0, InvalidArgument, "reshape: invalid size ", nd[i], " in shape ",
                   shape);
-      known *= nd[i];
+      known = times(known, nd[i]);
     }
   }
   if (infer >= 0) {
@@ -189,20 +199,23 @@ DenseTensor SliceView(const DenseTensor& x, const std::vector<int64_t>& axes,
       if (en < 0) en += n;
       st = std::clamp<int64_t>(st, 0, n);
       en = std::clamp<int64_t>(en, 0, n);
-      int64_t len = en > st ? (en - st + step - 1) / step : 0;
-      offset += st * s[a];
+      // 1 + (span - 1) / step: en - st + step - 1 overflowed int64 for a step near 2^63.
+      int64_t len = en > st ? 1 + (en - st - 1) / step : 0;
+      offset = plus(offset, times(st, s[a]));
       d[a] = len;
-      s[a] *= step;
+      if (len > 1) s[a] = times(s[a], step);  // step < n; a one-element step may be any size
     } else {
       if (st < 0) st += n;
       if (en < -n) en = -1;  // "to the beginning"
       else if (en < 0) en += n;
       st = std::clamp<int64_t>(st, -1, n - 1);
       en = std::clamp<int64_t>(en, -1, n - 1);
-      int64_t len = st > en ? (st - en + (-step) - 1) / (-step) : 0;
-      if (len > 0) offset += st * s[a];
+      // 1 - (span - 1) / step (step < 0, the quotient rounds toward 0): -step overflowed
+      // for step == INT64_MIN.
+      int64_t len = st > en ? 1 - (st - en - 1) / step : 0;
+      if (len > 0) offset = plus(offset, times(st, s[a]));
       d[a] = len;
-      s[a] *= step;
+      if (len > 1) s[a] = times(s[a], step);
     }
   }
   return make_view(x, d, s, offset);
@@ -216,7 +229,7 @@ DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index) {
               " is out of bounds for axis ", a, " with size ", n);
   if (index < 0) index += n;
   Dims d = x.dims(), s = x.strides();
-  int64_t offset = x.offset() + index * s[a];
+  int64_t offset = plus(x.offset(), times(index, s[a]));  // IR stand-in strides can pass int64
   d.erase(a);
   s.erase(a);
   return make_view(x, d, s, offset);

@@ -15,7 +15,9 @@ bool DenseTensor::is_contiguous() const {
   for (int i = dims_.size() - 1; i >= 0; --i) {
     if (dims_[i] == 1) continue;
     if (strides_[i] != expected) return false;
-    expected *= dims_[i];
+    // Saturates like contiguous_strides: a 0-size or IR stand-in shape's product can pass
+    // int64 (a signed overflow is undefined behaviour; UBSan, tests/python/jit).
+    if (__builtin_mul_overflow(expected, dims_[i], &expected)) expected = INT64_MAX;
   }
   return true;
 }

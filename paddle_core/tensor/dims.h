@@ -56,11 +56,14 @@ class Dims {
     for (int i = pos; i + 1 < n_; ++i) d_[i] = d_[i + 1];
     --n_;
   }
-  /// Product of all entries (1 for rank 0).
+  /// Product of all entries (1 for rank 0). It wraps modulo 2^64 (computed unsigned: a signed
+  /// overflow is undefined behaviour) for a shape whose count passes int64; such shapes are
+  /// metadata only (shape inference, stride-0 views) and checked::product rejects them where
+  /// memory is requested or a kernel loops over the count.
   int64_t numel() const {
-    int64_t p = 1;
-    for (int i = 0; i < n_; ++i) p *= d_[i];
-    return p;
+    uint64_t p = 1;
+    for (int i = 0; i < n_; ++i) p *= static_cast<uint64_t>(d_[i]);
+    return static_cast<int64_t>(p);
   }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
 
@@ -97,7 +100,10 @@ inline Dims contiguous_strides(const Dims& dims) {
   int64_t acc = 1;
   for (int i = dims.size() - 1; i >= 0; --i) {
     s[i] = acc;
-    acc *= dims[i] > 0 ? dims[i] : 1;
+    // Only a 0-size tensor's product can pass int64 (a non-empty tensor's bytes are checked
+    // first, e.g. [0, 2**62, 2**62]); it addresses no element, so its strides saturate
+    // instead of overflowing (undefined behaviour, UBSan).
+    if (__builtin_mul_overflow(acc, dims[i] > 0 ? dims[i] : 1, &acc)) acc = INT64_MAX;
   }
   return s;
 }

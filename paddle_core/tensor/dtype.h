@@ -10,6 +10,7 @@
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/float16.h"
+#include "paddle_core/tensor/float_to_int.h"
 
 namespace oar {
 
@@ -110,11 +111,16 @@ inline To convert_element(From v) {
   } else if constexpr (is_complex_v<From>) {
     if constexpr (std::is_same_v<To, bool>) {
       return v.real() != 0 || v.imag() != 0;
+    } else if constexpr (std::is_integral_v<To>) {
+      return float_to_int<To>(v.real());
     } else {
       return static_cast<To>(static_cast<OpMath<To>>(v.real()));
     }
   } else if constexpr (is_complex_v<To>) {
     return To(static_cast<typename To::value_type>(static_cast<OpMath<From>>(v)), 0);
+  } else if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool> && !std::is_integral_v<From> &&
+                       !std::is_same_v<From, bool>) {
+    return float_to_int<To>(static_cast<OpMath<From>>(v));  // NaN/inf/huge: defined
   } else {
     return static_cast<To>(v);
   }

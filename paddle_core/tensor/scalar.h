@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "paddle_core/tensor/dtype.h"
+#include "paddle_core/tensor/float_to_int.h"
 
 namespace oar {
 
@@ -14,13 +15,14 @@ class Scalar {
  public:
   enum class Kind : int8_t { kBool, kInt, kFloat, kComplex };
   Scalar() : Scalar(0.0) {}
-  Scalar(double v) : kind_(Kind::kFloat), f_(v), i_(static_cast<int64_t>(v)) {}  // NOLINT
+  // i_ of a NaN, an inf or a float past int64: float_to_int's (x86's) value, not UB.
+  Scalar(double v) : kind_(Kind::kFloat), f_(v), i_(float_to_int<int64_t>(v)) {}  // NOLINT
   Scalar(float v) : Scalar(static_cast<double>(v)) {}                             // NOLINT
   Scalar(int64_t v) : kind_(Kind::kInt), f_(static_cast<double>(v)), i_(v) {}     // NOLINT
   Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}                              // NOLINT
   Scalar(bool v) : kind_(Kind::kBool), f_(v), i_(v) {}                            // NOLINT
   Scalar(std::complex<double> v)                                                  // NOLINT
-      : kind_(Kind::kComplex), f_(v.real()), i_(static_cast<int64_t>(v.real())), im_(v.imag()) {}
+      : kind_(Kind::kComplex), f_(v.real()), i_(float_to_int<int64_t>(v.real())), im_(v.imag()) {}
 
   Kind kind() const { return kind_; }
   bool is_float() const { return kind_ == Kind::kFloat; }
@@ -37,7 +39,7 @@ class Scalar {
     } else if constexpr (std::is_same_v<T, bool>) {
       return f_ != 0.0 || im_ != 0.0;
     } else if constexpr (std::is_integral_v<T>) {  // a complex value gives its real part
-      return kind_ == Kind::kFloat || kind_ == Kind::kComplex ? static_cast<T>(f_) : static_cast<T>(i_);
+      return kind_ == Kind::kFloat || kind_ == Kind::kComplex ? float_to_int<T>(f_) : static_cast<T>(i_);
     } else {
       return static_cast<T>(static_cast<OpMath<T>>(f_));
     }

@@ -37,6 +37,49 @@ V rem_int(V a, V b) {
   return a % b;
 }
 
+// Signed integer +, -, * wrap (two's complement, as in NumPy and Paddle) instead of
+// overflowing, which is undefined behaviour: they are computed in the unsigned type. Floats,
+// bool and the narrow integers (promoted to int, which cannot overflow) are unchanged.
+template <typename V>
+constexpr bool kWraps = std::is_integral_v<V>&& std::is_signed_v<V> && sizeof(V) >= sizeof(int);
+template <typename V>
+V wrap_add(V a, V b) {
+  if constexpr (kWraps<V>) {
+    using U = std::make_unsigned_t<V>;
+    return static_cast<V>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename V>
+V wrap_sub(V a, V b) {
+  if constexpr (kWraps<V>) {
+    using U = std::make_unsigned_t<V>;
+    return static_cast<V>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename V>
+V wrap_mul(V a, V b) {
+  if constexpr (kWraps<V>) {
+    using U = std::make_unsigned_t<V>;
+    return static_cast<V>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+// A power computed in double, back to the element type (integers: float_to_int, defined for
+// results past the type's range).
+template <typename V, typename D>
+V pow_to(D p) {
+  if constexpr (std::is_integral_v<V> && !std::is_same_v<V, bool>) {
+    return float_to_int<V>(p);
+  } else {
+    return static_cast<V>(p);
+  }
+}
+
 #define OAR_BINARY_KERNEL(Name, expr)                                                   \
   template <typename T>                                                                  \
   void Name(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,            \
@@ -44,12 +87,12 @@ V rem_int(V a, V b) {
     binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return expr; });                 \
   }
 
-OAR_BINARY_KERNEL(AddKernel, a + b)
-OAR_BINARY_KERNEL(SubtractKernel, a - b)
-OAR_BINARY_KERNEL(MultiplyKernel, a * b)
+OAR_BINARY_KERNEL(AddKernel, wrap_add(a, b))
+OAR_BINARY_KERNEL(SubtractKernel, wrap_sub(a, b))
+OAR_BINARY_KERNEL(MultiplyKernel, wrap_mul(a, b))
 OAR_BINARY_KERNEL(MaximumKernel, (a != a || a > b) ? a : b)  // NaN propagates
 OAR_BINARY_KERNEL(MinimumKernel, (a != a || a < b) ? a : b)
-OAR_BINARY_KERNEL(PowKernel, static_cast<decltype(a)>(std::pow(a, b)))
+OAR_BINARY_KERNEL(PowKernel, pow_to<decltype(a)>(std::pow(a, b)))
 
 template <typename T>
 void DivideKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,

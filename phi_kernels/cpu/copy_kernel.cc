@@ -66,6 +66,8 @@ void convert(const DenseTensor& src, DenseTensor* dst) {
           out = convert_element<D>(v);
         } else if constexpr (std::is_same_v<D, bool>) {
           out = static_cast<float>(v) != 0.0f;
+        } else if constexpr (std::is_integral_v<D> && !std::is_integral_v<S>) {
+          out = float_to_int<D>(static_cast<OpMath<S>>(v));  // NaN/inf/huge: defined
         } else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
           out = static_cast<D>(static_cast<float>(v));
         } else {

@@ -29,7 +29,15 @@ void ArangeKernel(const DeviceContext&, const Scalar& start, const Scalar&, cons
   T* o = out->alloc<T>();
   const Wide<T> s = scalar_as<T>(start), d = scalar_as<T>(step);
   parallel_for(out->numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(s + static_cast<Wide<T>>(i) * d);
+    for (int64_t i = b; i < e; ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        // start + i * step is in [start, end), but i * step alone can pass int64 (a range
+        // wider than 2^63): computed mod 2^64 instead of overflowing.
+        o[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
+      } else {
+        o[i] = static_cast<T>(s + static_cast<Wide<T>>(i) * d);
+      }
+    }
   });
 }
 
@@ -39,8 +47,9 @@ void LinspaceKernel(const DeviceContext&, double start, double stop, int64_t num
   T* o = out->alloc<T>();
   // Paddle: bounds rounded to T, then filled symmetrically from both ends so the
   // last value is exactly `stop`.
-  const double a = static_cast<double>(static_cast<T>(start));
-  const double z = static_cast<double>(static_cast<T>(stop));
+  // convert_element: a NaN or out-of-range bound of an integer linspace is defined (float_to_int).
+  const double a = static_cast<double>(convert_element<T>(start));
+  const double z = static_cast<double>(convert_element<T>(stop));
   if (num == 1) {
     o[0] = static_cast<T>(a);
     return;

@@ -278,7 +278,7 @@ double source_index(double g, int64_t size, const std::string& padding, bool ali
       }
       const double flips = std::floor(v / span);
       double extra = std::fmod(v, span);
-      if (static_cast<int64_t>(flips) % 2 == 0) {
+      if (std::fmod(flips, 2.0) == 0) {  // flips may be past int64 (or NaN): no integer cast
         x = lo + extra;
       } else {
         x = hi - extra;
@@ -323,12 +323,12 @@ void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
         return (yy >= 0 && yy < H && xx >= 0 && xx < W) ? M(plane[(c * H + yy) * W + xx]) : M(0);
       };
       if (nearest) {
-        const int64_t xx = static_cast<int64_t>(std::nearbyint(ix));
-        const int64_t yy = static_cast<int64_t>(std::nearbyint(iy));
+        const int64_t xx = float_to_int<int64_t>(std::nearbyint(ix));
+        const int64_t yy = float_to_int<int64_t>(std::nearbyint(iy));
         for (int64_t c = 0; c < C; ++c) dst[c * P] = static_cast<T>(at(c, yy, xx));
         continue;
       }
-      const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
+      const int64_t x0 = float_to_int<int64_t>(std::floor(ix)), y0 = float_to_int<int64_t>(std::floor(iy));
       const M wx = static_cast<M>(ix - x0), wy = static_cast<M>(iy - y0);
       for (int64_t c = 0; c < C; ++c) {
         const M v = at(c, y0, x0) * (1 - wx) * (1 - wy) + at(c, y0, x0 + 1) * wx * (1 - wy) +
@@ -371,14 +371,14 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
         const T* go = op + n * C * P + pidx;
         auto inb = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W; };
         if (nearest) {
-          const int64_t xx = static_cast<int64_t>(std::nearbyint(ix));
-          const int64_t yy = static_cast<int64_t>(std::nearbyint(iy));
+          const int64_t xx = float_to_int<int64_t>(std::nearbyint(ix));
+          const int64_t yy = float_to_int<int64_t>(std::nearbyint(iy));
           if (inb(yy, xx)) {
             for (int64_t c = 0; c < C; ++c) acc[(c * H + yy) * W + xx] += M(go[c * P]);
           }
           continue;
         }
-        const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
+        const int64_t x0 = float_to_int<int64_t>(std::floor(ix)), y0 = float_to_int<int64_t>(std::floor(iy));
         const M wx = static_cast<M>(ix - x0), wy = static_cast<M>(iy - y0);
         const int64_t ys[2] = {y0, y0 + 1}, xs[2] = {x0, x0 + 1};
         const M wys[2] = {1 - wy, wy}, wxs[2] = {1 - wx, wx};

@@ -85,7 +85,7 @@ void PadNdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<i
   const Dims& in = x.dims();
   const Dims& od = out->dims();
   const auto maps = pad_maps(in, od, pads, mode);
-  const T fill = static_cast<T>(value);
+  const T fill = convert_element<T>(value);  // a NaN/huge value into an integer tensor: defined
   const int64_t ow = od[r - 1], iw = in[r - 1], left = pads[2 * (r - 1)];
   const auto& last = maps[r - 1];
   const bool constant = mode == "constant";

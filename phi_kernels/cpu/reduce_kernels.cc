@@ -60,8 +60,18 @@ void ProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
   visit_dtype(out->dtype(), "prod", [&](auto tag) {
     using Out = typename decltype(tag)::type;
     using Acc = SumAcc<Out>;  // prod(x, dtype=float64) multiplies in float64 (Paddle casts first)
-    reduce_kernel<T, Acc, Out>(x, axes, out, Acc(1), [](Acc a, Acc b) { return a * b; },
-                               [](Acc a, int64_t) { return a; });
+    // Integer products wrap (NumPy, Paddle) in unsigned arithmetic: a signed overflow is UB.
+    reduce_kernel<T, Acc, Out>(
+        x, axes, out, Acc(1),
+        [](Acc a, Acc b) -> Acc {
+          if constexpr (std::is_integral_v<Acc> && std::is_signed_v<Acc>) {
+            using U = std::make_unsigned_t<Acc>;
+            return static_cast<Acc>(static_cast<U>(a) * static_cast<U>(b));
+          } else {
+            return a * b;
+          }
+        },
+        [](Acc a, int64_t) { return a; });
   });
 }
 

@@ -1,5 +1,7 @@
 // Unary elementwise kernels, their fused backward kernels, cast/assign and fills.
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
@@ -55,7 +57,17 @@ OAR_SLEEF_KERNEL(SinKernel, SinF)
 OAR_SLEEF_KERNEL(CosKernel, CosF)
 OAR_UNARY_KERNEL(SqrtKernel, std::sqrt(v))
 OAR_UNARY_KERNEL(RsqrtKernel, decltype(v)(1) / std::sqrt(v))
-OAR_UNARY_KERNEL(NegKernel, -v)
+// Integer negation and abs in unsigned arithmetic: -INT64_MIN overflows (undefined); it wraps
+// to INT64_MIN as in NumPy and Paddle.
+template <typename V>
+V wrapping_neg(V v) {
+  if constexpr (std::is_integral_v<V> && std::is_signed_v<V>) {
+    return static_cast<V>(-static_cast<std::make_unsigned_t<V>>(v));
+  } else {
+    return -v;
+  }
+}
+OAR_UNARY_KERNEL(NegKernel, wrapping_neg(v))
 OAR_UNARY_KERNEL(ReluKernel, v > decltype(v)(0) ? v : decltype(v)(0))
 OAR_UNARY_KERNEL(AssignKernel, v)
 
@@ -65,7 +77,7 @@ void AbsKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
     if constexpr (std::is_unsigned_v<decltype(v)> || std::is_same_v<decltype(v), bool>) {
       return v;
     } else {
-      return v < 0 ? -v : v;
+      return v < 0 ? wrapping_neg(v) : v;
     }
   });
 }
@@ -82,9 +94,18 @@ template <typename T>
 void ScaleKernel(const DeviceContext&, const DenseTensor& x, double scale, double bias,
                  bool bias_after_scale, DenseTensor* out) {
   using M = OpMath<T>;
-  const M s = static_cast<M>(scale);
-  const M b = static_cast<M>(bias_after_scale ? bias : bias * scale);
-  unary_kernel<T, T>(x, out, [s, b](M v) { return v * s + b; });
+  if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool>) {
+    // Integers: scale and bias truncated to T (float_to_int: NaN and out-of-range values are
+    // defined), the products wrap (unsigned arithmetic) instead of overflowing.
+    using U = std::make_unsigned_t<std::conditional_t<(sizeof(M) > 4), int64_t, int32_t>>;
+    const U s = static_cast<U>(float_to_int<M>(scale));
+    const U b = static_cast<U>(float_to_int<M>(bias_after_scale ? bias : bias * scale));
+    unary_kernel<T, T>(x, out, [s, b](M v) { return static_cast<M>(static_cast<U>(v) * s + b); });
+  } else {
+    const M s = static_cast<M>(scale);
+    const M b = static_cast<M>(bias_after_scale ? bias : bias * scale);
+    unary_kernel<T, T>(x, out, [s, b](M v) { return v * s + b; });
+  }
 }
 
 template <typename T>
@@ -94,6 +115,10 @@ void PowScalarKernel(const DeviceContext&, const DenseTensor& x, double y, Dense
     unary_kernel<T, T>(x, out, [](M v) { return v * v; });
   } else if (y == 1.0) {
     unary_kernel<T, T>(x, out, [](M v) { return v; });
+  } else if constexpr (std::is_integral_v<M>) {
+    // The exponent and the power convert without undefined behaviour (float_to_int).
+    const M e = float_to_int<M>(y);
+    unary_kernel<T, T>(x, out, [e](M v) { return float_to_int<M>(std::pow(v, e)); });
   } else {
     const M e = static_cast<M>(y);
     unary_kernel<T, T>(x, out, [e](M v) { return static_cast<M>(std::pow(v, e)); });
@@ -104,7 +129,21 @@ template <typename T>
 void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double max,
                 DenseTensor* out) {
   using M = OpMath<T>;
-  const M lo = static_cast<M>(std::max<double>(min, -1e300)), hi = static_cast<M>(max);
+  M lo, hi;
+  if constexpr (std::is_integral_v<M>) {
+    // Bounds past T's range (the defaults are +-FLT_MAX) clip nothing on that side; the
+    // others are truncated to T. A bare cast of -3.4e38 to an integer is undefined.
+    constexpr double tmin = static_cast<double>(std::numeric_limits<M>::min());
+    constexpr double tmax = static_cast<double>(std::numeric_limits<M>::max());
+    auto bound = [&](double d) {
+      return d <= tmin ? std::numeric_limits<M>::min() : d >= tmax ? std::numeric_limits<M>::max() : float_to_int<M>(d);
+    };
+    lo = bound(min);
+    hi = bound(max);
+  } else {
+    lo = static_cast<M>(std::max<double>(min, -1e300));
+    hi = static_cast<M>(max);
+  }
   unary_kernel<T, T>(x, out, [lo, hi](M v) { return v < lo ? lo : (v > hi ? hi : v); });
 }
 
@@ -118,7 +157,7 @@ void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, Dens
       } else if constexpr (std::is_same_v<Out, bool>) {
         return v != decltype(v)(0);
       } else {
-        return static_cast<OpMath<Out>>(v);
+        return convert_element<OpMath<Out>>(v);  // float -> int of NaN/inf/huge: defined
       }
     });
   });

@@ -191,7 +191,13 @@ def _load_buffer(data, path, return_numpy):
     arrays = {}
     for name, st_dtype, shape, b, e in entries:
         np_dtype = np.dtype("uint16" if st_dtype == "BF16" else _NP_DTYPES[st_dtype])
-        arrays[name] = (st_dtype, np.frombuffer(body[b:e], dtype=np_dtype).reshape(shape))
+        if st_dtype == "BOOL":
+            # bytes other than 0/1 (a damaged or foreign file) are not bools: the kernels'
+            # loads of them are undefined (UBSan), so they are read as byte != 0.
+            arr = np.frombuffer(body[b:e], dtype=np.uint8) != 0
+        else:
+            arr = np.frombuffer(body[b:e], dtype=np_dtype)
+        arrays[name] = (st_dtype, arr.reshape(shape))
     if fmt != _FORMAT:  # a plain safetensors file: its tensors in data order
         return {name: _to_value(arrays[name], return_numpy, True) for name, *_ in entries}
     try:
