@@ -8,6 +8,12 @@
 //    tensors are), OpenBLAS does not care: 128x256x1024 2.0 vs 1.03 ms, 128x256x512 0.67
 //    vs 0.43, 64x256x1024 0.78 vs 0.46, 128x4608x512 13.5 vs 9.5 (with B moved by 16
 //    bytes oneDNN matches OpenBLAS again, so it is the alignment, not the shape);
+//  - a transposed A whose columns lie a multiple of 2 KiB apart (lda % 512 == 0), the same
+//    slowdown in oneDNN: a weight gradient x^T dy over 1024 rows of a 1024-wide x (the
+//    GPT's fc2, the LSTM's dW_hh = da^T h_prev), TN 1024x256x1024 57-61 vs 18-29 ms in
+//    OpenBLAS under load 12 (5 runs; with lda 1040 oneDNN gets 26, so it is the stride),
+//    TN 1024x128x1024 27 vs 14; TN 256x256x1024 (lda 256) is unaffected
+//    (bench/sgemm_strides.py; the table is in docs/notes/cpu_speed_steps.md);
 //  - otherwise oneDNN, much faster on small products (1x400x120: 3 vs 16 us).
 // The OpenBLAS is PyPI's scipy-openblas32 (0.3.3x, run-time dispatch to AVX-512 kernels)
 // when the build found it (OAR_SCIPY_OPENBLAS, cmake/dependencies.cmake), else Debian's
@@ -25,9 +31,10 @@
 namespace oar::phi {
 namespace {
 
-bool use_openblas(bool tb, int64_t M, int64_t N, int64_t K, int64_t ldb) {
+bool use_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
   if (std::min({M, N, K}) >= 384) return true;
   if (tb) return false;
+  if (ta && lda % 512 == 0 && K >= 256 && N >= 64) return true;
   if (K >= 512 && N >= 512) return true;
   return ldb % 512 == 0 && M >= 8 && M <= 1024;
 }
@@ -37,7 +44,7 @@ bool use_openblas(bool tb, int64_t M, int64_t N, int64_t K, int64_t ldb) {
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc) {
 #if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
-  if (use_openblas(tb, M, N, K, ldb)) {
+  if (use_openblas(ta, tb, M, N, K, lda, ldb)) {
     // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
     const int nt = omp_get_max_threads();
 #if defined(OAR_SCIPY_OPENBLAS)

@@ -220,23 +220,26 @@ template <typename M> M gelu_d2(M x, bool approx) {
 // <= 1.5e-7, about 1 ulp of Phi near 1; the same approach as PyTorch's vectorized CPU erf)
 // and 1 + erf(z) = 2 - erfc(z) for z >= 0, erfc(-z) for z < 0 (no cancellation for z < 0).
 // Double keeps SLEEF's 1-ulp erf. Tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), exact.
+#if OAR_VEC
+// 1 + erf(x / sqrt2) = 2 Phi(x) for float lanes (the approximation above).
+inline vec::F gelu_cdf2(vec::F x) {
+  const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
+  // |z| past 10 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite.
+  const vec::F a = vec::min(vec::abs(z), vec::set1(10.0f));
+  const vec::F one = vec::set1(1.0f);
+  const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, one));
+  vec::F p = vec::set1(1.061405429f);
+  p = vec::fmadd(p, t, vec::set1(-1.453152027f));
+  p = vec::fmadd(p, t, vec::set1(1.421413741f));
+  p = vec::fmadd(p, t, vec::set1(-0.284496736f));
+  p = vec::fmadd(p, t, vec::set1(0.254829592f));
+  const vec::F q = vec::mul(vec::mul(p, t), vec::exp(vec::sub(vec::set1(0.0f), vec::mul(a, a))));
+  return vec::select_neg(z, q, vec::sub(vec::set1(2.0f), q));
+}
+#endif
 struct GeluErfF {
 #if OAR_VEC
-  static vec::F vf(vec::F x) {
-    const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
-    // |z| past 10 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite.
-    const vec::F a = vec::min(vec::abs(z), vec::set1(10.0f));
-    const vec::F one = vec::set1(1.0f);
-    const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, one));
-    vec::F p = vec::set1(1.061405429f);
-    p = vec::fmadd(p, t, vec::set1(-1.453152027f));
-    p = vec::fmadd(p, t, vec::set1(1.421413741f));
-    p = vec::fmadd(p, t, vec::set1(-0.284496736f));
-    p = vec::fmadd(p, t, vec::set1(0.254829592f));
-    const vec::F q = vec::mul(vec::mul(p, t), vec::exp(vec::sub(vec::set1(0.0f), vec::mul(a, a))));
-    const vec::F cdf2 = vec::select_neg(z, q, vec::sub(vec::set1(2.0f), q));  // 1 + erf(z)
-    return vec::mul(vec::mul(vec::set1(0.5f), x), cdf2);
-  }
+  static vec::F vf(vec::F x) { return vec::mul(vec::mul(vec::set1(0.5f), x), gelu_cdf2(x)); }
   static vec::D vd(vec::D x) {
     const vec::D h = vec::mul(vec::set1(0.5), x);
     return vec::fmadd(h, OAR_SLEEF_D(erf, u10)(vec::mul(x, vec::set1(kInvSqrt2))), h);
@@ -265,9 +268,96 @@ void GeluKernel(const DeviceContext&, const DenseTensor& x, bool approximate, De
     sleef_unary<GeluErfF, T>(x, out);
   }
 }
+// d * gelu'(x) on vectors: the exact form's Phi as in GeluErfF (float) or SLEEF's erf
+// (double), the density and tanh on vec::exp / vec::tanh (float) or SLEEF (double).
+struct GeluGradErfF {
+#if OAR_VEC
+  static vec::F vf(vec::F x, vec::F d) {
+    const vec::F pdf = vec::mul(vec::set1(float(kInvSqrt2Pi)), vec::exp(vec::mul(vec::set1(-0.5f), vec::mul(x, x))));
+    return vec::mul(d, vec::fmadd(vec::set1(0.5f), gelu_cdf2(x), vec::mul(x, pdf)));
+  }
+  static vec::D vd(vec::D x, vec::D d) {
+    const vec::D pdf =
+        vec::mul(vec::set1(kInvSqrt2Pi), OAR_SLEEF_D(exp, u10)(vec::mul(vec::set1(-0.5), vec::mul(x, x))));
+    const vec::D cdf =
+        vec::fmadd(vec::set1(0.5), OAR_SLEEF_D(erf, u10)(vec::mul(x, vec::set1(kInvSqrt2))), vec::set1(0.5));
+    return vec::mul(d, vec::fmadd(x, pdf, cdf));
+  }
+#endif
+  template <typename M>
+  static M s(M x, M d) {
+    return d * gelu_d1(x, false);
+  }
+};
+struct GeluGradTanhF {
+#if OAR_VEC
+  template <typename V, typename E, typename Tanh>
+  static V v(V x, V d, Tanh tanh) {
+    const V x2 = vec::mul(x, x);
+    const V t = tanh(vec::mul(vec::set1(E(kSqrt2OverPi)), vec::fmadd(vec::mul(vec::set1(E(0.044715)), x2), x, x)));
+    const V du = vec::mul(vec::set1(E(kSqrt2OverPi)), vec::fmadd(vec::set1(E(3 * 0.044715)), x2, vec::set1(E(1))));
+    const V half = vec::set1(E(0.5));
+    const V sech2 = vec::sub(vec::set1(E(1)), vec::mul(t, t));
+    const V d1 = vec::fmadd(half, vec::add(vec::set1(E(1)), t), vec::mul(vec::mul(half, x), vec::mul(sech2, du)));
+    return vec::mul(d, d1);
+  }
+  static vec::F vf(vec::F x, vec::F d) {
+    return v<vec::F, float>(x, d, [](vec::F u) { return vec::tanh(u); });
+  }
+  static vec::D vd(vec::D x, vec::D d) { return v<vec::D, double>(x, d, OAR_SLEEF_D(tanh, u10)); }
+#endif
+  template <typename M>
+  static M s(M x, M d) {
+    return d * gelu_d1(x, true);
+  }
+};
+
+// o = Fn(x, d) over n elements of float or double: full vectors, then the tail through
+// padded buffers.
+template <typename Fn, typename T>
+void vec_binary(const T* x, const T* d, T* o, int64_t n) {
+#if OAR_VEC
+  using V = typename vec::Of<T>::type;
+  constexpr int64_t kL = vec::Of<T>::lanes;
+  auto call = [](V a, V b) {
+    if constexpr (std::is_same_v<T, float>) {
+      return Fn::vf(a, b);
+    } else {
+      return Fn::vd(a, b);
+    }
+  };
+  int64_t i = 0;
+  for (; i + kL <= n; i += kL) vec::store(o + i, call(vec::load(x + i), vec::load(d + i)));
+  if (i < n) {
+    alignas(64) T bx[kL] = {}, bd[kL] = {};
+    for (int64_t k = i; k < n; ++k) bx[k - i] = x[k], bd[k - i] = d[k];
+    vec::store(bx, call(vec::load(bx), vec::load(bd)));
+    for (int64_t k = i; k < n; ++k) o[k] = bx[k - i];
+  }
+#else
+  for (int64_t i = 0; i < n; ++i) o[i] = Fn::s(x[i], d[i]);
+#endif
+}
+
 template <typename T>
 void GeluGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g,
                     bool approximate, DenseTensor* dx) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (x.dims() == g.dims()) {
+      const DenseTensor xc = contiguous(x), gc = contiguous(g);
+      const T* xp = xc.data<T>();
+      const T* gp = gc.data<T>();
+      T* o = dx->alloc<T>();
+      parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
+        if (approximate) {
+          vec_binary<GeluGradTanhF>(xp + b, gp + b, o + b, e - b);
+        } else {
+          vec_binary<GeluGradErfF>(xp + b, gp + b, o + b, e - b);
+        }
+      });
+      return;
+    }
+  }
   binary_kernel<T, T>(x, g, dx, [approximate](auto v, auto d) { return d * gelu_d1(v, approximate); });
 }
 template <typename T>

@@ -173,3 +173,22 @@ def test_lstm_to_static_matches_eager():
     np.testing.assert_allclose(out.numpy(), eager_out.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(h.numpy(), eh.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(c.numpy(), ec.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch_first,reverse", [(False, False), (True, True)])
+def test_float32_gradients_at_hidden_128_match_float64(batch_first, reverse):
+    """Hidden 128 makes da's rows 512 floats apart: dW_hh = da^T h_prev takes OpenBLAS
+    (phi_kernels/cpu/sgemm.cc); the float32 gradients equal the float64 kernel's (checked
+    against finite differences above) to float32 accuracy, with the output's gradient too."""
+    rng = np.random.default_rng(7)
+    T, B, H = 5, 3, 128
+    arrays = [rng.standard_normal(s) * sc for s, sc in zip(_shapes(T, B, H, batch_first), (1, 0.1, 1, 1, 1))]
+    gout = rng.standard_normal((B, T, H) if batch_first else (T, B, H))
+    grads = {}
+    for dt in ("float32", "float64"):
+        ts = [oar.to_tensor(a.astype(dt), stop_gradient=False) for a in arrays]
+        out, h, c, _, _ = _ops._lstm_sequence(*ts, batch_first, reverse)
+        loss = (out * oar.to_tensor(gout.astype(dt))).sum() + (h * h).sum() + c.sum()
+        grads[dt] = [g.numpy().astype(np.float64) for g in oar.grad([loss], ts)]
+    for name, g32, g64 in zip(("xw", "w_hh", "bias", "h0", "c0"), grads["float32"], grads["float64"]):
+        np.testing.assert_allclose(g32, g64, rtol=1e-3, atol=1e-3 * np.abs(g64).max(), err_msg=name)

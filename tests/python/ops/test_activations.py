@@ -208,3 +208,46 @@ def test_activation_layers():
     a.eval()
     np.testing.assert_allclose(a(x).numpy(), x.numpy())
     assert nn.Dropout3D(0.5)(oar.ones([2, 3, 2, 2, 2])).shape == [2, 3, 2, 2, 2]
+
+
+def _np_gelu_d1(x, approximate):
+    from math import erf
+    if approximate:
+        c = np.sqrt(2 / np.pi)
+        t = np.tanh(c * (x + 0.044715 * x ** 3))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + np.vectorize(erf, otypes=[np.float64])(x / np.sqrt(2)))
+    return cdf + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (9,), (17,), (3, 1001), (4, 8, 33)])
+def test_gelu_grad_vector_path_against_float64(approximate, dtype, shape):
+    """gelu_grad's vector loop (full vectors, then a padded tail), on odd sizes, 0-size and a
+    transposed view, against the float64 derivative: float32 within a few ulp."""
+    rng = np.random.default_rng(sum(shape) + approximate)
+    x = rng.standard_normal(shape) * 4
+    g = rng.standard_normal(shape)
+    for view in (False, True):
+        xa, ga = (x.T, g.T) if view else (x, g)
+        xt = oar.to_tensor(np.ascontiguousarray(x).astype(dtype), stop_gradient=False)
+        xin = xt.transpose(list(range(x.ndim))[::-1]) if view else xt
+        out = F.gelu(xin, approximate)
+        (dx,) = oar.grad([out], [xt], [oar.to_tensor(np.ascontiguousarray(ga).astype(dtype))])
+        ref = (ga * _np_gelu_d1(xa, approximate))
+        ref = ref.T if view else ref
+        tol = 2e-6 if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(dx.numpy(), ref, rtol=tol, atol=tol * np.abs(g).max(initial=1))
+
+
+def test_gelu_grad_special_values():
+    x = np.array([0.0, -0.0, 12.0, -12.0, 30.0, -30.0, np.inf, -np.inf, np.nan, 1e-30], "float32")
+    for approximate in (False, True):
+        xt = oar.to_tensor(x, stop_gradient=False)
+        (dx,) = oar.grad([F.gelu(xt, approximate)], [xt], [oar.ones([x.size])])
+        with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 at +-inf
+            ref = _np_gelu_d1(x.astype(np.float64), approximate)
+        finite = np.isfinite(x)
+        np.testing.assert_allclose(dx.numpy()[finite], ref[finite], rtol=2e-6, atol=1e-7)
+        assert np.isnan(dx.numpy()[np.isnan(x)]).all()

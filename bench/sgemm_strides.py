@@ -1,0 +1,67 @@
+"""oneDNN's sgemm against OpenBLAS on the shapes where sgemm_rowmajor's routing depends on a
+leading dimension (phi_kernels/cpu/sgemm.cc), with the stride as the models make it and
+moved by 16 floats, 1 thread, their repeats interleaved.
+
+    OMP_NUM_THREADS=1 python3 bench/sgemm_strides.py
+"""
+import ctypes
+import statistics
+import time
+
+import numpy as np
+import scipy_openblas32
+
+I64, F, P = ctypes.c_int64, ctypes.c_float, ctypes.c_void_p
+CASES = [  # (what, ta, tb, M, N, K, lda choices, ldb choices)
+    ("LSTM dW_hh = da^T h_prev; GPT fc2 dW", 1, 0, 1024, 256, 1024, (1024, 1040), (256,)),
+    ("LSTM dW_ih = da^T x", 1, 0, 1024, 128, 1024, (1024, 1040), (128,)),
+    ("TN lda 512", 1, 0, 512, 256, 1024, (512, 528), (256,)),
+    ("GPT q/k/v/o dW (lda 256)", 1, 0, 256, 256, 1024, (256, 272), (256,)),
+    ("GPT fc1 dx (NT, ldb 1024)", 0, 1, 1024, 256, 1024, (1024,), (1024, 1040)),
+    ("GPT fc2 forward (NN, lda 1024)", 0, 0, 1024, 256, 1024, (1024, 1040), (256,)),
+    ("LSTM dh = da W_hh (strided da)", 0, 0, 16, 256, 1024, (65536, 65552), (256,)),
+    ("LSTM step h W_hh^T", 0, 1, 16, 1024, 256, (16384, 16400), (256,)),
+]
+
+
+def libs():
+    dn = ctypes.CDLL("libdnnl.so.2")
+    dn.dnnl_sgemm.argtypes = [ctypes.c_char, ctypes.c_char, I64, I64, I64, F, P, I64, P, I64, F, P, I64]
+    ob = ctypes.CDLL(f"{scipy_openblas32.get_lib_dir()}/libscipy_openblas.so")
+    ob.scipy_openblas_set_num_threads(1)
+    c = ctypes.c_int
+    ob.scipy_cblas_sgemm.argtypes = [c, c, c, c, c, c, F, P, c, P, c, F, P, c]
+    return dn, ob
+
+
+def main():
+    dn, ob = libs()
+    for what, ta, tb, M, N, K, ldas, ldbs in CASES:
+        fns, keep = {}, []
+        for lda in ldas:
+            for ldb in ldbs:
+                a = np.random.rand((K if ta else M) * lda).astype(np.float32)
+                b = np.random.rand((N if tb else K) * ldb).astype(np.float32)
+                c = np.empty(M * N, np.float32)
+                keep.append((a, b, c))
+                pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+                fns[f"onednn {lda}/{ldb}"] = (lambda pa=pa, pb=pb, pc=pc, lda=lda, ldb=ldb: dn.dnnl_sgemm(
+                    b"T" if ta else b"N", b"T" if tb else b"N", M, N, K, 1.0, pa, lda, pb, ldb, 0.0, pc, N))
+                fns[f"openblas {lda}/{ldb}"] = (lambda pa=pa, pb=pb, pc=pc, lda=lda, ldb=ldb: ob.scipy_cblas_sgemm(
+                    101, 112 if ta else 111, 112 if tb else 111, M, N, K, 1.0, pa, lda, pb, ldb, 0.0, pc, N))
+        n = max(1, int(3e7 / (2 * M * N * K)))
+        times = {k: [] for k in fns}
+        for f in fns.values():
+            f()
+        for _ in range(5):
+            for k, f in fns.items():
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    f()
+                times[k].append((time.perf_counter() - t0) / n * 1e3)
+        row = ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in times.items())
+        print(f"{'T' if ta else 'N'}{'T' if tb else 'N'} {M}x{N}x{K} ({what}) ms, lda/ldb: {row}")
+
+
+if __name__ == "__main__":
+    main()
