@@ -18,7 +18,7 @@ APT_PACKAGES=(
   libfftw3-dev           # oar.fft: FFTW (single and double precision) for the fft_* kernels
   llvm-19-dev            # the fusion compiler's CPU code generator (ORC JIT); never llvm-14
 )
-PIP_PACKAGES=(numpy scipy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
+PIP_PACKAGES=(numpy scipy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff pillow)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh; pillow: vision.transforms on PIL images
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -35,7 +35,7 @@ PY=${PYTHON:-python3}
 need_pip=0
 for p in "${PIP_PACKAGES[@]}"; do
   mod=${p%%[<>=]*}; [ "$mod" = pyyaml ] && mod=yaml; [ "$mod" = scikit-build-core ] && mod=scikit_build_core
-  [ "$mod" = scikit-learn ] && mod=sklearn
+  [ "$mod" = scikit-learn ] && mod=sklearn; [ "$mod" = pillow ] && mod=PIL
   "$PY" -c "import $mod" 2>/dev/null || need_pip=1
 done
 if ((need_pip)); then
