@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from . import functional as _f
+from . import _image as _f
 
 _INTERP = ("nearest", "bilinear")
 
