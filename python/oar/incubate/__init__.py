@@ -1,7 +1,7 @@
 """paddle.incubate: the graph operators' earlier names (graph_send_recv, graph_reindex,
 graph_sample_neighbors, segment_*), LookAhead, and incubate.autograd (functional vjp/jvp and
 Jacobian/Hessian of a function)."""
-from . import autograd  # noqa: F401
+from . import asp, autograd  # noqa: F401
 from .graph import (  # noqa: F401
     graph_reindex, graph_sample_neighbors, graph_send_recv, segment_max, segment_mean,
     segment_min, segment_sum,
