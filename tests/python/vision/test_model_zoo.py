@@ -22,7 +22,8 @@ PUBLISHED = [("alexnet", 61100840), ("squeezenet1_0", 1248424), ("squeezenet1_1"
              ("shufflenet_v2_x0_5", 1366792), ("shufflenet_v2_x1_0", 2278604),
              ("shufflenet_v2_x1_5", 3503624),
              ("resnext50_32x4d", 25028904), ("wide_resnet50_2", 68883240),
-             ("wide_resnet101_2", 126886696)]
+             ("wide_resnet101_2", 126886696),
+             ("inception_v3", 23834568)]  # torchvision's count without its auxiliary head
 
 
 @pytest.mark.parametrize("name,count", PUBLISHED)
@@ -34,7 +35,7 @@ SMALL_INPUT = [("alexnet", 224), ("squeezenet1_0", 64), ("squeezenet1_1", 64),
                ("densenet121", 32), ("mobilenet_v1", 32), ("mobilenet_v3_small", 32),
                ("mobilenet_v3_large", 32), ("shufflenet_v2_x0_25", 32),
                ("shufflenet_v2_x0_33", 32), ("shufflenet_v2_swish", 32),
-               ("resnext50_64x4d", 32), ("googlenet", 224)]
+               ("resnext50_64x4d", 32), ("googlenet", 224), ("inception_v3", 75)]
 
 
 @pytest.mark.parametrize("name,size", SMALL_INPUT)
@@ -80,6 +81,8 @@ def test_state_dict_names_follow_paddle():
     assert "conv2_1._depthwise_conv.0.weight" in keys and "fc.weight" in keys
     keys = set(M.shufflenet_v2_x0_25().state_dict())
     assert "2_1._conv_dw_1.0.weight" in keys and "_fc.bias" in keys
+    keys = set(M.inception_v3().state_dict())
+    assert "inception_block_list.10.branch3x3dbl_3b.1._variance" in keys
     keys = set(M.densenet121().state_dict())
     assert "db_conv_2.conv2_1.bn_ac_func1._conv.weight" in keys
     assert "tr_conv2_blk.conv_ac_func._batch_norm._mean" in keys

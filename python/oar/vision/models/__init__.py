@@ -22,3 +22,4 @@ from .densenet import (  # noqa: F401
     DenseNet, densenet121, densenet161, densenet169, densenet201, densenet264,
 )
 from .googlenet import GoogLeNet, googlenet  # noqa: F401
+from .inceptionv3 import InceptionV3, inception_v3  # noqa: F401
