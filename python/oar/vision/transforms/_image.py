@@ -1,21 +1,35 @@
 """The image kinds vision.transforms accepts (PIL image, NumPy HW/HWC array, CHW Tensor) and
 conversions between them and NumPy HWC arrays."""
+import importlib
 import numbers
+import sys
 
 import numpy as np
 
 from ... import _C
 
-try:
-    from PIL import Image, ImageEnhance, ImageOps
-except ImportError:  # Pillow is a dependency (scripts/install_deps.sh); arrays still work
-    Image = ImageEnhance = ImageOps = None
+
+class _Lazy:
+    """A Pillow module imported on first attribute use, so `import oar` does not load Pillow;
+    a PIL image can only exist once Pillow is loaded (see _is_pil_image)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+Image = _Lazy("PIL.Image")
+ImageEnhance = _Lazy("PIL.ImageEnhance")
+ImageOps = _Lazy("PIL.ImageOps")
 
 _PIL_RESAMPLE = {"nearest": 0, "lanczos": 1, "bilinear": 2, "bicubic": 3, "box": 4, "hamming": 5}
 
 
 def _is_pil_image(img):
-    return Image is not None and isinstance(img, Image.Image)
+    pil = sys.modules.get("PIL.Image")
+    return pil is not None and isinstance(img, pil.Image)
 
 
 def _is_tensor_image(img):
