@@ -19,9 +19,10 @@ APT_PACKAGES=(
   llvm-19-dev            # the fusion compiler's CPU code generator (ORC JIT); never llvm-14
 )
 PIP_PACKAGES=(numpy scipy pytest pyyaml scikit-build-core "pybind11>=3" ninja scikit-learn onnx onnxruntime ruff
-  "scipy-openblas32>=0.3.30")  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
+  "scipy-openblas32>=0.3.30" pillow)  # onnx: oar.onnx.export; onnxruntime: its tests; ruff: scripts/lint.sh
 # scipy-openblas32: a current OpenBLAS (run-time dispatch to AVX-512 kernels on Zen 4/5 and
 # Xeon, which Debian's 0.3.21 lacks) for float32 GEMM; docs/notes/gemm_backends.md.
+# pillow: vision.transforms on PIL images.
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -38,7 +39,7 @@ PY=${PYTHON:-python3}
 need_pip=0
 for p in "${PIP_PACKAGES[@]}"; do
   mod=${p%%[<>=]*}; [ "$mod" = pyyaml ] && mod=yaml; [ "$mod" = scikit-build-core ] && mod=scikit_build_core
-  [ "$mod" = scikit-learn ] && mod=sklearn
+  [ "$mod" = scikit-learn ] && mod=sklearn; [ "$mod" = pillow ] && mod=PIL
   [ "$mod" = scipy-openblas32 ] && mod=scipy_openblas32
   "$PY" -c "import $mod" 2>/dev/null || need_pip=1
 done

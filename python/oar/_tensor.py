@@ -188,7 +188,19 @@ Tensor.__format__ = _format
 
 
 def _item(self, *idx):
+    """The element as a Python scalar: the only one, item(flat_index) (row-major, as
+    numpy.ndarray.item and Paddle) or item(i, j, ...) with one index per axis."""
+    if len(idx) == 1 and isinstance(idx[0], (tuple, list)):
+        idx = tuple(idx[0])
+    if len(idx) == 1:
+        n, i = self.size, int(idx[0])
+        if not -n <= i < n:
+            raise IndexError(f"item: flat index {i} is out of range for a tensor of {n} elements")
+        return self.reshape([-1])[i].item()
     if idx:
+        if len(idx) != self.ndim:
+            raise IndexError(f"item: got {len(idx)} indices for a {self.ndim}-D tensor of shape "
+                             f"{list(self.shape)}")
         return self[idx].item()
     if self.size != 1:
         raise ValueError(f"item: only a tensor with one element can be converted to a Python "

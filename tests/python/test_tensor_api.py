@@ -108,6 +108,20 @@ def test_item_tolist_and_conversions():
         tensor([1.0, 2.0]).item()
     with pytest.raises(ValueError, match="ambiguous"):
         bool(tensor([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4,), (2, 1, 3), (1,)])
+def test_item_with_flat_and_multi_indices_matches_numpy(shape):
+    a = np.random.default_rng(0).standard_normal(shape)
+    t = tensor(a, "float64")
+    for flat in list(range(a.size)) + [-1, -a.size]:
+        assert t.item(flat) == a.item(flat)
+    for multi in np.ndindex(*shape):
+        assert t.item(*multi) == a.item(*multi) == t.item(multi)
+    with pytest.raises(IndexError, match="item: flat index"):
+        t.item(a.size)
+    with pytest.raises(IndexError, match="item: got"):
+        t.item(*([0] * (len(shape) + 1)))
     assert len(tensor(np.ones((4, 2)))) == 4
 
 

@@ -17,12 +17,17 @@ from .models import (  # noqa: F401
 )
 
 
+_BACKENDS = ("pil", "cv2", "tensor")
+_image_backend = ["pil"]
+
+
 def get_image_backend():
-    return "cv2"
+    """The backend dataset images load with: 'pil' (Paddle's default), 'cv2' or 'tensor'."""
+    return _image_backend[0]
 
 
 def set_image_backend(backend):
-    if backend != "cv2":
-        raise ValueError(
-            f"set_image_backend: only 'cv2' (NumPy arrays) is available, got '{backend}'"
-        )
+    if backend not in _BACKENDS:
+        raise ValueError(f"set_image_backend: backend must be one of {list(_BACKENDS)}, got "
+                         f"{backend!r}")
+    _image_backend[0] = backend

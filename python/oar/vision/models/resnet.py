@@ -194,3 +194,43 @@ def resnet101(pretrained=False, **kwargs):
 
 def resnet152(pretrained=False, **kwargs):
     return _resnet("resnet152", BottleneckBlock, 152, pretrained, **kwargs)
+
+
+def _resnext(name, depth, groups, width, pretrained, kwargs):
+    kwargs["groups"], kwargs["width"] = groups, width
+    return _resnet(name, BottleneckBlock, depth, pretrained, **kwargs)
+
+
+def resnext50_32x4d(pretrained=False, **kwargs):
+    return _resnext("resnext50_32x4d", 50, 32, 4, pretrained, kwargs)
+
+
+def resnext50_64x4d(pretrained=False, **kwargs):
+    return _resnext("resnext50_64x4d", 50, 64, 4, pretrained, kwargs)
+
+
+def resnext101_32x4d(pretrained=False, **kwargs):
+    return _resnext("resnext101_32x4d", 101, 32, 4, pretrained, kwargs)
+
+
+def resnext101_64x4d(pretrained=False, **kwargs):
+    return _resnext("resnext101_64x4d", 101, 64, 4, pretrained, kwargs)
+
+
+def resnext152_32x4d(pretrained=False, **kwargs):
+    return _resnext("resnext152_32x4d", 152, 32, 4, pretrained, kwargs)
+
+
+def resnext152_64x4d(pretrained=False, **kwargs):
+    return _resnext("resnext152_64x4d", 152, 64, 4, pretrained, kwargs)
+
+
+def wide_resnet50_2(pretrained=False, **kwargs):
+    """Wide ResNet-50-2: the bottleneck's inner width doubled (width=128)."""
+    kwargs["width"] = 128
+    return _resnet("wide_resnet50_2", BottleneckBlock, 50, pretrained, **kwargs)
+
+
+def wide_resnet101_2(pretrained=False, **kwargs):
+    kwargs["width"] = 128
+    return _resnet("wide_resnet101_2", BottleneckBlock, 101, pretrained, **kwargs)
