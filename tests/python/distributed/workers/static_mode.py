@@ -1,4 +1,4 @@
-"""dist.to_static / DistModel as each rank of a 2-process job (test_static_mode.py): the small
+"""dist.to_static / DistModel as each rank of a 2-process job (test_dist_to_static.py): the small
 GPT (2 layers, d=64, float64, AdamW) trained 20 steps through a DistModel gives the same
 losses as dynamic mode and as one process (1e-10), data parallel (`dp`) and tensor parallel
 (`mp`); `dp` also checks Strategy.gradient_merge (k_steps=2, with sharding stage 2) against
