@@ -229,6 +229,15 @@ def check_grad(case):
                                        rtol=case.grad_tol[1], err_msg=where)
 
 
+def check_case(case):
+    """The whole harness for one case: forward against its reference, the gradient against
+    finite differences when the case has one, and its bad inputs."""
+    check_forward(case)
+    if case.grad:
+        check_grad(case)
+    check_bad_inputs(case)
+
+
 def check_bad_inputs(case):
     """Each bad input raises its exception type, with the substring and the op's name."""
     for args, exc, substring, *attrs in case.bad_inputs:

@@ -10,7 +10,7 @@ import pytest
 import oar
 import oar.compat.nn as cnn
 import oar.compat.nn.functional as CF
-from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, tensor
+from op_test_utils import OpCase, case_id, check_case, tensor
 
 F64 = lambda a: tensor(np.asarray(a, dtype=np.float64), "float64")  # noqa: E731
 
@@ -75,10 +75,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward_grad_bad(case):
-    check_forward(case)
-    if case.grad:
-        check_grad(case)
-    check_bad_inputs(case)
+    check_case(case)
 
 
 def test_linear_layer_layout_and_init():

@@ -7,7 +7,7 @@ import pytest
 
 import oar
 import oar.nn.functional as F
-from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, tensor
+from op_test_utils import OpCase, case_id, check_case, tensor
 
 I64 = lambda a: oar.to_tensor(np.asarray(a, np.int64))  # noqa: E731
 
@@ -72,10 +72,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward_grad_bad(case):
-    check_forward(case)
-    if case.grad:
-        check_grad(case)
-    check_bad_inputs(case)
+    check_case(case)
 
 
 def test_impossible_alignment_zero_infinity_and_layer():

@@ -8,7 +8,7 @@ import oar
 import oar.nn.functional as F
 from oar.nn import clip
 from oar.nn.utils import remove_weight_norm, weight_norm
-from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, tensor
+from op_test_utils import OpCase, case_id, check_case, tensor
 
 I64 = lambda a: oar.to_tensor(np.asarray(a, np.int64))  # noqa: E731
 LABEL = np.array([[3, 0, -1, 1], [0, 2, 2, -1], [-1, 1, 2, 3]])
@@ -63,10 +63,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward_grad_bad(case):
-    check_forward(case)
-    if case.grad:
-        check_grad(case)
-    check_bad_inputs(case)
+    check_case(case)
 
 
 def test_temporal_shift_nhwc_and_layer():

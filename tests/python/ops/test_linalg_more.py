@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import oar
-from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, tensor
+from op_test_utils import OpCase, case_id, check_case, tensor
 
 L = oar.linalg
 
@@ -79,10 +79,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward_grad_bad(case):
-    check_forward(case)
-    if case.grad:
-        check_grad(case)
-    check_bad_inputs(case)
+    check_case(case)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 3)])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import oar
-from op_test_utils import OpCase, case_id, check_bad_inputs, check_forward, check_grad, ints, tensor
+from op_test_utils import OpCase, case_id, check_case, ints, tensor
 
 
 def np_cum(x, axis, better):
@@ -40,10 +40,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward_grad_bad(case):
-    check_forward(case)
-    if case.grad:
-        check_grad(case)
-    check_bad_inputs(case)
+    check_case(case)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
