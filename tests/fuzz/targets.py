@@ -1,6 +1,6 @@
 """Which callables the fuzzer calls, found by introspection of the public namespaces (no
 hand list): every public callable of oar, oar.Tensor (methods and operator dunders),
-oar.nn.functional, oar.linalg, oar.fft when present, and every oar.nn Layer class
+oar.nn.functional, oar.linalg, the EXTRA_NAMESPACES below, and every oar.nn Layer class
 (constructed, then called). Each becomes a Target with the parameters the generator fills."""
 import inspect
 import re
@@ -121,10 +121,20 @@ def _public(ns):
         yield name, obj
 
 
+# Function namespaces besides the top four, imported lazily by oar (so they are imported here).
+# Namespaces of classes or state (amp, autograd, distributed, profiler) are not fuzzed blindly.
+EXTRA_NAMESPACES = ["fft", "geometric", "metric", "vision.ops", "vision.transforms.functional",
+                    "incubate.nn.functional"]
+
+
 def _namespaces():
+    import importlib
     spaces = [("oar", oar), ("oar.nn.functional", oar.nn.functional), ("oar.linalg", oar.linalg)]
-    if hasattr(oar, "fft"):
-        spaces.append(("oar.fft", oar.fft))
+    for name in EXTRA_NAMESPACES:
+        try:
+            spaces.append((f"oar.{name}", importlib.import_module(f"oar.{name}")))
+        except ImportError:
+            continue
     return spaces
 
 
