@@ -99,12 +99,7 @@ def pp(rank, schedule_name):
     rng = np.random.default_rng(5)
     diffs = []
     for _ in range(20):
-        ids = rng.integers(0, 32, size=(8, 9))
-        x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
-        ref_loss = oar.nn.functional.cross_entropy(oar.reshape(ref(x), [-1, 32]), oar.reshape(y, [-1]))
-        ref_loss.backward()
-        ref_opt.step()
-        ref_opt.clear_grad()
+        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 8)
         losses = []
         sched.step(*([x] if rank == 0 else []), target=y if rank == 1 else None, losses=losses)
         opt.step()
@@ -121,6 +116,18 @@ def pp(rank, schedule_name):
         np.testing.assert_allclose(p.numpy(), ref_params[names[id(p)]].numpy(), rtol=1e-10, atol=1e-10,
                                    err_msg=names[id(p)])
     print(f"pp {schedule_name} ok {rank}", flush=True)
+
+
+def _reference_step(ref, ref_opt, rng, batch):
+    """One AdamW step of the single-process reference GPT on a random next-token batch:
+    (inputs, targets, loss), for the pipelined run to match."""
+    ids = rng.integers(0, 32, size=(batch, 9))
+    x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+    ref_loss = oar.nn.functional.cross_entropy(oar.reshape(ref(x), [-1, 32]), oar.reshape(y, [-1]))
+    ref_loss.backward()
+    ref_opt.step()
+    ref_opt.clear_grad()
+    return x, y, ref_loss
 
 
 def pp_parallelize(rank, split):
@@ -156,12 +163,7 @@ def pp_parallelize(rank, split):
     rng = np.random.default_rng(5)
     diffs = []
     for _ in range(20):
-        ids = rng.integers(0, 32, size=(4, 9))
-        x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
-        ref_loss = oar.nn.functional.cross_entropy(oar.reshape(ref(x), [-1, 32]), oar.reshape(y, [-1]))
-        ref_loss.backward()
-        ref_opt.step()
-        ref_opt.clear_grad()
+        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
         if world == 4:  # each stage's batch split over its dp axis
             x = dist.shard_tensor(x, stages[0], [Shard(0)])
             y = dist.shard_tensor(y, stages[1], [Shard(0)])
