@@ -65,6 +65,11 @@ __getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
        for name, fn in (("enable_compat", "enable_torch_proxy"),
                         ("disable_compat", "disable_torch_proxy"),
                         ("use_compat_guard", "use_torch_proxy_guard"))}})
+# paddle.sparse, paddle.text and paddle.audio load on first use too (oar._lazy.add_namespaces);
+# dense Tensor's to_sparse_coo/to_sparse_csr/is_sparse... load oar.sparse on their first call.
+__getattr__ = _lazy.add_namespaces(__getattr__, "oar", ("sparse", "text", "audio"))
+from . import _sparse_methods  # noqa: E402
+_sparse_methods.install(Tensor)
 from ._ops import *  # noqa: E402,F401,F403
 from ._math_functions import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403

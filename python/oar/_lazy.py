@@ -95,3 +95,12 @@ def install_tensor_methods(tensor_cls, package="oar"):
             return getattr(importlib.import_module(_m, package), _n)(self, *args, **kwargs)
         method.__name__ = method.__qualname__ = name
         setattr(tensor_cls, name, method)
+
+
+def add_namespaces(getattr_fn, package, names):
+    """getattr_fn that also imports the subpackages `names` of package on first access."""
+    def __getattr__(name):
+        if name in names:
+            return importlib.import_module("." + name, package)
+        return getattr_fn(name)
+    return __getattr__
