@@ -224,6 +224,8 @@ class SparseCooTensor(_SparseTensor):
         return None if g is None else SparseCooTensor(self._indices, g, self._shape, self._coalesced)
 
     def to_dense(self):
+        if self._values.dtype == oar.bool:  # scatter-add has no bool kernel: count, then test
+            return self._with_values(self._values.astype("int32")).to_dense() != 0
         out = oar.zeros(self._shape, dtype=self._values.dtype)
         if self.sparse_dim() == 0:  # every element of the dense part is stored
             return out + self._values.sum(axis=0)
@@ -306,7 +308,8 @@ def dense_to_coo(x, sparse_dim=None):
     arr = x.numpy()
     mask = arr != 0
     if sparse_dim < nd:
-        mask = mask.reshape(arr.shape[:sparse_dim] + (-1,)).any(axis=-1)
+        rest = int(np.prod(arr.shape[sparse_dim:], dtype=np.int64))
+        mask = mask.reshape(arr.shape[:sparse_dim] + (rest,)).any(axis=-1)
     idx = np.stack(np.nonzero(mask)).astype(np.int64).reshape(sparse_dim, -1)
     indices = _index_tensor(idx)
     values = oar.gather_nd(x, indices.t()) if idx.shape[1] else \

@@ -3,6 +3,7 @@ zero, so the pattern is kept), casts, coalesce, sum, reshape, transpose and slic
 import numpy as np
 
 import oar
+from oar._dtype import convert_dtype
 
 from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, \
     _linear, coo_to_csr, csr_to_coo, from_coo_like
@@ -66,8 +67,8 @@ def pow(x, factor, name=None):  # noqa: A001 (Paddle's name)
 def cast(x, index_dtype=None, value_dtype=None, name=None):
     """x with its index tensors cast to index_dtype and its values to value_dtype."""
     check_sparse("cast", x)
-    if index_dtype is not None and oar.dtype(index_dtype).name not in ("int8", "uint8", "int16",
-                                                                       "int32", "int64"):
+    if index_dtype is not None and convert_dtype(index_dtype).name not in (
+            "int8", "uint8", "int16", "int32", "int64"):
         _fail("cast", f"index_dtype must be an integer dtype, got {index_dtype}", TypeError)
     values = x.values() if value_dtype is None else x.values().astype(value_dtype)
     ix = (lambda t: t) if index_dtype is None else (lambda t: t.astype(index_dtype))
@@ -129,6 +130,8 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001 (Padd
     """The sum over axis (None: all) as a sparse tensor; summing away every sparse dim keeps
     one sparse dim of size 1 (Paddle's layout)."""
     check_sparse("sum", x)
+    if dtype is None and x.dtype.name in ("bool", "int32"):
+        dtype = "int64"  # Paddle's accumulation type for these
     if dtype is not None:
         x = cast(x, value_dtype=dtype)
     coo = x if isinstance(x, SparseCooTensor) else csr_to_coo(x)
