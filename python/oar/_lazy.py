@@ -25,6 +25,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
 """,
     "._scan_composites": "cummax cummin",
     "._special_composites": "i0 i0e i1 i1e",
+    "._windows": "bartlett_window blackman_window hamming_window hann_window kaiser_window",
 }
 TENSOR_METHODS = {
     "._math_composites": """
