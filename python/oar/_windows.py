@@ -45,7 +45,7 @@ def _kaiser(m, beta):
 
 def _finish(op, fn, n, periodic, dtype, requires_grad):
     n = _length(op, n)
-    w = fn(n + 1)[:-1] if periodic and n > 0 else fn(n)
+    w = fn(n + 1)[:-1] if periodic and n > 1 else fn(n)  # length 1: [1.]
     out = oar.to_tensor(w.astype(np.float64), dtype=dtype or "float32")
     out.stop_gradient = not requires_grad
     return out

@@ -14,7 +14,7 @@ def random_sparse(shape, density=0.4, sparse_dim=None, rng=RNG):
     mask = rng.random(shape[:sparse_dim]) < density
     vals = rng.standard_normal(shape)
     vals[vals == 0] = 0.5
-    return vals * mask.reshape(mask.shape + (1,) * (len(shape) - sparse_dim))
+    return np.where(mask.reshape(mask.shape + (1,) * (len(shape) - sparse_dim)), vals, 0.0)  # +0
 
 
 def t(a, dtype="float64", grad=False):
