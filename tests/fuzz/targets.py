@@ -125,6 +125,7 @@ def _public(ns):
 # Namespaces of classes or state (amp, autograd, distributed, profiler) are not fuzzed blindly.
 EXTRA_NAMESPACES = ["fft", "geometric", "metric", "vision.ops", "vision.transforms.functional",
                     "incubate.nn.functional"]
+EXTRA_NAMESPACES += ["sparse", "sparse.nn.functional", "audio.functional", "text"]  # issue 18
 
 
 def _namespaces():

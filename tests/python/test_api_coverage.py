@@ -472,3 +472,42 @@ def test_distribution_namespace_is_paddles():
     for sub in ("gumbel", "independent", "transformed_distribution", "transform", "kl",
                 "normal", "uniform"):  # Paddle's examples import these submodules
         __import__(f"oar.distribution.{sub}")
+
+
+# ---- paddle.sparse, paddle.audio, paddle.text (issue 18): Paddle 3.3.1's __all__ of each
+# namespace (text's datasets, which download Baidu's corpora, and audio.datasets excepted)
+SPARSE_NAMES = {
+    "oar.sparse": """sparse_coo_tensor sparse_csr_tensor sin tan asin atan sinh tanh asinh atanh
+        sqrt square log1p abs pow pca_lowrank cast neg deg2rad rad2deg expm1 mv matmul mask_as
+        masked_matmul addmm add subtract transpose sum multiply divide coalesce is_same_shape
+        reshape isnan slice""",
+    "oar.sparse.nn": """ReLU ReLU6 LeakyReLU Softmax BatchNorm SyncBatchNorm Conv2D Conv3D
+        SubmConv2D SubmConv3D MaxPool3D""",
+    "oar.sparse.nn.functional": """conv2d conv3d subm_conv2d subm_conv2d_igemm subm_conv3d
+        subm_conv3d_igemm max_pool3d relu relu6 leaky_relu softmax attention""",
+    "oar.audio": "functional features backends load info save",
+    "oar.audio.functional": """compute_fbank_matrix create_dct fft_frequencies hz_to_mel
+        mel_frequencies mel_to_hz power_to_db get_window""",
+    "oar.audio.features": "LogMelSpectrogram MelSpectrogram MFCC Spectrogram",
+    "oar.audio.backends": "get_current_backend list_available_backends set_backend",
+    "oar.text": "ViterbiDecoder viterbi_decode",
+}
+
+
+@pytest.mark.parametrize("module", sorted(SPARSE_NAMES))
+def test_sparse_audio_text_namespaces_are_paddles(module):
+    import importlib
+    mod = importlib.import_module(module)
+    names = SPARSE_NAMES[module].split()
+    missing = [n for n in names if getattr(mod, n, None) is None]
+    assert not missing, f"{module} lacks {missing}"
+    assert sorted(mod.__all__) == sorted(names)
+
+
+def test_sparse_tensor_methods_and_windows():
+    for name in ("to_sparse_coo", "to_sparse_csr", "to_dense", "is_sparse", "is_sparse_coo",
+                 "is_sparse_csr", "sparse_dim", "dense_dim"):
+        assert callable(getattr(oar.Tensor, name)), name
+    for name in ("hann_window", "hamming_window", "kaiser_window", "blackman_window",
+                 "bartlett_window"):
+        assert callable(getattr(oar, name)), name
