@@ -167,11 +167,12 @@ def test_conv_layers_and_bad_inputs():
         SF.conv2d(x, oar.ones([1, 1, 2, 2]))
 
 
-def np_sparse_maxpool(a, k, s, p):
+def np_sparse_maxpool(a, k, s, p, ceil=False):
     n, d, h, w, c = a.shape
     occ = np.pad((a != 0).any(-1), [(0, 0)] + [(p, p)] * 3)
     x = np.pad(a, [(0, 0)] + [(p, p)] * 3 + [(0, 0)])
-    out_sp = [(dim + 2 * p - k) // s + 1 for dim in (d, h, w)]
+    out_sp = [(-(-(dim + 2 * p - k) // s) if ceil else (dim + 2 * p - k) // s) + 1
+              for dim in (d, h, w)]
     out = np.zeros([n] + out_sp + [c])
     for b in range(n):
         for o in itertools.product(*[range(v) for v in out_sp]):
@@ -182,13 +183,26 @@ def np_sparse_maxpool(a, k, s, p):
     return out
 
 
-@pytest.mark.parametrize("k, s, p", [(3, 1, 0), (2, 2, 0), (3, 2, 1)])
-def test_max_pool3d_over_active_sites(k, s, p):
+@pytest.mark.parametrize("k, s, p, ceil", [(3, 1, 0, False), (2, 2, 0, False), (3, 2, 1, False),
+                                           (2, 2, 0, True)])
+def test_max_pool3d_over_active_sites(k, s, p, ceil):
     a = random_sparse((2, 4, 5, 4, 3), density=0.3, sparse_dim=4) - 0.0
     a[a != 0] -= 3.0  # all stored values negative: a max over zeros would be wrong
-    out = SF.max_pool3d(t(a).to_sparse_coo(4), k, stride=s, padding=p)
-    np.testing.assert_allclose(out.to_dense().numpy(), np_sparse_maxpool(a, k, s, p))
-    assert list(S.nn.MaxPool3D(k, s, p)(t(a).to_sparse_coo(4)).shape) == list(out.shape)
+    out = SF.max_pool3d(t(a).to_sparse_coo(4), k, stride=s, padding=p, ceil_mode=ceil)
+    np.testing.assert_allclose(out.to_dense().numpy(), np_sparse_maxpool(a, k, s, p, ceil))
+    if ceil:
+        assert list(out.shape) == [2, 2, 3, 2, 3]
+    assert list(S.nn.MaxPool3D(k, s, p, ceil_mode=ceil)(t(a).to_sparse_coo(4)).shape) == list(out.shape)
+
+
+def test_max_pool3d_gradient_and_errors():
+    a = random_sparse((1, 3, 3, 3, 2), density=0.6, sparse_dim=4)
+    x = t(a).to_sparse_coo(4)
+    check_values_grad(lambda v: SF.max_pool3d(S.sparse_coo_tensor(x.indices(), v, [1, 3, 3, 3, 2],
+                                                                  stop_gradient=False), 2, 1),
+                      x.values().numpy())
+    with pytest.raises(ValueError, match="max_pool3d: the kernel .* does not fit"):
+        SF.max_pool3d(x, 5)
 
 
 def test_batch_norm_normalizes_the_stored_values():
