@@ -52,10 +52,14 @@ def _check_shape(op, shape):
 
 def _linear(indices, dims):
     """Row-major linear positions of the index columns of `indices` in a grid of `dims`."""
-    if indices.shape[0] == 0:
+    if indices.shape[0] == 0 or indices.shape[1] == 0:
         return np.zeros(indices.shape[1], dtype=np.int64)
-    return np.ravel_multi_index(tuple(indices), tuple(dims)) if indices.shape[1] else \
-        np.zeros(0, dtype=np.int64)
+    try:
+        return np.ravel_multi_index(tuple(indices), tuple(dims))
+    except ValueError:
+        raise ValueError(f"sparse: a grid of dims {list(dims)} has more than 2**63 positions, so "
+                         "its indices cannot be sorted or matched; use fewer or smaller sparse "
+                         "dims") from None
 
 
 class _SparseTensor:

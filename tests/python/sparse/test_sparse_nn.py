@@ -225,3 +225,18 @@ def test_convert_sync_batchnorm():
     model = oar.nn.Sequential(S.nn.Conv3D(3, 5, 3), S.nn.BatchNorm(5))
     sync = S.nn.SyncBatchNorm.convert_sync_batchnorm(model)
     assert isinstance(sync[1], S.nn.SyncBatchNorm) and sync[1].weight is model[1].weight
+
+
+def test_rulebooks_never_densify():
+    # a 10**18-site grid with 4 active sites: a dense path could not allocate it
+    idx = [[0, 0, 0, 0], [1, 2, 3, 4], [0, 0, 0, 0], [0, 0, 0, 0]]
+    y = S.sparse_coo_tensor(idx, oar.ones([4, 1]), [1, 10 ** 6, 10 ** 6, 10 ** 6, 1])
+    out = SF.subm_conv3d(y, oar.ones([3, 3, 3, 1, 1]))
+    np.testing.assert_array_equal(out.values().numpy()[:, 0], [2, 3, 3, 2])  # neighbours along D
+    assert SF.conv3d(y, oar.ones([3, 3, 3, 1, 1]), padding=1).nnz() == 6 * 2 * 2  # H, W >= 0
+    assert SF.max_pool3d(y, 2, 2).nnz() == 3
+    with pytest.raises(ValueError, match="max_pool3d: kernel_size .* offsets; at most"):
+        SF.max_pool3d(y, [10 ** 5] * 3)
+    huge = S.sparse_coo_tensor([[0, 0], [1, 1]], [1.0, 2.0], [2 ** 62, 2 ** 62])
+    with pytest.raises(ValueError, match="sparse: a grid of dims .* more than 2\\*\\*63 positions"):
+        huge.coalesce()

@@ -54,13 +54,16 @@ def softmax(x, axis=-1, name=None):
     if isinstance(x, SparseCsrTensor):
         b, r = csr_rows(x)
         m = x._shape[-2]
-        return x._with_values(_group_softmax(x.values(), b * m + r, max(1, x.size // x._shape[-1])))
+        _, rows = np.unique(b * m + r, return_inverse=True)
+        rows = rows.reshape(-1)
+        return x._with_values(_group_softmax(x.values(), rows, int(rows.max()) + 1 if rows.size else 1))
     if x.dense_dim() > 0:  # the last axis is dense: every element of it is stored
         return x._with_values(F.softmax(x.values(), axis=-1))
     x = coalesce(x)
     idx = x.indices().numpy()
-    rows = _linear(idx[:-1], x._shape[:x.sparse_dim() - 1])
-    count = max(1, int(np.prod(x._shape[:-1], dtype=np.int64)))
+    _, rows = np.unique(_linear(idx[:-1], x._shape[:x.sparse_dim() - 1]), return_inverse=True)
+    rows = rows.reshape(-1)
+    count = max(1, int(rows.max()) + 1 if rows.size else 1)
     return SparseCooTensor(x.indices(), _group_softmax(x.values(), rows, count), x._shape, True)
 
 

@@ -18,13 +18,14 @@ import numpy as np
 
 import oar
 
-from ..._tensor import SparseCooTensor, _fail, _index_tensor
+from ..._tensor import SparseCooTensor, _fail, _index_tensor, _linear
 from ...unary import check_sparse
 
 __all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv2d_igemm", "subm_conv3d",
            "subm_conv3d_igemm", "max_pool3d"]
 
 _LAYOUT = {2: "NHWC", 3: "NDHWC"}
+_MAX_KERNEL_VOLUME = 1 << 20  # the rulebooks loop over kernel offsets in Python
 
 
 def _tuple(op, arg, v, n, low):
@@ -87,7 +88,7 @@ def _rulebook(coords, offsets, stride, pad_before, dilation, out_dims):
 
 
 def _linear_sites(coords, dims):
-    return np.ravel_multi_index(coords.T, dims) if len(coords) else np.zeros(0, np.int64)
+    return _linear(coords.T, dims)
 
 
 def _regular_pairs(x, kernel, stride, pad, dilation, out_dims):
@@ -230,6 +231,9 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_for
     kernel = _tuple(op, "kernel_size", kernel_size, 3, 1)
     stride = kernel if stride is None else _tuple(op, "stride", stride, 3, 1)
     pad = _padding(op, padding, 3)
+    if int(np.prod(kernel, dtype=np.int64)) > _MAX_KERNEL_VOLUME:
+        _fail(op, f"kernel_size {kernel} has {int(np.prod(kernel, dtype=np.int64))} offsets; at "
+              f"most {_MAX_KERNEL_VOLUME} are supported")
     out_dims = _out_dims(op, list(x.shape[1:-1]), kernel, stride, pad, [1, 1, 1], ceil_mode)
     _, pairs, out_coords = _regular_pairs(x, kernel, stride, pad, [1, 1, 1], out_dims)
     src = np.concatenate([p[0] for p in pairs]).astype(np.int64)
