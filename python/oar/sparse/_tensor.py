@@ -1,4 +1,5 @@
-"""Oar's sparse tensors (Paddle's `paddle.sparse`): COO and CSR.
+"""Oar's sparse tensors (Paddle's `paddle.sparse`): COO and CSR (Note [Sparse tensors] in
+docs/notes/sparse.md).
 
 A COO tensor of dense shape S holds `indices`, an int64 tensor [sparse_dim, nnz] of positions
 in S's first sparse_dim dims, and `values`, a tensor [nnz, *S[sparse_dim:]] (the dense part of
