@@ -48,7 +48,7 @@ class AutoMixedPrecisionLists:
         self.amp_dtype = dtype
         self.white_list = (_defaults("white") - black) | white
         self.black_list = (_defaults("black") - white) | black
-        self.gray_list = _defaults("gray") - white - black
+        self.gray_list = set()  # every op in neither list follows its inputs' dtype
         self.black_varnames = set(_op_set(black_varnames, self._who, "custom_black_varnames"))
         self.unsupported_list = set()
 
