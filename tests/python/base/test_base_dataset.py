@@ -5,7 +5,6 @@ import pytest
 
 import oar
 from oar import static
-from oar.base import dataset as D
 
 
 @pytest.fixture
