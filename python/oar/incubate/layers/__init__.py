@@ -1,0 +1,4 @@
+"""paddle.incubate.layers: partial_concat, partial_sum, shuffle_batch."""
+from .nn import partial_concat, partial_sum, shuffle_batch  # noqa: F401
+
+__all__ = ["partial_concat", "partial_sum", "shuffle_batch"]

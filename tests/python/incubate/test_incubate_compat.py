@@ -1,0 +1,168 @@
+"""paddle.incubate additions: minimize_bfgs/minimize_lbfgs, layers.partial_concat /
+partial_sum / shuffle_batch, identity_loss, registered rng states, autotune, prim switch."""
+import json
+
+import numpy as np
+import pytest
+from op_test_utils import OpCase, case_id, check_case
+
+import oar
+from oar.incubate.optimizer.functional import minimize_bfgs, minimize_lbfgs
+
+MINIMIZERS = [minimize_bfgs, minimize_lbfgs]
+
+
+def _quadratic(n, seed):
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, n))
+    a = m @ m.T + n * np.eye(n)
+    b = rng.standard_normal(n)
+    at, bt = oar.to_tensor(a), oar.to_tensor(b)
+    return a, b, lambda x: 0.5 * (x * oar.matmul(at.astype(x.dtype), x)).sum() - (bt.astype(x.dtype) * x).sum()
+
+
+@pytest.mark.parametrize("fn", MINIMIZERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_quadratic_minimum_matches_solve(fn, n):
+    a, b, f = _quadratic(n, n)
+    out = fn(f, oar.zeros([n], dtype="float64"), dtype="float64")
+    assert bool(out[0]) and int(out[1]) >= 1
+    np.testing.assert_allclose(out[2].numpy(), np.linalg.solve(a, b), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(float(out[3]), -0.5 * b @ np.linalg.solve(a, b), rtol=1e-8)
+    assert float(out[4].abs().max()) < 1e-5
+    if fn is minimize_bfgs:  # the inverse Hessian estimate approaches A^-1 on a quadratic
+        assert out[5].shape == [n, n]
+
+
+@pytest.mark.parametrize("fn", MINIMIZERS, ids=lambda f: f.__name__)
+def test_rosenbrock_and_float32(fn):
+    def rosen(x):
+        return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+    out = fn(rosen, oar.to_tensor([-1.2, 1.0], dtype="float64"), max_iters=200, dtype="float64")
+    np.testing.assert_allclose(out[2].numpy(), [1.0, 1.0], atol=1e-4)
+    out32 = fn(rosen, oar.to_tensor([-1.2, 1.0]), max_iters=200)
+    assert out32[2].dtype == oar.float32 and out32[3].dtype == oar.float32
+
+
+def test_max_iters_zero_and_history():
+    _, _, f = _quadratic(3, 0)
+    out = minimize_bfgs(f, oar.zeros([3], dtype="float64"), max_iters=0, dtype="float64")
+    assert not bool(out[0]) and int(out[1]) == 1 and float(out[2].abs().max()) == 0.0
+    a, b, f = _quadratic(5, 1)
+    out = minimize_lbfgs(f, oar.zeros([5], dtype="float64"), history_size=1, max_iters=500, dtype="float64")
+    np.testing.assert_allclose(out[2].numpy(), np.linalg.solve(a, b), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn", MINIMIZERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("kwargs, err, msg", [
+    (dict(initial_position=oar.zeros([2, 2])), ValueError, "initial_position must be 1-D"),
+    (dict(dtype="float16"), ValueError, "dtype must be 'float32' or 'float64'"),
+    (dict(line_search_fn="hager_zhang"), NotImplementedError, "line_search_fn must be 'strong_wolfe'"),
+    (dict(max_iters=-1), ValueError, "max_iters must be an int >= 0, got -1"),
+    (dict(tolerance_grad=float("nan")), ValueError, "tolerance_grad must be a number >= 0"),
+    (dict(objective_func=3), TypeError, "objective_func must be callable"),
+    (dict(objective_func=lambda x: x * 2), ValueError, "objective_func must return a one-element tensor"),
+    (dict(initial_inverse_hessian_estimate=oar.eye(3)), ValueError, "must have shape [2, 2]"),
+])
+def test_bad_inputs(fn, kwargs, err, msg):
+    args = dict(objective_func=lambda x: (x * x).sum(), initial_position=oar.ones([2]))
+    args.update(kwargs)
+    with pytest.raises(err) as e:
+        fn(**args)
+    assert msg in str(e.value) and fn.__name__ in str(e.value)
+
+
+def _window_np(xs, start_index, length, op):
+    cols = xs[0].shape[1]
+    stop = cols if length < 0 else start_index + length
+    parts = [x[:, start_index:stop] for x in xs]
+    return np.concatenate(parts, axis=1) if op == "concat" else sum(parts)
+
+
+L = oar.incubate.layers
+WINDOW_CASES = [
+    OpCase("partial_concat", lambda x, y, **k: L.partial_concat([x, y], **k),
+           lambda x, y, **k: _window_np([x, y], op="concat", **k), inputs=[(3, 5), (3, 5)],
+           attrs=dict(start_index=1, length=3), shapes=[[(3, 5), (3, 5)], [(0, 5), (0, 5)]],
+           bad_inputs=[([oar.ones([2, 5]), oar.ones([2, 4])], ValueError, "every input must have 5 columns"),
+                       ([oar.ones([2, 5]), oar.ones([3, 5])], ValueError, "must have the rows and dtype"),
+                       ([oar.ones([5]), oar.ones([5])], ValueError, "must be a 2-D tensor")]),
+    OpCase("partial_sum", lambda x, y, **k: L.partial_sum([x, y], **k),
+           lambda x, y, **k: _window_np([x, y], op="sum", **k), inputs=[(4, 6), (4, 6)],
+           attrs=dict(start_index=2, length=-1), shapes=[[(4, 6), (4, 6)], [(0, 6), (0, 6)]],
+           bad_inputs=[([oar.ones([2, 5]), oar.ones([2, 5])], ValueError, "exceeds the 5 columns",
+                        dict(start_index=3, length=4))]),
+]
+
+
+@pytest.mark.parametrize("case", WINDOW_CASES, ids=case_id)
+def test_partial_window_ops(case):
+    check_case(case)
+
+
+def test_shuffle_batch():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    out = L.shuffle_batch(oar.to_tensor(a), seed=5).numpy()
+    assert out.shape == a.shape
+    rows = sorted(map(tuple, out.reshape(6, 4).tolist()))
+    assert rows == sorted(map(tuple, a.reshape(6, 4).tolist()))
+    np.testing.assert_array_equal(L.shuffle_batch(oar.to_tensor(a), seed=5).numpy(), out)
+    with pytest.raises(TypeError, match="shuffle_batch: seed must be an int"):
+        L.shuffle_batch(oar.ones([2, 2]), seed=1.5)
+    oar.enable_static()
+    try:
+        with oar.static.program_guard(oar.static.Program(), oar.static.Program()):
+            with pytest.raises(NotImplementedError, match="shuffle_batch: not available in a static program"):
+                L.shuffle_batch(oar.static.data("x", [None, 4], "float32"))
+    finally:
+        oar.disable_static()
+
+
+def test_identity_loss():
+    x = oar.to_tensor(np.arange(6.0).reshape(2, 3), stop_gradient=False)
+    assert float(oar.incubate.identity_loss(x, "sum")) == 15.0
+    assert float(oar.incubate.identity_loss(x, 1)) == 2.5
+    assert oar.incubate.identity_loss(x, 2) is x
+    oar.incubate.identity_loss(x, 0).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones([2, 3]))
+    with pytest.raises(ValueError, match="identity_loss: reduction must be"):
+        oar.incubate.identity_loss(x, 3)
+
+
+def test_registered_rng_states():
+    inc = oar.incubate
+    start = inc.get_rng_state(use_index=True)
+    oar.seed(1)
+    idx = inc.register_rng_state_as_index()
+    a = oar.rand([3]).numpy()  # drawn from the state in use (start's slot)
+    inc.set_rng_state(idx, use_index=True)
+    np.testing.assert_array_equal(oar.rand([3]).numpy(), a)  # the registered state draws the same
+    inc.set_rng_state(start, use_index=True)
+    assert inc.get_rng_state(use_index=True) == start
+    with pytest.raises(ValueError, match="set_rng_state: index must be one of the registered indices"):
+        inc.set_rng_state([99], use_index=True)
+
+
+def test_autotune_and_prim(tmp_path):
+    at = oar.incubate.autotune
+    at.set_config({"kernel": {"enable": True, "tuning_range": [1, 5]}})
+    assert at.get_config()["kernel"] == {"enable": True, "tuning_range": [1, 5]}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"dataloader": {"enable": True}}))
+    at.set_config(str(p))
+    assert at.get_config()["dataloader"]["enable"] is True
+    for bad, msg in (({"gpu": {}}, "unknown section 'gpu'"), ({"kernel": {"enable": 1}}, "enable must be a bool"),
+                     ({"kernel": {"tuning_range": [5, 1]}}, "tuning_range must be"),
+                     (str(tmp_path / "missing.json"), "cannot read the JSON config")):
+        with pytest.raises((ValueError, TypeError), match=msg):
+            at.set_config(bad)
+    from oar.incubate.autograd import disable_prim, enable_prim, prim2orig, prim_enabled
+    enable_prim()
+    try:
+        assert prim_enabled() and oar.get_flags(["FLAGS_prim_all"])["FLAGS_prim_all"] in (True, "true", "1", 1)
+        prim2orig()
+    finally:
+        disable_prim()
+    assert not prim_enabled()
+    with pytest.raises(TypeError, match="prim2orig: block must be a program block"):
+        prim2orig(block=3)
