@@ -58,7 +58,7 @@ def test_max_iters_zero_and_history():
     (dict(initial_position=oar.zeros([2, 2])), ValueError, "initial_position must be 1-D"),
     (dict(dtype="float16"), ValueError, "dtype must be 'float32' or 'float64'"),
     (dict(line_search_fn="hager_zhang"), NotImplementedError, "line_search_fn must be 'strong_wolfe'"),
-    (dict(max_iters=-1), ValueError, "max_iters must be an int >= 0, got -1"),
+    (dict(max_iters=-1), ValueError, "max_iters must be an int in [0, 1000000], got -1"),
     (dict(tolerance_grad=float("nan")), ValueError, "tolerance_grad must be a number >= 0"),
     (dict(objective_func=3), TypeError, "objective_func must be callable"),
     (dict(objective_func=lambda x: x * 2), ValueError, "objective_func must return a one-element tensor"),
@@ -166,3 +166,10 @@ def test_autotune_and_prim(tmp_path):
     assert not prim_enabled()
     with pytest.raises(TypeError, match="prim2orig: block must be a program block"):
         prim2orig(block=3)
+
+
+@pytest.mark.parametrize("fn", MINIMIZERS, ids=lambda f: f.__name__)
+def test_unbounded_function_stops(fn):
+    out = fn(lambda x: -oar.exp(oar.exp(x)).sum(), oar.to_tensor([1.0], dtype="float64"), max_iters=1000,
+             dtype="float64")
+    assert not bool(out[0]) and int(out[1]) < 1000  # diverged to a non-finite value: stopped, not converged

@@ -4,6 +4,8 @@ import numbers
 
 from .... import _C
 
+MAX_ITERS = 1_000_000  # iteration counts are bounded up front (each iteration evaluates the function)
+
 
 def check_args(who, initial_position, max_iters, tolerance_grad, tolerance_change, line_search_fn,
                max_line_search_iters, initial_step_length, dtype):
@@ -19,8 +21,8 @@ def check_args(who, initial_position, max_iters, tolerance_grad, tolerance_chang
     if not initial_position.dtype.is_floating_point:
         raise TypeError(f"{who}: initial_position must be floating point, got {initial_position.dtype}")
     for name, v in (("max_iters", max_iters), ("max_line_search_iters", max_line_search_iters)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-            raise ValueError(f"{who}: {name} must be an int >= 0, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v <= MAX_ITERS:
+            raise ValueError(f"{who}: {name} must be an int in [0, {MAX_ITERS}], got {v!r}")
     for name, v in (("tolerance_grad", tolerance_grad), ("tolerance_change", tolerance_change),
                     ("initial_step_length", initial_step_length)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:

@@ -1,4 +1,6 @@
 """minimize_bfgs."""
+import math
+
 from ._common import Objective, check_args, line_search, results
 
 
@@ -43,4 +45,7 @@ def minimize_bfgs(objective_func, initial_position, max_iters=50, tolerance_grad
         sy = oar.outer(s, y)
         H = oar.matmul(oar.matmul(eye - rho * sy, H), eye - rho * sy.T) + rho * oar.outer(s, s)
         converged = float(g.abs().max()) < tolerance_grad or float(s.abs().max()) < tolerance_change
+        if not math.isfinite(f):  # diverged (an unbounded function): stop, not converged
+            converged = False
+            break
     return results(converged, obj.calls, x, f, g, dtype) + (H,)

@@ -1,4 +1,5 @@
 """minimize_lbfgs."""
+import math
 import numbers
 
 from ._common import Objective, check_args, line_search, results
@@ -53,4 +54,7 @@ def minimize_lbfgs(objective_func, initial_position, history_size=100, max_iters
         if len(history) > history_size:
             history.pop(0)
         converged = float(g.abs().max()) < tolerance_grad or float(s.abs().max()) < tolerance_change
+        if not math.isfinite(f):  # diverged (an unbounded function): stop, not converged
+            converged = False
+            break
     return results(converged, obj.calls, x, f, g, dtype)
