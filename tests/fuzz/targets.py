@@ -125,6 +125,8 @@ def _public(ns):
 # Namespaces of classes or state (amp, autograd, distributed, profiler) are not fuzzed blindly.
 EXTRA_NAMESPACES = ["fft", "geometric", "metric", "vision.ops", "vision.transforms.functional",
                     "incubate.nn.functional"]
+# issue 18's static slice: the reader decorators, incubate.layers, the BFGS minimizers
+EXTRA_NAMESPACES += ["reader", "incubate.layers", "incubate.optimizer.functional"]
 
 
 def _namespaces():

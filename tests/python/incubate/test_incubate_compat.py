@@ -173,3 +173,58 @@ def test_unbounded_function_stops(fn):
     out = fn(lambda x: -oar.exp(oar.exp(x)).sum(), oar.to_tensor([1.0], dtype="float64"), max_iters=1000,
              dtype="float64")
     assert not bool(out[0]) and int(out[1]) < 1000  # diverged to a non-finite value: stopped, not converged
+
+
+def _random_tree(rng, node_nums, child_nums):
+    tree = np.zeros([node_nums, 3 + child_nums], "int64")
+    tree[:, 0] = rng.integers(0, 3, node_nums)  # item ids (0: not a leaf)
+    tree[:, 3:] = rng.integers(0, node_nums, [node_nums, child_nums])
+    return tree
+
+
+def _tdm_child_ref(tree, ids):
+    child = tree[ids.reshape(-1), 3:]
+    leaf = (tree[child, 0] != 0).astype(np.int64)
+    shape = list(ids.shape) + [tree.shape[1] - 3]
+    return child.reshape(shape), leaf.reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_tdm_child_eager_and_static_match_numpy(dtype):
+    rng = np.random.default_rng(7)
+    tree = _random_tree(rng, 9, 3)
+    ids = rng.integers(0, 9, [5, 1]).astype(dtype)
+    attr = oar.ParamAttr(initializer=oar.nn.initializer.Assign(tree.astype("float64")))
+    child, leaf = L.tdm_child(oar.to_tensor(ids), 9, 3, param_attr=attr, dtype=dtype)
+    ref_child, ref_leaf = _tdm_child_ref(tree, ids.astype("int64"))
+    assert child.dtype.name == dtype and leaf.dtype.name == dtype
+    np.testing.assert_array_equal(child.numpy(), ref_child)
+    np.testing.assert_array_equal(leaf.numpy(), ref_leaf)
+    empty, _ = L.tdm_child(oar.zeros([0, 1], dtype=dtype), 9, 3, param_attr=attr, dtype=dtype)
+    assert list(empty.shape) == [0, 1, 3]
+    oar.enable_static()
+    try:
+        main, startup = oar.static.Program(), oar.static.Program()
+        with oar.static.program_guard(main, startup), oar.static.scope_guard(oar.static.Scope()):
+            x = oar.static.data("x", [None, 1], dtype, lod_level=1)
+            c, m = L.tdm_child(x, 9, 3, param_attr=oar.ParamAttr(initializer=oar.nn.initializer.Assign(tree)),
+                               dtype=dtype)
+            exe = oar.static.Executor()
+            exe.run(startup)
+            got_c, got_m = exe.run(main, feed={"x": ids}, fetch_list=[c, m])
+    finally:
+        oar.disable_static()
+    np.testing.assert_array_equal(got_c, ref_child)
+    np.testing.assert_array_equal(got_m, ref_leaf)
+
+
+@pytest.mark.parametrize("args, err, msg", [
+    ((oar.to_tensor([[9]], dtype="int32"), 7, 2), ValueError, "node ids must be in [0, 7), got values in [9, 9]"),
+    ((oar.to_tensor([[1.0]]), 7, 2), TypeError, "x must be an int32/int64 tensor"),
+    ((oar.to_tensor([[1]], dtype="int32"), 0, 2), ValueError, "node_nums must be an int >= 1, got 0"),
+    ((oar.to_tensor([[1]], dtype="int32"), 2 ** 40, 2 ** 40), MemoryError, "tdm_child"),
+])
+def test_tdm_child_bad_inputs(args, err, msg):
+    with pytest.raises(err) as e:
+        L.tdm_child(*args)
+    assert msg in str(e.value) and "tdm_child" in str(e.value)

@@ -83,3 +83,41 @@ def shuffle_batch(x, seed=None):
         perm = oar.to_tensor(np.random.default_rng(int(seed)).permutation(rows).astype("int64"))
     flat = x.reshape([rows, shape[-1]]) if len(shape) > 1 else x
     return oar.index_select(flat, perm, axis=0).reshape(shape)
+
+
+def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
+    """The children of tree nodes (tree-based deep match). The tree is a [node_nums,
+    3 + child_nums] parameter (initialized from param_attr): per node its item id, layer,
+    parent and child node ids (0: none). Returns (child, leaf_mask), both shaped
+    x.shape + [child_nums]: each node's child ids, and 1 where that child is a leaf (has an
+    item id), else 0."""
+    import oar
+
+    for name, v in (("node_nums", node_nums), ("child_nums", child_nums)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"tdm_child: {name} must be an int >= 1, got {v!r}")
+    if dtype not in ("int32", "int64"):
+        raise ValueError(f"tdm_child: dtype must be 'int32' or 'int64', got {dtype!r}")
+    if not isinstance(x, oar.Tensor) or x.dtype not in (oar.int32, oar.int64):
+        raise TypeError(f"tdm_child: x must be an int32/int64 tensor of node ids, got "
+                        f"{getattr(x, 'dtype', type(x).__name__)}")
+    from ...nn._errors import check_fits
+
+    check_fits("tdm_child", f"a tree of {node_nums} x {3 + child_nums}", node_nums * (3 + child_nums) * 8)
+    # Oar's parameters are floating point: the ids are kept as float64 (exact below 2**53)
+    table = oar.create_parameter([node_nums, 3 + child_nums], "float64", attr=param_attr,
+                                 default_initializer=oar.nn.initializer.Constant(0))
+    table.stop_gradient = True
+    tree = table.astype("int64")
+    from ...base import framework
+
+    if not framework.in_static_mode() and x.size:
+        lo, hi = int(x.min()), int(x.max())
+        if lo < 0 or hi >= node_nums:
+            raise ValueError(f"tdm_child: node ids must be in [0, {node_nums}), got values in [{lo}, {hi}]")
+    ids = oar.reshape(x, [-1]).astype("int64")
+    child = oar.index_select(tree, ids, axis=0)[:, 3:]
+    items = tree[:, 0]
+    leaf = oar.stack([oar.index_select(items, child[:, j], axis=0) != 0 for j in range(child_nums)], axis=1)
+    shape = [-1] + list(x.shape[1:]) + [child_nums]
+    return oar.reshape(child.astype(dtype), shape), oar.reshape(leaf.astype(dtype), shape)
