@@ -228,3 +228,24 @@ def test_tdm_child_bad_inputs(args, err, msg):
     with pytest.raises(err) as e:
         L.tdm_child(*args)
     assert msg in str(e.value) and "tdm_child" in str(e.value)
+
+
+def test_ps_dispatchers_and_single_worker_fleet():
+    from oar.incubate.distributed.fleet.parameter_server.ir.ps_dispatcher import HashName, RoundRobin
+    from oar.incubate.distributed.fleet.parameter_server.pslib import fleet
+    eps = ["127.0.0.1:6007", "127.0.0.1:6008", "127.0.0.1:6009"]
+    rr = RoundRobin(eps)
+    assert rr.dispatch(["a", "b", "c", "d"]) == [eps[0], eps[1], eps[2], eps[0]]
+    assert rr.dispatch(["e"]) == [eps[1]]  # continues where it stopped
+    rr.reset()
+    assert rr.dispatch(["f"]) == [eps[0]]
+    h = HashName(eps).dispatch(["w1", "w2", "w1"])
+    assert h[0] == h[2] and all(e in eps for e in h) and h == HashName(eps).dispatch(["w1", "w2", "w1"])
+    with pytest.raises(ValueError, match="RoundRobin: pserver_endpoints must be a non-empty list"):
+        RoundRobin([])
+    with pytest.raises(TypeError, match="dispatch: expected variables or their names"):
+        HashName(eps).dispatch([3])
+    fleet.init()
+    assert (fleet.worker_num(), fleet.worker_index(), fleet.is_worker(), fleet.is_server()) == (1, 0, True, False)
+    with pytest.raises(RuntimeError, match="no parameter server"):
+        fleet.run_server()
