@@ -304,14 +304,21 @@ def _register_parameter(p):
     name = p.name or unique_name("param")
     p.name = name
     main = default_main_program()
-    if name in main._params and name not in main._own:
-        raise ValueError(f"create_parameter: a parameter named '{name}' was made in another program; "
-                         f"give this one another name")
     shared = main._params.get(name)
-    if shared is not None:  # Paddle shares a parameter by name (ParamAttr(name=...) twice)
+    if shared is not None:
+        # Paddle shares a parameter by name: within a program (ParamAttr(name=...) twice) and
+        # across programs, whose variables of one name are one scope variable (a test
+        # program built under a fresh unique_name.guard() uses the training program's).
         if list(shared.shape) != list(p.shape) or shared.dtype != p.dtype:
             raise ValueError(f"create_parameter: parameter '{name}' exists with shape {list(shared.shape)} "
                              f"{shared.dtype}, asked again with shape {list(p.shape)} {p.dtype}")
+        startup = default_startup_program()
+        if name not in startup._init:  # this program's startup initialises it too, as Paddle's does
+            with _paused():
+                startup._init[name] = _C.ops.assign(p)
+            startup._version += 1
+        if name not in main._own:
+            main._own.append(name)
         return shared
     with _paused():
         init = _C.ops.assign(p)

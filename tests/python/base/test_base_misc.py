@@ -143,3 +143,34 @@ def test_assert_static_and_eager(capsys):
     with pytest.raises(TypeError, match="cond must be a one-element bool tensor"):
         Assert(oar.ones([2]) > 0)
     assert oar.nn.Linear(2, 2).weight.is_parameter
+
+
+def test_programs_under_fresh_guards_share_parameters_by_name():
+    """Paddle's train/test pattern: each program built under its own unique_name.guard()
+    names its parameters alike, and they are one scope variable."""
+    oar.enable_static()
+    try:
+        with static.scope_guard(static.Scope()):
+            progs = []
+            for _ in range(2):
+                main, startup = static.Program(), static.Program()
+                with oar.utils.unique_name.guard(), static.program_guard(main, startup):
+                    x = static.data("x", [None, 3], "float32")
+                    y = static.nn.fc(x, 2)
+                    loss = oar.mean(y * y)
+                progs.append((main, startup, y, loss))
+            (train, train_startup, _, loss), (test, test_startup, y_test, _) = progs
+            with static.program_guard(train, train_startup):
+                oar.optimizer.SGD(0.5).minimize(loss)
+            exe = static.Executor()
+            exe.run(test_startup)  # the test program's startup initialises the shared parameters
+            feed = {"x": np.ones([4, 3], "float32")}
+            before = exe.run(test, feed=feed, fetch_list=[y_test])[0]
+            exe.run(train, feed=feed, fetch_list=[loss])
+            after = exe.run(test, feed=feed, fetch_list=[y_test])[0]
+            assert not np.allclose(before, after)  # the training step updated what the test program reads
+            with pytest.raises(ValueError, match="exists with shape \\[3, 2\\]"):
+                with oar.utils.unique_name.guard(), static.program_guard(static.Program(), static.Program()):
+                    static.nn.fc(static.data("x", [None, 5], "float32"), 2)
+    finally:
+        oar.disable_static()
