@@ -61,6 +61,9 @@ _lazy.install_tensor_methods(Tensor)
 __getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
     **{ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
        for ns in ("distribution", "fft", "compat", "version", "geometric", "incubate")},
+    **{ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
+       for ns in ("reader", "cuda", "quantization", "pir_utils", "sysconfig")},
+    "batch": lambda: _lazy.importlib.import_module(".reader", "oar").batch,
     **{name: (lambda fn=fn: getattr(_lazy.importlib.import_module(".compat.proxy", "oar"), fn))
        for name, fn in (("enable_compat", "enable_torch_proxy"),
                         ("disable_compat", "disable_torch_proxy"),

@@ -126,6 +126,8 @@ def _public(ns):
 EXTRA_NAMESPACES = ["fft", "geometric", "metric", "vision.ops", "vision.transforms.functional",
                     "incubate.nn.functional"]
 EXTRA_NAMESPACES += ["sparse", "sparse.nn.functional", "audio.functional", "text"]  # issue 18
+# issue 18's static slice: the reader decorators, incubate.layers, the BFGS minimizers
+EXTRA_NAMESPACES += ["reader", "incubate.layers", "incubate.optimizer.functional"]
 
 
 def _namespaces():

@@ -511,3 +511,40 @@ def test_sparse_tensor_methods_and_windows():
     for name in ("hann_window", "hamming_window", "kaiser_window", "blackman_window",
                  "bartlett_window"):
         assert callable(getattr(oar, name)), name
+# ---- issue 18, static slice: the names of paddle.base / reader / quantization / incubate /
+# utils / static.amp / cuda that Paddle 3.3.1 documents, each present (and callable).
+STATIC_SLICE_NAMES = {
+    "base": "DatasetFactory DataFeedDesc DataFeeder create_lod_tensor create_random_int_lodtensor "
+            "enable_dygraph disable_dygraph is_compiled_with_xpu Program Executor Scope CPUPlace",
+    "base.dataset": "DatasetFactory InMemoryDataset QueueDataset FileInstantDataset BoxPSDataset",
+    "base.io": "PyReader DataLoader cache",
+    "base.executor": "as_numpy",
+    "base.log_helper": "get_logger",
+    "reader": "batch buffered cache chain compose firstn map_readers multiprocess_reader shuffle xmap_readers",
+    "quantization": "QuantConfig BaseQuanter BaseObserver quanter QAT PTQ",
+    "quantization.observers": "AbsmaxObserver",
+    "quantization.quanters": "FakeQuanterWithAbsMaxObserver",
+    "incubate": "identity_loss register_rng_state_as_index get_rng_state set_rng_state",
+    "incubate.layers": "partial_concat partial_sum shuffle_batch tdm_child",
+    "incubate.optimizer.functional": "minimize_bfgs minimize_lbfgs",
+    "incubate.autograd": "enable_prim disable_prim prim_enabled prim2orig orig2prim",
+    "incubate.autotune": "set_config",
+    "utils.unique_name": "generate guard switch",
+    "utils.cpp_extension": "get_build_directory",
+    "static.amp": "AutoMixedPrecisionLists CustomOpLists fp16_guard",
+    "static.amp.bf16": "AutoMixedPrecisionListsBF16 bf16_guard",
+    "static.nn.control_flow": "Assert cond while_loop",
+    "cuda": "is_available device_count synchronize get_rng_state set_rng_state manual_seed_all",
+    "sysconfig": "get_include get_lib",
+    "pir_utils": "IrGuard",
+}
+
+
+@pytest.mark.parametrize("space", sorted(STATIC_SLICE_NAMES))
+def test_static_slice_names(space):
+    import importlib
+    mod = importlib.import_module(f"oar.{space}")
+    missing = [n for n in STATIC_SLICE_NAMES[space].split() if not callable(getattr(mod, n, None))]
+    assert not missing, f"oar.{space} lacks {missing}"
+    assert oar.batch is oar.reader.batch
+    assert sorted(oar.quantization.__all__) == sorted(STATIC_SLICE_NAMES["quantization"].split())

@@ -25,3 +25,16 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
     from .._creation import to_tensor
 
     return to_tensor(value, dtype=dtype)
+
+
+def __getattr__(name):
+    # paddle.base.dygraph.base (the module of guard/enabled/no_grad) and no_grad itself
+    if name == "base":
+        import sys
+
+        return sys.modules[__name__]
+    if name == "no_grad":
+        from ..autograd import no_grad
+
+        return no_grad
+    raise AttributeError(f"module 'oar.base.dygraph' has no attribute '{name}'")

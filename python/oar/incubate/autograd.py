@@ -129,3 +129,46 @@ class Hessian(Jacobian):
         shape = [ys.shape[0], -1] if self._batched else [-1]
         g = oar.concat([t.reshape(shape) for t in gs], axis=-1)
         return _matrix(g, self._xs, self._batched)
+
+
+# ---- Paddle's primitive-operator switch: FLAGS_prim_all, which makes Oar's program
+# pipelines decompose ops with a decomp: rule into primitives (cinn/decompose). Programs keep
+# their original ops; the decomposition happens when they are lowered.
+def enable_prim():
+    """Programs are lowered through the primitive-op decompositions."""
+    from .. import _C
+
+    _C.set_flag("prim_all", "true")
+
+
+def disable_prim():
+    from .. import _C
+
+    _C.set_flag("prim_all", "false")
+
+
+def prim_enabled():
+    """Whether the decompositions are on."""
+    from .. import _C
+
+    return str(_C.get_flag("prim_all")).lower() in ("true", "1")
+
+
+def prim2orig(block=None, blacklist=None):
+    """The program's ops back as original ops: an Oar program always holds them (the
+    primitives exist only in the lowered copy), so there is nothing to convert."""
+    _check_block(block, "prim2orig")
+
+
+def orig2prim(block=None):
+    """Primitive ops in place of original ones: Oar decomposes when it lowers a program
+    (with prim enabled), not in the program, so the program is left as it is."""
+    _check_block(block, "orig2prim")
+
+
+def _check_block(block, who):
+    if block is not None and not hasattr(block, "ops"):
+        raise TypeError(f"{who}: block must be a program block or None, got {type(block).__name__}")
+
+
+__all__ += ["enable_prim", "disable_prim", "prim_enabled", "prim2orig", "orig2prim"]

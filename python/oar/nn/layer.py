@@ -30,6 +30,8 @@ def _snake(name):
 class Parameter(_C.Tensor):
     """A trainable tensor owned by a Layer (stop_gradient=False by default)."""
 
+    is_parameter = True  # Paddle's Variable.is_parameter
+
     def __init__(self, data, trainable=True, name=None):
         super().__init__(data)
         self.stop_gradient = not trainable

@@ -201,7 +201,9 @@ class _Pool(Layer):
         return type(self)._fn(x, **self._kwargs)
 
     def extra_repr(self):
-        return ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
+        # Paddle's Max/AvgPool layers print their window only
+        keys = ("kernel_size", "stride", "padding") if "kernel_size" in self._kwargs else self._kwargs
+        return ", ".join(f"{k}={self._kwargs[k]}" for k in keys)
 
 
 def _init_signature(params):

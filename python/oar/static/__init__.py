@@ -34,7 +34,8 @@ class InputSpec:
         return cls(list(ndarray.shape), str(_np.asarray(ndarray).dtype), name)
 
     def batch(self, batch_size):
-        """This spec with a leading batch dim (an int, or -1/None for a dynamic batch)."""
+        """Inserts a leading batch dim (an int, or -1/None for a dynamic batch) into this
+        spec's shape, in place (as Paddle's); returns the spec."""
         if isinstance(batch_size, (list, tuple)):
             if len(batch_size) != 1:
                 raise ValueError(f"InputSpec.batch: batch_size must be an int or a list of one int, "
@@ -43,13 +44,15 @@ class InputSpec:
         batch_size = -1 if batch_size is None else batch_size
         if not isinstance(batch_size, (int, _np.integer)) or batch_size < -1:
             raise ValueError(f"InputSpec.batch: batch_size must be an int >= 0 or -1/None, got {batch_size!r}")
-        return InputSpec([int(batch_size)] + list(self.shape or []), self.dtype, self.name, self.stop_gradient)
+        self.shape = [int(batch_size)] + list(self.shape or [])
+        return self
 
     def unbatch(self):
-        """This spec without its leading dim."""
+        """Removes the leading (batch) dim of this spec, in place (as Paddle's); returns it."""
         if not self.shape:
             raise ValueError("InputSpec.unbatch: the spec has no dims to remove")
-        return InputSpec(list(self.shape[1:]), self.dtype, self.name, self.stop_gradient)
+        self.shape = list(self.shape[1:])
+        return self
 
     def __eq__(self, other):
         return (isinstance(other, InputSpec) and self.shape == other.shape
@@ -131,6 +134,10 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
 
 def __getattr__(name):
     mod = _WHERE.get(name)
+    if name in ("amp", "log_helper"):  # submodules, loaded on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp" if name == "amp" else "oar.base.log_helper")
     if mod is None:
         if name == "Variable":
             from .._C import Tensor

@@ -91,6 +91,8 @@ class Scope:
         pass
 
 
+started_readers = []  # PyReaders (iterable=False) after start(): Executor.run(feed=None) reads them
+
 _global_scope = Scope()
 _scopes = [_global_scope]
 
@@ -147,6 +149,8 @@ class Executor:
                                  f"place here), got a list of {len(feed)} {type(feed[0]).__name__ if feed else ''}")
             feed = feed[0]
         feed = dict(feed or {})
+        if not feed and started_readers and isinstance(program, _program.Program):
+            feed = _reader_feed(program)
         if fetch_list is None:
             fetch_list = []
         elif not isinstance(fetch_list, (list, tuple)):
@@ -156,12 +160,33 @@ class Executor:
         elif isinstance(program, _program.Program):
             if program._init:  # a startup program
                 return self._run_startup(program, scope)
-            outs = self._run_main(program, feed, fetch_list, scope)
+            asserts = program._base()._asserts
+            extra = [t for cond, data, _, _ in asserts for t in [cond] + data]
+            outs = self._run_main(program, feed, list(fetch_list) + extra, scope)
+            if extra:
+                outs, checked = outs[:len(fetch_list)], outs[len(fetch_list):]
+                _check_asserts(asserts, checked)
         else:
             raise TypeError(f"Executor.run: program must be an oar.static.Program, got {type(program).__name__}")
         if return_numpy:
             return [_program.numpy_of(o) for o in outs]
         return outs
+
+    def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """Runs `program` once per batch of `dataset` (paddle.base.dataset), printing the
+        fetched values every print_period batches."""
+        from ..base.dataset import run_from_dataset
+
+        run_from_dataset(self, program, dataset, scope, fetch_list, fetch_info, print_period, False)
+
+    def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """train_from_dataset on the forward part of `program` (no parameter updates)."""
+        from ..base.dataset import run_from_dataset
+
+        run_from_dataset(self, program if program is not None else _program.default_main_program(), dataset,
+                         scope, fetch_list, fetch_info, print_period, True)
 
     def _run_startup(self, program, scope):
         names = list(program._init)
@@ -249,6 +274,33 @@ class Executor:
             params[name] = t
         with _program._paused():
             return c.executor.run(inputs, params)
+
+
+def _check_asserts(asserts, values):
+    """Raises for the first Assert whose condition came out False."""
+    from .nn.control_flow import check
+
+    i = 0
+    for cond, data, summarize, name in asserts:
+        ok = bool(np.asarray(_program.numpy_of(values[i])).reshape(()))
+        vals = [_program.numpy_of(v) for v in values[i + 1:i + 1 + len(data)]]
+        check(ok, vals, data, summarize, name)
+        i += 1 + len(data)
+
+
+def _reader_feed(program):
+    """The next batch of the started PyReader that feeds this program's inputs."""
+    inputs = program._base()._inputs
+    for reader in started_readers:
+        if all(v.name in inputs for v in reader._feed_list):
+            feed = reader._next_feed()
+            if feed is None:
+                from ..base.core import EOFException
+
+                raise EOFException("Executor.run: the started PyReader has no more batches (call reset(), then "
+                                   "start() for another pass)")
+            return feed
+    return {}
 
 
 def _as_feed(name, value, dims, dtype):

@@ -10,7 +10,6 @@ operator and Tensor method, and refuses .numpy() (it has no value until Executor
 Parameters made in static mode are builtin.parameter values of the main program; their
 initial values become the startup program, whose run fills the scope (Executor.run)."""
 import contextlib
-import itertools
 import sys
 import weakref
 
@@ -28,12 +27,12 @@ _startup = None
 _recording = None  # the Program whose tracer is active (the current main while static)
 _programs = weakref.WeakSet()  # every traced Program, to tell static variables apart
 _parameters = weakref.WeakValueDictionary()  # name -> parameter made in static mode (later programs declare it)
-_name_ids = {}  # prefix -> counter: fc_0, fc_1... as Paddle's unique_name
 
 
 def unique_name(prefix):
-    ids = _name_ids.setdefault(prefix, itertools.count())
-    return f"{prefix}_{next(ids)}"
+    from ..utils import unique_name as names  # one generator: paddle.utils.unique_name's
+
+    return names.generate(prefix)
 
 
 class Program:
@@ -51,6 +50,7 @@ class Program:
         self._grad_records = []  # backward / update steps, replayed per fed shape (_specialize.py)
         self._source = None   # a clone: the program it shares ops with
         self._for_test = False  # clone(for_test=True): runs the forward part only
+        self._asserts = []    # static.nn.control_flow.Assert checks: (cond, data, summarize, name)
         self._version = 0     # bumped on declarations; ops are counted by the tracer
         self.random_seed = 0
         _programs.add(self)
@@ -293,7 +293,9 @@ def data(name, shape, dtype=None, lod_level=0):
             raise ValueError(f"static.data '{name}': shape must hold sizes >= 0 or None/-1, got {list(shape)}")
         dims.append(int(d))
     dtype = convert_dtype(dtype if dtype is not None else get_default_dtype())
-    return default_main_program()._add_input(name, dims, dtype)
+    t = default_main_program()._add_input(name, dims, dtype)
+    t.lod_level = int(lod_level)  # sequence level of the fed data (base.dataset's sparse slots)
+    return t
 
 
 def _register_parameter(p):
@@ -302,14 +304,21 @@ def _register_parameter(p):
     name = p.name or unique_name("param")
     p.name = name
     main = default_main_program()
-    if name in main._params and name not in main._own:
-        raise ValueError(f"create_parameter: a parameter named '{name}' was made in another program; "
-                         f"give this one another name")
     shared = main._params.get(name)
-    if shared is not None:  # Paddle shares a parameter by name (ParamAttr(name=...) twice)
+    if shared is not None:
+        # Paddle shares a parameter by name: within a program (ParamAttr(name=...) twice) and
+        # across programs, whose variables of one name are one scope variable (a test
+        # program built under a fresh unique_name.guard() uses the training program's).
         if list(shared.shape) != list(p.shape) or shared.dtype != p.dtype:
             raise ValueError(f"create_parameter: parameter '{name}' exists with shape {list(shared.shape)} "
                              f"{shared.dtype}, asked again with shape {list(p.shape)} {p.dtype}")
+        startup = default_startup_program()
+        if name not in startup._init:  # this program's startup initialises it too, as Paddle's does
+            with _paused():
+                startup._init[name] = _C.ops.assign(p)
+            startup._version += 1
+        if name not in main._own:
+            main._own.append(name)
         return shared
     with _paused():
         init = _C.ops.assign(p)

@@ -111,8 +111,10 @@ def test_input_spec_helpers():
     spec = InputSpec.from_numpy(a, "x")
     assert spec.shape == [3, 4] and str(spec.dtype) == "float32" and spec.name == "x"
     assert InputSpec.from_tensor(oar.to_tensor(a)).shape == [3, 4]
-    assert spec.batch(None).shape == [-1, 3, 4] and spec.batch([8]).shape == [8, 3, 4]
-    assert spec.batch(2).unbatch() == spec
+    # batch/unbatch change the spec in place and return it (Paddle's InputSpec.batch doc)
+    assert spec.batch(None).shape == [-1, 3, 4] and spec.unbatch().shape == [3, 4]
+    assert spec.batch([8]) is spec and spec.shape == [8, 3, 4]
+    assert spec.unbatch() is spec and spec.shape == [3, 4]
     with pytest.raises(ValueError, match="InputSpec.unbatch"):
         InputSpec([]).unbatch()
     with pytest.raises(ValueError, match="InputSpec.batch"):

@@ -9,7 +9,7 @@ branch or repeats the body at run time (Note [Tracing control flow], docs/notes/
 
 
 def _tracer_for(x):
-    from ..jit import api
+    from ...jit import api
 
     if api._active and isinstance(x, api._Tensor) and api._active[-1].is_traced(x):
         return api._active[-1]
@@ -25,7 +25,7 @@ def _paused(tracer, fn):
 
 
 def _flat_tensors(out):
-    from ..jit import api
+    from ...jit import api
 
     tensors = []
     struct = api._flatten(out, tensors)
@@ -34,7 +34,7 @@ def _flat_tensors(out):
 
 def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
     """true_fn() if pred else false_fn() (pred: a bool or a one-element bool tensor)."""
-    from .. import _C
+    from ... import _C
 
     if isinstance(pred, _C.Tensor):
         if pred.size != 1:
@@ -52,8 +52,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
 def _refuse_gradients(kind, tensors, why=None):
     """Gradients the backward program cannot give: such a signature runs eagerly instead
     (api.EagerFallback)."""
-    from ..autograd import is_grad_enabled
-    from ..jit import api
+    from ...autograd import is_grad_enabled
+    from ...jit import api
 
     if is_grad_enabled() and any(not t.stop_gradient for t in tensors):
         why = why or f"the backward program cannot contain a {kind} yet"
@@ -65,8 +65,8 @@ def _refuse_gradients(kind, tensors, why=None):
 
 def _traced_cond(tracer, pred, true_fn, false_fn):
     import oar
-    from ..autograd import is_grad_enabled, no_grad
-    from ..jit import api
+    from ...autograd import is_grad_enabled, no_grad
+    from ...jit import api
 
     if pred.dtype != oar.bool:
         pred = pred.astype("bool")
@@ -108,8 +108,8 @@ def _link_cond_gradients(pred, true_fn, false_fn, wrt, results):
     tracer, that is a cf.if in the backward program whose regions hold the branches'
     backward rules; run eagerly, it is the taken branch's gradient."""
     import oar
-    from .. import _C
-    from ..autograd import enable_grad
+    from ... import _C
+    from ...autograd import enable_grad
 
     def vjp(fn, grads):
         def run():
@@ -168,7 +168,7 @@ def _iteration_guard(name, fixed):
     converted loop's eager run (the executor checks its runs the same way): a condition that
     no iteration changes and still holds after the first is an error, and so is an
     iteration past FLAGS_oar_max_while_iterations (0: no limit)."""
-    from .. import _C
+    from ... import _C
 
     label = f"while_loop '{name}'" if name else "while_loop"
     limit = int(_C.get_flag("oar_max_while_iterations"))
@@ -186,7 +186,7 @@ def _iteration_guard(name, fixed):
 
 def _traced_while(tracer, c0, cond, body, loop_vars, carried_dims=None, name=None):
     import oar
-    from ..autograd import is_grad_enabled
+    from ...autograd import is_grad_enabled
 
     if c0.dtype != oar.bool:
         c0 = c0.astype("bool")
@@ -242,8 +242,8 @@ def _traced_while_with_gradients(tracer, c0, cond, body, loop_vars, grad_vars, w
     history and differentiating it (vector-Jacobian product w.r.t. that iteration's
     variables and the tensors the body captures)."""
     import oar
-    from .. import _C
-    from ..autograd import enable_grad, no_grad
+    from ... import _C
+    from ...autograd import enable_grad, no_grad
 
     n = len(loop_vars)
     with no_grad():
@@ -311,8 +311,12 @@ _LAYERS = ("fc", "conv2d", "batch_norm", "embedding")
 
 
 def __getattr__(name):
+    if name == "control_flow":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.control_flow")
     if name in _LAYERS:  # they make parameters: loaded with the static machinery, on use
-        from . import _layers
+        from .. import _layers
 
         return getattr(_layers, name)
     raise AttributeError(f"module 'oar.static.nn' has no attribute '{name}'")

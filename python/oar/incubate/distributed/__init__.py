@@ -1,0 +1,1 @@
+"""paddle.incubate.distributed: the parameter-server helpers that run in one process."""

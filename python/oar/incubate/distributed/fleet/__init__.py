@@ -1,0 +1,1 @@
+"""paddle.incubate.distributed.fleet (parameter-server fleet, single process)."""

@@ -1,0 +1,1 @@
+"""Parameter-server placement (ir.ps_dispatcher) and the PSLib fleet of one trainer."""

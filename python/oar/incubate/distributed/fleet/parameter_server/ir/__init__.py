@@ -1,0 +1,1 @@
+"""Parameter-server program helpers."""
