@@ -388,6 +388,12 @@ OAR_Status s_record_event(const OAR_Device* d, OAR_Stream stream, OAR_Event even
   });
   return OAR_SUCCESS;
 }
+OAR_Status s_query_event(const OAR_Device* d, OAR_Event event) {
+  if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  std::shared_ptr<Event> e = event_of(event);
+  std::lock_guard<std::mutex> lock(e->mu);
+  return e->reached >= e->recorded ? OAR_SUCCESS : OAR_ERROR_NOT_READY;
+}
 OAR_Status s_synchronize_event(const OAR_Device* d, OAR_Event event) {
   if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   event_of(event)->wait();
@@ -545,6 +551,7 @@ OAR_DeviceInterface g_table = [] {
   t.destroy_event = s_destroy_event;
   t.record_event = s_record_event;
   t.synchronize_event = s_synchronize_event;
+  t.query_event = s_query_event;
   t.device_memory_allocate = s_allocate;
   t.device_memory_deallocate = s_deallocate;
   t.host_memory_allocate = s_host_allocate;
