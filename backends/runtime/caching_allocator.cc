@@ -21,18 +21,18 @@ size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 constexpr size_t kMaxRequest = size_t{1} << 56;
 }  // namespace
 
-CachingAllocator::CachingAllocator(const Place& place)
+CachingAllocator::CachingAllocator(const Place& place, bool poll_events)
     : place_(place), device_type_(DeviceManager::device_type_of(place)) {
   DeviceManager& dm = DeviceManager::instance();
   iface_ = &dm.interface(device_type_);
   device_ = dm.device(place);
   size_t min_chunk = 0;
-  check_status(iface_->device_min_chunk_size(device_, &min_chunk), device_type_,
-               "device_min_chunk_size");
+  check_status(iface_->device_min_chunk_size(device_, &min_chunk), device_type_, "device_min_chunk_size");
   small_unit_ = std::max(kSmallUnit, min_chunk);
   large_unit_ = std::max(kLargeUnit, min_chunk);
   small_free_.resize(kSmallMax / small_unit_ + 1);
   streams_ = !place.is_cpu();
+  poll_ = poll_events && iface_->query_event != nullptr;
 }
 
 CachingAllocator::~CachingAllocator() {
@@ -47,9 +47,25 @@ CachingAllocator::~CachingAllocator() {
   for (OAR_Event e : event_pool_) iface_->destroy_event(device_, e);
 }
 
+bool CachingAllocator::reusable_elsewhere_locked(FreeBlock& fb) {
+  if (fb.done) return true;
+  if (fb.ready != nullptr) return *fb.ready;  // the reaper's mark
+  if (fb.event == nullptr) return false;
+  // OAR_ERROR_NOT_READY while the stream has not reached it; a failure counts as not yet.
+  if (iface_->query_event(device_, fb.event) != OAR_SUCCESS) return false;
+  recycle_event_locked(fb);
+  fb.done = true;
+  return true;
+}
+
+void CachingAllocator::recycle_event_locked(FreeBlock& fb) {
+  // Only a polled event is the block's; the reaper's goes back to the pool from the reaper.
+  if (fb.event != nullptr) event_pool_.push_back(fb.event);
+  fb.event = nullptr;
+}
+
 size_t CachingAllocator::round_size(size_t bytes) const {
-  OAR_ENFORCE(bytes <= kMaxRequest, ResourceExhausted, "allocate: cannot allocate ", bytes,
-              " bytes on ", place_.str());
+  OAR_ENFORCE(bytes <= kMaxRequest, ResourceExhausted, "allocate: cannot allocate ", bytes, " bytes on ", place_.str());
   const size_t small = round_up(std::max<size_t>(bytes, 1), small_unit_);
   return is_small(small) ? small : round_up(bytes, large_unit_);
 }
@@ -142,10 +158,12 @@ void* CachingAllocator::take_free_locked(size_t size, OAR_Stream stream, size_t*
   // Small blocks match exactly; large ones take at most 25% more (the waste bound).
   const size_t limit = is_small(size) ? size : size + size / 4;
   for (auto it = stream_free_.lower_bound(size); it != stream_free_.end() && it->first <= limit; ++it) {
-    if (it->second.stream != stream && !*it->second.ready) continue;  // still in use over there
+    if (it->second.stream != stream && !reusable_elsewhere_locked(it->second)) continue;  // in use over there
     void* ptr = it->second.ptr;
     *block = it->first;
-    stream_free_.erase(it);
+    recycle_event_locked(it->second);  // re-recording a pending event is allowed (as in CUDA)
+    free_nodes_.push_back(stream_free_.extract(it));
+    free_nodes_.back().mapped().ready.reset();
     return ptr;
   }
   return nullptr;
@@ -161,7 +179,15 @@ void* CachingAllocator::allocate_on_stream(size_t size, size_t bytes) {
   } else {
     ptr = device_allocate_locked(block, bytes);
   }
-  stream_live_[ptr] = {block, stream};
+  if (live_nodes_.empty()) {
+    stream_live_[ptr] = {block, stream};
+  } else {
+    auto node = std::move(live_nodes_.back());
+    live_nodes_.pop_back();
+    node.key() = ptr;
+    node.mapped() = {block, stream};
+    stream_live_.insert(std::move(node));
+  }
   stats_.allocated_bytes += static_cast<int64_t>(block);
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
   return ptr;
@@ -176,7 +202,7 @@ void CachingAllocator::deallocate_on_stream(void* ptr) {
     return;
   }
   const auto [block, stream] = it->second;
-  stream_live_.erase(it);
+  live_nodes_.push_back(stream_live_.extract(it));
   stats_.allocated_bytes -= static_cast<int64_t>(block);
   const int64_t limit = std::max<int64_t>(FLAGS_oar_allocator_cache_limit_mb, 0) << 20;
   if (stats_.cached_bytes + static_cast<int64_t>(block) > limit) {
@@ -194,18 +220,29 @@ void CachingAllocator::deallocate_on_stream(void* ptr) {
   } else if (iface_->create_event(device_, &event) != OAR_SUCCESS) {
     event = nullptr;
   }
-  auto ready = std::make_shared<bool>(false);
+  FreeBlock fb{ptr, stream};
   if (event == nullptr || iface_->record_event(device_, stream, event) != OAR_SUCCESS) {
     // No event to poll: wait here, so the block is safe for every stream.
     iface_->synchronize_stream(device_, stream);
-    *ready = true;
+    fb.done = true;
     if (event != nullptr) event_pool_.push_back(event);
+  } else if (poll_) {
+    fb.event = event;  // polled when another stream wants the block
   } else {
-    pending_.emplace_back(event, ready);
+    fb.ready = std::make_shared<bool>(false);
+    pending_.emplace_back(event, fb.ready);
     if (!reaper_.joinable()) reaper_ = std::thread([this] { reap(); });
     reap_cv_.notify_one();
   }
-  stream_free_.emplace(block, FreeBlock{ptr, stream, std::move(ready)});
+  if (free_nodes_.empty()) {
+    stream_free_.emplace(block, std::move(fb));
+  } else {
+    auto node = std::move(free_nodes_.back());
+    free_nodes_.pop_back();
+    node.key() = block;
+    node.mapped() = std::move(fb);
+    stream_free_.insert(std::move(node));
+  }
   stats_.cached_bytes += static_cast<int64_t>(block);
 }
 
@@ -253,9 +290,8 @@ void CachingAllocator::device_free_locked(void* ptr, size_t block) {
   // Called from tensor destructors: report a device failure, never throw.
   OAR_Status status = iface_->device_memory_deallocate(device_, ptr, block);
   reserved_ -= static_cast<int64_t>(block);
-  LOG_IF(ERROR, status != OAR_SUCCESS)
-      << "device '" << device_type_ << "': device_memory_deallocate(" << ptr << ", " << block
-      << ") failed with " << status_name(status);
+  LOG_IF(ERROR, status != OAR_SUCCESS) << "device '" << device_type_ << "': device_memory_deallocate(" << ptr << ", "
+                                       << block << ") failed with " << status_name(status);
 }
 
 void CachingAllocator::release_cache_locked() {
@@ -270,7 +306,10 @@ void CachingAllocator::release_cache_locked() {
     OAR_Status st = iface_->synchronize_device(device_);
     LOG_IF(ERROR, st != OAR_SUCCESS) << "device '" << device_type_ << "': synchronize_device failed with "
                                      << status_name(st);
-    for (const auto& [block, fb] : stream_free_) device_free_locked(fb.ptr, block);
+    for (auto& [block, fb] : stream_free_) {
+      recycle_event_locked(fb);
+      device_free_locked(fb.ptr, block);
+    }
     stream_free_.clear();
   }
   stats_.cached_bytes = 0;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inference/capi/pd_inference_c.h"
+#include <oar/pd_inference_c.h>  /* oar.sysconfig.get_include() */
 
 #define CHECK(call)                                                                   \
   do {                                                                                \

@@ -56,7 +56,7 @@ from ._creation import (  # noqa: E402,F401
 from . import _lazy  # noqa: E402
 _lazy.install_tensor_methods(Tensor)
 # Namespaces imported on first use too (PEP 562): oar.distribution, oar.fft, oar.compat,
-# oar.version, oar.geometric, oar.incubate
+# oar.version, oar.geometric, oar.incubate, oar.sysconfig
 # (and the torch proxy's switches, Paddle's enable_compat/disable_compat/use_compat_guard).
 __getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
     **{ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))

@@ -7,7 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
+
+#include <cblas.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 namespace sample {
 
@@ -350,47 +355,55 @@ void convert(OAR_DataType from, const void* src, OAR_DataType to, void* dst, int
 
 // ---- GEMM: i-k-j order, the inner loop contiguous in B and C (vectorized by the compiler)
 
+// The GEMMs call the system's libraries, as a vendor's kernels call the vendor's BLAS
+// (docs/plugin_guide.md, "Calling a BLAS"): float32 through oneDNN's sgemm (Debian's
+// libdnnl), float64 through CBLAS (Debian's OpenBLAS). Both are Oar's own dependencies
+// too. A stream's worker thread is the device's one compute unit: its GEMMs run on that
+// thread alone (worker_thread_started), never on a pool shared with the host.
+void worker_thread_started() {
+  omp_set_num_threads(1);  // this thread's OpenMP setting only (oneDNN's threads); the host's stay
+}
+
+namespace {
+template <typename T>
+void blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
+          bool accumulate) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // C = beta C: kept when accumulating, zeros when not
+    if (!accumulate) std::fill(C, C + M * N, T(0));
+    return;
+  }
+  const T beta = accumulate ? T(1) : T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    // oneDNN's sgemm is row-major with 64-bit sizes; it fails only on bad arguments.
+    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, beta, C, N) == dnnl_success) return;
+  } else if (std::max({M, N, K, lda, ldb}) <= std::numeric_limits<int>::max()) {  // CBLAS sizes are int
+    const auto t = [](bool tr) { return tr ? CblasTrans : CblasNoTrans; };
+    cblas_dgemm(CblasRowMajor, t(ta), t(tb), M, N, K, 1.0, A, lda, B, ldb, beta, C, N);
+    return;
+  }
+  for (int64_t i = 0; i < M; ++i)  // past what the library takes
+    for (int64_t j = 0; j < N; ++j) {
+      T s = accumulate ? C[i * N + j] : T(0);
+      for (int64_t k = 0; k < K; ++k) s += A[ta ? k * lda + i : i * lda + k] * B[tb ? j * ldb + k : k * ldb + j];
+      C[i * N + j] = s;
+    }
+}
+}  // namespace
+
 template <typename T>
 void gemm(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C, bool accumulate) {
-  for (int64_t i = 0; i < M; ++i) {
-    T* c = C + i * N;
-    if (!accumulate) std::fill(c, c + N, T(0));
-    for (int64_t k = 0; k < K; ++k) {
-      const T a = A[i * K + k];
-      const T* b = B + k * N;
-      for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
-    }
-  }
+  blas<T>(false, false, M, N, K, A, K, B, N, C, accumulate);
 }
 
 template <typename T>
 void gemm_nt(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C, bool accumulate) {
-  for (int64_t i = 0; i < M; ++i) {
-    const T* a = A + i * K;
-    for (int64_t j = 0; j < N; ++j) {
-      const T* b = B + j * K;
-      T acc[8] = {};  // 8 partial sums: a reduction the compiler can vectorize
-      int64_t k = 0;
-      for (; k + 8 <= K; k += 8)
-        for (int l = 0; l < 8; ++l) acc[l] += a[k + l] * b[k + l];
-      T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-      for (; k < K; ++k) s += a[k] * b[k];
-      C[i * N + j] = accumulate ? C[i * N + j] + s : s;
-    }
-  }
+  blas<T>(false, true, M, N, K, A, K, B, K, C, accumulate);
 }
 
 template <typename T>
 void gemm_tn(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C, bool accumulate) {
-  if (!accumulate) std::fill(C, C + M * N, T(0));
-  for (int64_t k = 0; k < K; ++k) {
-    const T* b = B + k * N;
-    for (int64_t i = 0; i < M; ++i) {
-      const T a = A[k * M + i];
-      T* c = C + i * N;
-      for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
-    }
-  }
+  blas<T>(true, false, M, N, K, A, M, B, N, C, accumulate);
 }
 
 #define SAMPLE_INSTANTIATE(T)                                                        \

@@ -66,6 +66,22 @@ class Call {
   void launch(F work) {
     check(sample::launch(device_, api_->stream(ctx_), std::move(work), op_), "launch");
   }
+  /// Queues `work` (returning "" or why it failed) on the kernel's stream: a failure is
+  /// the kernel's error (`status`, this op's name before the text), reported by the
+  /// device's next synchronizing call (sample::launch_checked). For checks of tensor
+  /// values, which the host cannot read without waiting for the stream.
+  template <typename F>
+  void launch_checked(F work, OAR_Status status) {
+    const std::string prefix = std::string("sample device: ") + op_ + ": ";
+    check(sample::launch_checked(
+              device_, api_->stream(ctx_),
+              [prefix, work = std::move(work)]() -> std::string {
+                std::string e = work();
+                return e.empty() ? e : prefix + e;
+              },
+              op_, status),
+          "launch");
+  }
   /// Waits for the work queued on the kernel's stream (to read its inputs on the host).
   void wait() { check(synchronize(device_, api_->stream(ctx_)), "synchronize"); }
   [[noreturn]] void fail(OAR_Status status, const std::string& why) const;
@@ -108,9 +124,9 @@ struct KernelDef {
   const char* signature;
   OAR_KernelFn fn;
 };
-void math_kernels(std::vector<KernelDef>* defs);  // kernels_math.cc
-void nn_kernels(std::vector<KernelDef>* defs);    // kernels_nn.cc
-void cnn_kernels(std::vector<KernelDef>* defs);   // kernels_cnn.cc
+void math_kernels(std::vector<KernelDef>* defs);    // kernels_math.cc
+void nn_kernels(std::vector<KernelDef>* defs);      // kernels_nn.cc
+void cnn_kernels(std::vector<KernelDef>* defs);     // kernels_cnn.cc
 void update_kernels(std::vector<KernelDef>* defs);  // kernels_update.cc
 
 // ---- element access

@@ -1,6 +1,6 @@
 // The sample device's 2-D convolution and pooling kernels (float32 and float64):
-// conv2d (im2col + GEMM per image and group), conv2d_transpose (its input gradient:
-// GEMM + col2im), conv2d_grad_filter, max_pool2d(_with_index), max_pool_index_grad,
+// conv2d (im2col + GEMM over a chunk of images per group), conv2d_transpose (its input
+// gradient: GEMM + col2im), conv2d_grad_filter, max_pool2d(_with_index), max_pool_index_grad,
 // avg_pool2d, avg_pool_grad. Channels-last tensors are read and written through
 // permuted views and computed channels first.
 #include <algorithm>
@@ -65,14 +65,14 @@ struct ConvGeom {
   int64_t K() const { return Cg() * KH * KW; }
 };
 
-// im2col of one image's group: col[(c, kh, kw), (oh, ow)] for channels [c0, c0 + Cg).
+// im2col of one image's group: col[(c, kh, kw), (oh, ow)] for channels [c0, c0 + Cg), rows
+// `ld` elements apart (several images side by side make one wide GEMM).
 template <typename T>
-void im2col(const ConvGeom& g, const T* img, int64_t c0, T* col) {
-  const int64_t P = g.OH * g.OW;
+void im2col(const ConvGeom& g, const T* img, int64_t c0, T* col, int64_t ld) {
   for (int64_t c = 0; c < g.Cg(); ++c)
     for (int64_t kh = 0; kh < g.KH; ++kh)
       for (int64_t kw = 0; kw < g.KW; ++kw) {
-        T* row = col + ((c * g.KH + kh) * g.KW + kw) * P;
+        T* row = col + ((c * g.KH + kh) * g.KW + kw) * ld;
         const T* plane = img + (c0 + c) * g.H * g.W;
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           const int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
@@ -89,14 +89,13 @@ void im2col(const ConvGeom& g, const T* img, int64_t c0, T* col) {
       }
 }
 
-// The adjoint of im2col: adds col into one image's group.
+// The adjoint of im2col: adds col (rows `ld` apart) into one image's group.
 template <typename T>
-void col2im(const ConvGeom& g, const T* col, int64_t c0, T* img) {
-  const int64_t P = g.OH * g.OW;
+void col2im(const ConvGeom& g, const T* col, int64_t c0, T* img, int64_t ld) {
   for (int64_t c = 0; c < g.Cg(); ++c)
     for (int64_t kh = 0; kh < g.KH; ++kh)
       for (int64_t kw = 0; kw < g.KW; ++kw) {
-        const T* row = col + ((c * g.KH + kh) * g.KW + kw) * P;
+        const T* row = col + ((c * g.KH + kh) * g.KW + kw) * ld;
         T* plane = img + (c0 + c) * g.H * g.W;
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           const int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
@@ -127,6 +126,33 @@ ConvGeom conv_geom(Call& c, const View& in, const View& filter, const View& out,
   return g;
 }
 
+// The convolutions run as GEMMs over several images at once: the im2col columns of a chunk
+// of `nb` images side by side ([K, nb * P]), so the GEMM is nb times wider than one image's
+// (LeNet's second conv: 16 x 800 x 150 instead of eight 16 x 100 x 150). The chunk keeps
+// the column buffer near 4 Mi elements.
+int64_t chunk_images(const ConvGeom& g) {
+  const int64_t per_image = std::max<int64_t>(g.K() * g.OH * g.OW, 1);
+  return std::clamp<int64_t>((int64_t{1} << 22) / per_image, 1, std::max<int64_t>(g.N, 1));
+}
+
+// The channels [c0, c0 + rows) of images [n0, n0 + nb) of an NCHW array (P pixels per
+// plane) as one matrix m[r, i * P + p] (gather), and back (scatter).
+struct Planes {
+  int64_t n0, nb, OC, c0, rows, P;
+  int64_t nchw(int64_t r, int64_t i) const { return ((n0 + i) * OC + c0 + r) * P; }
+  int64_t mat(int64_t r, int64_t i) const { return (r * nb + i) * P; }
+};
+template <typename T>
+void gather_channels(const Planes& q, const T* nchw, T* m) {
+  for (int64_t r = 0; r < q.rows; ++r)
+    for (int64_t i = 0; i < q.nb; ++i) std::copy_n(nchw + q.nchw(r, i), q.P, m + q.mat(r, i));
+}
+template <typename T>
+void scatter_channels(const Planes& q, const T* m, T* nchw) {
+  for (int64_t r = 0; r < q.rows; ++r)
+    for (int64_t i = 0; i < q.nb; ++i) std::copy_n(m + q.mat(r, i), q.P, nchw + q.nchw(r, i));
+}
+
 template <typename T>
 void conv2d(Call& c) {  // (input, filter, strides, paddings, dilations, groups, data_format)
   const bool last = channels_last(c, c.attr_str(4));
@@ -134,18 +160,22 @@ void conv2d(Call& c) {  // (input, filter, strides, paddings, dilations, groups,
   const ConvGeom g = conv_geom(c, in, filter, out, 0);
   if (out.numel() == 0) return;
   c.launch([in, filter, out, g] {
-    std::vector<T> xb, wb, col(g.K() * g.OH * g.OW), res(out.numel());
+    const int64_t P = g.OH * g.OW, nb = chunk_images(g);
+    std::vector<T> xb, wb, res, col(g.K() * nb * P), tmp(g.OCg() * nb * P);
     const T* x = contiguous_data<T>(in, &xb);
     const T* w = contiguous_data<T>(filter, &wb);
-    const int64_t P = g.OH * g.OW;
-    for (int64_t n = 0; n < g.N; ++n)
+    if (!out.contiguous()) res.resize(out.numel());
+    T* o = out.contiguous() ? out.ptr<T>() : res.data();
+    for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+      const int64_t m = std::min(nb, g.N - n0);
       for (int64_t gr = 0; gr < g.groups; ++gr) {
-        if (g.K() == 0) continue;
-        im2col(g, x + n * g.C * g.H * g.W, gr * g.Cg(), col.data());
-        gemm<T>(g.OCg(), P, g.K(), w + gr * g.OCg() * g.K(), col.data(), res.data() + (n * g.OC + gr * g.OCg()) * P,
-                false);
+        for (int64_t i = 0; i < m; ++i)
+          im2col(g, x + (n0 + i) * g.C * g.H * g.W, gr * g.Cg(), col.data() + i * P, m * P);
+        gemm<T>(g.OCg(), m * P, g.K(), w + gr * g.OCg() * g.K(), col.data(), tmp.data(), false);
+        scatter_channels<T>({n0, m, g.OC, gr * g.OCg(), g.OCg(), P}, tmp.data(), o);
       }
-    store(res.data(), out);
+    }
+    if (!out.contiguous()) store(res.data(), out);
   });
 }
 
@@ -157,17 +187,21 @@ void conv2d_grad_filter(Call& c) {  // (input, filter, grad_out, strides, paddin
   const ConvGeom g = conv_geom(c, in, filter, grad, 0);
   if (dw.numel() == 0) return;
   c.launch([in, grad, dw, g] {
-    std::vector<T> xb, gb, col(g.K() * g.OH * g.OW);
+    const int64_t P = g.OH * g.OW, nb = chunk_images(g);
+    std::vector<T> xb, gb, col(g.K() * nb * P), gm(g.OCg() * nb * P);
     const T* x = contiguous_data<T>(in, &xb);
     const T* gp = contiguous_data<T>(grad, &gb);
     T* d = dw.ptr<T>();
     std::fill(d, d + dw.numel(), T(0));
-    const int64_t P = g.OH * g.OW;
-    for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+      const int64_t m = std::min(nb, g.N - n0);
       for (int64_t gr = 0; gr < g.groups; ++gr) {
-        im2col(g, x + n * g.C * g.H * g.W, gr * g.Cg(), col.data());
-        gemm_nt<T>(g.OCg(), g.K(), P, gp + (n * g.OC + gr * g.OCg()) * P, col.data(), d + gr * g.OCg() * g.K(), true);
+        for (int64_t i = 0; i < m; ++i)
+          im2col(g, x + (n0 + i) * g.C * g.H * g.W, gr * g.Cg(), col.data() + i * P, m * P);
+        gather_channels<T>({n0, m, g.OC, gr * g.OCg(), g.OCg(), P}, gp, gm.data());
+        gemm_nt<T>(g.OCg(), g.K(), m * P, gm.data(), col.data(), d + gr * g.OCg() * g.K(), true);
       }
+    }
   });
 }
 
@@ -189,16 +223,19 @@ void conv2d_transpose(Call& c) {  // (x, filter, strides, paddings, output_paddi
     c.fail(OAR_ERROR_INVALID_ARGUMENT, "groups " + std::to_string(g.groups) + " does not divide the channels");
   if (out.numel() == 0) return;
   c.launch([x, filter, out, g] {
-    std::vector<T> xb, wb, col(g.K() * g.OH * g.OW), res(out.numel(), T(0));
+    const int64_t P = g.OH * g.OW, nb = chunk_images(g);
+    std::vector<T> xb, wb, col(g.K() * nb * P), xm(g.OCg() * nb * P), res(out.numel(), T(0));
     const T* xp = contiguous_data<T>(x, &xb);
     const T* w = contiguous_data<T>(filter, &wb);  // [OC (x's channels), C / groups, KH, KW]
-    const int64_t P = g.OH * g.OW;
-    for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t n0 = 0; n0 < g.N && P > 0 && g.K() > 0; n0 += nb) {
+      const int64_t m = std::min(nb, g.N - n0);
       for (int64_t gr = 0; gr < g.groups; ++gr) {
-        if (P == 0 || g.K() == 0) continue;
-        gemm_tn<T>(g.K(), P, g.OCg(), w + gr * g.OCg() * g.K(), xp + (n * g.OC + gr * g.OCg()) * P, col.data(), false);
-        col2im(g, col.data(), gr * g.Cg(), res.data() + n * g.C * g.H * g.W);
+        gather_channels<T>({n0, m, g.OC, gr * g.OCg(), g.OCg(), P}, xp, xm.data());
+        gemm_tn<T>(g.K(), m * P, g.OCg(), w + gr * g.OCg() * g.K(), xm.data(), col.data(), false);
+        for (int64_t i = 0; i < m; ++i)
+          col2im(g, col.data() + i * P, gr * g.Cg(), res.data() + (n0 + i) * g.C * g.H * g.W, m * P);
       }
+    }
     store(res.data(), out);
   });
 }
@@ -243,21 +280,27 @@ void max_pool(Call& c) {  // (x, kernel_size, strides, paddings, ceil_mode, adap
   const PoolGeom g = pool_geom(c, x, out, c.attr_bool(4), true);
   if (out.numel() == 0) return;
   c.launch([x, out, mask, g] {
-    std::vector<T> xb, res(out.numel());
-    std::vector<int32_t> idx(kMask ? out.numel() : 0);
+    std::vector<T> xb, res;
+    std::vector<int32_t> idx;
     const T* xp = contiguous_data<T>(x, &xb);
+    // Written in place when contiguous (the usual case), else through a buffer.
+    if (!out.contiguous()) res.resize(out.numel());
+    if (kMask && !mask.contiguous()) idx.resize(out.numel());
+    T* o = out.contiguous() ? out.ptr<T>() : res.data();
+    int32_t* mi = !kMask ? nullptr : mask.contiguous() ? mask.ptr<int32_t>() : idx.data();
+    // The windows of each output row and column, once per call.
+    std::vector<int64_t> rb(g.OH), re(g.OH), cb(g.OW), ce(g.OW);
+    for (int64_t oh = 0; oh < g.OH; ++oh) g.window(0, oh, &rb[oh], &re[oh]);
+    for (int64_t ow = 0; ow < g.OW; ++ow) g.window(1, ow, &cb[ow], &ce[ow]);
     int64_t j = 0;
     for (int64_t p = 0; p < g.planes; ++p) {
       const T* src = xp + p * g.H * g.W;
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        int64_t hb, he;
-        g.window(0, oh, &hb, &he);
+      for (int64_t oh = 0; oh < g.OH; ++oh)
         for (int64_t ow = 0; ow < g.OW; ++ow, ++j) {
-          int64_t wb, we;
-          g.window(1, ow, &wb, &we);
+          const int64_t hb = rb[oh], he = re[oh], wb = cb[ow], we = ce[ow];
           if (hb >= he || wb >= we) {  // a window without input elements
-            res[j] = T(0);
-            if (kMask) idx[j] = -1;
+            o[j] = T(0);
+            if (kMask) mi[j] = -1;
             continue;
           }
           int64_t arg = hb * g.W + wb;
@@ -265,13 +308,12 @@ void max_pool(Call& c) {  // (x, kernel_size, strides, paddings, ceil_mode, adap
           for (int64_t h = hb; h < he; ++h)
             for (int64_t w = wb; w < we; ++w)
               if (src[h * g.W + w] > best) best = src[arg = h * g.W + w];  // the first maximum
-          res[j] = best;
-          if (kMask) idx[j] = static_cast<int32_t>(arg);
+          o[j] = best;
+          if (kMask) mi[j] = static_cast<int32_t>(arg);
         }
-      }
     }
-    store(res.data(), out);
-    if (kMask) store(idx.data(), mask);
+    if (!out.contiguous()) store(res.data(), out);
+    if (kMask && !mask.contiguous()) store(idx.data(), mask);
   });
 }
 

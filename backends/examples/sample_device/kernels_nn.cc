@@ -294,86 +294,85 @@ struct CE {
   }
 };
 
-// Hard labels must be classes or ignore_index. Checked when the kernel is called, so a
-// bad label raises from the op: the labels are read after the stream's queued work.
-void check_labels(Call& c, const CEArgs& a) {
-  if (a.soft || a.label.numel() == 0) return;
-  c.wait();
-  std::vector<int64_t> l(a.label.numel());
-  std::vector<int64_t> b64;
-  std::vector<int32_t> b32;
-  if (a.label.dtype == OAR_DTYPE_INT64) {
-    const int64_t* p = contiguous_data<int64_t>(a.label, &b64);
-    std::copy(p, p + l.size(), l.begin());
-  } else {
-    const int32_t* p = contiguous_data<int32_t>(a.label, &b32);
-    std::copy(p, p + l.size(), l.begin());
+// Hard labels must be classes or ignore_index: checked in the queued work, before any
+// label is used as an index, so the host never waits for the stream to read them. A bad
+// label is the kernel's failure, raised by the next call that waits for the device
+// (loss.item(), numpy(), synchronize), as on a GPU; "" when every label is good.
+template <typename T>
+std::string bad_label(const CE<T>& p) {
+  if (p.a.soft) return "";
+  for (int64_t j = 0, n = static_cast<int64_t>(p.lb.size()); j < n; ++j) {
+    const int64_t l = p.hard[j];
+    if (l == p.a.ignore || (l >= 0 && l < p.a.r.C)) continue;
+    const std::string C = std::to_string(p.a.r.C);
+    return "label value " + std::to_string(l) + " at position " + std::to_string(j) + " is out of range for " + C +
+           " classes (expected [0, " + C + ") or ignore_index=" + std::to_string(p.a.ignore) + ")";
   }
-  for (size_t j = 0; j < l.size(); ++j) {
-    if (l[j] == a.ignore || (l[j] >= 0 && l[j] < a.r.C)) continue;
-    c.fail(OAR_ERROR_INVALID_ARGUMENT, "label value " + std::to_string(l[j]) + " at position " + std::to_string(j) +
-                                           " is out of range for " + std::to_string(a.r.C) + " classes (expected [0, " +
-                                           std::to_string(a.r.C) + ") or ignore_index=" + std::to_string(a.ignore) +
-                                           ")");
-  }
+  return "";
 }
 
 template <typename T>
 void cross_entropy(Call& c) {
   const CEArgs a = ce_args(c, false);
-  check_labels(c, a);
   const View loss = c.output(0);
   if (loss.numel() == 0) return;
-  c.launch([a, loss] {
-    const CE<T> p(a);
-    const int64_t n = p.samples();
-    T* out = loss.ptr<T>();
-    double total = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      const double v = p.ce(j) * p.weight_of(j);
-      if (a.reduction == 0) {
-        out[j] = static_cast<T>(v);
-      } else {
-        total += v;
-      }
-    }
-    if (a.reduction == 1) total /= p.mean_denominator();
-    if (a.reduction != 0) out[0] = static_cast<T>(total);
-  });
+  c.launch_checked(
+      [a, loss]() -> std::string {
+        const CE<T> p(a);
+        if (std::string e = bad_label(p); !e.empty()) return e;
+        const int64_t n = p.samples();
+        T* out = loss.ptr<T>();
+        double total = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const double v = p.ce(j) * p.weight_of(j);
+          if (a.reduction == 0) {
+            out[j] = static_cast<T>(v);
+          } else {
+            total += v;
+          }
+        }
+        if (a.reduction == 1) total /= p.mean_denominator();
+        if (a.reduction != 0) out[0] = static_cast<T>(total);
+        return "";
+      },
+      OAR_ERROR_INVALID_ARGUMENT);
 }
 
 template <typename T>
 void cross_entropy_grad(Call& c) {
   const CEArgs a = ce_args(c, true);
-  check_labels(c, a);
   const View dx = c.output(0);
   if (dx.numel() == 0) return;
-  c.launch([a, dx] {
-    const CE<T> p(a);
-    std::vector<T> gb;
-    const T* g = contiguous_data<T>(a.grad, &gb);
-    const double k = a.reduction == 0 ? 0.0 : (a.reduction == 1 ? g[0] / p.mean_denominator() : g[0]);
-    T* d = dx.ptr<T>();
-    const int64_t C = a.r.C, st = a.r.inner;
-    for (int64_t j = 0, n = p.samples(); j < n; ++j) {
-      T* dr = d + p.base(j);
-      const double scale = (a.reduction == 0 ? static_cast<double>(g[j]) : k) * p.weight_of(j);
-      if (p.ignored(j) || scale == 0.0) {
-        for (int64_t c2 = 0; c2 < C; ++c2) dr[c2 * st] = T(0);
-        continue;
-      }
-      auto y = [&](int64_t c2) { return a.soft ? p.soft_at(j, c2) : p.spread + (c2 == p.hard[j] ? p.keep : 0.0); };
-      if (!a.use_softmax) {  // loss = -sum_c y'_c log x_c
-        for (int64_t c2 = 0; c2 < C; ++c2) dr[c2 * st] = static_cast<T>(-scale * y(c2) / p.xv(j, c2));
-        continue;
-      }
-      const double z = p.lse(j);
-      double ysum = 0;
-      for (int64_t c2 = 0; c2 < C; ++c2) ysum += y(c2);
-      for (int64_t c2 = 0; c2 < C; ++c2)
-        dr[c2 * st] = static_cast<T>(scale * (std::exp(p.xv(j, c2) - z) * ysum - y(c2)));
-    }
-  });
+  c.launch_checked(
+      [a, dx]() -> std::string {
+        const CE<T> p(a);
+        if (std::string e = bad_label(p); !e.empty()) return e;
+        std::vector<T> gb;
+        const T* g = contiguous_data<T>(a.grad, &gb);
+        const double k = a.reduction == 0 ? 0.0 : (a.reduction == 1 ? g[0] / p.mean_denominator() : g[0]);
+        T* d = dx.ptr<T>();
+        const int64_t C = a.r.C, st = a.r.inner;
+        for (int64_t j = 0, n = p.samples(); j < n; ++j) {
+          T* dr = d + p.base(j);
+          const double scale = (a.reduction == 0 ? static_cast<double>(g[j]) : k) * p.weight_of(j);
+          if (p.ignored(j) || scale == 0.0) {
+            for (int64_t c2 = 0; c2 < C; ++c2) dr[c2 * st] = T(0);
+            continue;
+          }
+          auto y = [&](int64_t c2) { return a.soft ? p.soft_at(j, c2) : p.spread + (c2 == p.hard[j] ? p.keep : 0.0); };
+          if (!a.use_softmax) {  // loss = -sum_c y'_c log x_c
+            for (int64_t c2 = 0; c2 < C; ++c2) dr[c2 * st] = static_cast<T>(-scale * y(c2) / p.xv(j, c2));
+            continue;
+          }
+          const double z = p.lse(j);
+          double ysum = 0;
+          for (int64_t c2 = 0; c2 < C; ++c2) ysum += y(c2);
+          for (int64_t c2 = 0; c2 < C; ++c2)
+            dr[c2 * st] = static_cast<T>(scale * (std::exp(p.xv(j, c2) - z) * ysum - y(c2)));
+        }
+        return "";
+      },
+      OAR_ERROR_INVALID_ARGUMENT);
 }
 
 template <void (*Body)(Call&)>

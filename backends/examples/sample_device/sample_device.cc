@@ -188,6 +188,7 @@ class Stream {
 
  private:
   void run() {
+    sample::worker_thread_started();
     std::mt19937 rng(std::random_device{}());
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
@@ -218,7 +219,7 @@ class Stream {
   std::deque<std::pair<std::function<void()>, const char*>> queue_;
   uint64_t queued_ = 0, done_ = 0;
   bool stop_ = false;
-  std::string error_;          // the first failure of enqueue_checked work not yet reported
+  std::string error_;  // the first failure of enqueue_checked work not yet reported
   const int device_id_;
   const int id_;  // the profiler's stream number (0: the legacy default stream)
   static inline std::atomic<int> next_id_{0};
@@ -239,6 +240,25 @@ struct Device {
       all.assign(streams.begin(), streams.end());
     }
     for (Stream* s : all) s->synchronize();
+  }
+  // A kernel's failure found while its work ran (launch_checked): kept until a call that
+  // waits for the device's work reports it, as CUDA reports a failed kernel from the next
+  // synchronizing call. The first one wins.
+  std::mutex error_mu;
+  OAR_Status error_status = OAR_SUCCESS;
+  std::string error_message;
+  void set_kernel_error(OAR_Status status, std::string message) {
+    std::lock_guard<std::mutex> lock(error_mu);
+    if (error_status != OAR_SUCCESS) return;
+    error_status = status;
+    error_message = std::move(message);
+  }
+  /// Reports (and clears) a kernel failure: OAR_SUCCESS when there was none.
+  OAR_Status take_kernel_error() {
+    std::lock_guard<std::mutex> lock(error_mu);
+    const OAR_Status s = std::exchange(error_status, OAR_SUCCESS);
+    if (s != OAR_SUCCESS) sample::fail(s, std::exchange(error_message, std::string()));
+    return s;
   }
 };
 
@@ -299,7 +319,7 @@ OAR_Status s_synchronize_device(const OAR_Device* d) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   dev->synchronize();
-  return OAR_SUCCESS;
+  return dev->take_kernel_error();
 }
 
 OAR_Status s_create_stream(const OAR_Device* d, OAR_Stream* out) {
@@ -327,7 +347,7 @@ OAR_Status s_synchronize_stream(const OAR_Device* d, OAR_Stream stream) {
   auto* s = reinterpret_cast<Stream*>(stream);
   s->synchronize();
   if (std::string e = s->take_error(); !e.empty()) return sample::fail(OAR_ERROR_DEVICE, e);
-  return OAR_SUCCESS;
+  return dev_of(d)->take_kernel_error();
 }
 OAR_Status s_stream_wait_event(const OAR_Device* d, OAR_Stream stream, OAR_Event event) {
   if (dev_of(d) == nullptr || stream == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
@@ -367,6 +387,12 @@ OAR_Status s_record_event(const OAR_Device* d, OAR_Stream stream, OAR_Event even
     e->cv.notify_all();
   });
   return OAR_SUCCESS;
+}
+OAR_Status s_query_event(const OAR_Device* d, OAR_Event event) {
+  if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  std::shared_ptr<Event> e = event_of(event);
+  std::lock_guard<std::mutex> lock(e->mu);
+  return e->reached >= e->recorded ? OAR_SUCCESS : OAR_ERROR_NOT_READY;
 }
 OAR_Status s_synchronize_event(const OAR_Device* d, OAR_Event event) {
   if (dev_of(d) == nullptr || event == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
@@ -444,6 +470,7 @@ OAR_Status blocking_copy(const OAR_Device* d, Dir dir, void* dst, const void* sr
   const char* from;
   if (OAR_Status s = resolve(dev, dir, dst, src, n, &to, &from); s != OAR_SUCCESS) return s;
   dev->synchronize();  // the legacy default stream: after everything queued
+  if (OAR_Status s = dev->take_kernel_error(); s != OAR_SUCCESS) return s;
   const uint64_t t0 = sample::tracing(d->id) ? sample::now_ns() : 0;
   std::memcpy(to, from, n);
   if (t0 != 0) sample::trace(d->id, 0, copy_name(dir), t0, sample::now_ns());
@@ -474,7 +501,10 @@ OAR_Status async_copy(const OAR_Device* d, OAR_Stream stream, Dir dir, void* dst
     return OAR_SUCCESS;
   }
   s->enqueue([to, from, n] { std::memcpy(to, from, n); }, copy_name(dir));
-  if (dir == Dir::kD2H && !is_pinned(dst, n)) s->synchronize();  // pageable target: synchronous
+  if (dir == Dir::kD2H && !is_pinned(dst, n)) {  // pageable target: synchronous
+    s->synchronize();
+    return dev->take_kernel_error();
+  }
   return OAR_SUCCESS;
 }
 OAR_Status s_async_h2d(const OAR_Device* d, OAR_Stream s, void* dst, const void* src, size_t n) {
@@ -521,6 +551,7 @@ OAR_DeviceInterface g_table = [] {
   t.destroy_event = s_destroy_event;
   t.record_event = s_record_event;
   t.synchronize_event = s_synchronize_event;
+  t.query_event = s_query_event;
   t.device_memory_allocate = s_allocate;
   t.device_memory_deallocate = s_deallocate;
   t.host_memory_allocate = s_host_allocate;
@@ -568,6 +599,18 @@ OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> 
   }
   reinterpret_cast<Stream*>(stream)->enqueue(std::move(work), name);
   return OAR_SUCCESS;
+}
+
+OAR_Status launch_checked(const OAR_Device* d, OAR_Stream stream, std::function<std::string()> work, const char* name,
+                          OAR_Status status) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
+  return launch(
+      d, stream,
+      [dev, status, work = std::move(work)] {
+    if (std::string e = work(); !e.empty()) dev->set_kernel_error(status, std::move(e));
+      },
+      name);
 }
 
 OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream) {

@@ -23,12 +23,23 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes);
 /// profiler hooks record it as.
 OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work, const char* name = nullptr);
 
+/// As launch, for work that can fail: a non-empty string `work` returns is a kernel
+/// failure (with `status`) that the device's next synchronizing call reports (its
+/// synchronize_device, synchronize_stream, a blocking copy or a copy to pageable memory),
+/// as CUDA reports a failed kernel; the first failure wins until it is reported.
+OAR_Status launch_checked(const OAR_Device* d, OAR_Stream stream, std::function<std::string()> work, const char* name,
+                          OAR_Status status);
+
 /// Waits for the work queued on `stream` (null: on the whole device).
 OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream);
 
 /// True when SAMPLE_DEVICE_FAIL (comma-separated, read at each call) lists `what`: the
 /// debug switch that makes an allocation, a copy or a kernel fail.
 bool debug_fail(const std::string& what);
+
+/// Called first on each stream's worker thread: its kernels run on that thread alone
+/// (kernels.cc: the BLAS's own threads are off there).
+void worker_thread_started();
 
 /// Registers every kernel of kernels_*.cc (OAR_DeviceRegistration.register_kernels).
 OAR_Status register_kernels(const OAR_KernelApi* api);

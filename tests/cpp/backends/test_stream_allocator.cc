@@ -28,13 +28,14 @@ struct StreamScope {
   ~StreamScope() { set_current_stream(place, prev); }
 };
 
-TEST(StreamAllocator, ReusesAtOnceOnItsStreamAndOnOthersOnlyAfterItsEvent) {
+// poll: the allocator asks the plugin's query_event; else its reaper thread waits.
+void check_stream_rule(bool poll) {
   const Place p = sample_place(1);
   setenv("SAMPLE_DEVICE_DELAY_US", "400000", 1);  // each item on `slow`: 200-400 ms
   OAR_Stream slow = create_stream(p);
   unsetenv("SAMPLE_DEVICE_DELAY_US");
   OAR_Stream other = create_stream(p);
-  CachingAllocator a(p);
+  CachingAllocator a(p, poll);
   constexpr size_t kBytes = 4096;
 
   void* block = nullptr;
@@ -59,8 +60,8 @@ TEST(StreamAllocator, ReusesAtOnceOnItsStreamAndOnOthersOnlyAfterItsEvent) {
   }
   synchronize_stream(p, slow);
   {
-    // The event has completed; the reaper marks the block ready soon after. allocate()
-    // only polls, so ask until it is handed out (bounded, never a hang).
+    // The event has completed (polled: at once; the reaper marks the block ready soon
+    // after). allocate() only polls, so ask until it is handed out (bounded, never a hang).
     StreamScope on_other(p, other);
     void* got = nullptr;
     for (int i = 0; i < 1000 && got != block; ++i) {
@@ -81,6 +82,10 @@ TEST(StreamAllocator, ReusesAtOnceOnItsStreamAndOnOthersOnlyAfterItsEvent) {
   destroy_stream(p, slow);
   destroy_stream(p, other);
 }
+
+TEST(StreamAllocator, ReusesAtOnceOnItsStreamAndOnOthersOnlyAfterItsEvent) { check_stream_rule(true); }
+
+TEST(StreamAllocator, WithoutQueryEventTheReaperMarksBlocksReady) { check_stream_rule(false); }
 
 TEST(StreamAllocator, TracksReservedAndPeaks) {
   const Place p = sample_place(1);

@@ -89,7 +89,7 @@ def test_cuda_sysconfig_pir_utils_cpp_extension(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="device 'gpu:0' is not available"):
         oar.cuda.get_rng_state(0)
     assert os.path.isfile(os.path.join(oar.sysconfig.get_include(), "oar", "device_ext.h"))
-    assert any(f.startswith("_C") for f in os.listdir(oar.sysconfig.get_lib()))
+    assert any(f.startswith("liboar_inference") for f in os.listdir(oar.sysconfig.get_lib()))
     oar.enable_static()
     try:
         with oar.pir_utils.IrGuard():

@@ -212,6 +212,29 @@ def test_gradients(case, fwd, bwd, on_sample):
             assert_close(d.grad.numpy(), c.grad.numpy(), "float64", CPU_TOL, f"{case.name} grad {i} {shapes}")
 
 
+def test_conv_over_several_image_chunks(on_sample):
+    """The convolutions' GEMMs take a chunk of images at a time (its im2col columns kept
+    under 4 Mi elements): 5 images of 72 x 128 x 128 columns each go in chunks of 3 and 2.
+    Forward and both gradients equal the CPU's, with groups and through a NHWC view."""
+    rng = np.random.default_rng(11)
+    x_np = rng.standard_normal((5, 16, 130, 130)).astype("float64")
+    w_np = rng.standard_normal((6, 8, 3, 3)).astype("float64")
+    results = []
+    for place in (DEV, "cpu"):
+        x = oar.to_tensor(x_np, place=place, stop_gradient=False)
+        w = oar.to_tensor(w_np, place=place, stop_gradient=False)
+        if place == DEV:
+            no_fallback()
+        y = F.conv2d(x, w, groups=2)
+        z = F.conv2d(x.transpose([0, 2, 3, 1]), w, groups=2, data_format="NHWC")
+        (y * y).sum().backward()
+        oar.set_flags({"FLAGS_enable_api_kernel_fallback": True})
+        results.append([y.numpy(), z.numpy(), x.grad.numpy(), w.grad.numpy()])
+    for name, d, c in zip(["out", "out_nhwc", "x_grad", "w_grad"], *results):
+        np.testing.assert_allclose(d, c, rtol=1e-10, atol=1e-8, err_msg=name)
+    np.testing.assert_allclose(results[0][1], results[0][0].transpose(0, 2, 3, 1), rtol=1e-12)
+
+
 # The kernels the cases above run on the device; tests/cpp/backends/test_sample_device.cc
 # checks the plugin registers exactly these (for float32 and float64).
 COVERED = sorted({k for _, fwd, bwd in CASES for k in fwd + bwd} | {"cast", "full", "full_like"})
@@ -271,8 +294,28 @@ def test_an_op_without_a_sample_kernel_falls_back(on_sample, capfd):
     np.testing.assert_array_equal(z.numpy(), [0.5, 2.0, 8.0])
 
 
+BAD_LABEL = r"sample device: cross_entropy(_grad)?: label value 7 at position 1 is out of range for 3 classes"
+
+
 def test_a_bad_label_raises_naming_the_op(on_sample):
+    # The labels are checked on the device (the host never waits for them): the error
+    # comes from the next call that waits for the device, as on a GPU, and only once.
     x = oar.to_tensor(np.zeros((2, 3), "float32"))
-    with pytest.raises(ValueError, match=r"cross_entropy.*label value 7 at position 1 is out of range for 3 classes"):
-        F.cross_entropy(x, oar.to_tensor(np.array([0, 7], "int64")))
+    loss = F.cross_entropy(x, oar.to_tensor(np.array([0, 7], "int64")))
+    with pytest.raises(ValueError, match=BAD_LABEL):
+        loss.numpy()
+    good = F.cross_entropy(x, oar.to_tensor(np.array([0, 2], "int64")))
+    np.testing.assert_allclose(good.numpy(), np.log(3.0), rtol=1e-6)
+    # In training: the forward and the backward both find it; item() raises.
+    w = oar.to_tensor(np.zeros((2, 3), "float32"), stop_gradient=False)
+    loss = F.cross_entropy(w * 2, oar.to_tensor(np.array([[0], [7]], "int32")))
+    loss.backward()
+    with pytest.raises(ValueError, match=BAD_LABEL):
+        loss.item()
+    # An explicit synchronize reports it too; ignore_index is not out of range.
+    F.cross_entropy(x, oar.to_tensor(np.array([0, 7], "int64")))
+    with pytest.raises(ValueError, match=BAD_LABEL):
+        oar.device.synchronize(DEV)
+    ok = F.cross_entropy(x, oar.to_tensor(np.array([0, 7], "int64")), ignore_index=7)
+    assert np.isfinite(ok.item())
 

@@ -4,7 +4,10 @@ give the Python predictor's outputs exactly, on the CPU and on the sample device
 checking its error statuses and messages."""
 import glob
 import os
+import shutil
+import site
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -31,10 +34,10 @@ def saved_lenet(tmp_path_factory):
     return path
 
 
-def run_c(path, x, tmp_path, *extra, env=None):
+def run_c(path, x, tmp_path, *extra, env=None, exe=None):
     (tmp_path / "in.bin").write_bytes(x.tobytes())
     env = dict({k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, **(env or {}))
-    r = subprocess.run([binary(), path, str(tmp_path / "in.bin"), ",".join(map(str, x.shape)),
+    r = subprocess.run([exe or binary(), path, str(tmp_path / "in.bin"), ",".join(map(str, x.shape)),
                         str(tmp_path / "out.bin"), *extra], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "errors ok" in r.stdout and "inputs: 1 (image)" in r.stdout, r.stdout
@@ -78,3 +81,47 @@ def test_c_api_on_a_plugin_device(saved_lenet, tmp_path):
     ref = python_predictor(saved_lenet, x, device=("sample", 0))
     np.testing.assert_allclose(got.reshape(2, 10), ref, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ref, python_predictor(saved_lenet, x), rtol=1e-5, atol=1e-5)
+
+
+def test_sysconfig_names_the_c_api_header_and_libraries():
+    inc, lib = oar.sysconfig.get_include(), oar.sysconfig.get_lib()
+    for h in ("pd_inference_c.h", "device_ext.h", "kernel_ext.h"):
+        assert os.path.isfile(os.path.join(inc, "oar", h)), (inc, h)
+    for so in ("liboar_inference_c.so", "liboar_inference.so"):
+        assert os.path.isfile(os.path.join(lib, so)), (lib, so)
+
+
+def test_the_installed_c_api_builds_a_program(saved_lenet, tmp_path):
+    """The wheel's layout: the build installed into <site>/oar (`cmake --install`, what
+    scikit-build does for the wheel) with the Python package beside it. A fresh interpreter
+    importing that package finds the header and the library through oar.sysconfig; a C
+    program compiled against those alone (the C API example) equals the Python predictor."""
+    build = os.path.dirname(os.path.dirname(binary()))
+    pkg_site = tmp_path / "site"
+    pkg = pkg_site / "oar"
+    r = subprocess.run(["cmake", "--install", build, "--prefix", str(pkg)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    shutil.copytree(os.path.join(ROOT, "python", "oar"), pkg, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    import scipy_openblas32  # the wheel's dependency, a sibling package in site-packages
+    os.symlink(os.path.dirname(scipy_openblas32.__file__), pkg_site / "scipy_openblas32")
+    # -S: no site hooks, so no editable install redirects `import oar`; NumPy from this
+    # interpreter's site-packages after the installed tree.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "OAR_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(pkg_site), *site.getsitepackages()])
+    r = subprocess.run([sys.executable, "-S", "-c", "import oar; print(oar.__file__); "
+                        "print(oar.sysconfig.get_include()); print(oar.sysconfig.get_lib())"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    init, inc, lib = r.stdout.split()
+    assert (init, inc, lib) == (str(pkg / "__init__.py"), str(pkg / "include"), str(pkg / "libs"))
+    exe = str(tmp_path / "run_model_c")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    r = subprocess.run([cc, "-std=c99", "-Wall", "-Werror", os.path.join(ROOT, "inference", "examples", "run_model_c.c"),
+                        "-I", inc, "-L", lib, "-loar_inference_c", "-Wl,-rpath," + lib, "-o", exe],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    x = np.random.default_rng(3).standard_normal((2, 1, 28, 28)).astype("float32")
+    out, got = run_c(saved_lenet, x, tmp_path, exe=exe)
+    assert "shape: 2,10" in out, out
+    np.testing.assert_array_equal(got.reshape(2, 10), python_predictor(saved_lenet, x))
