@@ -231,6 +231,20 @@ void ProgramTracer::record_alias(const Tensor& alias, const Tensor& of) {
   if (Value v = lookup(of, "alias")) bind(alias, v);
 }
 
+void ProgramTracer::record_custom(const std::string& name, const std::vector<Tensor>& inputs,
+                                  std::vector<NamedAttribute> attrs, const std::vector<Tensor>& outputs) {
+  if (program_ == nullptr) return;
+  std::vector<Value> operands;
+  for (const Tensor& t : inputs) operands.push_back(value_of(t, name.c_str()));
+  std::vector<Type> types;
+  for (const Tensor& t : outputs) {
+    const auto& d = t.dims();
+    types.push_back(ctx_->tensor_type(t.dtype(), std::vector<int64_t>(d.begin(), d.end())));
+  }
+  Operation* o = builder_.build(name, operands, std::move(attrs), std::move(types));
+  for (size_t i = 0; i < outputs.size(); ++i) bind(outputs[i], o->result(i));
+}
+
 // ---- control flow
 void ProgramTracer::push_scope() {
   Scope s;
