@@ -1,10 +1,12 @@
 """dist.to_static, dist.Strategy and DistModel (Paddle's auto-parallel "static" entry point).
 
-DistModel runs each step through the dist dispatch layer and the reshard rules that dynamic
-mode uses, so both modes give the same results by construction; it does not yet build a
-partitioned program (Note [DistModel] in docs/notes/distributed.md says what is and is not
-done). The Strategy's gradient_merge, sharding and pipeline.accumulate_steps act; amp,
-the pipeline schedule and fused_passes are validated and recorded only."""
+DistModel compiles each step signature into this rank's program (static_program.py): the
+step traced through the dist dispatch layer, so the SPMD rules and reshard partition it, with
+reshard's transfers as dist.* collective ops, run on the executor. The optimizer steps
+eagerly on the program's gradients; what cannot compile runs eagerly with a warning (Note
+[DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge, sharding and
+pipeline (accumulate_steps; schedule_mode FThenB or per-micro-batch order) act; amp and
+fused_passes are validated and recorded only."""
 import copy
 import os
 import warnings
@@ -155,7 +157,7 @@ class DistModel:
         self._k = gm.k_steps if gm.enable else 1
         self._avg = gm.avg
         self._calls = 0
-        self._programs, self._last = {}, {}
+        self._programs, self._last, self._pending = {}, {}, None
         # OAR_DIST_MODEL_EAGER=1 runs every step eagerly through the dist layer (debugging).
         self._compile = os.environ.get("OAR_DIST_MODEL_EAGER", "0") in ("", "0")
         pp = strategy.pipeline
@@ -224,12 +226,12 @@ class DistModel:
             try:
                 entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
                                              schedule)
-            except (ValueError, TypeError, IndexError, KeyError):
-                raise  # bad inputs: the error the eager step would raise
-            except Exception as e:  # noqa: BLE001: whatever else cannot compile runs eagerly, with a warning
-                warnings.warn(f"DistModel: the {self._mode} step cannot be compiled into a program "
-                              f"({type(e).__name__}: {e}); it runs eagerly through the dist layer", stacklevel=3)
-                entry = _EAGER
+            except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
+                # Bad inputs make the eager step raise the same error, which then propagates;
+                # a step that runs eagerly but cannot compile stays eager, with a warning.
+                self._pending = (key, f"DistModel: the {self._mode} step cannot be compiled into a program "
+                                      f"({type(e).__name__}: {e}); it runs eagerly through the dist layer")
+                return None
             self._programs[key] = entry
         if entry is not _EAGER:
             self._last[self._mode] = entry
@@ -265,13 +267,23 @@ class DistModel:
         return result
 
     def __call__(self, *args):
-        from ...autograd import no_grad
         if self._mode != "predict" and len(args) < 2:
             raise TypeError(f"DistModel in {self._mode} mode: call it with (inputs..., labels), got {len(args)} "
                             "argument(s)")
+        self._pending = None
         entry = self._compiled(args)
         if entry is not None:
             return self._run_compiled(entry, args)
+        out = self._run_eager(args)
+        if self._pending is not None:  # the step ran eagerly but did not compile
+            key, message = self._pending
+            self._pending = None
+            self._programs[key] = _EAGER
+            warnings.warn(message, stacklevel=2)
+        return out
+
+    def _run_eager(self, args):
+        from ...autograd import no_grad
         if self._mode == "predict":
             with no_grad():
                 return self._layer(*args)
