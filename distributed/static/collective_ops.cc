@@ -226,6 +226,14 @@ void record_transfer(const Transfer& t, const Tensor& in, const Tensor& out) {
   tracer->record_custom(transfer_op_name(t.kind), {in}, to_attrs(ctx, t), {out});
 }
 
+void annotate_layouts(const Tensor& t, const std::vector<std::string>& layouts) {
+  pir::ProgramTracer* tracer = program_tracer();
+  if (tracer == nullptr) return;
+  std::string text;
+  for (const std::string& l : layouts) text += (text.empty() ? "" : "; ") + l;
+  tracer->annotate(t, "dist_attr", text);
+}
+
 void register_dist_dialect(pir::IrContext* ctx) {
   if (!ctx->has_dialect("dist")) ctx->register_dialect(std::make_unique<DistDialect>());
 }

@@ -6,6 +6,7 @@
 // into kernel.compiled_kernel steps that call the same transfer on the executor.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "distributed/reshard/reshard.h"
@@ -40,6 +41,9 @@ DenseTensor run_transfer(const Transfer& t, const DenseTensor& x);
 /// While a ProgramTracer is active on this thread, records `t` as an op reading `in`'s
 /// value and producing `out` (a new handle); no-op otherwise.
 void record_transfer(const Transfer& t, const Tensor& in, const Tensor& out);
+/// While a ProgramTracer is active, notes on the op that computed `t` the layouts the dist
+/// layer gave its outputs (attribute dist_attr: placements, mesh, global shape per output).
+void annotate_layouts(const Tensor& t, const std::vector<std::string>& layouts);
 /// Whether a ProgramTracer is active on this thread.
 bool tracing_program();
 

@@ -231,6 +231,14 @@ void ProgramTracer::record_alias(const Tensor& alias, const Tensor& of) {
   if (Value v = lookup(of, "alias")) bind(alias, v);
 }
 
+void ProgramTracer::annotate(const Tensor& t, const std::string& name, const std::string& text) {
+  if (program_ == nullptr || !t.defined()) return;
+  auto it = map_.find(t.impl().get());
+  if (it == map_.end()) return;
+  Operation* def = it->second.value.defining_op();
+  if (def != nullptr && def->info()->dialect == "pd_op") def->set_attr(name, ctx_->str_attr(text));
+}
+
 void ProgramTracer::record_custom(const std::string& name, const std::vector<Tensor>& inputs,
                                   std::vector<NamedAttribute> attrs, const std::vector<Tensor>& outputs) {
   if (program_ == nullptr) return;

@@ -51,6 +51,9 @@ class ProgramTracer final : public trace::Tracer {
   /// Appends op `name` of a dialect without shape inference (the dist dialect's
   /// collectives, Note [DistModel]): it reads `inputs`, and `outputs` (the eager results)
   /// give its result types and become its results.
+  /// Sets attribute `name` (a string: `text`) on the pd_op op that computed `t` (the dist
+  /// layer's layouts of a DistModel step, Note [DistModel]); no-op for other values.
+  void annotate(const Tensor& t, const std::string& name, const std::string& text);
   void record_custom(const std::string& name, const std::vector<Tensor>& inputs, std::vector<NamedAttribute> attrs,
                      const std::vector<Tensor>& outputs);
 

@@ -154,6 +154,10 @@ def test_dist_model_compiled_in_one_process_equals_eager():
         # Replicate, as in eager) and for the returned loss; the two gradients (Partial sum) once each
         assert ops.count("dist.all_reduce") == 4 and text.count('reduce = "kRedAvg"') == 2, text
         assert ops.count("dist.shard_slice") == 1  # the seed cut back to the batch shard
+        # the layouts the dist layer gave each op's outputs
+        assert re.search(r'"pd_op.mean"\(%\d+\) \{axis = #shape\[\], dist_attr = "\[Partial\(reduce_type=kRedAvg\)\] '
+                         r'on \[0\] of \[\]"', text), text
+        assert 'dist_attr = "[Shard(dim=0)] on [0] of [6,3]"' in text
         assert ops.count("pd_op.matmul") == 2 and ops.index("pd_op.matmul") < ops.index("dist.all_reduce")
         with pytest.raises(RuntimeError, match="no eval step has been compiled yet"):
             runs[0][2].dist_main_program("eval")

@@ -127,11 +127,15 @@ def check_program(mode, dm):
         assert len(entry.grad_params) >= 20 and n_ar >= len(entry.grad_params), (n_ar, len(entry.grad_params))
         assert 'name = "x0"} : () -> (tensor<2x8xi64>)' in text, "the input is the rank's half of the batch"
         assert "group = #shape[0, 1]" in text
+        # each op notes the layouts the SPMD rule gave its outputs: the embedding's rows follow the batch split
+        assert 'dist_attr = "[Shard(dim=0)] on [0,1] of [4,8,64]"' in text
     else:
         # row-parallel Linear: its matmul's Partial output is all-reduced before the bias add
         assert n_ar >= 4, (n_ar, sorted(set(ops)))
         assert '{name = "blocks.0.q.weight"} : () -> (tensor<64x32xf64>)' in text, "a column-parallel weight's shard"
         assert '{name = "blocks.0.proj.weight"} : () -> (tensor<32x64xf64>)' in text, "a row-parallel weight's shard"
+        assert 'dist_attr = "[Shard(dim=2)] on [0,1] of [4,8,64]"' in text  # a column-parallel output
+        assert 'dist_attr = "[Partial(reduce_type=kRedSum)] on [0,1] of [4,8,64]"' in text  # a row-parallel matmul
     assert entry.num_collectives == sum(o.startswith("dist.") for o in ops) > 0
     lowered = str(entry.executed_program)
     assert '"dist.' not in lowered and "dist_collective_" in lowered
