@@ -168,6 +168,9 @@ def main(stage_name):
     for k, v in model.state_dict().items():  # (k's bias has a zero gradient: only rounding noise moves it)
         np.testing.assert_allclose(dist.unshard_dtensor(v).numpy(), ref.state_dict()[k].numpy(), rtol=1e-10,
                                    atol=1e-10, err_msg=k)
+    if stage_name != "3":  # stages 1 and 2 run compiled in hybrid() and static_mode.py's gradient_merge
+        print(f"stage{stage_name} ok {rank} max loss diff {diff:.3e}", flush=True)
+        return dist.destroy_process_group()
     # static mode: the same through dist.to_static (each step one compiled program), equal to
     # dynamic mode and one process
     model = GPT()
