@@ -11,6 +11,7 @@
 #include "distributed/eager/outside_mesh.h"
 #include "distributed/reshard/reshard.h"
 #include "distributed/spmd_rules/spmd_rule.h"
+#include "distributed/static/collective_ops.h"
 #include "paddle_core/api/dist_dims.h"
 #include "paddle_core/autograd/accumulate_hooks.h"
 #include "paddle_core/autograd/grad_mode.h"
@@ -288,6 +289,9 @@ void dist_layer(OpCall& call) {
   std::vector<std::pair<std::shared_ptr<TensorImpl>, const TensorImpl*>> pending;
   run_local(call, &pending);
   std::vector<Tensor*> outs = flat_outputs(call);
+  const bool tracing = tracing_program();
+  std::vector<std::string> layouts;
+  Tensor first_out;
   for (size_t i = 0; i < outs.size(); ++i) {
     Tensor& o = *outs[i];
     if (!o.defined()) continue;
@@ -303,8 +307,16 @@ void dist_layer(OpCall& call) {
         am != nullptr && am->grad_fn != nullptr && am->output_nr < am->grad_fn->output_meta.size()) {
       am->grad_fn->output_meta[am->output_nr].dims = Dims(meta->global_shape);
     }
+    if (tracing) {  // Note [DistModel]: the program notes each output's layout on its op
+      std::string ids, dims;
+      for (int64_t r : mesh.process_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(r);
+      for (int64_t d : meta->global_shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      layouts.push_back(to_string(meta->placements) + " on [" + ids + "] of [" + dims + "]");
+      if (!first_out.defined()) first_out = o;
+    }
     o.impl()->dist = std::move(meta);
   }
+  if (tracing && first_out.defined()) annotate_layouts(first_out, layouts);
 }
 
 std::atomic<bool> g_enabled{false};

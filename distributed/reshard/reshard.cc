@@ -3,14 +3,17 @@
 #include "distributed/reshard/reshard.h"
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 
 #include "distributed/reshard/local_copy.h"
+#include "distributed/static/collective_ops.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/trace.h"
 
 namespace oar::dist {
 namespace {
@@ -148,6 +151,18 @@ ProcessGroup* group_of(const std::vector<int64_t>& ranks, const char* what) {
   return g.get();
 }
 
+namespace {
+// While reshard() records a program (Note [DistModel]), each transfer it runs is reported
+// here, so the rank's program gets one dist.* op per transfer.
+thread_local std::function<void(const Transfer&, const DenseTensor&)>* t_observer = nullptr;
+
+DenseTensor transfer(const Transfer& t, const DenseTensor& x) {
+  DenseTensor y = run_transfer(t, x);
+  if (t_observer != nullptr) (*t_observer)(t, y);
+  return y;
+}
+}  // namespace
+
 DenseTensor reshard_local(const DenseTensor& x_in, const std::vector<int64_t>& global_shape, const ProcessMesh& mesh,
                           const Placements& from_in, const Placements& to_in) {
   const int64_t rank = static_cast<int64_t>(global_shape.size());
@@ -161,44 +176,55 @@ DenseTensor reshard_local(const DenseTensor& x_in, const std::vector<int64_t>& g
     return local::zeros_like_dims(x_in, local_shape(global_shape, to_dist_attr(mesh, to, rank), coord));
   }
   DenseTensor x = x_in.is_contiguous() ? x_in : contiguous(x_in);
-  auto step = [&](int axis) {
-    AxisStep s;
-    s.global_shape = global_shape;
-    s.k = mesh.shape()[axis];
-    s.index = coord[axis];
-    s.group = group_of(mesh.axis_group(axis, me).process_ids(), "reshard");
-    return s;
+  using Kind = Transfer::Kind;
+  auto step = [&](Kind kind, int axis) {
+    Transfer t;
+    t.kind = kind;
+    t.global_shape = global_shape;
+    t.mesh = mesh;
+    t.axis = axis;
+    return t;
   };
   const int n = mesh.ndim();
   // 1. Pending reductions first (they shrink nothing but must happen before a gather).
   for (int a = 0; a < n; ++a) {
     if (!cur[a].is_partial() || cur[a] == to[a]) continue;
-    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {
-      x = reshard_p_to_s(x, step(a), cur[a].reduce, to[a].dim);
+    Transfer t = step(Kind::kAllReduce, a);
+    t.reduce = cur[a].reduce;
+    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {  // p->s
+      t.kind = Kind::kReduceScatter;
+      t.dim = to[a].dim;
       cur[a] = to[a];
-    } else {
-      x = reshard_p_to_r(x, step(a), cur[a].reduce);
+    } else {  // p->r
       cur[a] = Placement::replicate();
     }
+    x = transfer(t, x);
   }
   // 2. Splits that change: to another dim (all-to-all) or gathered.
   for (int a = 0; a < n; ++a) {
     if (!cur[a].is_shard() || cur[a] == to[a]) continue;
-    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {
-      x = reshard_s_to_s(x, step(a), cur[a].dim, to[a].dim);
+    Transfer t = step(Kind::kAllGather, a);
+    t.dim = cur[a].dim;
+    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {  // s->s
+      t.kind = Kind::kAllToAll;
+      t.to_dim = to[a].dim;
       cur[a] = to[a];
-    } else {
-      x = reshard_s_to_r(x, step(a), cur[a].dim);
+    } else {  // s->r
       cur[a] = Placement::replicate();
     }
+    x = transfer(t, x);
   }
   // 3. From Replicate to what is asked (no communication).
   for (int a = 0; a < n; ++a) {
     if (cur[a] == to[a]) continue;
     if (to[a].is_shard()) {
-      x = reshard_r_to_s(x, step(a), to[a].dim);
+      Transfer t = step(Kind::kShardSlice, a);
+      t.dim = to[a].dim;
+      x = transfer(t, x);
     } else if (to[a].is_partial()) {
-      x = reshard_r_to_p(x, step(a), to[a].reduce);
+      Transfer t = step(Kind::kPartialInit, a);
+      t.reduce = to[a].reduce;
+      x = transfer(t, x);
     }
     cur[a] = to[a];
   }
@@ -235,9 +261,43 @@ Tensor reshard(const Tensor& x, const ProcessMesh& mesh, const Placements& to_in
   Placements to = normalized(to_in, rank);
   const bool cross = m->mesh != mesh;
   if (!cross && normalized(m->placements, rank) == to) return x;
-  DenseTensor local = cross ? reshard_cross_mesh_local(x.dense(), m->global_shape, m->mesh, m->placements, mesh, to)
-                            : reshard_local(x.dense(), m->global_shape, mesh, m->placements, to);
+  DenseTensor local;
+  // Recording a program (Note [DistModel]): each transfer becomes a dist.* op of the rank's
+  // program, reading the previous one's value; the cross-mesh move is one dist.send_recv.
+  Tensor cur = x;
+  std::function<void(const Transfer&, const DenseTensor&)> record = [&](const Transfer& t, const DenseTensor& y) {
+    Tensor next(y);
+    record_transfer(t, cur, next);
+    cur = next;
+  };
+  const bool tracing = tracing_program();
+  if (cross) {
+    Transfer t;
+    t.kind = Transfer::Kind::kSendRecv;
+    t.global_shape = m->global_shape;
+    t.mesh = m->mesh;
+    t.from = m->placements;
+    t.to_mesh = mesh;
+    t.to = to;
+    local = run_transfer(t, x.dense());
+    if (tracing) record(t, local);
+  } else {
+    auto* prev = t_observer;
+    t_observer = tracing ? &record : nullptr;
+    try {
+      local = reshard_local(x.dense(), m->global_shape, mesh, m->placements, to);
+    } catch (...) {
+      t_observer = prev;
+      throw;
+    }
+    t_observer = prev;
+  }
   Tensor out = make_dist(local, mesh, to, m->global_shape);
+  // The result is the last transfer's value (or x's, when none moved anything); a value of
+  // another shape made without a transfer (an empty one) is a constant of the program.
+  if (tracing && (cur.impl() != x.impl() || local.dims() == x.dense().dims())) {
+    if (auto* tracer = trace::active()) tracer->record_alias(out, cur);
+  }
   if (autograd::grad_enabled() && x.requires_grad()) {
     auto node = std::make_shared<ReshardGradNode>(mesh, to, m->global_shape, m->mesh, grad_placements(m->placements));
     node->next_edges = {autograd::gradient_edge(x)};

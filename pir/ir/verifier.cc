@@ -90,6 +90,7 @@ class Verifier {
     }
     for (const auto& a : op->attributes()) {
       int idx = info->attr_index(a.name);
+      if (idx < 0 && a.name == "dist_attr") continue;  // the layouts a DistModel step ran with (Note [DistModel])
       if (idx < 0) {
         std::string known;
         for (const auto& s : info->attrs) known += (known.empty() ? "" : ", ") + s.name;

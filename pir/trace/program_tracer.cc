@@ -231,6 +231,28 @@ void ProgramTracer::record_alias(const Tensor& alias, const Tensor& of) {
   if (Value v = lookup(of, "alias")) bind(alias, v);
 }
 
+void ProgramTracer::annotate(const Tensor& t, const std::string& name, const std::string& text) {
+  if (program_ == nullptr || !t.defined()) return;
+  auto it = map_.find(t.impl().get());
+  if (it == map_.end()) return;
+  Operation* def = it->second.value.defining_op();
+  if (def != nullptr && def->info()->dialect == "pd_op") def->set_attr(name, ctx_->str_attr(text));
+}
+
+void ProgramTracer::record_custom(const std::string& name, const std::vector<Tensor>& inputs,
+                                  std::vector<NamedAttribute> attrs, const std::vector<Tensor>& outputs) {
+  if (program_ == nullptr) return;
+  std::vector<Value> operands;
+  for (const Tensor& t : inputs) operands.push_back(value_of(t, name.c_str()));
+  std::vector<Type> types;
+  for (const Tensor& t : outputs) {
+    const auto& d = t.dims();
+    types.push_back(ctx_->tensor_type(t.dtype(), std::vector<int64_t>(d.begin(), d.end())));
+  }
+  Operation* o = builder_.build(name, operands, std::move(attrs), std::move(types));
+  for (size_t i = 0; i < outputs.size(); ++i) bind(outputs[i], o->result(i));
+}
+
 // ---- control flow
 void ProgramTracer::push_scope() {
   Scope s;

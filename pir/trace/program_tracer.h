@@ -48,6 +48,14 @@ class ProgramTracer final : public trace::Tracer {
   /// new value for it; into an input or an outside tensor, an error.
   void record_write(const Tensor& dst, const Tensor& src) override;
   void record_alias(const Tensor& alias, const Tensor& of) override;
+  /// Appends op `name` of a dialect without shape inference (the dist dialect's
+  /// collectives, Note [DistModel]): it reads `inputs`, and `outputs` (the eager results)
+  /// give its result types and become its results.
+  /// Sets attribute `name` (a string: `text`) on the pd_op op that computed `t` (the dist
+  /// layer's layouts of a DistModel step, Note [DistModel]); no-op for other values.
+  void annotate(const Tensor& t, const std::string& name, const std::string& text);
+  void record_custom(const std::string& name, const std::vector<Tensor>& inputs, std::vector<NamedAttribute> attrs,
+                     const std::vector<Tensor>& outputs);
 
   // ---- control flow (Note [Tracing control flow] in docs/notes/jit.md). A branch or a
   // loop body is traced into a detached region; tensors made inside it are visible

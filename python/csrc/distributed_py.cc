@@ -15,6 +15,9 @@
 #include "distributed/collective/tcp_store.h"
 #include "distributed/eager/dist_layer.h"
 #include "distributed/reshard/reshard.h"
+#include "distributed/static/collective_ops.h"
+#include "pir/ir/ir_context.h"
+#include "python/csrc/pir_py.h"
 #endif
 
 namespace oar::python {
@@ -247,6 +250,16 @@ void bind_distributed(py::module_& m) {
     }
     return wrap(out);
   });
+  // Note [DistModel]: the dist dialect (reshard's transfers recorded as ops) and its
+  // lowering to executor steps.
+  dist::register_dist_dialect(pir::IrContext::global());
+  d.def(
+      "lower_collectives",
+      [](const ProgramRef& prog) {
+    ++prog->generation;
+    return dist::lower_collectives(*prog->p);
+      },
+      "Replaces the program's dist.* ops by kernel steps running their transfers; returns how many.");
 #endif
 }
 

@@ -1,5 +1,6 @@
 """dist.to_static / DistModel / Strategy: 2-process GPT training equal to dynamic mode and to
 one process (workers/static_mode.py), and the Strategy's validation in one process."""
+import numpy as np
 import pytest
 
 from _harness import assert_all_ok, run_ranks
@@ -111,3 +112,119 @@ def test_pipeline_accumulate_steps_splits_the_batch_into_micro_batches():
     np.testing.assert_allclose(b.weight.numpy(), a.weight.numpy(), rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="batch of shape \\[4, 3\\] does not split into pipeline.accumulate_steps=3"):
         dm(oar.randn([4, 3]), oar.randn([4, 2]))
+
+
+def _linear_dist_model(compile_=True):
+    from oar.distributed import ProcessMesh, Shard
+    oar.seed(3)
+    mesh = ProcessMesh([0], dim_names=["dp"])
+    lin = oar.nn.Linear(4, 3)
+    opt = oar.optimizer.SGD(learning_rate=0.1, parameters=lin.parameters())
+    lin, opt = dist.parallelize(lin, opt, mesh, {"dp_config": {"sharding_level": 0}})
+    dm = dist.to_static(lin, None, lambda o, y: ((o - y) ** 2).mean(), opt)
+    dm._compile = compile_
+    return dm, lin, mesh, Shard
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_dist_model_compiled_in_one_process_equals_eager():
+    """A 1-process dp mesh: the compiled step (its dist.* ops run as local copies) gives the
+    eager step's losses and parameters; the program names its collectives."""
+    import re
+    import warnings
+    oar.set_default_dtype("float64")
+    try:
+        runs = []
+        for compile_ in (True, False):
+            dm, lin, mesh, Shard = _linear_dist_model(compile_)
+            rng = np.random.default_rng(0)
+            losses = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                for _ in range(5):
+                    x = dist.shard_tensor(oar.to_tensor(rng.standard_normal((6, 4))), mesh, [Shard(0)])
+                    y = dist.shard_tensor(oar.to_tensor(rng.standard_normal((6, 3))), mesh, [Shard(0)])
+                    losses.append(float(dist.unshard_dtensor(dm(x, y)).numpy()))
+            runs.append((losses, lin.weight._local_value().numpy().copy(), dm))
+        np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-12)
+        np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-12)
+        text = str(runs[0][2].dist_main_program())
+        ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
+        # the loss (Partial avg over dp) is all-reduced for the backward's seed (full_like asks for
+        # Replicate, as in eager) and for the returned loss; the two gradients (Partial sum) once each
+        assert ops.count("dist.all_reduce") == 4 and text.count('reduce = "kRedAvg"') == 2, text
+        assert ops.count("dist.shard_slice") == 1  # the seed cut back to the batch shard
+        # the layouts the dist layer gave each op's outputs
+        assert re.search(r'"pd_op.mean"\(%\d+\) \{axis = #shape\[\], dist_attr = "\[Partial\(reduce_type=kRedAvg\)\] '
+                         r'on \[0\] of \[\]"', text), text
+        assert 'dist_attr = "[Shard(dim=0)] on [0] of [6,3]"' in text
+        assert ops.count("pd_op.matmul") == 2 and ops.index("pd_op.matmul") < ops.index("dist.all_reduce")
+        with pytest.raises(RuntimeError, match="no eval step has been compiled yet"):
+            runs[0][2].dist_main_program("eval")
+        with pytest.raises(ValueError, match="mode must be 'train', 'eval' or 'predict', got 'test'"):
+            runs[0][2].dist_main_program("test")
+        assert runs[1][2]._last == {}  # the eager one compiled nothing
+    finally:
+        oar.set_default_dtype("float32")
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_dist_model_bad_inputs_raise_not_fall_back():
+    """Bad inputs raise the eager error (naming the op and the layouts), never a silent eager
+    fallback or a wrong program."""
+    import warnings
+    from oar.distributed import ProcessMesh, Replicate
+    dm, lin, mesh, Shard = _linear_dist_model()
+    other = ProcessMesh([0], dim_names=["x"])
+    x = dist.shard_tensor(oar.randn([6, 5]), mesh, [Shard(0)])  # 5 features for a Linear(4, 3)
+    y = dist.shard_tensor(oar.randn([6, 3]), mesh, [Shard(0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="linear: x's last dimension must equal weight's first"):
+            dm(x, y)
+        x2 = dist.shard_tensor(oar.randn([6, 4]), ProcessMesh([0, 1], dim_names=["dp"]), [Shard(0)])
+        with pytest.raises(NotImplementedError, match="matmul: inputs on different meshes"):
+            dm(x2, y)  # the input on another mesh than the parameters: eager's error, no warning
+        with pytest.raises(ValueError, match="placements"):
+            dist.shard_tensor(oar.randn([6, 4]), mesh, [Shard(0), Replicate()])  # 2 placements, 1-d mesh
+        with pytest.raises(ValueError, match="Shard"):
+            dist.shard_tensor(oar.randn([6, 4]), other, [Shard(2)])  # a dim the tensor lacks
+    assert dm._last == {}
+
+
+def test_lower_collectives_rejects_malformed_ops():
+    if not hasattr(oar._C.distributed, "lower_collectives"):
+        pytest.skip("built without Gloo")
+    base = ('module {\n  %0 = "builtin.input"() {name = "x"} : () -> (tensor<4xf64>)\n'
+            '  %1 = "dist.all_reduce"(%0) {ATTRS} : (tensor<4xf64>) -> (tensor<4xf64>)\n'
+            '  "builtin.output"(%1) {name = "out0"} : (tensor<4xf64>) -> ()\n}\n')
+    good = 'axis = 0, global_shape = #shape[4], mesh_ids = #shape[0, 1], mesh_shape = #shape[2], reduce = "kRedSum"'
+    p = oar._C.pir.parse(base.replace("ATTRS", good))
+    assert oar._C.distributed.lower_collectives(p) == 1 and "dist_collective_" in str(p)
+    for attrs, words in [(good.replace("axis = 0", "axis = 3"), "axis 3 is outside the mesh's 1 axes"),
+                         (good.replace('reduce = "kRedSum"', 'reduce = "kRedMean"'), "unknown reduce type 'kRedMean'"),
+                         (good.replace("axis = 0, ", ""), "attribute 'axis' is missing")]:
+        with pytest.raises(Exception, match=words):
+            oar._C.distributed.lower_collectives(oar._C.pir.parse(base.replace("ATTRS", attrs)))
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_dist_model_falls_back_to_eager_with_a_warning_naming_the_construct():
+    """A step that runs eagerly but cannot be traced (the loss reads a value in Python) runs
+    eagerly, with one warning naming why; later calls of that signature stay eager."""
+    import warnings
+    dm, lin, mesh, Shard = _linear_dist_model()
+    seen = []
+
+    def loss(o, y):
+        seen.append(float(o.sum().numpy()))  # a Python read of a traced value
+        return ((o - y) ** 2).mean()
+    dm._loss_fn = loss
+    x = dist.shard_tensor(oar.randn([6, 4]), mesh, [Shard(0)])
+    y = dist.shard_tensor(oar.randn([6, 3]), mesh, [Shard(0)])
+    with pytest.warns(UserWarning, match="the train step cannot be compiled into a program \\(Dy2StaticError"):
+        dm(x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dm(x, y)
+    assert dm._last == {} and len(seen) == 2

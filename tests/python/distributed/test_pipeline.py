@@ -42,6 +42,16 @@ def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(tmp_path)
         assert f"pp_mp_static ok {rank}" in out
 
 
+@pytest.mark.parametrize("schedule", ["FThenB", "1F1B"])
+def test_pp_dist_model_compiled_trains_like_one_process(schedule, tmp_path):
+    """pp=2 on 2 processes through dist.to_static (compiled: send_recv ops between stages),
+    2 micro-batches in the schedule's order, 20 steps equal to one process."""
+    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule], tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"pp_static {schedule} ok {rank}" in out
+
+
 def test_bad_pipeline_arguments_name_them():
     from oar.distributed.auto_parallel.pipelining import PipelineStage, Schedule1F1B, ScheduleFThenB
     lin = oar.nn.Linear(2, 2)

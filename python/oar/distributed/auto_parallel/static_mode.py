@@ -1,11 +1,15 @@
 """dist.to_static, dist.Strategy and DistModel (Paddle's auto-parallel "static" entry point).
 
-DistModel runs each step through the dist dispatch layer and the reshard rules that dynamic
-mode uses, so both modes give the same results by construction; it does not yet build a
-partitioned program (Note [DistModel] in docs/notes/distributed.md says what is and is not
-done). The Strategy's gradient_merge, sharding and pipeline.accumulate_steps act; amp,
-the pipeline schedule and fused_passes are validated and recorded only."""
+DistModel compiles each step signature into this rank's program (static_program.py): the
+step traced through the dist dispatch layer, so the SPMD rules and reshard partition it, with
+reshard's transfers as dist.* collective ops, run on the executor. The optimizer steps
+eagerly on the program's gradients; what cannot compile runs eagerly with a warning (Note
+[DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge, sharding and
+pipeline (accumulate_steps; schedule_mode FThenB or per-micro-batch order) act; amp and
+fused_passes are validated and recorded only."""
 import copy
+import os
+import warnings
 
 __all__ = ["Strategy", "DistModel", "to_static"]
 
@@ -124,6 +128,14 @@ def _split(t, n):
     return split(t, n, axis=0)
 
 
+_EAGER = object()  # a signature that runs eagerly
+
+
+def _named_state(layer):
+    from ...jit.api import _named_state as named
+    return named(layer)
+
+
 def _params_mesh(layer):
     for p in layer.parameters():
         if p.is_dist():
@@ -145,6 +157,9 @@ class DistModel:
         self._k = gm.k_steps if gm.enable else 1
         self._avg = gm.avg
         self._calls = 0
+        self._programs, self._last, self._pending = {}, {}, None
+        # OAR_DIST_MODEL_EAGER=1 runs every step eagerly through the dist layer (debugging).
+        self._compile = os.environ.get("OAR_DIST_MODEL_EAGER", "0") in ("", "0")
         pp = strategy.pipeline
         self._micro = pp.accumulate_steps if pp.enable else 1
         if optimizer is not None and strategy.sharding.enable and strategy.sharding.stage > 0:
@@ -185,7 +200,89 @@ class DistModel:
         self._mode = "predict"
         self._layer.eval()
 
+    def _signature(self, args):
+        """The compiled step's cache key: the mode, the layer's training flag, each tensor's
+        local shape, dtype and layout; None (run eagerly) for a non-tensor argument."""
+        from ..._C import Tensor
+        key = [self._mode, self._layer.training]
+        for t in args:
+            if not isinstance(t, Tensor):
+                return None
+            lay = (tuple(t.process_mesh.process_ids), tuple(t.process_mesh.shape), tuple(map(str, t.placements))) \
+                if t.is_dist() else None
+            key.append((tuple(t._local_value().shape if t.is_dist() else t.shape), str(t.dtype), lay))
+        return tuple(key)
+
+    def _compiled(self, args):
+        """This signature's CompiledStep (traced on first use), or None where it runs eagerly."""
+        from . import static_program
+        key = self._signature(args)
+        if key is None or not self._compile:
+            return None
+        entry = self._programs.get(key)
+        if entry is None:
+            scale = 1.0 / self._k if self._avg and self._k > 1 else 1.0
+            schedule = self._strategy.pipeline.schedule_mode if self._micro > 1 else "FThenB"
+            try:
+                entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
+                                             schedule)
+            except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
+                # Bad inputs make the eager step raise the same error, which then propagates;
+                # a step that runs eagerly but cannot compile stays eager, with a warning.
+                self._pending = (key, f"DistModel: the {self._mode} step cannot be compiled into a program "
+                                      f"({type(e).__name__}: {e}); it runs eagerly through the dist layer")
+                return None
+            self._programs[key] = entry
+        if entry is not _EAGER:
+            self._last[self._mode] = entry
+        return None if entry is _EAGER else entry
+
+    def dist_main_program(self, mode=None):
+        """This rank's program of the last step compiled in `mode` (default: the current
+        one): local shapes, with the reshard transfers as dist.* collective ops. Call the
+        DistModel once in that mode first."""
+        mode = self._mode if mode is None else mode
+        if mode not in ("train", "eval", "predict"):
+            raise ValueError(f"DistModel.dist_main_program: mode must be 'train', 'eval' or 'predict', got {mode!r}")
+        entry = self._last.get(mode)
+        if entry is None:
+            raise RuntimeError(f"DistModel.dist_main_program: no {mode} step has been compiled yet (call the "
+                               "DistModel once in that mode first)")
+        return entry.program
+
+    def _run_compiled(self, entry, args):
+        from ...autograd import no_grad
+        result, grads = entry.run(args, _named_state(self._layer))
+        if self._mode != "train":
+            return result
+        by_name = dict(self._layer.named_parameters())
+        with no_grad():
+            for name, g in zip(entry.grad_params, grads):
+                p = by_name[name]
+                p.grad = g if p.grad is None else p.grad + g
+        self._calls += 1
+        if self._calls % self._k == 0:
+            self._optimizer.step()
+            self._optimizer.clear_grad()
+        return result
+
     def __call__(self, *args):
+        if self._mode != "predict" and len(args) < 2:
+            raise TypeError(f"DistModel in {self._mode} mode: call it with (inputs..., labels), got {len(args)} "
+                            "argument(s)")
+        self._pending = None
+        entry = self._compiled(args)
+        if entry is not None:
+            return self._run_compiled(entry, args)
+        out = self._run_eager(args)
+        if self._pending is not None:  # the step ran eagerly but did not compile
+            key, message = self._pending
+            self._pending = None
+            self._programs[key] = _EAGER
+            warnings.warn(message, stacklevel=2)
+        return out
+
+    def _run_eager(self, args):
         from ...autograd import no_grad
         if self._mode == "predict":
             with no_grad():

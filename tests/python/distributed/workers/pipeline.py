@@ -231,7 +231,60 @@ def pp_mp_static(rank):
     print(f"pp_mp_static ok {rank}", flush=True)
 
 
+def pp_static(rank, schedule):
+    """2 pipeline stages (the GPT cut after blocks.0, pp=2) through dist.to_static with 2
+    micro-batches per step in `schedule` order, compiled: 20 AdamW steps equal to one process
+    (float64 losses and parameters to 1e-10); each rank's program holds its own stage's ops
+    and the stage boundary as dist.send_recv ops (activations forward, gradients back)."""
+    import re
+
+    from auto_parallel import GPT
+    oar.seed(9)
+    ref = GPT()
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    model, opt = dist.parallelize(model, opt, ProcessMesh([0, 1], dim_names=["pp"]),
+                                  {"pp_config": {"split_spec": "blocks"}})
+
+    def loss_fn(logits, y):
+        return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": schedule, "accumulate_steps": 2}})
+    dm = dist.to_static(model, None, loss_fn, opt, strategy=strategy)
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(20):
+        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
+        loss = dm(x, y)
+        if rank == 1:
+            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+    if rank == 1:
+        assert max(diffs) <= 1e-10, f"pp {schedule} DistModel losses differ by {max(diffs)}"
+    ref_params = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        if rank in p.process_mesh.process_ids:
+            np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), rtol=1e-10,
+                                       atol=1e-10, err_msg=name)
+    text = str(dm.dist_main_program())
+    ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
+    # two micro-batches: each sends its activations forward and gets their gradient back
+    assert ops.count("dist.send_recv") >= 4, sorted(set(ops))
+    assert "global_shape = #shape[2, 8, 64]" in text, "a micro-batch's [2, 8, 64] activations cross the stages"
+    if rank == 1:  # the last stage computes the loss; FThenB runs both forwards before the first backward
+        ce = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy"]
+        ce_grad = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy_grad"]
+        assert len(ce) == 2 and len(ce_grad) == 2, (ce, ce_grad)
+        assert (ce[1] < ce_grad[0]) == (schedule == "FThenB"), (schedule, ce, ce_grad)
+    else:  # stage 0 holds no op of stage 1
+        assert "pd_op.cross_entropy" not in ops and "pd_op.gather" in ops, sorted(set(ops))  # the embedding
+    print(f"pp_static {schedule} ok {rank}", flush=True)
+
+
 def main():
+    import warnings
+    warnings.filterwarnings("error", message="DistModel")  # an eager fallback fails the test
     dist.init_parallel_env()
     oar.set_default_dtype("float64")
     rank = dist.get_rank()
@@ -239,6 +292,8 @@ def main():
         pp(rank, sys.argv[2])
     elif sys.argv[1] == "pp_mp_static":
         pp_mp_static(rank)
+    elif sys.argv[1] == "pp_static":
+        pp_static(rank, sys.argv[2])
     elif sys.argv[1] == "pp_config":
         pp_parallelize(rank, sys.argv[2])
     else:

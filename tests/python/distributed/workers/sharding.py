@@ -35,6 +35,28 @@ def run(model, opt, mesh=None, check=None):
     return losses
 
 
+def loss_fn(logits, y):
+    return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]), reduction="none").mean()
+
+
+def run_static(model, opt, mesh, batches=None):
+    """run()'s 20 steps through dist.to_static: compiled (an eager fallback's warning fails)."""
+    import warnings
+    dm = dist.to_static(model, None, loss_fn, opt)
+    if batches is None:
+        rng = np.random.default_rng(5)
+        batches = []
+        for _ in range(20):
+            ids = rng.integers(0, 32, size=(4, 9))
+            x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+            batches.append((dist.shard_tensor(x, mesh, [Shard(0)]), dist.shard_tensor(y, mesh, [Shard(0)])))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="DistModel")
+        losses = [float(dist.unshard_dtensor(dm(x, y)).numpy()) for x, y in batches]
+    assert "dist.all_reduce" in str(dm.dist_main_program())
+    return losses
+
+
 class Tokens(oar.io.Dataset):
     def __init__(self, n=80):  # 20 global batches of 4
         self.ids = np.random.default_rng(5).integers(0, 32, size=(n, 9))
@@ -96,6 +118,15 @@ def hybrid():
     assert list(opt._accumulators["moment1"][id(w)].shape) == [32, 128]
     diff = max(abs(a - b) for a, b in zip(losses, ref_losses))
     assert diff <= 1e-10, f"dp x mp losses differ by {diff}: {losses} vs {ref_losses}"
+    # static mode: the same layout through dist.to_static, compiled
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    model, opt = dist.parallelize(model, opt, mesh, {"mp_config": {"parallelize_plan": plan},
+                                                     "dp_config": {"sharding_level": 1}})
+    static = run_static(model, opt, mesh, list(loader))
+    d_static = max(abs(a - b) for a, b in zip(static, losses))
+    assert d_static <= 1e-10, f"dp x mp: static losses differ from dynamic by {d_static}"
     print(f"hybrid ok {rank} max loss diff {diff:.3e}", flush=True)
     dist.destroy_process_group()
 
@@ -135,6 +166,21 @@ def main(stage_name):
     assert diff <= 1e-10, f"stage {stage_name} losses differ by {diff}: {losses} vs {ref_losses}"
     assert losses[-1] < losses[0]
     for k, v in model.state_dict().items():  # (k's bias has a zero gradient: only rounding noise moves it)
+        np.testing.assert_allclose(dist.unshard_dtensor(v).numpy(), ref.state_dict()[k].numpy(), rtol=1e-10,
+                                   atol=1e-10, err_msg=k)
+    if stage_name != "3":  # stages 1 and 2 run compiled in hybrid() and static_mode.py's gradient_merge
+        print(f"stage{stage_name} ok {rank} max loss diff {diff:.3e}", flush=True)
+        return dist.destroy_process_group()
+    # static mode: the same through dist.to_static (each step one compiled program), equal to
+    # dynamic mode and one process
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    stage = {"1": dist.ShardingStage1, "2": dist.ShardingStage2, "3": dist.ShardingStage3}[stage_name]("dp", mesh)
+    opt = dist.shard_optimizer(oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters()), stage)
+    static = run_static(model, opt, mesh)
+    d_static = max(abs(a - b) for a, b in zip(static, losses))
+    assert d_static <= 1e-10, f"stage {stage_name}: static losses differ from dynamic by {d_static}"
+    for k, v in model.state_dict().items():
         np.testing.assert_allclose(dist.unshard_dtensor(v).numpy(), ref.state_dict()[k].numpy(), rtol=1e-10,
                                    atol=1e-10, err_msg=k)
     print(f"stage{stage_name} ok {rank} max loss diff {diff:.3e}", flush=True)

@@ -3,7 +3,9 @@ GPT (2 layers, d=64, float64, AdamW) trained 20 steps through a DistModel gives 
 losses as dynamic mode and as one process (1e-10), data parallel (`dp`) and tensor parallel
 (`mp`); `dp` also checks Strategy.gradient_merge (k_steps=2, with sharding stage 2) against
 one process stepping on the merged batches, and eval()/predict()/state_dict()."""
+import re
 import sys
+import warnings
 
 import numpy as np
 from auto_parallel import GPT
@@ -53,6 +55,7 @@ def feed(mode, mesh, ids):
 
 
 def main(mode):
+    warnings.filterwarnings("error", message="DistModel")  # an eager fallback fails the test
     dist.init_parallel_env()
     rank = dist.get_rank()
     oar.set_default_dtype("float64")
@@ -82,6 +85,7 @@ def main(mode):
     model, opt, mesh = laid_out(mode, *fresh(state))  # static mode: a DistModel
     dm = dist.to_static(model, None, loss_fn, opt, strategy=dist.Strategy())
     static = [value(dm(*feed(mode, mesh, ids))) for ids in data]
+    check_program(mode, dm)
     d_dyn = max(abs(a - b) for a, b in zip(static, dyn))
     d_ref = max(abs(a - b) for a, b in zip(static, ref_losses))
     assert d_dyn <= 1e-10 and d_ref <= 1e-10, f"{mode}: DistModel losses differ: {d_dyn} vs dynamic, {d_ref} vs one"
@@ -109,6 +113,32 @@ def main(mode):
         gradient_merge(state, data)
     print(f"static {mode} ok {rank} max diff {max(d_dyn, d_ref):.3e}", flush=True)
     dist.destroy_process_group()
+
+
+def check_program(mode, dm):
+    """The step ran as this rank's compiled program: local shapes, the collectives as ops."""
+    text = str(dm.dist_main_program())
+    entry = dm._last["train"]
+    ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
+    assert sum(o.startswith("pd_op.") for o in ops) > 100 and "pd_op.matmul" in ops, sorted(set(ops))
+    n_ar = ops.count("dist.all_reduce")
+    if mode == "dp":
+        # the loss (Partial over dp) and one gradient all-reduce per parameter (Partial -> Replicate)
+        assert len(entry.grad_params) >= 20 and n_ar >= len(entry.grad_params), (n_ar, len(entry.grad_params))
+        assert 'name = "x0"} : () -> (tensor<2x8xi64>)' in text, "the input is the rank's half of the batch"
+        assert "group = #shape[0, 1]" in text
+        # each op notes the layouts the SPMD rule gave its outputs: the embedding's rows follow the batch split
+        assert 'dist_attr = "[Shard(dim=0)] on [0,1] of [4,8,64]"' in text
+    else:
+        # row-parallel Linear: its matmul's Partial output is all-reduced before the bias add
+        assert n_ar >= 4, (n_ar, sorted(set(ops)))
+        assert '{name = "blocks.0.q.weight"} : () -> (tensor<64x32xf64>)' in text, "a column-parallel weight's shard"
+        assert '{name = "blocks.0.proj.weight"} : () -> (tensor<32x64xf64>)' in text, "a row-parallel weight's shard"
+        assert 'dist_attr = "[Shard(dim=2)] on [0,1] of [4,8,64]"' in text  # a column-parallel output
+        assert 'dist_attr = "[Partial(reduce_type=kRedSum)] on [0,1] of [4,8,64]"' in text  # a row-parallel matmul
+    assert entry.num_collectives == sum(o.startswith("dist.") for o in ops) > 0
+    lowered = str(entry.executed_program)
+    assert '"dist.' not in lowered and "dist_collective_" in lowered
 
 
 def gradient_merge(state, data):

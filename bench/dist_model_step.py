@@ -1,0 +1,73 @@
+"""DistModel's step: compiled program vs eager dist layer, same run, interleaved rounds.
+
+    python -m oar.distributed.launch --nproc_per_node 2 --log_dir /tmp/dmlog bench/dist_model_step.py [dp|mp]
+
+Each rank trains two copies of the small GPT (2 layers, d=64, float64 as in the tests, batch 8 x 8) through
+dist.to_static: one compiled (Note [DistModel]), one with OAR_DIST_MODEL_EAGER semantics
+(every step eager through the dist layer). Rounds alternate (20 steps each, after 3 warm-up
+steps that include the compiled model's trace); rank 0 prints the median step times and
+their ratio."""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python", "distributed", "workers"))
+from auto_parallel import GPT  # noqa: E402
+
+import oar  # noqa: E402
+import oar.distributed as dist  # noqa: E402
+from oar.distributed import ProcessMesh, Shard  # noqa: E402
+
+PLAN = {"blocks.*.q": dist.ColWiseParallel(), "blocks.*.k": dist.ColWiseParallel(),
+        "blocks.*.v": dist.ColWiseParallel(), "blocks.*.proj": dist.RowWiseParallel(),
+        "blocks.*.fc1": dist.ColWiseParallel(), "blocks.*.fc2": dist.RowWiseParallel()}
+
+
+def loss_fn(logits, y):
+    return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
+
+
+def model(mode, mesh, compiled):
+    oar.seed(9)
+    m = GPT()
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=m.parameters())
+    config = {"mp_config": {"parallelize_plan": PLAN}} if mode == "mp" else {"dp_config": {"sharding_level": 0}}
+    m, opt = dist.parallelize(m, opt, mesh, config)
+    dm = dist.to_static(m, None, loss_fn, opt)
+    dm._compile = compiled
+    return dm
+
+
+def main(mode):
+    dist.init_parallel_env()
+    oar.set_default_dtype("float64")
+    mesh = ProcessMesh([0, 1], dim_names=[mode])
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 32, size=(8, 9))
+    x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
+    if mode == "dp":
+        x, y = dist.shard_tensor(x, mesh, [Shard(0)]), dist.shard_tensor(y, mesh, [Shard(0)])
+    models = {"compiled": model(mode, mesh, True), "eager": model(mode, mesh, False)}
+    times = {k: [] for k in models}
+    for dm in models.values():
+        for _ in range(3):
+            dm(x, y)
+    for _ in range(3):
+        for name, dm in models.items():
+            for _ in range(20):
+                dist.barrier()
+                t0 = time.perf_counter()
+                dm(x, y)
+                times[name].append(time.perf_counter() - t0)
+    if dist.get_rank() == 0:
+        c, e = statistics.median(times["compiled"]), statistics.median(times["eager"])
+        print(f"{mode}: compiled {c * 1e3:.2f} ms/step, eager {e * 1e3:.2f} ms/step, eager/compiled {e / c:.2f}x",
+              flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "dp")
