@@ -256,3 +256,51 @@ def test_top_level_dlpack_shares_memory():
     a = np.zeros((2, 2))
     oar.from_dlpack(a)[1, 1] = 3.0
     assert a[1, 1] == 3.0
+
+
+def test_nll_loss_accepts_labels_with_a_trailing_unit_dim():
+    logp = oar.to_tensor(np.log(np.random.default_rng(1).dirichlet(np.ones(3), 5)))
+    lab = np.array([0, 2, 1, 1, 0])
+    a = F.nll_loss(logp, oar.to_tensor(lab))
+    b = F.nll_loss(logp, oar.to_tensor(lab[:, None]))
+    np.testing.assert_allclose(b.numpy(), a.numpy())
+    np.testing.assert_allclose(a.numpy(), -logp.numpy()[np.arange(5), lab].mean())
+    with pytest.raises(ValueError, match="nll_loss: label shape"):
+        F.nll_loss(logp, oar.to_tensor(lab[:, None, None]))
+
+
+def test_pylayer_grad_dtype_switch_and_mixed_dtype_gradients():
+    from oar.autograd import PyLayer
+    seen = []
+
+    class Tanh(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            y = oar.tanh(x)
+            ctx.save_for_backward(y)
+            ctx.set_grad_in_dtype_consistent(False)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            seen.append(dy.dtype.name)
+            y, = ctx.saved_tensor()
+            return dy * (1 - oar.square(y))
+
+    class CastGrad(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, dy):
+            return (dy * 2).astype("float16")
+
+    x = oar.to_tensor(np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32),
+                      stop_gradient=False)
+    CastGrad.apply(Tanh.apply(x)).sum().backward()
+    assert seen == ["float32"] and x.grad.dtype.name == "float32"
+    want = 2 * (1 - np.tanh(x.numpy()) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=2e-3)
+    with pytest.raises(TypeError, match="set_grad_in_dtype_consistent: choice must be a bool"):
+        oar.autograd.PyLayerContext().set_grad_in_dtype_consistent(1)
