@@ -304,3 +304,15 @@ def test_pylayer_grad_dtype_switch_and_mixed_dtype_gradients():
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=2e-3)
     with pytest.raises(TypeError, match="set_grad_in_dtype_consistent: choice must be a bool"):
         oar.autograd.PyLayerContext().set_grad_in_dtype_consistent(1)
+
+
+def test_hessian_of_a_linear_function_is_zero():
+    x1 = oar.to_tensor(np.arange(3.0), stop_gradient=False)
+    x2 = oar.to_tensor(np.arange(4.0), stop_gradient=False)
+    h = oar.autograd.hessian(x1.sum() + 2 * x2.sum(), (x1, x2))
+    for (i, a), (j, b) in [((0, 3), (0, 3)), ((0, 3), (1, 4)), ((1, 4), (0, 3)), ((1, 4), (1, 4))]:
+        block = h[i][j][:]
+        assert list(block.shape) == [a, b]
+        np.testing.assert_array_equal(block.numpy(), np.zeros((a, b)))
+    hq = oar.autograd.hessian((x1 * x1).sum(), x1)[:]  # a quadratic still differentiates
+    np.testing.assert_allclose(hq.numpy(), 2 * np.eye(3))
