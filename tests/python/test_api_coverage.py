@@ -107,7 +107,9 @@ COMPAT_CORE = _api("""
     cauchy_ geometric_: oar Tensor;
     get_cuda_rng_state set_cuda_rng_state disable_signal_handler to_dlpack from_dlpack: oar;
     ormqr: Tensor linalg;
-    rrelu feature_alpha_dropout: F
+    rrelu feature_alpha_dropout: F;
+    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
+    bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_: oar Tensor
 """)
 API.update(COMPAT_CORE)
 
