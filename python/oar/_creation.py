@@ -151,13 +151,12 @@ def _check_sizes(shape, op):
 
 def _complex_gaussian(shape, mean, std, dtype, op):
     """Complex normal samples: real and imaginary parts independent N(., std^2 / 2), so that
-    E|z - mean|^2 = std^2 (Paddle's complex gaussian)."""
+    E|z - mean|^2 = std^2, drawn interleaved (re, im per element) as Paddle's complex
+    gaussian, so seeded draws equal Paddle's."""
     real = _C.DataType.float64 if dtype == _C.DataType.complex128 else _C.DataType.float32
     shape = _check_sizes(shape, op)
     s = float(std) / math.sqrt(2.0)
-    re = _ops.gaussian(shape, 0.0, s, 0, real, None)
-    im = _ops.gaussian(shape, 0.0, s, 0, real, None)
-    z = _ops.complex(re, im)
+    z = _ops.as_complex(_ops.gaussian(shape + [2], 0.0, s, 0, real, None))
     return z + mean if isinstance(mean, _C.Tensor) or mean != 0 else z
 
 

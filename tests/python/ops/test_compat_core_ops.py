@@ -316,3 +316,15 @@ def test_hessian_of_a_linear_function_is_zero():
         np.testing.assert_array_equal(block.numpy(), np.zeros((a, b)))
     hq = oar.autograd.hessian((x1 * x1).sum(), x1)[:]  # a quadratic still differentiates
     np.testing.assert_allclose(hq.numpy(), 2 * np.eye(3))
+
+
+def test_complex_gaussian_interleaves_real_and_imaginary_draws():
+    oar.seed(200)
+    z = oar.randn([2, 3], dtype="complex64").numpy().reshape(-1)
+    oar.seed(200)
+    r = oar.normal(0.0, 1 / math.sqrt(2), [12]).numpy()
+    np.testing.assert_array_equal(z.real, r[0::2])
+    np.testing.assert_array_equal(z.imag, r[1::2])
+    # Paddle 3.3.1's documented draws after paddle.seed(200)
+    np.testing.assert_allclose(z[:2], [0.1375531256198883 + 0.0932074561715126j,
+                                       0.7955012917518616 - 0.41801896691322327j], rtol=1e-6)
