@@ -62,6 +62,8 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
             isinstance(input, _C.Tensor) and label.dtype.is_floating_point and \
             list(label.shape) == list(input.shape):
         soft_label = True  # as Paddle: smoothed float labels of the input's shape are soft
+        if label.dtype != input.dtype:
+            label = label.astype(input.dtype)
     return _ops.cross_entropy(input, label, weight, soft_label, use_softmax, ignore_index, axis,
                               float(label_smoothing), reduction)
 

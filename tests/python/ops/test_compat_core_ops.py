@@ -233,6 +233,8 @@ def test_cross_entropy_smoothed_one_hot_float_labels_are_soft():
     c = F.cross_entropy(logits, one_hot * 0.6 + 0.4 / 3, soft_label=True)
     np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
     np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-12)
+    d = F.cross_entropy(logits, one_hot.astype("float32"), label_smoothing=0.4)  # cast as Paddle
+    np.testing.assert_allclose(d.numpy(), a.numpy(), rtol=1e-7)
     with pytest.raises(TypeError, match="cross_entropy"):
         F.cross_entropy(logits, one_hot)  # float labels without smoothing stay an error
 
