@@ -28,6 +28,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     "._random_more": "get_cuda_rng_state set_cuda_rng_state disable_signal_handler cauchy_ geometric_",
     ".utils.dlpack": "to_dlpack from_dlpack",
     "._gamma_hist_composites": "gammainc gammaincc gammainc_ gammaincc_ histogramdd",
+    "._reader": "batch",
     "._bitwise_composites": """
     bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_

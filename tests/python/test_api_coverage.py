@@ -110,7 +110,8 @@ COMPAT_CORE = _api("""
     rrelu feature_alpha_dropout: F;
     bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_: oar Tensor;
-    gammainc gammaincc gammainc_ gammaincc_ histogramdd: oar Tensor
+    gammainc gammaincc gammainc_ gammaincc_ histogramdd: oar Tensor;
+    batch: oar
 """)
 API.update(COMPAT_CORE)
 

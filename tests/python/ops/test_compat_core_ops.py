@@ -330,3 +330,14 @@ def test_complex_gaussian_interleaves_real_and_imaginary_draws():
     # Paddle 3.3.1's documented draws after paddle.seed(200)
     np.testing.assert_allclose(z[:2], [0.1375531256198883 + 0.0932074561715126j,
                                        0.7955012917518616 - 0.41801896691322327j], rtol=1e-6)
+
+
+def test_batch_reader_decorator():
+    def reader():
+        yield from range(7)
+    assert list(oar.batch(reader, 3)()) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert list(oar.batch(reader, 3, drop_last=True)()) == [[0, 1, 2], [3, 4, 5]]
+    with pytest.raises(ValueError, match="batch: batch_size must be a positive int"):
+        oar.batch(reader, 0)
+    with pytest.raises(TypeError, match="batch: reader must be a callable"):
+        oar.batch([1, 2], 2)
