@@ -149,9 +149,37 @@ def _check_sizes(shape, op):
     return shape
 
 
+def _complex_gaussian(shape, mean, std, dtype, op):
+    """Complex normal samples: real and imaginary parts independent N(., std^2 / 2), so that
+    E|z - mean|^2 = std^2, drawn interleaved (re, im per element) as Paddle's complex
+    gaussian, so seeded draws equal Paddle's."""
+    real = _C.DataType.float64 if dtype == _C.DataType.complex128 else _C.DataType.float32
+    shape = _check_sizes(shape, op)
+    s = float(std) / math.sqrt(2.0)
+    z = _ops.as_complex(_ops.gaussian(shape + [2], 0.0, s, 0, real, None))
+    return z + mean if isinstance(mean, _C.Tensor) or mean != 0 else z
+
+
+def _is_complex_dtype(dtype):
+    return dtype is not None and convert_dtype(dtype) in (_C.DataType.complex64,
+                                                          _C.DataType.complex128)
+
+
 def normal(mean=0.0, std=1.0, shape=None, name=None):
     """Samples of N(mean, std^2). As in Paddle, mean and std may be Tensors: the output then
-    has their broadcast shape (and their dtype) and each element its own mean / std."""
+    has their broadcast shape (and their dtype) and each element its own mean / std. A complex
+    mean (a number or a Tensor) gives complex samples (real and imaginary parts each of
+    variance std^2 / 2)."""
+    if isinstance(mean, complex) or (isinstance(mean, _C.Tensor) and _is_complex_dtype(mean.dtype)):
+        if isinstance(std, _C.Tensor):
+            raise TypeError("normal: a complex mean takes a float std, not a Tensor")
+        if float(std) < 0:
+            raise ValueError(f"normal: std must be >= 0, got {std}")
+        if isinstance(mean, _C.Tensor):
+            return _complex_gaussian(list(mean.shape), mean.detach(), std, mean.dtype, "normal")
+        cdtype = _C.DataType.complex128 if _float_dtype(None) == _C.DataType.float64 \
+            else _C.DataType.complex64
+        return _complex_gaussian(shape if shape is not None else [1], mean, std, cdtype, "normal")
     if isinstance(mean, _C.Tensor) or isinstance(std, _C.Tensor):
         ref = mean if isinstance(mean, _C.Tensor) else std
         m = mean if isinstance(mean, _C.Tensor) else _ops.full_like(ref, float(mean), ref.dtype)
@@ -172,6 +200,8 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
 
 
 def standard_normal(shape, dtype=None, name=None):
+    if _is_complex_dtype(dtype):
+        return _complex_gaussian(shape, 0.0, 1.0, convert_dtype(dtype), "standard_normal")
     return _ops.gaussian(_check_sizes(shape, "standard_normal"), 0.0, 1.0, 0,
                          _float_dtype(dtype), None)
 

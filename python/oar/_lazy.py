@@ -26,6 +26,14 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     "._scan_composites": "cummax cummin",
     "._special_composites": "i0 i0e i1 i1e",
     "._windows": "bartlett_window blackman_window hamming_window hann_window kaiser_window",
+    "._random_more": "get_cuda_rng_state set_cuda_rng_state disable_signal_handler cauchy_ geometric_",
+    ".utils.dlpack": "to_dlpack from_dlpack",
+    "._gamma_hist_composites": "gammainc gammaincc gammainc_ gammaincc_ histogramdd",
+    "._bitwise_composites": """
+    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
+    bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
+    bitwise_left_shift_ bitwise_right_shift_
+""",
 }
 TENSOR_METHODS = {
     "._math_composites": """
@@ -41,8 +49,15 @@ TENSOR_METHODS = {
     diagonal_scatter scatter_add scatter_reduce msort argwhere
 """,
     "._scan_composites": "cummax cummin",
-    "._linalg_more": "lu lu_unpack householder_product",
+    "._linalg_more": "lu lu_unpack householder_product ormqr",
     "._special_composites": "i0 i0e i1 i1e",
+    "._random_more": "cauchy_ geometric_",
+    "._gamma_hist_composites": "gammainc gammaincc gammainc_ gammaincc_ histogramdd",
+    "._bitwise_composites": """
+    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
+    bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
+    bitwise_left_shift_ bitwise_right_shift_
+""",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """
     square_error_cost log_loss soft_margin_loss hinge_embedding_loss
@@ -54,7 +69,7 @@ NN_FUNCTIONAL = {"._functional_loss_more": """
     lp_pool1d lp_pool2d max_unpool1d max_unpool2d max_unpool3d
 """, "._functional_misc": """
     multi_label_margin_loss temporal_shift gather_tree
-""", "._functional_ctc": "ctc_loss"}
+""", "._functional_ctc": "ctc_loss", "._functional_random_act": "rrelu feature_alpha_dropout"}
 NN_LAYERS = {".layer_more": """
     CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
     MultiMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss PoissonNLLLoss
@@ -64,7 +79,7 @@ NN_LAYERS = {".layer_more": """
     CircularPad3D ZeroPad1D ZeroPad3D
 """, ".layer_pool_more": """
     LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss CTCLoss
-"""}
+""", ".layer_random_act": "RReLU FeatureAlphaDropout"}
 
 
 def _index(table):

@@ -7,8 +7,8 @@ import numpy as np
 
 from ._C import Tensor
 
-__all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product"]
-_TENSOR_METHODS = ["lu", "lu_unpack", "householder_product"]
+__all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr"]
+_TENSOR_METHODS = ["lu", "lu_unpack", "householder_product", "ormqr"]
 
 
 def _matrix(x, op, arg="x"):
@@ -153,7 +153,6 @@ def matrix_exp(x, name=None):
 def householder_product(x, tau, name=None):
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T with v_i = (0, ..., 0,
     1, x[i+1:, i]) from x [*, m, n] and tau [*, k], k <= n <= m."""
-    import oar
     op = "householder_product"
     _matrix(x, op)
     if not isinstance(tau, Tensor) or tau.dtype != x.dtype:
@@ -163,10 +162,41 @@ def householder_product(x, tau, name=None):
     if m < n or list(tau.shape[:-1]) != batch or not 0 <= k <= n:
         raise ValueError(f"{op}: need x [*, m, n] with m >= n and tau [*, k] with k <= n, got "
                          f"{list(x.shape)} and {list(tau.shape)}")
+    return _householder_q(x, tau, k)[..., :, :n]
+
+
+def _householder_q(x, tau, k):
+    """The whole m x m product H_1 ... H_k of householder_product's reflectors."""
+    import oar
+    *batch, m, _ = x.shape
     q = oar.eye(m, dtype=x.dtype).expand(batch + [m, m])
     for i in range(k):  # k is a dim of tau
         v = oar.concat([oar.zeros(batch + [i], x.dtype), oar.ones(batch + [1], x.dtype),
                         x[..., i + 1:, i]], axis=-1).unsqueeze(-1)  # [*, m, 1]
         q = q - tau[..., i].unsqueeze(-1).unsqueeze(-1) * oar.matmul(oar.matmul(q, v), v,
                                                                    transpose_y=True)
-    return q[..., :, :n]
+    return q
+
+
+def ormqr(x, tau, y, left=True, transpose=False, name=None):
+    """Q @ y (left) or y @ Q, with Q^T instead when transpose: Q = H_1 ... H_k the m x m
+    product of the Householder reflectors stored in x [*, m, n] and tau [*, k] (as
+    householder_product, which gives Q's first n columns). Differentiable in x, tau and y."""
+    import oar
+    op = "ormqr"
+    _matrix(x, op)
+    _matrix(y, op, "y")
+    if not isinstance(tau, Tensor) or tau.dtype != x.dtype or y.dtype != x.dtype:
+        raise TypeError(f"{op}: tau and y must be Tensors of x's dtype {x.dtype.name}")
+    *batch, m, n = x.shape
+    k = tau.shape[-1] if tau.ndim else -1
+    if list(tau.shape[:-1]) != batch or not 0 <= k <= min(m, n):
+        raise ValueError(f"{op}: need tau [*, k] with k <= min(m, n) for x [*, m, n], got "
+                         f"{list(x.shape)} and {list(tau.shape)}")
+    if list(y.shape[:-2]) != batch or (y.shape[-2] if left else y.shape[-1]) != m:
+        side = "rows" if left else "columns"
+        raise ValueError(f"{op}: y must have {m} {side} (x's rows) and x's batch dims, got "
+                         f"y {list(y.shape)} for x {list(x.shape)} (left={left})")
+    q = _householder_q(x, tau, k)
+    return oar.matmul(q, y, transpose_x=transpose) if left else \
+        oar.matmul(y, q, transpose_y=transpose)

@@ -451,6 +451,17 @@ def vander(x, n=None, increasing=False, name=None):
     n = x.shape[0] if n is None else int(n)
     if n < 0:
         raise ValueError(f"vander: n must be non-negative, got {n}")
+    if oar.is_complex(x):
+        # complex powers one column at a time (the exponent op is real-only); the output's
+        # rows * n elements bound the loop (an empty x builds no column)
+        if x.shape[0] == 0 or n == 0:
+            return oar.zeros([x.shape[0], n], x.dtype)
+        from .nn._errors import check_fits
+        check_fits("vander", f"n={n} columns of {x.shape[0]} values", n * x.shape[0] * 16)
+        cols = [oar.ones_like(x)]
+        for _ in range(1, n):
+            cols.append(cols[-1] * x)
+        return oar.stack(cols if increasing else cols[::-1], axis=1)
     powers = oar.arange(n, dtype=x.dtype)
     if not increasing:
         powers = oar.flip(powers, [0])

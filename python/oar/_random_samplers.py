@@ -127,8 +127,12 @@ def binomial(count, prob, name=None):
     import numpy as np
     _check("binomial", "count", count)
     _check("binomial", "prob", prob)
-    if count.dtype.is_floating_point or str(count.dtype).endswith("bool"):
-        raise TypeError(f"binomial: count must be an integer tensor, got {count.dtype}")
+    if str(count.dtype).endswith(("bool", "complex64", "complex128")):
+        raise TypeError(f"binomial: count must be an integer or float tensor, got {count.dtype}")
+    if count.dtype.is_floating_point and count.size and \
+            not bool((count.detach() == count.detach().floor()).all()):
+        raise ValueError("binomial: a float count must hold whole numbers, got "
+                         f"{count.detach().numpy().reshape(-1)[:4].tolist()}...")
     if not prob.dtype.is_floating_point:
         raise TypeError(f"binomial: prob must be a floating-point tensor, got {prob.dtype}")
     try:

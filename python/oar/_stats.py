@@ -198,6 +198,11 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
         v = vlo if mode == "min" or n % 2 else (vlo + _next_value(y, vlo, n // 2)) * 0.5
         v = _nan_rows_to_nan(v, y)
         idx = ilo
+        if mode == "min" and y.dtype.is_floating_point:
+            # a row holding NaN has the median NaN, at its first NaN's index (as Paddle)
+            isnan = _ops.isnan(y)
+            first = _ops._argmax(_ops.cast(isnan, _INT64), -1, True, False, _INT64)
+            idx = _ops.where(_ops.any(isnan, [-1], True), first, idx)
     else:  # per-row counts of non-NaN entries: sort (NaN last) and gather
         s, order = _ops._argsort(y, -1, False, True)
         cnt = _ops.sum(_ops.logical_not(_ops.isnan(y)), [-1], _INT64, True)
@@ -211,7 +216,7 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
         v = _ops.where(_ops.equal(cnt, zero), _ops.full_like(v, float("nan"), v.dtype), v)
         idx = _ops._gather_axis(order, lo, -1)
     v = _finish(_ops.squeeze(v, [-1]), kshape, kept, keepdim)
-    if mode == "min" and axis is not None:
+    if mode == "min" and isinstance(axis, int):  # indices for one axis only, as Paddle
         return v, _finish(_ops.squeeze(idx, [-1]), kshape, kept, keepdim)
     return v
 
@@ -484,7 +489,28 @@ def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
                     _ops.scale(_ops.matmul(x, y, False, False), float(alpha), 0.0, True))
 
 
-_TENSOR_METHODS = ["cumsum", "cumprod", "logcumsumexp", "sort", "argsort", "count_nonzero",
+_mean_op = _ops.mean
+
+
+def mean(x, axis=None, keepdim=False, name=None, *, dtype=None, out=None):
+    """Mean over axis (int, list or None: every axis); dtype casts x first and out receives
+    the result, as Paddle 3.3's paddle.mean."""
+    if dtype is None and out is None:
+        return _mean_op(x, axis, keepdim)
+    _check_tensor(x, "mean")
+    if dtype is not None:
+        dtype = convert_dtype(dtype)
+        if x.dtype != dtype:
+            x = _ops.cast(x, dtype)
+    r = _mean_op(x, axis, keepdim)
+    if out is not None:
+        _check_tensor(out, "mean", "out")
+        out.copy_(r)
+        return out
+    return r
+
+
+_TENSOR_METHODS = ["mean", "cumsum", "cumprod", "logcumsumexp", "sort", "argsort", "count_nonzero",
                    "nansum", "nanmean", "median", "nanmedian", "quantile", "nanquantile", "var",
                    "std", "norm", "unique", "unique_consecutive", "histogram", "bucketize", "diff",
                    "trace", "outer", "inner", "dot", "kron", "addmm"]

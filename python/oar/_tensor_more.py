@@ -115,3 +115,11 @@ Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad,
                                 doc="Whether gradients are computed for this tensor "
                                     "(not stop_gradient).")
 Tensor.itemsize = property(_itemsize, doc="Bytes per element.")
+
+
+def _is_shared_buffer_with(self, other):
+    """Whether self and other share one memory allocation (Paddle's Tensor helper)."""
+    return isinstance(other, Tensor) and self._share_storage_with(other)
+
+
+Tensor._is_shared_buffer_with = _is_shared_buffer_with

@@ -683,7 +683,7 @@ def cholesky_inverse(x, upper=False, name=None):
 __all__ += ["vecdot", "cov", "corrcoef", "cholesky_inverse"]
 
 # LU family, matrix_exp, householder_product: compositions loaded on first use (oar._lazy)
-_MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product")
+_MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr")
 __all__ += list(_MORE)
 
 

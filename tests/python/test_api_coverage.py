@@ -102,6 +102,18 @@ FFT = _api("""
 """)
 
 API = {**MATH, **REDUCTIONS, **MANIPULATION, **LINALG, **RANDOM, **FUNCTIONAL, **COMPLEX, **FFT}
+# Issue 18 (compat_core): random fills, CUDA rng state, dlpack, ormqr, random activations.
+COMPAT_CORE = _api("""
+    cauchy_ geometric_: oar Tensor;
+    get_cuda_rng_state set_cuda_rng_state disable_signal_handler to_dlpack from_dlpack: oar;
+    ormqr: Tensor linalg;
+    rrelu feature_alpha_dropout: F;
+    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
+    bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_: oar Tensor;
+    gammainc gammaincc gammainc_ gammaincc_ histogramdd: oar Tensor;
+    batch: oar
+""")
+API.update(COMPAT_CORE)
 
 # Layer classes Paddle has for the functionals above (paddle.nn.<Class>).
 LAYERS = """
@@ -119,6 +131,7 @@ LAYERS = """
     Upsample UpsamplingNearest2D UpsamplingBilinear2D PixelShuffle Pad1D Pad2D Pad3D Unfold
     MultiHeadAttention TransformerEncoderLayer TransformerDecoderLayer
 """.split()
+LAYERS += ["RReLU", "FeatureAlphaDropout"]  # issue 18 (compat_core)
 
 
 def test_table_is_not_empty():
@@ -277,6 +290,10 @@ SIGNATURES = {
     "distributed.shard_layer": "layer process_mesh shard_fn input_fn output_fn",
     "distributed.shard_optimizer": "optimizer shard_fn gradient_accumulation_steps",
     "distributed.parallelize": "model optimizer mesh config",
+    # Issue 18 (compat_core)
+    "F.rrelu": "x lower upper training", "F.feature_alpha_dropout": "x p training",
+    "linalg.ormqr": "x tau y left transpose", "oar.cauchy_": "x loc scale",
+    "oar.geometric_": "x probs",
 }
 
 _PYBIND_ARG = re.compile(r"(?:\(|,\s)\*{0,2}(\w+)\s*:")
@@ -358,6 +375,7 @@ LAYER_SIGNATURES = {
     "Pad2D": "padding mode value data_format",
     "Unfold": "kernel_sizes dilations paddings strides",
     "MultiHeadAttention": "embed_dim num_heads dropout kdim vdim need_weights",
+    "RReLU": "lower upper", "FeatureAlphaDropout": "p",
 }
 
 

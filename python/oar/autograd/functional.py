@@ -34,6 +34,8 @@ class Jacobian:
     def _evaluate(self):
         import oar
         ys, xs = self._ys, self._xs
+        if ys.stop_gradient:  # ys does not depend on any input (a linear ys' gradient): 0
+            return oar.zeros(self.shape, xs.dtype)
         rows = []
         for m in range(self._m or 1):
             seed = oar.zeros(ys.shape, ys.dtype)

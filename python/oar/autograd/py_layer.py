@@ -31,6 +31,7 @@ class PyLayerContext:
         self._non_differentiable = set()
         self._materialize = True
         self._inputs = ()
+        self._grad_in_dtype_consistent = True
 
     def save_for_backward(self, *tensors):
         """Keeps tensors for backward (read them back with saved_tensor())."""
@@ -55,6 +56,17 @@ class PyLayerContext:
     def mark_not_inplace(self, *tensors):
         """Accepted for Paddle compatibility: outputs never share the inputs' autograd
         state here (an input returned as is gets a new handle on its data)."""
+
+    def set_grad_in_dtype_consistent(self, choice):
+        """Paddle's switch for casting the gradients backward receives to the dtypes of
+        forward's outputs (True, the default) or not. Oar's engine always delivers each
+        gradient in the dtype of the tensor it belongs to (a float16 gradient returned for a
+        float32 input arrives as float32), so both choices give backward the outputs'
+        dtypes; the choice is kept on the context."""
+        if not isinstance(choice, bool):
+            raise TypeError(f"PyLayerContext.set_grad_in_dtype_consistent: choice must be a "
+                            f"bool, got {type(choice).__name__}")
+        self._grad_in_dtype_consistent = choice
 
     def set_materialize_grads(self, value):
         """False: backward gets None (not zeros) for outputs no gradient reached."""

@@ -101,9 +101,19 @@ def _collect(net, inputs):
     return rows
 
 
+def _input_tensors(input):
+    """The tensors of a given `input` (a Tensor, a list/tuple of them or a dict of them)."""
+    if isinstance(input, _C.Tensor):
+        return [input]
+    values = list(input.values()) if isinstance(input, dict) else \
+        list(input) if isinstance(input, (list, tuple)) else None
+    if values is None or not all(isinstance(v, _C.Tensor) for v in values):
+        raise ValueError(f"summary: input must be a Tensor or a list, tuple or dict of Tensors, "
+                         f"got {type(input).__name__}; or give input_size")
+    return values
+
+
 def _make_inputs(input_size, dtypes, input):
-    if input is not None:
-        return list(input) if isinstance(input, (list, tuple)) else [input]
     from .._creation import zeros
 
     shapes = _normalize_sizes(input_size)
@@ -122,15 +132,20 @@ def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002 (Paddl
     {'total_params': n, 'trainable_params': n}."""
     if input_size is None and input is None:
         raise ValueError("summary: give input_size or input")
-    inputs = _make_inputs(input_size, dtypes, input)
-    rows = _collect(net, inputs)
+    if input is not None:
+        # as Paddle: a given input is passed whole, as the network's one argument
+        inputs = _input_tensors(input)
+        rows = _collect(net, [input])
+    else:
+        inputs = _make_inputs(input_size, dtypes, input)
+        rows = _collect(net, inputs)
     header = ("Layer (type)", "Input Shape", "Output Shape", "Param #")
     cells = [(r["name"], str(r["input"]), str(r["output"]), f"{r['params']:,}") for r in rows]
-    widths = [
-        max([15, 20, 20, 12][i], *(len(c[i]) + 2 for c in cells), len(header[i]) + 2)
-        for i in range(4)
-    ]
-    total_width = sum(widths) + 3
+    # Paddle's layout: columns at least 15, 20, 20 and 15 wide (or their longest cell), the
+    # rules at least 75 (or the columns and 5)
+    widths = [max([15, 20, 20, 15][i], *(len(c[i]) for c in cells)) for i in range(3)]
+    widths.append(max(15, *(len(str(r["params"])) for r in rows)))
+    total_width = max(75, sum(widths) + 5)
     fmt = "{:^{}} {:^{}} {:^{}} {:^{}}"
     lines = [
         "-" * total_width,

@@ -41,6 +41,8 @@ def nll_loss(input, label, weight=None, ignore_index=-100, reduction="mean", nam
     if label.dtype not in (_C.DataType.int64, _C.DataType.int32):
         raise TypeError(f"nll_loss: label must be int32 or int64, got {label.dtype}")
     want = [input.shape[0]] + list(input.shape[2:])
+    if list(label.shape) == want + [1]:  # labels with a trailing 1 ([N, 1]), as Paddle accepts
+        label = label.squeeze(-1)
     if list(label.shape) != want:
         raise ValueError(f"nll_loss: label shape {list(label.shape)} does not match input shape "
                          f"{list(input.shape)} (expected {want})")

@@ -67,6 +67,11 @@ def pad(x, pad, mode="constant", value=0.0, data_format=None, pad_from_left_axis
         for d in range(r):
             src = d if pad_from_left_axis else r - 1 - d
             pads[2 * d], pads[2 * d + 1] = p[2 * src], p[2 * src + 1]
+    elif mode == "constant" and len(p) % 2 == 0 and 2 * max(r - 2, 0) < len(p) < 2 * r:
+        # more pairs than spatial dims: the k-th pair pads the k-th dim from the last (Paddle)
+        for k in range(len(p) // 2):
+            d = r - 1 - k
+            pads[2 * d], pads[2 * d + 1] = p[2 * k], p[2 * k + 1]
     else:
         fmt = _check_format(x, data_format, "pad")
         ns = r - 2

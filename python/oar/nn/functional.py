@@ -58,6 +58,12 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
     or soft labels of the input's shape; 'mean' averages over non-ignored samples."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got '{reduction}'")
+    if label_smoothing and not soft_label and isinstance(label, _C.Tensor) and \
+            isinstance(input, _C.Tensor) and label.dtype.is_floating_point and \
+            list(label.shape) == list(input.shape):
+        soft_label = True  # as Paddle: smoothed float labels of the input's shape are soft
+        if label.dtype != input.dtype:
+            label = label.astype(input.dtype)
     return _ops.cross_entropy(input, label, weight, soft_label, use_softmax, ignore_index, axis,
                               float(label_smoothing), reduction)
 

@@ -566,16 +566,17 @@ class Layer:
         for p in self.parameters():
             p.clear_gradient(set_to_zero)
 
-    def to(self, device=None, dtype=None, blocking=None):
+    def to(self, device=None, dtype=None, blocking=None, _op="to"):
         """Moves parameters and buffers to `device` and casts the floating ones to `dtype`
         (new tensors: create optimizers after calling to())."""
         place = None
         if device is not None:
             from .._device import parse_device
             place = parse_device(device, "to")
+        given = dtype
         if dtype is not None:
             dtype = convert_dtype(dtype)
-            if not dtype.is_floating_point:
+            if not dtype.is_floating_point and _op == "to":
                 raise TypeError(f"to: dtype must be a float type, got {dtype.name}")
 
         def convert(t):
@@ -602,20 +603,31 @@ class Layer:
                     if b is not None:
                         layer._buffers[name] = convert(b)
                 if dtype is not None:
-                    layer._dtype = dtype.name
+                    # as Paddle: a dtype given as a string stays one; a DataType prints as
+                    # paddle.<name> in the layer's repr
+                    layer._dtype = given if isinstance(given, str) else dtype
         return self
 
     def astype(self, dtype=None):
-        return self.to(dtype=dtype)
+        """Casts the floating parameters and buffers to `dtype`, which may be any dtype
+        (Paddle's Layer.astype: int8 for quantized storage, ...)."""
+        return self.to(dtype=convert_dtype(dtype), _op="astype")
 
     def float(self, excluded_layers=None):
-        return self.to(dtype="float32")
+        return self.to(dtype=convert_dtype("float32"))
 
     def float16(self, excluded_layers=None):
-        return self.to(dtype="float16")
+        return self.to(dtype=convert_dtype("float16"))
 
     def bfloat16(self, excluded_layers=None):
-        return self.to(dtype="bfloat16")
+        return self.to(dtype=convert_dtype("bfloat16"))
+
+    def to_static_state_dict(self, destination=None, include_sublayers=True,
+                             structured_name_prefix="", use_hook=True):
+        """The layer's parameters and persistable buffers by structured name, as state_dict
+        (Paddle's to_static_state_dict, which differs only for static-graph variables)."""
+        return self.state_dict(destination, include_sublayers, structured_name_prefix,
+                               use_hook)
 
     def extra_repr(self):
         return ""

@@ -1,6 +1,8 @@
 """DLPack interop: zero-copy exchange with NumPy, PyTorch, JAX..."""
 from .. import _C
 
+__all__ = ["to_dlpack", "from_dlpack"]
+
 
 def to_dlpack(x):
     """A 'dltensor' capsule sharing x's memory."""

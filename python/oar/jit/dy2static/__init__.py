@@ -67,3 +67,4 @@ from .runtime import (  # noqa: E402,F401  (the names converted code and oar.nn'
     python_bool, range_args, range_cond, shape_of, _user_function,
 )
 from .convert import convert_function  # noqa: E402,F401
+from . import program_translator  # noqa: E402,F401  (paddle.jit.dy2static.program_translator)

@@ -1,0 +1,116 @@
+"""bitwise_and/or/xor/not/invert and the shifts (python/oar/_bitwise_composites.py) against
+Python's integer bit operations on every integer dtype (extremes included), bool, broadcast
+and 0-size shapes, in-place forms and bad inputs."""
+import numpy as np
+import pytest
+
+import oar
+
+DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+
+
+def _values(dtype, shape, rng):
+    info = np.iinfo(dtype)
+    v = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    flat = v.reshape(-1)
+    extremes = np.array([info.min, info.max, 0, 1, -1 if info.min else 2], dtype=dtype)
+    flat[:min(flat.size, 5)] = extremes[:min(flat.size, 5)]
+    return v
+
+
+def _wrap(v, dtype):
+    bits = np.iinfo(dtype).bits
+    v &= (1 << bits) - 1
+    if np.iinfo(dtype).min < 0 and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _ref_shift(x, y, dtype, left, arithmetic):
+    bits = np.iinfo(dtype).bits
+    out = np.empty(np.broadcast(x, y).shape, dtype=dtype)
+    for idx, (a, b) in zip(np.ndindex(out.shape), np.broadcast(x, y)):
+        a, b = int(a), int(b)
+        if not 0 <= b < bits:
+            r = (-1 if a < 0 else 0) if (not left and arithmetic) else 0
+        elif left:
+            r = _wrap(a << b, dtype)
+        elif arithmetic:
+            r = a >> b
+        else:
+            r = _wrap((a & ((1 << bits) - 1)) >> b, dtype)
+        out[idx] = r
+    return out
+
+
+SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 4)), ((0, 3), (3,)), ((), (5,))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+def test_and_or_xor_not_match_numpy(dtype, shapes):
+    rng = np.random.default_rng(7)
+    a, b = _values(dtype, shapes[0], rng), _values(dtype, shapes[1], rng)
+    ta, tb = oar.to_tensor(a), oar.to_tensor(b)
+    for fn, ref in [(oar.bitwise_and, np.bitwise_and), (oar.bitwise_or, np.bitwise_or),
+                    (oar.bitwise_xor, np.bitwise_xor)]:
+        got = fn(ta, tb)
+        assert got.dtype.name == dtype
+        np.testing.assert_array_equal(got.numpy(), ref(a, b), err_msg=fn.__name__)
+    np.testing.assert_array_equal(oar.bitwise_not(ta).numpy(), np.invert(a))
+    np.testing.assert_array_equal(ta.bitwise_invert().numpy(), np.invert(a))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left, arithmetic", [(True, True), (True, False), (False, True),
+                                              (False, False)])
+def test_shifts_match_python_integers(dtype, left, arithmetic):
+    rng = np.random.default_rng(3)
+    bits = np.iinfo(dtype).bits
+    x = _values(dtype, (4, 6), rng)
+    lo = -2 if np.iinfo(dtype).min < 0 else 0
+    y = rng.integers(lo, bits + 2, size=(6,)).astype(dtype)
+    fn = oar.bitwise_left_shift if left else oar.bitwise_right_shift
+    got = fn(oar.to_tensor(x), oar.to_tensor(y), is_arithmetic=arithmetic)
+    assert got.dtype.name == dtype
+    np.testing.assert_array_equal(got.numpy(), _ref_shift(x, y, dtype, left, arithmetic))
+
+
+def test_bool_and_paddle_examples_and_in_place():
+    t, f = oar.to_tensor([True, True, False]), oar.to_tensor([True, False, False])
+    np.testing.assert_array_equal(oar.bitwise_and(t, f).numpy(), [True, False, False])
+    np.testing.assert_array_equal(oar.bitwise_or(t, f).numpy(), [True, True, False])
+    np.testing.assert_array_equal(oar.bitwise_xor(t, f).numpy(), [False, True, False])
+    np.testing.assert_array_equal(oar.bitwise_not(f).numpy(), [False, True, True])
+    x = oar.to_tensor([-5, -1, 1])
+    np.testing.assert_array_equal(oar.bitwise_and(x, oar.to_tensor([4, 2, -3])).numpy(), [0, 2, 1])
+    x8 = oar.to_tensor([[-10, -20], [-16, -65]], dtype="int8")
+    y8 = oar.to_tensor([[1, 2], [2, 1]], dtype="int8")
+    np.testing.assert_array_equal(oar.bitwise_right_shift(x8, y8, is_arithmetic=False).numpy(),
+                                  [[123, 59], [60, 95]])
+    z = oar.to_tensor([1, 2, 3])
+    r = z.bitwise_left_shift_(oar.to_tensor([1, 1, 1]))
+    assert r is z
+    np.testing.assert_array_equal(z.numpy(), [2, 4, 6])
+    z.bitwise_xor_(3)
+    np.testing.assert_array_equal(z.numpy(), [1, 7, 5])
+    out = oar.zeros([3], "int64")
+    assert oar.bitwise_or(z, z, out=out) is out
+
+
+@pytest.mark.parametrize("call, exc, msg", [
+    (lambda: oar.bitwise_and(oar.to_tensor([1.0]), oar.to_tensor([1.0])), TypeError,
+     "bitwise_and: x must be an integer or bool tensor, got float32"),
+    (lambda: oar.bitwise_or(oar.to_tensor([1]), oar.to_tensor([1], "int32")), TypeError,
+     "bitwise_or: x and y must have one dtype, got int64 and int32"),
+    (lambda: oar.bitwise_xor(oar.to_tensor([1, 2]), oar.to_tensor([1, 2, 3])), ValueError,
+     "bitwise_xor: x of shape [2] and y of shape [3]"),
+    (lambda: oar.bitwise_left_shift(oar.to_tensor([True]), oar.to_tensor([True])), TypeError,
+     "bitwise_left_shift: x must be an integer tensor, got bool"),
+    (lambda: oar.bitwise_not([1, 2]), TypeError, "bitwise_not: x must be a Tensor"),
+    (lambda: oar.bitwise_right_shift(oar.to_tensor([1]), "2"), TypeError,
+     "bitwise_right_shift: y must be a Tensor"),
+])
+def test_bad_inputs(call, exc, msg):
+    with pytest.raises(exc, match=msg.replace("[", r"\[").replace("]", r"\]")):
+        call()
