@@ -36,10 +36,26 @@ fi
 # default would abort the process on it instead.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:strict_init_order=1:detect_stack_use_after_return=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Reports go to files as well as being fatal: pytest captures a test's stderr, and a report
+# aborts the whole pytest process, so a report written only to stderr would be lost with it.
+# Every report found under $reports is printed at the end and fails the run (OAR_SANITIZE_REPORTS
+# moves the folder, for runs of the suite in parts at once).
+reports=${OAR_SANITIZE_REPORTS:-$build/sanitizer-reports}
+rm -rf "$reports" && mkdir -p "$reports"
+export ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$reports/asan
+export UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$reports/ubsan
+print_reports() {
+  local rc=$1
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "[sanitize] sanitizer reports:"; cat "$reports"/*; rc=1
+  fi
+  return "$rc"
+}
 
 if [[ " $steps " == *" ctest "* ]]; then
   echo "[sanitize] C++ tests"
-  nice -n 10 ctest --test-dir "$build" -j "$jobs" --output-on-failure
+  rc=0; nice -n 10 ctest --test-dir "$build" -j "$jobs" --output-on-failure || rc=$?
+  print_reports "$rc" || exit $?
 fi
 [[ " $steps " == *" pytest "* ]] || exit 0
 
@@ -50,5 +66,7 @@ ubsan_rt=$(g++ -print-file-name=libubsan.so)
 # address-space limit would make every worker fail at start.
 # shellcheck source=/dev/null
 source scripts/dev_env.sh "$build"
+rc=0
 LD_PRELOAD="$asan_rt $ubsan_rt" OAR_FUZZ_NO_RLIMIT=1 nice -n 10 "$py" -m pytest -p no:cacheprovider -o addopts="" -q \
-  "${@:-tests/python}"
+  "${@:-tests/python}" || rc=$?
+print_reports "$rc"
