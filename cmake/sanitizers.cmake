@@ -15,6 +15,10 @@ if(OAR_SANITIZE)
     list(APPEND _oar_san -fsanitize=float-cast-overflow)
   endif()
   add_compile_options(${_oar_san})
-  add_link_options(${_oar_san})
+  # Debian's gcc links with --as-needed by default but not when -fsanitize= is given (its spec:
+  # %{!fsanitize=*:--as-needed}); without it every library on a link line becomes NEEDED, the
+  # CUDA driver stub (libcuda.so.1, absent on machines without a GPU) included, and the
+  # instrumented test binaries fail to start. Link as the shipped build does.
+  add_link_options(${_oar_san} -Wl,--as-needed)
   message(STATUS "oar: sanitizers ${OAR_SANITIZE}")
 endif()

@@ -44,11 +44,38 @@ fi
 [[ " $steps " == *" pytest "* ]] || exit 0
 
 echo "[sanitize] Python suite (LD_PRELOAD of the ASan runtime)"
+# A report is fatal (it aborts the whole pytest process), so pytest captures only Python's
+# sys.stderr (--capture=sys): a report written to file descriptor 2 stays in the run's output
+# instead of dying with the test's captured output. Reports also go to files: one in a child
+# process (a fuzz worker, a launched rank) would otherwise only show as that child's crash. Every report under $reports fails the run (OAR_SANITIZE_REPORTS moves the folder, for
+# runs of the suite in parts at once), except ASan's reports of a SIGSEGV sent with kill()
+# (frame #0 `kill`): tests that check crash handling (the fuzzer's pool, the launcher) kill
+# their own children on purpose, and ASan reports every SIGSEGV it receives.
+reports=${OAR_SANITIZE_REPORTS:-$build/sanitizer-reports}
+rm -rf "$reports" && mkdir -p "$reports"
+export ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$reports/asan
+export UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$reports/ubsan
+print_reports() {
+  local rc=$1 f found=0
+  for f in "$reports"/*; do
+    [ -e "$f" ] || continue
+    grep -q "ERROR: AddressSanitizer\|runtime error:" "$f" || continue  # warnings only
+    if grep -q "ERROR: AddressSanitizer: SEGV" "$f" && grep -q "^    #0 .* in kill " "$f"; then
+      echo "[sanitize] $(basename "$f"): a SIGSEGV sent with kill() (a test's deliberate crash)"
+      continue
+    fi
+    echo "[sanitize] report $(basename "$f"):"; cat "$f"; found=1
+  done
+  [ "$found" = 0 ] || rc=1
+  return "$rc"
+}
 asan_rt=$(g++ -print-file-name=libasan.so)
 ubsan_rt=$(g++ -print-file-name=libubsan.so)
 # OAR_FUZZ_NO_RLIMIT: ASan reserves terabytes of address space, so the fuzzer's per-worker
 # address-space limit would make every worker fail at start.
 # shellcheck source=/dev/null
 source scripts/dev_env.sh "$build"
-LD_PRELOAD="$asan_rt $ubsan_rt" OAR_FUZZ_NO_RLIMIT=1 nice -n 10 "$py" -m pytest -p no:cacheprovider -o addopts="" -q \
-  "${@:-tests/python}"
+rc=0
+LD_PRELOAD="$asan_rt $ubsan_rt" OAR_FUZZ_NO_RLIMIT=1 nice -n 10 "$py" -m pytest -p no:cacheprovider -o addopts="" -q --capture=sys \
+  "${@:-tests/python}" || rc=$?
+print_reports "$rc"

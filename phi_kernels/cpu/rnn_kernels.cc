@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -131,7 +130,7 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
       T* cb = c + b * H;
       T* hb = o + lay.row(t, b) * H;
       for (int64_t j = 0; j < H; ++j) cb[j] = ab[H + j] * cb_prev[j] + ab[j] * ab[2 * H + j];
-      std::memcpy(hb, cb, sizeof(T) * H);
+      std::copy_n(cb, H, hb);
       apply<TanhFn>(hb, H);
       for (int64_t j = 0; j < H; ++j) hb[j] *= ab[3 * H + j];
     }
@@ -139,8 +138,8 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
     ldh = lay.batch_stride() * H;
     c_prev = c;
   }
-  for (int64_t b = 0; b < B; ++b) std::memcpy(lh + b * H, h_prev + b * ldh, sizeof(T) * H);
-  std::memcpy(lc, c_prev, sizeof(T) * B * H);
+  for (int64_t b = 0; b < B; ++b) std::copy_n(h_prev + b * ldh, H, lh + b * H);
+  std::copy_n(c_prev, B * H, lc);
 }
 
 template <typename T>
@@ -166,13 +165,13 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
   const T* gop = grad_out ? go.data<T>() : nullptr;
   if (grad_last_h) {
     const DenseTensor g = contiguous(*grad_last_h);
-    std::memcpy(dh, g.data<T>(), sizeof(T) * BH);
+    std::copy_n(g.data<T>(), BH, dh);
   } else {
     std::fill(dh, dh + BH, T(0));
   }
   if (grad_last_c) {
     const DenseTensor g = contiguous(*grad_last_c);
-    std::memcpy(dc, g.data<T>(), sizeof(T) * BH);
+    std::copy_n(g.data<T>(), BH, dc);
   } else {
     std::fill(dc, dc + BH, T(0));
   }
@@ -184,7 +183,7 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
   // tanh(c_t) of every step, once: the gate backward needs it, and h_{t-1} = o_{t-1}
   // tanh(c_{t-1}) for dW_hh (the forward's outputs hold h but are not the op's inputs).
   std::vector<T> tanh_c(static_cast<size_t>(steps * BH));
-  std::memcpy(tanh_c.data(), cp, sizeof(T) * steps * BH);
+  std::copy_n(cp, steps * BH, tanh_c.data());
   apply<TanhFn>(tanh_c.data(), steps * BH);
   // h_{t-1} of every step in da's row order, for dW_hh = da^T h_prev as one GEMM.
   std::vector<T> hprev(static_cast<size_t>(steps * BH));
@@ -193,7 +192,7 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
     for (int64_t b = 0; b < B; ++b) {
       T* dst = hprev.data() + lay.row(t, b) * H;
       if (s == 0) {
-        std::memcpy(dst, h0.data<T>() + b * H, sizeof(T) * H);
+        std::copy_n(h0.data<T>() + b * H, H, dst);
         continue;
       }
       const T* og = gp + (s - 1) * B * G + b * G + 3 * H;
@@ -266,7 +265,7 @@ template <typename T>
 void copy_last_h(const SeqLayout& lay, const T* h0, const T* out, int64_t H, T* last) {
   int64_t ld = H;
   const T* src = prev_h_rows(lay, lay.T, h0, out, H, &ld);
-  for (int64_t b = 0; b < lay.B; ++b) std::memcpy(last + b * H, src + b * ld, sizeof(T) * H);
+  for (int64_t b = 0; b < lay.B; ++b) std::copy_n(src + b * ld, H, last + b * H);
 }
 
 template <typename T>
@@ -336,7 +335,7 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
   const T* gop = grad_out ? go.data<T>() : nullptr;
   if (grad_last_h) {
     const DenseTensor g = contiguous(*grad_last_h);
-    std::memcpy(dh, g.data<T>(), sizeof(T) * BH);
+    std::copy_n(g.data<T>(), BH, dh);
   } else {
     std::fill(dh, dh + BH, T(0));
   }
@@ -352,7 +351,7 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     for (int64_t b = 0; b < B; ++b) {
       const T* ab = gp + (s * B + b) * 4 * H;
       const T* hpr = h_prev + b * ldh;
-      std::memcpy(hprev.data() + (s * B + b) * H, hpr, sizeof(T) * H);
+      std::copy_n(hpr, H, hprev.data() + (s * B + b) * H);
       const T* gb = gop ? gop + lay.row(t, b) * H : nullptr;
       T* dxb = dx + lay.row(t, b) * G;
       T* dhpb = dhps + b * G;
@@ -416,7 +415,7 @@ void RnnSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
         for (int64_t j = 0; j < H; ++j) hb[j] = ab[j] > T(0) ? ab[j] : T(0);
       } else {
         apply<TanhFn>(ab, H);
-        std::memcpy(hb, ab, sizeof(T) * H);
+        std::copy_n(ab, H, hb);
       }
     }
   }
@@ -445,7 +444,7 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
   const T* gop = grad_out ? go.data<T>() : nullptr;
   if (grad_last_h) {
     const DenseTensor g = contiguous(*grad_last_h);
-    std::memcpy(dh, g.data<T>(), sizeof(T) * BH);
+    std::copy_n(g.data<T>(), BH, dh);
   } else {
     std::fill(dh, dh + BH, T(0));
   }
@@ -466,7 +465,7 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
         dxb[j] = relu ? (hb[j] > T(0) ? dhk : T(0)) : dhk * (T(1) - hb[j] * hb[j]);
         db[j] += dxb[j];
       }
-      std::memcpy(hprev.data() + row * H, h_prev + b * ldh, sizeof(T) * H);
+      std::copy_n(h_prev + b * ldh, H, hprev.data() + row * H);
     }
     if (BH > 0) gemm(false, false, B, H, H, dx + lay.row(t, 0) * H, lay.batch_stride() * H, wp, H, dh, H);
   }

@@ -30,6 +30,11 @@ def _exec_with_heap_checks():
     oar.zeros(10**12) 168 calls later). OAR_FUZZ_HEAP_CHECKS=0 runs with the plain heap."""
     if os.environ.get("OAR_FUZZ_HEAP_CHECKS") == "0" or os.environ.get("MALLOC_CHECK_"):
         return
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        # Under AddressSanitizer (scripts/sanitize.sh) its allocator checks every block, and its
+        # runtime must stay first in LD_PRELOAD; only the cache goes, for the same reason as above.
+        os.environ["FLAGS_oar_allocator_cache_limit_mb"] = "0"
+        return
     import sysconfig
     lib = os.path.join("/usr/lib", sysconfig.get_config_var("MULTIARCH") or "", "libc_malloc_debug.so.0")
     if not os.path.exists(lib):

@@ -12,6 +12,7 @@ import pytest
 import oar
 from oar import _C
 from oar.static import InputSpec
+from build_tree import built
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cinn_env  # noqa: E402
@@ -85,14 +86,13 @@ def test_python_predictor_with_cinn_equals_without(saved, batch):
 
 def test_cpp_predictor_with_cinn_equals_python(saved, tmp_path):
     _, path = saved
-    found = glob.glob(os.path.join(ROOT, "build", "*", "inference", "oar_run_model"))
-    assert found, "the C++ example oar_run_model was not built"
+    binary = built("inference/oar_run_model")
     x = np.random.default_rng(9).standard_normal((5, 48)).astype("float32")
     (tmp_path / "in.bin").write_bytes(x.tobytes())
     cache = tmp_path / "xdg"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["XDG_CACHE_HOME"] = str(cache)  # the C++ process's default cache: $XDG_CACHE_HOME/oar/cinn
-    r = subprocess.run([found[0], path, str(tmp_path / "in.bin"), "5,48", str(tmp_path / "out.bin"), "--cinn"],
+    r = subprocess.run([binary, path, str(tmp_path / "in.bin"), "5,48", str(tmp_path / "out.bin"), "--cinn"],
                        capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "runs unfused" not in r.stderr and "no fusion compiler" not in r.stderr, r.stderr

@@ -2,13 +2,13 @@
 (backends/examples/sample_device), built as its own CMake project against the Oar build's
 exported device header, loaded with oar.device.load_plugin; and `device`, which runs a
 test on each of 'cpu' and 'sample:0' as the current device."""
-import glob
 import os
 import subprocess
 
 import pytest
 
 import oar
+from build_tree import build_dirs
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 DEVICES = ["cpu", "sample:0"]
@@ -20,8 +20,8 @@ def sample_plugin_path():
     lib = os.environ.get("OAR_SAMPLE_DEVICE_LIB")
     if lib:
         return lib
-    builds = sorted(glob.glob(os.path.join(_ROOT, "build", "cp3*")))
-    assert builds, "no Oar build tree under build/: install oar first (scripts/setup.sh)"
+    builds = build_dirs()
+    assert builds, "no Oar build tree ($OAR_BUILD or under build/): install oar first (scripts/setup.sh)"
     build = builds[0]
     out = subprocess.run(
         [os.path.join(_ROOT, "backends", "examples", "sample_device", "build.sh"),

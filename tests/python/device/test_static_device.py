@@ -4,7 +4,6 @@ the CPU's through the fallback for the rest. to_static training on the device ma
 eager training on the CPU; a saved model runs on the device in both predictors (Python
 oar.inference and the C++ oar_run_model) with Config.enable_custom_device, equal to the
 CPU predictor."""
-import glob
 import os
 import subprocess
 
@@ -14,14 +13,13 @@ import pytest
 import oar
 from oar import nn
 from oar.static import InputSpec
+from build_tree import built
 
-from conftest import _ROOT, sample_plugin_path
+from conftest import sample_plugin_path
 
 
 def run_model_binary():
-    found = glob.glob(os.path.join(_ROOT, "build", "*", "inference", "oar_run_model"))
-    assert found, "the C++ example oar_run_model was not built (inference/CMakeLists.txt)"
-    return found[0]
+    return built("inference/oar_run_model")
 
 
 class MLP(nn.Layer):

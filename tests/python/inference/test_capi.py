@@ -2,7 +2,6 @@
 inference/examples/run_model_c.c, built by CMake, loads a saved LeNet through it and must
 give the Python predictor's outputs exactly, on the CPU and on the sample device, after
 checking its error statuses and messages."""
-import glob
 import os
 import shutil
 import site
@@ -14,14 +13,13 @@ import pytest
 
 import oar
 from oar.static import InputSpec
+from build_tree import built
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def binary():
-    found = glob.glob(os.path.join(ROOT, "build", "*", "inference", "oar_run_model_c"))
-    assert found, "the C API example oar_run_model_c was not built (inference/CMakeLists.txt)"
-    return found[0]
+    return built("inference/oar_run_model_c")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ and Python, every program the executor runs has been lowered to kernels (no pd_o
 left) while the programs users see stay in the op dialect, the C++ example program and
 the Python predictor give identical outputs, and broken files name the file and the
 problem."""
-import glob
 import os
 import subprocess
 
@@ -14,6 +13,7 @@ import pytest
 import oar
 import oar.nn.functional as F
 from oar.static import InputSpec
+from build_tree import built
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _pir = oar._C.pir
@@ -131,9 +131,7 @@ def test_predictor_and_loaded_layer_programs_are_lowered(saved_lenet):
 
 # ---- one loader; the C++ and Python predictors are one predictor
 def run_model_binary():
-    found = glob.glob(os.path.join(ROOT, "build", "*", "inference", "oar_run_model"))
-    assert found, "the C++ example oar_run_model was not built (inference/CMakeLists.txt)"
-    return found[0]
+    return built("inference/oar_run_model")
 
 
 @pytest.mark.parametrize("batch", [1, 4])

@@ -2,7 +2,6 @@
 fine-tuned; the Python predictor and the C++ example program (no Python in the process)
 give the eager outputs; corrupt or truncated files are rejected with a clear error;
 oar.static.nn.cond / while_loop become cf.if / cf.while in converted programs."""
-import glob
 import os
 import subprocess
 
@@ -13,6 +12,7 @@ import oar
 import oar.nn as nn
 import oar.nn.functional as F
 from oar.static import InputSpec
+from build_tree import built
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # the repository
 
@@ -103,9 +103,7 @@ def test_predictor_bad_inputs(saved_lenet):
 
 
 def run_model_binary():
-    found = glob.glob(os.path.join(ROOT, "build", "*", "inference", "oar_run_model"))
-    assert found, "the C++ example oar_run_model was not built (inference/CMakeLists.txt)"
-    return found[0]
+    return built("inference/oar_run_model")
 
 
 def test_cpp_example_program_matches_eager(saved_lenet, tmp_path):

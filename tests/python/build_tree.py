@@ -1,0 +1,30 @@
+"""Where the tests find what the C++ build made besides the Python package (the predictor's
+example programs, the sample device's build): the build that scripts/dev_env.sh points the
+tests at ($OAR_BUILD: a development or sanitizer build) first, else the pip build's trees
+under build/ (scripts/setup.sh)."""
+import glob
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def build_dirs():
+    """The build trees to look in, the one the running `oar` was built in first."""
+    dirs = []
+    own = os.environ.get("OAR_BUILD")
+    if own and os.path.isdir(own):
+        dirs.append(own)
+    dirs += [d for d in sorted(glob.glob(os.path.join(ROOT, "build", "cp3*"))) if d not in dirs]
+    return dirs
+
+
+def built(relpath):
+    """The path of `relpath` (e.g. 'inference/oar_run_model') in the first build tree that has
+    it; an AssertionError naming the trees searched when none does."""
+    dirs = build_dirs()
+    for d in dirs:
+        path = os.path.join(d, relpath)
+        if os.path.exists(path):
+            return path
+    raise AssertionError(f"{relpath} was not built (searched {dirs or 'no build tree'}; "
+                         "scripts/setup.sh builds it)")
