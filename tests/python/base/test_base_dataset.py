@@ -7,17 +7,6 @@ import oar
 from oar import static
 
 
-@pytest.fixture
-def progs():
-    main, startup = static.Program(), static.Program()
-    oar.enable_static()
-    try:
-        with static.program_guard(main, startup), static.scope_guard(static.Scope()):
-            yield main, startup
-    finally:
-        oar.disable_static()
-
-
 def _write(path, rows):
     """rows: [(dense values, sparse ids)] in MultiSlot text."""
     with open(path, "w") as f:

@@ -49,17 +49,6 @@ def test_decorator_errors():
         R.multiprocess_reader([])
 
 
-@pytest.fixture
-def progs():
-    main, startup = static.Program(), static.Program()
-    oar.enable_static()
-    try:
-        with static.program_guard(main, startup), static.scope_guard(static.Scope()):
-            yield main, startup
-    finally:
-        oar.disable_static()
-
-
 def test_data_feeder_reshapes_and_casts(progs):
     a = static.data("a", [None, 2, 2], "float32")
     b = static.data("b", [None, 1], "int64")

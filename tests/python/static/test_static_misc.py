@@ -7,17 +7,6 @@ import oar
 from oar import static
 
 
-@pytest.fixture
-def progs():
-    main, startup = static.Program(), static.Program()
-    oar.enable_static()
-    try:
-        with static.program_guard(main, startup), static.scope_guard(static.Scope()):
-            yield main, startup
-    finally:
-        oar.disable_static()
-
-
 def test_while_loop_and_cond_record_control_flow(progs):
     main, _ = progs
     n = static.data("n", [1], "int64")

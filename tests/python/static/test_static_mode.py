@@ -6,18 +6,6 @@ import oar
 from oar import static
 
 
-@pytest.fixture
-def progs():
-    """Static mode with fresh main/startup programs and a fresh scope."""
-    main, startup = static.Program(), static.Program()
-    oar.enable_static()
-    try:
-        with static.program_guard(main, startup), static.scope_guard(static.Scope()):
-            yield main, startup
-    finally:
-        oar.disable_static()
-
-
 def test_mode_switch():
     assert oar.in_dynamic_mode() and oar.base.framework.in_dygraph_mode()
     oar.enable_static()
