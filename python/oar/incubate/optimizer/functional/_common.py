@@ -70,6 +70,16 @@ def line_search(obj, x, f, g, d, step, max_ls, tolerance_change):
     return f_new, g_new, t
 
 
+def quasi_newton_step(obj, x, f, g, d, step, max_ls, tolerance_change):
+    """Moves x to a strong-Wolfe point along d: (x, f, g, s, y, rho) with s the step, y the
+    gradient's change and rho = 1 / (y . s) (1000 for a flat step, as Paddle guards it)."""
+    f, g_new, t = line_search(obj, x, f, g, d, step, max_ls, tolerance_change)
+    s = t * d
+    y = g_new - g
+    ys = float((y * s).sum())
+    return x + s, f, g_new, s, y, 1000.0 if ys == 0 else 1.0 / ys
+
+
 def results(converged, calls, x, f, g, dtype):
     import oar
 

@@ -1,7 +1,7 @@
 """minimize_bfgs."""
 import math
 
-from ._common import Objective, check_args, line_search, results
+from ._common import Objective, check_args, quasi_newton_step, results
 
 
 def minimize_bfgs(objective_func, initial_position, max_iters=50, tolerance_grad=1e-7, tolerance_change=1e-9,
@@ -34,14 +34,8 @@ def minimize_bfgs(objective_func, initial_position, max_iters=50, tolerance_grad
         if converged:
             break
         d = -oar.matmul(H, g)
-        f, g_new, t = line_search(obj, x, f, g, d, float(initial_step_length), max_line_search_iters,
-                                  tolerance_change)
-        s = t * d
-        x = x + s
-        y = g_new - g
-        g = g_new
-        ys = float((y * s).sum())
-        rho = 1000.0 if ys == 0 else 1.0 / ys  # Paddle's guard for a flat step
+        x, f, g, s, y, rho = quasi_newton_step(obj, x, f, g, d, float(initial_step_length),
+                                               max_line_search_iters, tolerance_change)
         sy = oar.outer(s, y)
         H = oar.matmul(oar.matmul(eye - rho * sy, H), eye - rho * sy.T) + rho * oar.outer(s, s)
         converged = float(g.abs().max()) < tolerance_grad or float(s.abs().max()) < tolerance_change

@@ -2,7 +2,7 @@
 import math
 import numbers
 
-from ._common import Objective, check_args, line_search, results
+from ._common import Objective, check_args, quasi_newton_step, results
 
 
 def minimize_lbfgs(objective_func, initial_position, history_size=100, max_iters=50, tolerance_grad=1e-8,
@@ -43,14 +43,9 @@ def minimize_lbfgs(objective_func, initial_position, history_size=100, max_iters
             b = rho * float((y * r).sum())
             r = r + (a - b) * s
         d = -r
-        f, g_new, t = line_search(obj, x, f, g, d, float(initial_step_length), max_line_search_iters,
-                                  tolerance_change)
-        s = t * d
-        x = x + s
-        y = g_new - g
-        g = g_new
-        ys = float((y * s).sum())
-        history.append((s, y, 1000.0 if ys == 0 else 1.0 / ys))
+        x, f, g, s, y, rho = quasi_newton_step(obj, x, f, g, d, float(initial_step_length),
+                                               max_line_search_iters, tolerance_change)
+        history.append((s, y, rho))
         if len(history) > history_size:
             history.pop(0)
         converged = float(g.abs().max()) < tolerance_grad or float(s.abs().max()) < tolerance_change
