@@ -25,7 +25,10 @@ inline namespace OAR_ISA_NS {
 [[gnu::always_inline]] inline float exp_simd(float x) {
   constexpr float kLog2e = 1.44269504088896341f, kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
   constexpr float kHi = 88.3762626647949f, kLo = -87.3365478515625f;
-  const float xc = x > kHi ? kHi : (x < kLo ? kLo : x);
+  // NaN clamps to kLo (every comparison with it is false), so n below is finite: converting a
+  // NaN to int32 is undefined behaviour (UBSan's float-cast-overflow). The result for a NaN
+  // input is NaN all the same (the last line).
+  const float xc = x > kHi ? kHi : (x >= kLo ? x : kLo);
   // Round to nearest with the 1.5 * 2^23 trick (floorf does not vectorize without
   // -ffast-math).
   constexpr float kRound = 12582912.0f;

@@ -123,6 +123,27 @@ def test_integer_fill_values_from_non_finite_floats():
     assert oar.linspace(math.nan, 5, 3, "int32").tolist()[::2] == [float_to_int(math.nan, "int32"), 5]
 
 
+# ---- the float32 exp polynomial of softmax/log_softmax (phi_kernels/funcs/softmax_rows.h)
+# converted its exponent to int32 before it looked at NaN: a NaN logit was a float -> int cast
+# of NaN (found by the fuzzer under the sanitizer build). Short rows (that kernel) and long rows.
+
+@pytest.mark.parametrize("n", [4, 300])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_of_non_finite_logits(n, log):
+    import oar.nn.functional as F
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal([6, n]).astype("float32")
+    x[0, 1], x[1, 2], x[2, 0], x[3, 3], x[4, :] = np.nan, np.inf, -np.inf, 1e30, -np.inf
+    got = (F.log_softmax if log else F.softmax)(oar.to_tensor(x), axis=-1).numpy()
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        shifted = x64 - x64.max(axis=-1, keepdims=True)
+        want = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+        if log:
+            want = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
 # ---- arange's element count and values: end - start of two int64s overflowed (0 elements
 # for a range wider than 2^63), a float count past int64 was cast to int64.
 
