@@ -118,6 +118,18 @@ def pp(rank, schedule_name):
     print(f"pp {schedule_name} ok {rank}", flush=True)
 
 
+def _twin_gpts(GPT):
+    """The one-process reference GPT (seed 9) and a second GPT holding its parameters, each
+    with its own AdamW (lr 1e-3): (ref, ref_opt, model, opt)."""
+    oar.seed(9)
+    ref = GPT()
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    model = GPT()
+    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
+    return ref, ref_opt, model, oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+
+
 def _reference_step(ref, ref_opt, rng, batch):
     """One AdamW step of the single-process reference GPT on a random next-token batch:
     (inputs, targets, loss), for the pipelined run to match."""
@@ -137,13 +149,7 @@ def pp_parallelize(rank, split):
     own stage's ops: the dist layer skips the others (checked by the empty local values)."""
     from auto_parallel import GPT
     world = dist.get_world_size()
-    oar.seed(9)
-    ref = GPT()
-    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
-    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
-    model = GPT()
-    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
-    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    ref, ref_opt, model, opt = _twin_gpts(GPT)
     if world == 2:
         mesh = ProcessMesh([0, 1], dim_names=["pp"])
         stages = [ProcessMesh([0], dim_names=["pp"]), ProcessMesh([1], dim_names=["pp"])]
@@ -194,13 +200,7 @@ def pp_mp_static(rank):
     stage's blocks tensor-parallel over its 'mp' axis, Strategy.pipeline with 2 micro-batches
     per step; 10 AdamW steps equal to one process on the whole batch (1e-10)."""
     from auto_parallel import GPT
-    oar.seed(9)
-    ref = GPT()
-    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
-    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
-    model = GPT()
-    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
-    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    ref, ref_opt, model, opt = _twin_gpts(GPT)
     mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["pp", "mp"])
     plan = {"blocks.*.q": dist.ColWiseParallel(), "blocks.*.k": dist.ColWiseParallel(),
             "blocks.*.v": dist.ColWiseParallel(), "blocks.*.proj": dist.RowWiseParallel(),
@@ -239,13 +239,7 @@ def pp_static(rank, schedule):
     import re
 
     from auto_parallel import GPT
-    oar.seed(9)
-    ref = GPT()
-    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
-    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
-    model = GPT()
-    model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
-    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    ref, ref_opt, model, opt = _twin_gpts(GPT)
     model, opt = dist.parallelize(model, opt, ProcessMesh([0, 1], dim_names=["pp"]),
                                   {"pp_config": {"split_spec": "blocks"}})
 
