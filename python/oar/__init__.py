@@ -55,22 +55,17 @@ from ._creation import (  # noqa: E402,F401
 # use (oar._lazy); a name an op module defines keeps the op's version.
 from . import _lazy  # noqa: E402
 _lazy.install_tensor_methods(Tensor)
-# Namespaces imported on first use too (PEP 562): oar.distribution, oar.fft, oar.compat,
-# oar.version, oar.geometric, oar.incubate, oar.sysconfig
-# (and the torch proxy's switches, Paddle's enable_compat/disable_compat/use_compat_guard).
-__getattr__ = _lazy.module_getattr("oar", _lazy.TOP, extra={
-    **{ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
-       for ns in ("distribution", "fft", "compat", "version", "geometric", "incubate")},
-    **{ns: (lambda ns=ns: _lazy.importlib.import_module("." + ns, "oar"))
-       for ns in ("reader", "cuda", "quantization", "pir_utils", "sysconfig")},
-    "batch": lambda: _lazy.importlib.import_module(".reader", "oar").batch,
-    **{name: (lambda fn=fn: getattr(_lazy.importlib.import_module(".compat.proxy", "oar"), fn))
-       for name, fn in (("enable_compat", "enable_torch_proxy"),
-                        ("disable_compat", "disable_torch_proxy"),
-                        ("use_compat_guard", "use_torch_proxy_guard"))}})
-# paddle.sparse, paddle.text and paddle.audio load on first use too (oar._lazy.add_namespaces);
-# dense Tensor's to_sparse_coo/to_sparse_csr/is_sparse... load oar.sparse on their first call.
-__getattr__ = _lazy.add_namespaces(__getattr__, "oar", ("sparse", "text", "audio"))
+# Namespaces imported on first use too: oar.distribution, oar.fft, oar.compat, oar.version,
+# oar.geometric, oar.incubate, oar.sysconfig, oar.sparse, oar.text, oar.audio... (and the torch
+# proxy's switches, Paddle's enable_compat/disable_compat/use_compat_guard). Dense Tensor's
+# to_sparse_coo/to_sparse_csr/is_sparse... load oar.sparse on their first call.
+_lazy.install(globals(), "oar", _lazy.TOP, namespaces={
+    ns: "oar." + ns for ns in ("distribution", "fft", "compat", "version", "geometric", "incubate",
+                               "reader", "cuda", "quantization", "pir_utils", "sysconfig",
+                               "sparse", "text", "audio")},
+    functions={"batch": (".reader", "batch"), "enable_compat": (".compat.proxy", "enable_torch_proxy"),
+               "disable_compat": (".compat.proxy", "disable_torch_proxy"),
+               "use_compat_guard": (".compat.proxy", "use_torch_proxy_guard")})
 from . import _sparse_methods  # noqa: E402
 _sparse_methods.install(Tensor)
 from ._ops import *  # noqa: E402,F401,F403

@@ -1,9 +1,19 @@
 """Names served on first use, so that `import oar` does not load modules most programs
 never touch: the Paddle functions written as compositions of ops (Note [Compositions of
-Paddle functions] in docs/notes/training_api.md). A package's module __getattr__ resolves
-them; Tensor methods are small trampolines that load their module on the first call.
+Paddle functions] in docs/notes/training_api.md). install() puts a stand-in for each name
+into the package's namespace: a function's stand-in loads its module on the first call or
+attribute read and then replaces itself there by the function; a namespace's stand-in (a
+module object) does the same on its first attribute read. Tensor methods are small
+trampolines that load their module on the first call.
+
+Why not a module __getattr__ (PEP 562): CPython 3.11+ does not specialise attribute reads
+on a module whose dict has `__getattr__`, which costs every `oar.add(...)` ~20 ns (3% of a
+tiny op). Hot namespaces (oar, oar.nn.functional, oar.linalg, oar.autograd) have none
+(tests/python/test_lazy_names.py); cold ones (class namespaces such as oar.nn, whose
+stand-ins could not be subclassed) may keep theirs.
 tests/python/test_lazy_names.py checks these tables against the modules' __all__."""
 import importlib
+import types
 
 TOP = {  # oar.<name>: the module (relative to oar) that defines it
     "._math_composites": """
@@ -88,7 +98,8 @@ def _index(table):
 
 def module_getattr(package, table, extra=None, base=None):
     """A module __getattr__ for `package` that imports table's module of `name` (relative to
-    `base`, default the package) on first access; `extra`: {name: callable giving the value}."""
+    `base`, default the package) on first access; `extra`: {name: callable giving the value}.
+    For cold namespaces only (see the module docstring); hot ones use install()."""
     index = _index(table)
 
     def __getattr__(name):
@@ -101,6 +112,87 @@ def module_getattr(package, table, extra=None, base=None):
     return __getattr__
 
 
+class LazyFunction:
+    """Stands for function `attr` of module `module` (relative to `package`) under `name` in
+    the namespace dict `ns` until its first call or attribute read, which imports the module
+    and puts the function itself into `ns`. `oar.frac is oar._math_composites.frac` holds
+    from then on; a stand-in kept by `from oar import frac` before that forwards each call."""
+    __slots__ = ("_ns", "_name", "_module", "_package", "_attr", "_fn")
+
+    def __init__(self, ns, name, module, package, attr=None):
+        self._ns, self._name, self._module, self._package = ns, name, module, package
+        self._attr, self._fn = attr or name, None
+
+    def _load(self):
+        fn = self._fn
+        if fn is None:
+            fn = self._fn = getattr(importlib.import_module(self._module, self._package), self._attr)
+            if self._ns.get(self._name) is self:
+                self._ns[self._name] = fn
+        return fn
+
+    def __call__(self, *args, **kwargs):
+        return (self._fn or self._load())(*args, **kwargs)
+
+    def __getattr__(self, attr):  # __name__, __qualname__, __signature__, ...
+        return getattr(self._load(), attr)
+
+    # class attributes of every object, so __getattr__ would not see them; inspect.signature
+    # and help() follow __wrapped__ to the function
+    __doc__ = property(lambda self: self._load().__doc__)
+    __module__ = property(lambda self: self._load().__module__)
+    __wrapped__ = property(lambda self: self._load())
+
+    def __repr__(self):
+        return repr(self._load())
+
+
+class LazyModule(types.ModuleType):
+    """Stands for module `fullname` under `name` in the namespace dict `ns` until its first
+    attribute read, which imports it (so `import oar` leaves it out of sys.modules) and puts
+    the module itself into `ns`."""
+
+    def __init__(self, ns, name, fullname):
+        super().__init__(fullname)
+        self.__dict__["_lazy_target"] = (ns, name)
+
+    def __getattr__(self, attr):
+        return getattr(_load_module(self), attr)
+
+    def __repr__(self):
+        return f"<module '{self.__name__}' (not loaded yet)>"
+
+
+def _load_module(stand_in):
+    ns, name = stand_in.__dict__["_lazy_target"]
+    mod = importlib.import_module(stand_in.__name__)
+    if ns.get(name) is stand_in:
+        ns[name] = mod
+    return mod
+
+
+def load(obj):
+    """The function or module a stand-in stands for (obj itself when it is none)."""
+    if isinstance(obj, LazyFunction):
+        return obj._load()
+    if isinstance(obj, LazyModule):
+        return _load_module(obj)
+    return obj
+
+
+def install(ns, package, table=None, base=None, functions=None, namespaces=None):
+    """Puts stand-ins into the namespace dict `ns` of `package` for the names of `table`
+    ({module relative to `base` (default package): names}), `functions` ({name: (module,
+    attr)}) and `namespaces` ({name: full module name}). A name `ns` defines already keeps
+    its value (an op's own version wins over a composition of the same name)."""
+    for name, mod in _index(table or {}).items():
+        ns.setdefault(name, LazyFunction(ns, name, mod, base or package))
+    for name, (mod, attr) in (functions or {}).items():
+        ns.setdefault(name, LazyFunction(ns, name, mod, package, attr))
+    for name, fullname in (namespaces or {}).items():
+        ns.setdefault(name, LazyModule(ns, name, fullname))
+
+
 def install_tensor_methods(tensor_cls, package="oar"):
     """Binds each lazy method as a trampoline (an existing method of the name wins)."""
     for name, mod in _index(TENSOR_METHODS).items():
@@ -111,12 +203,3 @@ def install_tensor_methods(tensor_cls, package="oar"):
             return getattr(importlib.import_module(_m, package), _n)(self, *args, **kwargs)
         method.__name__ = method.__qualname__ = name
         setattr(tensor_cls, name, method)
-
-
-def add_namespaces(getattr_fn, package, names):
-    """getattr_fn that also imports the subpackages `names` of package on first access."""
-    def __getattr__(name):
-        if name in names:
-            return importlib.import_module("." + name, package)
-        return getattr_fn(name)
-    return __getattr__

@@ -687,8 +687,5 @@ _MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "or
 __all__ += list(_MORE)
 
 
-def __getattr__(name):
-    if name in _MORE:
-        from . import _linalg_more
-        return getattr(_linalg_more, name)
-    raise AttributeError(f"module 'oar.linalg' has no attribute '{name}'")
+from . import _lazy  # noqa: E402
+_lazy.install(globals(), "oar", {"._linalg_more": " ".join(_MORE)})

@@ -19,6 +19,8 @@ def test_tables_match_the_modules(package, table, ns):
         module = importlib.import_module(mod, package)
         assert sorted(names.split()) == sorted(module.__all__), f"{package}{mod}"
         for name in names.split():
+            # the stand-in loads the function and then gives way to it in the namespace
+            assert _lazy.load(getattr(ns, name)) is getattr(module, name), f"{package}.{name}"
             assert getattr(ns, name) is getattr(module, name), f"{package}.{name}"
 
 
@@ -45,4 +47,50 @@ def test_import_leaves_composites_unloaded_and_methods_load_them():
             "x = oar.to_tensor([1.5, -2.25])\n"
             "assert x.frac().tolist() == [0.5, -0.25]\n"
             "assert 'oar._math_composites' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+HOT = ["oar", "oar.nn.functional", "oar.linalg", "oar.autograd"]
+
+
+@pytest.mark.parametrize("name", HOT)
+def test_hot_namespaces_have_no_module_getattr(name):
+    # CPython does not specialise attribute reads on a module whose dict has __getattr__
+    assert "__getattr__" not in vars(importlib.import_module(name)), name
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="specialising interpreter: CPython 3.11+")
+def test_attribute_reads_on_oar_are_specialised():
+    # The property the stand-ins exist for, checked on the interpreter itself: after warm-up,
+    # `oar.add` and `F.relu` compile to the module-attribute fast path (LOAD_ATTR_MODULE
+    # / LOAD_METHOD_MODULE in 3.11, LOAD_ATTR_MODULE in 3.12+).
+    import dis
+    import io
+
+    import oar.nn.functional as F
+
+    def calls(x):
+        return oar.add(x, x), F.relu(x), oar.linalg.norm(x), oar.frac
+
+    x = oar.to_tensor([1.0, -2.0])
+    for _ in range(100):
+        calls(x)
+    out = io.StringIO()
+    dis.dis(calls, adaptive=True, file=out)
+    assert out.getvalue().count("_MODULE") >= 4, out.getvalue()
+
+
+def test_stand_ins_behave_like_what_they_stand_for():
+    code = ("import sys, inspect, oar\n"
+            "from oar import hypot\n"  # kept before the first use: it forwards
+            "assert 'oar._math_composites' not in sys.modules\n"
+            "assert 'y' in inspect.signature(hypot).parameters\n"
+            "x = oar.to_tensor([3.0]); y = oar.to_tensor([4.0])\n"
+            "assert hypot(x, y).item() == 5.0 and oar.hypot(x, y).item() == 5.0\n"
+            "assert oar.hypot is sys.modules['oar._math_composites'].hypot\n"
+            "assert 'oar.fft' not in sys.modules and isinstance(oar.fft, type(sys))\n"
+            "f = oar.fft\n"
+            "assert f.fft is sys.modules['oar.fft'].fft and oar.fft is sys.modules['oar.fft']\n"
+            "assert oar.autograd.functional.jacobian is oar._lazy.load(oar.autograd.jacobian)\n"
+            "assert oar.autograd.functional is sys.modules['oar.autograd.functional']\n")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -92,9 +92,7 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
 from .py_layer import LegacyPyLayer, PyLayer, PyLayerContext, once_differentiable  # noqa: E402,F401
 
 
-def __getattr__(name):  # jacobian / hessian load on first use
-    if name in ("jacobian", "hessian", "functional"):
-        import importlib
-        mod = importlib.import_module(".functional", __name__)
-        return mod if name == "functional" else getattr(mod, name)
-    raise AttributeError(f"module 'oar.autograd' has no attribute '{name}'")
+# jacobian / hessian load on first use (oar._lazy)
+from .. import _lazy  # noqa: E402
+_lazy.install(globals(), "oar.autograd", {".functional": "jacobian hessian"},
+              namespaces={"functional": "oar.autograd.functional"})

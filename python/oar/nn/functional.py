@@ -91,13 +91,8 @@ from ._functional_loss import *  # noqa: E402,F401,F403  (nll_loss, bce, kl_div,
 diag_embed = _ops.diag_embed  # Paddle has it as paddle.diag_embed and F.diag_embed
 
 
-def _loss_module():
-    import importlib  # not `from . import loss`: that asks this __getattr__ first
-    return importlib.import_module("oar.nn.loss")
-
-
 # hinge/triplet/focal/dice losses, maxout, swiglu... load on first use (oar._lazy);
 # paddle.nn.functional.loss.<functional> is oar.nn.loss
 from .. import _lazy  # noqa: E402
-__getattr__ = _lazy.module_getattr("oar.nn.functional", _lazy.NN_FUNCTIONAL, {"loss": _loss_module},
-                                   base="oar.nn")
+_lazy.install(globals(), "oar.nn.functional", _lazy.NN_FUNCTIONAL, base="oar.nn",
+              namespaces={"loss": "oar.nn.loss"})
