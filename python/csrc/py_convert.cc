@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "backends/runtime/device_manager.h"
 #include "oar_generated/ops_api.h"
@@ -28,8 +29,29 @@ bool is_tensor(py::handle h) {
   return g_tensor_type != nullptr && PyObject_TypeCheck(h.ptr(), g_tensor_type);
 }
 
+namespace {
+// pybind11's record of the bound TensorImpl, looked up once. py::cast looks it up on every
+// call (get_type_info: the C++ type's name hashed into a map of every bound type, ~100
+// instructions), four times per binary op's call from Python (callgrind, bench_builds'
+// add_1elem_us); the two paths below use the cached record instead.
+const py::detail::type_info* tensor_type_info() {
+  static const py::detail::type_info* info = py::detail::get_type_info(typeid(TensorImpl), /*throw_if_missing=*/true);
+  return info;
+}
+
+// The TensorImpl an oar.Tensor (is_tensor(h)) holds, as h.cast<shared_ptr<TensorImpl>>()
+// gives it; an instance whose holder was never built (a Python subclass whose __init__
+// skipped Tensor's) takes pybind11's own path and its error.
+std::shared_ptr<TensorImpl> impl_of(py::handle h) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(h.ptr());
+  py::detail::value_and_holder vh = inst->get_value_and_holder(tensor_type_info(), /*throw_if_missing=*/false);
+  if (!vh || !vh.holder_constructed()) return h.cast<std::shared_ptr<TensorImpl>>();
+  return vh.holder<std::shared_ptr<TensorImpl>>();
+}
+}  // namespace
+
 Tensor py_to_tensor(py::handle h, const char* op, const char* arg) {
-  if (is_tensor(h)) return Tensor(h.cast<std::shared_ptr<TensorImpl>>());
+  if (is_tensor(h)) return Tensor(impl_of(h));
   OAR_THROW(InvalidType, op, ": argument '", arg, "' must be a Tensor, got ",
             h.is_none() ? std::string("None") : type_name(h));
 }
@@ -40,14 +62,14 @@ Tensor py_to_optional_tensor(py::handle h, const char* op, const char* arg) {
 }
 
 Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, const char* arg) {
-  if (is_tensor(h)) return Tensor(h.cast<std::shared_ptr<TensorImpl>>());
+  if (is_tensor(h)) return Tensor(impl_of(h));
   // Made on the peer's place: a kernel reads all its inputs on one device.
-  const Place place = is_tensor(peer) ? Tensor(peer.cast<std::shared_ptr<TensorImpl>>()).place() : CPUPlace();
+  const Place place = is_tensor(peer) ? Tensor(impl_of(peer)).place() : CPUPlace();
   if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || PyComplex_Check(h.ptr())) {
     Scalar s = py_to_scalar(h, op, arg);
     DataType dt = s.natural_dtype();
     if (is_tensor(peer)) {
-      DataType pt = Tensor(peer.cast<std::shared_ptr<TensorImpl>>()).dtype();
+      DataType pt = Tensor(impl_of(peer)).dtype();
       // Paddle: a Python scalar does not widen a tensor of the same kind.
       if (s.kind() == Scalar::Kind::kComplex) {  // float32 tensor + 1j -> complex64
         dt = real_to_complex(is_floating(pt) || is_complex(pt) ? pt : default_float_dtype());
@@ -233,7 +255,13 @@ Place py_to_place(py::handle h, const char* op, const char* arg) {
 
 py::object wrap(const Tensor& t) {
   if (!t.defined()) return py::none();
-  return py::cast(t.impl());
+  // py::cast(t.impl()) without its type lookup: the Python object already wrapping this
+  // TensorImpl if there is one, else a new one sharing ownership (TensorImpl is not
+  // polymorphic, so no most-derived type to find).
+  static_assert(!std::is_polymorphic_v<TensorImpl>, "wrap() would have to find the most-derived type");
+  const std::shared_ptr<TensorImpl>& impl = t.impl();
+  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
+      impl.get(), py::return_value_policy::take_ownership, py::handle(), tensor_type_info(), nullptr, nullptr, &impl));
 }
 
 py::object wrap_result(const std::vector<Tensor>& ts) {

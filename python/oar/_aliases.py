@@ -132,8 +132,10 @@ class TensorFunctionOrModule:
 
 
 def install(module, tensor_cls):
+    from ._lazy import LazyFunction
     for name, (target, method) in ALIASES.items():
-        setattr(module, name, module.__dict__[target] if target in module.__dict__ else
+        value = module.__dict__.get(target)
+        setattr(module, name, value if value is not None and not isinstance(value, LazyFunction) else
                 _deferred(module, name, target))
         if method and not hasattr(tensor_cls, name):
             setattr(tensor_cls, name, getattr(tensor_cls, target))

@@ -418,3 +418,22 @@ def test_format_of_zero_d_tensors_is_their_value():
     assert f"{t}" == str(t)  # not 0-D: the usual printout
     with pytest.raises(TypeError):
         f"{t:.2f}"  # like Paddle (object.__format__): a spec needs a 0-D tensor
+
+
+def test_tensor_subclasses_through_op_arguments_and_results():
+    # Op bindings read a Tensor argument's C++ tensor without pybind11's type lookup
+    # (python/csrc/py_convert.cc impl_of): subclasses still work, and an instance whose
+    # __init__ skipped Tensor's is pybind11's TypeError, not a crash.
+    class Skipped(oar.Tensor):
+        def __init__(self):
+            pass
+
+    x = oar.to_tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match="__init__"):
+        oar.add(Skipped(), x)
+    with pytest.raises(TypeError, match="__init__"):
+        oar.add(x, Skipped())
+    p = oar.create_parameter([2], "float32", default_initializer=oar.nn.initializer.Constant(3.0))
+    assert oar.add(p, x).tolist() == [4.0, 5.0] and (x + p).tolist() == [4.0, 5.0]
+    y = oar.add(x, 1.5)  # a Python number made a tensor beside its peer
+    assert y.tolist() == [2.5, 3.5] and type(y) is oar.Tensor
