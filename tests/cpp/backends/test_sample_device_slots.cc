@@ -78,10 +78,10 @@ TEST(SampleDeviceSlots, QueriesReportQueuedWorkAndCallbacksRunInStreamOrder) {
     std::atomic<int>* order;
     int at = -1;
   } seen{&order};
-  ASSERT_EQ(table().stream_add_callback(
-                dev(p), s, [](void* d) { static_cast<Seen*>(d)->at = static_cast<Seen*>(d)->order->fetch_add(1); },
-                &seen),
-            OAR_SUCCESS);
+  ASSERT_EQ(
+      table().stream_add_callback(
+          dev(p), s, [](void* d) { static_cast<Seen*>(d)->at = static_cast<Seen*>(d)->order->fetch_add(1); }, &seen),
+      OAR_SUCCESS);
   EXPECT_EQ(table().query_stream(dev(p), s), OAR_ERROR_NOT_READY);
   EXPECT_EQ(table().query_event(dev(p), e), OAR_ERROR_NOT_READY);
   EXPECT_EQ(seen.at, -1) << "the callback ran before the stream reached it";
