@@ -26,8 +26,8 @@ def test_device_argument_forms(sample):
     try:
         assert oar.device.get_device_name() == "Oar sample device 1 (emulated)"  # the current device
         assert oar.device.get_device_name(0) == "Oar sample device 0 (emulated)"  # an id of its type
-        with pytest.raises(ValueError, match=r"get_device_properties: device id 5 of the current device type "
-                                             r"'sample' does not exist"):
+        with pytest.raises(ValueError, match=r"get_device_properties: device 'sample:5' is not available: "
+                                             r"'sample' has 2 device"):
             oar.device.get_device_properties(5)
         with pytest.raises(ValueError, match=r"get_device_properties: device id -1"):
             oar.device.get_device_properties(-1)
