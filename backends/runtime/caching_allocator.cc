@@ -154,6 +154,21 @@ void CachingAllocator::reset_peaks() {
   peak_reserved_ = reserved_;
 }
 
+void CachingAllocator::forget_stream(OAR_Stream stream, OAR_Stream heir) {
+  if (!streams_ || stream == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [block, fb] : stream_free_) {
+    if (fb.stream != stream) continue;
+    recycle_event_locked(fb);  // complete: the stream's work is done
+    fb.ready.reset();          // a reaper still waiting on its event finds it complete
+    fb.done = true;
+    fb.stream = heir;
+  }
+  for (auto& [ptr, live] : stream_live_) {
+    if (live.second == stream) live.second = heir;
+  }
+}
+
 void* CachingAllocator::take_free_locked(size_t size, OAR_Stream stream, size_t* block) {
   // Small blocks match exactly; large ones take at most 25% more (the waste bound).
   const size_t limit = is_small(size) ? size : size + size / 4;
@@ -315,14 +330,10 @@ void CachingAllocator::release_cache_locked() {
   stats_.cached_bytes = 0;
 }
 
-Allocator* caching_allocator_for(const Place& place) {
-  if (place.is_cpu()) {
-    // Storage asks for its allocator on every allocation: keep the CPU path lock-free.
-    static CachingAllocator* cpu = new CachingAllocator(CPUPlace());
-    return cpu;
-  }
-  // Devices with a small id (all real ones) are found lock-free too; creation, and ids
-  // past the array, take the mutex.
+namespace {
+// The device places' allocators: lock-free for small ids (all real ones); creation, and
+// ids past the array, take the mutex. `create` false: nullptr when there is none yet.
+CachingAllocator* device_allocator(const Place& place, bool create) {
   constexpr int kFastIds = 16;
   static std::atomic<CachingAllocator*> fast[kMaxDeviceTypes][kFastIds] = {};
   const int id = place.device_id();
@@ -333,10 +344,27 @@ Allocator* caching_allocator_for(const Place& place) {
   static auto* mu = new std::mutex();
   static auto* by_place = new std::map<std::pair<int, int>, CachingAllocator*>();
   std::lock_guard<std::mutex> lock(*mu);
-  CachingAllocator*& slot = (*by_place)[{place.type_id(), id}];
-  if (slot == nullptr) slot = new CachingAllocator(place);
-  if (cell != nullptr) cell->store(slot, std::memory_order_release);
-  return slot;
+  auto it = by_place->find({place.type_id(), id});
+  if (it != by_place->end()) return it->second;
+  if (!create) return nullptr;
+  CachingAllocator* a = new CachingAllocator(place);
+  by_place->emplace(std::make_pair(place.type_id(), id), a);
+  if (cell != nullptr) cell->store(a, std::memory_order_release);
+  return a;
+}
+}  // namespace
+
+Allocator* caching_allocator_for(const Place& place) {
+  if (place.is_cpu()) {
+    // Storage asks for its allocator on every allocation: keep the CPU path lock-free.
+    static CachingAllocator* cpu = new CachingAllocator(CPUPlace());
+    return cpu;
+  }
+  return device_allocator(place, true);
+}
+
+CachingAllocator* existing_caching_allocator(const Place& place) {
+  return place.is_cpu() ? static_cast<CachingAllocator*>(caching_allocator_for(place)) : device_allocator(place, false);
 }
 
 namespace {

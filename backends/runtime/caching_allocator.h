@@ -23,6 +23,9 @@
 // wants the block (a free costs one record_event, nothing more); without it a reaper
 // thread waits on the events and marks the blocks ready. Blocks are never
 // split; splitting large device blocks is the CUDA backend's (take_free_locked is the hook).
+// A stream destroyed (backends::destroy_stream, after waiting for its work) is forgotten:
+// its cached blocks become free for every stream and its blocks still in use move to the
+// default stream, so no later free or poll touches the dead stream.
 #pragma once
 
 #include <condition_variable>
@@ -70,6 +73,10 @@ class CachingAllocator : public Allocator {
   int64_t peak_reserved_bytes() const;
   /// Starts the peaks (allocated and reserved) again from the current values.
   void reset_peaks();
+  /// `stream` is about to be destroyed and its queued work is done (the caller waited for
+  /// it): its cached blocks become reusable by every stream at once, and its blocks still
+  /// in use belong to `heir` (the default stream) from now on.
+  void forget_stream(OAR_Stream stream, OAR_Stream heir);
 
  private:
   // A freed device block and the stream it belongs to, with the event recorded at its
@@ -132,5 +139,7 @@ class CachingAllocator : public Allocator {
 /// freed by static destructors may still reach it). The AllocatorFactory of the CPU and,
 /// unless a backend registers its own, of every device type the DeviceManager registers.
 Allocator* caching_allocator_for(const Place& place);
+/// The place's CachingAllocator if one was created (nullptr otherwise); creates none.
+CachingAllocator* existing_caching_allocator(const Place& place);
 
 }  // namespace oar::backends

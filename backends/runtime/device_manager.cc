@@ -312,6 +312,8 @@ OAR_DeviceProperties DeviceManager::properties(const Place& place) {
   return props;
 }
 
+// Between two devices of one type: the table's memory_copy_p2p when it has one, else
+// d2h then h2d (as between two types).
 void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_place, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (dst_place == src_place) {
@@ -320,9 +322,15 @@ void DeviceManager::memcpy(const Place& dst_place, void* dst, const Place& src_p
     memcpy_h2d(dst_place, dst, src, bytes);
   } else if (dst_place.is_cpu()) {
     memcpy_d2h(src_place, dst, src, bytes);
+  } else if (dst_place.type_id() == src_place.type_id() && resolve(src_place).first->iface.memory_copy_p2p) {
+    auto [e, sdev] = resolve(src_place);
+    OAR_Device* ddev = resolve(dst_place).second;
+    OAR_DEVICE_CALL(*e, memory_copy_p2p, ddev, sdev, dst, src, bytes);
   } else {
-    OAR_THROW(Unimplemented, "memcpy ", src_place.str(), " -> ", dst_place.str(),
-              ": copies between two devices go through the host (copy_into stages them)");
+    // Two devices without a peer copy (two types, or a table without the slot): d2h, h2d.
+    std::unique_ptr<char[]> host(new char[bytes]);
+    memcpy_d2h(src_place, host.get(), src, bytes);
+    memcpy_h2d(dst_place, dst, host.get(), bytes);
   }
 }
 

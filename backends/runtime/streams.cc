@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "backends/runtime/caching_allocator.h"
 #include "backends/runtime/device_manager.h"
 #include "paddle_core/base/errors.h"
 
@@ -75,8 +76,21 @@ OAR_Stream create_stream(const Place& place) {
   OAR_STREAM_CALL(c, create_stream, c.dev, &s);
   return s;
 }
+// Waits for the stream's work (its failure is thrown and the stream kept), makes the
+// place's caching allocator forget it, and refuses the default stream.
 void destroy_stream(const Place& place, OAR_Stream stream) {
   Call c = call_for(place);
+  if (!place.is_cpu()) {
+    OAR_ENFORCE(stream != nullptr, InvalidArgument, "destroy_stream: null stream of ", place.str());
+    const OAR_Stream heir = default_stream(place);
+    OAR_ENFORCE(stream != heir, InvalidArgument, "destroy_stream: the default stream of ", place.str(),
+                " is never destroyed");
+    // Its queued work may still use blocks freed on it (a failure there is thrown and the
+    // stream stays); then the allocator forgets it, so no later free or poll touches it.
+    OAR_STREAM_CALL(c, synchronize_stream, c.dev, stream);
+    if (CachingAllocator* a = existing_caching_allocator(place)) a->forget_stream(stream, heir);
+    if (current_slot(place) == stream) current_slot(place) = nullptr;  // this thread's; others' are theirs
+  }
   OAR_STREAM_CALL(c, destroy_stream, c.dev, stream);
 }
 void synchronize_stream(const Place& place, OAR_Stream stream) {

@@ -187,8 +187,13 @@ void copy_into(const DenseTensor& src, DenseTensor* dst) {
   } else if (sp.is_cpu()) {
     copy_from_cpu(src, dst);
   } else {
-    // Between two devices (or two ids of one type): through the host until the device
-    // table has peer-to-peer copies.
+    // Between two devices (or two ids of one type): raw bytes go device to device
+    // (DeviceManager::memcpy: the table's peer copy, else staged); strides or a dtype
+    // change through the host.
+    if (src.dtype() == dst->dtype() && src.is_contiguous() && dst->is_contiguous()) {
+      device_memcpy(dp, dst->raw_data(), sp, src.raw_data(), nbytes(src));
+      return;
+    }
     DenseTensor host(src.dims(), src.dtype(), CPUPlace());
     host.alloc();
     copy_to_cpu(src, &host);

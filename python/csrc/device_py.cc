@@ -137,6 +137,22 @@ void bind_device(py::module_& m) {
   m.def("_set_current_stream",
         [](PyStream& s) { return wrap_stream(s.place, backends::set_current_stream(s.place, s.handle)); });
 
+  m.def("_device_properties", [](const Place& p) {
+    check_place(p, "get_device_properties");
+    const OAR_DeviceProperties props = DeviceManager::instance().properties(p);
+    py::dict d;
+    d["name"] = std::string(props.name);
+    d["total_memory"] = props.total_memory;
+    d["compute_units"] = props.compute_units;
+    d["max_threads_per_block"] = props.max_threads_per_block;
+    d["major"] = props.compute_capability_major;
+    d["minor"] = props.compute_capability_minor;
+    d["runtime_version"] = props.runtime_version;
+    d["driver_version"] = props.driver_version;
+    d["supports_fp16"] = props.supports_fp16 != 0;
+    d["supports_bf16"] = props.supports_bf16 != 0;
+    return d;
+  });
   m.def("_memory_stats", [](const Place& p) {
     check_place(p, "memory stats");
     backends::CachingAllocator* a = caching(p);

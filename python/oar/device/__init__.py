@@ -118,6 +118,64 @@ def stream_guard(stream):
         set_stream(prev)
 
 
+def _device_arg(device, op):
+    """A device argument as Paddle's device queries take it: None (the current device), an
+    int (that id of the current device's type), a string or a Place."""
+    if isinstance(device, bool):
+        raise TypeError(f"{op}: device must be None, an int, a str or a Place, got bool")
+    if isinstance(device, int):
+        kind = get_device().split(":")[0]
+        if device < 0 or (kind == "cpu" and device != 0):
+            raise ValueError(f"{op}: device id {device} of the current device type '{kind}' does not "
+                             f"exist (available devices: {get_available_device()})")
+        return CPUPlace() if kind == "cpu" else _place_or_current(f"{kind}:{device}", op)
+    return _place_or_current(device, op)
+
+
+class _customDeviceProperties:
+    """What paddle.device.get_device_properties returns: name, major, minor (the vendor's
+    architecture version), total_memory (bytes), multi_processor_count, and the rest of
+    the plugin's OAR_DeviceProperties."""
+
+    __slots__ = ("name", "major", "minor", "total_memory", "multi_processor_count", "max_threads_per_block",
+                 "runtime_version", "driver_version", "supports_fp16", "supports_bf16")
+
+    def __init__(self, d):
+        self.name = d["name"]
+        self.major = d["major"]
+        self.minor = d["minor"]
+        self.total_memory = d["total_memory"]
+        self.multi_processor_count = d["compute_units"]
+        self.max_threads_per_block = d["max_threads_per_block"]
+        self.runtime_version = d["runtime_version"]
+        self.driver_version = d["driver_version"]
+        self.supports_fp16 = d["supports_fp16"]
+        self.supports_bf16 = d["supports_bf16"]
+
+    def __repr__(self):
+        return (f"_customDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1 << 20)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None):
+    """The properties of a device (Paddle's paddle.device.get_device_properties), from the
+    plugin's get_device_properties slot; a plugin without it reports its type as name and
+    its memory total, the rest 0."""
+    return _customDeviceProperties(_C._device_properties(_device_arg(device, "get_device_properties")))
+
+
+def get_device_name(device=None):
+    """The device's name, as its plugin reports it."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """(major, minor): the vendor's architecture version of the device."""
+    p = get_device_properties(device)
+    return (p.major, p.minor)
+
+
 def _stats(device, key):
     return _C._memory_stats(_place_or_current(device, "memory stats"))[key]
 

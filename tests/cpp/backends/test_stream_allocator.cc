@@ -13,6 +13,7 @@
 
 #include "backends/runtime/caching_allocator.h"
 #include "backends/runtime/streams.h"
+#include "paddle_core/base/errors.h"
 #include "tests/cpp/backends/sample_device_util.h"
 
 namespace oar::backends {
@@ -105,6 +106,64 @@ TEST(StreamAllocator, TracksReservedAndPeaks) {
   a.deallocate(x, 1 << 20);
   a.empty_cache();
   EXPECT_EQ(a.reserved_bytes(), 0);
+}
+
+// A stream destroyed while blocks freed on it are cached, and while a block allocated on
+// it is still in use: destroy_stream waits for its work and the place's allocator forgets
+// it. Before, freeing the live block recorded an event on the dead stream (a freed
+// worker queue: the event never completed, or a crash), and a cached block kept a dead
+// handle a new stream could be given.
+TEST(StreamAllocator, DestroyingAStreamForgetsItsBlocks) {
+  const Place p = sample_place(1);
+  auto* a = dynamic_cast<CachingAllocator*>(caching_allocator_for(p));  // the one destroy_stream informs
+  ASSERT_NE(a, nullptr);
+  constexpr size_t kBytes = 12800;  // a size class no other test uses
+  setenv("SAMPLE_DEVICE_DELAY_US", "200000", 1);
+  OAR_Stream doomed = create_stream(p);
+  unsetenv("SAMPLE_DEVICE_DELAY_US");
+  OAR_Stream other = create_stream(p);
+  void* cached = nullptr;
+  void* live = nullptr;
+  std::vector<char> src(kBytes, 3), back(kBytes, 0);
+  {
+    StreamScope on_doomed(p, doomed);
+    cached = a->allocate(kBytes);
+    live = a->allocate(kBytes);
+    memcpy_async(p, cached, CPUPlace(), src.data(), kBytes, doomed);  // pending >= 100 ms
+    memcpy_async(p, live, CPUPlace(), src.data(), kBytes, doomed);
+    a->deallocate(cached, kBytes);  // cached on `doomed`, its event not reached yet
+  }
+  set_current_stream(p, doomed);
+  destroy_stream(p, doomed);  // waits for both copies, then forgets the stream
+  EXPECT_EQ(current_stream(p), default_stream(p)) << "the thread's current stream was the destroyed one";
+  {
+    // The cached block is free for every stream at once (its stream's work is done).
+    StreamScope on_other(p, other);
+    void* q = a->allocate(kBytes);
+    EXPECT_EQ(q, cached);
+    DeviceManager::instance().memcpy(CPUPlace(), back.data(), p, live, kBytes);
+    EXPECT_EQ(back, src) << "destroy_stream did not wait for the stream's queued copy";
+    // The live block now belongs to the default stream: its free records an event there.
+    a->deallocate(live, kBytes);
+    a->deallocate(q, kBytes);
+  }
+  {
+    StreamScope on_other(p, other);
+    // Two takes on `other`: its own cached block at once, and `live` once the default
+    // stream's event completed (polled; bounded, never a hang).
+    bool found = false;
+    for (int i = 0; i < 400 && !found; ++i) {
+      void* q1 = a->allocate(kBytes);
+      void* q2 = a->allocate(kBytes);
+      found = q1 == live || q2 == live;
+      a->deallocate(q2, kBytes);
+      a->deallocate(q1, kBytes);
+      if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_TRUE(found) << "a block allocated on the destroyed stream never became reusable";
+  }
+  EXPECT_THROW(destroy_stream(p, default_stream(p)), Error);
+  destroy_stream(p, other);
 }
 
 }  // namespace

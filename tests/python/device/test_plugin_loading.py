@@ -164,3 +164,39 @@ def test_plugin_kernels_run_and_failures_carry_the_plugins_message(tmp_path, lib
         print("kernel")
     """
     assert run(code, root=root, TESTDEV_FAIL_RELU="1")[0].split() == ["kernel"]
+
+
+def test_the_22_required_slots_are_enough_to_train(libs, tmp_path):
+    """The minimal training-capable plugin (docs/plugin_guide.md, section 2): testdev_v10
+    is a 1.0 table with only the 22 required slots filled (no async copies, no
+    stream_wait_event, no pinned memory) and no kernels. An MLP still trains on it, every op
+    falling back to the CPU's kernel, with the same float64 results as on the CPU."""
+    out, err = run("""
+        import json
+        import numpy as np
+        import oar.nn as nn
+        oar.device.load_plugin(LIB)
+        rng = np.random.default_rng(0)
+        xs, ys = rng.standard_normal((4, 8, 6)), rng.integers(0, 3, (4, 8))
+        losses = {}
+        for dev in ["cpu", "testdev_v10:0"]:
+            oar.set_device(dev)
+            oar.seed(3)
+            model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+            model.to(dtype="float64")
+            opt = oar.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            losses[dev] = []
+            for x, y in zip(xs, ys):
+                loss = nn.functional.cross_entropy(model(oar.to_tensor(x)), oar.to_tensor(y))
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+                losses[dev].append(loss.item())
+            assert all(p.place.device_str() == dev for p in model.parameters())
+        print(json.dumps(losses))
+    """.replace("LIB", repr(libs["testdev_v10"])))
+    losses = json.loads(out.strip().splitlines()[-1])
+    assert losses["cpu"][-1] < losses["cpu"][0]
+    same = all(abs(a - b) <= 1e-12 * max(1.0, abs(a)) for a, b in zip(losses["cpu"], losses["testdev_v10:0"]))
+    assert same, losses
+    assert "running its CPU kernel with copies" in err  # it did fall back
