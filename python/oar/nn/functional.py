@@ -99,5 +99,15 @@ def _loss_module():
 # hinge/triplet/focal/dice losses, maxout, swiglu... load on first use (oar._lazy);
 # paddle.nn.functional.loss.<functional> is oar.nn.loss
 from .. import _lazy  # noqa: E402
-__getattr__ = _lazy.module_getattr("oar.nn.functional", _lazy.NN_FUNCTIONAL, {"loss": _loss_module},
+__getattr__ = _lazy.module_getattr("oar.nn.functional", _lazy.NN_FUNCTIONAL, {"loss": _loss_module,
+                                   "flash_attention": lambda: _submodule("flash_attention")},
                                    base="oar.nn")
+
+
+def _submodule(name):
+    import importlib
+    return importlib.import_module("oar.nn.functional." + name)
+
+
+# Paddle's paddle.nn.functional.<submodule> paths (flash_attention) import from this folder
+__path__ = [__import__("os").path.join(__import__("os").path.dirname(__file__), "_functional_sub")]
