@@ -93,3 +93,72 @@ def test_static_fetch_int64_repr_names_its_dtype():
         oar.disable_static()
     assert res[0].dtype == np.int64 and res[0].tolist() == [3, 5]
     assert repr(res[0]) == "array([3, 5], dtype=int64)"
+
+
+def test_grad_stop_gradient_follows_paddles_rule():
+    x = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    (x * x).sum().backward()
+    assert not x.grad.stop_gradient and x.grad._grad_fn_name is None  # engine-computed
+    x.clear_grad()
+    (x * 3.0).sum().backward()
+    assert not x.grad.stop_gradient and x.grad.numpy().tolist() == [3.0, 3.0]
+    h = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    h.register_hook(lambda g: g * 2)
+    seen = []
+    w = h * h
+    w.register_hook(lambda g: seen.append(g.stop_gradient))  # a hook sees the flag too
+    root = oar.ones([2])
+    w.backward(root)
+    assert seen == [False] and root.stop_gradient  # the caller's grad tensor is untouched
+    assert not h.grad.stop_gradient and h.grad.numpy().tolist() == [4.0, 8.0]
+
+    class Square(oar.autograd.PyLayer):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, dy):
+            (a,) = ctx.saved_tensor()
+            return dy * 2 * a  # made under no_grad: Paddle keeps stop_gradient=True
+
+    p = oar.to_tensor([3.0], stop_gradient=False)
+    Square.apply(p).sum().backward()
+    assert p.grad.stop_gradient and p.grad.numpy().tolist() == [6.0]
+    Square.apply(p).sum().backward()
+    assert p.grad.stop_gradient and p.grad.numpy().tolist() == [12.0]
+    # an update computed from a gradient outside no_grad records nothing on the parameter
+    lin = oar.nn.Linear(2, 1)
+    lin(oar.ones([1, 2])).sum().backward()
+    with oar.no_grad():
+        lin.weight.set_value(lin.weight - 0.1 * lin.weight.grad)
+    assert lin.weight.is_leaf
+
+
+def test_save_scope_tensor_and_program_state_dict(tmp_path):
+    oar.enable_static()
+    try:
+        main, start = oar.static.Program(), oar.static.Program()
+        with oar.static.program_guard(main, start):
+            x = oar.static.data(name="x", shape=[None, 6], dtype="float32")
+            oar.static.nn.fc(x, 3)
+        exe = oar.static.Executor(oar.CPUPlace())
+        exe.run(start)
+        w = [v for v in main.list_vars() if list(v.shape) == [6, 3]][0]
+        scope_t = oar.static.global_scope().find_var(w.name).get_tensor()
+        oar.save(scope_t, str(tmp_path / "w.pdtensor"))
+        back = oar.load(str(tmp_path / "w.pdtensor"))
+        np.testing.assert_array_equal(np.asarray(back.numpy()), np.array(scope_t))
+        oar.save(main.state_dict("param"), str(tmp_path / "p.pdparams"))
+        assert sorted(oar.load(str(tmp_path / "p.pdparams"))) == sorted(main.state_dict("param"))
+    finally:
+        oar.disable_static()
+    class Strings:
+        def __array__(self, dtype=None, copy=None):
+            return np.array(["a"])
+
+    with pytest.raises(TypeError, match="oar.save: cannot save Strings of dtype"):
+        oar.save(Strings(), str(tmp_path / "s.pd"))
+    with pytest.raises(TypeError, match="oar.save: cannot save an object of type object"):
+        oar.save(object(), str(tmp_path / "s.pd"))
