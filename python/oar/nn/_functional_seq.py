@@ -128,6 +128,8 @@ def class_center_sample(label, num_classes, num_samples, group=None):
     need = int(num_samples) - pos.size
     centers = pos
     if need > 0:
+        from ._errors import check_fits
+        check_fits(op, f"num_classes={num_classes} candidate classes", 9 * int(num_classes))
         is_pos = np.zeros(int(num_classes), bool)
         is_pos[pos] = True
         neg = np.nonzero(~is_pos)[0]
