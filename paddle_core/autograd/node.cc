@@ -43,6 +43,13 @@ bool GradNode::remove_pre_hook(int64_t id) {
 Tensor GradNode::run_pre_hooks(uint32_t output_nr, Tensor grad) const {
   for (const auto& h : hooks_) {
     if (h.output_nr != output_nr || !grad.defined()) continue;
+    if (!autograd::grad_enabled() && !grad.autograd_meta() && !grad.impl()->dist) {
+      // A hook sees the engine's gradient as Paddle shows it (stop_gradient=False), on a
+      // new handle: a tensor the caller passed in (backward's grad_tensor) keeps its flag.
+      Tensor shown(grad.dense());
+      shown.set_stop_gradient(false);
+      grad = shown;
+    }
     Tensor r = h.fn(grad);
     if (r.defined()) grad = r;
   }
@@ -58,6 +65,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
   Tensor g = grads[0];
   if (!g.defined()) return {};
   AutogradMeta& meta = Tensor(var_).ensure_autograd_meta();
+  // x.grad.stop_gradient reads as in Paddle: False for a gradient the engine's kernels
+  // computed (their outputs carry no autograd state), True for one that arrives flagged so,
+  // e.g. returned as made under no_grad by a PyLayer's Python backward (pylayer_py.cc).
+  const bool flagged_stop = g.autograd_meta() != nullptr && g.stop_gradient();
   if (!autograd::grad_enabled()) {
     // The stored .grad never carries history without create_graph, and must not
     // alias memory anyone else holds (optimizers zero it in place): steal the
@@ -70,11 +81,14 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
     } else {
       g = ops::assign(g);
     }
-    g.set_stop_gradient(true);
   }
   if (meta.grad) {
-    meta.grad = autograd::accumulate(Tensor(meta.grad), g).impl();
+    Tensor prev(meta.grad);
+    const bool keep = prev.stop_gradient() && flagged_stop;
+    meta.grad = autograd::accumulate(prev, g).impl();
+    if (!autograd::grad_enabled()) Tensor(meta.grad).set_stop_gradient(keep);
   } else {
+    if (!autograd::grad_enabled()) g.set_stop_gradient(flagged_stop);
     meta.grad = g.impl();
   }
   autograd::run_post_accumulate_hooks(var_);

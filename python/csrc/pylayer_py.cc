@@ -61,6 +61,9 @@ class PyLayerNode final : public GradNode {
       Tensor g = py_to_tensor(items[i], name_.c_str(), "backward result");
       OAR_ENFORCE(g.dims() == input_dims_[i], InvalidArgument, name_, ".backward: gradient ", i, " has shape ",
                   g.dims(), " but forward's Tensor input ", i, " has shape ", input_dims_[i]);
+      // A gradient made in Python under no_grad stays stop_gradient=True in the leaf's .grad
+      // (Paddle's rule; node.cc's AccumulateGrad reads this flag).
+      if (g.stop_gradient()) g.ensure_autograd_meta().stop_gradient = true;
       out[i] = std::move(g);
     }
     return out;

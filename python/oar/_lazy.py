@@ -91,6 +91,13 @@ NN_LAYERS = {".layer_more": """
     LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss CTCLoss
 """, ".layer_random_act": "RReLU FeatureAlphaDropout"}
 
+# issue 18 (compat_seq): sequence losses and decoders
+NN_FUNCTIONAL["._functional_rnnt"] = "rnnt_loss"
+NN_FUNCTIONAL["._functional_seq"] = "class_center_sample"
+NN_LAYERS[".layer_seq"] = "RNNTLoss BeamSearchDecoder dynamic_decode"
+TOP["._lazy_init"] = "LazyGuard"
+TOP["._mmap_storage"] = "MmapStorage"
+
 
 def _index(table):
     return {name: mod for mod, names in table.items() for name in names.split()}

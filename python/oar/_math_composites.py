@@ -252,15 +252,40 @@ def lcm(x, y, name=None):
 
 
 def isin(x, test_x, assume_unique=False, invert=False, name=None):
-    """Whether each element of x is in test_x (bool, x's shape); `invert` negates."""
+    """Whether each element of x is in test_x (bool, x's shape); `invert` negates.
+
+    A small test_x is compared against every element; otherwise the sorted test_x is
+    binary-searched. With assume_unique (Paddle's fast path, exact only when x and test_x
+    each hold distinct values) an element is found when the next element of the stable-sorted
+    concatenation [x, test_x] equals it, as Paddle does: with repeated values that answer
+    differs from the exact one, in the same places as Paddle's."""
     _check(x, "isin")
     _check(test_x, "isin", "test_x")
-    flat = oar.reshape(test_x, [-1])
-    if flat.shape[0] == 0:
+    if x.dtype != test_x.dtype:
+        test_x = test_x.astype(x.dtype)
+    zero_dim = x.ndim == 0
+    if zero_dim:
+        x = x.reshape([1])
+    n, m = x.size, test_x.size
+    if m == 0 or n == 0:
         hit = oar.zeros_like(x, "bool")
+    elif m < (n ** 0.145) * 10.0:  # Paddle's switch to brute force for a small test_x
+        hit = oar.any(oar.unsqueeze(x, -1) == oar.reshape(test_x, [-1]), axis=-1)
+    elif assume_unique:
+        both = oar.concat([oar.reshape(x, [-1]), oar.reshape(test_x, [-1])])
+        order = oar.argsort(both, stable=True)
+        ranked = both[order]
+        dup = oar.concat([ranked[1:] == ranked[:-1], oar.zeros([1], "bool")])
+        mask = oar.zeros([n + m], "bool")
+        mask = oar.scatter(mask, order, dup)
+        hit = mask[:n].reshape(x.shape)
     else:
-        hit = oar.any(oar.unsqueeze(x, -1) == flat, axis=-1)
-    return oar.logical_not(hit) if invert else hit
+        ranked = oar.sort(oar.reshape(test_x, [-1]))
+        flat = oar.reshape(x, [-1])
+        pos = oar.searchsorted(ranked, flat).clip(max=m - 1)
+        hit = (ranked[pos] == flat).reshape(x.shape)
+    hit = oar.logical_not(hit) if invert else hit
+    return hit.reshape([]) if zero_dim else hit
 
 
 def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):

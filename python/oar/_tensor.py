@@ -11,6 +11,10 @@ from ._dtype import convert_dtype
 
 _ops = _C.ops
 
+# type(x) prints <class 'paddle.Tensor'> as in Paddle (as oar.Size prints paddle.Size): the
+# class's module is the name Paddle code imports Oar under
+Tensor.__module__ = "paddle"
+
 
 def _swap(fn):
     """Reflected operator: other (op) self."""

@@ -73,6 +73,13 @@ def _encode(obj, tensors, path):
         obj = obj.item()
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return {"value": obj}
+    if hasattr(obj, "__array__") and not isinstance(obj, type):
+        # an array view such as a static scope's tensor (Paddle saves the LoDTensor):
+        # saved as a tensor of its current values
+        arr = np.asarray(obj)
+        if arr.dtype.name not in _ST_DTYPES:
+            raise TypeError(f"oar.save: cannot save {type(obj).__name__} of dtype {arr.dtype} at {path}")
+        return _encode(_C.to_tensor(np.ascontiguousarray(arr), None, None, True), tensors, path)
     raise TypeError(
         f"oar.save: cannot save an object of type {type(obj).__name__} at {path}; "
         "only Tensors, NumPy arrays, dicts, lists, tuples and Python scalars are saved"

@@ -114,6 +114,8 @@ COMPAT_CORE = _api("""
     batch: oar
 """)
 API.update(COMPAT_CORE)
+# Issue 18 (compat_seq): sequence losses and decoding, lazy init, mmap storage.
+API.update(_api("rnnt_loss class_center_sample: F; LazyGuard MmapStorage: oar"))
 
 # Layer classes Paddle has for the functionals above (paddle.nn.<Class>).
 LAYERS = """
@@ -132,6 +134,7 @@ LAYERS = """
     MultiHeadAttention TransformerEncoderLayer TransformerDecoderLayer
 """.split()
 LAYERS += ["RReLU", "FeatureAlphaDropout"]  # issue 18 (compat_core)
+LAYERS += ["RNNTLoss"]  # issue 18 (compat_seq)
 
 
 def test_table_is_not_empty():
@@ -294,6 +297,9 @@ SIGNATURES = {
     "F.rrelu": "x lower upper training", "F.feature_alpha_dropout": "x p training",
     "linalg.ormqr": "x tau y left transpose", "oar.cauchy_": "x loc scale",
     "oar.geometric_": "x probs",
+    # Issue 18 (compat_seq)
+    "F.rnnt_loss": "input label input_lengths label_lengths blank fastemit_lambda reduction",
+    "F.class_center_sample": "label num_classes num_samples group",
 }
 
 _PYBIND_ARG = re.compile(r"(?:\(|,\s)\*{0,2}(\w+)\s*:")

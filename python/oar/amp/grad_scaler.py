@@ -91,12 +91,14 @@ class AmpScaler:
         # inf * 0 and nan * 0 are nan: one sum finds any non-finite gradient. The sums are
         # ops on the gradients' place, added up there; the host reads one number per place.
         checks = {}
-        for g in self._grads(optimizer):
-            if g.size:
-                s = _C.ops.sum((g * 0.0).astype("float32"))
-                key = g.place.device_str()
-                checks[key] = s if key not in checks else checks[key] + s
-            _C.ops.scale_(g, inv, 0.0, True)
+        from ..autograd import no_grad
+        with no_grad():  # gradients read stop_gradient=False (Paddle's rule): no history here
+            for g in self._grads(optimizer):
+                if g.size:
+                    s = _C.ops.sum((g * 0.0).astype("float32"))
+                    key = g.place.device_str()
+                    checks[key] = s if key not in checks else checks[key] + s
+                _C.ops.scale_(g, inv, 0.0, True)
         self._found_inf = not all(math.isfinite(float(c.item())) for c in checks.values())
         self._optimizer_states[id(optimizer)] = OptimizerState.UNSCALED
 

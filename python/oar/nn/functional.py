@@ -95,4 +95,7 @@ diag_embed = _ops.diag_embed  # Paddle has it as paddle.diag_embed and F.diag_em
 # paddle.nn.functional.loss.<functional> is oar.nn.loss
 from .. import _lazy  # noqa: E402
 _lazy.install(globals(), "oar.nn.functional", _lazy.NN_FUNCTIONAL, base="oar.nn",
-              namespaces={"loss": "oar.nn.loss"})
+              namespaces={"loss": "oar.nn.loss", "flash_attention": "oar.nn.functional.flash_attention"})
+
+# Paddle's paddle.nn.functional.<submodule> paths (flash_attention) import from this folder
+__path__ = [__import__("os").path.join(__import__("os").path.dirname(__file__), "_functional_sub")]

@@ -43,6 +43,11 @@ class Parameter(_C.Tensor):
         if name:
             self.name = name
 
+    def initialize(self):
+        """Runs the initializer a parameter made under paddle.LazyGuard deferred."""
+        from .._lazy_init import initialize
+        initialize(self)
+
     def __repr__(self):
         return "Parameter containing:\n" + _C.Tensor.__repr__(self)
 
@@ -141,9 +146,13 @@ def _make_parameter(shape, attr, dtype, is_bias, default_initializer, name):
         or default_initializer
         or (init.Constant(0.0) if is_bias else init.XavierUniform())
     )
+    from .._creation import empty as _empty
+    from .._lazy_init import lazy_init_enabled
+    lazy = lazy_init_enabled()  # paddle.LazyGuard: param.initialize() runs the initializer
     with _framework.outside_program():  # static mode: the value goes into the startup program
-        data = initializer._make(shape, dtype)
+        data = _empty(shape, dtype) if lazy else initializer._make(shape, dtype)
     p = Parameter(data, trainable=attr.trainable, name=name)
+    p._lazy_initializer = initializer if lazy else None
     p.optimize_attr = {"learning_rate": attr.learning_rate}
     p.regularizer = attr.regularizer
     p.need_clip = attr.need_clip

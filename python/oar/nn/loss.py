@@ -10,6 +10,9 @@ from .layer_more import (  # noqa: F401
 
 
 def __getattr__(name):
+    if name == "edit_distance":  # Paddle has it only as paddle.nn.functional.loss.edit_distance
+        from ._functional_seq import edit_distance
+        return edit_distance
     from . import functional
     if not name.startswith("_") and hasattr(functional, name):
         return getattr(functional, name)

@@ -169,7 +169,7 @@ class Executor:
         else:
             raise TypeError(f"Executor.run: program must be an oar.static.Program, got {type(program).__name__}")
         if return_numpy:
-            return [_program.numpy_of(o) for o in outs]
+            return [_fetched_array(o) for o in outs]
         return outs
 
     def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
@@ -339,3 +339,11 @@ def cuda_places(device_ids=None):
     from .._device import CUDAPlace
 
     return [CUDAPlace(i) for i in (device_ids or [0])]
+
+
+def _fetched_array(t):
+    """A fetched tensor as NumPy, int64 typed as C long long as Paddle's fetch returns it (its
+    repr says dtype=int64; equal dtype, same memory)."""
+    import numpy as np
+    a = _program.numpy_of(t)
+    return a.view(np.longlong) if isinstance(a, np.ndarray) and a.dtype == np.int64 else a

@@ -33,7 +33,9 @@ TEST(Autograd, MultiplySumBackward) {
   autograd::backward({loss}, {}, /*retain_graph=*/false);
   EXPECT_EQ(to_vec(x.grad()), (std::vector<double>{4, 5, 6}));
   EXPECT_EQ(to_vec(y.grad()), (std::vector<double>{1, 2, 3}));
-  EXPECT_TRUE(x.grad().stop_gradient());
+  // Paddle's rule: an engine-computed .grad reads stop_gradient=false, with no history.
+  EXPECT_FALSE(x.grad().stop_gradient());
+  EXPECT_TRUE(x.grad().is_leaf());
   // Without retain_graph the graph is freed.
   try {
     autograd::backward({loss}, {}, false);

@@ -21,7 +21,8 @@ def test_backward_accumulates_across_calls():
     np.testing.assert_allclose(x.grad.numpy(), [2, 4, 6])
     (x * 3.0).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [5, 7, 9])
-    assert x.grad.stop_gradient
+    # Paddle's rule: an engine-computed .grad reads stop_gradient=False, yet carries no history
+    assert not x.grad.stop_gradient and x.grad.is_leaf and x.grad._grad_fn_name is None
 
 
 def test_backward_twice_needs_retain_graph():
