@@ -311,8 +311,12 @@ Tensor tensor_from_python(py::handle data, DataType dtype, const char* op) {
     arr = py::reinterpret_borrow<py::array>(data);
   } else {
     arr = np.attr("asarray")(data);
-    // Python floats become the default float dtype (float32), as in Paddle.
+    // Python floats become the default float dtype (float32), as in Paddle; so do NumPy
+    // float scalars not of float64 (np.float32(2.5)), read as float64 like the others:
+    // their buffer holds fewer bytes than a float64 (copying 8 of them read past it and
+    // gave garbage, 0 for 2.5).
     from_python_floats = arr.dtype().kind() == 'f';
+    if (from_python_floats && arr.dtype().itemsize() != 8) arr = arr.attr("astype")(np.attr("float64"));
   }
   OAR_ENFORCE(arr.dtype().kind() != 'O' && arr.dtype().kind() != 'U', InvalidType, op,
               ": cannot convert data of numpy dtype ", py::str(arr.dtype()).cast<std::string>(),

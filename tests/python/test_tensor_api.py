@@ -437,3 +437,21 @@ def test_tensor_subclasses_through_op_arguments_and_results():
     assert oar.add(p, x).tolist() == [4.0, 5.0] and (x + p).tolist() == [4.0, 5.0]
     y = oar.add(x, 1.5)  # a Python number made a tensor beside its peer
     assert y.tolist() == [2.5, 3.5] and type(y) is oar.Tensor
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32, np.int64,
+                                   np.uint8, np.bool_, np.complex64, np.complex128])
+def test_numpy_scalars_to_tensor_and_setitem(dtype):
+    # A NumPy scalar's value, not its bytes read as another dtype (np.float32(2.5) gave 0).
+    v = dtype(1) if dtype is np.bool_ else dtype(2.5) if np.dtype(dtype).kind in "fc" else dtype(7)
+    t = oar.to_tensor(v)
+    assert t.shape == [] and complex(t.item()) == complex(v)
+    if np.dtype(dtype).kind == "c":
+        return
+    x = oar.zeros([2, 3])
+    x[1, 2] = v
+    x[0] = v
+    want = np.zeros([2, 3], np.float32)
+    want[1, 2] = v
+    want[0] = v
+    np.testing.assert_array_equal(x.numpy(), want)
