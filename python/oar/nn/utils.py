@@ -6,6 +6,7 @@ import numpy as np
 from .. import _C
 from ..autograd import no_grad
 from .clip import clip_grad_norm_  # noqa: F401
+from ._spectral_norm_hook import spectral_norm  # noqa: F401
 
 
 def _param_list(parameters, op):
