@@ -103,7 +103,8 @@ def _fractional_max_pool(x, output_size, kernel_size, random_u, return_mask, nd,
         y = y.index_select(oar.to_tensor(idx[d].reshape(-1)), axis=axis)
         y = y.reshape(list(y.shape[:axis]) + [o, kk] + list(y.shape[axis + 1:]))
     perm = [0, 1] + [2 + 2 * d for d in range(nd)] + [3 + 2 * d for d in range(nd)]
-    y = y.transpose(perm).reshape([n, c] + out + [-1])
+    window = int(np.prod([i.shape[1] for i in idx]))
+    y = y.transpose(perm).reshape([n, c] + out + [window])
     arg = y.argmax(axis=-1, keepdim=True)
     value = oar.take_along_axis(y, arg, axis=-1).squeeze(-1)
     if not return_mask:

@@ -95,8 +95,9 @@ class _AllReduceSum:
 
             class AllReduceSum(PyLayer):
                 @staticmethod
-                def forward(ctx, t):
+                def forward(ctx, t, group):
                     from .. import distributed as dist
+                    ctx.group = group
                     out = t.clone()
                     dist.all_reduce(out, group=ctx.group)
                     return out
@@ -117,6 +118,8 @@ class SyncBatchNorm(_BatchNormBase):
     all-reduced over oar.distributed's default group, gradients included. In one process
     (or in eval mode) it is BatchNorm."""
 
+    _formats = ("NC", "NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC")
+
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
                  bias_attr=None, data_format="NCHW", name=None):
         super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
@@ -130,7 +133,7 @@ class SyncBatchNorm(_BatchNormBase):
             return super().forward(x)
         if x.ndim < 2:
             raise ValueError(f"SyncBatchNorm: x must have >= 2 dimensions, got {list(x.shape)}")
-        last = self._data_format in ("NHWC", "NLC", "NDHWC", "NWC") and x.ndim > 2
+        last = self._data_format in ("NHWC", "NLC", "NDHWC") and x.ndim > 2
         c = x.shape[-1] if last else x.shape[1]
         if c != self._num_features:
             raise ValueError(f"SyncBatchNorm: x has {c} channels, num_features is "
