@@ -50,8 +50,9 @@ def _windows(n, out, k, u):
 def _index(windows):
     """[out, kmax] input positions of each window, short windows padded with their last
     position (a repeat changes neither the maximum nor its first position)."""
-    kmax = max(e - s for s, e in windows)
-    return np.array([[min(s + j, e - 1) for j in range(kmax)] for s, e in windows], np.int64)
+    bounds = np.array(windows, np.int64).reshape(-1, 2)
+    kmax = int((bounds[:, 1] - bounds[:, 0]).max())
+    return np.minimum(bounds[:, :1] + np.arange(kmax, dtype=np.int64), bounds[:, 1:] - 1)
 
 
 def _sizes(v, nd, op, arg, spatial, allow_none):
@@ -94,7 +95,14 @@ def _fractional_max_pool(x, output_size, kernel_size, random_u, return_mask, nd,
             raise ValueError(f"{op}: random_u must be a float in (0, 1), got {random_u!r}")
         u = float(random_u)
     n, c = x.shape[0], x.shape[1]
-    idx = [_index(_windows(spatial[d], out[d], k[d], u)) for d in range(nd)]
+    wins = [_windows(spatial[d], out[d], k[d], u) for d in range(nd)]
+    gathered = n * c * int(np.prod([len(w) * max(e - s for s, e in w) for w in wins],
+                                   dtype=np.float64))
+    if gathered > 2**31:  # the windows are gathered into one tensor before the max
+        raise ValueError(f"{op}: the windows of x (shape {list(x.shape)}) hold {gathered} "
+                         f"elements in all, more than 2**31; use smaller windows "
+                         f"(kernel_size) or pool in parts")
+    idx = [_index(w) for w in wins]
     # gather every window: [N, C, o1, k1, o2, k2, ...]
     y = x
     for d in range(nd):

@@ -52,8 +52,8 @@ def spectral_norm(layer, name="weight", n_power_iterations=1, eps=1e-12, dim=Non
     if not isinstance(name, str) or layer._parameters.get(name) is None:
         raise ValueError(f"{op}: layer {type(layer).__name__} has no parameter {name!r}")
     if isinstance(n_power_iterations, bool) or not isinstance(n_power_iterations, numbers.Integral) \
-            or not 0 < n_power_iterations <= 10**6:
-        raise ValueError(f"{op}: n_power_iterations must be an int in [1, 1e6], got "
+            or not 0 < n_power_iterations <= 10**4:
+        raise ValueError(f"{op}: n_power_iterations must be an int in [1, 10000], got "
                          f"{n_power_iterations!r}")
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
         raise ValueError(f"{op}: eps must be a number >= 0, got {eps!r}")

@@ -50,8 +50,8 @@ class SpectralNorm(Layer):
                 not 0 <= dim < len(shape):
             raise ValueError(f"{op}: dim must be in [0, {len(shape) - 1}], got {dim!r}")
         if isinstance(power_iters, bool) or not isinstance(power_iters, numbers.Integral) or \
-                not 0 <= power_iters <= 10**6:
-            raise ValueError(f"{op}: power_iters must be an int in [0, 1e6], got {power_iters!r}")
+                not 0 <= power_iters <= 10**4:
+            raise ValueError(f"{op}: power_iters must be an int in [0, 10000], got {power_iters!r}")
         if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
             raise ValueError(f"{op}: eps must be a number >= 0, got {eps!r}")
         self._weight_shape, self._dim = shape, int(dim)
@@ -68,6 +68,10 @@ class SpectralNorm(Layer):
             setattr(self, name, p)
 
     def forward(self, x):
+        from .._C import Tensor
+        if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
+            raise TypeError(f"SpectralNorm: the weight must be a float Tensor, got "
+                            f"{getattr(x, 'dtype', type(x).__name__)}")
         if list(x.shape) != self._weight_shape:
             raise ValueError(f"SpectralNorm: the weight must have shape {self._weight_shape} "
                              f"(weight_shape), got {list(x.shape)}")
@@ -122,6 +126,9 @@ class SyncBatchNorm(_BatchNormBase):
 
     def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
                  bias_attr=None, data_format="NCHW", name=None):
+        from ._errors import check_count, check_fits
+        check_count(num_features, "SyncBatchNorm", "num_features")
+        check_fits("SyncBatchNorm", f"num_features={num_features}", 4 * 8 * num_features)
         super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
                          name=name)
 
@@ -131,6 +138,9 @@ class SyncBatchNorm(_BatchNormBase):
         world = dist.get_world_size() if dist.is_initialized() else 1
         if not self.training or world <= 1:
             return super().forward(x)
+        if not isinstance(x, oar.Tensor) or not x.dtype.is_floating_point:
+            raise TypeError(f"SyncBatchNorm: x must be a float Tensor, got "
+                            f"{getattr(x, 'dtype', type(x).__name__)}")
         if x.ndim < 2:
             raise ValueError(f"SyncBatchNorm: x must have >= 2 dimensions, got {list(x.shape)}")
         last = self._data_format in ("NHWC", "NLC", "NDHWC") and x.ndim > 2
@@ -167,6 +177,9 @@ class SyncBatchNorm(_BatchNormBase):
     def convert_sync_batchnorm(cls, layer):
         """layer with every BatchNorm1D/2D/3D (itself or a sublayer) replaced by a
         SyncBatchNorm sharing its parameters and running statistics."""
+        if not isinstance(layer, Layer):
+            raise TypeError(f"SyncBatchNorm.convert_sync_batchnorm: layer must be an oar.nn.Layer, "
+                            f"got {type(layer).__name__}")
         out = layer
         if isinstance(layer, _BatchNormBase) and not isinstance(layer, SyncBatchNorm):
             for attr in (layer._weight_attr, layer._bias_attr):

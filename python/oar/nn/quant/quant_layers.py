@@ -24,6 +24,14 @@ def _check_rate(rate, op):
     return float(rate)
 
 
+def _check_input(x, op):
+    from ..._C import Tensor
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{op}: input must be a float tensor, got {x.dtype.name}")
+
+
 def _abs_max(x, axis=None):
     import oar
     a = x.detach().abs()
@@ -55,6 +63,7 @@ class FakeQuantAbsMax(Layer):
             self._scale.stop_gradient = True
 
     def forward(self, input):  # noqa: A002
+        _check_input(input, "FakeQuantAbsMax")
         scale = _abs_max(input)
         if self._scale is not None:
             self._scale.set_value(scale.reshape([1]).astype(self._scale.dtype))
@@ -79,6 +88,7 @@ class FakeQuantMovingAverageAbsMax(Layer):
         self.register_buffer("_accum", oar.full([1], 1.0, dtype))
 
     def forward(self, input):  # noqa: A002
+        _check_input(input, "FakeQuantMovingAverageAbsMax")
         if self.training:
             r = self._moving_rate
             cur = _abs_max(input).astype(self._scale.dtype).reshape([1])
@@ -106,6 +116,7 @@ class FakeQuantChannelWiseAbsMax(Layer):
         self._name, self._reduce_type = name, reduce_type
 
     def forward(self, input):  # noqa: A002
+        _check_input(input, "FakeQuantChannelWiseAbsMax")
         if input.ndim <= self._quant_axis or input.shape[self._quant_axis] != self._channel_num:
             raise ValueError(f"FakeQuantChannelWiseAbsMax: input must have {self._channel_num} "
                              f"channels on axis {self._quant_axis}, got shape "
@@ -130,6 +141,7 @@ class MovingAverageAbsMaxScale(Layer):
         self.register_buffer("_accum", oar.zeros([1], dtype))
 
     def forward(self, input):  # noqa: A002
+        _check_input(input, "MovingAverageAbsMaxScale")
         if self.training:
             r = self._moving_rate
             cur = _abs_max(input).astype(self._scale.dtype).reshape([1])
