@@ -79,7 +79,9 @@ NN_FUNCTIONAL = {"._functional_loss_more": """
     lp_pool1d lp_pool2d max_unpool1d max_unpool2d max_unpool3d
 """, "._functional_misc": """
     multi_label_margin_loss temporal_shift gather_tree
-""", "._functional_ctc": "ctc_loss", "._functional_random_act": "rrelu feature_alpha_dropout"}
+""", "._functional_ctc": "ctc_loss", "._functional_random_act": "rrelu feature_alpha_dropout",
+    "._functional_fractional_pool": "fractional_max_pool2d fractional_max_pool3d",
+    "._functional_adaptive_softmax": "adaptive_log_softmax_with_loss"}
 NN_LAYERS = {".layer_more": """
     CosineEmbeddingLoss HingeEmbeddingLoss SoftMarginLoss MultiLabelSoftMarginLoss
     MultiMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss PoissonNLLLoss
@@ -89,7 +91,10 @@ NN_LAYERS = {".layer_more": """
     CircularPad3D ZeroPad1D ZeroPad3D
 """, ".layer_pool_more": """
     LPPool1D LPPool2D MaxUnPool1D MaxUnPool2D MaxUnPool3D MultiLabelMarginLoss CTCLoss
-""", ".layer_random_act": "RReLU FeatureAlphaDropout"}
+    FractionalMaxPool2D FractionalMaxPool3D
+""", ".layer_random_act": "RReLU FeatureAlphaDropout",
+    ".layer_norm_more": "SpectralNorm SyncBatchNorm",
+    ".layer_adaptive_softmax": "AdaptiveLogSoftmaxWithLoss"}
 
 # issue 18 (compat_seq): sequence losses and decoders
 NN_FUNCTIONAL["._functional_rnnt"] = "rnnt_loss"

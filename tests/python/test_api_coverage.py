@@ -116,6 +116,8 @@ COMPAT_CORE = _api("""
 API.update(COMPAT_CORE)
 # Issue 18 (compat_seq): sequence losses and decoding, lazy init, mmap storage.
 API.update(_api("rnnt_loss class_center_sample: F; LazyGuard MmapStorage: oar"))
+# Issue 18 (compat_nn): fractional pooling, adaptive softmax.
+API.update(_api("fractional_max_pool2d fractional_max_pool3d adaptive_log_softmax_with_loss: F"))
 
 # Layer classes Paddle has for the functionals above (paddle.nn.<Class>).
 LAYERS = """
@@ -135,6 +137,8 @@ LAYERS = """
 """.split()
 LAYERS += ["RReLU", "FeatureAlphaDropout"]  # issue 18 (compat_core)
 LAYERS += ["RNNTLoss"]  # issue 18 (compat_seq)
+LAYERS += ["FractionalMaxPool2D", "FractionalMaxPool3D", "AdaptiveLogSoftmaxWithLoss",
+           "SpectralNorm", "SyncBatchNorm"]  # issue 18 (compat_nn)
 
 
 def test_table_is_not_empty():
@@ -295,6 +299,9 @@ SIGNATURES = {
     "distributed.parallelize": "model optimizer mesh config",
     # Issue 18 (compat_core)
     "F.rrelu": "x lower upper training", "F.feature_alpha_dropout": "x p training",
+    "F.fractional_max_pool2d": "x output_size kernel_size random_u return_mask",
+    "F.fractional_max_pool3d": "x output_size kernel_size random_u return_mask",
+    "F.adaptive_log_softmax_with_loss": "input label head_weight tail_weights cutoffs head_bias",
     "linalg.ormqr": "x tau y left transpose", "oar.cauchy_": "x loc scale",
     "oar.geometric_": "x probs",
     # Issue 18 (compat_seq)
@@ -382,6 +389,11 @@ LAYER_SIGNATURES = {
     "Unfold": "kernel_sizes dilations paddings strides",
     "MultiHeadAttention": "embed_dim num_heads dropout kdim vdim need_weights",
     "RReLU": "lower upper", "FeatureAlphaDropout": "p",
+    "FractionalMaxPool2D": "output_size kernel_size random_u return_mask",
+    "AdaptiveLogSoftmaxWithLoss": "in_features n_classes cutoffs weight_attr bias_attr div_value "
+                                  "head_bias",
+    "SpectralNorm": "weight_shape dim power_iters eps dtype",
+    "SyncBatchNorm": "num_features momentum epsilon weight_attr bias_attr data_format",
 }
 
 
@@ -572,3 +584,13 @@ def test_static_slice_names(space):
     assert not missing, f"oar.{space} lacks {missing}"
     assert oar._lazy.load(oar.batch) is oar.reader.batch  # a stand-in until its first use
     assert sorted(oar.quantization.__all__) == sorted(STATIC_SLICE_NAMES["quantization"].split())
+
+
+# ---- issue 18 (compat_nn): paddle.nn.quant's and paddle.nn.utils' names Oar has.
+def test_nn_quant_and_utils_names():
+    import oar.nn.quant as Q
+    assert Q.__all__ == ["Stub"] and issubclass(Q.Stub, oar.nn.Layer)
+    from oar.nn.quant import quant_layers
+    for name in quant_layers.__all__:
+        assert issubclass(getattr(quant_layers, name), oar.nn.Layer), name
+    assert callable(oar.nn.utils.spectral_norm)

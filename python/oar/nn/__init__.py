@@ -21,10 +21,16 @@ def _loss_module():
     return importlib.import_module("oar.nn.loss")
 
 
-# More loss layers, Maxout, the named pads, SiLU... (layer_more) and paddle.nn.loss load on
-# first use (oar._lazy).
+def _quant_module():
+    import importlib
+    return importlib.import_module("oar.nn.quant")
+
+
+# More loss layers, Maxout, the named pads, SiLU... (layer_more), paddle.nn.loss and
+# paddle.nn.quant load on first use (oar._lazy).
 from .. import _lazy  # noqa: E402
-__getattr__ = _lazy.module_getattr("oar.nn", _lazy.NN_LAYERS, {"loss": _loss_module})
+__getattr__ = _lazy.module_getattr("oar.nn", _lazy.NN_LAYERS, {"loss": _loss_module,
+                                                              "quant": _quant_module})
 
 
 def _register_layer_submodules():

@@ -22,8 +22,9 @@ def gelu(x, approximate=False, name=None):
 
 
 def linear(x, weight, bias=None, name=None):
-    """x @ weight + bias, with weight of shape [in_features, out_features] (Paddle layout)."""
-    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[0]:
+    """x @ weight + bias, with weight of shape [in_features, out_features] (Paddle layout); a
+    1-D weight [in_features] contracts x's last dimension away (matmul's rule, as Paddle)."""
+    if weight.ndim not in (1, 2) or x.ndim == 0 or x.shape[-1] != weight.shape[0]:
         raise ValueError(f"linear: x's last dimension must equal weight's first, got x of shape "
                          f"{list(x.shape)} and weight of shape {list(weight.shape)} ([in, out])")
     out = _ops.matmul(x, weight)

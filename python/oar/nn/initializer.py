@@ -97,19 +97,31 @@ class KaimingNormal(Initializer):
 
 
 class Assign(Initializer):
+    """The parameter becomes `value` (a NumPy array, list, tuple or Tensor) cast to its dtype.
+    As Paddle's dynamic mode, the value's shape wins: a parameter created with this
+    initializer has the value's shape, whatever shape was asked for."""
+
     def __init__(self, value, name=None):
+        if not isinstance(value, (np.ndarray, list, tuple, _C.Tensor)):
+            raise TypeError(f"Assign: value must be a numpy.ndarray, list, tuple or Tensor, got "
+                            f"{type(value).__name__}")
         self.value = value
 
     def _make(self, shape, dtype):
-        t = to_tensor(
-            np.asarray(self.value.numpy() if isinstance(self.value, _C.Tensor) else self.value),
-            dtype,
-        )
-        if list(t.shape) != list(shape):
-            raise ValueError(
-                f"Assign initializer: value shape {list(t.shape)} != parameter shape {shape}"
-            )
-        return t
+        arr = np.asarray(self.value.numpy() if isinstance(self.value, _C.Tensor) else self.value)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise TypeError(f"Assign: value must hold numbers, got dtype {arr.dtype}")
+        if arr.size > 1024**3:
+            raise ValueError(f"Assign: value has {arr.size} elements, more than 2**30")
+        return to_tensor(arr, dtype)
+
+    def __call__(self, param, block=None):
+        t = self._make(list(param.shape), param.dtype)
+        if list(t.shape) != list(param.shape):
+            raise ValueError(f"Assign: value shape {list(t.shape)} != shape {list(param.shape)} of "
+                             f"the existing tensor (a new parameter takes the value's shape)")
+        param.set_value(t)
+        return param
 
 
 def _np_to(arr, dtype):

@@ -282,6 +282,13 @@ class Layer:
                     f"Tensor or None, not {type(value).__name__}"
                 )
             d["_buffers"][name] = value
+        elif params is not None and isinstance(value, _C.Tensor) and \
+                not isinstance(getattr(type(self), name, None), property):
+            # As Paddle: a Tensor assigned to a new attribute is a buffer, not persistable
+            # (only register_buffer makes a persistable one).
+            self._discard(name)
+            d["_buffers"][name] = value
+            self._non_persistable_buffer_names.add(name)
         else:
             object.__setattr__(self, name, value)
 

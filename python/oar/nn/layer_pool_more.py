@@ -1,9 +1,9 @@
-"""LPPool1D/2D and MaxUnPool1D/2D/3D layers over _functional_pool_more, MultiLabelMarginLoss
-and CTCLoss."""
+"""LPPool1D/2D and MaxUnPool1D/2D/3D layers over _functional_pool_more, FractionalMaxPool2D/3D,
+MultiLabelMarginLoss and CTCLoss."""
 from .layer import Layer
 
 __all__ = ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D",
-           "MultiLabelMarginLoss", "CTCLoss"]
+           "MultiLabelMarginLoss", "CTCLoss", "FractionalMaxPool2D", "FractionalMaxPool3D"]
 
 
 class _LPPool(Layer):
@@ -99,3 +99,32 @@ class CTCLoss(Layer):
         from ._functional_ctc import ctc_loss
         return ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
                         self.reduction, norm_by_times)
+
+
+class _FractionalMaxPool(Layer):
+    _fn = None
+
+    def __init__(self, output_size, kernel_size=None, random_u=None, return_mask=False,
+                 name=None):
+        super().__init__()
+        self._output_size, self._kernel_size = output_size, kernel_size
+        self._random_u, self._return_mask = random_u, return_mask
+
+    def forward(self, x):
+        from . import _functional_fractional_pool as P
+        return getattr(P, self._fn)(x, self._output_size, self._kernel_size, self._random_u,
+                                    self._return_mask)
+
+    def extra_repr(self):
+        return f"output_size={self._output_size}, return_mask={self._return_mask}"
+
+
+class FractionalMaxPool2D(_FractionalMaxPool):
+    """Fractional max pooling over [N, C, H, W] (F.fractional_max_pool2d); random_u None
+    draws a new u on every call."""
+    _fn = "fractional_max_pool2d"
+
+
+class FractionalMaxPool3D(_FractionalMaxPool):
+    """Fractional max pooling over [N, C, D, H, W] (F.fractional_max_pool3d)."""
+    _fn = "fractional_max_pool3d"

@@ -126,3 +126,10 @@ def remove_weight_norm(layer, name="weight"):
             return layer
     raise ValueError(f"remove_weight_norm: '{name}' of {type(layer).__name__} is not "
                      "weight-normed")
+
+
+def spectral_norm(layer, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
+    """Spectral normalization of layer.<name> by a forward pre-hook (oar.nn._spectral_norm_hook,
+    loaded on the first call); returns layer."""
+    from ._spectral_norm_hook import spectral_norm as apply
+    return apply(layer, name, n_power_iterations, eps, dim)

@@ -33,9 +33,10 @@ def _check_factory(f, who, arg):
 
 def _layer_types():
     from ..nn import Conv2D, Linear
+    from ..nn.quant.stub import QuanterStub, Stub
     from .layers import QuantedConv2D, QuantedLinear
 
-    return {Linear: QuantedLinear, Conv2D: QuantedConv2D}
+    return {Linear: QuantedLinear, Conv2D: QuantedConv2D, Stub: QuanterStub}
 
 
 def _default_leaves():
