@@ -262,3 +262,167 @@ def test_adaptive_log_softmax_paddle_example():
     np.testing.assert_allclose(out.numpy(), [-1.04691017, -0.42341536, -1.16909981], rtol=1e-5)
     np.testing.assert_allclose(float(loss), 0.87980843, rtol=1e-5)
     np.testing.assert_array_equal(asfm.predict(x).numpy(), [1.0, 1.0, 2.0])
+
+
+# ---- edit_distance (paddle.nn.functional.loss.edit_distance)
+def np_levenshtein(a, b):
+    d = np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        prev, d = d, np.zeros(len(b) + 1, np.int64)
+        d[0] = i
+        for j in range(1, len(b) + 1):
+            d[j] = min(prev[j] + 1, d[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+    return d[len(b)]
+
+
+@pytest.mark.parametrize("batch,w1,w2", [(6, 7, 5), (3, 0, 4), (0, 3, 3), (5, 9, 9)])
+def test_edit_distance_against_numpy(batch, w1, w2):
+    rng = np.random.default_rng(batch + w1)
+    h, r = rng.integers(0, 3, (batch, w1)), rng.integers(0, 3, (batch, w2))
+    hl, rl = rng.integers(0, w1 + 1, batch), rng.integers(1, w2 + 1, batch)
+    for norm in (False, True):
+        n, d = oar.nn.functional.loss.edit_distance(
+            oar.to_tensor(h), oar.to_tensor(r), normalized=norm, input_length=oar.to_tensor(hl),
+            label_length=oar.to_tensor(rl))
+        want = np.array([np_levenshtein(h[i, :hl[i]], r[i, :rl[i]]) for i in range(batch)], np.float64)
+        if norm:
+            want = want / rl
+        assert n.numpy().tolist() == [batch] and n.dtype.name == "int64"
+        assert list(d.shape) == [batch, 1] and d.dtype.name == "float32"
+        np.testing.assert_allclose(d.numpy().ravel(), want, rtol=1e-6)
+
+
+def test_edit_distance_paddle_values_and_bad_inputs():
+    # recorded from paddlepaddle 3.3.1 (CPU) on this input
+    rng = np.random.default_rng(0)
+    h, r = rng.integers(0, 3, (6, 7)), rng.integers(0, 3, (6, 5))
+    hl, rl = np.array([7, 3, 0, 5, 1, 6]), np.array([5, 5, 2, 1, 4, 3])
+    ed = oar.nn.functional.loss.edit_distance
+    _, d = ed(oar.to_tensor(h), oar.to_tensor(r), False, None, oar.to_tensor(hl), oar.to_tensor(rl))
+    assert d.numpy().ravel().tolist() == [5.0, 3.0, 2.0, 4.0, 3.0, 5.0]
+    _, d = ed(oar.to_tensor(h), oar.to_tensor(r), True, None, oar.to_tensor(hl), oar.to_tensor(rl))
+    np.testing.assert_allclose(d.numpy().ravel(), [1.0, 0.6, 1.0, 4.0, 0.75, 5 / 3], rtol=1e-6)
+    t = oar.to_tensor(h)
+    for args, msg in [((F64(h), t), "input must be a 2-D integer"),
+                      ((t, oar.to_tensor(r[:2])), "same batch size"),
+                      ((t, oar.to_tensor(r), True, [1]), "ignored_tokens"),
+                      ((t, oar.to_tensor(r), True, None, oar.to_tensor(hl + 1)), "input_length values"),
+                      ((t, oar.to_tensor(r), True, None, None, oar.to_tensor(rl * 0)), "empty")]:
+        with pytest.raises(ValueError, match=msg) as info:
+            ed(*args)
+        assert "edit_distance" in str(info.value)
+
+
+# ---- rnnt_loss
+def np_rnnt(acts, labels, tl, ul, blank=0):
+    out = []
+    for b in range(acts.shape[0]):
+        T, U = tl[b], ul[b]
+        lp = acts[b]
+        al = np.full((T, U + 1), -np.inf)
+        al[0, 0] = 0.0
+        for t in range(T):
+            for u in range(U + 1):
+                if t == 0 and u == 0:
+                    continue
+                c = []
+                if t > 0:
+                    c.append(al[t - 1, u] + lp[t - 1, u, blank])
+                if u > 0:
+                    c.append(al[t, u - 1] + lp[t, u - 1, labels[b, u - 1]])
+                al[t, u] = np.logaddexp.reduce(c)
+        out.append(-(al[T - 1, U] + lp[T - 1, U, blank]))
+    return np.array(out)
+
+
+RNNT_LABELS = np.array([[1, 3, 2], [2, 0, 0], [3, 1, 0]])
+RNNT_TL, RNNT_UL = np.array([5, 3, 4]), np.array([3, 1, 2])
+
+
+def _rnnt_oar(x, reduction="none", lam=0.0):
+    return F.rnnt_loss(x, oar.to_tensor(RNNT_LABELS.astype(np.int32)),
+                       oar.to_tensor(RNNT_TL.astype(np.int32)), oar.to_tensor(RNNT_UL.astype(np.int32)),
+                       blank=0, fastemit_lambda=lam, reduction=reduction)
+
+
+RNNT = [
+    OpCase("rnnt_loss", lambda x: _rnnt_oar(x), lambda x: np_rnnt(x, RNNT_LABELS, RNNT_TL, RNNT_UL),
+           inputs=[(3, 5, 4, 4)]),
+    OpCase("rnnt_loss_mean", lambda x: _rnnt_oar(x, "mean"),
+           lambda x: np_rnnt(x, RNNT_LABELS, RNNT_TL, RNNT_UL).mean(), inputs=[(3, 5, 4, 4)],
+           op="rnnt_loss"),
+]
+
+
+@pytest.mark.parametrize("case", RNNT, ids=case_id)
+def test_rnnt_loss(case):
+    check_case(case)
+
+
+def test_rnnt_loss_paddle_values_fastemit_and_bad_inputs():
+    # recorded from paddlepaddle 3.3.1 (CPU): losses and gradients with FastEmit
+    rng = np.random.default_rng(1)
+    acts = rng.standard_normal((3, 5, 4, 4))
+    labels = rng.integers(1, 4, (3, 3)).astype(np.int32)
+    tl, ul = np.array([5, 3, 4], np.int32), np.array([3, 1, 2], np.int32)
+    a = F64(acts)
+    a.stop_gradient = False
+    c = oar.nn.RNNTLoss(blank=0, fastemit_lambda=0.5, reduction="none")(
+        a, oar.to_tensor(labels), oar.to_tensor(tl), oar.to_tensor(ul))
+    np.testing.assert_allclose(c.numpy(), [-4.220848, -1.250181, -4.915202], atol=1e-6)
+    c.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy().sum(), -21.0, atol=1e-9)
+    np.testing.assert_allclose(a.grad.numpy()[1, 0, 0], [-0.78532, -0.32202, 0.0, 0.0], atol=1e-5)
+    x = F64(acts)
+    lab, tlt, ult = oar.to_tensor(labels), oar.to_tensor(tl), oar.to_tensor(ul)
+    for args, kw, msg in [((F64(acts[0]), lab, tlt, ult), {}, "4-D float"),
+                          ((x, lab, oar.to_tensor(tl + 1), ult), {}, "input_lengths must be in"),
+                          ((x, lab, tlt, oar.to_tensor(ul + 1)), {}, "label_lengths must be in"),
+                          ((x, lab, tlt, ult), {"blank": 4}, "blank"),
+                          ((x, lab, tlt, ult), {"blank": 1}, "not the blank"),
+                          ((x, lab, tlt, ult), {"reduction": "avg"}, "reduction"),
+                          ((x, lab[:2], tlt, ult), {}, "label must be")]:
+        with pytest.raises(ValueError, match=msg) as info:
+            F.rnnt_loss(*args, **kw)
+        assert "rnnt_loss" in str(info.value)
+    empty = F.rnnt_loss(F64(np.zeros((0, 2, 2, 3))), oar.to_tensor(np.zeros((0, 1), np.int32)),
+                        oar.to_tensor(np.zeros(0, np.int32)), oar.to_tensor(np.zeros(0, np.int32)),
+                        reduction="none")
+    assert list(empty.shape) == [0]
+
+
+# ---- class_center_sample
+@pytest.mark.parametrize("n,classes,samples", [(10, 20, 6), (4, 20, 6), (7, 7, 7), (1, 3, 1)])
+def test_class_center_sample(n, classes, samples):
+    rng = np.random.default_rng(n + classes)
+    lab = rng.integers(0, classes, n)
+    for dtype in ("int64", "int32"):
+        remapped, sampled = F.class_center_sample(oar.to_tensor(lab.astype(dtype)), classes, samples)
+        assert remapped.dtype.name == dtype and sampled.dtype.name == dtype
+        s, r = sampled.numpy(), remapped.numpy()
+        pos = np.unique(lab)
+        np.testing.assert_array_equal(s[:pos.size], pos)  # the positives, ascending
+        assert s.size == max(samples, pos.size) and len(set(s.tolist())) == s.size
+        assert ((s >= 0) & (s < classes)).all()
+        np.testing.assert_array_equal(s[r], lab)  # each label maps to its own center
+    oar.seed(3)
+    a = F.class_center_sample(oar.to_tensor(lab), classes, samples)[1].numpy()
+    oar.seed(3)
+    np.testing.assert_array_equal(F.class_center_sample(oar.to_tensor(lab), classes, samples)[1].numpy(), a)
+
+
+def test_class_center_sample_paddle_example_and_bad_inputs():
+    # paddle.nn.functional.class_center_sample's docstring (Paddle 3.3.1's printed values)
+    lab = oar.to_tensor(np.array([17, 10, 5, 18, 8, 8, 19, 14, 10, 14]))
+    r, s = F.class_center_sample(lab, 20, 6)
+    assert r.numpy().tolist() == [4, 2, 0, 5, 1, 1, 6, 3, 2, 3]
+    assert s.numpy().tolist() == [5, 8, 10, 14, 17, 18, 19]
+    for args, exc, msg in [((lab, 5, 6), ValueError, "num_samples must be <= num_classes"),
+                           ((lab, 10, 3), ValueError, "label values must be in [0, 10)"),
+                           ((oar.to_tensor(np.zeros(0, np.int64)), 5, 2), ValueError, "non-empty"),
+                           ((oar.to_tensor(np.zeros((2, 2), np.int64)), 5, 2), ValueError, "1-D"),
+                           ((F64([1.0]), 5, 2), TypeError, "int32/int64"),
+                           ((lab, 20, 0), ValueError, "num_samples must be a positive int")]:
+        with pytest.raises(exc) as info:
+            F.class_center_sample(*args)
+        assert "class_center_sample" in str(info.value) and msg in str(info.value), str(info.value)

@@ -24,6 +24,17 @@ def _check_rate(rate, op):
     return float(rate)
 
 
+def _float_dtype(dtype, op):
+    from ..._dtype import convert_dtype
+    try:
+        d = convert_dtype(dtype)
+    except (TypeError, ValueError, KeyError):
+        d = None
+    if d is None or not d.is_floating_point:
+        raise TypeError(f"{op}: dtype must be a float dtype, got {dtype!r}")
+    return d.name
+
+
 def _check_input(x, op):
     from ..._C import Tensor
     if not isinstance(x, Tensor):
@@ -55,6 +66,7 @@ class FakeQuantAbsMax(Layer):
         self._quant_bits = _check_bits(quant_bits, "FakeQuantAbsMax")
         self._name, self._reduce_type = name, reduce_type
         self._scale = None
+        dtype = _float_dtype(dtype, "FakeQuantAbsMax")
         if quant_on_weight:  # the last scale is kept (Paddle's parameter, trainable=False)
             from .. import initializer as I
             from ..layer import ParamAttr
@@ -83,6 +95,7 @@ class FakeQuantMovingAverageAbsMax(Layer):
         self._moving_rate = _check_rate(moving_rate, op)
         self._quant_bits = _check_bits(quant_bits, op)
         self._name, self._reduce_type = name, reduce_type
+        dtype = _float_dtype(dtype, op)
         self.register_buffer("_scale", oar.full([1], 0.001, dtype))
         self.register_buffer("_state", oar.full([1], 1.0, dtype))
         self.register_buffer("_accum", oar.full([1], 1.0, dtype))
@@ -136,6 +149,7 @@ class MovingAverageAbsMaxScale(Layer):
         import oar
         self._moving_rate = _check_rate(moving_rate, "MovingAverageAbsMaxScale")
         self._name, self._reduce_type = name, reduce_type
+        dtype = _float_dtype(dtype, "MovingAverageAbsMaxScale")
         self.register_buffer("_scale", oar.zeros([1], dtype))
         self.register_buffer("_state", oar.zeros([1], dtype))
         self.register_buffer("_accum", oar.zeros([1], dtype))
