@@ -294,6 +294,11 @@ SIGNATURES = {
     "F.rrelu": "x lower upper training", "F.feature_alpha_dropout": "x p training",
     "linalg.ormqr": "x tau y left transpose", "oar.cauchy_": "x loc scale",
     "oar.geometric_": "x probs",
+    # Issue 18 (compat_kern)
+    "linalg.eig": "x", "linalg.eigvals": "x", "linalg.eigvalsh": "x UPLO",
+    "linalg.svd_lowrank": "x q niter M", "linalg.pca_lowrank": "x q center niter",
+    "oar.eigvalsh": "x UPLO", "oar.nextafter": "x y", "oar.bitwise_and": "x y out",
+    "oar.bitwise_not": "x out", "oar.bitwise_left_shift": "x y is_arithmetic out",
 }
 
 _PYBIND_ARG = re.compile(r"(?:\(|,\s)\*{0,2}(\w+)\s*:")
