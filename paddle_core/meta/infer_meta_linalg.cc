@@ -5,9 +5,17 @@
 namespace oar {
 
 namespace meta {
+void check_matrix_of(const DenseTensor& x, const char* op, const char* arg, bool square, bool complex_ok);
+
 void check_matrix(const DenseTensor& x, const char* op, const char* arg, bool square) {
-  OAR_ENFORCE(x.dtype() == DataType::FLOAT32 || x.dtype() == DataType::FLOAT64, InvalidType, op,
-              ": ", arg, " must be float32 or float64, got ", dtype_name(x.dtype()));
+  check_matrix_of(x, op, arg, square, false);
+}
+
+// check_matrix, complex64/complex128 too when complex_ok (eigh).
+void check_matrix_of(const DenseTensor& x, const char* op, const char* arg, bool square, bool complex_ok) {
+  const bool real = x.dtype() == DataType::FLOAT32 || x.dtype() == DataType::FLOAT64;
+  OAR_ENFORCE(real || (complex_ok && is_complex(x.dtype())), InvalidType, op, ": ", arg, " must be float32 or float64",
+              complex_ok ? " (or complex64/complex128)" : "", ", got ", dtype_name(x.dtype()));
   OAR_ENFORCE(x.rank() >= 2, InvalidArgument, op, ": ", arg,
               " must have rank >= 2 ([*, m, n]), got shape ", x.dims());
   OAR_ENFORCE(!square || x.dims()[x.rank() - 1] == x.dims()[x.rank() - 2], InvalidArgument, op,
@@ -103,12 +111,12 @@ void SvdInferMeta(const DenseTensor& x, bool full_matrices, DenseTensor* u, Dens
 
 void EighInferMeta(const DenseTensor& x, const std::string& UPLO, DenseTensor* w,
                    DenseTensor* v) {
-  meta::check_matrix(x, "eigh", "x", true);
+  meta::check_matrix_of(x, "eigh", "x", true, true);
   OAR_ENFORCE(UPLO == "L" || UPLO == "U", InvalidArgument, "eigh: UPLO must be 'L' or 'U', got '",
               UPLO, "'");
   Dims wd = batch_of(x);
   wd.push_back(x.dims()[x.rank() - 1]);
-  w->set_dtype(x.dtype());
+  w->set_dtype(complex_to_real(x.dtype()));
   w->set_dims(wd);
   v->set_dtype(x.dtype());
   v->set_dims(x.dims());

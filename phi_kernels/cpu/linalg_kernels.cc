@@ -4,12 +4,16 @@
 // column-major is the transpose, so most routines run on the buffer as is with the
 // roles adjusted (inv(A^T) = inv(A)^T, det(A^T) = det(A), a row-major lower
 // triangle is a column-major upper one, svd(A^T) swaps U and V). Only the
-// right-hand sides of solves and QR's input need a transposed copy.
+// right-hand sides of solves and QR's input need a transposed copy, and svd and eigh
+// run on a column-major copy so that the vectors' signs/phases are LAPACK's for A (Paddle's).
 #include <lapacke.h>
+
+#include <complex>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
@@ -88,6 +92,31 @@ template <> struct Lapack<double> {
   }
 };
 
+// Complex Hermitian eigh (heevd). std::complex<R> has the layout of C's R _Complex (LAPACKE's complex type).
+inline lapack_complex_float* lc(std::complex<float>* p) { return reinterpret_cast<lapack_complex_float*>(p); }
+inline lapack_complex_double* lc(std::complex<double>* p) { return reinterpret_cast<lapack_complex_double*>(p); }
+
+template <typename R>
+struct Lapack<std::complex<R>> {
+  using C = std::complex<R>;
+  static constexpr bool kFloat = std::is_same_v<R, float>;
+  static lapack_int syevd(char ul, lapack_int n, C* a, lapack_int lda, R* w) {
+    if constexpr (kFloat)
+      return LAPACKE_cheevd(LAPACK_COL_MAJOR, 'V', ul, n, lc(a), lda, w);
+    else
+      return LAPACKE_zheevd(LAPACK_COL_MAJOR, 'V', ul, n, lc(a), lda, w);
+  }
+};
+
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <typename R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+
 int64_t batch_count(const DenseTensor& x) {
   int64_t b = 1;
   for (int i = 0; i + 2 < x.rank(); ++i) b *= x.dims()[i];
@@ -106,9 +135,18 @@ void transpose_into(const T* src, T* dst, int64_t rows, int64_t cols) {
 // (pinv, matrix_rank, cond, svd and eigh all reach them), so non-finite input is rejected
 // before the call, as PyTorch's linalg does.
 template <typename T>
+bool finite(T v) {
+  if constexpr (is_complex_v<T>) {
+    return std::isfinite(v.real()) && std::isfinite(v.imag());
+  } else {
+    return std::isfinite(v);
+  }
+}
+
+template <typename T>
 void check_finite(const std::vector<T>& a, const char* op, int64_t b) {
   for (T v : a) {
-    OAR_ENFORCE(std::isfinite(v), InvalidArgument, op, ": the input contains NaN or Inf (batch ", b,
+    OAR_ENFORCE(finite(v), InvalidArgument, op, ": the input contains NaN or Inf (batch ", b,
                 "); the iterative solver does not converge on non-finite values");
   }
 }
@@ -305,24 +343,26 @@ void SvdKernel(const DeviceContext&, const DenseTensor& x, bool full_matrices, D
   }
   DenseTensor c = dense_copy<T>(x);
   const T* xp = c.data<T>();
-  std::vector<T> a(m * n);
-  // The buffer is A^T (n x m, column-major) = V S U^T: LAPACK's U is our V (written
-  // column-major n x vr, i.e. row-major vh), LAPACK's VT is our U^T (row-major u).
+  // LAPACK runs on A itself (a column-major copy), not on the row-major buffer's A^T: the
+  // signs of the singular vectors then are those of Paddle (and NumPy), which do the same.
+  std::vector<T> a(m * n), ucm(m * uc), vtcm(vr * n);
   for (int64_t b = 0; b < nb; ++b) {
-    std::memcpy(a.data(), xp + b * m * n, m * n * sizeof(T));
+    transpose_into(xp + b * m * n, a.data(), m, n);
     check_finite(a, "svd", b);
-    lapack_int info = Lapack<T>::gesdd(full_matrices ? 'A' : 'S', n, m, a.data(), n, sp + b * k,
-                                       vp + b * vr * n, n, up + b * m * uc, uc);
+    lapack_int info =
+        Lapack<T>::gesdd(full_matrices ? 'A' : 'S', m, n, a.data(), m, sp + b * k, ucm.data(), m, vtcm.data(), vr);
     check_info(info, "svd", b);
     OAR_ENFORCE(info == 0, InvalidArgument, "svd: the decomposition did not converge (batch ", b,
                 ")");
+    transpose_into(ucm.data(), up + b * m * uc, uc, m);
+    transpose_into(vtcm.data(), vp + b * vr * n, n, vr);
   }
 }
 
 template <typename T>
 void EighKernel(const DeviceContext&, const DenseTensor& x, const std::string& UPLO,
                 DenseTensor* w, DenseTensor* v) {
-  T* wp = w->alloc<T>();
+  auto* wp = w->alloc<typename RealOf<T>::type>();
   T* vp = v->alloc<T>();
   if (v->numel() == 0) return;
   const int64_t n = x.dims()[x.rank() - 1], nb = batch_count(x);
@@ -330,10 +370,11 @@ void EighKernel(const DeviceContext&, const DenseTensor& x, const std::string& U
   const T* xp = c.data<T>();
   std::vector<T> a(n * n);
   for (int64_t b = 0; b < nb; ++b) {
-    std::memcpy(a.data(), xp + b * n * n, n * n * sizeof(T));
+    // A column-major copy of x (the row-major buffer would be x^T, which for a Hermitian x
+    // is conj(x): its eigenvectors' phases would differ from Paddle's).
+    transpose_into(xp + b * n * n, a.data(), n, n);
     check_finite(a, "eigh", b);
-    // Row-major lower is column-major upper.
-    lapack_int info = Lapack<T>::syevd(UPLO == "L" ? 'U' : 'L', n, a.data(), n, wp + b * n);
+    lapack_int info = Lapack<T>::syevd(UPLO == "L" ? 'L' : 'U', n, a.data(), n, wp + b * n);
     check_info(info, "eigh", b);
     OAR_ENFORCE(info == 0, InvalidArgument, "eigh: the decomposition did not converge (batch ", b,
                 ")");
@@ -354,4 +395,4 @@ OAR_REGISTER_KERNEL(triangular_solve, CPU, TriangularSolveKernel, float, double)
 OAR_REGISTER_KERNEL(cholesky, CPU, CholeskyKernel, float, double)
 OAR_REGISTER_KERNEL(qr, CPU, QrKernel, float, double)
 OAR_REGISTER_KERNEL(svd, CPU, SvdKernel, float, double)
-OAR_REGISTER_KERNEL(eigh, CPU, EighKernel, float, double)
+OAR_REGISTER_KERNEL(eigh, CPU, EighKernel, float, double, OAR_COMPLEX_TYPES)

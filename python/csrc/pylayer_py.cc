@@ -100,7 +100,7 @@ void bind_pylayer(py::module_& m) {
       Tensor o = outs[i];
       const auto& d = o.dense();
       node->output_meta[i] = {d.dims(), d.dtype(), d.place()};
-      if (differentiable[i] && is_floating(o.dtype())) {
+      if (differentiable[i] && (is_floating(o.dtype()) || is_complex(o.dtype()))) {  // eig: complex
         // An output that already has autograd state (an input returned as is, a leaf)
         // gets its own handle on the same memory, so its history is this node's.
         if (o.autograd_meta() != nullptr) {

@@ -104,6 +104,22 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       .def("is_contiguous", [](const TensorImpl& t) { return t.dense.is_contiguous(); })
       .def("_is_initialized", [](const TensorImpl& t) { return t.dense.initialized(); })
       .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.dense.raw_data()); })
+      // Tensor.set_ / resize_ / assign(x, output): this tensor takes src's memory, shape and
+      // dtype (sharing src's storage). Views and tensors with a history refuse: their
+      // autograd records describe the old memory.
+      .def(
+          "_set_dense_from",
+          [](std::shared_ptr<TensorImpl> t, std::shared_ptr<TensorImpl> src) {
+    OAR_ENFORCE(t->view == nullptr, InvalidArgument,
+                "set_: x is a view of another tensor; its memory cannot be replaced");
+    OAR_ENFORCE(!Tensor(t).grad_fn(), InvalidArgument,
+                "set_: x is the output of a differentiable op (it has a grad_fn); "
+                "replace the memory of a leaf tensor or call x.detach() first");
+    OAR_ENFORCE(t->dist == nullptr && src->dist == nullptr, InvalidArgument,
+                "set_: distributed tensors cannot share memory this way");
+    t->dense = src->dense;
+    Tensor(t).bump_version();
+          })
       .def("_share_storage_with",
            [](std::shared_ptr<TensorImpl> a,
               std::shared_ptr<TensorImpl> b) { return a->dense.storage() == b->dense.storage(); })

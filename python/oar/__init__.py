@@ -86,6 +86,7 @@ from ._flags import set_flags, get_flags, set_num_threads, get_num_threads  # no
 from . import autograd, nn, optimizer, utils, linalg  # noqa: E402,F401
 from ._manip import *  # noqa: E402,F401,F403  (moveaxis, chunk, tril, ...)
 from .linalg import bmm, mv, einsum, inv as inverse, cholesky, cross, norm  # noqa: E402,F401
+from .linalg import eigvalsh  # noqa: E402,F401  (paddle.eigvalsh)
 from . import pir  # noqa: E402,F401  (the IR: oar.pir)
 from . import base  # noqa: E402,F401  (the mode switch: in_dynamic_mode, in_pir_mode)
 from .base import framework  # noqa: E402,F401  (paddle.framework.in_pir_mode ...)

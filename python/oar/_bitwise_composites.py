@@ -16,6 +16,8 @@ __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_i
            "bitwise_right_shift_"]
 _TENSOR_METHODS = list(__all__)
 _BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
+_RANGE = {k: (0, 255) if k == "uint8" else (-(1 << (b - 1)), (1 << (b - 1)) - 1)
+          for k, b in _BITS.items()}
 
 
 def _check(x, op, arg, allow_bool):
@@ -31,6 +33,10 @@ def _pair(x, y, op, allow_bool=True):
     import oar
     _check(x, op, "x", allow_bool)
     if isinstance(y, int) and not isinstance(y, bool):
+        lo, hi = _RANGE[x.dtype.name] if x.dtype.name in _RANGE else (y, y)
+        if not lo <= y <= hi:
+            raise ValueError(f"{op}: y={y} is not a value of x's dtype {x.dtype.name} "
+                             f"[{lo}, {hi}]")
         y = oar.full([], y, x.dtype)
     _check(y, op, "y", allow_bool)
     if x.dtype != y.dtype:

@@ -74,7 +74,12 @@ def assign(x, output=None):
         x = to_tensor(np.asarray(x))
     y = _ops.assign(x)
     if output is not None:
-        output.copy_(y)
+        if not isinstance(output, _C.Tensor):
+            raise TypeError(f"assign: output must be a Tensor, got {type(output).__name__}")
+        if list(output.shape) == list(y.shape) and output.dtype == y.dtype:
+            output.copy_(y)
+        else:  # as Paddle, output takes x's shape and dtype
+            output._set_dense_from(y.detach())
         return output
     return y
 

@@ -44,6 +44,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
     bitwise_left_shift_ bitwise_right_shift_
 """,
+    "._nextafter": "nextafter",
 }
 TENSOR_METHODS = {
     "._math_composites": """
@@ -59,7 +60,7 @@ TENSOR_METHODS = {
     diagonal_scatter scatter_add scatter_reduce msort argwhere
 """,
     "._scan_composites": "cummax cummin",
-    "._linalg_more": "lu lu_unpack householder_product ormqr",
+    "._linalg_more": "lu lu_unpack householder_product ormqr svd_lowrank pca_lowrank",
     "._special_composites": "i0 i0e i1 i1e",
     "._random_more": "cauchy_ geometric_",
     "._gamma_hist_composites": "gammainc gammaincc gammainc_ gammaincc_ histogramdd",
@@ -68,6 +69,8 @@ TENSOR_METHODS = {
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
     bitwise_left_shift_ bitwise_right_shift_
 """,
+    "._tensor_storage": "set_ resize_",
+    "._nextafter": "nextafter",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """
     square_error_cost log_loss soft_margin_loss hinge_embedding_loss

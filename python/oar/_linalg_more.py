@@ -1,14 +1,17 @@
 """linalg.lu / lu_unpack / lu_solve, matrix_exp and householder_product, composed of
 differentiable ops: LU by partial pivoting, one column per step (min(m, n) steps, a dim of x);
-matrix_exp by scaling and squaring of a degree-18 Taylor polynomial."""
+matrix_exp by scaling and squaring of a degree-18 Taylor polynomial; svd_lowrank and
+pca_lowrank by a randomized range finder."""
 import math
 
 import numpy as np
 
 from ._C import Tensor
 
-__all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr"]
-_TENSOR_METHODS = ["lu", "lu_unpack", "householder_product", "ormqr"]
+__all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr",
+           "svd_lowrank", "pca_lowrank"]
+_TENSOR_METHODS = ["lu", "lu_unpack", "householder_product", "ormqr", "svd_lowrank",
+                   "pca_lowrank"]
 
 
 def _matrix(x, op, arg="x"):
@@ -200,3 +203,81 @@ def ormqr(x, tau, y, left=True, transpose=False, name=None):
     q = _householder_q(x, tau, k)
     return oar.matmul(q, y, transpose_x=transpose) if left else \
         oar.matmul(y, q, transpose_y=transpose)
+
+
+# ---- randomized low-rank SVD / PCA (Halko, Martinsson, Tropp 2011): a random Gaussian
+# sketch of x's range refined by `niter` power iterations, then an exact SVD of the small
+# projected matrix. The Gaussian draws come from oar.randn ([n, q] per call, one call) in
+# the order Paddle's documented algorithm makes them, so seeded results agree with it.
+_MAX_NITER = 1000  # power iterations beyond a few dozen change nothing but the run time
+
+
+def _lowrank_args(x, q, niter, op):
+    _matrix(x, op)
+    m, n = x.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    if isinstance(q, bool) or not isinstance(q, int) or not 0 <= q <= min(m, n):
+        raise ValueError(f"{op}: q must be an int in [0, min(m, n)] = [0, {min(m, n)}] for x "
+                         f"of shape {list(x.shape)}, got {q!r}")
+    if isinstance(niter, bool) or not isinstance(niter, int) or not 0 <= niter <= _MAX_NITER:
+        raise ValueError(f"{op}: niter must be an int in [0, {_MAX_NITER}], got {niter!r}")
+    return q
+
+
+def _range_basis(a, q, niter, mean):
+    """Orthonormal Q [*, m, q] whose span approximates the range of a - mean."""
+    import oar
+
+    def apply(t, mat, m_mat):  # (a - mean) @ mat without forming a - mean
+        return oar.matmul(t, mat) if m_mat is None else oar.matmul(t, mat) - oar.matmul(m_mat, mat)
+    from .linalg import qr, _mT
+    a_t = _mT(a)
+    mean_t = None if mean is None else _mT(mean)
+    sketch = oar.randn([a.shape[-1], q], dtype=a.dtype)
+    basis = qr(apply(a, sketch, mean))[0]
+    for _ in range(niter):
+        basis = qr(apply(a_t, basis, mean_t))[0]
+        basis = qr(apply(a, basis, mean))[0]
+    return basis
+
+
+def svd_lowrank(x, q=None, niter=2, M=None, name=None):  # noqa: N803  (Paddle's name)
+    """(U [*, m, q], S [*, q], V [*, n, q]) with x - M ~ U diag(S) V^T: a randomized SVD
+    keeping q (default min(6, m, n)) singular triplets; M (broadcast to x) is subtracted
+    implicitly. Differentiable through the ops it is made of."""
+    import oar
+    from .linalg import _mT, svd
+    op = "svd_lowrank"
+    q = _lowrank_args(x, q, niter, op)
+    m, n = x.shape[-2:]
+    if M is not None:
+        if not isinstance(M, Tensor) or M.dtype != x.dtype:
+            raise TypeError(f"{op}: M must be a Tensor of x's dtype {x.dtype.name}, got "
+                            f"{M.dtype.name if isinstance(M, Tensor) else type(M).__name__}")
+        try:
+            M = M.broadcast_to(list(x.shape))
+        except ValueError:
+            raise ValueError(f"{op}: M of shape {list(M.shape)} cannot be broadcast to x's "
+                             f"shape {list(x.shape)}") from None
+    x_t, m_t = _mT(x), (None if M is None else _mT(M))
+    if m < n or n > q:  # sketch the range of x^T (the row space of x)
+        basis = _range_basis(x_t, q, niter, m_t)
+        b = oar.matmul(x, basis) if M is None else oar.matmul(x, basis) - oar.matmul(M, basis)
+        u, s, vh = svd(b)
+        return u, s, oar.matmul(basis, _mT(vh))
+    basis = _range_basis(x, q, niter, M)
+    b = oar.matmul(x_t, basis) if M is None else oar.matmul(x_t, basis) - oar.matmul(m_t, basis)
+    u, s, vh = svd(_mT(b))
+    return oar.matmul(basis, u), s, _mT(vh)
+
+
+def pca_lowrank(x, q=None, center=True, niter=2, name=None):
+    """svd_lowrank of x with its column means (over dim -2) removed when center."""
+    op = "pca_lowrank"
+    q = _lowrank_args(x, q, niter, op)
+    if not isinstance(center, bool):
+        raise TypeError(f"{op}: center must be a bool, got {center!r}")
+    if center:
+        x = x - x.mean(axis=-2, keepdim=True)
+    return svd_lowrank(x, q, niter=niter)

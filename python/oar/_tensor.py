@@ -48,10 +48,34 @@ Tensor.__lt__ = Tensor.less_than
 Tensor.__le__ = Tensor.less_equal
 Tensor.__gt__ = Tensor.greater_than
 Tensor.__ge__ = Tensor.greater_equal
-Tensor.__and__ = Tensor.logical_and
-Tensor.__or__ = Tensor.logical_or
-Tensor.__xor__ = Tensor.logical_xor
-Tensor.__invert__ = Tensor.logical_not
+
+
+_BOOL = _C.DataType.bool
+
+
+def _bitwise(name, logical=None):
+    """x & y, |, ^, <<, >> and ~x as Paddle's: the bitwise functions (loaded on first use;
+    an int operand takes x's dtype), the logical ops themselves on bool tensors. & | ^
+    commute, so they serve as their reflected forms too."""
+    def op(self, *other):
+        if logical is not None and self.dtype == _BOOL and all(
+                isinstance(o, Tensor) and o.dtype == _BOOL for o in other):
+            return logical(self, *other)
+        from . import _bitwise_composites as b
+        return getattr(b, name)(self, *other)
+    op.__name__ = name
+    return op
+
+
+Tensor.__and__ = _bitwise("bitwise_and", _ops.logical_and)
+Tensor.__or__ = _bitwise("bitwise_or", _ops.logical_or)
+Tensor.__xor__ = _bitwise("bitwise_xor", _ops.logical_xor)
+Tensor.__rand__ = Tensor.__and__
+Tensor.__ror__ = Tensor.__or__
+Tensor.__rxor__ = Tensor.__xor__
+Tensor.__lshift__ = _bitwise("bitwise_left_shift")
+Tensor.__rshift__ = _bitwise("bitwise_right_shift")
+Tensor.__invert__ = _bitwise("bitwise_not", _ops.logical_not)
 Tensor.__hash__ = object.__hash__
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.subtract_

@@ -17,7 +17,8 @@ matmul = _ops.matmul
 
 __all__ = [
     "matmul", "bmm", "mv", "einsum", "inv", "det", "slogdet", "solve", "triangular_solve",
-    "cholesky", "cholesky_solve", "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv",
+    "cholesky", "cholesky_solve", "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals",
+    "lstsq", "pinv",
     "matrix_power", "matrix_rank", "norm", "vector_norm", "matrix_norm", "cond", "cross",
     "multi_dot",
 ]
@@ -380,15 +381,54 @@ def svdvals(x, name=None):
     return _ops._svd(_float(x, "svdvals"), False)[1]
 
 
+def _float_or_complex(x, op, arg="x"):
+    if x.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise TypeError(f"{op}: {arg} must be float32 or float64 (or complex64/complex128), got "
+                        f"{x.dtype.name}")
+    return x
+
+
+def _uplo(uplo, op):
+    if uplo not in ("L", "U"):
+        raise ValueError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
+    return uplo
+
+
 def eigh(x, UPLO="L", name=None):  # noqa: N803  (Paddle's name)
-    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices."""
+    """(eigenvalues ascending (real), eigenvectors as columns) of real symmetric or complex
+    Hermitian matrices, read from the UPLO triangle."""
     _check_matrix(x, "eigh", square=True)
-    return _ops._eigh(_float(x, "eigh"), UPLO)
+    _float_or_complex(x, "eigh")
+    _uplo(UPLO, "eigh")
+    if x.dtype.name.startswith("complex"):
+        from ._linalg_eig import complex_eigh
+        return complex_eigh(x, UPLO)
+    return _ops._eigh(x, UPLO)
 
 
 def eigvalsh(x, UPLO="L", name=None):  # noqa: N803
+    """The (real, ascending) eigenvalues of real symmetric or complex Hermitian matrices."""
     _check_matrix(x, "eigvalsh", square=True)
-    return _ops._eigh(_float(x, "eigvalsh"), UPLO)[0]
+    _float_or_complex(x, "eigvalsh")
+    _uplo(UPLO, "eigvalsh")
+    if x.dtype.name.startswith("complex"):
+        from ._linalg_eig import complex_eigh
+        return complex_eigh(x, UPLO)[0]
+    return _ops._eigh(x, UPLO)[0]
+
+
+def eig(x, name=None):
+    """(eigenvalues [*, n], eigenvectors [*, n, n] as unit-norm columns) of general square
+    matrices, both complex (complex64 for float32/complex64 x, else complex128), as LAPACK's
+    geev gives them (oar._linalg_eig). Differentiable where the eigenvalues are distinct."""
+    from ._linalg_eig import eig as _eig
+    return _eig(x)
+
+
+def eigvals(x, name=None):
+    """The complex eigenvalues [*, n] of general square matrices."""
+    from ._linalg_eig import eigvals as _eigvals
+    return _eigvals(x)
 
 
 def _default_rcond(x):
@@ -616,7 +656,7 @@ for _n, _f in [("bmm", bmm), ("mv", mv), ("inverse", inv), ("cholesky", cholesky
                ("cross", cross), ("norm", norm), ("slogdet", slogdet),
                ("matrix_power", matrix_power), ("pinv", pinv), ("qr", qr), ("solve", solve),
                ("cholesky_solve", cholesky_solve), ("lstsq", lstsq), ("cond", cond),
-               ("eigvalsh", eigvalsh)]:
+               ("eigvalsh", eigvalsh), ("eig", eig), ("eigvals", eigvals)]:
     setattr(_Tensor, _n, _f)
 
 
@@ -682,8 +722,9 @@ def cholesky_inverse(x, upper=False, name=None):
 
 __all__ += ["vecdot", "cov", "corrcoef", "cholesky_inverse"]
 
-# LU family, matrix_exp, householder_product: compositions loaded on first use (oar._lazy)
-_MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr")
+# LU family, matrix_exp, householder_product, svd/pca_lowrank: compositions loaded on first use (oar._lazy)
+_MORE = ("lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr",
+         "svd_lowrank", "pca_lowrank")
 __all__ += list(_MORE)
 
 

@@ -307,6 +307,11 @@ SIGNATURES = {
     # Issue 18 (compat_seq)
     "F.rnnt_loss": "input label input_lengths label_lengths blank fastemit_lambda reduction",
     "F.class_center_sample": "label num_classes num_samples group",
+    # Issue 18 (compat_kern)
+    "linalg.eig": "x", "linalg.eigvals": "x", "linalg.eigvalsh": "x UPLO",
+    "linalg.svd_lowrank": "x q niter M", "linalg.pca_lowrank": "x q center niter",
+    "oar.eigvalsh": "x UPLO", "oar.nextafter": "x y", "oar.bitwise_and": "x y out",
+    "oar.bitwise_not": "x out", "oar.bitwise_left_shift": "x y is_arithmetic out",
 }
 
 _PYBIND_ARG = re.compile(r"(?:\(|,\s)\*{0,2}(\w+)\s*:")

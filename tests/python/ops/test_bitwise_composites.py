@@ -1,6 +1,7 @@
-"""bitwise_and/or/xor/not/invert and the shifts (python/oar/_bitwise_composites.py) against
-Python's integer bit operations on every integer dtype (extremes included), bool, broadcast
-and 0-size shapes, in-place forms and bad inputs."""
+"""bitwise_and/or/xor/not/invert and the shifts (the bitwise kernels through
+python/oar/_bitwise.py) against Python's integer bit operations on every integer dtype
+(extremes included), bool, broadcast and 0-size shapes, in-place forms, the operators
+& | ^ ~ << >> and bad inputs."""
 import numpy as np
 import pytest
 
@@ -114,3 +115,40 @@ def test_bool_and_paddle_examples_and_in_place():
 def test_bad_inputs(call, exc, msg):
     with pytest.raises(exc, match=msg.replace("[", r"\[").replace("]", r"\]")):
         call()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_operators_are_the_bitwise_ops(dtype):
+    rng = np.random.default_rng(11)
+    a, b = _values(dtype, (3, 4), rng), _values(dtype, (4,), rng)
+    ta, tb = oar.to_tensor(a), oar.to_tensor(b)
+    np.testing.assert_array_equal((ta & tb).numpy(), a & b)
+    np.testing.assert_array_equal((ta | tb).numpy(), a | b)
+    np.testing.assert_array_equal((ta ^ tb).numpy(), a ^ b)
+    np.testing.assert_array_equal((~ta).numpy(), ~a)
+    np.testing.assert_array_equal((ta & 5).numpy(), a & np.array(5, dtype))
+    np.testing.assert_array_equal((5 | ta).numpy(), a | np.array(5, dtype))
+    bits = np.iinfo(dtype).bits
+    count = np.array(3, dtype)
+    np.testing.assert_array_equal((ta << 3).numpy(), _ref_shift(a, count, dtype, True, True))
+    np.testing.assert_array_equal((ta >> 3).numpy(), _ref_shift(a, count, dtype, False, True))
+    assert bits in (8, 16, 32, 64)
+
+
+def test_bool_operators_stay_logical():
+    t, f = oar.to_tensor([True, False, True]), oar.to_tensor([True, True, False])
+    np.testing.assert_array_equal((t & f).numpy(), [True, False, False])
+    np.testing.assert_array_equal((t | f).numpy(), [True, True, True])
+    np.testing.assert_array_equal((t ^ f).numpy(), [False, True, True])
+    np.testing.assert_array_equal((~t).numpy(), [False, True, False])
+    assert (t & f).dtype.name == "bool"
+
+
+def test_zero_size_and_out_of_range_python_int():
+    e = oar.zeros([0, 3], "int32")
+    assert list(oar.bitwise_and(e, oar.ones([3], "int32")).shape) == [0, 3]
+    assert list(oar.bitwise_left_shift(e, 2).shape) == [0, 3]
+    with pytest.raises(ValueError, match=r"bitwise_or: y=300 is not a value of x's dtype int8"):
+        oar.bitwise_or(oar.to_tensor([1], "int8"), 300)
+    with pytest.raises(TypeError, match="bitwise_and: x must be an integer or bool tensor"):
+        oar.to_tensor([1.5]) & oar.to_tensor([2.5])

@@ -40,6 +40,74 @@ CASES = [
                                  tensor([3.0, 4.0])), ValueError, "[2, 3]")]),
 ]
 
+# The bitwise kernels on every shape set (tests/python/ops/test_bitwise.py checks all integer
+# dtypes' extremes, the shifts' out-of-range counts and the Python wrappers); nextafter.
+def _on_ints(fn, dtype=np.int64):
+    """NumPy's bit op on the harness's float64 arrays of whole numbers (int64: the int32
+    results are its low bits, as the int32 kernels wrap)."""
+    return lambda *arrays: fn(*[a.astype(dtype) for a in arrays])
+
+
+BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+           "bitwise_xor": np.bitwise_xor}
+CASES += [
+    *[OpCase(name, getattr(oar, name), _on_ints(fn), inputs=[ints(-50, 50), ints(-50, 50)],
+             shapes=BINARY_SHAPES, dtypes=INT_DTYPES, grad=False, out_dtype="same")
+      for name, fn in BITWISE.items()],
+    *[OpCase(name + "[bool]", getattr(oar, name), _on_ints(fn, bool), inputs=[bools(), bools()],
+             shapes=BINARY_SHAPES, dtypes=["bool"], grad=False, out_dtype="bool", op=name)
+      for name, fn in BITWISE.items()],
+    OpCase("bitwise_not", oar.bitwise_not, _on_ints(np.invert), inputs=[ints(-50, 50)],
+           shapes=UNARY_SHAPES, dtypes=INT_DTYPES, grad=False, out_dtype="same"),
+    OpCase("bitwise_not[bool]", oar.bitwise_not, _on_ints(np.invert, bool), inputs=[bools()],
+           shapes=UNARY_SHAPES, dtypes=["bool"], grad=False, out_dtype="bool", op="bitwise_not"),
+    OpCase("bitwise_left_shift", oar.bitwise_left_shift, _on_ints(np.left_shift),
+           inputs=[ints(-1000, 1000), ints(0, 20)], shapes=BINARY_SHAPES, dtypes=INT_DTYPES,
+           grad=False, out_dtype="same"),
+    OpCase("bitwise_right_shift", oar.bitwise_right_shift, _on_ints(np.right_shift),
+           inputs=[ints(-1000, 1000), ints(0, 20)], shapes=BINARY_SHAPES, dtypes=INT_DTYPES,
+           grad=False, out_dtype="same"),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=str)
+def test_nextafter_matches_numpy(dtype, shapes):
+    rng = np.random.default_rng(12)
+    x = rng.integers(-2, 3, shapes[0]).astype(dtype)  # ties with y are frequent
+    y = np.where(rng.random(shapes[1]) < 0.3, 1.0, rng.standard_normal(shapes[1])).astype(dtype)
+    got = oar.nextafter(oar.to_tensor(x), oar.to_tensor(y))
+    assert got.dtype.name == dtype and list(got.shape) == list(np.broadcast_shapes(x.shape, y.shape))
+    np.testing.assert_array_equal(got.numpy(), np.nextafter(x, y))
+    np.testing.assert_array_equal(oar.to_tensor(x).nextafter(oar.to_tensor(y)).numpy(),
+                                  np.nextafter(x, y))
+
+
+@pytest.mark.parametrize("args, exc, msg", [
+    (lambda: (tensor([1, 2], "int64"), tensor([1, 2], "int64")), TypeError,
+     "nextafter: x must be float32 or float64, got int64"),
+    (lambda: (tensor([1.0]), tensor([1.0], "float64")), TypeError,
+     "nextafter: x and y must have one dtype, got float32 and float64"),
+    (lambda: (tensor(np.ones((2, 3))), tensor(np.ones(4))), ValueError,
+     "nextafter: x of shape [2, 3] and y of shape [4] cannot be broadcast"),
+    (lambda: ([1.0], tensor([1.0])), TypeError, "nextafter: x must be a Tensor, got list"),
+], ids=["int", "dtypes", "shapes", "list"])
+def test_nextafter_bad_inputs(args, exc, msg):
+    with pytest.raises(exc) as info:
+        oar.nextafter(*args())
+    assert msg in str(info.value)
+
+
+def test_nextafter_special_values():
+    for dt in ("float32", "float64"):
+        x = np.array([0.0, 0.0, 1.0, np.inf, -np.inf, np.nan, 1.0, 2.0], dt)
+        y = np.array([1.0, -1.0, 1.0, 0.0, np.inf, 1.0, np.nan, np.inf], dt)
+        got = oar.nextafter(oar.to_tensor(x), oar.to_tensor(y)).numpy()
+        np.testing.assert_array_equal(got, np.nextafter(x, y))
+    # Paddle's example
+    out = oar.nextafter(oar.to_tensor([1.0, 2.0]), oar.to_tensor([2.0, 1.0]))
+    np.testing.assert_array_equal(out.numpy(), np.nextafter(np.float32([1, 2]), np.float32([2, 1])))
+
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_forward(case):
