@@ -302,17 +302,7 @@ def test_edit_distance_paddle_values_and_bad_inputs():
     assert d.numpy().ravel().tolist() == [5.0, 3.0, 2.0, 4.0, 3.0, 5.0]
     _, d = ed(oar.to_tensor(h), oar.to_tensor(r), True, None, oar.to_tensor(hl), oar.to_tensor(rl))
     np.testing.assert_allclose(d.numpy().ravel(), [1.0, 0.6, 1.0, 4.0, 0.75, 5 / 3], rtol=1e-6)
-    t = oar.to_tensor(h)
-    for args, msg in [((F64(h), t), "input must be a 2-D integer"),
-                      ((t, oar.to_tensor(r[:2])), "same batch size"),
-                      ((t, oar.to_tensor(r), True, [1]), "ignored_tokens"),
-                      ((t, oar.to_tensor(r), True, None, oar.to_tensor(hl + 1)), "input_length values"),
-                      ((t, oar.to_tensor(r), True, None, None, oar.to_tensor(rl * 0)), "empty")]:
-        with pytest.raises(ValueError, match=msg) as info:
-            ed(*args)
-        assert "edit_distance" in str(info.value)
-
-
+    # bad inputs: the implementation's own tests (tests/python/nn/test_seq_losses_decode.py)
 # ---- rnnt_loss
 def np_rnnt(acts, labels, tl, ul, blank=0):
     out = []
@@ -373,18 +363,7 @@ def test_rnnt_loss_paddle_values_fastemit_and_bad_inputs():
     c.sum().backward()
     np.testing.assert_allclose(a.grad.numpy().sum(), -21.0, atol=1e-9)
     np.testing.assert_allclose(a.grad.numpy()[1, 0, 0], [-0.78532, -0.32202, 0.0, 0.0], atol=1e-5)
-    x = F64(acts)
-    lab, tlt, ult = oar.to_tensor(labels), oar.to_tensor(tl), oar.to_tensor(ul)
-    for args, kw, msg in [((F64(acts[0]), lab, tlt, ult), {}, "4-D float"),
-                          ((x, lab, oar.to_tensor(tl + 1), ult), {}, "input_lengths must be in"),
-                          ((x, lab, tlt, oar.to_tensor(ul + 1)), {}, "label_lengths must be in"),
-                          ((x, lab, tlt, ult), {"blank": 4}, "blank"),
-                          ((x, lab, tlt, ult), {"blank": 1}, "not the blank"),
-                          ((x, lab, tlt, ult), {"reduction": "avg"}, "reduction"),
-                          ((x, lab[:2], tlt, ult), {}, "label must be")]:
-        with pytest.raises(ValueError, match=msg) as info:
-            F.rnnt_loss(*args, **kw)
-        assert "rnnt_loss" in str(info.value)
+    # bad inputs: the implementation's own tests (tests/python/nn/test_seq_losses_decode.py)
     empty = F.rnnt_loss(F64(np.zeros((0, 2, 2, 3))), oar.to_tensor(np.zeros((0, 1), np.int32)),
                         oar.to_tensor(np.zeros(0, np.int32)), oar.to_tensor(np.zeros(0, np.int32)),
                         reduction="none")
@@ -417,12 +396,4 @@ def test_class_center_sample_paddle_example_and_bad_inputs():
     r, s = F.class_center_sample(lab, 20, 6)
     assert r.numpy().tolist() == [4, 2, 0, 5, 1, 1, 6, 3, 2, 3]
     assert s.numpy().tolist() == [5, 8, 10, 14, 17, 18, 19]
-    for args, exc, msg in [((lab, 5, 6), ValueError, "num_samples must be <= num_classes"),
-                           ((lab, 10, 3), ValueError, "label values must be in [0, 10)"),
-                           ((oar.to_tensor(np.zeros(0, np.int64)), 5, 2), ValueError, "non-empty"),
-                           ((oar.to_tensor(np.zeros((2, 2), np.int64)), 5, 2), ValueError, "1-D"),
-                           ((F64([1.0]), 5, 2), TypeError, "int32/int64"),
-                           ((lab, 20, 0), ValueError, "num_samples must be a positive int")]:
-        with pytest.raises(exc) as info:
-            F.class_center_sample(*args)
-        assert "class_center_sample" in str(info.value) and msg in str(info.value), str(info.value)
+    # bad inputs: the implementation's own tests (tests/python/nn/test_seq_losses_decode.py)

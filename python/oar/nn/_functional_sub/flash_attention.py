@@ -22,6 +22,11 @@ def flash_attention(query, key, value, dropout=0.0, causal=False, return_softmax
         if t.ndim != 4:
             raise ValueError(f"{op}: {n} must be 4-D [batch, seq_len, num_heads, head_dim], got "
                              f"shape {list(t.shape)}")
+    if key.shape[-1] != query.shape[-1] or key.shape[:2] != value.shape[:2] or \
+            key.shape[0] != query.shape[0] or key.shape[2] != value.shape[2]:
+        raise ValueError(f"{op}: query, key and value must share batch and head_dim (key and "
+                         f"value also seq_len and num_heads), got shapes {list(query.shape)}, "
+                         f"{list(key.shape)} and {list(value.shape)}")
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
             not 0.0 <= dropout <= 1.0:
         raise ValueError(f"{op}: dropout must be a float in [0, 1], got {dropout!r}")
