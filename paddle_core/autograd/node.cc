@@ -15,7 +15,27 @@ namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 std::atomic<int64_t> g_next_hook_id{1};
 thread_local bool t_grad_enabled = true;
+// The active saved_tensors_hooks contexts of this thread, innermost last; `t_hooks_top`
+// mirrors the last one so that saving a tensor costs one thread-local load when none is.
+thread_local std::vector<std::shared_ptr<SavedTensorHooks>> t_hooks_stack;
+thread_local std::shared_ptr<SavedTensorHooks> t_hooks_top;
 }  // namespace
+
+namespace autograd {
+const std::shared_ptr<SavedTensorHooks>& saved_tensor_hooks() { return t_hooks_top; }
+
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks) {
+  t_hooks_stack.push_back(hooks);
+  t_hooks_top = std::move(hooks);
+}
+
+void pop_saved_tensor_hooks() {
+  OAR_ENFORCE(!t_hooks_stack.empty(), PreconditionNotMet,
+              "saved_tensors_hooks: leaving a context that was never entered");
+  t_hooks_stack.pop_back();
+  t_hooks_top = t_hooks_stack.empty() ? nullptr : t_hooks_stack.back();
+}
+}  // namespace autograd
 
 namespace autograd {
 bool grad_enabled() { return t_grad_enabled; }
@@ -150,6 +170,24 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output, bool metadata_only)
   }
   version_ = t.version();
   requires_grad_ = t.requires_grad();
+  if (const auto& hooks = autograd::saved_tensor_hooks(); OAR_UNLIKELY(hooks != nullptr)) {
+    // Only what pack returns is kept; the tensor's place in the graph is kept as a weak
+    // edge (its grad_fn, or a leaf's accumulator) and given back on unpack. An output is
+    // packed as a handle without autograd meta: the node would own itself otherwise.
+    if (requires_grad_) {
+      Edge e = autograd::gradient_edge(t);
+      grad_fn_ = e.node;
+      output_nr_ = e.input_nr;
+    }
+    Tensor handle = t;
+    if (is_output) {
+      handle = Tensor(std::make_shared<TensorImpl>(t.dense()));
+      dispatch::note_alias(handle, t);
+    }
+    packed_ = hooks->pack(handle);
+    hooks_ = hooks;
+    return;
+  }
   if (is_output) {
     data_ = std::make_shared<TensorImpl>(t.dense());
     // A backward recorded into a program must see the saved output as the forward value it is.
@@ -165,6 +203,7 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output, bool metadata_only)
 
 Tensor SavedTensor::unpack(const GradNode* owner) const {
   if (!was_defined_) return Tensor();
+  if (OAR_UNLIKELY(hooks_ != nullptr)) return unpack_hooked(owner);
   OAR_ENFORCE(data_ != nullptr, PreconditionNotMet, owner ? owner->name() : "backward",
               ": trying to backward through the graph a second time (or to access saved "
               "tensors after they were freed). Call backward(retain_graph=True) the first time.");
@@ -185,6 +224,31 @@ Tensor SavedTensor::unpack(const GradNode* owner) const {
       meta.stop_gradient = false;
       meta.grad_fn = node;
       meta.output_nr = output_nr_;
+    }
+  }
+  return out;
+}
+
+Tensor SavedTensor::unpack_hooked(const GradNode* owner) const {
+  OAR_ENFORCE(packed_ != nullptr, PreconditionNotMet, owner ? owner->name() : "backward",
+              ": trying to backward through the graph a second time (or to access saved "
+              "tensors after they were freed). Call backward(retain_graph=True) the first time.");
+  // The unpacked data is what the hook gave back (no version check: the hook owns it);
+  // the history is the saved tensor's own.
+  Tensor data = hooks_->unpack(packed_);
+  Tensor out(std::make_shared<TensorImpl>(data.dense()));
+  dispatch::note_alias(out, data);
+  if (requires_grad_) {
+    auto node = grad_fn_.lock();
+    if (node) {
+      AutogradMeta& meta = out.ensure_autograd_meta();
+      meta.stop_gradient = false;
+      if (dynamic_cast<AccumulateGrad*>(node.get()) != nullptr) {
+        meta.grad_accumulator = node;  // a leaf: gradients reach the original's .grad
+      } else {
+        meta.grad_fn = node;
+        meta.output_nr = output_nr_;
+      }
     }
   }
   return out;

@@ -108,6 +108,24 @@ Tensor accumulate(const Tensor& acc, const Tensor& src);
 
 }  // namespace autograd
 
+/// A pack/unpack pair of oar.autograd.saved_tensors_hooks: while one is active on a
+/// thread, every SavedTensor made there (but metadata-only ones) keeps only what pack
+/// returned, and its unpack turns that back into the tensor when the backward reads it.
+class SavedTensorHooks {
+ public:
+  virtual ~SavedTensorHooks() = default;
+  virtual std::shared_ptr<void> pack(const Tensor& t) = 0;
+  virtual Tensor unpack(const std::shared_ptr<void>& packed) = 0;
+};
+
+namespace autograd {
+/// The innermost active pair on this thread (null when none: the common case).
+const std::shared_ptr<SavedTensorHooks>& saved_tensor_hooks();
+/// Enters / leaves a saved_tensors_hooks context on this thread (they nest).
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks);
+void pop_saved_tensor_hooks();
+}  // namespace autograd
+
 /// A tensor saved by a forward op for its backward. Outputs are stored without their
 /// autograd meta (the node would own itself otherwise) and re-linked on unpack.
 /// Unpacking checks that no in-place op changed the tensor after it was saved.
@@ -119,11 +137,17 @@ class SavedTensor {
   SavedTensor() = default;
   SavedTensor(const Tensor& t, bool is_output, bool metadata_only = false);
   Tensor unpack(const GradNode* owner) const;
-  void reset() { data_.reset(); }
-  bool defined() const { return data_ != nullptr; }
+  void reset() {
+    data_.reset();
+    packed_.reset();
+  }
+  bool defined() const { return data_ != nullptr || packed_ != nullptr; }
 
  private:
+  Tensor unpack_hooked(const GradNode* owner) const;
   std::shared_ptr<TensorImpl> data_;
+  std::shared_ptr<SavedTensorHooks> hooks_;  // saved under saved_tensors_hooks: data_ is null
+  std::shared_ptr<void> packed_;             // and this is what hooks_->pack returned
   std::weak_ptr<GradNode> grad_fn_;  // outputs: the producing node (the owner)
   uint32_t version_ = 0;
   uint32_t output_nr_ = 0;

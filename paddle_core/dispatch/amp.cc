@@ -1,6 +1,7 @@
 #include "paddle_core/dispatch/amp.h"
 
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/op_observer.h"
 
 namespace oar::amp {
 namespace {
@@ -12,7 +13,17 @@ State& mutable_state() {
 
 std::atomic<uint64_t> next_generation{1};
 
+thread_local OpObserver t_observer;
+thread_local bool t_in_observer = false;  // ops the observer runs are not observed
+
 }  // namespace
+
+void set_op_observer(OpObserver fn) {
+  t_observer = std::move(fn);
+  dispatch::set_thread_active(dispatch::Layer::kAmp, state().level != Level::kO0 || t_observer);
+}
+
+bool has_op_observer() { return static_cast<bool>(t_observer); }
 
 const State& state() { return mutable_state(); }
 
@@ -26,7 +37,7 @@ void set_state(Level level, DataType dtype, std::vector<std::string> white,
   s.white = {white.begin(), white.end()};
   s.black = {black.begin(), black.end()};
   s.generation = next_generation.fetch_add(1);
-  dispatch::set_thread_active(dispatch::Layer::kAmp, level != Level::kO0);
+  dispatch::set_thread_active(dispatch::Layer::kAmp, level != Level::kO0 || t_observer);
 }
 
 AmpOp::Kind AmpOp::kind() {
@@ -75,7 +86,7 @@ Tensor cast_to(const Tensor& t, DataType to) {
 // AmpOp decides; then the call goes on below.
 void amp_layer(dispatch::OpCall& call) {
   auto* amp_op = static_cast<AmpOp*>(call.op->amp);
-  if (amp_op != nullptr) {
+  if (amp_op != nullptr && state().level != Level::kO0) {  // O0: on for an observer only
     std::vector<DataType> dtypes;
     dtypes.reserve(call.inputs.size());
     const Place* place = nullptr;
@@ -100,6 +111,16 @@ void amp_layer(dispatch::OpCall& call) {
     }
   }
   dispatch::call_next(call, dispatch::Layer::kAmp);
+  if (OAR_UNLIKELY(t_observer != nullptr) && !t_in_observer) {
+    t_in_observer = true;
+    try {
+      t_observer(call);
+    } catch (...) {
+      t_in_observer = false;
+      throw;
+    }
+    t_in_observer = false;
+  }
 }
 
 const bool registered = [] {

@@ -16,6 +16,7 @@ void bind_optimizer(py::module_& m);
 void bind_random(py::module_& ops);
 void bind_size(py::module_& m);  // size_py.cc: oar.Size, what Tensor.shape returns
 void bind_amp(py::module_& m);  // amp_py.cc: autocast state
+void bind_saved_tensor_hooks(py::module_& m);  // saved_hooks_py.cc: autograd.saved_tensors_hooks
 void bind_pir(py::module_& m);  // pir_py.cc
 void bind_pylayer(py::module_& m);  // pylayer_py.cc: oar.autograd.PyLayer's node
 void bind_inference(py::module_& m);  // inference_py.cc: the C++ predictor and saved-model loader
@@ -98,6 +99,7 @@ PYBIND11_MODULE(_C, m) {
   bind_random(ops);
   bind_optimizer(m);
   bind_amp(m);
+  bind_saved_tensor_hooks(m);
   bind_pir(m);
   bind_inference(m);
   bind_cinn(m);

@@ -21,6 +21,9 @@ SKIP = {
     "oar.set_printoptions": "global printing state",
     "oar.set_grad_enabled": "global autograd switch",
     "oar.summary": "prints a model summary (needs a model, covered by hapi tests)",
+    # issue 18, amp/autograd slice: process-wide observers of every later op
+    "oar.amp.debugging.enable_operator_stats_collection": "counts (and slows) every later op",
+    "oar.amp.debugging.enable_tensor_checker": "checks every later op's outputs (may raise there)",
 }
 
 # Tensor dunders that are part of the API (operators, indexing) rather than object plumbing.
@@ -128,6 +131,7 @@ EXTRA_NAMESPACES = ["fft", "geometric", "metric", "vision.ops", "vision.transfor
 EXTRA_NAMESPACES += ["sparse", "sparse.nn.functional", "audio.functional", "text"]  # issue 18
 # issue 18's static slice: the reader decorators, incubate.layers, the BFGS minimizers
 EXTRA_NAMESPACES += ["reader", "incubate.layers", "incubate.optimizer.functional"]
+EXTRA_NAMESPACES += ["amp.debugging"]  # issue 18's amp/autograd slice
 
 
 def _namespaces():

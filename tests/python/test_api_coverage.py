@@ -599,3 +599,22 @@ def test_nn_quant_and_utils_names():
     for name in quant_layers.__all__:
         assert issubclass(getattr(quant_layers, name), oar.nn.Layer), name
     assert callable(oar.nn.utils.spectral_norm)
+# ---- issue 18, amp/autograd slice: paddle.amp.debugging's and paddle.autograd's names that
+# Paddle 3.3.1 documents, reached as attributes (no explicit import), as Paddle's examples do.
+AMP_AUTOGRAD_NAMES = {
+    "amp.debugging": "DebugMode TensorCheckerConfig check_numerics enable_operator_stats_collection "
+                     "disable_operator_stats_collection collect_operator_stats enable_tensor_checker "
+                     "disable_tensor_checker check_layer_numerics",
+    "autograd": "saved_tensors_hooks backward PyLayer PyLayerContext",
+}
+
+
+@pytest.mark.parametrize("space", sorted(AMP_AUTOGRAD_NAMES))
+def test_amp_autograd_slice_names(space):
+    mod = oar
+    for part in space.split("."):
+        mod = getattr(mod, part)
+    missing = [n for n in AMP_AUTOGRAD_NAMES[space].split() if not callable(getattr(mod, n, None))]
+    assert not missing, f"oar.{space} lacks {missing}"
+    if space == "amp.debugging":  # only Paddle's names are public there
+        assert set(mod.__all__) == set(AMP_AUTOGRAD_NAMES[space].split())

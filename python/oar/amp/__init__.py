@@ -4,3 +4,4 @@ from .auto_cast import (  # noqa: F401
     is_auto_cast_enabled, white_list, black_list,
 )
 from .grad_scaler import GradScaler, AmpScaler, OptimizerState  # noqa: F401
+from . import debugging  # noqa: E402,F401  (small; imports nothing heavy)

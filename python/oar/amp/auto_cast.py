@@ -81,8 +81,36 @@ def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level
 amp_guard = auto_cast
 
 
+def _cpu_has_native_fp16():
+    """Whether the CPU does float16 arithmetic itself (AVX512-FP16 or AMX-FP16)."""
+    global _NATIVE_FP16
+    if _NATIVE_FP16 is None:
+        flags = set()
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        flags = set(line.split(":", 1)[1].split())
+                        break
+        except OSError:
+            pass
+        _NATIVE_FP16 = bool(flags & {"avx512_fp16", "amx_fp16"})
+    return _NATIVE_FP16
+
+
+_NATIVE_FP16 = None
+
+
 def is_float16_supported(device=None):
-    """True: every float op has a float16 CPU kernel (computed in float32, stored in float16)."""
+    """Whether float16 mixed precision pays on `device` ('cpu', 'gpu:0', a plugin device;
+    None: the current device), as Paddle answers it: on a CPU, True only when the CPU does
+    float16 arithmetic natively (AVX512-FP16/AMX-FP16); elsewhere True when the device has
+    float16 kernels. Oar's float16 CPU kernels exist either way (they compute in float32),
+    so auto_cast(dtype='float16') still runs on any CPU; it only saves memory there."""
+    from .._device import _place_or_current
+    place = _place_or_current(device, "is_float16_supported")
+    if place.is_cpu_place():
+        return _cpu_has_native_fp16()
     return "float16" in _C._kernel_dtypes("matmul")
 
 

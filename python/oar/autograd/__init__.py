@@ -90,6 +90,7 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
 
 
 from .py_layer import LegacyPyLayer, PyLayer, PyLayerContext, once_differentiable  # noqa: E402,F401
+from .saved_tensors_hooks import saved_tensors_hooks  # noqa: E402,F401
 
 
 # jacobian / hessian load on first use (oar._lazy)

@@ -23,6 +23,16 @@ oar.jit.to_static both functions are traced like any other code.
 from .. import _C
 
 
+def _unpack_saved(unpack, packed, shape, dtype):
+    t = unpack(packed)
+    if not isinstance(t, _C.Tensor):
+        raise TypeError(f"saved_tensors_hooks: unpack_hook must return a Tensor, got {type(t).__name__}")
+    if list(t.shape) != list(shape) or t.dtype != dtype:
+        raise ValueError(f"saved_tensors_hooks: unpack_hook returned a tensor of shape {list(t.shape)} and "
+                         f"dtype {t.dtype}; the saved tensor had shape {list(shape)} and dtype {dtype}")
+    return t
+
+
 class PyLayerContext:
     """What forward leaves for backward: saved tensors, plus any attribute set on it."""
 
@@ -43,10 +53,18 @@ class PyLayerContext:
         # A tensor forward made keeps only its data here: the output's own handle will
         # point at the node, and the node at this context (a cycle that is never freed
         # when backward is not run). Inputs are kept as they are (their history is theirs).
-        self._saved = tuple(t if t is None or id(t) in inputs else t.detach() for t in tensors)
+        saved = tuple(t if t is None or id(t) in inputs else t.detach() for t in tensors)
+        hooks = _C._saved_tensors_hooks_top()  # an active saved_tensors_hooks context packs them
+        if hooks is not None:
+            pack, unpack = hooks
+            saved = tuple(None if t is None else (unpack, pack(t), t.shape, t.dtype) for t in saved)
+        self._saved = saved
 
     def saved_tensor(self):
-        """The tensors given to save_for_backward, in order."""
+        """The tensors given to save_for_backward, in order (unpacked again on each call when
+        they were saved under saved_tensors_hooks)."""
+        if any(type(t) is tuple for t in self._saved):
+            return tuple(t if type(t) is not tuple else _unpack_saved(*t) for t in self._saved)
         return self._saved
 
     def mark_non_differentiable(self, *tensors):

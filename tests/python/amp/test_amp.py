@@ -117,7 +117,7 @@ def test_state_is_per_thread():
 
 
 def test_supported_and_lists():
-    assert amp.is_bfloat16_supported() and amp.is_float16_supported()
+    assert amp.is_bfloat16_supported()  # is_float16_supported: test_amp_debugging.py
     assert "matmul" in amp.white_list()["bfloat16"]["O1"]
     assert {"exp", "softmax", "cross_entropy", "mean", "sum", "layer_norm"} <= \
         amp.black_list()["float16"]["O1"]
