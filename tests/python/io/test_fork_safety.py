@@ -138,9 +138,7 @@ def test_dataloader_workers_finish_while_oar_threads_are_busy(busy_thread):
     for r in range(4 if MP else 12):  # a forkserver's worker starts slower
         ld = DataLoader(OpsDataset(), batch_size=2, num_workers=2, timeout=60,
                         multiprocessing_context=MP)
-        t = time.monotonic()
-        got = [(s.numpy().tolist(), i.numpy().tolist()) for s, i in ld]
-        assert time.monotonic() - t < 60, f"round {r}"
+        got = [(s.numpy().tolist(), i.numpy().tolist()) for s, i in ld]  # or timeout's error
         assert [i for _, ids in got for i in ids] == list(range(6))
         np.testing.assert_allclose([v for s, _ in got for v in s], want, rtol=1e-4)
 
