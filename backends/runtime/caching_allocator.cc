@@ -2,8 +2,11 @@
 
 #include <glog/logging.h>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
+#include <new>
 #include <utility>
 
 #include "backends/runtime/device_manager.h"
@@ -331,8 +334,69 @@ void CachingAllocator::release_cache_locked() {
 }
 
 namespace {
+// Every CachingAllocator caching_allocator_for made, for the fork handlers. `mu` guards the
+// map and creation; the CPU's allocator sits beside it (found without the mutex).
+struct Registry {
+  std::mutex mu;
+  std::map<std::pair<int, int>, CachingAllocator*> by_place;
+  CachingAllocator* cpu = nullptr;
+};
+
+Registry& registry() {
+  static auto* r = new Registry();  // never destroyed, like the allocators
+  return *r;
+}
+
+// Note [Fork safety]: a thread that holds an allocator's mutex at fork() (an executor or a
+// predictor running without the GIL, a device's reaper) would leave the child's copy locked
+// forever, and the child's first tensor would hang. The parent takes every allocator's lock
+// around fork(), as glibc does for malloc's arenas. Allocator locks are leaves (nothing else
+// is locked while one is held), so taking them in any order cannot deadlock.
+void prepare_fork() {
+  Registry& r = registry();
+  r.mu.lock();
+  if (r.cpu != nullptr) r.cpu->lock_for_fork();
+  for (auto& [key, a] : r.by_place) a->lock_for_fork();
+}
+
+void parent_after_fork() {
+  Registry& r = registry();
+  for (auto& [key, a] : r.by_place) a->unlock_in_parent_after_fork();
+  if (r.cpu != nullptr) r.cpu->unlock_in_parent_after_fork();
+  r.mu.unlock();
+}
+
+void child_after_fork() {
+  Registry& r = registry();
+  for (auto& [key, a] : r.by_place) a->reset_in_child_after_fork();
+  if (r.cpu != nullptr) r.cpu->reset_in_child_after_fork();
+  new (&r.mu) std::mutex();
+}
+
+const bool g_fork_handlers = [] {
+  pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+  return true;
+}();
+}  // namespace
+
+void CachingAllocator::lock_for_fork() { mu_.lock(); }
+
+void CachingAllocator::unlock_in_parent_after_fork() { mu_.unlock(); }
+
+void CachingAllocator::reset_in_child_after_fork() {
+  // Only the forking thread exists in the child: the mutex (held by it) and the condition
+  // variable (whose waiter, the reaper, is gone) are made anew; the reaper's handle is
+  // dropped without join (there is no such thread here), and a later device free starts a
+  // new reaper. Blocks whose events the old reaper waited for stay cached, never reused.
+  new (&mu_) std::mutex();
+  new (&reap_cv_) std::condition_variable();
+  if (reaper_.joinable()) new (&reaper_) std::thread();
+}
+
+namespace {
 // The device places' allocators: lock-free for small ids (all real ones); creation, and
-// ids past the array, take the mutex. `create` false: nullptr when there is none yet.
+// ids past the array, take the registry's mutex. `create` false: nullptr when there is
+// none yet.
 CachingAllocator* device_allocator(const Place& place, bool create) {
   constexpr int kFastIds = 16;
   static std::atomic<CachingAllocator*> fast[kMaxDeviceTypes][kFastIds] = {};
@@ -341,14 +405,13 @@ CachingAllocator* device_allocator(const Place& place, bool create) {
   if (cell != nullptr) {
     if (CachingAllocator* a = cell->load(std::memory_order_acquire)) return a;
   }
-  static auto* mu = new std::mutex();
-  static auto* by_place = new std::map<std::pair<int, int>, CachingAllocator*>();
-  std::lock_guard<std::mutex> lock(*mu);
-  auto it = by_place->find({place.type_id(), id});
-  if (it != by_place->end()) return it->second;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_place.find({place.type_id(), id});
+  if (it != r.by_place.end()) return it->second;
   if (!create) return nullptr;
   CachingAllocator* a = new CachingAllocator(place);
-  by_place->emplace(std::make_pair(place.type_id(), id), a);
+  r.by_place.emplace(std::make_pair(place.type_id(), id), a);
   if (cell != nullptr) cell->store(a, std::memory_order_release);
   return a;
 }
@@ -357,7 +420,13 @@ CachingAllocator* device_allocator(const Place& place, bool create) {
 Allocator* caching_allocator_for(const Place& place) {
   if (place.is_cpu()) {
     // Storage asks for its allocator on every allocation: keep the CPU path lock-free.
-    static CachingAllocator* cpu = new CachingAllocator(CPUPlace());
+    static CachingAllocator* cpu = [] {
+      auto* a = new CachingAllocator(CPUPlace());
+      Registry& r = registry();
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.cpu = a;
+      return a;
+    }();
     return cpu;
   }
   return device_allocator(place, true);

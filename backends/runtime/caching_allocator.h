@@ -78,6 +78,13 @@ class CachingAllocator : public Allocator {
   /// in use belong to `heir` (the default stream) from now on.
   void forget_stream(OAR_Stream stream, OAR_Stream heir);
 
+  /// fork() handlers (Note [Fork safety], docs/notes/fork_safety.md): the parent holds the
+  /// lock across fork() so that no other thread holds it in the child's copy; the child
+  /// gets fresh synchronization objects and forgets the parent's reaper thread.
+  void lock_for_fork();
+  void unlock_in_parent_after_fork();
+  void reset_in_child_after_fork();
+
  private:
   // A freed device block and the stream it belongs to, with the event recorded at its
   // free: polled through query_event (`event`, owned by the block until it completes), or

@@ -1,5 +1,7 @@
 #include "paddle_core/dispatch/kernel_registry.h"
 
+#include <pthread.h>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,6 +62,14 @@ KernelRegistry& KernelRegistry::instance() {
 
 KernelRegistry::Impl* KernelRegistry::impl() {
   static Impl i;
+  // Note [Fork safety]: held across fork(), so a lookup in another thread at that moment
+  // (an executor running without the GIL) cannot leave the child's copy locked.
+  static const bool fork_handlers = [] {
+    pthread_atfork([] { instance().impl()->mu.lock(); }, [] { instance().impl()->mu.unlock(); },
+                   [] { instance().impl()->mu.unlock(); });
+    return true;
+  }();
+  (void)fork_handlers;
   return &i;
 }
 const KernelRegistry::Impl* KernelRegistry::impl() const {

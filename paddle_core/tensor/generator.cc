@@ -1,5 +1,7 @@
 #include "paddle_core/tensor/generator.h"
 
+#include <pthread.h>
+
 #include <sstream>
 
 #include "paddle_core/base/errors.h"
@@ -50,7 +52,12 @@ Generator& default_generator() {
   static Generator* gen = [] {
     std::random_device rd;
     const uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
-    return new Generator(seed);  // never destroyed: kernels may run during exit
+    auto* g = new Generator(seed);  // never destroyed: kernels may run during exit
+    // The child's copy must not stay locked by a thread that drew at fork() (a static
+    // program running without the GIL): a DataLoader worker seeds it first thing.
+    pthread_atfork([] { default_generator().lock_for_fork(); }, [] { default_generator().unlock_after_fork(); },
+                   [] { default_generator().unlock_after_fork(); });
+    return g;
   }();
   return *gen;
 }

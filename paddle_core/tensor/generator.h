@@ -51,6 +51,10 @@ class Generator {
   GeneratorState get_state() const;
   /// Throws InvalidArgument when `state.engine` is not an engine state.
   void set_state(const GeneratorState& state);
+  /// fork() handlers (Note [Fork safety]): the parent holds the lock across fork(), so a
+  /// thread drawing at that moment cannot leave the child's copy locked.
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_after_fork() { mu_.unlock(); }
 
  private:
   mutable std::mutex mu_;

@@ -28,3 +28,24 @@ def built(relpath):
             return path
     raise AssertionError(f"{relpath} was not built (searched {dirs or 'no build tree'}; "
                          "scripts/setup.sh builds it)")
+
+
+def asan_runtime_loaded():
+    """Whether AddressSanitizer's runtime is in this process (scripts/sanitize.sh preloads it).
+    GCC 12's runtime has no fork handler for its own allocator's locks, so a fork while
+    another thread allocates can hang the child inside ASan (Note [Fork safety]): tests that
+    start worker processes use the 'forkserver' start method under it."""
+    with open("/proc/self/maps") as f:
+        return "libasan" in f.read()
+
+
+def worker_start_method():
+    """DataLoader(multiprocessing_context=...) for the tests' worker processes: the default
+    (fork) except under ASan (asan_runtime_loaded): 'forkserver', whose server imports oar
+    once, so each worker starts as fast as a forked one."""
+    if not asan_runtime_loaded():
+        return None
+    import multiprocessing
+
+    multiprocessing.set_forkserver_preload(["oar"])  # before the server starts, else no-op
+    return "forkserver"

@@ -5,10 +5,8 @@ docs/notes/training_api.md)."""
 import atexit
 import itertools
 import multiprocessing
-import os
 import queue
 import random
-import sys
 import time
 import traceback
 import weakref
@@ -93,14 +91,20 @@ def _worker_loop(
     worker_id,
     num_workers,
     seed,
-    parent_pid,
-    use_shared_memory=True,
+    use_shared_memory,
+    shm_dir,
 ):
     global _worker_info
+    # The main process (a forkserver's child's parent is the server, so not os.getppid()).
+    main_process = multiprocessing.parent_process()
     try:
         from .. import _C
 
-        _C.set_num_threads(1)  # a worker never opens an OpenMP team after fork
+        # One thread per worker, as PyTorch's workers: num_workers processes each with the
+        # machine's thread count would oversubscribe the cores. (A forked child may open
+        # OpenMP teams: Note [Fork safety].)
+        _C.set_num_threads(1)
+        _collate._SHM_DIR = shm_dir  # the main process's (spawned workers import afresh)
         random.seed(seed)
         np.random.seed(seed % (2**32))
         _C.ops._seed(seed % (2**63))
@@ -117,7 +121,7 @@ def _worker_loop(
         try:
             task = index_queue.get(timeout=1.0)
         except queue.Empty:
-            if os.getppid() != parent_pid:  # the main process died
+            if main_process is not None and not main_process.is_alive():  # it died
                 return
             continue
         except (EOFError, OSError, KeyboardInterrupt):
@@ -154,11 +158,64 @@ def _worker_loop(
             result_queue.put((task_id, worker_id, None, None, _WorkerError(worker_id, e)))
 
 
+def _rebuild_tensor(array, dtype, stop_gradient):
+    from .._creation import to_tensor
+
+    t = to_tensor(array, dtype=dtype)
+    t.stop_gradient = stop_gradient
+    return t
+
+
+def _reduce_tensor(t):
+    """How multiprocessing sends a Tensor to a spawned or forkserver worker (in a dataset,
+    a collate_fn's closure): its values (bfloat16 widened to float32, exact) and dtype, as a
+    new CPU leaf, like Paddle's and PyTorch's multiprocessing reductions (which share the
+    memory instead; a copy here)."""
+    dtype = str(t.dtype).split(".")[-1]
+    src = t.astype("float32") if dtype == "bfloat16" else t
+    return _rebuild_tensor, (src.numpy(), dtype, t.stop_gradient)
+
+
+def _register_tensor_reduction():
+    from multiprocessing.reduction import ForkingPickler
+
+    from .._C import Tensor
+
+    ForkingPickler.register(Tensor, _reduce_tensor)
+
+
+_register_tensor_reduction()
+
+
+def _start_method_context(value):
+    """The multiprocessing context of DataLoader(multiprocessing_context=value): None is
+    'fork' where the platform has it (Paddle's and PyTorch's default on Linux; Note [Fork
+    safety] in docs/notes/fork_safety.md), else the platform's default."""
+    if value is None:
+        methods = multiprocessing.get_all_start_methods()
+        return multiprocessing.get_context("fork" if "fork" in methods else None)
+    if isinstance(value, str):
+        methods = multiprocessing.get_all_start_methods()
+        if value not in methods:
+            raise ValueError(
+                f"DataLoader: multiprocessing_context must be one of {methods} or a "
+                f"multiprocessing context, got {value!r}"
+            )
+        return multiprocessing.get_context(value)
+    if isinstance(value, multiprocessing.context.BaseContext):
+        return value
+    raise TypeError(
+        "DataLoader: multiprocessing_context must be a start method name or a "
+        f"multiprocessing context, got {type(value).__name__}"
+    )
+
+
 class _Workers:
-    """A pool of forked worker processes and their queues."""
+    """A pool of worker processes (forked unless the loader's multiprocessing_context
+    says otherwise) and their queues."""
 
     def __init__(self, loader):
-        ctx = multiprocessing.get_context("fork")
+        ctx = loader._mp_context
         from .._creation import randint
 
         from ..base import framework
@@ -167,6 +224,7 @@ class _Workers:
             base_seed = int(randint(0, 2**62, [1]).numpy()[0])  # from oar's generator: oar.seed fixes it
         self.result_queue = ctx.Queue()
         self.index_queues, self.procs = [], []
+        self.alive = False
         for wid in range(loader.num_workers):
             iq = ctx.Queue()
             iq.cancel_join_thread()
@@ -186,11 +244,23 @@ class _Workers:
                     wid,
                     loader.num_workers,
                     base_seed + wid,
-                    os.getpid(),
                     loader.use_shared_memory,
+                    _collate._SHM_DIR,
                 ),
             )
-            p.start()
+            self.alive = True  # shutdown() below must stop the workers already started
+            try:
+                p.start()
+            except Exception as e:
+                self.shutdown()
+                if ctx.get_start_method() == "fork":
+                    raise
+                raise RuntimeError(
+                    f"DataLoader: starting a worker with multiprocessing_context="
+                    f"{ctx.get_start_method()!r} pickles the dataset, collate_fn and "
+                    f"worker_init_fn (only 'fork' does not), and that failed: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
             self.index_queues.append(iq)
             self.procs.append(p)
         self.alive = True
@@ -394,9 +464,12 @@ class _SingleProcessIter:
 class DataLoader:
     """Iterates over `dataset` in batches (Paddle's oar.io.DataLoader).
 
-    num_workers > 0 forks that many worker processes; each builds whole batches and sends
+    num_workers > 0 starts that many worker processes; each builds whole batches and sends
     their arrays through shared memory; prefetch_factor batches per worker are in flight.
-    Shuffling and worker seeds come from oar's generator, so oar.seed() makes runs repeat.
+    Workers are forked unless multiprocessing_context (PyTorch's argument: 'fork', 'spawn',
+    'forkserver' or a multiprocessing context) says otherwise; the last two pickle the
+    dataset, collate_fn and worker_init_fn for each worker. Shuffling and worker seeds
+    come from oar's generator, so oar.seed() makes runs repeat.
     """
 
     def __init__(
@@ -417,6 +490,7 @@ class DataLoader:
         timeout=0,
         worker_init_fn=None,
         persistent_workers=False,
+        multiprocessing_context=None,
     ):
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(
@@ -430,6 +504,8 @@ class DataLoader:
             raise ValueError(f"DataLoader: timeout must be >= 0, got {timeout}")
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError("DataLoader: collate_fn must be callable")
+        self._mp_context = _start_method_context(multiprocessing_context)
+        self.multiprocessing_context = multiprocessing_context
         self.dataset = dataset
         self.num_workers, self.prefetch_factor, self.timeout = num_workers, prefetch_factor, timeout
         self.collate_fn, self.worker_init_fn = collate_fn, worker_init_fn
@@ -480,8 +556,6 @@ class DataLoader:
     def __iter__(self):
         if self.num_workers == 0:
             it = _SingleProcessIter(self)
-        elif sys.platform == "win32":
-            raise RuntimeError("DataLoader: worker processes need fork (not available on Windows)")
         else:
             it = _MultiProcessIter(self)
         if self.feed_list and not self.return_list:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import oar
+from build_tree import worker_start_method
 from oar.hapi import tfevents
 from oar.io import Dataset
 
@@ -306,7 +307,8 @@ def test_flops_counts(capsys):
 
 def test_dataloader_with_workers_in_fit():
     model = make_model()
-    loader = oar.io.DataLoader(Blobs(64, 0), batch_size=16, shuffle=True, num_workers=2)
+    loader = oar.io.DataLoader(Blobs(64, 0), batch_size=16, shuffle=True, num_workers=2,
+                               multiprocessing_context=worker_start_method())
     model.fit(loader, epochs=2, verbose=0)
     assert model.evaluate(Blobs(64, 1), batch_size=32, verbose=0)["acc"] > 0.8
 

@@ -1,4 +1,6 @@
-"""oar.io: datasets, samplers, DataLoader (single process and forked workers)."""
+"""oar.io: datasets, samplers, DataLoader (single process and worker processes: forked, or
+started from a forkserver under ASan, build_tree.worker_start_method; every dataset and
+function the workers get is defined at module level so that both can send it)."""
 
 import os
 import signal
@@ -8,6 +10,7 @@ import numpy as np
 import pytest
 
 import oar
+from build_tree import worker_start_method
 from oar.io import (
     BatchSampler,
     ChainDataset,
@@ -24,6 +27,8 @@ from oar.io import (
     get_worker_info,
     random_split,
 )
+
+MP = worker_start_method()
 
 
 class Range(Dataset):
@@ -62,6 +67,64 @@ class Stream(IterableDataset):
         start, step = (0, 1) if info is None else (info.id, info.num_workers)
         for i in range(start, self.n, step):
             yield np.array([i], np.int64)
+
+
+class WorkerInfoRows(Dataset):
+    def __getitem__(self, i):
+        info = get_worker_info()
+        return np.array(
+            [
+                info.id,
+                info.num_workers,
+                os.environ.get("OAR_T_INIT") == str(info.id),
+                np.random.randint(0, 1 << 30),
+            ],
+            np.int64,
+        )
+
+    def __len__(self):
+        return 8
+
+
+def set_init_env(wid):
+    os.environ["OAR_T_INIT"] = str(wid)
+
+
+def collate_mixed(samples):
+    return {
+        "x": np.stack([s[0] for s in samples]),
+        "n": len(samples),
+        "t": oar.to_tensor(np.stack([s[1] for s in samples])),
+    }
+
+
+def collate_with_tensor(samples):
+    return {"x": np.stack([s[0] for s in samples]), "t": oar.to_tensor(np.ones(2))}
+
+
+class NestedDicts(Dataset):
+    def __getitem__(self, i):
+        return {"img": np.full([2, 2], i, np.uint8), "meta": {"id": i, "name": f"n{i}"}}
+
+    def __len__(self):
+        return 5
+
+
+def no_space(wid):
+    import errno
+
+    def fail(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    os.posix_fallocate = fail  # only inside this worker
+
+
+class Uneven(IterableDataset):
+    def __iter__(self):
+        info = get_worker_info()
+        n = 3 if info.id == 0 else 11  # worker 0 runs dry early
+        for i in range(n):
+            yield np.array([info.id * 100 + i], np.int64)
 
 
 @pytest.fixture(autouse=True)
@@ -220,7 +283,7 @@ def test_shuffle_reproducible_under_seed():
 
 @pytest.mark.parametrize("workers", [1, 3])
 def test_workers_every_sample_once_in_order(workers):
-    ld = DataLoader(Range(37), batch_size=4, num_workers=workers, prefetch_factor=2)
+    ld = DataLoader(Range(37), batch_size=4, num_workers=workers, prefetch_factor=2, multiprocessing_context=MP)
     for _ in range(2):
         got = labels_of(ld)
         assert got == list(range(37))
@@ -230,46 +293,31 @@ def test_workers_every_sample_once_in_order(workers):
 
 def test_workers_shuffle_matches_single_process():
     oar.seed(11)
-    a = labels_of(DataLoader(Range(40), batch_size=3, shuffle=True, num_workers=2))
+    a = labels_of(
+        DataLoader(Range(40), batch_size=3, shuffle=True, num_workers=2, multiprocessing_context=MP)
+    )
     oar.seed(11)
     b = labels_of(DataLoader(Range(40), batch_size=3, shuffle=True, num_workers=0))
     assert a == b and sorted(a) == list(range(40))
 
 
 def test_worker_info_init_fn_and_seeds():
-    class Info(Dataset):
-        def __getitem__(self, i):
-            info = get_worker_info()
-            return np.array(
-                [
-                    info.id,
-                    info.num_workers,
-                    os.environ.get("OAR_T_INIT") == str(info.id),
-                    np.random.randint(0, 1 << 30),
-                ],
-                np.int64,
-            )
-
-        def __len__(self):
-            return 8
-
-    def init(wid):
-        os.environ["OAR_T_INIT"] = str(wid)
-
     oar.seed(5)
     rows = np.concatenate(
-        [b.numpy() for b in DataLoader(Info(), batch_size=2, num_workers=2, worker_init_fn=init)]
+        [b.numpy() for b in DataLoader(WorkerInfoRows(), batch_size=2, num_workers=2, worker_init_fn=set_init_env,
+                   multiprocessing_context=MP)]
     )
     assert set(rows[:, 0]) == {0, 1} and (rows[:, 1] == 2).all() and rows[:, 2].all()
     oar.seed(5)
-    again = np.concatenate([b.numpy() for b in DataLoader(Info(), batch_size=2, num_workers=2)])
+    again = np.concatenate([b.numpy() for b in DataLoader(WorkerInfoRows(), batch_size=2, num_workers=2,
+                                                  multiprocessing_context=MP)])
     np.testing.assert_array_equal(rows[:, 3], again[:, 3])
     assert get_worker_info() is None
 
 
 def test_worker_error_carries_worker_traceback():
     before = shm_files()
-    ld = DataLoader(Failing(12), batch_size=2, num_workers=2)
+    ld = DataLoader(Failing(12), batch_size=2, num_workers=2, multiprocessing_context=MP)
     with pytest.raises(KeyError) as e:
         labels_of(ld)
     msg = str(e.value)
@@ -280,7 +328,7 @@ def test_worker_error_carries_worker_traceback():
 
 def test_worker_death_raises_instead_of_hanging():
     before = shm_files()
-    ld = DataLoader(Dying(12), batch_size=2, num_workers=2)
+    ld = DataLoader(Dying(12), batch_size=2, num_workers=2, multiprocessing_context=MP)
     t = time.time()
     with pytest.raises(RuntimeError, match="exited unexpectedly"):
         labels_of(ld)
@@ -290,7 +338,7 @@ def test_worker_death_raises_instead_of_hanging():
 
 def test_abandoned_iterator_cleans_up():
     before = shm_files()
-    ld = DataLoader(Range(100), batch_size=2, num_workers=2, prefetch_factor=4)
+    ld = DataLoader(Range(100), batch_size=2, num_workers=2, prefetch_factor=4, multiprocessing_context=MP)
     it = iter(ld)
     next(it)
     procs = list(it.workers.procs)
@@ -318,28 +366,35 @@ def test_exit_with_live_workers_does_not_hang_or_leak(tmp_path):
         "class R(Dataset):\n"
         "    def __getitem__(s, i): return np.full([8], i, np.float32)\n"
         "    def __len__(s): return 10000\n"
-        "it = iter(DataLoader(R(), batch_size=4, num_workers=2, prefetch_factor=8))\n"
-        "next(it)\n"
-        "ld = DataLoader(R(), batch_size=4, num_workers=2, persistent_workers=True)\n"
-        "for i, b in enumerate(ld):\n"
-        "    if i == 3: break\n"
-        "print('ok', flush=True)\n"
+        "if __name__ == '__main__':\n"  # a forkserver's workers import this file
+        f"    mp = {MP!r}\n"
+        "    import multiprocessing\n"
+        "    multiprocessing.set_forkserver_preload(['oar'])  # used when mp is 'forkserver'\n"
+        "    it = iter(DataLoader(R(), batch_size=4, num_workers=2, prefetch_factor=8,\n"
+        "                         multiprocessing_context=mp))\n"
+        "    next(it)\n"
+        "    ld = DataLoader(R(), batch_size=4, num_workers=2, persistent_workers=True,\n"
+        "                    multiprocessing_context=mp)\n"
+        "    for i, b in enumerate(ld):\n"
+        "        if i == 3: break\n"
+        "    print('ok', flush=True)\n"
     )
+    limit = 30 if MP is None else 150  # a forkserver under ASan imports oar once more
     t = time.time()
     out = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=limit + 30,
         env=os.environ.copy(),
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok" and time.time() - t < 30
+    assert out.stdout.strip() == "ok" and time.time() - t < limit
     assert os.listdir(shm) == []
 
 
 def test_persistent_workers_reused():
-    ld = DataLoader(Range(10), batch_size=3, num_workers=2, persistent_workers=True)
+    ld = DataLoader(Range(10), batch_size=3, num_workers=2, persistent_workers=True, multiprocessing_context=MP)
     assert labels_of(ld) == list(range(10))
     pool = ld._persistent
     assert pool is not None and all(p.is_alive() for p in pool.procs)
@@ -355,21 +410,15 @@ def test_iterable_dataset_with_workers():
     assert single == list(range(10))
     multi = [
         int(v)
-        for b in DataLoader(Stream(10), batch_size=2, num_workers=2)
+        for b in DataLoader(Stream(10), batch_size=2, num_workers=2, multiprocessing_context=MP)
         for v in b.numpy().reshape(-1)
     ]
     assert sorted(multi) == list(range(10))
 
 
 def test_custom_collate_in_workers_keeps_types():
-    def collate(samples):
-        return {
-            "x": np.stack([s[0] for s in samples]),
-            "n": len(samples),
-            "t": oar.to_tensor(np.stack([s[1] for s in samples])),
-        }
-
-    b = next(iter(DataLoader(Range(6), batch_size=3, num_workers=1, collate_fn=collate)))
+    b = next(iter(DataLoader(Range(6), batch_size=3, num_workers=1, collate_fn=collate_mixed,
+                             multiprocessing_context=MP)))
     assert isinstance(b["x"], np.ndarray) and b["n"] == 3 and isinstance(b["t"], oar.Tensor)
     assert b["t"].numpy().tolist() == [0, 1, 2]
 
@@ -377,19 +426,12 @@ def test_custom_collate_in_workers_keeps_types():
 def test_tensor_dataset_and_dict_samples_through_workers():
     x = oar.to_tensor(np.arange(40, dtype=np.float32).reshape(20, 2))
     y = oar.to_tensor(np.arange(20))
-    ld = DataLoader(TensorDataset([x, y]), batch_size=6, num_workers=2)
+    ld = DataLoader(TensorDataset([x, y]), batch_size=6, num_workers=2, multiprocessing_context=MP)
     xs, ys = zip(*[(bx.numpy(), by.numpy()) for bx, by in ld])
     np.testing.assert_array_equal(np.concatenate(xs), x.numpy())
     np.testing.assert_array_equal(np.concatenate(ys), y.numpy())
 
-    class Dicts(Dataset):
-        def __getitem__(self, i):
-            return {"img": np.full([2, 2], i, np.uint8), "meta": {"id": i, "name": f"n{i}"}}
-
-        def __len__(self):
-            return 5
-
-    b = list(DataLoader(Dicts(), batch_size=5, num_workers=1))[0]
+    b = list(DataLoader(NestedDicts(), batch_size=5, num_workers=1, multiprocessing_context=MP))[0]
     assert b["img"].dtype == oar.uint8 and b["img"].shape == [5, 2, 2]
     assert b["meta"]["id"].numpy().tolist() == [0, 1, 2, 3, 4]
     assert b["meta"]["name"] == ["n0", "n1", "n2", "n3", "n4"]
@@ -397,7 +439,7 @@ def test_tensor_dataset_and_dict_samples_through_workers():
 
 def test_batch_sampler_argument_and_distributed_sampler_in_loader():
     bs = DistributedBatchSampler(Range(10), batch_size=2, num_replicas=2, rank=1)
-    ld = DataLoader(Range(10), batch_sampler=bs, num_workers=1)
+    ld = DataLoader(Range(10), batch_sampler=bs, num_workers=1, multiprocessing_context=MP)
     assert len(ld) == 3
     assert labels_of(ld) == [2, 3, 6, 7, 9]  # rank 1 of 2: its local batches and tail
     with pytest.raises(ValueError, match="exclusive"):
@@ -406,16 +448,14 @@ def test_batch_sampler_argument_and_distributed_sampler_in_loader():
 
 def test_without_shared_memory():
     before = shm_files()
-    ld = DataLoader(Range(11), batch_size=4, num_workers=2, use_shared_memory=False)
+    ld = DataLoader(Range(11), batch_size=4, num_workers=2, use_shared_memory=False, multiprocessing_context=MP)
     assert labels_of(ld) == list(range(11))
-
-    def collate(samples):
-        return {"x": np.stack([s[0] for s in samples]), "t": oar.to_tensor(np.ones(2))}
 
     b = next(
         iter(
             DataLoader(
-                Range(4), batch_size=2, num_workers=1, collate_fn=collate, use_shared_memory=False
+                Range(4), batch_size=2, num_workers=1, collate_fn=collate_with_tensor,
+                use_shared_memory=False, multiprocessing_context=MP,
             )
         )
     )
@@ -424,37 +464,23 @@ def test_without_shared_memory():
 
 
 def test_full_shared_memory_reports_a_clear_error():
-    import errno
-
-    def no_space(wid):
-        def fail(fd, offset, length):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        os.posix_fallocate = fail  # only inside this forked worker
-
     before = shm_files()
-    ld = DataLoader(Range(8), batch_size=2, num_workers=1, worker_init_fn=no_space)
+    ld = DataLoader(Range(8), batch_size=2, num_workers=1, worker_init_fn=no_space,
+                    multiprocessing_context=MP)
     with pytest.raises(OSError, match="use_shared_memory=False"):
         labels_of(ld)
     assert shm_files() - before == set()
 
 
 def test_iterable_uneven_workers_and_drop_last():
-    class Uneven(IterableDataset):
-        def __iter__(self):
-            info = get_worker_info()
-            n = 3 if info.id == 0 else 11  # worker 0 runs dry early
-            for i in range(n):
-                yield np.array([info.id * 100 + i], np.int64)
-
     got = [
         int(v)
-        for b in DataLoader(Uneven(), batch_size=2, num_workers=2, prefetch_factor=1)
+        for b in DataLoader(Uneven(), batch_size=2, num_workers=2, prefetch_factor=1, multiprocessing_context=MP)
         for v in b.numpy().reshape(-1)
     ]
     assert sorted(got) == sorted(list(range(3)) + [100 + i for i in range(11)])
     dropped = [
-        b.shape[0] for b in DataLoader(Uneven(), batch_size=2, num_workers=2, drop_last=True)
+        b.shape[0] for b in DataLoader(Uneven(), batch_size=2, num_workers=2, drop_last=True, multiprocessing_context=MP)
     ]
     assert all(n == 2 for n in dropped) and sum(dropped) == 2 + 10
 
