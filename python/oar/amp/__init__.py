@@ -4,4 +4,6 @@ from .auto_cast import (  # noqa: F401
     is_auto_cast_enabled, white_list, black_list,
 )
 from .grad_scaler import GradScaler, AmpScaler, OptimizerState  # noqa: F401
-from . import debugging  # noqa: E402,F401  (small; imports nothing heavy)
+# paddle.amp.debugging loads on first use (oar._lazy: a stand-in module, not a __getattr__)
+from .. import _lazy  # noqa: E402
+_lazy.install(globals(), "oar.amp", namespaces={"debugging": "oar.amp.debugging"})
