@@ -35,6 +35,16 @@ def _float_dtype(dtype, op):
     return d.name
 
 
+def _update_moving_scale(layer, x):
+    """Paddle's moving-average abs-max: state = r * state + 1, accum = r * accum + max|x|,
+    scale = accum / state (the layer's _state/_accum/_scale buffers)."""
+    r = layer._moving_rate
+    cur = _abs_max(x).astype(layer._scale.dtype).reshape([1])
+    layer._state.set_value(layer._state * r + 1)
+    layer._accum.set_value(layer._accum * r + cur)
+    layer._scale.set_value(layer._accum / layer._state)
+
+
 def _check_input(x, op):
     from ..._C import Tensor
     if not isinstance(x, Tensor):
@@ -103,11 +113,7 @@ class FakeQuantMovingAverageAbsMax(Layer):
     def forward(self, input):  # noqa: A002
         _check_input(input, "FakeQuantMovingAverageAbsMax")
         if self.training:
-            r = self._moving_rate
-            cur = _abs_max(input).astype(self._scale.dtype).reshape([1])
-            self._state.set_value(self._state * r + 1)
-            self._accum.set_value(self._accum * r + cur)
-            self._scale.set_value(self._accum / self._state)
+            _update_moving_scale(self, input)
         return _qdq(input, self._scale.reshape([]), self._quant_bits)
 
 
@@ -157,11 +163,7 @@ class MovingAverageAbsMaxScale(Layer):
     def forward(self, input):  # noqa: A002
         _check_input(input, "MovingAverageAbsMaxScale")
         if self.training:
-            r = self._moving_rate
-            cur = _abs_max(input).astype(self._scale.dtype).reshape([1])
-            self._state.set_value(self._state * r + 1)
-            self._accum.set_value(self._accum * r + cur)
-            self._scale.set_value(self._accum / self._state)
+            _update_moving_scale(self, input)
         return input
 
 
