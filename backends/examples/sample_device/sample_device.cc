@@ -163,14 +163,21 @@ class Stream {
     worker_.join();
   }
   /// Queues `work`; the profiler hooks record it as `name` (static storage; null: not recorded).
-  void enqueue(std::function<void()> work, const char* name = nullptr) {
+  /// The ring is a driver's command buffer: fixed-size entries preallocated with the
+  /// stream, no allocation per item; a full ring makes the host wait for the worker.
+  void enqueue(sample::Work work, const char* name = nullptr) {
+    bool wake;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back({std::move(work), name});
+      std::unique_lock<std::mutex> lock(mu_);
+      if (queued_ - taken_ == kRing) space_.wait(lock, [&] { return queued_ - taken_ < kRing; });
+      Item& slot = ring_[queued_ % kRing];
+      slot.work = std::move(work);
+      slot.name = name;
       ++queued_;
       has_work_.store(true, std::memory_order_release);
+      wake = sleeping_;
     }
-    cv_.notify_one();  // only the worker waits on cv_
+    if (wake) cv_.notify_one();  // only the worker waits on cv_; a polling one needs no wake-up
   }
   void synchronize() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -183,7 +190,7 @@ class Stream {
     return done_ >= queued_;
   }
   /// Work that may fail asynchronously (a collective): its error waits for take_error.
-  void enqueue_checked(std::function<std::string()> work) {
+  void enqueue_checked(std::function<std::string()> work) {  // collectives: rare, may allocate
     enqueue([this, work = std::move(work)] {
       std::string e = work();
       if (e.empty()) return;
@@ -203,7 +210,7 @@ class Stream {
     std::mt19937 rng(std::random_device{}());
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      if (queue_.empty() && !stop_) {
+      if (queued_ == taken_ && !stop_) {
         // As a GPU driver's default schedule (spin, yield, then block): poll ~50 us before
         // sleeping, so a host queueing op after op rarely pays a futex wake-up per item
         // (a tiny add's host cost: 2.9-4.8 -> 2.0 us, bench_device.py, load 12).
@@ -213,12 +220,20 @@ class Stream {
           std::this_thread::yield();
         lock.lock();
       }
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and nothing left
-      auto [work, name] = std::move(queue_.front());
-      queue_.pop_front();
-      has_work_.store(!queue_.empty(), std::memory_order_release);
+      if (!stop_ && queued_ == taken_) {
+        sleeping_ = true;
+        cv_.wait(lock, [&] { return stop_ || queued_ != taken_; });
+        sleeping_ = false;
+      }
+      if (queued_ == taken_) return;  // stopping, and nothing left
+      Item& slot = ring_[taken_ % kRing];
+      sample::Work work = std::move(slot.work);
+      const char* name = slot.name;
+      const bool was_full = queued_ - taken_ == kRing;
+      ++taken_;
+      has_work_.store(queued_ != taken_, std::memory_order_release);
       lock.unlock();
+      if (was_full) space_.notify_all();
       // Between N/2 and N: work always finishes well after it was queued.
       if (max_delay_us_ > 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(max_delay_us_ / 2 + rng() % (max_delay_us_ / 2 + 1)));
@@ -230,6 +245,7 @@ class Stream {
       } else {
         work();
       }
+      work.reset();  // its captures are freed outside the lock
       lock.lock();
       ++done_;
       idle_.notify_all();
@@ -237,10 +253,16 @@ class Stream {
   }
 
   std::mutex mu_;
-  std::condition_variable cv_, idle_;
-  std::deque<std::pair<std::function<void()>, const char*>> queue_;
-  uint64_t queued_ = 0, done_ = 0;
+  std::condition_variable cv_, idle_, space_;
+  struct Item {
+    sample::Work work;
+    const char* name = nullptr;
+  };
+  static constexpr uint64_t kRing = 1024;
+  std::vector<Item> ring_ = std::vector<Item>(kRing);
+  uint64_t queued_ = 0, taken_ = 0, done_ = 0;  // items queued, taken by the worker, run
   bool stop_ = false;
+  bool sleeping_ = false;              // the worker waits on cv_ (enqueue must wake it)
   std::atomic<bool> has_work_{false};  // queue_ is not empty (read by the polling worker)
   std::string error_;  // the first failure of enqueue_checked work not yet reported
   const int device_id_;
@@ -753,7 +775,7 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
   return dev->arena.host_view(p);
 }
 
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work, const char* name) {
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work work, const char* name) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   if (stream == nullptr) {  // no stream: after everything queued, on the calling thread
