@@ -30,6 +30,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+extern char** environ;  // NOLINT: POSIX
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -762,7 +764,28 @@ OAR_DeviceInterface g_table = [] {
 
 namespace sample {
 
+bool fail_env_set() {
+  // getenv compares every variable's name (~80 ns per kernel with a shell's environment).
+  // Absent once, SAMPLE_DEVICE_FAIL stays absent while the environment array, its length
+  // and the sum of its entries' addresses are unchanged: setenv of a new name adds an
+  // entry, unsetenv removes one, and either changes the length or the sum.
+  thread_local char** seen = nullptr;
+  thread_local size_t seen_n = 0;
+  thread_local uintptr_t seen_sum = 0;
+  char** env = environ;
+  size_t n = 0;
+  uintptr_t sum = 0;
+  for (; env != nullptr && env[n] != nullptr; ++n) sum += reinterpret_cast<uintptr_t>(env[n]);
+  if (env != nullptr && env == seen && n == seen_n && sum == seen_sum) return false;
+  const bool set = std::getenv("SAMPLE_DEVICE_FAIL") != nullptr;
+  seen = set ? nullptr : env;
+  seen_n = n;
+  seen_sum = sum;
+  return set;
+}
+
 bool debug_fail(const std::string& what) {
+  if (!fail_env_set()) return false;
   const char* v = std::getenv("SAMPLE_DEVICE_FAIL");
   if (v == nullptr || *v == '\0') return false;
   const std::string list = std::string(",") + v + ",";

@@ -103,6 +103,8 @@ OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream);
 /// True when SAMPLE_DEVICE_FAIL (comma-separated, read at each call) lists `what`: the
 /// debug switch that makes an allocation, a copy or a kernel fail.
 bool debug_fail(const std::string& what);
+/// Whether SAMPLE_DEVICE_FAIL is set now (the cheap first test of debug_fail).
+bool fail_env_set();
 
 /// Called first on each stream's worker thread: its kernels run on that thread alone
 /// (kernels.cc: the BLAS's own threads are off there).
