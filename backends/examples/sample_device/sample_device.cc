@@ -168,7 +168,7 @@ class Stream {
   /// The ring is a driver's command buffer: fixed-size entries preallocated with the
   /// stream, no allocation per item, published by one atomic store; the worker's lock is
   /// taken only to wake it when it sleeps. A full ring makes the host wait for the worker.
-  void enqueue(sample::Work work, const char* name = nullptr) {
+  void enqueue(sample::Work&& work, const char* name = nullptr) {
     std::lock_guard<std::mutex> producers(push_mu_);  // host threads sharing a stream; not the worker's
     const uint64_t q = queued_.load(std::memory_order_relaxed);
     while (q - taken_.load(std::memory_order_acquire) >= kRing) std::this_thread::yield();
@@ -771,9 +771,10 @@ bool fail_env_set() {
   // and its last entry are unchanged: glibc's setenv of a new name appends an entry (in
   // an array it may reallocate), unsetenv shifts the later ones down; both change one of
   // the three, so a check is O(1) and only a changed environment is scanned again.
-  thread_local char** seen = nullptr;
-  thread_local size_t seen_n = 0;
-  thread_local const char* seen_last = nullptr;
+  // initial-exec: a dlopen'ed plugin's thread_local otherwise costs a __tls_get_addr call per read.
+  [[gnu::tls_model("initial-exec")]] thread_local char** seen = nullptr;
+  [[gnu::tls_model("initial-exec")]] thread_local size_t seen_n = 0;
+  [[gnu::tls_model("initial-exec")]] thread_local const char* seen_last = nullptr;
   char** env = environ;
   if (env != nullptr && env == seen && env[seen_n] == nullptr && (seen_n == 0 || env[seen_n - 1] == seen_last))
     return false;
@@ -800,7 +801,7 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
   return dev->arena.host_view(p);
 }
 
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work work, const char* name) {
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const char* name) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   if (stream == nullptr) {  // no stream: after everything queued, on the calling thread

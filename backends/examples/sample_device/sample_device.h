@@ -88,7 +88,7 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes);
 /// Queues `work` on `stream`, after what is queued there (null: runs it on the calling
 /// thread after all work queued on the device). `name` (static storage) is what the
 /// profiler hooks record it as.
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work work, const char* name = nullptr);
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const char* name = nullptr);
 
 /// As launch, for work that can fail: a non-empty string `work` returns is a kernel
 /// failure (with `status`) that the device's next synchronizing call reports (its
