@@ -50,8 +50,33 @@ CachingAllocator::~CachingAllocator() {
   for (OAR_Event e : event_pool_) iface_->destroy_event(device_, e);
 }
 
+void CachingAllocator::arm_event_locked(FreeBlock& fb) {
+  fb.lazy = false;
+  OAR_Event event = nullptr;
+  if (!event_pool_.empty()) {
+    event = event_pool_.back();
+    event_pool_.pop_back();
+  } else if (iface_->create_event(device_, &event) != OAR_SUCCESS) {
+    event = nullptr;
+  }
+  if (event == nullptr || iface_->record_event(device_, fb.stream, event) != OAR_SUCCESS) {
+    // No event to poll: wait here, so the block is safe for every stream.
+    iface_->synchronize_stream(device_, fb.stream);
+    fb.done = true;
+    if (event != nullptr) event_pool_.push_back(event);
+  } else if (poll_) {
+    fb.event = event;  // polled when another stream wants the block
+  } else {
+    fb.ready = std::make_shared<bool>(false);
+    pending_.emplace_back(event, fb.ready);
+    if (!reaper_.joinable()) reaper_ = std::thread([this] { reap(); });
+    reap_cv_.notify_one();
+  }
+}
+
 bool CachingAllocator::reusable_elsewhere_locked(FreeBlock& fb) {
   if (fb.done) return true;
+  if (fb.lazy) arm_event_locked(fb);
   if (fb.ready != nullptr) return *fb.ready;  // the reaper's mark
   if (fb.event == nullptr) return false;
   // OAR_ERROR_NOT_READY while the stream has not reached it; a failure counts as not yet.
@@ -165,6 +190,7 @@ void CachingAllocator::forget_stream(OAR_Stream stream, OAR_Stream heir) {
     recycle_event_locked(fb);  // complete: the stream's work is done
     fb.ready.reset();          // a reaper still waiting on its event finds it complete
     fb.done = true;
+    fb.lazy = false;
     fb.stream = heir;
   }
   for (auto& [ptr, live] : stream_live_) {
@@ -231,27 +257,11 @@ void CachingAllocator::deallocate_on_stream(void* ptr) {
     device_free_locked(ptr, block);
     return;
   }
-  OAR_Event event = nullptr;
-  if (!event_pool_.empty()) {
-    event = event_pool_.back();
-    event_pool_.pop_back();
-  } else if (iface_->create_event(device_, &event) != OAR_SUCCESS) {
-    event = nullptr;
-  }
+  // Reuse on the same stream needs no event (its later work runs after the uses queued
+  // before this free); one is recorded only when another stream asks for the block. A
+  // tiny op on a device stream so records no event per freed output.
   FreeBlock fb{ptr, stream};
-  if (event == nullptr || iface_->record_event(device_, stream, event) != OAR_SUCCESS) {
-    // No event to poll: wait here, so the block is safe for every stream.
-    iface_->synchronize_stream(device_, stream);
-    fb.done = true;
-    if (event != nullptr) event_pool_.push_back(event);
-  } else if (poll_) {
-    fb.event = event;  // polled when another stream wants the block
-  } else {
-    fb.ready = std::make_shared<bool>(false);
-    pending_.emplace_back(event, fb.ready);
-    if (!reaper_.joinable()) reaper_ = std::thread([this] { reap(); });
-    reap_cv_.notify_one();
-  }
+  fb.lazy = true;
   if (free_nodes_.empty()) {
     stream_free_.emplace(block, std::move(fb));
   } else {

@@ -95,7 +95,13 @@ class CachingAllocator : public Allocator {
     OAR_Event event = nullptr;
     std::shared_ptr<bool> ready;  // read and written under mu_
     bool done = false;
+    // No event recorded yet: the block was freed on `stream` and only that stream has
+    // asked for it since (which may reuse it at once, in stream order). The event is
+    // recorded when another stream first wants it (arm_event_locked); recorded then, it
+    // still comes after every use queued before the free.
+    bool lazy = false;
   };
+  void arm_event_locked(FreeBlock& fb);
   bool reusable_elsewhere_locked(FreeBlock& fb);
   void recycle_event_locked(FreeBlock& fb);
   bool is_small(size_t block) const { return block <= kSmallMax; }

@@ -319,8 +319,20 @@ OAR_Status api_allocate_output_list_item(OAR_KernelContext c, size_t i, size_t j
 }
 
 const OAR_Device* api_device(OAR_KernelContext c) {
+  // Resolved once per (type, id): device types are never unregistered and their device
+  // tables never move, so a kernel call costs no map lookup under the manager's lock.
+  constexpr int kCachedIds = 16;
+  static std::atomic<const OAR_Device*> cache[kMaxDeviceTypes][kCachedIds] = {};
+  const Place& place = c->dev->place;
+  const int type = place.type_id(), id = place.device_id();
+  const bool cached = type >= 0 && type < kMaxDeviceTypes && id >= 0 && id < kCachedIds;
+  if (cached) {
+    if (const OAR_Device* d = cache[type][id].load(std::memory_order_acquire)) return d;
+  }
   try {
-    return DeviceManager::instance().device(c->dev->place);
+    const OAR_Device* d = DeviceManager::instance().device(place);
+    if (cached) cache[type][id].store(d, std::memory_order_release);
+    return d;
   } catch (const std::exception& e) {
     c->error = e.what();
     return nullptr;

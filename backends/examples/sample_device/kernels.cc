@@ -97,6 +97,46 @@ View Call::view(const OAR_Tensor& t, const std::string& what) const {
   return v;
 }
 
+Flat Call::flat(const OAR_Tensor& t, const char* kind, size_t i) const {
+  Flat f;
+  int64_t hi = 0, expect = 1, numel = 1;
+  for (int k = t.ndim - 1; k >= 0; --k) {
+    numel *= t.dims[k];
+    if (t.dims[k] != 1 && t.strides[k] != expect) f.contiguous = false;
+    expect *= t.dims[k];
+    if (t.strides[k] < 0) hi = -1;  // refused below, by view
+    if (hi >= 0) hi += (t.dims[k] - 1) * t.strides[k];
+  }
+  f.numel = numel;
+  if (numel == 0) return f;
+  f.data = hi < 0 ? nullptr : host_view(device_, t.data, static_cast<size_t>(hi + 1) * dtype_size(t.dtype));
+  if (f.data == nullptr) {
+    view(t, std::string(kind) + " " + std::to_string(i));  // throws, saying why
+    fail(OAR_ERROR_INVALID_ARGUMENT, std::string(kind) + " " + std::to_string(i) + " is not in this device's memory");
+  }
+  return f;
+}
+
+Flat Call::flat_input(size_t i) {
+  OAR_Tensor t;
+  check(api_->input(ctx_, i, &t), "input");
+  if (t.ndim < 0) fail(OAR_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) + " is absent");
+  return flat(t, "input", i);
+}
+
+Flat Call::flat_output(size_t i) {
+  OAR_Tensor t;
+  const OAR_Status s = api_->allocate_output(ctx_, i, &t);
+  if (s != OAR_SUCCESS) fail(s, "");  // allocate_output left its reason (Oar's allocator's words)
+  return flat(t, "output", i);
+}
+
+View Call::allocated_output(size_t i) {
+  OAR_Tensor t;
+  check(api_->output(ctx_, i, &t), "output");
+  return view(t, "output " + std::to_string(i));
+}
+
 View Call::input(size_t i) {
   OAR_Tensor t;
   check(api_->input(ctx_, i, &t), "input");

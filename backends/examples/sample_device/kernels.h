@@ -41,6 +41,18 @@ struct View {
   }
 };
 
+/// A tensor reduced to what a flat elementwise loop needs (no dims or strides copied):
+/// its first element in the plugin's view, its element count, whether it is contiguous.
+struct Flat {
+  char* data = nullptr;
+  int64_t numel = 0;
+  bool contiguous = true;
+  template <typename T>
+  T* ptr() const {
+    return reinterpret_cast<T*>(data);
+  }
+};
+
 size_t dtype_size(OAR_DataType t);
 const char* dtype_name(OAR_DataType t);
 std::string dims_str(const std::vector<int64_t>& d);
@@ -52,6 +64,9 @@ class Call {
   View input(size_t i);           // the i-th tensor argument
   View optional_input(size_t i);  // a Tensor?: present == false when absent
   View output(size_t i);          // allocates the i-th output (contiguous)
+  Flat flat_input(size_t i);      // as input, for flat loops (a tiny op's fast path)
+  Flat flat_output(size_t i);     // as output, for flat loops
+  View allocated_output(size_t i);  // the i-th output, allocated before (flat_output)
   bool attr_bool(size_t i);
   int64_t attr_int(size_t i);
   double attr_float(size_t i);
@@ -90,6 +105,7 @@ class Call {
  private:
   void check(OAR_Status s, const char* what) const;
   View view(const OAR_Tensor& t, const std::string& what) const;
+  Flat flat(const OAR_Tensor& t, const char* kind, size_t i) const;
   const OAR_KernelApi* api_;
   OAR_KernelContext ctx_;
   const char* op_;
@@ -102,8 +118,7 @@ template <typename F>
 OAR_Status run_kernel(const OAR_KernelApi* api, OAR_KernelContext ctx, const char* op, F body) {
   try {
     Call call(api, ctx, op);
-    if (std::getenv("SAMPLE_DEVICE_FAIL") != nullptr &&
-        (debug_fail("kernel") || debug_fail(std::string("kernel:") + op)))
+    if (fail_env_set() && (debug_fail("kernel") || debug_fail(std::string("kernel:") + op)))
       call.fail(OAR_ERROR_DEVICE, "the kernel failed (SAMPLE_DEVICE_FAIL)");
     body(call);
     return OAR_SUCCESS;

@@ -44,7 +44,39 @@ struct Div {
 
 template <typename T, typename Op>
 void binary(Call& c) {
-  const View x = c.input(0), y = c.input(1), out = c.output(0);
+  // Same-shape contiguous operands, or one of them a single element: a flat loop whose
+  // queued work captures three pointers (no dims or strides copied per launch).
+  const Flat fx = c.flat_input(0), fy = c.flat_input(1);
+  const bool xs = fx.numel == 1, ys = fy.numel == 1;
+  const int64_t n = std::max(fx.numel, fy.numel);
+  if (fx.contiguous && fy.contiguous && (fx.numel == n || xs) && (fy.numel == n || ys)) {
+    const Flat fo = c.flat_output(0);
+    if (fo.numel == 0) return;
+    if (fo.contiguous && fo.numel == n) {
+      T* o = fo.ptr<T>();
+      const T* xp = fx.ptr<T>();
+      const T* yp = fy.ptr<T>();
+      c.launch([o, xp, yp, n, xs, ys] {
+        if (!xs && !ys) {
+          for (int64_t i = 0; i < n; ++i) o[i] = Op::f(xp[i], yp[i]);
+        } else if (!xs) {
+          const T b = yp[0];
+          for (int64_t i = 0; i < n; ++i) o[i] = Op::f(xp[i], b);
+        } else if (!ys) {
+          const T a = xp[0];
+          for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a, yp[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[i] = Op::f(xp[0], yp[0]);
+        }
+      });
+      return;
+    }
+  }
+  // The general walk (broadcasting, strided views); the output is allocated once.
+  const View x = c.input(0), y = c.input(1);
+  const View out = fx.contiguous && fy.contiguous && (fx.numel == n || xs) && (fy.numel == n || ys)
+                       ? c.allocated_output(0)
+                       : c.output(0);
   if (out.numel() == 0) return;
   const std::array<std::vector<int64_t>, 3> st = {out.strides, broadcast_strides(x, out.dims),
                                                   broadcast_strides(y, out.dims)};

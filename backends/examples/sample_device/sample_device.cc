@@ -30,6 +30,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+extern char** environ;  // NOLINT: POSIX
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -157,33 +159,40 @@ class Stream {
   ~Stream() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+      stop_.store(true);
     }
     cv_.notify_all();
     worker_.join();
   }
   /// Queues `work`; the profiler hooks record it as `name` (static storage; null: not recorded).
-  void enqueue(std::function<void()> work, const char* name = nullptr) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back({std::move(work), name});
-      ++queued_;
-      has_work_.store(true, std::memory_order_release);
+  /// The ring is a driver's command buffer: fixed-size entries preallocated with the
+  /// stream, no allocation per item, published by one atomic store; the worker's lock is
+  /// taken only to wake it when it sleeps. A full ring makes the host wait for the worker.
+  void enqueue(sample::Work&& work, const char* name = nullptr) {
+    std::lock_guard<std::mutex> producers(push_mu_);  // host threads sharing a stream; not the worker's
+    const uint64_t q = queued_.load(std::memory_order_relaxed);
+    while (q - taken_.load(std::memory_order_acquire) >= kRing) std::this_thread::yield();
+    Item& slot = ring_[q % kRing];
+    slot.work = std::move(work);
+    slot.name = name;
+    queued_.store(q + 1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(mu_);  // the worker is between its check and its wait, or waits
+      cv_.notify_one();
     }
-    cv_.notify_one();  // only the worker waits on cv_
   }
   void synchronize() {
+    const uint64_t target = queued_.load(std::memory_order_seq_cst);
+    if (done_.load(std::memory_order_acquire) >= target) return;
     std::unique_lock<std::mutex> lock(mu_);
-    const uint64_t target = queued_;
-    idle_.wait(lock, [&] { return done_ >= target; });
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    idle_.wait(lock, [&] { return done_.load(std::memory_order_seq_cst) >= target; });
+    waiters_.fetch_sub(1, std::memory_order_relaxed);
   }
   /// True when everything queued so far has run (query_stream).
-  bool idle() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return done_ >= queued_;
-  }
+  bool idle() { return done_.load(std::memory_order_acquire) >= queued_.load(std::memory_order_acquire); }
   /// Work that may fail asynchronously (a collective): its error waits for take_error.
-  void enqueue_checked(std::function<std::string()> work) {
+  void enqueue_checked(std::function<std::string()> work) {  // collectives: rare, may allocate
     enqueue([this, work = std::move(work)] {
       std::string e = work();
       if (e.empty()) return;
@@ -198,27 +207,33 @@ class Stream {
   }
 
  private:
+  bool has_work() const { return queued_.load(std::memory_order_acquire) != taken_.load(std::memory_order_relaxed); }
   void run() {
     sample::worker_thread_started();
     std::mt19937 rng(std::random_device{}());
-    std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      if (queue_.empty() && !stop_) {
+      if (!has_work() && !stop_.load()) {
         // As a GPU driver's default schedule (spin, yield, then block): poll ~50 us before
         // sleeping, so a host queueing op after op rarely pays a futex wake-up per item
         // (a tiny add's host cost: 2.9-4.8 -> 2.0 us, bench_device.py, load 12).
-        lock.unlock();
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-        while (!has_work_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+        while (!has_work() && !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until)
           std::this_thread::yield();
-        lock.lock();
       }
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and nothing left
-      auto [work, name] = std::move(queue_.front());
-      queue_.pop_front();
-      has_work_.store(!queue_.empty(), std::memory_order_release);
-      lock.unlock();
+      if (!has_work()) {
+        std::unique_lock<std::mutex> lock(mu_);
+        sleeping_.store(true, std::memory_order_seq_cst);
+        // seq_cst pairs with enqueue's store of queued_ then load of sleeping_: either it
+        // sees the item here, or enqueue sees sleeping_ and notifies under mu_.
+        cv_.wait(lock, [&] { return stop_.load() || queued_.load(std::memory_order_seq_cst) != taken_.load(); });
+        sleeping_.store(false, std::memory_order_relaxed);
+      }
+      if (!has_work()) return;  // stopping, and nothing left
+      const uint64_t t = taken_.load(std::memory_order_relaxed);
+      Item& slot = ring_[t % kRing];
+      sample::Work work = std::move(slot.work);
+      const char* name = slot.name;
+      taken_.store(t + 1, std::memory_order_release);  // the slot may be refilled from here
       // Between N/2 and N: work always finishes well after it was queued.
       if (max_delay_us_ > 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(max_delay_us_ / 2 + rng() % (max_delay_us_ / 2 + 1)));
@@ -230,18 +245,28 @@ class Stream {
       } else {
         work();
       }
-      lock.lock();
-      ++done_;
-      idle_.notify_all();
+      work.reset();
+      done_.fetch_add(1, std::memory_order_seq_cst);
+      if (waiters_.load(std::memory_order_seq_cst) > 0) {
+        std::lock_guard<std::mutex> lock(mu_);  // a synchronize is between its check and its wait, or waits
+        idle_.notify_all();
+      }
     }
   }
 
-  std::mutex mu_;
+  std::mutex mu_;       // the worker's sleep and synchronize's wait (and error_)
+  std::mutex push_mu_;  // orders producers (several host threads may share a stream)
   std::condition_variable cv_, idle_;
-  std::deque<std::pair<std::function<void()>, const char*>> queue_;
-  uint64_t queued_ = 0, done_ = 0;
-  bool stop_ = false;
-  std::atomic<bool> has_work_{false};  // queue_ is not empty (read by the polling worker)
+  struct Item {
+    sample::Work work;
+    const char* name = nullptr;
+  };
+  static constexpr uint64_t kRing = 1024;
+  std::vector<Item> ring_ = std::vector<Item>(kRing);
+  std::atomic<uint64_t> queued_{0}, taken_{0}, done_{0};  // items queued, taken by the worker, run
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> sleeping_{false};  // the worker waits on cv_ (enqueue must wake it)
+  std::atomic<int> waiters_{0};        // synchronize calls waiting on idle_
   std::string error_;  // the first failure of enqueue_checked work not yet reported
   const int device_id_;
   const int id_;  // the profiler's stream number (0: the legacy default stream)
@@ -740,7 +765,30 @@ OAR_DeviceInterface g_table = [] {
 
 namespace sample {
 
+bool fail_env_set() {
+  // getenv compares every variable's name (~80 ns per kernel with a shell's environment).
+  // Absent once, SAMPLE_DEVICE_FAIL stays absent while the environment array, its length
+  // and its last entry are unchanged: glibc's setenv of a new name appends an entry (in
+  // an array it may reallocate), unsetenv shifts the later ones down; both change one of
+  // the three, so a check is O(1) and only a changed environment is scanned again.
+  // initial-exec: a dlopen'ed plugin's thread_local otherwise costs a __tls_get_addr call per read.
+  [[gnu::tls_model("initial-exec")]] thread_local char** seen = nullptr;
+  [[gnu::tls_model("initial-exec")]] thread_local size_t seen_n = 0;
+  [[gnu::tls_model("initial-exec")]] thread_local const char* seen_last = nullptr;
+  char** env = environ;
+  if (env != nullptr && env == seen && env[seen_n] == nullptr && (seen_n == 0 || env[seen_n - 1] == seen_last))
+    return false;
+  const bool set = std::getenv("SAMPLE_DEVICE_FAIL") != nullptr;
+  size_t n = 0;
+  while (env != nullptr && env[n] != nullptr) ++n;
+  seen = set ? nullptr : env;
+  seen_n = n;
+  seen_last = n > 0 ? env[n - 1] : nullptr;
+  return set;
+}
+
 bool debug_fail(const std::string& what) {
+  if (!fail_env_set()) return false;
   const char* v = std::getenv("SAMPLE_DEVICE_FAIL");
   if (v == nullptr || *v == '\0') return false;
   const std::string list = std::string(",") + v + ",";
@@ -753,7 +801,7 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
   return dev->arena.host_view(p);
 }
 
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work, const char* name) {
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const char* name) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   if (stream == nullptr) {  // no stream: after everything queued, on the calling thread

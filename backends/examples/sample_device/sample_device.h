@@ -9,10 +9,77 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sample {
+
+/// One queued item of work: a move-only callable kept inline (no heap allocation) when
+/// it fits kInline bytes, as a driver's fixed-size command-buffer entry; larger ones go
+/// to the heap. What a stream's ring holds (std::function allocated for every kernel's
+/// captures, the largest share of a tiny op's host cost).
+class Work {
+ public:
+  static constexpr size_t kInline = 96;
+  Work() = default;
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Work>>>
+  Work(F&& f) {  // NOLINT(google-explicit-constructor): lambdas convert as to std::function
+    using D = std::decay_t<F>;
+    if constexpr (sizeof(D) <= kInline && alignof(D) <= alignof(std::max_align_t) &&
+                  std::is_nothrow_move_constructible_v<D>) {
+      new (buf_) D(std::forward<F>(f));
+      ops_ = &kInlineOps<D>;
+    } else {
+      *reinterpret_cast<D**>(buf_) = new D(std::forward<F>(f));
+      ops_ = &kHeapOps<D>;
+    }
+  }
+  Work(Work&& o) noexcept { take(o); }
+  Work& operator=(Work&& o) noexcept {
+    if (this != &o) {
+      reset();
+      take(o);
+    }
+    return *this;
+  }
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+  ~Work() { reset(); }
+  void operator()() { ops_->call(buf_); }
+  explicit operator bool() const { return ops_ != nullptr; }
+  void reset() {
+    if (ops_ != nullptr) ops_->destroy(buf_);
+    ops_ = nullptr;
+  }
+
+ private:
+  struct Ops {
+    void (*call)(void*);
+    void (*move)(void* from, void* to);  // constructs at `to`, destroys `from`
+    void (*destroy)(void*);
+  };
+  template <typename D>
+  static constexpr Ops kInlineOps = {[](void* p) { (*static_cast<D*>(p))(); },
+                                     [](void* from, void* to) {
+    new (to) D(std::move(*static_cast<D*>(from)));
+    static_cast<D*>(from)->~D();
+                                     },
+                                     [](void* p) { static_cast<D*>(p)->~D(); }};
+  template <typename D>
+  static constexpr Ops kHeapOps = {[](void* p) { (**static_cast<D**>(p))(); },
+                                   [](void* from, void* to) { *static_cast<D**>(to) = *static_cast<D**>(from); },
+                                   [](void* p) { delete *static_cast<D**>(p); }};
+  void take(Work& o) {
+    ops_ = o.ops_;
+    if (ops_ != nullptr) ops_->move(o.buf_, buf_);
+    o.ops_ = nullptr;
+  }
+  alignas(std::max_align_t) unsigned char buf_[kInline];
+  const Ops* ops_ = nullptr;
+};
 
 /// The plugin's read-write view of [p, p + bytes) of device `d`'s memory (what Oar sees
 /// is PROT_NONE), or null when that range is not in the device's arena.
@@ -21,7 +88,7 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes);
 /// Queues `work` on `stream`, after what is queued there (null: runs it on the calling
 /// thread after all work queued on the device). `name` (static storage) is what the
 /// profiler hooks record it as.
-OAR_Status launch(const OAR_Device* d, OAR_Stream stream, std::function<void()> work, const char* name = nullptr);
+OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const char* name = nullptr);
 
 /// As launch, for work that can fail: a non-empty string `work` returns is a kernel
 /// failure (with `status`) that the device's next synchronizing call reports (its
@@ -36,6 +103,8 @@ OAR_Status synchronize(const OAR_Device* d, OAR_Stream stream);
 /// True when SAMPLE_DEVICE_FAIL (comma-separated, read at each call) lists `what`: the
 /// debug switch that makes an allocation, a copy or a kernel fail.
 bool debug_fail(const std::string& what);
+/// Whether SAMPLE_DEVICE_FAIL is set now (the cheap first test of debug_fail).
+bool fail_env_set();
 
 /// Called first on each stream's worker thread: its kernels run on that thread alone
 /// (kernels.cc: the BLAS's own threads are off there).
