@@ -18,7 +18,9 @@
  *
  * Ownership: every pointer the api returns is owned by the runtime and valid until the
  * kernel returns. Arguments are indexed in declaration order: inputs among the tensor
- * arguments, attributes among the others, outputs among the outputs. */
+ * arguments, attributes among the others, outputs among the outputs. Inputs the op's
+ * definition names in `host_inputs` (dyn_reshape's and dyn_expand's shape) arrive in
+ * host memory, their place the CPU; every other tensor is on the kernel's device. */
 #ifndef OAR_KERNEL_EXT_H_
 #define OAR_KERNEL_EXT_H_
 

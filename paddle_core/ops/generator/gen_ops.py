@@ -290,11 +290,24 @@ def emit_kernel_call(op, place, ctx, lookup, donor):
     return L
 
 
+def host_local(op, a, dense):
+    """The kernel-level local of a host input (Note [Host inputs]): `dense` (a DenseTensor
+    expression, or a pointer for Tensor?) on the CPU, copied there when it is not."""
+    if a.type == "Tensor":
+        return [f"  const DenseTensor {a.name}_k = ::oar::detail::on_host({dense}, \"{op.name}\", \"{a.name}\");"]
+    return [f"  DenseTensor {a.name}_h;",
+            f"  const DenseTensor* {a.name}_k = ({dense}) == nullptr ? nullptr : "
+            f"&({a.name}_h = ::oar::detail::on_host(*({dense}), \"{op.name}\", \"{a.name}\"));"]
+
+
 def eager_locals(op):
     """Kernel-level locals (<name>_k) from the op's Tensor arguments."""
     L = []
     for a in op.tensor_args:
-        if a.type == "Tensor":
+        if a.name in op.host_inputs:
+            L.extend(host_local(op, a, f"{a.name}.dense()" if a.type == "Tensor"
+                                else f"({a.name}.defined() ? &{a.name}.dense() : nullptr)"))
+        elif a.type == "Tensor":
             L.append(f"  const DenseTensor& {a.name}_k = {a.name}.dense();")
         elif a.type == "Tensor?":
             L.append(f"  const DenseTensor* {a.name}_k = {a.name}.defined() ? &{a.name}.dense() : nullptr;")
@@ -320,9 +333,9 @@ def wrap_outputs(op):
 
 def place_checks(op):
     """Every tensor argument after the first must be on the first one's place (kplace): a
-    kernel reads all of them on one device (Note [Devices])."""
+    kernel reads all of them on one device (Note [Devices]); host inputs are exempt."""
     L = []
-    tensors = op.tensor_args
+    tensors = op.device_tensor_args  # host inputs may be anywhere (Note [Host inputs])
     if not tensors or tensors[0].type not in ("Tensor", "Tensor[]"):
         return L
     for i, a in enumerate(tensors):
@@ -362,7 +375,8 @@ def gen_kernel_stage(op, schema):
         L.append("  return out;")
         L.append("}\n")
         return L
-    first = tensors[0] if tensors else None
+    device_tensors = op.device_tensor_args
+    first = device_tensors[0] if device_tensors else None
     if first and first.type == "Tensor":
         L.append(f"  const Place& kplace = {first.name}.place();")
     elif first and first.type == "Tensor[]":
@@ -394,7 +408,9 @@ def gen_kernel_step(op):
     trace, and no Tensor handles below the inputs."""
     L = [f"void {op.name}_step(dispatch::KernelCall& c) {{"]
     for i, a in enumerate(op.tensor_args):
-        if a.type == "Tensor":
+        if a.name in op.host_inputs:
+            L.extend(host_local(op, a, f"c.in({i})" if a.type == "Tensor" else f"c.opt({i})"))
+        elif a.type == "Tensor":
             L.append(f"  const DenseTensor& {a.name}_k = c.in({i});")
         elif a.type == "Tensor?":
             L.append(f"  const DenseTensor* {a.name}_k = c.opt({i});")
@@ -667,8 +683,10 @@ def gen_ops_cc(ops):
            '#include "paddle_core/meta/infer_meta_nn.h"',
            '#include "paddle_core/meta/view_meta.h"\n',
            '#include "paddle_core/meta/infer_meta_attention.h"',  # attention.yaml
-           '#include "paddle_core/api/composite_attention.h"\n',
-           "namespace oar::ops {\n"]
+           '#include "paddle_core/api/composite_attention.h"\n']
+    if any(op.host_inputs for op in ops):  # only where needed: a change to it rebuilds few files
+        out.append('#include "paddle_core/dispatch/host_inputs.h"\n')
+    out.append("namespace oar::ops {\n")
     for op in ops:
         out.append(gen_op_function(op))
     out.append("}  // namespace oar::ops\n")

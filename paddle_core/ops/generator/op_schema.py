@@ -17,6 +17,10 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     data_dependent: [out]                    # outputs whose 0 dims (set by infer_meta as
                                              # placeholders) the kernel sizes from the data:
                                              # dynamic (?) in the IR
+    host_inputs: [shape]                     # tensor inputs the kernels read on the host (a
+                                             # target shape): exempt from the same-place rule
+                                             # and copied to the CPU for every kernel, eager
+                                             # and in the executor (Note [Host inputs])
     side_effect: true                        # not pure: never folded, merged or removed
     inplace_kernel: true                     # the kernel may write into input 0's memory (out
                                              # aliasing x): the in-place variant and the
@@ -141,6 +145,7 @@ class OpDef:
     inplace: Optional[str]
     python: dict
     data_dependent: List[str]
+    host_inputs: List[str]
     side_effect: bool
     inplace_kernel: bool
     inplace_grows: bool
@@ -153,6 +158,11 @@ class OpDef:
     @property
     def tensor_args(self):
         return [a for a in self.args if a.is_tensor]
+
+    @property
+    def device_tensor_args(self):
+        """The tensor arguments the kernels read on the op's place (all but host_inputs)."""
+        return [a for a in self.args if a.is_tensor and a.name not in self.host_inputs]
 
     @property
     def attrs(self):
@@ -235,6 +245,19 @@ def parse_backward(spec, op: str, args: List[Arg]) -> List[BackwardRule]:
     return rules
 
 
+def parse_host_inputs(names, op: str, args: List[Arg]) -> List[str]:
+    """`host_inputs:` -> names of Tensor / Tensor? arguments (a list of tensors is not one)."""
+    kinds = {a.name: a.type for a in args}
+    names = list(names or [])
+    for n in names:
+        if kinds.get(n) not in ("Tensor", "Tensor?"):
+            raise ValueError(f"{op}: host_inputs names '{n}', which is not a Tensor or Tensor? argument "
+                             f"(arguments: {', '.join(f'{t} {a}' for a, t in kinds.items())})")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{op}: host_inputs names an argument twice: {names}")
+    return names
+
+
 def _check_choice(op: str, key: str, value, choices):
     if value is not None and value not in choices:
         raise ValueError(f"{op}: {key}: '{value}' is not one of: {', '.join(choices)}")
@@ -243,7 +266,7 @@ def _check_choice(op: str, key: str, value, choices):
 
 # Every key an entry may have; anything else is a typo (an error naming the op).
 KNOWN_KEYS = {"op", "args", "output", "infer_meta", "kernel", "promote", "promote_float", "view",
-              "backward", "inplace", "python", "data_dependent", "side_effect", "inplace_kernel",
+              "backward", "inplace", "python", "data_dependent", "host_inputs", "side_effect", "inplace_kernel",
               "amp", "decomp", "spmd", "doc"}
 
 
@@ -282,6 +305,7 @@ def load_ops(paths) -> List[OpDef]:
                 inplace=e.get("inplace"),
                 python=e.get("python") or {},
                 data_dependent=list(e.get("data_dependent", [])),
+                host_inputs=parse_host_inputs(e.get("host_inputs"), name, args),
                 side_effect=bool(e.get("side_effect", False)),
                 inplace_kernel=bool(e.get("inplace_kernel", False)),
                 inplace_grows=e.get("inplace_kernel") == "grow",

@@ -133,6 +133,9 @@ def traced_shape(shape):
         return None
     if not any(isinstance(s, _Tensor) and t.is_traced(s) for s in shape):
         return None
+    # The parts are built where the traced sizes live (a program running on a device
+    # computes its shapes there; dyn_reshape reads them on the host, Note [Host inputs]).
+    place = next(s.place for s in shape if isinstance(s, _Tensor) and t.is_traced(s))
     parts, hint = [], []
     for s in shape:
         if isinstance(s, _Tensor):
@@ -140,11 +143,12 @@ def traced_shape(shape):
                 raise ValueError(f"shape: an element given as a tensor must hold one value, got shape "
                                  f"{list(s.shape)}")
             traced = t.is_traced(s)
-            parts.append(_ops.reshape(_ops.cast(s, _INT64), [1]))
+            part = _ops.reshape(_ops.cast(s, _INT64), [1])
+            parts.append(part if part.place == place else _ops.copy_to(part, place, True))
             hint.append(s.sym if isinstance(s, SymInt) else SENTINEL if traced else int(s))
         else:
             v = int(s)
-            parts.append(_ops.full([1], v, _INT64, None))
+            parts.append(_ops.full([1], v, _INT64, place))
             hint.append(v)
     return _ops.concat(parts, 0), hint
 

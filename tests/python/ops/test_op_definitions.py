@@ -144,6 +144,10 @@ def _load(tmp_path, text):
     ("sdpm: unary", "my_op: unknown key(s) sdpm"),
     ('backward: {"x, z": "f(x)"}', "my_op: backward names 'z', which is not a tensor argument"),
     ('backward: {"x, y": "f(x)", y: "g(y)"}', "my_op: backward gives the gradient of 'y' twice"),
+    ("host_inputs: [z]", "my_op: host_inputs names 'z', which is not a Tensor or Tensor. argument "
+                         "(arguments: Tensor x, Tensor y, int z)"),
+    ("host_inputs: [w]", "my_op: host_inputs names 'w', which is not a Tensor"),
+    ("host_inputs: [y, y]", "my_op: host_inputs names an argument twice: .'y', 'y'.$"),
 ])
 def test_the_schema_names_the_op_in_its_errors(tmp_path, entry, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -156,3 +160,16 @@ def test_the_schema_keeps_multi_gradient_rules_as_written(tmp_path):
     assert [(r.inputs, r.expr) for r in op.backward_rules] == [(["x", "w"], "f(x, w)"), (["y"], "g(y)")]
     assert op.backward == {"x": "f(x, w)", "w": "f(x, w)", "y": "g(y)"}
     assert op.spmd == "elementwise" and op.amp == "gray" and op.decomp is None
+
+
+def test_host_inputs_are_declared_in_the_definitions():
+    """Note [Host inputs]: the target shapes of dyn_reshape/dyn_expand are read on the host."""
+    spec = importlib.util.spec_from_file_location(
+        "op_schema", os.path.join(OPS_DIR, "generator", "op_schema.py"))
+    op_schema = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(op_schema)
+    ops = op_schema.load_ops(sorted(glob.glob(os.path.join(OPS_DIR, "*.yaml"))))
+    declared = {op.name: op.host_inputs for op in ops if op.host_inputs}
+    assert declared == {"dyn_reshape": ["shape"], "dyn_expand": ["shape"]}
+    (op,) = [o for o in ops if o.name == "dyn_reshape"]
+    assert [a.name for a in op.device_tensor_args] == ["x"]
