@@ -31,7 +31,7 @@ def sample_plugin_path():
     build = builds[0]
     out = subprocess.run(
         [os.path.join(_ROOT, "backends", "examples", "sample_device", "build.sh"),
-         os.path.join(build, "sample_device"), os.path.join(build, "cmake")],
+         os.path.join(build, "sample_device"), build],
         check=True, capture_output=True, text=True)
     return out.stdout.strip().splitlines()[-1]
 
