@@ -17,6 +17,9 @@
 #include "paddle_core/base/errors.h"
 
 namespace oar::backends {
+
+std::atomic<int> detail::g_pinned_blocks_with_writes{0};
+
 namespace {
 
 constexpr size_t kMinBlock = 64;
@@ -55,7 +58,7 @@ Registry& registry() {
   return *r;
 }
 
-std::atomic<int> g_blocks_with_writes{0};
+std::atomic<int>& g_blocks_with_writes = detail::g_pinned_blocks_with_writes;
 std::atomic<int64_t> g_num_blocks{0};  // live and free: lets pageable copies skip the lock
 thread_local const Place* t_output_device = nullptr;
 
@@ -213,8 +216,6 @@ void pinned_record_use(const void* base, const Place& device, OAR_Stream stream,
   b.uses.push_back(u);
   if (write && b.writes++ == 0) g_blocks_with_writes.fetch_add(1, std::memory_order_release);
 }
-
-bool pinned_writes_pending() { return g_blocks_with_writes.load(std::memory_order_acquire) != 0; }
 
 void pinned_wait_writes(const void* base) {
   if (g_blocks_with_writes.load(std::memory_order_acquire) == 0 || base == nullptr) return;

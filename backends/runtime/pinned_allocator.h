@@ -11,6 +11,7 @@
 // pointer (a Storage's data()), so nothing in the tensor layer has to know about them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,8 +35,11 @@ bool pinned_lookup(const void* base, Place* device = nullptr);
 /// block wait for it. No-op when `base` is not a pinned block.
 void pinned_record_use(const void* base, const Place& device, OAR_Stream stream, bool write);
 
+namespace detail {
+extern std::atomic<int> g_pinned_blocks_with_writes;
+}
 /// Whether any pinned block has queued writes (one atomic load): the host-read fast path.
-bool pinned_writes_pending();
+inline bool pinned_writes_pending() { return detail::g_pinned_blocks_with_writes.load(std::memory_order_acquire) != 0; }
 
 /// Waits until the writes queued into the pinned block at `base` have run (what a host
 /// read of it does first). Costs one atomic load when no pinned block has such writes.

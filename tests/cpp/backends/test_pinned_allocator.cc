@@ -43,9 +43,9 @@ struct DeviceWords {
   }
 };
 
-// A stream whose every item runs 10-20 ms later than queued.
+// A stream whose every item runs 50-100 ms later than queued (a margin for a loaded machine).
 OAR_Stream slow_stream(const Place& p) {
-  setenv("SAMPLE_DEVICE_DELAY_US", "20000", 1);
+  setenv("SAMPLE_DEVICE_DELAY_US", "100000", 1);
   OAR_Stream s = create_stream(p);
   unsetenv("SAMPLE_DEVICE_DELAY_US");
   return s;
@@ -92,7 +92,7 @@ TEST(PinnedAllocator, FreedBlockIsNotReusedBeforeItsQueuedCopyRan) {
   auto a = pinned_storage(p, kBytes);
   fill(a, 7);
   void* base = a->data();
-  memcpy_async(p, dev.ptr, CPUPlace(), a->data(), kBytes, s);  // reads the block 10-20 ms from now
+  memcpy_async(p, dev.ptr, CPUPlace(), a->data(), kBytes, s);  // reads the block 50-100 ms from now
   pinned_record_use(base, p, s, /*write=*/false);
   a.reset();  // freed while the copy is queued
   auto b = pinned_storage(p, kBytes);
