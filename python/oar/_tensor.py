@@ -311,16 +311,19 @@ Tensor.cuda = _cuda
 
 def _pin_memory(self, blocking=True, device=None):
     """Tensor.pin_memory(blocking=True): a copy of self in pinned (page-locked) host memory
-    of `device` (default: the current device), itself when it is pinned already. The copy
-    is a CPU tensor; copies from it to the device with blocking=False are asynchronous, and
-    from a device tensor with blocking=False this copy itself is (reads wait for it). As
-    PyTorch's pin_memory(device), a device string or Place may come first.
+    of `device` (default: a device tensor's own device, else the current device), itself
+    when it is pinned already. The copy is a CPU tensor; copies from it to the device with
+    blocking=False are asynchronous, and from a device tensor with blocking=False this copy
+    itself is (reads wait for it). As PyTorch's pin_memory(device), a device string or
+    Place may come first.
     Note [Pinned memory] (docs/notes/devices.md)."""
     from ._device import _pinned_device
     if isinstance(blocking, (str, _C.Place)):
         device, blocking = blocking, True
     if _C._is_pinned(self):
         return self
+    if device is None and not self.place.is_cpu_place():
+        device = self.place  # a device tensor: pinned memory of its own device
     return _C._pin_memory(self, _pinned_device(device, "pin_memory"), bool(blocking))
 
 
