@@ -54,6 +54,24 @@ backends::CachingAllocator* caching(const Place& place) {
   return a;
 }
 
+// Event.query / Stream.query: whether the work is done, without waiting (a table without
+// the 1.1 query slot waits instead, which answers the same). A device error is raised.
+bool query_done(const Place& place, OAR_Event event, OAR_Stream stream) {
+  DeviceManager& dm = DeviceManager::instance();
+  const std::string type = DeviceManager::device_type_of(place);
+  const OAR_DeviceInterface& t = dm.interface(type);
+  OAR_Device* d = dm.device(place);
+  OAR_Status st;
+  if (event != nullptr) {
+    st = t.query_event != nullptr ? t.query_event(d, event) : t.synchronize_event(d, event);
+  } else {
+    st = t.query_stream != nullptr ? t.query_stream(d, stream) : t.synchronize_stream(d, stream);
+  }
+  if (st == OAR_ERROR_NOT_READY) return false;
+  backends::check_status(st, type, event != nullptr ? "query_event" : "query_stream");
+  return true;
+}
+
 void check_place(const Place& place, const char* op) {
   if (place.is_cpu()) return;
   DeviceManager& dm = DeviceManager::instance();
@@ -102,9 +120,15 @@ void bind_device(py::module_& m) {
     if (e.handle != nullptr) backends::record_event(e.place, s.handle, e.handle);
     e.recorded = true;
           })
-      .def("synchronize", [](PyEvent& e) {
-        py::gil_scoped_release nogil;
-        if (e.handle != nullptr) backends::synchronize_event(e.place, e.handle);
+      .def(
+          "synchronize",
+          [](PyEvent& e) {
+    py::gil_scoped_release nogil;
+    if (e.handle != nullptr) backends::synchronize_event(e.place, e.handle);
+          })
+      .def("query", [](PyEvent& e) {
+        // Never recorded: nothing to wait for (as CUDA).
+        return e.handle == nullptr || !e.recorded || query_done(e.place, e.handle, nullptr);
       });
 
   py::class_<PyStream, std::shared_ptr<PyStream>>(m, "_Stream")
@@ -125,6 +149,7 @@ void bind_device(py::module_& m) {
     py::gil_scoped_release nogil;
     if (s.handle != nullptr) backends::synchronize_stream(s.place, s.handle);
           })
+      .def("query", [](PyStream& s) { return s.handle == nullptr || query_done(s.place, nullptr, s.handle); })
       .def("wait_event", [](PyStream& s, PyEvent& e) {
         OAR_ENFORCE(s.place == e.place, InvalidArgument, "Stream.wait_event: the stream is of ", s.place.str(),
                     ", the event of ", e.place.str());

@@ -25,6 +25,7 @@ void bind_spmd(py::module_& m);       // spmd_py.cc: meshes, placements, SPMD ru
 void bind_distributed(py::module_& m);  // distributed_py.cc: stores, process groups, grad hooks
 void bind_device(py::module_& m);       // device_py.cc: plugins, streams, events, memory stats
 void bind_profiler(py::module_& m);     // profiler_py.cc: host and device tracing
+void bind_pinned(py::module_& m);       // pinned_py.cc: Tensor.pin_memory, is_pinned
 }  // namespace oar::python
 
 using namespace oar;          // NOLINT
@@ -108,6 +109,7 @@ PYBIND11_MODULE(_C, m) {
   bind_pylayer(m);
   bind_device(m);
   bind_profiler(m);
+  bind_pinned(m);
   m.def("_generated_op_names", &generated_op_names);
   m.def("_kernel_ops", [] { return KernelRegistry::instance().ops(); });
   m.def("_kernel_dtypes", [](const std::string& op) {

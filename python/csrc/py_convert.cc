@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/runtime/device_manager.h"
+#include "backends/runtime/pinned_allocator.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/base/errors.h"
 
@@ -230,9 +231,18 @@ Scalar py_to_scalar(py::handle h, const char* op, const char* arg) {
   return Scalar(py_to_double(h, op, arg));
 }
 
+void wait_host_writes(const DenseTensor& d) {
+  if (!d.storage() || !backends::pinned_writes_pending()) return;  // one atomic load
+  py::gil_scoped_release nogil;
+  backends::pinned_wait_writes(d.storage()->data());
+}
+
 DenseTensor on_host(const Tensor& t) {
   const DenseTensor& d = t.dense();
-  if (d.place().is_cpu()) return d;
+  if (d.place().is_cpu()) {
+    wait_host_writes(d);  // pinned memory an async device-to-host copy still has to fill
+    return d;
+  }
   DenseTensor h(d.dims(), d.dtype(), CPUPlace());
   h.alloc();
   py::gil_scoped_release nogil;                                // the device may be busy for a while

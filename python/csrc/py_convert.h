@@ -59,5 +59,8 @@ Tensor tensor_from_python(py::handle data, DataType dtype, const char* op);
 /// `t` itself on the CPU; else a host copy made after the device's queued work (how the
 /// host reads a device tensor: numpy(), item(), scalar arguments). No autograd.
 DenseTensor on_host(const Tensor& t);
+/// Waits for the asynchronous device-to-host copies still writing `d`'s pinned memory
+/// (Note [Pinned memory]); one atomic load when there are none.
+void wait_host_writes(const DenseTensor& d);
 
 }  // namespace oar::python

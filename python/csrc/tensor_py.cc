@@ -168,6 +168,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
              py::handle copy) {
     // A device tensor is exported as a host copy (the consumer reads it on the CPU).
     Tensor self(t);
+    if (self.place().is_cpu()) wait_host_writes(self.dense());
     return tensor_dlpack(self.place().is_cpu() ? self : Tensor(on_host(self)), stream, max_version, dl_device, copy);
           },
           py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),

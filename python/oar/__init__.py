@@ -39,7 +39,7 @@ from ._dtype import (  # noqa: E402,F401
     is_complex, finfo, iinfo,
 )
 from ._device import (  # noqa: E402,F401
-    CPUPlace, CUDAPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
+    CPUPlace, CUDAPlace, CUDAPinnedPlace, CustomPlace, Place, set_device, get_device, is_compiled_with_cuda,
     is_compiled_with_cinn,
     is_compiled_with_custom_device,
 )

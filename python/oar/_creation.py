@@ -14,7 +14,13 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     Python floats become the default dtype (float32); NumPy arrays keep theirs. It lands on
     `place` (a Place or a device string), else on the current device (oar.set_device)."""
     if place is not None:
-        from ._device import parse_device
+        from ._device import CUDAPinnedPlace, _pinned_device, parse_device
+        if isinstance(place, CUDAPinnedPlace):  # a leaf in pinned memory of the current device
+            device = _pinned_device(place, "to_tensor")
+            t = _C.to_tensor(data, convert_dtype(dtype), _C.CPUPlace(), True)
+            t = _C._pin_memory(t, device, True)
+            t.stop_gradient = stop_gradient
+            return t
         place = parse_device(place, "to_tensor")
     return _C.to_tensor(data, convert_dtype(dtype), place, stop_gradient)
 

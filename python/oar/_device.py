@@ -15,6 +15,56 @@ def CustomPlace(device_type, device_id=0):
     return parse_device(f"{device_type}:{device_id}", "CustomPlace")
 
 
+class CUDAPinnedPlace:
+    """paddle.CUDAPinnedPlace(): page-locked host memory, from which copies to a device run
+    asynchronously. Oar has no CUDA: it names the pinned memory of the current device (the
+    current place when it is a device, else device 0 of the first loaded plugin). Tensors in
+    it are CPU tensors (Tensor.is_pinned()); Note [Pinned memory] (docs/notes/devices.md)."""
+
+    def __repr__(self):
+        return "Place(gpu_pinned)"
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, CUDAPinnedPlace)
+
+    def __hash__(self):
+        return hash("gpu_pinned")
+
+    def is_cuda_pinned_place(self):
+        return True
+
+    def is_cpu_place(self):
+        return False
+
+    def is_gpu_place(self):
+        return False
+
+    def is_custom_place(self):
+        return False
+
+
+def _pinned_device(device, op):
+    """The device place whose pinned memory `device` (None, a CUDAPinnedPlace, a device
+    string or Place) asks for; RuntimeError when the process has only the CPU."""
+    if device is None or isinstance(device, CUDAPinnedPlace):
+        current = _C._get_current_place()
+        if not current.is_cpu_place():
+            return current
+        types = get_all_custom_device_type()
+        if not types:
+            raise RuntimeError(f"{op}: pinned memory belongs to a device, and this process has only "
+                               f"the CPU (Oar is not compiled with CUDA and no device plugin is "
+                               f"loaded; load one with oar.device.load_plugin(path))")
+        return parse_device(f"{types[0]}:0", op)
+    place = parse_device(device, op)
+    if place.is_cpu_place():
+        raise ValueError(f"{op}: pinned memory belongs to a device such as "
+                         f"{get_available_custom_device() or ['<plugin>:0']}, got device 'cpu'")
+    return place
+
+
 def is_compiled_with_cuda():
     return False
 

@@ -309,11 +309,36 @@ def _cuda(self, *a, **k):
 Tensor.cuda = _cuda
 
 
+def _pin_memory(self, blocking=True, device=None):
+    """Tensor.pin_memory(blocking=True): a copy of self in pinned (page-locked) host memory
+    of `device` (default: a device tensor's own device, else the current device), itself
+    when it is pinned already. The copy is a CPU tensor; copies from it to the device with
+    blocking=False are asynchronous, and from a device tensor with blocking=False this copy
+    itself is (reads wait for it). As PyTorch's pin_memory(device), a device string or
+    Place may come first.
+    Note [Pinned memory] (docs/notes/devices.md)."""
+    from ._device import _pinned_device
+    if isinstance(blocking, (str, _C.Place)):
+        device, blocking = blocking, True
+    if _C._is_pinned(self):
+        return self
+    if device is None and not self.place.is_cpu_place():
+        device = self.place  # a device tensor: pinned memory of its own device
+    return _C._pin_memory(self, _pinned_device(device, "pin_memory"), bool(blocking))
+
+
+Tensor.pin_memory = _pin_memory
+Tensor.is_pinned = lambda self: _C._is_pinned(self)
+
+
 def _copy_to(self, place, blocking=True):
-    """A copy of self on `place` (a Place or a device string), through the copy op: the
-    gradient flows back to self's place, and to_static records it. blocking=False may
-    return before the data has arrived (reads synchronize: numpy(), item())."""
-    from ._device import parse_device
+    """A copy of self on `place` (a Place, a device string or CUDAPinnedPlace()), through
+    the copy op: the gradient flows back to self's place, and to_static records it.
+    blocking=False may return before the data has arrived (reads synchronize: numpy(),
+    item())."""
+    from ._device import CUDAPinnedPlace, parse_device
+    if isinstance(place, CUDAPinnedPlace):
+        return _pin_memory(self, blocking)
     place = parse_device(place, "to")
     if place == self.place:
         return self
@@ -323,13 +348,13 @@ def _copy_to(self, place, blocking=True):
 def _to(self, *args, **kwargs):
     """x.to('sample:0'), x.to('float32'), x.to(place, dtype), x.to(other_tensor),
     x.to(device=..., dtype=..., blocking=...) (Paddle's Tensor.to)."""
-    from ._device import parse_device
+    from ._device import CUDAPinnedPlace, parse_device
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
     blocking = kwargs.get("blocking")
     for a in args:
         if isinstance(a, Tensor):
             device, dtype = a.place, a.dtype
-        elif isinstance(a, _C.Place):
+        elif isinstance(a, (_C.Place, CUDAPinnedPlace)):
             device = a
         elif isinstance(a, bool):
             blocking = a

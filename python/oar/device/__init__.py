@@ -42,6 +42,10 @@ class Event:
     def synchronize(self):
         self._event.synchronize()
 
+    def query(self):
+        """Whether the work before the record has run (True when never recorded)."""
+        return self._event.query()
+
     def __repr__(self):
         return f"<oar.device.Event on {self.device.device_str()}>"
 
@@ -64,6 +68,10 @@ class Stream:
     def synchronize(self):
         """Waits for all work queued on this stream."""
         self._stream.synchronize()
+
+    def query(self):
+        """Whether all work queued on this stream has run."""
+        return self._stream.query()
 
     def wait_event(self, event):
         """Work queued here after this call waits for `event`."""
