@@ -36,7 +36,11 @@ def as_tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         t = data.detach().clone() if dtype is None else data.detach().astype(dtype)
     else:
         t = oar.to_tensor(data, dtype=dtype)
-    return _finish(t, device, requires_grad)
+    t = _finish(t, device, requires_grad)
+    if pin_memory:  # PyTorch's flag: the copy in pinned host memory (Tensor.pin_memory)
+        t = t.pin_memory()
+        t.stop_gradient = not requires_grad
+    return t
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):

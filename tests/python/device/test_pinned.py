@@ -102,6 +102,20 @@ def test_paddle_forms_of_pinned_places(device):
     assert x.pin_memory(False, device="sample:0").is_pinned()
 
 
+def test_pytorch_creation_flags_pin_and_place(sample):
+    """as_tensor(pin_memory=True) and the window functions' device/pin_memory arguments."""
+    t = oar.as_tensor([1.0, 2.0], pin_memory=True, requires_grad=True)
+    assert t.is_pinned() and t.place.is_cpu_place() and not t.stop_gradient
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    assert not oar.as_tensor([1.0, 2.0]).is_pinned()
+    w = oar.hann_window(5, pin_memory=True)
+    assert w.is_pinned()
+    np.testing.assert_allclose(w.numpy(), np.hanning(6)[:-1], rtol=1e-6, atol=1e-7)
+    d = oar.hann_window(5, device="sample:0")
+    assert d.place.device_str() == "sample:0"
+    np.testing.assert_array_equal(d.numpy(), w.numpy())
+
+
 def test_pin_memory_refuses_bad_devices(sample):
     x = oar.to_tensor([1.0])
     with pytest.raises(ValueError, match="pin_memory: pinned memory belongs to a device such as .*got device 'cpu'"):
