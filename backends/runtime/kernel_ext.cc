@@ -131,6 +131,19 @@ OAR_Status fail(OAR_KernelContext c, OAR_Status status, const std::string& messa
   return status;
 }
 
+// The device type's name for tensor views: device_type_name checks the id against the
+// registered count (an acquire load and a bounds test per view, three views a tiny op);
+// a registered name never changes and its string never moves, so its c_str() is kept.
+const char* type_name_of(const Place& p) {
+  static std::atomic<const char*> names[kMaxDeviceTypes] = {};
+  const int type = p.type_id();
+  if (type < 0 || type >= kMaxDeviceTypes) return device_type_name(p.type()).c_str();  // throws NotFound
+  if (const char* n = names[type].load(std::memory_order_acquire)) return n;
+  const char* n = device_type_name(p.type()).c_str();
+  names[type].store(n, std::memory_order_release);
+  return n;
+}
+
 void fill_view(const DenseTensor& t, OAR_Tensor* out) {
   const Place& p = t.place();
   *out = OAR_Tensor{sizeof(OAR_Tensor),
@@ -140,7 +153,7 @@ void fill_view(const DenseTensor& t, OAR_Tensor* out) {
                     t.offset(),
                     t.rank(),
                     static_cast<OAR_DataType>(t.dtype()),
-                    device_type_name(p.type()).c_str(),
+                    type_name_of(p),
                     p.device_id()};
 }
 
