@@ -254,8 +254,7 @@ bool CachingAllocator::LiveTable::take(void* ptr, Entry* out) {
   return true;
 }
 
-CachingAllocator::StreamBins& CachingAllocator::bins_locked(OAR_Stream stream) {
-  if (last_bins_ != nullptr && last_bins_->stream == stream) return *last_bins_;
+CachingAllocator::StreamBins& CachingAllocator::find_bins_locked(OAR_Stream stream) {
   for (auto& b : bins_) {
     if (b->stream == stream) return *(last_bins_ = b.get());
   }

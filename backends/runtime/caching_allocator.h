@@ -122,7 +122,10 @@ class CachingAllocator : public Allocator {
     OAR_Stream stream;
     std::vector<std::vector<FreeBlock>> small;
   };
-  StreamBins& bins_locked(OAR_Stream stream);
+  StreamBins& bins_locked(OAR_Stream stream) {
+    return last_bins_ != nullptr && last_bins_->stream == stream ? *last_bins_ : find_bins_locked(stream);
+  }
+  StreamBins& find_bins_locked(OAR_Stream stream);
 
   // The device blocks in use: pointer -> (block size, stream). Linear probing in a
   // power-of-two table with backward-shift deletion (no tombstones, no node per entry):

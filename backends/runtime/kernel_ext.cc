@@ -42,6 +42,12 @@ enum CKernelIndex : int {
 #undef OAR_X
       kNumCKernels
 };
+// Their names, for the adapters (a constant: no function-static guard per call).
+constexpr const char* kKernelNames[] = {
+#define OAR_X(name, types, display, dtype_from) #name,
+    OAR_C_KERNEL_TABLE(OAR_X)
+#undef OAR_X
+};
 
 // The C function per (kernel, device type, dtype): written when a plugin's kernels are
 // committed, read lock-free by the adapters (zero-initialized: no kernel).
@@ -671,18 +677,9 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
     const int d = static_cast<int>(dtype);
     OAR_KernelFn fn =
         d >= 0 && d < kNumDataTypes ? g_fns[K][ctx.place.type_id()][d].load(std::memory_order_acquire) : nullptr;
-    OAR_KernelContext_st c{&ctx,
-                           kernel_infos()[K].name,
-                           in,
-                           kInKinds.data(),
-                           kIn,
-                           attrs,
-                           kAttrKinds.data(),
-                           kAttrs,
-                           outs,
-                           kOutKinds.data(),
-                           kOut,
-                           {}};
+    OAR_KernelContext_st c{
+        &ctx, kKernelNames[K], in, kInKinds.data(), kIn, attrs, kAttrKinds.data(), kAttrs, outs, kOutKinds.data(), kOut,
+        {}};
     if (__builtin_expect(fn == nullptr, 0)) throw_kernel_failure(c, OAR_ERROR_INTERNAL, dtype);
     const OAR_Status status = fn(&g_api, &c);
     if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_kernel_failure(c, status, dtype);

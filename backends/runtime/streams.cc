@@ -47,27 +47,38 @@ OAR_Stream& current_slot(const Place& place) {
 
 }  // namespace
 
-OAR_Stream default_stream(const Place& place) {
-  if (place.is_cpu()) return nullptr;
-  static std::atomic<OAR_Stream> fast[kMaxDeviceTypes][kFastIds] = {};
-  const int id = place.device_id();
-  if (id < kFastIds) {
-    if (OAR_Stream s = fast[place.type_id()][id].load(std::memory_order_acquire)) return s;
-  }
+namespace {
+// The default streams of small ids, lock-free (written once each, at creation).
+std::atomic<OAR_Stream> g_default[kMaxDeviceTypes][kFastIds] = {};
+
+[[gnu::noinline]] OAR_Stream default_stream_slow(const Place& place) {
   static auto* mu = new std::mutex();
   static auto* far = new std::map<std::pair<int, int>, OAR_Stream>();
+  const int id = place.device_id();
   std::lock_guard<std::mutex> lock(*mu);
   OAR_Stream& s = (*far)[{place.type_id(), id}];
   if (s == nullptr) s = create_stream(place);  // never destroyed: the device outlives it
-  if (id < kFastIds) fast[place.type_id()][id].store(s, std::memory_order_release);
+  if (id < kFastIds) g_default[place.type_id()][id].store(s, std::memory_order_release);
   return s;
 }
 
+inline OAR_Stream default_stream_fast(const Place& place) {
+  const int id = place.device_id();
+  if (id < kFastIds) {
+    if (OAR_Stream s = g_default[place.type_id()][id].load(std::memory_order_acquire)) return s;
+  }
+  return default_stream_slow(place);
+}
+}  // namespace
+
+OAR_Stream default_stream(const Place& place) { return place.is_cpu() ? nullptr : default_stream_fast(place); }
+
 OAR_Stream current_stream(const Place& place) {
   if (place.is_cpu()) return nullptr;
-  if (!g_chosen[place.type_id()].load(std::memory_order_relaxed)) return default_stream(place);  // every kernel asks
+  // Every kernel and device allocation asks.
+  if (!g_chosen[place.type_id()].load(std::memory_order_relaxed)) return default_stream_fast(place);
   OAR_Stream s = current_slot(place);
-  return s != nullptr ? s : default_stream(place);
+  return s != nullptr ? s : default_stream_fast(place);
 }
 
 OAR_Stream set_current_stream(const Place& place, OAR_Stream stream) {
