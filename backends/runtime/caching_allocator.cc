@@ -86,12 +86,6 @@ bool CachingAllocator::reusable_elsewhere_locked(FreeBlock& fb) {
   return true;
 }
 
-void CachingAllocator::recycle_event_locked(FreeBlock& fb) {
-  // Only a polled event is the block's; the reaper's goes back to the pool from the reaper.
-  if (fb.event != nullptr) event_pool_.push_back(fb.event);
-  fb.event = nullptr;
-}
-
 size_t CachingAllocator::round_size(size_t bytes) const {
   OAR_ENFORCE(bytes <= kMaxRequest, ResourceExhausted, "allocate: cannot allocate ", bytes, " bytes on ", place_.str());
   const size_t small = round_up(std::max<size_t>(bytes, 1), small_unit_);
@@ -223,35 +217,6 @@ void CachingAllocator::LiveTable::grow() {
   for (const Entry& e : old) {
     if (e.ptr != nullptr) insert(e.ptr, e.block, e.stream);
   }
-}
-
-void CachingAllocator::LiveTable::insert(void* ptr, size_t block, OAR_Stream stream) {
-  if ((size_ + 1) * 2 > slots_.size()) grow();  // at most half full: short probes
-  size_t i = home(ptr);
-  while (slots_[i].ptr != nullptr) i = (i + 1) & mask_;
-  slots_[i] = Entry{ptr, block, stream};
-  ++size_;
-}
-
-bool CachingAllocator::LiveTable::take(void* ptr, Entry* out) {
-  if (size_ == 0) return false;
-  size_t i = home(ptr);
-  while (slots_[i].ptr != ptr) {
-    if (slots_[i].ptr == nullptr) return false;
-    i = (i + 1) & mask_;
-  }
-  *out = slots_[i];
-  // Backward shift: each later entry of the run moves into the hole unless its home lies
-  // after the hole (cyclically), so every entry stays reachable from its home.
-  for (size_t j = (i + 1) & mask_; slots_[j].ptr != nullptr; j = (j + 1) & mask_) {
-    if (((j - home(slots_[j].ptr)) & mask_) >= ((j - i) & mask_)) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i] = Entry{};
-  --size_;
-  return true;
 }
 
 CachingAllocator::StreamBins& CachingAllocator::find_bins_locked(OAR_Stream stream) {

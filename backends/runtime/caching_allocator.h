@@ -107,7 +107,11 @@ class CachingAllocator : public Allocator {
   };
   void arm_event_locked(FreeBlock& fb);
   bool reusable_elsewhere_locked(FreeBlock& fb);
-  void recycle_event_locked(FreeBlock& fb);
+  void recycle_event_locked(FreeBlock& fb) {
+    // Only a polled event is the block's; the reaper's goes back to the pool from the reaper.
+    if (fb.event != nullptr) event_pool_.push_back(fb.event);
+    fb.event = nullptr;
+  }
   bool is_small(size_t block) const { return block <= kSmallMax; }
   void* device_allocate_locked(size_t block, size_t requested);
   void device_free_locked(void* ptr, size_t block);
@@ -138,9 +142,34 @@ class CachingAllocator : public Allocator {
       size_t block = 0;
       OAR_Stream stream = nullptr;
     };
-    void insert(void* ptr, size_t block, OAR_Stream stream);
+    void insert(void* ptr, size_t block, OAR_Stream stream) {
+      if ((size_ + 1) * 2 > slots_.size()) grow();  // at most half full: short probes
+      size_t i = home(ptr);
+      while (slots_[i].ptr != nullptr) i = (i + 1) & mask_;
+      slots_[i] = Entry{ptr, block, stream};
+      ++size_;
+    }
     /// Removes `ptr`'s entry into `out`; false when there is none.
-    bool take(void* ptr, Entry* out);
+    bool take(void* ptr, Entry* out) {
+      if (size_ == 0) return false;
+      size_t i = home(ptr);
+      while (slots_[i].ptr != ptr) {
+        if (slots_[i].ptr == nullptr) return false;
+        i = (i + 1) & mask_;
+      }
+      *out = slots_[i];
+      // Backward shift: each later entry of the run moves into the hole unless its home
+      // lies after the hole (cyclically), so every entry stays reachable from its home.
+      for (size_t j = (i + 1) & mask_; slots_[j].ptr != nullptr; j = (j + 1) & mask_) {
+        if (((j - home(slots_[j].ptr)) & mask_) >= ((j - i) & mask_)) {
+          slots_[i] = slots_[j];
+          i = j;
+        }
+      }
+      slots_[i] = Entry{};
+      --size_;
+      return true;
+    }
     template <typename F>
     void for_each(F f) {
       for (Entry& e : slots_) {

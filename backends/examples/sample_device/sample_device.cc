@@ -817,6 +817,12 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
   return dev->arena.host_view(p);
 }
 
+ArenaView arena_view(const OAR_Device* d) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr) return {};
+  return {dev->arena.dev, dev->arena.priv, dev->arena.size};
+}
+
 OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const char* name) {
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
