@@ -74,9 +74,7 @@ Call::Call(const OAR_KernelApi* api, OAR_KernelContext ctx, const char* op)
 
 void Call::fail(OAR_Status status, const std::string& why) const { throw KernelError{status, why}; }
 
-void Call::check(OAR_Status s, const char* what) const {
-  if (s != OAR_SUCCESS) fail(s, std::string(what) + " failed");
-}
+void Call::check_failed(OAR_Status s, const char* what) const { fail(s, std::string(what) + " failed"); }
 
 View Call::view(const OAR_Tensor& t, const std::string& what) const {
   View v;
