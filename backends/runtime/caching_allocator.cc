@@ -86,12 +86,6 @@ bool CachingAllocator::reusable_elsewhere_locked(FreeBlock& fb) {
   return true;
 }
 
-void CachingAllocator::recycle_event_locked(FreeBlock& fb) {
-  // Only a polled event is the block's; the reaper's goes back to the pool from the reaper.
-  if (fb.event != nullptr) event_pool_.push_back(fb.event);
-  fb.event = nullptr;
-}
-
 size_t CachingAllocator::round_size(size_t bytes) const {
   OAR_ENFORCE(bytes <= kMaxRequest, ResourceExhausted, "allocate: cannot allocate ", bytes, " bytes on ", place_.str());
   const size_t small = round_up(std::max<size_t>(bytes, 1), small_unit_);
@@ -185,21 +179,80 @@ void CachingAllocator::reset_peaks() {
 void CachingAllocator::forget_stream(OAR_Stream stream, OAR_Stream heir) {
   if (!streams_ || stream == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [block, fb] : stream_free_) {
-    if (fb.stream != stream) continue;
+  auto forget = [&](FreeBlock& fb) {
     recycle_event_locked(fb);  // complete: the stream's work is done
     fb.ready.reset();          // a reaper still waiting on its event finds it complete
     fb.done = true;
     fb.lazy = false;
     fb.stream = heir;
+  };
+  for (auto& [block, fb] : stream_free_) {
+    if (fb.stream == stream) forget(fb);
   }
-  for (auto& [ptr, live] : stream_live_) {
-    if (live.second == stream) live.second = heir;
+  auto dead = std::find_if(bins_.begin(), bins_.end(), [&](const auto& b) { return b->stream == stream; });
+  if (dead != bins_.end() && stream != heir) {
+    std::unique_ptr<StreamBins> gone = std::move(*dead);
+    bins_.erase(dead);
+    last_bins_ = nullptr;
+    StreamBins& to = bins_locked(heir);
+    for (size_t cls = 0; cls < gone->small.size(); ++cls) {
+      for (FreeBlock& fb : gone->small[cls]) {
+        forget(fb);
+        to.small[cls].push_back(std::move(fb));
+      }
+    }
+  }
+  live_.for_each([&](LiveTable::Entry& e) {
+    if (e.stream == stream) e.stream = heir;
+  });
+}
+
+void CachingAllocator::LiveTable::grow() {
+  std::vector<Entry> old = std::move(slots_);
+  const size_t cap = old.empty() ? 64 : old.size() * 2;
+  slots_.assign(cap, Entry{});
+  mask_ = cap - 1;
+  shift_ = 64 - __builtin_ctzll(cap);
+  size_ = 0;
+  for (const Entry& e : old) {
+    if (e.ptr != nullptr) insert(e.ptr, e.block, e.stream);
   }
 }
 
+CachingAllocator::StreamBins& CachingAllocator::find_bins_locked(OAR_Stream stream) {
+  for (auto& b : bins_) {
+    if (b->stream == stream) return *(last_bins_ = b.get());
+  }
+  bins_.push_back(
+      std::make_unique<StreamBins>(StreamBins{stream, std::vector<std::vector<FreeBlock>>(small_free_.size())}));
+  return *(last_bins_ = bins_.back().get());
+}
+
+void* CachingAllocator::take_small_locked(size_t size, OAR_Stream stream) {
+  const size_t cls = size / small_unit_;
+  StreamBins& own = bins_locked(stream);
+  if (auto& bin = own.small[cls]; !bin.empty()) {  // freed on this stream: reusable at once, in stream order
+    void* ptr = bin.back().ptr;
+    recycle_event_locked(bin.back());  // another stream may have armed it meanwhile
+    bin.pop_back();
+    return ptr;
+  }
+  for (auto& other : bins_) {  // other streams' blocks once their free events completed
+    if (other.get() == &own) continue;
+    auto& bin = other->small[cls];
+    for (size_t i = 0; i < bin.size(); ++i) {  // oldest first: the likeliest done
+      if (!reusable_elsewhere_locked(bin[i])) continue;
+      void* ptr = bin[i].ptr;
+      recycle_event_locked(bin[i]);
+      bin.erase(bin.begin() + static_cast<std::ptrdiff_t>(i));
+      return ptr;
+    }
+  }
+  return nullptr;
+}
+
 void* CachingAllocator::take_free_locked(size_t size, OAR_Stream stream, size_t* block) {
-  // Small blocks match exactly; large ones take at most 25% more (the waste bound).
+  // Large blocks (small ones are in the streams' bins): at most 25% more (the waste bound).
   const size_t limit = is_small(size) ? size : size + size / 4;
   for (auto it = stream_free_.lower_bound(size); it != stream_free_.end() && it->first <= limit; ++it) {
     if (it->second.stream != stream && !reusable_elsewhere_locked(it->second)) continue;  // in use over there
@@ -217,21 +270,13 @@ void* CachingAllocator::allocate_on_stream(size_t size, size_t bytes) {
   OAR_Stream stream = current_stream(place_);
   std::lock_guard<std::mutex> lock(mu_);
   size_t block = size;
-  void* ptr = take_free_locked(size, stream, &block);
+  void* ptr = is_small(size) ? take_small_locked(size, stream) : take_free_locked(size, stream, &block);
   if (ptr != nullptr) {
     stats_.cached_bytes -= static_cast<int64_t>(block);
   } else {
     ptr = device_allocate_locked(block, bytes);
   }
-  if (live_nodes_.empty()) {
-    stream_live_[ptr] = {block, stream};
-  } else {
-    auto node = std::move(live_nodes_.back());
-    live_nodes_.pop_back();
-    node.key() = ptr;
-    node.mapped() = {block, stream};
-    stream_live_.insert(std::move(node));
-  }
+  live_.insert(ptr, block, stream);
   stats_.allocated_bytes += static_cast<int64_t>(block);
   stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
   return ptr;
@@ -239,19 +284,18 @@ void* CachingAllocator::allocate_on_stream(size_t size, size_t bytes) {
 
 void CachingAllocator::deallocate_on_stream(void* ptr) {
   std::unique_lock<std::mutex> lock(mu_);
-  auto it = stream_live_.find(ptr);
-  if (it == stream_live_.end()) {
+  LiveTable::Entry live;
+  if (!live_.take(ptr, &live)) {
     // Called from tensor destructors: report, never throw.
     LOG(ERROR) << "deallocate: " << ptr << " was not allocated by the caching allocator of " << place_.str();
     return;
   }
-  const auto [block, stream] = it->second;
-  live_nodes_.push_back(stream_live_.extract(it));
+  const size_t block = live.block;
   stats_.allocated_bytes -= static_cast<int64_t>(block);
   const int64_t limit = std::max<int64_t>(FLAGS_oar_allocator_cache_limit_mb, 0) << 20;
   if (stats_.cached_bytes + static_cast<int64_t>(block) > limit) {
     // Back to the device, which may hand it out at once: its stream must be done with it.
-    OAR_Status st = iface_->synchronize_stream(device_, stream);
+    OAR_Status st = iface_->synchronize_stream(device_, live.stream);
     LOG_IF(ERROR, st != OAR_SUCCESS) << "device '" << device_type_ << "': synchronize_stream failed with "
                                      << status_name(st);
     device_free_locked(ptr, block);
@@ -260,9 +304,10 @@ void CachingAllocator::deallocate_on_stream(void* ptr) {
   // Reuse on the same stream needs no event (its later work runs after the uses queued
   // before this free); one is recorded only when another stream asks for the block. A
   // tiny op on a device stream so records no event per freed output.
-  FreeBlock fb{ptr, stream};
-  fb.lazy = true;
-  if (free_nodes_.empty()) {
+  FreeBlock fb{ptr, live.stream, nullptr, nullptr, false, /*lazy=*/true};
+  if (is_small(block)) {
+    bins_locked(live.stream).small[block / small_unit_].push_back(std::move(fb));
+  } else if (free_nodes_.empty()) {
     stream_free_.emplace(block, std::move(fb));
   } else {
     auto node = std::move(free_nodes_.back());
@@ -329,7 +374,11 @@ void CachingAllocator::release_cache_locked() {
   }
   for (const auto& [block, ptr] : large_free_) device_free_locked(ptr, block);
   large_free_.clear();
-  if (!stream_free_.empty()) {
+  bool stream_blocks = !stream_free_.empty();
+  for (const auto& b : bins_) {
+    for (const auto& bin : b->small) stream_blocks = stream_blocks || !bin.empty();
+  }
+  if (stream_blocks) {
     // Cached device blocks may still be in use by their streams' queued work.
     OAR_Status st = iface_->synchronize_device(device_);
     LOG_IF(ERROR, st != OAR_SUCCESS) << "device '" << device_type_ << "': synchronize_device failed with "
@@ -339,6 +388,15 @@ void CachingAllocator::release_cache_locked() {
       device_free_locked(fb.ptr, block);
     }
     stream_free_.clear();
+    for (auto& b : bins_) {
+      for (size_t cls = 0; cls < b->small.size(); ++cls) {
+        for (FreeBlock& fb : b->small[cls]) {
+          recycle_event_locked(fb);
+          device_free_locked(fb.ptr, cls * small_unit_);
+        }
+        b->small[cls].clear();
+      }
+    }
   }
   stats_.cached_bytes = 0;
 }

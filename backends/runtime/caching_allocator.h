@@ -23,6 +23,9 @@
 // wants the block (a free costs one record_event, nothing more); without it a reaper
 // thread waits on the events and marks the blocks ready. Blocks are never
 // split; splitting large device blocks is the CUDA backend's (take_free_locked is the hook).
+// Small blocks freed on a stream wait in that stream's own size-class bins (as CUDA
+// caching allocators keep per-stream pools), so the current stream's request finds its
+// block without a search; blocks in use are found by pointer in an open-addressing table.
 // A stream destroyed (backends::destroy_stream, after waiting for its work) is forgotten:
 // its cached blocks become free for every stream and its blocks still in use move to the
 // default stream, so no later free or poll touches the dead stream.
@@ -30,6 +33,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -103,7 +107,11 @@ class CachingAllocator : public Allocator {
   };
   void arm_event_locked(FreeBlock& fb);
   bool reusable_elsewhere_locked(FreeBlock& fb);
-  void recycle_event_locked(FreeBlock& fb);
+  void recycle_event_locked(FreeBlock& fb) {
+    // Only a polled event is the block's; the reaper's goes back to the pool from the reaper.
+    if (fb.event != nullptr) event_pool_.push_back(fb.event);
+    fb.event = nullptr;
+  }
   bool is_small(size_t block) const { return block <= kSmallMax; }
   void* device_allocate_locked(size_t block, size_t requested);
   void device_free_locked(void* ptr, size_t block);
@@ -111,6 +119,74 @@ class CachingAllocator : public Allocator {
   void* allocate_on_stream(size_t size, size_t bytes);
   void deallocate_on_stream(void* ptr);
   void* take_free_locked(size_t size, OAR_Stream stream, size_t* block);
+  void* take_small_locked(size_t size, OAR_Stream stream);
+
+  // A stream's small freed blocks, one bin per size class (index: block / small_unit_).
+  struct StreamBins {
+    OAR_Stream stream;
+    std::vector<std::vector<FreeBlock>> small;
+  };
+  StreamBins& bins_locked(OAR_Stream stream) {
+    return last_bins_ != nullptr && last_bins_->stream == stream ? *last_bins_ : find_bins_locked(stream);
+  }
+  StreamBins& find_bins_locked(OAR_Stream stream);
+
+  // The device blocks in use: pointer -> (block size, stream). Linear probing in a
+  // power-of-two table with backward-shift deletion (no tombstones, no node per entry):
+  // a tiny op's allocate and free cost a multiply and a probe or two, no hashing of a
+  // std::unordered_map node chain.
+  class LiveTable {
+   public:
+    struct Entry {
+      void* ptr = nullptr;  // null: an empty slot
+      size_t block = 0;
+      OAR_Stream stream = nullptr;
+    };
+    void insert(void* ptr, size_t block, OAR_Stream stream) {
+      if ((size_ + 1) * 2 > slots_.size()) grow();  // at most half full: short probes
+      size_t i = home(ptr);
+      while (slots_[i].ptr != nullptr) i = (i + 1) & mask_;
+      slots_[i] = Entry{ptr, block, stream};
+      ++size_;
+    }
+    /// Removes `ptr`'s entry into `out`; false when there is none.
+    bool take(void* ptr, Entry* out) {
+      if (size_ == 0) return false;
+      size_t i = home(ptr);
+      while (slots_[i].ptr != ptr) {
+        if (slots_[i].ptr == nullptr) return false;
+        i = (i + 1) & mask_;
+      }
+      *out = slots_[i];
+      // Backward shift: each later entry of the run moves into the hole unless its home
+      // lies after the hole (cyclically), so every entry stays reachable from its home.
+      for (size_t j = (i + 1) & mask_; slots_[j].ptr != nullptr; j = (j + 1) & mask_) {
+        if (((j - home(slots_[j].ptr)) & mask_) >= ((j - i) & mask_)) {
+          slots_[i] = slots_[j];
+          i = j;
+        }
+      }
+      slots_[i] = Entry{};
+      --size_;
+      return true;
+    }
+    template <typename F>
+    void for_each(F f) {
+      for (Entry& e : slots_) {
+        if (e.ptr != nullptr) f(e);
+      }
+    }
+
+   private:
+    size_t home(const void* ptr) const {
+      return static_cast<size_t>((reinterpret_cast<uintptr_t>(ptr) * 0x9E3779B97F4A7C15ull) >> shift_);
+    }
+    void grow();
+    std::vector<Entry> slots_;
+    size_t size_ = 0;
+    size_t mask_ = 0;
+    int shift_ = 64;
+  };
   void reap();
 
   static constexpr size_t kSmallMax = size_t{1} << 20;  // 1 MiB
@@ -134,13 +210,12 @@ class CachingAllocator : public Allocator {
   // Device places only (streams_): every block by stream, and the reaper's work.
   bool streams_ = false;
   bool poll_ = false;                             // query_event polls the free events (no reaper)
-  std::multimap<size_t, FreeBlock> stream_free_;  // block size -> block
-  std::unordered_map<void*, std::pair<size_t, OAR_Stream>> stream_live_;  // ptr -> (block, stream)
-  // Nodes of the two maps kept for reuse (extract/insert): a tiny op's allocate and free
-  // then call no malloc (callgrind: ~110 of the ~1,000 instructions a testdev op cost
-  // more than a CPU op went to these nodes).
+  std::multimap<size_t, FreeBlock> stream_free_;  // large blocks: block size -> block
+  std::vector<std::unique_ptr<StreamBins>> bins_;  // small blocks, per stream
+  StreamBins* last_bins_ = nullptr;                // the stream asked last (one compare)
+  LiveTable live_;
+  // Nodes of stream_free_ kept for reuse (extract/insert): no malloc per large free.
   std::vector<decltype(stream_free_)::node_type> free_nodes_;
-  std::vector<decltype(stream_live_)::node_type> live_nodes_;
   std::deque<std::pair<OAR_Event, std::shared_ptr<bool>>> pending_;  // events to wait for
   std::vector<OAR_Event> event_pool_;
   std::condition_variable reap_cv_;

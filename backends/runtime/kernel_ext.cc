@@ -42,6 +42,12 @@ enum CKernelIndex : int {
 #undef OAR_X
       kNumCKernels
 };
+// Their names, for the adapters (a constant: no function-static guard per call).
+constexpr const char* kKernelNames[] = {
+#define OAR_X(name, types, display, dtype_from) #name,
+    OAR_C_KERNEL_TABLE(OAR_X)
+#undef OAR_X
+};
 
 // The C function per (kernel, device type, dtype): written when a plugin's kernels are
 // committed, read lock-free by the adapters (zero-initialized: no kernel).
@@ -131,6 +137,19 @@ OAR_Status fail(OAR_KernelContext c, OAR_Status status, const std::string& messa
   return status;
 }
 
+// The device type's name for tensor views: device_type_name checks the id against the
+// registered count (an acquire load and a bounds test per view, three views a tiny op);
+// a registered name never changes and its string never moves, so its c_str() is kept.
+const char* type_name_of(const Place& p) {
+  static std::atomic<const char*> names[kMaxDeviceTypes] = {};
+  const int type = p.type_id();
+  if (type < 0 || type >= kMaxDeviceTypes) return device_type_name(p.type()).c_str();  // throws NotFound
+  if (const char* n = names[type].load(std::memory_order_acquire)) return n;
+  const char* n = device_type_name(p.type()).c_str();
+  names[type].store(n, std::memory_order_release);
+  return n;
+}
+
 void fill_view(const DenseTensor& t, OAR_Tensor* out) {
   const Place& p = t.place();
   *out = OAR_Tensor{sizeof(OAR_Tensor),
@@ -140,7 +159,7 @@ void fill_view(const DenseTensor& t, OAR_Tensor* out) {
                     t.offset(),
                     t.rank(),
                     static_cast<OAR_DataType>(t.dtype()),
-                    device_type_name(p.type()).c_str(),
+                    type_name_of(p),
                     p.device_id()};
 }
 
@@ -658,18 +677,9 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
     const int d = static_cast<int>(dtype);
     OAR_KernelFn fn =
         d >= 0 && d < kNumDataTypes ? g_fns[K][ctx.place.type_id()][d].load(std::memory_order_acquire) : nullptr;
-    OAR_KernelContext_st c{&ctx,
-                           kernel_infos()[K].name,
-                           in,
-                           kInKinds.data(),
-                           kIn,
-                           attrs,
-                           kAttrKinds.data(),
-                           kAttrs,
-                           outs,
-                           kOutKinds.data(),
-                           kOut,
-                           {}};
+    OAR_KernelContext_st c{
+        &ctx, kKernelNames[K], in, kInKinds.data(), kIn, attrs, kAttrKinds.data(), kAttrs, outs, kOutKinds.data(), kOut,
+        {}};
     if (__builtin_expect(fn == nullptr, 0)) throw_kernel_failure(c, OAR_ERROR_INTERNAL, dtype);
     const OAR_Status status = fn(&g_api, &c);
     if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_kernel_failure(c, status, dtype);

@@ -30,6 +30,14 @@ Call call_for(const Place& place) {
 thread_local OAR_Stream t_current[kMaxDeviceTypes][kFastIds] = {};
 thread_local std::map<std::pair<int, int>, OAR_Stream>* t_current_far = nullptr;
 
+// Whether any thread ever chose a stream (set_current_stream) on a place of this device
+// type: until then every thread's current stream is the default one, found without
+// reading a thread_local (liboar_core is dlopen'ed, so each read of one is a
+// __tls_get_addr call; an initial-exec model does not fit the static TLS left beside
+// OpenBLAS). Set once, never cleared; relaxed: only the setting thread's own slots
+// differ from the default, and it sees its own store.
+std::atomic<bool> g_chosen[kMaxDeviceTypes] = {};
+
 OAR_Stream& current_slot(const Place& place) {
   const int id = place.device_id();
   if (id < kFastIds) return t_current[place.type_id()][id];
@@ -39,31 +47,44 @@ OAR_Stream& current_slot(const Place& place) {
 
 }  // namespace
 
-OAR_Stream default_stream(const Place& place) {
-  if (place.is_cpu()) return nullptr;
-  static std::atomic<OAR_Stream> fast[kMaxDeviceTypes][kFastIds] = {};
-  const int id = place.device_id();
-  if (id < kFastIds) {
-    if (OAR_Stream s = fast[place.type_id()][id].load(std::memory_order_acquire)) return s;
-  }
+namespace {
+// The default streams of small ids, lock-free (written once each, at creation).
+std::atomic<OAR_Stream> g_default[kMaxDeviceTypes][kFastIds] = {};
+
+[[gnu::noinline]] OAR_Stream default_stream_slow(const Place& place) {
   static auto* mu = new std::mutex();
   static auto* far = new std::map<std::pair<int, int>, OAR_Stream>();
+  const int id = place.device_id();
   std::lock_guard<std::mutex> lock(*mu);
   OAR_Stream& s = (*far)[{place.type_id(), id}];
   if (s == nullptr) s = create_stream(place);  // never destroyed: the device outlives it
-  if (id < kFastIds) fast[place.type_id()][id].store(s, std::memory_order_release);
+  if (id < kFastIds) g_default[place.type_id()][id].store(s, std::memory_order_release);
   return s;
 }
 
+inline OAR_Stream default_stream_fast(const Place& place) {
+  const int id = place.device_id();
+  if (id < kFastIds) {
+    if (OAR_Stream s = g_default[place.type_id()][id].load(std::memory_order_acquire)) return s;
+  }
+  return default_stream_slow(place);
+}
+}  // namespace
+
+OAR_Stream default_stream(const Place& place) { return place.is_cpu() ? nullptr : default_stream_fast(place); }
+
 OAR_Stream current_stream(const Place& place) {
   if (place.is_cpu()) return nullptr;
+  // Every kernel and device allocation asks.
+  if (!g_chosen[place.type_id()].load(std::memory_order_relaxed)) return default_stream_fast(place);
   OAR_Stream s = current_slot(place);
-  return s != nullptr ? s : default_stream(place);
+  return s != nullptr ? s : default_stream_fast(place);
 }
 
 OAR_Stream set_current_stream(const Place& place, OAR_Stream stream) {
   if (place.is_cpu()) return nullptr;
   OAR_Stream prev = current_stream(place);
+  if (stream != nullptr) g_chosen[place.type_id()].store(true, std::memory_order_relaxed);
   current_slot(place) = stream;
   return prev;
 }

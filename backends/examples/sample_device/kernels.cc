@@ -69,13 +69,12 @@ std::string dims_str(const std::vector<int64_t>& d) {
 Call::Call(const OAR_KernelApi* api, OAR_KernelContext ctx, const char* op)
     : api_(api), ctx_(ctx), op_(op), device_(api->device(ctx)) {
   if (device_ == nullptr) fail(OAR_ERROR_INVALID_ARGUMENT, "the kernel has no device");
+  arena_ = arena_view(device_);
 }
 
 void Call::fail(OAR_Status status, const std::string& why) const { throw KernelError{status, why}; }
 
-void Call::check(OAR_Status s, const char* what) const {
-  if (s != OAR_SUCCESS) fail(s, std::string(what) + " failed");
-}
+void Call::check_failed(OAR_Status s, const char* what) const { fail(s, std::string(what) + " failed"); }
 
 View Call::view(const OAR_Tensor& t, const std::string& what) const {
   View v;
@@ -90,7 +89,7 @@ View Call::view(const OAR_Tensor& t, const std::string& what) const {
     hi += (t.dims[i] - 1) * t.strides[i];
   }
   const size_t bytes = static_cast<size_t>(hi + 1) * dtype_size(t.dtype);
-  v.data = host_view(device_, t.data, bytes);
+  v.data = arena_.view(t.data, bytes);
   if (v.data == nullptr)
     fail(OAR_ERROR_INVALID_ARGUMENT, what + " (" + dims_str(v.dims) + ", on " + t.device_type + ":" +
                                          std::to_string(t.device_id) + ") is not in this device's memory");
@@ -109,12 +108,14 @@ Flat Call::flat(const OAR_Tensor& t, const char* kind, size_t i) const {
   }
   f.numel = numel;
   if (numel == 0) return f;
-  f.data = hi < 0 ? nullptr : host_view(device_, t.data, static_cast<size_t>(hi + 1) * dtype_size(t.dtype));
-  if (f.data == nullptr) {
-    view(t, std::string(kind) + " " + std::to_string(i));  // throws, saying why
-    fail(OAR_ERROR_INVALID_ARGUMENT, std::string(kind) + " " + std::to_string(i) + " is not in this device's memory");
-  }
+  f.data = hi < 0 ? nullptr : arena_.view(t.data, static_cast<size_t>(hi + 1) * dtype_size(t.dtype));
+  if (f.data == nullptr) flat_failed(t, kind, i);
   return f;
+}
+
+void Call::flat_failed(const OAR_Tensor& t, const char* kind, size_t i) const {
+  view(t, std::string(kind) + " " + std::to_string(i));  // throws, saying why
+  fail(OAR_ERROR_INVALID_ARGUMENT, std::string(kind) + " " + std::to_string(i) + " is not in this device's memory");
 }
 
 Flat Call::flat_input(size_t i) {

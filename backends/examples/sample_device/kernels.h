@@ -103,13 +103,18 @@ class Call {
   const char* op() const { return op_; }
 
  private:
-  void check(OAR_Status s, const char* what) const;
+  void check(OAR_Status s, const char* what) const {
+    if (__builtin_expect(s != OAR_SUCCESS, 0)) check_failed(s, what);
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void check_failed(OAR_Status s, const char* what) const;
   View view(const OAR_Tensor& t, const std::string& what) const;
   Flat flat(const OAR_Tensor& t, const char* kind, size_t i) const;
+  [[noreturn, gnu::noinline, gnu::cold]] void flat_failed(const OAR_Tensor& t, const char* kind, size_t i) const;
   const OAR_KernelApi* api_;
   OAR_KernelContext ctx_;
   const char* op_;
   const OAR_Device* device_;
+  ArenaView arena_;  // device_'s memory
 };
 
 /// Runs body(call) for one kernel call; a KernelError (or SAMPLE_DEVICE_FAIL=kernel,

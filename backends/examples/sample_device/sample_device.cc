@@ -169,13 +169,24 @@ class Stream {
   /// stream, no allocation per item, published by one atomic store; the worker's lock is
   /// taken only to wake it when it sleeps. A full ring makes the host wait for the worker.
   void enqueue(sample::Work&& work, const char* name = nullptr) {
-    std::lock_guard<std::mutex> producers(push_mu_);  // host threads sharing a stream; not the worker's
+    // Host threads sharing a stream take turns on a one-word lock (one exchange in, one
+    // plain store out; a pthread mutex costs a second atomic and two calls per launch).
+    // The worker never takes it. Contended only when several host threads launch at once.
+    while (push_busy_.exchange(true, std::memory_order_acquire)) {
+      while (push_busy_.load(std::memory_order_relaxed)) std::this_thread::yield();
+    }
     const uint64_t q = queued_.load(std::memory_order_relaxed);
-    while (q - taken_.load(std::memory_order_acquire) >= kRing) std::this_thread::yield();
+    // The worker's progress is read again only when the ring looks full from the last
+    // look: its counter's cache line stays with the worker.
+    while (q - taken_seen_ >= kRing) {
+      taken_seen_ = taken_.load(std::memory_order_acquire);
+      if (q - taken_seen_ >= kRing) std::this_thread::yield();
+    }
     Item& slot = ring_[q % kRing];
     slot.work = std::move(work);
     slot.name = name;
     queued_.store(q + 1, std::memory_order_seq_cst);
+    push_busy_.store(false, std::memory_order_release);
     if (sleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mu_);  // the worker is between its check and its wait, or waits
       cv_.notify_one();
@@ -254,8 +265,7 @@ class Stream {
     }
   }
 
-  std::mutex mu_;       // the worker's sleep and synchronize's wait (and error_)
-  std::mutex push_mu_;  // orders producers (several host threads may share a stream)
+  std::mutex mu_;  // the worker's sleep and synchronize's wait (and error_)
   std::condition_variable cv_, idle_;
   struct Item {
     sample::Work work;
@@ -263,10 +273,16 @@ class Stream {
   };
   static constexpr uint64_t kRing = 1024;
   std::vector<Item> ring_ = std::vector<Item>(kRing);
-  std::atomic<uint64_t> queued_{0}, taken_{0}, done_{0};  // items queued, taken by the worker, run
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> sleeping_{false};  // the worker waits on cv_ (enqueue must wake it)
-  std::atomic<int> waiters_{0};        // synchronize calls waiting on idle_
+  // Items queued, taken by the worker, run. The producers' words and the worker's sit on
+  // separate cache lines, so a launch does not pull the line the worker writes per item.
+  alignas(64) std::atomic<bool> push_busy_{false};  // orders producers (host threads sharing a stream)
+  std::atomic<uint64_t> queued_{0};
+  uint64_t taken_seen_ = 0;  // the producers' last read of taken_ (under push_busy_)
+  alignas(64) std::atomic<uint64_t> taken_{0};
+  std::atomic<uint64_t> done_{0};
+  alignas(64) std::atomic<bool> stop_{false};  // read-mostly: written once, at the end
+  std::atomic<bool> sleeping_{false};          // the worker waits on cv_ (enqueue must wake it)
+  std::atomic<int> waiters_{0};                // synchronize calls waiting on idle_
   std::string error_;  // the first failure of enqueue_checked work not yet reported
   const int device_id_;
   const int id_;  // the profiler's stream number (0: the legacy default stream)
@@ -799,6 +815,12 @@ char* host_view(const OAR_Device* d, const void* p, size_t bytes) {
   Device* dev = dev_of(d);
   if (dev == nullptr || !dev->arena.contains(p, bytes)) return nullptr;
   return dev->arena.host_view(p);
+}
+
+ArenaView arena_view(const OAR_Device* d) {
+  Device* dev = dev_of(d);
+  if (dev == nullptr) return {};
+  return {dev->arena.dev, dev->arena.priv, dev->arena.size};
 }
 
 OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const char* name) {

@@ -85,6 +85,21 @@ class Work {
 /// is PROT_NONE), or null when that range is not in the device's arena.
 char* host_view(const OAR_Device* d, const void* p, size_t bytes);
 
+/// Device memory as a kernel call sees it (resolved once per call, then each tensor's
+/// view costs no call): host_view's answer for ranges of one device.
+struct ArenaView {
+  const char* dev = nullptr;  // the device addresses [dev, dev + size); null: no device
+  char* priv = nullptr;       // the plugin's read-write view of `dev`
+  size_t size = 0;
+  char* view(const void* p, size_t bytes) const {
+    const char* c = static_cast<const char*>(p);
+    if (dev == nullptr || c < dev || bytes > size || static_cast<size_t>(c - dev) > size - bytes) return nullptr;
+    return priv + (c - dev);
+  }
+};
+/// Device `d`'s memory (empty when `d` is not an initialized device of this plugin).
+ArenaView arena_view(const OAR_Device* d);
+
 /// Queues `work` on `stream`, after what is queued there (null: runs it on the calling
 /// thread after all work queued on the device). `name` (static storage) is what the
 /// profiler hooks record it as.

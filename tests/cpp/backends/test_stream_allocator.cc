@@ -5,9 +5,12 @@
 // allocator that ignored streams would hand the block to the other stream and fail here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <random>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -63,19 +66,23 @@ void check_stream_rule(bool poll) {
   {
     // The event has completed (polled: at once; the reaper marks the block ready soon
     // after). allocate() only polls, so ask until it is handed out (bounded, never a hang).
+    // The other blocks handed out meanwhile stay held: `other` takes its own freed blocks
+    // first (per-stream bins), which would hide `slow`'s.
     StreamScope on_other(p, other);
     void* got = nullptr;
+    std::vector<void*> held;
     for (int i = 0; i < 1000 && got != block; ++i) {
       void* q = a.allocate(kBytes);
       if (q == block) {
         got = q;
       } else {
-        a.deallocate(q, kBytes);
+        held.push_back(q);
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     }
     EXPECT_EQ(got, block) << "the block never became reusable on another stream";
     if (got != nullptr) a.deallocate(got, kBytes);
+    for (void* q : held) a.deallocate(q, kBytes);
   }
   a.empty_cache();
   EXPECT_EQ(a.stats().allocated_bytes, 0);
@@ -149,21 +156,69 @@ TEST(StreamAllocator, DestroyingAStreamForgetsItsBlocks) {
   }
   {
     StreamScope on_other(p, other);
-    // Two takes on `other`: its own cached block at once, and `live` once the default
-    // stream's event completed (polled; bounded, never a hang).
+    // Takes on `other`, all held: its own cached block at once, then `live` once the
+    // default stream's event completed (polled; bounded, never a hang).
     bool found = false;
+    std::vector<void*> held;
     for (int i = 0; i < 400 && !found; ++i) {
-      void* q1 = a->allocate(kBytes);
-      void* q2 = a->allocate(kBytes);
-      found = q1 == live || q2 == live;
-      a->deallocate(q2, kBytes);
-      a->deallocate(q1, kBytes);
+      held.push_back(a->allocate(kBytes));
+      found = held.back() == live;
       if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     EXPECT_TRUE(found) << "a block allocated on the destroyed stream never became reusable";
+    for (void* q : held) a->deallocate(q, kBytes);
   }
   EXPECT_THROW(destroy_stream(p, default_stream(p)), Error);
   destroy_stream(p, other);
+}
+
+// Thousands of blocks live at once on two streams, small and large, freed in a shuffled
+// order (the in-use table grows and closes its probe runs; the per-stream bins fill):
+// every pointer is distinct while live, the counters come back to zero, each stream gets
+// its own freed blocks back at once (no new device allocation), and a pointer the
+// allocator never gave is reported, not taken.
+TEST(StreamAllocator, ManyBlocksOnTwoStreamsComeBackIntact) {
+  const Place p = sample_place(1);
+  OAR_Stream s1 = create_stream(p), s2 = create_stream(p);
+  CachingAllocator a(p);
+  std::mt19937 rng(7);
+  struct Live {
+    void* ptr;
+    size_t bytes;
+    OAR_Stream stream;
+  };
+  std::vector<Live> live;
+  std::set<void*> seen;
+  for (int i = 0; i < 3000; ++i) {
+    const OAR_Stream s = i % 2 == 0 ? s1 : s2;
+    StreamScope on(p, s);
+    const size_t bytes = i % 100 == 0 ? (size_t{1} << 20) + 4096 * (i % 7) : 1 + rng() % 8192;
+    void* q = a.allocate(bytes);
+    ASSERT_TRUE(seen.insert(q).second) << "block " << q << " handed out twice while live";
+    live.push_back({q, bytes, s});
+  }
+  std::shuffle(live.begin(), live.end(), rng);
+  for (const Live& l : live) a.deallocate(l.ptr, l.bytes);
+  EXPECT_EQ(a.stats().allocated_bytes, 0);
+  const int64_t device_allocs = a.stats().num_device_allocs;
+  // Same sizes on the same streams again: all from each stream's own cache, at once.
+  std::vector<Live> again;
+  for (const Live& l : live) {
+    StreamScope on(p, l.stream);
+    again.push_back({a.allocate(l.bytes), l.bytes, l.stream});
+  }
+  EXPECT_EQ(a.stats().num_device_allocs, device_allocs) << "a stream did not get its own freed blocks back";
+  for (const Live& l : again) {
+    EXPECT_TRUE(seen.count(l.ptr) == 1);
+    a.deallocate(l.ptr, l.bytes);
+  }
+  int unknown = 0;
+  a.deallocate(&unknown, 4);  // logged, ignored
+  EXPECT_EQ(a.stats().allocated_bytes, 0);
+  a.empty_cache();
+  EXPECT_EQ(a.reserved_bytes(), 0);
+  destroy_stream(p, s1);
+  destroy_stream(p, s2);
 }
 
 }  // namespace
