@@ -20,36 +20,15 @@
 namespace oar::backends {
 namespace {
 
+using testing::DeviceBuffer;
 using testing::sample_place;
+using testing::slow_stream;
 
 constexpr size_t kBytes = 4096;
 constexpr size_t kCount = kBytes / sizeof(int32_t);
 
-struct DeviceWords {
-  Place place;
-  void* ptr = nullptr;
-  explicit DeviceWords(const Place& p) : place(p) {
-    DeviceManager& dm = DeviceManager::instance();
-    check_status(dm.interface("sample").device_memory_allocate(dm.device(p), &ptr, kBytes), "sample", "allocate");
-  }
-  ~DeviceWords() {
-    DeviceManager& dm = DeviceManager::instance();
-    dm.interface("sample").device_memory_deallocate(dm.device(place), ptr, kBytes);
-  }
-  std::vector<int32_t> read() const {
-    std::vector<int32_t> out(kCount);
-    DeviceManager::instance().memcpy(CPUPlace(), out.data(), place, ptr, kBytes);  // waits for queued work
-    return out;
-  }
-};
-
-// A stream whose every item runs 50-100 ms later than queued (a margin for a loaded machine).
-OAR_Stream slow_stream(const Place& p) {
-  setenv("SAMPLE_DEVICE_DELAY_US", "100000", 1);
-  OAR_Stream s = create_stream(p);
-  unsetenv("SAMPLE_DEVICE_DELAY_US");
-  return s;
-}
+// Items of its streams run 50-100 ms late: a margin for a loaded machine.
+constexpr int kDelayUs = 100000;
 
 void fill(const std::shared_ptr<Storage>& s, int32_t v) {
   auto* w = static_cast<int32_t*>(s->data());
@@ -87,8 +66,8 @@ TEST(PinnedAllocator, FreedBlockWithoutQueuedUsesIsReusedAtOnce) {
 
 TEST(PinnedAllocator, FreedBlockIsNotReusedBeforeItsQueuedCopyRan) {
   const Place p = sample_place();
-  OAR_Stream s = slow_stream(p);
-  DeviceWords dev(p);
+  OAR_Stream s = slow_stream(p, kDelayUs);
+  DeviceBuffer dev(p, kBytes);
   auto a = pinned_storage(p, kBytes);
   fill(a, 7);
   void* base = a->data();
@@ -98,7 +77,7 @@ TEST(PinnedAllocator, FreedBlockIsNotReusedBeforeItsQueuedCopyRan) {
   auto b = pinned_storage(p, kBytes);
   EXPECT_NE(b->data(), base);  // allocate did not wait, and did not take the busy block
   fill(b, -1);
-  EXPECT_EQ(dev.read(), std::vector<int32_t>(kCount, 7));
+  EXPECT_EQ(dev.read<int32_t>(), std::vector<int32_t>(kCount, 7));
   synchronize_stream(p, s);
   auto c = pinned_storage(p, kBytes);  // its copy ran: the block is free for everyone
   EXPECT_EQ(c->data(), base);
@@ -107,8 +86,8 @@ TEST(PinnedAllocator, FreedBlockIsNotReusedBeforeItsQueuedCopyRan) {
 
 TEST(PinnedAllocator, HostReadsWaitForQueuedWritesOnly) {
   const Place p = sample_place();
-  OAR_Stream s = slow_stream(p);
-  DeviceWords dev(p);
+  OAR_Stream s = slow_stream(p, kDelayUs);
+  DeviceBuffer dev(p, kBytes);
   std::vector<int32_t> src(kCount, 42);
   DeviceManager::instance().memcpy(p, dev.ptr, CPUPlace(), src.data(), kBytes);
   auto h = pinned_storage(p, kBytes);
@@ -125,8 +104,8 @@ TEST(PinnedAllocator, HostReadsWaitForQueuedWritesOnly) {
 
 TEST(PinnedAllocator, EmptyCacheWaitsThenGivesBlocksBack) {
   const Place p = sample_place();
-  OAR_Stream s = slow_stream(p);
-  DeviceWords dev(p);
+  OAR_Stream s = slow_stream(p, kDelayUs);
+  DeviceBuffer dev(p, kBytes);
   pinned_empty_cache();
   auto a = pinned_storage(p, kBytes);
   fill(a, 9);
@@ -138,7 +117,7 @@ TEST(PinnedAllocator, EmptyCacheWaitsThenGivesBlocksBack) {
   EXPECT_EQ(pinned_stats().cached_bytes, 0);
   EXPECT_EQ(DeviceManager::instance().interface("sample").query_stream(DeviceManager::instance().device(p), s),
             OAR_SUCCESS);
-  EXPECT_EQ(dev.read(), std::vector<int32_t>(kCount, 9));
+  EXPECT_EQ(dev.read<int32_t>(), std::vector<int32_t>(kCount, 9));
   destroy_stream(p, s);
 }
 

@@ -21,33 +21,15 @@
 namespace oar::backends {
 namespace {
 
+using testing::DeviceBuffer;
 using testing::sample_place;
+using testing::slow_stream;
 
 const OAR_DeviceInterface& table() { return DeviceManager::instance().interface("sample"); }
 OAR_Device* dev(const Place& p) { return DeviceManager::instance().device(p); }
 
-struct Buffer {
-  Place place;
-  void* ptr = nullptr;
-  size_t bytes;
-  Buffer(const Place& p, size_t n) : place(p), bytes(n) {
-    check_status(table().device_memory_allocate(dev(p), &ptr, n), "sample", "allocate");
-  }
-  ~Buffer() { table().device_memory_deallocate(dev(place), ptr, bytes); }
-  std::vector<unsigned char> read() const {
-    std::vector<unsigned char> out(bytes);
-    DeviceManager::instance().memcpy(CPUPlace(), out.data(), place, ptr, bytes);
-    return out;
-  }
-};
-
-// A stream whose every item waits 10-20 ms, so queued work is observably pending.
-OAR_Stream slow_stream(const Place& p) {
-  setenv("SAMPLE_DEVICE_DELAY_US", "20000", 1);
-  OAR_Stream s = create_stream(p);
-  unsetenv("SAMPLE_DEVICE_DELAY_US");
-  return s;
-}
+// Items of its slow streams run 10-20 ms late: queued work observably pending.
+constexpr int kDelayUs = 20000;
 
 TEST(SampleDeviceSlots, FillsEveryOptionalSlot) {
   const OAR_DeviceInterface& t = (sample_place(), table());
@@ -66,10 +48,10 @@ TEST(SampleDeviceSlots, FillsEveryOptionalSlot) {
 
 TEST(SampleDeviceSlots, QueriesReportQueuedWorkAndCallbacksRunInStreamOrder) {
   const Place p = sample_place();
-  OAR_Stream s = slow_stream(p);
+  OAR_Stream s = slow_stream(p, kDelayUs);
   OAR_Event e = create_event(p);
   EXPECT_EQ(table().query_stream(dev(p), s), OAR_SUCCESS);  // nothing queued yet
-  Buffer b(p, 8);
+  DeviceBuffer b(p, 8);
   int64_t value = 7;
   memcpy_async(p, b.ptr, CPUPlace(), &value, 8, s);
   record_event(p, s, e);
@@ -96,16 +78,16 @@ TEST(SampleDeviceSlots, QueriesReportQueuedWorkAndCallbacksRunInStreamOrder) {
 
 TEST(SampleDeviceSlots, MemsetBlockingAndQueued) {
   const Place p = sample_place();
-  Buffer b(p, 1000);
+  DeviceBuffer b(p, 1000);
   ASSERT_EQ(table().device_memory_set(dev(p), b.ptr, 0xAB, 1000), OAR_SUCCESS);
-  EXPECT_EQ(b.read(), std::vector<unsigned char>(1000, 0xAB));
-  OAR_Stream s = slow_stream(p);
+  EXPECT_EQ(b.read<unsigned char>(), std::vector<unsigned char>(1000, 0xAB));
+  OAR_Stream s = slow_stream(p, kDelayUs);
   ASSERT_EQ(table().async_device_memory_set(dev(p), s, static_cast<char*>(b.ptr) + 500, 0x01, 500), OAR_SUCCESS);
   EXPECT_EQ(table().query_stream(dev(p), s), OAR_ERROR_NOT_READY);  // queued, not done
   synchronize_stream(p, s);
   std::vector<unsigned char> want(1000, 0xAB);
   std::fill(want.begin() + 500, want.end(), 0x01);
-  EXPECT_EQ(b.read(), want);
+  EXPECT_EQ(b.read<unsigned char>(), want);
   // A host pointer is refused with a message, never written.
   std::vector<char> host(16);
   EXPECT_EQ(table().device_memory_set(dev(p), host.data(), 0, 16), OAR_ERROR_INVALID_ARGUMENT);
@@ -115,17 +97,17 @@ TEST(SampleDeviceSlots, MemsetBlockingAndQueued) {
 
 TEST(SampleDeviceSlots, PeerCopiesBetweenTheTwoDevices) {
   const Place p0 = sample_place(0), p1 = sample_place(1);
-  Buffer a(p0, 256), b(p1, 256), c(p0, 256);
+  DeviceBuffer a(p0, 256), b(p1, 256), c(p0, 256);
   std::vector<unsigned char> in(256);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 7);
   DeviceManager& dm = DeviceManager::instance();
   dm.memcpy(p0, a.ptr, CPUPlace(), in.data(), 256);
   ASSERT_EQ(table().memory_copy_p2p(dev(p1), dev(p0), b.ptr, a.ptr, 256), OAR_SUCCESS);
-  EXPECT_EQ(b.read(), in);
-  OAR_Stream s = slow_stream(p1);
+  EXPECT_EQ(b.read<unsigned char>(), in);
+  OAR_Stream s = slow_stream(p1, kDelayUs);
   ASSERT_EQ(table().async_memory_copy_p2p(dev(p0), dev(p1), s, c.ptr, b.ptr, 256), OAR_SUCCESS);
   synchronize_stream(p1, s);
-  EXPECT_EQ(c.read(), in);
+  EXPECT_EQ(c.read<unsigned char>(), in);
   // The runtime's copy between two devices of one type uses the peer copy: make it fail.
   setenv("SAMPLE_DEVICE_FAIL", "p2p", 1);
   try {
