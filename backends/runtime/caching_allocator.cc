@@ -304,10 +304,15 @@ void CachingAllocator::deallocate_on_stream(void* ptr) {
   // Reuse on the same stream needs no event (its later work runs after the uses queued
   // before this free); one is recorded only when another stream asks for the block. A
   // tiny op on a device stream so records no event per freed output.
-  FreeBlock fb{ptr, live.stream, nullptr, nullptr, false, /*lazy=*/true};
   if (is_small(block)) {
-    bins_locked(live.stream).small[block / small_unit_].push_back(std::move(fb));
-  } else if (free_nodes_.empty()) {
+    bins_locked(live.stream)
+        .small[block / small_unit_]
+        .push_back(FreeBlock{ptr, live.stream, nullptr, nullptr, false, /*lazy=*/true});
+    stats_.cached_bytes += static_cast<int64_t>(block);
+    return;
+  }
+  FreeBlock fb{ptr, live.stream, nullptr, nullptr, false, /*lazy=*/true};
+  if (free_nodes_.empty()) {
     stream_free_.emplace(block, std::move(fb));
   } else {
     auto node = std::move(free_nodes_.back());

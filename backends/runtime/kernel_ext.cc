@@ -150,7 +150,8 @@ const char* type_name_of(const Place& p) {
   return n;
 }
 
-void fill_view(const DenseTensor& t, OAR_Tensor* out) {
+// Inlined into its callers: a tiny op fills three views (a call each was ~10 instructions).
+[[gnu::always_inline]] inline void fill_view(const DenseTensor& t, OAR_Tensor* out) {
   const Place& p = t.place();
   *out = OAR_Tensor{sizeof(OAR_Tensor),
                     t.raw_data(),

@@ -98,6 +98,12 @@ View Call::view(const OAR_Tensor& t, const std::string& what) const {
 
 Flat Call::flat(const OAR_Tensor& t, const char* kind, size_t i) const {
   Flat f;
+  if (t.ndim == 1 && t.strides[0] == 1 && t.dims[0] > 0) {  // the common case: no walk over dims
+    f.numel = t.dims[0];
+    f.data = arena_.view(t.data, static_cast<size_t>(f.numel) * dtype_size(t.dtype));
+    if (f.data == nullptr) flat_failed(t, kind, i);
+    return f;
+  }
   int64_t hi = 0, expect = 1, numel = 1;
   for (int k = t.ndim - 1; k >= 0; --k) {
     numel *= t.dims[k];

@@ -27,7 +27,9 @@
 // each call; comma-separated: alloc, h2d, d2h, d2d, p2p, memset, kernel, kernel:<op>) forces them.
 #include "sample_device.h"
 
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char** environ;  // NOLINT: POSIX
@@ -57,6 +59,29 @@ namespace {
 
 constexpr int kNumDevices = 2;
 constexpr size_t kAlign = 512;  // the allocation granularity (device_min_chunk_size)
+
+// A stream's wake-up handshake (Stream::enqueue and run) is a Dekker pair: the host stores
+// queued_ then loads sleeping_, the worker stores sleeping_ then loads queued_; each side
+// needs a full fence between its store and its load. On the host's side that fence (an
+// xchg on x86) is paid per launch and waits for the line of queued_, which the worker
+// polls from the other core, and for the slot's stores. With membarrier(2) the worker,
+// which goes to sleep only after ~50 us idle, pays for both: its heavy barrier makes
+// every running thread of the process pass a full fence, so the host's side needs only
+// a compiler barrier (the pattern of folly's asymmetric barriers). Registered once per
+// process; without it (an old kernel, a seccomp filter) both sides fence.
+bool asymmetric_fences() {
+  static const bool ok = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return ok;
+}
+// The worker's side: a full fence on every running thread of the process. Registered
+// again should the process have lost it (a forked child).
+void heavy_fence(bool asym) {
+  if (asym && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+  if (asym && syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 size_t env_size(const char* name, size_t fallback) {
   const char* v = std::getenv(name);
@@ -155,6 +180,7 @@ class Stream {
       : device_id_(device_id),
         id_(next_id_.fetch_add(1) + 1),
         max_delay_us_(env_size("SAMPLE_DEVICE_DELAY_US", 0)),
+        asym_(asymmetric_fences()),
         worker_([this] { run(); }) {}
   ~Stream() {
     {
@@ -185,9 +211,15 @@ class Stream {
     Item& slot = ring_[q % kRing];
     slot.work = std::move(work);
     slot.name = name;
-    queued_.store(q + 1, std::memory_order_seq_cst);
+    queued_.store(q + 1, std::memory_order_release);
     push_busy_.store(false, std::memory_order_release);
-    if (sleeping_.load(std::memory_order_seq_cst)) {
+    // The store of queued_ before the load of sleeping_ (asymmetric_fences above).
+    if (asym_) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    if (sleeping_.load(std::memory_order_relaxed)) {
       std::lock_guard<std::mutex> lock(mu_);  // the worker is between its check and its wait, or waits
       cv_.notify_one();
     }
@@ -234,8 +266,9 @@ class Stream {
       if (!has_work()) {
         std::unique_lock<std::mutex> lock(mu_);
         sleeping_.store(true, std::memory_order_seq_cst);
-        // seq_cst pairs with enqueue's store of queued_ then load of sleeping_: either it
-        // sees the item here, or enqueue sees sleeping_ and notifies under mu_.
+        // Pairs with enqueue's store of queued_ then load of sleeping_: either the
+        // predicate sees the item, or enqueue sees sleeping_ and notifies under mu_.
+        heavy_fence(asym_);
         cv_.wait(lock, [&] { return stop_.load() || queued_.load(std::memory_order_seq_cst) != taken_.load(); });
         sleeping_.store(false, std::memory_order_relaxed);
       }
@@ -275,9 +308,12 @@ class Stream {
   std::vector<Item> ring_ = std::vector<Item>(kRing);
   // Items queued, taken by the worker, run. The producers' words and the worker's sit on
   // separate cache lines, so a launch does not pull the line the worker writes per item.
+  // The producers' lock on a line of its own: the worker never reads it, so taking it
+  // (a locked exchange) finds the line in the host's cache, not pulled away by the
+  // worker's polling of queued_.
   alignas(64) std::atomic<bool> push_busy_{false};  // orders producers (host threads sharing a stream)
-  std::atomic<uint64_t> queued_{0};
   uint64_t taken_seen_ = 0;  // the producers' last read of taken_ (under push_busy_)
+  alignas(64) std::atomic<uint64_t> queued_{0};  // written by producers, polled by the worker
   alignas(64) std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> done_{0};
   alignas(64) std::atomic<bool> stop_{false};  // read-mostly: written once, at the end
@@ -288,6 +324,7 @@ class Stream {
   const int id_;  // the profiler's stream number (0: the legacy default stream)
   static inline std::atomic<int> next_id_{0};
   const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
+  const bool asym_;            // asymmetric_fences(): the worker's fence covers enqueue's
   std::thread worker_;         // last: starts after the members it reads
 };
 

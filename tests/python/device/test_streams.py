@@ -2,6 +2,8 @@
 stream_guard / synchronize), on 'cpu' (where everything is synchronous) and 'sample:0'
 (whose streams run work on worker threads, later than queued)."""
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -90,3 +92,36 @@ def test_reading_a_device_tensor_waits_for_its_queued_copy(sample, monkeypatch):
     np.testing.assert_array_equal(x.numpy(), a)  # numpy() synchronizes the device first
     assert x.tolist() == a.tolist()
     e.synchronize()
+
+
+_SLEEP_WAKE_SCRIPT = r"""
+import random, sys, time
+import oar
+oar.device.load_plugin(sys.argv[1])
+p = oar.CustomPlace('sample', 0)
+one = oar._C.ops.full([1], 1.0, oar.float32, p)
+acc = oar._C.ops.full([1], 0.0, oar.float32, p)
+rng = random.Random(0)
+n = 4000
+for i in range(n):
+    acc = oar.add(acc, one)
+    # gaps around the worker's ~50 us poll: it often goes to sleep as the next launch comes
+    end = time.perf_counter() + rng.uniform(30e-6, 90e-6)
+    while time.perf_counter() < end:
+        pass
+    if i % 50 == 49:
+        oar.device.synchronize('sample:0')
+print(float(acc.numpy()[0]))
+"""
+
+
+def test_launches_racing_the_workers_sleep_are_never_lost(sample):
+    # The stream's wake-up handshake (the host's launch vs the worker going to sleep, with
+    # membarrier(2) on the worker's side): a lost wake-up leaves an item queued with the
+    # worker asleep, so a synchronize never returns; run in a child to fail, not hang.
+    from conftest import sample_plugin_path
+
+    out = subprocess.run([sys.executable, "-c", _SLEEP_WAKE_SCRIPT, sample_plugin_path()], capture_output=True,
+                         text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "4000.0"
