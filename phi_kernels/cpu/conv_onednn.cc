@@ -6,6 +6,7 @@
 // (conv_direct.h) where they apply (onednn_conv_fwd_fused). Primitives and reorders are
 // cached per geometry: creating them costs far more than a small convolution. Reorder
 // targets and scratchpads live in per-thread workspaces reused across calls.
+#include <gflags/gflags.h>
 #include <immintrin.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -26,6 +27,16 @@
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 #include "phi_kernels/funcs/conv_winograd.h"
+
+// Paddle's switch for reproducible convolutions. Oar's CPU convolutions time their
+// candidates once per geometry and process and keep the fastest, so under load two
+// processes may pick different algorithms, whose sums run in another order (results
+// equal to ~1e-6, not bit-equal). Set, every convolution takes oneDNN's preferred
+// candidate without timing (or OAR_CONV_ALGO's): the same algorithm, so the same bits,
+// in every process, at the cost of the tuned choice's speed.
+DEFINE_bool(cudnn_deterministic, false,
+            "Convolutions pick their algorithm by a fixed rule instead of timing candidates, so results are "
+            "bit-identical across processes (Paddle's flag; on the CPU it covers Oar's convolution tuning)");
 
 namespace oar::phi {
 namespace {
@@ -99,6 +110,12 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable = false) {
     add(g.pad_r[i]);
   }
   return k;
+}
+
+/// key_of for the cache of tuned choices: one entry per geometry and setting of
+/// FLAGS_cudnn_deterministic (a choice made by timing is not reused once it is set).
+std::string tune_key(const ConvGeometry& g, char kind) {
+  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T');
 }
 
 // One operand of a cached convolution: the user's plain layout, the layout the
@@ -228,10 +245,13 @@ void run(ConvPrim& p, const std::array<void*, 3>& user) {
 // channels), im2col + one GEMM for small images with many channels. All candidates run
 // on the real buffers; the final run overwrites. Each is timed as the best of two runs
 // after a warm-up, the candidates in turn, so one disturbed run does not decide.
+bool tune_log();
+
 template <typename Make>
 ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = nullptr,
               void* alt_arg = nullptr) {
   ConvPrim a = make(false);
+  if (FLAGS_cudnn_deterministic) return a;  // oneDNN's preferred layout, untimed
   ConvPrim b;
   bool has_b = true;
   try {
@@ -259,6 +279,13 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = 
     }
   }
   const int best = static_cast<int>(std::min_element(t, t + n) - t);
+  if (tune_log()) {
+    static const char* names[3] = {"onednn", "onednn-plain", "im2col"};
+    std::fprintf(stderr, "[oar conv tune] layout:");
+    for (int i = 0; i < n; ++i)
+      std::fprintf(stderr, " %s %.3f ms%s", names[i == 1 && !has_b ? 2 : i], t[i] * 1e3, i == best ? " (picked)" : "");
+    std::fprintf(stderr, "\n");
+  }
   if (best == 0) return a;
   if (best == 1 && has_b) return b;
   ConvPrim c;
@@ -291,7 +318,7 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
     conv_im2col_fwd(*a->g, a->src, a->w, a->dst);
   };
   const bool try_im2col = conv_im2col_fwd_supported(g);
-  auto p = cache().get(key_of(g, 'f'), [&] {
+  auto p = cache().get(tune_key(g, 'f'), [&] {
     ConvPrim c = try_im2col ? tune(make, user, im2col, &args) : tune(make, user);
     if (try_im2col && !c.im2col) conv_im2col_release();
     return c;
@@ -318,7 +345,7 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
     return c;
   };
   const std::array<void*, 3> user{const_cast<float*>(diff_dst), const_cast<float*>(w), diff_src};
-  run(*cache().get(key_of(g, 'd'), [&] { return tune(make, user); }), user);
+  run(*cache().get(tune_key(g, 'd'), [&] { return tune(make, user); }), user);
 }
 
 void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
@@ -340,7 +367,7 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
     return c;
   };
   const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(diff_dst), diff_w};
-  run(*cache().get(key_of(g, 'w'), [&] { return tune(make, user); }), user);
+  run(*cache().get(tune_key(g, 'w'), [&] { return tune(make, user); }), user);
 }
 
 
@@ -426,7 +453,8 @@ void evict(const void* p, size_t bytes) {
   _mm_mfence();
 }
 
-/// OAR_CONV_TUNE_LOG=1: print each fused convolution's candidate timings to stderr.
+/// OAR_CONV_TUNE_LOG=1: print each convolution's candidate timings to stderr, once per
+/// geometry (nothing when FLAGS_cudnn_deterministic leaves nothing to time).
 bool tune_log() {
   static const bool on = [] {
     const char* v = std::getenv("OAR_CONV_TUNE_LOG");
@@ -531,7 +559,7 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
                            bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
                            float* dst) {
   const std::string forced = forced_algo();
-  const std::string key = key_of(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-') + forced;
+  const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-') + forced;
   FusedCache& c = fused_cache();
   std::shared_ptr<FusedConv> f;
   {
@@ -575,6 +603,7 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     offer(conv_direct_channels_supported(g), FusedConv::kChannels, "direct-channels");
     auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
     if (pick != cands.end()) cands = {*pick};
+    if (FLAGS_cudnn_deterministic) cands.resize(1);  // the forced one, else oneDNN's preferred
     f = cands[0];
     if (cands.size() > 1) {
       // Best of interleaved rounds after a warm-up: a single timed run per candidate let
