@@ -21,21 +21,8 @@
 namespace oar::backends {
 namespace {
 
+using testing::DeviceBuffer;
 using testing::sample_place;
-
-struct DeviceBuffer {
-  Place place;
-  void* ptr = nullptr;
-  size_t bytes;
-  DeviceBuffer(const Place& p, size_t n) : place(p), bytes(n) {
-    DeviceManager& dm = DeviceManager::instance();
-    check_status(dm.interface("sample").device_memory_allocate(dm.device(p), &ptr, n), "sample", "allocate");
-  }
-  ~DeviceBuffer() {
-    DeviceManager& dm = DeviceManager::instance();
-    dm.interface("sample").device_memory_deallocate(dm.device(place), ptr, bytes);
-  }
-};
 
 TEST(SampleDevice, RegistersTwoDevices) {
   sample_place();
