@@ -61,6 +61,13 @@ DenseTensor reshard_local(const DenseTensor& x, const std::vector<int64_t>& glob
 
 /// The local value of `x` (on mesh `from` as `from_p`) moved to mesh `to` as `to_p`
 /// (reshard_cross_mesh.cc); ranks outside `to` get an empty value.
+/// Pipeline schedules whose stages run in different orders (DistModel's 1F1B, Note
+/// [DistModel]): while deferring, the cross-mesh sends of this thread do not wait for
+/// their receivers (a stage may send its next activation before receiving the previous
+/// gradient); end_deferred_sends waits for them all.
+void begin_deferred_sends();
+void end_deferred_sends();
+
 DenseTensor reshard_cross_mesh_local(const DenseTensor& x, const std::vector<int64_t>& global_shape,
                                      const ProcessMesh& from, const Placements& from_p, const ProcessMesh& to,
                                      const Placements& to_p);

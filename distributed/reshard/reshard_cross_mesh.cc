@@ -7,7 +7,36 @@
 #include "distributed/reshard/local_copy.h"
 #include "distributed/reshard/reshard.h"
 
+#include <mutex>
+#include <utility>
+#include <vector>
+
 namespace oar::dist {
+
+namespace {
+// Process-wide (the backward may run on another thread than the step that began it).
+struct Deferred {
+  std::mutex mu;
+  bool on = false;
+  std::vector<std::pair<std::shared_ptr<Task>, DenseTensor>> pending;  // each send and the data it reads
+};
+Deferred g_deferred;
+}  // namespace
+
+void begin_deferred_sends() {
+  std::lock_guard<std::mutex> lock(g_deferred.mu);
+  g_deferred.on = true;
+}
+
+void end_deferred_sends() {
+  std::vector<std::pair<std::shared_ptr<Task>, DenseTensor>> pending;
+  {
+    std::lock_guard<std::mutex> lock(g_deferred.mu);
+    g_deferred.on = false;
+    pending.swap(g_deferred.pending);
+  }
+  for (auto& [task, data] : pending) task->wait();
+}
 
 DenseTensor reshard_cross_mesh_local(const DenseTensor& x, const std::vector<int64_t>& global_shape,
                                      const ProcessMesh& from, const Placements& from_p, const ProcessMesh& to,
@@ -37,7 +66,16 @@ DenseTensor reshard_cross_mesh_local(const DenseTensor& x, const std::vector<int
     ProcessGroup* g = group_of(pair, "reshard");
     const int peer = src == me ? (pair[0] == dst ? 0 : 1) : (pair[0] == src ? 0 : 1);
     if (src == me) {
-      g->send(whole, peer)->wait();
+      bool defer = false;
+      {
+        std::lock_guard<std::mutex> lock(g_deferred.mu);
+        defer = g_deferred.on;
+      }
+      std::shared_ptr<Task> task = g->send(whole, peer, !defer);  // sync: waits for the receiver
+      if (defer) {
+        std::lock_guard<std::mutex> lock(g_deferred.mu);
+        g_deferred.pending.emplace_back(std::move(task), whole);
+      }
     } else {
       got = local::zeros_like_dims(x, global_shape);
       g->recv(got, peer)->wait();

@@ -2,10 +2,10 @@
 // executor. Note [DistModel] in docs/notes/distributed.md.
 #include "distributed/static/collective_ops.h"
 
-#include <array>
-#include <map>
+#include "distributed/static/step_slots.h"
+#include "distributed/static/update_ops.h"
+
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -102,50 +102,17 @@ Transfer from_op(const pir::Operation* op) {
   return t;
 }
 
-// ---- the executor's steps: kernel steps are plain functions, so each distinct transfer
-// gets a slot whose function reads it (as the fusion compiler's kernels do).
-constexpr size_t kSlots = 512;
-struct Slots {
-  std::mutex mu;
-  std::array<std::unique_ptr<Transfer>, kSlots> transfers;
-  std::map<std::string, size_t> by_key;
-  size_t used = 0;
-};
-Slots& slots() {
-  static Slots s;
-  return s;
-}
-
-template <size_t I>
-void slot_step(dispatch::KernelCall& call) {
-  const Transfer* t = slots().transfers[I].get();
-  OAR_ENFORCE(t != nullptr && call.inputs[0]->size() == 1, Internal, "dist collective step ", I, " is not set");
-  call.outputs.assign(1, run_transfer(*t, call.in(0)));
-}
-template <size_t... I>
-constexpr std::array<dispatch::KernelStep, sizeof...(I)> make_steps(std::index_sequence<I...>) {
-  return {&slot_step<I>...};
-}
-constexpr auto kSteps = make_steps(std::make_index_sequence<kSlots>());
-
+// ---- the executor's step of a transfer (one slot per distinct op, step_slots.h).
 std::string slot_name(const pir::Operation* op) {
   std::string key = op->name();
   for (const auto& a : op->attributes()) key += " " + std::string(a.name) + "=" + a.value.str();
-  Slots& s = slots();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.by_key.find(key);
-  size_t slot = 0;
-  if (it != s.by_key.end()) {
-    slot = it->second;
-  } else {
-    OAR_ENFORCE(s.used < kSlots, ResourceExhausted, "lower_collectives: more than ", kSlots,
-                " distinct collective transfers in this process");
-    slot = s.used++;
-    s.transfers[slot] = std::make_unique<Transfer>(from_op(op));
-    s.by_key[key] = slot;
-    dispatch::register_kernel_step("dist_collective_" + std::to_string(slot), {kSteps[slot]});
-  }
-  return "dist_collective_" + std::to_string(slot);
+  return step_slot("dist_collective", key, [op] {
+    auto t = std::make_shared<const Transfer>(from_op(op));
+    return SlotFn([t](dispatch::KernelCall& call) {
+      OAR_ENFORCE(call.inputs[0]->size() == 1, Internal, "dist collective step: one input expected");
+      call.outputs.assign(1, run_transfer(*t, call.in(0)));
+    });
+  });
 }
 
 class DistDialect : public pir::Dialect {
@@ -158,6 +125,7 @@ class DistDialect : public pir::Dialect {
       i.dialect = "dist";
       ctx->register_op(i);
     }
+    register_update_ops(ctx);
   }
 };
 
@@ -246,6 +214,10 @@ int lower_collectives(pir::Program& program) {
   pir::IrContext* ctx = program.context();
   pir::Builder b(ctx);
   for (pir::Operation* op : ops) {
+    if (is_update_op(op->name())) {
+      lower_update(op, b);
+      continue;
+    }
     OAR_ENFORCE(op->num_operands() == 1 && op->num_results() == 1, InvalidArgument, op->name(),
                 " takes one operand and gives one result");
     const std::string name = slot_name(op);

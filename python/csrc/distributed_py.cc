@@ -9,6 +9,7 @@
 #include "paddle_core/autograd/accumulate_hooks.h"
 #include "paddle_core/autograd/node.h"
 #include "python/csrc/py_convert.h"
+#include "python/csrc/update_recorder.h"
 
 #ifdef OAR_WITH_DIST
 #include "distributed/collective/process_group.h"
@@ -16,6 +17,7 @@
 #include "distributed/eager/dist_layer.h"
 #include "distributed/reshard/reshard.h"
 #include "distributed/static/collective_ops.h"
+#include "distributed/static/update_ops.h"
 #include "pir/ir/ir_context.h"
 #include "python/csrc/pir_py.h"
 #endif
@@ -37,6 +39,22 @@ struct PyCallable {
   }
   py::function fn;
 };
+
+#ifdef OAR_WITH_DIST
+std::vector<Tensor> tensors_of(const TensorList& ts) {
+  std::vector<Tensor> out;
+  for (const auto& t : ts) out.emplace_back(t);
+  return out;
+}
+bool record_update(const char* rule, const TensorList& params, const TensorList& grads,
+                   const std::vector<const TensorList*>& states, const std::vector<double>& lrs,
+                   const std::vector<double>& wds, const std::vector<double>& scalars, bool flag, int64_t step) {
+  if (!dist::tracing_program()) return false;
+  std::vector<std::vector<Tensor>> lists;
+  for (const TensorList* s : states) lists.push_back(s ? tensors_of(*s) : std::vector<Tensor>{});
+  return dist::record_update(rule, tensors_of(params), tensors_of(grads), lists, lrs, wds, scalars, flag, step);
+}
+#endif
 
 std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -260,6 +278,32 @@ void bind_distributed(py::module_& m) {
     return dist::lower_collectives(*prog->p);
       },
       "Replaces the program's dist.* ops by kernel steps running their transfers; returns how many.");
+  set_update_recorder(&record_update);
+  d.def(
+      "defer_sends",
+      [](bool on) {
+    if (on) {
+      dist::begin_deferred_sends();
+    } else {
+      dist::end_deferred_sends();
+    }
+      },
+      py::call_guard<py::gil_scoped_release>(),
+      "True: cross-mesh sends stop waiting for their receivers (DistModel's 1F1B, each stage in its own order); "
+      "False: waits for those sent meanwhile.");
+  d.def(
+      "set_update_inputs",
+      [](py::handle lr, py::handle step) {
+    if (lr.is_none()) {
+      dist::set_update_inputs(Tensor(), Tensor());
+      return;
+    }
+    dist::set_update_inputs(py_to_tensor(lr, "set_update_inputs", "lr"),
+                            py_to_tensor(step, "set_update_inputs", "step"));
+      },
+      py::arg("lr"), py::arg("step"),
+      "While DistModel traces a step: the program inputs holding the learning rate and the step count; the "
+      "optimizer's fused updates are then recorded as dist.<rule>_update ops (None, None: ends it).");
 #endif
 }
 

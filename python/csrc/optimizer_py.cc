@@ -7,11 +7,18 @@
 
 #include "paddle_core/api/fused_update.h"
 #include "python/csrc/py_convert.h"
+#include "python/csrc/update_recorder.h"
 
 namespace oar::python {
 
 namespace {
-using TL = std::vector<std::shared_ptr<TensorImpl>>;
+UpdateRecorder g_update_recorder = nullptr;
+}  // namespace
+
+void set_update_recorder(UpdateRecorder r) { g_update_recorder = r; }
+
+namespace {
+using TL = TensorList;
 using DL = std::vector<double>;
 
 phi::ParamList mut(const TL& ts, size_t n, const char* op, const char* what) {
@@ -33,6 +40,11 @@ phi::GradList cst(const TL& ts, size_t n, const char* op) {
 // One update through api::fused_update (dispatched by the parameters' place).
 void update(const char* rule, const TL& params, const TL& grads, std::vector<std::pair<const TL*, const char*>> states,
             const DL& lrs, const DL& wds, std::vector<double> scalars, bool flag = false, int64_t step = 0) {
+  if (g_update_recorder != nullptr) {  // DistModel tracing its step (update_recorder.h)
+    std::vector<const TL*> lists;
+    for (const auto& st : states) lists.push_back(st.first);
+    if (g_update_recorder(rule, params, grads, lists, lrs, wds, scalars, flag, step)) return;
+  }
   const size_t n = params.size();
   phi::UpdateArgs a;
   a.params = mut(params, n, rule, "parameters");

@@ -10,12 +10,12 @@ import oar.distributed as dist
 
 
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
-@pytest.mark.parametrize("mode", ["dp", "mp"])
-def test_dist_model_trains_like_dynamic_mode_and_one_process(mode, tmp_path):
-    results, _ = run_ranks("static_mode.py", 2, args=[mode], tmp_path=tmp_path, timeout=300)
+@pytest.mark.parametrize("mode,kind", [("dp", "adamw"), ("mp", "adamw"), ("dp", "sgd"), ("mp", "sgd")])
+def test_dist_model_trains_like_dynamic_mode_and_one_process(mode, kind, tmp_path):
+    results, _ = run_ranks("static_mode.py", 2, args=[mode, kind], tmp_path=tmp_path, timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
-        assert f"static {mode} ok {rank}" in out
+        assert f"static {mode} {kind} ok {rank}" in out
 
 
 def test_strategy_sections_and_defaults():
@@ -93,6 +93,8 @@ def test_pipeline_accumulate_steps_splits_the_batch_into_micro_batches():
     """accumulate_steps=3: three micro-batches' gradients (each loss / 3) make one step equal
     to the whole batch's (a mean loss over equal micro-batches); the returned loss is the
     whole batch's."""
+    import warnings
+
     import numpy as np
     oar.seed(2)
     a, b = oar.nn.Linear(3, 2), oar.nn.Linear(3, 2)
@@ -107,7 +109,10 @@ def test_pipeline_accumulate_steps_splits_the_batch_into_micro_batches():
     oa.step()
     s = dist.Strategy({"pipeline": {"enable": True, "accumulate_steps": 3}})
     dm = dist.to_static(b, None, mse, oar.optimizer.SGD(learning_rate=0.1, parameters=b.parameters()), strategy=s)
-    loss = dm(x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled: the update in the program
+        loss = dm(x, y)
+    assert "dist.sgd_update" in str(dm.dist_main_program())
     np.testing.assert_allclose(float(loss.numpy()), float(want.numpy()), rtol=1e-6)
     np.testing.assert_allclose(b.weight.numpy(), a.weight.numpy(), rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="batch of shape \\[4, 3\\] does not split into pipeline.accumulate_steps=3"):
@@ -150,9 +155,12 @@ def test_dist_model_compiled_in_one_process_equals_eager():
         np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-12)
         text = str(runs[0][2].dist_main_program())
         ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
-        # the loss (Partial avg over dp) is all-reduced for the backward's seed (full_like asks for
-        # Replicate, as in eager) and for the returned loss; the two gradients (Partial sum) once each
-        assert ops.count("dist.all_reduce") == 4 and text.count('reduce = "kRedAvg"') == 2, text
+        # the loss (Partial avg over dp) is all-reduced once (the returned loss, and the seed the
+        # backward starts from); the two gradients (Partial sum) once each
+        assert ops.count("dist.all_reduce") == 3 and text.count('reduce = "kRedAvg"') == 1, text
+        # then the SGD update of both parameters, written back into them
+        assert ops.count("dist.sgd_update") == 1 and ops.index("dist.sgd_update") > ops.index("dist.all_reduce")
+        assert ops.count("builtin.set_parameter") == 2
         assert ops.count("dist.shard_slice") == 1  # the seed cut back to the batch shard
         # the layouts the dist layer gave each op's outputs
         assert re.search(r'"pd_op.mean"\(%\d+\) \{axis = #shape\[\], dist_attr = "\[Partial\(reduce_type=kRedAvg\)\] '

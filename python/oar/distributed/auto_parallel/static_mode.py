@@ -131,6 +131,25 @@ def _split(t, n):
 _EAGER = object()  # a signature that runs eagerly
 
 
+class _deferred_sends:
+    """Pipeline stages' cross-mesh sends stop waiting for their receivers during a step
+    (each stage runs its own 1F1B order); the step's end waits for them."""
+
+    def __init__(self, on):
+        self.on = on
+
+    def __enter__(self):
+        if self.on:
+            from ... import _C
+            _C.distributed.defer_sends(True)
+
+    def __exit__(self, *exc):
+        if self.on:
+            from ... import _C
+            _C.distributed.defer_sends(False)
+        return False
+
+
 def _named_state(layer):
     from ...jit.api import _named_state as named
     return named(layer)
@@ -177,6 +196,9 @@ class DistModel:
                                  "Strategy.sharding")
             stage = {1: ShardingStage1, 2: ShardingStage2, 3: ShardingStage3}[strategy.sharding.stage]
             self._optimizer = shard_optimizer(optimizer, stage("dp", mesh))
+        from .static_program import fused_optimizer
+        # The optimizer whose update goes into the train program (None: it steps eagerly).
+        self._fused = fused_optimizer(self._optimizer) if self._optimizer is not None else None
         if loss is not None and optimizer is not None:
             self.train()
         elif loss is not None:
@@ -204,7 +226,9 @@ class DistModel:
         """The compiled step's cache key: the mode, the layer's training flag, each tensor's
         local shape, dtype and layout; None (run eagerly) for a non-tensor argument."""
         from ..._C import Tensor
-        key = [self._mode, self._layer.training]
+        key = [self._mode, self._layer.training, self._phase()]
+        if key[-1] == "merge":  # which parameters hold a merged gradient
+            key.append(tuple(p.grad is not None for p in self._fused._parameter_list))
         for t in args:
             if not isinstance(t, Tensor):
                 return None
@@ -212,6 +236,16 @@ class DistModel:
                 if t.is_dist() else None
             key.append((tuple(t._local_value().shape if t.is_dist() else t.shape), str(t.dtype), lay))
         return tuple(key)
+
+    def _phase(self):
+        """What this call's train program ends with: "update" (the optimizer's update),
+        "merge" (gradient_merge's last call: the update on .grad plus this call's
+        gradients) or "grads" (the gradients, for an eager step or a later merge)."""
+        if self._mode != "train":
+            return None
+        if self._fused is None or (self._k > 1 and (self._calls + 1) % self._k):
+            return "grads"
+        return "update" if self._k == 1 else "merge"
 
     def _compiled(self, args):
         """This signature's CompiledStep (traced on first use), or None where it runs eagerly."""
@@ -223,9 +257,12 @@ class DistModel:
         if entry is None:
             scale = 1.0 / self._k if self._avg and self._k > 1 else 1.0
             schedule = self._strategy.pipeline.schedule_mode if self._micro > 1 else "FThenB"
+            phase = self._phase()
+            opt = self._fused if phase in ("update", "merge") else None
             try:
-                entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
-                                             schedule)
+                with _deferred_sends(self._micro > 1):
+                    entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
+                                                 schedule, opt, phase == "merge")
             except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
                 # Bad inputs make the eager step raise the same error, which then propagates;
                 # a step that runs eagerly but cannot compile stays eager, with a warning.
@@ -252,8 +289,21 @@ class DistModel:
 
     def _run_compiled(self, entry, args):
         from ...autograd import no_grad
-        result, grads = entry.run(args, _named_state(self._layer))
+        extra = []
+        if entry.updates:  # the learning rate and step count of this update, as its program reads them
+            import oar
+            opt = self._fused
+            opt._step_count += 1
+            extra = [oar.to_tensor(opt.get_lr(), dtype="float64"), oar.to_tensor(opt._step_count, dtype="int64")]
+            extra += [opt._parameter_list[i].grad for i in entry.acc]
+        with _deferred_sends(self._micro > 1):
+            result, grads = entry.run(list(args) + extra, _named_state(self._layer))
         if self._mode != "train":
+            return result
+        if entry.updates:
+            self._calls += 1
+            if entry.acc or self._k > 1:
+                self._optimizer.clear_grad()
             return result
         by_name = dict(self._layer.named_parameters())
         with no_grad():
@@ -284,6 +334,7 @@ class DistModel:
 
     def _run_eager(self, args):
         from ...autograd import no_grad
+        from .static_program import _replicated
         if self._mode == "predict":
             with no_grad():
                 return self._layer(*args)
@@ -298,11 +349,11 @@ class DistModel:
         if self._micro > 1:  # pipeline.accumulate_steps: micro-batches, forward then backward each
             loss = None
             for chunk in zip(*(_split(t, self._micro) for t in (*inputs, labels))):
-                part = self._loss_fn(self._layer(*chunk[:-1]), chunk[-1]) / self._micro
+                part = _replicated(self._loss_fn(self._layer(*chunk[:-1]), chunk[-1]) / self._micro)
                 (part * scale if scale != 1.0 else part).backward()
                 loss = part if loss is None else loss + part.detach()
         else:
-            loss = self._loss_fn(self._layer(*inputs), labels)
+            loss = _replicated(self._loss_fn(self._layer(*inputs), labels))  # once, also the seed's layout
             (loss * scale if scale != 1.0 else loss).backward()
         self._calls += 1
         if self._calls % self._k == 0:

@@ -56,34 +56,124 @@ def _grad_layout(g, p):
     return reshard(g, p.process_mesh, want)
 
 
-class CompiledStep:
-    """One signature's program: `program` (op dialect, the dist.* collectives visible) and
-    the executor running its lowered copy. Outputs: the step's results, then (train) the
-    gradients of `grad_params` in their parameters' layouts."""
+def fused_optimizer(optimizer):
+    """The optimizer whose update DistModel records into the program (dist.<rule>_update
+    ops), or None where it steps eagerly on the program's gradients: the fused rules of
+    oar.optimizer (SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb),
+    alone or under ShardingStage3; ShardingStage1/2 relayout parameters around the
+    update (Note [DistModel])."""
+    from ...optimizer import optimizer as fused
+    inner = getattr(optimizer, "_inner_opt", optimizer)
+    if getattr(optimizer, "_plan", None):
+        return None
+    update = getattr(type(inner), "_update", None)
+    return inner if update is not None and update.__module__ == fused.__name__ else None
 
-    def __init__(self, program, out_struct, metas, grad_params, state_names, place):
+
+def _state_names(opt):
+    """The optimizer's accumulators the update reads, created now (outside the trace) so the
+    program reads them as parameters: [(name, tensor)]."""
+    names = [a for a in opt._acc_names if a != "mean_grad" or getattr(opt, "_centered", False)]
+    out = []
+    for i, p in enumerate(opt._parameter_list):
+        if p.stop_gradient:
+            continue
+        for a in names:
+            out.append((f"opt{i}.{a}", opt._accumulator(a, p)))
+    return out
+
+
+def schedule_order(schedule, micro, stage, stages):
+    """The micro-batches' forwards ("F", i) and backwards ("B", i) in this stage's order:
+    FThenB every forward first; 1F1B (stage s of S) S-1-s warm-up forwards, then one
+    forward and one backward in turn, then the cool-down backwards; the other modes each
+    micro-batch's forward then its backward."""
+    if schedule == "FThenB":
+        return [("F", i) for i in range(micro)] + [("B", i) for i in range(micro)]
+    warm = min(max(stages - 1 - stage, 0), micro) if schedule == "1F1B" else 0
+    order = [("F", i) for i in range(warm)]
+    for i in range(micro - warm):
+        order += [("F", warm + i), ("B", i)]
+    return order + [("B", i) for i in range(micro - warm, micro)]
+
+
+def stage_of(layer):
+    """(this rank's pipeline stage, the number of stages): the distinct meshes of the
+    layer's parameters, in order."""
+    from ..collective import get_rank
+    meshes = []
+    for p in layer.parameters():
+        if p.is_dist():
+            ids = tuple(p.process_mesh.process_ids)
+            if ids not in meshes:
+                meshes.append(ids)
+    me = get_rank()
+    stage = next((i for i, ids in enumerate(meshes) if me in ids), 0)
+    return stage, max(len(meshes), 1)
+
+
+class CompiledStep:
+    """One signature's program: `program` (op dialect, the dist.* collectives and update ops
+    visible) and the executor running its lowered copy. Inputs: the step's tensors, then
+    with `updates` the learning rate and the step count, then the merged gradients
+    (`acc`: (parameter name, local dims, dtype)). Outputs: the step's results, then (train
+    without updates) the gradients of `grad_params` in their parameters' layouts."""
+
+    def __init__(self, program, out_struct, metas, grad_params, opt_state, updates, acc, place):
         self.program = program
         self.out_struct = out_struct
         self.metas = metas
         self.grad_params = grad_params
-        self.state_names = state_names
+        self.opt_state = opt_state
+        self.updates = updates
+        self.acc = acc
         self.executed_program = program.run_pipeline("jit-train", lower_copy=True, place=place)
         self.num_collectives = _C.distributed.lower_collectives(self.executed_program)
         self.executor = _pir.Executor(self.executed_program, place)
 
     def run(self, args, state):
         """(the step's results, the gradients of grad_params), as the eager step's tensors."""
-        outs = self.executor.run([_local(t) for t in args], {n: _local(t) for n, t in state})
+        named = {n: _local(t) for n, t in state}
+        named.update(self.opt_state)
+        outs = self.executor.run([_local(t) for t in args], named)
         outs = [_wrap(o, m) for o, m in zip(outs, self.metas)]
         n = len(outs) - len(self.grad_params)
         return _unflatten(self.out_struct, outs[:n]), outs[n:]
 
 
-def trace(mode, layer, loss_fn, args, micro, scale, schedule):
+def _trace_update(opt, grads, merged, lr_t, step_t):
+    """Records `opt`'s update on the traced gradients (plus `merged`: id(param) -> the
+    gradient in .grad) as dist.<rule>_update ops: the fused-update bindings hand it to
+    the tracer (update_ops.cc) while the update inputs are set. The learning rate is 1
+    while tracing, so each parameter's rate in the op is its multiplier of the lr input."""
+    from ...autograd import no_grad
+    ids = {id(p) for p in opt._parameter_list}
+    by_param = {id(p): (p, g) for _, p, g in grads if id(p) in ids}
+    pairs = []
+    with no_grad():
+        for p in opt._parameter_list:
+            g = by_param.get(id(p), (p, None))[1]
+            a = merged.get(id(p))
+            g = a if g is None else (g if a is None else a + g)
+            if g is not None and not p.stop_gradient:
+                pairs.append((p, g))
+    saved = opt._learning_rate, opt._step_count
+    opt._learning_rate = 1.0
+    _C.distributed.set_update_inputs(lr_t, step_t)
+    try:
+        opt._apply_pairs(pairs)
+    finally:
+        _C.distributed.set_update_inputs(None, None)
+        opt._learning_rate, opt._step_count = saved
+
+
+def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, merge=False):
     """Traces one step of `mode` on `args` (inputs..., labels for train/eval) into a
-    CompiledStep. The tracing run is a real eager step (its collectives run on every rank
-    alike); its results are dropped, and the random state is restored, so the first program
-    run is the step that counts."""
+    CompiledStep. With `optimizer` (fused_optimizer's) the train step ends with its update
+    (on the gradients plus, with `merge`, those in .grad: gradient_merge's last call);
+    otherwise it outputs the gradients. The tracing run is a real eager step (its
+    collectives run on every rank alike); its results are dropped, nothing is written and
+    the random state is restored, so the first program run is the step that counts."""
     import oar
     from ...autograd import enable_grad, no_grad
     from .static_mode import _split
@@ -94,35 +184,47 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule):
         tracer.add_input(t, f"x{i}", list(_local(t).shape))
     for name, t in state:
         tracer.add_parameter(t, name)
+    updates = mode == "train" and optimizer is not None
+    opt_state, acc_inputs, merged = [], [], {}
+    if updates:
+        lr_t = oar.to_tensor(1.0, dtype="float64")
+        step_t = oar.to_tensor(optimizer._step_count + 1, dtype="int64")
+        tracer.add_input(lr_t, "opt_lr", [])
+        tracer.add_input(step_t, "opt_step", [])
+        opt_state = _state_names(optimizer)
+        for name, t in opt_state:
+            tracer.add_parameter(t, name)
+        # gradient_merge's last call: the gradients in .grad are inputs (added to this call's)
+        for i, p in enumerate(optimizer._parameter_list):
+            if merge and not p.stop_gradient and p.grad is not None:
+                tracer.add_input(p.grad, f"acc{i}", list(_local(p.grad).shape))
+                acc_inputs.append(i)
+                merged[id(p)] = p.grad
     rng = get_rng_state()
-    versions = [(n, t, t._version) for n, t in state]
+    versions = [(n, t, t._version) for n, t in state + opt_state]
     params = [(n, p) for n, p in layer.named_parameters() if not p.stop_gradient]
     grads = []
+    stage, stages = stage_of(layer) if micro > 1 else (0, 1)
     with _Tracing(tracer), (enable_grad() if mode == "train" else no_grad()):
         if mode == "predict":
             result = layer(*args)
         else:
             chunks = [tuple(args)] if micro == 1 else list(zip(*(_split(t, micro) for t in args)))
-            parts = []
+            parts = [None] * len(chunks)
             acc = [None] * len(params)
-
-            def backward(part):
-                if mode != "train" or not params:
-                    return
-                gs = oar.grad([part * scale if scale != 1.0 else part], [p for _, p in params], allow_unused=True)
-                for i, g in enumerate(gs):
-                    if g is not None:
-                        acc[i] = g if acc[i] is None else acc[i] + g
-
-            for chunk in chunks:  # FThenB: every forward first; otherwise forward, backward per micro-batch
-                part = loss_fn(layer(*chunk[:-1]), chunk[-1])
-                part = part / micro if micro > 1 else part
-                parts.append(part)
-                if schedule != "FThenB":
-                    backward(part)
-            if schedule == "FThenB":
-                for part in parts:
-                    backward(part)
+            for kind, i in schedule_order(schedule, len(chunks), stage, stages):
+                if kind == "F":
+                    part = loss_fn(layer(*chunks[i][:-1]), chunks[i][-1])
+                    part = part / micro if micro > 1 else part
+                    # Replicate once: the returned loss and the backward's seed (a Partial
+                    # loss would be all-reduced again for the seed).
+                    parts[i] = _replicated(part)
+                elif mode == "train" and params:
+                    part = parts[i]
+                    gs = oar.grad([part * scale if scale != 1.0 else part], [p for _, p in params], allow_unused=True)
+                    for j, g in enumerate(gs):
+                        if g is not None:
+                            acc[j] = g if acc[j] is None else acc[j] + g
             with no_grad():  # (detach would drop the dist metadata)
                 loss = parts[0]
                 for part in parts[1:]:
@@ -130,12 +232,15 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule):
                 result = _replicated(loss)
             for (name, p), g in zip(params, acc):
                 if g is not None:
-                    grads.append((name, _grad_layout(g, p)))
+                    grads.append((name, p, _grad_layout(g, p)))
+            if updates:
+                _trace_update(optimizer, grads, merged, lr_t, step_t)
+                grads = []
     outs = []
     out_struct = _flatten(result, outs)
     if any(not isinstance(t, oar.Tensor) for t in outs):
         raise NotImplementedError("DistModel: the step returns a value that is not a tensor")
-    outs += [g for _, g in grads]
+    outs += [g for _, _, g in grads]
     metas = [_meta(t) for t in outs]
     program = tracer.finish(outs)
     set_rng_state(rng)
@@ -144,4 +249,5 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule):
             raise NotImplementedError(f"DistModel: the step writes into {name!r} (a buffer update such as "
                                       "BatchNorm's running statistics), which the compiled step does not replay")
     place = args[0].place if args else _C._get_current_place()
-    return CompiledStep(program, out_struct, metas, [n for n, _ in grads], [n for n, _ in state], place)
+    return CompiledStep(program, out_struct, metas, [n for n, _, _ in grads], dict(opt_state), updates, acc_inputs,
+                        place)

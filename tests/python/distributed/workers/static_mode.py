@@ -1,7 +1,8 @@
 """dist.to_static / DistModel as each rank of a 2-process job (test_dist_to_static.py): the small
 GPT (2 layers, d=64, float64, AdamW) trained 20 steps through a DistModel gives the same
 losses as dynamic mode and as one process (1e-10), data parallel (`dp`) and tensor parallel
-(`mp`); `dp` also checks Strategy.gradient_merge (k_steps=2, with sharding stage 2) against
+(`mp`), with AdamW (`adamw`) or SGD under a learning-rate schedule (`sgd`), the update in
+the program; `dp` also checks Strategy.gradient_merge (k_steps=2, with sharding stage 2) against
 one process stepping on the merged batches, and eval()/predict()/state_dict()."""
 import re
 import sys
@@ -33,10 +34,23 @@ def value(t):
     return float(dist.unshard_dtensor(t).numpy()) if t.is_dist() else float(t.numpy())
 
 
-def fresh(state):
+def fresh(state, kind="adamw"):
+    """The GPT from `state` and its optimizer: AdamW, or (kind "sgd") SGD under a learning-rate
+    schedule that starts at 0 (LinearWarmup over ExponentialDecay; stepped after each step)."""
     m = GPT()
     m.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
-    return m, oar.optimizer.AdamW(learning_rate=1e-3, parameters=m.parameters())
+    if kind == "adamw":
+        return m, oar.optimizer.AdamW(learning_rate=1e-3, parameters=m.parameters())
+    lr = oar.optimizer.lr
+    sched = lr.LinearWarmup(lr.ExponentialDecay(learning_rate=0.5, gamma=0.9), warmup_steps=3, start_lr=0.0,
+                            end_lr=0.5)
+    return m, oar.optimizer.SGD(learning_rate=sched, parameters=m.parameters())
+
+
+def step_schedule(opt):
+    sched = opt._learning_rate
+    if not isinstance(sched, float):
+        sched.step()
 
 
 def laid_out(mode, model, opt):
@@ -54,7 +68,7 @@ def feed(mode, mesh, ids):
     return x, y
 
 
-def main(mode):
+def main(mode, kind):
     warnings.filterwarnings("error", message="DistModel")  # an eager fallback fails the test
     dist.init_parallel_env()
     rank = dist.get_rank()
@@ -62,7 +76,7 @@ def main(mode):
     oar.seed(9)
     ref, ref_opt = GPT(), None
     state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
-    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    ref, ref_opt = fresh(state, kind)
     data = batches()
     ref_losses = []
     for ids in data:
@@ -70,9 +84,10 @@ def main(mode):
         loss.backward()
         ref_opt.step()
         ref_opt.clear_grad()
+        step_schedule(ref_opt)
         ref_losses.append(float(loss.numpy()))
 
-    model, opt, mesh = laid_out(mode, *fresh(state))  # dynamic mode
+    model, opt, mesh = laid_out(mode, *fresh(state, kind))  # dynamic mode
     dyn = []
     for ids in data:
         x, y = feed(mode, mesh, ids)
@@ -80,12 +95,16 @@ def main(mode):
         loss.backward()
         opt.step()
         opt.clear_grad()
+        step_schedule(opt)
         dyn.append(value(loss))
 
-    model, opt, mesh = laid_out(mode, *fresh(state))  # static mode: a DistModel
+    model, opt, mesh = laid_out(mode, *fresh(state, kind))  # static mode: a DistModel
     dm = dist.to_static(model, None, loss_fn, opt, strategy=dist.Strategy())
-    static = [value(dm(*feed(mode, mesh, ids))) for ids in data]
-    check_program(mode, dm)
+    static = []
+    for ids in data:
+        static.append(value(dm(*feed(mode, mesh, ids))))
+        step_schedule(opt)
+    check_program(mode, dm, "dist.adamw_update" if kind == "adamw" else "dist.sgd_update")
     d_dyn = max(abs(a - b) for a, b in zip(static, dyn))
     d_ref = max(abs(a - b) for a, b in zip(static, ref_losses))
     assert d_dyn <= 1e-10 and d_ref <= 1e-10, f"{mode}: DistModel losses differ: {d_dyn} vs dynamic, {d_ref} vs one"
@@ -107,24 +126,34 @@ def main(mode):
     np.testing.assert_allclose(dist.unshard_dtensor(logits).numpy(), ref(oar.to_tensor(data[0][:, :-1])).numpy(),
                                rtol=1e-10, atol=1e-10)
     sd = dm.state_dict()
-    assert "head.weight" in sd and any("moment1" in k for k in sd), sorted(sd)[:5]
+    assert "head.weight" in sd and (kind != "adamw" or any("moment1" in k for k in sd)), sorted(sd)[:5]
     assert set(dm.state_dict("param")) == set(model.state_dict())
-    if mode == "dp":
+    if mode == "dp" and kind == "adamw":
         gradient_merge(state, data)
-    print(f"static {mode} ok {rank} max diff {max(d_dyn, d_ref):.3e}", flush=True)
+    print(f"static {mode} {kind} ok {rank} max diff {max(d_dyn, d_ref):.3e}", flush=True)
     dist.destroy_process_group()
 
 
-def check_program(mode, dm):
-    """The step ran as this rank's compiled program: local shapes, the collectives as ops."""
+def check_program(mode, dm, update_op):
+    """The step ran as this rank's compiled program: local shapes, the collectives and the
+    optimizer's update as ops."""
     text = str(dm.dist_main_program())
     entry = dm._last["train"]
     ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
     assert sum(o.startswith("pd_op.") for o in ops) > 100 and "pd_op.matmul" in ops, sorted(set(ops))
     n_ar = ops.count("dist.all_reduce")
+    n_params = len(list(dm._layer.parameters()))
+    # the update in the program: one op for the parameter group, reading the lr and step inputs,
+    # each parameter and state written back (AdamW: 2 moments per parameter)
+    n_states = 2 if update_op == "dist.adamw_update" else 0
+    assert ops.count(update_op) == 1 and not entry.grad_params, sorted(set(ops))
+    assert ops.count("builtin.set_parameter") == n_params * (1 + n_states), ops.count("builtin.set_parameter")
+    assert 'name = "opt_lr"} : () -> (tensor<f64>)' in text and 'name = "opt_step"} : () -> (tensor<i64>)' in text
     if mode == "dp":
-        # the loss (Partial over dp) and one gradient all-reduce per parameter (Partial -> Replicate)
-        assert len(entry.grad_params) >= 20 and n_ar >= len(entry.grad_params), (n_ar, len(entry.grad_params))
+        # the loss (Partial avg over dp) all-reduced once (the returned loss and the backward's
+        # seed), and the gradients (Partial sum) once each
+        assert text.count('reduce = "kRedAvg"') == 1, text.count('reduce = "kRedAvg"')
+        assert n_ar >= n_params - 2, (n_ar, n_params)
         assert 'name = "x0"} : () -> (tensor<2x8xi64>)' in text, "the input is the rank's half of the batch"
         assert "group = #shape[0, 1]" in text
         # each op notes the layouts the SPMD rule gave its outputs: the embedding's rows follow the batch split
@@ -138,7 +167,9 @@ def check_program(mode, dm):
         assert 'dist_attr = "[Partial(reduce_type=kRedSum)] on [0,1] of [4,8,64]"' in text  # a row-parallel matmul
     assert entry.num_collectives == sum(o.startswith("dist.") for o in ops) > 0
     lowered = str(entry.executed_program)
-    assert '"dist.' not in lowered and "dist_collective_" in lowered
+    # the lowered copy: kernel steps only; the update writes in place (no set_parameter copies left)
+    assert '"dist.' not in lowered and "dist_collective_" in lowered and "dist_update_" in lowered
+    assert "builtin.set_parameter" not in lowered
 
 
 def gradient_merge(state, data):
@@ -170,4 +201,4 @@ def gradient_merge(state, data):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])
