@@ -42,11 +42,13 @@ def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(tmp_path)
         assert f"pp_mp_static ok {rank}" in out
 
 
-@pytest.mark.parametrize("schedule", ["FThenB", "1F1B"])
-def test_pp_dist_model_compiled_trains_like_one_process(schedule, tmp_path):
-    """pp=2 on 2 processes through dist.to_static (compiled: send_recv ops between stages),
-    2 micro-batches in the schedule's order, 20 steps equal to one process."""
-    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule], tmp_path=tmp_path, timeout=300)
+@pytest.mark.parametrize("schedule,micro", [("FThenB", 2), ("1F1B", 2), ("1F1B", 4)])
+def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, tmp_path):
+    """pp=2 on 2 processes through dist.to_static (compiled: send_recv ops between stages, the
+    AdamW update in each rank's program), `micro` micro-batches in the schedule's order (1F1B:
+    stage 0 one warm-up forward, stage 1 none, each rank tracing its own order), 20 steps
+    equal to one process."""
+    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule, micro], tmp_path=tmp_path, timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_static {schedule} ok {rank}" in out

@@ -231,11 +231,12 @@ def pp_mp_static(rank):
     print(f"pp_mp_static ok {rank}", flush=True)
 
 
-def pp_static(rank, schedule):
-    """2 pipeline stages (the GPT cut after blocks.0, pp=2) through dist.to_static with 2
+def pp_static(rank, schedule, micro=2):
+    """2 pipeline stages (the GPT cut after blocks.0, pp=2) through dist.to_static with `micro`
     micro-batches per step in `schedule` order, compiled: 20 AdamW steps equal to one process
-    (float64 losses and parameters to 1e-10); each rank's program holds its own stage's ops
-    and the stage boundary as dist.send_recv ops (activations forward, gradients back)."""
+    (float64 losses and parameters to 1e-10); each rank's program holds its own stage's ops,
+    the stage boundary as dist.send_recv ops (activations forward, gradients back) in its
+    stage's order, and the AdamW update of its stage's parameters."""
     import re
 
     from auto_parallel import GPT
@@ -245,7 +246,7 @@ def pp_static(rank, schedule):
 
     def loss_fn(logits, y):
         return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
-    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": schedule, "accumulate_steps": 2}})
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": schedule, "accumulate_steps": micro}})
     dm = dist.to_static(model, None, loss_fn, opt, strategy=strategy)
     rng = np.random.default_rng(5)
     diffs = []
@@ -263,13 +264,23 @@ def pp_static(rank, schedule):
                                        atol=1e-10, err_msg=name)
     text = str(dm.dist_main_program())
     ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
-    # two micro-batches: each sends its activations forward and gets their gradient back
-    assert ops.count("dist.send_recv") >= 4, sorted(set(ops))
-    assert "global_shape = #shape[2, 8, 64]" in text, "a micro-batch's [2, 8, 64] activations cross the stages"
-    if rank == 1:  # the last stage computes the loss; FThenB runs both forwards before the first backward
+    # each micro-batch sends its activations forward and gets their gradient back
+    assert ops.count("dist.send_recv") >= 2 * micro, sorted(set(ops))
+    rows = 4 // micro
+    assert f"global_shape = #shape[{rows}, 8, 64]" in text, f"a micro-batch's [{rows}, 8, 64] activations cross"
+    # this stage's order, read from the stage boundary's transfers: F = activations 0 -> 1, B = gradients 1 -> 0
+    order = "".join("F" if f == "0" else "B" for f in re.findall(
+        rf'"dist.send_recv"\(%\d+\) \{{from = #shape\[-1\], global_shape = #shape\[{rows}, 8, 64\], '
+        r'mesh_ids = #shape\[(\d)\]', text))
+    warm = {"FThenB": micro, "1F1B": 1 - rank}[schedule]  # 1F1B: stage s of 2 warms up with 1 - s forwards
+    want = "F" * warm + "FB" * (micro - warm) + "B" * warm if schedule == "1F1B" else "F" * micro + "B" * micro
+    assert order == want, (rank, schedule, order, want)
+    n_params = len(list(model.parameters()))  # the other stage's too, empty here (as the eager step)
+    assert ops.count("dist.adamw_update") == 1 and ops.count("builtin.set_parameter") == 3 * n_params
+    if rank == 1:  # the last stage computes the loss; FThenB runs every forward before the first backward
         ce = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy"]
         ce_grad = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy_grad"]
-        assert len(ce) == 2 and len(ce_grad) == 2, (ce, ce_grad)
+        assert len(ce) == micro and len(ce_grad) == micro, (ce, ce_grad)
         assert (ce[1] < ce_grad[0]) == (schedule == "FThenB"), (schedule, ce, ce_grad)
     else:  # stage 0 holds no op of stage 1
         assert "pd_op.cross_entropy" not in ops and "pd_op.gather" in ops, sorted(set(ops))  # the embedding
@@ -287,7 +298,7 @@ def main():
     elif sys.argv[1] == "pp_mp_static":
         pp_mp_static(rank)
     elif sys.argv[1] == "pp_static":
-        pp_static(rank, sys.argv[2])
+        pp_static(rank, sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "pp_config":
         pp_parallelize(rank, sys.argv[2])
     else:

@@ -1,0 +1,141 @@
+"""DistModel's update ops (Note [DistModel]): each fused optimizer's step compiled into the
+train program (dist.<rule>_update) gives the eager step's parameters, under a learning-rate
+schedule, parameter groups and gradient_merge (global-norm clipping runs eagerly); malformed update ops are
+errors naming what is wrong. One process: the dist.* ops run locally."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import oar
+import oar.distributed as dist
+
+lr_mod = oar.optimizer.lr
+
+
+def _mlp():
+    oar.seed(11)
+    return oar.nn.Sequential(oar.nn.Linear(5, 7), oar.nn.Tanh(), oar.nn.Linear(7, 3))
+
+
+def _mse(o, t):
+    return ((o - t) ** 2).mean()
+
+
+OPTIMIZERS = {
+    "sgd": lambda ps, lr: oar.optimizer.SGD(lr, parameters=ps, weight_decay=0.01),
+    "momentum": lambda ps, lr: oar.optimizer.Momentum(lr, momentum=0.8, parameters=ps, use_nesterov=True),
+    "adam": lambda ps, lr: oar.optimizer.Adam(lr, parameters=ps, weight_decay=0.02),
+    "adamw": lambda ps, lr: oar.optimizer.AdamW(lr, parameters=ps, weight_decay=0.05,
+                                                 apply_decay_param_fun=lambda n: "bias" not in n),
+    "adamax": lambda ps, lr: oar.optimizer.Adamax(lr, parameters=ps),
+    "adagrad": lambda ps, lr: oar.optimizer.Adagrad(lr, parameters=ps),
+    "adadelta": lambda ps, lr: oar.optimizer.Adadelta(lr, parameters=ps),
+    "rmsprop": lambda ps, lr: oar.optimizer.RMSProp(lr, parameters=ps, centered=True, momentum=0.5),
+    "lamb": lambda ps, lr: oar.optimizer.Lamb(lr, parameters=ps),
+}
+
+
+def _train(kind, compile_, steps=6, k=1, groups=False, clip=False, strict=True):
+    """(losses, parameters, the DistModel) of `steps` calls, the learning rate a schedule
+    stepped after each call."""
+    net = _mlp()
+    sched = lr_mod.StepDecay(learning_rate=0.05, step_size=2, gamma=0.5)
+    ps = net.parameters()
+    if groups:  # the second layer at 3x the rate
+        ps = [{"params": net[0].parameters()}, {"params": net[2].parameters(), "learning_rate": 3.0}]
+    opt = OPTIMIZERS[kind](ps, sched)
+    if clip:
+        opt._grad_clip = oar.nn.ClipGradByGlobalNorm(0.5)
+    s = dist.Strategy({"gradient_merge": {"enable": k > 1, "k_steps": k}})
+    dm = dist.to_static(net, None, _mse, opt, strategy=s)
+    dm._compile = compile_
+    rng = np.random.default_rng(3)
+    losses = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error" if strict else "default")  # an eager fallback fails the test
+        for _ in range(steps):
+            x, y = oar.to_tensor(rng.standard_normal((4, 5))), oar.to_tensor(rng.standard_normal((4, 3)))
+            losses.append(float(dm(x, y).numpy()))
+            sched.step()
+    return losses, [p.numpy().copy() for p in net.parameters()], dm
+
+
+@pytest.fixture
+def float64():
+    oar.set_default_dtype("float64")
+    yield
+    oar.set_default_dtype("float32")
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+@pytest.mark.parametrize("kind", sorted(OPTIMIZERS))
+def test_each_fused_update_compiled_equals_eager(kind, float64):
+    got, got_p, dm = _train(kind, True, groups=kind in ("sgd", "adamw"))
+    want, want_p, _ = _train(kind, False, groups=kind in ("sgd", "adamw"))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    for a, b in zip(got_p, want_p):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    text = str(dm.dist_main_program())
+    ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
+    # one update op per parameter group, each parameter and state written back
+    assert ops.count(f"dist.{kind}_update") == (2 if kind in ("sgd", "adamw") else 1), sorted(set(ops))
+    n_states = {"sgd": 0, "momentum": 1, "adagrad": 1, "rmsprop": 3}.get(kind, 2)
+    assert ops.count("builtin.set_parameter") == 4 * (1 + n_states)
+    if kind in ("sgd", "adamw"):  # the second group's rate as a multiple of the lr input
+        assert "lr_scale = [3.0, 3.0]" in text.replace(".0e+00", ".0"), re.findall(r"lr_scale = [^]]*]", text)
+    lowered = str(dm._last["train"].executed_program)
+    assert "dist_update_" in lowered and "builtin.set_parameter" not in lowered  # written in place
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_gradient_merge_compiled_equals_eager(float64):
+    """k_steps=3 (2): two calls (one) output the gradients (added into .grad), the next call's
+    program adds them to its own and updates."""
+    for k in (3, 2):
+        got, got_p, dm = _train("adamw", True, steps=7, k=k)
+        want, want_p, _ = _train("adamw", False, steps=7, k=k)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+        for a, b in zip(got_p, want_p):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        assert sorted({key[2] for key in dm._programs}) == ["grads", "merge"]
+        merge = next(e for key, e in dm._programs.items() if key[2] == "merge")
+        text = str(merge.program)
+        assert text.count('"builtin.input"') == 2 + 2 + 4  # x, y, lr, step, the 4 merged gradients
+        assert "dist.adamw_update" in text and "dist.adamw_update" not in str(dm._last["train"].program)
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_global_norm_clipping_runs_eagerly_with_the_warning(float64):
+    """ClipGradByGlobalNorm computes its norm in Python floats: the step cannot be traced, so
+    it runs eagerly (one warning naming the Python read), equal to eager mode."""
+    with pytest.warns(UserWarning, match="the train step cannot be compiled into a program"):
+        got, got_p, dm = _train("adamw", True, steps=3, clip=True, strict=False)
+    want, want_p, _ = _train("adamw", False, steps=3, clip=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    assert dm._last == {}
+
+
+def test_lower_collectives_rejects_malformed_update_ops():
+    if not hasattr(oar._C.distributed, "lower_collectives"):
+        pytest.skip("built without Gloo")
+    base = ('module {\n  %0 = "builtin.input"() {name = "lr"} : () -> (tensor<f64>)\n'
+            '  %1 = "builtin.input"() {name = "step"} : () -> (tensor<i64>)\n'
+            '  %2 = "builtin.parameter"() {name = "w"} : () -> (tensor<4xf64>)\n'
+            '  %3 = "builtin.input"() {name = "g"} : () -> (tensor<4xf64>)\n'
+            '  %4 = "dist.sgd_update"(%0, %1, %2, %3) {ATTRS} : (tensor<f64>, tensor<i64>, tensor<4xf64>, '
+            'tensor<4xf64>) -> (tensor<4xf64>)\n'
+            '  "builtin.set_parameter"(%4) {name = "w"} : (tensor<4xf64>) -> ()\n}\n')
+    good = 'flag = false, lr_scale = [1.0], scalars = [], state_lists = #shape[], weight_decay = [0.0]'
+    p = oar._C.pir.parse(base.replace("ATTRS", good))
+    assert oar._C.distributed.lower_collectives(p) == 1
+    text = str(p)
+    assert "dist_update_" in text and "set_parameter" not in text  # in place: the copy-back is dropped
+    for attrs, words in [(good.replace("lr_scale = [1.0], ", ""), "attribute 'lr_scale' is missing"),
+                         (good.replace("scalars = []", "scalars = [0.9]"), "1 scalars .* \\(sgd takes 0 state lists and 0 scalars\\)"),
+                         (good.replace("weight_decay = [0.0]", "weight_decay = [0.0, 1.0]"), "2 weight decays"),
+                         (good.replace("state_lists = #shape[]", "state_lists = #shape[3]"),
+                          "a state list of 3 tensors for 1 parameters")]:
+        with pytest.raises(Exception, match=words):
+            oar._C.distributed.lower_collectives(oar._C.pir.parse(base.replace("ATTRS", attrs)))
