@@ -297,9 +297,16 @@ class _ShardOptimizer:
         return getattr(self._inner_opt, name)
 
     def step(self):
-        from ...autograd import no_grad
         opt = self._inner_opt
-        pairs = [(p, p.grad) for p in opt._parameter_list if not p.stop_gradient and p.grad is not None]
+        self._step_pairs([(p, p.grad) for p in opt._parameter_list if not p.stop_gradient and p.grad is not None])
+
+    def _step_pairs(self, pairs, relayout=None):
+        """The sharded update of [(parameter, gradient)]; `relayout(p, placements)` lays a
+        parameter out in place (DistModel's trace passes one that tells the tracer)."""
+        from ...autograd import no_grad
+        relayout = relayout or _relayout
+        opt = self._inner_opt
+        pairs = list(pairs)
         with no_grad():
             updated = []
             for i, (p, g) in enumerate(pairs):
@@ -310,13 +317,13 @@ class _ShardOptimizer:
                 if g.placements != split:  # stage 1: a local slice of the all-reduced gradient
                     g = reshard(g, p.process_mesh, split)
                 pairs[i] = (p, g)
-                _relayout(p, split)  # a local slice: no communication
+                relayout(p, split)  # a local slice: no communication
                 updated.append(p)
             try:
                 opt._apply_pairs(pairs)
             finally:
                 for p in updated:
-                    _relayout(p, self._plan[id(p)][1])  # all-gather the updated slices
+                    relayout(p, self._plan[id(p)][1])  # all-gather the updated slices
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
         self.step()

@@ -199,6 +199,7 @@ class DistModel:
         from .static_program import fused_optimizer
         # The optimizer whose update goes into the train program (None: it steps eagerly).
         self._fused = fused_optimizer(self._optimizer) if self._optimizer is not None else None
+        self._sharded = self._optimizer if getattr(self._optimizer, "_plan", None) else None
         if loss is not None and optimizer is not None:
             self.train()
         elif loss is not None:
@@ -262,7 +263,7 @@ class DistModel:
             try:
                 with _deferred_sends(self._micro > 1):
                     entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
-                                                 schedule, opt, phase == "merge")
+                                                 schedule, opt, phase == "merge", self._sharded)
             except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
                 # Bad inputs make the eager step raise the same error, which then propagates;
                 # a step that runs eagerly but cannot compile stays eager, with a warning.

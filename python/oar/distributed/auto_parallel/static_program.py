@@ -60,27 +60,55 @@ def fused_optimizer(optimizer):
     """The optimizer whose update DistModel records into the program (dist.<rule>_update
     ops), or None where it steps eagerly on the program's gradients: the fused rules of
     oar.optimizer (SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb),
-    alone or under ShardingStage3; ShardingStage1/2 relayout parameters around the
-    update (Note [DistModel])."""
+    alone or under a ShardingStage (Note [DistModel])."""
     from ...optimizer import optimizer as fused
     inner = getattr(optimizer, "_inner_opt", optimizer)
-    if getattr(optimizer, "_plan", None):
-        return None
     update = getattr(type(inner), "_update", None)
     return inner if update is not None and update.__module__ == fused.__name__ else None
 
 
-def _state_names(opt):
+def _state_names(opt, sharded):
     """The optimizer's accumulators the update reads, created now (outside the trace) so the
-    program reads them as parameters: [(name, tensor)]."""
+    program reads them as parameters: [(name, tensor)]. A ShardingStage1/2 parameter's
+    states cover its slice: created while it is laid out split, as its step does."""
+    from .api import _relayout
     names = [a for a in opt._acc_names if a != "mean_grad" or getattr(opt, "_centered", False)]
+    plan = getattr(sharded, "_plan", {})
     out = []
     for i, p in enumerate(opt._parameter_list):
         if p.stop_gradient:
             continue
+        missing = [a for a in names if id(p) not in opt._accumulators.get(a, {})]
+        if missing and id(p) in plan:
+            _relayout(p, plan[id(p)][0])
+            try:
+                for a in missing:
+                    opt._accumulator(a, p)
+            finally:
+                _relayout(p, plan[id(p)][1])
         for a in names:
             out.append((f"opt{i}.{a}", opt._accumulator(a, p)))
     return out
+
+
+def _traced_relayout(p, placements):
+    """api._relayout that tells the tracer: p now holds the reshard's value."""
+    from ...autograd import no_grad
+    from .api import reshard
+    from ...jit.api import _active
+    with no_grad():
+        r = reshard(p, p.process_mesh, placements)
+        # p takes a copy (made untraced): a version bump of r's own memory would make the
+        # tracer's value of r stale
+        tracer = _active[-1]
+        tracer.stop()
+        try:
+            local = _C.dist.local_value(r).clone()
+        finally:
+            tracer.start()
+    _C.dist.set_local_value(p, local)
+    _C.dist.set_placements(p, _encode_all(placements, "shard_optimizer"), False)
+    _C.distributed.trace_alias(p, r)
 
 
 def schedule_order(schedule, micro, stage, stages):
@@ -141,7 +169,7 @@ class CompiledStep:
         return _unflatten(self.out_struct, outs[:n]), outs[n:]
 
 
-def _trace_update(opt, grads, merged, lr_t, step_t):
+def _trace_update(opt, grads, merged, lr_t, step_t, sharded):
     """Records `opt`'s update on the traced gradients (plus `merged`: id(param) -> the
     gradient in .grad) as dist.<rule>_update ops: the fused-update bindings hand it to
     the tracer (update_ops.cc) while the update inputs are set. The learning rate is 1
@@ -161,13 +189,27 @@ def _trace_update(opt, grads, merged, lr_t, step_t):
     opt._learning_rate = 1.0
     _C.distributed.set_update_inputs(lr_t, step_t)
     try:
-        opt._apply_pairs(pairs)
+        if sharded is not None:  # ShardingStage1/2: each planned parameter updated as its slice
+            sharded._step_pairs(pairs, _traced_relayout)
+        else:
+            opt._apply_pairs(pairs)
     finally:
         _C.distributed.set_update_inputs(None, None)
         opt._learning_rate, opt._step_count = saved
 
 
-def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, merge=False):
+def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, merge=False, sharded=None):
+    """See _trace; restores what a sharded update's trace relaid out."""
+    holders = []
+    try:
+        return _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge, sharded, holders)
+    finally:
+        for p, h, whole in holders:  # the parameter's own memory and layout again
+            _C.dist.set_local_value(p, h)
+            _C.dist.set_placements(p, _encode_all(whole, "shard_optimizer"), False)
+
+
+def _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge, sharded, holders):
     """Traces one step of `mode` on `args` (inputs..., labels for train/eval) into a
     CompiledStep. With `optimizer` (fused_optimizer's) the train step ends with its update
     (on the gradients plus, with `merge`, those in .grad: gradient_merge's last call);
@@ -191,7 +233,7 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, me
         step_t = oar.to_tensor(optimizer._step_count + 1, dtype="int64")
         tracer.add_input(lr_t, "opt_lr", [])
         tracer.add_input(step_t, "opt_step", [])
-        opt_state = _state_names(optimizer)
+        opt_state = _state_names(optimizer, sharded)
         for name, t in opt_state:
             tracer.add_parameter(t, name)
         # gradient_merge's last call: the gradients in .grad are inputs (added to this call's)
@@ -206,6 +248,14 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, me
     grads = []
     stage, stages = stage_of(layer) if micro > 1 else (0, 1)
     with _Tracing(tracer), (enable_grad() if mode == "train" else no_grad()):
+        if updates and sharded is not None:
+            # A ShardingStage1/2 parameter's update relays it out (a slice, then gathered): a
+            # handle on its parameter value takes the final value's write (set_parameter).
+            for p in optimizer._parameter_list:
+                if id(p) in sharded._plan and not p.stop_gradient:
+                    h = p._local_value()
+                    _C.distributed.trace_alias(h, p)
+                    holders.append((p, h, list(p.placements)))
         if mode == "predict":
             result = layer(*args)
         else:
@@ -234,7 +284,9 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, me
                 if g is not None:
                     grads.append((name, p, _grad_layout(g, p)))
             if updates:
-                _trace_update(optimizer, grads, merged, lr_t, step_t)
+                _trace_update(optimizer, grads, merged, lr_t, step_t, sharded)
+                for p, h, _ in holders:
+                    _C.distributed.trace_write(h, p)
                 grads = []
     outs = []
     out_struct = _flatten(result, outs)
@@ -244,8 +296,9 @@ def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, me
     metas = [_meta(t) for t in outs]
     program = tracer.finish(outs)
     set_rng_state(rng)
+    relaid = {id(p) for p, _, _ in holders}
     for name, t, v in versions:
-        if t._version != v:
+        if t._version != v and id(t) not in relaid:
             raise NotImplementedError(f"DistModel: the step writes into {name!r} (a buffer update such as "
                                       "BatchNorm's running statistics), which the compiled step does not replay")
     place = args[0].place if args else _C._get_current_place()
