@@ -190,6 +190,8 @@ def gradient_merge(state, data):
     strategy.sharding.stage = 2
     dm = dist.to_static(model, None, loss_fn, opt, strategy=strategy)
     losses = [value(dm(*feed("dp", mesh, ids))) for ids in data]
+    merge = [e.program for key, e in dm._programs.items() if key[2] == "merge"]
+    assert len(merge) == 1 and "dist.adamw_update" in str(merge[0]), "the merged step's update in its program"
     diff = max(abs(a - b) for a, b in zip(losses, ref_losses))
     assert diff <= 1e-10, f"gradient_merge: losses differ by {diff}"
     g = model.blocks[0].fc1.weight.grad  # cleared after the second call's step
