@@ -2,11 +2,12 @@
 
 DistModel compiles each step signature into this rank's program (static_program.py): the
 step traced through the dist dispatch layer, so the SPMD rules and reshard partition it, with
-reshard's transfers as dist.* collective ops, run on the executor. The optimizer steps
-eagerly on the program's gradients; what cannot compile runs eagerly with a warning (Note
-[DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge, sharding and
-pipeline (accumulate_steps; schedule_mode FThenB or per-micro-batch order) act; amp and
-fused_passes are validated and recorded only."""
+reshard's transfers as dist.* collective ops and the optimizer's fused update as
+dist.<rule>_update ops, run on the executor; what cannot compile runs eagerly with a warning
+(Note [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program
+per phase), sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each
+stage's own order, or per-micro-batch order) act; amp and fused_passes are validated and
+recorded only."""
 import copy
 import os
 import warnings

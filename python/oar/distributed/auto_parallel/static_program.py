@@ -1,7 +1,7 @@
 """DistModel's compiled step: this rank's program (Note [DistModel] in docs/notes/distributed.md).
 
 A step (forward and loss; for train() also the backward, each gradient resharded to its
-parameter's layout) is traced once per signature while the dist dispatch layer runs it: the
+parameter's layout, and the optimizer's update as dist.<rule>_update ops) is traced once per signature while the dist dispatch layer runs it: the
 SPMD rules pick each op's placements, reshard moves the data, and the tracer records every
 local op below the layer plus each reshard transfer as a `dist.*` collective op (one per
 mesh axis the reshard planner moves: all_reduce, all_gather, reduce_scatter, all_to_all,
