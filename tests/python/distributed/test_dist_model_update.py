@@ -139,3 +139,33 @@ def test_lower_collectives_rejects_malformed_update_ops():
                           "a state list of 3 tensors for 1 parameters")]:
         with pytest.raises(Exception, match=words):
             oar._C.distributed.lower_collectives(oar._C.pir.parse(base.replace("ATTRS", attrs)))
+
+
+def test_update_step_in_place_or_on_copies():
+    """The lowered step: p -= lr * lr_scale * g from the lr input, written into the parameter
+    in place when nothing reads it later; when a later op reads the parameter's value the step
+    updates a copy and set_parameter writes it back."""
+    if not hasattr(oar._C.distributed, "lower_collectives"):
+        pytest.skip("built without Gloo")
+    body = ('module {\n  %0 = "builtin.input"() {name = "lr"} : () -> (tensor<f64>)\n'
+            '  %1 = "builtin.input"() {name = "step"} : () -> (tensor<i64>)\n'
+            '  %2 = "builtin.parameter"() {name = "w"} : () -> (tensor<3xf64>)\n'
+            '  %3 = "builtin.input"() {name = "g"} : () -> (tensor<3xf64>)\n'
+            '  %4 = "dist.sgd_update"(%0, %1, %2, %3) {flag = false, lr_scale = [2.0], scalars = [], '
+            'state_lists = #shape[], weight_decay = [0.0]} : (tensor<f64>, tensor<i64>, tensor<3xf64>, '
+            'tensor<3xf64>) -> (tensor<3xf64>)\n'
+            '  "builtin.set_parameter"(%4) {name = "w"} : (tensor<3xf64>) -> ()\nOUT}\n')
+    for out, inplace in (("", True), ('  "builtin.output"(%2) {name = "old"} : (tensor<3xf64>) -> ()\n', False)):
+        p = oar._C.pir.parse(body.replace("OUT", out))
+        oar._C.distributed.lower_collectives(p)
+        assert ("set_parameter" in str(p)) != inplace
+        w = oar.to_tensor(np.array([1.0, 2.0, 3.0]))
+        g = oar.to_tensor(np.array([0.5, -1.0, 2.0]))
+        lr = oar.to_tensor(0.25, dtype="float64")
+        step = oar.to_tensor(1, dtype="int64")
+        res = oar._C.pir.Executor(p, oar.CPUPlace()).run([lr, step, g], {"w": w})
+        np.testing.assert_allclose(w.numpy(), [0.75, 2.5, 2.0])  # 1 - 0.25 * 2 * 0.5 ...
+        assert len(res) == (0 if inplace else 1)
+        bad = oar.to_tensor(0.25, dtype="float32")
+        with pytest.raises(Exception, match="input .lr. expects tensor<f64>, got shape \\[\\] float32"):
+            oar._C.pir.Executor(p, oar.CPUPlace()).run([bad, step, g], {"w": w})
