@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "paddle_core/api/fused_update.h"
+#include "paddle_core/dispatch/trace.h"
 #include "python/csrc/py_convert.h"
 #include "python/csrc/update_recorder.h"
 
@@ -40,7 +41,8 @@ phi::GradList cst(const TL& ts, size_t n, const char* op) {
 // One update through api::fused_update (dispatched by the parameters' place).
 void update(const char* rule, const TL& params, const TL& grads, std::vector<std::pair<const TL*, const char*>> states,
             const DL& lrs, const DL& wds, std::vector<double> scalars, bool flag = false, int64_t step = 0) {
-  if (g_update_recorder != nullptr) {  // DistModel tracing its step (update_recorder.h)
+  // DistModel tracing its step (update_recorder.h); an eager step pays one null check
+  if (g_update_recorder != nullptr && trace::active() != nullptr) {
     std::vector<const TL*> lists;
     for (const auto& st : states) lists.push_back(st.first);
     if (g_update_recorder(rule, params, grads, lists, lrs, wds, scalars, flag, step)) return;
