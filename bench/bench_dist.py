@@ -2,7 +2,8 @@
 (gloo), 2 processes with 1 thread each on loopback, in one run:
 
   - all-reduce (float32, SUM) bandwidth from 1 KiB to 64 MiB;
-  - a DataParallel training step of an MLP against torch DDP;
+  - a DataParallel training step of an MLP (SGD) and of a small GPT (2 layers, d=64,
+    4 heads, causal, L=32, batch 8 per rank, AdamW) against torch DDP;
   - Oar's DataParallel step with bucketing overlapping backward and without (one bucket,
     issued after backward).
 
@@ -28,6 +29,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 SIZES = [1 << k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
 MLP = (512, 1024, 1024, 10)
 BATCH = 64
+GPT = dict(vocab=256, d=64, heads=4, ff=256, layers=2, seq=32, batch=8)
 
 
 def _median_time(fn, barrier, repeat, inner):
@@ -82,7 +84,42 @@ def run_oar(repeat):
         return step
     out["dp_step"] = _median_time(make(True), dist.barrier, repeat, 5)
     out["dp_step_no_overlap"] = _median_time(make(False), dist.barrier, repeat, 5)
+    out["gpt_dp_step"] = _median_time(_oar_gpt_step(oar, rng), dist.barrier, repeat, 5)
     return out
+
+
+def _oar_gpt_step(oar, rng):
+    import numpy as np
+    nn, g = oar.nn, GPT
+
+    class TinyGPT(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(g["vocab"], g["d"])
+            self.pos = nn.Embedding(g["seq"], g["d"])
+            layer = nn.TransformerEncoderLayer(g["d"], g["heads"], g["ff"], dropout=0.0)
+            self.blocks = nn.TransformerEncoder(layer, g["layers"])
+            self.head = nn.Linear(g["d"], g["vocab"])
+            causal = np.triu(np.full((g["seq"], g["seq"]), -np.inf, "float32"), 1)
+            self.register_buffer("mask", oar.to_tensor(causal))
+            self.register_buffer("positions", oar.arange(g["seq"]))
+
+        def forward(self, ids):
+            h = self.tok(ids) + self.pos(self.positions)
+            return self.head(self.blocks(h, self.mask))
+
+    ids = oar.to_tensor(rng.integers(0, g["vocab"], (g["batch"], g["seq"] + 1)).astype("int64"))
+    x, y = ids[:, :-1], ids[:, 1:]
+    dp = oar.DataParallel(TinyGPT())
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=dp.parameters())
+
+    def step():
+        logits = dp(x)
+        loss = oar.nn.functional.cross_entropy(logits.reshape([-1, g["vocab"]]), y.reshape([-1]))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    return step
 
 
 def run_torch(repeat):
@@ -112,7 +149,40 @@ def run_torch(repeat):
         opt.step()
         opt.zero_grad()
     out["dp_step"] = _median_time(step, tdist.barrier, repeat, 5)
+    out["gpt_dp_step"] = _median_time(_torch_gpt_step(torch, g), tdist.barrier, repeat, 5)
     return out
+
+
+def _torch_gpt_step(torch, gen):
+    nn, g = torch.nn, GPT
+
+    class TinyGPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(g["vocab"], g["d"])
+            self.pos = nn.Embedding(g["seq"], g["d"])
+            layer = nn.TransformerEncoderLayer(g["d"], g["heads"], g["ff"], dropout=0.0, batch_first=True)
+            self.blocks = nn.TransformerEncoder(layer, g["layers"], enable_nested_tensor=False)
+            self.head = nn.Linear(g["d"], g["vocab"])
+            self.register_buffer("mask", torch.triu(torch.full((g["seq"], g["seq"]), float("-inf")), 1))
+            self.register_buffer("positions", torch.arange(g["seq"]))
+
+        def forward(self, ids):
+            h = self.tok(ids) + self.pos(self.positions)
+            return self.head(self.blocks(h, self.mask))
+
+    ids = torch.randint(0, g["vocab"], (g["batch"], g["seq"] + 1), generator=gen)
+    x, y = ids[:, :-1], ids[:, 1:]
+    ddp = torch.nn.parallel.DistributedDataParallel(TinyGPT())
+    opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
+
+    def step():
+        logits = ddp(x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, g["vocab"]), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return step
 
 
 def worker(fw, repeat):
@@ -192,8 +262,8 @@ def main():
         ratio = bw(o) / bw(t) if k in t and k in o else float("nan")
         label = f"allreduce {nbytes >> 10} KiB MB/s"
         print(f"{label:<28}{bw(o):>14.1f}{bw(t):>14.1f}{ratio:>11.2f}")
-    for k in ("dp_step", "dp_step_no_overlap"):
-        ov, tv = o.get(k, float("nan")) * 1e3, t.get("dp_step", float("nan")) * 1e3
+    for k, tk in (("dp_step", "dp_step"), ("dp_step_no_overlap", "dp_step"), ("gpt_dp_step", "gpt_dp_step")):
+        ov, tv = o.get(k, float("nan")) * 1e3, t.get(tk, float("nan")) * 1e3
         print(f"{k + ' ms':<28}{ov:>14.3f}{tv:>14.3f}{ov / tv:>11.2f}")
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)
     with open(os.path.join(BENCH, "results", "dist.json"), "w") as f:

@@ -140,9 +140,15 @@ def set_device(device):
     return place
 
 
-def get_device():
-    """The current device as a string ('cpu', 'sample:0', ...), as Paddle's get_device."""
-    return _C._get_current_place().device_str()
+def get_device(input=None):  # noqa: A002 (Paddle's argument name)
+    """The current device as a string ('cpu', 'sample:0', ...), as Paddle's get_device;
+    given a Tensor, its device id instead (-1 for a tensor on the CPU)."""
+    if input is None:
+        return _C._get_current_place().device_str()
+    place = getattr(input, "place", None)
+    if not isinstance(place, Place):
+        raise TypeError(f"get_device: input must be a Tensor or None, got {type(input).__name__}")
+    return -1 if place.is_cpu_place() else place.get_device_id()
 
 
 def _place_or_current(device, op):

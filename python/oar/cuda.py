@@ -62,3 +62,21 @@ def manual_seed(seed):
     import oar
 
     oar.seed(seed)
+
+
+def current_device():
+    """The index of the current device (0 on the CPU)."""
+    from .device import current_device as _cur
+    return _cur()
+
+
+def device(device=None):
+    """paddle.cuda.device: an alias of paddle.device.device (the context manager)."""
+    from .device import device as _dev
+    return _dev(device)
+
+
+def is_bf16_supported(including_emulation=True):
+    """paddle.cuda.is_bf16_supported: an alias of paddle.device.is_bf16_supported."""
+    from .device import is_bf16_supported as _bf16
+    return _bf16(including_emulation)

@@ -1,13 +1,24 @@
 """oar.device (Paddle's paddle.device): device selection, plugins, streams, events and
 memory stats. Note [Devices] (docs/notes/devices.md)."""
 import contextlib
+import importlib
+import sys
 import threading
+import types
 
 from .. import _C
 from .._device import (  # noqa: F401
     CPUPlace, CustomPlace, Place, get_all_custom_device_type, get_all_device_type,
-    get_available_custom_device, get_available_device, get_device, is_compiled_with_cuda,
-    is_compiled_with_custom_device, set_device, _place_or_current,
+    get_available_custom_device, get_available_device, get_device, is_compiled_with_cinn,
+    is_compiled_with_cuda, is_compiled_with_custom_device, set_device, _place_or_current,
+)
+from . import _queries
+from ._queries import (  # noqa: F401
+    Device, current_device, device_count, get_cudnn_version, get_default_device,
+    get_rng_state, is_available, is_bf16_supported, is_compiled_with_distribute,
+    is_compiled_with_ipu, is_compiled_with_rocm, is_compiled_with_xpu,
+    is_current_stream_capturing, manual_seed, manual_seed_all, set_default_device,
+    set_rng_state,
 )
 
 _loaded = {}  # path -> device type, so loading a plugin twice is harmless
@@ -213,6 +224,37 @@ def reset_max_memory_allocated(device=None):
     _C._reset_peak_memory(_place_or_current(device, "reset_max_memory_allocated"))
 
 
+def reset_max_memory_reserved(device=None):
+    """Restarts max_memory_reserved() and max_memory_allocated() from the current values
+    (the allocator keeps one peak point for both)."""
+    _C._reset_peak_memory(_place_or_current(device, "reset_max_memory_reserved"))
+
+
+def reset_peak_memory_stats(device=None):
+    """Restarts the peak memory statistics of the device (default: the current one)."""
+    _C._reset_peak_memory(_place_or_current(device, "reset_peak_memory_stats"))
+
+
 def empty_cache(device=None):
     """Gives the allocator's cached blocks back to the device (default: the current one)."""
     _C._empty_cache(_place_or_current(device, "empty_cache"))
+
+class _DeviceModule(types.ModuleType):
+    """oar.device is callable, as paddle.device: oar.device('cpu') is a Device. Its
+    submodules cuda and xpu are imported on first use. (A method of the module's class, not
+    a module-level __getattr__; only reads of names this module lacks reach it.)"""
+
+    # paddle.device.device, the context manager: a class attribute, because this module's
+    # functions take an argument of that name.
+    device = _queries.device
+
+    def __call__(self, *args, **kwargs):
+        return Device(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("cuda", "xpu"):
+            return importlib.import_module(f"{self.__name__}.{name}")
+        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
+
+
+sys.modules[__name__].__class__ = _DeviceModule
