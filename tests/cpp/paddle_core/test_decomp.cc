@@ -161,7 +161,7 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
   // Multi-result rules (a map `decomp:`): every result against the kernel's.
   c["layer_norm_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
     const Tensor x = random(s, seed), g = random(s, seed + 7, 1.0);
-    for (int64_t begin : {1, 2}) {
+    for (int64_t begin : {0, 1, 2}) {
       int64_t n = 1;
       for (size_t i = begin; i < s.size(); ++i) n *= s[i];
       const Tensor w = random({n}, seed + 1);
