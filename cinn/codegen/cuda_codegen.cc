@@ -103,6 +103,26 @@ class CudaEmitter {
         << " b) const { return " << fn("fmax") << "(a, b); } };\n";
     os_ << "struct OarMin { __device__ __forceinline__ " << T << " operator()(" << T << " a, " << T
         << " b) const { return " << fn("fmin") << "(a, b); } };\n";
+    bool col_extremum = false;
+    for (const Node& n : k_.nodes) col_extremum |= n.cls == VClass::kCol && (n.op == "max" || n.op == "min");
+    if (col_extremum) {
+      // Column max/min (Note [Column reductions]): a compare-and-swap loop on the bits;
+      // NaN wins (Oar's reduce kernels propagate it). The launcher fills the output with
+      // -inf (max) or inf (min) first.
+      const std::string U = f64_ ? "unsigned long long" : "unsigned int";
+      const std::string to_t = f64_ ? "__longlong_as_double((long long)" : "__uint_as_float(";
+      const std::string to_u = f64_ ? "(unsigned long long)__double_as_longlong(" : "__float_as_uint(";
+      for (const char* which : {"max", "min"})
+        os_ << "__device__ __forceinline__ void oar_atomic_" << which << "(" << T << "* p, " << T << " v) {\n"
+            << "  " << U << "* a = (" << U << "*)p;\n"
+            << "  " << U << " old = *a, assumed;\n"
+            << "  do {\n"
+            << "    assumed = old;\n"
+            << "    const " << T << " cur = " << to_t << "assumed);\n"
+            << "    if (cur != cur || cur " << (std::string(which) == "max" ? ">=" : "<=") << " v) return;\n"
+            << "    old = atomicCAS(a, assumed, " << to_u << "v));\n"
+            << "  } while (old != assumed);\n}\n";
+    }
     os_ << "template <class Op> __device__ __forceinline__ " << T << " oar_warp_reduce(" << T << " v, Op op) {\n"
         << "#pragma unroll\n"
         << "  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
@@ -310,8 +330,16 @@ class CudaEmitter {
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
       const Node& n = k_.nodes[k_.outputs[o]];
       if (n.cls == VClass::kCol) {
-        // A column sum (Note [Column reductions]): the launcher zeroes the output first.
-        line("atomicAdd(&out" + std::to_string(o) + "[" + col + "], " + eval(n.a, col, memo) + ");");
+        // A column reduction (Note [Column reductions]): the launcher zeroes a sum's or
+        // a mean's output first (a mean adds each value / rows), fills a max's with
+        // -inf and a min's with inf.
+        const std::string dst = "&out" + std::to_string(o) + "[" + col + "]", v = eval(n.a, col, memo);
+        if (n.op == "max" || n.op == "min")
+          line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
+        else if (n.op == "mean")
+          line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")rows);");
+        else
+          line("atomicAdd(" + dst + ", " + v + ");");
         continue;
       }
       if (n.cls != VClass::kFull) continue;

@@ -299,10 +299,16 @@ class Emitter {
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         const Node& n = k_.nodes[k_.outputs[o]];
         if (n.cls == VClass::kCol) {
-          // A column sum (Note [Column reductions]): the run time gives each block of rows
-          // its own zeroed partial row of C sums, at this buffer.
+          // A column reduction (Note [Column reductions]): the run time gives each block
+          // of rows its own partial row of C values (0 for sum and mean, -inf for max,
+          // inf for min), at this buffer. max/min propagate NaN, as Oar's kernels do.
           llvm::Value* p = b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], c);
-          mem_store(b_.CreateFAdd(mem_load(p, w), eval(n.a, c, w, memo)), p);
+          llvm::Value* acc = mem_load(p, w);
+          llvm::Value* v = eval(n.a, c, w, memo);
+          mem_store(n.op == "max"   ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, v)
+                    : n.op == "min" ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, v)
+                                    : b_.CreateFAdd(acc, v),
+                    p);
           continue;
         }
         if (n.cls != VClass::kFull) continue;

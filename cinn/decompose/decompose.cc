@@ -54,15 +54,24 @@ std::unique_ptr<Program> trace_decomposition(Operation* op, DecompFn fn, int64_t
     trace::TracerGuard guard(&tracer);
     fn(ec);
   }
+  // A map `decomp:` gives every result (layer_norm_grad's three), a string the first.
+  if (ec.outputs.size() == op->num_results()) return tracer.finish(ec.outputs);
   return tracer.finish({ec.outputs.at(0)});
 }
 
-/// Splices `traced` in place of `op`'s first result.
+/// Whether `op`'s decomposition gives all its results (its `decomp:` was a map, which
+/// the generator writes as one std::make_tuple).
+bool gives_all_results(Operation* op) {
+  return op->num_results() > 1 && op->info()->decomp.rfind("std::make_tuple(", 0) == 0;
+}
+
+/// Splices `traced` in place of `op`'s results (its outputs in order: all of them, or
+/// the first).
 void splice(Operation* op, const Program& traced) {
   Builder b(op->info()->ctx);
   b.set_insertion_point(op);
   std::unordered_map<const void*, Value> map;
-  Value out;
+  std::vector<Value> outs;
   for (Operation* t : *traced.block()) {
     if (t->name() == "builtin.input") {
       const std::string& name = t->attr("name").as_string();
@@ -72,7 +81,7 @@ void splice(Operation* op, const Program& traced) {
     std::vector<Value> operands;
     for (Value v : t->operands()) operands.push_back(v ? map.at(v.impl()) : Value());
     if (t->name() == "builtin.output") {
-      out = operands.at(0);
+      outs.push_back(operands.at(0));
       continue;
     }
     std::vector<Type> types;
@@ -80,13 +89,20 @@ void splice(Operation* op, const Program& traced) {
     Operation* c = b.build(t->info(), operands, t->attributes(), types);
     for (size_t i = 0; i < t->num_results(); ++i) map[t->result(i).impl()] = c->result(i);
   }
-  OAR_ENFORCE(out && out.type() == op->result(0).type(), Internal, "decompose: ", op->name(), "'s decomposition gives ",
-              out ? out.type().str() : "nothing", ", the op ", op->result(0).type().str());
-  op->result(0).replace_all_uses_with(out);
+  OAR_ENFORCE(!outs.empty() && outs.size() <= op->num_results(), Internal, "decompose: ", op->name(),
+              "'s decomposition gives ", outs.size(), " results, the op has ", op->num_results());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Value out = outs[i];
+    OAR_ENFORCE(out && out.type() == op->result(i).type(), Internal, "decompose: ", op->name(),
+                "'s decomposition gives ", out ? out.type().str() : "nothing", " for result ", i, ", the op ",
+                op->result(i).type().str());
+  }
+  for (size_t i = 0; i < outs.size(); ++i) op->result(i).replace_all_uses_with(outs[i]);
   op->erase();
 }
 
 bool decomposable(Operation* op) {
+  if (gives_all_results(op)) return true;
   for (size_t i = 1; i < op->num_results(); ++i)
     if (!op->result(i).use_empty()) return false;  // statistics outputs are not part of it
   return op->num_results() > 0 && op->result(0).type().is_tensor();

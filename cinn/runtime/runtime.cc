@@ -18,10 +18,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -171,29 +173,57 @@ std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
 }
 
 // Note [Column reductions] (docs/notes/cinn.md): the rows are cut into blocks of
-// kColBlock; each block accumulates its column sums into its own zeroed partial row, and
-// the partial rows are added in block order. The result depends on neither the thread
-// count nor the schedule, and the rounding error grows with kColBlock + rows / kColBlock
-// instead of rows.
+// kColBlock; each block accumulates its column values into its own partial row (sum and
+// mean from 0, max from -inf, min from inf), and the partial rows are combined in block
+// order (a mean's sum then divided by the row count). The result depends on neither the
+// thread count nor the schedule, and a sum's rounding error grows with kColBlock +
+// rows / kColBlock instead of rows. max/min propagate NaN (Oar's reduce kernels do).
 constexpr int64_t kColBlock = 64;
 template <typename T>
-void add_partials(const T* part, int64_t blocks, int64_t cols, T* out) {
+T col_identity(const std::string& op) {
+  return op == "max" ? -std::numeric_limits<T>::infinity() : op == "min" ? std::numeric_limits<T>::infinity() : T(0);
+}
+template <typename T>
+void combine_partials(const std::string& op, const T* part, int64_t blocks, int64_t rows, int64_t cols, T* out) {
+  const int kind = op == "max" ? 1 : op == "min" ? 2 : 0;
   phi::parallel_for(
       cols,
       [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) out[c] = 0;
+    for (int64_t c = c0; c < c1; ++c) out[c] = col_identity<T>(op);
     for (int64_t j = 0; j < blocks; ++j)
-      for (int64_t c = c0; c < c1; ++c) out[c] += part[j * cols + c];
+      for (int64_t c = c0; c < c1; ++c) {
+        const T v = part[j * cols + c];
+        T& o = out[c];
+        if (kind == 0)
+          o += v;
+        else if (std::isnan(v) || std::isnan(o))
+          o = std::numeric_limits<T>::quiet_NaN();
+        else
+          o = kind == 1 ? std::max(o, v) : std::min(o, v);
+      }
+    if (op == "mean")  // 0 rows: 0 / 0 = NaN, as the kernel's mean of nothing
+      for (int64_t c = c0; c < c1; ++c) out[c] /= static_cast<T>(rows);
       },
       blocks * cols);
 }
+template <typename T>
+void fill_identity(std::vector<char>& buf, const std::string& op) {
+  T* p = reinterpret_cast<T*>(buf.data());
+  std::fill(p, p + buf.size() / sizeof(T), col_identity<T>(op));
+}
 void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, DataType dt, size_t n_in,
-                     const std::vector<size_t>& col_outs, const std::vector<void*>& bufs,
-                     std::vector<DenseTensor>& outs) {
+                     const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
+                     const std::vector<void*>& bufs, std::vector<DenseTensor>& outs) {
   const int64_t blocks = (rows + kColBlock - 1) / kColBlock;
-  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column sums are float32/float64 (loop_ir.cc)
+  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column reductions are float32/float64 (loop_ir.cc)
   std::vector<std::vector<char>> parts;
-  for (size_t i = 0; i < col_outs.size(); ++i) parts.emplace_back(static_cast<size_t>(blocks * cols) * es, 0);
+  for (size_t i = 0; i < col_outs.size(); ++i) {
+    parts.emplace_back(static_cast<size_t>(blocks * cols) * es, 0);
+    if (dt == DataType::FLOAT64)
+      fill_identity<double>(parts.back(), col_ops[i]);
+    else
+      fill_identity<float>(parts.back(), col_ops[i]);
+  }
   phi::parallel_for(
       blocks,
       [&](int64_t j0, int64_t j1) {
@@ -207,9 +237,11 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, DataType dt, size_
   for (size_t i = 0; i < col_outs.size(); ++i) {
     DenseTensor& o = outs[col_outs[i]];
     if (dt == DataType::FLOAT64)
-      add_partials(reinterpret_cast<const double*>(parts[i].data()), blocks, cols, o.data<double>());
+      combine_partials(col_ops[i], reinterpret_cast<const double*>(parts[i].data()), blocks, rows, cols,
+                       o.data<double>());
     else
-      add_partials(reinterpret_cast<const float*>(parts[i].data()), blocks, cols, o.data<float>());
+      combine_partials(col_ops[i], reinterpret_cast<const float*>(parts[i].data()), blocks, rows, cols,
+                       o.data<float>());
   }
 }
 
@@ -248,10 +280,18 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   }
   std::vector<void*> bufs;
   for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
-  std::vector<size_t> col_outs;  // column sums (Note [Column reductions])
+  std::vector<size_t> col_outs;  // column reductions (Note [Column reductions])
+  std::vector<std::string> col_ops;
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    const Node& on = k.nodes[k.outputs[o]];
+    if (on.cls == VClass::kCol && rows == 0 && (on.op == "max" || on.op == "min"))
+      // max/min over no rows: the unfused kernel raises its error (naming the op).
+      return run_unfused(g_slots[slot], ins, call, "a column " + on.op + " over 0 rows");
+  }
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     Dims d = ref.dims();
     if (k.nodes[k.outputs[o]].cls == VClass::kCol) {
+      col_ops.push_back(k.nodes[k.outputs[o]].op);
       const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
       std::vector<int64_t> v(rank, 1);
       v.back() = cols;
@@ -275,7 +315,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     phi::parallel_for(
         rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
   } else {
-    run_column_sums(fn, rows, cols, k.dtype, k.inputs.size(), col_outs, bufs, call.outputs);
+    run_column_sums(fn, rows, cols, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
   }
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }

@@ -86,10 +86,11 @@ bool last_axis_reduce(const Operation* op, std::string* why) {
 
 bool keepdim(const Operation* op) { return attr_of(op, "keepdim").as_bool(); }
 
-// A column reduction (Note [Column reductions] in docs/notes/cinn.md): a sum over every
-// axis but the last (a bias's or a norm weight's gradient), `sum(x, axis=[0..k-2])` or
-// `sum_to(x, [C])` / `sum_to(x, [1, ..., 1, C])`, of a rank >= 2 operand with a static
-// last dim, float32 or float64 (its partial sums live in the result's dtype).
+// A column reduction (Note [Column reductions] in docs/notes/cinn.md): a sum, max, min or
+// mean over every axis but the last (a bias's or a norm weight's gradient),
+// `sum(x, axis=[0..k-2])` (max, min, mean alike) or `sum_to(x, [C])` /
+// `sum_to(x, [1, ..., 1, C])`, of a rank >= 2 operand with a static last dim, float32 or
+// float64 (its partials live in the result's dtype).
 bool column_reduce(const Operation* op, std::string* why) {
   const std::vector<int64_t> in = op->operand(0).type().dims();
   const int64_t rank = static_cast<int64_t>(in.size());
@@ -105,7 +106,9 @@ bool column_reduce(const Operation* op, std::string* why) {
     for (size_t i = 0; ok && i + 1 < shape.size(); ++i) ok = shape[i] == 1;
     return ok || fail("sum_to a shape other than [C] or [1, ..., 1, C]");
   }
-  if (op->name() != "pd_op.sum") return fail("reduces other than along the last axis");
+  const std::string& name = op->name();
+  if (name != "pd_op.sum" && name != "pd_op.max" && name != "pd_op.min" && name != "pd_op.mean")
+    return fail("reduces other than along the last axis");
   std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
   std::vector<bool> seen(rank, false);
   for (int64_t a : axis) {
@@ -114,6 +117,7 @@ bool column_reduce(const Operation* op, std::string* why) {
     seen[n] = true;
   }
   if (static_cast<int64_t>(axis.size()) != rank - 1) return fail("reduces other than along the last axis");
+  if (name != "pd_op.sum") return true;
   const DataType d = attr_of(op, "dtype").as_dtype();
   if (d != DataType::UNDEFINED && d != op->operand(0).type().dtype()) return fail("sum with a dtype change");
   return true;
@@ -121,7 +125,7 @@ bool column_reduce(const Operation* op, std::string* why) {
 bool is_reduce_form(Form f) { return f == Form::kReduce || f == Form::kMean || f == Form::kSumTo; }
 // Whether a reduction op (of a reduce form) sums over the rows rather than the columns.
 bool is_column(const Operation* op, Form f) {
-  return f == Form::kSumTo || (f == Form::kReduce && !last_axis_reduce(op, nullptr));
+  return f == Form::kSumTo || ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, nullptr));
 }
 
 // pow with an exponent the loop IR writes without a pow function.
@@ -174,10 +178,9 @@ bool can_lower_op(const Operation* op, std::string* why) {
     }
   const Form f = it->second.form;
   if (f == Form::kSumTo && !column_reduce(op, why)) return false;
-  if (f == Form::kMean && !last_axis_reduce(op, why)) return false;
-  if (f == Form::kReduce && !last_axis_reduce(op, why)) {
+  if ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, why)) {
     std::string col_why;
-    if (op->name() != "pd_op.sum" || !column_reduce(op, &col_why)) return false;
+    if (!column_reduce(op, &col_why)) return false;
   }
   if (f == Form::kScale && !attr_of(op, "bias_after_scale").as_bool() && f_attr(op, "bias") != 0.0) {
     if (why) *why = "scale with bias before scale";
@@ -329,11 +332,13 @@ LoopKernel lower_fusion(const Operation* fusion) {
       case Form::kSumTo: {
         Node n;
         n.kind = Node::kReduce;
-        n.op = l.op;
+        // A column mean is its own op: the sum over the rows, divided by their count at
+        // run time (the count is known only after every row).
+        n.op = column && l.form == Form::kMean ? "mean" : l.op;
         n.a = a;
         n.cls = cls;
         r = add(n);
-        if (l.form == Form::kMean) {
+        if (l.form == Form::kMean && !column) {
           // mean = sum / C; C comes at run time: the codegen's "divc" divides by it.
           r = un("divc", r, VClass::kRow);
         }

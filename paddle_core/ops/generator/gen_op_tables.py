@@ -64,15 +64,19 @@ std::vector<std::string> default_ops(Category category) {{
 
 
 def decomp_return(op):
-    # The first output (a normalization's statistics are not part of its decomposition).
+    # A map decomp gives every output; a string the first (a normalization's statistics
+    # are not part of its decomposition).
+    if op.decomp_all:
+        return "std::tuple<" + ", ".join("Tensor" for _ in op.outputs) + ">"
     return "std::vector<Tensor>" if op.outputs[0].is_list else "Tensor"
 
 
 def gen_decomp_header(ops):
-    out = [HEADER, "#pragma once\n", "#include <string>", "#include <vector>\n",
+    out = [HEADER, "#pragma once\n", "#include <string>", "#include <tuple>", "#include <vector>\n",
            '#include "paddle_core/tensor/scalar.h"', '#include "paddle_core/tensor/tensor.h"\n',
            "/// Decompositions into primitive ops (the `decomp:` key; Note [Decompositions] in",
-           "/// docs/notes/ops.md): each returns the op's first output.",
+           "/// docs/notes/ops.md): each returns the op's first output, or all of them (a tuple)",
+           "/// where its `decomp:` is a map of outputs.",
            "namespace oar::decomp {\n"]
     for op in ops:
         out.append(f"{decomp_return(op)} {op.name}({api_params(op, True)});")

@@ -29,7 +29,9 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     amp: white                               # autocast category: white (low precision),
                                              # black (float32); default gray
     decomp: "x * sigmoid(x)"                 # the op's (first) output as a C++ expression
-                                             # over primitive ops (oar::decomp::<op>)
+                                             # over primitive ops (oar::decomp::<op>); or a
+                                             # map {out_name: expr} naming every output
+                                             # (multi-result rules: layer_norm_grad)
     spmd: elementwise                        # the op's SPMD rule (one of SPMD_RULES)
     python: {method: true, scalar: [y], name: add}
 """
@@ -154,6 +156,7 @@ class OpDef:
     spmd: Optional[str]
     source: str
     doc: str = ""
+    decomp_all: bool = False  # `decomp:` was a map: it gives every output (a tuple)
 
     @property
     def tensor_args(self):
@@ -211,6 +214,21 @@ def parse_args(spec: str, op: str) -> List[Arg]:
             raise ValueError(f"{op}: cannot parse argument '{part}'")
         out.append(Arg(m.group(1), m.group(2), m.group(3)))
     return out
+
+
+def parse_decomp(value, output_spec: str, op: str) -> Optional[str]:
+    """`decomp:` as the C++ expression oar::decomp::<op> returns: a string is the first
+    output's; a map names every output ({x_grad: ..., scale_grad: ...}, in the outputs'
+    order, no list outputs) and becomes a std::make_tuple of them."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(f"{op}: decomp must be a string or a map of outputs, got {value!r}")
+    outs = parse_outputs(output_spec, op)
+    names = [o.name for o in outs]
+    if list(value) != names or any(o.is_list for o in outs):
+        raise ValueError(f"{op}: a decomp map must name the outputs {names} in order (no lists), got {list(value)}")
+    return "std::make_tuple(" + ", ".join(f"Tensor({value[n]})" for n in names) + ")"
 
 
 def parse_outputs(spec: str, op: str) -> List[Output]:
@@ -310,7 +328,8 @@ def load_ops(paths) -> List[OpDef]:
                 inplace_kernel=bool(e.get("inplace_kernel", False)),
                 inplace_grows=e.get("inplace_kernel") == "grow",
                 amp=_check_choice(name, "amp", e.get("amp", "gray"), AMP_CATEGORIES),
-                decomp=e.get("decomp"),
+                decomp=parse_decomp(e.get("decomp"), e.get("output", "Tensor(out)"), name),
+                decomp_all=isinstance(e.get("decomp"), dict),
                 spmd=_check_choice(name, "spmd", e.get("spmd"), SPMD_RULES),
                 source=path,
                 doc=e.get("doc", ""),

@@ -61,6 +61,10 @@ TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
       {"pd_op.gelu_grad", {7, 9}, {{"approximate", c->bool_attr(false)}}, 0, 1},
       {"pd_op.gelu_grad", {7, 9}, {{"approximate", c->bool_attr(true)}}, 0, 1},
       {"pd_op.sigmoid_grad", {5, 11}, {}, 0, 1},
+      {"pd_op.silu_grad", {5, 11}, {}, 0, 1},
+      {"pd_op.softmax_grad", {6, 19}, {{"axis", c->int_attr(-1)}}, 0, 1},
+      {"pd_op.softmax_grad", {5, 4, 3}, {{"axis", c->int_attr(1)}}, 0, 1},
+      {"pd_op.log_softmax_grad", {6, 19}, {{"axis", c->int_attr(-1)}}, 0, 1},
   };
   const double tol = dt == DataType::FLOAT32 ? 2e-5 : 1e-11;
   FLAGS_prim_all = true;
@@ -96,6 +100,76 @@ TEST_P(DecomposeTest, EqualsTheOpOnRandomInputs) {
     Tensor want = e1.run(feeds)[0], got = e2.run(feeds)[0];
     ASSERT_EQ(want.numel(), got.numel());
     for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(at(got, i), at(want, i), tol * (1 + std::abs(at(want, i))));
+  }
+  FLAGS_prim_all = false;
+}
+
+// Multi-result rules (a map `decomp:`): every result of the op replaced, each against
+// the op's. The forward's statistics (layer_norm's mean, rstd; attention's lse) come
+// from running the forward op on the same inputs.
+TEST_P(DecomposeTest, MultiResultRulesReplaceEveryResult) {
+  const DataType dt = GetParam();
+  IrContext* c = ctx();
+  const double tol = dt == DataType::FLOAT32 ? 5e-5 : 1e-11;
+  FLAGS_prim_all = true;
+  struct Multi {
+    const char* fwd;
+    const char* grad;
+    std::vector<std::vector<int64_t>> in_dims;  // the forward's inputs
+    std::vector<NamedAttribute> fwd_attrs, grad_attrs;
+  };
+  const std::vector<Multi> cases = {
+      {"pd_op.layer_norm",
+       "pd_op.layer_norm_grad",
+       {{4, 6, 10}, {10}},
+       {{"epsilon", c->float_attr(1e-5)}, {"begin_norm_axis", c->int_attr(2)}},
+       {{"begin_norm_axis", c->int_attr(2)}}},
+      {"pd_op.scaled_dot_product_attention",
+       "pd_op.scaled_dot_product_attention_grad",
+       {{2, 7, 3, 8}, {2, 9, 3, 8}, {2, 9, 3, 8}},
+       {{"is_causal", c->bool_attr(false)}, {"scale", c->float_attr(0.0)}},
+       {{"is_causal", c->bool_attr(false)}, {"scale", c->float_attr(0.0)}}},
+  };
+  for (const Multi& k : cases) {
+    SCOPED_TRACE(k.grad);
+    Program p(c);
+    Builder b(c, p.block());
+    std::vector<Value> ins;
+    std::vector<Tensor> feeds;
+    for (size_t i = 0; i < k.in_dims.size(); ++i) {
+      ins.push_back(b.build("builtin.input", {}, {{"name", c->str_attr("x" + std::to_string(i))}},
+                            {c->tensor_type(dt, k.in_dims[i])})
+                        ->result(0));
+      feeds.push_back(random(k.in_dims[i], dt, 3 + i));
+    }
+    Value g = b.build("builtin.input", {}, {{"name", c->str_attr("g")}}, {c->tensor_type(dt, k.in_dims[0])})->result(0);
+    feeds.push_back(random(k.in_dims[0], dt, 17));
+    Operation* grad;
+    if (std::string(k.fwd) == "pd_op.layer_norm") {
+      Operation* f = b.build(k.fwd, {ins[0], ins[1], Value()}, k.fwd_attrs);
+      grad = b.build(k.grad, {ins[0], ins[1], f->result(1), f->result(2), g}, k.grad_attrs);
+    } else {
+      Operation* f = b.build(k.fwd, {ins[0], ins[1], ins[2], Value()}, k.fwd_attrs);
+      grad = b.build(k.grad, {ins[0], ins[1], ins[2], Value(), f->result(0), f->result(1), g}, k.grad_attrs);
+    }
+    for (size_t i = 0; i < grad->num_results(); ++i)
+      b.build("builtin.output", {grad->result(i)}, {{"name", c->str_attr("y" + std::to_string(i))}}, {});
+    auto dec = clone_program(p);
+    PassManager pm;
+    pm.add_pipeline("decompose,cse,dce");
+    pm.run(*dec);
+    EXPECT_EQ(dec->str().find(k.grad + std::string("\"")), std::string::npos) << dec->str();
+    Executor e1(p), e2(*dec);
+    const std::vector<Tensor> want_v = e1.run(feeds), got_v = e2.run(feeds);
+    ASSERT_EQ(want_v.size(), grad->num_results());
+    ASSERT_EQ(got_v.size(), want_v.size());
+    for (size_t r = 0; r < want_v.size(); ++r) {
+      // The decomposition's results may be views (a transpose): read them contiguous.
+      const Tensor want(contiguous(want_v[r].dense())), got(contiguous(got_v[r].dense()));
+      ASSERT_EQ(want.dims().vec(), got.dims().vec()) << "result " << r;
+      for (int64_t i = 0; i < want.numel(); ++i)
+        ASSERT_NEAR(at(got, i), at(want, i), tol * (1 + std::abs(at(want, i)))) << "result " << r;
+    }
   }
   FLAGS_prim_all = false;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -141,6 +142,64 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                   },
                   kAxisShapes};
   c["log_softmax"] = c["softmax"];
+  c["softmax_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed), g = random(s, seed + 7, 1.0);
+    for (int64_t axis : {-1, 1, 2}) {
+      const Tensor out = ops::softmax(x, axis), lout = ops::log_softmax(x, axis);
+      expect_close(ops::softmax_grad(out, g, axis), decomp::softmax_grad(out, g, axis), what);
+      expect_close(ops::log_softmax_grad(lout, g, axis), decomp::log_softmax_grad(lout, g, axis),
+                   what + " log_softmax_grad");
+    }
+                       },
+                       kAxisShapes};
+  c["log_softmax_grad"] = c["softmax_grad"];
+  c["silu_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed), g = random(s, seed + 7, 1.0);
+    expect_close(ops::silu_grad(x, g), decomp::silu_grad(x, g), what);
+                    },
+                    kUnaryShapes};
+  // Multi-result rules (a map `decomp:`): every result against the kernel's.
+  c["layer_norm_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed), g = random(s, seed + 7, 1.0);
+    for (int64_t begin : {0, 1, 2}) {
+      int64_t n = 1;
+      for (size_t i = begin; i < s.size(); ++i) n *= s[i];
+      const Tensor w = random({n}, seed + 1);
+      for (bool affine : {false, true}) {
+        const Tensor ws = affine ? w : Tensor();
+        const auto fwd = ops::layer_norm(x, ws, Tensor(), 1e-5, begin);
+        const auto want = ops::layer_norm_grad(x, ws, std::get<1>(fwd), std::get<2>(fwd), g, begin);
+        const auto got = decomp::layer_norm_grad(x, ws, std::get<1>(fwd), std::get<2>(fwd), g, begin);
+        const std::string w2 = what + " begin=" + std::to_string(begin) + " affine=" + std::to_string(affine);
+        expect_close(std::get<0>(want), std::get<0>(got), w2 + " x_grad");
+        expect_close(std::get<1>(want), std::get<1>(got), w2 + " scale_grad");
+        expect_close(std::get<2>(want), std::get<2>(got), w2 + " bias_grad");
+      }
+    }
+                          },
+                          kAxisShapes};
+  // [batch, seq, heads, head_dim]; key/value with another sequence length; scale 0 (=
+  // 1/sqrt(head_dim)) and an explicit one. With a mask or is_causal it refuses (stays
+  // whole in the compiler).
+  c["scaled_dot_product_attention_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Shape ks = {s[0], s[1] + 2, s[2], s[3]};
+    const Tensor q = random(s, seed, 1.0), k = random(ks, seed + 1, 1.0), v = random(ks, seed + 2, 1.0);
+    const Tensor g = random(s, seed + 3, 1.0);
+    for (double scale : {0.0, 0.3}) {
+      const auto fwd = ops::scaled_dot_product_attention(q, k, v, Tensor(), false, scale);
+      const Tensor out = std::get<0>(fwd), lse = std::get<1>(fwd);
+      const auto want = ops::scaled_dot_product_attention_grad(q, k, v, Tensor(), out, lse, g, false, scale);
+      const auto got = decomp::scaled_dot_product_attention_grad(q, k, v, Tensor(), out, lse, g, false, scale);
+      const std::string w2 = what + " scale=" + std::to_string(scale);
+      expect_close(std::get<0>(want), std::get<0>(got), w2 + " query_grad");
+      expect_close(std::get<1>(want), std::get<1>(got), w2 + " key_grad");
+      expect_close(std::get<2>(want), std::get<2>(got), w2 + " value_grad");
+      EXPECT_THROW(decomp::scaled_dot_product_attention_grad(q, k, v, Tensor(), out, lse, g, true, scale),
+                   std::invalid_argument)
+          << w2;
+    }
+                                            },
+                                            {{2, 5, 3, 4}, {0, 5, 3, 4}, {1, 1, 1, 8}}};
   // Reductions: op(x, axis, [extra attributes,] keepdim), decomp the same.
 #define OAR_REDUCTION(key, name, ...)                                                                                 \
   c[key] = {with_axes([=](const Tensor& x, const Shape& a, bool k) { return ops::name(x, a, ##__VA_ARGS__, k); },     \

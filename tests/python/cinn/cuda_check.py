@@ -17,12 +17,17 @@ def structure_errors(k):
         errs.append("kernel signature")
     # Live reductions: a rewrite (one_pass_variance) leaves dead nodes, which the emitter
     # skips and names in a comment, as the CPU generator skips them.
-    # Column sums (Note [Column reductions]) are atomicAdds into the zeroed output, one per
-    # column sum, in any schedule.
-    columns = len(re.findall(r":col = reduce_", k["loop_kernel"]))
-    reductions = len(re.findall(r"= reduce_", k["loop_kernel"])) - columns - len(re.findall(r"dead \(reduce_", src))
-    if src.count("atomicAdd(") != columns:
-        errs.append("column sums")
+    # Column reductions (Note [Column reductions]), in any schedule: a sum or mean is an
+    # atomicAdd into the zeroed output, a max or min a compare-and-swap loop
+    # (oar_atomic_max/min) into the output filled with -inf/inf, one call per reduction.
+    lk = k["loop_kernel"]
+    adds = len(re.findall(r":col = reduce_(sum|mean)\(", lk))
+    extrema = {op: len(re.findall(r":col = reduce_%s\(" % op, lk)) for op in ("max", "min")}
+    columns = adds + sum(extrema.values())
+    reductions = len(re.findall(r"= reduce_", lk)) - columns - len(re.findall(r"dead \(reduce_", src))
+    if src.count("atomicAdd(") != adds or any(
+            src.count("oar_atomic_%s(&" % op) != n for op, n in extrema.items()):
+        errs.append("column reductions")
     if k["schedule"] == "elementwise":
         if reductions or "gridDim.x * blockDim.x" not in src:
             errs.append("elementwise kernel without a grid-stride loop")
