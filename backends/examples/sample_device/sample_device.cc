@@ -294,7 +294,8 @@ class Stream {
         sleeping_.store(false, std::memory_order_relaxed);
       }
       if (q == t) return;  // stopping, and nothing left
-      for (; t != q; ++t) {  // the whole batch queued_ showed, without reading it again
+      // The whole batch queued_ showed, without reading it again.
+      for (; t != q; ++t) {
         Item& slot = ring_[t % kRing];
         sample::Work work = std::move(slot.work);
         const char* name = slot.name;
@@ -322,8 +323,9 @@ class Stream {
 
   std::mutex mu_;  // the worker's sleep and synchronize's wait (and error_)
   std::condition_variable cv_, idle_;
-  struct alignas(64) Item {  // two cache lines of its own: the worker's take of one item
-                              // does not pull the line the host fills for the next
+  // Each slot on two cache lines of its own: the worker's take of one item does not pull
+  // the line the host fills for the next.
+  struct alignas(64) Item {
     sample::Work work;
     const char* name = nullptr;
   };
