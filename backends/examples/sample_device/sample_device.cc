@@ -67,8 +67,8 @@ constexpr size_t kAlign = 512;  // the allocation granularity (device_min_chunk_
 // queued_ then loads sleeping_, the worker stores sleeping_ then loads queued_; each side
 // needs a full fence between its store and its load. On the host's side that fence (an
 // xchg on x86) is paid per launch and waits for the line of queued_, which the worker
-// polls from the other core, and for the slot's stores. With membarrier(2) the worker,
-// which goes to sleep only after ~50 us idle, pays for both: its heavy barrier makes
+// reads from the other core, and for the slot's stores. With membarrier(2) the worker,
+// which goes to sleep only after 5 ms of naps (run), pays for both: its heavy barrier makes
 // every running thread of the process pass a full fence, so the host's side needs only
 // a compiler barrier (the pattern of folly's asymmetric barriers). Registered once per
 // process; without it (an old kernel, a seccomp filter) both sides fence.
@@ -345,7 +345,7 @@ class Stream {
   // worker's polling of queued_.
   alignas(64) std::atomic<bool> push_busy_{false};  // orders producers (host threads sharing a stream)
   uint64_t taken_seen_ = 0;  // the producers' last read of taken_ (under push_busy_)
-  alignas(64) std::atomic<uint64_t> queued_{0};  // written by producers, polled by the worker
+  alignas(64) std::atomic<uint64_t> queued_{0};  // written by producers, read by the worker (once per nap or batch)
   alignas(64) std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> done_{0};
   alignas(64) std::atomic<bool> stop_{false};  // read-mostly: written once, at the end
