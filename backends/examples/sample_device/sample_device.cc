@@ -6,7 +6,8 @@
 //    guard page, so host code that reads device memory without a copy crashes at once)
 //    and once read-write at another address, which only this plugin's copies use;
 //  - each stream is a worker thread that runs its queued work in order, always later
-//    than it was queued (idle, it polls ~50 us before it sleeps); SAMPLE_DEVICE_DELAY_US=N
+//    than it was queued (idle, it naps 100 us at a time for 5 ms, then sleeps until a
+//    launch wakes it; SAMPLE_DEVICE_NAP_US / _NAPPING_US change both); SAMPLE_DEVICE_DELAY_US=N
 //    (read when a stream is created) adds a random N/2..N us delay before each item, to
 //    expose missing synchronization;
 //  - blocking copies first wait for all work queued on the device (CUDA's legacy default
@@ -28,6 +29,8 @@
 #include "sample_device.h"
 
 #include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,8 +67,8 @@ constexpr size_t kAlign = 512;  // the allocation granularity (device_min_chunk_
 // queued_ then loads sleeping_, the worker stores sleeping_ then loads queued_; each side
 // needs a full fence between its store and its load. On the host's side that fence (an
 // xchg on x86) is paid per launch and waits for the line of queued_, which the worker
-// polls from the other core, and for the slot's stores. With membarrier(2) the worker,
-// which goes to sleep only after ~50 us idle, pays for both: its heavy barrier makes
+// reads from the other core, and for the slot's stores. With membarrier(2) the worker,
+// which goes to sleep only after 5 ms of naps (run), pays for both: its heavy barrier makes
 // every running thread of the process pass a full fence, so the host's side needs only
 // a compiler barrier (the pattern of folly's asymmetric barriers). Registered once per
 // process; without it (an old kernel, a seccomp filter) both sides fence.
@@ -180,6 +183,8 @@ class Stream {
       : device_id_(device_id),
         id_(next_id_.fetch_add(1) + 1),
         max_delay_us_(env_size("SAMPLE_DEVICE_DELAY_US", 0)),
+        nap_(std::max<size_t>(env_size("SAMPLE_DEVICE_NAP_US", 100), 1)),
+        napping_for_(env_size("SAMPLE_DEVICE_NAPPING_US", 5000)),
         asym_(asymmetric_fences()),
         worker_([this] { run(); }) {}
   ~Stream() {
@@ -228,6 +233,7 @@ class Stream {
     const uint64_t target = queued_.load(std::memory_order_seq_cst);
     if (done_.load(std::memory_order_acquire) >= target) return;
     std::unique_lock<std::mutex> lock(mu_);
+    wake_for_sync();
     waiters_.fetch_add(1, std::memory_order_seq_cst);
     idle_.wait(lock, [&] { return done_.load(std::memory_order_seq_cst) >= target; });
     waiters_.fetch_sub(1, std::memory_order_relaxed);
@@ -250,57 +256,83 @@ class Stream {
   }
 
  private:
-  bool has_work() const { return queued_.load(std::memory_order_acquire) != taken_.load(std::memory_order_relaxed); }
+  // Idle, the worker naps nap_ at a time, reading queued_ once per nap, for napping_for_ before
+  // it sleeps until a launch wakes it: a GPU's queue, which the host fills without the
+  // device polling the host's memory. It does not spin: each poll of queued_ pulls the
+  // line the host writes per launch into this core's cache, so the host's next launch
+  // waits for it (the worker took one item per poll: ~1 transfer per launch; now one per
+  // batch of a nap's launches), and where the scheduler puts the worker on the host's own
+  // core, spinning took half its time (row 2b 1.6-2x). A nap needs no wake-up from the
+  // host (its launches stay plain stores); synchronize ends one early (wake_for_sync).
+  void wake_for_sync() {  // under mu_
+    if (napping_) cv_.notify_one();
+  }
   void run() {
     sample::worker_thread_started();
+    // SCHED_BATCH: the worker's wake-ups (its naps' ends) do not preempt a host thread on
+    // the same CPU (where the scheduler puts both on one core, or under taskset -c 0; row
+    // 2b pinned to one CPU 1.32-1.33x -> 1.24-1.27x); it still gets its fair share.
+    sched_param param{};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);  // best effort
     std::mt19937 rng(std::random_device{}());
+    uint64_t t = 0;  // items taken (taken_'s value; only this thread writes it)
     for (;;) {
-      if (!has_work() && !stop_.load()) {
-        // As a GPU driver's default schedule (spin, yield, then block): poll ~50 us before
-        // sleeping, so a host queueing op after op rarely pays a futex wake-up per item
-        // (a tiny add's host cost: 2.9-4.8 -> 2.0 us, bench_device.py, load 12).
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-        while (!has_work() && !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until)
-          std::this_thread::yield();
+      uint64_t q = queued_.load(std::memory_order_acquire);
+      if (q == t && !stop_.load(std::memory_order_relaxed)) {
+        const auto until = std::chrono::steady_clock::now() + napping_for_;
+        std::unique_lock<std::mutex> lock(mu_);
+        napping_ = true;
+        do {  // a missed notify costs at most one nap: launches never need one
+          cv_.wait_for(lock, nap_);
+          q = queued_.load(std::memory_order_acquire);
+        } while (q == t && !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until);
+        napping_ = false;
       }
-      if (!has_work()) {
+      if (q == t) {
         std::unique_lock<std::mutex> lock(mu_);
         sleeping_.store(true, std::memory_order_seq_cst);
         // Pairs with enqueue's store of queued_ then load of sleeping_: either the
         // predicate sees the item, or enqueue sees sleeping_ and notifies under mu_.
         heavy_fence(asym_);
-        cv_.wait(lock, [&] { return stop_.load() || queued_.load(std::memory_order_seq_cst) != taken_.load(); });
+        cv_.wait(lock, [&] {
+          q = queued_.load(std::memory_order_seq_cst);
+          return stop_.load() || q != t;
+        });
         sleeping_.store(false, std::memory_order_relaxed);
       }
-      if (!has_work()) return;  // stopping, and nothing left
-      const uint64_t t = taken_.load(std::memory_order_relaxed);
-      Item& slot = ring_[t % kRing];
-      sample::Work work = std::move(slot.work);
-      const char* name = slot.name;
-      taken_.store(t + 1, std::memory_order_release);  // the slot may be refilled from here
-      // Between N/2 and N: work always finishes well after it was queued.
-      if (max_delay_us_ > 0) {
-        std::this_thread::sleep_for(std::chrono::microseconds(max_delay_us_ / 2 + rng() % (max_delay_us_ / 2 + 1)));
-      }
-      if (name != nullptr && sample::tracing(device_id_)) {
-        const uint64_t t0 = sample::now_ns();
-        work();
-        sample::trace(device_id_, id_, name, t0, sample::now_ns());
-      } else {
-        work();
-      }
-      work.reset();
-      done_.fetch_add(1, std::memory_order_seq_cst);
-      if (waiters_.load(std::memory_order_seq_cst) > 0) {
-        std::lock_guard<std::mutex> lock(mu_);  // a synchronize is between its check and its wait, or waits
-        idle_.notify_all();
+      if (q == t) return;  // stopping, and nothing left
+      // The whole batch queued_ showed, without reading it again.
+      for (; t != q; ++t) {
+        Item& slot = ring_[t % kRing];
+        sample::Work work = std::move(slot.work);
+        const char* name = slot.name;
+        taken_.store(t + 1, std::memory_order_release);  // the slot may be refilled from here
+        // Between N/2 and N: work always finishes well after it was queued.
+        if (max_delay_us_ > 0) {
+          std::this_thread::sleep_for(std::chrono::microseconds(max_delay_us_ / 2 + rng() % (max_delay_us_ / 2 + 1)));
+        }
+        if (name != nullptr && sample::tracing(device_id_)) {
+          const uint64_t t0 = sample::now_ns();
+          work();
+          sample::trace(device_id_, id_, name, t0, sample::now_ns());
+        } else {
+          work();
+        }
+        work.reset();
+        done_.fetch_add(1, std::memory_order_seq_cst);
+        if (waiters_.load(std::memory_order_seq_cst) > 0) {
+          std::lock_guard<std::mutex> lock(mu_);  // a synchronize is between its check and its wait, or waits
+          idle_.notify_all();
+        }
       }
     }
   }
 
   std::mutex mu_;  // the worker's sleep and synchronize's wait (and error_)
   std::condition_variable cv_, idle_;
-  struct Item {
+  // Each slot on two cache lines of its own: the worker's take of one item does not pull
+  // the line the host fills for the next.
+  struct alignas(64) Item {
     sample::Work work;
     const char* name = nullptr;
   };
@@ -313,17 +345,21 @@ class Stream {
   // worker's polling of queued_.
   alignas(64) std::atomic<bool> push_busy_{false};  // orders producers (host threads sharing a stream)
   uint64_t taken_seen_ = 0;  // the producers' last read of taken_ (under push_busy_)
-  alignas(64) std::atomic<uint64_t> queued_{0};  // written by producers, polled by the worker
+  alignas(64) std::atomic<uint64_t> queued_{0};  // written by producers, read by the worker (once per nap or batch)
   alignas(64) std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> done_{0};
   alignas(64) std::atomic<bool> stop_{false};  // read-mostly: written once, at the end
   std::atomic<bool> sleeping_{false};          // the worker waits on cv_ (enqueue must wake it)
   std::atomic<int> waiters_{0};                // synchronize calls waiting on idle_
+  bool napping_ = false;                       // the worker naps on cv_ (under mu_)
   std::string error_;  // the first failure of enqueue_checked work not yet reported
   const int device_id_;
   const int id_;  // the profiler's stream number (0: the legacy default stream)
   static inline std::atomic<int> next_id_{0};
   const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
+  // Idle, the worker naps nap_ at a time (SAMPLE_DEVICE_NAP_US, default 100) for
+  // napping_for_ (SAMPLE_DEVICE_NAPPING_US, default 5000) before it sleeps until woken.
+  const std::chrono::microseconds nap_, napping_for_;
   const bool asym_;            // asymmetric_fences(): the worker's fence covers enqueue's
   std::thread worker_;         // last: starts after the members it reads
 };

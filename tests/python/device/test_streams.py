@@ -105,7 +105,8 @@ rng = random.Random(0)
 n = 4000
 for i in range(n):
     acc = oar.add(acc, one)
-    # gaps around the worker's ~50 us poll: it often goes to sleep as the next launch comes
+    # gaps around the worker's ~40-60 us of naps (the environment below): it often goes to
+    # sleep as the next launch comes
     end = time.perf_counter() + rng.uniform(30e-6, 90e-6)
     while time.perf_counter() < end:
         pass
@@ -121,7 +122,9 @@ def test_launches_racing_the_workers_sleep_are_never_lost(sample):
     # worker asleep, so a synchronize never returns; run in a child to fail, not hang.
     from conftest import sample_plugin_path
 
+    # Naps of 20 us for 40 us (defaults 100 us for 5 ms), so the sleep races the launches.
+    env = dict(os.environ, SAMPLE_DEVICE_NAP_US="20", SAMPLE_DEVICE_NAPPING_US="40")
     out = subprocess.run([sys.executable, "-c", _SLEEP_WAKE_SCRIPT, sample_plugin_path()], capture_output=True,
-                         text=True, timeout=240)
+                         text=True, timeout=240, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == "4000.0"
