@@ -25,11 +25,51 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "paddle_core/base/errors.h"
 
 namespace oar::phi {
 namespace {
+
+#if defined(OAR_SCIPY_OPENBLAS)
+// Note [OpenBLAS on OpenMP's threads]: scipy-openblas32 runs its own pthread pool, whose
+// workers spin-wait for ~0.1 s (OPENBLAS_THREAD_TIMEOUT, 2^28 cycles) after every threaded
+// call: `python3 bench/idle_pool.py --threads 2` measured 24-102 ms of CPU in the first
+// 0.5 s idle, also under OMP_WAIT_POLICY=PASSIVE, and on 2 cores that spin takes the core
+// the OpenMP worker of the next op needs. OpenBLAS >= 0.3.28 lets the application run its
+// jobs instead: they run on OpenMP's team (the one pool, which honours OMP_WAIT_POLICY).
+// OpenBLAS's level-3 jobs wait on each other's progress, so every job needs a thread of its
+// own at once: a team of exactly numjobs threads (guaranteed outside a parallel region with
+// dynamic teams off and the thread limit high enough), otherwise one std::thread per job.
+void run_openblas_jobs(int /*sync*/, openblas_dojob_callback dojob, int numjobs, size_t elsize, void* jobdata,
+                       int dojob_data) {
+  auto job = [&](int i) { dojob(i, static_cast<char*>(jobdata) + static_cast<size_t>(i) * elsize, dojob_data); };
+  if (numjobs <= 1) {
+    if (numjobs == 1) job(0);
+    return;
+  }
+  if (!omp_in_parallel() && !omp_get_dynamic() && omp_get_thread_limit() >= numjobs) {
+#pragma omp parallel num_threads(numjobs)
+    job(omp_get_thread_num());
+    return;
+  }
+  std::vector<std::thread> rest;
+  rest.reserve(static_cast<size_t>(numjobs - 1));
+  for (int i = 1; i < numjobs; ++i) rest.emplace_back(job, i);
+  job(0);
+  for (auto& t : rest) t.join();
+}
+
+void route_openblas_threads() {
+  static const bool done = [] {
+    scipy_openblas_set_threads_callback_function(run_openblas_jobs);
+    return true;
+  }();
+  (void)done;
+}
+#endif
 
 bool use_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
   if (std::min({M, N, K}) >= 384) return true;
@@ -48,6 +88,7 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
     // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
     const int nt = omp_get_max_threads();
 #if defined(OAR_SCIPY_OPENBLAS)
+    route_openblas_threads();
     if (scipy_openblas_get_num_threads() != nt) scipy_openblas_set_num_threads(nt);
     scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
                       lda, B, ldb, 0.0f, C, ldc);
