@@ -85,18 +85,53 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
                     const float* B, int64_t ldb, float* C, int64_t ldc) {
 #if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
   if (use_openblas(ta, tb, M, N, K, lda, ldb)) {
-    // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
+    // Note [Static split of OpenBLAS GEMMs]: at nt > 1 threads a large product is cut into
+    // nt column (or row) blocks, each a single-threaded OpenBLAS call on its own OpenMP
+    // thread, one join at the end. OpenBLAS's own threading syncs its jobs many times per
+    // product (each waits for the others' packed panels): on a machine whose other cores
+    // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
+    // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms).
     const int nt = omp_get_max_threads();
+    const bool split = nt > 1 && !omp_in_parallel() && M * N * K >= (int64_t{1} << 21) &&
+                       std::max(M, N) >= 32 * static_cast<int64_t>(nt);
+    auto set_threads = [](int threads) {
 #if defined(OAR_SCIPY_OPENBLAS)
-    route_openblas_threads();
-    if (scipy_openblas_get_num_threads() != nt) scipy_openblas_set_num_threads(nt);
-    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
-                      lda, B, ldb, 0.0f, C, ldc);
+      route_openblas_threads();
+      if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
 #else
-    if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
-                lda, B, ldb, 0.0f, C, ldc);
+      if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
 #endif
+    };
+    auto one = [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+#if defined(OAR_SCIPY_OPENBLAS)
+      scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a,
+                        lda, b, ldb, 0.0f, c, ldc);
+#else
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a, lda,
+                  b, ldb, 0.0f, c, ldc);
+#endif
+    };
+    if (!split) {
+      if (!omp_in_parallel()) set_threads(nt);  // global to OpenBLAS: never set from a team
+      one(M, N, A, B, C);
+      return;
+    }
+    set_threads(1);
+    const bool by_cols = N >= M;
+    const int64_t len = by_cols ? N : M;
+    // blocks of whole 16-float vectors (the kernels' register width), as even as that allows
+    const int64_t units = (len + 15) / 16, per = (units + nt - 1) / nt;
+#pragma omp parallel num_threads(nt)
+    {
+      const int64_t b0 = std::min(len, omp_get_thread_num() * per * 16);
+      const int64_t b1 = std::min(len, b0 + per * 16);
+      if (b0 < b1) {
+        if (by_cols)
+          one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
+        else
+          one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
+      }
+    }
     return;
   }
 #endif
