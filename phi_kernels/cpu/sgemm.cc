@@ -25,6 +25,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -92,7 +93,12 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
     // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
     // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms).
     const int nt = omp_get_max_threads();
-    const bool split = nt > 1 && !omp_in_parallel() && M * N * K >= (int64_t{1} << 21) &&
+    // OAR_OPENBLAS_SPLIT=0 leaves the threading to OpenBLAS (on OpenMP's team), for comparisons.
+    static const bool split_on = [] {
+      const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
+      return !(e && e[0] == '0');
+    }();
+    const bool split = split_on && nt > 1 && !omp_in_parallel() && M * N * K >= (int64_t{1} << 21) &&
                        std::max(M, N) >= 32 * static_cast<int64_t>(nt);
     auto set_threads = [](int threads) {
 #if defined(OAR_SCIPY_OPENBLAS)

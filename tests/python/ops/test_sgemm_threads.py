@@ -1,6 +1,6 @@
 """OpenBLAS's threaded GEMMs run on OpenMP's team (Note [OpenBLAS on OpenMP's threads],
 phi_kernels/cpu/sgemm.cc): at 2 threads the OpenBLAS-routed products equal the float64
-NumPy product (odd sizes, transposed operands, views, batches, 0-size), two Python threads
+NumPy product (odd sizes, transposed operands, views, batches, 0-size), split per thread or not, two Python threads
 multiplying at once neither deadlock nor mix results, and the process uses no CPU while
 idle after them (OpenBLAS's own pool spun for ~0.1 s after every call: 24-102 ms of CPU in
 the first 0.5 s idle). Each case runs in a fresh process with OMP_NUM_THREADS=2, so the
@@ -27,8 +27,8 @@ PRELUDE = textwrap.dedent(
 )
 
 
-def _run(body, timeout=240):
-    env = dict(os.environ, OMP_NUM_THREADS="2")
+def _run(body, timeout=240, **extra_env):
+    env = dict(os.environ, OMP_NUM_THREADS="2", **extra_env)
     p = subprocess.run(
         [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
         env=env,
@@ -40,7 +40,10 @@ def _run(body, timeout=240):
     return p.stdout
 
 
-def test_openblas_products_at_two_threads():
+# split "1": one single-threaded OpenBLAS call per OpenMP thread (Note [Static split of
+# OpenBLAS GEMMs]); "0": OpenBLAS's own threaded jobs run on OpenMP's team.
+@pytest.mark.parametrize("split", ["1", "0"])
+def test_openblas_products_at_two_threads(split):
     _run(
         """
         for (m, k, n) in [(384, 400, 392), (1023, 777, 1025), (512, 1024, 385), (1024, 1024, 256)]:
@@ -59,7 +62,8 @@ def test_openblas_products_at_two_threads():
             check(got[i], x[i], w[i])
         z = oar.matmul(oar.zeros([0, 512]), oar.zeros([512, 512]))
         assert z.shape == [0, 512]
-        """
+        """,
+        OAR_OPENBLAS_SPLIT=split,
     )
 
 
