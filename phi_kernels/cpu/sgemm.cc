@@ -145,6 +145,15 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
 }
 
+void sgemm_serial_in_team() {
+#if defined(OAR_SCIPY_OPENBLAS)
+  route_openblas_threads();
+  if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
+#elif defined(OPENBLAS_VERSION)
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#endif
+}
+
 const char* sgemm_openblas_name() {
 #if defined(OAR_SCIPY_OPENBLAS)
   return "scipy-openblas32";

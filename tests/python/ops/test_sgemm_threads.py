@@ -67,6 +67,34 @@ def test_openblas_products_at_two_threads(split):
     )
 
 
+def test_batched_small_products_one_per_thread():
+    # matmul_kernel.cc runs a batch of small float products one per OpenMP thread: batched,
+    # broadcast batch dims, transposed operands, strided views, odd sizes, an OpenBLAS-routed
+    # shape (ldb a multiple of 512) and a single-element batch.
+    _run(
+        """
+        cases = [((64, 128, 64), (64, 64, 128), False, False), ((5, 3, 33, 17), (3, 17, 29), False, False),
+                 ((7, 40, 31), (7, 50, 40), True, True), ((2, 9, 16, 64), (1, 64, 512), False, False),
+                 ((1, 20, 30), (1, 30, 10), False, False), ((6, 0, 8), (6, 8, 5), False, False)]
+        for xs, ys, tx, ty in cases:
+            x = rng.standard_normal(xs).astype("float32")
+            y = rng.standard_normal(ys).astype("float32")
+            got = oar.matmul(oar.to_tensor(x), oar.to_tensor(y), transpose_x=tx, transpose_y=ty).numpy()
+            a = np.swapaxes(x, -1, -2) if tx else x
+            b = np.swapaxes(y, -1, -2) if ty else y
+            ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+            assert got.shape == ref.shape, (got.shape, ref.shape)
+            np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[-1]))
+        big = rng.standard_normal((12, 40, 70)).astype("float32")
+        v = oar.to_tensor(big)[:, 3:35, 5:69]  # strided batch of 32 x 64 views
+        w = rng.standard_normal((12, 64, 24)).astype("float32")
+        got = oar.matmul(v, oar.to_tensor(w)).numpy()
+        ref = np.matmul(big[:, 3:35, 5:69].astype(np.float64), w.astype(np.float64))
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
+        """
+    )
+
+
 def test_two_python_threads_multiply_at_once():
     _run(
         """
