@@ -1,9 +1,11 @@
 """Ops suite: per-op Oar vs PyTorch CPU time (conv2d at ResNet shapes, norms, softmax,
 attention, activations, elementwise and reductions at 1M elements, matmul, manipulation).
 
-    bash bench/run.sh ops [--threads 1,2] [--frameworks oar,torch]
+    bash bench/run.sh ops [--threads 1,2] [--frameworks oar,torch] [--rounds 3] [--ops relu,add]
 
-Runs at 1 thread unless --threads is given. The oar side is written as PaddlePaddle 3.x
+Runs at 1 thread unless --threads is given. With --rounds N the oar and torch workers
+alternate N times and an op's oar/torch is the median of the N rounds' ratios (its range in
+brackets): on a shared machine one round's ratio moves by 2x for memory-bound ops. The oar side is written as PaddlePaddle 3.x
 code (`import oar as paddle`); every metric is the median time of one call (warmup, then
 median over repeats), float32, on the same NumPy inputs for both frameworks. After the
 usual table it prints a Markdown table of oar/torch per op and a summary line: how many
@@ -11,11 +13,17 @@ ops are at or below 1.0x and 1.25x, and the worst one. Attention inputs use each
 framework's own layout: [batch, seq, heads, dim] for Paddle, [batch, heads, seq, dim]
 for torch.
 """
+import argparse
+import json
+import os
+import statistics
 import sys
+import time
 
 import numpy as np
 
 import common
+import peak
 
 # name -> what it measures (shown in the Markdown table). Forward only unless "fwd+bwd".
 OPS = {
@@ -273,13 +281,11 @@ def cases(fw, mod):
     return torch_cases(mod) if fw == "torch" else oar_cases(mod)
 
 
-_MARKDOWN = []
-
-
-def markdown(runs, threads_list):
-    """Markdown table of oar / torch per op and thread count, and the summary line."""
+def markdown(runs, threads_list, round_ratios=None):
+    """Markdown table of oar / torch per op and thread count, and the summary line; with
+    round_ratios ({t: {op: [ratio of each round]}}) an op's ratio is the median of its rounds'."""
     if "oar" not in runs or "torch" not in runs:
-        return
+        return []
     lines = ["| op | what | threads | oar ms | torch ms | oar/torch |", "|---|---|---:|---:|---:|---:|"]
     summary = []
     for t in threads_list:
@@ -287,28 +293,104 @@ def markdown(runs, threads_list):
         for op, what in OPS.items():
             o = runs["oar"][t]["results"].get(f"{op}_ms")
             p = runs["torch"][t]["results"].get(f"{op}_ms")
-            r = o / p if o is not None and p else None
+            if o is None and p is None:
+                continue
+            per_round = (round_ratios or {}).get(t, {}).get(op)
+            r = (statistics.median(per_round) if per_round else
+                 o / p if o is not None and p else None)
             if r is not None:
                 ratios[op] = r
+            spread = (f" ({min(per_round):.2f}-{max(per_round):.2f})"
+                      if per_round and len(per_round) > 1 else "")
             lines.append(f"| {op} | {what} | {t} | {common.fmt(o)} | {common.fmt(p)} | "
-                         + (f"**{r:.2f}**" if r is not None and r > 1.25 else
-                            f"{r:.2f}" if r is not None else "-") + " |")
+                         + (f"**{r:.2f}**" if r is not None and r > 1.0 else
+                            f"{r:.2f}" if r is not None else "-") + spread + " |")
         if ratios:
             worst = max(ratios, key=ratios.get)
-            over = sorted((op for op in ratios if ratios[op] > 1.25), key=ratios.get, reverse=True)
+            over = sorted((op for op in ratios if ratios[op] > 1.0), key=ratios.get, reverse=True)
             summary.append(
                 f"{t} thread(s): {sum(r <= 1.0 for r in ratios.values())}/{len(ratios)} ops <= 1.0x, "
                 f"{sum(r <= 1.25 for r in ratios.values())}/{len(ratios)} <= 1.25x; "
                 f"worst {worst} {ratios[worst]:.2f}x; geomean "
                 f"{float(np.exp(np.mean(np.log(list(ratios.values()))))):.2f}x"
-                + (f"; over 1.25x: {', '.join(f'{op} {ratios[op]:.2f}' for op in over)}" if over else "")
-                + (f"; missing: {', '.join(op for op in OPS if op not in ratios)}"
-                   if len(ratios) < len(OPS) else ""))
-    _MARKDOWN.extend(["", *lines, "", *summary])
+                + (f"; over 1.0x: {', '.join(f'{op} {ratios[op]:.2f}' for op in over)}" if over else ""))
+    return ["", *lines, "", *summary]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--frameworks", default="oar,torch", help="comma list of oar,torch")
+    ap.add_argument("--threads", default="1", help="comma list of thread counts")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="interleaved rounds (oar, torch, oar, ...); an op's ratio is the median "
+                         "of the rounds' ratios")
+    ap.add_argument("--ops", default="", help="comma list of ops (default all; see OPS)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per worker")
+    ap.add_argument("--out", help="result JSON (default bench/results/ops.json)")
+    ap.add_argument("--worker", choices=common.FRAMEWORKS, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        wanted = [c for c in os.environ.get("BENCH_OPS_OPS", "").split(",") if c]
+
+        def chosen(fw, mod):
+            return {k: v for k, v in cases(fw, mod).items() if not wanted or k in wanted}
+        return common.worker(args.worker, int(args.threads), chosen)
+
+    unknown = [o for o in args.ops.split(",") if o and o not in OPS]
+    if unknown:
+        ap.error(f"--ops: unknown op(s) {', '.join(unknown)}; known: {', '.join(OPS)}")
+    if not 1 <= args.rounds <= 100:
+        ap.error(f"--rounds must be in [1, 100], got {args.rounds}")
+    os.environ["BENCH_OPS_OPS"] = args.ops
+    frameworks = [f for f in args.frameworks.split(",") if f]
+    threads_list = [int(t) for t in args.threads.split(",")]
+    per_round = {fw: {t: [] for t in threads_list} for fw in frameworks}
+    versions = {}
+    for r in range(args.rounds):
+        for t in threads_list:
+            for fw in frameworks:
+                print(f"[bench ops] round {r + 1}/{args.rounds} {fw}, {t} thread(s) ...",
+                      file=sys.stderr, flush=True)
+                res = common.spawn(os.path.abspath(__file__), fw, t, args.timeout)
+                if res.get("error") or res.get("errors"):
+                    print(f"[bench ops] {fw}: {res.get('error') or res.get('errors')}\n"
+                          f"{res.get('stderr_tail', '')}", file=sys.stderr)
+                versions[fw] = res.get("version", versions.get(fw, "missing"))
+                per_round[fw][t].append(res.get("results", {}))
+    runs = {fw: {t: {"results": {}, "rounds": per_round[fw][t], "version": versions[fw]}
+                 for t in threads_list} for fw in frameworks}
+    for fw in frameworks:
+        for t in threads_list:
+            for name, _, _ in METRICS:
+                vals = [rr[name] for rr in per_round[fw][t] if name in rr]
+                if vals:
+                    runs[fw][t]["results"][name] = statistics.median(vals)
+    round_ratios = {}
+    if "oar" in per_round and "torch" in per_round:
+        for t in threads_list:
+            round_ratios[t] = {}
+            for op in OPS:
+                rs = [o[f"{op}_ms"] / p[f"{op}_ms"]
+                      for o, p in zip(per_round["oar"][t], per_round["torch"][t])
+                      if f"{op}_ms" in o and p.get(f"{op}_ms")]
+                if rs:
+                    round_ratios[t][op] = rs
+    machine = peak.cpu_info()
+    print(f"\nsuite ops: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus, "
+          f"load {os.getloadavg()[0]:.1f}; {args.rounds} interleaved round(s); "
+          + ", ".join(f"{fw} {versions[fw]}" for fw in frameworks))
+    common.print_table(METRICS, runs, threads_list)
+    out = args.out or os.path.join(common.BENCH, "results", "ops.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump({"suite": "ops", "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
+                   "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in METRICS],
+                   "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()},
+                   "round_ratios": {str(t): v for t, v in round_ratios.items()}},
+                  f, indent=1)
+    print(f"\nwrote {os.path.relpath(out)}")
+    print("\n".join(markdown(runs, threads_list, round_ratios)))
 
 
 if __name__ == "__main__":
-    if "--worker" not in sys.argv and not any(a.startswith("--threads") for a in sys.argv):
-        sys.argv += ["--threads", "1"]  # this suite defaults to 1 thread; --threads 1,2 for both
-    common.main(__file__, METRICS, cases, derive=markdown)
-    print("\n".join(_MARKDOWN))
+    main()

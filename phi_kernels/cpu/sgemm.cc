@@ -25,11 +25,52 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include "paddle_core/base/errors.h"
 
 namespace oar::phi {
 namespace {
+
+#if defined(OAR_SCIPY_OPENBLAS)
+// Note [OpenBLAS on OpenMP's threads]: scipy-openblas32 runs its own pthread pool, whose
+// workers spin-wait for ~0.1 s (OPENBLAS_THREAD_TIMEOUT, 2^28 cycles) after every threaded
+// call: `python3 bench/idle_pool.py --threads 2` measured 24-102 ms of CPU in the first
+// 0.5 s idle, also under OMP_WAIT_POLICY=PASSIVE, and on 2 cores that spin takes the core
+// the OpenMP worker of the next op needs. OpenBLAS >= 0.3.28 lets the application run its
+// jobs instead: they run on OpenMP's team (the one pool, which honours OMP_WAIT_POLICY).
+// OpenBLAS's level-3 jobs wait on each other's progress, so every job needs a thread of its
+// own at once: a team of exactly numjobs threads (guaranteed outside a parallel region with
+// dynamic teams off and the thread limit high enough), otherwise one std::thread per job.
+void run_openblas_jobs(int /*sync*/, openblas_dojob_callback dojob, int numjobs, size_t elsize, void* jobdata,
+                       int dojob_data) {
+  auto job = [&](int i) { dojob(i, static_cast<char*>(jobdata) + static_cast<size_t>(i) * elsize, dojob_data); };
+  if (numjobs <= 1) {
+    if (numjobs == 1) job(0);
+    return;
+  }
+  if (!omp_in_parallel() && !omp_get_dynamic() && omp_get_thread_limit() >= numjobs) {
+#pragma omp parallel num_threads(numjobs)
+    job(omp_get_thread_num());
+    return;
+  }
+  std::vector<std::thread> rest;
+  rest.reserve(static_cast<size_t>(numjobs - 1));
+  for (int i = 1; i < numjobs; ++i) rest.emplace_back(job, i);
+  job(0);
+  for (auto& t : rest) t.join();
+}
+
+void route_openblas_threads() {
+  static const bool done = [] {
+    scipy_openblas_set_threads_callback_function(run_openblas_jobs);
+    return true;
+  }();
+  (void)done;
+}
+#endif
 
 bool use_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
   if (std::min({M, N, K}) >= 384) return true;
@@ -45,22 +86,72 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
                     const float* B, int64_t ldb, float* C, int64_t ldc) {
 #if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
   if (use_openblas(ta, tb, M, N, K, lda, ldb)) {
-    // OpenBLAS runs its own thread pool, kept at the OpenMP thread count.
+    // Note [Static split of OpenBLAS GEMMs]: at nt > 1 threads a large product is cut into
+    // nt column (or row) blocks, each a single-threaded OpenBLAS call on its own OpenMP
+    // thread, one join at the end. OpenBLAS's own threading syncs its jobs many times per
+    // product (each waits for the others' packed panels): on a machine whose other cores
+    // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
+    // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms).
     const int nt = omp_get_max_threads();
+    // OAR_OPENBLAS_SPLIT=0 leaves the threading to OpenBLAS (on OpenMP's team), for comparisons.
+    static const bool split_on = [] {
+      const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
+      return !(e && e[0] == '0');
+    }();
+    const bool split = split_on && nt > 1 && !omp_in_parallel() && M * N * K >= (int64_t{1} << 21) &&
+                       std::max(M, N) >= 32 * static_cast<int64_t>(nt);
+    auto set_threads = [](int threads) {
 #if defined(OAR_SCIPY_OPENBLAS)
-    if (scipy_openblas_get_num_threads() != nt) scipy_openblas_set_num_threads(nt);
-    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
-                      lda, B, ldb, 0.0f, C, ldc);
+      route_openblas_threads();
+      if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
 #else
-    if (openblas_get_num_threads() != nt) openblas_set_num_threads(nt);
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A,
-                lda, B, ldb, 0.0f, C, ldc);
+      if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
 #endif
+    };
+    auto one = [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+#if defined(OAR_SCIPY_OPENBLAS)
+      scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a,
+                        lda, b, ldb, 0.0f, c, ldc);
+#else
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a, lda,
+                  b, ldb, 0.0f, c, ldc);
+#endif
+    };
+    if (!split) {
+      if (!omp_in_parallel()) set_threads(nt);  // global to OpenBLAS: never set from a team
+      one(M, N, A, B, C);
+      return;
+    }
+    set_threads(1);
+    const bool by_cols = N >= M;
+    const int64_t len = by_cols ? N : M;
+    // blocks of whole 16-float vectors (the kernels' register width), as even as that allows
+    const int64_t units = (len + 15) / 16, per = (units + nt - 1) / nt;
+#pragma omp parallel num_threads(nt)
+    {
+      const int64_t b0 = std::min(len, omp_get_thread_num() * per * 16);
+      const int64_t b1 = std::min(len, b0 + per * 16);
+      if (b0 < b1) {
+        if (by_cols)
+          one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
+        else
+          one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
+      }
+    }
     return;
   }
 #endif
   const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
   OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
+}
+
+void sgemm_serial_in_team() {
+#if defined(OAR_SCIPY_OPENBLAS)
+  route_openblas_threads();
+  if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
+#elif defined(OPENBLAS_VERSION)
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#endif
 }
 
 const char* sgemm_openblas_name() {

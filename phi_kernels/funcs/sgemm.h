@@ -15,4 +15,9 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
 /// The OpenBLAS behind the large shapes: "scipy-openblas32", "debian-openblas" or "none".
 const char* sgemm_openblas_name();
 
+/// Before sgemm_rowmajor calls run from inside an OpenMP team (one product per thread):
+/// makes OpenBLAS single-threaded, as its thread count is global (oneDNN's sgemm is
+/// single-threaded inside a team by itself).
+void sgemm_serial_in_team();
+
 }  // namespace oar::phi

@@ -1,0 +1,142 @@
+"""OpenBLAS's threaded GEMMs run on OpenMP's team (Note [OpenBLAS on OpenMP's threads],
+phi_kernels/cpu/sgemm.cc): at 2 threads the OpenBLAS-routed products equal the float64
+NumPy product (odd sizes, transposed operands, views, batches, 0-size), split per thread or not, two Python threads
+multiplying at once neither deadlock nor mix results, and the process uses no CPU while
+idle after them (OpenBLAS's own pool spun for ~0.1 s after every call: 24-102 ms of CPU in
+the first 0.5 s idle). Each case runs in a fresh process with OMP_NUM_THREADS=2, so the
+thread count is the one the library starts with."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = textwrap.dedent(
+    """
+    import numpy as np, oar
+    oar.set_num_threads(2)
+    rng = np.random.default_rng(0)
+
+    def check(got, a, b):
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        tol = 1e-4 * np.sqrt(max(a.shape[-1], 1))
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=tol)
+    """
+)
+
+
+def _run(body, timeout=240, **extra_env):
+    env = dict(os.environ, OMP_NUM_THREADS="2", **extra_env)
+    p = subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout
+
+
+# split "1": one single-threaded OpenBLAS call per OpenMP thread (Note [Static split of
+# OpenBLAS GEMMs]); "0": OpenBLAS's own threaded jobs run on OpenMP's team.
+@pytest.mark.parametrize("split", ["1", "0"])
+def test_openblas_products_at_two_threads(split):
+    _run(
+        """
+        for (m, k, n) in [(384, 400, 392), (1023, 777, 1025), (512, 1024, 385), (1024, 1024, 256)]:
+            for tx, ty in [(False, False), (True, False), (False, True)]:
+                a = rng.standard_normal((k, m) if tx else (m, k)).astype("float32")
+                b = rng.standard_normal((n, k) if ty else (k, n)).astype("float32")
+                got = oar.matmul(oar.to_tensor(a), oar.to_tensor(b), transpose_x=tx, transpose_y=ty)
+                check(got.numpy(), a.T if tx else a, b.T if ty else b)
+        big = rng.standard_normal((600, 1100)).astype("float32")
+        a = rng.standard_normal((500, 600)).astype("float32")
+        check(oar.matmul(oar.to_tensor(a), oar.to_tensor(big)[:, 3:903]).numpy(), a, big[:, 3:903])
+        x = rng.standard_normal((3, 400, 448)).astype("float32")
+        w = rng.standard_normal((3, 448, 392)).astype("float32")
+        got = oar.matmul(oar.to_tensor(x), oar.to_tensor(w)).numpy()
+        for i in range(3):
+            check(got[i], x[i], w[i])
+        z = oar.matmul(oar.zeros([0, 512]), oar.zeros([512, 512]))
+        assert z.shape == [0, 512]
+        """,
+        OAR_OPENBLAS_SPLIT=split,
+    )
+
+
+def test_batched_small_products_one_per_thread():
+    # matmul_kernel.cc runs a batch of small float products one per OpenMP thread: batched,
+    # broadcast batch dims, transposed operands, strided views, odd sizes, an OpenBLAS-routed
+    # shape (ldb a multiple of 512) and a single-element batch.
+    _run(
+        """
+        cases = [((64, 128, 64), (64, 64, 128), False, False), ((5, 3, 33, 17), (3, 17, 29), False, False),
+                 ((7, 40, 31), (7, 50, 40), True, True), ((2, 9, 16, 64), (1, 64, 512), False, False),
+                 ((1, 20, 30), (1, 30, 10), False, False), ((6, 0, 8), (6, 8, 5), False, False)]
+        for xs, ys, tx, ty in cases:
+            x = rng.standard_normal(xs).astype("float32")
+            y = rng.standard_normal(ys).astype("float32")
+            got = oar.matmul(oar.to_tensor(x), oar.to_tensor(y), transpose_x=tx, transpose_y=ty).numpy()
+            a = np.swapaxes(x, -1, -2) if tx else x
+            b = np.swapaxes(y, -1, -2) if ty else y
+            ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+            assert got.shape == ref.shape, (got.shape, ref.shape)
+            np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[-1]))
+        big = rng.standard_normal((12, 40, 70)).astype("float32")
+        v = oar.to_tensor(big)[:, 3:35, 5:69]  # strided batch of 32 x 64 views
+        w = rng.standard_normal((12, 64, 24)).astype("float32")
+        got = oar.matmul(v, oar.to_tensor(w)).numpy()
+        ref = np.matmul(big[:, 3:35, 5:69].astype(np.float64), w.astype(np.float64))
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
+        """
+    )
+
+
+def test_two_python_threads_multiply_at_once():
+    _run(
+        """
+        import threading
+        a = [rng.standard_normal((700, 640)).astype("float32") for _ in range(2)]
+        b = [rng.standard_normal((640, 520)).astype("float32") for _ in range(2)]
+        out, errs = [None, None], []
+
+        def work(i):
+            try:
+                for _ in range(15):
+                    out[i] = oar.matmul(oar.to_tensor(a[i]), oar.to_tensor(b[i])).numpy()
+            except Exception as e:  # noqa: BLE001
+                errs.append(e)
+
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(120)
+        assert not any(t.is_alive() for t in ts), "deadlock"
+        assert not errs, errs
+        for i in range(2):
+            check(out[i], a[i], b[i])
+        """
+    )
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="needs 2 cpus for a threaded GEMM")
+def test_no_cpu_while_idle_after_threaded_gemms():
+    out = _run(
+        """
+        import time
+        x = oar.randn([512, 512])
+        for _ in range(20):
+            (x @ x).sum()
+        time.sleep(0.05)  # OpenMP's own short spin after the last region (PASSIVE: none)
+        t0 = time.process_time()
+        time.sleep(0.5)
+        print(time.process_time() - t0)
+        """
+    )
+    idle_ms = float(out.split()[-1]) * 1e3
+    # OpenBLAS's pool spun 24-102 ms here; a pool at rest costs ~0.1 ms.
+    assert idle_ms < 10.0, f"{idle_ms:.1f} ms of CPU while idle"
