@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
 import numpy as np
@@ -344,27 +343,8 @@ def main():
     os.environ["BENCH_OPS_OPS"] = args.ops
     frameworks = [f for f in args.frameworks.split(",") if f]
     threads_list = [int(t) for t in args.threads.split(",")]
-    per_round = {fw: {t: [] for t in threads_list} for fw in frameworks}
-    versions = {}
-    for r in range(args.rounds):
-        for t in threads_list:
-            for fw in frameworks:
-                print(f"[bench ops] round {r + 1}/{args.rounds} {fw}, {t} thread(s) ...",
-                      file=sys.stderr, flush=True)
-                res = common.spawn(os.path.abspath(__file__), fw, t, args.timeout)
-                if res.get("error") or res.get("errors"):
-                    print(f"[bench ops] {fw}: {res.get('error') or res.get('errors')}\n"
-                          f"{res.get('stderr_tail', '')}", file=sys.stderr)
-                versions[fw] = res.get("version", versions.get(fw, "missing"))
-                per_round[fw][t].append(res.get("results", {}))
-    runs = {fw: {t: {"results": {}, "rounds": per_round[fw][t], "version": versions[fw]}
-                 for t in threads_list} for fw in frameworks}
-    for fw in frameworks:
-        for t in threads_list:
-            for name, _, _ in METRICS:
-                vals = [rr[name] for rr in per_round[fw][t] if name in rr]
-                if vals:
-                    runs[fw][t]["results"][name] = statistics.median(vals)
+    per_round, runs, versions = common.run_rounds(os.path.abspath(__file__), "ops", frameworks, threads_list,
+                                                  args.rounds, args.timeout, METRICS)
     round_ratios = {}
     if "oar" in per_round and "torch" in per_round:
         for t in threads_list:

@@ -20,8 +20,6 @@ into the table and bench/results/steps.json.
 import argparse
 import json
 import os
-import statistics
-import sys
 import time
 
 import numpy as np
@@ -273,27 +271,8 @@ def main():
     os.environ["BENCH_STEPS_CASES"] = args.cases
     frameworks = [f for f in args.frameworks.split(",") if f]
     threads_list = [int(t) for t in args.threads.split(",")]
-    per_round = {fw: {t: [] for t in threads_list} for fw in frameworks}
-    versions = {}
-    for r in range(args.rounds):
-        for t in threads_list:
-            for fw in frameworks:
-                print(f"[bench steps] round {r + 1}/{args.rounds} {fw}, {t} thread(s) ...",
-                      file=sys.stderr, flush=True)
-                res = common.spawn(os.path.abspath(__file__), fw, t, args.timeout)
-                if res.get("error") or res.get("errors"):
-                    print(f"[bench steps] {fw}: {res.get('error') or res.get('errors')}\n"
-                          f"{res.get('stderr_tail', '')}", file=sys.stderr)
-                versions[fw] = res.get("version", versions.get(fw, "missing"))
-                per_round[fw][t].append(res.get("results", {}))
-    runs = {fw: {t: {"results": {}, "rounds": per_round[fw][t], "version": versions[fw]}
-                 for t in threads_list} for fw in frameworks}
-    for fw in frameworks:
-        for t in threads_list:
-            for name, _, _ in METRICS:
-                vals = [rr[name] for rr in per_round[fw][t] if name in rr]
-                if vals:
-                    runs[fw][t]["results"][name] = statistics.median(vals)
+    per_round, runs, versions = common.run_rounds(os.path.abspath(__file__), "steps", frameworks, threads_list,
+                                                  args.rounds, args.timeout, METRICS)
     machine = peak.cpu_info()
     print(f"\nsuite steps: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus, "
           f"load {os.getloadavg()[0]:.1f}; {args.rounds} interleaved rounds; "

@@ -137,6 +137,35 @@ def spawn(script, fw, threads, timeout):
     return {"error": f"worker exited {p.returncode} without a result", "stderr_tail": p.stderr[-2000:]}
 
 
+
+def run_rounds(script, tag, frameworks, threads_list, rounds, timeout, metrics):
+    """Runs the script's workers `rounds` times, alternating the frameworks inside each round
+    (the load drifts between jobs: alternating spreads it over both). Returns (per_round,
+    runs, versions): per_round[fw][t] is each round's results; runs[fw][t]["results"] holds
+    the per-metric medians over the rounds, in print_table's format."""
+    per_round = {fw: {t: [] for t in threads_list} for fw in frameworks}
+    versions = {}
+    for r in range(rounds):
+        for t in threads_list:
+            for fw in frameworks:
+                print(f"[bench {tag}] round {r + 1}/{rounds} {fw}, {t} thread(s) ...", file=sys.stderr, flush=True)
+                res = spawn(script, fw, t, timeout)
+                if res.get("error") or res.get("errors"):
+                    print(f"[bench {tag}] {fw}: {res.get('error') or res.get('errors')}\n"
+                          f"{res.get('stderr_tail', '')}", file=sys.stderr)
+                versions[fw] = res.get("version", versions.get(fw, "missing"))
+                per_round[fw][t].append(res.get("results", {}))
+    runs = {fw: {t: {"results": {}, "rounds": per_round[fw][t], "version": versions[fw]}
+                 for t in threads_list} for fw in frameworks}
+    for fw in frameworks:
+        for t in threads_list:
+            for name, _, _ in metrics:
+                vals = [rr[name] for rr in per_round[fw][t] if name in rr]
+                if vals:
+                    runs[fw][t]["results"][name] = statistics.median(vals)
+    return per_round, runs, versions
+
+
 def fmt(v):
     if v is None:
         return "-"
