@@ -38,7 +38,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     "._windows": "bartlett_window blackman_window hamming_window hann_window kaiser_window",
     "._random_more": "get_cuda_rng_state set_cuda_rng_state disable_signal_handler cauchy_ geometric_",
     ".utils.dlpack": "to_dlpack from_dlpack",
-    ".device._queries": """
+    ".device._top": """
     get_default_device set_default_device is_compiled_with_distribute is_compiled_with_ipu
     is_compiled_with_rocm is_compiled_with_xpu
 """,
