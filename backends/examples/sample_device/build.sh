@@ -19,8 +19,10 @@ else
   cmake --install "$from" --component oar_device --prefix "$out/prefix" > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
   cfg=$out/prefix/lib/cmake/OarDevice
 fi
-# Configure once per config dir (a cache made against another one is redone).
-if [ ! -f "$out/CMakeCache.txt" ] || [ "$(sed -n 's/^OarDevice_DIR:[A-Z]*=//p' "$out/CMakeCache.txt")" != "$cfg" ]; then
+# Configure once per config dir and source dir (a cache made against another one is redone:
+# a worktree that borrows another checkout's build tree must not build that checkout's plugin).
+if [ ! -f "$out/CMakeCache.txt" ] || [ "$(sed -n 's/^OarDevice_DIR:[A-Z]*=//p' "$out/CMakeCache.txt")" != "$cfg" ] ||
+   [ "$(sed -n 's/^CMAKE_HOME_DIRECTORY:[A-Z]*=//p' "$out/CMakeCache.txt")" != "$src" ]; then
   rm -f "$out/CMakeCache.txt"
   cmake -S "$src" -B "$out" -DOarDevice_DIR="$cfg" > "$out/configure.log" 2>&1 || { cat "$out/configure.log"; exit 1; }
 fi
