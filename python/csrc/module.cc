@@ -8,6 +8,7 @@
 #include "oar_generated/ops_py.h"
 #include "paddle_core/base/flags.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+#include "phi_kernels/funcs/lowp_gemm.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {
@@ -124,6 +125,8 @@ PYBIND11_MODULE(_C, m) {
     omp_set_num_threads(n);
   });
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
+  // "onednn" where bf16 matmuls run on the CPU's bf16 units (AVX512-BF16 / AMX), else "float"
+  m.def("_bf16_gemm_path", [] { return std::string(phi::bf16_gemm_path()); });
   m.def("set_flag", [](const std::string& name, const std::string& value) {
     OAR_ENFORCE(flags::set_flag(name, value), InvalidArgument, "set_flags: cannot set FLAGS_", name,
                 " to '", value, "' (unknown flag or bad value)");

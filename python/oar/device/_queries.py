@@ -206,27 +206,15 @@ def get_cudnn_version():
     return None
 
 
-def _cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
 def is_bf16_supported(including_emulation=True):
     """Whether the current device computes in bfloat16. On the CPU every bf16 op runs (through
     float32 where the CPU has no bf16 instructions): True, or with
-    including_emulation=False, whether the CPU has native bf16 (AVX-512 BF16 or AMX). On a
-    plugin device: what its properties say."""
+    including_emulation=False, whether bf16 matmuls run on the CPU's bf16 units (AVX-512
+    BF16 or AMX: the path Oar's bf16 GEMM takes, docs/notes/gemm_backends.md). On a plugin
+    device: what its properties say."""
     place = _C._get_current_place()
     if place.is_cpu_place():
-        if including_emulation:
-            return True
-        return bool({"avx512_bf16", "amx_bf16"} & _cpu_flags())
+        return True if including_emulation else _C._bf16_gemm_path() == "onednn"
     from . import get_device_properties
     return bool(get_device_properties(place).supports_bf16)
 
