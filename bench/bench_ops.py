@@ -14,15 +14,12 @@ framework's own layout: [batch, seq, heads, dim] for Paddle, [batch, heads, seq,
 for torch.
 """
 import argparse
-import json
 import os
 import statistics
-import time
 
 import numpy as np
 
 import common
-import peak
 
 # name -> what it measures (shown in the Markdown table). Forward only unless "fwd+bwd".
 OPS = {
@@ -355,20 +352,8 @@ def main():
                       if f"{op}_ms" in o and p.get(f"{op}_ms")]
                 if rs:
                     round_ratios[t][op] = rs
-    machine = peak.cpu_info()
-    print(f"\nsuite ops: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus, "
-          f"load {os.getloadavg()[0]:.1f}; {args.rounds} interleaved round(s); "
-          + ", ".join(f"{fw} {versions[fw]}" for fw in frameworks))
-    common.print_table(METRICS, runs, threads_list)
-    out = args.out or os.path.join(common.BENCH, "results", "ops.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump({"suite": "ops", "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
-                   "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in METRICS],
-                   "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()},
-                   "round_ratios": {str(t): v for t, v in round_ratios.items()}},
-                  f, indent=1)
-    print(f"\nwrote {os.path.relpath(out)}")
+    common.report("ops", METRICS, runs, threads_list, versions, args.rounds, args.out,
+                  {"round_ratios": {str(t): v for t, v in round_ratios.items()}})
     print("\n".join(markdown(runs, threads_list, round_ratios)))
 
 

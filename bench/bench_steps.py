@@ -18,14 +18,11 @@ lands on both); a metric's value is the median of its per-round medians. The CPU
 into the table and bench/results/steps.json.
 """
 import argparse
-import json
 import os
-import time
 
 import numpy as np
 
 import common
-import peak
 
 METRICS = [
     ("mlp_step_ms", "ms", "low"),
@@ -273,19 +270,7 @@ def main():
     threads_list = [int(t) for t in args.threads.split(",")]
     per_round, runs, versions = common.run_rounds(os.path.abspath(__file__), "steps", frameworks, threads_list,
                                                   args.rounds, args.timeout, METRICS)
-    machine = peak.cpu_info()
-    print(f"\nsuite steps: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus, "
-          f"load {os.getloadavg()[0]:.1f}; {args.rounds} interleaved rounds; "
-          + ", ".join(f"{fw} {versions[fw]}" for fw in frameworks))
-    common.print_table(METRICS, runs, threads_list)
-    out = args.out or os.path.join(common.BENCH, "results", "steps.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump({"suite": "steps", "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
-                   "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in METRICS],
-                   "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()}},
-                  f, indent=1)
-    print(f"\nwrote {os.path.relpath(out)}")
+    common.report("steps", METRICS, runs, threads_list, versions, args.rounds, args.out)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,25 @@ def run_rounds(script, tag, frameworks, threads_list, rounds, timeout, metrics):
     return per_round, runs, versions
 
 
+
+def report(suite, metrics, runs, threads_list, versions, rounds, out=None, extra=None):
+    """Prints the machine line and the table of a rounds run (run_rounds) and writes its
+    results JSON (default bench/results/<suite>.json, plus the `extra` fields)."""
+    machine = peak.cpu_info()
+    print(f"\nsuite {suite}: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus, "
+          f"load {os.getloadavg()[0]:.1f}; {rounds} interleaved round(s); "
+          + ", ".join(f"{fw} {v}" for fw, v in versions.items()))
+    print_table(metrics, runs, threads_list)
+    out = out or os.path.join(BENCH, "results", f"{suite}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump({"suite": suite, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
+                   "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in metrics],
+                   "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()},
+                   **(extra or {})}, f, indent=1)
+    print(f"\nwrote {os.path.relpath(out)}")
+
+
 def fmt(v):
     if v is None:
         return "-"
