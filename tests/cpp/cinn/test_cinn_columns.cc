@@ -65,11 +65,43 @@ const Operation* the_fusion(const Program& p) {
   return f;
 }
 
-TEST(CinnLoopIr, ColumnReductions) {
-  auto p = parse_program(IrContext::global(), program_text("f32"));
+// The program of `text` after the fusion pass (its cinn.fusion: the_fusion).
+std::unique_ptr<Program> fused_program(const std::string& text) {
+  auto p = parse_program(IrContext::global(), text);
   PassManager pm;
   pm.add_pass("cinn_fuse");
   pm.run(*p);
+  return p;
+}
+
+// The program of `text` lowered without the compiler (jit-infer) and with it (cinn); the
+// parsed programs are kept alive with their lowered copies.
+struct BothWays {
+  std::unique_ptr<Program> ref_src, cinn_src, ref, cinn;
+};
+BothWays lower_both_ways(const std::string& text) {
+  BothWays w;
+  w.ref_src = parse_program(IrContext::global(), text);
+  w.cinn_src = parse_program(IrContext::global(), text);
+  w.ref = run_pipeline_lowering_copy(*w.ref_src, "jit-infer");
+  reset_cache_stats();
+  w.cinn = run_pipeline_lowering_copy(*w.cinn_src, "cinn");
+  return w;
+}
+
+// Every output of the compiled program within tol (relative, plus 1) of the reference's.
+void expect_outputs_near(const std::vector<Tensor>& want, const std::vector<Tensor>& got, double tol, int64_t batch) {
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(want[o].dims(), got[o].dims()) << "output " << o;
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      ASSERT_NEAR(at(got[o], i), at(want[o], i), tol * (1 + std::abs(at(want[o], i))))
+          << "batch " << batch << " output " << o << " at " << i;
+  }
+}
+
+TEST(CinnLoopIr, ColumnReductions) {
+  auto p = fused_program(program_text("f32"));
   const Operation* f = the_fusion(*p);
   ASSERT_NE(f, nullptr) << p->str();
   // g * w joins horizontally (it reads g); both sums are kCol reductions and outputs
@@ -138,10 +170,7 @@ module {
 }
 
 TEST(CinnLoopIr, ColumnMaxMinMean) {
-  auto p = parse_program(IrContext::global(), extrema_text("f32"));
-  PassManager pm;
-  pm.add_pass("cinn_fuse");
-  pm.run(*p);
+  auto p = fused_program(extrema_text("f32"));
   const Operation* f = the_fusion(*p);
   ASSERT_NE(f, nullptr) << p->str();
   EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,3,37] ref=0
@@ -165,57 +194,35 @@ class CinnColumns : public ::testing::TestWithParam<DataType> {
 TEST_P(CinnColumns, KernelEqualsTheUnfusedProgram) {
   const DataType dt = GetParam();
   const std::string text = program_text(dt == DataType::FLOAT32 ? "f32" : "f64");
-  auto ref = parse_program(IrContext::global(), text);
-  auto fused = parse_program(IrContext::global(), text);
-  auto ref_low = run_pipeline_lowering_copy(*ref, "jit-infer");
-  reset_cache_stats();
-  auto low = run_pipeline_lowering_copy(*fused, "cinn");
-  const std::string s = low->str();
+  const BothWays w = lower_both_ways(text);
+  const std::string s = w.cinn->str();
   EXPECT_NE(s.find("kernel.compiled_kernel"), std::string::npos) << s;
   EXPECT_EQ(s.find("sum"), std::string::npos) << s;
   EXPECT_EQ(cache_stats().fallbacks, 0);
-  Executor want(*ref_low), got(*low);
+  Executor want(*w.ref), got(*w.cinn);
   const double tol = dt == DataType::FLOAT32 ? 2e-5 : 1e-12;
   // 3 rows per batch entry: 0 rows, one partial block, blocks of 64 and a partial one.
   for (int64_t batch : {0, 1, 7, 50}) {
     std::vector<Tensor> in = {random({batch, 3, 37}, dt, static_cast<uint32_t>(batch)), random({batch, 3, 37}, dt, 77),
                               random({37}, dt, 99)};
-    std::vector<Tensor> a = want.run(in), b = got.run(in);
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t o = 0; o < a.size(); ++o) {
-      ASSERT_EQ(a[o].dims(), b[o].dims()) << "output " << o;
-      for (int64_t i = 0; i < a[o].numel(); ++i)
-        ASSERT_NEAR(at(b[o], i), at(a[o], i), tol * (1 + std::abs(at(a[o], i))))
-            << "batch " << batch << " output " << o << " at " << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_outputs_near(want.run(in), got.run(in), tol, batch));
   }
 }
 
 TEST_P(CinnColumns, MaxMinMeanKernelEqualsTheUnfusedProgram) {
   const DataType dt = GetParam();
   const std::string text = extrema_text(dt == DataType::FLOAT32 ? "f32" : "f64");
-  auto ref = parse_program(IrContext::global(), text);
-  auto fused = parse_program(IrContext::global(), text);
-  auto ref_low = run_pipeline_lowering_copy(*ref, "jit-infer");
-  reset_cache_stats();
-  auto low = run_pipeline_lowering_copy(*fused, "cinn");
-  const std::string s = low->str();
+  const BothWays w = lower_both_ways(text);
+  const std::string s = w.cinn->str();
   EXPECT_NE(s.find("kernel.compiled_kernel"), std::string::npos) << s;
   for (const char* op : {"pd_op.max", "pd_op.min", "pd_op.mean"}) EXPECT_EQ(s.find(op), std::string::npos) << s;
-  Executor want(*ref_low), got(*low);
+  Executor want(*w.ref), got(*w.cinn);
   const double tol = dt == DataType::FLOAT32 ? 2e-6 : 1e-13;
   // 3 rows per batch entry: one partial block, blocks of 64 and a partial one (0 rows:
   // max raises, test_cinn_column_extrema.py).
   for (int64_t batch : {1, 7, 50}) {
-    std::vector<Tensor> a = want.run({random({batch, 3, 37}, dt, static_cast<uint32_t>(batch))});
-    std::vector<Tensor> b = got.run({random({batch, 3, 37}, dt, static_cast<uint32_t>(batch))});
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t o = 0; o < a.size(); ++o) {
-      ASSERT_EQ(a[o].dims(), b[o].dims()) << "output " << o;
-      for (int64_t i = 0; i < a[o].numel(); ++i)
-        ASSERT_NEAR(at(b[o], i), at(a[o], i), tol * (1 + std::abs(at(a[o], i))))
-            << "batch " << batch << " output " << o << " at " << i;
-    }
+    const std::vector<Tensor> in = {random({batch, 3, 37}, dt, static_cast<uint32_t>(batch))};
+    ASSERT_NO_FATAL_FAILURE(expect_outputs_near(want.run(in), got.run(in), tol, batch));
   }
   EXPECT_EQ(cache_stats().fallbacks, 0);
 }
@@ -223,10 +230,7 @@ TEST_P(CinnColumns, MaxMinMeanKernelEqualsTheUnfusedProgram) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, CinnColumns, ::testing::Values(DataType::FLOAT32, DataType::FLOAT64));
 
 TEST(CinnColumnsCuda, ColumnSumsCompileWithNvrtc) {
-  auto p = parse_program(IrContext::global(), program_text("f32"));
-  PassManager pm;
-  pm.add_pass("cinn_fuse");
-  pm.run(*p);
+  auto p = fused_program(program_text("f32"));
   const Operation* f = the_fusion(*p);
   ASSERT_NE(f, nullptr) << p->str();
   const LoopKernel k = lower_fusion(f);
