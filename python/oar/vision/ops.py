@@ -1,8 +1,30 @@
-"""paddle.vision.ops: detection and vision layers (ConvNormActivation, the block the model zoo
-builds on)."""
+"""paddle.vision.ops: detection and vision layers. ConvNormActivation (the block the model zoo
+builds on) is here; the detection ops live in _roi (RoI pooling), _boxes (box coding, priors,
+NMS, FPN levels), _yolo (yolo_box, yolo_loss) and _deform (deformable convolution)."""
 from .. import nn
+from ._boxes import box_coder, distribute_fpn_proposals, matrix_nms, nms, prior_box
+from ._deform import DeformConv2D, deform_conv2d
+from ._roi import PSRoIPool, RoIAlign, RoIPool, psroi_pool, roi_align, roi_pool
+from ._yolo import yolo_box, yolo_loss
 
-__all__ = ["ConvNormActivation"]
+__all__ = [
+    "ConvNormActivation", "yolo_loss", "yolo_box", "prior_box", "box_coder", "deform_conv2d",
+    "DeformConv2D", "distribute_fpn_proposals", "read_file", "roi_pool", "RoIPool",
+    "psroi_pool", "PSRoIPool", "roi_align", "RoIAlign", "nms", "matrix_nms",
+]
+
+
+def read_file(filename, name=None):
+    """The bytes of a file as a 1-D uint8 Tensor (Paddle's paddle.vision.ops.read_file)."""
+    import numpy as np
+
+    import oar
+
+    if not isinstance(filename, (str, bytes)) and not hasattr(filename, "__fspath__"):
+        raise TypeError(f"read_file: filename must be a path, got {type(filename).__name__}")
+    with open(filename, "rb") as f:
+        data = np.frombuffer(f.read(), np.uint8)
+    return oar.to_tensor(data.copy())
 
 
 class ConvNormActivation(nn.Sequential):
