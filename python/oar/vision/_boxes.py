@@ -74,8 +74,10 @@ def box_coder(prior_box, prior_box_var, target_box, code_type="encode_center_siz
                              f"{list(target_box.shape)}")
         tw = (target_box[:, 2] - target_box[:, 0] + norm).unsqueeze(1)
         th = (target_box[:, 3] - target_box[:, 1] + norm).unsqueeze(1)
-        tcx = target_box[:, 0].unsqueeze(1) + tw * 0.5
-        tcy = target_box[:, 1].unsqueeze(1) + th * 0.5
+        # the target's center is its corners' midpoint (the +1 of unnormalized boxes is not
+        # halved into it, unlike the prior's)
+        tcx = ((target_box[:, 0] + target_box[:, 2]) * 0.5).unsqueeze(1)
+        tcy = ((target_box[:, 1] + target_box[:, 3]) * 0.5).unsqueeze(1)
         out = oar.stack([(tcx - pcx) / pw, (tcy - pcy) / ph, (tw / pw).abs().log(),
                          (th / ph).abs().log()], axis=-1)
         if var is not None:

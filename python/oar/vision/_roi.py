@@ -89,6 +89,10 @@ def check_rois(op, x, boxes, boxes_num):
     return b, np.repeat(np.arange(n, dtype=np.int64), counts)
 
 
+def _geometry_type(x):
+    return np.float32 if _dtype(x) == "float32" else np.float64
+
+
 def _cround(v):
     """C's round(): halves away from zero (NumPy rounds halves to even)."""
     return np.sign(v) * np.floor(np.abs(v) + 0.5)
@@ -232,15 +236,16 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     n, c, h, w = x.shape
     if b.shape[0] == 0:
         return _empty(x, c, ph, pw)
-    b = _cround(b * scale)
+    ft = _geometry_type(x)  # bin edges in x's precision, as Paddle's kernel computes them
+    b = _cround(b.astype(ft) * ft(scale))
     rh = np.maximum(b[:, 3] - b[:, 1] + 1, 1)
     rw = np.maximum(b[:, 2] - b[:, 0] + 1, 1)
 
     # bin edges: floor/ceil of i * bin size, offset by the box corner, then clamped
-    ylo = np.clip(np.floor(np.arange(ph)[None] * (rh / ph)[:, None]) + b[:, 1:2], 0, h)
-    yhi = np.clip(np.ceil(np.arange(1, ph + 1)[None] * (rh / ph)[:, None]) + b[:, 1:2], 0, h)
-    xlo = np.clip(np.floor(np.arange(pw)[None] * (rw / pw)[:, None]) + b[:, 0:1], 0, w)
-    xhi = np.clip(np.ceil(np.arange(1, pw + 1)[None] * (rw / pw)[:, None]) + b[:, 0:1], 0, w)
+    ylo = np.clip(np.floor(np.arange(ph, dtype=ft)[None] * (rh / ph)[:, None]) + b[:, 1:2], 0, h)
+    yhi = np.clip(np.ceil(np.arange(1, ph + 1, dtype=ft)[None] * (rh / ph)[:, None]) + b[:, 1:2], 0, h)
+    xlo = np.clip(np.floor(np.arange(pw, dtype=ft)[None] * (rw / pw)[:, None]) + b[:, 0:1], 0, w)
+    xhi = np.clip(np.ceil(np.arange(1, pw + 1, dtype=ft)[None] * (rw / pw)[:, None]) + b[:, 0:1], 0, w)
     table = x.transpose([0, 2, 3, 1]).reshape([n * h * w, c])
     return _masked_pool(table, bidx * h * w, ylo.astype(np.int64), yhi.astype(np.int64),
                         xlo.astype(np.int64), xhi.astype(np.int64), w, "max")
@@ -261,15 +266,16 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     oc = c // (ph * pw)
     if b.shape[0] == 0:
         return _empty(x, oc, ph, pw)
-    r = _cround(b)
-    y0, x0 = r[:, 1] * scale, r[:, 0] * scale
-    y1, x1 = (r[:, 3] + 1.0) * scale, (r[:, 2] + 1.0) * scale
-    bh = np.maximum(y1 - y0, 0.1) / ph
-    bw = np.maximum(x1 - x0, 0.1) / pw
-    ylo = np.clip(np.floor(np.arange(ph)[None] * bh[:, None] + y0[:, None]), 0, h)
-    yhi = np.clip(np.ceil(np.arange(1, ph + 1)[None] * bh[:, None] + y0[:, None]), 0, h)
-    xlo = np.clip(np.floor(np.arange(pw)[None] * bw[:, None] + x0[:, None]), 0, w)
-    xhi = np.clip(np.ceil(np.arange(1, pw + 1)[None] * bw[:, None] + x0[:, None]), 0, w)
+    ft = _geometry_type(x)
+    r, sc = _cround(b.astype(ft)), ft(scale)
+    y0, x0 = r[:, 1] * sc, r[:, 0] * sc
+    y1, x1 = (r[:, 3] + ft(1)) * sc, (r[:, 2] + ft(1)) * sc
+    bh = np.maximum(y1 - y0, ft(0.1)) / ft(ph)
+    bw = np.maximum(x1 - x0, ft(0.1)) / ft(pw)
+    ylo = np.clip(np.floor(np.arange(ph, dtype=ft)[None] * bh[:, None] + y0[:, None]), 0, h)
+    yhi = np.clip(np.ceil(np.arange(1, ph + 1, dtype=ft)[None] * bh[:, None] + y0[:, None]), 0, h)
+    xlo = np.clip(np.floor(np.arange(pw, dtype=ft)[None] * bw[:, None] + x0[:, None]), 0, w)
+    xhi = np.clip(np.ceil(np.arange(1, pw + 1, dtype=ft)[None] * bw[:, None] + x0[:, None]), 0, w)
     table = x.reshape([n, oc, ph, pw, h, w]).transpose([0, 2, 3, 4, 5, 1])
     table = table.reshape([n * ph * pw * h * w, oc])
     base = ((bidx[:, None, None] * ph + np.arange(ph)[None, :, None]) * pw +

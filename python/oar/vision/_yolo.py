@@ -176,7 +176,8 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
     shape_an = np.concatenate([np.zeros((len(an), 2)), an / input_size], -1)
     best = _center_iou(shape_gt[:, :, None, :], shape_an[None, None]).argmax(-1)
     where_mask = {m: k for k, m in reversed(list(enumerate(anchor_mask)))}
-    pos, neg = (1.0 - 1.0 / cls, 1.0 / cls) if use_label_smooth else (1.0, 0.0)
+    smooth = min(1.0 / cls, 1.0 / 40) if use_label_smooth else 0.0
+    pos, neg = 1.0 - smooth, smooth
     rows, targets = [], []
     for i, t in zip(*np.nonzero(valid)):
         k = where_mask.get(int(best[i, t]), -1)
