@@ -62,7 +62,7 @@ _lazy.install_tensor_methods(Tensor)
 _lazy.install(globals(), "oar", _lazy.TOP, namespaces={
     ns: "oar." + ns for ns in ("distribution", "fft", "compat", "version", "geometric", "incubate",
                                "reader", "cuda", "quantization", "pir_utils", "sysconfig",
-                               "sparse", "text", "audio")},
+                               "sparse", "text", "audio", "signal", "random")},
     functions={"batch": (".reader", "batch"), "enable_compat": (".compat.proxy", "enable_torch_proxy"),
                "disable_compat": (".compat.proxy", "disable_torch_proxy"),
                "use_compat_guard": (".compat.proxy", "use_torch_proxy_guard")})

@@ -74,6 +74,8 @@ TENSOR_METHODS = {
     bitwise_left_shift_ bitwise_right_shift_
 """,
     "._tensor_storage": "set_ resize_",
+    ".signal": "stft istft",
+    "._fill_diagonal": "fill_diagonal_ fill_diagonal_tensor fill_diagonal_tensor_",
     "._nextafter": "nextafter",
 }
 NN_FUNCTIONAL = {"._functional_loss_more": """

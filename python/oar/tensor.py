@@ -6,6 +6,10 @@ _SUBMODULES = ("math", "creation", "manipulation", "linalg", "logic", "search", 
                "random", "attribute", "einsum", "array", "ops", "to_string", "layer_function_generator")
 
 
+_ARRAY_NAMES = ("create_array", "array_write", "array_read", "array_length",
+                "tensor_array_to_tensor")
+
+
 def __getattr__(name):
     import sys
 
@@ -14,6 +18,9 @@ def __getattr__(name):
         return sys.modules[__name__]
     if name == "create_tensor":
         return _create_tensor
+    if name in _ARRAY_NAMES:
+        from . import _tensor_array
+        return getattr(_tensor_array, name)
     if not name.startswith("_") and hasattr(oar, name):
         return getattr(oar, name)
     raise AttributeError(f"module 'oar.tensor' has no attribute '{name}'")
