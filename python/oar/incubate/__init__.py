@@ -1,12 +1,13 @@
 """paddle.incubate: the graph operators' earlier names (graph_send_recv, graph_reindex,
 graph_sample_neighbors, segment_*), LookAhead, and incubate.autograd (functional vjp/jvp and
-Jacobian/Hessian of a function)."""
+Jacobian/Hessian of a function), ModelAverage."""
 from . import asp, autograd  # noqa: F401
 from .graph import (  # noqa: F401
     graph_reindex, graph_sample_neighbors, graph_send_recv, segment_max, segment_mean,
     segment_min, segment_sum,
 )
 from .lookahead import LookAhead  # noqa: F401
+from .modelaverage import ModelAverage  # noqa: F401
 from . import nn, optimizer  # noqa: F401
 
 
@@ -70,6 +71,6 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'oar.incubate' has no attribute '{name}'")
 
-__all__ = ["LookAhead", "get_rng_state", "set_rng_state", "graph_send_recv", "graph_reindex", "graph_sample_neighbors",
+__all__ = ["LookAhead", "ModelAverage", "get_rng_state", "set_rng_state", "graph_send_recv", "graph_reindex", "graph_sample_neighbors",
            "segment_sum", "segment_mean", "segment_max", "segment_min", "identity_loss",
            "register_rng_state_as_index"]

@@ -1,8 +1,9 @@
-"""paddle.incubate.optimizer: LBFGS (now oar.optimizer.LBFGS) and LookAhead."""
+"""paddle.incubate.optimizer: LBFGS (now oar.optimizer.LBFGS), LookAhead and ModelAverage."""
 from ...optimizer import LBFGS  # noqa: F401
 from ..lookahead import LookAhead  # noqa: F401
+from ..modelaverage import ModelAverage  # noqa: F401
 
-__all__ = ["LBFGS", "LookAhead"]
+__all__ = ["LBFGS", "LookAhead", "ModelAverage"]
 
 
 def __getattr__(name):
