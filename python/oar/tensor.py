@@ -21,6 +21,9 @@ def __getattr__(name):
     if name in _ARRAY_NAMES:
         from . import _tensor_array
         return getattr(_tensor_array, name)
+    if name == "uniform_random_batch_size_like":
+        from ._random_batch_like import uniform_random_batch_size_like
+        return uniform_random_batch_size_like
     if not name.startswith("_") and hasattr(oar, name):
         return getattr(oar, name)
     raise AttributeError(f"module 'oar.tensor' has no attribute '{name}'")

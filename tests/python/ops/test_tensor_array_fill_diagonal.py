@@ -131,3 +131,29 @@ def test_random_namespace():
     a = oar.rand([3]).numpy()
     oar.random.set_rng_state(state)
     np.testing.assert_array_equal(oar.rand([3]).numpy(), a)
+
+
+def test_uniform_random_batch_size_like():
+    from oar.tensor import random
+
+    x = oar.ones([5, 2])
+    out = random.uniform_random_batch_size_like(x, [3, 7], min=2.0, max=3.0, seed=3)
+    assert out.shape == [5, 7] and out.dtype == oar.float32
+    v = out.numpy()
+    assert v.min() >= 2.0 and v.max() < 3.0 and len(np.unique(v)) > 30
+    out = random.uniform_random_batch_size_like(x, [3, 7], "float64", 1, 0)
+    assert out.shape == [2, 7] and out.dtype == oar.float64
+    oar.enable_static()
+    try:
+        data = oar.static.data(name="ubsl", shape=[1, 3], dtype="float32")
+        assert random.uniform_random_batch_size_like(data, [2, 4]).shape == [1, 4]
+        dyn = oar.static.data(name="ubsl_dyn", shape=[-1, 3], dtype="float32")
+        with pytest.raises(NotImplementedError, match="uniform_random_batch_size_like: input's"):
+            random.uniform_random_batch_size_like(dyn, [2, 4])
+    finally:
+        oar.disable_static()
+    with pytest.raises(ValueError, match=r"uniform_random_batch_size_like: output_dim_idx must "
+                                         r"be an int in \[0, 2\), got 2"):
+        random.uniform_random_batch_size_like(x, [3, 7], output_dim_idx=2)
+    with pytest.raises(TypeError, match="uniform_random_batch_size_like: shape must be"):
+        random.uniform_random_batch_size_like(x, [])

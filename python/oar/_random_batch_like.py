@@ -1,0 +1,33 @@
+"""paddle.tensor.random.uniform_random_batch_size_like: a uniform tensor whose one dim is
+copied from another tensor's."""
+import numbers
+
+__all__ = ["uniform_random_batch_size_like"]
+
+
+def uniform_random_batch_size_like(input, shape, dtype="float32", input_dim_idx=0,  # noqa: A002
+                                   output_dim_idx=0, min=-1.0, max=1.0, seed=0):  # noqa: A002
+    """Uniform [min, max) values of `shape`, except that dim output_dim_idx takes input's
+    dim input_dim_idx (Paddle's batch-size-like random op)."""
+    import oar
+
+    op = "uniform_random_batch_size_like"
+    if not isinstance(input, oar.Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if not isinstance(shape, (list, tuple)) or not shape or not all(
+            isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in shape):
+        raise TypeError(f"{op}: shape must be a non-empty list of ints, got {shape!r}")
+    shape = [int(s) for s in shape]
+    for nm, idx, n in (("input_dim_idx", input_dim_idx, len(input.shape)),
+                       ("output_dim_idx", output_dim_idx, len(shape))):
+        if isinstance(idx, bool) or not isinstance(idx, numbers.Integral) or not 0 <= idx < n:
+            raise ValueError(f"{op}: {nm} must be an int in [0, {n}), got {idx!r}")
+    size = input.shape[input_dim_idx]
+    if size < 0:
+        raise NotImplementedError(f"{op}: input's dim {input_dim_idx} is only known at run time "
+                                  f"(static placeholder shape {list(input.shape)}); Oar's random "
+                                  f"ops take their sizes when the program is built")
+    shape[output_dim_idx] = size
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{op}: shape must be non-negative, got {shape}")
+    return oar.uniform(shape, dtype, min, max, seed)
