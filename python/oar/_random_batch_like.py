@@ -23,6 +23,18 @@ def uniform_random_batch_size_like(input, shape, dtype="float32", input_dim_idx=
         if isinstance(idx, bool) or not isinstance(idx, numbers.Integral) or not 0 <= idx < n:
             raise ValueError(f"{op}: {nm} must be an int in [0, {n}), got {idx!r}")
     size = input.shape[input_dim_idx]
+    from .base import framework
+
+    if framework.in_static_mode():
+        # a program input's placeholder has a stand-in size where a dim is fed at run time
+        from .static import default_main_program
+
+        declared = [dims for t, dims, _ in default_main_program()._inputs.values() if t is input]
+        if not declared:
+            raise NotImplementedError(f"{op}: in a static program, input must be a program input "
+                                      f"(static.data), whose declared dims tell a fixed batch size "
+                                      f"from a run-time one")
+        size = declared[0][input_dim_idx]
     if size < 0:
         raise NotImplementedError(f"{op}: input's dim {input_dim_idx} is only known at run time "
                                   f"(static placeholder shape {list(input.shape)}); Oar's random "
