@@ -4,6 +4,7 @@ diagonal_scatter (out of place, differentiable in x and y)."""
 import numpy as np
 
 __all__ = ["fill_diagonal_", "fill_diagonal_tensor", "fill_diagonal_tensor_"]
+_TENSOR_METHODS = __all__  # served as Tensor methods by oar._lazy
 
 
 def _oar():

@@ -6,6 +6,7 @@ oar.fft. All are compositions, so gradients flow through them."""
 import numpy as np
 
 __all__ = ["frame", "overlap_add", "stft", "istft"]
+_TENSOR_METHODS = ["stft", "istft"]  # served as Tensor methods by oar._lazy
 
 
 def _oar():
