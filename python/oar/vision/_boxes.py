@@ -1,13 +1,15 @@
 """Box ops of paddle.vision.ops: box_coder and prior_box (elementwise, differentiable where
 Paddle is), nms and matrix_nms (index selection: a greedy loop over a vectorized IoU matrix)
-and distribute_fpn_proposals (a level per box, gathers)."""
+distribute_fpn_proposals (a level per box, gathers) and generate_proposals (RPN decoding,
+NumPy index work: it has no gradient in Paddle either)."""
 import math
 
 import numpy as np
 
 from ._roi import _check_tensor, _dtype
 
-__all__ = ["box_coder", "prior_box", "nms", "matrix_nms", "distribute_fpn_proposals"]
+__all__ = ["box_coder", "prior_box", "nms", "matrix_nms", "distribute_fpn_proposals",
+           "generate_proposals"]
 
 _FLOATS = ("float32", "float64")
 
@@ -353,3 +355,92 @@ def distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_
     restore[np.concatenate(order)] = np.arange(r, dtype=np.int32)
     restore = oar.to_tensor(restore.reshape(-1, 1))
     return multi, restore, (per_level if rois_num is not None else None)
+
+
+def _nms_adaptive(b, thresh, eta, offset):
+    """Greedy NMS over score-sorted boxes: each box is kept when its overlap with every kept
+    box is at most the current threshold, which (eta < 1) shrinks by eta after each kept box
+    while above 0.5 (Paddle's adaptive NMS)."""
+    iou = _iou_matrix(b, offset)
+    keep = []
+    for i in range(len(b)):
+        if not keep or iou[i, keep].max() <= thresh:
+            keep.append(i)
+            if eta < 1 and thresh > 0.5:
+                thresh *= eta
+    return np.array(keep, np.int64)
+
+
+def generate_proposals(scores, bbox_deltas, img_size, anchors, variances, pre_nms_top_n=6000,
+                       post_nms_top_n=1000, nms_thresh=0.5, min_size=0.1, eta=1.0,
+                       pixel_offset=False, return_rois_num=False, name=None):
+    """RPN proposals (Paddle's paddle.vision.ops.generate_proposals): per image, the
+    pre_nms_top_n best-scored anchors decoded by bbox_deltas and variances, clipped to
+    img_size (height, width), boxes smaller than min_size dropped, NMS, then the
+    post_nms_top_n best. scores [N, A, H, W], bbox_deltas [N, 4A, H, W], anchors and variances
+    [H, W, A, 4] -> (rois [R, 4], roi_probs [R, 1], rois_num [N] int32 or None); an image
+    left with no box gives one zero box of score 0."""
+    oar = _oar()
+    op = "generate_proposals"
+    _check_tensor(op, "scores", scores, 4, _FLOATS)
+    _check_tensor(op, "bbox_deltas", bbox_deltas, 4, _FLOATS)
+    _check_tensor(op, "img_size", img_size, 2, _FLOATS + ("int32", "int64"))
+    _check_tensor(op, "anchors", anchors, None, _FLOATS)
+    _check_tensor(op, "variances", variances, None, _FLOATS)
+    n, a, h, w = scores.shape
+    if list(bbox_deltas.shape) != [n, 4 * a, h, w]:
+        raise ValueError(f"{op}: bbox_deltas must have shape {[n, 4 * a, h, w]}, got "
+                         f"{list(bbox_deltas.shape)}")
+    if list(img_size.shape) != [n, 2]:
+        raise ValueError(f"{op}: img_size must have shape [{n}, 2], got {list(img_size.shape)}")
+    for nm, t in (("anchors", anchors), ("variances", variances)):
+        if t.numel() != h * w * a * 4:
+            raise ValueError(f"{op}: {nm} must have shape {[h, w, a, 4]}, got {list(t.shape)}")
+    for nm, v in (("pre_nms_top_n", pre_nms_top_n), ("post_nms_top_n", post_nms_top_n)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{op}: {nm} must be an int, got {v!r}")
+    off = 1.0 if pixel_offset else 0.0
+    sc = scores.numpy().astype(np.float64).transpose(0, 2, 3, 1).reshape(n, -1)
+    dl = bbox_deltas.numpy().astype(np.float64).reshape(n, a, 4, h, w)
+    dl = dl.transpose(0, 3, 4, 1, 2).reshape(n, -1, 4)
+    an = anchors.numpy().astype(np.float64).reshape(-1, 4)
+    va = variances.numpy().astype(np.float64).reshape(-1, 4)
+    im = img_size.numpy().astype(np.float64)
+    rois, probs, nums = [], [], []
+    clip = math.log(1000.0 / 16.0)
+    for i in range(n):
+        order = np.argsort(-sc[i], kind="stable")
+        if 0 < pre_nms_top_n < order.size:
+            order = order[:pre_nms_top_n]
+        d, anc, var, s = dl[i, order], an[order], va[order], sc[i, order]
+        aw = anc[:, 2] - anc[:, 0] + off
+        ah = anc[:, 3] - anc[:, 1] + off
+        cx = var[:, 0] * d[:, 0] * aw + anc[:, 0] + 0.5 * aw
+        cy = var[:, 1] * d[:, 1] * ah + anc[:, 1] + 0.5 * ah
+        bw = np.exp(np.minimum(var[:, 2] * d[:, 2], clip)) * aw
+        bh = np.exp(np.minimum(var[:, 3] * d[:, 3], clip)) * ah
+        box = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2 - off, cy + bh / 2 - off], 1)
+        ih, iw = im[i]
+        box[:, 0::2] = np.clip(box[:, 0::2], 0, iw - off)
+        box[:, 1::2] = np.clip(box[:, 1::2], 0, ih - off)
+        ws, hs = box[:, 2] - box[:, 0] + off, box[:, 3] - box[:, 1] + off
+        ms = max(float(min_size), 1.0)
+        ok = (ws >= ms) & (hs >= ms)
+        if pixel_offset:
+            ok &= (box[:, 0] + ws / 2 <= iw) & (box[:, 1] + hs / 2 <= ih)
+        box, s = box[ok], s[ok]
+        if box.shape[0] == 0:
+            box, s = np.zeros((1, 4)), np.zeros(1)
+        else:
+            keep = _nms_adaptive(box, float(nms_thresh), float(eta), off)
+            if post_nms_top_n > 0:
+                keep = keep[:post_nms_top_n]
+            box, s = box[keep], s[keep]
+        rois.append(box)
+        probs.append(s)
+        nums.append(len(s))
+    dt = _dtype(scores)
+    out = oar.to_tensor(np.concatenate(rois).astype(dt))
+    prob = oar.to_tensor(np.concatenate(probs).reshape(-1, 1).astype(dt))
+    num = oar.to_tensor(np.array(nums, np.int32)) if return_rois_num else None
+    return out, prob, num

@@ -2,14 +2,15 @@
 builds on) is here; the detection ops live in _roi (RoI pooling), _boxes (box coding, priors,
 NMS, FPN levels), _yolo (yolo_box, yolo_loss) and _deform (deformable convolution)."""
 from .. import nn
-from ._boxes import box_coder, distribute_fpn_proposals, matrix_nms, nms, prior_box
+from ._boxes import (box_coder, distribute_fpn_proposals, generate_proposals, matrix_nms, nms,
+                     prior_box)
 from ._deform import DeformConv2D, deform_conv2d
 from ._roi import PSRoIPool, RoIAlign, RoIPool, psroi_pool, roi_align, roi_pool
 from ._yolo import yolo_box, yolo_loss
 
 __all__ = [
     "ConvNormActivation", "yolo_loss", "yolo_box", "prior_box", "box_coder", "deform_conv2d",
-    "DeformConv2D", "distribute_fpn_proposals", "read_file", "roi_pool", "RoIPool",
+    "DeformConv2D", "distribute_fpn_proposals", "generate_proposals", "read_file", "roi_pool", "RoIPool",
     "psroi_pool", "PSRoIPool", "roi_align", "RoIAlign", "nms", "matrix_nms",
 ]
 

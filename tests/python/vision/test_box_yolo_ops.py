@@ -451,3 +451,91 @@ def test_yolo_bad_inputs():
         ops.yolo_loss(x, gt, lab + 5, [10, 13, 16, 30], [0, 1], 2, 0.7, 8)
     with pytest.raises(TypeError, match="yolo_loss: gt_label must have dtype"):
         ops.yolo_loss(x, gt, oar.zeros([2, 3]), [10, 13, 16, 30], [0, 1], 2, 0.7, 8)
+
+
+# ---------------------------------------------------------------- generate_proposals
+def ref_generate_proposals(scores, deltas, img, anchors, var, pre, post, thr, min_size, eta,
+                           pixel_offset):
+    n, a, h, w = scores.shape
+    off = 1.0 if pixel_offset else 0.0
+    rois, probs, nums = [], [], []
+    for i in range(n):
+        cand = []  # (score, anchor index (h, w, a), delta)
+        for y in range(h):
+            for x in range(w):
+                for k in range(a):
+                    cand.append((scores[i, k, y, x], (y, x, k), deltas[i, 4 * k:4 * k + 4, y, x]))
+        cand.sort(key=lambda c: -c[0])
+        if 0 < pre < len(cand):
+            cand = cand[:pre]
+        boxes = []
+        for s, (y, x, k), d in cand:
+            an, v = anchors[y, x, k], var[y, x, k]
+            aw, ah = an[2] - an[0] + off, an[3] - an[1] + off
+            cx, cy = v[0] * d[0] * aw + an[0] + aw / 2, v[1] * d[1] * ah + an[1] + ah / 2
+            bw = math.exp(min(v[2] * d[2], math.log(1000 / 16))) * aw
+            bh = math.exp(min(v[3] * d[3], math.log(1000 / 16))) * ah
+            b = [cx - bw / 2, cy - bh / 2, cx + bw / 2 - off, cy + bh / 2 - off]
+            ih, iw = img[i]
+            b = [min(max(b[0], 0), iw - off), min(max(b[1], 0), ih - off),
+                 min(max(b[2], 0), iw - off), min(max(b[3], 0), ih - off)]
+            ws, hs = b[2] - b[0] + off, b[3] - b[1] + off
+            ok = ws >= max(min_size, 1) and hs >= max(min_size, 1)
+            if pixel_offset:
+                ok = ok and b[0] + ws / 2 <= iw and b[1] + hs / 2 <= ih
+            if ok:
+                boxes.append((s, b))
+        kept, t = [], thr
+        for s, b in boxes:
+            if all(iou(b, kb, off) <= t for _, kb in kept):
+                kept.append((s, b))
+                if eta < 1 and t > 0.5:
+                    t *= eta
+        if post > 0:
+            kept = kept[:post]
+        if not kept:
+            kept = [(0.0, [0.0] * 4)]
+        rois += [b for _, b in kept]
+        probs += [s for s, _ in kept]
+        nums.append(len(kept))
+    return np.array(rois), np.array(probs).reshape(-1, 1), np.array(nums)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(pre_nms_top_n=20, post_nms_top_n=6, min_size=4.0),
+                                dict(pixel_offset=True, nms_thresh=0.7, eta=0.9),
+                                dict(min_size=1000.0)])
+def test_generate_proposals_matches_reference(kw):
+    rng = np.random.default_rng(7)
+    n, a, h, w = 2, 3, 4, 5
+    scores = rng.uniform(size=(n, a, h, w))
+    deltas = rng.normal(scale=0.3, size=(n, 4 * a, h, w))
+    cx = (np.arange(w) * 16 + 8)[None, :, None]
+    cy = (np.arange(h) * 16 + 8)[:, None, None]
+    sz = np.array([16, 32, 64])[None, None, :]
+    anchors = np.stack(np.broadcast_arrays(cx - sz / 2, cy - sz / 2, cx + sz / 2, cy + sz / 2),
+                       -1).astype(np.float64)
+    var = rng.uniform(0.5, 1.5, (h, w, a, 4))
+    img = np.array([[64.0, 80.0], [50.0, 60.0]])
+    rois, probs, num = ops.generate_proposals(t64(scores), t64(deltas), t64(img), t64(anchors),
+                                              t64(var), return_rois_num=True, **kw)
+    args = dict(pre=6000, post=1000, thr=0.5, min_size=0.1, eta=1.0, pixel_offset=False)
+    args.update({dict(pre_nms_top_n="pre", post_nms_top_n="post", nms_thresh="thr").get(k, k): v
+                 for k, v in kw.items()})
+    r_rois, r_probs, r_num = ref_generate_proposals(scores, deltas, img, anchors, var, **args)
+    np.testing.assert_array_equal(num.numpy(), r_num)
+    np.testing.assert_allclose(rois.numpy(), r_rois, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(probs.numpy(), r_probs, rtol=1e-12)
+    assert ops.generate_proposals(t64(scores), t64(deltas), t64(img), t64(anchors),
+                                  t64(var))[2] is None
+
+
+def test_generate_proposals_bad_inputs():
+    s, d = oar.rand([1, 2, 3, 3]), oar.rand([1, 8, 3, 3])
+    img, an, var = oar.ones([1, 2]), oar.rand([3, 3, 2, 4]), oar.rand([3, 3, 2, 4])
+    with pytest.raises(ValueError, match=r"generate_proposals: bbox_deltas must have shape "
+                                         r"\[1, 8, 3, 3\]"):
+        ops.generate_proposals(s, oar.rand([1, 4, 3, 3]), img, an, var)
+    with pytest.raises(ValueError, match=r"generate_proposals: anchors must have shape"):
+        ops.generate_proposals(s, d, img, oar.rand([3, 3, 1, 4]), var)
+    with pytest.raises(ValueError, match=r"generate_proposals: img_size must have shape \[1, 2\]"):
+        ops.generate_proposals(s, d, oar.ones([2, 2]), an, var)
