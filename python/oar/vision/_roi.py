@@ -5,7 +5,7 @@ which weight) depends only on the boxes, which get no gradient in Paddle, so it 
 NumPy; the values are then one gather of the input plus a weighted sum (align), a masked max
 (pool) or a masked mean (psroi), so the input's gradient comes from the gather's backward.
 Every bin reads at most Kh rows x Kw columns (the largest bin's support), so the gather is
-[R, ph, Kh, pw, Kw, C] - proportional to the boxes' area, never to H*W per box."""
+[R, ph, pw, Kh, Kw, C] - proportional to the boxes' area, never to H*W per box."""
 import math
 
 import numpy as np
@@ -15,7 +15,7 @@ from .. import nn
 __all__ = ["roi_align", "roi_pool", "psroi_pool", "RoIAlign", "RoIPool", "PSRoIPool"]
 
 _FLOATS = ("float32", "float64")
-_CHUNK = 1 << 24  # gathered elements per step (bounds the temporary memory)
+_CHUNK = 1 << 22  # gathered elements per step (bounds the temporary memory)
 
 
 def _oar():
@@ -109,39 +109,45 @@ def _pack(weights):
 
 
 def _gather_bins(table, base, ridx, cidx, width, reduce, rw=None, cw=None, mask=None):
-    """table [T, C]; element (r, i, a, j, b) reads table row base[r] + ridx[r,i,a]*width +
-    cidx[r,j,b] (base may also be [R, ph, pw]). reduce: 'sum' (weights rw x cw), 'max' or
-    'mean' (over mask). Returns [R, C, ph, pw]."""
+    """table [T, C]; element (r, i, j, a, b) reads table row base[r] + ridx[r,i,a]*width +
+    cidx[r,j,b] (base may also be [R, ph, pw]). reduce: 'sum' (weights rw x cw, one batched
+    matmul), 'max' or 'mean' (over mask; masked-out elements read an appended row of -inf or
+    0, so no select is needed). Returns [R, C, ph, pw]."""
     oar = _oar()
     r, ph, kh = ridx.shape
     pw, kw = cidx.shape[1], cidx.shape[2]
-    c = table.shape[1]
-    base = base.reshape(r, ph if base.ndim > 1 else 1, 1, pw if base.ndim > 1 else 1, 1)
-    per = max(ph * kh * pw * kw * c, 1)
+    t, c = table.shape
+    dt = _dtype(table)
+    if reduce != "sum":
+        fill = float("-inf") if reduce == "max" else 0.0
+        table = oar.concat([table, oar.full([1, c], fill, dt)])
+    base = base.reshape(r, ph if base.ndim > 1 else 1, pw if base.ndim > 1 else 1, 1, 1)
+    k = kh * kw
+    per = max(ph * pw * k * c, 1)
     step = max(1, _CHUNK // per)
     outs = []
     for s in range(0, r, step):
         e = min(r, s + step)
-        idx = base[s:e] + ridx[s:e, :, :, None, None] * width + cidx[s:e, None, None, :, :]
+        idx = base[s:e] + ridx[s:e, :, None, :, None] * width + cidx[s:e, None, :, None, :]
+        if mask is not None:
+            idx = np.where(mask[s:e].transpose(0, 1, 3, 2, 4), idx, t)
         g = oar.gather(table, oar.to_tensor(idx.reshape(-1)))
-        g = g.reshape([e - s, ph, kh, pw, kw, c])
         if reduce == "sum":
-            w = rw[s:e, :, :, None, None] * cw[s:e, None, None, :, :]
-            w = oar.to_tensor(w[..., None].astype(_dtype(table)))
-            o = (g * w).sum(axis=[2, 4])
+            w = rw[s:e, :, None, :, None] * cw[s:e, None, :, None, :]
+            w = oar.to_tensor(w.reshape((e - s) * ph * pw, 1, k).astype(dt))
+            o = oar.matmul(w, g.reshape([(e - s) * ph * pw, k, c]))
         else:
-            m = mask[s:e]
-            mt = oar.to_tensor(m[..., None])
+            g = g.reshape([(e - s) * ph * pw, k, c])
+            m = mask[s:e].transpose(0, 1, 3, 2, 4).reshape(-1, k)
             if reduce == "max":
-                o = oar.where(mt, g, oar.full([1], float("-inf"), _dtype(table))).amax(axis=[2, 4])
-                empty = oar.to_tensor(~m.any(axis=(2, 4))[..., None])
-                o = oar.where(empty, oar.zeros([1], _dtype(table)), o)
+                o = g.amax(axis=1)
+                empty = oar.to_tensor(~m.any(axis=1)[:, None])
+                o = oar.where(empty, oar.zeros([1], dt), o)
             else:
-                area = m.sum(axis=(2, 4)).astype(np.float64)
+                area = m.sum(axis=1).astype(np.float64)
                 inv = np.where(area > 0, 1.0 / np.maximum(area, 1), 0.0)
-                o = oar.where(mt, g, oar.zeros([1], _dtype(table))).sum(axis=[2, 4])
-                o = o * oar.to_tensor(inv[..., None].astype(_dtype(table)))
-        outs.append(o)
+                o = g.sum(axis=1) * oar.to_tensor(inv[:, None].astype(dt))
+        outs.append(o.reshape([e - s, ph, pw, c]))
     out = outs[0] if len(outs) == 1 else oar.concat(outs, axis=0)
     return out.transpose([0, 3, 1, 2])
 
