@@ -157,30 +157,54 @@ def _empty(x, c, ph, pw):
     return x[:0].reshape([0, c, ph, pw])
 
 
+_MAX_SAMPLES = 1 << 26  # in-image bilinear samples per axis, over all boxes and bins
+
+
 def _align_weights(start, bin_size, grid, n_out, size):
-    """Dense sampling weights [R, n_out, size] along one axis: the average over grid[r]
-    samples per bin of Paddle's clamped bilinear interpolation (zero outside [-1, size])."""
+    """Dense sampling weights [R, n_out, size] along one axis: the sum over grid[r] samples
+    per bin of Paddle's clamped bilinear interpolation (zero outside [-1, size]). Only the
+    samples that can fall inside [-1, size] are enumerated (a ragged range per bin), so a huge
+    box or sampling_ratio costs the image's size, not the box's."""
     r = start.shape[0]
     wts = np.zeros((r, n_out, size))
-    gmax = int(grid.max()) if r else 0
-    if gmax <= 0:
+    if r == 0 or int(grid.max()) <= 0:
         return wts
-    ii = np.arange(n_out)[None, :, None]
-    gg = np.arange(gmax)[None, None, :]
-    g = grid[:, None, None]
-    pos = start[:, None, None] + ii * bin_size[:, None, None] + \
-        (gg + 0.5) * bin_size[:, None, None] / np.maximum(g, 1)
-    live = (gg < g) & (pos >= -1.0) & (pos <= size)
-    pos = np.clip(pos, 0.0, None)
+    g = np.maximum(grid, 1).astype(np.float64)[:, None]
+    origin = start[:, None] + np.arange(n_out)[None, :] * bin_size[:, None]  # [R, n_out]
+    step = bin_size[:, None] / g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k1 = (-1.0 - origin) / step - 0.5
+        k2 = (size - origin) / step - 0.5
+    inside = (origin >= -1.0) & (origin <= size)
+    # a widened range (rounding), then the exact test below; step == 0: all or nothing
+    kmin = np.where(step == 0, np.where(inside, 0, 1), np.floor(np.fmin(k1, k2)) - 1)
+    kmax = np.where(step == 0, np.where(inside, g - 1, 0), np.ceil(np.fmax(k1, k2)) + 1)
+    kmin = np.clip(kmin, 0, None)
+    kmax = np.minimum(kmax, g - 1)
+    kmax = np.where(grid[:, None] > 0, kmax, -1)
+    count = np.clip(kmax - kmin + 1, 0, None).astype(np.int64)
+    total = int(count.sum())
+    if total > _MAX_SAMPLES:
+        raise ValueError(f"roi_align: {total} bilinear samples along one axis exceed the limit "
+                         f"{_MAX_SAMPLES}; lower sampling_ratio (got grids up to "
+                         f"{int(grid.max())} per bin)")
+    flat = count.reshape(-1)
+    rr = np.repeat(np.arange(r), n_out)
+    oo = np.tile(np.arange(n_out), r)
+    first = np.repeat(kmin.reshape(-1).astype(np.int64), flat)
+    offs = np.arange(total) - np.repeat(np.cumsum(flat) - flat, flat)
+    kk = first + offs
+    rr, oo = np.repeat(rr, flat), np.repeat(oo, flat)
+    pos = start[rr] + oo * bin_size[rr] + (kk + 0.5) * bin_size[rr] / g[rr, 0]
+    live = (pos >= -1.0) & (pos <= size)
+    rr, oo, pos = rr[live], oo[live], np.clip(pos[live], 0.0, None)
     low = np.floor(pos).astype(np.int64)
     top = low >= size - 1
     low = np.where(top, size - 1, low)
     high = np.where(top, size - 1, low + 1)
     frac = np.where(top, 0.0, pos - low)
-    rr = np.broadcast_to(np.arange(r)[:, None, None], pos.shape)
-    oo = np.broadcast_to(ii, pos.shape)
-    np.add.at(wts, (rr[live], oo[live], low[live]), (1.0 - frac)[live])
-    np.add.at(wts, (rr[live], oo[live], high[live]), frac[live])
+    np.add.at(wts, (rr, oo, low), 1.0 - frac)
+    np.add.at(wts, (rr, oo, high), frac)
     return wts
 
 

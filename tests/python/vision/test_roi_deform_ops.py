@@ -365,3 +365,20 @@ def test_deform_conv2d_bad_inputs():
         ops.deform_conv2d(x, off, w, deformable_groups=0)
     with pytest.raises(ValueError, match="DeformConv2D: in_channels"):
         ops.DeformConv2D(3, 4, 3, groups=2)
+
+
+def test_roi_align_huge_boxes_and_sampling_ratio():
+    x = oar.rand([1, 2, 6, 6])
+    boxes = oar.to_tensor([[-1e9, -1e9, 1e9, 1e9], [1.0, 1.0, 3.0, 4.0]])
+    out = ops.roi_align(x, boxes, None, 2)  # enumerates only the samples inside the image
+    assert out.shape == [2, 2, 2, 2] and np.isfinite(out.numpy()).all()
+    ref = ref_roi_align(x.numpy().astype(np.float64), boxes.numpy()[1:].astype(np.float64),
+                        [0], 2, 2, 1.0, -1, True)
+    np.testing.assert_allclose(out.numpy()[1:], ref, rtol=1e-5, atol=1e-6)
+    # many samples per bin against the reference loop (the ragged ranges)
+    b = np.array([[-3.0, 0.5, 4.0, 9.0]])
+    got = ops.roi_align(x.astype("float64"), t64(b), None, (2, 3), sampling_ratio=7)
+    np.testing.assert_allclose(got.numpy(), ref_roi_align(x.numpy().astype(np.float64), b, [0],
+                                                          2, 3, 1.0, 7, True), rtol=1e-10)
+    with pytest.raises(ValueError, match="roi_align: .* bilinear samples along one axis exceed"):
+        ops.roi_align(x, boxes, None, 2, sampling_ratio=10 ** 9)
