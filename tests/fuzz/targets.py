@@ -132,6 +132,7 @@ EXTRA_NAMESPACES += ["sparse", "sparse.nn.functional", "audio.functional", "text
 # issue 18's static slice: the reader decorators, incubate.layers, the BFGS minimizers
 EXTRA_NAMESPACES += ["reader", "incubate.layers", "incubate.optimizer.functional"]
 EXTRA_NAMESPACES += ["amp.debugging"]  # issue 18's amp/autograd slice
+EXTRA_NAMESPACES += ["signal", "random"]  # compat28: stft/istft/frame/overlap_add
 
 
 def _namespaces():
