@@ -415,9 +415,9 @@ def generate_proposals(scores, bbox_deltas, img_size, anchors, variances, pre_nm
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"{op}: {nm} must be an int, got {v!r}")
     off = 1.0 if pixel_offset else 0.0
-    sc = scores.numpy().astype(np.float64).transpose(0, 2, 3, 1).reshape(n, -1)
+    sc = scores.numpy().astype(np.float64).transpose(0, 2, 3, 1).reshape(n, h * w * a)
     dl = bbox_deltas.numpy().astype(np.float64).reshape(n, a, 4, h, w)
-    dl = dl.transpose(0, 3, 4, 1, 2).reshape(n, -1, 4)
+    dl = dl.transpose(0, 3, 4, 1, 2).reshape(n, h * w * a, 4)
     an = anchors.numpy().astype(np.float64).reshape(-1, 4)
     va = variances.numpy().astype(np.float64).reshape(-1, 4)
     im = img_size.numpy().astype(np.float64)
@@ -455,7 +455,7 @@ def generate_proposals(scores, bbox_deltas, img_size, anchors, variances, pre_nm
         probs.append(s)
         nums.append(len(s))
     dt = _dtype(scores)
-    out = oar.to_tensor(np.concatenate(rois).astype(dt))
-    prob = oar.to_tensor(np.concatenate(probs).reshape(-1, 1).astype(dt))
+    out = oar.to_tensor(np.concatenate(rois + [np.zeros((0, 4))]).astype(dt))
+    prob = oar.to_tensor(np.concatenate(probs + [np.zeros(0)]).reshape(-1, 1).astype(dt))
     num = oar.to_tensor(np.array(nums, np.int32)) if return_rois_num else None
     return out, prob, num

@@ -119,6 +119,9 @@ def deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1,
                          f"{list(mask.shape)}")
     if bias is not None and list(bias.shape) != [cout]:
         raise ValueError(f"{op}: bias must have shape [{cout}], got {list(bias.shape)}")
+    if n == 0:
+        out = oar.zeros([0, cout, ho, wo], dt)
+        return out if bias is None else out + bias.reshape([1, cout, 1, 1])
     per = max(c * k * ho * wo, 1)
     step = max(1, _CHUNK // per)
     outs = []

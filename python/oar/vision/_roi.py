@@ -222,6 +222,8 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
     n, c, h, w = x.shape
     if b.shape[0] == 0:
         return _empty(x, c, ph, pw)
+    if h == 0 or w == 0:  # every sample falls outside an empty image
+        return _oar().zeros([b.shape[0], c, ph, pw], _dtype(x))
     b = b * scale - (0.5 if aligned else 0.0)
     rw, rh = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
     if not aligned:

@@ -539,3 +539,21 @@ def test_generate_proposals_bad_inputs():
         ops.generate_proposals(s, d, img, oar.rand([3, 3, 1, 4]), var)
     with pytest.raises(ValueError, match=r"generate_proposals: img_size must have shape \[1, 2\]"):
         ops.generate_proposals(s, d, oar.ones([2, 2]), an, var)
+
+
+def test_box_ops_zero_size_inputs():
+    r, p, n = ops.generate_proposals(oar.rand([0, 2, 3, 3]), oar.rand([0, 8, 3, 3]),
+                                     oar.ones([0, 2]), oar.rand([3, 3, 2, 4]),
+                                     oar.rand([3, 3, 2, 4]), return_rois_num=True)
+    assert r.shape == [0, 4] and p.shape == [0, 1] and n.shape == [0]
+    out, num, _ = ops.matrix_nms(oar.rand([2, 0, 4]), oar.rand([2, 3, 0]), 0.1, 0.1, -1, -1)
+    assert out.shape == [0, 6] and num.numpy().tolist() == [0, 0]
+    boxes, scores = ops.yolo_box(oar.rand([0, 14, 4, 4]), oar.ones([0, 2], dtype="int32"),
+                                 [10, 13, 16, 30], 2, 0.1, 8)
+    assert boxes.shape == [0, 32, 4] and scores.shape == [0, 32, 2]
+    loss = ops.yolo_loss(oar.rand([2, 14, 4, 4]), oar.rand([2, 0, 4]),
+                         oar.zeros([2, 0], dtype="int32"), [10, 13, 16, 30], [0, 1], 2, 0.7, 8)
+    assert loss.shape == [2] and (loss.numpy() > 0).all()  # objectness terms only
+    assert ops.box_coder(oar.rand([0, 4]), None, oar.rand([3, 4])).shape == [3, 0, 4]
+    box, var = ops.prior_box(oar.rand([1, 3, 0, 4]), oar.rand([1, 3, 8, 8]), [2.0])
+    assert box.shape == [0, 4, 1, 4] and var.shape == [0, 4, 1, 4]

@@ -382,3 +382,20 @@ def test_roi_align_huge_boxes_and_sampling_ratio():
                                                           2, 3, 1.0, 7, True), rtol=1e-10)
     with pytest.raises(ValueError, match="roi_align: .* bilinear samples along one axis exceed"):
         ops.roi_align(x, boxes, None, 2, sampling_ratio=10 ** 9)
+
+
+def test_zero_size_inputs():
+    w = oar.rand([4, 2, 3, 3])
+    out = ops.deform_conv2d(oar.rand([0, 2, 5, 5]), oar.rand([0, 18, 3, 3]), w, oar.rand([4]))
+    assert out.shape == [0, 4, 3, 3]
+    assert ops.deform_conv2d(oar.rand([1, 2, 5, 5]), oar.rand([1, 18, 3, 3]),
+                             oar.rand([0, 2, 3, 3])).shape == [1, 0, 3, 3]
+    boxes = oar.to_tensor([[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 3.0, 4.0]])
+    for fn, c in ((ops.roi_align, 4), (ops.roi_pool, 4), (ops.psroi_pool, 1)):
+        res = fn(oar.rand([1, 4, 0, 5]), boxes, None, 2)  # an empty image: all zero
+        assert res.shape == [2, c, 2, 2] and not res.numpy().any()
+        assert fn(oar.rand([1, 0 if c == 4 else 4, 6, 6]), boxes, None, 2).shape == \
+            [2, 0 if c == 4 else 1, 2, 2]
+    none = oar.to_tensor(np.zeros(0, np.int32))
+    assert ops.roi_align(oar.rand([0, 3, 5, 5]), oar.rand([0, 4]), none, 2).shape == \
+        [0, 3, 2, 2]
