@@ -62,8 +62,9 @@ class Fuser {
     if (!op_allowed(op->name()) || !can_lower_op(op)) return;
     std::vector<int64_t> space = op_space(op);
     if (!fits_space(op, space)) return;
-    const bool reduce = op->name() == "pd_op.sum" || op->name() == "pd_op.max" || op->name() == "pd_op.min" ||
-                        op->name() == "pd_op.mean" || op->name() == "pd_op.sum_to";
+    const std::string& nm = op->name();
+    const bool reduce = nm == "pd_op.sum" || nm == "pd_op.max" || nm == "pd_op.min" || nm == "pd_op.amax" ||
+                        nm == "pd_op.amin" || nm == "pd_op.mean" || nm == "pd_op.sum_to";
     // The producers' groups this op may merge with.
     std::vector<int> cands;
     for (Value v : op->operands())

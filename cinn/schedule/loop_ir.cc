@@ -42,6 +42,8 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
       {"pd_op.sum", {Form::kReduce, "sum"}},
       {"pd_op.max", {Form::kReduce, "max"}},
       {"pd_op.min", {Form::kReduce, "min"}},
+      {"pd_op.amax", {Form::kReduce, "max"}},  // the values of max (only the gradients differ)
+      {"pd_op.amin", {Form::kReduce, "min"}},
       {"pd_op.mean", {Form::kMean, "sum"}},
       {"pd_op.sum_to", {Form::kSumTo, "sum"}},
       {"pd_op.scale", {Form::kScale, ""}},
@@ -107,7 +109,8 @@ bool column_reduce(const Operation* op, std::string* why) {
     return ok || fail("sum_to a shape other than [C] or [1, ..., 1, C]");
   }
   const std::string& name = op->name();
-  if (name != "pd_op.sum" && name != "pd_op.max" && name != "pd_op.min" && name != "pd_op.mean")
+  if (name != "pd_op.sum" && name != "pd_op.max" && name != "pd_op.min" && name != "pd_op.amax" &&
+      name != "pd_op.amin" && name != "pd_op.mean")
     return fail("reduces other than along the last axis");
   std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
   std::vector<bool> seen(rank, false);
