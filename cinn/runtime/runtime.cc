@@ -44,6 +44,15 @@ namespace oar::cinn {
 /// Compares a kernel run with its group's unfused ops (FLAGS_enable_cinn_accuracy_check).
 void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std::vector<DenseTensor>& outs);
 
+bool accuracy_differs(double got, double want, double rtol, double atol) {
+  // NaN must meet NaN, and an infinity the same infinity: |inf - 1| > atol + rtol * inf is
+  // false and inf - inf is NaN, so the relative test alone passed 1 against inf and inf
+  // against -inf.
+  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) != std::isnan(want);
+  if (std::isinf(got) || std::isinf(want)) return got != want;
+  return std::abs(got - want) > atol + rtol * std::abs(want);
+}
+
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
@@ -537,7 +546,7 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
     for (int64_t i = 0; i < w.numel(); ++i) {
       const double a = at(outs[o], i);
       const double e = at(w, i);
-      if (std::abs(a - e) > atol + rtol * std::abs(e) || std::isnan(a) != std::isnan(e)) {
+      if (accuracy_differs(a, e, rtol, atol)) {
         bad = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
               std::to_string(e);
         break;

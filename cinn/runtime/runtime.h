@@ -57,6 +57,9 @@ void note_parallel_compile(int threads);
 /// (registered with dispatch::register_kernel_step). Throws when it cannot compile.
 std::string compile_group(const pir::Operation* fusion);
 CacheStats cache_stats();
+/// The accuracy check's comparison of a kernel's value with the unfused ops' (float32:
+/// rtol 1e-4, atol 1e-5): NaN only against NaN, an infinity only against itself.
+bool accuracy_differs(double got, double want, double rtol, double atol);
 void reset_cache_stats();
 /// The disk cache folder in use ("" when disk caching is off or unwritable).
 std::string cache_dir();

@@ -189,6 +189,12 @@ bool can_lower_op(const Operation* op, std::string* why) {
     if (why) *why = "scale with bias before scale";
     return false;
   }
+  if (f == Form::kClip && !(f_attr(op, "min") <= f_attr(op, "max"))) {
+    // Lowered as max(min(x, hi), lo): the kernel's `x < lo ? lo : x > hi ? hi : x` only
+    // when lo <= hi (Python's clip raises otherwise; a program may still hold one).
+    if (why) *why = "clip with min > max";
+    return false;
+  }
   if (f == Form::kPow && !pow_supported(f_attr(op, "y"))) {
     if (why) *why = "pow with a general exponent";
     return false;

@@ -181,3 +181,16 @@ def test_cuda_c_uses_the_nan_propagating_helpers():
         assert "fmaxf(" not in src.replace("fmaxf(fminf(x, hi), lo)", "") and "fminf(a" not in src, src
         assert "OarMax" in src and "oar_max(" in src
     assert any("oar_relu(" in s for s in srcs) and any("oar_min(" in s and "OarMin()" in s for s in srcs)
+
+
+def test_accuracy_check_accepts_matching_nan_and_inf():
+    old = oar.get_flags(["FLAGS_enable_cinn_accuracy_check"])
+    oar.set_flags({"FLAGS_enable_cinn_accuracy_check": True})
+    try:
+        for model, args in ((row_model, (specials(26, 33, "float32", 3),)),
+                            (elementwise_model, (specials(26, 9, "float64", 4), specials(26, 9, "float64", 5)))):
+            oar.jit.to_static(model, backend="CINN")(*(oar.to_tensor(a) for a in args))
+        s = _C.cinn.cache_stats()
+        assert s["accuracy_checks"] == 2 and s["accuracy_failures"] == 0, s
+    finally:
+        oar.set_flags(old)
