@@ -383,27 +383,46 @@ class Emitter {
       }
       return v;
     };
+    // The vector loops keep max/min NaN-free with x86's max (`v > acc ? v : acc`, one
+    // vmaxps on the chain) and note NaN in a mask per reduction (vcmpunordps + vorps,
+    // off the chain); a NaN anywhere makes the row's result NaN (Oar's row_minmax does the
+    // same). The scalar tail combines with `extremum`.
+    auto fast = [&](int id, llvm::Value* acc, llvm::Value* v) -> llvm::Value* {
+      const std::string& op = k_.nodes[id].op;
+      if (op == "sum") return b_.CreateFAdd(acc, v);
+      return b_.CreateSelect(op == "max" ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc), v, acc);
+    };
+    std::vector<int> ext;  // the max/min reductions (positions in ids): a NaN mask each
+    for (int j = 0; j < nr; ++j)
+      if (k_.nodes[ids[j]].op != "sum") ext.push_back(j);
+    const int ne = static_cast<int>(ext.size());
     std::vector<llvm::Value*> init;
     for (int id : ids)
       for (int u = 0; u < U; ++u) init.push_back(fconst(ident(id), lanes_));
+    for (int e = 0; e < ne; ++e)
+      init.push_back(llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_)));
     std::vector<llvm::Value*> big = loop(b_.getInt64(0), cols_, int64_t{U} * lanes_, init,
                                          [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
-      std::vector<llvm::Value*> next(acc.size());
+      std::vector<llvm::Value*> next(acc.begin(), acc.end());
       for (int u = 0; u < U; ++u) {
         std::vector<llvm::Value*> v = operands(b_.CreateAdd(c, b_.getInt64(int64_t{u} * lanes_)), lanes_);
-        for (int j = 0; j < nr; ++j) next[j * U + u] = combine(ids[j], acc[j * U + u], v[j]);
+        for (int j = 0; j < nr; ++j) next[j * U + u] = fast(ids[j], acc[j * U + u], v[j]);
+        for (int e = 0; e < ne; ++e)
+          next[nr * U + e] = b_.CreateOr(next[nr * U + e], b_.CreateFCmpUNO(v[ext[e]], v[ext[e]]));
       }
       return next;
     });
     std::vector<llvm::Value*> acc1;
     for (int j = 0; j < nr; ++j) {
       llvm::Value* a = big[j * U];
-      for (int u = 1; u < U; ++u) a = combine(ids[j], a, big[j * U + u]);
+      for (int u = 1; u < U; ++u) a = fast(ids[j], a, big[j * U + u]);
       acc1.push_back(a);
     }
+    for (int e = 0; e < ne; ++e) acc1.push_back(big[nr * U + e]);
     std::vector<llvm::Value*> one = loop(big.back(), cols_, lanes_, acc1, [&](llvm::Value* c, const auto& acc) {
       std::vector<llvm::Value*> v = operands(c, lanes_), next;
-      for (int j = 0; j < nr; ++j) next.push_back(combine(ids[j], acc[j], v[j]));
+      for (int j = 0; j < nr; ++j) next.push_back(fast(ids[j], acc[j], v[j]));
+      for (int e = 0; e < ne; ++e) next.push_back(b_.CreateOr(acc[nr + e], b_.CreateFCmpUNO(v[ext[e]], v[ext[e]])));
       return next;
     });
     llvm::FastMathFlags fmf;
@@ -412,7 +431,8 @@ class Emitter {
     for (int j = 0; j < nr; ++j) {
       const std::string& op = k_.nodes[ids[j]].op;
       if (op != "sum") {
-        hs.push_back(extremum_lanes(op, one[j]));
+        const int e = static_cast<int>(std::find(ext.begin(), ext.end(), j) - ext.begin());
+        hs.push_back(b_.CreateSelect(b_.CreateOrReduce(one[nr + e]), fconst(NAN, 1), extremum_lanes(op, one[j])));
         continue;
       }
       b_.setFastMathFlags(fmf);
