@@ -38,6 +38,7 @@
 #include "pir/executor/executor.h"
 #include "pir/ir/builder.h"
 #include "pir/ir/program.h"
+#include "pir/pass/pass.h"
 
 namespace oar::cinn {
 
@@ -75,6 +76,11 @@ struct Compiled {
   // ("S0", "64", or an expression: not checked), and the equalities the program assumed.
   std::vector<std::vector<std::string>> sym_inputs;
   std::string sym_assumed;
+  // Note [Recompilation]: the compile-cache key and the fusion's operand types, from
+  // which a new shape class's program is typed.
+  std::string key;
+  std::vector<pir::Type> in_types;
+  pir::IrContext* ctx = nullptr;
 };
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
@@ -154,6 +160,122 @@ void run_unfused(Compiled& g, const std::vector<DenseTensor>& ins, dispatch::Ker
     ++s.stats.shape_fallbacks;
   }
   if (warn) std::fprintf(stderr, "oar: warning: %s; such calls run the group's unfused ops\n", why.c_str());
+  for (Tensor& t : outs) call.outputs.push_back(t.dense());
+}
+
+// Note [Recompilation] (docs/notes/cinn.md). Inputs that break the kernel's assumptions
+// belong to another shape class: the fusion's operand types with each dynamic dim that is
+// 1 at run time made a static 1 (the only way dims assumed equal can differ and the ops
+// still accept them is a broadcast of a 1). The group's ops are typed again for that
+// class (shape inference), grouped, shaped and lowered by the cinn stages, and run by an
+// executor kept under the key (the group's compile-cache key + the class's input types):
+// later calls of the class reuse it, and its kernels go through the compile cache. Inputs
+// that make no new class (no dynamic dim is 1), inference that rejects the class, and
+// calls inside a recompiled program run the unfused ops (run_unfused). A group of the new
+// program that fails to compile is inlined back by cinn_lower (one log line).
+struct ClassEntry {
+  std::mutex mu;  // executors are not reentrant
+  std::shared_ptr<pir::Program> program;
+  std::shared_ptr<pir::Executor> ex;
+};
+thread_local int t_class_depth = 0;
+struct Classes {
+  std::mutex mu;  // held while a class compiles: one compile per class
+  std::unordered_map<std::string, std::shared_ptr<ClassEntry>> by_key;
+};
+Classes& classes() {
+  static Classes* c = new Classes();
+  return *c;
+}
+
+// The class's input types; empty when the inputs make no class other than the kernel's.
+std::vector<pir::Type> shape_class(const Compiled& g, const std::vector<DenseTensor>& ins) {
+  if (!g.ctx || g.in_types.size() != ins.size()) return {};
+  std::vector<pir::Type> types;
+  bool changed = false;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const pir::Type t = g.in_types[i];
+    if (!t.is_tensor() || t.rank() != ins[i].rank()) return {};
+    std::vector<int64_t> dims = t.dims();
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] < 0 && ins[i].dims()[d] == 1) {
+        dims[d] = 1;
+        changed = true;
+      }
+    types.push_back(g.ctx->tensor_type(t.dtype(), dims, t.layout()));
+  }
+  if (!changed) types.clear();
+  return types;
+}
+
+// The group's ops typed for `types` and run through the cinn stages.
+std::shared_ptr<pir::Program> class_program(const Compiled& g, const std::vector<pir::Type>& types) {
+  auto p = std::make_shared<pir::Program>(g.ctx);
+  pir::Builder b(g.ctx, p->block());
+  std::unordered_map<const void*, pir::Value> map;
+  size_t next_in = 0;
+  for (pir::Operation* op : *g.unfused->block()) {
+    std::vector<pir::Value> operands;
+    for (pir::Value v : op->operands()) operands.push_back(v ? map.at(v.impl()) : pir::Value());
+    std::vector<pir::Type> result_types;
+    if (op->name() == "builtin.input")
+      result_types.push_back(types.at(next_in++));
+    else if (op->name() == "builtin.output")
+      result_types = {};
+    pir::Operation* c = b.build(op->info(), operands, op->attributes(), result_types);
+    for (size_t i = 0; i < op->num_results(); ++i) map[op->result(i).impl()] = c->result(i);
+  }
+  pir::PassManager pm;
+  for (const char* stage : {"cinn_fuse", "cinn_shape", "cinn_lower"}) pm.add_pass(stage);
+  pm.run(*p);
+  return p;
+}
+
+void run_other_class(Compiled& g, const std::vector<DenseTensor>& ins, dispatch::KernelCall& call,
+                     const std::string& why) {
+  if (t_class_depth > 0) return run_unfused(g, ins, call, why);
+  const std::vector<pir::Type> types = shape_class(g, ins);
+  if (types.empty()) return run_unfused(g, ins, call, why);
+  std::string key = g.key + "\nclass";
+  for (pir::Type t : types) key.append(1, ' ').append(t.str());
+  Classes& cs = classes();
+  std::shared_ptr<ClassEntry> e;
+  bool fresh = false;
+  {
+    std::lock_guard<std::mutex> lock(cs.mu);
+    auto it = cs.by_key.find(key);
+    if (it == cs.by_key.end()) {
+      std::shared_ptr<pir::Program> p;
+      try {
+        p = class_program(g, types);
+      } catch (const std::exception&) {
+        return run_unfused(g, ins, call, why);  // the ops reject the class: their own error
+      }
+      e = std::make_shared<ClassEntry>();
+      e->program = std::move(p);
+      e->ex = std::make_shared<pir::Executor>(*e->program);
+      cs.by_key.emplace(key, e);
+      fresh = true;
+    } else {
+      e = it->second;
+    }
+  }
+  std::vector<Tensor> outs;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    std::vector<Tensor> feeds;
+    for (const DenseTensor& t : ins) feeds.emplace_back(t);
+    ++t_class_depth;
+    struct Exit {
+      ~Exit() { --t_class_depth; }
+    } exit;
+    outs = e->ex->run(feeds);
+  }
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++(fresh ? s.stats.recompiles : s.stats.class_hits);
+  }
   for (Tensor& t : outs) call.outputs.push_back(t.dense());
 }
 
@@ -266,7 +388,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
   std::string why = symbol_mismatch(g, ins);
-  if (!why.empty()) return run_unfused(g_slots[slot], ins, call, why);
+  if (!why.empty()) return run_other_class(g_slots[slot], ins, call, why);
   const DenseTensor& ref = ins[k.ref_input];
   const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
@@ -284,7 +406,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       os << "cinn kernel " << g.name << " (" << g.ops << "): input " << i << " has shape " << t.dims()
          << ", which does not fit the group's loop space (input " << k.ref_input << " has shape " << ref.dims()
          << "): dynamic dims the program assumed equal differ at run time";
-      return run_unfused(g_slots[slot], ins, call, os.str());
+      return run_other_class(g_slots[slot], ins, call, os.str());
     }
   }
   std::vector<void*> bufs;
@@ -498,10 +620,18 @@ std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
   const size_t slot = s.used++;
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
-  g_slots[slot] =
-      Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, nullptr, false, std::move(ops)};
-  g_slots[slot].sym_inputs = parse_signature(g.sym_shapes);
-  g_slots[slot].sym_assumed = g.sym_assumed;
+  Compiled& c = g_slots[slot];
+  c = Compiled{};
+  c.kernel = std::move(g.kernel);
+  c.fn = fn;
+  c.name = g.name;
+  c.unfused = std::move(unfused);
+  c.ops = std::move(ops);
+  c.sym_inputs = parse_signature(g.sym_shapes);
+  c.sym_assumed = g.sym_assumed;
+  c.key = g.key;
+  c.ctx = fusion->info()->ctx;
+  for (size_t i = 0; i < fusion->num_operands(); ++i) c.in_types.push_back(fusion->operand(i).type());
   dispatch::register_kernel_step(g.name, {kSteps[slot]});
   s.by_key[g.key] = slot;
   ++s.stats.kernels;
@@ -592,6 +722,10 @@ std::vector<std::pair<std::string, LoopKernel>> loaded_kernels() {
 }
 
 void forget_memory_cache() {
+  {
+    std::lock_guard<std::mutex> lock(classes().mu);
+    classes().by_key.clear();
+  }
   std::lock_guard<std::mutex> lock(state().mu);
   state().by_key.clear();
 }
