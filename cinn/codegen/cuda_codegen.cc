@@ -55,6 +55,7 @@ class CudaEmitter {
     std::ostringstream sig;
     sig << "extern \"C\" __global__ void __launch_bounds__(" << s_.block << ") " << name
         << "(long long rows, long long cols";
+    if (k_.col_outer) sig << ", long long inner";  // rows per index of the kept leading axes
     for (size_t i = 0; i < k_.inputs.size(); ++i) sig << ", const " << mt_ << "* __restrict__ in" << i;
     for (size_t o = 0; o < k_.outputs.size(); ++o) sig << ", " << mt_ << "* __restrict__ out" << o;
     sig << ") {";
@@ -341,11 +342,13 @@ class CudaEmitter {
         // A column reduction (Note [Column reductions]): the launcher zeroes a sum's or
         // a mean's output first (a mean adds each value / rows), fills a max's with
         // -inf and a min's with inf.
-        const std::string dst = "&out" + std::to_string(o) + "[" + col + "]", v = eval(n.a, col, memo);
+        // Over middle axes (col_outer): row `row` adds into output row `row / inner`.
+        const std::string at = k_.col_outer ? "(row / inner) * cols + " + col : col;
+        const std::string dst = "&out" + std::to_string(o) + "[" + at + "]", v = eval(n.a, col, memo);
         if (n.op == "max" || n.op == "min")
           line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
         else if (n.op == "mean")
-          line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")rows);");
+          line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
         else
           line("atomicAdd(" + dst + ", " + v + ");");
         continue;

@@ -342,37 +342,45 @@ void fill_identity(std::vector<char>& buf, const std::string& op) {
   T* p = reinterpret_cast<T*>(buf.data());
   std::fill(p, p + buf.size() / sizeof(T), col_identity<T>(op));
 }
-void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, DataType dt, size_t n_in,
+// `outer` > 1: a reduction over middle axes (LoopKernel::col_outer): the rows are
+// `outer` runs of `rows / outer`, each cut into its own blocks and combined into its own
+// output row.
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
                      const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
                      const std::vector<void*>& bufs, std::vector<DenseTensor>& outs) {
-  const int64_t blocks = (rows + kColBlock - 1) / kColBlock;
+  const int64_t inner = outer > 0 ? rows / outer : 0;
+  const int64_t blocks = (inner + kColBlock - 1) / kColBlock;  // per outer index
   const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column reductions are float32/float64 (loop_ir.cc)
   std::vector<std::vector<char>> parts;
   for (size_t i = 0; i < col_outs.size(); ++i) {
-    parts.emplace_back(static_cast<size_t>(blocks * cols) * es, 0);
+    parts.emplace_back(static_cast<size_t>(outer * blocks * cols) * es, 0);
     if (dt == DataType::FLOAT64)
       fill_identity<double>(parts.back(), col_ops[i]);
     else
       fill_identity<float>(parts.back(), col_ops[i]);
   }
   phi::parallel_for(
-      blocks,
+      outer * blocks,
       [&](int64_t j0, int64_t j1) {
     std::vector<void*> b = bufs;
     for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = j / blocks, r0 = o * inner + (j - o * blocks) * kColBlock;
       for (size_t i = 0; i < col_outs.size(); ++i) b[n_in + col_outs[i]] = parts[i].data() + j * cols * es;
-      fn(j * kColBlock, std::min(rows, (j + 1) * kColBlock), cols, b.data());
+      fn(r0, std::min((o + 1) * inner, r0 + kColBlock), cols, b.data());
     }
       },
       rows * cols);
   for (size_t i = 0; i < col_outs.size(); ++i) {
-    DenseTensor& o = outs[col_outs[i]];
-    if (dt == DataType::FLOAT64)
-      combine_partials(col_ops[i], reinterpret_cast<const double*>(parts[i].data()), blocks, rows, cols,
-                       o.data<double>());
-    else
-      combine_partials(col_ops[i], reinterpret_cast<const float*>(parts[i].data()), blocks, rows, cols,
-                       o.data<float>());
+    DenseTensor& out = outs[col_outs[i]];
+    for (int64_t o = 0; o < outer; ++o) {
+      const size_t at = static_cast<size_t>(o * blocks * cols) * es;
+      if (dt == DataType::FLOAT64)
+        combine_partials(col_ops[i], reinterpret_cast<const double*>(parts[i].data() + at), blocks, inner, cols,
+                         out.data<double>() + o * cols);
+      else
+        combine_partials(col_ops[i], reinterpret_cast<const float*>(parts[i].data() + at), blocks, inner, cols,
+                         out.data<float>() + o * cols);
+    }
   }
 }
 
@@ -425,6 +433,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       col_ops.push_back(k.nodes[k.outputs[o]].op);
       const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
       std::vector<int64_t> v(rank, 1);
+      for (int i = 0; i < k.col_outer && i + 1 < rank; ++i) v[i] = ref.dims()[i];  // kept leading axes
       v.back() = cols;
       d = Dims(v);
       col_outs.push_back(o);
@@ -446,7 +455,9 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     phi::parallel_for(
         rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
   } else {
-    run_column_sums(fn, rows, cols, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
+    int64_t outer = 1;
+    for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
+    run_column_sums(fn, rows, cols, outer, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
   }
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
