@@ -55,6 +55,7 @@ class CudaEmitter {
     std::ostringstream sig;
     sig << "extern \"C\" __global__ void __launch_bounds__(" << s_.block << ") " << name
         << "(long long rows, long long cols";
+    if (k_.col_outer) sig << ", long long inner";  // rows per index of the kept leading axes
     for (size_t i = 0; i < k_.inputs.size(); ++i) sig << ", const " << mt_ << "* __restrict__ in" << i;
     for (size_t o = 0; o < k_.outputs.size(); ++o) sig << ", " << mt_ << "* __restrict__ out" << o;
     sig << ") {";
@@ -99,10 +100,18 @@ class CudaEmitter {
     const std::string& T = t_;
     os_ << "struct OarSum { __device__ __forceinline__ " << T << " operator()(" << T << " a, " << T
         << " b) const { return a + b; } };\n";
+    // max/min as Oar's kernels compute them: NaN in either operand gives NaN (fmax/fmin
+    // would drop it), and of two equal values the second (the LLVM emitter's `extremum`).
+    os_ << "__device__ __forceinline__ " << T << " oar_max(" << T << " a, " << T
+        << " b) { return (a != a || a > b) ? a : b; }\n";
+    os_ << "__device__ __forceinline__ " << T << " oar_min(" << T << " a, " << T
+        << " b) { return (a != a || a < b) ? a : b; }\n";
+    os_ << "__device__ __forceinline__ " << T << " oar_relu(" << T << " v) { return v > (" << T << ")0 ? v : (" << T
+        << ")0; }\n";  // NaN gives 0, as Oar's relu
     os_ << "struct OarMax { __device__ __forceinline__ " << T << " operator()(" << T << " a, " << T
-        << " b) const { return " << fn("fmax") << "(a, b); } };\n";
+        << " b) const { return oar_max(a, b); } };\n";
     os_ << "struct OarMin { __device__ __forceinline__ " << T << " operator()(" << T << " a, " << T
-        << " b) const { return " << fn("fmin") << "(a, b); } };\n";
+        << " b) const { return oar_min(a, b); } };\n";
     bool col_extremum = false;
     for (const Node& n : k_.nodes) col_extremum |= n.cls == VClass::kCol && (n.op == "max" || n.op == "min");
     if (col_extremum) {
@@ -333,11 +342,13 @@ class CudaEmitter {
         // A column reduction (Note [Column reductions]): the launcher zeroes a sum's or
         // a mean's output first (a mean adds each value / rows), fills a max's with
         // -inf and a min's with inf.
-        const std::string dst = "&out" + std::to_string(o) + "[" + col + "]", v = eval(n.a, col, memo);
+        // Over middle axes (col_outer): row `row` adds into output row `row / inner`.
+        const std::string at = k_.col_outer ? "(row / inner) * cols + " + col : col;
+        const std::string dst = "&out" + std::to_string(o) + "[" + at + "]", v = eval(n.a, col, memo);
         if (n.op == "max" || n.op == "min")
           line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
         else if (n.op == "mean")
-          line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")rows);");
+          line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
         else
           line("atomicAdd(" + dst + ", " + v + ");");
         continue;
@@ -490,7 +501,7 @@ class CudaEmitter {
     if (op == "rsqrt") return one() + " / " + fn("sqrt") + "(" + x + ")";
     if (op == "reciprocal") return one() + " / " + x;
     if (op == "abs") return fn("fabs") + "(" + x + ")";
-    if (op == "relu") return fn("fmax") + "(" + x + ", " + lit(0.0) + ")";
+    if (op == "relu") return "oar_relu(" + x + ")";
     if (op == "sigmoid") return one() + " / (" + one() + " + " + unary("exp", "-" + x) + ")";
     if (op == "divc") return x + " / (" + t_ + ")cols";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown unary op ", op);
@@ -501,8 +512,7 @@ class CudaEmitter {
     if (op == "sub") return x + " - " + y;
     if (op == "mul") return x + " * " + y;
     if (op == "div") return x + " / " + y;
-    if (op == "max") return fn("fmax") + "(" + x + ", " + y + ")";
-    if (op == "min") return fn("fmin") + "(" + x + ", " + y + ")";
+    if (op == "max" || op == "min") return "oar_" + op + "(" + x + ", " + y + ")";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown binary op ", op);
   }
 

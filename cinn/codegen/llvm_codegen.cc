@@ -305,10 +305,7 @@ class Emitter {
           llvm::Value* p = b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], c);
           llvm::Value* acc = mem_load(p, w);
           llvm::Value* v = eval(n.a, c, w, memo);
-          mem_store(n.op == "max"   ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, v)
-                    : n.op == "min" ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, v)
-                                    : b_.CreateFAdd(acc, v),
-                    p);
+          mem_store(n.op == "max" || n.op == "min" ? extremum(n.op, acc, v) : b_.CreateFAdd(acc, v), p);
           continue;
         }
         if (n.cls != VClass::kFull) continue;
@@ -366,7 +363,7 @@ class Emitter {
     auto combine = [&](int id, llvm::Value* acc, llvm::Value* v) -> llvm::Value* {
       const std::string& op = k_.nodes[id].op;
       if (op == "sum") return b_.CreateFAdd(acc, v);
-      return b_.CreateBinaryIntrinsic(op == "max" ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, acc, v);
+      return extremum(op, acc, v);  // NaN propagates, as in Oar's max/min kernels
     };
     std::unordered_set<int> stores;  // cached operands this sweep writes
     for (int id : ids) {
@@ -386,40 +383,62 @@ class Emitter {
       }
       return v;
     };
+    // The vector loops keep max/min NaN-free with x86's max (`v > acc ? v : acc`, one
+    // vmaxps on the chain) and note NaN in a mask per reduction (vcmpunordps + vorps,
+    // off the chain); a NaN anywhere makes the row's result NaN (Oar's row_minmax does the
+    // same). The scalar tail combines with `extremum`.
+    auto fast = [&](int id, llvm::Value* acc, llvm::Value* v) -> llvm::Value* {
+      const std::string& op = k_.nodes[id].op;
+      if (op == "sum") return b_.CreateFAdd(acc, v);
+      return b_.CreateSelect(op == "max" ? b_.CreateFCmpOGT(v, acc) : b_.CreateFCmpOLT(v, acc), v, acc);
+    };
+    std::vector<int> ext;  // the max/min reductions (positions in ids): a NaN mask each
+    for (int j = 0; j < nr; ++j)
+      if (k_.nodes[ids[j]].op != "sum") ext.push_back(j);
+    const int ne = static_cast<int>(ext.size());
     std::vector<llvm::Value*> init;
     for (int id : ids)
       for (int u = 0; u < U; ++u) init.push_back(fconst(ident(id), lanes_));
+    for (int e = 0; e < ne; ++e)
+      init.push_back(llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt1Ty(), lanes_)));
     std::vector<llvm::Value*> big = loop(b_.getInt64(0), cols_, int64_t{U} * lanes_, init,
                                          [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
-      std::vector<llvm::Value*> next(acc.size());
+      std::vector<llvm::Value*> next(acc.begin(), acc.end());
       for (int u = 0; u < U; ++u) {
         std::vector<llvm::Value*> v = operands(b_.CreateAdd(c, b_.getInt64(int64_t{u} * lanes_)), lanes_);
-        for (int j = 0; j < nr; ++j) next[j * U + u] = combine(ids[j], acc[j * U + u], v[j]);
+        for (int j = 0; j < nr; ++j) next[j * U + u] = fast(ids[j], acc[j * U + u], v[j]);
+        for (int e = 0; e < ne; ++e)
+          next[nr * U + e] = b_.CreateOr(next[nr * U + e], b_.CreateFCmpUNO(v[ext[e]], v[ext[e]]));
       }
       return next;
     });
     std::vector<llvm::Value*> acc1;
     for (int j = 0; j < nr; ++j) {
       llvm::Value* a = big[j * U];
-      for (int u = 1; u < U; ++u) a = combine(ids[j], a, big[j * U + u]);
+      for (int u = 1; u < U; ++u) a = fast(ids[j], a, big[j * U + u]);
       acc1.push_back(a);
     }
+    for (int e = 0; e < ne; ++e) acc1.push_back(big[nr * U + e]);
     std::vector<llvm::Value*> one = loop(big.back(), cols_, lanes_, acc1, [&](llvm::Value* c, const auto& acc) {
       std::vector<llvm::Value*> v = operands(c, lanes_), next;
-      for (int j = 0; j < nr; ++j) next.push_back(combine(ids[j], acc[j], v[j]));
+      for (int j = 0; j < nr; ++j) next.push_back(fast(ids[j], acc[j], v[j]));
+      for (int e = 0; e < ne; ++e) next.push_back(b_.CreateOr(acc[nr + e], b_.CreateFCmpUNO(v[ext[e]], v[ext[e]])));
       return next;
     });
     llvm::FastMathFlags fmf;
     fmf.setAllowReassoc();  // a tree over the lanes, like the eager kernels' vector sums
-    b_.setFastMathFlags(fmf);
     std::vector<llvm::Value*> hs;
     for (int j = 0; j < nr; ++j) {
       const std::string& op = k_.nodes[ids[j]].op;
-      hs.push_back(op == "sum"   ? b_.CreateFAddReduce(fconst(-0.0, 1), one[j])
-                   : op == "max" ? b_.CreateFPMaxReduce(one[j])
-                                 : b_.CreateFPMinReduce(one[j]));
+      if (op != "sum") {
+        const int e = static_cast<int>(std::find(ext.begin(), ext.end(), j) - ext.begin());
+        hs.push_back(b_.CreateSelect(b_.CreateOrReduce(one[nr + e]), fconst(NAN, 1), extremum_lanes(op, one[j])));
+        continue;
+      }
+      b_.setFastMathFlags(fmf);
+      hs.push_back(b_.CreateFAddReduce(fconst(-0.0, 1), one[j]));
+      b_.clearFastMathFlags();
     }
-    b_.clearFastMathFlags();
     std::vector<llvm::Value*> tail = loop(one.back(), cols_, 1, hs, [&](llvm::Value* c, const auto& acc) {
       std::vector<llvm::Value*> v = operands(c, 1), next;
       for (int j = 0; j < nr; ++j) next.push_back(combine(ids[j], acc[j], v[j]));
@@ -607,7 +626,8 @@ class Emitter {
     if (op == "rsqrt") return b_.CreateFDiv(fconst(1.0, w), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
     if (op == "reciprocal") return b_.CreateFDiv(fconst(1.0, w), x);
     if (op == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    if (op == "relu") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(0.0, w));
+    // Oar's relu: v > 0 ? v : 0 (NaN gives 0, -0 gives +0).
+    if (op == "relu") return b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(0.0, w)), x, fconst(0.0, w));
     if (op == "sigmoid")
       return b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(fconst(1.0, w), exp_of(b_.CreateFNeg(x), w)));
     if (op == "divc") return b_.CreateFDiv(x, splat(colsf_, w));
@@ -619,9 +639,33 @@ class Emitter {
     if (op == "sub") return b_.CreateFSub(x, y);
     if (op == "mul") return b_.CreateFMul(x, y);
     if (op == "div") return b_.CreateFDiv(x, y);
-    if (op == "max") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y);
-    if (op == "min") return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
+    if (op == "max" || op == "min") return extremum(op, x, y);
     OAR_THROW(Unimplemented, "cinn codegen: unknown binary op ", op);
+  }
+
+  // max/min as Oar's kernels compute them (`maximum`: (a != a || a > b) ? a : b; the
+  // reductions: NaN if any element is NaN): a NaN in either operand gives NaN, and of two
+  // equal values (+0 and -0) the second. Reductions combine with it too, so a NaN
+  // accumulator stays NaN and a NaN element makes it NaN. LLVM's maxnum/minnum (x86's
+  // maxps) return the other operand for a NaN, and llvm.maximum orders -0 below +0.
+  llvm::Value* extremum(const std::string& op, llvm::Value* a, llvm::Value* b) {
+    llvm::Value* keep_a =
+        b_.CreateOr(b_.CreateFCmpUNO(a, a), op == "max" ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b));
+    return b_.CreateSelect(keep_a, a, b);
+  }
+  // The lanes of `v` combined by `extremum`, halving the vector each step.
+  llvm::Value* extremum_lanes(const std::string& op, llvm::Value* v) {
+    auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+    if (!vt) return v;
+    for (int w = static_cast<int>(vt->getNumElements()); w > 1; w /= 2) {
+      llvm::SmallVector<int, 16> lo, hi;
+      for (int i = 0; i < w / 2; ++i) {
+        lo.push_back(i);
+        hi.push_back(i + w / 2);
+      }
+      v = extremum(op, b_.CreateShuffleVector(v, lo), b_.CreateShuffleVector(v, hi));
+    }
+    return b_.CreateExtractElement(v, uint64_t{0});
   }
 
   llvm::LLVMContext& ctx_;

@@ -48,11 +48,29 @@ class Fuser {
     for (Operation* op : ops) visit(op);
     horizontal();
     for (Group& g : groups_)
-      if (g.alive && (g.reduce || g.ops.size() >= 2)) emit(g);
+      if (g.alive && (g.reduce || g.ops.size() >= 2) && !lone_middle_reduction(g)) emit(g);
   }
   bool changed() const { return changed_; }
 
  private:
+  // A middle-axis reduction alone (x.sum(axis=1) of [a, b, c]) stays the eager kernel:
+  // measured 0.57x-1.13x of it at 1 thread (bench/cinn_middle_axis.py, docs/notes/cinn.md);
+  // with elementwise producers the group wins (1.5x-4.6x).
+  static bool lone_middle_reduction(const Group& g) {
+    for (Operation* op : g.ops)
+      if (column_outer_of(op) <= 0) return false;
+    return true;
+  }
+  // The column reductions of a group keep the same leading axes (LoopKernel::col_outer):
+  // -1 when `ops` have none, -2 when they disagree, else the count.
+  static int outer_of(const std::vector<Operation*>& ops, int k = -1) {
+    for (Operation* op : ops) {
+      const int o = column_outer_of(op);
+      if (o < 0 || k == -2) continue;
+      k = k < 0 ? o : k == o ? k : -2;
+    }
+    return k;
+  }
   int group_of(Operation* op) const {
     auto it = member_.find(op);
     return it == member_.end() ? -1 : it->second;
@@ -62,8 +80,9 @@ class Fuser {
     if (!op_allowed(op->name()) || !can_lower_op(op)) return;
     std::vector<int64_t> space = op_space(op);
     if (!fits_space(op, space)) return;
-    const bool reduce = op->name() == "pd_op.sum" || op->name() == "pd_op.max" || op->name() == "pd_op.min" ||
-                        op->name() == "pd_op.mean" || op->name() == "pd_op.sum_to";
+    const std::string& nm = op->name();
+    const bool reduce = nm == "pd_op.sum" || nm == "pd_op.max" || nm == "pd_op.min" || nm == "pd_op.amax" ||
+                        nm == "pd_op.amin" || nm == "pd_op.mean" || nm == "pd_op.sum_to";
     // The producers' groups this op may merge with.
     std::vector<int> cands;
     for (Value v : op->operands())
@@ -117,7 +136,7 @@ class Fuser {
         Group& a = groups_[i];
         Group& b = groups_[j];
         if (!b.alive || b.ops.empty() || (!emitted(a) && !emitted(b))) continue;
-        if (!same_dims(a.space, b.space) || !share_input(a, b)) continue;
+        if (!same_dims(a.space, b.space) || !share_input(a, b) || outer_of(b.ops, outer_of(a.ops)) == -2) continue;
         if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0])) continue;
         for (Operation* m : b.ops) member_[m] = static_cast<int>(i);
         a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());
@@ -141,6 +160,9 @@ class Fuser {
   // two spaces when every member fits it; empty when none fits.
   std::vector<int64_t> merge_space(const std::vector<int64_t>& cur, const Group& g, Operation* op,
                                    const std::vector<int>& chosen) const {
+    int k = outer_of(g.ops, outer_of({op}));
+    for (int c : chosen) k = outer_of(groups_[c].ops, k);
+    if (k == -2) return {};
     for (const std::vector<int64_t>* s : {&cur, &g.space}) {
       bool ok = fits_space(op, *s);
       for (Operation* m : g.ops) ok = ok && fits_space(m, *s);

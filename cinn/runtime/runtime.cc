@@ -38,16 +38,26 @@
 #include "pir/executor/executor.h"
 #include "pir/ir/builder.h"
 #include "pir/ir/program.h"
+#include "pir/pass/pass.h"
 
 namespace oar::cinn {
 
 /// Compares a kernel run with its group's unfused ops (FLAGS_enable_cinn_accuracy_check).
 void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std::vector<DenseTensor>& outs);
 
+bool accuracy_differs(double got, double want, double rtol, double atol) {
+  // NaN must meet NaN, and an infinity the same infinity: |inf - 1| > atol + rtol * inf is
+  // false and inf - inf is NaN, so the relative test alone passed 1 against inf and inf
+  // against -inf.
+  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) != std::isnan(want);
+  if (std::isinf(got) || std::isinf(want)) return got != want;
+  return std::abs(got - want) > atol + rtol * std::abs(want);
+}
+
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
-constexpr const char* kCompilerVersion = "oar-cinn-4";  // 4: exp without the common-path selects
+constexpr const char* kCompilerVersion = "oar-cinn-5";  // 5: max/min/relu as the eager kernels (NaN)
 constexpr const char* kMagic = "OARCINN1";
 
 struct Compiled {
@@ -66,6 +76,11 @@ struct Compiled {
   // ("S0", "64", or an expression: not checked), and the equalities the program assumed.
   std::vector<std::vector<std::string>> sym_inputs;
   std::string sym_assumed;
+  // Note [Recompilation]: the compile-cache key and the fusion's operand types, from
+  // which a new shape class's program is typed.
+  std::string key;
+  std::vector<pir::Type> in_types;
+  pir::IrContext* ctx = nullptr;
 };
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
@@ -148,6 +163,122 @@ void run_unfused(Compiled& g, const std::vector<DenseTensor>& ins, dispatch::Ker
   for (Tensor& t : outs) call.outputs.push_back(t.dense());
 }
 
+// Note [Recompilation] (docs/notes/cinn.md). Inputs that break the kernel's assumptions
+// belong to another shape class: the fusion's operand types with each dynamic dim that is
+// 1 at run time made a static 1 (the only way dims assumed equal can differ and the ops
+// still accept them is a broadcast of a 1). The group's ops are typed again for that
+// class (shape inference), grouped, shaped and lowered by the cinn stages, and run by an
+// executor kept under the key (the group's compile-cache key + the class's input types):
+// later calls of the class reuse it, and its kernels go through the compile cache. Inputs
+// that make no new class (no dynamic dim is 1), inference that rejects the class, and
+// calls inside a recompiled program run the unfused ops (run_unfused). A group of the new
+// program that fails to compile is inlined back by cinn_lower (one log line).
+struct ClassEntry {
+  std::mutex mu;  // executors are not reentrant
+  std::shared_ptr<pir::Program> program;
+  std::shared_ptr<pir::Executor> ex;
+};
+thread_local int t_class_depth = 0;
+struct Classes {
+  std::mutex mu;  // held while a class compiles: one compile per class
+  std::unordered_map<std::string, std::shared_ptr<ClassEntry>> by_key;
+};
+Classes& classes() {
+  static Classes* c = new Classes();
+  return *c;
+}
+
+// The class's input types; empty when the inputs make no class other than the kernel's.
+std::vector<pir::Type> shape_class(const Compiled& g, const std::vector<DenseTensor>& ins) {
+  if (!g.ctx || g.in_types.size() != ins.size()) return {};
+  std::vector<pir::Type> types;
+  bool changed = false;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const pir::Type t = g.in_types[i];
+    if (!t.is_tensor() || t.rank() != ins[i].rank()) return {};
+    std::vector<int64_t> dims = t.dims();
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] < 0 && ins[i].dims()[d] == 1) {
+        dims[d] = 1;
+        changed = true;
+      }
+    types.push_back(g.ctx->tensor_type(t.dtype(), dims, t.layout()));
+  }
+  if (!changed) types.clear();
+  return types;
+}
+
+// The group's ops typed for `types` and run through the cinn stages.
+std::shared_ptr<pir::Program> class_program(const Compiled& g, const std::vector<pir::Type>& types) {
+  auto p = std::make_shared<pir::Program>(g.ctx);
+  pir::Builder b(g.ctx, p->block());
+  std::unordered_map<const void*, pir::Value> map;
+  size_t next_in = 0;
+  for (pir::Operation* op : *g.unfused->block()) {
+    std::vector<pir::Value> operands;
+    for (pir::Value v : op->operands()) operands.push_back(v ? map.at(v.impl()) : pir::Value());
+    std::vector<pir::Type> result_types;
+    if (op->name() == "builtin.input")
+      result_types.push_back(types.at(next_in++));
+    else if (op->name() == "builtin.output")
+      result_types = {};
+    pir::Operation* c = b.build(op->info(), operands, op->attributes(), result_types);
+    for (size_t i = 0; i < op->num_results(); ++i) map[op->result(i).impl()] = c->result(i);
+  }
+  pir::PassManager pm;
+  for (const char* stage : {"cinn_fuse", "cinn_shape", "cinn_lower"}) pm.add_pass(stage);
+  pm.run(*p);
+  return p;
+}
+
+void run_other_class(Compiled& g, const std::vector<DenseTensor>& ins, dispatch::KernelCall& call,
+                     const std::string& why) {
+  if (t_class_depth > 0) return run_unfused(g, ins, call, why);
+  const std::vector<pir::Type> types = shape_class(g, ins);
+  if (types.empty()) return run_unfused(g, ins, call, why);
+  std::string key = g.key + "\nclass";
+  for (pir::Type t : types) key.append(1, ' ').append(t.str());
+  Classes& cs = classes();
+  std::shared_ptr<ClassEntry> e;
+  bool fresh = false;
+  {
+    std::lock_guard<std::mutex> lock(cs.mu);
+    auto it = cs.by_key.find(key);
+    if (it == cs.by_key.end()) {
+      std::shared_ptr<pir::Program> p;
+      try {
+        p = class_program(g, types);
+      } catch (const std::exception&) {
+        return run_unfused(g, ins, call, why);  // the ops reject the class: their own error
+      }
+      e = std::make_shared<ClassEntry>();
+      e->program = std::move(p);
+      e->ex = std::make_shared<pir::Executor>(*e->program);
+      cs.by_key.emplace(key, e);
+      fresh = true;
+    } else {
+      e = it->second;
+    }
+  }
+  std::vector<Tensor> outs;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    std::vector<Tensor> feeds;
+    for (const DenseTensor& t : ins) feeds.emplace_back(t);
+    ++t_class_depth;
+    struct Exit {
+      ~Exit() { --t_class_depth; }
+    } exit;
+    outs = e->ex->run(feeds);
+  }
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++(fresh ? s.stats.recompiles : s.stats.class_hits);
+  }
+  for (Tensor& t : outs) call.outputs.push_back(t.dense());
+}
+
 // The group's signature "S0x64, 64 -> S0x64" -> per input, its dims' names.
 std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
   std::vector<std::vector<std::string>> out;
@@ -211,37 +342,45 @@ void fill_identity(std::vector<char>& buf, const std::string& op) {
   T* p = reinterpret_cast<T*>(buf.data());
   std::fill(p, p + buf.size() / sizeof(T), col_identity<T>(op));
 }
-void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, DataType dt, size_t n_in,
+// `outer` > 1: a reduction over middle axes (LoopKernel::col_outer): the rows are
+// `outer` runs of `rows / outer`, each cut into its own blocks and combined into its own
+// output row.
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
                      const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
                      const std::vector<void*>& bufs, std::vector<DenseTensor>& outs) {
-  const int64_t blocks = (rows + kColBlock - 1) / kColBlock;
+  const int64_t inner = outer > 0 ? rows / outer : 0;
+  const int64_t blocks = (inner + kColBlock - 1) / kColBlock;  // per outer index
   const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column reductions are float32/float64 (loop_ir.cc)
   std::vector<std::vector<char>> parts;
   for (size_t i = 0; i < col_outs.size(); ++i) {
-    parts.emplace_back(static_cast<size_t>(blocks * cols) * es, 0);
+    parts.emplace_back(static_cast<size_t>(outer * blocks * cols) * es, 0);
     if (dt == DataType::FLOAT64)
       fill_identity<double>(parts.back(), col_ops[i]);
     else
       fill_identity<float>(parts.back(), col_ops[i]);
   }
   phi::parallel_for(
-      blocks,
+      outer * blocks,
       [&](int64_t j0, int64_t j1) {
     std::vector<void*> b = bufs;
     for (int64_t j = j0; j < j1; ++j) {
+      const int64_t o = j / blocks, r0 = o * inner + (j - o * blocks) * kColBlock;
       for (size_t i = 0; i < col_outs.size(); ++i) b[n_in + col_outs[i]] = parts[i].data() + j * cols * es;
-      fn(j * kColBlock, std::min(rows, (j + 1) * kColBlock), cols, b.data());
+      fn(r0, std::min((o + 1) * inner, r0 + kColBlock), cols, b.data());
     }
       },
       rows * cols);
   for (size_t i = 0; i < col_outs.size(); ++i) {
-    DenseTensor& o = outs[col_outs[i]];
-    if (dt == DataType::FLOAT64)
-      combine_partials(col_ops[i], reinterpret_cast<const double*>(parts[i].data()), blocks, rows, cols,
-                       o.data<double>());
-    else
-      combine_partials(col_ops[i], reinterpret_cast<const float*>(parts[i].data()), blocks, rows, cols,
-                       o.data<float>());
+    DenseTensor& out = outs[col_outs[i]];
+    for (int64_t o = 0; o < outer; ++o) {
+      const size_t at = static_cast<size_t>(o * blocks * cols) * es;
+      if (dt == DataType::FLOAT64)
+        combine_partials(col_ops[i], reinterpret_cast<const double*>(parts[i].data() + at), blocks, inner, cols,
+                         out.data<double>() + o * cols);
+      else
+        combine_partials(col_ops[i], reinterpret_cast<const float*>(parts[i].data() + at), blocks, inner, cols,
+                         out.data<float>() + o * cols);
+    }
   }
 }
 
@@ -257,7 +396,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
   std::string why = symbol_mismatch(g, ins);
-  if (!why.empty()) return run_unfused(g_slots[slot], ins, call, why);
+  if (!why.empty()) return run_other_class(g_slots[slot], ins, call, why);
   const DenseTensor& ref = ins[k.ref_input];
   const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
@@ -275,7 +414,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       os << "cinn kernel " << g.name << " (" << g.ops << "): input " << i << " has shape " << t.dims()
          << ", which does not fit the group's loop space (input " << k.ref_input << " has shape " << ref.dims()
          << "): dynamic dims the program assumed equal differ at run time";
-      return run_unfused(g_slots[slot], ins, call, os.str());
+      return run_other_class(g_slots[slot], ins, call, os.str());
     }
   }
   std::vector<void*> bufs;
@@ -294,6 +433,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       col_ops.push_back(k.nodes[k.outputs[o]].op);
       const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
       std::vector<int64_t> v(rank, 1);
+      for (int i = 0; i < k.col_outer && i + 1 < rank; ++i) v[i] = ref.dims()[i];  // kept leading axes
       v.back() = cols;
       d = Dims(v);
       col_outs.push_back(o);
@@ -315,7 +455,9 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     phi::parallel_for(
         rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
   } else {
-    run_column_sums(fn, rows, cols, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
+    int64_t outer = 1;
+    for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
+    run_column_sums(fn, rows, cols, outer, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
   }
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
@@ -489,10 +631,18 @@ std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
   const size_t slot = s.used++;
   std::string ops;
   std::shared_ptr<pir::Program> unfused = unfused_program(fusion, &ops);
-  g_slots[slot] =
-      Compiled{std::move(g.kernel), fn, g.name, std::move(unfused), nullptr, nullptr, false, std::move(ops)};
-  g_slots[slot].sym_inputs = parse_signature(g.sym_shapes);
-  g_slots[slot].sym_assumed = g.sym_assumed;
+  Compiled& c = g_slots[slot];
+  c = Compiled{};
+  c.kernel = std::move(g.kernel);
+  c.fn = fn;
+  c.name = g.name;
+  c.unfused = std::move(unfused);
+  c.ops = std::move(ops);
+  c.sym_inputs = parse_signature(g.sym_shapes);
+  c.sym_assumed = g.sym_assumed;
+  c.key = g.key;
+  c.ctx = fusion->info()->ctx;
+  for (size_t i = 0; i < fusion->num_operands(); ++i) c.in_types.push_back(fusion->operand(i).type());
   dispatch::register_kernel_step(g.name, {kSteps[slot]});
   s.by_key[g.key] = slot;
   ++s.stats.kernels;
@@ -537,7 +687,7 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
     for (int64_t i = 0; i < w.numel(); ++i) {
       const double a = at(outs[o], i);
       const double e = at(w, i);
-      if (std::abs(a - e) > atol + rtol * std::abs(e) || std::isnan(a) != std::isnan(e)) {
+      if (accuracy_differs(a, e, rtol, atol)) {
         bad = "output " + std::to_string(o) + " element " + std::to_string(i) + ": " + std::to_string(a) + " vs " +
               std::to_string(e);
         break;
@@ -583,6 +733,10 @@ std::vector<std::pair<std::string, LoopKernel>> loaded_kernels() {
 }
 
 void forget_memory_cache() {
+  {
+    std::lock_guard<std::mutex> lock(classes().mu);
+    classes().by_key.clear();
+  }
   std::lock_guard<std::mutex> lock(state().mu);
   state().by_key.clear();
 }

@@ -10,8 +10,6 @@
 
 #include "cinn/schedule/loop_ir.h"
 
-#include "cinn/schedule/loop_ir.h"
-
 namespace oar::pir {
 class Operation;
 }
@@ -29,7 +27,11 @@ struct CacheStats {
   int64_t accuracy_checks = 0;    // kernel runs compared with the unfused ops
   int64_t accuracy_failures = 0;  // ... whose outputs differed
   int64_t shape_fallbacks = 0;    // kernel calls whose inputs broke an assumed equality of
-                                  // dynamic dims: run by the group's unfused ops instead
+                                  // dynamic dims and that no recompiled kernel could serve:
+                                  // run by the group's unfused ops instead
+  int64_t recompiles = 0;         // shape classes a group was lowered again for (Note
+                                  // [Recompilation]): their kernels count in compiles/hits
+  int64_t class_hits = 0;         // kernel calls served by an earlier recompilation
   int64_t compile_threads = 0;    // most threads one cinn_lower run compiled on
   double compile_seconds = 0;     // LLVM time of the cold compiles (summed over threads)
   double load_seconds = 0;     // time of the disk-cache loads
@@ -57,6 +59,9 @@ void note_parallel_compile(int threads);
 /// (registered with dispatch::register_kernel_step). Throws when it cannot compile.
 std::string compile_group(const pir::Operation* fusion);
 CacheStats cache_stats();
+/// The accuracy check's comparison of a kernel's value with the unfused ops' (float32:
+/// rtol 1e-4, atol 1e-5): NaN only against NaN, an infinity only against itself.
+bool accuracy_differs(double got, double want, double rtol, double atol);
 void reset_cache_stats();
 /// The disk cache folder in use ("" when disk caching is off or unwritable).
 std::string cache_dir();

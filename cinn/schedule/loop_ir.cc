@@ -1,5 +1,6 @@
 #include "cinn/schedule/loop_ir.h"
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 
@@ -42,6 +43,8 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
       {"pd_op.sum", {Form::kReduce, "sum"}},
       {"pd_op.max", {Form::kReduce, "max"}},
       {"pd_op.min", {Form::kReduce, "min"}},
+      {"pd_op.amax", {Form::kReduce, "max"}},  // the values of max (only the gradients differ)
+      {"pd_op.amin", {Form::kReduce, "min"}},
       {"pd_op.mean", {Form::kMean, "sum"}},
       {"pd_op.sum_to", {Form::kSumTo, "sum"}},
       {"pd_op.scale", {Form::kScale, ""}},
@@ -86,6 +89,26 @@ bool last_axis_reduce(const Operation* op, std::string* why) {
 
 bool keepdim(const Operation* op) { return attr_of(op, "keepdim").as_bool(); }
 
+// A column reduction's kept leading axes: sum/max/min/mean over the axes [k, rank - 2]
+// (consecutive, ending before the last) keeps k (0: every axis but the last); -1 for
+// other axes. sum_to keeps none.
+int column_outer(const Operation* op) {
+  if (op->name() == "pd_op.sum_to") return 0;
+  const int64_t rank = op->operand(0).type().rank();
+  std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
+  if (axis.empty() || rank < 2) return -1;
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axis) {
+    const int64_t n = a < 0 ? a + rank : a;
+    if (n < 0 || n >= rank - 1 || seen[n]) return -1;
+    seen[n] = true;
+  }
+  const int64_t k = rank - 1 - static_cast<int64_t>(axis.size());
+  for (int64_t i = k; i < rank - 1; ++i)
+    if (!seen[i]) return -1;
+  return static_cast<int>(k);
+}
+
 // A column reduction (Note [Column reductions] in docs/notes/cinn.md): a sum, max, min or
 // mean over every axis but the last (a bias's or a norm weight's gradient),
 // `sum(x, axis=[0..k-2])` (max, min, mean alike) or `sum_to(x, [C])` /
@@ -107,16 +130,10 @@ bool column_reduce(const Operation* op, std::string* why) {
     return ok || fail("sum_to a shape other than [C] or [1, ..., 1, C]");
   }
   const std::string& name = op->name();
-  if (name != "pd_op.sum" && name != "pd_op.max" && name != "pd_op.min" && name != "pd_op.mean")
+  if (name != "pd_op.sum" && name != "pd_op.max" && name != "pd_op.min" && name != "pd_op.amax" &&
+      name != "pd_op.amin" && name != "pd_op.mean")
     return fail("reduces other than along the last axis");
-  std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
-  std::vector<bool> seen(rank, false);
-  for (int64_t a : axis) {
-    const int64_t n = a < 0 ? a + rank : a;
-    if (n < 0 || n >= rank - 1 || seen[n]) return fail("reduces other than along the last axis");
-    seen[n] = true;
-  }
-  if (static_cast<int64_t>(axis.size()) != rank - 1) return fail("reduces other than along the last axis");
+  if (column_outer(op) < 0) return fail("reduces other than along the last axis or the axes before it");
   if (name != "pd_op.sum") return true;
   const DataType d = attr_of(op, "dtype").as_dtype();
   if (d != DataType::UNDEFINED && d != op->operand(0).type().dtype()) return fail("sum with a dtype change");
@@ -186,11 +203,23 @@ bool can_lower_op(const Operation* op, std::string* why) {
     if (why) *why = "scale with bias before scale";
     return false;
   }
+  if (f == Form::kClip && !(f_attr(op, "min") <= f_attr(op, "max"))) {
+    // Lowered as max(min(x, hi), lo): the kernel's `x < lo ? lo : x > hi ? hi : x` only
+    // when lo <= hi (Python's clip raises otherwise; a program may still hold one).
+    if (why) *why = "clip with min > max";
+    return false;
+  }
   if (f == Form::kPow && !pow_supported(f_attr(op, "y"))) {
     if (why) *why = "pow with a general exponent";
     return false;
   }
   return true;
+}
+
+int column_outer_of(const Operation* op) {
+  auto it = lowerings().find(op->name());
+  if (it == lowerings().end() || !is_reduce_form(it->second.form) || !is_column(op, it->second.form)) return -1;
+  return std::max(column_outer(op), 0);
 }
 
 std::vector<int64_t> op_space(const Operation* op) {
@@ -228,7 +257,14 @@ bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
   }
   if (reduce && is_column(op, it->second.form)) {  // a column reduction: [C] or [1, ..., 1, C]
     const std::vector<int64_t> r = value_dims(op->result(0));
-    return space.size() >= 2 && classify(r, space) == VClass::kCol && value_dims(op->operand(0)) == space;
+    if (space.size() < 2 || value_dims(op->operand(0)) != space) return false;
+    const int k = column_outer(op);
+    if (k <= 0) return classify(r, space) == VClass::kCol;
+    // kept leading axes: [a, C] or [a, 1, C] of [a, b, C] (the outer axes' dims as the space's)
+    std::vector<int64_t> want(space.begin(), space.begin() + k);
+    if (keepdim(op)) want.resize(space.size() - 1, 1);
+    want.push_back(space.back());
+    return r == want;
   }
   if (reduce) {
     const std::vector<int64_t> r = value_dims(op->result(0));
@@ -335,6 +371,15 @@ LoopKernel lower_fusion(const Operation* fusion) {
         // A column mean is its own op: the sum over the rows, divided by their count at
         // run time (the count is known only after every row).
         n.op = column && l.form == Form::kMean ? "mean" : l.op;
+        if (column) {
+          const int outer = std::max(column_outer(op), 0);
+          const bool first = std::none_of(k.nodes.begin(), k.nodes.end(), [](const Node& m) {
+            return m.kind == Node::kReduce && m.cls == VClass::kCol;
+          });
+          OAR_ENFORCE(first || outer == k.col_outer, Unimplemented,
+                      "cinn: column reductions keeping different leading axes in one group");
+          k.col_outer = outer;
+        }
         n.a = a;
         n.cls = cls;
         r = add(n);
@@ -376,7 +421,9 @@ std::string LoopKernel::text() const {
   std::ostringstream os;
   os << dtype_name(dtype) << " space=[";
   for (size_t i = 0; i < space.size(); ++i) os << (i ? "," : "") << space[i];
-  os << "] ref=" << ref_input << "\n";
+  os << "] ref=" << ref_input;
+  if (col_outer) os << " col_outer=" << col_outer;
+  os << "\n";
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     os << "n" << i << ":" << cls[static_cast<int>(n.cls)] << " = ";

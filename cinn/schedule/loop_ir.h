@@ -71,6 +71,9 @@ struct LoopKernel {
                                    // output (a column sum) is [1, ..., 1, C] of rank k - drop
   int ref_input = -1;              // an input of class kFull: gives R and C at run time (-1: none)
   std::vector<int64_t> space;      // F as the IR knows it (-1: dynamic)
+  int col_outer = 0;               // Note [Column reductions]: leading axes its column
+                                   // reductions keep (sum(axis=1) of [a, b, c]: 1); the rows
+                                   // of one index of those axes reduce into one output row
   /// Canonical text: the compile cache's key (with the dtype, target, compiler version).
   std::string text() const;
 };
@@ -78,6 +81,10 @@ struct LoopKernel {
 /// True when the fusion pass may put `op` into a group (its lowering below exists and
 /// its dtypes are supported); `why` says what is missing otherwise.
 bool can_lower_op(const pir::Operation* op, std::string* why = nullptr);
+/// The leading axes a column reduction keeps (LoopKernel::col_outer; > 0 for sum/max/
+/// min/mean over the middle axes); -1 for an op that is no column reduction. One group's
+/// column reductions must agree.
+int column_outer_of(const pir::Operation* op);
 /// The loop space an op computes over: a reduction's input dims, else its result dims.
 std::vector<int64_t> op_space(const pir::Operation* op);
 /// True when every operand and result of `op` has a class in `space` that the lowering

@@ -63,6 +63,8 @@ void bind_cinn(py::module_& m) {
     d["accuracy_checks"] = s.accuracy_checks;
     d["accuracy_failures"] = s.accuracy_failures;
     d["shape_fallbacks"] = s.shape_fallbacks;
+    d["recompiles"] = s.recompiles;
+    d["class_hits"] = s.class_hits;
     d["compile_seconds"] = s.compile_seconds;
     d["compile_threads"] = s.compile_threads;
     d["load_seconds"] = s.load_seconds;

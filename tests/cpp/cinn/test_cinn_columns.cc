@@ -118,7 +118,8 @@ out n3 n5/drop2 n6)");
 }
 
 TEST(CinnLoopIr, ColumnReductionsStayOutsideWhereTheyCannotLower) {
-  // A sum over a middle axis, a column sum read by a member (max over the rows joins).
+  // A sum over a middle axis (other kept axes than the column max's), a column sum read by
+  // a member (max over the rows joins).
   auto p = parse_program(IrContext::global(), R"IR(
 module {
   %x = "builtin.input"() {name = "x"} : () -> (tensor<4x5x6xf32>)
@@ -138,8 +139,8 @@ module {
   const std::string s = p->str();
   const size_t body = s.find("cinn.fusion");
   ASSERT_NE(body, std::string::npos) << s;
-  // The group is exp, the column max and the column sum; the middle sum and the product
-  // stay outside.
+  // The group is exp, the column max and the column sum; the product stays outside, and
+  // the middle sum (col_outer 1) too: one group's column reductions keep the same axes.
   const size_t end = s.find("cinn.yield", body);
   const std::string group = s.substr(body, end - body);
   EXPECT_NE(group.find("pd_op.exp"), std::string::npos) << s;
@@ -167,6 +168,30 @@ module {
   for (size_t p; (p = s.find("xT>")) != std::string::npos;) s.replace(p, 3, std::string("x") + t + ">");
   for (size_t p; (p = s.find("<37T>")) != std::string::npos;) s.replace(p, 5, std::string("<37x") + t + ">");
   return s;
+}
+
+// Reductions over the middle axes keep the leading ones (col_outer, part of the key):
+// sum over axis 1 of [?, 5, 37] and mean over axes 1, 2 of [?, 4, 5, 37] would not share
+// a group; here sum and max over axis 1 with keepdim either way.
+TEST(CinnLoopIr, MiddleAxisReductionsKeepTheLeadingAxes) {
+  auto p = fused_program(R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<?x5x37xf32>)
+  %a = "pd_op.exp"(%x) : (tensor<?x5x37xf32>) -> (tensor<?x5x37xf32>)
+  %s = "pd_op.sum"(%a) {axis = #shape[1], dtype = #dtype<undefined>, keepdim = false} : (tensor<?x5x37xf32>) -> (tensor<?x37xf32>)
+  %m = "pd_op.max"(%x) {axis = #shape[-2], keepdim = true} : (tensor<?x5x37xf32>) -> (tensor<?x1x37xf32>)
+  "builtin.output"(%s) {name = "s"} : (tensor<?x37xf32>) -> ()
+  "builtin.output"(%m) {name = "m"} : (tensor<?x1x37xf32>) -> ()
+}
+)IR");
+  const Operation* f = the_fusion(*p);
+  ASSERT_NE(f, nullptr) << p->str();
+  EXPECT_EQ(lower_fusion(f).text(), R"(float32 space=[-1,5,37] ref=0 col_outer=1
+n0:full = in0
+n1:full = exp(n0)
+n2:col = reduce_sum(n1)
+n3:col = reduce_max(n0)
+out n2/drop n3)");
 }
 
 TEST(CinnLoopIr, ColumnMaxMinMean) {

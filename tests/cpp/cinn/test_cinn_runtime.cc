@@ -1,6 +1,7 @@
 // Lowering, code generation and the runtime: groups compiled by LLVM equal the unfused
 // program on random inputs (float32, float64, several batch sizes through one kernel),
 // run-time dims that break an assumed equality raise, a failed compile falls back.
+#include <limits>
 #include <random>
 
 #include "cinn/codegen/codegen.h"
@@ -141,6 +142,25 @@ TEST(CinnRuntimeErrors, AGroupThatFailsToCompileRunsUnfused) {
   Executor ex(*low);
   std::vector<Tensor> out = ex.run({random({2, 37}, DataType::FLOAT32, 1), random({37}, DataType::FLOAT32, 2)});
   EXPECT_EQ(out.size(), 4u);
+}
+
+// FLAGS_enable_cinn_accuracy_check's comparison: NaN only against NaN, an infinity only
+// against the same infinity (the relative test alone accepted 1 vs inf and inf vs -inf).
+TEST(CinnRuntimeErrors, AccuracyCheckComparesNanAndInfinities) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const double rt = 1e-4, at = 1e-5;
+  EXPECT_FALSE(accuracy_differs(1.0, 1.0 + 1e-6, rt, at));
+  EXPECT_TRUE(accuracy_differs(1.0, 1.01, rt, at));
+  EXPECT_FALSE(accuracy_differs(nan, nan, rt, at));
+  EXPECT_TRUE(accuracy_differs(nan, 1.0, rt, at));
+  EXPECT_TRUE(accuracy_differs(1.0, nan, rt, at));
+  EXPECT_TRUE(accuracy_differs(inf, nan, rt, at));
+  EXPECT_FALSE(accuracy_differs(inf, inf, rt, at));
+  EXPECT_FALSE(accuracy_differs(-inf, -inf, rt, at));
+  EXPECT_TRUE(accuracy_differs(inf, -inf, rt, at));
+  EXPECT_TRUE(accuracy_differs(1.0, inf, rt, at));
+  EXPECT_TRUE(accuracy_differs(inf, 3e38, rt, at));
+  EXPECT_TRUE(accuracy_differs(-1e300, -inf, rt, at));
 }
 
 TEST(CinnLoopIr, CanonicalText) {

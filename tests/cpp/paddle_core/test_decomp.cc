@@ -179,8 +179,8 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                           },
                           kAxisShapes};
   // [batch, seq, heads, head_dim]; key/value with another sequence length; scale 0 (=
-  // 1/sqrt(head_dim)) and an explicit one. With a mask or is_causal it refuses (stays
-  // whole in the compiler).
+  // 1/sqrt(head_dim)) and an explicit one; bool and additive masks. With is_causal it
+  // refuses (stays whole in the compiler).
   c["scaled_dot_product_attention_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
     const Shape ks = {s[0], s[1] + 2, s[2], s[3]};
     const Tensor q = random(s, seed, 1.0), k = random(ks, seed + 1, 1.0), v = random(ks, seed + 2, 1.0);
@@ -196,6 +196,32 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
       expect_close(std::get<2>(want), std::get<2>(got), w2 + " value_grad");
       EXPECT_THROW(decomp::scaled_dot_product_attention_grad(q, k, v, Tensor(), out, lse, g, true, scale),
                    std::invalid_argument)
+          << w2;
+    }
+    // A bool mask [batch, 1, Sq, Sk] and an additive one [Sq, Sk] (0 / -inf from the same
+    // draw, plus noise); key column 0 kept, except query row 0, which sees no key (its
+    // lse is -inf: zero gradients, as the kernel).
+    const Shape ms = {s[0], 1, s[1], ks[1]};
+    const Tensor r = random(ms, seed + 4, 1.0);
+    Tensor keep = ops::greater_than(r, ops::full({}, -0.4, DataType::FLOAT64));
+    keep = ops::logical_or(keep, ops::equal(ops::unsqueeze(ops::arange(0, ks[1], 1, DataType::INT64), {0}),
+                                            ops::full({}, 0, DataType::INT64)));
+    keep = ops::logical_and(keep, ops::not_equal(ops::unsqueeze(ops::arange(0, s[1], 1, DataType::INT64), {1}),
+                                                 ops::full({}, 0, DataType::INT64)));
+    if (s[0] == 0) return;  // no batch to take the additive mask from
+    auto first = [](const Tensor& t) { return ops::squeeze(ops::slice(t, {0, 1}, {0, 0}, {1, 1}), {0, 1}); };
+    const Tensor add =
+        ops::add(ops::log(ops::cast(first(keep), DataType::FLOAT64)), ops::scale(first(r), 0.5, 0.0, true));
+    for (const Tensor& m : {keep, add}) {
+      const auto fwd = ops::scaled_dot_product_attention(q, k, v, m, false, 0.0);
+      const Tensor out = std::get<0>(fwd), lse = std::get<1>(fwd);
+      const auto want = ops::scaled_dot_product_attention_grad(q, k, v, m, out, lse, g, false, 0.0);
+      const auto got = decomp::scaled_dot_product_attention_grad(q, k, v, m, out, lse, g, false, 0.0);
+      const std::string w2 = what + (m.dtype() == DataType::BOOL ? " bool mask" : " additive mask");
+      expect_close(std::get<0>(want), std::get<0>(got), w2 + " query_grad");
+      expect_close(std::get<1>(want), std::get<1>(got), w2 + " key_grad");
+      expect_close(std::get<2>(want), std::get<2>(got), w2 + " value_grad");
+      EXPECT_THROW(decomp::scaled_dot_product_attention_grad(q, k, v, m, out, lse, g, true, 0.0), std::invalid_argument)
           << w2;
     }
                                             },

@@ -2,8 +2,10 @@
 softmax_grad, log_softmax_grad, silu_grad, and the multi-result rules of layer_norm_grad
 and scaled_dot_product_attention_grad. Under to_static(backend='CINN') a training
 program's backward has none of these ops left; its gradients equal eager's and the plain
-to_static's (float32 and float64, random inputs), and float64 finite differences. An
-attention with is_causal keeps its fused backward op (its rule refuses) and stays right."""
+to_static's (float32 and float64, random inputs), and float64 finite differences. The
+attention rule covers bool and additive masks (rows with every key masked included);
+causal and grouped-query attention keep their fused backward op (the rule refuses) and
+stay right."""
 import os
 import sys
 
@@ -99,38 +101,79 @@ def test_backward_decomposition_against_finite_differences(name):
             np.testing.assert_allclose(g[idx], (fp - fm) / (2 * h), rtol=1e-5, atol=1e-6)
 
 
-def attention_loss(q, k, v):
-    return (F.scaled_dot_product_attention(q, k, v) * oar.cos(q)).sum()
+def attention_loss(q, k, v, m=None, causal=False):
+    return (F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal) * oar.cos(q)).sum()
 
 
-def causal_attention_loss(q, k, v):
-    return (F.scaled_dot_product_attention(q, k, v, is_causal=True) * oar.cos(q)).sum()
+def attention_case(kind, dtype):
+    """q [2, 9, 3, 8], k/v [2, 11, 3, 8] (heads 1 for "gqa") and the mask of `kind`; the
+    masks leave query row 4 of batch 1 with every key masked (bool, -inf additive)."""
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((2, 9, 3, 8))
+    hk = 1 if kind == "gqa" else 3
+    k, v = rng.standard_normal((2, 11, hk, 8)), rng.standard_normal((2, 11, hk, 8))
+    m, causal = None, kind in ("causal", "bool_causal")
+    if kind in ("bool", "bool_causal"):
+        mb = rng.random((2, 1, 9, 11)) > 0.3
+        mb[:, :, :, 0] = True
+        mb[1, :, 4, :] = False
+        m = oar.to_tensor(mb)
+    elif kind == "additive":
+        ma = rng.standard_normal((9, 11)) * 0.5
+        ma[2, 3:7] = -np.inf
+        ma[4, :] = -np.inf
+        m = oar.to_tensor(ma.astype(dtype))
+    return q, k, v, m, causal
+
+
+ATTN_KINDS = ["none", "causal", "bool", "additive", "bool_causal", "gqa"]
 
 
 @pytest.mark.parametrize("dtype,tol", [("float32", 5e-5), ("float64", 1e-11)])
-@pytest.mark.parametrize("causal", [False, True])
-def test_attention_backward_decomposes_unless_masked(dtype, tol, causal):
-    rng = np.random.default_rng(11)
-    q = rng.standard_normal((2, 9, 3, 8))
-    k, v = rng.standard_normal((2, 11, 3, 8)), rng.standard_normal((2, 11, 3, 8))
-    if causal:
-        k, v = k[:, :9], v[:, :9]
-    fn = causal_attention_loss if causal else attention_loss
+@pytest.mark.parametrize("kind", ATTN_KINDS)
+def test_attention_backward_decomposes_with_masks_and_causal(dtype, tol, kind):
+    q, k, v, m, causal = attention_case(kind, dtype)
+
+    def fn(q, k, v):
+        return attention_loss(q, k, v, m, causal)
+
     fused = oar.jit.to_static(fn, backend="CINN")
     got = grads(fused, [q, k, v], dtype)
     for want in (grads(fn, [q, k, v], dtype), grads(oar.jit.to_static(fn), [q, k, v], dtype)):
         for a, b in zip(got, want):
+            assert np.isfinite(a).all()
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    if kind in ("bool", "additive"):  # query row 4 sees no key: zero gradient, as the kernel
+        row = got[0][1, 4] if kind == "bool" else got[0][:, 4]
+        np.testing.assert_array_equal(row, 0.0 * row)
     text = backward_text(fused)
-    assert ('"pd_op.scaled_dot_product_attention_grad"' in text) == causal, text
-    if not causal:  # float64 finite differences of one element of each input
-        h = 1e-6
-        gq, gk, gv = grads(fused, [q, k, v], "float64")
-        for i, g in enumerate((gq, gk, gv)):
+    # Grouped-query attention (fewer key heads) and causal attention keep the fused op: the
+    # rule refuses them (the decomposed causal form measured no faster than the kernel).
+    kept = kind in ("gqa", "causal", "bool_causal")
+    assert ('"pd_op.scaled_dot_product_attention_grad"' in text) == kept, text
+    if not kept:
+        assert "kernel.compiled_kernel" in text, text
+
+
+@pytest.mark.parametrize("kind", ["none", "bool", "additive"])
+def test_attention_backward_decomposition_against_finite_differences(kind):
+    q, k, v, m, causal = attention_case(kind, "float64")
+
+    def fn(q, k, v):
+        return attention_loss(q, k, v, m, causal)
+
+    fused = oar.jit.to_static(fn, backend="CINN")
+    h = 1e-6
+    gs = grads(fused, [q, k, v], "float64")
+    assert '"pd_op.scaled_dot_product_attention_grad"' not in backward_text(fused)
+    for i, g in enumerate(gs):
+        for idx in ((1, 2, 1, 3), (0, 0, 2, 5), (1, 8, 0, 7)):
+            if i and idx[1] >= k.shape[1]:
+                continue
             args = [q, k, v]
             plus, minus = [a.copy() for a in args], [a.copy() for a in args]
-            plus[i][1, 2, 1, 3] += h
-            minus[i][1, 2, 1, 3] -= h
+            plus[i][idx] += h
+            minus[i][idx] -= h
             fp = fn(*[oar.to_tensor(a) for a in plus]).item()
             fm = fn(*[oar.to_tensor(a) for a in minus]).item()
-            np.testing.assert_allclose(g[1, 2, 1, 3], (fp - fm) / (2 * h), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(g[idx], (fp - fm) / (2 * h), rtol=1e-5, atol=1e-6)
