@@ -11,6 +11,7 @@
 #include "paddle_core/autograd/accumulate_hooks.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/trace.h"
 
 namespace oar {
 
@@ -134,7 +135,9 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
     // ~6% of the MLP step of issue 17. A .grad whose bytes are all zero is replaced by the
     // new gradient instead (0 + g == g; only a -0.0 in g keeps its sign). The check is one
     // read that stops at the first nonzero word, so real accumulation pays almost nothing.
-    if (!autograd::grad_enabled() && grad_is_zero_like(prev, g)) {
+    // Not while a tracer records (to_static): the recorded program keeps the add, which
+    // must stay right for whatever .grad holds when the program runs.
+    if (!autograd::grad_enabled() && trace::active() == nullptr && grad_is_zero_like(prev, g)) {
       g.set_stop_gradient(keep);
       meta.grad = g.impl();
       autograd::run_post_accumulate_hooks(var_);
