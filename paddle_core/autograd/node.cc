@@ -1,6 +1,9 @@
 #include "paddle_core/autograd/node.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -8,6 +11,7 @@
 #include "paddle_core/autograd/accumulate_hooks.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/dispatch/dispatch.h"
+#include "paddle_core/dispatch/trace.h"
 
 namespace oar {
 
@@ -76,6 +80,26 @@ Tensor GradNode::run_pre_hooks(uint32_t output_nr, Tensor grad) const {
   return grad;
 }
 
+namespace {
+// True when prev is a dense CPU buffer of g's dtype and dims whose bytes are all zero (so
+// prev + g == g), g being a plain CPU tensor. Scans in blocks and stops at the first block
+// with a nonzero word.
+bool grad_is_zero_like(const Tensor& prev, const Tensor& g) {
+  const DenseTensor& p = prev.dense();
+  const DenseTensor& d = g.dense();
+  if (prev.impl()->dist || g.impl()->dist || !p.place().is_cpu() || !d.place().is_cpu()) return false;
+  if (p.dtype() != d.dtype() || p.dims() != d.dims() || !p.is_contiguous() || p.numel() == 0) return false;
+  const size_t bytes = static_cast<size_t>(p.numel()) * size_of(p.dtype());
+  const auto* c = static_cast<const unsigned char*>(p.raw_data());
+  // glibc's memcmp is vectorized for the CPU at run time; the zero block stays in L1.
+  static const std::array<unsigned char, 4096> kZeros{};
+  for (size_t i = 0; i < bytes; i += kZeros.size()) {
+    if (std::memcmp(c + i, kZeros.data(), std::min(kZeros.size(), bytes - i)) != 0) return false;
+  }
+  return true;
+}
+}  // namespace
+
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> var) : var_(std::move(var)) {
   const auto& d = var_->dense;
   output_meta.push_back({d.dims(), d.dtype(), d.place()});
@@ -105,6 +129,20 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
   if (meta.grad) {
     Tensor prev(meta.grad);
     const bool keep = prev.stop_gradient() && flagged_stop;
+    // Note [Accumulating into a zeroed gradient]: an optimizer's clear_grad() (Paddle's
+    // default set_to_zero=True) leaves .grad as zeros, and the next backward would add the
+    // new gradient to them: a pass over every parameter (read two, write one, a new buffer),
+    // ~6% of the MLP step of issue 17. A .grad whose bytes are all zero is replaced by the
+    // new gradient instead (0 + g == g; only a -0.0 in g keeps its sign). The check is one
+    // read that stops at the first nonzero word, so real accumulation pays almost nothing.
+    // Not while a tracer records (to_static): the recorded program keeps the add, which
+    // must stay right for whatever .grad holds when the program runs.
+    if (!autograd::grad_enabled() && trace::active() == nullptr && grad_is_zero_like(prev, g)) {
+      g.set_stop_gradient(keep);
+      meta.grad = g.impl();
+      autograd::run_post_accumulate_hooks(var_);
+      return {};
+    }
     meta.grad = autograd::accumulate(prev, g).impl();
     if (!autograd::grad_enabled()) Tensor(meta.grad).set_stop_gradient(keep);
   } else {

@@ -147,6 +147,27 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
       g.B * g.H * nqb,
       [&](int64_t t0, int64_t t1) {
         std::vector<A> S(kBlockQF * bk_max), acc(kBlockQF * g.Dv), m(kBlockQF), l(kBlockQF);
+        // Note [Packed key/value blocks]: the keys and values of one head are rows Hk * D
+        // apart in [B, S, Hk, D]; with Hk * D a multiple of 512 floats (8 heads of 64) those
+        // rows lie a multiple of 2 KiB apart, and oneDNN's sgemm runs P V at about half speed
+        // on such a B (the stride rule of phi_kernels/cpu/sgemm.cc), while the K block's rows
+        // fall into the same few L1 sets. Each block is copied into dense [bk, D] rows first:
+        // one read of bk (D + Dv) floats against 2 bq bk (D + Dv) flops.
+        // The whole head is packed once and reused by its query blocks (consecutive tasks)
+        // when it is small enough (Sk (D + Dv) <= 2^20 floats), else block by block.
+        const bool pack = ldk != g.D || ldv != g.Dv;
+        const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
+        const int64_t prow = whole ? g.Sk : bk_max;
+        std::vector<A> Kp(pack ? prow * g.D : 0), Vp(pack ? prow * g.Dv : 0);
+        int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
+        auto pack_rows = [&](const A* src, int64_t ld, int64_t w, int64_t rows, A* dst) {
+          for (int64_t r = 0; r < rows; ++r) {
+            const A* sr = src + r * ld;
+            A* dr = dst + r * w;
+#pragma omp simd
+            for (int64_t c = 0; c < w; ++c) dr[c] = sr[c];
+          }
+        };
         for (int64_t t = t0; t < t1; ++t) {
           const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * kBlockQF;
           const int64_t bq = std::min(kBlockQF, g.Sq - i0), hk = h / group;
@@ -161,7 +182,22 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
             // causal: keys past the block's last query are masked for every row; skip them
             const int64_t kend = causal ? std::min(g.Sk, i0 + bq) : g.Sk;
             const int64_t bk = std::min(kBlockK, kend - j0);
-            gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, K + j0 * ldk, ldk, A(0), S.data(), bk);
+            const A* Kb = K + j0 * ldk;
+            const A* Vb = V + j0 * ldv;
+            int64_t ldkb = ldk, ldvb = ldv;
+            if (pack && whole) {
+              if (packed_head != b * g.Hk + hk) {
+                pack_rows(K, ldk, g.D, g.Sk, Kp.data());
+                pack_rows(V, ldv, g.Dv, g.Sk, Vp.data());
+                packed_head = b * g.Hk + hk;
+              }
+              Kb = Kp.data() + j0 * g.D, Vb = Vp.data() + j0 * g.Dv, ldkb = g.D, ldvb = g.Dv;
+            } else if (pack) {
+              pack_rows(Kb, ldk, g.D, bk, Kp.data());
+              pack_rows(Vb, ldv, g.Dv, bk, Vp.data());
+              Kb = Kp.data(), Vb = Vp.data(), ldkb = g.D, ldvb = g.Dv;
+            }
+            gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
             mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
             for (int64_t r = 0; r < bq; ++r) {
               A* s = S.data() + r * bk;
@@ -181,8 +217,7 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
                 for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
               }
             }
-            gemm<A>(false, false, bq, g.Dv, bk, A(1), S.data(), bk, V + j0 * ldv, ldv, A(1),
-                    acc.data(), g.Dv);
+            gemm<A>(false, false, bq, g.Dv, bk, A(1), S.data(), bk, Vb, ldvb, A(1), acc.data(), g.Dv);
           }
           for (int64_t r = 0; r < bq; ++r) {
             const A inv = l[r] > A(0) ? A(1) / l[r] : A(0);

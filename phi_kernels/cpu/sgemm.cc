@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -73,6 +74,14 @@ void route_openblas_threads() {
 #endif
 
 bool use_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
+  // OAR_SGEMM=openblas|onednn forces one library for every float32 GEMM (comparisons only).
+  static const int forced = [] {
+    const char* e = std::getenv("OAR_SGEMM");
+    if (!e) return 0;
+    const std::string v(e);
+    return v == "openblas" ? 1 : v == "onednn" ? 2 : 0;
+  }();
+  if (forced) return forced == 1;
   if (std::min({M, N, K}) >= 384) return true;
   if (tb) return false;
   if (ta && lda % 512 == 0 && K >= 256 && N >= 64) return true;

@@ -221,8 +221,28 @@ template <typename M> M gelu_d2(M x, bool approx) {
 // and 1 + erf(z) = 2 - erfc(z) for z >= 0, erfc(-z) for z < 0 (no cancellation for z < 0).
 // Double keeps SLEEF's 1-ulp erf. Tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), exact.
 #if OAR_VEC
-// 1 + erf(x / sqrt2) = 2 Phi(x) for float lanes (the approximation above).
-inline vec::F gelu_cdf2(vec::F x) {
+// exp(w) for float lanes with w <= 0: vec::exp without its overflow clamp and its inf/NaN
+// selects (the callers pass -a^2 with a finite and clamped), 0 below -87.3.
+inline vec::F exp_nonpos(vec::F w) {
+  const vec::F lo = vec::set1(-87.3365478515625f);
+  const vec::F xc = vec::max(w, lo);
+  const vec::F n = vec::round(vec::mul(xc, vec::set1(1.44269504088896341f)));
+  vec::F r = vec::fmadd(n, vec::set1(-0.693359375f), xc);
+  r = vec::fmadd(n, vec::set1(2.12194440e-4f), r);
+  vec::F p = vec::set1(1.9875691500e-4f);
+  p = vec::fmadd(p, r, vec::set1(1.3981999507e-3f));
+  p = vec::fmadd(p, r, vec::set1(8.3334519073e-3f));
+  p = vec::fmadd(p, r, vec::set1(4.1665795894e-2f));
+  p = vec::fmadd(p, r, vec::set1(1.6666665459e-1f));
+  p = vec::fmadd(p, r, vec::set1(5.0000001201e-1f));
+  p = vec::fmadd(vec::mul(p, r), r, vec::add(r, vec::set1(1.0f)));
+  return vec::select_lt(w, lo, vec::set1(0.0f), vec::mul(p, vec::pow2i(n)));
+}
+// 1 + erf(x / sqrt2) = 2 Phi(x) for float lanes (the approximation above), and in *e the
+// factor exp(-z^2) = exp(-x^2 / 2) it used, which the gradient's density shares (for
+// |x| > 14.1, where z is clamped, both are 0 in float). A NaN x gives a finite value here;
+// the callers' product with x makes the result NaN.
+inline vec::F gelu_cdf2(vec::F x, vec::F* e) {
   const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
   // |z| past 10 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite.
   const vec::F a = vec::min(vec::abs(z), vec::set1(10.0f));
@@ -233,13 +253,17 @@ inline vec::F gelu_cdf2(vec::F x) {
   p = vec::fmadd(p, t, vec::set1(1.421413741f));
   p = vec::fmadd(p, t, vec::set1(-0.284496736f));
   p = vec::fmadd(p, t, vec::set1(0.254829592f));
-  const vec::F q = vec::mul(vec::mul(p, t), vec::exp(vec::sub(vec::set1(0.0f), vec::mul(a, a))));
+  *e = exp_nonpos(vec::sub(vec::set1(0.0f), vec::mul(a, a)));
+  const vec::F q = vec::mul(vec::mul(p, t), *e);
   return vec::select_neg(z, q, vec::sub(vec::set1(2.0f), q));
 }
 #endif
 struct GeluErfF {
 #if OAR_VEC
-  static vec::F vf(vec::F x) { return vec::mul(vec::mul(vec::set1(0.5f), x), gelu_cdf2(x)); }
+  static vec::F vf(vec::F x) {
+    vec::F e;
+    return vec::mul(vec::mul(vec::set1(0.5f), x), gelu_cdf2(x, &e));
+  }
   static vec::D vd(vec::D x) {
     const vec::D h = vec::mul(vec::set1(0.5), x);
     return vec::fmadd(h, OAR_SLEEF_D(erf, u10)(vec::mul(x, vec::set1(kInvSqrt2))), h);
@@ -273,8 +297,10 @@ void GeluKernel(const DeviceContext&, const DenseTensor& x, bool approximate, De
 struct GeluGradErfF {
 #if OAR_VEC
   static vec::F vf(vec::F x, vec::F d) {
-    const vec::F pdf = vec::mul(vec::set1(float(kInvSqrt2Pi)), vec::exp(vec::mul(vec::set1(-0.5f), vec::mul(x, x))));
-    return vec::mul(d, vec::fmadd(vec::set1(0.5f), gelu_cdf2(x), vec::mul(x, pdf)));
+    vec::F e;
+    const vec::F cdf2 = gelu_cdf2(x, &e);
+    const vec::F pdf = vec::mul(vec::set1(float(kInvSqrt2Pi)), e);
+    return vec::mul(d, vec::fmadd(vec::set1(0.5f), cdf2, vec::mul(x, pdf)));
   }
   static vec::D vd(vec::D x, vec::D d) {
     const vec::D pdf =
@@ -327,6 +353,13 @@ void vec_binary(const T* x, const T* d, T* o, int64_t n) {
     }
   };
   int64_t i = 0;
+  // two independent vectors per iteration: the functors are long dependency chains
+  for (; i + 2 * kL <= n; i += 2 * kL) {
+    const V r0 = call(vec::load(x + i), vec::load(d + i));
+    const V r1 = call(vec::load(x + i + kL), vec::load(d + i + kL));
+    vec::store(o + i, r0);
+    vec::store(o + i + kL, r1);
+  }
   for (; i + kL <= n; i += kL) vec::store(o + i, call(vec::load(x + i), vec::load(d + i)));
   if (i < n) {
     alignas(64) T bx[kL] = {}, bd[kL] = {};

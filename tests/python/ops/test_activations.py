@@ -222,7 +222,7 @@ def _np_gelu_d1(x, approximate):
 
 @pytest.mark.parametrize("approximate", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (9,), (17,), (3, 1001), (4, 8, 33)])
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (9,), (16,), (17,), (31,), (32,), (3, 1001), (4, 8, 33)])
 def test_gelu_grad_vector_path_against_float64(approximate, dtype, shape):
     """gelu_grad's vector loop (full vectors, then a padded tail), on odd sizes, 0-size and a
     transposed view, against the float64 derivative: float32 within a few ulp."""
