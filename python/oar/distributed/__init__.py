@@ -5,7 +5,7 @@ PADDLE_TRAINER_ID / PADDLE_TRAINERS_NUM (ParallelEnv). init_parallel_env() joins
 launcher (python -m oar.distributed.launch) or spawn() described. See docs/distributed.md."""
 from .parallel_env import ParallelEnv  # noqa: F401
 from .collective import (  # noqa: F401
-    CommunicationError, Group, ReduceOp, init_parallel_env, is_initialized, new_group, get_group,
+    CommunicationError, Group, ReduceOp, init_parallel_env, is_initialized, is_available, new_group, get_group,
     destroy_process_group, get_rank, get_world_size, get_backend)
 from .communication import (  # noqa: F401
     all_reduce, all_gather, all_gather_object, reduce_scatter, broadcast, broadcast_object_list,
@@ -14,7 +14,8 @@ from .spawn import spawn  # noqa: F401
 from .checkpoint import load_state_dict, save_state_dict  # noqa: F401
 
 __all__ = [
-    "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group",
+    "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "is_available",
+    "new_group",
     "get_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend",
     "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",

@@ -24,6 +24,32 @@ def test_process_mesh_basics():
     assert dist.ProcessMesh([0, 1]).dim_names == ["d0"]
 
 
+@pytest.mark.parametrize("rank", [0, 5])
+def test_process_mesh_get_submesh_with_dim(rank, monkeypatch):
+    """The 1-d sub-mesh along an axis through this process (Paddle's example, ranks 0 and 5),
+    None outside the mesh, and an unknown axis named."""
+    monkeypatch.setenv("PADDLE_TRAINER_ID", str(rank))
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "8")
+    m2 = dist.ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "tp"])
+    m3 = dist.ProcessMesh([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], dim_names=["pp", "dp", "tp"])
+    want = {0: {"dp": [0, 4], "tp": [0, 1, 2, 3], "pp3": [0, 4], "dp3": [0, 2], "tp3": [0, 1]},
+            5: {"dp": [1, 5], "tp": [4, 5, 6, 7], "pp3": [1, 5], "dp3": [5, 7], "tp3": [4, 5]}}[rank]
+    for name in ("dp", "tp"):
+        sub = m2.get_submesh_with_dim(name)
+        assert sub.process_ids == want[name] and sub.dim_names == [name], (name, sub)
+    for name in ("pp", "dp", "tp"):
+        sub = m3.get_submesh_with_dim(name)
+        assert sub.process_ids == want[name + "3"] and sub.dim_names == [name], (name, sub)
+    assert dist.ProcessMesh([1, 2], ["x"]).get_submesh_with_dim("x") is None
+    assert m2.get_submesh_with_dim("tp", 1).process_ids == [1, 5]  # with index: get_mesh_with_dim's
+    with pytest.raises(ValueError, match="no axis named 'mp'"):
+        m2.get_submesh_with_dim("mp")
+
+
+def test_is_available():
+    assert dist.is_available() is bool(oar._C.distributed.available)
+
+
 @pytest.mark.parametrize("mesh, dim_names, match", [
     ([0, 0], None, "appears more than once"),
     ([0, -1], None, "negative"),

@@ -72,6 +72,21 @@ class ProcessMesh:
             raise ValueError("ProcessMesh.get_mesh_with_dim: a 1-d mesh has no sub-mesh")
         return ProcessMesh(arr[index], names[1:])
 
+    def get_submesh_with_dim(self, dim_name, index=None):
+        """The 1-d sub-mesh along axis `dim_name` that holds this process (the other axes
+        fixed at its coordinates; None when the process is not in the mesh), as Paddle's.
+        With `index`: the sub-mesh at that index of get_mesh_with_dim(dim_name)."""
+        if index is not None:
+            return self.get_mesh_with_dim(dim_name, index)
+        from ..collective import get_rank
+        axis = self._axis(dim_name)
+        me = get_rank()
+        if me not in self._process_ids:
+            return None
+        coord = self._coord(me)
+        coord[axis] = slice(None)
+        return ProcessMesh(self._mesh[tuple(coord)], [self._dim_names[axis]])
+
     def __getitem__(self, index):
         sub = self._mesh[index]
         if np.ndim(sub) == 0:
