@@ -142,7 +142,8 @@ ProcessGroup::ProcessGroup(GroupInfo info, std::shared_ptr<Store> store)
                 " (world size or new_group ranks differ between processes)");
   }
   worker_ = std::thread([this] { worker_loop(); });
-  completion_ = std::thread([this] { completion_loop(); });
+  completion_[0] = std::thread([this] { completion_loop(0); });
+  completion_[1] = std::thread([this] { completion_loop(1); });
   watchdog_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
@@ -165,7 +166,9 @@ void ProcessGroup::shutdown() {
   cv_.notify_all();
   watchdog_cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  if (completion_.joinable()) completion_.join();
+  for (auto& t : completion_) {
+    if (t.joinable()) t.join();
+  }
   if (watchdog_.joinable()) watchdog_.join();
 }
 
@@ -244,7 +247,7 @@ void ProcessGroup::execute(Op& op, const std::shared_ptr<Task>& task) {
     if (rest && !error) {
       // Point-to-point ops complete on the completion thread, so the next op (an
       // irecv after an isend) can be posted while this one waits for its peer.
-      completions_.push_back({std::move(op), std::move(rest), task});
+      completions_[op.kind == "send" ? 0 : 1].push_back({std::move(op), std::move(rest), task});
       completion_cv_.notify_all();
       deferred = true;
     }
@@ -255,15 +258,16 @@ void ProcessGroup::execute(Op& op, const std::shared_ptr<Task>& task) {
   if (!deferred) task->finish(error);
 }
 
-void ProcessGroup::completion_loop() {
+void ProcessGroup::completion_loop(int lane) {
+  auto& queue = completions_[lane];
   while (true) {
     Completion c;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      completion_cv_.wait(lock, [&] { return worker_done_ || !completions_.empty(); });
-      if (completions_.empty()) return;
-      c = std::move(completions_.front());
-      completions_.pop_front();
+      completion_cv_.wait(lock, [&] { return worker_done_ || !queue.empty(); });
+      if (queue.empty()) return;
+      c = std::move(queue.front());
+      queue.pop_front();
     }
     c.task->finish(guarded(c.op, c.rest));
   }

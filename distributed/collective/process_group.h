@@ -130,7 +130,7 @@ class ProcessGroup {
   std::string diagnose(const Op& op, const std::string& cause);
   void worker_loop();
   void execute(Op& op, const std::shared_ptr<Task>& task);
-  void completion_loop();
+  void completion_loop(int lane);
   /// Runs fn; turns a failure into the error the task reports (Note [Dead peers]).
   std::exception_ptr guarded(const Op& op, const std::function<void()>& fn);
   /// Records in the store an op that has run for over a second (Note [Dead peers]).
@@ -153,10 +153,13 @@ class ProcessGroup {
     Deferred rest;
     std::shared_ptr<Task> task;
   };
-  std::deque<Completion> completions_;
+  // Two completion lanes: sends, and everything else. A send's wait lasts until its receiver
+  // posts the matching recv; in one FIFO it held back this rank's later recvs, which the
+  // receiver's own recvs may wait on (an interleaved pipeline's sends and recvs cross).
+  std::deque<Completion> completions_[2];
   std::condition_variable completion_cv_;
   bool worker_done_ = false;
-  std::thread completion_;
+  std::thread completion_[2];
   std::condition_variable watchdog_cv_;
   std::thread watchdog_;
 };
