@@ -20,7 +20,7 @@ __all__ = [
     "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
     "barrier", "spawn", "DataParallel", "fleet",
-    "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
+    "ProcessMesh", "DistAttr", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard", "unshard_dtensor",
     "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
     "ColWiseParallel", "RowWiseParallel", "save_state_dict", "load_state_dict", "shard_dataloader", "SplitPoint",
@@ -40,7 +40,7 @@ def __getattr__(name):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")
 from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements, dist tensors)
-    ProcessMesh, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
+    ProcessMesh, DistAttr, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
     dtensor_from_fn, set_mesh, get_mesh, infer_spmd, reshard, unshard_dtensor, shard_layer, shard_optimizer,
     ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel,
     shard_dataloader, SplitPoint, Strategy, DistModel, to_static, SequenceParallelBegin, SequenceParallelEnd,

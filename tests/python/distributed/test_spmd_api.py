@@ -46,6 +46,23 @@ def test_process_mesh_get_submesh_with_dim(rank, monkeypatch):
         m2.get_submesh_with_dim("mp")
 
 
+def test_dist_attr_layout_and_bad_specs():
+    mesh = dist.ProcessMesh([[2, 4, 5], [0, 1, 3]], dim_names=["x", "y"])
+    a = dist.DistAttr(mesh=mesh, sharding_specs=["x", "y"])
+    assert a.dims_mapping == [0, 1] and a.placements == [dist.Shard(0), dist.Shard(1)]
+    b = dist.DistAttr(mesh, [None, "x", None])
+    assert b.dims_mapping == [-1, 0, -1] and b.placements == [dist.Shard(1), dist.Replicate()]
+    assert "sharding_specs=['x', 'y']" in repr(a) and a == dist.DistAttr(mesh, ("x", "y")) and a != b
+    with pytest.raises(ValueError, match="sharding spec 'z' is not an axis of the mesh"):
+        dist.DistAttr(mesh, ["z"])
+    with pytest.raises(ValueError, match="a mesh axis may split one tensor dimension only"):
+        dist.DistAttr(mesh, ["x", "x"])
+    with pytest.raises(TypeError, match="mesh must be a ProcessMesh"):
+        dist.DistAttr([0, 1], ["x"])
+    with pytest.raises(TypeError, match="each sharding spec must be a mesh axis name or None, got 0"):
+        dist.DistAttr(mesh, [0])
+
+
 def test_is_available():
     assert dist.is_available() is bool(oar._C.distributed.available)
 
