@@ -25,7 +25,7 @@ __all__ = [
     "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
     "ColWiseParallel", "RowWiseParallel", "save_state_dict", "load_state_dict", "shard_dataloader", "SplitPoint",
     "Strategy", "DistModel", "to_static", "SequenceParallelBegin", "SequenceParallelEnd",
-    "SequenceParallelEnable", "SequenceParallelDisable",
+    "SequenceParallelEnable", "SequenceParallelDisable", "shard_scaler",
 ]
 
 
@@ -45,3 +45,4 @@ from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements,
     ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel,
     shard_dataloader, SplitPoint, Strategy, DistModel, to_static, SequenceParallelBegin, SequenceParallelEnd,
     SequenceParallelEnable, SequenceParallelDisable)
+from .amp_scaler import shard_scaler  # noqa: F401
