@@ -11,6 +11,7 @@ pytestmark = pytest.mark.skipif(not oar._C.distributed.available, reason="built 
 
 
 @pytest.mark.parametrize("mode,marker", [("dense", "SCALER OK"), ("dist", "SCALER OK"),
+                                         ("amp_o2", "SCALER OK"),
                                          ("control", "CONTROL DIVERGED")])
 def test_shard_scaler_two_ranks(tmp_path, mode, marker):
     results, _ = run_ranks("shard_scaler.py", 2, [mode], timeout=120, tmp_path=tmp_path)

@@ -51,9 +51,42 @@ def run(mode, rank, mesh):
     return log, params
 
 
+def amp_o2(rank):
+    # Paddle's documented use: O2-decorated model, AdamW under shard_optimizer, auto_cast;
+    # rank 1's loss is infinite at step 2. Both ranks skip it and end with equal parameters.
+    oar.seed(11)
+    layer = oar.nn.Sequential(oar.nn.Linear(8, 8), oar.nn.Linear(8, 8))
+    opt = oar.optimizer.AdamW(parameters=layer.parameters())
+    layer, opt = oar.amp.decorate(layer, opt, level="O2")
+    scaler = dist.shard_scaler(oar.amp.GradScaler(init_loss_scaling=1024))
+    opt = dist.shard_optimizer(opt)
+    batch = oar.to_tensor(np.random.default_rng(1).random((8, 8)).astype("float32"))
+    flags = []
+    for step in range(4):
+        with oar.amp.auto_cast(True):
+            out = layer(batch)
+        loss = out.astype("float32").mean() * (np.inf if step == 2 and rank == 1 else 1.0)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        flags.append(bool(scaler._found_inf or scaler._cache_found_inf))
+        scaler.update()
+        opt.clear_grad()
+    params = [(p._local_value() if p.is_dist() else p).astype("float32").numpy()
+              for p in layer.parameters()]
+    logs, all_params = [], []
+    dist.all_gather_object(logs, flags)
+    dist.all_gather_object(all_params, params)
+    assert logs == [[False, False, True, False]] * 2, logs
+    for a, b in zip(*all_params):
+        np.testing.assert_array_equal(a, b)
+    print("SCALER OK", flush=True)
+
+
 def main():
     mode = sys.argv[1]
     dist.init_parallel_env()
+    if mode == "amp_o2":
+        return amp_o2(dist.get_rank())
     rank = dist.get_rank()
     mesh = ProcessMesh([0, 1], dim_names=["x"])
     log, params = run(mode, rank, mesh)
