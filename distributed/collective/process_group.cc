@@ -247,7 +247,9 @@ void ProcessGroup::execute(Op& op, const std::shared_ptr<Task>& task) {
     if (rest && !error) {
       // Point-to-point ops complete on their lane's thread, so the next op (an irecv after
       // an isend) can be posted while this one waits for its peer.
-      auto& lane = lanes_[{op.kind == "send", op.peer}];
+      // Collectives (an xccl stream's wait) share one lane, in issue order: key (recv, -1).
+      const bool p2p = op.kind == "send" || op.kind == "recv";
+      auto& lane = lanes_[{op.kind == "send", p2p ? op.peer : -1}];
       if (!lane) {
         lane = std::make_unique<Lane>();
         lane->thread = std::thread([this, l = lane.get()] { completion_loop(l); });

@@ -168,7 +168,7 @@ class ProcessGroup {
     std::condition_variable cv;
     std::thread thread;
   };
-  std::map<std::pair<bool, int>, std::unique_ptr<Lane>> lanes_;  // (is send, peer) -> lane
+  std::map<std::pair<bool, int>, std::unique_ptr<Lane>> lanes_;  // (is send, peer or -1) -> lane
   bool worker_done_ = false;
   std::condition_variable watchdog_cv_;
   std::thread watchdog_;
