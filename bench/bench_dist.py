@@ -50,6 +50,14 @@ def _inner(nbytes):
     return max(1, min(200, (8 << 20) // max(nbytes, 1)))
 
 
+def _sizes():
+    return [] if os.environ.get("BENCH_DIST_ONLY") == "steps" else SIZES
+
+
+def _steps():
+    return os.environ.get("BENCH_DIST_ONLY") != "allreduce"
+
+
 def run_oar(repeat):
     import numpy as np
     import oar
@@ -57,10 +65,12 @@ def run_oar(repeat):
     oar.set_num_threads(1)
     dist.init_parallel_env()
     out = {}
-    for nbytes in SIZES:
+    for nbytes in _sizes():
         t = oar.ones([nbytes // 4], dtype="float32")
         s = _median_time(lambda: dist.all_reduce(t), dist.barrier, repeat, _inner(nbytes))
         out[f"allreduce_{nbytes}"] = s
+    if not _steps():
+        return out
     rng = np.random.default_rng(dist.get_rank())
     x = oar.to_tensor(rng.standard_normal((BATCH, MLP[0])).astype("float32"))
     y = oar.to_tensor(rng.integers(0, MLP[-1], (BATCH,)).astype("int64"))
@@ -128,10 +138,12 @@ def run_torch(repeat):
     torch.set_num_threads(1)
     tdist.init_process_group("gloo")
     out = {}
-    for nbytes in SIZES:
+    for nbytes in _sizes():
         t = torch.ones(nbytes // 4, dtype=torch.float32)
         s = _median_time(lambda: tdist.all_reduce(t), tdist.barrier, repeat, _inner(nbytes))
         out[f"allreduce_{nbytes}"] = s
+    if not _steps():
+        return out
     g = torch.Generator().manual_seed(tdist.get_rank())
     x = torch.randn(BATCH, MLP[0], generator=g)
     y = torch.randint(0, MLP[-1], (BATCH,), generator=g)
@@ -240,7 +252,11 @@ def main():
                     help="jobs per framework, alternating oar and torch; the table shows medians")
     ap.add_argument("--torch-python", default=os.path.join(BENCH, ".venv", "bin", "python"),
                     help="a python with torch (default bench/.venv, made by bench/run.sh)")
+    ap.add_argument("--only", choices=["allreduce", "steps"],
+                    help="run only the all-reduce sweep or only the training steps")
     args = ap.parse_args()
+    if args.only:
+        os.environ["BENCH_DIST_ONLY"] = args.only  # the workers inherit it
     if args.worker:
         return worker(args.worker, args.repeat)
     torch_py = args.torch_python
@@ -258,11 +274,15 @@ def main():
     print(f"{'metric':<28}{'oar':>14}{'torch':>14}{'oar/torch':>11}")
     for nbytes in SIZES:
         k = f"allreduce_{nbytes}"
+        if k not in o and k not in t:
+            continue
         bw = lambda d: nbytes / d[k] / 1e6 if k in d else float("nan")  # noqa: E731
         ratio = bw(o) / bw(t) if k in t and k in o else float("nan")
         label = f"allreduce {nbytes >> 10} KiB MB/s"
         print(f"{label:<28}{bw(o):>14.1f}{bw(t):>14.1f}{ratio:>11.2f}")
     for k, tk in (("dp_step", "dp_step"), ("dp_step_no_overlap", "dp_step"), ("gpt_dp_step", "gpt_dp_step")):
+        if k not in o and tk not in t:
+            continue
         ov, tv = o.get(k, float("nan")) * 1e3, t.get(tk, float("nan")) * 1e3
         print(f"{k + ' ms':<28}{ov:>14.3f}{tv:>14.3f}{ov / tv:>11.2f}")
     os.makedirs(os.path.join(BENCH, "results"), exist_ok=True)

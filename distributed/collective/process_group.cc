@@ -142,7 +142,6 @@ ProcessGroup::ProcessGroup(GroupInfo info, std::shared_ptr<Store> store)
                 " (world size or new_group ranks differ between processes)");
   }
   worker_ = std::thread([this] { worker_loop(); });
-  completion_ = std::thread([this] { completion_loop(); });
   watchdog_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
@@ -165,7 +164,11 @@ void ProcessGroup::shutdown() {
   cv_.notify_all();
   watchdog_cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  if (completion_.joinable()) completion_.join();
+  // The worker has stopped: no lane is added now. Each lane finishes what it holds (every
+  // wait is bounded by the group's timeout) before the backend's buffers go away.
+  for (auto& [key, lane] : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+  }
   if (watchdog_.joinable()) watchdog_.join();
 }
 
@@ -187,7 +190,7 @@ std::shared_ptr<Task> ProcessGroup::submit(Op op, bool sync_op) {
     if (inline_run) {
       busy_ = true;
       running_seq_ = op.seq;
-      running_since_ = Clock::now();
+      running_since_ = op.started = Clock::now();
     } else {
       queue_.emplace_back(std::move(op), task);
     }
@@ -206,20 +209,20 @@ void ProcessGroup::worker_loop() {
     std::pair<Op, std::shared_ptr<Task>> item;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !busy_); });
+      // Stopping waits for an op a caller runs inline too: it may still add to a lane.
+      cv_.wait(lock, [&] { return !busy_ && (stopping_ || !queue_.empty()); });
       if (queue_.empty()) break;  // stopping, and everything queued has run
-      if (busy_) continue;
       item = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
       running_seq_ = item.first.seq;
-      running_since_ = Clock::now();
+      running_since_ = item.first.started = Clock::now();
     }
     execute(item.first, item.second);
   }
   std::lock_guard<std::mutex> lock(mu_);
   worker_done_ = true;
-  completion_cv_.notify_all();
+  for (auto& [key, lane] : lanes_) lane->cv.notify_all();
 }
 
 // Runs one op (busy_ is set: no other op runs meanwhile), then frees the group for the next.
@@ -238,14 +241,21 @@ void ProcessGroup::execute(Op& op, const std::shared_ptr<Task>& task) {
   bool deferred = false, queued = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queued = !queue_.empty();
+    queued = !queue_.empty() || stopping_;
     running_seq_ = 0;
     busy_ = false;
     if (rest && !error) {
-      // Point-to-point ops complete on the completion thread, so the next op (an
-      // irecv after an isend) can be posted while this one waits for its peer.
-      completions_.push_back({std::move(op), std::move(rest), task});
-      completion_cv_.notify_all();
+      // Point-to-point ops complete on their lane's thread, so the next op (an irecv after
+      // an isend) can be posted while this one waits for its peer.
+      // Collectives (an xccl stream's wait) share one lane, in issue order: key (recv, -1).
+      const bool p2p = op.kind == "send" || op.kind == "recv";
+      auto& lane = lanes_[{op.kind == "send", p2p ? op.peer : -1}];
+      if (!lane) {
+        lane = std::make_unique<Lane>();
+        lane->thread = std::thread([this, l = lane.get()] { completion_loop(l); });
+      }
+      lane->queue.push_back({std::move(op), std::move(rest), task});
+      lane->cv.notify_all();
       deferred = true;
     }
   }
@@ -255,15 +265,16 @@ void ProcessGroup::execute(Op& op, const std::shared_ptr<Task>& task) {
   if (!deferred) task->finish(error);
 }
 
-void ProcessGroup::completion_loop() {
+void ProcessGroup::completion_loop(Lane* lane) {
+  auto& queue = lane->queue;
   while (true) {
     Completion c;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      completion_cv_.wait(lock, [&] { return worker_done_ || !completions_.empty(); });
-      if (completions_.empty()) return;
-      c = std::move(completions_.front());
-      completions_.pop_front();
+      lane->cv.wait(lock, [&] { return worker_done_ || !queue.empty(); });
+      if (queue.empty()) return;
+      c = std::move(queue.front());
+      queue.pop_front();
     }
     c.task->finish(guarded(c.op, c.rest));
   }
@@ -314,8 +325,19 @@ std::exception_ptr ProcessGroup::guarded(const Op& op, const std::function<void(
 std::string ProcessGroup::diagnose(const Op& op, const std::string& cause) {
   std::ostringstream msg;
   msg << std::fixed << std::setprecision(2) << op.kind << " on process group '" << info_.name << "' (global ranks "
-      << detail::str_cat(info_.ranks) << ", op #" << op.seq << ") failed on rank " << info_.ranks[info_.rank]
-      << " after " << std::chrono::duration<double>(Clock::now() - running_since_).count() << " s: " << cause << ". ";
+      << detail::str_cat(info_.ranks) << ", op #" << op.seq << ")";
+  const bool p2p = op.kind == "send" || op.kind == "recv";
+  const int peer = p2p && op.peer >= 0 && op.peer < size() ? info_.ranks[op.peer] : -1;
+  if (p2p) msg << (op.kind == "send" ? " to rank " : " from rank ") << peer;
+  msg << " failed on rank " << info_.ranks[info_.rank] << " after "
+      << std::chrono::duration<double>(Clock::now() - op.started).count() << " s: " << cause << ". ";
+  if (p2p) {
+    // Only the peer takes part, and point-to-point op numbers differ between ranks: the
+    // survey of the others (and a record they would compare collectives against) is moot.
+    msg << "Rank " << peer << " exited, was killed, or never posted the matching "
+        << (op.kind == "send" ? "recv" : "send") << " (see its log, e.g. workerlog." << peer << ").";
+    return msg.str();
+  }
   const std::string prefix = "pg/" + info_.name + "/reached/";
   try {
     store_->set(prefix + std::to_string(info_.ranks[info_.rank]), std::to_string(op.seq));
@@ -388,7 +410,7 @@ void ProcessGroup::check_across_ranks(const Op& op) {
   }
   DenseTensor all(Dims({static_cast<int64_t>(size()) * kDescLen}), DataType::INT64);
   const int64_t* a = all.alloc<int64_t>();
-  if (Deferred rest = run(Op{"all_gather", {all, mine}, ReduceOp::kSum, -1, op.seq, op.stream})) rest();
+  if (Deferred rest = run(Op{"all_gather", {all, mine}, ReduceOp::kSum, -1, op.seq, op.stream, op.started})) rest();
   auto describe = [&](const int64_t* x) {
     std::ostringstream os;
     os << kKinds[std::min<int64_t>(x[0], 7)];

@@ -15,6 +15,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -107,6 +108,7 @@ class ProcessGroup {
     int peer = -1;     // root, dst or src (group rank)
     uint64_t seq = 0;  // per-group count of ops issued
     void* stream = nullptr;  // a device backend's stream for the op (set by prepare)
+    std::chrono::steady_clock::time_point started{};  // when it began to run (errors say how long)
   };
   /// Runs `op`, or starts it and returns the rest (a point-to-point op's wait for its peer),
   /// which the group runs on its completion thread while the worker goes on.
@@ -130,7 +132,8 @@ class ProcessGroup {
   std::string diagnose(const Op& op, const std::string& cause);
   void worker_loop();
   void execute(Op& op, const std::shared_ptr<Task>& task);
-  void completion_loop();
+  struct Lane;
+  void completion_loop(Lane* lane);
   /// Runs fn; turns a failure into the error the task reports (Note [Dead peers]).
   std::exception_ptr guarded(const Op& op, const std::function<void()>& fn);
   /// Records in the store an op that has run for over a second (Note [Dead peers]).
@@ -153,10 +156,20 @@ class ProcessGroup {
     Deferred rest;
     std::shared_ptr<Task> task;
   };
-  std::deque<Completion> completions_;
-  std::condition_variable completion_cv_;
+  // One completion lane (a FIFO and its thread, started on first use) per direction and
+  // peer. Messages between two ranks in one direction complete in the order they were
+  // posted, so a FIFO per pair only ever waits on what must come first anyway. A shared FIFO
+  // made a task wait for unrelated transfers: a send's wait (until its receiver posts)
+  // held back a recv the rank was waiting on while the receiver waited on that rank
+  // (an interleaved pipeline deadlocked), and a recv from one peer held back a recv from
+  // another whose sender depends on this rank (three ranks). Note [Completion lanes].
+  struct Lane {
+    std::deque<Completion> queue;
+    std::condition_variable cv;
+    std::thread thread;
+  };
+  std::map<std::pair<bool, int>, std::unique_ptr<Lane>> lanes_;  // (is send, peer or -1) -> lane
   bool worker_done_ = false;
-  std::thread completion_;
   std::condition_variable watchdog_cv_;
   std::thread watchdog_;
 };

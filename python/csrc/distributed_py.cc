@@ -4,6 +4,7 @@
 // (and its own async ops' completion) go on while it waits.
 #include <pybind11/chrono.h>
 
+#include <cstring>
 #include <unordered_set>
 
 #include "paddle_core/autograd/accumulate_hooks.h"
@@ -56,6 +57,24 @@ bool record_update(const char* rule, const TensorList& params, const TensorList&
   return dist::record_update(rule, tensors_of(params), tensors_of(grads), lists, lrs, wds, scalars, flag, step);
 }
 #endif
+
+// The flat bucket and its gradients: one dtype, contiguous, CPU, sizes adding up.
+void bucket_check(const char* op, const DenseTensor& flat, const std::vector<DenseTensor>& grads) {
+  OAR_ENFORCE(flat.initialized() && flat.is_contiguous() && flat.place().is_cpu(), InvalidArgument, op,
+              ": flat must be a contiguous CPU tensor");
+  int64_t total = 0;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const DenseTensor& g = grads[i];
+    OAR_ENFORCE(g.initialized(), InvalidArgument, op, ": grads[", i, "] has no memory");
+    OAR_ENFORCE(g.dtype() == flat.dtype(), InvalidType, op, ": grads[", i, "] is ", dtype_name(g.dtype()),
+                ", the bucket ", dtype_name(flat.dtype()));
+    OAR_ENFORCE(g.numel() == 0 || (g.is_contiguous() && g.place().is_cpu()), InvalidArgument, op, ": grads[", i,
+                "] must be a contiguous CPU tensor");
+    total += g.numel();
+  }
+  OAR_ENFORCE(total == flat.numel(), InvalidArgument, op, ": the gradients hold ", total, " elements, flat ",
+              flat.numel());
+}
 
 std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -226,6 +245,56 @@ void bind_distributed(py::module_& m) {
       .def(
           "barrier", [](PG& g) -> TaskPtr { return g.barrier(); }, py::call_guard<py::gil_scoped_release>())
       .def("shutdown", &PG::shutdown, py::call_guard<py::gil_scoped_release>());
+
+  // DataParallel's bucket copies (Note [DataParallel buckets]): one call per bucket instead of a
+  // concat and a slice per parameter, into a flat buffer kept across steps.
+  d.def("bucket_pack", [](py::handle flat, py::handle grads) {
+    DenseTensor f = py_to_tensor(flat, "bucket_pack", "flat").dense();
+    std::vector<DenseTensor> gs;
+    for (py::handle g : grads) gs.push_back(py_to_tensor(g, "bucket_pack", "grads").dense());
+    bucket_check("bucket_pack", f, gs);
+    py::gil_scoped_release release;
+    char* out = static_cast<char*>(f.raw_data());
+    for (const DenseTensor& g : gs) {
+      size_t n = g.numel() * size_of(f.dtype());
+      if (n) std::memcpy(out, g.raw_data(), n);
+      out += n;
+    }
+  });
+  // The reverse, dividing by `divisor` on the way (the all-reduce is a SUM; dividing here
+  // instead of in an AVG all-reduce saves a pass over the bucket, with the same rounding).
+  d.def("bucket_unpack", [](py::handle flat, py::handle grads, int divisor) {
+    DenseTensor f = py_to_tensor(flat, "bucket_unpack", "flat").dense();
+    std::vector<DenseTensor> gs;
+    for (py::handle g : grads) gs.push_back(py_to_tensor(g, "bucket_unpack", "grads").dense());
+    bucket_check("bucket_unpack", f, gs);
+    OAR_ENFORCE(divisor >= 1 && is_floating(f.dtype()), InvalidArgument,
+                "bucket_unpack: divisor must be >= 1 on a floating-point bucket, got ", divisor, " on ",
+                dtype_name(f.dtype()));
+    py::gil_scoped_release release;
+    visit_dtype(f.dtype(), "bucket_unpack", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, bool>) {
+        using M = OpMath<T>;
+        const M d = M(divisor);
+        // x / 2^k and x * 2^-k round alike (both are the exact quotient, rounded once), and the
+        // product vectorizes ~4x cheaper than the division.
+        const bool pow2 = (divisor & (divisor - 1)) == 0;
+        const M r = M(1) / d;
+        const T* src = f.data<T>();
+        for (const DenseTensor& g : gs) {
+          T* dst = g.data<T>();
+          const int64_t n = g.numel();
+          if (pow2) {
+            for (int64_t i = 0; i < n; ++i) dst[i] = T(M(src[i]) * r);
+          } else {
+            for (int64_t i = 0; i < n; ++i) dst[i] = T(M(src[i]) / d);
+          }
+          src += n;
+        }
+      }
+    });
+  });
 
   d.def(
       "create_process_group",

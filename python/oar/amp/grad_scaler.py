@@ -94,13 +94,25 @@ class AmpScaler:
         from ..autograd import no_grad
         with no_grad():  # gradients read stop_gradient=False (Paddle's rule): no history here
             for g in self._grads(optimizer):
-                if g.size:
-                    s = _C.ops.sum((g * 0.0).astype("float32"))
+                v = self._check_view(g)
+                if v.size:
+                    s = _C.ops.sum((v * 0.0).astype("float32"))
                     key = g.place.device_str()
                     checks[key] = s if key not in checks else checks[key] + s
                 _C.ops.scale_(g, inv, 0.0, True)
-        self._found_inf = not all(math.isfinite(float(c.item())) for c in checks.values())
+        found_inf = not all(math.isfinite(float(c.item())) for c in checks.values())
+        self._found_inf = self._reduce_found_inf(found_inf, optimizer)
         self._optimizer_states[id(optimizer)] = OptimizerState.UNSCALED
+
+    # oar.distributed.shard_scaler replaces these two on an instance: the check reads each
+    # rank's local gradient values, and the flag is reduced over the ranks holding them.
+    @staticmethod
+    def _check_view(grad):
+        return grad
+
+    @staticmethod
+    def _reduce_found_inf(found_inf, optimizer):
+        return found_inf
 
     unscale_ = _unscale
 

@@ -5,7 +5,7 @@ PADDLE_TRAINER_ID / PADDLE_TRAINERS_NUM (ParallelEnv). init_parallel_env() joins
 launcher (python -m oar.distributed.launch) or spawn() described. See docs/distributed.md."""
 from .parallel_env import ParallelEnv  # noqa: F401
 from .collective import (  # noqa: F401
-    CommunicationError, Group, ReduceOp, init_parallel_env, is_initialized, new_group, get_group,
+    CommunicationError, Group, ReduceOp, init_parallel_env, is_initialized, is_available, new_group, get_group,
     destroy_process_group, get_rank, get_world_size, get_backend)
 from .communication import (  # noqa: F401
     all_reduce, all_gather, all_gather_object, reduce_scatter, broadcast, broadcast_object_list,
@@ -14,17 +14,18 @@ from .spawn import spawn  # noqa: F401
 from .checkpoint import load_state_dict, save_state_dict  # noqa: F401
 
 __all__ = [
-    "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group",
+    "ParallelEnv", "CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "is_available",
+    "new_group",
     "get_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend",
     "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
     "barrier", "spawn", "DataParallel", "fleet",
-    "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
+    "ProcessMesh", "DistAttr", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard", "unshard_dtensor",
     "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
     "ColWiseParallel", "RowWiseParallel", "save_state_dict", "load_state_dict", "shard_dataloader", "SplitPoint",
     "Strategy", "DistModel", "to_static", "SequenceParallelBegin", "SequenceParallelEnd",
-    "SequenceParallelEnable", "SequenceParallelDisable",
+    "SequenceParallelEnable", "SequenceParallelDisable", "shard_scaler",
 ]
 
 
@@ -39,8 +40,9 @@ def __getattr__(name):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")
 from .auto_parallel import (  # noqa: F401  (auto_parallel/: meshes, placements, dist tensors)
-    ProcessMesh, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
+    ProcessMesh, DistAttr, Placement, Shard, Replicate, Partial, ReduceType, shard_tensor, dtensor_from_local,
     dtensor_from_fn, set_mesh, get_mesh, infer_spmd, reshard, unshard_dtensor, shard_layer, shard_optimizer,
     ShardingStage1, ShardingStage2, ShardingStage3, parallelize, ColWiseParallel, RowWiseParallel,
     shard_dataloader, SplitPoint, Strategy, DistModel, to_static, SequenceParallelBegin, SequenceParallelEnd,
     SequenceParallelEnable, SequenceParallelDisable)
+from .amp_scaler import shard_scaler  # noqa: F401

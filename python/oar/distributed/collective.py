@@ -14,8 +14,8 @@ import os
 from .. import _C
 from .parallel_env import ParallelEnv
 
-__all__ = ["CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "new_group", "get_group",
-           "destroy_process_group", "get_rank", "get_world_size", "get_backend"]
+__all__ = ["CommunicationError", "Group", "ReduceOp", "init_parallel_env", "is_initialized", "is_available", "new_group",
+           "get_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend"]
 
 _dist = _C.distributed
 # What a failed collective raises (a RuntimeError): a timeout, a dead peer, a lost store.
@@ -140,6 +140,12 @@ def _default_backend():
 def is_initialized():
     """Whether init_parallel_env has set up the default process group."""
     return _State.default_group is not None
+
+
+def is_available():
+    """Whether the distributed package can be used: Oar was built with its communication
+    backends (Gloo), as Paddle's paddle.distributed.is_available()."""
+    return bool(_C.distributed.available)
 
 
 def init_parallel_env(timeout=None):

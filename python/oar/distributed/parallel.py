@@ -48,17 +48,23 @@ class _Reducer:
         self.group = group
         self.find_unused = find_unused
         self.buckets = []  # lists of parameter indices
+        # Paddle's rule (AssignGroupBySize), as torch DDP's: a bucket closes once it holds at
+        # least its cap, so the first one (the last layers') is issued while backward still
+        # runs through the earlier layers. A dtype change closes it too.
         cur, cur_bytes, cap = [], 0, first_bucket_bytes
         for i in reversed(range(len(params))):
             p = params[i]
-            nbytes = p.numel() * p.dtype.itemsize
-            if cur and (p.dtype != params[cur[0]].dtype or cur_bytes + nbytes > cap):
+            if cur and p.dtype != params[cur[0]].dtype:
                 self.buckets.append(cur)
                 cur, cur_bytes, cap = [], 0, bucket_bytes
             cur.append(i)
-            cur_bytes += nbytes
+            cur_bytes += p.numel() * p.dtype.itemsize
+            if cur_bytes >= cap:
+                self.buckets.append(cur)
+                cur, cur_bytes, cap = [], 0, bucket_bytes
         if cur:
             self.buckets.append(cur)
+        self.flats = [None] * len(self.buckets)  # each bucket's flat buffer, kept across steps
         self.bucket_of = {}
         for b, idx in enumerate(self.buckets):
             for i in idx:
@@ -116,33 +122,56 @@ class _Reducer:
 
     def _launch(self, b):
         import oar
-        with oar.no_grad():
-            grads = []
-            for i in self.buckets[b]:
-                p = self.params[i]
-                g = p.grad if p.grad is not None else oar.zeros(p.shape, dtype=p.dtype)
-                grads.append(g.reshape([-1]))
-            flat = oar.concat(grads) if len(grads) > 1 else grads[0].clone()
-        task = self.group.process_group.all_reduce(flat, collective.ReduceOp.AVG, False)
+        grads = []
+        for i in self.buckets[b]:
+            p = self.params[i]
+            g = p.grad
+            if g is None:
+                g = oar.zeros(p.shape, dtype=p.dtype)
+            elif not g.is_contiguous():
+                g = g.contiguous()
+            grads.append(g)
+        if not grads[0].place.is_cpu_place():
+            # A device's gradients: concatenated and averaged by the backend on its stream.
+            with oar.no_grad():
+                flat = oar.concat([g.reshape([-1]) for g in grads]) if len(grads) > 1 else grads[0].clone()
+            task = self.group.process_group.all_reduce(flat, collective.ReduceOp.AVG, False)
+            self.pending.append((b, flat, task))
+            return
+        flat = self.flats[b]
+        if flat is None:
+            flat = self.flats[b] = oar.empty([sum(g.numel() for g in grads)], dtype=grads[0].dtype)
+        _C.distributed.bucket_pack(flat, grads)
+        # SUM here, the division by the group's size in bucket_unpack: one pass fewer than AVG.
+        task = self.group.process_group.all_reduce(flat, collective.ReduceOp.SUM, False)
         self.pending.append((b, flat, task))
 
     def _finish(self):
         import oar
         self.active = False
         pending, self.pending = self.pending, []
-        with oar.no_grad():
-            for b, flat, task in pending:
-                task.wait()
-                offset = 0
-                for i in self.buckets[b]:
-                    p = self.params[i]
-                    n = p.numel()
-                    chunk = flat[offset:offset + n].reshape(p.shape)
-                    offset += n
-                    if p.grad is None:
-                        p.grad = chunk.clone()
-                    else:
-                        p.grad._copy_from(chunk)
+        for b, flat, task in pending:
+            task.wait()
+            if flat is not self.flats[b]:  # a device bucket, averaged already
+                with oar.no_grad():
+                    offset = 0
+                    for i in self.buckets[b]:
+                        p = self.params[i]
+                        n = p.numel()
+                        chunk = flat[offset:offset + n].reshape(p.shape)
+                        offset += n
+                        if p.grad is None:
+                            p.grad = chunk.clone()
+                        else:
+                            p.grad._copy_from(chunk)
+                continue
+            grads = []
+            for i in self.buckets[b]:
+                p = self.params[i]
+                if p.grad is None or not p.grad.is_contiguous():
+                    p.grad = oar.zeros(p.shape, dtype=p.dtype)
+                grads.append(p.grad)
+            _C.distributed.bucket_unpack(flat, grads, self.group.nranks)
 
 
 class DataParallel(Layer):

@@ -23,6 +23,43 @@ def _need_clip(p):
     return getattr(p, "need_clip", True)
 
 
+def _as_ops(grads):
+    """Whether the global norm is computed as tensor ops: while a program is traced (a
+    DistModel step), or for dist gradients on one mesh (the eager dist step, so that it
+    matches the compiled one). Plain eager gradients keep the Python-float path, and so do
+    gradients on several meshes (a DistModel pipeline step with it runs eagerly)."""
+    from ..jit.api import _active
+    meshes = {tuple(g.process_mesh.process_ids) for g in grads if g.is_dist()}
+    if len(meshes) > 1:  # pipeline stages: the norm spans meshes (the float path; traced, eager fallback)
+        return False
+    return bool(_active) or (len(meshes) == 1 and all(g.is_dist() for g in grads))
+
+
+def _global_norm_ops(grads):
+    """The sum of squares of `grads` as a tensor (float32 for 16-bit gradients). For dist
+    gradients each local sum is Partial over the mesh axes its gradient is split on and
+    Replicate elsewhere: the sums of one layout are added locally, then each layout's total
+    is all-reduced once over its split axes (none for replicated gradients)."""
+    totals = {}
+    for g in grads:
+        g32 = g if g.dtype in (_C.DataType.float32, _C.DataType.float64) else _ops.cast(g, _C.DataType.float32)
+        s = (g32 * g32).sum()
+        key = (str(s.dtype), tuple(map(str, s.placements)) if s.is_dist() else None)
+        totals[key] = s if key not in totals else totals[key] + s
+    parts = []
+    for (_, layout), s in totals.items():
+        if layout is not None:
+            from ..distributed.auto_parallel.static_program import _replicated
+            s = _replicated(s)
+        parts.append(s)
+    f64 = [s for s in parts if s.dtype == _C.DataType.float64]
+    total = None
+    for s in parts:  # float64 when any gradient is float64
+        s = s if not f64 or s.dtype == _C.DataType.float64 else _ops.cast(s, _C.DataType.float64)
+        total = s if total is None else total + s
+    return total
+
+
 class ClipGradBase:
     def __call__(self, params_grads):
         with no_grad():
@@ -88,11 +125,29 @@ class ClipGradByGlobalNorm(ClipGradBase):
         return math.sqrt(sum(_sq_sum(g) for p, g in params_grads if _need_clip(p)))
 
     def _clip(self, params_grads):
+        grads = [g for p, g in params_grads if _need_clip(p)]
+        if grads and _as_ops(grads):
+            return self._clip_ops(params_grads, grads)
         norm = self.global_norm(params_grads)
         if norm <= self.clip_norm or not math.isfinite(norm) and self.auto_skip_clip:
             return params_grads
         scale = self.clip_norm / norm
         return [(p, g * scale if _need_clip(p) else g) for p, g in params_grads]
+
+    def _clip_ops(self, params_grads, grads):
+        """The norm, its reduction over the mesh and the scaling as tensor ops (no Python
+        float): what a DistModel program records. scale = clip_norm / max(norm, clip_norm)."""
+        norm = _global_norm_ops(grads).sqrt()
+        clip = _ops.full_like(norm, self.clip_norm, norm.dtype, norm.place)
+        scale = clip / _ops.maximum(norm, clip)
+        if self.auto_skip_clip:  # a non-finite norm leaves the gradients as they are
+            scale = _ops.where(_ops.isfinite(norm), scale, _ops.full_like(norm, 1.0, norm.dtype, norm.place))
+        out = []
+        for p, g in params_grads:
+            if _need_clip(p):
+                g = g * (scale if scale.dtype == g.dtype else _ops.cast(scale, g.dtype))
+            out.append((p, g))
+        return out
 
     def __str__(self):
         return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"

@@ -1,6 +1,6 @@
 """DistModel's update ops (Note [DistModel]): each fused optimizer's step compiled into the
 train program (dist.<rule>_update) gives the eager step's parameters, under a learning-rate
-schedule, parameter groups and gradient_merge (global-norm clipping runs eagerly); malformed update ops are
+schedule, parameter groups, gradient_merge and global-norm clipping; malformed update ops are
 errors naming what is wrong. One process: the dist.* ops run locally."""
 import re
 import warnings
@@ -107,14 +107,57 @@ def test_gradient_merge_compiled_equals_eager(float64):
 
 
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
-def test_global_norm_clipping_runs_eagerly_with_the_warning(float64):
-    """ClipGradByGlobalNorm computes its norm in Python floats: the step cannot be traced, so
-    it runs eagerly (one warning naming the Python read), equal to eager mode."""
-    with pytest.warns(UserWarning, match="the train step cannot be compiled into a program"):
-        got, got_p, dm = _train("adamw", True, steps=3, clip=True, strict=False)
-    want, want_p, _ = _train("adamw", False, steps=3, clip=True)
+def test_global_norm_clipping_is_compiled_into_the_program(float64):
+    """ClipGradByGlobalNorm's norm, max(norm, clip_norm) and scaling are ops of the train
+    program (no eager fallback: strict turns its warning into an error), equal to eager mode,
+    whose norm is a Python float; the clipping acts (the losses differ from unclipped ones)."""
+    got, got_p, dm = _train("adamw", True, steps=4, clip=True)
+    want, want_p, _ = _train("adamw", False, steps=4, clip=True)
+    free, _, _ = _train("adamw", False, steps=4)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
-    assert dm._last == {}
+    for a, b in zip(got_p, want_p):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert max(abs(a - b) for a, b in zip(got, free)) > 1e-3, "clip_norm 0.5 should clip these gradients"
+    ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', str(dm.dist_main_program()))
+    assert ops.count("pd_op.sqrt") == 1 and ops.count("pd_op.maximum") == 1 and "dist.adamw_update" in ops
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_global_norm_clip_as_ops_equals_the_float_path(dtype, scale):
+    """The tensor-op path (what a program records) against the Python-float one on plain
+    tensors: below and above clip_norm, a need_clip=False parameter left alone, a 0-size one."""
+    rng = np.random.default_rng(int(scale * 10))
+    shapes = [(3, 4), (5,), (0, 2), (2, 2)]
+    params = [oar.create_parameter(list(s), dtype) for s in shapes]
+    params[3].need_clip = False
+    pairs = [(p, oar.to_tensor((rng.standard_normal(s) * scale).astype(dtype))) for p, s in zip(params, shapes)]
+    clip = oar.nn.ClipGradByGlobalNorm(1.0)
+    grads = [g for p, g in pairs if getattr(p, "need_clip", True)]
+    want = clip._clip(pairs)
+    with oar.no_grad():
+        got = clip._clip_ops(pairs, grads)
+    tol = 1e-6 if dtype == "float32" else 1e-14
+    norm = np.sqrt(sum(float((g.numpy().astype("float64") ** 2).sum()) for g in grads))
+    for (_, a), (_, b), (_, g), p in zip(got, want, pairs, params):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol, atol=0)
+        expect = g.numpy() * (1.0 / max(norm, 1.0) if getattr(p, "need_clip", True) else 1.0)
+        np.testing.assert_allclose(a.numpy(), expect, rtol=tol, atol=0)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_global_norm_clip_as_ops_on_a_non_finite_norm(skip):
+    """auto_skip_clip=True leaves gradients with an infinite norm unchanged; otherwise the
+    scale is clip_norm / inf = 0 (the float path's numbers)."""
+    p = oar.create_parameter([3], "float64")
+    g = oar.to_tensor(np.array([1.0, np.inf, 2.0]))
+    clip = oar.nn.ClipGradByGlobalNorm(1.0, auto_skip_clip=skip)
+    with oar.no_grad():
+        (_, got), = clip._clip_ops([(p, g)], [g])
+    (_, want), = clip._clip([(p, g)])
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if skip:
+        np.testing.assert_array_equal(got.numpy(), g.numpy())
 
 
 def test_lower_collectives_rejects_malformed_update_ops():

@@ -54,6 +54,70 @@ def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, tmp_pat
         assert f"pp_static {schedule} ok {rank}" in out
 
 
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_vpp_dist_model_compiled_trains_like_one_process(tmp_path):
+    """schedule_mode VPP: the GPT as 4 virtual stages on 2 ranks (chunk c on rank c % 2), 4
+    micro-batches in the interleaved 1F1B order (each rank's program checked against vpp_order
+    through its transfers), 20 compiled AdamW steps equal to one process."""
+    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static"], tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"vpp_static ok {rank}" in out
+
+
+def test_vpp_order_interleaves_chunks():
+    """Interleaved 1F1B (Megatron's order): 2 stages x 2 chunks x 4 micro-batches; every unit
+    once; each chunk's micro-batches in order; a chunk's backward after its forward."""
+    from oar.distributed.auto_parallel.static_program import vpp_order
+    assert vpp_order(4, 0, 2, 2)[:8] == [("F", 0, 0), ("F", 1, 0), ("F", 0, 1), ("F", 1, 1), ("F", 2, 0),
+                                         ("B", 0, 1), ("F", 3, 0), ("B", 1, 1)]
+    assert vpp_order(4, 1, 2, 2)[:4] == [("F", 0, 0), ("F", 1, 0), ("F", 0, 1), ("B", 0, 1)]
+    for stages, vpp, micro in [(2, 2, 4), (2, 3, 2), (4, 2, 8), (3, 2, 3)]:
+        for stage in range(stages):
+            order = vpp_order(micro, stage, stages, vpp)
+            assert sorted(order) == sorted((k, i, j) for k in "FB" for i in range(micro) for j in range(vpp))
+            for j in range(vpp):
+                for kind in "FB":
+                    mbs = [i for k, i, c in order if k == kind and c == j]
+                    assert mbs == sorted(mbs), (stages, vpp, micro, stage, kind, j)
+            for i in range(micro):
+                for j in range(vpp):
+                    assert order.index(("F", i, j)) < order.index(("B", i, j))
+    with pytest.raises(ValueError, match="accumulate_steps \\(3\\) to be a multiple of the number of pipeline "
+                                         "stages \\(2\\)"):
+        vpp_order(3, 0, 2, 2)
+
+
+def test_vpp_layouts_that_do_not_fit_are_errors_at_to_static():
+    from oar.distributed import ProcessMesh
+    meshes = [ProcessMesh([0], dim_names=["pp"]), ProcessMesh([1], dim_names=["pp"]),
+              ProcessMesh([0, 1], dim_names=["pp"])]
+
+    def seq(layout):
+        items = [oar.nn.Linear(2, 2) for _ in layout]
+        for item, m in zip(items, layout):
+            dist.shard_layer(item, meshes[m])
+        s = oar.nn.Sequential(*items)
+        return s, oar.optimizer.SGD(0.1, parameters=s.parameters())
+
+    def to_static(layout, micro=4, vpp=1):
+        s, opt = seq(layout)
+        strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "VPP", "accumulate_steps": micro,
+                                               "vpp_degree": vpp}})
+        return dist.to_static(s, None, lambda o, y: ((o - y) ** 2).mean(), opt, strategy=strategy)
+    to_static([0, 1, 0, 1])  # fits: 2 stages x 2 chunks
+    with pytest.raises(ValueError, match="vpp_degree is 3, but the layer's 4 chunks on 2 stages make 2"):
+        to_static([0, 1, 0, 1], vpp=3)
+    with pytest.raises(ValueError, match=r"accumulate_steps \(3\) to be a multiple of the number of pipeline "
+                                         r"stages \(2\)"):
+        to_static([0, 1, 0, 1], micro=3)
+    with pytest.raises(ValueError, match="3 chunks do not divide into 2 stages"):
+        to_static([0, 1, 1, 0])  # the middle two are one chunk
+    with pytest.raises(ValueError, match=r"meshes to repeat in stage order \(chunk c on stage c % 3\); got chunk "
+                                         r"meshes \[\(0,\), \(1,\), \(0, 1\), \(1,\), \(0,\), \(0, 1\)\]"):
+        to_static([0, 1, 2, 1, 0, 2], micro=6)
+
+
 def test_bad_pipeline_arguments_name_them():
     from oar.distributed.auto_parallel.pipelining import PipelineStage, Schedule1F1B, ScheduleFThenB
     lin = oar.nn.Linear(2, 2)

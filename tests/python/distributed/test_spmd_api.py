@@ -24,6 +24,49 @@ def test_process_mesh_basics():
     assert dist.ProcessMesh([0, 1]).dim_names == ["d0"]
 
 
+@pytest.mark.parametrize("rank", [0, 5])
+def test_process_mesh_get_submesh_with_dim(rank, monkeypatch):
+    """The 1-d sub-mesh along an axis through this process (Paddle's example, ranks 0 and 5),
+    None outside the mesh, and an unknown axis named."""
+    monkeypatch.setenv("PADDLE_TRAINER_ID", str(rank))
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "8")
+    m2 = dist.ProcessMesh([[0, 1, 2, 3], [4, 5, 6, 7]], dim_names=["dp", "tp"])
+    m3 = dist.ProcessMesh([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], dim_names=["pp", "dp", "tp"])
+    want = {0: {"dp": [0, 4], "tp": [0, 1, 2, 3], "pp3": [0, 4], "dp3": [0, 2], "tp3": [0, 1]},
+            5: {"dp": [1, 5], "tp": [4, 5, 6, 7], "pp3": [1, 5], "dp3": [5, 7], "tp3": [4, 5]}}[rank]
+    for name in ("dp", "tp"):
+        sub = m2.get_submesh_with_dim(name)
+        assert sub.process_ids == want[name] and sub.dim_names == [name], (name, sub)
+    for name in ("pp", "dp", "tp"):
+        sub = m3.get_submesh_with_dim(name)
+        assert sub.process_ids == want[name + "3"] and sub.dim_names == [name], (name, sub)
+    assert dist.ProcessMesh([1, 2], ["x"]).get_submesh_with_dim("x") is None
+    assert m2.get_submesh_with_dim("tp", 1).process_ids == [1, 5]  # with index: get_mesh_with_dim's
+    with pytest.raises(ValueError, match="no axis named 'mp'"):
+        m2.get_submesh_with_dim("mp")
+
+
+def test_dist_attr_layout_and_bad_specs():
+    mesh = dist.ProcessMesh([[2, 4, 5], [0, 1, 3]], dim_names=["x", "y"])
+    a = dist.DistAttr(mesh=mesh, sharding_specs=["x", "y"])
+    assert a.dims_mapping == [0, 1] and a.placements == [dist.Shard(0), dist.Shard(1)]
+    b = dist.DistAttr(mesh, [None, "x", None])
+    assert b.dims_mapping == [-1, 0, -1] and b.placements == [dist.Shard(1), dist.Replicate()]
+    assert "sharding_specs=['x', 'y']" in repr(a) and a == dist.DistAttr(mesh, ("x", "y")) and a != b
+    with pytest.raises(ValueError, match="sharding spec 'z' is not an axis of the mesh"):
+        dist.DistAttr(mesh, ["z"])
+    with pytest.raises(ValueError, match="a mesh axis may split one tensor dimension only"):
+        dist.DistAttr(mesh, ["x", "x"])
+    with pytest.raises(TypeError, match="mesh must be a ProcessMesh"):
+        dist.DistAttr([0, 1], ["x"])
+    with pytest.raises(TypeError, match="each sharding spec must be a mesh axis name or None, got 0"):
+        dist.DistAttr(mesh, [0])
+
+
+def test_is_available():
+    assert dist.is_available() is bool(oar._C.distributed.available)
+
+
 @pytest.mark.parametrize("mesh, dim_names, match", [
     ([0, 0], None, "appears more than once"),
     ([0, -1], None, "negative"),

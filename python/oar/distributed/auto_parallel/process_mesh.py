@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import _C
 
-__all__ = ["ProcessMesh", "set_mesh", "get_mesh"]
+__all__ = ["ProcessMesh", "DistAttr", "set_mesh", "get_mesh"]
 
 
 class ProcessMesh:
@@ -72,6 +72,21 @@ class ProcessMesh:
             raise ValueError("ProcessMesh.get_mesh_with_dim: a 1-d mesh has no sub-mesh")
         return ProcessMesh(arr[index], names[1:])
 
+    def get_submesh_with_dim(self, dim_name, index=None):
+        """The 1-d sub-mesh along axis `dim_name` that holds this process (the other axes
+        fixed at its coordinates; None when the process is not in the mesh), as Paddle's.
+        With `index`: the sub-mesh at that index of get_mesh_with_dim(dim_name)."""
+        if index is not None:
+            return self.get_mesh_with_dim(dim_name, index)
+        from ..collective import get_rank
+        axis = self._axis(dim_name)
+        me = get_rank()
+        if me not in self._process_ids:
+            return None
+        coord = self._coord(me)
+        coord[axis] = slice(None)
+        return ProcessMesh(self._mesh[tuple(coord)], [self._dim_names[axis]])
+
     def __getitem__(self, index):
         sub = self._mesh[index]
         if np.ndim(sub) == 0:
@@ -95,6 +110,55 @@ class ProcessMesh:
 
     def __repr__(self):
         return f"ProcessMesh(shape={self._shape}, process_ids={self._process_ids}, dim_names={self._dim_names})"
+
+
+class DistAttr:
+    """Paddle's dist.DistAttr(mesh, sharding_specs), the older form of a layout: one entry per
+    tensor dimension, the name of the mesh axis it is split over or None (replicated). Each
+    mesh axis splits at most one dimension. `dims_mapping` gives the axes' indices (-1 for
+    None) and `placements` the same layout as Shard/Replicate per mesh axis."""
+
+    def __init__(self, mesh, sharding_specs):
+        if not isinstance(mesh, ProcessMesh):
+            raise TypeError(f"DistAttr: mesh must be a ProcessMesh, got {type(mesh).__name__}")
+        if not isinstance(sharding_specs, (list, tuple)):
+            raise TypeError(f"DistAttr: sharding_specs must be a list of mesh axis names or None, got "
+                            f"{type(sharding_specs).__name__}")
+        specs = list(sharding_specs)
+        for s in specs:
+            if s is not None and not isinstance(s, str):
+                raise TypeError(f"DistAttr: each sharding spec must be a mesh axis name or None, got {s!r}")
+            if s is not None and s not in mesh.dim_names:
+                raise ValueError(f"DistAttr: sharding spec {s!r} is not an axis of the mesh (dim_names: "
+                                 f"{mesh.dim_names})")
+        named = [s for s in specs if s is not None]
+        if len(named) != len(set(named)):
+            raise ValueError(f"DistAttr: a mesh axis may split one tensor dimension only, got {specs}")
+        self.process_mesh = mesh
+        self.sharding_specs = specs
+
+    @property
+    def dims_mapping(self):
+        return [-1 if s is None else self.process_mesh.dim_names.index(s) for s in self.sharding_specs]
+
+    @property
+    def placements(self):
+        from .placement_type import Replicate, Shard
+        out = [Replicate() for _ in range(self.process_mesh.ndim)]
+        for dim, axis in enumerate(self.dims_mapping):
+            if axis >= 0:
+                out[axis] = Shard(dim)
+        return out
+
+    def __eq__(self, other):
+        return (isinstance(other, DistAttr) and self.process_mesh == other.process_mesh
+                and self.sharding_specs == other.sharding_specs)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"DistAttr(process_mesh={self.process_mesh!r}, sharding_specs={self.sharding_specs}, "
+                f"dims_mapping={self.dims_mapping})")
 
 
 def _kept_axes(shape, index):

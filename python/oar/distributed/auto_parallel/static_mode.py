@@ -182,6 +182,10 @@ class DistModel:
         self._compile = os.environ.get("OAR_DIST_MODEL_EAGER", "0") in ("", "0")
         pp = strategy.pipeline
         self._micro = pp.accumulate_steps if pp.enable else 1
+        from ...nn import Sequential
+        if pp.enable and pp.schedule_mode == "VPP" and self._micro > 1 and isinstance(layer, Sequential):
+            from .static_program import check_vpp
+            check_vpp(layer, self._micro, pp.vpp_degree)  # a bad layout or count: an error here, not a fallback
         if optimizer is not None and strategy.sharding.enable and strategy.sharding.stage > 0:
             from .api import ShardingStage1, ShardingStage2, ShardingStage3, _ShardOptimizer, shard_optimizer
             mesh = _params_mesh(layer)
@@ -264,7 +268,8 @@ class DistModel:
             try:
                 with _deferred_sends(self._micro > 1):
                     entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
-                                                 schedule, opt, phase == "merge", self._sharded)
+                                                 schedule, opt, phase == "merge", self._sharded,
+                                                 self._strategy.pipeline.vpp_degree)
             except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
                 # Bad inputs make the eager step raise the same error, which then propagates;
                 # a step that runs eagerly but cannot compile stays eager, with a warning.

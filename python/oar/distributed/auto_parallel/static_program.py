@@ -125,6 +125,139 @@ def schedule_order(schedule, micro, stage, stages):
     return order + [("B", i) for i in range(micro - warm, micro)]
 
 
+def vpp_order(micro, stage, stages, vpp):
+    """The interleaved 1F1B order (VPP) of stage `stage` of `stages`, each holding `vpp`
+    virtual stages (chunk j of stage s is the model's chunk j * stages + s): [(kind, micro-batch,
+    j)]. Forward k runs chunk (k // stages) % vpp of micro-batch (k // (stages * vpp)) * stages +
+    k % stages, backwards the chunks in reverse; stage s warms up with (stages - s - 1) * 2 +
+    (vpp - 1) * stages forwards, then alternates one forward and one backward."""
+    if micro % stages:
+        raise ValueError(f"DistModel: schedule_mode VPP needs accumulate_steps ({micro}) to be a multiple of the "
+                         f"number of pipeline stages ({stages})")
+    total = micro * vpp
+
+    def unit(kind, k):
+        j = (k // stages) % vpp
+        return (kind, (k // (stages * vpp)) * stages + k % stages, j if kind == "F" else vpp - 1 - j)
+    warm = min((stages - stage - 1) * 2 + (vpp - 1) * stages, total)
+    order = [unit("F", k) for k in range(warm)]
+    for i in range(total - warm):
+        order += [unit("F", warm + i), unit("B", i)]
+    return order + [unit("B", k) for k in range(total - warm, total)]
+
+
+def vpp_chunks(layer):
+    """The model chunks of a VPP pipeline: `layer` must be an nn.Sequential; consecutive items
+    whose parameters lie on one mesh form a chunk (items without parameters join the chunk
+    before them). Returns ([(mesh ids, [items])], the distinct meshes in order)."""
+    from ...nn import Sequential
+    if not isinstance(layer, Sequential):
+        raise NotImplementedError("DistModel: schedule_mode VPP runs an nn.Sequential whose items are the "
+                                  f"virtual stages in order (got {type(layer).__name__})")
+    chunks = []
+    for item in layer:
+        ids = next((tuple(p.process_mesh.process_ids) for p in item.parameters() if p.is_dist()), None)
+        if chunks and (ids is None or ids == chunks[-1][0]):
+            chunks[-1][1].append(item)
+        else:
+            chunks.append((ids, [item]))
+    meshes = []
+    for ids, _ in chunks:
+        if ids not in meshes:
+            meshes.append(ids)
+    for c, (ids, _) in enumerate(chunks):
+        if ids is None or ids != meshes[c % len(meshes)]:
+            raise ValueError("DistModel: schedule_mode VPP needs the chunks' meshes to repeat in stage order "
+                             f"(chunk c on stage c % {len(meshes)}); got chunk meshes {[i for i, _ in chunks]}")
+    if len(chunks) % len(meshes):
+        raise ValueError(f"DistModel: {len(chunks)} chunks do not divide into {len(meshes)} stages")
+    return chunks, meshes
+
+
+def check_vpp(layer, micro, vpp_degree):
+    """vpp_chunks, plus the virtual stages per stage, checked against Strategy.pipeline
+    (vpp_degree 1, the default, takes the layer's count) and accumulate_steps."""
+    chunks, meshes = vpp_chunks(layer)
+    vpp = len(chunks) // len(meshes)
+    if vpp_degree > 1 and vpp_degree != vpp:
+        raise ValueError(f"DistModel: Strategy.pipeline.vpp_degree is {vpp_degree}, but the layer's {len(chunks)} "
+                         f"chunks on {len(meshes)} stages make {vpp} virtual stages per stage")
+    if micro % len(meshes):
+        raise ValueError(f"DistModel: schedule_mode VPP needs accumulate_steps ({micro}) to be a multiple of the "
+                         f"number of pipeline stages ({len(meshes)})")
+    return chunks, meshes, vpp
+
+
+def _leaf(t):
+    """A new dist tensor holding t's local value and layout, a graph leaf needing a gradient:
+    a chunk's input cut from the chunk before it."""
+    from ...autograd import no_grad
+    with no_grad():
+        local = _C.dist.local_value(t).detach()
+    _attach(local, t.process_mesh, _encode_all(list(t.placements), "DistModel"), list(t.shape))
+    local.stop_gradient = False
+    return local
+
+
+def _trace_vpp(layer, loss_fn, chunks_in, micro, scale, params, vpp_degree):
+    """The traced units of a VPP step on this rank: each of its chunks' forward and backward
+    per micro-batch in vpp_order. A forward of chunk c takes a leaf cut from chunk c-1's output
+    (the receive: the chunk moves its input to its mesh), then runs chunk c+1 (another rank's:
+    its ops are skipped, its input move sends); a backward runs oar.grad from chunk c+1's output
+    (receiving its gradient) to that leaf (sending the leaf's gradient back). Returns (the
+    micro-batches' replicated losses, the parameters' gradients summed)."""
+    import oar
+    from ..collective import get_rank
+    chunks, meshes, vpp = check_vpp(layer, micro, vpp_degree)
+    stages, n = len(meshes), len(chunks)
+    me = get_rank()
+    stage = next((i for i, ids in enumerate(meshes) if me in ids), 0)
+
+    def run(c, x):
+        for item in chunks[c][1]:
+            x = item(x)
+        return x
+    def placeholder(c, i):
+        """Chunk c's output of micro-batch i: run (its ops skipped) if no unit made it yet."""
+        if (c, i) not in outs:
+            outs[(c, i)] = run(c, chunks_in[i][0] if c == 0 else placeholder(c - 1, i))
+        return outs[(c, i)]
+
+    def loss(i):
+        part = loss_fn(placeholder(n - 1, i), chunks_in[i][-1])
+        return _replicated(part / micro if micro > 1 else part)
+    index = {id(p): j for j, (_, p) in enumerate(params)}
+    owned = [[index[id(p)] for item in chunks[c][1] for p in item.parameters() if id(p) in index] for c in range(n)]
+    outs, leaves, parts, acc = {}, {}, [None] * micro, [None] * len(params)
+    for kind, i, j in vpp_order(micro, stage, stages, vpp):
+        c = j * stages + stage
+        if kind == "F":
+            if c == 0:
+                x = chunks_in[i][0]
+            else:
+                x = leaves[(c, i)] = _leaf(placeholder(c - 1, i))
+            out = run(c, x)
+            outs[(c, i)] = out
+            if c + 1 < n:
+                outs[(c + 1, i)] = run(c + 1, out)  # the next rank's chunk: its input move sends
+            else:
+                parts[i] = loss(i)
+        else:
+            if c + 1 < n:
+                y = outs[(c + 1, i)]
+                seed = [oar.zeros(list(_C.dist.local_value(y).shape), dtype=y.dtype)]
+            else:
+                y = parts[i] * scale if scale != 1.0 else parts[i]
+                seed = None
+            wrt = [params[k][1] for k in owned[c]] + ([leaves[(c, i)]] if c > 0 else [])
+            gs = oar.grad([y], wrt, grad_outputs=seed, allow_unused=True)
+            for k, g in zip(owned[c], gs):
+                if g is not None:
+                    acc[k] = g if acc[k] is None else acc[k] + g
+    # the other ranks' losses (the last chunk is another rank's): placeholders, as the other schedules return
+    return [p if p is not None else loss(i) for i, p in enumerate(parts)], acc
+
+
 def stage_of(layer):
     """(this rank's pipeline stage, the number of stages): the distinct meshes of the
     layer's parameters, in order."""
@@ -198,18 +331,20 @@ def _trace_update(opt, grads, merged, lr_t, step_t, sharded):
         opt._learning_rate, opt._step_count = saved
 
 
-def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, merge=False, sharded=None):
+def trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer=None, merge=False, sharded=None,
+          vpp_degree=1):
     """See _trace; restores what a sharded update's trace relaid out."""
     holders = []
     try:
-        return _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge, sharded, holders)
+        return _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge, sharded, holders,
+                      vpp_degree)
     finally:
         for p, h, whole in holders:  # the parameter's own memory and layout again
             _C.dist.set_local_value(p, h)
             _C.dist.set_placements(p, _encode_all(whole, "shard_optimizer"), False)
 
 
-def _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge, sharded, holders):
+def _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge, sharded, holders, vpp_degree=1):
     """Traces one step of `mode` on `args` (inputs..., labels for train/eval) into a
     CompiledStep. With `optimizer` (fused_optimizer's) the train step ends with its update
     (on the gradients plus, with `merge`, those in .grad: gradient_merge's last call);
@@ -262,7 +397,11 @@ def _trace(mode, layer, loss_fn, args, micro, scale, schedule, optimizer, merge,
             chunks = [tuple(args)] if micro == 1 else list(zip(*(_split(t, micro) for t in args)))
             parts = [None] * len(chunks)
             acc = [None] * len(params)
-            for kind, i in schedule_order(schedule, len(chunks), stage, stages):
+            if schedule == "VPP" and mode == "train" and micro > 1:
+                parts, acc = _trace_vpp(layer, loss_fn, chunks, micro, scale, params, vpp_degree)
+            units = [] if schedule == "VPP" and mode == "train" and micro > 1 else \
+                schedule_order(schedule, len(chunks), stage, stages)
+            for kind, i in units:
                 if kind == "F":
                     part = loss_fn(layer(*chunks[i][:-1]), chunks[i][-1])
                     part = part / micro if micro > 1 else part

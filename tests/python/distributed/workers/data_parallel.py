@@ -130,6 +130,10 @@ def train_parallel(mode, rank, n):
                               find_unused_parameters=(mode == "unused"))
         opt = oar.optimizer.SGD(learning_rate=0.1, parameters=dp.parameters())
     assert len(dp._reducer.buckets) > 1 or mode == "fleet", dp._reducer.buckets
+    if mode == "mlp":
+        # Paddle's rule: a bucket closes once it holds its cap (209 B first, then 524 B),
+        # parameters in reverse order: head (408 B), fc2 (2176 B), fc1 (896 B).
+        assert dp._reducer.buckets == [[5, 4], [3, 2], [1, 0]], dp._reducer.buckets
     losses = []
     for step in range(STEPS):
         if mode == "no_sync":

@@ -287,6 +287,94 @@ def pp_static(rank, schedule, micro=2):
     print(f"pp_static {schedule} ok {rank}", flush=True)
 
 
+def vpp_static(rank):
+    """VPP (interleaved 1F1B) through dist.to_static, compiled: the small GPT as 4 virtual
+    stages on 2 ranks (embedding | block 0 | block 1 | head: chunk c on rank c % 2, an
+    nn.Sequential), 4 micro-batches per step, 20 AdamW steps equal to one process (float64 losses
+    and parameters to 1e-10); each rank's program holds its two chunks' units in its interleaved
+    order, read from the chunks' transfers."""
+    import re
+
+    from auto_parallel import GPT
+    from oar.distributed.auto_parallel.pipeline_parallel import _to_mesh
+    ref, ref_opt, model, opt = _twin_gpts(GPT)
+    meshes = [ProcessMesh([0], dim_names=["pp"]), ProcessMesh([1], dim_names=["pp"])]
+
+    class Embed(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = model.tok, model.pos
+
+        def forward(self, ids):
+            return self.tok(ids) + self.pos
+
+    class Blk(oar.nn.Layer):
+        def __init__(self, blk, mesh):
+            super().__init__()
+            self.blk, self.mesh = blk, mesh
+
+        def forward(self, x):
+            return self.blk(_to_mesh(x, self.mesh), causal_mask(x.shape[1]))
+
+    class Head(oar.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.ln, self.head, self.mesh = model.ln, model.head, meshes[1]
+
+        def forward(self, x):
+            return self.head(self.ln(_to_mesh(x, self.mesh)))
+    seq = oar.nn.Sequential(Embed(), Blk(model.blocks[0], meshes[1]), Blk(model.blocks[1], meshes[0]), Head())
+    for c, item in enumerate(seq):
+        dist.shard_layer(item, meshes[c % 2])
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=seq.parameters())
+
+    def loss_fn(logits, y):
+        return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "VPP", "accumulate_steps": 4,
+                                           "vpp_degree": 2}})
+    dm = dist.to_static(seq, None, loss_fn, opt, strategy=strategy)
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(20):
+        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
+        loss = dm(x, y)
+        if rank == 1:
+            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+    if rank == 1:
+        assert max(diffs) <= 1e-10, f"VPP DistModel losses differ by {max(diffs)}"
+    ref_params = dict(ref.named_parameters())
+    names = {id(p): n for n, p in model.named_parameters()}
+    for p in seq.parameters():
+        if rank in p.process_mesh.process_ids:
+            np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[names[id(p)]].numpy(),
+                                       rtol=1e-10, atol=1e-10, err_msg=names[id(p)])
+    from oar.distributed.auto_parallel.static_program import vpp_order
+    text = str(dm.dist_main_program())
+    ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
+    # The order, read from the transfers (S: this rank sends a [1, 8, 64] micro-batch tensor, R: it
+    # receives one): a forward of chunk c receives (c > 0) and sends (c < 3), a backward receives
+    # (c < 3) and sends (c > 0); in vpp_order: stage 0 warms up with 4 forwards, stage 1 with 2.
+    got = "".join("S" if out == "0x0x0" else "R" for out in re.findall(
+        r'"dist.send_recv"\(%\d+\) \{[^}]*global_shape = #shape\[1, 8, 64\][^}]*\} : \(tensor<[0-9x]+xf64>\) -> '
+        r'\(tensor<([0-9x]+)xf64>\)', text))
+    units = vpp_order(4, rank, 2, 2)
+    want = ""
+    for kind, _, j in units:
+        c = 2 * j + rank
+        want += ("R" if c > 0 else "") + ("S" if c < 3 else "") if kind == "F" else \
+            ("R" if c < 3 else "") + ("S" if c > 0 else "")
+    assert got == want, (rank, got, want)
+    assert [u[0] for u in units[:6]] == (list("FFFFFB") if rank == 0 else list("FFFBFB")), units
+    assert ops.count("dist.adamw_update") == 1 and ops.count("dist.send_recv") == len(want)
+    if rank == 1:  # chunk 3 (the head and the loss) is rank 1's; its first backward follows 3 forwards
+        ce = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy"]
+        ce_grad = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy_grad"]
+        assert len(ce) == 4 and len(ce_grad) == 4 and ce[0] < ce_grad[0] < ce[1], (ce, ce_grad)
+    else:  # rank 0 holds chunks 0 and 2: the embedding, no loss
+        assert "pd_op.cross_entropy" not in ops and "pd_op.gather" in ops, sorted(set(ops))
+    print(f"vpp_static ok {rank}", flush=True)
+
+
 def main():
     import warnings
     warnings.filterwarnings("error", message="DistModel")  # an eager fallback fails the test
@@ -299,6 +387,8 @@ def main():
         pp_mp_static(rank)
     elif sys.argv[1] == "pp_static":
         pp_static(rank, sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "vpp_static":
+        vpp_static(rank)
     elif sys.argv[1] == "pp_config":
         pp_parallelize(rank, sys.argv[2])
     else:

@@ -36,7 +36,8 @@ def value(t):
 
 def fresh(state, kind="adamw"):
     """The GPT from `state` and its optimizer: AdamW, or (kind "sgd") SGD under a learning-rate
-    schedule that starts at 0 (LinearWarmup over ExponentialDecay; stepped after each step)."""
+    schedule that starts at 0 (LinearWarmup over ExponentialDecay; stepped after each step),
+    or (kind "clip") that SGD with ClipGradByGlobalNorm(0.5)."""
     m = GPT()
     m.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
     if kind == "adamw":
@@ -44,7 +45,10 @@ def fresh(state, kind="adamw"):
     lr = oar.optimizer.lr
     sched = lr.LinearWarmup(lr.ExponentialDecay(learning_rate=0.5, gamma=0.9), warmup_steps=3, start_lr=0.0,
                             end_lr=0.5)
-    return m, oar.optimizer.SGD(learning_rate=sched, parameters=m.parameters())
+    # kind "clip": global-norm clipping too (its norm, the norm's all-reduce over split
+    # gradients and the scaling are ops of the program)
+    clip = oar.nn.ClipGradByGlobalNorm(0.5) if kind == "clip" else None
+    return m, oar.optimizer.SGD(learning_rate=sched, parameters=m.parameters(), grad_clip=clip)
 
 
 def step_schedule(opt):
@@ -78,10 +82,12 @@ def main(mode, kind):
     state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
     ref, ref_opt = fresh(state, kind)
     data = batches()
-    ref_losses = []
+    ref_losses, ref_norms = [], []
     for ids in data:
         loss = loss_fn(ref(oar.to_tensor(ids[:, :-1])), oar.to_tensor(ids[:, 1:]))
         loss.backward()
+        if kind == "clip":
+            ref_norms.append(ref_opt._grad_clip.global_norm([(p, p.grad) for p in ref.parameters()]))
         ref_opt.step()
         ref_opt.clear_grad()
         step_schedule(ref_opt)
@@ -105,6 +111,8 @@ def main(mode, kind):
         static.append(value(dm(*feed(mode, mesh, ids))))
         step_schedule(opt)
     check_program(mode, dm, "dist.adamw_update" if kind == "adamw" else "dist.sgd_update")
+    if kind == "clip":
+        check_clip(mode, dm, ref_norms)
     d_dyn = max(abs(a - b) for a, b in zip(static, dyn))
     d_ref = max(abs(a - b) for a, b in zip(static, ref_losses))
     assert d_dyn <= 1e-10 and d_ref <= 1e-10, f"{mode}: DistModel losses differ: {d_dyn} vs dynamic, {d_ref} vs one"
@@ -132,6 +140,19 @@ def main(mode, kind):
         gradient_merge(state, data)
     print(f"static {mode} {kind} ok {rank} max diff {max(d_dyn, d_ref):.3e}", flush=True)
     dist.destroy_process_group()
+
+
+def check_clip(mode, dm, ref_norms):
+    """Clipping acted (the norm exceeded clip_norm on most steps) and is in the program: one
+    sqrt and max for the global norm; for mp one sum all-reduce of a scalar (the local sums of
+    the split gradients, added first), for dp none (its gradients are replicated by then; its
+    one scalar all-reduce is the loss's average)."""
+    assert sum(n > 0.5 for n in ref_norms) >= 10, ref_norms
+    text = str(dm.dist_main_program())
+    ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
+    assert ops.count("pd_op.sqrt") == 1 and ops.count("pd_op.maximum") == 1, sorted(set(ops))
+    scalar_sums = re.findall(r'"dist\.all_reduce"\([^\n]*kRedSum"\} : \(tensor<f64>\) -> \(tensor<f64>\)', text)
+    assert len(scalar_sums) == (1 if mode == "mp" else 0), scalar_sums
 
 
 def check_program(mode, dm, update_op):
