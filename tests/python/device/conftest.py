@@ -8,36 +8,14 @@ stats, ...) on their own plugin with OAR_TEST_DEVICE=my_dev:0 and the library in
 CUSTOM_DEVICE_ROOT (discovered at `import oar`); the sample device is still built for
 the tests that exercise its kernels and debug switches (docs/plugin_guide.md, section 6)."""
 import os
-import subprocess
 
 import pytest
 
 import oar
-from build_tree import build_dirs
+from sample_plugin import load_sample, sample_plugin_path  # noqa: F401 (re-exported)
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TEST_DEVICE = os.environ.get("OAR_TEST_DEVICE") or "sample:0"
 DEVICES = ["cpu", TEST_DEVICE]
-
-
-def sample_plugin_path():
-    """The plugin's path: OAR_SAMPLE_DEVICE_LIB, else built (or brought up to date) in the
-    Oar build tree next to ctest's copy."""
-    lib = os.environ.get("OAR_SAMPLE_DEVICE_LIB")
-    if lib:
-        return lib
-    builds = build_dirs()
-    assert builds, "no Oar build tree ($OAR_BUILD or under build/): install oar first (scripts/setup.sh)"
-    build = builds[0]
-    out = subprocess.run(
-        [os.path.join(_ROOT, "backends", "examples", "sample_device", "build.sh"),
-         os.path.join(build, "sample_device"), build],
-        check=True, capture_output=True, text=True)
-    return out.stdout.strip().splitlines()[-1]
-
-
-def load_sample():
-    return oar.device.load_plugin(sample_plugin_path())
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from conftest import sample_plugin_path
+from sample_plugin import sample_plugin_path
 
 TRAIN = r"""
 import sys

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import oar
-from conftest import sample_plugin_path
+from sample_plugin import sample_plugin_path
 
 RNG = np.random.default_rng(0)
 P0 = [RNG.standard_normal((3, 4)), RNG.standard_normal((5,))]   # float64 parameters

@@ -52,7 +52,7 @@ def test_unknown_type_or_id_lists_the_devices(name, why):
 
 
 def test_loading_the_plugin_again_is_harmless(sample):
-    from conftest import sample_plugin_path
+    from sample_plugin import sample_plugin_path
     assert oar.device.load_plugin(sample_plugin_path()) == "sample"
 
 

@@ -15,7 +15,7 @@ from oar import nn
 from oar.static import InputSpec
 from build_tree import built
 
-from conftest import sample_plugin_path
+from sample_plugin import sample_plugin_path
 
 
 def run_model_binary():

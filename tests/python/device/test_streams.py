@@ -120,7 +120,7 @@ def test_launches_racing_the_workers_sleep_are_never_lost(sample):
     # The stream's wake-up handshake (the host's launch vs the worker going to sleep, with
     # membarrier(2) on the worker's side): a lost wake-up leaves an item queued with the
     # worker asleep, so a synchronize never returns; run in a child to fail, not hang.
-    from conftest import sample_plugin_path
+    from sample_plugin import sample_plugin_path
 
     # Naps of 20 us for 40 us (defaults 100 us for 5 ms), so the sleep races the launches.
     env = dict(os.environ, SAMPLE_DEVICE_NAP_US="20", SAMPLE_DEVICE_NAPPING_US="40")

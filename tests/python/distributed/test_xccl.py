@@ -15,14 +15,14 @@ import oar
 
 pytestmark = pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 
-_DEVICE_CONFTEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "device", "conftest.py")
+_SAMPLE_PLUGIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              "device", "sample_plugin.py")
 
 
 @pytest.fixture(scope="module")
 def plugin_env():
     """OAR_SAMPLE_DEVICE_LIB for the workers: the plugin the device suite builds."""
-    spec = importlib.util.spec_from_file_location("_device_conftest", _DEVICE_CONFTEST)
+    spec = importlib.util.spec_from_file_location("_sample_plugin", _SAMPLE_PLUGIN)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return {"OAR_SAMPLE_DEVICE_LIB": mod.sample_plugin_path()}

@@ -69,7 +69,7 @@ def test_c_api_matches_the_python_predictor(saved_lenet, tmp_path, batch, monkey
 def test_c_api_on_a_plugin_device(saved_lenet, tmp_path):
     import importlib.util
     spec = importlib.util.spec_from_file_location(
-        "_device_conftest", os.path.join(ROOT, "tests", "python", "device", "conftest.py"))
+        "_sample_plugin", os.path.join(ROOT, "tests", "python", "device", "sample_plugin.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     lib = mod.sample_plugin_path()
