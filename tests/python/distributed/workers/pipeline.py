@@ -231,6 +231,20 @@ def pp_mp_static(rank):
     print(f"pp_mp_static ok {rank}", flush=True)
 
 
+def _losses_match_one_process(dm, ref, ref_opt, rank, label):
+    """20 steps of the DistModel `dm` beside the one-process reference; the last stage (rank 1)
+    holds the loss and checks it to 1e-10."""
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(20):
+        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
+        loss = dm(x, y)
+        if rank == 1:
+            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+    if rank == 1:
+        assert max(diffs) <= 1e-10, f"{label} DistModel losses differ by {max(diffs)}"
+
+
 def pp_static(rank, schedule, micro=2):
     """2 pipeline stages (the GPT cut after blocks.0, pp=2) through dist.to_static with `micro`
     micro-batches per step in `schedule` order, compiled: 20 AdamW steps equal to one process
@@ -248,15 +262,7 @@ def pp_static(rank, schedule, micro=2):
         return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
     strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": schedule, "accumulate_steps": micro}})
     dm = dist.to_static(model, None, loss_fn, opt, strategy=strategy)
-    rng = np.random.default_rng(5)
-    diffs = []
-    for _ in range(20):
-        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
-        loss = dm(x, y)
-        if rank == 1:
-            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
-    if rank == 1:
-        assert max(diffs) <= 1e-10, f"pp {schedule} DistModel losses differ by {max(diffs)}"
+    _losses_match_one_process(dm, ref, ref_opt, rank, f"pp {schedule}")
     ref_params = dict(ref.named_parameters())
     for name, p in model.named_parameters():
         if rank in p.process_mesh.process_ids:
@@ -333,15 +339,7 @@ def vpp_static(rank):
     strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "VPP", "accumulate_steps": 4,
                                            "vpp_degree": 2}})
     dm = dist.to_static(seq, None, loss_fn, opt, strategy=strategy)
-    rng = np.random.default_rng(5)
-    diffs = []
-    for _ in range(20):
-        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
-        loss = dm(x, y)
-        if rank == 1:
-            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
-    if rank == 1:
-        assert max(diffs) <= 1e-10, f"VPP DistModel losses differ by {max(diffs)}"
+    _losses_match_one_process(dm, ref, ref_opt, rank, "VPP")
     ref_params = dict(ref.named_parameters())
     names = {id(p): n for n, p in model.named_parameters()}
     for p in seq.parameters():
