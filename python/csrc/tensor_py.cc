@@ -119,10 +119,14 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
                 "set_: distributed tensors cannot share memory this way");
     t->dense = src->dense;
     Tensor(t).bump_version();
-          })
-      .def("_share_storage_with",
-           [](std::shared_ptr<TensorImpl> a,
-              std::shared_ptr<TensorImpl> b) { return a->dense.storage() == b->dense.storage(); })
+          },
+          py::arg("src").none(false))  // None would arrive as a null TensorImpl
+      .def(
+          "_share_storage_with",
+          [](std::shared_ptr<TensorImpl> a, std::shared_ptr<TensorImpl> b) {
+    return a->dense.storage() == b->dense.storage();
+          },
+          py::arg("other").none(false))
       .def_property(
           "name", [](const TensorImpl& t) { return t.name; },
           [](TensorImpl& t, std::string n) { t.name = std::move(n); })
@@ -262,7 +266,8 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     copy_into(s, &t->dense);
     Tensor(t).bump_version();
     if (auto* tracer = trace::active()) tracer->record_write(Tensor(t), Tensor(src));
-          })
+          },
+          py::arg("src").none(false))
       .def("_item_double", [](std::shared_ptr<TensorImpl> t) {
         OAR_ENFORCE(t->dense.numel() == 1, InvalidArgument, "item: only a tensor with one element "
                     "can be converted to a Python scalar, got shape ", t->dense.dims());
@@ -278,8 +283,8 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("place") = py::none(),
      py::arg("stop_gradient") = true);
   m.def("from_dlpack", [](py::handle o) { return wrap(tensor_from_dlpack(o)); });
-  m.def("to_dlpack", [](std::shared_ptr<TensorImpl> t) {
-    return tensor_to_dlpack(Tensor(t), /*versioned=*/false, /*copy=*/false);
+  m.def("to_dlpack", [](py::handle x) {
+    return tensor_to_dlpack(py_to_tensor(x, "to_dlpack", "x"), /*versioned=*/false, /*copy=*/false);
   });
 
   // ---- autograd

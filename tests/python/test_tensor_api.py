@@ -228,6 +228,14 @@ def test_dlpack_protocol_versions():
     assert v.tolist() == [[1.0, 3.0], [2.0, 4.0]]
     with pytest.raises(ValueError, match="unconsumed 'dltensor' or 'dltensor_versioned'"):
         oar.utils.dlpack.from_dlpack(object())
+    # Not a Tensor: an exception naming the function and the argument (None crashed before).
+    for bad in (None, [1.0], np.ones(2)):
+        with pytest.raises(TypeError, match="to_dlpack: argument 'x' must be a Tensor"):
+            oar.to_dlpack(bad)
+    with pytest.raises(TypeError):  # the private two-tensor methods refuse None too
+        t._copy_from(None)
+    with pytest.raises(TypeError):
+        t._share_storage_with(None)
 
 
 def test_dlpack_copy_device_and_stream_arguments():
