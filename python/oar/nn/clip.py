@@ -28,11 +28,11 @@ def _as_ops(grads):
     DistModel step), or for dist gradients on one mesh (the eager dist step, so that it
     matches the compiled one). Plain eager gradients keep the Python-float path, and so do
     gradients on several meshes (a DistModel pipeline step with it runs eagerly)."""
-    from ..jit.api import _active
+    from .. import _trace_state  # jit's active tracers, read without importing jit (above nn)
     meshes = {tuple(g.process_mesh.process_ids) for g in grads if g.is_dist()}
     if len(meshes) > 1:  # pipeline stages: the norm spans meshes (the float path; traced, eager fallback)
         return False
-    return bool(_active) or (len(meshes) == 1 and all(g.is_dist() for g in grads))
+    return bool(_trace_state.active) or (len(meshes) == 1 and all(g.is_dist() for g in grads))
 
 
 def _global_norm_ops(grads):
@@ -48,9 +48,12 @@ def _global_norm_ops(grads):
         totals[key] = s if key not in totals else totals[key] + s
     parts = []
     for (_, layout), s in totals.items():
-        if layout is not None:
-            from ..distributed.auto_parallel.static_program import _replicated
-            s = _replicated(s)
+        if layout is not None and not all(q.is_replicated() for q in s.placements):
+            # To Replicate on its mesh: an all_reduce (in a traced program, a dist op), through
+            # the binding dist.reshard calls, so that nn (below distributed and jit) imports
+            # neither. (0, -1, 0) is Replicate() as dist's _encode_all writes it.
+            m = s.process_mesh
+            s = _C.distributed.reshard(s, m.shape, m.process_ids, m.dim_names, [(0, -1, 0)] * len(s.placements))
         parts.append(s)
     f64 = [s for s in parts if s.dtype == _C.DataType.float64]
     total = None
