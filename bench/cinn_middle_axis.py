@@ -1,13 +1,13 @@
 """Reductions over a middle axis in fused groups (Note [Column reductions]) against the
-same program without CINN (eager kernels), interleaved in one process, 1 thread:
+same program without CINN (eager kernels), interleaved in one process (common.bench_pair), 1 thread:
     python bench/cinn_middle_axis.py [rounds]
 Models: `sum`: x.sum(axis=1) alone; `mul_add_sum`: (x * w + 1).sum(axis=1);
 `max`: (x * w).max(axis=1); `mean`: (x * w).mean(axis=1)."""
 import sys
-import time
 
 import numpy as np
 
+import common
 import oar
 
 MODELS = {
@@ -19,16 +19,6 @@ MODELS = {
 SHAPES = [(32, 1024, 256), (1024, 32, 256), (8, 4096, 64), (256, 256, 16), (4, 64, 4096)]
 
 
-def best(fn, n):
-    fn()
-    t = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    return min(t)
-
-
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     oar.set_num_threads(1)
@@ -36,16 +26,11 @@ def main():
     for shape in SHAPES:
         x = oar.to_tensor(rng.standard_normal(shape).astype("float32"))
         w = oar.to_tensor(rng.standard_normal(shape[-1]).astype("float32"))
-        n = max(3, int(3e7 / np.prod(shape)))
         row = []
         for name, f in MODELS.items():
             fused, plain = oar.jit.to_static(f, backend="CINN"), oar.jit.to_static(f)
             np.testing.assert_allclose(fused(x, w).numpy(), plain(x, w).numpy(), rtol=1e-4, atol=1e-3)
-            tf, tp = [], []
-            for _ in range(rounds):
-                tf.append(best(lambda: fused(x, w), n))
-                tp.append(best(lambda: plain(x, w), n))
-            mf, mp = float(np.median(tf)), float(np.median(tp))
+            mf, mp = common.bench_pair(lambda: fused(x, w), lambda: plain(x, w), repeat=rounds)
             row.append(f"{name} {mf * 1e3:.3f}/{mp * 1e3:.3f} ms ({mp / mf:.2f}x)")
         print(f"{list(shape)}: " + "; ".join(row), flush=True)
 
