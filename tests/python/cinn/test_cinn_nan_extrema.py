@@ -126,8 +126,13 @@ def test_elementwise_maximum_minimum_clip_relu_like_the_kernels(cols, dtype, thr
     x, z = oar.to_tensor(xn), oar.to_tensor(zn)
     fused = oar.jit.to_static(elementwise_model, backend="CINN")
     got, want = fused(x, z), elementwise_model(x, z)
-    for g, w in zip(got, want):
+    for g, w in zip(got[:4], want[:4]):
         same(g.numpy(), w.numpy())
+    # The row sum's order of additions is the vector width's (16 lanes with AVX-512, 8 with
+    # AVX2), the eager kernel's is its own: equal NaN/inf pattern, values to rounding.
+    g, w = got[4].numpy(), want[4].numpy()
+    assert np.array_equal(np.isnan(g), np.isnan(w)), (g, w)
+    np.testing.assert_allclose(g, w, rtol=1e-6 if dtype == "float32" else 1e-13)
     with np.errstate(invalid="ignore"):
         same(got[0].numpy(), np.maximum(xn, zn))  # NumPy's maximum propagates NaN too
         same(got[1].numpy(), np.minimum(xn, zn))
