@@ -156,26 +156,18 @@ def test_bf16_repeated_geometry_new_data():
 def test_bf16_two_python_threads_at_once():
     """Each thread keeps its own primitives (Note [bf16 primitive cache]): two threads
     multiplying the same and different geometries at once get their own products."""
-    import threading
+    from concurrent.futures import ThreadPoolExecutor
     rng = np.random.default_rng(8)
     cases = [(_bf16(rng.standard_normal((40, 70))), _bf16(rng.standard_normal((70, 30 + i)))) for i in range(2)]
-    errs = []
 
     def work(i):
-        try:
-            for j in range(30):
-                a, b = cases[(i + j) % 2]
-                got = oar.matmul(_t(a, "bfloat16"), _t(b, "bfloat16")).astype("float32").numpy()
-                _check_bf16(got, a, b)
-        except Exception as e:  # noqa: BLE001
-            errs.append(e)
+        for j in range(30):
+            a, b = cases[(i + j) % 2]
+            _check_bf16(oar.matmul(_t(a, "bfloat16"), _t(b, "bfloat16")).astype("float32").numpy(), a, b)
+        return i
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(120)
-    assert not any(t.is_alive() for t in ts) and not errs, errs
+    with ThreadPoolExecutor(2) as pool:  # a failed check raises here
+        assert list(pool.map(work, range(2), timeout=120)) == [0, 1]
 
 
 # ---- int8 x int8 -> int32 (oar_s8gemm_rowmajor, the internal GEMM of weight-only int8) ----
