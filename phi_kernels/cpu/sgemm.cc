@@ -1,7 +1,7 @@
 // sgemm_rowmajor (phi_kernels/funcs/sgemm.h): the choice between OpenBLAS and oneDNN's
 // sgemm, by the ISA oneDNN runs and the shape (docs/notes/gemm_backends.md has the tables).
 //
-// AVX-512 (oneDNN's avx512_core; measured on Zen 4, 1 thread, bench/gemm_backends.py):
+// AVX-512 (oneDNN's avx512_core; measured on Zen 4, 1 thread, bench/sgemm_strides.py --routes):
 // oneDNN 2.6's AVX-512 sgemm beats scipy-openblas32 0.3.34's SkylakeX kernels on every
 // model shape, 1024^3 105 vs 102 GFLOP/s, 2048^3 111 vs 106, MLP 128x512x784 0.91 vs 1.00 ms,
 // LSTM step 16x1024x256 83 vs 131 us, and the 2 KiB-stride slowdowns below are gone
@@ -148,8 +148,10 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // product (each waits for the others' packed panels): on a machine whose other cores
   // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
   // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms). oneDNN's threaded
-  // sgemm meets the same (Zen 4 under load, 2 threads: 128x512x512 7.6 ms against 0.59 at
-  // 1 thread), and inside a team it runs single-threaded by itself, so the split serves both.
+  // sgemm meets the same (Zen 4, load 2.4, 2 threads: 128x512x512 7.6 ms against 0.59 at
+  // 1 thread), and inside a team it runs single-threaded by itself, so the split serves both
+  // (on AVX2 this splits the oneDNN-routed large products too, e.g. the LSTM step: not
+  // measured on Zen 3, docs/notes/gemm_backends.md).
   const int nt = omp_get_max_threads();
   // OAR_OPENBLAS_SPLIT=0 leaves the threading to the library (OpenBLAS on OpenMP's team), for comparisons.
   static const bool split_on = [] {
