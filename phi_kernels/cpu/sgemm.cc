@@ -82,6 +82,17 @@ void route_openblas_threads() {
 }
 #endif
 
+// oneDNN's sgemm runs its AVX-512 code (the CPU has avx512_core and DNNL_MAX_CPU_ISA does
+// not cap it): the AVX-512 rule of the file comment, else the AVX2 one.
+bool onednn_avx512() {
+  static const bool on = [] {
+    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const auto core = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+    return (isa & core) == core;
+  }();
+  return on;
+}
+
 }  // namespace
 
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
@@ -94,14 +105,7 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
     return v == "openblas" ? 1 : v == "onednn" ? 2 : 0;
   }();
   if (forced) return forced == 1;
-  // oneDNN's sgemm runs its AVX-512 code (the CPU has avx512_core and DNNL_MAX_CPU_ISA
-  // does not cap it): the AVX-512 rule of the file comment, else the AVX2 one.
-  static const bool avx512 = [] {
-    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-    const auto core = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
-    return (isa & core) == core;
-  }();
-  if (avx512) return !tb && N < 16;
+  if (onednn_avx512()) return !tb && N < 16;
   if (std::min({M, N, K}) >= 384) return true;
   if (tb) return false;
   if (ta && lda % 512 == 0 && K >= 256 && N >= 64) return true;
@@ -149,17 +153,17 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
   // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms). oneDNN's threaded
   // sgemm meets the same (Zen 4, load 2.4, 2 threads: 128x512x512 7.6 ms against 0.59 at
-  // 1 thread), and inside a team it runs single-threaded by itself, so the split serves both
-  // (on AVX2 this splits the oneDNN-routed large products too, e.g. the LSTM step: not
-  // measured on Zen 3, docs/notes/gemm_backends.md).
+  // 1 thread), and inside a team it runs single-threaded by itself, so the split serves it
+  // too where oneDNN takes the large products (AVX-512). On AVX2 oneDNN's products keep its
+  // own threading, as measured on Zen 3 (docs/notes/gemm_backends.md).
   const int nt = omp_get_max_threads();
   // OAR_OPENBLAS_SPLIT=0 leaves the threading to the library (OpenBLAS on OpenMP's team), for comparisons.
   static const bool split_on = [] {
     const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
     return !(e && e[0] == '0');
   }();
-  const bool split = split_on && nt > 1 && !omp_in_parallel() && M * N * K >= (int64_t{1} << 21) &&
-                     std::max(M, N) >= 32 * static_cast<int64_t>(nt);
+  const bool split = split_on && (openblas || onednn_avx512()) && nt > 1 && !omp_in_parallel() &&
+                     M * N * K >= (int64_t{1} << 21) && std::max(M, N) >= 32 * static_cast<int64_t>(nt);
   if (!split) {
     openblas_threads(nt);
     one(M, N, A, B, C);
