@@ -19,7 +19,13 @@ METRICS = [
     ("matmul1024_pct_peak", "%", "high"),   # of fp32_peak_gflops
     ("sgemm2048_pct_peak", "%", "high"),
     ("mlp_sgd_step_ms", "ms", "low"),       # MLP 784-512-512-10, batch 128, fwd+bwd+SGD step
+    # bf16 2048^3 matmul, only where the CPU has bf16 dot products (AVX512-BF16, AMX): torch's
+    # bf16 matmul without them runs at ~1 GFLOP/s (minutes a call; docs/notes/gemm_backends.md)
+    ("bf16_matmul2048_gflops", "GFLOP/s", "high"),
+    ("bf16_peak_gflops", "GFLOP/s", "high"),  # the bf16 loop of bench/peak.py on `thr` cores
+    ("bf16_matmul2048_pct_peak", "%", "high"),  # of bf16_peak_gflops
 ]
+BF16_HW = bool({"avx512_bf16", "amx_bf16"} & peak.cpu_flags())
 
 rng = np.random.default_rng(0)
 A1, B1 = rng.standard_normal([1], dtype=np.float32), rng.standard_normal([1], dtype=np.float32)
@@ -30,7 +36,7 @@ XB = rng.standard_normal([128, 784], dtype=np.float32)
 YB = rng.integers(0, 10, [128], dtype=np.int64)
 
 
-def matmul_cases(mm, to_tensor):
+def matmul_cases(mm, to_tensor, to_bf16):
     def matmul1024():
         a, b = map(to_tensor, M1024)
         t = common.bench(lambda: mm(a, b))
@@ -40,7 +46,11 @@ def matmul_cases(mm, to_tensor):
         c, d = map(to_tensor, M2048)
         return {"sgemm2048_gflops": 2 * 2048**3 / common.bench(lambda: mm(c, d), repeat=5) / 1e9}
 
-    return {"matmul1024": matmul1024, "sgemm2048": sgemm2048}
+    def bf16_matmul2048():
+        c, d = (to_bf16(to_tensor(m)) for m in M2048)
+        return {"bf16_matmul2048_gflops": 2 * 2048**3 / common.bench(lambda: mm(c, d), repeat=5) / 1e9}
+
+    return {"matmul1024": matmul1024, "sgemm2048": sgemm2048, **({"bf16_matmul2048": bf16_matmul2048} if BF16_HW else {})}
 
 
 def torch_cases(torch):
@@ -68,7 +78,8 @@ def torch_cases(torch):
             opt.zero_grad()
         return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
 
-    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(torch.matmul, t), "mlp_step": mlp_step}
+    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(torch.matmul, t, lambda x: x.to(torch.bfloat16)),
+            "mlp_step": mlp_step}
 
 
 def oar_cases(paddle):
@@ -96,7 +107,8 @@ def oar_cases(paddle):
             opt.clear_grad()
         return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
 
-    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(paddle.matmul, t), "mlp_step": mlp_step}
+    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(paddle.matmul, t, lambda x: x.astype("bfloat16")),
+            "mlp_step": mlp_step}
 
 
 def cases(fw, mod):
@@ -104,16 +116,20 @@ def cases(fw, mod):
 
 
 def derive(runs, threads_list):
-    """GEMM throughput as % of the machine's FP32 FMA peak, measured by bench/peak.py on as
-    many cores as the run's threads (not of any framework's own sgemm)."""
+    """GEMM throughput as % of the machine's FP32 FMA peak (bf16: its bf16 dot-product peak),
+    measured by bench/peak.py on as many cores as the run's threads (not of any framework's
+    own sgemm)."""
     for t in threads_list:
-        fp32 = peak.fp32_peak(t)
+        fp32, bf16 = peak.fp32_peak(t), peak.bf16_peak(t)
         for fw in runs:
             r = runs[fw][t]["results"]
             r["fp32_peak_gflops"] = fp32
             for n in ("matmul1024", "sgemm2048"):
                 if fp32 and f"{n}_gflops" in r:
                     r[f"{n}_pct_peak"] = 100 * r[f"{n}_gflops"] / fp32
+            if bf16 and "bf16_matmul2048_gflops" in r:
+                r["bf16_peak_gflops"] = bf16
+                r["bf16_matmul2048_pct_peak"] = 100 * r["bf16_matmul2048_gflops"] / bf16
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """oneDNN's sgemm against OpenBLAS on the shapes where sgemm_rowmajor's routing depends on a
 leading dimension (phi_kernels/cpu/sgemm.cc), with the stride as the models make it and
-moved by 16 floats, 1 thread, their repeats interleaved.
+moved by 16 floats, 1 thread, their repeats interleaved. With --routes: the model shapes
+and the edges of the routing rule instead, dense (docs/notes/gemm_backends.md).
 
-    OMP_NUM_THREADS=1 python3 bench/sgemm_strides.py
+    OMP_NUM_THREADS=1 python3 bench/sgemm_strides.py [--routes]
 """
 import ctypes
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -23,6 +25,14 @@ CASES = [  # (what, ta, tb, M, N, K, lda choices, ldb choices)
     ("LSTM step h W_hh^T", 0, 1, 16, 1024, 256, (16384, 16400), (256,)),
 ]
 
+ROUTES = [(what, ta, tb, M, N, K, ((M if ta else K),), ((K if tb else N),)) for what, ta, tb, M, N, K in [
+    ("square", 0, 0, 1024, 1024, 1024), ("square", 0, 0, 2048, 2048, 2048), ("MLP fc1", 0, 0, 128, 512, 784),
+    ("MLP fc2", 0, 0, 128, 512, 512), ("MLP fc1 dW", 1, 0, 784, 512, 128), ("MLP fc1 dX", 0, 1, 128, 784, 512),
+    ("GPT qkv", 0, 0, 1024, 768, 256), ("GPT qkv dW", 1, 0, 256, 768, 1024), ("ldb 1024", 0, 0, 128, 1024, 256),
+    ("ldb 512", 0, 0, 128, 512, 4608), ("lda 1024", 1, 0, 1024, 256, 1024), ("LSTM step", 0, 0, 16, 1024, 256),
+    ("short A", 0, 0, 16, 520, 600), ("N 16", 0, 0, 128, 16, 512), ("classifier head", 0, 0, 128, 10, 512),
+    ("head dW", 1, 0, 512, 10, 128), ("N 4", 0, 0, 128, 4, 512), ("head, B^T", 0, 1, 128, 10, 512)]]
+
 
 def libs():
     dn = ctypes.CDLL("libdnnl.so.2")
@@ -36,7 +46,7 @@ def libs():
 
 def main():
     dn, ob = libs()
-    for what, ta, tb, M, N, K, ldas, ldbs in CASES:
+    for what, ta, tb, M, N, K, ldas, ldbs in (ROUTES if "--routes" in sys.argv else CASES):
         fns, keep = {}, []
         for lda in ldas:
             for ldb in ldbs:

@@ -1,5 +1,14 @@
 // sgemm_rowmajor (phi_kernels/funcs/sgemm.h): the choice between OpenBLAS and oneDNN's
-// sgemm. Measured on an AVX2 Zen3 core, 1 thread:
+// sgemm, by the ISA oneDNN runs and the shape (docs/notes/gemm_backends.md has the tables).
+//
+// AVX-512 (oneDNN's avx512_core; measured on Zen 4, 1 thread, bench/sgemm_strides.py --routes):
+// oneDNN 2.6's AVX-512 sgemm beats scipy-openblas32 0.3.34's SkylakeX kernels on every
+// model shape, 1024^3 105 vs 102 GFLOP/s, 2048^3 111 vs 106, MLP 128x512x784 0.91 vs 1.00 ms,
+// LSTM step 16x1024x256 83 vs 131 us, and the 2 KiB-stride slowdowns below are gone
+// (TN 1024x256x1024 lda 1024: 5.3 vs 5.4 ms); OpenBLAS only wins a narrow untransposed B
+// (N < 16: the classifier head 128x10x512 24 vs 36 us, 512x10x128 TN 20 vs 36 us).
+//
+// AVX2 (measured on an AVX2 Zen3 core, 1 thread):
 //  - every dim >= 384: OpenBLAS (512^3: 3.1 vs 4.7 ms in oneDNN);
 //  - a wide, deep, untransposed B (K, N >= 512) with a short A: OpenBLAS
 //    (128x784x512 1.20 vs 1.58 ms, 128x1024x1024 3.2 vs 5.9 ms);
@@ -17,7 +26,7 @@
 //  - otherwise oneDNN, much faster on small products (1x400x120: 3 vs 16 us).
 // The OpenBLAS is PyPI's scipy-openblas32 (0.3.3x, run-time dispatch to AVX-512 kernels)
 // when the build found it (OAR_SCIPY_OPENBLAS, cmake/dependencies.cmake), else Debian's
-// 0.3.21; docs/notes/gemm_backends.md has the comparison.
+// 0.3.21.
 #include "phi_kernels/funcs/sgemm.h"
 
 #include <cblas.h>  // scipy-openblas32's (prefixed names) when OAR_SCIPY_OPENBLAS, else Debian's
@@ -73,8 +82,22 @@ void route_openblas_threads() {
 }
 #endif
 
-bool use_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
-  // OAR_SGEMM=openblas|onednn forces one library for every float32 GEMM (comparisons only).
+// oneDNN's sgemm runs its AVX-512 code (the CPU has avx512_core and DNNL_MAX_CPU_ISA does
+// not cap it): the AVX-512 rule of the file comment, else the AVX2 one.
+bool onednn_avx512() {
+  static const bool on = [] {
+    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const auto core = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+    return (isa & core) == core;
+  }();
+  return on;
+}
+
+}  // namespace
+
+bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
+#if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
+  // OAR_SGEMM=openblas|onednn forces one library for every float32 GEMM (comparisons, tests).
   static const int forced = [] {
     const char* e = std::getenv("OAR_SGEMM");
     if (!e) return 0;
@@ -82,76 +105,86 @@ bool use_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda
     return v == "openblas" ? 1 : v == "onednn" ? 2 : 0;
   }();
   if (forced) return forced == 1;
+  if (onednn_avx512()) return !tb && N < 16;
   if (std::min({M, N, K}) >= 384) return true;
   if (tb) return false;
   if (ta && lda % 512 == 0 && K >= 256 && N >= 64) return true;
   if (K >= 512 && N >= 512) return true;
   return ldb % 512 == 0 && M >= 8 && M <= 1024;
+#else
+  (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)lda, (void)ldb;
+  return false;
+#endif
 }
-
-}  // namespace
 
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc) {
-#if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
-  if (use_openblas(ta, tb, M, N, K, lda, ldb)) {
-    // Note [Static split of OpenBLAS GEMMs]: at nt > 1 threads a large product is cut into
-    // nt column (or row) blocks, each a single-threaded OpenBLAS call on its own OpenMP
-    // thread, one join at the end. OpenBLAS's own threading syncs its jobs many times per
-    // product (each waits for the others' packed panels): on a machine whose other cores
-    // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
-    // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms).
-    const int nt = omp_get_max_threads();
-    // OAR_OPENBLAS_SPLIT=0 leaves the threading to OpenBLAS (on OpenMP's team), for comparisons.
-    static const bool split_on = [] {
-      const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
-      return !(e && e[0] == '0');
-    }();
-    const bool split = split_on && nt > 1 && !omp_in_parallel() && M * N * K >= (int64_t{1} << 21) &&
-                       std::max(M, N) >= 32 * static_cast<int64_t>(nt);
-    auto set_threads = [](int threads) {
-#if defined(OAR_SCIPY_OPENBLAS)
-      route_openblas_threads();
-      if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
-#else
-      if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
-#endif
-    };
-    auto one = [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+  const bool openblas = sgemm_uses_openblas(ta, tb, M, N, K, lda, ldb);
+  auto one = [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+    if (openblas) {
 #if defined(OAR_SCIPY_OPENBLAS)
       scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a,
                         lda, b, ldb, 0.0f, c, ldc);
-#else
+#elif defined(OPENBLAS_VERSION)
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a, lda,
                   b, ldb, 0.0f, c, ldc);
 #endif
-    };
-    if (!split) {
-      if (!omp_in_parallel()) set_threads(nt);  // global to OpenBLAS: never set from a team
-      one(M, N, A, B, C);
       return;
     }
-    set_threads(1);
-    const bool by_cols = N >= M;
-    const int64_t len = by_cols ? N : M;
-    // blocks of whole 16-float vectors (the kernels' register width), as even as that allows
-    const int64_t units = (len + 15) / 16, per = (units + nt - 1) / nt;
-#pragma omp parallel num_threads(nt)
-    {
-      const int64_t b0 = std::min(len, omp_get_thread_num() * per * 16);
-      const int64_t b1 = std::min(len, b0 + per * 16);
-      if (b0 < b1) {
-        if (by_cols)
-          one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
-        else
-          one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
-      }
-    }
+    const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
+  };
+  // OpenBLAS's thread count is global to it: set from outside a team only.
+  auto openblas_threads = [&](int threads) {
+    if (!openblas || omp_in_parallel()) return;
+#if defined(OAR_SCIPY_OPENBLAS)
+    route_openblas_threads();
+    if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
+#elif defined(OPENBLAS_VERSION)
+    if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+  };
+  // Note [Static split of OpenBLAS GEMMs]: at nt > 1 threads a large product is cut into
+  // nt column (or row) blocks, each a single-threaded library call on its own OpenMP
+  // thread, one join at the end. OpenBLAS's own threading syncs its jobs many times per
+  // product (each waits for the others' packed panels): on a machine whose other cores
+  // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
+  // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms). oneDNN's threaded
+  // sgemm meets the same (Zen 4, load 2.4, 2 threads: 128x512x512 7.6 ms against 0.59 at
+  // 1 thread), and inside a team it runs single-threaded by itself, so the split serves it
+  // too where oneDNN takes the large products (AVX-512). On AVX2 oneDNN's products keep its
+  // own threading, as measured on Zen 3 (docs/notes/gemm_backends.md).
+  const int nt = omp_get_max_threads();
+  // OAR_OPENBLAS_SPLIT=0 leaves the threading to the library (OpenBLAS on OpenMP's team), for comparisons.
+  static const bool split_on = [] {
+    const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
+    return !(e && e[0] == '0');
+  }();
+  const bool split = split_on && (openblas || onednn_avx512()) && nt > 1 && !omp_in_parallel() &&
+                     M * N * K >= (int64_t{1} << 21) && std::max(M, N) >= 32 * static_cast<int64_t>(nt);
+  if (!split) {
+    openblas_threads(nt);
+    one(M, N, A, B, C);
     return;
   }
-#endif
-  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-  OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
+  openblas_threads(1);
+  const bool by_cols = N >= M;
+  const int64_t len = by_cols ? N : M;
+  // blocks of whole 16-float vectors (the kernels' register width), as even as that allows
+  const int64_t units = (len + 15) / 16, per = (units + nt - 1) / nt;
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t b0 = std::min(len, omp_get_thread_num() * per * 16);
+    const int64_t b1 = std::min(len, b0 + per * 16);
+    if (b0 < b1) {
+      if (by_cols)
+        one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
+      else
+        one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
+    }
+  }
 }
 
 void sgemm_serial_in_team() {
@@ -177,3 +210,9 @@ const char* sgemm_openblas_name() {
 
 /// Which OpenBLAS the float32 GEMM links, for tests and bench (ctypes on liboar_core).
 extern "C" const char* oar_sgemm_openblas() { return oar::phi::sgemm_openblas_name(); }
+
+/// The library sgemm_rowmajor takes for a product, "openblas" or "onednn", for tests
+/// and bench (ctypes on liboar_core); never null.
+extern "C" const char* oar_sgemm_route(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
+  return oar::phi::sgemm_uses_openblas(ta != 0, tb != 0, M, N, K, lda, ldb) ? "openblas" : "onednn";
+}

@@ -135,6 +135,41 @@ def test_bf16_matmul_grad(tx, ty):
     assert np.all(np.abs((gy.T if ty else gy) - gb_ref) <= bound)
 
 
+def test_bf16_repeated_geometry_new_data():
+    """oneDNN's bf16 primitives are cached per geometry (Note [bf16 primitive cache]): a
+    repeated shape with other data, other leading dimensions of the same shape, and more
+    geometries than the cache holds (it is cleared when full) all give the right product."""
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        a, b = _bf16(rng.standard_normal((17, 33))), _bf16(rng.standard_normal((33, 9)))
+        _check_bf16(oar.matmul(_t(a, "bfloat16"), _t(b, "bfloat16")).astype("float32").numpy(), a, b)
+    big = _bf16(rng.standard_normal((33, 40)))
+    tb = _t(big, "bfloat16")
+    for c0 in (0, 7):  # N 9 at ld 40 (a view), then the dense one above again
+        a = _bf16(rng.standard_normal((17, 33)))
+        _check_bf16(oar.matmul(_t(a, "bfloat16"), tb[:, c0:c0 + 9]).astype("float32").numpy(), a, big[:, c0:c0 + 9])
+    for n in range(1, 300):
+        a, b = _bf16(rng.standard_normal((2, 3))), _bf16(rng.standard_normal((3, n)))
+        _check_bf16(oar.matmul(_t(a, "bfloat16"), _t(b, "bfloat16")).astype("float32").numpy(), a, b)
+
+
+def test_bf16_two_python_threads_at_once():
+    """Each thread keeps its own primitives (Note [bf16 primitive cache]): two threads
+    multiplying the same and different geometries at once get their own products."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(8)
+    cases = [(_bf16(rng.standard_normal((40, 70))), _bf16(rng.standard_normal((70, 30 + i)))) for i in range(2)]
+
+    def work(i):
+        for j in range(30):
+            a, b = cases[(i + j) % 2]
+            _check_bf16(oar.matmul(_t(a, "bfloat16"), _t(b, "bfloat16")).astype("float32").numpy(), a, b)
+        return i
+
+    with ThreadPoolExecutor(2) as pool:  # a failed check raises here
+        assert list(pool.map(work, range(2), timeout=120)) == [0, 1]
+
+
 # ---- int8 x int8 -> int32 (oar_s8gemm_rowmajor, the internal GEMM of weight-only int8) ----
 
 def s8gemm(a, b, ta=False, tb=False):
@@ -232,6 +267,10 @@ CHILD = textwrap.dedent(r"""
             if %r:
                 got = oar.matmul(T._t(xa, "bfloat16"), T._t(yb, "bfloat16"), transpose_x=tx, transpose_y=ty)
                 T._check_bf16(got.astype("float32").numpy(), fa, fb)
+    for k in (1024, 3000):  # all-extreme operands: the largest pair sums a GEMM can meet
+        for va, vb in ((lo, lo), (lo, hi), (hi, hi)):
+            a = np.full((5, k), va, np.int8); b = np.full((k, 3), vb, np.int8)
+            np.testing.assert_array_equal(T.s8gemm(a, b), T._int8_ref(a, b))
     print("paths", T._core_fn("oar_bf16_gemm_path"), T._core_fn("oar_int8_gemm_path"))
 """)
 
@@ -246,6 +285,11 @@ def _child(env, lo, hi, bf16):
 
 def test_float_paths_in_a_child():
     assert _child({"OAR_BF16_GEMM": "float", "OAR_INT8_GEMM": "float"}, -128, 127, True) == ["float", "float"]
+
+
+@pytest.mark.skipif(not HAS_BF16_HW, reason="oneDNN has no bf16 matmul without AVX512-BF16 or AMX")
+def test_onednn_bf16_forced_in_a_child():
+    assert _child({"OAR_BF16_GEMM": "onednn", "OAR_INT8_GEMM": "float"}, -128, 127, True) == ["onednn", "float"]
 
 
 def test_onednn_int8_in_a_child():

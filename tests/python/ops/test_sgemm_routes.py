@@ -2,10 +2,25 @@
 matmul and fused_linear give the float64 NumPy product on every route: small products (oneDNN), every dim >= 384, a deep and wide B, an
 untransposed B with rows a multiple of 512 floats apart (8..1024 rows of A, and just
 outside that range), a transposed A with lda a multiple of 512 (K >= 256, N >= 64, and just
-outside), transposed operands and views with a larger leading dimension."""
+outside), transposed operands and views with a larger leading dimension.
+
+The rule depends on the ISA oneDNN runs (AVX-512 or AVX2; docs/notes/gemm_backends.md):
+test_route_table checks which library each shape takes under both, and the products are
+checked again in child processes under the other rule (DNNL_MAX_CPU_ISA=AVX2 on an
+AVX-512 CPU) and with each library forced (OAR_SGEMM=openblas / onednn)."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import oar
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench"))
+import peak  # noqa: E402
+
+AVX512 = "avx512" in peak.cpu_isa()
 
 # (M, K, N): oneDNN; all >= 384; K, N >= 512; ldb % 512 == 0 within and outside 8..1024 rows.
 # Transposed A (tx) with M a multiple of 512: inside (K >= 256, N >= 64) and just outside.
@@ -62,3 +77,62 @@ def test_weight_gradient_over_rows_with_a_multiple_of_512_wide_input():
         (oar.matmul(x, wt) * oar.to_tensor(g)).sum().backward()
         ref = x_np.astype(np.float64).T @ g.astype(np.float64)
         np.testing.assert_allclose(wt.grad.numpy(), ref, rtol=1e-4, atol=1e-4 * np.sqrt(300))
+
+
+# (ta, tb, M, N, K, lda, ldb) -> the library on the AVX2 rule, on the AVX-512 rule
+ROUTES = [
+    ((0, 0, 1024, 1024, 1024, 1024, 1024), "openblas", "onednn"),  # every dim >= 384
+    ((0, 0, 128, 512, 784, 784, 512), "openblas", "onednn"),  # MLP fc1: K, N >= 512
+    ((0, 0, 128, 1024, 256, 256, 1024), "openblas", "onednn"),  # ldb % 512 == 0, 8..1024 rows
+    ((0, 0, 7, 1024, 256, 256, 1024), "onednn", "onednn"),  # ... but fewer than 8 rows
+    ((1, 0, 1024, 256, 1024, 1024, 256), "openblas", "onednn"),  # TN, lda % 512 == 0
+    ((1, 0, 256, 256, 1024, 256, 256), "onednn", "onednn"),  # TN, lda 256
+    ((0, 1, 128, 784, 512, 512, 512), "onednn", "onednn"),  # a transposed B never takes OpenBLAS
+    ((0, 0, 16, 1024, 256, 256, 1024), "openblas", "onednn"),  # LSTM step
+    ((0, 0, 128, 10, 512, 512, 10), "onednn", "openblas"),  # classifier head: N < 16
+    ((1, 0, 512, 10, 128, 512, 10), "onednn", "openblas"),
+    ((0, 1, 128, 10, 512, 512, 512), "onednn", "onednn"),  # ... with B transposed
+    ((0, 0, 3, 12, 40, 40, 12), "onednn", "openblas"),
+    ((0, 0, 128, 16, 512, 512, 16), "onednn", "onednn"),
+]
+
+ROUTE_CHILD = """
+import ctypes, json, sys
+import oar
+lib = ctypes.CDLL([l.split()[-1] for l in open("/proc/self/maps") if "liboar_core" in l][0])
+fn = lib.oar_sgemm_route
+fn.restype = ctypes.c_char_p
+fn.argtypes = [ctypes.c_int, ctypes.c_int] + [ctypes.c_int64] * 5
+print(json.dumps([fn(*args).decode() for args in json.loads(sys.argv[1])]))
+"""
+
+
+def _child(code, env, *args):
+    r = subprocess.run([sys.executable, "-c", code, *args], env={**os.environ, **env}, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    return r.stdout
+
+
+def _routes(env):
+    out = _child(ROUTE_CHILD, env, json.dumps([list(r[0]) for r in ROUTES]))
+    return json.loads(out.split("\n")[-2])
+
+
+def test_route_table():
+    assert _routes({"DNNL_MAX_CPU_ISA": "AVX2"}) == [r[1] for r in ROUTES]
+    if AVX512:
+        assert _routes({}) == [r[2] for r in ROUTES]
+    assert _routes({"OAR_SGEMM": "onednn"}) == ["onednn"] * len(ROUTES)
+    assert _routes({"OAR_SGEMM": "openblas"}) == ["openblas"] * len(ROUTES)
+
+
+@pytest.mark.parametrize("env", [{"DNNL_MAX_CPU_ISA": "AVX2"}, {"OAR_SGEMM": "onednn"}, {"OAR_SGEMM": "openblas"}],
+                         ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
+def test_products_in_a_child(env):
+    """The products of this file under the other rule and with each library forced."""
+    if env.get("DNNL_MAX_CPU_ISA") and not AVX512:
+        pytest.skip("the AVX2 rule is this process's own")
+    out = _child("import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))", env, os.path.abspath(__file__), "-q",
+                 "-o", "addopts=", "-p", "no:cacheprovider", "-k", "not child and not route_table")
+    assert " passed" in out and "failed" not in out, out[-2000:]

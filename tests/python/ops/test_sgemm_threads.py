@@ -1,5 +1,5 @@
 """OpenBLAS's threaded GEMMs run on OpenMP's team (Note [OpenBLAS on OpenMP's threads],
-phi_kernels/cpu/sgemm.cc): at 2 threads the OpenBLAS-routed products equal the float64
+phi_kernels/cpu/sgemm.cc): at 2 threads the large products (OpenBLAS or oneDNN) equal the float64
 NumPy product (odd sizes, transposed operands, views, batches, 0-size), split per thread or not, two Python threads
 multiplying at once neither deadlock nor mix results, and the process uses no CPU while
 idle after them (OpenBLAS's own pool spun for ~0.1 s after every call: 24-102 ms of CPU in
@@ -40,10 +40,12 @@ def _run(body, timeout=240, **extra_env):
     return p.stdout
 
 
-# split "1": one single-threaded OpenBLAS call per OpenMP thread (Note [Static split of
-# OpenBLAS GEMMs]); "0": OpenBLAS's own threaded jobs run on OpenMP's team.
+# split "1": one single-threaded library call per OpenMP thread (Note [Static split of
+# OpenBLAS GEMMs]); "0": the library's own threading (OpenBLAS's jobs on OpenMP's team).
+# lib: the shape rule's choice ("rule": OpenBLAS for these on AVX2, oneDNN on AVX-512) or forced.
+@pytest.mark.parametrize("lib", ["rule", "openblas", "onednn"])
 @pytest.mark.parametrize("split", ["1", "0"])
-def test_openblas_products_at_two_threads(split):
+def test_large_products_at_two_threads(split, lib):
     _run(
         """
         for (m, k, n) in [(384, 400, 392), (1023, 777, 1025), (512, 1024, 385), (1024, 1024, 256)]:
@@ -64,6 +66,7 @@ def test_openblas_products_at_two_threads(split):
         assert z.shape == [0, 512]
         """,
         OAR_OPENBLAS_SPLIT=split,
+        **({} if lib == "rule" else {"OAR_SGEMM": lib}),
     )
 
 
@@ -95,7 +98,8 @@ def test_batched_small_products_one_per_thread():
     )
 
 
-def test_two_python_threads_multiply_at_once():
+@pytest.mark.parametrize("lib", ["openblas", "onednn"])
+def test_two_python_threads_multiply_at_once(lib):
     _run(
         """
         import threading
@@ -119,12 +123,14 @@ def test_two_python_threads_multiply_at_once():
         assert not errs, errs
         for i in range(2):
             check(out[i], a[i], b[i])
-        """
+        """,
+        OAR_SGEMM=lib,
     )
 
 
 @pytest.mark.skipif(os.cpu_count() < 2, reason="needs 2 cpus for a threaded GEMM")
-def test_no_cpu_while_idle_after_threaded_gemms():
+@pytest.mark.parametrize("lib", ["openblas", "onednn"])
+def test_no_cpu_while_idle_after_threaded_gemms(lib):
     out = _run(
         """
         import time
@@ -135,7 +141,8 @@ def test_no_cpu_while_idle_after_threaded_gemms():
         t0 = time.process_time()
         time.sleep(0.5)
         print(time.process_time() - t0)
-        """
+        """,
+        OAR_SGEMM=lib,
     )
     idle_ms = float(out.split()[-1]) * 1e3
     # OpenBLAS's pool spun 24-102 ms here; a pool at rest costs ~0.1 ms.
