@@ -265,6 +265,18 @@ class Emitter {
     cache_ready_.clear();
     rowoff_ = b_.CreateMul(r, cols_);
     r_ = r;
+    // Broadcast inputs (Note [Broadcast inputs]): this row's offset in each, from the
+    // loop row's index along the axes the input does not broadcast (constant divisors).
+    boff_.assign(k_.inputs.size(), nullptr);
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      if (k_.inputs[i] != VClass::kBcast) continue;
+      llvm::Value* row = b_.getInt64(0);
+      for (const BcastTerm& t : bcast_terms(k_, static_cast<int>(i))) {
+        llvm::Value* q = t.div == 1 ? r : b_.CreateUDiv(r, b_.getInt64(t.div));
+        row = b_.CreateAdd(row, b_.CreateMul(b_.CreateURem(q, b_.getInt64(t.mod)), b_.getInt64(t.stride)));
+      }
+      boff_[i] = b_.CreateMul(row, cols_);
+    }
     sweep_row_values();
     // Reduce trees: every reduction whose operand is computable now (its row-level
     // inputs known) joins one sweep over the row; the next sweep takes the reductions
@@ -513,6 +525,8 @@ class Emitter {
         return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(rowoff_, c)), w);
       case VClass::kCol:
         return mem_load(b_.CreateGEP(st_, base, c), w);
+      case VClass::kBcast:
+        return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(boff_[n.input], c)), w);
       case VClass::kRow:
         return splat(mem_load(b_.CreateGEP(st_, base, r_), 1), w);
       default:
@@ -683,6 +697,7 @@ class Emitter {
   llvm::Value* colsf_ = nullptr;
   llvm::Value* rowoff_ = nullptr;
   llvm::Value* r_ = nullptr;
+  std::vector<llvm::Value*> boff_;  // per kBcast input: its row's offset in this row
   std::vector<llvm::Value*> ptrs_;
   std::vector<llvm::Value*> row_;
   std::vector<bool> live_;

@@ -384,6 +384,15 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, Dat
   }
 }
 
+// A kBcast input (Note [Broadcast inputs]) has the dims it was compiled for (leading 1s
+// aside), and the space is the static one its row offsets were computed from.
+bool bcast_fits(const LoopKernel& k, size_t i, const DenseTensor& t, const DenseTensor& ref) {
+  std::vector<int64_t> d(t.dims().begin(), t.dims().end()), s(ref.dims().begin(), ref.dims().end());
+  if (d.size() > k.bcast[i].size()) return false;
+  d.insert(d.begin(), k.bcast[i].size() - d.size(), 1);
+  return d == k.bcast[i] && s == k.space;
+}
+
 // The kernel step of slot I: checks the run-time dims against the classes the group
 // was compiled for (dynamic dims assumed equal must be), allocates the outputs from
 // Oar's allocator and splits the rows over the threads.
@@ -405,10 +414,11 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     OAR_ENFORCE(t.dtype() == k.dtype, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
                 dtype_name(t.dtype()), ", compiled for ", dtype_name(k.dtype));
     const VClass c = k.inputs[i];
-    const bool ok = c == VClass::kFull  ? t.dims() == ref.dims()
-                    : c == VClass::kRow ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
-                    : c == VClass::kCol ? t.numel() == cols
-                                        : t.numel() == 1;
+    const bool ok = c == VClass::kFull    ? t.dims() == ref.dims()
+                    : c == VClass::kRow   ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
+                    : c == VClass::kCol   ? t.numel() == cols
+                    : c == VClass::kBcast ? bcast_fits(k, i, t, ref)
+                                          : t.numel() == 1;
     if (!ok) {
       std::ostringstream os;
       os << "cinn kernel " << g.name << " (" << g.ops << "): input " << i << " has shape " << t.dims()
