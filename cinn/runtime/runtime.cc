@@ -686,14 +686,25 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
   }
   const DataType dt = g.kernel.dtype;
   const bool f32 = dt == DataType::FLOAT32, bf16 = dt == DataType::BFLOAT16;
-  // bf16: the kernel computes in float32, the unfused ops round every step to bf16.
-  const double rtol = bf16 ? 2e-2 : f32 ? 1e-4 : 1e-10, atol = bf16 ? 2e-2 : f32 ? 1e-5 : 1e-10;
+  // bf16: the kernel computes in float32, the unfused ops round every step to bf16, so
+  // their error follows the intermediates' magnitude, not the element's: LayerNorm's
+  // `d * r * w + w` cancels to 0.0 or 0.03125 unfused where float32 (and float64) give
+  // 0.0218 ([8, 4096], Zen 4 run in docs/notes/cinn.md). Its absolute tolerance is 2e-2
+  // times the output's largest magnitude (at least 1).
+  const double rtol = bf16 ? 2e-2 : f32 ? 1e-4 : 1e-10;
   auto at = [&](const DenseTensor& t, int64_t i) -> double {
     return bf16 ? static_cast<float>(t.data<bfloat16>()[i]) : f32 ? t.data<float>()[i] : t.data<double>()[i];
   };
   std::string bad;
   for (size_t o = 0; o < outs.size() && bad.empty(); ++o) {
     const DenseTensor w = contiguous(want[o].dense());
+    double atol = f32 ? 1e-5 : 1e-10;
+    if (bf16) {
+      double big = 1;
+      for (int64_t i = 0; i < w.numel(); ++i)
+        if (std::isfinite(at(w, i))) big = std::max(big, std::abs(at(w, i)));
+      atol = 2e-2 * big;
+    }
     for (int64_t i = 0; i < w.numel(); ++i) {
       const double a = at(outs[o], i);
       const double e = at(w, i);
