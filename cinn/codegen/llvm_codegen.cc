@@ -5,6 +5,7 @@
 // library Oar's eager kernels use); sqrt, fabs, max/min are LLVM intrinsics.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <unordered_map>
@@ -59,6 +60,14 @@ Host& host() {
     for (const std::string& f : jtmb->getFeatures().getFeatures()) {
       if (f == "+avx512f") x->vec_bits = std::max(x->vec_bits, 512);
       if (f == "+avx" || f == "+avx2") x->vec_bits = std::max(x->vec_bits, 256);
+    }
+    // OAR_CINN_VECTOR_BITS=128/256 narrows the vectors (never past the host's): the AVX2
+    // loops measured and tested on an AVX-512 machine. Part of the cache key (the target).
+    if (const char* e = std::getenv("OAR_CINN_VECTOR_BITS"); e && *e) {
+      const int want = std::atoi(e);
+      OAR_ENFORCE(want == 128 || want == 256 || want == 512, InvalidArgument,
+                  "OAR_CINN_VECTOR_BITS must be 128, 256 or 512, got ", e);
+      x->vec_bits = std::min(x->vec_bits, want);
     }
     auto tm = jtmb->createTargetMachine();
     OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));

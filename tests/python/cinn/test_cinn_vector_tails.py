@@ -166,3 +166,39 @@ def test_bf16_models_at_lengths_around_the_vector_widths(name, cols):
     assert "kernel.compiled_kernel" in executed(static)
     want = REFS[name](x.astype("float32").numpy().astype("float64"), w.astype("float32").numpy().astype("float64"))
     np.testing.assert_allclose(got, want, rtol=2.0 ** -8, atol=1e-5)  # float32 math, one bf16 rounding
+
+
+NARROW = r"""
+import os, sys, numpy as np, oar
+sys.path.insert(0, sys.argv[1])
+from test_cinn import MODELS
+from test_cinn_vector_tails import REFS, sleef_model
+for cols in (7, 15, 17, 33, 65):
+    for dtype, tol in (("float32", 3e-5), ("float64", 1e-11)):
+        rng = np.random.default_rng(cols)
+        xn = rng.standard_normal((5, cols)).astype(dtype)
+        wn = rng.standard_normal(cols).astype(dtype)
+        for name, f in MODELS.items():
+            got = oar.jit.to_static(f, backend="CINN")(oar.to_tensor(xn), oar.to_tensor(wn)).numpy()
+            np.testing.assert_allclose(got, REFS[name](xn.astype("float64"), wn.astype("float64")), rtol=tol, atol=tol)
+        a, b = oar.jit.to_static(sleef_model, backend="CINN")(oar.to_tensor(xn))
+        x = xn.astype("float64")
+        np.testing.assert_allclose(a.numpy(), np.log(np.abs(x) + 0.5) * np.tanh(x * 1.5), rtol=tol, atol=tol)
+d = os.environ["FLAGS_cinn_cache_dir"]
+keys = [open(os.path.join(d, f), "rb").read() for f in os.listdir(d) if f.endswith(".o")]
+print("ENTRIES", len(keys), sum(b" w" + os.environ["OAR_CINN_VECTOR_BITS"].encode() + b" " in k for k in keys))
+"""
+
+
+@pytest.mark.parametrize("bits", [128, 256])
+def test_narrower_vectors_on_this_host(bits, tmp_path):
+    # OAR_CINN_VECTOR_BITS narrows the generated vectors (never past the host's): an
+    # AVX-512 machine runs the AVX2 (8 / 4 lanes) and SSE (4 / 2 lanes) loops too; the
+    # width is in every cache key.
+    import subprocess
+    env = dict(os.environ, OAR_CINN_VECTOR_BITS=str(bits), FLAGS_cinn_cache_dir=str(tmp_path / "c"))
+    out = subprocess.run([sys.executable, "-c", NARROW, os.path.dirname(os.path.abspath(__file__))], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    n, narrow = (int(v) for v in [ln for ln in out.stdout.splitlines() if ln.startswith("ENTRIES")][0].split()[1:])
+    assert n >= 10 and narrow == n, out.stdout
