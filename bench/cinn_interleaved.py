@@ -1,9 +1,9 @@
 """Interleaved fused/kernel/composed ratios of bench_cinn.py's groups (docs/notes/cinn.md,
 "Measured"): every form timed in turn for R rounds (3 calls each), the median per form,
-one process, 1 thread; on a loaded machine this keeps the ratios honest where
-bench_cinn.py's one-case-after-another timing drifts with the load.
+one process, 1 thread (or --threads N); on a loaded machine this keeps the ratios honest
+where bench_cinn.py's one-case-after-another timing drifts with the load.
 
-Usage: python bench/cinn_interleaved.py [rounds]   (from the repository root)
+Usage: python bench/cinn_interleaved.py [rounds] [--threads N]   (from the repository root)
 """
 import os
 import sys
@@ -17,7 +17,8 @@ import bench_cinn  # noqa: E402
 import oar  # noqa: E402
 from oar import _C  # noqa: E402
 
-oar.set_num_threads(1)
+THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+oar.set_num_threads(THREADS)
 oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
 F = oar.nn.functional
 N = 4096
@@ -42,11 +43,13 @@ cases = {
 }
 for f in cases.values(): f()
 best = {k: [] for k in cases}
-R = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+R = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 5
 for rnd in range(R):
     for k, f in cases.items():
         t = time.perf_counter(); f(); f(); f(); best[k].append((time.perf_counter() - t) / 3)
 med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in best.items()}
+model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+print(f"cpu: {model}; load: {os.getloadavg()[0]:.1f}; rounds: {R}; threads: {THREADS}")
 for k, v in med.items(): print(f"{k:14s} {v:8.2f} ms")
 print("copy GB/s", 2 * N * N * 4 / med["copy"] / 1e6, "rms GB/s", 2 * N * N * 4 / med["rms_fused"] / 1e6)
 for a, b in [("rms", "hand"), ("rms", "composed"), ("ln", "kernel"), ("ln", "composed"), ("sm", "kernel"), ("sm", "composed"), ("gb", "kernel"), ("gb", "composed"), ("adam", "kernel"), ("adam", "composed")]:

@@ -484,6 +484,13 @@ class CudaEmitter {
         return ld(in + "[off + " + col + "]");
       case VClass::kCol:
         return ld(in + "[" + col + "]");
+      case VClass::kBcast: {  // Note [Broadcast inputs]: the row from the loop row's index
+        std::string row = "0";
+        for (const BcastTerm& t : bcast_terms(k_, n.input))
+          row += " + (row / " + std::to_string(t.div) + "LL % " + std::to_string(t.mod) + "LL) * " +
+                 std::to_string(t.stride) + "LL";
+        return ld(in + "[(" + row + ") * cols + " + col + "]");
+      }
       case VClass::kRow:
         return ld(in + "[row]");
       default:

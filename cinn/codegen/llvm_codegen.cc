@@ -5,6 +5,7 @@
 // library Oar's eager kernels use); sqrt, fabs, max/min are LLVM intrinsics.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <unordered_map>
@@ -59,6 +60,14 @@ Host& host() {
     for (const std::string& f : jtmb->getFeatures().getFeatures()) {
       if (f == "+avx512f") x->vec_bits = std::max(x->vec_bits, 512);
       if (f == "+avx" || f == "+avx2") x->vec_bits = std::max(x->vec_bits, 256);
+    }
+    // OAR_CINN_VECTOR_BITS=128/256 narrows the vectors (never past the host's): the AVX2
+    // loops measured and tested on an AVX-512 machine. Part of the cache key (the target).
+    if (const char* e = std::getenv("OAR_CINN_VECTOR_BITS"); e && *e) {
+      const int want = std::atoi(e);
+      OAR_ENFORCE(want == 128 || want == 256 || want == 512, InvalidArgument,
+                  "OAR_CINN_VECTOR_BITS must be 128, 256 or 512, got ", e);
+      x->vec_bits = std::min(x->vec_bits, want);
     }
     auto tm = jtmb->createTargetMachine();
     OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
@@ -265,6 +274,18 @@ class Emitter {
     cache_ready_.clear();
     rowoff_ = b_.CreateMul(r, cols_);
     r_ = r;
+    // Broadcast inputs (Note [Broadcast inputs]): this row's offset in each, from the
+    // loop row's index along the axes the input does not broadcast (constant divisors).
+    boff_.assign(k_.inputs.size(), nullptr);
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      if (k_.inputs[i] != VClass::kBcast) continue;
+      llvm::Value* row = b_.getInt64(0);
+      for (const BcastTerm& t : bcast_terms(k_, static_cast<int>(i))) {
+        llvm::Value* q = t.div == 1 ? r : b_.CreateUDiv(r, b_.getInt64(t.div));
+        row = b_.CreateAdd(row, b_.CreateMul(b_.CreateURem(q, b_.getInt64(t.mod)), b_.getInt64(t.stride)));
+      }
+      boff_[i] = b_.CreateMul(row, cols_);
+    }
     sweep_row_values();
     // Reduce trees: every reduction whose operand is computable now (its row-level
     // inputs known) joins one sweep over the row; the next sweep takes the reductions
@@ -513,6 +534,8 @@ class Emitter {
         return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(rowoff_, c)), w);
       case VClass::kCol:
         return mem_load(b_.CreateGEP(st_, base, c), w);
+      case VClass::kBcast:
+        return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(boff_[n.input], c)), w);
       case VClass::kRow:
         return splat(mem_load(b_.CreateGEP(st_, base, r_), 1), w);
       default:
@@ -683,6 +706,7 @@ class Emitter {
   llvm::Value* colsf_ = nullptr;
   llvm::Value* rowoff_ = nullptr;
   llvm::Value* r_ = nullptr;
+  std::vector<llvm::Value*> boff_;  // per kBcast input: its row's offset in this row
   std::vector<llvm::Value*> ptrs_;
   std::vector<llvm::Value*> row_;
   std::vector<bool> live_;

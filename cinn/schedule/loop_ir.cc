@@ -174,7 +174,33 @@ VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& sp
     for (size_t i = 0; i + 1 < dims.size(); ++i) lead_ones &= dims[i] == 1;
     if (lead_ones) return VClass::kCol;
   }
-  return VClass::kNone;
+  // A broadcast input (Note [Broadcast inputs]): every axis 1 or the space's, the last the
+  // space's; all static, so the kernel maps a loop row to the input's row with constants.
+  if (k < 2 || dims.empty() || dims.back() != space.back()) return VClass::kNone;
+  const size_t pad = k - dims.size();
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t d = i < pad ? 1 : dims[i - pad];
+    if (space[i] < 0 || d < 0 || (d != 1 && d != space[i])) return VClass::kNone;
+  }
+  return VClass::kBcast;
+}
+
+std::vector<BcastTerm> bcast_terms(const LoopKernel& k, int input) {
+  const std::vector<int64_t>& d = k.bcast.at(input);
+  const int64_t rank = static_cast<int64_t>(k.space.size());
+  std::vector<BcastTerm> t;
+  // Row axes 0 .. rank-2: axis i's index is r / div % mod with div the product of the
+  // space's later row axes; the input's row advances by the product of its later row dims.
+  for (int64_t i = 0; i < rank - 1; ++i) {
+    if (d[i] == 1) continue;
+    int64_t div = 1, stride = 1;
+    for (int64_t j = i + 1; j < rank - 1; ++j) {
+      div *= k.space[j];
+      stride *= d[j];
+    }
+    t.push_back({div, k.space[i], stride});
+  }
+  return t;
 }
 
 bool can_lower_op(const Operation* op, std::string* why) {
@@ -326,6 +352,12 @@ LoopKernel lower_fusion(const Operation* fusion) {
     OAR_ENFORCE(c != VClass::kNone, Unimplemented, "cinn: group input ", i, " ", body->argument(i).type().str(),
                 " does not fit the loop space");
     k.inputs.push_back(c);
+    std::vector<int64_t> b;
+    if (c == VClass::kBcast) {
+      b = body->argument(i).type().dims();
+      b.insert(b.begin(), k.space.size() - b.size(), 1);
+    }
+    k.bcast.push_back(std::move(b));
     if (c == VClass::kFull && k.ref_input < 0) k.ref_input = static_cast<int>(i);
     Node n;
     n.kind = Node::kInput;
@@ -417,7 +449,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
 }
 
 std::string LoopKernel::text() const {
-  static const char* cls[] = {"full", "row", "col", "scalar", "none"};
+  static const char* cls[] = {"full", "row", "col", "scalar", "bcast", "none"};
   std::ostringstream os;
   os << dtype_name(dtype) << " space=[";
   for (size_t i = 0; i < space.size(); ++i) os << (i ? "," : "") << space[i];
@@ -428,6 +460,11 @@ std::string LoopKernel::text() const {
     const Node& n = nodes[i];
     os << "n" << i << ":" << cls[static_cast<int>(n.cls)] << " = ";
     if (n.kind == Node::kInput) os << "in" << n.input;
+    if (n.kind == Node::kInput && n.cls == VClass::kBcast) {  // its dims: part of the cache key
+      os << " [";
+      for (size_t d = 0; d < bcast[n.input].size(); ++d) os << (d ? "," : "") << bcast[n.input][d];
+      os << "]";
+    }
     if (n.kind == Node::kConst) os << "const " << std::hexfloat << n.value << std::defaultfloat;
     if (n.kind == Node::kUnary) os << n.op << "(n" << n.a << ")";
     if (n.kind == Node::kBinary) os << n.op << "(n" << n.a << ", n" << n.b << ")";

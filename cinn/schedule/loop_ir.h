@@ -7,6 +7,9 @@
 //   kRow    [R, 1]       one per row (a reduction's result, keepdim or not)
 //   kCol    [C]          one per column, the same for every row (a weight, a bias)
 //   kScalar [] / [1..]   one for all
+//   kBcast  [b, 1, L, C] a group input whose leading axes are each 1 or the space's
+//                        (static), its last the columns: an attention mask [b, 1, Lq, Lk]
+//                        over scores [b, h, Lq, Lk] (Note [Broadcast inputs])
 // A reduction node of class kRow sums along the columns (per row); one of class kCol sums
 // over the rows (a column reduction, Note [Column reductions]): it is only an output.
 // The kernel is a list of nodes in dependency order. Codegen emits, per row, one loop
@@ -30,7 +33,7 @@ class Value;
 
 namespace oar::cinn {
 
-enum class VClass : uint8_t { kFull, kRow, kCol, kScalar, kNone };
+enum class VClass : uint8_t { kFull, kRow, kCol, kScalar, kBcast, kNone };
 
 /// The class of a tensor of dims `dims` in loop space `space` (kNone: incompatible).
 VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& space);
@@ -74,6 +77,8 @@ struct LoopKernel {
   int col_outer = 0;               // Note [Column reductions]: leading axes its column
                                    // reductions keep (sum(axis=1) of [a, b, c]: 1); the rows
                                    // of one index of those axes reduce into one output row
+  std::vector<std::vector<int64_t>> bcast;  // per input: a kBcast input's dims padded with
+                                            // leading 1s to the space's rank (else empty)
   /// Canonical text: the compile cache's key (with the dtype, target, compiler version).
   std::string text() const;
 };
@@ -90,6 +95,13 @@ std::vector<int64_t> op_space(const pir::Operation* op);
 /// True when every operand and result of `op` has a class in `space` that the lowering
 /// accepts (results kFull or kRow; a reduction reads kFull).
 bool fits_space(const pir::Operation* op, const std::vector<int64_t>& space);
+
+/// A kBcast input's row for loop row r (Note [Broadcast inputs]):
+/// sum over the terms of (r / div % mod) * stride; its element (r, c) is at row * C + c.
+struct BcastTerm {
+  int64_t div, mod, stride;
+};
+std::vector<BcastTerm> bcast_terms(const LoopKernel& k, int input);
 
 /// Lowers a cinn.fusion op to its loop kernel; throws Unimplemented naming the op that
 /// has no lowering.
