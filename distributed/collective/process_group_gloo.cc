@@ -159,11 +159,16 @@ class ProcessGroupGloo : public ProcessGroup {
       o.setTimeout(timeout());
       gloo::allgather(o);
     } else if (op.kind == "reduce_scatter") {
-      // Gloo has no new-style reduce-scatter: all-reduce a copy, keep this rank's chunk.
-      DenseTensor tmp = copy_of(ts[1]);
-      all_reduce_into(tmp, op.reduce, "reduce_scatter");
-      size_t chunk = ts[0].numel() * size_of(ts[0].dtype());
-      std::memcpy(ts[0].raw_data(), static_cast<char*>(tmp.raw_data()) + chunk * rank(), chunk);
+      // The ring's reduce-scatter on a copy (the input stays as it was), kept across calls:
+      // fresh memory costs a page fault per 4 KiB.
+      const size_t elem = size_of(ts[1].dtype()), bytes = ts[1].numel() * elem, chunk = ts[0].numel() * elem;
+      if (bytes == 0) return {};
+      ReduceFn fn = reduce_fn(ts[1].dtype(), op.reduce, "reduce_scatter");
+      if (staging_.size() < bytes) staging_.resize(bytes);
+      std::memcpy(staging_.data(), ts[1].raw_data(), bytes);
+      ring_->reduce_scatter(staging_.data(), bytes, elem, fn, "reduce_scatter");
+      std::memcpy(ts[0].raw_data(), staging_.data() + chunk * rank(), chunk);
+      if (op.reduce == ReduceOp::kAvg) finish_avg(ts[0], size());
     } else if (op.kind == "broadcast") {
       gloo::BroadcastOptions o(context_);
       set_output(o, ts[0]);
@@ -246,6 +251,7 @@ class ProcessGroupGloo : public ProcessGroup {
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::unique_ptr<TcpRing> ring_;
+  std::vector<char> staging_;  // reduce_scatter's copy of its input
   std::map<int, uint64_t> sent_, received_;
 };
 

@@ -104,8 +104,8 @@ TcpRing::TcpRing(Store& store, const std::string& prefix, int rank, int size, co
       fds_[peer] = fd;
       uint32_t hello[2] = {kMagic, static_cast<uint32_t>(rank)};
       if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-        throw CommError(detail::str_cat(what, ": cannot connect to rank ", peer, " at ", where, ": ", errno_text(errno)),
-                        false);
+        throw CommError(
+            detail::str_cat(what, ": cannot connect to rank ", peer, " at ", where, ": ", errno_text(errno)), false);
       }
       set_options(fd);
       if (!io_all(fd, hello, sizeof(hello), true, deadline)) {
@@ -119,9 +119,9 @@ TcpRing::TcpRing(Store& store, const std::string& prefix, int rank, int size, co
         for (int r = rank + 1; r < size; ++r) {
           if (fds_[r] < 0) missing.push_back(r);
         }
-        throw CommError(detail::str_cat(what, ": ranks ", missing, " did not connect within ",
-                                        timeout.count() / 1000.0, " s"),
-                        true);
+        throw CommError(
+            detail::str_cat(what, ": ranks ", missing, " did not connect within ", timeout.count() / 1000.0, " s"),
+            true);
       }
       int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) throw CommError(detail::str_cat(what, ": accept: ", errno_text(errno)), false);
@@ -156,8 +156,7 @@ void TcpRing::fail(const char* op, int peer, const std::string& why, bool timed_
 }
 
 void TcpRing::exchange(int to, const char* send, size_t send_len, int from, char* recv, size_t recv_len,
-                       const ReduceFn* reduce, size_t elem_size, size_t ring_cap, bool received_first,
-                       const char* op) {
+                       const ReduceFn* reduce, size_t elem_size, size_t ring_cap, bool received_first, const char* op) {
   const int sfd = fds_[to], rfd = fds_[from];
   // With `reduce`, bytes land in the scratch ring [0, cap) and are reduced into recv;
   // otherwise straight into recv.
@@ -267,25 +266,34 @@ void TcpRing::all_reduce_direct(char* data, size_t bytes, size_t elem_size, cons
 }
 
 // Ring reduce-scatter, then ring all-gather. Chunk c (elements [count c / n, count (c+1) / n))
-// is reduced along the ring and finished on one member, which passes it on: every member
-// ends with the same bits.
+// is reduced along the ring and finished on member c, which passes it on: every member ends
+// with the same bits.
 void TcpRing::all_reduce_ring(char* data, size_t bytes, size_t elem_size, const ReduceFn& fn, const char* op) {
-  const int n = size_;
+  reduce_scatter(data, bytes, elem_size, fn, op);
+  const int n = size_, next = (rank_ + 1) % n, prev = (rank_ - 1 + n) % n;
   const size_t count = bytes / elem_size;
-  auto offset = [&](int c) { return count * static_cast<size_t>(c) / n * elem_size; };
-  auto length = [&](int c) { return offset(c + 1) - offset(c); };
+  for (int s = 0; s < n - 1; ++s) {
+    const int send_c = (rank_ - s + n) % n, recv_c = (rank_ - s - 1 + n) % n;
+    exchange(next, data + chunk_offset(count, send_c) * elem_size, chunk_length(count, send_c) * elem_size, prev,
+             data + chunk_offset(count, recv_c) * elem_size, chunk_length(count, recv_c) * elem_size, nullptr,
+             elem_size, 0, false, op);
+  }
+}
+
+void TcpRing::reduce_scatter(void* data_, size_t bytes, size_t elem_size, const ReduceFn& fn, const char* op) {
+  if (size_ == 1 || bytes == 0) return;
+  char* data = static_cast<char*>(data_);
+  const int n = size_, next = (rank_ + 1) % n, prev = (rank_ - 1 + n) % n;
+  const size_t count = bytes / elem_size;
   const size_t cap = std::max(kRingCap / elem_size, size_t(1)) * elem_size;
   if (scratch_.size() < cap) scratch_.resize(cap);
-  const int next = (rank_ + 1) % n, prev = (rank_ - 1 + n) % n;
+  // Step s sends the chunk this member finished reducing at step s - 1; after n - 1 steps
+  // it holds chunk `rank` reduced over every member.
   for (int s = 0; s < n - 1; ++s) {
-    const int send_c = (rank_ - s + n) % n, recv_c = (rank_ - s - 1 + 2 * n) % n;
-    exchange(next, data + offset(send_c), length(send_c), prev, data + offset(recv_c), length(recv_c), &fn,
-             elem_size, cap, prev < rank_, op);
-  }
-  for (int s = 0; s < n - 1; ++s) {
-    const int send_c = (rank_ + 1 - s + n) % n, recv_c = (rank_ - s + n) % n;
-    exchange(next, data + offset(send_c), length(send_c), prev, data + offset(recv_c), length(recv_c), nullptr,
-             elem_size, 0, false, op);
+    const int send_c = (rank_ - s - 1 + 2 * n) % n, recv_c = (rank_ - s - 2 + 2 * n) % n;
+    exchange(next, data + chunk_offset(count, send_c) * elem_size, chunk_length(count, send_c) * elem_size, prev,
+             data + chunk_offset(count, recv_c) * elem_size, chunk_length(count, recv_c) * elem_size, &fn, elem_size,
+             cap, prev < rank_, op);
   }
 }
 

@@ -31,6 +31,13 @@ class TcpRing {
   /// member's data, bitwise equal on every member. A peer that closes its connection, or no
   /// progress within the timeout, throws CommError naming `op` and the peer.
   void all_reduce(void* data, size_t bytes, size_t elem_size, const ReduceFn& fn, const char* op);
+  /// In place: member r's chunk r of `data` (chunk_offset/chunk_length, in elements) ends as
+  /// the reduction of every member's chunk r; the other chunks are left partly reduced.
+  void reduce_scatter(void* data, size_t bytes, size_t elem_size, const ReduceFn& fn, const char* op);
+
+  /// Chunk c of `count` elements split over the members: [count c / n, count (c + 1) / n).
+  size_t chunk_offset(size_t count, int c) const { return count * static_cast<size_t>(c) / size_; }
+  size_t chunk_length(size_t count, int c) const { return chunk_offset(count, c + 1) - chunk_offset(count, c); }
 
  private:
   /// Sends [send, send + send_len) to rank `to` while receiving recv_len bytes from rank

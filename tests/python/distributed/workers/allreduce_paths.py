@@ -1,6 +1,7 @@
 """All-reduce on both paths of Oar's transport (Note [All-reduce transport]): the direct
 exchange (small) and the ring (above 1 MiB received), at sizes that do not split evenly,
-against NumPy, and bitwise equal on every rank for inexact float sums."""
+against NumPy, and bitwise equal on every rank for inexact float sums; reduce_scatter on
+the ring."""
 import numpy as np
 
 import oar
@@ -10,8 +11,8 @@ from collectives import OPS, data, expect, reduce_np, tensor, value
 # (dtype, elements): around the direct/ring switch (1 MiB received in all), ring chunks of
 # uneven lengths, one-byte and two-byte elements, a chunk larger than the ring's 1 MiB staging.
 CASES = [("float32", 1), ("float32", 3), ("float32", (1 << 18) // 3), ("float32", (1 << 18) + 3),
-         ("float64", (3 << 17) + 5), ("int8", (3 << 20) + 1), ("float16", (1 << 19) + 7),
-         ("bfloat16", (1 << 19) + 1), ("int64", (1 << 17) + 9), ("float32", (5 << 20) + 3)]
+         ("float64", (3 << 17) + 5), ("int8", (1 << 20) + 1), ("float16", (1 << 19) + 7),
+         ("bfloat16", (1 << 19) + 1), ("int64", (1 << 17) + 9), ("float32", (3 << 20) + 3)]
 
 
 def main():
@@ -46,6 +47,20 @@ def main():
         for r, other in enumerate(everyone):
             if not np.array_equal(other.numpy().view("uint32"), x.numpy().view("uint32")):
                 raise AssertionError(f"all_reduce of {count} float32: rank {r} differs from rank {rank}")
+
+    # reduce_scatter runs the ring's first half on a copy: the input stays as it was.
+    for dtype, count in (("float32", (1 << 18) + 1), ("int16", 5)):
+        for name in ("SUM", "MAX", "AVG"):
+            if name == "AVG" and dtype == "int16":
+                continue
+            ins = [[data(r, dtype, (count,), salt=50 + c) for c in range(n)] for r in range(n)]
+            parts = [tensor(a, dtype) for a in ins[rank]]
+            out = tensor(np.zeros(count, dtype), dtype)
+            dist.reduce_scatter(out, parts, OPS[name])
+            want = reduce_np([ins[r][rank] for r in range(n)], name, dtype)
+            expect(value(out), want.astype(value(out).dtype), f"reduce_scatter {name} {dtype}[{count}]")
+            for c in range(n):
+                expect(value(parts[c]), ins[rank][c], f"reduce_scatter {name}: input {c} unchanged")
 
     # A large strided view, and an async op, on the ring.
     base = oar.ones([2, (1 << 19) + 1], dtype="float32")
