@@ -33,6 +33,8 @@ import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 SIZES = [1 << k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
+if os.environ.get("BENCH_DIST_SIZES"):  # --sizes, inherited by the workers
+    SIZES = [int(k) << 10 for k in os.environ["BENCH_DIST_SIZES"].split(",")]
 MLP = (512, 1024, 1024, 10)
 BATCH = 64
 GPT = dict(vocab=256, d=64, heads=4, ff=256, layers=2, seq=32, batch=8)
@@ -85,6 +87,7 @@ def run_pair(repeat):
                 times[fw].append(_span(fn, barrier, inner))
         for fw in calls:
             out[fw][f"allreduce_{nbytes}"] = statistics.median(times[fw])
+            out[fw][f"allreduce_{nbytes}_repeats"] = times[fw]
     return out
 
 
@@ -306,7 +309,11 @@ def main():
                     help="a python with torch (default bench/.venv, made by bench/run.sh)")
     ap.add_argument("--only", choices=["allreduce", "steps"],
                     help="run only the all-reduce sweep or only the training steps")
+    ap.add_argument("--sizes", help="all-reduce sizes in KiB, comma-separated (default 1,4,...,65536)")
     args = ap.parse_args()
+    if args.sizes:
+        os.environ["BENCH_DIST_SIZES"] = args.sizes
+        SIZES[:] = [int(k) << 10 for k in args.sizes.split(",")]
     if args.only:
         os.environ["BENCH_DIST_ONLY"] = args.only  # the workers inherit it
     if args.worker:
