@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -16,6 +15,7 @@
 #include <cstring>
 
 #include "distributed/collective/store.h"
+#include "distributed/collective/tcp_store.h"
 
 namespace oar::dist {
 namespace {
@@ -33,21 +33,6 @@ constexpr size_t kReduceGrain = size_t(64) << 10;
 constexpr uint32_t kMagic = 0x4f524e47;  // "ORNG": the first bytes a member sends on connecting
 
 std::string errno_text(int e) { return std::strerror(e); }
-
-sockaddr_in resolve(const std::string& host, int port, const char* what) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) {
-    throw CommError(detail::str_cat(what, ": cannot resolve host '", host, "': ", gai_strerror(rc)), false);
-  }
-  sockaddr_in addr = *reinterpret_cast<sockaddr_in*>(res->ai_addr);
-  ::freeaddrinfo(res);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  return addr;
-}
 
 int remaining_ms(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -84,7 +69,7 @@ TcpRing::TcpRing(Store& store, const std::string& prefix, int rank, int size, co
   const char* what = "all-reduce connections";
   int lfd = -1;
   try {
-    sockaddr_in addr = resolve(host, 0, what);
+    sockaddr_in addr = resolve_ipv4(host, 0, what);
     lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     socklen_t len = sizeof(addr);
     if (lfd < 0 || ::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(lfd, size) != 0 ||
@@ -99,7 +84,7 @@ TcpRing::TcpRing(Store& store, const std::string& prefix, int rank, int size, co
     for (int peer = 0; peer < rank; ++peer) {
       std::string where = store.get(prefix + std::to_string(peer), std::chrono::milliseconds(remaining_ms(deadline)));
       size_t colon = where.rfind(':');
-      sockaddr_in to = resolve(where.substr(0, colon), std::stoi(where.substr(colon + 1)), what);
+      sockaddr_in to = resolve_ipv4(where.substr(0, colon), std::stoi(where.substr(colon + 1)), what);
       int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       fds_[peer] = fd;
       uint32_t hello[2] = {kMagic, static_cast<uint32_t>(rank)};
