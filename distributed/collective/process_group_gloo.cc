@@ -1,8 +1,8 @@
 // ProcessGroupGloo: the CPU backend, over Gloo's TCP transport. Gloo's own algorithms do
-// the work (ring all-reduce, ...); this file supplies Oar's dtypes and reduce ops, the
-// store adapter, timeouts on every op, and ops Gloo lacks (reduce_scatter).
+// the work (broadcast, all-gather, ...) except the all-reduce, which runs over Oar's own
+// connections (tcp_ring.h, Note [All-reduce transport]); this file supplies Oar's dtypes and
+// reduce ops, the store adapter, timeouts on every op, and ops Gloo lacks (reduce_scatter).
 #include <gloo/allgather.h>
-#include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
@@ -17,11 +17,10 @@
 
 #include "distributed/collective/process_group.h"
 #include "distributed/collective/store.h"
+#include "distributed/collective/tcp_ring.h"
 
 namespace oar::dist {
 namespace {
-
-using ReduceFn = std::function<void(void*, const void*, const void*, size_t)>;
 
 // Gloo's Store over Oar's: keys under the group's prefix, waits bounded by the group's timeout.
 class GlooStore : public gloo::rendezvous::Store {
@@ -114,7 +113,7 @@ void set_input(Options& o, const DenseTensor& t) {
   o.template setInput<uint8_t>(static_cast<uint8_t*>(t.raw_data()), t.numel() * size_of(t.dtype()));
 }
 
-// All-reduce needs the real element size: its reduce function walks elements.
+// Reduce needs the real element size: its reduce function walks elements.
 template <typename Options>
 void set_typed_output(Options& o, const DenseTensor& t) {
   visit_dtype(t.dtype(), "all_reduce", [&](auto tag) {
@@ -136,6 +135,7 @@ class ProcessGroupGloo : public ProcessGroup {
       context_->setTimeout(timeout());
       GlooStore gs(store, "gloo/" + name() + "/", timeout());
       context_->connectFullMesh(gs, device_);
+      ring_ = std::make_unique<TcpRing>(*store, "ring/" + name() + "/", rank(), size(), hostname, timeout());
     } catch (const CommError&) {
       throw;
     } catch (const std::exception& e) {
@@ -159,11 +159,16 @@ class ProcessGroupGloo : public ProcessGroup {
       o.setTimeout(timeout());
       gloo::allgather(o);
     } else if (op.kind == "reduce_scatter") {
-      // Gloo has no new-style reduce-scatter: all-reduce a copy, keep this rank's chunk.
-      DenseTensor tmp = copy_of(ts[1]);
-      all_reduce_into(tmp, op.reduce, "reduce_scatter");
-      size_t chunk = ts[0].numel() * size_of(ts[0].dtype());
-      std::memcpy(ts[0].raw_data(), static_cast<char*>(tmp.raw_data()) + chunk * rank(), chunk);
+      // The ring's reduce-scatter on a copy (the input stays as it was), kept across calls:
+      // fresh memory costs a page fault per 4 KiB.
+      const size_t elem = size_of(ts[1].dtype()), bytes = ts[1].numel() * elem, chunk = ts[0].numel() * elem;
+      if (bytes == 0) return {};
+      ReduceFn fn = reduce_fn(ts[1].dtype(), op.reduce, "reduce_scatter");
+      if (staging_.size() < bytes) staging_.resize(bytes);
+      std::memcpy(staging_.data(), ts[1].raw_data(), bytes);
+      ring_->reduce_scatter(staging_.data(), bytes, elem, fn, "reduce_scatter");
+      std::memcpy(ts[0].raw_data(), staging_.data() + chunk * rank(), chunk);
+      if (op.reduce == ReduceOp::kAvg) finish_avg(ts[0], size());
     } else if (op.kind == "broadcast") {
       gloo::BroadcastOptions o(context_);
       set_output(o, ts[0]);
@@ -213,11 +218,8 @@ class ProcessGroupGloo : public ProcessGroup {
  private:
   void all_reduce_into(const DenseTensor& t, ReduceOp op, const char* opname) {
     if (t.numel() == 0) return;
-    gloo::AllreduceOptions o(context_);
-    set_typed_output(o, t);
-    o.setReduceFunction(reduce_fn(t.dtype(), op, opname));
-    o.setTimeout(timeout());
-    gloo::allreduce(o);
+    const size_t elem = size_of(t.dtype());
+    ring_->all_reduce(t.raw_data(), t.numel() * elem, elem, reduce_fn(t.dtype(), op, opname), opname);
     if (op == ReduceOp::kAvg) finish_avg(t, size());
   }
 
@@ -248,6 +250,8 @@ class ProcessGroupGloo : public ProcessGroup {
   static constexpr uint8_t kP2PSlotPrefix = 0x40;  // above Gloo's collective prefixes (types.h)
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::unique_ptr<TcpRing> ring_;
+  std::vector<char> staging_;  // reduce_scatter's copy of its input
   std::map<int, uint64_t> sent_, received_;
 };
 

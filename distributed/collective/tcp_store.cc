@@ -83,14 +83,16 @@ std::vector<std::string> split_keys(const std::string& joined) {
   return keys;
 }
 
-sockaddr_in resolve(const std::string& host, int port) {
+}  // namespace
+
+sockaddr_in resolve_ipv4(const std::string& host, int port, const char* what) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || res == nullptr) {
-    throw CommError(detail::str_cat("TCPStore: cannot resolve host '", host, "': ", gai_strerror(rc)), false);
+    throw CommError(detail::str_cat(what, ": cannot resolve host '", host, "': ", gai_strerror(rc)), false);
   }
   sockaddr_in addr = *reinterpret_cast<sockaddr_in*>(res->ai_addr);
   ::freeaddrinfo(res);
@@ -98,14 +100,12 @@ sockaddr_in resolve(const std::string& host, int port) {
   return addr;
 }
 
-}  // namespace
-
 // The server: an accept thread plus one thread per client connection (a job has few
 // ranks). A waiting request blocks only its own connection's thread.
 class TCPStore::Server {
  public:
   Server(const std::string& host, int port) {
-    sockaddr_in addr = resolve(host, port);
+    sockaddr_in addr = resolve_ipv4(host, port, "TCPStore");
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     // SO_REUSEADDR lets a restarted job rebind a port in TIME_WAIT; a port another
@@ -235,7 +235,7 @@ TCPStore::TCPStore(const std::string& host, int port, bool is_master, std::chron
   } else if (port == 0) {
     OAR_THROW(InvalidArgument, "TCPStore: a client needs the master's port, got 0");
   }
-  sockaddr_in addr = resolve(host, port_);
+  sockaddr_in addr = resolve_ipv4(host, port_, "TCPStore");
   auto deadline = Clock::now() + timeout;
   std::string last_error;
   while (true) {

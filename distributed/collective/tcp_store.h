@@ -7,6 +7,8 @@
 // is given (127.0.0.1 unless the launcher names an interface), never 0.0.0.0 by default.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -15,6 +17,10 @@
 #include "distributed/collective/store.h"
 
 namespace oar::dist {
+
+/// The IPv4 address of `host` (a name or a dotted quad) with `port`; a CommError naming
+/// `what` and the host when it does not resolve.
+sockaddr_in resolve_ipv4(const std::string& host, int port, const char* what);
 
 class TCPStore : public Store {
  public:
