@@ -110,6 +110,10 @@ void* CachingAllocator::allocate(size_t bytes) {
   } else {
     auto it = large_free_.lower_bound(size);
     if (it != large_free_.end() && it->first <= size + size / 4) {
+      // The most recently freed block of the best-fitting size, still in cache (Note [Hot
+      // reuse of large blocks], docs/notes/cpu_speed_steps.md): equal sizes keep their
+      // insertion order in the multimap, so the last of the range is the newest.
+      it = std::prev(large_free_.upper_bound(it->first));
       block = it->first;
       ptr = it->second;
       large_free_.erase(it);

@@ -221,31 +221,16 @@ template <typename M> M gelu_d2(M x, bool approx) {
 // and 1 + erf(z) = 2 - erfc(z) for z >= 0, erfc(-z) for z < 0 (no cancellation for z < 0).
 // Double keeps SLEEF's 1-ulp erf. Tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), exact.
 #if OAR_VEC
-// exp(w) for float lanes with w <= 0: vec::exp without its overflow clamp and its inf/NaN
-// selects (the callers pass -a^2 with a finite and clamped), 0 below -87.3.
-inline vec::F exp_nonpos(vec::F w) {
-  const vec::F lo = vec::set1(-87.3365478515625f);
-  const vec::F xc = vec::max(w, lo);
-  const vec::F n = vec::round(vec::mul(xc, vec::set1(1.44269504088896341f)));
-  vec::F r = vec::fmadd(n, vec::set1(-0.693359375f), xc);
-  r = vec::fmadd(n, vec::set1(2.12194440e-4f), r);
-  vec::F p = vec::set1(1.9875691500e-4f);
-  p = vec::fmadd(p, r, vec::set1(1.3981999507e-3f));
-  p = vec::fmadd(p, r, vec::set1(8.3334519073e-3f));
-  p = vec::fmadd(p, r, vec::set1(4.1665795894e-2f));
-  p = vec::fmadd(p, r, vec::set1(1.6666665459e-1f));
-  p = vec::fmadd(p, r, vec::set1(5.0000001201e-1f));
-  p = vec::fmadd(vec::mul(p, r), r, vec::add(r, vec::set1(1.0f)));
-  return vec::select_lt(w, lo, vec::set1(0.0f), vec::mul(p, vec::pow2i(n)));
-}
 // 1 + erf(x / sqrt2) = 2 Phi(x) for float lanes (the approximation above), and in *e the
 // factor exp(-z^2) = exp(-x^2 / 2) it used, which the gradient's density shares (for
-// |x| > 14.1, where z is clamped, both are 0 in float). A NaN x gives a finite value here;
+// |x| > 14.1, where z is clamped, both are 0 or subnormal). A NaN x gives a finite value here;
 // the callers' product with x makes the result NaN.
 inline vec::F gelu_cdf2(vec::F x, vec::F* e) {
   const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
-  // |z| past 10 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite.
-  const vec::F a = vec::min(vec::abs(z), vec::set1(10.0f));
+  // |z| past 10.5 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite; at
+  // 10.5 exp(-a^2) is exactly 0 in both copies (AVX-512's vscalefps would leave a
+  // subnormal at 10), so gelu(-inf) is NaN (-inf * 0) in both, as in float64.
+  const vec::F a = vec::min(vec::abs(z), vec::set1(10.5f));
   const vec::F one = vec::set1(1.0f);
   const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, one));
   vec::F p = vec::set1(1.061405429f);
@@ -253,7 +238,7 @@ inline vec::F gelu_cdf2(vec::F x, vec::F* e) {
   p = vec::fmadd(p, t, vec::set1(1.421413741f));
   p = vec::fmadd(p, t, vec::set1(-0.284496736f));
   p = vec::fmadd(p, t, vec::set1(0.254829592f));
-  *e = exp_nonpos(vec::sub(vec::set1(0.0f), vec::mul(a, a)));
+  *e = vec::exp_nonpos(vec::fnmadd(a, a, vec::set1(0.0f)));  // -a^2
   const vec::F q = vec::mul(vec::mul(p, t), *e);
   return vec::select_neg(z, q, vec::sub(vec::set1(2.0f), q));
 }

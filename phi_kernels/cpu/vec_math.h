@@ -49,6 +49,7 @@ inline D mul(D a, D b) { return _mm512_mul_pd(a, b); }
 inline F div(F a, F b) { return _mm512_div_ps(a, b); }
 inline D div(D a, D b) { return _mm512_div_pd(a, b); }
 inline F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+inline F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a b
 inline D fmadd(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
 inline F max(F a, F b) { return _mm512_max_ps(a, b); }
 inline D max(D a, D b) { return _mm512_max_pd(a, b); }
@@ -108,6 +109,7 @@ inline D mul(D a, D b) { return _mm256_mul_pd(a, b); }
 inline F div(F a, F b) { return _mm256_div_ps(a, b); }
 inline D div(D a, D b) { return _mm256_div_pd(a, b); }
 inline F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+inline F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a b
 inline D fmadd(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
 inline F max(F a, F b) { return _mm256_max_ps(a, b); }
 inline D max(D a, D b) { return _mm256_max_pd(a, b); }
@@ -182,27 +184,62 @@ template <> struct Of<double> {
   static constexpr int lanes = kD;
 };
 
-/// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
-/// |r| <= ln2/2, Cephes' degree-6 polynomial for exp(r), times 2^n; relative error below
-/// 2 ulp; 0 below -87.3, inf above 88.4, NaN stays NaN. About twice as fast as SLEEF's
-/// 1-ulp exp.
-inline F exp(F x) {
-  const F hi = set1(88.3762626647949f), lo = set1(-87.3365478515625f);
-  const F xc = max(min(x, hi), lo);
-  const F n = round(mul(xc, set1(1.44269504088896341f)));
-  F r = fmadd(n, set1(-0.693359375f), xc);
-  r = fmadd(n, set1(2.12194440e-4f), r);
+/// exp(r) - 1 - r for |r| <= ln2/2 over r^2 (Cephes' degree-6 polynomial), and the
+/// argument reduction x = n ln2 + r; shared by exp and exp_nonpos.
+inline F exp_reduce(F x, F* n) {
+  *n = round(mul(x, set1(1.44269504088896341f)));
+  F r = fmadd(*n, set1(-0.693359375f), x);
+  return fmadd(*n, set1(2.12194440e-4f), r);
+}
+inline F exp_poly(F r) {
   F p = set1(1.9875691500e-4f);
   p = fmadd(p, r, set1(1.3981999507e-3f));
   p = fmadd(p, r, set1(8.3334519073e-3f));
   p = fmadd(p, r, set1(4.1665795894e-2f));
   p = fmadd(p, r, set1(1.6666665459e-1f));
   p = fmadd(p, r, set1(5.0000001201e-1f));
-  p = fmadd(mul(p, r), r, add(r, set1(1.0f)));
-  F y = mul(p, pow2i(n));
+  return fmadd(mul(p, r), r, add(r, set1(1.0f)));
+}
+
+/// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
+/// |r| <= ln2/2, Cephes' degree-6 polynomial for exp(r), times 2^n; relative error below
+/// 2 ulp; 0 below -87.3 (AVX2) or -103.9 (AVX-512, subnormals between), inf above 88.7,
+/// NaN stays NaN. About twice as fast as SLEEF's
+/// 1-ulp exp. With AVX-512 the scaling by 2^n is one vscalefps, which rounds to a
+/// subnormal, 0 or inf itself, so the range needs no selects, only a clamp that keeps
+/// +-inf from making r NaN (Note [exp on AVX-512], docs/notes/cpu_speed_steps.md).
+inline F exp(F x) {
+#if OAR_VEC512
+  // min/max return their second operand when one is NaN: the constant first keeps a NaN x.
+  const F xc = _mm512_max_ps(set1(-110.0f), _mm512_min_ps(set1(100.0f), x));
+  F n;
+  const F r = exp_reduce(xc, &n);
+  return _mm512_scalef_ps(exp_poly(r), n);
+#else
+  const F hi = set1(88.3762626647949f), lo = set1(-87.3365478515625f);
+  const F xc = max(min(x, hi), lo);
+  F n;
+  const F r = exp_reduce(xc, &n);
+  F y = mul(exp_poly(r), pow2i(n));
   y = select_lt(x, lo, set1(0.0f), y);
   y = select_lt(hi, x, set1(__builtin_inff()), y);
   return select_nan(x, y);
+#endif
+}
+
+/// exp(w) for float lanes with w finite and w <= 0 (no inf/NaN handling): with AVX-512
+/// exp above less its clamp; else 0 below -87.3.
+inline F exp_nonpos(F w) {
+#if OAR_VEC512
+  F n;
+  const F r = exp_reduce(w, &n);
+  return _mm512_scalef_ps(exp_poly(r), n);
+#else
+  const F lo = set1(-87.3365478515625f);
+  F n;
+  const F r = exp_reduce(max(w, lo), &n);
+  return select_lt(w, lo, set1(0.0f), mul(exp_poly(r), pow2i(n)));
+#endif
 }
 
 /// tanh(x) for float lanes on exp above: Cephes' odd polynomial for |x| < 0.625, else
@@ -248,6 +285,13 @@ namespace detail {
 template <typename F>
 inline void vec_apply(const float* x, float* o, int64_t n) {
   int64_t i = 0;
+  // two independent vectors per iteration: the inline functors are long dependency chains
+  for (; i + 2 * vec::kF <= n; i += 2 * vec::kF) {
+    const vec::F r0 = F::vf(vec::load(x + i));
+    const vec::F r1 = F::vf(vec::load(x + i + vec::kF));
+    vec::store(o + i, r0);
+    vec::store(o + i + vec::kF, r1);
+  }
   for (; i + vec::kF <= n; i += vec::kF) vec::store(o + i, F::vf(vec::load(x + i)));
   if (i < n) {
     alignas(64) float buf[vec::kF] = {};

@@ -47,6 +47,34 @@ TEST(CachingAllocator, ReusesLargeBlockBestFitWithinSlack) {
   EXPECT_EQ(a.stats().allocated_bytes, 0);
 }
 
+// Among free blocks of the best-fitting size the newest is reused (its bytes are the
+// likeliest still in cache); with first-in-first-out reuse a loop that frees and allocates
+// one output walks through every cached block of that size, each cold.
+TEST(CachingAllocator, ReusesNewestLargeBlockOfBestSize) {
+  CachingAllocator a(CPUPlace());
+  void* p[3];
+  for (auto& q : p) q = a.allocate(4 * kMiB);
+  for (auto& q : p) a.deallocate(q, 4 * kMiB);  // freed p0, p1, p2: p2 is the newest
+  for (int round = 0; round < 4; ++round) {
+    void* q = a.allocate(4 * kMiB);
+    EXPECT_EQ(q, p[2]) << round;
+    a.deallocate(q, 4 * kMiB);
+  }
+  void* q0 = a.allocate(4 * kMiB);
+  void* q1 = a.allocate(4 * kMiB);
+  void* q2 = a.allocate(4 * kMiB);
+  EXPECT_EQ(q0, p[2]);
+  EXPECT_EQ(q1, p[1]);
+  EXPECT_EQ(q2, p[0]);
+  EXPECT_EQ(a.stats().num_device_allocs, 3);
+  // A better-fitting (smaller) size still wins over a newer larger one.
+  a.deallocate(q1, 4 * kMiB);
+  void* big = a.allocate(5 * kMiB);
+  a.deallocate(big, 5 * kMiB);
+  EXPECT_EQ(a.allocate(4 * kMiB), p[1]);
+  for (void* q : {q0, q2, static_cast<void*>(p[1])}) a.deallocate(q, 4 * kMiB);
+}
+
 TEST(CachingAllocator, RoundsSizes) {
   CachingAllocator a(CPUPlace());
   EXPECT_EQ(a.round_size(0), 512u);

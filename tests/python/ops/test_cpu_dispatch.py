@@ -115,6 +115,26 @@ CHILD = textwrap.dedent(r'''
             got = F.layer_norm(oar.to_tensor(x), [n], epsilon=1e-5)
             check("layer_norm", dtype, [4, n], got, layer_norm(x.astype(np.float64)),
                   (1e-4, 1e-4) if dtype == "float32" else None)
+        # the vector exp's range ends (AVX-512 scales by vscalefps, AVX2 clamps and selects):
+        # overflow to inf, underflow through the subnormals to exact 0, +-inf and NaN
+        ends = np.array([-np.inf, -1e4, -200, -110, -104, -103.5, -100, -90, -87.5, -87, -20, -1,
+                         0, 1, 20, 87, 88.5, 88.8, 89, 100, 1e4, np.inf, np.nan], dtype)
+        ends = np.concatenate([ends, rng.uniform(-120, 120, 10).astype(dtype)])  # 33 lanes
+        x64 = ends.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for name, fn, ref in (("sigmoid[ends]", F.sigmoid, sig), ("tanh[ends]", oar.tanh, np.tanh),
+                                  ("silu[ends]", F.silu, lambda x: x * sig(x)),
+                                  ("gelu[ends]", F.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))))):
+                check(name, dtype, [33], fn(oar.to_tensor(ends)), ref(x64))
+        rows = np.where(np.isnan(ends), 0, ends)[None, :].repeat(2, 0)
+        rows[1, ::3] = -np.inf  # a masked row: exp(-inf) must be exactly 0
+        got = F.softmax(oar.to_tensor(rows), axis=-1).numpy()
+        check("softmax[ends]", dtype, [2, 33], got, softmax(rows.astype(np.float64), -1))
+        if np.any(got[1, ::3] != 0):
+            failures.append(f"softmax[ends] {dtype}: masked lanes not exactly 0")
+        small = rng.uniform(-110, -80, [4, 17]).astype(dtype)  # exp of every lane subnormal or 0
+        check("logsumexp[small]", dtype, [4, 17], oar.logsumexp(oar.to_tensor(small - small.max()), axis=-1),
+              lse((small - small.max()).astype(np.float64), -1))
         # backward kernels live in the same sources: d(sum(w * f(x)))/dx
         for name, fn, dref in (
                 ("tanh_grad", oar.tanh, lambda x, w: w * (1 - np.tanh(x) ** 2)),
