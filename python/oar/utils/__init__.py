@@ -1,5 +1,6 @@
 from . import dlpack  # noqa: F401
 from ..version import require_version  # noqa: E402,F401  (paddle.utils.require_version)
+from .install_check import run_check  # noqa: E402,F401  (paddle.utils.run_check)
 
 
 def __getattr__(name):
