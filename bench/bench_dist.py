@@ -238,11 +238,14 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _oar_path():
-    """PYTHONPATH for a worker under another python (bench/.venv) to import this oar."""
+def _oar_env():
+    """PYTHONPATH and OAR_EXT_DIR for a worker under another python (bench/.venv) to import
+    this oar: the package's folder, and the folder of its compiled _C, which an editable
+    install (scripts/setup.sh) keeps in this python's site-packages, not beside the package."""
     import oar
     path = os.path.dirname(os.path.dirname(os.path.abspath(oar.__file__)))
-    return os.pathsep.join(p for p in (path, os.environ.get("PYTHONPATH")) if p)
+    return {"PYTHONPATH": os.pathsep.join(p for p in (path, os.environ.get("PYTHONPATH")) if p),
+            "OAR_EXT_DIR": os.path.dirname(os.path.abspath(oar._C.__file__))}
 
 
 def run_job(fw, python, repeat):
@@ -253,7 +256,7 @@ def run_job(fw, python, repeat):
                    PADDLE_MASTER=f"127.0.0.1:{port}", PADDLE_CURRENT_ENDPOINT="127.0.0.1:0",
                    RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(torch_port))
         if fw == "pair":
-            env["PYTHONPATH"] = _oar_path()
+            env.update(_oar_env())
         procs.append(subprocess.Popen([python, __file__, "--worker", fw, "--repeat", str(repeat)], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     outs = [p.communicate()[0] for p in procs]
