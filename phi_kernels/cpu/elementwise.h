@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <type_traits>
@@ -87,16 +88,24 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   for (int i = 0; i + 1 < r; ++i) rows *= dims[i];
   std::array<int64_t, N> inner_stride{};
   for (size_t k = 0; k < N; ++k) inner_stride[k] = r ? strides[k][r - 1] : 0;
-  parallel_for(rows, [&](int64_t r0, int64_t r1) {
-    for (int64_t row = r0; row < r1; ++row) {
+  // Fewer rows than threads (a coalesced 1-D space has one): each row is cut into `parts`
+  // pieces, so the threads share long rows instead of one thread taking them all.
+  const int64_t threads = omp_get_max_threads();
+  const int64_t parts =
+      rows >= threads ? 1 : std::clamp<int64_t>(inner / kParallelGrain, 1, threads);
+  parallel_for(rows * parts, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t row = t / parts, part = t % parts;
+      const int64_t lo = inner * part / parts, hi = inner * (part + 1) / parts;
       std::array<char*, N> p = base;
+      for (size_t k = 0; k < N; ++k) p[k] += lo * inner_stride[k] * elem[k];
       int64_t rem = row;
       for (int i = r - 2; i >= 0; --i) {
         int64_t idx = rem % dims[i];
         rem /= dims[i];
         for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
       }
-      fn(p, inner, inner_stride);
+      fn(p, hi - lo, inner_stride);
     }
   }, rows * inner);
 }
@@ -332,8 +341,13 @@ void ternary_kernel(const DenseTensor& c, const DenseTensor& a, const DenseTenso
         const C* pc = reinterpret_cast<const C*>(p[1]);
         const In* pa = reinterpret_cast<const In*>(p[2]);
         const In* pb = reinterpret_cast<const In*>(p[3]);
-        for (int64_t i = 0; i < m; ++i) {
-          store_elem(&po[i], f(pc[i * s[1]], M(pa[i * s[2]]), M(pb[i * s[3]])));
+        if (s[1] == 1 && s[2] == 1 && s[3] == 1) {
+#pragma omp simd
+          for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(pc[i], M(pa[i]), M(pb[i])));
+        } else {
+          for (int64_t i = 0; i < m; ++i) {
+            store_elem(&po[i], f(pc[i * s[1]], M(pa[i * s[2]]), M(pb[i * s[3]])));
+          }
         }
       });
 }
