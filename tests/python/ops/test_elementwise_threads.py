@@ -1,0 +1,52 @@
+"""Pointwise kernels whose iteration space is one long row (a coalesced strided or
+broadcast operand), split across 2 threads (elementwise.h's for_each_row cuts rows when
+there are fewer rows than threads), and 16-bit float results stored from vectorized loops:
+against NumPy, bit for bit."""
+import numpy as np
+import pytest
+
+import oar
+
+
+@pytest.fixture
+def two_threads():
+    before = oar.get_num_threads() if hasattr(oar, "get_num_threads") else None
+    oar.set_num_threads(2)
+    yield
+    if before is not None:
+        oar.set_num_threads(before)
+
+
+@pytest.mark.parametrize("n", [1, 17, 65537, 200003])
+def test_strided_and_broadcast_rows_at_two_threads(n, two_threads):
+    rng = np.random.default_rng(n)
+    xb = rng.standard_normal(2 * n).astype("float32")
+    yb = rng.standard_normal(n).astype("float32")
+    x = oar.to_tensor(xb)[::2]  # stride 2: not the contiguous fast path
+    y = oar.to_tensor(yb)
+    xs = xb[::2]
+    np.testing.assert_array_equal((x + y).numpy(), xs + yb)
+    np.testing.assert_array_equal(oar.where(x > 0, x, y).numpy(), np.where(xs > 0, xs, yb))
+    c = oar.to_tensor(rng.standard_normal(1).astype("float32") > 0)  # broadcast condition
+    np.testing.assert_array_equal(oar.where(c, x, y).numpy(), np.where(c.numpy(), xs, yb))
+    np.testing.assert_array_equal(oar.nn.functional.relu(x).numpy(), np.maximum(xs, 0))
+
+
+def _bf16_round(a):
+    """float32 -> bfloat16 bits, round to nearest even (NaN kept quiet), as float32."""
+    u = a.astype("float32").view("uint32").astype("uint64")
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("uint32")
+    r = np.where(np.isnan(a), ((u >> 16) | 0x40).astype("uint32"), r)
+    return (r << 16).astype("uint32").view("float32")
+
+
+@pytest.mark.parametrize("shape", [(0,), (15,), (33,), (784, 512)])
+def test_bfloat16_binary_results_rounded_to_nearest_even(shape):
+    rng = np.random.default_rng(7)
+    a = _bf16_round(rng.standard_normal(shape).astype("float32") * 3)
+    b = _bf16_round(rng.standard_normal(shape).astype("float32"))
+    if a.size:
+        a.reshape(-1)[0], b.reshape(-1)[-1] = np.nan, np.inf
+    x, y = oar.to_tensor(a).astype("bfloat16"), oar.to_tensor(b).astype("bfloat16")
+    for got, want in ((x + y, a + b), (x * y, a * b), (x - y, a - b)):
+        np.testing.assert_array_equal(got.astype("float32").numpy(), _bf16_round(want))
