@@ -91,9 +91,8 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   // Fewer rows than threads (a coalesced 1-D space has one): each row is cut into `parts`
   // pieces, so the threads share long rows instead of one thread taking them all.
   const int64_t threads = omp_get_max_threads();
-  const int64_t parts =
-      rows >= threads ? 1 : std::clamp<int64_t>(inner / kParallelGrain, 1, threads);
-  parallel_for(rows * parts, [&](int64_t t0, int64_t t1) {
+  const int64_t parts = rows >= threads ? 1 : std::clamp<int64_t>(inner / kParallelGrain, 1, threads);
+  auto pieces = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t row = t / parts, part = t % parts;
       const int64_t lo = inner * part / parts, hi = inner * (part + 1) / parts;
@@ -107,7 +106,8 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
       }
       fn(p, hi - lo, inner_stride);
     }
-  }, rows * inner);
+  };
+  parallel_for(rows * parts, pieces, rows * inner);
 }
 
 #if defined(__AVX2__)
