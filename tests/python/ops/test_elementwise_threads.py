@@ -10,11 +10,10 @@ import oar
 
 @pytest.fixture
 def two_threads():
-    before = oar.get_num_threads() if hasattr(oar, "get_num_threads") else None
+    before = oar.get_num_threads()
     oar.set_num_threads(2)
     yield
-    if before is not None:
-        oar.set_num_threads(before)
+    oar.set_num_threads(before)
 
 
 @pytest.mark.parametrize("n", [1, 17, 65537, 200003])
