@@ -191,7 +191,9 @@ class Emitter {
     }
   }
 
-  bool row_level(const Node& n) const { return n.cls == VClass::kRow || n.cls == VClass::kScalar; }
+  bool row_level(const Node& n) const {
+    return n.cls == VClass::kRow || n.cls == VClass::kScalar || n.cls == VClass::kBrow;
+  }
 
   // Whether node `n` (not crossing reductions) calls a transcendental function, and
   // whether `n` is `of` or one of its operands' ancestors.
@@ -278,13 +280,13 @@ class Emitter {
     // loop row's index along the axes the input does not broadcast (constant divisors).
     boff_.assign(k_.inputs.size(), nullptr);
     for (size_t i = 0; i < k_.inputs.size(); ++i) {
-      if (k_.inputs[i] != VClass::kBcast) continue;
+      if (k_.inputs[i] != VClass::kBcast && k_.inputs[i] != VClass::kBrow) continue;
       llvm::Value* row = b_.getInt64(0);
       for (const BcastTerm& t : bcast_terms(k_, static_cast<int>(i))) {
         llvm::Value* q = t.div == 1 ? r : b_.CreateUDiv(r, b_.getInt64(t.div));
         row = b_.CreateAdd(row, b_.CreateMul(b_.CreateURem(q, b_.getInt64(t.mod)), b_.getInt64(t.stride)));
       }
-      boff_[i] = b_.CreateMul(row, cols_);
+      boff_[i] = k_.inputs[i] == VClass::kBrow ? row : b_.CreateMul(row, cols_);  // kBrow: one value a row
     }
     sweep_row_values();
     // Reduce trees: every reduction whose operand is computable now (its row-level
@@ -538,6 +540,8 @@ class Emitter {
         return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(boff_[n.input], c)), w);
       case VClass::kRow:
         return splat(mem_load(b_.CreateGEP(st_, base, r_), 1), w);
+      case VClass::kBrow:  // Note [Channel reductions]: the row's value from its kept indices
+        return splat(mem_load(b_.CreateGEP(st_, base, boff_[n.input]), 1), w);
       default:
         return splat(mem_load(base, 1), w);
     }

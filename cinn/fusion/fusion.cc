@@ -95,7 +95,7 @@ class Fuser {
       if (s.empty()) continue;
       std::vector<int> trial = merged;
       trial.push_back(g);
-      if (!acyclic(trial, op)) continue;
+      if (!acyclic(trial, op) || reads_cross_row(trial, op)) continue;
       merged = trial;
       mspace = s;
     }
@@ -137,7 +137,9 @@ class Fuser {
         Group& b = groups_[j];
         if (!b.alive || b.ops.empty() || (!emitted(a) && !emitted(b))) continue;
         if (!same_dims(a.space, b.space) || !share_input(a, b) || outer_of(b.ops, outer_of(a.ops)) == -2) continue;
-        if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0])) continue;
+        if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]) ||
+            reads_cross_row({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]))
+          continue;
         for (Operation* m : b.ops) member_[m] = static_cast<int>(i);
         a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());
         a.reduce |= b.reduce;
@@ -171,6 +173,21 @@ class Fuser {
       if (ok) return *s;
     }
     return {};
+  }
+
+  // A column or channel reduction's result is complete only after every row: no member
+  // of the merged set (the groups `gs` and `op`) may read one of another member
+  // (batch_norm's `x - mean(x)` stays out of the mean's group; Note [Channel reductions]).
+  bool reads_cross_row(const std::vector<int>& gs, Operation* op) const {
+    std::vector<Operation*> all{op};
+    for (int g : gs) all.insert(all.end(), groups_[g].ops.begin(), groups_[g].ops.end());
+    std::unordered_set<const void*> sums;
+    for (Operation* m : all)
+      if (cross_row_reduction(m)) sums.insert(m->result(0).impl());
+    for (Operation* m : all)
+      for (Value v : m->operands())
+        if (sums.count(v.impl())) return true;
+    return false;
   }
 
   // No path from the merged set out through another op and back in: walk back from the

@@ -384,13 +384,58 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, Dat
   }
 }
 
+// Note [Channel reductions] (docs/notes/cinn.md): the kernel wrote each row's sum at
+// `rows`; the rows of one output element (the same kept indices) come in runs of the
+// innermost kept axis's divisor, summed in row order, so the result depends on neither
+// the thread count nor the schedule. A mean divides by the element's count of values
+// (0 rows: NaN, as the kernel's mean of nothing).
+template <typename T>
+void fold_rows(const T* rows_v, int64_t rows, int64_t cols, const std::vector<int64_t>& space,
+               const LoopKernel::ChanOut& ch, T* out) {
+  const std::vector<BcastTerm> terms = row_terms(space, ch.keep);
+  int64_t n = 1;
+  for (int64_t d : ch.keep) n *= d;
+  std::fill(out, out + n, T(0));
+  const int64_t run = terms.back().div;
+  for (int64_t r0 = 0; r0 < rows; r0 += run) {
+    int64_t at = 0;
+    for (const BcastTerm& t : terms) at += (r0 / t.div % t.mod) * t.stride;
+    T acc = 0;
+    for (int64_t r = r0; r < r0 + run; ++r) acc += rows_v[r];
+    out[at] += acc;
+  }
+  if (ch.mean)
+    for (int64_t i = 0; i < n; ++i) out[i] /= static_cast<T>(rows * cols / n);
+}
+
+// Whether the static dims of the loop space the kernel was compiled for hold for `ref`
+// (kBrow inputs and channel reductions compute row indices from them).
+// A tensor's dims in the kernel's space (LoopKernel::col_axes merged into one column axis).
+std::vector<int64_t> space_dims(const LoopKernel& k, const DenseTensor& t) {
+  const size_t rank = k.space.size() + k.col_axes - 1;
+  if (static_cast<size_t>(t.rank()) > rank) return {};
+  return merge_cols(std::vector<int64_t>(t.dims().begin(), t.dims().end()), rank, k.col_axes);
+}
+bool static_space_fits(const LoopKernel& k, const DenseTensor& ref) {
+  if (static_cast<size_t>(ref.rank()) != k.space.size() + k.col_axes - 1) return false;
+  const std::vector<int64_t> s = space_dims(k, ref);
+  for (size_t i = 0; i < k.space.size(); ++i)
+    if (k.space[i] >= 0 && s[i] != k.space[i]) return false;
+  return true;
+}
 // A kBcast input (Note [Broadcast inputs]) has the dims it was compiled for (leading 1s
 // aside), and the space is the static one its row offsets were computed from.
 bool bcast_fits(const LoopKernel& k, size_t i, const DenseTensor& t, const DenseTensor& ref) {
-  std::vector<int64_t> d(t.dims().begin(), t.dims().end()), s(ref.dims().begin(), ref.dims().end());
-  if (d.size() > k.bcast[i].size()) return false;
+  std::vector<int64_t> d = space_dims(k, t);
+  if (d.empty() || d.size() > k.bcast[i].size()) return false;
   d.insert(d.begin(), k.bcast[i].size() - d.size(), 1);
-  return d == k.bcast[i] && s == k.space;
+  return d == k.bcast[i] && space_dims(k, ref) == k.space;
+}
+bool brow_fits(const LoopKernel& k, size_t i, const DenseTensor& t, const DenseTensor& ref) {
+  std::vector<int64_t> d = space_dims(k, t);
+  if (d.empty() || d.size() > k.bcast[i].size()) return false;
+  d.insert(d.begin(), k.bcast[i].size() - d.size(), 1);
+  return d == k.bcast[i] && static_space_fits(k, ref);
 }
 
 // The kernel step of slot I: checks the run-time dims against the classes the group
@@ -407,7 +452,8 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   std::string why = symbol_mismatch(g, ins);
   if (!why.empty()) return run_other_class(g_slots[slot], ins, call, why);
   const DenseTensor& ref = ins[k.ref_input];
-  const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
+  int64_t cols = 1;  // the trailing col_axes dims (Note [Channel reductions]), else the last
+  for (int64_t i = std::max<int64_t>(0, ref.rank() - k.col_axes); i < ref.rank(); ++i) cols *= ref.dims()[i];
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
   for (size_t i = 0; i < ins.size(); ++i) {
     const DenseTensor& t = ins[i];
@@ -418,6 +464,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
                     : c == VClass::kRow   ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
                     : c == VClass::kCol   ? t.numel() == cols
                     : c == VClass::kBcast ? bcast_fits(k, i, t, ref)
+                    : c == VClass::kBrow  ? brow_fits(k, i, t, ref)
                                           : t.numel() == 1;
     if (!ok) {
       std::ostringstream os;
@@ -437,8 +484,25 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       // max/min over no rows: the unfused kernel raises its error (naming the op).
       return run_unfused(g_slots[slot], ins, call, "a column " + on.op + " over 0 rows");
   }
+  bool chans = false;
+  for (const LoopKernel::ChanOut& ch : k.chan) chans |= !ch.keep.empty();
+  if (chans && !static_space_fits(k, ref)) {
+    std::ostringstream os;
+    os << "cinn kernel " << g.name << " (" << g.ops << "): input " << k.ref_input << " has shape " << ref.dims()
+       << ", the group's channel reductions were compiled for static dims of " << Dims(k.space);
+    return run_other_class(g_slots[slot], ins, call, os.str());
+  }
+  const size_t es = k.dtype == DataType::FLOAT64 ? 8 : 4;  // channel reductions: float32/float64
+  std::vector<std::vector<char>> chan_rows(k.outputs.size());  // per channel output: its row sums
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     Dims d = ref.dims();
+    if (o < k.chan.size() && !k.chan[o].keep.empty()) {
+      chan_rows[o].resize(static_cast<size_t>(rows) * es + es);
+      bufs.push_back(chan_rows[o].data());
+      call.outputs.emplace_back(Dims(k.chan[o].shape), k.dtype, call.ctx->place);
+      call.outputs.back().alloc();
+      continue;
+    }
     if (k.nodes[k.outputs[o]].cls == VClass::kCol) {
       col_ops.push_back(k.nodes[k.outputs[o]].op);
       const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
@@ -468,6 +532,15 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     int64_t outer = 1;
     for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
     run_column_sums(fn, rows, cols, outer, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
+  }
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    if (chan_rows[o].empty()) continue;
+    if (k.dtype == DataType::FLOAT64)
+      fold_rows(reinterpret_cast<const double*>(chan_rows[o].data()), rows, cols, k.space, k.chan[o],
+                call.outputs[o].data<double>());
+    else
+      fold_rows(reinterpret_cast<const float*>(chan_rows[o].data()), rows, cols, k.space, k.chan[o],
+                call.outputs[o].data<float>());
   }
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }

@@ -1,0 +1,145 @@
+// Channel reductions (Note [Channel reductions] in docs/notes/cinn.md): sums and means over
+// the last axis and others that keep a middle axis (batch_norm's statistics over N, H, W
+// of [N, C, H, W]) join their elementwise producers' group; per-channel inputs
+// [1, C, 1, 1] are class brow; an op reading a channel sum stays out of its group. The
+// fuse pass (IR in, IR out), the loop IR and the row map's terms.
+#include "cinn/pipeline.h"
+#include "cinn/schedule/loop_ir.h"
+#include "pir/pass/pass.h"
+#include "tests/cpp/pir/pir_test_util.h"
+
+namespace oar::cinn {
+namespace {
+using namespace pir;  // NOLINT
+
+// batch_norm's backward sums: sum(dy) and sum(dy * x_hat) per channel with
+// x_hat = (x - mean) * rstd; `gs * 2` reads a channel sum and stays outside.
+const char* kBnGrad = R"IR(
+module {
+  %dy = "builtin.input"() {name = "dy"} : () -> (tensor<2x3x5x7xf32>)
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<2x3x5x7xf32>)
+  %m = "builtin.input"() {name = "m"} : () -> (tensor<1x3x1x1xf32>)
+  %r = "builtin.input"() {name = "r"} : () -> (tensor<3x1x1xf32>)
+  %d = "pd_op.subtract"(%x, %m) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %h = "pd_op.multiply"(%d, %r) : (tensor<2x3x5x7xf32>, tensor<3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %g = "pd_op.multiply"(%dy, %h) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  %gs = "pd_op.sum"(%g) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+  %bs = "pd_op.sum_to"(%dy) {shape = #shape[1, 3, 1, 1]} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+  %t = "pd_op.scale"(%gs) {bias = 0.0, bias_after_scale = true, scale = 2.0} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  "builtin.output"(%t) {name = "t"} : (tensor<1x3x1x1xf32>) -> ()
+  "builtin.output"(%bs) {name = "bs"} : (tensor<1x3x1x1xf32>) -> ()
+}
+)IR";
+
+std::unique_ptr<Program> fused(const char* text) {
+  auto p = parse_program(IrContext::global(), text);
+  PassManager pm;
+  pm.add_pass("cinn_fuse");
+  pm.run(*p);
+  return p;
+}
+const Operation* first_fusion(const Program& p) {
+  for (const Operation* op : *p.block())
+    if (op->name() == "cinn.fusion") return op;
+  return nullptr;
+}
+
+TEST(CinnPasses, FuseBatchNormGradSums) {
+  const char* expected = R"IR(
+module {
+  %0 = "builtin.input"() {name = "dy"} : () -> (tensor<2x3x5x7xf32>)
+  %1 = "builtin.input"() {name = "x"} : () -> (tensor<2x3x5x7xf32>)
+  %2 = "builtin.input"() {name = "m"} : () -> (tensor<1x3x1x1xf32>)
+  %3 = "builtin.input"() {name = "r"} : () -> (tensor<3x1x1xf32>)
+  %4, %5 = "cinn.fusion"(%1, %2, %3, %0) ({
+    ^bb0(%6: tensor<2x3x5x7xf32>, %7: tensor<1x3x1x1xf32>, %8: tensor<3x1x1xf32>, %9: tensor<2x3x5x7xf32>):
+      %10 = "pd_op.subtract"(%6, %7) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+      %11 = "pd_op.multiply"(%10, %8) : (tensor<2x3x5x7xf32>, tensor<3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+      %12 = "pd_op.multiply"(%9, %11) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+      %13 = "pd_op.sum"(%12) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+      %14 = "pd_op.sum_to"(%9) {shape = #shape[1, 3, 1, 1]} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+      "cinn.yield"(%13, %14) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> ()
+  }) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>, tensor<3x1x1xf32>, tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>)
+  %15 = "pd_op.scale"(%4) {bias = 0.0, bias_after_scale = true, scale = 2.0} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  "builtin.output"(%15) {name = "t"} : (tensor<1x3x1x1xf32>) -> ()
+  "builtin.output"(%5) {name = "bs"} : (tensor<1x3x1x1xf32>) -> ()
+}
+)IR";
+  EXPECT_EQ(fused(kBnGrad + 1)->str(), expected + 1);
+}
+
+TEST(CinnLoopIr, ChannelReductions) {
+  auto p = fused(kBnGrad + 1);
+  const Operation* f = first_fusion(*p);
+  ASSERT_NE(f, nullptr) << p->str();
+  const LoopKernel k = lower_fusion(f);
+  // H and W merge into the column axis: the rows are (n, c), 35 columns each.
+  EXPECT_EQ(k.text(), R"(float32 space=[2,3,35] ref=0 col_axes=2
+n0:full = in0
+n1:brow = in1 [1,3,1]
+n2:brow = in2 [1,3,1]
+n3:full = in3
+n4:full = sub(n0, n1)
+n5:full = mul(n4, n2)
+n6:full = mul(n3, n5)
+n7:row = reduce_sum(n6)
+n8:row = reduce_sum(n3)
+out n7/chan_sum[1,3,1->1,3,1,1] n8/chan_sum[1,3,1->1,3,1,1])");
+  // Loop row r = n * 3 + c: channel r % 3.
+  const std::vector<BcastTerm> t = row_terms(k.space, {1, 3, 1});
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].div, 1);
+  EXPECT_EQ(t[0].mod, 3);
+  EXPECT_EQ(t[0].stride, 1);
+  // Without the merge (a row reduction keeps H): rows (n, c, h), channel (r / 5) % 3.
+  const std::vector<BcastTerm> t4 = row_terms({2, 3, 5, 7}, {1, 3, 1, 1});
+  ASSERT_EQ(t4.size(), 1u);
+  EXPECT_EQ(t4[0].div, 5);
+  EXPECT_EQ(t4[0].mod, 3);
+  EXPECT_EQ(merge_cols({3, 1, 1}, 4, 2), (std::vector<int64_t>{1, 3, 1}));
+  EXPECT_EQ(merge_cols({-1, 3, 5, 7}, 4, 3), (std::vector<int64_t>{-1, 105}));
+  EXPECT_EQ(merge_cols({2, 3, -1, 7}, 4, 2), (std::vector<int64_t>{2, 3, -1}));
+  // Per-channel values: static from the first kept axis on; a dynamic batch is fine.
+  EXPECT_EQ(classify({1, 3, 1, 1}, {-1, 3, 5, 7}), VClass::kBrow);
+  EXPECT_EQ(classify({3, 1, 1}, {2, 3, 5, 7}), VClass::kBrow);
+  EXPECT_EQ(classify({1, 3, 1, 1}, {2, -1, 5, 7}), VClass::kNone);
+  EXPECT_EQ(classify({1, 3, 1, 1}, {2, 3, -1, 7}), VClass::kNone);
+  EXPECT_EQ(classify({1, 4, 1, 1}, {2, 3, 5, 7}), VClass::kNone);
+}
+
+// The forward statistics: mean over (0, 2) of [N, C, L] without keepdim, and x - mean
+// cannot join the mean's group (it reads a channel reduction); the variance's group reads
+// the mean as a brow input.
+TEST(CinnLoopIr, ChannelMeanOfNclAndItsConsumerOutside) {
+  const char* text = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<4x3x9xf64>)
+  %e = "pd_op.exp"(%x) : (tensor<4x3x9xf64>) -> (tensor<4x3x9xf64>)
+  %m = "pd_op.mean"(%e) {axis = #shape[0, 2], keepdim = true} : (tensor<4x3x9xf64>) -> (tensor<1x3x1xf64>)
+  %d = "pd_op.subtract"(%e, %m) : (tensor<4x3x9xf64>, tensor<1x3x1xf64>) -> (tensor<4x3x9xf64>)
+  %q = "pd_op.multiply"(%d, %d) : (tensor<4x3x9xf64>, tensor<4x3x9xf64>) -> (tensor<4x3x9xf64>)
+  %v = "pd_op.mean"(%q) {axis = #shape[0, 2], keepdim = false} : (tensor<4x3x9xf64>) -> (tensor<3xf64>)
+  "builtin.output"(%v) {name = "v"} : (tensor<3xf64>) -> ()
+}
+)IR";
+  auto p = fused(text + 1);
+  std::vector<const Operation*> fs;
+  for (const Operation* op : *p->block())
+    if (op->name() == "cinn.fusion") fs.push_back(op);
+  ASSERT_EQ(fs.size(), 2u) << p->str();
+  EXPECT_EQ(lower_fusion(fs[0]).text(), R"(float64 space=[4,3,9] ref=0
+n0:full = in0
+n1:full = exp(n0)
+n2:row = reduce_sum(n1)
+out n1 n2/chan_mean[1,3,1->1,3,1])");
+  EXPECT_EQ(lower_fusion(fs[1]).text(), R"(float64 space=[4,3,9] ref=0
+n0:full = in0
+n1:brow = in1 [1,3,1]
+n2:full = sub(n0, n1)
+n3:full = mul(n2, n2)
+n4:row = reduce_sum(n3)
+out n4/chan_mean[1,3,1->3])");
+}
+
+}  // namespace
+}  // namespace oar::cinn
