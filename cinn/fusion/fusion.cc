@@ -47,6 +47,7 @@ class Fuser {
     for (Operation* op : *block_) ops.push_back(op);
     for (Operation* op : ops) visit(op);
     horizontal();
+    recompute_producers();
     for (Group& g : groups_)
       if (g.alive && (g.reduce || g.ops.size() >= 2) && !lone_middle_reduction(g)) emit(g);
   }
@@ -173,6 +174,52 @@ class Fuser {
       if (ok) return *s;
     }
     return {};
+  }
+
+  // Note [Channel reductions]: a cheap elementwise op of group G whose operands come from
+  // outside G, and whose result is read outside G only by the members of one other kernel
+  // H, is computed again in H (a clone, placed after it) instead of written by G and read
+  // back: batch_norm's `d = x - mean` feeds its variance's group and the normalization's;
+  // G then reads x and writes no d. Only when the clone fits H's space and H stays legal.
+  void recompute_producers() {
+    static const std::unordered_set<std::string> cheap = {
+        "pd_op.add",    "pd_op.subtract", "pd_op.multiply", "pd_op.divide", "pd_op.maximum", "pd_op.minimum",
+        "pd_op.scale",  "pd_op.square",   "pd_op.neg",      "pd_op.abs",    "pd_op.relu",    "pd_op.expand"};
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      if (!emitted(groups_[gi])) continue;
+      std::vector<Operation*> ops = groups_[gi].ops;
+      for (Operation* d : ops) {
+        if (!cheap.count(d->name()) || d->num_results() != 1) continue;
+        bool inner = false;  // an operand from G itself: not recomputed (one level only)
+        for (Value v : d->operands()) inner |= group_of(v.defining_op()) == static_cast<int>(gi);
+        int h = -1;
+        bool one = !inner;
+        for (OpOperand* u = d->result(0).first_use(); u && one; u = u->next_use()) {
+          const int gu = group_of(u->owner());
+          if (gu == static_cast<int>(gi)) continue;
+          one = gu >= 0 && (h < 0 || h == gu) && emitted(groups_[gu]);
+          h = gu;
+        }
+        if (!one || h < 0 || !fits_space(d, groups_[h].space)) continue;
+        Builder b(d->info()->ctx);
+        b.set_insertion_point_after(d);
+        std::vector<Value> args;
+        for (Value v : d->operands()) args.push_back(v);
+        Operation* c = b.build(d->info(), args, d->attributes(), {d->result(0).type()});
+        pos_[c] = pos_[d];
+        if (reads_cross_row({h}, c) || !acyclic({h}, c)) {
+          c->erase();
+          pos_.erase(c);
+          continue;
+        }
+        std::vector<OpOperand*> uses;
+        for (OpOperand* u = d->result(0).first_use(); u; u = u->next_use())
+          if (group_of(u->owner()) == h) uses.push_back(u);
+        for (OpOperand* u : uses) u->set(c->result(0));
+        groups_[h].ops.push_back(c);
+        member_[c] = h;
+      }
+    }
   }
 
   // A column or channel reduction's result is complete only after every row: no member

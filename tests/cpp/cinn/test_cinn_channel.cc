@@ -141,5 +141,41 @@ n4:row = reduce_sum(n3)
 out n4/chan_mean[1,3,1->3])");
 }
 
+// batch_norm's forward-only normalization: `d = x - mean` feeds the variance's group and
+// the output's; the output's group computes it again from x (recompute_producers), so the
+// variance's group writes no d.
+TEST(CinnPasses, RecomputesTheCenteredInputInTheConsumerGroup) {
+  const char* text = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<2x3x5x7xf32>)
+  %m = "builtin.input"() {name = "m"} : () -> (tensor<1x3x1x1xf32>)
+  %d = "pd_op.subtract"(%x, %m) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %q = "pd_op.multiply"(%d, %d) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  %v = "pd_op.sum"(%q) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+  %r = "pd_op.rsqrt"(%v) : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %y = "pd_op.multiply"(%d, %r) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %z = "pd_op.scale"(%y) {bias = 1.0, bias_after_scale = true, scale = 2.0} : (tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  "builtin.output"(%z) {name = "z"} : (tensor<2x3x5x7xf32>) -> ()
+}
+)IR";
+  auto p = fused(text + 1);
+  std::vector<const Operation*> fs;
+  for (const Operation* op : *p->block())
+    if (op->name() == "cinn.fusion") fs.push_back(op);
+  ASSERT_EQ(fs.size(), 2u) << p->str();
+  EXPECT_EQ(fs[0]->num_results(), 1u) << p->str();  // the variance only: no d
+  EXPECT_EQ(lower_fusion(fs[1]).text(), R"(float32 space=[2,3,5,7] ref=0
+n0:full = in0
+n1:brow = in1 [1,3,1,1]
+n2:brow = in2 [1,3,1,1]
+n3:full = sub(n0, n1)
+n4:full = mul(n3, n2)
+n5:scalar = const 0x1p+1
+n6:full = mul(n4, n5)
+n7:scalar = const 0x1p+0
+n8:full = add(n6, n7)
+out n8)");
+}
+
 }  // namespace
 }  // namespace oar::cinn
