@@ -7,8 +7,6 @@ H*W below and above the vector width, N=1, 0-size, f32/f64, NaN), bit-equal at 1
 threads with one kernel for every batch size, and a batch_norm trained under
 to_static(backend='CINN') equal to eager with its gradients (and float64 finite
 differences); every kernel's CUDA C is compiled by NVRTC (cinn_env)."""
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -16,16 +14,6 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path) as d:
-        yield d
 
 
 def axes(nd):
