@@ -16,6 +16,10 @@ from oar import _C
 
 
 
+# set by tests here, restored after each (conftest.py)
+CINN_FLAGS = ["FLAGS_enable_cinn_accuracy_check"]
+
+
 def axes(nd):
     return [0] + list(range(2, nd))
 
@@ -191,3 +195,28 @@ def test_batch_norm_gradients_against_finite_differences():
                 lm = loss(xn)
         net.w.set_value(w0)
         np.testing.assert_allclose(gw[0, c, 0, 0], (lp - lm) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_column_and_channel_reductions_with_other_kept_axes_in_one_kernel():
+    # A column sum (keeps W), a channel sum (keeps C) and a channel mean keeping N and H:
+    # one kernel (no merged columns: the column sum keeps W), each output folded its way;
+    # the accuracy check compares the kernel with the group's unfused ops.
+    oar.set_flags({"FLAGS_enable_cinn_accuracy_check": True})
+
+    def f(x):
+        y = x * 2.0 + 1.0
+        return oar.sum(y, axis=[0, 1, 2]), oar.sum(y, axis=[0, 2, 3]), oar.mean(y, axis=[1, 3], keepdim=True)
+
+    xn = np.random.default_rng(2).standard_normal((2, 3, 70, 5))
+    fused = oar.jit.to_static(f, backend="CINN")
+    y = xn * 2.0 + 1.0
+    want = (y.sum((0, 1, 2)), y.sum((0, 2, 3)), y.mean((1, 3), keepdims=True))
+    for dtype, tol in (("float32", 1e-5), ("float64", 1e-12)):
+        got = fused(oar.to_tensor(xn.astype(dtype)))
+        for a, b in zip(got, want):
+            assert a.shape == list(b.shape)
+            np.testing.assert_allclose(a.numpy(), b, rtol=tol, atol=tol * 100)
+    assert executed(fused).count("kernel.compiled_kernel") == 1, executed(fused)
+    s = _C.cinn.cache_stats()
+    assert s["accuracy_checks"] == 2 and s["accuracy_failures"] == 0, s
+
