@@ -391,16 +391,16 @@ std::vector<int64_t> merge_cols(const std::vector<int64_t>& dims, size_t rank, i
 }
 
 namespace {
-// The trailing axes of `space` a group with channel reductions may compute as one column
-// axis: the most for which every value of the group (padded to the space's rank) is the
-// space's or all 1s over them, and every channel reduction keeps none of them (Note
-// [Channel reductions]). 1 (no merge) for other groups.
+// The trailing axes of `space` a group computes as one column axis (Note [Channel
+// reductions], "Merged columns"): while the columns are short (fewer than kShortCols, so
+// the vector loops would be mostly tails) and the next axis is static and not 1, the most for which
+// every value of the group (padded to the space's rank) is the space's or all 1s over
+// them, and every channel reduction keeps none of them; at least one row axis stays (the
+// threads split the rows). 1 (no merge) for a group with column reductions.
+constexpr int64_t kShortCols = 128;
 int merged_col_axes(const Block* body, const std::vector<int64_t>& space) {
   const size_t rank = space.size();
-  bool chans = false;
-  for (const Operation* op : *body)
-    if (op->name() != kYieldOp) chans |= is_chan(op, lowerings().at(op->name()).form);
-  if (!chans || rank < 3) return 1;
+  if (rank < 3 || space.back() < 0) return 1;
   std::vector<std::vector<int64_t>> vals;
   auto pad = [&](std::vector<int64_t> d) {
     d.insert(d.begin(), rank - std::min(rank, d.size()), 1);
@@ -409,10 +409,14 @@ int merged_col_axes(const Block* body, const std::vector<int64_t>& space) {
   for (size_t i = 0; i < body->num_arguments(); ++i) vals.push_back(pad(body->argument(i).type().dims()));
   for (const Operation* op : *body) {
     if (op->name() == kYieldOp) continue;
-    vals.push_back(pad(is_chan(op, lowerings().at(op->name()).form) ? chan_keep(op) : op->result(0).type().dims()));
+    const Form f = lowerings().at(op->name()).form;
+    if (is_reduce_form(f) && is_column(op, f)) return 1;  // its kept axes are the space's
+    vals.push_back(pad(is_chan(op, f) ? chan_keep(op) : op->result(0).type().dims()));
   }
   int best = 1;
-  for (size_t q = rank - 1; q >= 1; --q) {  // merge axes [q, rank)
+  int64_t cols = space.back();
+  for (size_t q = rank - 2; q >= 1 && cols < kShortCols && space[q] > 1; --q) {  // merge axes [q, rank)
+    cols *= space[q];
     bool ok = true;
     for (const std::vector<int64_t>& v : vals) {
       if (v.size() != rank) return best;
@@ -447,8 +451,8 @@ LoopKernel lower_fusion(const Operation* fusion) {
   for (const Operation* op : *body)
     if (op->name() != kYieldOp)
       OAR_ENFORCE(fits_space(op, k.space), Unimplemented, "cinn: ", op->name(), " does not fit the loop space");
-  // Note [Channel reductions]: a group with channel reductions computes over [N, C, H*W]
-  // rather than [N, C, H, W] when every value allows it (longer rows for the vector loops).
+  // Note [Channel reductions]: a group computes over [N, C, H*W] rather than [N, C, H, W]
+  // when W is short and every value allows it (longer rows for the vector loops).
   const size_t rank0 = k.space.size();
   k.col_axes = merged_col_axes(body, k.space);
   const auto cdims = [&](const std::vector<int64_t>& d) { return merge_cols(d, rank0, k.col_axes); };

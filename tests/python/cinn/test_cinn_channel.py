@@ -220,3 +220,36 @@ def test_column_and_channel_reductions_with_other_kept_axes_in_one_kernel():
     s = _C.cinn.cache_stats()
     assert s["accuracy_checks"] == 2 and s["accuracy_failures"] == 0, s
 
+
+@pytest.mark.parametrize("shape,other,merged", [
+    ((2, 3, 5, 7), (1, 3, 1, 1), "space=[2,3,35] ref=0 col_axes=2"),
+    ((2, 3, 5, 7), (5, 7), "space=[2,3,35] ref=0 col_axes=2"),
+    ((4, 6, 3, 3), (6, 3, 3), "space=[4,54] ref=0 col_axes=3"),
+    ((1, 2, 9, 4), (1, 1, 9, 1), "space=[1,2,9,4] ref=0\n"),  # y varies along H, not W: no merge
+    ((3, 5, 40, 40), (3, 5, 1, 1), "space=[3,5,1600] ref=0 col_axes=2")], ids=str)
+def test_short_rows_merge_into_longer_columns(shape, other, merged):
+    # An elementwise group whose values are the space's or all 1s over the trailing axes
+    # computes over merged columns (Note [Channel reductions], "Merged columns") while the
+    # columns are short: [2, 3, 5, 7] as [2, 3, 35]; 40 columns become 1600. Against
+    # float64 NumPy, bit-equal at 1 and 2 threads.
+    def f(x, y):
+        return oar.exp(x * y) + x
+
+    rng = np.random.default_rng(4)
+    xn, yn = rng.standard_normal(shape), rng.standard_normal(other)
+    fused = oar.jit.to_static(f, backend="CINN")
+    x, y = oar.to_tensor(xn.astype("float32")), oar.to_tensor(yn.astype("float32"))
+    old = oar.get_num_threads()
+    try:
+        oar.set_num_threads(1)
+        one = fused(x, y).numpy()
+        oar.set_num_threads(2)
+        two = fused(x, y).numpy()
+    finally:
+        oar.set_num_threads(old)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, np.exp(xn * yn) + xn, rtol=1e-5, atol=1e-5)
+    name = executed(fused).split('kernel_name = "')[1].split('"')[0]
+    text = [k["loop_kernel"] for k in _C.cinn.cuda_kernels() if k["name"] == name][0]
+    assert merged in text, text
+
