@@ -178,5 +178,70 @@ n8:full = add(n6, n7)
 out n8)");
 }
 
+// The backward's first group computes t = dy * w * r (two cheap ops) and u = dy * x for
+// its channel sums; the next kernel reads t and u. It computes t again (one more full
+// read, dy, against the t it no longer reads), then u (x is one more, dy it reads now):
+// the first group writes only its sums and the next reads dy and x instead of t and u.
+TEST(CinnPasses, RecomputesCheapConesThatReadNoMore) {
+  const char* text = R"IR(
+module {
+  %dy = "builtin.input"() {name = "dy"} : () -> (tensor<2x3x5x7xf32>)
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<2x3x5x7xf32>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<1x3x1x1xf32>)
+  %r = "builtin.input"() {name = "r"} : () -> (tensor<1x3x1x1xf32>)
+  %a = "pd_op.multiply"(%dy, %w) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %t = "pd_op.multiply"(%a, %r) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %u = "pd_op.multiply"(%dy, %x) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  %s = "pd_op.sum_to"(%t) {shape = #shape[1, 3, 1, 1]} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+  %v = "pd_op.sum_to"(%u) {shape = #shape[1, 3, 1, 1]} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+  %e = "pd_op.multiply"(%s, %v) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %y = "pd_op.multiply"(%t, %e) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %z = "pd_op.add"(%y, %u) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  "builtin.output"(%z) {name = "z"} : (tensor<2x3x5x7xf32>) -> ()
+}
+)IR";
+  auto p = fused(text + 1);
+  std::vector<const Operation*> fs;
+  for (const Operation* op : *p->block())
+    if (op->name() == "cinn.fusion") fs.push_back(op);
+  ASSERT_EQ(fs.size(), 2u) << p->str();
+  EXPECT_EQ(fs[0]->num_results(), 2u) << p->str();  // the two sums only
+  EXPECT_EQ(lower_fusion(fs[1]).text(), R"(float32 space=[2,3,35] ref=0 col_axes=2
+n0:full = in0
+n1:brow = in1 [1,3,1]
+n2:brow = in2 [1,3,1]
+n3:full = in3
+n4:brow = in4 [1,3,1]
+n5:full = mul(n0, n1)
+n6:full = mul(n5, n2)
+n7:full = mul(n0, n3)
+n8:full = mul(n6, n4)
+n9:full = add(n8, n7)
+out n9)");
+}
+
+// Two full values the consumer does not read (and nothing it stops reading in exchange
+// beyond one): u = dy * x read by a kernel that reads neither stays an output.
+TEST(CinnPasses, KeepsAProducerWhoseConeReadsTwoNewFullValues) {
+  const char* text = R"IR(
+module {
+  %dy = "builtin.input"() {name = "dy"} : () -> (tensor<2x3x5x7xf32>)
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<2x3x5x7xf32>)
+  %q = "builtin.input"() {name = "q"} : () -> (tensor<2x3x5x7xf32>)
+  %u = "pd_op.multiply"(%dy, %x) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  %v = "pd_op.sum_to"(%u) {shape = #shape[1, 3, 1, 1]} : (tensor<2x3x5x7xf32>) -> (tensor<1x3x1x1xf32>)
+  %y = "pd_op.multiply"(%q, %v) : (tensor<2x3x5x7xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x5x7xf32>)
+  %z = "pd_op.add"(%y, %u) : (tensor<2x3x5x7xf32>, tensor<2x3x5x7xf32>) -> (tensor<2x3x5x7xf32>)
+  "builtin.output"(%z) {name = "z"} : (tensor<2x3x5x7xf32>) -> ()
+}
+)IR";
+  auto p = fused(text + 1);
+  std::vector<const Operation*> fs;
+  for (const Operation* op : *p->block())
+    if (op->name() == "cinn.fusion") fs.push_back(op);
+  ASSERT_EQ(fs.size(), 2u) << p->str();
+  EXPECT_EQ(fs[0]->num_results(), 2u) << p->str();  // u and its sum
+}
+
 }  // namespace
 }  // namespace oar::cinn
