@@ -339,9 +339,10 @@ class CudaEmitter {
           // sum / the count of rows and columns per element).
           int64_t kept = 1;
           for (int64_t d : ch->keep) kept *= d;
-          const std::string add = ch->mean ? "(" + v + ") / ((" + t_ + ")rows * cols / " + std::to_string(kept) + ")" : v;
-          line("if (" + row_guard + ") atomicAdd(&out" + std::to_string(o) + "[" + row_index(row_terms(k_.space, ch->keep)) +
-               "], " + add + ");");
+          const std::string add =
+              ch->mean ? "(" + v + ") / ((" + t_ + ")rows * cols / " + std::to_string(kept) + ")" : v;
+          line("if (" + row_guard + ") atomicAdd(&out" + std::to_string(o) + "[" +
+               row_index(row_terms(k_.space, ch->keep)) + "], " + add + ");");
           continue;
         }
         line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(v) + ";");

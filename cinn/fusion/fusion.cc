@@ -187,8 +187,8 @@ class Fuser {
   static constexpr size_t kCone = 6;
   static bool cheap(const Operation* op) {
     static const std::unordered_set<std::string> names = {
-        "pd_op.add",    "pd_op.subtract", "pd_op.multiply", "pd_op.divide", "pd_op.maximum", "pd_op.minimum",
-        "pd_op.scale",  "pd_op.square",   "pd_op.neg",      "pd_op.abs",    "pd_op.relu",    "pd_op.expand"};
+        "pd_op.add",   "pd_op.subtract", "pd_op.multiply", "pd_op.divide", "pd_op.maximum", "pd_op.minimum",
+        "pd_op.scale", "pd_op.square",   "pd_op.neg",      "pd_op.abs",    "pd_op.relu",    "pd_op.expand"};
     return names.count(op->name()) && op->num_results() == 1;
   }
   // d and the cheap members of group `g` it is computed from, operands first; false when

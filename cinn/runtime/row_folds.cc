@@ -61,7 +61,7 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, Dat
                      const std::vector<void*>& bufs, std::vector<DenseTensor>& outs) {
   const int64_t inner = outer > 0 ? rows / outer : 0;
   const int64_t blocks = (inner + kColBlock - 1) / kColBlock;  // per outer index
-  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column reductions are float32/float64 (loop_ir.cc)
+  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;           // column reductions are float32/float64 (loop_ir.cc)
   std::vector<std::vector<char>> parts;
   for (size_t i = 0; i < col_outs.size(); ++i) {
     parts.emplace_back(static_cast<size_t>(outer * blocks * cols) * es, 0);

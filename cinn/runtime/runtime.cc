@@ -388,7 +388,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
        << ", the group's channel reductions were compiled for static dims of " << Dims(k.space);
     return run_other_class(g_slots[slot], ins, call, os.str());
   }
-  const size_t es = k.dtype == DataType::FLOAT64 ? 8 : 4;  // channel reductions: float32/float64
+  const size_t es = k.dtype == DataType::FLOAT64 ? 8 : 4;      // channel reductions: float32/float64
   std::vector<std::vector<char>> chan_rows(k.outputs.size());  // per channel output: its row sums
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     Dims d = ref.dims();

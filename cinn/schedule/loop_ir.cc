@@ -506,7 +506,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
   }
   OAR_ENFORCE(k.ref_input >= 0, Unimplemented, "cinn: no group input spans the loop space");
   std::unordered_map<int, LoopKernel::ChanOut> chan_of;  // channel reductions' nodes
-  std::unordered_set<const void*> cross_row;              // their results and column sums'
+  std::unordered_set<const void*> cross_row;             // their results and column sums'
   for (const Operation* op : *body) {
     if (op->name() == kYieldOp) {
       for (Value v : op->operands()) {
@@ -531,8 +531,9 @@ LoopKernel lower_fusion(const Operation* fusion) {
     const bool reduce = is_reduce_form(l.form);
     const bool chan = reduce && is_chan(op, l.form);
     const bool column = reduce && is_column(op, l.form);
-    const VClass cls =
-        column ? VClass::kCol : reduce ? VClass::kRow : classify(cdims(op->result(0).type().dims()), k.space);
+    const VClass cls = column   ? VClass::kCol
+                       : reduce ? VClass::kRow
+                                : classify(cdims(op->result(0).type().dims()), k.space);
     int r = -1;
     switch (l.form) {
       case Form::kUnary:
