@@ -3,10 +3,8 @@
 // of [N, C, H, W]) join their elementwise producers' group; per-channel inputs
 // [1, C, 1, 1] are class brow; an op reading a channel sum stays out of its group. The
 // fuse pass (IR in, IR out), the loop IR and the row map's terms.
-#include "cinn/pipeline.h"
 #include "cinn/schedule/loop_ir.h"
-#include "pir/pass/pass.h"
-#include "tests/cpp/pir/pir_test_util.h"
+#include "tests/cpp/cinn/cinn_test_util.h"
 
 namespace oar::cinn {
 namespace {
@@ -31,18 +29,8 @@ module {
 }
 )IR";
 
-std::unique_ptr<Program> fused(const char* text) {
-  auto p = parse_program(IrContext::global(), text);
-  PassManager pm;
-  pm.add_pass("cinn_fuse");
-  pm.run(*p);
-  return p;
-}
-const Operation* first_fusion(const Program& p) {
-  for (const Operation* op : *p.block())
-    if (op->name() == "cinn.fusion") return op;
-  return nullptr;
-}
+using test_util::fused;
+using test_util::fusions;
 
 TEST(CinnPasses, FuseBatchNormGradSums) {
   const char* expected = R"IR(
@@ -70,8 +58,8 @@ module {
 
 TEST(CinnLoopIr, ChannelReductions) {
   auto p = fused(kBnGrad + 1);
-  const Operation* f = first_fusion(*p);
-  ASSERT_NE(f, nullptr) << p->str();
+  ASSERT_EQ(fusions(*p).size(), 1u) << p->str();
+  const Operation* f = fusions(*p)[0];
   const LoopKernel k = lower_fusion(f);
   // H and W merge into the column axis: the rows are (n, c), 35 columns each.
   EXPECT_EQ(k.text(), R"(float32 space=[2,3,35] ref=0 col_axes=2
@@ -123,9 +111,7 @@ module {
 }
 )IR";
   auto p = fused(text + 1);
-  std::vector<const Operation*> fs;
-  for (const Operation* op : *p->block())
-    if (op->name() == "cinn.fusion") fs.push_back(op);
+  const std::vector<const Operation*> fs = fusions(*p);
   ASSERT_EQ(fs.size(), 2u) << p->str();
   EXPECT_EQ(lower_fusion(fs[0]).text(), R"(float64 space=[4,3,9] ref=0
 n0:full = in0
@@ -159,9 +145,7 @@ module {
 }
 )IR";
   auto p = fused(text + 1);
-  std::vector<const Operation*> fs;
-  for (const Operation* op : *p->block())
-    if (op->name() == "cinn.fusion") fs.push_back(op);
+  const std::vector<const Operation*> fs = fusions(*p);
   ASSERT_EQ(fs.size(), 2u) << p->str();
   EXPECT_EQ(fs[0]->num_results(), 1u) << p->str();  // the variance only: no d
   // Only full and per-channel values: H and W merge into 35 columns.
@@ -201,9 +185,7 @@ module {
 }
 )IR";
   auto p = fused(text + 1);
-  std::vector<const Operation*> fs;
-  for (const Operation* op : *p->block())
-    if (op->name() == "cinn.fusion") fs.push_back(op);
+  const std::vector<const Operation*> fs = fusions(*p);
   ASSERT_EQ(fs.size(), 2u) << p->str();
   EXPECT_EQ(fs[0]->num_results(), 2u) << p->str();  // the two sums only
   EXPECT_EQ(lower_fusion(fs[1]).text(), R"(float32 space=[2,3,35] ref=0 col_axes=2
@@ -236,9 +218,7 @@ module {
 }
 )IR";
   auto p = fused(text + 1);
-  std::vector<const Operation*> fs;
-  for (const Operation* op : *p->block())
-    if (op->name() == "cinn.fusion") fs.push_back(op);
+  const std::vector<const Operation*> fs = fusions(*p);
   ASSERT_EQ(fs.size(), 2u) << p->str();
   EXPECT_EQ(fs[0]->num_results(), 2u) << p->str();  // u and its sum
 }
