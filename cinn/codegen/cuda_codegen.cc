@@ -209,7 +209,9 @@ class CudaEmitter {
     }
   }
 
-  bool row_level(const Node& n) const { return n.cls == VClass::kRow || n.cls == VClass::kScalar; }
+  bool row_level(const Node& n) const {
+    return n.cls == VClass::kRow || n.cls == VClass::kScalar || n.cls == VClass::kBrow;
+  }
 
   // The nodes the outputs read, as the LLVM emitter's mark_live.
   void mark_live() {
@@ -330,6 +332,19 @@ class CudaEmitter {
       if (k_.nodes[k_.outputs[o]].cls == VClass::kRow) {
         std::unordered_map<int, std::string> memo;
         const std::string v = eval(k_.outputs[o], "", memo);
+        const LoopKernel::ChanOut* ch = o < k_.chan.size() && !k_.chan[o].keep.empty() ? &k_.chan[o] : nullptr;
+        if (ch) {
+          // A channel reduction (Note [Channel reductions]): the row's sum adds into the
+          // element of its kept indices (the launcher zeroes the output; a mean adds
+          // sum / the count of rows and columns per element).
+          int64_t kept = 1;
+          for (int64_t d : ch->keep) kept *= d;
+          const std::string add =
+              ch->mean ? "(" + v + ") / ((" + t_ + ")rows * cols / " + std::to_string(kept) + ")" : v;
+          line("if (" + row_guard + ") atomicAdd(&out" + std::to_string(o) + "[" +
+               row_index(row_terms(k_.space, ch->keep)) + "], " + add + ");");
+          continue;
+        }
         line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(v) + ";");
       }
     if (!col.empty()) store_full(col);
@@ -475,6 +490,13 @@ class CudaEmitter {
     return v;
   }
 
+  static std::string row_index(const std::vector<BcastTerm>& terms) {
+    std::string row = "0";
+    for (const BcastTerm& t : terms)
+      row += " + (row / " + std::to_string(t.div) + "LL % " + std::to_string(t.mod) + "LL) * " +
+             std::to_string(t.stride) + "LL";
+    return row;
+  }
   std::string ld(const std::string& e) const { return bf16_ ? "oar_ld(" + e + ")" : e; }
   std::string st(const std::string& e) const { return bf16_ ? "oar_st(" + e + ")" : e; }
   std::string load(const Node& n, const std::string& col) const {
@@ -484,13 +506,10 @@ class CudaEmitter {
         return ld(in + "[off + " + col + "]");
       case VClass::kCol:
         return ld(in + "[" + col + "]");
-      case VClass::kBcast: {  // Note [Broadcast inputs]: the row from the loop row's index
-        std::string row = "0";
-        for (const BcastTerm& t : bcast_terms(k_, n.input))
-          row += " + (row / " + std::to_string(t.div) + "LL % " + std::to_string(t.mod) + "LL) * " +
-                 std::to_string(t.stride) + "LL";
-        return ld(in + "[(" + row + ") * cols + " + col + "]");
-      }
+      case VClass::kBcast:  // Note [Broadcast inputs]: the row from the loop row's index
+        return ld(in + "[(" + row_index(bcast_terms(k_, n.input)) + ") * cols + " + col + "]");
+      case VClass::kBrow:  // Note [Channel reductions]: one value per row's kept indices
+        return ld(in + "[" + row_index(bcast_terms(k_, n.input)) + "]");
       case VClass::kRow:
         return ld(in + "[row]");
       default:

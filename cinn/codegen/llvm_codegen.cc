@@ -1,6 +1,7 @@
-// The CPU code generator (the only file that includes LLVM: each such file takes ~12 s
-// to compile). One ORC LLJIT per process, for the host it runs on: the vector width and
-// the CPU come from the running machine, never from the build's -march. Vector math
+// The CPU code generator's emitter: one loop kernel to LLVM IR (the JIT that compiles and
+// loads it is llvm_jit.cc; these two files are the only ones that include LLVM: each
+// takes ~12 s to compile). The vector width and the CPU come from the running machine
+// (llvm_host.h), never from the build's -march. Vector math
 // (exp, log, tanh, erf) calls SLEEF's Sleef_<f><type><lanes>_u10 (1-ulp, the same
 // library Oar's eager kernels use); sqrt, fabs, max/min are LLVM intrinsics.
 #include <algorithm>
@@ -11,92 +12,21 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <llvm/Config/llvm-config.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include "cinn/codegen/codegen.h"
+#include "cinn/codegen/llvm_host.h"
 #include "cinn/pipeline.h"
 #include "paddle_core/base/errors.h"
 
 namespace oar::cinn {
 namespace {
-
-struct Host {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::unique_ptr<llvm::TargetMachine> tm;
-  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;  // one more target machine per compile thread
-  std::string cpu, features;
-  int vec_bits = 128;
-  std::mutex mu;  // the target machine and the JIT are used by one thread at a time
-};
-
-std::string err_text(llvm::Error e) { return llvm::toString(std::move(e)); }
-
-Host& host() {
-  static Host* h = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    auto* x = new Host();  // lives until exit: compiled kernels stay callable
-    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-    OAR_ENFORCE(bool(jtmb), PreconditionNotMet, "cinn: no LLVM target for this host: ", err_text(jtmb.takeError()));
-    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    jtmb->setRelocationModel(llvm::Reloc::PIC_);
-    jtmb->setCodeModel(llvm::CodeModel::Small);
-    x->cpu = jtmb->getCPU();
-    x->features = jtmb->getFeatures().getString();
-    for (const std::string& f : jtmb->getFeatures().getFeatures()) {
-      if (f == "+avx512f") x->vec_bits = std::max(x->vec_bits, 512);
-      if (f == "+avx" || f == "+avx2") x->vec_bits = std::max(x->vec_bits, 256);
-    }
-    // OAR_CINN_VECTOR_BITS=128/256 narrows the vectors (never past the host's): the AVX2
-    // loops measured and tested on an AVX-512 machine. Part of the cache key (the target).
-    if (const char* e = std::getenv("OAR_CINN_VECTOR_BITS"); e && *e) {
-      const int want = std::atoi(e);
-      OAR_ENFORCE(want == 128 || want == 256 || want == 512, InvalidArgument,
-                  "OAR_CINN_VECTOR_BITS must be 128, 256 or 512, got ", e);
-      x->vec_bits = std::min(x->vec_bits, want);
-    }
-    auto tm = jtmb->createTargetMachine();
-    OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
-    x->tm = std::move(*tm);
-    x->jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*jtmb);
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-    OAR_ENFORCE(bool(jit), PreconditionNotMet, "cinn: cannot start the JIT: ", err_text(jit.takeError()));
-    x->jit = std::move(*jit);
-    return x;
-  }();
-  return *h;
-}
-
-// Each loaded object gets its own JITDylib, so the same kernel can be loaded again (from
-// the disk cache after the memory cache was dropped) without clashing symbols.
-llvm::orc::JITDylib& new_dylib(Host& h, const std::string& name) {
-  static int64_t n = 0;
-  auto jd = h.jit->createJITDylib(name + "#" + std::to_string(n++));
-  OAR_ENFORCE(bool(jd), PreconditionNotMet, "cinn: ", err_text(jd.takeError()));
-  const char prefix = h.jit->getDataLayout().getGlobalPrefix();
-  // libm (expf...) from the process; SLEEF by name: the Python extension loads Oar's
-  // libraries locally, so their dependencies are not in the global namespace.
-  jd->addGenerator(llvm::cantFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix)));
-  if (auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load("libsleef.so.3", prefix))
-    jd->addGenerator(std::move(*sleef));
-  else
-    llvm::consumeError(sleef.takeError());
-  return *jd;
-}
 
 // Emits one loop kernel (the loop IR's schedule in loop_ir.h).
 class Emitter {
@@ -191,7 +121,9 @@ class Emitter {
     }
   }
 
-  bool row_level(const Node& n) const { return n.cls == VClass::kRow || n.cls == VClass::kScalar; }
+  bool row_level(const Node& n) const {
+    return n.cls == VClass::kRow || n.cls == VClass::kScalar || n.cls == VClass::kBrow;
+  }
 
   // Whether node `n` (not crossing reductions) calls a transcendental function, and
   // whether `n` is `of` or one of its operands' ancestors.
@@ -278,13 +210,13 @@ class Emitter {
     // loop row's index along the axes the input does not broadcast (constant divisors).
     boff_.assign(k_.inputs.size(), nullptr);
     for (size_t i = 0; i < k_.inputs.size(); ++i) {
-      if (k_.inputs[i] != VClass::kBcast) continue;
+      if (k_.inputs[i] != VClass::kBcast && k_.inputs[i] != VClass::kBrow) continue;
       llvm::Value* row = b_.getInt64(0);
       for (const BcastTerm& t : bcast_terms(k_, static_cast<int>(i))) {
         llvm::Value* q = t.div == 1 ? r : b_.CreateUDiv(r, b_.getInt64(t.div));
         row = b_.CreateAdd(row, b_.CreateMul(b_.CreateURem(q, b_.getInt64(t.mod)), b_.getInt64(t.stride)));
       }
-      boff_[i] = b_.CreateMul(row, cols_);
+      boff_[i] = k_.inputs[i] == VClass::kBrow ? row : b_.CreateMul(row, cols_);  // kBrow: one value a row
     }
     sweep_row_values();
     // Reduce trees: every reduction whose operand is computable now (its row-level
@@ -538,6 +470,8 @@ class Emitter {
         return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(boff_[n.input], c)), w);
       case VClass::kRow:
         return splat(mem_load(b_.CreateGEP(st_, base, r_), 1), w);
+      case VClass::kBrow:  // Note [Channel reductions]: the row's value from its kept indices
+        return splat(mem_load(b_.CreateGEP(st_, base, boff_[n.input]), 1), w);
       default:
         return splat(mem_load(base, 1), w);
     }
@@ -714,6 +648,8 @@ class Emitter {
   std::unordered_set<int> cache_ready_;     // cached nodes already stored for this row
 };
 
+}  // namespace
+
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, const LoopKernel& k, const std::string& name,
                                            const Host& h, const llvm::TargetMachine& tm) {
   auto m = std::make_unique<llvm::Module>(name, ctx);
@@ -724,79 +660,6 @@ std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, const LoopKer
   llvm::raw_string_ostream es(err);
   OAR_ENFORCE(!llvm::verifyModule(*m, &es), Internal, "cinn codegen: invalid LLVM IR for ", name, ": ", es.str());
   return m;
-}
-
-}  // namespace
-
-bool compiled_with_cinn() { return true; }
-
-std::string codegen_target() {
-  Host& h = host();
-  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + " llvm-" +
-         LLVM_VERSION_STRING + " " + h.features;
-}
-
-std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
-  Host& h = host();
-  std::lock_guard<std::mutex> lock(h.mu);
-  llvm::LLVMContext ctx;
-  auto m = build_module(ctx, k, name, h, *h.tm);
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m->print(os, nullptr);
-  return os.str();
-}
-
-// Thread-safe: each thread compiles with its own context and target machine (parallel
-// compilation of a program's groups, FLAGS_cinn_compile_thread_num); only loading into
-// the shared JIT takes the host's lock.
-std::string compile_object(const LoopKernel& k, const std::string& name) {
-  Host& h = host();
-  thread_local std::unique_ptr<llvm::TargetMachine> own;
-  if (!own) {
-    std::lock_guard<std::mutex> lock(h.mu);
-    auto tm = h.jtmb->createTargetMachine();
-    OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
-    own = std::move(*tm);
-  }
-  llvm::TargetMachine& tm = *own;
-  // Compile time (Note [Compile cache]): the emitter writes vectorized loops already, so
-  // the O1 pipeline and the `Less` code generator level give the same kernel speed as
-  // O3/Aggressive in ~35% less time (instruction selection and register allocation
-  // dominate; measured in docs/notes/cinn.md).
-  tm.setOptLevel(llvm::CodeGenOptLevel::Less);
-  llvm::LLVMContext ctx;
-  auto m = build_module(ctx, k, name, h, tm);
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1).run(*m, mam);
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  OAR_ENFORCE(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile), PreconditionNotMet,
-              "cinn codegen: the target cannot emit objects");
-  pm.run(*m);
-  return std::string(buf.data(), buf.size());
-}
-
-KernelFn load_object(const std::string& object, const std::string& name) {
-  Host& h = host();
-  std::lock_guard<std::mutex> lock(h.mu);
-  auto mb = llvm::MemoryBuffer::getMemBufferCopy(object, name);
-  llvm::orc::JITDylib& jd = new_dylib(h, name);
-  if (llvm::Error e = h.jit->addObjectFile(jd, std::move(mb)))
-    OAR_THROW(InvalidArgument, "cinn: cannot load the object of ", name, ": ", err_text(std::move(e)));
-  auto sym = h.jit->lookup(jd, name);
-  OAR_ENFORCE(bool(sym), InvalidArgument, "cinn: cannot link ", name, ": ", err_text(sym.takeError()));
-  return sym->toPtr<KernelFn>();
 }
 
 }  // namespace oar::cinn

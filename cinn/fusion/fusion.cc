@@ -47,6 +47,7 @@ class Fuser {
     for (Operation* op : *block_) ops.push_back(op);
     for (Operation* op : ops) visit(op);
     horizontal();
+    recompute_producers();
     for (Group& g : groups_)
       if (g.alive && (g.reduce || g.ops.size() >= 2) && !lone_middle_reduction(g)) emit(g);
   }
@@ -95,7 +96,7 @@ class Fuser {
       if (s.empty()) continue;
       std::vector<int> trial = merged;
       trial.push_back(g);
-      if (!acyclic(trial, op)) continue;
+      if (!acyclic(trial, op) || reads_cross_row(trial, op)) continue;
       merged = trial;
       mspace = s;
     }
@@ -137,7 +138,9 @@ class Fuser {
         Group& b = groups_[j];
         if (!b.alive || b.ops.empty() || (!emitted(a) && !emitted(b))) continue;
         if (!same_dims(a.space, b.space) || !share_input(a, b) || outer_of(b.ops, outer_of(a.ops)) == -2) continue;
-        if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0])) continue;
+        if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]) ||
+            reads_cross_row({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]))
+          continue;
         for (Operation* m : b.ops) member_[m] = static_cast<int>(i);
         a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());
         a.reduce |= b.reduce;
@@ -171,6 +174,120 @@ class Fuser {
       if (ok) return *s;
     }
     return {};
+  }
+
+  // Note [Channel reductions]: a cheap elementwise op d of group G whose result is read
+  // outside G only by the members of one other kernel H is computed again in H instead of
+  // written by G and read back: d with the cheap ops of G it is computed from (at most
+  // kCone ops; their other operands, the leaves, come from outside G), cloned after d.
+  // Only when the clones fit H's space, H stays legal, and at most one leaf is a value of
+  // H's full space that H does not read already (else H would read more than it saves).
+  // batch_norm's `d = x - mean` feeds its variance's group and the normalization's; its
+  // backward's `dy * w * rstd` chains feed the next group.
+  static constexpr size_t kCone = 6;
+  static bool cheap(const Operation* op) {
+    static const std::unordered_set<std::string> names = {
+        "pd_op.add",   "pd_op.subtract", "pd_op.multiply", "pd_op.divide", "pd_op.maximum", "pd_op.minimum",
+        "pd_op.scale", "pd_op.square",   "pd_op.neg",      "pd_op.abs",    "pd_op.relu",    "pd_op.expand"};
+    return names.count(op->name()) && op->num_results() == 1;
+  }
+  // d and the cheap members of group `g` it is computed from, operands first; false when
+  // a member it reads is not cheap or the cone grows past kCone.
+  bool cone_of(Operation* d, int g, std::vector<Operation*>& cone) const {
+    if (std::find(cone.begin(), cone.end(), d) != cone.end()) return true;
+    for (Value v : d->operands()) {
+      Operation* e = v.defining_op();
+      if (!e || group_of(e) != g) continue;
+      if (!cheap(e) || !cone_of(e, g, cone)) return false;
+    }
+    cone.push_back(d);
+    return cone.size() <= kCone;
+  }
+  void recompute_producers() {
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      if (!emitted(groups_[gi])) continue;
+      const int g = static_cast<int>(gi);
+      std::vector<Operation*> ops = groups_[gi].ops;
+      for (Operation* d : ops) {
+        if (!cheap(d)) continue;
+        int h = -1;
+        bool one = true;
+        for (OpOperand* u = d->result(0).first_use(); u && one; u = u->next_use()) {
+          const int gu = group_of(u->owner());
+          if (gu == g) continue;
+          one = gu >= 0 && (h < 0 || h == gu) && emitted(groups_[gu]);
+          h = gu;
+        }
+        std::vector<Operation*> cone;
+        if (!one || h < 0 || !cone_of(d, g, cone)) continue;
+        Group& hg = groups_[h];
+        std::unordered_set<const void*> in_cone, h_reads;
+        for (Operation* c : cone) in_cone.insert(c->result(0).impl());
+        for (Operation* m : hg.ops)
+          for (Value v : m->operands()) h_reads.insert(v.impl());
+        int new_full = 0;
+        bool fits = true;
+        for (Operation* c : cone) {
+          fits = fits && fits_space(c, hg.space);
+          for (Value v : c->operands())
+            if (!in_cone.count(v.impl()) && !h_reads.count(v.impl()) && value_dims(v) == hg.space) {
+              ++new_full;
+              h_reads.insert(v.impl());
+            }
+        }
+        if (!fits || new_full > 1) continue;
+        Builder b(d->info()->ctx);
+        b.set_insertion_point_after(d);
+        std::unordered_map<const void*, Value> clone_of;
+        std::vector<Operation*> clones;
+        for (Operation* c : cone) {
+          std::vector<Value> args;
+          for (Value v : c->operands()) {
+            auto it = clone_of.find(v.impl());
+            args.push_back(it == clone_of.end() ? v : it->second);
+          }
+          Operation* k = b.build(c->info(), args, c->attributes(), {c->result(0).type()});
+          pos_[k] = pos_[d];
+          clone_of[c->result(0).impl()] = k->result(0);
+          clones.push_back(k);
+        }
+        const size_t before = hg.ops.size();
+        hg.ops.insert(hg.ops.end(), clones.begin(), clones.end());
+        for (Operation* k : clones) member_[k] = h;
+        Operation* last = clones.back();
+        hg.ops.pop_back();
+        const bool legal = !reads_cross_row({h}, last) && acyclic({h}, last);
+        hg.ops.push_back(last);
+        if (!legal) {
+          hg.ops.resize(before);
+          for (auto it = clones.rbegin(); it != clones.rend(); ++it) {
+            member_.erase(*it);
+            pos_.erase(*it);
+            (*it)->erase();
+          }
+          continue;
+        }
+        std::vector<OpOperand*> uses;
+        for (OpOperand* u = d->result(0).first_use(); u; u = u->next_use())
+          if (group_of(u->owner()) == h) uses.push_back(u);
+        for (OpOperand* u : uses) u->set(last->result(0));
+      }
+    }
+  }
+
+  // A column or channel reduction's result is complete only after every row: no member
+  // of the merged set (the groups `gs` and `op`) may read one of another member
+  // (batch_norm's `x - mean(x)` stays out of the mean's group; Note [Channel reductions]).
+  bool reads_cross_row(const std::vector<int>& gs, Operation* op) const {
+    std::vector<Operation*> all{op};
+    for (int g : gs) all.insert(all.end(), groups_[g].ops.begin(), groups_[g].ops.end());
+    std::unordered_set<const void*> sums;
+    for (Operation* m : all)
+      if (cross_row_reduction(m)) sums.insert(m->result(0).impl());
+    for (Operation* m : all)
+      for (Value v : m->operands())
+        if (sums.count(v.impl())) return true;
+    return false;
   }
 
   // No path from the merged set out through another op and back in: walk back from the

@@ -31,6 +31,7 @@
 #include "cinn/codegen/codegen.h"
 #include "cinn/dialect.h"
 #include "cinn/pipeline.h"
+#include "cinn/runtime/row_folds.h"
 #include "cinn/schedule/loop_ir.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
@@ -303,94 +304,34 @@ std::vector<std::vector<std::string>> parse_signature(const std::string& sig) {
   return out;
 }
 
-// Note [Column reductions] (docs/notes/cinn.md): the rows are cut into blocks of
-// kColBlock; each block accumulates its column values into its own partial row (sum and
-// mean from 0, max from -inf, min from inf), and the partial rows are combined in block
-// order (a mean's sum then divided by the row count). The result depends on neither the
-// thread count nor the schedule, and a sum's rounding error grows with kColBlock +
-// rows / kColBlock instead of rows. max/min propagate NaN (Oar's reduce kernels do).
-constexpr int64_t kColBlock = 64;
-template <typename T>
-T col_identity(const std::string& op) {
-  return op == "max" ? -std::numeric_limits<T>::infinity() : op == "min" ? std::numeric_limits<T>::infinity() : T(0);
+// Whether the static dims of the loop space the kernel was compiled for hold for `ref`
+// (kBrow inputs and channel reductions compute row indices from them).
+// A tensor's dims in the kernel's space (LoopKernel::col_axes merged into one column axis).
+std::vector<int64_t> space_dims(const LoopKernel& k, const DenseTensor& t) {
+  const size_t rank = k.space.size() + k.col_axes - 1;
+  if (static_cast<size_t>(t.rank()) > rank) return {};
+  return merge_cols(std::vector<int64_t>(t.dims().begin(), t.dims().end()), rank, k.col_axes);
 }
-template <typename T>
-void combine_partials(const std::string& op, const T* part, int64_t blocks, int64_t rows, int64_t cols, T* out) {
-  const int kind = op == "max" ? 1 : op == "min" ? 2 : 0;
-  phi::parallel_for(
-      cols,
-      [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) out[c] = col_identity<T>(op);
-    for (int64_t j = 0; j < blocks; ++j)
-      for (int64_t c = c0; c < c1; ++c) {
-        const T v = part[j * cols + c];
-        T& o = out[c];
-        if (kind == 0)
-          o += v;
-        else if (std::isnan(v) || std::isnan(o))
-          o = std::numeric_limits<T>::quiet_NaN();
-        else
-          o = kind == 1 ? std::max(o, v) : std::min(o, v);
-      }
-    if (op == "mean")  // 0 rows: 0 / 0 = NaN, as the kernel's mean of nothing
-      for (int64_t c = c0; c < c1; ++c) out[c] /= static_cast<T>(rows);
-      },
-      blocks * cols);
+bool static_space_fits(const LoopKernel& k, const DenseTensor& ref) {
+  if (static_cast<size_t>(ref.rank()) != k.space.size() + k.col_axes - 1) return false;
+  const std::vector<int64_t> s = space_dims(k, ref);
+  for (size_t i = 0; i < k.space.size(); ++i)
+    if (k.space[i] >= 0 && s[i] != k.space[i]) return false;
+  return true;
 }
-template <typename T>
-void fill_identity(std::vector<char>& buf, const std::string& op) {
-  T* p = reinterpret_cast<T*>(buf.data());
-  std::fill(p, p + buf.size() / sizeof(T), col_identity<T>(op));
-}
-// `outer` > 1: a reduction over middle axes (LoopKernel::col_outer): the rows are
-// `outer` runs of `rows / outer`, each cut into its own blocks and combined into its own
-// output row.
-void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
-                     const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
-                     const std::vector<void*>& bufs, std::vector<DenseTensor>& outs) {
-  const int64_t inner = outer > 0 ? rows / outer : 0;
-  const int64_t blocks = (inner + kColBlock - 1) / kColBlock;  // per outer index
-  const size_t es = dt == DataType::FLOAT64 ? 8 : 4;  // column reductions are float32/float64 (loop_ir.cc)
-  std::vector<std::vector<char>> parts;
-  for (size_t i = 0; i < col_outs.size(); ++i) {
-    parts.emplace_back(static_cast<size_t>(outer * blocks * cols) * es, 0);
-    if (dt == DataType::FLOAT64)
-      fill_identity<double>(parts.back(), col_ops[i]);
-    else
-      fill_identity<float>(parts.back(), col_ops[i]);
-  }
-  phi::parallel_for(
-      outer * blocks,
-      [&](int64_t j0, int64_t j1) {
-    std::vector<void*> b = bufs;
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t o = j / blocks, r0 = o * inner + (j - o * blocks) * kColBlock;
-      for (size_t i = 0; i < col_outs.size(); ++i) b[n_in + col_outs[i]] = parts[i].data() + j * cols * es;
-      fn(r0, std::min((o + 1) * inner, r0 + kColBlock), cols, b.data());
-    }
-      },
-      rows * cols);
-  for (size_t i = 0; i < col_outs.size(); ++i) {
-    DenseTensor& out = outs[col_outs[i]];
-    for (int64_t o = 0; o < outer; ++o) {
-      const size_t at = static_cast<size_t>(o * blocks * cols) * es;
-      if (dt == DataType::FLOAT64)
-        combine_partials(col_ops[i], reinterpret_cast<const double*>(parts[i].data() + at), blocks, inner, cols,
-                         out.data<double>() + o * cols);
-      else
-        combine_partials(col_ops[i], reinterpret_cast<const float*>(parts[i].data() + at), blocks, inner, cols,
-                         out.data<float>() + o * cols);
-    }
-  }
-}
-
 // A kBcast input (Note [Broadcast inputs]) has the dims it was compiled for (leading 1s
 // aside), and the space is the static one its row offsets were computed from.
 bool bcast_fits(const LoopKernel& k, size_t i, const DenseTensor& t, const DenseTensor& ref) {
-  std::vector<int64_t> d(t.dims().begin(), t.dims().end()), s(ref.dims().begin(), ref.dims().end());
-  if (d.size() > k.bcast[i].size()) return false;
+  std::vector<int64_t> d = space_dims(k, t);
+  if (d.empty() || d.size() > k.bcast[i].size()) return false;
   d.insert(d.begin(), k.bcast[i].size() - d.size(), 1);
-  return d == k.bcast[i] && s == k.space;
+  return d == k.bcast[i] && space_dims(k, ref) == k.space;
+}
+bool brow_fits(const LoopKernel& k, size_t i, const DenseTensor& t, const DenseTensor& ref) {
+  std::vector<int64_t> d = space_dims(k, t);
+  if (d.empty() || d.size() > k.bcast[i].size()) return false;
+  d.insert(d.begin(), k.bcast[i].size() - d.size(), 1);
+  return d == k.bcast[i] && static_space_fits(k, ref);
 }
 
 // The kernel step of slot I: checks the run-time dims against the classes the group
@@ -407,7 +348,8 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   std::string why = symbol_mismatch(g, ins);
   if (!why.empty()) return run_other_class(g_slots[slot], ins, call, why);
   const DenseTensor& ref = ins[k.ref_input];
-  const int64_t cols = ref.rank() == 0 ? 1 : ref.dims().back();
+  int64_t cols = 1;  // the trailing col_axes dims (Note [Channel reductions]), else the last
+  for (int64_t i = std::max<int64_t>(0, ref.rank() - k.col_axes); i < ref.rank(); ++i) cols *= ref.dims()[i];
   const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
   for (size_t i = 0; i < ins.size(); ++i) {
     const DenseTensor& t = ins[i];
@@ -418,6 +360,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
                     : c == VClass::kRow   ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
                     : c == VClass::kCol   ? t.numel() == cols
                     : c == VClass::kBcast ? bcast_fits(k, i, t, ref)
+                    : c == VClass::kBrow  ? brow_fits(k, i, t, ref)
                                           : t.numel() == 1;
     if (!ok) {
       std::ostringstream os;
@@ -437,8 +380,25 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       // max/min over no rows: the unfused kernel raises its error (naming the op).
       return run_unfused(g_slots[slot], ins, call, "a column " + on.op + " over 0 rows");
   }
+  bool chans = false;
+  for (const LoopKernel::ChanOut& ch : k.chan) chans |= !ch.keep.empty();
+  if (chans && !static_space_fits(k, ref)) {
+    std::ostringstream os;
+    os << "cinn kernel " << g.name << " (" << g.ops << "): input " << k.ref_input << " has shape " << ref.dims()
+       << ", the group's channel reductions were compiled for static dims of " << Dims(k.space);
+    return run_other_class(g_slots[slot], ins, call, os.str());
+  }
+  const size_t es = k.dtype == DataType::FLOAT64 ? 8 : 4;      // channel reductions: float32/float64
+  std::vector<std::vector<char>> chan_rows(k.outputs.size());  // per channel output: its row sums
   for (size_t o = 0; o < k.outputs.size(); ++o) {
     Dims d = ref.dims();
+    if (o < k.chan.size() && !k.chan[o].keep.empty()) {
+      chan_rows[o].resize(static_cast<size_t>(rows) * es + es);
+      bufs.push_back(chan_rows[o].data());
+      call.outputs.emplace_back(Dims(k.chan[o].shape), k.dtype, call.ctx->place);
+      call.outputs.back().alloc();
+      continue;
+    }
     if (k.nodes[k.outputs[o]].cls == VClass::kCol) {
       col_ops.push_back(k.nodes[k.outputs[o]].op);
       const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(k.space.size()) - k.out_rank_drop[o]);
@@ -469,6 +429,8 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
     run_column_sums(fn, rows, cols, outer, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
   }
+  for (size_t o = 0; o < k.outputs.size(); ++o)
+    if (!chan_rows[o].empty()) fold_channel_rows(chan_rows[o].data(), rows, cols, k, o, call.outputs[o]);
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
 

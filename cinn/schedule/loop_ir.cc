@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cinn/dialect.h"
 #include "paddle_core/base/errors.h"
@@ -50,6 +51,9 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
       {"pd_op.scale", {Form::kScale, ""}},
       {"pd_op.pow", {Form::kPow, ""}},
       {"pd_op.clip", {Form::kClip, ""}},
+      // A broadcast to the loop space is a load of the operand's class (batch_norm's
+      // backward expands per-channel values: Note [Channel reductions]).
+      {"pd_op.expand", {Form::kUnary, "id"}},
   };
   return t;
 }
@@ -140,9 +144,61 @@ bool column_reduce(const Operation* op, std::string* why) {
   return true;
 }
 bool is_reduce_form(Form f) { return f == Form::kReduce || f == Form::kMean || f == Form::kSumTo; }
+
+// A channel reduction (Note [Channel reductions] in docs/notes/cinn.md): a sum or mean
+// over the last axis and other axes, keeping at least one row axis (axes (0, 2, 3) of
+// [N, C, H, W]: batch_norm's statistics), or a sum_to such a shape ([1, C, 1, 1] of
+// [N, C, H, W]); float32/float64, the kept axes and every axis after the first kept one
+// static. Returns the kept axes' dims with 1 elsewhere (the operand's rank, last 1);
+// empty when `op` is no such reduction.
+std::vector<int64_t> chan_keep(const Operation* op) {
+  const std::string& name = op->name();
+  if (name != "pd_op.sum" && name != "pd_op.mean" && name != "pd_op.sum_to") return {};
+  const std::vector<int64_t> in = op->operand(0).type().dims();
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const DataType dt = op->operand(0).type().dtype();
+  if (rank < 2 || in.back() == 1 || (dt != DataType::FLOAT32 && dt != DataType::FLOAT64)) return {};
+  std::vector<int64_t> keep(rank, 1);
+  if (name == "pd_op.sum_to") {
+    std::vector<int64_t> s = opgen::a_ints(attr_of(op, "shape"), op->info(), op->info()->attr_index("shape"));
+    if (s.empty() || static_cast<int64_t>(s.size()) > rank || s.back() != 1) return {};
+    s.insert(s.begin(), rank - static_cast<int64_t>(s.size()), 1);
+    for (int64_t i = 0; i + 1 < rank; ++i) {
+      if (s[i] != 1 && s[i] != in[i]) return {};
+      keep[i] = s[i];
+    }
+  } else {
+    if (name == "pd_op.sum") {
+      const DataType d = attr_of(op, "dtype").as_dtype();
+      if (d != DataType::UNDEFINED && d != dt) return {};
+    }
+    std::vector<int64_t> axis = opgen::a_ints(attr_of(op, "axis"), op->info(), op->info()->attr_index("axis"));
+    std::vector<bool> red(rank, false);
+    for (int64_t a : axis) {
+      const int64_t n = a < 0 ? a + rank : a;
+      if (n < 0 || n >= rank) return {};
+      red[n] = true;
+    }
+    if (axis.empty() || !red[rank - 1]) return {};
+    for (int64_t i = 0; i + 1 < rank; ++i) keep[i] = red[i] ? 1 : in[i];
+  }
+  int64_t first = -1;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    if (keep[i] != 1 && first < 0) first = i;
+  if (first < 0) return {};  // no kept axis: a full reduction
+  for (int64_t i = first; i + 1 < rank; ++i)
+    if (in[i] < 0) return {};
+  return keep;
+}
+bool is_chan(const Operation* op, Form f) {
+  return (f == Form::kSumTo || ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, nullptr))) &&
+         !chan_keep(op).empty();
+}
+
 // Whether a reduction op (of a reduce form) sums over the rows rather than the columns.
 bool is_column(const Operation* op, Form f) {
-  return f == Form::kSumTo || ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, nullptr));
+  return (f == Form::kSumTo || ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, nullptr))) &&
+         !is_chan(op, f);
 }
 
 // pow with an exponent the loop IR writes without a pow function.
@@ -174,6 +230,20 @@ VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& sp
     for (size_t i = 0; i + 1 < dims.size(); ++i) lead_ones &= dims[i] == 1;
     if (lead_ones) return VClass::kCol;
   }
+  // One value per row, shared by rows (Note [Channel reductions]): every row axis 1 or the
+  // space's, the last 1; static from the first non-1 axis on (row_terms).
+  if (k >= 2 && !dims.empty() && dims.back() == 1 && space.back() != 1) {
+    const size_t pad = k - dims.size();
+    int64_t first = -1;
+    for (size_t i = 0; i + 1 < k; ++i) {
+      const int64_t d = i < pad ? 1 : dims[i - pad];
+      if (d != 1 && (d < 0 || d != space[i])) return VClass::kNone;
+      if (d != 1 && first < 0) first = static_cast<int64_t>(i);
+    }
+    for (size_t i = first < 0 ? k : static_cast<size_t>(first); i + 1 < k; ++i)
+      if (space[i] < 0) return VClass::kNone;
+    return first < 0 ? VClass::kNone : VClass::kBrow;
+  }
   // A broadcast input (Note [Broadcast inputs]): every axis 1 or the space's, the last the
   // space's; all static, so the kernel maps a loop row to the input's row with constants.
   if (k < 2 || dims.empty() || dims.back() != space.back()) return VClass::kNone;
@@ -185,9 +255,10 @@ VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& sp
   return VClass::kBcast;
 }
 
-std::vector<BcastTerm> bcast_terms(const LoopKernel& k, int input) {
-  const std::vector<int64_t>& d = k.bcast.at(input);
-  const int64_t rank = static_cast<int64_t>(k.space.size());
+std::vector<BcastTerm> bcast_terms(const LoopKernel& k, int input) { return row_terms(k.space, k.bcast.at(input)); }
+
+std::vector<BcastTerm> row_terms(const std::vector<int64_t>& space, const std::vector<int64_t>& d) {
+  const int64_t rank = static_cast<int64_t>(space.size());
   std::vector<BcastTerm> t;
   // Row axes 0 .. rank-2: axis i's index is r / div % mod with div the product of the
   // space's later row axes; the input's row advances by the product of its later row dims.
@@ -195,10 +266,10 @@ std::vector<BcastTerm> bcast_terms(const LoopKernel& k, int input) {
     if (d[i] == 1) continue;
     int64_t div = 1, stride = 1;
     for (int64_t j = i + 1; j < rank - 1; ++j) {
-      div *= k.space[j];
+      div *= space[j];
       stride *= d[j];
     }
-    t.push_back({div, k.space[i], stride});
+    t.push_back({div, space[i], stride});
   }
   return t;
 }
@@ -220,8 +291,8 @@ bool can_lower_op(const Operation* op, std::string* why) {
       return false;
     }
   const Form f = it->second.form;
-  if (f == Form::kSumTo && !column_reduce(op, why)) return false;
-  if ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, why)) {
+  if (f == Form::kSumTo && !is_chan(op, f) && !column_reduce(op, why)) return false;
+  if ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, why) && !is_chan(op, f)) {
     std::string col_why;
     if (!column_reduce(op, &col_why)) return false;
   }
@@ -248,6 +319,12 @@ int column_outer_of(const Operation* op) {
   return std::max(column_outer(op), 0);
 }
 
+bool cross_row_reduction(const Operation* op) {
+  auto it = lowerings().find(op->name());
+  return it != lowerings().end() && is_reduce_form(it->second.form) &&
+         (is_column(op, it->second.form) || is_chan(op, it->second.form));
+}
+
 std::vector<int64_t> op_space(const Operation* op) {
   auto it = lowerings().find(op->name());
   const bool reduce = it != lowerings().end() && is_reduce_form(it->second.form);
@@ -262,7 +339,7 @@ bool is_dropped_row(Value v) {
   if (!d) return false;
   auto it = lowerings().find(d->name());
   return it != lowerings().end() && (it->second.form == Form::kReduce || it->second.form == Form::kMean) &&
-         !is_column(d, it->second.form) && !keepdim(d);
+         !is_column(d, it->second.form) && !is_chan(d, it->second.form) && !keepdim(d);
 }
 // A column reduction's result is complete only after every row: no member reads it.
 bool is_column_sum(Value v) {
@@ -281,6 +358,7 @@ bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
     const VClass c = classify(value_dims(v), space);
     if (c == VClass::kNone || is_dropped_row(v) || is_column_sum(v) || (reduce && c != VClass::kFull)) return false;
   }
+  if (reduce && is_chan(op, it->second.form)) return value_dims(op->operand(0)) == space;
   if (reduce && is_column(op, it->second.form)) {  // a column reduction: [C] or [1, ..., 1, C]
     const std::vector<int64_t> r = value_dims(op->result(0));
     if (space.size() < 2 || value_dims(op->operand(0)) != space) return false;
@@ -301,6 +379,61 @@ bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
   return c == VClass::kFull || c == VClass::kRow;
 }
 
+std::vector<int64_t> merge_cols(const std::vector<int64_t>& dims, size_t rank, int col_axes) {
+  std::vector<int64_t> d(dims);
+  if (col_axes <= 1 || d.size() > rank) return d;
+  d.insert(d.begin(), rank - d.size(), 1);
+  int64_t c = 1;
+  for (size_t i = rank - col_axes; i < rank; ++i) c = (c < 0 || d[i] < 0) ? -1 : c * d[i];
+  d.resize(rank - col_axes);
+  d.push_back(c);
+  return d;
+}
+
+namespace {
+// The trailing axes of `space` a group computes as one column axis (Note [Channel
+// reductions], "Merged columns"): while the columns are short (fewer than kShortCols, so
+// the vector loops would be mostly tails) and the next axis is static and not 1, the most for which
+// every value of the group (padded to the space's rank) is the space's or all 1s over
+// them, and every channel reduction keeps none of them; at least one row axis stays (the
+// threads split the rows). 1 (no merge) for a group with column reductions.
+constexpr int64_t kShortCols = 128;
+int merged_col_axes(const Block* body, const std::vector<int64_t>& space) {
+  const size_t rank = space.size();
+  if (rank < 3 || space.back() < 0) return 1;
+  std::vector<std::vector<int64_t>> vals;
+  auto pad = [&](std::vector<int64_t> d) {
+    d.insert(d.begin(), rank - std::min(rank, d.size()), 1);
+    return d;
+  };
+  for (size_t i = 0; i < body->num_arguments(); ++i) vals.push_back(pad(body->argument(i).type().dims()));
+  for (const Operation* op : *body) {
+    if (op->name() == kYieldOp) continue;
+    const Form f = lowerings().at(op->name()).form;
+    if (is_reduce_form(f) && is_column(op, f)) return 1;  // its kept axes are the space's
+    vals.push_back(pad(is_chan(op, f) ? chan_keep(op) : op->result(0).type().dims()));
+  }
+  int best = 1;
+  int64_t cols = space.back();
+  for (size_t q = rank - 2; q >= 1 && cols < kShortCols && space[q] > 1; --q) {  // merge axes [q, rank)
+    cols *= space[q];
+    bool ok = true;
+    for (const std::vector<int64_t>& v : vals) {
+      if (v.size() != rank) return best;
+      bool full = true, ones = true;
+      for (size_t i = q; i < rank; ++i) {
+        full &= v[i] == space[i];
+        ones &= v[i] == 1;
+      }
+      ok &= full || ones;
+    }
+    if (!ok) break;
+    best = static_cast<int>(rank - q);
+  }
+  return best;
+}
+}  // namespace
+
 LoopKernel lower_fusion(const Operation* fusion) {
   OAR_ENFORCE(fusion->name() == kFusionOp, InvalidArgument, "lower_fusion: expected cinn.fusion, got ", fusion->name());
   const Block* body = fusion->region(0).front();
@@ -318,6 +451,12 @@ LoopKernel lower_fusion(const Operation* fusion) {
   for (const Operation* op : *body)
     if (op->name() != kYieldOp)
       OAR_ENFORCE(fits_space(op, k.space), Unimplemented, "cinn: ", op->name(), " does not fit the loop space");
+  // Note [Channel reductions]: a group computes over [N, C, H*W] rather than [N, C, H, W]
+  // when W is short and every value allows it (longer rows for the vector loops).
+  const size_t rank0 = k.space.size();
+  k.col_axes = merged_col_axes(body, k.space);
+  const auto cdims = [&](const std::vector<int64_t>& d) { return merge_cols(d, rank0, k.col_axes); };
+  k.space = cdims(k.space);
   std::unordered_map<const void*, int> node_of;
   auto add = [&](Node n) {
     k.nodes.push_back(std::move(n));
@@ -348,13 +487,13 @@ LoopKernel lower_fusion(const Operation* fusion) {
     return add(n);
   };
   for (size_t i = 0; i < body->num_arguments(); ++i) {
-    const VClass c = classify(body->argument(i).type().dims(), k.space);
+    const VClass c = classify(cdims(body->argument(i).type().dims()), k.space);
     OAR_ENFORCE(c != VClass::kNone, Unimplemented, "cinn: group input ", i, " ", body->argument(i).type().str(),
                 " does not fit the loop space");
     k.inputs.push_back(c);
     std::vector<int64_t> b;
-    if (c == VClass::kBcast) {
-      b = body->argument(i).type().dims();
+    if (c == VClass::kBcast || c == VClass::kBrow) {
+      b = cdims(body->argument(i).type().dims());
       b.insert(b.begin(), k.space.size() - b.size(), 1);
     }
     k.bcast.push_back(std::move(b));
@@ -366,6 +505,8 @@ LoopKernel lower_fusion(const Operation* fusion) {
     node_of[body->argument(i).impl()] = add(n);
   }
   OAR_ENFORCE(k.ref_input >= 0, Unimplemented, "cinn: no group input spans the loop space");
+  std::unordered_map<int, LoopKernel::ChanOut> chan_of;  // channel reductions' nodes
+  std::unordered_set<const void*> cross_row;             // their results and column sums'
   for (const Operation* op : *body) {
     if (op->name() == kYieldOp) {
       for (Value v : op->operands()) {
@@ -374,16 +515,25 @@ LoopKernel lower_fusion(const Operation* fusion) {
         OAR_ENFORCE(c == VClass::kFull || c == VClass::kRow || c == VClass::kCol, Unimplemented,
                     "cinn: a group output must span rows or the loop space");
         k.outputs.push_back(n);
-        k.out_rank_drop.push_back(static_cast<int>(k.space.size() - v.type().dims().size()));
+        k.out_rank_drop.push_back(static_cast<int>(rank0 - v.type().dims().size()));
+        auto ch = chan_of.find(n);
+        k.chan.push_back(ch == chan_of.end() ? LoopKernel::ChanOut{} : ch->second);
       }
       break;
     }
     const Lowering& l = lowerings().at(op->name());
+    for (Value v : op->operands())
+      OAR_ENFORCE(!cross_row.count(v.impl()), Unimplemented, "cinn: ", op->name(),
+                  " reads a column or channel reduction of its own group");
+    if (cross_row_reduction(op)) cross_row.insert(op->result(0).impl());
     const int a = node_of.at(op->operand(0).impl());
     const int b = op->num_operands() > 1 ? node_of.at(op->operand(1).impl()) : -1;
     const bool reduce = is_reduce_form(l.form);
+    const bool chan = reduce && is_chan(op, l.form);
     const bool column = reduce && is_column(op, l.form);
-    const VClass cls = column ? VClass::kCol : reduce ? VClass::kRow : classify(op->result(0).type().dims(), k.space);
+    const VClass cls = column   ? VClass::kCol
+                       : reduce ? VClass::kRow
+                                : classify(cdims(op->result(0).type().dims()), k.space);
     int r = -1;
     switch (l.form) {
       case Form::kUnary:
@@ -415,6 +565,10 @@ LoopKernel lower_fusion(const Operation* fusion) {
         n.a = a;
         n.cls = cls;
         r = add(n);
+        if (chan) {  // a row sum the run time folds (Note [Channel reductions])
+          chan_of[r] = {cdims(chan_keep(op)), op->result(0).type().dims(), l.form == Form::kMean};
+          break;
+        }
         if (l.form == Form::kMean && !column) {
           // mean = sum / C; C comes at run time: the codegen's "divc" divides by it.
           r = un("divc", r, VClass::kRow);
@@ -449,18 +603,19 @@ LoopKernel lower_fusion(const Operation* fusion) {
 }
 
 std::string LoopKernel::text() const {
-  static const char* cls[] = {"full", "row", "col", "scalar", "bcast", "none"};
+  static const char* cls[] = {"full", "row", "col", "scalar", "bcast", "brow", "none"};
   std::ostringstream os;
   os << dtype_name(dtype) << " space=[";
   for (size_t i = 0; i < space.size(); ++i) os << (i ? "," : "") << space[i];
   os << "] ref=" << ref_input;
   if (col_outer) os << " col_outer=" << col_outer;
+  if (col_axes > 1) os << " col_axes=" << col_axes;
   os << "\n";
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     os << "n" << i << ":" << cls[static_cast<int>(n.cls)] << " = ";
     if (n.kind == Node::kInput) os << "in" << n.input;
-    if (n.kind == Node::kInput && n.cls == VClass::kBcast) {  // its dims: part of the cache key
+    if (n.kind == Node::kInput && (n.cls == VClass::kBcast || n.cls == VClass::kBrow)) {  // dims: in the cache key
       os << " [";
       for (size_t d = 0; d < bcast[n.input].size(); ++d) os << (d ? "," : "") << bcast[n.input][d];
       os << "]";
@@ -473,7 +628,16 @@ std::string LoopKernel::text() const {
   }
   os << "out";
   for (size_t i = 0; i < outputs.size(); ++i) {
-    os << " n" << outputs[i] << (out_rank_drop[i] ? "/drop" : "");
+    os << " n" << outputs[i];
+    if (i < chan.size() && !chan[i].keep.empty()) {  // the fold's kept dims and the output's
+      os << (chan[i].mean ? "/chan_mean[" : "/chan_sum[");
+      for (size_t d = 0; d < chan[i].keep.size(); ++d) os << (d ? "," : "") << chan[i].keep[d];
+      os << "->";
+      for (size_t d = 0; d < chan[i].shape.size(); ++d) os << (d ? "," : "") << chan[i].shape[d];
+      os << "]";
+      continue;
+    }
+    os << (out_rank_drop[i] ? "/drop" : "");
     if (out_rank_drop[i] > 1) os << out_rank_drop[i];  // a column sum's dropped leading axes
   }
   return os.str();

@@ -10,6 +10,9 @@
 //   kBcast  [b, 1, L, C] a group input whose leading axes are each 1 or the space's
 //                        (static), its last the columns: an attention mask [b, 1, Lq, Lk]
 //                        over scores [b, h, Lq, Lk] (Note [Broadcast inputs])
+//   kBrow   [1, C, 1, 1] a group input with one value per row that several rows share:
+//                        every row axis 1 or the space's, the last 1 (batch_norm's
+//                        per-channel mean over [N, C, H, W]; Note [Channel reductions])
 // A reduction node of class kRow sums along the columns (per row); one of class kCol sums
 // over the rows (a column reduction, Note [Column reductions]): it is only an output.
 // The kernel is a list of nodes in dependency order. Codegen emits, per row, one loop
@@ -33,7 +36,7 @@ class Value;
 
 namespace oar::cinn {
 
-enum class VClass : uint8_t { kFull, kRow, kCol, kScalar, kBcast, kNone };
+enum class VClass : uint8_t { kFull, kRow, kCol, kScalar, kBcast, kBrow, kNone };
 
 /// The class of a tensor of dims `dims` in loop space `space` (kNone: incompatible).
 VClass classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& space);
@@ -77,8 +80,21 @@ struct LoopKernel {
   int col_outer = 0;               // Note [Column reductions]: leading axes its column
                                    // reductions keep (sum(axis=1) of [a, b, c]: 1); the rows
                                    // of one index of those axes reduce into one output row
-  std::vector<std::vector<int64_t>> bcast;  // per input: a kBcast input's dims padded with
-                                            // leading 1s to the space's rank (else empty)
+  int col_axes = 1;                // the space's trailing axes the column axis merges
+                                   // (Note [Channel reductions]: [N, C, H, W] as [N, C, H*W])
+  std::vector<std::vector<int64_t>> bcast;  // per input: a kBcast or kBrow input's dims padded
+                                            // with leading 1s to the space's rank (else empty)
+  /// Note [Channel reductions]: a sum or mean over the last axis and others that keeps
+  /// some row axes (batch_norm's statistics, axes (0, 2, 3) of [N, C, H, W]). Its node is
+  /// a kRow sum; the run time folds the row sums into the output element of each row's
+  /// kept indices, in row order.
+  struct ChanOut {
+    std::vector<int64_t> keep;   // the kept axes' dims, 1 elsewhere (the space's rank, last 1);
+                                 // empty: not a channel reduction
+    std::vector<int64_t> shape;  // the output's dims (static)
+    bool mean = false;           // divide by the reduced count
+  };
+  std::vector<ChanOut> chan;  // per output
   /// Canonical text: the compile cache's key (with the dtype, target, compiler version).
   std::string text() const;
 };
@@ -90,6 +106,9 @@ bool can_lower_op(const pir::Operation* op, std::string* why = nullptr);
 /// min/mean over the middle axes); -1 for an op that is no column reduction. One group's
 /// column reductions must agree.
 int column_outer_of(const pir::Operation* op);
+/// A column or channel reduction (Notes [Column reductions], [Channel reductions]): its
+/// result is complete only after every row, so no member of its group may read it.
+bool cross_row_reduction(const pir::Operation* op);
 /// The loop space an op computes over: a reduction's input dims, else its result dims.
 std::vector<int64_t> op_space(const pir::Operation* op);
 /// True when every operand and result of `op` has a class in `space` that the lowering
@@ -102,7 +121,14 @@ struct BcastTerm {
   int64_t div, mod, stride;
 };
 std::vector<BcastTerm> bcast_terms(const LoopKernel& k, int input);
+/// The same terms for any dims `d` (padded to the space's rank) whose non-1 row axes and
+/// every row axis after the first of them are static in `space`: a kBrow input's row or a
+/// channel reduction's output element for loop row r.
+std::vector<BcastTerm> row_terms(const std::vector<int64_t>& space, const std::vector<int64_t>& d);
 
+/// `dims` padded with leading 1s to `rank`, its last `col_axes` dims merged into one (their
+/// product; -1 when one is dynamic): a value's dims in a space whose column axis merges them.
+std::vector<int64_t> merge_cols(const std::vector<int64_t>& dims, size_t rank, int col_axes);
 /// Lowers a cinn.fusion op to its loop kernel; throws Unimplemented naming the op that
 /// has no lowering.
 LoopKernel lower_fusion(const pir::Operation* fusion);

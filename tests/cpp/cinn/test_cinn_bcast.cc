@@ -2,10 +2,8 @@
 // axes are each 1 or the loop space's joins the group as class bcast; the op computing
 // over the smaller space stays outside. The fuse pass (IR in, IR out), the loop IR, and
 // the row map's terms.
-#include "cinn/pipeline.h"
 #include "cinn/schedule/loop_ir.h"
-#include "pir/pass/pass.h"
-#include "tests/cpp/pir/pir_test_util.h"
+#include "tests/cpp/cinn/cinn_test_util.h"
 
 namespace oar::cinn {
 namespace {
@@ -29,13 +27,7 @@ module {
 }
 )IR";
 
-std::unique_ptr<Program> fused(const char* text) {
-  auto p = parse_program(IrContext::global(), text);
-  PassManager pm;
-  pm.add_pass("cinn_fuse");
-  pm.run(*p);
-  return p;
-}
+using test_util::fused;
 
 TEST(CinnPasses, FuseReadsABroadcastMask) {
   const char* expected = R"IR(

@@ -23,7 +23,11 @@ def structure_errors(k):
     lk = k["loop_kernel"]
     adds = len(re.findall(r":col = reduce_(sum|mean)\(", lk))
     extrema = {op: len(re.findall(r":col = reduce_%s\(" % op, lk)) for op in ("max", "min")}
-    columns = adds + sum(extrema.values())
+    # Channel reductions (Note [Channel reductions]): the row's sum atomically added into
+    # the element of its kept indices, one per reduction.
+    chans = len(re.findall(r"/chan_(sum|mean)\[", lk))
+    adds += chans
+    columns = adds - chans + sum(extrema.values())
     reductions = len(re.findall(r"= reduce_", lk)) - columns - len(re.findall(r"dead \(reduce_", src))
     if src.count("atomicAdd(") != adds or any(
             src.count("oar_atomic_%s(&" % op) != n for op, n in extrema.items()):

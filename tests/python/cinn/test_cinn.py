@@ -11,19 +11,9 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    """Each test gets its own disk cache and its own in-memory view of it."""
-    with cinn_env.isolated_cache(tmp_path, ["FLAGS_deny_cinn_ops", "FLAGS_cinn_test_fail_compile", "FLAGS_enable_cinn_accuracy_check"]) as d:
-        yield d
-
-
+# set by tests here, restored after each (conftest.py)
+CINN_FLAGS = ["FLAGS_deny_cinn_ops", "FLAGS_cinn_test_fail_compile", "FLAGS_enable_cinn_accuracy_check"]
 
 
 def rms_norm(x, w):

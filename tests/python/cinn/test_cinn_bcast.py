@@ -4,8 +4,6 @@ mask [b, 1, Lq, Lk] over the scores [b, h, Lq, Lk]) is read in the group at the 
 loop row maps to, instead of the add running on its own. Each group against float64
 NumPy and the unfused program, float32/float64/bf16, odd sizes, 1 and 2 threads; the
 attention backward with an additive mask against eager."""
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,16 +11,9 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path, ["FLAGS_enable_cinn_accuracy_check"]) as d:
-        yield d
+# set by tests here, restored after each (conftest.py)
+CINN_FLAGS = ["FLAGS_enable_cinn_accuracy_check"]
 
 
 def executed(static_fn):

@@ -4,8 +4,6 @@ join their elementwise producers' group and come out of the same kernel; gelu_gr
 decomposes, so a backward program fuses it with the bias gradient. Each against float64
 NumPy and against the unfused program, the fallback, and independence from the thread
 count."""
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,16 +11,9 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path, ["FLAGS_cinn_test_fail_compile", "FLAGS_enable_cinn_accuracy_check"]) as d:
-        yield d
+# set by tests here, restored after each (conftest.py)
+CINN_FLAGS = ["FLAGS_cinn_test_fail_compile", "FLAGS_enable_cinn_accuracy_check"]
 
 
 def bias_and_weight_grads(g, y, w):

@@ -6,8 +6,6 @@ to_static's (float32 and float64, random inputs), and float64 finite differences
 attention rule covers bool and additive masks (rows with every key masked included);
 causal and grouped-query attention keep their fused backward op (the rule refuses) and
 stay right."""
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -15,17 +13,8 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 F = oar.nn.functional
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path) as d:
-        yield d
 
 
 def backward_text(static_fn):

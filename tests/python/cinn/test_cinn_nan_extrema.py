@@ -4,8 +4,6 @@ reductions, the column ones, the elementwise maximum/minimum, clip and relu. NaN
 at the first, last, vector-tail and middle columns, whole rows of them, column counts on
 both sides of the vector widths (4, 8, 16 lanes, 4 accumulators), 1 and 2 threads; each
 kernel's CUDA C is compiled by NVRTC (cinn_env) and uses the NaN-propagating helpers."""
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,16 +11,6 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path) as d:
-        yield d
 
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])

@@ -4,7 +4,6 @@ it, on random inputs and two batch sizes."""
 import glob
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,10 +13,7 @@ from oar import _C
 from oar.static import InputSpec
 from build_tree import built
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
@@ -45,14 +41,6 @@ def saved(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("block") / "model")
     oar.jit.save(net, path, input_spec=[InputSpec([None, 48], "float32", "x")])
     return net, path
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path) as d:
-        yield d
-
-
 
 
 def predict(path, x, cinn):

@@ -4,7 +4,6 @@ of a dynamic dim that is 1) get a kernel of their own shape class, compiled once
 reused by later calls of the class; results equal eager; no warning. Shapes the ops
 reject still raise naming the op; a recompilation that fails to compile runs the
 unfused ops with one log line."""
-import os
 import subprocess
 import sys
 
@@ -14,18 +13,13 @@ import pytest
 import oar
 from oar import _C
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
 
 TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path, ["FLAGS_enable_cinn_accuracy_check"], nvrtc=False) as d:
-        yield d
+# set by tests here, restored after each (conftest.py)
+CINN_FLAGS = ["FLAGS_enable_cinn_accuracy_check"]
+CINN_NVRTC = False
 
 
 def rand(shape, dtype, rng):

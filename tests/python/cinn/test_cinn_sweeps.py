@@ -2,28 +2,13 @@
 reductions of a group in one pass over the row, LayerNorm's variance in one pass with
 its mean (the shifted form), unrolled accumulators, and the inlined float32 exp; each
 fused group against a float64 NumPy reference on random inputs."""
-import os
 import re
-import sys
 
 import numpy as np
 import pytest
 
 import oar
 from oar import _C
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path) as d:
-        yield d
-
-
 
 
 def compiled(static, cols=2):

@@ -2,27 +2,11 @@
 without it and eager (issue 15): the forward and backward programs go through the fusion
 compiler (layer_norm, softmax, gelu decomposed and fused where the forward holds them,
 the backward's primitives fused), Adam updates the parameters in between."""
-import os
-import sys
 
 import numpy as np
-import pytest
 
 import oar
 from oar import _C
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cinn_env  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path):
-    with cinn_env.isolated_cache(tmp_path) as d:
-        yield d
-
-
 
 
 D, HEADS, FF, L, B = 32, 4, 64, 12, 3

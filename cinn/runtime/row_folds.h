@@ -1,0 +1,31 @@
+// How the kernel step combines rows after a group's kernel ran over them: a column
+// reduction's blocks of rows (Note [Column reductions]) and a channel reduction's row sums
+// (Note [Channel reductions] in docs/notes/cinn.md). Both are independent of the thread
+// count and the schedule.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cinn/codegen/codegen.h"
+#include "cinn/schedule/loop_ir.h"
+#include "paddle_core/tensor/dense_tensor.h"
+
+namespace oar::cinn {
+
+/// Runs `fn` over the rows in blocks, each block accumulating the column reductions
+/// `col_outs` (outputs after the `n_in` inputs in `bufs`) into its own partial row, then
+/// combines the partial rows in block order into `outs`. `outer` > 1: a reduction over
+/// middle axes, `outer` runs of rows each combined into its own output row.
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
+                     const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
+                     const std::vector<void*>& bufs, std::vector<DenseTensor>& outs);
+
+/// Output `o` of `k` is a channel reduction: adds the kernel's `rows` row sums at
+/// `row_sums` into `out` per kept index, in row order (a mean divides by the count).
+void fold_channel_rows(const void* row_sums, int64_t rows, int64_t cols, const LoopKernel& k, size_t o,
+                       DenseTensor& out);
+
+}  // namespace oar::cinn
