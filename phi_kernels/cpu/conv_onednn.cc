@@ -91,6 +91,24 @@ Attrs attrs_of(const ConvGeometry& g) {
   return a;
 }
 
+/// OAR_CONV_TUNE_LOG=1: print each convolution's candidate timings to stderr, once per
+/// geometry (nothing when FLAGS_cudnn_deterministic leaves nothing to time).
+bool tune_log() {
+  static const bool on = [] {
+    const char* v = std::getenv("OAR_CONV_TUNE_LOG");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
+
+/// OAR_CONV_ALGO=onednn|onednn-plain|onednn-blocked|im2col|winograd|direct-rows|direct-channels: use that candidate where it applies instead
+/// of timing them (debugging, and tests of each path). Read at every call, so a test can
+/// switch it; geometries tuned under another setting are cached under another key.
+std::string forced_algo() {
+  const char* v = std::getenv("OAR_CONV_ALGO");
+  return v ? v : "";
+}
+
 // The cache key of a geometry: its numbers as raw bytes (readable: true spells them out
 // for the tuning log). Built on every call, so no number formatting.
 std::string key_of(const ConvGeometry& g, char kind, bool readable = false) {
@@ -115,7 +133,7 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable = false) {
 /// key_of for the cache of tuned choices: one entry per geometry and setting of
 /// FLAGS_cudnn_deterministic (a choice made by timing is not reused once it is set).
 std::string tune_key(const ConvGeometry& g, char kind) {
-  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T');
+  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T') + forced_algo();
 }
 
 // One operand of a cached convolution: the user's plain layout, the layout the
@@ -142,6 +160,7 @@ struct Operand {
 struct ConvPrim {
   bool im2col = false;  // forward only: run conv_im2col_fwd instead of `prim`
   dnnl::primitive prim;
+  std::string impl;  // oneDNN's implementation ("jit:avx512_core", "ref:any", ...)
   Operand ops[3];
   memory::desc scratch_md;
 };
@@ -177,13 +196,27 @@ struct Mds {
   memory::desc src, dst, w, any_src, any_dst, any_w;
 };
 
-// With `plain`, the primitive must use the user's activation layout (no reorders of
-// the activations); otherwise oneDNN picks the layouts.
-Mds mds_of(const ConvGeometry& g, bool plain = false) {
+// The activation layout a candidate primitive is asked for: oneDNN's choice (on
+// AVX-512 in 2.6 usually channels-last for its brgconv kernels), the user's own (no
+// activation reorders), or channels in blocks of the vector width (nChw16c on AVX-512,
+// nChw8c below), which selects oneDNN's older jit:avx512_core / jit:avx2 direct
+// kernels: on Zen 4 those beat brgconv on 3x3 filters (Note [Convolution tuning]).
+enum class Layout { kPreferred, kPlain, kBlocked };
+
+tag blocked_tag(const ConvGeometry& g) {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  const bool wide = (isa & avx512) == avx512;
+  static const tag t16[3] = {tag::nCw16c, tag::nChw16c, tag::nCdhw16c};
+  static const tag t8[3] = {tag::nCw8c, tag::nChw8c, tag::nCdhw8c};
+  return (wide ? t16 : t8)[g.nd - 1];
+}
+
+Mds mds_of(const ConvGeometry& g, Layout layout = Layout::kPreferred) {
   const auto f32 = memory::data_type::f32;
   const auto sd = act_dims(g, g.in_c, g.in), dd = act_dims(g, g.out_c, g.out);
   const auto wd = weight_dims(g);
-  const tag act_any = plain ? act_tag(g) : tag::any;
+  const tag act_any = layout == Layout::kPlain ? act_tag(g) : layout == Layout::kBlocked ? blocked_tag(g) : tag::any;
   return {memory::desc(sd, f32, act_tag(g)), memory::desc(dd, f32, act_tag(g)),
           memory::desc(wd, f32, weight_tag(g)), memory::desc(sd, f32, act_any),
           memory::desc(dd, f32, act_any), memory::desc(wd, f32, tag::any)};
@@ -239,65 +272,72 @@ void run(ConvPrim& p, const std::array<void*, 3>& user) {
 }
 
 // Picks, on the first call of a geometry, the fastest of oneDNN's preferred layouts
-// (with reorders), the user's plain layout and, where `alt` is given, an alternative
-// algorithm (im2col + GEMM for the forward pass): blocked layouts win for wide
-// convolutions, plain ones when the reorders cost more than they save (1x1, few
-// channels), im2col + one GEMM for small images with many channels. All candidates run
-// on the real buffers; the final run overwrites. Each is timed as the best of two runs
-// after a warm-up, the candidates in turn, so one disturbed run does not decide.
-bool tune_log();
+// (with reorders), the user's plain layout, channels in vector-width blocks and, where
+// `alt` is given, an alternative algorithm (im2col + GEMM for the forward pass): blocked
+// layouts win for wide convolutions, plain ones when the reorders cost more than they
+// save (1x1, few channels), im2col + one GEMM for small images with many channels. All
+// candidates run on the real buffers; the final run overwrites. Each is timed as the
+// best of three runs after a warm-up, the candidates in turn, so one disturbed run does
+// not decide.
+const char* layout_name(Layout l) {
+  return l == Layout::kPlain ? "onednn-plain" : l == Layout::kBlocked ? "onednn-blocked" : "onednn";
+}
 
 template <typename Make>
 ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = nullptr,
               void* alt_arg = nullptr) {
-  ConvPrim a = make(false);
-  if (FLAGS_cudnn_deterministic) return a;  // oneDNN's preferred layout, untimed
-  ConvPrim b;
-  bool has_b = true;
-  try {
-    b = make(true);
-    bool same = true;
-    for (int i = 0; i < 3; ++i) same = same && a.ops[i].prim_md == b.ops[i].prim_md;
-    has_b = !same;
-  } catch (const dnnl::error&) {
-    has_b = false;
+  std::vector<ConvPrim> cands{make(Layout::kPreferred)};
+  std::vector<const char*> names{layout_name(Layout::kPreferred)};
+  for (Layout l : {Layout::kPlain, Layout::kBlocked}) {
+    try {
+      ConvPrim c = make(l);
+      // oneDNN's reference kernel (a layout its optimized ones do not take) is
+      // orders of magnitude slower: not worth the time of timing it.
+      bool dup = c.impl.rfind("ref", 0) == 0;  // or the same layouts as an earlier candidate
+      for (const ConvPrim& o : cands) {
+        bool same = true;
+        for (int i = 0; i < 3; ++i) same = same && o.ops[i].prim_md == c.ops[i].prim_md;
+        dup = dup || same;
+      }
+      if (!dup) cands.push_back(std::move(c)), names.push_back(layout_name(l));
+    } catch (const dnnl::error&) {
+    }
   }
-  if (!has_b && !alt) return a;
-  const int n = 1 + has_b + (alt != nullptr);
-  auto call = [&](int i) {
-    if (i == 0) run(a, user);
-    else if (i == 1 && has_b) run(b, user);
-    else alt(alt_arg);
+  if (alt) cands.emplace_back().im2col = true, cands.back().impl = "im2col", names.push_back("im2col");
+  const std::string forced = forced_algo();
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (forced == names[i]) return cands[i];
+  if (FLAGS_cudnn_deterministic) return cands[0];  // oneDNN's preferred layout, untimed
+  const size_t n = cands.size();
+  if (n == 1) return cands[0];
+  auto call = [&](size_t i) {
+    if (cands[i].im2col) alt(alt_arg);
+    else run(cands[i], user);
   };
-  double t[3] = {1e30, 1e30, 1e30};
-  for (int i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
-  for (int r = 0; r < 2; ++r) {         // rounds interleaved: a disturbance hits all
-    for (int i = 0; i < n; ++i) {
+  std::vector<double> t(n, 1e30);
+  for (size_t i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
+  for (int r = 0; r < 3; ++r) {            // rounds interleaved: a disturbance hits all
+    for (size_t i = 0; i < n; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       call(i);
       t[i] = std::min(t[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
   }
-  const int best = static_cast<int>(std::min_element(t, t + n) - t);
+  const size_t best = std::min_element(t.begin(), t.end()) - t.begin();
   if (tune_log()) {
-    static const char* names[3] = {"onednn", "onednn-plain", "im2col"};
     std::fprintf(stderr, "[oar conv tune] layout:");
-    for (int i = 0; i < n; ++i)
-      std::fprintf(stderr, " %s %.3f ms%s", names[i == 1 && !has_b ? 2 : i], t[i] * 1e3, i == best ? " (picked)" : "");
+    for (size_t i = 0; i < n; ++i)
+      std::fprintf(stderr, " %s (%s) %.3f ms%s", names[i], cands[i].impl.c_str(), t[i] * 1e3, i == best ? " (picked)" : "");
     std::fprintf(stderr, "\n");
   }
-  if (best == 0) return a;
-  if (best == 1 && has_b) return b;
-  ConvPrim c;
-  c.im2col = true;
-  return c;
+  return cands[best];
 }
 
 }  // namespace
 
 void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst) {
-  auto make = [&](bool plain) {
-    const Mds m = mds_of(g, plain);
+  auto make = [&](Layout layout) {
+    const Mds m = mds_of(g, layout);
     auto pd = fwd_pd(g, m, dnnl::prop_kind::forward_inference);
     ConvPrim c;
     c.prim = dnnl::convolution_forward(pd);
@@ -305,6 +345,7 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
     c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
     c.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
     c.scratch_md = pd.scratchpad_desc();
+    c.impl = pd.impl_info_str();
     return c;
   };
   const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(w), dst};
@@ -329,8 +370,8 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
 
 void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
                           float* diff_src) {
-  auto make = [&](bool plain) {
-    const Mds m = mds_of(g, plain);
+  auto make = [&](Layout layout) {
+    const Mds m = mds_of(g, layout);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -342,6 +383,7 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
     c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
     c.ops[2].init(DNNL_ARG_DIFF_SRC, true, m.src, pd.diff_src_desc());
     c.scratch_md = pd.scratchpad_desc();
+    c.impl = pd.impl_info_str();
     return c;
   };
   const std::array<void*, 3> user{const_cast<float*>(diff_dst), const_cast<float*>(w), diff_src};
@@ -350,8 +392,8 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
 
 void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
                              float* diff_w) {
-  auto make = [&](bool plain) {
-    const Mds m = mds_of(g, plain);
+  auto make = [&](Layout layout) {
+    const Mds m = mds_of(g, layout);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -364,6 +406,7 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
     c.ops[1].init(DNNL_ARG_DIFF_DST, false, m.dst, pd.diff_dst_desc());
     c.ops[2].init(DNNL_ARG_DIFF_WEIGHTS, true, m.w, pd.diff_weights_desc());
     c.scratch_md = pd.scratchpad_desc();
+    c.impl = pd.impl_info_str();
     return c;
   };
   const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(diff_dst), diff_w};
@@ -386,7 +429,7 @@ struct Bound {
 };
 
 struct FusedConv {
-  // "onednn" (its preferred layouts), "onednn-plain", "im2col", "winograd", "direct-rows",
+  // "onednn" (its preferred layouts), "onednn-plain", "onednn-blocked", "im2col", "winograd", "direct-rows",
   // "direct-channels" (OAR_CONV_ALGO's names)
   const char* algo = "onednn";
   // Which kernel runs: `base` (oneDNN), or conv_im2col_fwd, conv_winograd_fwd on the
@@ -419,12 +462,13 @@ FusedCache& fused_cache() {
   return c;
 }
 
-FusedConv make_fused(const ConvGeometry& g, const std::string& key, bool plain, bool bias, bool relu) {
-  const Mds m = mds_of(g, plain);
+FusedConv make_fused(const ConvGeometry& g, const std::string& key, Layout layout, bool bias, bool relu) {
+  const Mds m = mds_of(g, layout);
   const Attrs a = attrs_of(g);
   FusedConv f;
   f.has_bias = bias;
-  f.wkey = key + (plain ? 'p' : 'd');
+  f.algo = layout_name(layout);
+  f.wkey = key + (layout == Layout::kPlain ? 'p' : layout == Layout::kBlocked ? 'b' : 'd');
   f.bias_md = memory::desc({g.out_c}, memory::data_type::f32, tag::x);
   using fwd = dnnl::convolution_forward;
   const auto kind = dnnl::prop_kind::forward_inference;
@@ -443,6 +487,7 @@ FusedConv make_fused(const ConvGeometry& g, const std::string& key, bool plain, 
   f.base.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
   f.base.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
   f.base.scratch_md = pd.scratchpad_desc();
+  f.base.impl = pd.impl_info_str();
   return f;
 }
 
@@ -451,24 +496,6 @@ void evict(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
   _mm_mfence();
-}
-
-/// OAR_CONV_TUNE_LOG=1: print each convolution's candidate timings to stderr, once per
-/// geometry (nothing when FLAGS_cudnn_deterministic leaves nothing to time).
-bool tune_log() {
-  static const bool on = [] {
-    const char* v = std::getenv("OAR_CONV_TUNE_LOG");
-    return v != nullptr && v[0] == '1';
-  }();
-  return on;
-}
-
-/// OAR_CONV_ALGO=onednn|onednn-plain|im2col|winograd|direct-rows|direct-channels: use that candidate where it applies instead
-/// of timing them (debugging, and tests of each path). Read at every call, so a test can
-/// switch it; geometries tuned under another setting are cached under another key.
-std::string forced_algo() {
-  const char* v = std::getenv("OAR_CONV_ALGO");
-  return v ? v : "";
 }
 
 // The filter in the primitive's layout: `w` itself, or its cached reorder.
@@ -559,7 +586,7 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
                            bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
                            float* dst) {
   const std::string forced = forced_algo();
-  const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-') + forced;
+  const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
   FusedCache& c = fused_cache();
   std::shared_ptr<FusedConv> f;
   {
@@ -580,14 +607,19 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
     // timed on the real buffers with the filter reorder left out (it is done once per filter).
     std::vector<std::shared_ptr<FusedConv>> cands{
-        std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu))};
-    try {
-      auto plain = std::make_shared<FusedConv>(make_fused(g, key, true, bias != nullptr, relu));
-      bool same = true;
-      for (int i = 0; i < 3; ++i) same = same && cands[0]->base.ops[i].prim_md == plain->base.ops[i].prim_md;
-      plain->algo = "onednn-plain";
-      if (!same) cands.push_back(plain);
-    } catch (const dnnl::error&) {
+        std::make_shared<FusedConv>(make_fused(g, key, Layout::kPreferred, bias != nullptr, relu))};
+    for (Layout l : {Layout::kPlain, Layout::kBlocked}) {
+      try {
+        auto c = std::make_shared<FusedConv>(make_fused(g, key, l, bias != nullptr, relu));
+        bool dup = c->base.impl.rfind("ref", 0) == 0;  // as in tune()
+        for (const auto& o : cands) {
+          bool same = true;
+          for (int i = 0; i < 3; ++i) same = same && o->base.ops[i].prim_md == c->base.ops[i].prim_md;
+          dup = dup || same;
+        }
+        if (!dup) cands.push_back(c);
+      } catch (const dnnl::error&) {
+      }
     }
     // The candidates beside oneDNN's, where they handle the geometry.
     auto offer = [&](bool supported, FusedConv::Path path, const char* algo) {
