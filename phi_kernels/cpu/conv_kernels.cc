@@ -133,7 +133,7 @@ void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const Dens
   const T* pa = ac.data<T>();
   const T* pb = bc.data<T>();
   if constexpr (std::is_same_v<T, float>) {
-    if (pass == Pass::kFwd) onednn_conv_fwd(g, pa, pb, o);
+    if (pass == Pass::kFwd) onednn_conv_fwd(g, pa, pb, o, bc.storage(), bc.storage()->version());
     else if (pass == Pass::kBwdData) onednn_conv_bwd_data(g, pa, pb, o);
     else onednn_conv_bwd_weights(g, pa, pb, o);
   } else {

@@ -10,8 +10,12 @@
 
 namespace oar::phi {
 
-/// dst = conv(src, w)
-void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst);
+/// dst = conv(src, w). `w_owner` and `w_version` identify the filter's buffer (its
+/// storage and version counter; null owner: unknown): a filter seen again unchanged is
+/// kept in the layout of the fastest primitive for reused filters (Note [Filters reused
+/// across calls] in docs/notes/cpu_speed_steps.md).
+void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
+                     const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);
 /// diff_src = d<conv(src, w), diff_dst>/d src (= the transposed conv of diff_dst)
 void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
                           float* diff_src);
