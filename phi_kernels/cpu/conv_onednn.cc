@@ -219,8 +219,9 @@ tag blocked_tag(const ConvGeometry& g) {
   return (wide ? t16 : t8)[g.nd - 1];
 }
 
-Mds mds_of(const ConvGeometry& g, Layout layout = Layout::kPreferred) {
-  const auto f32 = memory::data_type::f32;
+// dt: f32, or bf16 (oneDNN's bf16 kernels accumulate in f32; Note [bf16 convolution]).
+Mds mds_of(const ConvGeometry& g, Layout layout = Layout::kPreferred, memory::data_type dt = memory::data_type::f32) {
+  const auto f32 = dt;
   const auto sd = act_dims(g, g.in_c, g.in), dd = act_dims(g, g.out_c, g.out);
   const auto wd = weight_dims(g);
   const tag act_any = layout == Layout::kPlain ? act_tag(g) : layout == Layout::kBlocked ? blocked_tag(g) : tag::any;
@@ -368,6 +369,19 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = 
 
 namespace {
 
+ConvPrim make_fwd(const ConvGeometry& g, Layout layout, memory::data_type dt) {
+  const Mds m = mds_of(g, layout, dt);
+  auto pd = fwd_pd(g, m, dnnl::prop_kind::forward_inference, layout);
+  ConvPrim c;
+  c.prim = dnnl::convolution_forward(pd);
+  c.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
+  c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
+  c.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
+  c.scratch_md = pd.scratchpad_desc();
+  c.impl = pd.impl_info_str();
+  return c;
+}
+
 // Note [Filters reused across calls]: what the forward convolution knows of a filter
 // buffer it has seen (per geometry and address). Stage 1 (`packed` false): its storage
 // and version counter when last seen. Seen again unchanged, the filter is being reused
@@ -416,18 +430,7 @@ SeenFilters& seen_filters() {
 
 void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
                      const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
-  auto make = [&](Layout layout) {
-    const Mds m = mds_of(g, layout);
-    auto pd = fwd_pd(g, m, dnnl::prop_kind::forward_inference, layout);
-    ConvPrim c;
-    c.prim = dnnl::convolution_forward(pd);
-    c.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
-    c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
-    c.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
-    c.scratch_md = pd.scratchpad_desc();
-    c.impl = pd.impl_info_str();
-    return c;
-  };
+  auto make = [&](Layout layout) { return make_fwd(g, layout, memory::data_type::f32); };
   const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(w), dst};
   struct Args {
     const ConvGeometry* g;
@@ -481,10 +484,12 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
   run_one(*p, seen->data.data());
 }
 
-void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
-                          float* diff_src) {
+namespace {
+
+// The data / filter gradient in element type dt on the user's buffers.
+void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, void* diff_src, memory::data_type dt) {
   auto make = [&](Layout layout) {
-    const Mds m = mds_of(g, layout);
+    const Mds m = mds_of(g, layout, dt);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -499,14 +504,15 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
     c.impl = pd.impl_info_str();
     return c;
   };
-  const std::array<void*, 3> user{const_cast<float*>(diff_dst), const_cast<float*>(w), diff_src};
-  run(*cache().get(tune_key(g, 'd'), [&] { return tune(make, user); }), user);
+  const std::array<void*, 3> user{const_cast<void*>(diff_dst), const_cast<void*>(w), diff_src};
+  const std::string key = tune_key(g, 'd') + (dt == memory::data_type::bf16 ? "bf16" : "");
+  run(*cache().get(key, [&] { return tune(make, user); }), user);
 }
 
-void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
-                             float* diff_w) {
+void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_dst, void* diff_w,
+                      memory::data_type dt) {
   auto make = [&](Layout layout) {
-    const Mds m = mds_of(g, layout);
+    const Mds m = mds_of(g, layout, dt);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -522,10 +528,44 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
     c.impl = pd.impl_info_str();
     return c;
   };
-  const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(diff_dst), diff_w};
-  run(*cache().get(tune_key(g, 'w'), [&] { return tune(make, user); }), user);
+  const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(diff_dst), diff_w};
+  const std::string key = tune_key(g, 'w') + (dt == memory::data_type::bf16 ? "bf16" : "");
+  run(*cache().get(key, [&] { return tune(make, user); }), user);
 }
 
+}  // namespace
+
+void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w, float* diff_src) {
+  conv_bwd_data(g, diff_dst, w, diff_src, memory::data_type::f32);
+}
+
+void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst, float* diff_w) {
+  conv_bwd_weights(g, src, diff_dst, diff_w, memory::data_type::f32);
+}
+
+bool onednn_conv_bf16_supported() {
+  static const bool hw = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+  }();
+  return hw;
+}
+
+void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst) {
+  const std::array<void*, 3> user{const_cast<uint16_t*>(src), const_cast<uint16_t*>(w), dst};
+  auto make = [&](Layout layout) { return make_fwd(g, layout, memory::data_type::bf16); };
+  run(*cache().get(tune_key(g, 'f') + "bf16", [&] { return tune(make, user); }), user);
+}
+
+void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w,
+                               uint16_t* diff_src) {
+  conv_bwd_data(g, diff_dst, w, diff_src, memory::data_type::bf16);
+}
+
+void onednn_conv_bwd_weights_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* diff_dst,
+                                  uint16_t* diff_w) {
+  conv_bwd_weights(g, src, diff_dst, diff_w, memory::data_type::bf16);
+}
 
 // ---- inference convolution with bias and relu post-ops (fused_conv2d)
 namespace {

@@ -23,6 +23,16 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
 void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
                              float* diff_w);
 
+/// bfloat16 (bits as uint16_t) forward, data and filter gradients on oneDNN's bf16
+/// kernels, f32 accumulation (Note [bf16 convolution]); only where
+/// onednn_conv_bf16_supported() (AVX512-BF16 or AMX-BF16, checked at run time).
+bool onednn_conv_bf16_supported();
+void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst);
+void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w,
+                               uint16_t* diff_src);
+void onednn_conv_bwd_weights_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* diff_dst,
+                                  uint16_t* diff_w);
+
 /// Inference: dst = relu?(conv(src, w) + bias), bias out_c values or null, the bias and
 /// the relu as oneDNN post-ops. `w_owner` and `w_version` identify the filter's buffer
 /// (its storage and version counter): the filter reordered to the primitive's layout is
