@@ -135,9 +135,12 @@ bool bf16_conv_onednn() {
 void bf16_via_float(const ConvGeometry& g, Pass pass, const bfloat16* a, int64_t na, const bfloat16* b, int64_t nb,
                     bfloat16* c, int64_t nc) {
   std::vector<float> fa(a, a + na), fb(b, b + nb), fc(nc);
-  if (pass == Pass::kFwd) onednn_conv_fwd(g, fa.data(), fb.data(), fc.data());
-  else if (pass == Pass::kBwdData) onednn_conv_bwd_data(g, fa.data(), fb.data(), fc.data());
-  else onednn_conv_bwd_weights(g, fa.data(), fb.data(), fc.data());
+  if (pass == Pass::kFwd)
+    onednn_conv_fwd(g, fa.data(), fb.data(), fc.data());
+  else if (pass == Pass::kBwdData)
+    onednn_conv_bwd_data(g, fa.data(), fb.data(), fc.data());
+  else
+    onednn_conv_bwd_weights(g, fa.data(), fb.data(), fc.data());
   std::copy(fc.begin(), fc.end(), c);
 }
 
@@ -154,7 +157,8 @@ void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const Dens
   const T* pa = ac.data<T>();
   const T* pb = bc.data<T>();
   if constexpr (std::is_same_v<T, float>) {
-    if (pass == Pass::kFwd) onednn_conv_fwd(g, pa, pb, o, bc.storage(), bc.storage()->version());
+    if (pass == Pass::kFwd)
+      onednn_conv_fwd(g, pa, pb, o, bc.storage(), bc.storage()->version());
     else if (pass == Pass::kBwdData) onednn_conv_bwd_data(g, pa, pb, o);
     else onednn_conv_bwd_weights(g, pa, pb, o);
   } else if constexpr (std::is_same_v<T, bfloat16>) {
@@ -162,9 +166,12 @@ void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const Dens
     const auto* ua = reinterpret_cast<const uint16_t*>(pa);
     const auto* ub = reinterpret_cast<const uint16_t*>(pb);
     auto* uo = reinterpret_cast<uint16_t*>(o);
-    if (pass == Pass::kFwd) onednn_conv_fwd_bf16(g, ua, ub, uo);
-    else if (pass == Pass::kBwdData) onednn_conv_bwd_data_bf16(g, ua, ub, uo);
-    else onednn_conv_bwd_weights_bf16(g, ua, ub, uo);
+    if (pass == Pass::kFwd)
+      onednn_conv_fwd_bf16(g, ua, ub, uo, bc.storage(), bc.storage()->version());
+    else if (pass == Pass::kBwdData)
+      onednn_conv_bwd_data_bf16(g, ua, ub, uo);
+    else
+      onednn_conv_bwd_weights_bf16(g, ua, ub, uo);
   } else {
     gemm_conv(g, pass, pa, pb, o);
   }

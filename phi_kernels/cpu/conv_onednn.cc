@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -105,8 +105,8 @@ bool tune_log() {
   return on;
 }
 
-/// OAR_CONV_ALGO=onednn|onednn-plain|onednn-blocked|im2col|winograd|direct-rows|direct-channels: use that candidate where it applies instead
-/// of timing them (debugging, and tests of each path). Read at every call, so a test can
+/// OAR_CONV_ALGO=onednn|onednn-plain|onednn-blocked|im2col|winograd|direct-rows|direct-channels: use that candidate
+/// where it applies instead of timing them (debugging, and tests of each path). Read at every call, so a test can
 /// switch it; geometries tuned under another setting are cached under another key.
 std::string forced_algo() {
   const char* v = std::getenv("OAR_CONV_ALGO");
@@ -301,7 +301,6 @@ void pack_weights(const ConvPrim& p, const void* w, Workspace* packed) {
   s.wait();
 }
 
-
 // Picks, on the first call of a geometry, the fastest of oneDNN's preferred layouts
 // (with reorders), the user's plain layout, channels in vector-width blocks and, where
 // `alt` is given, an alternative algorithm (im2col + GEMM for the forward pass): blocked
@@ -312,8 +311,8 @@ void pack_weights(const ConvPrim& p, const void* w, Workspace* packed) {
 // not decide. `reused`: time the candidates with their weights reordered beforehand, and
 // offer Winograd (Note [Filters reused across calls]).
 template <typename Make>
-ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = nullptr,
-              void* alt_arg = nullptr, bool reused = false) {
+ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = nullptr, void* alt_arg = nullptr,
+              bool reused = false) {
   std::vector<ConvPrim> cands{make(Layout::kPreferred)};
   std::vector<const char*> names{layout_name(Layout::kPreferred)};
   for (Layout l : {Layout::kPlain, Layout::kBlocked, Layout::kWinograd}) {
@@ -343,8 +342,10 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = 
   if (reused)
     for (size_t i = 0; i < n; ++i) pack_weights(cands[i], user[1], &packed[i]);
   auto call = [&](size_t i) {
-    if (cands[i].im2col) alt(alt_arg);
-    else run(cands[i], user, packed[i].data());
+    if (cands[i].im2col)
+      alt(alt_arg);
+    else
+      run(cands[i], user, packed[i].data());
   };
   std::vector<double> t(n, 1e30);
   for (size_t i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
@@ -359,7 +360,8 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = 
   if (tune_log()) {
     std::fprintf(stderr, "[oar conv tune] layout%s:", reused ? " (reused filter)" : "");
     for (size_t i = 0; i < n; ++i)
-      std::fprintf(stderr, " %s (%s) %.3f ms%s", names[i], cands[i].impl.c_str(), t[i] * 1e3, i == best ? " (picked)" : "");
+      std::fprintf(stderr, " %s (%s) %.3f ms%s", names[i], cands[i].impl.c_str(), t[i] * 1e3,
+                   i == best ? " (picked)" : "");
     std::fprintf(stderr, "\n");
   }
   return cands[best];
@@ -392,8 +394,8 @@ struct SeenFilter {
   std::weak_ptr<const void> owner;
   uint32_t version = 0;
   bool packed = false;
-  memory::desc md;         // the layout of `data`
-  Workspace copy, data;    // stage 2: the filter's bytes, and the filter in layout `md`
+  memory::desc md;       // the layout of `data`
+  Workspace copy, data;  // stage 2: the filter's bytes, and the filter in layout `md`
 };
 
 class SeenFilters {
@@ -428,21 +430,25 @@ SeenFilters& seen_filters() {
 
 }  // namespace
 
-void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
-                     const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
-  auto make = [&](Layout layout) { return make_fwd(g, layout, memory::data_type::f32); };
-  const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(w), dst};
+namespace {
+
+// The forward convolution in element type dt (im2col + GEMM a candidate for f32 only).
+void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+              const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  const bool f32 = dt == memory::data_type::f32;
+  auto make = [&](Layout layout) { return make_fwd(g, layout, dt); };
+  const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(w), dst};
   struct Args {
     const ConvGeometry* g;
     const float *src, *w;
     float* dst;
-  } args{&g, src, w, dst};
+  } args{&g, static_cast<const float*>(src), static_cast<const float*>(w), static_cast<float*>(dst)};
   auto im2col = [](void* p) {
     auto* a = static_cast<Args*>(p);
     conv_im2col_fwd(*a->g, a->src, a->w, a->dst);
   };
-  const bool try_im2col = conv_im2col_fwd_supported(g);
-  const std::string key = tune_key(g, 'f');
+  const bool try_im2col = f32 && conv_im2col_fwd_supported(g);
+  const std::string key = tune_key(g, 'f') + (f32 ? "" : "bf16");
   auto get = [&](char kind, bool reused) {
     return cache().get(key + kind, [&] {
       ConvPrim c = tune(make, user, try_im2col ? +im2col : nullptr, &args, reused);
@@ -451,8 +457,10 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
     });
   };
   auto run_one = [&](ConvPrim& p, const void* packed) {
-    if (p.im2col) conv_im2col_fwd(g, src, w, dst);
-    else run(p, user, packed);
+    if (p.im2col)
+      im2col(&args);
+    else
+      run(p, user, packed);
   };
   // The same bits in every process under FLAGS_cudnn_deterministic: one candidate only.
   if (!w_owner || FLAGS_cudnn_deterministic) return run_one(*get('1', false), nullptr);
@@ -482,6 +490,13 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
     return first_sight();  // written behind the version counter's back
   }
   run_one(*p, seen->data.data());
+}
+
+}  // namespace
+
+void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
+                     const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  conv_fwd(g, src, w, dst, memory::data_type::f32, w_owner, w_version);
 }
 
 namespace {
@@ -551,14 +566,12 @@ bool onednn_conv_bf16_supported() {
   return hw;
 }
 
-void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst) {
-  const std::array<void*, 3> user{const_cast<uint16_t*>(src), const_cast<uint16_t*>(w), dst};
-  auto make = [&](Layout layout) { return make_fwd(g, layout, memory::data_type::bf16); };
-  run(*cache().get(tune_key(g, 'f') + "bf16", [&] { return tune(make, user); }), user);
+void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
+                          const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  conv_fwd(g, src, w, dst, memory::data_type::bf16, w_owner, w_version);
 }
 
-void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w,
-                               uint16_t* diff_src) {
+void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w, uint16_t* diff_src) {
   conv_bwd_data(g, diff_dst, w, diff_src, memory::data_type::bf16);
 }
 

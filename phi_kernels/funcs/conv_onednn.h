@@ -24,12 +24,13 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
                              float* diff_w);
 
 /// bfloat16 (bits as uint16_t) forward, data and filter gradients on oneDNN's bf16
-/// kernels, f32 accumulation (Note [bf16 convolution]); only where
+/// kernels, f32 accumulation (Note [bf16 convolution]), the forward with reused filters
+/// kept as onednn_conv_fwd's; only where
 /// onednn_conv_bf16_supported() (AVX512-BF16 or AMX-BF16, checked at run time).
 bool onednn_conv_bf16_supported();
-void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst);
-void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w,
-                               uint16_t* diff_src);
+void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
+                          const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);
+void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w, uint16_t* diff_src);
 void onednn_conv_bwd_weights_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* diff_dst,
                                   uint16_t* diff_w);
 

@@ -113,3 +113,29 @@ def test_bad_dtypes_name_the_op():
     xb = oar.ones([1, 2, 4, 4]).astype("bfloat16")
     with pytest.raises(Exception, match=r"conv2d: filter dtype float32 differs from the input dtype bfloat16"):
         F.conv2d(xb, oar.ones([3, 2, 3, 3]))
+
+
+@pytest.mark.skipif(not HAS_BF16_HW, reason="the bf16 kernels need AVX512-BF16 or AMX")
+def test_bf16_reused_filter_follows_every_write(monkeypatch):
+    """The bf16 forward keeps a reused filter reordered too (Note [Filters reused across
+    calls]): a write through the tensor's uint16 NumPy view (no version counter) is seen."""
+    monkeypatch.setenv("OAR_BF16_CONV", "onednn")
+    monkeypatch.setenv("OAR_CONV_ALGO", "onednn-blocked")  # a layout that reorders the filter
+    rng = np.random.default_rng(11)
+    x = _bf16(rng.standard_normal((2, 32, 9, 9)))
+    w = _bf16(rng.standard_normal((32, 32, 3, 3)) / 17)
+    xt = oar.to_tensor(x.astype("float32")).astype("bfloat16")
+    wt = oar.to_tensor(w.astype("float32")).astype("bfloat16")
+    pads = [(1, 1), (1, 1)]
+
+    def check(w):
+        for _ in range(3):  # first sight, packing, packed and compared
+            y = F.conv2d(xt, wt, padding=1).astype("float32").numpy().astype(np.float64)
+            _check(y, np_conv(x, w, (1, 1), pads, (1, 1), 1), np_conv(np.abs(x), np.abs(w), (1, 1), pads, (1, 1), 1))
+
+    check(w)
+    bits = wt.numpy()  # uint16 bits, sharing the filter's memory
+    bits[5, 7, 2, 0] = 0x4000  # 2.0 in bf16
+    w2 = w.copy()
+    w2[5, 7, 2, 0] = 2.0
+    check(w2)
