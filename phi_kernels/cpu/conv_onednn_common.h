@@ -33,8 +33,9 @@ bool tune_log();
 std::string forced_algo();
 /// A geometry's cache key (readable: spelled out for the tuning log).
 std::string key_of(const ConvGeometry& g, char kind, bool readable = false);
-/// key_of plus the settings a tuned choice depends on (FLAGS_cudnn_deterministic, OAR_CONV_ALGO).
-std::string tune_key(const ConvGeometry& g, char kind);
+/// key_of plus the element type and the settings a tuned choice depends on
+/// (FLAGS_cudnn_deterministic, OAR_CONV_ALGO).
+std::string tune_key(const ConvGeometry& g, char kind, memory::data_type dt = memory::data_type::f32);
 
 // One operand of a cached convolution: the user's plain layout, the layout the
 // primitive chose, and the reorder between them when they differ.
@@ -60,7 +61,9 @@ struct Operand {
 // One cached convolution: the primitive and its three operands (oneDNN picks the
 // layouts; a blocked layout is usually several times faster than plain NCHW).
 struct ConvPrim {
-  bool im2col = false;  // forward only: run conv_im2col_fwd instead of `prim`
+  // What runs: `prim`, or (float32 forward only) conv_im2col_fwd or conv_winograd_fwd.
+  enum Algo { kOneDnn, kIm2col, kWinograd } algo = kOneDnn;
+  const char* name = "onednn";  // OAR_CONV_ALGO's name
   dnnl::primitive prim;
   std::string impl;  // oneDNN's implementation ("jit:avx512_core", "ref:any", ...)
   Operand ops[3];
@@ -76,10 +79,7 @@ struct Mds {
 // activation reorders), or channels in blocks of the vector width (nChw16c on AVX-512,
 // nChw8c below), which selects oneDNN's older jit:avx512_core / jit:avx2 direct
 // kernels: on Zen 4 those beat brgconv on 3x3 filters (Note [Convolution tuning]).
-// kWinograd: oneDNN's Winograd F(4x4, 3x3) (AVX-512, 3x3 stride 1), layouts its own; a
-// candidate only for filters reused across calls (Note [Filters reused across calls]),
-// as its filter transform costs several of its convolutions.
-enum class Layout { kPreferred, kPlain, kBlocked, kWinograd };
+enum class Layout { kPreferred, kPlain, kBlocked };
 
 /// The user's layouts and the candidate's (`any` where oneDNN picks) in element type dt.
 Mds mds_of(const ConvGeometry& g, Layout layout = Layout::kPreferred, memory::data_type dt = memory::data_type::f32);
