@@ -24,6 +24,9 @@ METRICS = [
     ("bf16_matmul2048_gflops", "GFLOP/s", "high"),
     ("bf16_peak_gflops", "GFLOP/s", "high"),  # the bf16 loop of bench/peak.py on `thr` cores
     ("bf16_matmul2048_pct_peak", "%", "high"),  # of bf16_peak_gflops
+    # bf16 conv2d 3x3 p1 [8,256,14,14] -> 256 (ResNet layer3), same condition
+    ("bf16_conv3x3_gflops", "GFLOP/s", "high"),
+    ("bf16_conv3x3_pct_peak", "%", "high"),  # of bf16_peak_gflops
 ]
 BF16_HW = bool({"avx512_bf16", "amx_bf16"} & peak.cpu_flags())
 
@@ -32,6 +35,8 @@ A1, B1 = rng.standard_normal([1], dtype=np.float32), rng.standard_normal([1], dt
 X4, W4 = rng.standard_normal([4, 4], dtype=np.float32), rng.standard_normal([4, 4], dtype=np.float32)
 M1024 = [rng.standard_normal([1024, 1024], dtype=np.float32) for _ in range(2)]
 M2048 = [rng.standard_normal([2048, 2048], dtype=np.float32) for _ in range(2)]
+XC, WC = rng.standard_normal([8, 256, 14, 14], dtype=np.float32), rng.standard_normal([256, 256, 3, 3], dtype=np.float32)
+CONV_FLOP = 2 * 8 * 256 * 14 * 14 * 256 * 9
 XB = rng.standard_normal([128, 784], dtype=np.float32)
 YB = rng.integers(0, 10, [128], dtype=np.int64)
 
@@ -51,6 +56,14 @@ def matmul_cases(mm, to_tensor, to_bf16):
         return {"bf16_matmul2048_gflops": 2 * 2048**3 / common.bench(lambda: mm(c, d), repeat=5) / 1e9}
 
     return {"matmul1024": matmul1024, "sgemm2048": sgemm2048, **({"bf16_matmul2048": bf16_matmul2048} if BF16_HW else {})}
+
+
+def conv_cases(conv, to_tensor, to_bf16):
+    def bf16_conv3x3():
+        x, w = (to_bf16(to_tensor(m)) for m in (XC, WC))
+        return {"bf16_conv3x3_gflops": CONV_FLOP / common.bench(lambda: conv(x, w, padding=1), repeat=5) / 1e9}
+
+    return {"bf16_conv3x3": bf16_conv3x3} if BF16_HW else {}
 
 
 def torch_cases(torch):
@@ -78,8 +91,9 @@ def torch_cases(torch):
             opt.zero_grad()
         return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
 
-    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(torch.matmul, t, lambda x: x.to(torch.bfloat16)),
-            "mlp_step": mlp_step}
+    to_bf16 = lambda x: x.to(torch.bfloat16)  # noqa: E731
+    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(torch.matmul, t, to_bf16),
+            **conv_cases(torch.nn.functional.conv2d, t, to_bf16), "mlp_step": mlp_step}
 
 
 def oar_cases(paddle):
@@ -107,8 +121,9 @@ def oar_cases(paddle):
             opt.clear_grad()
         return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
 
-    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(paddle.matmul, t, lambda x: x.astype("bfloat16")),
-            "mlp_step": mlp_step}
+    to_bf16 = lambda x: x.astype("bfloat16")  # noqa: E731
+    return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(paddle.matmul, t, to_bf16),
+            **conv_cases(paddle.nn.functional.conv2d, t, to_bf16), "mlp_step": mlp_step}
 
 
 def cases(fw, mod):
@@ -127,9 +142,10 @@ def derive(runs, threads_list):
             for n in ("matmul1024", "sgemm2048"):
                 if fp32 and f"{n}_gflops" in r:
                     r[f"{n}_pct_peak"] = 100 * r[f"{n}_gflops"] / fp32
-            if bf16 and "bf16_matmul2048_gflops" in r:
-                r["bf16_peak_gflops"] = bf16
-                r["bf16_matmul2048_pct_peak"] = 100 * r["bf16_matmul2048_gflops"] / bf16
+            for n in ("bf16_matmul2048", "bf16_conv3x3"):
+                if bf16 and f"{n}_gflops" in r:
+                    r["bf16_peak_gflops"] = bf16
+                    r[f"{n}_pct_peak"] = 100 * r[f"{n}_gflops"] / bf16
 
 
 if __name__ == "__main__":

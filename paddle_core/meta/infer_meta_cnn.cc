@@ -81,7 +81,11 @@ static void conv_common(const DenseTensor& x, const DenseTensor& filter, const I
                         ConvGeometry* g) {
   g->nd = nd;
   g->channels_last = parse_channels_last(data_format, nd, op);
-  check_float(x, op, "input");
+  // convolutions (not their fused inference form) also run in bfloat16 (Note [bf16 convolution])
+  OAR_ENFORCE(x.dtype() == DataType::FLOAT32 || x.dtype() == DataType::FLOAT64 ||
+                  (x.dtype() == DataType::BFLOAT16 && std::string(op) != "fused_conv2d"),
+              InvalidType, op, ": input must be float32, float64",
+              std::string(op) != "fused_conv2d" ? " or bfloat16" : "", ", got ", dtype_name(x.dtype()));
   OAR_ENFORCE(filter.dtype() == x.dtype(), InvalidType, op, ": filter dtype ",
               dtype_name(filter.dtype()), " differs from the input dtype ", dtype_name(x.dtype()));
   OAR_ENFORCE(filter.rank() == nd + 2, InvalidArgument, op, ": filter must be a ", nd + 2,

@@ -1,10 +1,13 @@
 // conv{2,3}d, conv{2,3}d_transpose and conv{2,3}d_grad_filter. float32 runs on oneDNN
-// (conv_onednn.cc); float64 (used for precise gradients) on im2col + BLAS dgemm, per
-// image and group, in channels-first layout (channels-last inputs are transposed).
+// (conv_onednn.cc); bfloat16 on oneDNN's bf16 kernels where the CPU has AVX512-BF16 or
+// AMX, elsewhere through float32 (Note [bf16 convolution]); float64 (used for precise
+// gradients) on im2col + BLAS dgemm, per image and group, in channels-first layout
+// (channels-last inputs are transposed).
 // A transposed conv is the data gradient of the conv with input and output exchanged.
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -120,6 +123,27 @@ void gemm_conv(const ConvGeometry& cg, Pass pass, const double* a, const double*
   }
 }
 
+// OAR_BF16_CONV=float: bf16 convolutions through float32 even where oneDNN's bf16
+// kernels run (tests of that path). Read at every call.
+bool bf16_conv_onednn() {
+  const char* v = std::getenv("OAR_BF16_CONV");
+  return onednn_conv_bf16_supported() && !(v && std::strcmp(v, "float") == 0);
+}
+
+// bfloat16 without the bf16 kernels: both operands widened to float (exact), the float32
+// pass, the result rounded once to nearest even.
+void bf16_via_float(const ConvGeometry& g, Pass pass, const bfloat16* a, int64_t na, const bfloat16* b, int64_t nb,
+                    bfloat16* c, int64_t nc) {
+  std::vector<float> fa(a, a + na), fb(b, b + nb), fc(nc);
+  if (pass == Pass::kFwd)
+    onednn_conv_fwd(g, fa.data(), fb.data(), fc.data());
+  else if (pass == Pass::kBwdData)
+    onednn_conv_bwd_data(g, fa.data(), fb.data(), fc.data());
+  else
+    onednn_conv_bwd_weights(g, fa.data(), fb.data(), fc.data());
+  std::copy(fc.begin(), fc.end(), c);
+}
+
 template <typename T>
 void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const DenseTensor& b,
               DenseTensor* c) {
@@ -133,9 +157,21 @@ void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const Dens
   const T* pa = ac.data<T>();
   const T* pb = bc.data<T>();
   if constexpr (std::is_same_v<T, float>) {
-    if (pass == Pass::kFwd) onednn_conv_fwd(g, pa, pb, o);
+    if (pass == Pass::kFwd)
+      onednn_conv_fwd(g, pa, pb, o, bc.storage(), bc.storage()->version());
     else if (pass == Pass::kBwdData) onednn_conv_bwd_data(g, pa, pb, o);
     else onednn_conv_bwd_weights(g, pa, pb, o);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    if (!bf16_conv_onednn()) return bf16_via_float(g, pass, pa, ac.numel(), pb, bc.numel(), o, c->numel());
+    const auto* ua = reinterpret_cast<const uint16_t*>(pa);
+    const auto* ub = reinterpret_cast<const uint16_t*>(pb);
+    auto* uo = reinterpret_cast<uint16_t*>(o);
+    if (pass == Pass::kFwd)
+      onednn_conv_fwd_bf16(g, ua, ub, uo, bc.storage(), bc.storage()->version());
+    else if (pass == Pass::kBwdData)
+      onednn_conv_bwd_data_bf16(g, ua, ub, uo);
+    else
+      onednn_conv_bwd_weights_bf16(g, ua, ub, uo);
   } else {
     gemm_conv(g, pass, pa, pb, o);
   }
@@ -177,9 +213,13 @@ void ConvGradFilterKernel(const DeviceContext&, const DenseTensor& input,
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(conv2d, CPU, ConvKernel, float, double)
-OAR_REGISTER_KERNEL(conv3d, CPU, ConvKernel, float, double)
-OAR_REGISTER_KERNEL(conv2d_transpose, CPU, ConvTransposeKernel, float, double)
-OAR_REGISTER_KERNEL(conv3d_transpose, CPU, ConvTransposeKernel, float, double)
-OAR_REGISTER_KERNEL(conv2d_grad_filter, CPU, ConvGradFilterKernel, float, double)
-OAR_REGISTER_KERNEL(conv3d_grad_filter, CPU, ConvGradFilterKernel, float, double)
+OAR_REGISTER_KERNEL(conv2d, CPU, ConvKernel, float, double, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(conv3d, CPU, ConvKernel, float, double, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(conv2d_transpose, CPU, ConvTransposeKernel, float, double, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(conv3d_transpose, CPU, ConvTransposeKernel, float, double, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(conv2d_grad_filter, CPU, ConvGradFilterKernel, float, double, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(conv3d_grad_filter, CPU, ConvGradFilterKernel, float, double, ::oar::bfloat16)
+
+/// The bf16 convolution path on this CPU and setting, for tests and bench (ctypes on
+/// liboar_core): "onednn" or "float".
+extern "C" const char* oar_bf16_conv_path() { return bf16_conv_onednn() ? "onednn" : "float"; }

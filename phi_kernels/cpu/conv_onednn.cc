@@ -1,13 +1,16 @@
-// float32 convolution, its data gradient and its filter gradient on oneDNN. Tensors
-// stay in their plain layout (NCHW / NHWC ...); per geometry, the first call times
-// oneDNN's preferred (blocked) layouts, reached through reorders, against the plain
-// layout and keeps the faster (see tune()). The fused forward (bias + relu, inference)
-// also times im2col + GEMM, Winograd F(2x2,3x3) and the direct small-filter kernels
-// (conv_direct.h) where they apply (onednn_conv_fwd_fused). Primitives and reorders are
-// cached per geometry: creating them costs far more than a small convolution. Reorder
-// targets and scratchpads live in per-thread workspaces reused across calls.
+// float32 and bfloat16 convolution, its data gradient and its filter gradient on oneDNN.
+// Tensors stay in their plain layout (NCHW / NHWC ...); per geometry, the first call
+// times oneDNN's preferred layouts, the plain ones and channels in vector-width blocks,
+// reached through reorders, and (float32 forward) im2col + GEMM and Winograd F(2x2,3x3),
+// and keeps the fastest
+// (see tune(); the candidates: Note [Convolution tuning]). A filter seen again unchanged
+// is kept in its candidate's layout (Note [Filters reused across calls]; both in
+// docs/notes/cpu_speed_steps.md). Primitives
+// and reorders are cached per geometry: creating them costs far more than a small
+// convolution. Reorder targets and scratchpads live in per-thread workspaces reused
+// across calls. The inference form with bias and relu: conv_onednn_fused.cc.
 #include <gflags/gflags.h>
-#include <immintrin.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -15,6 +18,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,7 +29,7 @@
 
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/allocator.h"
-#include "phi_kernels/funcs/conv_direct.h"
+#include "phi_kernels/cpu/conv_onednn_common.h"
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 #include "phi_kernels/funcs/conv_winograd.h"
@@ -39,10 +45,7 @@ DEFINE_bool(cudnn_deterministic, false,
             "bit-identical across processes (Paddle's flag; on the CPU it covers Oar's convolution tuning)");
 
 namespace oar::phi {
-namespace {
-
-using dnnl::memory;
-using tag = dnnl::memory::format_tag;
+namespace onednn_detail {
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -76,10 +79,6 @@ tag weight_tag(const ConvGeometry& g) {
   return (g.groups > 1 ? grouped : plain)[g.nd - 1];
 }
 
-struct Attrs {
-  memory::dims strides, dil, pl, pr;
-};
-
 Attrs attrs_of(const ConvGeometry& g) {
   Attrs a;
   for (int i = 0; i < g.nd; ++i) {
@@ -91,9 +90,27 @@ Attrs attrs_of(const ConvGeometry& g) {
   return a;
 }
 
+/// OAR_CONV_TUNE_LOG=1: print each convolution's candidate timings to stderr, once per
+/// geometry (nothing when FLAGS_cudnn_deterministic leaves nothing to time).
+bool tune_log() {
+  static const bool on = [] {
+    const char* v = std::getenv("OAR_CONV_TUNE_LOG");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
+
+/// OAR_CONV_ALGO=onednn|onednn-plain|onednn-blocked|im2col|winograd|direct-rows|direct-channels: use that candidate
+/// where it applies instead of timing them (debugging, and tests of each path). Read at every call, so a test can
+/// switch it; geometries tuned under another setting are cached under another key.
+std::string forced_algo() {
+  const char* v = std::getenv("OAR_CONV_ALGO");
+  return v ? v : "";
+}
+
 // The cache key of a geometry: its numbers as raw bytes (readable: true spells them out
 // for the tuning log). Built on every call, so no number formatting.
-std::string key_of(const ConvGeometry& g, char kind, bool readable = false) {
+std::string key_of(const ConvGeometry& g, char kind, bool readable) {
   std::string k(1, kind);
   k.reserve(readable ? 128 : 1 + 27 * 4);
   auto add = [&](int64_t v) {
@@ -114,37 +131,10 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable = false) {
 
 /// key_of for the cache of tuned choices: one entry per geometry and setting of
 /// FLAGS_cudnn_deterministic (a choice made by timing is not reused once it is set).
-std::string tune_key(const ConvGeometry& g, char kind) {
-  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T');
+std::string tune_key(const ConvGeometry& g, char kind, memory::data_type dt) {
+  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T') + (dt == memory::data_type::bf16 ? "bf16:" : "") +
+         forced_algo();
 }
-
-// One operand of a cached convolution: the user's plain layout, the layout the
-// primitive chose, and the reorder between them when they differ.
-struct Operand {
-  int arg = 0;
-  bool is_output = false;
-  memory::desc user_md, prim_md;
-  bool reorder = false;
-  dnnl::reorder to_prim, to_user;
-
-  void init(int a, bool out, const memory::desc& user, const memory::desc& chosen) {
-    arg = a, is_output = out, user_md = user, prim_md = chosen;
-    reorder = user != chosen;
-    if (!reorder) return;
-    auto& e = cpu_engine();
-    if (out) to_user = dnnl::reorder(dnnl::reorder::primitive_desc(e, chosen, e, user));
-    else to_prim = dnnl::reorder(dnnl::reorder::primitive_desc(e, user, e, chosen));
-  }
-};
-
-// One cached convolution: the primitive and its three operands (oneDNN picks the
-// layouts; a blocked layout is usually several times faster than plain NCHW).
-struct ConvPrim {
-  bool im2col = false;  // forward only: run conv_im2col_fwd instead of `prim`
-  dnnl::primitive prim;
-  Operand ops[3];
-  memory::desc scratch_md;
-};
 
 class PrimCache {
  public:
@@ -173,17 +163,21 @@ PrimCache& cache() {
   return c;
 }
 
-struct Mds {
-  memory::desc src, dst, w, any_src, any_dst, any_w;
-};
+tag blocked_tag(const ConvGeometry& g) {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  const bool wide = (isa & avx512) == avx512;
+  static const tag t16[3] = {tag::nCw16c, tag::nChw16c, tag::nCdhw16c};
+  static const tag t8[3] = {tag::nCw8c, tag::nChw8c, tag::nCdhw8c};
+  return (wide ? t16 : t8)[g.nd - 1];
+}
 
-// With `plain`, the primitive must use the user's activation layout (no reorders of
-// the activations); otherwise oneDNN picks the layouts.
-Mds mds_of(const ConvGeometry& g, bool plain = false) {
-  const auto f32 = memory::data_type::f32;
+// dt: f32, or bf16 (oneDNN's bf16 kernels accumulate in f32; Note [bf16 convolution]).
+Mds mds_of(const ConvGeometry& g, Layout layout, memory::data_type dt) {
+  const auto f32 = dt;
   const auto sd = act_dims(g, g.in_c, g.in), dd = act_dims(g, g.out_c, g.out);
   const auto wd = weight_dims(g);
-  const tag act_any = plain ? act_tag(g) : tag::any;
+  const tag act_any = layout == Layout::kPlain ? act_tag(g) : layout == Layout::kBlocked ? blocked_tag(g) : tag::any;
   return {memory::desc(sd, f32, act_tag(g)), memory::desc(dd, f32, act_tag(g)),
           memory::desc(wd, f32, weight_tag(g)), memory::desc(sd, f32, act_any),
           memory::desc(dd, f32, act_any), memory::desc(wd, f32, tag::any)};
@@ -195,11 +189,10 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-dnnl::convolution_forward::primitive_desc fwd_pd(const ConvGeometry& g, const Mds& m,
-                                                 dnnl::prop_kind kind) {
+dnnl::convolution_forward::primitive_desc fwd_pd(const ConvGeometry& g, const Mds& m, dnnl::prop_kind kind) {
   const Attrs a = attrs_of(g);
-  dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, m.any_src,
-                                    m.any_w, m.any_dst, a.strides, a.dil, a.pl, a.pr);
+  dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, m.any_src, m.any_w, m.any_dst, a.strides,
+                                    a.dil, a.pl, a.pr);
   return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
 }
 
@@ -212,8 +205,9 @@ void* workspace(int slot, size_t bytes) {
 }
 
 // Runs `p` on the user's buffers (in the order of p.ops), reordering through
-// temporaries where the primitive wants another layout.
-void run(ConvPrim& p, const std::array<void*, 3>& user) {
+// temporaries where the primitive wants another layout; `packed_w`: the weights
+// operand already in the primitive's layout.
+void run(ConvPrim& p, const std::array<void*, 3>& user, const void* packed_w = nullptr) {
   auto& e = cpu_engine();
   dnnl::stream s(e);
   std::unordered_map<int, memory> args;
@@ -222,7 +216,9 @@ void run(ConvPrim& p, const std::array<void*, 3>& user) {
     Operand& o = p.ops[i];
     user_mem[i] = memory(o.user_md, e, user[i]);
     prim_mem[i] = user_mem[i];
-    if (o.reorder) {
+    if (o.reorder && i == 1 && packed_w) {
+      prim_mem[i] = memory(o.prim_md, e, const_cast<void*>(packed_w));
+    } else if (o.reorder) {
       prim_mem[i] = memory(o.prim_md, e, workspace(i, o.prim_md.get_size()));
       if (!o.is_output) o.to_prim.execute(s, user_mem[i], prim_mem[i]);
     }
@@ -238,99 +234,252 @@ void run(ConvPrim& p, const std::array<void*, 3>& user) {
   s.wait();
 }
 
+const char* layout_name(Layout l) {
+  static const char* names[3] = {"onednn", "onednn-plain", "onednn-blocked"};
+  return names[static_cast<int>(l)];
+}
+
+/// `p`'s weights operand (user layout at `w`) reordered into `packed` (prim_md's size).
+void pack_weights(const ConvPrim& p, const void* w, void* packed) {
+  const Operand& o = p.ops[1];
+  auto& e = cpu_engine();
+  dnnl::stream s(e);
+  memory user(o.user_md, e, const_cast<void*>(w)), prim(o.prim_md, e, packed);
+  o.to_prim.execute(s, user, prim);
+  s.wait();
+}
+
 // Picks, on the first call of a geometry, the fastest of oneDNN's preferred layouts
-// (with reorders), the user's plain layout and, where `alt` is given, an alternative
-// algorithm (im2col + GEMM for the forward pass): blocked layouts win for wide
-// convolutions, plain ones when the reorders cost more than they save (1x1, few
-// channels), im2col + one GEMM for small images with many channels. All candidates run
-// on the real buffers; the final run overwrites. Each is timed as the best of two runs
-// after a warm-up, the candidates in turn, so one disturbed run does not decide.
-bool tune_log();
+// (with reorders), the user's plain layout, channels in vector-width blocks and the
+// `extra` candidates (the float32 forward's im2col + GEMM and Winograd F(2x2,3x3)):
+// blocked layouts win for wide convolutions, plain ones when the reorders cost more than
+// they save (1x1, few channels), im2col + one GEMM for small images with many channels.
+// `call` runs a candidate (default: run()). All candidates run on the real buffers, each
+// preparing its filter as on a first call; the final run overwrites. Each is timed as
+// the best of at least five runs after a warm-up (more, up to 40, until 30 ms are
+// spent), the candidates in turn, so one disturbed run does not decide, on tune_clock().
+using CallFn = std::function<void(ConvPrim&)>;
+
+// The tuning's clock, in seconds: at one thread the calling thread's CPU time, which a
+// busy neighbour core does not inflate (under load, wall-clock timings picked a 20-50%
+// slower candidate in some processes); at more threads, the wall clock.
+double tune_clock() {
+  if (omp_get_max_threads() == 1) {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 template <typename Make>
-ConvPrim tune(Make make, const std::array<void*, 3>& user, void (*alt)(void*) = nullptr,
-              void* alt_arg = nullptr) {
-  ConvPrim a = make(false);
-  if (FLAGS_cudnn_deterministic) return a;  // oneDNN's preferred layout, untimed
-  ConvPrim b;
-  bool has_b = true;
-  try {
-    b = make(true);
-    bool same = true;
-    for (int i = 0; i < 3; ++i) same = same && a.ops[i].prim_md == b.ops[i].prim_md;
-    has_b = !same;
-  } catch (const dnnl::error&) {
-    has_b = false;
-  }
-  if (!has_b && !alt) return a;
-  const int n = 1 + has_b + (alt != nullptr);
-  auto call = [&](int i) {
-    if (i == 0) run(a, user);
-    else if (i == 1 && has_b) run(b, user);
-    else alt(alt_arg);
-  };
-  double t[3] = {1e30, 1e30, 1e30};
-  for (int i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
-  for (int r = 0; r < 2; ++r) {         // rounds interleaved: a disturbance hits all
-    for (int i = 0; i < n; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      call(i);
-      t[i] = std::min(t[i], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+ConvPrim tune(Make make, const std::array<void*, 3>& user, std::vector<ConvPrim> extra = {},
+              const CallFn& call_one = nullptr) {
+  std::vector<ConvPrim> cands{make(Layout::kPreferred)};
+  for (Layout l : {Layout::kPlain, Layout::kBlocked}) {
+    try {
+      ConvPrim c = make(l);
+      // oneDNN's reference kernel (a layout its optimized ones do not take) is
+      // orders of magnitude slower: not worth the time of timing it.
+      bool dup = c.impl.rfind("ref", 0) == 0;  // or the same layouts as an earlier candidate
+      for (const ConvPrim& o : cands) {
+        bool same = true;
+        for (int i = 0; i < 3; ++i) same = same && o.ops[i].prim_md == c.ops[i].prim_md;
+        dup = dup || same;
+      }
+      if (!dup) cands.push_back(std::move(c));
+    } catch (const dnnl::error&) {
     }
   }
-  const int best = static_cast<int>(std::min_element(t, t + n) - t);
+  for (ConvPrim& c : extra) cands.push_back(std::move(c));
+  const std::string forced = forced_algo();
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (forced == cands[i].name) return cands[i];
+  if (FLAGS_cudnn_deterministic) return cands[0];  // oneDNN's preferred layout, untimed
+  const size_t n = cands.size();
+  if (n == 1) return cands[0];
+  auto call = [&](size_t i) {
+    if (call_one)
+      call_one(cands[i]);
+    else
+      run(cands[i], user);
+  };
+  std::vector<double> t(n, 1e30);
+  for (size_t i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
+  double spent = 0;
+  for (int r = 0; r < 40 && (r < 5 || spent < 0.03); ++r) {  // rounds interleaved: a disturbance hits all
+    for (size_t i = 0; i < n; ++i) {
+      const double t0 = tune_clock();
+      call(i);
+      const double dt = tune_clock() - t0;
+      t[i] = std::min(t[i], dt);
+      spent += dt;
+    }
+  }
+  const size_t best = std::min_element(t.begin(), t.end()) - t.begin();
   if (tune_log()) {
-    static const char* names[3] = {"onednn", "onednn-plain", "im2col"};
     std::fprintf(stderr, "[oar conv tune] layout:");
-    for (int i = 0; i < n; ++i)
-      std::fprintf(stderr, " %s %.3f ms%s", names[i == 1 && !has_b ? 2 : i], t[i] * 1e3, i == best ? " (picked)" : "");
+    for (size_t i = 0; i < n; ++i)
+      std::fprintf(stderr, " %s (%s) %.3f ms%s", cands[i].name, cands[i].impl.c_str(), t[i] * 1e3,
+                   i == best ? " (picked)" : "");
     std::fprintf(stderr, "\n");
   }
-  if (best == 0) return a;
-  if (best == 1 && has_b) return b;
+  return cands[best];
+}
+
+}  // namespace onednn_detail
+
+using namespace onednn_detail;  // NOLINT
+
+namespace {
+
+ConvPrim make_fwd(const ConvGeometry& g, Layout layout, memory::data_type dt) {
+  const Mds m = mds_of(g, layout, dt);
+  auto pd = fwd_pd(g, m, dnnl::prop_kind::forward_inference);
   ConvPrim c;
-  c.im2col = true;
+  c.prim = dnnl::convolution_forward(pd);
+  c.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
+  c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
+  c.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
+  c.scratch_md = pd.scratchpad_desc();
+  c.impl = pd.impl_info_str();
+  c.name = layout_name(layout);
+  return c;
+}
+
+// Note [Filters reused across calls]: what the forward convolution knows of a filter
+// buffer it has seen (per geometry and address). Stage 1 (`packed` false): its storage
+// and version counter when last seen. Seen again unchanged, the filter is being reused
+// (inference, a benchmark loop): stage 2 keeps a copy of its bytes and its form in the
+// tuned candidate's layout (a oneDNN reorder, the Winograd transform), and each later
+// call compares the bytes (a write that bypasses the version counter, e.g. through
+// .numpy(), must not leave a stale filter). The candidate is the same as on a first
+// call, and packing is exact, so a reused filter gives the same bits as a fresh one.
+struct SeenFilter {
+  std::weak_ptr<const void> owner;
+  uint32_t version = 0;
+  bool packed = false;
+  std::weak_ptr<const ConvPrim> packed_for;  // the candidate whose layout `data` holds
+  Workspace copy, data;                      // stage 2: the filter's bytes, and its packed form
+};
+
+class SeenFilters {
+ public:
+  std::shared_ptr<SeenFilter> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  void put(const std::string& key, std::shared_ptr<SeenFilter> f) {
+    const size_t b = f->copy.bytes() + f->data.bytes();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) bytes_ -= it->second->copy.bytes() + it->second->data.bytes();
+    // Bounded: cleared (entries in use live on in their callers) past 1024 filters or
+    // 512 MiB of copies.
+    if (map_.size() >= 1024 || bytes_ + b > (size_t{512} << 20)) map_.clear(), bytes_ = 0;
+    map_[key] = std::move(f);
+    bytes_ += b;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<SeenFilter>> map_;
+  size_t bytes_ = 0;
+};
+
+SeenFilters& seen_filters() {
+  static SeenFilters c;
   return c;
 }
 
 }  // namespace
 
-void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst) {
-  auto make = [&](bool plain) {
-    const Mds m = mds_of(g, plain);
-    auto pd = fwd_pd(g, m, dnnl::prop_kind::forward_inference);
-    ConvPrim c;
-    c.prim = dnnl::convolution_forward(pd);
-    c.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
-    c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
-    c.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
-    c.scratch_md = pd.scratchpad_desc();
-    return c;
+namespace {
+
+// The forward convolution in element type dt (im2col + GEMM and Winograd are candidates
+// for f32 only).
+void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+              const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  const bool f32 = dt == memory::data_type::f32;
+  auto make = [&](Layout layout) { return make_fwd(g, layout, dt); };
+  const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(w), dst};
+  const auto* fsrc = static_cast<const float*>(src);
+  const auto* fw = static_cast<const float*>(w);
+  auto* fdst = static_cast<float*>(dst);
+  // Runs candidate p; `packed`: its filter prepared beforehand (else prepared here).
+  auto call = [&](ConvPrim& p, const void* packed) {
+    if (p.algo == ConvPrim::kIm2col) return conv_im2col_fwd(g, fsrc, fw, fdst);
+    if (p.algo == ConvPrim::kOneDnn) return run(p, user, packed);
+    if (!packed) {  // Winograd: the filter transformed on every first sight
+      packed = workspace(1, conv_winograd_filter_size(g) * sizeof(float));
+      conv_winograd_transform_filter(g, fw, static_cast<float*>(const_cast<void*>(packed)));
+    }
+    conv_winograd_fwd(g, fsrc, static_cast<const float*>(packed), fdst, nullptr, false);
   };
-  const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(w), dst};
-  struct Args {
-    const ConvGeometry* g;
-    const float *src, *w;
-    float* dst;
-  } args{&g, src, w, dst};
-  auto im2col = [](void* p) {
-    auto* a = static_cast<Args*>(p);
-    conv_im2col_fwd(*a->g, a->src, a->w, a->dst);
-  };
-  const bool try_im2col = conv_im2col_fwd_supported(g);
-  auto p = cache().get(tune_key(g, 'f'), [&] {
-    ConvPrim c = try_im2col ? tune(make, user, im2col, &args) : tune(make, user);
-    if (try_im2col && !c.im2col) conv_im2col_release();
+  const std::string key = tune_key(g, 'f', dt);
+  auto p = cache().get(key, [&] {
+    std::vector<ConvPrim> extra;
+    auto offer = [&](bool ok, ConvPrim::Algo algo, const char* name) {
+      if (!f32 || !ok) return;
+      extra.emplace_back().algo = algo;
+      extra.back().name = name, extra.back().impl = name;
+    };
+    offer(conv_im2col_fwd_supported(g), ConvPrim::kIm2col, "im2col");
+    offer(conv_winograd_fwd_supported(g), ConvPrim::kWinograd, "winograd");
+    const bool had_im2col = !extra.empty() && extra[0].algo == ConvPrim::kIm2col;
+    ConvPrim c = tune(make, user, std::move(extra), [&](ConvPrim& q) { call(q, nullptr); });
+    if (had_im2col && c.algo != ConvPrim::kIm2col) conv_im2col_release();
     return c;
   });
-  if (p->im2col) conv_im2col_fwd(g, src, w, dst);
-  else run(*p, user);
+  // The bytes of p's packed filter (0: it runs on the user's filter).
+  const size_t packed_bytes = p->algo == ConvPrim::kWinograd ? conv_winograd_filter_size(g) * sizeof(float)
+                              : p->algo == ConvPrim::kOneDnn && p->ops[1].reorder ? p->ops[1].prim_md.get_size()
+                                                                                  : 0;
+  if (!w_owner || packed_bytes == 0) return call(*p, nullptr);
+  std::string fkey = key;
+  fkey.append(reinterpret_cast<const char*>(&w), sizeof w);
+  std::shared_ptr<SeenFilter> seen = seen_filters().find(fkey);
+  auto first_sight = [&] {
+    auto f = std::make_shared<SeenFilter>();
+    f->owner = w_owner, f->version = w_version;
+    seen_filters().put(fkey, std::move(f));
+    call(*p, nullptr);
+  };
+  if (!seen || seen->version != w_version || seen->owner.lock() != w_owner) return first_sight();
+  const size_t user_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) *
+                            (f32 ? sizeof(float) : sizeof(uint16_t));
+  if (!seen->packed || seen->packed_for.lock() != p) {
+    auto f = std::make_shared<SeenFilter>();
+    f->owner = w_owner, f->version = w_version, f->packed = true, f->packed_for = p;
+    f->copy = Workspace(CPUPlace(), user_bytes);
+    std::memcpy(f->copy.data(), w, user_bytes);
+    f->data = Workspace(CPUPlace(), packed_bytes);
+    if (p->algo == ConvPrim::kWinograd)
+      conv_winograd_transform_filter(g, fw, f->data.data<float>());
+    else
+      pack_weights(*p, w, f->data.data());
+    seen_filters().put(fkey, f);
+    seen = std::move(f);
+  } else if (std::memcmp(seen->copy.data(), w, user_bytes) != 0) {
+    return first_sight();  // written behind the version counter's back
+  }
+  call(*p, seen->data.data());
 }
 
-void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
-                          float* diff_src) {
-  auto make = [&](bool plain) {
-    const Mds m = mds_of(g, plain);
+}  // namespace
+
+void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
+                     const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  conv_fwd(g, src, w, dst, memory::data_type::f32, w_owner, w_version);
+}
+
+namespace {
+
+// The data / filter gradient in element type dt on the user's buffers.
+void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, void* diff_src, memory::data_type dt) {
+  auto make = [&](Layout layout) {
+    const Mds m = mds_of(g, layout, dt);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -342,16 +491,19 @@ void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const fl
     c.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
     c.ops[2].init(DNNL_ARG_DIFF_SRC, true, m.src, pd.diff_src_desc());
     c.scratch_md = pd.scratchpad_desc();
+    c.impl = pd.impl_info_str();
+    c.name = layout_name(layout);
     return c;
   };
-  const std::array<void*, 3> user{const_cast<float*>(diff_dst), const_cast<float*>(w), diff_src};
-  run(*cache().get(tune_key(g, 'd'), [&] { return tune(make, user); }), user);
+  const std::array<void*, 3> user{const_cast<void*>(diff_dst), const_cast<void*>(w), diff_src};
+  const std::string key = tune_key(g, 'd', dt);
+  run(*cache().get(key, [&] { return tune(make, user); }), user);
 }
 
-void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
-                             float* diff_w) {
-  auto make = [&](bool plain) {
-    const Mds m = mds_of(g, plain);
+void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_dst, void* diff_w,
+                      memory::data_type dt) {
+  auto make = [&](Layout layout) {
+    const Mds m = mds_of(g, layout, dt);
     const Attrs a = attrs_of(g);
     auto hint = fwd_pd(g, m, dnnl::prop_kind::forward_training);
     dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m.any_src,
@@ -364,295 +516,45 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
     c.ops[1].init(DNNL_ARG_DIFF_DST, false, m.dst, pd.diff_dst_desc());
     c.ops[2].init(DNNL_ARG_DIFF_WEIGHTS, true, m.w, pd.diff_weights_desc());
     c.scratch_md = pd.scratchpad_desc();
+    c.impl = pd.impl_info_str();
+    c.name = layout_name(layout);
     return c;
   };
-  const std::array<void*, 3> user{const_cast<float*>(src), const_cast<float*>(diff_dst), diff_w};
-  run(*cache().get(tune_key(g, 'w'), [&] { return tune(make, user); }), user);
-}
-
-
-// ---- inference convolution with bias and relu post-ops (fused_conv2d)
-namespace {
-
-// The memory objects and argument maps of one oneDNN convolution, made once and pointed
-// at each call's buffers: creating them, the stream and the maps cost ~2-3 us a call, a
-// sizeable part of a LeNet-sized convolution. A thread that finds them in use by another
-// makes its own for that call.
-struct Bound {
-  std::mutex mu;
-  bool ready = false;
-  memory user_src, prim_src, weights, user_dst, prim_dst, bias, scratch;
-  std::unordered_map<int, memory> args, src_reorder, dst_reorder;
-};
-
-struct FusedConv {
-  // "onednn" (its preferred layouts), "onednn-plain", "im2col", "winograd", "direct-rows",
-  // "direct-channels" (OAR_CONV_ALGO's names)
-  const char* algo = "onednn";
-  // Which kernel runs: `base` (oneDNN), or conv_im2col_fwd, conv_winograd_fwd on the
-  // transformed filter, conv_direct_rows_fwd / conv_direct_channels_fwd (these with the
-  // bias and relu).
-  enum Path { kOneDnn, kIm2col, kWinograd, kRows, kChannels } path = kOneDnn;
-  ConvPrim base;  // ops: src, weights, dst
-  memory::desc bias_md;
-  bool has_bias = false;
-  std::string wkey;  // names this primitive's packed filters
-  std::unique_ptr<Bound> bound = std::make_unique<Bound>();
-};
-
-// A filter reordered to a primitive's layout, valid while its buffer lives unchanged.
-struct PackedWeights {
-  std::weak_ptr<const void> owner;
-  const void* ptr = nullptr;
-  uint32_t version = 0;
-  Workspace data;
-};
-
-struct FusedCache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<FusedConv>> prims;
-  std::unordered_map<std::string, std::shared_ptr<PackedWeights>> weights;
-};
-
-FusedCache& fused_cache() {
-  static FusedCache c;
-  return c;
-}
-
-FusedConv make_fused(const ConvGeometry& g, const std::string& key, bool plain, bool bias, bool relu) {
-  const Mds m = mds_of(g, plain);
-  const Attrs a = attrs_of(g);
-  FusedConv f;
-  f.has_bias = bias;
-  f.wkey = key + (plain ? 'p' : 'd');
-  f.bias_md = memory::desc({g.out_c}, memory::data_type::f32, tag::x);
-  using fwd = dnnl::convolution_forward;
-  const auto kind = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  fwd::desc d = bias ? fwd::desc(kind, alg, m.any_src, m.any_w, f.bias_md, m.any_dst, a.strides, a.dil, a.pl, a.pr)
-                     : fwd::desc(kind, alg, m.any_src, m.any_w, m.any_dst, a.strides, a.dil, a.pl, a.pr);
-  dnnl::primitive_attr attr = user_scratchpad();
-  if (relu) {
-    dnnl::post_ops po;
-    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(po);
-  }
-  fwd::primitive_desc pd(d, attr, cpu_engine());
-  f.base.prim = fwd(pd);
-  f.base.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
-  f.base.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
-  f.base.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
-  f.base.scratch_md = pd.scratchpad_desc();
-  return f;
-}
-
-/// Flushes [p, p + bytes) out of every cache level.
-void evict(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
-  _mm_mfence();
-}
-
-/// OAR_CONV_TUNE_LOG=1: print each convolution's candidate timings to stderr, once per
-/// geometry (nothing when FLAGS_cudnn_deterministic leaves nothing to time).
-bool tune_log() {
-  static const bool on = [] {
-    const char* v = std::getenv("OAR_CONV_TUNE_LOG");
-    return v != nullptr && v[0] == '1';
-  }();
-  return on;
-}
-
-/// OAR_CONV_ALGO=onednn|onednn-plain|im2col|winograd|direct-rows|direct-channels: use that candidate where it applies instead
-/// of timing them (debugging, and tests of each path). Read at every call, so a test can
-/// switch it; geometries tuned under another setting are cached under another key.
-std::string forced_algo() {
-  const char* v = std::getenv("OAR_CONV_ALGO");
-  return v ? v : "";
-}
-
-// The filter in the primitive's layout: `w` itself, or its cached reorder.
-// (Winograd: the filter transformed by conv_winograd_transform_filter.)
-std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& g, const float* w,
-                                              const std::shared_ptr<const void>& owner, uint32_t version) {
-  const bool winograd = f.path == FusedConv::kWinograd;
-  if (!winograd && !f.base.ops[1].reorder) return nullptr;
-  FusedCache& c = fused_cache();
-  std::string k = f.wkey + '@';
-  k.append(reinterpret_cast<const char*>(&w), sizeof w);
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.weights.find(k);
-    if (it != c.weights.end()) {
-      const PackedWeights& p = *it->second;
-      auto live = p.owner.lock();
-      if (owner && live && live.get() == owner.get() && p.version == version && p.ptr == w) return it->second;
-    }
-  }
-  auto p = std::make_shared<PackedWeights>();
-  p->owner = owner;
-  p->ptr = w;
-  p->version = version;
-  const Operand& o = f.base.ops[1];
-  const size_t bytes = winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
-  p->data = Workspace(CPUPlace(), bytes);
-  if (winograd) {
-    conv_winograd_transform_filter(g, w, static_cast<float*>(p->data.data()));
-  } else {
-    auto& e = cpu_engine();
-    dnnl::stream s(e);
-    memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.data());
-    o.to_prim.execute(s, user, prim);
-    s.wait();
-  }
-  if (!owner) return p;  // no identity to check later: not cached
-  std::lock_guard<std::mutex> lock(c.mu);
-  if (c.weights.size() >= 1024) {
-    for (auto it = c.weights.begin(); it != c.weights.end();)
-      it = it->second->owner.expired() ? c.weights.erase(it) : std::next(it);
-    if (c.weights.size() >= 1024) c.weights.clear();
-  }
-  c.weights[k] = p;
-  return p;
-}
-
-void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeights* pw, const float* bias,
-               float* dst) {
-  auto& e = cpu_engine();
-  thread_local dnnl::stream s(e);
-  Operand* ops = f.base.ops;
-  Bound& b = *f.bound;
-  std::unique_lock<std::mutex> lock(b.mu, std::try_to_lock);
-  Bound own;  // only when another thread holds f's
-  Bound& m = lock.owns_lock() ? b : own;
-  if (!m.ready) {
-    m.user_src = memory(ops[0].user_md, e, nullptr);
-    m.prim_src = ops[0].reorder ? memory(ops[0].prim_md, e, nullptr) : m.user_src;
-    m.weights = memory(ops[1].prim_md, e, nullptr);
-    m.user_dst = memory(ops[2].user_md, e, nullptr);
-    m.prim_dst = ops[2].reorder ? memory(ops[2].prim_md, e, nullptr) : m.user_dst;
-    m.args = {{DNNL_ARG_SRC, m.prim_src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, m.prim_dst}};
-    if (f.has_bias) m.args[DNNL_ARG_BIAS] = m.bias = memory(f.bias_md, e, nullptr);
-    if (f.base.scratch_md.get_size() > 0)
-      m.args[DNNL_ARG_SCRATCHPAD] = m.scratch = memory(f.base.scratch_md, e, nullptr);
-    m.src_reorder = {{DNNL_ARG_FROM, m.user_src}, {DNNL_ARG_TO, m.prim_src}};
-    m.dst_reorder = {{DNNL_ARG_FROM, m.prim_dst}, {DNNL_ARG_TO, m.user_dst}};
-    m.ready = true;
-  }
-  // The workspaces are per thread and may have moved: every handle is set every call.
-  m.user_src.set_data_handle(const_cast<float*>(src));
-  if (ops[0].reorder) m.prim_src.set_data_handle(workspace(0, ops[0].prim_md.get_size()));
-  m.weights.set_data_handle(pw ? pw->data.data() : const_cast<float*>(w));
-  m.user_dst.set_data_handle(dst);
-  if (ops[2].reorder) m.prim_dst.set_data_handle(workspace(2, ops[2].prim_md.get_size()));
-  if (f.has_bias) m.bias.set_data_handle(const_cast<float*>(bias));
-  if (f.base.scratch_md.get_size() > 0) m.scratch.set_data_handle(workspace(3, f.base.scratch_md.get_size()));
-  if (ops[0].reorder) ops[0].to_prim.execute(s, m.src_reorder);
-  f.base.prim.execute(s, m.args);
-  if (ops[2].reorder) ops[2].to_user.execute(s, m.dst_reorder);
-  s.wait();
+  const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(diff_dst), diff_w};
+  const std::string key = tune_key(g, 'w', dt);
+  run(*cache().get(key, [&] { return tune(make, user); }), user);
 }
 
 }  // namespace
 
-void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias,
-                           bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
-                           float* dst) {
-  const std::string forced = forced_algo();
-  const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-') + forced;
-  FusedCache& c = fused_cache();
-  std::shared_ptr<FusedConv> f;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.prims.find(key);
-    if (it != c.prims.end()) f = it->second;
-  }
-  auto run_one = [&](FusedConv& p) {
-    if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
-    if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
-    if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
-    auto pw = packed_weights(p, g, w, w_owner, w_version);
-    if (p.path == FusedConv::kWinograd)
-      return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
-    run_fused(p, src, w, pw.get(), bias, dst);
-  };
-  if (!f) {
-    // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
-    // timed on the real buffers with the filter reorder left out (it is done once per filter).
-    std::vector<std::shared_ptr<FusedConv>> cands{
-        std::make_shared<FusedConv>(make_fused(g, key, false, bias != nullptr, relu))};
-    try {
-      auto plain = std::make_shared<FusedConv>(make_fused(g, key, true, bias != nullptr, relu));
-      bool same = true;
-      for (int i = 0; i < 3; ++i) same = same && cands[0]->base.ops[i].prim_md == plain->base.ops[i].prim_md;
-      plain->algo = "onednn-plain";
-      if (!same) cands.push_back(plain);
-    } catch (const dnnl::error&) {
-    }
-    // The candidates beside oneDNN's, where they handle the geometry.
-    auto offer = [&](bool supported, FusedConv::Path path, const char* algo) {
-      if (!supported) return;
-      cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->path = path;
-      cands.back()->algo = algo;
-      if (path == FusedConv::kWinograd) cands.back()->wkey = key + 'w';  // its transformed filters
-    };
-    offer(conv_im2col_fwd_supported(g), FusedConv::kIm2col, "im2col");
-    offer(conv_winograd_fwd_supported(g), FusedConv::kWinograd, "winograd");
-    offer(conv_direct_rows_supported(g), FusedConv::kRows, "direct-rows");
-    offer(conv_direct_channels_supported(g), FusedConv::kChannels, "direct-channels");
-    auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
-    if (pick != cands.end()) cands = {*pick};
-    if (FLAGS_cudnn_deterministic) cands.resize(1);  // the forced one, else oneDNN's preferred
-    f = cands[0];
-    if (cands.size() > 1) {
-      // Best of interleaved rounds after a warm-up: a single timed run per candidate let
-      // one disturbed run pick a layout 4x slower (ResNet-18's 64->128 stride-2 conv).
-      // Each timed run starts with the candidate's filter out of the caches, as in a
-      // network, whose filters together exceed them (the activations, just written by
-      // the previous op, stay hot): with a hot filter, small batches picked Winograd,
-      // whose transformed filter is 16/9 the size, where it lost in the network (ResNet-18
-      // b1 6.7 -> 7.5 ms).
-      std::vector<double> t(cands.size(), 1e30);
-      for (auto& p : cands) run_one(*p);
-      const size_t w_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) * 4;
-      // At least 5 rounds, and more (up to 40) until the timed runs add up to 30 ms: the
-      // minimum of many short runs is what survives a busy neighbour core (ResNet-18 b1
-      // had picked a candidate 20% slower in one process out of three).
-      double spent = 0;
-      for (int r = 0; r < 40 && (r < 5 || spent < 0.03); ++r)
-        for (size_t i = 0; i < cands.size(); ++i) {
-          FusedConv& p = *cands[i];
-          const bool winograd = p.path == FusedConv::kWinograd;
-          if (winograd || p.base.ops[1].reorder) {
-            auto pw = packed_weights(p, g, w, w_owner, w_version);
-            evict(pw->data.data(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
-          } else {
-            evict(w, w_bytes);
-          }
-          const auto t0 = std::chrono::steady_clock::now();
-          run_one(*cands[i]);
-          const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          t[i] = std::min(t[i], dt);
-          spent += dt;
-        }
-      f = cands[std::min_element(t.begin(), t.end()) - t.begin()];
-      if (tune_log()) {
-        std::fprintf(stderr, "[oar conv tune] %s%c%c%s:", key_of(g, 'F', true).c_str(), bias ? 'b' : '-',
-                     relu ? 'r' : '-', forced.c_str());
-        for (size_t i = 0; i < cands.size(); ++i)
-          std::fprintf(stderr, " %s %.3f ms%s", cands[i]->algo, t[i] * 1e3, cands[i] == f ? " (picked)" : "");
-        std::fprintf(stderr, "\n");
-      }
-      const auto im2col = [](const auto& p) { return p->path == FusedConv::kIm2col; };
-      if (!im2col(f) && std::any_of(cands.begin(), cands.end(), im2col))
-        conv_im2col_release();
-    }
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (c.prims.size() >= 512) c.prims.clear();
-    c.prims.emplace(key, f);
-  }
-  run_one(*f);
+void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w, float* diff_src) {
+  conv_bwd_data(g, diff_dst, w, diff_src, memory::data_type::f32);
+}
+
+void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst, float* diff_w) {
+  conv_bwd_weights(g, src, diff_dst, diff_w, memory::data_type::f32);
+}
+
+bool onednn_conv_bf16_supported() {
+  static const bool hw = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+  }();
+  return hw;
+}
+
+void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
+                          const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  conv_fwd(g, src, w, dst, memory::data_type::bf16, w_owner, w_version);
+}
+
+void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w, uint16_t* diff_src) {
+  conv_bwd_data(g, diff_dst, w, diff_src, memory::data_type::bf16);
+}
+
+void onednn_conv_bwd_weights_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* diff_dst,
+                                  uint16_t* diff_w) {
+  conv_bwd_weights(g, src, diff_dst, diff_w, memory::data_type::bf16);
 }
 
 }  // namespace oar::phi

@@ -10,14 +10,29 @@
 
 namespace oar::phi {
 
-/// dst = conv(src, w)
-void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst);
+/// dst = conv(src, w). `w_owner` and `w_version` identify the filter's buffer (its
+/// storage and version counter; null owner: unknown): a filter seen again unchanged is
+/// kept in the layout of the fastest primitive for reused filters (Note [Filters reused
+/// across calls] in docs/notes/cpu_speed_steps.md).
+void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
+                     const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);
 /// diff_src = d<conv(src, w), diff_dst>/d src (= the transposed conv of diff_dst)
 void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
                           float* diff_src);
 /// diff_w = d<conv(src, w), diff_dst>/d w
 void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const float* diff_dst,
                              float* diff_w);
+
+/// bfloat16 (bits as uint16_t) forward, data and filter gradients on oneDNN's bf16
+/// kernels, f32 accumulation (Note [bf16 convolution]), the forward with reused filters
+/// kept as onednn_conv_fwd's; only where
+/// onednn_conv_bf16_supported() (AVX512-BF16 or AMX-BF16, checked at run time).
+bool onednn_conv_bf16_supported();
+void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
+                          const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);
+void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w, uint16_t* diff_src);
+void onednn_conv_bwd_weights_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* diff_dst,
+                                  uint16_t* diff_w);
 
 /// Inference: dst = relu?(conv(src, w) + bias), bias out_c values or null, the bias and
 /// the relu as oneDNN post-ops. `w_owner` and `w_version` identify the filter's buffer

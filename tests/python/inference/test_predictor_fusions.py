@@ -223,7 +223,8 @@ def test_bad_inputs(case):
     check_bad_inputs(case)
 
 
-@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "im2col", "winograd", "direct-rows", "direct-channels"])
+@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "onednn-blocked", "im2col", "winograd", "direct-rows",
+                                  "direct-channels"])
 @pytest.mark.parametrize("spec", [((3, 8, 6, 6), (16, 8, 3, 3), 1, 1, "relu", True),   # 3x3, batch folded
                                   ((2, 16, 5, 7), (8, 16, 3, 3), 2, 1, "", True),      # stride 2, odd sizes
                                   ((2, 8, 4, 4), (8, 8, 1, 1), 1, 0, "relu", False),   # 1x1: no im2col copy

@@ -1,0 +1,296 @@
+// The inference convolution with bias and relu post-ops (fused_conv2d): per geometry the
+// first call times oneDNN's candidates (conv_onednn.cc's layouts), im2col + GEMM, Winograd
+// F(2x2,3x3) and the direct small-filter kernels (conv_direct.h) where they apply, each
+// with its filter reordered once and cached per filter buffer (Note [Convolution tuning]).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "paddle_core/tensor/allocator.h"
+#include "phi_kernels/cpu/conv_onednn_common.h"
+#include "phi_kernels/funcs/conv_direct.h"
+#include "phi_kernels/funcs/conv_im2col.h"
+#include "phi_kernels/funcs/conv_onednn.h"
+#include "phi_kernels/funcs/conv_winograd.h"
+
+namespace oar::phi {
+
+using namespace onednn_detail;  // NOLINT
+
+namespace {
+
+// The memory objects and argument maps of one oneDNN convolution, made once and pointed
+// at each call's buffers: creating them, the stream and the maps cost ~2-3 us a call, a
+// sizeable part of a LeNet-sized convolution. A thread that finds them in use by another
+// makes its own for that call.
+struct Bound {
+  std::mutex mu;
+  bool ready = false;
+  memory user_src, prim_src, weights, user_dst, prim_dst, bias, scratch;
+  std::unordered_map<int, memory> args, src_reorder, dst_reorder;
+};
+
+struct FusedConv {
+  // "onednn" (its preferred layouts), "onednn-plain", "onednn-blocked", "im2col", "winograd", "direct-rows",
+  // "direct-channels" (OAR_CONV_ALGO's names)
+  const char* algo = "onednn";
+  // Which kernel runs: `base` (oneDNN), or conv_im2col_fwd, conv_winograd_fwd on the
+  // transformed filter, conv_direct_rows_fwd / conv_direct_channels_fwd (these with the
+  // bias and relu).
+  enum Path { kOneDnn, kIm2col, kWinograd, kRows, kChannels } path = kOneDnn;
+  ConvPrim base;  // ops: src, weights, dst
+  memory::desc bias_md;
+  bool has_bias = false;
+  std::string wkey;  // names this primitive's packed filters
+  std::unique_ptr<Bound> bound = std::make_unique<Bound>();
+};
+
+// A filter reordered to a primitive's layout, valid while its buffer lives unchanged.
+struct PackedWeights {
+  std::weak_ptr<const void> owner;
+  const void* ptr = nullptr;
+  uint32_t version = 0;
+  Workspace data;
+};
+
+struct FusedCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<FusedConv>> prims;
+  std::unordered_map<std::string, std::shared_ptr<PackedWeights>> weights;
+};
+
+FusedCache& fused_cache() {
+  static FusedCache c;
+  return c;
+}
+
+FusedConv make_fused(const ConvGeometry& g, const std::string& key, Layout layout, bool bias, bool relu) {
+  const Mds m = mds_of(g, layout);
+  const Attrs a = attrs_of(g);
+  FusedConv f;
+  f.has_bias = bias;
+  f.algo = layout_name(layout);
+  f.wkey = key + (layout == Layout::kPlain ? 'p' : layout == Layout::kBlocked ? 'b' : 'd');
+  f.bias_md = memory::desc({g.out_c}, memory::data_type::f32, tag::x);
+  using fwd = dnnl::convolution_forward;
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  fwd::desc d = bias ? fwd::desc(kind, alg, m.any_src, m.any_w, f.bias_md, m.any_dst, a.strides, a.dil, a.pl, a.pr)
+                     : fwd::desc(kind, alg, m.any_src, m.any_w, m.any_dst, a.strides, a.dil, a.pl, a.pr);
+  dnnl::primitive_attr attr = user_scratchpad();
+  if (relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  fwd::primitive_desc pd(d, attr, cpu_engine());
+  f.base.prim = fwd(pd);
+  f.base.ops[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc());
+  f.base.ops[1].init(DNNL_ARG_WEIGHTS, false, m.w, pd.weights_desc());
+  f.base.ops[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc());
+  f.base.scratch_md = pd.scratchpad_desc();
+  f.base.impl = pd.impl_info_str();
+  return f;
+}
+
+/// Flushes [p, p + bytes) out of every cache level.
+void evict(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
+  _mm_mfence();
+}
+
+// The filter in the primitive's layout: `w` itself, or its cached reorder.
+// (Winograd: the filter transformed by conv_winograd_transform_filter.)
+std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& g, const float* w,
+                                              const std::shared_ptr<const void>& owner, uint32_t version) {
+  const bool winograd = f.path == FusedConv::kWinograd;
+  if (!winograd && !f.base.ops[1].reorder) return nullptr;
+  FusedCache& c = fused_cache();
+  std::string k = f.wkey + '@';
+  k.append(reinterpret_cast<const char*>(&w), sizeof w);
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.weights.find(k);
+    if (it != c.weights.end()) {
+      const PackedWeights& p = *it->second;
+      auto live = p.owner.lock();
+      if (owner && live && live.get() == owner.get() && p.version == version && p.ptr == w) return it->second;
+    }
+  }
+  auto p = std::make_shared<PackedWeights>();
+  p->owner = owner;
+  p->ptr = w;
+  p->version = version;
+  const Operand& o = f.base.ops[1];
+  const size_t bytes = winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
+  p->data = Workspace(CPUPlace(), bytes);
+  if (winograd) {
+    conv_winograd_transform_filter(g, w, static_cast<float*>(p->data.data()));
+  } else {
+    auto& e = cpu_engine();
+    dnnl::stream s(e);
+    memory user(o.user_md, e, const_cast<float*>(w)), prim(o.prim_md, e, p->data.data());
+    o.to_prim.execute(s, user, prim);
+    s.wait();
+  }
+  if (!owner) return p;  // no identity to check later: not cached
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.weights.size() >= 1024) {
+    for (auto it = c.weights.begin(); it != c.weights.end();)
+      it = it->second->owner.expired() ? c.weights.erase(it) : std::next(it);
+    if (c.weights.size() >= 1024) c.weights.clear();
+  }
+  c.weights[k] = p;
+  return p;
+}
+
+void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeights* pw, const float* bias, float* dst) {
+  auto& e = cpu_engine();
+  thread_local dnnl::stream s(e);
+  Operand* ops = f.base.ops;
+  Bound& b = *f.bound;
+  std::unique_lock<std::mutex> lock(b.mu, std::try_to_lock);
+  Bound own;  // only when another thread holds f's
+  Bound& m = lock.owns_lock() ? b : own;
+  if (!m.ready) {
+    m.user_src = memory(ops[0].user_md, e, nullptr);
+    m.prim_src = ops[0].reorder ? memory(ops[0].prim_md, e, nullptr) : m.user_src;
+    m.weights = memory(ops[1].prim_md, e, nullptr);
+    m.user_dst = memory(ops[2].user_md, e, nullptr);
+    m.prim_dst = ops[2].reorder ? memory(ops[2].prim_md, e, nullptr) : m.user_dst;
+    m.args = {{DNNL_ARG_SRC, m.prim_src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, m.prim_dst}};
+    if (f.has_bias) m.args[DNNL_ARG_BIAS] = m.bias = memory(f.bias_md, e, nullptr);
+    if (f.base.scratch_md.get_size() > 0)
+      m.args[DNNL_ARG_SCRATCHPAD] = m.scratch = memory(f.base.scratch_md, e, nullptr);
+    m.src_reorder = {{DNNL_ARG_FROM, m.user_src}, {DNNL_ARG_TO, m.prim_src}};
+    m.dst_reorder = {{DNNL_ARG_FROM, m.prim_dst}, {DNNL_ARG_TO, m.user_dst}};
+    m.ready = true;
+  }
+  // The workspaces are per thread and may have moved: every handle is set every call.
+  m.user_src.set_data_handle(const_cast<float*>(src));
+  if (ops[0].reorder) m.prim_src.set_data_handle(workspace(0, ops[0].prim_md.get_size()));
+  m.weights.set_data_handle(pw ? pw->data.data() : const_cast<float*>(w));
+  m.user_dst.set_data_handle(dst);
+  if (ops[2].reorder) m.prim_dst.set_data_handle(workspace(2, ops[2].prim_md.get_size()));
+  if (f.has_bias) m.bias.set_data_handle(const_cast<float*>(bias));
+  if (f.base.scratch_md.get_size() > 0) m.scratch.set_data_handle(workspace(3, f.base.scratch_md.get_size()));
+  if (ops[0].reorder) ops[0].to_prim.execute(s, m.src_reorder);
+  f.base.prim.execute(s, m.args);
+  if (ops[2].reorder) ops[2].to_user.execute(s, m.dst_reorder);
+  s.wait();
+}
+
+}  // namespace
+
+void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
+                           const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+  const std::string forced = forced_algo();
+  const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
+  FusedCache& c = fused_cache();
+  std::shared_ptr<FusedConv> f;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.prims.find(key);
+    if (it != c.prims.end()) f = it->second;
+  }
+  auto run_one = [&](FusedConv& p) {
+    if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
+    if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
+    if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
+    auto pw = packed_weights(p, g, w, w_owner, w_version);
+    if (p.path == FusedConv::kWinograd)
+      return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
+    run_fused(p, src, w, pw.get(), bias, dst);
+  };
+  if (!f) {
+    // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
+    // timed on the real buffers with the filter reorder left out (it is done once per filter).
+    std::vector<std::shared_ptr<FusedConv>> cands{
+        std::make_shared<FusedConv>(make_fused(g, key, Layout::kPreferred, bias != nullptr, relu))};
+    for (Layout l : {Layout::kPlain, Layout::kBlocked}) {
+      try {
+        auto c = std::make_shared<FusedConv>(make_fused(g, key, l, bias != nullptr, relu));
+        bool dup = c->base.impl.rfind("ref", 0) == 0;  // as in tune()
+        for (const auto& o : cands) {
+          bool same = true;
+          for (int i = 0; i < 3; ++i) same = same && o->base.ops[i].prim_md == c->base.ops[i].prim_md;
+          dup = dup || same;
+        }
+        if (!dup) cands.push_back(c);
+      } catch (const dnnl::error&) {
+      }
+    }
+    // The candidates beside oneDNN's, where they handle the geometry.
+    auto offer = [&](bool supported, FusedConv::Path path, const char* algo) {
+      if (!supported) return;
+      cands.push_back(std::make_shared<FusedConv>());
+      cands.back()->path = path;
+      cands.back()->algo = algo;
+      if (path == FusedConv::kWinograd) cands.back()->wkey = key + 'w';  // its transformed filters
+    };
+    offer(conv_im2col_fwd_supported(g), FusedConv::kIm2col, "im2col");
+    offer(conv_winograd_fwd_supported(g), FusedConv::kWinograd, "winograd");
+    offer(conv_direct_rows_supported(g), FusedConv::kRows, "direct-rows");
+    offer(conv_direct_channels_supported(g), FusedConv::kChannels, "direct-channels");
+    auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
+    if (pick != cands.end()) cands = {*pick};
+    if (FLAGS_cudnn_deterministic) cands.resize(1);  // the forced one, else oneDNN's preferred
+    f = cands[0];
+    if (cands.size() > 1) {
+      // Best of interleaved rounds after a warm-up: a single timed run per candidate let
+      // one disturbed run pick a layout 4x slower (ResNet-18's 64->128 stride-2 conv).
+      // Each timed run starts with the candidate's filter out of the caches, as in a
+      // network, whose filters together exceed them (the activations, just written by
+      // the previous op, stay hot): with a hot filter, small batches picked Winograd,
+      // whose transformed filter is 16/9 the size, where it lost in the network (ResNet-18
+      // b1 6.7 -> 7.5 ms).
+      std::vector<double> t(cands.size(), 1e30);
+      for (auto& p : cands) run_one(*p);
+      const size_t w_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) * 4;
+      // At least 5 rounds, and more (up to 40) until the timed runs add up to 30 ms: the
+      // minimum of many short runs is what survives a busy neighbour core (ResNet-18 b1
+      // had picked a candidate 20% slower in one process out of three).
+      double spent = 0;
+      for (int r = 0; r < 40 && (r < 5 || spent < 0.03); ++r)
+        for (size_t i = 0; i < cands.size(); ++i) {
+          FusedConv& p = *cands[i];
+          const bool winograd = p.path == FusedConv::kWinograd;
+          if (winograd || p.base.ops[1].reorder) {
+            auto pw = packed_weights(p, g, w, w_owner, w_version);
+            evict(pw->data.data(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
+          } else {
+            evict(w, w_bytes);
+          }
+          const auto t0 = std::chrono::steady_clock::now();
+          run_one(*cands[i]);
+          const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          t[i] = std::min(t[i], dt);
+          spent += dt;
+        }
+      f = cands[std::min_element(t.begin(), t.end()) - t.begin()];
+      if (tune_log()) {
+        std::fprintf(stderr, "[oar conv tune] %s%c%c%s:", key_of(g, 'F', true).c_str(), bias ? 'b' : '-',
+                     relu ? 'r' : '-', forced.c_str());
+        for (size_t i = 0; i < cands.size(); ++i)
+          std::fprintf(stderr, " %s %.3f ms%s", cands[i]->algo, t[i] * 1e3, cands[i] == f ? " (picked)" : "");
+        std::fprintf(stderr, "\n");
+      }
+      const auto im2col = [](const auto& p) { return p->path == FusedConv::kIm2col; };
+      if (!im2col(f) && std::any_of(cands.begin(), cands.end(), im2col)) conv_im2col_release();
+    }
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.prims.size() >= 512) c.prims.clear();
+    c.prims.emplace(key, f);
+  }
+  run_one(*f);
+}
+
+}  // namespace oar::phi

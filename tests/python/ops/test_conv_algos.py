@@ -1,0 +1,144 @@
+"""Every candidate the float32 convolution's tuning may pick (Note [Convolution tuning]:
+oneDNN's preferred layouts, the plain ones, channels in vector-width blocks, im2col +
+GEMM, Winograd F(2x2,3x3)), forced with OAR_CONV_ALGO, forward and both gradients against
+float64 NumPy: odd sizes, strides, asymmetric padding, dilation, groups, channels-last,
+0-size batch. And the filters kept across calls (Note [Filters reused across calls]):
+reused, written in place, written behind the version counter, and the same bits on the
+first call of a filter as on later ones."""
+import itertools
+
+import numpy as np
+import oar
+import oar.nn.functional as F
+import pytest
+from test_conv_pool import np_conv, np_conv_transpose
+
+ALGOS = ["onednn", "onednn-plain", "onednn-blocked", "im2col", "winograd"]
+
+# (x shape NCHW, filter shape, stride, pads [top, bottom, left, right], dilation, groups)
+CASES = [
+    ((2, 16, 9, 11), (32, 16, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),
+    ((3, 5, 13, 7), (7, 5, 3, 3), (2, 2), [1, 0, 2, 1], (1, 1), 1),
+    ((1, 32, 12, 12), (48, 32, 3, 3), (2, 1), [1, 1, 1, 1], (2, 2), 1),
+    ((2, 8, 10, 9), (12, 4, 3, 1), (1, 1), [0, 2, 0, 0], (1, 1), 2),
+    ((2, 64, 7, 7), (64, 64, 1, 1), (1, 1), [0, 0, 0, 0], (1, 1), 1),
+    ((0, 16, 8, 8), (16, 16, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),
+    ((2, 24, 11, 10), (40, 24, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),  # Winograd: partial tiles
+]
+
+
+def np_conv_grads(x, w, g, stride, pads, dil, groups):
+    """d<conv(x, w), g>/dx and /dw in float64."""
+    nd = x.ndim - 2
+    out_sz = g.shape[2:]
+    full = [(out_sz[i] - 1) * stride[i] + dil[i] * (w.shape[2 + i] - 1) + 1 - pads[i][0] - pads[i][1]
+            for i in range(nd)]
+    outpad = [x.shape[2 + i] - full[i] for i in range(nd)]
+    dx = np_conv_transpose(g, w, stride, pads, outpad, dil, groups)
+    xp = np.pad(x, [(0, 0), (0, 0)] + pads)
+    O, cg = w.shape[0], w.shape[1]
+    og = O // groups
+    dw = np.zeros(w.shape)
+    for o in range(O):
+        gi = o // og
+        for kidx in itertools.product(*[range(k) for k in w.shape[2:]]):
+            sl = tuple(slice(kidx[i] * dil[i], kidx[i] * dil[i] + stride[i] * (out_sz[i] - 1) + 1, stride[i])
+                       for i in range(nd))
+            patch = xp[(slice(None), slice(gi * cg, (gi + 1) * cg)) + sl]  # [N, cg, *out]
+            dw[(o, slice(None)) + kidx] = np.tensordot(g[:, o], patch, axes=([0] + list(range(1, nd + 1)),
+                                                                             [0] + list(range(2, nd + 2))))
+    return dx, dw
+
+
+def run_conv(x, w, stride, pads, dil, groups, channels_last, g, calls=1):
+    """oar's conv2d forward and its gradients for upstream gradient g (all NCHW float64);
+    the forward is called `calls` times on the same filter (the last result is returned:
+    from the second call on, the filter counts as reused)."""
+    fmt = "NHWC" if channels_last else "NCHW"
+    to = (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1))) if channels_last else (lambda a: a)
+    back = (lambda a: a.transpose(0, 3, 1, 2)) if channels_last else (lambda a: a)
+    xt = oar.to_tensor(to(x).astype("float32"), stop_gradient=False)
+    wt = oar.to_tensor(w.astype("float32"), stop_gradient=False)
+    for _ in range(calls):
+        y = F.conv2d(xt, wt, stride=list(stride), padding=pads, dilation=list(dil), groups=groups, data_format=fmt)
+    (y * oar.to_tensor(to(g).astype("float32"))).sum().backward()
+    return back(y.numpy()), back(xt.grad.numpy()), wt.grad.numpy()
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_forced_candidate_matches_float64(monkeypatch, algo, case, channels_last):
+    xs, ws, stride, p, dil, groups = CASES[case]
+    monkeypatch.setenv("OAR_CONV_ALGO", algo)  # read at every call; the choice is cached per setting
+    rng = np.random.default_rng(case)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    pads = [(p[0], p[1]), (p[2], p[3])]
+    ref = np_conv(x, w, stride, pads, dil, groups)
+    g = rng.standard_normal(ref.shape)
+    y, dx, dw = run_conv(x, w, stride, p, dil, groups, channels_last, g, calls=3)
+    rdx, rdw = np_conv_grads(x, w, g, stride, pads, dil, groups)
+    assert y.shape == ref.shape and dx.shape == x.shape and dw.shape == w.shape
+    # float32 sums of <= 1.3k products of unit-scale terms: relative error ~1e-6
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-3 * max(1, xs[0]))
+
+
+@pytest.mark.parametrize("algo", ["winograd", "onednn-blocked", None])
+def test_reused_filter_follows_every_write(monkeypatch, algo):
+    """A filter seen again unchanged is kept packed (for Winograd: transformed); writes in
+    place (version counter) and through a NumPy view (no version counter) are both seen."""
+    if algo:
+        monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    else:
+        monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 32, 12, 12))
+    w0 = rng.standard_normal((32, 32, 3, 3)) / 17
+    xt = oar.to_tensor(x.astype("float32"))
+    wt = oar.to_tensor(w0.astype("float32"))
+    pads = [(1, 1), (1, 1)]
+
+    def check(w):
+        for _ in range(3):  # first sight, packing, packed and compared
+            np.testing.assert_allclose(F.conv2d(xt, wt, padding=1).numpy(), np_conv(x, w, (1, 1), pads, (1, 1), 1),
+                                       rtol=1e-4, atol=1e-4)
+
+    check(w0)
+    w1 = w0 * -0.5
+    wt.set_value(w1.astype("float32"))  # in place: a new version
+    check(w1)
+    w2 = w1.copy()
+    w2[3, 5, 1, 2] += 1.0
+    view = wt.numpy()  # shares the filter's memory; writing it bumps no version counter
+    assert np.shares_memory(view, wt.numpy())
+    view[3, 5, 1, 2] += 1.0
+    check(w2)
+    # another filter of the same geometry, alternating with the first
+    other = rng.standard_normal((32, 32, 3, 3)) / 17
+    ot = oar.to_tensor(other.astype("float32"))
+    for _ in range(3):
+        np.testing.assert_allclose(F.conv2d(xt, ot, padding=1).numpy(),
+                                   np_conv(x, other, (1, 1), pads, (1, 1), 1), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(F.conv2d(xt, wt, padding=1).numpy(),
+                                   np_conv(x, w2, (1, 1), pads, (1, 1), 1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [((2, 32, 12, 12), (32, 32, 3, 3), 1), ((2, 16, 15, 13), (24, 16, 3, 3), 2),
+                                   ((1, 64, 7, 7), (64, 64, 1, 1), 1)], ids=str)
+def test_first_and_later_calls_give_the_same_bits(monkeypatch, shape):
+    """The tuned candidate is the same whether the filter is new or reused (only its
+    packing is kept), so a network gives the same bits on its first call as later, and
+    static graphs equal eager ones."""
+    monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    xs, ws, stride = shape
+    rng = np.random.default_rng(5)
+    x = oar.to_tensor(rng.standard_normal(xs).astype("float32"))
+    outs = []
+    for _ in range(2):  # a new filter of the same geometry each time: first sight, then reuse
+        w = oar.to_tensor(rng.standard_normal(ws).astype("float32"))
+        outs.append([F.conv2d(x, w, stride=stride, padding=ws[2] // 2).numpy() for _ in range(4)])
+    for calls in outs:
+        for y in calls[1:]:
+            np.testing.assert_array_equal(y, calls[0])
