@@ -17,49 +17,59 @@ def test_cross_mesh_reshard_and_its_gradient(nprocs, tmp_path):
         assert f"cross ok {rank}" in out
 
 
-@pytest.mark.parametrize("schedule", ["FThenB", "1F1B"])
-def test_two_stage_pipeline_trains_like_one_process(schedule, tmp_path):
-    results, _ = run_ranks("pipeline.py", 2, args=["pp", schedule], tmp_path=tmp_path)
+# clip: every optimizer (the reference's too) clips by the global norm, which spans the stages
+# (and the mp/dp axes); the reference clips in some steps and not in others.
+@pytest.mark.parametrize("schedule,clip", [("FThenB", False), ("1F1B", False), ("1F1B", True)])
+def test_two_stage_pipeline_trains_like_one_process(schedule, clip, tmp_path):
+    """pipelining's stages (plain tensors); with clip, fleet.HybridParallelClipGrad over the stages."""
+    results, _ = run_ranks("pipeline.py", 2, args=["pp", schedule] + ["clip"] * clip, tmp_path=tmp_path)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp {schedule} ok {rank}" in out
 
 
-@pytest.mark.parametrize("nprocs,split", [(2, "name"), (4, "dict")])
-def test_parallelize_pp_config_trains_like_one_process(nprocs, split, tmp_path):
+@pytest.mark.parametrize("nprocs,split,clip", [(2, "name", False), (4, "dict", False), (2, "name", True),
+                                               (4, "dict", True)])
+def test_parallelize_pp_config_trains_like_one_process(nprocs, split, clip, tmp_path):
     """2 stages (pp=2) on 2 processes, and pp x dp 2x2 on 4: equal to one process over 20 steps."""
-    results, _ = run_ranks("pipeline.py", nprocs, args=["pp_config", split], tmp_path=tmp_path)
+    results, _ = run_ranks("pipeline.py", nprocs, args=["pp_config", split] + ["clip"] * clip, tmp_path=tmp_path)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_config ok {rank}" in out
 
 
-def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(tmp_path):
+@pytest.mark.parametrize("clip", [False, True])
+def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(clip, tmp_path):
     """pp x mp 2x2 on 4 processes through dist.to_static with Strategy.pipeline.accumulate_steps=2."""
-    results, _ = run_ranks("pipeline.py", 4, args=["pp_mp_static"], tmp_path=tmp_path, timeout=300)
+    results, _ = run_ranks("pipeline.py", 4, args=["pp_mp_static", "-"] + ["clip"] * clip, tmp_path=tmp_path,
+                           timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_mp_static ok {rank}" in out
 
 
-@pytest.mark.parametrize("schedule,micro", [("FThenB", 2), ("1F1B", 2), ("1F1B", 4)])
-def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, tmp_path):
+@pytest.mark.parametrize("schedule,micro,clip", [("FThenB", 2, False), ("1F1B", 2, False), ("1F1B", 4, False),
+                                                  ("FThenB", 2, True), ("1F1B", 4, True)])
+def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, clip, tmp_path):
     """pp=2 on 2 processes through dist.to_static (compiled: send_recv ops between stages, the
     AdamW update in each rank's program), `micro` micro-batches in the schedule's order (1F1B:
     stage 0 one warm-up forward, stage 1 none, each rank tracing its own order), 20 steps
     equal to one process."""
-    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule, micro], tmp_path=tmp_path, timeout=300)
+    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule, micro] + ["clip"] * clip, tmp_path=tmp_path,
+                           timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_static {schedule} ok {rank}" in out
 
 
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
-def test_vpp_dist_model_compiled_trains_like_one_process(tmp_path):
+@pytest.mark.parametrize("clip", [False, True])
+def test_vpp_dist_model_compiled_trains_like_one_process(clip, tmp_path):
     """schedule_mode VPP: the GPT as 4 virtual stages on 2 ranks (chunk c on rank c % 2), 4
     micro-batches in the interleaved 1F1B order (each rank's program checked against vpp_order
     through its transfers), 20 compiled AdamW steps equal to one process."""
-    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static"], tmp_path=tmp_path, timeout=300)
+    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static", "-"] + ["clip"] * clip, tmp_path=tmp_path,
+                           timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"vpp_static ok {rank}" in out
@@ -216,3 +226,25 @@ def test_one_stage_pp_config_trains_like_the_plain_model():
             opt.clear_grad()
     for k, v in a.state_dict().items():
         np.testing.assert_allclose(b.state_dict()[k]._local_value().numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_hybrid_parallel_clip_grad_bad_arguments_and_one_process():
+    """HybridParallelClipGrad: bad arguments name the class and the type; on a one-rank world
+    (no job) it clips exactly as ClipGradByGlobalNorm does."""
+    import numpy as np
+    from oar.distributed.fleet import HybridParallelClipGrad
+    with pytest.raises(TypeError, match="HybridParallelClipGrad: clip must be a ClipGradByGlobalNorm, got "
+                                        "ClipGradByNorm"):
+        HybridParallelClipGrad(oar.nn.ClipGradByNorm(1.0))
+    with pytest.raises(TypeError, match="HybridParallelClipGrad: group must be a Group.*got str"):
+        HybridParallelClipGrad(oar.nn.ClipGradByGlobalNorm(1.0), "pp")
+    if dist.is_initialized():
+        pytest.skip("a job is running in this process")
+    rng = np.random.default_rng(0)
+    for clip_norm in (0.5, 100.0):
+        ps = [oar.create_parameter([3, 4], "float64"), oar.create_parameter([5], "float64")]
+        gs = [oar.to_tensor(rng.standard_normal(p.shape)) for p in ps]
+        want = oar.nn.ClipGradByGlobalNorm(clip_norm)(list(zip(ps, gs)))
+        got = HybridParallelClipGrad(oar.nn.ClipGradByGlobalNorm(clip_norm))(list(zip(ps, gs)))
+        for (_, w), (_, g) in zip(want, got):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-14)

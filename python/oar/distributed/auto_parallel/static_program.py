@@ -254,6 +254,9 @@ def _trace_vpp(layer, loss_fn, chunks_in, micro, scale, params, vpp_degree):
             for k, g in zip(owned[c], gs):
                 if g is not None:
                     acc[k] = g if acc[k] is None else acc[k] + g
+    for k, (_, p) in enumerate(params):  # other ranks' chunks: empty gradients laid out as their
+        if acc[k] is None and p.is_dist() and me not in p.process_mesh.process_ids:  # parameters, as
+            acc[k] = oar.zeros_like(p)  # the other schedules' backward gives (the dist layer runs no op)
     # the other ranks' losses (the last chunk is another rank's): placeholders, as the other schedules return
     return [p if p is not None else loss(i) for i, p in enumerate(parts)], acc
 
