@@ -59,12 +59,13 @@ def _grad_layout(g, p):
 def fused_optimizer(optimizer):
     """The optimizer whose update DistModel records into the program (dist.<rule>_update
     ops), or None where it steps eagerly on the program's gradients: the fused rules of
-    oar.optimizer (SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb),
-    alone or under a ShardingStage (Note [DistModel])."""
+    oar.optimizer (SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb,
+    NAdam, RAdam, Rprop, ASGD), alone or under a ShardingStage (Note [DistModel])."""
     from ...optimizer import optimizer as fused
+    from ...optimizer import optimizer_more as fused_more
     inner = getattr(optimizer, "_inner_opt", optimizer)
     update = getattr(type(inner), "_update", None)
-    return inner if update is not None and update.__module__ == fused.__name__ else None
+    return inner if update is not None and update.__module__ in (fused.__name__, fused_more.__name__) else None
 
 
 def _state_names(opt, sharded):
