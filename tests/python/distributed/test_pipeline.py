@@ -63,12 +63,12 @@ def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, clip, t
 
 
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
-@pytest.mark.parametrize("clip", [False, True])
-def test_vpp_dist_model_compiled_trains_like_one_process(clip, tmp_path):
+@pytest.mark.parametrize("kind,clip", [("sequential", False), ("sequential", True), ("pipeline_layer", False)])
+def test_vpp_dist_model_compiled_trains_like_one_process(kind, clip, tmp_path):
     """schedule_mode VPP: the GPT as 4 virtual stages on 2 ranks (chunk c on rank c % 2), 4
     micro-batches in the interleaved 1F1B order (each rank's program checked against vpp_order
     through its transfers), 20 compiled AdamW steps equal to one process."""
-    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static", "-"] + ["clip"] * clip, tmp_path=tmp_path,
+    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static", kind] + ["clip"] * clip, tmp_path=tmp_path,
                            timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
@@ -248,3 +248,60 @@ def test_hybrid_parallel_clip_grad_bad_arguments_and_one_process():
         got = HybridParallelClipGrad(oar.nn.ClipGradByGlobalNorm(clip_norm))(list(zip(ps, gs)))
         for (_, w), (_, g) in zip(want, got):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-14)
+
+
+def test_pipeline_layer_segments_lays_out_and_checks_its_arguments():
+    """fleet.meta_parallel: Paddle's segmentation (uniform: the remainder to the last parts;
+    layer:<regex>: parts start at matching layers), chunk c on stage c % num_stages, a
+    VPP to_static that fits and one that does not, one stage equal to the plain layers, and
+    bad arguments naming what is wrong."""
+    import numpy as np
+    from oar.distributed import ProcessMesh
+    from oar.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, segment
+    assert segment(list(range(10)), 4, "uniform") == [0, 2, 4, 7, 10]
+    assert segment(list(range(4)), 4, "uniform") == [0, 1, 2, 3, 4]
+    items = [oar.nn.Tanh(), oar.nn.Linear(2, 2), oar.nn.Tanh(), oar.nn.Linear(2, 2), oar.nn.Linear(2, 2),
+             oar.nn.Linear(2, 2)]
+    assert segment(items, 2, "layer:Linear") == [0, 4, 6]
+    with pytest.raises(ValueError, match="seg_method 'layer:Linear' matches 4 layers, which do not divide into 3"):
+        segment(items, 3, "layer:Linear")
+    with pytest.raises(ValueError, match="6 layers cannot make 8 chunks"):
+        segment(items, 8, "uniform")
+    with pytest.raises(ValueError, match="seg_method must be 'uniform' or 'layer:<class name regex>', got 'even'"):
+        segment(items, 2, "even")
+
+    oar.seed(3)
+    descs = [LayerDesc(oar.nn.Linear, 2, 2) for _ in range(4)]
+    pl = PipelineLayer(descs, num_stages=2, num_virtual_pipeline_stages=2)
+    assert [c.mesh.process_ids for c in pl.chunks] == [[0], [1], [0], [1]]
+    assert all(p.process_mesh == pl.chunks[i].mesh for i in range(4) for p in pl.chunks[i].parameters())
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "VPP", "accumulate_steps": 4,
+                                           "vpp_degree": 2}})
+    opt = oar.optimizer.SGD(0.1, parameters=pl.parameters())
+    dist.to_static(pl, None, lambda o, y: ((o - y) ** 2).mean(), opt, strategy=strategy)  # fits
+    strategy.pipeline.vpp_degree = 4
+    with pytest.raises(ValueError, match="vpp_degree is 4, but the layer's 4 chunks on 2 stages make 2"):
+        dist.to_static(pl, None, lambda o, y: ((o - y) ** 2).mean(), opt, strategy=strategy)
+
+    # one stage (this process): the chunks in order are the plain layers
+    layers = [oar.nn.Linear(3, 4), oar.nn.Tanh(), lambda t: t * 2.0, oar.nn.Linear(4, 2)]
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    want = oar.to_tensor(x)
+    for f in layers:
+        want = f(want)
+    one = PipelineLayer(layers, mesh=ProcessMesh([0], dim_names=["pp"]), seg_method="layer:Linear")
+    assert one.segment_parts == [0, 4] and one.get_num_stages() == 1
+    np.testing.assert_allclose(dist.unshard_dtensor(one(oar.to_tensor(x))).numpy(), want.numpy(), rtol=1e-6)
+
+    with pytest.raises(ValueError, match="num_stages 3 differs from the mesh's 'pp' axis size 2"):
+        PipelineLayer(descs, num_stages=3, mesh=ProcessMesh([0, 1], dim_names=["pp"]))
+    with pytest.raises(NotImplementedError, match="PipelineLayer: topology and recompute_interval"):
+        PipelineLayer(descs, num_stages=2, topology=object())
+    with pytest.raises(TypeError, match="PipelineLayer: a layer must be an nn.Layer, a LayerDesc or a function, got 3"):
+        PipelineLayer([3], num_stages=1)
+    with pytest.raises(ValueError, match="num_virtual_pipeline_stages must be a positive int, got 0"):
+        PipelineLayer(descs, num_stages=2, num_virtual_pipeline_stages=0)
+    with pytest.raises(ValueError, match="give num_stages, or a mesh with a 'pp' axis"):
+        PipelineLayer(descs)
+    with pytest.raises(TypeError, match="LayerDesc: layer_func must be an nn.Layer subclass"):
+        LayerDesc(len)

@@ -147,16 +147,27 @@ def vpp_order(micro, stage, stages, vpp):
     return order + [unit("B", k) for k in range(total - warm, total)]
 
 
-def vpp_chunks(layer):
-    """The model chunks of a VPP pipeline: `layer` must be an nn.Sequential; consecutive items
-    whose parameters lie on one mesh form a chunk (items without parameters join the chunk
-    before them). Returns ([(mesh ids, [items])], the distinct meshes in order)."""
+def has_vpp_chunks(layer):
+    """Whether `layer` gives VPP chunks: an nn.Sequential, or a layer that lists its chunks
+    (`vpp_chunks()`: fleet.meta_parallel.PipelineLayer)."""
     from ...nn import Sequential
-    if not isinstance(layer, Sequential):
+    return isinstance(layer, Sequential) or callable(getattr(layer, "vpp_chunks", None))
+
+
+def vpp_chunks(layer):
+    """The model chunks of a VPP pipeline (Note [VPP chunks]): the layer's own list
+    (`layer.vpp_chunks()`: PipelineLayer's segments), or for an nn.Sequential consecutive items
+    whose parameters lie on one mesh (items without parameters join the chunk before them).
+    Returns ([(mesh ids, [items])], the distinct meshes in order)."""
+    from ...nn import Sequential
+    if not has_vpp_chunks(layer):
         raise NotImplementedError("DistModel: schedule_mode VPP runs an nn.Sequential whose items are the "
-                                  f"virtual stages in order (got {type(layer).__name__})")
+                                  "virtual stages in order, or a fleet.meta_parallel.PipelineLayer (got "
+                                  f"{type(layer).__name__})")
     chunks = []
-    for item in layer:
+    if not isinstance(layer, Sequential):
+        chunks = [(ids, list(items)) for ids, items in layer.vpp_chunks()]
+    for item in layer if isinstance(layer, Sequential) else ():
         ids = next((tuple(p.process_mesh.process_ids) for p in item.parameters() if p.is_dist()), None)
         if chunks and (ids is None or ids == chunks[-1][0]):
             chunks[-1][1].append(item)

@@ -183,3 +183,5 @@ worker_num = _fleet.worker_num
 is_first_worker = _fleet.is_first_worker
 barrier_worker = _fleet.barrier_worker
 get_strategy = _fleet.get_strategy
+
+from . import meta_parallel  # noqa: E402 (PipelineLayer builds on nn, imported with fleet)

@@ -325,12 +325,15 @@ def pp_static(rank, schedule, micro=2):
     print(f"pp_static {schedule} ok {rank}", flush=True)
 
 
-def vpp_static(rank):
+def vpp_static(rank, kind="sequential"):
     """VPP (interleaved 1F1B) through dist.to_static, compiled: the small GPT as 4 virtual
-    stages on 2 ranks (embedding | block 0 | block 1 | head: chunk c on rank c % 2, an
-    nn.Sequential), 4 micro-batches per step, 20 AdamW steps equal to one process (float64 losses
-    and parameters to 1e-10); each rank's program holds its two chunks' units in its interleaved
-    order, read from the chunks' transfers."""
+    stages on 2 ranks (embedding | block 0 | block 1 | head: chunk c on rank c % 2), an
+    nn.Sequential whose items sit on their meshes (`sequential`) or a
+    fleet.meta_parallel.PipelineLayer cutting the same 4 layers (`pipeline_layer`: uniform
+    segments, num_virtual_pipeline_stages=2, the chunks moving their inputs), 4 micro-batches
+    per step, 20 AdamW steps equal to one process (float64 losses and parameters to 1e-10); each
+    rank's program holds its two chunks' units in its interleaved order, read from the chunks'
+    transfers."""
     import re
 
     from auto_parallel import GPT
@@ -352,7 +355,7 @@ def vpp_static(rank):
             self.blk, self.mesh = blk, mesh
 
         def forward(self, x):
-            return self.blk(_to_mesh(x, self.mesh), causal_mask(x.shape[1]))
+            return self.blk(_to_mesh(x, self.mesh) if self.mesh else x, causal_mask(x.shape[1]))
 
     class Head(oar.nn.Layer):
         def __init__(self):
@@ -360,10 +363,19 @@ def vpp_static(rank):
             self.ln, self.head, self.mesh = model.ln, model.head, meshes[1]
 
         def forward(self, x):
-            return self.head(self.ln(_to_mesh(x, self.mesh)))
-    seq = oar.nn.Sequential(Embed(), Blk(model.blocks[0], meshes[1]), Blk(model.blocks[1], meshes[0]), Head())
-    for c, item in enumerate(seq):
-        dist.shard_layer(item, meshes[c % 2])
+            return self.head(self.ln(_to_mesh(x, self.mesh) if self.mesh else x))
+    if kind == "sequential":
+        seq = oar.nn.Sequential(Embed(), Blk(model.blocks[0], meshes[1]), Blk(model.blocks[1], meshes[0]), Head())
+        for c, item in enumerate(seq):
+            dist.shard_layer(item, meshes[c % 2])
+    else:  # the PipelineLayer lays chunk c on stage c % 2 and moves each chunk's input itself
+        from oar.distributed.fleet.meta_parallel import PipelineLayer
+        head = Head()
+        head.mesh = None
+        seq = PipelineLayer([Embed(), Blk(model.blocks[0], None), Blk(model.blocks[1], None), head], num_stages=2,
+                            num_virtual_pipeline_stages=2)
+        assert seq.segment_parts == [0, 1, 2, 3, 4] and seq.get_num_virtual_stages() == 2
+        assert model.blocks[0].q.weight.process_mesh == meshes[1] and model.tok.weight.process_mesh == meshes[0]
     opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=seq.parameters(), grad_clip=_clip())
 
     def loss_fn(logits, y):
@@ -419,7 +431,7 @@ def main():
     elif sys.argv[1] == "pp_static":
         pp_static(rank, sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "vpp_static":
-        vpp_static(rank)
+        vpp_static(rank, sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else "sequential")
     elif sys.argv[1] == "pp_config":
         pp_parallelize(rank, sys.argv[2])
     else:
