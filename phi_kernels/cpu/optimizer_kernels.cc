@@ -356,18 +356,14 @@ void lamb_kernel(const DeviceContext&, const UpdateArgs& a) {
               a.step);
 }
 
-const bool registered = [] {
-  const std::pair<const char*, UpdateKernel> kernels[] = {
-      {"sgd_update", sgd_kernel},         {"momentum_update", momentum_kernel}, {"adam_update", adam_kernel},
-      {"adamax_update", adamax_kernel},   {"adagrad_update", adagrad_kernel},   {"adadelta_update", adadelta_kernel},
-      {"rmsprop_update", rmsprop_kernel}, {"lamb_update", lamb_kernel}};
-  // Every dtype: the kernels check theirs and name what is wrong (a non-float parameter).
-  for (const auto& [name, fn] : kernels)
-    for (int t = 0; t < kNumDataTypes; ++t)
-      KernelRegistry::instance().register_kernel(name, DeviceType::kCPU, static_cast<DataType>(t),
-                                                 reinterpret_cast<void*>(fn));
-  return true;
-}();
+const bool registered = register_update_kernels({{"sgd_update", sgd_kernel},
+                                                 {"momentum_update", momentum_kernel},
+                                                 {"adam_update", adam_kernel},
+                                                 {"adamax_update", adamax_kernel},
+                                                 {"adagrad_update", adagrad_kernel},
+                                                 {"adadelta_update", adadelta_kernel},
+                                                 {"rmsprop_update", rmsprop_kernel},
+                                                 {"lamb_update", lamb_kernel}});
 }  // namespace
 
 }  // namespace oar::phi

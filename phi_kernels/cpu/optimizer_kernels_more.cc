@@ -194,17 +194,10 @@ void radam_kernel(const DeviceContext&, const UpdateArgs& a) { radam_update(a); 
 void rprop_kernel(const DeviceContext&, const UpdateArgs& a) { rprop_update(a); }
 void asgd_kernel(const DeviceContext&, const UpdateArgs& a) { asgd_update(a); }
 
-const bool registered = [] {
-  const std::pair<const char*, UpdateKernel> kernels[] = {{"nadam_update", nadam_kernel},
-                                                          {"radam_update", radam_kernel},
-                                                          {"rprop_update", rprop_kernel},
-                                                          {"asgd_update", asgd_kernel}};
-  for (const auto& [name, fn] : kernels)
-    for (int t = 0; t < kNumDataTypes; ++t)
-      KernelRegistry::instance().register_kernel(name, DeviceType::kCPU, static_cast<DataType>(t),
-                                                 reinterpret_cast<void*>(fn));
-  return true;
-}();
+const bool registered = register_update_kernels({{"nadam_update", nadam_kernel},
+                                                 {"radam_update", radam_kernel},
+                                                 {"rprop_update", rprop_kernel},
+                                                 {"asgd_update", asgd_kernel}});
 }  // namespace
 
 }  // namespace oar::phi

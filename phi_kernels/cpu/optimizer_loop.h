@@ -3,7 +3,9 @@
 // with typed pointers; the body runs over the parameter's memory in parallel chunks.
 #pragma once
 
+#include <initializer_list>
 #include <type_traits>
+#include <utility>
 
 #include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/funcs/optimizer_update.h"
@@ -43,5 +45,15 @@ template <typename P>
 using MathOf = OpMath<std::remove_cv_t<std::remove_pointer_t<P>>>;
 template <typename P>
 using ElemOf = std::remove_cv_t<std::remove_pointer_t<P>>;
+
+/// Registers each (name, kernel) as the CPU's update kernel for every dtype: the kernels
+/// check theirs and name what is wrong (a non-float parameter).
+inline bool register_update_kernels(std::initializer_list<std::pair<const char*, UpdateKernel>> kernels) {
+  for (const auto& [name, fn] : kernels)
+    for (int t = 0; t < kNumDataTypes; ++t)
+      KernelRegistry::instance().register_kernel(name, DeviceType::kCPU, static_cast<DataType>(t),
+                                                 reinterpret_cast<void*>(fn));
+  return true;
+}
 
 }  // namespace oar::phi::optimizer_loop
