@@ -4,7 +4,9 @@
 // (Note [DistModel] in docs/notes/distributed.md). State is float32, as for the other rules;
 // the parameter's own arithmetic runs in its math type.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "phi_kernels/cpu/optimizer_loop.h"
 
@@ -140,27 +142,31 @@ void rprop_update(const UpdateArgs& a) {
     using T = ElemOf<decltype(p)>;
     float* prev = state(a.params[k], a.states[0][k], "rprop", "prev_grad");
     float* size = state(a.params[k], a.states[1][k], "rprop", "step_size");
+    const float up = eta_pos - 1.0f, down = eta_neg - 1.0f;
     parallel_for(n, [&](int64_t lo, int64_t hi) {
+    // The signs from the bits: float compares chained into selects keep the loop scalar
+    // (they may trap, so GCC does not if-convert them); integer ones vectorize. A zero is
+    // +-0; g and prev "differ" when both are nonzero with different sign bits.
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         const float gv = static_cast<float>(static_cast<M>(g[i]));
-        const float sg = static_cast<float>((gv > 0.0f) - (gv < 0.0f));
-        const float sp = static_cast<float>((prev[i] > 0.0f) - (prev[i] < 0.0f));
-        const float s = sg * sp;  // the sign of g * prev, without the product's underflow
-        float sz = size[i] * (s > 0.0f ? eta_pos : (s < 0.0f ? eta_neg : 1.0f));
-        sz = sz < lo_lr ? lo_lr : (sz > hi_lr ? hi_lr : sz);
+        const uint32_t gb = std::bit_cast<uint32_t>(gv), pb = std::bit_cast<uint32_t>(prev[i]);
+        const int32_t gnz = static_cast<int32_t>((gb & 0x7fffffffu) != 0);
+        const int32_t both = gnz & static_cast<int32_t>((pb & 0x7fffffffu) != 0);
+        const int32_t differ = static_cast<int32_t>((gb ^ pb) >> 31);
+        const int32_t flip = both & differ, grow = both & (1 - differ);
+        float sz = size[i] * (1.0f + static_cast<float>(grow) * up + static_cast<float>(flip) * down);
+        sz = sz < lo_lr ? lo_lr : sz;
+        sz = sz > hi_lr ? hi_lr : sz;
         size[i] = sz;
-        const float kept = s < 0.0f ? 0.0f : sg;
-        prev[i] = s < 0.0f ? 0.0f : gv;
-        p[i] = static_cast<T>(static_cast<M>(p[i]) - static_cast<M>(kept * sz));
+        prev[i] = flip ? 0.0f : gv;
+        const float step = static_cast<float>((1 - flip) * gnz * (1 - 2 * static_cast<int32_t>(gb >> 31))) * sz;
+        p[i] = static_cast<T>(static_cast<M>(p[i]) - static_cast<M>(step));
       }
     });
   });
 }
 
-// ASGD. scalars: batch_num; states: d, y (batch_num gradients per element, slot-major:
-// [batch_num, *shape]). m = step - 1, i = m % batch_num:
-//   d = d - y_i + g, y_i = g, p -= lr (d / min(m + 1, batch_num) + wd p).
 void asgd_update(const UpdateArgs& a) {
   check_args(a, 2, "asgd");
   const double nb = a.scalars[0];
