@@ -1,5 +1,6 @@
 // Cross-mesh reshard: a dist tensor on one mesh becomes one on another (pipeline stages on
-// sub-meshes). Pending reductions are done on the source mesh; then each target process
+// sub-meshes). Pending reductions are done on the source mesh (reduce-scatter where a dim
+// allows); then each target process
 // receives, from one holder of each source piece that overlaps the region it needs, just
 // that overlap (a local copy when it holds the piece itself), and lays out Partial target
 // axes locally. Every rank walks the same list of transfers in the same order, so the
@@ -74,13 +75,29 @@ DenseTensor reshard_cross_mesh_local(const DenseTensor& x, const std::vector<int
                                      const Placements& to_p) {
   const int me = current_rank();
   const auto rank = static_cast<int64_t>(global_shape.size());
-  // Pending reductions first, on the source mesh (its own collective); splits stay.
+  // Pending reductions first, on the source mesh (its own collective); splits stay. A
+  // Partial axis is reduce-scattered along a dim no other source axis splits, one the target
+  // splits first (smaller pieces to send), else all-reduced (no dim long enough).
   Placements src_p = from_p, dst_p = to_p;
+  auto norm = [rank](int64_t d) { return d < 0 ? d + rank : d; };
+  std::vector<bool> split(static_cast<size_t>(rank), false);
+  for (const Placement& q : from_p)
+    if (q.is_shard()) split[static_cast<size_t>(norm(q.dim))] = true;
+  std::vector<int64_t> prefer;
+  for (const Placement& q : to_p)
+    if (q.is_shard()) prefer.push_back(norm(q.dim));
+  for (int64_t d = 0; d < rank; ++d) prefer.push_back(d);
   bool partial = false;
-  for (Placement& q : src_p) {
-    if (q.is_partial()) {
-      q = Placement::replicate();
-      partial = true;
+  for (size_t a = 0; a < src_p.size(); ++a) {
+    if (!src_p[a].is_partial()) continue;
+    partial = true;
+    src_p[a] = Placement::replicate();
+    for (int64_t d : prefer) {
+      if (!split[static_cast<size_t>(d)] && global_shape[static_cast<size_t>(d)] >= from.shape()[a]) {
+        src_p[a] = Placement::shard(d);
+        split[static_cast<size_t>(d)] = true;
+        break;
+      }
     }
   }
   for (Placement& q : dst_p)

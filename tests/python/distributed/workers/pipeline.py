@@ -72,16 +72,22 @@ def cross(rank):
     # Only what each target needs moves (Note [Cross-mesh reshard]): rows split on both sides
     # go piece by piece, [2, 6] float64 = 96 bytes from each source rank, not the whole [4, 6]
     # (a gather would also have sent 192 bytes from each).
+    # A Partial source is reduce-scattered first (along the target's split dim when it has
+    # one), so it too sends halves.
     ma, mb = (ProcessMesh([0, 1]), ProcessMesh([1, 0])) if world == 2 else (ProcessMesh([0, 1]), ProcessMesh([2, 3]))
-    for pa, pb, sent in [([Shard(0)], [Shard(0)], 96), ([Shard(0)], [Shard(1)], 2 * 48 if world == 4 else 48),
-                         ([Replicate()], [Shard(0)], 96 if world == 4 else 0)]:
+    for pa, pb, mb_, sent in [([Shard(0)], [Shard(0)], mb, 96), ([Shard(0)], [Shard(1)], mb, 2 * 48 if world == 4 else 48),
+                              ([Replicate()], [Shard(0)], mb, 96 if world == 4 else 0),
+                              ([Partial()], [Shard(0)], mb, 96),
+                              ([Partial()], [Replicate()], ProcessMesh([1]) if world == 2 else ProcessMesh([3]),
+                               {0: 96, 1: 0} if world == 2 else {0: 96, 1: 96})]:
         a = dist.shard_tensor(x, ma, pa)
         before = oar._C.distributed.cross_mesh_sent_bytes()
-        b = dist.reshard(a, mb, pb)
+        b = dist.reshard(a, mb_, pb)
         moved = oar._C.distributed.cross_mesh_sent_bytes() - before
         np.testing.assert_allclose(whole(b), x, rtol=1e-12, err_msg=f"{pa} -> {pb}")
         if rank in ma.process_ids:
-            assert moved == sent, (rank, pa, pb, moved, sent)
+            want = sent[rank] if isinstance(sent, dict) else sent
+            assert moved == want, (rank, pa, pb, moved, want)
         else:
             assert moved == 0, (rank, moved)
     print(f"cross ok {rank}", flush=True)
