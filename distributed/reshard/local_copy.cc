@@ -112,4 +112,50 @@ DenseTensor unpack_chunks(const DenseTensor& buf_in, int64_t dim, int64_t k, int
   return out;
 }
 
+void copy_box(const DenseTensor& src_in, const std::vector<int64_t>& src_off, DenseTensor* dst,
+              const std::vector<int64_t>& dst_off, const std::vector<int64_t>& sizes) {
+  DenseTensor src = dense_contiguous(src_in);
+  const size_t r = sizes.size(), elem = size_of(src.dtype());
+  const std::vector<int64_t> sd = src.dims().vec(), dd = dst->dims().vec();
+  OAR_ENFORCE(sd.size() == r && dd.size() == r && src_off.size() == r && dst_off.size() == r && dst->is_contiguous(),
+              InvalidArgument, "reshard: a box copy between tensors of ranks ", sd.size(), " and ", dd.size(),
+              " for a box of rank ", r);
+  int64_t numel = 1;
+  for (size_t i = 0; i < r; ++i) {
+    OAR_ENFORCE(src_off[i] + sizes[i] <= sd[i] && dst_off[i] + sizes[i] <= dd[i], InvalidArgument, "reshard: box dim ",
+                i, " of ", sizes[i], " at ", src_off[i], " / ", dst_off[i], " exceeds the sizes ", sd[i], " / ", dd[i]);
+    numel *= sizes[i];
+  }
+  if (numel == 0) return;
+  const char* s = static_cast<const char*>(src.raw_data());
+  char* d = static_cast<char*>(dst->raw_data());
+  if (r == 0) {
+    std::memcpy(d, s, elem);
+    return;
+  }
+  // Row-major strides in elements; contiguous runs along the last dim.
+  std::vector<int64_t> ss(r, 1), ds(r, 1);
+  for (size_t i = r - 1; i > 0; --i) {
+    ss[i - 1] = ss[i] * sd[i];
+    ds[i - 1] = ds[i] * dd[i];
+  }
+  const size_t run = static_cast<size_t>(sizes[r - 1]) * elem;
+  std::vector<int64_t> idx(r, 0);  // over the box's leading dims
+  while (true) {
+    int64_t so = 0, dof = 0;
+    for (size_t i = 0; i < r; ++i) {
+      so += (src_off[i] + idx[i]) * ss[i];
+      dof += (dst_off[i] + idx[i]) * ds[i];
+    }
+    std::memcpy(d + dof * static_cast<int64_t>(elem), s + so * static_cast<int64_t>(elem), run);
+    size_t i = r - 1;
+    while (i > 0) {
+      if (++idx[i - 1] < sizes[i - 1]) break;
+      idx[i - 1] = 0;
+      --i;
+    }
+    if (i == 0) return;
+  }
+}
+
 }  // namespace oar::dist::local

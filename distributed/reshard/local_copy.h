@@ -23,5 +23,9 @@ DenseTensor pack_chunks(const DenseTensor& x, int64_t dim, int64_t k);
 DenseTensor unpack_chunks(const DenseTensor& buf, int64_t dim, int64_t k, int64_t n);
 /// x zero-padded along `dim` to length `to`.
 DenseTensor pad(const DenseTensor& x, int64_t dim, int64_t to);
+/// Copies the box of `sizes` at `src_off` in `src` to `dst_off` in `*dst` (both contiguous,
+/// one rank; a 0-d box is one element): the cross-mesh transfer's pieces.
+void copy_box(const DenseTensor& src, const std::vector<int64_t>& src_off, DenseTensor* dst,
+              const std::vector<int64_t>& dst_off, const std::vector<int64_t>& sizes);
 
 }  // namespace oar::dist::local

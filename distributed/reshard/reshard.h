@@ -68,6 +68,9 @@ DenseTensor reshard_local(const DenseTensor& x, const std::vector<int64_t>& glob
 void begin_deferred_sends();
 void end_deferred_sends();
 
+/// The bytes this process has sent in cross-mesh transfers (tests check what moved).
+int64_t cross_mesh_sent_bytes();
+
 DenseTensor reshard_cross_mesh_local(const DenseTensor& x, const std::vector<int64_t>& global_shape,
                                      const ProcessMesh& from, const Placements& from_p, const ProcessMesh& to,
                                      const Placements& to_p);

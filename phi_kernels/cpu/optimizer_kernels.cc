@@ -7,22 +7,12 @@
 #include <cmath>
 #include <type_traits>
 
-#include "phi_kernels/cpu/elementwise.h"
-#include "phi_kernels/funcs/optimizer_update.h"
+#include "phi_kernels/cpu/optimizer_loop.h"
 
 namespace oar::phi {
 
 namespace {
-void check(const DenseTensor* p, const DenseTensor* g, const char* op) {
-  OAR_ENFORCE(p->dims() == g->dims(), InvalidArgument, op, ": gradient shape ", g->dims(),
-              " does not match parameter shape ", p->dims());
-  OAR_ENFORCE(p->is_contiguous() && g->is_contiguous(), InvalidArgument, op,
-              ": parameters and gradients must be contiguous");
-  OAR_ENFORCE(is_floating(p->dtype()), InvalidType, op, ": parameter dtype ",
-              dtype_name(p->dtype()), " is not a float type");
-  OAR_ENFORCE(g->dtype() == p->dtype(), InvalidType, op, ": gradient dtype ",
-              dtype_name(g->dtype()), " differs from parameter dtype ", dtype_name(p->dtype()));
-}
+using namespace optimizer_loop;  // NOLINT(build/namespaces): check, for_each_param, MathOf
 
 void check_state(const DenseTensor* p, const DenseTensor* s, const char* op) {
   OAR_ENFORCE(s->dtype() == DataType::FLOAT32 && s->is_contiguous() && s->numel() == p->numel(),
@@ -37,27 +27,6 @@ void check_lists(size_t n, const std::vector<double>& lrs, const std::vector<dou
               " weight decays");
 }
 
-template <typename T>
-constexpr bool kFloatParam = std::is_floating_point_v<OpMath<T>> && !std::is_same_v<T, bool>;
-
-/// Calls body(k, p, g, n) for parameter k with typed pointers (T* p, const T* g).
-template <typename Body>
-void for_each_param(const ParamList& params, const GradList& grads, const char* op, Body body) {
-  for (size_t k = 0; k < params.size(); ++k) {
-    check(params[k], grads[k], op);
-    visit_dtype(params[k]->dtype(), op, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (kFloatParam<T>) {
-        body(k, params[k]->data<T>(), grads[k]->data<T>(), params[k]->numel());
-      }
-    });
-  }
-}
-
-template <typename P>
-using MathOf = OpMath<std::remove_cv_t<std::remove_pointer_t<P>>>;
-template <typename P>
-using ElemOf = std::remove_cv_t<std::remove_pointer_t<P>>;
 }  // namespace
 
 void sgd_update(const ParamList& params, const GradList& grads, const std::vector<double>& lrs,
@@ -354,7 +323,8 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
 // ---- the CPU's update kernels (UpdateKernel), one per rule
 const std::vector<UpdateRule>& update_rules() {
   static const std::vector<UpdateRule> r = {{"sgd", 0, 0},     {"momentum", 1, 1}, {"adam", 2, 3},    {"adamax", 2, 3},
-                                            {"adagrad", 1, 1}, {"adadelta", 2, 2}, {"rmsprop", 3, 3}, {"lamb", 2, 3}};
+                                            {"adagrad", 1, 1}, {"adadelta", 2, 2}, {"rmsprop", 3, 3}, {"lamb", 2, 3},
+                                            {"nadam", 3, 4},   {"radam", 2, 3},    {"rprop", 2, 4},   {"asgd", 2, 1}};
   return r;
 }
 
@@ -386,18 +356,14 @@ void lamb_kernel(const DeviceContext&, const UpdateArgs& a) {
               a.step);
 }
 
-const bool registered = [] {
-  const std::pair<const char*, UpdateKernel> kernels[] = {
-      {"sgd_update", sgd_kernel},         {"momentum_update", momentum_kernel}, {"adam_update", adam_kernel},
-      {"adamax_update", adamax_kernel},   {"adagrad_update", adagrad_kernel},   {"adadelta_update", adadelta_kernel},
-      {"rmsprop_update", rmsprop_kernel}, {"lamb_update", lamb_kernel}};
-  // Every dtype: the kernels check theirs and name what is wrong (a non-float parameter).
-  for (const auto& [name, fn] : kernels)
-    for (int t = 0; t < kNumDataTypes; ++t)
-      KernelRegistry::instance().register_kernel(name, DeviceType::kCPU, static_cast<DataType>(t),
-                                                 reinterpret_cast<void*>(fn));
-  return true;
-}();
+const bool registered = register_update_kernels({{"sgd_update", sgd_kernel},
+                                                 {"momentum_update", momentum_kernel},
+                                                 {"adam_update", adam_kernel},
+                                                 {"adamax_update", adamax_kernel},
+                                                 {"adagrad_update", adagrad_kernel},
+                                                 {"adadelta_update", adadelta_kernel},
+                                                 {"rmsprop_update", rmsprop_kernel},
+                                                 {"lamb_update", lamb_kernel}});
 }  // namespace
 
 }  // namespace oar::phi

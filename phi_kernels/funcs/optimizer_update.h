@@ -71,13 +71,24 @@ struct UpdateArgs {
   int64_t step = 0;
 };
 
+/// NAdam, RAdam, Rprop, ASGD (optimizer_kernels_more.cc, where their formulas are); each
+/// computes what depends on the step from args.step. Scalars: nadam beta1, beta2, epsilon,
+/// momentum_decay (states moment1, moment2, mu_product); radam beta1, beta2, epsilon
+/// (moment1, moment2); rprop eta_negative, eta_positive, the step size's low and high bounds
+/// (prev_grad, step_size); asgd batch_num (d, and y: batch_num values per element).
+void nadam_update(const UpdateArgs& args);
+void radam_update(const UpdateArgs& args);
+void rprop_update(const UpdateArgs& args);
+void asgd_update(const UpdateArgs& args);
+
 /// A fused update kernel, registered in the KernelRegistry as "<rule>_update" per
 /// (device type, dtype of the first parameter): the CPU's run the functions above; a
 /// device registers its own (api::fused_update dispatches, Note [Devices]).
 using UpdateKernel = void (*)(const DeviceContext& ctx, const UpdateArgs& args);
 
 /// The rules with an update kernel: "sgd", "momentum", "adam", "adamax", "adagrad",
-/// "adadelta", "rmsprop", "lamb"; with the number of state lists and scalars each takes.
+/// "adadelta", "rmsprop", "lamb", "nadam", "radam", "rprop", "asgd"; with the number of state lists and scalars each
+/// takes.
 struct UpdateRule {
   const char* name;
   size_t num_states;

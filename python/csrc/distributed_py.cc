@@ -359,6 +359,8 @@ void bind_distributed(py::module_& m) {
     if (trace::Tracer* t = trace::active())
       t->record_write(py_to_tensor(dst, "trace_write", "dst"), py_to_tensor(src, "trace_write", "src"));
   });
+  d.def("cross_mesh_sent_bytes", &dist::cross_mesh_sent_bytes,
+        "The bytes this process has sent in cross-mesh transfers (a counter; tests check what moved).");
   d.def(
       "defer_sends",
       [](bool on) {

@@ -92,6 +92,25 @@ void bind_optimizer(py::module_& m) {
            {{&ms, "mean_square"}, {centered ? &mg : nullptr, "mean_grad"}, {&mom, "momentum"}}, lrs, wds,
            {rho, eps, mu}, centered);
   });
+  m.def("_nadam_update",
+        [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const TL& prod, const DL& lrs, const DL& wds,
+           double beta1, double beta2, double eps, double momentum_decay, int64_t step) {
+    update("nadam", params, grads, {{&m1, "moment1"}, {&m2, "moment2"}, {&prod, "mu_product"}}, lrs, wds,
+           {beta1, beta2, eps, momentum_decay}, false, step);
+  });
+  m.def("_radam_update", [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const DL& lrs, const DL& wds,
+                            double beta1, double beta2, double eps, int64_t step) {
+    update("radam", params, grads, {{&m1, "moment1"}, {&m2, "moment2"}}, lrs, wds, {beta1, beta2, eps}, false, step);
+  });
+  m.def("_rprop_update", [](const TL& params, const TL& grads, const TL& prev, const TL& size, const DL& lrs,
+                            const DL& wds, double eta_negative, double eta_positive, double lr_min, double lr_max) {
+    update("rprop", params, grads, {{&prev, "prev_grad"}, {&size, "step_size"}}, lrs, wds,
+           {eta_negative, eta_positive, lr_min, lr_max});
+  });
+  m.def("_asgd_update", [](const TL& params, const TL& grads, const TL& d, const TL& y, const DL& lrs, const DL& wds,
+                           int64_t batch_num, int64_t step) {
+    update("asgd", params, grads, {{&d, "d"}, {&y, "y"}}, lrs, wds, {static_cast<double>(batch_num)}, false, step);
+  });
   m.def("_lamb_update", [](const TL& params, const TL& grads, const TL& m1, const TL& m2, const DL& lrs, const DL& wds,
                            double beta1, double beta2, double eps, int64_t step) {
     update("lamb", params, grads, {{&m1, "moment1"}, {&m2, "moment2"}}, lrs, wds, {beta1, beta2, eps}, false, step);

@@ -25,42 +25,63 @@ def _need_clip(p):
 
 def _as_ops(grads):
     """Whether the global norm is computed as tensor ops: while a program is traced (a
-    DistModel step), or for dist gradients on one mesh (the eager dist step, so that it
-    matches the compiled one). Plain eager gradients keep the Python-float path, and so do
-    gradients on several meshes (a DistModel pipeline step with it runs eagerly)."""
+    DistModel step), or for dist gradients (the eager dist step, so that it matches the
+    compiled one; on several meshes, pipeline stages, the only way every stage gets the
+    norm). Plain eager gradients keep the Python-float path."""
     from .. import _trace_state  # jit's active tracers, read without importing jit (above nn)
-    meshes = {tuple(g.process_mesh.process_ids) for g in grads if g.is_dist()}
-    if len(meshes) > 1:  # pipeline stages: the norm spans meshes (the float path; traced, eager fallback)
-        return False
-    return bool(_trace_state.active) or (len(meshes) == 1 and all(g.is_dist() for g in grads))
+    return bool(_trace_state.active) or all(g.is_dist() for g in grads)
+
+
+def _to_replicate(s, mesh=None):
+    """`s` resharded to Replicate on `mesh` (default: its own; another mesh is a cross-mesh
+    move, a pipeline stage's send/recv): an all_reduce or send_recv in a traced program,
+    through the binding dist.reshard calls, so that nn (below distributed and jit) imports
+    neither. (0, -1, 0) is Replicate() as dist's _encode_all writes it."""
+    m = s.process_mesh if mesh is None else mesh
+    return _C.distributed.reshard(s, m.shape, m.process_ids, m.dim_names, [(0, -1, 0)] * len(m.shape))
+
+
+def _mesh_key(t):
+    return (tuple(t.process_mesh.shape), tuple(t.process_mesh.process_ids)) if t.is_dist() else None
 
 
 def _global_norm_ops(grads):
     """The sum of squares of `grads` as a tensor (float32 for 16-bit gradients). For dist
     gradients each local sum is Partial over the mesh axes its gradient is split on and
     Replicate elsewhere: the sums of one layout are added locally, then each layout's total
-    is all-reduced once over its split axes (none for replicated gradients)."""
+    is all-reduced once over its split axes (none for replicated gradients). Gradients on
+    several meshes (pipeline stages): each mesh's total is Replicate on it; they are summed
+    along a chain of cross-mesh moves (mesh 0's total to mesh 1, added there, ... ), so the
+    sum lies on the last mesh, computed once (Note [Pipeline clipping])."""
     totals = {}
     for g in grads:
         g32 = g if g.dtype in (_C.DataType.float32, _C.DataType.float64) else _ops.cast(g, _C.DataType.float32)
         s = (g32 * g32).sum()
-        key = (str(s.dtype), tuple(map(str, s.placements)) if s.is_dist() else None)
+        key = (str(s.dtype), _mesh_key(s), tuple(map(str, s.placements)) if s.is_dist() else None)
         totals[key] = s if key not in totals else totals[key] + s
-    parts = []
-    for (_, layout), s in totals.items():
+    f64 = any(s.dtype == _C.DataType.float64 for s in totals.values())
+    per_mesh = {}  # mesh -> its total, Replicate on it (float64 when any gradient is float64)
+    for (_, mesh, layout), s in totals.items():
         if layout is not None and not all(q.is_replicated() for q in s.placements):
-            # To Replicate on its mesh: an all_reduce (in a traced program, a dist op), through
-            # the binding dist.reshard calls, so that nn (below distributed and jit) imports
-            # neither. (0, -1, 0) is Replicate() as dist's _encode_all writes it.
-            m = s.process_mesh
-            s = _C.distributed.reshard(s, m.shape, m.process_ids, m.dim_names, [(0, -1, 0)] * len(s.placements))
-        parts.append(s)
-    f64 = [s for s in parts if s.dtype == _C.DataType.float64]
+            s = _to_replicate(s)
+        if f64 and s.dtype != _C.DataType.float64:
+            s = _ops.cast(s, _C.DataType.float64)
+        per_mesh[mesh] = s if mesh not in per_mesh else per_mesh[mesh] + s
     total = None
-    for s in parts:  # float64 when any gradient is float64
-        s = s if not f64 or s.dtype == _C.DataType.float64 else _ops.cast(s, _C.DataType.float64)
-        total = s if total is None else total + s
+    for s in per_mesh.values():
+        total = s if total is None else _to_replicate(total, s.process_mesh) + s
     return total
+
+
+def _on_mesh_of(scale, g, cache):
+    """The scale where gradient `g` lives: moved (once per mesh) from the mesh it was
+    computed on to `g`'s, when they differ."""
+    key = _mesh_key(g)
+    if key is None or key == _mesh_key(scale):
+        return scale
+    if key not in cache:
+        cache[key] = _to_replicate(scale, g.process_mesh)
+    return cache[key]
 
 
 class ClipGradBase:
@@ -145,10 +166,11 @@ class ClipGradByGlobalNorm(ClipGradBase):
         scale = clip / _ops.maximum(norm, clip)
         if self.auto_skip_clip:  # a non-finite norm leaves the gradients as they are
             scale = _ops.where(_ops.isfinite(norm), scale, _ops.full_like(norm, 1.0, norm.dtype, norm.place))
-        out = []
+        out, moved = [], {}
         for p, g in params_grads:
             if _need_clip(p):
-                g = g * (scale if scale.dtype == g.dtype else _ops.cast(scale, g.dtype))
+                sc = _on_mesh_of(scale, g, moved)
+                g = g * (sc if sc.dtype == g.dtype else _ops.cast(sc, g.dtype))
             out.append((p, g))
         return out
 

@@ -149,12 +149,16 @@ class Optimizer:
         if t is None:
             # on the parameter's place, where the update runs (Note [Devices]); a dist
             # parameter's state covers its local shard (the update runs shard by shard)
-            shape = p._local_value().shape if p.is_dist() else p.shape
+            shape = self._acc_shape(name, p._local_value().shape if p.is_dist() else p.shape)
             t = _ops.full(
                 list(shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, p.place
             )
             store[id(p)] = t
         return t
+
+    def _acc_shape(self, name, shape):
+        """The shape of accumulator `name` for a parameter of `shape` (ASGD's window differs)."""
+        return list(shape)
 
     def clear_grad(self, set_to_zero=True):
         for p in self._parameter_list:
@@ -290,10 +294,11 @@ class Optimizer:
                 used.add(key)
                 v = state_dict[key]
                 arr = v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
-                if list(arr.shape) != list(p.shape):
+                want = self._acc_shape(acc, p.shape)
+                if list(arr.shape) != want:
                     raise ValueError(
                         f"{cls}.set_state_dict: '{key}' has shape {list(arr.shape)}, "
-                        f"parameter '{n}' has {list(p.shape)}"
+                        f"parameter '{n}' has {list(p.shape)} (the state: {want})"
                     )
                 self._accumulator(acc, p).set_value(arr.astype(np.float32))
         unknown = [k for k in acc_keys if k not in used]

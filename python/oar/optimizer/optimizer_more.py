@@ -1,29 +1,14 @@
-"""NAdam, RAdam, Rprop and ASGD: updates written with ops (under no_grad) following the
-formulas of Paddle 3.3's docs. Their state lives in the base class's float32 accumulators, so
-state_dict / set_state_dict work as for the fused optimizers."""
-import math
+"""NAdam, RAdam, Rprop and ASGD: fused C++ updates (oar._C._nadam_update...,
+phi_kernels/cpu/optimizer_kernels_more.cc) following the formulas of Paddle 3.3's docs; what
+depends on the step count is computed in the kernel from it, so a DistModel program can record
+the update (Note [DistModel]). Their state lives in the base class's float32 accumulators, so
+state_dict / set_state_dict work as for the other fused optimizers."""
 import numbers
 
 from .. import _C
 from .optimizer import Optimizer, _check_betas, _check_eps
 
-_ops = _C.ops
-
 __all__ = ["NAdam", "RAdam", "Rprop", "ASGD"]
-
-
-def _f32(t):
-    return t if t.dtype == _C.DataType.float32 else _ops.cast(t, _C.DataType.float32)
-
-
-def _write(p, value):
-    p.copy_(value)
-
-
-def _decayed(g, p, wd):
-    """The gradient with the coupled L2 term wd * p."""
-    g = _f32(g)
-    return g + _f32(p) * wd if wd else g
 
 
 class NAdam(Optimizer):
@@ -45,20 +30,11 @@ class NAdam(Optimizer):
         self._momentum_decay = float(momentum_decay)
 
     def _update(self, group, params, grads, lrs, wds):
-        b1, b2 = self._hp(group, "beta1"), self._hp(group, "beta2")
-        eps, psi, t = self._hp(group, "epsilon"), self._hp(group, "momentum_decay"), self._step_count
-        mu = b1 * (1 - 0.5 * 0.96 ** (t * psi))
-        mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
-        for p, g, lr, wd in zip(params, grads, lrs, wds):
-            g = _decayed(g, p, wd)
-            m, v = self._accumulator("moment1", p), self._accumulator("moment2", p)
-            prod = self._accumulator("mu_product", p)
-            prod.copy_(prod * mu)  # prod_{i<=t} mu_i (one value per element, as the state)
-            m.copy_(m * b1 + g * (1 - b1))
-            v.copy_(v * b2 + g * g * (1 - b2))
-            m_hat = m * mu_next / (1 - prod * mu_next) + g * (1 - mu) / (1 - prod)
-            v_hat = v / (1 - b2 ** t)
-            _write(p, _f32(p) - m_hat * lr / (v_hat.sqrt() + eps))
+        acc = self._accumulator
+        _C._nadam_update(params, grads, [acc("moment1", p) for p in params], [acc("moment2", p) for p in params],
+                         [acc("mu_product", p) for p in params], lrs, wds, self._hp(group, "beta1"),
+                         self._hp(group, "beta2"), self._hp(group, "epsilon"), self._hp(group, "momentum_decay"),
+                         self._step_count)
 
 
 class RAdam(Optimizer):
@@ -75,23 +51,10 @@ class RAdam(Optimizer):
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
 
     def _update(self, group, params, grads, lrs, wds):
-        b1, b2, eps, t = (self._hp(group, "beta1"), self._hp(group, "beta2"),
-                          self._hp(group, "epsilon"), self._step_count)
-        rho_inf = 2 / (1 - b2) - 1
-        rho_t = rho_inf - 2 * t * b2 ** t / (1 - b2 ** t)
-        rect = (math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-                if rho_t > 5 else None)
-        for p, g, lr, wd in zip(params, grads, lrs, wds):
-            g = _decayed(g, p, wd)
-            m, v = self._accumulator("moment1", p), self._accumulator("moment2", p)
-            m.copy_(m * b1 + g * (1 - b1))
-            v.copy_(v * b2 + g * g * (1 - b2))
-            m_hat = m / (1 - b1 ** t)
-            if rect is None:
-                step = m_hat * lr
-            else:
-                step = m_hat * (lr * rect * math.sqrt(1 - b2 ** t)) / (v.sqrt() + eps)
-            _write(p, _f32(p) - step)
+        acc = self._accumulator
+        _C._radam_update(params, grads, [acc("moment1", p) for p in params], [acc("moment2", p) for p in params],
+                         lrs, wds, self._hp(group, "beta1"), self._hp(group, "beta2"), self._hp(group, "epsilon"),
+                         self._step_count)
 
 
 class Rprop(Optimizer):
@@ -123,25 +86,16 @@ class Rprop(Optimizer):
         self._lr_min, self._lr_max, self._eta_neg, self._eta_pos = lo, hi, eta_neg, eta_pos
 
     def _update(self, group, params, grads, lrs, wds):
-        import oar
-        for p, g in zip(params, grads):
-            g = _f32(g)
-            prev, size = self._accumulator("prev_grad", p), self._accumulator("step_size", p)
-            sign = (g * prev).sign()
-            factor = oar.where(sign > 0, oar.full_like(sign, self._eta_pos),
-                               oar.where(sign < 0, oar.full_like(sign, self._eta_neg),
-                                         oar.ones_like(sign)))
-            size.copy_((size * factor).clip(self._lr_min, self._lr_max))
-            g = oar.where(sign < 0, oar.zeros_like(g), g)
-            _write(p, _f32(p) - g.sign() * size)
-            prev.copy_(g)
+        acc = self._accumulator
+        _C._rprop_update(params, grads, [acc("prev_grad", p) for p in params], [acc("step_size", p) for p in params],
+                         lrs, wds, self._eta_neg, self._eta_pos, self._lr_min, self._lr_max)
 
 
 class ASGD(Optimizer):
     """Averaged stochastic gradient (Paddle's form): d tracks the sum of the last batch_num
     gradients of each parameter, and x -= lr * (d / min(m + 1, batch_num) + wd * x)."""
 
-    _acc_names = ("d",)
+    _acc_names = ("d", "y")
 
     def __init__(self, learning_rate=0.001, batch_num=1, parameters=None, weight_decay=None,
                  grad_clip=None, multi_precision=False, name=None):
@@ -150,16 +104,12 @@ class ASGD(Optimizer):
             raise ValueError(f"ASGD: batch_num must be a positive int, got {batch_num!r}")
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         self._batch_num = int(batch_num)
-        self._ys = {}  # (id(param), slot) -> the gradient seen at that slot (made on first use)
+
+    def _acc_shape(self, name, shape):
+        """y holds the last batch_num gradients: [batch_num, *shape] (Paddle's y)."""
+        return [self._batch_num] + list(shape) if name == "y" else list(shape)
 
     def _update(self, group, params, grads, lrs, wds):
-        m = self._step_count - 1
-        slot, count = m % self._batch_num, min(m + 1, self._batch_num)
-        for p, g, lr, wd in zip(params, grads, lrs, wds):
-            g = _f32(g)
-            d = self._accumulator("d", p)
-            y = self._ys.get((id(p), slot))
-            d.copy_(d + g if y is None else d - y + g)
-            self._ys[(id(p), slot)] = g.clone()
-            x = _f32(p)
-            _write(p, x - (d / count + x * wd) * lr)
+        acc = self._accumulator
+        _C._asgd_update(params, grads, [acc("d", p) for p in params], [acc("y", p) for p in params], lrs, wds,
+                        self._batch_num, self._step_count)

@@ -167,10 +167,17 @@ TEST(FusedUpdate, BadArgumentsNameWhatIsWrong) {
         << e.message();
   }
   try {
+    api::fused_update("lbfgs", a);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("no optimizer rule 'lbfgs'"), std::string::npos) << e.message();
+  }
+  try {  // a rule with a kernel (optimizer_kernels_more.cc), given the wrong counts
     api::fused_update("nadam", a);
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("no optimizer rule 'nadam'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("nadam_update: expected 3 state lists and 4 scalars, got 0 and 1"), std::string::npos)
+        << e.message();
   }
 }
 

@@ -34,7 +34,15 @@ OPTIMIZERS = {
     "adadelta": lambda ps, lr: oar.optimizer.Adadelta(lr, parameters=ps),
     "rmsprop": lambda ps, lr: oar.optimizer.RMSProp(lr, parameters=ps, centered=True, momentum=0.5),
     "lamb": lambda ps, lr: oar.optimizer.Lamb(lr, parameters=ps),
+    "nadam": lambda ps, lr: oar.optimizer.NAdam(lr, parameters=ps, weight_decay=0.02, momentum_decay=0.01),
+    "radam": lambda ps, lr: oar.optimizer.RAdam(lr, parameters=ps, weight_decay=0.02),
+    # Rprop's learning rate is its first step size (a float, no schedule)
+    "rprop": lambda ps, lr: oar.optimizer.Rprop(0.01, learning_rate_range=(1e-4, 0.05), parameters=ps),
+    "asgd": lambda ps, lr: oar.optimizer.ASGD(lr, batch_num=3, parameters=ps, weight_decay=0.01),
 }
+# Steps per case: RAdam's rectified (adaptive) step starts at step 6 (beta2 0.999), so the
+# program runs both of its branches; ASGD's window (3) wraps.
+STEPS = {"radam": 8, "asgd": 7}
 
 
 def _train(kind, compile_, steps=6, k=1, groups=False, clip=False, strict=True):
@@ -72,8 +80,9 @@ def float64():
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 @pytest.mark.parametrize("kind", sorted(OPTIMIZERS))
 def test_each_fused_update_compiled_equals_eager(kind, float64):
-    got, got_p, dm = _train(kind, True, groups=kind in ("sgd", "adamw"))
-    want, want_p, _ = _train(kind, False, groups=kind in ("sgd", "adamw"))
+    steps = STEPS.get(kind, 6)
+    got, got_p, dm = _train(kind, True, steps=steps, groups=kind in ("sgd", "adamw"))
+    want, want_p, _ = _train(kind, False, steps=steps, groups=kind in ("sgd", "adamw"))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
     for a, b in zip(got_p, want_p):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
@@ -81,7 +90,7 @@ def test_each_fused_update_compiled_equals_eager(kind, float64):
     ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
     # one update op per parameter group, each parameter and state written back
     assert ops.count(f"dist.{kind}_update") == (2 if kind in ("sgd", "adamw") else 1), sorted(set(ops))
-    n_states = {"sgd": 0, "momentum": 1, "adagrad": 1, "rmsprop": 3}.get(kind, 2)
+    n_states = {"sgd": 0, "momentum": 1, "adagrad": 1, "rmsprop": 3, "nadam": 3}.get(kind, 2)
     assert ops.count("builtin.set_parameter") == 4 * (1 + n_states)
     if kind in ("sgd", "adamw"):  # the second group's rate as a multiple of the lr input
         assert "lr_scale = [3.0, 3.0]" in text.replace(".0e+00", ".0"), re.findall(r"lr_scale = [^]]*]", text)

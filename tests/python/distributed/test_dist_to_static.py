@@ -11,7 +11,8 @@ import oar.distributed as dist
 
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 @pytest.mark.parametrize("mode,kind", [("dp", "adamw"), ("mp", "adamw"), ("dp", "sgd"), ("mp", "sgd"), ("dp", "clip"),
-                                       ("mp", "clip")])
+                                       ("mp", "clip"), ("mp", "nadam"), ("dp", "radam"), ("dp", "rprop"),
+                                       ("mp", "asgd")])
 def test_dist_model_trains_like_dynamic_mode_and_one_process(mode, kind, tmp_path):
     results, _ = run_ranks("static_mode.py", 2, args=[mode, kind], tmp_path=tmp_path, timeout=300)
     assert_all_ok(results)

@@ -17,49 +17,59 @@ def test_cross_mesh_reshard_and_its_gradient(nprocs, tmp_path):
         assert f"cross ok {rank}" in out
 
 
-@pytest.mark.parametrize("schedule", ["FThenB", "1F1B"])
-def test_two_stage_pipeline_trains_like_one_process(schedule, tmp_path):
-    results, _ = run_ranks("pipeline.py", 2, args=["pp", schedule], tmp_path=tmp_path)
+# clip: every optimizer (the reference's too) clips by the global norm, which spans the stages
+# (and the mp/dp axes); the reference clips in some steps and not in others.
+@pytest.mark.parametrize("schedule,clip", [("FThenB", False), ("1F1B", False), ("1F1B", True)])
+def test_two_stage_pipeline_trains_like_one_process(schedule, clip, tmp_path):
+    """pipelining's stages (plain tensors); with clip, fleet.HybridParallelClipGrad over the stages."""
+    results, _ = run_ranks("pipeline.py", 2, args=["pp", schedule] + ["clip"] * clip, tmp_path=tmp_path)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp {schedule} ok {rank}" in out
 
 
-@pytest.mark.parametrize("nprocs,split", [(2, "name"), (4, "dict")])
-def test_parallelize_pp_config_trains_like_one_process(nprocs, split, tmp_path):
+@pytest.mark.parametrize("nprocs,split,clip", [(2, "name", False), (4, "dict", False), (2, "name", True),
+                                               (4, "dict", True)])
+def test_parallelize_pp_config_trains_like_one_process(nprocs, split, clip, tmp_path):
     """2 stages (pp=2) on 2 processes, and pp x dp 2x2 on 4: equal to one process over 20 steps."""
-    results, _ = run_ranks("pipeline.py", nprocs, args=["pp_config", split], tmp_path=tmp_path)
+    results, _ = run_ranks("pipeline.py", nprocs, args=["pp_config", split] + ["clip"] * clip, tmp_path=tmp_path)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_config ok {rank}" in out
 
 
-def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(tmp_path):
+@pytest.mark.parametrize("clip", [False, True])
+def test_pp_x_mp_dist_model_with_micro_batches_trains_like_one_process(clip, tmp_path):
     """pp x mp 2x2 on 4 processes through dist.to_static with Strategy.pipeline.accumulate_steps=2."""
-    results, _ = run_ranks("pipeline.py", 4, args=["pp_mp_static"], tmp_path=tmp_path, timeout=300)
+    results, _ = run_ranks("pipeline.py", 4, args=["pp_mp_static", "-"] + ["clip"] * clip, tmp_path=tmp_path,
+                           timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_mp_static ok {rank}" in out
 
 
-@pytest.mark.parametrize("schedule,micro", [("FThenB", 2), ("1F1B", 2), ("1F1B", 4)])
-def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, tmp_path):
+@pytest.mark.parametrize("schedule,micro,clip", [("FThenB", 2, False), ("1F1B", 2, False), ("1F1B", 4, False),
+                                                  ("FThenB", 2, True), ("1F1B", 4, True)])
+def test_pp_dist_model_compiled_trains_like_one_process(schedule, micro, clip, tmp_path):
     """pp=2 on 2 processes through dist.to_static (compiled: send_recv ops between stages, the
     AdamW update in each rank's program), `micro` micro-batches in the schedule's order (1F1B:
     stage 0 one warm-up forward, stage 1 none, each rank tracing its own order), 20 steps
     equal to one process."""
-    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule, micro], tmp_path=tmp_path, timeout=300)
+    results, _ = run_ranks("pipeline.py", 2, args=["pp_static", schedule, micro] + ["clip"] * clip, tmp_path=tmp_path,
+                           timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"pp_static {schedule} ok {rank}" in out
 
 
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
-def test_vpp_dist_model_compiled_trains_like_one_process(tmp_path):
+@pytest.mark.parametrize("kind,clip", [("sequential", False), ("sequential", True), ("pipeline_layer", False)])
+def test_vpp_dist_model_compiled_trains_like_one_process(kind, clip, tmp_path):
     """schedule_mode VPP: the GPT as 4 virtual stages on 2 ranks (chunk c on rank c % 2), 4
     micro-batches in the interleaved 1F1B order (each rank's program checked against vpp_order
     through its transfers), 20 compiled AdamW steps equal to one process."""
-    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static"], tmp_path=tmp_path, timeout=300)
+    results, _ = run_ranks("pipeline.py", 2, args=["vpp_static", kind] + ["clip"] * clip, tmp_path=tmp_path,
+                           timeout=300)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
         assert f"vpp_static ok {rank}" in out
@@ -216,3 +226,82 @@ def test_one_stage_pp_config_trains_like_the_plain_model():
             opt.clear_grad()
     for k, v in a.state_dict().items():
         np.testing.assert_allclose(b.state_dict()[k]._local_value().numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_hybrid_parallel_clip_grad_bad_arguments_and_one_process():
+    """HybridParallelClipGrad: bad arguments name the class and the type; on a one-rank world
+    (no job) it clips exactly as ClipGradByGlobalNorm does."""
+    import numpy as np
+    from oar.distributed.fleet import HybridParallelClipGrad
+    with pytest.raises(TypeError, match="HybridParallelClipGrad: clip must be a ClipGradByGlobalNorm, got "
+                                        "ClipGradByNorm"):
+        HybridParallelClipGrad(oar.nn.ClipGradByNorm(1.0))
+    with pytest.raises(TypeError, match="HybridParallelClipGrad: group must be a Group.*got str"):
+        HybridParallelClipGrad(oar.nn.ClipGradByGlobalNorm(1.0), "pp")
+    if dist.is_initialized():
+        pytest.skip("a job is running in this process")
+    rng = np.random.default_rng(0)
+    for clip_norm in (0.5, 100.0):
+        ps = [oar.create_parameter([3, 4], "float64"), oar.create_parameter([5], "float64")]
+        gs = [oar.to_tensor(rng.standard_normal(p.shape)) for p in ps]
+        want = oar.nn.ClipGradByGlobalNorm(clip_norm)(list(zip(ps, gs)))
+        got = HybridParallelClipGrad(oar.nn.ClipGradByGlobalNorm(clip_norm))(list(zip(ps, gs)))
+        for (_, w), (_, g) in zip(want, got):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-14)
+
+
+def test_pipeline_layer_segments_lays_out_and_checks_its_arguments():
+    """fleet.meta_parallel: Paddle's segmentation (uniform: the remainder to the last parts;
+    layer:<regex>: parts start at matching layers), chunk c on stage c % num_stages, a
+    VPP to_static that fits and one that does not, one stage equal to the plain layers, and
+    bad arguments naming what is wrong."""
+    import numpy as np
+    from oar.distributed import ProcessMesh
+    from oar.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, segment
+    assert segment(list(range(10)), 4, "uniform") == [0, 2, 4, 7, 10]
+    assert segment(list(range(4)), 4, "uniform") == [0, 1, 2, 3, 4]
+    items = [oar.nn.Tanh(), oar.nn.Linear(2, 2), oar.nn.Tanh(), oar.nn.Linear(2, 2), oar.nn.Linear(2, 2),
+             oar.nn.Linear(2, 2)]
+    assert segment(items, 2, "layer:Linear") == [0, 4, 6]
+    with pytest.raises(ValueError, match="seg_method 'layer:Linear' matches 4 layers, which do not divide into 3"):
+        segment(items, 3, "layer:Linear")
+    with pytest.raises(ValueError, match="6 layers cannot make 8 chunks"):
+        segment(items, 8, "uniform")
+    with pytest.raises(ValueError, match="seg_method must be 'uniform' or 'layer:<class name regex>', got 'even'"):
+        segment(items, 2, "even")
+
+    oar.seed(3)
+    descs = [LayerDesc(oar.nn.Linear, 2, 2) for _ in range(4)]
+    pl = PipelineLayer(descs, num_stages=2, num_virtual_pipeline_stages=2)
+    assert [c.mesh.process_ids for c in pl.chunks] == [[0], [1], [0], [1]]
+    assert all(p.process_mesh == pl.chunks[i].mesh for i in range(4) for p in pl.chunks[i].parameters())
+    strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": "VPP", "accumulate_steps": 4,
+                                           "vpp_degree": 2}})
+    opt = oar.optimizer.SGD(0.1, parameters=pl.parameters())
+    dist.to_static(pl, None, lambda o, y: ((o - y) ** 2).mean(), opt, strategy=strategy)  # fits
+    strategy.pipeline.vpp_degree = 4
+    with pytest.raises(ValueError, match="vpp_degree is 4, but the layer's 4 chunks on 2 stages make 2"):
+        dist.to_static(pl, None, lambda o, y: ((o - y) ** 2).mean(), opt, strategy=strategy)
+
+    # one stage (this process): the chunks in order are the plain layers
+    layers = [oar.nn.Linear(3, 4), oar.nn.Tanh(), lambda t: t * 2.0, oar.nn.Linear(4, 2)]
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    want = oar.to_tensor(x)
+    for f in layers:
+        want = f(want)
+    one = PipelineLayer(layers, mesh=ProcessMesh([0], dim_names=["pp"]), seg_method="layer:Linear")
+    assert one.segment_parts == [0, 4] and one.get_num_stages() == 1
+    np.testing.assert_allclose(dist.unshard_dtensor(one(oar.to_tensor(x))).numpy(), want.numpy(), rtol=1e-6)
+
+    with pytest.raises(ValueError, match="num_stages 3 differs from the mesh's 'pp' axis size 2"):
+        PipelineLayer(descs, num_stages=3, mesh=ProcessMesh([0, 1], dim_names=["pp"]))
+    with pytest.raises(NotImplementedError, match="PipelineLayer: topology and recompute_interval"):
+        PipelineLayer(descs, num_stages=2, topology=object())
+    with pytest.raises(TypeError, match="PipelineLayer: a layer must be an nn.Layer, a LayerDesc or a function, got 3"):
+        PipelineLayer([3], num_stages=1)
+    with pytest.raises(ValueError, match="num_virtual_pipeline_stages must be a positive int, got 0"):
+        PipelineLayer(descs, num_stages=2, num_virtual_pipeline_stages=0)
+    with pytest.raises(ValueError, match="give num_stages, or a mesh with a 'pp' axis"):
+        PipelineLayer(descs)
+    with pytest.raises(TypeError, match="LayerDesc: layer_func must be an nn.Layer subclass"):
+        LayerDesc(len)

@@ -182,9 +182,8 @@ class DistModel:
         self._compile = os.environ.get("OAR_DIST_MODEL_EAGER", "0") in ("", "0")
         pp = strategy.pipeline
         self._micro = pp.accumulate_steps if pp.enable else 1
-        from ...nn import Sequential
-        if pp.enable and pp.schedule_mode == "VPP" and self._micro > 1 and isinstance(layer, Sequential):
-            from .static_program import check_vpp
+        from .static_program import check_vpp, has_vpp_chunks
+        if pp.enable and pp.schedule_mode == "VPP" and self._micro > 1 and has_vpp_chunks(layer):
             check_vpp(layer, self._micro, pp.vpp_degree)  # a bad layout or count: an error here, not a fallback
         if optimizer is not None and strategy.sharding.enable and strategy.sharding.stage > 0:
             from .api import ShardingStage1, ShardingStage2, ShardingStage3, _ShardOptimizer, shard_optimizer

@@ -59,12 +59,13 @@ def _grad_layout(g, p):
 def fused_optimizer(optimizer):
     """The optimizer whose update DistModel records into the program (dist.<rule>_update
     ops), or None where it steps eagerly on the program's gradients: the fused rules of
-    oar.optimizer (SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb),
-    alone or under a ShardingStage (Note [DistModel])."""
+    oar.optimizer (SGD, Momentum, Adam, AdamW, Adamax, Adagrad, Adadelta, RMSProp, Lamb,
+    NAdam, RAdam, Rprop, ASGD), alone or under a ShardingStage (Note [DistModel])."""
     from ...optimizer import optimizer as fused
+    from ...optimizer import optimizer_more as fused_more
     inner = getattr(optimizer, "_inner_opt", optimizer)
     update = getattr(type(inner), "_update", None)
-    return inner if update is not None and update.__module__ == fused.__name__ else None
+    return inner if update is not None and update.__module__ in (fused.__name__, fused_more.__name__) else None
 
 
 def _state_names(opt, sharded):
@@ -146,16 +147,27 @@ def vpp_order(micro, stage, stages, vpp):
     return order + [unit("B", k) for k in range(total - warm, total)]
 
 
-def vpp_chunks(layer):
-    """The model chunks of a VPP pipeline: `layer` must be an nn.Sequential; consecutive items
-    whose parameters lie on one mesh form a chunk (items without parameters join the chunk
-    before them). Returns ([(mesh ids, [items])], the distinct meshes in order)."""
+def has_vpp_chunks(layer):
+    """Whether `layer` gives VPP chunks: an nn.Sequential, or a layer that lists its chunks
+    (`vpp_chunks()`: fleet.meta_parallel.PipelineLayer)."""
     from ...nn import Sequential
-    if not isinstance(layer, Sequential):
+    return isinstance(layer, Sequential) or callable(getattr(layer, "vpp_chunks", None))
+
+
+def vpp_chunks(layer):
+    """The model chunks of a VPP pipeline (Note [VPP chunks]): the layer's own list
+    (`layer.vpp_chunks()`: PipelineLayer's segments), or for an nn.Sequential consecutive items
+    whose parameters lie on one mesh (items without parameters join the chunk before them).
+    Returns ([(mesh ids, [items])], the distinct meshes in order)."""
+    from ...nn import Sequential
+    if not has_vpp_chunks(layer):
         raise NotImplementedError("DistModel: schedule_mode VPP runs an nn.Sequential whose items are the "
-                                  f"virtual stages in order (got {type(layer).__name__})")
+                                  "virtual stages in order, or a fleet.meta_parallel.PipelineLayer (got "
+                                  f"{type(layer).__name__})")
     chunks = []
-    for item in layer:
+    if not isinstance(layer, Sequential):
+        chunks = [(ids, list(items)) for ids, items in layer.vpp_chunks()]
+    for item in layer if isinstance(layer, Sequential) else ():
         ids = next((tuple(p.process_mesh.process_ids) for p in item.parameters() if p.is_dist()), None)
         if chunks and (ids is None or ids == chunks[-1][0]):
             chunks[-1][1].append(item)
@@ -254,6 +266,9 @@ def _trace_vpp(layer, loss_fn, chunks_in, micro, scale, params, vpp_degree):
             for k, g in zip(owned[c], gs):
                 if g is not None:
                     acc[k] = g if acc[k] is None else acc[k] + g
+    for k, (_, p) in enumerate(params):  # other ranks' chunks: empty gradients laid out as their
+        if acc[k] is None and p.is_dist() and me not in p.process_mesh.process_ids:  # parameters, as
+            acc[k] = oar.zeros_like(p)  # the other schedules' backward gives (the dist layer runs no op)
     # the other ranks' losses (the last chunk is another rank's): placeholders, as the other schedules return
     return [p if p is not None else loss(i) for i, p in enumerate(parts)], acc
 

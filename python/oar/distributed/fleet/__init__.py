@@ -8,11 +8,18 @@
     opt = fleet.distributed_optimizer(opt)
 
 The hybrid degrees are stored and checked against the world size; only dp > 1 is run here
-(tensor and pipeline parallelism come with auto-parallel: oar.distributed.auto_parallel)."""
+(tensor and pipeline parallelism come with auto-parallel: oar.distributed.auto_parallel).
+HybridParallelClipGrad gives global-norm clipping across processes that hold disjoint parts
+of a model (the stages of oar.distributed.auto_parallel.pipelining)."""
+import math
+
+import numpy as np
+
 from .. import collective
 
 __all__ = ["DistributedStrategy", "init", "distributed_model", "distributed_optimizer",
-           "worker_index", "worker_num", "is_first_worker", "barrier_worker", "get_strategy"]
+           "worker_index", "worker_num", "is_first_worker", "barrier_worker", "get_strategy",
+           "HybridParallelClipGrad"]
 
 _DEGREES = ("dp_degree", "mp_degree", "pp_degree", "sharding_degree", "sep_degree")
 
@@ -122,6 +129,51 @@ class _Fleet:
         return self.strategy
 
 
+class HybridParallelClipGrad:
+    """Global-norm clipping over a model whose parameters are split across the ranks of
+    `group` (a Group, or a list of them: e.g. the pipeline stages' group), as Paddle's
+    HybridParallelClipGrad: each rank's squared norm of its own gradients is all-reduced
+    (SUM, in float64) over every group in turn, so every rank scales by the same
+    clip_norm / max(global_norm, clip_norm) one process would (Note [Pipeline clipping]).
+    The ranks of a group must hold disjoint parameters: one replicated across it would be
+    counted once per rank. Use it as an optimizer's grad_clip; dist tensors (auto-parallel
+    pipelines) need no wrapper, ClipGradByGlobalNorm reduces over their meshes itself."""
+
+    def __init__(self, clip, group=None):
+        from ...nn import ClipGradByGlobalNorm
+        if not isinstance(clip, ClipGradByGlobalNorm):
+            raise TypeError(f"HybridParallelClipGrad: clip must be a ClipGradByGlobalNorm, got {type(clip).__name__}")
+        groups = list(group) if isinstance(group, (list, tuple)) else [group]  # None: every rank
+        for g in groups:
+            if g is not None and not isinstance(g, collective.Group):
+                raise TypeError(f"HybridParallelClipGrad: group must be a Group, a list of Groups or None, got "
+                                f"{type(g).__name__}")
+        self._clip, self._groups = clip, groups
+
+    def __call__(self, params_grads):
+        import oar
+        from ...nn.clip import _need_clip, _sq_sum
+        from ..communication import all_reduce
+        params_grads = list(params_grads)
+        with oar.no_grad():
+            total = oar.to_tensor(np.array(sum(_sq_sum(g) for p, g in params_grads if _need_clip(p)),
+                                           dtype=np.float64))
+            for g in self._groups:
+                if g is not None or collective.is_initialized():  # None without a job: one process
+                    all_reduce(total, group=g)
+            norm = math.sqrt(float(total.numpy()))
+        c = self._clip  # then as ClipGradByGlobalNorm's own float path
+        if norm <= c.clip_norm or not math.isfinite(norm) and c.auto_skip_clip:
+            return params_grads
+        scale = c.clip_norm / norm
+        with oar.no_grad():
+            return [(p, g * scale if _need_clip(p) else g) for p, g in params_grads]
+
+    def __str__(self):
+        ranks = [g.ranks if g is not None else "all" for g in self._groups]
+        return f"HybridParallelClipGrad({self._clip}, ranks {ranks})"
+
+
 _fleet = _Fleet()
 init = _fleet.init
 distributed_model = _fleet.distributed_model
@@ -131,3 +183,5 @@ worker_num = _fleet.worker_num
 is_first_worker = _fleet.is_first_worker
 barrier_worker = _fleet.barrier_worker
 get_strategy = _fleet.get_strategy
+
+from . import meta_parallel  # noqa: E402 (PipelineLayer builds on nn, imported with fleet)

@@ -1,7 +1,9 @@
 """Cross-mesh reshard and pipeline stages on sub-meshes, as each rank of a job
 (test_pipeline.py): `cross` moves tensors between disjoint, overlapping and differently
 shaped meshes (forward and gradient) against NumPy; `pp` trains the small GPT as 2 pipeline
-stages (parallelize's pp_config) against one process."""
+stages (parallelize's pp_config) against one process. A trailing `clip` argument gives every
+optimizer (the reference's too) ClipGradByGlobalNorm(CLIP_NORM): the global norm spans the
+stages, and the reference must have clipped in some step."""
 import sys
 
 import numpy as np
@@ -9,6 +11,22 @@ import numpy as np
 import oar
 import oar.distributed as dist
 from oar.distributed import Partial, ProcessMesh, Replicate, Shard
+
+CLIP = "clip" in sys.argv[2:]
+CLIP_NORM = 4.0  # the GPT's gradient norms: ~5.7 at first, under 4 after a few steps (batch 8: ~4.3, then less)
+_ref_norms = []  # the reference's global gradient norm at each step
+
+
+def _clip():
+    return oar.nn.ClipGradByGlobalNorm(CLIP_NORM) if CLIP else None
+
+
+def _check_clipped():
+    """With `clip`, the reference clipped in some steps and not in others (else the test
+    shows nothing)."""
+    if CLIP:
+        assert any(n > CLIP_NORM for n in _ref_norms), f"no step clipped: norms {_ref_norms}"
+        assert any(n < CLIP_NORM for n in _ref_norms), f"every step clipped: norms {_ref_norms}"
 
 
 def whole(t):
@@ -51,6 +69,27 @@ def cross(rank):
             b.backward(oar.zeros([0, 0], dtype="float64"))
         assert a.grad.process_mesh == ma, (i, a.grad.process_mesh)
         np.testing.assert_allclose(whole(a.grad), w, rtol=1e-12, err_msg=f"case {i} gradient")
+    # Only what each target needs moves (Note [Cross-mesh reshard]): rows split on both sides
+    # go piece by piece, [2, 6] float64 = 96 bytes from each source rank, not the whole [4, 6]
+    # (a gather would also have sent 192 bytes from each).
+    # A Partial source is reduce-scattered first (along the target's split dim when it has
+    # one), so it too sends halves.
+    ma, mb = (ProcessMesh([0, 1]), ProcessMesh([1, 0])) if world == 2 else (ProcessMesh([0, 1]), ProcessMesh([2, 3]))
+    for pa, pb, mb_, sent in [([Shard(0)], [Shard(0)], mb, 96), ([Shard(0)], [Shard(1)], mb, 2 * 48 if world == 4 else 48),
+                              ([Replicate()], [Shard(0)], mb, 96 if world == 4 else 0),
+                              ([Partial()], [Shard(0)], mb, 96),
+                              ([Partial()], [Replicate()], ProcessMesh([1]) if world == 2 else ProcessMesh([3]),
+                               {0: 96, 1: 0} if world == 2 else {0: 96, 1: 96})]:
+        a = dist.shard_tensor(x, ma, pa)
+        before = oar._C.distributed.cross_mesh_sent_bytes()
+        b = dist.reshard(a, mb_, pb)
+        moved = oar._C.distributed.cross_mesh_sent_bytes() - before
+        np.testing.assert_allclose(whole(b), x, rtol=1e-12, err_msg=f"{pa} -> {pb}")
+        if rank in ma.process_ids:
+            want = sent[rank] if isinstance(sent, dict) else sent
+            assert moved == want, (rank, pa, pb, moved, want)
+        else:
+            assert moved == 0, (rank, moved)
     print(f"cross ok {rank}", flush=True)
 
 
@@ -84,7 +123,7 @@ def pp(rank, schedule_name):
     oar.seed(9)
     ref = GPT()
     state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
-    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters(), grad_clip=_clip())
     n_micro = 4
 
     def loss_fn(logits, y):  # the whole batch's mean over micro-batches of equal size
@@ -93,7 +132,9 @@ def pp(rank, schedule_name):
     gpt = GPT()
     gpt.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
     part = [Stage0, Stage1][rank](gpt)
-    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=part.parameters())
+    # plain tensors: each stage's squared norm is all-reduced over the stages' group (None: all ranks)
+    clip = dist.fleet.HybridParallelClipGrad(_clip(), None) if CLIP else None
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=part.parameters(), grad_clip=clip)
     stage = PipelineStage(part, rank, 2)
     sched = {"FThenB": ScheduleFThenB, "1F1B": Schedule1F1B}[schedule_name](stage, n_micro, loss_fn)
     rng = np.random.default_rng(5)
@@ -115,6 +156,7 @@ def pp(rank, schedule_name):
     for p in mine.values():
         np.testing.assert_allclose(p.numpy(), ref_params[names[id(p)]].numpy(), rtol=1e-10, atol=1e-10,
                                    err_msg=names[id(p)])
+    _check_clipped()
     print(f"pp {schedule_name} ok {rank}", flush=True)
 
 
@@ -124,10 +166,11 @@ def _twin_gpts(GPT):
     oar.seed(9)
     ref = GPT()
     state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
-    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters())
+    ref_opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=ref.parameters(), grad_clip=_clip())
     model = GPT()
     model.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
-    return ref, ref_opt, model, oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters())
+    return ref, ref_opt, model, oar.optimizer.AdamW(learning_rate=1e-3, parameters=model.parameters(),
+                                                     grad_clip=_clip())
 
 
 def _reference_step(ref, ref_opt, rng, batch):
@@ -137,6 +180,8 @@ def _reference_step(ref, ref_opt, rng, batch):
     x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
     ref_loss = oar.nn.functional.cross_entropy(oar.reshape(ref(x), [-1, 32]), oar.reshape(y, [-1]))
     ref_loss.backward()
+    if CLIP:
+        _ref_norms.append(oar.nn.ClipGradByGlobalNorm(CLIP_NORM).global_norm([(p, p.grad) for p in ref.parameters()]))
     ref_opt.step()
     ref_opt.clear_grad()
     return x, y, ref_loss
@@ -192,6 +237,7 @@ def pp_parallelize(rank, split):
         if rank in p.process_mesh.process_ids:
             np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), rtol=1e-10,
                                        atol=1e-10, err_msg=name)
+    _check_clipped()
     print(f"pp_config ok {rank}", flush=True)
 
 
@@ -217,17 +263,13 @@ def pp_mp_static(rank):
     rng = np.random.default_rng(5)
     diffs = []
     for _ in range(10):
-        ids = rng.integers(0, 32, size=(4, 9))
-        x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
-        ref_loss = loss_fn(ref(x), y)
-        ref_loss.backward()
-        ref_opt.step()
-        ref_opt.clear_grad()
+        x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
         loss = dm(x, y)
         if rank in stage1.process_ids:
             diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
     if rank in stage1.process_ids:
         assert len(diffs) == 10 and max(diffs) <= 1e-10, f"pp x mp DistModel losses differ by {max(diffs)}"
+    _check_clipped()
     print(f"pp_mp_static ok {rank}", flush=True)
 
 
@@ -243,6 +285,16 @@ def _losses_match_one_process(dm, ref, ref_opt, rank, label):
             diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
     if rank == 1:
         assert max(diffs) <= 1e-10, f"{label} DistModel losses differ by {max(diffs)}"
+    _check_clipped()
+
+
+def _check_clip_program(text, ops, rank):
+    """With `clip`, the global norm crosses the stages in the program: stage 0's squared sum
+    goes to stage 1 (rank 1), which takes the root and the scale and sends the scale back:
+    two 0-d dist.send_recv ops, the sqrt on rank 1 only."""
+    if CLIP:
+        assert text.count("global_shape = #shape[], mesh_ids") == 2, rank
+        assert ops.count("pd_op.sqrt") == rank and ops.count("pd_op.maximum") == rank, (rank, sorted(set(ops)))
 
 
 def pp_static(rank, schedule, micro=2):
@@ -281,6 +333,7 @@ def pp_static(rank, schedule, micro=2):
     warm = {"FThenB": micro, "1F1B": 1 - rank}[schedule]  # 1F1B: stage s of 2 warms up with 1 - s forwards
     want = "F" * warm + "FB" * (micro - warm) + "B" * warm if schedule == "1F1B" else "F" * micro + "B" * micro
     assert order == want, (rank, schedule, order, want)
+    _check_clip_program(text, ops, rank)
     n_params = len(list(model.parameters()))  # the other stage's too, empty here (as the eager step)
     assert ops.count("dist.adamw_update") == 1 and ops.count("builtin.set_parameter") == 3 * n_params
     if rank == 1:  # the last stage computes the loss; FThenB runs every forward before the first backward
@@ -293,12 +346,15 @@ def pp_static(rank, schedule, micro=2):
     print(f"pp_static {schedule} ok {rank}", flush=True)
 
 
-def vpp_static(rank):
+def vpp_static(rank, kind="sequential"):
     """VPP (interleaved 1F1B) through dist.to_static, compiled: the small GPT as 4 virtual
-    stages on 2 ranks (embedding | block 0 | block 1 | head: chunk c on rank c % 2, an
-    nn.Sequential), 4 micro-batches per step, 20 AdamW steps equal to one process (float64 losses
-    and parameters to 1e-10); each rank's program holds its two chunks' units in its interleaved
-    order, read from the chunks' transfers."""
+    stages on 2 ranks (embedding | block 0 | block 1 | head: chunk c on rank c % 2), an
+    nn.Sequential whose items sit on their meshes (`sequential`) or a
+    fleet.meta_parallel.PipelineLayer cutting the same 4 layers (`pipeline_layer`: uniform
+    segments, num_virtual_pipeline_stages=2, the chunks moving their inputs), 4 micro-batches
+    per step, 20 AdamW steps equal to one process (float64 losses and parameters to 1e-10); each
+    rank's program holds its two chunks' units in its interleaved order, read from the chunks'
+    transfers."""
     import re
 
     from auto_parallel import GPT
@@ -320,7 +376,7 @@ def vpp_static(rank):
             self.blk, self.mesh = blk, mesh
 
         def forward(self, x):
-            return self.blk(_to_mesh(x, self.mesh), causal_mask(x.shape[1]))
+            return self.blk(_to_mesh(x, self.mesh) if self.mesh else x, causal_mask(x.shape[1]))
 
     class Head(oar.nn.Layer):
         def __init__(self):
@@ -328,11 +384,20 @@ def vpp_static(rank):
             self.ln, self.head, self.mesh = model.ln, model.head, meshes[1]
 
         def forward(self, x):
-            return self.head(self.ln(_to_mesh(x, self.mesh)))
-    seq = oar.nn.Sequential(Embed(), Blk(model.blocks[0], meshes[1]), Blk(model.blocks[1], meshes[0]), Head())
-    for c, item in enumerate(seq):
-        dist.shard_layer(item, meshes[c % 2])
-    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=seq.parameters())
+            return self.head(self.ln(_to_mesh(x, self.mesh) if self.mesh else x))
+    if kind == "sequential":
+        seq = oar.nn.Sequential(Embed(), Blk(model.blocks[0], meshes[1]), Blk(model.blocks[1], meshes[0]), Head())
+        for c, item in enumerate(seq):
+            dist.shard_layer(item, meshes[c % 2])
+    else:  # the PipelineLayer lays chunk c on stage c % 2 and moves each chunk's input itself
+        from oar.distributed.fleet.meta_parallel import PipelineLayer
+        head = Head()
+        head.mesh = None
+        seq = PipelineLayer([Embed(), Blk(model.blocks[0], None), Blk(model.blocks[1], None), head], num_stages=2,
+                            num_virtual_pipeline_stages=2)
+        assert seq.segment_parts == [0, 1, 2, 3, 4] and seq.get_num_virtual_stages() == 2
+        assert model.blocks[0].q.weight.process_mesh == meshes[1] and model.tok.weight.process_mesh == meshes[0]
+    opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=seq.parameters(), grad_clip=_clip())
 
     def loss_fn(logits, y):
         return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
@@ -363,7 +428,8 @@ def vpp_static(rank):
             ("R" if c < 3 else "") + ("S" if c > 0 else "")
     assert got == want, (rank, got, want)
     assert [u[0] for u in units[:6]] == (list("FFFFFB") if rank == 0 else list("FFFBFB")), units
-    assert ops.count("dist.adamw_update") == 1 and ops.count("dist.send_recv") == len(want)
+    _check_clip_program(text, ops, rank)
+    assert ops.count("dist.adamw_update") == 1 and ops.count("dist.send_recv") == len(want) + 2 * CLIP
     if rank == 1:  # chunk 3 (the head and the loss) is rank 1's; its first backward follows 3 forwards
         ce = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy"]
         ce_grad = [i for i, o in enumerate(ops) if o == "pd_op.cross_entropy_grad"]
@@ -386,7 +452,7 @@ def main():
     elif sys.argv[1] == "pp_static":
         pp_static(rank, sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "vpp_static":
-        vpp_static(rank)
+        vpp_static(rank, sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else "sequential")
     elif sys.argv[1] == "pp_config":
         pp_parallelize(rank, sys.argv[2])
     else:

@@ -1,8 +1,8 @@
 """dist.to_static / DistModel as each rank of a 2-process job (test_dist_to_static.py): the small
 GPT (2 layers, d=64, float64, AdamW) trained 20 steps through a DistModel gives the same
 losses as dynamic mode and as one process (1e-10), data parallel (`dp`) and tensor parallel
-(`mp`), with AdamW (`adamw`) or SGD under a learning-rate schedule (`sgd`), the update in
-the program; `dp` also checks Strategy.gradient_merge (k_steps=2, with sharding stage 2) against
+(`mp`), with AdamW (`adamw`), SGD under a learning-rate schedule (`sgd`), NAdam, RAdam,
+Rprop or ASGD (`nadam`...; ASGD under the schedule), the update in the program; `dp` also checks Strategy.gradient_merge (k_steps=2, with sharding stage 2) against
 one process stepping on the merged batches, and eval()/predict()/state_dict()."""
 import re
 import sys
@@ -42,9 +42,18 @@ def fresh(state, kind="adamw"):
     m.set_state_dict({k: oar.to_tensor(v) for k, v in state.items()})
     if kind == "adamw":
         return m, oar.optimizer.AdamW(learning_rate=1e-3, parameters=m.parameters())
+    # NAdam, RAdam, Rprop, ASGD: their fused updates (RAdam's rectified branch from step 6)
+    if kind == "nadam":
+        return m, oar.optimizer.NAdam(learning_rate=1e-3, parameters=m.parameters(), weight_decay=0.01)
+    if kind == "radam":
+        return m, oar.optimizer.RAdam(learning_rate=1e-3, parameters=m.parameters(), weight_decay=0.01)
+    if kind == "rprop":
+        return m, oar.optimizer.Rprop(learning_rate=1e-3, learning_rate_range=(1e-5, 1e-2), parameters=m.parameters())
     lr = oar.optimizer.lr
     sched = lr.LinearWarmup(lr.ExponentialDecay(learning_rate=0.5, gamma=0.9), warmup_steps=3, start_lr=0.0,
                             end_lr=0.5)
+    if kind == "asgd":
+        return m, oar.optimizer.ASGD(learning_rate=sched, batch_num=3, parameters=m.parameters(), weight_decay=0.01)
     # kind "clip": global-norm clipping too (its norm, the norm's all-reduce over split
     # gradients and the scaling are ops of the program)
     clip = oar.nn.ClipGradByGlobalNorm(0.5) if kind == "clip" else None
@@ -110,7 +119,7 @@ def main(mode, kind):
     for ids in data:
         static.append(value(dm(*feed(mode, mesh, ids))))
         step_schedule(opt)
-    check_program(mode, dm, "dist.adamw_update" if kind == "adamw" else "dist.sgd_update")
+    check_program(mode, dm, f"dist.{kind}_update" if kind not in ("sgd", "clip") else "dist.sgd_update")
     if kind == "clip":
         check_clip(mode, dm, ref_norms)
     d_dyn = max(abs(a - b) for a, b in zip(static, dyn))
@@ -118,6 +127,12 @@ def main(mode, kind):
     assert d_dyn <= 1e-10 and d_ref <= 1e-10, f"{mode}: DistModel losses differ: {d_dyn} vs dynamic, {d_ref} vs one"
     ref_params = dict(ref.named_parameters())
     for name, p in model.named_parameters():
+        if kind in ("nadam", "rprop") and name.endswith(".k.bias"):
+            # The key bias's exact gradient is 0 (softmax over keys ignores a per-query constant):
+            # what reaches it is rounding noise, which differs between layouts. Rprop steps by
+            # its sign, and NAdam's coupled decay turns it into steps of size lr (normalized by
+            # sqrt(v) ~ |noise|), so this bias walks differently; the losses above still agree.
+            continue
         np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), rtol=1e-10,
                                    atol=1e-10, err_msg=name)
     # eval(): the loss without a step; predict(): the outputs
@@ -166,7 +181,7 @@ def check_program(mode, dm, update_op):
     n_params = len(list(dm._layer.parameters()))
     # the update in the program: one op for the parameter group, reading the lr and step inputs,
     # each parameter and state written back (AdamW: 2 moments per parameter)
-    n_states = 2 if update_op == "dist.adamw_update" else 0
+    n_states = {"dist.sgd_update": 0, "dist.nadam_update": 3}.get(update_op, 2)
     assert ops.count(update_op) == 1 and not entry.grad_params, sorted(set(ops))
     assert ops.count("builtin.set_parameter") == n_params * (1 + n_states), ops.count("builtin.set_parameter")
     assert 'name = "opt_lr"} : () -> (tensor<f64>)' in text and 'name = "opt_step"} : () -> (tensor<i64>)' in text
