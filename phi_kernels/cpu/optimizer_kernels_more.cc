@@ -161,7 +161,10 @@ void rprop_update(const UpdateArgs& a) {
         size[i] = sz;
         prev[i] = flip ? 0.0f : gv;
         const float step = static_cast<float>((1 - flip) * gnz * (1 - 2 * static_cast<int32_t>(gb >> 31))) * sz;
-        p[i] = static_cast<T>(static_cast<M>(p[i]) - static_cast<M>(step));
+        // A NaN gradient makes the parameter NaN, as Paddle's sign(NaN) does (never hidden).
+        const uint32_t nan_bits = static_cast<uint32_t>(-static_cast<int32_t>((gb & 0x7fffffffu) > 0x7f800000u));
+        const float step_or_nan = std::bit_cast<float>(std::bit_cast<uint32_t>(step) | (nan_bits & 0x7fc00000u));
+        p[i] = static_cast<T>(static_cast<M>(p[i]) - static_cast<M>(step_or_nan));
       }
     });
   });

@@ -187,3 +187,20 @@ def test_parameter_groups_and_bad_arguments():
         oar.optimizer.ASGD(batch_num=0, parameters=[a])
     with pytest.raises(ValueError, match="'parameters' is required"):
         oar.optimizer.ASGD(batch_num=2 ** 62)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rprop_nan_gradient_makes_the_parameter_nan(dtype):
+    """Paddle's Rprop steps by sign(g): a NaN gradient gives a NaN parameter (never a silent
+    finite step), an infinite one a step of the current size; the other entries as NumPy."""
+    w0 = np.linspace(-1, 1, 7)
+    c = np.array([0.5, np.nan, -2.0, np.inf, -np.inf, 0.0, 3.0])
+    w = oar.create_parameter([7], dtype)
+    w.set_value(w0.astype(dtype))
+    opt = oar.optimizer.Rprop(learning_rate=0.01, parameters=[w])
+    (w * oar.to_tensor(c, dtype)).sum().backward()
+    opt.step()
+    ref = w0 - np.sign(c) * 0.01
+    got = w.numpy()
+    assert np.isnan(got[1]) and np.isnan(ref[1])
+    np.testing.assert_allclose(got, ref, rtol=1e-6, equal_nan=True)
