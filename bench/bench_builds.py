@@ -11,8 +11,10 @@ before a change (never the shared python's site-packages):
     (cd /tmp/oar-base && /tmp/oar-base-venv/bin/pip install --no-build-isolation --no-deps -e .)
 The new build is this python's oar (with `source scripts/dev_env.sh BUILD` in the shell:
 that build). The base process gets the environment without dev_env.sh's PYTHONPATH and
-OAR_* variables, so that it imports its own install; each probe reports the oar it
-imported and the run stops if both builds imported the same one.
+OAR_* variables, so that it imports its own install; each probe reports the extension
+(oar._C) it loaded and the run stops if both builds loaded the same one. (Without
+dev_env.sh's SKBUILD_EDITABLE_SKIP, the shared python's editable install maps oar._C to
+its own build even when PYTHONPATH points at a checkout.)
 
 Both builds run THIS directory's bench code: each suite's `oar_cases(oar)` (bench_jit's
 with ort=False: the predictor timed alone, no ONNX export or onnxruntime), one fresh
@@ -48,7 +50,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 SUITES = ("core", "ops", "models", "jit")
 SUITE_ARGS = {"jit": {"ort": False}}
 # environment variables by which scripts/dev_env.sh points a python at a development build
-DEV_ENV = ("PYTHONPATH", "OAR_BUILD", "OAR_EXT_DIR")
+DEV_ENV = ("PYTHONPATH", "OAR_BUILD", "OAR_EXT_DIR", "SKBUILD_EDITABLE_SKIP")
 
 
 def oar_metrics(suite):
@@ -66,7 +68,7 @@ def probe(suite, threads, only):
     cases = mod.oar_cases(oar, **SUITE_ARGS.get(suite, {}))
     cases = {k: v for k, v in cases.items() if not only or k in only}
     results, errors = common.run_cases(cases)
-    print("BUILDS_JSON " + json.dumps({"results": results, "errors": errors, "oar": oar.__file__,
+    print("BUILDS_JSON " + json.dumps({"results": results, "errors": errors, "oar": oar._C.__file__,
                                        "clock": common.CLOCK.__name__}), flush=True)
 
 
@@ -96,8 +98,9 @@ def factor(unit_better, base, new):
     return base / new if unit_better == "high" else new / base
 
 
-def summarize(suites, rounds):
-    """rounds: [{suite: {label: probe result}}]. Returns rows of the table."""
+def summarize(suites, rounds, filtered=False):
+    """rounds: [{suite: {label: probe result}}]; filtered: --cases chose the cases. Returns
+    the table's rows."""
     rows = []
     for suite in suites:
         for name, unit, better in oar_metrics(suite):
@@ -110,6 +113,8 @@ def summarize(suites, rounds):
             if paired:
                 row.update(base=statistics.median(vals["base"]), new=statistics.median(vals["new"]),
                            factor=statistics.median(paired), factor_rounds=paired)
+            elif filtered and not any(r[suite][lab]["errors"] for r in rounds for lab in ("base", "new")):
+                continue  # a case that --cases left out
             else:
                 errs = {lab: sorted({e for r in rounds for e in r[suite][lab]["errors"].values()})
                         for lab in ("base", "new")}
@@ -133,6 +138,20 @@ def print_table(rows, flag):
     print(f"\n{len(over)} of {sum('factor' in r for r in rows)} comparable figures over {flag}: "
           + (", ".join(f"{r['suite']}:{r['metric']} {r['factor']:.3f}" for r in over) or "none"))
     print(f"not comparable: {sum('factor' not in r for r in rows)}")
+
+
+def markdown(rows, flag):
+    """The table as Markdown (for docs/notes): one line per figure."""
+    lines = ["| suite | figure | unit | base | new | new/base | rounds |", "|---|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        if "factor" in r:
+            f = f"**{r['factor']:.3f}**" if r["factor"] > flag else f"{r['factor']:.3f}"
+            lines.append(f"| {r['suite']} | {r['metric']} | {r['unit']} | {common.fmt(r['base'])} | "
+                         f"{common.fmt(r['new'])} | {f} | {' '.join(f'{x:.2f}' for x in r['factor_rounds'])} |")
+        else:
+            lines.append(f"| {r['suite']} | {r['metric']} | {r['unit']} | - | - | not comparable | "
+                         f"{r['not_comparable'][:120]} |")
+    return lines
 
 
 def main():
@@ -186,12 +205,13 @@ def main():
                       f"{time.time() - t0:.0f} s, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
             if modules.get("base") and modules.get("base") == modules.get("new"):
                 raise SystemExit(f"both builds imported {modules['base']}: check --base-python and the environment")
-    rows = summarize(suites, rounds)
+    rows = summarize(suites, rounds, bool(only))
     machine = peak.cpu_info()
     print(f"\n{machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus; threads "
           f"{args.threads}, clock {args.clock}, {args.rounds} alternating round(s); base {modules.get('base')}, "
           f"new {modules.get('new')}")
     print_table(rows, args.flag)
+    print("\n" + "\n".join(markdown(rows, args.flag)))
     out = args.out or os.path.join(BENCH, "results", f"builds_{args.threads}t.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
