@@ -106,7 +106,9 @@ def oar_models(paddle):
     return models
 
 
-def oar_cases(paddle):
+def oar_cases(paddle, ort=True):
+    """oar's cases; ort=False times the predictor alone (no ONNX export, no onnxruntime:
+    bench_builds.py compares two builds' predictors, and an older build may lack the export)."""
     nn = paddle.nn
     models = oar_models(paddle)
     tmp = tempfile.mkdtemp(prefix="oar_bench_jit_")
@@ -135,27 +137,23 @@ def oar_cases(paddle):
                 f"{name}_static_over_eager": static / eager}
 
     def infer(name, shape):
-        import onnxruntime as ort
-
         model = models[name]()
         model.eval()
         spec = [paddle.static.InputSpec([None] + list(shape), "float32", "x")]
         prefix = os.path.join(tmp, name)
         paddle.jit.save(model, prefix, input_spec=spec)
-        paddle.onnx.export(model, prefix, input_spec=spec)
         config = paddle.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams")
         config.set_cpu_math_library_num_threads(paddle.get_num_threads())
         predictor = paddle.inference.create_predictor(config)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = paddle.get_num_threads()
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        sess = ort.InferenceSession(prefix + ".onnx", opts, providers=["CPUExecutionProvider"])
-        feed = sess.get_inputs()[0].name
+        sess = ort_session(model, prefix, spec, paddle.get_num_threads()) if ort else None
         out = {}
         for b in BATCHES:
             x = infer_input(shape, b)
             xt = paddle.to_tensor(x)
+            if sess is None:
+                out[f"{name}_b{b}_infer_ms"] = ms(lambda: predictor.run([xt]), 2 * repeats(name) + 1)
+                continue
+            feed = sess.get_inputs()[0].name
             ref = predictor.run([xt])[0].numpy()
             got = sess.run(None, {feed: x})[0]
             np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)  # same model on both sides
@@ -165,6 +163,18 @@ def oar_cases(paddle):
             out[f"{name}_b{b}_infer_ms"], out[f"{name}_b{b}_ort_ms"] = t_pred * 1e3, t_ort * 1e3
             out[f"{name}_b{b}_predictor_over_ort"] = out[f"{name}_b{b}_infer_ms"] / out[f"{name}_b{b}_ort_ms"]
         return out
+
+    def ort_session(model, prefix, spec, threads):
+        """The model as oar.onnx.export writes it, in an onnxruntime session (sequential
+        execution, `threads` intra-op threads)."""
+        import onnxruntime
+
+        paddle.onnx.export(model, prefix, input_spec=spec)
+        opts = onnxruntime.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        return onnxruntime.InferenceSession(prefix + ".onnx", opts, providers=["CPUExecutionProvider"])
 
     cases = {f"train_{m}": (lambda m=m: train(m)) for m in TRAIN}
     cases.update({f"infer_{m}": (lambda m=m, s=s: infer(m, s)) for m, s in INFER})

@@ -25,6 +25,11 @@ import peak
 BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 FRAMEWORKS = ("oar", "torch")
+# The clock of bench/bench_pair: wall time, or with BENCH_CLOCK=cpu this process's CPU time
+# (all its threads). CPU time is less moved by other jobs on a shared machine (a descheduled
+# process does not count), but it also counts a thread pool's spinning idle workers: use it
+# at 1 thread only (bench_builds.py does).
+CLOCK = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
 
 
 # ---------------------------------------------------------------- timing
@@ -34,10 +39,10 @@ def _calls_per_repeat(fn, target, warmup):
         fn()
     n = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t0
+        dt = CLOCK() - t0
         if dt >= target / 10 or n >= 1 << 20:
             break
         n *= 2
@@ -50,10 +55,10 @@ def bench(fn, repeat=7, target=0.1, warmup=3):
     n = _calls_per_repeat(fn, target, warmup)
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for _ in range(n):
             fn()
-        times.append((time.perf_counter() - t0) / n)
+        times.append((CLOCK() - t0) / n)
     return statistics.median(times)
 
 
@@ -65,10 +70,10 @@ def bench_pair(fa, fb, repeat=7, target=0.1, warmup=3):
     times = ([], [])
     for _ in range(repeat):
         for i, fn in enumerate((fa, fb)):
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             for _ in range(calls[i]):
                 fn()
-            times[i].append((time.perf_counter() - t0) / calls[i])
+            times[i].append((CLOCK() - t0) / calls[i])
     return statistics.median(times[0]), statistics.median(times[1])
 
 
