@@ -250,8 +250,17 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
                           {sizeof(Out), sizeof(In)}, [&](auto p, int64_t m, auto s) {
                             Out* po = reinterpret_cast<Out*>(p[0]);
                             const In* pa = reinterpret_cast<const In*>(p[1]);
-                            for (int64_t i = 0; i < m; ++i) {
-                              store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i * s[1]])));
+                            if (s[1] == 0) {  // a broadcast row (an expanded gradient): one value
+                              const auto v = f(static_cast<OpMath<In>>(pa[0]));
+#pragma omp simd
+                              for (int64_t i = 0; i < m; ++i) store_elem(&po[i], v);
+                            } else if (s[1] == 1) {
+#pragma omp simd
+                              for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i])));
+                            } else {
+                              for (int64_t i = 0; i < m; ++i) {
+                                store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i * s[1]])));
+                              }
                             }
                           });
 }
