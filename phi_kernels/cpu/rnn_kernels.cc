@@ -10,6 +10,9 @@
 // walks the steps in reverse with one GEMM per step for dh_{t-1} = da_t W_hh, and one GEMM
 // at the end for dW_hh = sum_t da_t^T h_{t-1} over all steps at once.
 #include <cblas.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "oar_generated/kernel_signatures.h"
+#include "paddle_core/tensor/allocator.h"
 #include "phi_kernels/cpu/vec_math.h"
 #include "phi_kernels/funcs/sgemm.h"
 
@@ -42,6 +46,49 @@ void gemm_acc(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, cons
 void gemm_acc(int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B, int64_t ldb, double* C,
               int64_t ldc) {
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc);
+}
+
+// Scratch for a call: from the CPU caching allocator, so a repeated call does not fault
+// in fresh pages (a std::vector of a few MiB did, ~7% of the LSTM backward).
+template <typename T>
+T* scratch(Workspace& ws, int64_t n) {
+  ws.reserve(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(T));
+  return ws.data<T>();
+}
+
+// dst[cols, rows] = src[rows, cols]^T (row-major, dst's rows ld apart), in 8x8 tiles.
+template <typename T>
+void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
+  int64_t i0 = 0;
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<T, float>) {
+    for (; i0 + 8 <= rows; i0 += 8) {
+      int64_t j0 = 0;
+      for (; j0 + 8 <= cols; j0 += 8) {
+        __m256 r[8], u[8];
+        for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + (i0 + k) * cols + j0);
+        for (int k = 0; k < 8; k += 2) {
+          u[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+          u[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+        }
+        for (int k = 0; k < 8; k += 4) {
+          r[k] = _mm256_shuffle_ps(u[k], u[k + 2], 0x44);
+          r[k + 1] = _mm256_shuffle_ps(u[k], u[k + 2], 0xEE);
+          r[k + 2] = _mm256_shuffle_ps(u[k + 1], u[k + 3], 0x44);
+          r[k + 3] = _mm256_shuffle_ps(u[k + 1], u[k + 3], 0xEE);
+        }
+        for (int k = 0; k < 4; ++k) {
+          _mm256_storeu_ps(dst + (j0 + k) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+          _mm256_storeu_ps(dst + (j0 + k + 4) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+        }
+      }
+      for (; j0 < cols; ++j0)
+        for (int64_t i = i0; i < i0 + 8; ++i) dst[j0 * rows + i] = src[i * cols + j0];
+    }
+  }
+#endif
+  for (int64_t i = i0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
 }
 
 // The gate activations, vectorized (the scalar forms cost ~10 ns an element, which made
@@ -92,6 +139,58 @@ struct SeqLayout {
   int64_t batch_stride() const { return batch_first ? T : 1; }  // in rows
 };
 
+// The next batch row's xw, asked for while this row's gates are computed: xw (4 MiB for
+// the bench model) is out of L2 by the time its step comes, and its row loads were ~half
+// of the forward kernel's time.
+template <typename T>
+inline void prefetch_row(const T* p, int64_t n) {
+  for (int64_t k = 0; k < n; k += 64 / static_cast<int64_t>(sizeof(T))) __builtin_prefetch(p + k);
+}
+
+// Row helpers of the backward kernels, with restrict parameters: gcc vectorizes these
+// loops only when it knows the rows do not overlap (the gate loop ran scalar before).
+template <typename T>
+void mul_into(int64_t n, const T* __restrict x, const T* __restrict y, T* __restrict out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] * y[j];
+}
+template <typename T>
+void add_into(int64_t n, const T* __restrict x, T* __restrict acc) {
+  for (int64_t j = 0; j < n; ++j) acc[j] += x[j];
+}
+
+// One batch row of the LSTM gate backward: from dL/dh_t (dh) and the carried dL/dc_t
+// (dc, replaced by dL/dc_{t-1}), the pre-activation gradients da = [di, df, dg, do]
+// (also summed into dbias), given the activated gates a = [i, f, g, o], tanh(c_t) and c_{t-1}.
+template <typename T>
+void lstm_gate_grad_row(int64_t H, const T* __restrict a, const T* __restrict tc, const T* __restrict c_prev,
+                        const T* __restrict dh, T* __restrict dc, T* __restrict da, T* __restrict dbias) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], th = tc[j], dhk = dh[j];
+    const T dck = dc[j] + dhk * o * (T(1) - th * th);
+    const T di = dck * g * i * (T(1) - i), df = dck * c_prev[j] * f * (T(1) - f);
+    const T dg = dck * i * (T(1) - g * g), dout = dhk * th * o * (T(1) - o);
+    da[j] = di;
+    da[H + j] = df;
+    da[2 * H + j] = dg;
+    da[3 * H + j] = dout;
+    dbias[j] += di;
+    dbias[H + j] += df;
+    dbias[2 * H + j] += dg;
+    dbias[3 * H + j] += dout;
+    dc[j] = dck * f;
+  }
+}
+
+// dw[G, H] = sum over the R rows of da[r]^T hprev[r] (da [R, G], hprev [R, H]): computed
+// as hprev^T da [H, G] and transposed, which oneDNN's sgemm runs ~5% faster than da^T
+// hprev with da's 4-KiB rows (Zen 4, 1024x256x1024: 5.27 against 5.52 ms).
+template <typename T>
+void weight_grad(int64_t G, int64_t H, int64_t R, const T* da, const T* hprev, T* dw, Workspace& ws) {
+  T* dwt = scratch<T>(ws, H * G);
+  gemm(true, false, H, G, R, hprev, H, da, G, dwt, G);
+  transpose_into(dwt, H, G, dw);
+}
+
 template <typename T>
 void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const DenseTensor& w_in,
                         const DenseTensor& bias_in, const DenseTensor& h0_in, const DenseTensor& c0_in,
@@ -109,7 +208,9 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
   T* lh = last_h->alloc<T>();
   T* lc = last_c->alloc<T>();
   const T* x = xw.data<T>();
-  const T* wp = w.data<T>();
+  Workspace wt_ws;  // W_hh^T [H, 4H], for NN products (Note [Fused LSTM])
+  T* wt = scratch<T>(wt_ws, G * H);
+  transpose_into(w.data<T>(), G, H, wt);
   const T* bp = bias.data<T>();
   const T* h_prev = h0.data<T>();
   int64_t ldh = H;  // row stride of h_prev
@@ -118,10 +219,11 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
     const int64_t t = lay.time(s);
     T* a = gp + s * B * G;  // pre-activations, then the activated gates in place
     T* c = cp + s * B * H;
-    if (H > 0 && B > 0) gemm(false, true, B, G, H, h_prev, ldh, wp, H, a, G);
+    if (H > 0 && B > 0) gemm(false, false, B, G, H, h_prev, ldh, wt, G, a, G);
     for (int64_t b = 0; b < B; ++b) {
       T* ab = a + b * G;
       const T* xb = x + lay.row(t, b) * G;
+      if (b + 1 < B) prefetch_row(x + lay.row(t, b + 1) * G, G);
       for (int64_t k = 0; k < G; ++k) ab[k] += xb[k] + bp[k];
       apply<SigmoidFn>(ab, 2 * H);      // i, f
       apply<TanhFn>(ab + 2 * H, H);     // g
@@ -182,22 +284,20 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
   }
   // tanh(c_t) of every step, once: the gate backward needs it, and h_{t-1} = o_{t-1}
   // tanh(c_{t-1}) for dW_hh (the forward's outputs hold h but are not the op's inputs).
-  std::vector<T> tanh_c(static_cast<size_t>(steps * BH));
-  std::copy_n(cp, steps * BH, tanh_c.data());
-  apply<TanhFn>(tanh_c.data(), steps * BH);
-  // h_{t-1} of every step in da's row order, for dW_hh = da^T h_prev as one GEMM.
-  std::vector<T> hprev(static_cast<size_t>(steps * BH));
+  Workspace tanh_ws, hprev_ws, dwt_ws;
+  T* tanh_c = scratch<T>(tanh_ws, steps * BH);
+  std::copy_n(cp, steps * BH, tanh_c);
+  apply<TanhFn>(tanh_c, steps * BH);
+  // h_{t-1} of every step in da's row order, for dW_hh as one GEMM over all rows.
+  T* hprev = scratch<T>(hprev_ws, steps * BH);
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t t = lay.time(s);
     for (int64_t b = 0; b < B; ++b) {
-      T* dst = hprev.data() + lay.row(t, b) * H;
-      if (s == 0) {
+      T* dst = hprev + lay.row(t, b) * H;
+      if (s == 0)
         std::copy_n(h0.data<T>() + b * H, H, dst);
-        continue;
-      }
-      const T* og = gp + (s - 1) * B * G + b * G + 3 * H;
-      const T* tc = tanh_c.data() + (s - 1) * BH + b * H;
-      for (int64_t j = 0; j < H; ++j) dst[j] = og[j] * tc[j];
+      else
+        mul_into(H, gp + (s - 1) * B * G + b * G + 3 * H, tanh_c + (s - 1) * BH + b * H, dst);
     }
   }
   for (int64_t s = steps - 1; s >= 0; --s) {
@@ -205,40 +305,15 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
     const T* a = gp + s * B * G;
     const T* c_prev = s > 0 ? cp + (s - 1) * BH : c0.data<T>();
     for (int64_t b = 0; b < B; ++b) {
-      const T* __restrict ig = a + b * G;
-      const T* __restrict fg = ig + H;
-      const T* __restrict gg = ig + 2 * H;
-      const T* __restrict og = ig + 3 * H;
-      T* __restrict di = da + lay.row(t, b) * G;
-      T* __restrict df = di + H;
-      T* __restrict dg = di + 2 * H;
-      T* __restrict dout = di + 3 * H;
-      const T* __restrict tc = tanh_c.data() + s * BH + b * H;
-      T* __restrict dhb = dh + b * H;
-      T* __restrict dcb = dc + b * H;
-      const T* __restrict cpb = c_prev + b * H;
-      if (gop) {  // the output's gradient joins the carried dL/dh_t
-        const T* __restrict gb = gop + lay.row(t, b) * H;
-        for (int64_t j = 0; j < H; ++j) dhb[j] += gb[j];
-      }
-      // branch-free and unit-stride, so the compiler vectorizes it
-      for (int64_t j = 0; j < H; ++j) {
-        const T i = ig[j], f = fg[j], g = gg[j], o = og[j], th = tc[j], dhk = dhb[j];
-        const T dck = dcb[j] + dhk * o * (T(1) - th * th);
-        di[j] = dck * g * i * (T(1) - i);
-        df[j] = dck * cpb[j] * f * (T(1) - f);
-        dg[j] = dck * i * (T(1) - g * g);
-        dout[j] = dhk * th * o * (T(1) - o);
-        dcb[j] = dck * f;
-      }
-      for (int64_t k = 0; k < G; ++k) dbias[k] += di[k];
+      T* dhb = dh + b * H;
+      if (gop) add_into(H, gop + lay.row(t, b) * H, dhb);  // the output's gradient joins dL/dh_t
+      lstm_gate_grad_row(H, a + b * G, tanh_c + s * BH + b * H, c_prev + b * H, dhb, dc + b * H,
+                         da + lay.row(t, b) * G, dbias);
     }
     // dh_{t-1} = da_t W_hh (da_t's rows strided in the caller's layout)
     gemm(false, false, B, H, G, da + lay.row(t, 0) * G, lay.batch_stride() * G, wp, H, dh, H);
   }
-  // dW_hh = sum_t da_t^T h_{t-1}, one GEMM over all rows (in OpenBLAS when da's row
-  // stride is a multiple of 2 KiB: phi_kernels/cpu/sgemm.cc).
-  gemm(true, false, G, H, steps * B, da, G, hprev.data(), H, dw, H);
+  weight_grad(G, H, steps * B, da, hprev, dw, dwt_ws);
 }
 
 // Note [Fused GRU and SimpleRNN]
@@ -282,7 +357,9 @@ void GruSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
   T* gp = gates->alloc<T>();  // by step: [steps, B, 4H] = r, z, c, hp_c
   T* lh = last_h->alloc<T>();
   const T* x = xw.data<T>();
-  const T* wp = w.data<T>();
+  Workspace wt_ws;  // W_hh^T [H, 3H], for NN products (Note [Fused LSTM])
+  T* wt = scratch<T>(wt_ws, G * H);
+  transpose_into(w.data<T>(), G, H, wt);
   const T* bi = bih.data<T>();
   const T* bh = bhh.data<T>();
   std::vector<T> hp(static_cast<size_t>(B * G));
@@ -290,7 +367,7 @@ void GruSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
     const int64_t t = lay.time(s);
     int64_t ldh = H;
     const T* h_prev = prev_h_rows(lay, s, h0.data<T>(), o, H, &ldh);
-    if (H > 0 && B > 0) gemm(false, true, B, G, H, h_prev, ldh, wp, H, hp.data(), G);
+    if (H > 0 && B > 0) gemm(false, false, B, G, H, h_prev, ldh, wt, G, hp.data(), G);
     for (int64_t b = 0; b < B; ++b) {
       T* ab = gp + (s * B + b) * 4 * H;
       T* hpb = hp.data() + b * G;
@@ -342,16 +419,18 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
   std::fill(dbi, dbi + G, T(0));
   std::fill(dbh, dbh + G, T(0));
   // dhp: the gradient of every step's h W_hh^T + b_hh, by step; hprev: h_{t-1}, by step
-  std::vector<T> dhp(static_cast<size_t>(steps * B * G)), hprev(static_cast<size_t>(steps * BH));
+  Workspace dhp_ws, hprev_ws, dwt_ws;
+  T* dhp = scratch<T>(dhp_ws, steps * B * G);
+  T* hprev = scratch<T>(hprev_ws, steps * BH);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
     const T* h_prev = prev_h_rows(lay, s, h0.data<T>(), op, H, &ldh);
-    T* dhps = dhp.data() + s * B * G;
+    T* dhps = dhp + s * B * G;
     for (int64_t b = 0; b < B; ++b) {
       const T* ab = gp + (s * B + b) * 4 * H;
       const T* hpr = h_prev + b * ldh;
-      std::copy_n(hpr, H, hprev.data() + (s * B + b) * H);
+      std::copy_n(hpr, H, hprev + (s * B + b) * H);
       const T* gb = gop ? gop + lay.row(t, b) * H : nullptr;
       T* dxb = dx + lay.row(t, b) * G;
       T* dhpb = dhps + b * G;
@@ -381,7 +460,7 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     std::fill(dw, dw + G * H, T(0));
     return;
   }
-  gemm(true, false, G, H, steps * B, dhp.data(), G, hprev.data(), H, dw, H);
+  weight_grad(G, H, steps * B, dhp, hprev, dw, dwt_ws);
 }
 
 template <typename T>
@@ -398,14 +477,16 @@ void RnnSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
   T* o = out->alloc<T>();
   T* lh = last_h->alloc<T>();
   const T* x = xw.data<T>();
-  const T* wp = w.data<T>();
+  Workspace wt_ws;  // W_hh^T, for NN products (Note [Fused LSTM])
+  T* wt = scratch<T>(wt_ws, H * H);
+  transpose_into(w.data<T>(), H, H, wt);
   const T* bp = bias.data<T>();
   std::vector<T> a(static_cast<size_t>(B * H));
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
     const T* h_prev = prev_h_rows(lay, s, h0.data<T>(), o, H, &ldh);
-    if (H > 0 && B > 0) gemm(false, true, B, H, H, h_prev, ldh, wp, H, a.data(), H);
+    if (H > 0 && B > 0) gemm(false, false, B, H, H, h_prev, ldh, wt, H, a.data(), H);
     for (int64_t b = 0; b < B; ++b) {
       T* ab = a.data() + b * H;
       const T* xb = x + lay.row(t, b) * H;
@@ -449,7 +530,8 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     std::fill(dh, dh + BH, T(0));
   }
   std::fill(db, db + H, T(0));
-  std::vector<T> hprev(static_cast<size_t>(steps * BH));
+  Workspace hprev_ws;
+  T* hprev = scratch<T>(hprev_ws, steps * BH);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
@@ -465,7 +547,7 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
         dxb[j] = relu ? (hb[j] > T(0) ? dhk : T(0)) : dhk * (T(1) - hb[j] * hb[j]);
         db[j] += dxb[j];
       }
-      std::copy_n(h_prev + b * ldh, H, hprev.data() + row * H);
+      std::copy_n(h_prev + b * ldh, H, hprev + row * H);
     }
     if (BH > 0) gemm(false, false, B, H, H, dx + lay.row(t, 0) * H, lay.batch_stride() * H, wp, H, dh, H);
   }
@@ -473,7 +555,7 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     std::fill(dw, dw + H * H, T(0));
     return;
   }
-  gemm(true, false, H, H, steps * B, dx, H, hprev.data(), H, dw, H);
+  gemm(true, false, H, H, steps * B, dx, H, hprev, H, dw, H);
 }
 
 }  // namespace
