@@ -38,16 +38,6 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, in
               ldb, 0.0, C, ldc);
 }
 
-// C[M, N] += A[M, K] B[K, N] (row-major).
-void gemm_acc(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-              int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
-}
-void gemm_acc(int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B, int64_t ldb, double* C,
-              int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc);
-}
-
 // Scratch for a call: from the CPU caching allocator, so a repeated call does not fault
 // in fresh pages (a std::vector of a few MiB did, ~7% of the LSTM backward).
 template <typename T>
@@ -160,24 +150,71 @@ void add_into(int64_t n, const T* __restrict x, T* __restrict acc) {
 
 // One batch row of the LSTM gate backward: from dL/dh_t (dh) and the carried dL/dc_t
 // (dc, replaced by dL/dc_{t-1}), the pre-activation gradients da = [di, df, dg, do]
-// (also summed into dbias), given the activated gates a = [i, f, g, o], tanh(c_t) and c_{t-1}.
+// (also summed into dbias), given the activated gates a = [i, f, g, o], tanh(c_t) and
+// c_{t-1}. Each gate is its own restrict pointer: with dbias[j] and dbias[H + j] through
+// one pointer gcc assumes a dependence at distance H and keeps the loop scalar.
 template <typename T>
-void lstm_gate_grad_row(int64_t H, const T* __restrict a, const T* __restrict tc, const T* __restrict c_prev,
-                        const T* __restrict dh, T* __restrict dc, T* __restrict da, T* __restrict dbias) {
+struct GateRows {
+  T* i;
+  T* f;
+  T* g;
+  T* o;
+  GateRows(T* p, int64_t H) : i(p), f(p + H), g(p + 2 * H), o(p + 3 * H) {}
+};
+
+template <typename T>
+void lstm_gate_grad_row(int64_t H, const T* __restrict ai, const T* __restrict af, const T* __restrict ag,
+                        const T* __restrict ao, const T* __restrict tc, const T* __restrict c_prev,
+                        const T* __restrict dh, T* __restrict dc, T* __restrict di, T* __restrict df,
+                        T* __restrict dg, T* __restrict dout, T* __restrict bi, T* __restrict bf,
+                        T* __restrict bg, T* __restrict bo) {
   for (int64_t j = 0; j < H; ++j) {
-    const T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], th = tc[j], dhk = dh[j];
+    const T i = ai[j], f = af[j], g = ag[j], o = ao[j], th = tc[j], dhk = dh[j];
     const T dck = dc[j] + dhk * o * (T(1) - th * th);
-    const T di = dck * g * i * (T(1) - i), df = dck * c_prev[j] * f * (T(1) - f);
-    const T dg = dck * i * (T(1) - g * g), dout = dhk * th * o * (T(1) - o);
-    da[j] = di;
-    da[H + j] = df;
-    da[2 * H + j] = dg;
-    da[3 * H + j] = dout;
-    dbias[j] += di;
-    dbias[H + j] += df;
-    dbias[2 * H + j] += dg;
-    dbias[3 * H + j] += dout;
+    const T vi = dck * g * i * (T(1) - i), vf = dck * c_prev[j] * f * (T(1) - f);
+    const T vg = dck * i * (T(1) - g * g), vo = dhk * th * o * (T(1) - o);
+    di[j] = vi;
+    df[j] = vf;
+    dg[j] = vg;
+    dout[j] = vo;
+    bi[j] += vi;
+    bf[j] += vf;
+    bg[j] += vg;
+    bo[j] += vo;
     dc[j] = dck * f;
+  }
+}
+
+// One batch row of the GRU gate backward (Note [Fused GRU and SimpleRNN]): from dL/dh_t,
+// the gradients of the pre-activations (dx = [dr, dz, dc]) and of h W_hh^T + b_hh (dhp),
+// and the direct path dh_t z into dL/dh_{t-1}.
+template <typename T>
+void gru_gate_grad_row(int64_t H, const T* __restrict r, const T* __restrict z, const T* __restrict c,
+                       const T* __restrict hc, const T* __restrict h_prev, const T* __restrict dh,
+                       T* __restrict direct, T* __restrict dxr, T* __restrict dxz, T* __restrict dxc,
+                       T* __restrict dhpr, T* __restrict dhpz, T* __restrict dhpc) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T dhk = dh[j];
+    const T dac = dhk * (T(1) - z[j]) * (T(1) - c[j] * c[j]);
+    const T dar = dac * hc[j] * r[j] * (T(1) - r[j]);
+    const T daz = dhk * (h_prev[j] - c[j]) * z[j] * (T(1) - z[j]);
+    dxr[j] = dar;
+    dxz[j] = daz;
+    dxc[j] = dac;
+    dhpr[j] = dar;
+    dhpz[j] = daz;
+    dhpc[j] = dac * r[j];
+    direct[j] = dhk * z[j];
+  }
+}
+
+// SimpleRNN's activation backward from its output h: tanh' = 1 - h^2, relu' = [h > 0].
+template <typename T>
+void rnn_act_grad_row(int64_t H, bool relu, const T* __restrict h, const T* __restrict dh, T* __restrict dx) {
+  if (relu) {
+    for (int64_t j = 0; j < H; ++j) dx[j] = h[j] > T(0) ? dh[j] : T(0);
+  } else {
+    for (int64_t j = 0; j < H; ++j) dx[j] = dh[j] * (T(1) - h[j] * h[j]);
   }
 }
 
@@ -300,6 +337,7 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
         mul_into(H, gp + (s - 1) * B * G + b * G + 3 * H, tanh_c + (s - 1) * BH + b * H, dst);
     }
   }
+  const GateRows<T> db(dbias, H);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     const T* a = gp + s * B * G;
@@ -307,8 +345,10 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
     for (int64_t b = 0; b < B; ++b) {
       T* dhb = dh + b * H;
       if (gop) add_into(H, gop + lay.row(t, b) * H, dhb);  // the output's gradient joins dL/dh_t
-      lstm_gate_grad_row(H, a + b * G, tanh_c + s * BH + b * H, c_prev + b * H, dhb, dc + b * H,
-                         da + lay.row(t, b) * G, dbias);
+      const GateRows<const T> ab(a + b * G, H);
+      const GateRows<T> d(da + lay.row(t, b) * G, H);
+      lstm_gate_grad_row(H, ab.i, ab.f, ab.g, ab.o, tanh_c + s * BH + b * H, c_prev + b * H, dhb, dc + b * H, d.i,
+                         d.f, d.g, d.o, db.i, db.f, db.g, db.o);
     }
     // dh_{t-1} = da_t W_hh (da_t's rows strided in the caller's layout)
     gemm(false, false, B, H, G, da + lay.row(t, 0) * G, lay.batch_stride() * G, wp, H, dh, H);
@@ -422,6 +462,7 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
   Workspace dhp_ws, hprev_ws, dwt_ws;
   T* dhp = scratch<T>(dhp_ws, steps * B * G);
   T* hprev = scratch<T>(hprev_ws, steps * BH);
+  std::vector<T> direct(static_cast<size_t>(BH));  // dh_t z, by batch row
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
@@ -431,30 +472,19 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
       const T* ab = gp + (s * B + b) * 4 * H;
       const T* hpr = h_prev + b * ldh;
       std::copy_n(hpr, H, hprev + (s * B + b) * H);
-      const T* gb = gop ? gop + lay.row(t, b) * H : nullptr;
       T* dxb = dx + lay.row(t, b) * G;
       T* dhpb = dhps + b * G;
       T* dhb = dh + b * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T r = ab[j], z = ab[H + j], c = ab[2 * H + j], hc = ab[3 * H + j];
-        const T dhk = dhb[j] + (gb ? gb[j] : T(0));
-        const T dac = dhk * (T(1) - z) * (T(1) - c * c);
-        const T dar = dac * hc * r * (T(1) - r);
-        const T daz = dhk * (hpr[j] - c) * z * (T(1) - z);
-        dxb[j] = dar;
-        dxb[H + j] = daz;
-        dxb[2 * H + j] = dac;
-        dhpb[j] = dar;
-        dhpb[H + j] = daz;
-        dhpb[2 * H + j] = dac * r;
-        dhb[j] = dhk * z;  // the direct path; the GEMM below adds dhp W_hh
-      }
-      for (int64_t k = 0; k < G; ++k) {
-        dbi[k] += dxb[k];
-        dbh[k] += dhpb[k];
-      }
+      if (gop) add_into(H, gop + lay.row(t, b) * H, dhb);  // the output's gradient joins dL/dh_t
+      gru_gate_grad_row(H, ab, ab + H, ab + 2 * H, ab + 3 * H, hpr, dhb, direct.data() + b * H, dxb, dxb + H, dxb + 2 * H, dhpb,
+                        dhpb + H, dhpb + 2 * H);
+      add_into(G, dxb, dbi);
+      add_into(G, dhpb, dbh);
     }
-    if (BH > 0) gemm_acc(B, H, G, dhps, G, wp, H, dh, H);  // dh_{t-1} += dhp_t W_hh
+    if (BH > 0) {  // dh_{t-1} = dh_t z + dhp_t W_hh
+      gemm(false, false, B, H, G, dhps, G, wp, H, dh, H);
+      add_into(BH, direct.data(), dh);
+    }
   }
   if (steps == 0 || BH == 0) {
     std::fill(dw, dw + G * H, T(0));
@@ -539,14 +569,11 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     for (int64_t b = 0; b < B; ++b) {
       const int64_t row = lay.row(t, b);
       const T* hb = op + row * H;
-      const T* gb = gop ? gop + row * H : nullptr;
       T* dxb = dx + row * H;
-      const T* dhb = dh + b * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T dhk = dhb[j] + (gb ? gb[j] : T(0));
-        dxb[j] = relu ? (hb[j] > T(0) ? dhk : T(0)) : dhk * (T(1) - hb[j] * hb[j]);
-        db[j] += dxb[j];
-      }
+      T* dhb = dh + b * H;  // overwritten by the GEMM below, after the rows
+      if (gop) add_into(H, gop + row * H, dhb);
+      rnn_act_grad_row(H, relu, hb, dhb, dxb);
+      add_into(H, dxb, db);
       std::copy_n(h_prev + b * ldh, H, hprev + row * H);
     }
     if (BH > 0) gemm(false, false, B, H, H, dx + lay.row(t, 0) * H, lay.batch_stride() * H, wp, H, dh, H);
