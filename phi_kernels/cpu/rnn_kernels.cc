@@ -46,15 +46,16 @@ T* scratch(Workspace& ws, int64_t n) {
   return ws.data<T>();
 }
 
-// dst[cols, rows] = src[rows, cols]^T (row-major, dst's rows ld apart), in 8x8 tiles.
+// dst[cols, rows] = src[rows, cols]^T (row-major), in 8x8 tiles walked along dst's rows
+// (each dst line is written whole before the next; src's 8-column band stays in L2).
 template <typename T>
 void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
-  int64_t i0 = 0;
+  int64_t j0 = 0;
 #if defined(__AVX2__)
   if constexpr (std::is_same_v<T, float>) {
-    for (; i0 + 8 <= rows; i0 += 8) {
-      int64_t j0 = 0;
-      for (; j0 + 8 <= cols; j0 += 8) {
+    const int64_t rows8 = rows / 8 * 8;
+    for (; j0 + 8 <= cols; j0 += 8) {
+      for (int64_t i0 = 0; i0 < rows8; i0 += 8) {
         __m256 r[8], u[8];
         for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + (i0 + k) * cols + j0);
         for (int k = 0; k < 8; k += 2) {
@@ -72,13 +73,13 @@ void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
           _mm256_storeu_ps(dst + (j0 + k + 4) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
         }
       }
-      for (; j0 < cols; ++j0)
-        for (int64_t i = i0; i < i0 + 8; ++i) dst[j0 * rows + i] = src[i * cols + j0];
+      for (int64_t j = j0; j < j0 + 8; ++j)
+        for (int64_t i = rows8; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
     }
   }
 #endif
-  for (int64_t i = i0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+  for (int64_t j = j0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
 }
 
 // The gate activations, vectorized (the scalar forms cost ~10 ns an element, which made
@@ -128,14 +129,6 @@ struct SeqLayout {
   int64_t row(int64_t t, int64_t b) const { return batch_first ? b * T + t : t * B + b; }
   int64_t batch_stride() const { return batch_first ? T : 1; }  // in rows
 };
-
-// The next batch row's xw, asked for while this row's gates are computed: xw (4 MiB for
-// the bench model) is out of L2 by the time its step comes, and its row loads were ~half
-// of the forward kernel's time.
-template <typename T>
-inline void prefetch_row(const T* p, int64_t n) {
-  for (int64_t k = 0; k < n; k += 64 / static_cast<int64_t>(sizeof(T))) __builtin_prefetch(p + k);
-}
 
 // Row helpers of the backward kernels, with restrict parameters: gcc vectorizes these
 // loops only when it knows the rows do not overlap (the gate loop ran scalar before).
@@ -260,7 +253,6 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
     for (int64_t b = 0; b < B; ++b) {
       T* ab = a + b * G;
       const T* xb = x + lay.row(t, b) * G;
-      if (b + 1 < B) prefetch_row(x + lay.row(t, b + 1) * G, G);
       for (int64_t k = 0; k < G; ++k) ab[k] += xb[k] + bp[k];
       apply<SigmoidFn>(ab, 2 * H);      // i, f
       apply<TanhFn>(ab + 2 * H, H);     // g
@@ -319,36 +311,30 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
     std::fill(dw, dw + G * H, T(0));
     return;
   }
-  // tanh(c_t) of every step, once: the gate backward needs it, and h_{t-1} = o_{t-1}
-  // tanh(c_{t-1}) for dW_hh (the forward's outputs hold h but are not the op's inputs).
+  // h_{t-1} of every step in da's row order, for dW_hh as one GEMM over all rows after the
+  // loop: the reverse loop computes tanh(c_t) for the gate backward and writes h_t = o_t
+  // tanh(c_t) as the next step's h_{t-1} from it (the forward's outputs hold h but are not
+  // the op's inputs), so the saved gates and cells are read once.
   Workspace tanh_ws, hprev_ws, dwt_ws;
-  T* tanh_c = scratch<T>(tanh_ws, steps * BH);
-  std::copy_n(cp, steps * BH, tanh_c);
-  apply<TanhFn>(tanh_c, steps * BH);
-  // h_{t-1} of every step in da's row order, for dW_hh as one GEMM over all rows.
+  T* tanh_c = scratch<T>(tanh_ws, BH);  // tanh(c_t) of the current step
   T* hprev = scratch<T>(hprev_ws, steps * BH);
-  for (int64_t s = 0; s < steps; ++s) {
-    const int64_t t = lay.time(s);
-    for (int64_t b = 0; b < B; ++b) {
-      T* dst = hprev + lay.row(t, b) * H;
-      if (s == 0)
-        std::copy_n(h0.data<T>() + b * H, H, dst);
-      else
-        mul_into(H, gp + (s - 1) * B * G + b * G + 3 * H, tanh_c + (s - 1) * BH + b * H, dst);
-    }
-  }
+  for (int64_t b = 0; b < B; ++b) std::copy_n(h0.data<T>() + b * H, H, hprev + lay.row(lay.time(0), b) * H);
   const GateRows<T> db(dbias, H);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     const T* a = gp + s * B * G;
     const T* c_prev = s > 0 ? cp + (s - 1) * BH : c0.data<T>();
+    std::copy_n(cp + s * BH, BH, tanh_c);
+    apply<TanhFn>(tanh_c, BH);
     for (int64_t b = 0; b < B; ++b) {
       T* dhb = dh + b * H;
+      const T* tcb = tanh_c + b * H;
+      if (s + 1 < steps) mul_into(H, a + b * G + 3 * H, tcb, hprev + lay.row(lay.time(s + 1), b) * H);
       if (gop) add_into(H, gop + lay.row(t, b) * H, dhb);  // the output's gradient joins dL/dh_t
       const GateRows<const T> ab(a + b * G, H);
       const GateRows<T> d(da + lay.row(t, b) * G, H);
-      lstm_gate_grad_row(H, ab.i, ab.f, ab.g, ab.o, tanh_c + s * BH + b * H, c_prev + b * H, dhb, dc + b * H, d.i,
-                         d.f, d.g, d.o, db.i, db.f, db.g, db.o);
+      lstm_gate_grad_row(H, ab.i, ab.f, ab.g, ab.o, tcb, c_prev + b * H, dhb, dc + b * H, d.i, d.f, d.g, d.o, db.i,
+                         db.f, db.g, db.o);
     }
     // dh_{t-1} = da_t W_hh (da_t's rows strided in the caller's layout)
     gemm(false, false, B, H, G, da + lay.row(t, 0) * G, lay.batch_stride() * G, wp, H, dh, H);
