@@ -10,7 +10,7 @@ import pytest
 import oar
 import oar.nn as nn
 from test_lstm_fused import np_lstm_sequence
-from test_rnn_fused import np_gru_sequence, np_rnn_sequence
+from test_rnn_fused import assert_same_results, np_gru_sequence, np_rnn_sequence
 
 _ops = oar._C.ops
 HIDDEN = [8, 13, 24, 33]
@@ -119,12 +119,7 @@ def test_float64_layers_match_composed_cells(cls, hidden, kw):
                 loss = loss + (s * 1.5).sum()
             loss.backward()
             grads = {k: p.grad.numpy() for k, p in net.named_parameters()}
-            results.append(([out.numpy(), xt.grad.numpy()] + [s.numpy() for s in states], grads))
-        (a1, g1), (a2, g2) = results
-        for a, b in zip(a1, a2):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-        assert g1.keys() == g2.keys()
-        for k in g1:
-            np.testing.assert_allclose(g1[k], g2[k], rtol=1e-10, atol=1e-12, err_msg=k)
+            results.append([out.numpy(), xt.grad.numpy()] + [s.numpy() for s in states] + [grads])
+        assert_same_results(*results)
     finally:
         oar.set_default_dtype("float32")
