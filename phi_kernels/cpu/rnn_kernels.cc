@@ -9,7 +9,15 @@
 // the caller. The kernel saves the activated gates and the cells for the backward, which
 // walks the steps in reverse with one GEMM per step for dh_{t-1} = da_t W_hh, and one GEMM
 // at the end for dW_hh = sum_t da_t^T h_{t-1} over all steps at once.
+// The GEMMs' forms are chosen by measurement (Zen 4, 1 thread, oneDNN 2.6's sgemm; the
+// table is in docs/notes/cpu_speed_steps.md, stop 30): the per-step h W_hh^T is an NN
+// product on W_hh^T, transposed once per sequence (NT 16x1024x256 ran at 67 GFLOP/s, NN at
+// 104), and dW_hh is h_prev^T da [H, 4H] transposed into place (5% faster than da^T h_prev
+// with da's 4-KiB rows). GRU and SimpleRNN use the same forms.
 #include <cblas.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +25,7 @@
 #include <vector>
 
 #include "oar_generated/kernel_signatures.h"
+#include "paddle_core/tensor/allocator.h"
 #include "phi_kernels/cpu/vec_math.h"
 #include "phi_kernels/funcs/sgemm.h"
 
@@ -34,14 +43,48 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, in
               ldb, 0.0, C, ldc);
 }
 
-// C[M, N] += A[M, K] B[K, N] (row-major).
-void gemm_acc(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
-              int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
+// Scratch for a call: from the CPU caching allocator, so a repeated call does not fault
+// in fresh pages (a std::vector of a few MiB did, ~7% of the LSTM backward).
+template <typename T>
+T* scratch(Workspace& ws, int64_t n) {
+  ws.reserve(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(T));
+  return ws.data<T>();
 }
-void gemm_acc(int64_t M, int64_t N, int64_t K, const double* A, int64_t lda, const double* B, int64_t ldb, double* C,
-              int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, lda, B, ldb, 1.0, C, ldc);
+
+// dst[cols, rows] = src[rows, cols]^T (row-major), in 8x8 tiles walked along dst's rows
+// (each dst line is written whole before the next; src's 8-column band stays in L2).
+template <typename T>
+void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
+  int64_t j0 = 0;
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<T, float>) {
+    const int64_t rows8 = rows / 8 * 8;
+    for (; j0 + 8 <= cols; j0 += 8) {
+      for (int64_t i0 = 0; i0 < rows8; i0 += 8) {
+        __m256 r[8], u[8];
+        for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + (i0 + k) * cols + j0);
+        for (int k = 0; k < 8; k += 2) {
+          u[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+          u[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+        }
+        for (int k = 0; k < 8; k += 4) {
+          r[k] = _mm256_shuffle_ps(u[k], u[k + 2], 0x44);
+          r[k + 1] = _mm256_shuffle_ps(u[k], u[k + 2], 0xEE);
+          r[k + 2] = _mm256_shuffle_ps(u[k + 1], u[k + 3], 0x44);
+          r[k + 3] = _mm256_shuffle_ps(u[k + 1], u[k + 3], 0xEE);
+        }
+        for (int k = 0; k < 4; ++k) {
+          _mm256_storeu_ps(dst + (j0 + k) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+          _mm256_storeu_ps(dst + (j0 + k + 4) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+        }
+      }
+      for (int64_t j = j0; j < j0 + 8; ++j)
+        for (int64_t i = rows8; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
+    }
+  }
+#endif
+  for (int64_t j = j0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
 }
 
 // The gate activations, vectorized (the scalar forms cost ~10 ns an element, which made
@@ -92,6 +135,96 @@ struct SeqLayout {
   int64_t batch_stride() const { return batch_first ? T : 1; }  // in rows
 };
 
+// Row helpers of the backward kernels, with restrict parameters: gcc vectorizes these
+// loops only when it knows the rows do not overlap (the gate loop ran scalar before).
+template <typename T>
+void mul_into(int64_t n, const T* __restrict x, const T* __restrict y, T* __restrict out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] * y[j];
+}
+template <typename T>
+void add_into(int64_t n, const T* __restrict x, T* __restrict acc) {
+  for (int64_t j = 0; j < n; ++j) acc[j] += x[j];
+}
+
+// One batch row of the LSTM gate backward: from dL/dh_t (dh) and the carried dL/dc_t
+// (dc, replaced by dL/dc_{t-1}), the pre-activation gradients da = [di, df, dg, do]
+// (also summed into dbias), given the activated gates a = [i, f, g, o], tanh(c_t) and
+// c_{t-1}. Each gate is its own restrict pointer: with dbias[j] and dbias[H + j] through
+// one pointer gcc assumes a dependence at distance H and keeps the loop scalar.
+template <typename T>
+struct GateRows {
+  T* i;
+  T* f;
+  T* g;
+  T* o;
+  GateRows(T* p, int64_t H) : i(p), f(p + H), g(p + 2 * H), o(p + 3 * H) {}
+};
+
+template <typename T>
+void lstm_gate_grad_row(int64_t H, const T* __restrict ai, const T* __restrict af, const T* __restrict ag,
+                        const T* __restrict ao, const T* __restrict tc, const T* __restrict c_prev,
+                        const T* __restrict dh, T* __restrict dc, T* __restrict di, T* __restrict df, T* __restrict dg,
+                        T* __restrict dout, T* __restrict bi, T* __restrict bf, T* __restrict bg, T* __restrict bo) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T i = ai[j], f = af[j], g = ag[j], o = ao[j], th = tc[j], dhk = dh[j];
+    const T dck = dc[j] + dhk * o * (T(1) - th * th);
+    const T vi = dck * g * i * (T(1) - i), vf = dck * c_prev[j] * f * (T(1) - f);
+    const T vg = dck * i * (T(1) - g * g), vo = dhk * th * o * (T(1) - o);
+    di[j] = vi;
+    df[j] = vf;
+    dg[j] = vg;
+    dout[j] = vo;
+    bi[j] += vi;
+    bf[j] += vf;
+    bg[j] += vg;
+    bo[j] += vo;
+    dc[j] = dck * f;
+  }
+}
+
+// One batch row of the GRU gate backward (Note [Fused GRU and SimpleRNN]): from dL/dh_t,
+// the gradients of the pre-activations (dx = [dr, dz, dc]) and of h W_hh^T + b_hh (dhp),
+// and the direct path dh_t z into dL/dh_{t-1}.
+template <typename T>
+void gru_gate_grad_row(int64_t H, const T* __restrict r, const T* __restrict z, const T* __restrict c,
+                       const T* __restrict hc, const T* __restrict h_prev, const T* __restrict dh, T* __restrict direct,
+                       T* __restrict dxr, T* __restrict dxz, T* __restrict dxc, T* __restrict dhpr, T* __restrict dhpz,
+                       T* __restrict dhpc) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T dhk = dh[j];
+    const T dac = dhk * (T(1) - z[j]) * (T(1) - c[j] * c[j]);
+    const T dar = dac * hc[j] * r[j] * (T(1) - r[j]);
+    const T daz = dhk * (h_prev[j] - c[j]) * z[j] * (T(1) - z[j]);
+    dxr[j] = dar;
+    dxz[j] = daz;
+    dxc[j] = dac;
+    dhpr[j] = dar;
+    dhpz[j] = daz;
+    dhpc[j] = dac * r[j];
+    direct[j] = dhk * z[j];
+  }
+}
+
+// SimpleRNN's activation backward from its output h: tanh' = 1 - h^2, relu' = [h > 0].
+template <typename T>
+void rnn_act_grad_row(int64_t H, bool relu, const T* __restrict h, const T* __restrict dh, T* __restrict dx) {
+  if (relu) {
+    for (int64_t j = 0; j < H; ++j) dx[j] = h[j] > T(0) ? dh[j] : T(0);
+  } else {
+    for (int64_t j = 0; j < H; ++j) dx[j] = dh[j] * (T(1) - h[j] * h[j]);
+  }
+}
+
+// dw[G, H] = sum over the R rows of da[r]^T hprev[r] (da [R, G], hprev [R, H]): computed
+// as hprev^T da [H, G] and transposed, which oneDNN's sgemm runs ~5% faster than da^T
+// hprev with da's 4-KiB rows (Zen 4, 1024x256x1024: 5.27 against 5.52 ms).
+template <typename T>
+void weight_grad(int64_t G, int64_t H, int64_t R, const T* da, const T* hprev, T* dw, Workspace& ws) {
+  T* dwt = scratch<T>(ws, H * G);
+  gemm(true, false, H, G, R, hprev, H, da, G, dwt, G);
+  transpose_into(dwt, H, G, dw);
+}
+
 template <typename T>
 void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const DenseTensor& w_in,
                         const DenseTensor& bias_in, const DenseTensor& h0_in, const DenseTensor& c0_in,
@@ -109,7 +242,9 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
   T* lh = last_h->alloc<T>();
   T* lc = last_c->alloc<T>();
   const T* x = xw.data<T>();
-  const T* wp = w.data<T>();
+  Workspace wt_ws;  // W_hh^T [H, 4H], for NN products (Note [Fused LSTM])
+  T* wt = scratch<T>(wt_ws, G * H);
+  transpose_into(w.data<T>(), G, H, wt);
   const T* bp = bias.data<T>();
   const T* h_prev = h0.data<T>();
   int64_t ldh = H;  // row stride of h_prev
@@ -118,7 +253,7 @@ void LstmSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const De
     const int64_t t = lay.time(s);
     T* a = gp + s * B * G;  // pre-activations, then the activated gates in place
     T* c = cp + s * B * H;
-    if (H > 0 && B > 0) gemm(false, true, B, G, H, h_prev, ldh, wp, H, a, G);
+    if (H > 0 && B > 0) gemm(false, false, B, G, H, h_prev, ldh, wt, G, a, G);
     for (int64_t b = 0; b < B; ++b) {
       T* ab = a + b * G;
       const T* xb = x + lay.row(t, b) * G;
@@ -180,65 +315,35 @@ void LstmSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const
     std::fill(dw, dw + G * H, T(0));
     return;
   }
-  // tanh(c_t) of every step, once: the gate backward needs it, and h_{t-1} = o_{t-1}
-  // tanh(c_{t-1}) for dW_hh (the forward's outputs hold h but are not the op's inputs).
-  std::vector<T> tanh_c(static_cast<size_t>(steps * BH));
-  std::copy_n(cp, steps * BH, tanh_c.data());
-  apply<TanhFn>(tanh_c.data(), steps * BH);
-  // h_{t-1} of every step in da's row order, for dW_hh = da^T h_prev as one GEMM.
-  std::vector<T> hprev(static_cast<size_t>(steps * BH));
-  for (int64_t s = 0; s < steps; ++s) {
-    const int64_t t = lay.time(s);
-    for (int64_t b = 0; b < B; ++b) {
-      T* dst = hprev.data() + lay.row(t, b) * H;
-      if (s == 0) {
-        std::copy_n(h0.data<T>() + b * H, H, dst);
-        continue;
-      }
-      const T* og = gp + (s - 1) * B * G + b * G + 3 * H;
-      const T* tc = tanh_c.data() + (s - 1) * BH + b * H;
-      for (int64_t j = 0; j < H; ++j) dst[j] = og[j] * tc[j];
-    }
-  }
+  // h_{t-1} of every step in da's row order, for dW_hh as one GEMM over all rows after the
+  // loop: the reverse loop computes tanh(c_t) for the gate backward and writes h_t = o_t
+  // tanh(c_t) as the next step's h_{t-1} from it (the forward's outputs hold h but are not
+  // the op's inputs), so the saved gates and cells are read once.
+  Workspace tanh_ws, hprev_ws, dwt_ws;
+  T* tanh_c = scratch<T>(tanh_ws, BH);  // tanh(c_t) of the current step
+  T* hprev = scratch<T>(hprev_ws, steps * BH);
+  for (int64_t b = 0; b < B; ++b) std::copy_n(h0.data<T>() + b * H, H, hprev + lay.row(lay.time(0), b) * H);
+  const GateRows<T> db(dbias, H);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     const T* a = gp + s * B * G;
     const T* c_prev = s > 0 ? cp + (s - 1) * BH : c0.data<T>();
+    std::copy_n(cp + s * BH, BH, tanh_c);
+    apply<TanhFn>(tanh_c, BH);
     for (int64_t b = 0; b < B; ++b) {
-      const T* __restrict ig = a + b * G;
-      const T* __restrict fg = ig + H;
-      const T* __restrict gg = ig + 2 * H;
-      const T* __restrict og = ig + 3 * H;
-      T* __restrict di = da + lay.row(t, b) * G;
-      T* __restrict df = di + H;
-      T* __restrict dg = di + 2 * H;
-      T* __restrict dout = di + 3 * H;
-      const T* __restrict tc = tanh_c.data() + s * BH + b * H;
-      T* __restrict dhb = dh + b * H;
-      T* __restrict dcb = dc + b * H;
-      const T* __restrict cpb = c_prev + b * H;
-      if (gop) {  // the output's gradient joins the carried dL/dh_t
-        const T* __restrict gb = gop + lay.row(t, b) * H;
-        for (int64_t j = 0; j < H; ++j) dhb[j] += gb[j];
-      }
-      // branch-free and unit-stride, so the compiler vectorizes it
-      for (int64_t j = 0; j < H; ++j) {
-        const T i = ig[j], f = fg[j], g = gg[j], o = og[j], th = tc[j], dhk = dhb[j];
-        const T dck = dcb[j] + dhk * o * (T(1) - th * th);
-        di[j] = dck * g * i * (T(1) - i);
-        df[j] = dck * cpb[j] * f * (T(1) - f);
-        dg[j] = dck * i * (T(1) - g * g);
-        dout[j] = dhk * th * o * (T(1) - o);
-        dcb[j] = dck * f;
-      }
-      for (int64_t k = 0; k < G; ++k) dbias[k] += di[k];
+      T* dhb = dh + b * H;
+      const T* tcb = tanh_c + b * H;
+      if (s + 1 < steps) mul_into(H, a + b * G + 3 * H, tcb, hprev + lay.row(lay.time(s + 1), b) * H);
+      if (gop) add_into(H, gop + lay.row(t, b) * H, dhb);  // the output's gradient joins dL/dh_t
+      const GateRows<const T> ab(a + b * G, H);
+      const GateRows<T> d(da + lay.row(t, b) * G, H);
+      lstm_gate_grad_row(H, ab.i, ab.f, ab.g, ab.o, tcb, c_prev + b * H, dhb, dc + b * H, d.i, d.f, d.g, d.o, db.i,
+                         db.f, db.g, db.o);
     }
     // dh_{t-1} = da_t W_hh (da_t's rows strided in the caller's layout)
     gemm(false, false, B, H, G, da + lay.row(t, 0) * G, lay.batch_stride() * G, wp, H, dh, H);
   }
-  // dW_hh = sum_t da_t^T h_{t-1}, one GEMM over all rows (in OpenBLAS when da's row
-  // stride is a multiple of 2 KiB: phi_kernels/cpu/sgemm.cc).
-  gemm(true, false, G, H, steps * B, da, G, hprev.data(), H, dw, H);
+  weight_grad(G, H, steps * B, da, hprev, dw, dwt_ws);
 }
 
 // Note [Fused GRU and SimpleRNN]
@@ -282,7 +387,9 @@ void GruSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
   T* gp = gates->alloc<T>();  // by step: [steps, B, 4H] = r, z, c, hp_c
   T* lh = last_h->alloc<T>();
   const T* x = xw.data<T>();
-  const T* wp = w.data<T>();
+  Workspace wt_ws;  // W_hh^T [H, 3H], for NN products (Note [Fused LSTM])
+  T* wt = scratch<T>(wt_ws, G * H);
+  transpose_into(w.data<T>(), G, H, wt);
   const T* bi = bih.data<T>();
   const T* bh = bhh.data<T>();
   std::vector<T> hp(static_cast<size_t>(B * G));
@@ -290,7 +397,7 @@ void GruSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
     const int64_t t = lay.time(s);
     int64_t ldh = H;
     const T* h_prev = prev_h_rows(lay, s, h0.data<T>(), o, H, &ldh);
-    if (H > 0 && B > 0) gemm(false, true, B, G, H, h_prev, ldh, wp, H, hp.data(), G);
+    if (H > 0 && B > 0) gemm(false, false, B, G, H, h_prev, ldh, wt, G, hp.data(), G);
     for (int64_t b = 0; b < B; ++b) {
       T* ab = gp + (s * B + b) * 4 * H;
       T* hpb = hp.data() + b * G;
@@ -342,46 +449,38 @@ void GruSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
   std::fill(dbi, dbi + G, T(0));
   std::fill(dbh, dbh + G, T(0));
   // dhp: the gradient of every step's h W_hh^T + b_hh, by step; hprev: h_{t-1}, by step
-  std::vector<T> dhp(static_cast<size_t>(steps * B * G)), hprev(static_cast<size_t>(steps * BH));
+  Workspace dhp_ws, hprev_ws, dwt_ws;
+  T* dhp = scratch<T>(dhp_ws, steps * B * G);
+  T* hprev = scratch<T>(hprev_ws, steps * BH);
+  std::vector<T> direct(static_cast<size_t>(BH));  // dh_t z, by batch row
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
     const T* h_prev = prev_h_rows(lay, s, h0.data<T>(), op, H, &ldh);
-    T* dhps = dhp.data() + s * B * G;
+    T* dhps = dhp + s * B * G;
     for (int64_t b = 0; b < B; ++b) {
       const T* ab = gp + (s * B + b) * 4 * H;
       const T* hpr = h_prev + b * ldh;
-      std::copy_n(hpr, H, hprev.data() + (s * B + b) * H);
-      const T* gb = gop ? gop + lay.row(t, b) * H : nullptr;
+      std::copy_n(hpr, H, hprev + (s * B + b) * H);
       T* dxb = dx + lay.row(t, b) * G;
       T* dhpb = dhps + b * G;
       T* dhb = dh + b * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T r = ab[j], z = ab[H + j], c = ab[2 * H + j], hc = ab[3 * H + j];
-        const T dhk = dhb[j] + (gb ? gb[j] : T(0));
-        const T dac = dhk * (T(1) - z) * (T(1) - c * c);
-        const T dar = dac * hc * r * (T(1) - r);
-        const T daz = dhk * (hpr[j] - c) * z * (T(1) - z);
-        dxb[j] = dar;
-        dxb[H + j] = daz;
-        dxb[2 * H + j] = dac;
-        dhpb[j] = dar;
-        dhpb[H + j] = daz;
-        dhpb[2 * H + j] = dac * r;
-        dhb[j] = dhk * z;  // the direct path; the GEMM below adds dhp W_hh
-      }
-      for (int64_t k = 0; k < G; ++k) {
-        dbi[k] += dxb[k];
-        dbh[k] += dhpb[k];
-      }
+      if (gop) add_into(H, gop + lay.row(t, b) * H, dhb);  // the output's gradient joins dL/dh_t
+      gru_gate_grad_row(H, ab, ab + H, ab + 2 * H, ab + 3 * H, hpr, dhb, direct.data() + b * H, dxb, dxb + H,
+                        dxb + 2 * H, dhpb, dhpb + H, dhpb + 2 * H);
+      add_into(G, dxb, dbi);
+      add_into(G, dhpb, dbh);
     }
-    if (BH > 0) gemm_acc(B, H, G, dhps, G, wp, H, dh, H);  // dh_{t-1} += dhp_t W_hh
+    if (BH > 0) {  // dh_{t-1} = dh_t z + dhp_t W_hh
+      gemm(false, false, B, H, G, dhps, G, wp, H, dh, H);
+      add_into(BH, direct.data(), dh);
+    }
   }
   if (steps == 0 || BH == 0) {
     std::fill(dw, dw + G * H, T(0));
     return;
   }
-  gemm(true, false, G, H, steps * B, dhp.data(), G, hprev.data(), H, dw, H);
+  weight_grad(G, H, steps * B, dhp, hprev, dw, dwt_ws);
 }
 
 template <typename T>
@@ -398,14 +497,16 @@ void RnnSequenceKernel(const DeviceContext&, const DenseTensor& xw_in, const Den
   T* o = out->alloc<T>();
   T* lh = last_h->alloc<T>();
   const T* x = xw.data<T>();
-  const T* wp = w.data<T>();
+  Workspace wt_ws;  // W_hh^T, for NN products (Note [Fused LSTM])
+  T* wt = scratch<T>(wt_ws, H * H);
+  transpose_into(w.data<T>(), H, H, wt);
   const T* bp = bias.data<T>();
   std::vector<T> a(static_cast<size_t>(B * H));
   for (int64_t s = 0; s < steps; ++s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
     const T* h_prev = prev_h_rows(lay, s, h0.data<T>(), o, H, &ldh);
-    if (H > 0 && B > 0) gemm(false, true, B, H, H, h_prev, ldh, wp, H, a.data(), H);
+    if (H > 0 && B > 0) gemm(false, false, B, H, H, h_prev, ldh, wt, H, a.data(), H);
     for (int64_t b = 0; b < B; ++b) {
       T* ab = a.data() + b * H;
       const T* xb = x + lay.row(t, b) * H;
@@ -449,7 +550,8 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     std::fill(dh, dh + BH, T(0));
   }
   std::fill(db, db + H, T(0));
-  std::vector<T> hprev(static_cast<size_t>(steps * BH));
+  Workspace hprev_ws;
+  T* hprev = scratch<T>(hprev_ws, steps * BH);
   for (int64_t s = steps - 1; s >= 0; --s) {
     const int64_t t = lay.time(s);
     int64_t ldh = H;
@@ -457,15 +559,12 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     for (int64_t b = 0; b < B; ++b) {
       const int64_t row = lay.row(t, b);
       const T* hb = op + row * H;
-      const T* gb = gop ? gop + row * H : nullptr;
       T* dxb = dx + row * H;
-      const T* dhb = dh + b * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T dhk = dhb[j] + (gb ? gb[j] : T(0));
-        dxb[j] = relu ? (hb[j] > T(0) ? dhk : T(0)) : dhk * (T(1) - hb[j] * hb[j]);
-        db[j] += dxb[j];
-      }
-      std::copy_n(h_prev + b * ldh, H, hprev.data() + row * H);
+      T* dhb = dh + b * H;  // overwritten by the GEMM below, after the rows
+      if (gop) add_into(H, gop + row * H, dhb);
+      rnn_act_grad_row(H, relu, hb, dhb, dxb);
+      add_into(H, dxb, db);
+      std::copy_n(h_prev + b * ldh, H, hprev + row * H);
     }
     if (BH > 0) gemm(false, false, B, H, H, dx + lay.row(t, 0) * H, lay.batch_stride() * H, wp, H, dh, H);
   }
@@ -473,7 +572,7 @@ void RnnSequenceGradKernel(const DeviceContext&, const DenseTensor& w_in, const 
     std::fill(dw, dw + H * H, T(0));
     return;
   }
-  gemm(true, false, H, H, steps * B, dx, H, hprev.data(), H, dw, H);
+  gemm(true, false, H, H, steps * B, dx, H, hprev, H, dw, H);
 }
 
 }  // namespace

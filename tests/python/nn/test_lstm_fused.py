@@ -8,6 +8,7 @@ import pytest
 import oar
 import oar.nn as nn
 from op_test_utils import OpCase, check_bad_inputs, check_forward, check_grad, normal
+from test_rnn_fused import assert_same_results
 
 _ops = oar._C.ops
 
@@ -127,13 +128,8 @@ def test_lstm_layer_matches_composed_cell(kw):
             loss = (out * out).sum() + (h * 2.0).sum() + c.sum()
             loss.backward()
             grads = {k: p.grad.numpy() for k, p in net.named_parameters()}
-            results.append((out.numpy(), h.numpy(), c.numpy(), xt.grad.numpy(), grads))
-        (o1, h1, c1, gx1, g1), (o2, h2, c2, gx2, g2) = results
-        for a, b in ((o1, o2), (h1, h2), (c1, c2), (gx1, gx2)):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-        assert g1.keys() == g2.keys()
-        for k in g1:
-            np.testing.assert_allclose(g1[k], g2[k], rtol=1e-10, atol=1e-12, err_msg=k)
+            results.append([out.numpy(), h.numpy(), c.numpy(), xt.grad.numpy(), grads])
+        assert_same_results(*results)
     finally:
         oar.set_default_dtype("float32")
 

@@ -141,6 +141,17 @@ def test_bad_inputs_batch_first_names_its_layout():
         _ops._gru_sequence(_z(2, 3, 7), _z(6, 2), _z(6), _z(6), _z(2, 2), True, False)
 
 
+def assert_same_results(r1, r2):
+    """Two runs' [arrays..., {parameter: gradient}] agree to float64 rounding."""
+    *a1, g1 = r1
+    *a2, g2 = r2
+    for a, b in zip(a1, a2):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert g1.keys() == g2.keys()
+    for k in g1:
+        np.testing.assert_allclose(g1[k], g2[k], rtol=1e-10, atol=1e-12, err_msg=k)
+
+
 # ---- nn.GRU / nn.SimpleRNN through the fused ops vs the composed cells
 class _ComposedGRU(nn.GRUCell):
     """A subclass: RNN runs it step by step (the fused path takes the exact cell types)."""
@@ -190,13 +201,7 @@ def test_layer_matches_composed_cell(cls, extra, kw, with_h0):
             grads = {k: p.grad.numpy() for k, p in net.named_parameters()}
             extra_g = [] if ht is None else [ht.grad.numpy()]
             results.append([out.numpy(), h.numpy(), xt.grad.numpy()] + extra_g + [grads])
-        *a1, g1 = results[0]
-        *a2, g2 = results[1]
-        for a, b in zip(a1, a2):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-        assert g1.keys() == g2.keys()
-        for k in g1:
-            np.testing.assert_allclose(g1[k], g2[k], rtol=1e-10, atol=1e-12, err_msg=k)
+        assert_same_results(results[0], results[1])
     finally:
         oar.set_default_dtype("float32")
 

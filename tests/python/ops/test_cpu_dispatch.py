@@ -147,6 +147,34 @@ CHILD = textwrap.dedent(r'''
                 t = oar.to_tensor(x, stop_gradient=False)
                 (fn(t) * oar.to_tensor(w)).sum().backward()
                 check(name, dtype, [3, n], t.grad, dref(x.astype(np.float64), w.astype(np.float64)))
+        # attention and the fused recurrent ops are ISA copies too (Notes [Fused LSTM],
+        # [Packed key/value blocks]): against float64 NumPy, odd sizes, causal or not
+        for (bsz, sq, sk, nh, dh) in ((1, 1, 1, 1, 8), (2, 17, 130, 2, 33), (1, 130, 600, 3, 16)):
+            q, k, v = (rng.standard_normal([bsz, s_, nh, dh]).astype(dtype) for s_ in (sq, sk, sk))
+            for causal in (False, True):
+                sc = np.einsum("bqhd,bkhd->bhqk", q.astype(np.float64), k.astype(np.float64)) / math.sqrt(dh)
+                if causal:
+                    sc = np.where(np.tril(np.ones((sq, sk), bool)), sc, -np.inf)
+                ref = np.einsum("bhqk,bkhd->bqhd", softmax(sc, -1), v.astype(np.float64))
+                got = F.scaled_dot_product_attention(oar.to_tensor(q), oar.to_tensor(k), oar.to_tensor(v),
+                                                     is_causal=causal)
+                check(f"sdpa(causal={causal})", dtype, [bsz, sq, sk, nh, dh], got, ref, (1e-4, 1e-5)
+                      if dtype == "float32" else None)
+        for (t_, b_, h_) in ((1, 1, 3), (7, 5, 13), (4, 16, 64)):
+            xw = rng.standard_normal([t_, b_, 4 * h_]).astype(dtype)
+            w = (rng.standard_normal([4 * h_, h_]) * 0.3).astype(dtype)
+            bias = rng.standard_normal([4 * h_]).astype(dtype)
+            h = rng.standard_normal([b_, h_]).astype(dtype)
+            c = rng.standard_normal([b_, h_]).astype(dtype)
+            out, _, _, _, _ = oar._C.ops._lstm_sequence(*(oar.to_tensor(a) for a in (xw, w, bias, h, c)))
+            h, c, refs = h.astype(np.float64), c.astype(np.float64), []
+            for t in range(t_):
+                i, f, g, o = np.split(xw[t] + bias + h @ w.T.astype(np.float64), 4, -1)
+                c = sig(f) * c + sig(i) * np.tanh(g)
+                h = sig(o) * np.tanh(c)
+                refs.append(h)
+            check("lstm_sequence", dtype, [t_, b_, h_], out, np.stack(refs), (1e-4, 1e-5)
+                  if dtype == "float32" else None)
     print(json.dumps({"capability": active_capability(), "checked": checked,
                       "failures": failures}))
 ''')
