@@ -23,3 +23,16 @@ def progs():
             yield main, startup
     finally:
         oar.disable_static()
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    """Runs a test at 1 and at 2 threads of Oar's pool (kernels split work differently, and
+    results must not change); yields the count and restores the previous one."""
+    import oar
+    old = oar.get_num_threads()
+    oar.set_num_threads(request.param)
+    try:
+        yield request.param
+    finally:
+        oar.set_num_threads(old)

@@ -13,13 +13,6 @@ from oar import _C
 
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old = oar.get_num_threads()
-    oar.set_num_threads(request.param)
-    yield request.param
-    oar.set_num_threads(old)
-
 
 def executed(static_fn):
     return str(static_fn.concrete_programs[-1].executed_program)

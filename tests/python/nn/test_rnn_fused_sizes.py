@@ -47,13 +47,6 @@ def _np(kind, arrays, batch_first, reverse):
     return np_rnn_sequence(*arrays, batch_first, reverse)
 
 
-@pytest.fixture(params=[1, 2], ids=["1thr", "2thr"])
-def threads(request):
-    old = oar.get_num_threads()
-    oar.set_num_threads(request.param)
-    yield request.param
-    oar.set_num_threads(old)
-
 
 @pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
 @pytest.mark.parametrize("hidden", HIDDEN)
