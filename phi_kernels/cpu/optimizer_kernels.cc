@@ -12,13 +12,7 @@
 namespace oar::phi {
 
 namespace {
-using namespace optimizer_loop;  // NOLINT(build/namespaces): check, for_each_param, MathOf
-
-void check_state(const DenseTensor* p, const DenseTensor* s, const char* op) {
-  OAR_ENFORCE(s->dtype() == DataType::FLOAT32 && s->is_contiguous() && s->numel() == p->numel(),
-              InvalidArgument, op, ": optimizer state must be contiguous float32 with ",
-              p->numel(), " elements, got ", dtype_name(s->dtype()), " with ", s->numel());
-}
+using namespace optimizer_loop;  // NOLINT(build/namespaces): for_each_param, MathOf, state
 
 void check_lists(size_t n, const std::vector<double>& lrs, const std::vector<double>& wds,
                  const char* op) {
@@ -53,8 +47,7 @@ void momentum_update(const ParamList& params, const GradList& grads, const Param
   for_each_param(params, grads, "momentum", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], velocities[k], "momentum");
-    float* v = velocities[k]->data<float>();
+    M* v = state<M>(params[k], velocities[k], "momentum", "velocity");
     const M lr = static_cast<M>(lrs[k]), m = static_cast<M>(mu), wd = static_cast<M>(wds[k]);
     parallel_for(n, [&](int64_t b, int64_t e) {
 #pragma omp simd
@@ -62,7 +55,7 @@ void momentum_update(const ParamList& params, const GradList& grads, const Param
         M pv = static_cast<M>(p[i]);
         M gv = static_cast<M>(g[i]) + wd * pv;
         M vv = m * static_cast<M>(v[i]) + gv;
-        v[i] = static_cast<float>(vv);
+        v[i] = vv;
         p[i] = static_cast<T>(pv - lr * (nesterov ? gv + m * vv : vv));
       }
     });
@@ -78,11 +71,9 @@ void adam_update(const ParamList& params, const GradList& grads, const ParamList
   for_each_param(params, grads, "adam", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], moment1[k], "adam");
-    check_state(params[k], moment2[k], "adam");
-    float* m1 = moment1[k]->data<float>();
-    float* m2 = moment2[k]->data<float>();
-    const float b1 = static_cast<float>(cfg.beta1), b2 = static_cast<float>(cfg.beta2);
+    M* m1 = state<M>(params[k], moment1[k], "adam", "moment1");
+    M* m2 = state<M>(params[k], moment2[k], "adam", "moment2");
+    const M b1 = static_cast<M>(cfg.beta1), b2 = static_cast<M>(cfg.beta2);
     // Paddle's form: lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t); eps scaled accordingly.
     const M lr_t = static_cast<M>(lrs[k] * std::sqrt(bc2) / bc1);
     const M eps = static_cast<M>(cfg.epsilon * std::sqrt(bc2));
@@ -99,11 +90,11 @@ void adam_update(const ParamList& params, const GradList& grads, const ParamList
         } else {
           gv += wd * pv;
         }
-        float a = b1 * m1[i] + (1.0f - b1) * static_cast<float>(gv);
-        float b = b2 * m2[i] + (1.0f - b2) * static_cast<float>(gv) * static_cast<float>(gv);
+        M a = b1 * m1[i] + (M(1) - b1) * gv;
+        M b = b2 * m2[i] + (M(1) - b2) * gv * gv;
         m1[i] = a;
         m2[i] = b;
-        p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a) / (std::sqrt(static_cast<M>(b)) + eps));
+        p[i] = static_cast<T>(pv - lr_t * a / (std::sqrt(b) + eps));
       }
     });
   });
@@ -118,24 +109,22 @@ void adamax_update(const ParamList& params, const GradList& grads, const ParamLi
   for_each_param(params, grads, "adamax", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], moment[k], "adamax");
-    check_state(params[k], inf_norm[k], "adamax");
-    float* m = moment[k]->data<float>();
-    float* u = inf_norm[k]->data<float>();
-    const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
-    const float eps = static_cast<float>(epsilon);
+    M* m = state<M>(params[k], moment[k], "adamax", "moment");
+    M* u = state<M>(params[k], inf_norm[k], "adamax", "inf_norm");
+    const M b1 = static_cast<M>(beta1), b2 = static_cast<M>(beta2);
+    const M eps = static_cast<M>(epsilon);
     const M lr_t = static_cast<M>(lrs[k] / bc1), wd = static_cast<M>(wds[k]);
     parallel_for(n, [&](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
-        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-        float a = b1 * m[i] + (1.0f - b1) * gv;
-        const float decayed = b2 * u[i] + eps, ag = std::fabs(gv);
-        float b = decayed > ag ? decayed : ag;  // not std::fmax: a libm call per element
+        M gv = static_cast<M>(g[i]) + wd * pv;
+        M a = b1 * m[i] + (M(1) - b1) * gv;
+        const M decayed = b2 * u[i] + eps, ag = std::fabs(gv);
+        M b = decayed > ag ? decayed : ag;  // not std::fmax: a libm call per element
         m[i] = a;
         u[i] = b;
-        p[i] = static_cast<T>(pv - lr_t * static_cast<M>(a / b));
+        p[i] = static_cast<T>(pv - lr_t * (a / b));
       }
     });
   });
@@ -147,18 +136,17 @@ void adagrad_update(const ParamList& params, const GradList& grads, const ParamL
   for_each_param(params, grads, "adagrad", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], moment[k], "adagrad");
-    float* a = moment[k]->data<float>();
+    M* a = state<M>(params[k], moment[k], "adagrad", "moment");
     const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
-    const float eps = static_cast<float>(epsilon);
+    const M eps = static_cast<M>(epsilon);
     parallel_for(n, [&](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
-        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-        float av = a[i] + gv * gv;
+        M gv = static_cast<M>(g[i]) + wd * pv;
+        M av = a[i] + gv * gv;
         a[i] = av;
-        p[i] = static_cast<T>(pv - lr * static_cast<M>(gv / (std::sqrt(av) + eps)));
+        p[i] = static_cast<T>(pv - lr * (gv / (std::sqrt(av) + eps)));
       }
     });
   });
@@ -171,22 +159,20 @@ void adadelta_update(const ParamList& params, const GradList& grads, const Param
   for_each_param(params, grads, "adadelta", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], avg_sq_grad[k], "adadelta");
-    check_state(params[k], avg_sq_update[k], "adadelta");
-    float* eg = avg_sq_grad[k]->data<float>();
-    float* ex = avg_sq_update[k]->data<float>();
-    const float r = static_cast<float>(rho), eps = static_cast<float>(epsilon);
+    M* eg = state<M>(params[k], avg_sq_grad[k], "adadelta", "avg_squared_grad");
+    M* ex = state<M>(params[k], avg_sq_update[k], "adadelta", "avg_squared_update");
+    const M r = static_cast<M>(rho), eps = static_cast<M>(epsilon);
     const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
     parallel_for(n, [&](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
-        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-        float egv = r * eg[i] + (1.0f - r) * gv * gv;
-        float d = -std::sqrt((ex[i] + eps) / (egv + eps)) * gv;
+        M gv = static_cast<M>(g[i]) + wd * pv;
+        M egv = r * eg[i] + (M(1) - r) * gv * gv;
+        M d = -std::sqrt((ex[i] + eps) / (egv + eps)) * gv;
         eg[i] = egv;
-        ex[i] = r * ex[i] + (1.0f - r) * d * d;
-        p[i] = static_cast<T>(pv + lr * static_cast<M>(d));
+        ex[i] = r * ex[i] + (M(1) - r) * d * d;
+        p[i] = static_cast<T>(pv + lr * d);
       }
     });
   });
@@ -202,14 +188,11 @@ void rmsprop_update(const ParamList& params, const GradList& grads, const ParamL
   for_each_param(params, grads, "rmsprop", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], mean_square[k], "rmsprop");
-    check_state(params[k], momentum[k], "rmsprop");
-    if (centered) check_state(params[k], mean_grad[k], "rmsprop");
-    float* ms = mean_square[k]->data<float>();
-    float* mg = centered ? mean_grad[k]->data<float>() : nullptr;
-    float* mom = momentum[k]->data<float>();
-    const float r = static_cast<float>(rho), eps = static_cast<float>(epsilon);
-    const float m = static_cast<float>(mu), lr = static_cast<float>(lrs[k]);
+    M* ms = state<M>(params[k], mean_square[k], "rmsprop", "mean_square");
+    M* mg = centered ? state<M>(params[k], mean_grad[k], "rmsprop", "mean_grad") : nullptr;
+    M* mom = state<M>(params[k], momentum[k], "rmsprop", "momentum");
+    const M r = static_cast<M>(rho), eps = static_cast<M>(epsilon);
+    const M m = static_cast<M>(mu), lr = static_cast<M>(lrs[k]);
     const M wd = static_cast<M>(wds[k]);
     // Two loops so that each vectorizes (no branch on `centered` per element).
     parallel_for(n, [&](int64_t lo, int64_t hi) {
@@ -217,25 +200,25 @@ void rmsprop_update(const ParamList& params, const GradList& grads, const ParamL
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {
           M pv = static_cast<M>(p[i]);
-          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-          float msv = r * ms[i] + (1.0f - r) * gv * gv;
-          float mgv = r * mg[i] + (1.0f - r) * gv;
+          M gv = static_cast<M>(g[i]) + wd * pv;
+          M msv = r * ms[i] + (M(1) - r) * gv * gv;
+          M mgv = r * mg[i] + (M(1) - r) * gv;
           ms[i] = msv;
           mg[i] = mgv;
-          float mv = m * mom[i] + lr * gv / std::sqrt(msv + eps - mgv * mgv);
+          M mv = m * mom[i] + lr * gv / std::sqrt(msv + eps - mgv * mgv);
           mom[i] = mv;
-          p[i] = static_cast<T>(pv - static_cast<M>(mv));
+          p[i] = static_cast<T>(pv - mv);
         }
       } else {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {
           M pv = static_cast<M>(p[i]);
-          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-          float msv = r * ms[i] + (1.0f - r) * gv * gv;
+          M gv = static_cast<M>(g[i]) + wd * pv;
+          M msv = r * ms[i] + (M(1) - r) * gv * gv;
           ms[i] = msv;
-          float mv = m * mom[i] + lr * gv / std::sqrt(msv + eps);
+          M mv = m * mom[i] + lr * gv / std::sqrt(msv + eps);
           mom[i] = mv;
-          p[i] = static_cast<T>(pv - static_cast<M>(mv));
+          p[i] = static_cast<T>(pv - mv);
         }
       }
     });
@@ -248,19 +231,17 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
                  int64_t step) {
   check_lists(params.size(), lrs, wds, "lamb");
   // Reciprocals of the bias corrections: multiplies instead of two divisions per element.
-  const float inv_bc1 = static_cast<float>(1.0 / (1.0 - std::pow(beta1, static_cast<double>(step))));
-  const float inv_bc2 = static_cast<float>(1.0 / (1.0 - std::pow(beta2, static_cast<double>(step))));
+  const double inv_bc1 = 1.0 / (1.0 - std::pow(beta1, static_cast<double>(step)));
+  const double inv_bc2 = 1.0 / (1.0 - std::pow(beta2, static_cast<double>(step)));
   for_each_param(params, grads, "lamb", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    check_state(params[k], moment1[k], "lamb");
-    check_state(params[k], moment2[k], "lamb");
-    float* m1 = moment1[k]->data<float>();
-    float* m2 = moment2[k]->data<float>();
-    const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
-    const float eps = static_cast<float>(epsilon), wd = static_cast<float>(wds[k]);
+    M* m1 = state<M>(params[k], moment1[k], "lamb", "moment1");
+    M* m2 = state<M>(params[k], moment2[k], "lamb", "moment2");
+    const M b1 = static_cast<M>(beta1), b2 = static_cast<M>(beta2);
+    const M eps = static_cast<M>(epsilon), wd = static_cast<M>(wds[k]);
     // Pass 1 (parallel): moments and the squared norms of p and of the raw update r. Each
-    // chunk sums blocks of kBlock elements in float (vectorized), and the blocks in double.
+    // chunk sums blocks of kBlock elements in the math type (vectorized), and the blocks in double.
     // r is not stored: pass 2 recomputes it from the updated moments (no scratch buffer).
     constexpr int64_t kBlock = 2048;
     std::vector<double> part(2 * static_cast<size_t>(omp_get_max_threads()) + 2, 0.0);
@@ -269,22 +250,22 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
       // moment stores leave them unchanged and falls back to gathers and scatters.
       const T* __restrict pp = p;
       const T* __restrict gp = g;
-      float* __restrict m1p = m1;
-      float* __restrict m2p = m2;
-      const float c1 = b1, c2 = b2, ib1 = inv_bc1, ib2 = inv_bc2, e = eps, w = wd;
+      M* __restrict m1p = m1;
+      M* __restrict m2p = m2;
+      const M c1 = b1, c2 = b2, ib1 = static_cast<M>(inv_bc1), ib2 = static_cast<M>(inv_bc2), e = eps, w = wd;
       double ps = 0.0, rs = 0.0;
       for (int64_t blo = lo; blo < hi; blo += kBlock) {
         const int64_t bhi = std::min(hi, blo + kBlock);
-        float bps = 0.0f, brs = 0.0f;
+        M bps = 0, brs = 0;
 #pragma omp simd reduction(+ : bps, brs)
         for (int64_t i = blo; i < bhi; ++i) {
-          float pv = static_cast<float>(static_cast<M>(pp[i]));
-          float gv = static_cast<float>(static_cast<M>(gp[i]));
-          float a = c1 * m1p[i] + (1.0f - c1) * gv;
-          float b = c2 * m2p[i] + (1.0f - c2) * gv * gv;
+          M pv = static_cast<M>(pp[i]);
+          M gv = static_cast<M>(gp[i]);
+          M a = c1 * m1p[i] + (M(1) - c1) * gv;
+          M b = c2 * m2p[i] + (M(1) - c2) * gv * gv;
           m1p[i] = a;
           m2p[i] = b;
-          float rv = (a * ib1) / (std::sqrt(b * ib2) + e) + w * pv;
+          M rv = (a * ib1) / (std::sqrt(b * ib2) + e) + w * pv;
           bps += pv * pv;
           brs += rv * rv;
         }
@@ -306,15 +287,15 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
     // Pass 2: apply.
     parallel_for(n, [&](int64_t lo, int64_t hi) {
       T* __restrict pp = p;
-      const float* __restrict m1p = m1;
-      const float* __restrict m2p = m2;
-      const float ib1 = inv_bc1, ib2 = inv_bc2, e = eps, w = wd;
+      const M* __restrict m1p = m1;
+      const M* __restrict m2p = m2;
+      const M ib1 = static_cast<M>(inv_bc1), ib2 = static_cast<M>(inv_bc2), e = eps, w = wd;
       const M st = step_size;
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
-        float pv = static_cast<float>(static_cast<M>(pp[i]));
-        float rv = (m1p[i] * ib1) / (std::sqrt(m2p[i] * ib2) + e) + w * pv;
-        pp[i] = static_cast<T>(static_cast<M>(pp[i]) - st * static_cast<M>(rv));
+        M pv = static_cast<M>(pp[i]);
+        M rv = (m1p[i] * ib1) / (std::sqrt(m2p[i] * ib2) + e) + w * pv;
+        pp[i] = static_cast<T>(pv - st * rv);
       }
     });
   });

@@ -1,27 +1,21 @@
 // Fused updates of NAdam, RAdam, Rprop and ASGD (see phi_kernels/funcs/optimizer_update.h),
 // the formulas of Paddle's docs. Everything that depends on the step count is computed here
 // from `step`, so that a DistModel program, which feeds the step as an input, stays right
-// (Note [DistModel] in docs/notes/distributed.md). State is float32, as for the other rules;
-// the parameter's own arithmetic runs in its math type.
+// (Note [DistModel] in docs/notes/distributed.md). State and arithmetic are in the parameter's
+// math type (float for float32 and 16-bit parameters, double for float64), as for the other rules.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "phi_kernels/cpu/optimizer_loop.h"
 
 namespace oar::phi {
 
 namespace {
-using namespace optimizer_loop;  // NOLINT(build/namespaces): check, for_each_param, MathOf
-
-// A float32 state of `per` values per parameter element (ASGD's gradient window: batch_num).
-float* state(const DenseTensor* p, DenseTensor* s, const char* op, const char* what, int64_t per = 1) {
-  OAR_ENFORCE(s->dtype() == DataType::FLOAT32 && s->is_contiguous() && s->numel() == per * p->numel(), InvalidArgument,
-              op, ": state '", what, "' must be contiguous float32 with ", per * p->numel(), " elements, got ",
-              dtype_name(s->dtype()), " with ", s->numel());
-  return s->data<float>();
-}
+using namespace optimizer_loop;  // NOLINT(build/namespaces): for_each_param, MathOf, state
 
 void check_args(const UpdateArgs& a, size_t states, const char* op, bool uses_step = true) {
   const size_t n = a.params.size();
@@ -49,29 +43,29 @@ void nadam_update(const UpdateArgs& a) {
   const double b1 = a.scalars[0], b2 = a.scalars[1], psi = a.scalars[3];
   const double mu = b1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(a.step) * psi));
   const double mu1 = b1 * (1.0 - 0.5 * std::pow(0.96, static_cast<double>(a.step + 1) * psi));
-  const float inv_bc2 = static_cast<float>(1.0 / (1.0 - pw(b2, a.step)));
+  const double inv_bc2 = 1.0 / (1.0 - pw(b2, a.step));
   for_each_param(a.params, a.grads, "nadam", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    float* m1 = state(a.params[k], a.states[0][k], "nadam", "moment1");
-    float* m2 = state(a.params[k], a.states[1][k], "nadam", "moment2");
-    float* prod = state(a.params[k], a.states[2][k], "nadam", "mu_product");
-    const float c1 = static_cast<float>(b1), c2 = static_cast<float>(b2), eps = static_cast<float>(a.scalars[2]);
-    const float fmu = static_cast<float>(mu), fmu1 = static_cast<float>(mu1);
+    M* m1 = state<M>(a.params[k], a.states[0][k], "nadam", "moment1");
+    M* m2 = state<M>(a.params[k], a.states[1][k], "nadam", "moment2");
+    M* prod = state<M>(a.params[k], a.states[2][k], "nadam", "mu_product");
+    const M c1 = static_cast<M>(b1), c2 = static_cast<M>(b2), eps = static_cast<M>(a.scalars[2]);
+    const M fmu = static_cast<M>(mu), fmu1 = static_cast<M>(mu1), ibc2 = static_cast<M>(inv_bc2);
     const M lr = static_cast<M>(a.lrs[k]), wd = static_cast<M>(a.wds[k]);
     parallel_for(n, [&](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
-        float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-        float pr = prod[i] * fmu;
-        float mv = c1 * m1[i] + (1.0f - c1) * gv;
-        float vv = c2 * m2[i] + (1.0f - c2) * gv * gv;
+        M gv = static_cast<M>(g[i]) + wd * pv;
+        M pr = prod[i] * fmu;
+        M mv = c1 * m1[i] + (M(1) - c1) * gv;
+        M vv = c2 * m2[i] + (M(1) - c2) * gv * gv;
         prod[i] = pr;
         m1[i] = mv;
         m2[i] = vv;
-        float mh = fmu1 * mv / (1.0f - pr * fmu1) + (1.0f - fmu) * gv / (1.0f - pr);
-        p[i] = static_cast<T>(pv - lr * static_cast<M>(mh / (std::sqrt(vv * inv_bc2) + eps)));
+        M mh = fmu1 * mv / (M(1) - pr * fmu1) + (M(1) - fmu) * gv / (M(1) - pr);
+        p[i] = static_cast<T>(pv - lr * (mh / (std::sqrt(vv * ibc2) + eps)));
       }
     });
   });
@@ -94,10 +88,10 @@ void radam_update(const UpdateArgs& a) {
   for_each_param(a.params, a.grads, "radam", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    float* m1 = state(a.params[k], a.states[0][k], "radam", "moment1");
-    float* m2 = state(a.params[k], a.states[1][k], "radam", "moment2");
-    const float c1 = static_cast<float>(b1), c2 = static_cast<float>(b2), eps = static_cast<float>(a.scalars[2]);
-    const float inv_bc1 = static_cast<float>(1.0 / bc1);
+    M* m1 = state<M>(a.params[k], a.states[0][k], "radam", "moment1");
+    M* m2 = state<M>(a.params[k], a.states[1][k], "radam", "moment2");
+    const M c1 = static_cast<M>(b1), c2 = static_cast<M>(b2), eps = static_cast<M>(a.scalars[2]);
+    const M inv_bc1 = static_cast<M>(1.0 / bc1);
     const M wd = static_cast<M>(a.wds[k]);
     // the step factor of m_hat: lr, or lr r sqrt(1 - b2^t) / (sqrt(v) + eps)
     const M lr = static_cast<M>(a.lrs[k]), lr_ad = static_cast<M>(a.lrs[k] * rect * std::sqrt(bc2));
@@ -106,22 +100,22 @@ void radam_update(const UpdateArgs& a) {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {
           M pv = static_cast<M>(p[i]);
-          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-          float mv = c1 * m1[i] + (1.0f - c1) * gv;
-          float vv = c2 * m2[i] + (1.0f - c2) * gv * gv;
+          M gv = static_cast<M>(g[i]) + wd * pv;
+          M mv = c1 * m1[i] + (M(1) - c1) * gv;
+          M vv = c2 * m2[i] + (M(1) - c2) * gv * gv;
           m1[i] = mv;
           m2[i] = vv;
-          p[i] = static_cast<T>(pv - lr_ad * static_cast<M>(mv * inv_bc1 / (std::sqrt(vv) + eps)));
+          p[i] = static_cast<T>(pv - lr_ad * (mv * inv_bc1 / (std::sqrt(vv) + eps)));
         }
       } else {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {
           M pv = static_cast<M>(p[i]);
-          float gv = static_cast<float>(static_cast<M>(g[i]) + wd * pv);
-          float mv = c1 * m1[i] + (1.0f - c1) * gv;
+          M gv = static_cast<M>(g[i]) + wd * pv;
+          M mv = c1 * m1[i] + (M(1) - c1) * gv;
           m1[i] = mv;
-          m2[i] = c2 * m2[i] + (1.0f - c2) * gv * gv;
-          p[i] = static_cast<T>(pv - lr * static_cast<M>(mv * inv_bc1));
+          m2[i] = c2 * m2[i] + (M(1) - c2) * gv * gv;
+          p[i] = static_cast<T>(pv - lr * (mv * inv_bc1));
         }
       }
     });
@@ -135,36 +129,42 @@ void radam_update(const UpdateArgs& a) {
 // No learning rate or decay enters (Paddle's Rprop takes no weight_decay).
 void rprop_update(const UpdateArgs& a) {
   check_args(a, 2, "rprop", false);
-  const float eta_neg = static_cast<float>(a.scalars[0]), eta_pos = static_cast<float>(a.scalars[1]);
-  const float lo_lr = static_cast<float>(a.scalars[2]), hi_lr = static_cast<float>(a.scalars[3]);
   for_each_param(a.params, a.grads, "rprop", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    float* prev = state(a.params[k], a.states[0][k], "rprop", "prev_grad");
-    float* size = state(a.params[k], a.states[1][k], "rprop", "step_size");
-    const float up = eta_pos - 1.0f, down = eta_neg - 1.0f;
+    // M's bits as an unsigned and a signed integer of the same width.
+    using U = std::conditional_t<sizeof(M) == 4, uint32_t, uint64_t>;
+    using I = std::make_signed_t<U>;
+    constexpr int kSignShift = 8 * sizeof(M) - 1;
+    constexpr U kAbs = ~(U(1) << kSignShift);
+    const U kInf = std::bit_cast<U>(std::numeric_limits<M>::infinity());
+    const U kQuietNan = std::bit_cast<U>(std::numeric_limits<M>::quiet_NaN());
+    M* prev = state<M>(a.params[k], a.states[0][k], "rprop", "prev_grad");
+    M* size = state<M>(a.params[k], a.states[1][k], "rprop", "step_size");
+    const M up = static_cast<M>(a.scalars[1]) - M(1), down = static_cast<M>(a.scalars[0]) - M(1);
+    const M lo_lr = static_cast<M>(a.scalars[2]), hi_lr = static_cast<M>(a.scalars[3]);
     parallel_for(n, [&](int64_t lo, int64_t hi) {
     // The signs from the bits: float compares chained into selects keep the loop scalar
     // (they may trap, so GCC does not if-convert them); integer ones vectorize. A zero is
     // +-0; g and prev "differ" when both are nonzero with different sign bits.
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
-        const float gv = static_cast<float>(static_cast<M>(g[i]));
-        const uint32_t gb = std::bit_cast<uint32_t>(gv), pb = std::bit_cast<uint32_t>(prev[i]);
-        const int32_t gnz = static_cast<int32_t>((gb & 0x7fffffffu) != 0);
-        const int32_t both = gnz & static_cast<int32_t>((pb & 0x7fffffffu) != 0);
-        const int32_t differ = static_cast<int32_t>((gb ^ pb) >> 31);
-        const int32_t flip = both & differ, grow = both & (1 - differ);
-        float sz = size[i] * (1.0f + static_cast<float>(grow) * up + static_cast<float>(flip) * down);
+        const M gv = static_cast<M>(g[i]);
+        const U gb = std::bit_cast<U>(gv), pb = std::bit_cast<U>(prev[i]);
+        const I gnz = static_cast<I>((gb & kAbs) != 0);
+        const I both = gnz & static_cast<I>((pb & kAbs) != 0);
+        const I differ = static_cast<I>((gb ^ pb) >> kSignShift);
+        const I flip = both & differ, grow = both & (1 - differ);
+        M sz = size[i] * (M(1) + static_cast<M>(grow) * up + static_cast<M>(flip) * down);
         sz = sz < lo_lr ? lo_lr : sz;
         sz = sz > hi_lr ? hi_lr : sz;
         size[i] = sz;
-        prev[i] = flip ? 0.0f : gv;
-        const float step = static_cast<float>((1 - flip) * gnz * (1 - 2 * static_cast<int32_t>(gb >> 31))) * sz;
+        prev[i] = flip ? M(0) : gv;
+        const M step = static_cast<M>((1 - flip) * gnz * (1 - 2 * static_cast<I>(gb >> kSignShift))) * sz;
         // A NaN gradient makes the parameter NaN, as Paddle's sign(NaN) does (never hidden).
-        const uint32_t nan_bits = static_cast<uint32_t>(-static_cast<int32_t>((gb & 0x7fffffffu) > 0x7f800000u));
-        const float step_or_nan = std::bit_cast<float>(std::bit_cast<uint32_t>(step) | (nan_bits & 0x7fc00000u));
-        p[i] = static_cast<T>(static_cast<M>(p[i]) - static_cast<M>(step_or_nan));
+        const U nan_bits = static_cast<U>(-static_cast<I>((gb & kAbs) > kInf));
+        const M step_or_nan = std::bit_cast<M>(std::bit_cast<U>(step) | (nan_bits & kQuietNan));
+        p[i] = static_cast<T>(static_cast<M>(p[i]) - step_or_nan);
       }
     });
   });
@@ -180,18 +180,18 @@ void asgd_update(const UpdateArgs& a) {
   for_each_param(a.params, a.grads, "asgd", [&](size_t k, auto* p, const auto* g, int64_t n) {
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
-    float* d = state(a.params[k], a.states[0][k], "asgd", "d");
-    float* y = state(a.params[k], a.states[1][k], "asgd", "y", batch) + slot * n;
+    M* d = state<M>(a.params[k], a.states[0][k], "asgd", "d");
+    M* y = state<M>(a.params[k], a.states[1][k], "asgd", "y", batch) + slot * n;
     const M lr = static_cast<M>(a.lrs[k]), wd = static_cast<M>(a.wds[k]), inv = static_cast<M>(1.0 / count);
     parallel_for(n, [&](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
-        const float gv = static_cast<float>(static_cast<M>(g[i]));
-        const float dv = d[i] - y[i] + gv;
+        const M gv = static_cast<M>(g[i]);
+        const M dv = d[i] - y[i] + gv;
         d[i] = dv;
         y[i] = gv;
         M pv = static_cast<M>(p[i]);
-        p[i] = static_cast<T>(pv - (static_cast<M>(dv) * inv + pv * wd) * lr);
+        p[i] = static_cast<T>(pv - (dv * inv + pv * wd) * lr);
       }
     });
   });

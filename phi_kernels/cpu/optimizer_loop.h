@@ -46,6 +46,19 @@ using MathOf = OpMath<std::remove_cv_t<std::remove_pointer_t<P>>>;
 template <typename P>
 using ElemOf = std::remove_cv_t<std::remove_pointer_t<P>>;
 
+/// Optimizer state `s` of parameter `p` (`what`: its name in messages) as S*, checked:
+/// contiguous, of dtype S, `per` values per parameter element (ASGD's gradient window).
+/// S is the parameter's math type: float for float32/float16/bfloat16 parameters, double
+/// for float64 ones, the dtypes of Paddle's accumulators.
+template <typename S>
+S* state(const DenseTensor* p, DenseTensor* s, const char* op, const char* what, int64_t per = 1) {
+  OAR_ENFORCE(s->dtype() == dtype_of<S> && s->is_contiguous() && s->numel() == per * p->numel(), InvalidArgument,
+              op, ": state '", what, "' must be contiguous ", dtype_name(dtype_of<S>), " with ", per * p->numel(),
+              " elements for a ", dtype_name(p->dtype()), " parameter, got ", dtype_name(s->dtype()), " with ",
+              s->numel());
+  return s->data<S>();
+}
+
 /// Registers each (name, kernel) as the CPU's update kernel for every dtype: the kernels
 /// check theirs and name what is wrong (a non-float parameter).
 inline bool register_update_kernels(std::initializer_list<std::pair<const char*, UpdateKernel>> kernels) {

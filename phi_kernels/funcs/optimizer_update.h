@@ -1,7 +1,8 @@
 // Fused optimizer updates over many parameters at once (one call per step, one
 // pass over each parameter's memory), used by oar.optimizer. Every rule takes a
 // learning rate and an L2 coefficient per parameter (parameter groups, ParamAttr
-// learning rates and regularizers); optimizer state is float32 of the parameter's shape.
+// learning rates and regularizers); optimizer state has the parameter's shape, in its math type (float32 for
+// float32 and 16-bit parameters, float64 for float64 ones: Paddle's accumulator dtypes).
 #pragma once
 
 #include <vector>

@@ -1,6 +1,6 @@
 // The sample device's fused optimizer updates (Oar's "<rule>_update" kernels, Note
-// [Plugin update kernels]): sgd and adam for float32 and float64 parameters, with Oar's
-// float32 states. Arguments: params, grads, the rule's state lists (Tensor[]), then lrs,
+// [Plugin update kernels]): sgd and adam for float32 and float64 parameters, with
+// states of the parameter's dtype (Oar's: float64 for float64 parameters). Arguments: params, grads, the rule's state lists (Tensor[]), then lrs,
 // wds, scalars (float[]), flag (bool), step (int). Parameters and states are written in
 // place; the math is the CPU kernels' (Paddle's Adam form: lr_t = lr sqrt(1 - b2^t) /
 // (1 - b1^t), epsilon scaled by sqrt(1 - b2^t); flag: AdamW's decoupled decay).
@@ -53,18 +53,18 @@ OAR_Status adam(const OAR_KernelApi* api, OAR_KernelContext ctx) {
     const int64_t step = c.attr_int(4);
     check_lists(c, p, {g, m1, m2}, lrs, wds);
     if (sc.size() != 3) c.fail(OAR_ERROR_INVALID_ARGUMENT, "adam takes 3 scalars (beta1, beta2, epsilon)");
-    for (const auto* l : {&m1, &m2})
-      for (const View& v : *l)
-        if (v.dtype != OAR_DTYPE_FLOAT32) c.fail(OAR_ERROR_INVALID_ARGUMENT, "adam's states must be float32");
+    for (size_t k = 0; k < p.size(); ++k)
+      if (m1[k].dtype != p[k].dtype || m2[k].dtype != p[k].dtype)
+        c.fail(OAR_ERROR_INVALID_ARGUMENT, "adam's states must have their parameter's dtype");
     c.launch([p, g, m1, m2, lrs, wds, sc, decoupled, step] {
       const double bc1 = 1.0 - std::pow(sc[0], static_cast<double>(step));
       const double bc2 = 1.0 - std::pow(sc[1], static_cast<double>(step));
-      const float b1 = static_cast<float>(sc[0]), b2 = static_cast<float>(sc[1]);
+      const T b1 = static_cast<T>(sc[0]), b2 = static_cast<T>(sc[1]);
       for (size_t k = 0; k < p.size(); ++k) {
         T* pv = p[k].ptr<T>();
         const T* gv = g[k].ptr<T>();
-        float* a = m1[k].ptr<float>();
-        float* b = m2[k].ptr<float>();
+        T* a = m1[k].ptr<T>();
+        T* b = m2[k].ptr<T>();
         const T lr_t = static_cast<T>(lrs[k] * std::sqrt(bc2) / bc1), eps = static_cast<T>(sc[2] * std::sqrt(bc2));
         const T wd = static_cast<T>(wds[k]), decay = static_cast<T>(1.0 - lrs[k] * wds[k]);
         for (int64_t i = 0, n = p[k].numel(); i < n; ++i) {
@@ -74,9 +74,9 @@ OAR_Status adam(const OAR_KernelApi* api, OAR_KernelContext ctx) {
           } else {
             gi += wd * x;
           }
-          a[i] = b1 * a[i] + (1.0f - b1) * static_cast<float>(gi);
-          b[i] = b2 * b[i] + (1.0f - b2) * static_cast<float>(gi) * static_cast<float>(gi);
-          pv[i] = x - lr_t * static_cast<T>(a[i]) / (std::sqrt(static_cast<T>(b[i])) + eps);
+          a[i] = b1 * a[i] + (T(1) - b1) * gi;
+          b[i] = b2 * b[i] + (T(1) - b2) * gi * gi;
+          pv[i] = x - lr_t * a[i] / (std::sqrt(b[i]) + eps);
         }
       }
     });

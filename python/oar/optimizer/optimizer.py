@@ -14,6 +14,12 @@ from ..regularizer import L1Decay, L2Decay, WeightDecayRegularizer
 _ops = _C.ops
 
 
+def _acc_dtype(p):
+    """The dtype of a parameter's optimizer state: float64 for float64 parameters, float32 for
+    the others (16-bit ones update through float32 state), as Paddle's accumulators."""
+    return _C.DataType.float64 if p.dtype == _C.DataType.float64 else _C.DataType.float32
+
+
 def _as_regularizer(wd, where):
     if wd is None:
         return None
@@ -72,7 +78,9 @@ class Optimizer:
         self.regularization = _as_regularizer(weight_decay, cls)
         self._grad_clip = grad_clip
         self._name = name
-        self._accumulators = {}  # acc name -> {id(param): float32 Tensor}
+        # acc name -> {id(param): Tensor}, float64 for float64 parameters and float32 for the
+        # others (16-bit ones included), as Paddle's accumulators
+        self._accumulators = {}
         self._step_count = 0
         self._param_groups = []
         parameters = list(parameters)
@@ -151,7 +159,7 @@ class Optimizer:
             # parameter's state covers its local shard (the update runs shard by shard)
             shape = self._acc_shape(name, p._local_value().shape if p.is_dist() else p.shape)
             t = _ops.full(
-                list(shape), float(self._acc_init.get(name, 0.0)), _C.DataType.float32, p.place
+                list(shape), float(self._acc_init.get(name, 0.0)), _acc_dtype(p), p.place
             )
             store[id(p)] = t
         return t
@@ -300,7 +308,8 @@ class Optimizer:
                         f"{cls}.set_state_dict: '{key}' has shape {list(arr.shape)}, "
                         f"parameter '{n}' has {list(p.shape)} (the state: {want})"
                     )
-                self._accumulator(acc, p).set_value(arr.astype(np.float32))
+                t = self._accumulator(acc, p)
+                t.set_value(arr.astype(np.float64 if t.dtype == _C.DataType.float64 else np.float32))
         unknown = [k for k in acc_keys if k not in used]
         if unknown:
             raise ValueError(

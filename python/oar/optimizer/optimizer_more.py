@@ -1,8 +1,9 @@
 """NAdam, RAdam, Rprop and ASGD: fused C++ updates (oar._C._nadam_update...,
 phi_kernels/cpu/optimizer_kernels_more.cc) following the formulas of Paddle 3.3's docs; what
 depends on the step count is computed in the kernel from it, so a DistModel program can record
-the update (Note [DistModel]). Their state lives in the base class's float32 accumulators, so
-state_dict / set_state_dict work as for the other fused optimizers."""
+the update (Note [DistModel]). Their state lives in the base class's accumulators (float64 for
+float64 parameters, float32 otherwise), so state_dict / set_state_dict work as for the other
+fused optimizers."""
 import numbers
 
 from .. import _C

@@ -116,17 +116,18 @@ def test_matches_numpy(cls, kwargs, ref, ref_kw):
 
 @pytest.mark.parametrize("cls, kwargs, ref, ref_kw", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_float64_odd_and_empty_shapes_match_numpy(cls, kwargs, ref, ref_kw):
-    """float64 parameters (float32 state, as every fused rule) of odd, 1-element and 0-size
-    shapes in one update, each against NumPy."""
+    """float64 parameters (float64 state, as Paddle's accumulators) of odd, 1-element and
+    0-size shapes in one update, each against NumPy to float64 rounding."""
     shapes = [(5, 3), (1,), (0, 4), (7,)]
     rng = np.random.default_rng(11)
     inits = [rng.standard_normal(sh) for sh in shapes]
     coefs = [rng.standard_normal(sh) for sh in shapes]
-    ws, _ = _run(cls, kwargs, 7, "float64", inits, coefs)
+    ws, opt = _run(cls, kwargs, 7, "float64", inits, coefs)
     for w, w0, a, sh in zip(ws, inits, coefs, shapes):
         assert w.dtype == oar.float64 and list(w.shape) == list(sh)
-        np.testing.assert_allclose(w.numpy(), ref(w0, 7, a=a, **ref_kw), rtol=2e-5, atol=2e-6,
+        np.testing.assert_allclose(w.numpy(), ref(w0, 7, a=a, **ref_kw), rtol=1e-12, atol=1e-13,
                                    err_msg=f"{cls} {sh}")
+    assert {t.dtype for acc in opt._accumulators.values() for t in acc.values()} == {oar.float64}
 
 
 def test_fused_bindings_reject_bad_states():
@@ -136,15 +137,19 @@ def test_fused_bindings_reject_bad_states():
     g = oar.ones([3], "float32")
     z3, z2 = oar.zeros([3], "float32"), oar.zeros([2], "float32")
     before = w.numpy().copy()
-    with pytest.raises(ValueError, match="nadam: state 'mu_product' must be contiguous float32 with 3 elements, "
-                                         "got float32 with 2"):
+    with pytest.raises(ValueError, match="nadam: state 'mu_product' must be contiguous float32 with 3 elements "
+                                         "for a float32 parameter, got float32 with 2"):
         oar._C._nadam_update([w], [g], [z3], [z3], [z2], [0.1], [0.0], 0.9, 0.999, 1e-8, 0.004, 1)
+    w64, g64 = oar.create_parameter([3], "float64"), oar.ones([3], "float64")
+    with pytest.raises(ValueError, match="nadam: state 'moment1' must be contiguous float64 with 3 elements "
+                                         "for a float64 parameter, got float32 with 3"):
+        oar._C._nadam_update([w64], [g64], [z3], [z3], [z3], [0.1], [0.0], 0.9, 0.999, 1e-8, 0.004, 1)
     with pytest.raises(ValueError, match="radam: the step count must be >= 1, got 0"):
         oar._C._radam_update([w], [g], [z3], [z3], [0.1], [0.0], 0.9, 0.999, 1e-8, 0)
     with pytest.raises(ValueError, match="rprop: got 1 parameters but 0 step_size"):
         oar._C._rprop_update([w], [g], [z3], [], [0.1], [0.0], 0.5, 1.2, 1e-5, 50.0)
-    with pytest.raises(ValueError, match="asgd: state 'y' must be contiguous float32 with 6 elements, got float32 "
-                                         "with 3"):
+    with pytest.raises(ValueError, match="asgd: state 'y' must be contiguous float32 with 6 elements for a "
+                                         "float32 parameter, got float32 with 3"):
         oar._C._asgd_update([w], [g], [z3], [z3], [0.1], [0.0], 2, 1)
     with pytest.raises(ValueError, match="asgd: batch_num must be a positive integer, got 0"):
         oar._C._asgd_update([w], [g], [z3], [z3], [0.1], [0.0], 0, 1)
