@@ -260,9 +260,7 @@ void pack_weights(const ConvPrim& p, const void* w, void* packed) {
 // spent), the candidates in turn, so one disturbed run does not decide, on tune_clock().
 using CallFn = std::function<void(ConvPrim&)>;
 
-// The tuning's clock, in seconds: at one thread the calling thread's CPU time, which a
-// busy neighbour core does not inflate (under load, wall-clock timings picked a 20-50%
-// slower candidate in some processes); at more threads, the wall clock.
+// Under load, wall-clock timings picked a 20-50% slower candidate in some processes.
 double tune_clock() {
   if (omp_get_max_threads() == 1) {
     timespec ts;

@@ -31,6 +31,9 @@ Attrs attrs_of(const ConvGeometry& g);
 bool tune_log();
 /// OAR_CONV_ALGO: the candidate forced by name, or "".
 std::string forced_algo();
+/// The tuning's clock, in seconds: at one thread the calling thread's CPU time, which a
+/// busy neighbour core does not inflate; at more threads, the wall clock.
+double tune_clock();
 /// A geometry's cache key (readable: spelled out for the tuning log).
 std::string key_of(const ConvGeometry& g, char kind, bool readable = false);
 /// key_of plus the element type and the settings a tuned choice depends on
