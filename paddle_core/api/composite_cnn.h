@@ -69,9 +69,8 @@ inline BatchNormAxes batch_norm_axes(const Tensor& x, const std::string& data_fo
 /// 4 saved_rstd. Batch statistics in one sweep: sum(y) and sum(y * y) of y = x - K, K
 /// each channel's first element (the shift keeps the digits E[x^2] - E[x]^2 loses when the
 /// mean is large against the spread), variance clamped at 0, momentum as the kernel.
-inline Tensor batch_norm_decomp(int which, const Tensor& x, const Tensor& running_mean,
-                                const Tensor& running_var, const Tensor& scale, const Tensor& bias,
-                                bool training, double momentum, double epsilon,
+inline Tensor batch_norm_decomp(int which, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                                const Tensor& scale, const Tensor& bias, bool training, double momentum, double epsilon,
                                 const std::string& data_format, bool use_global_stats) {
   const BatchNormAxes a = batch_norm_axes(x, data_format, "batch_norm");
   const bool batch = training && !use_global_stats;
@@ -88,9 +87,14 @@ inline Tensor batch_norm_decomp(int which, const Tensor& x, const Tensor& runnin
     mean = reshape(running_mean, a.bshape);
     var = reshape(running_var, a.bshape);
   }
+  // The [C] arithmetic over [1, .., C, .., 1] (one group with the statistics' epilogue),
+  // reshaped to [C] at the end.
   const std::vector<int64_t> flat = {a.c};
-  if (which == 1) return batch ? running_mean * momentum + reshape(mean, flat) * (1.0 - momentum) : running_mean;
-  if (which == 2) return batch ? running_var * momentum + reshape(var, flat) * (1.0 - momentum) : running_var;
+  auto update = [&](const Tensor& run, const Tensor& batch_value) {
+    return reshape(reshape(run, a.bshape) * momentum + batch_value * (1.0 - momentum), flat);
+  };
+  if (which == 1) return batch ? update(running_mean, mean) : running_mean;
+  if (which == 2) return batch ? update(running_var, var) : running_var;
   if (which == 3) return reshape(mean, flat);
   const Tensor rstd = rsqrt(var + epsilon);
   if (which == 4) return reshape(rstd, flat);
@@ -102,9 +106,8 @@ inline Tensor batch_norm_decomp(int which, const Tensor& x, const Tensor& runnin
 /// channel sums, sum(g) and sum(g * (x - mean)), read x and g once (one group), x_grad is
 /// one elementwise pass: w * rstd * (g - sum(g) / M - (x - mean) * sum(g * (x - mean)) *
 /// rstd^2 / M), or g * w * rstd with global statistics.
-inline Tensor batch_norm_grad_decomp(int which, const Tensor& x, const Tensor& scale,
-                                     const Tensor& saved_mean, const Tensor& saved_rstd,
-                                     const Tensor& grad_out, bool use_global_stats,
+inline Tensor batch_norm_grad_decomp(int which, const Tensor& x, const Tensor& scale, const Tensor& saved_mean,
+                                     const Tensor& saved_rstd, const Tensor& grad_out, bool use_global_stats,
                                      const std::string& data_format) {
   const BatchNormAxes a = batch_norm_axes(x, data_format, "batch_norm_grad");
   const std::vector<int64_t> pd = scale.defined() ? scale.dims().vec() : std::vector<int64_t>{a.c};
