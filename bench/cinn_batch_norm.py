@@ -1,13 +1,13 @@
-"""batch_norm's training statistics as fused channel reductions (Note [Channel
-reductions]) against Oar's eager batch_norm kernels, interleaved in one process
-(common.bench_pair), 1 thread:
-    python bench/cinn_batch_norm.py [rounds]
-`fwd`: the training forward (batch mean and biased variance over N, H, W, normalize,
-scale and shift) written from primitives under to_static(backend='CINN') against
-F.batch_norm(training=True) (its kernel also updates running statistics, which the
-primitives form does not: a small extra write); `fwd+bwd`: the same with x, weight and
-bias gradients of sum(y * g) (the kernel's batch_norm_grad against the fused backward's
-sum(dy) and sum(dy * x_hat) groups). Also `composed`: the primitives form without CINN."""
+"""batch_norm in training, decomposed and fused (Note [batch_norm decomposition],
+Note [Channel reductions]) against Oar's eager batch_norm kernels, interleaved in one
+process (common.bench_pair), 1 thread (or the second argument):
+    python bench/cinn_batch_norm.py [rounds] [threads]
+`fwd`: F.batch_norm(training=True) (running statistics updated) under
+to_static(backend='CINN'), its `decomp:` rule fused (the statistics one sweep, the
+normalize one elementwise kernel), against the same call eager; `fwd+bwd`: the same with
+x, weight and bias gradients of sum(y * g) (batch_norm_grad decomposed: its two channel
+sums one sweep, x_grad one elementwise kernel). Also `composed`: batch_norm written from
+primitives (two-pass statistics) without CINN."""
 import sys
 
 import numpy as np
@@ -28,7 +28,7 @@ def bn_prims(x, w, b):
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    oar.set_num_threads(1)
+    oar.set_num_threads(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
     rng = np.random.default_rng(0)
     for shape in SHAPES:
         c = shape[1]
@@ -42,7 +42,10 @@ def main():
         def kernel(x=x):
             return F.batch_norm(x, rm, rv, w1, b1, training=True)
 
-        fused = oar.jit.to_static(bn_prims, backend="CINN")
+        def bn_op(x, w, b):
+            return F.batch_norm(x, rm, rv, w.reshape([c]), b.reshape([c]), training=True)
+
+        fused = oar.jit.to_static(bn_op, backend="CINN")
         plain = oar.jit.to_static(bn_prims)
         np.testing.assert_allclose(fused(x, w, b).numpy(), kernel().numpy(), rtol=1e-3, atol=1e-3)
         mf, mk = common.bench_pair(lambda: fused(x, w, b), kernel, repeat=rounds)

@@ -2,6 +2,8 @@
 // files): attribute arithmetic on shapes, and compositions of differentiable ops.
 #pragma once
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "oar_generated/ops_api.h"
@@ -35,6 +37,89 @@ inline Tensor layer_norm_affine(const Tensor& y, const Tensor& scale, const Tens
   const std::vector<int64_t> tail(dims.begin() + begin_norm_axis, dims.end());
   Tensor out = scale.defined() ? y * reshape(scale, tail) : y;
   return bias.defined() ? out + reshape(bias, tail) : out;
+}
+
+/// batch_norm's channel axis, the axes its statistics run over and the [1, .., C, .., 1]
+/// shape a per-channel value broadcasts with, for its decompositions (Note [batch_norm
+/// decomposition] in docs/notes/cinn.md). Throws (the op then stays whole) for what the
+/// rules do not cover: an empty x (the kernel's behaviour: the running statistics) and
+/// dtypes other than float32/float64.
+struct BatchNormAxes {
+  std::vector<int64_t> axes, bshape;
+  int64_t c = 0, count = 0;  // channels, elements per channel
+};
+
+inline BatchNormAxes batch_norm_axes(const Tensor& x, const std::string& data_format, const char* op) {
+  const BatchNormView v = batch_norm_view(x.dense(), data_format, op);
+  if (x.numel() == 0 || (x.dtype() != DataType::FLOAT32 && x.dtype() != DataType::FLOAT64))
+    throw std::invalid_argument(std::string(op) + ": decomposed only for a non-empty float32/float64 x");
+  const bool last = x.rank() > 2 && (data_format == "NLC" || data_format == "NHWC" || data_format == "NDHWC");
+  const int64_t ca = last ? x.rank() - 1 : 1;
+  BatchNormAxes a;
+  a.c = v.c;
+  a.count = v.n * v.s;
+  a.bshape.assign(x.rank(), 1);
+  a.bshape[ca] = v.c;
+  for (int64_t i = 0; i < x.rank(); ++i)
+    if (i != ca) a.axes.push_back(i);
+  return a;
+}
+
+/// batch_norm from primitives; which: 0 out, 1 mean_out, 2 variance_out, 3 saved_mean,
+/// 4 saved_rstd. Batch statistics in one sweep: sum(y) and sum(y * y) of y = x - K, K
+/// each channel's first element (the shift keeps the digits E[x^2] - E[x]^2 loses when the
+/// mean is large against the spread), variance clamped at 0, momentum as the kernel.
+inline Tensor batch_norm_decomp(int which, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                                const Tensor& scale, const Tensor& bias, bool training, double momentum, double epsilon,
+                                const std::string& data_format, bool use_global_stats) {
+  const BatchNormAxes a = batch_norm_axes(x, data_format, "batch_norm");
+  const bool batch = training && !use_global_stats;
+  Tensor mean, var;
+  if (batch) {
+    std::vector<int64_t> starts(a.axes.size(), 0), ends(a.axes.size(), 1);
+    const Tensor k = slice(x, a.axes, starts, ends);
+    const Tensor y = x - k;
+    const double inv = 1.0 / static_cast<double>(a.count);
+    const Tensor m = sum(y, a.axes, DataType::UNDEFINED, true) * inv;
+    mean = m + k;
+    var = maximum(sum(y * y, a.axes, DataType::UNDEFINED, true) * inv - m * m, full({}, 0.0, x.dtype()));
+  } else {
+    mean = reshape(running_mean, a.bshape);
+    var = reshape(running_var, a.bshape);
+  }
+  // The [C] arithmetic over [1, .., C, .., 1] (one group with the statistics' epilogue),
+  // reshaped to [C] at the end.
+  const std::vector<int64_t> flat = {a.c};
+  auto update = [&](const Tensor& run, const Tensor& batch_value) {
+    return reshape(reshape(run, a.bshape) * momentum + batch_value * (1.0 - momentum), flat);
+  };
+  if (which == 1) return batch ? update(running_mean, mean) : running_mean;
+  if (which == 2) return batch ? update(running_var, var) : running_var;
+  if (which == 3) return reshape(mean, flat);
+  const Tensor rstd = rsqrt(var + epsilon);
+  if (which == 4) return reshape(rstd, flat);
+  const Tensor out = (x - mean) * (scale.defined() ? rstd * reshape(scale, a.bshape) : rstd);
+  return bias.defined() ? out + reshape(bias, a.bshape) : out;
+}
+
+/// batch_norm_grad from primitives; which: 0 x_grad, 1 scale_grad, 2 bias_grad. The two
+/// channel sums, sum(g) and sum(g * (x - mean)), read x and g once (one group), x_grad is
+/// one elementwise pass: w * rstd * (g - sum(g) / M - (x - mean) * sum(g * (x - mean)) *
+/// rstd^2 / M), or g * w * rstd with global statistics.
+inline Tensor batch_norm_grad_decomp(int which, const Tensor& x, const Tensor& scale, const Tensor& saved_mean,
+                                     const Tensor& saved_rstd, const Tensor& grad_out, bool use_global_stats,
+                                     const std::string& data_format) {
+  const BatchNormAxes a = batch_norm_axes(x, data_format, "batch_norm_grad");
+  const std::vector<int64_t> pd = scale.defined() ? scale.dims().vec() : std::vector<int64_t>{a.c};
+  const Tensor r = reshape(saved_rstd, a.bshape), xc = x - reshape(saved_mean, a.bshape);
+  const Tensor sg = sum(grad_out, a.axes, DataType::UNDEFINED, true);
+  if (which == 2) return reshape(sg, pd);
+  const Tensor sgx = sum(grad_out * xc, a.axes, DataType::UNDEFINED, true);
+  if (which == 1) return reshape(sgx * r, pd);
+  const Tensor k = scale.defined() ? r * reshape(scale, a.bshape) : r;
+  if (use_global_stats) return grad_out * k;
+  const double inv = 1.0 / static_cast<double>(a.count);
+  return (grad_out - sg * inv - xc * (sgx * (r * r * inv))) * k;
 }
 
 enum class NormKind { kLayer, kGroup };

@@ -215,5 +215,98 @@ module {
   EXPECT_NE(s.find("pd_op.sum"), std::string::npos) << s;
 }
 
+// batch_norm in training and its grad (Note [batch_norm decomposition]): every result
+// becomes primitives; the statistics are sum(y) and sum(y * y) of y = x - x[0, c, 0, 0]
+// (one sweep once fused), the grad's two channel sums read x and grad_out.
+TEST(CinnDecompose, BatchNormTrainingAndGrad) {
+  FLAGS_prim_all = true;
+  auto p = parse_program(ctx(), R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<2x3x4x5xf32>)
+  %rm = "builtin.input"() {name = "rm"} : () -> (tensor<3xf32>)
+  %rv = "builtin.input"() {name = "rv"} : () -> (tensor<3xf32>)
+  %w = "builtin.input"() {name = "w"} : () -> (tensor<3xf32>)
+  %g = "builtin.input"() {name = "g"} : () -> (tensor<2x3x4x5xf32>)
+  %y, %mo, %vo, %sm, %sr = "pd_op.batch_norm"(%x, %rm, %rv, %w, %null) {training = true, momentum = 0.9, epsilon = 1e-5, data_format = "NCHW", use_global_stats = false} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, none) -> (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %dx, %dw, %db = "pd_op.batch_norm_grad"(%x, %w, %sm, %sr, %g) {use_global_stats = false, data_format = "NCHW"} : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>)
+  "builtin.output"(%y) {name = "y"} : (tensor<2x3x4x5xf32>) -> ()
+  "builtin.output"(%mo) {name = "mo"} : (tensor<3xf32>) -> ()
+  "builtin.output"(%vo) {name = "vo"} : (tensor<3xf32>) -> ()
+  "builtin.output"(%dx) {name = "dx"} : (tensor<2x3x4x5xf32>) -> ()
+  "builtin.output"(%dw) {name = "dw"} : (tensor<3xf32>) -> ()
+  "builtin.output"(%db) {name = "db"} : (tensor<3xf32>) -> ()
+}
+)IR");
+  PassManager pm;
+  pm.add_pass("decompose");
+  pm.add_pass("cse");
+  pm.add_pass("dce");
+  pm.run(*p);
+  FLAGS_prim_all = false;
+  EXPECT_EQ(p->str(), R"IR(module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<2x3x4x5xf32>)
+  %1 = "builtin.input"() {name = "rm"} : () -> (tensor<3xf32>)
+  %2 = "builtin.input"() {name = "rv"} : () -> (tensor<3xf32>)
+  %3 = "builtin.input"() {name = "w"} : () -> (tensor<3xf32>)
+  %4 = "builtin.input"() {name = "g"} : () -> (tensor<2x3x4x5xf32>)
+  %5 = "pd_op.slice"(%0) {axes = #shape[0, 2, 3], ends = #shape[1, 1, 1], starts = #shape[0, 0, 0], strides = #shape[]} : (tensor<2x3x4x5xf32>) -> (tensor<1x3x1x1xf32>)
+  %6 = "pd_op.subtract"(%0, %5) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  %7 = "pd_op.sum"(%6) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x4x5xf32>) -> (tensor<1x3x1x1xf32>)
+  %8 = "pd_op.scale"(%7) {bias = 0.0, bias_after_scale = true, scale = 0.025} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %9 = "pd_op.add"(%8, %5) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %10 = "pd_op.full"() {dtype = #dtype<float32>, fill_value = 0.0, place = #place<cpu>, shape = #shape[]} : () -> (tensor<f32>)
+  %11 = "pd_op.multiply"(%8, %8) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %12 = "pd_op.multiply"(%6, %6) : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>)
+  %13 = "pd_op.sum"(%12) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x4x5xf32>) -> (tensor<1x3x1x1xf32>)
+  %14 = "pd_op.scale"(%13) {bias = 0.0, bias_after_scale = true, scale = 0.025} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %15 = "pd_op.subtract"(%14, %11) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %16 = "pd_op.maximum"(%15, %10) : (tensor<1x3x1x1xf32>, tensor<f32>) -> (tensor<1x3x1x1xf32>)
+  %17 = "pd_op.scale"(%16) {bias = 1e-05, bias_after_scale = true, scale = 1.0} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %18 = "pd_op.sqrt"(%17) : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %19 = "pd_op.reciprocal"(%18) : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %20 = "pd_op.reshape"(%19) {shape = #shape[3]} : (tensor<1x3x1x1xf32>) -> (tensor<3xf32>)
+  %21 = "pd_op.reshape"(%9) {shape = #shape[3]} : (tensor<1x3x1x1xf32>) -> (tensor<3xf32>)
+  %22 = "pd_op.scale"(%16) {bias = 0.0, bias_after_scale = true, scale = 0.09999999999999998} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %23 = "pd_op.reshape"(%2) {shape = #shape[1, 3, 1, 1]} : (tensor<3xf32>) -> (tensor<1x3x1x1xf32>)
+  %24 = "pd_op.scale"(%23) {bias = 0.0, bias_after_scale = true, scale = 0.9} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %25 = "pd_op.add"(%24, %22) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %26 = "pd_op.reshape"(%25) {shape = #shape[3]} : (tensor<1x3x1x1xf32>) -> (tensor<3xf32>)
+  %27 = "pd_op.scale"(%9) {bias = 0.0, bias_after_scale = true, scale = 0.09999999999999998} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %28 = "pd_op.reshape"(%1) {shape = #shape[1, 3, 1, 1]} : (tensor<3xf32>) -> (tensor<1x3x1x1xf32>)
+  %29 = "pd_op.scale"(%28) {bias = 0.0, bias_after_scale = true, scale = 0.9} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %30 = "pd_op.add"(%29, %27) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %31 = "pd_op.reshape"(%30) {shape = #shape[3]} : (tensor<1x3x1x1xf32>) -> (tensor<3xf32>)
+  %32 = "pd_op.reshape"(%3) {shape = #shape[1, 3, 1, 1]} : (tensor<3xf32>) -> (tensor<1x3x1x1xf32>)
+  %33 = "pd_op.multiply"(%19, %32) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %34 = "pd_op.subtract"(%0, %9) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  %35 = "pd_op.multiply"(%34, %33) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  %36 = "pd_op.reshape"(%20) {shape = #shape[1, 3, 1, 1]} : (tensor<3xf32>) -> (tensor<1x3x1x1xf32>)
+  %37 = "pd_op.reshape"(%21) {shape = #shape[1, 3, 1, 1]} : (tensor<3xf32>) -> (tensor<1x3x1x1xf32>)
+  %38 = "pd_op.subtract"(%0, %37) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  %39 = "pd_op.sum"(%4) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x4x5xf32>) -> (tensor<1x3x1x1xf32>)
+  %40 = "pd_op.reshape"(%39) {shape = #shape[3]} : (tensor<1x3x1x1xf32>) -> (tensor<3xf32>)
+  %41 = "pd_op.multiply"(%4, %38) : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>)
+  %42 = "pd_op.sum"(%41) {axis = #shape[0, 2, 3], dtype = #dtype<undefined>, keepdim = true} : (tensor<2x3x4x5xf32>) -> (tensor<1x3x1x1xf32>)
+  %43 = "pd_op.multiply"(%42, %36) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %44 = "pd_op.reshape"(%43) {shape = #shape[3]} : (tensor<1x3x1x1xf32>) -> (tensor<3xf32>)
+  %45 = "pd_op.multiply"(%36, %32) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %46 = "pd_op.multiply"(%36, %36) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %47 = "pd_op.scale"(%46) {bias = 0.0, bias_after_scale = true, scale = 0.025} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %48 = "pd_op.multiply"(%42, %47) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %49 = "pd_op.multiply"(%38, %48) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  %50 = "pd_op.scale"(%39) {bias = 0.0, bias_after_scale = true, scale = 0.025} : (tensor<1x3x1x1xf32>) -> (tensor<1x3x1x1xf32>)
+  %51 = "pd_op.subtract"(%4, %50) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  %52 = "pd_op.subtract"(%51, %49) : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>)
+  %53 = "pd_op.multiply"(%52, %45) : (tensor<2x3x4x5xf32>, tensor<1x3x1x1xf32>) -> (tensor<2x3x4x5xf32>)
+  "builtin.output"(%35) {name = "y"} : (tensor<2x3x4x5xf32>) -> ()
+  "builtin.output"(%31) {name = "mo"} : (tensor<3xf32>) -> ()
+  "builtin.output"(%26) {name = "vo"} : (tensor<3xf32>) -> ()
+  "builtin.output"(%53) {name = "dx"} : (tensor<2x3x4x5xf32>) -> ()
+  "builtin.output"(%44) {name = "dw"} : (tensor<3xf32>) -> ()
+  "builtin.output"(%40) {name = "db"} : (tensor<3xf32>) -> ()
+}
+)IR");
+}
+
 }  // namespace
 }  // namespace oar::cinn

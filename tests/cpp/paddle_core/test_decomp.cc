@@ -254,6 +254,42 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
     }
                      },
                      kAxisShapes};
+  // batch_norm: every result, training (batch statistics, running ones updated) and with
+  // the running statistics (eval, use_global_stats); NCHW/NCL/NC and NHWC; an empty x
+  // throws (the op stays whole, the kernel uses the running statistics). The grad with
+  // its forward's saved statistics, both modes.
+  c["batch_norm"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const std::string fmt = s.size() == 2 ? "NC" : s.size() == 3 ? "NCL" : (seed % 2 ? "NHWC" : "NCHW");
+    const int64_t ch = fmt == "NHWC" ? s.back() : s[1];
+    const Tensor x = ops::scale(random(s, seed), 1.0, 50.0, true), rm = random({ch}, seed + 1);
+    const Tensor rv = ops::abs(random({ch}, seed + 2)), w = random({ch}, seed + 3), b = random({ch}, seed + 4);
+    const Tensor g = random(s, seed + 5, 1.0);
+    for (bool training : {true, false}) {
+      const std::string w2 = what + " " + fmt + (training ? " training" : " eval");
+      const bool ugs = !training;
+      const auto want = ops::batch_norm(x, rm, rv, w, b, training, 0.8, 1e-5, fmt, ugs);
+      if (s[0] == 0) {
+        EXPECT_THROW(decomp::batch_norm(x, rm, rv, w, b, training, 0.8, 1e-5, fmt, ugs), std::invalid_argument) << w2;
+        continue;
+      }
+      const auto got = decomp::batch_norm(x, rm, rv, w, b, training, 0.8, 1e-5, fmt, ugs);
+      expect_close(std::get<0>(want), std::get<0>(got), w2 + " out");
+      expect_close(std::get<1>(want), std::get<1>(got), w2 + " mean_out");
+      expect_close(std::get<2>(want), std::get<2>(got), w2 + " variance_out");
+      expect_close(std::get<3>(want), std::get<3>(got), w2 + " saved_mean");
+      expect_close(std::get<4>(want), std::get<4>(got), w2 + " saved_rstd");
+      for (const Tensor& ws : {w, Tensor()}) {
+        const auto gw = ops::batch_norm_grad(x, ws, std::get<3>(want), std::get<4>(want), g, ugs, fmt);
+        const auto gg = decomp::batch_norm_grad(x, ws, std::get<3>(want), std::get<4>(want), g, ugs, fmt);
+        const std::string w3 = w2 + (ws.defined() ? " affine" : "");
+        expect_close(std::get<0>(gw), std::get<0>(gg), w3 + " x_grad");
+        expect_close(std::get<1>(gw), std::get<1>(gg), w3 + " scale_grad");
+        expect_close(std::get<2>(gw), std::get<2>(gg), w3 + " bias_grad");
+      }
+    }
+                     },
+                     {{4, 3, 5, 7}, {2, 5, 3, 3}, {1, 3, 4, 4}, {4, 3, 1, 1}, {3, 5, 9}, {6, 7}, {0, 3, 4, 5}}};
+  c["batch_norm_grad"] = c["batch_norm"];
   return c;
 }
 
