@@ -75,6 +75,21 @@ def test_vpp_dist_model_compiled_trains_like_one_process(kind, clip, tmp_path):
         assert f"vpp_static ok {rank}" in out
 
 
+# float32 (the issue's second bar): the eager schedules, parallelize's pp_config, and the
+# compiled DistModel pipelines (FThenB, 1F1B, VPP), each against a float32 one-process
+# reference: losses to 1e-4 relative (workers/pipeline.py's F32 tolerances).
+@pytest.mark.parametrize("args,done", [(["pp", "FThenB"], "pp FThenB"), (["pp", "1F1B"], "pp 1F1B"),
+                                       (["pp_config", "name"], "pp_config"),
+                                       (["pp_static", "FThenB", 2], "pp_static FThenB"),
+                                       (["pp_static", "1F1B", 4], "pp_static 1F1B"),
+                                       (["vpp_static", "sequential"], "vpp_static")])
+def test_float32_pipelines_train_like_one_process(args, done, tmp_path):
+    results, _ = run_ranks("pipeline.py", 2, args=args + ["f32"], tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"{done} ok {rank}" in out
+
+
 def test_vpp_order_interleaves_chunks():
     """Interleaved 1F1B (Megatron's order): 2 stages x 2 chunks x 4 micro-batches; every unit
     once; each chunk's micro-batches in order; a chunk's backward after its forward."""

@@ -267,7 +267,7 @@ class GPT(oar.nn.Layer):
 
     def forward(self, ids):
         s = ids.shape[1]
-        mask = oar.to_tensor(np.triu(np.full((s, s), -1e9), 1))
+        mask = oar.to_tensor(np.triu(np.full((s, s), -1e9), 1).astype(oar.get_default_dtype()))
         x = self.tok(ids) + self.pos
         for blk in self.blocks:
             x = blk(x, mask)

@@ -3,7 +3,8 @@
 shaped meshes (forward and gradient) against NumPy; `pp` trains the small GPT as 2 pipeline
 stages (parallelize's pp_config) against one process. A trailing `clip` argument gives every
 optimizer (the reference's too) ClipGradByGlobalNorm(CLIP_NORM): the global norm spans the
-stages, and the reference must have clipped in some step."""
+stages, and the reference must have clipped in some step. A trailing `f32` runs the GPT runs
+in float32 (the reference too): losses to 1e-4 relative instead of float64's 1e-10."""
 import sys
 
 import numpy as np
@@ -13,6 +14,16 @@ import oar.distributed as dist
 from oar.distributed import Partial, ProcessMesh, Replicate, Shard
 
 CLIP = "clip" in sys.argv[2:]
+F32 = "f32" in sys.argv[2:]
+DTYPE = "float32" if F32 else "float64"
+# Losses: float64 to 1e-10 absolute (the issue's bar), float32 to 1e-4 relative.
+LOSS_RTOL = 1e-4 if F32 else 0.0
+LOSS_ATOL = 0.0 if F32 else 1e-10
+IR_DTYPE = "f32" if F32 else "f64"
+# float32 parameters after 20 AdamW steps (lr 1e-3): measured up to 4e-6 absolute (the eager
+# schedules) and 5e-4 relative to |p| + 1e-5; see _check_param. Losses: measured up to 1.4e-7
+# relative.
+PARAM_TOL_F32 = dict(rtol=1e-3, atol=1e-5)
 CLIP_NORM = 4.0  # the GPT's gradient norms: ~5.7 at first, under 4 after a few steps (batch 8: ~4.3, then less)
 _ref_norms = []  # the reference's global gradient norm at each step
 
@@ -112,7 +123,25 @@ class Stage1(oar.nn.Layer):
 
 
 def causal_mask(s):
-    return oar.to_tensor(np.triu(np.full((s, s), -1e9), 1))
+    return oar.to_tensor(np.triu(np.full((s, s), -1e9), 1).astype(DTYPE))
+
+
+def _check_param(got, want, name):
+    """A trained parameter against the reference's: float64 to 1e-10. float32 to PARAM_TOL_F32,
+    except the attention's key biases: softmax over the keys is invariant to them, so their
+    gradient is 0 plus rounding, which AdamW (dividing by the gradient's own scale) turns into
+    steps of +-lr whose sign depends on the summation order: float64's rounding is identical on
+    both sides, float32's micro-batch sums are not (the loss does not depend on them)."""
+    if not F32:
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=name)
+    elif not name.endswith(".k.bias"):
+        np.testing.assert_allclose(got, want, **PARAM_TOL_F32, err_msg=name)
+
+
+def _loss_diff(loss, ref_loss):
+    """How far `loss` is from the reference's, in the units of the run's tolerance (<= 1 passes)."""
+    got, want = float(loss.numpy()), float(ref_loss.numpy())
+    return abs(got - want) / (LOSS_ATOL + LOSS_RTOL * abs(want))
 
 
 def pp(rank, schedule_name):
@@ -147,15 +176,14 @@ def pp(rank, schedule_name):
         opt.clear_grad()
         if rank == 1:
             assert len(losses) == n_micro
-            diffs.append(abs(float(oar.add_n(losses).numpy()) - float(ref_loss.numpy())))
+            diffs.append(_loss_diff(oar.add_n(losses), ref_loss))
     if rank == 1:
-        assert max(diffs) <= 1e-10, f"{schedule_name}: pipeline losses differ by {max(diffs)}"
+        assert max(diffs) <= 1, f"{schedule_name}: pipeline losses differ by {max(diffs)} x the tolerance"
     mine = dict(part.named_parameters())
     names = {id(p): n for n, p in gpt.named_parameters()}
     ref_params = dict(ref.named_parameters())
     for p in mine.values():
-        np.testing.assert_allclose(p.numpy(), ref_params[names[id(p)]].numpy(), rtol=1e-10, atol=1e-10,
-                                   err_msg=names[id(p)])
+        _check_param(p.numpy(), ref_params[names[id(p)]].numpy(), names[id(p)])
     _check_clipped()
     print(f"pp {schedule_name} ok {rank}", flush=True)
 
@@ -227,16 +255,15 @@ def pp_parallelize(rank, split):
         opt.step()
         opt.clear_grad()
         if mine == 1:
-            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+            diffs.append(_loss_diff(dist.unshard_dtensor(loss), ref_loss))
         else:
             assert logits._local_value().shape == [0, 0, 0]
     if mine == 1:
-        assert max(diffs) <= 1e-10, f"pp_config losses differ by {max(diffs)}"
+        assert max(diffs) <= 1, f"pp_config losses differ by {max(diffs)} x the tolerance"
     ref_params = dict(ref.named_parameters())
     for name, p in model.named_parameters():
         if rank in p.process_mesh.process_ids:
-            np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), rtol=1e-10,
-                                       atol=1e-10, err_msg=name)
+            _check_param(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), name)
     _check_clipped()
     print(f"pp_config ok {rank}", flush=True)
 
@@ -266,9 +293,9 @@ def pp_mp_static(rank):
         x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
         loss = dm(x, y)
         if rank in stage1.process_ids:
-            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+            diffs.append(_loss_diff(dist.unshard_dtensor(loss), ref_loss))
     if rank in stage1.process_ids:
-        assert len(diffs) == 10 and max(diffs) <= 1e-10, f"pp x mp DistModel losses differ by {max(diffs)}"
+        assert len(diffs) == 10 and max(diffs) <= 1, f"pp x mp DistModel losses differ by {max(diffs)} x the tolerance"
     _check_clipped()
     print(f"pp_mp_static ok {rank}", flush=True)
 
@@ -282,9 +309,9 @@ def _losses_match_one_process(dm, ref, ref_opt, rank, label):
         x, y, ref_loss = _reference_step(ref, ref_opt, rng, 4)
         loss = dm(x, y)
         if rank == 1:
-            diffs.append(abs(float(dist.unshard_dtensor(loss).numpy()) - float(ref_loss.numpy())))
+            diffs.append(_loss_diff(dist.unshard_dtensor(loss), ref_loss))
     if rank == 1:
-        assert max(diffs) <= 1e-10, f"{label} DistModel losses differ by {max(diffs)}"
+        assert max(diffs) <= 1, f"{label} DistModel losses differ by {max(diffs)} x the tolerance"
     _check_clipped()
 
 
@@ -318,8 +345,7 @@ def pp_static(rank, schedule, micro=2):
     ref_params = dict(ref.named_parameters())
     for name, p in model.named_parameters():
         if rank in p.process_mesh.process_ids:
-            np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), rtol=1e-10,
-                                       atol=1e-10, err_msg=name)
+            _check_param(dist.unshard_dtensor(p).numpy(), ref_params[name].numpy(), name)
     text = str(dm.dist_main_program())
     ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
     # each micro-batch sends its activations forward and gets their gradient back
@@ -409,8 +435,7 @@ def vpp_static(rank, kind="sequential"):
     names = {id(p): n for n, p in model.named_parameters()}
     for p in seq.parameters():
         if rank in p.process_mesh.process_ids:
-            np.testing.assert_allclose(dist.unshard_dtensor(p).numpy(), ref_params[names[id(p)]].numpy(),
-                                       rtol=1e-10, atol=1e-10, err_msg=names[id(p)])
+            _check_param(dist.unshard_dtensor(p).numpy(), ref_params[names[id(p)]].numpy(), names[id(p)])
     from oar.distributed.auto_parallel.static_program import vpp_order
     text = str(dm.dist_main_program())
     ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
@@ -418,8 +443,8 @@ def vpp_static(rank, kind="sequential"):
     # receives one): a forward of chunk c receives (c > 0) and sends (c < 3), a backward receives
     # (c < 3) and sends (c > 0); in vpp_order: stage 0 warms up with 4 forwards, stage 1 with 2.
     got = "".join("S" if out == "0x0x0" else "R" for out in re.findall(
-        r'"dist.send_recv"\(%\d+\) \{[^}]*global_shape = #shape\[1, 8, 64\][^}]*\} : \(tensor<[0-9x]+xf64>\) -> '
-        r'\(tensor<([0-9x]+)xf64>\)', text))
+        r'"dist.send_recv"\(%\d+\) \{[^}]*global_shape = #shape\[1, 8, 64\][^}]*\} : \(tensor<[0-9x]+x' + IR_DTYPE + r'>\) -> '
+        rf'\(tensor<([0-9x]+)x{IR_DTYPE}>\)', text))
     units = vpp_order(4, rank, 2, 2)
     want = ""
     for kind, _, j in units:
@@ -443,7 +468,7 @@ def main():
     import warnings
     warnings.filterwarnings("error", message="DistModel")  # an eager fallback fails the test
     dist.init_parallel_env()
-    oar.set_default_dtype("float64")
+    oar.set_default_dtype(DTYPE)
     rank = dist.get_rank()
     if sys.argv[1] == "pp":
         pp(rank, sys.argv[2])
