@@ -384,6 +384,11 @@ void bind_pir(py::module_& m) {
         return prog;
       }, py::arg("outputs"))
       .def_property_readonly("num_constants", [](PyTracer& t) { return t.tracer().num_constants(); })
+      .def("allow_input_writes", [](PyTracer& t, bool on) { t.tracer().allow_input_writes(on); }, py::arg("on"),
+           "Writes into inputs become outputs 'write_input:<name>' (Note [Input writes]) instead of errors.")
+      .def("write_op", [](PyTracer& t, py::handle x) {
+        return t.tracer().write_op(py_to_tensor(x, "Tracer.write_op", "x"));
+      }, py::arg("x"), "The op that last wrote x in place while tracing ('' when none).")
       .def("begin_branch", [](PyTracer& t) { t.tracer().begin_branch(); })
       .def("end_branch", [](PyTracer& t, py::list outs) {
         t.tracer().end_branch(py_to_tensor_list(outs, "cond", "outputs"));
