@@ -69,7 +69,7 @@ struct Executor::Step {
   // kKernel lowered to the CPU kernel on a device place (Note [Lowering for a place]):
   // inputs are copied to the host for it and its outputs back to the place.
   bool fallback = false;
-  bool compiled = false;              // kernel.compiled_kernel
+  bool compiled = false;  // kernel.compiled_kernel
   // Note [Input writes]: per result, the write step (index into steps_) whose target's
   // memory the result may be computed in, or -1; `into` is the run's targets.
   std::vector<int> write_into;
@@ -467,11 +467,11 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs,
     const Tensor& t = inputs[w];
     if (!t.defined() || t.dense().storage() == nullptr) continue;
     for (size_t j = 0; j < inputs.size(); ++j)
-      OAR_ENFORCE(static_cast<int>(j) == w || !inputs[j].defined() ||
-                      inputs[j].dense().storage() != t.dense().storage(),
-                  InvalidArgument, "Executor.run: the program writes into input '", input_names_[w], "' (shape ",
-                  t.dims(), ") in place, and input '", input_names_[j],
-                  "' shares its memory (the same tensor passed twice, or views of one tensor); pass separate tensors");
+      OAR_ENFORCE(
+          static_cast<int>(j) == w || !inputs[j].defined() || inputs[j].dense().storage() != t.dense().storage(),
+          InvalidArgument, "Executor.run: the program writes into input '", input_names_[w], "' (shape ", t.dims(),
+          ") in place, and input '", input_names_[j],
+          "' shares its memory (the same tensor passed twice, or views of one tensor); pass separate tensors");
   }
   std::vector<Tensor> results(output_names_.size());
   // On an error the slots are cleared so no buffer outlives the failed run.

@@ -246,8 +246,8 @@ void ProgramTracer::finish_writes() {
   for (const Declared& d : declared_) {
     auto it = map_.find(d.tensor.impl().get());
     if (it == map_.end()) continue;
-    OAR_ENFORCE(it->second.version == d.tensor.version(), Unimplemented, "to_static: ",
-                d.parameter ? "parameter '" : "input '", d.name, "' of shape ", d.tensor.dims(),
+    OAR_ENFORCE(it->second.version == d.tensor.version(), Unimplemented,
+                "to_static: ", d.parameter ? "parameter '" : "input '", d.name, "' of shape ", d.tensor.dims(),
                 " was written through a view of its memory (a slice or reshape of it written in place, or the "
                 "same tensor passed as two arguments); only writes into the tensor itself (x.add_(y), "
                 "x.copy_(v), paddle.assign(v, output=x)) can be converted");
