@@ -6,7 +6,8 @@ one run (bench/common.py). Rows:
                 NumPy buffers), torch eager (composed), torch.compile (inductor, if it works)
   layernorm_*, softmax_*, gelu_bias_*: fused vs Oar's own kernel (F.layer_norm,
                 F.softmax, F.gelu after the add) vs composed
-  adam_*        an Adam step written as ops (new p, m, v from p, g, m, v) fused vs Oar's
+  adam_*        an Adam step written as ops (new p, m, v from p, g, m, v; adam_inplace: the
+                same written into p, m, v with copy_, Note [Input writes]) fused vs Oar's
                 multi-tensor Adam kernel (_C._adam_update, in place) vs composed
   block_*       a Transformer encoder block (d=256, 4 heads, ff 1024, L=128, b=8, GELU,
                 no dropout) forward + backward under to_static with and without CINN,
@@ -38,7 +39,7 @@ METRICS = [
     ("softmax_fused_ms", "ms", "low"), ("softmax_kernel_ms", "ms", "low"), ("softmax_composed_ms", "ms", "low"),
     ("gelu_bias_fused_ms", "ms", "low"), ("gelu_bias_kernel_ms", "ms", "low"),
     ("gelu_bias_composed_ms", "ms", "low"),
-    ("adam_fused_ms", "ms", "low"), ("adam_kernel_ms", "ms", "low"), ("adam_composed_ms", "ms", "low"),
+    ("adam_inplace_ms", "ms", "low"), ("adam_fused_ms", "ms", "low"), ("adam_kernel_ms", "ms", "low"), ("adam_composed_ms", "ms", "low"),
     ("block_cinn_ms", "ms", "low"), ("block_static_ms", "ms", "low"),
     ("block_first_call_cinn_s", "s", "low"), ("block_first_call_static_s", "s", "low"),
     ("copy_gbs", "GB/s", "high"), ("rmsnorm_fused_gbs", "GB/s", "high"),
@@ -86,6 +87,16 @@ def adam_ops(p, g, m, v, sqrt):
     mh = m2 * (1.0 / (1.0 - 0.9 ** 10))
     vh = v2 * (1.0 / (1.0 - 0.999 ** 10))
     return p - mh * 1e-3 / (sqrt(vh) + 1e-8), m2, v2
+
+
+def adam_ops_inplace(p, g, m, v, sqrt):
+    """adam_ops written as Paddle users update in place: p, m and v hold the new values
+    (Note [Input writes] in docs/notes/jit.md: the fused group computes them in place)."""
+    m.copy_(m * 0.9 + g * 0.1)
+    v.copy_(v * 0.999 + g * g * 0.001)
+    mh = m * (1.0 / (1.0 - 0.9 ** 10))
+    vh = v * (1.0 / (1.0 - 0.999 ** 10))
+    p.copy_(p - mh * 1e-3 / (sqrt(vh) + 1e-8))
 
 
 def oar_cases(oar):
@@ -147,7 +158,10 @@ def oar_cases(oar):
         for a, b in zip(fused(p, g, m1, m2), ref):
             assert np.allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
         kp, km1, km2 = p.clone(), m1.clone(), m2.clone()
-        return {"adam_fused_ms": common.bench(lambda: fused(p, g, m1, m2)) * 1e3,
+        ip, im1, im2 = p.clone(), m1.clone(), m2.clone()
+        inplace = oar.jit.to_static(lambda p, g, m, v: adam_ops_inplace(p, g, m, v, oar.sqrt), backend="CINN")
+        return {"adam_inplace_ms": common.bench(lambda: inplace(ip, g, im1, im2)) * 1e3,
+                "adam_fused_ms": common.bench(lambda: fused(p, g, m1, m2)) * 1e3,
                 "adam_composed_ms": common.bench(lambda: step(p, g, m1, m2)) * 1e3,
                 "adam_kernel_ms": common.bench(lambda: _C._adam_update(
                     [kp], [g], [km1], [km2], [1e-3], [0.0], 0.9, 0.999, 1e-8, False, 10)) * 1e3}

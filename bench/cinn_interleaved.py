@@ -32,6 +32,8 @@ g = oar.to_tensor(rng.standard_normal((N, N)).astype("float32")); m1 = oar.zeros
 def step(p, g, m, v): return bench_cinn.adam_ops(p, g, m, v, oar.sqrt)
 adam = oar.jit.to_static(step, backend="CINN")
 kp, km1, km2 = x.clone(), m1.clone(), m2.clone()
+ip, im1, im2 = x.clone(), m1.clone(), m2.clone()
+adam_ip = oar.jit.to_static(lambda p, g, m, v: bench_cinn.adam_ops_inplace(p, g, m, v, oar.sqrt), backend="CINN")
 cases = {
  "rms_fused": lambda: fz["rmsnorm"](x, w), "rms_hand": lambda: hand(xn.ctypes.data, wn.ctypes.data, o.ctypes.data, N, N, 1e-6),
  "rms_composed": lambda: ms["rmsnorm"](x, w),
@@ -40,6 +42,7 @@ cases = {
  "gb_fused": lambda: fz["gelu_bias"](x, w), "gb_kernel": lambda: F.gelu(x + w), "gb_composed": lambda: ms["gelu_bias"](x, w),
  "adam_fused": lambda: adam(x, g, m1, m2), "adam_kernel": lambda: _C._adam_update([kp], [g], [km1], [km2], [1e-3], [0.0], 0.9, 0.999, 1e-8, False, 10),
  "adam_composed": lambda: step(x, g, m1, m2), "copy": lambda: x.clone(),
+ "adam_inplace": lambda: adam_ip(ip, g, im1, im2),
 }
 for f in cases.values(): f()
 best = {k: [] for k in cases}
@@ -54,3 +57,5 @@ for k, v in med.items(): print(f"{k:14s} {v:8.2f} ms")
 print("copy GB/s", 2 * N * N * 4 / med["copy"] / 1e6, "rms GB/s", 2 * N * N * 4 / med["rms_fused"] / 1e6)
 for a, b in [("rms", "hand"), ("rms", "composed"), ("ln", "kernel"), ("ln", "composed"), ("sm", "kernel"), ("sm", "composed"), ("gb", "kernel"), ("gb", "composed"), ("adam", "kernel"), ("adam", "composed")]:
     print(f"{a} fused vs {b}: {med[a + '_' + b] / med[a + '_fused']:.2f}x")
+for b in ("kernel", "composed", "fused"):  # Note [Input writes]: the update written in place
+    print(f"adam inplace vs {b}: {med['adam_' + b] / med['adam_inplace']:.2f}x")

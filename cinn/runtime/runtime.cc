@@ -82,7 +82,73 @@ struct Compiled {
   std::string key;
   std::vector<pir::Type> in_types;
   pir::IrContext* ctx = nullptr;
+  // Note [Input writes]: overwrite[o][i] when output o may be written into input i's
+  // memory (overwrite_table).
+  std::vector<std::vector<char>> overwrite;
 };
+
+// Note [Input writes] (docs/notes/jit.md): output o of a group may take the memory of
+// its input i when the kernel reads element e of i only to compute element e of its
+// outputs, before storing it: no node is a reduction or a per-row or per-column value
+// (those read other elements of a row or column; broadcast inputs and scalars are
+// other tensors and may stay), i is a full input, o
+// a full output, and every output stored after o that reads i reads it through a load
+// that the outputs stored up to o already made (the codegen evaluates a chunk's outputs
+// in order with one memo, so such a load is not repeated after o's store).
+std::vector<std::vector<char>> overwrite_table(const LoopKernel& k) {
+  const size_t no = k.outputs.size(), ni = k.inputs.size();
+  std::vector<std::vector<char>> ok(no, std::vector<char>(ni, 0));
+  for (const Node& n : k.nodes)
+    if (n.kind == Node::kReduce || n.cls == VClass::kRow || n.cls == VClass::kCol) return ok;
+  for (const LoopKernel::ChanOut& ch : k.chan)
+    if (!ch.keep.empty()) return ok;
+  // The input-load nodes each output reaches.
+  std::vector<std::vector<char>> reach(no, std::vector<char>(k.nodes.size(), 0));
+  for (size_t o = 0; o < no; ++o) {
+    std::vector<int> stack{k.outputs[o]};
+    while (!stack.empty()) {
+      const int n = stack.back();
+      stack.pop_back();
+      if (n < 0 || reach[o][n]) continue;
+      reach[o][n] = 1;
+      stack.push_back(k.nodes[n].a);
+      stack.push_back(k.nodes[n].b);
+    }
+  }
+  for (size_t i = 0; i < ni; ++i) {
+    if (k.inputs[i] != VClass::kFull) continue;
+    std::vector<char> loaded(k.nodes.size(), 0);  // loads of i made by outputs 0..o
+    for (size_t o = 0; o < no; ++o) {
+      for (size_t n = 0; n < k.nodes.size(); ++n)
+        if (reach[o][n] && k.nodes[n].kind == Node::kInput && k.nodes[n].input == static_cast<int>(i)) loaded[n] = 1;
+      bool later_ok = true;
+      for (size_t j = o + 1; j < no && later_ok; ++j)
+        for (size_t n = 0; n < k.nodes.size(); ++n)
+          if (reach[j][n] && k.nodes[n].kind == Node::kInput && k.nodes[n].input == static_cast<int>(i) && !loaded[n])
+            later_ok = false;
+      ok[o][i] = later_ok && k.nodes[k.outputs[o]].cls == VClass::kFull;
+    }
+  }
+  return ok;
+}
+
+// The memory output o is written into (Note [Input writes]): the executor's target when it
+// fits the output and, where it is one of the group's inputs, overwrite_table allows it;
+// else null (the output is allocated and the executor copies it back).
+const DenseTensor* output_into(const Compiled& g, const dispatch::KernelCall& call, size_t o, const Dims& d) {
+  const std::vector<const DenseTensor*>* into = pir::write_into_targets();
+  if (into == nullptr || o >= into->size() || FLAGS_enable_cinn_accuracy_check) return nullptr;
+  const DenseTensor* t = (*into)[o];
+  if (t == nullptr || !t->initialized() || t->dims() != d || t->dtype() != g.kernel.dtype ||
+      t->place() != call.ctx->place || !t->is_contiguous())
+    return nullptr;
+  for (size_t i = 0; i < g.kernel.inputs.size(); ++i) {
+    const DenseTensor& in = call.in(i);
+    if (in.storage() != t->storage()) continue;
+    if (in.raw_data() != t->raw_data() || in.dims() != d || !in.is_contiguous() || !g.overwrite[o][i]) return nullptr;
+  }
+  return t;
+}
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): step<I> runs slot I.
 constexpr size_t kSlots = 1024;
@@ -415,6 +481,11 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
         v.back() = 1;
       d = Dims(v);
     }
+    if (const DenseTensor* into = output_into(g, call, o, d)) {  // Note [Input writes]
+      bufs.push_back(into->raw_data());
+      call.outputs.push_back(*into);
+      continue;
+    }
     DenseTensor out(d, k.dtype, call.ctx->place);
     bufs.push_back(out.alloc());
     call.outputs.push_back(std::move(out));
@@ -614,6 +685,7 @@ std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
   c.sym_assumed = g.sym_assumed;
   c.key = g.key;
   c.ctx = fusion->info()->ctx;
+  c.overwrite = overwrite_table(c.kernel);
   for (size_t i = 0; i < fusion->num_operands(); ++i) c.in_types.push_back(fusion->operand(i).type());
   dispatch::register_kernel_step(g.name, {kSteps[slot]});
   s.by_key[g.key] = slot;

@@ -40,6 +40,7 @@ struct Executor::Step {
     kCombine,
     kSplit,
     kOutput,
+    kWriteInput,
     kKernel,
     kIf,
     kWhile,
@@ -68,6 +69,12 @@ struct Executor::Step {
   // kKernel lowered to the CPU kernel on a device place (Note [Lowering for a place]):
   // inputs are copied to the host for it and its outputs back to the place.
   bool fallback = false;
+  bool compiled = false;  // kernel.compiled_kernel
+  // Note [Input writes]: per result, the write step (index into steps_) whose target's
+  // memory the result may be computed in, or -1; `into` is the run's targets.
+  std::vector<int> write_into;
+  mutable std::vector<const DenseTensor*> into;
+  mutable std::vector<Tensor> into_hold;
   std::string name;                   // kParam
   Tensor constant;                    // kConst
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
@@ -143,7 +150,71 @@ Executor::Executor(const Program& program, const Place& place) : program_(progra
   }
   steps_ = plan_block(run->block());
   plan_liveness(steps_);
+  plan_writes();
   slots_.resize(num_slots_);
+}
+
+// Note [Input writes] (docs/notes/jit.md): a value the program writes back into an
+// input (output write_input:<name>) or a parameter (builtin.set_parameter) is computed
+// straight into that tensor's memory when its producer is a compiled group
+// (kernel.compiled_kernel, whose runtime decides whether the group may overwrite what
+// it reads, cinn/runtime) and no step after the producer reads the tensor's old value;
+// the write step then only bumps the version. Otherwise the write step copies. Only
+// the module block's writes, each target written once.
+void Executor::plan_writes() {
+  std::unordered_map<std::string, int> writes;  // target -> number of write steps
+  auto target_key = [](const Step& st) {
+    return st.kind == Step::kSetParam ? "p:" + st.name : "i:" + std::to_string(st.index);
+  };
+  for (const Step& st : steps_)
+    if (st.kind == Step::kSetParam || st.kind == Step::kWriteInput) ++writes[target_key(st)];
+  for (size_t w = 0; w < steps_.size(); ++w) {
+    const Step& ws = steps_[w];
+    if ((ws.kind != Step::kSetParam && ws.kind != Step::kWriteInput) || writes[target_key(ws)] != 1) continue;
+    const int v = ws.in[0];
+    int old = -1;  // the slot of the target's old value
+    for (const Step& st : steps_)
+      if ((ws.kind == Step::kWriteInput && st.kind == Step::kInput && st.index == ws.index) ||
+          (ws.kind == Step::kSetParam && st.kind == Step::kParam && st.name == ws.name))
+        old = st.out[0];
+    for (size_t p = 0; p < w; ++p) {
+      Step& ps = steps_[p];
+      auto r = std::find(ps.out.begin(), ps.out.end(), v);
+      if (r == ps.out.end()) continue;
+      if (ps.kind != Step::kKernel || !ps.compiled) break;
+      bool read_after = false;
+      for (size_t s2 = p + 1; s2 < steps_.size() && old >= 0 && !read_after; ++s2)
+        read_after = std::count(steps_[s2].reads.begin(), steps_[s2].reads.end(), old) > 0;
+      bool taken = false;  // another result of the step already writes this target
+      for (int x : ps.write_into) taken |= x >= 0 && target_key(steps_[x]) == target_key(ws);
+      if (read_after || taken) break;
+      ps.write_into.resize(ps.out.size(), -1);
+      ps.write_into[r - ps.out.begin()] = static_cast<int>(w);
+      break;
+    }
+  }
+}
+
+const std::vector<const DenseTensor*>*& write_into_targets() {
+  thread_local const std::vector<const DenseTensor*>* targets = nullptr;
+  return targets;
+}
+
+Tensor Executor::write_target(const Step& st, const std::vector<Tensor>& inputs,
+                              const std::unordered_map<std::string, Tensor>* params) const {
+  return st.kind == Step::kSetParam ? parameter(st, params) : inputs[st.index];
+}
+
+bool Executor::writable_target(const Tensor& t, const std::vector<Tensor>& inputs,
+                               const std::unordered_map<std::string, Tensor>* params) const {
+  if (!t.defined() || t.place() != place_ || !t.dense().is_contiguous() || t.dense().storage() == nullptr ||
+      t.dense().storage().use_count() != 1)
+    return false;
+  int same = 0;  // the target itself is one argument; any other on its memory forbids it
+  for (const Tensor& x : inputs) same += x.defined() && x.dense().storage() == t.dense().storage();
+  if (params != nullptr)
+    for (const auto& [n, x] : *params) same += x.defined() && x.dense().storage() == t.dense().storage();
+  return same <= 1;
 }
 
 // Liveness of one block: a slot defined in this block is dropped after the last step
@@ -247,6 +318,15 @@ Executor::Steps Executor::plan_block(const Block* block) {
       st.kind = Step::kCombine;
     } else if (name == "builtin.split") {
       st.kind = Step::kSplit;
+    } else if (name == "builtin.output" && op->attr("name").as_string().rfind("write_input:", 0) == 0) {
+      // Note [Input writes]: the value the program leaves in input <name>.
+      const std::string in = op->attr("name").as_string().substr(12);
+      auto it = std::find(input_names_.begin(), input_names_.end(), in);
+      OAR_ENFORCE(it != input_names_.end(), InvalidArgument, "Executor: output 'write_input:", in,
+                  "' names no input of the program");
+      st.kind = Step::kWriteInput;
+      st.index = static_cast<int>(it - input_names_.begin());
+      written_inputs_.push_back(st.index);
     } else if (name == "builtin.output") {
       st.kind = Step::kOutput;
       st.index = static_cast<int>(output_names_.size());
@@ -350,6 +430,7 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
     const dispatch::KernelStepInfo k = dispatch::kernel_step(kernel);
     OAR_ENFORCE(k.fn != nullptr, NotFound, "Executor: no kernel step registered as '", kernel, "'");
     st.kstep = k.fn;
+    st.compiled = true;
     profile_name = "kernel." + kernel;
   } else {
     OAR_THROW(Unimplemented, "Executor: cannot run ", name,
@@ -382,6 +463,16 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs,
                                   const std::unordered_map<std::string, Tensor>* params) {
   OAR_ENFORCE(inputs.size() == input_names_.size(), InvalidArgument, "Executor.run: the program takes ",
               input_names_.size(), " inputs, got ", inputs.size());
+  for (int w : written_inputs_) {  // Note [Input writes]
+    const Tensor& t = inputs[w];
+    if (!t.defined() || t.dense().storage() == nullptr) continue;
+    for (size_t j = 0; j < inputs.size(); ++j)
+      OAR_ENFORCE(
+          static_cast<int>(j) == w || !inputs[j].defined() || inputs[j].dense().storage() != t.dense().storage(),
+          InvalidArgument, "Executor.run: the program writes into input '", input_names_[w], "' (shape ", t.dims(),
+          ") in place, and input '", input_names_[j],
+          "' shares its memory (the same tensor passed twice, or views of one tensor); pass separate tensors");
+  }
   std::vector<Tensor> results(output_names_.size());
   // On an error the slots are cleared so no buffer outlives the failed run.
   struct Clear {
@@ -422,7 +513,19 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         OAR_ENFORCE(src.dims() == target.dims() && src.dtype() == target.dtype(), InvalidArgument,
                     "Executor: builtin.set_parameter '", st.name, "' writes shape ", src.dims(), " into ",
                     target.dims());
-        copy_into(src.dense(), target.mutable_dense());
+        if (src.dense().raw_data() != target.dense().raw_data() || src.dense().storage() != target.dense().storage())
+          copy_into(src.dense(), target.mutable_dense());  // else computed in place (Note [Input writes])
+        target.bump_version();
+        break;
+      }
+      case Step::kWriteInput: {  // Note [Input writes]: the caller's tensor takes the value
+        const Tensor& target = inputs[st.index];
+        const Tensor& src = slots_[st.in[0]].at(0);
+        OAR_ENFORCE(src.dims() == target.dims() && src.dtype() == target.dtype(), InvalidArgument,
+                    "Executor: the program writes shape ", src.dims(), " ", dtype_name(src.dtype()), " into input '",
+                    input_names_[st.index], "' of shape ", target.dims(), " ", dtype_name(target.dtype()));
+        if (src.dense().raw_data() != target.dense().raw_data() || src.dense().storage() != target.dense().storage())
+          copy_into(src.dense(), target.mutable_dense());
         target.bump_version();
         break;
       }
@@ -488,6 +591,19 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         call.inputs = ins.data();
         call.attrs = &st.attrs;
         call.donor = nullptr;
+        const std::vector<const DenseTensor*>* into = nullptr;
+        if (!st.write_into.empty() && !st.fallback && !differentiable_) {  // Note [Input writes]
+          st.into.assign(st.write_into.size(), nullptr);
+          st.into_hold.assign(st.write_into.size(), Tensor());
+          for (size_t r = 0; r < st.write_into.size(); ++r) {
+            if (st.write_into[r] < 0) continue;
+            Tensor t = write_target(steps_[st.write_into[r]], inputs, params);
+            if (!writable_target(t, inputs, params)) continue;
+            st.into_hold[r] = t;
+            st.into[r] = &t.dense();
+          }
+          into = &st.into;
+        }
         if (donated) {  // the step owns input 0 now: the slot no longer holds it
           st.donated = std::move(slots_[st.in[0]]);
           slots_[st.in[0]].clear();
@@ -518,6 +634,10 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
           }
         }
         try {
+          struct Into {  // set for this step only, whatever it throws
+            explicit Into(const std::vector<const DenseTensor*>* t) { write_into_targets() = t; }
+            ~Into() { write_into_targets() = nullptr; }
+          } guard(into);
           st.kstep(call);
         } catch (Error& e) {
           const std::string& n = profile_[st.profile].name;
@@ -555,6 +675,7 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         }
         outs.clear();
         st.donated.clear();
+        st.into_hold.clear();
         break;
       }
     }

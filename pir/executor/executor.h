@@ -22,6 +22,12 @@
 
 namespace oar::pir {
 
+/// Note [Input writes] (docs/notes/jit.md): while a kernel step runs, per output (or
+/// null) the input or parameter memory the program writes that output back into. A step
+/// that may write there (a compiled elementwise group, cinn/runtime) leaves the output
+/// sharing that memory; others ignore it and the executor copies. Null outside such steps.
+const std::vector<const DenseTensor*>*& write_into_targets();
+
 struct OpProfile {
   std::string name;   // the op ("pd_op.matmul")
   int64_t calls = 0;
@@ -72,6 +78,16 @@ class Executor {
   void plan_kernel(Step& st, const Operation* op);
   void run_differentiable(const Step& st);
   void plan_liveness(Steps& steps, const std::vector<int>& block_args = {});
+  /// Note [Input writes]: gives the last writer of each value written back into an input
+  /// or parameter that memory, when nothing reads the old value after it.
+  void plan_writes();
+  /// The tensor a write step (builtin.set_parameter, output write_input:<name>) writes into.
+  Tensor write_target(const Step& st, const std::vector<Tensor>& inputs,
+                      const std::unordered_map<std::string, Tensor>* params) const;
+  /// Whether `t` may take a program value in place: its memory is its own (no view, no
+  /// other argument of this run shares it).
+  bool writable_target(const Tensor& t, const std::vector<Tensor>& inputs,
+                       const std::unordered_map<std::string, Tensor>* params) const;
   /// Runs one block's steps; returns what its cf.yield yields (nothing for the module).
   std::vector<Tensor> run_steps(const Steps& steps, const std::vector<Tensor>& inputs,
                                 const std::unordered_map<std::string, Tensor>* params, std::vector<Tensor>& results);
@@ -87,6 +103,7 @@ class Executor {
   int num_slots_ = 0;
   int num_loops_ = 0;  // cf.while ops planned so far (their default names)
   std::vector<std::string> input_names_, output_names_;
+  std::vector<int> written_inputs_;  // inputs the program writes in place (Note [Input writes])
   std::vector<Value> input_values_;
   std::vector<std::vector<Tensor>> slots_;
   bool profiling_ = false;

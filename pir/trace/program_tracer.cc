@@ -31,6 +31,7 @@ void ProgramTracer::add_input(const Tensor& t, const std::string& name, const st
   Operation* op = builder_.build("builtin.input", {}, {{"name", ctx_->str_attr(name)}},
                                  {ctx_->tensor_type(t.dtype(), dims)});
   bind(t, op->result(0));
+  declared_.push_back({t, op->result(0), name, false});
 }
 
 void ProgramTracer::add_parameter(const Tensor& t, const std::string& name) {
@@ -42,6 +43,7 @@ void ProgramTracer::add_parameter(const Tensor& t, const std::string& name) {
   // Shares the tensor's storage: the program reads the parameter as it is when it runs.
   program_->set_parameter(name, std::shared_ptr<DenseTensor>(t.impl(), &t.impl()->dense));
   bind(t, v);
+  declared_.push_back({t, v, name, true});
 }
 
 void ProgramTracer::note_capture(const Tensor& t, size_t depth) {
@@ -201,6 +203,7 @@ void ProgramTracer::record_inplace(const char* op, const Tensor& x, const Tensor
   // The out-of-place op producing `result` was recorded just before; from now on x
   // holds that value.
   bind(x, value_of(result, op));
+  write_ops_[x.impl().get()] = op;
 }
 
 void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
@@ -210,7 +213,7 @@ void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
               dst.dims(), " that is no input, parameter or buffer of the program and was not computed by it; "
               "register it as a buffer of the layer, or return the new value");
   const Operation* def = it->second.value.defining_op();
-  OAR_ENFORCE(def == nullptr || def->name() != "builtin.input", Unimplemented,
+  OAR_ENFORCE(allow_input_writes_ || def == nullptr || def->name() != "builtin.input", Unimplemented,
               "to_static: the converted code writes into its input '", def ? def->attr("name").as_string() : "",
               "'; return the new value instead");
   OAR_ENFORCE(it->second.depth == scopes_.size(), Unimplemented,
@@ -219,9 +222,47 @@ void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
   const auto& d = dst.dims();
   std::vector<int64_t> dims(d.begin(), d.end());
   if (v.type().dims() != dims) v = builder_.op("pd_op.reshape", {v}, {{"shape", ctx_->shape_attr(dims)}});
-  if (def != nullptr && def->name() == "builtin.parameter")
+  if (def != nullptr && def->name() == "builtin.parameter") {
     builder_.set_parameter(v, def->attr("name").as_string());
+    param_written_[def->attr("name").as_string()] = v;
+  }
   bind(dst, v);
+  write_ops_[dst.impl().get()] = "copy_";
+}
+
+std::string ProgramTracer::write_op(const Tensor& t) const {
+  auto it = write_ops_.find(t.impl().get());
+  return it == write_ops_.end() ? std::string() : it->second;
+}
+
+// Note [Input writes] (docs/notes/jit.md): an input the code wrote in place (x.add_(y),
+// x.copy_(v)) holds a new value at the end: the output "write_input:<name>" carries it
+// and the executor writes it into the caller's tensor. A parameter written by an
+// in-place op gets its builtin.set_parameter here (copy_ records one as it happens). A
+// declared tensor whose memory changed without the tracer seeing a write to it (a write
+// through a view of it, or through another argument sharing its memory) is an error:
+// the program could not reproduce it.
+void ProgramTracer::finish_writes() {
+  for (const Declared& d : declared_) {
+    auto it = map_.find(d.tensor.impl().get());
+    if (it == map_.end()) continue;
+    OAR_ENFORCE(it->second.version == d.tensor.version(), Unimplemented,
+                "to_static: ", d.parameter ? "parameter '" : "input '", d.name, "' of shape ", d.tensor.dims(),
+                " was written through a view of its memory (a slice or reshape of it written in place, or the "
+                "same tensor passed as two arguments); only writes into the tensor itself (x.add_(y), "
+                "x.copy_(v), paddle.assign(v, output=x)) can be converted");
+    Value now = it->second.value;
+    if (now == d.value) continue;
+    if (d.parameter) {
+      auto w = param_written_.find(d.name);
+      if (w == param_written_.end() || w->second != now) builder_.set_parameter(now, d.name);
+      continue;
+    }
+    OAR_ENFORCE(now.type().dtype() == d.value.type().dtype(), Unimplemented, "to_static: input '", d.name,
+                "' is written in place with dtype ", dtype_name(now.type().dtype()), " instead of its own ",
+                dtype_name(d.value.type().dtype()));
+    builder_.build("builtin.output", {now}, {{"name", ctx_->str_attr("write_input:" + d.name)}}, {});
+  }
 }
 
 void ProgramTracer::record_alias(const Tensor& alias, const Tensor& of) {
@@ -393,9 +434,11 @@ std::unique_ptr<Program> ProgramTracer::finish(const std::vector<Tensor>& output
     Value v = value_of(outputs[i], "output");
     builder_.build("builtin.output", {v}, {{"name", ctx_->str_attr("out" + std::to_string(i))}}, {});
   }
+  finish_writes();
   verify_program(*program_);
   map_.clear();
   keep_.clear();
+  declared_.clear();
   return std::move(program_);
 }
 

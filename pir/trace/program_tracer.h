@@ -45,8 +45,14 @@ class ProgramTracer final : public trace::Tracer {
               std::span<const trace::Arg> outputs) override;
   void record_inplace(const char* op, const Tensor& x, const Tensor& result) override;
   /// A write into a parameter becomes builtin.set_parameter; into a computed tensor, a
-  /// new value for it; into an input or an outside tensor, an error.
+  /// new value for it; into an input, a new value written back at the end when
+  /// allow_input_writes is on (else an error); into an outside tensor, an error.
   void record_write(const Tensor& dst, const Tensor& src) override;
+  /// Note [Input writes] (docs/notes/jit.md): whether writes into inputs become program
+  /// outputs "write_input:<name>" that the executor writes back (to_static), or errors.
+  void allow_input_writes(bool on) { allow_input_writes_ = on; }
+  /// The op that last wrote `t` in place while tracing ("" when none did).
+  std::string write_op(const Tensor& t) const;
   void record_alias(const Tensor& alias, const Tensor& of) override;
   /// Appends op `name` of a dialect without shape inference (the dist dialect's
   /// collectives, Note [DistModel]): it reads `inputs`, and `outputs` (the eager results)
@@ -150,6 +156,19 @@ class ProgramTracer final : public trace::Tracer {
   std::vector<std::unique_ptr<Region>> done_;  // finished branch/body regions awaiting their op
   std::vector<Tensor> last_captures_;
   bool last_random_ = false;
+  bool allow_input_writes_ = false;
+  // Inputs and parameters as declared (Note [Input writes]): the tensor, its value and name.
+  struct Declared {
+    Tensor tensor;
+    Value value;
+    std::string name;
+    bool parameter;
+  };
+  std::vector<Declared> declared_;
+  std::unordered_map<const TensorImpl*, std::string> write_ops_;  // the last in-place op per tensor
+  std::unordered_map<std::string, Value> param_written_;          // the value set_parameter last wrote
+  /// Appends the write-backs of the inputs and parameters the code wrote in place.
+  void finish_writes();
 };
 
 }  // namespace oar::pir

@@ -424,6 +424,15 @@ void bind_pir(py::module_& m) {
       .def("is_traced", [](PyTracer& t, py::handle x) {
         return is_tensor(x) && t.tracer().is_traced(py_to_tensor(x, "Tracer.is_traced", "x"));
       }, py::arg("x"), "Whether x was computed from the traced inputs or parameters.");
+  // Note [Input writes]: writes into inputs become outputs 'write_input:<name>' (to_static).
+  auto tracer_cls = py::reinterpret_borrow<py::class_<PyTracer>>(pm.attr("Tracer"));
+  tracer_cls.def(
+      "allow_input_writes", [](PyTracer& t, bool on) { t.tracer().allow_input_writes(on); }, py::arg("on"),
+      "Writes into inputs become outputs 'write_input:<name>' (Note [Input writes]) instead of errors.");
+  tracer_cls.def(
+      "write_op",
+      [](PyTracer& t, py::handle x) { return t.tracer().write_op(py_to_tensor(x, "Tracer.write_op", "x")); },
+      py::arg("x"), "The op that last wrote x in place while tracing ('' when none).");
   // Note [Bounded loops]: a converted loop's name (its source line) for the executor's
   // errors, and whether its traced body can change its condition.
   py::reinterpret_borrow<py::class_<PyTracer>>(pm.attr("Tracer"))

@@ -257,46 +257,64 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     state = _named_state(layer)
     for name, t in state:
         tracer.add_parameter(t, name)
-    # Tracing runs the code once; its side effects on the state (running statistics)
-    # and on the random generator are undone, so the first run of the program is the
-    # one that counts, as every later call.
+    # Tracing runs the code once; its side effects on the state (running statistics,
+    # parameters updated under no_grad), on the inputs (x.add_(y), x.copy_(v): Note
+    # [Input writes] in docs/notes/jit.md) and on the random generator are undone, so the
+    # first run of the program is the one that counts, as every later call. A trainable
+    # parameter written under autograd is an error (the gradient would read the new
+    # value); under no_grad its write is converted too.
     rng = _get_rng_state()
-    versions = [(t, t._version) for _, t in state]
-    saved = {id(t): _C.ops.assign(t) for _, t in state if not t.dtype.is_floating_point or t.stop_gradient}
+    tracer.allow_input_writes(True)
+    versions = [(t, t._version) for _, t in state] + [(t, t._version) for t in tensors]
+    with no_grad():
+        saved = {id(t): _C.ops.assign(t) for t, _ in versions
+                 if not backward or not t.dtype.is_floating_point or t.stop_gradient}
     with _Tracing(tracer), (enable_grad() if backward else no_grad()):
         a, k = _unflatten(struct, tensors)
         try:
             out = fn(*a, **k)
         except EagerFallback:
             _set_rng_state(rng)  # the eager run that follows starts from the same state
-            with no_grad():
-                for t, v in versions:
-                    if t._version != v and id(t) in saved:
-                        t._copy_from(saved[id(t)])
+            _undo_writes(versions, saved)
             raise
         except NotImplementedError as e:
+            _undo_writes(versions, saved)
             if isinstance(e, Dy2StaticError) or "dynamic sizes" not in str(e):
                 raise
             raise Dy2StaticError(_dynamic_size_message(_frame_of(e.__traceback__), str(e))) from None
+    for t, v in versions:
+        if t._version != v and id(t) not in saved:
+            what = tracer.write_op(t) or "a write"
+            _undo_writes(versions, saved)
+            raise Dy2StaticError(f"to_static: the converted code writes into a tensor of shape {list(t.shape)} that "
+                                 f"requires grad ({what}) while autograd records: the gradient would read the "
+                                 f"overwritten value. Update it under oar.no_grad() (then the program writes it in "
+                                 f"place), or outside the converted function")
     outs = []
     out_struct = _flatten(out, outs)
     extra = {}
-    if backward:
-        extra = _trace_backward(tracer, tensors, state, outs)
-        outs_all = outs + extra.pop("saved")
-    else:
-        outs_all = outs
-    program = tracer.finish(outs_all)
-    _set_rng_state(rng)
-    for t, v in versions:
-        if t._version != v:
-            if id(t) not in saved:
-                raise Dy2StaticError(f"to_static: the converted code writes into a trainable parameter of shape "
-                                     f"{list(t.shape)}; update parameters outside the converted function")
-            with no_grad():
-                t._copy_from(saved[id(t)])
+    try:
+        if backward:
+            extra = _trace_backward(tracer, tensors, state, outs)
+            outs_all = outs + extra.pop("saved")
+        else:
+            outs_all = outs
+        program = tracer.finish(outs_all)
+    finally:
+        _set_rng_state(rng)
+        _undo_writes(versions, saved)
     return ConcreteProgram(program, out_struct, [n for n, _ in state], names, n_out=len(outs), cinn=cinn,
                            place=_run_place(tensors, state), **extra)
+
+
+def _undo_writes(versions, saved):
+    """Puts back what tracing wrote into the inputs and the state (their first run is the program's)."""
+    from ..autograd import no_grad
+
+    with no_grad():
+        for t, v in versions:
+            if t._version != v and id(t) in saved:
+                t._copy_from(saved[id(t)])
 
 
 def _trace_backward(tracer, tensors, state, outs):
