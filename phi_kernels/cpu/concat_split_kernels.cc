@@ -24,7 +24,7 @@ void join_rows(std::vector<T*> pieces, const std::vector<int64_t>& widths, T* ou
                bool gather_into_pieces) {
   int64_t total = 0;
   for (int64_t w : widths) total += w;
-  parallel_for(outer, [&](int64_t o0, int64_t o1) {
+  auto rows = [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       int64_t off = 0;
       for (size_t i = 0; i < pieces.size(); ++i) {
@@ -41,7 +41,8 @@ void join_rows(std::vector<T*> pieces, const std::vector<int64_t>& widths, T* ou
         off += w;
       }
     }
-  }, copy_cost(outer * total * static_cast<int64_t>(sizeof(T))));
+  };
+  parallel_for(outer, rows, copy_cost(outer * total * static_cast<int64_t>(sizeof(T))));
 }
 
 template <typename T>

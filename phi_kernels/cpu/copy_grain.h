@@ -13,8 +13,6 @@ namespace oar::phi {
 constexpr int64_t kCopyParallelBytes = int64_t{1} << 20;
 
 /// The `cost` argument of parallel_for for a loop that moves `bytes` with memcpy.
-constexpr int64_t copy_cost(int64_t bytes) {
-  return bytes / (kCopyParallelBytes / kParallelGrain);
-}
+constexpr int64_t copy_cost(int64_t bytes) { return bytes / (kCopyParallelBytes / kParallelGrain); }
 
 }  // namespace oar::phi

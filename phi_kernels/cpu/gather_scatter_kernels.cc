@@ -66,7 +66,7 @@ void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, D
       const int64_t v = static_cast<int64_t>(ip[j]);
       return v < 0 ? v + n : v;
     };
-    parallel_for(outer * m, [&](int64_t t0, int64_t t1) {
+    auto rows = [&](int64_t t0, int64_t t1) {
       int64_t b = t0 / m, j = t0 - b * m;
       for (int64_t t = t0; t < t1; ++t) {
         if (inner == 1) {
@@ -76,7 +76,9 @@ void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, D
         }
         if (++j == m) j = 0, ++b;
       }
-    }, inner == 1 ? outer * m : copy_cost(outer * m * inner * static_cast<int64_t>(sizeof(T))));
+    };
+    const int64_t bytes = outer * m * inner * static_cast<int64_t>(sizeof(T));
+    parallel_for(outer * m, rows, inner == 1 ? outer * m : copy_cost(bytes));
   };
   if (ic.dtype() == DataType::INT32) {
     run(ic.data<int32_t>());
