@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/copy_grain.h"
 #include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
@@ -16,30 +17,32 @@ int64_t prod(const Dims& d, int from, int to) {
 }
 
 // Copies `pieces[i]` (each [outer, w_i] contiguous) into `out` ([outer, sum w_i]) side by
-// side, or the reverse when `gather_into_pieces`.
+// side, or the reverse when `gather_into_pieces`. Threads only above kCopyParallelBytes
+// (Note [Copy grain]).
 template <typename T>
 void join_rows(std::vector<T*> pieces, const std::vector<int64_t>& widths, T* out, int64_t outer,
                bool gather_into_pieces) {
   int64_t total = 0;
   for (int64_t w : widths) total += w;
-  const bool par = outer > 1 && outer * total >= kParallelGrain;
-#pragma omp parallel for schedule(static) if (par)
-  for (int64_t o = 0; o < outer; ++o) {
-    int64_t off = 0;
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      const int64_t w = widths[i];
-      if (w > 0) {
-        T* row = out + o * total + off;
-        T* piece = pieces[i] + o * w;
-        if (gather_into_pieces) {
-          std::memcpy(piece, row, w * sizeof(T));
-        } else {
-          std::memcpy(row, piece, w * sizeof(T));
+  auto rows = [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      int64_t off = 0;
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        const int64_t w = widths[i];
+        if (w > 0) {
+          T* row = out + o * total + off;
+          T* piece = pieces[i] + o * w;
+          if (gather_into_pieces) {
+            std::memcpy(piece, row, w * sizeof(T));
+          } else {
+            std::memcpy(row, piece, w * sizeof(T));
+          }
         }
+        off += w;
       }
-      off += w;
     }
-  }
+  };
+  parallel_for(outer, rows, copy_cost(outer * total * static_cast<int64_t>(sizeof(T))));
 }
 
 template <typename T>

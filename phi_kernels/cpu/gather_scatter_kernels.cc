@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/copy_grain.h"
 #include "phi_kernels/cpu/elementwise.h"
 
 namespace oar::phi {
@@ -38,7 +39,8 @@ std::vector<int64_t> read_index(const DenseTensor& index, int64_t n, const char*
 
 // out[o, j, :] = x[o, idx[j], :] (x viewed as [outer, n, inner]). The indices are
 // range-checked by one vectorized min/max pass (read_index names the first bad one) and
-// read in place, without an int64 copy; single elements are assigned, rows memcpy'd.
+// read in place, without an int64 copy; single elements are assigned, rows memcpy'd
+// (on threads only above kCopyParallelBytes, Note [Copy grain]).
 template <typename T>
 void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, DenseTensor* out,
                  const char* op) {
@@ -64,7 +66,7 @@ void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, D
       const int64_t v = static_cast<int64_t>(ip[j]);
       return v < 0 ? v + n : v;
     };
-    parallel_for(outer * m, [&](int64_t t0, int64_t t1) {
+    auto rows = [&](int64_t t0, int64_t t1) {
       int64_t b = t0 / m, j = t0 - b * m;
       for (int64_t t = t0; t < t1; ++t) {
         if (inner == 1) {
@@ -74,7 +76,9 @@ void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, D
         }
         if (++j == m) j = 0, ++b;
       }
-    }, outer * m * inner);
+    };
+    const int64_t bytes = outer * m * inner * static_cast<int64_t>(sizeof(T));
+    parallel_for(outer * m, rows, inner == 1 ? outer * m : copy_cost(bytes));
   };
   if (ic.dtype() == DataType::INT32) {
     run(ic.data<int32_t>());

@@ -80,7 +80,9 @@ void adam_update(const ParamList& params, const GradList& grads, const ParamList
     const M wd = static_cast<M>(wds[k]);
     const M decay = static_cast<M>(1.0 - lrs[k] * wds[k]);
     const bool decoupled = cfg.decoupled;
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    // By value: captured by reference, every scalar was reloaded after each store to p/m1/m2
+    // (a float store may alias them), and the loop ran scalar on OpenMP's threads.
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
