@@ -30,7 +30,7 @@ void sgd_update(const ParamList& params, const GradList& grads, const std::vecto
     using M = MathOf<decltype(p)>;
     using T = ElemOf<decltype(p)>;
     const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
-    parallel_for(n, [&](int64_t b, int64_t e) {
+    parallel_for(n, [=](int64_t b, int64_t e) {
 #pragma omp simd
       for (int64_t i = b; i < e; ++i) {
         M pv = static_cast<M>(p[i]);
@@ -49,7 +49,7 @@ void momentum_update(const ParamList& params, const GradList& grads, const Param
     using T = ElemOf<decltype(p)>;
     M* v = state<M>(params[k], velocities[k], "momentum", "velocity");
     const M lr = static_cast<M>(lrs[k]), m = static_cast<M>(mu), wd = static_cast<M>(wds[k]);
-    parallel_for(n, [&](int64_t b, int64_t e) {
+    parallel_for(n, [=](int64_t b, int64_t e) {
 #pragma omp simd
       for (int64_t i = b; i < e; ++i) {
         M pv = static_cast<M>(p[i]);
@@ -116,7 +116,7 @@ void adamax_update(const ParamList& params, const GradList& grads, const ParamLi
     const M b1 = static_cast<M>(beta1), b2 = static_cast<M>(beta2);
     const M eps = static_cast<M>(epsilon);
     const M lr_t = static_cast<M>(lrs[k] / bc1), wd = static_cast<M>(wds[k]);
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
@@ -141,7 +141,7 @@ void adagrad_update(const ParamList& params, const GradList& grads, const ParamL
     M* a = state<M>(params[k], moment[k], "adagrad", "moment");
     const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
     const M eps = static_cast<M>(epsilon);
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
@@ -165,7 +165,7 @@ void adadelta_update(const ParamList& params, const GradList& grads, const Param
     M* ex = state<M>(params[k], avg_sq_update[k], "adadelta", "avg_squared_update");
     const M r = static_cast<M>(rho), eps = static_cast<M>(epsilon);
     const M lr = static_cast<M>(lrs[k]), wd = static_cast<M>(wds[k]);
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
@@ -197,7 +197,7 @@ void rmsprop_update(const ParamList& params, const GradList& grads, const ParamL
     const M m = static_cast<M>(mu), lr = static_cast<M>(lrs[k]);
     const M wd = static_cast<M>(wds[k]);
     // Two loops so that each vectorizes (no branch on `centered` per element).
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
       if (centered) {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {

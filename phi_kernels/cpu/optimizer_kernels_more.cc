@@ -53,7 +53,7 @@ void nadam_update(const UpdateArgs& a) {
     const M c1 = static_cast<M>(b1), c2 = static_cast<M>(b2), eps = static_cast<M>(a.scalars[2]);
     const M fmu = static_cast<M>(mu), fmu1 = static_cast<M>(mu1), ibc2 = static_cast<M>(inv_bc2);
     const M lr = static_cast<M>(a.lrs[k]), wd = static_cast<M>(a.wds[k]);
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         M pv = static_cast<M>(p[i]);
@@ -95,7 +95,7 @@ void radam_update(const UpdateArgs& a) {
     const M wd = static_cast<M>(a.wds[k]);
     // the step factor of m_hat: lr, or lr r sqrt(1 - b2^t) / (sqrt(v) + eps)
     const M lr = static_cast<M>(a.lrs[k]), lr_ad = static_cast<M>(a.lrs[k] * rect * std::sqrt(bc2));
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
       if (adaptive) {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) {
@@ -143,7 +143,7 @@ void rprop_update(const UpdateArgs& a) {
     M* size = state<M>(a.params[k], a.states[1][k], "rprop", "step_size");
     const M up = static_cast<M>(a.scalars[1]) - M(1), down = static_cast<M>(a.scalars[0]) - M(1);
     const M lo_lr = static_cast<M>(a.scalars[2]), hi_lr = static_cast<M>(a.scalars[3]);
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
     // The signs from the bits: float compares chained into selects keep the loop scalar
     // (they may trap, so GCC does not if-convert them); integer ones vectorize. A zero is
     // +-0; g and prev "differ" when both are nonzero with different sign bits.
@@ -183,7 +183,7 @@ void asgd_update(const UpdateArgs& a) {
     M* d = state<M>(a.params[k], a.states[0][k], "asgd", "d");
     M* y = state<M>(a.params[k], a.states[1][k], "asgd", "y", batch) + slot * n;
     const M lr = static_cast<M>(a.lrs[k]), wd = static_cast<M>(a.wds[k]), inv = static_cast<M>(1.0 / count);
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
+    parallel_for(n, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
       for (int64_t i = lo; i < hi; ++i) {
         const M gv = static_cast<M>(g[i]);
