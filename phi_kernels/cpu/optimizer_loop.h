@@ -52,8 +52,8 @@ using ElemOf = std::remove_cv_t<std::remove_pointer_t<P>>;
 /// for float64 ones, the dtypes of Paddle's accumulators.
 template <typename S>
 S* state(const DenseTensor* p, DenseTensor* s, const char* op, const char* what, int64_t per = 1) {
-  OAR_ENFORCE(s->dtype() == dtype_of<S> && s->is_contiguous() && s->numel() == per * p->numel(), InvalidArgument,
-              op, ": state '", what, "' must be contiguous ", dtype_name(dtype_of<S>), " with ", per * p->numel(),
+  OAR_ENFORCE(s->dtype() == dtype_of<S> && s->is_contiguous() && s->numel() == per * p->numel(), InvalidArgument, op,
+              ": state '", what, "' must be contiguous ", dtype_name(dtype_of<S>), " with ", per * p->numel(),
               " elements for a ", dtype_name(p->dtype()), " parameter, got ", dtype_name(s->dtype()), " with ",
               s->numel());
   return s->data<S>();

@@ -1,7 +1,7 @@
 // The sample device's fused optimizer updates (Oar's "<rule>_update" kernels, Note
 // [Plugin update kernels]): sgd and adam for float32 and float64 parameters, with
-// states of the parameter's dtype (Oar's: float64 for float64 parameters). Arguments: params, grads, the rule's state lists (Tensor[]), then lrs,
-// wds, scalars (float[]), flag (bool), step (int). Parameters and states are written in
+// states of the parameter's dtype (Oar's: float64 for float64 parameters). Arguments: params, grads, the rule's state
+// lists (Tensor[]), then lrs, wds, scalars (float[]), flag (bool), step (int). Parameters and states are written in
 // place; the math is the CPU kernels' (Paddle's Adam form: lr_t = lr sqrt(1 - b2^t) /
 // (1 - b1^t), epsilon scaled by sqrt(1 - b2^t); flag: AdamW's decoupled decay).
 #include <cmath>
