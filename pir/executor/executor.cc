@@ -6,6 +6,7 @@
 
 #include <gflags/gflags.h>
 
+#include "paddle_core/api/op_utils.h"
 #include "paddle_core/base/host_tracer.h"
 #include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/dispatch/fallback.h"
@@ -71,10 +72,8 @@ struct Executor::Step {
   bool fallback = false;
   bool compiled = false;  // kernel.compiled_kernel
   // Note [Input writes]: per result, the write step (index into steps_) whose target's
-  // memory the result may be computed in, or -1; `into` is the run's targets.
+  // memory the result may be computed in, or -1.
   std::vector<int> write_into;
-  mutable std::vector<const DenseTensor*> into;
-  mutable std::vector<Tensor> into_hold;
   std::string name;                   // kParam
   Tensor constant;                    // kConst
   std::vector<Steps> regions;         // kIf: then, else; kWhile: the body
@@ -513,8 +512,7 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         OAR_ENFORCE(src.dims() == target.dims() && src.dtype() == target.dtype(), InvalidArgument,
                     "Executor: builtin.set_parameter '", st.name, "' writes shape ", src.dims(), " into ",
                     target.dims());
-        if (src.dense().raw_data() != target.dense().raw_data() || src.dense().storage() != target.dense().storage())
-          copy_into(src.dense(), target.mutable_dense());  // else computed in place (Note [Input writes])
+        ops::detail::write_back(target, src);  // no copy when computed in place (Note [Input writes])
         target.bump_version();
         break;
       }
@@ -524,8 +522,7 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         OAR_ENFORCE(src.dims() == target.dims() && src.dtype() == target.dtype(), InvalidArgument,
                     "Executor: the program writes shape ", src.dims(), " ", dtype_name(src.dtype()), " into input '",
                     input_names_[st.index], "' of shape ", target.dims(), " ", dtype_name(target.dtype()));
-        if (src.dense().raw_data() != target.dense().raw_data() || src.dense().storage() != target.dense().storage())
-          copy_into(src.dense(), target.mutable_dense());
+        ops::detail::write_back(target, src);
         target.bump_version();
         break;
       }
@@ -591,18 +588,20 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         call.inputs = ins.data();
         call.attrs = &st.attrs;
         call.donor = nullptr;
+        // Note [Input writes]: the memory each result may be computed in, for this call only
+        // (`targets` keeps the tensors alive until the step ran).
+        std::vector<const DenseTensor*> into_ptrs;
+        std::vector<Tensor> targets;
         const std::vector<const DenseTensor*>* into = nullptr;
-        if (!st.write_into.empty() && !st.fallback && !differentiable_) {  // Note [Input writes]
-          st.into.assign(st.write_into.size(), nullptr);
-          st.into_hold.assign(st.write_into.size(), Tensor());
+        if (!st.write_into.empty() && !st.fallback && !differentiable_) {
+          into_ptrs.assign(st.write_into.size(), nullptr);
+          targets.resize(st.write_into.size());
           for (size_t r = 0; r < st.write_into.size(); ++r) {
             if (st.write_into[r] < 0) continue;
-            Tensor t = write_target(steps_[st.write_into[r]], inputs, params);
-            if (!writable_target(t, inputs, params)) continue;
-            st.into_hold[r] = t;
-            st.into[r] = &t.dense();
+            targets[r] = write_target(steps_[st.write_into[r]], inputs, params);
+            if (writable_target(targets[r], inputs, params)) into_ptrs[r] = &targets[r].dense();
           }
-          into = &st.into;
+          into = &into_ptrs;
         }
         if (donated) {  // the step owns input 0 now: the slot no longer holds it
           st.donated = std::move(slots_[st.in[0]]);
@@ -675,7 +674,6 @@ std::vector<Tensor> Executor::run_steps(const Steps& steps, const std::vector<Te
         }
         outs.clear();
         st.donated.clear();
-        st.into_hold.clear();
         break;
       }
     }
