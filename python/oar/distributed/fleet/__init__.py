@@ -1,4 +1,4 @@
-"""fleet: Paddle's collective-training entry points, for data parallelism.
+"""fleet: Paddle's fleet entry points: collective training (data parallelism) and the role queries.
 
     from oar.distributed import fleet
     strategy = fleet.DistributedStrategy()
@@ -10,123 +10,26 @@
 The hybrid degrees are stored and checked against the world size; only dp > 1 is run here
 (tensor and pipeline parallelism come with auto-parallel: oar.distributed.auto_parallel).
 HybridParallelClipGrad gives global-norm clipping across processes that hold disjoint parts
-of a model (the stages of oar.distributed.auto_parallel.pipelining)."""
+of a model (the stages of oar.distributed.auto_parallel.pipelining). fleet.init() without
+is_collective runs Paddle's non-distributed fallback (one worker, no parameter servers);
+a parameter-server job is refused (fleet.py)."""
 import math
 
 import numpy as np
 
 from .. import collective
+from .base.distributed_strategy import DistributedStrategy
+from .base.role_maker import PaddleCloudRoleMaker, Role, RoleMakerBase, UserDefinedRoleMaker
+from .fleet import Fleet
 
-__all__ = ["DistributedStrategy", "init", "distributed_model", "distributed_optimizer",
-           "worker_index", "worker_num", "is_first_worker", "barrier_worker", "get_strategy",
-           "HybridParallelClipGrad"]
+__all__ = ["DistributedStrategy", "Fleet", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "Role",
+           "RoleMakerBase", "HybridParallelClipGrad", "init", "distributed_model", "distributed_optimizer",
+           "worker_index", "worker_num", "node_num", "is_first_worker", "is_worker", "is_server",
+           "worker_endpoints", "server_num", "server_index", "server_endpoints", "barrier_worker",
+           "all_reduce", "get_strategy", "init_worker", "init_server", "run_server", "stop_worker",
+           "load_model", "load_one_table", "load_inference_model", "save_inference_model",
+           "save_persistables", "save_one_table", "save_dense_params", "set_date", "collective_perf"]
 
-_DEGREES = ("dp_degree", "mp_degree", "pp_degree", "sharding_degree", "sep_degree")
-
-
-class DistributedStrategy:
-    """Paddle's fleet.DistributedStrategy: the parallel configuration fleet.init reads."""
-
-    def __init__(self):
-        self._hybrid = {"dp_degree": -1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1,
-                        "sep_degree": 1}
-        self.amp = False
-        self.recompute = False
-        self.gradient_merge = False
-        self.find_unused_parameters = False
-        self.fuse_grad_size_in_MB = 25
-
-    @property
-    def hybrid_configs(self):
-        return dict(self._hybrid)
-
-    @hybrid_configs.setter
-    def hybrid_configs(self, configs):
-        if not isinstance(configs, dict):
-            raise TypeError(f"DistributedStrategy.hybrid_configs must be a dict, got "
-                            f"{type(configs).__name__}")
-        for key, value in configs.items():
-            if key in _DEGREES:
-                if not isinstance(value, int) or (value < 1 and not (key == "dp_degree" and value == -1)):
-                    raise ValueError(f"DistributedStrategy.hybrid_configs: {key} must be a positive "
-                                     f"int (dp_degree may be -1: the rest of the world), got {value!r}")
-            self._hybrid[key] = value
-
-    def __repr__(self):
-        return f"DistributedStrategy(hybrid_configs={self._hybrid})"
-
-
-class _Fleet:
-    def __init__(self):
-        self.strategy = None
-        self.initialized = False
-
-    def init(self, role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
-        if not is_collective:
-            raise NotImplementedError("fleet.init: only collective training (is_collective=True) is "
-                                      "supported; parameter-server mode is not")
-        strategy = strategy if strategy is not None else DistributedStrategy()
-        if not isinstance(strategy, DistributedStrategy):
-            raise TypeError(f"fleet.init: strategy must be a DistributedStrategy, got "
-                            f"{type(strategy).__name__}")
-        world = collective.get_world_size()
-        h = strategy._hybrid
-        others = h["mp_degree"] * h["pp_degree"] * h["sharding_degree"] * h["sep_degree"]
-        if h["dp_degree"] == -1:
-            if world % others:
-                raise ValueError(f"fleet.init: world size {world} is not divisible by mp*pp*sharding"
-                                 f"*sep = {others}")
-            h["dp_degree"] = world // others
-        if h["dp_degree"] * others != world:
-            raise ValueError(f"fleet.init: dp_degree * mp_degree * pp_degree * sharding_degree * "
-                             f"sep_degree = {h['dp_degree'] * others} must equal the world size {world} "
-                             f"(hybrid_configs {h})")
-        if world > 1 or collective._dist.available:
-            collective.init_parallel_env()
-        self.strategy = strategy
-        self.initialized = True
-
-    def _check(self, op):
-        if not self.initialized:
-            raise RuntimeError(f"fleet.{op}: call fleet.init(is_collective=True) first")
-
-    def distributed_model(self, model):
-        self._check("distributed_model")
-        h = self.strategy._hybrid
-        if any(h[k] > 1 for k in _DEGREES if k != "dp_degree"):
-            raise NotImplementedError(
-                f"fleet.distributed_model: hybrid_configs {h} asks for tensor, pipeline, sharding "
-                "or sequence parallelism; this fleet runs data parallelism only (use "
-                "oar.distributed.auto_parallel for the others)")
-        if collective.get_world_size() == 1:
-            return model
-        from ..parallel import DataParallel
-        return DataParallel(model, comm_buffer_size=self.strategy.fuse_grad_size_in_MB,
-                            find_unused_parameters=self.strategy.find_unused_parameters)
-
-    def distributed_optimizer(self, optimizer, strategy=None):
-        """The optimizer itself: DataParallel already averages gradients before step()."""
-        self._check("distributed_optimizer")
-        if strategy is not None:
-            self.strategy = strategy
-        return optimizer
-
-    def worker_index(self):
-        return collective.get_rank()
-
-    def worker_num(self):
-        return collective.get_world_size()
-
-    def is_first_worker(self):
-        return self.worker_index() == 0
-
-    def barrier_worker(self):
-        from ..communication import barrier
-        if collective.is_initialized():
-            barrier()
-
-    def get_strategy(self):
-        return self.strategy
 
 
 class HybridParallelClipGrad:
@@ -174,14 +77,35 @@ class HybridParallelClipGrad:
         return f"HybridParallelClipGrad({self._clip}, ranks {ranks})"
 
 
-_fleet = _Fleet()
+_fleet = Fleet()
 init = _fleet.init
 distributed_model = _fleet.distributed_model
 distributed_optimizer = _fleet.distributed_optimizer
 worker_index = _fleet.worker_index
 worker_num = _fleet.worker_num
+node_num = _fleet.node_num
 is_first_worker = _fleet.is_first_worker
+is_worker = _fleet.is_worker
+is_server = _fleet.is_server
+worker_endpoints = _fleet.worker_endpoints
+server_num = _fleet.server_num
+server_index = _fleet.server_index
+server_endpoints = _fleet.server_endpoints
 barrier_worker = _fleet.barrier_worker
+all_reduce = _fleet.all_reduce
 get_strategy = _fleet.get_strategy
+init_worker = _fleet.init_worker
+init_server = _fleet.init_server
+run_server = _fleet.run_server
+stop_worker = _fleet.stop_worker
+load_model = _fleet.load_model
+load_one_table = _fleet.load_one_table
+load_inference_model = _fleet.load_inference_model
+save_inference_model = _fleet.save_inference_model
+save_persistables = _fleet.save_persistables
+save_one_table = _fleet.save_one_table
+save_dense_params = _fleet.save_dense_params
+set_date = _fleet.set_date
+collective_perf = _fleet.collective_perf
 
 from . import meta_parallel  # noqa: E402 (PipelineLayer builds on nn, imported with fleet)
