@@ -139,7 +139,5 @@ def test_fleet_strategy_and_errors():
         s.hybrid_configs = {"mp_degree": 0}
     with pytest.raises(ValueError, match="must equal the world size 1"):
         fleet.init(is_collective=True, strategy=s)
-    with pytest.raises(NotImplementedError, match="parameter-server"):
-        fleet.init(is_collective=False)
     with pytest.raises(RuntimeError, match="call fleet.init"):
         fleet.distributed_model(oar.nn.Linear(2, 2))

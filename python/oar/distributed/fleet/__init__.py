@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .. import auto_parallel as auto  # noqa: F401  (Paddle's fleet.auto: Strategy, Engine, ...)
 from .. import collective
 from .base.distributed_strategy import DistributedStrategy
 from .base.role_maker import PaddleCloudRoleMaker, Role, RoleMakerBase, UserDefinedRoleMaker

@@ -155,6 +155,8 @@ class DistributedStrategy:
         if name in _FIELDS:
             self._values[name] = _check_value(name, _FIELDS[name], value)
         elif name in _CONFIGS:
+            if name == "build_strategy" and not isinstance(value, dict):  # a static.BuildStrategy
+                value = {k: getattr(value, k) for k in _CONFIGS[name] if hasattr(value, k)}
             if not isinstance(value, dict):
                 raise TypeError(f"DistributedStrategy.{name} must be a dict, got {type(value).__name__}")
             if name == "hybrid_configs":

@@ -102,11 +102,10 @@ class MultiSlotDataGenerator(DataGenerator):
         cls = "MultiSlotDataGenerator"
         line = _slots(cls, line)
         first = self._proto_info is None
-        if first:
-            self._proto_info = []
-        elif len(line) != len(self._proto_info):
+        info = [] if first else list(self._proto_info)  # committed once the sample is valid
+        if not first and len(line) != len(info):
             raise ValueError(f"{cls}: a sample has {len(line)} slots, the first had "
-                             f"{len(self._proto_info)} ({[n for n, _ in self._proto_info]})")
+                             f"{len(info)} ({[n for n, _ in info]})")
         parts = []
         for index, (name, elements) in enumerate(line):
             if not isinstance(name, str):
@@ -116,14 +115,15 @@ class MultiSlotDataGenerator(DataGenerator):
             if not elements:
                 raise ValueError(f"{cls}: slot {name!r} is empty; pad it in generate_sample")
             if first:
-                self._proto_info.append((name, "uint64"))
-            elif name != self._proto_info[index][0]:
+                info.append((name, "uint64"))
+            elif name != info[index][0]:
                 raise ValueError(f"{cls}: slot {index} is named {name!r}, the first sample named it "
-                                 f"{self._proto_info[index][0]!r}")
+                                 f"{info[index][0]!r}")
             for elem in elements:
                 if isinstance(elem, float):
-                    self._proto_info[index] = (name, "float")
+                    info[index] = (name, "float")
                 elif isinstance(elem, bool) or not isinstance(elem, int):
                     raise ValueError(f"{cls}: slot {name!r}: elements must be int or float, got {elem!r}")
             parts.append(" ".join(map(str, [len(elements), *elements])))
+        self._proto_info = info
         return " ".join(parts) + "\n"
