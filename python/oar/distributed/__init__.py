@@ -35,7 +35,7 @@ def __getattr__(name):
     if name == "DataParallel":
         from .parallel import DataParallel
         return DataParallel
-    if name in ("fleet", "launch"):  # paddle.distributed.fleet / .launch under the alias
+    if name in ("fleet", "launch", "io"):  # paddle.distributed.fleet / .launch / .io under the alias
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'oar.distributed' has no attribute {name!r}")
