@@ -6,6 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
+import oar
+from _harness import assert_all_ok, run_ranks
 from oar.distributed import fleet
 from oar.distributed.fleet import Fleet, PaddleCloudRoleMaker, Role, UserDefinedRoleMaker
 
@@ -158,3 +160,32 @@ def test_module_functions_and_auto_alias(clean_env):
         warnings.simplefilter("ignore")
         for name in fleet.__all__:
             assert callable(getattr(fleet, name)), name
+
+
+def test_collective_perf_arguments_and_one_worker(clean_env):
+    f = Fleet()
+    with pytest.raises(RuntimeError, match="fleet.collective_perf: call fleet.init"):
+        f.collective_perf("allreduce")
+    f.init(is_collective=True)
+    with pytest.raises(ValueError, match="comm_type must be one of .*got 'alltoall'"):
+        f.collective_perf("alltoall")
+    with pytest.raises(ValueError, match="round must be a positive int, got 0"):
+        f.collective_perf("allreduce", round=0)
+    with pytest.raises(ValueError, match="size 2 must be an int of at least 4 bytes"):
+        f.collective_perf("allreduce", size_and_time={2: 1.0})
+    with pytest.raises(ValueError, match=r"size_and_time\[1024\]: the time limit must be a number"):
+        f.collective_perf("allreduce", size_and_time={1024: "fast"})
+    with pytest.warns(UserWarning, match="a job of one worker has nothing to communicate"):
+        assert f.collective_perf("allreduce", size_and_time={1 << 30: 1}) == {}
+    g = Fleet()
+    g.init()
+    with pytest.warns(UserWarning, match="collective_perf is for collective mode"):
+        assert g.collective_perf("allreduce") == {}
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+def test_fleet_on_two_ranks(tmp_path):
+    results, _ = run_ranks("fleet_roles.py", 2, tmp_path=tmp_path)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"fleet roles ok {rank}" in out

@@ -18,6 +18,7 @@ from .base.role_maker import PaddleCloudRoleMaker, RoleMakerBase
 
 __all__ = []
 
+_PERF_OPS = {"allreduce", "broadcast", "reduce", "allgather", "reduce_scatter"}
 _LOG_LEVELS = {"CRITICAL", "FATAL", "ERROR", "WARN", "WARNING", "INFO", "DEBUG", "NOTSET"}
 logger = logging.getLogger("oar.distributed.fleet")
 
@@ -184,8 +185,61 @@ class Fleet:
         return self.strategy
 
     def collective_perf(self, comm_type, round=50, size_and_time=None):
-        raise NotImplementedError("fleet.collective_perf: not provided; time collectives with "
-                                  "bench/ or oar.distributed.communication directly")
+        """Times `round` runs of one collective per message size (bytes of float32) and warns
+        where the mean exceeds the size's threshold in seconds (a negative one: no check).
+        Returns {size: mean seconds}; {} in a job of one, which has nothing to communicate.
+        The default sizes are 1 MiB .. 1 GiB without thresholds, as Paddle's."""
+        self._check("collective_perf")
+        if comm_type not in _PERF_OPS:
+            raise ValueError(f"fleet.collective_perf: comm_type must be one of {sorted(_PERF_OPS)}, "
+                             f"got {comm_type!r}")
+        if isinstance(round, bool) or not isinstance(round, int) or round < 1:
+            raise ValueError(f"fleet.collective_perf: round must be a positive int, got {round!r}")
+        sizes = {1 << k: -1 for k in range(20, 31)} if not size_and_time else size_and_time
+        if not isinstance(sizes, dict):
+            raise TypeError(f"fleet.collective_perf: size_and_time must be a dict {{bytes: seconds}}, "
+                            f"got {type(sizes).__name__}")
+        for size, limit in sizes.items():
+            if isinstance(size, bool) or not isinstance(size, int) or size < 4:
+                raise ValueError(f"fleet.collective_perf: size_and_time: size {size!r} must be an int "
+                                 "of at least 4 bytes")
+            if isinstance(limit, bool) or not isinstance(limit, (int, float)):
+                raise ValueError(f"fleet.collective_perf: size_and_time[{size}]: the time limit must be a "
+                                 f"number of seconds, got {limit!r}")
+        if not self._role_maker._is_collective:
+            warnings.warn("fleet.collective_perf is for collective mode; nothing is timed", stacklevel=2)
+            return {}
+        world = collective.get_world_size()
+        if world == 1 or not collective.is_initialized():
+            warnings.warn("fleet.collective_perf: a job of one worker has nothing to communicate; "
+                          "nothing is timed", stacklevel=2)
+            return {}
+        return {size: self._time_collective(comm_type, round, size, limit, world)
+                for size, limit in sizes.items()}
+
+    def _time_collective(self, comm_type, rounds, size, limit, world):
+        import time
+
+        import oar
+        from .. import communication as comm
+        n = max(world, size // 4 // world * world)  # reduce_scatter splits evenly
+        x = oar.ones([n], dtype="float32")
+        run = {"allreduce": lambda: comm.all_reduce(x),
+               "broadcast": lambda: comm.broadcast(x, src=0),
+               "reduce": lambda: comm.reduce(x, dst=0),
+               "allgather": lambda: comm.all_gather(oar.empty([n * world], dtype="float32"), x),
+               "reduce_scatter": lambda: comm.reduce_scatter(oar.empty([n // world], dtype="float32"), x)}[comm_type]
+        run()  # warm-up: connections, buffers
+        comm.barrier()
+        start = time.perf_counter()
+        for _ in range(rounds):
+            run()
+        comm.barrier()
+        mean = (time.perf_counter() - start) / rounds
+        if 0 <= limit < mean:
+            logger.warning("fleet.collective_perf: %s of %d bytes took %.6f s on average over %d rounds, "
+                           "over the %.6f s limit", comm_type, size, mean, rounds, limit)
+        return mean
 
 
 def _ps_runtime(name, doc):
