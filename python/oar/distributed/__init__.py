@@ -19,7 +19,7 @@ __all__ = [
     "get_group", "destroy_process_group", "get_rank", "get_world_size", "get_backend",
     "all_reduce", "all_gather", "all_gather_object", "reduce_scatter", "broadcast",
     "broadcast_object_list", "reduce", "scatter", "alltoall", "send", "recv", "isend", "irecv",
-    "barrier", "spawn", "DataParallel", "fleet",
+    "barrier", "spawn", "DataParallel", "fleet", "InMemoryDataset", "QueueDataset",
     "ProcessMesh", "DistAttr", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_local", "dtensor_from_fn", "set_mesh", "get_mesh", "infer_spmd", "reshard", "unshard_dtensor",
     "shard_layer", "shard_optimizer", "ShardingStage1", "ShardingStage2", "ShardingStage3", "parallelize",
@@ -35,6 +35,9 @@ def __getattr__(name):
     if name == "DataParallel":
         from .parallel import DataParallel
         return DataParallel
+    if name in ("InMemoryDataset", "QueueDataset"):  # Paddle's paddle.distributed.<Dataset>
+        from .fleet import dataset
+        return getattr(dataset, name)
     if name in ("fleet", "launch", "io"):  # paddle.distributed.fleet / .launch / .io under the alias
         import importlib
         return importlib.import_module("." + name, __name__)

@@ -21,9 +21,11 @@ from .. import auto_parallel as auto  # noqa: F401  (Paddle's fleet.auto: Strate
 from .. import collective
 from .base.distributed_strategy import DistributedStrategy
 from .base.role_maker import PaddleCloudRoleMaker, Role, RoleMakerBase, UserDefinedRoleMaker
+from .dataset import BoxPSDataset, DatasetBase, FileInstantDataset, InMemoryDataset, QueueDataset
 from .fleet import Fleet
 
-__all__ = ["DistributedStrategy", "Fleet", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "Role",
+__all__ = ["DistributedStrategy", "Fleet", "DatasetBase", "InMemoryDataset", "QueueDataset", "FileInstantDataset",
+           "BoxPSDataset", "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "Role",
            "RoleMakerBase", "HybridParallelClipGrad", "init", "distributed_model", "distributed_optimizer",
            "worker_index", "worker_num", "node_num", "is_first_worker", "is_worker", "is_server",
            "worker_endpoints", "server_num", "server_index", "server_endpoints", "barrier_worker",
