@@ -426,6 +426,36 @@ class BoxPSDataset(InMemoryDataset):
         self.need_save_delta = bool(need_save_delta)
 
 
+class DatasetLoader:
+    """DataLoader.from_dataset: iterates a dataset's feed dicts in groups of one per place;
+    with drop_last, a batch smaller than batch_size and an incomplete group are dropped."""
+
+    def __init__(self, dataset, places, drop_last=True):
+        who = "DataLoader.from_dataset"
+        if not isinstance(dataset, DatasetBase):
+            raise TypeError(f"{who}: dataset must be a slot-file dataset (InMemoryDataset, QueueDataset, ...), "
+                            f"got {type(dataset).__name__}")
+        places = list(places) if isinstance(places, (list, tuple)) else [places]
+        if not places:
+            raise ValueError(f"{who}: places must name at least one place, got {places!r}")
+        self.dataset, self.places, self.drop_last = dataset, places, bool(drop_last)
+
+    def __iter__(self):
+        group = []
+        for feed in self.dataset._feeds():
+            if self.drop_last and len(next(iter(feed.values()))) < self.dataset.proto_desc.batch_size:
+                continue
+            group.append(feed)
+            if len(group) == len(self.places):
+                yield group
+                group = []
+        if group and not self.drop_last:
+            yield group
+
+    def __call__(self):
+        return iter(self)
+
+
 _CLASSES = {c.__name__: c for c in (QueueDataset, InMemoryDataset, FileInstantDataset, BoxPSDataset)}
 
 

@@ -567,6 +567,13 @@ class DataLoader:
     def __call__(self):
         return self.__iter__()
 
+    @staticmethod
+    def from_dataset(dataset, places, drop_last=True):
+        """The batches of a slot-file dataset (oar.base / oar.distributed InMemoryDataset,
+        QueueDataset, ...) for static programs: each step a list of one feed dict per place."""
+        from ..base.dataset import DatasetLoader
+        return DatasetLoader(dataset, places, drop_last)
+
     def __del__(self):
         p = getattr(self, "_persistent", None)
         if p is not None:

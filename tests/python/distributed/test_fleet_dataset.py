@@ -101,3 +101,21 @@ def test_settings_and_errors(progs):
     with pytest.raises(RuntimeError, match="a pass is already running"):
         box.begin_pass()
     box.end_pass(True)
+
+
+def test_dataloader_from_dataset(progs, gen_files):
+    rows, files, cmd = gen_files
+    x = static.data("x", [None, 3], "float32")
+    y = static.data("y", [None, 1], "int64")
+    ds = oar.distributed.QueueDataset()
+    ds.init(batch_size=2, use_var=[x, y], pipe_command=cmd)
+    ds.set_filelist(files)  # 4 + 3 rows: batches of 2, 2, 2, 1 (the files are read in turn)
+    steps = list(oar.base.io.DataLoader.from_dataset(ds, static.cpu_places()))
+    assert [len(s) for s in steps] == [1, 1, 1] and all(len(s[0]["x"]) == 2 for s in steps)
+    np.testing.assert_array_equal(np.concatenate([s[0]["y"] for s in steps]).ravel(), [r[1] for r in rows[:6]])
+    two = list(oar.io.DataLoader.from_dataset(ds, [oar.CPUPlace(), oar.CPUPlace()], drop_last=False))
+    assert [len(s) for s in two] == [2, 2] and len(two[1][1]["x"]) == 1
+    with pytest.raises(TypeError, match="DataLoader.from_dataset: dataset must be a slot-file dataset"):
+        oar.io.DataLoader.from_dataset([1, 2], static.cpu_places())
+    with pytest.raises(ValueError, match="places must name at least one place"):
+        oar.io.DataLoader.from_dataset(ds, [])
