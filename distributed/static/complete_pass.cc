@@ -78,6 +78,41 @@ class CompletePass : public pir::Pass {
     }
   }
 
+  static bool is_update(const std::string& name) {
+    return name.rfind("dist.", 0) == 0 && name.size() > 12 && name.compare(name.size() - 7, 7, "_update") == 0;
+  }
+
+  /// dist.<rule>_update (update_ops.h: lr, step, the parameters, their gradients, the state
+  /// lists; results: the parameters, then the states): each parameter's update is
+  /// elementwise over it, its gradient and its states, so all of them take the parameter's
+  /// placements (Partial as Replicate, as eager's post-accumulate hook lays gradients out)
+  /// and so do the results; lr and step are replicated.
+  static SpmdInfo update_rule(const pir::Operation* op, const SpmdContext& sc) {
+    pir::Attribute lrs = op->attr("lr_scale");
+    OAR_ENFORCE(lrs && lrs.is(pir::AttrKind::kArray), InvalidArgument, "dist-complete: ", describe_op(op),
+                ": attribute 'lr_scale' (one per parameter) is missing");
+    const size_t n = lrs.size();
+    const ProcessMesh& m = sc.mesh();
+    OAR_ENFORCE(n > 0 && sc.inputs.size() >= 2 + 2 * n && (sc.inputs.size() - 2) % n == 0 &&
+                    op->num_results() == sc.inputs.size() - 2 - n,
+                InvalidArgument, "dist-complete: ", describe_op(op), ": ", sc.inputs.size(), " operands and ",
+                op->num_results(), " results do not fit ", n, " parameters");
+    SpmdInfo info;
+    std::vector<TensorDistAttr> param;
+    for (size_t i = 0; i < n; ++i) {
+      TensorDistAttr a = sc.inputs[2 + i].attr;
+      a.partial.clear();
+      param.push_back(a);
+    }
+    for (size_t i = 0; i < sc.inputs.size(); ++i) {
+      info.inputs.push_back(i < 2 ? TensorDistAttr::replicated(m, sc.inputs[i].rank()) : param[(i - 2) % n]);
+    }
+    for (size_t i = 0; i < op->num_results(); ++i) {
+      info.outputs.push_back(i < n ? param[i] : param[(i - n) % n]);
+    }
+    return info;
+  }
+
   bool annotate(pir::Operation* op) {
     pir::Attribute a = op->attr("placements");
     const ProcessMesh& mesh = attr_mesh(a);
@@ -143,7 +178,9 @@ class CompletePass : public pir::Pass {
     sc.num_outputs = static_cast<int>(op->num_results());
     const std::string& rule = op->info()->spmd_rule;
     SpmdInfo info;
-    if (rule.empty() || list_output || name.rfind("pd_op.", 0) != 0) {  // the replicated fallback, as eager
+    if (is_update(name)) {
+      info = update_rule(op, sc);
+    } else if (rule.empty() || list_output || name.rfind("pd_op.", 0) != 0) {  // the replicated fallback, as eager
       if (name.rfind("builtin.", 0) != 0) spmd_rule_or_fallback(op_name, "");  // reported once
       for (const DistMetaTensor& t : sc.inputs) info.inputs.push_back(TensorDistAttr::replicated(m, t.rank()));
       for (int64_t r : sc.output_ranks) info.outputs.push_back(TensorDistAttr::replicated(m, r));

@@ -281,6 +281,55 @@ module {
 }
 )IR", kDPMP));
 }
+// dist.<rule>_update: the gradient (here a Partial input) and the states take the
+// parameter's placements (a reduce-scatter to Shard(1): 5 columns, rank 1 holds 2), and the
+// results written back by set_parameter are the parameter's local shards.
+TEST(DistStaticPasses, AnUpdateOpTakesItsParametersPlacements) {
+  const std::string input = R"IR(
+module {
+  %0 = "builtin.input"() {name = "g"} : () -> (tensor<8x5xf32>)
+  %1 = "builtin.input"() {name = "opt_lr"} : () -> (tensor<f64>)
+  %2 = "builtin.input"() {name = "opt_step"} : () -> (tensor<i64>)
+  %3 = "builtin.parameter"() {name = "w"} : () -> (tensor<8x5xf32>)
+  %4 = "builtin.parameter"() {name = "opt0.velocity"} : () -> (tensor<8x5xf32>)
+  %5 = "dist.shard_annotate"(%3) {placements = #P<[Shard(1)]|>} : (tensor<8x5xf32>) -> (tensor<8x5xf32>)
+  %6 = "dist.shard_annotate"(%4) {placements = #P<[Shard(1)]|>} : (tensor<8x5xf32>) -> (tensor<8x5xf32>)
+  %7 = "dist.shard_annotate"(%0) {placements = #P<[Partial(sum)]|>} : (tensor<8x5xf32>) -> (tensor<8x5xf32>)
+  %8, %9 = "dist.momentum_update"(%1, %2, %5, %7, %6) {flag = false, lr_scale = [1.0], scalars = [0.9], state_lists = #shape[1], weight_decay = [0.0]} : (tensor<f64>, tensor<i64>, tensor<8x5xf32>, tensor<8x5xf32>, tensor<8x5xf32>) -> (tensor<8x5xf32>, tensor<8x5xf32>)
+  "builtin.set_parameter"(%8) {name = "w"} : (tensor<8x5xf32>) -> ()
+  "builtin.set_parameter"(%9) {name = "opt0.velocity"} : (tensor<8x5xf32>) -> ()
+}
+)IR";
+  EXPECT_EQ(run("dist-complete", input, kMP), expand(R"IR(
+module {
+  %0 = "builtin.input"() {dist_out = [#P<[Partial(sum)]|>], name = "g"} : () -> (tensor<8x5xf32>)
+  %1 = "builtin.input"() {name = "opt_lr"} : () -> (tensor<f64>)
+  %2 = "builtin.input"() {name = "opt_step"} : () -> (tensor<i64>)
+  %3 = "builtin.parameter"() {dist_out = [#P<[Shard(1)]|>], name = "w"} : () -> (tensor<8x5xf32>)
+  %4 = "builtin.parameter"() {dist_out = [#P<[Shard(1)]|>], name = "opt0.velocity"} : () -> (tensor<8x5xf32>)
+  %5 = "dist.shard_annotate"(%3) {placements = #P<[Shard(1)]|>} : (tensor<8x5xf32>) -> (tensor<8x5xf32>)
+  %6 = "dist.shard_annotate"(%4) {placements = #P<[Shard(1)]|>} : (tensor<8x5xf32>) -> (tensor<8x5xf32>)
+  %7 = "dist.shard_annotate"(%0) {placements = #P<[Partial(sum)]|>} : (tensor<8x5xf32>) -> (tensor<8x5xf32>)
+  %8, %9 = "dist.momentum_update"(%1, %2, %5, %7, %6) {dist_in = [#P<[Replicate()]|>, #P<[Replicate()]|>, #P<[Shard(1)]|>, #P<[Shard(1)]|>, #P<[Shard(1)]|>], dist_out = [#P<[Shard(1)]|>, #P<[Shard(1)]|>], flag = false, lr_scale = [1.0], scalars = [0.9], state_lists = #shape[1], weight_decay = [0.0]} : (tensor<f64>, tensor<i64>, tensor<8x5xf32>, tensor<8x5xf32>, tensor<8x5xf32>) -> (tensor<8x5xf32>, tensor<8x5xf32>)
+  "builtin.set_parameter"(%8) {name = "w"} : (tensor<8x5xf32>) -> ()
+  "builtin.set_parameter"(%9) {name = "opt0.velocity"} : (tensor<8x5xf32>) -> ()
+}
+)IR", kMP));
+  EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kMP), expand(R"IR(
+module {
+  %0 = "builtin.input"() {name = "g"} : () -> (tensor<8x5xf32>)
+  %1 = "builtin.input"() {name = "opt_lr"} : () -> (tensor<f64>)
+  %2 = "builtin.input"() {name = "opt_step"} : () -> (tensor<i64>)
+  %3 = "builtin.parameter"() {name = "w"} : () -> (tensor<8x2xf32>)
+  %4 = "builtin.parameter"() {name = "opt0.velocity"} : () -> (tensor<8x2xf32>)
+  %5 = "dist.reduce_scatter"(%0) {axis = 0, dim = 1, global_shape = #shape[8, 5], group = #shape[0, 1], mesh_ids = #shape[0, 1], mesh_shape = #shape[2], reduce = "kRedSum"} : (tensor<8x5xf32>) -> (tensor<8x2xf32>)
+  %6, %7 = "dist.momentum_update"(%1, %2, %3, %5, %4) {flag = false, lr_scale = [1.0], scalars = [0.9], state_lists = #shape[1], weight_decay = [0.0]} : (tensor<f64>, tensor<i64>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<8x2xf32>)
+  "builtin.set_parameter"(%6) {name = "w"} : (tensor<8x2xf32>) -> ()
+  "builtin.set_parameter"(%7) {name = "opt0.velocity"} : (tensor<8x2xf32>) -> ()
+}
+)IR", kMP));
+}
+
 TEST(DistStaticPasses, ThePipelineAndThePassesAreRegistered) {
   const auto passes = pir::registered_passes();
   for (const char* n : {"dist-complete", "dist-reshard", "dist-partition"})
