@@ -173,7 +173,8 @@ class CompletePass : public pir::Pass {
     bool list_output = false;
     for (size_t i = 0; i < op->num_results(); ++i) {
       list_output |= op->result(i).type().is_vector();
-      sc.output_ranks.push_back(op->result(i).type().is_tensor() ? static_cast<int64_t>(op->result(i).type().dims().size()) : 0);
+      sc.output_ranks.push_back(
+          op->result(i).type().is_tensor() ? static_cast<int64_t>(op->result(i).type().dims().size()) : 0);
     }
     sc.num_outputs = static_cast<int>(op->num_results());
     const std::string& rule = op->info()->spmd_rule;

@@ -29,8 +29,8 @@ class PartitionPass : public pir::Pass {
     } catch (const std::exception&) {
       used = 0;
     }
-    OAR_ENFORCE(used == value.size() && r >= 0, InvalidArgument, "dist-partition: option rank must be an integer >= 0, got '",
-                value, "'");
+    OAR_ENFORCE(used == value.size() && r >= 0, InvalidArgument,
+                "dist-partition: option rank must be an integer >= 0, got '", value, "'");
     rank_ = r;
   }
 

@@ -56,8 +56,8 @@ class ReshardPass : public pir::Pass {
     if (attr_mesh(to) != mesh) {
       // Another mesh (a pipeline stage): one dist.send_recv, as DistModel records it (Note
       // [Cross-mesh reshard]); only an annotation moves a value between meshes.
-      OAR_ENFORCE(consumer->name() == kShardAnnotateOp, Internal, "dist-reshard: ", describe_op(consumer),
-                  " asks ", describe_value(v), " for on another mesh");
+      OAR_ENFORCE(consumer->name() == kShardAnnotateOp, Internal, "dist-reshard: ", describe_op(consumer), " asks ",
+                  describe_value(v), " for on another mesh");
       Transfer t;
       t.kind = Transfer::Kind::kSendRecv;
       t.global_shape = shape;

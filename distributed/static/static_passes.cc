@@ -12,8 +12,8 @@
 
 namespace oar::dist {
 
-std::unique_ptr<pir::Pass> create_dist_complete_pass();  // complete_pass.cc
-std::unique_ptr<pir::Pass> create_dist_reshard_pass();   // reshard_pass.cc
+std::unique_ptr<pir::Pass> create_dist_complete_pass();   // complete_pass.cc
+std::unique_ptr<pir::Pass> create_dist_reshard_pass();    // reshard_pass.cc
 std::unique_ptr<pir::Pass> create_dist_partition_pass();  // partition_pass.cc
 
 namespace {
