@@ -54,11 +54,7 @@ class CompletePass : public pir::Pass {
 
   bool run(pir::Operation* anchor) override {
     bool changed = false;
-    for (size_t r = 0; r < anchor->num_regions(); ++r) {
-      for (size_t b = 0; b < anchor->region(r).size(); ++b) {
-        for (pir::Operation* op : *anchor->region(r).block(b)) changed |= complete(op);
-      }
-    }
+    for (pir::Operation* op : top_level_ops(anchor)) changed |= complete(op);
     return changed;
   }
 

@@ -23,15 +23,8 @@ class ReshardPass : public pir::Pass {
 
   bool run(pir::Operation* anchor) override {
     bool changed = false;
-    for (size_t r = 0; r < anchor->num_regions(); ++r) {
-      for (size_t b = 0; b < anchor->region(r).size(); ++b) {
-        pir::Block* block = anchor->region(r).block(b);
-        moved_.clear();
-        std::vector<pir::Operation*> ops;
-        for (pir::Operation* op : *block) ops.push_back(op);
-        for (pir::Operation* op : ops) changed |= reshard(op);
-      }
-    }
+    moved_.clear();
+    for (pir::Operation* op : top_level_ops(anchor)) changed |= reshard(op);
     return changed;
   }
 

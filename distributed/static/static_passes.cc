@@ -39,6 +39,16 @@ std::vector<FlatOperand> flat_operands(pir::Operation* op) {
   return out;
 }
 
+std::vector<pir::Operation*> top_level_ops(pir::Operation* anchor) {
+  std::vector<pir::Operation*> ops;
+  for (size_t r = 0; r < anchor->num_regions(); ++r) {
+    for (size_t b = 0; b < anchor->region(r).size(); ++b) {
+      for (pir::Operation* op : *anchor->region(r).block(b)) ops.push_back(op);
+    }
+  }
+  return ops;
+}
+
 pir::Attribute layout_of(pir::Value v) {
   (void)registered;
   pir::Operation* def = v ? v.defining_op() : nullptr;
