@@ -139,6 +139,14 @@ class PartitionPass : public pir::Pass {
       op->erase();
       return true;
     }
+    if (name == "builtin.combine") {  // a Tensor[] operand: the vector of its elements' local types
+      std::vector<pir::Type> elems;
+      for (size_t i = 0; i < op->num_operands(); ++i) elems.push_back(op->operand(i).type());
+      pir::Type t = op->info()->ctx->vector_type(elems);
+      if (t == op->result(0).type()) return false;
+      op->result(0).set_type(t);
+      return true;
+    }
     pir::Attribute out = op->attr(kDistOut);
     if (!out) return false;
     if (outside(op, out)) {

@@ -85,6 +85,18 @@ class ReshardPass : public pir::Pass {
     pir::Attribute want = op->attr(kDistIn);
     if (!want) return false;
     bool changed = false;
+    // A Tensor[] operand's combine read by other ops too gets a copy of its own, so moving
+    // its elements for this op does not move them for the others.
+    for (size_t i = 0; i < op->num_operands(); ++i) {
+      pir::Value v = op->operand(i);
+      pir::Operation* def = v ? v.defining_op() : nullptr;
+      if (def == nullptr || def->name() != "builtin.combine" || v.num_uses() < 2) continue;
+      pir::Builder b(op->info()->ctx);
+      b.set_insertion_point(op);
+      std::vector<pir::Value> elems;
+      for (size_t k = 0; k < def->num_operands(); ++k) elems.push_back(def->operand(k));
+      op->set_operand(i, b.combine(elems));
+    }
     size_t k = 0;
     for (const FlatOperand& f : flat_operands(op)) {
       if (!f.value) continue;

@@ -342,6 +342,40 @@ module {
                                                                                          kMP));
 }
 
+// One combine read by two concats: along axis 1 the Shard(0) elements stay split, along
+// axis 0 (the split axis) the rule asks Replicate: that concat gets its own combine of the
+// gathered elements, and every combine takes its elements' local types.
+TEST(DistStaticPasses, ATensorListOperandSharedByTwoConsumersIsMovedForOneOnly) {
+  const std::string input = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<5x3xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<5x3xf32>)
+  %a = "dist.shard_annotate"(%x) {placements = #P<[Shard(0)]|>} : (tensor<5x3xf32>) -> (tensor<5x3xf32>)
+  %b = "dist.shard_annotate"(%y) {placements = #P<[Shard(0)]|>} : (tensor<5x3xf32>) -> (tensor<5x3xf32>)
+  %c = "builtin.combine"(%a, %b) : (tensor<5x3xf32>, tensor<5x3xf32>) -> (vec<tensor<5x3xf32>, tensor<5x3xf32>>)
+  %d = "pd_op.concat"(%c) {axis = 1} : (vec<tensor<5x3xf32>, tensor<5x3xf32>>) -> (tensor<5x6xf32>)
+  %e = "pd_op.concat"(%c) {axis = 0} : (vec<tensor<5x3xf32>, tensor<5x3xf32>>) -> (tensor<10x3xf32>)
+  "builtin.output"(%d) {name = "d"} : (tensor<5x6xf32>) -> ()
+  "builtin.output"(%e) {name = "e"} : (tensor<10x3xf32>) -> ()
+}
+)IR";
+  EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kMP), expand(R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<2x3xf32>)
+  %1 = "builtin.input"() {name = "y"} : () -> (tensor<2x3xf32>)
+  %2 = "dist.all_gather"(%0) {axis = 0, dim = 0, global_shape = #shape[5, 3], group = #shape[0, 1], mesh_ids = #shape[0, 1], mesh_shape = #shape[2]} : (tensor<2x3xf32>) -> (tensor<5x3xf32>)
+  %3 = "dist.all_gather"(%1) {axis = 0, dim = 0, global_shape = #shape[5, 3], group = #shape[0, 1], mesh_ids = #shape[0, 1], mesh_shape = #shape[2]} : (tensor<2x3xf32>) -> (tensor<5x3xf32>)
+  %4 = "builtin.combine"(%2, %3) : (tensor<5x3xf32>, tensor<5x3xf32>) -> (vec<tensor<5x3xf32>, tensor<5x3xf32>>)
+  %5 = "builtin.combine"(%0, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> (vec<tensor<2x3xf32>, tensor<2x3xf32>>)
+  %6 = "pd_op.concat"(%5) {axis = 1} : (vec<tensor<2x3xf32>, tensor<2x3xf32>>) -> (tensor<2x6xf32>)
+  %7 = "pd_op.concat"(%4) {axis = 0} : (vec<tensor<5x3xf32>, tensor<5x3xf32>>) -> (tensor<10x3xf32>)
+  "builtin.output"(%6) {name = "d"} : (tensor<2x6xf32>) -> ()
+  "builtin.output"(%7) {name = "e"} : (tensor<10x3xf32>) -> ()
+}
+)IR",
+                                                                                         kMP));
+}
+
 std::string expand_pp(std::string s) {
   for (size_t p; (p = s.find("|A>")) != std::string::npos;)
     s.replace(p, 3, R"(, mesh = [1], ids = [0], names = ["pp"]>)");
