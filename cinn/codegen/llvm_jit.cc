@@ -4,6 +4,7 @@
 // load into their own JITDylib, with SLEEF and libm resolved from the process.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 
 #include <llvm/Config/llvm-config.h>
@@ -99,6 +100,26 @@ std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
   return os.str();
 }
 
+namespace {
+// OAR_CINN_DUMP_DIR=<folder> (docs/notes/cinn.md, "Dumping a kernel"): every kernel this
+// process compiles (not those read from the disk cache) leaves <name>.loop (its loop IR),
+// <name>.ll (the emitted LLVM IR), <name>.opt.ll (after the O1 pipeline) and <name>.o
+// (the object: `objdump -d --no-show-raw-insn <name>.o`) there.
+std::string dump_dir() {
+  const char* d = std::getenv("OAR_CINN_DUMP_DIR");
+  return d && *d ? std::string(d) : std::string();
+}
+void dump_file(const std::string& dir, const std::string& file, const std::string& text) {
+  std::ofstream(dir + "/" + file, std::ios::binary) << text;
+}
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return os.str();
+}
+}  // namespace
+
 // Thread-safe: each thread compiles with its own context and target machine (parallel
 // compilation of a program's groups, FLAGS_cinn_compile_thread_num); only loading into
 // the shared JIT takes the host's lock.
@@ -119,6 +140,11 @@ std::string compile_object(const LoopKernel& k, const std::string& name) {
   tm.setOptLevel(llvm::CodeGenOptLevel::Less);
   llvm::LLVMContext ctx;
   auto m = build_module(ctx, k, name, h, tm);
+  const std::string dump = dump_dir();
+  if (!dump.empty()) {
+    dump_file(dump, name + ".loop", k.text());
+    dump_file(dump, name + ".ll", module_text(*m));
+  }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -130,13 +156,16 @@ std::string compile_object(const LoopKernel& k, const std::string& name) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1).run(*m, mam);
+  if (!dump.empty()) dump_file(dump, name + ".opt.ll", module_text(*m));
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
   OAR_ENFORCE(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile), PreconditionNotMet,
               "cinn codegen: the target cannot emit objects");
   pm.run(*m);
-  return std::string(buf.data(), buf.size());
+  std::string object(buf.data(), buf.size());
+  if (!dump.empty()) dump_file(dump, name + ".o", object);
+  return object;
 }
 
 KernelFn load_object(const std::string& object, const std::string& name) {
