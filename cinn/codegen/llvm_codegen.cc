@@ -217,16 +217,26 @@ class Emitter {
     return w == 1 ? t : static_cast<llvm::Type*>(llvm::FixedVectorType::get(t, w));
   }
   llvm::Align align() const { return llvm::Align(f64_ ? 8 : bf16_ ? 2 : 4); }
+  // While mask_ is set (the output loop's tail and alignment head), vector loads and
+  // stores are masked: lanes past the range read 0 and write nothing.
+  llvm::Value* raw_load(llvm::Type* t, llvm::Value* p, int w) {
+    if (mask_ && w > 1) return b_.CreateMaskedLoad(t, p, align(), mask_, llvm::Constant::getNullValue(t));
+    return b_.CreateAlignedLoad(t, p, align());
+  }
   llvm::Value* mem_load(llvm::Value* p, int w) {
-    if (!bf16_) return b_.CreateAlignedLoad(vty(w), p, align());
+    if (!bf16_) return raw_load(vty(w), p, w);
     llvm::Type* i16 = ity(16, w);
     llvm::Type* i32 = ity(32, w);
-    llvm::Value* u = b_.CreateZExt(b_.CreateAlignedLoad(i16, p, align()), i32);
+    llvm::Value* u = b_.CreateZExt(raw_load(i16, p, w), i32);
     return b_.CreateBitCast(b_.CreateShl(u, splat(b_.getInt32(16), w)), vty(w));
   }
   // nt: an aligned non-temporal vector store (Note [Streaming stores]).
   void mem_store(llvm::Value* v, llvm::Value* p, bool nt = false) {
     auto store = [&](llvm::Value* x) {
+      if (mask_ && x->getType()->isVectorTy()) {
+        b_.CreateMaskedStore(x, p, align(), mask_);
+        return;
+      }
       llvm::StoreInst* st = b_.CreateAlignedStore(x, p, nt ? llvm::Align(vbytes_) : align());
       if (nt)
         st->setMetadata(llvm::LLVMContext::MD_nontemporal,
@@ -315,15 +325,26 @@ class Emitter {
         mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)), nt);
       }
     };
-    auto scalar_from = [&](llvm::Value* begin, llvm::Value* end) {
-      loop(begin, end, 1, {}, [&](llvm::Value* c, const auto&) {
-        store_all(c, 1);
-        return std::vector<llvm::Value*>{};
-      });
+    // Columns [begin, end), fewer than a vector: one masked vector, so that every element
+    // of a full output comes from the vector code (SLEEF's functions and libm's differ in
+    // the last bit) wherever the row starts, streamed or not.
+    auto masked_from = [&](llvm::Value* begin, llvm::Value* end) {
+      llvm::Value* n = b_.CreateSub(end, begin);
+      auto* some = llvm::BasicBlock::Create(ctx_, "masked", fn_);
+      auto* after = llvm::BasicBlock::Create(ctx_, "masked_done", fn_);
+      b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), some, after);
+      b_.SetInsertPoint(some);
+      std::vector<llvm::Constant*> ids;
+      for (int j = 0; j < lanes_; ++j) ids.push_back(b_.getInt64(j));
+      mask_ = b_.CreateICmpSLT(llvm::ConstantVector::get(ids), splat_i64(n));
+      store_all(begin, lanes_);
+      mask_ = nullptr;
+      b_.CreateBr(after);
+      b_.SetInsertPoint(after);
     };
     llvm::BasicBlock* join = nullptr;
-    if (stream_) {  // Note [Streaming stores]: a scalar head to the vector alignment, aligned
-                    // non-temporal vectors, a scalar tail
+    if (stream_) {  // Note [Streaming stores]: a masked head to the vector alignment, aligned
+                    // non-temporal vectors, a masked tail
       auto* streaming = llvm::BasicBlock::Create(ctx_, "stream", fn_);
       auto* plain = llvm::BasicBlock::Create(ctx_, "plain", fn_);
       join = llvm::BasicBlock::Create(ctx_, "stored", fn_);
@@ -335,13 +356,13 @@ class Emitter {
       llvm::Value* head = b_.CreateUDiv(
           b_.CreateAnd(b_.CreateSub(b_.getInt64(0), addr), b_.getInt64(vbytes_ - 1)), b_.getInt64(es));
       head = b_.CreateSelect(b_.CreateICmpSLT(head, cols_), head, cols_);
-      scalar_from(b_.getInt64(0), head);
+      masked_from(b_.getInt64(0), head);
       std::vector<llvm::Value*> body = loop(head, cols_, lanes_, {}, [&](llvm::Value* c, const auto&) {
         if (sweeps_) prefetch_next_row(c, 2);
         store_all(c, lanes_, true);
         return std::vector<llvm::Value*>{};
       });
-      scalar_from(body.back(), cols_);
+      masked_from(body.back(), cols_);
       b_.CreateBr(join);
       b_.SetInsertPoint(plain);
     }
@@ -349,7 +370,7 @@ class Emitter {
       store_all(c, lanes_);
       return std::vector<llvm::Value*>{};
     });
-    scalar_from(done.back(), cols_);
+    masked_from(done.back(), cols_);
     if (join) {
       b_.CreateBr(join);
       b_.SetInsertPoint(join);
@@ -654,6 +675,7 @@ class Emitter {
     y = b_.CreateSelect(b_.CreateFCmpOLT(hi, x), fconst(INFINITY, w), y);
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
   }
+  llvm::Value* splat_i64(llvm::Value* v) { return b_.CreateVectorSplat(lanes_, v); }
   llvm::Value* splat_i32(int v, int w) {
     llvm::Value* c = llvm::ConstantInt::get(b_.getInt32Ty(), v);
     return w == 1 ? c : b_.CreateVectorSplat(w, c);
@@ -751,6 +773,7 @@ class Emitter {
   int64_t vbytes_ = 0;             // a vector's bytes in memory (the streaming stores' alignment)
   bool sweeps_ = false;            // the group sweeps each row before its output loop
   llvm::Value* r1_ = nullptr;
+  llvm::Value* mask_ = nullptr;    // <lanes x i1> while the output loop's head or tail is emitted
   std::unordered_set<int> cache_ready_;     // cached nodes already stored for this row
 };
 

@@ -416,7 +416,10 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   const DenseTensor& ref = ins[k.ref_input];
   int64_t cols = 1;  // the trailing col_axes dims (Note [Channel reductions]), else the last
   for (int64_t i = std::max<int64_t>(0, ref.rank() - k.col_axes); i < ref.rank(); ++i) cols *= ref.dims()[i];
-  const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
+  // The rows from the leading dims: with 0 columns the row outputs still have one element
+  // per row (a sum over nothing is 0; the kernel runs its rows with empty sweeps).
+  int64_t rows = 1;
+  for (int64_t i = 0; i < ref.rank() - k.col_axes; ++i) rows *= ref.dims()[i];
   for (size_t i = 0; i < ins.size(); ++i) {
     const DenseTensor& t = ins[i];
     OAR_ENFORCE(t.dtype() == k.dtype, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
@@ -447,6 +450,9 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       // max/min over no rows: the unfused kernel raises its error (naming the op).
       return run_unfused(g_slots[slot], ins, call, "a column " + on.op + " over 0 rows");
   }
+  for (const Node& n : k.nodes)  // likewise a row max/min over no columns
+    if (n.kind == Node::kReduce && n.cls == VClass::kRow && cols == 0 && rows > 0 && n.op != "sum")
+      return run_unfused(g_slots[slot], ins, call, "a row " + n.op + " over 0 columns");
   bool chans = false;
   for (const LoopKernel::ChanOut& ch : k.chan) chans |= !ch.keep.empty();
   if (chans && !static_space_fits(k, ref)) {
