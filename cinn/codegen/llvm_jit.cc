@@ -89,19 +89,8 @@ std::string codegen_target() {
          LLVM_VERSION_STRING + " " + h.features;
 }
 
-std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
-  Host& h = host();
-  std::lock_guard<std::mutex> lock(h.mu);
-  llvm::LLVMContext ctx;
-  auto m = build_module(ctx, k, name, h, *h.tm);
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m->print(os, nullptr);
-  return os.str();
-}
-
 namespace {
-// OAR_CINN_DUMP_DIR=<folder> (docs/notes/cinn.md, "Dumping a kernel"): every kernel this
+// OAR_CINN_DUMP_DIR=<folder> (docs/notes/cinn.md, the switch table): every kernel this
 // process compiles (not those read from the disk cache) leaves <name>.loop (its loop IR),
 // <name>.ll (the emitted LLVM IR), <name>.opt.ll (after the O1 pipeline) and <name>.o
 // (the object: `objdump -d --no-show-raw-insn <name>.o`) there.
@@ -119,6 +108,13 @@ std::string module_text(const llvm::Module& m) {
   return os.str();
 }
 }  // namespace
+
+std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
+  Host& h = host();
+  std::lock_guard<std::mutex> lock(h.mu);
+  llvm::LLVMContext ctx;
+  return module_text(*build_module(ctx, k, name, h, *h.tm));
+}
 
 // Thread-safe: each thread compiles with its own context and target machine (parallel
 // compilation of a program's groups, FLAGS_cinn_compile_thread_num); only loading into
