@@ -13,14 +13,14 @@
 #include <unordered_set>
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/IR/IntrinsicsX86.h>
-#include <llvm/TargetParser/Triple.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "cinn/codegen/codegen.h"
 #include "cinn/codegen/llvm_host.h"
@@ -207,7 +207,6 @@ class Emitter {
     stream_ = on;
     stream_out_ = full[0];
     for (size_t i = 0; i < k_.nodes.size(); ++i) sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce;
-
   }
 
   // Memory in the kernel's dtype; values in et_ (bf16: float32, widened on load and
@@ -351,10 +350,9 @@ class Emitter {
       b_.CreateCondBr(stream_, streaming, plain);
       b_.SetInsertPoint(streaming);
       const int64_t es = f64_ ? 8 : bf16_ ? 2 : 4;
-      llvm::Value* addr = b_.CreatePtrToInt(
-          b_.CreateGEP(st_, ptrs_[k_.inputs.size() + stream_out_], rowoff_), i64_);
-      llvm::Value* head = b_.CreateUDiv(
-          b_.CreateAnd(b_.CreateSub(b_.getInt64(0), addr), b_.getInt64(vbytes_ - 1)), b_.getInt64(es));
+      llvm::Value* addr = b_.CreatePtrToInt(b_.CreateGEP(st_, ptrs_[k_.inputs.size() + stream_out_], rowoff_), i64_);
+      llvm::Value* head =
+          b_.CreateUDiv(b_.CreateAnd(b_.CreateSub(b_.getInt64(0), addr), b_.getInt64(vbytes_ - 1)), b_.getInt64(es));
       head = b_.CreateSelect(b_.CreateICmpSLT(head, cols_), head, cols_);
       masked_from(b_.getInt64(0), head);
       std::vector<llvm::Value*> body = loop(head, cols_, lanes_, {}, [&](llvm::Value* c, const auto&) {
@@ -768,12 +766,12 @@ class Emitter {
   std::vector<llvm::Value*> row_;
   std::vector<bool> live_;
   std::unordered_map<int, int> cache_out_;  // node -> the output whose buffer holds it
-  llvm::Value* stream_ = nullptr;  // i1: this call streams its full outputs (null: never)
-  int stream_out_ = 0;             // the full output whose row address sets the head
-  int64_t vbytes_ = 0;             // a vector's bytes in memory (the streaming stores' alignment)
-  bool sweeps_ = false;            // the group sweeps each row before its output loop
+  llvm::Value* stream_ = nullptr;           // i1: this call streams its full outputs (null: never)
+  int stream_out_ = 0;                      // the full output whose row address sets the head
+  int64_t vbytes_ = 0;                      // a vector's bytes in memory (the streaming stores' alignment)
+  bool sweeps_ = false;                     // the group sweeps each row before its output loop
   llvm::Value* r1_ = nullptr;
-  llvm::Value* mask_ = nullptr;    // <lanes x i1> while the output loop's head or tail is emitted
+  llvm::Value* mask_ = nullptr;             // <lanes x i1> while the output loop's head or tail is emitted
   std::unordered_set<int> cache_ready_;     // cached nodes already stored for this row
 };
 

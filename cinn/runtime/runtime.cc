@@ -58,7 +58,7 @@ bool accuracy_differs(double got, double want, double rtol, double atol) {
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
-constexpr const char* kCompilerVersion = "oar-cinn-6";  // 6: a flags word after the buffers (streaming stores)
+constexpr const char* kCompilerVersion = "oar-cinn-7";  // 7: a flags word after the buffers, masked tails
 constexpr const char* kMagic = "OARCINN1";
 
 struct Compiled {
@@ -441,7 +441,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   }
   std::vector<void*> bufs;
   for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
-  bool in_place = false;  // an output written into an input (no streaming: its lines are cached)
+  bool in_place = false;         // an output written into an input (no streaming: its lines are cached)
   std::vector<size_t> col_outs;  // column reductions (Note [Column reductions])
   std::vector<std::string> col_ops;
   for (size_t o = 0; o < k.outputs.size(); ++o) {
@@ -498,15 +498,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     bufs.push_back(out.alloc());
     call.outputs.push_back(std::move(out));
   }
-  // The flags word after the buffers (codegen.h): bit 0, stream the full outputs (Note
-  // [Streaming stores]) when together they exceed FLAGS_cinn_nontemporal_store_mb and
-  // none is written into an input (whose lines the loop has just read: measured slower).
-  int64_t full_bytes = 0;
-  for (size_t o = 0; o < k.outputs.size(); ++o)
-    if (k.nodes[k.outputs[o]].cls == VClass::kFull) full_bytes += rows * cols * static_cast<int64_t>(size_of(k.dtype));
-  const int64_t limit = int64_t{FLAGS_cinn_nontemporal_store_mb} << 20;
-  const bool stream = !in_place && (FLAGS_cinn_nontemporal_store_mb < 0 || (limit > 0 && full_bytes > limit));
-  bufs.push_back(reinterpret_cast<void*>(static_cast<uintptr_t>(stream ? 1 : 0)));
+  bufs.push_back(kernel_flags(k, rows, cols, in_place));  // after the buffers (codegen.h)
   KernelFn fn = g.fn;
   if (col_outs.empty()) {
     void** b = bufs.data();

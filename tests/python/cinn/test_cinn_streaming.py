@@ -12,6 +12,7 @@ import oar
 from oar import _C
 
 from test_cinn import MODELS  # noqa: E402
+from test_cinn_vector_tails import REFS  # noqa: E402  (float64 NumPy references of MODELS)
 
 # set by tests here, restored after each (conftest.py)
 CINN_FLAGS = ["FLAGS_cinn_nontemporal_store_mb"]
@@ -19,20 +20,6 @@ CINN_FLAGS = ["FLAGS_cinn_nontemporal_store_mb"]
 CINN_NVRTC = False
 
 COLS = [1, 3, 15, 17, 1000, 4097]
-
-
-def erf64(x):
-    import math
-    return np.vectorize(math.erf, otypes=["float64"])(x)
-
-
-REFS = {
-    "rms_norm": lambda x, w: x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w,
-    "softmax": lambda x, w: (lambda e: e / e.sum(-1, keepdims=True) * w)(np.exp(x - x.max(-1, keepdims=True))),
-    "layer_norm": lambda x, w: (lambda d: d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * w + w)(
-        x - x.mean(-1, keepdims=True)),
-    "gelu_bias": lambda x, w: (x + w) * 0.5 * (erf64((x + w) * 0.7071067811865476) + 1.0),
-}
 
 
 def run(static, args, mb, threads=1):
