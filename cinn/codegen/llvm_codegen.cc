@@ -182,8 +182,8 @@ class Emitter {
   }
 
   // Note [Streaming stores] (docs/notes/cinn.md): with bit 0 of the flags word after the
-  // buffers set (the run time sets it for calls whose full-size outputs are larger than
-  // the last-level cache), the output loop writes the full outputs with aligned
+  // buffers set (the run time sets it for calls whose full-size outputs exceed
+  // FLAGS_cinn_nontemporal_store_mb), the output loop writes the full outputs with aligned
   // non-temporal stores: no read of the destination lines before writing them (a third of
   // the traffic of a reduce-then-elementwise group), and, when the group sweeps the row
   // first, prefetches the next row of each full input into L2 meanwhile. Not for a group
@@ -191,8 +191,8 @@ class Emitter {
   // ordinary stores drain behind it where streaming ones made the output loop wait for
   // memory (softmax 1.17x slower, streamed from a scratch row or from the output). Only
   // on x86, and when every full output's base has the same offset from the vector's
-  // alignment (the scalar head aligns them all at once). Decided once per call; the other
-  // path is the ordinary loop.
+  // alignment (one masked head aligns them all). Decided once per call; the other path
+  // is the ordinary loop.
   void plan_streaming(llvm::Value* flags) {
     std::vector<int> full;
     for (size_t o = 0; o < k_.outputs.size(); ++o)
@@ -206,7 +206,8 @@ class Emitter {
     for (int o : full) on = b_.CreateAnd(on, b_.CreateICmpEQ(mis(o), mis(full[0])));
     stream_ = on;
     stream_out_ = full[0];
-    for (size_t i = 0; i < k_.nodes.size(); ++i) sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce;
+    for (size_t i = 0; i < k_.nodes.size(); ++i)
+      sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce && k_.nodes[i].cls == VClass::kRow;
   }
 
   // Memory in the kernel's dtype; values in et_ (bf16: float32, widened on load and
@@ -647,7 +648,7 @@ class Emitter {
     p = fma(b_.CreateFMul(p, r), r, b_.CreateFAdd(r, fconst(1.0, w)));
     // 2^n in one step while every lane has n in [-126, 127] (always, for softmax's
     // exp(x - max) > 1e-38); else a branch to the two-step form. Only that branch can
-    // see x < lo, x > hi or NaN (their n is -150 or 128), so only it applies finish_exp's
+    // see x < lo, x > hi or NaN (their n is outside the range), so only it applies finish_exp's
     // selects: the common path saves three compares and three blends per vector.
     llvm::Value* fast = b_.CreateFMul(p, pow2(ni));
     llvm::Value* off = b_.CreateOr(b_.CreateICmpSLT(ni, splat_i32(-126, w)), b_.CreateICmpSGT(ni, splat_i32(127, w)));
