@@ -11,6 +11,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsX86.h>
@@ -30,6 +31,24 @@
 namespace oar::cinn {
 namespace {
 
+// exp & co: a call to SLEEF or an inlined polynomial per vector.
+bool transcendental(const Node& n) {
+  return n.kind == Node::kUnary &&
+         (n.op == "exp" || n.op == "log" || n.op == "tanh" || n.op == "erf" || n.op == "sigmoid");
+}
+
+}  // namespace
+
+// Note [Vector width] (docs/notes/cinn.md): the host's widest vectors only for a kernel
+// that calls exp & co (compute-bound: softmax, GELU); 256-bit ones for the others on an
+// AVX-512 host, whose loops wait for memory and ran faster with them (the Adam update in
+// place, RMSNorm, LayerNorm, softmax's backward).
+int kernel_vector_bits(const LoopKernel& k, const Host& h) {
+  return !h.width_set && h.vec_bits > 256 && std::none_of(k.nodes.begin(), k.nodes.end(), transcendental) ? 256 : h.vec_bits;
+}
+
+namespace {
+
 // Emits one loop kernel (the loop IR's schedule in loop_ir.h).
 class Emitter {
  public:
@@ -39,7 +58,8 @@ class Emitter {
     bf16_ = k.dtype == DataType::BFLOAT16;  // stored as bf16, computed in float32
     et_ = f64_ ? b_.getDoubleTy() : b_.getFloatTy();
     st_ = bf16_ ? b_.getInt16Ty() : et_;
-    lanes_ = h.vec_bits / (f64_ ? 64 : 32);
+    lanes_ = kernel_vector_bits(k, h) / (f64_ ? 64 : 32);
+    stream_lanes_ = h.vec_bits / (f64_ ? 64 : 32);
     i64_ = b_.getInt64Ty();
   }
 
@@ -143,9 +163,7 @@ class Emitter {
   bool costly(int n) const {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
-    if (x.kind == Node::kUnary &&
-        (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
-      return true;
+    if (transcendental(x)) return true;
     return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
   }
   bool reaches(int of, int n) const {
@@ -198,7 +216,11 @@ class Emitter {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.nodes[k_.outputs[o]].cls == VClass::kFull) full.push_back(static_cast<int>(o));
     if (full.empty() || !cache_out_.empty() || !llvm::Triple(m_.getTargetTriple()).isX86()) return;
-    vbytes_ = lanes_ * (f64_ ? 8 : bf16_ ? 2 : 4);
+    for (size_t i = 0; i < k_.nodes.size(); ++i)
+      sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce && k_.nodes[i].cls == VClass::kRow;
+    // Without a sweep, whole-line vectors for the non-temporal stores (Note [Vector width]).
+    if (!sweeps_) stream_wide_ = stream_lanes_;
+    vbytes_ = (stream_wide_ ? stream_wide_ : lanes_) * (f64_ ? 8 : bf16_ ? 2 : 4);
     llvm::Value* on = b_.CreateICmpNE(b_.CreateAnd(b_.CreatePtrToInt(flags, i64_), b_.getInt64(1)), b_.getInt64(0));
     auto mis = [&](int o) {
       return b_.CreateAnd(b_.CreatePtrToInt(ptrs_[k_.inputs.size() + o], i64_), b_.getInt64(vbytes_ - 1));
@@ -206,8 +228,6 @@ class Emitter {
     for (int o : full) on = b_.CreateAnd(on, b_.CreateICmpEQ(mis(o), mis(full[0])));
     stream_ = on;
     stream_out_ = full[0];
-    for (size_t i = 0; i < k_.nodes.size(); ++i)
-      sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce && k_.nodes[i].cls == VClass::kRow;
   }
 
   // Memory in the kernel's dtype; values in et_ (bf16: float32, widened on load and
@@ -350,6 +370,7 @@ class Emitter {
       join = llvm::BasicBlock::Create(ctx_, "stored", fn_);
       b_.CreateCondBr(stream_, streaming, plain);
       b_.SetInsertPoint(streaming);
+      const int narrow = stream_wide_ ? std::exchange(lanes_, stream_wide_) : lanes_;
       const int64_t es = f64_ ? 8 : bf16_ ? 2 : 4;
       llvm::Value* addr = b_.CreatePtrToInt(b_.CreateGEP(st_, ptrs_[k_.inputs.size() + stream_out_], rowoff_), i64_);
       llvm::Value* head =
@@ -362,6 +383,7 @@ class Emitter {
         return std::vector<llvm::Value*>{};
       });
       masked_from(body.back(), cols_);
+      lanes_ = narrow;
       b_.CreateBr(join);
       b_.SetInsertPoint(plain);
     }
@@ -756,7 +778,9 @@ class Emitter {
   llvm::Type* et_ = nullptr;
   llvm::Type* st_ = nullptr;  // the memory's element type (i16 for bf16)
   llvm::Type* i64_ = nullptr;
-  int lanes_ = 4;
+  int lanes_ = 4;         // kernel_vector_bits
+  int stream_lanes_ = 4;  // the host's widest
+  int stream_wide_ = 0;   // the streaming output loop's lanes where not lanes_ (0: lanes_)
   llvm::Function* fn_ = nullptr;
   llvm::Value* cols_ = nullptr;
   llvm::Value* colsf_ = nullptr;

@@ -40,13 +40,15 @@ Host& host() {
       if (f == "+avx512f") x->vec_bits = std::max(x->vec_bits, 512);
       if (f == "+avx" || f == "+avx2") x->vec_bits = std::max(x->vec_bits, 256);
     }
-    // OAR_CINN_VECTOR_BITS=128/256 narrows the vectors (never past the host's): the AVX2
-    // loops measured and tested on an AVX-512 machine. Part of the cache key (the target).
+    // OAR_CINN_VECTOR_BITS=128/256/512 sets every kernel's width (never past the host's;
+    // unset: Note [Vector width] picks per kernel): the AVX2 loops measured and tested on
+    // an AVX-512 machine, 512 to compare. Part of the cache key (the target).
     if (const char* e = std::getenv("OAR_CINN_VECTOR_BITS"); e && *e) {
       const int want = std::atoi(e);
       OAR_ENFORCE(want == 128 || want == 256 || want == 512, InvalidArgument,
                   "OAR_CINN_VECTOR_BITS must be 128, 256 or 512, got ", e);
       x->vec_bits = std::min(x->vec_bits, want);
+      x->width_set = true;
     }
     auto tm = jtmb->createTargetMachine();
     OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
@@ -85,7 +87,7 @@ bool compiled_with_cinn() { return true; }
 
 std::string codegen_target() {
   Host& h = host();
-  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + " llvm-" +
+  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + (h.width_set ? "set" : "") + " llvm-" +
          LLVM_VERSION_STRING + " " + h.features;
 }
 

@@ -1,7 +1,7 @@
-// The CPU code generator's memory tactics (Notes [Streaming stores] and [Next-row
-// prefetch], "exp" in Note [Reduction sweeps], docs/notes/cinn.md): the LLVM IR of each
-// kind of group (IR in, LLVM IR checked), and a program's kernels equal with and without
-// streaming stores and to the unfused program.
+// The CPU code generator's memory tactics (Notes [Streaming stores], [Next-row
+// prefetch] and [Vector width], "exp" in Note [Reduction sweeps], docs/notes/cinn.md):
+// the LLVM IR of each kind of group (IR in, LLVM IR checked), and a program's kernels
+// equal with and without streaming stores and to the unfused program.
 #include <cmath>
 #include <random>
 #include <string>
@@ -123,6 +123,24 @@ TEST_F(CinnTactics, SoftmaxPrefetchesInItsExpSweepAndKeepsOrdinaryStores) {
   EXPECT_GE(count(ir, "0x4168000000000000"), 2) << ir;
   EXPECT_EQ(count(ir, "roundeven"), 0) << ir;
   EXPECT_EQ(count(ir, "fptosi"), 0) << ir;
+}
+
+// Note [Vector width]: on an AVX-512 host at its full width (the target's " w512 "; not
+// with OAR_CINN_VECTOR_BITS set), a group without exp & co computes in 256-bit vectors,
+// and without a sweep its streaming loop stores whole lines (512-bit); softmax's exp keeps
+// 512-bit vectors throughout.
+TEST_F(CinnTactics, VectorWidthFollowsTheKernel) {
+  if (codegen_target().find(" w512 ") == std::string::npos) GTEST_SKIP() << "not an AVX-512 host at its full width";
+  const std::string rms = group_ir(kRmsNorm), ew = group_ir(kElementwise), sm = group_ir(kSoftmax);
+  EXPECT_EQ(count(rms, "<16 x float>"), 0) << rms;
+  EXPECT_GT(count(rms, "<8 x float>"), 0) << rms;
+  const size_t nt = ew.find("!nontemporal");
+  ASSERT_NE(nt, std::string::npos) << ew;
+  const std::string line = ew.substr(ew.rfind('\n', nt) + 1, nt - ew.rfind('\n', nt));
+  EXPECT_NE(line.find("store <16 x float>"), std::string::npos) << line;
+  EXPECT_GT(count(ew, "store <8 x float>"), 0) << ew;  // the plain loop
+  EXPECT_EQ(count(sm, "load <8 x float>"), 0) << sm;  // (its horizontal sums halve to 8 lanes)
+  EXPECT_GT(count(sm, "load <16 x float>"), 0) << sm;
 }
 
 Tensor random(const std::vector<int64_t>& dims, uint32_t seed) {
