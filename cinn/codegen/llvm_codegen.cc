@@ -44,7 +44,8 @@ bool transcendental(const Node& n) {
 // AVX-512 host, whose loops wait for memory and ran faster with them (the Adam update in
 // place, RMSNorm, LayerNorm, softmax's backward).
 int kernel_vector_bits(const LoopKernel& k, const Host& h) {
-  return !h.width_set && h.vec_bits > 256 && std::none_of(k.nodes.begin(), k.nodes.end(), transcendental) ? 256 : h.vec_bits;
+  const bool calls = std::any_of(k.nodes.begin(), k.nodes.end(), transcendental);
+  return !h.width_set && h.vec_bits > 256 && !calls ? 256 : h.vec_bits;
 }
 
 namespace {

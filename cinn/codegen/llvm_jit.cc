@@ -87,8 +87,8 @@ bool compiled_with_cinn() { return true; }
 
 std::string codegen_target() {
   Host& h = host();
-  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + (h.width_set ? "set" : "") + " llvm-" +
-         LLVM_VERSION_STRING + " " + h.features;
+  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + (h.width_set ? "set" : "") +
+         " llvm-" + LLVM_VERSION_STRING + " " + h.features;
 }
 
 namespace {

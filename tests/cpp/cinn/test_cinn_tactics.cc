@@ -139,7 +139,7 @@ TEST_F(CinnTactics, VectorWidthFollowsTheKernel) {
   const std::string line = ew.substr(ew.rfind('\n', nt) + 1, nt - ew.rfind('\n', nt));
   EXPECT_NE(line.find("store <16 x float>"), std::string::npos) << line;
   EXPECT_GT(count(ew, "store <8 x float>"), 0) << ew;  // the plain loop
-  EXPECT_EQ(count(sm, "load <8 x float>"), 0) << sm;  // (its horizontal sums halve to 8 lanes)
+  EXPECT_EQ(count(sm, "load <8 x float>"), 0) << sm;   // (its horizontal sums halve to 8 lanes)
   EXPECT_GT(count(sm, "load <16 x float>"), 0) << sm;
 }
 
