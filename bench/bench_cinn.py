@@ -48,13 +48,23 @@ METRICS = [
 ]
 
 
-def hand_kernel():
+def hand_library():
+    """bench/rmsnorm_hand.cc built for this machine: rmsnorm_f32 (the `hand` row), its
+    non-temporal-store twin rmsnorm_f32_nt, and copy_f32 / copy_f32_nt (ordinary and
+    non-temporal stores; Note [Streaming stores] in docs/notes/cinn.md)."""
     src = os.path.join(common.BENCH, "rmsnorm_hand.cc")
     out = os.path.join(tempfile.mkdtemp(prefix="oar_hand_"), "librmsnorm_hand.so")
     subprocess.run(["g++", "-O3", "-march=native", "-shared", "-fPIC", src, "-o", out], check=True)
     lib = ctypes.CDLL(out)
-    lib.rmsnorm_f32.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
-    return lib.rmsnorm_f32
+    for f in (lib.rmsnorm_f32, lib.rmsnorm_f32_nt):
+        f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
+    for f in (lib.copy_f32, lib.copy_f32_nt):
+        f.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64]
+    return lib
+
+
+def hand_kernel():
+    return hand_library().rmsnorm_f32
 
 
 def models(m):

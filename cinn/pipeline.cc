@@ -21,6 +21,9 @@ DEFINE_bool(cinn_test_fail_compile, false, "Test hook: every group fails to comp
 DEFINE_bool(enable_cinn_accuracy_check, false,
             "Run each compiled group's unfused ops too and warn (once per group) where the outputs differ");
 
+DEFINE_int32(cinn_nontemporal_store_mb, 16,
+             "A kernel call whose full-size outputs exceed this many MiB writes them with non-temporal "
+             "stores (Note [Streaming stores]); 0: never, -1: always (tests)");
 DEFINE_int32(cinn_compile_thread_num, -1,
              "Threads that compile a program's fused groups in parallel (-1: one per CPU core, at most one "
              "per group; 1: one after another)");

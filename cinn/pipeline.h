@@ -20,6 +20,7 @@ DECLARE_bool(enable_cinn_compile_cache);
 DECLARE_bool(cinn_test_fail_compile);
 DECLARE_bool(enable_cinn_accuracy_check);
 DECLARE_int32(cinn_compile_thread_num);
+DECLARE_int32(cinn_nontemporal_store_mb);
 
 namespace oar::pir {
 class Pass;

@@ -7,8 +7,10 @@
 //
 // The generated function (C ABI):
 //   void <name>(int64_t row_begin, int64_t row_end, int64_t cols, void** buffers)
-// buffers: the group's inputs then its outputs, contiguous, in the kernel's dtype. The
-// runtime splits the rows over Oar's threads.
+// buffers: the group's inputs then its outputs, contiguous, in the kernel's dtype, then a
+// flags word (an integer in a pointer's slot; bit 0: write the full outputs with
+// non-temporal stores, Note [Streaming stores]). The runtime splits the rows over Oar's
+// threads.
 #pragma once
 
 #include <cstdint>

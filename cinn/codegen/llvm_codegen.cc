@@ -11,14 +11,17 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "cinn/codegen/codegen.h"
 #include "cinn/codegen/llvm_host.h"
@@ -26,6 +29,25 @@
 #include "paddle_core/base/errors.h"
 
 namespace oar::cinn {
+namespace {
+
+// exp & co: a call to SLEEF or an inlined polynomial per vector.
+bool transcendental(const Node& n) {
+  return n.kind == Node::kUnary &&
+         (n.op == "exp" || n.op == "log" || n.op == "tanh" || n.op == "erf" || n.op == "sigmoid");
+}
+
+}  // namespace
+
+// Note [Vector width] (docs/notes/cinn.md): the host's widest vectors only for a kernel
+// that calls exp & co (compute-bound: softmax, GELU); 256-bit ones for the others on an
+// AVX-512 host, whose loops wait for memory and ran faster with them (the Adam update in
+// place, RMSNorm, LayerNorm, softmax's backward).
+int kernel_vector_bits(const LoopKernel& k, const Host& h) {
+  const bool calls = std::any_of(k.nodes.begin(), k.nodes.end(), transcendental);
+  return !h.width_set && h.vec_bits > 256 && !calls ? 256 : h.vec_bits;
+}
+
 namespace {
 
 // Emits one loop kernel (the loop IR's schedule in loop_ir.h).
@@ -37,7 +59,8 @@ class Emitter {
     bf16_ = k.dtype == DataType::BFLOAT16;  // stored as bf16, computed in float32
     et_ = f64_ ? b_.getDoubleTy() : b_.getFloatTy();
     st_ = bf16_ ? b_.getInt16Ty() : et_;
-    lanes_ = h.vec_bits / (f64_ ? 64 : 32);
+    lanes_ = kernel_vector_bits(k, h) / (f64_ ? 64 : 32);
+    stream_lanes_ = h.vec_bits / (f64_ ? 64 : 32);
     i64_ = b_.getInt64Ty();
   }
 
@@ -61,10 +84,21 @@ class Emitter {
     colsf_ = b_.CreateSIToFP(cols_, et_);
     mark_live();
     plan_output_caches();
+    plan_streaming(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), bufs, nbuf)));
+    r1_ = r1;
     loop(r0, r1, 1, {}, [&](llvm::Value* r, const std::vector<llvm::Value*>&) {
       emit_row(r);
       return std::vector<llvm::Value*>{};
     });
+    if (stream_) {  // the non-temporal stores visible to the thread that joins this one
+      llvm::BasicBlock* fence = llvm::BasicBlock::Create(ctx_, "sfence", fn_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+      b_.CreateCondBr(stream_, fence, done);
+      b_.SetInsertPoint(fence);
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_sse_sfence));
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    }
     b_.CreateRetVoid();
   }
 
@@ -130,9 +164,7 @@ class Emitter {
   bool costly(int n) const {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
-    if (x.kind == Node::kUnary &&
-        (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
-      return true;
+    if (transcendental(x)) return true;
     return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
   }
   bool reaches(int of, int n) const {
@@ -168,6 +200,37 @@ class Emitter {
     return b_.CreateGEP(st_, ptrs_[k_.inputs.size() + cache_out_.at(n)], b_.CreateAdd(rowoff_, c));
   }
 
+  // Note [Streaming stores] (docs/notes/cinn.md): with bit 0 of the flags word after the
+  // buffers set (the run time sets it for calls whose full-size outputs exceed
+  // FLAGS_cinn_nontemporal_store_mb), the output loop writes the full outputs with aligned
+  // non-temporal stores: no read of the destination lines before writing them (a third of
+  // the traffic of a reduce-then-elementwise group), and, when the group sweeps the row
+  // first, prefetches the next row of each full input into L2 meanwhile. Not for a group
+  // with a cached reduction operand (softmax's exp): its sweep is compute-bound, and
+  // ordinary stores drain behind it where streaming ones made the output loop wait for
+  // memory (softmax 1.17x slower, streamed from a scratch row or from the output). Only
+  // on x86, and when every full output's base has the same offset from the vector's
+  // alignment (one masked head aligns them all). Decided once per call; the other path
+  // is the ordinary loop.
+  void plan_streaming(llvm::Value* flags) {
+    std::vector<int> full;
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.nodes[k_.outputs[o]].cls == VClass::kFull) full.push_back(static_cast<int>(o));
+    if (full.empty() || !cache_out_.empty() || !llvm::Triple(m_.getTargetTriple()).isX86()) return;
+    for (size_t i = 0; i < k_.nodes.size(); ++i)
+      sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce && k_.nodes[i].cls == VClass::kRow;
+    // Without a sweep, whole-line vectors for the non-temporal stores (Note [Vector width]).
+    if (!sweeps_) stream_wide_ = stream_lanes_;
+    vbytes_ = (stream_wide_ ? stream_wide_ : lanes_) * (f64_ ? 8 : bf16_ ? 2 : 4);
+    llvm::Value* on = b_.CreateICmpNE(b_.CreateAnd(b_.CreatePtrToInt(flags, i64_), b_.getInt64(1)), b_.getInt64(0));
+    auto mis = [&](int o) {
+      return b_.CreateAnd(b_.CreatePtrToInt(ptrs_[k_.inputs.size() + o], i64_), b_.getInt64(vbytes_ - 1));
+    };
+    for (int o : full) on = b_.CreateAnd(on, b_.CreateICmpEQ(mis(o), mis(full[0])));
+    stream_ = on;
+    stream_out_ = full[0];
+  }
+
   // Memory in the kernel's dtype; values in et_ (bf16: float32, widened on load and
   // rounded to nearest even on store, NaN kept, as oar::bfloat16 does).
   llvm::Type* ity(unsigned bits, int w) {
@@ -175,16 +238,33 @@ class Emitter {
     return w == 1 ? t : static_cast<llvm::Type*>(llvm::FixedVectorType::get(t, w));
   }
   llvm::Align align() const { return llvm::Align(f64_ ? 8 : bf16_ ? 2 : 4); }
+  // While mask_ is set (the output loop's tail and alignment head), vector loads and
+  // stores are masked: lanes past the range read 0 and write nothing.
+  llvm::Value* raw_load(llvm::Type* t, llvm::Value* p, int w) {
+    if (mask_ && w > 1) return b_.CreateMaskedLoad(t, p, align(), mask_, llvm::Constant::getNullValue(t));
+    return b_.CreateAlignedLoad(t, p, align());
+  }
   llvm::Value* mem_load(llvm::Value* p, int w) {
-    if (!bf16_) return b_.CreateAlignedLoad(vty(w), p, align());
+    if (!bf16_) return raw_load(vty(w), p, w);
     llvm::Type* i16 = ity(16, w);
     llvm::Type* i32 = ity(32, w);
-    llvm::Value* u = b_.CreateZExt(b_.CreateAlignedLoad(i16, p, align()), i32);
+    llvm::Value* u = b_.CreateZExt(raw_load(i16, p, w), i32);
     return b_.CreateBitCast(b_.CreateShl(u, splat(b_.getInt32(16), w)), vty(w));
   }
-  void mem_store(llvm::Value* v, llvm::Value* p) {
+  // nt: an aligned non-temporal vector store (Note [Streaming stores]).
+  void mem_store(llvm::Value* v, llvm::Value* p, bool nt = false) {
+    auto store = [&](llvm::Value* x) {
+      if (mask_ && x->getType()->isVectorTy()) {
+        b_.CreateMaskedStore(x, p, align(), mask_);
+        return;
+      }
+      llvm::StoreInst* st = b_.CreateAlignedStore(x, p, nt ? llvm::Align(vbytes_) : align());
+      if (nt)
+        st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                        llvm::MDNode::get(ctx_, llvm::ConstantAsMetadata::get(b_.getInt32(1))));
+    };
     if (!bf16_) {
-      b_.CreateAlignedStore(v, p, align());
+      store(v);
       return;
     }
     const int w = v->getType()->isVectorTy()
@@ -198,7 +278,7 @@ class Emitter {
     llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(u, b_.CreateAdd(k32(0x7fff), b_.CreateAnd(hi, k32(1)))), k32(16));
     llvm::Value* nan = b_.CreateFCmpUNO(v, v);
     llvm::Value* bits = b_.CreateSelect(nan, b_.CreateOr(hi, k32(0x40)), rounded);
-    b_.CreateAlignedStore(b_.CreateTrunc(bits, i16), p, align());
+    store(b_.CreateTrunc(bits, i16));
   }
 
   void emit_row(llvm::Value* r) {
@@ -247,7 +327,7 @@ class Emitter {
       mem_store(eval(k_.outputs[o], nullptr, 1, memo), b_.CreateGEP(st_, base, r));
     }
     if (!full_out) return;
-    auto store_all = [&](llvm::Value* c, int w) {
+    auto store_all = [&](llvm::Value* c, int w, bool nt = false) {
       std::unordered_map<int, llvm::Value*> memo;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         const Node& n = k_.nodes[k_.outputs[o]];
@@ -263,17 +343,76 @@ class Emitter {
         }
         if (n.cls != VClass::kFull) continue;
         llvm::Value* v = eval(k_.outputs[o], c, w, memo);
-        mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)));
+        mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)), nt);
       }
     };
+    // Columns [begin, end), fewer than a vector: one masked vector, so that every element
+    // of a full output comes from the vector code (SLEEF's functions and libm's differ in
+    // the last bit) wherever the row starts, streamed or not.
+    auto masked_from = [&](llvm::Value* begin, llvm::Value* end) {
+      llvm::Value* n = b_.CreateSub(end, begin);
+      auto* some = llvm::BasicBlock::Create(ctx_, "masked", fn_);
+      auto* after = llvm::BasicBlock::Create(ctx_, "masked_done", fn_);
+      b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), some, after);
+      b_.SetInsertPoint(some);
+      std::vector<llvm::Constant*> ids;
+      for (int j = 0; j < lanes_; ++j) ids.push_back(b_.getInt64(j));
+      mask_ = b_.CreateICmpSLT(llvm::ConstantVector::get(ids), splat_i64(n));
+      store_all(begin, lanes_);
+      mask_ = nullptr;
+      b_.CreateBr(after);
+      b_.SetInsertPoint(after);
+    };
+    llvm::BasicBlock* join = nullptr;
+    if (stream_) {  // Note [Streaming stores]: a masked head to the vector alignment, aligned
+                    // non-temporal vectors, a masked tail
+      auto* streaming = llvm::BasicBlock::Create(ctx_, "stream", fn_);
+      auto* plain = llvm::BasicBlock::Create(ctx_, "plain", fn_);
+      join = llvm::BasicBlock::Create(ctx_, "stored", fn_);
+      b_.CreateCondBr(stream_, streaming, plain);
+      b_.SetInsertPoint(streaming);
+      const int narrow = stream_wide_ ? std::exchange(lanes_, stream_wide_) : lanes_;
+      const int64_t es = f64_ ? 8 : bf16_ ? 2 : 4;
+      llvm::Value* addr = b_.CreatePtrToInt(b_.CreateGEP(st_, ptrs_[k_.inputs.size() + stream_out_], rowoff_), i64_);
+      llvm::Value* head =
+          b_.CreateUDiv(b_.CreateAnd(b_.CreateSub(b_.getInt64(0), addr), b_.getInt64(vbytes_ - 1)), b_.getInt64(es));
+      head = b_.CreateSelect(b_.CreateICmpSLT(head, cols_), head, cols_);
+      masked_from(b_.getInt64(0), head);
+      std::vector<llvm::Value*> body = loop(head, cols_, lanes_, {}, [&](llvm::Value* c, const auto&) {
+        if (sweeps_) prefetch_next_row(c, 2);
+        store_all(c, lanes_, true);
+        return std::vector<llvm::Value*>{};
+      });
+      masked_from(body.back(), cols_);
+      lanes_ = narrow;
+      b_.CreateBr(join);
+      b_.SetInsertPoint(plain);
+    }
     std::vector<llvm::Value*> done = loop(b_.getInt64(0), cols_, lanes_, {}, [&](llvm::Value* c, const auto&) {
       store_all(c, lanes_);
       return std::vector<llvm::Value*>{};
     });
-    loop(done.back(), cols_, 1, {}, [&](llvm::Value* c, const auto&) {
-      store_all(c, 1);
-      return std::vector<llvm::Value*>{};
-    });
+    masked_from(done.back(), cols_);
+    if (join) {
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    }
+  }
+
+  // The next row's full inputs at column c into the cache while this row is busy with
+  // something else than reading them (Note [Next-row prefetch]): locality 2 (x86's
+  // prefetcht1, into L2) in a streaming output loop, 3 (prefetcht0) in a sweep that calls
+  // exp & co. The address stays in the thread's rows.
+  void prefetch_next_row(llvm::Value* c, int locality) {
+    llvm::Value* more = b_.CreateICmpSLT(b_.CreateAdd(r_, b_.getInt64(1)), r1_);
+    for (size_t i = 0; i < k_.inputs.size(); ++i) {
+      if (k_.inputs[i] != VClass::kFull) continue;
+      llvm::Value* next = b_.CreateGEP(st_, ptrs_[i], b_.CreateAdd(b_.CreateAdd(rowoff_, cols_), c));
+      // A prefetch cannot fault, but the address stays inside the buffer on the last row.
+      llvm::Value* p = b_.CreateSelect(more, next, b_.CreateGEP(st_, ptrs_[i], b_.CreateAdd(rowoff_, c)));
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
+                         {p, b_.getInt32(0), b_.getInt32(locality), b_.getInt32(1)});
+    }
   }
 
   // Whether node `n` can be evaluated now: every reduction it reads (not crossing
@@ -358,6 +497,7 @@ class Emitter {
                                          [&](llvm::Value* c, const std::vector<llvm::Value*>& acc) {
       std::vector<llvm::Value*> next(acc.begin(), acc.end());
       for (int u = 0; u < U; ++u) {
+        if (heavy) prefetch_next_row(b_.CreateAdd(c, b_.getInt64(int64_t{u} * lanes_)), 3);
         std::vector<llvm::Value*> v = operands(b_.CreateAdd(c, b_.getInt64(int64_t{u} * lanes_)), lanes_);
         for (int j = 0; j < nr; ++j) next[j * U + u] = fast(ids[j], acc[j * U + u], v[j]);
         for (int e = 0; e < ne; ++e)
@@ -373,6 +513,7 @@ class Emitter {
     }
     for (int e = 0; e < ne; ++e) acc1.push_back(big[nr * U + e]);
     std::vector<llvm::Value*> one = loop(big.back(), cols_, lanes_, acc1, [&](llvm::Value* c, const auto& acc) {
+      if (heavy) prefetch_next_row(c, 3);
       std::vector<llvm::Value*> v = operands(c, lanes_), next;
       for (int j = 0; j < nr; ++j) next.push_back(fast(ids[j], acc[j], v[j]));
       for (int e = 0; e < ne; ++e) next.push_back(b_.CreateOr(acc[nr + e], b_.CreateFCmpUNO(v[ext[e]], v[ext[e]])));
@@ -500,6 +641,8 @@ class Emitter {
   // vec::exp flushes them); relative error below 2 ulp for
   // normal results, inf past ln(FLT_MAX), 0 below -103.98, NaN kept. Inlined, it is
   // about twice as fast as a call to SLEEF's 1-ulp exp.
+  static constexpr double kRound = 12582912.0;   // 1.5 * 2^23
+  static constexpr int kRoundBits = 0x4b400000;  // its bits
   llvm::Value* exp_f32(llvm::Value* x, int w) {
     auto fma = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c) {
       return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
@@ -511,23 +654,24 @@ class Emitter {
     };
     llvm::Value* hi = fconst(88.72283935546875, w);     // ln(FLT_MAX), rounded down
     llvm::Value* lo = fconst(-103.972076416015625, w);  // ln of the smallest subnormal
-    // Clamped with x86's min/max semantics (a select that becomes one vminps / vmaxps;
-    // minnum/maxnum add a NaN check and a blend each): a NaN lane becomes hi, so n = 128
-    // sends it to the rare branch, like every lane outside [lo, hi].
-    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOLT(x, hi), x, hi);
-    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, lo), xc, lo);
-    llvm::Value* n =
-        b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, fconst(1.44269504088896341, w)));
-    llvm::Value* r = fma(n, fconst(-0.693359375, w), xc);
+    // n = x log2(e) rounded to nearest even by adding 1.5 * 2^23 (Note [Reduction sweeps],
+    // "exp"): t's low mantissa bits hold n, so n as an integer is t's bits minus the
+    // constant's, with no clamp, round or conversion. Only for |x log2(e)| < 2^22 is that
+    // n exact; every other x (|x| > 2.9e6, inf, NaN) gives an integer outside [-126, 127]
+    // (t's bits are monotonic in t, NaN's far off) and takes the rare branch, whose
+    // selects on x give 0, inf or NaN.
+    llvm::Value* t = fma(x, fconst(1.44269504088896341, w), fconst(kRound, w));
+    llvm::Value* n = b_.CreateFSub(t, fconst(kRound, w));
+    llvm::Value* ni = b_.CreateSub(b_.CreateBitCast(t, it), splat_i32(kRoundBits, w));
+    llvm::Value* r = fma(n, fconst(-0.693359375, w), x);
     r = fma(n, fconst(2.12194440e-4, w), r);
     llvm::Value* p = fconst(1.9875691500e-4, w);
     for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
       p = fma(p, r, fconst(c, w));
     p = fma(b_.CreateFMul(p, r), r, b_.CreateFAdd(r, fconst(1.0, w)));
-    llvm::Value* ni = b_.CreateFPToSI(n, it);
     // 2^n in one step while every lane has n in [-126, 127] (always, for softmax's
     // exp(x - max) > 1e-38); else a branch to the two-step form. Only that branch can
-    // see x < lo, x > hi or NaN (their n is -150 or 128), so only it applies finish_exp's
+    // see x < lo, x > hi or NaN (their n is outside the range), so only it applies finish_exp's
     // selects: the common path saves three compares and three blends per vector.
     llvm::Value* fast = b_.CreateFMul(p, pow2(ni));
     llvm::Value* off = b_.CreateOr(b_.CreateICmpSLT(ni, splat_i32(-126, w)), b_.CreateICmpSGT(ni, splat_i32(127, w)));
@@ -553,6 +697,7 @@ class Emitter {
     y = b_.CreateSelect(b_.CreateFCmpOLT(hi, x), fconst(INFINITY, w), y);
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
   }
+  llvm::Value* splat_i64(llvm::Value* v) { return b_.CreateVectorSplat(lanes_, v); }
   llvm::Value* splat_i32(int v, int w) {
     llvm::Value* c = llvm::ConstantInt::get(b_.getInt32Ty(), v);
     return w == 1 ? c : b_.CreateVectorSplat(w, c);
@@ -634,7 +779,9 @@ class Emitter {
   llvm::Type* et_ = nullptr;
   llvm::Type* st_ = nullptr;  // the memory's element type (i16 for bf16)
   llvm::Type* i64_ = nullptr;
-  int lanes_ = 4;
+  int lanes_ = 4;         // kernel_vector_bits
+  int stream_lanes_ = 4;  // the host's widest
+  int stream_wide_ = 0;   // the streaming output loop's lanes where not lanes_ (0: lanes_)
   llvm::Function* fn_ = nullptr;
   llvm::Value* cols_ = nullptr;
   llvm::Value* colsf_ = nullptr;
@@ -645,6 +792,12 @@ class Emitter {
   std::vector<llvm::Value*> row_;
   std::vector<bool> live_;
   std::unordered_map<int, int> cache_out_;  // node -> the output whose buffer holds it
+  llvm::Value* stream_ = nullptr;           // i1: this call streams its full outputs (null: never)
+  int stream_out_ = 0;                      // the full output whose row address sets the head
+  int64_t vbytes_ = 0;                      // a vector's bytes in memory (the streaming stores' alignment)
+  bool sweeps_ = false;                     // the group sweeps each row before its output loop
+  llvm::Value* r1_ = nullptr;
+  llvm::Value* mask_ = nullptr;             // <lanes x i1> while the output loop's head or tail is emitted
   std::unordered_set<int> cache_ready_;     // cached nodes already stored for this row
 };
 

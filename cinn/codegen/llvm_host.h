@@ -24,6 +24,7 @@ struct Host {
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;  // one more target machine per compile thread
   std::string cpu, features;
   int vec_bits = 128;
+  bool width_set = false;  // OAR_CINN_VECTOR_BITS: vec_bits for every kernel
   std::mutex mu;  // the target machine and the JIT are used by one thread at a time
 };
 
@@ -31,6 +32,9 @@ struct Host {
 /// callable). The vector width and the CPU come from the running machine.
 Host& host();
 std::string err_text(llvm::Error e);
+
+/// The vector width of `k`'s loops on `h` (Note [Vector width] in docs/notes/cinn.md).
+int kernel_vector_bits(const LoopKernel& k, const Host& h);
 
 /// The verified LLVM module of one loop kernel, vectorized for `h`'s width.
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& ctx, const LoopKernel& k, const std::string& name,

@@ -4,6 +4,7 @@
 // load into their own JITDylib, with SLEEF and libm resolved from the process.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 
 #include <llvm/Config/llvm-config.h>
@@ -39,13 +40,15 @@ Host& host() {
       if (f == "+avx512f") x->vec_bits = std::max(x->vec_bits, 512);
       if (f == "+avx" || f == "+avx2") x->vec_bits = std::max(x->vec_bits, 256);
     }
-    // OAR_CINN_VECTOR_BITS=128/256 narrows the vectors (never past the host's): the AVX2
-    // loops measured and tested on an AVX-512 machine. Part of the cache key (the target).
+    // OAR_CINN_VECTOR_BITS=128/256/512 sets every kernel's width (never past the host's;
+    // unset: Note [Vector width] picks per kernel): the AVX2 loops measured and tested on
+    // an AVX-512 machine, 512 to compare. Part of the cache key (the target).
     if (const char* e = std::getenv("OAR_CINN_VECTOR_BITS"); e && *e) {
       const int want = std::atoi(e);
       OAR_ENFORCE(want == 128 || want == 256 || want == 512, InvalidArgument,
                   "OAR_CINN_VECTOR_BITS must be 128, 256 or 512, got ", e);
       x->vec_bits = std::min(x->vec_bits, want);
+      x->width_set = true;
     }
     auto tm = jtmb->createTargetMachine();
     OAR_ENFORCE(bool(tm), PreconditionNotMet, "cinn: ", err_text(tm.takeError()));
@@ -84,19 +87,35 @@ bool compiled_with_cinn() { return true; }
 
 std::string codegen_target() {
   Host& h = host();
-  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + " llvm-" +
-         LLVM_VERSION_STRING + " " + h.features;
+  return h.tm->getTargetTriple().str() + " " + h.cpu + " w" + std::to_string(h.vec_bits) + (h.width_set ? "set" : "") +
+         " llvm-" + LLVM_VERSION_STRING + " " + h.features;
 }
+
+namespace {
+// OAR_CINN_DUMP_DIR=<folder> (docs/notes/cinn.md, the switch table): every kernel this
+// process compiles (not those read from the disk cache) leaves <name>.loop (its loop IR),
+// <name>.ll (the emitted LLVM IR), <name>.opt.ll (after the O1 pipeline) and <name>.o
+// (the object: `objdump -d --no-show-raw-insn <name>.o`) there.
+std::string dump_dir() {
+  const char* d = std::getenv("OAR_CINN_DUMP_DIR");
+  return d && *d ? std::string(d) : std::string();
+}
+void dump_file(const std::string& dir, const std::string& file, const std::string& text) {
+  std::ofstream(dir + "/" + file, std::ios::binary) << text;
+}
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return os.str();
+}
+}  // namespace
 
 std::string kernel_llvm_ir(const LoopKernel& k, const std::string& name) {
   Host& h = host();
   std::lock_guard<std::mutex> lock(h.mu);
   llvm::LLVMContext ctx;
-  auto m = build_module(ctx, k, name, h, *h.tm);
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m->print(os, nullptr);
-  return os.str();
+  return module_text(*build_module(ctx, k, name, h, *h.tm));
 }
 
 // Thread-safe: each thread compiles with its own context and target machine (parallel
@@ -119,6 +138,11 @@ std::string compile_object(const LoopKernel& k, const std::string& name) {
   tm.setOptLevel(llvm::CodeGenOptLevel::Less);
   llvm::LLVMContext ctx;
   auto m = build_module(ctx, k, name, h, tm);
+  const std::string dump = dump_dir();
+  if (!dump.empty()) {
+    dump_file(dump, name + ".loop", k.text());
+    dump_file(dump, name + ".ll", module_text(*m));
+  }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -130,13 +154,16 @@ std::string compile_object(const LoopKernel& k, const std::string& name) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1).run(*m, mam);
+  if (!dump.empty()) dump_file(dump, name + ".opt.ll", module_text(*m));
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
   OAR_ENFORCE(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile), PreconditionNotMet,
               "cinn codegen: the target cannot emit objects");
   pm.run(*m);
-  return std::string(buf.data(), buf.size());
+  std::string object(buf.data(), buf.size());
+  if (!dump.empty()) dump_file(dump, name + ".o", object);
+  return object;
 }
 
 KernelFn load_object(const std::string& object, const std::string& name) {

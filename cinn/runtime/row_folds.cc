@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cinn/pipeline.h"
 #include "phi_kernels/cpu/parallel.h"
 
 namespace oar::cinn {
@@ -93,6 +94,15 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, Dat
                          out.data<float>() + o * cols);
     }
   }
+}
+
+void* kernel_flags(const LoopKernel& k, int64_t rows, int64_t cols, bool in_place) {
+  int64_t full_bytes = 0;
+  for (int o : k.outputs)
+    if (k.nodes[o].cls == VClass::kFull) full_bytes += rows * cols * static_cast<int64_t>(size_of(k.dtype));
+  const int64_t limit = int64_t{FLAGS_cinn_nontemporal_store_mb} << 20;
+  const bool stream = !in_place && (FLAGS_cinn_nontemporal_store_mb < 0 || (limit > 0 && full_bytes > limit));
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(stream ? 1 : 0));
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // How the kernel step combines rows after a group's kernel ran over them: a column
 // reduction's blocks of rows (Note [Column reductions]) and a channel reduction's row sums
 // (Note [Channel reductions] in docs/notes/cinn.md). Both are independent of the thread
-// count and the schedule.
+// count and the schedule. And the flags word the kernel takes after its buffers.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,12 @@ namespace oar::cinn {
 void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
                      const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
                      const std::vector<void*>& bufs, std::vector<DenseTensor>& outs);
+
+/// The flags word after a call's buffers (codegen.h): bit 0, write the full outputs with
+/// non-temporal stores (Note [Streaming stores]) when together they exceed
+/// FLAGS_cinn_nontemporal_store_mb and none is written into an input (`in_place`: the loop
+/// has just read those lines; measured slower streamed).
+void* kernel_flags(const LoopKernel& k, int64_t rows, int64_t cols, bool in_place);
 
 /// Output `o` of `k` is a channel reduction: adds the kernel's `rows` row sums at
 /// `row_sums` into `out` per kept index, in row order (a mean divides by the count).

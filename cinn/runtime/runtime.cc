@@ -58,7 +58,7 @@ bool accuracy_differs(double got, double want, double rtol, double atol) {
 namespace {
 
 // Bump when the loop IR's meaning or the codegen changes in a way the key text misses.
-constexpr const char* kCompilerVersion = "oar-cinn-5";  // 5: max/min/relu as the eager kernels (NaN)
+constexpr const char* kCompilerVersion = "oar-cinn-8";  // 8: 256-bit vectors without exp & co (Note [Vector width])
 constexpr const char* kMagic = "OARCINN1";
 
 struct Compiled {
@@ -416,7 +416,10 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   const DenseTensor& ref = ins[k.ref_input];
   int64_t cols = 1;  // the trailing col_axes dims (Note [Channel reductions]), else the last
   for (int64_t i = std::max<int64_t>(0, ref.rank() - k.col_axes); i < ref.rank(); ++i) cols *= ref.dims()[i];
-  const int64_t rows = cols == 0 ? 0 : ref.numel() / cols;
+  // The rows from the leading dims: with 0 columns the row outputs still have one element
+  // per row (a sum over nothing is 0; the kernel runs its rows with empty sweeps).
+  int64_t rows = 1;
+  for (int64_t i = 0; i < ref.rank() - k.col_axes; ++i) rows *= ref.dims()[i];
   for (size_t i = 0; i < ins.size(); ++i) {
     const DenseTensor& t = ins[i];
     OAR_ENFORCE(t.dtype() == k.dtype, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
@@ -438,6 +441,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   }
   std::vector<void*> bufs;
   for (const DenseTensor& t : ins) bufs.push_back(t.raw_data());
+  bool in_place = false;         // an output written into an input (no streaming: its lines are cached)
   std::vector<size_t> col_outs;  // column reductions (Note [Column reductions])
   std::vector<std::string> col_ops;
   for (size_t o = 0; o < k.outputs.size(); ++o) {
@@ -446,6 +450,9 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       // max/min over no rows: the unfused kernel raises its error (naming the op).
       return run_unfused(g_slots[slot], ins, call, "a column " + on.op + " over 0 rows");
   }
+  for (const Node& n : k.nodes)  // likewise a row max/min over no columns
+    if (n.kind == Node::kReduce && n.cls == VClass::kRow && cols == 0 && rows > 0 && n.op != "sum")
+      return run_unfused(g_slots[slot], ins, call, "a row " + n.op + " over 0 columns");
   bool chans = false;
   for (const LoopKernel::ChanOut& ch : k.chan) chans |= !ch.keep.empty();
   if (chans && !static_space_fits(k, ref)) {
@@ -482,6 +489,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       d = Dims(v);
     }
     if (const DenseTensor* into = output_into(g, call, o, d)) {  // Note [Input writes]
+      in_place = true;
       bufs.push_back(into->raw_data());
       call.outputs.push_back(*into);
       continue;
@@ -490,6 +498,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     bufs.push_back(out.alloc());
     call.outputs.push_back(std::move(out));
   }
+  bufs.push_back(kernel_flags(k, rows, cols, in_place));  // after the buffers (codegen.h)
   KernelFn fn = g.fn;
   if (col_outs.empty()) {
     void** b = bufs.data();

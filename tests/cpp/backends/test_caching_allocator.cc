@@ -95,6 +95,20 @@ TEST(CachingAllocator, BlocksAre64ByteAlignedAndWritable) {
   }
 }
 
+// backends/cpu/cpu_device.cc: CPU blocks of 4 MiB and more start on a 2 MiB boundary (a
+// transparent huge page, advised with madvise) and stay writable end to end.
+TEST(CachingAllocator, LargeCpuBlocksStartOnAHugePage) {
+  CachingAllocator a(CPUPlace());
+  for (size_t n : {4 * kMiB, 5 * kMiB + 3, 64 * kMiB}) {
+    void* p = a.allocate(n);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (2 * kMiB), 0u) << n;
+    std::memset(p, 0xCD, n);
+    EXPECT_EQ(static_cast<unsigned char*>(p)[n - 1], 0xCD);
+    a.deallocate(p, n);
+  }
+  a.empty_cache();
+}
+
 TEST(CachingAllocator, StatsTrackAllocatedPeakCached) {
   CachingAllocator a(CPUPlace());
   void* p = a.allocate(1000);  // 1024

@@ -180,15 +180,15 @@ for cols in (7, 15, 17, 33, 65):
         np.testing.assert_allclose(a.numpy(), np.log(np.abs(x) + 0.5) * np.tanh(x * 1.5), rtol=tol, atol=tol)
 d = os.environ["FLAGS_cinn_cache_dir"]
 keys = [open(os.path.join(d, f), "rb").read() for f in os.listdir(d) if f.endswith(".o")]
-print("ENTRIES", len(keys), sum(b" w" + os.environ["OAR_CINN_VECTOR_BITS"].encode() + b" " in k for k in keys))
+print("ENTRIES", len(keys), sum(b" w" + os.environ["OAR_CINN_VECTOR_BITS"].encode() + b"set " in k for k in keys))
 """
 
 
 @pytest.mark.parametrize("bits", [128, 256])
 def test_narrower_vectors_on_this_host(bits, tmp_path):
-    # OAR_CINN_VECTOR_BITS narrows the generated vectors (never past the host's): an
-    # AVX-512 machine runs the AVX2 (8 / 4 lanes) and SSE (4 / 2 lanes) loops too; the
-    # width is in every cache key.
+    # OAR_CINN_VECTOR_BITS sets every kernel's vectors (never past the host's; Note
+    # [Vector width]): an AVX-512 machine runs the AVX2 (8 / 4 lanes) and SSE (4 / 2
+    # lanes) loops too; the width ("w256set") is in every cache key.
     import subprocess
     env = dict(os.environ, OAR_CINN_VECTOR_BITS=str(bits), FLAGS_cinn_cache_dir=str(tmp_path / "c"))
     out = subprocess.run([sys.executable, "-c", NARROW, os.path.dirname(os.path.abspath(__file__))], env=env,
