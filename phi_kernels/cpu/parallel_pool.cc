@@ -357,6 +357,7 @@ void Pool::wake(int64_t t0) {
 // should lose at most 5% (20 futex calls).
 void Pool::update_grain() {
   grain_version_ = stats_.version();
+  if (grain_from_env_) return;
   const int64_t wake = stats_.wake_ns(), futex = stats_.futex_ns();
   if (wake < 0 || futex < 0) return;
   const double grain = static_cast<double>(std::max(wake + 2 * futex, 20 * futex)) * per_ns_;
