@@ -134,7 +134,10 @@ def test_settings_are_reported():
         oar.set_num_threads(2)
         (oar.ones([1 << 20]) + 1).numpy()
         i = oar._C._parallel_info()
-        assert i["workers"] == 1 and i["wake_ns"] > 0 and i["wake_grain"] >= 32768, i
+        # a busy machine may not let the worker fall asleep before a calibration wake: no
+        # latency sample then (-1), but the caller's futex calls are always measured
+        assert i["workers"] == 1 and i["futex_ns"] > 0 and i["wake_grain"] >= 32768, i
+        assert i["wake_ns"] == -1 or i["wake_ns"] > 0, i
         """))
     assert p.returncode == 0, p.stderr[-2000:]
 
