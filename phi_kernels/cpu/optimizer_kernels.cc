@@ -247,6 +247,7 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
     // r is not stored: pass 2 recomputes it from the updated moments (no scratch buffer).
     constexpr int64_t kBlock = 2048;
     std::vector<double> part(2 * static_cast<size_t>(omp_get_max_threads()) + 2, 0.0);
+    const int64_t part_chunk = parallel_chunk(n);  // one slot per chunk: the same split every run
     parallel_for(n, [&](int64_t lo, int64_t hi) {
       // Locals, not captures: with captured pointers the compiler cannot prove that the
       // moment stores leave them unchanged and falls back to gathers and scatters.
@@ -274,7 +275,7 @@ void lamb_update(const ParamList& params, const GradList& grads, const ParamList
         ps += bps;
         rs += brs;
       }
-      const size_t t = omp_in_parallel() ? static_cast<size_t>(omp_get_thread_num()) : 0;
+      const size_t t = static_cast<size_t>(lo / part_chunk);
       part[2 * t] += ps;
       part[2 * t + 1] += rs;
     });

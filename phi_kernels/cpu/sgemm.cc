@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -136,7 +137,7 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   };
   // OpenBLAS's thread count is global to it: set from outside a team only.
   auto openblas_threads = [&](int threads) {
-    if (!openblas || omp_in_parallel()) return;
+    if (!openblas || in_parallel_region()) return;
 #if defined(OAR_SCIPY_OPENBLAS)
     route_openblas_threads();
     if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
@@ -162,7 +163,7 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
     const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
     return !(e && e[0] == '0');
   }();
-  const bool split = split_on && (openblas || onednn_avx512()) && nt > 1 && !omp_in_parallel() &&
+  const bool split = split_on && (openblas || onednn_avx512()) && nt > 1 && !in_parallel_region() &&
                      M * N * K >= (int64_t{1} << 21) && std::max(M, N) >= 32 * static_cast<int64_t>(nt);
   if (!split) {
     openblas_threads(nt);

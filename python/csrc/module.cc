@@ -8,6 +8,7 @@
 #include "oar_generated/ops_py.h"
 #include "paddle_core/base/flags.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+#include "phi_kernels/cpu/parallel_pool.h"
 #include "phi_kernels/funcs/lowp_gemm.h"
 #include "python/csrc/py_convert.h"
 
@@ -125,6 +126,19 @@ PYBIND11_MODULE(_C, m) {
     omp_set_num_threads(n);
   });
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
+  // Note [Thread pool]: a bad OAR_PARALLEL_* value fails the import, naming the variable.
+  phi::check_parallel_env();
+  m.def("_parallel_info", [] {
+    const phi::ParallelInfo i = phi::parallel_info();
+    py::dict d;
+    d["wake_ns"] = i.wake_ns;
+    d["futex_ns"] = i.futex_ns;
+    d["wake_grain"] = i.wake_grain;
+    d["spin_us"] = i.spin_us;
+    d["workers"] = i.workers;
+    d["wake_grain_from_env"] = i.wake_grain_from_env;
+    return d;
+  });
   // "onednn" where bf16 matmuls run on the CPU's bf16 units (AVX512-BF16 / AMX), else "float"
   m.def("_bf16_gemm_path", [] { return std::string(phi::bf16_gemm_path()); });
   m.def("set_flag", [](const std::string& name, const std::string& value) {

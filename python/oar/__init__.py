@@ -7,7 +7,9 @@
 import os as _os
 
 # Idle OpenMP workers must sleep, not spin: these machines often share their cores,
-# and spinning pools make small ops many times slower. Must precede loading _C.
+# and spinning pools make small ops many times slower. Must precede loading _C. (OpenMP
+# runs the GEMM splits and oneDNN; parallel_for runs on Oar's own pool, which spins only
+# briefly after a region: Note [Thread pool].)
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Development: an out-of-tree build's extension directory (see scripts/dev_env.sh).
 if _os.environ.get("OAR_EXT_DIR"):
