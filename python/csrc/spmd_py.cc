@@ -176,6 +176,22 @@ void bind_spmd(py::module_& m) {
       m->placements = std::move(p);
     }
   });
+  // DistModel's global trace (Note [DistModel]): a dist tensor stands for its whole value as an
+  // ordinary tensor while the step is traced (take), then gets its metadata back (put).
+  struct HeldDistMeta {
+    std::unique_ptr<DistMeta> meta;
+  };
+  py::class_<HeldDistMeta>(d, "HeldDistMeta");
+  d.def("take_dist_meta", [](py::handle t) {
+    Tensor x = py_to_tensor(t, "take_dist_meta", "x");
+    OAR_ENFORCE(x.impl()->dist != nullptr, InvalidArgument, "take_dist_meta: the tensor is not a dist tensor");
+    return HeldDistMeta{std::move(x.impl()->dist)};
+  });
+  d.def("put_dist_meta", [](py::handle t, HeldDistMeta& held) {
+    Tensor x = py_to_tensor(t, "put_dist_meta", "x");
+    OAR_ENFORCE(held.meta != nullptr, InvalidArgument, "put_dist_meta: the metadata was already put back");
+    x.impl()->dist = std::move(held.meta);
+  });
   d.def("is_dist", [](py::handle t) { return dist::dist_meta(py_to_tensor(t, "Tensor", "self")) != nullptr; });
   // The local shard as an ordinary tensor sharing its memory.
   d.def("local_value", [](py::handle t) {
