@@ -10,6 +10,7 @@
 
 #include "distributed/eager/outside_mesh.h"
 #include "distributed/reshard/reshard.h"
+#include "distributed/spmd_rules/local_attrs.h"
 #include "distributed/spmd_rules/spmd_rule.h"
 #include "distributed/static/collective_ops.h"
 #include "paddle_core/api/dist_dims.h"
@@ -121,49 +122,19 @@ const std::vector<int64_t>& global_of(const Tensor& t) { return dist_meta(t)->gl
 void globalize_attrs(OpCall& call, const std::vector<Tensor*>& ins) {
   if (std::string(call.op->name) != "squeeze" || ins.empty() || !ins[0]->defined()) return;
   int ai = attr_index(call, "axis");
-  if (ai < 0) return;
-  auto axes = std::get<std::vector<int64_t>>(call.attrs[ai]);
-  if (!axes.empty()) return;
-  const std::vector<int64_t>& g = global_of(*ins[0]);
-  for (size_t j = 0; j < g.size(); ++j) {
-    if (g[j] == 1) axes.push_back(static_cast<int64_t>(j));
-  }
-  call.attrs[ai] = axes;
+  if (ai < 0 || !std::get<std::vector<int64_t>>(call.attrs[ai]).empty()) return;
+  call.attrs[ai] = global_squeeze_axes(global_of(*ins[0]));
 }
 
 /// Attributes naming global output sizes become this process's sizes (Note [SPMD rules],
-/// "Local attributes").
+/// "Local attributes"; local_attrs.h, shared with the dist-partition pass).
 void localize_attrs(OpCall& call, const std::vector<Tensor*>& ins, const TensorDistAttr& out,
                     const std::vector<int64_t>& coord) {
   const std::string op = call.op->name;
-  if (op != "reshape" && op != "expand" && op != "sum_to") return;
+  if (!has_local_shape_attr(op)) return;
   int ai = attr_index(call, "shape");
   if (ai < 0 || ins.empty() || !ins[0]->defined()) return;
-  auto s = std::get<std::vector<int64_t>>(call.attrs[ai]);
-  const std::vector<int64_t>& g = global_of(*ins[0]);
-  int64_t numel = 1;
-  for (int64_t d : g) numel *= d;
-  if (op == "reshape") {
-    int64_t known = 1, infer = -1;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == 0 && i < g.size()) s[i] = g[i];
-      if (s[i] == -1) {
-        infer = static_cast<int64_t>(i);
-      } else {
-        known *= s[i];
-      }
-    }
-    if (infer >= 0 && known != 0) s[infer] = numel / known;
-    known = 1;
-    for (int64_t d : s) known *= d;
-    OAR_ENFORCE(known == numel, InvalidArgument, "reshape: shape has ", known, " elements but the input has ", numel);
-  } else if (op == "expand") {
-    const int64_t off = static_cast<int64_t>(s.size()) - static_cast<int64_t>(g.size());
-    for (size_t j = 0; j < g.size(); ++j) {
-      if (s[off + j] == -1) s[off + j] = g[j];
-    }
-  }
-  call.attrs[ai] = local_shape(s, out, coord);
+  call.attrs[ai] = local_shape_attr(op, std::get<std::vector<int64_t>>(call.attrs[ai]), global_of(*ins[0]), out, coord);
 }
 
 /// An output's global shape from its local one: a dim split over mesh axis a has the

@@ -29,22 +29,6 @@ Comm& comm() {
   return c;
 }
 
-/// Whether tensor dim `dim` is split by a mesh axis other than `axis` in `p`.
-bool split_elsewhere(const Placements& p, int axis, int64_t dim) {
-  for (int i = 0; i < static_cast<int>(p.size()); ++i) {
-    if (i != axis && p[i].is_shard() && p[i].dim == dim) return true;
-  }
-  return false;
-}
-
-Placements normalized(const Placements& p, int64_t rank) {
-  Placements out = p;
-  for (Placement& q : out) {
-    if (q.is_shard() && q.dim < 0) q.dim += rank;
-  }
-  return out;
-}
-
 /// The gradient's layout for a tensor laid out as `p`: Partial axes become Replicate
 /// (each piece's gradient is the whole gradient).
 Placements grad_placements(const Placements& p) {
@@ -176,58 +160,7 @@ DenseTensor reshard_local(const DenseTensor& x_in, const std::vector<int64_t>& g
     return local::zeros_like_dims(x_in, local_shape(global_shape, to_dist_attr(mesh, to, rank), coord));
   }
   DenseTensor x = x_in.is_contiguous() ? x_in : contiguous(x_in);
-  using Kind = Transfer::Kind;
-  auto step = [&](Kind kind, int axis) {
-    Transfer t;
-    t.kind = kind;
-    t.global_shape = global_shape;
-    t.mesh = mesh;
-    t.axis = axis;
-    return t;
-  };
-  const int n = mesh.ndim();
-  // 1. Pending reductions first (they shrink nothing but must happen before a gather).
-  for (int a = 0; a < n; ++a) {
-    if (!cur[a].is_partial() || cur[a] == to[a]) continue;
-    Transfer t = step(Kind::kAllReduce, a);
-    t.reduce = cur[a].reduce;
-    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {  // p->s
-      t.kind = Kind::kReduceScatter;
-      t.dim = to[a].dim;
-      cur[a] = to[a];
-    } else {  // p->r
-      cur[a] = Placement::replicate();
-    }
-    x = transfer(t, x);
-  }
-  // 2. Splits that change: to another dim (all-to-all) or gathered.
-  for (int a = 0; a < n; ++a) {
-    if (!cur[a].is_shard() || cur[a] == to[a]) continue;
-    Transfer t = step(Kind::kAllGather, a);
-    t.dim = cur[a].dim;
-    if (to[a].is_shard() && !split_elsewhere(cur, a, to[a].dim)) {  // s->s
-      t.kind = Kind::kAllToAll;
-      t.to_dim = to[a].dim;
-      cur[a] = to[a];
-    } else {  // s->r
-      cur[a] = Placement::replicate();
-    }
-    x = transfer(t, x);
-  }
-  // 3. From Replicate to what is asked (no communication).
-  for (int a = 0; a < n; ++a) {
-    if (cur[a] == to[a]) continue;
-    if (to[a].is_shard()) {
-      Transfer t = step(Kind::kShardSlice, a);
-      t.dim = to[a].dim;
-      x = transfer(t, x);
-    } else if (to[a].is_partial()) {
-      Transfer t = step(Kind::kPartialInit, a);
-      t.reduce = to[a].reduce;
-      x = transfer(t, x);
-    }
-    cur[a] = to[a];
-  }
+  for (const Transfer& t : plan_reshard(global_shape, mesh, cur, to)) x = transfer(t, x);
   return x;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "distributed/reshard/reshard.h"
+#include "distributed/static/dist_dialect.h"
 
 namespace oar::pir {
 class IrContext;
@@ -18,23 +19,6 @@ class Program;
 
 namespace oar::dist {
 
-/// One transfer: what a dist.* op does on this process's local value.
-struct Transfer {
-  enum class Kind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kShardSlice, kPartialInit, kSendRecv };
-  Kind kind = Kind::kAllReduce;
-  std::vector<int64_t> global_shape;
-  ProcessMesh mesh;  // the mesh whose axis `axis` the transfer runs along (source mesh for kSendRecv)
-  int axis = 0;
-  ReduceType reduce = ReduceType::kRedSum;
-  int64_t dim = -1;     // the split dim (gather, slice, reduce-scatter; from-dim of all-to-all)
-  int64_t to_dim = -1;  // all-to-all's target dim
-  // kSendRecv: the source's placements, the target mesh and placements.
-  Placements from, to;
-  ProcessMesh to_mesh;
-};
-
-/// The dist dialect's op name of a transfer kind ("dist.all_reduce", ...).
-const char* transfer_op_name(Transfer::Kind k);
 /// Runs `t` on this process's local value `x` (the transfers reshard runs eagerly).
 DenseTensor run_transfer(const Transfer& t, const DenseTensor& x);
 
@@ -47,9 +31,8 @@ void annotate_layouts(const Tensor& t, const std::vector<std::string>& layouts);
 /// Whether a ProgramTracer is active on this thread.
 bool tracing_program();
 
-/// Registers the `dist` dialect (its ops carry no side-effect-free trait: never merged or
-/// dropped, so every rank issues the same collectives in the same order).
-void register_dist_dialect(pir::IrContext* ctx);
+// register_dist_dialect (dist_dialect.h): its ops carry no side-effect-free trait, so they
+// are never merged or dropped and every rank issues the same collectives in the same order.
 /// Replaces each dist.* op of `program` (lowered to kernels otherwise) by a
 /// kernel.compiled_kernel running its transfer; returns how many were replaced.
 int lower_collectives(pir::Program& program);

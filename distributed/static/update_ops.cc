@@ -143,17 +143,6 @@ pir::ProgramTracer* program_tracer() { return dynamic_cast<pir::ProgramTracer*>(
 
 }  // namespace
 
-void register_update_ops(pir::IrContext* ctx) {
-  std::vector<std::string> names = {"adamw"};
-  for (const auto& r : phi::update_rules()) names.emplace_back(r.name);
-  for (const std::string& r : names) {
-    pir::OpInfo i;
-    i.name = "dist." + r + "_update";
-    i.dialect = "dist";
-    ctx->register_op(i);
-  }
-}
-
 bool is_update_op(const std::string& name) {
   if (name == "dist.adamw_update") return true;
   for (const auto& r : phi::update_rules())

@@ -19,8 +19,7 @@ class Operation;
 
 namespace oar::dist {
 
-/// Registers the update ops in the dist dialect (called by register_dist_dialect).
-void register_update_ops(pir::IrContext* ctx);
+// The update ops are registered with the dist dialect (dist_dialect.cc).
 /// Whether `name` is one of them ("dist.sgd_update", "dist.adamw_update", ...).
 bool is_update_op(const std::string& name);
 

@@ -32,6 +32,12 @@ class Dialect {
   std::string name_;
 };
 
+/// A layer above pir (distributed/) makes its dialect loadable by name, so every
+/// context's load_all_dialects() (and IrContext::global(), on its first call) loads it.
+/// Called at static init by the objects that define the dialect.
+using DialectLoader = void (*)(IrContext*);
+void register_dialect_loader(const std::string& name, DialectLoader load);
+
 class IrContext {
  public:
   /// A context with the builtin dialect loaded.

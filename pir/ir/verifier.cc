@@ -90,7 +90,9 @@ class Verifier {
     }
     for (const auto& a : op->attributes()) {
       int idx = info->attr_index(a.name);
-      if (idx < 0 && a.name == "dist_attr") continue;  // the layouts a DistModel step ran with (Note [DistModel])
+      // The layouts a DistModel step ran with (Note [DistModel]); the placements dist-complete
+      // gives each operand and result (Note [Static auto-parallel passes]).
+      if (idx < 0 && (a.name == "dist_attr" || a.name == "dist_in" || a.name == "dist_out")) continue;
       if (idx < 0) {
         std::string known;
         for (const auto& s : info->attrs) known += (known.empty() ? "" : ", ") + s.name;

@@ -26,6 +26,9 @@ class Pass {
   const std::string& name() const { return name_; }
   /// Transforms the regions of `anchor`. Returns true when the IR changed.
   virtual bool run(Operation* anchor) = 0;
+  /// An option from a textual pipeline (`dist-partition{rank=1}`); the default throws
+  /// InvalidArgument naming the pass and the option.
+  virtual void set_option(const std::string& key, const std::string& value);
 
  private:
   std::string name_;
@@ -73,7 +76,7 @@ class PassManager {
   void add_pass(std::string_view name);
   /// A nested pipeline run on every op named `op_name` in this pipeline's anchor.
   PassManager& nest(const std::string& op_name);
-  /// Appends passes from a textual pipeline ("a,b,cf.while(c,d)") or the passes of a
+  /// Appends passes from a textual pipeline ("a,b{key=value,k2=v2},cf.while(c,d)") or the passes of a
   /// registered pipeline named `spec` ("jit-train", pir/pass/pipelines.h).
   void add_pipeline(std::string_view spec);
   void add_instrumentation(std::shared_ptr<PassInstrumentation> inst);

@@ -153,11 +153,29 @@ void PassManager::add_pipeline(std::string_view spec) {
     skip();
     if (i >= spec.size()) return;
     size_t b = i;
-    while (i < spec.size() && spec[i] != ',' && spec[i] != '(' && spec[i] != ')' && spec[i] != ' ') ++i;
+    while (i < spec.size() && spec[i] != ',' && spec[i] != '(' && spec[i] != ')' && spec[i] != ' ' &&
+           spec[i] != '{')
+      ++i;
     std::string name(spec.substr(b, i - b));
     OAR_ENFORCE(!name.empty(), InvalidArgument, "pass pipeline '", spec, "': expected a pass name at ", b);
     skip();
-    if (i < spec.size() && spec[i] == '(') {
+    if (i < spec.size() && spec[i] == '{') {  // options: name{key=value,key=value}
+      const size_t close = spec.find('}', i);
+      OAR_ENFORCE(close != std::string_view::npos, InvalidArgument, "pass pipeline '", spec, "': unclosed '{' at ", i);
+      std::unique_ptr<Pass> pass = create_pass(name);
+      std::string_view opts = spec.substr(i + 1, close - i - 1);
+      while (!opts.empty()) {
+        const size_t comma = opts.find(',');
+        std::string_view kv = opts.substr(0, comma);
+        const size_t eq = kv.find('=');
+        OAR_ENFORCE(eq != std::string_view::npos && eq > 0, InvalidArgument, "pass pipeline '", spec,
+                    "': option '", kv, "' of ", name, " is not key=value");
+        pass->set_option(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+        opts = comma == std::string_view::npos ? std::string_view() : opts.substr(comma + 1);
+      }
+      add_pass(std::move(pass));
+      i = close + 1;
+    } else if (i < spec.size() && spec[i] == '(') {
       int depth = 1;
       size_t start = ++i;
       while (i < spec.size() && depth) {
@@ -242,6 +260,10 @@ bool PassManager::run(Program& program) {
     ~Scope() { t_current_program = prev; }
   } scope(&program);
   return run_on(program.module());
+}
+
+void Pass::set_option(const std::string& key, const std::string& value) {
+  OAR_THROW(InvalidArgument, "pass '", name_, "' takes no option '", key, "' (given ", key, "=", value, ")");
 }
 
 void register_pass(const std::string& name, PassFactory factory) {

@@ -22,6 +22,12 @@ const std::vector<NamedPipeline>& table() {
       // repeats shape ops and zero fills (ResNet-18's loses ~20% of its ops); no fusion,
       // no in-place rewrite, no folding of parameters (they change between calls).
       {"jit-train", {"canonicalize", "cse", "dce", kLowerPass}},
+      // DistModel's global (serial) program (Note [Static auto-parallel passes],
+      // docs/notes/distributed.md): placements completed through the SPMD rules, reshard
+      // transfers inserted as dist.* ops, the program cut to one rank (dist-partition's rank:
+      // PADDLE_TRAINER_ID; spell the passes out with dist-partition{rank=R} for another),
+      // then what jit-train does. The passes are registered by distributed/ when linked.
+      {"dist-train", {"dist-complete", "dist-reshard", "dist-partition", "canonicalize", "cse", "dce", kLowerPass}},
       // Forward-only to_static programs: the same passes today; kept apart so inference
       // rewrites (fusions, in-place) can come here without touching training programs.
       {"jit-infer", {"canonicalize", "cse", "dce", kLowerPass}},

@@ -252,7 +252,12 @@ void ProgramTracer::finish_writes() {
                 "same tensor passed as two arguments); only writes into the tensor itself (x.add_(y), "
                 "x.copy_(v), paddle.assign(v, output=x)) can be converted");
     Value now = it->second.value;
-    if (now == d.value) continue;
+    // An annotation of a global program (dist.shard_annotate, Note [Static auto-parallel
+    // passes] in docs/notes/distributed.md) rebinds the tensor to the same value: no write.
+    Value base = now;
+    while (base.defining_op() != nullptr && base.defining_op()->name() == "dist.shard_annotate")
+      base = base.defining_op()->operand(0);
+    if (now == d.value || base == d.value) continue;
     if (d.parameter) {
       auto w = param_written_.find(d.name);
       if (w == param_written_.end() || w->second != now) builder_.set_parameter(now, d.name);

@@ -6,6 +6,10 @@
 
 #include "distributed/mesh/dist_tensor_meta.h"
 #include "distributed/spmd_rules/spmd_rule.h"
+#include "distributed/static/dist_dialect.h"
+#include "paddle_core/dispatch/trace.h"
+#include "pir/ir/ir_context.h"
+#include "pir/trace/program_tracer.h"
 #include "paddle_core/base/errors.h"
 #include "python/csrc/py_convert.h"
 
@@ -130,6 +134,35 @@ void bind_spmd(py::module_& m) {
       py::arg("num_outputs") = 1, py::arg("outputs") = py::none(), py::arg("rule") = "",
       "SPMD inference on mesh_shape (ids 0..n-1). inputs: None or (shape, dims_mapping, {axis: reduce}). "
       "Forward, or reverse when outputs are given. Returns (input attrs, output attrs) as (dims_mapping, partial).");
+  // Note [Static auto-parallel passes]: the global program's annotations.
+  d.def(
+      "placements_attr",
+      [](std::vector<int64_t> shape, std::vector<int64_t> ids, std::vector<std::string> names,
+         const std::vector<PyPlacement>& ps) {
+    ProcessMesh mesh(std::move(shape), std::move(ids), std::move(names));
+    return dist::placements_attr(pir::IrContext::global(), mesh, to_placements(ps)).str();
+      },
+      py::arg("mesh_shape"), py::arg("process_ids"), py::arg("dim_names"), py::arg("placements"),
+      "The text of #dist.placements for this mesh and placements ((kind, dim, reduce) tuples); validates.");
+  d.def(
+      "shard_annotate",
+      [](py::handle x, std::vector<int64_t> shape, std::vector<int64_t> ids, std::vector<std::string> names,
+         const std::vector<PyPlacement>& ps) {
+    Tensor t = py_to_tensor(x, "shard_annotate", "x");
+    ProcessMesh mesh(std::move(shape), std::move(ids), std::move(names));
+    Placements p = to_placements(ps);
+    dist::to_dist_attr(mesh, p, t.rank());  // the count, the Shard dims against x's rank
+    auto* tracer = dynamic_cast<pir::ProgramTracer*>(trace::active());
+    if (tracer == nullptr) return false;
+    pir::IrContext* ctx = pir::IrContext::global();
+    for (Placement& q : p)
+      if (q.is_shard() && q.dim < 0) q.dim += t.rank();
+    tracer->record_custom(dist::kShardAnnotateOp, {t}, {{"placements", dist::placements_attr(ctx, mesh, p)}}, {t});
+    return true;
+      },
+      py::arg("x"), py::arg("mesh_shape"), py::arg("process_ids"), py::arg("dim_names"), py::arg("placements"),
+      "While a program is traced: records dist.shard_annotate(x) {placements} and binds x to its result, so "
+      "later ops read the annotated value; returns whether it recorded (False outside a trace).");
   d.def("spmd_rule_name", &dist::spmd_rule_name);
   d.def("spmd_rule_names", &dist::spmd_rule_names);
   d.def("replicated_fallback_ops", &dist::replicated_fallback_ops);
