@@ -50,7 +50,7 @@ def annotate(t, layout, what="DistModel"):
         tensor = f"parameter {t.name!r}" if isinstance(t, Parameter) else "a tensor"
         raise ValueError(f"{what}: placements {placements} for {tensor} of shape {list(t.shape)} on mesh "
                          f"{mesh.shape}: {e}") from None
-    _C.distributed.trace_shard_annotate(t, mesh.shape, mesh.process_ids, mesh.dim_names, encoded)
+    _C.dist.shard_annotate(t, mesh.shape, mesh.process_ids, mesh.dim_names, encoded)
     return t
 
 
@@ -299,9 +299,9 @@ class CompiledGlobal:
         self.global_program = step.program
         self.program = step.program.clone()
         annotated = any(lay is not None for _, lay in step.inputs) or "dist.shard_annotate" in str(step.program)
-        # a step without dist tensors is the serial program as it is
-        pipeline = f"dist-train{{rank={get_rank()}}}" if annotated else "jit-train"
-        self.executed_program = self.program.run_pipeline(pipeline, lower_copy=True, place=place)
+        if annotated:  # (a step without dist tensors is the serial program as it is)
+            self.program.run_passes(f"dist-complete,dist-reshard,dist-partition{{rank={get_rank()}}}")
+        self.executed_program = self.program.run_pipeline("jit-train", lower_copy=True, place=place)
         self.num_collectives = _C.distributed.lower_collectives(self.executed_program)
         self.executor = _pir.Executor(self.executed_program, place)
         self.out_struct, self.grad_params = step.out_struct, step.grad_params
