@@ -48,3 +48,14 @@ def test_shard_annotate_rejects_bad_placements():
         _C.dist.shard_annotate(w, *MESH, [(1, 2, 0)])
     with pytest.raises(ValueError, match="2 placements"):
         _C.dist.shard_annotate(w, *MESH, SHARD1 + REPLICATE)
+
+
+@pytest.mark.parametrize("case", ["mp", "dp"])
+def test_partitioned_program_on_two_processes_equals_one_process(case, tmp_path):
+    """workers/static_passes.py: the global program cut by dist-train, run on 2 ranks."""
+    import sys, os
+    sys.path.insert(0, os.path.dirname(__file__))
+    from _harness import assert_all_ok, run_ranks
+    results, _ = run_ranks("static_passes.py", 2, args=[case], timeout=120, tmp_path=tmp_path)
+    assert_all_ok(results)
+    assert all(f"{case} collectives" in text for _, text in results)
