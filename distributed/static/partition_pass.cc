@@ -9,6 +9,7 @@
 #include "distributed/static/dist_dialect.h"
 #include "distributed/static/static_passes.h"
 #include "paddle_core/base/errors.h"
+#include "pir/ir/builder.h"
 #include "pir/ir/ir_context.h"
 #include "pir/pass/pass.h"
 
@@ -57,14 +58,18 @@ class PartitionPass : public pir::Pass {
     return it != global_.end() ? it->second : v.type().dims();
   }
 
-  /// Gives `v` (laid out as `a`) the type of rank_'s shard.
+  /// Gives `v` (laid out as `a`) the type of rank_'s shard; outside the mesh, an empty
+  /// value (every dim 0; a 0-d value keeps its one element), as eager holds there.
   void localize(pir::Value v, pir::Attribute a, const pir::Operation* op) {
     if (!v.type().is_tensor()) return;
     const ProcessMesh& mesh = attr_mesh(a);
     const std::vector<int64_t> g = v.type().dims();
-    OAR_ENFORCE(mesh.contains(rank_), Unimplemented, "dist-partition: ", describe_op(op), ": ", describe_value(v),
-                " lives on ", mesh.to_string(), ", which does not hold rank ", rank_,
-                " (ops of other pipeline stages are not supported by the static passes yet)");
+    pir::IrContext* ctx = op->info()->ctx;
+    if (!mesh.contains(rank_)) {
+      global_[v.impl()] = g;
+      v.set_type(ctx->tensor_type(v.type().dtype(), std::vector<int64_t>(g.size(), 0)));
+      return;
+    }
     TensorDistAttr d;
     try {
       d = to_dist_attr(mesh, attr_placements(a), static_cast<int64_t>(g.size()));
@@ -73,7 +78,6 @@ class PartitionPass : public pir::Pass {
                 to_string(attr_placements(a)), ": ", e.message());
     }
     global_[v.impl()] = g;
-    pir::IrContext* ctx = op->info()->ctx;
     v.set_type(ctx->tensor_type(v.type().dtype(), local_shape(g, d, mesh.coord(rank_))));
   }
 
@@ -99,6 +103,41 @@ class PartitionPass : public pir::Pass {
     op->set_attr("shape", ctx->shape_attr(local_shape_attr(base, shape.as_shape(), g, d, mesh.coord(rank_))));
   }
 
+  /// Whether rank_ takes no part in `op` (laid out by `out`): an op of another mesh (a
+  /// pipeline stage); a dist.send_recv runs on the ranks of both its meshes. Inputs and
+  /// parameters stay (with empty types), so every rank's program has the same signature.
+  bool outside(const pir::Operation* op, pir::Attribute out) const {
+    const std::string& name = op->name();
+    if (name == "builtin.input" || name == "builtin.parameter" || out.size() == 0) return false;
+    if (name == transfer_op_name(Transfer::Kind::kSendRecv))
+      return !transfer_of(op).mesh.contains(rank_) && !attr_mesh(out.element(0)).contains(rank_);
+    return !attr_mesh(out.element(0)).contains(rank_);
+  }
+
+  /// Removes `op`; an op of this rank still reading one of its results (a dist.send_recv
+  /// receiving it, an output) reads an empty value instead (pd_op.full of every dim 0, or
+  /// of one element for a 0-d value), as eager holds outside the mesh.
+  void remove(pir::Operation* op) {
+    pir::IrContext* ctx = op->info()->ctx;
+    pir::Builder b(ctx);
+    b.set_insertion_point(op);
+    for (size_t i = 0; i < op->num_results(); ++i) {
+      pir::Value r = op->result(i);
+      if (r.use_empty()) continue;
+      OAR_ENFORCE(r.type().is_tensor(), Unimplemented, "dist-partition: ", describe_op(op), " gives ",
+                  describe_value(r), " outside rank ", rank_, "'s mesh, read on rank ", rank_);
+      const std::vector<int64_t> zeros(r.type().dims().size(), 0);
+      pir::Value e = b.op("pd_op.full", {},
+                          {{"shape", ctx->shape_attr(zeros)},
+                           {"dtype", ctx->dtype_attr(r.type().dtype())},
+                           {"fill_value", ctx->float_attr(0.0)},
+                           {"place", ctx->place_attr(CPUPlace())}});
+      global_[e.impl()] = r.type().dims();
+      r.replace_all_uses_with(e);
+    }
+    op->erase();
+  }
+
   bool partition(pir::Operation* op) {
     const std::string& name = op->name();
     if (name == kShardAnnotateOp) {
@@ -109,6 +148,10 @@ class PartitionPass : public pir::Pass {
     }
     pir::Attribute out = op->attr(kDistOut);
     if (!out) return false;
+    if (outside(op, out)) {
+      remove(op);
+      return true;
+    }
     for (size_t i = 0; i < op->num_results() && i < out.size(); ++i) localize(op->result(i), out.element(i), op);
     if (is_transfer_op(name)) {
       // The group rank_'s transfer runs over, as DistModel's programs print it.

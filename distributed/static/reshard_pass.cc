@@ -46,9 +46,6 @@ class ReshardPass : public pir::Pass {
     auto key = std::make_pair(static_cast<const void*>(v.impl()), static_cast<const void*>(to.storage()));
     if (auto it = moved_.find(key); it != moved_.end()) return it->second;
     const ProcessMesh& mesh = attr_mesh(from);
-    OAR_ENFORCE(attr_mesh(to) == mesh, Unimplemented, "dist-reshard: ", describe_op(consumer), ": ",
-                describe_value(v), " is on ", mesh.to_string(), " but asked for on ", attr_mesh(to).to_string(),
-                " (cross-mesh moves of pipeline stages are not supported by the static passes yet)");
     const std::vector<int64_t>& shape = v.type().dims();
     const int64_t rank = static_cast<int64_t>(shape.size());
     Placements cur = normalized(attr_placements(from), rank);
@@ -56,6 +53,24 @@ class ReshardPass : public pir::Pass {
     pir::Builder b(ctx);
     b.set_insertion_point(before);
     pir::Value x = v;
+    if (attr_mesh(to) != mesh) {
+      // Another mesh (a pipeline stage): one dist.send_recv, as DistModel records it (Note
+      // [Cross-mesh reshard]); only an annotation moves a value between meshes.
+      OAR_ENFORCE(consumer->name() == kShardAnnotateOp, Internal, "dist-reshard: ", describe_op(consumer),
+                  " asks ", describe_value(v), " for on another mesh");
+      Transfer t;
+      t.kind = Transfer::Kind::kSendRecv;
+      t.global_shape = shape;
+      t.mesh = mesh;
+      t.from = cur;
+      t.to_mesh = attr_mesh(to);
+      t.to = normalized(attr_placements(to), rank);
+      std::vector<pir::NamedAttribute> attrs = transfer_attrs(ctx, t, -1);
+      attrs.push_back({kDistOut, ctx->array_attr({to})});
+      x = b.build(transfer_op_name(t.kind), {x}, std::move(attrs), {v.type()})->result(0);
+      moved_[key] = x;
+      return x;
+    }
     for (const Transfer& t : plan_reshard(shape, mesh, cur, attr_placements(to))) {
       apply_transfer(cur, t);
       std::vector<pir::NamedAttribute> attrs = transfer_attrs(ctx, t, -1);

@@ -330,6 +330,80 @@ module {
 )IR", kMP));
 }
 
+std::string expand_pp(std::string s) {
+  for (size_t p; (p = s.find("|A>")) != std::string::npos;) s.replace(p, 3, R"(, mesh = [1], ids = [0], names = ["pp"]>)");
+  for (size_t p; (p = s.find("|B>")) != std::string::npos;) s.replace(p, 3, R"(, mesh = [1], ids = [1], names = ["pp"]>)");
+  return expand(s, "");
+}
+std::string run_pp(const std::string& pipeline, const std::string& input) { return run(pipeline, expand_pp(input), ""); }
+
+// Two stages on the 1-process meshes [0] (|A>) and [1] (|B>): the activation's annotation onto
+// B and its gradient's back onto A become dist.send_recv; each rank keeps its stage's ops,
+// the other stage's values it still reads (a send's operand, an output) are empty fulls
+// (every dim 0; a 0-d value keeps one zero), as eager holds outside a mesh.
+TEST(DistStaticPasses, PipelineStagesMoveBySendRecvAndEachRankKeepsItsStage) {
+  const std::string input = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<4x8xf64>)
+  %w1 = "builtin.parameter"() {name = "w1"} : () -> (tensor<8x8xf64>)
+  %w2 = "builtin.parameter"() {name = "w2"} : () -> (tensor<8x8xf64>)
+  %ax = "dist.shard_annotate"(%x) {placements = #P<[Replicate()]|A>} : (tensor<4x8xf64>) -> (tensor<4x8xf64>)
+  %a1 = "dist.shard_annotate"(%w1) {placements = #P<[Replicate()]|A>} : (tensor<8x8xf64>) -> (tensor<8x8xf64>)
+  %a2 = "dist.shard_annotate"(%w2) {placements = #P<[Replicate()]|B>} : (tensor<8x8xf64>) -> (tensor<8x8xf64>)
+  %h = "pd_op.matmul"(%ax, %a1) {transpose_x = false, transpose_y = false} : (tensor<4x8xf64>, tensor<8x8xf64>) -> (tensor<4x8xf64>)
+  %hb = "dist.shard_annotate"(%h) {placements = #P<[Replicate()]|B>} : (tensor<4x8xf64>) -> (tensor<4x8xf64>)
+  %y = "pd_op.matmul"(%hb, %a2) {transpose_x = false, transpose_y = false} : (tensor<4x8xf64>, tensor<8x8xf64>) -> (tensor<4x8xf64>)
+  %l = "pd_op.sum"(%y) {axis = #shape[], dtype = #dtype<undefined>, keepdim = false} : (tensor<4x8xf64>) -> (tensor<f64>)
+  %gy = "pd_op.full_like"(%y) {dtype = #dtype<float64>, fill_value = 1.0} : (tensor<4x8xf64>) -> (tensor<4x8xf64>)
+  %gh = "pd_op.matmul"(%gy, %a2) {transpose_x = false, transpose_y = true} : (tensor<4x8xf64>, tensor<8x8xf64>) -> (tensor<4x8xf64>)
+  %gw2 = "pd_op.matmul"(%hb, %gy) {transpose_x = true, transpose_y = false} : (tensor<4x8xf64>, tensor<4x8xf64>) -> (tensor<8x8xf64>)
+  %gha = "dist.shard_annotate"(%gh) {placements = #P<[Replicate()]|A>} : (tensor<4x8xf64>) -> (tensor<4x8xf64>)
+  %gw1 = "pd_op.matmul"(%ax, %gha) {transpose_x = true, transpose_y = false} : (tensor<4x8xf64>, tensor<4x8xf64>) -> (tensor<8x8xf64>)
+  "builtin.output"(%l) {name = "loss"} : (tensor<f64>) -> ()
+  "builtin.output"(%gw1) {name = "gw1"} : (tensor<8x8xf64>) -> ()
+  "builtin.output"(%gw2) {name = "gw2"} : (tensor<8x8xf64>) -> ()
+}
+)IR";
+  EXPECT_EQ(run_pp("dist-complete,dist-reshard,dist-partition{rank=0}", input), expand_pp(R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<4x8xf64>)
+  %1 = "builtin.parameter"() {name = "w1"} : () -> (tensor<8x8xf64>)
+  %2 = "builtin.parameter"() {name = "w2"} : () -> (tensor<0x0xf64>)
+  %3 = "pd_op.matmul"(%0, %1) {transpose_x = false, transpose_y = false} : (tensor<4x8xf64>, tensor<8x8xf64>) -> (tensor<4x8xf64>)
+  %4 = "dist.send_recv"(%3) {from = #shape[-1], global_shape = #shape[4, 8], mesh_ids = #shape[0], mesh_shape = #shape[1], to = #shape[-1], to_mesh_ids = #shape[1], to_mesh_shape = #shape[1]} : (tensor<4x8xf64>) -> (tensor<0x0xf64>)
+  %5 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf64>)
+  %6 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[]} : () -> (tensor<f64>)
+  %7 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf64>)
+  %8 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf64>)
+  %9 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf64>)
+  %10 = "dist.send_recv"(%8) {from = #shape[-1], global_shape = #shape[4, 8], mesh_ids = #shape[1], mesh_shape = #shape[1], to = #shape[-1], to_mesh_ids = #shape[0], to_mesh_shape = #shape[1]} : (tensor<0x0xf64>) -> (tensor<4x8xf64>)
+  %11 = "pd_op.matmul"(%0, %10) {transpose_x = true, transpose_y = false} : (tensor<4x8xf64>, tensor<4x8xf64>) -> (tensor<8x8xf64>)
+  "builtin.output"(%6) {name = "loss"} : (tensor<f64>) -> ()
+  "builtin.output"(%11) {name = "gw1"} : (tensor<8x8xf64>) -> ()
+  "builtin.output"(%9) {name = "gw2"} : (tensor<0x0xf64>) -> ()
+}
+)IR"));
+  EXPECT_EQ(run_pp("dist-complete,dist-reshard,dist-partition{rank=1}", input), expand_pp(R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<0x0xf64>)
+  %1 = "builtin.parameter"() {name = "w1"} : () -> (tensor<0x0xf64>)
+  %2 = "builtin.parameter"() {name = "w2"} : () -> (tensor<8x8xf64>)
+  %3 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf64>)
+  %4 = "dist.send_recv"(%3) {from = #shape[-1], global_shape = #shape[4, 8], mesh_ids = #shape[0], mesh_shape = #shape[1], to = #shape[-1], to_mesh_ids = #shape[1], to_mesh_shape = #shape[1]} : (tensor<0x0xf64>) -> (tensor<4x8xf64>)
+  %5 = "pd_op.matmul"(%4, %2) {transpose_x = false, transpose_y = false} : (tensor<4x8xf64>, tensor<8x8xf64>) -> (tensor<4x8xf64>)
+  %6 = "pd_op.sum"(%5) {axis = #shape[], dtype = #dtype<undefined>, keepdim = false} : (tensor<4x8xf64>) -> (tensor<f64>)
+  %7 = "pd_op.full_like"(%5) {dtype = #dtype<float64>, fill_value = 1.0} : (tensor<4x8xf64>) -> (tensor<4x8xf64>)
+  %8 = "pd_op.matmul"(%7, %2) {transpose_x = false, transpose_y = true} : (tensor<4x8xf64>, tensor<8x8xf64>) -> (tensor<4x8xf64>)
+  %9 = "pd_op.matmul"(%4, %7) {transpose_x = true, transpose_y = false} : (tensor<4x8xf64>, tensor<4x8xf64>) -> (tensor<8x8xf64>)
+  %10 = "dist.send_recv"(%8) {from = #shape[-1], global_shape = #shape[4, 8], mesh_ids = #shape[1], mesh_shape = #shape[1], to = #shape[-1], to_mesh_ids = #shape[0], to_mesh_shape = #shape[1]} : (tensor<4x8xf64>) -> (tensor<0x0xf64>)
+  %11 = "pd_op.full"() {dtype = #dtype<float64>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf64>)
+  "builtin.output"(%6) {name = "loss"} : (tensor<f64>) -> ()
+  "builtin.output"(%11) {name = "gw1"} : (tensor<0x0xf64>) -> ()
+  "builtin.output"(%9) {name = "gw2"} : (tensor<8x8xf64>) -> ()
+}
+)IR"));
+}
+
 TEST(DistStaticPasses, ThePipelineAndThePassesAreRegistered) {
   const auto passes = pir::registered_passes();
   for (const char* n : {"dist-complete", "dist-reshard", "dist-partition"})
@@ -408,6 +482,17 @@ module {
 )IR", kMP));
 }
 
+TEST(DistStaticPasses, ARankOutsideEveryMeshKeepsOnlyEmptyValues) {
+  EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=2},dce", kAdd, kMP), expand(R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<0x0xf32>)
+  %1 = "builtin.input"() {name = "y"} : () -> (tensor<0x0xf32>)
+  %2 = "pd_op.full"() {dtype = #dtype<float32>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf32>)
+  "builtin.output"(%2) {name = "z"} : (tensor<0x0xf32>) -> ()
+}
+)IR", kMP));
+}
+
 TEST(DistStaticPasses, BadInputNamesTheOpTheValueAndThePlacements) {
   auto fails = [](const std::string& input, const std::string& pipeline, const std::string& needle) {
     expect_error([&] { run(pipeline, input, kMP); }, needle);
@@ -443,8 +528,7 @@ module {
       "dist-complete: pd_op.softmax (op #2 of its block): its SPMD rule 'softmax' rejects the operands: softmax: "
       "axis 5 out of range for rank 2\n  operand 0: result 0 of dist.shard_annotate (op #1 of its block), "
       "tensor<4x6xf32> as [Shard(dim=0)]");
-  // A rank outside the mesh, and bad options.
-  fails(kAdd, "dist-complete,dist-reshard,dist-partition{rank=2}", "which does not hold rank 2");
+  // Bad options.
   fails(kAdd, "dist-partition{rank=one}", "dist-partition: option rank must be an integer >= 0, got 'one'");
   fails(kAdd, "dist-partition{rank=-1}", "got '-1'");
   fails(kAdd, "dist-complete{rank=1}", "pass 'dist-complete' takes no option 'rank'");

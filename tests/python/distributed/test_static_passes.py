@@ -50,7 +50,7 @@ def test_shard_annotate_rejects_bad_placements():
         _C.dist.shard_annotate(w, *MESH, SHARD1 + REPLICATE)
 
 
-@pytest.mark.parametrize("case", ["mp", "dp"])
+@pytest.mark.parametrize("case", ["mp", "dp", "pp"])
 def test_partitioned_program_on_two_processes_equals_one_process(case, tmp_path):
     """workers/static_passes.py: the global program cut by dist-train, run on 2 ranks."""
     import sys, os
