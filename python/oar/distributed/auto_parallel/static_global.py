@@ -12,6 +12,7 @@ from ... import _C
 from ..._creation import get_rng_state, set_rng_state
 from ...jit.api import _flatten, _named_state, _Tracing
 from .placement_type import Replicate, _decode, _encode_all
+from .process_mesh import ProcessMesh
 
 _pir = _C.pir
 _tracing = []  # the global traces in progress (reshard / shard_tensor annotate inside them)
@@ -95,15 +96,33 @@ def _state_layouts(opt, sharded):
     parameter's layout, or under ShardingStage1/2 the parameter's split over the sharding axis."""
     from .static_program import _state_names
     plan = getattr(sharded, "_plan", {})
-    by_index = {i: p for i, p in enumerate(opt._parameter_list)}
     out = []
     for name, t in _state_names(opt, sharded):
-        p = by_index[int(name[3:name.index(".")])]
+        p = opt._parameter_list[int(name[3:name.index(".")])]
         lay = layout_of(p)
         if lay is not None and id(p) in plan:
             lay = Layout(p.process_mesh, plan[id(p)][0])
-        out.append((name, t, lay, list(p._global_shape)))
+        # a state laid out as its parameter (after k leading dims of its own: ASGD's window
+        # [batch_num, *shape]); another one (a scalar) is the same on every rank
+        k = len(t.shape) - len(p.shape)
+        if lay is None or k < 0 or list(t.shape[k:]) != _local_shape(p._global_shape, lay):
+            out.append((name, t, None, list(t.shape)))
+            continue
+        if k and any(q.is_shard() for q in lay.placements):
+            # dist-complete lays each state of a dist.<rule>_update out as its parameter, dim for dim
+            raise NotImplementedError(f"DistModel: optimizer state {name!r} has {k} leading dim(s) beyond its "
+                                      f"split parameter's {list(p._global_shape)}, which the static passes do not "
+                                      "lay out yet")
+        out.append((name, t, lay, list(t.shape[:k]) + list(p._global_shape)))
     return out
+
+
+def _local_shape(global_shape, lay):
+    """This rank's shape of a tensor of `global_shape` laid out as `lay`."""
+    from ..collective import get_rank
+    mesh = lay.mesh
+    encoded = _encode_all(lay.placements, "DistModel")
+    return list(_C.dist.local_shard(list(global_shape), mesh.shape, mesh.process_ids, encoded, get_rank())[0])
 
 
 def _grad_layout(p, lay, sharded):
@@ -118,8 +137,7 @@ def _grad_layout(p, lay, sharded):
 
 class GlobalStep:
     """A traced global step: `program` (serial, global shapes, annotated), `inputs` [(name,
-    layout or None)], `outputs` [(layout or None, global shape)] of the program's outputs in
-    order (the step's results, then the gradients of `grad_params` without updates), and
+    layout or None)], `outputs` the global shapes of the program's outputs in order (the step's results, then the gradients of `grad_params` without updates), and
     `out_struct` (how the results nest)."""
 
     def __init__(self, program, inputs, outputs, out_struct, grad_params, opt_state, updates, acc):
@@ -215,7 +233,9 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
                 if lay is not None:
                     annotate(d, lay, f"DistModel input {name}")
             layouts = {id(t): lay for _, t, lay, _ in params if lay is not None}
-            result, grads = _trace_body(mode, layer, loss_fn, dense_args, scale, whole, layouts, sharded)
+            # ShardingStage2's split gradient only where the update follows (else .grad's layout)
+            result, grads = _trace_body(mode, layer, loss_fn, dense_args, scale, whole, layouts,
+                                        sharded if updates else None)
             if updates:
                 _trace_sharded_update(optimizer, grads, merged, lr_t, step_t, layouts, sharded)
                 grads = []
@@ -223,9 +243,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
         out_struct = _flatten(result, outs)
         if any(not isinstance(t, oar.Tensor) for t in outs):
             raise NotImplementedError("DistModel: the step returns a value that is not a tensor")
-        out_layouts = [whole if mode != "predict" else None for _ in outs]
         outs += [g for _, _, g, _ in grads]
-        out_layouts += [lay for _, _, _, lay in grads]
         program = tracer.finish(outs)
         for name, t, v in versions:
             if t._version != v:
@@ -236,8 +254,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
             _tracing.pop()
         stand.restore()
         set_rng_state(rng)
-    outputs = [(lay, list(t.shape)) for lay, t in zip(out_layouts, outs)]
-    return GlobalStep(program, inputs, outputs, out_struct, [n for n, _, _, _ in grads],
+    return GlobalStep(program, inputs, [list(t.shape) for t in outs], out_struct, [n for n, _, _, _ in grads],
                       [(n, t) for n, t, _, _ in states], updates, [i for i, _, _, _ in acc])
 
 
@@ -299,14 +316,19 @@ class CompiledGlobal:
         self.global_program = step.program
         self.program = step.program.clone()
         annotated = any(lay is not None for _, lay in step.inputs) or "dist.shard_annotate" in str(step.program)
+        layouts = [None] * len(step.outputs)
         if annotated:  # (a step without dist tensors is the serial program as it is)
-            self.program.run_passes(f"dist-complete,dist-reshard,dist-partition{{rank={get_rank()}}}")
+            self.program.run_passes("dist-complete")
+            layouts = _C.dist.output_placements(self.program)  # how the outputs come out
+            self.program.run_passes(f"dist-reshard,dist-partition{{rank={get_rank()}}}")
         self.executed_program = self.program.run_pipeline("jit-train", lower_copy=True, place=place)
         self.num_collectives = _C.distributed.lower_collectives(self.executed_program)
         self.executor = _pir.Executor(self.executed_program, place)
         self.out_struct, self.grad_params = step.out_struct, step.grad_params
         self.opt_state, self.updates, self.acc = dict(step.opt_state), step.updates, step.acc
-        self.metas = [None if lay is None else (lay.mesh, lay.placements, shape) for lay, shape in step.outputs]
+        self.metas = [None if lay is None else (ProcessMesh(shape=lay[0], process_ids=lay[1], dim_names=lay[2]),
+                                                [_decode(*q) for q in lay[3]], shape)
+                      for lay, shape in zip(layouts, step.outputs)]
 
     def run(self, args, state):
         """(the step's results, the gradients of grad_params), as the eager step's tensors."""
