@@ -25,6 +25,14 @@ def test_global_program_on_two_processes(mode, tmp_path):
         assert f"global {mode} ok {rank}" in out
 
 
+@pytest.mark.parametrize("mode,nprocs", [("dp", 2), ("mp", 2), ("sharding", 2), ("hybrid", 4)])
+def test_the_passes_train_like_the_trace_time_partitioning(mode, nprocs, tmp_path):
+    results, _ = run_ranks("dist_paths.py", nprocs, args=[mode], tmp_path=tmp_path, timeout=400)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"paths {mode} ok {rank}" in out
+
+
 class _Net(oar.nn.Layer):
     """Linear, then a user reshard of the hidden activation, then Linear."""
 
