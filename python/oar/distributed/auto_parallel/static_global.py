@@ -13,6 +13,7 @@ from ..._creation import get_rng_state, set_rng_state
 from ...jit.api import _flatten, _named_state, _Tracing
 from .placement_type import Replicate, _decode, _encode_all
 from .process_mesh import ProcessMesh
+from .static_program import CompiledStep
 
 _pir = _C.pir
 _tracing = []  # the global traces in progress (reshard / shard_tensor annotate inside them)
@@ -137,8 +138,9 @@ def _grad_layout(p, lay, sharded):
 
 class GlobalStep:
     """A traced global step: `program` (serial, global shapes, annotated), `inputs` [(name,
-    layout or None)], `outputs` the global shapes of the program's outputs in order (the step's results, then the gradients of `grad_params` without updates), and
-    `out_struct` (how the results nest)."""
+    layout or None)], `outputs` the global shapes of the program's outputs in order (the
+    step's results, then the gradients of `grad_params` without updates), and `out_struct`
+    (how the results nest)."""
 
     def __init__(self, program, inputs, outputs, out_struct, grad_params, opt_state, updates, acc):
         self.program, self.inputs, self.outputs = program, inputs, outputs
@@ -306,40 +308,25 @@ def _trace_sharded_update(opt, grads, merged, lr_t, step_t, layouts, sharded):
         annotate(p, lay, f"DistModel parameter {name!r}")
 
 
-class CompiledGlobal:
-    """A global step made this rank's: `global_program` (as traced), `program` (after the
-    dist passes: local shapes, the transfers as dist.* ops; what dist_main_program shows) and
-    the executor running its lowered copy. Runs like static_program.CompiledStep."""
+class CompiledGlobal(CompiledStep):
+    """A global step made this rank's: `global_program` (as traced), `program` (after the dist
+    passes: local shapes, the transfers as dist.* ops; what dist_main_program shows) and the
+    executor running its lowered copy, as a CompiledStep."""
 
     def __init__(self, step, place):
         from ..collective import get_rank
-        self.global_program = step.program
-        self.program = step.program.clone()
-        annotated = any(lay is not None for _, lay in step.inputs) or "dist.shard_annotate" in str(step.program)
+        program = step.program.clone()
         layouts = [None] * len(step.outputs)
-        if annotated:  # (a step without dist tensors is the serial program as it is)
-            self.program.run_passes("dist-complete")
-            layouts = _C.dist.output_placements(self.program)  # how the outputs come out
-            self.program.run_passes(f"dist-reshard,dist-partition{{rank={get_rank()}}}")
-        self.executed_program = self.program.run_pipeline("jit-train", lower_copy=True, place=place)
-        self.num_collectives = _C.distributed.lower_collectives(self.executed_program)
-        self.executor = _pir.Executor(self.executed_program, place)
-        self.out_struct, self.grad_params = step.out_struct, step.grad_params
-        self.opt_state, self.updates, self.acc = dict(step.opt_state), step.updates, step.acc
-        self.metas = [None if lay is None else (ProcessMesh(shape=lay[0], process_ids=lay[1], dim_names=lay[2]),
-                                                [_decode(*q) for q in lay[3]], shape)
-                      for lay, shape in zip(layouts, step.outputs)]
-
-    def run(self, args, state):
-        """(the step's results, the gradients of grad_params), as the eager step's tensors."""
-        from .static_program import _local, _wrap
-        from ...jit.api import _unflatten
-        named = {n: _local(t) for n, t in state}
-        named.update({n: _local(t) for n, t in self.opt_state.items()})
-        outs = self.executor.run([_local(t) for t in args], named)
-        outs = [_wrap(o, m) for o, m in zip(outs, self.metas)]
-        n = len(outs) - len(self.grad_params)
-        return _unflatten(self.out_struct, outs[:n]), outs[n:]
+        if any(op.name == "dist.shard_annotate" for op in step.program.ops()):  # else: serial as it is
+            program.run_passes("dist-complete")
+            layouts = _C.dist.output_placements(program)  # how the outputs come out
+            program.run_passes(f"dist-reshard,dist-partition{{rank={get_rank()}}}")
+        metas = [None if lay is None else (ProcessMesh(shape=lay[0], process_ids=lay[1], dim_names=lay[2]),
+                                           [_decode(*q) for q in lay[3]], shape)
+                 for lay, shape in zip(layouts, step.outputs)]
+        super().__init__(program, step.out_struct, metas, step.grad_params, dict(step.opt_state), step.updates,
+                         step.acc, place)
+        self.global_program = step.program
 
 
 def compile_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=False, sharded=None):

@@ -1,10 +1,11 @@
 """dist.to_static, dist.Strategy and DistModel (Paddle's auto-parallel "static" entry point).
 
-DistModel compiles each step signature into this rank's program (static_program.py): the
-step traced through the dist dispatch layer, so the SPMD rules and reshard partition it, with
-reshard's transfers as dist.* collective ops and the optimizer's fused update as
-dist.<rule>_update ops, run on the executor; what cannot compile runs eagerly with a warning
-(Note [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program
+DistModel compiles each step signature into this rank's program, run on the executor: the
+step traced into the global (serial) program with dist.shard_annotate ops and cut to this rank
+by the static passes (static_global.py), or for a pipeline traced through the dist dispatch
+layer, which partitions it while it runs (static_program.py); reshard's transfers are dist.*
+collective ops and the optimizer's fused update dist.<rule>_update ops either way. What
+cannot compile runs eagerly with a warning (Note [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program
 per phase), sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each
 stage's own order, or per-micro-batch order) act; amp and fused_passes are validated and
 recorded only."""
