@@ -7,10 +7,10 @@
 #include "distributed/mesh/dist_tensor_meta.h"
 #include "distributed/spmd_rules/spmd_rule.h"
 #include "distributed/static/dist_dialect.h"
+#include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/trace.h"
 #include "pir/ir/ir_context.h"
 #include "pir/trace/program_tracer.h"
-#include "paddle_core/base/errors.h"
 #include "python/csrc/pir_py.h"
 #include "python/csrc/py_convert.h"
 

@@ -10,7 +10,7 @@ import numpy as np
 
 import oar
 import oar.distributed as dist
-from oar.distributed import ProcessMesh, Replicate, Shard
+from oar.distributed import ProcessMesh, Shard
 from oar.distributed.auto_parallel import static_global
 from oar.distributed.auto_parallel.static_program import fused_optimizer
 

@@ -16,15 +16,7 @@ import oar.distributed as dist
 from oar.distributed import ProcessMesh, Replicate, Shard
 from oar.distributed.auto_parallel.static_global import CompiledGlobal
 from oar.distributed.auto_parallel.static_program import CompiledStep
-
-PLAN = {"blocks.*.q": dist.ColWiseParallel(), "blocks.*.k": dist.ColWiseParallel(),
-        "blocks.*.v": dist.ColWiseParallel(), "blocks.*.proj": dist.RowWiseParallel(),
-        "blocks.*.fc1": dist.ColWiseParallel(), "blocks.*.fc2": dist.RowWiseParallel()}
-
-
-def loss_fn(logits, y):
-    return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]),
-                                           reduction="none").mean()
+from static_mode import PLAN, loss_fn
 
 
 def laid_out(mode, state):
