@@ -20,8 +20,9 @@ _tracing = []  # the global traces in progress (reshard / shard_tensor annotate 
 
 
 def tracing_global():
-    """Whether a global DistModel trace is recording on this thread (reshard and shard_tensor
-    of the traced code then annotate instead of moving data)."""
+    """Whether a global DistModel trace is in progress (reshard and shard_tensor of the traced
+    code then annotate instead of moving data). DistModel traces on the thread that calls it,
+    one step at a time."""
     return bool(_tracing)
 
 
@@ -206,34 +207,33 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
                     acc.append((i, f"acc{i}", d, lay))
                     merged[id(p)] = d
 
-        for (name, lay), d in zip(inputs, dense_args):
-            tracer.add_input(d, name, list(d.shape))
-        for name, t, _, _ in params:
-            tracer.add_parameter(t, name)
         lr_t = step_t = None
         if updates:
             lr_t = oar.to_tensor(1.0, dtype="float64")
             step_t = oar.to_tensor(optimizer._step_count + 1, dtype="int64")
-            tracer.add_input(lr_t, "opt_lr", [])
-            tracer.add_input(step_t, "opt_step", [])
-            for name, t, _, _ in states:
-                tracer.add_parameter(t, name)
-            for _, name, d, _ in acc:
-                tracer.add_input(d, name, list(d.shape))
         versions = [(n, t, t._version) for n, t, _, _ in params + states]
         _tracing.append(tracer)
         grads = []
         with _Tracing(tracer), (enable_grad() if mode == "train" else no_grad()):
-            # the annotations right after the declarations
+            # each declaration, then its annotation
+            def declare(t, name, lay, parameter):
+                if parameter:
+                    tracer.add_parameter(t, name)
+                else:
+                    tracer.add_input(t, name, list(t.shape))
+                if lay is not None:
+                    annotate(t, lay, f"DistModel {'parameter' if parameter else 'input'} {name!r}")
             for (name, lay), d in zip(inputs, dense_args):
-                if lay is not None:
-                    annotate(d, lay, f"DistModel input {name}")
-            for name, t, lay, _ in params + states:
-                if lay is not None:
-                    annotate(t, lay, f"DistModel parameter {name!r}")
-            for _, name, d, lay in acc:
-                if lay is not None:
-                    annotate(d, lay, f"DistModel input {name}")
+                declare(d, name, lay, False)
+            for name, t, lay, _ in params:
+                declare(t, name, lay, True)
+            if updates:
+                declare(lr_t, "opt_lr", None, False)
+                declare(step_t, "opt_step", None, False)
+                for name, t, lay, _ in states:
+                    declare(t, name, lay, True)
+                for _, name, d, lay in acc:
+                    declare(d, name, lay, False)
             layouts = {id(t): lay for _, t, lay, _ in params if lay is not None}
             # ShardingStage2's split gradient only where the update follows (else .grad's layout)
             result, grads = _trace_body(mode, layer, loss_fn, dense_args, scale, whole, layouts,

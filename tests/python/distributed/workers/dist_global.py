@@ -29,11 +29,6 @@ def mse(o, y):
     return ((o - y) ** 2).mean()
 
 
-def annotations(text):
-    """{operand's defining line's name or value: placements text} of each dist.shard_annotate."""
-    return re.findall(r'"dist\.shard_annotate"\((%\d+)\) \{placements = (#dist\.placements<[^>]*>)\}', text)
-
-
 def main(mode):
     dist.init_parallel_env()
     rank = dist.get_rank()
@@ -84,24 +79,31 @@ def main(mode):
 
 
 def check_text(mode, text):
-    """Global shapes and an annotation after each dist input, parameter and state."""
-    ann = annotations(text)
-    lines = {m.group(1): m.group(0) for m in re.finditer(r'(%\d+) = ("builtin\.[a-z]+"\(\) \{name = "[^"]+"\})',
-                                                            text)}
-    annotated = {lines[v] for v, _ in ann if v in lines}
-    params = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
-    for p in params:
-        assert any(f'name = "{p}"' in a for a in annotated), (p, ann)
-    # global shapes: the whole weights and (dp) the whole batch
+    """Global shapes, and right after each dist input, parameter and state its annotation
+    (mp: the column-parallel weight Shard(1), the row-parallel one Shard(0); dp: the batch
+    Shard(0), the parameters Replicate)."""
+    lines = text.splitlines()
+    annotated = {}  # declared name -> placements of the annotation on the next line
+    for i, line in enumerate(lines):
+        d = re.match(r'\s*(%\d+) = "builtin\.(input|parameter)"\(\) \{name = "([^"]+)"\}', line)
+        if d:
+            a = re.search(rf'"dist\.shard_annotate"\({d.group(1)}\) \{{placements = #dist\.placements<\[([^\]]*)\]',
+                          lines[i + 1])
+            if a:
+                annotated[d.group(3)] = a.group(1)
+    want = {"fc1.weight": "Shard(1)", "fc1.bias": "Shard(0)", "fc2.weight": "Shard(0)", "fc2.bias": "Replicate()"}
+    if mode == "dp":
+        want = {"x0": "Shard(0)", "x1": "Shard(0)", **{k: "Replicate()" for k in want}}
+    for name, placements in want.items():
+        assert annotated.get(name) == placements, (name, annotated)
+    # AdamW's two moments of each parameter follow it
+    for i, placements in enumerate(want[k] for k in want if not k.startswith("x")):
+        assert annotated.get(f"opt{i}.moment1") == annotated.get(f"opt{i}.moment2") == placements, annotated
+    assert len(annotated) == len(want) + 8 and "opt_lr" not in annotated, annotated
+    assert len(re.findall('"dist.shard_annotate"', text)) == len(annotated) + 1 + 4  # the loss, the gradients
+    # global shapes: the whole weights and the whole batch
     assert '{name = "fc1.weight"} : () -> (tensor<8x16xf64>)' in text, text[:2000]
     assert '{name = "x0"} : () -> (tensor<8x8xf64>)' in text
-    if mode == "dp":
-        assert any('name = "x0"' in a for a in annotated) and any('name = "x1"' in a for a in annotated), ann
-        assert sum("[Shard(0)]" in p for _, p in ann) >= 2, ann
-    else:
-        shard1 = [p for v, p in ann if "[Shard(1)]" in p]
-        assert shard1, ann  # the column-parallel weight
-        assert not any('name = "x0"' in a for a in annotated), "a dense input has no annotation"
     assert "pd_op.matmul" in text and "dist.adamw_update" in text
     assert "dist.all_reduce" not in text and "dist.all_gather" not in text, "no transfers in the global program"
 
