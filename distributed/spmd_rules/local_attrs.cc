@@ -7,9 +7,8 @@ namespace oar::dist {
 
 bool has_local_shape_attr(const std::string& op) { return op == "reshape" || op == "expand" || op == "sum_to"; }
 
-std::vector<int64_t> local_shape_attr(const std::string& op, std::vector<int64_t> s,
-                                      const std::vector<int64_t>& g, const TensorDistAttr& out,
-                                      const std::vector<int64_t>& coord) {
+std::vector<int64_t> local_shape_attr(const std::string& op, std::vector<int64_t> s, const std::vector<int64_t>& g,
+                                      const TensorDistAttr& out, const std::vector<int64_t>& coord) {
   int64_t numel = 1;
   for (int64_t d : g) numel *= d;
   if (op == "reshape") {

@@ -54,11 +54,7 @@ class CompletePass : public pir::Pass {
 
   bool run(pir::Operation* anchor) override {
     bool changed = false;
-    for (size_t r = 0; r < anchor->num_regions(); ++r) {
-      for (size_t b = 0; b < anchor->region(r).size(); ++b) {
-        for (pir::Operation* op : *anchor->region(r).block(b)) changed |= complete(op);
-      }
-    }
+    for (pir::Operation* op : top_level_ops(anchor)) changed |= complete(op);
     return changed;
   }
 
@@ -173,7 +169,8 @@ class CompletePass : public pir::Pass {
     bool list_output = false;
     for (size_t i = 0; i < op->num_results(); ++i) {
       list_output |= op->result(i).type().is_vector();
-      sc.output_ranks.push_back(op->result(i).type().is_tensor() ? static_cast<int64_t>(op->result(i).type().dims().size()) : 0);
+      sc.output_ranks.push_back(
+          op->result(i).type().is_tensor() ? static_cast<int64_t>(op->result(i).type().dims().size()) : 0);
     }
     sc.num_outputs = static_cast<int>(op->num_results());
     const std::string& rule = op->info()->spmd_rule;

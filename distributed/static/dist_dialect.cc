@@ -199,9 +199,8 @@ void verify_shard_annotate(const pir::Operation* op) {
               " takes one operand and gives one result");
   OAR_ENFORCE(op->operand(0) && op->operand(0).type().is_tensor(), InvalidArgument, kShardAnnotateOp,
               ": the operand must be a tensor");
-  OAR_ENFORCE(op->result(0).type() == op->operand(0).type(), InvalidArgument, kShardAnnotateOp,
-              ": the result's type ", op->result(0).type().str(), " must be the operand's ",
-              op->operand(0).type().str());
+  OAR_ENFORCE(op->result(0).type() == op->operand(0).type(), InvalidArgument, kShardAnnotateOp, ": the result's type ",
+              op->result(0).type().str(), " must be the operand's ", op->operand(0).type().str());
   storage(op->attr("placements"), std::string(kShardAnnotateOp) + ": attribute 'placements'");
 }
 
@@ -285,9 +284,7 @@ pir::Attribute placements_attr(pir::IrContext* ctx, const ProcessMesh& mesh, con
 bool is_placements_attr(pir::Attribute a) { return a && a.kind_name() == kPlacementsKind; }
 
 const ProcessMesh& attr_mesh(pir::Attribute a, const std::string& what) { return storage(a, what).mesh; }
-const Placements& attr_placements(pir::Attribute a, const std::string& what) {
-  return storage(a, what).placements;
-}
+const Placements& attr_placements(pir::Attribute a, const std::string& what) { return storage(a, what).placements; }
 
 const char* transfer_op_name(Transfer::Kind k) {
   switch (k) {

@@ -29,22 +29,15 @@ class PartitionPass : public pir::Pass {
     } catch (const std::exception&) {
       used = 0;
     }
-    OAR_ENFORCE(used == value.size() && r >= 0, InvalidArgument, "dist-partition: option rank must be an integer >= 0, got '",
-                value, "'");
+    OAR_ENFORCE(used == value.size() && r >= 0, InvalidArgument,
+                "dist-partition: option rank must be an integer >= 0, got '", value, "'");
     rank_ = r;
   }
 
   bool run(pir::Operation* anchor) override {
     bool changed = false;
-    for (size_t r = 0; r < anchor->num_regions(); ++r) {
-      for (size_t b = 0; b < anchor->region(r).size(); ++b) {
-        pir::Block* block = anchor->region(r).block(b);
-        std::vector<pir::Operation*> ops;
-        for (pir::Operation* op : *block) ops.push_back(op);
-        global_.clear();
-        for (pir::Operation* op : ops) changed |= partition(op);
-      }
-    }
+    global_.clear();
+    for (pir::Operation* op : top_level_ops(anchor)) changed |= partition(op);
     return changed;
   }
 
@@ -144,6 +137,14 @@ class PartitionPass : public pir::Pass {
       // The annotated value is its input's (dist-reshard moved it there when they differed).
       op->result(0).replace_all_uses_with(op->operand(0));
       op->erase();
+      return true;
+    }
+    if (name == "builtin.combine") {  // a Tensor[] operand: the vector of its elements' local types
+      std::vector<pir::Type> elems;
+      for (size_t i = 0; i < op->num_operands(); ++i) elems.push_back(op->operand(i).type());
+      pir::Type t = op->info()->ctx->vector_type(elems);
+      if (t == op->result(0).type()) return false;
+      op->result(0).set_type(t);
       return true;
     }
     pir::Attribute out = op->attr(kDistOut);

@@ -23,15 +23,8 @@ class ReshardPass : public pir::Pass {
 
   bool run(pir::Operation* anchor) override {
     bool changed = false;
-    for (size_t r = 0; r < anchor->num_regions(); ++r) {
-      for (size_t b = 0; b < anchor->region(r).size(); ++b) {
-        pir::Block* block = anchor->region(r).block(b);
-        moved_.clear();
-        std::vector<pir::Operation*> ops;
-        for (pir::Operation* op : *block) ops.push_back(op);
-        for (pir::Operation* op : ops) changed |= reshard(op);
-      }
-    }
+    moved_.clear();
+    for (pir::Operation* op : top_level_ops(anchor)) changed |= reshard(op);
     return changed;
   }
 
@@ -56,8 +49,8 @@ class ReshardPass : public pir::Pass {
     if (attr_mesh(to) != mesh) {
       // Another mesh (a pipeline stage): one dist.send_recv, as DistModel records it (Note
       // [Cross-mesh reshard]); only an annotation moves a value between meshes.
-      OAR_ENFORCE(consumer->name() == kShardAnnotateOp, Internal, "dist-reshard: ", describe_op(consumer),
-                  " asks ", describe_value(v), " for on another mesh");
+      OAR_ENFORCE(consumer->name() == kShardAnnotateOp, Internal, "dist-reshard: ", describe_op(consumer), " asks ",
+                  describe_value(v), " for on another mesh");
       Transfer t;
       t.kind = Transfer::Kind::kSendRecv;
       t.global_shape = shape;
@@ -92,6 +85,18 @@ class ReshardPass : public pir::Pass {
     pir::Attribute want = op->attr(kDistIn);
     if (!want) return false;
     bool changed = false;
+    // A Tensor[] operand's combine read by other ops too gets a copy of its own, so moving
+    // its elements for this op does not move them for the others.
+    for (size_t i = 0; i < op->num_operands(); ++i) {
+      pir::Value v = op->operand(i);
+      pir::Operation* def = v ? v.defining_op() : nullptr;
+      if (def == nullptr || def->name() != "builtin.combine" || v.num_uses() < 2) continue;
+      pir::Builder b(op->info()->ctx);
+      b.set_insertion_point(op);
+      std::vector<pir::Value> elems;
+      for (size_t k = 0; k < def->num_operands(); ++k) elems.push_back(def->operand(k));
+      op->set_operand(i, b.combine(elems));
+    }
     size_t k = 0;
     for (const FlatOperand& f : flat_operands(op)) {
       if (!f.value) continue;

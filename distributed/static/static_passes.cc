@@ -12,8 +12,8 @@
 
 namespace oar::dist {
 
-std::unique_ptr<pir::Pass> create_dist_complete_pass();  // complete_pass.cc
-std::unique_ptr<pir::Pass> create_dist_reshard_pass();   // reshard_pass.cc
+std::unique_ptr<pir::Pass> create_dist_complete_pass();   // complete_pass.cc
+std::unique_ptr<pir::Pass> create_dist_reshard_pass();    // reshard_pass.cc
 std::unique_ptr<pir::Pass> create_dist_partition_pass();  // partition_pass.cc
 
 namespace {
@@ -37,6 +37,16 @@ std::vector<FlatOperand> flat_operands(pir::Operation* op) {
     }
   }
   return out;
+}
+
+std::vector<pir::Operation*> top_level_ops(pir::Operation* anchor) {
+  std::vector<pir::Operation*> ops;
+  for (size_t r = 0; r < anchor->num_regions(); ++r) {
+    for (size_t b = 0; b < anchor->region(r).size(); ++b) {
+      for (pir::Operation* op : *anchor->region(r).block(b)) ops.push_back(op);
+    }
+  }
+  return ops;
 }
 
 pir::Attribute layout_of(pir::Value v) {

@@ -30,6 +30,10 @@ struct FlatOperand {
 };
 std::vector<FlatOperand> flat_operands(pir::Operation* op);
 
+/// The ops of `anchor`'s blocks (the module's top level), in order: a snapshot, so a pass
+/// may insert and erase while it walks them. Nested regions are not entered.
+std::vector<pir::Operation*> top_level_ops(pir::Operation* anchor);
+
 /// The #dist.placements dist-complete gave `v` (its producer's dist_out, or the
 /// annotation's placements); null when none.
 pir::Attribute layout_of(pir::Value v);

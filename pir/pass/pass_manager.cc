@@ -153,8 +153,7 @@ void PassManager::add_pipeline(std::string_view spec) {
     skip();
     if (i >= spec.size()) return;
     size_t b = i;
-    while (i < spec.size() && spec[i] != ',' && spec[i] != '(' && spec[i] != ')' && spec[i] != ' ' &&
-           spec[i] != '{')
+    while (i < spec.size() && spec[i] != ',' && spec[i] != '(' && spec[i] != ')' && spec[i] != ' ' && spec[i] != '{')
       ++i;
     std::string name(spec.substr(b, i - b));
     OAR_ENFORCE(!name.empty(), InvalidArgument, "pass pipeline '", spec, "': expected a pass name at ", b);
@@ -168,8 +167,8 @@ void PassManager::add_pipeline(std::string_view spec) {
         const size_t comma = opts.find(',');
         std::string_view kv = opts.substr(0, comma);
         const size_t eq = kv.find('=');
-        OAR_ENFORCE(eq != std::string_view::npos && eq > 0, InvalidArgument, "pass pipeline '", spec,
-                    "': option '", kv, "' of ", name, " is not key=value");
+        OAR_ENFORCE(eq != std::string_view::npos && eq > 0, InvalidArgument, "pass pipeline '", spec, "': option '", kv,
+                    "' of ", name, " is not key=value");
         pass->set_option(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
         opts = comma == std::string_view::npos ? std::string_view() : opts.substr(comma + 1);
       }

@@ -33,10 +33,12 @@ TEST(DistDialect, PlacementsAreUniquedAndPrint) {
 }
 
 TEST(DistDialect, PlacementsVerify) {
-  expect_error([] { placements_attr(ctx(), mesh2x2(), {Placement::shard(0)}); },
-               "1 placements for a mesh of rank 2");
-  expect_error([] { placements_attr(ctx(), ProcessMesh({2}, {0, 1}), {Placement::shard(-1)}); },
-               "Shard(-1) has a negative dim");
+  expect_error([] { placements_attr(ctx(), mesh2x2(), {Placement::shard(0)}); }, "1 placements for a mesh of rank 2");
+  expect_error(
+      [] {
+    placements_attr(ctx(), ProcessMesh({2}, {0, 1}), {Placement::shard(-1)});
+      },
+      "Shard(-1) has a negative dim");
 }
 
 const std::string kProgram = dedent(R"(
@@ -61,9 +63,10 @@ TEST(DistDialect, TextAndBinaryRoundTrips) {
 
 TEST(DistDialect, BadTextAndBadAnnotations) {
   auto parse = [](const std::string& placements, const std::string& type2 = "tensor<4xf64>") {
-    pir::parse_program(ctx(), "module {\n  %0 = \"builtin.input\"() {name = \"x\"} : () -> (tensor<4xf64>)\n"
-                              "  %1 = \"dist.shard_annotate\"(%0) {placements = " +
-                                  placements + "} : (tensor<4xf64>) -> (" + type2 + ")\n}\n");
+    pir::parse_program(ctx(),
+                       "module {\n  %0 = \"builtin.input\"() {name = \"x\"} : () -> (tensor<4xf64>)\n"
+                       "  %1 = \"dist.shard_annotate\"(%0) {placements = " +
+                           placements + "} : (tensor<4xf64>) -> (" + type2 + ")\n}\n");
   };
   const std::string mesh = ", mesh = [2], ids = [0, 1], names = [\"x\"]>";
   expect_error([&] { parse("#dist.placements<[Shard(0), Shard(0)]" + mesh); }, "2 placements for a mesh of rank 1");
@@ -87,14 +90,15 @@ TEST(DistDialect, PlannerListsOneTransferPerMeshAxis) {
   const Placements r2 = {Placement::replicate(), Placement::replicate()};
   EXPECT_TRUE(plan_reshard({4, 8}, m, r2, r2).empty());
   // [S(0), S(1)] -> [S(1), S(0)]: gather axis 0, all-to-all axis 1, slice axis 0.
-  auto t = plan_reshard({4, 8}, m, {Placement::shard(0), Placement::shard(1)},
-                        {Placement::shard(1), Placement::shard(0)});
+  auto t =
+      plan_reshard({4, 8}, m, {Placement::shard(0), Placement::shard(1)}, {Placement::shard(1), Placement::shard(0)});
   EXPECT_EQ(kinds(t), (std::vector<K>{K::kAllGather, K::kAllToAll, K::kShardSlice}));
   EXPECT_EQ(t[1].axis, 1);
   EXPECT_EQ(t[1].dim, 1);
   EXPECT_EQ(t[1].to_dim, 0);
   // Partial(sum) on both axes -> [S(0), R]: reduce-scatter on axis 0, all-reduce on axis 1.
-  t = plan_reshard({4, 8}, m, {Placement::partial(), Placement::partial()}, {Placement::shard(-2), Placement::replicate()});
+  t = plan_reshard({4, 8}, m, {Placement::partial(), Placement::partial()},
+                   {Placement::shard(-2), Placement::replicate()});
   EXPECT_EQ(kinds(t), (std::vector<K>{K::kReduceScatter, K::kAllReduce}));
   EXPECT_EQ(t[0].dim, 0);
   // R -> Partial(prod): a local init.

@@ -96,7 +96,8 @@ module {
   "builtin.output"(%17) {name = "out1"} : (tensor<8x16xf64>) -> ()
   "builtin.output"(%18) {name = "out2"} : (tensor<16x8xf64>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                     kMP));
   EXPECT_EQ(run("dist-complete,dist-reshard", input, kMP), expand(R"IR(
 module {
   %0 = "builtin.input"() {dist_out = [#P<[Replicate()]|>], name = "x"} : () -> (tensor<4x8xf64>)
@@ -124,7 +125,8 @@ module {
   "builtin.output"(%18) {name = "out1"} : (tensor<8x16xf64>) -> ()
   "builtin.output"(%19) {name = "out2"} : (tensor<16x8xf64>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                                  kMP));
   EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kMP), expand(R"IR(
 module {
   %0 = "builtin.input"() {name = "x"} : () -> (tensor<4x8xf64>)
@@ -146,7 +148,8 @@ module {
   "builtin.output"(%14) {name = "out1"} : (tensor<8x8xf64>) -> ()
   "builtin.output"(%12) {name = "out2"} : (tensor<8x8xf64>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                                                         kMP));
 }
 
 // dp only: a batch of 5 split over 2 (rank 0 holds 3 rows, rank 1 two, as Paddle), a
@@ -177,7 +180,8 @@ module {
   "builtin.output"(%6) {name = "loss"} : (tensor<f64>) -> ()
   "builtin.output"(%3) {name = "y"} : (tensor<5x3xf64>) -> ()
 }
-)IR", kDP));
+)IR",
+                                                                  kDP));
   EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=0}", input, kDP), expand(R"IR(
 module {
   %0 = "builtin.input"() {name = "x"} : () -> (tensor<3x4xf64>)
@@ -188,7 +192,8 @@ module {
   "builtin.output"(%4) {name = "loss"} : (tensor<f64>) -> ()
   "builtin.output"(%2) {name = "y"} : (tensor<3x3xf64>) -> ()
 }
-)IR", kDP));
+)IR",
+                                                                                         kDP));
   EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kDP), expand(R"IR(
 module {
   %0 = "builtin.input"() {name = "x"} : () -> (tensor<2x4xf64>)
@@ -199,7 +204,8 @@ module {
   "builtin.output"(%4) {name = "loss"} : (tensor<f64>) -> ()
   "builtin.output"(%2) {name = "y"} : (tensor<2x3xf64>) -> ()
 }
-)IR", kDP));
+)IR",
+                                                                                         kDP));
 }
 
 // The reshape rule keeps a leading split that both sides divide, and dist-partition makes
@@ -228,7 +234,8 @@ module {
   "builtin.output"(%3) {name = "f"} : (tensor<24xf32>) -> ()
   "builtin.output"(%4) {name = "t"} : (tensor<6x4xf32>) -> ()
 }
-)IR", kX));
+)IR",
+                                                    kX));
   EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kX), expand(R"IR(
 module {
   %0 = "builtin.input"() {name = "x"} : () -> (tensor<2x6xf32>)
@@ -239,7 +246,8 @@ module {
   "builtin.output"(%2) {name = "f"} : (tensor<12xf32>) -> ()
   "builtin.output"(%3) {name = "t"} : (tensor<3x4xf32>) -> ()
 }
-)IR", kX));
+)IR",
+                                                                                        kX));
 }
 
 // dp x mp 2x2: x is split on mp by a local slice to meet the matmul's K split, the output
@@ -269,7 +277,8 @@ module {
   %7 = "dist.shard_annotate"(%6) {placements = #P<[Shard(0), Shard(1)]|>} : (tensor<4x6xf32>) -> (tensor<4x6xf32>)
   "builtin.output"(%7) {name = "z"} : (tensor<4x6xf32>) -> ()
 }
-)IR", kDPMP));
+)IR",
+                                                                    kDPMP));
   EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=3}", input, kDPMP), expand(R"IR(
 module {
   %0 = "builtin.input"() {name = "x"} : () -> (tensor<2x8xf32>)
@@ -279,7 +288,8 @@ module {
   %4 = "dist.reduce_scatter"(%3) {axis = 1, dim = 1, global_shape = #shape[4, 6], group = #shape[2, 3], mesh_ids = #shape[0, 1, 2, 3], mesh_shape = #shape[2, 2], reduce = "kRedSum"} : (tensor<2x6xf32>) -> (tensor<2x3xf32>)
   "builtin.output"(%4) {name = "z"} : (tensor<2x3xf32>) -> ()
 }
-)IR", kDPMP));
+)IR",
+                                                                                           kDPMP));
 }
 // dist.<rule>_update: the gradient (here a Partial input) and the states take the
 // parameter's placements (a reduce-scatter to Shard(1): 5 columns, rank 1 holds 2), and the
@@ -314,7 +324,8 @@ module {
   "builtin.set_parameter"(%8) {name = "w"} : (tensor<8x5xf32>) -> ()
   "builtin.set_parameter"(%9) {name = "opt0.velocity"} : (tensor<8x5xf32>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                     kMP));
   EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kMP), expand(R"IR(
 module {
   %0 = "builtin.input"() {name = "g"} : () -> (tensor<8x5xf32>)
@@ -327,15 +338,54 @@ module {
   "builtin.set_parameter"(%6) {name = "w"} : (tensor<8x2xf32>) -> ()
   "builtin.set_parameter"(%7) {name = "opt0.velocity"} : (tensor<8x2xf32>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                                                         kMP));
+}
+
+// One combine read by two concats: along axis 1 the Shard(0) elements stay split, along
+// axis 0 (the split axis) the rule asks Replicate: that concat gets its own combine of the
+// gathered elements, and every combine takes its elements' local types.
+TEST(DistStaticPasses, ATensorListOperandSharedByTwoConsumersIsMovedForOneOnly) {
+  const std::string input = R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<5x3xf32>)
+  %y = "builtin.input"() {name = "y"} : () -> (tensor<5x3xf32>)
+  %a = "dist.shard_annotate"(%x) {placements = #P<[Shard(0)]|>} : (tensor<5x3xf32>) -> (tensor<5x3xf32>)
+  %b = "dist.shard_annotate"(%y) {placements = #P<[Shard(0)]|>} : (tensor<5x3xf32>) -> (tensor<5x3xf32>)
+  %c = "builtin.combine"(%a, %b) : (tensor<5x3xf32>, tensor<5x3xf32>) -> (vec<tensor<5x3xf32>, tensor<5x3xf32>>)
+  %d = "pd_op.concat"(%c) {axis = 1} : (vec<tensor<5x3xf32>, tensor<5x3xf32>>) -> (tensor<5x6xf32>)
+  %e = "pd_op.concat"(%c) {axis = 0} : (vec<tensor<5x3xf32>, tensor<5x3xf32>>) -> (tensor<10x3xf32>)
+  "builtin.output"(%d) {name = "d"} : (tensor<5x6xf32>) -> ()
+  "builtin.output"(%e) {name = "e"} : (tensor<10x3xf32>) -> ()
+}
+)IR";
+  EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kMP), expand(R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<2x3xf32>)
+  %1 = "builtin.input"() {name = "y"} : () -> (tensor<2x3xf32>)
+  %2 = "dist.all_gather"(%0) {axis = 0, dim = 0, global_shape = #shape[5, 3], group = #shape[0, 1], mesh_ids = #shape[0, 1], mesh_shape = #shape[2]} : (tensor<2x3xf32>) -> (tensor<5x3xf32>)
+  %3 = "dist.all_gather"(%1) {axis = 0, dim = 0, global_shape = #shape[5, 3], group = #shape[0, 1], mesh_ids = #shape[0, 1], mesh_shape = #shape[2]} : (tensor<2x3xf32>) -> (tensor<5x3xf32>)
+  %4 = "builtin.combine"(%2, %3) : (tensor<5x3xf32>, tensor<5x3xf32>) -> (vec<tensor<5x3xf32>, tensor<5x3xf32>>)
+  %5 = "builtin.combine"(%0, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> (vec<tensor<2x3xf32>, tensor<2x3xf32>>)
+  %6 = "pd_op.concat"(%5) {axis = 1} : (vec<tensor<2x3xf32>, tensor<2x3xf32>>) -> (tensor<2x6xf32>)
+  %7 = "pd_op.concat"(%4) {axis = 0} : (vec<tensor<5x3xf32>, tensor<5x3xf32>>) -> (tensor<10x3xf32>)
+  "builtin.output"(%6) {name = "d"} : (tensor<2x6xf32>) -> ()
+  "builtin.output"(%7) {name = "e"} : (tensor<10x3xf32>) -> ()
+}
+)IR",
+                                                                                         kMP));
 }
 
 std::string expand_pp(std::string s) {
-  for (size_t p; (p = s.find("|A>")) != std::string::npos;) s.replace(p, 3, R"(, mesh = [1], ids = [0], names = ["pp"]>)");
-  for (size_t p; (p = s.find("|B>")) != std::string::npos;) s.replace(p, 3, R"(, mesh = [1], ids = [1], names = ["pp"]>)");
+  for (size_t p; (p = s.find("|A>")) != std::string::npos;)
+    s.replace(p, 3, R"(, mesh = [1], ids = [0], names = ["pp"]>)");
+  for (size_t p; (p = s.find("|B>")) != std::string::npos;)
+    s.replace(p, 3, R"(, mesh = [1], ids = [1], names = ["pp"]>)");
   return expand(s, "");
 }
-std::string run_pp(const std::string& pipeline, const std::string& input) { return run(pipeline, expand_pp(input), ""); }
+std::string run_pp(const std::string& pipeline, const std::string& input) {
+  return run(pipeline, expand_pp(input), "");
+}
 
 // Two stages on the 1-process meshes [0] (|A>) and [1] (|B>): the activation's annotation onto
 // B and its gradient's back onto A become dist.send_recv; each rank keeps its stage's ops,
@@ -437,7 +487,8 @@ module {
   %3 = "pd_op.add"(%0, %2) : (tensor<2x6xf32>, tensor<2x6xf32>) -> (tensor<2x6xf32>)
   "builtin.output"(%3) {name = "z"} : (tensor<2x6xf32>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                                                         kMP));
   const std::string plain = R"IR(module {
   %0 = "builtin.input"() {name = "x"} : () -> (tensor<4x6xf32>)
   %1 = "pd_op.exp"(%0) : (tensor<4x6xf32>) -> (tensor<4x6xf32>)
@@ -479,7 +530,8 @@ module {
   %2 = "pd_op.diagonal"(%1) {axis1 = 0, axis2 = 1, offset = 0} : (tensor<4x4xf32>) -> (tensor<4xf32>)
   "builtin.output"(%2) {name = "t"} : (tensor<4xf32>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                                                         kMP));
 }
 
 TEST(DistStaticPasses, ARankOutsideEveryMeshKeepsOnlyEmptyValues) {
@@ -490,7 +542,8 @@ module {
   %2 = "pd_op.full"() {dtype = #dtype<float32>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 0]} : () -> (tensor<0x0xf32>)
   "builtin.output"(%2) {name = "z"} : (tensor<0x0xf32>) -> ()
 }
-)IR", kMP));
+)IR",
+                                                                                            kMP));
 }
 
 TEST(DistStaticPasses, BadInputNamesTheOpTheValueAndThePlacements) {
@@ -500,8 +553,7 @@ TEST(DistStaticPasses, BadInputNamesTheOpTheValueAndThePlacements) {
   // A Shard dim out of range for the value's rank.
   std::string bad = kAdd;
   bad.replace(bad.find("[Shard(1)]"), 10, "[Shard(2)]");
-  fails(bad, "dist-complete",
-        "dist-complete: dist.shard_annotate (op #3 of its block): placements [Shard(dim=2)] on");
+  fails(bad, "dist-complete", "dist-complete: dist.shard_annotate (op #3 of its block): placements [Shard(dim=2)] on");
   fails(bad, "dist-complete", "do not fit result 0 of builtin.input (op #1 of its block) 'y', tensor<4x6xf32>");
   // Operands on different meshes.
   std::string meshes = kAdd;
@@ -516,7 +568,8 @@ module {
   %2 = "pd_op.softmax"(%1) {axis = 5} : (tensor<4x6xf32>) -> (tensor<4x6xf32>)
   "builtin.output"(%2) {name = "y"} : (tensor<4x6xf32>) -> ()
 }
-)IR", kMP);
+)IR",
+                                     kMP);
   expect_error(
       [&] {
     auto p = pir::parse_program(pir::IrContext::global(), softmax, /*verify=*/false);
