@@ -18,6 +18,7 @@
 #include "distributed/eager/dist_layer.h"
 #include "distributed/reshard/reshard.h"
 #include "distributed/static/collective_ops.h"
+#include "distributed/static/dist_dialect.h"
 #include "distributed/static/update_ops.h"
 #include "paddle_core/dispatch/trace.h"
 #include "pir/ir/ir_context.h"
@@ -43,6 +44,15 @@ struct PyCallable {
 };
 
 #ifdef OAR_WITH_DIST
+// Placements from Python's (kind, dim, reduce) tuples (placement_type._encode_all).
+dist::Placements placements_of(const std::vector<std::tuple<int, int64_t, int>>& ps) {
+  dist::Placements out;
+  for (const auto& [kind, dim, r] : ps) {
+    out.push_back({static_cast<dist::Placement::Kind>(kind), dim, static_cast<dist::ReduceType>(r)});
+  }
+  return out;
+}
+
 std::vector<Tensor> tensors_of(const TensorList& ts) {
   std::vector<Tensor> out;
   for (const auto& t : ts) out.emplace_back(t);
@@ -327,10 +337,7 @@ void bind_distributed(py::module_& m) {
                       std::vector<std::string> names, const std::vector<std::tuple<int, int64_t, int>>& ps) {
     Tensor x = py_to_tensor(t, "reshard", "dist_tensor");
     dist::ProcessMesh mesh(std::move(shape), std::move(ids), std::move(names));
-    dist::Placements to;
-    for (const auto& [kind, dim, r] : ps) {
-      to.push_back({static_cast<dist::Placement::Kind>(kind), dim, static_cast<dist::ReduceType>(r)});
-    }
+    const dist::Placements to = placements_of(ps);
     Tensor out;
     {
       py::gil_scoped_release release;
@@ -359,6 +366,22 @@ void bind_distributed(py::module_& m) {
     if (trace::Tracer* t = trace::active())
       t->record_write(py_to_tensor(dst, "trace_write", "dst"), py_to_tensor(src, "trace_write", "src"));
   });
+  d.def(
+      "drop_annotations",
+      [](const ProgramRef& prog) {
+    ++prog->generation;
+    std::vector<pir::Operation*> ops;
+    prog->p->module()->walk([&](pir::Operation* op) {
+      if (op->name() == dist::kShardAnnotateOp) ops.push_back(op);
+    });
+    for (pir::Operation* op : ops) {
+      op->replace_all_uses_with({op->operand(0)});
+      op->erase();
+    }
+    return ops.size();
+      },
+      "Removes the program's dist.shard_annotate ops (each result becomes its operand): the serial program one "
+      "process runs. Returns how many.");
   d.def("cross_mesh_sent_bytes", &dist::cross_mesh_sent_bytes,
         "The bytes this process has sent in cross-mesh transfers (a counter; tests check what moved).");
   d.def(

@@ -11,6 +11,7 @@
 #include "paddle_core/dispatch/trace.h"
 #include "pir/ir/ir_context.h"
 #include "pir/trace/program_tracer.h"
+#include "python/csrc/pir_py.h"
 #include "python/csrc/py_convert.h"
 
 namespace oar::python {
@@ -163,6 +164,34 @@ void bind_spmd(py::module_& m) {
       py::arg("x"), py::arg("mesh_shape"), py::arg("process_ids"), py::arg("dim_names"), py::arg("placements"),
       "While a program is traced: records dist.shard_annotate(x) {placements} and binds x to its result, so "
       "later ops read the annotated value; returns whether it recorded (False outside a trace).");
+  // DistModel (Note [DistModel]): after dist-complete, the placements of each program
+  // output's value (its annotation's, or its defining op's dist_out); None for one without.
+  d.def(
+      "output_placements",
+      [](const ProgramRef& prog) {
+    py::list out;
+    for (pir::Operation* op : *prog->p->block()) {
+      if (op->name() != "builtin.output") continue;
+      pir::Value v = op->operand(0);
+      pir::Operation* def = v.defining_op();
+      pir::Attribute p;
+      if (def != nullptr && def->name() == dist::kShardAnnotateOp) {  // its placements are its result's
+        p = def->attr("placements");
+      } else if (pir::Attribute a = def ? def->attr("dist_out") : pir::Attribute();
+                 a && a.kind() == pir::AttrKind::kArray && v.index() < a.size()) {
+        p = a.element(v.index());
+      }
+      if (!p) {
+        out.append(py::none());
+        continue;
+      }
+      const ProcessMesh& mesh = dist::attr_mesh(p, def->name() + "'s dist_out");
+      out.append(py::make_tuple(mesh.shape(), mesh.process_ids(), mesh.dim_names(),
+                                from_placements(dist::attr_placements(p))));
+    }
+    return out;
+      },
+      py::arg("program"), "(mesh shape, process ids, dim names, placements) of each output's value, or None.");
   d.def("spmd_rule_name", &dist::spmd_rule_name);
   d.def("spmd_rule_names", &dist::spmd_rule_names);
   d.def("replicated_fallback_ops", &dist::replicated_fallback_ops);
@@ -208,6 +237,22 @@ void bind_spmd(py::module_& m) {
       if (p.empty()) OAR_THROW(InvalidArgument, "set_placements: placements must not be empty");
       m->placements = std::move(p);
     }
+  });
+  // DistModel's global trace (Note [DistModel]): a dist tensor stands for its whole value as an
+  // ordinary tensor while the step is traced (take), then gets its metadata back (put).
+  struct HeldDistMeta {
+    std::unique_ptr<DistMeta> meta;
+  };
+  py::class_<HeldDistMeta>(d, "HeldDistMeta");
+  d.def("take_dist_meta", [](py::handle t) {
+    Tensor x = py_to_tensor(t, "take_dist_meta", "x");
+    OAR_ENFORCE(x.impl()->dist != nullptr, InvalidArgument, "take_dist_meta: the tensor is not a dist tensor");
+    return HeldDistMeta{std::move(x.impl()->dist)};
+  });
+  d.def("put_dist_meta", [](py::handle t, HeldDistMeta& held) {
+    Tensor x = py_to_tensor(t, "put_dist_meta", "x");
+    OAR_ENFORCE(held.meta != nullptr, InvalidArgument, "put_dist_meta: the metadata was already put back");
+    x.impl()->dist = std::move(held.meta);
   });
   d.def("is_dist", [](py::handle t) { return dist::dist_meta(py_to_tensor(t, "Tensor", "self")) != nullptr; });
   // The local shard as an ordinary tensor sharing its memory.

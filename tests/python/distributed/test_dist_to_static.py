@@ -164,13 +164,18 @@ def test_dist_model_compiled_in_one_process_equals_eager():
         assert ops.count("dist.sgd_update") == 1 and ops.index("dist.sgd_update") > ops.index("dist.all_reduce")
         assert ops.count("builtin.set_parameter") == 2
         assert ops.count("dist.shard_slice") == 1  # the seed cut back to the batch shard
-        # the layouts the dist layer gave each op's outputs
-        assert re.search(r'"pd_op.mean"\(%\d+\) \{axis = #shape\[\], dist_attr = "\[Partial\(reduce_type=kRedAvg\)\] '
-                         r'on \[0\] of \[\]"', text), text
-        assert 'dist_attr = "[Shard(dim=0)] on [0] of [6,3]"' in text
+        # made by the passes from the global program: no annotation left in it; the global one has
+        # the inputs', the parameters', the loss's and the gradients' (Note [DistModel])
+        assert "dist.shard_annotate" not in text and "dist_out" not in text
+        serial = str(runs[0][2].serial_main_program())
+        placements = re.findall(r'"dist.shard_annotate"\(%\d+\) \{placements = #dist.placements<\[(\w+\(\d*\))\]', serial)
+        assert placements == ["Shard(0)"] * 2 + ["Replicate()"] * 2 + ["Replicate()"] + ["Replicate()"] * 2, placements
+        assert 'name = "x0"} : () -> (tensor<6x4xf64>)' in serial
         assert ops.count("pd_op.matmul") == 2 and ops.index("pd_op.matmul") < ops.index("dist.all_reduce")
         with pytest.raises(RuntimeError, match="no eval step has been compiled yet"):
             runs[0][2].dist_main_program("eval")
+        with pytest.raises(RuntimeError, match="serial_main_program: no eval step has been compiled yet"):
+            runs[0][2].serial_main_program("eval")
         with pytest.raises(ValueError, match="mode must be 'train', 'eval' or 'predict', got 'test'"):
             runs[0][2].dist_main_program("test")
         assert runs[1][2]._last == {}  # the eager one compiled nothing

@@ -33,6 +33,18 @@ def _as_tensor(data, dtype, place, stop_gradient, op):
     return t, True if stop_gradient is None else stop_gradient
 
 
+def _global_trace():
+    """Whether DistModel is tracing its global program (Note [DistModel]): reshard and
+    shard_tensor in the traced code then become dist.shard_annotate ops."""
+    from .static_global import tracing_global
+    return tracing_global()
+
+
+def _annotate(t, mesh, placements, op):
+    from .static_global import Layout, annotate
+    return annotate(t, Layout(mesh, placements), op)
+
+
 def _attach(local, mesh, encoded, global_shape):
     _C.dist.set_dist_meta(local, mesh.shape, mesh.process_ids, mesh.dim_names, encoded, list(global_shape))
     enable = getattr(_C.distributed, "enable_dist_layer", None)
@@ -74,6 +86,8 @@ def shard_tensor(data, mesh, placements, dtype=None, place=None, stop_gradient=N
     global value `data` (a Tensor, array or list): this process keeps its own shard. A
     Parameter is sharded in place and returned (so optimizers holding it see the shard)."""
     _check_mesh(mesh, "shard_tensor")
+    if isinstance(data, Tensor) and _global_trace():  # DistModel's global program: an annotation
+        return _annotate(data, mesh, placements, "shard_tensor")
     encoded = _encode_all(placements, "shard_tensor")
     t, sg = _as_tensor(data, dtype, place, stop_gradient, "shard_tensor")
     global_shape = list(t.shape)
@@ -141,6 +155,8 @@ def reshard(dist_tensor, mesh, placements):
     changes. `mesh` may be another mesh than the tensor's (Note [Reshard]: gathered on its own mesh,
     sent process to process, cut on the new one)."""
     _check_mesh(mesh, "reshard")
+    if isinstance(dist_tensor, Tensor) and _global_trace():  # DistModel's global program: an annotation
+        return _annotate(dist_tensor, mesh, placements, "reshard")
     if not isinstance(dist_tensor, Tensor) or not dist_tensor.is_dist():
         raise ValueError("reshard: dist_tensor must be a dist tensor (see shard_tensor), got "
                          f"{type(dist_tensor).__name__ if not isinstance(dist_tensor, Tensor) else 'a dense Tensor'}")

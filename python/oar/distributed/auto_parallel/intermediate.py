@@ -3,8 +3,8 @@ ColWiseParallel and RowWiseParallel lay a Linear's (or an Embedding's) parameter
 mesh's "mp" axis; the dist layer does the rest (Note [Dist layer] in docs/notes/distributed.md)."""
 import fnmatch
 
-from .api import (ShardingStage1, ShardingStage2, ShardingStage3, _check_mesh, reshard, shard_layer, shard_optimizer,
-                  shard_tensor)
+from .api import (ShardingStage1, ShardingStage2, ShardingStage3, _check_mesh, _global_trace, reshard, shard_layer,
+                  shard_optimizer, shard_tensor)
 from .placement_type import Replicate, Shard
 from .pipeline_parallel import SplitPoint  # noqa: F401  (paddle.distributed.SplitPoint)
 from .process_mesh import get_mesh
@@ -58,7 +58,8 @@ class ColWiseParallel(PlanBase):
             shard_tensor(layer.bias, mesh, _on_axis(mesh, axis, Shard(0)))
         if self.gather_output:
             def gather(_, inputs, out):
-                return reshard(out, mesh, [Replicate() for _ in range(mesh.ndim)]) if out.is_dist() else out
+                whole = [Replicate() for _ in range(mesh.ndim)]
+                return reshard(out, mesh, whole) if out.is_dist() or _global_trace() else out
             layer.register_forward_post_hook(gather)
 
 

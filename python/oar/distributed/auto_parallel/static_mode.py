@@ -1,10 +1,11 @@
 """dist.to_static, dist.Strategy and DistModel (Paddle's auto-parallel "static" entry point).
 
-DistModel compiles each step signature into this rank's program (static_program.py): the
-step traced through the dist dispatch layer, so the SPMD rules and reshard partition it, with
-reshard's transfers as dist.* collective ops and the optimizer's fused update as
-dist.<rule>_update ops, run on the executor; what cannot compile runs eagerly with a warning
-(Note [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program
+DistModel compiles each step signature into this rank's program, run on the executor: the
+step traced into the global (serial) program with dist.shard_annotate ops and cut to this rank
+by the static passes (static_global.py), or for a pipeline traced through the dist dispatch
+layer, which partitions it while it runs (static_program.py); reshard's transfers are dist.*
+collective ops and the optimizer's fused update dist.<rule>_update ops either way. What
+cannot compile runs eagerly with a warning (Note [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program
 per phase), sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each
 stage's own order, or per-micro-batch order) act; amp and fused_passes are validated and
 recorded only."""
@@ -252,9 +253,17 @@ class DistModel:
             return "grads"
         return "update" if self._k == 1 else "merge"
 
+    def _global(self):
+        """Whether a step compiles through the global program and the dist passes (Note
+        [DistModel]): every case but pipelines (micro-batches, or parameters on several
+        meshes), which keep the trace-time partitioning."""
+        if self._micro > 1:
+            return False
+        return len({tuple(p.process_mesh.process_ids) for p in self._layer.parameters() if p.is_dist()}) <= 1
+
     def _compiled(self, args):
         """This signature's CompiledStep (traced on first use), or None where it runs eagerly."""
-        from . import static_program
+        from . import static_global, static_program
         key = self._signature(args)
         if key is None or not self._compile:
             return None
@@ -265,10 +274,14 @@ class DistModel:
             phase = self._phase()
             opt = self._fused if phase in ("update", "merge") else None
             try:
-                with _deferred_sends(self._micro > 1):
-                    entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro, scale,
-                                                 schedule, opt, phase == "merge", self._sharded,
-                                                 self._strategy.pipeline.vpp_degree)
+                if self._global():
+                    entry = static_global.compile_global(self._mode, self._layer, self._loss_fn, args, scale, opt,
+                                                         phase == "merge", self._sharded)
+                else:
+                    with _deferred_sends(self._micro > 1):
+                        entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro,
+                                                     scale, schedule, opt, phase == "merge", self._sharded,
+                                                     self._strategy.pipeline.vpp_degree)
             except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
                 # Bad inputs make the eager step raise the same error, which then propagates;
                 # a step that runs eagerly but cannot compile stays eager, with a warning.
@@ -280,18 +293,27 @@ class DistModel:
             self._last[self._mode] = entry
         return None if entry is _EAGER else entry
 
+    def _last_entry(self, mode, api):
+        mode = self._mode if mode is None else mode
+        if mode not in ("train", "eval", "predict"):
+            raise ValueError(f"DistModel.{api}: mode must be 'train', 'eval' or 'predict', got {mode!r}")
+        entry = self._last.get(mode)
+        if entry is None:
+            raise RuntimeError(f"DistModel.{api}: no {mode} step has been compiled yet (call the DistModel once "
+                               "in that mode first)")
+        return entry
+
     def dist_main_program(self, mode=None):
         """This rank's program of the last step compiled in `mode` (default: the current
         one): local shapes, with the reshard transfers as dist.* collective ops. Call the
         DistModel once in that mode first."""
-        mode = self._mode if mode is None else mode
-        if mode not in ("train", "eval", "predict"):
-            raise ValueError(f"DistModel.dist_main_program: mode must be 'train', 'eval' or 'predict', got {mode!r}")
-        entry = self._last.get(mode)
-        if entry is None:
-            raise RuntimeError(f"DistModel.dist_main_program: no {mode} step has been compiled yet (call the "
-                               "DistModel once in that mode first)")
-        return entry.program
+        return self._last_entry(mode, "dist_main_program").program
+
+    def serial_main_program(self, mode=None):
+        """The global program the last step compiled in `mode` was traced into (serial, global
+        shapes, dist.shard_annotate ops), from which the dist passes made dist_main_program;
+        None for a pipeline step, which is partitioned while it is traced (Note [DistModel])."""
+        return getattr(self._last_entry(mode, "serial_main_program"), "global_program", None)
 
     def _run_compiled(self, entry, args):
         from ...autograd import no_grad

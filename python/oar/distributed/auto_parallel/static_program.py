@@ -1,7 +1,10 @@
-"""DistModel's compiled step: this rank's program (Note [DistModel] in docs/notes/distributed.md).
+"""DistModel's trace-time partitioning: a pipeline step's program for this rank (Note [DistModel]
+in docs/notes/distributed.md; every other step goes through the global program and the static
+passes, static_global.py), and the helpers both ways share (the update's trace, the states).
 
 A step (forward and loss; for train() also the backward, each gradient resharded to its
-parameter's layout, and the optimizer's update as dist.<rule>_update ops) is traced once per signature while the dist dispatch layer runs it: the
+parameter's layout, and the optimizer's update as dist.<rule>_update ops) is traced once per
+signature while the dist dispatch layer runs it: the
 SPMD rules pick each op's placements, reshard moves the data, and the tracer records every
 local op below the layer plus each reshard transfer as a `dist.*` collective op (one per
 mesh axis the reshard planner moves: all_reduce, all_gather, reduce_scatter, all_to_all,
