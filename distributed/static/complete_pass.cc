@@ -83,6 +83,14 @@ class CompletePass : public pir::Pass {
   /// elementwise over it, its gradient and its states, so all of them take the parameter's
   /// placements (Partial as Replicate, as eager's post-accumulate hook lays gradients out)
   /// and so do the results; lr and step are replicated.
+  /// A state with leading dims of its own before its parameter's (ASGD's window
+  /// [batch_num, *shape]) keeps those dims whole and the parameter's layout after them.
+  static TensorDistAttr with_leading_dims(TensorDistAttr a, int64_t rank) {
+    const int64_t k = rank - static_cast<int64_t>(a.dims_mapping.size());
+    if (k > 0) a.dims_mapping.insert(a.dims_mapping.begin(), k, -1);
+    return a;
+  }
+
   static SpmdInfo update_rule(const pir::Operation* op, const SpmdContext& sc) {
     pir::Attribute lrs = op->attr("lr_scale");
     OAR_ENFORCE(lrs && lrs.is(pir::AttrKind::kArray), InvalidArgument, "dist-complete: ", describe_op(op),
@@ -101,10 +109,12 @@ class CompletePass : public pir::Pass {
       param.push_back(a);
     }
     for (size_t i = 0; i < sc.inputs.size(); ++i) {
-      info.inputs.push_back(i < 2 ? TensorDistAttr::replicated(m, sc.inputs[i].rank()) : param[(i - 2) % n]);
+      info.inputs.push_back(i < 2 ? TensorDistAttr::replicated(m, sc.inputs[i].rank())
+                                  : with_leading_dims(param[(i - 2) % n], sc.inputs[i].rank()));
     }
     for (size_t i = 0; i < op->num_results(); ++i) {
-      info.outputs.push_back(i < n ? param[i] : param[(i - n) % n]);
+      const int64_t rank = static_cast<int64_t>(op->result(i).type().dims().size());
+      info.outputs.push_back(with_leading_dims(i < n ? param[i] : param[(i - n) % n], rank));
     }
     return info;
   }

@@ -11,7 +11,7 @@ and how, is recorded by the annotations."""
 from ... import _C
 from ..._creation import get_rng_state, set_rng_state
 from ...jit.api import _flatten, _named_state, _Tracing
-from .placement_type import Replicate, _decode, _encode_all
+from .placement_type import Replicate, Shard, _decode, _encode_all
 from .process_mesh import ProcessMesh
 from .static_program import CompiledStep
 
@@ -110,11 +110,9 @@ def _state_layouts(opt, sharded):
         if lay is None or k < 0 or list(t.shape[k:]) != _local_shape(p._global_shape, lay):
             out.append((name, t, None, list(t.shape)))
             continue
-        if k and any(q.is_shard() for q in lay.placements):
-            # dist-complete lays each state of a dist.<rule>_update out as its parameter, dim for dim
-            raise NotImplementedError(f"DistModel: optimizer state {name!r} has {k} leading dim(s) beyond its "
-                                      f"split parameter's {list(p._global_shape)}, which the static passes do not "
-                                      "lay out yet")
+        if k:
+            # the state's own leading dims stay whole; the parameter's split dims move by k
+            lay = Layout(lay.mesh, [Shard(q.get_dim() + k) if q.is_shard() else q for q in lay.placements])
         out.append((name, t, lay, list(t.shape[:k]) + list(p._global_shape)))
     return out
 
