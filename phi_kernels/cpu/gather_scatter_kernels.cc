@@ -7,6 +7,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/copy_grain.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -118,18 +119,22 @@ void GatherGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
   const T* gp = g.data<T>();
   constexpr int64_t kChunk = 256;
   const int64_t chunks = (inner + kChunk - 1) / kChunk;
-  const bool par = outer * m * inner >= kParallelGrain;
-#pragma omp parallel for collapse(2) schedule(static) if (par)
-  for (int64_t b = 0; b < outer; ++b) {
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t lo = c * kChunk, hi = std::min(inner, lo + kChunk);
-      for (int64_t j = 0; j < m; ++j) {
-        T* dst = o + (b * n + idx[j]) * inner;
-        const T* src = gp + (b * m + j) * inner;
-        for (int64_t i = lo; i < hi; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
-      }
-    }
-  }
+  // Each (outer row b, column block c) pair owns its columns of every destination row, so
+  // the pairs run in any order and split across threads; a repeated index adds in j order.
+  parallel_for(
+      outer * chunks,
+      [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          const int64_t b = p / chunks, c = p % chunks;
+          const int64_t lo = c * kChunk, hi = std::min(inner, lo + kChunk);
+          for (int64_t j = 0; j < m; ++j) {
+            T* dst = o + (b * n + idx[j]) * inner;
+            const T* src = gp + (b * m + j) * inner;
+            for (int64_t i = lo; i < hi; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
+          }
+        }
+      },
+      outer * m * inner);
 }
 
 // Flat row offsets (in units of x's trailing block) of each coordinate tuple in index [..., k].
@@ -172,10 +177,12 @@ void GatherNdKernel(const DeviceContext&, const DenseTensor& x, const DenseTenso
   DenseTensor c = contiguous(x);
   const T* xp = c.data<T>();
   const int64_t m = static_cast<int64_t>(off.size());
-#pragma omp parallel for schedule(static) if (m * inner >= kParallelGrain)
-  for (int64_t j = 0; j < m; ++j) {
-    std::memcpy(o + j * inner, xp + off[j] * inner, inner * sizeof(T));
-  }
+  parallel_for(
+      m,
+      [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j) std::memcpy(o + j * inner, xp + off[j] * inner, inner * sizeof(T));
+      },
+      m * inner);
 }
 
 template <typename T>

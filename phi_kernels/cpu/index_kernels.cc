@@ -8,6 +8,7 @@
 #include "paddle_core/meta/infer_meta_manipulation.h"
 #include "paddle_core/meta/view_meta.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {
@@ -211,10 +212,12 @@ void IndexGetKernel(const DeviceContext&, const DenseTensor& x,
   DenseTensor c = contiguous(x);
   const T* xp = c.data<T>();
   const int64_t m = static_cast<int64_t>(p.rows.size()), inner = p.inner;
-#pragma omp parallel for schedule(static) if (m * inner >= kParallelGrain)
-  for (int64_t b = 0; b < m; ++b) {
-    std::memcpy(o + b * inner, xp + p.rows[b] * inner, inner * sizeof(T));
-  }
+  parallel_for(
+      m,
+      [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) std::memcpy(o + b * inner, xp + p.rows[b] * inner, inner * sizeof(T));
+      },
+      m * inner);
 }
 
 template <typename T>

@@ -167,14 +167,14 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
   // A batch of small float products (a GEMM library threads one of them poorly: [64, 128, 64]
   // @ [64, 64, 128] took the same time at 2 threads as at 1): one product per thread.
   if constexpr (std::is_same_v<T, float>) {
-    if (nb > 1 && M * N * K < (int64_t{1} << 22) && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    if (nb > 1 && M * N * K < (int64_t{1} << 22) && omp_get_max_threads() > 1 && !in_parallel_region()) {
       sgemm_serial_in_team();
       parallel_for(
           nb,
           [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) one(i);
+            for (int64_t i = i0; i < i1; ++i) one(i);
           },
-          nb * M * N);
+          nb * sgemm_cost(M, N, K));
       return;
     }
   }

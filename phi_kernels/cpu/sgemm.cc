@@ -94,6 +94,35 @@ bool onednn_avx512() {
   return on;
 }
 
+// OpenMP's thread count at 1 on this thread while in scope (when `on`): a library call made
+// from here runs single-threaded instead of waking OpenMP's sleeping worker.
+class OmpSerial {
+ public:
+  explicit OmpSerial(bool on) : saved_(on ? omp_get_max_threads() : 0) {
+    if (saved_) omp_set_num_threads(1);
+  }
+  ~OmpSerial() {
+    if (saved_) omp_set_num_threads(saved_);
+  }
+  OmpSerial(const OmpSerial&) = delete;
+  OmpSerial& operator=(const OmpSerial&) = delete;
+
+ private:
+  int saved_;
+};
+
+// OpenBLAS's thread count is global to it: set from outside a parallel region only.
+void set_openblas_threads(int threads) {
+#if defined(OAR_SCIPY_OPENBLAS)
+  route_openblas_threads();
+  if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
+#elif defined(OPENBLAS_VERSION)
+  if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
+#else
+  (void)threads;
+#endif
+}
+
 }  // namespace
 
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
@@ -118,6 +147,15 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
 #endif
 }
 
+// parallel_for's cost units are float adds streamed from memory (Note [Thread pool]); one
+// thread's sgemm does about 30 multiply-adds in the time of one such add on the machines
+// measured (Zen 4: ~50 FMA/ns against ~1.5 adds/ns), so a product of M*N*K multiply-adds
+// costs M*N*K / 32. Saturates instead of overflowing.
+int64_t sgemm_cost(int64_t M, int64_t N, int64_t K) {
+  const double f = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / 32.0;
+  return f >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(f);
+}
+
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc) {
   const bool openblas = sgemm_uses_openblas(ta, tb, M, N, K, lda, ldb);
@@ -135,66 +173,45 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
     const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
     OAR_ENFORCE(st == dnnl_success, Internal, "sgemm: oneDNN sgemm failed with status ", static_cast<int>(st));
   };
-  // OpenBLAS's thread count is global to it: set from outside a team only.
-  auto openblas_threads = [&](int threads) {
-    if (!openblas || in_parallel_region()) return;
-#if defined(OAR_SCIPY_OPENBLAS)
-    route_openblas_threads();
-    if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
-#elif defined(OPENBLAS_VERSION)
-    if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
-#else
-    (void)threads;
-#endif
-  };
-  // Note [Static split of OpenBLAS GEMMs]: at nt > 1 threads a large product is cut into
-  // nt column (or row) blocks, each a single-threaded library call on its own OpenMP
-  // thread, one join at the end. OpenBLAS's own threading syncs its jobs many times per
-  // product (each waits for the others' packed panels): on a machine whose other cores
-  // are busy, each sync waits for a descheduled worker's next time slice, and the MLP step
-  // at 2 threads took 53 ms against 6 ms at 1 thread (torch 7.4 ms). oneDNN's threaded
-  // sgemm meets the same (Zen 4, load 2.4, 2 threads: 128x512x512 7.6 ms against 0.59 at
-  // 1 thread), and inside a team it runs single-threaded by itself, so the split serves it
-  // too where oneDNN takes the large products (AVX-512). On AVX2 oneDNN's products keep its
-  // own threading, as measured on Zen 3 (docs/notes/gemm_backends.md).
-  const int nt = omp_get_max_threads();
-  // OAR_OPENBLAS_SPLIT=0 leaves the threading to the library (OpenBLAS on OpenMP's team), for comparisons.
-  static const bool split_on = [] {
-    const char* e = std::getenv("OAR_OPENBLAS_SPLIT");
-    return !(e && e[0] == '0');
-  }();
-  const bool split = split_on && (openblas || onednn_avx512()) && nt > 1 && !in_parallel_region() &&
-                     M * N * K >= (int64_t{1} << 21) && std::max(M, N) >= 32 * static_cast<int64_t>(nt);
-  if (!split) {
-    openblas_threads(nt);
+  // Note [GEMM splits on the pool] (docs/notes/thread_pool.md): every library call runs on
+  // one thread; at nt > 1 threads a large product is cut into nt column (or row) panels of
+  // whole 16-float vectors (the kernels' register width), one single-threaded library call
+  // per panel, run as parallel_for's chunks on Oar's pool. The pool's chunks run with
+  // OpenMP's thread count at 1, so oneDNN's sgemm opens no OpenMP region there; OpenBLAS's
+  // thread count is global, set to 1 here from outside a region.
+  // Why not the libraries' own threading: OpenBLAS syncs its jobs many times per product
+  // (each waits for the others' packed panels), and on a machine whose other cores are busy
+  // each sync waits for a descheduled worker's next time slice (MLP step at 2 threads 53 ms
+  // against 6 ms at 1 thread); oneDNN's threaded sgemm meets the same (Zen 4, load 2.4:
+  // 128x512x512 7.6 ms against 0.59 at 1 thread). And any OpenMP region pays its sleeping
+  // worker's wake (~40 us on these VMs) in its end barrier, where the pool's caller starts at
+  // once and wakes a worker only for a product above its measured wake grain.
+  const bool region = in_parallel_region();
+  if (openblas && !region) set_openblas_threads(1);
+  const int nt = region ? 1 : omp_get_max_threads();
+  const bool by_cols = N >= M;
+  const int64_t len = by_cols ? N : M;
+  const int64_t cost = sgemm_cost(M, N, K);
+  if (nt <= 1 || cost < kParallelGrain || len < 32 * static_cast<int64_t>(nt)) {
+    OmpSerial serial(!region && nt > 1);  // oneDNN's sgemm would open an OpenMP region
     one(M, N, A, B, C);
     return;
   }
-  openblas_threads(1);
-  const bool by_cols = N >= M;
-  const int64_t len = by_cols ? N : M;
-  // blocks of whole 16-float vectors (the kernels' register width), as even as that allows
-  const int64_t units = (len + 15) / 16, per = (units + nt - 1) / nt;
-#pragma omp parallel num_threads(nt)
-  {
-    const int64_t b0 = std::min(len, omp_get_thread_num() * per * 16);
-    const int64_t b1 = std::min(len, b0 + per * 16);
-    if (b0 < b1) {
-      if (by_cols)
-        one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
-      else
-        one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
-    }
-  }
+  const int64_t units = (len + 15) / 16;
+  parallel_for(
+      units,
+      [&](int64_t u0, int64_t u1) {
+        const int64_t b0 = u0 * 16, b1 = std::min(len, u1 * 16);
+        if (by_cols)
+          one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
+        else
+          one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
+      },
+      cost);
 }
 
 void sgemm_serial_in_team() {
-#if defined(OAR_SCIPY_OPENBLAS)
-  route_openblas_threads();
-  if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
-#elif defined(OPENBLAS_VERSION)
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
-#endif
+  if (!in_parallel_region()) set_openblas_threads(1);
 }
 
 const char* sgemm_openblas_name() {

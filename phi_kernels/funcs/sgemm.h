@@ -8,9 +8,15 @@
 namespace oar::phi {
 
 /// C[M, N] = op(A) op(B), op = transpose where ta / tb; leading dims as in BLAS
-/// (row-major). Uses the calling thread's OpenMP thread count.
+/// (row-major). At the calling thread's thread count (omp_get_max_threads()) > 1 a large
+/// product is split into panels on Oar's pool (Note [GEMM splits on the pool]); every
+/// library call runs on one thread.
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc);
+
+/// A product of M*N*K multiply-adds in parallel_for's cost units (float adds streamed from
+/// memory): what decides whether the pool's sleeping workers are worth waking for it.
+int64_t sgemm_cost(int64_t M, int64_t N, int64_t K);
 
 /// Whether sgemm_rowmajor takes OpenBLAS (else oneDNN's sgemm) for this product.
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb);
@@ -18,9 +24,9 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
 /// The OpenBLAS behind the large shapes: "scipy-openblas32", "debian-openblas" or "none".
 const char* sgemm_openblas_name();
 
-/// Before sgemm_rowmajor calls run from inside an OpenMP team (one product per thread):
-/// makes OpenBLAS single-threaded, as its thread count is global (oneDNN's sgemm is
-/// single-threaded inside a team by itself).
+/// Before sgemm_rowmajor calls run from inside a parallel region (one product per chunk):
+/// makes OpenBLAS single-threaded, as its thread count is global and must not be changed
+/// from inside a region (oneDNN's sgemm is single-threaded there by itself).
 void sgemm_serial_in_team();
 
 }  // namespace oar::phi

@@ -1,10 +1,12 @@
-"""OpenBLAS's threaded GEMMs run on OpenMP's team (Note [OpenBLAS on OpenMP's threads],
-phi_kernels/cpu/sgemm.cc): at 2 threads the large products (OpenBLAS or oneDNN) equal the float64
-NumPy product (odd sizes, transposed operands, views, batches, 0-size), split per thread or not, two Python threads
-multiplying at once neither deadlock nor mix results, and the process uses no CPU while
-idle after them (OpenBLAS's own pool spun for ~0.1 s after every call: 24-102 ms of CPU in
-the first 0.5 s idle). Each case runs in a fresh process with OMP_NUM_THREADS=2, so the
-thread count is the one the library starts with."""
+"""Float32 GEMMs at 2 threads are split into panels on Oar's pool (Note [GEMM splits on the
+pool], docs/notes/thread_pool.md): the products (OpenBLAS or oneDNN) equal the float64 NumPy
+product (odd sizes, split along N or M, transposed operands, strided views, batches, 0-size),
+whether the pool's worker runs a panel or the caller runs them all, and equal the unsplit
+1-thread product within float32 rounding; two Python threads multiplying at once neither
+deadlock nor mix results, no OpenMP worker thread is started by them, and the process uses
+no CPU while idle after them (OpenBLAS's own pool spun for ~0.1 s after every call: 24-102
+ms of CPU in the first 0.5 s idle). Each case runs in a fresh process with OMP_NUM_THREADS=2,
+so the thread count is the one the library starts with."""
 
 import os
 import subprocess
@@ -40,38 +42,90 @@ def _run(body, timeout=240, **extra_env):
     return p.stdout
 
 
-# split "1": one single-threaded library call per OpenMP thread (Note [Static split of
-# OpenBLAS GEMMs]); "0": the library's own threading (OpenBLAS's jobs on OpenMP's team).
-# lib: the shape rule's choice ("rule": OpenBLAS for these on AVX2, oneDNN on AVX-512) or forced.
+# wake: OAR_PARALLEL_WAKE_GRAIN, "0" wakes the pool's worker for every split product (the
+# panels run on both threads), "67108864" (its cap) never does (the caller runs every panel).
+# lib: the shape rule's choice (OpenBLAS for these on AVX2, oneDNN on AVX-512) or forced.
 @pytest.mark.parametrize("lib", ["rule", "openblas", "onednn"])
-@pytest.mark.parametrize("split", ["1", "0"])
-def test_large_products_at_two_threads(split, lib):
+@pytest.mark.parametrize("wake", ["0", "67108864"])
+def test_large_products_at_two_threads(wake, lib):
     _run(
         """
-        for (m, k, n) in [(384, 400, 392), (1023, 777, 1025), (512, 1024, 385), (1024, 1024, 256)]:
-            for tx, ty in [(False, False), (True, False), (False, True)]:
+        # (m, k, n): split along N (n >= m), along M, too narrow to split (max(m, n) < 64),
+        # N < 16 (OpenBLAS on AVX-512), panels of whole 16-float vectors and a short last one
+        shapes = [(384, 400, 392), (1023, 777, 1025), (512, 1024, 385), (1024, 1024, 256), (1001, 300, 40),
+                  (2000, 129, 9), (33, 2000, 63), (17, 1000, 1041), (70, 4000, 65)]
+        for (m, k, n) in shapes:
+            for tx, ty in [(False, False), (True, False), (False, True), (True, True)]:
                 a = rng.standard_normal((k, m) if tx else (m, k)).astype("float32")
                 b = rng.standard_normal((n, k) if ty else (k, n)).astype("float32")
-                got = oar.matmul(oar.to_tensor(a), oar.to_tensor(b), transpose_x=tx, transpose_y=ty)
-                check(got.numpy(), a.T if tx else a, b.T if ty else b)
+                ta, tb = oar.to_tensor(a), oar.to_tensor(b)
+                got = oar.matmul(ta, tb, transpose_x=tx, transpose_y=ty).numpy()
+                check(got, a.T if tx else a, b.T if ty else b)
+                oar.set_num_threads(1)  # the unsplit product, one library call
+                one = oar.matmul(ta, tb, transpose_x=tx, transpose_y=ty).numpy()
+                oar.set_num_threads(2)
+                np.testing.assert_allclose(got, one, rtol=1e-5, atol=2e-6 * np.sqrt(k) * np.abs(one).max())
+        # strided views (leading dims larger than the columns), both operands, and transposed
         big = rng.standard_normal((600, 1100)).astype("float32")
         a = rng.standard_normal((500, 600)).astype("float32")
         check(oar.matmul(oar.to_tensor(a), oar.to_tensor(big)[:, 3:903]).numpy(), a, big[:, 3:903])
+        av = oar.to_tensor(big)[5:505, 7:607]
+        check(oar.matmul(av, oar.to_tensor(big)[:, 3:903]).numpy(), big[5:505, 7:607], big[:, 3:903])
+        check(oar.matmul(oar.to_tensor(big)[:, 1:501], oar.to_tensor(big)[:, 10:710], transpose_x=True).numpy(),
+              big[:, 1:501].T, big[:, 10:710])
         x = rng.standard_normal((3, 400, 448)).astype("float32")
         w = rng.standard_normal((3, 448, 392)).astype("float32")
         got = oar.matmul(oar.to_tensor(x), oar.to_tensor(w)).numpy()
         for i in range(3):
             check(got[i], x[i], w[i])
+        # a Linear layer's weight on a batch of rows: one GEMM of 4 * 300 rows, split along M
+        xs = rng.standard_normal((4, 300, 256)).astype("float32")
+        wt = rng.standard_normal((256, 96)).astype("float32")
+        got = oar.matmul(oar.to_tensor(xs), oar.to_tensor(wt)).numpy()
+        check(got.reshape(-1, 96), xs.reshape(-1, 256), wt)
         z = oar.matmul(oar.zeros([0, 512]), oar.zeros([512, 512]))
         assert z.shape == [0, 512]
+        z = oar.matmul(oar.zeros([512, 0]), oar.zeros([0, 700])).numpy()
+        assert z.shape == (512, 700) and not z.any()
         """,
-        OAR_OPENBLAS_SPLIT=split,
+        OAR_PARALLEL_WAKE_GRAIN=wake,
         **({} if lib == "rule" else {"OAR_SGEMM": lib}),
     )
 
 
+def test_gemms_start_no_openmp_worker():
+    # Every float32 GEMM runs its library on one thread (Note [GEMM splits on the pool]): a
+    # training loop of matmuls, linears and gathers at 2 threads starts the pool's worker and
+    # no OpenMP worker (libgomp starts one at its first 2-thread region and keeps it).
+    out = _run(
+        """
+        import os
+        def tasks():
+            return len(os.listdir("/proc/self/task"))
+        base = tasks()
+        lin = oar.nn.Linear(512, 512)
+        head = oar.nn.Linear(512, 10)
+        emb = oar.nn.Embedding(1000, 512)
+        opt = oar.optimizer.SGD(learning_rate=0.01, parameters=lin.parameters() + head.parameters() + emb.parameters())
+        ids = oar.to_tensor(rng.integers(0, 1000, (128,)).astype("int64"))
+        for _ in range(5):
+            h = oar.nn.functional.relu(lin(emb(ids)))
+            loss = head(h).sum() + oar.matmul(h, h, transpose_y=True).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+        x = oar.randn([64, 256, 256])
+        (x @ x).sum()
+        print(base, tasks(), oar._C._parallel_info()["workers"])
+        """,
+        OAR_PARALLEL_WAKE_GRAIN="0",
+    )
+    base, after, workers = (int(v) for v in out.split()[-3:])
+    assert after - base == workers, (base, after, workers)
+
+
 def test_batched_small_products_one_per_thread():
-    # matmul_kernel.cc runs a batch of small float products one per OpenMP thread: batched,
+    # matmul_kernel.cc runs a batch of small float products one per pool chunk: batched,
     # broadcast batch dims, transposed operands, strided views, odd sizes, an OpenBLAS-routed
     # shape (ldb a multiple of 512) and a single-element batch.
     _run(
