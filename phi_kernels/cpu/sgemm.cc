@@ -36,8 +36,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/cpu/parallel.h"
@@ -45,43 +43,6 @@
 namespace oar::phi {
 namespace {
 
-#if defined(OAR_SCIPY_OPENBLAS)
-// Note [OpenBLAS on OpenMP's threads]: scipy-openblas32 runs its own pthread pool, whose
-// workers spin-wait for ~0.1 s (OPENBLAS_THREAD_TIMEOUT, 2^28 cycles) after every threaded
-// call: `python3 bench/idle_pool.py --threads 2` measured 24-102 ms of CPU in the first
-// 0.5 s idle, also under OMP_WAIT_POLICY=PASSIVE, and on 2 cores that spin takes the core
-// the OpenMP worker of the next op needs. OpenBLAS >= 0.3.28 lets the application run its
-// jobs instead: they run on OpenMP's team (the one pool, which honours OMP_WAIT_POLICY).
-// OpenBLAS's level-3 jobs wait on each other's progress, so every job needs a thread of its
-// own at once: a team of exactly numjobs threads (guaranteed outside a parallel region with
-// dynamic teams off and the thread limit high enough), otherwise one std::thread per job.
-void run_openblas_jobs(int /*sync*/, openblas_dojob_callback dojob, int numjobs, size_t elsize, void* jobdata,
-                       int dojob_data) {
-  auto job = [&](int i) { dojob(i, static_cast<char*>(jobdata) + static_cast<size_t>(i) * elsize, dojob_data); };
-  if (numjobs <= 1) {
-    if (numjobs == 1) job(0);
-    return;
-  }
-  if (!omp_in_parallel() && !omp_get_dynamic() && omp_get_thread_limit() >= numjobs) {
-#pragma omp parallel num_threads(numjobs)
-    job(omp_get_thread_num());
-    return;
-  }
-  std::vector<std::thread> rest;
-  rest.reserve(static_cast<size_t>(numjobs - 1));
-  for (int i = 1; i < numjobs; ++i) rest.emplace_back(job, i);
-  job(0);
-  for (auto& t : rest) t.join();
-}
-
-void route_openblas_threads() {
-  static const bool done = [] {
-    scipy_openblas_set_threads_callback_function(run_openblas_jobs);
-    return true;
-  }();
-  (void)done;
-}
-#endif
 
 // oneDNN's sgemm runs its AVX-512 code (the CPU has avx512_core and DNNL_MAX_CPU_ISA does
 // not cap it): the AVX-512 rule of the file comment, else the AVX2 one.
@@ -111,15 +72,21 @@ class OmpSerial {
   int saved_;
 };
 
-// OpenBLAS's thread count is global to it: set from outside a parallel region only.
-void set_openblas_threads(int threads) {
+// OpenBLAS runs on one thread (Note [GEMM splits on the pool]). Its thread count is global
+// to it: scipy-openblas32 serves sgemm_rowmajor only, so it is set once, before its first
+// call (a function-local static: a second thread waits for it); Debian's also serves
+// float64 and complex GEMMs, so it is set before each call from outside a parallel region.
+// (scipy-openblas32's own threads spun ~0.1 s after every threaded call, 24-102 ms of CPU
+// in the first 0.5 s idle, `bench/idle_pool.py --threads 2`; at one thread it runs none.)
+void serial_openblas() {
 #if defined(OAR_SCIPY_OPENBLAS)
-  route_openblas_threads();
-  if (scipy_openblas_get_num_threads() != threads) scipy_openblas_set_num_threads(threads);
+  static const bool once = [] {
+    scipy_openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
 #elif defined(OPENBLAS_VERSION)
-  if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
-#else
-  (void)threads;
+  if (!in_parallel_region() && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 #endif
 }
 
@@ -177,8 +144,8 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // one thread; at nt > 1 threads a large product is cut into nt column (or row) panels of
   // whole 16-float vectors (the kernels' register width), one single-threaded library call
   // per panel, run as parallel_for's chunks on Oar's pool. The pool's chunks run with
-  // OpenMP's thread count at 1, so oneDNN's sgemm opens no OpenMP region there; OpenBLAS's
-  // thread count is global, set to 1 here from outside a region.
+  // OpenMP's thread count at 1, so oneDNN's sgemm opens no OpenMP region there; OpenBLAS
+  // is kept at one thread (serial_openblas).
   // Why not the libraries' own threading: OpenBLAS syncs its jobs many times per product
   // (each waits for the others' packed panels), and on a machine whose other cores are busy
   // each sync waits for a descheduled worker's next time slice (MLP step at 2 threads 53 ms
@@ -186,8 +153,8 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // 128x512x512 7.6 ms against 0.59 at 1 thread). And any OpenMP region pays its sleeping
   // worker's wake (~40 us on these VMs) in its end barrier, where the pool's caller starts at
   // once and wakes a worker only for a product above its measured wake grain.
+  if (openblas) serial_openblas();
   const bool region = in_parallel_region();
-  if (openblas && !region) set_openblas_threads(1);
   const int nt = region ? 1 : omp_get_max_threads();
   const bool by_cols = N >= M;
   const int64_t len = by_cols ? N : M;
@@ -210,9 +177,7 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
       cost);
 }
 
-void sgemm_serial_in_team() {
-  if (!in_parallel_region()) set_openblas_threads(1);
-}
+void sgemm_serial_in_team() { serial_openblas(); }
 
 const char* sgemm_openblas_name() {
 #if defined(OAR_SCIPY_OPENBLAS)
