@@ -124,15 +124,15 @@ void GatherGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
   parallel_for(
       outer * chunks,
       [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) {
-          const int64_t b = p / chunks, c = p % chunks;
-          const int64_t lo = c * kChunk, hi = std::min(inner, lo + kChunk);
-          for (int64_t j = 0; j < m; ++j) {
-            T* dst = o + (b * n + idx[j]) * inner;
-            const T* src = gp + (b * m + j) * inner;
-            for (int64_t i = lo; i < hi; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
-          }
-        }
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t b = p / chunks, c = p % chunks;
+      const int64_t lo = c * kChunk, hi = std::min(inner, lo + kChunk);
+      for (int64_t j = 0; j < m; ++j) {
+        T* dst = o + (b * n + idx[j]) * inner;
+        const T* src = gp + (b * m + j) * inner;
+        for (int64_t i = lo; i < hi; ++i) dst[i] = static_cast<T>(M(dst[i]) + M(src[i]));
+      }
+    }
       },
       outer * m * inner);
 }
@@ -180,7 +180,7 @@ void GatherNdKernel(const DeviceContext&, const DenseTensor& x, const DenseTenso
   parallel_for(
       m,
       [&](int64_t j0, int64_t j1) {
-        for (int64_t j = j0; j < j1; ++j) std::memcpy(o + j * inner, xp + off[j] * inner, inner * sizeof(T));
+    for (int64_t j = j0; j < j1; ++j) std::memcpy(o + j * inner, xp + off[j] * inner, inner * sizeof(T));
       },
       m * inner);
 }

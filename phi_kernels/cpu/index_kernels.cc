@@ -215,7 +215,7 @@ void IndexGetKernel(const DeviceContext&, const DenseTensor& x,
   parallel_for(
       m,
       [&](int64_t b0, int64_t b1) {
-        for (int64_t b = b0; b < b1; ++b) std::memcpy(o + b * inner, xp + p.rows[b] * inner, inner * sizeof(T));
+    for (int64_t b = b0; b < b1; ++b) std::memcpy(o + b * inner, xp + p.rows[b] * inner, inner * sizeof(T));
       },
       m * inner);
 }

@@ -172,7 +172,7 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
       parallel_for(
           nb,
           [&](int64_t i0, int64_t i1) {
-            for (int64_t i = i0; i < i1; ++i) one(i);
+        for (int64_t i = i0; i < i1; ++i) one(i);
           },
           nb * sgemm_cost(M, N, K));
       return;

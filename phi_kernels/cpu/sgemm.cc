@@ -43,7 +43,6 @@
 namespace oar::phi {
 namespace {
 
-
 // oneDNN's sgemm runs its AVX-512 code (the CPU has avx512_core and DNNL_MAX_CPU_ISA does
 // not cap it): the AVX-512 rule of the file comment, else the AVX2 one.
 bool onednn_avx512() {
@@ -168,11 +167,11 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   parallel_for(
       units,
       [&](int64_t u0, int64_t u1) {
-        const int64_t b0 = u0 * 16, b1 = std::min(len, u1 * 16);
-        if (by_cols)
-          one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
-        else
-          one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
+    const int64_t b0 = u0 * 16, b1 = std::min(len, u1 * 16);
+    if (by_cols)
+      one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
+    else
+      one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
       },
       cost);
 }
