@@ -51,7 +51,9 @@ model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.
 print(f"cpu: {model}; load before/after: {os.getloadavg()[0]:.1f}; rounds: {rounds}; threads: {THREADS}")
 for k, d in med.items():
     print(f"{k:4s} static {d['static']:8.1f} ms  cinn {d['cinn']:8.1f} ms  static/cinn {d['static'] / d['cinn']:.3f}x")
-print(f"first call: static {first['static']:.2f} s  cinn {first['cinn']:.2f} s")
+st = oar._C.cinn.cache_stats()
+print(f"first call: static {first['static']:.2f} s  cinn {first['cinn']:.2f} s; cold compile "
+      f"{st['compile_seconds'] * 1e3 / max(1, st['compiles']):.1f} ms per group ({st['compiles']} groups)")
 if "--profile" in sys.argv:
     for m, f in steps.items():
         with oar.profiler.Profiler() as p:
