@@ -102,8 +102,8 @@ extern "C" void adam_f32(float* __restrict p, const float* __restrict g, float* 
   }
 }
 
-extern "C" void stream7_f32(float* __restrict p, const float* __restrict g, float* __restrict m,
-                            float* __restrict v, int64_t n) {
+extern "C" void stream7_f32(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                            int64_t n) {
   for (int64_t k = 0; k < n; ++k) {
     const float mk = m[k] * 0.9f + g[k] * 0.1f, vk = v[k] * 0.999f + g[k] * 0.001f;
     m[k] = mk;
