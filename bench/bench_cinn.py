@@ -67,6 +67,16 @@ def hand_library():
     return lib
 
 
+def adam_inputs(oar, n=4096):
+    """The Adam benches' tensors, [n, n] float32: p (standard normal), g (standard normal),
+    m = 0 and v = 0.01 (cinn_adam_forms.py, cinn_adam_floor.py)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    p = oar.to_tensor(rng.standard_normal((n, n)).astype("float32"))
+    g = oar.to_tensor(rng.standard_normal((n, n)).astype("float32"))
+    return p, g, oar.zeros([n, n]), oar.ones([n, n]) * 0.01
+
+
 def hand_kernel():
     return hand_library().rmsnorm_f32
 

@@ -29,10 +29,7 @@ THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.a
 oar.set_num_threads(THREADS)
 oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
 N = 4096
-rng = np.random.default_rng(0)
-x = oar.to_tensor(rng.standard_normal((N, N)).astype("float32"))
-g = oar.to_tensor(rng.standard_normal((N, N)).astype("float32"))
-m0, v0 = oar.zeros([N, N]), oar.ones([N, N]) * 0.01
+x, g, m0, v0 = bench_cinn.adam_inputs(oar, N)
 lib = bench_cinn.hand_library()
 adam_ip = oar.jit.to_static(lambda p, g, m, v: bench_cinn.adam_ops_inplace(p, g, m, v, oar.sqrt), backend="CINN")
 bufs = {k: (x.clone(), m0.clone(), v0.clone()) for k in ("cinn", "kernel", "hand", "stream7")}
