@@ -51,16 +51,30 @@ METRICS = [
 def hand_library():
     """bench/rmsnorm_hand.cc built for this machine: rmsnorm_f32 (the `hand` row), its
     non-temporal-store twin rmsnorm_f32_nt, and copy_f32 / copy_f32_nt (ordinary and
-    non-temporal stores; Note [Streaming stores] in docs/notes/cinn.md)."""
+    non-temporal stores; Note [Streaming stores] in docs/notes/cinn.md), adam_f32 /
+    stream7_f32 (Adam in place by hand, and its streams with the least arithmetic)."""
     src = os.path.join(common.BENCH, "rmsnorm_hand.cc")
     out = os.path.join(tempfile.mkdtemp(prefix="oar_hand_"), "librmsnorm_hand.so")
-    subprocess.run(["g++", "-O3", "-march=native", "-shared", "-fPIC", src, "-o", out], check=True)
+    # -fno-math-errno: adam_f32's sqrt vectorizes (the others call no libm function per element)
+    subprocess.run(["g++", "-O3", "-march=native", "-fno-math-errno", "-shared", "-fPIC", src, "-o", out], check=True)
     lib = ctypes.CDLL(out)
     for f in (lib.rmsnorm_f32, lib.rmsnorm_f32_nt):
         f.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
     for f in (lib.copy_f32, lib.copy_f32_nt):
         f.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64]
+    for f in (lib.adam_f32, lib.stream7_f32):  # the Adam floor: p, g, m, v, n
+        f.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64]
     return lib
+
+
+def adam_inputs(oar, n=4096):
+    """The Adam benches' tensors, [n, n] float32: p (standard normal), g (standard normal),
+    m = 0 and v = 0.01 (cinn_adam_forms.py, cinn_adam_floor.py)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    p = oar.to_tensor(rng.standard_normal((n, n)).astype("float32"))
+    g = oar.to_tensor(rng.standard_normal((n, n)).astype("float32"))
+    return p, g, oar.zeros([n, n]), oar.ones([n, n]) * 0.01
 
 
 def hand_kernel():

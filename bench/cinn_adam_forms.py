@@ -14,8 +14,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_cinn  # noqa: E402
 import oar  # noqa: E402
@@ -24,10 +22,7 @@ from oar import _C  # noqa: E402
 oar.set_num_threads(1)
 oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
 N = 4096
-rng = np.random.default_rng(0)
-x = oar.to_tensor(rng.standard_normal((N, N)).astype("float32"))
-g = oar.to_tensor(rng.standard_normal((N, N)).astype("float32"))
-m0, v0 = oar.zeros([N, N]), oar.ones([N, N]) * 0.01
+x, g, m0, v0 = bench_cinn.adam_inputs(oar, N)
 C1, C2 = 1.0 / (1.0 - 0.9**10), 1.0 / (1.0 - 0.999**10)
 LR_T, EPS_T = 1e-3 * math.sqrt(1 - 0.999**10) / (1 - 0.9**10), 1e-8 * math.sqrt(1 - 0.999**10)
 

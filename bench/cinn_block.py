@@ -2,9 +2,11 @@
 `block`) fwd+bwd under to_static with and without backend='CINN', interleaved: each
 round times a step of each form in turn, and the medians of wall and of process CPU time
 are reported (1 thread: CPU time is what the step cost, wall time adds the machine's
-load). With --profile, the executors' per-op times of 10 more steps of each form.
+load; at 2 threads CPU time adds both threads' and wall time is the figure). With
+--profile, the executors' per-op times of 10 more steps of each form;
+bench/cinn_block_breakdown.py sums them by kind.
 
-Usage: python bench/cinn_block.py [rounds] [--profile]   (from the repository root)
+Usage: python bench/cinn_block.py [rounds] [--profile] [--threads N]   (from the repository root)
 """
 import os
 import sys
@@ -15,9 +17,10 @@ import numpy as np
 
 import oar
 
-oar.set_num_threads(1)
+THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+oar.set_num_threads(THREADS)
 oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
-rounds = next((int(a) for a in sys.argv[1:] if a.isdigit()), 15)
+rounds = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 15
 rng = np.random.default_rng(0)
 xb = oar.to_tensor(rng.standard_normal((8, 128, 256)).astype("float32"))
 steps, first = {}, {}
@@ -45,10 +48,12 @@ for _ in range(rounds):
         wall[m].append(time.perf_counter() - w)
 med = {k: {m: sorted(v)[len(v) // 2] * 1e3 for m, v in d.items()} for k, d in (("wall", wall), ("cpu", cpu))}
 model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-print(f"cpu: {model}; load before/after: {os.getloadavg()[0]:.1f}; rounds: {rounds}; 1 thread")
+print(f"cpu: {model}; load before/after: {os.getloadavg()[0]:.1f}; rounds: {rounds}; threads: {THREADS}")
 for k, d in med.items():
     print(f"{k:4s} static {d['static']:8.1f} ms  cinn {d['cinn']:8.1f} ms  static/cinn {d['static'] / d['cinn']:.3f}x")
-print(f"first call: static {first['static']:.2f} s  cinn {first['cinn']:.2f} s")
+st = oar._C.cinn.cache_stats()
+print(f"first call: static {first['static']:.2f} s  cinn {first['cinn']:.2f} s; cold compile "
+      f"{st['compile_seconds'] * 1e3 / max(1, st['compiles']):.1f} ms per group ({st['compiles']} groups)")
 if "--profile" in sys.argv:
     for m, f in steps.items():
         with oar.profiler.Profiler() as p:

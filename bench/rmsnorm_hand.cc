@@ -85,3 +85,29 @@ extern "C" void copy_f32_nt(const float* x, float* out, int64_t n) {
       out, n, [&](int64_t k) { return x[k]; }, [&](int64_t k) { return vload(x + k); });
   _mm_sfence();
 }
+
+// The Adam floor (bench/cinn_adam_floor.py, docs/notes/cinn.md "Adam in place: the
+// floor"): the in-place update's memory traffic, 4 streams read (p, g, m, v) and 3
+// written back in place (p, m, v), once with Adam's arithmetic (lr 1e-3, betas 0.9 /
+// 0.999, eps 1e-8, step 10, bench_cinn.adam_ops_inplace's constants) and once with the
+// least arithmetic that keeps the same streams (no sqrt, no divide).
+extern "C" void adam_f32(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                         int64_t n) {
+  const float c1 = 1.0f / (1.0f - std::pow(0.9f, 10.0f)), c2 = 1.0f / (1.0f - std::pow(0.999f, 10.0f));
+  for (int64_t k = 0; k < n; ++k) {
+    const float mk = m[k] * 0.9f + g[k] * 0.1f, vk = v[k] * 0.999f + g[k] * g[k] * 0.001f;
+    m[k] = mk;
+    v[k] = vk;
+    p[k] -= mk * c1 * 1e-3f / (std::sqrt(vk * c2) + 1e-8f);
+  }
+}
+
+extern "C" void stream7_f32(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                            int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    const float mk = m[k] * 0.9f + g[k] * 0.1f, vk = v[k] * 0.999f + g[k] * 0.001f;
+    m[k] = mk;
+    v[k] = vk;
+    p[k] -= mk * vk;
+  }
+}

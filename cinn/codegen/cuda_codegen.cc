@@ -164,8 +164,9 @@ class CudaEmitter {
       bool erf = false, exp = false;
       for (size_t i = 0; i < k_.nodes.size(); ++i) {
         const Node& n = k_.nodes[i];
-        if (!live_[i] || n.kind != Node::kUnary) continue;
-        erf |= n.op == "erf";
+        if (!live_[i]) continue;
+        erf |= n.op == "erf" || n.op == "erfe";
+        if (n.kind != Node::kUnary) continue;
         exp |= n.op == "exp" || n.op == "erf" || n.op == "sigmoid";
       }
       if (exp) {
@@ -196,7 +197,8 @@ class CudaEmitter {
       }
       if (erf)
         os_ << "// erf as the CPU kernel computes it: Abramowitz & Stegun 7.1.26 (abs. error <= 1.5e-7).\n"
-            << "__device__ __forceinline__ float oar_erf(float z) {\n"
+            << "// oar_erf_e: given e = exp(-z^2) (Note [erf shares exp]); oar_erf computes it.\n"
+            << "__device__ __forceinline__ float oar_erf_e(float z, float e) {\n"
             << "  const float a = fabsf(z);\n"
             << "  const float t = 1.0f / (" << lit(0.3275911) << " * a + 1.0f);\n"
             << "  float p = " << lit(1.061405429) << ";\n"
@@ -204,8 +206,9 @@ class CudaEmitter {
             << "  p = p * t + " << lit(1.421413741) << ";\n"
             << "  p = p * t + " << lit(-0.284496736) << ";\n"
             << "  p = p * t + " << lit(0.254829592) << ";\n"
-            << "  const float q = (p * t) * oar_exp(-(a * a));\n"
-            << "  return copysignf(1.0f - q, z);\n}\n";
+            << "  const float q = (p * t) * e;\n"
+            << "  return copysignf(1.0f - q, z);\n}\n"
+            << "__device__ __forceinline__ float oar_erf(float z) { return oar_erf_e(z, oar_exp(-(z * z))); }\n";
     }
   }
 
@@ -539,6 +542,7 @@ class CudaEmitter {
     if (op == "mul") return x + " * " + y;
     if (op == "div") return x + " / " + y;
     if (op == "max" || op == "min") return "oar_" + op + "(" + x + ", " + y + ")";
+    if (op == "erfe") return "oar_erf_e(" + x + ", " + y + ")";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown binary op ", op);
   }
 

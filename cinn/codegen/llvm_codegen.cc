@@ -576,6 +576,7 @@ class Emitter {
           llvm::Value* inv = b_.CreateFDiv(llvm::ConstantFP::get(et_, 1.0), row_[n.b]);
           return b_.CreateFMul(eval(n.a, c, w, memo), splat(inv, w));
         }
+        if (n.op == "erfe") return erf_f32(eval(n.a, c, w, memo), w, eval(n.b, c, w, memo));
         return binary(n.op, eval(n.a, c, w, memo), eval(n.b, c, w, memo));
     }
     return nullptr;
@@ -707,14 +708,16 @@ class Emitter {
   // float32 erf as Oar's GELU kernel computes it (phi_kernels/cpu/unary_kernels.cc): erfc(|z|)
   // from Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7) with one SLEEF exp, then
   // the sign; SLEEF's 1-ulp erf costs twice as much. float64 keeps SLEEF's erf.
-  llvm::Value* erf_f32(llvm::Value* z, int w) {
+  // `e`: exp(-z^2) when the kernel computes it anyway (binary `erfe`, Note [erf shares exp]).
+  llvm::Value* erf_f32(llvm::Value* z, int w, llvm::Value* e = nullptr) {
     llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, z);
     llvm::Value* t =
         b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
     llvm::Value* p = fconst(1.061405429, w);
     for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
       p = b_.CreateFAdd(b_.CreateFMul(p, t), fconst(c, w));
-    llvm::Value* q = b_.CreateFMul(b_.CreateFMul(p, t), exp_of(b_.CreateFNeg(b_.CreateFMul(a, a)), w));
+    if (!e) e = exp_of(b_.CreateFNeg(b_.CreateFMul(a, a)), w);
+    llvm::Value* q = b_.CreateFMul(b_.CreateFMul(p, t), e);
     return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(fconst(1.0, w), q), z);
   }
 

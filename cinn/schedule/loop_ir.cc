@@ -599,6 +599,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
     node_of[op->result(0).impl()] = r;
   }
   one_pass_variance(k);
+  share_erf_exp(k);
   return k;
 }
 

@@ -60,7 +60,8 @@ struct Node {
   enum Kind : uint8_t { kInput, kConst, kUnary, kBinary, kReduce };
   Kind kind = kInput;
   std::string op;      // unary: exp log sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
-                       // binary: add sub mul div max min; reduce: sum max min
+                       // binary: add sub mul div max min, erfe (erf(a) given b = exp(-a^2),
+                       // share_erf_exp); reduce: sum max min
   int a = -1, b = -1;  // operand nodes
   int input = -1;      // kInput: the group input
   double value = 0;    // kConst
@@ -143,4 +144,9 @@ namespace oar::cinn {
 ///   sum((X - mean)^2) = max(sum(Y*Y) - sum(Y)^2 / C, 0),   mean = sum(Y) / C + K.
 /// Returns the number of rewrites. lower_fusion calls it.
 int one_pass_variance(LoopKernel& k);
+/// Note [erf shares exp] (docs/notes/cinn.md): every float32/bf16 erf(z) of a kernel that
+/// also computes exp(-z^2) (as exp of c^2 x^2 terms: GELU's backward) becomes the binary
+/// `erfe`(z, that exp node), computed from it. Returns the number of rewrites; lower_fusion
+/// calls it.
+int share_erf_exp(LoopKernel& k);
 }  // namespace oar::cinn

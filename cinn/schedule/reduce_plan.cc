@@ -1,9 +1,11 @@
 // Rewrites of a loop kernel's reductions before code generation (Note [Reduction sweeps]
 // in docs/notes/cinn.md). The code generator puts every reduction whose operand is
 // computable into one sweep over the row; these rewrites remove the dependencies that
-// would force a second sweep.
+// would force a second sweep. share_erf_exp (Note [erf shares exp]) is the one rewrite
+// of elementwise nodes.
 #include "cinn/schedule/loop_ir.h"
 
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -131,6 +133,77 @@ int one_pass_variance(LoopKernel& k) {
     mn.b = kk;
     mn.cls = VClass::kRow;
     ++rewrites;
+  }
+  if (rewrites) restore_dependency_order(k);
+  return rewrites;
+}
+
+namespace {
+
+// Node `n` as c * x for a node x and a constant c: through multiplies by constants
+// (x itself with c = 1 otherwise).
+std::pair<int, double> linear_of(const LoopKernel& k, int n) {
+  double c = 1.0;
+  for (;;) {
+    const Node& x = k.nodes[n];
+    if (x.kind != Node::kBinary || x.op != "mul") return {n, c};
+    if (k.nodes[x.b].kind == Node::kConst) {
+      c *= k.nodes[x.b].value;
+      n = x.a;
+    } else if (k.nodes[x.a].kind == Node::kConst) {
+      c *= k.nodes[x.a].value;
+      n = x.b;
+    } else {
+      return {n, c};
+    }
+  }
+}
+
+// Node `n` as q * x^2 (a product of two linear forms of one node x, times constants,
+// perhaps negated), or {-1, 0}.
+std::pair<int, double> square_of(const LoopKernel& k, int n) {
+  const Node& x = k.nodes[n];
+  if (x.kind == Node::kUnary && x.op == "neg") {
+    auto [b, q] = square_of(k, x.a);
+    return {b, -q};
+  }
+  if (x.kind != Node::kBinary || x.op != "mul") return {-1, 0.0};
+  for (auto [c, v] : {std::pair{x.a, x.b}, std::pair{x.b, x.a}})
+    if (k.nodes[c].kind == Node::kConst) {
+      auto [b, q] = square_of(k, v);
+      return {b, q * k.nodes[c].value};
+    }
+  auto [ba, ca] = linear_of(k, x.a);
+  auto [bb, cb] = linear_of(k, x.b);
+  return ba == bb ? std::pair{ba, ca * cb} : std::pair{-1, 0.0};
+}
+
+}  // namespace
+
+// Note [erf shares exp] (docs/notes/cinn.md): float32 erf(z) is computed from exp(-z^2)
+// (Abramowitz & Stegun 7.1.26). When the kernel also computes exp(u) with u = -z^2 up to
+// the constants' rounding (GELU's backward: erf(x / sqrt2) and the density's
+// exp(-x^2 / 2)), erf(z) becomes the binary `erfe`(z, that exp): one exp per element less.
+int share_erf_exp(LoopKernel& k) {
+  if (k.dtype == DataType::FLOAT64) return 0;  // float64 erf is SLEEF's, no exp inside
+  int rewrites = 0;
+  for (size_t e = 0; e < k.nodes.size(); ++e) {
+    const Node& E = k.nodes[e];
+    if (E.kind != Node::kUnary || E.op != "erf") continue;
+    auto [z, c] = linear_of(k, E.a);
+    if (c == 0.0 || !std::isfinite(c)) continue;
+    for (size_t x = 0; x < k.nodes.size(); ++x) {
+      const Node& X = k.nodes[x];
+      if (X.kind != Node::kUnary || X.op != "exp" || X.cls != E.cls) continue;
+      auto [b, q] = square_of(k, X.a);
+      if (b != z || std::abs(q + c * c) > 1e-6 * c * c) continue;
+      Node& en = k.nodes[e];
+      en.kind = Node::kBinary;
+      en.op = "erfe";
+      en.b = static_cast<int>(x);
+      ++rewrites;
+      break;
+    }
   }
   if (rewrites) restore_dependency_order(k);
   return rewrites;

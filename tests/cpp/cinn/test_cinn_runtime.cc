@@ -269,5 +269,98 @@ module {
   EXPECT_EQ(k.text().find("first"), std::string::npos) << k.text();
 }
 
+// Note [erf shares exp]: a loop kernel built node by node (IR in, IR out).
+struct KernelBuilder {
+  LoopKernel k;
+  explicit KernelBuilder(DataType t) {
+    k.dtype = t;
+    k.space = {-1, 8};
+  }
+  int add(Node::Kind kind, const char* op, int a, int b, double v = 0, VClass cls = VClass::kFull) {
+    Node n;
+    n.kind = kind;
+    n.op = op;
+    n.a = a;
+    n.b = b;
+    n.value = v;
+    n.cls = cls;
+    if (kind == Node::kInput) n.input = static_cast<int>(k.inputs.size()), k.inputs.push_back(cls);
+    k.nodes.push_back(n);
+    return static_cast<int>(k.nodes.size()) - 1;
+  }
+  int in() { return add(Node::kInput, "", -1, -1); }
+  int c(double v) { return add(Node::kConst, "", -1, -1, v, VClass::kScalar); }
+  int un(const char* op, int a) { return add(Node::kUnary, op, a, -1); }
+  int bin(const char* op, int a, int b) { return add(Node::kBinary, op, a, b); }
+  void out(int n) {
+    k.outputs.push_back(n);
+    k.out_rank_drop.push_back(0);
+  }
+};
+
+TEST(CinnLoopIr, ErfSharesTheExpOfMinusItsSquare) {
+  // GELU's backward as the decomposition writes it: erf(x * (1/sqrt2)) after the density's
+  // exp(x * x * -0.5) (the constants rounded to float as the pass's scale gives them).
+  KernelBuilder g(DataType::FLOAT32);
+  const int x = g.in();
+  // (one node per statement: the order of a call's arguments is unspecified)
+  const int xx = g.bin("mul", x, x);
+  const int half = g.c(-0.5);
+  const int e = g.un("exp", g.bin("mul", xx, half));
+  const int r2 = g.c(static_cast<float>(M_SQRT1_2));
+  const int erf = g.un("erf", g.bin("mul", x, r2));
+  g.out(g.bin("add", erf, e));
+  EXPECT_EQ(share_erf_exp(g.k), 1);
+  EXPECT_EQ(g.k.text(), R"(float32 space=[-1,8] ref=-1
+n0:full = in0
+n1:full = mul(n0, n0)
+n2:scalar = const -0x1p-1
+n3:full = mul(n1, n2)
+n4:full = exp(n3)
+n5:scalar = const 0x1.6a09e6p-1
+n6:full = mul(n0, n5)
+n7:full = erfe(n6, n4)
+n8:full = add(n7, n4)
+out n8)");
+
+  // The exp after the erf, and -(z * z) with z = 2x against erf(2 * x): renumbered so the
+  // exp comes first; bfloat16 computes in float32 and takes the rewrite too.
+  KernelBuilder h(DataType::BFLOAT16);
+  const int y = h.in();
+  const int two = h.c(2.0);
+  const int z = h.bin("mul", two, y);
+  const int erf2 = h.un("erf", z);
+  const int zz = h.bin("mul", z, z);
+  const int e2 = h.un("exp", h.un("neg", zz));
+  h.out(h.bin("mul", erf2, e2));
+  EXPECT_EQ(share_erf_exp(h.k), 1);
+  EXPECT_EQ(h.k.text(), R"(bfloat16 space=[-1,8] ref=-1
+n0:full = in0
+n1:scalar = const 0x1p+1
+n2:full = mul(n1, n0)
+n3:full = mul(n2, n2)
+n4:full = neg(n3)
+n5:full = exp(n4)
+n6:full = erfe(n2, n5)
+n7:full = mul(n6, n5)
+out n7)");
+
+  // Not rewritten: exp(-x^2) beside erf(x / sqrt2) (the wrong coefficient), exp(x^2) (the
+  // sign), the square of another value, and float64 (its erf is SLEEF's, no exp inside).
+  for (int variant = 0; variant < 4; ++variant) {
+    KernelBuilder n(variant == 3 ? DataType::FLOAT64 : DataType::FLOAT32);
+    const int a = n.in(), b = n.in();
+    const int sq = n.bin("mul", variant == 2 ? b : a, a);
+    const int q = n.c(variant == 0 ? -1.0 : variant == 1 ? 0.5 : -0.5);
+    const int ex = n.un("exp", n.bin("mul", sq, q));
+    const int r = n.c(M_SQRT1_2);
+    const int er = n.un("erf", n.bin("mul", a, r));
+    n.out(n.bin("add", er, ex));
+    const std::string before = n.k.text();
+    EXPECT_EQ(share_erf_exp(n.k), 0) << variant;
+    EXPECT_EQ(n.k.text(), before) << variant;
+  }
+}
+
 }  // namespace
 }  // namespace oar::cinn
