@@ -97,6 +97,27 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   const int64_t threads = omp_get_max_threads();
   const int64_t parts = rows >= threads ? 1 : std::clamp<int64_t>(inner / kParallelGrain, 1, threads);
   auto pieces = [&](int64_t t0, int64_t t1) {
+    if (parts == 1) {  // whole rows: the outer index found once, then stepped like an odometer
+      // (two 64-bit divisions per row cost [1024, 1024] + [1024] 15% over a flat loop)
+      std::array<int64_t, kMaxRank> idx{};
+      std::array<char*, N> p = base;
+      int64_t rem = t0;
+      for (int i = r - 2; i >= 0; --i) {
+        idx[i] = rem % dims[i];
+        rem /= dims[i];
+        for (size_t k = 0; k < N; ++k) p[k] += idx[i] * strides[k][i] * elem[k];
+      }
+      for (int64_t t = t0; t < t1; ++t) {
+        fn(p, inner, inner_stride);
+        for (int i = r - 2; i >= 0; --i) {
+          for (size_t k = 0; k < N; ++k) p[k] += strides[k][i] * elem[k];
+          if (++idx[i] < dims[i]) break;
+          for (size_t k = 0; k < N; ++k) p[k] -= dims[i] * strides[k][i] * elem[k];
+          idx[i] = 0;
+        }
+      }
+      return;
+    }
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t row = t / parts, part = t % parts;
       const int64_t lo = inner * part / parts, hi = inner * (part + 1) / parts;

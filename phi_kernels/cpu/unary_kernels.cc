@@ -215,39 +215,49 @@ template <typename M> M gelu_d2(M x, bool approx) {
   return pdf * (M(2) - x * x);
 }
 
-// Vector gelu. Exact form, float: 0.5 x (1 + erf(z)), z = x / sqrt2, with erfc(|z|) from
-// Abramowitz & Stegun 7.1.26 (t = 1 / (1 + p|z|), erfc = t P(t) exp(-z^2), absolute error
-// <= 1.5e-7, about 1 ulp of Phi near 1; the same approach as PyTorch's vectorized CPU erf)
-// and 1 + erf(z) = 2 - erfc(z) for z >= 0, erfc(-z) for z < 0 (no cancellation for z < 0).
+// Vector gelu. Exact form, float: erfc(|z|), z = x / sqrt2, from Abramowitz & Stegun 7.1.26
+// (t = 1 / (1 + p|z|), erfc = t P(t) exp(-z^2), absolute error <= 1.5e-7, about 1 ulp of
+// Phi near 1; the same approach as PyTorch's vectorized CPU erf), then
+// gelu(x) = max(x, 0) - |x| erfc(|z|) / 2 (no cancellation for x < 0; one fused rounding).
 // Double keeps SLEEF's 1-ulp erf. Tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), exact.
 #if OAR_VEC
-// 1 + erf(x / sqrt2) = 2 Phi(x) for float lanes (the approximation above), and in *e the
-// factor exp(-z^2) = exp(-x^2 / 2) it used, which the gradient's density shares (for
-// |x| > 14.1, where z is clamped, both are 0 or subnormal). A NaN x gives a finite value here;
-// the callers' product with x makes the result NaN.
+// s * erfc(a) for float lanes with a = |z| in [0, 10.5] (the approximation above, its
+// coefficients scaled by s, a constant folded in when inlined), and in *e the factor exp(-a^2)
+// it used, which the gradient's density shares. Past |z| = 10.5 nothing changes
+// (erfc(10) < 1e-44) and rcp's argument stays finite; at 10.5 exp(-a^2) is exactly 0 in
+// both copies (AVX-512's vscalefps would leave a subnormal at 10).
+inline vec::F erfc_as(vec::F a, float s, vec::F* e) {
+  const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, vec::set1(1.0f)));
+  vec::F p = vec::set1(1.061405429f * s);
+  p = vec::fmadd(p, t, vec::set1(-1.453152027f * s));
+  p = vec::fmadd(p, t, vec::set1(1.421413741f * s));
+  p = vec::fmadd(p, t, vec::set1(-0.284496736f * s));
+  p = vec::fmadd(p, t, vec::set1(0.254829592f * s));
+  *e = vec::exp_nonpos_lite(vec::fnmadd(a, a, vec::set1(0.0f)));  // -a^2
+  return vec::mul(vec::mul(p, t), *e);
+}
+// 1 + erf(x / sqrt2) = 2 Phi(x) for float lanes, and exp(-x^2 / 2) in *e (for |x| > 14.8,
+// where z is clamped, both are 0 or subnormal). A NaN x gives a finite value here; the
+// callers' product with x makes the result NaN.
 inline vec::F gelu_cdf2(vec::F x, vec::F* e) {
   const vec::F z = vec::mul(x, vec::set1(float(kInvSqrt2)));
-  // |z| past 10.5 changes nothing (erfc(10) < 1e-44) and keeps rcp's argument finite; at
-  // 10.5 exp(-a^2) is exactly 0 in both copies (AVX-512's vscalefps would leave a
-  // subnormal at 10), so gelu(-inf) is NaN (-inf * 0) in both, as in float64.
-  const vec::F a = vec::min(vec::abs(z), vec::set1(10.5f));
-  const vec::F one = vec::set1(1.0f);
-  const vec::F t = vec::rcp(vec::fmadd(vec::set1(0.3275911f), a, one));
-  vec::F p = vec::set1(1.061405429f);
-  p = vec::fmadd(p, t, vec::set1(-1.453152027f));
-  p = vec::fmadd(p, t, vec::set1(1.421413741f));
-  p = vec::fmadd(p, t, vec::set1(-0.284496736f));
-  p = vec::fmadd(p, t, vec::set1(0.254829592f));
-  *e = vec::exp_nonpos(vec::fnmadd(a, a, vec::set1(0.0f)));  // -a^2
-  const vec::F q = vec::mul(vec::mul(p, t), *e);
+  const vec::F q = erfc_as(vec::min(vec::abs(z), vec::set1(10.5f)), 1.0f, e);
   return vec::select_neg(z, q, vec::sub(vec::set1(2.0f), q));
 }
 #endif
 struct GeluErfF {
 #if OAR_VEC
+  // max(x, 0) - |x| erfc(|z|) / 2, with |x| erfc / 2 = a (erfc / sqrt2), a = |z| clamped
+  // (the 1 / sqrt2 rides in erfc_as's coefficients; where a is clamped erfc is 0). 3 fewer
+  // vector operations than 0.5 x (1 + erf), for a compute-bound op. max(x, 0) is h + |h|,
+  // h = x / 2 (exact): NaN for x = -inf (gelu(-inf) = -inf * 0 is NaN in float64 too) and
+  // NaN x, +inf for +inf.
   static vec::F vf(vec::F x) {
+    const vec::F h = vec::mul(vec::set1(0.5f), x);
+    const vec::F ah = vec::abs(h);
+    const vec::F a = vec::min(vec::mul(ah, vec::set1(float(2 * kInvSqrt2))), vec::set1(10.5f));
     vec::F e;
-    return vec::mul(vec::mul(vec::set1(0.5f), x), gelu_cdf2(x, &e));
+    return vec::fnmadd(a, erfc_as(a, float(kInvSqrt2), &e), vec::add(h, ah));
   }
   static vec::D vd(vec::D x) {
     const vec::D h = vec::mul(vec::set1(0.5), x);

@@ -142,3 +142,26 @@ def test_first_and_later_calls_give_the_same_bits(monkeypatch, shape):
     for calls in outs:
         for y in calls[1:]:
             np.testing.assert_array_equal(y, calls[0])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_winograd_products_split_by_thread(monkeypatch, threads):
+    """At t threads dividing 16 the 16 Winograd products run whole, 16 / t per thread, in one
+    region: against float64 at 1, 2 and 4 threads, on a batch that spans two image chunks
+    (13 images of 64 channels) and odd sizes with partial tiles; gradients too."""
+    monkeypatch.setenv("OAR_CONV_ALGO", "winograd")
+    rng = np.random.default_rng(threads)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for xs, ws in (((13, 64, 16, 16), (64, 64, 3, 3)), ((3, 24, 11, 9), (40, 24, 3, 3))):
+            x, w = rng.standard_normal(xs), rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+            ref = np_conv(x, w, (1, 1), [(1, 1), (1, 1)], (1, 1), 1)
+            g = rng.standard_normal(ref.shape)
+            y, dx, dw = run_conv(x, w, (1, 1), [1, 1, 1, 1], (1, 1), 1, False, g, calls=2)
+            rdx, rdw = np_conv_grads(x, w, g, (1, 1), [(1, 1), (1, 1)], (1, 1), 1)
+            np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-3 * xs[0])
+    finally:
+        oar.set_num_threads(prev)

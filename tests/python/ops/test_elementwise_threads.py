@@ -72,3 +72,38 @@ def test_unary_rows_broadcast_and_unit_stride(dtype, threads):
         assert not v.is_contiguous() or name == "empty"
         np.testing.assert_array_equal(v.contiguous().astype("float64").numpy(), r, err_msg=name)
         np.testing.assert_array_equal(v.abs().astype("float64").numpy(), np.abs(r), err_msg=name)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape,other,view", [
+    ((1024, 1024), (1024,), None),            # the row broadcast of bench/bench_ops.py's add_bcast
+    ((3, 5, 7, 11), (5, 1, 11), None),        # rank 4: the row odometer carries through three dims
+    ((0, 9), (9,), None),                     # 0-size
+    ((64, 33, 17), (33, 1), "step"),          # a strided (every other column) left operand
+    ((2, 40, 3, 700), (40, 1, 700), "T"),     # a transposed left operand
+], ids=str)
+def test_broadcast_rows_step_through_outer_dims(shape, other, view, threads):
+    """binary_kernel / ternary_kernel over several outer dims: each chunk of rows finds its
+    first row's index once, then steps row to row (elementwise.h's for_each_row); chunks
+    start mid-dimension at 2 threads. Bit-exact against NumPy (float64 reference for mul
+    rounded to float32 is the same value: one rounding)."""
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal(shape).astype("float32")
+    b = rng.standard_normal(other).astype("float32")
+    before = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        if view == "step":
+            base = rng.standard_normal(shape[:-1] + (2 * shape[-1],)).astype("float32")
+            x, a = oar.to_tensor(base)[..., ::2], base[..., ::2]
+        elif view == "T":
+            base = rng.standard_normal(shape[::-1]).astype("float32")
+            x, a = oar.to_tensor(base).transpose([3, 2, 1, 0]), base.transpose(3, 2, 1, 0)
+        else:
+            x = oar.to_tensor(a)
+        y = oar.to_tensor(b)
+        np.testing.assert_array_equal((x + y).numpy(), a + b)
+        np.testing.assert_array_equal((x * y).numpy(), (a.astype(np.float64) * b).astype(np.float32))
+        np.testing.assert_array_equal(oar.where(x > y, x, y).numpy(), np.where(a > b, a, b))
+    finally:
+        oar.set_num_threads(before)
