@@ -257,9 +257,7 @@ class DistModel:
         """Whether a step compiles through the global program and the dist passes (Note
         [DistModel]): every case but pipelines (micro-batches, or parameters on several
         meshes), which keep the trace-time partitioning."""
-        if self._micro > 1:
-            return False
-        return len({tuple(p.process_mesh.process_ids) for p in self._layer.parameters() if p.is_dist()}) <= 1
+        return True
 
     def _compiled(self, args):
         """This signature's CompiledStep (traced on first use), or None where it runs eagerly."""
@@ -275,8 +273,10 @@ class DistModel:
             opt = self._fused if phase in ("update", "merge") else None
             try:
                 if self._global():
+                    pp = self._strategy.pipeline
                     entry = static_global.compile_global(self._mode, self._layer, self._loss_fn, args, scale, opt,
-                                                         phase == "merge", self._sharded)
+                                                         phase == "merge", self._sharded,
+                                                         (self._micro, schedule, pp.vpp_degree))
                 else:
                     with _deferred_sends(self._micro > 1):
                         entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro,
