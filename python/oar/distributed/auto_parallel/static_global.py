@@ -13,7 +13,8 @@ from ..._creation import get_rng_state, set_rng_state
 from ...jit.api import _flatten, _named_state, _Tracing
 from .placement_type import Replicate, Shard, _decode, _encode_all
 from .process_mesh import ProcessMesh
-from .static_pipeline import Plan, clear_hints, hint, trace_micro_batches, zeros_whole
+from ...nn import clip as _clip
+from .static_pipeline import Plan, clear_hints, hint, hinted, move, trace_micro_batches, zeros_whole
 from .static_program import CompiledStep
 
 _pir = _C.pir
@@ -25,6 +26,13 @@ def tracing_global():
     code then annotate instead of moving data). DistModel traces on the thread that calls it,
     one step at a time."""
     return bool(_tracing)
+
+
+def _mesh_of_traced(t):
+    """The mesh a tensor of the global trace lives on, where the trace knows it (an annotated
+    value, a stage move's result: static_pipeline.hint)."""
+    lay = hinted(t)
+    return lay.mesh if lay is not None else None
 
 
 class Layout:
@@ -228,6 +236,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
             step_t = oar.to_tensor(optimizer._step_count + 1, dtype="int64")
         versions = [(n, t, t._version) for n, t, _, _ in params + states]
         _tracing.append(tracer)
+        _clip._global_moves = (_mesh_of_traced, move)
         grads = []
         with _Tracing(tracer), (enable_grad() if mode == "train" else no_grad()):
             # each declaration, then its annotation
@@ -270,6 +279,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
         if _tracing and _tracing[-1] is tracer:
             _tracing.pop()
         clear_hints()
+        _clip._global_moves = None
         stand.restore()
         set_rng_state(rng)
     return GlobalStep(program, inputs, [list(t.shape) for t in outs], out_struct, [n for n, _, _, _ in grads],

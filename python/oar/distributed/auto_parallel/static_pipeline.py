@@ -281,8 +281,14 @@ def _trace_vpp(plan, chunks_in, scale, params, loss_of, add):
                 forward(c + 1, i)
         else:
             backward(c, i)
-    for i in range(len(chunks_in)):  # units no rank of this stage runs (a loss on another stage)
+    # The other stages' units this rank's did not need (their ops are dropped here): every
+    # rank's program then has every loss and every gradient, so the steps after the
+    # schedule (the losses' sum, clipping's chain over the stages) are the same on each.
+    for i in range(len(chunks_in)):
         forward(n - 1, i)
+        if params:
+            for c in range(n):
+                backward(c, i)
     return parts
 
 
