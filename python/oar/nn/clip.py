@@ -41,16 +41,25 @@ def _to_replicate(s, mesh=None):
     return _C.distributed.reshard(s, m.shape, m.process_ids, m.dim_names, [(0, -1, 0)] * len(m.shape))
 
 
-# While DistModel traces its global program (Note [DistModel], "Pipelines") the gradients are
-# ordinary tensors: oar.distributed sets this to (mesh_of(t), move(t, mesh, from_mesh)), where
-# the trace keeps each stage's tensors and how a value moves between stages.
-_global_moves = None
+# While DistModel traces its global program (Note [DistModel]) the gradients are ordinary
+# tensors: oar.distributed sets this to an object whose mesh_of(t), sum_layout(g),
+# replicate(s, mesh) and move(t, mesh, from_mesh) say where the trace keeps a tensor, how a
+# gradient's sum of squares is laid out, and make a sum Replicate or move it between stages.
+_global_trace = None
 
 
 def _mesh_of(t):
-    if _global_moves is not None:
-        return _global_moves[0](t)
+    if _global_trace is not None:
+        return _global_trace.mesh_of(t)
     return t.process_mesh if t.is_dist() else None
+
+
+def _sum_layout(s, g):
+    """The layout of g's sum of squares `s` (None: the same on every process)."""
+    if _global_trace is not None:
+        return _global_trace.sum_layout(g)
+    return tuple(map(str, s.placements)) if s.is_dist() and not all(q.is_replicated() for q in s.placements) \
+        else None
 
 
 def _mesh_key(t):
@@ -60,8 +69,8 @@ def _mesh_key(t):
 
 def _move(s, mesh, src):
     """`s` (on mesh `src`) moved onto `mesh`, Replicate there."""
-    if _global_moves is not None:
-        return _global_moves[1](s, mesh, src)
+    if _global_trace is not None:
+        return _global_trace.move(s, mesh, src)
     return _to_replicate(s, mesh)
 
 
@@ -78,14 +87,14 @@ def _global_norm_ops(grads):
     for g in grads:
         g32 = g if g.dtype in (_C.DataType.float32, _C.DataType.float64) else _ops.cast(g, _C.DataType.float32)
         s = (g32 * g32).sum()
-        key = (str(s.dtype), _mesh_key(g), tuple(map(str, s.placements)) if s.is_dist() else None)
+        key = (str(s.dtype), _mesh_key(g), _sum_layout(s, g))
         meshes.setdefault(key[1], _mesh_of(g))
         totals[key] = s if key not in totals else totals[key] + s
     f64 = any(s.dtype == _C.DataType.float64 for s in totals.values())
     per_mesh = {}  # mesh -> its total, Replicate on it (float64 when any gradient is float64)
     for (_, mesh, layout), s in totals.items():
-        if layout is not None and not all(q.is_replicated() for q in s.placements):
-            s = _to_replicate(s)
+        if layout is not None:  # one all-reduce per layout
+            s = _global_trace.replicate(s, meshes[mesh]) if _global_trace is not None else _to_replicate(s)
         if f64 and s.dtype != _C.DataType.float64:
             s = _ops.cast(s, _C.DataType.float64)
         per_mesh[mesh] = s if mesh not in per_mesh else per_mesh[mesh] + s

@@ -28,11 +28,31 @@ def tracing_global():
     return bool(_tracing)
 
 
-def _mesh_of_traced(t):
-    """The mesh a tensor of the global trace lives on, where the trace knows it (an annotated
-    value, a stage move's result: static_pipeline.hint)."""
-    lay = hinted(t)
-    return lay.mesh if lay is not None else None
+class _ClipHooks:
+    """What nn/clip.py's global norm asks of the global trace, whose tensors carry no mesh
+    (Note [Pipeline clipping]; one all-reduce per layout, Note [DistModel])."""
+
+    @staticmethod
+    def mesh_of(t):
+        """The mesh a traced tensor lives on, where the trace knows it (an annotated value, a
+        stage move's result: static_pipeline.hint)."""
+        lay = hinted(t)
+        return lay.mesh if lay is not None else None
+
+    @staticmethod
+    def sum_layout(g):
+        """How sum(g * g) of a traced gradient lies: Partial ("P") on each mesh axis g is split
+        or Partial on, Replicate ("R") elsewhere; None when that is Replicate everywhere."""
+        lay = hinted(g)
+        key = tuple("R" if q.is_replicated() else "P" for q in lay.placements) if lay is not None else ()
+        return key if "P" in key else None
+
+    @staticmethod
+    def replicate(s, mesh):
+        """A sum of squares made Replicate on its mesh (dist-reshard's one all-reduce)."""
+        return annotate(s, Layout(mesh, [Replicate() for _ in range(mesh.ndim)]), "DistModel global norm")
+
+    move = staticmethod(move)
 
 
 class Layout:
@@ -236,7 +256,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
             step_t = oar.to_tensor(optimizer._step_count + 1, dtype="int64")
         versions = [(n, t, t._version) for n, t, _, _ in params + states]
         _tracing.append(tracer)
-        _clip._global_moves = (_mesh_of_traced, move)
+        _clip._global_trace = _ClipHooks
         grads = []
         with _Tracing(tracer), (enable_grad() if mode == "train" else no_grad()):
             # each declaration, then its annotation
@@ -279,7 +299,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
         if _tracing and _tracing[-1] is tracer:
             _tracing.pop()
         clear_hints()
-        _clip._global_moves = None
+        _clip._global_trace = None
         stand.restore()
         set_rng_state(rng)
     return GlobalStep(program, inputs, [list(t.shape) for t in outs], out_struct, [n for n, _, _, _ in grads],
@@ -330,9 +350,9 @@ def _trace_sharded_update(opt, grads, merged, lr_t, step_t, layouts, sharded):
             annotate(g, split, f"DistModel gradient of {name!r}")
             whole_of[id(p)] = (p, lay, name)
     if len({tuple(lay.mesh.process_ids) for lay in layouts.values()}) > 1:
-        _update_per_mesh(opt, layouts, lambda: _trace_update(opt, pairs, merged, lr_t, step_t, None))
+        _update_per_mesh(opt, layouts, lambda: _trace_update(opt, pairs, merged, lr_t, step_t))
     else:
-        _trace_update(opt, pairs, merged, lr_t, step_t, None)
+        _trace_update(opt, pairs, merged, lr_t, step_t)
     for p, lay, name in whole_of.values():
         annotate(p, lay, f"DistModel parameter {name!r}")
 

@@ -7,7 +7,6 @@ static passes turn each move into a dist.send_recv and drop the other stages' op
 While the global program is traced its tensors are ordinary ones, so where a stage's value
 lives is not on the tensor: it is kept here for the values that cross stages (`hint`), set by
 what knows it (the annotations, parallelize's stage hooks, VPP's chunk inputs)."""
-from ... import _C
 from .placement_type import Replicate
 
 _hints = {}  # id(tensor) -> (tensor, Layout): the stage a traced value lives on
