@@ -1,11 +1,15 @@
 """DistModel's step: compiled program vs eager dist layer, same run, interleaved rounds.
 
     python -m oar.distributed.launch --nproc_per_node 2 --log_dir /tmp/dmlog bench/dist_model_step.py [dp|mp]
+    python -m oar.distributed.launch --nproc_per_node 2 --log_dir /tmp/dmlog bench/dist_model_step.py pp [FThenB|1F1B] [micro]
 
-Each rank trains three copies of the small GPT (2 layers, d=64, float64 as in the tests, batch 8 x 8)
+pp: the GPT cut after blocks.0 (parallelize's pp_config, pp=2), Strategy.pipeline with `micro`
+micro-batches (default 4) in the schedule's order (default 1F1B).
+
+Each rank trains two copies of the small GPT (2 layers, d=64, float64 as in the tests, batch 8 x 8)
 through dist.to_static: one compiled through the global program and the static passes (Note
-[DistModel]), one compiled by the trace-time partitioning (pipelines' way, forced with
-`_global`), one with OAR_DIST_MODEL_EAGER semantics (every step eager through the dist layer).
+[DistModel]), one with OAR_DIST_MODEL_EAGER semantics (every step eager through the dist layer).
+(Until stop 33 a third copy ran the trace-time partitioning, since deleted.)
 Rounds alternate (20 steps each, after 3 warm-up steps that include the compiled models' trace);
 rank 0 prints the first call's time (trace and compile) and the median step times."""
 import os
@@ -31,20 +35,22 @@ def loss_fn(logits, y):
     return oar.nn.functional.cross_entropy(oar.reshape(logits, [-1, 32]), oar.reshape(y, [-1]))
 
 
-def model(mode, mesh, compiled, passes=True):
+def model(mode, mesh, compiled, schedule="1F1B", micro=4):
     oar.seed(9)
     m = GPT()
     opt = oar.optimizer.AdamW(learning_rate=1e-3, parameters=m.parameters())
     config = {"mp_config": {"parallelize_plan": PLAN}} if mode == "mp" else {"dp_config": {"sharding_level": 0}}
+    strategy = None
+    if mode == "pp":
+        config = {"pp_config": {"split_spec": "blocks"}}
+        strategy = dist.Strategy({"pipeline": {"enable": True, "schedule_mode": schedule, "accumulate_steps": micro}})
     m, opt = dist.parallelize(m, opt, mesh, config)
-    dm = dist.to_static(m, None, loss_fn, opt)
+    dm = dist.to_static(m, None, loss_fn, opt, strategy=strategy)
     dm._compile = compiled
-    if not passes:
-        dm._global = lambda: False
     return dm
 
 
-def main(mode):
+def main(mode, schedule="1F1B", micro=4):
     dist.init_parallel_env()
     oar.set_default_dtype("float64")
     mesh = ProcessMesh([0, 1], dim_names=[mode])
@@ -53,8 +59,8 @@ def main(mode):
     x, y = oar.to_tensor(ids[:, :-1]), oar.to_tensor(ids[:, 1:])
     if mode == "dp":
         x, y = dist.shard_tensor(x, mesh, [Shard(0)]), dist.shard_tensor(y, mesh, [Shard(0)])
-    models = {"passes": model(mode, mesh, True), "trace-time": model(mode, mesh, True, passes=False),
-              "eager": model(mode, mesh, False)}
+    kw = dict(schedule=schedule, micro=micro)
+    models = {"passes": model(mode, mesh, True, **kw), "eager": model(mode, mesh, False, **kw)}
     times = {k: [] for k in models}
     first = {}
     for name, dm in models.items():
@@ -73,11 +79,11 @@ def main(mode):
                 times[name].append(time.perf_counter() - t0)
     if dist.get_rank() == 0:
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
-        print(f"{mode}: " + ", ".join(f"{k} {med[k]:.2f} ms/step (first call {first[k] * 1e3:.0f} ms)" for k in med)
-              + f"; trace-time/passes {med['trace-time'] / med['passes']:.2f}x, eager/passes "
-              f"{med['eager'] / med['passes']:.2f}x", flush=True)
+        label = f"{mode} {schedule} x{micro}" if mode == "pp" else mode
+        print(f"{label}: " + ", ".join(f"{k} {med[k]:.2f} ms/step (first call {first[k] * 1e3:.0f} ms)" for k in med)
+              + f"; eager/passes {med['eager'] / med['passes']:.2f}x", flush=True)
     dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "dp")
+    main(sys.argv[1] if len(sys.argv) > 1 else "dp", *(sys.argv[2:3]), *(int(a) for a in sys.argv[3:4]))

@@ -160,7 +160,8 @@ class CompletePass : public pir::Pass {
     }
     if (mesh == nullptr) return false;  // no dist operand: an ordinary op, the same on every rank
     OAR_ENFORCE(op->num_regions() == 0, Unimplemented, "dist-complete: ", describe_op(op),
-                " has regions; control flow over dist values is not supported");
+                " has regions; control flow over dist values is not supported (its operand ", describe_value(first),
+                " is laid out as ", to_string(attr_placements(layout_of(first))), " on ", mesh->to_string(), ")");
     const ProcessMesh m = *mesh;
     std::string op_name = name.rfind("pd_op.", 0) == 0 ? name.substr(6) : name;
     SpmdContext sc;

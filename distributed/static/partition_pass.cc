@@ -1,5 +1,6 @@
 // dist-partition{rank=r}: the global program cut to rank r's. Note [Static auto-parallel
 // passes] in docs/notes/distributed.md.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -131,6 +132,29 @@ class PartitionPass : public pir::Pass {
     op->erase();
   }
 
+  bool empty_global(pir::Value v) const {
+    if (!v.type().is_tensor()) return false;
+    const std::vector<int64_t>& g = global_dims(v);
+    return std::find(g.begin(), g.end(), int64_t{0}) != g.end();
+  }
+
+  /// `op`'s one result, of its local type already, as a pd_op.full of that shape instead.
+  void replace_by_empty(pir::Operation* op) {
+    pir::IrContext* ctx = op->info()->ctx;
+    pir::Builder b(ctx);
+    b.set_insertion_point(op);
+    pir::Value r = op->result(0);
+    pir::Value e = b.op("pd_op.full", {},
+                        {{"shape", ctx->shape_attr(r.type().dims())},
+                         {"dtype", ctx->dtype_attr(r.type().dtype())},
+                         {"fill_value", ctx->float_attr(0.0)},
+                         {"place", ctx->place_attr(CPUPlace())}});
+    global_[e.impl()] = global_dims(r);
+    global_.erase(r.impl());
+    r.replace_all_uses_with(e);
+    op->erase();
+  }
+
   bool partition(pir::Operation* op) {
     const std::string& name = op->name();
     if (name == kShardAnnotateOp) {
@@ -154,6 +178,12 @@ class PartitionPass : public pir::Pass {
       return true;
     }
     for (size_t i = 0; i < op->num_results() && i < out.size(); ++i) localize(op->result(i), out.element(i), op);
+    if (is_transfer_op(name) && op->num_results() == 1 && empty_global(op->result(0))) {
+      // A zero-size tensor moves nothing (eager's reshard skips it too): every rank takes
+      // its empty local value, made in place of the transfer.
+      replace_by_empty(op);
+      return true;
+    }
     if (is_transfer_op(name)) {
       // The group rank_'s transfer runs over, as DistModel's programs print it.
       pir::IrContext* ctx = op->info()->ctx;

@@ -41,8 +41,37 @@ def _to_replicate(s, mesh=None):
     return _C.distributed.reshard(s, m.shape, m.process_ids, m.dim_names, [(0, -1, 0)] * len(m.shape))
 
 
+# While DistModel traces its global program (Note [DistModel]) the gradients are ordinary
+# tensors: oar.distributed sets this to an object whose mesh_of(t), sum_layout(g),
+# replicate(s, mesh) and move(t, mesh, from_mesh) say where the trace keeps a tensor, how a
+# gradient's sum of squares is laid out, and make a sum Replicate or move it between stages.
+_global_trace = None
+
+
+def _mesh_of(t):
+    if _global_trace is not None:
+        return _global_trace.mesh_of(t)
+    return t.process_mesh if t.is_dist() else None
+
+
+def _sum_layout(s, g):
+    """The layout of g's sum of squares `s` (None: the same on every process)."""
+    if _global_trace is not None:
+        return _global_trace.sum_layout(g)
+    return tuple(map(str, s.placements)) if s.is_dist() and not all(q.is_replicated() for q in s.placements) \
+        else None
+
+
 def _mesh_key(t):
-    return (tuple(t.process_mesh.shape), tuple(t.process_mesh.process_ids)) if t.is_dist() else None
+    m = _mesh_of(t)
+    return (tuple(m.shape), tuple(m.process_ids)) if m is not None else None
+
+
+def _move(s, mesh, src):
+    """`s` (on mesh `src`) moved onto `mesh`, Replicate there."""
+    if _global_trace is not None:
+        return _global_trace.move(s, mesh, src)
+    return _to_replicate(s, mesh)
 
 
 def _global_norm_ops(grads):
@@ -52,35 +81,38 @@ def _global_norm_ops(grads):
     is all-reduced once over its split axes (none for replicated gradients). Gradients on
     several meshes (pipeline stages): each mesh's total is Replicate on it; they are summed
     along a chain of cross-mesh moves (mesh 0's total to mesh 1, added there, ... ), so the
-    sum lies on the last mesh, computed once (Note [Pipeline clipping])."""
-    totals = {}
+    sum lies on the last mesh, computed once (Note [Pipeline clipping]). Returns (the sum, the
+    mesh it lies on: None for plain gradients)."""
+    totals, meshes = {}, {}
     for g in grads:
         g32 = g if g.dtype in (_C.DataType.float32, _C.DataType.float64) else _ops.cast(g, _C.DataType.float32)
         s = (g32 * g32).sum()
-        key = (str(s.dtype), _mesh_key(s), tuple(map(str, s.placements)) if s.is_dist() else None)
+        key = (str(s.dtype), _mesh_key(g), _sum_layout(s, g))
+        meshes.setdefault(key[1], _mesh_of(g))
         totals[key] = s if key not in totals else totals[key] + s
     f64 = any(s.dtype == _C.DataType.float64 for s in totals.values())
     per_mesh = {}  # mesh -> its total, Replicate on it (float64 when any gradient is float64)
     for (_, mesh, layout), s in totals.items():
-        if layout is not None and not all(q.is_replicated() for q in s.placements):
-            s = _to_replicate(s)
+        if layout is not None:  # one all-reduce per layout
+            s = _global_trace.replicate(s, meshes[mesh]) if _global_trace is not None else _to_replicate(s)
         if f64 and s.dtype != _C.DataType.float64:
             s = _ops.cast(s, _C.DataType.float64)
         per_mesh[mesh] = s if mesh not in per_mesh else per_mesh[mesh] + s
-    total = None
-    for s in per_mesh.values():
-        total = s if total is None else _to_replicate(total, s.process_mesh) + s
-    return total
+    total = last = None
+    for key, s in per_mesh.items():
+        total = s if total is None else _move(total, meshes[key], meshes[last]) + s
+        last = key
+    return total, meshes[last]
 
 
-def _on_mesh_of(scale, g, cache):
-    """The scale where gradient `g` lives: moved (once per mesh) from the mesh it was
-    computed on to `g`'s, when they differ."""
+def _on_mesh_of(scale, mesh, g, cache):
+    """The scale (computed on `mesh`) where gradient `g` lives: moved (once per mesh) onto
+    `g`'s mesh, when they differ."""
     key = _mesh_key(g)
-    if key is None or key == _mesh_key(scale):
+    if key is None or mesh is None or key == (tuple(mesh.shape), tuple(mesh.process_ids)):
         return scale
     if key not in cache:
-        cache[key] = _to_replicate(scale, g.process_mesh)
+        cache[key] = _move(scale, _mesh_of(g), mesh)
     return cache[key]
 
 
@@ -161,7 +193,8 @@ class ClipGradByGlobalNorm(ClipGradBase):
     def _clip_ops(self, params_grads, grads):
         """The norm, its reduction over the mesh and the scaling as tensor ops (no Python
         float): what a DistModel program records. scale = clip_norm / max(norm, clip_norm)."""
-        norm = _global_norm_ops(grads).sqrt()
+        total, mesh = _global_norm_ops(grads)
+        norm = total.sqrt()
         clip = _ops.full_like(norm, self.clip_norm, norm.dtype, norm.place)
         scale = clip / _ops.maximum(norm, clip)
         if self.auto_skip_clip:  # a non-finite norm leaves the gradients as they are
@@ -169,7 +202,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
         out, moved = [], {}
         for p, g in params_grads:
             if _need_clip(p):
-                sc = _on_mesh_of(scale, g, moved)
+                sc = _on_mesh_of(scale, mesh, g, moved)
                 g = g * (sc if sc.dtype == g.dtype else _ops.cast(sc, g.dtype))
             out.append((p, g))
         return out

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "distributed/static/dist_dialect.h"
+#include "pir/ir/builder.h"
 #include "pir/pass/pass.h"
 #include "pir/pass/pipelines.h"
 #include "tests/cpp/pir/pir_test_util.h"
@@ -544,6 +545,54 @@ module {
 }
 )IR",
                                                                                             kMP));
+}
+
+const char* kZeroSizeExpected = R"IR(
+module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<0x6xf32>)
+  %1 = "builtin.input"() {name = "y"} : () -> (tensor<0x3xf32>)
+  %2 = "pd_op.full"() {dtype = #dtype<float32>, fill_value = 0.0, place = #place<cpu>, shape = #shape[0, 6]} : () -> (tensor<0x6xf32>)
+  %3 = "pd_op.add"(%0, %2) : (tensor<0x6xf32>, tensor<0x6xf32>) -> (tensor<0x6xf32>)
+  "builtin.output"(%3) {name = "z"} : (tensor<0x6xf32>) -> ()
+}
+)IR";
+
+TEST(DistStaticPasses, AZeroSizeTensorMovesNothing) {
+  // x + y of shape [0, 6], x Shard(0) and y Shard(1): y's all_to_all (as in
+  // ConsumersAskingTheSameLayoutShareOneMove) becomes rank 1's empty value of the target
+  // layout, a pd_op.full of [0, 6]: no transfer, as eager's reshard skips zero-size tensors.
+  std::string input = kAdd;
+  for (size_t p; (p = input.find("4x6")) != std::string::npos;) input.replace(p, 3, "0x6");
+  EXPECT_EQ(run("dist-complete,dist-reshard,dist-partition{rank=1}", input, kMP), expand(kZeroSizeExpected, kMP));
+}
+
+TEST(DistStaticPasses, ControlFlowOverADistValueNamesTheOpAndTheValue) {
+  // cf.if whose condition is computed from a split tensor: refused, naming the op, the
+  // operand and its placements.
+  pir::IrContext* c = pir::IrContext::global();
+  pir::Program p(c);
+  pir::Builder b(c, p.block());
+  pir::Type t = c->tensor_type(DataType::FLOAT32, {4});
+  pir::Value x = b.build("builtin.input", {}, {{"name", c->str_attr("x")}}, {t})->result(0);
+  pir::Attribute split = placements_attr(c, ProcessMesh({2}, {0, 1}, {"mp"}), {Placement::shard(0)});
+  pir::Value a = b.build(kShardAnnotateOp, {x}, {{"placements", split}}, {t})->result(0);
+  pir::Value cond = b.op("pd_op.less_than", {b.op("pd_op.sum", {a}), b.constant_scalar(0.0, DataType::FLOAT32, {})});
+  pir::Operation* iff = b.build("cf.if", {cond}, {}, {t}, 2);
+  pir::Builder then_b(c, iff->region(0).add_block());
+  then_b.yield({then_b.op("pd_op.scale", {x}, {{"scale", c->float_attr(-1.0)}})});
+  pir::Builder else_b(c, iff->region(1).add_block());
+  else_b.yield({x});
+  b.build("builtin.output", {iff->result(0)}, {{"name", c->str_attr("y")}}, {});
+  auto complete = [&] {
+    pir::PassManager pm;
+    pm.add_pipeline("dist-complete");
+    pm.run(p);
+  };
+  expect_error(complete, "dist-complete: cf.if (op #");
+  expect_error(complete,
+               "has regions; control flow over dist values is not supported (its operand result 0 of "
+               "pd_op.less_than");
+  expect_error(complete, "is laid out as [Replicate()] on ProcessMesh(shape=[2], process_ids=[0, 1]");
 }
 
 TEST(DistStaticPasses, BadInputNamesTheOpTheValueAndThePlacements) {

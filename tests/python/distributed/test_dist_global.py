@@ -26,7 +26,7 @@ def test_global_program_on_two_processes(mode, tmp_path):
 
 
 @pytest.mark.parametrize("mode,nprocs", [("dp", 2), ("mp", 2), ("sharding", 2), ("hybrid", 4)])
-def test_the_passes_train_like_the_trace_time_partitioning(mode, nprocs, tmp_path):
+def test_the_compiled_step_trains_like_the_eager_step(mode, nprocs, tmp_path):
     results, _ = run_ranks("dist_paths.py", nprocs, args=[mode], tmp_path=tmp_path, timeout=400)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):

@@ -93,7 +93,7 @@ def test_float32_pipelines_train_like_one_process(args, done, tmp_path):
 def test_vpp_order_interleaves_chunks():
     """Interleaved 1F1B (Megatron's order): 2 stages x 2 chunks x 4 micro-batches; every unit
     once; each chunk's micro-batches in order; a chunk's backward after its forward."""
-    from oar.distributed.auto_parallel.static_program import vpp_order
+    from oar.distributed.auto_parallel.static_pipeline import vpp_order
     assert vpp_order(4, 0, 2, 2)[:8] == [("F", 0, 0), ("F", 1, 0), ("F", 0, 1), ("F", 1, 1), ("F", 2, 0),
                                          ("B", 0, 1), ("F", 3, 0), ("B", 1, 1)]
     assert vpp_order(4, 1, 2, 2)[:4] == [("F", 0, 0), ("F", 1, 0), ("F", 0, 1), ("B", 0, 1)]

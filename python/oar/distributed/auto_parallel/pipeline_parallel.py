@@ -77,12 +77,12 @@ def assign_stages(model, pp_config, mesh):
             if stage >= len(meshes):
                 raise ValueError(f"parallelize: split point {n!r} starts stage {stage}, but the 'pp' axis has "
                                  f"{len(meshes)} stages")
-            _move_inputs(named[n], meshes[stage])
+            _move_inputs(named[n], meshes[stage], meshes[stage - 1])
         out[n] = meshes[stage]
         if points.get(n) is SplitPoint.END:
             if stage + 1 >= len(meshes):
                 raise ValueError(f"parallelize: split point {n!r} leaves no stage after it ({len(meshes)} stages)")
-            _move_outputs(named[n], meshes[stage + 1])
+            _move_outputs(named[n], meshes[stage + 1], meshes[stage])
             pending = n
     if stage >= len(meshes):
         raise ValueError(f"parallelize: pp_config's split points make {stage + 1} stages for {len(meshes)}")
@@ -105,9 +105,15 @@ def _map(value, fn):
     return fn(value)
 
 
-def _to_mesh(t, mesh):
+def _to_mesh(t, mesh, src=None):
+    """`t` resharded onto `mesh` (the same placements where they fit). In DistModel's global
+    trace `t` is an ordinary tensor: a move from where the trace knows it lives, else from
+    `src` (static_pipeline.move)."""
     from ..._C import Tensor
-    from .api import reshard
+    from .api import _global_trace, reshard
+    if isinstance(t, Tensor) and _global_trace():
+        from .static_pipeline import move
+        return move(t, mesh, src)
     if not isinstance(t, Tensor) or not t.is_dist() or t.process_mesh == mesh:
         return t
     placements = t.placements
@@ -116,12 +122,12 @@ def _to_mesh(t, mesh):
     return reshard(t, mesh, placements)
 
 
-def _move_outputs(layer, mesh):
-    layer.register_forward_post_hook(lambda _, inputs, output: _map(output, lambda t: _to_mesh(t, mesh)))
+def _move_outputs(layer, mesh, src):
+    layer.register_forward_post_hook(lambda _, inputs, output: _map(output, lambda t: _to_mesh(t, mesh, src)))
 
 
-def _move_inputs(layer, mesh):
-    layer.register_forward_pre_hook(lambda _, inputs: _map(tuple(inputs), lambda t: _to_mesh(t, mesh)))
+def _move_inputs(layer, mesh, src):
+    layer.register_forward_pre_hook(lambda _, inputs: _map(tuple(inputs), lambda t: _to_mesh(t, mesh, src)))
 
 
 def _as_local(output):

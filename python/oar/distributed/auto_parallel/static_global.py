@@ -13,6 +13,8 @@ from ..._creation import get_rng_state, set_rng_state
 from ...jit.api import _flatten, _named_state, _Tracing
 from .placement_type import Replicate, Shard, _decode, _encode_all
 from .process_mesh import ProcessMesh
+from ...nn import clip as _clip
+from .static_pipeline import Plan, clear_hints, hint, hinted, move, trace_micro_batches, zeros_whole
 from .static_program import CompiledStep
 
 _pir = _C.pir
@@ -24,6 +26,33 @@ def tracing_global():
     code then annotate instead of moving data). DistModel traces on the thread that calls it,
     one step at a time."""
     return bool(_tracing)
+
+
+class _ClipHooks:
+    """What nn/clip.py's global norm asks of the global trace, whose tensors carry no mesh
+    (Note [Pipeline clipping]; one all-reduce per layout, Note [DistModel])."""
+
+    @staticmethod
+    def mesh_of(t):
+        """The mesh a traced tensor lives on, where the trace knows it (an annotated value, a
+        stage move's result: static_pipeline.hint)."""
+        lay = hinted(t)
+        return lay.mesh if lay is not None else None
+
+    @staticmethod
+    def sum_layout(g):
+        """How sum(g * g) of a traced gradient lies: Partial ("P") on each mesh axis g is split
+        or Partial on, Replicate ("R") elsewhere; None when that is Replicate everywhere."""
+        lay = hinted(g)
+        key = tuple("R" if q.is_replicated() else "P" for q in lay.placements) if lay is not None else ()
+        return key if "P" in key else None
+
+    @staticmethod
+    def replicate(s, mesh):
+        """A sum of squares made Replicate on its mesh (dist-reshard's one all-reduce)."""
+        return annotate(s, Layout(mesh, [Replicate() for _ in range(mesh.ndim)]), "DistModel global norm")
+
+    move = staticmethod(move)
 
 
 class Layout:
@@ -54,6 +83,7 @@ def annotate(t, layout, what="DistModel"):
         raise ValueError(f"{what}: placements {placements} for {tensor} of shape {list(t.shape)} on mesh "
                          f"{mesh.shape}: {e}") from None
     _C.dist.shard_annotate(t, mesh.shape, mesh.process_ids, mesh.dim_names, encoded)
+    hint(t, layout)
     return t
 
 
@@ -78,7 +108,10 @@ class _StandIns:
         self._held = []  # (tensor, its own local value, its dist metadata or None)
 
     def add(self, t, layout, global_shape):
-        whole = _gathered(t, layout, global_shape)
+        from ..collective import get_rank
+        # another stage's tensor (this process holds none of it): zeros of its shape
+        whole = _gathered(t, layout, global_shape) if get_rank() in layout.mesh.process_ids else \
+            zeros_whole(t, global_shape)
         own = _C.dist.local_value(t)
         meta = _C.dist.take_dist_meta(t) if t.is_dist() else None
         _C.dist.set_local_value(t, whole)
@@ -96,6 +129,7 @@ def _state_layouts(opt, sharded):
     """[(program name, state tensor, its layout, the parameter's global shape)] of the
     optimizer's accumulators (static_program._state_names creates them): a state follows its
     parameter's layout, or under ShardingStage1/2 the parameter's split over the sharding axis."""
+    from ..collective import get_rank
     from .static_program import _state_names
     plan = getattr(sharded, "_plan", {})
     out = []
@@ -107,6 +141,9 @@ def _state_layouts(opt, sharded):
         # a state laid out as its parameter (after k leading dims of its own: ASGD's window
         # [batch_num, *shape]); another one (a scalar) is the same on every rank
         k = len(t.shape) - len(p.shape)
+        if lay is not None and get_rank() not in lay.mesh.process_ids:  # another stage's: held by none here
+            out.append((name, t, lay, list(p._global_shape)))
+            continue
         if lay is None or k < 0 or list(t.shape[k:]) != _local_shape(p._global_shape, lay):
             out.append((name, t, None, list(t.shape)))
             continue
@@ -157,11 +194,13 @@ def _check_one_mesh(mesh, state, args):
                                       f"step's other dist tensors on {mesh.process_ids}")
 
 
-def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=False, sharded=None):
+def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=False, sharded=None, pipeline=None):
     """Traces one step of `mode` on `args` (inputs..., labels for train/eval) into a
     GlobalStep. With `optimizer` (static_program.fused_optimizer's) the train step ends with
     its update as dist.<rule>_update ops (on the gradients plus, with `merge`, those in .grad:
-    gradient_merge's last call); otherwise it outputs the gradients. The tracing run is a real
+    gradient_merge's last call); otherwise it outputs the gradients. `pipeline`: (micro-batches,
+    schedule_mode, vpp_degree) of Strategy.pipeline, each micro-batch's forward and backward
+    traced in this rank's schedule order (static_pipeline.py). The tracing run is a real
     serial step on the whole tensors; its results are dropped, nothing is written and the
     random state is restored."""
     import oar
@@ -171,7 +210,13 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
     state = _named_state(layer)
     mesh = _params_mesh(layer) or next((t.process_mesh for t in args if isinstance(t, oar.Tensor) and t.is_dist()),
                                        None)
-    _check_one_mesh(mesh, state, args)
+    micro, schedule, vpp_degree = pipeline or (1, "FThenB", 1)
+    # eval: the micro-batches' forwards in order (VPP's chunk units are a train schedule)
+    plan = Plan(layer, micro, schedule if mode == "train" else "FThenB", vpp_degree) if mode != "predict" else None
+    if plan is None or plan.stages == 1:
+        _check_one_mesh(mesh, state, args)
+    else:  # the loss lives on the last stage
+        mesh = plan.loss_mesh
     whole = Layout(mesh, [Replicate() for _ in range(mesh.ndim)]) if mesh is not None else None
     updates = mode == "train" and optimizer is not None
     states = _state_layouts(optimizer, sharded) if updates else []
@@ -211,6 +256,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
             step_t = oar.to_tensor(optimizer._step_count + 1, dtype="int64")
         versions = [(n, t, t._version) for n, t, _, _ in params + states]
         _tracing.append(tracer)
+        _clip._global_trace = _ClipHooks
         grads = []
         with _Tracing(tracer), (enable_grad() if mode == "train" else no_grad()):
             # each declaration, then its annotation
@@ -235,7 +281,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
             layouts = {id(t): lay for _, t, lay, _ in params if lay is not None}
             # ShardingStage2's split gradient only where the update follows (else .grad's layout)
             result, grads = _trace_body(mode, layer, loss_fn, dense_args, scale, whole, layouts,
-                                        sharded if updates else None)
+                                        sharded if updates else None, plan)
             if updates:
                 _trace_sharded_update(optimizer, grads, merged, lr_t, step_t, layouts, sharded)
                 grads = []
@@ -252,29 +298,31 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
     finally:
         if _tracing and _tracing[-1] is tracer:
             _tracing.pop()
+        clear_hints()
+        _clip._global_trace = None
         stand.restore()
         set_rng_state(rng)
     return GlobalStep(program, inputs, [list(t.shape) for t in outs], out_struct, [n for n, _, _, _ in grads],
                       [(n, t) for n, t, _, _ in states], updates, [i for i, _, _, _ in acc])
 
 
-def _trace_body(mode, layer, loss_fn, args, scale, whole, layouts, sharded):
-    """Forward (and loss; for train the backward through oar.grad) on the whole tensors.
-    Returns (the result, [(name, parameter, gradient, its layout)]): the loss annotated
+def _trace_body(mode, layer, loss_fn, args, scale, whole, layouts, sharded, plan):
+    """Forward (and loss; for train the backward through oar.grad) on the whole tensors, per
+    micro-batch in this rank's schedule order (`plan`, static_pipeline.Plan). Returns (the
+    result, [(name, parameter, gradient, its layout)]): each micro-batch's loss annotated
     Replicate (the returned loss and the backward's seed), each gradient annotated with the
     layout its update reads."""
-    import oar
+    from ...autograd import no_grad
+    from .static_mode import _split
     if mode == "predict":
         return layer(*args), []
-    loss = loss_fn(layer(*args[:-1]), args[-1])
-    if whole is not None:
-        annotate(loss, whole, "DistModel loss")
-    if mode != "train":
-        return loss, []
-    params = [(n, p) for n, p in layer.named_parameters() if not p.stop_gradient]
-    if not params:
-        return loss, []
-    gs = oar.grad([loss * scale if scale != 1.0 else loss], [p for _, p in params], allow_unused=True)
+    params = [(n, p) for n, p in layer.named_parameters() if not p.stop_gradient] if mode == "train" else []
+    chunks = [tuple(args)] if plan.micro == 1 else list(zip(*(_split(t, plan.micro) for t in args)))
+    parts, gs = trace_micro_batches(plan, layer, loss_fn, chunks, scale, params, whole)
+    with no_grad():
+        loss = parts[0]
+        for part in parts[1:]:
+            loss = loss + part
     grads = []
     for (name, p), g in zip(params, gs):
         if g is None:
@@ -301,9 +349,32 @@ def _trace_sharded_update(opt, grads, merged, lr_t, step_t, layouts, sharded):
             annotate(p, split, f"DistModel parameter {name!r}")
             annotate(g, split, f"DistModel gradient of {name!r}")
             whole_of[id(p)] = (p, lay, name)
-    _trace_update(opt, pairs, merged, lr_t, step_t, None)
+    if len({tuple(lay.mesh.process_ids) for lay in layouts.values()}) > 1:
+        _update_per_mesh(opt, layouts, lambda: _trace_update(opt, pairs, merged, lr_t, step_t))
+    else:
+        _trace_update(opt, pairs, merged, lr_t, step_t)
     for p, lay, name in whole_of.values():
         annotate(p, lay, f"DistModel parameter {name!r}")
+
+
+def _update_per_mesh(opt, layouts, trace):
+    """Runs `trace` with each of `opt`'s fused updates split into one per mesh of its
+    parameters (pipeline stages: an op's operands lie on one mesh), in the order the meshes
+    first appear."""
+    fused = opt._update
+
+    def per_mesh(group, params, grads, lrs, wds):
+        by_mesh = {}
+        for q in zip(params, grads, lrs, wds):
+            lay = layouts.get(id(q[0]))
+            by_mesh.setdefault(tuple(lay.mesh.process_ids) if lay is not None else None, []).append(q)
+        for qs in by_mesh.values():
+            fused(group, *(list(c) for c in zip(*qs)))
+    opt._update = per_mesh
+    try:
+        trace()
+    finally:
+        del opt._update
 
 
 class CompiledGlobal(CompiledStep):
@@ -327,9 +398,10 @@ class CompiledGlobal(CompiledStep):
         self.global_program = step.program
 
 
-def compile_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=False, sharded=None):
+def compile_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=False, sharded=None,
+                   pipeline=None):
     """trace_global, then the dist passes for this rank: a CompiledGlobal."""
-    step = trace_global(mode, layer, loss_fn, args, scale, optimizer, merge, sharded)
+    step = trace_global(mode, layer, loss_fn, args, scale, optimizer, merge, sharded, pipeline)
     place = args[0].place if args else _C._get_current_place()
     return CompiledGlobal(step, place)
 

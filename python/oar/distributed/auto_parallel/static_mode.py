@@ -1,14 +1,13 @@
 """dist.to_static, dist.Strategy and DistModel (Paddle's auto-parallel "static" entry point).
 
 DistModel compiles each step signature into this rank's program, run on the executor: the
-step traced into the global (serial) program with dist.shard_annotate ops and cut to this rank
-by the static passes (static_global.py), or for a pipeline traced through the dist dispatch
-layer, which partitions it while it runs (static_program.py); reshard's transfers are dist.*
-collective ops and the optimizer's fused update dist.<rule>_update ops either way. What
-cannot compile runs eagerly with a warning (Note [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program
-per phase), sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each
-stage's own order, or per-micro-batch order) act; amp and fused_passes are validated and
-recorded only."""
+step is traced into the global (serial) program with dist.shard_annotate ops (static_global.py;
+a pipeline's micro-batches in this rank's schedule order, static_pipeline.py) and cut to this
+rank by the static passes; reshard's transfers are dist.* collective ops and the optimizer's
+fused update dist.<rule>_update ops. What cannot compile runs eagerly with a warning (Note
+[DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program per phase),
+sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each stage's own order,
+VPP, or per-micro-batch order) act; amp and fused_passes are validated and recorded only."""
 import copy
 import os
 import warnings
@@ -183,7 +182,7 @@ class DistModel:
         self._compile = os.environ.get("OAR_DIST_MODEL_EAGER", "0") in ("", "0")
         pp = strategy.pipeline
         self._micro = pp.accumulate_steps if pp.enable else 1
-        from .static_program import check_vpp, has_vpp_chunks
+        from .static_pipeline import check_vpp, has_vpp_chunks
         if pp.enable and pp.schedule_mode == "VPP" and self._micro > 1 and has_vpp_chunks(layer):
             check_vpp(layer, self._micro, pp.vpp_degree)  # a bad layout or count: an error here, not a fallback
         if optimizer is not None and strategy.sharding.enable and strategy.sharding.stage > 0:
@@ -253,17 +252,9 @@ class DistModel:
             return "grads"
         return "update" if self._k == 1 else "merge"
 
-    def _global(self):
-        """Whether a step compiles through the global program and the dist passes (Note
-        [DistModel]): every case but pipelines (micro-batches, or parameters on several
-        meshes), which keep the trace-time partitioning."""
-        if self._micro > 1:
-            return False
-        return len({tuple(p.process_mesh.process_ids) for p in self._layer.parameters() if p.is_dist()}) <= 1
-
     def _compiled(self, args):
         """This signature's CompiledStep (traced on first use), or None where it runs eagerly."""
-        from . import static_global, static_program
+        from . import static_global
         key = self._signature(args)
         if key is None or not self._compile:
             return None
@@ -274,14 +265,9 @@ class DistModel:
             phase = self._phase()
             opt = self._fused if phase in ("update", "merge") else None
             try:
-                if self._global():
-                    entry = static_global.compile_global(self._mode, self._layer, self._loss_fn, args, scale, opt,
-                                                         phase == "merge", self._sharded)
-                else:
-                    with _deferred_sends(self._micro > 1):
-                        entry = static_program.trace(self._mode, self._layer, self._loss_fn, args, self._micro,
-                                                     scale, schedule, opt, phase == "merge", self._sharded,
-                                                     self._strategy.pipeline.vpp_degree)
+                entry = static_global.compile_global(self._mode, self._layer, self._loss_fn, args, scale, opt,
+                                                     phase == "merge", self._sharded,
+                                                     (self._micro, schedule, self._strategy.pipeline.vpp_degree))
             except Exception as e:  # noqa: BLE001: decided by the eager run of the same step (__call__)
                 # Bad inputs make the eager step raise the same error, which then propagates;
                 # a step that runs eagerly but cannot compile stays eager, with a warning.
@@ -311,9 +297,9 @@ class DistModel:
 
     def serial_main_program(self, mode=None):
         """The global program the last step compiled in `mode` was traced into (serial, global
-        shapes, dist.shard_annotate ops), from which the dist passes made dist_main_program;
-        None for a pipeline step, which is partitioned while it is traced (Note [DistModel])."""
-        return getattr(self._last_entry(mode, "serial_main_program"), "global_program", None)
+        shapes, dist.shard_annotate ops), from which the dist passes made dist_main_program. A
+        pipeline's holds its micro-batches in this rank's schedule order (Note [DistModel])."""
+        return self._last_entry(mode, "serial_main_program").global_program
 
     def _run_compiled(self, entry, args):
         from ...autograd import no_grad

@@ -68,6 +68,12 @@ class _Chunk(nn.Layer):
         x = _map(args, lambda t: _to_mesh(t, self.mesh))
         for item in self._items:
             x = item(*x) if isinstance(x, tuple) else item(x)
+        from ..auto_parallel.api import _global_trace
+        if _global_trace():  # DistModel's global trace: the next chunk moves it from this mesh
+            from ..auto_parallel.placement_type import Replicate
+            from ..auto_parallel.static_global import Layout
+            from ..auto_parallel.static_pipeline import hint
+            _map(x, lambda t: hint(t, Layout(self.mesh, [Replicate() for _ in range(self.mesh.ndim)])))
         return x
 
 

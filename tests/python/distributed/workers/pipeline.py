@@ -436,7 +436,7 @@ def vpp_static(rank, kind="sequential"):
     for p in seq.parameters():
         if rank in p.process_mesh.process_ids:
             _check_param(dist.unshard_dtensor(p).numpy(), ref_params[names[id(p)]].numpy(), names[id(p)])
-    from oar.distributed.auto_parallel.static_program import vpp_order
+    from oar.distributed.auto_parallel.static_pipeline import vpp_order
     text = str(dm.dist_main_program())
     ops = re.findall(r'"([a-z_]+\.[a-z_0-9]+)"\(', text)
     # The order, read from the transfers (S: this rank sends a [1, 8, 64] micro-batch tensor, R: it
