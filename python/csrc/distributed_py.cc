@@ -356,16 +356,6 @@ void bind_distributed(py::module_& m) {
       },
       "Replaces the program's dist.* ops by kernel steps running their transfers; returns how many.");
   set_update_recorder(&record_update);
-  // DistModel's trace of a sharded update (Note [DistModel]): a parameter laid out in place
-  // now holds `of`'s value; a write of `src` into `dst` (a parameter: builtin.set_parameter).
-  d.def("trace_alias", [](py::handle alias, py::handle of) {
-    if (trace::Tracer* t = trace::active())
-      t->record_alias(py_to_tensor(alias, "trace_alias", "alias"), py_to_tensor(of, "trace_alias", "of"));
-  });
-  d.def("trace_write", [](py::handle dst, py::handle src) {
-    if (trace::Tracer* t = trace::active())
-      t->record_write(py_to_tensor(dst, "trace_write", "dst"), py_to_tensor(src, "trace_write", "src"));
-  });
   d.def(
       "drop_annotations",
       [](const ProgramRef& prog) {
