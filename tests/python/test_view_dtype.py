@@ -113,3 +113,18 @@ def test_errors_name_the_op_and_values():
         oar.view([1.0], "int32")
     with pytest.raises(ValueError, match="reshape"):
         oar.view(oar.rand([2, 4, 6]), [5, -1])
+
+
+def test_in_a_static_program():
+    a = np.random.default_rng(1).standard_normal([3, 4]).astype(np.float64)
+    oar.enable_static()
+    try:
+        main = oar.static.Program()
+        with oar.static.program_guard(main, oar.static.Program()):
+            x = oar.static.data("x", [3, 4], "float64")
+            y = x.view("int32")
+            assert list(y.shape) == [3, 8]
+        out, = oar.static.Executor().run(main, feed={"x": a}, fetch_list=[y])
+    finally:
+        oar.disable_static()
+    np.testing.assert_array_equal(out, a.view(np.int32))
