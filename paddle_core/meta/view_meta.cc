@@ -235,4 +235,58 @@ DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index) {
   return make_view(x, d, s, offset);
 }
 
+// Note [Bit-cast views]: the same bytes as another dtype. Equal element sizes keep shape,
+// strides and offset; otherwise the last dim (contiguous: stride 1, or size 1) is split or
+// merged by the size ratio, and every other stride and the offset are rescaled, which
+// needs them divisible when the new element is wider.
+DenseTensor ViewDtypeView(const DenseTensor& x, DataType dtype) {
+  OAR_ENFORCE(dtype != DataType::UNDEFINED, InvalidType, "view: dtype must be a defined dtype");
+  const int64_t in = static_cast<int64_t>(size_of(x.dtype()));
+  const int64_t out = static_cast<int64_t>(size_of(dtype));
+  DenseTensor v = x;
+  v.set_dtype(dtype);
+  if (in == out) return v;
+  const char* from = dtype_name(x.dtype());
+  const char* to = dtype_name(dtype);
+  const int r = x.rank();
+  OAR_ENFORCE(r > 0, InvalidArgument, "view: x is 0-D; viewing its ", from, " (", in, " bytes) as ", to, " (", out,
+              " bytes) needs a last dimension to resize");
+  OAR_ENFORCE(x.strides()[r - 1] == 1 || x.dims()[r - 1] == 1, InvalidArgument, "view: viewing x (", from, ") as ", to,
+              " needs x's last dimension contiguous "
+              "(stride 1), got shape ",
+              x.dims(), " and strides ", x.strides());
+  Dims d = x.dims(), s = x.strides();
+  int64_t offset = x.offset();
+  if (in > out) {
+    const int64_t k = in / out;
+    d[r - 1] = times(d[r - 1], k);
+    for (int i = 0; i < r - 1; ++i) s[i] = times(s[i], k);
+    s[r - 1] = 1;
+    offset = times(offset, k);
+  } else if (x.numel() == 0) {  // no bytes are read: only the last dim must divide
+    const int64_t k = out / in;
+    OAR_ENFORCE(d[r - 1] % k == 0, InvalidArgument, "view: viewing x of shape ", x.dims(), " (", from, ", ", in,
+                " bytes) as ", to, " (", out, " bytes) needs its last dimension divisible by ", k, ", got ", d[r - 1]);
+    d[r - 1] /= k;
+    s = contiguous_strides(d);
+    offset /= k;
+  } else {
+    const int64_t k = out / in;
+    OAR_ENFORCE(d[r - 1] % k == 0, InvalidArgument, "view: viewing x of shape ", x.dims(), " (", from, ", ", in,
+                " bytes) as ", to, " (", out, " bytes) needs its last dimension divisible by ", k, ", got ", d[r - 1]);
+    for (int i = 0; i < r - 1; ++i) {
+      OAR_ENFORCE(s[i] % k == 0 || d[i] == 1, InvalidArgument, "view: viewing x (", from, ") as ", to,
+                  " needs every stride but the last divisible by ", k, ", got strides ", x.strides());
+      s[i] /= k;  // a size-1 dim's stride is never stepped
+    }
+    OAR_ENFORCE(offset % k == 0, InvalidArgument, "view: viewing x (", from, ") as ", to,
+                " needs x's storage offset divisible by ", k, " elements, got ", offset);
+    d[r - 1] /= k;
+    s[r - 1] = 1;
+    offset /= k;
+  }
+  v.set_view(d, s, offset);
+  return v;
+}
+
 }  // namespace oar

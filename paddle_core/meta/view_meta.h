@@ -24,5 +24,8 @@ DenseTensor SliceView(const DenseTensor& x, const std::vector<int64_t>& axes,
                       const std::vector<int64_t>& strides);
 /// Selects index `index` along `axis` and drops that axis.
 DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index);
+/// x's bytes read as `dtype` (Paddle's view_dtype, PyTorch's view(dtype)): the last dim
+/// grows or shrinks by the ratio of the element sizes (Note [Bit-cast views]).
+DenseTensor ViewDtypeView(const DenseTensor& x, DataType dtype);
 
 }  // namespace oar

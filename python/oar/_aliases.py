@@ -1,5 +1,6 @@
 """Paddle 3.3's PyTorch-style names: aliases of Paddle functions (clamp = clip, div = divide,
-...), the creation functions from_numpy / asarray / as_tensor / range, and view with a shape.
+...), the creation functions from_numpy / asarray / as_tensor / range, and view (a shape or a
+bit-cast to another dtype).
 install() binds them on oar and, where Paddle has the method, on Tensor."""
 import math
 import numbers
@@ -93,16 +94,53 @@ def range(start=0, end=None, step=1, dtype=None, *, out=None, device=None, requi
     return _finish(result, device, requires_grad)
 
 
-def view(x, shape_or_dtype, name=None):
-    """x with a new shape (one size may be -1), as reshape. Reinterpreting x's bytes as
-    another dtype needs a bit-cast op that Oar does not have: a dtype is a TypeError."""
+def _is_dtype(v):
+    oar = _oar()
+    return isinstance(v, (str, np.dtype, oar.dtype)) or (
+        isinstance(v, type) and (v in (bool, int, float, complex) or issubclass(v, np.generic)))
+
+
+def view(x, *args, name=None, size=None, dtype=None, shape_or_dtype=None):
+    """x seen through a new shape (one size may be -1; shares x's memory where the strides
+    allow, as reshape) or x's bytes read as another dtype (a bit-cast view sharing x's
+    memory: the last dim is multiplied or divided by the ratio of the element sizes, Note
+    [Bit-cast views]). The shape may be a list/tuple or the sizes as separate arguments;
+    size= and dtype= are Paddle's aliases of shape_or_dtype."""
     oar = _oar()
     if not isinstance(x, oar.Tensor):
         raise TypeError(f"view: x must be a Tensor, got {type(x).__name__}")
-    if isinstance(shape_or_dtype, (str, np.dtype, oar.dtype)) or shape_or_dtype is float:
-        raise TypeError(f"view: viewing x's bytes as dtype {shape_or_dtype} is not supported "
-                        "in Oar (no bit-cast op); use x.astype for a value conversion")
-    return oar.reshape(x, shape_or_dtype)
+    given = [v for v in (size, dtype, shape_or_dtype) if v is not None]
+    if args and given or len(given) > 1:
+        raise TypeError("view: give the shape or dtype once (positionally, or as one of "
+                        "shape_or_dtype / size / dtype)")
+    if len(args) > 1:
+        target = list(args)
+    elif args:
+        target = args[0]
+    elif given:
+        target = given[0]
+    else:
+        raise TypeError("view: missing the shape or dtype to view x as")
+    if _is_dtype(target):
+        from ._dtype import convert_dtype
+        try:
+            dt = convert_dtype(target)
+        except (KeyError, TypeError) as e:
+            raise TypeError(f"view: dtype {target!r} is not a dtype Oar has") from e
+        if dt == x.dtype:
+            return x
+        return oar._C.ops._view_dtype(x, dt)
+    if dtype is not None:
+        raise TypeError(f"view: dtype must be a dtype, got {dtype!r}")
+    if isinstance(target, oar.Tensor):
+        target = target.tolist()
+    if isinstance(target, numbers.Integral) and not isinstance(target, bool):
+        target = [target]
+    if not isinstance(target, (list, tuple)) or not all(
+            isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in target):
+        raise TypeError(f"view: shape_or_dtype must be a shape (ints) or a dtype, got "
+                        f"{target!r}")
+    return oar.reshape(x, [int(d) for d in target])
 
 
 def _deferred(module, name, target):
