@@ -320,3 +320,15 @@ def test_pipeline_layer_segments_lays_out_and_checks_its_arguments():
         PipelineLayer(descs)
     with pytest.raises(TypeError, match="LayerDesc: layer_func must be an nn.Layer subclass"):
         LayerDesc(len)
+
+
+@pytest.mark.parametrize("schedule,clip", [("FThenB", True), ("1F1B", False)])
+def test_pp_with_gradient_merge_compiles_and_trains_like_one_process(schedule, clip, tmp_path):
+    """pp=2, 2 micro-batches and gradient_merge k_steps=2 through dist.to_static: compiled (no
+    eager fallback), 10 merged steps equal to one process; with clip the global norm spans the
+    stages over the merged gradients."""
+    results, _ = run_ranks("pipeline.py", 2, args=["pp_merge_static", schedule] + ["clip"] * clip,
+                           tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"pp_merge_static {schedule} ok {rank}" in out

@@ -99,6 +99,15 @@ def _gathered(local, layout, global_shape):
     return _C.dist.local_value(whole)
 
 
+def _whole_or_zeros(t, layout, global_shape):
+    """t's whole value gathered over its mesh, or, for another stage's tensor (this process
+    holds none of it), zeros of its shape: the trace needs only its shape."""
+    from ..collective import get_rank
+    if get_rank() in layout.mesh.process_ids:
+        return _gathered(t, layout, global_shape)
+    return zeros_whole(t, global_shape)
+
+
 class _StandIns:
     """While open, each registered tensor (a parameter, buffer or optimizer state, by
     identity) is an ordinary tensor holding its whole value; on exit it gets back its own
@@ -108,10 +117,7 @@ class _StandIns:
         self._held = []  # (tensor, its own local value, its dist metadata or None)
 
     def add(self, t, layout, global_shape):
-        from ..collective import get_rank
-        # another stage's tensor (this process holds none of it): zeros of its shape
-        whole = _gathered(t, layout, global_shape) if get_rank() in layout.mesh.process_ids else \
-            zeros_whole(t, global_shape)
+        whole = _whole_or_zeros(t, layout, global_shape)
         own = _C.dist.local_value(t)
         meta = _C.dist.take_dist_meta(t) if t.is_dist() else None
         _C.dist.set_local_value(t, whole)
@@ -246,7 +252,7 @@ def trace_global(mode, layer, loss_fn, args, scale=1.0, optimizer=None, merge=Fa
                 if not p.stop_gradient and p.grad is not None:
                     g = p.grad
                     lay = layout_of(g)
-                    d = _gathered(g, lay, list(g.shape)) if lay is not None else g
+                    d = g if lay is None else _whole_or_zeros(g, lay, list(g.shape))
                     acc.append((i, f"acc{i}", d, lay))
                     merged[id(p)] = d
 

@@ -27,7 +27,9 @@ def _wrap(local, meta):
     if meta is None:
         return local
     mesh, placements, shape = meta
-    return _attach(local, mesh, _encode_all(placements, "DistModel"), shape)
+    # a handle of its own: the executor may return one tensor for several outputs (another
+    # stage's empty gradients), and each output gets its own dist metadata
+    return _attach(_C.dist.local_value(local), mesh, _encode_all(placements, "DistModel"), shape)
 
 
 def _replicated(t):
@@ -110,6 +112,7 @@ def _trace_update(opt, grads, merged, lr_t, step_t):
     on slices is static_global._trace_sharded_update's annotations around it.) The learning rate is 1
     while tracing, so each parameter's rate in the op is its multiplier of the lr input."""
     from ...autograd import no_grad
+    from .static_pipeline import hint, hinted
     ids = {id(p) for p in opt._parameter_list}
     by_param = {id(p): (p, g) for _, p, g in grads if id(p) in ids}
     pairs = []
@@ -117,7 +120,13 @@ def _trace_update(opt, grads, merged, lr_t, step_t):
         for p in opt._parameter_list:
             g = by_param.get(id(p), (p, None))[1]
             a = merged.get(id(p))
-            g = a if g is None else (g if a is None else a + g)
+            if g is not None and a is not None:  # the merged gradient stays on its stage (clipping reads it)
+                lay = hinted(g) or hinted(a)
+                g = a + g
+                if lay is not None:
+                    hint(g, lay)
+            else:
+                g = a if g is None else g
             if g is not None and not p.stop_gradient:
                 pairs.append((p, g))
     saved = opt._learning_rate, opt._step_count
