@@ -113,12 +113,15 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
 #endif
 }
 
-// parallel_for's cost units are float adds streamed from memory (Note [Thread pool]); one
-// thread's sgemm does about 30 multiply-adds in the time of one such add on the machines
-// measured (Zen 4: ~50 FMA/ns against ~1.5 adds/ns), so a product of M*N*K multiply-adds
-// costs M*N*K / 32. Saturates instead of overflowing.
+// parallel_for's cost units are the float adds of the pool's calibration loop (Note [Thread
+// pool]: c = a + b over 2^20 floats, cache-resident: 5.5 adds/ns on Zen 4, which the wake
+// grain is computed in). One thread's sgemm does about 8-10 multiply-adds in the time of one
+// such add (Zen 4: 57 FMA/ns on 128x784x512; an AVX2 core about half), so a product of
+// M*N*K multiply-adds costs M*N*K / 8. (It was / 32, from adds streamed from memory: the
+// MLP's 128x784x512 then stayed under the wake grain of a VM whose futex call takes 25 us,
+// and at 2 threads the step took as long as at 1.) Saturates instead of overflowing.
 int64_t sgemm_cost(int64_t M, int64_t N, int64_t K) {
-  const double f = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / 32.0;
+  const double f = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / 8.0;
   return f >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(f);
 }
 
