@@ -209,7 +209,7 @@ void conv_winograd_fwd(const ConvGeometry& g, const float* src, const float* u, 
     const int nt = omp_get_max_threads();
     if (nt > 1 && 16 % nt == 0 && !in_parallel_region()) {
       sgemm_serial_in_team();
-      parallel_for(16, gemms, 16 * T * OC * C);
+      parallel_for(16, gemms, 16 * sgemm_cost(T, OC, C));
     } else {
       gemms(0, 16);
     }

@@ -14,8 +14,9 @@ namespace oar::phi {
 void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float* C, int64_t ldc);
 
-/// A product of M*N*K multiply-adds in parallel_for's cost units (float adds streamed from
-/// memory): what decides whether the pool's sleeping workers are worth waking for it.
+/// A product of M*N*K multiply-adds in parallel_for's cost units (the float adds of the
+/// pool's calibration loop): what decides whether the pool's sleeping workers are worth
+/// waking for it.
 int64_t sgemm_cost(int64_t M, int64_t N, int64_t K);
 
 /// Whether sgemm_rowmajor takes OpenBLAS (else oneDNN's sgemm) for this product.
