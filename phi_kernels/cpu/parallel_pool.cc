@@ -27,6 +27,7 @@
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/cpu/parallel_pool.h"
+#include "phi_kernels/cpu/parallel_spin.h"
 
 namespace oar::phi {
 namespace parallel_detail {
@@ -58,16 +59,15 @@ int64_t env_int(const char* name, int64_t lo, int64_t hi, int64_t fallback) {
   return x;
 }
 
-constexpr int64_t kDefaultSpinUs = 50;
 constexpr int64_t kMaxWakeGrain = int64_t{1} << 26;
 
 struct Settings {
-  int64_t spin_ns;
+  int64_t spin_ns;     // -1: adaptive (SpinPolicy)
   int64_t wake_grain;  // -1: calibrate
 };
 
 const Settings& settings() {  // throws (and is retried at the next region) on a bad value
-  static const Settings s{env_int("OAR_PARALLEL_SPIN_US", 0, 100000, kDefaultSpinUs) * 1000,
+  static const Settings s{std::max<int64_t>(env_int("OAR_PARALLEL_SPIN_US", 0, 100000, -1) * 1000, -1),
                           env_int("OAR_PARALLEL_WAKE_GRAIN", 0, kMaxWakeGrain, -1)};
   return s;
 }
@@ -138,11 +138,12 @@ class Pool {
  private:
   void start_workers(int count);
   void worker_main(int id);
-  void run_chunks(uint32_t seq, int limit);
+  int64_t run_chunks(uint32_t seq, int limit);
   uint32_t post(int64_t n, int64_t chunk, int64_t chunks, ChunkFn fn, void* body);
   void calibrate();
   void wake(int64_t t0);
   void update_grain();
+  void record(const RegionOutcome& o);
 
   std::mutex busy_;                  // held by the caller of the current region
   std::atomic<uint64_t> claim_{0};   // claim_word(...) + chunks claimed so far
@@ -156,10 +157,12 @@ class Pool {
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;              // the first chunk's exception; written by whoever set failed_
   std::atomic<int64_t> wake_post_ns_{0};  // when the caller woke the workers for this region (0: it did not)
+  std::atomic<int64_t> spin_ns_{SpinPolicy::kMinNs};  // policy_.spin_ns(), read by the workers
   WakeStats stats_;
   // Under busy_:
+  SpinPolicy policy_;
   int workers_ = 0;
-  int64_t spin_ns_ = 0, wake_grain_ = 0, last_wake_ns_ = 0;
+  int64_t wake_grain_ = 0, last_wake_ns_ = 0, alone_ = 0;
   double per_ns_ = 0;           // cost units a float add does per ns (calibrate)
   uint32_t grain_version_ = 0;  // stats_.version() wake_grain_ was computed from
   bool calibrated_ = false, grain_from_env_ = false;
@@ -173,7 +176,8 @@ Pool& pool() {
 void Pool::start_workers(int count) {
   if (workers_ == 0) {
     const Settings& s = settings();
-    spin_ns_ = s.spin_ns;
+    if (s.spin_ns >= 0) policy_ = SpinPolicy(s.spin_ns);
+    spin_ns_.store(policy_.spin_ns(), std::memory_order_relaxed);
     grain_from_env_ = s.wake_grain >= 0;
     if (!calibrated_) wake_grain_ = grain_from_env_ ? s.wake_grain : kMaxWakeGrain;
   }
@@ -198,7 +202,7 @@ void Pool::worker_main(int id) {
         woken = false;
       }
       run_chunks(s, id + 1);
-      spin_until = now_ns() + spin_ns_;
+      spin_until = now_ns() + spin_ns_.load(std::memory_order_relaxed);
       continue;
     }
     if (now_ns() < spin_until) {
@@ -222,13 +226,16 @@ void Pool::worker_main(int id) {
 }
 
 // Claims and runs chunks of region `seq` until none is left; `limit` > 0 (a worker's
-// id + 1) stops a worker the region's team does not include.
-void Pool::run_chunks(uint32_t seq, int limit) {
+// id + 1) stops a worker the region's team does not include. Returns the chunks it ran.
+int64_t Pool::run_chunks(uint32_t seq, int limit) {
   uint64_t w = claim_.load(std::memory_order_acquire);
-  for (;;) {
+  for (int64_t ran = 0;; ++ran) {
     const uint64_t chunks = (w >> 16) & 0xffff, next = w & 0xffff;
-    if (static_cast<uint32_t>(w >> 32) != seq || next >= chunks || uint64_t(limit) >= chunks) return;
-    if (!claim_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    if (static_cast<uint32_t>(w >> 32) != seq || next >= chunks || uint64_t(limit) >= chunks) return ran;
+    if (!claim_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      --ran;
+      continue;
+    }
     // The claim succeeded, so the region is still running and its fields are its own.
     const int64_t n = n_.load(std::memory_order_relaxed), chunk = chunk_.load(std::memory_order_relaxed);
     const int64_t b = static_cast<int64_t>(next) * chunk, e = std::min(n, b + chunk);
@@ -298,6 +305,8 @@ void Pool::run(int64_t n, int64_t cost, int team, ChunkFn fn, void* body) {
       s = post(n, chunk, chunks, fn, body);
       posted = true;
       if (wake_them && sleepers_.load(std::memory_order_seq_cst) > 0) wake(t0 ? t0 : now_ns());
+    } else {
+      ++alone_;
     }
   }
   RegionScope scope(team);
@@ -305,7 +314,9 @@ void Pool::run(int64_t n, int64_t cost, int team, ChunkFn fn, void* body) {
     for (int64_t c = 0; c < chunks; ++c) fn(body, c * chunk, std::min(n, c * chunk + chunk));
     return;
   }
-  run_chunks(s, 0);
+  const int64_t t_start = now_ns();
+  const int64_t mine = run_chunks(s, 0);
+  const int64_t t_mine = now_ns();
   for (int spins = 0; done_.load(std::memory_order_acquire) < chunks; ++spins) {
     if (spins < 4096) {
       _mm_pause();
@@ -313,6 +324,7 @@ void Pool::run(int64_t n, int64_t cost, int team, ChunkFn fn, void* body) {
       sched_yield();  // a worker is running a chunk, perhaps on this core
     }
   }
+  record({chunks - mine, t_mine - t_start, now_ns() - t_mine});
   if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
 }
 
@@ -353,15 +365,24 @@ void Pool::wake(int64_t t0) {
   stats_.add_futex(last_wake_ns_ - t0);
 }
 
+// What a region offered to the workers earned moves the spin and the grain's safety term
+// (SpinPolicy; Note [Thread pool], "The spin adapts"). Under busy_.
+void Pool::record(const RegionOutcome& o) {
+  if (!policy_.record(o)) return;
+  spin_ns_.store(policy_.spin_ns(), std::memory_order_relaxed);
+  if (calibrated_) update_grain();
+}
+
 // wake_grain_ from the medians of the last wakes: a wake pays when the region lasts the
 // wake latency plus twice the futex call, and a region that wakes a worker for nothing
-// should lose at most 5% (20 futex calls).
+// should lose at most 5% (20 futex calls) while wakes do not visibly pay, down to 20% (4
+// futex calls) while regions offered to the worker keep paying (policy_.safety()).
 void Pool::update_grain() {
   grain_version_ = stats_.version();
   if (grain_from_env_) return;
   const int64_t wake = stats_.wake_ns(), futex = stats_.futex_ns();
   if (wake < 0 || futex < 0) return;
-  const double grain = static_cast<double>(std::max(wake + 2 * futex, 20 * futex)) * per_ns_;
+  const double grain = static_cast<double>(std::max(wake + 2 * futex, policy_.safety() * futex)) * per_ns_;
   wake_grain_ = std::clamp(static_cast<int64_t>(std::min(grain, 1e18)), kParallelGrain, kMaxWakeGrain);
 }
 
@@ -372,7 +393,12 @@ ParallelInfo Pool::info() {
   i.wake_ns = stats_.wake_ns();
   i.futex_ns = stats_.futex_ns();
   i.wake_grain = workers_ == 0 && !calibrated_ ? std::max<int64_t>(s.wake_grain, 0) : wake_grain_;
-  i.spin_us = s.spin_ns / 1000;
+  i.spin_us = (workers_ > 0 || s.spin_ns < 0 ? policy_.spin_ns() : s.spin_ns) / 1000;
+  i.spin_adaptive = s.spin_ns < 0;
+  i.alone = alone_;
+  i.paid = policy_.count(SpinPolicy::Verdict::kPaid);
+  i.missed = policy_.count(SpinPolicy::Verdict::kMissed);
+  i.late = policy_.count(SpinPolicy::Verdict::kLate);
   i.workers = workers_;
   i.wake_grain_from_env = s.wake_grain >= 0;
   return i;

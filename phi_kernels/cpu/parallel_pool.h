@@ -11,7 +11,8 @@ namespace oar::phi {
 /// futex_ns (what the wake's system call costs the caller),
 /// wake_grain (cost units below which a sleeping pool is not woken; 0 before the pool
 /// starts unless OAR_PARALLEL_WAKE_GRAIN sets it), spin_us (how long a worker stays awake
-/// after a region), workers (started so far).
+/// after a region, now), spin_adaptive (false when OAR_PARALLEL_SPIN_US fixes it), workers
+/// (started so far).
 struct ParallelInfo {
   int64_t wake_ns = 0;
   int64_t futex_ns = 0;
@@ -19,6 +20,12 @@ struct ParallelInfo {
   int64_t spin_us = 0;
   int64_t workers = 0;
   bool wake_grain_from_env = false;
+  bool spin_adaptive = true;
+  /// Regions so far: run by the caller alone with the workers asleep (alone), and of those
+  /// offered to the workers, the ones they ran chunks of in time (paid), took nothing of
+  /// (missed), or finished a chunk of after the caller had waited longer than it worked
+  /// (late; SpinPolicy in parallel_spin.h).
+  int64_t alone = 0, paid = 0, missed = 0, late = 0;
 };
 ParallelInfo parallel_info();
 

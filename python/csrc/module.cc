@@ -137,6 +137,11 @@ PYBIND11_MODULE(_C, m) {
     d["spin_us"] = i.spin_us;
     d["workers"] = i.workers;
     d["wake_grain_from_env"] = i.wake_grain_from_env;
+    d["spin_adaptive"] = i.spin_adaptive;
+    d["alone"] = i.alone;
+    d["paid"] = i.paid;
+    d["missed"] = i.missed;
+    d["late"] = i.late;
     return d;
   });
   // "onednn" where bf16 matmuls run on the CPU's bf16 units (AVX512-BF16 / AMX), else "float"

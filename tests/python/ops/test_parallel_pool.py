@@ -128,6 +128,7 @@ def test_settings_are_reported():
     p = _python(code, OAR_PARALLEL_SPIN_US="7", OAR_PARALLEL_WAKE_GRAIN="40000")
     assert p.returncode == 0, p.stderr[-2000:]
     assert "'spin_us': 7" in p.stdout and "'wake_grain': 40000" in p.stdout, p.stdout
+    assert "'spin_adaptive': False" in p.stdout, p.stdout
     # calibrated: a measured wake, a grain at least the parallel grain
     p = _python(textwrap.dedent("""
         import oar
@@ -138,6 +139,10 @@ def test_settings_are_reported():
         # latency sample then (-1), but the caller's futex calls are always measured
         assert i["workers"] == 1 and i["futex_ns"] > 0 and i["wake_grain"] >= 32768, i
         assert i["wake_ns"] == -1 or i["wake_ns"] > 0, i
+        # the adaptive spin (Note [Thread pool], "The spin adapts") between 50 and 400 us
+        assert i["spin_adaptive"] and 50 <= i["spin_us"] <= 400, i
+        # each region ran either on the caller alone or offered to the worker
+        assert i["alone"] + i["paid"] + i["missed"] + i["late"] >= 1, i
         """))
     assert p.returncode == 0, p.stderr[-2000:]
 
