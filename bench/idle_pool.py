@@ -5,9 +5,9 @@
 Runs 20 rounds of a 512^2 matmul, a softmax and an add with `--threads` intra-op threads, then
 sleeps 0.5 s and 3.0 s and prints the process CPU time of each idle interval: a pool that
 spin-waits for work shows up as CPU time while the process sleeps. Oar's own pool
-(Note [Thread pool]) spins OAR_PARALLEL_SPIN_US (50 us) after a region; the GEMMs run on that
-pool (Note [GEMM splits on the pool]); oneDNN's OpenMP team (convolution, pooling) does not spin
-under oar's default OMP_WAIT_POLICY=PASSIVE.
+(Note [Thread pool]) spins 50-400 us after a region (adaptive; OAR_PARALLEL_SPIN_US fixes
+it); the GEMMs run on that pool (Note [GEMM splits on the pool]); oneDNN's OpenMP team
+(convolution, pooling) does not spin under oar's default OMP_WAIT_POLICY=PASSIVE.
 """
 import argparse
 import os

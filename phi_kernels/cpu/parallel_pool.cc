@@ -163,6 +163,7 @@ class Pool {
   SpinPolicy policy_;
   int workers_ = 0;
   int64_t wake_grain_ = 0, last_wake_ns_ = 0, alone_ = 0;
+  int64_t stream_cost_ = 0, last_end_ns_ = 0;  // the current stream of regions (Pool::run)
   double per_ns_ = 0;           // cost units a float add does per ns (calibrate)
   uint32_t grain_version_ = 0;  // stats_.version() wake_grain_ was computed from
   bool calibrated_ = false, grain_from_env_ = false;
@@ -297,21 +298,29 @@ void Pool::run(int64_t n, int64_t cost, int team, ChunkFn fn, void* body) {
     const bool asleep = sleepers_.load(std::memory_order_relaxed) >= std::min<int64_t>(workers_, chunks - 1);
     bool wake_them = cost >= wake_grain_;
     int64_t t0 = 0;
-    if (asleep && !wake_them && !grain_from_env_) {  // a probe of the wake's cost, now and then
+    if (asleep && !wake_them && !grain_from_env_) {
       t0 = now_ns();
-      wake_them = t0 - last_wake_ns_ >= std::max(kProbeNs, 1000 * stats_.futex_ns());
+      // Regions that each start within the spin of the last one's end are one stream to a
+      // woken worker (it stays awake through them): wake it once the stream's cost reaches
+      // the grain (Note [Thread pool], "Streams"). Else a probe of the wake's cost, now and then.
+      if (t0 - last_end_ns_ > policy_.spin_ns() || !policy_.streams()) stream_cost_ = 0;
+      stream_cost_ += cost;
+      wake_them = stream_cost_ >= wake_grain_ || t0 - last_wake_ns_ >= std::max(kProbeNs, 1000 * stats_.futex_ns());
     }
+    if (wake_them) stream_cost_ = 0;
     if (!asleep || wake_them) {  // else waking would cost more than it saves
       s = post(n, chunk, chunks, fn, body);
       posted = true;
       if (wake_them && sleepers_.load(std::memory_order_seq_cst) > 0) wake(t0 ? t0 : now_ns());
     } else {
       ++alone_;
+      policy_.alone();
     }
   }
   RegionScope scope(team);
   if (!posted) {
     for (int64_t c = 0; c < chunks; ++c) fn(body, c * chunk, std::min(n, c * chunk + chunk));
+    if (lock.owns_lock()) last_end_ns_ = now_ns();
     return;
   }
   const int64_t t_start = now_ns();
@@ -324,7 +333,8 @@ void Pool::run(int64_t n, int64_t cost, int team, ChunkFn fn, void* body) {
       sched_yield();  // a worker is running a chunk, perhaps on this core
     }
   }
-  record({chunks - mine, t_mine - t_start, now_ns() - t_mine});
+  last_end_ns_ = now_ns();
+  record({chunks - mine, t_mine - t_start, last_end_ns_ - t_mine});
   if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
 }
 

@@ -24,7 +24,8 @@ class SpinPolicy {
   /// (OAR_PARALLEL_SPIN_US set) keeps `fixed_ns` and the full safety term.
   static constexpr int64_t kMinNs = 50000, kMaxNs = 400000;
   /// Paid regions in a row before the spin doubles (missed ones in a row before it halves);
-  /// regions after a late one during which it does not grow again.
+  /// regions (offered or run alone) after a late one during which it does not grow again
+  /// and streams do not wake the workers.
   static constexpr int kGrowAfter = 4, kHoldAfterLate = 64;
   /// The wake grain's safety term (futex calls a region must outlast): the full one at the
   /// floor of the spin, down to kMinSafety at its ceiling.
@@ -65,7 +66,7 @@ class SpinPolicy {
       case Verdict::kPaid:
         missed_ = 0;
         if (hold_ > 0) {
-          --hold_;
+          alone();
         } else if (++paid_ >= kGrowAfter) {
           spin_ns_ = std::min(spin_ns_ * 2, max_ns_);
           paid_ = 0;
@@ -73,7 +74,7 @@ class SpinPolicy {
         break;
       case Verdict::kMissed:
         paid_ = 0;
-        if (hold_ > 0) --hold_;
+        alone();
         if (++missed_ >= kGrowAfter) {
           spin_ns_ = std::max(spin_ns_ / 2, min_ns_);
           missed_ = 0;
@@ -82,6 +83,15 @@ class SpinPolicy {
     }
     return spin_ns_ != before;
   }
+
+  /// A region the caller ran alone (the workers asleep, the region under the wake grain):
+  /// it counts towards the hold after a late region.
+  void alone() {
+    if (hold_ > 0) --hold_;
+  }
+  /// Whether a stream of small regions may wake the sleeping workers (Note [Thread pool],
+  /// "Streams"): not while held after a late region.
+  bool streams() const { return hold_ == 0; }
 
   /// How long a worker stays awake after a region.
   int64_t spin_ns() const { return spin_ns_; }

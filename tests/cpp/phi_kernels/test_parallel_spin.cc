@@ -83,6 +83,27 @@ TEST(SpinPolicy, ALateRegionDropsToTheFloorAndHolds) {
   EXPECT_EQ(p.count(P::Verdict::kLate), 3);
 }
 
+TEST(SpinPolicy, StreamsWakeExceptDuringTheHold) {
+  P p;
+  EXPECT_TRUE(p.streams());
+  p.record(kLate);
+  EXPECT_FALSE(p.streams());
+  // regions run alone count towards the hold as offered ones do
+  for (int i = 0; i < P::kHoldAfterLate - 1; ++i) {
+    if (i % 3) {
+      p.alone();
+    } else {
+      p.record(kPaid);
+    }
+    EXPECT_FALSE(p.streams()) << i;
+  }
+  p.alone();
+  EXPECT_TRUE(p.streams());
+  p.alone();  // past the hold: nothing changes
+  EXPECT_TRUE(p.streams());
+  EXPECT_EQ(p.spin_ns(), P::kMinNs);
+}
+
 TEST(SpinPolicy, MissedRegionsInARowHalveTheSpin) {
   P p;
   for (int i = 0; i < 3 * P::kGrowAfter; ++i) p.record(kPaid);
