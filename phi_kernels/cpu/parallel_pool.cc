@@ -163,7 +163,8 @@ class Pool {
   SpinPolicy policy_;
   int workers_ = 0;
   int64_t wake_grain_ = 0, last_wake_ns_ = 0, alone_ = 0;
-  int64_t stream_cost_ = 0, last_end_ns_ = 0;  // the current stream of regions (Pool::run)
+  // The current stream of regions (Pool::run): its summed cost, the last region's end.
+  int64_t stream_cost_ = 0, last_end_ns_ = 0;
   double per_ns_ = 0;           // cost units a float add does per ns (calibrate)
   uint32_t grain_version_ = 0;  // stats_.version() wake_grain_ was computed from
   bool calibrated_ = false, grain_from_env_ = false;
@@ -334,7 +335,7 @@ void Pool::run(int64_t n, int64_t cost, int team, ChunkFn fn, void* body) {
     }
   }
   last_end_ns_ = now_ns();
-  record({chunks - mine, t_mine - t_start, last_end_ns_ - t_mine});
+  record({chunks - mine, mine, t_mine - t_start, last_end_ns_ - t_mine});
   if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
 }
 
