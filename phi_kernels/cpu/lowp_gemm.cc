@@ -48,8 +48,8 @@ bool bf16_onednn() {
 }
 
 bool int8_onednn() {
-  static const bool on = use_onednn("OAR_INT8_GEMM", onednn_runs_isa(dnnl_cpu_isa_avx512_core_vnni) ||
-                                                         onednn_runs_isa(dnnl_cpu_isa_avx2_vnni));
+  static const bool on = use_onednn(
+      "OAR_INT8_GEMM", onednn_runs_isa(dnnl_cpu_isa_avx512_core_vnni) || onednn_runs_isa(dnnl_cpu_isa_avx2_vnni));
   return on;
 }
 
