@@ -324,6 +324,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=900, help="seconds per worker")
     ap.add_argument("--out", help="result JSON (default bench/results/ops.json)")
     ap.add_argument("--worker", choices=common.FRAMEWORKS, help=argparse.SUPPRESS)
+    common.add_isa_argument(ap)
     args = ap.parse_args()
     if args.worker:
         wanted = [c for c in os.environ.get("BENCH_OPS_OPS", "").split(",") if c]
@@ -338,6 +339,7 @@ def main():
     if not 1 <= args.rounds <= 100:
         ap.error(f"--rounds must be in [1, 100], got {args.rounds}")
     os.environ["BENCH_OPS_OPS"] = args.ops
+    common.force_isa(args.isa)
     frameworks = [f for f in args.frameworks.split(",") if f]
     threads_list = [int(t) for t in args.threads.split(",")]
     per_round, runs, versions = common.run_rounds(os.path.abspath(__file__), "ops", frameworks, threads_list,

@@ -256,6 +256,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out")
     ap.add_argument("--worker", choices=common.FRAMEWORKS, help=argparse.SUPPRESS)
+    common.add_isa_argument(ap)
     args = ap.parse_args()
     if args.worker:
         wanted = [c for c in os.environ.get("BENCH_STEPS_CASES", "").split(",") if c]
@@ -266,6 +267,7 @@ def main():
         return common.worker(args.worker, int(args.threads), chosen)
 
     os.environ["BENCH_STEPS_CASES"] = args.cases
+    common.force_isa(args.isa)
     frameworks = [f for f in args.frameworks.split(",") if f]
     threads_list = [int(t) for t in args.threads.split(",")]
     per_round, runs, versions = common.run_rounds(os.path.abspath(__file__), "steps", frameworks, threads_list,

@@ -12,6 +12,7 @@ Each worker prints one JSON line; the driver prints oar, torch and oar/torch per
 and writes bench/results/<suite>.json.
 """
 import argparse
+import ctypes
 import json
 import os
 import statistics
@@ -30,6 +31,87 @@ FRAMEWORKS = ("oar", "torch")
 # process does not count), but it also counts a thread pool's spinning idle workers: use it
 # at 1 thread only (bench_builds.py does).
 CLOCK = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
+
+
+# ---------------------------------------------------------------- forced ISA
+# `--isa avx2` (or BENCH_ISA=avx2, which bench/run.sh sets from its own --isa) runs both
+# frameworks on one vector ISA, to measure an AVX2 machine's code paths on an AVX-512 one
+# (Note [CPU dispatch], docs/notes/cpu_dispatch.md). Each variable caps one library of one
+# framework or both: Oar's ISA copies, torch's ATen copies, oneDNN (2.6 in Oar, 3.x in
+# torch; DNNL_ is 2.x's name, ONEDNN_ 3.x's), OpenBLAS's run-time kernel choice (Oar's
+# scipy-openblas32) and MKL (torch's sgemm). The driver sets them in its own environment
+# before any worker starts, so every worker and bench/peak.py (its fp32_peak follows the
+# cap) sees them; the workers report what each library then runs (`isa` of the results).
+ISA_ENV = {
+    "avx2": {"OAR_CPU_CAPABILITY": "avx2", "ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2",
+             "ONEDNN_MAX_CPU_ISA": "AVX2", "OPENBLAS_CORETYPE": "Haswell", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    "avx512": {"OAR_CPU_CAPABILITY": "avx512", "ATEN_CPU_CAPABILITY": "avx512", "DNNL_MAX_CPU_ISA": "AVX512_CORE",
+               "ONEDNN_MAX_CPU_ISA": "AVX512_CORE", "OPENBLAS_CORETYPE": "SkylakeX",
+               "MKL_ENABLE_INSTRUCTIONS": "AVX512"},
+}
+
+
+def forced_isa():
+    """The ISA the run is forced to ("avx2", "avx512"), or None for the CPU's own."""
+    return os.environ.get("BENCH_ISA") or None
+
+
+def force_isa(isa):
+    """Caps both frameworks (and bench/peak.py) to `isa` for this process and its workers;
+    None or "" keeps the CPU's own. Raises ValueError naming an unknown ISA."""
+    if not isa:
+        return
+    if isa not in ISA_ENV:
+        raise ValueError(f"bench --isa: unknown ISA {isa!r}; known: {', '.join(ISA_ENV)}")
+    if isa not in peak.cpu_isa():
+        raise ValueError(f"bench --isa: this CPU ({peak.cpu_model()}) has no {isa} (it has {peak.cpu_isa()})")
+    os.environ.update(ISA_ENV[isa], BENCH_ISA=isa)
+
+
+force_isa(forced_isa())  # BENCH_ISA from bench/run.sh or the caller
+
+
+def forced_note():
+    """", forced to avx2" for the machine line of a forced run, else ""."""
+    return f", forced to {forced_isa()}" if forced_isa() else ""
+
+
+def add_isa_argument(ap):
+    ap.add_argument("--isa", choices=sorted(ISA_ENV), default=forced_isa(),
+                    help="force both frameworks to this vector ISA (default: the CPU's own)")
+
+
+def effective_isa(fw, mod):
+    """What the worker's libraries run: the ATen or Oar kernel copy, and Oar's oneDNN ISA
+    (torch links its oneDNN 3.x statically: ONEDNN_VERBOSE=1 shows its ISA)."""
+    if fw == "torch":
+        return {"kernels": mod.backends.cpu.get_cpu_capability()}
+    out = {}
+    core, onednn = ctypes_library("liboar_core"), ctypes_library("libdnnl")
+    blas = ctypes_library("libscipy_openblas.")  # Oar's scipy-openblas32 (numpy's is ..64_)
+    if core is not None:
+        core.oar_cpu_capability.restype = ctypes.c_char_p
+        out["kernels"] = core.oar_cpu_capability().decode()
+    if onednn is not None:
+        out["onednn"] = ONEDNN_ISA.get(onednn.dnnl_get_effective_cpu_isa(), "?")
+    if blas is not None:
+        blas.scipy_openblas_get_corename.restype = ctypes.c_char_p
+        out["openblas"] = blas.scipy_openblas_get_corename().decode()
+    return out
+
+
+# dnnl_cpu_isa_t of oneDNN 2.6 (the one Oar links; dnnl_types.h; 3.x renumbered them)
+ONEDNN_ISA = {0x0: "all", 0x1: "sse41", 0x3: "avx", 0x7: "avx2", 0x407: "avx2_vnni", 0x27: "avx512_core",
+              0x67: "avx512_core_vnni", 0xE7: "avx512_core_bf16", 0x3E7: "avx512_core_amx"}
+
+
+def ctypes_library(stem):
+    """The mapped shared library whose file name starts with `stem` (from /proc/self/maps),
+    opened with ctypes, or None."""
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if f"/{stem}" in line}
+    paths = [p for p in paths if os.path.basename(p).startswith(stem)]
+    return ctypes.CDLL(sorted(paths)[0]) if paths else None
 
 
 # ---------------------------------------------------------------- timing
@@ -99,6 +181,7 @@ def worker(fw, threads, cases):
     try:
         mod = import_framework(fw, threads)
         out["version"], out["module"] = getattr(mod, "__version__", "?"), mod.__file__
+        out["isa"] = effective_isa(fw, mod)
         out["results"], out["errors"] = run_cases(cases(fw, mod))
     except Exception as e:  # import failure, or anything outside a single workload
         traceback.print_exc()
@@ -149,7 +232,7 @@ def run_rounds(script, tag, frameworks, threads_list, rounds, timeout, metrics):
     runs, versions): per_round[fw][t] is each round's results; runs[fw][t]["results"] holds
     the per-metric medians over the rounds, in print_table's format."""
     per_round = {fw: {t: [] for t in threads_list} for fw in frameworks}
-    versions = {}
+    versions, isas = {}, {}  # isa: what the worker's libraries ran (effective_isa)
     for r in range(rounds):
         for t in threads_list:
             for fw in frameworks:
@@ -159,8 +242,9 @@ def run_rounds(script, tag, frameworks, threads_list, rounds, timeout, metrics):
                     print(f"[bench {tag}] {fw}: {res.get('error') or res.get('errors')}\n"
                           f"{res.get('stderr_tail', '')}", file=sys.stderr)
                 versions[fw] = res.get("version", versions.get(fw, "missing"))
+                isas[fw] = res.get("isa", isas.get(fw))
                 per_round[fw][t].append(res.get("results", {}))
-    runs = {fw: {t: {"results": {}, "rounds": per_round[fw][t], "version": versions[fw]}
+    runs = {fw: {t: {"results": {}, "rounds": per_round[fw][t], "version": versions[fw], "isa": isas[fw]}
                  for t in threads_list} for fw in frameworks}
     for fw in frameworks:
         for t in threads_list:
@@ -176,7 +260,7 @@ def report(suite, metrics, runs, threads_list, versions, rounds, out=None, extra
     """Prints the machine line and the table of a rounds run (run_rounds) and writes its
     results JSON (default bench/results/<suite>.json, plus the `extra` fields)."""
     machine = peak.cpu_info()
-    print(f"\nsuite {suite}: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), {machine['cpus']} cpus, "
+    print(f"\nsuite {suite}: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}{forced_note()}), {machine['cpus']} cpus, "
           f"load {os.getloadavg()[0]:.1f}; {rounds} interleaved round(s); "
           + ", ".join(f"{fw} {v}" for fw, v in versions.items()))
     print_table(metrics, runs, threads_list)
@@ -184,6 +268,7 @@ def report(suite, metrics, runs, threads_list, versions, rounds, out=None, extra
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump({"suite": suite, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
+                   "forced_isa": forced_isa(),
                    "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in metrics],
                    "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()},
                    **(extra or {})}, f, indent=1)
@@ -216,9 +301,11 @@ def main(script, metrics, cases, derive=None):
     ap.add_argument("--timeout", type=float, default=900, help="seconds per worker")
     ap.add_argument("--out", help="result JSON (default bench/results/<suite>.json)")
     ap.add_argument("--worker", choices=FRAMEWORKS, help=argparse.SUPPRESS)
+    add_isa_argument(ap)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, int(args.threads), cases)
+    force_isa(args.isa)
 
     suite = os.path.basename(script)[len("bench_"):-len(".py")]
     frameworks = [f for f in args.frameworks.split(",") if f]
@@ -239,7 +326,7 @@ def main(script, metrics, cases, derive=None):
     if derive:
         derive(runs, threads_list)
     machine = peak.cpu_info()
-    print(f"\nsuite {suite}: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}), "
+    print(f"\nsuite {suite}: {machine['cpu_model']} ({', '.join(machine['cpu_isa'])}{forced_note()}), "
           f"{machine['cpus']} cpus; "
           + ", ".join(f"{fw} {runs[fw][threads_list[0]].get('version', 'missing')}" for fw in runs))
     print_table(metrics, runs, threads_list)
@@ -247,6 +334,7 @@ def main(script, metrics, cases, derive=None):
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump({"suite": suite, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), **machine,
+                   "forced_isa": forced_isa(),
                    "metrics": [{"name": n, "unit": u, "better": b} for n, u, b in metrics],
                    "runs": {fw: {str(t): r for t, r in by_t.items()} for fw, by_t in runs.items()}},
                   f, indent=1)

@@ -122,8 +122,12 @@ def _rate(fn, threads, seconds, runs=30):
 
 def measure(threads=1, seconds=0.02):
     """{loop: GFLOP/s} for the loops this CPU runs, plus fp32_peak/bf16_peak (the best of each)
-    and fp32_loop/bf16_loop (the widest loop of each kind, the one the dispatch picks)."""
+    and fp32_loop/bf16_loop (the widest loop of each kind, the one the dispatch picks). A run
+    forced to AVX2 (BENCH_ISA=avx2, bench/common.py's --isa) runs only the AVX2 loop: its
+    peak is the one an AVX2 machine's GEMM is judged against."""
     flags, lib = cpu_flags(), _library()
+    if os.environ.get("BENCH_ISA") == "avx2":
+        flags = {f for f in flags if not f.startswith(("avx512", "amx"))}
     out = {}
     for name, (need, _) in LOOPS.items():
         if not set(need) <= flags:

@@ -33,6 +33,7 @@
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 #include "phi_kernels/funcs/conv_winograd.h"
+#include "phi_kernels/funcs/sgemm.h"
 
 // Paddle's switch for reproducible convolutions. Oar's CPU convolutions time their
 // candidates once per geometry and process and keep the fastest, so under load two
@@ -533,13 +534,7 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
   conv_bwd_weights(g, src, diff_dst, diff_w, memory::data_type::f32);
 }
 
-bool onednn_conv_bf16_supported() {
-  static const bool hw = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
-  }();
-  return hw;
-}
+bool onednn_conv_bf16_supported() { return onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16); }
 
 void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
                           const std::shared_ptr<const void>& w_owner, uint32_t w_version) {

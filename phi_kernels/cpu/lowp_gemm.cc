@@ -41,20 +41,15 @@ bool use_onednn(const char* env, bool hw) {
   return hw;
 }
 
+// What oneDNN runs decides, not cpuid (onednn_runs_isa): AMX's value includes these bits.
 bool bf16_onednn() {
-  static const bool on = [] {
-    __builtin_cpu_init();
-    return use_onednn("OAR_BF16_GEMM", __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16"));
-  }();
+  static const bool on = use_onednn("OAR_BF16_GEMM", onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16));
   return on;
 }
 
 bool int8_onednn() {
-  static const bool on = [] {
-    __builtin_cpu_init();
-    return use_onednn("OAR_INT8_GEMM", __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni") ||
-                                           __builtin_cpu_supports("amx-int8"));
-  }();
+  static const bool on = use_onednn(
+      "OAR_INT8_GEMM", onednn_runs_isa(dnnl_cpu_isa_avx512_core_vnni) || onednn_runs_isa(dnnl_cpu_isa_avx2_vnni));
   return on;
 }
 

@@ -43,17 +43,6 @@
 namespace oar::phi {
 namespace {
 
-// oneDNN's sgemm runs its AVX-512 code (the CPU has avx512_core and DNNL_MAX_CPU_ISA does
-// not cap it): the AVX-512 rule of the file comment, else the AVX2 one.
-bool onednn_avx512() {
-  static const bool on = [] {
-    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-    const auto core = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
-    return (isa & core) == core;
-  }();
-  return on;
-}
-
 // OpenMP's thread count at 1 on this thread while in scope (when `on`): a library call made
 // from here runs single-threaded instead of waking OpenMP's sleeping worker.
 class OmpSerial {
@@ -91,6 +80,12 @@ void serial_openblas() {
 
 }  // namespace
 
+bool onednn_runs_isa(unsigned isa) {
+  // fixed once oneDNN has been asked (it then refuses a new cap), so read it once
+  static const unsigned effective = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  return (effective & isa) == isa;
+}
+
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
 #if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
   // OAR_SGEMM=openblas|onednn forces one library for every float32 GEMM (comparisons, tests).
@@ -101,7 +96,8 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
     return v == "openblas" ? 1 : v == "onednn" ? 2 : 0;
   }();
   if (forced) return forced == 1;
-  if (onednn_avx512()) return !tb && N < 16;
+  // oneDNN's sgemm runs its AVX-512 code: the AVX-512 rule of the file comment, else the AVX2 one
+  if (onednn_runs_isa(dnnl_cpu_isa_avx512_core)) return !tb && N < 16;
   if (std::min({M, N, K}) >= 384) return true;
   if (tb) return false;
   if (ta && lda % 512 == 0 && K >= 256 && N >= 64) return true;

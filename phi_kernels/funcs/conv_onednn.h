@@ -26,7 +26,7 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
 /// bfloat16 (bits as uint16_t) forward, data and filter gradients on oneDNN's bf16
 /// kernels, f32 accumulation (Note [bf16 convolution]), the forward with reused filters
 /// kept as onednn_conv_fwd's; only where
-/// onednn_conv_bf16_supported() (AVX512-BF16 or AMX-BF16, checked at run time).
+/// onednn_conv_bf16_supported() (oneDNN runs AVX512-BF16 or AMX-BF16: onednn_runs_isa).
 bool onednn_conv_bf16_supported();
 void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
                           const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);

@@ -19,6 +19,13 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
 /// waking for it.
 int64_t sgemm_cost(int64_t M, int64_t N, int64_t K);
 
+/// Whether oneDNN runs the code of `isa` (a dnnl_cpu_isa_t, whose bits include the ISAs
+/// below it): the CPU has it and DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA do not cap it.
+/// Every choice between oneDNN's kernels and another path keys on this, not on cpuid,
+/// so that a capped oneDNN (an AVX2 run on an AVX-512 machine, Note [CPU dispatch]) takes
+/// the path an AVX2 machine takes instead of asking oneDNN for kernels it will not run.
+bool onednn_runs_isa(unsigned isa);
+
 /// Whether sgemm_rowmajor takes OpenBLAS (else oneDNN's sgemm) for this product.
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb);
 

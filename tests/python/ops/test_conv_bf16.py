@@ -8,6 +8,11 @@ Tolerance (documented, as the bf16 matmul's): the operands are bf16 (exact in fl
 products are accumulated in float32 and the result rounded once to bf16, so
 |got - ref| <= 2^-8 |ref| + 2^-12 (|x| * |w|), where * is the same convolution (or
 gradient) of the absolute values."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import oar
 import oar.nn.functional as F
@@ -16,6 +21,7 @@ from test_conv_algos import np_conv_grads
 from test_conv_pool import np_conv
 from test_lowp_gemm import HAS_BF16_HW, _bf16, _core_fn
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 PATHS = ["onednn", "float"] if HAS_BF16_HW else ["float"]
 
 # (x shape N C *S, filter shape, stride, pads [(before, after)] per dim, dilation, groups)
@@ -82,6 +88,35 @@ def test_bf16_conv_and_grads_match_float64(monkeypatch, path, case, channels_las
 def test_bf16_path_is_the_cpus(monkeypatch):
     monkeypatch.delenv("OAR_BF16_CONV", raising=False)
     assert _core_fn("oar_bf16_conv_path") == ("onednn" if HAS_BF16_HW else "float")
+
+
+def test_capped_onednn_takes_the_float_path_in_a_child():
+    """oneDNN capped to AVX2 (DNNL_MAX_CPU_ISA; bench --isa avx2): the bf16 convolution goes
+    through float32, as on an AVX2 CPU; it used to ask oneDNN for bf16 kernels by cpuid
+    and fail ("could not create a primitive descriptor iterator")."""
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {[HERE, os.path.dirname(HERE)]!r}  # ops/ and tests/python (op_test_utils)
+        import test_conv_bf16 as T
+        print(T._core_fn("oar_bf16_conv_path"))
+        for case in (0, 1, 5, 6, 7):  # odd, strided/asymmetric, 0-size batch, conv1d, conv3d
+            for last in (False, True):
+                T.test_bf16_conv_and_grads_match_float64(T.NoEnv(), "float", case, last)
+        print("ok")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "OAR_BF16_CONV"}
+    r = subprocess.run([sys.executable, "-c", code], env={**env, "DNNL_MAX_CPU_ISA": "AVX2"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["float", "ok"]
+
+
+class NoEnv:
+    """monkeypatch's setenv for a run outside pytest (the child above)."""
+
+    @staticmethod
+    def setenv(name, value):
+        os.environ[name] = value
 
 
 @pytest.mark.parametrize("level", ["O1", "O2"])

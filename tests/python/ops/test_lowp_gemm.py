@@ -297,3 +297,10 @@ def test_onednn_int8_in_a_child():
     # saturate past 32767; operands in [-64, 63] stay below it. With VNNI: the full range.
     lo, hi = (-128, 127) if HAS_VNNI else (-64, 63)
     assert _child({"OAR_INT8_GEMM": "onednn", "OAR_BF16_GEMM": "float"}, lo, hi, False)[1] == "onednn"
+
+
+def test_capped_onednn_takes_the_float_paths_in_a_child():
+    """oneDNN capped to AVX2 (an AVX2 machine's view; bench --isa avx2): the bf16 and int8
+    GEMMs take the float paths, as on an AVX2 CPU, instead of asking oneDNN for the bf16 or
+    VNNI kernels it will not run there (the choice keys on what oneDNN runs, not cpuid)."""
+    assert _child({"DNNL_MAX_CPU_ISA": "AVX2"}, -128, 127, True) == ["float", "float"]
