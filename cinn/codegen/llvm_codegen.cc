@@ -135,7 +135,6 @@ class Emitter : VecMath {
     return carried;
   }
 
-
   // The nodes the outputs read (a rewrite such as one_pass_variance leaves dead ones).
   void mark_live() {
     live_.assign(k_.nodes.size(), false);

@@ -36,8 +36,7 @@ llvm::Value* VecMath::exp_f32(llvm::Value* x, int w) {
   auto fma = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
   };
-  llvm::Type* it =
-      w == 1 ? static_cast<llvm::Type*>(b_.getInt32Ty()) : llvm::FixedVectorType::get(b_.getInt32Ty(), w);
+  llvm::Type* it = w == 1 ? static_cast<llvm::Type*>(b_.getInt32Ty()) : llvm::FixedVectorType::get(b_.getInt32Ty(), w);
   auto pow2 = [&](llvm::Value* e) {  // e integral in [-126, 127]
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, splat_i32(127, w)), splat_i32(23, w)), vty(w));
   };
@@ -98,8 +97,7 @@ llvm::Value* VecMath::exp_of(llvm::Value* x, int w) { return f64_ ? math("exp", 
 // `e`: exp(-z^2) when the kernel computes it anyway (binary `erfe`, Note [erf shares exp]).
 llvm::Value* VecMath::erf_f32(llvm::Value* z, int w, llvm::Value* e) {
   llvm::Value* a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, z);
-  llvm::Value* t =
-      b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
+  llvm::Value* t = b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(b_.CreateFMul(fconst(0.3275911, w), a), fconst(1.0, w)));
   llvm::Value* p = fconst(1.061405429, w);
   for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
     p = b_.CreateFAdd(b_.CreateFMul(p, t), fconst(c, w));
@@ -120,8 +118,7 @@ llvm::Value* VecMath::unary(const std::string& op, llvm::Value* x, int w) {
   if (op == "abs") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   // Oar's relu: v > 0 ? v : 0 (NaN gives 0, -0 gives +0).
   if (op == "relu") return b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(0.0, w)), x, fconst(0.0, w));
-  if (op == "sigmoid")
-    return b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(fconst(1.0, w), exp_of(b_.CreateFNeg(x), w)));
+  if (op == "sigmoid") return b_.CreateFDiv(fconst(1.0, w), b_.CreateFAdd(fconst(1.0, w), exp_of(b_.CreateFNeg(x), w)));
   OAR_THROW(Unimplemented, "cinn codegen: unknown unary op ", op);
 }
 
