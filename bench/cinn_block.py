@@ -6,7 +6,10 @@ load; at 2 threads CPU time adds both threads' and wall time is the figure). Wit
 --profile, the executors' per-op times of 10 more steps of each form;
 bench/cinn_block_breakdown.py sums them by kind.
 
-Usage: python bench/cinn_block.py [rounds] [--profile] [--threads N]   (from the repository root)
+--threads 1,2 interleaves the thread counts too: each round sets each count in turn
+(oar.set_num_threads) and times both forms at it.
+
+Usage: python bench/cinn_block.py [rounds] [--profile] [--threads N[,M...]]   (from the repository root)
 """
 import os
 import sys
@@ -17,8 +20,8 @@ import numpy as np
 
 import oar
 
-THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
-oar.set_num_threads(THREADS)
+THREADS = [int(t) for t in sys.argv[sys.argv.index("--threads") + 1].split(",")] if "--threads" in sys.argv else [1]
+oar.set_num_threads(THREADS[0])
 oar.set_flags({"FLAGS_cinn_cache_dir": tempfile.mkdtemp()})
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 15
 rng = np.random.default_rng(0)
@@ -38,19 +41,31 @@ for mode in ("static", "cinn"):
     first[mode] = time.perf_counter() - t
     step()
     steps[mode] = step
-wall = {m: [] for m in steps}
-cpu = {m: [] for m in steps}
+wall = {(t, m): [] for t in THREADS for m in steps}
+cpu = {(t, m): [] for t in THREADS for m in steps}
+load0 = os.getloadavg()[0]
 for _ in range(rounds):
-    for m, f in steps.items():
-        w, c = time.perf_counter(), time.process_time()
-        f()
-        cpu[m].append(time.process_time() - c)
-        wall[m].append(time.perf_counter() - w)
-med = {k: {m: sorted(v)[len(v) // 2] * 1e3 for m, v in d.items()} for k, d in (("wall", wall), ("cpu", cpu))}
+    for t in THREADS:
+        oar.set_num_threads(t)
+        for m, f in steps.items():
+            w, c = time.perf_counter(), time.process_time()
+            f()
+            cpu[t, m].append(time.process_time() - c)
+            wall[t, m].append(time.perf_counter() - w)
+med = {k: {tm: sorted(v)[len(v) // 2] * 1e3 for tm, v in d.items()} for k, d in (("wall", wall), ("cpu", cpu))}
 model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-print(f"cpu: {model}; load before/after: {os.getloadavg()[0]:.1f}; rounds: {rounds}; threads: {THREADS}")
-for k, d in med.items():
-    print(f"{k:4s} static {d['static']:8.1f} ms  cinn {d['cinn']:8.1f} ms  static/cinn {d['static'] / d['cinn']:.3f}x")
+print(f"cpu: {model}; load before/after: {load0:.1f}/{os.getloadavg()[0]:.1f}; rounds: {rounds}; threads: {THREADS}")
+for t in THREADS:
+    for k, d in med.items():
+        print(f"{t}t {k:4s} static {d[t, 'static']:8.1f} ms  cinn {d[t, 'cinn']:8.1f} ms  "
+              f"static/cinn {d[t, 'static'] / d[t, 'cinn']:.3f}x")
+for t in THREADS[1:]:
+    print(f"wall {THREADS[0]}t/{t}t: static {med['wall'][THREADS[0], 'static'] / med['wall'][t, 'static']:.3f}x  "
+          f"cinn {med['wall'][THREADS[0], 'cinn'] / med['wall'][t, 'cinn']:.3f}x")
+if max(THREADS) > 1:  # on a busy machine the pool's wake grain sits at its cap: nothing splits
+    pi = oar._C._parallel_info()
+    print(f"pool: wake grain {pi['wake_grain']} (cap 2^26 = {1 << 26}), wake {pi['wake_ns'] / 1e3:.1f} us, "
+          f"futex {pi['futex_ns'] / 1e3:.1f} us (Note [Thread pool])")
 st = oar._C.cinn.cache_stats()
 print(f"first call: static {first['static']:.2f} s  cinn {first['cinn']:.2f} s; cold compile "
       f"{st['compile_seconds'] * 1e3 / max(1, st['compiles']):.1f} ms per group ({st['compiles']} groups)")

@@ -1,5 +1,5 @@
 // The CPU code generator: a loop kernel -> LLVM IR -> an object for the host, loaded
-// into one ORC LLJIT (cinn/codegen/llvm_codegen.cc, the only file that includes LLVM;
+// into one ORC LLJIT (cinn/codegen/llvm_codegen.cc, llvm_math.cc and llvm_jit.cc, the only files that include LLVM;
 // codegen_stub.cc stands in when Oar is built without LLVM 19). The GPU generator (CUDA C
 // through NVRTC, cuda_codegen.h) has the same calls for the same LoopKernel:
 // cuda_codegen_target, compile_cuda (a CUBIN), kernel_cuda_source; loading waits for the

@@ -170,7 +170,7 @@ class CudaEmitter {
         exp |= n.op == "exp" || n.op == "erf" || n.op == "sigmoid";
       }
       if (exp) {
-        os_ << "// float32 exp as the CPU kernel computes it (llvm_codegen.cc, exp_f32): n = rint(x log2 e),\n"
+        os_ << "// float32 exp as the CPU kernel computes it (llvm_math.cc, exp_f32): n = rint(x log2 e),\n"
             << "// Cephes' degree-6 polynomial of r = x - n ln2, times 2^n (in two steps outside [-126, 127]).\n"
             << "__device__ __forceinline__ float oar_pow2(int e) { return __int_as_float((e + 127) << 23); }\n"
             << "__device__ __forceinline__ float oar_exp(float x) {\n"

@@ -1,7 +1,7 @@
-// The LLVM host shared by the CPU code generator's two files (docs/notes/cinn.md,
+// The LLVM host shared by the CPU code generator's files (docs/notes/cinn.md,
 // "Lowering and code generation"): the JIT, the host's target machine and vector width
 // (llvm_jit.cc), and the module builder of the loop-kernel emitter (llvm_codegen.cc).
-// Includes LLVM: only those two files include it (each includer takes ~12 s to compile).
+// Includes LLVM: only they and llvm_math.cc include it (each includer takes ~12 s to compile).
 #pragma once
 
 #include <memory>

@@ -57,9 +57,11 @@ void fill_identity(std::vector<char>& buf, const std::string& op) {
 // output row.
 }  // namespace
 
-void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, const LoopKernel& k,
                      const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
                      const std::vector<void*>& bufs, std::vector<DenseTensor>& outs) {
+  const DataType dt = k.dtype;
+  const size_t n_in = k.inputs.size();
   const int64_t inner = outer > 0 ? rows / outer : 0;
   const int64_t blocks = (inner + kColBlock - 1) / kColBlock;  // per outer index
   const size_t es = dt == DataType::FLOAT64 ? 8 : 4;           // column reductions are float32/float64 (loop_ir.cc)
@@ -81,7 +83,7 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, Dat
       fn(r0, std::min((o + 1) * inner, r0 + kColBlock), cols, b.data());
     }
       },
-      rows * cols);
+      kernel_cost(k, rows, cols));
   for (size_t i = 0; i < col_outs.size(); ++i) {
     DenseTensor& out = outs[col_outs[i]];
     for (int64_t o = 0; o < outer; ++o) {
@@ -94,6 +96,29 @@ void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, Dat
                          out.data<float>() + o * cols);
     }
   }
+}
+
+int64_t kernel_cost(const LoopKernel& k, int64_t rows, int64_t cols) {
+  // Note [Fused kernels on the pool] (docs/notes/cinn.md): per element of the space, the
+  // bytes of the full inputs and outputs / 8, plus each full-class node's arithmetic, in
+  // the calibration's float adds (pool units; measured on the block's kernels).
+  const double es = static_cast<double>(size_of(k.dtype));
+  int full = 0;
+  for (VClass c : k.inputs) full += c == VClass::kFull;
+  for (int o : k.outputs) full += k.nodes[o].cls == VClass::kFull;
+  double math = 0;
+  for (const Node& n : k.nodes) {
+    if (n.kind == Node::kInput || n.kind == Node::kConst || n.cls != VClass::kFull) continue;
+    const std::string& op = n.op;
+    math += op == "erf" || op == "erfe"                                          ? 1.5
+            : op == "exp" || op == "log" || op == "tanh" || op == "sigmoid"      ? 0.5
+            : op == "div" || op == "sqrt" || op == "rsqrt" || op == "reciprocal" ? 0.2
+                                                                                 : 0.1;
+  }
+  // float64 math takes twice float32's time (half the lanes); bfloat16 computes in float32.
+  // At least a lone full input's (a row sum of it: 0.5 add measured).
+  const double per_element = std::max(0.5, full * es / 8 + math * (k.dtype == DataType::FLOAT64 ? 2 : 1));
+  return static_cast<int64_t>(std::min(9e18, static_cast<double>(rows) * static_cast<double>(cols) * per_element));
 }
 
 void* kernel_flags(const LoopKernel& k, int64_t rows, int64_t cols, bool in_place) {

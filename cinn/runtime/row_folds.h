@@ -15,13 +15,18 @@
 
 namespace oar::cinn {
 
-/// Runs `fn` over the rows in blocks, each block accumulating the column reductions
-/// `col_outs` (outputs after the `n_in` inputs in `bufs`) into its own partial row, then
+/// Runs `fn` (kernel `k`'s) over the rows in blocks, each block accumulating the column
+/// reductions `col_outs` (outputs after k's inputs in `bufs`) into its own partial row, then
 /// combines the partial rows in block order into `outs`. `outer` > 1: a reduction over
 /// middle axes, `outer` runs of rows each combined into its own output row.
-void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, DataType dt, size_t n_in,
+void run_column_sums(KernelFn fn, int64_t rows, int64_t cols, int64_t outer, const LoopKernel& k,
                      const std::vector<size_t>& col_outs, const std::vector<std::string>& col_ops,
                      const std::vector<void*>& bufs, std::vector<DenseTensor>& outs);
+
+/// The cost parallel_for is given for `k` over rows x cols, in the pool's units (the
+/// calibration's float adds; Note [Fused kernels on the pool]): the bytes it streams
+/// and its arithmetic per element, so that a kernel worth waking a worker for wakes one.
+int64_t kernel_cost(const LoopKernel& k, int64_t rows, int64_t cols);
 
 /// The flags word after a call's buffers (codegen.h): bit 0, write the full outputs with
 /// non-temporal stores (Note [Streaming stores]) when together they exceed

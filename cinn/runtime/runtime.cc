@@ -503,11 +503,11 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   if (col_outs.empty()) {
     void** b = bufs.data();
     phi::parallel_for(
-        rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, rows * cols);
+        rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, kernel_cost(k, rows, cols));
   } else {
     int64_t outer = 1;
     for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
-    run_column_sums(fn, rows, cols, outer, k.dtype, k.inputs.size(), col_outs, col_ops, bufs, call.outputs);
+    run_column_sums(fn, rows, cols, outer, k, col_outs, col_ops, bufs, call.outputs);
   }
   for (size_t o = 0; o < k.outputs.size(); ++o)
     if (!chan_rows[o].empty()) fold_channel_rows(chan_rows[o].data(), rows, cols, k, o, call.outputs[o]);

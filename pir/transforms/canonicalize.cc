@@ -69,10 +69,13 @@ void add_canonicalization_patterns(RewritePatternSet& set) {
       return forward(op, x, r);
     });
   }
-  // reshape(reshape(x)) -> reshape(x)
+  // reshape(reshape(x)) -> reshape(x), when the inner reshape has no other use: else it
+  // is computed anyway, and where x is a strided view (a transpose) each reshape of x
+  // would copy it, while the outer one of the inner's contiguous result is a view (the
+  // attention gradients' [b, L, h, d] -> [b, L, D] and [b*L, D], docs/notes/cinn.md).
   add("pd_op.reshape", "reshape_of_reshape", [](Operation* op, PatternRewriter& r) {
     Operation* inner = def(op->operand(0), "pd_op.reshape");
-    if (!inner || op->result(0).type().has_dynamic_dims()) return false;
+    if (!inner || op->result(0).type().has_dynamic_dims() || !op->operand(0).has_one_use()) return false;
     Operation* n = r.build(op->info(), {inner->operand(0)}, op->attributes(), {op->result(0).type()});
     r.replace_op(op, {n->result(0)});
     return true;

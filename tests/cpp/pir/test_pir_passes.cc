@@ -134,6 +134,38 @@ module {
   EXPECT_EQ(run("canonicalize", input + 1), expected + 1);
 }
 
+// A reshape of a reshape that has another use stays a reshape of it: folded into one of
+// the transpose, both reshapes would copy the strided view; unfolded, the second is a
+// view of the first's contiguous result. A single-use inner reshape still folds.
+TEST(PirPasses, CanonicalizeKeepsAReshapeOfASharedReshape) {
+  const char* input = R"IR(
+module {
+  %x = "builtin.parameter"() {name = "x"} : () -> (tensor<2x3x4xf32>)
+  %t = "pd_op.transpose"(%x) {perm = #shape[1, 0, 2]} : (tensor<2x3x4xf32>) -> (tensor<3x2x4xf32>)
+  %a = "pd_op.reshape"(%t) {shape = #shape[3, 8]} : (tensor<3x2x4xf32>) -> (tensor<3x8xf32>)
+  %b = "pd_op.reshape"(%a) {shape = #shape[24]} : (tensor<3x8xf32>) -> (tensor<24xf32>)
+  %c = "pd_op.reshape"(%t) {shape = #shape[6, 4]} : (tensor<3x2x4xf32>) -> (tensor<6x4xf32>)
+  %d = "pd_op.reshape"(%c) {shape = #shape[4, 6]} : (tensor<6x4xf32>) -> (tensor<4x6xf32>)
+  "builtin.output"(%a) {name = "a"} : (tensor<3x8xf32>) -> ()
+  "builtin.output"(%b) {name = "b"} : (tensor<24xf32>) -> ()
+  "builtin.output"(%d) {name = "d"} : (tensor<4x6xf32>) -> ()
+}
+)IR";
+  const char* expected = R"IR(
+module {
+  %0 = "builtin.parameter"() {name = "x"} : () -> (tensor<2x3x4xf32>)
+  %1 = "pd_op.transpose"(%0) {perm = #shape[1, 0, 2]} : (tensor<2x3x4xf32>) -> (tensor<3x2x4xf32>)
+  %2 = "pd_op.reshape"(%1) {shape = #shape[3, 8]} : (tensor<3x2x4xf32>) -> (tensor<3x8xf32>)
+  %3 = "pd_op.reshape"(%2) {shape = #shape[24]} : (tensor<3x8xf32>) -> (tensor<24xf32>)
+  %4 = "pd_op.reshape"(%1) {shape = #shape[4, 6]} : (tensor<3x2x4xf32>) -> (tensor<4x6xf32>)
+  "builtin.output"(%2) {name = "a"} : (tensor<3x8xf32>) -> ()
+  "builtin.output"(%3) {name = "b"} : (tensor<24xf32>) -> ()
+  "builtin.output"(%4) {name = "d"} : (tensor<4x6xf32>) -> ()
+}
+)IR";
+  EXPECT_EQ(run("canonicalize", input + 1), expected + 1);
+}
+
 TEST(PirPasses, ConstantFold) {
   const char* input = R"IR(
 module {
