@@ -116,6 +116,7 @@ _LAZY = {
     "_executor": ("Executor", "Scope", "global_scope", "scope_guard", "cpu_places", "cuda_places"),
     "_backward": ("append_backward", "gradients"),
     "_io": ("save_inference_model", "load_inference_model", "save", "load"),
+    "_metric": ("auc",),
     "_misc": ("accuracy", "Print", "normalize_program", "load_program_state", "set_program_state", "name_scope",
               "device_guard"),
 }
