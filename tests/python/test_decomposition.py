@@ -3,23 +3,15 @@ import numpy as np
 import pytest
 
 import oar
-from oar import _C, _trace_state
+from oar import _C
 from oar.decomposition import decompose, register
+from oar.incubate.passes import ir
 
 
 def _trace_program(fn, arrays, dynamic=True):
-    tracer = _C.pir.Tracer()
-    xs = [oar.to_tensor(a) for a in arrays]
-    for i, (x, a) in enumerate(zip(xs, arrays)):
-        tracer.add_input(x, f"in{i}", [-1] * a.ndim if dynamic else list(a.shape))
-    tracer.start()
-    _trace_state.active.append(tracer)
-    try:
-        out = fn(*xs)
-    finally:
-        tracer.stop()
-        _trace_state.active.remove(tracer)
-    return tracer.finish(list(out) if isinstance(out, (list, tuple)) else [out])
+    inputs = [(f"in{i}", oar.to_tensor(a), [-1] * a.ndim if dynamic else list(a.shape)) for i, a in enumerate(arrays)]
+    tracer, outs = ir._trace_program(fn, inputs)
+    return tracer.finish(outs)
 
 
 def _run(program, feeds):

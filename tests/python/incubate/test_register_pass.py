@@ -4,6 +4,7 @@ import pytest
 
 import oar
 from oar import pir
+from oar.incubate.passes import ir
 from oar.incubate.passes.ir import RegisterPass
 from oar.static import InputSpec
 
@@ -18,20 +19,9 @@ def _run(program, feeds):
 
 
 def _trace_program(fn, arrays):
-    from oar import _C, _trace_state
-
-    tracer = _C.pir.Tracer()
-    xs = [oar.to_tensor(a) for a in arrays]
-    for i, (x, a) in enumerate(zip(xs, arrays)):
-        tracer.add_input(x, f"in{i}", [-1] * a.ndim)
-    tracer.start()
-    _trace_state.active.append(tracer)
-    try:
-        out = fn(*xs)
-    finally:
-        tracer.stop()
-        _trace_state.active.remove(tracer)
-    return tracer.finish(list(out) if isinstance(out, (list, tuple)) else [out])
+    inputs = [(f"in{i}", oar.to_tensor(a), [-1] * a.ndim) for i, a in enumerate(arrays)]
+    tracer, outs = ir._trace_program(fn, inputs)
+    return tracer.finish(outs)
 
 
 def test_documented_pass_registers_and_keeps_values():

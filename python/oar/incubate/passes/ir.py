@@ -31,10 +31,9 @@ def _inputs(fn, input_specs, who):
     return out
 
 
-def _trace(fn, inputs, who, what):
-    """fn traced on the placeholders: its ops as (op name, input names, output names,
-    attrs) naming inputs by parameter name, and the names of its outputs."""
-    import oar
+def _trace_program(fn, inputs):
+    """fn traced on the placeholders `inputs` ((name, tensor, dims) each) into a pir
+    program, and what fn returned."""
     from ... import _C, _trace_state
 
     tracer = _C.pir.Tracer()
@@ -48,6 +47,15 @@ def _trace(fn, inputs, who, what):
         tracer.stop()
         _trace_state.active.remove(tracer)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    return tracer, outs
+
+
+def _trace(fn, inputs, who, what):
+    """fn traced on the placeholders: its ops as (op name, input names, output names,
+    attrs) naming inputs by parameter name, and the names of its outputs."""
+    import oar
+
+    tracer, outs = _trace_program(fn, inputs)
     for i, o in enumerate(outs):
         if not isinstance(o, oar.Tensor):
             raise TypeError(f"{who}: the {what} function must return tensors, got {type(o).__name__} at {i}")
