@@ -4,6 +4,7 @@
 // so a view of an op that a pass rewrote raises instead of reading freed memory.
 #include <pybind11/stl.h>
 
+#include "pir/drr/drr.h"
 #include "pir/executor/executor.h"
 #include "pir/executor/run_program.h"
 #include "pir/ir/builder.h"
@@ -135,6 +136,63 @@ std::vector<PyOp> list_ops(const ProgramRef& prog, Operation* root, bool recursi
     for (Operation* op : *root->region(0).front()) out.push_back(PyOp{prog, op, prog->generation});
   }
   return out;
+}
+
+}  // namespace
+
+// ---- DRR passes from Python (oar.incubate.passes.ir.RegisterPass): Note [Python DRR passes]
+namespace {
+pir::drr::PatternOp drr_op(IrContext* ctx, py::handle h, bool source, size_t& attr_count,
+                           std::vector<std::pair<std::string, Attribute>>& required) {
+  auto t = h.cast<py::tuple>();
+  OAR_ENFORCE(t.size() == 4, InvalidArgument, "register_drr_pass: an op is (name, inputs, outputs, attrs)");
+  pir::drr::PatternOp op;
+  op.name = t[0].cast<std::string>();
+  const pir::OpInfo* info = ctx->op_info(op.name);
+  OAR_ENFORCE(info != nullptr, InvalidArgument, "register_drr_pass: unknown op '", op.name, "'");
+  op.inputs = t[1].cast<std::vector<std::string>>();
+  op.outputs = t[2].cast<std::vector<std::string>>();
+  for (auto [k, v] : t[3].cast<py::dict>()) {
+    std::string an = py::str(k);
+    int idx = info->attr_index(an);
+    Attribute a = py_to_attr(ctx, v, idx >= 0 ? info->attrs[idx].type : "", info->name, an);
+    if (source) {
+      std::string bound = "@attr" + std::to_string(attr_count++);
+      op.attr_binds.push_back({an, bound});
+      required.push_back({bound, a});
+    } else {
+      op.attrs.push_back({an, pir::drr::value(a)});
+    }
+  }
+  return op;
+}
+
+std::vector<std::shared_ptr<pir::drr::DrrRule>> drr_rules(IrContext* ctx, py::list py_rules) {
+  std::vector<std::shared_ptr<pir::drr::DrrRule>> rules;
+  for (auto h : py_rules) {
+    auto t = h.cast<py::tuple>();
+    OAR_ENFORCE(t.size() == 3, InvalidArgument, "register_drr_pass: a rule is (name, source ops, result ops)");
+    auto rule = std::make_shared<pir::drr::DrrRule>(t[0].cast<std::string>());
+    size_t attr_count = 0;
+    std::vector<std::pair<std::string, Attribute>> required;
+    for (auto o : t[1].cast<py::list>()) {
+      pir::drr::PatternOp op = drr_op(ctx, o, true, attr_count, required);
+      rule->source().op(op.name, op.inputs, op.outputs, op.attr_binds);
+    }
+    if (!required.empty()) {
+      rule->source().require([required](const pir::drr::Match& m) {
+        for (const auto& [bound, a] : required)
+          if (!(m.attr(bound) == a)) return false;
+        return true;
+      });
+    }
+    for (auto o : t[2].cast<py::list>()) {
+      pir::drr::PatternOp op = drr_op(ctx, o, false, attr_count, required);
+      rule->result().op(op.name, op.inputs, op.outputs, op.attrs);
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
 }
 
 }  // namespace
@@ -556,6 +614,27 @@ void bind_pir(py::module_& m) {
     std::string s = data;
     return std::make_shared<PyProgram>(pir::deserialize_program(ctx, s));
   }, py::arg("data"));
+  pm.def(
+      "register_drr_pass",
+      [ctx](const std::string& name, py::list py_rules) {
+    auto rules = drr_rules(ctx, py_rules);
+    pir::register_pass(name, [name, rules] { return pir::drr::create_drr_pass(name, rules); });
+      },
+      py::arg("name"), py::arg("rules"),
+      "Registers pass `name` applying DRR rules given as (rule name, source ops, result ops), each op "
+      "(op name, input names, output names, attrs); a source op matches only with these attribute values "
+      "(Note [Python DRR passes] in docs/notes/pir.md).");
+  pm.def(
+      "apply_drr_rules",
+      [ctx](PyProgram& p, py::list py_rules) {
+    pir::PassManager pm;
+    pm.add_pass(pir::drr::create_drr_pass("drr_rules", drr_rules(ctx, py_rules)));
+    ++p.generation;
+    return pm.run(*p.p);
+      },
+      py::arg("program"), py::arg("rules"),
+      "Applies DRR rules (as register_drr_pass takes them) to the program once, without registering a pass; "
+      "returns whether it changed.");
   pm.def("registered_passes", &pir::registered_passes);
   pm.def("standard_pipeline", &pir::standard_pipeline);
   pm.def("registered_pipelines", &pir::registered_pipelines, "The named pass pipelines (pir/pass/pipelines.h).");

@@ -58,13 +58,14 @@ from ._creation import (  # noqa: E402,F401
 from . import _lazy  # noqa: E402
 _lazy.install_tensor_methods(Tensor)
 # Namespaces imported on first use too: oar.distribution, oar.fft, oar.compat, oar.version,
-# oar.geometric, oar.incubate, oar.sysconfig, oar.sparse, oar.text, oar.audio... (and the torch
-# proxy's switches, Paddle's enable_compat/disable_compat/use_compat_guard). Dense Tensor's
-# to_sparse_coo/to_sparse_csr/is_sparse... load oar.sparse on their first call.
+# oar.geometric, oar.incubate, oar.decomposition, oar.sysconfig, oar.sparse, oar.text,
+# oar.audio... (and the torch proxy's switches, Paddle's enable_compat/disable_compat/
+# use_compat_guard). Dense Tensor's to_sparse_coo/to_sparse_csr/is_sparse... load oar.sparse
+# on their first call.
 _lazy.install(globals(), "oar", _lazy.TOP, namespaces={
     ns: "oar." + ns for ns in ("distribution", "fft", "compat", "version", "geometric", "incubate",
                                "reader", "cuda", "quantization", "pir_utils", "sysconfig",
-                               "sparse", "text", "audio", "signal", "random")},
+                               "sparse", "text", "audio", "signal", "random", "decomposition")},
     functions={"batch": (".reader", "batch"), "enable_compat": (".compat.proxy", "enable_torch_proxy"),
                "disable_compat": (".compat.proxy", "disable_torch_proxy"),
                "use_compat_guard": (".compat.proxy", "use_torch_proxy_guard")})

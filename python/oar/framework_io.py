@@ -39,6 +39,16 @@ _ST_DTYPES = {  # numpy dtype str -> safetensors dtype
 _NP_DTYPES = {v: k for k, v in _ST_DTYPES.items()}
 _NP_DTYPES["BF16"] = "bfloat16"
 
+# Objects of higher layers saved as bytes plus JSON info (oar.static registers its Program):
+# kind -> (claims(obj) -> bool, encode(obj) -> (bytes, info), decode(bytes, info) -> obj).
+_codecs = {}
+
+
+def register_codec(kind, claims, encode, decode):
+    """Lets oar.save / oar.load store objects `claims` accepts as `encode`'s bytes and
+    JSON-able info (kept in the checksummed file as a uint8 tensor), rebuilt by `decode`."""
+    _codecs[kind] = (claims, encode, decode)
+
 
 def _encode(obj, tensors, path):
     """Returns the JSON node for obj; appends (name, kind, array) for tensors and arrays."""
@@ -80,9 +90,15 @@ def _encode(obj, tensors, path):
         if arr.dtype.name not in _ST_DTYPES:
             raise TypeError(f"oar.save: cannot save {type(obj).__name__} of dtype {arr.dtype} at {path}")
         return _encode(_C.to_tensor(np.ascontiguousarray(arr), None, None, True), tensors, path)
+    for kind, (claims, encode, _) in _codecs.items():
+        if claims(obj):
+            data, info = encode(obj)
+            name = f"t{len(tensors)}"
+            tensors.append((name, "U8", np.frombuffer(bytes(data), dtype=np.uint8)))
+            return {"object": {"kind": kind, "data": name, "info": info}}
     raise TypeError(
         f"oar.save: cannot save an object of type {type(obj).__name__} at {path}; "
-        "only Tensors, NumPy arrays, dicts, lists, tuples and Python scalars are saved"
+        "only Tensors, NumPy arrays, dicts, lists, tuples, Python scalars and static Programs are saved"
     )
 
 
@@ -242,6 +258,11 @@ def _decode(node, arrays, return_numpy):
         return tuple(_decode(v, arrays, return_numpy) for v in val)
     if kind == "value":
         return val
+    if kind == "object":
+        codec = _codecs.get(val["kind"])
+        if codec is None:
+            raise ValueError(f"it holds an object of kind '{val['kind']}', which no loaded module reads")
+        return codec[2](arrays[val["data"]][1].tobytes(), val["info"])
     raise ValueError(f"unknown node kind '{kind}'")
 
 

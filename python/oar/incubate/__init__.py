@@ -65,7 +65,7 @@ def identity_loss(x, reduction="none"):
 
 
 def __getattr__(name):
-    if name in ("layers", "autotune", "distributed"):  # loaded on first use
+    if name in ("layers", "autotune", "distributed", "passes"):  # loaded on first use
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -85,6 +85,30 @@ class BuildStrategy:
 
 
 from . import nn  # noqa: E402,F401
+from .. import framework_io as _framework_io  # noqa: E402
+
+
+def _is_program(obj):
+    import sys
+
+    mod = sys.modules.get("oar.static._program")  # not loaded: no Program exists
+    return mod is not None and isinstance(obj, mod.Program)
+
+
+def _program_to_bytes(program):
+    from . import _io
+
+    return _io.program_to_bytes(program)
+
+
+def _program_from_bytes(data, info):
+    from . import _io
+
+    return _io.program_from_bytes(data, info)
+
+
+# oar.save / oar.load of a Program (Note [Saved programs] in docs/notes/static.md)
+_framework_io.register_codec("static.Program", _is_program, _program_to_bytes, _program_from_bytes)
 
 _LAZY = {
     "_program": ("Program", "program_guard", "default_main_program", "default_startup_program", "data",
@@ -92,6 +116,7 @@ _LAZY = {
     "_executor": ("Executor", "Scope", "global_scope", "scope_guard", "cpu_places", "cuda_places"),
     "_backward": ("append_backward", "gradients"),
     "_io": ("save_inference_model", "load_inference_model", "save", "load"),
+    "_metric": ("auc",),
     "_misc": ("accuracy", "Print", "normalize_program", "load_program_state", "set_program_state", "name_scope",
               "device_guard"),
 }

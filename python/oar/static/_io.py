@@ -92,10 +92,14 @@ class FetchTarget:
 class LoadedProgram:
     """A program read by load_inference_model; Executor.run runs it."""
 
-    def __init__(self, program, params, info):
+    def __init__(self, program, params, info, pipeline="jit-infer"):
         self._pir = program
-        self._executor = _C.pir.Executor(program.run_pipeline("jit-infer", lower_copy=True))
+        self._executor = _C.pir.Executor(program.run_pipeline(pipeline, lower_copy=True))
         self._params = params
+        self._startup = bool(info.get("startup"))
+        # parameters the file has no value for come from the scope at run time
+        self._scope_params = [(op.attrs()["name"], op.result(0).num_uses > 0) for op in program.ops()
+                              if op.name == "builtin.parameter" and op.attrs()["name"] not in params]
         self.feed_names = list(self._executor.input_names)
         self.fetch_targets = [FetchTarget(n, i) for i, n in enumerate(info.get("fetch_names")
                                                                       or self._executor.output_names)]
@@ -113,10 +117,24 @@ class LoadedProgram:
                 raise ValueError(f"Executor.run: the program needs the input '{n}' but feed has {sorted(feed)}")
             inputs.append(_as_feed(n, feed[n], shape, dtype))
         params = {n: scope._get(n) if scope._get(n) is not None else t for n, t in self._params.items()}
+        for n, used in self._scope_params:
+            t = scope._get(n)
+            if t is not None:
+                params[n] = t
+            elif used:
+                raise RuntimeError(f"Executor.run: the loaded program reads the parameter '{n}', which is not "
+                                   f"in the scope: run the startup program first")
         outs = self._executor.run(inputs, params)
+        if self._startup:  # a loaded startup program initialises the scope, as the original does
+            for t, o in zip(self.fetch_targets, outs):
+                scope._set(t.name, o)
+            if not fetch_list:
+                return []
         by_name = {t.name: t for t in self.fetch_targets}
         picked = []
         for i, f in enumerate(fetch_list or self.fetch_targets):
+            if isinstance(f, _Tensor):  # a variable of the program this one was saved from
+                f = f.name
             f = by_name.get(f) if isinstance(f, str) else f
             if not isinstance(f, FetchTarget) or by_name.get(f.name) is not f:
                 raise ValueError(f"Executor.run: fetch_list[{i}] is no fetch target of the loaded program "
@@ -173,3 +191,58 @@ def load(program, model_path, executor=None, var_list=None):
         raise ValueError(f"static.load: '{path}' holds {unknown[:5]}, which are no variables of the program")
     for n, a in state.items():
         scope._set(n, _C.to_tensor(np.asarray(a), None, None, True))
+
+
+# ---- a whole Program in oar.save / oar.load (Note [Saved programs] in docs/notes/static.md)
+_PROGRAM_FORMAT = "oar.static.program/1"
+
+
+def program_to_bytes(program):
+    """The serialized pir program of a static Program and its info for oar.save: the ops
+    recorded so far, each named result variable as an output under its name and every
+    other unused result as `fetch_<k>`; a startup program's initial values as outputs
+    named like their parameters."""
+    who = "oar.save"
+    base = program._base()
+    if base._grad_records and not program._for_test:
+        raise NotImplementedError(
+            f"{who}: the program has a backward or optimizer step (append_backward/gradients/minimize), which "
+            f"Oar records per fed shape when it runs, so it cannot be saved as one program; save "
+            f"program.clone(for_test=True) (the forward part) and the parameters (static.save) instead")
+    if program._init:  # a startup program
+        names = list(program._init)
+        with _program._paused():
+            snap = program._snapshot([program._init[n] for n in names], names)
+        return snap.serialize(with_parameter_data=False), {"format": _PROGRAM_FORMAT, "startup": True,
+                                                           "fetch_names": names}
+    # the '<param>@GRAD' inputs _backward.py adds are bound by the per-shape backward, which
+    # a clone(for_test=True) does not run
+    named = [(n, t) for n, t in base._vars.items()
+             if n not in base._inputs and n not in base._params and not n.endswith("@GRAD")]
+    names = [n for n, _ in named]
+    with _program._paused():
+        snap = program._snapshot([t for _, t in named], names)
+    k = 0
+    for op in snap.ops():
+        if op.name == "builtin.input" and op.attrs()["name"] not in base._inputs:
+            raise NotImplementedError(f"{who}: the program reads '{op.attrs()['name']}', which no static.data "
+                                      f"declares and no op computes")
+        if op.name.startswith("builtin."):
+            continue
+        for v in op.results():
+            if v.num_uses == 0:
+                while f"fetch_{k}" in base._vars:
+                    k += 1
+                snap.add_output(v, f"fetch_{k}")
+                names.append(f"fetch_{k}")
+                k += 1
+    return snap.serialize(with_parameter_data=False), {"format": _PROGRAM_FORMAT, "startup": False,
+                                                       "fetch_names": names}
+
+
+def program_from_bytes(data, info):
+    """The runnable program oar.load rebuilds from program_to_bytes' output."""
+    if not isinstance(info, dict) or info.get("format") != _PROGRAM_FORMAT:
+        raise ValueError(f"a saved program of an unknown format {info!r} (this build reads {_PROGRAM_FORMAT})")
+    program = _C.pir.deserialize(data)
+    return LoadedProgram(program, {}, info, pipeline="jit-train")

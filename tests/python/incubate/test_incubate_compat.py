@@ -109,13 +109,7 @@ def test_shuffle_batch():
     np.testing.assert_array_equal(L.shuffle_batch(oar.to_tensor(a), seed=5).numpy(), out)
     with pytest.raises(TypeError, match="shuffle_batch: seed must be an int"):
         L.shuffle_batch(oar.ones([2, 2]), seed=1.5)
-    oar.enable_static()
-    try:
-        with oar.static.program_guard(oar.static.Program(), oar.static.Program()):
-            with pytest.raises(NotImplementedError, match="shuffle_batch: not available in a static program"):
-                L.shuffle_batch(oar.static.data("x", [None, 4], "float32"))
-    finally:
-        oar.disable_static()
+    # static programs: test_shuffle_batch_static.py
 
 
 def test_identity_loss():

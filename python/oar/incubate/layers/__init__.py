@@ -1,4 +1,4 @@
-"""paddle.incubate.layers: partial_concat, partial_sum, shuffle_batch."""
-from .nn import partial_concat, partial_sum, shuffle_batch, tdm_child  # noqa: F401
+"""paddle.incubate.layers: partial_concat, partial_sum, shuffle_batch, tdm_child, tdm_sampler."""
+from .nn import partial_concat, partial_sum, shuffle_batch, tdm_child, tdm_sampler  # noqa: F401
 
 __all__ = []  # as Paddle's: the names are reached as paddle.incubate.layers.<name>

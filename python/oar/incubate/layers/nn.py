@@ -71,10 +71,7 @@ def shuffle_batch(x, seed=None):
     from ...base import framework
 
     if framework.in_static_mode():
-        # Oar's random ops take their sizes when the program is built, so a program could only
-        # shuffle the placeholder's rows, not the fed batch's: refused rather than wrong.
-        raise NotImplementedError("shuffle_batch: not available in a static program (the batch size is only "
-                                  "known at run time); call it on eager tensors")
+        return _static_shuffle(x, seed)
     shape = list(x.shape)
     rows = int(np.prod(shape[:-1])) if len(shape) > 1 else shape[0]
     if seed is None:
@@ -83,6 +80,47 @@ def shuffle_batch(x, seed=None):
         perm = oar.to_tensor(np.random.default_rng(int(seed)).permutation(rows).astype("int64"))
     flat = x.reshape([rows, shape[-1]]) if len(shape) > 1 else x
     return oar.index_select(flat, perm, axis=0).reshape(shape)
+
+
+# Note [Static shuffle_batch] (docs/notes/static.md): a prime P = 2 mod 3, so x -> x**3
+# mod P is a bijection of [0, P); P < 2**31 keeps every product below 2**63.
+_P = 2147483579
+_ROUNDS = 4
+
+
+def _cube_mod(x):
+    return (((x * x) % _P) * x) % _P
+
+
+def _static_shuffle(x, seed):
+    """shuffle_batch in a static program, whose batch size is known only at run time (Oar's
+    random ops take their sizes when the program is built): Note [Static shuffle_batch]
+    in docs/notes/static.md. Row i's key is i enciphered with keys drawn each run (MiMC's
+    rounds x -> (x + k)**3 mod P, a bijection, so all keys differ); sorting the keys gives
+    the permutation."""
+    import numpy as np
+
+    import oar
+
+    from ...static import _program
+
+    rank = len(x.shape)
+    if rank > 2:
+        # its rows would be a flattened [batch * ...] whose size the IR's shape inference
+        # cannot split back into the batch and the static dims
+        raise NotImplementedError(f"shuffle_batch: in a static program x must have rank 1 or 2 (rows, "
+                                  f"features), got dims {_program._dims(x)}; reshape it to [-1, features] first")
+    ones = oar.ones_like(x[:, 0] if rank > 1 else x, dtype="int64")
+    key = oar.cumsum(ones, axis=0) - 1  # the row index, as long as the fed batch
+    if seed is None:
+        ks = oar.randint(0, _P, [_ROUNDS], dtype="int64")
+        ks = [ks[r] for r in range(_ROUNDS)]
+    else:
+        ks = [int(v) for v in np.random.default_rng(int(seed)).integers(0, _P, _ROUNDS)]
+    for k in ks:
+        key = _cube_mod((key + k) % _P)
+    perm = oar.argsort(key)
+    return oar.index_select(x, perm, axis=0)
 
 
 def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
@@ -121,3 +159,105 @@ def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
     leaf = oar.stack([oar.index_select(items, child[:, j], axis=0) != 0 for j in range(child_nums)], axis=1)
     shape = [-1] + list(x.shape[1:]) + [child_nums]
     return oar.reshape(child.astype(dtype), shape), oar.reshape(leaf.astype(dtype), shape)
+
+
+def tdm_sampler(x, neg_samples_num_list, layer_node_num_list, leaf_node_num, tree_travel_attr=None,
+                tree_layer_attr=None, output_positive=True, output_list=True, seed=0, tree_dtype="int32",
+                dtype="int32"):
+    """Tree-based deep match sampling: for each leaf item id in x ([batch, 1]), layer by layer
+    down its path in the tree, the path's node (label 1) and `neg_samples_num_list[l]`
+    distinct other nodes of that layer drawn uniformly (label 0). The tree is two
+    parameters: travel [leaf_node_num, layers] (each leaf's path, 0: no node at that layer)
+    and layer [node_nums, 1] (the nodes, layer after layer). Returns (samples, labels,
+    mask), [batch, sum(neg + output_positive)] each or, with output_list, one per layer;
+    mask is 0 where a path has no node (the padding of an unbalanced tree). `seed` 0 draws
+    from the global generator; another value draws the same samples every call."""
+    import numpy as np
+
+    import oar
+
+    op = "tdm_sampler"
+    for name, v in (("tree_dtype", tree_dtype), ("dtype", dtype)):
+        if str(v).replace("oar.", "").replace("paddle.", "") not in ("int32", "int64"):
+            raise ValueError(f"{op}: {name} must be 'int32' or 'int64', got {v!r}")
+    for name, v in (("neg_samples_num_list", neg_samples_num_list), ("layer_node_num_list", layer_node_num_list)):
+        if not isinstance(v, (list, tuple)) or not v or not all(
+                isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in v):
+            raise TypeError(f"{op}: {name} must be a non-empty list of ints, got {v!r}")
+    if len(neg_samples_num_list) != len(layer_node_num_list):
+        raise ValueError(f"{op}: neg_samples_num_list ({len(neg_samples_num_list)} layers) and layer_node_num_list "
+                         f"({len(layer_node_num_list)} layers) must have one entry per layer")
+    for i, (neg, n) in enumerate(zip(neg_samples_num_list, layer_node_num_list)):
+        if n < 1 or not 0 <= neg < n:
+            raise ValueError(f"{op}: layer {i} has {n} nodes and asks for {neg} negative samples; need "
+                             f"0 <= neg_samples_num_list[{i}] < layer_node_num_list[{i}] and at least one node")
+    node_nums = int(sum(layer_node_num_list))
+    if isinstance(leaf_node_num, bool) or not isinstance(leaf_node_num, numbers.Integral) or \
+            not 0 < leaf_node_num < node_nums:
+        raise ValueError(f"{op}: leaf_node_num must be an int in [1, {node_nums}) (the tree has {node_nums} "
+                         f"nodes), got {leaf_node_num!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{op}: seed must be an int (0: the global generator), got {seed!r}")
+    if not isinstance(x, oar.Tensor) or x.dtype not in (oar.int32, oar.int64):
+        raise TypeError(f"{op}: x must be an int32/int64 tensor of leaf item ids, got "
+                        f"{getattr(x, 'dtype', type(x).__name__)}")
+    from ...base import framework
+
+    static = framework.in_static_mode()
+    if static and any(neg_samples_num_list):
+        from ...static import default_main_program
+
+        declared = [dims for t, dims, _ in default_main_program()._inputs.values() if t is x]
+        if not declared or declared[0][0] < 0:
+            raise NotImplementedError(
+                f"{op}: negative sampling in a static program needs x's batch size when the program is built "
+                f"(Oar's random ops take their sizes then); declare x with a fixed batch, or sample eagerly")
+    layers = len(layer_node_num_list)
+    # Oar's parameters are floating point: the ids are kept as float64 (exact below 2**53)
+    travel = oar.create_parameter([int(leaf_node_num), layers], "float64", attr=tree_travel_attr,
+                                  default_initializer=oar.nn.initializer.Constant(0))
+    layer = oar.create_parameter([node_nums, 1], "float64", attr=tree_layer_attr,
+                                 default_initializer=oar.nn.initializer.Constant(0))
+    travel.stop_gradient = layer.stop_gradient = True
+    if not static and x.size:
+        lo, hi = int(x.min()), int(x.max())
+        if lo < 0 or hi >= leaf_node_num:
+            raise ValueError(f"{op}: x's item ids must be in [0, {leaf_node_num}), got values in [{lo}, {hi}]")
+    ids = oar.reshape(x, [-1]).astype("int64")
+    paths = oar.index_select(travel.astype("int64"), ids, axis=0)  # [batch, layers]
+    nodes = oar.reshape(layer.astype("int64"), [-1])
+    batch = int(x.shape[0]) if len(x.shape) else 1
+    rng = np.random.default_rng(int(seed)) if seed else None
+    samples, labels, masks = [], [], []
+    start = 0
+    for i, (neg, n) in enumerate(zip(neg_samples_num_list, layer_node_num_list)):
+        pos = paths[:, i:i + 1]  # [batch, 1]; 0: the path has no node here
+        real = (pos != 0).astype("int64")
+        parts, lab, msk = [], [], []
+        if output_positive:
+            parts.append(pos)
+            lab.append(real)
+            msk.append(real)
+        if neg:
+            in_layer = nodes[start:start + n]  # [n]
+            # n uniforms per row with the positive node pushed last: the first `neg` of
+            # their order are `neg` distinct other nodes, uniformly drawn
+            if rng is not None:
+                u = oar.to_tensor(rng.random((batch, n)))
+            else:
+                u = oar.rand([batch, n], dtype="float64")
+            u = oar.where(oar.reshape(in_layer, [1, n]) == pos, oar.full_like(u, 2.0), u)
+            picked = oar.argsort(u, axis=1)[:, :neg]
+            drawn = oar.index_select(in_layer, oar.reshape(picked, [-1]), axis=0).reshape([-1, neg])
+            parts.append(drawn * real)  # a padded layer's samples are 0, as Paddle's
+            lab.append(oar.zeros_like(picked))
+            msk.append(oar.ones_like(picked) * real)  # a padded layer's negatives are padding too
+        start += n
+        if not parts:  # no positive, no negatives: an empty [batch, 0] column block
+            parts, lab, msk = [pos[:, :0]], [pos[:, :0]], [pos[:, :0]]
+        samples.append(oar.concat(parts, axis=1).astype(dtype))
+        labels.append(oar.concat(lab, axis=1).astype(dtype))
+        masks.append(oar.concat(msk, axis=1).astype(dtype))
+    if output_list:
+        return samples, labels, masks
+    return oar.concat(samples, axis=1), oar.concat(labels, axis=1), oar.concat(masks, axis=1)

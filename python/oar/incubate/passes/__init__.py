@@ -1,0 +1,2 @@
+"""paddle.incubate.passes: graph passes written in Python (ir.RegisterPass)."""
+from . import ir  # noqa: F401
