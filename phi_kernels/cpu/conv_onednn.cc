@@ -8,7 +8,9 @@
 // docs/notes/cpu_speed_steps.md). Primitives
 // and reorders are cached per geometry: creating them costs far more than a small
 // convolution. Reorder targets and scratchpads live in per-thread workspaces reused
-// across calls. The inference form with bias and relu: conv_onednn_fused.cc.
+// across calls. At t > 1 threads a batch runs in slices on Oar's pool (Note [Convolutions
+// on the pool], docs/notes/thread_pool.md). The inference form with bias and relu:
+// conv_onednn_fused.cc.
 #include <gflags/gflags.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -330,6 +332,26 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, std::vector<ConvPrim>
   return cands[best];
 }
 
+bool split_enabled() {
+  const char* v = std::getenv("OAR_CONV_SPLIT");  // read at every call: tests switch it
+  return v == nullptr || v[0] != '0';
+}
+
+int64_t split_chunk(const ConvGeometry& g) {
+  const int t = omp_get_max_threads();
+  if (t < 2 || g.batch < t || in_parallel_region() || !split_enabled()) return 0;
+  return parallel_chunk(g.batch);
+}
+
+size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::data_type dt) {
+  return static_cast<size_t>(c * sp[0] * sp[1] * sp[2]) * (dt == memory::data_type::bf16 ? 2 : 4);
+}
+
+int64_t conv_cost(const ConvGeometry& g) {
+  const int64_t os = g.out[0] * g.out[1] * g.out[2], ks = g.k[0] * g.k[1] * g.k[2];
+  return std::max(kParallelGrain, sgemm_cost(g.out_c, g.batch * os, g.in_c / g.groups * ks));
+}
+
 }  // namespace onednn_detail
 
 using namespace onednn_detail;  // NOLINT
@@ -399,66 +421,6 @@ SeenFilters& seen_filters() {
 }  // namespace
 
 namespace {
-
-// Note [Convolutions on the pool] (docs/notes/thread_pool.md): at t > 1 threads, outside
-// any parallel region, a batch of at least t images (OAR_CONV_SPLIT unset or 1) runs as
-// parallel_for's t chunks of whole images on Oar's pool, each chunk a convolution of its
-// images at one OpenMP thread, so oneDNN opens no OpenMP region. Each slice size is tuned
-// and prepared (filter packed) once, on the caller at one thread, before the region: the
-// tuning times what a chunk runs. Elsewhere the whole convolution runs as before, oneDNN
-// threading it with OpenMP.
-bool split_enabled() {
-  const char* v = std::getenv("OAR_CONV_SPLIT");  // read at every call: tests switch it
-  return v == nullptr || v[0] != '0';
-}
-
-/// The batch slice length when g runs on the pool, else 0.
-int64_t split_chunk(const ConvGeometry& g) {
-  const int t = omp_get_max_threads();
-  if (t < 2 || g.batch < t || in_parallel_region() || !split_enabled()) return 0;
-  return parallel_chunk(g.batch);
-}
-
-ConvGeometry with_batch(ConvGeometry g, int64_t n) {
-  g.batch = n;
-  return g;
-}
-
-/// Bytes of one image of an activation with c channels and spatial sizes sp.
-size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::data_type dt) {
-  return static_cast<size_t>(c * sp[0] * sp[1] * sp[2]) * (dt == memory::data_type::bf16 ? 2 : 4);
-}
-
-/// Runs g on the pool in batch slices (split_chunk(g) > 0): prep(sub, lo) on the caller
-/// at one thread for each slice length (it tunes and prepares; returns what exec needs),
-/// then exec(sub, prepared, lo) for each slice [lo, lo + sub.batch) on parallel_for's chunks.
-template <typename Prep, typename Exec>
-void on_pool(const ConvGeometry& g, int64_t chunk, Prep&& prep, Exec&& exec) {
-  using R = decltype(prep(g, int64_t{0}));
-  int64_t len[2] = {0, 0};
-  R ready[2];
-  {
-    OmpSerial serial;
-    for (int64_t lo = 0; lo < g.batch; lo += chunk) {
-      const int64_t n = std::min(chunk, g.batch - lo);
-      const int i = len[0] == 0 || len[0] == n ? 0 : 1;
-      if (len[i] == n) continue;
-      len[i] = n;
-      ready[i] = prep(with_batch(g, n), lo);
-    }
-  }
-  // The pool's cost unit is sgemm_cost's (Note [GEMM splits on the pool]): the
-  // convolution's multiply-adds as one GEMM.
-  const int64_t os = g.out[0] * g.out[1] * g.out[2], ks = g.k[0] * g.k[1] * g.k[2];
-  const int64_t cost = std::max(kParallelGrain, sgemm_cost(g.out_c, g.batch * os, g.in_c / g.groups * ks));
-  parallel_for(g.batch, [&](int64_t lo, int64_t hi) {
-    if (hi <= lo) return;
-    const ConvGeometry sub = with_batch(g, hi - lo);
-    if (hi - lo == len[0]) return exec(sub, ready[0], lo);
-    if (hi - lo == len[1]) return exec(sub, ready[1], lo);
-    exec(sub, prep(sub, lo), lo);  // a slice parallel_for cut otherwise (not expected)
-  }, cost);
-}
 
 // The forward's tuned candidate for a geometry and its filter prepared for it
 // (`packed`, null: prepared at the call; `seen` keeps it alive).

@@ -4,8 +4,9 @@ gradient's slices summed after. Forward, data and filter gradients against float
 at 1 and 2 threads for every candidate the tuning may pick, on odd batches (slices of
 unequal length), a batch smaller than the thread count (not split), 0-size batches,
 strides, padding, groups, channels-last, conv1d and conv3d; the split against the unsplit
-convolution within float32 rounding; bf16 forward and data gradient; and a CNN training
-loop at 2 threads that starts no OpenMP worker."""
+convolution within float32 rounding; bf16 forward and data gradient; the inference
+convolution with bias and relu (fused_conv2d) for each of its candidates; and a CNN
+training loop at 2 threads that starts no OpenMP worker."""
 import os
 import subprocess
 import sys
@@ -124,6 +125,40 @@ def test_bf16_split_matches_float64(monkeypatch, threads, case):
     _check(y, ref, np_conv(np.abs(x), np.abs(w), stride, pads, dil, groups))
     _check(dx, rdx, np.abs(rdx).max())
     _check(dw, rdw, np.abs(rdw).max())
+
+
+@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "onednn-blocked", "im2col", "winograd", "direct-rows",
+                                  "direct-channels", None])
+@pytest.mark.parametrize("spec", [((5, 8, 6, 12), (16, 8, 3, 3), 1, 1, "relu", True),   # slices of 3 and 2
+                                  ((4, 16, 5, 7), (8, 16, 3, 3), 2, 1, "", True),       # stride 2, odd sizes
+                                  ((3, 8, 4, 4), (8, 8, 1, 1), 1, 0, "relu", False),    # 1x1
+                                  ((1, 4, 5, 5), (8, 4, 3, 3), 1, 0, "relu", True),     # one image: whole
+                                  ((0, 4, 5, 5), (8, 4, 3, 3), 1, 1, "", True)])        # 0-size batch
+def test_fused_conv2d_split_matches_float64(monkeypatch, threads, algo, spec):
+    """The inference convolution with bias and relu (conv_onednn_fused.cc) in batch slices:
+    each candidate, twice (the tuning call, then the cached pick), against float64."""
+    from oar import _C
+    xs, ws, stride, pad, act, bias = spec
+    if algo is None:
+        monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    else:
+        monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    monkeypatch.delenv("OAR_CONV_SPLIT", raising=False)
+    rng = np.random.default_rng(sum(xs))
+    x = rng.standard_normal(xs).astype("float32")
+    w = rng.standard_normal(ws).astype("float32")
+    b = rng.standard_normal(ws[0]).astype("float32")
+    ref = np_conv(x.astype(np.float64), w.astype(np.float64), (stride,) * 2, [(pad, pad)] * 2, (1, 1), 1)
+    if bias:
+        ref = ref + b.astype(np.float64)[None, :, None, None]
+    if act == "relu":
+        ref = np.maximum(ref, 0)
+    wt = oar.to_tensor(w)
+    for _ in range(2):
+        got = _C.ops.fused_conv2d(oar.to_tensor(x), wt, oar.to_tensor(b) if bias else None, [stride] * 2,
+                                  [pad] * 4, [1, 1], 1, "NCHW", act).numpy()
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("wake", ["0", "67108864"], ids=["worker-woken", "caller-only"])
