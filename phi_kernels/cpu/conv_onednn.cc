@@ -139,8 +139,9 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable) {
 std::string tune_key(const ConvGeometry& g, char kind, memory::data_type dt) {
   // The thread count the candidates ran at: a batch slice on the pool is tuned at one
   // thread (Note [Convolutions on the pool]), a whole convolution at OpenMP's count.
-  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T') + static_cast<char>('0' + std::min(omp_get_max_threads(), 64)) +
-         (dt == memory::data_type::bf16 ? "bf16:" : "") + forced_algo();
+  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T') +
+         static_cast<char>('0' + std::min(omp_get_max_threads(), 64)) + (dt == memory::data_type::bf16 ? "bf16:" : "") +
+         forced_algo();
 }
 
 class PrimCache {
@@ -515,10 +516,12 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
     auto* d0 = static_cast<char*>(dst);
     return on_pool(
         g, chunk,
-        [&](const ConvGeometry& sub, int64_t lo) { return plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version); },
+        [&](const ConvGeometry& sub, int64_t lo) {
+      return plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+        },
         [&](const ConvGeometry& sub, const FwdPlan& plan, int64_t lo) {
-          exec_fwd(sub, *plan.p, plan.packed, s0 + lo * si, w, d0 + lo * di);
-        });
+      exec_fwd(sub, *plan.p, plan.packed, s0 + lo * si, w, d0 + lo * di);
+    });
   }
   const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
   exec_fwd(g, *plan.p, plan.packed, src, w, dst);
@@ -560,8 +563,8 @@ void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, v
   if (const int64_t chunk = split_chunk(g)) {  // Note [Convolutions on the pool]
     const size_t di = image_bytes(g, g.out_c, g.out, dt), si = image_bytes(g, g.in_c, g.in, dt);
     auto user = [&](int64_t lo) {
-      return std::array<void*, 3>{const_cast<char*>(static_cast<const char*>(diff_dst)) + lo * di,
-                                  const_cast<void*>(w), static_cast<char*>(diff_src) + lo * si};
+      return std::array<void*, 3>{const_cast<char*>(static_cast<const char*>(diff_dst)) + lo * di, const_cast<void*>(w),
+                                  static_cast<char*>(diff_src) + lo * si};
     };
     return on_pool(
         g, chunk, [&](const ConvGeometry& sub, int64_t lo) { return bwd_data_prim(sub, user(lo), dt); },
@@ -617,12 +620,15 @@ void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_d
         g, chunk, [&](const ConvGeometry& sub, int64_t lo) { return bwd_weights_prim(sub, user(lo), dt); },
         [&](const ConvGeometry&, const std::shared_ptr<ConvPrim>& p, int64_t lo) { run(*p, user(lo)); });
     auto* dw = static_cast<float*>(diff_w);
-    parallel_for(nw, [&](int64_t i0, int64_t i1) {
+    parallel_for(
+        nw,
+        [&](int64_t i0, int64_t i1) {
       for (int64_t s = 1; s < slices; ++s) {
         const float* ps = part + (s - 1) * nw;
         for (int64_t i = i0; i < i1; ++i) dw[i] += ps[i];
       }
-    }, (slices - 1) * nw);
+        },
+        (slices - 1) * nw);
     return;
   }
   const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(diff_dst), diff_w};

@@ -137,13 +137,16 @@ void on_pool(const ConvGeometry& g, int64_t chunk, Prep&& prep, Exec&& exec) {
       ready[i] = prep(with_batch(g, n), lo);
     }
   }
-  parallel_for(g.batch, [&](int64_t lo, int64_t hi) {
+  parallel_for(
+      g.batch,
+      [&](int64_t lo, int64_t hi) {
     if (hi <= lo) return;
     const ConvGeometry sub = with_batch(g, hi - lo);
     if (hi - lo == len[0]) return exec(sub, ready[0], lo);
     if (hi - lo == len[1]) return exec(sub, ready[1], lo);
     exec(sub, prep(sub, lo), lo);  // a slice parallel_for cut otherwise (not expected)
-  }, conv_cost(g));
+      },
+      conv_cost(g));
 }
 
 }  // namespace oar::phi::onednn_detail

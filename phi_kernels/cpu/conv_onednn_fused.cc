@@ -190,7 +190,7 @@ void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeigh
 
 // Runs candidate p of g on the user's buffers (its filter packed on first sight).
 void run_candidate(const ConvGeometry& g, FusedConv& p, const float* src, const float* w, const float* bias, bool relu,
-             const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+                   const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
   if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
   if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
   if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
@@ -307,14 +307,14 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     return on_pool(
         g, chunk,
         [&](const ConvGeometry& sub, int64_t lo) {
-          return fused_plan(sub, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
+      return fused_plan(sub, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
         },
         [&](const ConvGeometry& sub, const std::shared_ptr<FusedConv>& f, int64_t lo) {
-          run_candidate(sub, *f, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
-        });
+      run_candidate(sub, *f, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
+    });
   }
-  run_candidate(g, *fused_plan(g, src, w, bias, relu, w_owner, w_version, dst), src, w, bias, relu, w_owner,
-                w_version, dst);
+  run_candidate(g, *fused_plan(g, src, w, bias, relu, w_owner, w_version, dst), src, w, bias, relu, w_owner, w_version,
+                dst);
 }
 
 }  // namespace oar::phi
