@@ -14,9 +14,9 @@ import textwrap
 
 import numpy as np
 import oar
-import oar.nn.functional as F
 import pytest
 from test_conv_algos import ALGOS, np_conv_grads
+from test_conv_bf16 import CONV, FIRST, LAST
 from test_conv_pool import np_conv
 
 # (x shape N C *S, filter shape, stride, pads [(before, after)] per dim, dilation, groups)
@@ -30,9 +30,6 @@ CASES = [
     ((3, 6, 17), (10, 6, 5), (2,), [(2, 1)], (1,), 1),                           # conv1d
     ((3, 4, 5, 6, 7), (8, 4, 3, 3, 3), (1, 2, 1), [(1, 1)] * 3, (1, 1, 1), 1),  # conv3d
 ]
-CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-LAST = {1: "NLC", 2: "NHWC", 3: "NDHWC"}
-FIRST = {1: "NCL", 2: "NCHW", 3: "NCDHW"}
 
 
 def conv_and_grads(x, w, g, stride, pads, dil, groups, channels_last, dtype="float32"):
