@@ -8,7 +8,9 @@
 // docs/notes/cpu_speed_steps.md). Primitives
 // and reorders are cached per geometry: creating them costs far more than a small
 // convolution. Reorder targets and scratchpads live in per-thread workspaces reused
-// across calls. The inference form with bias and relu: conv_onednn_fused.cc.
+// across calls. At t > 1 threads a batch runs in slices on Oar's pool (Note [Convolutions
+// on the pool], docs/notes/thread_pool.md). The inference form with bias and relu:
+// conv_onednn_fused.cc.
 #include <gflags/gflags.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -30,6 +32,8 @@
 #include "paddle_core/base/errors.h"
 #include "paddle_core/tensor/allocator.h"
 #include "phi_kernels/cpu/conv_onednn_common.h"
+#include "phi_kernels/cpu/omp_serial.h"
+#include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
 #include "phi_kernels/funcs/conv_winograd.h"
@@ -133,7 +137,10 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable) {
 /// key_of for the cache of tuned choices: one entry per geometry and setting of
 /// FLAGS_cudnn_deterministic (a choice made by timing is not reused once it is set).
 std::string tune_key(const ConvGeometry& g, char kind, memory::data_type dt) {
-  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T') + (dt == memory::data_type::bf16 ? "bf16:" : "") +
+  // The thread count the candidates ran at: a batch slice on the pool is tuned at one
+  // thread (Note [Convolutions on the pool]), a whole convolution at OpenMP's count.
+  return key_of(g, kind) + (FLAGS_cudnn_deterministic ? 'D' : 'T') +
+         static_cast<char>('0' + std::min(omp_get_max_threads(), 64)) + (dt == memory::data_type::bf16 ? "bf16:" : "") +
          forced_algo();
 }
 
@@ -326,6 +333,26 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, std::vector<ConvPrim>
   return cands[best];
 }
 
+bool split_enabled() {
+  const char* v = std::getenv("OAR_CONV_SPLIT");  // read at every call: tests switch it
+  return v == nullptr || v[0] != '0';
+}
+
+int64_t split_chunk(const ConvGeometry& g) {
+  const int t = omp_get_max_threads();
+  if (t < 2 || g.batch < t || in_parallel_region() || !split_enabled()) return 0;
+  return parallel_chunk(g.batch);
+}
+
+size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::data_type dt) {
+  return static_cast<size_t>(c * sp[0] * sp[1] * sp[2]) * (dt == memory::data_type::bf16 ? 2 : 4);
+}
+
+int64_t conv_cost(const ConvGeometry& g) {
+  const int64_t os = g.out[0] * g.out[1] * g.out[2], ks = g.k[0] * g.k[1] * g.k[2];
+  return std::max(kParallelGrain, sgemm_cost(g.out_c, g.batch * os, g.in_c / g.groups * ks));
+}
+
 }  // namespace onednn_detail
 
 using namespace onednn_detail;  // NOLINT
@@ -396,28 +423,39 @@ SeenFilters& seen_filters() {
 
 namespace {
 
-// The forward convolution in element type dt (im2col + GEMM and Winograd are candidates
-// for f32 only).
-void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
-              const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
-  const bool f32 = dt == memory::data_type::f32;
-  auto make = [&](Layout layout) { return make_fwd(g, layout, dt); };
-  const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(w), dst};
+// The forward's tuned candidate for a geometry and its filter prepared for it
+// (`packed`, null: prepared at the call; `seen` keeps it alive).
+struct FwdPlan {
+  std::shared_ptr<ConvPrim> p;
+  std::shared_ptr<SeenFilter> seen;
+  const void* packed = nullptr;
+};
+
+// Runs the forward candidate p on the user's buffers; `packed`: its filter prepared
+// beforehand (else prepared here).
+void exec_fwd(const ConvGeometry& g, ConvPrim& p, const void* packed, const void* src, const void* w, void* dst) {
   const auto* fsrc = static_cast<const float*>(src);
   const auto* fw = static_cast<const float*>(w);
   auto* fdst = static_cast<float*>(dst);
-  // Runs candidate p; `packed`: its filter prepared beforehand (else prepared here).
-  auto call = [&](ConvPrim& p, const void* packed) {
-    if (p.algo == ConvPrim::kIm2col) return conv_im2col_fwd(g, fsrc, fw, fdst);
-    if (p.algo == ConvPrim::kOneDnn) return run(p, user, packed);
-    if (!packed) {  // Winograd: the filter transformed on every first sight
-      packed = workspace(1, conv_winograd_filter_size(g) * sizeof(float));
-      conv_winograd_transform_filter(g, fw, static_cast<float*>(const_cast<void*>(packed)));
-    }
-    conv_winograd_fwd(g, fsrc, static_cast<const float*>(packed), fdst, nullptr, false);
-  };
+  if (p.algo == ConvPrim::kIm2col) return conv_im2col_fwd(g, fsrc, fw, fdst);
+  if (p.algo == ConvPrim::kOneDnn) return run(p, {const_cast<void*>(src), const_cast<void*>(w), dst}, packed);
+  if (!packed) {  // Winograd: the filter transformed on every first sight
+    packed = workspace(1, conv_winograd_filter_size(g) * sizeof(float));
+    conv_winograd_transform_filter(g, fw, static_cast<float*>(const_cast<void*>(packed)));
+  }
+  conv_winograd_fwd(g, fsrc, static_cast<const float*>(packed), fdst, nullptr, false);
+}
+
+// Tunes g's forward in element type dt on its first call (im2col + GEMM and Winograd are
+// candidates for f32 only; the candidates run on src, w and dst) and prepares its filter.
+FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+                 const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  const bool f32 = dt == memory::data_type::f32;
+  auto make = [&](Layout layout) { return make_fwd(g, layout, dt); };
+  const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(w), dst};
   const std::string key = tune_key(g, 'f', dt);
-  auto p = cache().get(key, [&] {
+  FwdPlan plan;
+  plan.p = cache().get(key, [&] {
     std::vector<ConvPrim> extra;
     auto offer = [&](bool ok, ConvPrim::Algo algo, const char* name) {
       if (!f32 || !ok) return;
@@ -427,15 +465,16 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
     offer(conv_im2col_fwd_supported(g), ConvPrim::kIm2col, "im2col");
     offer(conv_winograd_fwd_supported(g), ConvPrim::kWinograd, "winograd");
     const bool had_im2col = !extra.empty() && extra[0].algo == ConvPrim::kIm2col;
-    ConvPrim c = tune(make, user, std::move(extra), [&](ConvPrim& q) { call(q, nullptr); });
+    ConvPrim c = tune(make, user, std::move(extra), [&](ConvPrim& q) { exec_fwd(g, q, nullptr, src, w, dst); });
     if (had_im2col && c.algo != ConvPrim::kIm2col) conv_im2col_release();
     return c;
   });
+  const ConvPrim& p = *plan.p;
   // The bytes of p's packed filter (0: it runs on the user's filter).
-  const size_t packed_bytes = p->algo == ConvPrim::kWinograd ? conv_winograd_filter_size(g) * sizeof(float)
-                              : p->algo == ConvPrim::kOneDnn && p->ops[1].reorder ? p->ops[1].prim_md.get_size()
-                                                                                  : 0;
-  if (!w_owner || packed_bytes == 0) return call(*p, nullptr);
+  const size_t packed_bytes = p.algo == ConvPrim::kWinograd ? conv_winograd_filter_size(g) * sizeof(float)
+                              : p.algo == ConvPrim::kOneDnn && p.ops[1].reorder ? p.ops[1].prim_md.get_size()
+                                                                                : 0;
+  if (!w_owner || packed_bytes == 0) return plan;
   std::string fkey = key;
   fkey.append(reinterpret_cast<const char*>(&w), sizeof w);
   std::shared_ptr<SeenFilter> seen = seen_filters().find(fkey);
@@ -443,27 +482,49 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
     auto f = std::make_shared<SeenFilter>();
     f->owner = w_owner, f->version = w_version;
     seen_filters().put(fkey, std::move(f));
-    call(*p, nullptr);
+    return plan;
   };
   if (!seen || seen->version != w_version || seen->owner.lock() != w_owner) return first_sight();
   const size_t user_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) *
                             (f32 ? sizeof(float) : sizeof(uint16_t));
-  if (!seen->packed || seen->packed_for.lock() != p) {
+  if (!seen->packed || seen->packed_for.lock() != plan.p) {
     auto f = std::make_shared<SeenFilter>();
-    f->owner = w_owner, f->version = w_version, f->packed = true, f->packed_for = p;
+    f->owner = w_owner, f->version = w_version, f->packed = true, f->packed_for = plan.p;
     f->copy = Workspace(CPUPlace(), user_bytes);
     std::memcpy(f->copy.data(), w, user_bytes);
     f->data = Workspace(CPUPlace(), packed_bytes);
-    if (p->algo == ConvPrim::kWinograd)
-      conv_winograd_transform_filter(g, fw, f->data.data<float>());
+    if (p.algo == ConvPrim::kWinograd)
+      conv_winograd_transform_filter(g, static_cast<const float*>(w), f->data.data<float>());
     else
-      pack_weights(*p, w, f->data.data());
+      pack_weights(p, w, f->data.data());
     seen_filters().put(fkey, f);
     seen = std::move(f);
   } else if (std::memcmp(seen->copy.data(), w, user_bytes) != 0) {
     return first_sight();  // written behind the version counter's back
   }
-  call(*p, seen->data.data());
+  plan.packed = seen->data.data();
+  plan.seen = std::move(seen);
+  return plan;
+}
+
+// The forward convolution in element type dt.
+void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+              const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  if (const int64_t chunk = split_chunk(g)) {
+    const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
+    const auto* s0 = static_cast<const char*>(src);
+    auto* d0 = static_cast<char*>(dst);
+    return on_pool(
+        g, chunk,
+        [&](const ConvGeometry& sub, int64_t lo) {
+      return plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+        },
+        [&](const ConvGeometry& sub, const FwdPlan& plan, int64_t lo) {
+      exec_fwd(sub, *plan.p, plan.packed, s0 + lo * si, w, d0 + lo * di);
+    });
+  }
+  const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
+  exec_fwd(g, *plan.p, plan.packed, src, w, dst);
 }
 
 }  // namespace
@@ -475,8 +536,9 @@ void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, fl
 
 namespace {
 
-// The data / filter gradient in element type dt on the user's buffers.
-void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, void* diff_src, memory::data_type dt) {
+// The data / filter gradient's tuned primitive for g in element type dt (tuned on the
+// user's buffers on the first call).
+std::shared_ptr<ConvPrim> bwd_data_prim(const ConvGeometry& g, const std::array<void*, 3>& user, memory::data_type dt) {
   auto make = [&](Layout layout) {
     const Mds m = mds_of(g, layout, dt);
     const Attrs a = attrs_of(g);
@@ -494,13 +556,26 @@ void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, v
     c.name = layout_name(layout);
     return c;
   };
-  const std::array<void*, 3> user{const_cast<void*>(diff_dst), const_cast<void*>(w), diff_src};
-  const std::string key = tune_key(g, 'd', dt);
-  run(*cache().get(key, [&] { return tune(make, user); }), user);
+  return cache().get(tune_key(g, 'd', dt), [&] { return tune(make, user); });
 }
 
-void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_dst, void* diff_w,
-                      memory::data_type dt) {
+void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, void* diff_src, memory::data_type dt) {
+  if (const int64_t chunk = split_chunk(g)) {  // Note [Convolutions on the pool]
+    const size_t di = image_bytes(g, g.out_c, g.out, dt), si = image_bytes(g, g.in_c, g.in, dt);
+    auto user = [&](int64_t lo) {
+      return std::array<void*, 3>{const_cast<char*>(static_cast<const char*>(diff_dst)) + lo * di, const_cast<void*>(w),
+                                  static_cast<char*>(diff_src) + lo * si};
+    };
+    return on_pool(
+        g, chunk, [&](const ConvGeometry& sub, int64_t lo) { return bwd_data_prim(sub, user(lo), dt); },
+        [&](const ConvGeometry&, const std::shared_ptr<ConvPrim>& p, int64_t lo) { run(*p, user(lo)); });
+  }
+  const std::array<void*, 3> user{const_cast<void*>(diff_dst), const_cast<void*>(w), diff_src};
+  run(*bwd_data_prim(g, user, dt), user);
+}
+
+std::shared_ptr<ConvPrim> bwd_weights_prim(const ConvGeometry& g, const std::array<void*, 3>& user,
+                                           memory::data_type dt) {
   auto make = [&](Layout layout) {
     const Mds m = mds_of(g, layout, dt);
     const Attrs a = attrs_of(g);
@@ -519,9 +594,45 @@ void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_d
     c.name = layout_name(layout);
     return c;
   };
+  return cache().get(tune_key(g, 'w', dt), [&] { return tune(make, user); });
+}
+
+struct ConvPartialTag;
+
+void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_dst, void* diff_w,
+                      memory::data_type dt) {
+  // Note [Convolutions on the pool]: each batch slice's filter gradient into its own
+  // buffer (the first slice's into diff_w), summed after in slice order. float32 only: a
+  // bf16 partial would be rounded twice.
+  if (const int64_t chunk = dt == memory::data_type::f32 ? split_chunk(g) : 0) {
+    const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
+    const int64_t nw = g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2];
+    const int64_t slices = (g.batch + chunk - 1) / chunk;
+    auto* part = static_cast<float*>(
+        thread_workspace<ConvPartialTag, 1>(0, static_cast<size_t>((slices - 1) * nw) * sizeof(float)));
+    auto user = [&](int64_t lo) {
+      const int64_t s = lo / chunk;
+      return std::array<void*, 3>{const_cast<char*>(static_cast<const char*>(src)) + lo * si,
+                                  const_cast<char*>(static_cast<const char*>(diff_dst)) + lo * di,
+                                  s == 0 ? diff_w : static_cast<void*>(part + (s - 1) * nw)};
+    };
+    on_pool(
+        g, chunk, [&](const ConvGeometry& sub, int64_t lo) { return bwd_weights_prim(sub, user(lo), dt); },
+        [&](const ConvGeometry&, const std::shared_ptr<ConvPrim>& p, int64_t lo) { run(*p, user(lo)); });
+    auto* dw = static_cast<float*>(diff_w);
+    parallel_for(
+        nw,
+        [&](int64_t i0, int64_t i1) {
+      for (int64_t s = 1; s < slices; ++s) {
+        const float* ps = part + (s - 1) * nw;
+        for (int64_t i = i0; i < i1; ++i) dw[i] += ps[i];
+      }
+        },
+        (slices - 1) * nw);
+    return;
+  }
   const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(diff_dst), diff_w};
-  const std::string key = tune_key(g, 'w', dt);
-  run(*cache().get(key, [&] { return tune(make, user); }), user);
+  run(*bwd_weights_prim(g, user, dt), user);
 }
 
 }  // namespace

@@ -7,10 +7,14 @@
 #include <gflags/gflags.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/cpu/omp_serial.h"
+#include "phi_kernels/cpu/parallel.h"
 
 DECLARE_bool(cudnn_deterministic);
 
@@ -92,5 +96,57 @@ dnnl::primitive_attr user_scratchpad();
 void* workspace(int slot, size_t bytes);
 /// OAR_CONV_ALGO's name of a oneDNN candidate.
 const char* layout_name(Layout l);
+
+// Note [Convolutions on the pool] (docs/notes/thread_pool.md): at t > 1 threads, outside
+// any parallel region, a batch of at least t images (OAR_CONV_SPLIT unset or not "0", read
+// at every call) runs as parallel_for's t chunks of whole images on Oar's pool, each chunk
+// a convolution of its images at one OpenMP thread, so oneDNN opens no OpenMP region. Each
+// slice length is tuned and prepared (filter packed) once, on the caller at one thread,
+// before the region: the tuning times what a chunk runs. Elsewhere the whole convolution
+// runs as before, oneDNN threading it with OpenMP.
+
+/// The batch slice length when g runs on the pool, else 0.
+int64_t split_chunk(const ConvGeometry& g);
+/// Bytes of one image of an activation with c channels and spatial sizes sp.
+size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::data_type dt);
+/// g's multiply-adds as one GEMM in sgemm_cost's units (the pool's cost; Note [GEMM splits
+/// on the pool]), at least kParallelGrain.
+int64_t conv_cost(const ConvGeometry& g);
+
+inline ConvGeometry with_batch(ConvGeometry g, int64_t n) {
+  g.batch = n;
+  return g;
+}
+
+/// Runs g on the pool in batch slices of `chunk` images (split_chunk(g) > 0): prep(sub, lo)
+/// on the caller at one thread for each slice length (it tunes and prepares; returns what
+/// exec needs), then exec(sub, prepared, lo) for each slice [lo, lo + sub.batch) on
+/// parallel_for's chunks.
+template <typename Prep, typename Exec>
+void on_pool(const ConvGeometry& g, int64_t chunk, Prep&& prep, Exec&& exec) {
+  using R = decltype(prep(g, int64_t{0}));
+  int64_t len[2] = {0, 0};
+  R ready[2];
+  {
+    OmpSerial serial;
+    for (int64_t lo = 0; lo < g.batch; lo += chunk) {
+      const int64_t n = std::min(chunk, g.batch - lo);
+      const int i = len[0] == 0 || len[0] == n ? 0 : 1;
+      if (len[i] == n) continue;
+      len[i] = n;
+      ready[i] = prep(with_batch(g, n), lo);
+    }
+  }
+  parallel_for(
+      g.batch,
+      [&](int64_t lo, int64_t hi) {
+    if (hi <= lo) return;
+    const ConvGeometry sub = with_batch(g, hi - lo);
+    if (hi - lo == len[0]) return exec(sub, ready[0], lo);
+    if (hi - lo == len[1]) return exec(sub, ready[1], lo);
+    exec(sub, prep(sub, lo), lo);  // a slice parallel_for cut otherwise (not expected)
+      },
+      conv_cost(g));
+}
 
 }  // namespace oar::phi::onednn_detail

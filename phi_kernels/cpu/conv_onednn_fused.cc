@@ -1,4 +1,5 @@
-// The inference convolution with bias and relu post-ops (fused_conv2d): per geometry the
+// The inference convolution with bias and relu post-ops (fused_conv2d), in batch slices on
+// Oar's pool at t > 1 threads (Note [Convolutions on the pool]): per geometry the
 // first call times oneDNN's candidates (conv_onednn.cc's layouts), im2col + GEMM, Winograd
 // F(2x2,3x3) and the direct small-filter kernels (conv_direct.h) where they apply, each
 // with its filter reordered once and cached per filter buffer (Note [Convolution tuning]).
@@ -187,10 +188,23 @@ void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeigh
   s.wait();
 }
 
-}  // namespace
+// Runs candidate p of g on the user's buffers (its filter packed on first sight).
+void run_candidate(const ConvGeometry& g, FusedConv& p, const float* src, const float* w, const float* bias, bool relu,
+                   const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+  if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
+  if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
+  if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
+  auto pw = packed_weights(p, g, w, w_owner, w_version);
+  if (p.path == FusedConv::kWinograd)
+    return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
+  run_fused(p, src, w, pw.get(), bias, dst);
+}
 
-void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
-                           const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+// g's tuned candidate: on the first call of a geometry the candidates are timed on the
+// user's buffers (the last one run leaves dst written; the caller runs the pick after).
+std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, const float* w, const float* bias,
+                                      bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
+                                      float* dst) {
   const std::string forced = forced_algo();
   const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
   FusedCache& c = fused_cache();
@@ -200,15 +214,7 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     auto it = c.prims.find(key);
     if (it != c.prims.end()) f = it->second;
   }
-  auto run_one = [&](FusedConv& p) {
-    if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
-    if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
-    if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
-    auto pw = packed_weights(p, g, w, w_owner, w_version);
-    if (p.path == FusedConv::kWinograd)
-      return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
-    run_fused(p, src, w, pw.get(), bias, dst);
-  };
+  auto run_one = [&](FusedConv& p) { run_candidate(g, p, src, w, bias, relu, w_owner, w_version, dst); };
   if (!f) {
     // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
     // timed on the real buffers with the filter reorder left out (it is done once per filter).
@@ -289,7 +295,26 @@ void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float*
     if (c.prims.size() >= 512) c.prims.clear();
     c.prims.emplace(key, f);
   }
-  run_one(*f);
+  return f;
+}
+
+}  // namespace
+
+void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
+                           const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+  if (const int64_t chunk = split_chunk(g)) {  // Note [Convolutions on the pool]
+    const int64_t si = g.in_c * g.in[0] * g.in[1] * g.in[2], di = g.out_c * g.out[0] * g.out[1] * g.out[2];
+    return on_pool(
+        g, chunk,
+        [&](const ConvGeometry& sub, int64_t lo) {
+      return fused_plan(sub, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
+        },
+        [&](const ConvGeometry& sub, const std::shared_ptr<FusedConv>& f, int64_t lo) {
+      run_candidate(sub, *f, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
+    });
+  }
+  run_candidate(g, *fused_plan(g, src, w, bias, relu, w_owner, w_version, dst), src, w, bias, relu, w_owner, w_version,
+                dst);
 }
 
 }  // namespace oar::phi

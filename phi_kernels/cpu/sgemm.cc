@@ -38,27 +38,11 @@
 #include <string>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/cpu/omp_serial.h"
 #include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
 namespace {
-
-// OpenMP's thread count at 1 on this thread while in scope (when `on`): a library call made
-// from here runs single-threaded instead of waking OpenMP's sleeping worker.
-class OmpSerial {
- public:
-  explicit OmpSerial(bool on) : saved_(on ? omp_get_max_threads() : 0) {
-    if (saved_) omp_set_num_threads(1);
-  }
-  ~OmpSerial() {
-    if (saved_) omp_set_num_threads(saved_);
-  }
-  OmpSerial(const OmpSerial&) = delete;
-  OmpSerial& operator=(const OmpSerial&) = delete;
-
- private:
-  int saved_;
-};
 
 // OpenBLAS runs on one thread (Note [GEMM splits on the pool]). Its thread count is global
 // to it: scipy-openblas32 serves sgemm_rowmajor only, so it is set once, before its first
