@@ -4,6 +4,9 @@ compositions of ops (maxout, swiglu, channel_shuffle, sequence_mask). Written ov
 differentiable ops, so gradients come from autograd; each follows Paddle 3.3's formula.
 (Note [Compositions of Paddle functions] in docs/notes/training_api.md.)"""
 import math
+import numbers
+
+import numpy as np
 
 import oar
 from .. import _C
@@ -101,15 +104,20 @@ def multi_margin_loss(input, label, p=1, margin=1.0, weight=None, reduction="mea
     if input.ndim != 2 or input.shape[0] != label.shape[0]:
         raise ValueError(f"multi_margin_loss: input must be [N, C] and label [N], got shapes "
                          f"{list(input.shape)} and {list(label.shape)}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"multi_margin_loss: p must be a number, got {type(p).__name__}")
+    # in float64: a Python int margin ** p with a huge integer p would be an endless bigint power
+    with np.errstate(over="ignore", invalid="ignore"):
+        margin_p = float(np.power(np.float64(margin), np.float64(p)))
     lab = label.reshape([-1, 1]).astype("int64")
     picked = oar.take_along_axis(input, lab, axis=1)
     terms = oar.pow(oar.clip(margin - picked + input, min=0.0), p)
     c = input.shape[1]
     if weight is not None:
         w = oar.gather(weight, lab.reshape([-1]), axis=0).reshape([-1, 1])
-        loss = oar.mean(w * terms, axis=1) - (w * (margin ** p / c)).squeeze(-1)
+        loss = oar.mean(w * terms, axis=1) - (w * (margin_p / c)).squeeze(-1)
     else:
-        loss = oar.mean(terms, axis=1) - margin ** p / c
+        loss = oar.mean(terms, axis=1) - margin_p / c
     return _reduce(loss, reduction)
 
 

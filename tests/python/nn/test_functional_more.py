@@ -203,3 +203,16 @@ def test_bad_arguments(fn, args, kwargs, exc, msg):
     with pytest.raises(exc) as info:
         fn(*args, **kwargs)
     assert msg in str(info.value), str(info.value)
+
+
+def test_multi_margin_loss_huge_integer_power_returns():
+    # an int margin ** a huge int p was a Python bigint power that never finished (fuzzer)
+    x = np.array([[0.3, -1.2, 0.8]])
+    lab = np.array([1])
+    for p, margin in [(3, 2), (10**12, -2), (10**12, 1)]:
+        got = F.multi_margin_loss(oar.to_tensor(x), oar.to_tensor(lab), p=p, margin=margin).numpy()
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = np_multi_margin(x, lab, np.float64(p), np.float64(margin)).mean()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(TypeError, match="multi_margin_loss: p must be a number, got str"):
+        F.multi_margin_loss(oar.to_tensor(x), oar.to_tensor(lab), p="2")
