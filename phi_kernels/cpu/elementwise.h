@@ -328,6 +328,28 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
   std::array<Dims, 3> st{out->strides(), detail::broadcast_strides(a, dims),
                          detail::broadcast_strides(b, dims)};
   detail::coalesce(&dims, &st);
+  // A row broadcast ([rows, inner] with [inner], either side): whole rows per chunk in one
+  // tight loop nest, without for_each_row's per-row dispatch.
+  if (dims.size() == 2 && st[0][0] == dims[1] && st[0][1] == 1 && st[1][1] == 1 && st[2][1] == 1 &&
+      dims[0] >= omp_get_max_threads()) {
+    const int64_t inner = dims[1];
+    const bool a_full = st[1][0] == inner, b_full = st[2][0] == inner;
+    if ((a_full && st[2][0] == 0) || (b_full && st[1][0] == 0)) {
+      parallel_for(
+          dims[0],
+          [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              Out* po = o + r * inner;
+              const In* pa = x + (a_full ? r * inner : 0);
+              const In* pb = y + (b_full ? r * inner : 0);
+#pragma omp simd
+              for (int64_t i = 0; i < inner; ++i) store_elem(&po[i], f(M(pa[i]), M(pb[i])));
+            }
+          },
+          n);
+      return;
+    }
+  }
   detail::for_each_row<3>(
       dims, st,
       {reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data()),

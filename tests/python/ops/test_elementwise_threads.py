@@ -77,6 +77,9 @@ def test_unary_rows_broadcast_and_unit_stride(dtype, threads):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape,other,view", [
     ((1024, 1024), (1024,), None),            # the row broadcast of bench/bench_ops.py's add_bcast
+    ((7,), (5, 3, 7), None),                  # the row on the left: rows of the right operand
+    ((33, 17), (17,), None),                  # odd rows and row length
+    ((1, 17), (17,), None),                   # one row: fewer rows than threads
     ((3, 5, 7, 11), (5, 1, 11), None),        # rank 4: the row odometer carries through three dims
     ((0, 9), (9,), None),                     # 0-size
     ((64, 33, 17), (33, 1), "step"),          # a strided (every other column) left operand
