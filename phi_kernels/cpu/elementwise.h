@@ -338,13 +338,13 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
       parallel_for(
           dims[0],
           [&](int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1; ++r) {
-              Out* po = o + r * inner;
-              const In* pa = x + (a_full ? r * inner : 0);
-              const In* pb = y + (b_full ? r * inner : 0);
+        for (int64_t r = r0; r < r1; ++r) {
+          Out* po = o + r * inner;
+          const In* pa = x + (a_full ? r * inner : 0);
+          const In* pb = y + (b_full ? r * inner : 0);
 #pragma omp simd
-              for (int64_t i = 0; i < inner; ++i) store_elem(&po[i], f(M(pa[i]), M(pb[i])));
-            }
+          for (int64_t i = 0; i < inner; ++i) store_elem(&po[i], f(M(pa[i]), M(pb[i])));
+        }
           },
           n);
       return;
