@@ -9,7 +9,11 @@ bench/cinn_block_breakdown.py sums them by kind.
 --threads 1,2 interleaves the thread counts too: each round sets each count in turn
 (oar.set_num_threads) and times both forms at it.
 
-Usage: python bench/cinn_block.py [rounds] [--profile] [--threads N[,M...]]   (from the repository root)
+--ab-layout adds a third form, `cinn-nolayout`: CINN with FLAGS_deny_cinn_ops=matmul while
+it is traced, so the products stay matmul + transpose (Note [Matmul output layout] off),
+interleaved with the other two.
+
+Usage: python bench/cinn_block.py [rounds] [--profile] [--threads N[,M...]] [--ab-layout]   (from the repository root)
 """
 import os
 import sys
@@ -27,10 +31,12 @@ rounds = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 15
 rng = np.random.default_rng(0)
 xb = oar.to_tensor(rng.standard_normal((8, 128, 256)).astype("float32"))
 steps, first = {}, {}
-for mode in ("static", "cinn"):
+MODES = ("static", "cinn", "cinn-nolayout") if "--ab-layout" in sys.argv else ("static", "cinn")
+for mode in MODES:
     oar.seed(0)
     net = oar.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu")
-    fn = oar.jit.to_static(net, backend="CINN" if mode == "cinn" else None)
+    fn = oar.jit.to_static(net, backend=None if mode == "static" else "CINN")
+    oar.set_flags({"FLAGS_deny_cinn_ops": "matmul" if mode == "cinn-nolayout" else ""})
 
     def step(fn=fn, net=net):
         fn(xb).mean().backward()
@@ -41,6 +47,7 @@ for mode in ("static", "cinn"):
     first[mode] = time.perf_counter() - t
     step()
     steps[mode] = step
+    oar.set_flags({"FLAGS_deny_cinn_ops": ""})
 wall = {(t, m): [] for t in THREADS for m in steps}
 cpu = {(t, m): [] for t in THREADS for m in steps}
 load0 = os.getloadavg()[0]
@@ -59,6 +66,10 @@ for t in THREADS:
     for k, d in med.items():
         print(f"{t}t {k:4s} static {d[t, 'static']:8.1f} ms  cinn {d[t, 'cinn']:8.1f} ms  "
               f"static/cinn {d[t, 'static'] / d[t, 'cinn']:.3f}x")
+        if "cinn-nolayout" in steps:
+            print(f"{t}t {k:4s} cinn-nolayout {d[t, 'cinn-nolayout']:8.1f} ms  "
+                  f"static/cinn-nolayout {d[t, 'static'] / d[t, 'cinn-nolayout']:.3f}x  "
+                  f"cinn-nolayout/cinn {d[t, 'cinn-nolayout'] / d[t, 'cinn']:.3f}x")
 for t in THREADS[1:]:
     print(f"wall {THREADS[0]}t/{t}t: static {med['wall'][THREADS[0], 'static'] / med['wall'][t, 'static']:.3f}x  "
           f"cinn {med['wall'][THREADS[0], 'cinn'] / med['wall'][t, 'cinn']:.3f}x")

@@ -41,9 +41,10 @@ const std::vector<std::string> kStages = {
     "canonicalize",  // and what decompositions leave (a reshape of a weight to its own shape)
     "cse",           // decompositions repeat subexpressions (softmax's max, layer_norm's mean)
     "dce",
-    "cinn_fuse",   // reduce-centred groups -> cinn.fusion (Note [Fusion legality])
-    "cinn_shape",  // symbolic dims: each group's signature and assumptions (Note [Symbolic shapes])
-    "cinn_lower",  // cinn.fusion -> loop IR -> LLVM -> kernel.compiled_kernel (Note [Compile cache])
+    "cinn_fuse",           // reduce-centred groups -> cinn.fusion (Note [Fusion legality])
+    "cinn_shape",          // symbolic dims: each group's signature and assumptions (Note [Symbolic shapes])
+    "cinn_lower",          // cinn.fusion -> loop IR -> LLVM -> kernel.compiled_kernel (Note [Compile cache])
+    "cinn_matmul_layout",  // transpose(matmul) -> one product written transposed (Note [Matmul output layout])
 };
 
 class StagesPass : public pir::Pass {
@@ -91,6 +92,7 @@ void register_cinn() {
     pir::register_pass("cinn_fuse", create_fuse_pass);
     pir::register_pass("cinn_lower", create_lower_fusion_pass);
     pir::register_pass("cinn_shape", create_shape_pass);
+    pir::register_pass("cinn_matmul_layout", create_matmul_layout_pass);
     pir::register_pass("print_shapes", create_print_shapes_pass);
     pir::register_pass("cinn_stages", [] { return std::make_unique<StagesPass>(); });
   });

@@ -44,5 +44,6 @@ std::unique_ptr<pir::Pass> create_fuse_pass();
 std::unique_ptr<pir::Pass> create_lower_fusion_pass();
 std::unique_ptr<pir::Pass> create_shape_pass();         // cinn/shape/shape_pass.cc
 std::unique_ptr<pir::Pass> create_print_shapes_pass();  // pir_opt --pipeline=print_shapes
+std::unique_ptr<pir::Pass> create_matmul_layout_pass();  // cinn/runtime/matmul_layout.cc
 
 }  // namespace oar::cinn

@@ -10,6 +10,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/matmul_kernel.h"
 #include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/lowp_gemm.h"
 #include "phi_kernels/funcs/sgemm.h"
@@ -122,34 +123,54 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
   }
 }
 
+// out = x @ y written into `o`: matrix i (batch index, row-major over the broadcast batch
+// dims) starts at o + out_offset(i), its rows ldc apart, its columns adjacent. The
+// contiguous output (ldc < 0) is ldc = N with matrices M * N apart; a strided one (matmul_into)
+// writes a permuted layout directly (Note [Matmul output layout] in docs/notes/cinn.md).
 template <typename T>
-void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTensor& y_in,
-                  bool transpose_x, bool transpose_y, DenseTensor* out) {
-  DenseTensor x = x_in, y = y_in;
+void matmul_impl(DenseTensor x, DenseTensor y, bool transpose_x, bool transpose_y, T* o, int64_t ldc,
+                 std::vector<int64_t> out_batch_strides) {
   // 1-D operands: x is a row vector, y a column vector.
   if (x.rank() == 1) x.set_view({1, x.dims()[0]}, {0, x.strides()[0]}, x.offset()), transpose_x = false;
   if (y.rank() == 1) y.set_view({y.dims()[0], 1}, {y.strides()[0], 0}, y.offset()), transpose_y = false;
-  T* o = out->alloc<T>();
   const int64_t M = transpose_x ? x.dims()[x.rank() - 1] : x.dims()[x.rank() - 2];
   const int64_t K = transpose_x ? x.dims()[x.rank() - 2] : x.dims()[x.rank() - 1];
   const int64_t N = transpose_y ? y.dims()[y.rank() - 2] : y.dims()[y.rank() - 1];
-  if (out->numel() == 0) return;
-  if (K == 0) {
-    std::fill(o, o + out->numel(), T(0));
-    return;
-  }
   // Broadcast batch dims.
   Dims bx(x.dims().begin(), x.dims().end() - 2), by(y.dims().begin(), y.dims().end() - 2);
   Dims batch = meta::broadcast_dims(bx, by, "matmul");
   const int64_t nb = batch.numel();
+  if (nb == 0 || M == 0 || N == 0) return;
+  if (ldc < 0) {  // the contiguous output: rows N apart, matrices M * N apart
+    ldc = N;
+    out_batch_strides.assign(batch.size(), 0);
+    for (int64_t d = static_cast<int64_t>(batch.size()) - 1, st = M * N; d >= 0; st *= batch[d], --d)
+      out_batch_strides[d] = st;
+  }
+  auto out_offset = [&](int64_t i) {
+    int64_t off = 0;
+    for (int d = static_cast<int>(batch.size()) - 1; d >= 0; --d) {
+      off += (i % batch[d]) * out_batch_strides[d];
+      i /= batch[d];
+    }
+    return off;
+  };
+  if (K == 0) {
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t r = 0; r < M; ++r) std::fill(o + out_offset(i) + r * ldc, o + out_offset(i) + r * ldc + N, T(0));
+    return;
+  }
   MatOperand a = as_matrix(x, transpose_x), b = as_matrix(y, transpose_y);
   const T* A = a.t.data<T>();
   const T* B = b.t.data<T>();
-  const int64_t sc = M * N;
   // y without batch dims (a Linear layer's weight) and x's batch of matrices one uniform
-  // stack of rows: the whole product is one GEMM of nb * M rows, not nb small ones.
-  if (nb > 1 && y.rank() == 2 && !a.trans && rows_fold(a.t, M, a.ld)) {
-    gemm<T>(false, b.trans, nb * M, N, K, A, a.ld, B, b.ld, o, N);
+  // stack of rows, written as one: the whole product is one GEMM of nb * M rows, not nb
+  // small ones.
+  bool out_folds = true;  // the output's matrices nest too: stride[d] == stride[d + 1] * batch[d + 1]
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1, expect = M * ldc; d >= 0; expect *= batch[d], --d)
+    if (batch[d] != 1 && out_batch_strides[d] != expect) out_folds = false;
+  if (nb > 1 && y.rank() == 2 && !a.trans && rows_fold(a.t, M, a.ld) && out_folds) {
+    gemm<T>(false, b.trans, nb * M, N, K, A, a.ld, B, b.ld, o, ldc);
     return;
   }
   auto one = [&](int64_t i) {
@@ -162,7 +183,7 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
       if (da >= 0) ia += idx * a.batch_strides[da];
       if (db >= 0) ib += idx * b.batch_strides[db];
     }
-    gemm<T>(a.trans, b.trans, M, N, K, A + ia, a.ld, B + ib, b.ld, o + i * sc, N);
+    gemm<T>(a.trans, b.trans, M, N, K, A + ia, a.ld, B + ib, b.ld, o + out_offset(i), ldc);
   };
   // A batch of small float products (a GEMM library threads one of them poorly: [64, 128, 64]
   // @ [64, 64, 128] took the same time at 2 threads as at 1): one product per thread.
@@ -181,7 +202,67 @@ void MatmulKernel(const DeviceContext&, const DenseTensor& x_in, const DenseTens
   for (int64_t i = 0; i < nb; ++i) one(i);
 }
 
+template <typename T>
+void MatmulKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, bool transpose_x, bool transpose_y,
+                  DenseTensor* out) {
+  T* o = out->alloc<T>();
+  if (out->numel() == 0) return;
+  matmul_impl<T>(x, y, transpose_x, transpose_y, o, -1, {});
+}
+
 }  // namespace
+
+void matmul_into(const DenseTensor& x, const DenseTensor& y, bool transpose_x, bool transpose_y, DenseTensor* out) {
+  OAR_ENFORCE(out != nullptr && out->initialized(), InvalidArgument, "matmul_into: out must be an allocated tensor");
+  OAR_ENFORCE(x.rank() >= 2 && y.rank() >= 2, InvalidArgument, "matmul_into: x and y must have rank >= 2, got shapes ",
+              x.dims(), " and ", y.dims());
+  OAR_ENFORCE(x.dtype() == y.dtype() && x.dtype() == out->dtype(), InvalidArgument,
+              "matmul_into: x, y and out must have one dtype, got ", dtype_name(x.dtype()), ", ", dtype_name(y.dtype()),
+              " and ", dtype_name(out->dtype()));
+  DenseTensor want;
+  MatmulInferMeta(x, y, transpose_x, transpose_y, &want);
+  OAR_ENFORCE(out->dims() == want.dims(), InvalidArgument, "matmul_into: out has shape ", out->dims(),
+              ", the product of x ", x.dims(), (transpose_x ? " (transposed)" : ""), " and y ", y.dims(),
+              (transpose_y ? " (transposed)" : ""), " has shape ", want.dims());
+  const int r = out->rank();
+  const int64_t M = out->dims()[r - 2], N = out->dims()[r - 1];
+  const int64_t cs = out->strides()[r - 1], rs = out->strides()[r - 2];
+  bool batch_ok = true;
+  for (int d = 0; d < r - 2; ++d) batch_ok = batch_ok && out->strides()[d] >= 0;
+  OAR_ENFORCE((cs == 1 || N <= 1) && (rs >= N || M <= 1) && batch_ok, InvalidArgument, "matmul_into: out's strides ",
+              out->strides(), " (shape ", out->dims(),
+              ") need a unit column stride, a row stride of at least N and non-negative batch strides");
+  if (out->numel() == 0) return;
+  const std::vector<int64_t> bs(out->strides().begin(), out->strides().end() - 2);
+  const int64_t ldc = M <= 1 ? std::max<int64_t>(N, 1) : rs;
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    matmul_impl<T>(x, y, transpose_x, transpose_y, out->data<T>(), ldc, bs);
+  };
+  switch (x.dtype()) {
+    case DataType::FLOAT32:
+      return run(TypeTag<float>{});
+    case DataType::FLOAT64:
+      return run(TypeTag<double>{});
+    case DataType::FLOAT16:
+      return run(TypeTag<float16>{});
+    case DataType::BFLOAT16:
+      return run(TypeTag<bfloat16>{});
+    case DataType::INT32:
+      return run(TypeTag<int32_t>{});
+    case DataType::INT64:
+      return run(TypeTag<int64_t>{});
+    case DataType::COMPLEX64:
+      return run(TypeTag<std::complex<float>>{});
+    case DataType::COMPLEX128:
+      return run(TypeTag<std::complex<double>>{});
+    default:
+      break;
+  }
+  OAR_THROW(InvalidArgument, "matmul_into: x has dtype ", dtype_name(x.dtype()),
+            "; float32, float64, float16, bfloat16, int32, int64, complex64 or complex128 expected");
+}
+
 }  // namespace oar::phi
 
 using namespace oar::phi;  // NOLINT
