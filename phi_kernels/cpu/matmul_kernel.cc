@@ -147,7 +147,11 @@ void matmul_impl(DenseTensor x, DenseTensor y, bool transpose_x, bool transpose_
     for (int64_t d = static_cast<int64_t>(batch.size()) - 1, st = M * N; d >= 0; st *= batch[d], --d)
       out_batch_strides[d] = st;
   }
+  bool out_folds = true;  // the output's matrices nest: stride[d] == stride[d + 1] * batch[d + 1]
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1, expect = M * ldc; d >= 0; expect *= batch[d], --d)
+    if (batch[d] != 1 && out_batch_strides[d] != expect) out_folds = false;
   auto out_offset = [&](int64_t i) {
+    if (out_folds) return i * M * ldc;  // no divisions per product (a batch of tiny products)
     int64_t off = 0;
     for (int d = static_cast<int>(batch.size()) - 1; d >= 0; --d) {
       off += (i % batch[d]) * out_batch_strides[d];
@@ -164,11 +168,8 @@ void matmul_impl(DenseTensor x, DenseTensor y, bool transpose_x, bool transpose_
   const T* A = a.t.data<T>();
   const T* B = b.t.data<T>();
   // y without batch dims (a Linear layer's weight) and x's batch of matrices one uniform
-  // stack of rows, written as one: the whole product is one GEMM of nb * M rows, not nb
-  // small ones.
-  bool out_folds = true;  // the output's matrices nest too: stride[d] == stride[d + 1] * batch[d + 1]
-  for (int64_t d = static_cast<int64_t>(batch.size()) - 1, expect = M * ldc; d >= 0; expect *= batch[d], --d)
-    if (batch[d] != 1 && out_batch_strides[d] != expect) out_folds = false;
+  // stack of rows, written as one (out_folds): the whole product is one GEMM of nb * M
+  // rows, not nb small ones.
   if (nb > 1 && y.rank() == 2 && !a.trans && rows_fold(a.t, M, a.ld) && out_folds) {
     gemm<T>(false, b.trans, nb * M, N, K, A, a.ld, B, b.ld, o, ldc);
     return;
