@@ -48,11 +48,11 @@ void run_layout(const Layout& l, dispatch::KernelCall& call) {
   const DenseTensor& x = call.in(0);
   const DenseTensor& y = call.in(1);
   OAR_ENFORCE(call.ctx->place.type() == DeviceType::kCPU, Unimplemented,
-              "cinn matmul_transpose: runs on the CPU, the program runs on ", call.ctx->place.str());
+              "cinn matmul layout step: runs on the CPU, the program runs on ", call.ctx->place.str());
   DenseTensor prod;  // the product's dims (matmul's shape rule, its errors)
   MatmulInferMeta(x, y, l.tx, l.ty, &prod);
   const size_t r = l.perm.size();
-  OAR_ENFORCE(static_cast<size_t>(prod.rank()) == r, InvalidArgument, "cinn matmul_transpose: the product of x ",
+  OAR_ENFORCE(static_cast<size_t>(prod.rank()) == r, InvalidArgument, "cinn matmul layout step: the product of x ",
               x.dims(), " and y ", y.dims(), " has rank ", prod.rank(), ", the permutation ", Dims(l.perm), " rank ",
               r);
   std::vector<int64_t> od(r);

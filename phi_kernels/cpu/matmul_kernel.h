@@ -1,5 +1,5 @@
 // The matmul kernel's product written into a given layout (Note [Matmul output layout] in
-// docs/notes/cinn.md): the fusion compiler's matmul_transpose step writes a batched
+// docs/notes/cinn.md): the fusion compiler's cinn_matmul_layout step writes a batched
 // product straight into the transposed layout its consumers read, where `matmul`
 // followed by `transpose` would leave a strided view that reshapes copy.
 #pragma once
