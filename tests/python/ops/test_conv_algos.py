@@ -24,6 +24,12 @@ CASES = [
     ((2, 64, 7, 7), (64, 64, 1, 1), (1, 1), [0, 0, 0, 0], (1, 1), 1),
     ((0, 16, 8, 8), (16, 16, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),
     ((2, 24, 11, 10), (40, 24, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),  # Winograd: partial tiles
+    # wide images (>= 512 output pixels: im2col one image at a time, in blocks of output rows
+    # that fit L2): odd sizes at stride 2, two row blocks (17 + 8 rows) ...
+    ((2, 32, 49, 51), (8, 32, 3, 3), (2, 2), [1, 1, 1, 1], (1, 1), 1),
+    # ... asymmetric padding with dilation at stride 2, and stride 3
+    ((1, 4, 45, 50), (6, 4, 3, 3), (2, 2), [0, 2, 1, 0], (2, 1), 1),
+    ((1, 3, 80, 71), (5, 3, 3, 3), (3, 3), [1, 1, 0, 2], (1, 1), 1),
 ]
 
 
@@ -86,9 +92,10 @@ def test_forced_candidate_matches_float64(monkeypatch, algo, case, channels_last
 
 
 @pytest.mark.parametrize("algo", ["winograd", "onednn-blocked", None])
-def test_reused_filter_follows_every_write(monkeypatch, algo):
+def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
     """A filter seen again unchanged is kept packed (for Winograd: transformed); writes in
-    place (version counter) and through a NumPy view (no version counter) are both seen."""
+    place (version counter) and through a NumPy view (no version counter) are both seen. At
+    2 threads the batch of 2 runs as two slices (Winograd's share one transformed filter)."""
     if algo:
         monkeypatch.setenv("OAR_CONV_ALGO", algo)
     else:
