@@ -29,8 +29,8 @@ float* workspace(int slot, size_t floats) {
 
 // d[i] = s[2 i] for i in [lo, hi), reading s[0, len) only (2 hi - 1 <= len). The even
 // floats of two 8-float loads make 8 outputs (AVX2, the baseline ISA); the last 8 overlap
-// the ones before, and their second load is masked at len. The scalar loop it replaced
-// took ~12% of a stride-2 convolution's time (Note [Strided convolutions]).
+// the ones before, and their second load is masked at len (Note [Convolution tuning],
+// im2col of wide images).
 inline void gather_stride2(const float* s, int64_t len, float* d, int64_t lo, int64_t hi) {
 #if defined(__AVX2__)
   if (hi - lo >= 8) {
@@ -153,10 +153,9 @@ void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, f
   const int64_t rows_out = g.out[0] * g.out[1];  // output rows of an image
   if (os >= kWideImage) {
     // Wide images: one image at a time, in blocks of whole output rows whose column
-    // matrix stays in L2 (kColBlockBytes), each block one GEMM written straight into dst.
-    // The whole image's columns (1.8 MB for [64, 56, 56] at stride 2, 9 MB for 8 images
-    // side by side) went out to L3 and memory and back: the im2col then cost 15-35% of the
-    // GEMM, now ~5% (Note [Strided convolutions]).
+    // matrix stays in L2 (kColBlockBytes), each block one GEMM written straight into dst,
+    // where 8 images side by side (14 MB of columns for [64, 56, 56] at stride 2) went
+    // through memory and the result through a copy (Note [Convolution tuning]).
     const int64_t rb = std::clamp<int64_t>(kColBlockBytes / (4 * kk * g.out[2]), 1, rows_out);
     float* col = workspace(0, static_cast<size_t>(kk * rb * g.out[2]));
     for (int64_t n = 0; n < nb; ++n) {
