@@ -37,9 +37,10 @@ inline void gather_stride2(const float* s, int64_t len, float* d, int64_t lo, in
     auto eight = [&](int64_t i) {
       const int64_t rest = len - 2 * i - 8;  // floats of the second load inside s
       const __m256 a = _mm256_loadu_ps(s + 2 * i);
-      const __m256 b = rest >= 8 ? _mm256_loadu_ps(s + 2 * i + 8)
-                                 : _mm256_maskload_ps(s + 2 * i + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)),
-                                                                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+      const __m256 b =
+          rest >= 8 ? _mm256_loadu_ps(s + 2 * i + 8)
+                    : _mm256_maskload_ps(s + 2 * i + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)),
+                                                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
       // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 b0 b2 b4 b6]
       const __m256 e = _mm256_shuffle_ps(a, b, 0x88);
       _mm256_storeu_ps(d + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));

@@ -595,7 +595,8 @@ bool cache_slices(const ConvGeometry& g, const void* src, const void* w, void* d
     for (int64_t lo = 0; lo < g.batch; lo += len) {
       const int64_t n = std::min(len, g.batch - lo);
       const int i = lens[0] == 0 || lens[0] == n ? 0 : 1;
-      if (lens[i] != n) lens[i] = n, plans[i] = plan_fwd(with_batch(g, n), s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+      if (lens[i] != n)
+        lens[i] = n, plans[i] = plan_fwd(with_batch(g, n), s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
       exec_fwd(with_batch(g, n), *plans[i].p, plans[i].packed, s0 + lo * si, w, d0 + lo * di);
     }
   };
