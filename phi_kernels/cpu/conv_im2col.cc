@@ -29,8 +29,7 @@ float* workspace(int slot, size_t floats) {
 
 // d[i] = s[2 i] for i in [lo, hi), reading s[0, len) only (2 hi - 1 <= len). The even
 // floats of two 8-float loads make 8 outputs (AVX2, the baseline ISA); the last 8 overlap
-// the ones before, and their second load is masked at len (Note [Convolution tuning],
-// im2col of wide images).
+// the ones before, and their second load is masked at len (Note [Convolution tuning]).
 inline void gather_stride2(const float* s, int64_t len, float* d, int64_t lo, int64_t hi) {
 #if defined(__AVX2__)
   if (hi - lo >= 8) {
@@ -55,12 +54,10 @@ inline void gather_stride2(const float* s, int64_t len, float* d, int64_t lo, in
   for (int64_t i = lo; i < hi; ++i) d[i] = s[2 * i];
 }
 
-// col[(c, kd, kh, kw), n * bs + (od, oh, ow) - q0 * OW] = src[n, c, od*s - p + kd*d, ...],
-// 0 outside, for the output rows q = od * OH + oh in [q0, q1) (bs = (q1 - q0) * OW columns
-// per image).
-void im2col(const Geo3& g, int64_t batch, int64_t channels, const float* src, float* col, int64_t q0, int64_t q1) {
-  const int64_t bs = (q1 - q0) * g.out[2], is = g.in[0] * g.in[1] * g.in[2];
-  const int64_t kn = g.k[0] * g.k[1] * g.k[2], ld = batch * bs, rows = channels * kn;
+// col[(c, kd, kh, kw), n * os + (od, oh, ow)] = src[n, c, od*s - p + kd*d, ...], 0 outside.
+void im2col(const Geo3& g, int64_t batch, int64_t channels, const float* src, float* col) {
+  const int64_t os = g.out[0] * g.out[1] * g.out[2], is = g.in[0] * g.in[1] * g.in[2];
+  const int64_t kn = g.k[0] * g.k[1] * g.k[2], ld = batch * os, rows = channels * kn;
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t c = row / kn, kr = row % kn;
@@ -72,25 +69,27 @@ void im2col(const Geo3& g, int64_t batch, int64_t channels, const float* src, fl
       lo = std::min(lo, g.out[2]), hi = std::max(lo, std::min(hi, g.out[2]));
       for (int64_t n = 0; n < batch; ++n) {
         const float* plane = src + (n * channels + c) * is;
-        float* drow = col + row * ld + n * bs;
-        int64_t od = q0 / g.out[1], oh = q0 % g.out[1];
-        for (int64_t q = q0; q < q1; ++q, drow += g.out[2], oh = oh + 1 == g.out[1] ? (++od, 0) : oh + 1) {
+        float* dst = col + row * ld + n * os;
+        for (int64_t od = 0; od < g.out[0]; ++od) {
           const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-            std::memset(drow, 0, g.out[2] * sizeof(float));
-            continue;
+          for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            float* drow = dst + (od * g.out[1] + oh) * g.out[2];
+            if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+              std::memset(drow, 0, g.out[2] * sizeof(float));
+              continue;
+            }
+            const float* srow = plane + (id * g.in[1] + ih) * g.in[2];
+            std::fill(drow, drow + lo, 0.f);
+            if (g.s[2] == 1) {
+              if (hi > lo) std::memcpy(drow + lo, srow + lo + off, (hi - lo) * sizeof(float));
+            } else if (g.s[2] == 2) {
+              gather_stride2(srow + off, g.in[2] - off, drow, lo, hi);
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) drow[ow] = srow[ow * g.s[2] + off];
+            }
+            std::fill(drow + hi, drow + g.out[2], 0.f);
           }
-          const float* srow = plane + (id * g.in[1] + ih) * g.in[2];
-          std::fill(drow, drow + lo, 0.f);
-          if (g.s[2] == 1) {
-            if (hi > lo) std::memcpy(drow + lo, srow + lo + off, (hi - lo) * sizeof(float));
-          } else if (g.s[2] == 2) {
-            gather_stride2(srow + off, g.in[2] - off, drow, lo, hi);
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) drow[ow] = srow[ow * g.s[2] + off];
-          }
-          std::fill(drow + hi, drow + g.out[2], 0.f);
         }
       }
     }
@@ -104,8 +103,6 @@ void sgemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const f
 }
 
 constexpr int64_t kChunkBytes = 32 << 20;
-constexpr int64_t kWideImage = 512;
-constexpr int64_t kColBlockBytes = 512 << 10;
 
 bool pointwise(const Geo3& g) {
   for (int i = 0; i < 3; ++i)
@@ -151,34 +148,14 @@ void conv_im2col_fwd(const ConvGeometry& cg, const float* src, const float* w, f
     }
     return;
   }
-  const int64_t rows_out = g.out[0] * g.out[1];  // output rows of an image
-  if (os >= kWideImage) {
-    // Wide images: one image at a time, in blocks of whole output rows whose column
-    // matrix stays in L2 (kColBlockBytes), each block one GEMM written straight into dst,
-    // where 8 images side by side (14 MB of columns for [64, 56, 56] at stride 2) went
-    // through memory and the result through a copy (Note [Convolution tuning]).
-    const int64_t rb = std::clamp<int64_t>(kColBlockBytes / (4 * kk * g.out[2]), 1, rows_out);
-    float* col = workspace(0, static_cast<size_t>(kk * rb * g.out[2]));
-    for (int64_t n = 0; n < nb; ++n) {
-      const float* s = src + n * cg.in_c * g.in[0] * g.in[1] * g.in[2];
-      float* d = dst + n * oc * os;
-      for (int64_t q0 = 0; q0 < rows_out; q0 += rb) {
-        const int64_t q1 = std::min(rows_out, q0 + rb), cols = (q1 - q0) * g.out[2];
-        im2col(g, 1, cg.in_c, s, col, q0, q1);
-        sgemm(oc, cols, kk, w, kk, col, cols, d + q0 * g.out[2], os);
-      }
-      if (epilogue) finish(d, os, d, os);
-    }
-    return;
-  }
-  // Small images: as many images per GEMM as keep the column matrix within kChunkBytes
-  // (the wider the GEMM, the nearer peak; a bound keeps the workspace in check).
+  // As many images per GEMM as keep the column matrix within kChunkBytes (the wider the
+  // GEMM, the nearer peak; a bound keeps the workspace of large images in check).
   const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (4 * kk * os), 1, nb);
   float* col = workspace(0, static_cast<size_t>(kk * chunk * os));
   float* out = chunk > 1 ? workspace(1, static_cast<size_t>(oc * chunk * os)) : nullptr;
   for (int64_t n0 = 0; n0 < nb; n0 += chunk) {
     const int64_t m = std::min(chunk, nb - n0), cols = m * os;
-    im2col(g, m, cg.in_c, src + n0 * cg.in_c * g.in[0] * g.in[1] * g.in[2], col, 0, rows_out);
+    im2col(g, m, cg.in_c, src + n0 * cg.in_c * g.in[0] * g.in[1] * g.in[2], col);
     float* d = dst + n0 * oc * os;
     if (m == 1) {
       sgemm(oc, os, kk, w, kk, col, os, d, os);
