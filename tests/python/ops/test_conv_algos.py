@@ -24,7 +24,7 @@ CASES = [
     ((2, 64, 7, 7), (64, 64, 1, 1), (1, 1), [0, 0, 0, 0], (1, 1), 1),
     ((0, 16, 8, 8), (16, 16, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),
     ((2, 24, 11, 10), (40, 24, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),  # Winograd: partial tiles
-    # stride 2 along the width (im2col's vector gather: rows of 26, 25 and 27 outputs, the
+    # stride 2 along the width (im2col's vector gather: rows of 26 and 25 outputs, the
     # last 8 overlapping and masked at the row's end): odd sizes, asymmetric padding with
     # dilation; and stride 3
     ((2, 32, 49, 51), (8, 32, 3, 3), (2, 2), [1, 1, 1, 1], (1, 1), 1),
