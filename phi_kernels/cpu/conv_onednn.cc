@@ -507,9 +507,133 @@ FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* ds
   return plan;
 }
 
+// Note [Convolutions on the pool], Winograd slices: at t > 1 threads a geometry whose
+// whole batch picks Winograd at one thread runs Winograd on every slice, with one filter
+// transform (packed once for a reused filter, else made here) shared by all slices. Tuned
+// slice by slice, each slice's Winograd candidate paid the whole filter transform for its
+// share of the batch, and a [8, 512, 7, 7] slice picked oneDNN (7.9 ms at 2 threads,
+// against 6.0 with Winograd slices). Returns false (nothing run) when the pick is another.
+bool winograd_slices(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+                     const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  if (dt != memory::data_type::f32 || !conv_winograd_fwd_supported(g)) return false;
+  FwdPlan plan;
+  {
+    OmpSerial serial;  // the whole batch's choice at one thread: the same cache entry as a 1-thread run
+    if (plan_fwd(g, src, w, dst, dt, nullptr, 0).p->algo != ConvPrim::kWinograd) return false;
+    plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);  // the transformed filter, for a reused one
+  }
+  const auto* u = static_cast<const float*>(plan.packed);
+  if (!u) {
+    auto* t = static_cast<float*>(workspace(1, conv_winograd_filter_size(g) * sizeof(float)));
+    conv_winograd_transform_filter(g, static_cast<const float*>(w), t);
+    u = t;
+  }
+  const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
+  parallel_for(
+      g.batch,
+      [&](int64_t lo, int64_t hi) {
+    if (hi <= lo) return;
+    conv_winograd_fwd(with_batch(g, hi - lo), reinterpret_cast<const float*>(static_cast<const char*>(src) + lo * si),
+                      u, reinterpret_cast<float*>(static_cast<char*>(dst) + lo * di), nullptr, false);
+      },
+      conv_cost(g));
+  return true;
+}
+
+// Note [Convolutions in cache slices] (docs/notes/cpu_speed_steps.md): at one thread, a
+// batch whose activations exceed kCacheSliceBytes may run as consecutive slices of
+// images (each slice tuned as its own geometry), so that what a candidate reorders and
+// writes stays in L2; whether it does is timed once per geometry against the whole batch.
+// OAR_CONV_CACHE_SLICES=0|1 (read at every call) forces whole or sliced.
+constexpr size_t kCacheSliceBytes = 1 << 20;
+
+// Images per cache slice for g (slices of equal length where possible), 0: one slice.
+int64_t cache_slice_len(const ConvGeometry& g, memory::data_type dt) {
+  const size_t per = image_bytes(g, g.in_c, g.in, dt) + image_bytes(g, g.out_c, g.out, dt);
+  const int64_t b = std::max<int64_t>(1, static_cast<int64_t>(kCacheSliceBytes / std::max<size_t>(per, 1)));
+  if (b >= g.batch || omp_get_max_threads() != 1) return 0;
+  const int64_t n = (g.batch + b - 1) / b;
+  return (g.batch + n - 1) / n;
+}
+
+class SliceChoices {  // per tune_key: whether the geometry runs in cache slices
+ public:
+  int find(const std::string& k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(k);
+    return it == map_.end() ? -1 : it->second;
+  }
+  void put(const std::string& k, bool v) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= 1024) map_.clear();
+    map_[k] = v;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, bool> map_;
+};
+
+bool cache_slices(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+                  const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  const int64_t len = cache_slice_len(g, dt);
+  if (len == 0) return false;
+  const char* env = std::getenv("OAR_CONV_CACHE_SLICES");
+  const int forced = env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : -1;
+  if (forced == 0) return false;
+  const std::string key = tune_key(g, 's', dt);
+  static SliceChoices choices;
+  int sliced = forced == 1 ? 1 : choices.find(key);
+  if (sliced == 0) return false;
+  const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
+  const auto* s0 = static_cast<const char*>(src);
+  auto* d0 = static_cast<char*>(dst);
+  // the plans of the (at most two) slice lengths, then the slices one after the other
+  auto run_slices = [&] {
+    FwdPlan plans[2];
+    int64_t lens[2] = {0, 0};
+    for (int64_t lo = 0; lo < g.batch; lo += len) {
+      const int64_t n = std::min(len, g.batch - lo);
+      const int i = lens[0] == 0 || lens[0] == n ? 0 : 1;
+      if (lens[i] != n)
+        lens[i] = n, plans[i] = plan_fwd(with_batch(g, n), s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+      exec_fwd(with_batch(g, n), *plans[i].p, plans[i].packed, s0 + lo * si, w, d0 + lo * di);
+    }
+  };
+  if (sliced == -1) {  // first call of the geometry: timed against the whole batch
+    if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {
+      choices.put(key, false);
+      return false;
+    }
+    auto whole = [&] {
+      const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
+      exec_fwd(g, *plan.p, plan.packed, src, w, dst);
+    };
+    whole(), run_slices();  // tunes both (warm-up)
+    double tw = 1e30, ts = 1e30;
+    for (int r = 0; r < 5; ++r) {
+      double t0 = tune_clock();
+      whole();
+      tw = std::min(tw, tune_clock() - t0);
+      t0 = tune_clock();
+      run_slices();
+      ts = std::min(ts, tune_clock() - t0);
+    }
+    sliced = ts < tw;
+    choices.put(key, sliced);
+    if (tune_log())
+      std::fprintf(stderr, "[oar conv tune] cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n",
+                   static_cast<long long>(len), ts * 1e3, tw * 1e3, sliced ? " (picked)" : "");
+    if (!sliced) return whole(), true;
+  }
+  run_slices();
+  return true;
+}
+
 // The forward convolution in element type dt.
 void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
               const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  if (split_chunk(g) && winograd_slices(g, src, w, dst, dt, w_owner, w_version)) return;
   if (const int64_t chunk = split_chunk(g)) {
     const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
     const auto* s0 = static_cast<const char*>(src);
@@ -523,6 +647,7 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
       exec_fwd(sub, *plan.p, plan.packed, s0 + lo * si, w, d0 + lo * di);
     });
   }
+  if (cache_slices(g, src, w, dst, dt, w_owner, w_version)) return;
   const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
   exec_fwd(g, *plan.p, plan.packed, src, w, dst);
 }

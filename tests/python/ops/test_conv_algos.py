@@ -24,6 +24,12 @@ CASES = [
     ((2, 64, 7, 7), (64, 64, 1, 1), (1, 1), [0, 0, 0, 0], (1, 1), 1),
     ((0, 16, 8, 8), (16, 16, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),
     ((2, 24, 11, 10), (40, 24, 3, 3), (1, 1), [1, 1, 1, 1], (1, 1), 1),  # Winograd: partial tiles
+    # stride 2 along the width (im2col's vector gather: rows of 26 and 25 outputs, the
+    # last 8 overlapping and masked at the row's end): odd sizes, asymmetric padding with
+    # dilation; and stride 3
+    ((2, 32, 49, 51), (8, 32, 3, 3), (2, 2), [1, 1, 1, 1], (1, 1), 1),
+    ((1, 4, 45, 50), (6, 4, 3, 3), (2, 2), [0, 2, 1, 0], (2, 1), 1),
+    ((1, 3, 80, 71), (5, 3, 3, 3), (3, 3), [1, 1, 0, 2], (1, 1), 1),
 ]
 
 
@@ -86,9 +92,10 @@ def test_forced_candidate_matches_float64(monkeypatch, algo, case, channels_last
 
 
 @pytest.mark.parametrize("algo", ["winograd", "onednn-blocked", None])
-def test_reused_filter_follows_every_write(monkeypatch, algo):
+def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
     """A filter seen again unchanged is kept packed (for Winograd: transformed); writes in
-    place (version counter) and through a NumPy view (no version counter) are both seen."""
+    place (version counter) and through a NumPy view (no version counter) are both seen. At
+    2 threads the batch of 2 runs as two slices (Winograd's share one transformed filter)."""
     if algo:
         monkeypatch.setenv("OAR_CONV_ALGO", algo)
     else:
@@ -165,3 +172,38 @@ def test_winograd_products_split_by_thread(monkeypatch, threads):
             np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-3 * xs[0])
     finally:
         oar.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("algo", ALGOS + [None])
+@pytest.mark.parametrize("shape", [((5, 16, 40, 50), (24, 16, 3, 3), 1),    # 320 KB per image: slices 3 + 2
+                                   ((3, 8, 97, 101), (8, 8, 3, 3), 2),      # 393 KB: slices 2 + 1, stride 2
+                                   ((0, 8, 97, 101), (8, 8, 3, 3), 2)], ids=str)
+def test_cache_slices_match_float64_and_the_whole_batch(monkeypatch, algo, shape):
+    """Note [Convolutions in cache slices]: at one thread a batch whose activations pass 1 MiB
+    may run as consecutive slices of images (unequal slices here, each length tuned as its
+    own geometry): forced on, every candidate against float64, and against the whole batch
+    within float32 rounding, on a new and on a reused filter."""
+    if algo is None:
+        monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    else:
+        monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    xs, ws, stride = shape
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    ref = np_conv(x, w, (stride, stride), [(1, 1), (1, 1)], (1, 1), 1)
+    xt, wt = oar.to_tensor(x.astype("float32")), oar.to_tensor(w.astype("float32"))
+    prev = oar.get_num_threads()
+    outs = {}
+    try:
+        oar.set_num_threads(1)
+        for mode in ["1", "0"]:
+            monkeypatch.setenv("OAR_CONV_CACHE_SLICES", mode)
+            outs[mode] = [F.conv2d(xt, wt, stride=stride, padding=1).numpy() for _ in range(3)]
+    finally:
+        oar.set_num_threads(prev)
+    for y in outs["1"] + outs["0"]:
+        assert y.shape == ref.shape
+        np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+    scale = max(np.abs(ref).max(initial=0.0), 1.0)
+    for y in outs["1"]:
+        np.testing.assert_allclose(y, outs["0"][0], rtol=0, atol=4e-6 * scale)
