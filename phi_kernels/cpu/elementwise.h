@@ -161,6 +161,22 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
   // One out-of-line copy of the row loops, whether parallel_for runs it inline (a small
   // space) or on the pool: inlined at both, every kernel's row loops would be compiled twice.
   auto pieces = [&](int64_t t0, int64_t t1) __attribute__((noinline)) {
+    if (parts == 1 && r <= 2) {  // one outer dim (the common case): a fixed step per row
+      std::array<int64_t, N> step{};
+      std::array<char*, N> p = base;
+      for (size_t k = 0; k < N; ++k) {
+        step[k] = r == 2 ? strides[k][0] * static_cast<int64_t>(elem[k]) : 0;
+        p[k] += t0 * step[k];
+      }
+      for (int64_t t = t0; t < t1; ++t) {
+        row(p, inner);
+        for (size_t k = 0; k < N; ++k) p[k] += step[k];
+      }
+      return;
+    }
+    // Rank > 2 or rows cut in parts: the row loops called out of line (one more copy of
+    // them would be inlined here for paths that run them less often).
+    auto row_out = [&](const std::array<char*, N>& p, int64_t m) __attribute__((noinline)) { row(p, m); };
     if (parts == 1) {  // whole rows: the outer index found once, then stepped like an odometer
       // (two 64-bit divisions per row cost [1024, 1024] + [1024] 15% over a flat loop)
       std::array<int64_t, kMaxRank> idx{};
@@ -172,7 +188,7 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
         for (size_t k = 0; k < N; ++k) p[k] += idx[i] * strides[k][i] * elem[k];
       }
       for (int64_t t = t0; t < t1; ++t) {
-        row(p, inner);
+        row_out(p, inner);
         for (int i = r - 2; i >= 0; --i) {
           for (size_t k = 0; k < N; ++k) p[k] += strides[k][i] * elem[k];
           if (++idx[i] < dims[i]) break;
@@ -193,7 +209,7 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
         rem /= dims[i];
         for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
       }
-      row(p, hi - lo);
+      row_out(p, hi - lo);
     }
   };
   parallel_for(rows * parts, pieces, rows * inner);
