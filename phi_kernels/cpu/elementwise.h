@@ -14,6 +14,7 @@
 #include <array>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "paddle_core/tensor/dense_tensor.h"
 #include "phi_kernels/cpu/dispatch/isa_namespace.h"
@@ -80,23 +81,102 @@ void coalesce(Dims* dims, std::array<Dims, N>* strides) {
   *strides = s;
 }
 
-// Runs fn(ptrs, inner_count, inner_strides) over every inner row of an N-operand
-// strided iteration space (operand 0 is the contiguous output).
+// The step of one operand along an inner row: 0 (a broadcast operand: one value), 1
+// (contiguous) or kAnyStep (a run-time stride, `s`). Chosen once per call by with_steps, so a
+// kernel's row loop is compiled for its operands' steps and for_each_row calls it per row
+// with nothing left to decide (Note [Pointwise rows], docs/notes/pointwise_rows.md).
+constexpr int64_t kAnyStep = -1;
+template <int64_t S>
+struct Step {
+  static constexpr bool kKnown = S != kAnyStep;
+  int64_t s = S;
+  int64_t operator()(int64_t i) const {
+    if constexpr (S == 0) {
+      return 0;
+    } else if constexpr (S == 1) {
+      return i;
+    } else {
+      return i * s;
+    }
+  }
+};
+
+template <size_t K, size_t N, typename Fn, typename... S>
+void with_steps_from(const std::array<int64_t, N>& s, Fn& fn, S... steps) {
+  if constexpr (K == N) {
+    fn(steps...);
+  } else if (s[K] == 0) {
+    with_steps_from<K + 1>(s, fn, steps..., Step<0>{});
+  } else {
+    with_steps_from<K + 1>(s, fn, steps..., Step<1>{});
+  }
+}
+
+template <size_t N, typename Fn, size_t... K>
+void with_any_steps(const std::array<int64_t, N>& s, Fn& fn, std::index_sequence<K...>) {
+  fn(Step<kAnyStep>{s[K + 1]}...);
+}
+
+// Calls fn(step_1, ..., step_{N-1}) with the steps of the input operands 1..N-1 (inner
+// strides `s`; operand 0, the output, is contiguous). Broadcast and contiguous operands get
+// compile-time steps (2^(N-1) row loops); when any operand has another stride, all get
+// run-time ones (one more), not 3^(N-1) loops.
 template <size_t N, typename Fn>
+void with_steps(const std::array<int64_t, N>& s, Fn&& fn) {
+  bool any = false;
+  for (size_t k = 1; k < N; ++k) any = any || (s[k] != 0 && s[k] != 1);
+  if (any) {
+    with_any_steps(s, fn, std::make_index_sequence<N - 1>{});
+  } else {
+    with_steps_from<1>(s, fn);
+  }
+}
+
+// The inner (last) stride of each operand of a coalesced iteration space.
+template <size_t N>
+std::array<int64_t, N> inner_strides(const Dims& dims, const std::array<Dims, N>& strides) {
+  std::array<int64_t, N> s{};
+  const int r = dims.size();
+  for (size_t k = 0; k < N; ++k) s[k] = r ? strides[k][r - 1] : 0;
+  return s;
+}
+
+// Runs row(ptrs, inner_count) over every inner row of an N-operand strided iteration space
+// (operand 0 is the output). Every row has the same inner strides (inner_strides), so the
+// caller picks its row loop for them once (with_steps) and `row` holds no dispatch; the outer
+// index is stepped here, once per row (Note [Pointwise rows]).
+template <size_t N, typename Row>
 void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
                   const std::array<char*, N>& base, const std::array<size_t, N>& elem,
-                  Fn&& fn) {
+                  const Row& row) {
   const int r = dims.size();
   const int64_t inner = r ? dims[r - 1] : 1;
   int64_t rows = 1;
   for (int i = 0; i + 1 < r; ++i) rows *= dims[i];
-  std::array<int64_t, N> inner_stride{};
-  for (size_t k = 0; k < N; ++k) inner_stride[k] = r ? strides[k][r - 1] : 0;
+  const std::array<int64_t, N> inner_stride = inner_strides(dims, strides);
   // Fewer rows than threads (a coalesced 1-D space has one): each row is cut into `parts`
   // pieces, so the threads share long rows instead of one thread taking them all.
   const int64_t threads = omp_get_max_threads();
   const int64_t parts = rows >= threads ? 1 : std::clamp<int64_t>(inner / kParallelGrain, 1, threads);
-  auto pieces = [&](int64_t t0, int64_t t1) {
+  // One out-of-line copy of the row loops, whether parallel_for runs it inline (a small
+  // space) or on the pool: inlined at both, every kernel's row loops would be compiled twice.
+  auto pieces = [&](int64_t t0, int64_t t1) __attribute__((noinline)) {
+    if (parts == 1 && r <= 2) {  // one outer dim (the common case): a fixed step per row
+      std::array<int64_t, N> step{};
+      std::array<char*, N> p = base;
+      for (size_t k = 0; k < N; ++k) {
+        step[k] = r == 2 ? strides[k][0] * static_cast<int64_t>(elem[k]) : 0;
+        p[k] += t0 * step[k];
+      }
+      for (int64_t t = t0; t < t1; ++t) {
+        row(p, inner);
+        for (size_t k = 0; k < N; ++k) p[k] += step[k];
+      }
+      return;
+    }
+    // Rank > 2 or rows cut in parts: the row loops called out of line (one more copy of
+    // them would be inlined here for paths that run them less often).
+    auto row_out = [&](const std::array<char*, N>& p, int64_t m) __attribute__((noinline)) { row(p, m); };
     if (parts == 1) {  // whole rows: the outer index found once, then stepped like an odometer
       // (two 64-bit divisions per row cost [1024, 1024] + [1024] 15% over a flat loop)
       std::array<int64_t, kMaxRank> idx{};
@@ -108,7 +188,7 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
         for (size_t k = 0; k < N; ++k) p[k] += idx[i] * strides[k][i] * elem[k];
       }
       for (int64_t t = t0; t < t1; ++t) {
-        fn(p, inner, inner_stride);
+        row_out(p, inner);
         for (int i = r - 2; i >= 0; --i) {
           for (size_t k = 0; k < N; ++k) p[k] += strides[k][i] * elem[k];
           if (++idx[i] < dims[i]) break;
@@ -119,17 +199,17 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
       return;
     }
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t row = t / parts, part = t % parts;
+      const int64_t row_i = t / parts, part = t % parts;
       const int64_t lo = inner * part / parts, hi = inner * (part + 1) / parts;
       std::array<char*, N> p = base;
       for (size_t k = 0; k < N; ++k) p[k] += lo * inner_stride[k] * elem[k];
-      int64_t rem = row;
+      int64_t rem = row_i;
       for (int i = r - 2; i >= 0; --i) {
         int64_t idx = rem % dims[i];
         rem /= dims[i];
         for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
       }
-      fn(p, hi - lo, inner_stride);
+      row_out(p, hi - lo);
     }
   };
   parallel_for(rows * parts, pieces, rows * inner);
@@ -271,23 +351,24 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
   std::array<Dims, 2> st{out->strides(), detail::broadcast_strides(a, dims)};
   detail::coalesce(&dims, &st);
   if (detail::unary_tiled<In, Out>(dims, st, a, o, f)) return;
-  detail::for_each_row<2>(dims, st, {reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data())},
-                          {sizeof(Out), sizeof(In)}, [&](auto p, int64_t m, auto s) {
-                            Out* po = reinterpret_cast<Out*>(p[0]);
-                            const In* pa = reinterpret_cast<const In*>(p[1]);
-                            if (s[1] == 0) {  // a broadcast row (an expanded gradient): one value
-                              const auto v = f(static_cast<OpMath<In>>(pa[0]));
+  const std::array<char*, 2> base{reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data())};
+  detail::with_steps(detail::inner_strides(dims, st), [&](auto sa) {
+    using SA = decltype(sa);
+    detail::for_each_row<2>(dims, st, base, {sizeof(Out), sizeof(In)}, [&](const auto& p, int64_t m) {
+      Out* po = reinterpret_cast<Out*>(p[0]);
+      const In* pa = reinterpret_cast<const In*>(p[1]);
+      if constexpr (std::is_same_v<SA, detail::Step<0>>) {  // a broadcast row (an expanded gradient)
+        const auto v = f(static_cast<OpMath<In>>(pa[0]));
 #pragma omp simd
-                              for (int64_t i = 0; i < m; ++i) store_elem(&po[i], v);
-                            } else if (s[1] == 1) {
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], v);
+      } else if constexpr (SA::kKnown) {
 #pragma omp simd
-                              for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i])));
-                            } else {
-                              for (int64_t i = 0; i < m; ++i) {
-                                store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i * s[1]])));
-                              }
-                            }
-                          });
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i])));
+      } else {
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(static_cast<OpMath<In>>(pa[sa(i)])));
+      }
+    });
+  });
 }
 
 /// out = f(a, b) elementwise with NumPy broadcasting.
@@ -328,53 +409,21 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
   std::array<Dims, 3> st{out->strides(), detail::broadcast_strides(a, dims),
                          detail::broadcast_strides(b, dims)};
   detail::coalesce(&dims, &st);
-  // A row broadcast ([rows, inner] with [inner], either side): whole rows per chunk in one
-  // tight loop nest, without for_each_row's per-row dispatch.
-  if (dims.size() == 2 && st[0][0] == dims[1] && st[0][1] == 1 && st[1][1] == 1 && st[2][1] == 1 &&
-      dims[0] >= omp_get_max_threads()) {
-    const int64_t inner = dims[1];
-    const bool a_full = st[1][0] == inner, b_full = st[2][0] == inner;
-    if ((a_full && st[2][0] == 0) || (b_full && st[1][0] == 0)) {
-      parallel_for(
-          dims[0],
-          [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          Out* po = o + r * inner;
-          const In* pa = x + (a_full ? r * inner : 0);
-          const In* pb = y + (b_full ? r * inner : 0);
+  const std::array<char*, 3> base{reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data()),
+                                  static_cast<char*>(b.raw_data())};
+  detail::with_steps(detail::inner_strides(dims, st), [&](auto sa, auto sb) {
+    detail::for_each_row<3>(dims, st, base, {sizeof(Out), sizeof(In), sizeof(In)}, [&](const auto& p, int64_t m) {
+      Out* po = reinterpret_cast<Out*>(p[0]);
+      const In* pa = reinterpret_cast<const In*>(p[1]);
+      const In* pb = reinterpret_cast<const In*>(p[2]);
+      if constexpr (decltype(sa)::kKnown) {  // contiguous or broadcast operands: vectorized
 #pragma omp simd
-          for (int64_t i = 0; i < inner; ++i) store_elem(&po[i], f(M(pa[i]), M(pb[i])));
-        }
-          },
-          n);
-      return;
-    }
-  }
-  detail::for_each_row<3>(
-      dims, st,
-      {reinterpret_cast<char*>(o), static_cast<char*>(a.raw_data()),
-       static_cast<char*>(b.raw_data())},
-      {sizeof(Out), sizeof(In), sizeof(In)}, [&](auto p, int64_t m, auto s) {
-        Out* po = reinterpret_cast<Out*>(p[0]);
-        const In* pa = reinterpret_cast<const In*>(p[1]);
-        const In* pb = reinterpret_cast<const In*>(p[2]);
-        if (s[1] == 1 && s[2] == 1) {
-#pragma omp simd
-          for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(M(pa[i]), M(pb[i])));
-        } else if (s[1] == 1 && s[2] == 0) {
-          const M yv = M(pb[0]);
-#pragma omp simd
-          for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(M(pa[i]), yv));
-        } else if (s[1] == 0 && s[2] == 1) {
-          const M xv = M(pa[0]);
-#pragma omp simd
-          for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(xv, M(pb[i])));
-        } else {
-          for (int64_t i = 0; i < m; ++i) {
-            store_elem(&po[i], f(M(pa[i * s[1]]), M(pb[i * s[2]])));
-          }
-        }
-      });
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(M(pa[sa(i)]), M(pb[sb(i)])));
+      } else {
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(M(pa[sa(i)]), M(pb[sb(i)])));
+      }
+    });
+  });
 }
 
 /// out = f(c, a, b) elementwise with broadcasting; C is the condition's element type.
@@ -388,24 +437,23 @@ void ternary_kernel(const DenseTensor& c, const DenseTensor& a, const DenseTenso
   std::array<Dims, 4> st{out->strides(), detail::broadcast_strides(c, dims),
                          detail::broadcast_strides(a, dims), detail::broadcast_strides(b, dims)};
   detail::coalesce(&dims, &st);
-  detail::for_each_row<4>(
-      dims, st,
-      {reinterpret_cast<char*>(o), static_cast<char*>(c.raw_data()),
-       static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data())},
-      {sizeof(Out), sizeof(C), sizeof(In), sizeof(In)}, [&](auto p, int64_t m, auto s) {
-        Out* po = reinterpret_cast<Out*>(p[0]);
-        const C* pc = reinterpret_cast<const C*>(p[1]);
-        const In* pa = reinterpret_cast<const In*>(p[2]);
-        const In* pb = reinterpret_cast<const In*>(p[3]);
-        if (s[1] == 1 && s[2] == 1 && s[3] == 1) {
+  const std::array<char*, 4> base{reinterpret_cast<char*>(o), static_cast<char*>(c.raw_data()),
+                                  static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data())};
+  detail::with_steps(detail::inner_strides(dims, st), [&](auto sc, auto sa, auto sb) {
+    detail::for_each_row<4>(dims, st, base, {sizeof(Out), sizeof(C), sizeof(In), sizeof(In)},
+                            [&](const auto& p, int64_t m) {
+      Out* po = reinterpret_cast<Out*>(p[0]);
+      const C* pc = reinterpret_cast<const C*>(p[1]);
+      const In* pa = reinterpret_cast<const In*>(p[2]);
+      const In* pb = reinterpret_cast<const In*>(p[3]);
+      if constexpr (decltype(sc)::kKnown) {  // contiguous or broadcast operands: vectorized
 #pragma omp simd
-          for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(pc[i], M(pa[i]), M(pb[i])));
-        } else {
-          for (int64_t i = 0; i < m; ++i) {
-            store_elem(&po[i], f(pc[i * s[1]], M(pa[i * s[2]]), M(pb[i * s[3]])));
-          }
-        }
-      });
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(pc[sc(i)], M(pa[sa(i)]), M(pb[sb(i)])));
+      } else {
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(pc[sc(i)], M(pa[sa(i)]), M(pb[sb(i)])));
+      }
+    });
+  });
 }
 
 }  // namespace OAR_ISA_NS

@@ -213,8 +213,8 @@ void Pool::worker_main(int id) {
       // the worker there (a yielding worker would let another job run for a whole slice).
       if (sched_getcpu() == caller_cpu_.load(std::memory_order_relaxed)) {
         sched_yield();
-      } else {
-        for (int i = 0; i < 16; ++i) _mm_pause();
+      } else {  // a new region ends the pauses at once (16 pauses are ~0.4 us on Zen 4)
+        for (int i = 0; i < 16 && seq_.load(std::memory_order_relaxed) == seen; ++i) _mm_pause();
       }
       continue;
     }

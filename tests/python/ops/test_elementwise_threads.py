@@ -110,3 +110,90 @@ def test_broadcast_rows_step_through_outer_dims(shape, other, view, threads):
         np.testing.assert_array_equal(oar.where(x > y, x, y).numpy(), np.where(a > b, a, b))
     finally:
         oar.set_num_threads(before)
+
+
+# Shapes that give each input operand of a ternary op a row step of 0 (broadcast along the
+# row) or 1 (contiguous) independently: the row loops that elementwise.h's with_steps picks
+# once per call (Note [Pointwise rows], docs/notes/pointwise_rows.md).
+_ROW = (33, 17)
+_STEP_SHAPES = {0: (33, 1), 1: (17,)}
+
+
+@pytest.mark.parametrize("steps", [(c, a, b) for c in (0, 1) for a in (0, 1) for b in (0, 1)], ids=str)
+def test_where_and_lerp_every_row_step(steps, threads):
+    """where/lerp with each operand broadcast along the row or not (all 8 combinations; the
+    output [33, 17] has odd rows and row length), and one operand also on the left of the
+    broadcast (fewer dims), against float64 NumPy."""
+    rng = np.random.default_rng(sum(s << i for i, s in enumerate(steps)))
+    shapes = [_STEP_SHAPES[s] for s in steps]
+    shapes[1] = _ROW if steps == (0, 0, 0) else shapes[1]  # some operand sets the row length
+    c = rng.standard_normal(shapes[0]) > 0
+    a = rng.standard_normal(shapes[1]).astype("float32")
+    b = rng.standard_normal(shapes[2]).astype("float32")
+    got = oar.where(oar.to_tensor(c), oar.to_tensor(a), oar.to_tensor(b)).numpy()
+    np.testing.assert_array_equal(got, np.where(c, a, b))
+    w = rng.uniform(0, 1, shapes[0]).astype("float32")
+    got = oar.lerp(oar.to_tensor(a), oar.to_tensor(b), oar.to_tensor(w)).numpy()
+    want = a.astype(np.float64) + w.astype(np.float64) * (b.astype(np.float64) - a)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "bfloat16"])
+@pytest.mark.parametrize("case", ["bcast_right", "bcast_left", "col_left", "strided", "T", "empty"])
+def test_binary_row_steps_and_dtypes(dtype, case, threads):
+    """binary_kernel's row loops for each pair of steps (contiguous, broadcast on either side,
+    a run-time stride, a transposed operand) and 0-size, for several dtypes, against NumPy."""
+    rng = np.random.default_rng(3)
+
+    def arr(shape):
+        v = rng.standard_normal(shape) * 4
+        return (v > 0) if dtype == "bool" else np.round(v) if dtype == "int32" else v
+
+    big = arr((65, 1031))
+    if case == "bcast_right":
+        a, b, x, y = big, arr((1031,)), None, None
+    elif case == "bcast_left":
+        a, b, x, y = arr((1031,)), big, None, None
+    elif case == "col_left":  # a [65, 1] column: step 0 on the left, contiguous on the right
+        a, b, x, y = arr((65, 1)), big, None, None
+    elif case == "strided":
+        base = arr((65, 2062))
+        a, b = base[:, ::2], arr((1031,))
+        x = oar.to_tensor(base).astype(dtype)[:, ::2]
+        y = None
+    elif case == "T":
+        base = arr((1031, 65))
+        a, b = base.T, big
+        x, y = oar.to_tensor(base).astype(dtype).transpose([1, 0]), None
+    else:
+        a, b, x, y = arr((0, 7)), arr((7,)), None, None
+    x = oar.to_tensor(a).astype(dtype) if x is None else x
+    y = oar.to_tensor(b).astype(dtype) if y is None else y
+    # the reference from the values Oar holds (bfloat16 rounds the inputs)
+    ra, rb = x.astype("float64").numpy(), y.astype("float64").numpy()
+    if dtype == "bool":
+        np.testing.assert_array_equal((x & y).numpy(), ra.astype(bool) & rb.astype(bool))
+        return
+    got = (x + y).astype("float64").numpy()
+    want = (ra + rb).astype("float32" if dtype == "bfloat16" else dtype)
+    if dtype == "bfloat16":
+        want = _bf16_round(want)
+    np.testing.assert_array_equal(got, want.astype("float64"))
+    np.testing.assert_array_equal(oar.maximum(x, y).astype("float64").numpy(), np.maximum(ra, rb))
+
+
+@pytest.mark.parametrize("shape,index", [
+    ((9, 1031), (slice(None), slice(None, None, 2))),   # a strided destination row
+    ((4, 5, 33), (slice(1, 3), slice(None), slice(1, None))),  # rows with an offset
+    ((6, 0), (slice(None), slice(None))),                # 0-size
+], ids=str)
+def test_setitem_broadcast_into_strided_view(shape, index, threads):
+    """Assignment of a broadcast row into a strided view (index_kernels' strided_assign on
+    for_each_row, whose row loop reads the strides it captured)."""
+    rng = np.random.default_rng(11)
+    ref = rng.standard_normal(shape).astype("float32")
+    t = oar.to_tensor(ref.copy())
+    row = rng.standard_normal(ref[index].shape[-1:]).astype("float32")
+    t[index] = oar.to_tensor(row)
+    ref[index] = row
+    np.testing.assert_array_equal(t.numpy(), ref)
