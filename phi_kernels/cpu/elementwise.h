@@ -146,9 +146,8 @@ std::array<int64_t, N> inner_strides(const Dims& dims, const std::array<Dims, N>
 // caller picks its row loop for them once (with_steps) and `row` holds no dispatch; the outer
 // index is stepped here, once per row (Note [Pointwise rows]).
 template <size_t N, typename Row>
-void for_each_row(const Dims& dims, const std::array<Dims, N>& strides,
-                  const std::array<char*, N>& base, const std::array<size_t, N>& elem,
-                  const Row& row) {
+void for_each_row(const Dims& dims, const std::array<Dims, N>& strides, const std::array<char*, N>& base,
+                  const std::array<size_t, N>& elem, const Row& row) {
   const int r = dims.size();
   const int64_t inner = r ? dims[r - 1] : 1;
   int64_t rows = 1;

@@ -36,8 +36,7 @@ void strided_assign(const DenseTensor& src, DenseTensor* dst) {
   std::array<Dims, 2> st{dst->strides(), detail::broadcast_strides(src, dims)};
   detail::coalesce(&dims, &st);
   const std::array<int64_t, 2> s = detail::inner_strides(dims, st);
-  detail::for_each_row<2>(dims, st,
-                          {static_cast<char*>(dst->raw_data()), static_cast<char*>(src.raw_data())},
+  detail::for_each_row<2>(dims, st, {static_cast<char*>(dst->raw_data()), static_cast<char*>(src.raw_data())},
                           {sizeof(T), sizeof(T)}, [s](const auto& p, int64_t m) {
                             T* d = reinterpret_cast<T*>(p[0]);
                             const T* q = reinterpret_cast<const T*>(p[1]);
