@@ -220,10 +220,12 @@ void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
               "'; return the new value instead");
   OAR_ENFORCE(it->second.depth == scopes_.size(), Unimplemented,
               "to_static: a write inside a converted branch or loop body into a tensor made outside it");
+  const std::vector<int64_t> typed = it->second.value.type().dims();  // dst in the program (-1: dynamic)
   Value v = value_of(src, "copy");
   const auto& d = dst.dims();
   std::vector<int64_t> dims(d.begin(), d.end());
-  if (v.type().dims() != dims) v = builder_.op("pd_op.reshape", {v}, {{"shape", ctx_->shape_attr(dims)}});
+  if (v.type().dims() != dims && v.type().dims() != typed)
+    v = builder_.op("pd_op.reshape", {v}, {{"shape", ctx_->shape_attr(dims)}});
   if (def != nullptr && def->name() == "builtin.parameter") {
     builder_.set_parameter(v, def->attr("name").as_string());
     param_written_[def->attr("name").as_string()] = v;
@@ -470,8 +472,10 @@ void ProgramTracer::carry(const Tensor& t, const char* op) {
 
 void ProgramTracer::abandon_open_loop() {
   OAR_ENFORCE(!scopes_.empty() && scopes_.back().open, PreconditionNotMet, "While: no open loop body");
+  const std::vector<std::pair<Tensor, Value>> carried = scopes_.back().carried;
   pop_scope();
   done_.pop_back();
+  for (const auto& [t, outer] : carried) bind(t, outer);  // the values before the block
 }
 
 void ProgramTracer::end_open_loop(const Tensor& cond, const std::string& name) {

@@ -105,17 +105,6 @@ def test_the_block_must_write_cond(progs):
     assert got.tolist() == [1]
 
 
-def test_a_loop_variable_keeps_its_shape(progs):
-    i = oar.full([1], 0, "int64")
-    v = oar.zeros([2], "float32")
-    cond = oar.less_than(i, oar.full([1], 3, "int64"))
-    with pytest.raises(ValueError, match="While: .*keep its shape and dtype"):
-        with While(cond).block():
-            v.copy_(oar.zeros([2], "float32"))
-            oar.assign(oar.concat([v, v]), output=v)  # v becomes [4]
-            oar.assign(oar.less_than(i, i), output=cond)
-
-
 def test_errors_in_the_block_propagate(progs):
     cond = oar.less_than(oar.full([1], 0, "int64"), oar.full([1], 3, "int64"))
     with pytest.raises(ZeroDivisionError):
