@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "paddle_core/meta/shape_operand.h"
+
 namespace oar {
 namespace {
 
@@ -131,6 +133,32 @@ void RandintInferMeta(int64_t low, int64_t high, const IntList& shape, DataType 
   }
   out->set_dtype(t);
   out->set_dims(meta::shape_from(shape, "randint"));
+}
+
+// The dyn_ random ops: the fixed-shape op's checks on the shape tensor's values (or hint);
+// all dims dynamic (0, data_dependent) when neither is known.
+void DynUniformInferMeta(const DenseTensor& shape, const IntList& hint, DataType dtype, double min, double max,
+                         int64_t seed, const Place& place, DenseTensor* out) {
+  std::vector<int64_t> s;
+  const bool known = meta::shape_operand(shape, hint, "uniform", &s);
+  UniformInferMeta(s, dtype, min, max, seed, place, out);
+  if (!known) out->set_dims(Dims::filled(shape.numel(), 0));
+}
+
+void DynGaussianInferMeta(const DenseTensor& shape, const IntList& hint, double mean, double std, int64_t seed,
+                          DataType dtype, const Place& place, DenseTensor* out) {
+  std::vector<int64_t> s;
+  const bool known = meta::shape_operand(shape, hint, "gaussian", &s);
+  GaussianInferMeta(s, mean, std, seed, dtype, place, out);
+  if (!known) out->set_dims(Dims::filled(shape.numel(), 0));
+}
+
+void DynRandintInferMeta(const DenseTensor& shape, const IntList& hint, int64_t low, int64_t high, DataType dtype,
+                         const Place& place, DenseTensor* out) {
+  std::vector<int64_t> s;
+  const bool known = meta::shape_operand(shape, hint, "randint", &s);
+  RandintInferMeta(low, high, s, dtype, place, out);
+  if (!known) out->set_dims(Dims::filled(shape.numel(), 0));
 }
 
 void RandpermInferMeta(int64_t n, DataType dtype, const Place& place, DenseTensor* out) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "paddle_core/meta/infer_meta.h"
+#include "paddle_core/meta/shape_operand.h"
 #include "paddle_core/meta/view_meta.h"
 
 namespace oar {
@@ -293,10 +294,7 @@ void Shape64InferMeta(const DenseTensor& input, DenseTensor* out) {
   out->set_dims(Dims{input.rank()});
 }
 
-namespace {
-// The target shape of dyn_reshape / dyn_expand (DynReshapeInferMeta); false when it is
-// not known (no data and no hint).
-bool shape_operand(const DenseTensor& shape, const IntList& hint, const char* op, std::vector<int64_t>* out) {
+bool meta::shape_operand(const DenseTensor& shape, const IntList& hint, const char* op, std::vector<int64_t>* out) {
   OAR_ENFORCE(shape.dtype() == DataType::INT64 || shape.dtype() == DataType::INT32, InvalidType, op,
               ": argument 'shape' must be an int32 or int64 tensor, got ", dtype_name(shape.dtype()));
   OAR_ENFORCE(shape.rank() == 1, InvalidArgument, op, ": argument 'shape' must be 1-D, got shape ", shape.dims());
@@ -313,12 +311,11 @@ bool shape_operand(const DenseTensor& shape, const IntList& hint, const char* op
     (*out)[i] = c.dtype() == DataType::INT64 ? c.data<int64_t>()[i] : c.data<int32_t>()[i];
   return true;
 }
-}  // namespace
 
 void DynReshapeInferMeta(const DenseTensor& x, const DenseTensor& shape, const IntList& hint, DenseTensor* out) {
   std::vector<int64_t> s;
   out->set_dtype(x.dtype());
-  if (!shape_operand(shape, hint, "reshape", &s)) {
+  if (!meta::shape_operand(shape, hint, "reshape", &s)) {
     out->set_dims(Dims::filled(shape.numel(), 0));  // all dynamic (data_dependent)
     return;
   }
@@ -336,7 +333,7 @@ void DynReshapeInferMeta(const DenseTensor& x, const DenseTensor& shape, const I
 
 void DynExpandInferMeta(const DenseTensor& x, const DenseTensor& shape, const IntList& hint, DenseTensor* out) {
   std::vector<int64_t> s;
-  if (!shape_operand(shape, hint, "expand", &s)) {
+  if (!meta::shape_operand(shape, hint, "expand", &s)) {
     out->set_dtype(x.dtype());
     out->set_dims(Dims::filled(shape.numel(), 0));
     return;

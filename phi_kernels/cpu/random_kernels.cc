@@ -68,6 +68,26 @@ void RandpermKernel(const DeviceContext&, int64_t n, DataType, const Place&, Den
   for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(p[i]);
 }
 
+// The dyn_ forms (shape read at run time): out is already sized from the shape tensor
+// (DynUniformInferMeta...), which is all the fixed-shape kernels read of their shape.
+template <typename T>
+void DynUniformKernel(const DeviceContext& ctx, const DenseTensor&, const std::vector<int64_t>& hint, DataType dtype,
+                      double min, double max, int64_t seed, const Place& place, DenseTensor* out) {
+  UniformKernel<T>(ctx, hint, dtype, min, max, seed, place, out);
+}
+
+template <typename T>
+void DynGaussianKernel(const DeviceContext& ctx, const DenseTensor&, const std::vector<int64_t>& hint, double mean,
+                       double stddev, int64_t seed, DataType dtype, const Place& place, DenseTensor* out) {
+  GaussianKernel<T>(ctx, hint, mean, stddev, seed, dtype, place, out);
+}
+
+template <typename T>
+void DynRandintKernel(const DeviceContext& ctx, const DenseTensor&, const std::vector<int64_t>& hint, int64_t low,
+                      int64_t high, DataType dtype, const Place& place, DenseTensor* out) {
+  RandintKernel<T>(ctx, low, high, hint, dtype, place, out);
+}
+
 }  // namespace
 }  // namespace oar::phi
 
@@ -76,4 +96,7 @@ using namespace oar::phi;  // NOLINT
 OAR_REGISTER_KERNEL(uniform, CPU, UniformKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(gaussian, CPU, GaussianKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(randint, CPU, RandintKernel, int32_t, int64_t)
+OAR_REGISTER_KERNEL(dyn_uniform, CPU, DynUniformKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(dyn_gaussian, CPU, DynGaussianKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(dyn_randint, CPU, DynRandintKernel, int32_t, int64_t)
 OAR_REGISTER_KERNEL(randperm, CPU, RandpermKernel, float, double, int32_t, int64_t)

@@ -196,6 +196,7 @@ void ProgramTracer::record(const char* op, std::span<const trace::Arg> inputs, s
 
 void ProgramTracer::record_inplace(const char* op, const Tensor& x, const Tensor& result) {
   if (program_ == nullptr) return;
+  carry(x, op);
   auto it = map_.find(x.impl().get());
   OAR_ENFORCE(it == map_.end() || it->second.depth == scopes_.size(), Unimplemented, "to_static: ", op,
               " writes in place, inside a converted branch or loop body, to a tensor made outside it; "
@@ -208,6 +209,7 @@ void ProgramTracer::record_inplace(const char* op, const Tensor& x, const Tensor
 
 void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
   if (program_ == nullptr) return;
+  carry(dst, "copy_");
   auto it = map_.find(dst.impl().get());
   OAR_ENFORCE(it != map_.end(), Unimplemented, "to_static: the converted code writes into a tensor of shape ",
               dst.dims(), " that is no input, parameter or buffer of the program and was not computed by it; "
@@ -218,10 +220,12 @@ void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
               "'; return the new value instead");
   OAR_ENFORCE(it->second.depth == scopes_.size(), Unimplemented,
               "to_static: a write inside a converted branch or loop body into a tensor made outside it");
+  const std::vector<int64_t> typed = it->second.value.type().dims();  // dst in the program (-1: dynamic)
   Value v = value_of(src, "copy");
   const auto& d = dst.dims();
   std::vector<int64_t> dims(d.begin(), d.end());
-  if (v.type().dims() != dims) v = builder_.op("pd_op.reshape", {v}, {{"shape", ctx_->shape_attr(dims)}});
+  if (v.type().dims() != dims && v.type().dims() != typed)
+    v = builder_.op("pd_op.reshape", {v}, {{"shape", ctx_->shape_attr(dims)}});
   if (def != nullptr && def->name() == "builtin.parameter") {
     builder_.set_parameter(v, def->attr("name").as_string());
     param_written_[def->attr("name").as_string()] = v;
@@ -429,6 +433,91 @@ void ProgramTracer::finish_while(const Tensor& cond, const std::vector<Tensor>& 
   OAR_ENFORCE(results.size() == types.size(), InvalidArgument, "while_loop: ", results.size(), " results for ",
               types.size(), " loop_vars");
   for (size_t i = 0; i < results.size(); ++i) bind(results[i], op->result(i));
+}
+
+// ---- Note [Static While] (docs/notes/static.md)
+void ProgramTracer::begin_open_loop() {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "While: the tracer has finished");
+  push_scope();
+  scopes_.back().open = true;
+}
+
+void ProgramTracer::carry(const Tensor& t, const char* op) {
+  if (scopes_.empty() || !scopes_.back().open) return;
+  auto it = map_.find(t.impl().get());
+  if (it == map_.end() || it->second.depth >= scopes_.size()) return;  // made inside the body
+  OAR_ENFORCE(it->second.depth + 1 == scopes_.size(), Unimplemented, "While: ", op, " writes into a tensor of shape ",
+              t.dims(),
+              " made outside the enclosing loop or branch; only the block right outside a While "
+              "holds its loop variables");
+  const Value outer = it->second.value;
+  const Operation* def = outer.defining_op();
+  OAR_ENFORCE(def == nullptr || def->name() != "builtin.parameter", Unimplemented, "While: ", op,
+              " writes into parameter '", def ? def->attr("name").as_string() : "",
+              "' inside the loop; compute the new value in the loop and write it after");
+  Scope& s = scopes_.back();
+  Block* body = s.region->front();
+  const Value arg = body->add_argument(outer.type());
+  auto rewire = [&](Operation* o) {
+    for (size_t i = 0; i < o->num_operands(); ++i)
+      if (o->operand(i) == outer) o->set_operand(i, arg);
+  };
+  for (Operation* o : *body) {
+    rewire(o);
+    o->walk(rewire);
+  }
+  s.carried.emplace_back(t, outer);
+  bind(t, arg);
+}
+
+void ProgramTracer::abandon_open_loop() {
+  OAR_ENFORCE(!scopes_.empty() && scopes_.back().open, PreconditionNotMet, "While: no open loop body");
+  const std::vector<std::pair<Tensor, Value>> carried = scopes_.back().carried;
+  pop_scope();
+  done_.pop_back();
+  for (const auto& [t, outer] : carried) bind(t, outer);  // the values before the block
+}
+
+void ProgramTracer::end_open_loop(const Tensor& cond, const std::string& name) {
+  OAR_ENFORCE(!scopes_.empty() && scopes_.back().open, PreconditionNotMet, "While: no open loop body");
+  const std::vector<std::pair<Tensor, Value>> carried = scopes_.back().carried;
+  size_t c = carried.size();
+  for (size_t i = 0; i < carried.size(); ++i)
+    if (carried[i].first.impl() == cond.impl()) c = i;
+  if (c == carried.size()) {
+    abandon_open_loop();
+    OAR_THROW(InvalidArgument,
+              "While: the block never writes the condition, so the loop would not end; "
+              "write the next condition into it (paddle.assign(paddle.less_than(i, n), output=cond))");
+  }
+  Block* body = scopes_.back().region->front();
+  std::vector<Value> vals{Value()};
+  for (size_t i = 0; i < carried.size(); ++i) {
+    Value v = value_of(carried[i].first, "While");
+    if (!v.type().refines(body->argument(i).type())) {
+      const std::string was = body->argument(i).type().str(), now = v.type().str();
+      abandon_open_loop();
+      OAR_THROW(InvalidArgument, "While: the block writes ", now, " into a loop variable of type ", was,
+                "; a variable written in the block must keep its shape and dtype");
+    }
+    vals.push_back(v);
+  }
+  vals[0] = vals[c + 1];
+  builder_.yield(vals);
+  pop_scope();
+  auto region = std::move(done_.back());
+  done_.pop_back();
+  std::vector<Value> operands{carried[c].second};
+  std::vector<Type> types;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    operands.push_back(carried[i].second);
+    types.push_back(region->front()->argument(i).type());
+  }
+  std::vector<NamedAttribute> attrs;
+  if (!name.empty()) attrs.push_back({"name", ctx_->str_attr(name)});
+  Operation* op = builder_.build("cf.while", operands, attrs, types, 1);
+  op->region(0).take_body(*region);
+  for (size_t i = 0; i < carried.size(); ++i) bind(carried[i].first, op->result(i));
 }
 
 std::unique_ptr<Program> ProgramTracer::finish(const std::vector<Tensor>& outputs) {

@@ -100,6 +100,19 @@ class ProgramTracer final : public trace::Tracer {
   void finish_while(const Tensor& cond, const std::vector<Tensor>& init, const std::vector<Tensor>& results,
                     const std::string& name = "");
 
+  /// Paddle's legacy `While` block (Note [Static While] in docs/notes/static.md): starts
+  /// a cf.while body whose loop variables are not known yet. A write inside it (an
+  /// in-place op, copy_/assign(output=)) into a tensor of the enclosing block makes that
+  /// tensor a loop variable: a block argument, with the body's earlier reads of it
+  /// rewired to the argument.
+  void begin_open_loop();
+  /// Ends the open body and appends its cf.while: `cond` must be one of its loop
+  /// variables (the block writes the next condition into it); after the loop each loop
+  /// variable holds the while's result.
+  void end_open_loop(const Tensor& cond, const std::string& name);
+  /// Drops an open body that raised while being traced.
+  void abandon_open_loop();
+
   // ---- backward programs (Note [Backward program] in docs/notes/jit.md)
   /// Traces against a finished-or-not forward tracer: a tensor this tracer has not seen
   /// but `forward` computed becomes an input `saved<k>` here (parameters of `forward`
@@ -130,7 +143,12 @@ class ProgramTracer final : public trace::Tracer {
     std::unordered_set<const TensorImpl*> captured;
     bool random = false;
     bool yielded = false;
+    bool open = false;                              // an open loop body (begin_open_loop)
+    std::vector<std::pair<Tensor, Value>> carried;  // its loop variables and their values outside
   };
+  /// In an open loop body, makes `t` (a tensor of the enclosing block about to be
+  /// written) a loop variable; a no-op elsewhere.
+  void carry(const Tensor& t, const char* op);
   void push_scope();
   void pop_scope();
   Value cond_value(const Tensor& pred, const char* what);

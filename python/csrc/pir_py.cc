@@ -491,6 +491,17 @@ void bind_pir(py::module_& m) {
       "write_op",
       [](PyTracer& t, py::handle x) { return t.tracer().write_op(py_to_tensor(x, "Tracer.write_op", "x")); },
       py::arg("x"), "The op that last wrote x in place while tracing ('' when none).");
+  // Note [Static While]: a loop whose variables are the tensors its block writes.
+  tracer_cls.def(
+      "begin_open_loop", [](PyTracer& t) { t.tracer().begin_open_loop(); },
+      "Starts a While block's body; tensors of the program written in it become its loop variables.");
+  tracer_cls.def(
+      "end_open_loop",
+      [](PyTracer& t, py::handle c, const std::string& n) {
+    t.tracer().end_open_loop(py_to_tensor(c, "While", "cond"), n);
+      },
+      py::arg("cond"), py::arg("name") = "");
+  tracer_cls.def("abandon_open_loop", [](PyTracer& t) { t.tracer().abandon_open_loop(); });
   // Note [Bounded loops]: a converted loop's name (its source line) for the executor's
   // errors, and whether its traced body can change its condition.
   py::reinterpret_borrow<py::class_<PyTracer>>(pm.attr("Tracer"))

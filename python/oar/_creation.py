@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from . import _C
+from . import _C, _trace_state
 from ._dtype import convert_dtype
 
 _ops = _C.ops
@@ -146,7 +146,18 @@ def set_rng_state(state):
 
 
 def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
+    r = _trace_state.random_shape(shape)  # sizes a traced program reads at run time
+    if r is not None:
+        return _ops._dyn_uniform(r[0], r[1], _float_dtype(dtype), float(min), float(max), int(seed), None)
     return _ops.uniform(_shape(shape), _float_dtype(dtype), float(min), float(max), int(seed), None)
+
+
+def _gaussian(shape, mean, std, dtype, op):
+    """gaussian(shape), or dyn_gaussian when a traced program reads the sizes at run time."""
+    r = _trace_state.random_shape(shape)
+    if r is not None:
+        return _ops._dyn_gaussian(r[0], r[1], float(mean), float(std), 0, dtype, None)
+    return _ops.gaussian(_check_sizes(shape, op), float(mean), float(std), 0, dtype, None)
 
 
 def rand(shape, dtype=None, name=None):
@@ -206,15 +217,13 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
         return (z * sd.detach() + m.detach())
     if float(std) < 0:
         raise ValueError(f"normal: std must be >= 0, got {std}")
-    return _ops.gaussian(_check_sizes(shape if shape is not None else [1], "normal"), float(mean),
-                         float(std), 0, _float_dtype(None), None)
+    return _gaussian(shape if shape is not None else [1], mean, std, _float_dtype(None), "normal")
 
 
 def standard_normal(shape, dtype=None, name=None):
     if _is_complex_dtype(dtype):
         return _complex_gaussian(shape, 0.0, 1.0, convert_dtype(dtype), "standard_normal")
-    return _ops.gaussian(_check_sizes(shape, "standard_normal"), 0.0, 1.0, 0,
-                         _float_dtype(dtype), None)
+    return _gaussian(shape, 0.0, 1.0, _float_dtype(dtype), "standard_normal")
 
 
 def randn(shape, dtype=None, name=None):
@@ -224,4 +233,7 @@ def randn(shape, dtype=None, name=None):
 def randint(low=0, high=None, shape=[1], dtype=None, name=None):  # noqa: B006 (Paddle's default)
     if high is None:
         low, high = 0, low
+    r = _trace_state.random_shape(shape)
+    if r is not None:
+        return _ops._dyn_randint(r[0], r[1], int(low), int(high), convert_dtype(dtype or "int64"), None)
     return _ops.randint(int(low), int(high), _shape(shape), convert_dtype(dtype or "int64"), None)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 import oar
-from . import _C
+from . import _C, _trace_state
 from ._C import Tensor
 from ._dtype import convert_dtype
 
@@ -626,7 +626,7 @@ def dist(x, y, p=2, name=None):
 def rand_like(input, name=None, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
     """Uniform [0, 1) numbers of input's shape (and dtype unless given)."""
     _check(input, "rand_like", "input")
-    out = oar.rand(input.shape, dtype or input.dtype)
+    out = oar.rand(_trace_state.sizes_of(input), dtype or input.dtype)
     out.stop_gradient = not requires_grad
     return out
 
@@ -634,7 +634,7 @@ def rand_like(input, name=None, *, dtype=None, device=None, requires_grad=False)
 def randn_like(x, dtype=None, name=None, *, device=None, requires_grad=False):
     """Standard normal numbers of x's shape (and dtype unless given)."""
     _check(x, "randn_like")
-    out = oar.randn(x.shape, dtype or x.dtype)
+    out = oar.randn(_trace_state.sizes_of(x), dtype or x.dtype)
     out.stop_gradient = not requires_grad
     return out
 
@@ -644,7 +644,7 @@ def randint_like(x, low=0, high=None, dtype=None, name=None):
     _check(x, "randint_like")
     if high is None:
         low, high = 0, low
-    out = oar.randint(low, high, x.shape, "int64")
+    out = oar.randint(low, high, _trace_state.sizes_of(x), "int64")
     return out.astype(dtype or x.dtype)
 
 

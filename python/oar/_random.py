@@ -20,7 +20,7 @@ def bernoulli(x, p=None, name=None):
     if p is not None:
         if not 0.0 <= float(p) <= 1.0:
             raise ValueError(f"bernoulli: p must be in [0, 1], got {p}")
-        return (rand(x.shape, x.dtype) < float(p)).astype(x.dtype)
+        return (rand(_trace_state.sizes_of(x), x.dtype) < float(p)).astype(x.dtype)
     if not x.dtype.is_floating_point:
         raise TypeError(f"bernoulli: x must be a floating-point tensor of probabilities, got {x.dtype}")
     tracer = _trace_state.tracer()
@@ -30,7 +30,7 @@ def bernoulli(x, p=None, name=None):
         if not (0.0 <= lo and hi <= 1.0):
             raise ValueError(f"bernoulli: x must hold probabilities in [0, 1], got values in "
                              f"[{lo}, {hi}]")
-    return (rand(x.shape, x.dtype) < x.detach()).astype(x.dtype)
+    return (rand(_trace_state.sizes_of(x), x.dtype) < x.detach()).astype(x.dtype)
 
 
 def multinomial(x, num_samples=1, replacement=False, name=None):

@@ -2,6 +2,8 @@
 copied from another tensor's."""
 import numbers
 
+from . import _trace_state
+
 __all__ = ["uniform_random_batch_size_like"]
 
 
@@ -22,24 +24,8 @@ def uniform_random_batch_size_like(input, shape, dtype="float32", input_dim_idx=
                        ("output_dim_idx", output_dim_idx, len(shape))):
         if isinstance(idx, bool) or not isinstance(idx, numbers.Integral) or not 0 <= idx < n:
             raise ValueError(f"{op}: {nm} must be an int in [0, {n}), got {idx!r}")
-    size = input.shape[input_dim_idx]
-    from .base import framework
-
-    if framework.in_static_mode():
-        # a program input's placeholder has a stand-in size where a dim is fed at run time
-        from .static import default_main_program
-
-        declared = [dims for t, dims, _ in default_main_program()._inputs.values() if t is input]
-        if not declared:
-            raise NotImplementedError(f"{op}: in a static program, input must be a program input "
-                                      f"(static.data), whose declared dims tell a fixed batch size "
-                                      f"from a run-time one")
-        size = declared[0][input_dim_idx]
-    if size < 0:
-        raise NotImplementedError(f"{op}: input's dim {input_dim_idx} is only known at run time "
-                                  f"(static placeholder shape {list(input.shape)}); Oar's random "
-                                  f"ops take their sizes when the program is built")
-    shape[output_dim_idx] = size
-    if any(s < 0 for s in shape):
+    if any(s < 0 for i, s in enumerate(shape) if i != output_dim_idx):
         raise ValueError(f"{op}: shape must be non-negative, got {shape}")
+    # a static program's dynamic batch is read when it runs (Note [Run-time random shapes])
+    shape[output_dim_idx] = _trace_state.sizes_of(input)[input_dim_idx]
     return oar.uniform(shape, dtype, min, max, seed)

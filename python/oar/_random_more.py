@@ -2,6 +2,7 @@
 CUDA generators' states (get/set_cuda_rng_state) and disable_signal_handler."""
 import math
 
+from . import _trace_state
 from ._C import Tensor
 
 __all__ = ["cauchy_", "geometric_", "get_cuda_rng_state", "set_cuda_rng_state",
@@ -39,7 +40,7 @@ def cauchy_(x, loc=0, scale=1, name=None):
     loc, scale = _number(loc, "cauchy_", "loc"), _number(scale, "cauchy_", "scale")
     if scale <= 0:
         raise ValueError(f"cauchy_: scale must be > 0, got {scale}")
-    u = oar.uniform(list(x.shape), "float64", 0.0, 1.0)
+    u = oar.uniform(_trace_state.sizes_of(x), "float64", 0.0, 1.0)
     return x.copy_((loc + scale * oar.tan(math.pi * (u - 0.5))).astype(x.dtype))
 
 
@@ -62,7 +63,7 @@ def geometric_(x, probs, name=None):
             raise ValueError(f"geometric_: probs must be in (0, 1), got {v}")
         p = oar.full([], v, x.dtype)
     tiny = float(np.finfo(np.dtype(x.dtype.name if x.dtype.name != "bfloat16" else "float32")).tiny)
-    u = oar.uniform(list(x.shape), x.dtype, tiny, 1.0)
+    u = oar.uniform(_trace_state.sizes_of(x), x.dtype, tiny, 1.0)
     return x.copy_((oar.log(u) / oar.log1p(-p)).astype(x.dtype))
 
 

@@ -5,7 +5,7 @@ operators are bound to those same functions, so `a + b` calls C++ directly.
 """
 import numpy as np
 
-from . import _C
+from . import _C, _trace_state
 from ._C import Tensor
 from ._dtype import convert_dtype
 
@@ -432,24 +432,23 @@ def _set_value(self, value):
 def _random_fill_(self, draw, op):
     if not self.dtype.is_floating_point:
         raise TypeError(f"{op}: the tensor must have a floating-point dtype, got {self.dtype}")
-    return _copy_(self, draw(list(self.shape), self.dtype))
+    return _copy_(self, draw(_trace_state.sizes_of(self), self.dtype))
 
 
 def _uniform_(self, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002 (Paddle's names)
     """Fills self with U(min, max) samples in place (Paddle's Tensor.uniform_)."""
     if not float(min) < float(max):
         raise ValueError(f"uniform_: min ({min}) must be less than max ({max})")
-    return _random_fill_(self, lambda shape, dtype: _ops.uniform(shape, dtype, float(min),
-                                                                 float(max), int(seed), None),
-                         "uniform_")
+    from ._creation import uniform
+    return _random_fill_(self, lambda shape, dtype: uniform(shape, dtype, min, max, seed), "uniform_")
 
 
 def _normal_(self, mean=0.0, std=1.0, name=None):
     """Fills self with N(mean, std^2) samples in place (Paddle's Tensor.normal_)."""
     if float(std) < 0:
         raise ValueError(f"normal_: std must be >= 0, got {std}")
-    return _random_fill_(self, lambda shape, dtype: _ops.gaussian(shape, float(mean), float(std),
-                                                                  0, dtype, None), "normal_")
+    from ._creation import _gaussian
+    return _random_fill_(self, lambda shape, dtype: _gaussian(shape, mean, std, dtype, "normal_"), "normal_")
 
 
 Tensor.fill_ = _fill_

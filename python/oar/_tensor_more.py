@@ -1,7 +1,7 @@
 """More of paddle.Tensor's methods over existing ops: repeat (tile), split_with_sizes,
 apply/apply_, requires_grad, itemsize, exponential_/random_ and copy.deepcopy."""
 
-from . import _C
+from . import _C, _trace_state
 from ._C import Tensor
 from ._tensor import _copy_
 
@@ -64,7 +64,7 @@ def _exponential_(self, lam=1.0, name=None):
     if not float(lam) > 0:
         raise ValueError(f"exponential_: lam must be positive, got {lam}")
     from . import rand
-    u = rand(list(self.shape), "float64")
+    u = rand(_trace_state.sizes_of(self), "float64")
     return _copy_(self, (-_ops.log1p(-u) / float(lam)).astype(self.dtype))
 
 

@@ -574,7 +574,7 @@ STATIC_SLICE_NAMES = {
     "utils.cpp_extension": "get_build_directory",
     "static.amp": "AutoMixedPrecisionLists CustomOpLists fp16_guard",
     "static.amp.bf16": "AutoMixedPrecisionListsBF16 bf16_guard",
-    "static.nn.control_flow": "Assert cond while_loop",
+    "static.nn.control_flow": "Assert While cond while_loop",
     "cuda": "is_available device_count synchronize get_rng_state set_rng_state manual_seed_all",
     "sysconfig": "get_include get_lib",
     "pir_utils": "IrGuard",

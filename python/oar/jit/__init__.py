@@ -8,7 +8,7 @@ from .save_load import save, load  # noqa: F401
 from .translated_layer import TranslatedLayer  # noqa: F401
 from .. import _trace_state
 from ..static import nn as _static_nn
-from . import api as _api, dy2static as _dy2static
+from . import _dynamic_shape, api as _api, dy2static as _dy2static
 
 # nn and the indexing/random functions reach the tracer through oar._trace_state.
-_trace_state.register(_api._active, _dy2static.convert_call, _static_nn.while_loop)
+_trace_state.register(_api._active, _dy2static.convert_call, _static_nn.while_loop, _dynamic_shape)

@@ -5,7 +5,7 @@ padding, output_size, None strides...) into the ops' explicit attributes."""
 import math
 import numbers
 
-from .. import _C
+from .. import _C, _trace_state
 
 _ops = _C.ops
 
@@ -615,14 +615,15 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     if p == 0.0:
         return x
     rank = len(x.shape)
+    sizes = _trace_state.sizes_of(x)  # a traced program's dynamic sizes are read at run time
     if axis is None:
-        mshape = list(x.shape)
+        mshape = sizes
     else:
         axes = [axis] if isinstance(axis, numbers.Integral) else list(axis)
         if any(not -rank <= a < rank for a in axes) or len(set(a % rank for a in axes)) != len(axes):
             raise ValueError(f"dropout: axis {axis} is invalid for x of shape {list(x.shape)}")
         axes = [a % rank for a in axes]
-        mshape = [s if i in axes else 1 for i, s in enumerate(x.shape)]
+        mshape = [s if i in axes else 1 for i, s in enumerate(sizes)]
     if p == 1.0:
         return x * 0.0
     keep = _keep_mask(mshape, p, x.dtype)
@@ -656,7 +657,7 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
         return x * 0.0
     a = ((1.0 - p) * (1.0 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
-    keep = _keep_mask(list(x.shape), p, x.dtype)
+    keep = _keep_mask(_trace_state.sizes_of(x), p, x.dtype)
     return (x * keep + (1.0 - keep) * alpha_p) * a + b
 
 

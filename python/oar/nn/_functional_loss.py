@@ -2,7 +2,7 @@
 differentiable ops so their gradients (and gradients of gradients) come from autograd."""
 import numpy as _np
 
-from .. import _C
+from .. import _C, _trace_state
 
 _ops = _C.ops
 
@@ -180,7 +180,7 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
         raise IndexError(f"gumbel_softmax: axis {axis} is out of range for x of shape "
                          f"{list(x.shape)}")
     from .. import rand
-    u = rand(x.shape, x.dtype)
+    u = rand(_trace_state.sizes_of(x), x.dtype)
     g = -(-(u.clip(1e-20, 1.0)).log()).log()
     y = _ops.softmax((x + g) / temperature, axis)
     if not hard:

@@ -3,6 +3,7 @@ random leaky slope per negative element) and feature_alpha_dropout (alpha dropou
 channels). Their draws follow Paddle's order, so seeded runs reproduce Paddle's numbers."""
 import numbers
 
+from .. import _trace_state
 from .._C import Tensor
 
 __all__ = ["rrelu", "feature_alpha_dropout"]
@@ -55,6 +56,6 @@ def feature_alpha_dropout(x, p=0.5, training=True, name=None):
     from .._creation import rand
     a = ((1.0 - p) * (1.0 + p * _ALPHA_P ** 2)) ** -0.5
     b = -a * _ALPHA_P * p
-    shape = list(x.shape[:2]) + [1] * (x.ndim - 2)
+    shape = _trace_state.sizes_of(x)[:2] + [1] * (x.ndim - 2)
     keep = (rand(shape, "float32") >= p).astype(x.dtype)
     return (x * keep + (1.0 - keep) * _ALPHA_P) * a + b

@@ -1,5 +1,5 @@
 """shuffle_batch in a static program: a fresh permutation of the fed rows each run
-(Note [Static shuffle_batch])."""
+(Note [Run-time random shapes] in docs/notes/static.md)."""
 import itertools
 
 import numpy as np

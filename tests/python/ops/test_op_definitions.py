@@ -163,13 +163,15 @@ def test_the_schema_keeps_multi_gradient_rules_as_written(tmp_path):
 
 
 def test_host_inputs_are_declared_in_the_definitions():
-    """Note [Host inputs]: the target shapes of dyn_reshape/dyn_expand are read on the host."""
+    """Note [Host inputs]: the target shapes of dyn_reshape/dyn_expand and of the random ops
+    sized at run time (Note [Run-time random shapes]) are read on the host."""
     spec = importlib.util.spec_from_file_location(
         "op_schema", os.path.join(OPS_DIR, "generator", "op_schema.py"))
     op_schema = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(op_schema)
     ops = op_schema.load_ops(sorted(glob.glob(os.path.join(OPS_DIR, "*.yaml"))))
     declared = {op.name: op.host_inputs for op in ops if op.host_inputs}
-    assert declared == {"dyn_reshape": ["shape"], "dyn_expand": ["shape"]}
+    assert declared == {name: ["shape"] for name in
+                        ("dyn_reshape", "dyn_expand", "dyn_uniform", "dyn_gaussian", "dyn_randint")}
     (op,) = [o for o in ops if o.name == "dyn_reshape"]
     assert [a.name for a in op.device_tensor_args] == ["x"]

@@ -145,11 +145,18 @@ def test_uniform_random_batch_size_like():
     assert out.shape == [2, 7] and out.dtype == oar.float64
     oar.enable_static()
     try:
-        data = oar.static.data(name="ubsl", shape=[1, 3], dtype="float32")
-        assert random.uniform_random_batch_size_like(data, [2, 4]).shape == [1, 4]
-        dyn = oar.static.data(name="ubsl_dyn", shape=[-1, 3], dtype="float32")
-        with pytest.raises(NotImplementedError, match="uniform_random_batch_size_like: input's"):
-            random.uniform_random_batch_size_like(dyn, [2, 4])
+        main = oar.static.Program()
+        with oar.static.program_guard(main, oar.static.Program()):
+            data = oar.static.data(name="ubsl", shape=[1, 3], dtype="float32")
+            assert random.uniform_random_batch_size_like(data, [2, 4]).shape == [1, 4]
+            # a run-time batch: the program draws the fed size (Note [Run-time random shapes])
+            dyn = oar.static.data(name="ubsl_dyn", shape=[-1, 3], dtype="float32")
+            u = random.uniform_random_batch_size_like(dyn, [-1, 4], min=2.0, max=3.0)
+            exe = oar.static.Executor()
+            for b in (3, 6):
+                got, = exe.run(main, feed={"ubsl": np.zeros((1, 3), "float32"),
+                                           "ubsl_dyn": np.zeros((b, 3), "float32")}, fetch_list=[u])
+                assert got.shape == (b, 4) and got.min() >= 2.0 and got.max() < 3.0
     finally:
         oar.disable_static()
     with pytest.raises(ValueError, match=r"uniform_random_batch_size_like: output_dim_idx must "

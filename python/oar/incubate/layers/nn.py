@@ -82,26 +82,13 @@ def shuffle_batch(x, seed=None):
     return oar.index_select(flat, perm, axis=0).reshape(shape)
 
 
-# Note [Static shuffle_batch] (docs/notes/static.md): a prime P = 2 mod 3, so x -> x**3
-# mod P is a bijection of [0, P); P < 2**31 keeps every product below 2**63.
-_P = 2147483579
-_ROUNDS = 4
-
-
-def _cube_mod(x):
-    return (((x * x) % _P) * x) % _P
-
-
 def _static_shuffle(x, seed):
-    """shuffle_batch in a static program, whose batch size is known only at run time (Oar's
-    random ops take their sizes when the program is built): Note [Static shuffle_batch]
-    in docs/notes/static.md. Row i's key is i enciphered with keys drawn each run (MiMC's
-    rounds x -> (x + k)**3 mod P, a bijection, so all keys differ); sorting the keys gives
-    the permutation."""
-    import numpy as np
-
+    """shuffle_batch in a static program, whose batch size is known only at run time: one
+    uniform key per row, drawn at the fed batch's size (Note [Run-time random shapes] in
+    docs/notes/static.md); sorting the keys gives a uniformly random permutation."""
     import oar
 
+    from ... import _trace_state
     from ...static import _program
 
     rank = len(x.shape)
@@ -110,17 +97,9 @@ def _static_shuffle(x, seed):
         # cannot split back into the batch and the static dims
         raise NotImplementedError(f"shuffle_batch: in a static program x must have rank 1 or 2 (rows, "
                                   f"features), got dims {_program._dims(x)}; reshape it to [-1, features] first")
-    ones = oar.ones_like(x[:, 0] if rank > 1 else x, dtype="int64")
-    key = oar.cumsum(ones, axis=0) - 1  # the row index, as long as the fed batch
-    if seed is None:
-        ks = oar.randint(0, _P, [_ROUNDS], dtype="int64")
-        ks = [ks[r] for r in range(_ROUNDS)]
-    else:
-        ks = [int(v) for v in np.random.default_rng(int(seed)).integers(0, _P, _ROUNDS)]
-    for k in ks:
-        key = _cube_mod((key + k) % _P)
-    perm = oar.argsort(key)
-    return oar.index_select(x, perm, axis=0)
+    stream = 0 if seed is None else int(seed) or 1  # the op's seed 0 means the global stream
+    key = oar.uniform(_trace_state.sizes_of(x)[:1], "float64", 0.0, 1.0, stream)
+    return oar.index_select(x, oar.argsort(key), axis=0)
 
 
 def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
