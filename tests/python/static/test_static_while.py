@@ -9,17 +9,6 @@ from oar import static
 from oar.static.nn.control_flow import While
 
 
-@pytest.fixture
-def progs():
-    main, startup = static.Program(), static.Program()
-    oar.enable_static()
-    try:
-        with static.program_guard(main, startup), static.scope_guard(static.Scope()):
-            yield main, startup
-    finally:
-        oar.disable_static()
-
-
 def _run(main, feed, fetch):
     exe = static.Executor(oar.CPUPlace())
     return exe.run(main, feed=feed, fetch_list=fetch)
