@@ -10,7 +10,11 @@ One step = forward + cross-entropy + backward + optimizer step + zero grads, flo
         [B, H, L, Dh], matmul(q, k^T) * scale + additive causal mask, softmax, matmul,
         transpose back), GELU MLP 4x, tied-free LM head; AdamW;
 - cnn:  3x (conv3x3-bn-relu-maxpool2) 3->32->64->128 on [32, 3, 32, 32], linear 10; AdamW;
-- lstm: embedding(1000, 128), LSTM(128, 256) over L64, batch 16, last state -> linear 10; AdamW.
+- lstm: embedding(1000, 128), LSTM(128, 256) over L64, batch 16, last state -> linear 10; AdamW;
+- mlp_amp, gpt_amp: mlp and gpt under bf16 autocast (Paddle's auto_cast(level="O1",
+        dtype="bfloat16"), torch.autocast("cpu", torch.bfloat16)): matmuls and linears in bf16
+        (AMX or AVX512-BF16 where the CPU has them), float32 master weights. Only where the
+        CPU has bf16 dot products (without them torch's bf16 matmul takes minutes a call).
 
 The oar side is PaddlePaddle 3.x code (`import oar as paddle`). Each round starts one worker
 per framework and thread count, alternating oar and torch (so a drift of the shared machine
@@ -23,13 +27,18 @@ import os
 import numpy as np
 
 import common
+import peak
 
 METRICS = [
     ("mlp_step_ms", "ms", "low"),
     ("gpt_step_ms", "ms", "low"),
     ("cnn_step_ms", "ms", "low"),
     ("lstm_step_ms", "ms", "low"),
+    ("mlp_amp_step_ms", "ms", "low"),
+    ("gpt_amp_step_ms", "ms", "low"),
 ]
+# as bench_core.py: bf16 cases only where the CPU has bf16 dot products and no AVX2 cap
+BF16_HW = bool({"avx512_bf16", "amx_bf16"} & peak.cpu_flags()) and common.forced_isa() != "avx2"
 
 rng = np.random.default_rng(0)
 X_MLP = rng.standard_normal((128, 784), dtype=np.float32)
@@ -108,12 +117,13 @@ def torch_cases(torch):
             _, (h, _) = self.rnn(self.emb(idx))
             return self.fc(h[-1])
 
-    def run(model, opt, inputs, y, repeat=5):
+    def run(model, opt, inputs, y, repeat=5, amp=False):
         inputs = [t(a) for a in inputs]
         yb = t(y)
 
         def step():
-            loss = F.cross_entropy(model(*inputs), yb)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+                loss = F.cross_entropy(model(*inputs), yb)
             loss.backward()
             opt.step()
             opt.zero_grad()
@@ -142,7 +152,18 @@ def torch_cases(torch):
         m = LSTMClf()
         return {"lstm_step_ms": run(m, adamw(m), [TOK_LSTM], Y_LSTM)}
 
-    return {"mlp": mlp, "gpt": gpt, "cnn": cnn_case, "lstm": lstm}
+    def mlp_amp():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        return {"mlp_amp_step_ms": run(m, torch.optim.SGD(m.parameters(), lr=0.01), [X_MLP], Y_MLP, amp=True)}
+
+    def gpt_amp():
+        torch.manual_seed(0)
+        m = GPT()
+        return {"gpt_amp_step_ms": run(m, adamw(m), [TOK_GPT, MASK], Y_GPT, 3, amp=True)}
+
+    amp = {"mlp_amp": mlp_amp, "gpt_amp": gpt_amp} if BF16_HW else {}
+    return {"mlp": mlp, "gpt": gpt, "cnn": cnn_case, "lstm": lstm, **amp}
 
 
 def oar_cases(paddle):
@@ -205,12 +226,13 @@ def oar_cases(paddle):
             _, (h, _) = self.rnn(self.emb(idx))
             return self.fc(h[-1])
 
-    def run(model, opt, inputs, y, repeat=5):
+    def run(model, opt, inputs, y, repeat=5, amp=False):
         inputs = [t(a) for a in inputs]
         yb = t(y)
 
         def step():
-            loss = F.cross_entropy(model(*inputs), yb)
+            with paddle.amp.auto_cast(enable=amp, level="O1", dtype="bfloat16"):
+                loss = F.cross_entropy(model(*inputs), yb)
             loss.backward()
             opt.step()
             opt.clear_grad()
@@ -240,7 +262,19 @@ def oar_cases(paddle):
         m = LSTMClf()
         return {"lstm_step_ms": run(m, adamw(m), [TOK_LSTM], Y_LSTM)}
 
-    return {"mlp": mlp, "gpt": gpt, "cnn": cnn_case, "lstm": lstm}
+    def mlp_amp():
+        paddle.seed(0)
+        m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        return {"mlp_amp_step_ms": run(m, paddle.optimizer.SGD(learning_rate=0.01, parameters=m.parameters()),
+                                       [X_MLP], Y_MLP, amp=True)}
+
+    def gpt_amp():
+        paddle.seed(0)
+        m = GPT()
+        return {"gpt_amp_step_ms": run(m, adamw(m), [TOK_GPT, MASK], Y_GPT, 3, amp=True)}
+
+    amp = {"mlp_amp": mlp_amp, "gpt_amp": gpt_amp} if BF16_HW else {}
+    return {"mlp": mlp, "gpt": gpt, "cnn": cnn_case, "lstm": lstm, **amp}
 
 
 def cases(fw, mod):
@@ -252,7 +286,7 @@ def main():
     ap.add_argument("--frameworks", default="oar,torch")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median of them)")
-    ap.add_argument("--cases", default="", help="comma list of mlp,gpt,cnn,lstm (default all)")
+    ap.add_argument("--cases", default="", help="comma list of mlp,gpt,cnn,lstm,mlp_amp,gpt_amp (default all)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out")
     ap.add_argument("--worker", choices=common.FRAMEWORKS, help=argparse.SUPPRESS)

@@ -1,6 +1,6 @@
-// bf16 and int8 GEMMs (phi_kernels/funcs/lowp_gemm.h): oneDNN where the CPU has the
-// instructions, float blocks through sgemm elsewhere. Measurements and the choice of
-// library: docs/notes/gemm_backends.md.
+// bf16 and int8 GEMMs (phi_kernels/funcs/lowp_gemm.h): Oar's AMX kernel or oneDNN where the
+// CPU has the instructions, float blocks through sgemm elsewhere. Measurements and the
+// choice of library: docs/notes/gemm_backends.md.
 #include "phi_kernels/funcs/lowp_gemm.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/funcs/amx_gemm.h"
 #include "phi_kernels/funcs/sgemm.h"
 
 namespace oar::phi {
@@ -41,11 +42,31 @@ bool use_onednn(const char* env, bool hw) {
   return hw;
 }
 
-// What oneDNN runs decides, not cpuid (onednn_runs_isa): AMX's value includes these bits.
-bool bf16_onednn() {
-  static const bool on = use_onednn("OAR_BF16_GEMM", onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16));
-  return on;
+enum class Bf16Path { kAmx, kOnednn, kFloat };
+
+// Oar's AMX kernel pads M, N and K to the 32 of its tile blocks and packs all of B: a
+// product narrower than a block (a classifier head, a row vector) or short in K goes to
+// oneDNN on an AMX machine too (Note [AMX GEMM]).
+bool amx_pays(int64_t M, int64_t N, int64_t K) { return M >= 32 && N >= 32 && K >= 32; }
+
+// What oneDNN runs decides, not cpuid (onednn_runs_isa): AMX's value includes these bits,
+// and a cap (DNNL_MAX_CPU_ISA=AVX512_CORE, an AVX2 run) turns Oar's AMX kernel off too, so
+// a capped run takes the path a CPU without AMX takes. OAR_BF16_GEMM=amx|onednn|float forces a
+// path (amx only where the CPU has it).
+Bf16Path bf16_path() {
+  static const Bf16Path path = [] {
+    const char* v = std::getenv("OAR_BF16_GEMM");
+    const bool amx = amx_bf16_supported();
+    if (v && std::strcmp(v, "amx") == 0 && amx) return Bf16Path::kAmx;
+    if (v && std::strcmp(v, "onednn") == 0) return Bf16Path::kOnednn;
+    if (v && std::strcmp(v, "float") == 0) return Bf16Path::kFloat;
+    if (amx && onednn_runs_isa(dnnl_cpu_isa_avx512_core_amx)) return Bf16Path::kAmx;
+    return onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16) ? Bf16Path::kOnednn : Bf16Path::kFloat;
+  }();
+  return path;
 }
+
+bool bf16_onednn() { return bf16_path() != Bf16Path::kFloat; }
 
 bool int8_onednn() {
   static const bool on = use_onednn(
@@ -132,7 +153,17 @@ void widen(const T* X, int64_t ld, bool trans, int64_t r0, int64_t r1, int64_t c
 
 }  // namespace
 
-const char* bf16_gemm_path() { return bf16_onednn() ? "onednn" : "float"; }
+const char* bf16_gemm_path() {
+  switch (bf16_path()) {
+    case Bf16Path::kAmx:
+      return "amx";
+    case Bf16Path::kOnednn:
+      return "onednn";
+    case Bf16Path::kFloat:
+      break;
+  }
+  return "float";
+}
 const char* int8_gemm_path() { return int8_onednn() ? "onednn" : "float"; }
 
 void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
@@ -140,6 +171,10 @@ void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const 
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, uint16_t{0});
+    return;
+  }
+  if (bf16_path() == Bf16Path::kAmx && amx_pays(M, N, K)) {
+    amx_bf16gemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
   if (bf16_onednn() && onednn_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc)) return;

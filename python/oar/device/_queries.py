@@ -214,7 +214,7 @@ def is_bf16_supported(including_emulation=True):
     device: what its properties say."""
     place = _C._get_current_place()
     if place.is_cpu_place():
-        return True if including_emulation else _C._bf16_gemm_path() == "onednn"
+        return True if including_emulation else _C._bf16_gemm_path() in ("amx", "onednn")
     from . import get_device_properties
     return bool(get_device_properties(place).supports_bf16)
 

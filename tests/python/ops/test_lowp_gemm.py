@@ -5,9 +5,10 @@ strided views, broadcast batches, vectors and 0-size operands; bf16 gradients; b
 The int8 GEMM is an internal function (oar_s8gemm_rowmajor in the core library, called
 here through ctypes), the groundwork of the weight-only int8 linear; no op exposes it yet.
 
-Each path is chosen once per process from the CPU (oneDNN on AVX512-BF16/AMX and on VNNI,
-float blocks through sgemm elsewhere); the tests run the default path in this process and
-every other path this CPU can run in a child process with OAR_BF16_GEMM / OAR_INT8_GEMM.
+Each path is chosen once per process from the CPU (bf16: Oar's AMX kernel where the CPU has
+AMX, oneDNN on AVX512-BF16; int8: oneDNN on VNNI; float blocks through sgemm elsewhere); the
+tests run the default path in this process and every other path this CPU can run in a child
+process with OAR_BF16_GEMM / OAR_INT8_GEMM.
 
 bf16 tolerance (documented): the operands are bf16 (exact in float64), the products are
 accumulated in float32 and the result rounded once to bf16, so
@@ -28,6 +29,7 @@ import peak  # noqa: E402
 
 FLAGS = peak.cpu_flags()
 HAS_BF16_HW = bool({"avx512_bf16", "amx_bf16"} & FLAGS)
+HAS_AMX = {"amx_tile", "amx_bf16", "avx512_bf16"} <= FLAGS
 HAS_VNNI = bool({"avx512_vnni", "avx_vnni", "amx_int8"} & FLAGS)
 
 
@@ -62,13 +64,16 @@ def _t(x, dtype):
     return oar.to_tensor(np.ascontiguousarray(x)).astype(dtype)
 
 
-# (batch_x, batch_y, M, K, N)
+# (batch_x, batch_y, M, K, N); with AMX, products with M, N, K >= 32 take Oar's AMX kernel
+# (tile blocks of 32, K blocks of 256, column panels of 256) and smaller ones oneDNN
 BF16_SHAPES = [((), (), 1, 1, 1), ((), (), 7, 13, 5), ((), (), 33, 65, 17), ((), (), 128, 784, 64),
-               ((3,), (3,), 9, 31, 12), ((2, 3), (), 5, 40, 6), ((1,), (4,), 8, 16, 3)]
+               ((3,), (3,), 9, 31, 12), ((2, 3), (), 5, 40, 6), ((1,), (4,), 8, 16, 3),
+               ((), (), 70, 300, 290), ((), (), 257, 33, 520), ((2,), (2,), 40, 515, 33), ((), (), 32, 32, 32)]
 
 
 def test_paths_are_the_cpus():
-    assert _core_fn("oar_bf16_gemm_path") == ("onednn" if HAS_BF16_HW else "float")
+    want = "amx" if HAS_AMX else "onednn" if HAS_BF16_HW else "float"
+    assert _core_fn("oar_bf16_gemm_path") == want
     assert _core_fn("oar_int8_gemm_path") == ("onednn" if HAS_VNNI else "float")
 
 
@@ -290,6 +295,35 @@ def test_float_paths_in_a_child():
 @pytest.mark.skipif(not HAS_BF16_HW, reason="oneDNN has no bf16 matmul without AVX512-BF16 or AMX")
 def test_onednn_bf16_forced_in_a_child():
     assert _child({"OAR_BF16_GEMM": "onednn", "OAR_INT8_GEMM": "float"}, -128, 127, True) == ["onednn", "float"]
+
+
+@pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
+def test_onednn_bf16_on_an_amx_cpu_in_a_child():
+    """Where the AMX kernel is the default, oneDNN's bf16 path still works when asked for."""
+    assert _child({"OAR_BF16_GEMM": "onednn"}, -128, 127, True)[0] == "onednn"
+
+
+@pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
+def test_amx_bf16_two_threads_in_a_child():
+    """At two threads the AMX kernel splits over column panels (N > 256) or row strips."""
+    code = textwrap.dedent(r"""
+        import sys, numpy as np, oar
+        sys.path.insert(0, %r)
+        import test_lowp_gemm as T
+        oar.set_num_threads(2)
+        rng = np.random.default_rng(1)
+        for m, k, n in [(96, 300, 700), (400, 200, 100), (513, 64, 40)]:
+            for tx, ty in [(False, False), (True, False), (False, True), (True, True)]:
+                a = T._bf16(rng.standard_normal((m, k))); b = T._bf16(rng.standard_normal((k, n)))
+                got = oar.matmul(T._t(a.T if tx else a, "bfloat16"), T._t(b.T if ty else b, "bfloat16"),
+                                 transpose_x=tx, transpose_y=ty)
+                T._check_bf16(got.astype("float32").numpy(), a, b)
+        print(T._core_fn("oar_bf16_gemm_path"))
+    """) % os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "OMP_NUM_THREADS": "2"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split()[-1] == "amx"
 
 
 def test_onednn_int8_in_a_child():

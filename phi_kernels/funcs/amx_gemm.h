@@ -1,0 +1,22 @@
+// bf16 GEMM on Intel AMX tiles (tdpbf16ps), written for Oar (Note [AMX GEMM],
+// docs/notes/gemm_backends.md): Debian's oneDNN 2.6 reaches about half of what a current
+// oneDNN does there. lowp_gemm.cc routes bf16 products here where the CPU has AMX.
+#pragma once
+
+#include <cstdint>
+
+namespace oar::phi {
+
+/// Whether this CPU has AMX-BF16 (with AVX512-BF16) and Linux granted the tile state.
+bool amx_bf16_supported();
+
+/// C[M, N] (bf16, rounded to nearest even once) = op(A) op(B) for bf16 A, B (raw bits),
+/// row-major with BLAS leading dimensions; accumulates in float. Call only where
+/// amx_bf16_supported(). Splits over Oar's pool at more than one thread.
+void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
+                  int64_t ldb, uint16_t* C, int64_t ldc);
+
+/// The product's cost in parallel_for's units (the pool's calibration adds).
+int64_t amx_bf16_cost(int64_t M, int64_t N, int64_t K);
+
+}  // namespace oar::phi
