@@ -25,11 +25,16 @@ namespace {
 
 // Blocking (Note [AMX GEMM]): a 32 x 32 block of C lives in four accumulator tiles while
 // kKc of K stream through it; the A block of that K block (32 x kKc bf16 = 16 KiB) stays in
-// L1 across the panel's column strips, the packed B panel (K x kNc bf16 = 1 MiB at K 2048)
-// in L2, and the strip's partial sums (32 x kNc float) in L1/L2 between K blocks. A strip
+// L1 across the panel's column strips, the packed B panel (K x nc bf16, nc <= kNc chosen so
+// that it is at most 1 MiB: 256 columns up to K 2048, 128 at K 4096) in L2, and the strip's
+// partial sums (32 x nc float) in L1/L2 between K blocks. A strip
 // runs all its K blocks before the next strip, so packed A is read front to back.
 constexpr int64_t kKc = 256;  // multiple of 32
 constexpr int64_t kNc = 256;  // multiple of 32
+constexpr int64_t kPanelBytes = int64_t{1} << 20;
+
+// The columns of a B panel for this K: kNc, fewer where the panel would pass kPanelBytes.
+int64_t panel_cols(int64_t Kp) { return std::clamp<int64_t>(kPanelBytes / (2 * Kp) / 32 * 32, 32, kNc); }
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -184,17 +189,17 @@ OAR_AMX void store_c(const float* acc, int64_t rows, int64_t cols, uint16_t* C, 
   }
 }
 
-// One worker's share: row strips [s0, s1) (of 32 rows) x column panels [p0, p1) (of kNc).
+// One worker's share: row strips [s0, s1) (of 32 rows) x column panels [p0, p1) (of `nc`).
 struct AmxJob {
   bool tb;
-  int64_t M, N, K, Kp;
-  const uint16_t* PA;  // packed A, all strips
+  int64_t M, N, K, Kp, nc;  // nc: the columns of a full panel
+  const uint16_t* PA;       // packed A, all strips
   const uint16_t* B;
   int64_t ldb;
   uint16_t* C;
   int64_t ldc;
-  uint16_t* PB;  // scratch: K x kNc packed panel
-  float* acc;    // scratch: 32 x kNc partial sums
+  uint16_t* PB;  // scratch: K x nc packed panel
+  float* acc;    // scratch: 32 x nc partial sums
 };
 
 OAR_AMX void amx_run(const AmxJob& j, int64_t s0, int64_t s1, int64_t p0, int64_t p1) {
@@ -208,7 +213,7 @@ OAR_AMX void amx_run(const AmxJob& j, int64_t s0, int64_t s1, int64_t p0, int64_
   _tile_loadconfig(&cfg);
   const int64_t Kp = j.Kp;
   for (int64_t p = p0; p < p1; ++p) {
-    const int64_t n0 = p * kNc, nc = std::min(kNc, j.N - n0), ncp = round_up(nc, 32);
+    const int64_t n0 = p * j.nc, nc = std::min(j.nc, j.N - n0), ncp = round_up(nc, 32);
     pack_b_panel(j.tb, j.K, Kp, j.B, j.ldb, n0, nc, ncp, j.PB);
     for (int64_t s = s0; s < s1; ++s) {
       for (int64_t kb = 0; kb < Kp; kb += kKc) {
@@ -314,7 +319,8 @@ int64_t amx_bf16_cost(int64_t M, int64_t N, int64_t K) {
 void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
                   int64_t ldb, uint16_t* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
-  const int64_t Kp = round_up(std::max<int64_t>(K, 1), 32), strips = (M + 31) / 32, panels = (N + kNc - 1) / kNc;
+  const int64_t Kp = round_up(std::max<int64_t>(K, 1), 32), nc = panel_cols(Kp);
+  const int64_t strips = (M + 31) / 32, panels = (N + nc - 1) / nc;
   thread_local Scratch a_scratch;
   auto* PA = static_cast<uint16_t*>(a_scratch.get(static_cast<size_t>(strips) * 32 * Kp * 2));
   const int64_t cost = amx_bf16_cost(M, N, K);
@@ -324,12 +330,12 @@ void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint1
     for (int64_t s = s0; s < s1; ++s) pack_a_strip(ta, M, K, Kp, A, lda, s * 32, PA + s * 32 * Kp);
       },
       cost / 64);
-  const AmxJob job{tb, M, N, K, Kp, PA, B, ldb, C, ldc, nullptr, nullptr};
+  const AmxJob job{tb, M, N, K, Kp, nc, PA, B, ldb, C, ldc, nullptr, nullptr};
   auto run = [&](int64_t s0, int64_t s1, int64_t p0, int64_t p1) {
     thread_local Scratch pb, acc;
     AmxJob j = job;
-    j.PB = static_cast<uint16_t*>(pb.get(static_cast<size_t>(Kp) * kNc * 2));
-    j.acc = static_cast<float*>(acc.get(static_cast<size_t>(32) * kNc * 4));
+    j.PB = static_cast<uint16_t*>(pb.get(static_cast<size_t>(Kp) * nc * 2));
+    j.acc = static_cast<float*>(acc.get(static_cast<size_t>(32) * nc * 4));
     amx_run(j, s0, s1, p0, p1);
     pb.trim();
   };

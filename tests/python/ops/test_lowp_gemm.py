@@ -64,8 +64,9 @@ def _t(x, dtype):
     return oar.to_tensor(np.ascontiguousarray(x)).astype(dtype)
 
 
-# (batch_x, batch_y, M, K, N); with AMX, products with M, N, K >= 32 take Oar's AMX kernel
-# (tile blocks of 32, K blocks of 256, column panels of 256) and smaller ones oneDNN
+# (batch_x, batch_y, M, K, N); on an AMX CPU products of >= 2^28 multiply-adds with M, N >= 256
+# take Oar's AMX kernel and the others oneDNN; the AMX child below sends every one of these
+# to the AMX kernel (tile blocks of 32, K blocks of 256, column panels of 256)
 BF16_SHAPES = [((), (), 1, 1, 1), ((), (), 7, 13, 5), ((), (), 33, 65, 17), ((), (), 128, 784, 64),
                ((3,), (3,), 9, 31, 12), ((2, 3), (), 5, 40, 6), ((1,), (4,), 8, 16, 3),
                ((), (), 70, 300, 290), ((), (), 257, 33, 520), ((2,), (2,), 40, 515, 33), ((), (), 32, 32, 32)]
@@ -261,8 +262,8 @@ CHILD = textwrap.dedent(r"""
     import test_lowp_gemm as T
     rng = np.random.default_rng(0)
     lo, hi = %d, %d
-    for (m, k, n) in [(7, 13, 5), (33, 1500, 17), (64, 256, 48)]:
-        for tx, ty in [(False, False), (True, True)]:
+    for (m, k, n) in [(7, 13, 5), (33, 1500, 17), (64, 256, 48), (70, 300, 290), (257, 33, 520)]:
+        for tx, ty in [(False, False), (True, False), (False, True), (True, True)]:
             a = T._i8(rng, (m, k), lo, hi); b = T._i8(rng, (k, n), lo, hi)
             xa = a.T if tx else a; yb = b.T if ty else b
             out = T.s8gemm(np.ascontiguousarray(xa), np.ascontiguousarray(yb), tx, ty)
@@ -297,6 +298,22 @@ def test_onednn_bf16_forced_in_a_child():
     assert _child({"OAR_BF16_GEMM": "onednn", "OAR_INT8_GEMM": "float"}, -128, 127, True) == ["onednn", "float"]
 
 
+def test_bf16_large_product():
+    """Large enough for the AMX kernel on an AMX CPU (M, N >= 256, >= 2^28 multiply-adds), with
+    K and N off its blocks, both operands transposed in storage."""
+    rng = np.random.default_rng(9)
+    a = _bf16(rng.standard_normal((520, 1030)))
+    b = _bf16(rng.standard_normal((1030, 515)))
+    got = oar.matmul(_t(a.T, "bfloat16"), _t(b.T, "bfloat16"), transpose_x=True, transpose_y=True)
+    _check_bf16(got.astype("float32").numpy(), a, b)
+
+
+@pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
+def test_amx_bf16_every_shape_in_a_child():
+    """OAR_BF16_GEMM=amx: every product of the child's battery through the AMX kernel."""
+    assert _child({"OAR_BF16_GEMM": "amx", "OAR_INT8_GEMM": "float"}, -128, 127, True) == ["amx", "float"]
+
+
 @pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
 def test_onednn_bf16_on_an_amx_cpu_in_a_child():
     """Where the AMX kernel is the default, oneDNN's bf16 path still works when asked for."""
@@ -320,7 +337,7 @@ def test_amx_bf16_two_threads_in_a_child():
                 T._check_bf16(got.astype("float32").numpy(), a, b)
         print(T._core_fn("oar_bf16_gemm_path"))
     """) % os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "OMP_NUM_THREADS": "2"},
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "OMP_NUM_THREADS": "2", "OAR_BF16_GEMM": "amx"},
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split()[-1] == "amx"
