@@ -594,7 +594,8 @@ def test_static_slice_names(space):
 # ---- issue 18 (compat_nn): paddle.nn.quant's and paddle.nn.utils' names Oar has.
 def test_nn_quant_and_utils_names():
     import oar.nn.quant as Q
-    assert Q.__all__ == ["Stub"] and issubclass(Q.Stub, oar.nn.Layer)
+    assert Q.__all__ == ["Stub", "weight_quantize", "weight_dequantize", "weight_only_linear"]
+    assert issubclass(Q.Stub, oar.nn.Layer) and all(callable(getattr(Q, n)) for n in Q.__all__[1:])
     from oar.nn.quant import quant_layers
     for name in quant_layers.__all__:
         assert issubclass(getattr(quant_layers, name), oar.nn.Layer), name
