@@ -1,4 +1,4 @@
-// bf16 and int8 GEMMs (phi_kernels/funcs/lowp_gemm.h): Oar's AMX kernel or oneDNN where the
+// bf16 and int8 GEMMs (phi_kernels/funcs/lowp_gemm.h): Oar's AMX kernels or oneDNN where the
 // CPU has the instructions, float blocks through sgemm elsewhere. Measurements and the
 // choice of library: docs/notes/gemm_backends.md.
 #include "phi_kernels/funcs/lowp_gemm.h"
@@ -34,55 +34,61 @@ uint16_t float_to_bf16(float f) {  // round to nearest even; NaN stays NaN
   return static_cast<uint16_t>(u >> 16);
 }
 
-// The path forced by `env` ("onednn" / "float"), else `hw`.
-bool use_onednn(const char* env, bool hw) {
+enum class GemmPath { kAmx, kOnednn, kFloat };
+
+struct PathChoice {
+  GemmPath path;
+  bool forced;  // by the environment: a forced amx takes every product, small ones included
+};
+
+// One dtype's path, chosen once: `env` (OAR_BF16_GEMM / OAR_INT8_GEMM) = amx | onednn | float
+// forces one (amx only where the CPU has it); else Oar's AMX kernel where the CPU has it and
+// oneDNN runs AMX, else oneDNN where it runs the instructions, else the float blocks. What
+// oneDNN runs decides, not cpuid (onednn_runs_isa): a cap (DNNL_MAX_CPU_ISA=AVX512_CORE, an
+// AVX2 run of bench/) turns Oar's AMX kernel off too, so a capped run takes the path a CPU
+// without AMX takes.
+PathChoice choose_path(const char* env, bool amx, bool onednn) {
   const char* v = std::getenv(env);
-  if (v && std::strcmp(v, "onednn") == 0) return true;
-  if (v && std::strcmp(v, "float") == 0) return false;
-  return hw;
+  if (v && std::strcmp(v, "amx") == 0 && amx) return {GemmPath::kAmx, true};
+  if (v && std::strcmp(v, "onednn") == 0) return {GemmPath::kOnednn, true};
+  if (v && std::strcmp(v, "float") == 0) return {GemmPath::kFloat, true};
+  if (amx && onednn_runs_isa(dnnl_cpu_isa_avx512_core_amx)) return {GemmPath::kAmx, false};
+  return {onednn ? GemmPath::kOnednn : GemmPath::kFloat, false};
 }
 
-enum class Bf16Path { kAmx, kOnednn, kFloat };
-
-// Oar's AMX kernel is the faster one on large products (2048^3: 1.8x oneDNN 2.6); on
-// small and mid-sized ones (a model's 128 x 512 x 784, 1024 x 256 x 256, 512^3) oneDNN's
-// brgemm is as fast or faster, and a product with few rows is bound by reading B, which
-// the kernel packs in full (Note [AMX GEMM]).
-bool amx_pays(int64_t M, int64_t N, int64_t K) { return M >= 256 && N >= 256 && M * N * K >= (int64_t{1} << 28); }
-
-// What oneDNN runs decides, not cpuid (onednn_runs_isa): AMX's value includes these bits,
-// and a cap (DNNL_MAX_CPU_ISA=AVX512_CORE, an AVX2 run) turns Oar's AMX kernel off too, so
-// a capped run takes the path a CPU without AMX takes. OAR_BF16_GEMM=amx|onednn|float forces a
-// path (amx only where the CPU has it).
-Bf16Path bf16_path() {
-  static const Bf16Path path = [] {
-    // (OAR_BF16_GEMM=amx also sends every product, small ones included, to the AMX kernel.)
-    const char* v = std::getenv("OAR_BF16_GEMM");
-    const bool amx = amx_bf16_supported();
-    if (v && std::strcmp(v, "amx") == 0 && amx) return Bf16Path::kAmx;
-    if (v && std::strcmp(v, "onednn") == 0) return Bf16Path::kOnednn;
-    if (v && std::strcmp(v, "float") == 0) return Bf16Path::kFloat;
-    if (amx && onednn_runs_isa(dnnl_cpu_isa_avx512_core_amx)) return Bf16Path::kAmx;
-    return onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16) ? Bf16Path::kOnednn : Bf16Path::kFloat;
-  }();
-  return path;
+const PathChoice& bf16_choice() {
+  static const PathChoice c =
+      choose_path("OAR_BF16_GEMM", amx_bf16_supported(), onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16));
+  return c;
 }
 
-bool bf16_onednn() { return bf16_path() != Bf16Path::kFloat; }
-
-bool amx_forced() {
-  static const bool forced = [] {
-    const char* v = std::getenv("OAR_BF16_GEMM");
-    return v && std::strcmp(v, "amx") == 0;
-  }();
-  return forced;
+const PathChoice& int8_choice() {
+  static const PathChoice c =
+      choose_path("OAR_INT8_GEMM", amx_int8_supported(),
+                  onednn_runs_isa(dnnl_cpu_isa_avx512_core_vnni) || onednn_runs_isa(dnnl_cpu_isa_avx2_vnni));
+  return c;
 }
 
-bool int8_onednn() {
-  static const bool on = use_onednn(
-      "OAR_INT8_GEMM", onednn_runs_isa(dnnl_cpu_isa_avx512_core_vnni) || onednn_runs_isa(dnnl_cpu_isa_avx2_vnni));
-  return on;
+const char* path_name(GemmPath p) {
+  switch (p) {
+    case GemmPath::kAmx:
+      return "amx";
+    case GemmPath::kOnednn:
+      return "onednn";
+    case GemmPath::kFloat:
+      break;
+  }
+  return "float";
 }
+
+// Oar's AMX kernels against oneDNN 2.6 (Note [AMX GEMM]). bf16: the kernel is the faster one
+// on large products (2048^3: 1.8x oneDNN's AMX brgemm); on small and mid-sized ones (a
+// model's 128 x 512 x 784, 1024 x 256 x 256, 512^3) oneDNN is as fast or faster, and a
+// product with few rows is bound by reading B, which the kernel packs in full. int8: oneDNN's
+// s8s8s32 GEMM runs VNNI, not AMX, and the kernel is 2.7-16x faster at every size but few
+// rows (M < 16: about equal).
+bool bf16_amx_pays(int64_t M, int64_t N, int64_t K) { return M >= 256 && N >= 256 && M * N * K >= (int64_t{1} << 28); }
+bool int8_amx_pays(int64_t M) { return M >= 16; }
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -163,18 +169,8 @@ void widen(const T* X, int64_t ld, bool trans, int64_t r0, int64_t r1, int64_t c
 
 }  // namespace
 
-const char* bf16_gemm_path() {
-  switch (bf16_path()) {
-    case Bf16Path::kAmx:
-      return "amx";
-    case Bf16Path::kOnednn:
-      return "onednn";
-    case Bf16Path::kFloat:
-      break;
-  }
-  return "float";
-}
-const char* int8_gemm_path() { return int8_onednn() ? "onednn" : "float"; }
+const char* bf16_gemm_path() { return path_name(bf16_choice().path); }
+const char* int8_gemm_path() { return path_name(int8_choice().path); }
 
 void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
                        const uint16_t* B, int64_t ldb, uint16_t* C, int64_t ldc) {
@@ -183,11 +179,13 @@ void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const 
     for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, uint16_t{0});
     return;
   }
-  if (bf16_path() == Bf16Path::kAmx && (amx_forced() || amx_pays(M, N, K))) {
+  const PathChoice& c = bf16_choice();
+  if (c.path == GemmPath::kAmx && (c.forced || bf16_amx_pays(M, N, K))) {
     amx_bf16gemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
-  if (bf16_onednn() && onednn_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc)) return;
+  // (on an AMX CPU oneDNN has its bf16 kernels too)
+  if (c.path != GemmPath::kFloat && onednn_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc)) return;
   // Widen to float (exact), one sgemm, round once on store.
   std::vector<float> a32(M * K), b32(K * N), c32(M * N);
   widen(A, lda, ta, 0, M, 0, K, a32.data(), bf16_to_float);
@@ -201,9 +199,14 @@ void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const 
 void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B,
                      int64_t ldb, int32_t* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
+  const PathChoice& c = int8_choice();
+  if (c.path == GemmPath::kAmx && (c.forced || int8_amx_pays(M))) {
+    amx_s8gemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
+    return;
+  }
   for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0);
   if (K == 0) return;
-  if (int8_onednn()) {
+  if (c.path != GemmPath::kFloat) {
     const int32_t co = 0;
     const dnnl_status_t st =
         dnnl_gemm_s8s8s32(ta ? 'T' : 'N', tb ? 'T' : 'N', 'F', M, N, K, 1.f, A, lda, 0, B, ldb, 0, 0.f, C, ldc, &co);

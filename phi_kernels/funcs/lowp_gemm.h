@@ -1,13 +1,16 @@
 // Low-precision GEMMs (docs/notes/gemm_backends.md): bf16 x bf16 and int8 x int8, row-major,
 // leading dimensions as in BLAS. Each picks its path once, at run time, from the CPU:
-//  - bf16: oneDNN's matmul primitive (AVX512-BF16 / AMX kernels) where the CPU has
-//    AVX512-BF16 or AMX-BF16; elsewhere both operands are widened to float and go through
-//    sgemm_rowmajor (AVX2 FMA), the float result rounded once to bf16.
-//  - int8: oneDNN's s8s8s32 GEMM where the CPU has VNNI (AVX512-VNNI, AVX-VNNI, AMX-INT8),
-//    which accumulates in int32 without saturating; elsewhere K is cut into blocks of 1024
-//    whose int8 products sum exactly in float32 (|sum| <= 1024 * 128 * 128 = 2^24) through
-//    sgemm, then accumulated in int32. Both paths are exact while the result fits int32.
-// OAR_BF16_GEMM / OAR_INT8_GEMM = onednn | float force a path (tests run both).
+//  - bf16: on an AMX CPU Oar's AMX kernel for large products (funcs/amx_gemm.h) and oneDNN's
+//    for the others; oneDNN's matmul primitive where the CPU has AVX512-BF16; elsewhere both
+//    operands are widened to float and go through sgemm_rowmajor (AVX2 FMA), the float
+//    result rounded once to bf16.
+//  - int8: on an AMX CPU Oar's AMX-INT8 kernel (all but products of fewer than 16 rows);
+//    oneDNN's s8s8s32 GEMM where the CPU has VNNI (AVX512-VNNI, AVX-VNNI), which accumulates
+//    in int32 without saturating; elsewhere K is cut into blocks of 1024 whose int8 products
+//    sum exactly in float32 (|sum| <= 1024 * 128 * 128 = 2^24) through sgemm, then
+//    accumulated in int32. Every path is exact while the result fits int32.
+// OAR_BF16_GEMM / OAR_INT8_GEMM = amx | onednn | float force a path (tests run each the CPU
+// has; a forced amx takes every product).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +25,7 @@ void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const 
 void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B,
                      int64_t ldb, int32_t* C, int64_t ldc);
 
-/// The path each uses on this CPU: "onednn" or "float".
+/// The path each uses on this CPU: "amx", "onednn" or "float".
 const char* bf16_gemm_path();
 const char* int8_gemm_path();
 

@@ -30,6 +30,7 @@ import peak  # noqa: E402
 FLAGS = peak.cpu_flags()
 HAS_BF16_HW = bool({"avx512_bf16", "amx_bf16"} & FLAGS)
 HAS_AMX = {"amx_tile", "amx_bf16", "avx512_bf16"} <= FLAGS
+HAS_AMX_INT8 = {"amx_tile", "amx_int8", "avx512bw"} <= FLAGS
 HAS_VNNI = bool({"avx512_vnni", "avx_vnni", "amx_int8"} & FLAGS)
 
 
@@ -75,7 +76,7 @@ BF16_SHAPES = [((), (), 1, 1, 1), ((), (), 7, 13, 5), ((), (), 33, 65, 17), ((),
 def test_paths_are_the_cpus():
     want = "amx" if HAS_AMX else "onednn" if HAS_BF16_HW else "float"
     assert _core_fn("oar_bf16_gemm_path") == want
-    assert _core_fn("oar_int8_gemm_path") == ("onednn" if HAS_VNNI else "float")
+    assert _core_fn("oar_int8_gemm_path") == ("amx" if HAS_AMX_INT8 else "onednn" if HAS_VNNI else "float")
 
 
 @pytest.mark.parametrize("shape", BF16_SHAPES, ids=str)
@@ -308,10 +309,11 @@ def test_bf16_large_product():
     _check_bf16(got.astype("float32").numpy(), a, b)
 
 
-@pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
-def test_amx_bf16_every_shape_in_a_child():
-    """OAR_BF16_GEMM=amx: every product of the child's battery through the AMX kernel."""
-    assert _child({"OAR_BF16_GEMM": "amx", "OAR_INT8_GEMM": "float"}, -128, 127, True) == ["amx", "float"]
+@pytest.mark.skipif(not (HAS_AMX and HAS_AMX_INT8), reason="no AMX-BF16 / AMX-INT8 on this CPU")
+def test_amx_every_shape_in_a_child():
+    """OAR_BF16_GEMM=amx, OAR_INT8_GEMM=amx: every product of the child's battery (small ones,
+    few rows and extreme int8 values included) through the AMX kernels."""
+    assert _child({"OAR_BF16_GEMM": "amx", "OAR_INT8_GEMM": "amx"}, -128, 127, True) == ["amx", "amx"]
 
 
 @pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
