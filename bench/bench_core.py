@@ -27,9 +27,13 @@ METRICS = [
     # bf16 conv2d 3x3 p1 [8,256,14,14] -> 256 (ResNet layer3), same condition
     ("bf16_conv3x3_gflops", "GFLOP/s", "high"),
     ("bf16_conv3x3_pct_peak", "%", "high"),  # of bf16_peak_gflops
+    # int8 x int8 -> int32 2048^3, where the CPU has VNNI or AMX-INT8: Oar's internal GEMM
+    # (oar_s8gemm_rowmajor through ctypes; no op exposes it yet), torch's torch._int_mm
+    ("int8_gemm2048_gops", "GOP/s", "high"),
 ]
 # (a run forced to AVX2, common.py's --isa, has none: neither framework may use them)
 BF16_HW = bool({"avx512_bf16", "amx_bf16"} & peak.cpu_flags()) and common.forced_isa() != "avx2"
+INT8_HW = bool({"avx512_vnni", "avx_vnni", "amx_int8"} & peak.cpu_flags()) and common.forced_isa() != "avx2"
 
 rng = np.random.default_rng(0)
 A1, B1 = rng.standard_normal([1], dtype=np.float32), rng.standard_normal([1], dtype=np.float32)
@@ -40,6 +44,7 @@ XC, WC = rng.standard_normal([8, 256, 14, 14], dtype=np.float32), rng.standard_n
 CONV_FLOP = 2 * 8 * 256 * 14 * 14 * 256 * 9
 XB = rng.standard_normal([128, 784], dtype=np.float32)
 YB = rng.integers(0, 10, [128], dtype=np.int64)
+I8 = [rng.integers(-128, 128, [2048, 2048]).astype(np.int8) for _ in range(2)]
 
 
 def matmul_cases(mm, to_tensor, to_bf16):
@@ -92,9 +97,14 @@ def torch_cases(torch):
             opt.zero_grad()
         return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
 
+    def int8_gemm():
+        a, b = t(I8[0]), t(I8[1])
+        return {"int8_gemm2048_gops": 2 * 2048**3 / common.bench(lambda: torch._int_mm(a, b), repeat=5) / 1e9}
+
     to_bf16 = lambda x: x.to(torch.bfloat16)  # noqa: E731
     return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(torch.matmul, t, to_bf16),
-            **conv_cases(torch.nn.functional.conv2d, t, to_bf16), "mlp_step": mlp_step}
+            **conv_cases(torch.nn.functional.conv2d, t, to_bf16), "mlp_step": mlp_step,
+            **({"int8_gemm": int8_gemm} if INT8_HW else {})}
 
 
 def oar_cases(paddle):
@@ -122,9 +132,23 @@ def oar_cases(paddle):
             opt.clear_grad()
         return {"mlp_sgd_step_ms": common.bench(step) * 1e3}
 
+    def int8_gemm():
+        import ctypes
+        with open("/proc/self/maps") as f:
+            core = next(line.split()[-1] for line in f if "liboar_core" in line)
+        fn = ctypes.CDLL(core).oar_s8gemm_rowmajor
+        i64, ptr = ctypes.c_int64, ctypes.c_void_p
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, i64, i64, i64, ptr, i64, ptr, i64, ptr, i64]
+        a, b = I8
+        c = np.empty((2048, 2048), np.int32)
+        args = (0, 0, 2048, 2048, 2048, a.ctypes.data, 2048, b.ctypes.data, 2048, c.ctypes.data, 2048)
+        assert fn(*args) == 0
+        return {"int8_gemm2048_gops": 2 * 2048**3 / common.bench(lambda: fn(*args), repeat=5) / 1e9}
+
     to_bf16 = lambda x: x.astype("bfloat16")  # noqa: E731
     return {"add": add, "fwd_bwd": fwd_bwd, **matmul_cases(paddle.matmul, t, to_bf16),
-            **conv_cases(paddle.nn.functional.conv2d, t, to_bf16), "mlp_step": mlp_step}
+            **conv_cases(paddle.nn.functional.conv2d, t, to_bf16), "mlp_step": mlp_step,
+            **({"int8_gemm": int8_gemm} if INT8_HW else {})}
 
 
 def cases(fw, mod):
