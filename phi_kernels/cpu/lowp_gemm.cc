@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "phi_kernels/cpu/gemm_split.h"
 #include "phi_kernels/funcs/amx_gemm.h"
 #include "phi_kernels/funcs/sgemm.h"
 
@@ -89,6 +91,10 @@ const char* path_name(GemmPath p) {
 // rows (M < 16: about equal).
 bool bf16_amx_pays(int64_t M, int64_t N, int64_t K) { return M >= 256 && N >= 256 && M * N * K >= (int64_t{1} << 28); }
 bool int8_amx_pays(int64_t M) { return M >= 16; }
+
+// oneDNN's bf16 and int8 products in parallel_for's units: about twice sgemm's rate per
+// multiply-add on AVX512-BF16/VNNI and more on AMX (sgemm_cost: M N K / 8).
+int64_t lowp_cost(int64_t M, int64_t N, int64_t K) { return sgemm_cost(M, N, K) / 2; }
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -184,8 +190,18 @@ void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const 
     amx_bf16gemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
-  // (on an AMX CPU oneDNN has its bf16 kernels too)
-  if (c.path != GemmPath::kFloat && onednn_bf16(ta, tb, M, N, K, A, lda, B, ldb, C, ldc)) return;
+  // (on an AMX CPU oneDNN has its bf16 kernels too). At more than one thread, one
+  // single-threaded primitive per panel on Oar's pool, as the float32 GEMM (gemm_split.h).
+  if (c.path != GemmPath::kFloat) {
+    std::atomic<bool> ran{true};  // false where oneDNN has no kernel (OAR_BF16_GEMM=onednn on AVX2)
+    gemm_split(M, N, lowp_cost(M, N, K), [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      if (!onednn_bf16(ta, tb, r1 - r0, c1 - c0, K, ta ? A + r0 : A + r0 * lda, lda, tb ? B + c0 * ldb : B + c0, ldb,
+                       C + r0 * ldc + c0, ldc)) {
+        ran = false;
+      }
+    });
+    if (ran) return;
+  }
   // Widen to float (exact), one sgemm, round once on store.
   std::vector<float> a32(M * K), b32(K * N), c32(M * N);
   widen(A, lda, ta, 0, M, 0, K, a32.data(), bf16_to_float);
@@ -207,11 +223,14 @@ void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const in
   for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0);
   if (K == 0) return;
   if (c.path != GemmPath::kFloat) {
-    const int32_t co = 0;
-    const dnnl_status_t st =
-        dnnl_gemm_s8s8s32(ta ? 'T' : 'N', tb ? 'T' : 'N', 'F', M, N, K, 1.f, A, lda, 0, B, ldb, 0, 0.f, C, ldc, &co);
-    OAR_ENFORCE(st == dnnl_success, Internal, "int8 gemm: oneDNN gemm_s8s8s32 failed with status ",
-                static_cast<int>(st));
+    gemm_split(M, N, lowp_cost(M, N, K), [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      const int32_t co = 0;
+      const dnnl_status_t st =
+          dnnl_gemm_s8s8s32(ta ? 'T' : 'N', tb ? 'T' : 'N', 'F', r1 - r0, c1 - c0, K, 1.f, ta ? A + r0 : A + r0 * lda,
+                            lda, 0, tb ? B + c0 * ldb : B + c0, ldb, 0, 0.f, C + r0 * ldc + c0, ldc, &co);
+      OAR_ENFORCE(st == dnnl_success, Internal, "int8 gemm: oneDNN gemm_s8s8s32 failed with status ",
+                  static_cast<int>(st));
+    });
     return;
   }
   // K blocks of 1024: every partial sum of int8 products is an integer of magnitude

@@ -38,7 +38,7 @@
 #include <string>
 
 #include "paddle_core/base/errors.h"
-#include "phi_kernels/cpu/omp_serial.h"
+#include "phi_kernels/cpu/gemm_split.h"
 #include "phi_kernels/cpu/parallel.h"
 
 namespace oar::phi {
@@ -105,8 +105,8 @@ int64_t sgemm_cost(int64_t M, int64_t N, int64_t K) {
   return f >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(f);
 }
 
-void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-                    const float* B, int64_t ldb, float* C, int64_t ldc) {
+void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                    int64_t ldb, float* C, int64_t ldc) {
   const bool openblas = sgemm_uses_openblas(ta, tb, M, N, K, lda, ldb);
   auto one = [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
     if (openblas) {
@@ -136,27 +136,9 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // worker's wake (~40 us on these VMs) in its end barrier, where the pool's caller starts at
   // once and wakes a worker only for a product above its measured wake grain.
   if (openblas) serial_openblas();
-  const bool region = in_parallel_region();
-  const int nt = region ? 1 : omp_get_max_threads();
-  const bool by_cols = N >= M;
-  const int64_t len = by_cols ? N : M;
-  const int64_t cost = sgemm_cost(M, N, K);
-  if (nt <= 1 || cost < kParallelGrain || len < 32 * static_cast<int64_t>(nt)) {
-    OmpSerial serial(!region && nt > 1);  // oneDNN's sgemm would open an OpenMP region
-    one(M, N, A, B, C);
-    return;
-  }
-  const int64_t units = (len + 15) / 16;
-  parallel_for(
-      units,
-      [&](int64_t u0, int64_t u1) {
-    const int64_t b0 = u0 * 16, b1 = std::min(len, u1 * 16);
-    if (by_cols)
-      one(M, b1 - b0, A, tb ? B + b0 * ldb : B + b0, C + b0);
-    else
-      one(b1 - b0, N, ta ? A + b0 : A + b0 * lda, B, C + b0 * ldc);
-      },
-      cost);
+  gemm_split(M, N, sgemm_cost(M, N, K), [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    one(r1 - r0, c1 - c0, ta ? A + r0 : A + r0 * lda, tb ? B + c0 * ldb : B + c0, C + r0 * ldc + c0);
+  });
 }
 
 void sgemm_serial_in_team() { serial_openblas(); }

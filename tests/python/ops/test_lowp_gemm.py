@@ -322,27 +322,36 @@ def test_onednn_bf16_on_an_amx_cpu_in_a_child():
     assert _child({"OAR_BF16_GEMM": "onednn"}, -128, 127, True)[0] == "onednn"
 
 
-@pytest.mark.skipif(not HAS_AMX, reason="no AMX-BF16 on this CPU")
-def test_amx_bf16_two_threads_in_a_child():
-    """At two threads the AMX kernel splits over column panels (N > 256) or row strips."""
+TWO_THREAD_PATHS = (["amx"] if HAS_AMX and HAS_AMX_INT8 else []) + (["onednn"] if HAS_BF16_HW and HAS_VNNI else [])
+
+
+@pytest.mark.skipif(not TWO_THREAD_PATHS, reason="no bf16/VNNI instructions on this CPU")
+@pytest.mark.parametrize("path", TWO_THREAD_PATHS or ["none"])
+def test_two_threads_in_a_child(path):
+    """At two threads each path splits over Oar's pool: the AMX kernels by column panels
+    (N > 256) or row strips, oneDNN's bf16 and int8 GEMMs by 16-column (row) panels, one
+    single-threaded call each (gemm_split.h)."""
     code = textwrap.dedent(r"""
         import sys, numpy as np, oar
         sys.path.insert(0, %r)
         import test_lowp_gemm as T
         oar.set_num_threads(2)
         rng = np.random.default_rng(1)
-        for m, k, n in [(96, 300, 700), (400, 200, 100), (513, 64, 40)]:
+        for m, k, n in [(96, 300, 700), (400, 200, 100), (513, 64, 40), (700, 96, 33)]:
             for tx, ty in [(False, False), (True, False), (False, True), (True, True)]:
                 a = T._bf16(rng.standard_normal((m, k))); b = T._bf16(rng.standard_normal((k, n)))
                 got = oar.matmul(T._t(a.T if tx else a, "bfloat16"), T._t(b.T if ty else b, "bfloat16"),
                                  transpose_x=tx, transpose_y=ty)
                 T._check_bf16(got.astype("float32").numpy(), a, b)
-        print(T._core_fn("oar_bf16_gemm_path"))
+                ia = T._i8(rng, (m, k)); ib = T._i8(rng, (k, n))
+                got = T.s8gemm(np.ascontiguousarray(ia.T) if tx else ia, np.ascontiguousarray(ib.T) if ty else ib, tx, ty)
+                np.testing.assert_array_equal(got, T._int8_ref(ia, ib))
+        print(T._core_fn("oar_bf16_gemm_path"), T._core_fn("oar_int8_gemm_path"))
     """) % os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "OMP_NUM_THREADS": "2", "OAR_BF16_GEMM": "amx"},
-                       capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "OMP_NUM_THREADS": "2", "OAR_BF16_GEMM": path, "OAR_INT8_GEMM": path}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.split()[-1] == "amx"
+    assert r.stdout.split()[-2:] == [path, path]
 
 
 def test_onednn_int8_in_a_child():
