@@ -76,8 +76,11 @@ inline float hmax(F v) { return _mm512_reduce_max_ps(v); }
 inline double hmax(D v) { return _mm512_reduce_max_pd(v); }
 inline F round(F v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 /// 2^n for float lanes holding integers n in [-126, 127].
-inline F pow2i(F n) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+inline F pow2i(F n) { return _mm512_scalef_ps(_mm512_set1_ps(1.0f), n); }
+/// |m| with the sign of s.
+inline F copysign(F m, F s) {
+  const F sign = _mm512_set1_ps(-0.0f);
+  return _mm512_or_ps(_mm512_andnot_ps(sign, m), _mm512_and_ps(sign, s));
 }
 inline F select_lt(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), x); }
 inline F select_nan(F v, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
@@ -160,6 +163,11 @@ inline F round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_
 inline F pow2i(F n) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
 }
+/// |m| with the sign of s.
+inline F copysign(F m, F s) {
+  const F sign = _mm256_set1_ps(-0.0f);
+  return _mm256_or_ps(_mm256_andnot_ps(sign, m), _mm256_and_ps(sign, s));
+}
 /// a < b ? x : y per lane; select_nan: v where v is NaN, else y.
 inline F select_lt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
 inline F select_nan(F v, F y) { return _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
@@ -184,39 +192,56 @@ template <> struct Of<double> {
   static constexpr int lanes = kD;
 };
 
+/// The lowest argument the float exps below compute; they return 0 below it. exp(-87.33) =
+/// 1.18e-38 is just above FLT_MIN: scaling by 2^n further down makes a subnormal (or an
+/// underflow to 0), and on Intel's cores every vector whose vscalefps or vmulps result is
+/// subnormal or underflows takes a microcode assist, about 27x the time of the whole exp.
+/// Masked attention scores (-inf) and softmax's masked lanes hit it on every call
+/// (Note [Subnormal results on Intel], docs/notes/cpu_speed_steps.md).
+constexpr float kExpLo = -87.33f;
+
+/// x log2(e) rounded to the nearest integer, for |x| < 2^21: adding and subtracting
+/// 1.5 * 2^23 rounds in the FMA itself, two instructions against a multiply and vroundps /
+/// vrndscaleps, which are two micro-ops each on Intel's cores.
+inline F round_log2e(F x) {
+  const F k = set1(12582912.0f);
+  return sub(fmadd(x, set1(1.44269504088896341f), k), k);
+}
+
 /// exp(r) - 1 - r for |r| <= ln2/2 over r^2 (Cephes' degree-6 polynomial), and the
-/// argument reduction x = n ln2 + r; shared by exp and exp_nonpos.
+/// argument reduction x = n ln2 + r.
 inline F exp_reduce(F x, F* n) {
-  *n = round(mul(x, set1(1.44269504088896341f)));
+  *n = round_log2e(x);
   F r = fmadd(*n, set1(-0.693359375f), x);
   return fmadd(*n, set1(2.12194440e-4f), r);
 }
-inline F exp_poly(F r) {
+inline F exp_poly_p(F r) {  // (exp(r) - 1 - r) / r^2
   F p = set1(1.9875691500e-4f);
   p = fmadd(p, r, set1(1.3981999507e-3f));
   p = fmadd(p, r, set1(8.3334519073e-3f));
   p = fmadd(p, r, set1(4.1665795894e-2f));
   p = fmadd(p, r, set1(1.6666665459e-1f));
-  p = fmadd(p, r, set1(5.0000001201e-1f));
-  return fmadd(mul(p, r), r, add(r, set1(1.0f)));
+  return fmadd(p, r, set1(5.0000001201e-1f));
 }
+inline F exp_poly(F r) { return fmadd(mul(exp_poly_p(r), r), r, add(r, set1(1.0f))); }
 
 /// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
 /// |r| <= ln2/2, Cephes' degree-6 polynomial for exp(r), times 2^n; relative error below
-/// 2 ulp; 0 below -87.3 (AVX2) or -103.9 (AVX-512, subnormals between), inf above 88.7,
-/// NaN stays NaN. About twice as fast as SLEEF's
-/// 1-ulp exp. With AVX-512 the scaling by 2^n is one vscalefps, which rounds to a
-/// subnormal, 0 or inf itself, so the range needs no selects, only a clamp that keeps
-/// +-inf from making r NaN (Note [exp on AVX-512], docs/notes/cpu_speed_steps.md).
+/// 2 ulp; 0 below kExpLo (never a subnormal), inf above 88.7, NaN stays NaN. About twice
+/// as fast as SLEEF's 1-ulp exp. With AVX-512 the scaling by 2^n is one vscalefps, which
+/// overflows to inf itself; the clamp keeps +-inf from making r NaN and the scaling from
+/// going below FLT_MIN, and the lanes below kExpLo are zeroed by its mask
+/// (Note [exp on AVX-512], docs/notes/cpu_speed_steps.md).
 inline F exp(F x) {
 #if OAR_VEC512
   // min/max return their second operand when one is NaN: the constant first keeps a NaN x.
-  const F xc = _mm512_max_ps(set1(-110.0f), _mm512_min_ps(set1(100.0f), x));
+  const F xc = _mm512_max_ps(set1(kExpLo), _mm512_min_ps(set1(100.0f), x));
   F n;
   const F r = exp_reduce(xc, &n);
-  return _mm512_scalef_ps(exp_poly(r), n);
+  // "not less than" is true for a NaN x, which the product keeps
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, set1(kExpLo), _CMP_NLT_UQ), exp_poly(r), n);
 #else
-  const F hi = set1(88.3762626647949f), lo = set1(-87.3365478515625f);
+  const F hi = set1(88.3762626647949f), lo = set1(kExpLo);
   const F xc = max(min(x, hi), lo);
   F n;
   const F r = exp_reduce(xc, &n);
@@ -227,34 +252,15 @@ inline F exp(F x) {
 #endif
 }
 
-/// exp(w) for float lanes with w finite and w <= 0 (no inf/NaN handling): with AVX-512
-/// exp above less its clamp; else 0 below -87.3.
-inline F exp_nonpos(F w) {
-#if OAR_VEC512
-  F n;
-  const F r = exp_reduce(w, &n);
-  return _mm512_scalef_ps(exp_poly(r), n);
-#else
-  const F lo = set1(-87.3365478515625f);
-  F n;
-  const F r = exp_reduce(max(w, lo), &n);
-  return select_lt(w, lo, set1(0.0f), mul(exp_poly(r), pow2i(n)));
-#endif
-}
-
 /// exp(w) for float lanes with w finite and w <= 0, to about 1.1e-7 relative plus n 1.9e-9
-/// (3e-7 at w = -110): one-constant argument reduction and a degree-5 polynomial (a
-/// near-minimax fit of exp(r) - 1 - r on |r| <= ln2/2), 3 fewer FMAs than exp_nonpos. For
-/// callers whose own error is larger: gelu's erfc (1.5e-7 absolute), which is bound by
-/// the FMA pipes (Note [gelu's erfc], docs/notes/cpu_speed_steps.md).
+/// (2.4e-7 at kExpLo; 0 below it): one-constant argument reduction and a degree-5
+/// polynomial (a near-minimax fit of exp(r) - 1 - r on |r| <= ln2/2), 3 fewer FMAs than
+/// exp. For callers whose own error is larger: gelu's erfc (1.5e-7 absolute), which is
+/// bound by the FMA pipes (Note [gelu's erfc], docs/notes/cpu_speed_steps.md).
 inline F exp_nonpos_lite(F w) {
-#if !OAR_VEC512
-  const F lo = set1(-87.3365478515625f);
+  const F lo = set1(kExpLo);
   const F wc = max(w, lo);
-#else
-  const F wc = w;
-#endif
-  const F n = round(mul(wc, set1(1.44269504088896341f)));
+  const F n = round_log2e(wc);
   const F r = fmadd(n, set1(-0.693147180559945f), wc);
   F p = set1(8.312501682e-3f);
   p = fmadd(p, r, set1(4.189033251e-2f));
@@ -262,28 +268,28 @@ inline F exp_nonpos_lite(F w) {
   p = fmadd(p, r, set1(4.999923030e-1f));
   p = fmadd(mul(p, r), r, add(r, set1(1.0f)));
 #if OAR_VEC512
-  return _mm512_scalef_ps(p, n);
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(w, lo, _CMP_NLT_UQ), p, n);
 #else
   return select_lt(w, lo, set1(0.0f), mul(p, pow2i(n)));
 #endif
 }
 
-/// tanh(x) for float lanes on exp above: Cephes' odd polynomial for |x| < 0.625, else
-/// sign(x) (1 - 2 / (exp(2|x|) + 1)); relative error below 3 ulp, +-1 past |x| = 44,
-/// NaN stays NaN. About twice as fast as SLEEF's 1-ulp tanh.
+/// tanh(x) for float lanes: -expm1(w) / (2 + expm1(w)) with w = -2|x| and the sign of x,
+/// expm1(w) = 2^n t + (2^n - 1) from exp's reduction w = n ln2 + r and t = exp(r) - 1 =
+/// r + r^2 P(r), which keeps the relative accuracy of small |x| (n = 0: expm1 = t) without
+/// a second polynomial. Relative error below 2.5 ulp, +-1 past |x| = 9, NaN stays NaN.
+/// One exp's work and a division; the form before it (Cephes' odd polynomial below 0.625,
+/// 1 - 2 / (exp(2|x|) + 1) above, both computed for every lane) took a fifth longer and was
+/// 1.1x torch's SLEEF tanh on Intel (Note [tanh on expm1], docs/notes/cpu_speed_steps.md).
 inline F tanh(F x) {
-  const F z = mul(x, x);
-  F p = set1(-5.70498872745e-3f);
-  p = fmadd(p, z, set1(2.06390887954e-2f));
-  p = fmadd(p, z, set1(-5.37397155531e-2f));
-  p = fmadd(p, z, set1(1.33314422036e-1f));
-  p = fmadd(p, z, set1(-3.33332819422e-1f));
-  const F small = fmadd(mul(p, z), x, x);
-  const F a = abs(x);
-  const F one = set1(1.0f);
-  F big = sub(one, div(set1(2.0f), add(exp(add(a, a)), one)));
-  big = select_neg(x, sub(set1(0.0f), big), big);
-  return select_lt(a, set1(0.625f), small, big);
+  // |x| clamped to 9 (tanh(9) rounds to 1); min with the constant first keeps a NaN
+  const F w = mul(min(set1(9.0f), abs(x)), set1(-2.0f));
+  F n;
+  const F r = exp_reduce(w, &n);
+  const F t = fmadd(mul(exp_poly_p(r), r), r, r);
+  const F p2 = pow2i(n);
+  const F em = fmadd(t, p2, sub(p2, set1(1.0f)));  // expm1(w) in (-1, 0]
+  return copysign(div(em, add(em, set1(2.0f))), x);
 }
 }  // namespace vec
 

@@ -135,6 +135,54 @@ CHILD = textwrap.dedent(r'''
         small = rng.uniform(-110, -80, [4, 17]).astype(dtype)  # exp of every lane subnormal or 0
         check("logsumexp[small]", dtype, [4, 17], oar.logsumexp(oar.to_tensor(small - small.max()), axis=-1),
               lse((small - small.max()).astype(np.float64), -1))
+        # logsumexp's vector row max skips NaN and leaves it to the sum: NaN in the first,
+        # a middle and the tail lane, with +inf, rows of -inf, around the 4-vector loop
+        for n in (1, 5, 63, 64, 65, 129):
+            x = rng.standard_normal([8, n]).astype(dtype)
+            x[0, 0] = np.nan
+            x[1, n // 2] = np.nan
+            x[2, -1] = np.nan
+            x[3, n // 3] = np.inf
+            x[4, :] = -np.inf
+            x[5, ::2] = -np.inf
+            x[6, 0], x[6, -1] = np.inf, np.nan
+            x[7, :] = np.nan
+            with np.errstate(invalid="ignore"):
+                ref = lse(x.astype(np.float64), -1)
+            ref[[0, 1, 2, 6, 7]] = np.nan  # any NaN gives NaN
+            ref[3] = np.inf  # a +inf gives +inf (NumPy's reference makes inf - inf = NaN)
+            ref[4] = -np.inf  # all -inf
+            if n == 1:
+                ref[5] = -np.inf
+            check("logsumexp[nan,inf]", dtype, [8, n], oar.logsumexp(oar.to_tensor(x), axis=-1), ref)
+            xt = oar.to_tensor(np.ascontiguousarray(x.T)).transpose([1, 0])  # a transposed view
+            check("logsumexp[nan,inf,transposed]", dtype, [8, n], oar.logsumexp(xt, axis=-1), ref)
+        if dtype == "float32":
+            # tanh within 3 ulp on a dense grid and at the ends (signed zeros, tiny, +-inf, NaN)
+            g = np.concatenate([np.linspace(-10, 10, 200001), np.geomspace(1e-30, 1e-2, 2001)])
+            g = np.concatenate([g, -g]).astype(np.float32)
+            got = oar.tanh(oar.to_tensor(g)).numpy().astype(np.float64)
+            ref = np.tanh(g.astype(np.float64))
+            ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+            worst = np.max(np.abs(got - ref) / ulp)
+            checked += 1
+            if not worst <= 3:
+                failures.append(f"tanh[grid] float32: {worst:.2f} ulp")
+            e = oar.tanh(oar.to_tensor(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 9.5, -44],
+                                                np.float32))).numpy()
+            if not (np.array_equal(e[:4], [0, 0, 1, -1]) and np.signbit(e[1]) and not np.signbit(e[0])
+                    and np.isnan(e[4]) and e[5] == 1 and e[6] == -1):
+                failures.append(f"tanh[ends] float32: {e}")
+            # the vector exps never make a subnormal (an Intel microcode assist per vector,
+            # Note [Subnormal results on Intel]): exp below kExpLo (-87.33) is exactly 0
+            # one 0 (so the sum is 1 and the exps are the outputs), then the range's end
+            row = np.array([0] + [-87.2, -87.33, -87.34, -88, -95, -103.5, -120, -np.inf] * 5, np.float32)
+            for n in (9, 17, 36):
+                got = F.softmax(oar.to_tensor(row[None, :n]), axis=-1).numpy()
+                check("softmax[underflow]", dtype, [1, n], got, softmax(row[None, :n].astype(np.float64), -1),
+                      (2e-5, 1.2e-38))
+                if np.any((got != 0) & (np.abs(got) < np.finfo(np.float32).tiny)):
+                    failures.append(f"softmax[underflow] float32 [1, {n}]: subnormal results")
         # backward kernels live in the same sources: d(sum(w * f(x)))/dx
         for name, fn, dref in (
                 ("tanh_grad", oar.tanh, lambda x, w: w * (1 - np.tanh(x) ** 2)),
