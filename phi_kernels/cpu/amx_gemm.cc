@@ -358,6 +358,15 @@ bool amx_supported(const char* dot) {
          amx_permitted();
 }
 
+// A product's cost in parallel_for's units: one core's AMX runs about 650 bf16 multiply-adds
+// per ns (1.3 TFLOP/s) against the pool's calibration add of ~5.5 per ns (Note [GEMM splits
+// on the pool]), so M N K / 120; taken as / 200 to leave the packing out. int8 runs twice
+// as many multiply-adds per instruction.
+int64_t amx_cost(int64_t M, int64_t N, int64_t K) {
+  const double f = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / 200.0;
+  return f >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(f);
+}
+
 template <class T>
 void amx_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const typename T::In* A, int64_t lda,
               const typename T::In* B, int64_t ldb, typename T::Out* C, int64_t ldc, int64_t cost) {
@@ -407,22 +416,14 @@ bool amx_int8_supported() {
   return ok;
 }
 
-int64_t amx_bf16_cost(int64_t M, int64_t N, int64_t K) {
-  // About 1.3 multiply-adds per picosecond on one core, against the pool's calibration add
-  // of ~5.5 per ns (Note [GEMM splits on the pool]): 1/200 of the multiply-adds; int8 runs
-  // twice as many per instruction.
-  const double f = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / 200.0;
-  return f >= 9.0e18 ? INT64_MAX : static_cast<int64_t>(f);
-}
-
 void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
                   int64_t ldb, uint16_t* C, int64_t ldc) {
-  amx_gemm<Bf16Kind>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, amx_bf16_cost(M, N, K));
+  amx_gemm<Bf16Kind>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, amx_cost(M, N, K));
 }
 
 void amx_s8gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B,
                 int64_t ldb, int32_t* C, int64_t ldc) {
-  amx_gemm<Int8Kind>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, amx_bf16_cost(M, N, K) / 2);
+  amx_gemm<Int8Kind>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, amx_cost(M, N, K) / 2);
 }
 
 }  // namespace oar::phi

@@ -16,9 +16,6 @@ bool amx_bf16_supported();
 void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
                   int64_t ldb, uint16_t* C, int64_t ldc);
 
-/// The product's cost in parallel_for's units (the pool's calibration adds).
-int64_t amx_bf16_cost(int64_t M, int64_t N, int64_t K);
-
 /// Whether this CPU has AMX-INT8 and Linux granted the tile state.
 bool amx_int8_supported();
 
