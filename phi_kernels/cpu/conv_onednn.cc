@@ -540,10 +540,11 @@ bool winograd_slices(const ConvGeometry& g, const void* src, const void* w, void
   return true;
 }
 
-// Note [Convolutions in cache slices] (docs/notes/cpu_speed_steps.md): at one thread, a
-// batch whose activations exceed kCacheSliceBytes may run as consecutive slices of
-// images (each slice tuned as its own geometry), so that what a candidate reorders and
-// writes stays in L2; whether it does is timed once per geometry against the whole batch.
+// Note [Convolutions in cache slices] (docs/notes/cpu_speed_steps.md): at one thread (and
+// in each pool chunk of Note [Convolutions on the pool]), a batch whose activations exceed
+// kCacheSliceBytes may run as consecutive slices of images (each slice tuned as its own
+// geometry), so that what a candidate reorders and writes stays in L2; whether it does is
+// timed once per geometry against the whole batch, at one thread.
 // OAR_CONV_CACHE_SLICES=0|1 (read at every call) forces whole or sliced.
 constexpr size_t kCacheSliceBytes = 1 << 20;
 
@@ -574,61 +575,83 @@ class SliceChoices {  // per tune_key: whether the geometry runs in cache slices
   std::unordered_map<std::string, bool> map_;
 };
 
-bool cache_slices(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
-                  const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+// g's batch as consecutive slices of `len` images: the plans of its (at most two) slice
+// lengths, prepared on the first slices' buffers.
+struct SlicePlan {
+  int64_t len = 0;  // 0: the batch runs whole
+  int64_t lens[2] = {0, 0};
+  FwdPlan plans[2];
+};
+
+SlicePlan plan_slices(const ConvGeometry& g, int64_t len, const void* src, const void* w, void* dst,
+                      memory::data_type dt, const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+  SlicePlan sp;
+  sp.len = len;
+  for (int64_t lo = 0; lo < g.batch; lo += len) {
+    const int64_t n = std::min(len, g.batch - lo);
+    const int i = sp.lens[0] == 0 || sp.lens[0] == n ? 0 : 1;
+    if (sp.lens[i] != n) sp.lens[i] = n, sp.plans[i] = plan_fwd(with_batch(g, n), src, w, dst, dt, w_owner, w_version);
+  }
+  return sp;
+}
+
+void run_slices(const ConvGeometry& g, const SlicePlan& sp, const void* src, const void* w, void* dst,
+                memory::data_type dt) {
+  const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
+  for (int64_t lo = 0; lo < g.batch; lo += sp.len) {
+    const int64_t n = std::min(sp.len, g.batch - lo);
+    const FwdPlan& plan = sp.plans[n == sp.lens[0] ? 0 : 1];
+    exec_fwd(with_batch(g, n), *plan.p, plan.packed, static_cast<const char*>(src) + lo * si, w,
+             static_cast<char*>(dst) + lo * di);
+  }
+}
+
+// The cache slice length g runs in at one thread, 0: the whole batch. A geometry's first
+// call times the whole batch's pick against the slices on the user's buffers (dst is
+// written); later calls read the cached choice.
+int64_t tuned_slice_len(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
+                        const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
   const int64_t len = cache_slice_len(g, dt);
-  if (len == 0) return false;
+  if (len == 0) return 0;
   const char* env = std::getenv("OAR_CONV_CACHE_SLICES");
   const int forced = env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : -1;
-  if (forced == 0) return false;
+  if (forced >= 0) return forced ? len : 0;
   const std::string key = tune_key(g, 's', dt);
   static SliceChoices choices;
-  int sliced = forced == 1 ? 1 : choices.find(key);
-  if (sliced == 0) return false;
-  const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
-  const auto* s0 = static_cast<const char*>(src);
-  auto* d0 = static_cast<char*>(dst);
-  // the plans of the (at most two) slice lengths, then the slices one after the other
-  auto run_slices = [&] {
-    FwdPlan plans[2];
-    int64_t lens[2] = {0, 0};
-    for (int64_t lo = 0; lo < g.batch; lo += len) {
-      const int64_t n = std::min(len, g.batch - lo);
-      const int i = lens[0] == 0 || lens[0] == n ? 0 : 1;
-      if (lens[i] != n)
-        lens[i] = n, plans[i] = plan_fwd(with_batch(g, n), s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
-      exec_fwd(with_batch(g, n), *plans[i].p, plans[i].packed, s0 + lo * si, w, d0 + lo * di);
-    }
-  };
-  if (sliced == -1) {  // first call of the geometry: timed against the whole batch
-    if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {
-      choices.put(key, false);
-      return false;
-    }
-    auto whole = [&] {
-      const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
-      exec_fwd(g, *plan.p, plan.packed, src, w, dst);
-    };
-    whole(), run_slices();  // tunes both (warm-up)
-    double tw = 1e30, ts = 1e30;
-    for (int r = 0; r < 5; ++r) {
-      double t0 = tune_clock();
-      whole();
-      tw = std::min(tw, tune_clock() - t0);
-      t0 = tune_clock();
-      run_slices();
-      ts = std::min(ts, tune_clock() - t0);
-    }
-    sliced = ts < tw;
-    choices.put(key, sliced);
-    if (tune_log())
-      std::fprintf(stderr, "[oar conv tune] cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n",
-                   static_cast<long long>(len), ts * 1e3, tw * 1e3, sliced ? " (picked)" : "");
-    if (!sliced) return whole(), true;
+  const int known = choices.find(key);
+  if (known >= 0) return known ? len : 0;
+  if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {  // nothing to time
+    choices.put(key, false);
+    return 0;
   }
-  run_slices();
-  return true;
+  auto whole = [&] {
+    const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
+    exec_fwd(g, *plan.p, plan.packed, src, w, dst);
+  };
+  auto sliced = [&] { run_slices(g, plan_slices(g, len, src, w, dst, dt, w_owner, w_version), src, w, dst, dt); };
+  whole(), sliced();  // tunes both (warm-up)
+  double tw = 1e30, ts = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    double t0 = tune_clock();
+    whole();
+    tw = std::min(tw, tune_clock() - t0);
+    t0 = tune_clock();
+    sliced();
+    ts = std::min(ts, tune_clock() - t0);
+  }
+  const bool pick = ts < tw;
+  choices.put(key, pick);
+  if (tune_log())
+    std::fprintf(stderr, "[oar conv tune] cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n",
+                 static_cast<long long>(len), ts * 1e3, tw * 1e3, pick ? " (picked)" : "");
+  return pick ? len : 0;
 }
+
+// A pool chunk's forward: its plan, or its slices' plans where it runs in cache slices.
+struct ChunkPlan {
+  FwdPlan whole;
+  SlicePlan slices;
+};
 
 // The forward convolution in element type dt.
 void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
@@ -638,16 +661,24 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
     const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
     const auto* s0 = static_cast<const char*>(src);
     auto* d0 = static_cast<char*>(dst);
+    // each chunk runs in cache slices where they pay at one thread (prep runs at one)
     return on_pool(
         g, chunk,
         [&](const ConvGeometry& sub, int64_t lo) {
-      return plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+      ChunkPlan c;
+      if (const int64_t len = tuned_slice_len(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version))
+        c.slices = plan_slices(sub, len, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+      else
+        c.whole = plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+      return c;
         },
-        [&](const ConvGeometry& sub, const FwdPlan& plan, int64_t lo) {
-      exec_fwd(sub, *plan.p, plan.packed, s0 + lo * si, w, d0 + lo * di);
+        [&](const ConvGeometry& sub, const ChunkPlan& c, int64_t lo) {
+      if (c.slices.len) return run_slices(sub, c.slices, s0 + lo * si, w, d0 + lo * di, dt);
+      exec_fwd(sub, *c.whole.p, c.whole.packed, s0 + lo * si, w, d0 + lo * di);
     });
   }
-  if (cache_slices(g, src, w, dst, dt, w_owner, w_version)) return;
+  if (const int64_t len = tuned_slice_len(g, src, w, dst, dt, w_owner, w_version))
+    return run_slices(g, plan_slices(g, len, src, w, dst, dt, w_owner, w_version), src, w, dst, dt);
   const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
   exec_fwd(g, *plan.p, plan.packed, src, w, dst);
 }

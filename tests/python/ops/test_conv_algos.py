@@ -207,3 +207,34 @@ def test_cache_slices_match_float64_and_the_whole_batch(monkeypatch, algo, shape
     scale = max(np.abs(ref).max(initial=0.0), 1.0)
     for y in outs["1"]:
         np.testing.assert_allclose(y, outs["0"][0], rtol=0, atol=4e-6 * scale)
+
+
+@pytest.mark.parametrize("mode", ["1", None])
+@pytest.mark.parametrize("algo", ["onednn-blocked", "im2col", None])
+def test_cache_slices_in_pool_chunks(monkeypatch, algo, mode):
+    """At two threads each pool chunk of Note [Convolutions on the pool] may run in cache
+    slices (Note [Convolutions in cache slices]): 10 images of 320 KB split into two chunks
+    of 5, each sliced 3 + 2 when forced ("1") or when its first call's timing picks it
+    (None); against float64, on a new and on a reused filter, and with a batch of 3 (chunks
+    of 2 and 1)."""
+    if algo is None:
+        monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    else:
+        monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    if mode is None:
+        monkeypatch.delenv("OAR_CONV_CACHE_SLICES", raising=False)
+    else:
+        monkeypatch.setenv("OAR_CONV_CACHE_SLICES", mode)
+    rng = np.random.default_rng(12)
+    prev = oar.get_num_threads()
+    try:
+        oar.set_num_threads(2)
+        for xs in ((10, 16, 40, 50), (3, 16, 40, 50)):
+            x, w = rng.standard_normal(xs), rng.standard_normal((24, 16, 3, 3)) / 12.0
+            ref = np_conv(x, w, (1, 1), [(1, 1), (1, 1)], (1, 1), 1)
+            xt, wt = oar.to_tensor(x.astype("float32")), oar.to_tensor(w.astype("float32"))
+            for _ in range(3):
+                y = F.conv2d(xt, wt, padding=1).numpy()
+                np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+    finally:
+        oar.set_num_threads(prev)
