@@ -25,6 +25,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/funcs/sgemm.h"
 #include "phi_kernels/funcs/softmax_rows.h"
 
 namespace oar::phi {
@@ -55,6 +56,17 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, A alpha, const A* a
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
                 n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
+}
+
+// Note [Keys packed transposed]: S = scale Q K^T is an NT product of the query block and
+// the packed [keys, D] rows. Where oneDNN runs its AVX-512 sgemm, the keys are packed as
+// K^T [D, keys] instead and the product runs NN: sdpa B4 S256 H8 D64 at one thread 4-6%
+// faster on Zen 4 (oneDNN's NT form at K = D = 64 is the slower one: a [64, 128] x
+// [128, 256]-shaped batch ran NT at 79 GFLOP/s, NN at 98). Under AVX2 NN measured 2-4%
+// slower, so the rows stay (docs/notes/cpu_speed_steps.md, stop 37).
+bool keys_transposed() {
+  static const bool kt = onednn_runs_isa(dnnl_cpu_isa_avx512_core);
+  return kt;
 }
 
 // The problem's sizes, from query [B, Sq, H, D], key [B, Sk, Hk, D], value [.., Dv].
@@ -155,10 +167,14 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
         // one read of bk (D + Dv) floats against 2 bq bk (D + Dv) flops.
         // The whole head is packed once and reused by its query blocks (consecutive tasks)
         // when it is small enough (Sk (D + Dv) <= 2^20 floats), else block by block.
-        const bool pack = ldk != g.D || ldv != g.Dv;
+        // Where keys_transposed(), the keys are packed as K^T [D, keys] (Note [Keys packed
+        // transposed]), with a row stride off 2-KiB multiples.
+        const bool kt = keys_transposed();
+        const bool pack_k = kt || ldk != g.D, pack_v = ldv != g.Dv;
         const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
         const int64_t prow = whole ? g.Sk : bk_max;
-        std::vector<A> Kp(pack ? prow * g.D : 0), Vp(pack ? prow * g.Dv : 0);
+        const int64_t ldkt = prow % 512 == 0 ? prow + 16 : prow;
+        std::vector<A> Kp(pack_k ? (kt ? ldkt : prow) * g.D : 0), Vp(pack_v ? prow * g.Dv : 0);
         int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
         auto pack_rows = [&](const A* src, int64_t ld, int64_t w, int64_t rows, A* dst) {
           for (int64_t r = 0; r < rows; ++r) {
@@ -166,6 +182,18 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
             A* dr = dst + r * w;
 #pragma omp simd
             for (int64_t c = 0; c < w; ++c) dr[c] = sr[c];
+          }
+        };
+        // rows keys from src (rows ld apart) into Kp: dense [rows, D] rows, or K^T [D, rows]
+        // (ldkt) 16 keys at a time, so that their lines stay in L1 across the D columns
+        auto pack_keys = [&](const A* src, int64_t rows) {
+          if (!kt) return pack_rows(src, ldk, g.D, rows, Kp.data());
+          for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+            const int64_t r1 = std::min(rows, r0 + 16);
+            for (int64_t c = 0; c < g.D; ++c) {
+              A* dc = Kp.data() + c * ldkt;
+              for (int64_t r = r0; r < r1; ++r) dc[r] = src[r * ldk + c];
+            }
           }
         };
         for (int64_t t = t0; t < t1; ++t) {
@@ -182,22 +210,24 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
             // causal: keys past the block's last query are masked for every row; skip them
             const int64_t kend = causal ? std::min(g.Sk, i0 + bq) : g.Sk;
             const int64_t bk = std::min(kBlockK, kend - j0);
-            const A* Kb = K + j0 * ldk;
+            const A* Kb = K + j0 * ldk;  // keys j0.. as rows, or as K^T columns (kt)
             const A* Vb = V + j0 * ldv;
             int64_t ldkb = ldk, ldvb = ldv;
-            if (pack && whole) {
-              if (packed_head != b * g.Hk + hk) {
-                pack_rows(K, ldk, g.D, g.Sk, Kp.data());
-                pack_rows(V, ldv, g.Dv, g.Sk, Vp.data());
-                packed_head = b * g.Hk + hk;
-              }
-              Kb = Kp.data() + j0 * g.D, Vb = Vp.data() + j0 * g.Dv, ldkb = g.D, ldvb = g.Dv;
-            } else if (pack) {
-              pack_rows(Kb, ldk, g.D, bk, Kp.data());
-              pack_rows(Vb, ldv, g.Dv, bk, Vp.data());
-              Kb = Kp.data(), Vb = Vp.data(), ldkb = g.D, ldvb = g.Dv;
+            if (whole && (pack_k || pack_v) && packed_head != b * g.Hk + hk) {
+              if (pack_k) pack_keys(K, g.Sk);
+              if (pack_v) pack_rows(V, ldv, g.Dv, g.Sk, Vp.data());
+              packed_head = b * g.Hk + hk;
             }
-            gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
+            if (pack_k) {
+              if (!whole) pack_keys(Kb, bk);
+              const int64_t off = whole ? j0 : 0;
+              Kb = Kp.data() + (kt ? off : off * g.D), ldkb = kt ? ldkt : g.D;
+            }
+            if (pack_v) {
+              if (!whole) pack_rows(Vb, ldv, g.Dv, bk, Vp.data());
+              Vb = Vp.data() + (whole ? j0 * g.Dv : 0), ldvb = g.Dv;
+            }
+            gemm<A>(false, !kt, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
             mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
             for (int64_t r = 0; r < bq; ++r) {
               A* s = S.data() + r * bk;

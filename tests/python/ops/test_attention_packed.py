@@ -3,6 +3,11 @@ each head's keys and values into dense rows (the whole head once when Sk (D + Dv
 floats, else block by block). Against a float64 NumPy reference: several key blocks, heads
 whose rows are a multiple of 2 KiB apart, grouped heads, the block-by-block path, masks,
 causal, non-contiguous inputs."""
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -30,6 +35,10 @@ CASES = [
     ((1, 3, 2, 128), (1, 4200, 2, 128), (1, 4200, 2, 128), False, None),  # block by block
     ((1, 5, 3, 8), (1, 1030, 3, 8), (1, 1030, 3, 8), False, (1, 3, 5, 1030)),
     ((2, 7, 1, 32), (2, 9, 1, 32), (2, 9, 1, 32), False, None),        # one head: no copy
+    # Note [Keys packed transposed]: whole heads of 512 and 1024 keys (K^T's rows padded
+    # off 2-KiB multiples), 8 heads of 64
+    ((1, 70, 8, 64), (1, 512, 8, 64), (1, 512, 8, 64), True, None),
+    ((1, 33, 8, 64), (1, 1024, 8, 64), (1, 1024, 8, 64), False, (1, 8, 33, 1024)),
 ]
 
 
@@ -71,3 +80,14 @@ def test_two_threads_match_one():
     if prev is not None:
         oar.set_num_threads(prev)
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.skipif(os.environ.get("OAR_TEST_CHILD") == "1", reason="the child itself")
+def test_rows_form_under_avx2():
+    """Note [Keys packed transposed]: with oneDNN capped to AVX2 the keys stay packed as
+    [keys, D] rows (the NT product); the float64 cases in a child process."""
+    env = dict(os.environ, OAR_TEST_CHILD="1", DNNL_MAX_CPU_ISA="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-p", "no:cacheprovider",
+                        "-k", "vs_float64 or strided"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert re.search(r"\b9 passed", r.stdout), r.stdout[-3000:]
