@@ -69,6 +69,33 @@ bool keys_transposed() {
   return kt;
 }
 
+// The leading dimension of a transposed pack of n rows: off multiples of 2 KiB.
+inline int64_t transposed_ld(int64_t n) { return n % 512 == 0 ? n + 16 : n; }
+
+// dst [rows, w] (dense) = rows of w values from src, ld apart.
+template <typename A>
+void copy_rows(const A* src, int64_t ld, int64_t w, int64_t rows, A* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const A* sr = src + r * ld;
+    A* dr = dst + r * w;
+#pragma omp simd
+    for (int64_t c = 0; c < w; ++c) dr[c] = sr[c];
+  }
+}
+
+// dst[c * ldd + r] = src[r * ld + c] for rows rows of w values, 16 source rows at a time
+// (their lines stay in L1 across the w columns).
+template <typename A>
+void copy_transposed(const A* src, int64_t ld, int64_t w, int64_t rows, A* dst, int64_t ldd) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t r1 = std::min(rows, r0 + 16);
+    for (int64_t c = 0; c < w; ++c) {
+      A* dc = dst + c * ldd;
+      for (int64_t r = r0; r < r1; ++r) dc[r] = src[r * ld + c];
+    }
+  }
+}
+
 // The problem's sizes, from query [B, Sq, H, D], key [B, Sk, Hk, D], value [.., Dv].
 struct Geometry {
   int64_t B, Sq, Sk, H, Hk, D, Dv;
@@ -173,28 +200,13 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
         const bool pack_k = kt || ldk != g.D, pack_v = ldv != g.Dv;
         const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
         const int64_t prow = whole ? g.Sk : bk_max;
-        const int64_t ldkt = prow % 512 == 0 ? prow + 16 : prow;
+        const int64_t ldkt = transposed_ld(prow);
         std::vector<A> Kp(pack_k ? (kt ? ldkt : prow) * g.D : 0), Vp(pack_v ? prow * g.Dv : 0);
         int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
-        auto pack_rows = [&](const A* src, int64_t ld, int64_t w, int64_t rows, A* dst) {
-          for (int64_t r = 0; r < rows; ++r) {
-            const A* sr = src + r * ld;
-            A* dr = dst + r * w;
-#pragma omp simd
-            for (int64_t c = 0; c < w; ++c) dr[c] = sr[c];
-          }
-        };
-        // rows keys from src (rows ld apart) into Kp: dense [rows, D] rows, or K^T [D, rows]
-        // (ldkt) 16 keys at a time, so that their lines stay in L1 across the D columns
+        // rows keys from src into Kp: dense [rows, D] rows, or K^T [D, rows] (ldkt)
         auto pack_keys = [&](const A* src, int64_t rows) {
-          if (!kt) return pack_rows(src, ldk, g.D, rows, Kp.data());
-          for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-            const int64_t r1 = std::min(rows, r0 + 16);
-            for (int64_t c = 0; c < g.D; ++c) {
-              A* dc = Kp.data() + c * ldkt;
-              for (int64_t r = r0; r < r1; ++r) dc[r] = src[r * ldk + c];
-            }
-          }
+          if (kt) return copy_transposed(src, ldk, g.D, rows, Kp.data(), ldkt);
+          copy_rows(src, ldk, g.D, rows, Kp.data());
         };
         for (int64_t t = t0; t < t1; ++t) {
           const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * kBlockQF;
@@ -215,7 +227,7 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
             int64_t ldkb = ldk, ldvb = ldv;
             if (whole && (pack_k || pack_v) && packed_head != b * g.Hk + hk) {
               if (pack_k) pack_keys(K, g.Sk);
-              if (pack_v) pack_rows(V, ldv, g.Dv, g.Sk, Vp.data());
+              if (pack_v) copy_rows(V, ldv, g.Dv, g.Sk, Vp.data());
               packed_head = b * g.Hk + hk;
             }
             if (pack_k) {
@@ -224,7 +236,7 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
               Kb = Kp.data() + (kt ? off : off * g.D), ldkb = kt ? ldkt : g.D;
             }
             if (pack_v) {
-              if (!whole) pack_rows(Vb, ldv, g.Dv, bk, Vp.data());
+              if (!whole) copy_rows(Vb, ldv, g.Dv, bk, Vp.data());
               Vb = Vp.data() + (whole ? j0 * g.Dv : 0), ldvb = g.Dv;
             }
             gemm<A>(false, !kt, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
