@@ -482,20 +482,30 @@ LoopKernel lower_fusion(const Operation* fusion) {
   // The loop space: the largest space of the group's ops (the fusion pass checked that
   // every op fits it).
   bool first = true;
+  std::vector<std::vector<int64_t>> spaces;  // the ops' spaces of the largest rank
   for (const Operation* op : *body) {
     if (op->name() == kYieldOp) continue;
     std::string why;
     OAR_ENFORCE(can_lower_op(op, &why), Unimplemented, "cinn: cannot lower ", op->name(), " (", why, ")");
     std::vector<int64_t> s = op_space(op);
-    if (s.size() > k.space.size()) k.space = s;
+    if (!spaces.empty() && s.size() > spaces[0].size()) spaces.clear();
+    if (spaces.empty() || (s.size() == spaces[0].size() && std::find(spaces.begin(), spaces.end(), s) == spaces.end()))
+      spaces.push_back(s);
     const DataType dt = group_dtype(op);
     OAR_ENFORCE(first || k.dtype == dt, Unimplemented, "cinn: a group of two float dtypes (", op->name(), ")");
     k.dtype = dt;
     first = false;
   }
-  for (const Operation* op : *body)
-    if (op->name() != kYieldOp)
-      OAR_ENFORCE(fits_space(op, k.space), Unimplemented, "cinn: ", op->name(), " does not fit the loop space");
+  // The one every op fits (the fuser's: a row op [R, 1] may come before the [R, C] ones).
+  const char* misfit = nullptr;
+  for (const std::vector<int64_t>& s : spaces) {
+    misfit = nullptr;
+    for (const Operation* op : *body)
+      if (op->name() != kYieldOp && !misfit && !fits_space(op, s)) misfit = op->name().c_str();
+    k.space = s;
+    if (!misfit) break;
+  }
+  OAR_ENFORCE(!misfit, Unimplemented, "cinn: ", misfit, " does not fit the loop space");
   // Note [Channel reductions]: a group computes over [N, C, H*W] rather than [N, C, H, W]
   // when W is short and every value allows it (longer rows for the vector loops).
   const size_t rank0 = k.space.size();

@@ -125,8 +125,8 @@ inline Tensor cross_entropy_decomp(const Tensor& input, const Tensor& label, con
   if (!soft_label) loss = where(t.valid, loss, t.zero);  // ignored: 0, whatever the row holds
   if (reduction == "none") {
     // Hard labels without the class dim keep it only when smoothed (Paddle), else the label's shape.
-    return !soft_label && label.rank() + 1 == input.rank() && t.spread == 0 ? reshape(loss, label.dims().vec())
-                                                                              : loss;
+    return !soft_label && label.rank() + 1 == input.rank() && label_smoothing == 0 ? reshape(loss, label.dims().vec())
+                                                                                     : loss;
   }
   if (reduction == "sum") return sum(loss);
   const Tensor d = ce_mean_denominator(t, soft_label, weight.defined(), ignore_index, label_smoothing);

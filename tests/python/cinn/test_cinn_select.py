@@ -90,11 +90,12 @@ def test_fused_select_equals_the_unfused_program(name, dtype, tol, shape):
     got = static(x, w, m)
     plain = oar.jit.to_static(fn)(x, w, m)
     if dtype == "bfloat16":
-        # float32 arithmetic and one rounding against float64 on the same inputs; the
+        # float32 arithmetic and one rounding against float64 on the same inputs (the
+        # program's Python scalars are bf16 tensors, 0.1 is 0.10009765625: two ulps); the
         # unfused bf16 program rounds every step (tolerance as the accuracy check's).
         g = got.astype("float32").numpy()
         ref = fn(x.astype("float64"), w.astype("float64"), m).numpy()
-        np.testing.assert_allclose(g, ref, rtol=2.0 ** -8, atol=1e-5)
+        np.testing.assert_allclose(g, ref, rtol=2.0 ** -7, atol=1e-5)
         big = max(1.0, float(np.abs(ref).max()))
         np.testing.assert_allclose(g, plain.astype("float32").numpy(), rtol=2e-2, atol=2e-2 * big)
     else:
@@ -117,8 +118,7 @@ def test_an_activation_model_fuses_forward_and_backward(act):
     x = oar.to_tensor(np.random.default_rng(0).standard_normal((16, 24)).astype("float32"))
 
     def step(fn):
-        for p in net.parameters():
-            p.clear_gradient()
+        net.clear_gradients()
         loss = (fn(x) ** 2).mean()
         loss.backward()
         return float(loss), [p.grad.numpy().copy() for p in net.parameters()]
@@ -129,7 +129,7 @@ def test_an_activation_model_fuses_forward_and_backward(act):
     np.testing.assert_allclose(got_l, want_l, rtol=1e-5)
     for a, b in zip(got_g, want_g):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    cp = static.forward.concrete_programs[-1] if hasattr(static, "forward") else static.concrete_programs[-1]
+    cp = static.concrete_programs[-1] if hasattr(static, "concrete_programs") else static.forward.concrete_programs[-1]
     fwd = str(cp.executed_program)
     assert f'"pd_op.{act}"' not in fwd and '"pd_op.where"' not in fwd, fwd
     # bias add + the activation: one kernel between the two library matmuls
