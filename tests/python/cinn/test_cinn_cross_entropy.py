@@ -207,3 +207,19 @@ def test_a_classifier_trains_the_same_under_cinn():
     assert '"pd_op.cross_entropy_grad"' not in str(cp.executed_backward_program)
     assert "kernel.compiled_kernel" in str(cp.executed_program)
     assert _C.cinn.cache_stats()["fallbacks"] == 0
+
+
+def test_an_optimizer_step_inside_to_static_raises():
+    # The updates are bindings, not ops: traced, one update would run while converting and
+    # none in the program (the parameter even became a constant). Refused instead.
+    net = oar.nn.Linear(4, 2)
+    opt = oar.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
+    w0 = net.weight.numpy().copy()
+
+    def update(g):
+        opt._apply_pairs([(net.weight, g)])
+        return net.weight * 1.0
+
+    with pytest.raises(RuntimeError, match=r"Adam.step\(\) inside a to_static function is not converted"):
+        oar.jit.to_static(update, backend="CINN")(oar.to_tensor(np.ones((4, 2), "float32")))
+    np.testing.assert_array_equal(net.weight.numpy(), w0)
