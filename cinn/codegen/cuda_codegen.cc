@@ -248,9 +248,8 @@ class CudaEmitter {
   bool costly(int n) const {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
-    if (x.kind == Node::kUnary &&
-        (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid" || x.op == "log1p" ||
-         x.op == "expm1"))
+    if (x.kind == Node::kUnary && (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" ||
+                                   x.op == "sigmoid" || x.op == "log1p" || x.op == "expm1"))
       return true;
     return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b)) || (x.c >= 0 && costly(x.c));
   }
@@ -521,12 +520,13 @@ class CudaEmitter {
     const std::string in = "in" + std::to_string(n.input);
     if (bool_in(static_cast<size_t>(n.input))) {
       // A bool mask byte as 1 or 0 of the compute type.
-      const std::string at = n.cls == VClass::kFull    ? "[off + " + col + "]"
-                             : n.cls == VClass::kCol   ? "[" + col + "]"
-                             : n.cls == VClass::kBcast ? "[(" + row_index(bcast_terms(k_, n.input)) + ") * cols + " + col + "]"
-                             : n.cls == VClass::kBrow  ? "[" + row_index(bcast_terms(k_, n.input)) + "]"
-                             : n.cls == VClass::kRow   ? "[row]"
-                                                       : "[0]";
+      const std::string at = n.cls == VClass::kFull  ? "[off + " + col + "]"
+                             : n.cls == VClass::kCol ? "[" + col + "]"
+                             : n.cls == VClass::kBcast
+                                 ? "[(" + row_index(bcast_terms(k_, n.input)) + ") * cols + " + col + "]"
+                             : n.cls == VClass::kBrow ? "[" + row_index(bcast_terms(k_, n.input)) + "]"
+                             : n.cls == VClass::kRow  ? "[row]"
+                                                      : "[0]";
       return "(" + in + at + " ? " + one() + " : " + lit(0.0) + ")";
     }
     switch (n.cls) {
@@ -569,9 +569,10 @@ class CudaEmitter {
     if (op == "max" || op == "min") return "oar_" + op + "(" + x + ", " + y + ")";
     if (op == "erfe") return "oar_erf_e(" + x + ", " + y + ")";
     // Compares: 1 or 0 (NaN compares false but for `ne`, as the CPU code)
-    static const std::unordered_map<std::string, const char*> cmp = {{"lt", " < "}, {"le", " <= "}, {"gt", " > "},
-                                                                      {"ge", " >= "}, {"eq", " == "}, {"ne", " != "}};
-    if (auto it = cmp.find(op); it != cmp.end()) return "((" + x + it->second + y + ") ? " + one() + " : " + lit(0.0) + ")";
+    static const std::unordered_map<std::string, const char*> cmp = {{"lt", " < "},  {"le", " <= "}, {"gt", " > "},
+                                                                     {"ge", " >= "}, {"eq", " == "}, {"ne", " != "}};
+    if (auto it = cmp.find(op); it != cmp.end())
+      return "((" + x + it->second + y + ") ? " + one() + " : " + lit(0.0) + ")";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown binary op ", op);
   }
 

@@ -33,9 +33,8 @@ namespace {
 
 // exp & co: a call to SLEEF or an inlined polynomial per vector.
 bool transcendental(const Node& n) {
-  return n.kind == Node::kUnary &&
-         (n.op == "exp" || n.op == "log" || n.op == "tanh" || n.op == "erf" || n.op == "sigmoid" || n.op == "log1p" ||
-          n.op == "expm1");
+  return n.kind == Node::kUnary && (n.op == "exp" || n.op == "log" || n.op == "tanh" || n.op == "erf" ||
+                                    n.op == "sigmoid" || n.op == "log1p" || n.op == "expm1");
 }
 
 }  // namespace
@@ -183,8 +182,8 @@ class Emitter : VecMath {
           !costly(n.a) || cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
-        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
-            is_bool_out(o) || !reaches(k_.outputs[o], n.a))
+        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull || is_bool_out(o) ||
+            !reaches(k_.outputs[o], n.a))
           continue;
         cache_out_[n.a] = static_cast<int>(o);
         used.insert(static_cast<int>(o));
@@ -615,8 +614,8 @@ class Emitter : VecMath {
   // A bool mask in memory (one byte, 0 or 1): loaded as 1.0 or 0.0, stored as v != 0.
   llvm::Value* mask_load(llvm::Value* p, int w) {
     llvm::Type* t = ity(8, w);
-    llvm::Value* v = mask_ && w > 1 ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(
-                                          t, p, llvm::Align(1), mask_, llvm::Constant::getNullValue(t)))
+    llvm::Value* v = mask_ && w > 1 ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(t, p, llvm::Align(1), mask_,
+                                                                                    llvm::Constant::getNullValue(t)))
                                     : b_.CreateAlignedLoad(t, p, llvm::Align(1));
     return b_.CreateUIToFP(b_.CreateICmpNE(v, llvm::Constant::getNullValue(t)), vty(w));
   }

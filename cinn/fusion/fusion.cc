@@ -91,8 +91,8 @@ class Fuser {
     std::vector<int> cands;
     for (Value v : op->operands())
       if (Operation* d = v.defining_op(); d && d->parent_block() == block_)
-        if (int g = group_of(d); g >= 0 && groups_[g].dtype == dt &&
-                                 std::find(cands.begin(), cands.end(), g) == cands.end())
+        if (int g = group_of(d);
+            g >= 0 && groups_[g].dtype == dt && std::find(cands.begin(), cands.end(), g) == cands.end())
           cands.push_back(g);
     std::vector<int> merged;
     std::vector<int64_t> mspace = space;

@@ -17,7 +17,15 @@ namespace {
 
 // How each supported op lowers: the one table the fusion pass and the lowering share.
 enum class Form : uint8_t {
-  kUnary, kBinary, kReduce, kMean, kScale, kPow, kClip, kSquare, kSumTo,
+  kUnary,
+  kBinary,
+  kReduce,
+  kMean,
+  kScale,
+  kPow,
+  kClip,
+  kSquare,
+  kSumTo,
   kCompare,  // float operands, a bool result (Note [Select and masks])
   kSelect,   // where(bool mask, x, y)
   kCast,     // a bool mask (or the group's dtype) to the group's dtype
@@ -314,7 +322,8 @@ bool can_lower_op(const Operation* op, std::string* why) {
   for (size_t i = 0; i < op->num_operands(); ++i) {
     const Value v = op->operand(i);
     if (!v || !v.type().is_tensor()) return fail("operands of another dtype");
-    const bool mask = (f == Form::kSelect && i == 0) || ((f == Form::kCast || f == Form::kFill) && is_bool_tensor(v.type()));
+    const bool mask =
+        (f == Form::kSelect && i == 0) || ((f == Form::kCast || f == Form::kFill) && is_bool_tensor(v.type()));
     if (mask ? !is_bool_tensor(v.type()) : v.type().dtype() != dt) return fail("operands of another dtype");
   }
   if (f == Form::kFill) {
@@ -349,8 +358,8 @@ DataType group_dtype(const Operation* op) {
   auto it = lowerings().find(op->name());
   if (it == lowerings().end() || op->num_results() != 1) return DataType::UNDEFINED;
   // A compare's dtype is its operands'; every other op's its result's.
-  const Type t = it->second.form == Form::kCompare ? (op->num_operands() ? op->operand(0).type() : Type())
-                                                    : op->result(0).type();
+  const Type t =
+      it->second.form == Form::kCompare ? (op->num_operands() ? op->operand(0).type() : Type()) : op->result(0).type();
   return is_float_tensor(t) ? t.dtype() : DataType::UNDEFINED;
 }
 

@@ -126,7 +126,7 @@ inline Tensor cross_entropy_decomp(const Tensor& input, const Tensor& label, con
   if (reduction == "none") {
     // Hard labels without the class dim keep it only when smoothed (Paddle), else the label's shape.
     return !soft_label && label.rank() + 1 == input.rank() && label_smoothing == 0 ? reshape(loss, label.dims().vec())
-                                                                                     : loss;
+                                                                                   : loss;
   }
   if (reduction == "sum") return sum(loss);
   const Tensor d = ce_mean_denominator(t, soft_label, weight.defined(), ignore_index, label_smoothing);

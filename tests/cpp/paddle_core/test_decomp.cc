@@ -301,10 +301,12 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
     ls.erase(ls.begin() + ax);
     DenseTensor hd(Dims(ls), DataType::INT64);
     int64_t* hp = hd.alloc<int64_t>();
-    for (int64_t i = 0; i < hd.numel(); ++i) hp[i] = i % 3 == 0 && classes > 2 ? 2 : static_cast<int64_t>((seed + 5 * i) % classes);
+    for (int64_t i = 0; i < hd.numel(); ++i)
+      hp[i] = i % 3 == 0 && classes > 2 ? 2 : static_cast<int64_t>((seed + 5 * i) % classes);
     const Tensor hard(std::move(hd));
     const Tensor logits = random(s, seed), probs = ops::softmax(random(s, seed + 1), axis);
-    const Tensor soft = ops::softmax(random(s, seed + 2), axis), w = ops::scale(ops::abs(random({classes}, seed + 3)), 1.0, 0.5, true);
+    const Tensor soft = ops::softmax(random(s, seed + 2), axis),
+                 w = ops::scale(ops::abs(random({classes}, seed + 3)), 1.0, 0.5, true);
     for (bool soft_label : {false, true})
       for (bool use_softmax : {true, false})
         for (bool weighted : {false, true})
@@ -315,9 +317,10 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                 const Tensor& x = use_softmax ? logits : probs;
                 const Tensor& label = soft_label ? soft : hard;
                 const Tensor ws = weighted ? w : Tensor();
-                const std::string w2 = what + " soft=" + std::to_string(soft_label) + " softmax=" +
-                                       std::to_string(use_softmax) + " weighted=" + std::to_string(weighted) +
-                                       " ignore=" + std::to_string(ignore) + " eps=" + std::to_string(eps) + " " + red;
+                const std::string w2 = what + " soft=" + std::to_string(soft_label) +
+                                       " softmax=" + std::to_string(use_softmax) +
+                                       " weighted=" + std::to_string(weighted) + " ignore=" + std::to_string(ignore) +
+                                       " eps=" + std::to_string(eps) + " " + red;
                 const Tensor want = ops::cross_entropy(x, label, ws, soft_label, use_softmax, ignore, axis, eps, red);
                 expect_close(want, decomp::cross_entropy(x, label, ws, soft_label, use_softmax, ignore, axis, eps, red),
                              w2);
