@@ -26,6 +26,7 @@ struct CeTerms {
   double keep = 1, spread = 0;  // y' = keep * y + spread
   Tensor hit;                   // hard: bool, the input's shape: class == label
   Tensor valid;                 // hard: bool [kdims]: label != ignore_index
+  Tensor valid_label;           // hard: bool, the label's shape: the same, on the integer labels
   Tensor weight_of;             // [kdims]: each sample's W (undefined: 1; hard: not masked)
   Tensor zero, one;             // 0-D constants of the input's dtype
 
@@ -76,6 +77,7 @@ inline CeTerms ce_terms(const Tensor& input, const Tensor& label, const Tensor& 
   const Tensor cls = reshape(arange(0, t.classes, 1, t.dt), t.bshape);
   t.hit = equal(cls, lf);
   t.valid = not_equal(lf, t.k(static_cast<double>(ignore_index)));
+  t.valid_label = not_equal(label, full({}, Scalar(ignore_index), label.dtype()));
   if (weight.defined()) {
     // W = keep * w[label] + spread * sum(w), as the kernel's weight_of
     const Tensor picked = sum(where(t.hit, wb, t.zero), {t.axis}, DataType::UNDEFINED, true);
@@ -98,7 +100,11 @@ inline Tensor ce_mean_denominator(const CeTerms& t, bool soft_label, bool weight
   const bool by_weight = weighted || (!soft_label && (ignore_index >= 0 || label_smoothing > 0));
   if (!by_weight) return Tensor();
   const Tensor w = t.weight_of.defined() ? t.weight_of : t.one;
-  const Tensor s = soft_label ? sum(w) : sum(where(t.valid, w, t.zero));
+  // Unweighted hard labels count from the integer labels: a sum that reads no value of the
+  // fused loss's group, so the gradient's last multiply (by upstream / D) can join it.
+  const Tensor s = soft_label            ? sum(w)
+                   : !weighted           ? sum(cast(t.valid_label, t.dt))
+                                         : sum(where(t.valid, w, t.zero));
   return where(equal(s, t.zero), t.one, s);
 }
 
