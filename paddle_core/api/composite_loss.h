@@ -102,9 +102,7 @@ inline Tensor ce_mean_denominator(const CeTerms& t, bool soft_label, bool weight
   const Tensor w = t.weight_of.defined() ? t.weight_of : t.one;
   // Unweighted hard labels count from the integer labels: a sum that reads no value of the
   // fused loss's group, so the gradient's last multiply (by upstream / D) can join it.
-  const Tensor s = soft_label            ? sum(w)
-                   : !weighted           ? sum(cast(t.valid_label, t.dt))
-                                         : sum(where(t.valid, w, t.zero));
+  const Tensor s = soft_label ? sum(w) : !weighted ? sum(cast(t.valid_label, t.dt)) : sum(where(t.valid, w, t.zero));
   return where(equal(s, t.zero), t.one, s);
 }
 
