@@ -86,11 +86,8 @@ inline CeTerms ce_terms(const Tensor& input, const Tensor& label, const Tensor& 
   return t;
 }
 
-// log p along the class axis: log_softmax, or log(input) clamped to +-1e20 (Paddle's
-// TolerableValue) without softmax.
-inline Tensor ce_log_prob(const Tensor& input, bool use_softmax, int64_t axis) {
-  return use_softmax ? log_softmax(input, axis) : clip(log(input), -1e20, 1e20);
-}
+// log p without softmax: log(input) clamped to +-1e20 (Paddle's TolerableValue).
+inline Tensor tolerable_log(const Tensor& input) { return clip(log(input), -1e20, 1e20); }
 
 // The 'mean' denominator: the samples' W summed (0 counts as 1) when weighted, or for hard
 // labels with ignore_index >= 0 or smoothing the non-ignored count; else the sample count
@@ -114,16 +111,33 @@ inline Tensor cross_entropy_decomp(const Tensor& input, const Tensor& label, con
                                    const std::string& reduction) {
   using namespace detail_loss;  // NOLINT
   const CeTerms t = ce_terms(input, label, weight, soft_label, ignore_index, axis, label_smoothing, "cross_entropy");
-  const Tensor logp = ce_log_prob(input, use_softmax, t.axis);
   const std::vector<int64_t> ax = {t.axis};
+  auto rsum = [&](const Tensor& v) { return sum(v, ax, DataType::UNDEFINED, true); };
   Tensor ce;
-  if (soft_label) {
-    ce = -sum(t.smoothed(label, true) * logp, ax, DataType::UNDEFINED, true);
+  if (use_softmax) {
+    // log p = x - lse, so the label terms are sums of x, which the fused kernel takes in the
+    // sweep of the row max (two sweeps over the row, as the kernel; log p itself would add
+    // a third after the exp sum): keep * (lse - x[label]) + spread * (C * lse - sum(x)), or
+    // lse * sum(y') - sum(y' * x).
+    const Tensor mx = max(input, ax, true);
+    const Tensor lse = mx + log(rsum(exp(input - mx)));
+    if (soft_label) {
+      const Tensor y = t.smoothed(label, true);
+      ce = lse * rsum(y) - rsum(y * input);
+    } else {
+      ce = (lse - rsum(where(t.hit, input, t.zero))) * t.keep;
+      if (t.spread != 0) ce = ce + (lse * static_cast<double>(t.classes) - rsum(input)) * t.spread;
+    }
   } else {
-    // -keep * log p[label] - spread * sum(log p), as the kernel (no 0 * -inf terms when
-    // there is no smoothing)
-    ce = sum(where(t.hit, logp, t.zero), ax, DataType::UNDEFINED, true) * -t.keep;
-    if (t.spread != 0) ce = ce - sum(logp, ax, DataType::UNDEFINED, true) * t.spread;
+    const Tensor logp = tolerable_log(input);
+    if (soft_label) {
+      ce = -rsum(t.smoothed(label, true) * logp);
+    } else {
+      // -keep * log p[label] - spread * sum(log p), as the kernel (no 0 * -inf terms when
+      // there is no smoothing)
+      ce = rsum(where(t.hit, logp, t.zero)) * -t.keep;
+      if (t.spread != 0) ce = ce - rsum(logp) * t.spread;
+    }
   }
   Tensor loss = t.weight_of.defined() ? ce * t.weight_of : ce;
   if (!soft_label) loss = where(t.valid, loss, t.zero);  // ignored: 0, whatever the row holds
