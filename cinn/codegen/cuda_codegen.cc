@@ -56,8 +56,11 @@ class CudaEmitter {
     sig << "extern \"C\" __global__ void __launch_bounds__(" << s_.block << ") " << name
         << "(long long rows, long long cols";
     if (k_.col_outer) sig << ", long long inner";  // rows per index of the kept leading axes
-    for (size_t i = 0; i < k_.inputs.size(); ++i) sig << ", const " << mt_ << "* __restrict__ in" << i;
-    for (size_t o = 0; o < k_.outputs.size(); ++o) sig << ", " << mt_ << "* __restrict__ out" << o;
+    // Bool masks are bytes (Note [Select and masks]).
+    for (size_t i = 0; i < k_.inputs.size(); ++i)
+      sig << ", const " << (bool_in(i) ? "unsigned char" : mt_) << "* __restrict__ in" << i;
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      sig << ", " << (bool_out(o) ? "unsigned char" : mt_) << "* __restrict__ out" << o;
     sig << ") {";
     os_ << "// schedule: " << s_.name() << ", block " << s_.block << "\n";
     for (size_t n = 0; n < k_.nodes.size(); ++n)
@@ -227,6 +230,7 @@ class CudaEmitter {
       live_[n] = true;
       if (k_.nodes[n].a >= 0) stack.push_back(k_.nodes[n].a);
       if (k_.nodes[n].b >= 0) stack.push_back(k_.nodes[n].b);
+      if (k_.nodes[n].c >= 0) stack.push_back(k_.nodes[n].c);
     }
   }
 
@@ -237,23 +241,23 @@ class CudaEmitter {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce) return false;
     if (x.kind == Node::kInput || x.kind == Node::kConst) return true;
-    return (x.a < 0 || ready(x.a)) && (x.b < 0 || ready(x.b));
+    return (x.a < 0 || ready(x.a)) && (x.b < 0 || ready(x.b)) && (x.c < 0 || ready(x.c));
   }
 
   // The same output-cache plan as the LLVM emitter (plan_output_caches there).
   bool costly(int n) const {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
-    if (x.kind == Node::kUnary &&
-        (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" || x.op == "sigmoid"))
+    if (x.kind == Node::kUnary && (x.op == "exp" || x.op == "log" || x.op == "tanh" || x.op == "erf" ||
+                                   x.op == "sigmoid" || x.op == "log1p" || x.op == "expm1"))
       return true;
-    return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
+    return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b)) || (x.c >= 0 && costly(x.c));
   }
   bool reaches(int of, int n) const {
     if (of == n) return true;
     const Node& x = k_.nodes[of];
     if (x.kind == Node::kReduce || x.kind == Node::kInput) return false;
-    return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n));
+    return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n)) || (x.c >= 0 && reaches(x.c, n));
   }
   void plan_output_caches() {
     if (bf16_) return;  // a bf16 buffer would round the cached value: recompute in float32
@@ -264,7 +268,7 @@ class CudaEmitter {
           !costly(n.a) || cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
-        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
+        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull || bool_out(o) ||
             !reaches(k_.outputs[o], n.a))
           continue;
         cache_out_[n.a] = static_cast<int>(o);
@@ -348,7 +352,7 @@ class CudaEmitter {
                row_index(row_terms(k_.space, ch->keep)) + "], " + add + ");");
           continue;
         }
-        line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(v) + ";");
+        line("if (" + row_guard + ") out" + std::to_string(o) + "[row] = " + st(v, bool_out(o)) + ";");
       }
     if (!col.empty()) store_full(col);
   }
@@ -373,7 +377,7 @@ class CudaEmitter {
       }
       if (n.cls != VClass::kFull) continue;
       const std::string v = eval(k_.outputs[o], col, memo);
-      line("out" + std::to_string(o) + "[off + " + col + "] = " + st(v) + ";");
+      line("out" + std::to_string(o) + "[off + " + col + "] = " + st(v, bool_out(o)) + ";");
     }
   }
 
@@ -487,6 +491,11 @@ class CudaEmitter {
           e = binary(n.op, a, b);
         }
         break;
+      case Node::kSelect: {  // the mask is 1 or 0 (Note [Select and masks])
+        const std::string m = eval(n.a, col, memo), a = eval(n.b, col, memo), b = eval(n.c, col, memo);
+        e = "(" + m + " != " + lit(0.0) + ") ? " + a + " : " + b;
+        break;
+      }
     }
     const std::string v = (col.empty() ? "s" : "") + fresh();
     line("const " + t_ + " " + v + " = " + e + ";");
@@ -501,9 +510,25 @@ class CudaEmitter {
     return row;
   }
   std::string ld(const std::string& e) const { return bf16_ ? "oar_ld(" + e + ")" : e; }
-  std::string st(const std::string& e) const { return bf16_ ? "oar_st(" + e + ")" : e; }
+  std::string st(const std::string& e, bool mask = false) const {
+    if (mask) return "(unsigned char)(" + e + " != " + lit(0.0) + ")";
+    return bf16_ ? "oar_st(" + e + ")" : e;
+  }
+  bool bool_in(size_t i) const { return i < k_.bool_in.size() && k_.bool_in[i]; }
+  bool bool_out(size_t o) const { return o < k_.bool_out.size() && k_.bool_out[o]; }
   std::string load(const Node& n, const std::string& col) const {
     const std::string in = "in" + std::to_string(n.input);
+    if (bool_in(static_cast<size_t>(n.input))) {
+      // A bool mask byte as 1 or 0 of the compute type.
+      const std::string at = n.cls == VClass::kFull  ? "[off + " + col + "]"
+                             : n.cls == VClass::kCol ? "[" + col + "]"
+                             : n.cls == VClass::kBcast
+                                 ? "[(" + row_index(bcast_terms(k_, n.input)) + ") * cols + " + col + "]"
+                             : n.cls == VClass::kBrow ? "[" + row_index(bcast_terms(k_, n.input)) + "]"
+                             : n.cls == VClass::kRow  ? "[row]"
+                                                      : "[0]";
+      return "(" + in + at + " ? " + one() + " : " + lit(0.0) + ")";
+    }
     switch (n.cls) {
       case VClass::kFull:
         return ld(in + "[off + " + col + "]");
@@ -525,7 +550,7 @@ class CudaEmitter {
     if (op == "erf" && !f64_) return "oar_erf(" + x + ")";
     if (op == "neg") return "-" + x;
     if (op == "exp" && !f64_) return "oar_exp(" + x + ")";
-    if (op == "exp" || op == "log" || op == "tanh" || op == "erf" || op == "sqrt")
+    if (op == "exp" || op == "log" || op == "tanh" || op == "erf" || op == "sqrt" || op == "log1p" || op == "expm1")
       return fn(op.c_str()) + "(" + x + ")";
     if (op == "rsqrt") return one() + " / " + fn("sqrt") + "(" + x + ")";
     if (op == "reciprocal") return one() + " / " + x;
@@ -543,6 +568,11 @@ class CudaEmitter {
     if (op == "div") return x + " / " + y;
     if (op == "max" || op == "min") return "oar_" + op + "(" + x + ", " + y + ")";
     if (op == "erfe") return "oar_erf_e(" + x + ", " + y + ")";
+    // Compares: 1 or 0 (NaN compares false but for `ne`, as the CPU code)
+    static const std::unordered_map<std::string, const char*> cmp = {{"lt", " < "},  {"le", " <= "}, {"gt", " > "},
+                                                                     {"ge", " >= "}, {"eq", " == "}, {"ne", " != "}};
+    if (auto it = cmp.find(op); it != cmp.end())
+      return "((" + x + it->second + y + ") ? " + one() + " : " + lit(0.0) + ")";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown binary op ", op);
   }
 

@@ -33,8 +33,8 @@ namespace {
 
 // exp & co: a call to SLEEF or an inlined polynomial per vector.
 bool transcendental(const Node& n) {
-  return n.kind == Node::kUnary &&
-         (n.op == "exp" || n.op == "log" || n.op == "tanh" || n.op == "erf" || n.op == "sigmoid");
+  return n.kind == Node::kUnary && (n.op == "exp" || n.op == "log" || n.op == "tanh" || n.op == "erf" ||
+                                    n.op == "sigmoid" || n.op == "log1p" || n.op == "expm1");
 }
 
 }  // namespace
@@ -146,6 +146,7 @@ class Emitter : VecMath {
       live_[n] = true;
       if (k_.nodes[n].a >= 0) stack.push_back(k_.nodes[n].a);
       if (k_.nodes[n].b >= 0) stack.push_back(k_.nodes[n].b);
+      if (k_.nodes[n].c >= 0) stack.push_back(k_.nodes[n].c);
     }
   }
 
@@ -159,13 +160,13 @@ class Emitter : VecMath {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce || x.kind == Node::kInput || x.kind == Node::kConst) return false;
     if (transcendental(x)) return true;
-    return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b));
+    return (x.a >= 0 && costly(x.a)) || (x.b >= 0 && costly(x.b)) || (x.c >= 0 && costly(x.c));
   }
   bool reaches(int of, int n) const {
     if (of == n) return true;
     const Node& x = k_.nodes[of];
     if (x.kind == Node::kReduce || x.kind == Node::kInput) return false;
-    return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n));
+    return (x.a >= 0 && reaches(x.a, n)) || (x.b >= 0 && reaches(x.b, n)) || (x.c >= 0 && reaches(x.c, n));
   }
 
   // Softmax's exp(x - max) is the sum's operand and the output's numerator: computed in
@@ -181,7 +182,7 @@ class Emitter : VecMath {
           !costly(n.a) || cache_out_.count(n.a))
         continue;
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
-        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull ||
+        if (used.count(static_cast<int>(o)) || k_.nodes[k_.outputs[o]].cls != VClass::kFull || is_bool_out(o) ||
             !reaches(k_.outputs[o], n.a))
           continue;
         cache_out_[n.a] = static_cast<int>(o);
@@ -211,6 +212,8 @@ class Emitter : VecMath {
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (k_.nodes[k_.outputs[o]].cls == VClass::kFull) full.push_back(static_cast<int>(o));
     if (full.empty() || !cache_out_.empty() || !llvm::Triple(m_.getTargetTriple()).isX86()) return;
+    for (int o : full)
+      if (is_bool_out(o)) return;  // byte outputs: other alignments and vector sizes
     for (size_t i = 0; i < k_.nodes.size(); ++i)
       sweeps_ |= live_[i] && k_.nodes[i].kind == Node::kReduce && k_.nodes[i].cls == VClass::kRow;
     // Without a sweep, whole-line vectors for the non-temporal stores (Note [Vector width]).
@@ -318,6 +321,10 @@ class Emitter : VecMath {
         continue;
       }
       std::unordered_map<int, llvm::Value*> memo;
+      if (is_bool_out(o)) {
+        mask_store(eval(k_.outputs[o], nullptr, 1, memo), b_.CreateGEP(b_.getInt8Ty(), base, r));
+        continue;
+      }
       mem_store(eval(k_.outputs[o], nullptr, 1, memo), b_.CreateGEP(st_, base, r));
     }
     if (!full_out) return;
@@ -337,6 +344,10 @@ class Emitter : VecMath {
         }
         if (n.cls != VClass::kFull) continue;
         llvm::Value* v = eval(k_.outputs[o], c, w, memo);
+        if (is_bool_out(o)) {
+          mask_store(v, b_.CreateGEP(b_.getInt8Ty(), ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)));
+          continue;
+        }
         mem_store(v, b_.CreateGEP(st_, ptrs_[k_.inputs.size() + o], b_.CreateAdd(rowoff_, c)), nt);
       }
     };
@@ -400,7 +411,7 @@ class Emitter : VecMath {
   void prefetch_next_row(llvm::Value* c, int locality) {
     llvm::Value* more = b_.CreateICmpSLT(b_.CreateAdd(r_, b_.getInt64(1)), r1_);
     for (size_t i = 0; i < k_.inputs.size(); ++i) {
-      if (k_.inputs[i] != VClass::kFull) continue;
+      if (k_.inputs[i] != VClass::kFull || (i < k_.bool_in.size() && k_.bool_in[i])) continue;
       llvm::Value* next = b_.CreateGEP(st_, ptrs_[i], b_.CreateAdd(b_.CreateAdd(rowoff_, cols_), c));
       // A prefetch cannot fault, but the address stays inside the buffer on the last row.
       llvm::Value* p = b_.CreateSelect(more, next, b_.CreateGEP(st_, ptrs_[i], b_.CreateAdd(rowoff_, c)));
@@ -416,7 +427,7 @@ class Emitter : VecMath {
     const Node& x = k_.nodes[n];
     if (x.kind == Node::kReduce) return false;
     if (x.kind == Node::kInput || x.kind == Node::kConst) return true;
-    return (x.a < 0 || ready(x.a)) && (x.b < 0 || ready(x.b));
+    return (x.a < 0 || ready(x.a)) && (x.b < 0 || ready(x.b)) && (x.c < 0 || ready(x.c));
   }
 
   // Row-level values (one per row) whose operands are known: computed once, before the
@@ -572,6 +583,10 @@ class Emitter : VecMath {
         }
         if (n.op == "erfe") return erf_f32(eval(n.a, c, w, memo), w, eval(n.b, c, w, memo));
         return binary(n.op, eval(n.a, c, w, memo), eval(n.b, c, w, memo));
+      case Node::kSelect: {  // the mask is 1 or 0 (Note [Select and masks])
+        llvm::Value* m = b_.CreateFCmpUNE(eval(n.a, c, w, memo), fconst(0.0, w));
+        return b_.CreateSelect(m, eval(n.b, c, w, memo), eval(n.c, c, w, memo));
+      }
     }
     return nullptr;
   }
@@ -595,8 +610,46 @@ class Emitter : VecMath {
     return splat(phi, w);
   }
 
+  bool is_bool_out(size_t o) const { return o < k_.bool_out.size() && k_.bool_out[o]; }
+  // A bool mask in memory (one byte, 0 or 1): loaded as 1.0 or 0.0, stored as v != 0.
+  llvm::Value* mask_load(llvm::Value* p, int w) {
+    llvm::Type* t = ity(8, w);
+    llvm::Value* v = mask_ && w > 1 ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(t, p, llvm::Align(1), mask_,
+                                                                                    llvm::Constant::getNullValue(t)))
+                                    : b_.CreateAlignedLoad(t, p, llvm::Align(1));
+    return b_.CreateUIToFP(b_.CreateICmpNE(v, llvm::Constant::getNullValue(t)), vty(w));
+  }
+  void mask_store(llvm::Value* v, llvm::Value* p) {
+    const int w = v->getType()->isVectorTy()
+                      ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements())
+                      : 1;
+    llvm::Value* bytes = b_.CreateZExt(b_.CreateFCmpUNE(v, fconst(0.0, w)), ity(8, w));
+    if (mask_ && w > 1) {
+      b_.CreateMaskedStore(bytes, p, llvm::Align(1), mask_);
+      return;
+    }
+    b_.CreateAlignedStore(bytes, p, llvm::Align(1));
+  }
+
   llvm::Value* load(const Node& n, llvm::Value* c, int w) {
     llvm::Value* base = ptrs_[n.input];
+    if (n.input < static_cast<int>(k_.bool_in.size()) && k_.bool_in[n.input]) {
+      llvm::Type* i8 = b_.getInt8Ty();
+      switch (n.cls) {
+        case VClass::kFull:
+          return mask_load(b_.CreateGEP(i8, base, b_.CreateAdd(rowoff_, c)), w);
+        case VClass::kCol:
+          return mask_load(b_.CreateGEP(i8, base, c), w);
+        case VClass::kBcast:
+          return mask_load(b_.CreateGEP(i8, base, b_.CreateAdd(boff_[n.input], c)), w);
+        case VClass::kRow:
+          return splat(mask_load(b_.CreateGEP(i8, base, r_), 1), w);
+        case VClass::kBrow:
+          return splat(mask_load(b_.CreateGEP(i8, base, boff_[n.input]), 1), w);
+        default:
+          return splat(mask_load(base, 1), w);
+      }
+    }
     switch (n.cls) {
       case VClass::kFull:
         return mem_load(b_.CreateGEP(st_, base, b_.CreateAdd(rowoff_, c)), w);

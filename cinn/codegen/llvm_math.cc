@@ -111,7 +111,8 @@ llvm::Value* VecMath::unary(const std::string& op, llvm::Value* x, int w) {
   if (op == "erf" && !f64_) return erf_f32(x, w);
   if (op == "neg") return b_.CreateFNeg(x);
   if (op == "exp") return exp_of(x, w);
-  if (op == "exp" || op == "log" || op == "tanh" || op == "erf") return math(op.c_str(), x, w);
+  if (op == "exp" || op == "log" || op == "tanh" || op == "erf" || op == "log1p" || op == "expm1")
+    return math(op.c_str(), x, w);
   if (op == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
   if (op == "rsqrt") return b_.CreateFDiv(fconst(1.0, w), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
   if (op == "reciprocal") return b_.CreateFDiv(fconst(1.0, w), x);
@@ -128,6 +129,15 @@ llvm::Value* VecMath::binary(const std::string& op, llvm::Value* x, llvm::Value*
   if (op == "mul") return b_.CreateFMul(x, y);
   if (op == "div") return b_.CreateFDiv(x, y);
   if (op == "max" || op == "min") return extremum(op, x, y);
+  // Compares give 1 or 0 (Note [Select and masks]); NaN compares false but for `ne`.
+  llvm::Value* m = op == "lt"   ? b_.CreateFCmpOLT(x, y)
+                   : op == "le" ? b_.CreateFCmpOLE(x, y)
+                   : op == "gt" ? b_.CreateFCmpOGT(x, y)
+                   : op == "ge" ? b_.CreateFCmpOGE(x, y)
+                   : op == "eq" ? b_.CreateFCmpOEQ(x, y)
+                   : op == "ne" ? b_.CreateFCmpUNE(x, y)
+                                : nullptr;
+  if (m) return b_.CreateUIToFP(m, x->getType());
   OAR_THROW(Unimplemented, "cinn codegen: unknown binary op ", op);
 }
 

@@ -5,7 +5,8 @@
 //     col, scalar) in the group's space F, a reduction reduces F's last axis;
 //   - no cycles: no path leaves the merged group and comes back into it through an
 //     op outside it (a backward walk from the members' outside operands);
-//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64/bfloat16.
+//   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64/bfloat16, one
+//     float dtype per group (bool masks of compares and where's condition aside).
 // Then groups over one loop space (the same dims: equal symbols, Note [Symbolic shapes])
 // that read a common input merge (horizontal fusion) when no path joins them. A group
 // with a reduction or at least two ops becomes a cinn.fusion placed where its last
@@ -31,6 +32,7 @@ namespace {
 struct Group {
   std::vector<Operation*> ops;
   std::vector<int64_t> space;
+  DataType dtype = DataType::UNDEFINED;  // the one float dtype (Note [Select and masks])
   bool reduce = false;
   bool alive = true;
 };
@@ -85,10 +87,13 @@ class Fuser {
     const bool reduce = nm == "pd_op.sum" || nm == "pd_op.max" || nm == "pd_op.min" || nm == "pd_op.amax" ||
                         nm == "pd_op.amin" || nm == "pd_op.mean" || nm == "pd_op.sum_to";
     // The producers' groups this op may merge with.
+    const DataType dt = group_dtype(op);
     std::vector<int> cands;
     for (Value v : op->operands())
       if (Operation* d = v.defining_op(); d && d->parent_block() == block_)
-        if (int g = group_of(d); g >= 0 && std::find(cands.begin(), cands.end(), g) == cands.end()) cands.push_back(g);
+        if (int g = group_of(d);
+            g >= 0 && groups_[g].dtype == dt && std::find(cands.begin(), cands.end(), g) == cands.end())
+          cands.push_back(g);
     std::vector<int> merged;
     std::vector<int64_t> mspace = space;
     for (int g : cands) {
@@ -118,6 +123,7 @@ class Fuser {
     Group& g = groups_[target];
     g.ops.push_back(op);
     g.space = mspace;
+    g.dtype = dt;
     g.reduce |= reduce;
     member_[op] = target;
   }
@@ -137,7 +143,9 @@ class Fuser {
         Group& a = groups_[i];
         Group& b = groups_[j];
         if (!b.alive || b.ops.empty() || (!emitted(a) && !emitted(b))) continue;
-        if (!same_dims(a.space, b.space) || !share_input(a, b) || outer_of(b.ops, outer_of(a.ops)) == -2) continue;
+        if (a.dtype != b.dtype || !same_dims(a.space, b.space) || !share_input(a, b) ||
+            outer_of(b.ops, outer_of(a.ops)) == -2)
+          continue;
         if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]) ||
             reads_cross_row({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]))
           continue;

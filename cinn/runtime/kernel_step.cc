@@ -47,6 +47,7 @@ std::vector<std::vector<char>> overwrite_table(const LoopKernel& k) {
       reach[o][n] = 1;
       stack.push_back(k.nodes[n].a);
       stack.push_back(k.nodes[n].b);
+      stack.push_back(k.nodes[n].c);
     }
   }
   for (size_t i = 0; i < ni; ++i) {
@@ -68,6 +69,15 @@ std::vector<std::vector<char>> overwrite_table(const LoopKernel& k) {
 
 namespace {
 
+// The dtype of input i / output o in memory: a bool mask's or the kernel's (Note [Select
+// and masks]).
+DataType in_dtype(const LoopKernel& k, size_t i) {
+  return i < k.bool_in.size() && k.bool_in[i] ? DataType::BOOL : k.dtype;
+}
+DataType out_dtype(const LoopKernel& k, size_t o) {
+  return o < k.bool_out.size() && k.bool_out[o] ? DataType::BOOL : k.dtype;
+}
+
 // The memory output o is written into (Note [Input writes]): the executor's target when it
 // fits the output and, where it is one of the group's inputs, overwrite_table allows it;
 // else null (the output is allocated and the executor copies it back).
@@ -75,7 +85,7 @@ const DenseTensor* output_into(const Compiled& g, const dispatch::KernelCall& ca
   const std::vector<const DenseTensor*>* into = pir::write_into_targets();
   if (into == nullptr || o >= into->size() || FLAGS_enable_cinn_accuracy_check) return nullptr;
   const DenseTensor* t = (*into)[o];
-  if (t == nullptr || !t->initialized() || t->dims() != d || t->dtype() != g.kernel.dtype ||
+  if (t == nullptr || !t->initialized() || t->dims() != d || t->dtype() != out_dtype(g.kernel, o) ||
       t->place() != call.ctx->place || !t->is_contiguous())
     return nullptr;
   for (size_t i = 0; i < g.kernel.inputs.size(); ++i) {
@@ -307,8 +317,8 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   for (int64_t i = 0; i < ref.rank() - k.col_axes; ++i) rows *= ref.dims()[i];
   for (size_t i = 0; i < ins.size(); ++i) {
     const DenseTensor& t = ins[i];
-    OAR_ENFORCE(t.dtype() == k.dtype, InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
-                dtype_name(t.dtype()), ", compiled for ", dtype_name(k.dtype));
+    OAR_ENFORCE(t.dtype() == in_dtype(k, i), InvalidArgument, "cinn kernel ", g.name, ": input ", i, " is ",
+                dtype_name(t.dtype()), ", compiled for ", dtype_name(in_dtype(k, i)));
     const VClass c = k.inputs[i];
     const bool ok = c == VClass::kFull    ? t.dims() == ref.dims()
                     : c == VClass::kRow   ? t.numel() == rows && (t.rank() == 0 || t.dims().back() == 1)
@@ -379,7 +389,7 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
       call.outputs.push_back(*into);
       continue;
     }
-    DenseTensor out(d, k.dtype, call.ctx->place);
+    DenseTensor out(d, out_dtype(k, o), call.ctx->place);
     bufs.push_back(out.alloc());
     call.outputs.push_back(std::move(out));
   }
@@ -440,6 +450,7 @@ void check_accuracy(size_t slot, const std::vector<DenseTensor>& ins, const std:
   // times the output's largest magnitude (at least 1).
   const double rtol = bf16 ? 2e-2 : f32 ? 1e-4 : 1e-10;
   auto at = [&](const DenseTensor& t, int64_t i) -> double {
+    if (t.dtype() == DataType::BOOL) return t.data<bool>()[i] ? 1.0 : 0.0;  // a mask output
     return bf16 ? static_cast<float>(t.data<bfloat16>()[i]) : f32 ? t.data<float>()[i] : t.data<double>()[i];
   };
   std::string bad;

@@ -47,7 +47,9 @@ struct Compiled {
 };
 
 // Kernel steps are plain function pointers (dispatch::KernelStep): kernel_step(I) runs slot I.
-constexpr size_t kSlots = 1024;
+// Slots are never reused (a program may still hold a step), so a long process (the CINN
+// test suite: ~1,100 distinct kernels since cinn37's tests) needs many.
+constexpr size_t kSlots = 4096;
 extern std::array<Compiled, kSlots> g_slots;  // filled up to state().used (kernel_step.cc)
 
 struct State {

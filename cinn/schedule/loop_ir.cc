@@ -16,7 +16,21 @@ using namespace pir;  // NOLINT
 namespace {
 
 // How each supported op lowers: the one table the fusion pass and the lowering share.
-enum class Form : uint8_t { kUnary, kBinary, kReduce, kMean, kScale, kPow, kClip, kSquare, kSumTo };
+enum class Form : uint8_t {
+  kUnary,
+  kBinary,
+  kReduce,
+  kMean,
+  kScale,
+  kPow,
+  kClip,
+  kSquare,
+  kSumTo,
+  kCompare,  // float operands, a bool result (Note [Select and masks])
+  kSelect,   // where(bool mask, x, y)
+  kCast,     // a bool mask (or the group's dtype) to the group's dtype
+  kFill,     // full_like(x, v): the constant v (x gives only the shape)
+};
 struct Lowering {
   Form form;
   const char* op;  // the loop IR op
@@ -25,6 +39,8 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
   static const std::unordered_map<std::string, Lowering> t = {
       {"pd_op.exp", {Form::kUnary, "exp"}},
       {"pd_op.log", {Form::kUnary, "log"}},
+      {"pd_op.log1p", {Form::kUnary, "log1p"}},
+      {"pd_op.expm1", {Form::kUnary, "expm1"}},
       {"pd_op.sqrt", {Form::kUnary, "sqrt"}},
       {"pd_op.rsqrt", {Form::kUnary, "rsqrt"}},
       {"pd_op.reciprocal", {Form::kUnary, "reciprocal"}},
@@ -54,6 +70,17 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
       // A broadcast to the loop space is a load of the operand's class (batch_norm's
       // backward expands per-channel values: Note [Channel reductions]).
       {"pd_op.expand", {Form::kUnary, "id"}},
+      // Note [Select and masks]: masks are 1/0 values of the group's compute type inside a
+      // group, bytes in memory.
+      {"pd_op.less_than", {Form::kCompare, "lt"}},
+      {"pd_op.less_equal", {Form::kCompare, "le"}},
+      {"pd_op.greater_than", {Form::kCompare, "gt"}},
+      {"pd_op.greater_equal", {Form::kCompare, "ge"}},
+      {"pd_op.equal", {Form::kCompare, "eq"}},
+      {"pd_op.not_equal", {Form::kCompare, "ne"}},
+      {"pd_op.where", {Form::kSelect, "select"}},
+      {"pd_op.cast", {Form::kCast, "id"}},
+      {"pd_op.full_like", {Form::kFill, ""}},
   };
   return t;
 }
@@ -73,6 +100,8 @@ bool is_float_tensor(Type t) {
   return t && t.is_tensor() &&
          (t.dtype() == DataType::FLOAT32 || t.dtype() == DataType::FLOAT64 || t.dtype() == DataType::BFLOAT16);
 }
+
+bool is_bool_tensor(Type t) { return t && t.is_tensor() && t.dtype() == DataType::BOOL; }
 
 // A reduction over the last axis only (the loop space's column axis).
 bool last_axis_reduce(const Operation* op, std::string* why) {
@@ -280,17 +309,29 @@ bool can_lower_op(const Operation* op, std::string* why) {
     if (why) *why = "no lowering";
     return false;
   }
-  if (op->num_results() != 1 || !is_float_tensor(op->result(0).type())) {
-    if (why) *why = "result dtype is not float32/float64/bfloat16";
-    return false;
-  }
-  const DataType dt = op->result(0).type().dtype();
-  for (Value v : op->operands())
-    if (!v || !is_float_tensor(v.type()) || v.type().dtype() != dt) {
-      if (why) *why = "operands of another dtype";
-      return false;
-    }
   const Form f = it->second.form;
+  const auto fail = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  // Note [Select and masks]: one float dtype per group (group_dtype); masks are bool.
+  const DataType dt = group_dtype(op);
+  if (op->num_results() != 1 || dt == DataType::UNDEFINED) return fail("result dtype is not float32/float64/bfloat16");
+  const Type rt = op->result(0).type();
+  if (f == Form::kCompare ? !is_bool_tensor(rt) : rt.dtype() != dt) return fail("result of another dtype");
+  for (size_t i = 0; i < op->num_operands(); ++i) {
+    const Value v = op->operand(i);
+    if (!v || !v.type().is_tensor()) return fail("operands of another dtype");
+    const bool mask =
+        (f == Form::kSelect && i == 0) || ((f == Form::kCast || f == Form::kFill) && is_bool_tensor(v.type()));
+    if (mask ? !is_bool_tensor(v.type()) : v.type().dtype() != dt) return fail("operands of another dtype");
+  }
+  if (f == Form::kFill) {
+    const DataType want = attr_of(op, "dtype").as_dtype();
+    if (want != DataType::UNDEFINED && want != dt) return fail("full_like with a dtype change");
+    if (opgen::a_scalar(attr_of(op, "fill_value"), op->info(), op->info()->attr_index("fill_value")).is_complex())
+      return fail("full_like with a complex value");
+  }
   if (f == Form::kSumTo && !is_chan(op, f) && !column_reduce(op, why)) return false;
   if ((f == Form::kReduce || f == Form::kMean) && !last_axis_reduce(op, why) && !is_chan(op, f)) {
     std::string col_why;
@@ -311,6 +352,15 @@ bool can_lower_op(const Operation* op, std::string* why) {
     return false;
   }
   return true;
+}
+
+DataType group_dtype(const Operation* op) {
+  auto it = lowerings().find(op->name());
+  if (it == lowerings().end() || op->num_results() != 1) return DataType::UNDEFINED;
+  // A compare's dtype is its operands'; every other op's its result's.
+  const Type t =
+      it->second.form == Form::kCompare ? (op->num_operands() ? op->operand(0).type() : Type()) : op->result(0).type();
+  return is_float_tensor(t) ? t.dtype() : DataType::UNDEFINED;
 }
 
 int column_outer_of(const Operation* op) {
@@ -440,17 +490,31 @@ LoopKernel lower_fusion(const Operation* fusion) {
   LoopKernel k;
   // The loop space: the largest space of the group's ops (the fusion pass checked that
   // every op fits it).
+  bool first = true;
+  std::vector<std::vector<int64_t>> spaces;  // the ops' spaces of the largest rank
   for (const Operation* op : *body) {
     if (op->name() == kYieldOp) continue;
     std::string why;
     OAR_ENFORCE(can_lower_op(op, &why), Unimplemented, "cinn: cannot lower ", op->name(), " (", why, ")");
     std::vector<int64_t> s = op_space(op);
-    if (s.size() > k.space.size()) k.space = s;
-    k.dtype = op->result(0).type().dtype();
+    if (!spaces.empty() && s.size() > spaces[0].size()) spaces.clear();
+    if (spaces.empty() || (s.size() == spaces[0].size() && std::find(spaces.begin(), spaces.end(), s) == spaces.end()))
+      spaces.push_back(s);
+    const DataType dt = group_dtype(op);
+    OAR_ENFORCE(first || k.dtype == dt, Unimplemented, "cinn: a group of two float dtypes (", op->name(), ")");
+    k.dtype = dt;
+    first = false;
   }
-  for (const Operation* op : *body)
-    if (op->name() != kYieldOp)
-      OAR_ENFORCE(fits_space(op, k.space), Unimplemented, "cinn: ", op->name(), " does not fit the loop space");
+  // The one every op fits (the fuser's: a row op [R, 1] may come before the [R, C] ones).
+  const char* misfit = nullptr;
+  for (const std::vector<int64_t>& s : spaces) {
+    misfit = nullptr;
+    for (const Operation* op : *body)
+      if (op->name() != kYieldOp && !misfit && !fits_space(op, s)) misfit = op->name().c_str();
+    k.space = s;
+    if (!misfit) break;
+  }
+  OAR_ENFORCE(!misfit, Unimplemented, "cinn: ", misfit, " does not fit the loop space");
   // Note [Channel reductions]: a group computes over [N, C, H*W] rather than [N, C, H, W]
   // when W is short and every value allows it (longer rows for the vector loops).
   const size_t rank0 = k.space.size();
@@ -491,6 +555,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
     OAR_ENFORCE(c != VClass::kNone, Unimplemented, "cinn: group input ", i, " ", body->argument(i).type().str(),
                 " does not fit the loop space");
     k.inputs.push_back(c);
+    k.bool_in.push_back(body->argument(i).type().dtype() == DataType::BOOL ? 1 : 0);
     std::vector<int64_t> b;
     if (c == VClass::kBcast || c == VClass::kBrow) {
       b = cdims(body->argument(i).type().dims());
@@ -515,6 +580,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
         OAR_ENFORCE(c == VClass::kFull || c == VClass::kRow || c == VClass::kCol, Unimplemented,
                     "cinn: a group output must span rows or the loop space");
         k.outputs.push_back(n);
+        k.bool_out.push_back(v.type().dtype() == DataType::BOOL ? 1 : 0);
         k.out_rank_drop.push_back(static_cast<int>(rank0 - v.type().dims().size()));
         auto ch = chan_of.find(n);
         k.chan.push_back(ch == chan_of.end() ? LoopKernel::ChanOut{} : ch->second);
@@ -528,6 +594,7 @@ LoopKernel lower_fusion(const Operation* fusion) {
     if (cross_row_reduction(op)) cross_row.insert(op->result(0).impl());
     const int a = node_of.at(op->operand(0).impl());
     const int b = op->num_operands() > 1 ? node_of.at(op->operand(1).impl()) : -1;
+    const int c3 = op->num_operands() > 2 ? node_of.at(op->operand(2).impl()) : -1;
     const bool reduce = is_reduce_form(l.form);
     const bool chan = reduce && is_chan(op, l.form);
     const bool column = reduce && is_column(op, l.form);
@@ -595,6 +662,29 @@ LoopKernel lower_fusion(const Operation* fusion) {
       case Form::kClip:
         r = bin("max", bin("min", a, konst(f_attr(op, "max")), cls), konst(f_attr(op, "min")), cls);
         break;
+      case Form::kCompare:
+        r = bin(l.op, a, b, cls);
+        break;
+      case Form::kSelect: {
+        Node n;
+        n.kind = Node::kSelect;
+        n.op = l.op;
+        n.a = a;
+        n.b = b;
+        n.c = c3;
+        n.cls = cls;
+        r = add(n);
+        break;
+      }
+      case Form::kCast:
+        r = un("id", a, cls);
+        break;
+      case Form::kFill: {
+        const int i = op->info()->attr_index("fill_value");
+        r = un("id", konst(opgen::a_scalar(attr_of(op, "fill_value"), op->info(), static_cast<size_t>(i)).to_double()),
+               cls);
+        break;
+      }
     }
     node_of[op->result(0).impl()] = r;
   }
@@ -625,6 +715,8 @@ std::string LoopKernel::text() const {
     if (n.kind == Node::kUnary) os << n.op << "(n" << n.a << ")";
     if (n.kind == Node::kBinary) os << n.op << "(n" << n.a << ", n" << n.b << ")";
     if (n.kind == Node::kReduce) os << "reduce_" << n.op << "(n" << n.a << ")";
+    if (n.kind == Node::kSelect) os << "select(n" << n.a << ", n" << n.b << ", n" << n.c << ")";
+    if (n.kind == Node::kInput && n.input < static_cast<int>(bool_in.size()) && bool_in[n.input]) os << " bool";
     os << "\n";
   }
   os << "out";
@@ -638,6 +730,7 @@ std::string LoopKernel::text() const {
       os << "]";
       continue;
     }
+    os << (i < bool_out.size() && bool_out[i] ? "/bool" : "");
     os << (out_rank_drop[i] ? "/drop" : "");
     if (out_rank_drop[i] > 1) os << out_rank_drop[i];  // a column sum's dropped leading axes
   }

@@ -57,12 +57,14 @@ struct DimsScope {
 };
 
 struct Node {
-  enum Kind : uint8_t { kInput, kConst, kUnary, kBinary, kReduce };
+  enum Kind : uint8_t { kInput, kConst, kUnary, kBinary, kReduce, kSelect };
   Kind kind = kInput;
-  std::string op;      // unary: exp log sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
+  std::string op;      // unary: exp log log1p expm1 sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
                        // binary: add sub mul div max min, erfe (erf(a) given b = exp(-a^2),
-                       // share_erf_exp); reduce: sum max min
+                       // share_erf_exp), lt le gt ge eq ne (1 or 0: a mask, Note [Select
+                       // and masks]); reduce: sum max min; select: a != 0 ? b : c
   int a = -1, b = -1;  // operand nodes
+  int c = -1;          // kSelect: the value where the mask `a` is 0
   int input = -1;      // kInput: the group input
   double value = 0;    // kConst
   VClass cls = VClass::kFull;
@@ -78,6 +80,8 @@ struct LoopKernel {
                                    // output (a column sum) is [1, ..., 1, C] of rank k - drop
   int ref_input = -1;              // an input of class kFull: gives R and C at run time (-1: none)
   std::vector<int64_t> space;      // F as the IR knows it (-1: dynamic)
+  std::vector<char> bool_in;       // per input: 1 for a bool mask (bytes, loaded as 1 or 0)
+  std::vector<char> bool_out;      // per output: 1 for a bool mask (stored as bytes, v != 0)
   int col_outer = 0;               // Note [Column reductions]: leading axes its column
                                    // reductions keep (sum(axis=1) of [a, b, c]: 1); the rows
                                    // of one index of those axes reduce into one output row
@@ -103,6 +107,10 @@ struct LoopKernel {
 /// True when the fusion pass may put `op` into a group (its lowering below exists and
 /// its dtypes are supported); `why` says what is missing otherwise.
 bool can_lower_op(const pir::Operation* op, std::string* why = nullptr);
+/// The float dtype a group holding `op` computes in (a compare's operands', else the
+/// result's); UNDEFINED for an op without a lowering or without float values. One group,
+/// one such dtype (Note [Select and masks]).
+DataType group_dtype(const pir::Operation* op);
 /// The leading axes a column reduction keeps (LoopKernel::col_outer; > 0 for sum/max/
 /// min/mean over the middle axes); -1 for an op that is no column reduction. One group's
 /// column reductions must agree.

@@ -19,7 +19,7 @@ namespace {
 void restore_dependency_order(LoopKernel& k) {
   const int n = static_cast<int>(k.nodes.size());
   std::vector<int> order, state(n, 0);     // 0 new, 1 on the stack, 2 placed
-  std::vector<std::pair<int, int>> stack;  // node, next operand to visit (0: a, 1: b, 2: done)
+  std::vector<std::pair<int, int>> stack;  // node, next operand to visit (0: a, 1: b, 2: c, 3: done)
   for (int root = 0; root < n; ++root) {
     if (state[root]) continue;
     stack.push_back({root, 0});
@@ -27,7 +27,7 @@ void restore_dependency_order(LoopKernel& k) {
     while (!stack.empty()) {
       auto& [id, next] = stack.back();
       const Node& x = k.nodes[id];
-      const int opnd = next == 0 ? x.a : next == 1 ? x.b : -2;
+      const int opnd = next == 0 ? x.a : next == 1 ? x.b : next == 2 ? x.c : -2;
       if (opnd == -2) {
         state[id] = 2;
         order.push_back(id);
@@ -49,6 +49,7 @@ void restore_dependency_order(LoopKernel& k) {
     Node x = k.nodes[id];
     if (x.a >= 0) x.a = where[x.a];
     if (x.b >= 0) x.b = where[x.b];
+    if (x.c >= 0) x.c = where[x.c];
     nodes.push_back(std::move(x));
   }
   k.nodes = std::move(nodes);

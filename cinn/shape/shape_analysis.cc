@@ -146,7 +146,8 @@ const std::unordered_set<std::string>& same_shape() {
       "pd_op.assign",     "pd_op.full_like", "pd_op.sign",     "pd_op.floor",       "pd_op.ceil",
       "pd_op.round",      "pd_op.sin",       "pd_op.cos",      "pd_op.dropout",     "pd_op.layer_norm",
       "pd_op.rms_norm",   "pd_op.tril",      "pd_op.triu",     "pd_op.logical_not", "pd_op.isnan",
-      "pd_op.leaky_relu", "pd_op.elu",       "pd_op.softplus", "pd_op.exp2"};
+      "pd_op.leaky_relu", "pd_op.elu",       "pd_op.softplus", "pd_op.exp2",        "pd_op.log1p",
+      "pd_op.expm1"};
   return s;
 }
 const std::unordered_set<std::string>& reductions() {

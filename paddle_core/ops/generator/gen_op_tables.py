@@ -90,6 +90,7 @@ def gen_decomp_cc(ops):
            '#include "oar_generated/ops_api.h"',
            '#include "paddle_core/api/composite.h"',
            '#include "paddle_core/api/composite_cnn.h"  // decomposition helpers (norms)',
+           '#include "paddle_core/api/composite_loss.h"  // decomposition helpers (cross_entropy)',
            '#include "paddle_core/api/composite_math.h"  // decomposition helpers (reductions)\n',
            # The expressions are compiled where oar::decomp's names are not visible, so
            # `sigmoid(x)` in one means the op (a primitive for the compiler), never another

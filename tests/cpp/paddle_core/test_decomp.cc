@@ -290,6 +290,49 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                      },
                      {{4, 3, 5, 7}, {2, 5, 3, 3}, {1, 3, 4, 4}, {4, 3, 1, 1}, {3, 5, 9}, {6, 7}, {0, 3, 4, 5}}};
   c["batch_norm_grad"] = c["batch_norm"];
+  // cross_entropy and its input gradient (Note [cross_entropy decomposition] in
+  // docs/notes/cinn.md): hard labels (some ignored) and soft ones, weighted or not,
+  // smoothed or not, the three reductions, with and without softmax, the class axis last
+  // and (rank 3) in the middle; a 0-size batch. Every sample ignored is in the Python tests.
+  c["cross_entropy"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const int64_t axis = s.size() == 3 ? 1 : -1, ax = axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis;
+    const int64_t classes = s[ax];
+    Shape ls = s;
+    ls.erase(ls.begin() + ax);
+    DenseTensor hd(Dims(ls), DataType::INT64);
+    int64_t* hp = hd.alloc<int64_t>();
+    for (int64_t i = 0; i < hd.numel(); ++i)
+      hp[i] = i % 3 == 0 && classes > 2 ? 2 : static_cast<int64_t>((seed + 5 * i) % classes);
+    const Tensor hard(std::move(hd));
+    const Tensor logits = random(s, seed), probs = ops::softmax(random(s, seed + 1), axis);
+    const Tensor soft = ops::softmax(random(s, seed + 2), axis),
+                 w = ops::scale(ops::abs(random({classes}, seed + 3)), 1.0, 0.5, true);
+    for (bool soft_label : {false, true})
+      for (bool use_softmax : {true, false})
+        for (bool weighted : {false, true})
+          for (int64_t ignore : {int64_t{-100}, int64_t{2}})
+            for (double eps : {0.0, 0.1})
+              for (const char* red : {"none", "sum", "mean"}) {
+                if (soft_label && ignore >= 0) continue;  // rejected for soft labels, as Paddle
+                const Tensor& x = use_softmax ? logits : probs;
+                const Tensor& label = soft_label ? soft : hard;
+                const Tensor ws = weighted ? w : Tensor();
+                const std::string w2 = what + " soft=" + std::to_string(soft_label) +
+                                       " softmax=" + std::to_string(use_softmax) +
+                                       " weighted=" + std::to_string(weighted) + " ignore=" + std::to_string(ignore) +
+                                       " eps=" + std::to_string(eps) + " " + red;
+                const Tensor want = ops::cross_entropy(x, label, ws, soft_label, use_softmax, ignore, axis, eps, red);
+                expect_close(want, decomp::cross_entropy(x, label, ws, soft_label, use_softmax, ignore, axis, eps, red),
+                             w2);
+                const Tensor g = random(want.dims().vec(), seed + 4, 1.0);
+                expect_close(
+                    ops::cross_entropy_grad(x, label, ws, g, soft_label, use_softmax, ignore, axis, eps, red),
+                    decomp::cross_entropy_grad(x, label, ws, g, soft_label, use_softmax, ignore, axis, eps, red),
+                    w2 + " grad");
+              }
+                        },
+                        {{6, 5}, {3, 4, 5}, {0, 5}, {1, 1}}};
+  c["cross_entropy_grad"] = c["cross_entropy"];
   return c;
 }
 
