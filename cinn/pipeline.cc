@@ -17,6 +17,8 @@ DEFINE_string(allow_cinn_ops, "", "';'-separated ops that may join fused groups 
 DEFINE_string(deny_cinn_ops, "", "';'-separated ops that never join fused groups");
 DEFINE_string(cinn_cache_dir, "", "The fusion compiler's disk cache (empty: ~/.cache/oar/cinn)");
 DEFINE_bool(enable_cinn_compile_cache, true, "Keep compiled groups on disk (FLAGS_cinn_cache_dir)");
+DEFINE_bool(cinn_decompose_short_rows, false,
+            "Decompose cross_entropy over fewer than 32 classes too (Note [Short rows keep their kernel]; tests)");
 DEFINE_bool(cinn_test_fail_compile, false, "Test hook: every group fails to compile (the unfused fallback runs)");
 DEFINE_bool(enable_cinn_accuracy_check, false,
             "Run each compiled group's unfused ops too and warn (once per group) where the outputs differ");

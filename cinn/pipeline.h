@@ -18,6 +18,7 @@ DECLARE_string(deny_cinn_ops);
 DECLARE_string(cinn_cache_dir);
 DECLARE_bool(enable_cinn_compile_cache);
 DECLARE_bool(cinn_test_fail_compile);
+DECLARE_bool(cinn_decompose_short_rows);
 DECLARE_bool(enable_cinn_accuracy_check);
 DECLARE_int32(cinn_compile_thread_num);
 DECLARE_int32(cinn_nontemporal_store_mb);

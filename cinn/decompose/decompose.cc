@@ -116,6 +116,25 @@ bool has_dynamic_dim(Operation* op) {
   return false;
 }
 
+// Note [Short rows keep their kernel] (docs/notes/cinn.md): cross_entropy and its gradient
+// over fewer than kMinDecomposedClasses classes keep the op's kernels. The generated row
+// loops lose to them on rows shorter than two vectors (bench/cinn_select.py, fwd + bwd,
+// one thread, Zen 4: [65536, 10] 0.44x, [65536, 20] 0.82x, [32768, 32] 1.46x,
+// [16384, 100] 1.17x). A class dim unknown at compile time decomposes;
+// FLAGS_cinn_decompose_short_rows decomposes them all (the tests' small class counts).
+constexpr int64_t kMinDecomposedClasses = 32;
+
+bool kernel_wins(Operation* op) {
+  if (op->name() != "pd_op.cross_entropy" && op->name() != "pd_op.cross_entropy_grad") return false;
+  const Value x = op->operand(0);
+  if (!x || !x.type().is_tensor()) return false;
+  const std::vector<int64_t> dims = x.type().dims();
+  int64_t axis = opgen::a_int(op->attr("axis"), op->info(), op->info()->attr_index("axis"));
+  if (axis < 0) axis += static_cast<int64_t>(dims.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(dims.size())) return false;
+  return dims[axis] >= 0 && dims[axis] < kMinDecomposedClasses && !FLAGS_cinn_decompose_short_rows;
+}
+
 class DecomposePass : public Pass {
  public:
   DecomposePass() : Pass("decompose") {}
@@ -130,7 +149,7 @@ class DecomposePass : public Pass {
       again = false;
       std::vector<Operation*> ops;
       anchor->walk([&](Operation* op) {
-        if (table.count(op->name()) && !kept.count(op) && decomposable(op)) ops.push_back(op);
+        if (table.count(op->name()) && !kept.count(op) && decomposable(op) && !kernel_wins(op)) ops.push_back(op);
       });
       for (Operation* op : ops) {
         DecompFn fn = table.at(op->name());

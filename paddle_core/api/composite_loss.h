@@ -73,11 +73,13 @@ inline CeTerms ce_terms(const Tensor& input, const Tensor& label, const Tensor& 
   // ignore_index rounds, but to a value no valid label has).
   if (t.dt == DataType::FLOAT32 && t.classes > (int64_t{1} << 24))
     throw std::invalid_argument(std::string(op) + ": more than 2^24 classes in float32");
-  const Tensor lf = cast(reshape(label, t.kdims), t.dt);
+  // The kernel's range check stays: a bad label raises as the op does, not a zero pick.
+  const Tensor checked = cross_entropy_check_labels(label, t.classes, ignore_index);
+  const Tensor lf = cast(reshape(checked, t.kdims), t.dt);
   const Tensor cls = reshape(arange(0, t.classes, 1, t.dt), t.bshape);
   t.hit = equal(cls, lf);
   t.valid = not_equal(lf, t.k(static_cast<double>(ignore_index)));
-  t.valid_label = not_equal(label, full({}, Scalar(ignore_index), label.dtype()));
+  t.valid_label = not_equal(checked, full({}, Scalar(ignore_index), label.dtype()));
   if (weight.defined()) {
     // W = keep * w[label] + spread * sum(w), as the kernel's weight_of
     const Tensor picked = sum(where(t.hit, wb, t.zero), {t.axis}, DataType::UNDEFINED, true);

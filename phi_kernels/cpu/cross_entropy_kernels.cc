@@ -409,6 +409,22 @@ void CrossEntropyLabelGradKernel(const DeviceContext&, const DenseTensor& input,
   });
 }
 
+// cross_entropy_check_labels: out = label, with cross_entropy's check of hard labels.
+template <typename T>
+void CrossEntropyCheckLabelsKernel(const DeviceContext&, const DenseTensor& label, int64_t classes,
+                                   int64_t ignore_index, DenseTensor* out) {
+  const T* l = label.data<T>();
+  T* o = out->alloc<T>();
+  const int64_t n = label.numel();
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t v = static_cast<int64_t>(l[j]);
+    if (v != ignore_index && (v < 0 || v >= classes))
+      OAR_THROW(OutOfRange, "cross_entropy: label value ", v, " at position ", j, " is out of range for ", classes,
+                " classes (expected [0, ", classes, ") or ignore_index=", ignore_index, ")");
+    o[j] = l[j];
+  }
+}
+
 }  // namespace
 }  // namespace oar::phi
 
@@ -417,3 +433,4 @@ using namespace oar::phi;  // NOLINT
 OAR_REGISTER_KERNEL(cross_entropy, CPU, CrossEntropyKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(cross_entropy_grad, CPU, CrossEntropyGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(cross_entropy_label_grad, CPU, CrossEntropyLabelGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(cross_entropy_check_labels, CPU, CrossEntropyCheckLabelsKernel, int32_t, int64_t)

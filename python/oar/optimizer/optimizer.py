@@ -186,14 +186,6 @@ class Optimizer:
         """One update of the parameters in `pairs` [(parameter, gradient)]."""
         if not pairs:
             return
-        from ..jit.api import is_tracing  # a late import: jit imports the optimizers' users
-
-        if is_tracing():
-            # The multi-tensor updates (_C._adam_update & co) are no ops: a converted
-            # function would run one update while it is traced and none when the program
-            # runs (docs/notes/cinn.md, "Not done yet").
-            raise RuntimeError(f"{type(self).__name__}.step() inside a to_static function is not converted; call "
-                               f"it outside the converted function (after loss.backward())")
         if self._grad_clip is not None:
             pairs = self._grad_clip(pairs)
         clipped = {id(p): g for p, g in pairs}

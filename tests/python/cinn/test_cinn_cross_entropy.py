@@ -14,6 +14,33 @@ from oar import _C
 
 F = oar.nn.functional
 C = 7
+# The small class counts here decompose only with this flag (Note [Short rows keep their
+# kernel]); restored after each test by conftest's cache fixture.
+CINN_FLAGS = ["FLAGS_cinn_decompose_short_rows"]
+
+
+@pytest.fixture(autouse=True)
+def decompose_short_rows(cache_dir):
+    oar.set_flags({"FLAGS_cinn_decompose_short_rows": True})
+    yield
+
+
+@pytest.mark.parametrize("classes,kept", [(10, True), (31, True), (32, False), (40, False)])
+def test_short_rows_keep_the_kernel_by_default(classes, kept):
+    oar.set_flags({"FLAGS_cinn_decompose_short_rows": False})
+    rng = np.random.default_rng(classes)
+    x = rng.standard_normal((16, classes)).astype("float32")
+    label = oar.to_tensor(rng.integers(0, classes, 16).astype("int64"))
+    fn = lambda t, lb: F.cross_entropy(t, lb)  # noqa: E731
+    static = oar.jit.to_static(fn, backend="CINN")
+    got_loss, got_grad = run(static, x, label)
+    want_loss, want_grad = run(fn, x, label)
+    np.testing.assert_allclose(got_loss, want_loss, rtol=2e-5)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=2e-5, atol=1e-7)
+    prog = static.concrete_programs[-1]
+    fwd, bwd = str(prog.executed_program), str(prog.executed_backward_program)
+    assert ('"pd_op.cross_entropy"' in fwd) == kept, fwd
+    assert ('"pd_op.cross_entropy_grad"' in bwd) == kept, bwd
 
 # name -> (cross_entropy keyword arguments, label kind, input shape)
 CASES = {
@@ -210,17 +237,36 @@ def test_a_classifier_trains_the_same_under_cinn():
     assert _C.cinn.cache_stats()["fallbacks"] == 0
 
 
-def test_an_optimizer_step_inside_to_static_raises():
-    # The updates are bindings, not ops: traced, one update would run while converting and
-    # none in the program (the parameter even became a constant). Refused instead.
-    net = oar.nn.Linear(4, 2)
-    opt = oar.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
-    w0 = net.weight.numpy().copy()
+@pytest.mark.parametrize("bad", [10, -1, 99])
+def test_an_out_of_range_label_raises_under_cinn_as_the_op(bad):
+    # cross_entropy_check_labels keeps the kernel's check ahead of the fused group: a hard
+    # label outside [0, C) that is not ignore_index raises the op's IndexError, in the
+    # forward and when the compiled program runs again with other labels.
+    rng = np.random.default_rng(4)
+    x = oar.to_tensor(rng.standard_normal((6, 10)).astype("float32"), stop_gradient=False)
+    good = oar.to_tensor(np.array([0, 9, 3, 5, 5, 1], dtype="int64"))
+    wrong = oar.to_tensor(np.array([0, 9, bad, 5, 5, 1], dtype="int64"))
+    fn = lambda t, lb: F.cross_entropy(t, lb, ignore_index=5)  # noqa: E731
+    static = oar.jit.to_static(fn, backend="CINN")
+    np.testing.assert_allclose(static(x, good).numpy(), fn(x, good).numpy(), rtol=2e-5)
+    prog = str(static.concrete_programs[-1].executed_program)
+    assert "cross_entropy_check_labels" in prog and '"pd_op.cross_entropy"' not in prog
+    for call in (fn, static):
+        with pytest.raises(IndexError, match=rf"cross_entropy(_check_labels)?: label value {bad} at position 2 is out of range "
+                                             r"for 10 classes \(expected \[0, 10\) or ignore_index=5\)"):
+            call(x, wrong)
 
-    def update(g):
-        opt._apply_pairs([(net.weight, g)])
-        return net.weight * 1.0
 
-    with pytest.raises(RuntimeError, match=r"Adam.step\(\) inside a to_static function is not converted"):
-        oar.jit.to_static(update, backend="CINN")(oar.to_tensor(np.ones((4, 2), "float32")))
-    np.testing.assert_array_equal(net.weight.numpy(), w0)
+def test_the_label_check_op():
+    # out = label for int32/int64 labels (ignore_index passes); the op's error otherwise
+    for dt in ("int32", "int64"):
+        lab = oar.to_tensor(np.array([[0], [3], [-100]], dtype=dt))
+        out = _C.ops._cross_entropy_check_labels(lab, 4, -100)
+        assert out.dtype == lab.dtype and out.shape == [3, 1]
+        np.testing.assert_array_equal(out.numpy(), lab.numpy())
+        with pytest.raises(IndexError, match=r"label value 4 at position 1 is out of range for 4 classes"):
+            _C.ops._cross_entropy_check_labels(oar.to_tensor(np.array([1, 4], dtype=dt)), 4, -100)
+    empty = _C.ops._cross_entropy_check_labels(oar.to_tensor(np.zeros([0], dtype="int64")), 4, -100)
+    assert empty.shape == [0]
+    with pytest.raises((TypeError, RuntimeError, NotImplementedError), match="cross_entropy_check_labels"):
+        _C.ops._cross_entropy_check_labels(oar.to_tensor(np.array([1.0], dtype="float32")), 4, -100)
