@@ -31,14 +31,7 @@ def test_short_rows_keep_the_kernel_by_default(classes, kept):
     rng = np.random.default_rng(classes)
     x = rng.standard_normal((16, classes)).astype("float32")
     label = oar.to_tensor(rng.integers(0, classes, 16).astype("int64"))
-    fn = lambda t, lb: F.cross_entropy(t, lb)  # noqa: E731
-    static = oar.jit.to_static(fn, backend="CINN")
-    got_loss, got_grad = run(static, x, label)
-    want_loss, want_grad = run(fn, x, label)
-    np.testing.assert_allclose(got_loss, want_loss, rtol=2e-5)
-    np.testing.assert_allclose(got_grad, want_grad, rtol=2e-5, atol=1e-7)
-    prog = static.concrete_programs[-1]
-    fwd, bwd = str(prog.executed_program), str(prog.executed_backward_program)
+    fwd, bwd = compiled_matches_eager(lambda t, lb: F.cross_entropy(t, lb), x, label)
     assert ('"pd_op.cross_entropy"' in fwd) == kept, fwd
     assert ('"pd_op.cross_entropy_grad"' in bwd) == kept, bwd
 
@@ -126,6 +119,18 @@ def run(fn, x, label):
     return out.numpy(), xt.grad.numpy()
 
 
+def compiled_matches_eager(fn, x, label):
+    """fn's float32 loss and input gradient under to_static(backend='CINN') against eager;
+    returns the executed forward and backward programs' text."""
+    static = oar.jit.to_static(fn, backend="CINN")
+    got_loss, got_grad = run(static, x, label)
+    want_loss, want_grad = run(fn, x, label)
+    np.testing.assert_allclose(got_loss, want_loss, rtol=2e-5)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=2e-5, atol=1e-7)
+    prog = static.concrete_programs[-1]
+    return str(prog.executed_program), str(prog.executed_backward_program)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-11)])
 def test_decomposition_equals_the_op(name, dtype, tol):
@@ -163,14 +168,7 @@ def test_hard_label_loss_fuses_around_the_class_select():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((64, 100)).astype("float32")
     label = oar.to_tensor(rng.integers(0, 100, 64).astype("int64"))
-    fn = lambda t, lb: F.cross_entropy(t, lb, ignore_index=5)  # noqa: E731
-    static = oar.jit.to_static(fn, backend="CINN")
-    got_loss, got_grad = run(static, x, label)
-    want_loss, want_grad = run(fn, x, label)
-    np.testing.assert_allclose(got_loss, want_loss, rtol=2e-5)
-    np.testing.assert_allclose(got_grad, want_grad, rtol=2e-5, atol=1e-7)
-    prog = static.concrete_programs[-1]
-    fwd, bwd = str(prog.executed_program), str(prog.executed_backward_program)
+    fwd, bwd = compiled_matches_eager(lambda t, lb: F.cross_entropy(t, lb, ignore_index=5), x, label)
     for text in (fwd, bwd):
         # no [64, 1] or [64, 100] op outside the kernels: only the 0-D denominator's
         # where(D == 0, 1, D) and the integer labels' compare (its count) stay kernel calls
