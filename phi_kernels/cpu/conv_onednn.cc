@@ -575,8 +575,8 @@ class SliceChoices {  // per tune_key: whether the geometry runs in cache slices
   std::unordered_map<std::string, bool> map_;
 };
 
-// g's batch as consecutive slices of `len` images: the plans of its (at most two) slice
-// lengths, prepared on the first slices' buffers.
+// g's batch as consecutive slices of `len` images (len < g.batch): the plans of its slice
+// lengths, len and the last slice's remainder (if any), prepared on the first slice's buffers.
 struct SlicePlan {
   int64_t len = 0;  // 0: the batch runs whole
   int64_t lens[2] = {0, 0};
@@ -586,12 +586,10 @@ struct SlicePlan {
 SlicePlan plan_slices(const ConvGeometry& g, int64_t len, const void* src, const void* w, void* dst,
                       memory::data_type dt, const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
   SlicePlan sp;
-  sp.len = len;
-  for (int64_t lo = 0; lo < g.batch; lo += len) {
-    const int64_t n = std::min(len, g.batch - lo);
-    const int i = sp.lens[0] == 0 || sp.lens[0] == n ? 0 : 1;
-    if (sp.lens[i] != n) sp.lens[i] = n, sp.plans[i] = plan_fwd(with_batch(g, n), src, w, dst, dt, w_owner, w_version);
-  }
+  sp.len = sp.lens[0] = len;
+  sp.plans[0] = plan_fwd(with_batch(g, len), src, w, dst, dt, w_owner, w_version);
+  if (const int64_t last = g.batch % len)
+    sp.lens[1] = last, sp.plans[1] = plan_fwd(with_batch(g, last), src, w, dst, dt, w_owner, w_version);
   return sp;
 }
 
