@@ -82,7 +82,7 @@ class Fuser {
   void visit(Operation* op) {
     if (!op_allowed(op->name()) || !can_lower_op(op)) return;
     std::vector<int64_t> space = op_space(op);
-    if (!fits_space(op, space)) return;
+    if (!fits_space(op, space, false)) return;
     const std::string& nm = op->name();
     const bool reduce = nm == "pd_op.sum" || nm == "pd_op.max" || nm == "pd_op.min" || nm == "pd_op.amax" ||
                         nm == "pd_op.amin" || nm == "pd_op.mean" || nm == "pd_op.sum_to";
@@ -175,10 +175,10 @@ class Fuser {
     for (int c : chosen) k = outer_of(groups_[c].ops, k);
     if (k == -2) return {};
     for (const std::vector<int64_t>* s : {&cur, &g.space}) {
-      bool ok = fits_space(op, *s);
-      for (Operation* m : g.ops) ok = ok && fits_space(m, *s);
+      bool ok = fits_space(op, *s, false);
+      for (Operation* m : g.ops) ok = ok && fits_space(m, *s, false);
       for (int c : chosen)
-        for (Operation* m : groups_[c].ops) ok = ok && fits_space(m, *s);
+        for (Operation* m : groups_[c].ops) ok = ok && fits_space(m, *s, false);
       if (ok) return *s;
     }
     return {};
@@ -236,7 +236,7 @@ class Fuser {
         int new_full = 0;
         bool fits = true;
         for (Operation* c : cone) {
-          fits = fits && fits_space(c, hg.space);
+          fits = fits && fits_space(c, hg.space, false);
           for (Value v : c->operands())
             if (!in_cone.count(v.impl()) && !h_reads.count(v.impl()) && value_dims(v) == hg.space) {
               ++new_full;

@@ -400,13 +400,15 @@ bool is_column_sum(Value v) {
 }
 }  // namespace
 
-bool fits_space(const Operation* op, const std::vector<int64_t>& space) {
+bool fits_space(const Operation* op, const std::vector<int64_t>& space, bool sums_in_group) {
   auto it = lowerings().find(op->name());
   if (it == lowerings().end() || space.empty()) return false;
   const bool reduce = is_reduce_form(it->second.form);
   for (Value v : op->operands()) {
     const VClass c = classify(value_dims(v), space);
-    if (c == VClass::kNone || is_dropped_row(v) || is_column_sum(v) || (reduce && c != VClass::kFull)) return false;
+    if (c == VClass::kNone || is_dropped_row(v) || (sums_in_group && is_column_sum(v)) ||
+        (reduce && c != VClass::kFull))
+      return false;
   }
   if (reduce && is_chan(op, it->second.form)) return value_dims(op->operand(0)) == space;
   if (reduce && is_column(op, it->second.form)) {  // a column reduction: [C] or [1, ..., 1, C]

@@ -121,8 +121,11 @@ bool cross_row_reduction(const pir::Operation* op);
 /// The loop space an op computes over: a reduction's input dims, else its result dims.
 std::vector<int64_t> op_space(const pir::Operation* op);
 /// True when every operand and result of `op` has a class in `space` that the lowering
-/// accepts (results kFull or kRow; a reduction reads kFull).
-bool fits_space(const pir::Operation* op, const std::vector<int64_t>& space);
+/// accepts (results kFull or kRow; a reduction reads kFull). An operand made by a column
+/// reduction fails when `sums_in_group` (the lowering: a group's own values); the fuser
+/// passes false, since a sum made by another kernel is an ordinary input, and keeps a sum
+/// from being read inside its own group with cross_row_reduction.
+bool fits_space(const pir::Operation* op, const std::vector<int64_t>& space, bool sums_in_group = true);
 
 /// A kBcast input's row for loop row r (Note [Broadcast inputs]):
 /// sum over the terms of (r / div % mod) * stride; its element (r, c) is at row * C + c.

@@ -69,9 +69,9 @@ class InputSpec:
 
 
 class BuildStrategy:
-    """Paddle's build options for to_static (oar.jit.to_static(fn, build_strategy=...)).
-    `build_cinn_pass = True` runs the programs through the fusion compiler, as
-    backend='CINN' does. The other Paddle options are accepted and have no effect: Oar's
+    """Paddle's build options, for to_static (oar.jit.to_static(fn, build_strategy=...))
+    and static.CompiledProgram(program, build_strategy). `build_cinn_pass = True` runs
+    the programs through the fusion compiler, as backend='CINN' does. The other Paddle options are accepted and have no effect: Oar's
     pass pipelines already fuse what they name."""
 
     def __init__(self):
@@ -113,7 +113,8 @@ _framework_io.register_codec("static.Program", _is_program, _program_to_bytes, _
 _LAZY = {
     "_program": ("Program", "program_guard", "default_main_program", "default_startup_program", "data",
                  "switch_main_program", "switch_startup_program"),
-    "_executor": ("Executor", "Scope", "global_scope", "scope_guard", "cpu_places", "cuda_places"),
+    "_executor": ("Executor", "CompiledProgram", "Scope", "global_scope", "scope_guard", "cpu_places",
+                  "cuda_places"),
     "_backward": ("append_backward", "gradients"),
     "_io": ("save_inference_model", "load_inference_model", "save", "load"),
     "_metric": ("auc",),

@@ -4,7 +4,11 @@ docs/notes/static.md).
 Executor.run(program, feed, fetch_list) takes a copy of the program recorded so far with
 the fetched variables as its outputs (Tracer.snapshot), lowers it with the jit-train
 pipeline and runs it on the one executor (pir/executor), as to_static's programs run.
-The lowered program is cached per (program state, fetch list, feed shapes and dtypes).
+The lowered program is cached per (program state, fetch list, feed shapes and dtypes,
+fusion compiler on or off). With FLAGS_use_cinn, or a CompiledProgram whose
+BuildStrategy sets build_cinn_pass, the pipeline is `cinn` instead (docs/notes/cinn.md,
+"Switching it on"): a training program's backward and optimizer updates, which are ops
+here, are fused with the forward's.
 Parameters and other persistable variables live in the scope, by name; the program's
 builtin.set_parameter ops (optimizer updates) write into the scope's tensors."""
 import contextlib
@@ -113,12 +117,44 @@ def scope_guard(scope):
         _scopes.pop()
 
 
+def _use_cinn(build_strategy):
+    """Whether Executor.run compiles with the fusion compiler: asked for by the
+    BuildStrategy of a CompiledProgram or by FLAGS_use_cinn, and built (else one warning)."""
+    from ..jit.api import _cinn_switch
+
+    asked = bool(getattr(build_strategy, "build_cinn_pass", False)) or _C.get_flag("use_cinn") == "true"
+    return _cinn_switch(asked)
+
+
+class CompiledProgram:
+    """Paddle's static.CompiledProgram: a program (or a loaded inference program) with the
+    BuildStrategy it runs under. Executor.run runs it as it runs the program itself;
+    `build_cinn_pass = True` compiles it with the fusion compiler."""
+
+    def __init__(self, program_or_graph, build_strategy=None):
+        from . import BuildStrategy
+        from ._io import LoadedProgram
+
+        if not isinstance(program_or_graph, (_program.Program, LoadedProgram)):
+            raise TypeError(f"CompiledProgram: program_or_graph must be an oar.static.Program, got "
+                            f"{type(program_or_graph).__name__}")
+        if build_strategy is not None and not isinstance(build_strategy, BuildStrategy):
+            raise TypeError(f"CompiledProgram: build_strategy must be a static.BuildStrategy or None, got "
+                            f"{type(build_strategy).__name__}")
+        self._program = program_or_graph
+        self._build_strategy = build_strategy
+
+    def __repr__(self):
+        return f"CompiledProgram(build_strategy={self._build_strategy})"
+
+
 class _Compiled:
     """One lowered program: its executor and what to feed it."""
 
-    def __init__(self, pir_program, fetch_names):
+    def __init__(self, pir_program, fetch_names, cinn=False):
         self.program = pir_program
-        self.executor = _pir.Executor(pir_program.run_pipeline("jit-train", lower_copy=True))
+        pipeline = "cinn" if cinn else "jit-train"
+        self.executor = _pir.Executor(pir_program.run_pipeline(pipeline, lower_copy=True))
         self.fetch_names = fetch_names
         self.params = []
         for op in pir_program.ops():
@@ -141,7 +177,9 @@ class Executor:
         from ._io import LoadedProgram
 
         program = program if program is not None else _program.default_main_program()
-        program = getattr(program, "_program", program)  # CompiledProgram
+        strategy = None
+        if isinstance(program, CompiledProgram):
+            program, strategy = program._program, program._build_strategy
         scope = scope if scope is not None else global_scope()
         if isinstance(feed, (list, tuple)):  # per place, as a DataLoader(return_list=False) yields
             if len(feed) != 1 or not isinstance(feed[0], dict):
@@ -156,13 +194,13 @@ class Executor:
         elif not isinstance(fetch_list, (list, tuple)):
             fetch_list = [fetch_list]
         if isinstance(program, LoadedProgram):
-            outs = program._run(feed, fetch_list, scope)
+            outs = program._run(feed, fetch_list, scope, _use_cinn(strategy))
         elif isinstance(program, _program.Program):
             if program._init:  # a startup program
                 return self._run_startup(program, scope)
             asserts = program._base()._asserts
             extra = [t for cond, data, _, _ in asserts for t in [cond] + data]
-            outs = self._run_main(program, feed, list(fetch_list) + extra, scope)
+            outs = self._run_main(program, feed, list(fetch_list) + extra, scope, _use_cinn(strategy))
             if extra:
                 outs, checked = outs[:len(fetch_list)], outs[len(fetch_list):]
                 _check_asserts(asserts, checked)
@@ -237,10 +275,10 @@ class Executor:
             out.append(_as_feed(name, feed[name], dims, dtype))
         return out
 
-    def _run_main(self, program, feed, fetch_list, scope):
+    def _run_main(self, program, feed, fetch_list, scope, cinn):
         tensors, names = self._fetch_targets(program, fetch_list)
         shapes = tuple((k, tuple(np.shape(v)), str(getattr(v, "dtype", ""))) for k, v in sorted(feed.items()))
-        key = (id(program), program._ops_version(), tuple(id(t) for t in tensors), shapes)
+        key = (id(program), program._ops_version(), tuple(id(t) for t in tensors), shapes, cinn)
         c = self._cache.get(key)
         if c is None:
             from . import _specialize
@@ -252,7 +290,7 @@ class Executor:
                     pir_program = _specialize.record(program, fed, tensors)
                 else:
                     pir_program = program._snapshot(tensors, names)
-                c = _Compiled(pir_program, names)
+                c = _Compiled(pir_program, names, cinn)
             c.keep = tensors  # the ids in the key stay valid while the entry lives
             self._cache[key] = c
         inputs = self._feed_inputs(program, c, feed)

@@ -95,6 +95,7 @@ class LoadedProgram:
     def __init__(self, program, params, info, pipeline="jit-infer"):
         self._pir = program
         self._executor = _C.pir.Executor(program.run_pipeline(pipeline, lower_copy=True))
+        self._cinn_executor = None  # compiled on the first run that asks for the fusion compiler
         self._params = params
         self._startup = bool(info.get("startup"))
         # parameters the file has no value for come from the scope at run time
@@ -104,7 +105,7 @@ class LoadedProgram:
         self.fetch_targets = [FetchTarget(n, i) for i, n in enumerate(info.get("fetch_names")
                                                                       or self._executor.output_names)]
 
-    def _run(self, feed, fetch_list, scope):
+    def _run(self, feed, fetch_list, scope, cinn=False):
         from ._executor import _as_feed
 
         for n in feed:
@@ -124,7 +125,12 @@ class LoadedProgram:
             elif used:
                 raise RuntimeError(f"Executor.run: the loaded program reads the parameter '{n}', which is not "
                                    f"in the scope: run the startup program first")
-        outs = self._executor.run(inputs, params)
+        executor = self._executor
+        if cinn and not self._startup:
+            if self._cinn_executor is None:
+                self._cinn_executor = _C.pir.Executor(self._pir.clone().run_pipeline("cinn", lower_copy=True))
+            executor = self._cinn_executor
+        outs = executor.run(inputs, params)
         if self._startup:  # a loaded startup program initialises the scope, as the original does
             for t, o in zip(self.fetch_targets, outs):
                 scope._set(t.name, o)

@@ -12,6 +12,7 @@
 #include "pir/executor/executor.h"
 #include "pir/pass/pass.h"
 #include "pir/pass/pipelines.h"
+#include "tests/cpp/cinn/cinn_test_util.h"
 #include "tests/cpp/pir/pir_test_util.h"
 
 namespace oar::cinn {
@@ -173,6 +174,48 @@ module {
 // Reductions over the middle axes keep the leading ones (col_outer, part of the key):
 // sum over axis 1 of [?, 5, 37] and mean over axes 1, 2 of [?, 4, 5, 37] would not share
 // a group; here sum and max over axis 1 with keepdim either way.
+// A bias's momentum update reads the bias gradient, a column sum: not in the sum's group
+// (the sum is complete only after every row), but in a group of its own over [C] with the
+// elementwise ops around it. (It used to stay unfused: an op reading a column sum was kept
+// out of every group, not only the sum's.)
+TEST(CinnPasses, ConsumersOfAColumnSumFuseInTheirOwnGroup) {
+  auto p = test_util::fused(R"IR(
+module {
+  %x = "builtin.input"() {name = "x"} : () -> (tensor<16x8xf32>)
+  %v = "builtin.input"() {name = "v"} : () -> (tensor<8xf32>)
+  %p = "builtin.input"() {name = "p"} : () -> (tensor<8xf32>)
+  %mu = "pd_op.full"() {dtype = #dtype<float32>, fill_value = 0.9, place = #place<cpu>, shape = #shape[]} : () -> (tensor<f32>)
+  %g = "pd_op.sum"(%x) {axis = #shape[0], dtype = #dtype<undefined>, keepdim = false} : (tensor<16x8xf32>) -> (tensor<8xf32>)
+  %vm = "pd_op.multiply"(%v, %mu) : (tensor<8xf32>, tensor<f32>) -> (tensor<8xf32>)
+  %vn = "pd_op.add"(%vm, %g) : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>)
+  %pn = "pd_op.subtract"(%p, %vn) : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>)
+  "builtin.output"(%vn) {name = "vn"} : (tensor<8xf32>) -> ()
+  "builtin.output"(%pn) {name = "pn"} : (tensor<8xf32>) -> ()
+}
+)IR");
+  EXPECT_EQ(p->str(), R"IR(module {
+  %0 = "builtin.input"() {name = "x"} : () -> (tensor<16x8xf32>)
+  %1 = "builtin.input"() {name = "v"} : () -> (tensor<8xf32>)
+  %2 = "builtin.input"() {name = "p"} : () -> (tensor<8xf32>)
+  %3 = "pd_op.full"() {dtype = #dtype<float32>, fill_value = 0.9, place = #place<cpu>, shape = #shape[]} : () -> (tensor<f32>)
+  %4 = "cinn.fusion"(%0) ({
+    ^bb0(%5: tensor<16x8xf32>):
+      %6 = "pd_op.sum"(%5) {axis = #shape[0], dtype = #dtype<undefined>, keepdim = false} : (tensor<16x8xf32>) -> (tensor<8xf32>)
+      "cinn.yield"(%6) : (tensor<8xf32>) -> ()
+  }) : (tensor<16x8xf32>) -> (tensor<8xf32>)
+  %7, %8 = "cinn.fusion"(%1, %3, %4, %2) ({
+    ^bb0(%9: tensor<8xf32>, %10: tensor<f32>, %11: tensor<8xf32>, %12: tensor<8xf32>):
+      %13 = "pd_op.multiply"(%9, %10) : (tensor<8xf32>, tensor<f32>) -> (tensor<8xf32>)
+      %14 = "pd_op.add"(%13, %11) : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>)
+      %15 = "pd_op.subtract"(%12, %14) : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>)
+      "cinn.yield"(%14, %15) : (tensor<8xf32>, tensor<8xf32>) -> ()
+  }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  "builtin.output"(%7) {name = "vn"} : (tensor<8xf32>) -> ()
+  "builtin.output"(%8) {name = "pn"} : (tensor<8xf32>) -> ()
+}
+)IR");
+}
+
 TEST(CinnLoopIr, MiddleAxisReductionsKeepTheLeadingAxes) {
   auto p = fused_program(R"IR(
 module {
