@@ -69,12 +69,18 @@ void gather_rows(const DenseTensor& x, const DenseTensor& index, int64_t axis, D
     };
     auto rows = [&](int64_t t0, int64_t t1) {
       int64_t b = t0 / m, j = t0 - b * m;
-      for (int64_t t = t0; t < t1; ++t) {
-        if (inner == 1) {
-          o[t] = xp[b * n + at(j)];
-        } else {
-          std::memcpy(o + t * inner, xp + (b * n + at(j)) * inner, inner * sizeof(T));
+      if (inner == 1) {  // single elements: a tight loop per outer row (a random read each)
+        for (int64_t t = t0; t < t1; b++, j = 0) {
+          const int64_t e = std::min(t1 - t, m - j);
+          const T* xb = xp + b * n;
+          T* ob = o + t - j;
+          for (int64_t k = j; k < j + e; ++k) ob[k] = xb[at(k)];
+          t += e;
         }
+        return;
+      }
+      for (int64_t t = t0; t < t1; ++t) {
+        std::memcpy(o + t * inner, xp + (b * n + at(j)) * inner, inner * sizeof(T));
         if (++j == m) j = 0, ++b;
       }
     };

@@ -34,6 +34,15 @@ BODY = textwrap.dedent(
         np.testing.assert_allclose(out.numpy(), np.take(x, idx, axis=axis), rtol=0, atol=0)
         np.testing.assert_allclose(xt.grad.numpy(), ref, rtol=1e-5, atol=1e-5)
 
+    # gather of single elements (inner 1) along the last axis: the tight per-row loop, with
+    # the split between the two threads falling inside an outer row; int32 and negative
+    # indices, and an empty index
+    x = rng.standard_normal((9, 70001)).astype("float32")
+    for idx in (rng.integers(-70001, 70001, 50003).astype("int32"), rng.integers(0, 70001, 3).astype("int64"),
+                np.zeros((0,), np.int64)):
+        got = oar.gather(oar.to_tensor(x), oar.to_tensor(idx), axis=1).numpy()
+        np.testing.assert_array_equal(got, np.take(x, idx, axis=1))
+
     # gather_nd: rows of [40, 30, 77] picked by (i, j) pairs, and whole [30, 77] blocks by i
     x = rng.standard_normal((40, 30, 77)).astype("float32")
     ij = np.stack([rng.integers(0, 40, 999), rng.integers(0, 30, 999)], -1).astype("int64")
