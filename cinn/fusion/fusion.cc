@@ -6,7 +6,8 @@
 //   - no cycles: no path leaves the merged group and comes back into it through an
 //     op outside it (a backward walk from the members' outside operands);
 //   - membership: FLAGS_allow_cinn_ops / FLAGS_deny_cinn_ops, float32/float64/bfloat16, one
-//     float dtype per group (bool masks of compares and where's condition aside).
+//     float dtype per group (bool masks of compares and where's condition aside; an op on
+//     masks only, a logical op, an expand or a where of masks, joins a group of any dtype).
 // Then groups over one loop space (the same dims: equal symbols, Note [Symbolic shapes])
 // that read a common input merge (horizontal fusion) when no path joins them. A group
 // with a reduction or at least two ops becomes a cinn.fusion placed where its last
@@ -32,7 +33,8 @@ namespace {
 struct Group {
   std::vector<Operation*> ops;
   std::vector<int64_t> space;
-  DataType dtype = DataType::UNDEFINED;  // the one float dtype (Note [Select and masks])
+  DataType dtype = DataType::UNDEFINED;  // the one float dtype (Note [Select and masks]);
+                                         // UNDEFINED while it holds ops on masks only
   bool reduce = false;
   bool alive = true;
 };
@@ -74,6 +76,11 @@ class Fuser {
     }
     return k;
   }
+  // Two dtypes one group may hold: equal, or one of them a group of masks only's.
+  static bool joinable(DataType a, DataType b) {
+    return a == b || a == DataType::UNDEFINED || b == DataType::UNDEFINED;
+  }
+  static DataType joined(DataType a, DataType b) { return a == DataType::UNDEFINED ? b : a; }
   int group_of(Operation* op) const {
     auto it = member_.find(op);
     return it == member_.end() ? -1 : it->second;
@@ -86,17 +93,17 @@ class Fuser {
     const std::string& nm = op->name();
     const bool reduce = nm == "pd_op.sum" || nm == "pd_op.max" || nm == "pd_op.min" || nm == "pd_op.amax" ||
                         nm == "pd_op.amin" || nm == "pd_op.mean" || nm == "pd_op.sum_to";
-    // The producers' groups this op may merge with.
-    const DataType dt = group_dtype(op);
+    // The producers' groups this op may merge with (UNDEFINED: an op on masks only, which
+    // takes the dtype of the first group it merges with).
+    DataType dt = group_dtype(op);
     std::vector<int> cands;
     for (Value v : op->operands())
       if (Operation* d = v.defining_op(); d && d->parent_block() == block_)
-        if (int g = group_of(d);
-            g >= 0 && groups_[g].dtype == dt && std::find(cands.begin(), cands.end(), g) == cands.end())
-          cands.push_back(g);
+        if (int g = group_of(d); g >= 0 && std::find(cands.begin(), cands.end(), g) == cands.end()) cands.push_back(g);
     std::vector<int> merged;
     std::vector<int64_t> mspace = space;
     for (int g : cands) {
+      if (!joinable(groups_[g].dtype, dt)) continue;
       std::vector<int64_t> s = merge_space(mspace, groups_[g], op, merged);
       if (s.empty()) continue;
       std::vector<int> trial = merged;
@@ -104,6 +111,7 @@ class Fuser {
       if (!acyclic(trial, op) || reads_cross_row(trial, op)) continue;
       merged = trial;
       mspace = s;
+      dt = joined(dt, groups_[g].dtype);
     }
     int target;
     if (merged.empty()) {
@@ -143,7 +151,7 @@ class Fuser {
         Group& a = groups_[i];
         Group& b = groups_[j];
         if (!b.alive || b.ops.empty() || (!emitted(a) && !emitted(b))) continue;
-        if (a.dtype != b.dtype || !same_dims(a.space, b.space) || !share_input(a, b) ||
+        if (!joinable(a.dtype, b.dtype) || !same_dims(a.space, b.space) || !share_input(a, b) ||
             outer_of(b.ops, outer_of(a.ops)) == -2)
           continue;
         if (!acyclic({static_cast<int>(i), static_cast<int>(j)}, b.ops[0]) ||
@@ -152,6 +160,7 @@ class Fuser {
         for (Operation* m : b.ops) member_[m] = static_cast<int>(i);
         a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());
         a.reduce |= b.reduce;
+        a.dtype = joined(a.dtype, b.dtype);
         b.ops.clear();
         b.alive = false;
       }

@@ -103,9 +103,11 @@ int64_t kernel_cost(const LoopKernel& k, int64_t rows, int64_t cols) {
   // bytes of the full inputs and outputs / 8, plus each full-class node's arithmetic, in
   // the calibration's float adds (pool units; measured on the block's kernels).
   const double es = static_cast<double>(size_of(k.dtype));
-  int full = 0;
-  for (VClass c : k.inputs) full += c == VClass::kFull;
-  for (int o : k.outputs) full += k.nodes[o].cls == VClass::kFull;
+  double bytes = 0;  // per element: a bool mask is one byte (Note [Select and masks])
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    if (k.inputs[i] == VClass::kFull) bytes += i < k.bool_in.size() && k.bool_in[i] ? 1 : es;
+  for (size_t o = 0; o < k.outputs.size(); ++o)
+    if (k.nodes[k.outputs[o]].cls == VClass::kFull) bytes += o < k.bool_out.size() && k.bool_out[o] ? 1 : es;
   double math = 0;
   for (const Node& n : k.nodes) {
     if (n.kind == Node::kInput || n.kind == Node::kConst || n.cls != VClass::kFull) continue;
@@ -117,7 +119,7 @@ int64_t kernel_cost(const LoopKernel& k, int64_t rows, int64_t cols) {
   }
   // float64 math takes twice float32's time (half the lanes); bfloat16 computes in float32.
   // At least a lone full input's (a row sum of it: 0.5 add measured).
-  const double per_element = std::max(0.5, full * es / 8 + math * (k.dtype == DataType::FLOAT64 ? 2 : 1));
+  const double per_element = std::max(0.5, bytes / 8 + math * (k.dtype == DataType::FLOAT64 ? 2 : 1));
   return static_cast<int64_t>(std::min(9e18, static_cast<double>(rows) * static_cast<double>(cols) * per_element));
 }
 

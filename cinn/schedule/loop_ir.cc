@@ -30,6 +30,7 @@ enum class Form : uint8_t {
   kSelect,   // where(bool mask, x, y)
   kCast,     // a bool mask (or the group's dtype) to the group's dtype
   kFill,     // full_like(x, v): the constant v (x gives only the shape)
+  kLogical,  // and/or/xor/not of masks (or of floats: nonzero is true), a bool result
 };
 struct Lowering {
   Form form;
@@ -81,6 +82,11 @@ const std::unordered_map<std::string, Lowering>& lowerings() {
       {"pd_op.where", {Form::kSelect, "select"}},
       {"pd_op.cast", {Form::kCast, "id"}},
       {"pd_op.full_like", {Form::kFill, ""}},
+      // Exact on 1/0 masks: and = a * b, or = max(a, b), xor = a != b, not = a == 0.
+      {"pd_op.logical_and", {Form::kLogical, "mul"}},
+      {"pd_op.logical_or", {Form::kLogical, "max"}},
+      {"pd_op.logical_xor", {Form::kLogical, "ne"}},
+      {"pd_op.logical_not", {Form::kLogical, "not"}},
   };
   return t;
 }
@@ -314,16 +320,20 @@ bool can_lower_op(const Operation* op, std::string* why) {
     if (why) *why = w;
     return false;
   };
-  // Note [Select and masks]: one float dtype per group (group_dtype); masks are bool.
+  // Note [Select and masks]: one float dtype per group (group_dtype); masks are bool. An op
+  // on masks only computes in its group's dtype, whichever it is.
   const DataType dt = group_dtype(op);
-  if (op->num_results() != 1 || dt == DataType::UNDEFINED) return fail("result dtype is not float32/float64/bfloat16");
+  const bool masks = masks_only(op);
+  if (op->num_results() != 1 || (dt == DataType::UNDEFINED && !masks))
+    return fail("result dtype is not float32/float64/bfloat16");
   const Type rt = op->result(0).type();
-  if (f == Form::kCompare ? !is_bool_tensor(rt) : rt.dtype() != dt) return fail("result of another dtype");
+  if (f == Form::kCompare || f == Form::kLogical || masks ? !is_bool_tensor(rt) : rt.dtype() != dt)
+    return fail("result of another dtype");
   for (size_t i = 0; i < op->num_operands(); ++i) {
     const Value v = op->operand(i);
     if (!v || !v.type().is_tensor()) return fail("operands of another dtype");
     const bool mask =
-        (f == Form::kSelect && i == 0) || ((f == Form::kCast || f == Form::kFill) && is_bool_tensor(v.type()));
+        masks || (f == Form::kSelect && i == 0) || ((f == Form::kCast || f == Form::kFill) && is_bool_tensor(v.type()));
     if (mask ? !is_bool_tensor(v.type()) : v.type().dtype() != dt) return fail("operands of another dtype");
   }
   if (f == Form::kFill) {
@@ -357,10 +367,23 @@ bool can_lower_op(const Operation* op, std::string* why) {
 DataType group_dtype(const Operation* op) {
   auto it = lowerings().find(op->name());
   if (it == lowerings().end() || op->num_results() != 1) return DataType::UNDEFINED;
-  // A compare's dtype is its operands'; every other op's its result's.
-  const Type t =
-      it->second.form == Form::kCompare ? (op->num_operands() ? op->operand(0).type() : Type()) : op->result(0).type();
+  // A compare's or a logical op's dtype is its operands'; every other op's its result's.
+  const Form f = it->second.form;
+  const Type t = f == Form::kCompare || f == Form::kLogical ? (op->num_operands() ? op->operand(0).type() : Type())
+                                                            : op->result(0).type();
   return is_float_tensor(t) ? t.dtype() : DataType::UNDEFINED;
+}
+
+bool masks_only(const Operation* op) {
+  auto it = lowerings().find(op->name());
+  if (it == lowerings().end() || op->num_results() != 1 || op->num_operands() == 0 ||
+      !is_bool_tensor(op->result(0).type()))
+    return false;
+  const Form f = it->second.form;
+  if (f != Form::kLogical && f != Form::kSelect && op->name() != "pd_op.expand") return false;
+  for (Value v : op->operands())
+    if (!v || !is_bool_tensor(v.type())) return false;
+  return true;
 }
 
 int column_outer_of(const Operation* op) {
@@ -503,10 +526,13 @@ LoopKernel lower_fusion(const Operation* fusion) {
     if (spaces.empty() || (s.size() == spaces[0].size() && std::find(spaces.begin(), spaces.end(), s) == spaces.end()))
       spaces.push_back(s);
     const DataType dt = group_dtype(op);
+    if (dt == DataType::UNDEFINED) continue;  // masks only: the group's dtype
     OAR_ENFORCE(first || k.dtype == dt, Unimplemented, "cinn: a group of two float dtypes (", op->name(), ")");
     k.dtype = dt;
     first = false;
   }
+  // A group of masks only computes in float32 (exact: its values are 1 and 0).
+  if (first) k.dtype = DataType::FLOAT32;
   // The one every op fits (the fuser's: a row op [R, 1] may come before the [R, C] ones).
   const char* misfit = nullptr;
   for (const std::vector<int64_t>& s : spaces) {
@@ -681,6 +707,22 @@ LoopKernel lower_fusion(const Operation* fusion) {
       case Form::kCast:
         r = un("id", a, cls);
         break;
+      case Form::kLogical: {
+        // Note [Select and masks]: a mask is 1 or 0, a float operand true when nonzero (NaN
+        // too, as the eager kernels' static_cast<bool>): ne(x, 0) makes it a mask.
+        const auto truth = [&](int n, size_t i) {
+          return is_bool_tensor(op->operand(i).type()) ? n : bin("ne", n, konst(0.0), cls);
+        };
+        if (std::string_view(l.op) == "not") {
+          const int zero = konst(0.0);
+          r = bin("eq", a, zero, cls);
+          break;
+        }
+        const int ta = truth(a, 0);  // in order: the node list is the cache key
+        const int tb = truth(b, 1);
+        r = bin(l.op, ta, tb, cls);
+        break;
+      }
       case Form::kFill: {
         const int i = op->info()->attr_index("fill_value");
         r = un("id", konst(opgen::a_scalar(attr_of(op, "fill_value"), op->info(), static_cast<size_t>(i)).to_double()),

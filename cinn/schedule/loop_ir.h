@@ -62,7 +62,8 @@ struct Node {
   std::string op;      // unary: exp log log1p expm1 sqrt rsqrt reciprocal tanh erf abs neg relu sigmoid;
                        // binary: add sub mul div max min, erfe (erf(a) given b = exp(-a^2),
                        // share_erf_exp), lt le gt ge eq ne (1 or 0: a mask, Note [Select
-                       // and masks]); reduce: sum max min; select: a != 0 ? b : c
+                       // and masks]; logical ops are mul max ne eq of masks); reduce: sum
+                       // max min; select: a != 0 ? b : c
   int a = -1, b = -1;  // operand nodes
   int c = -1;          // kSelect: the value where the mask `a` is 0
   int input = -1;      // kInput: the group input
@@ -107,10 +108,14 @@ struct LoopKernel {
 /// True when the fusion pass may put `op` into a group (its lowering below exists and
 /// its dtypes are supported); `why` says what is missing otherwise.
 bool can_lower_op(const pir::Operation* op, std::string* why = nullptr);
-/// The float dtype a group holding `op` computes in (a compare's operands', else the
-/// result's); UNDEFINED for an op without a lowering or without float values. One group,
-/// one such dtype (Note [Select and masks]).
+/// The float dtype a group holding `op` computes in (a compare's or a logical op's
+/// operands', else the result's); UNDEFINED for an op without a lowering or without float
+/// values. One group, one such dtype (Note [Select and masks]).
 DataType group_dtype(const pir::Operation* op);
+/// An op of bool operands and a bool result that the loop IR lowers (logical and/or/xor/
+/// not of masks, an expand of a mask, a where of masks): it has no dtype of its own and
+/// computes in its group's (float32 in a group of such ops only).
+bool masks_only(const pir::Operation* op);
 /// The leading axes a column reduction keeps (LoopKernel::col_outer; > 0 for sum/max/
 /// min/mean over the middle axes); -1 for an op that is no column reduction. One group's
 /// column reductions must agree.

@@ -134,7 +134,7 @@ const std::unordered_set<std::string>& elementwise_binary() {
       "pd_op.minimum",      "pd_op.elementwise_pow", "pd_op.remainder",   "pd_op.floor_divide", "pd_op.fmax",
       "pd_op.fmin",         "pd_op.equal",           "pd_op.not_equal",   "pd_op.less_than",    "pd_op.less_equal",
       "pd_op.greater_than", "pd_op.greater_equal",   "pd_op.logical_and", "pd_op.logical_or",   "pd_op.where",
-      "pd_op.atan2"};
+      "pd_op.atan2",        "pd_op.logical_xor"};
   return s;
 }
 const std::unordered_set<std::string>& same_shape() {
