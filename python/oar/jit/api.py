@@ -86,6 +86,42 @@ def _guarded_numpy(self, *args, **kwargs):
     return _orig_numpy(self, *args, **kwargs)
 
 
+def converting_step():
+    """True while to_static converts code on this thread: not static mode's recording (a
+    Program's tracer) and not DistModel's global step, which record their own backward
+    and optimizer updates."""
+    if not _active:
+        return False
+    import sys
+
+    prog = sys.modules.get("oar.static._program")
+    if prog is not None and prog._recording is not None and prog._recording._tracer is _active[-1]:
+        return False
+    glob = sys.modules.get("oar.distributed.auto_parallel.static_global")
+    return not (glob is not None and glob.tracing_global())
+
+
+def training_step_fallback(what):
+    """The EagerFallback for a training step inside a converted function: to_static's
+    programs are a forward and its gradient (run by loss.backward() outside), so
+    `loss.backward()` or `Optimizer.step()` traced would run once at conversion and never
+    in the program. The signature runs eagerly instead: correct, unfused, with a warning."""
+    return EagerFallback(
+        f"to_static: {_user_frame()}\n  calls {what} inside the converted function. Oar converts the forward "
+        f"(and its gradient, which loss.backward() runs outside the function), not a whole training step "
+        f"(Note [Training steps] in docs/notes/jit.md), so this function runs eagerly. Return the loss and call "
+        f"loss.backward() and optimizer.step() after the converted call to run the forward as a program.")
+
+
+_orig_backward = _Tensor.backward
+
+
+def _guarded_backward(self, grad_tensor=None, retain_graph=False):
+    if converting_step():
+        raise training_step_fallback("Tensor.backward()")
+    return _orig_backward(self, grad_tensor, retain_graph)
+
+
 class _Tracing:
     def __init__(self, tracer):
         self.tracer = tracer
@@ -93,6 +129,7 @@ class _Tracing:
     def __enter__(self):
         if not _active:
             _Tensor.numpy = _guarded_numpy
+            _Tensor.backward = _guarded_backward
             _dynamic_shape.install()
         _active.append(self.tracer)
         self.tracer.start()
@@ -103,6 +140,7 @@ class _Tracing:
         _active.pop()
         if not _active:
             _Tensor.numpy = _orig_numpy
+            _Tensor.backward = _orig_backward
             _dynamic_shape.uninstall()
         return False
 

@@ -186,6 +186,12 @@ class Optimizer:
         """One update of the parameters in `pairs` [(parameter, gradient)]."""
         if not pairs:
             return
+        from ..jit import api as _jit  # a late import: jit imports the optimizers' users
+
+        if _jit.converting_step():
+            # The multi-tensor updates (_C._adam_update & co) are bindings, not ops: traced,
+            # one update would run at conversion and none when the program runs.
+            raise _jit.training_step_fallback(f"{type(self).__name__}.step()")
         if self._grad_clip is not None:
             pairs = self._grad_clip(pairs)
         clipped = {id(p): g for p, g in pairs}
