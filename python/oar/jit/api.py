@@ -253,6 +253,68 @@ def _named_state(layer):
     return state
 
 
+def _captured(fn):
+    """Note [Captured state]: the layers and parameters a plain function reads through its
+    closure, its module's globals (every name its code, nested functions included, loads)
+    or, for a bound method of another object, that object's attributes; lists, tuples and
+    dicts of them one level down. [(name, Layer or Parameter)], first-seen order."""
+    from ..nn.layer import Layer, Parameter
+
+    out, seen = [], set()
+
+    def add(name, obj):
+        if isinstance(obj, (Layer, Parameter)):
+            if id(obj) not in seen:
+                seen.add(id(obj))
+                out.append((name, obj))
+        elif isinstance(obj, (list, tuple)):
+            for i, o in enumerate(obj):
+                if isinstance(o, (Layer, Parameter)):
+                    add(f"{name}.{i}", o)
+        elif isinstance(obj, dict):
+            for k, o in obj.items():
+                if isinstance(k, str) and isinstance(o, (Layer, Parameter)):
+                    add(f"{name}.{k}", o)
+
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, Layer):
+        for name, obj in vars(owner).items() if hasattr(owner, "__dict__") else ():
+            add(name, obj)
+    f = getattr(fn, "__func__", fn)
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return out
+    for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
+        try:
+            add(name, cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    glob = getattr(f, "__globals__", {})
+    codes = [code]
+    while codes:
+        c = codes.pop()
+        for name in c.co_names:
+            if name in glob:
+                add(name, glob[name])
+        codes += [k for k in c.co_consts if hasattr(k, "co_names")]
+    return out
+
+
+def _captured_state(captured):
+    """The program names and tensors of captured layers (their parameters and buffers,
+    prefixed by the name they were found under) and parameters."""
+    from ..nn.layer import Layer
+
+    state, seen = [], set()
+    for name, obj in captured:
+        items = [(f"{name}.{n}", t) for n, t in _named_state(obj)] if isinstance(obj, Layer) else [(name, obj)]
+        for n, t in items:
+            if id(t) not in seen:
+                seen.add(id(t))
+                state.append((n, t))
+    return state
+
+
 def _run_place(tensors, state):
     """Where a converted program runs: on the place of its first tensor argument, else of
     its layer's first parameter or buffer, else on the current device."""
@@ -263,7 +325,8 @@ def _run_place(tensors, state):
     return _C._get_current_place()
 
 
-def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, backward=False, cinn=False):
+def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, backward=False, cinn=False,
+                  state=None):
     """Runs fn(*args, **kwargs) under a tracer and returns its ConcreteProgram. dyn_dims[i]
     marks the dynamic dims (-1) of the i-th tensor argument. With `backward`, the forward
     runs with autograd on and the gradient of the outputs with respect to the inputs and
@@ -292,7 +355,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
         if dyn_dims is not None and dyn_dims[i] is not None:
             dims = [-1 if d == -1 else s for d, s in zip(dyn_dims[i], dims)]
         tracer.add_input(t, name, dims)
-    state = _named_state(layer)
+    state = _named_state(layer) if state is None else list(state)
     for name, t in state:
         tracer.add_parameter(t, name)
     # Tracing runs the code once; its side effects on the state (running statistics,
@@ -408,6 +471,8 @@ class StaticFunction:
         self._converted = None  # the function with its Python control flow converted (dy2static.py)
         self._cache = {}
         self._state_cache = None
+        # A plain function's layers and parameters, read live (Note [Captured state])
+        self._captured_objs = _captured(function) if layer is None else []
         functools.update_wrapper(self, function)
 
     def __get__(self, instance, owner):
@@ -482,6 +547,8 @@ class StaticFunction:
             struct = _flatten((args, kwargs), tensors)
             specs = self._spec_dims(args, tensors)
         training = getattr(self._layer, "training", None)
+        if self._layer is None and self._captured_objs:
+            training = tuple(getattr(o, "training", None) for _, o in self._captured_objs)
         # Which tensors need gradients decides whether the signature has a backward program.
         grads = None
         if _is_grad_enabled():
@@ -528,7 +595,8 @@ class StaticFunction:
         names = self._input_names(args, len(tensors))
         fn = self._traced_function()
         cinn = self._use_cinn()
-        entry = trace_program(fn, self._layer, args, kwargs, specs, names, backward, cinn)
+        state = list(self._state().items())
+        entry = trace_program(fn, self._layer, args, kwargs, specs, names, backward, cinn, state)
         if any(s is not None for s in specs):
             # Trace again with every dynamic dim one longer: a program that read such a
             # size as a Python number (x.shape[0] into reshape) would come out different.
@@ -536,7 +604,7 @@ class StaticFunction:
                      for t, s in zip(tensors, specs)]
             struct = _flatten((args, kwargs), [])
             a2, k2 = _unflatten(struct, grown)
-            entry2 = trace_program(fn, self._layer, a2, k2, specs, names, backward, cinn)
+            entry2 = trace_program(fn, self._layer, a2, k2, specs, names, backward, cinn, state)
             if (str(entry.program) != str(entry2.program)
                     or str(entry.backward_program) != str(entry2.backward_program)):
                 raise Dy2StaticError(_dynamic_size_message(
@@ -563,11 +631,12 @@ class StaticFunction:
     def _state(self):
         """The layer's parameters and buffers by name, recollected only when some layer's
         state changed (the traversal costs ~0.4 ms on ResNet-18)."""
-        if self._layer is None:
+        if self._layer is None and not self._captured_objs:
             return {}
         epoch = state_epoch()
         if self._state_cache is None or self._state_cache[0] != epoch:
-            self._state_cache = (epoch, dict(_named_state(self._layer)))
+            state = _named_state(self._layer) if self._layer is not None else _captured_state(self._captured_objs)
+            self._state_cache = (epoch, dict(state))
         return self._state_cache[1]
 
     # ---- introspection
