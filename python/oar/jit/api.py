@@ -254,26 +254,27 @@ def _named_state(layer):
 
 
 def _captured(fn):
-    """Note [Captured state]: the layers and parameters a plain function reads through its
+    """Note [Captured state]: the layers and tensors a plain function reads through its
     closure, its module's globals (every name its code, nested functions included, loads)
     or, for a bound method of another object, that object's attributes; lists, tuples and
-    dicts of them one level down. [(name, Layer or Parameter)], first-seen order."""
-    from ..nn.layer import Layer, Parameter
+    dicts of them one level down. [(name, Layer or Tensor)], first-seen order."""
+    from ..nn.layer import Layer
 
+    kinds = (Layer, _Tensor)
     out, seen = [], set()
 
     def add(name, obj):
-        if isinstance(obj, (Layer, Parameter)):
+        if isinstance(obj, kinds):
             if id(obj) not in seen:
                 seen.add(id(obj))
                 out.append((name, obj))
         elif isinstance(obj, (list, tuple)):
             for i, o in enumerate(obj):
-                if isinstance(o, (Layer, Parameter)):
+                if isinstance(o, kinds):
                     add(f"{name}.{i}", o)
         elif isinstance(obj, dict):
             for k, o in obj.items():
-                if isinstance(k, str) and isinstance(o, (Layer, Parameter)):
+                if isinstance(k, str) and isinstance(o, kinds):
                     add(f"{name}.{k}", o)
 
     owner = getattr(fn, "__self__", None)
@@ -302,7 +303,7 @@ def _captured(fn):
 
 def _captured_state(captured):
     """The program names and tensors of captured layers (their parameters and buffers,
-    prefixed by the name they were found under) and parameters."""
+    prefixed by the name they were found under) and tensors."""
     from ..nn.layer import Layer
 
     state, seen = [], set()
@@ -335,9 +336,13 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
 
     tensors = []
     struct = _flatten((args, kwargs), tensors)
+    state = _named_state(layer) if state is None else list(state)
     # The tracer tells tensors apart by identity: the same tensor passed twice is traced
     # as two handles on its memory, so the program keeps two inputs (f(p, p) then f(p, q)).
-    seen = set()
+    # So is an argument that is also state (f(net.weight) where f calls net): the program
+    # reads the argument from its input and the state from the parameter, and a later call
+    # with another argument reads that argument.
+    seen = {id(t) for _, t in state}
     for i, t in enumerate(tensors):
         if id(t) in seen:
             alias = _Tensor(t)
@@ -355,7 +360,6 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
         if dyn_dims is not None and dyn_dims[i] is not None:
             dims = [-1 if d == -1 else s for d, s in zip(dyn_dims[i], dims)]
         tracer.add_input(t, name, dims)
-    state = _named_state(layer) if state is None else list(state)
     for name, t in state:
         tracer.add_parameter(t, name)
     # Tracing runs the code once; its side effects on the state (running statistics,

@@ -186,7 +186,7 @@ def test_python_control_flow_on_a_tensor_names_the_line():
     assert float(rand(3).sum()) == pytest.approx(float(rand(3).numpy().sum()), rel=1e-6)
 
 
-def test_captured_tensor_is_a_constant_and_enable_to_static():
+def test_captured_tensor_is_read_live_and_enable_to_static():
     c = rand(4, seed=9)
 
     @oar.jit.to_static
@@ -195,7 +195,12 @@ def test_captured_tensor_is_a_constant_and_enable_to_static():
 
     x = rand(4)
     np.testing.assert_allclose(f(x).numpy(), x.numpy() + c.numpy(), rtol=1e-6)
-    assert "builtin.constant" in str(f.main_program)
+    # Note [Captured state]: a parameter of the program, not a constant of its value
+    assert "builtin.constant" not in str(f.main_program)
+    assert f.concrete_programs[0].program.parameter_names() == ["c"]
+    with oar.no_grad():
+        c.set_value(c * 2.0)
+    np.testing.assert_allclose(f(x).numpy(), x.numpy() + c.numpy(), rtol=1e-6)
     oar.jit.enable_to_static(False)
     try:
         calls = len(f.concrete_programs)

@@ -109,3 +109,26 @@ def test_bound_method_of_another_object_and_train_eval_switch():
         t.heads["a"].bias.set_value(t.heads["a"].bias + 1.0)
     t.model.eval()
     np.testing.assert_allclose(conv(x).numpy(), a + 1.0, rtol=1e-6)
+
+
+MASK = oar.ones([2, 3])
+
+
+def test_captured_plain_tensor_and_an_argument_that_is_also_state():
+    net = oar.nn.Linear(3, 3)
+
+    @oar.jit.to_static
+    def f(x, w):
+        return net(x) * MASK + w.sum()
+
+    def eager(x, w):
+        return net(x) * MASK + w.sum()
+
+    x = oar.ones([2, 3])
+    # net.weight is both captured state and the argument: later calls pass other tensors
+    np.testing.assert_allclose(f(x, net.weight).numpy(), eager(x, net.weight).numpy(), rtol=1e-6)
+    other = oar.full([3, 3], 2.0)
+    np.testing.assert_allclose(f(x, other).numpy(), eager(x, other).numpy(), rtol=1e-6)
+    with oar.no_grad():
+        MASK.set_value(oar.to_tensor(np.array([[1, 0, 1], [0, 1, 0]], "float32")))
+    np.testing.assert_allclose(f(x, other).numpy(), eager(x, other).numpy(), rtol=1e-6)
