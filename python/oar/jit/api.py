@@ -475,8 +475,9 @@ class StaticFunction:
         self._converted = None  # the function with its Python control flow converted (dy2static.py)
         self._cache = {}
         self._state_cache = None
-        # A plain function's layers and parameters, read live (Note [Captured state])
-        self._captured_objs = _captured(function) if layer is None else []
+        # A plain function's layers and tensors, read live (Note [Captured state]); found at
+        # the first call, when the module's globals are set (a decorator runs before them)
+        self._captured_objs = None if layer is None else []
         functools.update_wrapper(self, function)
 
     def __get__(self, instance, owner):
@@ -551,8 +552,8 @@ class StaticFunction:
             struct = _flatten((args, kwargs), tensors)
             specs = self._spec_dims(args, tensors)
         training = getattr(self._layer, "training", None)
-        if self._layer is None and self._captured_objs:
-            training = tuple(getattr(o, "training", None) for _, o in self._captured_objs)
+        if self._layer is None and self._captured():
+            training = tuple(getattr(o, "training", None) for _, o in self._captured())
         # Which tensors need gradients decides whether the signature has a backward program.
         grads = None
         if _is_grad_enabled():
@@ -632,14 +633,19 @@ class StaticFunction:
         outs = entry.run(tensors, params)
         return _unflatten(entry.out_struct, outs)
 
+    def _captured(self):
+        if self._captured_objs is None:
+            self._captured_objs = _captured(self._function)
+        return self._captured_objs
+
     def _state(self):
         """The layer's parameters and buffers by name, recollected only when some layer's
         state changed (the traversal costs ~0.4 ms on ResNet-18)."""
-        if self._layer is None and not self._captured_objs:
+        if self._layer is None and not self._captured():
             return {}
         epoch = state_epoch()
         if self._state_cache is None or self._state_cache[0] != epoch:
-            state = _named_state(self._layer) if self._layer is not None else _captured_state(self._captured_objs)
+            state = _named_state(self._layer) if self._layer is not None else _captured_state(self._captured())
             self._state_cache = (epoch, dict(state))
         return self._state_cache[1]
 

@@ -132,3 +132,19 @@ def test_captured_plain_tensor_and_an_argument_that_is_also_state():
     with oar.no_grad():
         MASK.set_value(oar.to_tensor(np.array([[1, 0, 1], [0, 1, 0]], "float32")))
     np.testing.assert_allclose(f(x, other).numpy(), eager(x, other).numpy(), rtol=1e-6)
+
+
+@oar.jit.to_static
+def decorated_before_its_model(x):
+    return LATER(x)
+
+
+LATER = oar.nn.Linear(2, 2)  # assigned after the decorator ran, as at module import
+
+
+def test_a_global_assigned_after_the_decorator():
+    x = oar.ones([1, 2])
+    np.testing.assert_allclose(decorated_before_its_model(x).numpy(), LATER(x).numpy(), rtol=1e-6)
+    with oar.no_grad():
+        LATER.bias.set_value(LATER.bias + 5.0)
+    np.testing.assert_allclose(decorated_before_its_model(x).numpy(), LATER(x).numpy(), rtol=1e-6)
