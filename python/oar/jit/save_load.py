@@ -15,7 +15,7 @@ import numpy as np
 from .. import _C
 from ..autograd import no_grad
 from ..static import InputSpec
-from .api import StaticFunction, _Tensor, _named_state
+from .api import StaticFunction, _Tensor
 
 _pir = _C.pir
 
@@ -64,7 +64,7 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
     spec = input_spec if input_spec is not None else static._input_spec
     # Example inputs go where the layer's state is (the program runs there, Note
     # [Executor] in docs/notes/jit.md); the program itself does not depend on it.
-    state = _named_state(static._layer)
+    state = list(static._state().items())  # the layer's, or a function's captured state
     place = state[0][1].place if state else None
     if spec is not None:
         spec = [InputSpec.from_tensor(s) if isinstance(s, _Tensor) else s for s in spec]
@@ -109,10 +109,15 @@ def save(layer, path, input_spec=None, **configs):
     path = _check_prefix(path, "jit.save")
     static, entry = concrete_program(layer, input_spec, "jit.save")
     program = entry.program
-    state = dict(_named_state(static._layer))
+    from ..nn.layer import Parameter
+
+    state = static._state()  # the layer's, or a function's captured state (Note [Captured state])
     names = program.parameter_names()
     params = {n: state[n] for n in names if n in state}
-    buffers = {n for n, _ in (static._layer.named_buffers() if static._layer is not None else [])}
+    if static._layer is not None:
+        buffers = {n for n, _ in static._layer.named_buffers()}
+    else:  # a captured layer's buffers and captured plain tensors
+        buffers = {n for n, t in state.items() if not isinstance(t, Parameter)}
     info = {
         "format": "oar.jit/1",
         "inputs": entry.input_names,

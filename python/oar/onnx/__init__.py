@@ -45,7 +45,6 @@ def export(layer, path, input_spec=None, opset_version=17, **configs):
     _require_onnx()
     import onnx
 
-    from ..jit.api import _named_state
     from ..jit.save_load import _check_prefix, concrete_program
     from ..nn import Layer
 
@@ -61,7 +60,7 @@ def export(layer, path, input_spec=None, opset_version=17, **configs):
     if unknown:
         raise TypeError(f"onnx.export: unexpected keyword arguments {sorted(unknown)}")
     static, entry = concrete_program(layer, input_spec, "onnx.export")
-    params = dict(_named_state(static._layer))
+    params = dict(static._state())  # the layer's, or a function's captured state
     model = export_program(entry.program, params, opset_version=opset_version,
                            output_names=configs.get("output_names"),
                            graph_name=type(static._layer).__name__ if static._layer is not None else "oar")

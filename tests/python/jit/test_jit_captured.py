@@ -148,3 +148,25 @@ def test_a_global_assigned_after_the_decorator():
     with oar.no_grad():
         LATER.bias.set_value(LATER.bias + 5.0)
     np.testing.assert_allclose(decorated_before_its_model(x).numpy(), LATER(x).numpy(), rtol=1e-6)
+
+
+def test_save_load_and_predictor_of_a_function_with_captured_state(tmp_path):
+    from oar.static import InputSpec
+
+    net = oar.nn.Linear(3, 2)
+    scale = oar.to_tensor(np.array([1.0, 2.0], "float32"))
+
+    def f(x):
+        return net(x) * scale
+
+    sf = oar.jit.to_static(f, input_spec=[InputSpec([None, 3], "float32")])
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype("float32")
+    with oar.no_grad():
+        ref = f(oar.to_tensor(x)).numpy()
+    prefix = str(tmp_path / "fn")
+    oar.jit.save(sf, prefix)  # the captured weights and tensor are the saved parameters
+    np.testing.assert_allclose(oar.jit.load(prefix)(oar.to_tensor(x)).numpy(), ref, rtol=1e-6)
+    pred = oar.inference.create_predictor(oar.inference.Config(prefix + ".pdmodel", prefix + ".pdiparams"))
+    pred.get_input_handle(pred.get_input_names()[0]).copy_from_cpu(x)
+    pred.run()
+    np.testing.assert_allclose(pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu(), ref, rtol=1e-6)
