@@ -18,7 +18,7 @@ import traceback
 
 from .. import _C
 from . import _dynamic_shape
-from ..autograd import is_grad_enabled as _is_grad_enabled
+from ..autograd import is_grad_enabled as _is_grad_enabled, no_grad as _no_grad
 from .._creation import get_rng_state as _get_rng_state, set_rng_state as _set_rng_state
 from ..nn.layer import state_epoch
 from ..static import InputSpec
@@ -113,13 +113,102 @@ def training_step_fallback(what):
         f"loss.backward() and optimizer.step() after the converted call to run the forward as a program.")
 
 
+class _StepTrace:
+    """Note [Training steps]: what a to_static trace under autograd records of a training
+    step inside the function: the gradients loss.backward() traced onto the trainable
+    state, then the optimizer, its state (declared as program parameters) and the
+    learning-rate and step holders its dist.<rule>_update op reads."""
+
+    def __init__(self, tracer, state):
+        self.tracer = tracer
+        self.params = [t for _, t in state if not t.stop_gradient and t.dtype.is_floating_point]
+        self.grads = {}  # id(param) -> (param, traced gradient, its version when set)
+        self.opt = None
+        self.lr = self.step = None
+        self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
+        self.recording = False
+
+
+_step_traces = []  # the training-step contexts of the traces in progress, innermost last
+
+
+def step_trace():
+    """The training-step context of the innermost to_static trace, if it has one."""
+    if _step_traces and _active and _step_traces[-1].tracer is _active[-1]:
+        return _step_traces[-1]
+    return None
+
+
 _orig_backward = _Tensor.backward
 
 
 def _guarded_backward(self, grad_tensor=None, retain_graph=False):
-    if converting_step():
+    if not converting_step():
+        return _orig_backward(self, grad_tensor, retain_graph)
+    ctx = step_trace()
+    if (ctx is None or ctx.opt is not None or ctx.grads or self.stop_gradient or not ctx.params
+            or not ctx.tracer.is_traced(self) or any(p.grad is not None for p in ctx.params)):
+        # no autograd in this trace, a second backward, gradients already accumulated
+        # from outside (the program would read them as constants)...: run eagerly
         raise training_step_fallback("Tensor.backward()")
-    return _orig_backward(self, grad_tensor, retain_graph)
+    seed = grad_tensor if grad_tensor is not None else _C.ops.full_like(self, 1.0, self.dtype)
+    grads = _C.grad([self], ctx.params, [seed], bool(retain_graph), False, True)
+    for p, g in zip(ctx.params, grads):
+        if g is not None:
+            p.grad = g
+            ctx.grads[id(p)] = (p, g, g._version)
+
+
+def record_step(opt, pairs):
+    """Optimizer._apply_pairs while to_static traces a training step: the update as one
+    dist.<rule>_update op on the traced gradients (the bindings hand it to the tracer,
+    distributed/static/update_ops.cc), its state and the lr/step holders program
+    parameters. Anything else (no traced backward, another optimizer, a gradient from
+    elsewhere, a dist parameter) runs the signature eagerly."""
+    import oar
+
+    ctx = step_trace()
+    if ctx is not None and ctx.recording:
+        return False  # the recording call itself: the bindings record
+    traced = {} if ctx is None else {id(p): g for p, g, _ in ctx.grads.values()}
+    if (ctx is None or ctx.opt is not None or not pairs
+            or any(traced.get(id(p)) is not g or p.is_dist() for p, g in pairs)):
+        raise training_step_fallback(f"{type(opt).__name__}.step()")
+    from ..distributed.auto_parallel.static_program import _state_names, _trace_update
+
+    ctx.tracer.stop()  # the accumulators and holders are made eagerly, outside the program
+    try:
+        states = _state_names(opt, None)
+        ctx.lr = oar.to_tensor(1.0, dtype="float64")
+        ctx.step = oar.to_tensor(1, dtype="int64")
+    finally:
+        ctx.tracer.start()
+    ctx.extra = [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr), ("step@optimizer", ctx.step)]
+    for name, t in ctx.extra:
+        ctx.tracer.add_parameter(t, name)
+    ctx.opt = opt
+    ctx.recording = True
+    try:
+        _trace_update(opt, [(None, p, g) for p, g in pairs], {}, ctx.lr, ctx.step)
+    finally:
+        ctx.recording = False
+    return True
+
+
+def _finish_step(ctx):
+    """After a trace: a traced backward must have been followed by the optimizer's step
+    and the gradients cleared (clear_grad), as the program neither returns nor keeps
+    them; the parameters' .grad are given back (None, as before the trace)."""
+    if ctx is None or not ctx.grads:
+        return False
+    cleared = all(p.grad is None or (p.grad is g and g._version != v) for p, g, v in ctx.grads.values())
+    for p, _, _ in ctx.grads.values():
+        p.grad = None
+    if ctx.opt is None or not cleared:
+        what = "Tensor.backward() without Optimizer.step()" if ctx.opt is None else \
+            "Optimizer.step() without Optimizer.clear_grad() after it"
+        raise training_step_fallback(what)
+    return True
 
 
 class _Tracing:
@@ -216,6 +305,8 @@ class ConcreteProgram:
             # The fusion compiler (docs/notes/cinn.md) runs on a copy: the program users
             # print and jit.save writes keeps its ops, the executor runs compiled groups.
             self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True, place=self.place)
+        if "dist." in str(program):  # a training step's update op (Note [Training steps])
+            _C.distributed.lower_collectives(self.executed_program)
         self.executor = _pir.Executor(self.executed_program, self.place)
         self.backward_program = backward
         self.executed_backward_program = None
@@ -374,10 +465,20 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     with no_grad():
         saved = {id(t): _C.ops.assign(t) for t, _ in versions
                  if not backward or not t.dtype.is_floating_point or t.stop_gradient}
+    step = _StepTrace(tracer, state) if backward else None
+    if step is not None:
+        _step_traces.append(step)
     with _Tracing(tracer), (enable_grad() if backward else no_grad()):
         a, k = _unflatten(struct, tensors)
         try:
-            out = fn(*a, **k)
+            try:
+                out = fn(*a, **k)
+                stepped = _finish_step(step)
+            finally:
+                if step is not None:
+                    _step_traces.remove(step)
+                    for p, _, _ in step.grads.values():
+                        p.grad = None
         except EagerFallback:
             _set_rng_state(rng)  # the eager run that follows starts from the same state
             _undo_writes(versions, saved)
@@ -399,7 +500,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     out_struct = _flatten(out, outs)
     extra = {}
     try:
-        if backward:
+        if backward and not stepped:
             extra = _trace_backward(tracer, tensors, state, outs)
             outs_all = outs + extra.pop("saved")
         else:
@@ -408,8 +509,11 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     finally:
         _set_rng_state(rng)
         _undo_writes(versions, saved)
-    return ConcreteProgram(program, out_struct, [n for n, _ in state], names, n_out=len(outs), cinn=cinn,
-                           place=_run_place(tensors, state), **extra)
+    step_names = [n for n, _ in step.extra] if stepped else []
+    entry = ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
+                            cinn=cinn, place=_run_place(tensors, state), **extra)
+    entry.step = (step.opt, step.lr, step.step, dict(step.extra)) if stepped else None
+    return entry
 
 
 def _undo_writes(versions, saved):
@@ -630,6 +734,18 @@ class StaticFunction:
         if entry is _EAGER:
             return self._function(*args, **kwargs)
         params = self._state()
+        if getattr(entry, "step", None) is not None:  # Note [Training steps]
+            opt, lr, step, extra = entry.step
+            import oar
+
+            with _no_grad():
+                lr._copy_from(oar.to_tensor(float(opt.get_lr()), dtype="float64"))
+                step._copy_from(oar.to_tensor(opt._step_count + 1, dtype="int64"))
+            params = dict(params)
+            params.update(extra)
+            outs = entry.run(tensors, params)
+            opt._step_count += 1
+            return _unflatten(entry.out_struct, outs)
         outs = entry.run(tensors, params)
         return _unflatten(entry.out_struct, outs)
 

@@ -188,10 +188,10 @@ class Optimizer:
             return
         from ..jit import api as _jit  # a late import: jit imports the optimizers' users
 
-        if _jit.converting_step():
-            # The multi-tensor updates (_C._adam_update & co) are bindings, not ops: traced,
-            # one update would run at conversion and none when the program runs.
-            raise _jit.training_step_fallback(f"{type(self).__name__}.step()")
+        if _jit.converting_step() and _jit.record_step(self, pairs):
+            # Note [Training steps]: a to_static training step records the update as an op
+            # (the multi-tensor bindings hand it to the tracer); else it ran eagerly.
+            return
         if self._grad_clip is not None:
             pairs = self._grad_clip(pairs)
         clipped = {id(p): g for p, g in pairs}

@@ -1,8 +1,10 @@
 """A whole training step inside to_static (Note [Training steps] in docs/notes/jit.md):
-`loss.backward()` or `Optimizer.step()` in the converted function cannot be recorded
-(the multi-tensor updates are bindings, and a traced backward would run once), so the
-signature runs eagerly, with one warning naming the call: the parameters end exactly
-where eager training leaves them, never a program that skips the update."""
+`loss.backward(); opt.step(); opt.clear_grad()` in the converted function is one program
+(forward, backward, the optimizer's update op writing the parameters and its state), equal
+to eager training, step count and learning rate read at every call. What cannot be
+recorded (a backward without a step, a step without clear_grad, a step alone) runs that
+signature eagerly with one warning naming the call: never a program that skips or
+repeats an update."""
 import warnings
 
 import numpy as np
@@ -13,82 +15,155 @@ import oar
 
 def make(seed=0):
     oar.seed(seed)
-    net = oar.nn.Sequential(oar.nn.Linear(6, 8), oar.nn.Tanh(), oar.nn.Linear(8, 1))
-    return net
+    return oar.nn.Sequential(oar.nn.Linear(6, 8), oar.nn.Tanh(), oar.nn.Linear(8, 1))
 
 
-def data(steps):
+def batch():
     rng = np.random.default_rng(4)
-    return [(rng.standard_normal((5, 6)).astype("float32"), rng.standard_normal((5, 1)).astype("float32"))
-            for _ in range(steps)]
+    return (oar.to_tensor(rng.standard_normal((5, 6)).astype("float32")),
+            oar.to_tensor(rng.standard_normal((5, 1)).astype("float32")))
 
 
-@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
-def test_backward_and_step_inside_to_static_run_eagerly(opt_name):
-    results = []
-    for convert in (False, True):
-        net = make()
-        opt = getattr(oar.optimizer, opt_name)(learning_rate=0.05, parameters=net.parameters())
+OPTIMIZERS = {
+    "sgd": lambda ps: oar.optimizer.SGD(learning_rate=0.05, parameters=ps),
+    "momentum": lambda ps: oar.optimizer.Momentum(learning_rate=0.05, momentum=0.9, parameters=ps),
+    "adam": lambda ps: oar.optimizer.Adam(learning_rate=0.05, parameters=ps),
+    "adamw_sched": lambda ps: oar.optimizer.AdamW(
+        learning_rate=oar.optimizer.lr.StepDecay(0.05, step_size=2, gamma=0.5), parameters=ps, weight_decay=0.01,
+        grad_clip=oar.nn.ClipGradByGlobalNorm(0.5)),
+}
 
-        def step(x, y):
-            loss = ((net(x) - y) ** 2).mean()
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
 
-        fn = oar.jit.to_static(step) if convert else step
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            losses = [float(fn(oar.to_tensor(x), oar.to_tensor(y))) for x, y in data(1) * 4]
-        msgs = [str(w.message) for w in caught if "to_static" in str(w.message)]
-        if convert:
-            # one warning for the signature (its later calls run eagerly from the cache)
-            assert len(msgs) == 1 and "calls Tensor.backward() inside the converted function" in msgs[0], msgs
-            assert "loss.backward()" in msgs[0]
-        else:
-            assert not msgs
-        results.append((losses, [p.numpy().copy() for p in net.parameters()]))
-    (eager_l, eager_p), (conv_l, conv_p) = results
-    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
+def run(opt_name, convert, backend=None, steps=5):
+    net = make()
+    opt = OPTIMIZERS[opt_name](net.parameters())
+    sched = opt._learning_rate if isinstance(opt._learning_rate, oar.optimizer.lr.LRScheduler) else None
+
+    def step(x, y):
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    fn = oar.jit.to_static(step, backend=backend) if convert else step
+    x, y = batch()
+    losses = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback warning fails the test
+        for _ in range(steps):
+            losses.append(float(fn(x, y)))
+            if sched is not None:
+                sched.step()
+    return np.array(losses), [p.numpy().copy() for p in net.parameters()], fn, opt
+
+
+@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
+def test_training_step_converts_and_equals_eager(opt_name):
+    eager_l, eager_p, _, eager_opt = run(opt_name, False)
+    conv_l, conv_p, fn, opt = run(opt_name, True)
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6, atol=1e-7)
     assert conv_l[-1] < conv_l[0]
     for a, b in zip(conv_p, eager_p):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert opt._step_count == eager_opt._step_count == 5
+    (cp,) = fn.concrete_programs  # one program: nothing ran eagerly
+    text = str(cp.program)
+    assert "_update" in text and 'builtin.set_parameter"' in text and cp.backward_program is None
+    assert all(p.grad is None or not p.grad.numpy().any() for p in make().parameters())
 
 
-def test_step_alone_inside_to_static_runs_eagerly():
+def test_training_step_under_cinn():
+    eager_l, eager_p, _, _ = run("adam", False)
+    conv_l, conv_p, fn, _ = run("adam", True, backend="CINN")
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-5, atol=1e-6)
+    for a, b in zip(conv_p, eager_p):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert "kernel.compiled_kernel" in str(fn.concrete_programs[0].executed_program)
+
+
+def test_converted_and_eager_steps_share_the_optimizer_state():
+    # two converted steps, then an eager one: the moments and the step count carry over
+    ref_l, ref_p, _, _ = run("adam", False, steps=3)
+    net = make()
+    opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+
+    def step(x, y):
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    conv = oar.jit.to_static(step)
+    x, y = batch()
+    losses = [float(conv(x, y)), float(conv(x, y)), float(step(x, y))]
+    np.testing.assert_allclose(losses, ref_l, rtol=1e-6)
+    for a, b in zip([p.numpy() for p in net.parameters()], ref_p):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def fallback_case(body):
     net = make(1)
     ref = make(1)
     opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
     ref_opt = oar.optimizer.SGD(learning_rate=0.1, parameters=ref.parameters())
+    x, y = batch()
+    conv = oar.jit.to_static(lambda x, y: body(net, opt, x, y))
+    with pytest.warns(UserWarning) as rec:
+        for _ in range(2):
+            conv(x, y)
+    for _ in range(2):
+        body(ref, ref_opt, x, y)
+    for a, b in zip(net.parameters(), ref.parameters()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+    msgs = [str(w.message) for w in rec if "to_static" in str(w.message)]
+    assert len(msgs) == 1, msgs  # one warning for the signature
+    return msgs[0]
+
+
+def test_step_without_clear_grad_runs_eagerly():
+    def body(net, opt, x, y):  # gradients accumulate across calls, as eager code does
+        ((net(x) - y) ** 2).mean().backward()
+        opt.step()
+        return x
+
+    assert "Optimizer.step() without Optimizer.clear_grad() after it" in fallback_case(body)
+
+
+def test_backward_without_step_runs_eagerly():
+    def body(net, opt, x, y):
+        ((net(x) - y) ** 2).mean().backward()
+        return x
+
+    assert "Tensor.backward() without Optimizer.step()" in fallback_case(body)
+
+
+def test_step_alone_runs_eagerly():
+    net = make(2)
+    opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    x, y = batch()
+    ((net(x) - y) ** 2).mean().backward()
+    before = [p.numpy().copy() for p in net.parameters()]
 
     @oar.jit.to_static
     def update(scale):
         opt.step()
         return scale * 2.0
 
-    for model, o, conv in ((net, opt, True), (ref, ref_opt, False)):
-        x, y = data(1)[0]
-        ((model(oar.to_tensor(x)) - oar.to_tensor(y)) ** 2).mean().backward()
-        if conv:
-            with pytest.warns(UserWarning, match=r"calls SGD.step\(\) inside the converted function"):
-                out = update(oar.to_tensor(1.5))
-            assert float(out) == 3.0
-        else:
-            o.step()
-    for a, b in zip(net.parameters(), ref.parameters()):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.warns(UserWarning, match=r"calls SGD.step\(\) inside the converted function"):
+        assert float(update(oar.to_tensor(1.5))) == 3.0
+    assert any(not np.array_equal(p.numpy(), b) for p, b in zip(net.parameters(), before))
 
 
 def test_forward_only_conversion_is_unchanged():
-    # The usual form: the converted forward is a program; backward and step run outside.
-    net = make(2)
+    net = make(3)
     fwd = oar.jit.to_static(net)
     opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
-    x, y = data(1)[0]
+    x, y = batch()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no fallback warning
-        loss = ((fwd(oar.to_tensor(x)) - oar.to_tensor(y)) ** 2).mean()
+        warnings.simplefilter("error")
+        loss = ((fwd(x) - y) ** 2).mean()
         loss.backward()
         opt.step()
-    assert fwd.forward.concrete_programs
+    assert fwd.forward.concrete_programs[0].backward_program is not None
