@@ -102,15 +102,16 @@ def converting_step():
 
 
 def training_step_fallback(what):
-    """The EagerFallback for a training step inside a converted function: to_static's
-    programs are a forward and its gradient (run by loss.backward() outside), so
-    `loss.backward()` or `Optimizer.step()` traced would run once at conversion and never
-    in the program. The signature runs eagerly instead: correct, unfused, with a warning."""
+    """The EagerFallback for a training step inside a converted function that the program
+    cannot hold (Note [Training steps]): traced as it is, `loss.backward()` or
+    `Optimizer.step()` would run once at conversion and never in the program. The
+    signature runs eagerly instead: correct, unfused, with a warning."""
     return EagerFallback(
-        f"to_static: {_user_frame()}\n  calls {what} inside the converted function. Oar converts the forward "
-        f"(and its gradient, which loss.backward() runs outside the function), not a whole training step "
-        f"(Note [Training steps] in docs/notes/jit.md), so this function runs eagerly. Return the loss and call "
-        f"loss.backward() and optimizer.step() after the converted call to run the forward as a program.")
+        f"to_static: {_user_frame()}\n  calls {what} inside the converted function in a form a program cannot "
+        f"hold, so this function runs eagerly. A training step converts when it is loss.backward(), "
+        f"opt.step() and opt.clear_grad() on one optimizer, with no gradients held from before the call "
+        f"(Note [Training steps] in docs/notes/jit.md); or convert the forward and call loss.backward() and "
+        f"opt.step() after it.")
 
 
 class _StepTrace:
@@ -146,6 +147,16 @@ def _guarded_backward(self, grad_tensor=None, retain_graph=False):
     if not converting_step():
         return _orig_backward(self, grad_tensor, retain_graph)
     ctx = step_trace()
+    if ctx is not None and not ctx.grads:
+        held = [p for p in ctx.params if p.grad is not None]
+        ctx.tracer.stop()  # read eagerly, outside the program
+        try:
+            zero = bool(held) and not any(bool((p.grad != 0).any()) for p in held)
+        finally:
+            ctx.tracer.start()
+        if zero:  # an eager clear_grad's zeros add nothing (the run drops them too)
+            for p in held:
+                p.grad = None
     if (ctx is None or ctx.opt is not None or ctx.grads or self.stop_gradient or not ctx.params
             or not ctx.tracer.is_traced(self) or any(p.grad is not None for p in ctx.params)):
         # no autograd in this trace, a second backward, gradients already accumulated
@@ -512,7 +523,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     step_names = [n for n, _ in step.extra] if stepped else []
     entry = ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
                             cinn=cinn, place=_run_place(tensors, state), **extra)
-    entry.step = (step.opt, step.lr, step.step, dict(step.extra)) if stepped else None
+    entry.step = (step.opt, step.lr, step.step, dict(step.extra), step.params) if stepped else None
     return entry
 
 
@@ -730,13 +741,28 @@ class StaticFunction:
     def __call__(self, *args, **kwargs):
         if not _enabled:
             return self._function(*args, **kwargs)
+        if _active:
+            # Called while another conversion (or a static program) traces: the outer trace
+            # records this function's ops, as Paddle inlines nested to_static functions. (Its
+            # own program run here would reach the outer program as a constant result.)
+            return self._traced_function()(*args, **kwargs)
         entry, tensors = self.get_concrete_program(*args, **kwargs)
         if entry is _EAGER:
             return self._function(*args, **kwargs)
         params = self._state()
         if getattr(entry, "step", None) is not None:  # Note [Training steps]
-            opt, lr, step, extra = entry.step
+            opt, lr, step, extra, trainable = entry.step
             import oar
+
+            held = [p for p in trainable if p.grad is not None]
+            if held:
+                # The program starts from no gradients. Zero ones (an eager clear_grad's)
+                # add nothing: drop them. Others (an eager backward before this call)
+                # would be lost: this call runs eagerly, accumulating as eager code does.
+                if any(bool((p.grad != 0).any()) for p in held):
+                    return self._function(*args, **kwargs)
+                for p in held:
+                    p.grad = None
 
             with _no_grad():
                 lr._copy_from(oar.to_tensor(float(opt.get_lr()), dtype="float64"))

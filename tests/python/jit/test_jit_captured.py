@@ -170,3 +170,22 @@ def test_save_load_and_predictor_of_a_function_with_captured_state(tmp_path):
     pred.get_input_handle(pred.get_input_names()[0]).copy_from_cpu(x)
     pred.run()
     np.testing.assert_allclose(pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu(), ref, rtol=1e-6)
+
+
+def test_a_converted_layer_called_inside_a_converted_function_is_inlined():
+    # The inner layer's own program, run while the outer one traced, reached the outer
+    # program as a constant: every later input gave the first input's result.
+    net = oar.nn.Linear(3, 2)
+    oar.jit.to_static(net)  # net.forward is converted too
+
+    @oar.jit.to_static
+    def outer(x):
+        return net(x) * 2.0
+
+    rng = np.random.default_rng(1)
+    with oar.no_grad():
+        for _ in range(2):
+            x = oar.to_tensor(rng.standard_normal((4, 3)).astype("float32"))
+            np.testing.assert_allclose(outer(x).numpy(), net.forward.dygraph_function(x).numpy() * 2.0, rtol=1e-6)
+    text = str(outer.concrete_programs[0].program)
+    assert "pd_op.matmul" in text and "builtin.constant" not in text

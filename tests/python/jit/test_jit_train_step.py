@@ -167,3 +167,26 @@ def test_forward_only_conversion_is_unchanged():
         loss.backward()
         opt.step()
     assert fwd.forward.concrete_programs[0].backward_program is not None
+
+
+def test_training_step_over_a_converted_layer():
+    eager_l, eager_p, _, _ = run("adam", False)
+    net = make()
+    oar.jit.to_static(net)  # its forward inlines into the step's program
+    opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+
+    @oar.jit.to_static
+    def step(x, y):
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    x, y = batch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        losses = [float(step(x, y)) for _ in range(5)]
+    np.testing.assert_allclose(losses, eager_l, rtol=1e-6, atol=1e-7)
+    for a, b in zip([p.numpy() for p in net.parameters()], eager_p):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
