@@ -50,21 +50,20 @@ def main():
     for name, net, x, y, loss_fn in models():
         opt = oar.optimizer.AdamW(learning_rate=1e-4, parameters=net.parameters(), weight_decay=0.01)
 
-        def step(x, y):
-            loss = loss_fn(net(x), y)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
+        def train_step(model):
+            def step(x, y):
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+                return loss
 
-        fwd = oar.jit.to_static(net)
+            return step
 
-        def fwd_step(x, y):
-            loss = loss_fn(fwd(x), y)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
+        # the forward converted apart: a to_static copy of the layer's forward (the layer
+        # itself stays eager, so the converted step traces it from its own code)
+        fwd = oar.jit.to_static(net.forward)
+        step, fwd_step = train_step(net), train_step(fwd)
 
         forms = {"eager": step, "to_static(forward)": fwd_step, "to_static(step)": oar.jit.to_static(step),
                  "to_static(step, CINN)": oar.jit.to_static(step, backend="CINN")}

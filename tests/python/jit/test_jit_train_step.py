@@ -34,11 +34,7 @@ OPTIMIZERS = {
 }
 
 
-def run(opt_name, convert, backend=None, steps=5):
-    net = make()
-    opt = OPTIMIZERS[opt_name](net.parameters())
-    sched = opt._learning_rate if isinstance(opt._learning_rate, oar.optimizer.lr.LRScheduler) else None
-
+def train_step(net, opt):
     def step(x, y):
         loss = ((net(x) - y) ** 2).mean()
         loss.backward()
@@ -46,6 +42,14 @@ def run(opt_name, convert, backend=None, steps=5):
         opt.clear_grad()
         return loss
 
+    return step
+
+
+def run(opt_name, convert, backend=None, steps=5):
+    net = make()
+    opt = OPTIMIZERS[opt_name](net.parameters())
+    sched = opt._learning_rate if isinstance(opt._learning_rate, oar.optimizer.lr.LRScheduler) else None
+    step = train_step(net, opt)
     fn = oar.jit.to_static(step, backend=backend) if convert else step
     x, y = batch()
     losses = []
@@ -87,14 +91,7 @@ def test_converted_and_eager_steps_share_the_optimizer_state():
     ref_l, ref_p, _, _ = run("adam", False, steps=3)
     net = make()
     opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
-
-    def step(x, y):
-        loss = ((net(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
-
+    step = train_step(net, opt)
     conv = oar.jit.to_static(step)
     x, y = batch()
     losses = [float(conv(x, y)), float(conv(x, y)), float(step(x, y))]
@@ -174,15 +171,7 @@ def test_training_step_over_a_converted_layer():
     net = make()
     oar.jit.to_static(net)  # its forward inlines into the step's program
     opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
-
-    @oar.jit.to_static
-    def step(x, y):
-        loss = ((net(x) - y) ** 2).mean()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
-
+    step = oar.jit.to_static(train_step(net, opt))
     x, y = batch()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
