@@ -186,9 +186,9 @@ class Optimizer:
         """One update of the parameters in `pairs` [(parameter, gradient)]."""
         if not pairs:
             return
-        from ..jit import api as _jit  # a late import: jit imports the optimizers' users
+        from ..jit import _train_step  # a late import: jit imports the optimizers' users
 
-        if _jit.converting_step() and _jit.record_step(self, pairs):
+        if _train_step.converting_step() and _train_step.record_step(self, pairs):
             # Note [Training steps]: a to_static training step records the update as an op
             # (the multi-tensor bindings hand it to the tracer); else it ran eagerly.
             return

@@ -1,0 +1,141 @@
+"""A whole training step inside a to_static function (Note [Training steps] in
+docs/notes/jit.md): `loss.backward()` traced onto the trainable state, `Optimizer.step()`
+recorded as the dist.<rule>_update op, or the signature run eagerly when the program
+cannot hold what the code does. api.py installs the guarded `Tensor.backward` for the
+length of a trace and runs `_finish_step` after it; `Optimizer._apply_pairs` calls
+`record_step`."""
+from .. import _C
+from .api import EagerFallback, _active, _orig_backward, _user_frame
+
+
+def converting_step():
+    """True while to_static converts code on this thread: not static mode's recording (a
+    Program's tracer) and not DistModel's global step, which record their own backward
+    and optimizer updates."""
+    if not _active:
+        return False
+    import sys
+
+    prog = sys.modules.get("oar.static._program")
+    if prog is not None and prog._recording is not None and prog._recording._tracer is _active[-1]:
+        return False
+    glob = sys.modules.get("oar.distributed.auto_parallel.static_global")
+    return not (glob is not None and glob.tracing_global())
+
+
+def training_step_fallback(what):
+    """The EagerFallback for a training step inside a converted function that the program
+    cannot hold (Note [Training steps]): traced as it is, `loss.backward()` or
+    `Optimizer.step()` would run once at conversion and never in the program. The
+    signature runs eagerly instead: correct, unfused, with a warning."""
+    return EagerFallback(
+        f"to_static: {_user_frame()}\n  calls {what} inside the converted function in a form a program cannot "
+        f"hold, so this function runs eagerly. A training step converts when it is loss.backward(), "
+        f"opt.step() and opt.clear_grad() on one optimizer, with no gradients held from before the call "
+        f"(Note [Training steps] in docs/notes/jit.md); or convert the forward and call loss.backward() and "
+        f"opt.step() after it.")
+
+
+class StepTrace:
+    """Note [Training steps]: what a to_static trace under autograd records of a training
+    step inside the function: the gradients loss.backward() traced onto the trainable
+    state, then the optimizer, its state (declared as program parameters) and the
+    learning-rate and step holders its dist.<rule>_update op reads."""
+
+    def __init__(self, tracer, state):
+        self.tracer = tracer
+        self.params = [t for _, t in state if not t.stop_gradient and t.dtype.is_floating_point]
+        self.grads = {}  # id(param) -> (param, traced gradient, its version when set)
+        self.opt = None
+        self.lr = self.step = None
+        self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
+        self.recording = False
+
+
+step_traces = []  # the training-step contexts of the traces in progress, innermost last
+
+
+def step_trace():
+    """The training-step context of the innermost to_static trace, if it has one."""
+    if step_traces and _active and step_traces[-1].tracer is _active[-1]:
+        return step_traces[-1]
+    return None
+
+
+def guarded_backward(self, grad_tensor=None, retain_graph=False):
+    if not converting_step():
+        return _orig_backward(self, grad_tensor, retain_graph)
+    ctx = step_trace()
+    if ctx is not None and not ctx.grads:
+        held = [p for p in ctx.params if p.grad is not None]
+        ctx.tracer.stop()  # read eagerly, outside the program
+        try:
+            zero = bool(held) and not any(bool((p.grad != 0).any()) for p in held)
+        finally:
+            ctx.tracer.start()
+        if zero:  # an eager clear_grad's zeros add nothing (the run drops them too)
+            for p in held:
+                p.grad = None
+    if (ctx is None or ctx.opt is not None or ctx.grads or self.stop_gradient or not ctx.params
+            or not ctx.tracer.is_traced(self) or any(p.grad is not None for p in ctx.params)):
+        # no autograd in this trace, a second backward, gradients already accumulated
+        # from outside (the program would read them as constants)...: run eagerly
+        raise training_step_fallback("Tensor.backward()")
+    seed = grad_tensor if grad_tensor is not None else _C.ops.full_like(self, 1.0, self.dtype)
+    grads = _C.grad([self], ctx.params, [seed], bool(retain_graph), False, True)
+    for p, g in zip(ctx.params, grads):
+        if g is not None:
+            p.grad = g
+            ctx.grads[id(p)] = (p, g, g._version)
+
+
+def record_step(opt, pairs):
+    """Optimizer._apply_pairs while to_static traces a training step: the update as one
+    dist.<rule>_update op on the traced gradients (the bindings hand it to the tracer,
+    distributed/static/update_ops.cc), its state and the lr/step holders program
+    parameters. Anything else (no traced backward, another optimizer, a gradient from
+    elsewhere, a dist parameter) runs the signature eagerly."""
+    import oar
+
+    ctx = step_trace()
+    if ctx is not None and ctx.recording:
+        return False  # the recording call itself: the bindings record
+    traced = {} if ctx is None else {id(p): g for p, g, _ in ctx.grads.values()}
+    if (ctx is None or ctx.opt is not None or not pairs
+            or any(traced.get(id(p)) is not g or p.is_dist() for p, g in pairs)):
+        raise training_step_fallback(f"{type(opt).__name__}.step()")
+    from ..distributed.auto_parallel.static_program import _state_names, _trace_update
+
+    ctx.tracer.stop()  # the accumulators and holders are made eagerly, outside the program
+    try:
+        states = _state_names(opt, None)
+        ctx.lr = oar.to_tensor(1.0, dtype="float64")
+        ctx.step = oar.to_tensor(1, dtype="int64")
+    finally:
+        ctx.tracer.start()
+    ctx.extra = [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr), ("step@optimizer", ctx.step)]
+    for name, t in ctx.extra:
+        ctx.tracer.add_parameter(t, name)
+    ctx.opt = opt
+    ctx.recording = True
+    try:
+        _trace_update(opt, [(None, p, g) for p, g in pairs], {}, ctx.lr, ctx.step)
+    finally:
+        ctx.recording = False
+    return True
+
+
+def finish_step(ctx):
+    """After a trace: a traced backward must have been followed by the optimizer's step
+    and the gradients cleared (clear_grad), as the program neither returns nor keeps
+    them; the parameters' .grad are given back (None, as before the trace)."""
+    if ctx is None or not ctx.grads:
+        return False
+    cleared = all(p.grad is None or (p.grad is g and g._version != v) for p, g, v in ctx.grads.values())
+    for p, _, _ in ctx.grads.values():
+        p.grad = None
+    if ctx.opt is None or not cleared:
+        what = "Tensor.backward() without Optimizer.step()" if ctx.opt is None else \
+            "Optimizer.step() without Optimizer.clear_grad() after it"
+        raise training_step_fallback(what)
+    return True
