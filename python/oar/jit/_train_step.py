@@ -2,9 +2,10 @@
 docs/notes/jit.md): `loss.backward()` traced onto the trainable state, `Optimizer.step()`
 recorded as the dist.<rule>_update op, or the signature run eagerly when the program
 cannot hold what the code does. api.py installs the guarded `Tensor.backward` for the
-length of a trace and runs `_finish_step` after it; `Optimizer._apply_pairs` calls
-`record_step`."""
+length of a trace, runs `finish_step` after it and `run_step` to call a step's program;
+`Optimizer._apply_pairs` calls `record_step`."""
 from .. import _C
+from ..autograd import no_grad
 from .api import EagerFallback, _active, _orig_backward, _user_frame
 
 
@@ -62,20 +63,29 @@ def step_trace():
     return None
 
 
+def drop_zero_grads(params):
+    """A step's program starts from no gradients. Zero ones held in .grad (an eager
+    clear_grad's) add nothing: they are dropped. False when a nonzero one is held (an
+    eager backward before the step), which the program would lose: the caller runs
+    eagerly then."""
+    held = [p for p in params if p.grad is not None]
+    if any(bool((p.grad != 0).any()) for p in held):
+        return False
+    for p in held:
+        p.grad = None
+    return True
+
+
 def guarded_backward(self, grad_tensor=None, retain_graph=False):
     if not converting_step():
         return _orig_backward(self, grad_tensor, retain_graph)
     ctx = step_trace()
     if ctx is not None and not ctx.grads:
-        held = [p for p in ctx.params if p.grad is not None]
-        ctx.tracer.stop()  # read eagerly, outside the program
+        ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
         try:
-            zero = bool(held) and not any(bool((p.grad != 0).any()) for p in held)
+            drop_zero_grads(ctx.params)
         finally:
             ctx.tracer.start()
-        if zero:  # an eager clear_grad's zeros add nothing (the run drops them too)
-            for p in held:
-                p.grad = None
     if (ctx is None or ctx.opt is not None or ctx.grads or self.stop_gradient or not ctx.params
             or not ctx.tracer.is_traced(self) or any(p.grad is not None for p in ctx.params)):
         # no autograd in this trace, a second backward, gradients already accumulated
@@ -128,14 +138,29 @@ def record_step(opt, pairs):
 def finish_step(ctx):
     """After a trace: a traced backward must have been followed by the optimizer's step
     and the gradients cleared (clear_grad), as the program neither returns nor keeps
-    them; the parameters' .grad are given back (None, as before the trace)."""
+    them (trace_program gives the parameters their .grad back: None, as before)."""
     if ctx is None or not ctx.grads:
         return False
     cleared = all(p.grad is None or (p.grad is g and g._version != v) for p, g, v in ctx.grads.values())
-    for p, _, _ in ctx.grads.values():
-        p.grad = None
     if ctx.opt is None or not cleared:
         what = "Tensor.backward() without Optimizer.step()" if ctx.opt is None else \
             "Optimizer.step() without Optimizer.clear_grad() after it"
         raise training_step_fallback(what)
     return True
+
+
+def run_step(entry, tensors, params):
+    """Runs a training step's program: the lr and step holders from the optimizer, its
+    state with the function's, then the step count moves on as an eager step's does.
+    None (nothing run) when nonzero gradients are held from before the call."""
+    import oar
+
+    opt, lr, step, extra, trainable = entry.step
+    if not drop_zero_grads(trainable):
+        return None
+    with no_grad():
+        lr._copy_from(oar.to_tensor(float(opt.get_lr()), dtype="float64"))
+        step._copy_from(oar.to_tensor(opt._step_count + 1, dtype="int64"))
+    outs = entry.run(tensors, {**params, **extra})
+    opt._step_count += 1
+    return outs

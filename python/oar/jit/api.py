@@ -18,7 +18,7 @@ import traceback
 
 from .. import _C
 from . import _dynamic_shape
-from ..autograd import is_grad_enabled as _is_grad_enabled, no_grad as _no_grad
+from ..autograd import is_grad_enabled as _is_grad_enabled
 from .._creation import get_rng_state as _get_rng_state, set_rng_state as _set_rng_state
 from ..nn.layer import state_epoch
 from ..static import InputSpec
@@ -168,7 +168,7 @@ class ConcreteProgram:
     signatures the backward program (Note [Backward program] in docs/notes/jit.md)."""
 
     def __init__(self, program, out_struct, param_names, input_names, backward=None, wrt_inputs=(),
-                 wrt_params=(), grad_outputs=(), n_out=None, cinn=False, place=None):
+                 wrt_params=(), grad_outputs=(), n_out=None, cinn=False, place=None, step=None):
         # The registered pipeline (Note [Pass pipelines] in docs/notes/jit.md) runs on the
         # programs, which stay in the op dialect (printed, saved by jit.save, exported to
         # ONNX); the executors run lowered copies.
@@ -186,7 +186,10 @@ class ConcreteProgram:
             # The fusion compiler (docs/notes/cinn.md) runs on a copy: the program users
             # print and jit.save writes keeps its ops, the executor runs compiled groups.
             self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True, place=self.place)
-        if "dist." in str(program):  # a training step's update op (Note [Training steps])
+        # A training step (Note [Training steps]): (optimizer, lr and step holders, its
+        # extra state by name, the trainable state); its update op lowers to its kernel step.
+        self.step = step
+        if step is not None:
             _C.distributed.lower_collectives(self.executed_program)
         self.executor = _pir.Executor(self.executed_program, self.place)
         self.backward_program = backward
@@ -361,7 +364,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                 if step is not None:
                     step_traces.remove(step)
                     for p, _, _ in step.grads.values():
-                        p.grad = None
+                        p.grad = None  # as before the trace (finish_step checked them)
         except EagerFallback:
             _set_rng_state(rng)  # the eager run that follows starts from the same state
             _undo_writes(versions, saved)
@@ -393,10 +396,10 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
         _set_rng_state(rng)
         _undo_writes(versions, saved)
     step_names = [n for n, _ in step.extra] if stepped else []
-    entry = ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
-                            cinn=cinn, place=_run_place(tensors, state), **extra)
-    entry.step = (step.opt, step.lr, step.step, dict(step.extra), step.params) if stepped else None
-    return entry
+    return ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
+                           cinn=cinn, place=_run_place(tensors, state),
+                           step=(step.opt, step.lr, step.step, dict(step.extra), step.params) if stepped else None,
+                           **extra)
 
 
 def _undo_writes(versions, saved):
@@ -622,29 +625,14 @@ class StaticFunction:
         if entry is _EAGER:
             return self._function(*args, **kwargs)
         params = self._state()
-        if getattr(entry, "step", None) is not None:  # Note [Training steps]
-            opt, lr, step, extra, trainable = entry.step
-            import oar
+        if entry.step is not None:  # Note [Training steps]
+            from ._train_step import run_step
 
-            held = [p for p in trainable if p.grad is not None]
-            if held:
-                # The program starts from no gradients. Zero ones (an eager clear_grad's)
-                # add nothing: drop them. Others (an eager backward before this call)
-                # would be lost: this call runs eagerly, accumulating as eager code does.
-                if any(bool((p.grad != 0).any()) for p in held):
-                    return self._function(*args, **kwargs)
-                for p in held:
-                    p.grad = None
-
-            with _no_grad():
-                lr._copy_from(oar.to_tensor(float(opt.get_lr()), dtype="float64"))
-                step._copy_from(oar.to_tensor(opt._step_count + 1, dtype="int64"))
-            params = dict(params)
-            params.update(extra)
+            outs = run_step(entry, tensors, params)
+            if outs is None:  # gradients held from an eager backward: this call runs eagerly
+                return self._function(*args, **kwargs)
+        else:
             outs = entry.run(tensors, params)
-            opt._step_count += 1
-            return _unflatten(entry.out_struct, outs)
-        outs = entry.run(tensors, params)
         return _unflatten(entry.out_struct, outs)
 
     def _captured(self):
