@@ -23,13 +23,17 @@ def _need_clip(p):
     return getattr(p, "need_clip", True)
 
 
+def _tracing():
+    from .. import _trace_state  # jit's active tracers, read without importing jit (above nn)
+    return bool(_trace_state.active)
+
+
 def _as_ops(grads):
     """Whether the global norm is computed as tensor ops: while a program is traced (a
     DistModel step), or for dist gradients (the eager dist step, so that it matches the
     compiled one; on several meshes, pipeline stages, the only way every stage gets the
     norm). Plain eager gradients keep the Python-float path."""
-    from .. import _trace_state  # jit's active tracers, read without importing jit (above nn)
-    return bool(_trace_state.active) or all(g.is_dist() for g in grads)
+    return _tracing() or all(g.is_dist() for g in grads)
 
 
 def _to_replicate(s, mesh=None):
@@ -156,7 +160,15 @@ class ClipGradByNorm(ClipGradBase):
     def _clip(self, params_grads):
         out = []
         for p, g in params_grads:
-            if _need_clip(p):
+            if _need_clip(p) and _as_ops([g]):
+                # traced (a converted training step, a DistModel program) or dist: no Python
+                # float; g * clip_norm / max(norm, clip_norm), the same values
+                total, _ = _global_norm_ops([g])
+                norm = total.sqrt()
+                clip = _ops.full_like(norm, self.clip_norm, norm.dtype, norm.place)
+                scale = clip / _ops.maximum(norm, clip)
+                g = g * (scale if scale.dtype == g.dtype else _ops.cast(scale, g.dtype))
+            elif _need_clip(p):
                 norm = math.sqrt(_sq_sum(g))
                 if norm > self.clip_norm:
                     g = g * (self.clip_norm / norm)
@@ -222,6 +234,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     with no_grad():
         if not grads:
             return to_tensor(0.0)
+        if _tracing() and not error_if_nonfinite:
+            return _clip_grad_norm_ops(grads, float(max_norm), norm_type)
         if norm_type == float("inf"):
             total = max(float(g.abs().max()) for g in grads)
         else:
@@ -233,6 +247,26 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             for g in grads:
                 g.copy_(g * coef)
     return to_tensor(total)
+
+
+def _clip_grad_norm_ops(grads, max_norm, norm_type):
+    """clip_grad_norm_ as tensor ops while traced (inside a converted training step): the total norm stays a tensor and every gradient is scaled by
+    min(max_norm / (total + 1e-6), 1), the eager path's values without a Python branch."""
+    parts = []
+    for g in grads:
+        a = (g if g.dtype in (_C.DataType.float32, _C.DataType.float64) else _ops.cast(g, _C.DataType.float32)).abs()
+        parts.append(a.max() if norm_type == float("inf") else (a ** norm_type).sum())
+    if any(s.dtype == _C.DataType.float64 for s in parts):
+        parts = [s if s.dtype == _C.DataType.float64 else _ops.cast(s, _C.DataType.float64) for s in parts]
+    total = parts[0]
+    for s in parts[1:]:
+        total = _ops.maximum(total, s) if norm_type == float("inf") else total + s
+    if norm_type != float("inf"):
+        total = total ** (1.0 / norm_type)
+    coef = _ops.minimum(max_norm / (total + 1e-6), _ops.full_like(total, 1.0, total.dtype, total.place))
+    for g in grads:
+        g.copy_(g * (coef if coef.dtype == g.dtype else _ops.cast(coef, g.dtype)))
+    return total
 
 
 def clip_by_norm(x, max_norm, name=None):

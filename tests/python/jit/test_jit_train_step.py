@@ -31,6 +31,14 @@ OPTIMIZERS = {
     "adamw_sched": lambda ps: oar.optimizer.AdamW(
         learning_rate=oar.optimizer.lr.StepDecay(0.05, step_size=2, gamma=0.5), parameters=ps, weight_decay=0.01,
         grad_clip=oar.nn.ClipGradByGlobalNorm(0.5)),
+    "sgd_l1_clip_norm": lambda ps: oar.optimizer.SGD(
+        learning_rate=0.05, parameters=ps, weight_decay=oar.regularizer.L1Decay(0.01),
+        grad_clip=oar.nn.ClipGradByNorm(0.05)),
+    "rmsprop_centered": lambda ps: oar.optimizer.RMSProp(learning_rate=0.01, centered=True, momentum=0.5,
+                                                         parameters=ps),
+    "lamb": lambda ps: oar.optimizer.Lamb(learning_rate=0.05, parameters=ps),
+    "nadam_groups": lambda ps: oar.optimizer.NAdam(
+        learning_rate=0.05, parameters=[{"params": ps[:2], "learning_rate": 0.5}, {"params": ps[2:]}]),
 }
 
 
@@ -75,6 +83,46 @@ def test_training_step_converts_and_equals_eager(opt_name):
     text = str(cp.program)
     assert "_update" in text and 'builtin.set_parameter"' in text and cp.backward_program is None
     assert all(p.grad is None or not p.grad.numpy().any() for p in make().parameters())
+
+
+@pytest.mark.parametrize("clip", ["clip_grad_norm_", "clip_grad_norm_inf", "clip_grad_value_"])
+def test_gradient_clipping_between_backward_and_step(clip):
+    """nn.utils' in-place clipping of .grad between loss.backward() and opt.step() is part
+    of the program: the total norm stays a tensor (no Python branch on its value)."""
+    def run_clip(convert, do_clip=True):
+        net = make()
+        opt = oar.optimizer.SGD(learning_rate=0.5, parameters=net.parameters())
+
+        def step(x, y):
+            loss = ((net(x) - y) ** 2).mean() * 20
+            loss.backward()
+            if not do_clip:
+                pass
+            elif clip == "clip_grad_norm_":
+                oar.nn.utils.clip_grad_norm_(net.parameters(), 0.3)
+            elif clip == "clip_grad_norm_inf":
+                oar.nn.utils.clip_grad_norm_(net.parameters(), 0.1, norm_type=float("inf"))
+            else:
+                oar.nn.utils.clip_grad_value_(net.parameters(), 0.02)
+            opt.step()
+            opt.clear_grad()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        x, y = batch()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            losses = [float(fn(x, y)) for _ in range(4)]
+        return losses, [p.numpy() for p in net.parameters()], fn
+
+    eager_l, eager_p, _ = run_clip(False)
+    conv_l, conv_p, fn = run_clip(True)
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-5)
+    for a, b in zip(conv_p, eager_p):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert len(fn.concrete_programs) == 1  # one program: nothing ran eagerly
+    # the bounds are below the gradients' norm, max and elements: the clip changed the step
+    assert not np.allclose(run_clip(False, do_clip=False)[0], eager_l)
 
 
 def test_training_step_under_cinn():
