@@ -4,6 +4,8 @@ recorded as the dist.<rule>_update op, or the signature run eagerly when the pro
 cannot hold what the code does. api.py installs the guarded `Tensor.backward` for the
 length of a trace, runs `finish_step` after it and `run_step` to call a step's program;
 `Optimizer._apply_pairs` calls `record_step`."""
+from typing import NamedTuple
+
 from .. import _C
 from ..autograd import no_grad
 from .api import EagerFallback, _active, _orig_backward, _user_frame
@@ -51,6 +53,24 @@ class StepTrace:
         self.lr = self.step = None
         self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
         self.recording = False
+        # ids of the trainable tensors whose gradient the code clears (clear_gradient, which
+        # Optimizer.clear_grad and Layer.clear_gradients call) before its backward and after it
+        self.cleared_first, self.cleared_after = set(), set()
+        self.kept = []  # [(param, traced gradient)]: left in .grad after the call (finish_step)
+
+
+class StepProgram(NamedTuple):
+    """What runs a converted training step (ConcreteProgram.step): the optimizer, the lr
+    and step holders, the extra program state by name, the trainable state, the parameters
+    whose gradients the program returns (the code clears first and leaves the new ones in
+    .grad) and the ids of those whose held gradients the code clears first."""
+    opt: object
+    lr: object
+    step: object
+    extra: dict
+    params: list
+    kept: list
+    cleared: frozenset
 
 
 step_traces = []  # the training-step contexts of the traces in progress, innermost last
@@ -99,6 +119,18 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
             ctx.grads[id(p)] = (p, g, g._version)
 
 
+def guarded_clear_gradient(self, set_to_zero=True):
+    """Tensor.clear_gradient while to_static traces: a training step notes which trainable
+    tensors the code clears, before its backward (their held gradients are discarded at each
+    call) or after it (the program leaves no gradient)."""
+    from .api import _orig_clear_gradient
+
+    ctx = step_trace() if converting_step() else None
+    if ctx is not None and any(p is self for p in ctx.params):
+        (ctx.cleared_after if ctx.grads else ctx.cleared_first).add(id(self))
+    return _orig_clear_gradient(self, set_to_zero)
+
+
 def record_step(opt, pairs):
     """Optimizer._apply_pairs while to_static traces a training step: the update as one
     dist.<rule>_update op on the traced gradients (the bindings hand it to the tracer,
@@ -136,31 +168,46 @@ def record_step(opt, pairs):
 
 
 def finish_step(ctx):
-    """After a trace: a traced backward must have been followed by the optimizer's step
-    and the gradients cleared (clear_grad), as the program neither returns nor keeps
-    them (trace_program gives the parameters their .grad back: None, as before)."""
+    """After a trace: a traced backward must have been followed by the optimizer's step.
+    Each gradient is then cleared after the step (clear_grad: the program keeps none) or
+    left in .grad by code that cleared it before its backward (the usual
+    `opt.clear_grad(); loss.backward(); opt.step()`): the program returns those (ctx.kept)
+    and each call sets them. A gradient left without a clear before (eager would
+    accumulate into it across calls) runs the signature eagerly."""
     if ctx is None or not ctx.grads:
         return False
-    cleared = all(p.grad is None or (p.grad is g and g._version != v) for p, g, v in ctx.grads.values())
-    if ctx.opt is None or not cleared:
-        what = "Tensor.backward() without Optimizer.step()" if ctx.opt is None else \
-            "Optimizer.step() without Optimizer.clear_grad() after it"
-        raise training_step_fallback(what)
+    if ctx.opt is None:
+        raise training_step_fallback("Tensor.backward() without Optimizer.step()")
+    for p, g, _ in ctx.grads.values():
+        if p.grad is None or (p.grad is g and id(p) in ctx.cleared_after):
+            continue
+        if p.grad is not g or id(p) not in ctx.cleared_first:
+            raise training_step_fallback("Optimizer.step() with the gradients neither cleared before "
+                                         "loss.backward() nor after the step (they would accumulate across calls)")
+        ctx.kept.append((p, g))
     return True
 
 
 def run_step(entry, tensors, params):
     """Runs a training step's program: the lr and step holders from the optimizer, its
-    state with the function's, then the step count moves on as an eager step's does.
-    None (nothing run) when nonzero gradients are held from before the call."""
+    state with the function's, then the step count moves on as an eager step's does, and
+    the gradients the code leaves in .grad are set. None (nothing run) when nonzero
+    gradients the code does not clear first are held from before the call."""
     import oar
 
-    opt, lr, step, extra, trainable = entry.step
-    if not drop_zero_grads(trainable):
+    info = entry.step
+    for p in info.params:
+        if id(p) in info.cleared:
+            p.grad = None  # the code clears these first
+    if not drop_zero_grads(info.params):
         return None
     with no_grad():
-        lr._copy_from(oar.to_tensor(float(opt.get_lr()), dtype="float64"))
-        step._copy_from(oar.to_tensor(opt._step_count + 1, dtype="int64"))
-    outs = entry.run(tensors, {**params, **extra})
-    opt._step_count += 1
+        info.lr._copy_from(oar.to_tensor(float(info.opt.get_lr()), dtype="float64"))
+        info.step._copy_from(oar.to_tensor(info.opt._step_count + 1, dtype="int64"))
+    outs = entry.run(tensors, {**params, **info.extra})
+    info.opt._step_count += 1
+    if info.kept:
+        outs, grads = outs[:len(outs) - len(info.kept)], outs[len(outs) - len(info.kept):]
+        for p, g in zip(info.kept, grads):
+            p.grad = g
     return outs

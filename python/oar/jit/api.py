@@ -75,6 +75,7 @@ def _dynamic_size_message(where, detail):
 _active = []  # the tracers of the conversions in progress (innermost last)
 _orig_numpy = _Tensor.numpy
 _orig_backward = _Tensor.backward
+_orig_clear_gradient = _Tensor.clear_gradient
 
 
 def _guarded_numpy(self, *args, **kwargs):
@@ -100,6 +101,7 @@ class _Tracing:
 
             _Tensor.numpy = _guarded_numpy
             _Tensor.backward = _train_step.guarded_backward
+            _Tensor.clear_gradient = _train_step.guarded_clear_gradient
             _dynamic_shape.install()
         _active.append(self.tracer)
         self.tracer.start()
@@ -111,6 +113,7 @@ class _Tracing:
         if not _active:
             _Tensor.numpy = _orig_numpy
             _Tensor.backward = _orig_backward
+            _Tensor.clear_gradient = _orig_clear_gradient
             _dynamic_shape.uninstall()
         return False
 
@@ -186,8 +189,8 @@ class ConcreteProgram:
             # The fusion compiler (docs/notes/cinn.md) runs on a copy: the program users
             # print and jit.save writes keeps its ops, the executor runs compiled groups.
             self.executed_program = program.clone().run_pipeline("cinn", lower_copy=True, place=self.place)
-        # A training step (Note [Training steps]): (optimizer, lr and step holders, its
-        # extra state by name, the trainable state); its update op lowers to its kernel step.
+        # A training step (Note [Training steps]): its _train_step.StepProgram; the update
+        # op lowers to its kernel step.
         self.step = step
         if step is not None:
             _C.distributed.lower_collectives(self.executed_program)
@@ -349,7 +352,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     with no_grad():
         saved = {id(t): _C.ops.assign(t) for t, _ in versions
                  if not backward or not t.dtype.is_floating_point or t.stop_gradient}
-    from ._train_step import StepTrace, finish_step, step_traces
+    from ._train_step import StepProgram, StepTrace, finish_step, step_traces
 
     step = StepTrace(tracer, state) if backward else None
     if step is not None:
@@ -389,8 +392,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
         if backward and not stepped:
             extra = _trace_backward(tracer, tensors, state, outs)
             outs_all = outs + extra.pop("saved")
-        else:
-            outs_all = outs
+        else:  # a training step returns the gradients its code leaves in .grad (Note [Training steps])
+            outs_all = outs + ([g for _, g in step.kept] if stepped else [])
         program = tracer.finish(outs_all)
     finally:
         _set_rng_state(rng)
@@ -398,7 +401,9 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     step_names = [n for n, _ in step.extra] if stepped else []
     return ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
                            cinn=cinn, place=_run_place(tensors, state),
-                           step=(step.opt, step.lr, step.step, dict(step.extra), step.params) if stepped else None,
+                           step=StepProgram(step.opt, step.lr, step.step, dict(step.extra), step.params,
+                                            [p for p, _ in step.kept], frozenset(step.cleared_first))
+                           if stepped else None,
                            **extra)
 
 

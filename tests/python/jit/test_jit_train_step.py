@@ -173,7 +173,64 @@ def test_step_without_clear_grad_runs_eagerly():
         opt.step()
         return x
 
-    assert "Optimizer.step() without Optimizer.clear_grad() after it" in fallback_case(body)
+    assert "gradients neither cleared before loss.backward() nor after the step" in fallback_case(body)
+
+
+def test_step_with_gradients_written_but_not_cleared_runs_eagerly():
+    """clip_grad_value_ writes .grad in place: that is not a clear, so the gradients still
+    accumulate across calls (before, the write passed for a clear_grad and the program
+    silently dropped them)."""
+    def body(net, opt, x, y):
+        ((net(x) - y) ** 2).mean().backward()
+        oar.nn.utils.clip_grad_value_(net.parameters(), 0.01)
+        opt.step()
+        return x
+
+    assert "gradients neither cleared before loss.backward() nor after the step" in fallback_case(body)
+
+
+@pytest.mark.parametrize("clear", ["opt", "layer", "set_to_none"])
+def test_step_that_clears_first_converts_and_leaves_the_gradients(clear):
+    """`opt.clear_grad(); loss.backward(); opt.step()` (the PyTorch habit): the program
+    returns the gradients and each call leaves them in .grad, as eager code does; gradients
+    held from an eager backward before the first call are discarded by the clear, as
+    eagerly."""
+    def run_first(convert):
+        net = make()
+        opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+        x, y = batch()
+        ((net(x) - y) ** 2).sum().backward()  # held gradients, discarded by the clear
+
+        def step(x, y):
+            if clear == "opt":
+                opt.clear_grad()
+            elif clear == "layer":
+                net.clear_gradients()
+            else:
+                opt.clear_grad(set_to_zero=False)
+            loss = ((net(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for i in range(4):
+                loss = float(fn(x * (1 + i), y))
+                out.append((loss, [p.numpy().copy() for p in net.parameters()],
+                            [p.grad.numpy().copy() for p in net.parameters()]))
+        return out, fn
+
+    eager, _ = run_first(False)
+    conv, fn = run_first(True)
+    assert len(fn.concrete_programs) == 1  # one program: nothing ran eagerly
+    for (la, pa, ga), (lb, pb, gb) in zip(eager, conv):
+        np.testing.assert_allclose(lb, la, rtol=1e-6)
+        for a, b in zip(pa + ga, pb + gb):
+            np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+    assert np.abs(conv[-1][2][0]).sum() > 0
 
 
 def test_backward_without_step_runs_eagerly():
