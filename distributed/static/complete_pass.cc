@@ -97,8 +97,10 @@ class CompletePass : public pir::Pass {
                 ": attribute 'lr_scale' (one per parameter) is missing");
     const size_t n = lrs.size();
     const ProcessMesh& m = sc.mesh();
-    OAR_ENFORCE(n > 0 && sc.inputs.size() >= 2 + 2 * n && (sc.inputs.size() - 2) % n == 0 &&
-                    op->num_results() == sc.inputs.size() - 2 - n,
+    pir::Attribute skip_attr = op->attr("skip_input");  // a last operand, a replicated bool
+    const size_t skip = skip_attr && skip_attr.as_bool() ? 1 : 0, operands = sc.inputs.size() - skip;
+    OAR_ENFORCE(n > 0 && sc.inputs.size() >= 2 + 2 * n + skip && (operands - 2) % n == 0 &&
+                    op->num_results() == operands - 2 - n,
                 InvalidArgument, "dist-complete: ", describe_op(op), ": ", sc.inputs.size(), " operands and ",
                 op->num_results(), " results do not fit ", n, " parameters");
     SpmdInfo info;
@@ -109,7 +111,7 @@ class CompletePass : public pir::Pass {
       param.push_back(a);
     }
     for (size_t i = 0; i < sc.inputs.size(); ++i) {
-      info.inputs.push_back(i < 2 ? TensorDistAttr::replicated(m, sc.inputs[i].rank())
+      info.inputs.push_back(i < 2 || i >= operands ? TensorDistAttr::replicated(m, sc.inputs[i].rank())
                                   : with_leading_dims(param[(i - 2) % n], sc.inputs[i].rank()));
     }
     for (size_t i = 0; i < op->num_results(); ++i) {

@@ -24,8 +24,21 @@ std::string op_name(const std::string& rule, bool flag) {
 }
 
 struct UpdateInputs {
-  Tensor lr, step;
+  Tensor lr, step, skip;
 };
+
+bool skip_input(const pir::Operation* op) {
+  pir::Attribute a = op->attr("skip_input");
+  return a && a.as_bool();
+}
+
+bool holds_true(const DenseTensor& t) {
+  OAR_ENFORCE(t.numel() == 1 && t.dtype() == DataType::BOOL, InvalidArgument,
+              "dist update: the skip input must be one bool, got ", t.numel(), " elements of ", dtype_name(t.dtype()));
+  bool v = false;
+  copy_to_host(t, &v, sizeof v);
+  return v;
+}
 thread_local UpdateInputs g_inputs;
 
 pir::Attribute floats(pir::IrContext* c, const std::vector<double>& v) {
@@ -56,9 +69,20 @@ struct UpdateStep {
   std::vector<double> lr_scale, wds, scalars;
   bool flag = false;
   bool inplace = false;
+  bool skip = false;  // a last operand: when true, the parameters and states stay as they are
 
-  // Operands: lr, step, params (n), grads (n), each state list; results: params, states.
+  // Operands: lr, step, params (n), grads (n), each state list[, skip]; results: params, states.
   void operator()(dispatch::KernelCall& call) const {
+    size_t states = 0;
+    for (int64_t l : lists) states += static_cast<size_t>(l);
+    if (skip && holds_true(call.in(2 + 2 * n + states))) {
+      std::vector<DenseTensor> outs;
+      for (size_t i = 0; i < n; ++i) outs.push_back(inplace ? call.in(2 + i) : copy_of(call.in(2 + i)));
+      for (size_t i = 0; i < states; ++i)
+        outs.push_back(inplace ? call.in(2 + 2 * n + i) : copy_of(call.in(2 + 2 * n + i)));
+      call.outputs = std::move(outs);
+      return;
+    }
     double lr = 0;
     int64_t step = 0;
     const DenseTensor& lr_t = call.in(0);
@@ -115,6 +139,7 @@ UpdateStep from_op(const pir::Operation* op) {
   OAR_ENFORCE(lists && flag, InvalidArgument, name, ": attributes 'state_lists' and 'flag' are required");
   s.lists = lists.as_shape();
   s.flag = flag.as_bool();
+  s.skip = skip_input(op);
   s.n = s.lr_scale.size();
   size_t states = 0;
   for (int64_t l : s.lists) {
@@ -133,9 +158,10 @@ UpdateStep from_op(const pir::Operation* op) {
               name, ": ", s.lists.size(), " state lists, ", s.scalars.size(), " scalars and ", s.wds.size(),
               " weight decays for ", s.n, " parameters (", s.rule, " takes ", want_states, " state lists and ",
               want_scalars, " scalars)");
-  OAR_ENFORCE(op->num_operands() == 2 + 2 * s.n + states && op->num_results() == s.n + states, InvalidArgument, name,
-              ": ", op->num_operands(), " operands and ", op->num_results(), " results for ", s.n, " parameters and ",
-              states, " states");
+  const size_t skip = s.skip ? 1 : 0;
+  OAR_ENFORCE(op->num_operands() == 2 + 2 * s.n + states + skip && op->num_results() == s.n + states,
+              InvalidArgument, name, ": ", op->num_operands(), " operands and ", op->num_results(), " results for ",
+              s.n, " parameters and ", states, " states", s.skip ? " and a skip input" : "");
   return s;
 }
 
@@ -150,7 +176,7 @@ bool is_update_op(const std::string& name) {
   return false;
 }
 
-void set_update_inputs(const Tensor& lr, const Tensor& step) { g_inputs = {lr, step}; }
+void set_update_inputs(const Tensor& lr, const Tensor& step, const Tensor& skip) { g_inputs = {lr, step, skip}; }
 
 bool record_update(const std::string& rule, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                    const std::vector<std::vector<Tensor>>& states, const std::vector<double>& lrs,
@@ -172,12 +198,15 @@ bool record_update(const std::string& rule, const std::vector<Tensor>& params, c
     inputs.insert(inputs.end(), l.begin(), l.end());
     written.insert(written.end(), l.begin(), l.end());
   }
+  const bool skip = g_inputs.skip.defined();
+  if (skip) inputs.push_back(g_inputs.skip);
   {
     // The traced step's values: the update on copies (the eager tensors stay as they were).
     trace::TracerGuard pause(nullptr);
     std::vector<DenseTensor> outs;
     outs.reserve(written.size());
     for (const Tensor& t : written) outs.push_back(copy_of(t.dense()));
+    const bool skipped = skip && holds_true(g_inputs.skip.dense());
     phi::UpdateArgs a;
     size_t k = 0;
     for (size_t i = 0; i < n; ++i) a.params.push_back(&outs[k++]);
@@ -191,7 +220,7 @@ bool record_update(const std::string& rule, const std::vector<Tensor>& params, c
     a.scalars = scalars;
     a.flag = flag;
     a.step = step;
-    api::fused_update(rule, a);
+    if (!skipped) api::fused_update(rule, a);
     for (DenseTensor& d : outs) results.emplace_back(std::move(d));
   }
   pir::IrContext* c = pir::IrContext::global();
@@ -201,6 +230,7 @@ bool record_update(const std::string& rule, const std::vector<Tensor>& params, c
                                             {"scalars", floats(c, scalars)},
                                             {"flag", c->bool_attr(flag)},
                                             {"state_lists", c->shape_attr(lists)}};
+  if (skip) attrs.push_back({"skip_input", c->bool_attr(true)});
   tracer->record_custom(op_name(rule, flag), inputs, std::move(attrs), results);
   for (size_t i = 0; i < written.size(); ++i) tracer->record_write(written[i], results[i]);
   return true;
@@ -213,7 +243,7 @@ void lower_update(pir::Operation* op, pir::Builder& b) {
   size_t i = 0;
   for (pir::Operation* o : *op->parent_block()) order[o] = i++;
   const size_t here = order.at(op);
-  const size_t first = 2, last = op->num_operands();
+  const size_t first = 2, last = op->num_operands() - (s.skip ? 1 : 0);
   std::unordered_set<const void*> seen;
   bool inplace = true;
   for (size_t k = first; k < last && inplace; ++k) {

@@ -24,8 +24,11 @@ namespace oar::dist {
 bool is_update_op(const std::string& name);
 
 /// While DistModel traces a step: the program inputs that hold the learning rate (float64,
-/// 0-d) and the step count (int64, 0-d); undefined tensors end it.
-void set_update_inputs(const Tensor& lr, const Tensor& step);
+/// 0-d) and the step count (int64, 0-d); undefined tensors end it. `skip` (optional, a bool
+/// with one element: GradScaler's found_inf in a converted training step) becomes the
+/// update's last operand: when it holds true at run time the step leaves the parameters and
+/// states as they are (the op's attribute `skip_input` says it is there).
+void set_update_inputs(const Tensor& lr, const Tensor& step, const Tensor& skip = Tensor());
 
 /// The optimizer's fused update of `rule` on these lists. While a ProgramTracer is active
 /// and set_update_inputs was given, records dist.<rule>_update (the learning rates as

@@ -388,17 +388,19 @@ void bind_distributed(py::module_& m) {
       "False: waits for those sent meanwhile.");
   d.def(
       "set_update_inputs",
-      [](py::handle lr, py::handle step) {
+      [](py::handle lr, py::handle step, py::handle skip) {
     if (lr.is_none()) {
       dist::set_update_inputs(Tensor(), Tensor());
       return;
     }
     dist::set_update_inputs(py_to_tensor(lr, "set_update_inputs", "lr"),
-                            py_to_tensor(step, "set_update_inputs", "step"));
+                            py_to_tensor(step, "set_update_inputs", "step"),
+                            skip.is_none() ? Tensor() : py_to_tensor(skip, "set_update_inputs", "skip"));
       },
-      py::arg("lr"), py::arg("step"),
+      py::arg("lr"), py::arg("step"), py::arg("skip") = py::none(),
       "While DistModel traces a step: the program inputs holding the learning rate and the step count; the "
-      "optimizer's fused updates are then recorded as dist.<rule>_update ops (None, None: ends it).");
+      "optimizer's fused updates are then recorded as dist.<rule>_update ops (None, None: ends it). skip: a "
+      "traced bool (GradScaler's found_inf) that makes the recorded update leave everything as it is when true.");
 #endif
 }
 

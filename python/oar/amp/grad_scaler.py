@@ -64,7 +64,22 @@ class AmpScaler:
                             f"{type(var).__name__}")
         if not self._enable:
             return var
+        ctx = self._converting()
+        if ctx is not None:  # a converted training step: the scale is read at each call
+            return var * (ctx.scale if var.dtype == ctx.scale.dtype else ctx.scale.astype(var.dtype))
         return var * self._scale
+
+    def _converting(self):
+        """The training-step context while to_static converts a step that uses this scaler
+        (Note [Training steps] in docs/notes/jit.md): the scale is a program parameter,
+        found_inf a traced bool that skips the update, and the scale moves on the host
+        after each call (_after_converted_step). None when eager."""
+        from ..jit import _train_step  # a late import: jit is above amp
+
+        return _train_step.scaler_trace(self)
+
+    def _states(self, ctx):
+        return self._optimizer_states if ctx is None else ctx.scaler_states
 
     @staticmethod
     def _grads(optimizer):
@@ -81,12 +96,16 @@ class AmpScaler:
     def _unscale(self, optimizer):
         if not self._enable:
             return
-        state = self._optimizer_states.get(id(optimizer), OptimizerState.INIT)
+        ctx = self._converting()
+        state = self._states(ctx).get(id(optimizer), OptimizerState.INIT)
         if state is OptimizerState.UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
                                "the last update()")
         if state is OptimizerState.STEPPED:
             raise RuntimeError("unscale_() is being called after step()")
+        if ctx is not None:
+            self._unscale_traced(optimizer, ctx)
+            return
         inv = 1.0 / self._scale
         # inf * 0 and nan * 0 are nan: one sum finds any non-finite gradient. The sums are
         # ops on the gradients' place, added up there; the host reads one number per place.
@@ -104,6 +123,32 @@ class AmpScaler:
         self._found_inf = self._reduce_found_inf(found_inf, optimizer)
         self._optimizer_states[id(optimizer)] = OptimizerState.UNSCALED
 
+    def _unscale_traced(self, optimizer, ctx):
+        """_unscale in a converted step: the gradients divided by the scale holder and
+        found_inf a traced bool (any non-finite gradient), no Python value read."""
+        from ..autograd import no_grad
+        total = None
+        with no_grad():
+            inv = 1.0 / ctx.scale
+            for g in self._grads(optimizer):
+                if g.size:
+                    s = _C.ops.sum((g * 0.0).astype("float32"))
+                    total = s if total is None else total + s
+                g.copy_(g * (inv if inv.dtype == g.dtype else inv.astype(g.dtype)))
+            found = _C.ops.full([], False, "bool") if total is None else _C.ops.logical_not(_C.ops.isfinite(total))
+        ctx.found_inf = found if ctx.found_inf is None else _C.ops.logical_or(ctx.found_inf, found)
+        ctx.scaler_states[id(optimizer)] = OptimizerState.UNSCALED
+
+    def _after_converted_step(self, optimizer, found_inf, updated):
+        """After a converted step's program ran: what step() and update() do on the host."""
+        self._found_inf = self._cache_found_inf = found_inf
+        if updated:
+            if self._use_dynamic_loss_scaling:
+                self._update()
+            self._optimizer_states = {}
+        else:
+            self._optimizer_states[id(optimizer)] = OptimizerState.STEPPED
+
     # oar.distributed.shard_scaler replaces these two on an instance: the check reads each
     # rank's local gradient values, and the flag is reduced over the ranks holding them.
     @staticmethod
@@ -117,6 +162,9 @@ class AmpScaler:
     unscale_ = _unscale
 
     def _step_if_finite(self, optimizer):
+        if self._converting() is not None:  # the update op skips itself when found_inf holds
+            optimizer.step()
+            return
         if self._found_inf:
             self._cache_found_inf = True
         else:
@@ -129,9 +177,14 @@ class AmpScaler:
         if not self._enable:
             optimizer.step()
             return None, None
-        if self._optimizer_states.get(id(optimizer), OptimizerState.INIT) is OptimizerState.INIT:
+        ctx = self._converting()
+        if self._states(ctx).get(id(optimizer), OptimizerState.INIT) is OptimizerState.INIT:
             self._unscale(optimizer)
         self._step_if_finite(optimizer)
+        if ctx is not None:
+            ctx.scaler_update = True
+            ctx.scaler_states.clear()
+            return None, None
         if self._use_dynamic_loss_scaling:
             self._update()
         self._optimizer_states = {}
@@ -142,17 +195,23 @@ class AmpScaler:
         update() afterwards."""
         if not self._enable:
             return optimizer.step()
-        state = self._optimizer_states.get(id(optimizer), OptimizerState.INIT)
+        ctx = self._converting()
+        state = self._states(ctx).get(id(optimizer), OptimizerState.INIT)
         if state is OptimizerState.STEPPED:
             raise RuntimeError("step() has already been called since the last update()")
         if state is OptimizerState.INIT:
             self._unscale(optimizer)
         self._step_if_finite(optimizer)
-        self._optimizer_states[id(optimizer)] = OptimizerState.STEPPED
+        self._states(ctx)[id(optimizer)] = OptimizerState.STEPPED
 
     def update(self):
         """Adjusts the loss scale after step() (dynamic scaling only)."""
         if not self._enable:
+            return
+        ctx = self._converting()
+        if ctx is not None:  # after each call of the converted step, on the host
+            ctx.scaler_update = True
+            ctx.scaler_states.clear()
             return
         if self._use_dynamic_loss_scaling:
             self._update()

@@ -57,6 +57,12 @@ class StepTrace:
         # Optimizer.clear_grad and Layer.clear_gradients call) before its backward and after it
         self.cleared_first, self.cleared_after = set(), set()
         self.kept = []  # [(param, traced gradient)]: left in .grad after the call (finish_step)
+        # A GradScaler in the step (Note [Training steps]): the scaler, its loss-scaling
+        # holder (a program parameter), the traced found_inf that skips the update, whether
+        # the code calls update(), and its per-optimizer states during the trace
+        self.scaler = self.scale = self.found_inf = None
+        self.scaler_update = False
+        self.scaler_states = {}
 
 
 class StepProgram(NamedTuple):
@@ -71,6 +77,9 @@ class StepProgram(NamedTuple):
     params: list
     kept: list
     cleared: frozenset
+    scaler: object = None  # a GradScaler: its scale holder, and whether the code calls update()
+    scale: object = None
+    scaler_update: bool = False
 
 
 step_traces = []  # the training-step contexts of the traces in progress, innermost last
@@ -155,16 +164,40 @@ def record_step(opt, pairs):
         ctx.step = oar.to_tensor(1, dtype="int64")
     finally:
         ctx.tracer.start()
-    ctx.extra = [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr), ("step@optimizer", ctx.step)]
-    for name, t in ctx.extra:
+    extra = [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr), ("step@optimizer", ctx.step)]
+    for name, t in extra:
         ctx.tracer.add_parameter(t, name)
+    ctx.extra += extra
     ctx.opt = opt
     ctx.recording = True
     try:
-        _trace_update(opt, [(None, p, g) for p, g in pairs], {}, ctx.lr, ctx.step)
+        _trace_update(opt, [(None, p, g) for p, g in pairs], {}, ctx.lr, ctx.step, ctx.found_inf)
     finally:
         ctx.recording = False
     return True
+
+
+def scaler_trace(scaler):
+    """The training-step context while to_static converts a step that uses `scaler` (a
+    GradScaler), None otherwise. The first call declares the loss-scaling holder, a float32
+    program parameter set from the scaler before each call, as the lr holder is."""
+    import oar
+
+    ctx = step_trace() if converting_step() else None
+    if ctx is None:
+        return None
+    if ctx.scaler is None:
+        ctx.tracer.stop()
+        try:
+            ctx.scale = oar.to_tensor(scaler._scale, dtype="float32")
+        finally:
+            ctx.tracer.start()
+        ctx.scaler = scaler
+        ctx.tracer.add_parameter(ctx.scale, "loss_scaling@scaler")
+        ctx.extra.append(("loss_scaling@scaler", ctx.scale))
+    elif ctx.scaler is not scaler:
+        raise training_step_fallback("a second GradScaler")
+    return ctx
 
 
 def finish_step(ctx):
@@ -196,6 +229,9 @@ def run_step(entry, tensors, params):
     import oar
 
     info = entry.step
+    if info.scaler is not None:
+        with no_grad():
+            info.scale._copy_from(oar.to_tensor(info.scaler._scale, dtype="float32"))
     for p in info.params:
         if id(p) in info.cleared:
             p.grad = None  # the code clears these first
@@ -205,7 +241,13 @@ def run_step(entry, tensors, params):
         info.lr._copy_from(oar.to_tensor(float(info.opt.get_lr()), dtype="float64"))
         info.step._copy_from(oar.to_tensor(info.opt._step_count + 1, dtype="int64"))
     outs = entry.run(tensors, {**params, **info.extra})
-    info.opt._step_count += 1
+    skipped = False
+    if info.scaler is not None:  # the program returns found_inf last; the scale moves on the host
+        outs, found = outs[:-1], outs[-1]
+        skipped = bool(found.item())  # the update skipped itself, as the eager step is skipped
+        info.scaler._after_converted_step(info.opt, skipped, info.scaler_update)
+    if not skipped:
+        info.opt._step_count += 1
     if info.kept:
         outs, grads = outs[:len(outs) - len(info.kept)], outs[len(outs) - len(info.kept):]
         for p, g in zip(info.kept, grads):

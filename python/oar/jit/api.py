@@ -394,6 +394,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
             outs_all = outs + extra.pop("saved")
         else:  # a training step returns the gradients its code leaves in .grad (Note [Training steps])
             outs_all = outs + ([g for _, g in step.kept] if stepped else [])
+            if stepped and step.scaler is not None:
+                outs_all.append(step.found_inf if step.found_inf is not None else _C.ops.full([], False, "bool"))
         program = tracer.finish(outs_all)
     finally:
         _set_rng_state(rng)
@@ -402,7 +404,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     return ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
                            cinn=cinn, place=_run_place(tensors, state),
                            step=StepProgram(step.opt, step.lr, step.step, dict(step.extra), step.params,
-                                            [p for p, _ in step.kept], frozenset(step.cleared_first))
+                                            [p for p, _ in step.kept], frozenset(step.cleared_first),
+                                            step.scaler, step.scale, step.scaler_update)
                            if stepped else None,
                            **extra)
 

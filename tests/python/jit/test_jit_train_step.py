@@ -284,3 +284,60 @@ def test_training_step_over_a_converted_layer():
     np.testing.assert_allclose(losses, eager_l, rtol=1e-6, atol=1e-7)
     for a, b in zip([p.numpy() for p in net.parameters()], eager_p):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("form", ["step_update", "minimize", "unscale_clip", "update_outside"])
+def test_grad_scaler_in_a_converted_step(form):
+    """GradScaler inside the step (Note [Training steps]): the loss scale is a program
+    parameter read at each call, the unscale and the inf/nan check are ops, the update op
+    skips itself when found_inf holds (its `skip_input`), and the scale and counters move
+    on the host after each call. The scale starts high enough that the first steps
+    overflow: they are skipped and the scale falls, then the updates run and the scale
+    grows (incr_every_n_steps=2), each call as eager code does."""
+    def run_scaler(convert):
+        net = make()
+        opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+        sc = oar.amp.GradScaler(init_loss_scaling=2.0**125, incr_every_n_steps=2, decr_ratio=0.25)
+
+        def step(x, y):
+            loss = ((net(x) - y) ** 2).mean() * 1e4
+            scaled = sc.scale(loss)
+            scaled.backward()
+            if form == "minimize":
+                sc.minimize(opt, scaled)
+            elif form == "unscale_clip":
+                sc.unscale_(opt)
+                oar.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                sc.step(opt)
+                sc.update()
+            else:
+                sc.step(opt)
+                if form == "step_update":
+                    sc.update()
+            opt.clear_grad()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        x, y = batch()
+        rec = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(9):
+                loss = float(fn(x, y))
+                if form == "update_outside":
+                    sc.update()
+                rec.append((loss, sc._scale, sc._incr_count, sc._decr_count, opt._step_count))
+        return rec, [p.numpy() for p in net.parameters()], fn
+
+    eager, eager_p, _ = run_scaler(False)
+    conv, conv_p, fn = run_scaler(True)
+    assert len(fn.concrete_programs) == 1  # one program: nothing ran eagerly
+    assert "skip_input = true" in str(fn.concrete_programs[0].program)
+    for a, b in zip(eager, conv):
+        np.testing.assert_allclose(b[0], a[0], rtol=1e-5)
+        assert b[1:] == a[1:]
+    for a, b in zip(eager_p, conv_p):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    steps = [r[4] for r in eager]
+    assert steps[0] == 0 and steps[-1] >= 2  # skipped steps first, then updates
+    assert min(r[1] for r in eager) < 2.0**125 and eager[-1][1] > min(r[1] for r in eager)

@@ -105,12 +105,13 @@ class CompiledStep:
         return _unflatten(self.out_struct, outs[:n]), outs[n:]
 
 
-def _trace_update(opt, grads, merged, lr_t, step_t):
+def _trace_update(opt, grads, merged, lr_t, step_t, skip=None):
     """Records `opt`'s update on the traced gradients (plus `merged`: id(param) -> the
     gradient in .grad) as dist.<rule>_update ops: the fused-update bindings hand it to
     the tracer (update_ops.cc) while the update inputs are set. (A ShardingStage1/2 update
     on slices is static_global._trace_sharded_update's annotations around it.) The learning rate is 1
-    while tracing, so each parameter's rate in the op is its multiplier of the lr input."""
+    while tracing, so each parameter's rate in the op is its multiplier of the lr input. `skip`:
+    a traced bool (GradScaler's found_inf) that leaves everything as it is when true."""
     from ...autograd import no_grad
     from .static_pipeline import hint, hinted
     ids = {id(p) for p in opt._parameter_list}
@@ -131,7 +132,7 @@ def _trace_update(opt, grads, merged, lr_t, step_t):
                 pairs.append((p, g))
     saved = opt._learning_rate, opt._step_count
     opt._learning_rate = 1.0
-    _C.distributed.set_update_inputs(lr_t, step_t)
+    _C.distributed.set_update_inputs(lr_t, step_t, skip)
     try:
         opt._apply_pairs(pairs)
     finally:
