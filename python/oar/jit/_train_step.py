@@ -48,6 +48,9 @@ class StepTrace:
     def __init__(self, tracer, state):
         self.tracer = tracer
         self.params = [t for _, t in state if not t.stop_gradient and t.dtype.is_floating_point]
+        self.names = {id(t): n for n, t in state}
+        self.entry_grads = {id(t): t.grad for t in self.params}  # put back after the trace
+        self.held = []  # [(param, program name)]: gradients held at entry, read by the program
         self.grads = {}  # id(param) -> (param, traced gradient, its version when set)
         self.opt = None
         self.lr = self.step = None
@@ -77,9 +80,11 @@ class StepProgram(NamedTuple):
     params: list
     kept: list
     cleared: frozenset
+    held: list  # [(param, program name)]: its held gradient is an input (accumulation)
     scaler: object = None  # a GradScaler: its scale holder, and whether the code calls update()
     scale: object = None
     scaler_update: bool = False
+    scaler_found: bool = False  # the program returns the scaler's found_inf last
 
 
 step_traces = []  # the training-step contexts of the traces in progress, innermost last
@@ -92,40 +97,55 @@ def step_trace():
     return None
 
 
-def drop_zero_grads(params):
-    """A step's program starts from no gradients. Zero ones held in .grad (an eager
-    clear_grad's) add nothing: they are dropped. False when a nonzero one is held (an
-    eager backward before the step), which the program would lose: the caller runs
-    eagerly then."""
-    held = [p for p in params if p.grad is not None]
-    if any(bool((p.grad != 0).any()) for p in held):
-        return False
-    for p in held:
-        p.grad = None
-    return True
+def _drop_zeros(params):
+    """Zero gradients held in .grad (an eager clear_grad's) add nothing: dropped, so a step
+    after clear_grad(set_to_zero=True) needs no gradient inputs."""
+    for p in params:
+        if not bool((p.grad != 0).any()):
+            p.grad = None
+
+
+def held_key(info):
+    """Which held gradients a call of the step `info` reads: the code's clear-first ones
+    are discarded (set to None), zero ones the program does not read are dropped; the
+    ids of the rest. A program traced for other held gradients does not fit the call
+    (StaticFunction converts a variant for them)."""
+    reads = {id(p) for p, _ in info.held}
+    for p in info.params:
+        if id(p) in info.cleared:
+            p.grad = None
+    _drop_zeros([p for p in info.params if p.grad is not None and id(p) not in reads])
+    return frozenset(id(p) for p in info.params if p.grad is not None)
 
 
 def guarded_backward(self, grad_tensor=None, retain_graph=False):
     if not converting_step():
         return _orig_backward(self, grad_tensor, retain_graph)
     ctx = step_trace()
-    if ctx is not None and not ctx.grads:
-        ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
-        try:
-            drop_zero_grads(ctx.params)
-        finally:
-            ctx.tracer.start()
     if (ctx is None or ctx.opt is not None or ctx.grads or self.stop_gradient or not ctx.params
-            or not ctx.tracer.is_traced(self) or any(p.grad is not None for p in ctx.params)):
-        # no autograd in this trace, a second backward, gradients already accumulated
-        # from outside (the program would read them as constants)...: run eagerly
+            or not ctx.tracer.is_traced(self)):
+        # no autograd in this trace, a second backward, a backward after the step: run eagerly
         raise training_step_fallback("Tensor.backward()")
+    ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
+    try:
+        _drop_zeros([p for p in ctx.params if p.grad is not None])
+    finally:
+        ctx.tracer.start()
+    # Gradients held from before the call (an earlier backward: accumulation) are program
+    # parameters '<param>@grad', set from .grad at each call; the backward adds to them.
+    for p in ctx.params:
+        if p.grad is not None:
+            name = f"{ctx.names[id(p)]}@grad"
+            ctx.tracer.add_parameter(p.grad, name)
+            ctx.held.append((p, name))
     seed = grad_tensor if grad_tensor is not None else _C.ops.full_like(self, 1.0, self.dtype)
     grads = _C.grad([self], ctx.params, [seed], bool(retain_graph), False, True)
-    for p, g in zip(ctx.params, grads):
-        if g is not None:
-            p.grad = g
-            ctx.grads[id(p)] = (p, g, g._version)
+    with no_grad():
+        for p, g in zip(ctx.params, grads):
+            if g is not None:
+                p.grad = g if p.grad is None else p.grad + g
+            if p.grad is not None:
+                ctx.grads[id(p)] = (p, p.grad, p.grad._version)
 
 
 def guarded_clear_gradient(self, set_to_zero=True):
@@ -201,53 +221,51 @@ def scaler_trace(scaler):
 
 
 def finish_step(ctx):
-    """After a trace: a traced backward must have been followed by the optimizer's step.
-    Each gradient is then cleared after the step (clear_grad: the program keeps none) or
-    left in .grad by code that cleared it before its backward (the usual
-    `opt.clear_grad(); loss.backward(); opt.step()`): the program returns those (ctx.kept)
-    and each call sets them. A gradient left without a clear before (eager would
-    accumulate into it across calls) runs the signature eagerly."""
+    """After a trace: whether it traced a training step (a backward). Each gradient is
+    then cleared (clear_grad after the step: the program keeps none) or left in .grad
+    (no step, the clear-first form, or no clear: accumulation): the program returns those
+    (ctx.kept) and each call sets them, as eager code leaves them."""
     if ctx is None or not ctx.grads:
         return False
-    if ctx.opt is None:
-        raise training_step_fallback("Tensor.backward() without Optimizer.step()")
     for p, g, _ in ctx.grads.values():
         if p.grad is None or (p.grad is g and id(p) in ctx.cleared_after):
             continue
-        if p.grad is not g or id(p) not in ctx.cleared_first:
-            raise training_step_fallback("Optimizer.step() with the gradients neither cleared before "
-                                         "loss.backward() nor after the step (they would accumulate across calls)")
+        if p.grad is not g:
+            raise training_step_fallback("Tensor.backward() and code that replaces .grad")
         ctx.kept.append((p, g))
     return True
 
 
 def run_step(entry, tensors, params):
     """Runs a training step's program: the lr and step holders from the optimizer, its
-    state with the function's, then the step count moves on as an eager step's does, and
-    the gradients the code leaves in .grad are set. None (nothing run) when nonzero
-    gradients the code does not clear first are held from before the call."""
+    state with the function's and the held gradients it reads, then the step count moves
+    on as an eager step's does, and the gradients the code leaves in .grad are set. None
+    (nothing run: the caller runs eagerly) when held gradients do not fit the program."""
     import oar
 
     info = entry.step
+    reads = frozenset(id(p) for p, _ in info.held)
+    if held_key(info) != reads:
+        return None
+    feeds = {name: p.grad for p, name in info.held}
     if info.scaler is not None:
         with no_grad():
             info.scale._copy_from(oar.to_tensor(info.scaler._scale, dtype="float32"))
-    for p in info.params:
-        if id(p) in info.cleared:
-            p.grad = None  # the code clears these first
-    if not drop_zero_grads(info.params):
-        return None
-    with no_grad():
-        info.lr._copy_from(oar.to_tensor(float(info.opt.get_lr()), dtype="float64"))
-        info.step._copy_from(oar.to_tensor(info.opt._step_count + 1, dtype="int64"))
-    outs = entry.run(tensors, {**params, **info.extra})
+    if info.opt is not None:
+        with no_grad():
+            info.lr._copy_from(oar.to_tensor(float(info.opt.get_lr()), dtype="float64"))
+            info.step._copy_from(oar.to_tensor(info.opt._step_count + 1, dtype="int64"))
+    outs = entry.run(tensors, {**params, **info.extra, **feeds})
     skipped = False
-    if info.scaler is not None:  # the program returns found_inf last; the scale moves on the host
+    if info.scaler_found:  # the program returns found_inf last; the scale moves on the host
         outs, found = outs[:-1], outs[-1]
         skipped = bool(found.item())  # the update skipped itself, as the eager step is skipped
         info.scaler._after_converted_step(info.opt, skipped, info.scaler_update)
-    if not skipped:
+    if info.opt is not None and not skipped:
         info.opt._step_count += 1
+    for p in info.params:
+        if id(p) in info.cleared or id(p) in reads:
+            p.grad = None  # consumed: cleared, or updated and cleared, or returned below
     if info.kept:
         outs, grads = outs[:len(outs) - len(info.kept)], outs[len(outs) - len(info.kept):]
         for p, g in zip(info.kept, grads):

@@ -366,8 +366,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
             finally:
                 if step is not None:
                     step_traces.remove(step)
-                    for p, _, _ in step.grads.values():
-                        p.grad = None  # as before the trace (finish_step checked them)
+                    for p in step.params:
+                        p.grad = step.entry_grads[id(p)]  # as before the trace
         except EagerFallback:
             _set_rng_state(rng)  # the eager run that follows starts from the same state
             _undo_writes(versions, saved)
@@ -394,8 +394,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
             outs_all = outs + extra.pop("saved")
         else:  # a training step returns the gradients its code leaves in .grad (Note [Training steps])
             outs_all = outs + ([g for _, g in step.kept] if stepped else [])
-            if stepped and step.scaler is not None:
-                outs_all.append(step.found_inf if step.found_inf is not None else _C.ops.full([], False, "bool"))
+            if stepped and step.found_inf is not None:
+                outs_all.append(step.found_inf)
         program = tracer.finish(outs_all)
     finally:
         _set_rng_state(rng)
@@ -405,7 +405,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                            cinn=cinn, place=_run_place(tensors, state),
                            step=StepProgram(step.opt, step.lr, step.step, dict(step.extra), step.params,
                                             [p for p, _ in step.kept], frozenset(step.cleared_first),
-                                            step.scaler, step.scale, step.scaler_update)
+                                            list(step.held), step.scaler, step.scale, step.scaler_update,
+                                            step.found_inf is not None)
                            if stepped else None,
                            **extra)
 
@@ -571,16 +572,28 @@ class StaticFunction:
                else _key_of(struct, tensors, specs))
         place = _run_place(tensors, self._state().items()).device_str()
         key = (sig, training, grads, amp, self._use_cinn(), place)
+        entry = self._entry(key, args, kwargs, tensors, specs, grads is not None)
+        if entry is not _EAGER and entry.step is not None:
+            # A training step's program reads the gradients held when it was traced
+            # (accumulation, Note [Training steps]); other held gradients need a variant.
+            from ._train_step import held_key
+
+            held = held_key(entry.step)
+            if held != frozenset(id(p) for p, _ in entry.step.held):
+                entry = self._entry(key + (held,), args, kwargs, tensors, specs, True)
+        return entry, tensors
+
+    def _entry(self, key, args, kwargs, tensors, specs, backward):
         entry = self._cache.get(key)
         if entry is None:
             try:
-                entry = self._convert(args, kwargs, tensors, specs, backward=grads is not None)
+                entry = self._convert(args, kwargs, tensors, specs, backward=backward)
             except EagerFallback as e:
                 import warnings
-                warnings.warn(str(e), stacklevel=3)
+                warnings.warn(str(e), stacklevel=4)
                 entry = _EAGER
             self._cache[key] = entry
-        return entry, tensors
+        return entry
 
     def _traced_function(self):
         """What tracing runs: with full_graph (the default), the function whose Python

@@ -167,26 +167,62 @@ def fallback_case(body):
     return msgs[0]
 
 
-def test_step_without_clear_grad_runs_eagerly():
-    def body(net, opt, x, y):  # gradients accumulate across calls, as eager code does
+def accumulating_case(body, calls=4):
+    """`body` leaves gradients in .grad: eager code accumulates into them across calls. The
+    converted function reads the held gradients as program parameters (a variant program
+    once some are held) and leaves the sums in .grad: parameters and gradients equal eager
+    after every call, nothing runs eagerly."""
+    net, ref = make(1), make(1)
+    opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    ref_opt = oar.optimizer.SGD(learning_rate=0.1, parameters=ref.parameters())
+    x, y = batch()
+    conv = oar.jit.to_static(lambda x, y, i: body(net, opt, x * (1 + i), y, i))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(calls):
+            conv(x, y, i)
+            body(ref, ref_opt, x * (1 + i), y, i)
+            for a, b in zip(net.parameters(), ref.parameters()):
+                np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+                # a cleared gradient is None after a converted call, zeros after eager
+                # clear_grad(set_to_zero=True): the program keeps no zero tensors
+                ga = np.zeros(a.shape, "float32") if a.grad is None else a.grad.numpy()
+                gb = np.zeros(b.shape, "float32") if b.grad is None else b.grad.numpy()
+                np.testing.assert_allclose(ga, gb, rtol=1e-5, atol=1e-7)
+                assert b.grad is None or a.grad is not None or not gb.any()
+    assert all(cp is not None for cp in conv.concrete_programs)
+    return conv
+
+
+def test_step_without_clear_grad_accumulates_as_eager():
+    def body(net, opt, x, y, i):
         ((net(x) - y) ** 2).mean().backward()
         opt.step()
         return x
 
-    assert "gradients neither cleared before loss.backward() nor after the step" in fallback_case(body)
+    accumulating_case(body)
 
 
-def test_step_with_gradients_written_but_not_cleared_runs_eagerly():
-    """clip_grad_value_ writes .grad in place: that is not a clear, so the gradients still
-    accumulate across calls (before, the write passed for a clear_grad and the program
-    silently dropped them)."""
-    def body(net, opt, x, y):
+def test_backward_without_step_accumulates_as_eager():
+    def body(net, opt, x, y, i):
         ((net(x) - y) ** 2).mean().backward()
-        oar.nn.utils.clip_grad_value_(net.parameters(), 0.01)
-        opt.step()
         return x
 
-    assert "gradients neither cleared before loss.backward() nor after the step" in fallback_case(body)
+    accumulating_case(body)
+
+
+def test_gradient_accumulation_steps_every_second_call():
+    """The usual accumulation loop: backward every call, step and clear every second call
+    (a Python int argument: one program per branch, each with and without held gradients)."""
+    def body(net, opt, x, y, i):
+        (((net(x) - y) ** 2).mean() / 2).backward()
+        oar.nn.utils.clip_grad_value_(net.parameters(), 0.05)  # a write into .grad, not a clear
+        if i % 2 == 1:
+            opt.step()
+            opt.clear_grad()
+        return x
+
+    accumulating_case(body, calls=6)
 
 
 @pytest.mark.parametrize("clear", ["opt", "layer", "set_to_none"])
@@ -233,12 +269,15 @@ def test_step_that_clears_first_converts_and_leaves_the_gradients(clear):
     assert np.abs(conv[-1][2][0]).sum() > 0
 
 
-def test_backward_without_step_runs_eagerly():
+def test_two_backwards_in_one_call_run_eagerly():
     def body(net, opt, x, y):
         ((net(x) - y) ** 2).mean().backward()
+        net(x).sum().backward()
+        opt.step()
+        opt.clear_grad()
         return x
 
-    assert "Tensor.backward() without Optimizer.step()" in fallback_case(body)
+    assert "calls Tensor.backward()" in fallback_case(body)
 
 
 def test_step_alone_runs_eagerly():
