@@ -4,6 +4,7 @@ recorded as the dist.<rule>_update op, or the signature run eagerly when the pro
 cannot hold what the code does. api.py installs the guarded `Tensor.backward` for the
 length of a trace, runs `finish_step` after it and `run_step` to call a step's program;
 `Optimizer._apply_pairs` calls `record_step`."""
+import functools
 from typing import NamedTuple
 
 from .. import _C
@@ -66,6 +67,7 @@ class StepTrace:
         self.scaler = self.scale = self.found_inf = None
         self.scaler_update = False
         self.scaler_states = {}
+        self.deferred = []  # [(call, before the update)]: Python side effects every call replays
 
 
 class StepProgram(NamedTuple):
@@ -85,6 +87,7 @@ class StepProgram(NamedTuple):
     scale: object = None
     scaler_update: bool = False
     scaler_found: bool = False  # the program returns the scaler's found_inf last
+    deferred: tuple = ()  # [(call, before the update)]: replayed at every call (LRScheduler.step)
 
 
 step_traces = []  # the training-step contexts of the traces in progress, innermost last
@@ -197,6 +200,22 @@ def record_step(opt, pairs):
     return True
 
 
+def defer_side_effect(what, fn, args, kwargs):
+    """A Python side effect (LRScheduler.step) called while to_static converts code. In a
+    training step it is recorded, not run: each call of the program replays it, before the
+    update when the code ran it before opt.step(), else after the run (True). Elsewhere in
+    a conversion (a forward) the program could not repeat it: the signature runs eagerly.
+    Outside conversions (static mode, DistModel) False: the caller runs it."""
+    if not converting_step():
+        return False
+    ctx = step_trace()
+    traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _C.Tensor) and _active[-1].is_traced(a)]
+    if ctx is None or traced:
+        raise training_step_fallback(what + (" on a computed tensor" if traced else ""))
+    ctx.deferred.append((functools.partial(fn, *args, **kwargs), ctx.opt is None))
+    return True
+
+
 def scaler_trace(scaler):
     """The training-step context while to_static converts a step that uses `scaler` (a
     GradScaler), None otherwise. The first call declares the loss-scaling holder, a float32
@@ -248,6 +267,9 @@ def run_step(entry, tensors, params):
     if held_key(info) != reads:
         return None
     feeds = {name: p.grad for p, name in info.held}
+    for call, before in info.deferred:
+        if before:
+            call()
     if info.scaler is not None:
         with no_grad():
             info.scale._copy_from(oar.to_tensor(info.scaler._scale, dtype="float32"))
@@ -263,6 +285,9 @@ def run_step(entry, tensors, params):
         info.scaler._after_converted_step(info.opt, skipped, info.scaler_update)
     if info.opt is not None and not skipped:
         info.opt._step_count += 1
+    for call, before in info.deferred:
+        if not before:
+            call()
     for p in info.params:
         if id(p) in info.cleared or id(p) in reads:
             p.grad = None  # consumed: cleared, or updated and cleared, or returned below

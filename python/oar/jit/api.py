@@ -406,7 +406,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                            step=StepProgram(step.opt, step.lr, step.step, dict(step.extra), step.params,
                                             [p for p, _ in step.kept], frozenset(step.cleared_first),
                                             list(step.held), step.scaler, step.scale, step.scaler_update,
-                                            step.found_inf is not None)
+                                            step.found_inf is not None, tuple(step.deferred))
                            if stepped else None,
                            **extra)
 

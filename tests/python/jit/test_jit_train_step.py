@@ -380,3 +380,64 @@ def test_grad_scaler_in_a_converted_step(form):
     steps = [r[4] for r in eager]
     assert steps[0] == 0 and steps[-1] >= 2  # skipped steps first, then updates
     assert min(r[1] for r in eager) < 2.0**125 and eager[-1][1] > min(r[1] for r in eager)
+
+
+@pytest.mark.parametrize("where", ["after_step", "before_backward"])
+def test_scheduler_step_inside_the_converted_step(where):
+    """scheduler.step() inside the function is replayed at every call, before the update
+    or after it as the code does (before, it ran once at conversion and the lr stayed)."""
+    def run_sched(convert):
+        net = make()
+        sched = oar.optimizer.lr.CosineAnnealingDecay(0.1, T_max=3)
+        opt = oar.optimizer.Momentum(learning_rate=sched, momentum=0.9, parameters=net.parameters())
+
+        def step(x, y):
+            if where == "before_backward":
+                sched.step()
+            loss = ((net(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            if where == "after_step":
+                sched.step()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        x, y = batch()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            rec = [(float(fn(x, y)), sched.last_epoch, opt.get_lr()) for _ in range(5)]
+        return rec, [p.numpy() for p in net.parameters()], fn
+
+    eager, eager_p, _ = run_sched(False)
+    conv, conv_p, fn = run_sched(True)
+    assert len(fn.concrete_programs) == 1
+    for a, b in zip(eager, conv):
+        np.testing.assert_allclose(b[0], a[0], rtol=1e-6)
+        assert b[1:] == a[1:]
+    for a, b in zip(eager_p, conv_p):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+    assert len({r[2] for r in eager}) > 2  # the lr moved at every call
+
+
+def test_plateau_scheduler_on_the_loss_runs_eagerly():
+    """ReduceOnPlateau.step(loss) reads the loss's value: the signature runs eagerly."""
+    net = make()
+    sched = oar.optimizer.lr.ReduceOnPlateau(0.1, patience=0, factor=0.5)
+    opt = oar.optimizer.SGD(learning_rate=sched, parameters=net.parameters())
+
+    @oar.jit.to_static
+    def step(x, y):
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        sched.step(loss * -1.0)  # a rising "metric": the lr halves at every call
+        return loss
+
+    x, y = batch()
+    with pytest.warns(UserWarning, match=r"ReduceOnPlateau.step\(\) on a computed tensor"):
+        step(x, y)
+    for _ in range(2):
+        step(x, y)
+    assert sched.last_epoch == 3 and opt.get_lr() == pytest.approx(0.1 * 0.5 ** 2)
