@@ -491,6 +491,14 @@ void bind_pir(py::module_& m) {
       "write_op",
       [](PyTracer& t, py::handle x) { return t.tracer().write_op(py_to_tensor(x, "Tracer.write_op", "x")); },
       py::arg("x"), "The op that last wrote x in place while tracing ('' when none).");
+  tracer_cls.def(
+      "record_write",
+      [](PyTracer& t, py::handle dst, py::handle src) {
+    t.tracer().record_write(py_to_tensor(dst, "Tracer.record_write", "dst"),
+                            py_to_tensor(src, "Tracer.record_write", "src"));
+      },
+      py::arg("dst"), py::arg("src"),
+      "Records that src is written into dst (a parameter: builtin.set_parameter) without writing dst's memory.");
   // Note [Static While]: a loop whose variables are the tensors its block writes.
   tracer_cls.def(
       "begin_open_loop", [](PyTracer& t) { t.tracer().begin_open_loop(); },

@@ -136,19 +136,37 @@ class _MasterWeights:
     def sync_grads(self):
         if self.grads_synced:
             return
+        ctx = _converting_step()
         for low, master in self.pairs:
+            if ctx is not None:  # the masters' .grad is put back after the trace
+                ctx.restore_grads.append((master, master.grad))
             g = low.grad
             master.grad = None if g is None else _C.ops.cast(g, _C.DataType.float32)
         self.grads_synced = True
 
     def sync_params(self):
+        ctx = _converting_step()
         for low, master in self.pairs:
-            low._copy_from(_C.ops.cast(master, self.dtype))
+            if ctx is not None:  # a converted step writes the parameter in the program only
+                ctx.tracer.record_write(low, _C.ops.cast(master, self.dtype))
+            else:
+                low._copy_from(_C.ops.cast(master, self.dtype))
         self.grads_synced = False
 
     def clear_low_grads(self, set_to_zero):
         for low, _ in self.pairs:
             low.clear_gradient(set_to_zero)
+
+
+def _converting_step():
+    """The training-step context while to_static converts a step (Note [Training steps] in
+    docs/notes/jit.md), else None."""
+    from .. import _trace_state
+    if not _trace_state.active:
+        return None
+    from ..jit import _train_step  # a late import: jit is above amp
+
+    return _train_step.step_trace() if _train_step.converting_step() else None
 
 
 def _install_master(optimizer, master):

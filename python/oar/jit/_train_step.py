@@ -68,6 +68,7 @@ class StepTrace:
         self.scaler_update = False
         self.scaler_states = {}
         self.deferred = []  # [(call, before the update)]: Python side effects every call replays
+        self.restore_grads = []  # [(tensor outside the state, its .grad before the trace)]
 
 
 class StepProgram(NamedTuple):
@@ -175,8 +176,16 @@ def record_step(opt, pairs):
     if ctx is not None and ctx.recording:
         return False  # the recording call itself: the bindings record
     traced = {} if ctx is None else {id(p): g for p, g, _ in ctx.grads.values()}
-    if (ctx is None or ctx.opt is not None or not pairs
-            or any(traced.get(id(p)) is not g or p.is_dist() for p, g in pairs)):
+
+    def fits(p, g):
+        # a trainable tensor of the state with its traced gradient, or a tensor outside the
+        # state (AMP O2's float32 master of a state parameter) with a gradient computed in
+        # the trace (the cast of that parameter's gradient)
+        if p.is_dist() or not ctx.tracer.is_traced(g):
+            return False
+        return traced.get(id(p)) is g if id(p) in ctx.names else not ctx.tracer.is_traced(p)
+
+    if ctx is None or ctx.opt is not None or not pairs or not all(fits(p, g) for p, g in pairs):
         raise training_step_fallback(f"{type(opt).__name__}.step()")
     from ..distributed.auto_parallel.static_program import _state_names, _trace_update
 
@@ -187,7 +196,11 @@ def record_step(opt, pairs):
         ctx.step = oar.to_tensor(1, dtype="int64")
     finally:
         ctx.tracer.start()
-    extra = [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr), ("step@optimizer", ctx.step)]
+    # tensors the optimizer updates outside the function's state (O2 masters) are program
+    # state too: read and written in place at every call
+    outside = [(f"param{i}@optimizer", p) for i, (p, _) in enumerate(pairs) if id(p) not in ctx.names]
+    extra = outside + [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr),
+                                                                    ("step@optimizer", ctx.step)]
     for name, t in extra:
         ctx.tracer.add_parameter(t, name)
     ctx.extra += extra

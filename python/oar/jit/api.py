@@ -368,6 +368,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                     step_traces.remove(step)
                     for p in step.params:
                         p.grad = step.entry_grads[id(p)]  # as before the trace
+                    for t, g in reversed(step.restore_grads):
+                        t.grad = g
         except EagerFallback:
             _set_rng_state(rng)  # the eager run that follows starts from the same state
             _undo_writes(versions, saved)

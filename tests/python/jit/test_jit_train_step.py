@@ -441,3 +441,44 @@ def test_plateau_scheduler_on_the_loss_runs_eagerly():
     for _ in range(2):
         step(x, y)
     assert sched.last_epoch == 3 and opt.get_lr() == pytest.approx(0.1 * 0.5 ** 2)
+
+
+def test_amp_o2_master_weights_in_a_converted_step():
+    """AMP O2 (decorate with master weights): the optimizer updates float32 masters outside
+    the layer's state; they become program state, the update reads the cast gradients and
+    the bfloat16 parameters are written from the masters in the program (before, the
+    signature ran eagerly)."""
+    def run_o2(convert):
+        net = oar.nn.Sequential(oar.nn.Linear(6, 16), oar.nn.ReLU(), oar.nn.Linear(16, 1))
+        oar.seed(0)
+        for p in net.parameters():
+            p.set_value(oar.randn(p.shape, "float32") * 0.3)
+        opt = oar.optimizer.AdamW(learning_rate=0.01, parameters=net.parameters(), weight_decay=0.01)
+        net, opt = oar.amp.decorate(net, opt, level="O2", dtype="bfloat16")
+
+        def step(x, y):
+            with oar.amp.auto_cast(level="O2", dtype="bfloat16"):
+                out = net(x)
+            loss = ((out.astype("float32") - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        x, y = batch()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            losses = [float(fn(x, y)) for _ in range(4)]
+        return (losses, [p.astype("float32").numpy() for p in net.parameters()],
+                [m.numpy() for _, m in opt._amp_master.pairs], fn)
+
+    eager_l, eager_p, eager_m, _ = run_o2(False)
+    conv_l, conv_p, conv_m, fn = run_o2(True)
+    assert len(fn.concrete_programs) == 1
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
+    assert eager_l[-1] < eager_l[0]
+    for a, b in zip(conv_p, eager_p):
+        np.testing.assert_array_equal(a, b)  # the bfloat16 parameters, bit for bit
+    for a, b in zip(conv_m, eager_m):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
