@@ -1,9 +1,12 @@
 """A whole training step inside a to_static function (Note [Training steps] in
-docs/notes/jit.md): `loss.backward()` traced onto the trainable state, `Optimizer.step()`
-recorded as the dist.<rule>_update op, or the signature run eagerly when the program
-cannot hold what the code does. api.py installs the guarded `Tensor.backward` for the
-length of a trace, runs `finish_step` after it and `run_step` to call a step's program;
-`Optimizer._apply_pairs` calls `record_step`."""
+docs/notes/jit.md): `loss.backward()` traced onto the trainable state (adding to held
+gradients), `Optimizer.step()` recorded as the dist.<rule>_update op, GradScaler,
+clipping, AMP O2 masters and scheduler steps with it, or the signature run eagerly when
+the program cannot hold what the code does. api.py installs the guarded
+`Tensor.backward` and `clear_gradient` for the length of a trace, runs `finish_step`
+after it, asks `held_key` which program variant fits a call and `run_step` to call it;
+`Optimizer._apply_pairs` calls `record_step`, GradScaler `scaler_trace`, LRScheduler.step
+`defer_side_effect`."""
 import functools
 from typing import NamedTuple
 
@@ -34,10 +37,9 @@ def training_step_fallback(what):
     signature runs eagerly instead: correct, unfused, with a warning."""
     return EagerFallback(
         f"to_static: {_user_frame()}\n  calls {what} inside the converted function in a form a program cannot "
-        f"hold, so this function runs eagerly. A training step converts when it is loss.backward(), "
-        f"opt.step() and opt.clear_grad() on one optimizer, with no gradients held from before the call "
-        f"(Note [Training steps] in docs/notes/jit.md); or convert the forward and call loss.backward() and "
-        f"opt.step() after it.")
+        f"hold, so this function runs eagerly. A training step converts when it has one loss.backward() "
+        f"and at most one optimizer's step() after it (Note [Training steps] in docs/notes/jit.md); or "
+        f"convert the forward and call loss.backward() and opt.step() after it.")
 
 
 class StepTrace:
@@ -72,10 +74,11 @@ class StepTrace:
 
 
 class StepProgram(NamedTuple):
-    """What runs a converted training step (ConcreteProgram.step): the optimizer, the lr
-    and step holders, the extra program state by name, the trainable state, the parameters
-    whose gradients the program returns (the code clears first and leaves the new ones in
-    .grad) and the ids of those whose held gradients the code clears first."""
+    """What runs a converted training step (ConcreteProgram.step): the optimizer (None: a
+    backward without a step), the lr and step holders, the extra program state by name,
+    the trainable state, the parameters whose gradients the program returns (after its
+    outputs) to leave in .grad, and the ids of those whose held gradients the code clears
+    first."""
     opt: object
     lr: object
     step: object
