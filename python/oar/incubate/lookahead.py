@@ -1,6 +1,7 @@
 """LookAhead (Zhang et al. 2019): the inner optimizer's fast weights; every k steps the slow
 weights move alpha of the way to them and the fast weights restart from there."""
 import oar
+from oar import _trace_state
 
 
 class LookAhead:
@@ -41,10 +42,12 @@ class LookAhead:
                 slow.set_value(new)
                 p.set_value(new)
 
+    @_trace_state.eager_in_conversions
     def step(self):
         self.inner_optimizer.step()
         self._lookahead()
 
+    @_trace_state.eager_in_conversions
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
         out = self.inner_optimizer.minimize(loss, startup_program, parameters, no_grad_set)
         self._lookahead()

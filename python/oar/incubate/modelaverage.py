@@ -4,6 +4,7 @@ the parameters (restore() swaps the trained values back)."""
 import contextlib
 
 import oar
+from oar import _trace_state
 
 _MAX_SUM_1_STEPS = 16384  # sum_1 folds into sum_2 this often, bounding its rounding error
 
@@ -59,6 +60,7 @@ class ModelAverage:
             st[0], st[1] = oar.zeros_like(p), oar.zeros_like(p)
             st[4], st[3] = st[3], 0
 
+    @_trace_state.eager_in_conversions
     def step(self):
         """Adds the current values of the parameters that have a gradient to the window."""
         for p in self._parameter_list:

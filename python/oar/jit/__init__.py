@@ -12,3 +12,5 @@ from . import _dynamic_shape, api as _api, dy2static as _dy2static
 
 # nn and the indexing/random functions reach the tracer through oar._trace_state.
 _trace_state.register(_api._active, _dy2static.convert_call, _static_nn.while_loop, _dynamic_shape)
+from . import _train_step  # noqa: E402
+_trace_state.defer_side_effect = _train_step.defer_side_effect

@@ -221,12 +221,13 @@ def defer_side_effect(what, fn, args, kwargs):
     training step it is recorded, not run: each call of the program replays it, before the
     update when the code ran it before opt.step(), else after the run (True). Elsewhere in
     a conversion (a forward) the program could not repeat it: the signature runs eagerly.
-    Outside conversions (static mode, DistModel) False: the caller runs it."""
+    Outside conversions (static mode, DistModel) False: the caller runs it. `fn` None: the
+    effect cannot be replayed (it reads the state mid-step), the signature runs eagerly."""
     if not converting_step():
         return False
     ctx = step_trace()
     traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _C.Tensor) and _active[-1].is_traced(a)]
-    if ctx is None or traced:
+    if ctx is None or traced or fn is None:
         raise training_step_fallback(what + (" on a computed tensor" if traced else ""))
     ctx.deferred.append((functools.partial(fn, *args, **kwargs), ctx.opt is None))
     return True

@@ -4,7 +4,6 @@ A scheduler starts at last_epoch = 0 with last_lr = get_lr(); each step() advanc
 last_epoch by one (or sets it) and recomputes last_lr; calling it returns last_lr.
 """
 
-import functools
 import math
 
 import numpy as np
@@ -12,33 +11,15 @@ import numpy as np
 from .. import _trace_state
 
 
-def _deferred_in_converted_steps(step):
-    """LRScheduler.step called inside a to_static training step (Note [Training steps] in
-    docs/notes/jit.md) is a Python side effect the program cannot hold: the trace records
-    it and every call of the converted step replays it, before the update or after it as
-    the code does; elsewhere in a conversion the function runs eagerly."""
-    @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
-        if _trace_state.active:
-            from ..jit import _train_step  # a late import: jit is above the optimizers
-
-            if _train_step.defer_side_effect(f"{type(self).__name__}.step()",
-                                             functools.partial(step, self), args, kwargs):
-                return None
-        return step(self, *args, **kwargs)
-
-    wrapper._deferred = True
-    return wrapper
-
-
 class LRScheduler:
     """Base class: subclasses implement get_lr() from self.base_lr and self.last_epoch."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        # a subclass's own step() is replayed in converted training steps too
         step = cls.__dict__.get("step")
-        if step is not None and not getattr(step, "_deferred", False):
-            cls.step = _deferred_in_converted_steps(step)
+        if step is not None and not getattr(step, "_replayed", False):
+            cls.step = _trace_state.replayed_in_converted_steps(step)
 
     def __init__(self, learning_rate=0.1, last_epoch=-1, verbose=False):
         if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool):
@@ -56,7 +37,7 @@ class LRScheduler:
     def __call__(self):
         return self.last_lr
 
-    @_deferred_in_converted_steps
+    @_trace_state.replayed_in_converted_steps
     def step(self, epoch=None):
         if epoch is None:
             self.last_epoch += 1

@@ -482,3 +482,45 @@ def test_amp_o2_master_weights_in_a_converted_step():
         np.testing.assert_array_equal(a, b)  # the bfloat16 parameters, bit for bit
     for a, b in zip(conv_m, eager_m):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("wrapper", ["LookAhead", "ModelAverage"])
+def test_stateful_optimizer_wrappers_run_eagerly(wrapper):
+    """LookAhead's slow-weight sync and ModelAverage's sums are Python state that reads
+    which parameters hold a gradient mid-step: a converted step with them runs eagerly
+    (before, LookAhead's sync ran once at conversion and never again, silently)."""
+    def run_w(convert):
+        net = make()
+        inner = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+        if wrapper == "LookAhead":
+            opt = oar.incubate.LookAhead(inner, alpha=0.5, k=2)
+        else:
+            opt = oar.incubate.ModelAverage(0.15, parameters=net.parameters(), min_average_window=2,
+                                            max_average_window=4)
+
+        def step(x, y):
+            loss = ((net(x) - y) ** 2).mean()
+            loss.backward()
+            if wrapper == "LookAhead":
+                opt.step()
+                opt.clear_grad()
+            else:
+                inner.step()
+                opt.step()
+                inner.clear_grad()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        x, y = batch()
+        losses = [float(fn(x, y)) for _ in range(5)]
+        if wrapper == "ModelAverage":
+            with opt.apply(need_restore=False):
+                pass
+        return losses, [p.numpy() for p in net.parameters()]
+
+    eager_l, eager_p = run_w(False)
+    with pytest.warns(UserWarning, match=f"calls {wrapper}.step"):
+        conv_l, conv_p = run_w(True)
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
+    for a, b in zip(conv_p, eager_p):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
