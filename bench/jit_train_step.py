@@ -5,7 +5,9 @@ form in turn, medians of the clock of bench/common.py (BENCH_CLOCK=cpu: process 
 time, use it at 1 thread), 1 thread, AdamW.
 
 - `mlp`: 784-512-512-10 ReLU MLP, cross_entropy, batch 128 (bench_steps.py's MLP);
-- `ffn`: LayerNorm + 256-1024-256 GELU feed-forward + residual, batch 1024, squared error.
+- `ffn`: LayerNorm + 256-1024-256 GELU feed-forward + residual, batch 1024, squared error;
+- `mlp_o2`: the MLP under AMP O2 bfloat16 (decorate with float32 master weights) and a
+  GradScaler (`scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`).
 
 Usage: BENCH_CLOCK=cpu python bench/jit_train_step.py [rounds]   (from the repository root)
 """
@@ -40,21 +42,36 @@ def models():
                             oar.nn.Linear(512, 10))
     x = oar.to_tensor(rng.standard_normal((128, 784)).astype("float32"))
     y = oar.to_tensor(rng.integers(0, 10, (128, 1)))
-    yield "mlp", mlp, x, y, lambda out, t: F.cross_entropy(out, t).mean()
-    x = oar.to_tensor(rng.standard_normal((1024, 256)).astype("float32"))
-    yield "ffn", FFN(), x, x * 0.5, lambda out, t: ((out - t) ** 2).mean()
+    ce = lambda out, t: F.cross_entropy(out, t).mean()  # noqa: E731
+    yield "mlp", mlp, x, y, ce, False
+    xf = oar.to_tensor(rng.standard_normal((1024, 256)).astype("float32"))
+    yield "ffn", FFN(), xf, xf * 0.5, lambda out, t: ((out - t) ** 2).mean(), False
+    mlp = oar.nn.Sequential(oar.nn.Linear(784, 512), oar.nn.ReLU(), oar.nn.Linear(512, 512), oar.nn.ReLU(),
+                            oar.nn.Linear(512, 10))
+    yield "mlp_o2", mlp, x, y, ce, True
 
 
 def main():
     print(f"1 thread, {rounds} rounds, median ms per step (AdamW); ratios = eager / form (> 1: faster than eager)")
-    for name, net, x, y, loss_fn in models():
+    for name, net, x, y, loss_fn, o2 in models():
         opt = oar.optimizer.AdamW(learning_rate=1e-4, parameters=net.parameters(), weight_decay=0.01)
+        if o2:
+            net, opt = oar.amp.decorate(net, opt, level="O2", dtype="bfloat16")
+            scaler = oar.amp.GradScaler(init_loss_scaling=1024.0)
 
         def train_step(model):
             def step(x, y):
-                loss = loss_fn(model(x), y)
-                loss.backward()
-                opt.step()
+                if o2:
+                    with oar.amp.auto_cast(level="O2", dtype="bfloat16"):
+                        out = model(x)
+                    loss = loss_fn(out.astype("float32"), y)
+                    scaler.scale(loss).backward()
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    loss = loss_fn(model(x), y)
+                    loss.backward()
+                    opt.step()
                 opt.clear_grad()
                 return loss
 

@@ -108,7 +108,8 @@ def _drop_zeros(params):
     """Zero gradients held in .grad (an eager clear_grad's) add nothing: dropped, so a step
     after clear_grad(set_to_zero=True) needs no gradient inputs."""
     for p in params:
-        if not bool((p.grad != 0).any()):
+        zero = p.grad._zero_bytes()  # one read with an early exit (a host tensor)
+        if zero if zero is not None else not bool((p.grad != 0).any()):
             p.grad = None
 
 

@@ -524,3 +524,17 @@ def test_stateful_optimizer_wrappers_run_eagerly(wrapper):
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
     for a, b in zip(conv_p, eager_p):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_zero_bytes_check_of_held_gradients():
+    """_zero_bytes, which drops an eager clear_grad's zeros before a converted step: True
+    only when every byte is 0, None where it cannot read the memory as one block."""
+    assert oar.zeros([1000, 3])._zero_bytes() is True
+    assert oar.zeros([7], "bfloat16")._zero_bytes() is True
+    assert oar.zeros([0])._zero_bytes() is True
+    z = np.zeros(1000, "float32")
+    z[-1] = 1e-30  # the last element, past the 64-byte blocks
+    assert oar.to_tensor(z)._zero_bytes() is False
+    assert oar.to_tensor(np.zeros(1003, "float32"))._zero_bytes() is True
+    assert oar.to_tensor([0.0, -0.0])._zero_bytes() is False  # -0.0: kept, only slower
+    assert oar.zeros([4, 4])[:, :2]._zero_bytes() is None  # a strided view: the op check
