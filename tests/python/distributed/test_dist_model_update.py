@@ -221,3 +221,46 @@ def test_update_step_in_place_or_on_copies():
         bad = oar.to_tensor(0.25, dtype="float32")
         with pytest.raises(Exception, match="input .lr. expects tensor<f64>, got shape \\[\\] float32"):
             oar._C.pir.Executor(p, oar.CPUPlace()).run([bad, step, g], {"w": w})
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_strategy_amp_autocasts_the_compiled_and_eager_steps(level):
+    """Strategy.amp (bfloat16): the forward and the loss run under auto_cast in the compiled
+    step as in the eager one; the program holds the casts and bfloat16 products, and the
+    compiled step equals the eager step under the same autocast (before, amp was recorded
+    and ignored: the step trained in float32)."""
+    def train(compile_, amp=True):
+        net = _mlp()
+        opt = oar.optimizer.AdamW(0.01, parameters=net.parameters())
+        s = dist.Strategy({"amp": {"enable": amp, "dtype": "bfloat16", "level": level}})
+        dm = dist.to_static(net, None, _mse, opt, strategy=s)
+        dm._compile = compile_
+        rng = np.random.default_rng(3)
+        losses = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(4):
+                x = oar.to_tensor(rng.standard_normal((4, 5)).astype("float32"))
+                y = oar.to_tensor(rng.standard_normal((4, 3)).astype("float32"))
+                losses.append(float(dm(x, y).numpy()))
+        return losses, [p.numpy() for p in net.parameters()], dm
+
+    got, got_p, dm = train(True)
+    want, want_p, _ = train(False)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    for a, b in zip(got_p, want_p):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+        assert a.dtype == np.float32  # the parameters stay float32 (the masters)
+    text = str(dm.serial_main_program())
+    assert "pd_op.cast" in text and "xbf16>" in text
+    fp32, _, _ = train(True, amp=False)
+    assert not np.allclose(got, fp32, rtol=1e-6)  # bfloat16 products round differently
+
+
+def test_strategy_amp_float16_warns_that_loss_scaling_is_not_applied():
+    net = _mlp()
+    opt = oar.optimizer.SGD(0.1, parameters=net.parameters())
+    s = dist.Strategy({"amp": {"enable": True, "dtype": "float16"}})
+    with pytest.warns(UserWarning, match="without loss scaling"):
+        dist.to_static(net, None, _mse, opt, strategy=s)

@@ -243,3 +243,12 @@ def test_dist_model_falls_back_to_eager_with_a_warning_naming_the_construct():
         warnings.simplefilter("error")
         dm(x, y)
     assert dm._last == {} and len(seen) == 2
+
+
+@pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
+@pytest.mark.parametrize("mode", ["dp", "mp"])
+def test_dist_model_amp_bfloat16_trains_like_dynamic_mode(mode, tmp_path):
+    results, _ = run_ranks("dist_amp.py", 2, args=[mode], tmp_path=tmp_path, timeout=300)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"amp {mode} ok {rank}" in out

@@ -7,7 +7,8 @@ rank by the static passes; reshard's transfers are dist.* collective ops and the
 fused update dist.<rule>_update ops. What cannot compile runs eagerly with a warning (Note
 [DistModel] in docs/notes/distributed.md). The Strategy's gradient_merge (a program per phase),
 sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each stage's own order,
-VPP, or per-micro-batch order) act; amp and fused_passes are validated and recorded only."""
+VPP, or per-micro-batch order) and amp (O1/O2 autocast of the traced and eager steps; float16
+loss scaling is not applied: a warning says so) act; fused_passes is validated and recorded only."""
 import copy
 import os
 import warnings
@@ -132,6 +133,23 @@ def _split(t, n):
 _EAGER = object()  # a signature that runs eagerly
 
 
+def _amp_settings(a):
+    """Strategy.amp as auto_cast's arguments (None when off). The forward and the loss of
+    every step, traced or eager, run under auto_cast: O1 casts the white-list ops (matmul,
+    conv...) to `dtype`; O2 every op but the black list, which over the float32 parameters
+    is Paddle's O2 with master weights (the parameters are the masters, cast once per use).
+    float16's dynamic loss scaling is not applied (bfloat16 needs none): a warning."""
+    if not a.enable or a.level.upper() == "O0":
+        return None
+    if a.dtype == "float16" and a.use_dynamic_loss_scaling:
+        warnings.warn("DistModel: Strategy.amp with float16 runs autocast without loss scaling (not applied "
+                      "in DistModel yet): small gradients may underflow. bfloat16 needs no loss scaling.",
+                      stacklevel=3)
+    return {"enable": True, "level": a.level.upper(), "dtype": a.dtype,
+            "custom_white_list": list(a.custom_white_list) or None,
+            "custom_black_list": list(a.custom_black_list) or None}
+
+
 class _deferred_sends:
     """Pipeline stages' cross-mesh sends stop waiting for their receivers during a step
     (each stage runs its own 1F1B order); the step's end waits for them."""
@@ -200,6 +218,7 @@ class DistModel:
                                  "Strategy.sharding")
             stage = {1: ShardingStage1, 2: ShardingStage2, 3: ShardingStage3}[strategy.sharding.stage]
             self._optimizer = shard_optimizer(optimizer, stage("dp", mesh))
+        self._amp = _amp_settings(strategy.amp)
         from .static_program import fused_optimizer
         # The optimizer whose update goes into the train program (None: it steps eagerly).
         self._fused = fused_optimizer(self._optimizer) if self._optimizer is not None else None
@@ -335,16 +354,24 @@ class DistModel:
             raise TypeError(f"DistModel in {self._mode} mode: call it with (inputs..., labels), got {len(args)} "
                             "argument(s)")
         self._pending = None
-        entry = self._compiled(args)
-        if entry is not None:
-            return self._run_compiled(entry, args)
-        out = self._run_eager(args)
+        with self._autocast():  # Strategy.amp: the traced step records the casts
+            entry = self._compiled(args)
+            if entry is not None:
+                return self._run_compiled(entry, args)
+            out = self._run_eager(args)
         if self._pending is not None:  # the step ran eagerly but did not compile
             key, message = self._pending
             self._pending = None
             self._programs[key] = _EAGER
             warnings.warn(message, stacklevel=2)
         return out
+
+    def _autocast(self):
+        import contextlib
+        if self._amp is None:
+            return contextlib.nullcontext()
+        from ...amp import auto_cast
+        return auto_cast(**self._amp)
 
     def _run_eager(self, args):
         from ...autograd import no_grad
