@@ -77,7 +77,9 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
         finally:
             static._input_spec = saved_spec
     elif static.concrete_programs:
-        plain = [e for e in static.concrete_programs if e.backward_program is None]
+        # forward programs only: not a training signature's, nor a training step's (whose
+        # program updates the parameters: Note [Training steps])
+        plain = [e for e in static.concrete_programs if e.backward_program is None and e.step is None]
         if plain:
             entry = plain[-1]
         else:  # only training signatures so far: convert the last one for inference
@@ -89,6 +91,13 @@ def concrete_program(layer, input_spec=None, who="jit.save"):
     else:
         raise ValueError(f"{who}: give input_spec (a list of InputSpec), or call the to_static "
                          f"function once before {'saving' if who == 'jit.save' else 'exporting'}")
+    if not hasattr(entry, "program") or entry.step is not None:
+        # the signature runs eagerly (a training step converted under no_grad: its
+        # loss.backward() cannot run) or updates the parameters: not a model to deploy
+        raise ValueError(f"{who}: {getattr(static._function, '__qualname__', 'the function')} is a training step "
+                         f"(it calls loss.backward() or an optimizer's step()): "
+                         f"{'save' if who == 'jit.save' else 'export'} the model, or a to_static function of its "
+                         f"forward, instead")
     return static, entry
 
 

@@ -538,3 +538,21 @@ def test_zero_bytes_check_of_held_gradients():
     assert oar.to_tensor(np.zeros(1003, "float32"))._zero_bytes() is True
     assert oar.to_tensor([0.0, -0.0])._zero_bytes() is False  # -0.0: kept, only slower
     assert oar.zeros([4, 4])[:, :2]._zero_bytes() is None  # a strided view: the op check
+
+
+@pytest.mark.parametrize("with_spec", [False, True])
+def test_saving_a_training_step_is_an_error_naming_it(with_spec, tmp_path):
+    """A converted training step updates the parameters: jit.save refuses it with a message
+    saying to save the model (before, its program was written and jit.load failed on the
+    optimizer's holders)."""
+    net = make()
+    opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+    step = oar.jit.to_static(train_step(net, opt))
+    x, y = batch()
+    step(x, y)
+    spec = [oar.static.InputSpec([5, 6], "float32"), oar.static.InputSpec([5, 1], "float32")] if with_spec else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the inference conversion's fallback warning
+        with pytest.raises(ValueError, match=r"jit.save: train_step.<locals>.step is a training step .*save the model"):
+            oar.jit.save(step, str(tmp_path / "m"), input_spec=spec)
+    assert not (tmp_path / "m.pdmodel").exists()
