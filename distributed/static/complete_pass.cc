@@ -112,7 +112,7 @@ class CompletePass : public pir::Pass {
     }
     for (size_t i = 0; i < sc.inputs.size(); ++i) {
       info.inputs.push_back(i < 2 || i >= operands ? TensorDistAttr::replicated(m, sc.inputs[i].rank())
-                                  : with_leading_dims(param[(i - 2) % n], sc.inputs[i].rank()));
+                                                   : with_leading_dims(param[(i - 2) % n], sc.inputs[i].rank()));
     }
     for (size_t i = 0; i < op->num_results(); ++i) {
       const int64_t rank = static_cast<int64_t>(op->result(i).type().dims().size());

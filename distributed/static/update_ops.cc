@@ -159,9 +159,9 @@ UpdateStep from_op(const pir::Operation* op) {
               " weight decays for ", s.n, " parameters (", s.rule, " takes ", want_states, " state lists and ",
               want_scalars, " scalars)");
   const size_t skip = s.skip ? 1 : 0;
-  OAR_ENFORCE(op->num_operands() == 2 + 2 * s.n + states + skip && op->num_results() == s.n + states,
-              InvalidArgument, name, ": ", op->num_operands(), " operands and ", op->num_results(), " results for ",
-              s.n, " parameters and ", states, " states", s.skip ? " and a skip input" : "");
+  OAR_ENFORCE(op->num_operands() == 2 + 2 * s.n + states + skip && op->num_results() == s.n + states, InvalidArgument,
+              name, ": ", op->num_operands(), " operands and ", op->num_results(), " results for ", s.n,
+              " parameters and ", states, " states", s.skip ? " and a skip input" : "");
   return s;
 }
 
