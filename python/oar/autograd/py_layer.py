@@ -91,6 +91,22 @@ class PyLayerContext:
         self._materialize = bool(value)
 
 
+def _note_static_recording(name, inputs):
+    """A PyLayer applied while a static program records: the program gets its ops, not its
+    custom backward (a backward is recorded from the program's ops, _specialize.py), so
+    static.gradients / append_backward / minimize on that program refuse (_backward.py)
+    instead of differentiating the forward's ops. Forward-only use is fine."""
+    import sys
+
+    from .. import _trace_state
+
+    prog = sys.modules.get("oar.static._program")
+    rec = prog._recording if prog is not None else None
+    if rec is not None and _trace_state.active and rec._tracer is _trace_state.active[-1] and any(
+            not t.stop_gradient or rec._tracer.is_traced(t) for t in inputs):
+        rec._base()._pylayers.append(name)
+
+
 class PyLayer:
     """Subclass with static forward(ctx, *args, **kwargs) and backward(ctx, *grads); call
     apply(*args, **kwargs)."""
@@ -132,6 +148,7 @@ class PyLayer:
                 res = (res,)
             return res
 
+        _note_static_recording(name, inputs)
         linked = _C.pylayer_apply(name, run_backward, inputs, tensors, diff, ctx._materialize)
         for i, t in zip(pos, linked):
             items[i] = t

@@ -47,6 +47,7 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
     cots = [c if c is not None else _C.ops.full_like(t, 1.0, t.dtype) for c, t in zip(cots, targets)]
     if not wrt:
         return [None] * len(inputs)
+    _refuse_pylayers("static.gradients")
     # Inputs fed as data have stop_gradient=True; asking for their gradient means it.
     flipped = [x for x in wrt if x.stop_gradient]
     for x in flipped:
@@ -66,6 +67,15 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
             g.name = f"{x.name}@GRAD"
         out.append(g)
     return out
+
+
+def _refuse_pylayers(who):
+    base = _program.default_main_program()._base()
+    if base._pylayers:
+        raise NotImplementedError(
+            f"{who}: the program holds PyLayer {sorted(set(base._pylayers))}, whose custom backward a static "
+            f"program does not record (its gradient would be the forward ops' own, silently): train it with "
+            f"dynamic graph or oar.jit.to_static, which call the PyLayer's backward")
 
 
 def _record(kind, *args):
@@ -93,6 +103,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     parameter_list) and returns [(parameter, gradient)], each gradient named '<param>@GRAD'."""
     _program._check_static("static.append_backward")
     _check_var(loss, "static.append_backward", "loss")
+    _refuse_pylayers("static.append_backward")
     program = _program.default_main_program()
     if int(np.prod(loss.shape)) != 1:
         raise ValueError(f"static.append_backward: loss must hold one element, got shape {list(loss.shape)}")

@@ -51,6 +51,7 @@ class Program:
         self._source = None   # a clone: the program it shares ops with
         self._for_test = False  # clone(for_test=True): runs the forward part only
         self._asserts = []    # static.nn.control_flow.Assert checks: (cond, data, summarize, name)
+        self._pylayers = []   # names of the PyLayers recorded (their custom backward is not: _backward.py)
         self._version = 0     # bumped on declarations; ops are counted by the tracer
         self.random_seed = 0
         _programs.add(self)

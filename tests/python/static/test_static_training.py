@@ -130,3 +130,40 @@ def test_save_inference_model_errors(tmp_path):
                 static.save_inference_model(str(tmp_path / "a"), [x], [np.zeros(2)], exe)
     finally:
         oar.disable_static()
+
+
+def test_pylayer_in_a_static_program_runs_forward_and_refuses_gradients():
+    """A PyLayer recorded into a static program keeps its forward (inference runs); its
+    custom backward is not recorded, so asking for gradients is an error naming it (before,
+    the gradient was the forward ops' own: exp's instead of the custom 2 * exp(dy))."""
+    class Custom(oar.autograd.PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            return oar.exp(x)
+
+        @staticmethod
+        def backward(ctx, dy):
+            return 2 * oar.exp(dy)
+
+    oar.enable_static()
+    try:
+        for ask in ("gradients", "minimize"):
+            main, startup = static.Program(), static.Program()
+            with static.program_guard(main, startup), static.scope_guard(static.Scope()):
+                x = static.data("x", [None, 3], "float32")
+                x.stop_gradient = False
+                w = static.create_parameter([3], "float32")
+                y = Custom.apply(x * w)
+                exe = static.Executor(oar.CPUPlace())
+                exe.run(startup)
+                feed = {"x": np.ones((2, 3), "float32")}
+                (got,) = exe.run(main, feed=feed, fetch_list=[y])  # the forward runs
+                wv = np.array(static.global_scope().find_var(w.name).get_tensor())
+                np.testing.assert_allclose(got, np.exp(np.ones((2, 3)) * wv), rtol=1e-6)
+                with pytest.raises(NotImplementedError, match=r"PyLayer \['Custom'\].*custom backward"):
+                    if ask == "gradients":
+                        static.gradients([y], x)
+                    else:
+                        oar.optimizer.SGD(0.1).minimize(oar.mean(y))
+    finally:
+        oar.disable_static()
