@@ -7,7 +7,9 @@ time, use it at 1 thread), 1 thread, AdamW.
 - `mlp`: 784-512-512-10 ReLU MLP, cross_entropy, batch 128 (bench_steps.py's MLP);
 - `ffn`: LayerNorm + 256-1024-256 GELU feed-forward + residual, batch 1024, squared error;
 - `mlp_o2`: the MLP under AMP O2 bfloat16 (decorate with float32 master weights) and a
-  GradScaler (`scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`).
+  GradScaler (`scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`);
+- `tiny`: a 16-32-32-4 MLP, batch 8: the per-call cost of each form (microseconds of
+  work per op).
 
 Usage: BENCH_CLOCK=cpu python bench/jit_train_step.py [rounds]   (from the repository root)
 """
@@ -49,6 +51,10 @@ def models():
     mlp = oar.nn.Sequential(oar.nn.Linear(784, 512), oar.nn.ReLU(), oar.nn.Linear(512, 512), oar.nn.ReLU(),
                             oar.nn.Linear(512, 10))
     yield "mlp_o2", mlp, x, y, ce, True
+    tiny = oar.nn.Sequential(oar.nn.Linear(16, 32), oar.nn.ReLU(), oar.nn.Linear(32, 32), oar.nn.ReLU(),
+                             oar.nn.Linear(32, 4))
+    yield "tiny", tiny, oar.to_tensor(rng.standard_normal((8, 16)).astype("float32")), \
+        oar.to_tensor(rng.integers(0, 4, (8, 1))), ce, False
 
 
 def main():

@@ -87,6 +87,7 @@ class StepProgram(NamedTuple):
     kept: list
     cleared: frozenset
     held: list  # [(param, program name)]: its held gradient is an input (accumulation)
+    held_ids: frozenset  # the ids of those parameters
     scaler: object = None  # a GradScaler: its scale holder, and whether the code calls update()
     scale: object = None
     scaler_update: bool = False
@@ -117,13 +118,30 @@ def held_key(info):
     """Which held gradients a call of the step `info` reads: the code's clear-first ones
     are discarded (set to None), zero ones the program does not read are dropped; the
     ids of the rest. A program traced for other held gradients does not fit the call
-    (StaticFunction converts a variant for them)."""
-    reads = {id(p) for p, _ in info.held}
+    (StaticFunction converts a variant for them). One pass over the parameters in the
+    usual case (nothing held): this runs at every call."""
+    held = []
     for p in info.params:
-        if id(p) in info.cleared:
-            p.grad = None
-    _drop_zeros([p for p in info.params if p.grad is not None and id(p) not in reads])
-    return frozenset(id(p) for p in info.params if p.grad is not None)
+        if p.grad is not None:
+            if id(p) in info.cleared:
+                p.grad = None
+            else:
+                held.append(p)
+    if not held:
+        return info.held_ids if not info.held_ids else frozenset()
+    _drop_zeros([p for p in held if id(p) not in info.held_ids])
+    return frozenset(id(p) for p in held if p.grad is not None)
+
+
+def _set_scalar(holder, value):
+    """Writes a 0-d host holder (lr, step count, loss scale) in place: through its NumPy
+    view, ~10x cheaper than a new tensor and a copy (run_step runs at every call)."""
+    if holder.place.is_cpu_place():
+        holder.numpy()[()] = value
+    else:
+        import oar
+
+        holder._copy_from(oar.to_tensor(value, dtype=holder.dtype))
 
 
 def guarded_backward(self, grad_tensor=None, retain_graph=False):
@@ -274,28 +292,22 @@ def finish_step(ctx):
 
 
 def run_step(entry, tensors, params):
-    """Runs a training step's program: the lr and step holders from the optimizer, its
-    state with the function's and the held gradients it reads, then the step count moves
-    on as an eager step's does, and the gradients the code leaves in .grad are set. None
-    (nothing run: the caller runs eagerly) when held gradients do not fit the program."""
-    import oar
-
+    """Runs a training step's program (the variant get_concrete_program chose for the held
+    gradients, held_key): the lr and step holders from the optimizer, its state with the
+    function's and the held gradients it reads, then the step count moves on as an eager
+    step's does, and the gradients the code leaves in .grad are set."""
     info = entry.step
-    reads = frozenset(id(p) for p, _ in info.held)
-    if held_key(info) != reads:
-        return None
+    reads = info.held_ids
     feeds = {name: p.grad for p, name in info.held}
     for call, before in info.deferred:
         if before:
             call()
     if info.scaler is not None:
-        with no_grad():
-            info.scale._copy_from(oar.to_tensor(info.scaler._scale, dtype="float32"))
+        _set_scalar(info.scale, info.scaler._scale)
     if info.opt is not None:
-        with no_grad():
-            info.lr._copy_from(oar.to_tensor(float(info.opt.get_lr()), dtype="float64"))
-            info.step._copy_from(oar.to_tensor(info.opt._step_count + 1, dtype="int64"))
-    outs = entry.run(tensors, {**params, **info.extra, **feeds})
+        _set_scalar(info.lr, float(info.opt.get_lr()))
+        _set_scalar(info.step, info.opt._step_count + 1)
+    outs = entry.run(tensors, {**params, **info.extra, **feeds} if feeds else {**params, **info.extra})
     skipped = False
     if info.scaler_found:  # the program returns found_inf last; the scale moves on the host
         outs, found = outs[:-1], outs[-1]
@@ -306,9 +318,9 @@ def run_step(entry, tensors, params):
     for call, before in info.deferred:
         if not before:
             call()
-    for p in info.params:
-        if id(p) in info.cleared or id(p) in reads:
-            p.grad = None  # consumed: cleared, or updated and cleared, or returned below
+    for p in info.params if reads else ():
+        if id(p) in reads:
+            p.grad = None  # consumed: added to and returned below, or cleared
     if info.kept:
         outs, grads = outs[:len(outs) - len(info.kept)], outs[len(outs) - len(info.kept):]
         for p, g in zip(info.kept, grads):

@@ -407,7 +407,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                            cinn=cinn, place=_run_place(tensors, state),
                            step=StepProgram(step.opt, step.lr, step.step, dict(step.extra), step.params,
                                             [p for p, _ in step.kept], frozenset(step.cleared_first),
-                                            list(step.held), step.scaler, step.scale, step.scaler_update,
+                                            list(step.held), frozenset(id(p) for p, _ in step.held),
+                                            step.scaler, step.scale, step.scaler_update,
                                             step.found_inf is not None, tuple(step.deferred))
                            if stepped else None,
                            **extra)
@@ -555,11 +556,12 @@ class StaticFunction:
         training = getattr(self._layer, "training", None)
         if self._layer is None and self._captured():
             training = tuple(getattr(o, "training", None) for _, o in self._captured())
+        state = self._state()
         # Which tensors need gradients decides whether the signature has a backward program.
         grads = None
         if _is_grad_enabled():
-            grads = (tuple(not t.stop_gradient for t in tensors),
-                     tuple(not t.stop_gradient for t in self._state().values()))
+            grads = (tuple([not t.stop_gradient for t in tensors]),
+                     tuple([not t.stop_gradient for t in state.values()]))
             if not any(grads[0]) and not any(grads[1]):
                 grads = None
         if grads is not None:
@@ -570,9 +572,9 @@ class StaticFunction:
         # Autocast decides the casts the program records, so its state is part of the key.
         amp = _C._amp_get_state()
         amp = (amp[0], amp[1], tuple(amp[2]), tuple(amp[3])) if amp[0] else None
-        sig = (tuple((tuple(t.shape), t.dtype) for t in tensors) if struct is None
+        sig = (tuple([(tuple(t.shape), t.dtype) for t in tensors]) if struct is None
                else _key_of(struct, tensors, specs))
-        place = _run_place(tensors, self._state().items()).device_str()
+        place = _run_place(tensors, state.items()).device_str()
         key = (sig, training, grads, amp, self._use_cinn(), place)
         entry = self._entry(key, args, kwargs, tensors, specs, grads is not None)
         if entry is not _EAGER and entry.step is not None:
@@ -581,7 +583,7 @@ class StaticFunction:
             from ._train_step import held_key
 
             held = held_key(entry.step)
-            if held != frozenset(id(p) for p, _ in entry.step.held):
+            if held != entry.step.held_ids:
                 entry = self._entry(key + (held,), args, kwargs, tensors, specs, True)
         return entry, tensors
 
@@ -652,8 +654,6 @@ class StaticFunction:
             from ._train_step import run_step
 
             outs = run_step(entry, tensors, params)
-            if outs is None:  # gradients held from an eager backward: this call runs eagerly
-                return self._function(*args, **kwargs)
         else:
             outs = entry.run(tensors, params)
         return _unflatten(entry.out_struct, outs)
