@@ -114,6 +114,9 @@ def _drop_zeros(params):
             p.grad = None
 
 
+_NOTHING_HELD = frozenset()
+
+
 def held_key(info):
     """Which held gradients a call of the step `info` reads: the code's clear-first ones
     are discarded (set to None), zero ones the program does not read are dropped; the
@@ -128,7 +131,7 @@ def held_key(info):
             else:
                 held.append(p)
     if not held:
-        return info.held_ids if not info.held_ids else frozenset()
+        return _NOTHING_HELD
     _drop_zeros([p for p in held if id(p) not in info.held_ids])
     return frozenset(id(p) for p in held if p.grad is not None)
 
