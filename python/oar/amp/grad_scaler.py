@@ -139,15 +139,17 @@ class AmpScaler:
         ctx.found_inf = found if ctx.found_inf is None else _C.ops.logical_or(ctx.found_inf, found)
         ctx.scaler_states[id(optimizer)] = OptimizerState.UNSCALED
 
-    def _after_converted_step(self, optimizer, found_inf, updated):
-        """After a converted step's program ran: what step() and update() do on the host."""
+    def _after_converted_step(self, optimizers, found_inf, updated):
+        """After a converted step's program ran: what step() (on each of `optimizers`) and
+        update() do on the host."""
         self._found_inf = self._cache_found_inf = found_inf
         if updated:
             if self._use_dynamic_loss_scaling:
                 self._update()
             self._optimizer_states = {}
         else:
-            self._optimizer_states[id(optimizer)] = OptimizerState.STEPPED
+            for optimizer in optimizers:
+                self._optimizer_states[id(optimizer)] = OptimizerState.STEPPED
 
     # oar.distributed.shard_scaler replaces these two on an instance: the check reads each
     # rank's local gradient values, and the flag is reduced over the ranks holding them.

@@ -55,8 +55,9 @@ class StepTrace:
         self.entry_grads = {id(t): t.grad for t in self.params}  # put back after the trace
         self.held = []  # [(param, program name)]: gradients held at entry, read by the program
         self.grads = {}  # id(param) -> (param, traced gradient, its version when set)
-        self.opt = None
-        self.lr = self.step = None
+        # [(optimizer, lr holder, step holder)]: each optimizer's step after the backward
+        # (several: e.g. one for the embeddings, one for the rest)
+        self.updates = []
         self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
         self.recording = False
         # ids of the trainable tensors whose gradient the code clears (clear_gradient, which
@@ -74,14 +75,12 @@ class StepTrace:
 
 
 class StepProgram(NamedTuple):
-    """What runs a converted training step (ConcreteProgram.step): the optimizer (None: a
-    backward without a step), the lr and step holders, the extra program state by name,
-    the trainable state, the parameters whose gradients the program returns (after its
-    outputs) to leave in .grad, and the ids of those whose held gradients the code clears
-    first."""
-    opt: object
-    lr: object
-    step: object
+    """What runs a converted training step (ConcreteProgram.step): each optimizer that
+    steps with its lr and step holders (none: a backward without a step), the extra
+    program state by name, the trainable state, the parameters whose gradients the program
+    returns (after its outputs) to leave in .grad, and the ids of those whose held
+    gradients the code clears first."""
+    updates: tuple  # ((optimizer, lr holder, step holder), ...)
     extra: dict
     params: list
     kept: list
@@ -151,7 +150,7 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
     if not converting_step():
         return _orig_backward(self, grad_tensor, retain_graph)
     ctx = step_trace()
-    if (ctx is None or ctx.opt is not None or ctx.grads or self.stop_gradient or not ctx.params
+    if (ctx is None or ctx.updates or ctx.grads or self.stop_gradient or not ctx.params
             or not ctx.tracer.is_traced(self)):
         # no autograd in this trace, a second backward, a backward after the step: run eagerly
         raise training_step_fallback("Tensor.backward()")
@@ -210,29 +209,35 @@ def record_step(opt, pairs):
             return False
         return traced.get(id(p)) is g if id(p) in ctx.names else not ctx.tracer.is_traced(p)
 
-    if ctx is None or ctx.opt is not None or not pairs or not all(fits(p, g) for p, g in pairs):
+    updated = {id(p) for o, _, _ in ctx.updates for p in o._parameter_list} if ctx is not None else set()
+    if (ctx is None or not pairs or any(o is opt for o, _, _ in ctx.updates) or any(id(p) in updated for p, _ in pairs)
+            or not all(fits(p, g) for p, g in pairs)
+            or (ctx.updates and (ctx.found_inf is not None or ctx.scaler is not None))):
+        # no traced backward, the same optimizer twice, a parameter two optimizers update, a
+        # GradScaler with several optimizers (each skips on its own gradients' check)...
         raise training_step_fallback(f"{type(opt).__name__}.step()")
     from ..distributed.auto_parallel.static_program import _state_names, _trace_update
 
     ctx.tracer.stop()  # the accumulators and holders are made eagerly, outside the program
     try:
         states = _state_names(opt, None)
-        ctx.lr = oar.to_tensor(1.0, dtype="float64")
-        ctx.step = oar.to_tensor(1, dtype="int64")
+        lr = oar.to_tensor(1.0, dtype="float64")
+        step = oar.to_tensor(1, dtype="int64")
     finally:
         ctx.tracer.start()
-    # tensors the optimizer updates outside the function's state (O2 masters) are program
-    # state too: read and written in place at every call
-    outside = [(f"param{i}@optimizer", p) for i, (p, _) in enumerate(pairs) if id(p) not in ctx.names]
-    extra = outside + [(f"{n}@optimizer", t) for n, t in states] + [("lr@optimizer", ctx.lr),
-                                                                    ("step@optimizer", ctx.step)]
+    # Program names: '<name>@optimizer' for the first optimizer, '<name>@optimizer<k>' for
+    # the k-th after it. Tensors the optimizer updates outside the function's state (O2
+    # masters) are program state too: read and written in place at every call.
+    tag = "@optimizer" + (str(len(ctx.updates)) if ctx.updates else "")
+    outside = [(f"param{i}{tag}", p) for i, (p, _) in enumerate(pairs) if id(p) not in ctx.names]
+    extra = outside + [(f"{n}{tag}", t) for n, t in states] + [(f"lr{tag}", lr), (f"step{tag}", step)]
     for name, t in extra:
         ctx.tracer.add_parameter(t, name)
     ctx.extra += extra
-    ctx.opt = opt
+    ctx.updates.append((opt, lr, step))
     ctx.recording = True
     try:
-        _trace_update(opt, [(None, p, g) for p, g in pairs], {}, ctx.lr, ctx.step, ctx.found_inf)
+        _trace_update(opt, [(None, p, g) for p, g in pairs], {}, lr, step, ctx.found_inf)
     finally:
         ctx.recording = False
     return True
@@ -251,7 +256,7 @@ def defer_side_effect(what, fn, args, kwargs):
     traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, _C.Tensor) and _active[-1].is_traced(a)]
     if ctx is None or traced or fn is None:
         raise training_step_fallback(what + (" on a computed tensor" if traced else ""))
-    ctx.deferred.append((functools.partial(fn, *args, **kwargs), ctx.opt is None))
+    ctx.deferred.append((functools.partial(fn, *args, **kwargs), not ctx.updates))
     return True
 
 
@@ -307,17 +312,17 @@ def run_step(entry, tensors, params):
             call()
     if info.scaler is not None:
         _set_scalar(info.scale, info.scaler._scale)
-    if info.opt is not None:
-        _set_scalar(info.lr, float(info.opt.get_lr()))
-        _set_scalar(info.step, info.opt._step_count + 1)
+    for opt, lr, step in info.updates:
+        _set_scalar(lr, float(opt.get_lr()))
+        _set_scalar(step, opt._step_count + 1)
     outs = entry.run(tensors, {**params, **info.extra, **feeds} if feeds else {**params, **info.extra})
     skipped = False
     if info.scaler_found:  # the program returns found_inf last; the scale moves on the host
         outs, found = outs[:-1], outs[-1]
         skipped = bool(found.item())  # the update skipped itself, as the eager step is skipped
-        info.scaler._after_converted_step(info.opt, skipped, info.scaler_update)
-    if info.opt is not None and not skipped:
-        info.opt._step_count += 1
+        info.scaler._after_converted_step([opt for opt, _, _ in info.updates], skipped, info.scaler_update)
+    for opt, _, _ in info.updates if not skipped else ():
+        opt._step_count += 1
     for call, before in info.deferred:
         if not before:
             call()

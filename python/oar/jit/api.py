@@ -405,7 +405,7 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
     step_names = [n for n, _ in step.extra] if stepped else []
     return ConcreteProgram(program, out_struct, [n for n, _ in state] + step_names, names, n_out=len(outs),
                            cinn=cinn, place=_run_place(tensors, state),
-                           step=StepProgram(step.opt, step.lr, step.step, dict(step.extra), step.params,
+                           step=StepProgram(tuple(step.updates), dict(step.extra), step.params,
                                             [p for p, _ in step.kept], frozenset(step.cleared_first),
                                             list(step.held), frozenset(id(p) for p, _ in step.held),
                                             step.scaler, step.scale, step.scaler_update,

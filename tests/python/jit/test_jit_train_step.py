@@ -556,3 +556,73 @@ def test_saving_a_training_step_is_an_error_naming_it(with_spec, tmp_path):
         with pytest.raises(ValueError, match=r"jit.save: train_step.<locals>.step is a training step .*save the model"):
             oar.jit.save(step, str(tmp_path / "m"), input_spec=spec)
     assert not (tmp_path / "m.pdmodel").exists()
+
+
+@pytest.mark.parametrize("order", ["step_step_clear_clear", "clear_first"])
+def test_two_optimizers_after_one_backward(order):
+    """Each optimizer's step is its own update op with its own lr and step holders and
+    state names (`<name>@optimizer1` for the second): e.g. one optimizer for the first
+    layer, another for the rest, at their own learning rates and schedules."""
+    def run_two(convert):
+        net = make()
+        sched = oar.optimizer.lr.StepDecay(0.05, step_size=1, gamma=0.5)
+        first = oar.optimizer.Adam(learning_rate=sched, parameters=net[0].parameters())
+        rest = oar.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=net[2].parameters())
+
+        def step(x, y):
+            if order == "clear_first":
+                first.clear_grad()
+                rest.clear_grad()
+            loss = ((net(x) - y) ** 2).mean()
+            loss.backward()
+            first.step()
+            rest.step()
+            if order != "clear_first":
+                first.clear_grad()
+                rest.clear_grad()
+            sched.step()
+            return loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        x, y = batch()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            losses = [float(fn(x, y)) for _ in range(4)]
+        return losses, [p.numpy() for p in net.parameters()], fn, (first, rest)
+
+    eager_l, eager_p, _, eager_opts = run_two(False)
+    conv_l, conv_p, fn, opts = run_two(True)
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
+    for a, b in zip(conv_p, eager_p):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert [o._step_count for o in opts] == [o._step_count for o in eager_opts] == [4, 4]
+    (cp,) = fn.concrete_programs
+    text = str(cp.program)
+    assert "dist.adam_update" in text and "dist.momentum_update" in text and "lr@optimizer1" in text
+
+
+def test_a_parameter_two_optimizers_update_runs_eagerly():
+    """Two optimizers over the same parameters: the second step reads what the first
+    wrote, which two update ops on the traced gradient would not: the step runs eagerly."""
+    def setup():
+        n = make(1)
+        return n, oar.optimizer.SGD(learning_rate=0.1, parameters=n.parameters()), \
+            oar.optimizer.SGD(learning_rate=0.05, parameters=n.parameters())
+
+    def body(n, o1, o2, x, y):
+        ((n(x) - y) ** 2).mean().backward()
+        o1.step()
+        o2.step()
+        o1.clear_grad()
+        return x
+
+    (net, o1, o2), (ref, r1, r2) = setup(), setup()
+    x, y = batch()
+    conv = oar.jit.to_static(lambda x, y: body(net, o1, o2, x, y))
+    with pytest.warns(UserWarning, match=r"calls SGD.step\(\)"):
+        for _ in range(2):
+            conv(x, y)
+    for _ in range(2):
+        body(ref, r1, r2, x, y)
+    for a, b in zip(net.parameters(), ref.parameters()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
