@@ -1,6 +1,6 @@
 """A whole training step inside a to_static function (Note [Training steps] in
-docs/notes/jit.md): `loss.backward()` traced onto the trainable state (adding to held
-gradients), `Optimizer.step()` recorded as the dist.<rule>_update op, GradScaler,
+docs/notes/jit.md): each `loss.backward()` traced onto the trainable state (adding to
+held gradients), each optimizer's `step()` recorded as a dist.<rule>_update op, GradScaler,
 clipping, AMP O2 masters and scheduler steps with it, or the signature run eagerly when
 the program cannot hold what the code does. api.py installs the guarded
 `Tensor.backward` and `clear_gradient` for the length of a trace, runs `finish_step`
@@ -37,9 +37,9 @@ def training_step_fallback(what):
     signature runs eagerly instead: correct, unfused, with a warning."""
     return EagerFallback(
         f"to_static: {_user_frame()}\n  calls {what} inside the converted function in a form a program cannot "
-        f"hold, so this function runs eagerly. A training step converts when it has one loss.backward() "
-        f"and at most one optimizer's step() after it (Note [Training steps] in docs/notes/jit.md); or "
-        f"convert the forward and call loss.backward() and opt.step() after it.")
+        f"hold, so this function runs eagerly. A training step converts when its optimizers step on the "
+        f"gradients its loss.backward() calls leave in .grad (Note [Training steps] in docs/notes/jit.md); "
+        f"or convert the forward and call loss.backward() and opt.step() after it.")
 
 
 class StepTrace:
@@ -58,6 +58,7 @@ class StepTrace:
         # [(optimizer, lr holder, step holder)]: each optimizer's step after the backward
         # (several: e.g. one for the embeddings, one for the rest)
         self.updates = []
+        self.backwards = 0  # loss.backward() calls traced so far
         self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
         self.recording = False
         # ids of the trainable tensors whose gradient the code clears (clear_gradient, which
@@ -150,28 +151,32 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
     if not converting_step():
         return _orig_backward(self, grad_tensor, retain_graph)
     ctx = step_trace()
-    if (ctx is None or ctx.updates or ctx.grads or self.stop_gradient or not ctx.params
-            or not ctx.tracer.is_traced(self)):
-        # no autograd in this trace, a second backward, a backward after the step: run eagerly
+    if ctx is None or self.stop_gradient or not ctx.params or not ctx.tracer.is_traced(self):
+        # no autograd in this trace, a loss the trace did not compute: run eagerly
         raise training_step_fallback("Tensor.backward()")
-    ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
-    try:
-        _drop_zeros([p for p in ctx.params if p.grad is not None])
-    finally:
-        ctx.tracer.start()
-    # Gradients held from before the call (an earlier backward: accumulation) are program
-    # parameters '<param>@grad', set from .grad at each call; the backward adds to them.
-    for p in ctx.params:
-        if p.grad is not None:
-            name = f"{ctx.names[id(p)]}@grad"
-            ctx.tracer.add_parameter(p.grad, name)
-            ctx.held.append((p, name))
+    if not ctx.backwards:
+        ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
+        try:
+            _drop_zeros([p for p in ctx.params if p.grad is not None])
+        finally:
+            ctx.tracer.start()
+        # Gradients held from before the call (an earlier backward: accumulation) are
+        # program parameters '<param>@grad', set from .grad at each call; the backward adds
+        # to them. A later backward in the call (a GAN's generator loss after the
+        # discriminator's step) adds to the traced gradients the code left.
+        for p in ctx.params:
+            if p.grad is not None:
+                name = f"{ctx.names[id(p)]}@grad"
+                ctx.tracer.add_parameter(p.grad, name)
+                ctx.held.append((p, name))
+    ctx.backwards += 1
     seed = grad_tensor if grad_tensor is not None else _C.ops.full_like(self, 1.0, self.dtype)
     grads = _C.grad([self], ctx.params, [seed], bool(retain_graph), False, True)
     with no_grad():
         for p, g in zip(ctx.params, grads):
             if g is not None:
                 p.grad = g if p.grad is None else p.grad + g
+                ctx.cleared_after.discard(id(p))  # a clear before this backward no longer holds
             if p.grad is not None:
                 ctx.grads[id(p)] = (p, p.grad, p.grad._version)
 
@@ -185,6 +190,11 @@ def guarded_clear_gradient(self, set_to_zero=True):
     ctx = step_trace() if converting_step() else None
     if ctx is not None and any(p is self for p in ctx.params):
         (ctx.cleared_after if ctx.grads else ctx.cleared_first).add(id(self))
+        if self.grad is not None and ctx.tracer.is_traced(self.grad):
+            # a traced gradient: cleared in the program's terms (zeroing its trace-time
+            # memory would leave the program's value, which a later backward adds to)
+            self.grad = None
+            return None
     return _orig_clear_gradient(self, set_to_zero)
 
 

@@ -269,15 +269,68 @@ def test_step_that_clears_first_converts_and_leaves_the_gradients(clear):
     assert np.abs(conv[-1][2][0]).sum() > 0
 
 
-def test_two_backwards_in_one_call_run_eagerly():
+@pytest.mark.parametrize("clear_d_first", [False, True])
+def test_gan_step_two_backwards_two_optimizers(clear_d_first):
+    """A GAN step: the discriminator's loss backward and step, then the generator's loss
+    (through the updated discriminator) backward and step, in one program. The
+    generator's backward also leaves gradients on the discriminator, which eager code
+    accumulates into the next call's: without a clear first that is a second program,
+    reading them (held gradients); with one, a single program."""
+    def run_gan(convert):
+        oar.seed(0)
+        gen = oar.nn.Sequential(oar.nn.Linear(4, 16), oar.nn.ReLU(), oar.nn.Linear(16, 6))
+        disc = oar.nn.Sequential(oar.nn.Linear(6, 16), oar.nn.LeakyReLU(0.2), oar.nn.Linear(16, 1))
+        g_opt = oar.optimizer.Adam(learning_rate=1e-2, parameters=gen.parameters(), beta1=0.5)
+        d_opt = oar.optimizer.Adam(learning_rate=1e-2, parameters=disc.parameters(), beta1=0.5)
+        bce = oar.nn.functional.binary_cross_entropy_with_logits
+
+        def step(z, real):
+            if clear_d_first:
+                d_opt.clear_grad()
+            fake = gen(z)
+            d_loss = bce(disc(real), oar.ones([8, 1])) + bce(disc(fake.detach()), oar.zeros([8, 1]))
+            d_loss.backward()
+            d_opt.step()
+            d_opt.clear_grad()
+            g_loss = bce(disc(fake), oar.ones([8, 1]))
+            g_loss.backward()
+            g_opt.step()
+            g_opt.clear_grad()
+            return d_loss, g_loss
+
+        fn = oar.jit.to_static(step) if convert else step
+        rng = np.random.default_rng(1)
+        z = oar.to_tensor(rng.standard_normal((8, 4)).astype("float32"))
+        real = oar.to_tensor(rng.standard_normal((8, 6)).astype("float32"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            losses = [[float(t) for t in fn(z, real)] for _ in range(5)]
+        held = [np.zeros(p.shape, "float32") if p.grad is None else p.grad.numpy() for p in disc.parameters()]
+        return losses, [p.numpy() for p in gen.parameters() + disc.parameters()], held, fn
+
+    eager_l, eager_p, eager_g, _ = run_gan(False)
+    conv_l, conv_p, conv_g, fn = run_gan(True)
+    np.testing.assert_allclose(conv_l, eager_l, rtol=1e-5)
+    for a, b in zip(conv_p + conv_g, eager_p + eager_g):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert len(fn.concrete_programs) == (1 if clear_d_first else 2)
+    text = str(fn.concrete_programs[0].program)
+    assert text.count("dist.adam_update") == 2
+
+
+def test_replacing_grad_runs_eagerly():
+    """Code that assigns another tensor to .grad between backward and step (rather than
+    writing into it): the update would not read the traced gradient, so the step runs
+    eagerly, equal to eager training."""
     def body(net, opt, x, y):
         ((net(x) - y) ** 2).mean().backward()
-        net(x).sum().backward()
+        for p in net.parameters():
+            p.grad = p.grad * 0.5
         opt.step()
         opt.clear_grad()
         return x
 
-    assert "calls Tensor.backward()" in fallback_case(body)
+    assert "calls SGD.step()" in fallback_case(body)
 
 
 def test_step_alone_runs_eagerly():
