@@ -59,6 +59,7 @@ class StepTrace:
         # (several: e.g. one for the embeddings, one for the rest)
         self.updates = []
         self.backwards = 0  # loss.backward() calls traced so far
+        self.held_declared = False  # the held gradients are program parameters (declare_held)
         self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
         self.recording = False
         # ids of the trainable tensors whose gradient the code clears (clear_gradient, which
@@ -154,21 +155,12 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
     if ctx is None or self.stop_gradient or not ctx.params or not ctx.tracer.is_traced(self):
         # no autograd in this trace, a loss the trace did not compute: run eagerly
         raise training_step_fallback("Tensor.backward()")
-    if not ctx.backwards:
-        ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
-        try:
-            _drop_zeros([p for p in ctx.params if p.grad is not None])
-        finally:
-            ctx.tracer.start()
+    if not ctx.held_declared:
         # Gradients held from before the call (an earlier backward: accumulation) are
-        # program parameters '<param>@grad', set from .grad at each call; the backward adds
-        # to them. A later backward in the call (a GAN's generator loss after the
-        # discriminator's step) adds to the traced gradients the code left.
-        for p in ctx.params:
-            if p.grad is not None:
-                name = f"{ctx.names[id(p)]}@grad"
-                ctx.tracer.add_parameter(p.grad, name)
-                ctx.held.append((p, name))
+        # program parameters; the backward adds to them (zero ones add nothing: dropped). A
+        # later backward in the call (a GAN's generator loss after the discriminator's
+        # step) adds to the traced gradients the code left.
+        declare_held(ctx, drop_zeros=True)
     ctx.backwards += 1
     seed = grad_tensor if grad_tensor is not None else _C.ops.full_like(self, 1.0, self.dtype)
     grads = _C.grad([self], ctx.params, [seed], bool(retain_graph), False, True)
@@ -178,6 +170,27 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
                 p.grad = g if p.grad is None else p.grad + g
                 ctx.cleared_after.discard(id(p))  # a clear before this backward no longer holds
             if p.grad is not None:
+                ctx.grads[id(p)] = (p, p.grad, p.grad._version)
+
+
+def declare_held(ctx, drop_zeros):
+    """Declares the gradients the trainable state holds at the call's start as program
+    parameters '<param>@grad', set from .grad at each call (run_step): before the first
+    backward, or at a step with no backward before it (the gradients of an eager backward
+    outside the function, zero ones included: the step applies weight decay to them)."""
+    ctx.held_declared = True
+    if drop_zeros:
+        ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
+        try:
+            _drop_zeros([p for p in ctx.params if p.grad is not None])
+        finally:
+            ctx.tracer.start()
+    for p in ctx.params:
+        if p.grad is not None:
+            name = f"{ctx.names[id(p)]}@grad"
+            ctx.tracer.add_parameter(p.grad, name)
+            ctx.held.append((p, name))
+            if not drop_zeros:
                 ctx.grads[id(p)] = (p, p.grad, p.grad._version)
 
 
@@ -209,6 +222,10 @@ def record_step(opt, pairs):
     ctx = step_trace()
     if ctx is not None and ctx.recording:
         return False  # the recording call itself: the bindings record
+    if ctx is not None and not ctx.held_declared:
+        # a step with no backward before it in the call: it updates with the gradients an
+        # eager backward left, read as program parameters at each call
+        declare_held(ctx, drop_zeros=False)
     traced = {} if ctx is None else {id(p): g for p, g, _ in ctx.grads.values()}
 
     def fits(p, g):

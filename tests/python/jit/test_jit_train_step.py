@@ -333,7 +333,42 @@ def test_replacing_grad_runs_eagerly():
     assert "calls SGD.step()" in fallback_case(body)
 
 
+@pytest.mark.parametrize("clear", [True, False])
+def test_step_alone_over_the_state_converts(clear):
+    """The backward eager, the update converted: a function over the model's state that
+    only steps reads the gradients the eager backward left as program parameters (zero
+    ones included: the step applies weight decay to them, as eagerly)."""
+    def run_alone(convert):
+        net = make(2)
+        opt = oar.optimizer.AdamW(learning_rate=0.05, parameters=net.parameters(), weight_decay=0.1)
+
+        def update(x):
+            opt.step()
+            if clear:
+                opt.clear_grad()
+            return net(x).mean()  # the state: the model's parameters
+
+        fn = oar.jit.to_static(update) if convert else update
+        x, y = batch()
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(3):
+                ((net(x) - y) ** 2).mean().backward()
+                out.append(float(fn(x)))
+        return out, [p.numpy() for p in net.parameters()], fn
+
+    eager_o, eager_p, _ = run_alone(False)
+    conv_o, conv_p, fn = run_alone(True)
+    np.testing.assert_allclose(conv_o, eager_o, rtol=1e-6)
+    for a, b in zip(conv_p, eager_p):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert all(cp.step is not None for cp in fn.concrete_programs)
+
+
 def test_step_alone_runs_eagerly():
+    """A function whose state holds no parameter (the optimizer is not program state):
+    the step runs eagerly."""
     net = make(2)
     opt = oar.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
     x, y = batch()
