@@ -44,9 +44,10 @@ def training_step_fallback(what):
 
 class StepTrace:
     """Note [Training steps]: what a to_static trace under autograd records of a training
-    step inside the function: the gradients loss.backward() traced onto the trainable
-    state, then the optimizer, its state (declared as program parameters) and the
-    learning-rate and step holders its dist.<rule>_update op reads."""
+    step inside the function: the held gradients and those each loss.backward() traces
+    onto the trainable state, each optimizer's step with its state (program parameters)
+    and the learning-rate and step holders its dist.<rule>_update op reads, the clears,
+    a GradScaler's holder and check, and the side effects each call replays."""
 
     def __init__(self, tracer, state):
         self.tracer = tracer
@@ -54,7 +55,7 @@ class StepTrace:
         self.names = {id(t): n for n, t in state}
         self.entry_grads = {id(t): t.grad for t in self.params}  # put back after the trace
         self.held = []  # [(param, program name)]: gradients held at entry, read by the program
-        self.grads = {}  # id(param) -> (param, traced gradient, its version when set)
+        self.grads = {}  # id(param) -> (param, its traced gradient)
         # [(optimizer, lr holder, step holder)]: each optimizer's step after the backward
         # (several: e.g. one for the embeddings, one for the rest)
         self.updates = []
@@ -170,7 +171,7 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
                 p.grad = g if p.grad is None else p.grad + g
                 ctx.cleared_after.discard(id(p))  # a clear before this backward no longer holds
             if p.grad is not None:
-                ctx.grads[id(p)] = (p, p.grad, p.grad._version)
+                ctx.grads[id(p)] = (p, p.grad)
 
 
 def declare_held(ctx, drop_zeros):
@@ -191,7 +192,7 @@ def declare_held(ctx, drop_zeros):
             ctx.tracer.add_parameter(p.grad, name)
             ctx.held.append((p, name))
             if not drop_zeros:
-                ctx.grads[id(p)] = (p, p.grad, p.grad._version)
+                ctx.grads[id(p)] = (p, p.grad)
 
 
 def guarded_clear_gradient(self, set_to_zero=True):
@@ -226,7 +227,7 @@ def record_step(opt, pairs):
         # a step with no backward before it in the call: it updates with the gradients an
         # eager backward left, read as program parameters at each call
         declare_held(ctx, drop_zeros=False)
-    traced = {} if ctx is None else {id(p): g for p, g, _ in ctx.grads.values()}
+    traced = {} if ctx is None else {id(p): g for p, g in ctx.grads.values()}
 
     def fits(p, g):
         # a trainable tensor of the state with its traced gradient, or a tensor outside the
@@ -317,7 +318,7 @@ def finish_step(ctx):
     (ctx.kept) and each call sets them, as eager code leaves them."""
     if ctx is None or not ctx.grads:
         return False
-    for p, g, _ in ctx.grads.values():
+    for p, g in ctx.grads.values():
         if p.grad is None or (p.grad is g and id(p) in ctx.cleared_after):
             continue
         if p.grad is not g:
