@@ -223,6 +223,44 @@ def test_update_step_in_place_or_on_copies():
             oar._C.pir.Executor(p, oar.CPUPlace()).run([bad, step, g], {"w": w})
 
 
+def test_update_op_skip_input():
+    """The optional last operand (attribute skip_input, a GradScaler's found_inf in a
+    converted step): true leaves the parameter as it is, false updates it, in place or on
+    a copy; a missing operand or one that is not one bool is an error naming it."""
+    if not hasattr(oar._C.distributed, "lower_collectives"):
+        pytest.skip("built without Gloo")
+    body = ('module {\n  %0 = "builtin.input"() {name = "lr"} : () -> (tensor<f64>)\n'
+            '  %1 = "builtin.input"() {name = "step"} : () -> (tensor<i64>)\n'
+            '  %2 = "builtin.parameter"() {name = "w"} : () -> (tensor<3xf64>)\n'
+            '  %3 = "builtin.input"() {name = "g"} : () -> (tensor<3xf64>)\n'
+            '  %5 = "builtin.input"() {name = "skip"} : () -> (tensor<SKIP>)\n'
+            '  %4 = "dist.sgd_update"(%0, %1, %2, %3OPERAND) {flag = false, lr_scale = [1.0], scalars = [], '
+            'skip_input = true, state_lists = #shape[], weight_decay = [0.0]} : (tensor<f64>, tensor<i64>, '
+            'tensor<3xf64>, tensor<3xf64>TYPE) -> (tensor<3xf64>)\n'
+            '  "builtin.set_parameter"(%4) {name = "w"} : (tensor<3xf64>) -> ()\nOUT}\n')
+
+    def program(skip_type="bool", operand=True, out=""):
+        text = body.replace("SKIP", skip_type).replace("OPERAND", ", %5" if operand else "")
+        text = text.replace("TYPE", f", tensor<{skip_type}>" if operand else "").replace("OUT", out)
+        return oar._C.pir.parse(text)
+
+    lr, step = oar.to_tensor(0.5, dtype="float64"), oar.to_tensor(1, dtype="int64")
+    g = oar.to_tensor(np.array([1.0, 2.0, 4.0]))
+    for out in ("", '  "builtin.output"(%2) {name = "old"} : (tensor<3xf64>) -> ()\n'):  # in place, on a copy
+        for skip, want in ((True, [1.0, 1.0, 1.0]), (False, [0.5, 0.0, -1.0])):
+            p = program(out=out)
+            oar._C.distributed.lower_collectives(p)
+            w = oar.to_tensor(np.ones(3))
+            oar._C.pir.Executor(p, oar.CPUPlace()).run([lr, step, g, oar.to_tensor(skip)], {"w": w})
+            np.testing.assert_allclose(w.numpy(), want)
+    with pytest.raises(Exception, match="4 operands and 1 results for 1 parameters and 0 states and a skip input"):
+        oar._C.distributed.lower_collectives(program(operand=False))
+    p = program(skip_type="f32")
+    oar._C.distributed.lower_collectives(p)
+    with pytest.raises(Exception, match="the skip input must be one bool, got 1 elements of float32"):
+        oar._C.pir.Executor(p, oar.CPUPlace()).run([lr, step, g, oar.to_tensor(1.0)], {"w": oar.to_tensor(np.ones(3))})
+
+
 @pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 @pytest.mark.parametrize("level", ["O1", "O2"])
 def test_strategy_amp_autocasts_the_compiled_and_eager_steps(level):
