@@ -13,6 +13,7 @@ shape_of = None         # jit/_dynamic_shape.shape_of: x's sizes, dynamic ones a
 
 
 defer_side_effect = None  # jit/_train_step.defer_side_effect (Note [Training steps])
+note_pylayer = None  # static/_program._note_pylayer: a PyLayer applied while a program records
 
 
 def replayed_in_converted_steps(method):

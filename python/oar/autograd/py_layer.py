@@ -95,16 +95,12 @@ def _note_static_recording(name, inputs):
     """A PyLayer applied while a static program records: the program gets its ops, not its
     custom backward (a backward is recorded from the program's ops, _specialize.py), so
     static.gradients / append_backward / minimize on that program refuse (_backward.py)
-    instead of differentiating the forward's ops. Forward-only use is fine."""
-    import sys
-
+    instead of differentiating the forward's ops. Forward-only use is fine. (oar.static,
+    above autograd, registers the hook in oar._trace_state.)"""
     from .. import _trace_state
 
-    prog = sys.modules.get("oar.static._program")
-    rec = prog._recording if prog is not None else None
-    if rec is not None and _trace_state.active and rec._tracer is _trace_state.active[-1] and any(
-            not t.stop_gradient or rec._tracer.is_traced(t) for t in inputs):
-        rec._base()._pylayers.append(name)
+    if _trace_state.active and _trace_state.note_pylayer is not None:
+        _trace_state.note_pylayer(name, inputs)
 
 
 class PyLayer:

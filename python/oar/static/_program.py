@@ -26,6 +26,18 @@ _main = None  # the current main / startup programs (made on first use)
 _startup = None
 _recording = None  # the Program whose tracer is active (the current main while static)
 _programs = weakref.WeakSet()  # every traced Program, to tell static variables apart
+
+
+def _note_pylayer(name, inputs):
+    """A PyLayer applied while this module's current program records (its custom backward
+    is not recorded: _backward._refuse_pylayers). Installed as _trace_state.note_pylayer."""
+    rec = _recording
+    if rec is not None and _trace_state.active and rec._tracer is _trace_state.active[-1] and any(
+            not t.stop_gradient or rec._tracer.is_traced(t) for t in inputs):
+        rec._base()._pylayers.append(name)
+
+
+_trace_state.note_pylayer = _note_pylayer
 _parameters = weakref.WeakValueDictionary()  # name -> parameter made in static mode (later programs declare it)
 
 
