@@ -20,6 +20,9 @@ using PostAccumulateHook = std::function<void(const Tensor& leaf)>;
 /// The hook holds no reference to the leaf: it is dropped when the leaf dies.
 int64_t add_post_accumulate_hook(const Tensor& leaf, PostAccumulateHook hook);
 bool remove_post_accumulate_hook(int64_t id);
+/// Whether `leaf` has a post-accumulate hook (a to_static training step cannot replay one:
+/// its traced backward accumulates nothing, so such a step runs eagerly).
+bool has_post_accumulate_hooks(const Tensor& leaf);
 /// Called by AccumulateGrad::apply after it updated `leaf`'s .grad.
 void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf);
 

@@ -339,6 +339,16 @@ bool remove_post_accumulate_hook(int64_t id) {
   return false;
 }
 
+bool has_post_accumulate_hooks(const Tensor& leaf) {
+  if (g_post_hook_count.load(std::memory_order_relaxed) == 0 || !leaf.defined()) return false;
+  std::lock_guard<std::mutex> lock(g_post_hooks_mu);
+  auto it = g_post_hooks.find(leaf.impl().get());
+  if (it == g_post_hooks.end()) return false;
+  for (const auto& e : it->second)
+    if (e.leaf.lock() == leaf.impl()) return true;
+  return false;
+}
+
 void run_post_accumulate_hooks(const std::shared_ptr<TensorImpl>& leaf) {
   if (g_post_hook_count.load(std::memory_order_relaxed) == 0) return;
   std::vector<PostAccumulateHook> fns;

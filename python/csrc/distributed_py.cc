@@ -103,6 +103,9 @@ void bind_distributed(py::module_& m) {
     });
   });
   d.def("remove_post_accumulate_hook", &autograd::remove_post_accumulate_hook);
+  d.def("has_post_accumulate_hooks", [](py::handle t) {
+    return autograd::has_post_accumulate_hooks(py_to_tensor(t, "has_post_accumulate_hooks", "tensor"));
+  });
   // Which of `params` the autograd graph of `outputs` reaches: DataParallel's
   // find_unused_parameters marks the others ready before backward starts.
   d.def("reachable_leaves", [](py::handle outputs, py::handle params) {

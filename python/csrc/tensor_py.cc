@@ -158,6 +158,11 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       .def_property_readonly("inplace_version", [](std::shared_ptr<TensorImpl> t) { return Tensor(t).version(); })
       .def_property_readonly("_version", [](std::shared_ptr<TensorImpl> t) { return Tensor(t).version(); })
       .def(
+          "_has_leaf_hooks",
+          [](std::shared_ptr<TensorImpl> t) { return t->autograd && t->autograd->hooked_accumulator != nullptr; },
+          "Whether register_hook was called on this leaf (its hooks run as its gradient accumulates: a "
+          "to_static training step, whose traced backward accumulates nothing, runs such a step eagerly).")
+      .def(
           "_zero_bytes",
           [](std::shared_ptr<TensorImpl> t) -> py::object {
             // Whether every byte of a contiguous host tensor is 0 (so every element is +0), read

@@ -156,6 +156,12 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
     if ctx is None or self.stop_gradient or not ctx.params or not ctx.tracer.is_traced(self):
         # no autograd in this trace, a loss the trace did not compute: run eagerly
         raise training_step_fallback("Tensor.backward()")
+    if any(p._has_leaf_hooks() or _C.distributed.has_post_accumulate_hooks(p) for p in ctx.params):
+        # hooks on a parameter's gradient (register_hook) or after it accumulates
+        # (DataParallel's bucketed all-reduce): the traced backward computes the gradients
+        # without accumulating them, so the program would skip the hooks
+        raise training_step_fallback("Tensor.backward() on parameters with gradient hooks (register_hook) or "
+                                     "post-accumulate hooks (DataParallel's gradient all-reduce)")
     if not ctx.held_declared:
         # Gradients held from before the call (an earlier backward: accumulation) are
         # program parameters; the backward adds to them (zero ones add nothing: dropped). A

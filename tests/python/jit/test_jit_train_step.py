@@ -366,6 +366,26 @@ def test_step_alone_over_the_state_converts(clear):
     assert all(cp.step is not None for cp in fn.concrete_programs)
 
 
+def test_parameter_gradient_hooks_run_eagerly():
+    """A hook on a parameter's gradient (register_hook) runs as the gradient accumulates,
+    which the traced backward does not: the step runs eagerly (before, the program
+    skipped the hook silently)."""
+    def body(net, opt, x, y):
+        ((net(x) - y) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+        return x
+
+    def hooked(body):
+        def with_hook(net, opt, x, y):
+            if not net[0].weight._has_leaf_hooks():
+                net[0].weight.register_hook(lambda g: g * 0.1)
+            return body(net, opt, x, y)
+        return with_hook
+
+    assert "gradient hooks (register_hook)" in fallback_case(hooked(body))
+
+
 def test_step_alone_runs_eagerly():
     """A function whose state holds no parameter (the optimizer is not program state):
     the step runs eagerly."""

@@ -2,8 +2,11 @@
 
 argv[1]: "mlp" (several buckets, parameters differently initialised per rank so the broadcast
 matters), "no_sync" (gradient accumulation over two micro-batches), "unused" (a branch only
-rank 0 uses, with find_unused_parameters=True), "fleet" (through fleet.distributed_model)."""
+rank 0 uses, with find_unused_parameters=True), "fleet" (through fleet.distributed_model),
+"to_static" (the whole step in a to_static function: it runs eagerly with one warning, as
+the all-reduce hooks cannot be part of its program)."""
 import sys
+import warnings
 
 import numpy as np
 
@@ -134,7 +137,16 @@ def train_parallel(mode, rank, n):
         # Paddle's rule: a bucket closes once it holds its cap (209 B first, then 524 B),
         # parameters in reverse order: head (408 B), fc2 (2176 B), fc1 (896 B).
         assert dp._reducer.buckets == [[5, 4], [3, 2], [1, 0]], dp._reducer.buckets
-    losses = []
+    losses, fell_back = [], []
+
+    @oar.jit.to_static
+    def converted(x, y):
+        loss = loss_fn(dp, x, y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
     for step in range(STEPS):
         if mode == "no_sync":
             total = 0.0
@@ -148,16 +160,28 @@ def train_parallel(mode, rank, n):
             loss.backward()
             total += float(loss)
             local = total
+        elif mode == "to_static":
+            # The whole step converted: DataParallel's all-reduce runs from post-accumulate
+            # hooks, which a converted step's traced backward would skip, so the step runs
+            # eagerly with one warning (Note [Training steps]): the same training.
+            x, y = batch(step, n, rank)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                local = float(converted(x, y))
+            fell_back += [str(w.message) for w in caught if "post-accumulate hooks" in str(w.message)]
         else:
             x, y = batch(step, n, rank)
             loss = loss_fn(dp, x, y, use_extra=(mode == "unused" and rank == 0))
             loss.backward()
             local = float(loss)
-        opt.step()
-        opt.clear_grad()
+        if mode != "to_static":  # the converted function steps and clears itself
+            opt.step()
+            opt.clear_grad()
         t = oar.to_tensor(np.array([local]))
         dist.all_reduce(t, dist.ReduceOp.AVG)
         losses.append(float(t.numpy()[0]))
+    if mode == "to_static":
+        assert len(fell_back) == 1, fell_back  # one warning for the signature
     return losses, [p.numpy() for p in model.parameters()]
 
 
