@@ -203,11 +203,18 @@ class DataParallel(Layer):
                                      int(last_comm_buffer_size * 2**20), find_unused_parameters)
 
     def forward(self, *inputs, **kwargs):
-        import oar
+        from .. import _trace_state
         outputs = self._layers(*inputs, **kwargs)
+        if not _trace_state.active:  # converted: each run's outputs (_after_converted_forward)
+            self._after_converted_forward(outputs)
+        return outputs
+
+    def _after_converted_forward(self, outputs):
+        """Readies the reducer for the backward of `outputs` (the eager forward's, or each
+        run of a to_static program of this layer: StaticFunction.__call__ calls this)."""
+        import oar
         if self._reducer is not None and self._grad_need_sync and oar.is_grad_enabled():
             self._reducer.prepare_for_backward(outputs)
-        return outputs
 
     @contextlib.contextmanager
     def no_sync(self):

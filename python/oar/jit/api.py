@@ -656,7 +656,14 @@ class StaticFunction:
             outs = run_step(entry, tensors, params)
         else:
             outs = entry.run(tensors, params)
-        return _unflatten(entry.out_struct, outs)
+        result = _unflatten(entry.out_struct, outs)
+        # A layer whose forward does eager bookkeeping on its outputs (DataParallel readies
+        # its gradient all-reduce for the coming backward) gets each run's outputs: the
+        # program ran, not its Python forward.
+        after = getattr(self._layer, "_after_converted_forward", None)
+        if after is not None:
+            after(result)
+        return result
 
     def _captured(self):
         if self._captured_objs is None:

@@ -10,7 +10,7 @@ import oar
 pytestmark = pytest.mark.skipif(not oar._C.distributed.available, reason="built without Gloo")
 
 
-@pytest.mark.parametrize("mode", ["mlp", "no_sync", "unused", "fleet", "gpt", "to_static"])
+@pytest.mark.parametrize("mode", ["mlp", "no_sync", "unused", "fleet", "gpt", "to_static", "to_static_forward"])
 def test_data_parallel_matches_single_process(mode, tmp_path):
     results, _ = run_ranks("data_parallel.py", 2, [mode], tmp_path=tmp_path)
     assert_all_ok(results)

@@ -4,7 +4,8 @@ argv[1]: "mlp" (several buckets, parameters differently initialised per rank so 
 matters), "no_sync" (gradient accumulation over two micro-batches), "unused" (a branch only
 rank 0 uses, with find_unused_parameters=True), "fleet" (through fleet.distributed_model),
 "to_static" (the whole step in a to_static function: it runs eagerly with one warning, as
-the all-reduce hooks cannot be part of its program)."""
+the all-reduce hooks cannot be part of its program), "to_static_forward" (the DataParallel
+layer converted: before stop 39 only the first step's gradients were all-reduced)."""
 import sys
 import warnings
 
@@ -133,6 +134,10 @@ def train_parallel(mode, rank, n):
                               find_unused_parameters=(mode == "unused"))
         opt = oar.optimizer.SGD(learning_rate=0.1, parameters=dp.parameters())
     assert len(dp._reducer.buckets) > 1 or mode == "fleet", dp._reducer.buckets
+    if mode == "to_static_forward":
+        # the DataParallel layer converted (its forward a program): each run readies the
+        # reducer for the backward (_after_converted_forward), which all-reduces as eagerly
+        oar.jit.to_static(dp)
     if mode == "mlp":
         # Paddle's rule: a bucket closes once it holds its cap (209 B first, then 524 B),
         # parameters in reverse order: head (408 B), fc2 (2176 B), fc1 (896 B).
