@@ -20,7 +20,7 @@ forward runs with gradient recording off; its Tensor outputs get one autograd no
 one gradient (or None) per Tensor argument of forward, in order. Under
 oar.jit.to_static both functions are traced like any other code.
 """
-from .. import _C
+from .. import _C, _trace_state
 
 
 def _unpack_saved(unpack, packed, shape, dtype):
@@ -97,8 +97,6 @@ def _note_static_recording(name, inputs):
     static.gradients / append_backward / minimize on that program refuse (_backward.py)
     instead of differentiating the forward's ops. Forward-only use is fine. (oar.static,
     above autograd, registers the hook in oar._trace_state.)"""
-    from .. import _trace_state
-
     if _trace_state.active and _trace_state.note_pylayer is not None:
         _trace_state.note_pylayer(name, inputs)
 

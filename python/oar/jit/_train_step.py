@@ -63,9 +63,10 @@ class StepTrace:
         self.held_declared = False  # the held gradients are program parameters (declare_held)
         self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
         self.recording = False
-        # ids of the trainable tensors whose gradient the code clears (clear_gradient, which
-        # Optimizer.clear_grad and Layer.clear_gradients call) before its backward and after it
-        self.cleared_first, self.cleared_after = set(), set()
+        # ids of the trainable tensors whose held gradient the code clears (clear_gradient,
+        # which Optimizer.clear_grad and Layer.clear_gradients call) before any backward; a
+        # clear after one sets the traced gradient to None (guarded_clear_gradient)
+        self.cleared_first = set()
         self.kept = []  # [(param, traced gradient)]: left in .grad after the call (finish_step)
         # A GradScaler in the step (Note [Training steps]): the scaler, its loss-scaling
         # holder (a program parameter), the traced found_inf that skips the update, whether
@@ -175,7 +176,6 @@ def guarded_backward(self, grad_tensor=None, retain_graph=False):
         for p, g in zip(ctx.params, grads):
             if g is not None:
                 p.grad = g if p.grad is None else p.grad + g
-                ctx.cleared_after.discard(id(p))  # a clear before this backward no longer holds
             if p.grad is not None:
                 ctx.grads[id(p)] = (p, p.grad)
 
@@ -209,7 +209,8 @@ def guarded_clear_gradient(self, set_to_zero=True):
 
     ctx = step_trace() if converting_step() else None
     if ctx is not None and any(p is self for p in ctx.params):
-        (ctx.cleared_after if ctx.grads else ctx.cleared_first).add(id(self))
+        if not ctx.grads:
+            ctx.cleared_first.add(id(self))
         if self.grad is not None and ctx.tracer.is_traced(self.grad):
             # a traced gradient: cleared in the program's terms (zeroing its trace-time
             # memory would leave the program's value, which a later backward adds to)
@@ -325,7 +326,7 @@ def finish_step(ctx):
     if ctx is None or not ctx.grads:
         return False
     for p, g in ctx.grads.values():
-        if p.grad is None or (p.grad is g and id(p) in ctx.cleared_after):
+        if p.grad is None:  # cleared (a traced gradient's clear sets None)
             continue
         if p.grad is not g:
             raise training_step_fallback("Tensor.backward() and code that replaces .grad")

@@ -109,6 +109,14 @@ def _global_norm_ops(grads):
     return total, meshes[last]
 
 
+def _clip_scale(sum_of_squares, clip_norm):
+    """(clip_norm / max(norm, clip_norm), norm) as tensor ops, norm the square root of
+    `sum_of_squares`: the factor that scales a norm above clip_norm down to it."""
+    norm = sum_of_squares.sqrt()
+    clip = _ops.full_like(norm, clip_norm, norm.dtype, norm.place)
+    return clip / _ops.maximum(norm, clip), norm
+
+
 def _on_mesh_of(scale, mesh, g, cache):
     """The scale (computed on `mesh`) where gradient `g` lives: moved (once per mesh) onto
     `g`'s mesh, when they differ."""
@@ -163,10 +171,7 @@ class ClipGradByNorm(ClipGradBase):
             if _need_clip(p) and _as_ops([g]):
                 # traced (a converted training step, a DistModel program) or dist: no Python
                 # float; g * clip_norm / max(norm, clip_norm), the same values
-                total, _ = _global_norm_ops([g])
-                norm = total.sqrt()
-                clip = _ops.full_like(norm, self.clip_norm, norm.dtype, norm.place)
-                scale = clip / _ops.maximum(norm, clip)
+                scale, _ = _clip_scale(_global_norm_ops([g])[0], self.clip_norm)
                 g = g * (scale if scale.dtype == g.dtype else _ops.cast(scale, g.dtype))
             elif _need_clip(p):
                 norm = math.sqrt(_sq_sum(g))
@@ -206,9 +211,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
         """The norm, its reduction over the mesh and the scaling as tensor ops (no Python
         float): what a DistModel program records. scale = clip_norm / max(norm, clip_norm)."""
         total, mesh = _global_norm_ops(grads)
-        norm = total.sqrt()
-        clip = _ops.full_like(norm, self.clip_norm, norm.dtype, norm.place)
-        scale = clip / _ops.maximum(norm, clip)
+        scale, norm = _clip_scale(total, self.clip_norm)
         if self.auto_skip_clip:  # a non-finite norm leaves the gradients as they are
             scale = _ops.where(_ops.isfinite(norm), scale, _ops.full_like(norm, 1.0, norm.dtype, norm.place))
         out, moved = [], {}

@@ -42,6 +42,22 @@ OPTIMIZERS = {
 }
 
 
+def strict_calls(step, convert, calls):
+    """`calls` calls of `step` on batch(), converted by to_static when `convert`; a
+    fallback warning fails the test. Returns (the function called, the losses)."""
+    fn = oar.jit.to_static(step) if convert else step
+    x, y = batch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return fn, [float(fn(x, y)) for _ in range(calls)]
+
+
+def assert_all_close(got, want, rtol, atol):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
 def train_step(net, opt):
     def step(x, y):
         loss = ((net(x) - y) ** 2).mean()
@@ -76,8 +92,7 @@ def test_training_step_converts_and_equals_eager(opt_name):
     conv_l, conv_p, fn, opt = run(opt_name, True)
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6, atol=1e-7)
     assert conv_l[-1] < conv_l[0]
-    for a, b in zip(conv_p, eager_p):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert_all_close(conv_p, eager_p, rtol=1e-6, atol=1e-7)
     assert opt._step_count == eager_opt._step_count == 5
     (cp,) = fn.concrete_programs  # one program: nothing ran eagerly
     text = str(cp.program)
@@ -108,18 +123,13 @@ def test_gradient_clipping_between_backward_and_step(clip):
             opt.clear_grad()
             return loss
 
-        fn = oar.jit.to_static(step) if convert else step
-        x, y = batch()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            losses = [float(fn(x, y)) for _ in range(4)]
+        fn, losses = strict_calls(step, convert, 4)
         return losses, [p.numpy() for p in net.parameters()], fn
 
     eager_l, eager_p, _ = run_clip(False)
     conv_l, conv_p, fn = run_clip(True)
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-5)
-    for a, b in zip(conv_p, eager_p):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert_all_close(conv_p, eager_p, rtol=1e-5, atol=1e-7)
     assert len(fn.concrete_programs) == 1  # one program: nothing ran eagerly
     # the bounds are below the gradients' norm, max and elements: the clip changed the step
     assert not np.allclose(run_clip(False, do_clip=False)[0], eager_l)
@@ -129,8 +139,7 @@ def test_training_step_under_cinn():
     eager_l, eager_p, _, _ = run("adam", False)
     conv_l, conv_p, fn, _ = run("adam", True, backend="CINN")
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-5, atol=1e-6)
-    for a, b in zip(conv_p, eager_p):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_all_close(conv_p, eager_p, rtol=1e-5, atol=1e-6)
     assert "kernel.compiled_kernel" in str(fn.concrete_programs[0].executed_program)
 
 
@@ -311,8 +320,7 @@ def test_gan_step_two_backwards_two_optimizers(clear_d_first):
     eager_l, eager_p, eager_g, _ = run_gan(False)
     conv_l, conv_p, conv_g, fn = run_gan(True)
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-5)
-    for a, b in zip(conv_p + conv_g, eager_p + eager_g):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_all_close(conv_p + conv_g, eager_p + eager_g, rtol=1e-5, atol=1e-6)
     assert len(fn.concrete_programs) == (1 if clear_d_first else 2)
     text = str(fn.concrete_programs[0].program)
     assert text.count("dist.adam_update") == 2
@@ -361,8 +369,7 @@ def test_step_alone_over_the_state_converts(clear):
     eager_o, eager_p, _ = run_alone(False)
     conv_o, conv_p, fn = run_alone(True)
     np.testing.assert_allclose(conv_o, eager_o, rtol=1e-6)
-    for a, b in zip(conv_p, eager_p):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert_all_close(conv_p, eager_p, rtol=1e-6, atol=1e-7)
     assert all(cp.step is not None for cp in fn.concrete_programs)
 
 
@@ -573,11 +580,7 @@ def test_amp_o2_master_weights_in_a_converted_step():
             opt.clear_grad()
             return loss
 
-        fn = oar.jit.to_static(step) if convert else step
-        x, y = batch()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            losses = [float(fn(x, y)) for _ in range(4)]
+        fn, losses = strict_calls(step, convert, 4)
         return (losses, [p.astype("float32").numpy() for p in net.parameters()],
                 [m.numpy() for _, m in opt._amp_master.pairs], fn)
 
@@ -588,8 +591,7 @@ def test_amp_o2_master_weights_in_a_converted_step():
     assert eager_l[-1] < eager_l[0]
     for a, b in zip(conv_p, eager_p):
         np.testing.assert_array_equal(a, b)  # the bfloat16 parameters, bit for bit
-    for a, b in zip(conv_m, eager_m):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert_all_close(conv_m, eager_m, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("wrapper", ["LookAhead", "ModelAverage"])
@@ -630,8 +632,7 @@ def test_stateful_optimizer_wrappers_run_eagerly(wrapper):
     with pytest.warns(UserWarning, match=f"calls {wrapper}.step"):
         conv_l, conv_p = run_w(True)
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
-    for a, b in zip(conv_p, eager_p):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert_all_close(conv_p, eager_p, rtol=1e-6, atol=1e-7)
 
 
 def test_zero_bytes_check_of_held_gradients():
@@ -691,18 +692,13 @@ def test_two_optimizers_after_one_backward(order):
             sched.step()
             return loss
 
-        fn = oar.jit.to_static(step) if convert else step
-        x, y = batch()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            losses = [float(fn(x, y)) for _ in range(4)]
+        fn, losses = strict_calls(step, convert, 4)
         return losses, [p.numpy() for p in net.parameters()], fn, (first, rest)
 
     eager_l, eager_p, _, eager_opts = run_two(False)
     conv_l, conv_p, fn, opts = run_two(True)
     np.testing.assert_allclose(conv_l, eager_l, rtol=1e-6)
-    for a, b in zip(conv_p, eager_p):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert_all_close(conv_p, eager_p, rtol=1e-6, atol=1e-7)
     assert [o._step_count for o in opts] == [o._step_count for o in eager_opts] == [4, 4]
     (cp,) = fn.concrete_programs
     text = str(cp.program)

@@ -9,6 +9,7 @@ fused update dist.<rule>_update ops. What cannot compile runs eagerly with a war
 sharding and pipeline (accumulate_steps; schedule_mode FThenB, 1F1B in each stage's own order,
 VPP, or per-micro-batch order) and amp (O1/O2 autocast of the traced and eager steps; float16
 loss scaling is not applied: a warning says so) act; fused_passes is validated and recorded only."""
+import contextlib
 import copy
 import os
 import warnings
@@ -367,7 +368,6 @@ class DistModel:
         return out
 
     def _autocast(self):
-        import contextlib
         if self._amp is None:
             return contextlib.nullcontext()
         from ...amp import auto_cast
