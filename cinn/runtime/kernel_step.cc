@@ -6,6 +6,7 @@
 // compile cache that fills the slots is runtime.cc.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -295,6 +297,58 @@ bool brow_fits(const LoopKernel& k, size_t i, const DenseTensor& t, const DenseT
   return d == k.bcast[i] && static_space_fits(k, ref);
 }
 
+// Kernel-call recording (runtime.h): the first call of each kernel, inputs before and
+// outputs after the kernel ran.
+struct Recorder {
+  std::atomic<bool> on{false};
+  std::mutex mu;
+  int64_t max_bytes = 0;
+  std::unordered_set<std::string> seen;
+  std::vector<KernelCallRecord> calls;
+};
+Recorder& recorder() {
+  static Recorder r;
+  return r;
+}
+RecordedTensor record_tensor(const DenseTensor& t) {
+  RecordedTensor r;
+  r.dtype = t.dtype();
+  r.dims.assign(t.dims().begin(), t.dims().end());
+  r.bytes.resize(static_cast<size_t>(t.numel()) * size_of(t.dtype()));
+  if (!r.bytes.empty()) copy_to_host(t, r.bytes.data(), r.bytes.size());
+  return r;
+}
+// Copies the inputs of a call that is to be recorded into `out`; false when it is not.
+bool start_record(const std::string& name, const std::vector<DenseTensor>& ins, std::vector<RecordedTensor>* out) {
+  Recorder& r = recorder();
+  if (!r.on.load(std::memory_order_relaxed)) return false;
+  int64_t bytes = 0;
+  for (const DenseTensor& t : ins) bytes += t.numel() * static_cast<int64_t>(size_of(t.dtype()));
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (bytes > r.max_bytes || r.seen.count(name)) return false;
+  }
+  for (const DenseTensor& t : ins) out->push_back(record_tensor(t));
+  return true;
+}
+void finish_record(const std::string& name, int64_t rows, int64_t cols, int64_t inner, std::vector<RecordedTensor> ins,
+                   const std::vector<DenseTensor>& outs) {
+  Recorder& r = recorder();
+  int64_t bytes = 0;
+  for (const RecordedTensor& t : ins) bytes += static_cast<int64_t>(t.bytes.size());
+  for (const DenseTensor& t : outs) bytes += t.numel() * static_cast<int64_t>(size_of(t.dtype()));
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (bytes > r.max_bytes || !r.seen.insert(name).second) return;
+  KernelCallRecord c;
+  c.name = name;
+  c.rows = rows;
+  c.cols = cols;
+  c.inner = inner;
+  c.inputs = std::move(ins);
+  for (const DenseTensor& t : outs) c.outputs.push_back(record_tensor(t));
+  r.calls.push_back(std::move(c));
+}
+
 // The kernel step of slot I: checks the run-time dims against the classes the group
 // was compiled for (dynamic dims assumed equal must be), allocates the outputs from
 // Oar's allocator and splits the rows over the threads.
@@ -394,18 +448,22 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
     call.outputs.push_back(std::move(out));
   }
   bufs.push_back(kernel_flags(k, rows, cols, in_place));  // after the buffers (codegen.h)
+  std::vector<RecordedTensor> recorded;
+  const bool record = start_record(g.name, ins, &recorded);
   KernelFn fn = g.fn;
+  int64_t outer = 1;
+  for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
   if (col_outs.empty()) {
     void** b = bufs.data();
     phi::parallel_for(
         rows, [&](int64_t r0, int64_t r1) { fn(r0, r1, cols, b); }, kernel_cost(k, rows, cols));
   } else {
-    int64_t outer = 1;
-    for (int i = 0; i < k.col_outer; ++i) outer *= ref.dims()[i];
     run_column_sums(fn, rows, cols, outer, k, col_outs, col_ops, bufs, call.outputs);
   }
   for (size_t o = 0; o < k.outputs.size(); ++o)
     if (!chan_rows[o].empty()) fold_channel_rows(chan_rows[o].data(), rows, cols, k, o, call.outputs[o]);
+  if (record)
+    finish_record(g.name, rows, cols, k.col_outer && outer > 0 ? rows / outer : 0, std::move(recorded), call.outputs);
   if (FLAGS_enable_cinn_accuracy_check) check_accuracy(slot, ins, call.outputs);
 }
 
@@ -422,6 +480,19 @@ constexpr std::array<dispatch::KernelStep, kSlots> kSteps = make_steps(std::make
 }  // namespace
 
 dispatch::KernelStep kernel_step(size_t slot) { return kSteps.at(slot); }
+
+void record_kernel_calls(bool on, int64_t max_bytes) {
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.max_bytes = max_bytes;
+  r.on.store(on);
+}
+
+std::vector<KernelCallRecord> take_kernel_calls() {
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return std::exchange(r.calls, {});
+}
 
 void forget_classes() {
   std::lock_guard<std::mutex> lock(classes().mu);

@@ -72,4 +72,23 @@ void forget_memory_cache();
 /// C generator's tests compile each with NVRTC (cinn/codegen/cuda_codegen.h).
 std::vector<std::pair<std::string, LoopKernel>> loaded_kernels();
 
+/// Kernel-call recording, a test aid: bench/cinn_gpu.py replays the recorded calls of
+/// the CINN tests' kernels on a GPU through their CUDA C and compares the outputs. While
+/// on, the first call of each kernel whose inputs and outputs take at most `max_bytes`
+/// is kept: its rows, cols, inner (rows per kept leading index of a column reduction,
+/// else 0), and its inputs before and outputs after the CPU kernel ran.
+struct RecordedTensor {
+  DataType dtype = DataType::FLOAT32;
+  std::vector<int64_t> dims;
+  std::string bytes;
+};
+struct KernelCallRecord {
+  std::string name;
+  int64_t rows = 0, cols = 0, inner = 0;
+  std::vector<RecordedTensor> inputs, outputs;
+};
+void record_kernel_calls(bool on, int64_t max_bytes = int64_t{1} << 20);
+/// The calls recorded since the last take (each kernel is recorded once per process).
+std::vector<KernelCallRecord> take_kernel_calls();
+
 }  // namespace oar::cinn

@@ -46,4 +46,32 @@ LaunchDims gpu_launch_dims(const GpuSchedule& s, int64_t rows, int64_t cols, int
   return d;
 }
 
+std::vector<GpuOutputInit> gpu_output_init(const LoopKernel& k) {
+  std::vector<GpuOutputInit> init(k.outputs.size(), GpuOutputInit::kNone);
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    const Node& n = k.nodes[k.outputs[o]];
+    if (o < k.chan.size() && !k.chan[o].keep.empty())
+      init[o] = GpuOutputInit::kZero;  // Note [Channel reductions]
+    else if (n.cls == VClass::kCol)    // Note [Column reductions]
+      init[o] = n.op == "max"   ? GpuOutputInit::kMinusInf
+                : n.op == "min" ? GpuOutputInit::kPlusInf
+                                : GpuOutputInit::kZero;
+  }
+  return init;
+}
+
+const char* gpu_output_init_name(GpuOutputInit i) {
+  switch (i) {
+    case GpuOutputInit::kNone:
+      return "none";
+    case GpuOutputInit::kZero:
+      return "zero";
+    case GpuOutputInit::kMinusInf:
+      return "-inf";
+    case GpuOutputInit::kPlusInf:
+      return "inf";
+  }
+  return "?";
+}
+
 }  // namespace oar::cinn

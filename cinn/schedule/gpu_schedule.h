@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "cinn/schedule/loop_ir.h"
 
@@ -36,5 +37,12 @@ struct LaunchDims {
   int block = 256;
 };
 LaunchDims gpu_launch_dims(const GpuSchedule& s, int64_t rows, int64_t cols, int sms = 132);
+
+/// What a launcher writes into each output before the kernel runs: zeros for column and
+/// channel sums and means (the kernel adds into them), -inf / +inf for column max / min
+/// (it compares into them), nothing for the outputs it stores.
+enum class GpuOutputInit : uint8_t { kNone, kZero, kMinusInf, kPlusInf };
+std::vector<GpuOutputInit> gpu_output_init(const LoopKernel& k);
+const char* gpu_output_init_name(GpuOutputInit i);  // "none", "zero", "-inf", "inf"
 
 }  // namespace oar::cinn

@@ -2,6 +2,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unordered_map>
+
 #include "cinn/codegen/cuda_codegen.h"
 #include "cinn/pipeline.h"
 #include "cinn/runtime/runtime.h"
@@ -33,11 +35,50 @@ void bind_cinn(py::module_& m) {
       d["block"] = cinn::gpu_schedule(k).block;
       d["loop_kernel"] = k.text();
       d["source"] = cinn::cuda_source(k, name);
+      py::list init;
+      for (cinn::GpuOutputInit i : cinn::gpu_output_init(k)) init.append(cinn::gpu_output_init_name(i));
+      d["output_init"] = init;
+      d["col_outer"] = k.col_outer > 0;  // the kernel takes `inner` after `cols`
       out.append(d);
     }
     return out;
       },
-      "the CUDA C of every kernel this process compiled: [{name, schedule, block, loop_kernel, source}]");
+      "the CUDA C of every kernel this process compiled: [{name, schedule, block, loop_kernel, source, "
+      "output_init, col_outer}]");
+  cm.def("record_kernel_calls", &cinn::record_kernel_calls, py::arg("on"), py::arg("max_bytes") = int64_t{1} << 20,
+         "record the first call of each kernel (inputs and outputs up to max_bytes), for GPU replay");
+  cm.def(
+      "take_kernel_calls",
+      [] {
+    std::unordered_map<std::string, cinn::LoopKernel> kernels;
+    for (auto& [name, k] : cinn::loaded_kernels()) kernels.emplace(name, std::move(k));
+    auto tensors = [](const std::vector<cinn::RecordedTensor>& ts) {
+      py::list l;
+      for (const cinn::RecordedTensor& t : ts)
+        l.append(py::make_tuple(dtype_name(t.dtype), t.dims, py::bytes(t.bytes)));
+      return l;
+    };
+    py::list out;
+    for (const cinn::KernelCallRecord& c : cinn::take_kernel_calls()) {
+      py::dict d;
+      d["name"] = c.name;
+      d["rows"] = c.rows;
+      d["cols"] = c.cols;
+      d["inner"] = c.inner;
+      d["inputs"] = tensors(c.inputs);
+      d["outputs"] = tensors(c.outputs);
+      auto it = kernels.find(c.name);
+      if (it != kernels.end()) {
+        const cinn::LaunchDims l = cinn::gpu_launch_dims(cinn::gpu_schedule(it->second), c.rows, c.cols);
+        d["grid"] = l.grid;
+        d["block"] = l.block;
+      }
+      out.append(d);
+    }
+    return out;
+      },
+      "the recorded calls since the last take: [{name, rows, cols, inner, inputs, outputs, grid, block}], each "
+      "tensor (dtype name, dims, bytes); grid and block for a 132-multiprocessor GPU");
   cm.def(
       "nvrtc_compile",
       [](const std::string& source, const std::string& name, bool cubin, int sm) {

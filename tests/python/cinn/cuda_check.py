@@ -1,11 +1,23 @@
 """NVRTC compiles the CUDA C of every kernel the fusion compiler made in this process
 (cinn/codegen/cuda_codegen.h). test_cinn.py's fixture calls check_new_kernels() after
-each test, so every group the CINN tests create is also compiled for sm_90."""
+each test, so every group the CINN tests create is also compiled for sm_90.
+
+With OAR_CINN_GPU_EXPORT=<folder> (bench/cinn_gpu.py export sets it), the first call of
+each kernel is recorded too (its inputs and the CPU kernel's outputs), and at exit the
+calls, their kernels' CUBINs and launch data are written there for bench/cinn_gpu.py run
+to replay on a GPU."""
+import atexit
+import json
+import os
 import re
+
+import numpy as np
 
 from oar import _C
 
 _checked = set()
+_EXPORT = os.environ.get("OAR_CINN_GPU_EXPORT")
+_exported = {"kernels": {}, "calls": []}  # name -> kernel entry; recorded calls
 
 
 def structure_errors(k):
@@ -57,6 +69,43 @@ def check_new_kernels():
         if _C.cinn.compiled_with_nvrtc():
             r = _C.cinn.nvrtc_compile(k["source"], k["name"], True)  # raises with NVRTC's log
             assert r["binary"][:4] == b"\x7fELF", k["name"]
+            if _EXPORT:
+                _exported["kernels"][k["name"]] = dict(k, cubin=r["binary"])
         _checked.add(k["name"])
         n += 1
+    if _EXPORT:
+        _exported["calls"] += _C.cinn.take_kernel_calls()
     return n
+
+
+def write_export(folder, kernels, calls):
+    """manifest.json (per call: the kernel's name, schedule, launch, output init, loop
+    kernel and CUDA C, the tensors' dtypes and dims) and data.npz (per call i: c<i>_in<j>,
+    c<i>_out<j> as raw bytes, and k<name> the kernel's CUBIN)."""
+    os.makedirs(folder, exist_ok=True)
+    arrays, entries = {}, []
+    for i, c in enumerate(calls):
+        k = kernels.get(c["name"])
+        if k is None or "grid" not in c:
+            continue
+        arrays.setdefault("k" + k["name"], np.frombuffer(k["cubin"], np.uint8))
+        for side in ("in", "out"):
+            for j, (_, _, raw) in enumerate(c[side + "puts"]):
+                if raw is not None:
+                    arrays["c%d_%s%d" % (i, side, j)] = np.frombuffer(raw, np.uint8)
+        entries.append({
+            "call": i, "name": c["name"], "rows": c["rows"], "cols": c["cols"], "inner": c["inner"],
+            "grid": c["grid"], "block": c["block"], "schedule": k["schedule"], "col_outer": k["col_outer"],
+            "output_init": k["output_init"], "loop_kernel": k["loop_kernel"], "source": k["source"],
+            "inputs": [[dt, list(d)] for dt, d, _ in c["inputs"]],
+            "outputs": [[dt, list(d)] for dt, d, _ in c["outputs"]],
+            "tag": c.get("tag", "")})
+    with open(os.path.join(folder, "manifest.json"), "w") as f:
+        json.dump(entries, f)
+    np.savez(os.path.join(folder, "data.npz"), **arrays)
+    return len(entries)
+
+
+if _EXPORT:
+    _C.cinn.record_kernel_calls(True, int(os.environ.get("OAR_CINN_GPU_EXPORT_BYTES", 1 << 20)))
+    atexit.register(lambda: write_export(_EXPORT, _exported["kernels"], _exported["calls"]))

@@ -88,3 +88,61 @@ def test_structure_check_and_nvrtc_fail_on_bad_sources():
         r = _C.cinn.nvrtc_compile('extern "C" __global__ void ok(float* a) { a[0] = 1.0f; }', "ok", False)
         assert b".entry ok" in r["binary"] and b".target sm_90" in r["binary"]
         assert _C.cinn.cuda_target().startswith("nvrtc-") and _C.cinn.cuda_target().endswith("sm_90")
+
+
+def test_kernel_calls_are_recorded_for_gpu_replay():
+    """record_kernel_calls / take_kernel_calls (bench/cinn_gpu.py replays them on a GPU):
+    the first call of each kernel, its inputs before and outputs after the CPU kernel ran,
+    with the launch the CUDA C needs; calls over max_bytes and repeated calls are not kept."""
+    rng = np.random.default_rng(1)
+    xn = rng.standard_normal((5, 37)).astype("float32")
+    x, w = oar.to_tensor(xn), oar.to_tensor(rng.standard_normal(37).astype("float32"))
+    big = oar.to_tensor(rng.standard_normal((64, 37)).astype("float32"))
+
+    def colmax_plus(x, w):  # a row sum and a column max (one kernel)
+        return (x * w).sum(axis=-1), oar.max(x + 1.0, axis=0)
+
+    _C.cinn.take_kernel_calls()
+    _C.cinn.record_kernel_calls(True, 4096)
+    try:
+        f = oar.jit.to_static(colmax_plus, backend="CINN")
+        want = [o.numpy() for o in f(x, w)]
+        f(x, w)  # the second call of each kernel is not kept
+        f(big, w)  # over max_bytes: not kept
+        calls = _C.cinn.take_kernel_calls()
+    finally:
+        _C.cinn.record_kernel_calls(False)
+    kernels = {k["name"]: k for k in _C.cinn.cuda_kernels()}
+    names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(f.concrete_programs[0].executed_program)))
+    assert names and sorted(c["name"] for c in calls) == sorted(names)  # once each, the big call not at all
+    seen_outputs = []
+    for c in calls:
+        k = kernels[c["name"]]
+        assert (c["rows"], c["cols"], c["inner"]) == (5, 37, 0)
+        assert c["block"] == k["block"] and c["grid"] >= 1
+        ins = [np.frombuffer(raw, dt).reshape(dims) for dt, dims, raw in c["inputs"]]
+        assert any(a.shape == (5, 37) and np.array_equal(a, xn) for a in ins)
+        assert len(c["outputs"]) == len(k["output_init"])
+        for (dt, dims, raw), init in zip(c["outputs"], k["output_init"]):
+            seen_outputs.append((tuple(dims), init, np.frombuffer(raw, dt).reshape(dims)))
+    by_shape = {s: (init, a) for s, init, a in seen_outputs}
+    assert by_shape[(5,)][0] == "none" and by_shape[(37,)][0] == "-inf"  # column max: compared into -inf
+    np.testing.assert_allclose(by_shape[(5,)][1], want[0], rtol=1e-6)
+    np.testing.assert_array_equal(by_shape[(37,)][1], want[1])
+    assert _C.cinn.take_kernel_calls() == []
+
+
+def test_gpu_output_init_per_reduction_kind():
+    """What a GPU launcher writes into each output first: zeros for column sums and means,
+    -inf / +inf for column max / min, nothing for stored outputs."""
+    x = oar.to_tensor(np.random.default_rng(2).standard_normal((9, 21)).astype("float32"))
+
+    def cols(x):
+        y = x * 2.0
+        return y.sum(axis=0), (y * y).mean(axis=0), y.max(axis=0), y.min(axis=0), y + 1.0
+
+    static = oar.jit.to_static(cols, backend="CINN")
+    static(x)
+    names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(static.concrete_programs[-1].executed_program)))
+    inits = sorted(i for k in _C.cinn.cuda_kernels() if k["name"] in names for i in k["output_init"])
+    assert inits == ["-inf", "inf", "none", "zero", "zero"]
