@@ -27,9 +27,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "paddle_core/base/errors.h"
@@ -83,6 +85,8 @@ class CudaEmitter {
   std::string fresh() { return "t" + std::to_string(tmp_++); }
   std::string one() const { return f64_ ? "1.0" : "1.0f"; }
   std::string fn(const char* f) const { return std::string(f) + (f64_ ? "" : "f"); }
+  // 1 / x, correctly rounded as the division (IEEE round to nearest) in fewer instructions.
+  std::string rcp(const std::string& x) const { return (f64_ ? "__drcp_rn(" : "__frcp_rn(") + x + ")"; }
 
   // A constant of the kernel's dtype, exactly: hex float (rounded to float32 as LLVM's
   // ConstantFP does), infinities and NaN by their bits.
@@ -203,7 +207,7 @@ class CudaEmitter {
             << "// oar_erf_e: given e = exp(-z^2) (Note [erf shares exp]); oar_erf computes it.\n"
             << "__device__ __forceinline__ float oar_erf_e(float z, float e) {\n"
             << "  const float a = fabsf(z);\n"
-            << "  const float t = 1.0f / (" << lit(0.3275911) << " * a + 1.0f);\n"
+            << "  const float t = __frcp_rn(" << lit(0.3275911) << " * a + 1.0f);\n"
             << "  float p = " << lit(1.061405429) << ";\n"
             << "  p = p * t + " << lit(-1.453152027) << ";\n"
             << "  p = p * t + " << lit(1.421413741) << ";\n"
@@ -278,18 +282,100 @@ class CudaEmitter {
     }
   }
 
-  // One thread per element of the loop space.
-  void elementwise_body() {
-    line("const long long n = rows * cols;");
-    line("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;");
-    line("     i += (long long)gridDim.x * blockDim.x) {");
-    ++ind_;
-    line("const long long row = i / cols, c = i - row * cols, off = row * cols;");
+  // Note [CUDA vector accesses]: a body runs twice in the source, with V-wide accesses
+  // (16-byte float4 / double2, 8-byte ushort4 for bf16, uchar4 / uchar2 for masks) of
+  // the column-varying inputs and the full outputs when `cols` is a multiple of V and
+  // those pointers are aligned to their vector (a run-time test, uniform over the
+  // launch), else element by element. The vector body evaluates each of a chunk's V
+  // elements at column `(c + j)` with the same nodes; only the loads and stores widen.
+  int vec_width() const { return f64_ ? 2 : 4; }
+  std::string vec_type(bool mask) const {
+    const std::string v = std::to_string(vec_width());
+    return mask ? "uchar" + v : f64_ ? "double2" : bf16_ ? "ushort4" : "float4";
+  }
+  bool col_varying(VClass c) const { return c == VClass::kFull || c == VClass::kCol || c == VClass::kBcast; }
+  // The run-time test for the vector body.
+  std::string vec_test() const {
+    const int V = vec_width();
+    std::string t = "cols % " + std::to_string(V) + " == 0";
+    std::vector<bool> used(k_.inputs.size(), false);
+    for (size_t n = 0; n < k_.nodes.size(); ++n)
+      if (live_[n] && k_.nodes[n].kind == Node::kInput && col_varying(k_.nodes[n].cls)) used[k_.nodes[n].input] = true;
+    auto aligned = [&](const std::string& p, bool mask) {
+      const int bytes = V * (mask ? 1 : f64_ ? 8 : bf16_ ? 2 : 4);
+      return " && ((unsigned long long)" + p + " & " + std::to_string(bytes - 1) + "ULL) == 0";
+    };
+    for (size_t i = 0; i < used.size(); ++i)
+      if (used[i]) t += aligned("in" + std::to_string(i), bool_in(i));
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.nodes[k_.outputs[o]].cls == VClass::kFull) t += aligned("out" + std::to_string(o), bool_out(o));
+    return t;
+  }
+  // Whether the elementwise body needs each element's row and column apart (else the
+  // flat index is the offset: no division).
+  bool needs_row_col() const {
+    if (k_.col_outer) return true;
+    for (size_t n = 0; n < k_.nodes.size(); ++n)
+      if (live_[n] && k_.nodes[n].kind == Node::kInput && k_.nodes[n].cls != VClass::kFull &&
+          k_.nodes[n].cls != VClass::kScalar)
+        return true;
+    for (int o : k_.outputs)
+      if (k_.nodes[o].cls != VClass::kFull) return true;
+    return false;
+  }
+  // Starts one emission of a body: per-row values and vector loads are the body's own.
+  void begin_body(int width) {
+    vec_ = width;
     row_.assign(k_.nodes.size(), "");
-    sweep();
-    store_outputs("c == 0", "c");
+    cache_ready_.clear();
+  }
+  void vector_or_scalar(const std::function<void(int)>& body) {
+    line("if (" + vec_test() + ") {");
+    ++ind_;
+    body(vec_width());
+    --ind_;
+    line("} else {");
+    ++ind_;
+    body(1);
     --ind_;
     line("}");
+    vec_ = 1;
+  }
+
+  // One thread per element (V elements) of the loop space, the row and column advanced
+  // by the grid's stride rather than divided out of each index.
+  void elementwise_body() {
+    line("const long long n = rows * cols;");
+    const bool rc = needs_row_col();
+    vector_or_scalar([&](int V) {
+      begin_body(V);
+      const std::string w = std::to_string(V);
+      line("const long long stride = (long long)gridDim.x * blockDim.x * " + w + ";");
+      line("long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * " + w + ";");
+      if (rc) {
+        line("long long row = i < n ? i / cols : 0, c = i - row * cols;");
+        line("const long long drow = n > 0 ? stride / cols : 0, dc = stride - drow * cols;");
+      }
+      line("for (; i < n; i += stride) {");
+      ++ind_;
+      if (rc)
+        line("const long long off = row * cols;");
+      else
+        line("const long long off = 0, c = i;");
+      row_.assign(k_.nodes.size(), "");
+      sweep();
+      store_outputs("c == 0", "c");
+      if (rc) {
+        line("c += dc;");
+        line("row += drow;");
+        line("if (c >= cols) {");
+        line("  c -= cols;");
+        line("  ++row;");
+        line("}");
+      }
+      --ind_;
+      line("}");
+    });
   }
 
   // One warp (kWarpPerRow) or one block (kBlockPerRow) per row.
@@ -298,6 +384,18 @@ class CudaEmitter {
     if (block) line("__shared__ " + t_ + " smem[33];");
     line(block ? "const int lane = threadIdx.x, group = blockDim.x;"
                : "const int lane = threadIdx.x & 31, group = 32;");
+    vector_or_scalar([&](int V) {
+      begin_body(V);
+      row_loop(block);
+    });
+  }
+  // The columns a thread visits: c is the first of its V.
+  std::string col_loop() const {
+    if (vec_ == 1) return "for (long long c = lane; c < cols; c += group) {";
+    const std::string w = std::to_string(vec_);
+    return "for (long long c = (long long)lane * " + w + "; c < cols; c += (long long)group * " + w + ") {";
+  }
+  void row_loop(bool block) {
     const std::string rpb = std::to_string(s_.rows_per_block);
     line(block ? "for (long long row = blockIdx.x; row < rows; row += gridDim.x) {"
                : "for (long long row = (long long)blockIdx.x * " + rpb +
@@ -323,7 +421,8 @@ class CudaEmitter {
     for (int o : k_.outputs) full |= k_.nodes[o].cls == VClass::kFull || k_.nodes[o].cls == VClass::kCol;
     store_outputs("lane == 0", "");
     if (full) {
-      line("for (long long c = lane; c < cols; c += group) {");
+      line("#pragma unroll 4");
+      line(col_loop());
       ++ind_;
       store_full("c");
       --ind_;
@@ -356,28 +455,51 @@ class CudaEmitter {
       }
     if (!col.empty()) store_full(col);
   }
+  // The column of element j of a chunk starting at `col` (Note [CUDA vector accesses]).
+  std::string lane_col(const std::string& col, int j) const {
+    return vec_ == 1 ? col : "(" + col + " + " + std::to_string(j) + ")";
+  }
   void store_full(const std::string& col) {
-    std::unordered_map<int, std::string> memo;
+    vloads_.clear();
+    // Every element's values first, then the stores: an output written into an input's
+    // memory (Note [Input writes]) is stored after the chunk's last load of it.
+    std::vector<std::vector<std::string>> vals(k_.outputs.size(), std::vector<std::string>(vec_));
+    for (int j = 0; j < vec_; ++j) {
+      lane_ = vec_ == 1 ? -1 : j;
+      std::unordered_map<int, std::string> memo;
+      const std::string cj = lane_col(col, j);
+      for (size_t o = 0; o < k_.outputs.size(); ++o) {
+        const Node& n = k_.nodes[k_.outputs[o]];
+        if (n.cls == VClass::kCol) {
+          // A column reduction (Note [Column reductions]): the launcher zeroes a sum's or
+          // a mean's output first (a mean adds each value / rows), fills a max's with
+          // -inf and a min's with inf.
+          // Over middle axes (col_outer): row `row` adds into output row `row / inner`.
+          const std::string at = k_.col_outer ? "(row / inner) * cols + " + cj : cj;
+          const std::string dst = "&out" + std::to_string(o) + "[" + at + "]", v = eval(n.a, cj, memo);
+          if (n.op == "max" || n.op == "min")
+            line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
+          else if (n.op == "mean")
+            line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
+          else
+            line("atomicAdd(" + dst + ", " + v + ");");
+          continue;
+        }
+        if (n.cls == VClass::kFull) vals[o][j] = eval(k_.outputs[o], cj, memo);
+      }
+    }
+    lane_ = -1;
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
-      const Node& n = k_.nodes[k_.outputs[o]];
-      if (n.cls == VClass::kCol) {
-        // A column reduction (Note [Column reductions]): the launcher zeroes a sum's or
-        // a mean's output first (a mean adds each value / rows), fills a max's with
-        // -inf and a min's with inf.
-        // Over middle axes (col_outer): row `row` adds into output row `row / inner`.
-        const std::string at = k_.col_outer ? "(row / inner) * cols + " + col : col;
-        const std::string dst = "&out" + std::to_string(o) + "[" + at + "]", v = eval(n.a, col, memo);
-        if (n.op == "max" || n.op == "min")
-          line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
-        else if (n.op == "mean")
-          line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
-        else
-          line("atomicAdd(" + dst + ", " + v + ");");
+      if (k_.nodes[k_.outputs[o]].cls != VClass::kFull) continue;
+      const std::string dst = "out" + std::to_string(o) + "[off + " + col + "]";
+      if (vec_ == 1) {
+        line(dst + " = " + st(vals[o][0], bool_out(o)) + ";");
         continue;
       }
-      if (n.cls != VClass::kFull) continue;
-      const std::string v = eval(k_.outputs[o], col, memo);
-      line("out" + std::to_string(o) + "[off + " + col + "] = " + st(v, bool_out(o)) + ";");
+      const std::string vt = vec_type(bool_out(o));
+      std::string e = "make_" + vt + "(";
+      for (int j = 0; j < vec_; ++j) e += (j ? ", " : "") + st(vals[o][j], bool_out(o));
+      line("*reinterpret_cast<" + vt + "*>(&" + dst + ") = " + e + ");");
     }
   }
 
@@ -409,17 +531,36 @@ class CudaEmitter {
         stores.push_back(a);
     }
     for (int id : ids) line(t_ + " acc" + std::to_string(id) + " = " + lit(ident(id)) + ";");
-    line("for (long long c = lane; c < cols; c += group) {");
+    line("#pragma unroll 4");  // several loads in flight per thread
+    line(col_loop());
     ++ind_;
-    std::unordered_map<int, std::string> memo;  // a shared operand is computed once
-    std::unordered_set<int> stored;
-    for (int id : ids) {
-      const int a = k_.nodes[id].a;
-      const std::string v = eval(a, "c", memo);
-      if (std::find(stores.begin(), stores.end(), a) != stores.end() && stored.insert(a).second)
-        line("out" + std::to_string(cache_out_.at(a)) + "[off + c] = " + st(v) + ";");
-      const std::string acc = "acc" + std::to_string(id);
-      line(acc + " = " + combiner(id) + "(" + acc + ", " + v + ");");
+    vloads_.clear();
+    std::unordered_map<int, std::vector<std::string>> cached;  // operand -> its V values
+    for (int j = 0; j < vec_; ++j) {
+      lane_ = vec_ == 1 ? -1 : j;
+      const std::string cj = lane_col("c", j);
+      std::unordered_map<int, std::string> memo;  // a shared operand is computed once
+      std::unordered_set<int> stored;
+      for (int id : ids) {
+        const int a = k_.nodes[id].a;
+        const std::string v = eval(a, cj, memo);
+        if (std::find(stores.begin(), stores.end(), a) != stores.end() && stored.insert(a).second) {
+          if (vec_ == 1)
+            line("out" + std::to_string(cache_out_.at(a)) + "[off + c] = " + st(v) + ";");
+          else
+            cached[a].push_back(st(v));
+        }
+        const std::string acc = "acc" + std::to_string(id);
+        line(acc + " = " + combiner(id) + "(" + acc + ", " + v + ");");
+      }
+    }
+    lane_ = -1;
+    for (int a : stores) {  // the vector body: one store of the chunk's values
+      if (vec_ == 1) continue;
+      const std::string vt = vec_type(false);
+      std::string e = "make_" + vt + "(";
+      for (int j = 0; j < vec_; ++j) e += (j ? ", " : "") + cached.at(a)[j];
+      line("*reinterpret_cast<" + vt + "*>(&out" + std::to_string(cache_out_.at(a)) + "[off + c]) = " + e + ");");
     }
     --ind_;
     line("}");
@@ -443,7 +584,9 @@ class CudaEmitter {
     line("if (cols > 0) {");
     ++ind_;
     std::unordered_map<int, std::string> memo;
+    const int lane = std::exchange(lane_, -1);  // element loads inside the block
     const std::string x = eval(a, "0LL", memo);
+    lane_ = lane;
     line(v + " = " + x + ";");
     --ind_;
     line("}");
@@ -456,9 +599,20 @@ class CudaEmitter {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
     std::string v;
     if (!col.empty() && cache_ready_.count(n)) {
+      const int o = cache_out_.at(n);
       v = fresh();
-      line("const " + t_ + " " + v + " = " + ld("out" + std::to_string(cache_out_.at(n)) + "[off + " + col + "]") +
-           ";");
+      if (lane_ >= 0) {  // the vector body: one load of the chunk (Note [CUDA vector accesses])
+        auto it = vloads_.find(-1 - o);
+        if (it == vloads_.end()) {
+          const std::string w = "v" + fresh(), vt = vec_type(false);
+          line("const " + vt + " " + w + " = *reinterpret_cast<const " + vt + "*>(&out" + std::to_string(o) +
+               "[off + c]);");
+          it = vloads_.emplace(-1 - o, w).first;
+        }
+        line("const " + t_ + " " + v + " = " + it->second + "." + "xyzw"[lane_] + ";");
+      } else {
+        line("const " + t_ + " " + v + " = " + ld("out" + std::to_string(o) + "[off + " + col + "]") + ";");
+      }
     } else {
       v = eval_node(n, col, memo);
     }
@@ -485,7 +639,7 @@ class CudaEmitter {
         if (n.op == "div" && !col.empty() && !row_[n.b].empty()) {
           // As the CPU kernel: one reciprocal per row value, a multiply per element.
           const std::string a = eval(n.a, col, memo);
-          e = a + " * (" + one() + " / " + row_[n.b] + ")";
+          e = a + " * " + rcp(row_[n.b]);
         } else {
           const std::string a = eval(n.a, col, memo), b = eval(n.b, col, memo);
           e = binary(n.op, a, b);
@@ -516,7 +670,25 @@ class CudaEmitter {
   }
   bool bool_in(size_t i) const { return i < k_.bool_in.size() && k_.bool_in[i]; }
   bool bool_out(size_t o) const { return o < k_.bool_out.size() && k_.bool_out[o]; }
-  std::string load(const Node& n, const std::string& col) const {
+  // Element lane_ of the chunk's vector load of input n (emitted on its first use in the
+  // chunk): Note [CUDA vector accesses].
+  std::string vector_element(const Node& n) {
+    const std::string in = "in" + std::to_string(n.input);
+    const bool mask = bool_in(static_cast<size_t>(n.input));
+    const std::string at = n.cls == VClass::kFull  ? "off + c"
+                           : n.cls == VClass::kCol ? "c"
+                                                   : "(" + row_index(bcast_terms(k_, n.input)) + ") * cols + c";
+    auto it = vloads_.find(n.input);
+    if (it == vloads_.end()) {
+      const std::string v = "v" + fresh(), vt = vec_type(mask);
+      line("const " + vt + " " + v + " = *reinterpret_cast<const " + vt + "*>(&" + in + "[" + at + "]);");
+      it = vloads_.emplace(n.input, v).first;
+    }
+    const std::string e = it->second + "." + "xyzw"[lane_];
+    return mask ? "(" + e + " ? " + one() + " : " + lit(0.0) + ")" : ld(e);
+  }
+  std::string load(const Node& n, const std::string& col) {
+    if (lane_ >= 0 && col_varying(n.cls)) return vector_element(n);
     const std::string in = "in" + std::to_string(n.input);
     if (bool_in(static_cast<size_t>(n.input))) {
       // A bool mask byte as 1 or 0 of the compute type.
@@ -552,11 +724,11 @@ class CudaEmitter {
     if (op == "exp" && !f64_) return "oar_exp(" + x + ")";
     if (op == "exp" || op == "log" || op == "tanh" || op == "erf" || op == "sqrt" || op == "log1p" || op == "expm1")
       return fn(op.c_str()) + "(" + x + ")";
-    if (op == "rsqrt") return one() + " / " + fn("sqrt") + "(" + x + ")";
-    if (op == "reciprocal") return one() + " / " + x;
+    if (op == "rsqrt") return rcp(fn("sqrt") + "(" + x + ")");
+    if (op == "reciprocal") return rcp(x);
     if (op == "abs") return fn("fabs") + "(" + x + ")";
     if (op == "relu") return "oar_relu(" + x + ")";
-    if (op == "sigmoid") return one() + " / (" + one() + " + " + unary("exp", "-" + x) + ")";
+    if (op == "sigmoid") return rcp(one() + " + " + unary("exp", "-" + x));
     if (op == "divc") return x + " / (" + t_ + ")cols";
     OAR_THROW(Unimplemented, "cinn cuda codegen: unknown unary op ", op);
   }
@@ -589,6 +761,9 @@ class CudaEmitter {
   std::vector<std::string> row_;            // node -> its row-level local ("" until computed)
   std::unordered_map<int, int> cache_out_;  // node -> the output whose buffer holds it
   std::unordered_set<int> cache_ready_;
+  int vec_ = 1;                                  // the body's elements per access
+  int lane_ = -1;                                // the chunk element being evaluated (-1: none)
+  std::unordered_map<int, std::string> vloads_;  // input i (output o: -1 - o) -> the chunk's vector load
 };
 
 }  // namespace

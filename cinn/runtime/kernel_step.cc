@@ -481,11 +481,13 @@ constexpr std::array<dispatch::KernelStep, kSlots> kSteps = make_steps(std::make
 
 dispatch::KernelStep kernel_step(size_t slot) { return kSteps.at(slot); }
 
-void record_kernel_calls(bool on, int64_t max_bytes) {
+std::pair<bool, int64_t> record_kernel_calls(bool on, int64_t max_bytes) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
+  const std::pair<bool, int64_t> was{r.on.load(), r.max_bytes};
   r.max_bytes = max_bytes;
   r.on.store(on);
+  return was;
 }
 
 std::vector<KernelCallRecord> take_kernel_calls() {

@@ -87,7 +87,8 @@ struct KernelCallRecord {
   int64_t rows = 0, cols = 0, inner = 0;
   std::vector<RecordedTensor> inputs, outputs;
 };
-void record_kernel_calls(bool on, int64_t max_bytes = int64_t{1} << 20);
+/// Returns the previous setting (on, max_bytes).
+std::pair<bool, int64_t> record_kernel_calls(bool on, int64_t max_bytes = int64_t{1} << 20);
 /// The calls recorded since the last take (each kernel is recorded once per process).
 std::vector<KernelCallRecord> take_kernel_calls();
 

@@ -36,7 +36,7 @@ GpuSchedule gpu_schedule(const LoopKernel& k) {
 LaunchDims gpu_launch_dims(const GpuSchedule& s, int64_t rows, int64_t cols, int sms) {
   LaunchDims d;
   d.block = s.block;
-  const int64_t cap = std::max<int64_t>(1, int64_t{8} * sms);
+  const int64_t cap = std::max<int64_t>(1, int64_t{32} * sms);
   int64_t want = 1;
   if (s.strategy == GpuSchedule::kElementwise)
     want = (rows * cols + s.block - 1) / s.block;

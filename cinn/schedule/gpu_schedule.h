@@ -30,8 +30,11 @@ struct GpuSchedule {
 GpuSchedule gpu_schedule(const LoopKernel& k);
 
 /// The launch a CUDA runtime would use for `rows` x `cols` on a device with `sms`
-/// multiprocessors: a grid of at most 8 blocks per multiprocessor (the kernels loop over
-/// the rest). No launcher exists yet (no CUDA backend); this is what it will call.
+/// multiprocessors: a grid of at most 32 blocks per multiprocessor (the kernels loop over
+/// the rest; measured on an H200, Note [CUDA kernels on a GPU]: 8 per multiprocessor,
+/// which is full occupancy at 256 threads, left the row kernels' tails idle and ran the
+/// elementwise ones 7-12% slower). No launcher exists yet (no CUDA backend); this is what
+/// it will call.
 struct LaunchDims {
   int64_t grid = 1;
   int block = 256;

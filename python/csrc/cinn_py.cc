@@ -46,7 +46,8 @@ void bind_cinn(py::module_& m) {
       "the CUDA C of every kernel this process compiled: [{name, schedule, block, loop_kernel, source, "
       "output_init, col_outer}]");
   cm.def("record_kernel_calls", &cinn::record_kernel_calls, py::arg("on"), py::arg("max_bytes") = int64_t{1} << 20,
-         "record the first call of each kernel (inputs and outputs up to max_bytes), for GPU replay");
+         "record the first call of each kernel (inputs and outputs up to max_bytes), for GPU replay; "
+         "returns the previous (on, max_bytes)");
   cm.def(
       "take_kernel_calls",
       [] {

@@ -132,22 +132,28 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
     EXPECT_NE(src.find(sig + ") {"), std::string::npos) << sig;
     // Live reductions (the emitter skips and names the dead nodes a rewrite leaves).
     const int reductions = count(k.text(), "= reduce_") - count(src, "dead (reduce_");
+    // Every body twice (Note [CUDA vector accesses]): V-wide accesses when cols and the
+    // pointers allow, else element by element.
+    const std::string V = p == "f64" ? "2" : "4";
+    EXPECT_NE(src.find("if (cols % " + V + " == 0 && ((unsigned long long)in0 & "), std::string::npos);
     switch (s.strategy) {
       case GpuSchedule::kElementwise:
         ++elementwise;
         EXPECT_EQ(reductions, 0);
-        EXPECT_NE(src.find("i += (long long)gridDim.x * blockDim.x"), std::string::npos);  // grid-stride
-        EXPECT_EQ(count(src, "oar_warp_reduce("), 1);                                      // the helper only
+        // grid-stride, the row and column advanced by the stride (no division per element)
+        EXPECT_EQ(count(src, "const long long stride = (long long)gridDim.x * blockDim.x * "), 2);
+        EXPECT_EQ(count(src, "i += stride) {"), 2);
+        EXPECT_EQ(count(src, "oar_warp_reduce("), 1);  // the helper only
         break;
       case GpuSchedule::kWarpPerRow:
         ++warp;
         EXPECT_LE(k.space.back(), 256);
-        EXPECT_EQ(count(src, "= oar_warp_reduce("), reductions);
+        EXPECT_EQ(count(src, "= oar_warp_reduce("), 2 * reductions);
         EXPECT_EQ(count(src, "__syncthreads"), 0);
         break;
       case GpuSchedule::kBlockPerRow:
         ++block;
-        EXPECT_EQ(count(src, "= oar_block_reduce("), reductions);
+        EXPECT_EQ(count(src, "= oar_block_reduce("), 2 * reductions);
         EXPECT_NE(src.find(std::string("__shared__ ") + (p == "f64" ? "double" : "float") + " smem[33];"),
                   std::string::npos);
         EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
@@ -156,6 +162,7 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
         // exp(x - max) and LayerNorm's variance (bf16: no LayerNorm); then the stores.
         EXPECT_EQ(reductions, p == "bf16" ? 4 : 6);
         EXPECT_EQ(count(src, "c < cols; c += group) {"), 3);
+        EXPECT_EQ(count(src, "c < cols; c += (long long)group * " + V + ") {"), 3);
         break;
     }
     if (!compiled_with_nvrtc()) continue;
@@ -205,9 +212,11 @@ TEST_P(CinnCuda, OnePassVarianceIsOneSweepWithFirstAndNoDeadNodes) {
   const std::string src = cuda_source(k, "cinn_var");
   SCOPED_TRACE(k.text() + "\n" + src);
   EXPECT_EQ(count(src, "dead (reduce_sum)"), 1);        // the rewritten mean's sum(x)
-  EXPECT_EQ(count(src, "= oar_block_reduce("), 2);      // sum(Y), sum(Y*Y)
+  // Each in the vector body and the element-by-element one (Note [CUDA vector accesses]).
+  EXPECT_EQ(count(src, "= oar_block_reduce("), 4);      // sum(Y), sum(Y*Y)
   EXPECT_EQ(count(src, "c < cols; c += group) {"), 2);  // one sweep, then the stores
-  EXPECT_NE(src.find("if (cols > 0) {"), std::string::npos);
+  EXPECT_EQ(count(src, "c < cols; c += (long long)group * "), 2);
+  EXPECT_EQ(count(src, "if (cols > 0) {"), 2);
   if (compiled_with_nvrtc()) EXPECT_EQ(compile_cuda(k, "cinn_var").substr(1, 3), "ELF");
 }
 
@@ -226,7 +235,7 @@ TEST(CinnCudaSchedule, LaunchDims) {
   GpuSchedule b;
   b.strategy = GpuSchedule::kBlockPerRow;
   EXPECT_EQ(gpu_launch_dims(b, 5, 4096).grid, 5);
-  EXPECT_EQ(gpu_launch_dims(b, 1 << 20, 4096).grid, 8 * 132);
+  EXPECT_EQ(gpu_launch_dims(b, 1 << 20, 4096).grid, 32 * 132);
   GpuSchedule w;
   w.strategy = GpuSchedule::kWarpPerRow;
   w.rows_per_block = 8;

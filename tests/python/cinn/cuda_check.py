@@ -31,7 +31,7 @@ def structure_errors(k):
     # skips and names in a comment, as the CPU generator skips them.
     # Column reductions (Note [Column reductions]), in any schedule: a sum or mean is an
     # atomicAdd into the zeroed output, a max or min a compare-and-swap loop
-    # (oar_atomic_max/min) into the output filled with -inf/inf, one call per reduction.
+    # (oar_atomic_max/min) into the output filled with -inf/inf, one call per element.
     lk = k["loop_kernel"]
     adds = len(re.findall(r":col = reduce_(sum|mean)\(", lk))
     extrema = {op: len(re.findall(r":col = reduce_%s\(" % op, lk)) for op in ("max", "min")}
@@ -41,17 +41,23 @@ def structure_errors(k):
     adds += chans
     columns = adds - chans + sum(extrema.values())
     reductions = len(re.findall(r"= reduce_", lk)) - columns - len(re.findall(r"dead \(reduce_", src))
-    if src.count("atomicAdd(") != adds or any(
-            src.count("oar_atomic_%s(&" % op) != n for op, n in extrema.items()):
+    # Every body twice (Note [CUDA vector accesses]): V elements per chunk, then one; a
+    # column reduction's atomic is per element (V + 1 copies), the rest per row (2).
+    V = 2 if lk.startswith("float64") else 4
+    if "if (cols %% %d == 0" % V not in src:
+        errs.append("vector body test")
+    col_adds = adds - chans
+    if src.count("atomicAdd(") != col_adds * (V + 1) + chans * 2 or any(
+            src.count("oar_atomic_%s(&" % op) != n * (V + 1) for op, n in extrema.items()):
         errs.append("column reductions")
     if k["schedule"] == "elementwise":
         if reductions or "gridDim.x * blockDim.x" not in src:
             errs.append("elementwise kernel without a grid-stride loop")
     elif k["schedule"] == "warp_per_row":
-        if src.count("= oar_warp_reduce(") != reductions or "__syncthreads" in src:
+        if src.count("= oar_warp_reduce(") != 2 * reductions or "__syncthreads" in src:
             errs.append("warp-per-row reductions")
     elif k["schedule"] == "block_per_row":
-        if src.count("= oar_block_reduce(") != reductions or "__shared__" not in src:
+        if src.count("= oar_block_reduce(") != 2 * reductions or "__shared__" not in src:
             errs.append("block-per-row reductions")
     else:
         errs.append("unknown schedule " + k["schedule"])
@@ -76,6 +82,12 @@ def check_new_kernels():
     if _EXPORT:
         _exported["calls"] += _C.cinn.take_kernel_calls()
     return n
+
+
+def keep_calls(calls):
+    """Calls a test took from the recorder that belong to the export (test_cinn_cuda)."""
+    if _EXPORT:
+        _exported["calls"] += calls
 
 
 def write_export(folder, kernels, calls):

@@ -79,7 +79,7 @@ def test_a_transformer_blocks_forward_groups_compile_with_nvrtc():
 def test_structure_check_and_nvrtc_fail_on_bad_sources():
     k = {"name": "cinn_x", "block": 128, "schedule": "block_per_row", "loop_kernel": "n1:row = reduce_sum(n0)",
          "source": 'extern "C" __global__ void __launch_bounds__(128) cinn_x(long long rows, long long cols) {}'}
-    assert cuda_check.structure_errors(k) == ["block-per-row reductions"]
+    assert cuda_check.structure_errors(k) == ["vector body test", "block-per-row reductions"]
     k["source"] = "__global__ void cinn_x() {}"
     assert "kernel signature" in cuda_check.structure_errors(k)
     if _C.cinn.compiled_with_nvrtc():
@@ -102,8 +102,8 @@ def test_kernel_calls_are_recorded_for_gpu_replay():
     def colmax_plus(x, w):  # a row sum and a column max (one kernel)
         return (x * w).sum(axis=-1), oar.max(x + 1.0, axis=0)
 
-    _C.cinn.take_kernel_calls()
-    _C.cinn.record_kernel_calls(True, 4096)
+    earlier = _C.cinn.take_kernel_calls()  # bench/cinn_gpu.py export records the whole suite
+    was = _C.cinn.record_kernel_calls(True, 4096)
     try:
         f = oar.jit.to_static(colmax_plus, backend="CINN")
         want = [o.numpy() for o in f(x, w)]
@@ -111,7 +111,8 @@ def test_kernel_calls_are_recorded_for_gpu_replay():
         f(big, w)  # over max_bytes: not kept
         calls = _C.cinn.take_kernel_calls()
     finally:
-        _C.cinn.record_kernel_calls(False)
+        _C.cinn.record_kernel_calls(*was)
+        cuda_check.keep_calls(earlier)
     kernels = {k["name"]: k for k in _C.cinn.cuda_kernels()}
     names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(f.concrete_programs[0].executed_program)))
     assert names and sorted(c["name"] for c in calls) == sorted(names)  # once each, the big call not at all
@@ -129,7 +130,7 @@ def test_kernel_calls_are_recorded_for_gpu_replay():
     assert by_shape[(5,)][0] == "none" and by_shape[(37,)][0] == "-inf"  # column max: compared into -inf
     np.testing.assert_allclose(by_shape[(5,)][1], want[0], rtol=1e-6)
     np.testing.assert_array_equal(by_shape[(37,)][1], want[1])
-    assert _C.cinn.take_kernel_calls() == []
+    assert was[0] or _C.cinn.take_kernel_calls() == []
 
 
 def test_gpu_output_init_per_reduction_kind():
