@@ -267,6 +267,7 @@ def bench(gpu, folder):
                 gpu.launch(fn, e, ins, outs)
 
         t = timed(cp, run_all)
+        rows[tag + "_fused_ms"] = t
         if len(es) == 1:  # the grid the launch rule picks against others (the kernels stride over the rest)
             fn, e, ins, outs = sets[0][0]
             for grid in (264, 528, 2112, 4224, 8448, 16896):
@@ -276,8 +277,31 @@ def bench(gpu, folder):
         rows[tag + "_fused_gbs"] = nbytes / t / 1e6
         rows[tag + "_of_copy"] = rows[tag + "_fused_gbs"] / rows["copy_gbs"]
         rows[tag + "_of_copy_64mb"] = rows[tag + "_fused_gbs"] / rows["copy_64mb_gbs"]
+        if len(es) == 1:  # steady state: 16x the rows (1 GiB per [rows, 4096] tensor), the copy's size
+            rows[tag + "_big_of_copy"] = big_rows(gpu, data, es[0], 16) / rows["copy_gbs"]
     bench_torch(cp, rows)
     return rows
+
+
+def big_rows(gpu, data, e, times):
+    """GB/s of kernel call `e` over `times` as many rows (its [rows, ...] inputs and outputs
+    grown along the first axis; the kernel takes rows at run time)."""
+    cp = gpu.cp
+    rows = e["rows"] * times
+    grow = lambda dims: [rows] + dims[1:] if dims and dims[0] == e["rows"] else dims  # noqa: E731
+    g = dict(e, rows=rows, inputs=[[dt, grow(d)] for dt, d in e["inputs"]],
+             outputs=[[dt, grow(d)] for dt, d in e["outputs"]])
+    g["grid"] = min(32 * 132, max(1, rows if g["schedule"] != "elementwise" else rows * e["cols"] // 256))
+    ins = []
+    for j, (dt, dims) in enumerate(g["inputs"]):
+        key = "c%d_in%d" % (e["call"], j)
+        small = key in data and dims == e["inputs"][j][1]
+        ins.append(cp.asarray(data[key].view(NP[dt]).reshape(dims)) if small
+                   else cp.random.standard_normal(dims, dtype=cp.float32).astype(NP[dt]))
+    outs = gpu.fresh_outputs(g)
+    fn = gpu.kernel(data, g)
+    ms = timed(cp, lambda: gpu.launch(fn, g, ins, outs), reps=10)
+    return sum(a.nbytes for a in ins + outs) / ms / 1e6
 
 
 def bench_torch(cp, rows):

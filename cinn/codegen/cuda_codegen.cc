@@ -386,8 +386,84 @@ class CudaEmitter {
                : "const int lane = threadIdx.x & 31, group = 32;");
     vector_or_scalar([&](int V) {
       begin_body(V);
+      const int K = V > 1 ? resident_chunks(block) : 0;
+      if (K == 0) return row_loop(block);
+      // Note [CUDA resident rows]: the static row in registers, when the launch is the
+      // one it was planned for; else the same body with column loops.
+      line("if (cols == " + std::to_string(k_.space.back()) + "LL" +
+           (block ? " && blockDim.x == " + std::to_string(s_.block) : std::string()) + ") {");
+      ++ind_;
+      resident_ = K;
       row_loop(block);
+      resident_ = 0;
+      --ind_;
+      line("} else {");
+      ++ind_;
+      begin_body(V);
+      row_loop(block);
+      --ind_;
+      line("}");
     });
+  }
+  // The threads of a row (Note [CUDA resident rows]).
+  int row_group(bool block) const { return block ? s_.block : 32; }
+  // Chunks of V columns per thread when the row can stay in registers (0: it cannot):
+  // static columns, at most 8 chunks per thread and 16 vectors of full inputs.
+  int resident_chunks(bool block) const {
+    const int64_t cols = k_.space.empty() ? -1 : k_.space.back();
+    if (cols <= 0 || cols % vec_ != 0) return 0;
+    const int64_t per = int64_t{row_group(block)} * vec_;
+    const int64_t K = (cols + per - 1) / per;
+    const int64_t full = static_cast<int64_t>(resident_inputs().size());
+    return K <= 8 && K * std::max<int64_t>(1, full) <= 16 ? static_cast<int>(K) : 0;
+  }
+  // The full inputs the kernel reads (held in registers by a resident row).
+  std::vector<int> resident_inputs() const {
+    std::vector<int> ins;
+    for (size_t n = 0; n < k_.nodes.size(); ++n) {
+      const Node& x = k_.nodes[n];
+      if (live_[n] && x.kind == Node::kInput && x.cls == VClass::kFull &&
+          std::find(ins.begin(), ins.end(), x.input) == ins.end())
+        ins.push_back(x.input);
+    }
+    return ins;
+  }
+  // The first column of chunk k of this thread, and whether the chunk can pass the row's end.
+  std::string chunk_col(int k, bool block) const {
+    return "(long long)lane * " + std::to_string(vec_) + " + " + std::to_string(int64_t{k} * row_group(block) * vec_) +
+           "LL";
+  }
+  bool chunk_partial(int k, bool block) const { return (int64_t{k} + 1) * row_group(block) * vec_ > k_.space.back(); }
+  // A sweep over the row's columns: a strided loop, or a resident row's chunks.
+  void column_chunks(bool block, const std::function<void()>& body) {
+    if (resident_ == 0) {
+      line("#pragma unroll 4");  // several loads in flight per thread
+      line(col_loop());
+      ++ind_;
+      body();
+      --ind_;
+      line("}");
+      return;
+    }
+    for (int k = 0; k < resident_; ++k) {
+      line("{");
+      ++ind_;
+      line("const long long c = " + chunk_col(k, block) + ";");
+      const bool guard = chunk_partial(k, block);
+      if (guard) {
+        line("if (c < cols) {");
+        ++ind_;
+      }
+      chunk_ = k;
+      body();
+      chunk_ = -1;
+      if (guard) {
+        --ind_;
+        line("}");
+      }
+      --ind_;
+      line("}");
+    }
   }
   // The columns a thread visits: c is the first of its V.
   std::string col_loop() const {
@@ -402,6 +478,20 @@ class CudaEmitter {
                      " + (threadIdx.x >> 5); row < rows; row += (long long)gridDim.x * " + rpb + ") {");
     ++ind_;
     line("const long long off = row * cols;");
+    if (resident_) {
+      line("// the row in registers: " + std::to_string(resident_) + " chunks of " + std::to_string(vec_) +
+           " per thread");
+      for (int i : resident_inputs()) {
+        const std::string vt = vec_type(bool_in(static_cast<size_t>(i)));
+        for (int k = 0; k < resident_; ++k) {
+          const std::string at =
+              "*reinterpret_cast<const " + vt + "*>(&in" + std::to_string(i) + "[off + " + chunk_col(k, block) + "])";
+          line("const " + vt + " " + resident_name(i, k) + " = " +
+               (chunk_partial(k, block) ? "(" + chunk_col(k, block) + " < cols) ? " + at + " : " + vt + "{}" : at) +
+               ";");
+        }
+      }
+    }
     row_.assign(k_.nodes.size(), "");
     sweep();
     for (;;) {
@@ -420,14 +510,7 @@ class CudaEmitter {
     bool full = false;
     for (int o : k_.outputs) full |= k_.nodes[o].cls == VClass::kFull || k_.nodes[o].cls == VClass::kCol;
     store_outputs("lane == 0", "");
-    if (full) {
-      line("#pragma unroll 4");
-      line(col_loop());
-      ++ind_;
-      store_full("c");
-      --ind_;
-      line("}");
-    }
+    if (full) column_chunks(block, [&] { store_full("c"); });
     --ind_;
     line("}");
   }
@@ -531,9 +614,23 @@ class CudaEmitter {
         stores.push_back(a);
     }
     for (int id : ids) line(t_ + " acc" + std::to_string(id) + " = " + lit(ident(id)) + ";");
-    line("#pragma unroll 4");  // several loads in flight per thread
-    line(col_loop());
-    ++ind_;
+    if (resident_)  // a resident row keeps the cached operands in registers, not in the output
+      for (int a : stores)
+        for (int k = 0; k < resident_; ++k) line(vec_type(false) + " " + cached_name(a, k) + " = {};");
+    column_chunks(block, [&] { reduce_chunk(ids, stores, combiner); });
+    for (int a : stores) cache_ready_.insert(a);
+    for (int id : ids) {
+      const std::string acc = "acc" + std::to_string(id), r = "r" + std::to_string(id);
+      if (block)
+        line("const " + t_ + " " + r + " = oar_block_reduce(" + acc + ", " + combiner(id) + ", " + lit(ident(id)) +
+             ", smem);");
+      else
+        line("const " + t_ + " " + r + " = oar_warp_reduce(" + acc + ", " + combiner(id) + ");");
+      row_[id] = r;
+    }
+  }
+  template <class Combiner>
+  void reduce_chunk(const std::vector<int>& ids, const std::vector<int>& stores, const Combiner& combiner) {
     vloads_.clear();
     std::unordered_map<int, std::vector<std::string>> cached;  // operand -> its V values
     for (int j = 0; j < vec_; ++j) {
@@ -560,21 +657,14 @@ class CudaEmitter {
       const std::string vt = vec_type(false);
       std::string e = "make_" + vt + "(";
       for (int j = 0; j < vec_; ++j) e += (j ? ", " : "") + cached.at(a)[j];
-      line("*reinterpret_cast<" + vt + "*>(&out" + std::to_string(cache_out_.at(a)) + "[off + c]) = " + e + ");");
-    }
-    --ind_;
-    line("}");
-    for (int id : ids) {
-      const std::string acc = "acc" + std::to_string(id), r = "r" + std::to_string(id);
-      if (block)
-        line("const " + t_ + " " + r + " = oar_block_reduce(" + acc + ", " + combiner(id) + ", " + lit(ident(id)) +
-             ", smem);");
+      if (resident_)
+        line(cached_name(a, chunk_) + " = " + e + ");");
       else
-        line("const " + t_ + " " + r + " = oar_warp_reduce(" + acc + ", " + combiner(id) + ");");
-      row_[id] = r;
+        line("*reinterpret_cast<" + vt + "*>(&out" + std::to_string(cache_out_.at(a)) + "[off + c]) = " + e + ");");
     }
-    for (int a : stores) cache_ready_.insert(a);
   }
+  static std::string resident_name(int input, int k) { return "x" + std::to_string(input) + "_" + std::to_string(k); }
+  static std::string cached_name(int node, int k) { return "q" + std::to_string(node) + "_" + std::to_string(k); }
 
   // The value of full node `a` at the row's column 0, 0 when the row is empty (unary
   // `first`: the shift of the one-pass variance, loop_ir.h).
@@ -601,7 +691,9 @@ class CudaEmitter {
     if (!col.empty() && cache_ready_.count(n)) {
       const int o = cache_out_.at(n);
       v = fresh();
-      if (lane_ >= 0) {  // the vector body: one load of the chunk (Note [CUDA vector accesses])
+      if (lane_ >= 0 && resident_) {  // Note [CUDA resident rows]
+        line("const " + t_ + " " + v + " = " + cached_name(n, chunk_) + "." + "xyzw"[lane_] + ";");
+      } else if (lane_ >= 0) {  // the vector body: one load of the chunk (Note [CUDA vector accesses])
         auto it = vloads_.find(-1 - o);
         if (it == vloads_.end()) {
           const std::string w = "v" + fresh(), vt = vec_type(false);
@@ -675,6 +767,10 @@ class CudaEmitter {
   std::string vector_element(const Node& n) {
     const std::string in = "in" + std::to_string(n.input);
     const bool mask = bool_in(static_cast<size_t>(n.input));
+    if (resident_ && n.cls == VClass::kFull) {  // Note [CUDA resident rows]
+      const std::string e = resident_name(n.input, chunk_) + "." + "xyzw"[lane_];
+      return mask ? "(" + e + " ? " + one() + " : " + lit(0.0) + ")" : ld(e);
+    }
     const std::string at = n.cls == VClass::kFull  ? "off + c"
                            : n.cls == VClass::kCol ? "c"
                                                    : "(" + row_index(bcast_terms(k_, n.input)) + ") * cols + c";
@@ -763,6 +859,8 @@ class CudaEmitter {
   std::unordered_set<int> cache_ready_;
   int vec_ = 1;                                  // the body's elements per access
   int lane_ = -1;                                // the chunk element being evaluated (-1: none)
+  int resident_ = 0;                             // Note [CUDA resident rows]: chunks per thread (0: off)
+  int chunk_ = -1;                               // the resident chunk being evaluated
   std::unordered_map<int, std::string> vloads_;  // input i (output o: -1 - o) -> the chunk's vector load
 };
 

@@ -148,12 +148,19 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
       case GpuSchedule::kWarpPerRow:
         ++warp;
         EXPECT_LE(k.space.back(), 256);
-        EXPECT_EQ(count(src, "= oar_warp_reduce("), 2 * reductions);
+        // the [7, 64] softmax: resident (one chunk of 4, or of 2 in f64, per lane), then
+        // the vector and the scalar bodies (Note [CUDA resident rows])
+        EXPECT_EQ(count(src, "// the row in registers: 1 chunks of " + V + " per thread"), 1);
+        EXPECT_EQ(count(src, "= oar_warp_reduce("), 3 * reductions);
         EXPECT_EQ(count(src, "__syncthreads"), 0);
         break;
       case GpuSchedule::kBlockPerRow:
         ++block;
-        EXPECT_EQ(count(src, "= oar_block_reduce("), 2 * reductions);
+        // [?, 1000], block 128: resident in 2 chunks of 4 (4 of 2 in f64), the last partial
+        EXPECT_NE(src.find("if (cols == 1000LL && blockDim.x == 128) {"), std::string::npos);
+        EXPECT_EQ(count(src, "// the row in registers: " + std::string(p == "f64" ? "4" : "2") + " chunks of " + V), 1);
+        EXPECT_EQ(count(src, "if (c < cols) {"), 3);  // two sweeps and the stores
+        EXPECT_EQ(count(src, "= oar_block_reduce("), 3 * reductions);
         EXPECT_NE(src.find(std::string("__shared__ ") + (p == "f64" ? "double" : "float") + " smem[33];"),
                   std::string::npos);
         EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);

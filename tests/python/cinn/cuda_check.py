@@ -42,22 +42,27 @@ def structure_errors(k):
     columns = adds - chans + sum(extrema.values())
     reductions = len(re.findall(r"= reduce_", lk)) - columns - len(re.findall(r"dead \(reduce_", src))
     # Every body twice (Note [CUDA vector accesses]): V elements per chunk, then one; a
-    # column reduction's atomic is per element (V + 1 copies), the rest per row (2).
+    # column reduction's atomic is per element (V + 1 copies), the rest per row (2). A row
+    # kernel whose static row fits in registers has a third body (Note [CUDA resident
+    # rows]): K chunks of V per thread.
     V = 2 if lk.startswith("float64") else 4
     if "if (cols %% %d == 0" % V not in src:
         errs.append("vector body test")
+    res = re.findall(r"// the row in registers: (\d+) chunks of %d per thread" % V, src)
+    bodies = 2 + len(res)
+    per_elem = V + 1 + sum(int(K) * V for K in res)
     col_adds = adds - chans
-    if src.count("atomicAdd(") != col_adds * (V + 1) + chans * 2 or any(
-            src.count("oar_atomic_%s(&" % op) != n * (V + 1) for op, n in extrema.items()):
+    if src.count("atomicAdd(") != col_adds * per_elem + chans * bodies or any(
+            src.count("oar_atomic_%s(&" % op) != n * per_elem for op, n in extrema.items()):
         errs.append("column reductions")
     if k["schedule"] == "elementwise":
         if reductions or "gridDim.x * blockDim.x" not in src:
             errs.append("elementwise kernel without a grid-stride loop")
     elif k["schedule"] == "warp_per_row":
-        if src.count("= oar_warp_reduce(") != 2 * reductions or "__syncthreads" in src:
+        if src.count("= oar_warp_reduce(") != bodies * reductions or "__syncthreads" in src:
             errs.append("warp-per-row reductions")
     elif k["schedule"] == "block_per_row":
-        if src.count("= oar_block_reduce(") != 2 * reductions or "__shared__" not in src:
+        if src.count("= oar_block_reduce(") != bodies * reductions or "__shared__" not in src:
             errs.append("block-per-row reductions")
     else:
         errs.append("unknown schedule " + k["schedule"])

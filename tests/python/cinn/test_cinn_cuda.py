@@ -147,3 +147,34 @@ def test_gpu_output_init_per_reduction_kind():
     names = set(re.findall(r'kernel_name = "(cinn_\w+)"', str(static.concrete_programs[-1].executed_program)))
     inits = sorted(i for k in _C.cinn.cuda_kernels() if k["name"] in names for i in k["output_init"])
     assert inits == ["-inf", "inf", "none", "zero", "zero"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_rows_that_fit_in_registers_get_a_resident_body(dtype):
+    """Note [CUDA resident rows]: a row kernel whose static row is at most 8 chunks of V per
+    thread keeps it in registers (a third body, for the launch it was planned for); rows
+    that end inside a chunk guard it. The models on such rows equal eager (the CPU kernels
+    are unchanged), and bench/cinn_gpu.py export records these calls for the GPU replay."""
+    rng = np.random.default_rng(3)
+    V = 2 if dtype == "float64" else 4
+    tol = 2e-2 if dtype == "bfloat16" else 1e-5
+    # (shape, resident chunks per thread): warp rows of 96 and 128, block rows (128
+    # threads up to 1024 columns, 256 above) of 1000, 1024 and 4096
+    cases = [((6, 96), -(-96 // (32 * V))), ((4, 128), 128 // (32 * V)), ((5, 1000), -(-1000 // (128 * V))),
+             ((3, 1024), 1024 // (128 * V)), ((2, 4096), 4096 // (256 * V))]
+    for shape, K in cases:
+        x = oar.to_tensor(rng.standard_normal(shape).astype("float32")).astype(dtype)
+        w = oar.to_tensor(rng.standard_normal(shape[-1]).astype("float32")).astype(dtype)
+        for name in ("rms_norm", "softmax", "layer_norm"):
+            static, out, made = kernels_made_by(MODELS[name], x, w)
+            want = MODELS[name](x, w)
+            np.testing.assert_allclose(out.astype("float32").numpy(), want.astype("float32").numpy(),
+                                       rtol=tol, atol=tol)
+            resident = [k for k in made if k["schedule"] != "elementwise"]
+            assert resident, (name, shape)
+            for k in resident:
+                marks = re.findall(r"// the row in registers: (\d+) chunks of (\d+) per thread", k["source"])
+                assert marks == [(str(K), str(V))], (name, shape, marks)
+                assert ("if (c < cols) {" in k["source"]) == (shape[-1] % (V * (32 if shape[-1] <= 256 else 128 if
+                                                                                shape[-1] <= 1024 else 256)) != 0)
+    cuda_check.check_new_kernels()
