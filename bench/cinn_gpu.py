@@ -29,6 +29,8 @@ checks and times them anyway, in two steps:
 Usage:
   python3 bench/cinn_gpu.py export /tmp/cinn_gpu            # here
   python3 bench/cinn_gpu.py run /tmp/cinn_gpu               # there
+  compute-sanitizer --tool racecheck python3 bench/cinn_gpu.py run /tmp/cinn_gpu \
+      --skip-bench --schedule block_per_row                 # there, the shared-memory kernels
 """
 import argparse
 import json
@@ -161,10 +163,10 @@ def compare(got, want, dt):
     return ""
 
 
-def replay_tests(gpu, folder):
+def replay_tests(gpu, folder, schedule=None):
     cp = gpu.cp
     with open(os.path.join(folder, "manifest.json")) as f:
-        entries = json.load(f)
+        entries = [e for e in json.load(f) if schedule in (None, e["schedule"])]
     data = np.load(os.path.join(folder, "data.npz"))
     fails, by_schedule = [], {}
     for e in entries:
@@ -341,14 +343,14 @@ def bench_torch(cp, rows):
     rows["gpu"] = torch.cuda.get_device_name()
 
 
-def run(folder, out):
+def run(folder, out, schedule=None, skip_bench=False):
     gpu = Gpu()
     cp = gpu.cp
     dev = cp.cuda.runtime.getDeviceProperties(0)
     result = {"device": dev["name"].decode(), "sms": dev["multiProcessorCount"]}
-    total, fails, by_schedule = replay_tests(gpu, os.path.join(folder, "tests"))
+    total, fails, by_schedule = replay_tests(gpu, os.path.join(folder, "tests"), schedule)
     result.update(replayed=total, failed=len(fails), by_schedule=by_schedule, failures=fails)
-    if os.path.isdir(os.path.join(folder, "bench")):
+    if os.path.isdir(os.path.join(folder, "bench")) and not skip_bench:
         result["bench"] = bench(gpu, os.path.join(folder, "bench"))
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
@@ -371,13 +373,16 @@ def main():
     ap.add_argument("--max-bytes", type=int, default=1 << 20, help="export: largest recorded test call")
     ap.add_argument("--skip-tests", action="store_true", help="export: only the bench models")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "cinn_gpu.json"))
+    ap.add_argument("--schedule", choices=["elementwise", "warp_per_row", "block_per_row"],
+                    help="run: replay only this schedule's calls (under compute-sanitizer, say)")
+    ap.add_argument("--skip-bench", action="store_true", help="run: the replay only")
     a = ap.parse_args()
     if a.step == "export":
         if not a.skip_tests:
             export_tests(a.folder, a.max_bytes)
         export_bench(a.folder)
         return 0
-    return run(a.folder, a.out)
+    return run(a.folder, a.out, a.schedule, a.skip_bench)
 
 
 if __name__ == "__main__":
