@@ -73,6 +73,8 @@ def export_bench(folder):
     w = oar.to_tensor(rng.standard_normal(N).astype("float32"))
     cases = {name: (fn, (x, w)) for name, fn in bench_cinn.models(oar).items()}
     cases["adam"] = (lambda p, g, m, v: bench_cinn.adam_ops(p, g, m, v, oar.sqrt), bench_cinn.adam_inputs(oar, N))
+    for name, fn in column_models().items():  # column reductions (bias gradients): atomics on the GPU
+        cases[name] = (fn, (x, w))
     calls, kernels = [], {}
     _C.cinn.record_kernel_calls(True, 1 << 40)
     for name, (fn, args) in cases.items():
@@ -89,6 +91,24 @@ def export_bench(folder):
         kernels[k["name"]] = dict(k, cubin=_C.cinn.nvrtc_compile(k["source"], k["name"], True)["binary"])
     n = cuda_check.write_export(os.path.join(folder, "bench"), kernels, calls)
     print("cinn_gpu export: %d bench kernel calls (%s)" % (n, ", ".join(sorted({c["tag"] for c in calls}))))
+
+
+def column_models():
+    """Column reductions as training backwards make them: a bias gradient (the column sum
+    of the incoming gradient), an activation gradient with its bias gradient, and row sums
+    beside column sums (LayerNorm's backward)."""
+    def colsum(x, w):
+        return (x * w).sum(axis=0)
+
+    def act_grad_bias(x, w):  # relu' * g and its column sum, x standing for g and w for the bias
+        d = x * (x + w > 0)
+        return d, d.sum(axis=0)
+
+    def norm_grad_sums(x, w):  # LayerNorm's backward sums: per row, and per column (dw, db)
+        gw = x * w
+        return gw.sum(axis=-1, keepdim=True), (gw * x).sum(axis=-1, keepdim=True), (x * x).sum(axis=0), x.sum(axis=0)
+
+    return {"colsum": colsum, "act_grad_bias": act_grad_bias, "norm_grad_sums": norm_grad_sums}
 
 
 # --------------------------------------------------------------------------- run
@@ -288,11 +308,23 @@ def bench(gpu, folder):
 def big_rows(gpu, data, e, times):
     """GB/s of kernel call `e` over `times` as many rows (its [rows, ...] inputs and outputs
     grown along the first axis; the kernel takes rows at run time)."""
+    import re
     cp = gpu.cp
     rows = e["rows"] * times
-    grow = lambda dims: [rows] + dims[1:] if dims and dims[0] == e["rows"] else dims  # noqa: E731
-    g = dict(e, rows=rows, inputs=[[dt, grow(d)] for dt, d in e["inputs"]],
-             outputs=[[dt, grow(d)] for dt, d in e["outputs"]])
+    # Each tensor's class from the loop kernel ("n3:full = in1", "out n7"): full and row
+    # tensors grow along their first axis, column, scalar and broadcast ones stay.
+    lk = e["loop_kernel"]
+    node_cls = dict(re.findall(r"^n(\d+):(\w+) =", lk, re.M))
+    in_cls = {int(i): c for c, i in re.findall(r"^n\d+:(\w+) = in(\d+)$", lk, re.M)}
+    outs = re.search(r"^out (.*)$", lk, re.M).group(1).split()  # "n6 n7/drop"
+    out_cls = [node_cls[re.match(r"n(\d+)", o).group(1)] for o in outs]
+
+    def grow(dims, cls):
+        return [dims[0] * times] + dims[1:] if cls in ("full", "row") and dims else dims
+
+    g = dict(e, rows=rows, inputs=[[dt, grow(d, in_cls.get(j))] for j, (dt, d) in enumerate(e["inputs"])],
+             outputs=[[dt, grow(d, c if init == "none" else "col")]
+                      for (dt, d), c, init in zip(e["outputs"], out_cls, e["output_init"])])
     g["grid"] = min(32 * 132, max(1, rows if g["schedule"] != "elementwise" else rows * e["cols"] // 256))
     ins = []
     for j, (dt, dims) in enumerate(g["inputs"]):
@@ -337,6 +369,8 @@ def bench_torch(cp, rows):
     for name, fn in bench_cinn.models(torch).items():
         rows[name + "_torch_composed_ms"] = torch_ms(lambda: fn(x, w))
         rows[name + "_torch_kernel_ms"] = torch_ms(own[name])
+    for name, fn in column_models().items():
+        rows[name + "_torch_composed_ms"] = torch_ms(lambda: fn(x, w))
     p, gr = torch.randn(N, N, device="cuda", generator=g), torch.randn(N, N, device="cuda", generator=g)
     m, v = torch.zeros(N, N, device="cuda"), torch.full((N, N), 0.01, device="cuda")
     rows["adam_torch_composed_ms"] = torch_ms(lambda: bench_cinn.adam_ops(p, gr, m, v, torch.sqrt))

@@ -73,6 +73,8 @@ class CudaEmitter {
     ++ind_;
     if (s_.strategy == GpuSchedule::kElementwise)
       elementwise_body();
+    else if (s_.strategy == GpuSchedule::kColumns)
+      columns_body();
     else
       row_body();
     --ind_;
@@ -82,7 +84,11 @@ class CudaEmitter {
 
  private:
   void line(const std::string& s) { os_ << std::string(2 * static_cast<size_t>(ind_), ' ') << s << "\n"; }
-  std::string fresh() { return "t" + std::to_string(tmp_++); }
+  std::string fresh() {
+    std::string t = "t";  // appended: GCC 12's -Wrestrict misfires on "t" + std::to_string(..)
+    t += std::to_string(tmp_++);
+    return t;
+  }
   std::string one() const { return f64_ ? "1.0" : "1.0f"; }
   std::string fn(const char* f) const { return std::string(f) + (f64_ ? "" : "f"); }
   // 1 / x, correctly rounded as the division (IEEE round to nearest) in fewer instructions.
@@ -378,6 +384,44 @@ class CudaEmitter {
     });
   }
 
+  // Note [CUDA column reductions]: a thread owns V columns of a column block and a group
+  // of rows (every groups-th row from rg); it stores the full outputs as it goes, keeps
+  // each column reduction's V values in registers, and adds (compares) them into the
+  // output once at the end, where the elementwise body made one atomic per element.
+  void columns_body() {
+    vector_or_scalar([&](int V) {
+      begin_body(V);
+      const std::string w = std::to_string(V);
+      line("const long long span = (long long)blockDim.x * " + w + ", cblocks = (cols + span - 1) / span;");
+      line("const long long groups = cblocks > 0 && gridDim.x >= cblocks ? gridDim.x / cblocks : 1;");
+      line("for (long long item = blockIdx.x; item < cblocks * groups; item += gridDim.x) {");
+      ++ind_;
+      line("const long long cb = item % cblocks, rg = item / cblocks;");
+      line("const long long c = (cb * blockDim.x + threadIdx.x) * " + w + ";");
+      line("if (c >= cols) continue;");
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.nodes[k_.outputs[o]].cls == VClass::kCol)
+          for (int j = 0; j < V; ++j) line(t_ + " " + col_acc(o, j) + " = " + lit(col_ident(o)) + ";");
+      line("#pragma unroll 4");
+      line("for (long long row = rg; row < rows; row += groups) {");
+      ++ind_;
+      line("const long long off = row * cols;");
+      row_.assign(k_.nodes.size(), "");
+      sweep();
+      col_accumulate_ = true;
+      store_outputs("c == 0", "c");
+      col_accumulate_ = false;
+      --ind_;
+      line("}");
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.nodes[k_.outputs[o]].cls == VClass::kCol)
+          for (int j = 0; j < V; ++j) add_column(o, lane_col("c", j), col_acc(o, j));
+      --ind_;
+      line("}");
+    });
+  }
+  static std::string col_acc(size_t o, int j) { return indexed("cacc", static_cast<int64_t>(o), j); }
+
   // One warp (kWarpPerRow) or one block (kBlockPerRow) per row.
   void row_body() {
     const bool block = s_.strategy == GpuSchedule::kBlockPerRow;
@@ -473,6 +517,15 @@ class CudaEmitter {
   }
   void row_loop(bool block) {
     const std::string rpb = std::to_string(s_.rows_per_block);
+    // A resident row's threads keep their columns from row to row, so its column
+    // reductions combine in registers and reach the output once (Note [CUDA column
+    // reductions]); the strided body adds per element.
+    std::vector<size_t> col_outs;
+    if (resident_ && !k_.col_outer)
+      for (size_t o = 0; o < k_.outputs.size(); ++o)
+        if (k_.nodes[k_.outputs[o]].cls == VClass::kCol) col_outs.push_back(o);
+    for (size_t o : col_outs)
+      for (int j = 0; j < resident_ * vec_; ++j) line(t_ + " " + col_acc(o, j) + " = " + lit(col_ident(o)) + ";");
     line(block ? "for (long long row = blockIdx.x; row < rows; row += gridDim.x) {"
                : "for (long long row = (long long)blockIdx.x * " + rpb +
                      " + (threadIdx.x >> 5); row < rows; row += (long long)gridDim.x * " + rpb + ") {");
@@ -484,11 +537,18 @@ class CudaEmitter {
       for (int i : resident_inputs()) {
         const std::string vt = vec_type(bool_in(static_cast<size_t>(i)));
         for (int k = 0; k < resident_; ++k) {
-          const std::string at =
-              "*reinterpret_cast<const " + vt + "*>(&in" + std::to_string(i) + "[off + " + chunk_col(k, block) + "])";
-          line("const " + vt + " " + resident_name(i, k) + " = " +
-               (chunk_partial(k, block) ? "(" + chunk_col(k, block) + " < cols) ? " + at + " : " + vt + "{}" : at) +
-               ";");
+          // Appended, as fresh() is.
+          std::string at = "*reinterpret_cast<const ";
+          at += vt + "*>(&in" + std::to_string(i) + "[off + " + chunk_col(k, block) + "])";
+          std::string e = "const ";
+          e += vt + " " + resident_name(i, k) + " = ";
+          if (chunk_partial(k, block)) {
+            e += '(';
+            e += chunk_col(k, block) + " < cols) ? " + at + " : " + vt + "{}";
+          } else {
+            e += at;
+          }
+          line(e + ";");
         }
       }
     }
@@ -510,9 +570,41 @@ class CudaEmitter {
     bool full = false;
     for (int o : k_.outputs) full |= k_.nodes[o].cls == VClass::kFull || k_.nodes[o].cls == VClass::kCol;
     store_outputs("lane == 0", "");
+    col_accumulate_ = !col_outs.empty();
     if (full) column_chunks(block, [&] { store_full("c"); });
+    col_accumulate_ = false;
     --ind_;
     line("}");
+    if (col_outs.empty()) return;
+    for (int k = 0; k < resident_; ++k) {
+      line("{");
+      ++ind_;
+      line("const long long c = " + chunk_col(k, block) + ";");
+      line(chunk_partial(k, block) ? "if (c < cols) {" : "{");
+      ++ind_;
+      for (size_t o : col_outs)
+        for (int j = 0; j < vec_; ++j) add_column(o, lane_col("c", j), col_acc(o, k * vec_ + j));
+      --ind_;
+      line("}");
+      --ind_;
+      line("}");
+    }
+  }
+  double col_ident(size_t o) const {
+    const std::string& op = k_.nodes[k_.outputs[o]].op;
+    return op == "max" ? -INFINITY : op == "min" ? INFINITY : 0.0;
+  }
+  // Adds (compares) a thread's combined column value into output o (Note [CUDA column
+  // reductions]): a mean adds value / rows.
+  void add_column(size_t o, const std::string& col, const std::string& v) {
+    const std::string& op = k_.nodes[k_.outputs[o]].op;
+    const std::string dst = "&out" + std::to_string(o) + "[" + col + "]";
+    if (op == "max" || op == "min")
+      line("oar_atomic_" + op + "(" + dst + ", " + v + ");");
+    else if (op == "mean")
+      line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")rows);");
+    else
+      line("atomicAdd(" + dst + ", " + v + ");");
   }
 
   // Row outputs (when `row_guard`) and, in the elementwise body, full outputs at `col`.
@@ -560,7 +652,11 @@ class CudaEmitter {
           // Over middle axes (col_outer): row `row` adds into output row `row / inner`.
           const std::string at = k_.col_outer ? "(row / inner) * cols + " + cj : cj;
           const std::string dst = "&out" + std::to_string(o) + "[" + at + "]", v = eval(n.a, cj, memo);
-          if (n.op == "max" || n.op == "min")
+          if (col_accumulate_) {  // Note [CUDA column reductions]: into the thread's registers
+            const std::string acc = col_acc(o, std::max(chunk_, 0) * vec_ + std::max(lane_, 0));
+            const char* comb = n.op == "max" ? "OarMax()" : n.op == "min" ? "OarMin()" : "OarSum()";
+            line(acc + " = " + comb + "(" + acc + ", " + v + ");");
+          } else if (n.op == "max" || n.op == "min")
             line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
           else if (n.op == "mean")
             line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
@@ -663,8 +759,16 @@ class CudaEmitter {
         line("*reinterpret_cast<" + vt + "*>(&out" + std::to_string(cache_out_.at(a)) + "[off + c]) = " + e + ");");
     }
   }
-  static std::string resident_name(int input, int k) { return "x" + std::to_string(input) + "_" + std::to_string(k); }
-  static std::string cached_name(int node, int k) { return "q" + std::to_string(node) + "_" + std::to_string(k); }
+  // "<p><a>_<b>", appended as fresh() is.
+  static std::string indexed(const char* p, int64_t a, int64_t b) {
+    std::string s(p);
+    s += std::to_string(a);
+    s += '_';
+    s += std::to_string(b);
+    return s;
+  }
+  static std::string resident_name(int input, int k) { return indexed("x", input, k); }
+  static std::string cached_name(int node, int k) { return indexed("q", node, k); }
 
   // The value of full node `a` at the row's column 0, 0 when the row is empty (unary
   // `first`: the shift of the one-pass variance, loop_ir.h).
@@ -861,6 +965,7 @@ class CudaEmitter {
   int lane_ = -1;                                // the chunk element being evaluated (-1: none)
   int resident_ = 0;                             // Note [CUDA resident rows]: chunks per thread (0: off)
   int chunk_ = -1;                               // the resident chunk being evaluated
+  bool col_accumulate_ = false;                  // Note [CUDA column reductions]: into registers
   std::unordered_map<int, std::string> vloads_;  // input i (output o: -1 - o) -> the chunk's vector load
 };
 

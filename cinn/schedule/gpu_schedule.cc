@@ -12,15 +12,25 @@ const char* GpuSchedule::name() const {
       return "warp_per_row";
     case kBlockPerRow:
       return "block_per_row";
+    case kColumns:
+      return "columns";
   }
   return "?";
 }
 
 GpuSchedule gpu_schedule(const LoopKernel& k) {
   GpuSchedule s;
-  bool reduce = false;
-  for (const Node& n : k.nodes) reduce |= n.kind == Node::kReduce && n.cls == VClass::kRow;  // column sums: atomics
-  if (!reduce) return s;
+  s.vec = k.dtype == DataType::FLOAT64 ? 2 : 4;
+  bool reduce = false, column = false;
+  for (const Node& n : k.nodes) {
+    reduce |= n.kind == Node::kReduce && n.cls == VClass::kRow;
+    column |= n.kind == Node::kReduce && n.cls == VClass::kCol;
+  }
+  s.columns = column && k.col_outer == 0;
+  if (!reduce) {
+    if (s.columns) s.strategy = GpuSchedule::kColumns;
+    return s;
+  }
   const int64_t cols = k.space.empty() ? -1 : k.space.back();
   if (cols >= 0 && cols <= 256) {
     s.strategy = GpuSchedule::kWarpPerRow;  // <= 8 elements per lane: shuffles only
@@ -38,10 +48,25 @@ LaunchDims gpu_launch_dims(const GpuSchedule& s, int64_t rows, int64_t cols, int
   d.block = s.block;
   const int64_t cap = std::max<int64_t>(1, int64_t{32} * sms);
   int64_t want = 1;
-  if (s.strategy == GpuSchedule::kElementwise)
+  if (s.strategy == GpuSchedule::kElementwise) {
     want = (rows * cols + s.block - 1) / s.block;
-  else
+  } else if (s.strategy == GpuSchedule::kColumns) {
+    // Column blocks of block * vec columns times row groups of >= 64 rows: each thread
+    // adds into the output once per group (Note [CUDA column reductions]; on the H200 a
+    // [4096, 4096] column sum took 0.028 ms with 64-row groups, 0.043 with 16-row ones:
+    // the adds into one address queue up).
+    const int64_t span = int64_t{s.block} * s.vec;
+    const int64_t cblocks = std::max<int64_t>(1, (cols + span - 1) / span);
+    const int64_t groups = std::clamp<int64_t>((rows + 63) / 64, 1, std::max<int64_t>(1, cap / cblocks));
+    want = cblocks * groups;
+  } else if (s.columns) {
+    // A row kernel with column reductions: its resident body adds each thread's columns
+    // once per block, so a block takes >= 16 rows (one row per block made it add per row:
+    // 0.41 ms against 0.061 on the H200's [4096, 4096] LayerNorm backward sums).
+    want = (rows + 16 * s.rows_per_block - 1) / (16 * s.rows_per_block);
+  } else {
     want = (rows + s.rows_per_block - 1) / s.rows_per_block;
+  }
   d.grid = std::clamp<int64_t>(want, 1, cap);
   return d;
 }

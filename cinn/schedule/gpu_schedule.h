@@ -8,6 +8,10 @@
 //   kBlockPerRow  otherwise (long or dynamic rows): one block per row (grid-stride over
 //                 the rows), each thread a strided slice of the columns, reductions by
 //                 warp shuffles then shared memory across the warps.
+//   kColumns      no row reduction but column reductions (bias gradients; not over
+//                 middle axes): each thread owns V columns and sums them over a group of
+//                 rows in registers, then adds (or compares) into the output once per
+//                 group (Note [CUDA column reductions]).
 #pragma once
 
 #include <cstdint>
@@ -18,10 +22,12 @@
 namespace oar::cinn {
 
 struct GpuSchedule {
-  enum Strategy : uint8_t { kElementwise, kWarpPerRow, kBlockPerRow };
+  enum Strategy : uint8_t { kElementwise, kWarpPerRow, kBlockPerRow, kColumns };
   Strategy strategy = kElementwise;
   int block = 256;         // threads per block
   int rows_per_block = 1;  // kWarpPerRow: block / 32
+  int vec = 4;             // elements per vector access (2 for float64; Note [CUDA vector accesses])
+  bool columns = false;    // column reductions combined per thread (Note [CUDA column reductions])
   const char* name() const;
 };
 

@@ -145,6 +145,9 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
         EXPECT_EQ(count(src, "i += stride) {"), 2);
         EXPECT_EQ(count(src, "oar_warp_reduce("), 1);  // the helper only
         break;
+      case GpuSchedule::kColumns:
+        ADD_FAILURE() << "no column reduction in these models";
+        break;
       case GpuSchedule::kWarpPerRow:
         ++warp;
         EXPECT_LE(k.space.back(), 256);
@@ -250,6 +253,16 @@ TEST(CinnCudaSchedule, LaunchDims) {
   GpuSchedule e;
   EXPECT_EQ(gpu_launch_dims(e, 3, 100).grid, 2);
   EXPECT_EQ(gpu_launch_dims(e, 0, 100).grid, 1);
+  // Note [CUDA column reductions]: column blocks of 256 * 4 columns times groups of >= 64
+  // rows; a row kernel with column reductions takes >= 16 rows per block.
+  GpuSchedule c;
+  c.strategy = GpuSchedule::kColumns;
+  EXPECT_EQ(gpu_launch_dims(c, 4096, 4096).grid, 4 * 64);
+  EXPECT_EQ(gpu_launch_dims(c, 10, 3000).grid, 3);
+  EXPECT_EQ(gpu_launch_dims(c, 1 << 20, 1 << 20).grid, 1024 * 4);  // groups limited by the cap
+  b.columns = true;
+  EXPECT_EQ(gpu_launch_dims(b, 4096, 4096).grid, 256);
+  EXPECT_EQ(gpu_launch_dims(b, 5, 4096).grid, 1);
 }
 
 }  // namespace

@@ -58,6 +58,9 @@ def structure_errors(k):
     if k["schedule"] == "elementwise":
         if reductions or "gridDim.x * blockDim.x" not in src:
             errs.append("elementwise kernel without a grid-stride loop")
+    elif k["schedule"] == "columns":  # Note [CUDA column reductions]
+        if reductions or not columns or src.count("for (long long row = rg; row < rows; row += groups) {") != 2:
+            errs.append("column kernel without its row-group loop")
     elif k["schedule"] == "warp_per_row":
         if src.count("= oar_warp_reduce(") != bodies * reductions or "__syncthreads" in src:
             errs.append("warp-per-row reductions")

@@ -178,3 +178,61 @@ def test_rows_that_fit_in_registers_get_a_resident_body(dtype):
                 assert ("if (c < cols) {" in k["source"]) == (shape[-1] % (V * (32 if shape[-1] <= 256 else 128 if
                                                                                 shape[-1] <= 1024 else 256)) != 0)
     cuda_check.check_new_kernels()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_column_reductions_get_the_column_schedule(dtype):
+    """Note [CUDA column reductions]: a kernel with column reductions and no row reduction
+    sums each thread's columns over a group of rows in registers, then adds into the output
+    once (one atomic per column and row group, not per element); over middle axes
+    (col_outer) it keeps the elementwise schedule."""
+    rng = np.random.default_rng(4)
+    x = oar.to_tensor(rng.standard_normal((37, 24)).astype(dtype))
+    b = oar.to_tensor(rng.standard_normal(24).astype(dtype))
+
+    def bias_grads(x, b):
+        d = x * (x + b > 0)
+        return d, d.sum(axis=0), (x * 2.0).max(axis=0), (x - 1.0).mean(axis=0)
+
+    _, out, made = kernels_made_by(bias_grads, x, b)
+    xn, bn = x.numpy(), b.numpy()
+    d = xn * (xn + bn > 0)
+    for got, want in zip(out, [d, d.sum(0), (xn * 2.0).max(0), (xn - 1.0).mean(0)]):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)
+    assert [k["schedule"] for k in made] == ["columns"], made
+    src = made[0]["source"]
+    V = 2 if dtype == "float64" else 4
+    assert src.count("for (long long row = rg; row < rows; row += groups) {") == 2
+    # one add or compare per column of the thread, after its rows: V in the vector body, 1 after
+    assert src.count("atomicAdd(") == 2 * (V + 1) and src.count("oar_atomic_max(&") == V + 1
+    y = oar.to_tensor(rng.standard_normal((3, 5, 8)).astype(dtype))
+    _, _, made = kernels_made_by(lambda y: (y * 2.0).sum(axis=1), y)  # over a middle axis
+    assert [k["schedule"] for k in made] == ["elementwise"], made
+    cuda_check.check_new_kernels()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_resident_row_combines_its_column_reductions_in_registers(dtype):
+    """Note [CUDA column reductions]: in a row kernel's resident body a thread keeps its
+    columns from row to row, so a column sum or max beside the row reduction combines in
+    registers (K chunks * V per output) and reaches the output once per thread."""
+    rng = np.random.default_rng(5)
+    V = 2 if dtype == "float64" else 4
+    for shape, K in [((6, 128), 128 // (32 * V)), ((4, 1000), -(-1000 // (128 * V)))]:
+        xn = rng.standard_normal(shape).astype(dtype)
+        wn = rng.standard_normal(shape[-1]).astype(dtype)
+        x, w = oar.to_tensor(xn), oar.to_tensor(wn)
+
+        def rows_and_cols(x, w):
+            return (x * w).sum(axis=-1), (x + 1.0).max(axis=0), x.sum(axis=0)
+
+        _, out, made = kernels_made_by(rows_and_cols, x, w)
+        for got, want in zip(out, [(xn * wn).sum(-1), (xn + 1.0).max(0), xn.sum(0)]):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-5)
+        row = [k for k in made if k["schedule"] in ("warp_per_row", "block_per_row")]
+        assert len(row) == 1 and "zero" in row[0]["output_init"] and "-inf" in row[0]["output_init"], made
+        src = row[0]["source"]
+        assert "// the row in registers: %d chunks of %d per thread" % (K, V) in src
+        # two column outputs, K * V registers each, in the resident body only
+        assert len(re.findall(r"^\s+(float|double) cacc\d+_\d+ = ", src, re.M)) == 2 * K * V
+    cuda_check.check_new_kernels()
