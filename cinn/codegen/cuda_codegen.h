@@ -4,14 +4,16 @@
 // the same row-level values, the same reciprocal for a division by a row value, the same
 // float32 erf), so the two compute the same thing; only the mapping onto threads differs
 // (cinn/schedule/gpu_schedule.h). The emitter needs no CUDA; NVRTC is used when Oar was
-// built with it (OAR_WITH_NVRTC: CMake's CUDA::nvrtc). Loading and launching need a GPU
-// and the CUDA backend, which do not exist yet.
+// built with it (OAR_WITH_NVRTC: CMake's CUDA::nvrtc). Launching from Oar needs the CUDA
+// backend, which does not exist yet; bench/cinn_gpu.py launches the CUBINs with CuPy on a
+// lent GPU against the CPU kernels' recorded calls (Note [CUDA kernels on a GPU]).
 //
 // The generated kernel (C linkage, one per source):
-//   extern "C" __global__ void <name>(long long rows, long long cols,
+//   extern "C" __global__ void <name>(long long rows, long long cols[, long long inner],
 //                                     const T* __restrict__ in0, ..., T* __restrict__ out0, ...)
-// inputs then outputs, contiguous, as the CPU kernel's buffers; launched with
-// gpu_launch_dims(gpu_schedule(k), rows, cols).
+// inputs then outputs, contiguous, as the CPU kernel's buffers (`inner` for reductions over
+// middle axes); launched with gpu_launch_dims(gpu_schedule(k), rows, cols) on outputs
+// prepared as gpu_output_init(k) says.
 #pragma once
 
 #include <string>
