@@ -459,7 +459,12 @@ class CudaEmitter {
     const int64_t per = int64_t{row_group(block)} * vec_;
     const int64_t K = (cols + per - 1) / per;
     const int64_t full = static_cast<int64_t>(resident_inputs().size());
-    return K <= 8 && K * std::max<int64_t>(1, full) <= 16 ? static_cast<int>(K) : 0;
+    // Every value a thread keeps across the row: the inputs' chunks, the cached operands'
+    // (softmax's exp) and the column accumulators; past 128 they would spill to local memory.
+    int64_t cols_out = 0;
+    for (int o : k_.outputs) cols_out += k_.nodes[o].cls == VClass::kCol && !k_.col_outer;
+    const int64_t held = K * vec_ * (full + static_cast<int64_t>(cache_out_.size()) + cols_out);
+    return K <= 8 && K * std::max<int64_t>(1, full) <= 16 && held <= 128 ? static_cast<int>(K) : 0;
   }
   // The full inputs the kernel reads (held in registers by a resident row).
   std::vector<int> resident_inputs() const {

@@ -236,3 +236,23 @@ def test_a_resident_row_combines_its_column_reductions_in_registers(dtype):
         # two column outputs, K * V registers each, in the resident body only
         assert len(re.findall(r"^\s+(float|double) cacc\d+_\d+ = ", src, re.M)) == 2 * K * V
     cuda_check.check_new_kernels()
+
+
+def test_a_row_that_would_spill_keeps_the_strided_body():
+    """Note [CUDA resident rows]: past 128 values kept per thread (the row's chunks and the
+    column accumulators) the kernel keeps only the vector and scalar bodies."""
+    rng = np.random.default_rng(6)
+    x = oar.to_tensor(rng.standard_normal((3, 4096)).astype("float32"))
+
+    def many_columns(x, n):
+        return [x.sum(axis=-1)] + [(x * float(i + 2)).sum(axis=0) for i in range(n)]
+
+    for n, resident in [(7, True), (8, False)]:  # 4 chunks of 4 per thread: 16 * (1 + n) values
+        _, out, made = kernels_made_by(lambda x: many_columns(x, n), x)
+        xn = x.numpy()
+        np.testing.assert_allclose(out[0].numpy(), xn.sum(-1), rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(out[-1].numpy(), (xn * float(n + 1)).sum(0), rtol=1e-5, atol=1e-4)
+        row = [k for k in made if k["schedule"] == "block_per_row"]
+        assert len(row) == 1, made
+        assert ("// the row in registers" in row[0]["source"]) == resident, n
+    cuda_check.check_new_kernels()
