@@ -262,15 +262,7 @@ def bench(gpu, folder):
             launches = []
             nbytes = 0
             for e in es:
-                ins = []
-                for j, (dt, dims) in enumerate(e["inputs"]):
-                    key = "c%d_in%d" % (e["call"], j)
-                    if key in data:
-                        ins.append(cp.asarray(data[key].view(NP[dt]).reshape(dims)))
-                    elif dt == "bool":
-                        ins.append((rng.random(dims) < 0.5).astype(cp.uint8))
-                    else:
-                        ins.append(rng.standard_normal(dims, dtype=cp.float32).astype(NP[dt]))
+                ins = bench_inputs(cp, rng, data, e, e["inputs"])
                 outs = gpu.fresh_outputs(e)
                 nbytes += sum(a.nbytes for a in ins + outs)
                 launches.append((gpu.kernel(data, e), e, ins, outs))
@@ -305,6 +297,22 @@ def bench(gpu, folder):
     return rows
 
 
+def bench_inputs(cp, rng, data, e, shapes):
+    """Inputs of shapes [(dtype, dims)] for bench call `e`: the recorded values where the
+    export kept them (scalars, weights) and the shape is the recorded one, else random
+    (standard normal; masks 0/1 at one half)."""
+    ins = []
+    for j, (dt, dims) in enumerate(shapes):
+        key = "c%d_in%d" % (e["call"], j)
+        if key in data and dims == e["inputs"][j][1]:
+            ins.append(cp.asarray(data[key].view(NP[dt]).reshape(dims)))
+        elif dt == "bool":
+            ins.append((rng.random(dims) < 0.5).astype(cp.uint8))
+        else:
+            ins.append(rng.standard_normal(dims, dtype=cp.float32).astype(NP[dt]))
+    return ins
+
+
 def big_rows(gpu, data, e, times):
     """GB/s of kernel call `e` over `times` as many rows (its [rows, ...] inputs and outputs
     grown along the first axis; the kernel takes rows at run time)."""
@@ -326,12 +334,7 @@ def big_rows(gpu, data, e, times):
              outputs=[[dt, grow(d, c if init == "none" else "col")]
                       for (dt, d), c, init in zip(e["outputs"], out_cls, e["output_init"])])
     g["grid"] = min(32 * 132, max(1, rows if g["schedule"] != "elementwise" else rows * e["cols"] // 256))
-    ins = []
-    for j, (dt, dims) in enumerate(g["inputs"]):
-        key = "c%d_in%d" % (e["call"], j)
-        small = key in data and dims == e["inputs"][j][1]
-        ins.append(cp.asarray(data[key].view(NP[dt]).reshape(dims)) if small
-                   else cp.random.standard_normal(dims, dtype=cp.float32).astype(NP[dt]))
+    ins = bench_inputs(cp, cp.random.default_rng(1), data, e, g["inputs"])
     outs = gpu.fresh_outputs(g)
     fn = gpu.kernel(data, g)
     ms = timed(cp, lambda: gpu.launch(fn, g, ins, outs), reps=10)

@@ -91,6 +91,25 @@ class CudaEmitter {
   }
   std::string one() const { return f64_ ? "1.0" : "1.0f"; }
   std::string fn(const char* f) const { return std::string(f) + (f64_ ? "" : "f"); }
+  // A reduction's identity and combiner (row reductions, and the column ones a thread
+  // combines in registers).
+  static double identity_of(const std::string& op) { return op == "max" ? -INFINITY : op == "min" ? INFINITY : 0.0; }
+  static const char* combiner_of(const std::string& op) {
+    return op == "max" ? "OarMax()" : op == "min" ? "OarMin()" : "OarSum()";
+  }
+  // The outputs that are column reductions (sum, mean, max, min over the rows).
+  std::vector<size_t> column_outputs() const {
+    std::vector<size_t> outs;
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (k_.nodes[k_.outputs[o]].cls == VClass::kCol) outs.push_back(o);
+    return outs;
+  }
+  // make_<vt>(v0, ..., vV-1): a chunk's values as one vector (Note [CUDA vector accesses]).
+  static std::string make_vector(const std::string& vt, const std::vector<std::string>& vals) {
+    std::string e = "make_" + vt + "(";
+    for (size_t j = 0; j < vals.size(); ++j) e += (j ? ", " : "") + vals[j];
+    return e + ")";
+  }
   // 1 / x, correctly rounded as the division (IEEE round to nearest) in fewer instructions.
   std::string rcp(const std::string& x) const { return (f64_ ? "__drcp_rn(" : "__frcp_rn(") + x + ")"; }
 
@@ -399,9 +418,8 @@ class CudaEmitter {
       line("const long long cb = item % cblocks, rg = item / cblocks;");
       line("const long long c = (cb * blockDim.x + threadIdx.x) * " + w + ";");
       line("if (c >= cols) continue;");
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.nodes[k_.outputs[o]].cls == VClass::kCol)
-          for (int j = 0; j < V; ++j) line(t_ + " " + col_acc(o, j) + " = " + lit(col_ident(o)) + ";");
+      for (size_t o : column_outputs())
+        for (int j = 0; j < V; ++j) line(t_ + " " + col_acc(o, j) + " = " + lit(col_ident(o)) + ";");
       line("#pragma unroll 4");
       line("for (long long row = rg; row < rows; row += groups) {");
       ++ind_;
@@ -413,9 +431,8 @@ class CudaEmitter {
       col_accumulate_ = false;
       --ind_;
       line("}");
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.nodes[k_.outputs[o]].cls == VClass::kCol)
-          for (int j = 0; j < V; ++j) add_column(o, lane_col("c", j), col_acc(o, j));
+      for (size_t o : column_outputs())
+        for (int j = 0; j < V; ++j) add_column(o, lane_col("c", j), col_acc(o, j));
       --ind_;
       line("}");
     });
@@ -461,8 +478,7 @@ class CudaEmitter {
     const int64_t full = static_cast<int64_t>(resident_inputs().size());
     // Every value a thread keeps across the row: the inputs' chunks, the cached operands'
     // (softmax's exp) and the column accumulators; past 128 they would spill to local memory.
-    int64_t cols_out = 0;
-    for (int o : k_.outputs) cols_out += k_.nodes[o].cls == VClass::kCol && !k_.col_outer;
+    const int64_t cols_out = k_.col_outer ? 0 : static_cast<int64_t>(column_outputs().size());
     const int64_t held = K * vec_ * (full + static_cast<int64_t>(cache_out_.size()) + cols_out);
     return K <= 8 && K * std::max<int64_t>(1, full) <= 16 && held <= 128 ? static_cast<int>(K) : 0;
   }
@@ -525,10 +541,7 @@ class CudaEmitter {
     // A resident row's threads keep their columns from row to row, so its column
     // reductions combine in registers and reach the output once (Note [CUDA column
     // reductions]); the strided body adds per element.
-    std::vector<size_t> col_outs;
-    if (resident_ && !k_.col_outer)
-      for (size_t o = 0; o < k_.outputs.size(); ++o)
-        if (k_.nodes[k_.outputs[o]].cls == VClass::kCol) col_outs.push_back(o);
+    const std::vector<size_t> col_outs = resident_ && !k_.col_outer ? column_outputs() : std::vector<size_t>{};
     for (size_t o : col_outs)
       for (int j = 0; j < resident_ * vec_; ++j) line(t_ + " " + col_acc(o, j) + " = " + lit(col_ident(o)) + ";");
     line(block ? "for (long long row = blockIdx.x; row < rows; row += gridDim.x) {"
@@ -595,19 +608,17 @@ class CudaEmitter {
       line("}");
     }
   }
-  double col_ident(size_t o) const {
+  double col_ident(size_t o) const { return identity_of(k_.nodes[k_.outputs[o]].op); }
+  // Adds (compares) a value into element `at` of column-reduction output o (Note [Column
+  // reductions]): the launcher zeroes a sum's or a mean's output first (a mean adds
+  // value / rows, over middle axes / inner), fills a max's with -inf and a min's with inf.
+  void add_column(size_t o, const std::string& at, const std::string& v) {
     const std::string& op = k_.nodes[k_.outputs[o]].op;
-    return op == "max" ? -INFINITY : op == "min" ? INFINITY : 0.0;
-  }
-  // Adds (compares) a thread's combined column value into output o (Note [CUDA column
-  // reductions]): a mean adds value / rows.
-  void add_column(size_t o, const std::string& col, const std::string& v) {
-    const std::string& op = k_.nodes[k_.outputs[o]].op;
-    const std::string dst = "&out" + std::to_string(o) + "[" + col + "]";
+    const std::string dst = "&out" + std::to_string(o) + "[" + at + "]";
     if (op == "max" || op == "min")
       line("oar_atomic_" + op + "(" + dst + ", " + v + ");");
     else if (op == "mean")
-      line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")rows);");
+      line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
     else
       line("atomicAdd(" + dst + ", " + v + ");");
   }
@@ -651,22 +662,13 @@ class CudaEmitter {
       for (size_t o = 0; o < k_.outputs.size(); ++o) {
         const Node& n = k_.nodes[k_.outputs[o]];
         if (n.cls == VClass::kCol) {
-          // A column reduction (Note [Column reductions]): the launcher zeroes a sum's or
-          // a mean's output first (a mean adds each value / rows), fills a max's with
-          // -inf and a min's with inf.
-          // Over middle axes (col_outer): row `row` adds into output row `row / inner`.
-          const std::string at = k_.col_outer ? "(row / inner) * cols + " + cj : cj;
-          const std::string dst = "&out" + std::to_string(o) + "[" + at + "]", v = eval(n.a, cj, memo);
+          const std::string v = eval(n.a, cj, memo);
           if (col_accumulate_) {  // Note [CUDA column reductions]: into the thread's registers
             const std::string acc = col_acc(o, std::max(chunk_, 0) * vec_ + std::max(lane_, 0));
-            const char* comb = n.op == "max" ? "OarMax()" : n.op == "min" ? "OarMin()" : "OarSum()";
-            line(acc + " = " + comb + "(" + acc + ", " + v + ");");
-          } else if (n.op == "max" || n.op == "min")
-            line("oar_atomic_" + n.op + "(" + dst + ", " + v + ");");
-          else if (n.op == "mean")
-            line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
-          else
-            line("atomicAdd(" + dst + ", " + v + ");");
+            line(acc + " = " + combiner_of(n.op) + "(" + acc + ", " + v + ");");
+          } else {  // over middle axes (col_outer), row `row` adds into output row `row / inner`
+            add_column(o, k_.col_outer ? "(row / inner) * cols + " + cj : cj, v);
+          }
           continue;
         }
         if (n.cls == VClass::kFull) vals[o][j] = eval(k_.outputs[o], cj, memo);
@@ -681,9 +683,8 @@ class CudaEmitter {
         continue;
       }
       const std::string vt = vec_type(bool_out(o));
-      std::string e = "make_" + vt + "(";
-      for (int j = 0; j < vec_; ++j) e += (j ? ", " : "") + st(vals[o][j], bool_out(o));
-      line("*reinterpret_cast<" + vt + "*>(&" + dst + ") = " + e + ");");
+      for (std::string& v : vals[o]) v = st(v, bool_out(o));
+      line("*reinterpret_cast<" + vt + "*>(&" + dst + ") = " + make_vector(vt, vals[o]) + ";");
     }
   }
 
@@ -700,14 +701,8 @@ class CudaEmitter {
   // One sweep over the row for the reductions `ids` (Note [Reduction sweeps]): one
   // strided loop, an accumulator per reduction, then each combined across the threads.
   void reduce(const std::vector<int>& ids, bool block) {
-    auto ident = [&](int id) {
-      const std::string& op = k_.nodes[id].op;
-      return op == "sum" ? 0.0 : op == "max" ? -INFINITY : INFINITY;
-    };
-    auto combiner = [&](int id) {
-      const std::string& op = k_.nodes[id].op;
-      return op == "sum" ? "OarSum()" : op == "max" ? "OarMax()" : "OarMin()";
-    };
+    auto ident = [&](int id) { return identity_of(k_.nodes[id].op); };
+    auto combiner = [&](int id) { return combiner_of(k_.nodes[id].op); };
     std::vector<int> stores;  // cached operands this sweep writes
     for (int id : ids) {
       const int a = k_.nodes[id].a;
@@ -718,7 +713,7 @@ class CudaEmitter {
     if (resident_)  // a resident row keeps the cached operands in registers, not in the output
       for (int a : stores)
         for (int k = 0; k < resident_; ++k) line(vec_type(false) + " " + cached_name(a, k) + " = {};");
-    column_chunks(block, [&] { reduce_chunk(ids, stores, combiner); });
+    column_chunks(block, [&] { reduce_chunk(ids, stores); });
     for (int a : stores) cache_ready_.insert(a);
     for (int id : ids) {
       const std::string acc = "acc" + std::to_string(id), r = "r" + std::to_string(id);
@@ -730,8 +725,7 @@ class CudaEmitter {
       row_[id] = r;
     }
   }
-  template <class Combiner>
-  void reduce_chunk(const std::vector<int>& ids, const std::vector<int>& stores, const Combiner& combiner) {
+  void reduce_chunk(const std::vector<int>& ids, const std::vector<int>& stores) {
     vloads_.clear();
     std::unordered_map<int, std::vector<std::string>> cached;  // operand -> its V values
     for (int j = 0; j < vec_; ++j) {
@@ -749,19 +743,17 @@ class CudaEmitter {
             cached[a].push_back(st(v));
         }
         const std::string acc = "acc" + std::to_string(id);
-        line(acc + " = " + combiner(id) + "(" + acc + ", " + v + ");");
+        line(acc + " = " + combiner_of(k_.nodes[id].op) + "(" + acc + ", " + v + ");");
       }
     }
     lane_ = -1;
     for (int a : stores) {  // the vector body: one store of the chunk's values
       if (vec_ == 1) continue;
-      const std::string vt = vec_type(false);
-      std::string e = "make_" + vt + "(";
-      for (int j = 0; j < vec_; ++j) e += (j ? ", " : "") + cached.at(a)[j];
+      const std::string vt = vec_type(false), e = make_vector(vt, cached.at(a));
       if (resident_)
-        line(cached_name(a, chunk_) + " = " + e + ");");
+        line(cached_name(a, chunk_) + " = " + e + ";");
       else
-        line("*reinterpret_cast<" + vt + "*>(&out" + std::to_string(cache_out_.at(a)) + "[off + c]) = " + e + ");");
+        line("*reinterpret_cast<" + vt + "*>(&out" + std::to_string(cache_out_.at(a)) + "[off + c]) = " + e + ";");
     }
   }
   // "<p><a>_<b>", appended as fresh() is.
