@@ -28,6 +28,7 @@ struct GpuSchedule {
   int rows_per_block = 1;  // kWarpPerRow: block / 32
   int vec = 4;             // elements per vector access (2 for float64; Note [CUDA vector accesses])
   bool columns = false;    // column reductions combined per thread (Note [CUDA column reductions])
+  bool vector_atomics = false;  // every column reduction a float32 sum or mean: float4 atomics
   const char* name() const;
 };
 

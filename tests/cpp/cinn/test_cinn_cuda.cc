@@ -163,13 +163,20 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
         EXPECT_NE(src.find("if (cols == 1000LL && blockDim.x == 128) {"), std::string::npos);
         EXPECT_EQ(count(src, "// the row in registers: " + std::string(p == "f64" ? "4" : "2") + " chunks of " + V), 1);
         EXPECT_EQ(count(src, "if (c < cols) {"), 3);  // two sweeps and the stores
-        EXPECT_EQ(count(src, "= oar_block_reduce("), 3 * reductions);
-        EXPECT_NE(src.find(std::string("__shared__ ") + (p == "f64" ? "double" : "float") + " smem[33];"),
+        // Each reduction alone through oar_block_reduce or with the rest of its sweep, read
+        // back from its 33 values of smem: one pair of barriers per sweep of several (Note
+        // [CUDA block reductions]). Per body: sweep 1 merged, sweep 2's one reduction alone;
+        // the helper's two barriers.
+        EXPECT_EQ(count(src, "= oar_block_reduce(") + count(src, " = smem["), 3 * reductions);
+        EXPECT_EQ(count(src, "= oar_block_reduce("), 3);
+        EXPECT_EQ(count(src, "__syncthreads();"), 2 + 3 * 2);
+        EXPECT_NE(src.find(std::string("__shared__ ") + (p == "f64" ? "double" : "float") + " smem[" +
+                           std::to_string(33 * reductions) + "];"),
                   std::string::npos);
         EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
         EXPECT_NE(src.find("for (long long row = blockIdx.x; row < rows; row += gridDim.x)"), std::string::npos);
-        // Sweep 1: the sums of x*x and x, the maxes of x and of GELU; sweep 2: the sum of
-        // exp(x - max) and LayerNorm's variance (bf16: no LayerNorm); then the stores.
+        // Sweep 1: the sums of x*x and x, the maxes of x and of GELU, and LayerNorm's one-pass
+        // variance (bf16: no LayerNorm); sweep 2: the sum of exp(x - max); then the stores.
         EXPECT_EQ(reductions, p == "bf16" ? 4 : 6);
         EXPECT_EQ(count(src, "c < cols; c += group) {"), 3);
         EXPECT_EQ(count(src, "c < cols; c += (long long)group * " + V + ") {"), 3);
@@ -222,8 +229,11 @@ TEST_P(CinnCuda, OnePassVarianceIsOneSweepWithFirstAndNoDeadNodes) {
   const std::string src = cuda_source(k, "cinn_var");
   SCOPED_TRACE(k.text() + "\n" + src);
   EXPECT_EQ(count(src, "dead (reduce_sum)"), 1);        // the rewritten mean's sum(x)
-  // Each in the vector body and the element-by-element one (Note [CUDA vector accesses]).
-  EXPECT_EQ(count(src, "= oar_block_reduce("), 4);      // sum(Y), sum(Y*Y)
+  // Each in the vector body and the element-by-element one (Note [CUDA vector accesses]),
+  // the two combined across the block at once (Note [CUDA block reductions]).
+  EXPECT_EQ(count(src, "= oar_block_reduce("), 0);
+  EXPECT_EQ(count(src, " = smem["), 4);  // sum(Y), sum(Y*Y)
+  EXPECT_EQ(count(src, "__syncthreads();"), 2 + 2 * 2);
   EXPECT_EQ(count(src, "c < cols; c += group) {"), 2);  // one sweep, then the stores
   EXPECT_EQ(count(src, "c < cols; c += (long long)group * "), 2);
   EXPECT_EQ(count(src, "if (cols > 0) {"), 2);

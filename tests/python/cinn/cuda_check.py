@@ -44,17 +44,23 @@ def structure_errors(k):
     # Every body twice (Note [CUDA vector accesses]): V elements per chunk, then one; a
     # column reduction's atomic is per element (V + 1 copies), the rest per row (2). A row
     # kernel whose static row fits in registers has a third body (Note [CUDA resident
-    # rows]): K chunks of V per thread.
+    # rows]): K chunks of V per thread. A float32 column sum or mean adds a V-chunk with
+    # one float4 atomic on sm_90, its V scalar ones under #else (Note [CUDA column reductions]).
     V = 2 if lk.startswith("float64") else 4
     if "if (cols %% %d == 0" % V not in src:
         errs.append("vector body test")
     res = re.findall(r"// the row in registers: (\d+) chunks of %d per thread" % V, src)
     bodies = 2 + len(res)
+    chunks = 1 + sum(int(K) for K in res)  # V-chunks per column and element in the vector bodies
     per_elem = V + 1 + sum(int(K) * V for K in res)
     col_adds = adds - chans
-    if src.count("atomicAdd(") != col_adds * per_elem + chans * bodies or any(
+    vec_adds = col_adds * chunks if lk.startswith("float32") else 0
+    if src.count("atomicAdd(") != col_adds * per_elem + vec_adds + chans * bodies or any(
             src.count("oar_atomic_%s(&" % op) != n * per_elem for op, n in extrema.items()):
         errs.append("column reductions")
+    if src.count("atomicAdd(reinterpret_cast<float4*>(") != vec_adds or \
+            src.count("#if __CUDA_ARCH__ >= 900") != vec_adds:
+        errs.append("float4 column atomics")
     if k["schedule"] == "elementwise":
         if reductions or "gridDim.x * blockDim.x" not in src:
             errs.append("elementwise kernel without a grid-stride loop")
@@ -65,7 +71,10 @@ def structure_errors(k):
         if src.count("= oar_warp_reduce(") != bodies * reductions or "__syncthreads" in src:
             errs.append("warp-per-row reductions")
     elif k["schedule"] == "block_per_row":
-        if src.count("= oar_block_reduce(") != bodies * reductions or "__shared__" not in src:
+        # Alone through oar_block_reduce, or with the rest of its sweep (Note [CUDA block
+        # reductions]: one pair of barriers per sweep, its results read from smem).
+        if src.count("= oar_block_reduce(") + src.count(" = smem[") != bodies * reductions or \
+                "__shared__" not in src:
             errs.append("block-per-row reductions")
     else:
         errs.append("unknown schedule " + k["schedule"])

@@ -203,11 +203,19 @@ def test_column_reductions_get_the_column_schedule(dtype):
     src = made[0]["source"]
     V = 2 if dtype == "float64" else 4
     assert src.count("for (long long row = rg; row < rows; row += groups) {") == 2
-    # one add or compare per column of the thread, after its rows: V in the vector body, 1 after
-    assert src.count("atomicAdd(") == 2 * (V + 1) and src.count("oar_atomic_max(&") == V + 1
+    # one add or compare per column of the thread, after its rows: V in the vector body, 1 after;
+    # a float32 sum or mean adds the vector body's V columns with one float4 atomic on sm_90
+    # (its V scalar adds under #else), so its outputs join the vector body's alignment test
+    f32 = dtype == "float32"
+    assert src.count("atomicAdd(reinterpret_cast<float4*>(") == (2 if f32 else 0)
+    assert src.count("atomicAdd(") == 2 * (V + 1 + f32) and src.count("oar_atomic_max(&") == V + 1
+    test = re.search(r"if \((cols % \d == 0[^{]*)\) \{", src).group(1)
+    assert ("(unsigned long long)out1 & 15ULL" in test) == f32 and "out2" not in test  # out2: the max
     y = oar.to_tensor(rng.standard_normal((3, 5, 8)).astype(dtype))
-    _, _, made = kernels_made_by(lambda y: (y * 2.0).sum(axis=1), y)  # over a middle axis
+    _, got, made = kernels_made_by(lambda y: (y * 2.0).sum(axis=1), y)  # over a middle axis
+    np.testing.assert_allclose(got.numpy(), (y.numpy() * 2.0).sum(1), rtol=1e-5 if f32 else 1e-12, atol=1e-5)
     assert [k["schedule"] for k in made] == ["elementwise"], made
+    assert made[0]["source"].count("atomicAdd(reinterpret_cast<float4*>(") == (1 if f32 else 0)
     cuda_check.check_new_kernels()
 
 
@@ -235,6 +243,33 @@ def test_a_resident_row_combines_its_column_reductions_in_registers(dtype):
         assert "// the row in registers: %d chunks of %d per thread" % (K, V) in src
         # two column outputs, K * V registers each, in the resident body only
         assert len(re.findall(r"^\s+(float|double) cacc\d+_\d+ = ", src, re.M)) == 2 * K * V
+        # the thread's rows advance by the grid: the next row's K chunks of x are loaded
+        # before this row's reductions (Note [CUDA resident rows])
+        assert src.count("if (row + ") == 1 and len(re.findall(r"^\s+nx0_\d+ = ", src, re.M)) == K
+    cuda_check.check_new_kernels()
+
+
+def test_a_sweeps_block_reductions_share_their_barriers():
+    """Note [CUDA block reductions]: the reductions of one sweep are combined across the
+    block at once (one pair of barriers, each in its own 33 values of shared memory); a
+    sweep of one keeps oar_block_reduce."""
+    rng = np.random.default_rng(7)
+    xn = rng.standard_normal((5, 1000)).astype("float32")
+    x = oar.to_tensor(xn)
+
+    def stats(x):  # sweep 1: the sum, the sum of squares and the max; sweep 2: sum(exp(x - max))
+        return x.sum(axis=-1), (x * x).sum(axis=-1), (x - x.max(axis=-1, keepdim=True)).exp().sum(axis=-1)
+
+    _, out, made = kernels_made_by(stats, x)
+    want = [xn.sum(-1), (xn * xn).sum(-1), np.exp(xn - xn.max(-1, keepdims=True)).sum(-1)]
+    for got, w in zip(out, want):
+        np.testing.assert_allclose(got.numpy(), w, rtol=1e-5, atol=1e-4)
+    assert [k["schedule"] for k in made] == ["block_per_row"], made
+    src = made[0]["source"]
+    bodies = 3  # resident, vector, scalar
+    assert "__shared__ float smem[132];" in src  # 4 reductions
+    assert src.count(" = smem[") == 3 * bodies and src.count("= oar_block_reduce(") == bodies
+    assert src.count("__syncthreads();") == 2 + 2 * bodies  # the helper's two, one pair per merged sweep
     cuda_check.check_new_kernels()
 
 
@@ -247,7 +282,8 @@ def test_a_row_that_would_spill_keeps_the_strided_body():
     def many_columns(x, n):
         return [x.sum(axis=-1)] + [(x * float(i + 2)).sum(axis=0) for i in range(n)]
 
-    for n, resident in [(7, True), (8, False)]:  # 4 chunks of 4 per thread: 16 * (1 + n) values
+    # 4 chunks of 4 per thread: 16 * (1 + n) values, 16 more with the next row's chunks
+    for n, resident, prefetch in [(6, True, True), (7, True, False), (8, False, False)]:
         _, out, made = kernels_made_by(lambda x: many_columns(x, n), x)
         xn = x.numpy()
         np.testing.assert_allclose(out[0].numpy(), xn.sum(-1), rtol=1e-5, atol=1e-4)
@@ -255,4 +291,5 @@ def test_a_row_that_would_spill_keeps_the_strided_body():
         row = [k for k in made if k["schedule"] == "block_per_row"]
         assert len(row) == 1, made
         assert ("// the row in registers" in row[0]["source"]) == resident, n
+        assert ("if (row + " in row[0]["source"]) == prefetch, n
     cuda_check.check_new_kernels()
