@@ -264,12 +264,16 @@ TEST(CinnCudaSchedule, LaunchDims) {
   EXPECT_EQ(gpu_launch_dims(e, 3, 100).grid, 2);
   EXPECT_EQ(gpu_launch_dims(e, 0, 100).grid, 1);
   // Note [CUDA column reductions]: column blocks of 256 * 4 columns times groups of >= 64
-  // rows; a row kernel with column reductions takes >= 16 rows per block.
+  // rows (32 with float4 atomics); a row kernel with column reductions takes >= 16 rows per block.
   GpuSchedule c;
   c.strategy = GpuSchedule::kColumns;
   EXPECT_EQ(gpu_launch_dims(c, 4096, 4096).grid, 4 * 64);
   EXPECT_EQ(gpu_launch_dims(c, 10, 3000).grid, 3);
   EXPECT_EQ(gpu_launch_dims(c, 1 << 20, 1 << 20).grid, 1024 * 4);  // groups limited by the cap
+  // float4 atomics: groups of >= 32 rows
+  c.vector_atomics = true;
+  EXPECT_EQ(gpu_launch_dims(c, 4096, 4096).grid, 4 * 128);
+  EXPECT_EQ(gpu_launch_dims(c, 10, 3000).grid, 3);
   b.columns = true;
   EXPECT_EQ(gpu_launch_dims(b, 4096, 4096).grid, 256);
   EXPECT_EQ(gpu_launch_dims(b, 5, 4096).grid, 1);

@@ -220,6 +220,37 @@ def test_column_reductions_get_the_column_schedule(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_column_launch_takes_32_row_groups_with_float4_atomics(dtype):
+    """Note [CUDA column reductions]: the columns schedule's row groups are >= 32 rows when
+    every column reduction is a float32 sum or mean (one float4 atomic per thread and
+    group), else >= 64; the grid is column blocks times groups (gpu_launch_dims)."""
+    rng = np.random.default_rng(8)
+    x = oar.to_tensor(rng.standard_normal((100, 24)).astype(dtype))
+
+    def sums(x, with_max):
+        return [(x * 3.0).sum(axis=0), (x - 1.0).mean(axis=0)] + ([x.max(axis=0)] if with_max else [])
+
+    earlier = _C.cinn.take_kernel_calls()
+    was = _C.cinn.record_kernel_calls(True, 1 << 20)
+    try:
+        grids = {}
+        for with_max in (False, True):
+            f = oar.jit.to_static(lambda x: sums(x, with_max), backend="CINN")
+            out = f(x)
+            xn = x.numpy()
+            for got, want in zip(out, [(xn * 3.0).sum(0), (xn - 1.0).mean(0), xn.max(0)]):
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+            calls = _C.cinn.take_kernel_calls()
+            assert len(calls) == 1, calls
+            grids[with_max] = calls[0]["grid"]
+    finally:
+        _C.cinn.record_kernel_calls(*was)
+        cuda_check.keep_calls(earlier)
+    # one column block (24 columns); 100 rows in groups of 32 (4) or 64 (2)
+    assert grids == {False: 4 if dtype == "float32" else 2, True: 2}, grids
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_resident_row_combines_its_column_reductions_in_registers(dtype):
     """Note [CUDA column reductions]: in a row kernel's resident body a thread keeps its
     columns from row to row, so a column sum or max beside the row reduction combines in
