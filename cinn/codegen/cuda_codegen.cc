@@ -244,8 +244,9 @@ class CudaEmitter {
     row_.assign(k_.nodes.size(), "");
     cache_ready_.clear();
   }
-  void vector_or_scalar(const std::function<void(int)>& body) {
-    line("if (" + vec_test() + ") {");
+  // `also`: a further condition for the vector body (the elementwise body's int indices).
+  void vector_or_scalar(const std::function<void(int)>& body, const std::string& also = "") {
+    line("if (" + vec_test() + also + ") {");
     ++ind_;
     body(vec_width());
     --ind_;
@@ -262,35 +263,51 @@ class CudaEmitter {
   void elementwise_body() {
     line("const long long n = rows * cols;");
     const bool rc = needs_row_col();
-    vector_or_scalar([&](int V) {
-      begin_body(V);
-      const std::string w = std::to_string(V);
+    // Note [CUDA 32-bit indices]: the vector body's indices are int, so it runs when the
+    // loop space and the grid's overshoot stay under 2^31 elements; larger spaces take
+    // the scalar body (long long).
+    const std::string fits =
+        " && n + (long long)gridDim.x * blockDim.x * " + std::to_string(vec_width()) + " <= 2147483647LL";
+    vector_or_scalar([&](int V) { elementwise_loop(V, rc, V > 1); }, fits);
+  }
+  // One grid-stride loop over the elements, V at a time; its own indices (i, row, c, off)
+  // in int when `narrow`, else long long.
+  void elementwise_loop(int V, bool rc, bool narrow) {
+    begin_body(V);
+    const std::string w = std::to_string(V);
+    const std::string ix = narrow ? "int" : "long long";
+    const std::string C = narrow ? "cols32" : "cols", N = narrow ? "n32" : "n";
+    if (narrow) {
+      line("const int stride = (int)((long long)gridDim.x * blockDim.x * " + w + ");");
+      line("int i = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) * " + w + ");");
+      line("const int cols32 = (int)cols, n32 = (int)n;");
+    } else {
       line("const long long stride = (long long)gridDim.x * blockDim.x * " + w + ";");
       line("long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * " + w + ";");
-      if (rc) {
-        line("long long row = i < n ? i / cols : 0, c = i - row * cols;");
-        line("const long long drow = n > 0 ? stride / cols : 0, dc = stride - drow * cols;");
-      }
-      line("for (; i < n; i += stride) {");
-      ++ind_;
-      if (rc)
-        line("const long long off = row * cols;");
-      else
-        line("const long long off = 0, c = i;");
-      row_.assign(k_.nodes.size(), "");
-      sweep();
-      store_outputs("c == 0", "c");
-      if (rc) {
-        line("c += dc;");
-        line("row += drow;");
-        line("if (c >= cols) {");
-        line("  c -= cols;");
-        line("  ++row;");
-        line("}");
-      }
-      --ind_;
+    }
+    if (rc) {
+      line(ix + " row = i < " + N + " ? i / " + C + " : 0, c = i - row * " + C + ";");
+      line("const " + ix + " drow = " + N + " > 0 ? stride / " + C + " : 0, dc = stride - drow * " + C + ";");
+    }
+    line("for (; i < " + N + "; i += stride) {");
+    ++ind_;
+    if (rc)
+      line("const " + ix + " off = row * " + C + ";");
+    else
+      line("const " + ix + " off = 0, c = i;");
+    row_.assign(k_.nodes.size(), "");
+    sweep();
+    store_outputs("c == 0", "c");
+    if (rc) {
+      line("c += dc;");
+      line("row += drow;");
+      line("if (c >= " + C + ") {");
+      line("  c -= " + C + ";");
+      line("  ++row;");
       line("}");
-    });
+    }
+    --ind_;
+    line("}");
   }
 
   // Note [CUDA column reductions]: a thread owns V columns of a column block and a group

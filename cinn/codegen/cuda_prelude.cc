@@ -119,11 +119,22 @@ std::string cuda_prelude(const CudaPrelude& p) {
          << "  return x != x ? x : y;\n}\n";
     }
     if (p.erf)
-      os << "// erf as the CPU kernel computes it: Abramowitz & Stegun 7.1.26 (abs. error <= 1.5e-7).\n"
+      // Note [CUDA erf reciprocal]: for d >= 1, __frcp_rn's own fast path (the hardware's
+      // approximate reciprocal and one FMA step: the correctly rounded 1/d) without its
+      // range test and branch to the slow path; 1/inf is 0 by a select. From 2^126 on
+      // the result flushes to 0 where __frcp_rn's is subnormal; erf's q = p * t * e is 0
+      // either way there (e = exp(-z^2) = 0).
+      os << "// 1 / d for d >= 1, the bits of __frcp_rn(d) (its fast path; Note [CUDA erf reciprocal]).\n"
+         << "__device__ __forceinline__ float oar_rcp_ge1(float d) {\n"
+         << "  float r;\n"
+         << "  asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(d));\n"
+         << "  r = fmaf(r, fmaf(-d, r, 1.0f), r);\n"
+         << "  return d == __int_as_float(0x7f800000) ? 0.0f : r;\n}\n"
+         << "// erf as the CPU kernel computes it: Abramowitz & Stegun 7.1.26 (abs. error <= 1.5e-7).\n"
          << "// oar_erf_e: given e = exp(-z^2) (Note [erf shares exp]); oar_erf computes it.\n"
          << "__device__ __forceinline__ float oar_erf_e(float z, float e) {\n"
          << "  const float a = fabsf(z);\n"
-         << "  const float t = __frcp_rn(" << L(0.3275911) << " * a + 1.0f);\n"
+         << "  const float t = oar_rcp_ge1(" << L(0.3275911) << " * a + 1.0f);\n"
          << "  float p = " << L(1.061405429) << ";\n"
          << "  p = p * t + " << L(-1.453152027) << ";\n"
          << "  p = p * t + " << L(1.421413741) << ";\n"

@@ -140,8 +140,12 @@ TEST_P(CinnCuda, EveryGroupCompilesWithNvrtcAndHasItsSchedulesShape) {
       case GpuSchedule::kElementwise:
         ++elementwise;
         EXPECT_EQ(reductions, 0);
-        // grid-stride, the row and column advanced by the stride (no division per element)
-        EXPECT_EQ(count(src, "const long long stride = (long long)gridDim.x * blockDim.x * "), 2);
+        // grid-stride, the row and column advanced by the stride (no division per element);
+        // the vector body's indices in int, taken when n and the grid's overshoot fit (Note
+        // [CUDA 32-bit indices]), the scalar body's in long long
+        EXPECT_EQ(count(src, "const long long stride = (long long)gridDim.x * blockDim.x * 1;"), 1);
+        EXPECT_EQ(count(src, "const int stride = (int)((long long)gridDim.x * blockDim.x * " + V + ");"), 1);
+        EXPECT_EQ(count(src, " && n + (long long)gridDim.x * blockDim.x * " + V + " <= 2147483647LL) {"), 1);
         EXPECT_EQ(count(src, "i += stride) {"), 2);
         EXPECT_EQ(count(src, "oar_warp_reduce("), 1);  // the helper only
         break;

@@ -61,9 +61,15 @@ def structure_errors(k):
     if src.count("atomicAdd(reinterpret_cast<float4*>(") != vec_adds or \
             src.count("#if __CUDA_ARCH__ >= 900") != vec_adds:
         errs.append("float4 column atomics")
+    # erf's reciprocal (t = 1 / (1 + 0.3275911 |z|) >= 1): __frcp_rn's fast path alone
+    # (Note [CUDA erf reciprocal]).
+    if "oar_erf_e(float z" in src and ("const float t = oar_rcp_ge1(" not in src or "rcp.approx.ftz.f32" not in src):
+        errs.append("erf reciprocal")
     if k["schedule"] == "elementwise":
-        if reductions or "gridDim.x * blockDim.x" not in src:
-            errs.append("elementwise kernel without a grid-stride loop")
+        # the vector body's indices in int, under 2^31 elements (Note [CUDA 32-bit indices])
+        if reductions or src.count("i += stride) {") != 2 or "const int cols32 = (int)cols, n32 = (int)n;" not in src \
+                or " && n + (long long)gridDim.x * blockDim.x * %d <= 2147483647LL) {" % V not in src:
+            errs.append("elementwise kernel without its two grid-stride loops")
     elif k["schedule"] == "columns":  # Note [CUDA column reductions]
         if reductions or not columns or src.count("for (long long row = rg; row < rows; row += groups) {") != 2:
             errs.append("column kernel without its row-group loop")
