@@ -24,6 +24,8 @@ checks and times them anyway, in two steps:
          sets in turn) and reports their bandwidth (each input read once, each output
          written once) against a device-to-device copy (of 1 GiB, and of the models'
          64 MB), and torch's composed and fused forms of the same models on the same GPU.
+      3. runs GELU + bias over more than 2^31 elements (8.6 GB per tensor), whose long long
+         body must give the same bits as the int vector body on the same rows.
       Results: a table on stdout and $OUT/cinn_gpu.json (or --out).
 
 Usage:
@@ -293,6 +295,10 @@ def bench(gpu, folder):
         rows[tag + "_of_copy_64mb"] = rows[tag + "_fused_gbs"] / rows["copy_64mb_gbs"]
         if len(es) == 1:  # steady state: 16x the rows (1 GiB per [rows, 4096] tensor), the copy's size
             rows[tag + "_big_of_copy"] = big_rows(gpu, data, es[0], 16) / rows["copy_gbs"]
+        if tag == "gelu_bias":  # past 2^31 elements: the long long body (Note [CUDA 32-bit indices])
+            equal, gbs = wide_check(gpu, data, es[0])
+            rows["gelu_bias_wide_equal"] = equal
+            rows["gelu_bias_wide_of_copy"] = gbs / rows["copy_gbs"]
     bench_torch(cp, rows)
     return rows
 
@@ -339,6 +345,38 @@ def big_rows(gpu, data, e, times):
     fn = gpu.kernel(data, g)
     ms = timed(cp, lambda: gpu.launch(fn, g, ins, outs), reps=10)
     return sum(a.nbytes for a in ins + outs) / ms / 1e6
+
+
+def wide_check(gpu, data, e, elements=1 << 31):
+    """Note [CUDA 32-bit indices]: elementwise call `e` (a [rows, cols] float32 kernel whose
+    other inputs are columns or scalars) over more than `elements` (2^31), which takes the
+    element-by-element body with long long indices. Its first and last 8 rows must equal
+    the same rows launched alone (the int vector body). Returns (equal, its GB/s)."""
+    cp = gpu.cp
+    cols = e["cols"]
+    rows = elements // cols + 8
+    g = dict(e, rows=rows, inputs=[[dt, [rows] + d[1:] if j == 0 else d] for j, (dt, d) in enumerate(e["inputs"])],
+             outputs=[[dt, [rows] + d[1:]] for dt, d in e["outputs"]])
+    g["grid"] = 32 * 132
+    ins = bench_inputs(cp, cp.random.default_rng(2), data, e, g["inputs"])
+    outs = gpu.fresh_outputs(g)
+    fn = gpu.kernel(data, g)
+    gpu.launch(fn, g, ins, outs)
+    equal = True
+    for r0 in (0, rows - 8):  # the same 8 rows alone: the int vector body
+        part = dict(e, rows=8, grid=8)
+        sub_in = [a.reshape(-1)[r0 * cols:(r0 + 8) * cols] if j == 0 else a for j, a in enumerate(ins)]
+        sub_out = gpu.fresh_outputs(dict(part, outputs=[[dt, [8] + d[1:]] for dt, d in e["outputs"]]))
+        gpu.launch(fn, part, sub_in, sub_out)
+        for big, small in zip(outs, sub_out):
+            equal &= bool(cp.array_equal(big.reshape(-1)[r0 * cols:(r0 + 8) * cols].view(cp.uint32),
+                                         small.view(cp.uint32)))
+    ms = timed(cp, lambda: gpu.launch(fn, g, ins, outs), reps=5)
+    gbs = sum(a.nbytes for a in ins + outs) / ms / 1e6
+    ins.clear()
+    outs.clear()
+    cp.get_default_memory_pool().free_all_blocks()  # 17 GB
+    return equal, gbs
 
 
 def bench_torch(cp, rows):
