@@ -8,10 +8,12 @@
 //   - reduction sweeps: every reduction whose operand is computable now joins one loop
 //     over the row's columns (one accumulator per reduction per thread, the operands
 //     inlined with one shared memo), then a combine across the threads of the row (a
-//     block combines a sweep's reductions together: Note [CUDA block reductions]); the next sweep takes the reductions
-//     that read the previous ones' results. A transcendental reduction operand that is also computed by a full output
+//     block combines a sweep's reductions together: Note [CUDA block reductions]); the
+//     next sweep takes the reductions that read the previous ones' results. A
+//     transcendental reduction operand that is also computed by a full output
 //     (softmax's exp(x - max)) is stored in that output's buffer and read back (each
 //     thread reads back the columns it wrote: no barrier);
+//   - erf's reciprocal is __frcp_rn's fast path alone (Note [CUDA erf reciprocal]);
 //   - unary `first` (the one-pass variance's shift) is its operand at column 0 of the
 //     row, 0 for an empty row;
 //   - a division by a row-level value is a reciprocal per row and a multiply;
@@ -22,7 +24,8 @@
 //     fast-math flags; IEEE division and square root (NVRTC's defaults).
 // What differs: the order of a reduction's additions (per-thread strided partials and a
 // shuffle tree on the GPU, vector lanes and a tree on the CPU) and the transcendental
-// functions' last ulp (CUDA's libdevice vs SLEEF).
+// functions' last ulp (CUDA's libdevice vs SLEEF). The elementwise vector body keeps
+// int indices (Note [CUDA 32-bit indices]).
 #include "cinn/codegen/cuda_codegen.h"
 
 #include <algorithm>
