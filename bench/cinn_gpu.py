@@ -8,7 +8,8 @@ checks and times them anyway, in two steps:
          (OAR_CINN_GPU_EXPORT, tests/python/cinn/cuda_check.py): the first call of every
          kernel the tests make, its inputs and the CPU kernel's outputs, into FOLDER/tests;
       2. compiles the bench_cinn.py models (RMSNorm, LayerNorm, softmax, GELU+bias, an Adam
-         step written as ops) at [4096, 4096] float32 under to_static(backend='CINN') and
+         step written as ops; the first four also in bf16 storage, tags *_bf16, and three
+         column-reduction models) at [4096, 4096] float32 under to_static(backend='CINN') and
          records their kernel calls' shapes (and the values of inputs up to 64 KB: scalars,
          weights) into FOLDER/bench.
       Each kernel travels as the sm_90 CUBIN Oar's NVRTC made, with its launch (grid,
@@ -75,6 +76,9 @@ def export_bench(folder):
     w = oar.to_tensor(rng.standard_normal(N).astype("float32"))
     cases = {name: (fn, (x, w)) for name, fn in bench_cinn.models(oar).items()}
     cases["adam"] = (lambda p, g, m, v: bench_cinn.adam_ops(p, g, m, v, oar.sqrt), bench_cinn.adam_inputs(oar, N))
+    xb, wb = x.astype("bfloat16"), w.astype("bfloat16")  # bf16 storage (computed in float32)
+    for name, fn in bench_cinn.models(oar).items():
+        cases[name + "_bf16"] = (fn, (xb, wb))
     for name, fn in column_models().items():  # column reductions (bias gradients): atomics on the GPU
         cases[name] = (fn, (x, w))
     calls, kernels = [], {}
@@ -314,6 +318,8 @@ def bench_inputs(cp, rng, data, e, shapes):
             ins.append(cp.asarray(data[key].view(NP[dt]).reshape(dims)))
         elif dt == "bool":
             ins.append((rng.random(dims) < 0.5).astype(cp.uint8))
+        elif dt == "bfloat16":  # a float32 normal's upper half: its bf16 bits, rounded down
+            ins.append((rng.standard_normal(dims, dtype=cp.float32).view(cp.uint32) >> 16).astype(cp.uint16))
         else:
             ins.append(rng.standard_normal(dims, dtype=cp.float32).astype(NP[dt]))
     return ins
