@@ -558,10 +558,13 @@ class CudaEmitter {
     const std::string dst = "&out" + std::to_string(o) + "[" + at + "]";
     if (op == "max" || op == "min")
       line("oar_atomic_" + op + "(" + dst + ", " + v + ");");
-    else if (op == "mean")
-      line("atomicAdd(" + dst + ", " + v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows") + ");");
     else
-      line("atomicAdd(" + dst + ", " + v + ");");
+      line("atomicAdd(" + dst + ", " + column_term(o, v) + ");");
+  }
+  // What a sum or mean adds for value v: a mean's share, v / rows (over middle axes, / inner).
+  std::string column_term(size_t o, const std::string& v) const {
+    if (k_.nodes[k_.outputs[o]].op != "mean") return v;
+    return v + " / (" + t_ + ")" + (k_.col_outer ? "inner" : "rows");
   }
   // Adds a chunk's V values into the V columns of output o from element `at` (a multiple
   // of V): one float4 atomic on sm_90 and later for a float32 sum or mean (Note [CUDA
@@ -571,9 +574,8 @@ class CudaEmitter {
       for (size_t j = 0; j < vals.size(); ++j) add_column(o, lane_col(at, static_cast<int>(j)), vals[j]);
       return;
     }
-    std::vector<std::string> vs = vals;
-    if (k_.nodes[k_.outputs[o]].op == "mean")
-      for (std::string& v : vs) v += std::string(" / (float)") + (k_.col_outer ? "inner" : "rows");
+    std::vector<std::string> vs;
+    for (const std::string& v : vals) vs.push_back(column_term(o, v));
     line("#if __CUDA_ARCH__ >= 900");
     line("atomicAdd(reinterpret_cast<float4*>(&out" + std::to_string(o) + "[" + at + "]), " +
          make_vector("float4", vs) + ");");
@@ -583,10 +585,7 @@ class CudaEmitter {
   }
   // Whether the vector body adds into column output o with float4 atomics: float32 sums
   // and means (the vector test then checks the output's alignment too).
-  bool vector_atomic(size_t o) const {
-    const Node& n = k_.nodes[k_.outputs[o]];
-    return !f64_ && !bf16_ && n.cls == VClass::kCol && (n.op == "sum" || n.op == "mean");
-  }
+  bool vector_atomic(size_t o) const { return float4_column_atomic(k_, k_.nodes[k_.outputs[o]]); }
 
   // Row outputs (when `row_guard`) and, in the elementwise body, full outputs at `col`.
   void store_outputs(const std::string& row_guard, const std::string& col) {

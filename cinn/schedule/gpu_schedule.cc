@@ -18,17 +18,22 @@ const char* GpuSchedule::name() const {
   return "?";
 }
 
+bool float4_column_atomic(const LoopKernel& k, const Node& n) {
+  return k.dtype == DataType::FLOAT32 && n.kind == Node::kReduce && n.cls == VClass::kCol &&
+         (n.op == "sum" || n.op == "mean");
+}
+
 GpuSchedule gpu_schedule(const LoopKernel& k) {
   GpuSchedule s;
   s.vec = k.dtype == DataType::FLOAT64 ? 2 : 4;
-  bool reduce = false, column = false, sums = true;
+  bool reduce = false, column = false, float4 = true;
   for (const Node& n : k.nodes) {
     reduce |= n.kind == Node::kReduce && n.cls == VClass::kRow;
     column |= n.kind == Node::kReduce && n.cls == VClass::kCol;
-    if (n.kind == Node::kReduce && n.cls == VClass::kCol) sums &= n.op == "sum" || n.op == "mean";
+    if (n.kind == Node::kReduce && n.cls == VClass::kCol) float4 &= float4_column_atomic(k, n);
   }
   s.columns = column && k.col_outer == 0;
-  s.vector_atomics = column && sums && k.dtype == DataType::FLOAT32;
+  s.vector_atomics = column && float4;
   if (!reduce) {
     if (s.columns) s.strategy = GpuSchedule::kColumns;
     return s;

@@ -32,6 +32,10 @@ struct GpuSchedule {
   const char* name() const;
 };
 
+/// Whether the CUDA C adds V columns of column reduction `n` at once with a float4 atomic
+/// (sm_90+): float32 sums and means (Note [CUDA column reductions]).
+bool float4_column_atomic(const LoopKernel& k, const Node& n);
+
 /// The schedule the CUDA generator uses for `k` (chosen from its reductions and the
 /// static column count, when there is one).
 GpuSchedule gpu_schedule(const LoopKernel& k);
