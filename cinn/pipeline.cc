@@ -3,10 +3,12 @@
 // {cinn_stages, lower_to_kernel}.
 #include "cinn/pipeline.h"
 
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 
 #include "cinn/dialect.h"
+#include "paddle_core/tensor/place.h"
 #include "pir/ir/ir_context.h"
 #include "pir/ir/operation.h"
 #include "pir/pass/pass.h"
@@ -49,10 +51,32 @@ const std::vector<std::string> kStages = {
     "cinn_matmul_layout",  // transpose(matmul) -> one product written transposed (Note [Matmul output layout])
 };
 
+// Note [Places the compiler serves]: the kernels are host code, which reads and writes its
+// buffers through host pointers. A program lowered for another place (a plugin device, whose
+// memory the host may not even map) keeps its ops unfused, each lowered to the device's
+// kernel as without the compiler; one warning per device type says so. Generated device
+// code needs the device ABI to load and launch it (the CUDA C generator's kernels wait for
+// the CUDA backend, docs/notes/cinn.md).
+bool compiles_for(const Place& place) {
+  if (place.is_cpu()) return true;
+  static std::mutex mu;
+  static bool warned[kMaxDeviceTypes] = {};
+  std::lock_guard<std::mutex> lock(mu);
+  if (!warned[place.type_id()]) {
+    warned[place.type_id()] = true;
+    std::fprintf(stderr,
+                 "oar: warning: cinn: the fusion compiler generates host code only; the program for %s runs "
+                 "unfused\n",
+                 place.str().c_str());
+  }
+  return false;
+}
+
 class StagesPass : public pir::Pass {
  public:
   StagesPass() : Pass("cinn_stages") {}
   bool run(pir::Operation* anchor) override {
+    if (!compiles_for(pir::current_place())) return false;
     pir::PassManager pm;
     for (const auto& s : kStages) pm.add_pass(s);
     ++prim_scope;  // the CINN pipeline decomposes (Paddle turns FLAGS_prim_all on with CINN)

@@ -358,6 +358,10 @@ void run_slot(size_t slot, dispatch::KernelCall& call) {
   std::vector<DenseTensor> ins;
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     const DenseTensor& t = call.in(i);
+    // Note [Places the compiler serves] (cinn/pipeline.cc): host code, host memory only.
+    OAR_ENFORCE(t.place().is_cpu() && call.ctx->place.is_cpu(), InvalidArgument, "cinn kernel ", g.name, " (", g.ops,
+                "): input ", i, " is on ", t.place().str(), " and the call on ", call.ctx->place.str(),
+                "; the kernel is host code, compiled for the CPU");
     ins.push_back(t.is_contiguous() ? t : contiguous(t));
   }
   std::string why = symbol_mismatch(g, ins);

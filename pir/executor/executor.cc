@@ -431,6 +431,16 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
     st.kstep = k.fn;
     st.compiled = true;
     profile_name = "kernel." + kernel;
+    // Its code is host code (Note [Places the compiler serves] in cinn/pipeline.cc): on a
+    // device it runs as a CPU kernel the fallback runs, on host copies of its inputs.
+    st.fallback = !place_.is_cpu();
+    OAR_ENFORCE(!st.fallback || dispatch::fallback_allowed(place_), InvalidType, "Executor: the compiled kernel ",
+                kernel, " is host code and FLAGS_enable_api_kernel_fallback is off, so it does not run on ",
+                place_.str());
+    if (st.fallback) {
+      const Type t = op->num_results() > 0 ? op->result(0).type() : Type();
+      dispatch::warn_fallback(kernel, place_.type(), t.is_tensor() ? t.dtype() : DataType::UNDEFINED);
+    }
   } else {
     OAR_THROW(Unimplemented, "Executor: cannot run ", name,
               " (the executor runs kernel-dialect programs; lower_to_kernel leaves no op of this dialect)");
