@@ -1,5 +1,6 @@
 #include "paddle_core/tensor/dense_tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -54,8 +55,8 @@ void* DenseTensor::alloc() {
 
 size_t DenseTensor::span_bytes() const {
   if (numel() == 0) return 0;
-  int64_t last = offset_;
-  for (int i = 0; i < dims_.size(); ++i) last += (dims_[i] - 1) * strides_[i];
+  int64_t last = offset_;  // a negative stride reaches below the offset, not past it
+  for (int i = 0; i < dims_.size(); ++i) last += std::max<int64_t>(0, (dims_[i] - 1) * strides_[i]);
   return static_cast<size_t>(last + 1) * size_of(dtype_);
 }
 
@@ -88,25 +89,47 @@ void device_memcpy(const Place& dp, void* dst, const Place& sp, const void* src,
   fn(dp, dst, sp, src, bytes);
 }
 
-// The bytes `t` spans, from its first element to its last, copied to the host and viewed
-// there with t's shape and strides (a plain contiguous copy when t is contiguous). How a
-// device without a `copy` kernel still serves views: the strided walk runs on the host.
+// The first element of t's storage that t reaches: its offset, less what its negative
+// strides (a view like x[::-1]) reach below it. t has elements.
+int64_t lowest_element(const DenseTensor& t) {
+  int64_t lo = t.offset();
+  for (int i = 0; i < t.rank(); ++i) lo += std::min<int64_t>(0, (t.dims()[i] - 1) * t.strides()[i]);
+  return lo;
+}
+
+bool has_negative_stride(const DenseTensor& t) {
+  for (int i = 0; i < t.rank(); ++i)
+    if (t.strides()[i] < 0 && t.dims()[i] > 1) return true;
+  return false;
+}
+
+// The bytes `t` spans, from its lowest element to its highest, copied to the host and
+// viewed there with t's shape and strides (a plain contiguous copy when t is contiguous).
+// How a device without a `copy` kernel (or one that takes no negative strides) still
+// serves views: the strided walk runs on the host.
 DenseTensor span_to_host(const DenseTensor& t) {
-  const size_t begin = static_cast<size_t>(t.offset()) * size_of(t.dtype());
+  const int64_t lo = lowest_element(t);
+  const size_t begin = static_cast<size_t>(lo) * size_of(t.dtype());
   auto storage = std::make_shared<Storage>(t.span_bytes() - begin, CPUPlace());
   device_memcpy(CPUPlace(), storage->data(), t.place(), static_cast<const char*>(t.storage()->data()) + begin,
                 storage->bytes());
   DenseTensor host(t.dims(), t.dtype(), CPUPlace());
   host.set_storage(std::move(storage));
-  host.set_view(t.dims(), t.strides(), 0);
+  host.set_view(t.dims(), t.strides(), t.offset() - lo);
   return host;
 }
 
 // Writes a span_to_host(t) copy back over the bytes t spans.
 void span_from_host(const DenseTensor& host, const DenseTensor& t) {
-  const size_t begin = static_cast<size_t>(t.offset()) * size_of(t.dtype());
+  const size_t begin = static_cast<size_t>(lowest_element(t)) * size_of(t.dtype());
   device_memcpy(t.place(), static_cast<char*>(t.storage()->data()) + begin, CPUPlace(), host.storage()->data(),
                 host.storage()->bytes());
+}
+
+// Whether a device's copy kernel serves this copy. The kernel ABI does not promise that a
+// plugin walks negative strides (the sample device refuses them): those go through the host.
+bool device_copy_kernel(const DenseTensor& src, const DenseTensor& dst) {
+  return !has_negative_stride(src) && !has_negative_stride(dst) && has_copy_kernel(src.place(), src.dtype());
 }
 
 // host `src` -> any `dst`, through a host copy of dst's span when dst is a strided view:
@@ -139,7 +162,7 @@ void copy_without_kernel(const DenseTensor& src, DenseTensor* dst) {
 // device -> host.
 void copy_to_cpu(const DenseTensor& src, DenseTensor* dst) {
   DenseTensor s = src;
-  if (!s.is_contiguous() && has_copy_kernel(s.place(), s.dtype())) s = contiguous(s);
+  if (!s.is_contiguous() && device_copy_kernel(s, s)) s = contiguous(s);
   if (s.is_contiguous() && dst->dtype() == s.dtype() && dst->is_contiguous()) {
     device_memcpy(dst->place(), dst->raw_data(), s.place(), s.raw_data(), nbytes(s));
   } else {
@@ -157,7 +180,7 @@ void copy_from_cpu(const DenseTensor& src, DenseTensor* dst) {
       copy_into(src, &s);
     }
     device_memcpy(dst->place(), dst->raw_data(), s.place(), s.raw_data(), nbytes(s));
-  } else if (has_copy_kernel(dst->place(), dst->dtype())) {
+  } else if (device_copy_kernel(*dst, *dst)) {
     // Land contiguous on the device, then scatter into the view there.
     DenseTensor staged(dst->dims(), dst->dtype(), dst->place());
     staged.alloc();
@@ -177,7 +200,7 @@ void copy_into(const DenseTensor& src, DenseTensor* dst) {
   const Place& dp = dst->place();
   if (sp == dp) {
     // The CPU has a copy kernel for every dtype: skip the query on the common path.
-    if (sp.is_cpu() || has_copy_kernel(sp, src.dtype())) {
+    if (sp.is_cpu() || device_copy_kernel(src, *dst)) {
       run_copy_kernel(src, dst);
     } else {
       copy_without_kernel(src, dst);

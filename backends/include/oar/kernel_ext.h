@@ -33,7 +33,9 @@
 extern "C" {
 #endif
 
-/* A view of one tensor; element (i0, i1, ...) is at data + sum(ik * strides[k]) elements. */
+/* A view of one tensor; element (i0, i1, ...) is at data + sum(ik * strides[k]) elements.
+ * A stride may be negative (x[::-1]): a kernel that does not walk such views fails with
+ * OAR_ERROR_INVALID_ARGUMENT and says so; the runtime copies them through the host. */
 typedef struct OAR_Tensor {
   size_t struct_size;
   void* data;             /* the first element (offset applied); NULL: absent, or not allocated yet */

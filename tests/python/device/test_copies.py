@@ -50,6 +50,26 @@ def test_strided_views_copy_to_host(device):
     np.testing.assert_array_equal(x[:, 1:, ::2].numpy(), a[:, 1:, ::2])
 
 
+def test_negative_step_views_copy_to_host_and_back(device):
+    # Their lowest element is below their offset: on a device the copy once allocated
+    # 2^64 - 16 bytes for x[::-1] and read bytes before the view for x[:, ::-1].
+    a = np.arange(60, dtype="float32").reshape(3, 4, 5)
+    x = oar.to_tensor(a)
+    for key in [np.s_[::-1], np.s_[:, ::-1], np.s_[:, :, ::-1], np.s_[::-1, 1:, ::-2], np.s_[1, ::-3, 2:],
+                np.s_[::-1, ::-1, ::-1]]:
+        v = x[key]
+        np.testing.assert_array_equal(v.numpy(), a[key], err_msg=str(key))
+        np.testing.assert_array_equal(v.cpu().numpy(), a[key], err_msg=str(key))
+        np.testing.assert_array_equal(v.t().numpy() if v.ndim == 2 else v.numpy(),
+                                      a[key].T if v.ndim == 2 else a[key], err_msg=str(key))
+    # a write through a reversed view lands where numpy's does, and nothing else moves
+    y, b = oar.to_tensor(a), a.copy()
+    src = np.arange(20, dtype="float32").reshape(4, 5) * -1
+    y[1, ::-1] = oar.to_tensor(src)
+    b[1, ::-1] = src
+    np.testing.assert_array_equal(y.numpy(), b)
+
+
 def test_creation_ops_use_the_current_device(device):
     for t in [oar.zeros([2, 3]), oar.ones([4]), oar.full([2], 7.0), oar.arange(5),
               oar.eye(3), oar.rand([2, 2])]:
