@@ -631,6 +631,64 @@ constexpr std::array<Kind, N + 1> select_kinds(const Kind (&kinds)[M], bool (*pr
   return out;
 }
 
+// Note [Forward strides for plugin kernels]: a view may walk an axis backwards (x[::-1] is
+// a view, as in NumPy), but a C kernel sees only forward strides: the adapter hands it
+// contiguous copies of such inputs (made through the host, dense_tensor.cc; a one-element
+// axis only gets a forward stride), so a plugin need not walk them and x[::-1] + 1 runs on
+// every device. Outputs are the kernel's own, except in-place writes: a kernel may still
+// refuse a backward output view. The test is inline: it runs on every plugin kernel call.
+inline bool backward(const DenseTensor& t) {
+  for (int i = 0; i < t.rank(); ++i)
+    if (t.strides()[i] < 0) return has_negative_stride(t);
+  return false;
+}
+inline bool backward(const DenseTensor* t) { return t != nullptr && has_negative_stride(*t); }
+inline bool backward(const std::vector<const DenseTensor*>& l) {
+  return std::any_of(l.begin(), l.end(), [](const DenseTensor* t) { return backward(t); });
+}
+template <typename T>
+bool backward(const T&) {
+  return false;
+}
+
+// An argument as the kernel gets it after the copies above: the same object, or a holder of
+// its copy that converts to the parameter's type and lives until the call returns.
+struct ForwardTensor {
+  DenseTensor t;
+  operator const DenseTensor&() const { return t; }
+};
+struct ForwardOptional {
+  DenseTensor t;
+  const DenseTensor* p;
+  operator const DenseTensor*() const { return p != nullptr ? &t : nullptr; }
+};
+struct ForwardList {
+  std::vector<DenseTensor> copies;
+  std::vector<const DenseTensor*> l;
+  operator const std::vector<const DenseTensor*>&() const { return l; }
+};
+inline ForwardTensor forward(const DenseTensor& t) { return {without_negative_strides(t)}; }
+inline ForwardOptional forward(const DenseTensor* t) {
+  return t == nullptr ? ForwardOptional{DenseTensor(), nullptr} : ForwardOptional{without_negative_strides(*t), t};
+}
+inline ForwardList forward(const std::vector<const DenseTensor*>& l) {
+  ForwardList f;
+  f.copies.reserve(l.size());
+  for (const DenseTensor* t : l) {
+    if (t != nullptr && has_negative_stride(*t)) {
+      f.copies.push_back(without_negative_strides(*t));
+      f.l.push_back(&f.copies.back());
+    } else {
+      f.l.push_back(t);
+    }
+  }
+  return f;
+}
+template <typename T>
+T&& forward(T&& v) {
+  return std::forward<T>(v);
+}
+
 template <int K, int DtypeFrom, typename Sig>
 struct Adapter;
 
@@ -644,6 +702,7 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
   static constexpr auto kAttrKinds = select_kinds<kAttrs>(kKinds, is_attr);
 
   static void call(const DeviceContext& ctx, A... a) {
+    if (__builtin_expect((backward(a) || ...), 0)) return call_forward(ctx, a...);
     const void* in[kIn + 1];
     const void* attrs[kAttrs + 1];
     void* outs[kOut + 1];
@@ -685,6 +744,9 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
     const OAR_Status status = fn(&g_api, &c);
     if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_kernel_failure(c, status, dtype);
   }
+
+  // Note [Forward strides for plugin kernels]: the rare call with a backward input view.
+  [[gnu::noinline]] static void call_forward(const DeviceContext& ctx, A... a) { call(ctx, forward(a)...); }
 };
 
 template <int R>

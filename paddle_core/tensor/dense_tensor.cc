@@ -97,12 +97,6 @@ int64_t lowest_element(const DenseTensor& t) {
   return lo;
 }
 
-bool has_negative_stride(const DenseTensor& t) {
-  for (int i = 0; i < t.rank(); ++i)
-    if (t.strides()[i] < 0 && t.dims()[i] > 1) return true;
-  return false;
-}
-
 // The bytes `t` spans, from its lowest element to its highest, copied to the host and
 // viewed there with t's shape and strides (a plain contiguous copy when t is contiguous).
 // How a device without a `copy` kernel (or one that takes no negative strides) still
@@ -191,6 +185,22 @@ void copy_from_cpu(const DenseTensor& src, DenseTensor* dst) {
   }
 }
 }  // namespace
+
+bool has_negative_stride(const DenseTensor& t) {
+  if (t.numel() == 0) return false;
+  for (int i = 0; i < t.rank(); ++i)
+    if (t.strides()[i] < 0) return true;
+  return false;
+}
+
+DenseTensor without_negative_strides(const DenseTensor& t) {
+  if (!has_negative_stride(t)) return t;
+  if (!t.is_contiguous()) return contiguous(t);
+  // Only axes of one element walk backwards (x[::-1][:1]): any stride describes them.
+  DenseTensor v = t;
+  v.set_view(t.dims(), contiguous_strides(t.dims()), t.offset());
+  return v;
+}
 
 void copy_into(const DenseTensor& src, DenseTensor* dst) {
   OAR_ENFORCE(src.dims() == dst->dims(), InvalidArgument, "copy: shape mismatch, source ",

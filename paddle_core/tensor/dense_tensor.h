@@ -70,6 +70,11 @@ class DenseTensor {
 
 /// A contiguous copy of `t` on its place (or `t` itself when already contiguous).
 DenseTensor contiguous(const DenseTensor& t);
+/// Whether `t` has elements and a negative stride (a view like x[::-1]).
+bool has_negative_stride(const DenseTensor& t);
+/// `t` with no negative stride: a contiguous copy where it walks an axis backwards, the
+/// same view with forward strides where only one-element axes had negative ones.
+DenseTensor without_negative_strides(const DenseTensor& t);
 /// Copies src into dst element by element: same shape; dtype conversion allowed; any
 /// strides; any two places. On one place it runs that place's `copy` kernel; across
 /// places it goes through the device table (Note [Device types], docs/notes/devices.md).

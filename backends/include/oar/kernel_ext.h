@@ -34,8 +34,9 @@ extern "C" {
 #endif
 
 /* A view of one tensor; element (i0, i1, ...) is at data + sum(ik * strides[k]) elements.
- * A stride may be negative (x[::-1]): a kernel that does not walk such views fails with
- * OAR_ERROR_INVALID_ARGUMENT and says so; the runtime copies them through the host. */
+ * An input's strides are never negative: the runtime hands a kernel a contiguous copy of a
+ * view that walks an axis backwards (x[::-1]). An output written in place may be such a
+ * view; a kernel that does not walk it fails with OAR_ERROR_INVALID_ARGUMENT, saying so. */
 typedef struct OAR_Tensor {
   size_t struct_size;
   void* data;             /* the first element (offset applied); NULL: absent, or not allocated yet */

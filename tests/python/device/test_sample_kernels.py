@@ -294,6 +294,36 @@ def test_an_op_without_a_sample_kernel_falls_back(on_sample, capfd):
     np.testing.assert_array_equal(z.numpy(), [0.5, 2.0, 8.0])
 
 
+BACKWARD_VIEWS = {  # views whose strides walk an axis backwards, as NumPy's (same keys)
+    "rows reversed": lambda t: t[::-1], "columns reversed": lambda t: t[:, ::-1],
+    "both, stepped": lambda t: t[::-2, ::-1], "one reversed row": lambda t: t[::-1][:1],
+    "transposed reversal": lambda t: t[::-1, 1:].T,
+}
+
+
+@pytest.mark.parametrize("view", list(BACKWARD_VIEWS), ids=list(BACKWARD_VIEWS))
+def test_backward_views_reach_the_kernels_forward(view, on_sample):
+    """Note [Forward strides for plugin kernels] (backends/runtime/kernel_ext.cc): the
+    plugin's kernels (the fallback is off) take views with negative strides as inputs,
+    which the sample kernels refuse to walk, and compute what NumPy does on them."""
+    a = np.random.default_rng(3).standard_normal((5, 6))
+    x, want_x = BACKWARD_VIEWS[view](oar.to_tensor(a)), BACKWARD_VIEWS[view](a)
+    assert min(x.strides) < 0, x.strides
+    no_fallback()
+    for name, got, want in [
+        ("add", x + 1.0, want_x + 1.0),
+        ("multiply by itself", x * x, want_x * want_x),
+        ("subtract a row", x - x[:1], want_x - want_x[:1]),
+        ("matmul", oar.matmul(x, x.t()), want_x @ want_x.T),
+        ("softmax", F.softmax(x, -1), np.exp(want_x) / np.exp(want_x).sum(-1, keepdims=True)),
+        ("sum over rows", x.sum(0), want_x.sum(0)),
+        ("clone", x.clone(), want_x),
+        ("cast", x.astype("float32"), want_x.astype("float32")),
+    ]:
+        assert got.place.device_str() == DEV, name
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-12, err_msg=f"{view}: {name}")
+
+
 BAD_LABEL = r"sample device: cross_entropy(_grad)?: label value 7 at position 1 is out of range for 3 classes"
 
 
