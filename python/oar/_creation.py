@@ -145,23 +145,47 @@ def set_rng_state(state):
     _ops._set_rng_state(state)
 
 
-def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
-    r = _trace_state.random_shape(shape)  # sizes a traced program reads at run time
-    if r is not None:
-        return _ops._dyn_uniform(r[0], r[1], _float_dtype(dtype), float(min), float(max), int(seed), None)
-    return _ops.uniform(_shape(shape), _float_dtype(dtype), float(min), float(max), int(seed), None)
-
-
-def _gaussian(shape, mean, std, dtype, op):
-    """gaussian(shape), or dyn_gaussian when a traced program reads the sizes at run time."""
+def _uniform(shape, dtype, lo, hi, seed, place):
+    """uniform(shape) on `place` (None: the current device), or dyn_uniform when a traced
+    program reads the sizes at run time."""
     r = _trace_state.random_shape(shape)
     if r is not None:
-        return _ops._dyn_gaussian(r[0], r[1], float(mean), float(std), 0, dtype, None)
-    return _ops.gaussian(_check_sizes(shape, op), float(mean), float(std), 0, dtype, None)
+        return _ops._dyn_uniform(r[0], r[1], dtype, float(lo), float(hi), int(seed), place)
+    return _ops.uniform(_shape(shape), dtype, float(lo), float(hi), int(seed), place)
+
+
+def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
+    return _uniform(shape, _float_dtype(dtype), min, max, seed, None)
+
+
+def _gaussian(shape, mean, std, dtype, op, place=None):
+    """gaussian(shape) on `place` (None: the current device), or dyn_gaussian when a traced
+    program reads the sizes at run time."""
+    r = _trace_state.random_shape(shape)
+    if r is not None:
+        return _ops._dyn_gaussian(r[0], r[1], float(mean), float(std), 0, dtype, place)
+    return _ops.gaussian(_check_sizes(shape, op), float(mean), float(std), 0, dtype, place)
 
 
 def rand(shape, dtype=None, name=None):
     return uniform(shape, dtype, 0.0, 1.0)
+
+
+# Draws beside a tensor: the samplers and the *_like functions draw on their operand's
+# place, not the current device's (an operand on a device met CPU draws, and the op raised).
+def _rand_on(place, shape, dtype=None):
+    return _uniform(shape, _float_dtype(dtype), 0.0, 1.0, 0, place)
+
+
+def _randn_on(place, shape, dtype=None):
+    return _gaussian(shape, 0.0, 1.0, _float_dtype(dtype), "randn", place)
+
+
+def _randint_on(place, low, high, shape, dtype="int64"):
+    r = _trace_state.random_shape(shape)
+    if r is not None:
+        return _ops._dyn_randint(r[0], r[1], int(low), int(high), convert_dtype(dtype), place)
+    return _ops.randint(int(low), int(high), _shape(shape), convert_dtype(dtype), place)
 
 
 def _check_sizes(shape, op):
@@ -213,7 +237,7 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
         except ValueError:
             raise ValueError(f"normal: mean of shape {list(m.shape)} and std of shape {list(sd.shape)} "
                              f"cannot be broadcast together") from None
-        z = _ops.gaussian(out_shape, 0.0, 1.0, 0, m.dtype, None)
+        z = _ops.gaussian(out_shape, 0.0, 1.0, 0, m.dtype, m.place)
         return (z * sd.detach() + m.detach())
     if float(std) < 0:
         raise ValueError(f"normal: std must be >= 0, got {std}")
@@ -233,7 +257,4 @@ def randn(shape, dtype=None, name=None):
 def randint(low=0, high=None, shape=[1], dtype=None, name=None):  # noqa: B006 (Paddle's default)
     if high is None:
         low, high = 0, low
-    r = _trace_state.random_shape(shape)
-    if r is not None:
-        return _ops._dyn_randint(r[0], r[1], int(low), int(high), convert_dtype(dtype or "int64"), None)
-    return _ops.randint(int(low), int(high), _shape(shape), convert_dtype(dtype or "int64"), None)
+    return _randint_on(None, low, high, shape, dtype or "int64")

@@ -623,28 +623,42 @@ def dist(x, y, p=2, name=None):
 
 
 # ---- random tensors shaped like another
+def _like_place(x, device, op):
+    """Where a *_like draw lands: `device` when given, else x's place (as Paddle 3.3)."""
+    if device is None:
+        return x.place
+    from ._device import parse_device
+    return parse_device(device, op)
+
+
 def rand_like(input, name=None, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
-    """Uniform [0, 1) numbers of input's shape (and dtype unless given)."""
+    """Uniform [0, 1) numbers of input's shape (and dtype unless given), on `device`
+    (default: input's place)."""
+    from ._creation import _rand_on
     _check(input, "rand_like", "input")
-    out = oar.rand(_trace_state.sizes_of(input), dtype or input.dtype)
+    out = _rand_on(_like_place(input, device, "rand_like"), _trace_state.sizes_of(input), dtype or input.dtype)
     out.stop_gradient = not requires_grad
     return out
 
 
 def randn_like(x, dtype=None, name=None, *, device=None, requires_grad=False):
-    """Standard normal numbers of x's shape (and dtype unless given)."""
+    """Standard normal numbers of x's shape (and dtype unless given), on `device` (default:
+    x's place)."""
+    from ._creation import _randn_on
     _check(x, "randn_like")
-    out = oar.randn(_trace_state.sizes_of(x), dtype or x.dtype)
+    out = _randn_on(_like_place(x, device, "randn_like"), _trace_state.sizes_of(x), dtype or x.dtype)
     out.stop_gradient = not requires_grad
     return out
 
 
 def randint_like(x, low=0, high=None, dtype=None, name=None):
-    """Integers in [low, high) (or [0, low)) of x's shape, in dtype (default x's)."""
+    """Integers in [low, high) (or [0, low)) of x's shape, in dtype (default x's), on x's
+    place."""
+    from ._creation import _randint_on
     _check(x, "randint_like")
     if high is None:
         low, high = 0, low
-    out = oar.randint(low, high, _trace_state.sizes_of(x), "int64")
+    out = _randint_on(x.place, low, high, _trace_state.sizes_of(x), "int64")
     return out.astype(dtype or x.dtype)
 
 

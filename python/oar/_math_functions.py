@@ -33,7 +33,7 @@ def _weight(x, weight):
         return weight
     if isinstance(weight, (int, float)) and not isinstance(weight, bool):
         dt = x.dtype if x.dtype.is_floating_point else convert_dtype(_C.get_default_dtype())
-        return _ops.full([], float(weight), dt, None)
+        return _ops.full([], float(weight), dt, x.place)
     raise TypeError(f"lerp: argument 'weight' must be a float or a Tensor, got "
                     f"{type(weight).__name__}")
 

@@ -14,13 +14,13 @@ def randperm(n, dtype="int64", name=None):
 
 def bernoulli(x, p=None, name=None):
     """0/1 samples with probability x (or the scalar p), in x's dtype (Paddle's paddle.bernoulli)."""
-    from ._creation import rand
+    from ._creation import _rand_on
     if not isinstance(x, _C.Tensor):
         raise TypeError(f"bernoulli: argument 'x' must be a Tensor, got {type(x).__name__}")
     if p is not None:
         if not 0.0 <= float(p) <= 1.0:
             raise ValueError(f"bernoulli: p must be in [0, 1], got {p}")
-        return (rand(_trace_state.sizes_of(x), x.dtype) < float(p)).astype(x.dtype)
+        return (_rand_on(x.place, _trace_state.sizes_of(x), x.dtype) < float(p)).astype(x.dtype)
     if not x.dtype.is_floating_point:
         raise TypeError(f"bernoulli: x must be a floating-point tensor of probabilities, got {x.dtype}")
     tracer = _trace_state.tracer()
@@ -30,14 +30,14 @@ def bernoulli(x, p=None, name=None):
         if not (0.0 <= lo and hi <= 1.0):
             raise ValueError(f"bernoulli: x must hold probabilities in [0, 1], got values in "
                              f"[{lo}, {hi}]")
-    return (rand(_trace_state.sizes_of(x), x.dtype) < x.detach()).astype(x.dtype)
+    return (_rand_on(x.place, _trace_state.sizes_of(x), x.dtype) < x.detach()).astype(x.dtype)
 
 
 def multinomial(x, num_samples=1, replacement=False, name=None):
     """int64 category indices drawn from the (unnormalized) weights in the last dim of a 1-D
     or 2-D x. Without replacement: Gumbel top-k, i.e. sequential sampling without
     replacement in one pass."""
-    from ._creation import rand
+    from ._creation import _rand_on
     if not isinstance(x, _C.Tensor):
         raise TypeError(f"multinomial: argument 'x' must be a Tensor, got {type(x).__name__}")
     if x.ndim not in (1, 2):
@@ -57,14 +57,14 @@ def multinomial(x, num_samples=1, replacement=False, name=None):
     if replacement:
         cdf = w.cumsum(-1)
         cdf = cdf / cdf[:, c - 1:c]
-        u = rand([rows, num_samples], "float64")
+        u = _rand_on(x.place, [rows, num_samples], "float64")
         out = _ops.clip(_search_right(cdf, u), 0, c - 1)
     else:
         nonzero = int((wn > 0).sum(-1).min())
         if num_samples > nonzero:
             raise ValueError(f"multinomial: num_samples ({num_samples}) exceeds the number of "
                              f"categories with non-zero weight ({nonzero}) without replacement")
-        u = rand([rows, c], "float64").clip(1e-300, 1.0)
+        u = _rand_on(x.place, [rows, c], "float64").clip(1e-300, 1.0)
         keys = w.log() - (-u.log()).log()
         out = keys.topk(num_samples, axis=-1)[1]
     out = out.astype("int64")
@@ -83,8 +83,8 @@ _POISSON_SWITCH = 10.0  # rates below: inversion by sequential search; at or abo
 
 def _poisson_small(lam):
     """Inversion: the smallest k with P(X <= k) >= u, for every element (rates < 10)."""
-    from ._creation import rand, zeros_like
-    u = rand(lam.shape, "float64")
+    from ._creation import _rand_on, zeros_like
+    u = _rand_on(lam.place, lam.shape, "float64")
     p = (-lam).exp()  # P(X = 0)
     cdf = p
     k = zeros_like(lam)
@@ -102,19 +102,19 @@ def _poisson_small(lam):
 def _poisson_ptrs(lam):
     """Hormann's transformed rejection with squeeze (PTRS), vectorized: every round draws
     two uniforms per pending element and keeps the accepted candidates (rates >= 10)."""
-    from ._creation import rand, zeros_like
+    from ._creation import _rand_on, zeros_like
     slam, loglam = lam.sqrt(), lam.log()
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
     log_inv_alpha = (1.1239 + 1.1328 / (b - 3.4)).log()
     vr = 0.9277 - 3.6224 / (b - 2.0)
     out = zeros_like(lam)
-    pending = _ops.full(lam.shape, 1.0, lam.dtype, None) > 0.5
+    pending = _ops.full(lam.shape, 1.0, lam.dtype, lam.place) > 0.5
     for _ in range(10000):
         if not bool(pending.any()):
             break
-        u = rand(lam.shape, "float64") - 0.5
-        v = rand(lam.shape, "float64")
+        u = _rand_on(lam.place, lam.shape, "float64") - 0.5
+        v = _rand_on(lam.place, lam.shape, "float64")
         us = 0.5 - u.abs()
         k = ((2.0 * a / us + b) * u + lam + 0.43).floor()
         quick = (us >= 0.07).logical_and(v <= vr)

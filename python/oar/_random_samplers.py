@@ -18,16 +18,16 @@ def _check(op, name, x):
 
 def _marsaglia_tsang(alpha):
     """Gamma(alpha, 1) draws for alpha >= 1 (float64): Marsaglia & Tsang's squeeze method."""
-    from ._creation import rand, randn, zeros_like
+    from ._creation import _rand_on, _randn_on, zeros_like
     d = alpha - 1.0 / 3.0
     c = 1.0 / (9.0 * d).sqrt()
     out = zeros_like(alpha)
-    pending = _ops.full(alpha.shape, 1.0, alpha.dtype, None) > 0.5
+    pending = _ops.full(alpha.shape, 1.0, alpha.dtype, alpha.place) > 0.5
     for _ in range(1000):  # the acceptance rate is >= 95% per round
         if not bool(pending.any()):
             break
-        x = randn(alpha.shape, "float64")
-        u = rand(alpha.shape, "float64")
+        x = _randn_on(alpha.place, alpha.shape, "float64")
+        u = _rand_on(alpha.place, alpha.shape, "float64")
         v = 1.0 + c * x
         v = v * v * v
         ok = v > 0.0
@@ -42,7 +42,7 @@ def _marsaglia_tsang(alpha):
 def standard_gamma(x, name=None):
     """Samples of Gamma(concentration = x, rate = 1), elementwise, in x's floating dtype.
     Not differentiable (as in Paddle)."""
-    from ._creation import rand
+    from ._creation import _rand_on
     _check("standard_gamma", "x", x)
     if not x.dtype.is_floating_point:
         raise TypeError(f"standard_gamma: x must be a floating-point tensor, got {x.dtype}")
@@ -56,7 +56,7 @@ def standard_gamma(x, name=None):
     small = a < 1.0
     g = _marsaglia_tsang(_ops.where(small, a + 1.0, a))
     if bool(small.any()):  # Gamma(a) = Gamma(a + 1) * U^(1/a)
-        u = rand(a.shape, "float64").clip(min=1e-300)
+        u = _rand_on(a.place, a.shape, "float64").clip(min=1e-300)
         g = _ops.where(small, g * (u.log() / a).exp(), g)
     return g.clip(min=float(_tiny(x.dtype))).astype(x.dtype)
 
@@ -68,8 +68,8 @@ def _tiny(dtype):
 
 def _binomial_inversion(n, p):
     """Sequential-search inversion, for n * p < 10 (p <= 1/2)."""
-    from ._creation import rand, zeros_like
-    u = rand(n.shape, "float64")
+    from ._creation import _rand_on, zeros_like
+    u = _rand_on(n.place, n.shape, "float64")
     q = 1.0 - p
     pk = (n * q.log()).exp()  # P(X = 0)
     cdf = pk
@@ -89,7 +89,7 @@ def _binomial_inversion(n, p):
 
 def _binomial_btrs(n, p):
     """Hormann's transformed rejection with squeeze (BTRS), for n * p >= 10 (p <= 1/2)."""
-    from ._creation import rand, zeros_like
+    from ._creation import _rand_on, zeros_like
     q = 1.0 - p
     spq = (n * p * q).sqrt()
     b = 1.15 + 2.53 * spq
@@ -101,12 +101,12 @@ def _binomial_btrs(n, p):
     m = ((n + 1.0) * p).floor()
     h = (m + 1.0).lgamma() + (n - m + 1.0).lgamma()
     out = zeros_like(n)
-    pending = _ops.full(n.shape, 1.0, n.dtype, None) > 0.5
+    pending = _ops.full(n.shape, 1.0, n.dtype, n.place) > 0.5
     for _ in range(10000):
         if not bool(pending.any()):
             break
-        u = rand(n.shape, "float64") - 0.5
-        v = rand(n.shape, "float64")
+        u = _rand_on(n.place, n.shape, "float64") - 0.5
+        v = _rand_on(n.place, n.shape, "float64")
         us = 0.5 - u.abs()
         k = ((2.0 * a / us + b) * u + c).floor()
         inside = (k >= 0.0).logical_and(k <= n)

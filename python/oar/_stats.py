@@ -177,7 +177,7 @@ def _next_value(y, v, k):
     le = _ops.sum(_ops.less_equal(y, v), [-1], _INT64, True)
     big = _ops.full_like(y, float("inf"), y.dtype)
     above = _ops.amin(_ops.where(_ops.greater_than(y, v), y, big), [-1], True)
-    return _ops.where(_ops.greater_than(le, _ops.full([], k, _INT64, None)), v, above)
+    return _ops.where(_ops.greater_than(le, _ops.full([], k, _INT64, y.place)), v, above)
 
 
 def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
@@ -206,9 +206,9 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
     else:  # per-row counts of non-NaN entries: sort (NaN last) and gather
         s, order = _ops._argsort(y, -1, False, True)
         cnt = _ops.sum(_ops.logical_not(_ops.isnan(y)), [-1], _INT64, True)
-        zero = _ops.full([], 0, _INT64, None)
-        two = _ops.full([], 2, _INT64, None)
-        last = _ops.maximum(cnt - _ops.full([], 1, _INT64, None), zero)
+        zero = _ops.full([], 0, _INT64, y.place)
+        two = _ops.full([], 2, _INT64, y.place)
+        last = _ops.maximum(cnt - _ops.full([], 1, _INT64, y.place), zero)
         lo = _ops.floor_divide(last, two)
         hi = _ops.minimum(_ops.floor_divide(cnt, two), last)
         vlo = _row_values(s, lo)
@@ -284,8 +284,8 @@ def _quantile_impl(x, q, axis, keepdim, interpolation, op, ignore_nan):
     if ignore_nan:
         cnt = _ops.cast(_ops.sum(_ops.logical_not(_ops.isnan(y)), [-1], _INT64, True), y.dtype)
     else:
-        cnt = _ops.full(list(y.shape[:-1]) + [1], float(n), y.dtype, None)
-    last = _ops.maximum(cnt - 1.0, _ops.full([], 0.0, y.dtype, None))
+        cnt = _ops.full(list(y.shape[:-1]) + [1], float(n), y.dtype, y.place)
+    last = _ops.maximum(cnt - 1.0, _ops.full([], 0.0, y.dtype, y.place))
     outs = []
     for v in qs:
         pos = last * v
@@ -302,14 +302,14 @@ def _quantile_impl(x, q, axis, keepdim, interpolation, op, ignore_nan):
             r = (lo + hi) * 0.5
         else:  # nearest, ties to even as NumPy
             near = _ops.cast(_ops.round(pos), _INT64)
-            half = _ops.equal(pos - lo_f, _ops.full([], 0.5, y.dtype, None))
+            half = _ops.equal(pos - lo_f, _ops.full([], 0.5, y.dtype, y.place))
             even = _ops.cast(_ops.floor_divide(_ops.cast(lo_f, _INT64),
-                                               _ops.full([], 2, _INT64, None)) * 2, y.dtype)
+                                               _ops.full([], 2, _INT64, y.place)) * 2, y.dtype)
             pick = _ops.where(half, _ops.cast(_ops.where(_ops.equal(lo_f, even), lo_f, hi_f),
                                               _INT64), near)
             r = _row_values(s, pick)
         if ignore_nan:
-            r = _ops.where(_ops.equal(cnt, _ops.full([], 0.0, y.dtype, None)),
+            r = _ops.where(_ops.equal(cnt, _ops.full([], 0.0, y.dtype, y.place)),
                            _ops.full_like(r, float("nan"), r.dtype), r)
         outs.append(_finish(_ops.squeeze(r, [-1]), kshape, kept, keepdim))
     return outs[0] if scalar_q else _ops.stack(outs, 0)

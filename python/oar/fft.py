@@ -100,7 +100,7 @@ def _resize(x, sizes, axes):
         elif cur < size:
             shape = list(x.shape)
             shape[ax] = size - cur
-            x = _ops.concat([x, _ops.full(shape, 0, x.dtype, None)], ax)
+            x = _ops.concat([x, _ops.full(shape, 0, x.dtype, x.place)], ax)
     return x
 
 

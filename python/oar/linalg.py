@@ -688,7 +688,7 @@ def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
         wt = wt.astype(m.dtype)
         w = wt if w is None else w * wt
     if w is None:
-        w = _ops.full([n], 1.0, m.dtype, None)
+        w = _ops.full([n], 1.0, m.dtype, m.place)
     w_sum = w.sum()
     avg = (m * w).sum(axis=1, keepdim=True) / w_sum
     if not ddof:

@@ -160,7 +160,7 @@ def _bias(cell, which, xw):
     parts = [b for b in ((cell.bias_ih, cell.bias_hh) if which == "sum" else (getattr(cell, which),))
              if b is not None]
     if not parts:
-        return _ops.full([xw.shape[-1]], 0.0, xw.dtype, None)
+        return _ops.full([xw.shape[-1]], 0.0, xw.dtype, xw.place)
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
@@ -295,8 +295,8 @@ class RNN(Layer):
                           [-1] * (rank - 1) + [hidden])
         flat = list(states) if isinstance(states, (tuple, list)) else [states]
         packed = isinstance(states, (tuple, list))
-        t0 = _ops.subtract(n, _ops.full([], 1, "int64", None)) if self.is_reverse else \
-            _ops.full([], 0, "int64", None)
+        t0 = _ops.subtract(n, _ops.full([], 1, "int64", n.place)) if self.is_reverse else \
+            _ops.full([], 0, "int64", n.place)
 
         def cond(t, *rest):
             return t >= 0 if self.is_reverse else t < n

@@ -112,8 +112,8 @@ class MultiHeadAttention(Layer):
             return self.StaticCache(k, v)
         if value is None:
             shape = [key.shape[0], self.num_heads, 0, self.head_dim]
-            return self.Cache(_ops.full(shape, 0.0, key.dtype, None),
-                              _ops.full(shape, 0.0, key.dtype, None))
+            return self.Cache(_ops.full(shape, 0.0, key.dtype, key.place),
+                              _ops.full(shape, 0.0, key.dtype, key.place))
         return self.Cache(key, value)
 
     def forward(self, query, key=None, value=None, attn_mask=None, cache=None):

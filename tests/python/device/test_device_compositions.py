@@ -1,0 +1,97 @@
+"""Python compositions on a device tensor while the current device is the CPU: the
+constants and random draws they make must land on the operand's place. Each of these
+raised a mixed-place error on sample:0 ("argument 'y' is on cpu but the op runs on
+sample:0") before its constants and draws took the operand's place."""
+import numpy as np
+import pytest
+
+import oar
+from oar import nn
+
+DEV = "sample:0"
+
+
+@pytest.fixture
+def on_cpu(sample):
+    oar.set_device("cpu")  # the operands are on DEV, the current device is not
+    yield
+    oar.device.synchronize(DEV)
+
+
+def pair(a):
+    return oar.to_tensor(a), oar.to_tensor(a, place=DEV)
+
+
+DETERMINISTIC = {
+    "median": lambda t: oar.median(t),
+    "median axis": lambda t: oar.median(t, axis=1),
+    "median min": lambda t: oar.median(t, axis=1, mode="min")[0],
+    "nanmedian": lambda t: oar.nanmedian(t, axis=-1),
+    "quantile": lambda t: oar.quantile(t, [0.25, 0.5], axis=0),
+    "nanquantile": lambda t: oar.nanquantile(t, 0.3, axis=1),
+    "lerp, float weight": lambda t: oar.lerp(t, t * 2.0, 0.25),
+    "cov": lambda t: oar.linalg.cov(t),
+    "fft padded": lambda t: oar.fft.fft(t, n=8).abs(),
+}
+
+
+@pytest.mark.parametrize("name", list(DETERMINISTIC), ids=list(DETERMINISTIC))
+def test_compositions_follow_their_operand(name, on_cpu):
+    a = np.random.default_rng(0).standard_normal((4, 6))
+    a[1, 2] = np.nan if "nan" in name else a[1, 2]
+    cpu, dev = pair(a)
+    want, got = DETERMINISTIC[name](cpu), DETERMINISTIC[name](dev)
+    assert got.place.device_str() == DEV, name
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+RANDOM = {  # (draw, check of the values)
+    "bernoulli": (lambda t: oar.bernoulli(t), lambda v: set(np.unique(v)) <= {0.0, 1.0}),
+    "bernoulli p": (lambda t: oar.bernoulli(t, p=0.5), lambda v: set(np.unique(v)) <= {0.0, 1.0}),
+    "multinomial": (lambda t: oar.multinomial(t[0], 3), lambda v: ((0 <= v) & (v < 6)).all() and len(set(v)) == 3),
+    "multinomial replacement": (lambda t: oar.multinomial(t, 5, replacement=True),
+                                lambda v: v.shape == (4, 5) and ((0 <= v) & (v < 6)).all()),
+    "poisson small": (lambda t: oar.poisson(t), lambda v: (v >= 0).all() and (v == np.floor(v)).all()),
+    "poisson large": (lambda t: oar.poisson(t * 40.0), lambda v: (v >= 0).all() and (v == np.floor(v)).all()),
+    "standard_gamma": (lambda t: oar.standard_gamma(t + 0.5), lambda v: (v > 0).all()),
+    "binomial": (lambda t: oar.binomial((t * 50).floor() + 30, t * 0.4 + 0.1),
+                 lambda v: (v >= 0).all() and (v == np.floor(v)).all()),
+    "normal, tensor mean": (lambda t: oar.normal(t, 1.0), lambda v: np.isfinite(v).all()),
+    "rand_like": (lambda t: oar.rand_like(t), lambda v: ((0 <= v) & (v < 1)).all()),
+    "randn_like": (lambda t: oar.randn_like(t), lambda v: np.isfinite(v).all()),
+    "randint_like": (lambda t: oar.randint_like(t, 3, 7), lambda v: ((3 <= v) & (v < 7)).all()),
+}
+
+
+@pytest.mark.parametrize("name", list(RANDOM), ids=list(RANDOM))
+def test_random_draws_land_beside_their_operand(name, on_cpu):
+    probs = np.random.default_rng(1).uniform(0.05, 0.95, (4, 6))
+    draw, ok = RANDOM[name]
+    for t in pair(probs):
+        got = draw(t)
+        assert got.place == t.place, (name, got.place, t.place)
+        assert ok(got.numpy()), (name, got.numpy())
+
+
+def test_like_draws_take_a_device_argument(on_cpu):
+    _, dev = pair(np.zeros((2, 3)))
+    assert oar.rand_like(dev, device="cpu").place.is_cpu_place()
+    assert oar.randn_like(dev.cpu(), device=DEV).place.device_str() == DEV
+    with pytest.raises(ValueError, match="rand_like"):
+        oar.rand_like(dev, device="nodevice:0")
+
+
+def test_rnn_and_attention_cache_on_the_device(on_cpu):
+    oar.seed(2)
+    lstm = nn.LSTM(4, 5, direction="bidirect")
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype("float32")
+    want, _ = lstm(oar.to_tensor(x))
+    lstm.to(DEV)
+    got, _ = lstm(oar.to_tensor(x, place=DEV))
+    assert got.place.device_str() == DEV
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    mha = nn.MultiHeadAttention(8, 2)
+    mha.to(DEV)
+    key = oar.to_tensor(np.ones((2, 3, 8), "float32"), place=DEV)
+    cache = mha.gen_cache(key)
+    assert cache.k.place.device_str() == DEV and list(cache.k.shape) == [2, 2, 0, 4]
