@@ -487,7 +487,7 @@ def vander(x, n=None, increasing=False, name=None):
         for _ in range(1, n):
             cols.append(cols[-1] * x)
         return oar.stack(cols if increasing else cols[::-1], axis=1)
-    powers = oar.arange(n, dtype=x.dtype)
+    powers = _C.ops.arange(0, n, 1, x.dtype, x.place)
     if not increasing:
         powers = oar.flip(powers, [0])
     return oar.pow(oar.unsqueeze(x, 1), powers.astype(x.dtype)) if n else \
@@ -525,7 +525,7 @@ def pdist(x, p=2.0, name=None):
     if x.ndim != 2:
         raise ValueError(f"pdist: x must be 2-D, got shape {list(x.shape)}")
     n = x.shape[0]
-    idx = oar.triu_indices(n, n, 1)
+    idx = oar.triu_indices(n, n, 1).to(x.place)
     a = oar.index_select(x, idx[0], axis=0)
     b = oar.index_select(x, idx[1], axis=0)
     return _pnorm_last(oar.abs(a - b), float(p))
@@ -561,7 +561,7 @@ def multiplex(inputs, index, name=None):
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= len(inputs)):
         raise ValueError(f"multiplex: index values must be in [0, {len(inputs) - 1}], got "
                          f"{idx.tolist()}")
-    rows = oar.arange(idx.shape[0], dtype="int64")
+    rows = _C.ops.arange(0, idx.shape[0], 1, convert_dtype("int64"), idx.place)
     return oar.gather_nd(stacked, oar.stack([idx, rows], axis=1))
 
 

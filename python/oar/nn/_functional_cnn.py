@@ -598,9 +598,10 @@ def _check_p(p, op):
         raise ValueError(f"{op}: p must be a float in [0, 1], got {p}")
 
 
-def _keep_mask(shape, p, dtype):
-    from .._creation import rand
-    return (rand(shape, "float32") >= p).astype(dtype)
+def _keep_mask(shape, p, x):
+    """The keep draws of a dropout of x, on x's place."""
+    from .._creation import _rand_on
+    return (_rand_on(x.place, shape, "float32") >= p).astype(x.dtype)
 
 
 def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
@@ -626,7 +627,7 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
         mshape = [s if i in axes else 1 for i, s in enumerate(sizes)]
     if p == 1.0:
         return x * 0.0
-    keep = _keep_mask(mshape, p, x.dtype)
+    keep = _keep_mask(mshape, p, x)
     return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep
 
 
@@ -657,7 +658,7 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
         return x * 0.0
     a = ((1.0 - p) * (1.0 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
-    keep = _keep_mask(_trace_state.sizes_of(x), p, x.dtype)
+    keep = _keep_mask(_trace_state.sizes_of(x), p, x)
     return (x * keep + (1.0 - keep) * alpha_p) * a + b
 
 

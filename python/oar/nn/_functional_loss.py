@@ -179,8 +179,8 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
     if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
         raise IndexError(f"gumbel_softmax: axis {axis} is out of range for x of shape "
                          f"{list(x.shape)}")
-    from .. import rand
-    u = rand(_trace_state.sizes_of(x), x.dtype)
+    from .._creation import _rand_on
+    u = _rand_on(x.place, _trace_state.sizes_of(x), x.dtype)
     g = -(-(u.clip(1e-20, 1.0)).log()).log()
     y = _ops.softmax((x + g) / temperature, axis)
     if not hard:

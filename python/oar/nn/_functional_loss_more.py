@@ -309,7 +309,7 @@ def sequence_mask(x, maxlen=None, dtype="int64", name=None):
         maxlen = int(x.max()) if x.size else 0
     elif isinstance(maxlen, oar.Tensor):
         maxlen = int(maxlen.item())
-    out = oar.arange(int(maxlen), dtype=x.dtype) < oar.unsqueeze(x, -1)
+    out = _C.ops.arange(0, int(maxlen), 1, x.dtype, x.place) < oar.unsqueeze(x, -1)
     out = out.astype(dtype)
     out.stop_gradient = True
     return out

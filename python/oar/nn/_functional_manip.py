@@ -306,7 +306,7 @@ def one_hot(x, num_classes, name=None):
         raise ValueError(f"one_hot: num_classes must be a positive int, got {num_classes}")
     _check_index_range(x, num_classes, "one_hot", "x")
     try:
-        classes = _ops.arange(0, num_classes, 1, x.dtype)
+        classes = _ops.arange(0, num_classes, 1, x.dtype, x.place)
     except MemoryError as e:  # name the op the user called, not its helper
         raise MemoryError(f"one_hot: num_classes={num_classes}: {e}") from None
     return _ops.cast(_ops.equal(_ops.unsqueeze(x, [-1]), classes), _C.DataType.float32)

@@ -35,7 +35,8 @@ def rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=True, name=None):
     count = int(neg.astype("int64").sum()) if x.size else 0
     if count == 0:
         return x * oar.ones_like(x)
-    draws = oar.uniform([count], x.dtype, float(lower), float(upper))
+    from .._creation import _uniform
+    draws = _uniform([count], x.dtype, lower, upper, 0, x.place)
     slopes = oar.masked_scatter(oar.ones_like(x), neg, draws)
     return x * slopes.detach()
 
@@ -53,9 +54,9 @@ def feature_alpha_dropout(x, p=0.5, training=True, name=None):
         raise ValueError(f"{op}: x must be at least 2-D ([N, C, ...]), got shape {list(x.shape)}")
     if p == 1.0:
         return x * 0.0
-    from .._creation import rand
+    from .._creation import _rand_on
     a = ((1.0 - p) * (1.0 + p * _ALPHA_P ** 2)) ** -0.5
     b = -a * _ALPHA_P * p
     shape = _trace_state.sizes_of(x)[:2] + [1] * (x.ndim - 2)
-    keep = (rand(shape, "float32") >= p).astype(x.dtype)
+    keep = (_rand_on(x.place, shape, "float32") >= p).astype(x.dtype)
     return (x * keep + (1.0 - keep) * _ALPHA_P) * a + b

@@ -32,6 +32,12 @@ DETERMINISTIC = {
     "lerp, float weight": lambda t: oar.lerp(t, t * 2.0, 0.25),
     "cov": lambda t: oar.linalg.cov(t),
     "fft padded": lambda t: oar.fft.fft(t, n=8).abs(),
+    "pdist": lambda t: oar.pdist(t),
+    "vander": lambda t: oar.vander(t[0], 4),
+    "one_hot": lambda t: nn.functional.one_hot((t.abs() * 2).astype("int64"), 8),
+    "sequence_mask": lambda t: nn.functional.sequence_mask((t.abs() * 3).astype("int64"), 7),
+    "multiplex": lambda t: oar.multiplex([t, t * 2.0], (t[:, :1] > 0).astype("int32")),
+    "rrelu, eval": lambda t: nn.functional.rrelu(t, training=False),
 }
 
 
@@ -60,6 +66,15 @@ RANDOM = {  # (draw, check of the values)
     "rand_like": (lambda t: oar.rand_like(t), lambda v: ((0 <= v) & (v < 1)).all()),
     "randn_like": (lambda t: oar.randn_like(t), lambda v: np.isfinite(v).all()),
     "randint_like": (lambda t: oar.randint_like(t, 3, 7), lambda v: ((3 <= v) & (v < 7)).all()),
+    "dropout": (lambda t: nn.functional.dropout(t, 0.5), lambda v: v.shape == (4, 6)),
+    "dropout along an axis": (lambda t: nn.functional.dropout(t, 0.5, axis=1), lambda v: v.shape == (4, 6)),
+    "dropout2d": (lambda t: nn.functional.dropout2d(t.reshape([1, 4, 2, 3])), lambda v: v.shape == (1, 4, 2, 3)),
+    "alpha_dropout": (lambda t: nn.functional.alpha_dropout(t, 0.3), lambda v: np.isfinite(v).all()),
+    "feature_alpha_dropout": (lambda t: nn.functional.feature_alpha_dropout(t.reshape([2, 2, 6]), 0.3),
+                              lambda v: np.isfinite(v).all()),
+    "gumbel_softmax": (lambda t: nn.functional.gumbel_softmax(t), lambda v: np.allclose(v.sum(-1), 1.0)),
+    "rrelu": (lambda t: nn.functional.rrelu(t - 0.5), lambda v: np.isfinite(v).all()),
+    "Dropout layer": (lambda t: nn.Dropout(0.2)(t), lambda v: v.shape == (4, 6)),
 }
 
 
