@@ -23,8 +23,8 @@ Tensor operator*(double a, const Tensor& b) { return ops::scale(b, a, 0.0, true)
 
 namespace ops {
 
-Tensor zeros(const std::vector<int64_t>& shape, DataType dtype) {
-  return full(shape, Scalar(0.0), dtype, CPUPlace());
+Tensor zeros(const std::vector<int64_t>& shape, DataType dtype, const Place& place) {
+  return full(shape, Scalar(0.0), dtype, place);
 }
 Tensor zeros_like(const Tensor& x) { return full_like(x, Scalar(0.0), x.dtype()); }
 Tensor ones_like(const Tensor& x) { return full_like(x, Scalar(1.0), x.dtype()); }

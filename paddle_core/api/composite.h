@@ -27,7 +27,8 @@ namespace ops {
 /// multiply the incoming gradient by the conjugate of the local derivative
 /// (Note [Complex autograd] in docs/notes/autograd.md), which this keeps free for real ops.
 Tensor conjugate(const Tensor& t);
-Tensor zeros(const std::vector<int64_t>& shape, DataType dtype);
+/// Zeros on `place` (a gradient that never arrived: its forward output's place).
+Tensor zeros(const std::vector<int64_t>& shape, DataType dtype, const Place& place);
 Tensor zeros_like(const Tensor& x);
 Tensor ones_like(const Tensor& x);
 /// Sums `g` (broadcast from like's shape) back to like's shape.

@@ -82,7 +82,7 @@ inline Tensor batch_norm_decomp(int which, const Tensor& x, const Tensor& runnin
     const double inv = 1.0 / static_cast<double>(a.count);
     const Tensor m = sum(y, a.axes, DataType::UNDEFINED, true) * inv;
     mean = m + k;
-    var = maximum(sum(y * y, a.axes, DataType::UNDEFINED, true) * inv - m * m, full({}, 0.0, x.dtype()));
+    var = maximum(sum(y * y, a.axes, DataType::UNDEFINED, true) * inv - m * m, full({}, 0.0, x.dtype(), x.place()));
   } else {
     mean = reshape(running_mean, a.bshape);
     var = reshape(running_var, a.bshape);

@@ -32,7 +32,7 @@ Tensor fft_r2c_grad(const Tensor& x, const Tensor& grad, const std::vector<int64
     if (missing > 0) {
       std::vector<int64_t> shape = grad.dims().vec();
       shape[ax] = missing;
-      g = concat({grad, zeros(shape, grad.dtype())}, ax);
+      g = concat({grad, zeros(shape, grad.dtype(), grad.place())}, ax);
     }
   }
   return real(fft_c2c(g, axes, fft_adjoint_norm(normalization), !forward));
@@ -45,8 +45,8 @@ Tensor fft_c2r_grad(const Tensor& grad, const std::vector<int64_t>& axes, const 
   const int64_t n = grad.dims()[ax], doubled = n - half;  // bins 1..n-half have a mirror image
   if (doubled <= 0) return g;
   const DataType real_t = complex_to_real(g.dtype());
-  std::vector<Tensor> parts = {full({1}, 1.0, real_t), full({doubled}, 2.0, real_t)};
-  if (half - 1 - doubled > 0) parts.push_back(full({half - 1 - doubled}, 1.0, real_t));
+  std::vector<Tensor> parts = {full({1}, 1.0, real_t, g.place()), full({doubled}, 2.0, real_t, g.place())};
+  if (half - 1 - doubled > 0) parts.push_back(full({half - 1 - doubled}, 1.0, real_t, g.place()));
   std::vector<int64_t> shape(grad.rank() - ax, 1);
   shape[0] = half;
   return g * reshape(concat(parts, 0), shape);

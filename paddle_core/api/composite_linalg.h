@@ -106,9 +106,7 @@ inline Tensor put_along_axis_grad_values(const Tensor& arr, const Tensor& indice
 // ---- linear algebra (formulas for real matrices; batch dims lead).
 namespace detail_la {
 inline int64_t last(const Tensor& x, int k) { return x.dims()[x.rank() - k]; }
-inline Tensor eye_like(int64_t n, const Tensor& like) {
-  return eye(n, n, like.dtype(), CPUPlace());
-}
+inline Tensor eye_like(int64_t n, const Tensor& like) { return eye(n, n, like.dtype(), like.place()); }
 /// 1 / (v_j - v_i) off the diagonal, 0 on it: [*, k, k] from v [*, k].
 inline Tensor inv_gaps(const Tensor& v) {
   Tensor d = unsqueeze(v, {-2}) - unsqueeze(v, {-1});

@@ -23,6 +23,7 @@ struct CeTerms {
   std::vector<int64_t> kdims;   // the input's dims with the class dim 1
   std::vector<int64_t> bshape;  // [1, .., C, .., 1]: a per-class value
   DataType dt = DataType::FLOAT32;
+  Place place;                  // the input's: the constants below live there
   double keep = 1, spread = 0;  // y' = keep * y + spread
   Tensor hit;                   // hard: bool, the input's shape: class == label
   Tensor valid;                 // hard: bool [kdims]: label != ignore_index
@@ -30,7 +31,7 @@ struct CeTerms {
   Tensor weight_of;             // [kdims]: each sample's W (undefined: 1; hard: not masked)
   Tensor zero, one;             // 0-D constants of the input's dtype
 
-  Tensor k(double v) const { return full({}, v, dt); }
+  Tensor k(double v) const { return full({}, v, dt, place); }
   /// The smoothed labels y' (the input's shape, or broadcastable to it).
   Tensor smoothed(const Tensor& label, bool soft) const {
     if (soft) return spread == 0 ? label : label * keep + spread;
@@ -42,6 +43,7 @@ inline CeTerms ce_terms(const Tensor& input, const Tensor& label, const Tensor& 
                         int64_t ignore_index, int64_t axis, double label_smoothing, const char* op) {
   CeTerms t;
   t.dt = input.dtype();
+  t.place = input.place();
   // Float32 and float64 only: bfloat16/float16 (amp keeps the op in float32 anyway) would
   // compare the class indices in a type that cannot hold them exactly.
   if (t.dt != DataType::FLOAT32 && t.dt != DataType::FLOAT64)
@@ -76,10 +78,10 @@ inline CeTerms ce_terms(const Tensor& input, const Tensor& label, const Tensor& 
   // The kernel's range check stays: a bad label raises as the op does, not a zero pick.
   const Tensor checked = cross_entropy_check_labels(label, t.classes, ignore_index);
   const Tensor lf = cast(reshape(checked, t.kdims), t.dt);
-  const Tensor cls = reshape(arange(0, t.classes, 1, t.dt), t.bshape);
+  const Tensor cls = reshape(arange(0, t.classes, 1, t.dt, t.place), t.bshape);
   t.hit = equal(cls, lf);
   t.valid = not_equal(lf, t.k(static_cast<double>(ignore_index)));
-  t.valid_label = not_equal(checked, full({}, Scalar(ignore_index), label.dtype()));
+  t.valid_label = not_equal(checked, full({}, Scalar(ignore_index), label.dtype(), label.place()));
   if (weight.defined()) {
     // W = keep * w[label] + spread * sum(w), as the kernel's weight_of
     const Tensor picked = sum(where(t.hit, wb, t.zero), {t.axis}, DataType::UNDEFINED, true);

@@ -151,7 +151,7 @@ void execute(GraphTask& task, const std::vector<Edge>& root_edges,
           any = true;
         } else if (!is_leaf_acc && node->materialize_grads()) {
           const OutputMeta& m = node->output_meta[i];
-          grads[i] = ops::zeros(m.dims.vec(), m.dtype);
+          grads[i] = ops::zeros(m.dims.vec(), m.dtype, m.place);
         }
       }
       if (any) {

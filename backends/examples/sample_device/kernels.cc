@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -46,16 +47,19 @@ size_t dtype_size(OAR_DataType t) {
       return 4;
     case OAR_DTYPE_INT64:
     case OAR_DTYPE_FLOAT64:
+    case OAR_DTYPE_COMPLEX64:
       return 8;
+    case OAR_DTYPE_COMPLEX128:
+      return 16;
   }
   return 0;
 }
 
 const char* dtype_name(OAR_DataType t) {
-  static const char* names[] = {"bool",  "int8",    "uint8",    "int16",   "int32",
-                                "int64", "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",    "int8",     "uint8",   "int16",   "int32",     "int64",
+                                "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
   const int i = static_cast<int>(t);
-  return i >= 0 && i < 10 ? names[i] : "unknown";
+  return i >= 0 && i < 12 ? names[i] : "unknown";
 }
 
 std::string dims_str(const std::vector<int64_t>& d) {
@@ -320,14 +324,45 @@ struct BHalf {
   uint16_t bits;
 };
 
-// Element types as the conversion sees them: halves go through float.
+// A complex value converts to a real type by its real part (as Oar's cast); others as they are.
+template <typename W>
+W real_part(W v) {
+  return v;
+}
+template <typename R>
+R real_part(std::complex<R> v) {
+  return v.real();
+}
+template <typename W>
+constexpr bool kIsComplex = false;
+template <typename R>
+constexpr bool kIsComplex<std::complex<R>> = true;
+
+// Element types as the conversion sees them: halves go through float, complex through
+// complex<double>.
 template <typename T>
 struct Elem {
   using Wide = T;
   static Wide get(const void* p, int64_t i) { return static_cast<const T*>(p)[i]; }
   template <typename W>
   static void put(void* p, int64_t i, W v) {
-    static_cast<T*>(p)[i] = static_cast<T>(v);
+    static_cast<T*>(p)[i] = static_cast<T>(real_part(v));
+  }
+};
+template <typename R>
+struct Elem<std::complex<R>> {
+  using Wide = std::complex<double>;
+  static Wide get(const void* p, int64_t i) {
+    const std::complex<R> z = static_cast<const std::complex<R>*>(p)[i];
+    return {static_cast<double>(z.real()), static_cast<double>(z.imag())};
+  }
+  template <typename W>
+  static void put(void* p, int64_t i, W v) {
+    if constexpr (kIsComplex<W>) {
+      static_cast<std::complex<R>*>(p)[i] = {static_cast<R>(v.real()), static_cast<R>(v.imag())};
+    } else {
+      static_cast<std::complex<R>*>(p)[i] = {static_cast<R>(v), R(0)};
+    }
   }
 };
 template <>
@@ -336,7 +371,7 @@ struct Elem<bool> {
   static bool get(const void* p, int64_t i) { return static_cast<const uint8_t*>(p)[i] != 0; }
   template <typename W>
   static void put(void* p, int64_t i, W v) {
-    static_cast<uint8_t*>(p)[i] = v != W(0) ? 1 : 0;
+    static_cast<uint8_t*>(p)[i] = v != W(0) ? 1 : 0;  // a complex value: either part nonzero
   }
 };
 template <>
@@ -345,7 +380,7 @@ struct Elem<Half> {
   static float get(const void* p, int64_t i) { return half_to_float(static_cast<const uint16_t*>(p)[i]); }
   template <typename W>
   static void put(void* p, int64_t i, W v) {
-    static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v));
+    static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(real_part(v)));
   }
 };
 template <>
@@ -354,7 +389,7 @@ struct Elem<BHalf> {
   static float get(const void* p, int64_t i) { return bf16_to_float(static_cast<const uint16_t*>(p)[i]); }
   template <typename W>
   static void put(void* p, int64_t i, W v) {
-    static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v));
+    static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(real_part(v)));
   }
 };
 
@@ -381,6 +416,10 @@ void with_type(OAR_DataType t, F f) {
       return f(float{});
     case OAR_DTYPE_FLOAT64:
       return f(double{});
+    case OAR_DTYPE_COMPLEX64:
+      return f(std::complex<float>{});
+    case OAR_DTYPE_COMPLEX128:
+      return f(std::complex<double>{});
   }
 }
 

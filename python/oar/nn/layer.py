@@ -603,21 +603,29 @@ class Layer:
             return t
 
         from ..autograd import no_grad
+        # One new tensor per old one: a parameter registered twice (tied weights, an RNN's
+        # flat weight_ih_l0 names beside its cells') stays one parameter.
+        moved = {}
         with no_grad():
             for layer in self.sublayers(include_self=True):
                 for name, p in list(layer._parameters.items()):
                     if p is None:
                         continue
-                    c = convert(p)
-                    if c is not p:
-                        q = Parameter(c, trainable=p.trainable, name=p.name)
-                        q.stop_gradient = p.stop_gradient
-                        for a in ("optimize_attr", "regularizer", "need_clip"):
-                            setattr(q, a, getattr(p, a, None))
-                        layer._parameters[name] = q
+                    if id(p) not in moved:
+                        c = convert(p)
+                        q = p
+                        if c is not p:
+                            q = Parameter(c, trainable=p.trainable, name=p.name)
+                            q.stop_gradient = p.stop_gradient
+                            for a in ("optimize_attr", "regularizer", "need_clip"):
+                                setattr(q, a, getattr(p, a, None))
+                        moved[id(p)] = (p, q)  # p kept alive: its id is not reused meanwhile
+                    layer._parameters[name] = moved[id(p)][1]
                 for name, b in list(layer._buffers.items()):
                     if b is not None:
-                        layer._buffers[name] = convert(b)
+                        if id(b) not in moved:
+                            moved[id(b)] = (b, convert(b))
+                        layer._buffers[name] = moved[id(b)][1]
                 if dtype is not None:
                     # as Paddle: a dtype given as a string stays one; a DataType prints as
                     # paddle.<name> in the layer's repr

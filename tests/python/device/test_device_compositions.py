@@ -110,3 +110,61 @@ def test_rnn_and_attention_cache_on_the_device(on_cpu):
     key = oar.to_tensor(np.ones((2, 3, 8), "float32"), place=DEV)
     cache = mha.gen_cache(key)
     assert cache.k.place.device_str() == DEV and list(cache.k.shape) == [2, 2, 0, 4]
+
+
+@pytest.mark.parametrize("current", ["cpu", DEV])
+@pytest.mark.parametrize("cell", ["LSTM", "GRU", "SimpleRNN"])
+def test_rnn_backward_with_an_unused_final_state(cell, current, sample):
+    # The loss reads the outputs only: the final state's gradient never arrives and the
+    # autograd engine fills it with zeros, which it made on the CPU whatever the place.
+    oar.set_device(current)
+    try:
+        grads = []
+        for place in ("cpu", DEV):
+            oar.seed(4)
+            rnn = getattr(nn, cell)(4, 5)
+            rnn.to(place)
+            x = oar.to_tensor(np.linspace(-1, 1, 24).reshape(2, 3, 4).astype("float32"), place=place)
+            out, _ = rnn(x)
+            (out * out).sum().backward()
+            assert rnn.weight_hh_l0.grad.place.device_str() == place
+            grads.append([p.grad.numpy() for p in rnn.parameters()])
+        for g_cpu, g_dev in zip(*grads):
+            np.testing.assert_allclose(g_dev, g_cpu, rtol=1e-5, atol=1e-6)
+    finally:
+        oar.set_device("cpu")
+
+
+def test_rfft_gradient_on_the_device(on_cpu):
+    a = np.linspace(-1, 1, 12).reshape(2, 6)
+    grads = []
+    for t in pair(a):
+        t.stop_gradient = False
+        oar.fft.rfft(t).abs().sum().backward()
+        assert t.grad.place == t.place
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12)
+
+
+GRADIENTS = {  # backward rules that made a constant on the CPU
+    "index_put": lambda t: oar.index_put(t, (oar.to_tensor(np.array([0, 1]), place=t.place),
+                                             oar.to_tensor(np.array([2, 0]), place=t.place)),
+                                         oar.to_tensor(np.array([9.0, 8.0]), place=t.place)),
+    "slice_scatter": lambda t: oar.slice_scatter(t, oar.to_tensor(np.ones((3, 1)), place=t.place), axes=[1],
+                                                 starts=[0], ends=[1], strides=[1]),
+    "eigh": lambda t: oar.linalg.eigh(t + t.T)[0],
+    "svd": lambda t: oar.linalg.svd(t)[1],
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENTS), ids=list(GRADIENTS))
+def test_backward_rules_make_constants_on_the_gradient_place(name, on_cpu):
+    a = np.array([[2.0, 0.5, -1.0], [0.3, 1.0, 0.7], [-0.2, 0.4, 3.0]])
+    grads = []
+    for t in pair(a):
+        t.stop_gradient = False
+        y = GRADIENTS[name](t)
+        (y * y).sum().backward()
+        assert t.grad.place == t.place, name
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10, atol=1e-12, err_msg=name)

@@ -145,6 +145,33 @@ def test_to_dtype_casts_params_and_buffers():
         net.to("gpu:3")
 
 
+def test_to_keeps_shared_parameters_shared():
+    # Tied weights, and an RNN's flat names (weight_ih_l0) registered beside its cells'
+    # parameters: each converted once, so they stay one parameter and train together.
+    class Tied(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+            self.head = nn.Linear(10, 4)
+            self.head.weight = self.emb.weight  # [10, 4]: x @ W for x [*, 10]
+
+        def forward(self, ids):
+            return self.head(nn.functional.one_hot(ids, 10)) + self.emb(ids)
+
+    net = Tied()
+    for convert in (lambda m: m.to(dtype="float64"), lambda m: m.float16(), lambda m: m.astype("float32")):
+        convert(net)
+        assert net.head.weight is net.emb.weight
+        assert len(net.parameters()) == 2
+    net(oar.to_tensor([1, 3])).sum().backward()
+    assert net.emb.weight.grad is not None
+    gru = nn.GRU(4, 5, num_layers=2).to(dtype="float64")
+    assert len(gru.parameters()) == 8 and gru.weight_hh_l1 is gru[1].cell.weight_hh
+    out, _ = gru(oar.ones([2, 3, 4], dtype="float64"))
+    out.sum().backward()
+    assert all(p.grad is not None for p in gru.parameters())
+
+
 def test_repr_lists_sublayers_as_paddle():
     net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
     assert repr(net) == (
