@@ -168,3 +168,19 @@ def test_backward_rules_make_constants_on_the_gradient_place(name, on_cpu):
         assert t.grad.place == t.place, name
         grads.append(t.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_complex_conversions_on_the_device(on_cpu):
+    # The sample device's conversions had no complex case: a cast to complex wrote nothing
+    # (zeros), silently, and a real * complex product read those zeros.
+    a = np.array([1.5, -2.0, 0.0])
+    z = np.array([1 + 2j, 3 - 1j, 0j])
+    for place in ("cpu", DEV):
+        x = oar.to_tensor(a, place=place)
+        c = oar.to_tensor(z, place=place)
+        np.testing.assert_array_equal(x.astype("complex128").numpy(), a.astype(np.complex128))
+        np.testing.assert_array_equal(x.astype("complex64").numpy(), a.astype(np.complex64))
+        np.testing.assert_array_equal(c.astype("complex64").numpy(), z.astype(np.complex64))
+        np.testing.assert_array_equal(c.astype("float32").numpy(), z.real.astype(np.float32))
+        np.testing.assert_array_equal(c.astype("bool").numpy(), z != 0)
+        np.testing.assert_array_equal((x * c).numpy(), a * z)
