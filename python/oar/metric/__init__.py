@@ -57,7 +57,8 @@ class Accuracy(Metric):
         self.reset()
 
     def compute(self, pred, label, *args):
-        """[N, maxk] float32: 1 where the i-th best class is the label."""
+        """[N, maxk] float32 Tensor (as Paddle's), on pred's place: 1 where the i-th best
+        class is the label."""
         p = _np(pred)
         if p.ndim == 1:
             p = p.reshape(1, -1)
@@ -68,7 +69,8 @@ class Accuracy(Metric):
         lab = _labels_as_index(label, _np(pred).shape)
         if lab.shape[0] != order.shape[0]:
             raise ValueError(f"Accuracy: {order.shape[0]} predictions but {lab.shape[0]} labels")
-        return (order == lab).astype(np.float32)
+        place = pred.place if isinstance(pred, _C.Tensor) else None
+        return _C.to_tensor((order == lab).astype(np.float32), None, place, True)
 
     def update(self, correct, *args):
         correct = _np(correct)
@@ -209,5 +211,6 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):  # noqa: A
         if t is not None:
             t.set_value(np.full(t.shape, v))
     dtype = input.dtype if isinstance(input, _C.Tensor) and input.dtype.is_floating_point else None
-    out = _C.to_tensor(np.array(acc, np.float32), None, None, True)
+    place = input.place if isinstance(input, _C.Tensor) else None
+    out = _C.to_tensor(np.array(acc, np.float32), None, place, True)
     return out.astype(dtype) if dtype is not None and dtype != out.dtype else out

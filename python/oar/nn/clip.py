@@ -249,7 +249,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         if coef < 1.0:
             for g in grads:
                 g.copy_(g * coef)
-    return to_tensor(total)
+    return to_tensor(total, place=grads[0].place)  # beside the gradients, as Paddle's
 
 
 def _clip_grad_norm_ops(grads, max_norm, norm_type):

@@ -184,3 +184,19 @@ def test_complex_conversions_on_the_device(on_cpu):
         np.testing.assert_array_equal(c.astype("float32").numpy(), z.real.astype(np.float32))
         np.testing.assert_array_equal(c.astype("bool").numpy(), z != 0)
         np.testing.assert_array_equal((x * c).numpy(), a * z)
+
+
+def test_metrics_and_grad_clipping_answer_on_the_device(on_cpu):
+    pred = oar.to_tensor(np.eye(3, dtype="float32"), place=DEV)
+    label = oar.to_tensor(np.array([[0], [1], [0]]), place=DEV)
+    hits = oar.metric.Accuracy().compute(pred, label)
+    assert hits.place.device_str() == DEV
+    np.testing.assert_array_equal(hits.numpy(), [[1.0], [1.0], [0.0]])
+    assert oar.metric.accuracy(pred, label).place.device_str() == DEV
+    lin = nn.Linear(3, 2)
+    lin.to(DEV)
+    lin(pred).sum().backward()
+    norm = nn.utils.clip_grad_norm_(lin.parameters(), 0.5)
+    assert norm.place.device_str() == DEV and float(norm) > 0.5
+    total = np.sqrt(sum(float((p.grad * p.grad).sum()) for p in lin.parameters()))
+    assert total == pytest.approx(0.5, rel=1e-4)

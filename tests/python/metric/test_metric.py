@@ -33,6 +33,9 @@ def test_accuracy_label_forms_and_errors():
     for lab in (np.array([1, 0, 0]), np.array([[1], [0], [0]]), np.eye(2)[[1, 0, 0]]):
         m.reset()
         assert m.update(m.compute(pred, oar.to_tensor(lab))) == pytest.approx(2 / 3)
+    hits = m.compute(pred, oar.to_tensor(np.array([1, 0, 0])))
+    assert isinstance(hits, oar.Tensor) and hits.dtype == oar.float32 and hits.shape == [3, 1]  # as Paddle's
+    np.testing.assert_array_equal(hits.numpy(), [[1.0], [1.0], [0.0]])
     with pytest.raises(ValueError, match="topk"):
         Accuracy(topk=(0,))
     with pytest.raises(ValueError, match="exceeds"):
