@@ -642,7 +642,7 @@ inline bool backward(const DenseTensor& t) {
     if (t.strides()[i] < 0) return has_negative_stride(t);
   return false;
 }
-inline bool backward(const DenseTensor* t) { return t != nullptr && has_negative_stride(*t); }
+inline bool backward(const DenseTensor* t) { return t != nullptr && backward(*t); }
 inline bool backward(const std::vector<const DenseTensor*>& l) {
   return std::any_of(l.begin(), l.end(), [](const DenseTensor* t) { return backward(t); });
 }
@@ -659,8 +659,8 @@ struct ForwardTensor {
 };
 struct ForwardOptional {
   DenseTensor t;
-  const DenseTensor* p;
-  operator const DenseTensor*() const { return p != nullptr ? &t : nullptr; }
+  bool present;
+  operator const DenseTensor*() const { return present ? &t : nullptr; }
 };
 struct ForwardList {
   std::vector<DenseTensor> copies;
@@ -669,13 +669,13 @@ struct ForwardList {
 };
 inline ForwardTensor forward(const DenseTensor& t) { return {without_negative_strides(t)}; }
 inline ForwardOptional forward(const DenseTensor* t) {
-  return t == nullptr ? ForwardOptional{DenseTensor(), nullptr} : ForwardOptional{without_negative_strides(*t), t};
+  return t == nullptr ? ForwardOptional{DenseTensor(), false} : ForwardOptional{without_negative_strides(*t), true};
 }
 inline ForwardList forward(const std::vector<const DenseTensor*>& l) {
   ForwardList f;
   f.copies.reserve(l.size());
   for (const DenseTensor* t : l) {
-    if (t != nullptr && has_negative_stride(*t)) {
+    if (backward(t)) {
       f.copies.push_back(without_negative_strides(*t));
       f.l.push_back(&f.copies.back());
     } else {

@@ -120,8 +120,10 @@ void span_from_host(const DenseTensor& host, const DenseTensor& t) {
                 host.storage()->bytes());
 }
 
-// Whether a device's copy kernel serves this copy. The kernel ABI does not promise that a
-// plugin walks negative strides (the sample device refuses them): those go through the host.
+// Whether a device's copy kernel serves this copy. A view with a negative stride goes
+// through the host instead: a plugin kernel is never handed one as its input (Note [Forward
+// strides for plugin kernels] would copy it first, through here) and may refuse one as its
+// output.
 bool device_copy_kernel(const DenseTensor& src, const DenseTensor& dst) {
   return !has_negative_stride(src) && !has_negative_stride(dst) && has_copy_kernel(src.place(), src.dtype());
 }

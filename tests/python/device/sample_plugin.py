@@ -30,3 +30,17 @@ def sample_plugin_path():
 
 def load_sample():
     return oar.device.load_plugin(sample_plugin_path())
+
+
+def run_with_sample(body, timeout=300):
+    """Runs `body` (Python source) in a fresh interpreter with the sample device loaded and
+    this folder importable: for what a process does once (warnings printed once per
+    process). Returns the finished process; its exit status must be 0."""
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.path[:0] = [%r, %r]\n"
+            "from sample_plugin import load_sample\n"
+            "load_sample()\n" % (here, os.path.dirname(here))) + body
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return r

@@ -5,19 +5,14 @@ compiler, with one warning per device type; a program compiled for the CPU and r
 device runs its compiled kernels like CPU kernels of the fallback, on host copies. The
 sample device's memory is not mapped on the host, so a kernel reading it directly would
 crash the process (it did, before this)."""
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import oar
 from oar import _C, nn
+from sample_plugin import run_with_sample
 
 pytestmark = pytest.mark.skipif(not oar.is_compiled_with_cinn(), reason="built without LLVM 19 (no CINN)")
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def gelu_bias(x, w):
@@ -123,18 +118,12 @@ def test_a_cpu_compiled_program_runs_its_kernels_on_host_copies(sample):
 
 
 def test_the_device_warning_is_printed_once(sample):
-    code = (
-        "import sys; sys.path[:0] = [%r, %r]\n"
-        "import numpy as np, oar\n"
-        "from sample_plugin import load_sample\n"
+    r = run_with_sample(
+        "import oar\n"
         "from test_cinn_device import gelu_bias, inputs\n"
-        "load_sample()\n"
         "for seed in range(3):\n"
         "    f = oar.jit.to_static(lambda x, w: gelu_bias(x, w) + seed, backend='CINN')\n"
-        "    f(*inputs('sample:0', seed))\n"
-    ) % (HERE, os.path.dirname(HERE))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
+        "    f(*inputs('sample:0', seed))\n")
     lines = [ln for ln in r.stderr.splitlines() if "cinn:" in ln]
     assert lines == ["oar: warning: cinn: the fusion compiler generates host code only; the program for "
                      "sample:0 runs unfused"], r.stderr
