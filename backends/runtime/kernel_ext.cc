@@ -29,7 +29,9 @@
 #include "backends/runtime/device_manager.h"
 #include "oar_generated/c_kernel_table.h"
 #include "oar_generated/kernel_signatures.h"
+#include "paddle_core/api/fused_update.h"
 #include "paddle_core/base/errors.h"
+#include "paddle_core/dispatch/fallback.h"
 #include "paddle_core/dispatch/kernel_registry.h"
 #include "phi_kernels/funcs/optimizer_update.h"
 
@@ -606,6 +608,18 @@ std::function<void()> stage_kernels(const std::string& device_type,
                                     status_name(status), why.empty() ? "" : ": ", why));
 }
 
+// Note [Declined plugin kernels]: the CPU kernel a declined call runs instead, or the
+// plugin's error, thrown.
+void* declined_to_cpu(const OAR_KernelContext_st& c, DataType dtype) {
+  void* cpu = KernelRegistry::instance().find(c.kernel, DeviceType::kCPU, dtype);
+  if (cpu == nullptr || !dispatch::fallback_allowed(c.dev->place))
+    throw_kernel_failure(c, OAR_ERROR_UNIMPLEMENTED, dtype);
+  const std::string type = device_type_name(c.dev->place.type());
+  const std::string why = c.error.empty() ? DeviceManager::instance().last_error_message(type) : c.error;
+  dispatch::warn_fallback(c.kernel, c.dev->place.type(), dtype, why.empty() ? "declined the call" : why);
+  return cpu;
+}
+
 template <typename T>
 const void* address_of(const T& v) {
   if constexpr (std::is_pointer_v<T>) {
@@ -689,6 +703,83 @@ T&& forward(T&& v) {
   return std::forward<T>(v);
 }
 
+// Note [Declined plugin kernels]: a plugin kernel may decline a call it does not serve (a
+// rank, a layout, strides it does not walk) by returning OAR_ERROR_UNIMPLEMENTED before it
+// writes or launches anything. The adapter then runs the op's CPU kernel on host copies, as
+// the fallback runs an op whose kernel the device lacks: warned once per (kernel, device
+// type, dtype), refused with the plugin's error when FLAGS_enable_api_kernel_fallback is off
+// or the CPU has no kernel for the dtype. An output the call brought memory for (a donated
+// input, an in-place write) gets the result copied into that memory; the others become
+// device copies of the host results. Each argument below is the host side of one argument
+// of the kernel's signature; `finish` writes an output back.
+inline DenseTensor on_host(const DenseTensor& t) {
+  if (t.place().is_cpu()) return t;
+  DenseTensor h(t.dims(), t.dtype(), CPUPlace());
+  h.alloc();
+  copy_into(t, &h);
+  return h;
+}
+struct HostOut {
+  DenseTensor* dev;
+  DenseTensor h;
+  operator DenseTensor*() { return &h; }
+};
+struct HostOutList {
+  std::vector<DenseTensor*> dev;
+  std::vector<DenseTensor> h;
+  operator std::vector<DenseTensor*>() {
+    std::vector<DenseTensor*> p;
+    for (DenseTensor& t : h) p.push_back(&t);
+    return p;
+  }
+};
+inline ForwardTensor host_arg(const DenseTensor& t) { return {on_host(t)}; }
+inline ForwardOptional host_arg(const DenseTensor* t) {
+  return t == nullptr ? ForwardOptional{DenseTensor(), false} : ForwardOptional{on_host(*t), true};
+}
+inline ForwardList host_arg(const std::vector<const DenseTensor*>& l) {
+  ForwardList f;
+  f.copies.reserve(l.size());
+  for (const DenseTensor* t : l) f.copies.push_back(on_host(*t));
+  for (const DenseTensor& t : f.copies) f.l.push_back(&t);
+  return f;
+}
+inline DenseTensor host_out(const DenseTensor& d) {
+  // The kernel's view of the output: its metadata, and its contents when it has memory.
+  if (d.initialized()) return on_host(d);
+  DenseTensor h = d;
+  h.set_place(CPUPlace());
+  return h;
+}
+inline HostOut host_arg(DenseTensor* out) { return {out, host_out(*out)}; }
+inline HostOutList host_arg(const std::vector<DenseTensor*>& l) {
+  HostOutList f{l, {}};
+  for (DenseTensor* t : l) f.h.push_back(host_out(*t));
+  return f;
+}
+template <typename T>
+const T& host_arg(const T& v) {
+  return v;  // an attribute
+}
+inline void finish(const DenseTensor& h, DenseTensor* dev, const Place& place) {
+  if (dev->initialized() && dev->dims() == h.dims()) {
+    copy_into(h, dev);
+  } else if (h.initialized()) {
+    DenseTensor d(h.dims(), h.dtype(), place);
+    d.alloc();
+    copy_into(h, &d);
+    *dev = std::move(d);
+  } else {
+    *dev = DenseTensor(h.dims(), h.dtype(), place);
+  }
+}
+inline void finish(HostOut& o, const Place& place) { finish(o.h, o.dev, place); }
+inline void finish(HostOutList& o, const Place& place) {
+  for (size_t i = 0; i < o.dev.size(); ++i) finish(o.h[i], o.dev[i], place);
+}
+template <typename T>
+void finish(T&, const Place&) {}
+
 template <int K, int DtypeFrom, typename Sig>
 struct Adapter;
 
@@ -742,11 +833,23 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
         {}};
     if (__builtin_expect(fn == nullptr, 0)) throw_kernel_failure(c, OAR_ERROR_INTERNAL, dtype);
     const OAR_Status status = fn(&g_api, &c);
-    if (__builtin_expect(status != OAR_SUCCESS, 0)) throw_kernel_failure(c, status, dtype);
+    if (__builtin_expect(status != OAR_SUCCESS, 0)) {
+      if (status != OAR_ERROR_UNIMPLEMENTED) throw_kernel_failure(c, status, dtype);
+      call_on_cpu(declined_to_cpu(c, dtype), ctx.place, a...);
+    }
   }
 
   // Note [Forward strides for plugin kernels]: the rare call with a backward input view.
   [[gnu::noinline]] static void call_forward(const DeviceContext& ctx, A... a) { call(ctx, forward(a)...); }
+
+  // Note [Declined plugin kernels]: the CPU kernel on host copies, its outputs written back.
+  [[gnu::noinline]] static void call_on_cpu(void* cpu, const Place& place, A... a) {
+    std::tuple<decltype(host_arg(a))...> host{host_arg(a)...};
+    const auto kernel = reinterpret_cast<void (*)(const DeviceContext&, A...)>(cpu);
+    const DeviceContext& host_ctx = device_context(CPUPlace());
+    std::apply([&](auto&... h) { kernel(host_ctx, h...); }, host);
+    std::apply([&](auto&... h) { (finish(h, place), ...); }, host);
+  }
 };
 
 template <int R>
@@ -772,6 +875,7 @@ void update_adapter(const DeviceContext& ctx, const phi::UpdateArgs& a) {
       &ctx, name.c_str(), in.data(), in_kinds.data(), in.size(), attrs, kAttrKinds, 5, nullptr, nullptr, 0, {}};
   if (fn == nullptr) throw_kernel_failure(c, OAR_ERROR_INTERNAL, dtype);
   const OAR_Status status = fn(&g_api, &c);
+  if (status == OAR_ERROR_UNIMPLEMENTED) return api::update_on_host(declined_to_cpu(c, dtype), a);
   if (status != OAR_SUCCESS) throw_kernel_failure(c, status, dtype);
 }
 

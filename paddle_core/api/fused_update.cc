@@ -75,6 +75,10 @@ void fused_update(std::string_view rule, const phi::UpdateArgs& args) {
               ") and FLAGS_enable_api_kernel_fallback is off, so it does not run on the CPU");
   }
   dispatch::warn_fallback(kernel, place.type(), dtype);
+  update_on_host(cpu, args);
+}
+
+void update_on_host(void* cpu_kernel, const phi::UpdateArgs& args) {
   Staging st;
   phi::UpdateArgs host;
   host.params = st.in(args.params, true);
@@ -85,7 +89,7 @@ void fused_update(std::string_view rule, const phi::UpdateArgs& args) {
   host.scalars = args.scalars;
   host.flag = args.flag;
   host.step = args.step;
-  reinterpret_cast<phi::UpdateKernel>(cpu)(device_context(CPUPlace()), host);
+  reinterpret_cast<phi::UpdateKernel>(cpu_kernel)(device_context(CPUPlace()), host);
   st.commit();
 }
 

@@ -16,4 +16,9 @@ namespace oar::api {
 /// both places otherwise).
 void fused_update(std::string_view rule, const phi::UpdateArgs& args);
 
+/// Runs `cpu_kernel` (a CPU update kernel, phi::UpdateKernel) on host copies of `args`'
+/// tensors and copies the parameters and states back: the fallback's way, and a device
+/// kernel's declined call's (Note [Declined plugin kernels], backends/runtime/kernel_ext.cc).
+void update_on_host(void* cpu_kernel, const phi::UpdateArgs& args);
+
 }  // namespace oar::api

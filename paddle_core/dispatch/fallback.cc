@@ -21,14 +21,22 @@ namespace oar::dispatch {
 
 bool fallback_allowed(const Place& place) { return can_fall_back(place) && FLAGS_enable_api_kernel_fallback; }
 
-void warn_fallback(std::string_view op, DeviceType device, DataType dtype) {
+void warn_fallback(std::string_view op, DeviceType device, DataType dtype, std::string_view declined) {
   static std::mutex mu;
   static std::set<std::string> seen;
-  const std::string key = std::string(op) + "/" + device_type_name(device) + "/" + dtype_name(dtype);
+  const std::string key =
+      std::string(op) + "/" + device_type_name(device) + "/" + dtype_name(dtype) + (declined.empty() ? "" : "/d");
   std::lock_guard<std::mutex> lock(mu);
   if (!seen.insert(key).second) return;
-  std::fprintf(stderr, "oar: warning: %.*s has no %s kernel for %s; running its CPU kernel with copies\n",
-               static_cast<int>(op.size()), op.data(), device_type_name(device).c_str(), dtype_name(dtype));
+  if (declined.empty()) {
+    std::fprintf(stderr, "oar: warning: %.*s has no %s kernel for %s; running its CPU kernel with copies\n",
+                 static_cast<int>(op.size()), op.data(), device_type_name(device).c_str(), dtype_name(dtype));
+  } else {
+    std::fprintf(stderr,
+                 "oar: warning: %.*s: the %s kernel for %s declined (%.*s); running its CPU kernel with copies\n",
+                 static_cast<int>(op.size()), op.data(), device_type_name(device).c_str(), dtype_name(dtype),
+                 static_cast<int>(declined.size()), declined.data());
+  }
 }
 
 namespace {
@@ -38,6 +46,8 @@ DataType first_dtype(const OpCall& call) {
     if (!v.is_list && v.tensor.defined()) return v.tensor.dtype();
     if (v.is_list && !v.list.empty()) return v.list[0].dtype();
   }
+  for (const AttrValue& a : call.attrs)  // a creation op (uniform, full): the dtype it makes
+    if (const auto* d = std::get_if<DataType>(&a)) return *d;
   return DataType::UNDEFINED;
 }
 

@@ -15,7 +15,8 @@ namespace oar::dispatch {
 /// place, the fallback layer linked, FLAGS_enable_api_kernel_fallback on.
 bool fallback_allowed(const Place& place);
 /// The fallback's warning, once per (op, device type, dtype), as the eager fallback
-/// prints it.
-void warn_fallback(std::string_view op, DeviceType device, DataType dtype);
+/// prints it. `declined`: the device's kernel declined the call, saying this (Note
+/// [Declined plugin kernels] in backends/runtime/kernel_ext.cc); else it has none.
+void warn_fallback(std::string_view op, DeviceType device, DataType dtype, std::string_view declined = {});
 
 }  // namespace oar::dispatch

@@ -351,8 +351,12 @@ void MaxPoolIndexGatherKernel(const DeviceContext&, const DenseTensor& x_in,
 
 using namespace oar::phi;  // NOLINT
 
+// One kernel serves both ranks on the CPU; the 3-D ops keep kernel names of their own, so
+// a device kernel registered as avg_pool2d only ever gets 4-D tensors.
 OAR_REGISTER_KERNEL(avg_pool2d, CPU, AvgPoolKernel, float, double)
+OAR_REGISTER_KERNEL(avg_pool3d, CPU, AvgPoolKernel, float, double)
 OAR_REGISTER_KERNEL(avg_pool_grad, CPU, AvgPoolGradKernel, float, double)
 OAR_REGISTER_KERNEL(max_pool2d_with_index, CPU, MaxPoolKernel, float, double)
+OAR_REGISTER_KERNEL(max_pool3d_with_index, CPU, MaxPoolKernel, float, double)
 OAR_REGISTER_KERNEL(max_pool_index_grad, CPU, MaxPoolIndexGradKernel, float, double)
 OAR_REGISTER_KERNEL(max_pool_index_gather, CPU, MaxPoolIndexGatherKernel, float, double)

@@ -89,7 +89,7 @@ View Call::view(const OAR_Tensor& t, const std::string& what) const {
   // The span the view reaches, which must lie in this device's memory.
   int64_t hi = 0;
   for (int i = 0; i < t.ndim; ++i) {
-    if (t.strides[i] < 0) fail(OAR_ERROR_INVALID_ARGUMENT, what + " has a negative stride");
+    if (t.strides[i] < 0) fail(OAR_ERROR_UNIMPLEMENTED, what + " has a negative stride");  // declined
     hi += (t.dims[i] - 1) * t.strides[i];
   }
   const size_t bytes = static_cast<size_t>(hi + 1) * dtype_size(t.dtype);

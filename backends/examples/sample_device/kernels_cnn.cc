@@ -14,7 +14,8 @@ namespace {
 bool channels_last(Call& c, const std::string& fmt) {
   if (fmt == "NCHW" || fmt == "AnyLayout") return false;
   if (fmt == "NHWC") return true;
-  c.fail(OAR_ERROR_INVALID_ARGUMENT, "data_format must be 'NCHW' or 'NHWC', got '" + fmt + "'");
+  // Declined, not refused: Oar runs the CPU kernel instead (Note [Declined plugin kernels]).
+  c.fail(OAR_ERROR_UNIMPLEMENTED, "data_format must be 'NCHW' or 'NHWC', got '" + fmt + "'");
 }
 
 /// `v` (4-D, channels last when `last`) seen as NCHW: the same memory, dims and strides permuted.
@@ -265,7 +266,7 @@ PoolGeom pool_geom(Call& c, const View& x, const View& out, bool adaptive, bool 
   pads(c, c.attr_ints(2), g.pad);
   g.adaptive = adaptive;
   g.exclusive = exclusive;
-  if (x.ndim() != 4 || out.ndim() != 4) c.fail(OAR_ERROR_INVALID_ARGUMENT, "expects 4-D x and output");
+  if (x.ndim() != 4 || out.ndim() != 4) c.fail(OAR_ERROR_UNIMPLEMENTED, "expects 4-D x and output");
   g.planes = x.dims[0] * x.dims[1];
   g.H = x.dims[2], g.W = x.dims[3], g.OH = out.dims[2], g.OW = out.dims[3];
   return g;
@@ -323,7 +324,7 @@ void max_pool_index_grad(Call& c) {  // (x, mask, grad_out, data_format)
   const View mask = as_nchw(c.input(1), last), grad = as_nchw(c.input(2), last);
   const View dx = as_nchw(c.output(0), last);
   if (dx.numel() == 0) return;
-  if (dx.ndim() != 4 || mask.ndim() != 4) c.fail(OAR_ERROR_INVALID_ARGUMENT, "expects 4-D x and mask");
+  if (dx.ndim() != 4 || mask.ndim() != 4) c.fail(OAR_ERROR_UNIMPLEMENTED, "expects 4-D x and mask");
   c.launch([mask, grad, dx] {
     std::vector<int32_t> mb;
     std::vector<T> gb, res(dx.numel(), T(0));

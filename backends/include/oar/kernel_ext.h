@@ -8,6 +8,13 @@
  * returns an OAR_Status; on failure it may set a message with api->set_error, which
  * becomes the text of the Python exception.
  *
+ * Declining: a kernel that does not serve a call (a rank, a layout, strides it does not
+ * walk) returns OAR_ERROR_UNIMPLEMENTED before it writes or queues anything. Oar then
+ * runs the op's CPU kernel on host copies and writes the results to the device, with a
+ * warning once per (kernel, dtype) that quotes the message, as for an op the plugin has
+ * no kernel for; with FLAGS_enable_api_kernel_fallback off the call fails with the
+ * plugin's message instead. Any other error status fails the call.
+ *
  * Registration: the plugin fills OAR_DeviceRegistration.register_kernels; the runtime
  * calls it with the api once the device table is accepted, and the plugin calls
  * api->register_kernel for each (op, dtype). The signature string is checked against
@@ -36,7 +43,7 @@ extern "C" {
 /* A view of one tensor; element (i0, i1, ...) is at data + sum(ik * strides[k]) elements.
  * An input's strides are never negative: the runtime hands a kernel a contiguous copy of a
  * view that walks an axis backwards (x[::-1]). An output written in place may be such a
- * view; a kernel that does not walk it fails with OAR_ERROR_INVALID_ARGUMENT, saying so. */
+ * view; a kernel that does not walk it declines (OAR_ERROR_UNIMPLEMENTED, see the top). */
 typedef struct OAR_Tensor {
   size_t struct_size;
   void* data;             /* the first element (offset applied); NULL: absent, or not allocated yet */

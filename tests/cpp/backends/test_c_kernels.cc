@@ -1,6 +1,8 @@
 // The C kernel API (backends/include/oar/kernel_ext.h): the test plugin's C kernels
 // (add, relu, matmul, split for float32 on `testdev`) run through the generated op functions
-// like any kernel and match the CPU's; their failures carry the plugin's message.
+// like any kernel and match the CPU's; a call a kernel declines runs the CPU kernel, and
+// their failures carry the plugin's message.
+#include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,6 +16,8 @@
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/dispatch.h"
 #include "paddle_core/dispatch/kernel_registry.h"
+
+DECLARE_bool(enable_api_kernel_fallback);
 
 namespace oar {
 namespace {
@@ -129,11 +133,25 @@ TEST(CKernels, TheExecutorsKernelStepRunsTheCKernel) {
   expect_near(host_values(Tensor(std::move(call.outputs[0]))), host_values(cpu));
 }
 
-TEST(CKernels, KernelFailureCarriesThePluginsMessage) {
+// Note [Declined plugin kernels]: the test plugin's matmul declines 1-D inputs.
+TEST(CKernels, ADeclinedCallRunsTheCpuKernel) {
+  load_testdev();
+  const auto a = random_values(3, 6), b = random_values(3, 7);
+  const Tensor got = ops::matmul(on(kDev, a, {3}), on(kDev, b, {3}), false, false);
+  EXPECT_EQ(got.place(), kDev);
+  EXPECT_EQ(got.dims(), Dims({}));
+  expect_near(host_values(got), host_values(ops::matmul(on(CPUPlace(), a, {3}), on(CPUPlace(), b, {3}), false, false)));
+}
+
+TEST(CKernels, ADeclinedCallFailsWithThePluginsMessageWithoutTheFallback) {
   load_testdev();
   const auto a = random_values(3, 6);
+  struct NoFallback {
+    NoFallback() { FLAGS_enable_api_kernel_fallback = false; }
+    ~NoFallback() { FLAGS_enable_api_kernel_fallback = true; }
+  } no_fallback;
   try {
-    ops::matmul(on(kDev, a, {3}), on(kDev, a, {3}), false, false);  // 1-D: the plugin refuses
+    ops::matmul(on(kDev, a, {3}), on(kDev, a, {3}), false, false);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnimplemented);

@@ -217,7 +217,7 @@ static OAR_Status relu_f32(const OAR_KernelApi* api, OAR_KernelContext ctx) {
   return OAR_SUCCESS;
 }
 
-/* 2-D only; anything else is refused with a message (the op would fall back). */
+/* 2-D only; anything else is declined with a message (Oar runs the CPU kernel instead). */
 static OAR_Status matmul_f32(const OAR_KernelApi* api, OAR_KernelContext ctx) {
   OAR_Tensor x, y, out;
   int tx = 0, ty = 0;
