@@ -53,10 +53,11 @@ Value Builder::constant(Attribute dense) {
   return build("builtin.constant", {}, {{"value", dense}}, {dense.type()})->result(0);
 }
 Value Builder::constant(const DenseTensor& data) {
-  DenseTensor c = contiguous(data);
-  std::string bytes(static_cast<size_t>(c.numel()) * size_of(c.dtype()), '\0');
-  if (!bytes.empty()) std::memcpy(bytes.data(), c.raw_data(), bytes.size());
-  Type t = ctx_->tensor_type(c.dtype(), c.dims().vec());
+  // copy_to_host: `data` may be a view, and on a device (a tensor captured by a program
+  // traced with a device current).
+  std::string bytes(static_cast<size_t>(data.numel()) * size_of(data.dtype()), '\0');
+  if (!bytes.empty()) copy_to_host(data, bytes.data(), bytes.size());
+  Type t = ctx_->tensor_type(data.dtype(), data.dims().vec());
   return constant(ctx_->dense_attr(t, std::move(bytes)));
 }
 Value Builder::constant_scalar(double v, DataType dtype, const std::vector<int64_t>& dims) {

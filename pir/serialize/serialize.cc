@@ -65,10 +65,11 @@ class Writer : public BinaryWriter {
       varint(t ? type_id(t) + 1 : 0);
       byte(data ? 1 : 0);
       if (data) {
-        DenseTensor c = contiguous(*data);
-        size_t n = static_cast<size_t>(c.numel()) * size_of(c.dtype());
+        const size_t n = static_cast<size_t>(data->numel()) * size_of(data->dtype());
+        std::string bytes(n, '\0');
+        if (n > 0) copy_to_host(*data, bytes.data(), n);  // any view, any place (a device's parameters)
         varint(n);
-        raw(std::string_view(static_cast<const char*>(c.raw_data()), n));
+        raw(bytes);
       }
     }
     block(p_.block());

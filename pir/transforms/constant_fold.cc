@@ -61,10 +61,10 @@ std::vector<Value> try_fold(Operation* op, Builder& b) {
   if (c.outputs.size() != op->num_results()) return {};
   std::vector<Value> out;
   for (size_t i = 0; i < c.outputs.size(); ++i) {
-    DenseTensor d = contiguous(c.outputs[i].dense());
+    const DenseTensor& d = c.outputs[i].dense();
     if (d.dtype() != op->result(i).type().dtype() || d.dims().vec() != op->result(i).type().dims()) return {};
     std::string bytes(static_cast<size_t>(d.numel()) * size_of(d.dtype()), '\0');
-    if (!bytes.empty()) std::memcpy(bytes.data(), d.raw_data(), bytes.size());
+    if (!bytes.empty()) copy_to_host(d, bytes.data(), bytes.size());  // any view, any place
     out.push_back(b.constant(b.ctx()->dense_attr(op->result(i).type(), std::move(bytes))));
   }
   return out;

@@ -151,10 +151,10 @@ class CompiledProgram:
 class _Compiled:
     """One lowered program: its executor and what to feed it."""
 
-    def __init__(self, pir_program, fetch_names, cinn=False):
+    def __init__(self, pir_program, fetch_names, place, cinn=False):
         self.program = pir_program
         pipeline = "cinn" if cinn else "jit-train"
-        self.executor = _pir.Executor(pir_program.run_pipeline(pipeline, lower_copy=True))
+        self.executor = _pir.Executor(pir_program.run_pipeline(pipeline, lower_copy=True, place=place), place)
         self.fetch_names = fetch_names
         self.params = []
         for op in pir_program.ops():
@@ -167,6 +167,9 @@ class Executor:
 
     def __init__(self, place=None):
         self.place = place
+        # Where its programs run: `place` (a Place or a device string), else Paddle's
+        # expected place, the current device. Parameters live there too.
+        self._place = _C._get_current_place() if place is None else _pir_place(place)
         self._cache = {}
 
     def close(self):
@@ -194,7 +197,7 @@ class Executor:
         elif not isinstance(fetch_list, (list, tuple)):
             fetch_list = [fetch_list]
         if isinstance(program, LoadedProgram):
-            outs = program._run(feed, fetch_list, scope, _use_cinn(strategy))
+            outs = program._run(feed, fetch_list, scope, _use_cinn(strategy), self._place)
         elif isinstance(program, _program.Program):
             if program._init:  # a startup program
                 return self._run_startup(program, scope)
@@ -232,7 +235,7 @@ class Executor:
         c = self._cache.get(key)
         if c is None:
             with _program._paused():
-                c = _Compiled(program._snapshot([program._init[n] for n in names], names), names)
+                c = _Compiled(program._snapshot([program._init[n] for n in names], names), names, self._place)
             self._cache[key] = c
         with _program._paused():
             outs = c.executor.run([], {})
@@ -287,10 +290,10 @@ class Executor:
                 if _specialize.needs_specialization(program):
                     fed = {k: list(np.shape(v)) if not isinstance(v, _Tensor) else list(v.shape)
                            for k, v in feed.items()}
-                    pir_program = _specialize.record(program, fed, tensors)
+                    pir_program = _specialize.record(program, fed, tensors, self._place)
                 else:
                     pir_program = program._snapshot(tensors, names)
-                c = _Compiled(pir_program, names, cinn)
+                c = _Compiled(pir_program, names, self._place, cinn)
             c.keep = tensors  # the ids in the key stay valid while the entry lives
             self._cache[key] = c
         inputs = self._feed_inputs(program, c, feed)
@@ -312,6 +315,13 @@ class Executor:
             params[name] = t
         with _program._paused():
             return c.executor.run(inputs, params)
+
+
+def _pir_place(place):
+    """Executor(place)'s place as the core takes it (a Place, or a device string)."""
+    from .._device import parse_device
+
+    return parse_device(place, "Executor") if isinstance(place, str) else place
 
 
 def _check_asserts(asserts, values):

@@ -94,8 +94,11 @@ class LoadedProgram:
 
     def __init__(self, program, params, info, pipeline="jit-infer"):
         self._pir = program
+        self._pipeline = pipeline
         self._executor = _C.pir.Executor(program.run_pipeline(pipeline, lower_copy=True))
-        self._cinn_executor = None  # compiled on the first run that asks for the fusion compiler
+        # Executors per (place, fusion compiler) beyond the CPU one above, made on first use.
+        self._executors = {("cpu", False): self._executor}
+        self._moved = {}  # (parameter, place) -> the file's value copied to that place
         self._params = params
         self._startup = bool(info.get("startup"))
         # parameters the file has no value for come from the scope at run time
@@ -105,7 +108,16 @@ class LoadedProgram:
         self.fetch_targets = [FetchTarget(n, i) for i, n in enumerate(info.get("fetch_names")
                                                                       or self._executor.output_names)]
 
-    def _run(self, feed, fetch_list, scope, cinn=False):
+    def _file_param(self, name, t, place):
+        """The file's value of parameter `name` on `place` (copied there once)."""
+        if t.place == place:
+            return t
+        key = (name, place.device_str())
+        if key not in self._moved:
+            self._moved[key] = t._copy_to(place, False)
+        return self._moved[key]
+
+    def _run(self, feed, fetch_list, scope, cinn=False, place=None):
         from ._executor import _as_feed
 
         for n in feed:
@@ -117,7 +129,9 @@ class LoadedProgram:
             if n not in feed:
                 raise ValueError(f"Executor.run: the program needs the input '{n}' but feed has {sorted(feed)}")
             inputs.append(_as_feed(n, feed[n], shape, dtype))
-        params = {n: scope._get(n) if scope._get(n) is not None else t for n, t in self._params.items()}
+        place = place if place is not None else _C.CPUPlace()
+        params = {n: scope._get(n) if scope._get(n) is not None else self._file_param(n, t, place)
+                  for n, t in self._params.items()}
         for n, used in self._scope_params:
             t = scope._get(n)
             if t is not None:
@@ -125,11 +139,13 @@ class LoadedProgram:
             elif used:
                 raise RuntimeError(f"Executor.run: the loaded program reads the parameter '{n}', which is not "
                                    f"in the scope: run the startup program first")
-        executor = self._executor
-        if cinn and not self._startup:
-            if self._cinn_executor is None:
-                self._cinn_executor = _C.pir.Executor(self._pir.clone().run_pipeline("cinn", lower_copy=True))
-            executor = self._cinn_executor
+        key = (place.device_str(), bool(cinn and not self._startup))
+        executor = self._executors.get(key)
+        if executor is None:  # the fusion compiler's runs on a copy: the loaded program keeps its ops
+            program = self._pir.clone() if key[1] else self._pir
+            executor = _C.pir.Executor(program.run_pipeline("cinn" if key[1] else self._pipeline, lower_copy=True,
+                                                            place=place), place)
+            self._executors[key] = executor
         outs = executor.run(inputs, params)
         if self._startup:  # a loaded startup program initialises the scope, as the original does
             for t, o in zip(self.fetch_targets, outs):
@@ -164,8 +180,9 @@ def load_inference_model(path_prefix, executor, **kwargs):
 
     program, params, info = load_program(os.fspath(path_prefix))
     scope = _scope_of(executor)
+    place = getattr(executor, "_place", None)  # where it runs its programs (the scope's tensors live there)
     for n, t in params.items():
-        scope._set(n, t)
+        scope._set(n, t if place is None or t.place == place else t._copy_to(place, False))
     loaded = LoadedProgram(program, params, info)
     return [loaded, list(loaded.feed_names), list(loaded.fetch_targets)]
 

@@ -18,8 +18,9 @@ def needs_specialization(program):
     return not program._for_test and bool(program._base()._grad_records)
 
 
-def record(program, feed_shapes, fetch):
-    """A pir program for these fed shapes ({name: shape}) that outputs `fetch`."""
+def record(program, feed_shapes, fetch, place):
+    """A pir program for these fed shapes ({name: shape}) that outputs `fetch`, recorded by
+    running the forward on `place` (the executor's, where the parameters are)."""
     from ..autograd import enable_grad, no_grad
     from . import _backward
 
@@ -52,17 +53,18 @@ def record(program, feed_shapes, fetch):
     wrt_data = {id(w) for rec in base._grad_records if rec[0] == "grad" for w in rec[2]}
     for name, (placeholder, dims, dtype) in base._inputs.items():
         shape = list(feed_shapes.get(name, [2 if d == -1 else d for d in dims]))
-        t = _C.ops.full(shape, 0.0, dtype, None)
+        t = _C.ops.full(shape, 0.0, dtype, place)
         t.stop_gradient = id(placeholder) not in wrt_data
         tracer.add_input(t, name, shape)
         inputs[name] = t
         new[id(placeholder)] = t
     # Stand-ins sharing the parameters' memory with their own version counters: the
     # replayed updates write into them, and the program being built keeps reading the
-    # parameters themselves.
+    # parameters themselves. On another place than the parameters' (built on the current
+    # device, run by Executor(place)), copies there.
     stand = {}
     for name, p in base._params.items():
-        a = _C.Tensor(p)
+        a = _C.Tensor(p) if p.place == place else p._copy_to(place, False)
         a.stop_gradient = p.stop_gradient
         a.name = name
         tracer.add_parameter(a, name)
@@ -78,7 +80,7 @@ def record(program, feed_shapes, fetch):
             f"sizes such a value cannot be fetched yet (feed the sizes static.data declares, or fetch the "
             f"loss, gradients and forward values)")
 
-    ex = _pir.Executor(fwd)
+    ex = _pir.Executor(fwd, place)
     ex.set_differentiable(True)
     tracer.start()
     _trace_state.active.append(tracer)

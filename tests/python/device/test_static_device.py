@@ -84,6 +84,76 @@ def test_to_static_training_on_the_device_matches_eager_on_the_cpu(device):
     assert prog.backward_executor.place.device_str() == device
 
 
+def test_static_graph_programs_built_with_the_device_current(device):
+    """Paddle's static-graph API (enable_static, static.nn.fc, Executor) with the device
+    current: the startup program's initial values and the captured constants were made on
+    the device, and the program builder copies them to the host through the device table
+    (it read them as host memory and crashed)."""
+    from oar import static
+    feed = {"x": np.random.default_rng(2).standard_normal((4, 3)).astype("float32")}
+    oar.enable_static()
+    try:
+        with static.scope_guard(static.Scope()):
+            main, startup = static.Program(), static.Program()
+            with static.program_guard(main, startup):
+                x = static.data("x", [None, 3], "float32")
+                y = static.nn.fc(x, 2)
+                loss = oar.mean(y * y)
+                oar.optimizer.SGD(0.1).minimize(loss)
+            exe = static.Executor()
+            exe.run(startup)
+            w = static.global_scope().find_var(main.all_parameters()[0].name).get_tensor()
+            w0, b0 = np.array(w), np.zeros(2)  # fc's bias starts at 0
+            got_y, got_loss = exe.run(main, feed=feed, fetch_list=[y, loss])
+            w1 = np.array(w)
+    finally:
+        oar.disable_static()
+    want_y = feed["x"].astype("float64") @ w0.astype("float64") + b0
+    np.testing.assert_allclose(got_y, want_y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_loss, np.mean(want_y ** 2), rtol=1e-5)
+    np.testing.assert_allclose(w1, w0 - 0.1 * feed["x"].T.astype("float64") @ (2 * want_y / want_y.size),
+                               rtol=1e-4, atol=1e-6)
+
+
+def _static_train(place, prefix):
+    """A static MLP trained 4 steps by Executor(place); saved, loaded and run by it (its
+    parameters named after the place)."""
+    from oar import static
+    rng = np.random.default_rng(3)
+    batches = [(rng.standard_normal((6, 5)).astype("float32"), rng.integers(0, 3, (6, 1)).astype("int64"))] * 4
+    oar.seed(11)  # the initial values are drawn while the program is built
+    oar.enable_static()
+    try:
+        main, startup = static.Program(), static.Program()
+        with oar.utils.unique_name.guard(os.path.basename(prefix) + "_"), static.program_guard(main, startup), \
+                static.scope_guard(static.Scope()):
+            x = static.data("x", [None, 5], "float32")
+            label = static.data("label", [None, 1], "int64")
+            logits = static.nn.fc(static.nn.fc(x, 8, activation="relu"), 3)
+            loss = oar.mean(oar.nn.functional.cross_entropy(logits, label))
+            oar.optimizer.Adam(learning_rate=0.05).minimize(loss)
+            exe = static.Executor(place)
+            exe.run(startup)
+            losses = [float(exe.run(main, feed={"x": xb, "label": yb}, fetch_list=[loss])[0]) for xb, yb in batches]
+            static.save_inference_model(prefix, [x], [logits], exe)
+            prog, feeds, fetches = static.load_inference_model(prefix, exe)
+            (out,) = exe.run(prog, feed={feeds[0]: batches[0][0]}, fetch_list=fetches, return_numpy=False)
+    finally:
+        oar.disable_static()
+    return np.array(losses), out
+
+
+def test_static_executor_trains_saves_and_loads_on_the_place_it_is_given(sample, tmp_path):
+    """static.Executor(place) runs its programs on `place` (Paddle's Executor(paddle.CustomPlace(...))),
+    the current device staying the CPU; a program saved and loaded there runs there too."""
+    ref_losses, ref_out = _static_train(oar.CPUPlace(), str(tmp_path / "cpu"))
+    losses, out = _static_train(oar.CustomPlace("sample", 0), str(tmp_path / "sample"))
+    assert ref_losses[-1] < ref_losses[0]
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
+    assert out.place.device_str() == "sample:0" and ref_out.place.device_str() == "cpu"
+    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_executor_runs_a_program_on_the_place_it_is_given(sample):
     def f(x, w):
         return oar.exp(oar.matmul(x, w)) + 1.0
