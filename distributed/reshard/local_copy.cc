@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "distributed/mesh/placement.h"
+#include "oar_generated/ops_api.h"
 #include "paddle_core/base/errors.h"
 
 namespace oar::dist::local {
@@ -25,7 +26,7 @@ Geometry geometry(const std::vector<int64_t>& dims, int64_t dim, size_t elem) {
 }
 
 /// Copies `len` rows along the split dim: src rows [sb, sb+len) -> dst rows [db, db+len),
-/// for every outer index; src has ns rows, dst nd rows, both contiguous.
+/// for every outer index; src has ns rows, dst nd rows, both contiguous host memory.
 void copy_rows(const char* src, int64_t ns, int64_t sb, char* dst, int64_t nd, int64_t db, int64_t len,
                const Geometry& g) {
   if (len <= 0 || g.inner_bytes == 0) return;
@@ -36,9 +37,51 @@ void copy_rows(const char* src, int64_t ns, int64_t sb, char* dst, int64_t nd, i
 
 DenseTensor dense_contiguous(const DenseTensor& x) { return x.is_contiguous() ? x : contiguous(x); }
 
+/// The part of t (contiguous) at `off` of `sizes`: a view, no copy.
+DenseTensor box_view(const DenseTensor& t, const std::vector<int64_t>& off, const std::vector<int64_t>& sizes) {
+  DenseTensor v = t;
+  int64_t o = t.offset();
+  for (size_t i = 0; i < off.size(); ++i) o += off[i] * t.strides()[i];
+  v.set_view(Dims(sizes), t.strides(), o);
+  return v;
+}
+
+/// Chunk r of a stack of chunks [k, ...] (contiguous), as a view.
+DenseTensor chunk_view(const DenseTensor& t, int64_t r) {
+  std::vector<int64_t> off(static_cast<size_t>(t.rank()), 0), sizes = t.dims().vec();
+  off[0] = r;
+  sizes[0] = 1;
+  DenseTensor v = box_view(t, off, sizes);
+  std::vector<int64_t> d = sizes, st = t.strides().vec();
+  d.erase(d.begin());
+  st.erase(st.begin());
+  v.set_view(Dims(d), Dims(st), v.offset());
+  return v;
+}
+
+/// Rows [sb, sb+len) of src along `dim` -> rows [db, db+len) of dst (both contiguous, the
+/// same sizes but along `dim`). Host memory is moved with memcpy; a device's memory
+/// (Note [Devices]) only through its copy kernel, on strided views of the two ranges.
+void copy_dim_rows(const DenseTensor& src, int64_t sb, DenseTensor* dst, int64_t db, int64_t len, int64_t dim) {
+  if (len <= 0) return;
+  if (src.place().is_cpu() && dst->place().is_cpu()) {
+    const Geometry g = geometry(src.dims().vec(), dim, size_of(src.dtype()));
+    copy_rows(static_cast<const char*>(src.raw_data()), src.dims()[dim], sb, static_cast<char*>(dst->raw_data()),
+              dst->dims()[dim], db, len, g);
+    return;
+  }
+  std::vector<int64_t> so(static_cast<size_t>(src.rank()), 0), doff = so, sizes = src.dims().vec();
+  so[dim] = sb;
+  doff[dim] = db;
+  sizes[dim] = len;
+  DenseTensor to = box_view(*dst, doff, sizes);
+  copy_into(box_view(src, so, sizes), &to);
+}
+
 }  // namespace
 
 DenseTensor zeros_like_dims(const DenseTensor& x, const std::vector<int64_t>& dims) {
+  if (!x.place().is_cpu()) return ops::full(dims, 0.0, x.dtype(), x.place()).dense();  // the host may not write it
   DenseTensor out(Dims(dims), x.dtype(), x.place());
   void* p = out.alloc();
   const size_t bytes = static_cast<size_t>(out.numel()) * size_of(x.dtype());
@@ -47,7 +90,8 @@ DenseTensor zeros_like_dims(const DenseTensor& x, const std::vector<int64_t>& di
 }
 
 DenseTensor clone(const DenseTensor& x) {
-  DenseTensor out = zeros_like_dims(x, x.dims().vec());
+  DenseTensor out(x.dims(), x.dtype(), x.place());
+  out.alloc();
   if (x.numel() != 0) copy_into(x, &out);
   return out;
 }
@@ -57,9 +101,7 @@ DenseTensor slice(const DenseTensor& x_in, int64_t dim, int64_t begin, int64_t e
   std::vector<int64_t> dims = x.dims().vec();
   dims[dim] = end - begin;
   DenseTensor out = zeros_like_dims(x, dims);
-  Geometry g = geometry(x.dims().vec(), dim, size_of(x.dtype()));
-  copy_rows(static_cast<const char*>(x.raw_data()), g.n, begin, static_cast<char*>(out.raw_data()), end - begin, 0,
-            end - begin, g);
+  copy_dim_rows(x, begin, &out, 0, end - begin, dim);
   return out;
 }
 
@@ -70,8 +112,7 @@ DenseTensor pad(const DenseTensor& x_in, int64_t dim, int64_t to) {
   OAR_ENFORCE(dims[dim] < to, InvalidArgument, "reshard: cannot pad dim ", dim, " of size ", dims[dim], " to ", to);
   dims[dim] = to;
   DenseTensor out = zeros_like_dims(x, dims);
-  Geometry g = geometry(x.dims().vec(), dim, size_of(x.dtype()));
-  copy_rows(static_cast<const char*>(x.raw_data()), g.n, 0, static_cast<char*>(out.raw_data()), to, 0, g.n, g);
+  copy_dim_rows(x, 0, &out, 0, x.dims()[dim], dim);
   return out;
 }
 
@@ -84,12 +125,10 @@ DenseTensor pack_chunks(const DenseTensor& x_in, int64_t dim, int64_t k) {
   std::vector<int64_t> dims = chunk;
   dims.insert(dims.begin(), k);
   DenseTensor out = zeros_like_dims(x, dims);
-  Geometry g = geometry(x.dims().vec(), dim, size_of(x.dtype()));
-  const int64_t block = g.outer * c * g.inner_bytes;
   for (int64_t r = 0; r < k; ++r) {
     auto [b, e] = shard_range(n, k, r);
-    copy_rows(static_cast<const char*>(x.raw_data()), n, b, static_cast<char*>(out.raw_data()) + r * block, c, 0, e - b,
-              g);
+    DenseTensor chunk_r = chunk_view(out, r);
+    copy_dim_rows(x, b, &chunk_r, 0, e - b, dim);
   }
   return out;
 }
@@ -98,16 +137,12 @@ DenseTensor unpack_chunks(const DenseTensor& buf_in, int64_t dim, int64_t k, int
   DenseTensor buf = dense_contiguous(buf_in);
   std::vector<int64_t> chunk = buf.dims().vec();
   chunk.erase(chunk.begin());
-  const int64_t c = chunk[dim];
   std::vector<int64_t> dims = chunk;
   dims[dim] = n;
   DenseTensor out = zeros_like_dims(buf, dims);
-  Geometry g = geometry(chunk, dim, size_of(buf.dtype()));
-  const int64_t block = g.outer * c * g.inner_bytes;
   for (int64_t r = 0; r < k; ++r) {
     auto [b, e] = shard_range(n, k, r);
-    copy_rows(static_cast<const char*>(buf.raw_data()) + r * block, c, 0, static_cast<char*>(out.raw_data()), n, b,
-              e - b, g);
+    copy_dim_rows(chunk_view(buf, r), 0, &out, b, e - b, dim);
   }
   return out;
 }
@@ -127,6 +162,11 @@ void copy_box(const DenseTensor& src_in, const std::vector<int64_t>& src_off, De
     numel *= sizes[i];
   }
   if (numel == 0) return;
+  if (!src.place().is_cpu() || !dst->place().is_cpu()) {  // a device: its copy kernel, on views
+    DenseTensor to = box_view(*dst, dst_off, sizes);
+    copy_into(box_view(src, src_off, sizes), &to);
+    return;
+  }
   const char* s = static_cast<const char*>(src.raw_data());
   char* d = static_cast<char*>(dst->raw_data());
   if (r == 0) {

@@ -1,7 +1,8 @@
 """The 'xccl' process-group backend over the plugin ABI's collectives, on the sample device
 (backends/examples/sample_device/collectives.cc), 2 processes (workers/xccl.py): every
-collective against NumPy, DataParallel against single-process CPU training, and a killed or
-stuck peer raising in time, naming the op, the group and the missing rank."""
+collective against NumPy, DataParallel against single-process CPU training, auto-parallel
+(workers/auto_parallel.py) on the device, and a killed or stuck peer raising in time, naming
+the op, the group and the missing rank."""
 import importlib.util
 import os
 import re
@@ -39,6 +40,18 @@ def test_data_parallel_on_the_sample_device_matches_cpu(plugin_env, tmp_path):
     results, _ = run_ranks("xccl.py", 2, ["data_parallel"], timeout=120, tmp_path=tmp_path, env=plugin_env)
     assert_all_ok(results)
     assert "max loss diff" in results[0][1]
+
+
+def test_auto_parallel_on_the_sample_device(plugin_env, tmp_path):
+    """workers/auto_parallel.py's reshard transfers, sharded ops and tensor-parallel training
+    with the device current: the local pieces are cut, padded and joined in device memory
+    (distributed/reshard/local_copy.cc; the host may not touch it)."""
+    modes = ["reshard", "ops", "mlp", "gpt", "errors"]
+    results, _ = run_ranks("auto_parallel.py", 2, ["sample"] + modes, timeout=300, tmp_path=tmp_path, env=plugin_env)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        for mode in modes:
+            assert f"{mode} ok {rank}" in out, out
 
 
 @pytest.mark.parametrize("kind,timeout", [("dead_peer", 10), ("stuck_peer", 3)])

@@ -2,8 +2,10 @@
 `reshard` every transfer against NumPy (`reshard2d` on a 2x2 mesh, 4 processes), `ops` ops run
 sharded against one process (outputs and gradients), `mlp` / `gpt` a 2-way tensor-parallel MLP
 and small GPT (2 layers, d=64) trained 20 steps against one process in float64, `errors` bad
-inputs."""
+inputs. A first argument `sample` runs them on the sample device (OAR_SAMPLE_DEVICE_LIB, the
+xccl backend), where every local value must stay."""
 import itertools
+import os
 import sys
 
 import numpy as np
@@ -26,7 +28,9 @@ def check_layout(t, mesh, placements, want, what):
     """t's pieces on every rank (1-d mesh) put back together give `want` (NumPy)."""
     assert list(t.shape) == list(want.shape), f"{what}: global shape {t.shape} != {want.shape}"
     assert t.placements == placements, f"{what}: placements {t.placements} != {placements}"
-    pieces = gather(t._local_value().numpy())
+    local = t._local_value()
+    assert f"({oar.get_device()})" in str(local.place), f"{what}: local value on {local.place}"
+    pieces = gather(local.numpy())
     p = placements[0]
     if p.is_shard():
         got = np.concatenate(pieces, axis=p.get_dim())
@@ -347,9 +351,14 @@ def test_errors(rank):
 
 
 def main():
+    modes = sys.argv[1:]
+    if modes[:1] == ["sample"]:
+        oar.device.load_plugin(os.environ["OAR_SAMPLE_DEVICE_LIB"])
+        oar.set_device("sample:0")
+        modes = modes[1:]
     dist.init_parallel_env()
     rank = dist.get_rank()
-    for mode in sys.argv[1:]:
+    for mode in modes:
         {"reshard": test_reshard, "reshard2d": test_reshard_2d, "ops": test_ops, "mlp": test_mlp, "gpt": test_gpt,
          "errors": test_errors}[mode](rank)
     dist.destroy_process_group()
