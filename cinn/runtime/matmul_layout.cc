@@ -91,7 +91,7 @@ std::string layout_step(const Layout& l) {
   const size_t slot = reg.by_name.size();
   if (slot >= kLayouts) return "";
   g_layouts[slot] = l;
-  dispatch::register_kernel_step(name, {kSteps[slot]});
+  dispatch::register_kernel_step(name, {kSteps[slot], false, false, /*host_code=*/true});
   reg.by_name.emplace(name, slot);
   return name;
 }

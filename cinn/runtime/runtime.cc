@@ -266,7 +266,7 @@ std::string install_group(const pir::Operation* fusion, PreparedGroup& g) {
   c.ctx = fusion->info()->ctx;
   c.overwrite = overwrite_table(c.kernel);
   for (size_t i = 0; i < fusion->num_operands(); ++i) c.in_types.push_back(fusion->operand(i).type());
-  dispatch::register_kernel_step(g.name, {kernel_step(slot)});
+  dispatch::register_kernel_step(g.name, {kernel_step(slot), false, false, /*host_code=*/true});
   s.by_key[g.key] = slot;
   ++s.stats.kernels;
   return g.name;

@@ -166,6 +166,10 @@ struct KernelStepInfo {
   KernelStep fn = nullptr;
   bool inplace_kernel = false;  // output 0 may take input 0's memory (Note [Donated outputs])
   bool grows = false;           // ... and be larger than it (append_row)
+  /// Host code that reads and writes host memory (a compiled fusion): on a device the
+  /// executor runs it on host copies. Other steps (the distributed transfers and updates)
+  /// dispatch by their tensors' place and run where they are.
+  bool host_code = false;
 };
 /// Registers the kernel step of `op` (generated ops register theirs at load; a
 /// compiler registers the steps of the kernels it generates). Replaces an earlier one.

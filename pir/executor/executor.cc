@@ -431,9 +431,11 @@ void Executor::plan_kernel(Step& st, const Operation* op) {
     st.kstep = k.fn;
     st.compiled = true;
     profile_name = "kernel." + kernel;
-    // Its code is host code (Note [Places the compiler serves] in cinn/pipeline.cc): on a
-    // device it runs as a CPU kernel the fallback runs, on host copies of its inputs.
-    st.fallback = !place_.is_cpu();
+    // A compiled fusion is host code (Note [Places the compiler serves] in cinn/pipeline.cc):
+    // on a device it runs as a CPU kernel the fallback runs, on host copies of its inputs.
+    // The distributed steps (transfers, optimizer updates) run where their tensors are:
+    // an update on host copies would update the copies.
+    st.fallback = !place_.is_cpu() && k.host_code;
     OAR_ENFORCE(!st.fallback || dispatch::fallback_allowed(place_), InvalidType, "Executor: the compiled kernel ",
                 kernel, " is host code and FLAGS_enable_api_kernel_fallback is off, so it does not run on ",
                 place_.str());

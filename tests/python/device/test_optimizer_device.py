@@ -184,3 +184,29 @@ def test_grad_scaler_finds_inf_on_the_device(device):
         kept, scale = step(np.array([1.0, bad, 2.0], "float32"))
         np.testing.assert_array_equal(kept, [1.0, 2.0, 3.0])  # the step was skipped
         assert float(scale) == 512.0
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_converted_training_step_updates_the_parameters_on_the_device(device, name):
+    """to_static over forward, backward and opt.step() (Note [Training steps]): the update
+    step of the program runs where the parameters are. On a device it ran on host copies of
+    them and trained nothing, silently."""
+    make_opt, want = CASES[name]
+    params = [oar.to_tensor(p, place=device, stop_gradient=False) for p in P0]
+    cs = [oar.to_tensor(c, place=device) for c in C]
+    opt = make_opt(params)
+
+    @oar.jit.to_static
+    def step():
+        loss = sum(((c * p * p).sum() * 0.5) for c, p in zip(cs, params))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    for _ in range(3):
+        step()
+    assert step.concrete_programs[0].executor.place.device_str() == device
+    for p, w in zip(params, want):
+        assert p.place.device_str() == device
+        np.testing.assert_allclose(p.numpy(), w, rtol=1e-10, atol=1e-12)
