@@ -36,6 +36,10 @@ class Tracer {
   /// `dst`'s memory was overwritten with `src`'s values outside any op (a raw copy:
   /// running statistics, set_value).
   virtual void record_write(const Tensor& dst, const Tensor& src) = 0;
+  /// Refuses, before anything is written, a raw write into `dst` that record_write would
+  /// refuse or that the program cannot convert (a trainable tensor written while autograd
+  /// records): a refused write must leave `dst` as it was.
+  virtual void check_write(const Tensor& dst) { (void)dst; }
   /// `alias` is a new handle on `of`'s data made outside any op (detach).
   virtual void record_alias(const Tensor& alias, const Tensor& of) = 0;
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "oar_generated/ops_api.h"
+#include "paddle_core/autograd/grad_mode.h"
 #include "pir/ir/verifier.h"
 #include "pir/pass/pattern_rewrite.h"
 #include "pir/pass/pipelines.h"
@@ -207,9 +208,17 @@ void ProgramTracer::record_inplace(const char* op, const Tensor& x, const Tensor
   write_ops_[x.impl().get()] = op;
 }
 
-void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
+void ProgramTracer::check_write(const Tensor& dst) {
   if (program_ == nullptr) return;
-  carry(dst, "copy_");
+  OAR_ENFORCE(!(autograd::grad_enabled() && dst.requires_grad() && dst.is_leaf() && is_floating(dst.dtype())),
+              Unimplemented, "to_static: the converted code writes into a tensor of shape ", dst.dims(),
+              " that requires grad (copy_) while autograd records: the gradient would read the overwritten value. "
+              "Update it under oar.no_grad() (then the program writes it in place), or outside the converted "
+              "function");
+  refuse_write(dst);
+}
+
+const ProgramTracer::Mapped& ProgramTracer::refuse_write(const Tensor& dst) {
   auto it = map_.find(dst.impl().get());
   OAR_ENFORCE(it != map_.end(), Unimplemented, "to_static: the converted code writes into a tensor of shape ",
               dst.dims(), " that is no input, parameter or buffer of the program and was not computed by it; "
@@ -220,7 +229,15 @@ void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
               "'; return the new value instead");
   OAR_ENFORCE(it->second.depth == scopes_.size(), Unimplemented,
               "to_static: a write inside a converted branch or loop body into a tensor made outside it");
-  const std::vector<int64_t> typed = it->second.value.type().dims();  // dst in the program (-1: dynamic)
+  return it->second;
+}
+
+void ProgramTracer::record_write(const Tensor& dst, const Tensor& src) {
+  if (program_ == nullptr) return;
+  carry(dst, "copy_");
+  const Mapped& b = refuse_write(dst);
+  const Operation* def = b.value.defining_op();
+  const std::vector<int64_t> typed = b.value.type().dims();  // dst in the program (-1: dynamic)
   Value v = value_of(src, "copy");
   const auto& d = dst.dims();
   std::vector<int64_t> dims(d.begin(), d.end());

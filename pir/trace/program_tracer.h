@@ -48,6 +48,7 @@ class ProgramTracer final : public trace::Tracer {
   /// new value for it; into an input, a new value written back at the end when
   /// allow_input_writes is on (else an error); into an outside tensor, an error.
   void record_write(const Tensor& dst, const Tensor& src) override;
+  void check_write(const Tensor& dst) override;
   /// Note [Input writes] (docs/notes/jit.md): whether writes into inputs become program
   /// outputs "write_input:<name>" that the executor writes back (to_static), or errors.
   void allow_input_writes(bool on) { allow_input_writes_ = on; }
@@ -136,6 +137,8 @@ class ProgramTracer final : public trace::Tracer {
     uint32_t version;
     size_t depth;  // how many regions deep the value is defined
   };
+  /// dst's mapping, or the error a raw write into it gets (check_write, record_write).
+  const Mapped& refuse_write(const Tensor& dst);
   struct Scope {
     std::unique_ptr<Region> region;  // detached until the cf op takes it
     std::vector<const TensorImpl*> bound;  // mappings made inside (dropped at the end)

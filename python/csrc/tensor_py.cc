@@ -290,9 +290,11 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
                 " elements, destination ", t->dense.numel());
     DenseTensor s = src->dense;
     if (s.dims() != t->dense.dims()) s = ReshapeView(s, t->dense.dims().vec());
+    trace::Tracer* tracer = trace::active();
+    if (tracer != nullptr) tracer->check_write(Tensor(t));  // a refused write leaves t as it was
     copy_into(s, &t->dense);
     Tensor(t).bump_version();
-    if (auto* tracer = trace::active()) tracer->record_write(Tensor(t), Tensor(src));
+    if (tracer != nullptr) tracer->record_write(Tensor(t), Tensor(src));
           },
           py::arg("src").none(false))
       .def("_item_double", [](std::shared_ptr<TensorImpl> t) {
