@@ -294,3 +294,37 @@ def test_cpp_predictor_on_the_device_equals_the_cpu_predictor(saved_mlp, tmp_pat
     assert "no device type 'sample' is registered" in r_bad.stderr and "CUSTOM_DEVICE_ROOT" in r_bad.stderr
     r_id, _ = run_cpp(saved_mlp, x, tmp_path, "sample:7", plugin_dir)
     assert r_id.returncode != 0 and "device id 7 of 'sample' is out of range (it has 2" in r_id.stderr
+
+
+def test_jit_load_puts_the_layer_on_the_current_device_and_fine_tunes_there(saved_mlp):
+    """oar.jit.load with a device current (Paddle loads onto the expected place): the
+    state lands there, the program runs there, and a fine-tuning step trains there; after
+    .to('cpu') the same layer runs on the CPU."""
+    x = np.random.default_rng(4).standard_normal((5, 6)).astype("float32")
+    y = np.array([[0], [1], [2], [1], [0]], "int64")
+    want = oar.jit.load(saved_mlp)(oar.to_tensor(x)).numpy()
+    oar.set_device("sample:0")
+    try:
+        layer = oar.jit.load(saved_mlp)
+        assert {p.place.device_str() for p in layer.parameters()} == {"sample:0"}
+        with oar.no_grad():
+            out = layer(oar.to_tensor(x))
+        assert out.place.device_str() == "sample:0"
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+        opt = oar.optimizer.SGD(0.5, parameters=layer.parameters())
+        losses = []
+        for _ in range(3):
+            loss = nn.functional.cross_entropy(layer(oar.to_tensor(x)), oar.to_tensor(y))
+            loss.backward()
+            assert all(p.grad.place.device_str() == "sample:0" for p in layer.parameters())
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+        assert losses[-1] < losses[0], losses
+    finally:
+        oar.set_device("cpu")
+    layer.to("cpu")
+    with oar.no_grad():
+        tuned = layer(oar.to_tensor(x))
+    assert tuned.place.device_str() == "cpu"
+    assert not np.allclose(tuned.numpy(), want)  # the fine-tuned state moved with the layer
