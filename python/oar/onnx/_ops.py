@@ -140,6 +140,7 @@ _UNARY = {"pd_op.relu": "Relu", "pd_op.tanh": "Tanh", "pd_op.sigmoid": "Sigmoid"
           "pd_op.erf": "Erf", "pd_op.sin": "Sin", "pd_op.cos": "Cos", "pd_op.tan": "Tan",
           "pd_op.floor": "Floor", "pd_op.ceil": "Ceil", "pd_op.reciprocal": "Reciprocal",
           "pd_op.sign": "Sign", "pd_op.assign": "Identity", "pd_op.contiguous": "Identity",
+          "pd_op.copy_to": "Identity",  # a move between places: an ONNX graph has none
           "pd_op.softsign": "Softsign", "pd_op.asin": "Asin", "pd_op.acos": "Acos", "pd_op.atan": "Atan",
           "pd_op.sinh": "Sinh", "pd_op.cosh": "Cosh", "pd_op.isnan": "IsNaN"}
 
@@ -147,7 +148,7 @@ _UNARY = {"pd_op.relu": "Relu", "pd_op.tanh": "Tanh", "pd_op.sigmoid": "Sigmoid"
 @rule(*_UNARY)
 def _unary(v):
     t = v.rdtype()
-    if v.name not in ("pd_op.assign", "pd_op.contiguous", "pd_op.neg", "pd_op.abs", "pd_op.relu",
+    if v.name not in ("pd_op.assign", "pd_op.contiguous", "pd_op.copy_to", "pd_op.neg", "pd_op.abs", "pd_op.relu",
                       "pd_op.sign", "pd_op.isnan") and t not in _FLOATS:
         raise v.unsupported(f"dtype {t}")
     v.out(v.g.node(_UNARY[v.name], [v.x(0)]))
