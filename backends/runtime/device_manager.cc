@@ -1,8 +1,10 @@
 #include "backends/runtime/device_manager.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -96,6 +98,27 @@ inline void check_call(const OAR_DeviceInterface& iface, const std::string& type
 }
 
 KernelStager g_kernel_stager = nullptr;
+
+// Note [Devices after fork]: a device's runtime lives in the process that initialized it
+// (a stream's worker threads, a driver context); a child forked after that has none of
+// it, and a call waiting for the device's work (a copy to the host, a synchronize) waited
+// forever. As PyTorch does for CUDA, the child refuses to use such a device: every call
+// that resolves a place raises. Its CPU work is unaffected (DataLoader workers run on the
+// CPU: python/oar/io/dataloader.py), and a child started by 'spawn' or 'forkserver' is a
+// fresh process.
+std::atomic<bool> g_device_initialized{false};
+std::atomic<bool> g_forked_after_init{false};
+const int g_fork_handler = pthread_atfork(nullptr, nullptr, [] {
+  if (g_device_initialized.load(std::memory_order_relaxed)) g_forked_after_init.store(true);
+});
+
+[[noreturn]] void refuse_forked(const Place& place) {
+  OAR_THROW(PreconditionNotMet, place.str(),
+            ": this process was forked from one that had initialized the device, and a forked child cannot "
+            "use it (its runtime stayed in the parent). Start the child with the 'spawn' or 'forkserver' method "
+            "(DataLoader(multiprocessing_context='spawn'), multiprocessing.get_context('spawn')), or keep its "
+            "tensors on the CPU");
+}
 }  // namespace
 
 void set_kernel_stager(KernelStager stager) { g_kernel_stager = stager; }
@@ -268,8 +291,12 @@ std::pair<DeviceManager::Entry*, OAR_Device*> DeviceManager::resolve(const Place
   OAR_ENFORCE(id >= 0 && id < static_cast<int>(e.devices.size()), OutOfRange, "place ",
               place.str(), ": device id ", id, " is out of range, '", e.type, "' has ",
               e.devices.size(), " device(s)");
+  if (__builtin_expect(g_forked_after_init.load(std::memory_order_relaxed), 0)) refuse_forked(place);
   OAR_Device* dev = &e.devices[id];
-  std::call_once(e.init_once[id], [&] { OAR_DEVICE_CALL(e, init_device, dev); });
+  std::call_once(e.init_once[id], [&] {
+    OAR_DEVICE_CALL(e, init_device, dev);
+    g_device_initialized.store(true);
+  });
   return {&e, dev};
 }
 

@@ -104,6 +104,12 @@ def _worker_loop(
         # machine's thread count would oversubscribe the cores. (A forked child may open
         # OpenMP teams: Note [Fork safety].)
         _C.set_num_threads(1)
+        # Workers make their samples on the CPU whatever the main process's device: a forked
+        # child cannot use a device its parent initialized (Note [Devices after fork]), and
+        # the main process puts the batches on its device.
+        from .._device import set_device
+
+        set_device("cpu")
         _collate._SHM_DIR = shm_dir  # the main process's (spawned workers import afresh)
         random.seed(seed)
         np.random.seed(seed % (2**32))
