@@ -215,6 +215,7 @@ void ProgramTracer::check_write(const Tensor& dst) {
               " that requires grad (copy_) while autograd records: the gradient would read the overwritten value. "
               "Update it under oar.no_grad() (then the program writes it in place), or outside the converted "
               "function");
+  carry(dst, "copy_");  // as record_write does first (a loop variable written in the body)
   refuse_write(dst);
 }
 
