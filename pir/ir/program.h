@@ -29,6 +29,8 @@ class Program {
   void set_parameter(const std::string& name, std::shared_ptr<DenseTensor> data);
   /// nullptr when the program has no data for `name`.
   std::shared_ptr<DenseTensor> parameter(const std::string& name) const;
+  /// Forgets `name`'s data (its builtin.parameter op is the caller's to erase).
+  void remove_parameter(const std::string& name) { params_.erase(name); }
   std::vector<std::string> parameter_names() const;
   const std::map<std::string, std::shared_ptr<DenseTensor>>& parameters() const { return params_; }
 

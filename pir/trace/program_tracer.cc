@@ -47,6 +47,19 @@ void ProgramTracer::add_parameter(const Tensor& t, const std::string& name) {
   declared_.push_back({t, v, name, true});
 }
 
+bool ProgramTracer::drop_parameter(const std::string& name) {
+  OAR_ENFORCE(program_ != nullptr, PreconditionNotMet, "to_static: the tracer has finished");
+  auto d = std::find_if(declared_.begin(), declared_.end(),
+                        [&](const Declared& x) { return x.parameter && x.name == name; });
+  if (d == declared_.end()) return true;
+  if (!d->value.use_empty()) return false;
+  map_.erase(d->tensor.impl().get());
+  d->value.defining_op()->erase();
+  program_->remove_parameter(name);
+  declared_.erase(d);
+  return true;
+}
+
 void ProgramTracer::note_capture(const Tensor& t, size_t depth) {
   // A value bound at depth d is defined in scope d-1; scopes d.. read it from outside.
   for (size_t i = depth; i < scopes_.size(); ++i) {

@@ -27,6 +27,9 @@ class ProgramTracer final : public trace::Tracer {
   /// Declares `t` as the parameter `name` (builtin.parameter); the program shares t's
   /// memory (no copy), so later updates of t are what a run reads.
   void add_parameter(const Tensor& t, const std::string& name);
+  /// Takes back the declaration of parameter `name` if no op has read it yet (a static
+  /// program replacing a parameter of another program by name); false when one has.
+  bool drop_parameter(const std::string& name);
   /// Appends builtin.output for each tensor (named out0, out1...), verifies and returns
   /// the program; the tracer is spent afterwards.
   std::unique_ptr<Program> finish(const std::vector<Tensor>& outputs);

@@ -499,6 +499,9 @@ void bind_pir(py::module_& m) {
       },
       py::arg("dst"), py::arg("src"),
       "Records that src is written into dst (a parameter: builtin.set_parameter) without writing dst's memory.");
+  tracer_cls.def(
+      "drop_parameter", [](PyTracer& t, const std::string& name) { return t.tracer().drop_parameter(name); },
+      py::arg("name"), "Takes back parameter `name`'s declaration if no op has read it; False when one has.");
   // Note [Static While]: a loop whose variables are the tensors its block writes.
   tracer_cls.def(
       "begin_open_loop", [](PyTracer& t) { t.tracer().begin_open_loop(); },

@@ -77,6 +77,16 @@ class Program:
         self._vars[name] = p
         self._version += 1
 
+    def _drop_parameter(self, name):
+        """Takes back the declaration of another program's parameter `name` if nothing here
+        read it (this program is about to make its own of that name)."""
+        if not self._tracer.drop_parameter(name):
+            return False
+        del self._params[name]
+        self._vars.pop(name, None)
+        self._version += 1
+        return True
+
     def _add_input(self, name, dims, dtype):
         if name in self._vars:
             raise ValueError(f"static.data: a variable named '{name}' already exists in this program")
@@ -318,6 +328,12 @@ def _register_parameter(p):
     p.name = name
     main = default_main_program()
     shared = main._params.get(name)
+    if (shared is not None and name not in main._own and (list(shared.shape) != list(p.shape) or shared.dtype != p.dtype)
+            and main._drop_parameter(name)):
+        # Another program's parameter of that name (declared here when this program became
+        # the main one) that this program never read: as in Paddle, where each program has
+        # its own variables, this program makes its own.
+        shared = None
     if shared is not None:
         # Paddle shares a parameter by name: within a program (ParamAttr(name=...) twice) and
         # across programs, whose variables of one name are one scope variable (a test
@@ -333,11 +349,11 @@ def _register_parameter(p):
         if name not in main._own:
             main._own.append(name)
         return shared
+    _parameters[name] = p  # first: resuming the recording below declares the registry's parameters
     with _paused():
         init = _C.ops.assign(p)
     default_startup_program()._init[name] = init
     default_startup_program()._version += 1
-    _parameters[name] = p
     main._declare_parameter(name, p)
     main._own.append(name)
     return p

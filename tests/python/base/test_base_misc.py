@@ -169,8 +169,22 @@ def test_programs_under_fresh_guards_share_parameters_by_name():
             exe.run(train, feed=feed, fetch_list=[loss])
             after = exe.run(test, feed=feed, fetch_list=[y_test])[0]
             assert not np.allclose(before, after)  # the training step updated what the test program reads
-            with pytest.raises(ValueError, match="exists with shape \\[3, 2\\]"):
-                with oar.utils.unique_name.guard(), static.program_guard(static.Program(), static.Program()):
-                    static.nn.fc(static.data("x", [None, 5], "float32"), 2)
+        # Another model under a fresh guard: its fc_0.w_0 is its own (Paddle's programs each
+        # have their own variables), and the first two programs keep theirs.
+        other, other_startup = static.Program(), static.Program()
+        with oar.utils.unique_name.guard(), static.program_guard(other, other_startup):
+            z = static.nn.fc(static.data("x", [None, 5], "float32"), 4)
+        assert [list(p.shape) for p in other.all_parameters()] == [[5, 4], [4]]
+        assert [list(p.shape) for p in train.all_parameters()] == [[3, 2], [2]]
+        with static.scope_guard(static.Scope()):
+            exe = static.Executor()
+            exe.run(other_startup)
+            assert exe.run(other, feed={"x": np.ones([2, 5], "float32")}, fetch_list=[z])[0].shape == (2, 4)
+        # Within one program a name means one parameter.
+        with static.program_guard(static.Program(), static.Program()):
+            x = static.data("x", [None, 3], "float32")
+            static.nn.fc(x, 2, weight_attr=oar.ParamAttr(name="shared_w"))
+            with pytest.raises(ValueError, match="'shared_w' exists with shape \\[3, 2\\]"):
+                static.nn.fc(x, 4, weight_attr=oar.ParamAttr(name="shared_w"))
     finally:
         oar.disable_static()
