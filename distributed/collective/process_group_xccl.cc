@@ -1,9 +1,9 @@
 // ProcessGroupXccl: the backend over the plugin ABI's collectives (the ccl_* slots of
 // backends/include/oar/device_ext.h, after Paddle's XCCL), for tensors on a custom device.
 // It is the shape a CUDA backend's NCCL group takes too: a communicator made from a
-// unique id that rank 0 publishes in the store, every op queued on the caller's current
-// stream of the group's device (so it runs after the kernels that produced its input),
-// and the task completing when that stream has passed the op. See Note [Communication].
+// unique id that rank 0 publishes in the store, and every op queued on the group's own
+// stream of its device, the task completing when that stream has passed the op. See
+// Note [Communication] and Note [Group streams] below.
 //
 // The group's timeout bounds the wait for the stream. A plugin reports a failed transfer
 // (a dead peer, its own timeout) through the stream's synchronize, with its message; the
@@ -14,11 +14,14 @@
 // until its own timeout.
 // CPU tensors (the OAR_DIST_DEBUG check's descriptors, a user's CPU tensor) are staged
 // through device memory.
+#include <glog/logging.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "backends/runtime/device_manager.h"
 #include "backends/runtime/streams.h"
@@ -138,19 +141,77 @@ class ProcessGroupXccl : public ProcessGroup {
   ~ProcessGroupXccl() override {
     shutdown();
     if (comm_ != nullptr) iface_->ccl_destroy_comm(comm_);
+    // The group's stream and events; a group that gave up on a peer keeps them (its stream
+    // may still hold the stuck op, and destroying a stream waits for it).
+    if (stream_ != nullptr && !aborted_->load()) {
+      try {
+        for (auto& [caller, ready] : ready_) backends::destroy_event(place_, ready);
+        backends::destroy_event(place_, done_);
+        backends::destroy_stream(place_, stream_);
+      } catch (const std::exception& e) {
+        LOG(WARNING) << "process group '" << name() << "': releasing its stream: " << e.what();
+      }
+    }
   }
   const char* backend() const override { return "xccl"; }
 
  protected:
-  void prepare(Op& op) override { op.stream = backends::current_stream(place_); }
+  // The caller's stream; a point-to-point op is queued on the device right away, in the
+  // order the caller issues it (Note [Group streams]).
+  void prepare(Op& op) override {
+    op.stream = backends::current_stream(place_);
+    if (op.kind == "send" || op.kind == "recv") {
+      Deferred rest = start(op);
+      std::lock_guard<std::mutex> lock(started_mu_);
+      started_[op.seq] = std::move(rest);
+    }
+  }
 
   void check_place(const char* op, const char* arg, const DenseTensor& t) const override {
     OAR_ENFORCE(t.place().is_cpu() || t.place() == place_, InvalidArgument, op, ": ", arg, " is on ", t.place().str(),
                 " but process group '", name(), "' (xccl) communicates on ", place_.str());
   }
 
+  // Note [Group streams]: each group queues its ops on a stream of its own (as NCCL's
+  // process groups do), made to wait for the caller's stream first (the kernels that
+  // produced the inputs). Ops with a result make the caller's stream wait for them, so its
+  // later kernels read the result; a send does not, so nothing on the caller's stream
+  // waits for a peer to receive. On the caller's stream itself, ops of different groups
+  // queued behind one another: a pipeline's forward sends (one group) and backward
+  // receives (another) deadlocked once a send had to wait for its receiver. A send or a
+  // receive is queued when it is issued (prepare, on the caller's thread): queued later by
+  // the group's worker, its wait for the caller's stream could land behind a wait the
+  // caller issued afterwards for another group's receive.
   Deferred run(const Op& op) override {
-    auto stream = static_cast<OAR_Stream>(op.stream != nullptr ? op.stream : backends::current_stream(place_));
+    if (op.kind == "send" || op.kind == "recv") {
+      std::lock_guard<std::mutex> lock(started_mu_);
+      auto it = started_.find(op.seq);
+      OAR_ENFORCE(it != started_.end(), Internal, "ProcessGroupXccl: ", op.kind, " #", op.seq, " was not started");
+      Deferred rest = std::move(it->second);
+      started_.erase(it);
+      return rest;
+    }
+    return start(op);
+  }
+
+ private:
+  OAR_Stream group_stream(OAR_Stream caller) {
+    if (stream_ == nullptr) {
+      stream_ = backends::create_stream(place_);
+      done_ = backends::create_event(place_);
+    }
+    OAR_Event& ready = ready_[caller];  // one per caller stream: an event's records stay in order
+    if (ready == nullptr) ready = backends::create_event(place_);
+    backends::record_event(place_, caller, ready);
+    backends::stream_wait_event(place_, stream_, ready);
+    return stream_;
+  }
+
+  // Queues `op` on the group's stream; returns the wait for it.
+  Deferred start(const Op& op) {
+    const auto caller = static_cast<OAR_Stream>(op.stream != nullptr ? op.stream : backends::current_stream(place_));
+    std::lock_guard<std::mutex> lock(stream_mu_);  // the caller's thread (p2p) and the worker's
+    const OAR_Stream stream = group_stream(caller);
     // CPU tensors go through device copies, out and back.
     std::vector<DenseTensor> dev(op.tensors.size());
     std::vector<size_t> staged;
@@ -166,13 +227,18 @@ class ProcessGroupXccl : public ProcessGroup {
       staged.push_back(i);
     }
     enqueue(op, dev, stream);
+    if (op.kind != "send") {
+      backends::record_event(place_, stream, done_);
+      backends::stream_wait_event(place_, caller, done_);
+    }
+    // The task waits for the group's stream: a failed transfer is reported by its
+    // synchronize (an event's is not).
     return [dev, staged, out = op.tensors, place = place_, stream, timeout = timeout(), abort = abort_fn()]() mutable {
       wait_stream(place, stream, timeout, abort);
       for (size_t i : staged) copy_into(dev[i], &out[i]);
     };
   }
 
- private:
   void call(OAR_Status status, const char* slot) { check_status(status, type_, slot); }
 
   // Aborts the communicator once (ccl_comm_abort; nothing when the plugin lacks the slot,
@@ -248,6 +314,12 @@ class ProcessGroupXccl : public ProcessGroup {
   std::string type_;
   const OAR_DeviceInterface* iface_ = nullptr;
   OAR_CCLComm comm_ = nullptr;
+  OAR_Stream stream_ = nullptr;                      // Note [Group streams]
+  OAR_Event done_ = nullptr;                         // recorded on stream_ after an op with a result
+  std::unordered_map<OAR_Stream, OAR_Event> ready_;  // per caller stream, recorded before each op
+  std::mutex stream_mu_;                             // guards the three above and the queueing
+  std::mutex started_mu_;
+  std::unordered_map<uint64_t, Deferred> started_;  // p2p ops queued by prepare, by seq, until run
   std::shared_ptr<std::atomic<bool>> aborted_ = std::make_shared<std::atomic<bool>>(false);
   DenseTensor barrier_buf_;
 };

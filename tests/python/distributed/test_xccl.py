@@ -54,6 +54,17 @@ def test_auto_parallel_on_the_sample_device(plugin_env, tmp_path):
             assert f"{mode} ok {rank}" in out, out
 
 
+def test_pipeline_stages_on_the_sample_device(plugin_env, tmp_path):
+    """workers/pipeline.py's 2-stage GPT (FThenB) over xccl: the stages' forward sends and
+    backward receives go through two groups, each on a stream of its own (Note [Group
+    streams] in process_group_xccl.cc); on the caller's one stream they deadlocked."""
+    results, _ = run_ranks("pipeline.py", 2, ["sample", "pp", "FThenB"], timeout=300, tmp_path=tmp_path,
+                           env=plugin_env)
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"pp FThenB ok {rank}" in out, out
+
+
 @pytest.mark.parametrize("kind,timeout", [("dead_peer", 10), ("stuck_peer", 3)])
 def test_a_killed_or_stuck_peer_raises_naming_it(kind, timeout, plugin_env, tmp_path):
     results, _ = run_ranks("xccl.py", 2, [kind], timeout=60, tmp_path=tmp_path,

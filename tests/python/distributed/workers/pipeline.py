@@ -517,6 +517,11 @@ def vpp_static(rank, kind="sequential"):
 def main():
     import warnings
     warnings.filterwarnings("error", message="DistModel")  # an eager fallback fails the test
+    if sys.argv[1] == "sample":  # on the sample device (OAR_SAMPLE_DEVICE_LIB), over xccl
+        import os
+        oar.device.load_plugin(os.environ["OAR_SAMPLE_DEVICE_LIB"])
+        oar.set_device("sample:0")
+        del sys.argv[1]
     dist.init_parallel_env()
     oar.set_default_dtype(DTYPE)
     rank = dist.get_rank()
