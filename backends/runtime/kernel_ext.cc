@@ -843,7 +843,7 @@ struct Adapter<K, DtypeFrom, void (*)(const DeviceContext&, A...)> {
   [[gnu::noinline]] static void call_forward(const DeviceContext& ctx, A... a) { call(ctx, forward(a)...); }
 
   // Note [Declined plugin kernels]: the CPU kernel on host copies, its outputs written back.
-  [[gnu::noinline]] static void call_on_cpu(void* cpu, const Place& place, A... a) {
+  [[gnu::noinline, gnu::cold]] static void call_on_cpu(void* cpu, const Place& place, A... a) {
     std::tuple<decltype(host_arg(a))...> host{host_arg(a)...};
     const auto kernel = reinterpret_cast<void (*)(const DeviceContext&, A...)>(cpu);
     const DeviceContext& host_ctx = device_context(CPUPlace());
