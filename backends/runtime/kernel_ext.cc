@@ -681,23 +681,27 @@ struct ForwardList {
   std::vector<const DenseTensor*> l;
   operator const std::vector<const DenseTensor*>&() const { return l; }
 };
-inline ForwardTensor forward(const DenseTensor& t) { return {without_negative_strides(t)}; }
-inline ForwardOptional forward(const DenseTensor* t) {
-  return t == nullptr ? ForwardOptional{DenseTensor(), false} : ForwardOptional{without_negative_strides(*t), true};
+// An input argument with each of its tensors replaced by F(tensor) (a copy, or the same
+// view when F has nothing to change): forward strides here, host copies for a declined call.
+template <DenseTensor (*F)(const DenseTensor&)>
+ForwardTensor map_input(const DenseTensor& t) {
+  return {F(t)};
 }
-inline ForwardList forward(const std::vector<const DenseTensor*>& l) {
+template <DenseTensor (*F)(const DenseTensor&)>
+ForwardOptional map_input(const DenseTensor* t) {
+  return t == nullptr ? ForwardOptional{DenseTensor(), false} : ForwardOptional{F(*t), true};
+}
+template <DenseTensor (*F)(const DenseTensor&)>
+ForwardList map_input(const std::vector<const DenseTensor*>& l) {
   ForwardList f;
-  f.copies.reserve(l.size());
-  for (const DenseTensor* t : l) {
-    if (backward(t)) {
-      f.copies.push_back(without_negative_strides(*t));
-      f.l.push_back(&f.copies.back());
-    } else {
-      f.l.push_back(t);
-    }
-  }
+  f.copies.reserve(l.size());  // no reallocation: l points into it
+  for (const DenseTensor* t : l) f.copies.push_back(F(*t));
+  for (const DenseTensor& t : f.copies) f.l.push_back(&t);
   return f;
 }
+inline ForwardTensor forward(const DenseTensor& t) { return map_input<without_negative_strides>(t); }
+inline ForwardOptional forward(const DenseTensor* t) { return map_input<without_negative_strides>(t); }
+inline ForwardList forward(const std::vector<const DenseTensor*>& l) { return map_input<without_negative_strides>(l); }
 template <typename T>
 T&& forward(T&& v) {
   return std::forward<T>(v);
@@ -733,17 +737,9 @@ struct HostOutList {
     return p;
   }
 };
-inline ForwardTensor host_arg(const DenseTensor& t) { return {on_host(t)}; }
-inline ForwardOptional host_arg(const DenseTensor* t) {
-  return t == nullptr ? ForwardOptional{DenseTensor(), false} : ForwardOptional{on_host(*t), true};
-}
-inline ForwardList host_arg(const std::vector<const DenseTensor*>& l) {
-  ForwardList f;
-  f.copies.reserve(l.size());
-  for (const DenseTensor* t : l) f.copies.push_back(on_host(*t));
-  for (const DenseTensor& t : f.copies) f.l.push_back(&t);
-  return f;
-}
+inline ForwardTensor host_arg(const DenseTensor& t) { return map_input<on_host>(t); }
+inline ForwardOptional host_arg(const DenseTensor* t) { return map_input<on_host>(t); }
+inline ForwardList host_arg(const std::vector<const DenseTensor*>& l) { return map_input<on_host>(l); }
 inline DenseTensor host_out(const DenseTensor& d) {
   // The kernel's view of the output: its metadata, and its contents when it has memory.
   if (d.initialized()) return on_host(d);
