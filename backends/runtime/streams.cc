@@ -91,10 +91,14 @@ OAR_Stream set_current_stream(const Place& place, OAR_Stream stream) {
 
 #define OAR_STREAM_CALL(c, slot, ...) check_status((c).iface.slot(__VA_ARGS__), (c).type, #slot)
 
-OAR_Stream create_stream(const Place& place) {
+OAR_Stream create_stream(const Place& place, unsigned int flags) {
   Call c = call_for(place);
   OAR_Stream s = nullptr;
-  OAR_STREAM_CALL(c, create_stream, c.dev, &s);
+  if (flags != OAR_STREAM_DEFAULT && c.iface.create_stream_with_flags != nullptr) {
+    OAR_STREAM_CALL(c, create_stream_with_flags, c.dev, flags, &s);
+  } else {
+    OAR_STREAM_CALL(c, create_stream, c.dev, &s);
+  }
   return s;
 }
 // Waits for the stream's work (its failure is thrown and the stream kept), makes the

@@ -23,7 +23,10 @@ OAR_Stream current_stream(const Place& place);
 OAR_Stream set_current_stream(const Place& place, OAR_Stream stream);
 
 /// Thin wrappers over the table that throw oar::Error naming the device and the call.
-OAR_Stream create_stream(const Place& place);
+/// `flags` are OAR_StreamFlags (device_ext.h): a table without create_stream_with_flags
+/// (before ABI 1.3) gives a plain stream, which is correct but may be waited for by the
+/// device's blocking copies (Note [Non-blocking streams], docs/notes/devices.md).
+OAR_Stream create_stream(const Place& place, unsigned int flags = OAR_STREAM_DEFAULT);
 void destroy_stream(const Place& place, OAR_Stream stream);
 void synchronize_stream(const Place& place, OAR_Stream stream);
 OAR_Event create_event(const Place& place);

@@ -197,7 +197,10 @@ class ProcessGroupXccl : public ProcessGroup {
  private:
   OAR_Stream group_stream(OAR_Stream caller) {
     if (stream_ == nullptr) {
-      stream_ = backends::create_stream(place_);
+      // Non-blocking (Note [Non-blocking streams]): a host's blocking copy, say a received
+      // size read by numpy(), must not wait for this group's pending send to a peer whose
+      // host is waiting the same way.
+      stream_ = backends::create_stream(place_, OAR_STREAM_NON_BLOCKING);
       done_ = backends::create_event(place_);
     }
     OAR_Event& ready = ready_[caller];  // one per caller stream: an event's records stay in order

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "backends/runtime/device_manager.h"
 #include "backends/runtime/pinned_allocator.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/base/errors.h"
@@ -245,8 +244,10 @@ DenseTensor on_host(const Tensor& t) {
   }
   DenseTensor h(d.dims(), d.dtype(), CPUPlace());
   h.alloc();
-  py::gil_scoped_release nogil;                                // the device may be busy for a while
-  backends::DeviceManager::instance().synchronize(d.place());  // work on every stream
+  py::gil_scoped_release nogil;  // the device may be busy for a while
+  // The blocking copy runs after the work queued on the device's blocking streams, and
+  // reports a kernel's failure; not after a non-blocking stream's (a process group's
+  // pending send to a peer that is itself reading a tensor: Note [Non-blocking streams]).
   copy_into(d, &h);
   return h;
 }

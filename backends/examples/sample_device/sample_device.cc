@@ -10,8 +10,9 @@
 //    launch wakes it; SAMPLE_DEVICE_NAP_US / _NAPPING_US change both); SAMPLE_DEVICE_DELAY_US=N
 //    (read when a stream is created) adds a random N/2..N us delay before each item, to
 //    expose missing synchronization;
-//  - blocking copies first wait for all work queued on the device (CUDA's legacy default
-//    stream); async copies are queued on their stream. An async copy to or from
+//  - blocking copies first wait for all work queued on the device's blocking streams
+//    (CUDA's legacy default stream; a stream made with OAR_STREAM_NON_BLOCKING is not
+//    waited for, ABI 1.3); async copies are queued on their stream. An async copy to or from
 //    pageable (non-pinned) host memory stages through a private buffer or waits, as CUDA
 //    does, so only pinned memory is truly asynchronous;
 //  - events fire when their stream reaches them; pinned host memory; memory stats;
@@ -179,8 +180,9 @@ std::shared_ptr<Event> event_of(OAR_Event e) { return reinterpret_cast<EventHand
 
 class Stream {
  public:
-  explicit Stream(int device_id)
+  Stream(int device_id, bool non_blocking)
       : device_id_(device_id),
+        non_blocking_(non_blocking),
         id_(next_id_.fetch_add(1) + 1),
         max_delay_us_(env_size("SAMPLE_DEVICE_DELAY_US", 0)),
         nap_(std::max<size_t>(env_size("SAMPLE_DEVICE_NAP_US", 100), 1)),
@@ -238,6 +240,7 @@ class Stream {
     idle_.wait(lock, [&] { return done_.load(std::memory_order_seq_cst) >= target; });
     waiters_.fetch_sub(1, std::memory_order_relaxed);
   }
+  bool non_blocking() const { return non_blocking_; }
   /// True when everything queued so far has run (query_stream).
   bool idle() { return done_.load(std::memory_order_acquire) >= queued_.load(std::memory_order_acquire); }
   /// Work that may fail asynchronously (a collective): its error waits for take_error.
@@ -354,6 +357,7 @@ class Stream {
   bool napping_ = false;                       // the worker naps on cv_ (under mu_)
   std::string error_;  // the first failure of enqueue_checked work not yet reported
   const int device_id_;
+  const bool non_blocking_;  // OAR_STREAM_NON_BLOCKING: the blocking calls do not wait for it
   const int id_;  // the profiler's stream number (0: the legacy default stream)
   static inline std::atomic<int> next_id_{0};
   const size_t max_delay_us_;  // SAMPLE_DEVICE_DELAY_US when the stream was created
@@ -370,11 +374,18 @@ struct Device {
   Arena arena;
   std::mutex mu;
   std::set<Stream*> streams;
-  void synchronize() {
+  /// Waits for the work queued on every stream (synchronize_device).
+  void synchronize() { wait_streams(false); }
+  /// Waits for the work queued on the blocking streams: what a blocking copy, memset or
+  /// stream-less launch waits for first (CUDA's legacy default stream).
+  void synchronize_blocking() { wait_streams(true); }
+  void wait_streams(bool blocking_only) {
     std::vector<Stream*> all;
     {
       std::lock_guard<std::mutex> lock(mu);
-      all.assign(streams.begin(), streams.end());
+      for (Stream* s : streams) {
+        if (!blocking_only || !s->non_blocking()) all.push_back(s);
+      }
     }
     for (Stream* s : all) s->synchronize();
   }
@@ -459,14 +470,19 @@ OAR_Status s_synchronize_device(const OAR_Device* d) {
   return dev->take_kernel_error();
 }
 
-OAR_Status s_create_stream(const OAR_Device* d, OAR_Stream* out) {
+OAR_Status s_create_stream_with_flags(const OAR_Device* d, unsigned int flags, OAR_Stream* out) {
   Device* dev = dev_of(d);
   if (dev == nullptr || out == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
-  auto* s = new Stream(d->id);
+  if ((flags & ~unsigned{OAR_STREAM_NON_BLOCKING}) != 0)
+    return fail(OAR_ERROR_INVALID_ARGUMENT, "create_stream_with_flags: unknown flags " + std::to_string(flags));
+  auto* s = new Stream(d->id, (flags & OAR_STREAM_NON_BLOCKING) != 0);
   std::lock_guard<std::mutex> lock(dev->mu);
   dev->streams.insert(s);
   *out = reinterpret_cast<OAR_Stream>(s);
   return OAR_SUCCESS;
+}
+OAR_Status s_create_stream(const OAR_Device* d, OAR_Stream* out) {
+  return s_create_stream_with_flags(d, OAR_STREAM_DEFAULT, out);
 }
 OAR_Status s_destroy_stream(const OAR_Device* d, OAR_Stream stream) {
   Device* dev = dev_of(d);
@@ -606,7 +622,7 @@ OAR_Status blocking_copy(const OAR_Device* d, Dir dir, void* dst, const void* sr
   char* to;
   const char* from;
   if (OAR_Status s = resolve(dev, dir, dst, src, n, &to, &from); s != OAR_SUCCESS) return s;
-  dev->synchronize();  // the legacy default stream: after everything queued
+  dev->synchronize_blocking();  // the legacy default stream: after everything queued on blocking streams
   if (OAR_Status s = dev->take_kernel_error(); s != OAR_SUCCESS) return s;
   const uint64_t t0 = sample::tracing(d->id) ? sample::now_ns() : 0;
   std::memcpy(to, from, n);
@@ -696,7 +712,7 @@ OAR_Status s_memset(const OAR_Device* d, void* ptr, unsigned char value, size_t 
   Device* dev = dev_of(d);
   char* to;
   if (OAR_Status s = device_range(dev, "device_memory_set", ptr, n, &to); s != OAR_SUCCESS) return s;
-  dev->synchronize();  // blocking: after everything queued, as the blocking copies
+  dev->synchronize_blocking();  // blocking: after everything queued, as the blocking copies
   if (OAR_Status s = dev->take_kernel_error(); s != OAR_SUCCESS) return s;
   std::memset(to, value, n);
   return OAR_SUCCESS;
@@ -732,8 +748,8 @@ OAR_Status s_p2p(const OAR_Device* dd, const OAR_Device* sd, void* dst, const vo
   char* to;
   const char* from;
   if (OAR_Status s = p2p_views(dd, sd, dst, src, n, &ddev, &sdev, &to, &from); s != OAR_SUCCESS) return s;
-  sdev->synchronize();  // blocking: after all work queued on both devices
-  ddev->synchronize();
+  sdev->synchronize_blocking();  // blocking: after all work queued on both devices
+  ddev->synchronize_blocking();
   if (OAR_Status s = sdev->take_kernel_error(); s != OAR_SUCCESS) return s;
   if (OAR_Status s = ddev->take_kernel_error(); s != OAR_SUCCESS) return s;
   const uint64_t t0 = sample::tracing(sd->id) ? sample::now_ns() : 0;
@@ -814,6 +830,7 @@ OAR_DeviceInterface g_table = [] {
   t.get_device_count = s_get_device_count;
   t.synchronize_device = s_synchronize_device;
   t.create_stream = s_create_stream;
+  t.create_stream_with_flags = s_create_stream_with_flags;
   t.destroy_stream = s_destroy_stream;
   t.synchronize_stream = s_synchronize_stream;
   t.stream_wait_event = s_stream_wait_event;
@@ -900,7 +917,7 @@ OAR_Status launch(const OAR_Device* d, OAR_Stream stream, Work&& work, const cha
   Device* dev = dev_of(d);
   if (dev == nullptr) return OAR_ERROR_INVALID_ARGUMENT;
   if (stream == nullptr) {  // no stream: after everything queued, on the calling thread
-    dev->synchronize();
+    dev->synchronize_blocking();
     const uint64_t t0 = name != nullptr && tracing(d->id) ? now_ns() : 0;
     work();
     if (t0 != 0) trace(d->id, 0, name, t0, now_ns());

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define OAR_DEVICE_ABI_VERSION_MAJOR 1
-#define OAR_DEVICE_ABI_VERSION_MINOR 2
+#define OAR_DEVICE_ABI_VERSION_MINOR 3
 
 /* The name of the function a plugin exports, of type OAR_InitPluginFn. */
 #define OAR_INIT_PLUGIN_SYMBOL "oar_init_plugin"
@@ -66,6 +66,15 @@ typedef enum OAR_ReduceOp {
   OAR_REDUCE_MIN = 3,
   OAR_REDUCE_PROD = 4,
 } OAR_ReduceOp;
+
+/* (1.3) Flags of create_stream_with_flags, or-ed. */
+typedef enum OAR_StreamFlags {
+  OAR_STREAM_DEFAULT = 0,
+  /* The stream's work is not waited for by the blocking calls that wait for everything
+   * queued on the device (the blocking copies and memset, CUDA's legacy default stream):
+   * CUDA's cudaStreamNonBlocking. synchronize_device still waits for it. */
+  OAR_STREAM_NON_BLOCKING = 1,
+} OAR_StreamFlags;
 
 /* Opaque handles, created and owned by the plugin. */
 typedef struct OAR_Stream_st* OAR_Stream;
@@ -227,6 +236,10 @@ typedef struct OAR_DeviceInterface {
 
   /* (1.2) */
   OAR_Status (*ccl_comm_abort)(OAR_CCLComm comm); /* (optional) fail comm's pending work now; then only destroy */
+
+  /* (1.3) */
+  OAR_Status (*create_stream_with_flags)(const OAR_Device* device, unsigned int flags,
+                                         OAR_Stream* stream); /* (optional) new stream; flags: OAR_StreamFlags */
 } OAR_DeviceInterface;
 
 struct OAR_KernelApi; /* kernel_ext.h */

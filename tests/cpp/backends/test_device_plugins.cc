@@ -8,6 +8,7 @@
 
 #include "backends/include/oar/device_ext.h"
 #include "backends/runtime/device_manager.h"
+#include "backends/runtime/streams.h"
 #include "paddle_core/base/errors.h"
 #include "paddle_core/dispatch/kernel_registry.h"
 
@@ -60,6 +61,7 @@ TEST(DevicePlugins, Abi10PluginLoadsWithLaterSlotsNull) {
   EXPECT_EQ(t.get_last_error_message, nullptr);
   EXPECT_EQ(t.ccl_group_end, nullptr);
   EXPECT_EQ(t.ccl_comm_abort, nullptr);
+  EXPECT_EQ(t.create_stream_with_flags, nullptr);
   EXPECT_EQ(t.profiler_collect, nullptr);
   int src = 7, dst = 0;
   DeviceManager::instance().memcpy_h2d(CustomPlace("testdev_v10", 0), &dst, &src, sizeof(int));
@@ -79,6 +81,12 @@ TEST(DevicePlugins, Abi11PluginLoadsWithoutTheAbortSlot) {
   EXPECT_NE(t.get_last_error_message, nullptr);  // its 1.1 slots arrive
   EXPECT_NE(t.get_device_properties, nullptr);
   EXPECT_EQ(t.ccl_comm_abort, nullptr);  // past its struct_size: absent, whatever the plugin left there
+  EXPECT_EQ(t.create_stream_with_flags, nullptr);
+  // Without the 1.3 slot a non-blocking stream is a plain one (correct, only waited for).
+  const Place p = CustomPlace("testdev_v11", 0);
+  OAR_Stream s = create_stream(p, OAR_STREAM_NON_BLOCKING);
+  EXPECT_NE(s, nullptr);
+  destroy_stream(p, s);
   int src = 11, dst = 0;
   DeviceManager::instance().memcpy_h2d(CustomPlace("testdev_v11", 0), &dst, &src, sizeof(int));
   EXPECT_EQ(dst, 11);

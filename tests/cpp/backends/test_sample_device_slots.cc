@@ -2,15 +2,19 @@
 // stream and event queries (OAR_ERROR_NOT_READY while work is queued), host callbacks in
 // stream order, memset (blocking and queued), peer copies between its two devices (and
 // the runtime's two-device copy using them), unified memory, the largest allocation and
-// the properties struct (written only up to the caller's struct_size).
+// the properties struct (written only up to the caller's struct_size); and the 1.3
+// non-blocking streams, which the blocking calls do not wait for.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/runtime/device_manager.h"
@@ -44,6 +48,71 @@ TEST(SampleDeviceSlots, FillsEveryOptionalSlot) {
   EXPECT_NE(t.unified_memory_deallocate, nullptr);
   EXPECT_NE(t.device_max_alloc_size, nullptr);
   EXPECT_NE(t.get_device_properties, nullptr);
+  EXPECT_NE(t.create_stream_with_flags, nullptr);
+}
+
+// A stream held at a host callback until the test opens its gate: queued work that does
+// not finish on its own, so what waits for it is seen waiting.
+struct Gate {
+  std::atomic<bool> open{false};
+  static void wait(void* g) {
+    while (!static_cast<Gate*>(g)->open.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+};
+
+// Runs `call` on a thread: whether it is still blocked after 100 ms, then (gate opened) that
+// it returns. A call that never returns fails the test instead of hanging it.
+bool blocks_until_opened(Gate& gate, const std::function<void()>& call) {
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    call();
+    done.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const bool blocked = !done.load();
+  gate.open.store(true);
+  t.join();
+  return blocked;
+}
+
+TEST(SampleDeviceSlots, BlockingCallsDoNotWaitForNonBlockingStreams) {
+  const Place p = sample_place();
+  DeviceBuffer b(p, 64);
+  std::vector<char> host(64, 1);
+  for (const unsigned flags : {unsigned{OAR_STREAM_NON_BLOCKING}, unsigned{OAR_STREAM_DEFAULT}}) {
+    SCOPED_TRACE(flags == OAR_STREAM_DEFAULT ? "a blocking stream" : "a non-blocking stream");
+    OAR_Stream s = nullptr;
+    ASSERT_EQ(table().create_stream_with_flags(dev(p), flags, &s), OAR_SUCCESS);
+    const bool waited_for = flags == OAR_STREAM_DEFAULT;
+    // The blocking copies (both ways) and memset, then the device's synchronize, which
+    // always waits for every stream.
+    const std::vector<std::function<void()>> blocking_calls = {
+        [&] { DeviceManager::instance().memcpy(CPUPlace(), host.data(), p, b.ptr, 64); },
+        [&] { DeviceManager::instance().memcpy(p, b.ptr, CPUPlace(), host.data(), 64); },
+        [&] { EXPECT_EQ(table().device_memory_set(dev(p), b.ptr, 0, 64), OAR_SUCCESS); },
+    };
+    for (size_t i = 0; i < blocking_calls.size(); ++i) {
+      Gate gate;
+      ASSERT_EQ(table().stream_add_callback(dev(p), s, Gate::wait, &gate), OAR_SUCCESS);
+      EXPECT_EQ(blocks_until_opened(gate, blocking_calls[i]), waited_for) << "blocking call " << i;
+      synchronize_stream(p, s);
+    }
+    Gate gate;
+    ASSERT_EQ(table().stream_add_callback(dev(p), s, Gate::wait, &gate), OAR_SUCCESS);
+    EXPECT_TRUE(blocks_until_opened(gate, [&] { DeviceManager::instance().synchronize(p); }));
+    EXPECT_EQ(table().query_stream(dev(p), s), OAR_SUCCESS);
+    destroy_stream(p, s);
+  }
+  OAR_Stream s = nullptr;
+  EXPECT_EQ(table().create_stream_with_flags(dev(p), 6, &s), OAR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(table().get_last_error_message()).find("unknown flags 6"), std::string::npos);
+  // Through the runtime.
+  s = create_stream(p, OAR_STREAM_NON_BLOCKING);
+  Gate gate;
+  ASSERT_EQ(table().stream_add_callback(dev(p), s, Gate::wait, &gate), OAR_SUCCESS);
+  EXPECT_FALSE(
+      blocks_until_opened(gate, [&] { DeviceManager::instance().memcpy(CPUPlace(), host.data(), p, b.ptr, 64); }));
+  destroy_stream(p, s);
 }
 
 TEST(SampleDeviceSlots, QueriesReportQueuedWorkAndCallbacksRunInStreamOrder) {

@@ -54,15 +54,20 @@ def test_auto_parallel_on_the_sample_device(plugin_env, tmp_path):
             assert f"{mode} ok {rank}" in out, out
 
 
-def test_pipeline_stages_on_the_sample_device(plugin_env, tmp_path):
-    """workers/pipeline.py's 2-stage GPT (FThenB) over xccl: the stages' forward sends and
-    backward receives go through two groups, each on a stream of its own (Note [Group
-    streams] in process_group_xccl.cc); on the caller's one stream they deadlocked."""
-    results, _ = run_ranks("pipeline.py", 2, ["sample", "pp", "FThenB"], timeout=300, tmp_path=tmp_path,
+@pytest.mark.parametrize("schedule", ["FThenB", "1F1B"])
+def test_pipeline_stages_on_the_sample_device(schedule, plugin_env, tmp_path):
+    """workers/pipeline.py's 2-stage GPT over xccl: the stages' forward sends and backward
+    receives go through two groups, each on a stream of its own (Note [Group streams] in
+    process_group_xccl.cc); on the caller's one stream they deadlocked. 1F1B also reads a
+    received size on the host between sends: the groups' streams are non-blocking, so that
+    read does not wait for a pending send to the peer, which reads the same way (Note
+    [Non-blocking streams]); a blocking group stream, or numpy() waiting for the whole
+    device, deadlocked both stages."""
+    results, _ = run_ranks("pipeline.py", 2, ["sample", "pp", schedule], timeout=300, tmp_path=tmp_path,
                            env=plugin_env)
     assert_all_ok(results)
     for rank, (_, out) in enumerate(results):
-        assert f"pp FThenB ok {rank}" in out, out
+        assert f"pp {schedule} ok {rank}" in out, out
 
 
 @pytest.mark.parametrize("kind,timeout", [("dead_peer", 10), ("stuck_peer", 3)])
