@@ -5,9 +5,10 @@
 // stream of its device, the task completing when that stream has passed the op. See
 // Note [Communication] and Note [Group streams] below.
 //
-// The group's timeout bounds the wait for the stream. A plugin reports a failed transfer
-// (a dead peer, its own timeout) through the stream's synchronize, with its message; the
-// base class turns either into an error naming the op, the group and the missing ranks.
+// The group's timeout bounds a task's wait for its op (Note [Task completion]). A plugin
+// reports a failed transfer (a dead peer, its own timeout) through the communicator's
+// async error (ABI 1.3) or the stream's synchronize, with its message; the base class
+// turns either into an error naming the op, the group and the missing ranks.
 // On either failure the group calls the plugin's ccl_comm_abort (ABI 1.2, optional), so a
 // transfer stuck on a peer stops holding the stream past the group's timeout: later work
 // on that stream runs, and the process exits cleanly. A plugin without it keeps the stream
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -61,12 +63,21 @@ OAR_ReduceOp ccl_op(ReduceOp op) {
 
 size_t count(const DenseTensor& t) { return t.initialized() ? static_cast<size_t>(t.numel()) : 0; }
 
-// Waits for `stream` with a bound: synchronize_stream has none, so a helper thread makes
-// the call and this one waits for it. On a timeout or a failed transfer it calls `abort`
-// (the plugin's ccl_comm_abort), which frees a helper still blocked; without that slot the
+// What a task waits for (Note [Task completion]): `wait` blocks until the op has run on
+// the device (a helper thread calls it: it may outlive the group after a timeout, so it
+// holds no communicator); `check`, if set, then reports a failed transfer from the
+// waiting thread.
+struct OpEnd {
+  std::function<void()> wait;
+  std::function<void()> check;
+};
+
+// Runs `end.wait` with a bound: the table's waits have none, so a helper thread makes the
+// call and this one waits for it. On a timeout or a failed transfer it calls `abort` (the
+// plugin's ccl_comm_abort), which frees a helper still blocked; without that slot the
 // helper is left to the plugin's own timeout (as with NCCL's watchdog).
-void wait_stream(const Place& place, OAR_Stream stream, std::chrono::milliseconds timeout,
-                 const std::function<void()>& abort) {
+void wait_bounded(const Place& place, OpEnd end, std::chrono::milliseconds timeout,
+                  const std::function<void()>& abort) {
   struct State {
     std::mutex mu;
     std::condition_variable cv;
@@ -74,10 +85,10 @@ void wait_stream(const Place& place, OAR_Stream stream, std::chrono::millisecond
     std::exception_ptr error;
   };
   auto st = std::make_shared<State>();
-  std::thread([st, place, stream] {
+  std::thread([st, blocking_wait = std::move(end.wait)] {
     std::exception_ptr error;
     try {
-      backends::synchronize_stream(place, stream);
+      blocking_wait();
     } catch (...) {
       error = std::current_exception();
     }
@@ -94,10 +105,18 @@ void wait_stream(const Place& place, OAR_Stream stream, std::chrono::millisecond
                                     "'s stream to finish the op"),
                     true);
   }
-  if (st->error) {
-    lock.unlock();
+  std::exception_ptr error = st->error;
+  lock.unlock();
+  if (!error && end.check) {
+    try {
+      end.check();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (error) {
     abort();  // a dead peer: the communicator's work on other streams fails at once too
-    std::rethrow_exception(st->error);
+    std::rethrow_exception(error);
   }
 }
 
@@ -234,12 +253,43 @@ class ProcessGroupXccl : public ProcessGroup {
       backends::record_event(place_, stream, done_);
       backends::stream_wait_event(place_, caller, done_);
     }
-    // The task waits for the group's stream: a failed transfer is reported by its
-    // synchronize (an event's is not).
-    return [dev, staged, out = op.tensors, place = place_, stream, timeout = timeout(), abort = abort_fn()]() mutable {
-      wait_stream(place, stream, timeout, abort);
+    return [dev, staged, out = op.tensors, place = place_, timeout = timeout(), abort = abort_fn(),
+            end = end_of_op(stream)]() mutable {
+      wait_bounded(place, std::move(end), timeout, abort);
       for (size_t i : staged) copy_into(dev[i], &out[i]);
     };
+  }
+
+  // Note [Task completion]: what a task waits for, on the host, once its op is queued on
+  // `stream`. With the plugin's ccl_comm_get_async_error (ABI 1.3): an event recorded after
+  // the op, then the communicator's error state, since an event does not report a failed
+  // transfer (NCCL's work.wait() and ncclCommGetAsyncError). So a task ends with its own
+  // op, not with the ops queued after it: waiting for a receive must not wait for a later
+  // send whose receiver is waiting for this very wait. Without the slot: the whole stream,
+  // whose synchronize reports the failure.
+  OpEnd end_of_op(OAR_Stream stream) {
+    const Place place = place_;
+    OAR_Status (*async_error)(OAR_CCLComm) = iface_->ccl_comm_get_async_error;
+    if (async_error == nullptr) return {[place, stream] { backends::synchronize_stream(place, stream); }, nullptr};
+    OAR_Event end = backends::create_event(place_);
+    backends::record_event(place_, stream, end);
+    return {[place, end] {
+      struct Release {  // on every path (the ABI lets a plugin free an event not yet reached)
+        Place place;
+        OAR_Event event;
+        ~Release() {
+          try {
+            backends::destroy_event(place, event);
+          } catch (const std::exception& e) {
+            LOG(WARNING) << "process group: releasing an op's event: " << e.what();
+          }
+        }
+      } release{place, end};
+      backends::synchronize_event(place, end);
+            },
+            [async_error, comm = comm_, type = type_] {
+      check_status(async_error(comm), type, "ccl_comm_get_async_error");
+    }};
   }
 
   void call(OAR_Status status, const char* slot) { check_status(status, type_, slot); }

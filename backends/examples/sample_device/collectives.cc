@@ -594,6 +594,15 @@ OAR_Status s_comm_abort(OAR_CCLComm comm) {
   return OAR_SUCCESS;
 }
 
+// The communicator's first failure (a dead or aborted peer, a timeout, a mismatched call),
+// without waiting for anything: what the streams running its work will report.
+OAR_Status s_comm_get_async_error(OAR_CCLComm comm) {
+  Comm* c = comm_of(comm);
+  if (c == nullptr) return fail(OAR_ERROR_INVALID_ARGUMENT, "sample ccl_comm_get_async_error: comm is null");
+  if (std::string e = c->broken(); !e.empty()) return fail(OAR_ERROR_DEVICE, e);
+  return OAR_SUCCESS;
+}
+
 OAR_Status s_all_reduce(const void* send, void* recv, size_t count, OAR_DataType dtype, OAR_ReduceOp op,
                         OAR_CCLComm comm, OAR_Stream stream) {
   return collective("all_reduce", kAllReduce, send, recv, count, count, count, dtype, op, 0, comm, stream);
@@ -659,6 +668,7 @@ void fill_collectives(OAR_DeviceInterface* t) {
   t->ccl_group_start = s_group_start;
   t->ccl_group_end = s_group_end;
   t->ccl_comm_abort = s_comm_abort;
+  t->ccl_comm_get_async_error = s_comm_get_async_error;
 }
 
 }  // namespace sample

@@ -240,6 +240,9 @@ typedef struct OAR_DeviceInterface {
   /* (1.3) */
   OAR_Status (*create_stream_with_flags)(const OAR_Device* device, unsigned int flags,
                                          OAR_Stream* stream); /* (optional) new stream; flags: OAR_StreamFlags */
+  OAR_Status (*ccl_comm_get_async_error)(
+      OAR_CCLComm comm); /* (optional) without waiting: OAR_SUCCESS, or the status of comm's first failed transfer
+                          * (the error its stream's synchronize_stream will return; NCCL's ncclCommGetAsyncError) */
 } OAR_DeviceInterface;
 
 struct OAR_KernelApi; /* kernel_ext.h */

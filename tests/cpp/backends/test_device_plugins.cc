@@ -62,6 +62,7 @@ TEST(DevicePlugins, Abi10PluginLoadsWithLaterSlotsNull) {
   EXPECT_EQ(t.ccl_group_end, nullptr);
   EXPECT_EQ(t.ccl_comm_abort, nullptr);
   EXPECT_EQ(t.create_stream_with_flags, nullptr);
+  EXPECT_EQ(t.ccl_comm_get_async_error, nullptr);
   EXPECT_EQ(t.profiler_collect, nullptr);
   int src = 7, dst = 0;
   DeviceManager::instance().memcpy_h2d(CustomPlace("testdev_v10", 0), &dst, &src, sizeof(int));
@@ -82,6 +83,7 @@ TEST(DevicePlugins, Abi11PluginLoadsWithoutTheAbortSlot) {
   EXPECT_NE(t.get_device_properties, nullptr);
   EXPECT_EQ(t.ccl_comm_abort, nullptr);  // past its struct_size: absent, whatever the plugin left there
   EXPECT_EQ(t.create_stream_with_flags, nullptr);
+  EXPECT_EQ(t.ccl_comm_get_async_error, nullptr);
   // Without the 1.3 slot a non-blocking stream is a plain one (correct, only waited for).
   const Place p = CustomPlace("testdev_v11", 0);
   OAR_Stream s = create_stream(p, OAR_STREAM_NON_BLOCKING);

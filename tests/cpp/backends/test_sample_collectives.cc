@@ -314,9 +314,17 @@ TEST(SampleCollectives, MissingRankTimesOutWithTheMessage) {
   unsetenv("SAMPLE_DEVICE_CCL_TIMEOUT_S");
   float x = 1.f;
   void* buf = ranks[0].upload(&x, 4);
+  EXPECT_EQ(table().ccl_comm_get_async_error(ranks[0].comm), OAR_SUCCESS);  // nothing failed yet
   const auto start = std::chrono::steady_clock::now();
   ASSERT_EQ(table().ccl_all_reduce(buf, buf, 1, OAR_DTYPE_FLOAT32, OAR_REDUCE_SUM, ranks[0].comm, ranks[0].stream),
             OAR_SUCCESS);  // queued: the failure comes with the stream
+  // ccl_comm_get_async_error (ABI 1.3) does not wait: it reports the failure once it happened.
+  while (table().ccl_comm_get_async_error(ranks[0].comm) == OAR_SUCCESS) {
+    ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(table().ccl_comm_get_async_error(ranks[0].comm), OAR_ERROR_DEVICE);
+  EXPECT_NE(std::string(table().get_last_error_message()).find("timed out after 0.5 s"), std::string::npos);
   std::string msg;
   EXPECT_EQ(ranks[0].sync(&msg), OAR_ERROR_DEVICE);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -70,6 +70,17 @@ def test_pipeline_stages_on_the_sample_device(schedule, plugin_env, tmp_path):
         assert f"pp {schedule} ok {rank}" in out, out
 
 
+def test_a_tasks_wait_ends_with_its_own_op(plugin_env, tmp_path):
+    """task.wait() waits for its op, not for the ops queued after it on the group's stream
+    (a per-op event, and ccl_comm_get_async_error for failures: ABI 1.3): waiting for the
+    whole stream here waited for a send whose receiver waits for this very wait."""
+    results, _ = run_ranks("xccl.py", 2, ["own_op"], timeout=60, tmp_path=tmp_path,
+                           env={**plugin_env, "OWN_OP_DIR": str(tmp_path), "PADDLE_DIST_TIMEOUT": "10"})
+    assert_all_ok(results)
+    for rank, (_, out) in enumerate(results):
+        assert f"own_op ok {rank}" in out, out
+
+
 @pytest.mark.parametrize("kind,timeout", [("dead_peer", 10), ("stuck_peer", 3)])
 def test_a_killed_or_stuck_peer_raises_naming_it(kind, timeout, plugin_env, tmp_path):
     results, _ = run_ranks("xccl.py", 2, [kind], timeout=60, tmp_path=tmp_path,

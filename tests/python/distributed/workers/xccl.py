@@ -1,7 +1,8 @@
 """The xccl backend on the sample device (run as each rank of a job): argv[1] picks
 "collectives" (workers/collectives.py's whole suite on sample:0, plus what is xccl's own),
 "data_parallel" (DataParallel on sample:0 against single-process CPU training),
-"dead_peer" or "stuck_peer" (a killed or absent rank makes the other raise in time)."""
+"dead_peer" or "stuck_peer" (a killed or absent rank makes the other raise in time),
+"own_op" (a task's wait ends with its own op, not with ops queued after it)."""
 import os
 import signal
 import sys
@@ -95,6 +96,43 @@ def data_parallel():
     assert err < 1e-10 and perr < 1e-10, (err, perr)
 
 
+BIG = 1 << 19  # float32 elements: 2 MiB, a send that completes only once its receiver takes it
+
+
+def own_op():
+    """Rank 0 queues a receive, then a send, and waits for the receive's task alone. Rank 1
+    sends, then posts the matching receive only once rank 0's wait has returned (a file
+    tells it): a wait that also waited for the later send, still queued on the group's
+    stream, would hang until the group's timeout."""
+    on_sample()
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    flag = os.path.join(os.environ["OWN_OP_DIR"], "waited")
+    if rank == 0:
+        got = oar.zeros([8])
+        recv = dist.irecv(got, src=1)
+        send = dist.isend(oar.full([BIG], 3.0), dst=1)  # more than the sample's 1 MiB mailbox
+        start = time.monotonic()
+        recv.wait()
+        waited = time.monotonic() - start
+        assert recv.is_completed(), "the receive's task is not completed after its wait"
+        assert (got.numpy() == 2.0).all(), got.numpy()
+        with open(flag, "w") as f:
+            f.write("x")
+        send.wait()
+        print(f"own_op ok {rank}: the receive's wait took {waited:.2f} s", flush=True)
+    else:
+        dist.send(oar.full([8], 2.0), dst=0)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(flag):
+            assert time.monotonic() < deadline, "rank 0's wait for its receive never returned"
+            time.sleep(0.01)
+        got = oar.zeros([BIG])
+        dist.recv(got, src=0)
+        assert (got.numpy() == 3.0).all(), got.numpy()
+        print(f"own_op ok {rank}", flush=True)
+
+
 def failure(kind):
     on_sample()
     dist.init_parallel_env()
@@ -145,6 +183,6 @@ def stuck_abort():
 if __name__ == "__main__":
     mode = sys.argv[1]
     {"collectives": collectives, "data_parallel": data_parallel,
-     "stuck_abort": stuck_abort}.get(mode, lambda: failure(mode))()
+     "stuck_abort": stuck_abort, "own_op": own_op}.get(mode, lambda: failure(mode))()
     sys.stdout.flush()
     os._exit(0)
