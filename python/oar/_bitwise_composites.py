@@ -9,6 +9,7 @@ A count outside [0, bits) gives 0 (a sign fill for the arithmetic right shift). 
 run over a dtype's bits only; the kernels these should become are Note [Compositions of
 Paddle functions]'s exception for bit-level access."""
 from ._C import Tensor
+from ._creation import _full_on
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
            "bitwise_left_shift", "bitwise_right_shift", "bitwise_and_", "bitwise_or_",
@@ -37,7 +38,7 @@ def _pair(x, y, op, allow_bool=True):
         if not lo <= y <= hi:
             raise ValueError(f"{op}: y={y} is not a value of x's dtype {x.dtype.name} "
                              f"[{lo}, {hi}]")
-        y = oar.full([], y, x.dtype)
+        y = _full_on(x.place, [], y, x.dtype)
     _check(y, op, "y", allow_bool)
     if x.dtype != y.dtype:
         raise TypeError(f"{op}: x and y must have one dtype, got {x.dtype.name} and "
@@ -49,13 +50,13 @@ def _pair(x, y, op, allow_bool=True):
                          f"cannot be broadcast together") from None
 
 
-def _weights(dtype, count):
-    """[1, 2, 4, ... 2^(count - 1)] in dtype, wrapping (2^(bits-1) is the minimum)."""
+def _weights(dtype, count, place):
+    """[1, 2, 4, ... 2^(count - 1)] in dtype on place, wrapping (2^(bits-1) is the minimum)."""
     import oar
     bits = _BITS[dtype.name]
     vals = [(1 << k) - (1 << bits) if dtype.name != "uint8" and k == bits - 1 else 1 << k
             for k in range(count)]
-    return oar.to_tensor(vals, dtype=dtype)
+    return oar.to_tensor(vals, dtype=dtype, place=place)
 
 
 def _and(x, y):
@@ -64,14 +65,14 @@ def _and(x, y):
         return oar.logical_and(x, y)
     bits, signed = _BITS[x.dtype.name], x.dtype.name != "uint8"
     value_bits = bits - 1 if signed else bits
-    w = _weights(x.dtype, value_bits)
+    w = _weights(x.dtype, value_bits, x.place)
     bx = (x.unsqueeze(-1) // w) % 2
     by = (y.unsqueeze(-1) // w) % 2
     out = (bx * by * w).sum(-1).astype(x.dtype)
     if signed:
         both_neg = oar.logical_and(x < 0, y < 0)
-        out = out + oar.where(both_neg, _weights(x.dtype, bits)[bits - 1],
-                              oar.zeros([], x.dtype))
+        out = out + oar.where(both_neg, _weights(x.dtype, bits, x.place)[bits - 1],
+                              _full_on(x.place, [], 0, x.dtype))
     return out
 
 
@@ -104,7 +105,7 @@ def bitwise_not(x, out=None, name=None):
     _check(x, "bitwise_not", "x", True)
     if x.dtype.name == "bool":
         return _finish(oar.logical_not(x), out)
-    return _finish(oar.zeros([], x.dtype) - x - 1, out)
+    return _finish(_full_on(x.place, [], 0, x.dtype) - x - 1, out)
 
 
 def bitwise_invert(x, out=None, name=None):
@@ -116,9 +117,9 @@ def _counts(x, y, op):
     import oar
     x, y = _pair(x, y, op, allow_bool=False)
     bits = _BITS[x.dtype.name]
-    table = _weights(x.dtype, bits)
+    table = _weights(x.dtype, bits, x.place)
     inside = oar.logical_and(y >= 0, y < bits)
-    safe = oar.where(inside, y, oar.zeros([], y.dtype)).astype("int64")
+    safe = oar.where(inside, y, _full_on(y.place, [], 0, y.dtype)).astype("int64")
     return x, y, bits, table, inside, safe
 
 
@@ -128,7 +129,7 @@ def bitwise_left_shift(x, y, is_arithmetic=True, out=None, name=None):
     import oar
     x, y, bits, table, inside, safe = _counts(x, y, "bitwise_left_shift")
     p = oar.gather(table, safe.reshape([-1])).reshape(list(x.shape))
-    return _finish(oar.where(inside, x * p, oar.zeros([], x.dtype)), out)
+    return _finish(oar.where(inside, x * p, _full_on(x.place, [], 0, x.dtype)), out)
 
 
 def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None):
@@ -137,11 +138,11 @@ def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None):
     import oar
     x, y, bits, table, inside, safe = _counts(x, y, "bitwise_right_shift")
     signed = x.dtype.name != "uint8"
-    zero = oar.zeros([], x.dtype)
-    fill = oar.where(x < 0, oar.full([], -1, x.dtype), zero) if signed else zero
+    zero = _full_on(x.place, [], 0, x.dtype)
+    fill = oar.where(x < 0, _full_on(x.place, [], -1, x.dtype), zero) if signed else zero
     # floor division by 2^y for y < bits - 1 (2^(bits-1) is negative in a signed dtype)
     divisible = oar.logical_and(inside, y < bits - 1) if signed else inside
-    p = oar.gather(table, oar.where(divisible, safe, oar.zeros([], safe.dtype))
+    p = oar.gather(table, oar.where(divisible, safe, _full_on(x.place, [], 0, safe.dtype))
                    .reshape([-1])).reshape(list(x.shape))
     arith = oar.where(divisible, x // p, fill)
     if is_arithmetic or not signed:
@@ -149,7 +150,7 @@ def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None):
                        oar.where(inside, arith, zero), out)
     # logical: a negative x's shifted-in ones become zeros: add 2^(bits - y) (wrapping)
     back = oar.gather(table, oar.where(oar.logical_and(inside, y > 0), bits - safe,
-                                       oar.zeros([], safe.dtype)).clip(0, bits - 1)
+                                       _full_on(x.place, [], 0, safe.dtype)).clip(0, bits - 1)
                       .reshape([-1])).reshape(list(x.shape))
     fix = oar.logical_and(oar.logical_and(inside, y > 0), x < 0)
     return _finish(oar.where(inside, oar.where(fix, arith + back, arith), zero), out)

@@ -55,6 +55,16 @@ def empty(shape, dtype=None, name=None):
     return zeros(shape, dtype)
 
 
+# Constants beside a tensor: a composition's constants take its operand's place, not the
+# current device's (an operand on a device met CPU constants, and the op raised).
+def _full_on(place, shape, fill_value, dtype):
+    return _ops.full(_shape(shape), fill_value, convert_dtype(dtype), place)
+
+
+def _arange_on(place, end, dtype="int64"):
+    return _ops.arange(0, int(end), 1, convert_dtype(dtype), place)
+
+
 def full_like(x, fill_value, dtype=None, name=None):
     return _ops.full_like(x, fill_value, convert_dtype(dtype))
 

@@ -42,7 +42,7 @@ def fill_diagonal_(x, value, offset=0, wrap=False, name=None):
     pos = pos[(pos >= 0) & (pos < numel)]
     if pos.size:
         flat = x.reshape([-1])
-        flat[oar.to_tensor(pos)] = value
+        flat[oar.to_tensor(pos, place=x.place)] = value
     return x
 
 

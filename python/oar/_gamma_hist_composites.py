@@ -8,7 +8,7 @@ terms), Lentz's continued fraction for Q elsewhere (_CF_TERMS steps); both branc
 every element with the other side's inputs replaced by safe values, and `where` picks."""
 import math
 
-from ._C import Tensor
+from ._C import DataType, Tensor, ops as _ops
 
 __all__ = ["gammainc", "gammaincc", "gammainc_", "gammaincc_", "histogramdd"]
 _TENSOR_METHODS = ["gammainc", "gammaincc", "gammainc_", "gammaincc_", "histogramdd"]
@@ -146,13 +146,13 @@ def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None)
                                  f"[{lo}, {hi}]")
             if lo == hi:
                 lo, hi = lo - 0.5, hi + 0.5
-            e = oar.linspace(lo, hi, b + 1, dtype="float64")
+            e = _ops.linspace(lo, hi, b + 1, DataType.float64, x.place)
         edges.append(e)
     counts = [e.shape[0] - 1 for e in edges]
     from .nn._errors import check_fits
     check_fits(op, f"a histogram of {counts} bins", 8 * math.prod(counts))
-    flat = oar.zeros([n], "int64")
-    inside = oar.ones([n], "bool")
+    flat = _ops.full([n], 0, DataType.int64, x.place)  # the results live beside x
+    inside = _ops.full([n], True, DataType.bool, x.place)
     for d, e in enumerate(edges):
         v = pts[:, d].contiguous()
         idx = oar.searchsorted(e, v, right=True) - 1
@@ -165,7 +165,7 @@ def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None)
     hist = oar.bincount(flat, weights=w, minlength=math.prod(counts)).reshape(counts)
     if density:
         total = hist.sum()
-        volume = oar.ones(counts, "float64")
+        volume = _ops.full(counts, 1.0, DataType.float64, x.place)
         for d, e in enumerate(edges):
             shape = [1] * dims
             shape[d] = counts[d]

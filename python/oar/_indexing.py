@@ -38,8 +38,8 @@ _NONE, _SLICE, _INT, _ADV, _BOOL, _ELLIPSIS, _PYBOOL = range(7)
 
 # ---------------------------------------------------------------- parsing
 
-def _entry(item):
-    """(kind, payload) of one index item."""
+def _entry(item, x):
+    """(kind, payload) of one index item of x (a list or array becomes a tensor on x's place)."""
     if item is None:
         return _NONE, None
     if item is Ellipsis:
@@ -58,7 +58,7 @@ def _entry(item):
             if arr.size:
                 raise TypeError(f"getitem: index arrays must be int or bool, got {arr.dtype}")
             arr = arr.astype(np.int64)
-        t = _to_tensor(arr, DataType.bool if arr.dtype == np.bool_ else DataType.int64)
+        t = _to_tensor(arr, DataType.bool if arr.dtype == np.bool_ else DataType.int64, x.place)
     else:
         raise TypeError(f"getitem: unsupported index type {type(item).__name__} (use ints, "
                         "slices, None, Ellipsis, lists or int/bool tensors)")
@@ -77,7 +77,7 @@ def _entry(item):
 def _parse(x, idx):
     """Index entries with Ellipsis expanded, and whether any is advanced."""
     items = idx if type(idx) is tuple else (idx,)
-    entries = [_entry(i) for i in items]
+    entries = [_entry(i, x) for i in items]
     used, ell, adv = 0, -1, False
     for k, (kind, v) in enumerate(entries):
         if kind in (_SLICE, _INT, _ADV):
@@ -185,7 +185,7 @@ def _advanced(x, entries):
             groups.append((dim, v.ndim, v))
             dim += v.ndim
         else:
-            groups.append((dim, 1, v if k == _ADV else _to_tensor(v, DataType.int64)))
+            groups.append((dim, 1, v if k == _ADV else _to_tensor(v, DataType.int64, x.place)))
             dim += 1
     if axes:
         x = _slice(x, axes, starts, ends, steps)
@@ -231,7 +231,7 @@ def _value(x, value):
         return value if value.dtype == x.dtype else _ops.cast(value, x.dtype)
     if isinstance(value, (list, tuple)):
         value = np.asarray(value)
-    return _to_tensor(value, x.dtype)
+    return _to_tensor(value, x.dtype, x.place)
 
 
 def _broadcast_to(v, shape):
@@ -264,7 +264,7 @@ def _write_view(view, x, value):
             value = _ops.assign(value)  # x[1:] = x[:-1] must read before it writes
     else:
         value = _to_tensor(np.asarray(value) if isinstance(value, (list, tuple)) else value,
-                           x.dtype)
+                           x.dtype, x.place)
     view._copy_from(_broadcast_to(value, view.shape))
 
 
@@ -337,7 +337,7 @@ def _set_advanced(x, entries, value):
     if all(k in (_ADV, _BOOL, _INT) for k in kinds[:n]):
         # Advanced indices on the leading dims only: one index_put_.
         lead = entries[:n]
-        idx = [val if k != _INT else _to_tensor(val, DataType.int64) for k, val in lead]
+        idx = [val if k != _INT else _to_tensor(val, DataType.int64, x.place) for k, val in lead]
         covered = sum(val.ndim if k == _BOOL else 1 for k, val in lead)
         nb = max([1 if k == _BOOL else val.ndim for k, val in lead if k != _INT] + [0])
         rank = nb + x.ndim - covered
@@ -365,7 +365,7 @@ def _set_advanced(x, entries, value):
         pos = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)[tuple(np_idx)]
     except IndexError as e:
         raise IndexError(f"setitem: {e}") from None
-    coords = [_to_tensor(np.ascontiguousarray(c), DataType.int64)
+    coords = [_to_tensor(np.ascontiguousarray(c), DataType.int64, x.place)
               for c in np.unravel_index(pos, shape)]
     _ops.index_put_(x, coords, _broadcast_to(v, list(pos.shape)), False)
 

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from ._C import Tensor
+from ._C import Tensor, ops as _ops
+from ._creation import _arange_on, _full_on, _randn_on
 
 __all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr",
            "svd_lowrank", "pca_lowrank"]
@@ -35,7 +36,7 @@ def lu(x, pivot=True, get_infos=False, name=None):
     *batch, m, n = x.shape
     a = x.reshape([-1, m, n])
     b = a.shape[0]
-    rows = oar.arange(m, dtype="int64").reshape([1, m]).expand([b, m])
+    rows = _arange_on(x.place, m).reshape([1, m]).expand([b, m])
     pivots, infos = [], np.zeros(b, np.int32)
     for k in range(min(m, n)):  # one column per step
         col = a[:, k:, k].abs()
@@ -54,15 +55,16 @@ def lu(x, pivot=True, get_infos=False, name=None):
             below = oar.concat([a[:, k + 1:, :k], lower.unsqueeze(-1), rest], axis=-1)
             a = oar.concat([a[:, :k + 1], below], axis=1)
     k = min(m, n)
-    piv_t = (oar.stack(pivots, axis=1) if pivots else oar.zeros([b, 0], "int64")).astype("int32")
+    none = _full_on(x.place, [b, 0], 0, "int64")
+    piv_t = (oar.stack(pivots, axis=1) if pivots else none).astype("int32")
     out = [a.reshape(batch + [m, n]), piv_t.reshape(batch + [k])]
     if get_infos:
-        out.append(oar.to_tensor(infos.reshape(batch), "int32"))
+        out.append(oar.to_tensor(infos.reshape(batch), "int32", x.place))
     return tuple(out)
 
 
-def _perm_matrix(pivots, m, dtype):
-    """P with x = P L U from LAPACK pivots [*, k] (1-based row interchanges)."""
+def _perm_matrix(pivots, m, dtype, place):
+    """P (on place) with x = P L U from LAPACK pivots [*, k] (1-based row interchanges)."""
     import oar
     piv = pivots.numpy().astype(np.int64).reshape(-1, pivots.shape[-1])
     perms = np.tile(np.arange(m), (piv.shape[0], 1))
@@ -71,7 +73,7 @@ def _perm_matrix(pivots, m, dtype):
             perms[bi, [i, p - 1]] = perms[bi, [p - 1, i]]
     eye = np.eye(m)
     mats = np.stack([eye[perm].T for perm in perms])  # P[perm[i], i] = 1
-    return oar.to_tensor(mats.reshape(list(pivots.shape[:-1]) + [m, m]), dtype)
+    return oar.to_tensor(mats.reshape(list(pivots.shape[:-1]) + [m, m]), dtype, place)
 
 
 def _check_pivots(pivots, lu_t, op):
@@ -97,10 +99,10 @@ def lu_unpack(x, y, unpack_ludata=True, unpack_pivots=True, name=None):
     k = min(m, n)
     L = U = P = None
     if unpack_ludata:
-        L = oar.tril(x[..., :, :k], -1) + oar.eye(m, k, dtype=x.dtype)
+        L = oar.tril(x[..., :, :k], -1) + _ops.eye(m, k, x.dtype, x.place)
         U = oar.triu(x[..., :k, :])
     if unpack_pivots:
-        P = _perm_matrix(y, m, x.dtype)
+        P = _perm_matrix(y, m, x.dtype, x.place)
     return P, L, U
 
 
@@ -143,7 +145,7 @@ def matrix_exp(x, name=None):
     if math.isfinite(norm) and norm > 0.5:
         s = min(int(math.ceil(math.log2(norm / 0.5))), 1100)  # past 1100, exp overflows anyway
     a = x / float(2 ** s)
-    eye = oar.eye(n, dtype=x.dtype)
+    eye = _ops.eye(n, n, x.dtype, x.place)
     term, out = eye.expand(x.shape), eye.expand(x.shape)
     for k in range(1, 19):
         term = oar.matmul(term, a) / float(k)
@@ -172,9 +174,10 @@ def _householder_q(x, tau, k):
     """The whole m x m product H_1 ... H_k of householder_product's reflectors."""
     import oar
     *batch, m, _ = x.shape
-    q = oar.eye(m, dtype=x.dtype).expand(batch + [m, m])
+    q = _ops.eye(m, m, x.dtype, x.place).expand(batch + [m, m])
     for i in range(k):  # k is a dim of tau
-        v = oar.concat([oar.zeros(batch + [i], x.dtype), oar.ones(batch + [1], x.dtype),
+        v = oar.concat([_full_on(x.place, batch + [i], 0.0, x.dtype),
+                        _full_on(x.place, batch + [1], 1.0, x.dtype),
                         x[..., i + 1:, i]], axis=-1).unsqueeze(-1)  # [*, m, 1]
         q = q - tau[..., i].unsqueeze(-1).unsqueeze(-1) * oar.matmul(oar.matmul(q, v), v,
                                                                    transpose_y=True)
@@ -234,7 +237,7 @@ def _range_basis(a, q, niter, mean):
     from .linalg import qr, _mT
     a_t = _mT(a)
     mean_t = None if mean is None else _mT(mean)
-    sketch = oar.randn([a.shape[-1], q], dtype=a.dtype)
+    sketch = _randn_on(a.place, [a.shape[-1], q], a.dtype)
     basis = qr(apply(a, sketch, mean))[0]
     for _ in range(niter):
         basis = qr(apply(a_t, basis, mean_t))[0]

@@ -126,7 +126,8 @@ def rot90(x, k=1, axes=(0, 1), name=None):
 
 def scatter_nd(index, updates, shape, name=None):
     """zeros(shape) with updates added at the coordinate tuples of index."""
-    return _ops.scatter_nd_add(_ops.full(list(shape), 0.0, updates.dtype), index, updates)
+    zeros = _ops.full(list(shape), 0.0, updates.dtype, updates.place)
+    return _ops.scatter_nd_add(zeros, index, updates)
 
 
 def _along_shapes(arr, indices, axis, op):
@@ -159,7 +160,7 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
     """arr with `values` put (or reduced: add, mul/multiply, mean, amin, amax) at `indices`."""
     a = _along_shapes(arr, indices, axis, "put_along_axis")
     if not isinstance(values, Tensor):
-        values = _C.to_tensor(np.asarray(values), arr.dtype)
+        values = _C.to_tensor(np.asarray(values), arr.dtype, arr.place)
     elif values.dtype != arr.dtype:
         values = _ops.cast(values, arr.dtype)
     if broadcast:
@@ -181,7 +182,7 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
 def masked_fill(x, mask, value, name=None):
     """x with `value` where mask is True (mask broadcasts to x)."""
     if not isinstance(value, Tensor):
-        value = _ops.full([], value, x.dtype)
+        value = _ops.full([], value, x.dtype, x.place)
     elif value.dtype != x.dtype:
         value = _ops.cast(value, x.dtype)
     if mask.dtype != _C.DataType.bool:
@@ -231,8 +232,9 @@ def diag(x, offset=0, padding_value=0, name=None):
         out = _ops.diag_embed(x, offset, 0, 1)
         if padding_value != 0:
             n = out.shape[0]
-            mask = _ops.diag_embed(_ops.full([x.shape[0]], True, _C.DataType.bool), offset, 0, 1)
-            out = _ops.where(mask, out, _ops.full([n, n], padding_value, x.dtype))
+            ones = _ops.full([x.shape[0]], True, _C.DataType.bool, x.place)
+            mask = _ops.diag_embed(ones, offset, 0, 1)
+            out = _ops.where(mask, out, _ops.full([n, n], padding_value, x.dtype, x.place))
         return out
     if x.ndim == 2:
         return _ops.assign(_diagonal_view(x, offset, 0, 1))
@@ -263,7 +265,7 @@ def repeat_interleave(x, repeats, axis=None, name=None):
     if total * 8 > 2**63 - 1:
         raise MemoryError(f"repeat_interleave: {total} repeated slices along axis {a} cannot be "
                           f"indexed (their int64 index alone needs {total * 8} bytes)")
-    index = _C.to_tensor(np.repeat(np.arange(n, dtype=np.int64), reps), _C.DataType.int64)
+    index = _C.to_tensor(np.repeat(np.arange(n, dtype=np.int64), reps), _C.DataType.int64, x.place)
     return _ops.index_select(x, index, a)
 
 

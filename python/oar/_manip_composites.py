@@ -9,6 +9,7 @@ import itertools
 import oar
 from . import _C
 from ._C import Tensor
+from ._creation import _arange_on, _full_on
 from ._dtype import convert_dtype
 
 _ops = _C.ops
@@ -253,7 +254,8 @@ def block_diag(inputs, name=None):
     for m in mats:
         m = m.astype(dtype)
         right = cols - left - m.shape[1]
-        parts = [oar.zeros([m.shape[0], left], dtype), m, oar.zeros([m.shape[0], right], dtype)]
+        parts = [_full_on(m.place, [m.shape[0], left], 0, dtype), m,
+                 _full_on(m.place, [m.shape[0], right], 0, dtype)]
         rows.append(oar.concat(parts, axis=1))
         left += m.shape[1]
     return oar.concat(rows, axis=0)
@@ -280,12 +282,12 @@ def combinations(x, r=2, with_replacement=False, name=None):
     if r < 0:
         raise ValueError(f"combinations: r must be non-negative, got {r}")
     if r == 0:
-        return oar.zeros([0], x.dtype)
+        return _full_on(x.place, [0], 0, x.dtype)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = list(pick(range(x.shape[0]), r))
     if not idx:
-        return oar.zeros([0, r], x.dtype)
-    cols = [oar.index_select(x, oar.to_tensor([c[j] for c in idx], dtype="int64"))
+        return _full_on(x.place, [0, r], 0, x.dtype)
+    cols = [oar.index_select(x, oar.to_tensor([c[j] for c in idx], "int64", x.place))
             for j in range(r)]
     return oar.stack(cols, axis=1)
 
@@ -324,10 +326,10 @@ def _axis_mask(x, index, a, op):
     if idx.size and (int(idx.min()) < -n or int(idx.max()) >= n):
         raise IndexError(f"{op}: index values must be in [{-n}, {n - 1}] for axis {a} of size {n}, "
                          f"got {idx.tolist()}")
-    hit = oar.zeros([n], "bool")
+    hit = _full_on(x.place, [n], False, "bool")
     if idx.size:
         idx = oar.where(idx < 0, idx + n, idx)
-        hit = oar.any(oar.unsqueeze(oar.arange(n, dtype="int64"), 1) == oar.unsqueeze(idx, 0),
+        hit = oar.any(oar.unsqueeze(_arange_on(x.place, n), 1) == oar.unsqueeze(idx, 0),
                       axis=1)
     shape = [1] * x.ndim
     shape[a] = n
@@ -339,7 +341,8 @@ def index_fill(x, index, axis, value, name=None):
     _check(x, "index_fill")
     a = _axis(axis, x.ndim, "index_fill")
     mask = _axis_mask(x, index, a, "index_fill")
-    v = value.astype(x.dtype) if isinstance(value, Tensor) else oar.full([], value, x.dtype)
+    v = value.astype(x.dtype) if isinstance(value, Tensor) else \
+        _full_on(x.place, [], value, x.dtype)
     return oar.where(mask, v + x * 0, x)
 
 
@@ -408,8 +411,8 @@ def diagonal_scatter(x, y, offset=0, axis1=0, axis2=1, name=None):
     if want[-1] == 0:
         return oar.assign(x)
     n1, n2 = x.shape[a1], x.shape[a2]
-    r = oar.reshape(oar.arange(n1, dtype="int64"), [-1, 1])
-    c = oar.reshape(oar.arange(n2, dtype="int64"), [1, -1])
+    r = oar.reshape(_arange_on(x.place, n1), [-1, 1])
+    c = oar.reshape(_arange_on(x.place, n2), [1, -1])
     on = (c - r) == int(offset)  # [n1, n2]
     # the diagonal's element k sits at row max(0, -offset) + k
     k = oar.clip(r - max(0, -int(offset)) + c * 0, 0, want[-1] - 1)
@@ -423,7 +426,7 @@ def _scatter_args(input, dim, index, src, op):  # noqa: A002
     _check(input, op, "input")
     _check(index, op, "index")
     if not isinstance(src, Tensor):
-        src = oar.full(index.shape, src, input.dtype)
+        src = _full_on(input.place, index.shape, src, input.dtype)
     return _axis(dim, input.ndim, op, "dim"), src
 
 
@@ -520,7 +523,7 @@ def take(x, index, mode="raise", name=None):
                              f"elements, got values in [{int(idx.min())}, {int(idx.max())}]")
         idx = oar.where(idx < 0, idx + n, idx)
     elif mode == "wrap":
-        idx = oar.remainder(idx, oar.full([], n, "int64"))
+        idx = oar.remainder(idx, _full_on(idx.place, [], n, "int64"))
     else:
         idx = oar.clip(idx, 0, n - 1)
     return oar.reshape(oar.gather(flat, oar.reshape(idx, [-1])), list(index.shape))

@@ -35,7 +35,7 @@ def _as_tensor_like(v, x, op, arg):
     if isinstance(v, Tensor):
         return v
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return oar.full([], v, x.dtype)
+        return _ops.full([], v, x.dtype, x.place)
     raise TypeError(f"{op}: argument '{arg}' must be a Tensor or a number, got {type(v).__name__}")
 
 
@@ -198,7 +198,7 @@ def ldexp(x, y, name=None):
     if y.dtype.is_floating_point:
         raise TypeError(f"ldexp: argument 'y' must be an integer tensor, got {y.dtype.name}")
     x = _float_of(x)
-    return x * oar.pow(oar.full([], 2.0, x.dtype), y.astype(x.dtype))
+    return x * oar.pow(_ops.full([], 2.0, x.dtype, x.place), y.astype(x.dtype))
 
 
 def frexp(x, name=None):
@@ -275,8 +275,9 @@ def isin(x, test_x, assume_unique=False, invert=False, name=None):
         both = oar.concat([oar.reshape(x, [-1]), oar.reshape(test_x, [-1])])
         order = oar.argsort(both, stable=True)
         ranked = both[order]
-        dup = oar.concat([ranked[1:] == ranked[:-1], oar.zeros([1], "bool")])
-        mask = oar.zeros([n + m], "bool")
+        last = _ops.full([1], False, _C.DataType.bool, x.place)
+        dup = oar.concat([ranked[1:] == ranked[:-1], last])
+        mask = _ops.full([n + m], False, _C.DataType.bool, x.place)
         mask = oar.scatter(mask, order, dup)
         hit = mask[:n].reshape(x.shape)
     else:
@@ -316,7 +317,7 @@ def equal_all(x, y, name=None):
     _check(x, "equal_all")
     _check(y, "equal_all", "y")
     if list(x.shape) != list(y.shape):
-        return oar.to_tensor(False)
+        return oar.to_tensor(False, place=x.place)
     return oar.all(x == y)
 
 
@@ -480,7 +481,7 @@ def vander(x, n=None, increasing=False, name=None):
         # complex powers one column at a time (the exponent op is real-only); the output's
         # rows * n elements bound the loop (an empty x builds no column)
         if x.shape[0] == 0 or n == 0:
-            return oar.zeros([x.shape[0], n], x.dtype)
+            return _ops.full([x.shape[0], n], 0, x.dtype, x.place)
         from .nn._errors import check_fits
         check_fits("vander", f"n={n} columns of {x.shape[0]} values", n * x.shape[0] * 16)
         cols = [oar.ones_like(x)]
@@ -491,7 +492,7 @@ def vander(x, n=None, increasing=False, name=None):
     if not increasing:
         powers = oar.flip(powers, [0])
     return oar.pow(oar.unsqueeze(x, 1), powers.astype(x.dtype)) if n else \
-        oar.zeros([x.shape[0], 0], x.dtype)
+        _ops.full([x.shape[0], 0], 0, x.dtype, x.place)
 
 
 def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=None):

@@ -27,4 +27,4 @@ def nextafter(x, y, name=None):
         raise ValueError(f"nextafter: x of shape {list(x.shape)} and y of shape "
                          f"{list(y.shape)} cannot be broadcast together") from None
     out = np.nextafter(x.numpy(), y.numpy()).reshape(shape)
-    return oar.to_tensor(np.ascontiguousarray(out, dtype=x.dtype.name))
+    return oar.to_tensor(np.ascontiguousarray(out, dtype=x.dtype.name), place=x.place)

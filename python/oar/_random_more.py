@@ -2,8 +2,9 @@
 CUDA generators' states (get/set_cuda_rng_state) and disable_signal_handler."""
 import math
 
-from . import _trace_state
-from ._C import Tensor
+from . import _C, _trace_state
+from ._C import DataType, Tensor
+from ._creation import _uniform
 
 __all__ = ["cauchy_", "geometric_", "get_cuda_rng_state", "set_cuda_rng_state",
            "disable_signal_handler"]
@@ -40,7 +41,7 @@ def cauchy_(x, loc=0, scale=1, name=None):
     loc, scale = _number(loc, "cauchy_", "loc"), _number(scale, "cauchy_", "scale")
     if scale <= 0:
         raise ValueError(f"cauchy_: scale must be > 0, got {scale}")
-    u = oar.uniform(_trace_state.sizes_of(x), "float64", 0.0, 1.0)
+    u = _uniform(_trace_state.sizes_of(x), DataType.float64, 0.0, 1.0, 0, x.place)
     return x.copy_((loc + scale * oar.tan(math.pi * (u - 0.5))).astype(x.dtype))
 
 
@@ -61,9 +62,9 @@ def geometric_(x, probs, name=None):
         v = _number(probs, "geometric_", "probs")
         if not 0 < v < 1:
             raise ValueError(f"geometric_: probs must be in (0, 1), got {v}")
-        p = oar.full([], v, x.dtype)
+        p = _C.ops.full([], v, x.dtype, x.place)
     tiny = float(np.finfo(np.dtype(x.dtype.name if x.dtype.name != "bfloat16" else "float32")).tiny)
-    u = oar.uniform(_trace_state.sizes_of(x), x.dtype, tiny, 1.0)
+    u = _uniform(_trace_state.sizes_of(x), x.dtype, tiny, 1.0, 0, x.place)
     return x.copy_((oar.log(u) / oar.log1p(-p)).astype(x.dtype))
 
 

@@ -1,7 +1,8 @@
 """cummax / cummin: running extrema with their indices, as a log-depth (Hillis-Steele) scan of
 (value, index) pairs built from where/concat, and values gathered by take_along_axis so the
 gradient reaches the indexed elements (Paddle's rule)."""
-from ._C import Tensor
+from ._C import DataType, Tensor, ops as _ops
+from ._dtype import convert_dtype
 
 __all__ = ["cummax", "cummin"]
 _TENSOR_METHODS = ["cummax", "cummin"]
@@ -19,14 +20,14 @@ def _scan(x, axis, dtype, op, later_wins):
     if axis is None:
         x, axis = x.flatten(), 0
     if x.ndim == 0:
-        return x.clone(), oar.zeros([], idx_dtype)
+        return x.clone(), _ops.full([], 0, convert_dtype(idx_dtype), x.place)
     if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"{op}: axis must be an int in [{-x.ndim}, {x.ndim}), got {axis!r}")
     axis %= x.ndim
     n = x.shape[axis]
     shape = [1] * x.ndim
     shape[axis] = n
-    idx = oar.arange(n, dtype="int64").reshape(shape).expand(x.shape)
+    idx = _ops.arange(0, n, 1, DataType.int64, x.place).reshape(shape).expand(x.shape)
     v = x.detach()
     floating = v.dtype.is_floating_point
     s = 1

@@ -1,7 +1,8 @@
 """ctc_loss: the CTC forward (alpha) recursion in log space over the blank-extended labels,
 vectorized over batch and label positions and looped over time (the logits' first dim), with a
 softmax over the classes first as Paddle's warp-ctc does. Autograd gives the gradient."""
-from .._C import Tensor
+from .._C import Tensor, ops as _ops
+from .._dtype import convert_dtype
 
 __all__ = ["ctc_loss"]
 
@@ -46,22 +47,27 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
     if lab.size and (int(lab.min()) < 0 or int(lab.max()) >= c):
         raise ValueError(f"{op}: labels must be class indices in [0, {c})")
     s = 2 * max_l + 1
+    place = log_probs.place  # every constant lives beside log_probs
+
+    def full(shape, value, dtype):
+        return _ops.full(shape, value, convert_dtype(dtype), place)
+
     # extended labels: blank, l1, blank, l2, ..., blank
-    ext = oar.full([b, s], blank, "int64")
+    ext = full([b, s], blank, "int64")
     if max_l:
         ext[:, 1::2] = lab
     # l'(s) != blank and l'(s) != l'(s-2): the skip transition is allowed
-    skip = oar.zeros([b, s], "bool")
+    skip = full([b, s], False, "bool")
     if s > 2:
         skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
     lp = oar.nn.functional.log_softmax(log_probs, axis=-1)
     dtype = lp.dtype
-    neg = oar.full([b, 1], _NEG, dtype)
-    neg2 = oar.full([b, 2], _NEG, dtype)
-    init = oar.full([b, s], _NEG, dtype)
+    neg = full([b, 1], _NEG, dtype)
+    neg2 = full([b, 2], _NEG, dtype)
+    init = full([b, s], _NEG, dtype)
     init[:, :min(2, s)] = 0.0
     alpha = None
-    in_len_t = oar.to_tensor(in_len, "int64").reshape([b, 1])
+    in_len_t = oar.to_tensor(in_len, "int64", place).reshape([b, 1])
     for t in range(t_max):  # t_max is log_probs' first dim
         emit = oar.take_along_axis(lp[t], ext, axis=1)
         if alpha is None:
@@ -73,15 +79,15 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
             new = _lse(alpha, a1, a2) + emit
         alive = in_len_t > t  # sequences already ended keep their last alpha
         alpha = new if alpha is None else oar.where(alive, new, alpha)
-    empty_label = oar.to_tensor([n == 0 for n in lab_len])
+    empty_label = oar.to_tensor([n == 0 for n in lab_len], place=place)
     if alpha is None:  # no time steps: only an empty label is possible (log p = 0)
-        ll = oar.where(empty_label, oar.zeros([b], dtype), oar.full([b], _NEG, dtype))
+        ll = oar.where(empty_label, full([b], 0.0, dtype), full([b], _NEG, dtype))
     else:
-        end = oar.to_tensor([[2 * n, max(2 * n - 1, 0)] for n in lab_len], "int64")
+        end = oar.to_tensor([[2 * n, max(2 * n - 1, 0)] for n in lab_len], "int64", place)
         fin = oar.take_along_axis(alpha, end, axis=1)
         ll = oar.where(empty_label, fin[:, 0], _lse(fin[:, 0], fin[:, 1]))
         # a sequence of length 0 never left the initial state
-        no_input = oar.to_tensor([n == 0 for n in in_len])
+        no_input = oar.to_tensor([n == 0 for n in in_len], place=place)
         ll = oar.where(no_input, oar.where(empty_label, oar.zeros_like(ll), oar.full_like(ll, _NEG)),
                        ll)
     loss = -ll
@@ -89,8 +95,8 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
     if zero_infinity:
         loss = oar.where(loss.isinf(), oar.zeros_like(loss), loss)
     if norm_by_times:  # the value stays; the gradient is divided by each sequence's length
-        scale = oar.to_tensor([1.0 / max(n, 1) for n in in_len], dtype)
+        scale = oar.to_tensor([1.0 / max(n, 1) for n in in_len], dtype, place)
         loss = loss.detach() + (loss * scale - (loss * scale).detach())
     if reduction == "mean":
-        return (loss / oar.to_tensor(lab_len, dtype).clip(min=1.0)).mean()
+        return (loss / oar.to_tensor(lab_len, dtype, place).clip(min=1.0)).mean()
     return loss.sum() if reduction == "sum" else loss

@@ -109,7 +109,7 @@ def _fractional_max_pool(x, output_size, kernel_size, random_u, return_mask, nd,
     for d in range(nd):
         axis = 2 + 2 * d
         o, kk = idx[d].shape
-        y = y.index_select(oar.to_tensor(idx[d].reshape(-1)), axis=axis)
+        y = y.index_select(oar.to_tensor(idx[d].reshape(-1), place=x.place), axis=axis)
         y = y.reshape(list(y.shape[:axis]) + [o, kk] + list(y.shape[axis + 1:]))
     perm = [0, 1] + [2 + 2 * d for d in range(nd)] + [3 + 2 * d for d in range(nd)]
     window = int(np.prod([i.shape[1] for i in idx]))
@@ -125,7 +125,8 @@ def _fractional_max_pool(x, output_size, kernel_size, random_u, return_mask, nd,
         shape[d], shape[nd + d] = idx[d].shape
         flat = flat + idx[d].reshape(shape) * int(np.prod(spatial[d + 1:], dtype=np.int64))
     flat = flat.reshape(out + [-1])
-    pos_t = oar.to_tensor(flat).reshape([1, 1] + out + [-1]).expand([n, c] + out + [flat.shape[-1]])
+    pos_t = oar.to_tensor(flat, place=x.place).reshape([1, 1] + out + [-1])
+    pos_t = pos_t.expand([n, c] + out + [flat.shape[-1]])
     mask = oar.take_along_axis(pos_t, arg, axis=-1).squeeze(-1).astype("int32")
     return value, mask
 

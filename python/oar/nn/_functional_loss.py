@@ -55,12 +55,14 @@ def nll_loss(input, label, weight=None, ignore_index=-100, reduction="mean", nam
                          f"(ignore_index={ignore_index})")
     safe = _np.where(valid, lab, 0).astype(_np.int64)
     from .. import to_tensor, take_along_axis
-    picked = take_along_axis(input, to_tensor(_np.expand_dims(safe, 1)), 1).squeeze(1)
-    mask = to_tensor(valid.astype(_np.float64)).astype(input.dtype)
+    rows = to_tensor(_np.expand_dims(safe, 1), place=input.place)
+    picked = take_along_axis(input, rows, 1).squeeze(1)
+    mask = to_tensor(valid.astype(_np.float64), place=input.place).astype(input.dtype)
     if weight is not None:
         if list(weight.shape) != [c]:
             raise ValueError(f"nll_loss: weight shape {list(weight.shape)} must be [{c}]")
-        w = weight.index_select(to_tensor(safe.reshape(-1)), 0).reshape(list(safe.shape)) * mask
+        ids = to_tensor(safe.reshape(-1), place=weight.place)
+        w = weight.index_select(ids, 0).reshape(list(safe.shape)) * mask
     else:
         w = mask
     loss = -picked * w

@@ -62,7 +62,7 @@ def soft_margin_loss(input, label, reduction="mean", name=None):  # noqa: A002
 def hinge_embedding_loss(input, label, margin=1.0, reduction="mean", name=None):  # noqa: A002
     """input where label == 1, max(0, margin - input) where label == -1."""
     _reduction("hinge_embedding_loss", reduction)
-    zero = oar.zeros([1], input.dtype)
+    zero = _ops.full([1], 0.0, input.dtype, input.place)
     loss = (oar.where(label == 1.0, input, zero)
             + oar.where(label == -1.0, _ops.relu(margin - input), zero))
     return _reduce(loss, reduction)

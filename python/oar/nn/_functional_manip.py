@@ -224,7 +224,7 @@ def affine_grid(theta, out_shape, align_corners=True, name=None):
     mesh = np.meshgrid(*axes, indexing="ij")
     coords = [mesh[i].reshape(-1) for i in range(nd)][::-1]  # x (W) first
     base = np.stack(coords + [np.ones_like(coords[0])], axis=1)  # [P, nd + 1]
-    base_t = _C.to_tensor(base, theta.dtype)
+    base_t = _C.to_tensor(base, theta.dtype, theta.place)
     grid = _ops.matmul(base_t, theta, False, True)  # [N, P, nd]
     return _ops.reshape(grid, [shape[0]] + sizes + [nd])
 
@@ -295,7 +295,8 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=
         padding_idx = padding_idx % n
     out = _ops.gather(weight, x, 0)  # ids of any rank: [*ids.shape, dim]
     if padding_idx is not None:
-        keep = _ops.cast(_ops.not_equal(x, _ops.full([], padding_idx, x.dtype)), weight.dtype)
+        pad = _ops.full([], padding_idx, x.dtype, x.place)
+        keep = _ops.cast(_ops.not_equal(x, pad), weight.dtype)
         out = out * _ops.unsqueeze(keep, [-1])
     return out
 

@@ -1,5 +1,5 @@
 """multi_label_margin_loss, temporal_shift and gather_tree, composed of existing ops."""
-from .._C import Tensor
+from .._C import Tensor, ops as _ops
 
 __all__ = ["multi_label_margin_loss", "temporal_shift", "gather_tree"]
 
@@ -67,7 +67,7 @@ def temporal_shift(x, seg_num, shift_ratio=0.25, name=None, data_format="NCHW"):
     t = seg_num
     v = x.reshape([nt // t, t, c, h, w])
     c1, c2 = int(c * shift_ratio), int(c * 2 * shift_ratio)
-    zero = oar.zeros([nt // t, 1, c, h, w], x.dtype)
+    zero = _ops.full([nt // t, 1, c, h, w], 0.0, x.dtype, x.place)
     back = oar.concat([zero, v[:, :t - 1]], axis=1)  # output t reads input t - 1
     fwd = oar.concat([v[:, 1:], zero], axis=1)  # output t reads input t + 1
     out = oar.concat([back[:, :, :c1], fwd[:, :, c1:c2], v[:, :, c2:]], axis=2)

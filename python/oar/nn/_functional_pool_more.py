@@ -3,7 +3,7 @@ avg_pool2d and put_along_axis so autograd runs through them."""
 import math
 import numbers
 
-from .._C import Tensor
+from .._C import Tensor, ops as _ops
 from ._functional_cnn import _tuple
 
 __all__ = ["lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
@@ -99,7 +99,7 @@ def _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_si
         if lo < 0 or hi >= plane:
             raise ValueError(f"{op}: indices must be in [0, {plane}) for an output of "
                              f"{out}, got values in [{lo}, {hi}]")
-    canvas = oar.zeros([n, c, plane], dtype=x.dtype)
+    canvas = _ops.full([n, c, plane], 0.0, x.dtype, x.place)
     res = oar.put_along_axis(canvas, flat_i, x.reshape([n, c, -1]), axis=2)
     return res.reshape([n, c] + out)
 

@@ -12,7 +12,7 @@ logits; Oar returns the gradient of the loss it computes, with respect to `input
 up to the softmax Jacobian when `input` is a log_softmax output).
 FastEmit (Yu et al. 2020) leaves the value unchanged and scales the gradient of every label
 emission by (1 + fastemit_lambda), as warp-transducer does."""
-from .._C import Tensor
+from .._C import Tensor, ops as _ops
 
 __all__ = ["rnnt_loss"]
 
@@ -72,14 +72,14 @@ def rnnt_loss(input, label, input_lengths, label_lengths, blank=0,  # noqa: A002
         raise ValueError(f"{op}: labels must be class indices in [0, {d}), got values in "
                          f"[{lab[valid].min()}, {lab[valid].max()}]")
     if b == 0:
-        out = oar.zeros([0], input.dtype)
+        out = _ops.full([0], 0.0, input.dtype, input.place)
         return out if reduction == "none" else out.sum()
-    dtype = input.dtype
+    dtype, place = input.dtype, input.place  # every constant lives beside input
     blank_lp = input[:, :, :, blank]  # [B, T, U+1]
     lab_c = np.clip(lab, 0, max(d - 1, 0))
     idx = np.concatenate([lab_c, np.zeros([b, 1], np.int64)], axis=1)  # emit at u: label u
     idx = np.broadcast_to(idx[:, None, :, None], [b, t_max, u1, 1]).copy()
-    emit_lp = oar.take_along_axis(input, oar.to_tensor(idx), axis=3).squeeze(-1)
+    emit_lp = oar.take_along_axis(input, oar.to_tensor(idx, place=place), axis=3).squeeze(-1)
     if lam:  # FastEmit: same value, label-emission gradient scaled by (1 + lambda)
         emit_lp = emit_lp + lam * (emit_lp - emit_lp.detach())
     # skew to diagonals: S[:, n, t] = X[:, t, n - t] (NEG outside the lattice)
@@ -88,16 +88,17 @@ def rnnt_loss(input, label, input_lengths, label_lengths, blank=0,  # noqa: A002
     uu = np.arange(n_diag)[:, None] - tt  # [N, T]
     inside = (uu >= 0) & (uu < u1)
     flat = (tt * u1 + np.clip(uu, 0, u1 - 1)).reshape(-1)
-    pick = oar.to_tensor(np.broadcast_to(flat, [b, flat.size]).copy())
-    mask = oar.to_tensor(np.broadcast_to(inside, [b, n_diag, t_max]).copy())
-    neg = oar.full([b, n_diag, t_max], _NEG, dtype)
+    pick = oar.to_tensor(np.broadcast_to(flat, [b, flat.size]).copy(), place=place)
+    mask = oar.to_tensor(np.broadcast_to(inside, [b, n_diag, t_max]).copy(), place=place)
+    neg = _ops.full([b, n_diag, t_max], _NEG, dtype, place)
 
     def skew(x):
         g = oar.take_along_axis(x.reshape([b, t_max * u1]), pick, axis=1)
         return oar.where(mask, g.reshape([b, n_diag, t_max]), neg)
     sb, se = skew(blank_lp), skew(emit_lp)
-    col = oar.full([b, 1], _NEG, dtype)
-    alpha = oar.concat([oar.zeros([b, 1], dtype), oar.full([b, t_max - 1], _NEG, dtype)], axis=1)
+    col = _ops.full([b, 1], _NEG, dtype, place)
+    alpha = oar.concat([_ops.full([b, 1], 0.0, dtype, place),
+                        _ops.full([b, t_max - 1], _NEG, dtype, place)], axis=1)
     diags = [alpha]
     for n in range(1, n_diag):  # n_diag = Tmax + Umax, bounded by input's shape
         # from (t-1, u): previous diagonal shifted one frame; from (t, u-1): same frame
@@ -108,10 +109,10 @@ def rnnt_loss(input, label, input_lengths, label_lengths, blank=0,  # noqa: A002
     a_all = oar.stack(diags, axis=1)  # [B, N, T]
     tl = np.array(t_len) - 1
     ul = np.array(u_len)
-    end = oar.to_tensor(((tl + ul) * t_max + tl).reshape(b, 1))
+    end = oar.to_tensor(((tl + ul) * t_max + tl).reshape(b, 1), place=place)
     ll = oar.take_along_axis(a_all.reshape([b, n_diag * t_max]), end, axis=1).reshape([b])
-    last_blank = oar.take_along_axis(blank_lp.reshape([b, t_max * u1]),
-                                     oar.to_tensor((tl * u1 + ul).reshape(b, 1)), axis=1)
+    last = oar.to_tensor((tl * u1 + ul).reshape(b, 1), place=place)
+    last_blank = oar.take_along_axis(blank_lp.reshape([b, t_max * u1]), last, axis=1)
     loss = -(ll + last_blank.reshape([b]))
     if reduction == "mean":
         return loss.sum() / b

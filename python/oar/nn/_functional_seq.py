@@ -92,8 +92,8 @@ def edit_distance(input, label, normalized=True, ignored_tokens=None,  # noqa: A
                              f"distance (rows {np.nonzero(r_len == 0)[0].tolist()[:16]}); pass "
                              f"normalized=False")
         dist = dist / r_len
-    return (oar.to_tensor([b], "int64"),
-            oar.to_tensor(dist.astype(np.float32).reshape(b, 1), "float32"))
+    return (oar.to_tensor([b], "int64", input.place),
+            oar.to_tensor(dist.astype(np.float32).reshape(b, 1), "float32", input.place))
 
 
 def class_center_sample(label, num_classes, num_samples, group=None):
@@ -137,4 +137,5 @@ def class_center_sample(label, num_classes, num_samples, group=None):
         centers = np.concatenate([pos, neg[perm]])
     remapped = np.searchsorted(pos, lab)
     dtype = label.dtype
-    return oar.to_tensor(remapped, "int64").astype(dtype), oar.to_tensor(centers, "int64").astype(dtype)
+    return (oar.to_tensor(remapped, "int64", label.place).astype(dtype),
+            oar.to_tensor(centers, "int64", label.place).astype(dtype))

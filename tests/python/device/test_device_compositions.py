@@ -38,7 +38,82 @@ DETERMINISTIC = {
     "sequence_mask": lambda t: nn.functional.sequence_mask((t.abs() * 3).astype("int64"), 7),
     "multiplex": lambda t: oar.multiplex([t, t * 2.0], (t[:, :1] > 0).astype("int32")),
     "rrelu, eval": lambda t: nn.functional.rrelu(t, training=False),
+    # compositions whose index tensors and constants were made on the current device
+    "hinge_embedding_loss": lambda t: nn.functional.hinge_embedding_loss(t, t.sign()),
+    "affine_grid": lambda t: nn.functional.affine_grid(t[:2].reshape([2, 2, 3]), [2, 1, 3, 4]),
+    "temporal_shift": lambda t: nn.functional.temporal_shift(t.reshape([4, 6, 1, 1]), 2),
+    "fractional_max_pool2d": lambda t: nn.functional.fractional_max_pool2d(
+        t.reshape([1, 1, 4, 6]), 2, random_u=0.3, return_mask=True)[1],
+    "max_unpool2d": lambda t: nn.functional.max_unpool2d(
+        *nn.functional.max_pool2d(t.reshape([1, 1, 4, 6]), 2, 2, return_mask=True), 2, 2),
+    "nll_loss, weight": lambda t: nn.functional.nll_loss(
+        nn.functional.log_softmax(t), _ints(t[:, 0], 2).clip(0, 5), weight=t[0].abs()),
+    "ctc_loss": lambda t: nn.functional.ctc_loss(
+        t.reshape([4, 2, 3]), _on(t, [[1, 2], [2, 0]], "int32"), _on(t, [4, 3]), _on(t, [2, 1])),
+    "rnnt_loss": lambda t: nn.functional.rnnt_loss(
+        t.reshape([1, 2, 3, 4]), _on(t, [[1, 3]], "int32"), _on(t, [2], "int32"),
+        _on(t, [2], "int32")),
+    "class_center_sample": lambda t: nn.functional.class_center_sample(_on(t, [1, 3, 3, 5]), 8, 3)[0],
+    "edit_distance": lambda t: nn.functional.loss.edit_distance(_ints(t, 3), _ints(t.flip([1]), 3))[1],
+    "embedding, padding_idx": lambda t: nn.functional.embedding(_ints(t, 2).clip(0, 3), t, padding_idx=0),
+    "cummax": lambda t: oar.cummax(t, axis=1)[1],
+    "cummin": lambda t: oar.cummin(t)[0],
+    "histogramdd": lambda t: oar.histogramdd(t[:, :2], bins=3, density=True)[0],
+    "nextafter": lambda t: oar.nextafter(t, t * 2.0),
+    "repeat_interleave": lambda t: oar.repeat_interleave(t, 2, axis=1),
+    "scatter_nd": lambda t: oar.scatter_nd(_on(t, [[1], [3]]), t[:2], [5, 6]),
+    "put_along_axis, number": lambda t: oar.put_along_axis(t, _on(t, [[0], [1], [2], [3]]), 2.0, 1),
+    "diagonal_scatter": lambda t: oar.diagonal_scatter(t, t[0, :4]),
+    "fill_diagonal_": lambda t: t.clone().fill_diagonal_(2.0),
+    "diag, padding_value": lambda t: oar.diag(t[0], padding_value=7.0),
+    "masked_fill": lambda t: oar.masked_fill(t, t > 0, 1.5),
+    "index_fill": lambda t: oar.index_fill(t, _on(t, [0, 2]), 1, 3.0),
+    "take, wrap": lambda t: oar.take(t, _on(t, [[-1, 30]]), mode="wrap"),
+    "block_diag": lambda t: oar.block_diag([t[:2, :2], t[2:, 3:]]),
+    "combinations": lambda t: oar.combinations(t[0], 2),
+    "ldexp": lambda t: oar.ldexp(t, _ints(t, 3)),
+    "bitwise_and": lambda t: oar.bitwise_and(_ints(t, 10), _ints(t, 10) * 3 + 1),
+    "bitwise_not": lambda t: oar.bitwise_not(_ints(t, 10)),
+    "bitwise_left_shift": lambda t: oar.bitwise_left_shift(_ints(t, 10), _ints(t, 2)),
+    "bitwise_right_shift, logical": lambda t: oar.bitwise_right_shift(_ints(t, 10), _ints(t, 2),
+                                                                      is_arithmetic=False),
+    "isin, assume_unique": lambda t: oar.isin(t, t.flatten()[:20], assume_unique=True),
+    "equal_all, other shape": lambda t: oar.equal_all(t, t[:2]),
+    "vander, no column": lambda t: oar.vander(t[0], 0),
+    "lu_unpack": lambda t: (lambda p, lo, up: p @ lo @ up)(
+        *oar.linalg.lu_unpack(*oar.linalg.lu(t[:, :4]))),
+    "lu infos": lambda t: oar.linalg.lu(t[:, :4], get_infos=True)[2],
+    "matrix_exp": lambda t: oar.linalg.matrix_exp(t[:, :4] * 0.3),
+    "householder_product": lambda t: oar.linalg.householder_product(t.T, t[0, :2]),
+    # indexing: list, array and int indices and list values became tensors on the current device
+    "getitem, list": lambda t: t[[0, 2]],
+    "getitem, int and list": lambda t: t[1, [0, 2]],
+    "getitem, bool array": lambda t: t[np.array([True, False, True, False])],
+    "setitem, list": lambda t: _assigned(t, [0, 2], 1.5),
+    "setitem, two lists": lambda t: _assigned(t, ([[0], [1]], [2, 3]), 9.0),
+    "setitem, mask": lambda t: _assigned(t, t > 0, 0.0),
+    "setitem, list value": lambda t: _assigned(t, (slice(1, 3),), [1.0, 2, 3, 4, 5, 6], grad=True),
 }
+
+
+def _on(t, values, dtype="int64"):
+    """An index tensor beside t."""
+    return oar.to_tensor(values, dtype, t.place)
+
+
+def _ints(t, scale):
+    """Small non-negative integers made from t's values, on t's place."""
+    return (t.abs() * scale).astype("int64")
+
+
+def _assigned(t, index, value, grad=False):
+    """t[index] = value on a copy of t (through autograd's slice_scatter_ when grad)."""
+    t = t.clone()
+    if grad:
+        t.stop_gradient = False
+        t = t * 1.0
+    t[index] = value
+    return t
 
 
 @pytest.mark.parametrize("name", list(DETERMINISTIC), ids=list(DETERMINISTIC))
@@ -75,6 +150,8 @@ RANDOM = {  # (draw, check of the values)
     "gumbel_softmax": (lambda t: nn.functional.gumbel_softmax(t), lambda v: np.allclose(v.sum(-1), 1.0)),
     "rrelu": (lambda t: nn.functional.rrelu(t - 0.5), lambda v: np.isfinite(v).all()),
     "Dropout layer": (lambda t: nn.Dropout(0.2)(t), lambda v: v.shape == (4, 6)),
+    "geometric_, tensor probs": (lambda t: t.clone().geometric_(t), lambda v: (v >= 0).all()),
+    "svd_lowrank": (lambda t: oar.linalg.svd_lowrank(t, q=2)[1], lambda v: (v > 0).all()),
 }
 
 
