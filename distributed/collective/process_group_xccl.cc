@@ -271,25 +271,20 @@ class ProcessGroupXccl : public ProcessGroup {
     const Place place = place_;
     OAR_Status (*async_error)(OAR_CCLComm) = iface_->ccl_comm_get_async_error;
     if (async_error == nullptr) return {[place, stream] { backends::synchronize_stream(place, stream); }, nullptr};
-    OAR_Event end = backends::create_event(place_);
-    backends::record_event(place_, stream, end);
-    return {[place, end] {
-      struct Release {  // on every path (the ABI lets a plugin free an event not yet reached)
-        Place place;
-        OAR_Event event;
-        ~Release() {
-          try {
-            backends::destroy_event(place, event);
-          } catch (const std::exception& e) {
-            LOG(WARNING) << "process group: releasing an op's event: " << e.what();
-          }
-        }
-      } release{place, end};
-      backends::synchronize_event(place, end);
-            },
+    // Released by whoever lets go last: the task, or its helper thread still waiting after a
+    // timeout (the ABI lets a plugin free an event its stream has yet to reach).
+    std::shared_ptr<OAR_Event_st> end(backends::create_event(place_), [place](OAR_Event e) {
+      try {
+        backends::destroy_event(place, e);
+      } catch (const std::exception& err) {
+        LOG(WARNING) << "process group: releasing an op's event: " << err.what();
+      }
+    });
+    backends::record_event(place_, stream, end.get());
+    return {[place, end] { backends::synchronize_event(place, end.get()); },
             [async_error, comm = comm_, type = type_] {
       check_status(async_error(comm), type, "ccl_comm_get_async_error");
-    }};
+            }};
   }
 
   void call(OAR_Status status, const char* slot) { check_status(status, type_, slot); }
