@@ -89,9 +89,9 @@ def _geev(x, op):
     return w, v
 
 
-def _to_tensor(a):
+def _to_tensor(a, place):
     import oar
-    return oar.to_tensor(np.ascontiguousarray(a))
+    return oar.to_tensor(np.ascontiguousarray(a), place=place)
 
 
 class _Eig(PyLayer):
@@ -100,8 +100,9 @@ class _Eig(PyLayer):
         w, v = _geev(x, "eig")
         ctx.dtype = x.dtype.name
         ctx.real_input = not x.dtype.name.startswith("complex")
+        ctx.place = x.place
         ctx.w, ctx.v = w.astype(np.complex128), v.astype(np.complex128)
-        return _to_tensor(w), _to_tensor(v)
+        return _to_tensor(w, x.place), _to_tensor(v, x.place)
 
     @staticmethod
     def backward(ctx, gw, gv):
@@ -117,7 +118,7 @@ class _Eig(PyLayer):
         gaps = np.conj(w[..., None, :] - w[..., :, None]) + eye
         core = off * (1 - eye) / gaps + gw[..., None, :] * eye
         ga = np.linalg.solve(vh, core @ vh) if n else core
-        return _to_tensor((np.real(ga) if ctx.real_input else ga).astype(ctx.dtype))
+        return _to_tensor((np.real(ga) if ctx.real_input else ga).astype(ctx.dtype), ctx.place)
 
 
 def eig(x, name=None):
@@ -134,7 +135,7 @@ def eigvals(x, name=None):
     _check(x, "eigvals")
     w, _ = _geev(x, "eigvals")
     with oar.no_grad():
-        return _to_tensor(w)
+        return _to_tensor(w, x.place)
 
 
 def _check(x, op):
@@ -155,7 +156,7 @@ class _ComplexEigh(PyLayer):
         from . import _C
         w, v = _C.ops._eigh(x, uplo)
         ctx.w, ctx.v = w.numpy().astype(np.float64), v.numpy().astype(np.complex128)
-        ctx.dtype = x.dtype.name
+        ctx.dtype, ctx.place = x.dtype.name, x.place
         return w, v
 
     @staticmethod
@@ -167,7 +168,7 @@ class _ComplexEigh(PyLayer):
         eye = np.eye(w.shape[-1])
         f = (1 - eye) / (d + eye)
         inner = f * (_mh(v) @ gv) + gw[..., None, :] * eye
-        return _to_tensor((v @ inner @ _mh(v)).astype(ctx.dtype))
+        return _to_tensor((v @ inner @ _mh(v)).astype(ctx.dtype), ctx.place)
 
 
 def complex_eigh(x, uplo):

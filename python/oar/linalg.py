@@ -255,7 +255,7 @@ def _contract(a, la, b, lb, keep):
     labels = batch + left + right
     if 0 in (nb, m, k, n):  # reshape reads 0 as "keep this dim": build the result directly
         zero = (_ops.sum(a, [], None, False) + _ops.sum(b, [], None, False)) * 0.0
-        return _ops.full([sizes[c] for c in labels], 0.0, a.dtype) + zero, labels
+        return _ops.full([sizes[c] for c in labels], 0.0, a.dtype, a.place) + zero, labels
     out = _ops.matmul(_ops.reshape(a, [nb, m, k]), _ops.reshape(b, [nb, k, n]))
     return _ops.reshape(out, [sizes[c] for c in labels]), labels
 
@@ -442,7 +442,7 @@ def pinv(x, rcond=1e-15, hermitian=False, name=None):
     _float(x, "pinv")
     u, s, vh = _ops._svd(x, False)
     if s.shape[-1] == 0:
-        return _ops.full(list(x.shape[:-2]) + [x.shape[-1], x.shape[-2]], 0.0, x.dtype)
+        return _ops.full(list(x.shape[:-2]) + [x.shape[-1], x.shape[-2]], 0.0, x.dtype, x.place)
     smax = _ops.max(s, [-1], True)
     keep = _ops.greater_than(s, smax * float(rcond))
     safe = _ops.where(keep, s, _ops.full_like(s, 1.0, s.dtype))
@@ -475,15 +475,15 @@ def lstsq(x, y, rcond=None, driver=None, name=None):
         rank = _ops.sum(_ops.cast(keep, _C.DataType.int64), [-1], None, False)
         sol = _ops.matmul(_mT(vh) * _ops.unsqueeze(s_inv, [-2]), _ops.matmul(u, yb, True, False))
     else:
-        rank = _ops.full(list(s.shape[:-1]), 0, _C.DataType.int64)
-        sol = _ops.full(list(yb.shape[:-2]) + [n, yb.shape[-1]], 0.0, x.dtype)
+        rank = _ops.full(list(s.shape[:-1]), 0, _C.DataType.int64, x.place)
+        sol = _ops.full(list(yb.shape[:-2]) + [n, yb.shape[-1]], 0.0, x.dtype, x.place)
     full_rank = bool(_np.all(rank.numpy() == n)) if s.shape[-1] else False
     if m > n and full_rank:
         r = _ops.matmul(xb, sol) - yb
         residuals = _ops.sum(r * r, [-2], None, False)
     else:
-        residuals = _ops.full([0], 0.0, x.dtype)
-    sv = s if driver in ("gelsd", "gelss") else _ops.full([0], 0.0, x.dtype)
+        residuals = _ops.full([0], 0.0, x.dtype, x.place)
+    sv = s if driver in ("gelsd", "gelss") else _ops.full([0], 0.0, x.dtype, x.place)
     return sol, residuals, _ops.cast(rank, _C.DataType.int32), sv  # rank: int32, as Paddle
 
 
@@ -494,7 +494,7 @@ def matrix_power(x, n, name=None):
         raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
         k = x.shape[-1]
-        return _ops.expand(_ops.eye(k, k, x.dtype), list(x.shape))
+        return _ops.expand(_ops.eye(k, k, x.dtype, x.place), list(x.shape))
     if n < 0:
         x, n = inv(x), -n
     result, base = None, x
@@ -516,16 +516,16 @@ def matrix_rank(x, tol=None, hermitian=False, atol=None, rtol=None, name=None):
     else:
         s = _ops._svd(x, False)[1]
     if s.shape[-1] == 0:
-        return _ops.full(list(s.shape[:-1]), 0, _C.DataType.int64)
+        return _ops.full(list(s.shape[:-1]), 0, _C.DataType.int64, x.place)
     smax = _ops.max(s, [-1], True)
     if tol is not None:
-        thr = tol if isinstance(tol, _Tensor) else _ops.full([], float(tol), x.dtype)
+        thr = tol if isinstance(tol, _Tensor) else _ops.full([], float(tol), x.dtype, x.place)
         if isinstance(thr, _Tensor) and thr.ndim:
             thr = _ops.unsqueeze(thr, [-1])
     elif atol is not None or rtol is not None:
         a = 0.0 if atol is None else atol
         r = (_default_rcond(x) if atol is None else 0.0) if rtol is None else rtol
-        a = a if isinstance(a, _Tensor) else _ops.full([], float(a), x.dtype)
+        a = a if isinstance(a, _Tensor) else _ops.full([], float(a), x.dtype, x.place)
         thr = _ops.maximum(a, smax * float(r))
     else:
         thr = smax * _default_rcond(x)
@@ -561,7 +561,7 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None):
     if p == -_math.inf:
         return _ops.min(_ops.abs(x), axes, keepdim_all)
     if p == 0:
-        return _ops.sum(_ops.cast(_ops.not_equal(x, _ops.full([], 0.0, x.dtype)), x.dtype), axes,
+        return _ops.sum(_ops.cast(_ops.not_equal(x, _ops.full([], 0.0, x.dtype, x.place)), x.dtype), axes,
                         None, keepdim_all)
     if p == 1:
         return _ops.sum(_ops.abs(x), axes, None, keepdim_all)

@@ -5,6 +5,8 @@ into the signal (duplicate indices accumulate); stft/istft frame, window and tra
 oar.fft. All are compositions, so gradients flow through them."""
 import numpy as np
 
+from ._creation import _full_on
+
 __all__ = ["frame", "overlap_add", "stft", "istft"]
 _TENSOR_METHODS = ["stft", "istft"]  # served as Tensor methods by oar._lazy
 
@@ -52,10 +54,10 @@ def frame(x, frame_length, hop_length, axis=-1, name=None):
     nf = 1 + (seq - fl) // hop
     if axis == -1:
         idx = (np.arange(fl)[:, None] + hop * np.arange(nf)[None, :]).reshape(-1)
-        out = oar.index_select(x, oar.to_tensor(idx), axis=-1)
+        out = oar.index_select(x, oar.to_tensor(idx, place=x.place), axis=-1)
         return out.reshape(list(x.shape[:-1]) + [fl, nf])
     idx = (hop * np.arange(nf)[:, None] + np.arange(fl)[None, :]).reshape(-1)
-    out = oar.index_select(x, oar.to_tensor(idx), axis=0)
+    out = oar.index_select(x, oar.to_tensor(idx, place=x.place), axis=0)
     return out.reshape([nf, fl] + list(x.shape[1:]))
 
 
@@ -74,21 +76,22 @@ def overlap_add(x, hop_length, axis=-1, name=None):
         idx = (np.arange(fl)[:, None] + hop * np.arange(nf)[None, :]).reshape(-1)
         vals = x.reshape(lead + [fl * nf])
         seq = (nf - 1) * hop + fl if nf else 0
-        out = oar.zeros(lead + [seq], x.dtype)
-        return oar.index_add(out, oar.to_tensor(idx), -1, vals)
+        out = _full_on(x.place, lead + [seq], 0.0, x.dtype)
+        return oar.index_add(out, oar.to_tensor(idx, place=x.place), -1, vals)
     nf, fl = x.shape[0], x.shape[1]
     rest = list(x.shape[2:])
     idx = (hop * np.arange(nf)[:, None] + np.arange(fl)[None, :]).reshape(-1)
     seq = (nf - 1) * hop + fl if nf else 0
-    out = oar.zeros([seq] + rest, x.dtype)
-    return oar.index_add(out, oar.to_tensor(idx), 0, x.reshape([nf * fl] + rest))
+    out = _full_on(x.place, [seq] + rest, 0.0, x.dtype)
+    return oar.index_add(out, oar.to_tensor(idx, place=x.place), 0, x.reshape([nf * fl] + rest))
 
 
-def _window(op, window, win_length, n_fft, dtype):
+def _window(op, window, win_length, n_fft, dtype, place):
+    """The window padded to n_fft; made on `place` (the signal's) when window is None."""
     oar = _oar()
     real = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
     if window is None:
-        w = oar.ones([win_length], real)
+        w = _full_on(place, [win_length], 1.0, real)
     else:
         if not isinstance(window, oar.Tensor) or list(window.shape) != [win_length]:
             raise ValueError(f"{op}: window must be a 1-D Tensor of win_length {win_length}, got "
@@ -96,8 +99,8 @@ def _window(op, window, win_length, n_fft, dtype):
         w = window
     left = (n_fft - win_length) // 2
     if left or n_fft - win_length - left:
-        w = oar.concat([oar.zeros([left], w.dtype), w,
-                        oar.zeros([n_fft - win_length - left], w.dtype)])
+        w = oar.concat([_full_on(w.place, [left], 0.0, w.dtype), w,
+                        _full_on(w.place, [n_fft - win_length - left], 0.0, w.dtype)])
     return w
 
 
@@ -142,15 +145,15 @@ def stft(x, n_fft, hop_length=None, win_length=None, window=None, center=True,
             if p >= t:
                 raise ValueError(f"{op}: reflect padding of {p} needs more than {t} samples")
             idx = np.concatenate([np.arange(p, 0, -1), np.arange(t), np.arange(t - 2, t - 2 - p, -1)])
-            x = oar.index_select(x, oar.to_tensor(idx), axis=-1)
+            x = oar.index_select(x, oar.to_tensor(idx, place=x.place), axis=-1)
         else:
-            z = oar.zeros([x.shape[0], p], x.dtype)
+            z = _full_on(x.place, [x.shape[0], p], 0.0, x.dtype)
             x = oar.concat([z, x, z], axis=-1)
     if x.shape[-1] < n_fft:
         raise ValueError(f"{op}: n_fft ({n_fft}) exceeds the (padded) signal length "
                          f"{x.shape[-1]}")
     frames = frame(x, n_fft, hop, axis=-1)  # [B, n_fft, num_frames]
-    frames = frames * _window(op, window, win, n_fft, dt).unsqueeze(-1)
+    frames = frames * _window(op, window, win, n_fft, dt, x.place).unsqueeze(-1)
     norm = "ortho" if normalized else "backward"
     if onesided:
         out = oar.fft.rfft(frames, axis=-2, norm=norm)
@@ -190,7 +193,7 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True,
         frames = oar.fft.ifft(x, n=n_fft, axis=-2, norm=norm)
         if not return_complex:
             frames = oar.real(frames)
-    w = _window(op, window, win, n_fft, dt)
+    w = _window(op, window, win, n_fft, dt, x.place)
     out = overlap_add(frames * w.unsqueeze(-1).astype(frames.dtype) if return_complex
                       else frames * w.unsqueeze(-1), hop, axis=-1)
     env = overlap_add((w * w).unsqueeze(-1).expand([n_fft, nf]), hop, axis=-1)
@@ -202,8 +205,8 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True,
         end = start + length
         if end > out.shape[-1]:
             extra = end - out.shape[-1]
-            out = oar.concat([out, oar.zeros([out.shape[0], extra], out.dtype)], axis=-1)
-            env = oar.concat([env, oar.ones([extra], env.dtype)])
+            out = oar.concat([out, _full_on(out.place, [out.shape[0], extra], 0.0, out.dtype)], axis=-1)
+            env = oar.concat([env, _full_on(env.place, [extra], 1.0, env.dtype)])
     out, env = out[:, start:end], env[start:end]
     if env.numel() and float(env.abs().min()) < 1e-11:
         raise ValueError(f"{op}: the window's squared overlap-add vanishes somewhere (the NOLA "

@@ -64,19 +64,20 @@ class AmpScaler:
                             f"{type(var).__name__}")
         if not self._enable:
             return var
-        ctx = self._converting()
+        ctx = self._converting(var.place)
         if ctx is not None:  # a converted training step: the scale is read at each call
             return var * (ctx.scale if var.dtype == ctx.scale.dtype else ctx.scale.astype(var.dtype))
         return var * self._scale
 
-    def _converting(self):
+    def _converting(self, place=None):
         """The training-step context while to_static converts a step that uses this scaler
         (Note [Training steps] in docs/notes/jit.md): the scale is a program parameter,
         found_inf a traced bool that skips the update, and the scale moves on the host
-        after each call (_after_converted_step). None when eager."""
+        after each call (_after_converted_step). None when eager. `place`: the scaled loss's,
+        where the first call declares the scale holder."""
         from ..jit import _train_step  # a late import: jit is above amp
 
-        return _train_step.scaler_trace(self)
+        return _train_step.scaler_trace(self, place)
 
     def _states(self, ctx):
         return self._optimizer_states if ctx is None else ctx.scaler_states
@@ -135,7 +136,7 @@ class AmpScaler:
                     s = _C.ops.sum((g * 0.0).astype("float32"))
                     total = s if total is None else total + s
                 g.copy_(g * (inv if inv.dtype == g.dtype else inv.astype(g.dtype)))
-            found = _C.ops.full([], False, "bool") if total is None else _C.ops.logical_not(_C.ops.isfinite(total))
+            found = _C.ops.full([], False, "bool", ctx.scale.place) if total is None else _C.ops.logical_not(_C.ops.isfinite(total))
         ctx.found_inf = found if ctx.found_inf is None else _C.ops.logical_or(ctx.found_inf, found)
         ctx.scaler_states[id(optimizer)] = OptimizerState.UNSCALED
 

@@ -40,7 +40,7 @@ class Bernoulli(ExponentialFamily):
                              f"float, got {temperature!r}")
         shape = self._extend_shape(sample_shape("Bernoulli", shape))
         p = self.probs.broadcast_to(list(shape))
-        u = oar.rand(list(shape), dtype=self._dtype)
+        u = self._uniform(shape)
         return (u.log() - (-u).log1p() + p.log() - (-p).log1p()) / float(temperature)
 
     def log_prob(self, value):

@@ -4,7 +4,8 @@ import numbers
 import numpy as np
 
 import oar
-from .distribution import Distribution, _dtype_name, _is_tensor, check, sample_shape, to_params
+from .distribution import (Distribution, _dtype_name, _is_tensor, arange_on, check, sample_shape,
+                           to_params)
 
 
 class Binomial(Distribution):
@@ -25,7 +26,7 @@ class Binomial(Distribution):
                             f"Tensor, got {type(total_count).__name__}")
         (probs,) = to_params("Binomial", probs=probs)
         self._dtype = _dtype_name(probs.dtype)
-        count = oar.to_tensor(np.asarray(count, dtype=self._dtype)) if not _is_tensor(count) \
+        count = oar.to_tensor(np.asarray(count, dtype=self._dtype), place=probs.place) if not _is_tensor(count) \
             else count.astype(self._dtype)
         self.total_count, self.probs = to_params("Binomial", total_count=count, probs=probs)
         check("Binomial", "total_count", self.total_count, lambda a: a >= 0, "non-negative")
@@ -65,7 +66,7 @@ class Binomial(Distribution):
         if self.probs.size == 0:
             return self.probs + 0.0
         n = int(float(self.total_count.detach().max()))
-        k = oar.arange(0, n + 1, dtype=self._dtype).reshape([n + 1] + [1] * self.probs.ndim)
+        k = arange_on(self.probs.place, 0, n + 1, self._dtype).reshape([n + 1] + [1] * self.probs.ndim)
         lp = self.log_prob(k)
         inside = (k <= self.total_count).astype(self._dtype)
         return -(inside * lp.exp() * oar.where(inside > 0, lp, oar.zeros_like(lp))).sum(0)

@@ -3,6 +3,7 @@ import numpy as np
 
 import oar
 import oar.nn.functional as F
+from oar._creation import _full_on
 from .distribution import Distribution, _dtype_name, sample_shape, to_params
 
 
@@ -37,7 +38,7 @@ class Categorical(Distribution):
         with oar.no_grad():
             p = F.softmax(self.logits.detach(), axis=-1).reshape([-1, k])
             if num == 0 or p.shape[0] == 0:
-                return oar.zeros(list(shape) + list(self._batch_shape), dtype="int64")
+                return _full_on(self.logits.place, list(shape) + list(self._batch_shape), 0, "int64")
             idx = oar.multinomial(p, num, True)  # [batch, num]
             return idx.transpose([1, 0]).reshape(list(shape) + list(self._batch_shape))
 
@@ -57,7 +58,7 @@ class Categorical(Distribution):
     def probs(self, value):
         """The probability (logits / sum(logits)) of each category index in value."""
         if not isinstance(value, oar.Tensor):
-            value = oar.to_tensor(np.asarray(value, dtype="int64"))
+            value = oar.to_tensor(np.asarray(value, dtype="int64"), place=self.logits.place)
         if value.dtype.is_floating_point:
             raise TypeError(f"Categorical.probs: argument 'value' must hold integer category "
                             f"indices, got dtype {_dtype_name(value.dtype)}")

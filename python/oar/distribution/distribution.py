@@ -12,6 +12,8 @@ import numpy as np
 
 import oar
 from oar import _trace_state
+from oar._dtype import convert_dtype
+from oar._creation import _float_dtype, _randn_on, _uniform as _uniform_on
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
@@ -28,6 +30,11 @@ def _traced(*tensors):
     """True while converting to static (values are not known yet, so no value checks)."""
     tracer = _trace_state.tracer()
     return tracer is not None and any(tracer.is_traced(t) for t in tensors)
+
+
+def arange_on(place, start, end, dtype):
+    """start, start + 1, ... < end in `dtype`, on `place` (a distribution's parameters')."""
+    return oar._C.ops.arange(start, end, 1, convert_dtype(dtype), place)
 
 
 def to_params(owner, **params):
@@ -50,13 +57,14 @@ def to_params(owner, **params):
             raise TypeError(f"{owner}: argument '{name}' must be a float, list, numpy.ndarray "
                             f"or Tensor, got {type(v).__name__}")
     dtype = dtype or oar.get_default_dtype()
+    place = next((v.place for v in params.values() if _is_tensor(v)), None)  # numbers join it
     out = []
     for name, v in params.items():
         if _is_tensor(v):
             t = v if _dtype_name(v.dtype) == dtype else v.astype(dtype)
         else:
             try:
-                t = oar.to_tensor(np.asarray(v, dtype=dtype))
+                t = oar.to_tensor(np.asarray(v, dtype=dtype), place=place)
             except (TypeError, ValueError) as e:
                 raise TypeError(f"{owner}: argument '{name}' could not be converted to a "
                                 f"{dtype} tensor: {e}") from None
@@ -172,7 +180,7 @@ class Distribution:
         dtype = dtype or self._dtype
         if not _is_tensor(value):
             try:
-                return oar.to_tensor(np.asarray(value, dtype=dtype))
+                return oar.to_tensor(np.asarray(value, dtype=dtype), place=self._place())
             except (TypeError, ValueError):
                 raise TypeError(f"{type(self).__name__}: argument 'value' must be a Tensor or "
                                 f"a number, got {type(value).__name__}") from None
@@ -180,13 +188,27 @@ class Distribution:
             return value.astype(dtype)
         return value
 
+    def _place(self):
+        """The parameters' place (that of the first tensor attribute, or of a base
+        distribution's); None (the current device) when there is none."""
+        for v in vars(self).values():
+            if _is_tensor(v):
+                return v.place
+            if isinstance(v, Distribution):
+                place = v._place()
+                if place is not None:
+                    return place
+        return None
+
     def _uniform(self, shape, low=0.0, high=1.0):
-        """Uniform draws in [low, high) from the global generator, in the parameters' dtype."""
-        return oar.uniform(list(shape), dtype=self._dtype, min=low, max=high)
+        """Uniform draws in [low, high) from the global generator, in the parameters' dtype,
+        on their place."""
+        return _uniform_on(list(shape), _float_dtype(self._dtype), low, high, 0, self._place())
 
     def _normal(self, shape):
-        """Standard normal draws from the global generator, in the parameters' dtype."""
-        return oar.randn(list(shape), dtype=self._dtype)
+        """Standard normal draws from the global generator, in the parameters' dtype, on
+        their place."""
+        return _randn_on(self._place(), list(shape), self._dtype)
 
     def __repr__(self):
         return (f"{type(self).__name__}(batch_shape={list(self._batch_shape)}, "

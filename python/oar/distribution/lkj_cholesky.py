@@ -5,8 +5,9 @@ import numbers
 import numpy as np
 
 import oar
+from oar._creation import _full_on
 from .beta import Beta
-from .distribution import Distribution, _dtype_name, check, sample_shape, to_params
+from .distribution import Distribution, _dtype_name, arange_on, check, sample_shape, to_params
 
 
 class LKJCholesky(Distribution):
@@ -33,13 +34,13 @@ class LKJCholesky(Distribution):
         d = self.dim
         if sample_method == "onion":
             # row i (i >= 1) has squared length y_i ~ Beta(i / 2, conc + (d - 1 - i) / 2)
-            i = oar.arange(1, d, dtype=self._dtype)
+            i = arange_on(c.place, 1, d, self._dtype)
             self._beta = Beta(0.5 * i + 0.0 * c, c + 0.5 * (d - 2) - 0.5 * (i - 1.0))
         else:
             # partial correlation of pair (i, j), j < i: 2 Beta(b, b) - 1, b = conc + (d-2-j)/2
             rows, cols = np.tril_indices(d, -1)
             self._tril = (rows, cols)
-            b = c + 0.5 * oar.to_tensor((d - 2 - cols).astype(self._dtype))
+            b = c + 0.5 * oar.to_tensor((d - 2 - cols).astype(self._dtype), place=c.place)
             self._beta = Beta(b, b)
 
     def sample(self, shape=()):
@@ -56,7 +57,7 @@ class LKJCholesky(Distribution):
         z = self._normal(out_shape + [d, d]).tril(-1)[..., 1:, :]
         norm = (z * z).sum(-1, keepdim=True).sqrt()
         w = (y.unsqueeze(-1).sqrt()) * z / norm  # rows 1.. of L (off-diagonal part)
-        first = oar.zeros(out_shape + [1, d], dtype=self._dtype)
+        first = _full_on(self.concentration.place, out_shape + [1, d], 0.0, self._dtype)
         w = oar.concat([first, w], axis=-2)
         diag = (1.0 - (w * w).sum(-1)).clip(min=float(np.finfo(self._dtype).tiny)).sqrt()
         return w + oar.diag_embed(diag)
@@ -69,16 +70,16 @@ class LKJCholesky(Distribution):
         # L[i, j] = r_ij * sqrt(1 - sum_{k<j} L[i, k]^2), L[i, i] = sqrt(remaining)
         pc = np.zeros((d, d), dtype=np.int64) - 1
         pc[rows, cols] = np.arange(len(rows))
-        out_rows = []
+        out_rows, place = [], self.concentration.place
         for i in range(d):
-            left = oar.ones(out_shape, dtype=self._dtype)
+            left = _full_on(place, out_shape, 1.0, self._dtype)
             row = []
             for j in range(i):
                 v = r[..., int(pc[i, j])] * left.sqrt()
                 left = (left - v * v).clip(min=0.0)
                 row.append(v)
             row.append(left.sqrt())
-            row += [oar.zeros(out_shape, dtype=self._dtype)] * (d - i - 1)
+            row += [_full_on(place, out_shape, 0.0, self._dtype)] * (d - i - 1)
             out_rows.append(oar.stack(row, axis=-1))
         return oar.stack(out_rows, axis=-2)
 
@@ -88,7 +89,7 @@ class LKJCholesky(Distribution):
         d = self.dim
         diag = oar.diagonal(value, axis1=-2, axis2=-1)[..., 1:]
         c = self.concentration
-        order = oar.arange(2, d + 1, dtype=self._dtype)
+        order = arange_on(c.place, 2, d + 1, self._dtype)
         coef = 2.0 * (c.unsqueeze(-1) - 1.0) + d - order
         unnorm = (coef * diag.log()).sum(-1)
         dm1 = d - 1

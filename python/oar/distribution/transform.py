@@ -11,6 +11,7 @@ import numbers
 
 import oar
 import oar.nn.functional as F
+from oar._creation import _full_on
 
 __all__ = [
     "Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform",
@@ -359,7 +360,7 @@ class ReshapeTransform(Transform):
 
     def _forward_log_det_jacobian(self, x):
         batch = self._split(tuple(x.shape), self.in_event_shape, "input")
-        return oar.zeros(list(batch), dtype=x.dtype)
+        return _full_on(x.place, list(batch), 0.0, x.dtype)
 
     def _forward_shape(self, shape):
         return self._split(shape, self.in_event_shape, "input") + self.out_event_shape
@@ -461,7 +462,7 @@ class StickBreakingTransform(Transform):
 
     @staticmethod
     def _offset_log(n, like):
-        return oar.arange(n, 0, -1, dtype=like.dtype).log()
+        return oar._C.ops.arange(n, 0, -1, like.dtype, like.place).log()
 
     def _forward(self, x):
         if x.ndim < 1:
@@ -469,7 +470,7 @@ class StickBreakingTransform(Transform):
         t = x - self._offset_log(x.shape[-1], x)
         z = F.sigmoid(t)
         left = oar.cumprod(1.0 - z, dim=-1)
-        ones = oar.ones(list(x.shape[:-1]) + [1], dtype=x.dtype)
+        ones = _full_on(x.place, list(x.shape[:-1]) + [1], 1.0, x.dtype)
         return oar.concat([z, ones], axis=-1) * oar.concat([ones, left], axis=-1)
 
     def _inverse(self, y):

@@ -256,8 +256,9 @@ def record_step(opt, pairs):
     ctx.tracer.stop()  # the accumulators and holders are made eagerly, outside the program
     try:
         states = _state_names(opt, None)
-        lr = oar.to_tensor(1.0, dtype="float64")
-        step = oar.to_tensor(1, dtype="int64")
+        place = pairs[0][0].place  # the program's place, not the current device
+        lr = oar.to_tensor(1.0, dtype="float64", place=place)
+        step = oar.to_tensor(1, dtype="int64", place=place)
     finally:
         ctx.tracer.start()
     # Program names: '<name>@optimizer' for the first optimizer, '<name>@optimizer<k>' for
@@ -295,10 +296,11 @@ def defer_side_effect(what, fn, args, kwargs):
     return True
 
 
-def scaler_trace(scaler):
+def scaler_trace(scaler, place=None):
     """The training-step context while to_static converts a step that uses `scaler` (a
     GradScaler), None otherwise. The first call declares the loss-scaling holder, a float32
-    program parameter set from the scaler before each call, as the lr holder is."""
+    program parameter set from the scaler before each call, as the lr holder is, on `place`
+    (the scaled loss's; None: the current device)."""
     import oar
 
     ctx = step_trace() if converting_step() else None
@@ -307,7 +309,7 @@ def scaler_trace(scaler):
     if ctx.scaler is None:
         ctx.tracer.stop()
         try:
-            ctx.scale = oar.to_tensor(scaler._scale, dtype="float32")
+            ctx.scale = oar.to_tensor(scaler._scale, dtype="float32", place=place)
         finally:
             ctx.tracer.start()
         ctx.scaler = scaler

@@ -197,7 +197,7 @@ def _map(fn, *structs):
 def _step_mask(sequence_length, t, dtype):
     """[B, 1] float mask of time step t (an int or a 0-d int tensor): 1 where t < length."""
     m = _ops.greater_than(_ops.reshape(sequence_length, [-1]), t if isinstance(t, _C.Tensor) else
-                          _C.to_tensor(np.int64(t)))
+                          _ops.full([], int(t), sequence_length.dtype, sequence_length.place))
     return _ops.unsqueeze(_ops.cast(m, dtype), [-1])
 
 
@@ -234,7 +234,7 @@ class RNN(Layer):
             states = self.cell.get_initial_states(x, batch_dim_idx=1)
         if sequence_length is not None:
             if not isinstance(sequence_length, _C.Tensor):  # once, not per step
-                sequence_length = _C.to_tensor(np.asarray(sequence_length, dtype=np.int64))
+                sequence_length = _C.to_tensor(np.asarray(sequence_length, dtype=np.int64), None, x.place, True)
             n = sequence_length.shape[0]
             if n != x.shape[1]:
                 raise ValueError(f"RNN: sequence_length has {n} entries, the batch has {x.shape[1]}")

@@ -64,7 +64,8 @@ def box_coder(prior_box, prior_box_var, target_box, code_type="encode_center_siz
                              f"{list(prior_box_var.shape)}")
         var = prior_box_var.astype(dt)
     elif prior_box_var is not None:
-        var = oar.to_tensor(np.array(_float_list(op, "prior_box_var", prior_box_var, 4), dt))
+        var = oar.to_tensor(np.array(_float_list(op, "prior_box_var", prior_box_var, 4), dt),
+                            place=prior_box.place)
     norm = 0.0 if box_normalized else 1.0
     pw = prior_box[:, 2] - prior_box[:, 0] + norm
     ph = prior_box[:, 3] - prior_box[:, 1] + norm
@@ -169,7 +170,8 @@ def prior_box(input, image, min_sizes, max_sizes=None, aspect_ratios=[1.0],  # n
         boxes = np.clip(boxes, 0.0, 1.0)
     dt = _dtype(input)
     variances = np.broadcast_to(np.array(var), boxes.shape)
-    return oar.to_tensor(boxes.astype(dt)), oar.to_tensor(variances.astype(dt))
+    return (oar.to_tensor(boxes.astype(dt), place=input.place),
+            oar.to_tensor(variances.astype(dt), place=input.place))
 
 
 def _iou_matrix(b, plus_one=0.0):
@@ -230,7 +232,7 @@ def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=No
                               top_k < 0):
         raise ValueError(f"{op}: top_k must be a non-negative int, got {top_k!r}")
     if scores is None:
-        return oar.to_tensor(_greedy(b, float(iou_threshold)))
+        return oar.to_tensor(_greedy(b, float(iou_threshold)), place=boxes.place)
     _check_tensor(op, "scores", scores, 1, _FLOATS)
     if scores.shape[0] != n:
         raise ValueError(f"{op}: scores must have one score per box ({n}), got shape "
@@ -257,7 +259,7 @@ def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=No
         keep = keep[np.argsort(-s[keep], kind="stable")]
     if top_k is not None:
         keep = keep[:top_k]
-    return oar.to_tensor(keep.astype(np.int64))
+    return oar.to_tensor(keep.astype(np.int64), place=boxes.place)
 
 
 def matrix_nms(bboxes, scores, score_threshold, post_threshold, nms_top_k, keep_top_k,
@@ -316,9 +318,9 @@ def matrix_nms(bboxes, scores, score_threshold, post_threshold, nms_top_k, keep_
             index.append(i * m + k)
         counts.append(len(det))
     dt = _dtype(bboxes)
-    out = oar.to_tensor(np.array(rows, np.float64).reshape(-1, 6).astype(dt))
-    idx = oar.to_tensor(np.array(index, np.int32).reshape(-1, 1)) if return_index else None
-    num = oar.to_tensor(np.array(counts, np.int32)) if return_rois_num else None
+    out = oar.to_tensor(np.array(rows, np.float64).reshape(-1, 6).astype(dt), place=bboxes.place)
+    idx = oar.to_tensor(np.array(index, np.int32).reshape(-1, 1), place=bboxes.place) if return_index else None
+    num = oar.to_tensor(np.array(counts, np.int32), place=bboxes.place) if return_rois_num else None
     return out, num, idx
 
 
@@ -362,13 +364,13 @@ def distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_
     for level in range(min_level, max_level + 1):
         idx = np.nonzero(lvl == level)[0]
         order.append(idx)
-        multi.append(oar.gather(fpn_rois, oar.to_tensor(idx)))
+        multi.append(oar.gather(fpn_rois, oar.to_tensor(idx, place=fpn_rois.place)))
         if rois_num is not None:
             per_level.append(oar.to_tensor(
-                np.bincount(image[idx], minlength=len(counts)).astype(np.int32)))
+                np.bincount(image[idx], minlength=len(counts)).astype(np.int32), place=fpn_rois.place))
     restore = np.empty(r, np.int32)
     restore[np.concatenate(order)] = np.arange(r, dtype=np.int32)
-    restore = oar.to_tensor(restore.reshape(-1, 1))
+    restore = oar.to_tensor(restore.reshape(-1, 1), place=fpn_rois.place)
     return multi, restore, (per_level if rois_num is not None else None)
 
 
@@ -455,7 +457,8 @@ def generate_proposals(scores, bbox_deltas, img_size, anchors, variances, pre_nm
         probs.append(s)
         nums.append(len(s))
     dt = _dtype(scores)
-    out = oar.to_tensor(np.concatenate(rois + [np.zeros((0, 4))]).astype(dt))
-    prob = oar.to_tensor(np.concatenate(probs + [np.zeros(0)]).reshape(-1, 1).astype(dt))
-    num = oar.to_tensor(np.array(nums, np.int32)) if return_rois_num else None
+    out = oar.to_tensor(np.concatenate(rois + [np.zeros((0, 4))]).astype(dt), place=scores.place)
+    prob = oar.to_tensor(np.concatenate(probs + [np.zeros(0)]).reshape(-1, 1).astype(dt),
+                         place=scores.place)
+    num = oar.to_tensor(np.array(nums, np.int32), place=scores.place) if return_rois_num else None
     return out, prob, num

@@ -5,6 +5,7 @@ grouped matmul with the weight."""
 import numpy as np
 
 from .. import nn
+from .._creation import _full_on
 from ._roi import _check_tensor, _dtype
 
 __all__ = ["deform_conv2d", "DeformConv2D"]
@@ -46,13 +47,14 @@ def _sample(oar, x, offset, mask, kh, kw, stride, padding, dilation, dg, ho, wo)
         (np.arange(kw) * dilation[1])[None, None, None, :]
     base_y = np.broadcast_to(base_y, (ho, wo, kh, kw)).transpose(2, 3, 0, 1).reshape(k, ho * wo)
     base_x = np.broadcast_to(base_x, (ho, wo, kh, kw)).transpose(2, 3, 0, 1).reshape(k, ho * wo)
-    py = off[:, :, :, 0] + oar.to_tensor(base_y.astype(dt))
-    px = off[:, :, :, 1] + oar.to_tensor(base_x.astype(dt))
+    place = x.place  # index and weight tensors go beside x
+    py = off[:, :, :, 0] + oar.to_tensor(base_y.astype(dt), place=place)
+    px = off[:, :, :, 1] + oar.to_tensor(base_x.astype(dt), place=place)
     pyn, pxn = py.numpy().astype(np.float64), px.numpy().astype(np.float64)
     inside = (pyn > -1) & (pyn < h) & (pxn > -1) & (pxn < w)
     y0, x0 = np.floor(pyn), np.floor(pxn)
-    ly = py - oar.to_tensor(y0.astype(dt))  # fractional parts keep the offset's gradient
-    lx = px - oar.to_tensor(x0.astype(dt))
+    ly = py - oar.to_tensor(y0.astype(dt), place=place)  # fractional parts keep the offset's gradient
+    lx = px - oar.to_tensor(x0.astype(dt), place=place)
     y0, x0 = y0.astype(np.int64), x0.astype(np.int64)
     cg = c // dg
     table = x.reshape([n, dg, cg, h * w]).transpose([0, 1, 3, 2]).reshape([n * dg * h * w, cg])
@@ -62,10 +64,10 @@ def _sample(oar, x, offset, mask, kh, kw, stride, padding, dilation, dg, ho, wo)
         yy, xx = y0 + dy, x0 + dx
         ok = inside & (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
         idx = plane + np.clip(yy, 0, h - 1) * w + np.clip(xx, 0, w - 1)
-        g = oar.gather(table, oar.to_tensor(idx.reshape(-1))).reshape([n, dg, k, ho * wo, cg])
+        g = oar.gather(table, oar.to_tensor(idx.reshape(-1), place=place)).reshape([n, dg, k, ho * wo, cg])
         wy = ly if dy else 1.0 - ly
         wx = lx if dx else 1.0 - lx
-        wt = wy * wx * oar.to_tensor(ok.astype(dt))
+        wt = wy * wx * oar.to_tensor(ok.astype(dt), place=place)
         term = g * wt.unsqueeze(-1)
         out = term if out is None else out + term
     if mask is not None:
@@ -120,7 +122,7 @@ def deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1,
     if bias is not None and list(bias.shape) != [cout]:
         raise ValueError(f"{op}: bias must have shape [{cout}], got {list(bias.shape)}")
     if n == 0:
-        out = oar.zeros([0, cout, ho, wo], dt)
+        out = _full_on(x.place, [0, cout, ho, wo], 0.0, dt)
         return out if bias is None else out + bias.reshape([1, cout, 1, 1])
     per = max(c * k * ho * wo, 1)
     step = max(1, _CHUNK // per)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import nn
+from .._creation import _full_on
 
 __all__ = ["roi_align", "roi_pool", "psroi_pool", "RoIAlign", "RoIPool", "PSRoIPool"]
 
@@ -117,10 +118,10 @@ def _gather_bins(table, base, ridx, cidx, width, reduce, rw=None, cw=None, mask=
     r, ph, kh = ridx.shape
     pw, kw = cidx.shape[1], cidx.shape[2]
     t, c = table.shape
-    dt = _dtype(table)
+    dt, place = _dtype(table), table.place  # index and weight tensors go beside the table
     if reduce != "sum":
         fill = float("-inf") if reduce == "max" else 0.0
-        table = oar.concat([table, oar.full([1, c], fill, dt)])
+        table = oar.concat([table, _full_on(place, [1, c], fill, dt)])
     base = base.reshape(r, ph if base.ndim > 1 else 1, pw if base.ndim > 1 else 1, 1, 1)
     k = kh * kw
     per = max(ph * pw * k * c, 1)
@@ -131,22 +132,22 @@ def _gather_bins(table, base, ridx, cidx, width, reduce, rw=None, cw=None, mask=
         idx = base[s:e] + ridx[s:e, :, None, :, None] * width + cidx[s:e, None, :, None, :]
         if mask is not None:
             idx = np.where(mask[s:e].transpose(0, 1, 3, 2, 4), idx, t)
-        g = oar.gather(table, oar.to_tensor(idx.reshape(-1)))
+        g = oar.gather(table, oar.to_tensor(idx.reshape(-1), place=place))
         if reduce == "sum":
             w = rw[s:e, :, None, :, None] * cw[s:e, None, :, None, :]
-            w = oar.to_tensor(w.reshape((e - s) * ph * pw, 1, k).astype(dt))
+            w = oar.to_tensor(w.reshape((e - s) * ph * pw, 1, k).astype(dt), place=place)
             o = oar.matmul(w, g.reshape([(e - s) * ph * pw, k, c]))
         else:
             g = g.reshape([(e - s) * ph * pw, k, c])
             m = mask[s:e].transpose(0, 1, 3, 2, 4).reshape(-1, k)
             if reduce == "max":
                 o = g.amax(axis=1)
-                empty = oar.to_tensor(~m.any(axis=1)[:, None])
-                o = oar.where(empty, oar.zeros([1], dt), o)
+                empty = oar.to_tensor(~m.any(axis=1)[:, None], place=place)
+                o = oar.where(empty, _full_on(place, [1], 0.0, dt), o)
             else:
                 area = m.sum(axis=1).astype(np.float64)
                 inv = np.where(area > 0, 1.0 / np.maximum(area, 1), 0.0)
-                o = g.sum(axis=1) * oar.to_tensor(inv[:, None].astype(dt))
+                o = g.sum(axis=1) * oar.to_tensor(inv[:, None].astype(dt), place=place)
         outs.append(o.reshape([e - s, ph, pw, c]))
     out = outs[0] if len(outs) == 1 else oar.concat(outs, axis=0)
     return out.transpose([0, 3, 1, 2])
@@ -223,7 +224,7 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
     if b.shape[0] == 0:
         return _empty(x, c, ph, pw)
     if h == 0 or w == 0:  # every sample falls outside an empty image
-        return _oar().zeros([b.shape[0], c, ph, pw], _dtype(x))
+        return _full_on(x.place, [b.shape[0], c, ph, pw], 0.0, _dtype(x))
     b = b * scale - (0.5 if aligned else 0.0)
     rw, rh = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
     if not aligned:

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._creation import _full_on
 from ._roi import _check_tensor, _dtype
 
 __all__ = ["yolo_box", "yolo_loss"]
@@ -74,10 +75,10 @@ def yolo_box(x, img_size, anchors, class_num, conf_thresh, downsample_ratio, cli
     img_h = size[:, 0].reshape([n, 1, 1, 1])
     img_w = size[:, 1].reshape([n, 1, 1, 1])
     bias = -0.5 * (scale_x_y - 1.0)
-    gx = oar.to_tensor(np.arange(w, dtype=dt).reshape(1, 1, 1, w))
-    gy = oar.to_tensor(np.arange(h, dtype=dt).reshape(1, 1, h, 1))
-    aw = oar.to_tensor(an[:, 0].astype(dt).reshape(1, a, 1, 1))
-    ah = oar.to_tensor(an[:, 1].astype(dt).reshape(1, a, 1, 1))
+    gx = oar.to_tensor(np.arange(w, dtype=dt).reshape(1, 1, 1, w), place=x.place)
+    gy = oar.to_tensor(np.arange(h, dtype=dt).reshape(1, 1, h, 1), place=x.place)
+    aw = oar.to_tensor(an[:, 0].astype(dt).reshape(1, a, 1, 1), place=x.place)
+    ah = oar.to_tensor(an[:, 1].astype(dt).reshape(1, a, 1, 1), place=x.place)
     sig = oar.nn.functional.sigmoid
     cx = (gx + sig(p[:, :, 0]) * scale_x_y + bias) * img_w / w
     cy = (gy + sig(p[:, :, 1]) * scale_x_y + bias) * img_h / h
@@ -85,7 +86,7 @@ def yolo_box(x, img_size, anchors, class_num, conf_thresh, downsample_ratio, cli
     bh = p[:, :, 3].exp() * ah * img_h / (ds * h)
     x1, y1, x2, y2 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
     if clip_bbox:
-        zero = oar.zeros([1], dt)
+        zero = _full_on(x.place, [1], 0.0, dt)
         x1, y1 = oar.maximum(x1, zero), oar.maximum(y1, zero)
         x2, y2 = oar.minimum(x2, img_w - 1), oar.minimum(y2, img_h - 1)
     boxes = oar.stack([x1, y1, x2, y2], axis=-1) * keep.unsqueeze(-1)
@@ -196,19 +197,19 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
                         (2.0 - g[2] * g[3]) * s, s, *onehot])
         obj[i, k, gj, gi] = s
     xo = x.reshape([n, am, 5 + cls, h, w])[:, :, 4]
-    pos_w = oar.to_tensor(np.where(obj > 1e-5, obj, 0.0).astype(dt))
-    neg_w = oar.to_tensor(((obj <= 1e-5) & (obj > -0.5)).astype(dt))
+    pos_w = oar.to_tensor(np.where(obj > 1e-5, obj, 0.0).astype(dt), place=x.place)
+    neg_w = oar.to_tensor(((obj <= 1e-5) & (obj > -0.5)).astype(dt), place=x.place)
     loss = (_sce(oar, xo, 1.0) * pos_w + _sce(oar, xo, 0.0) * neg_w).sum(axis=[1, 2, 3])
     if rows:
         tab = x.reshape([n, am, 5 + cls, h, w]).transpose([0, 1, 3, 4, 2])
         g = oar.gather(tab.reshape([n * am * h * w, 5 + cls]),
-                       oar.to_tensor(np.array([r[1] for r in rows], np.int64)))
-        tg = oar.to_tensor(np.array(targets).astype(dt))
+                       oar.to_tensor(np.array([r[1] for r in rows], np.int64), place=x.place))
+        tg = oar.to_tensor(np.array(targets).astype(dt), place=x.place)
         wl, ws = tg[:, 4], tg[:, 5]
         per = (_sce(oar, g[:, 0], tg[:, 0]) + _sce(oar, g[:, 1], tg[:, 1]) +
                (g[:, 2] - tg[:, 2]).abs() + (g[:, 3] - tg[:, 3]).abs()) * wl
         per = per + (_sce(oar, g[:, 5:], tg[:, 6:]) * ws.unsqueeze(1)).sum(axis=1)
         owner = np.zeros((n, len(rows)), dt)
         owner[[r[0] for r in rows], np.arange(len(rows))] = 1.0
-        loss = loss + oar.matmul(oar.to_tensor(owner), per.unsqueeze(1)).squeeze(1)
+        loss = loss + oar.matmul(oar.to_tensor(owner, place=x.place), per.unsqueeze(1)).squeeze(1)
     return loss

@@ -85,6 +85,22 @@ DETERMINISTIC = {
     "lu infos": lambda t: oar.linalg.lu(t[:, :4], get_infos=True)[2],
     "matrix_exp": lambda t: oar.linalg.matrix_exp(t[:, :4] * 0.3),
     "householder_product": lambda t: oar.linalg.householder_product(t.T, t[0, :2]),
+    "einsum, empty": lambda t: oar.einsum("ij,jk->ik", t[:, :0], t[:0, :]),
+    "pinv, empty": lambda t: oar.linalg.pinv(t[:, :0]),
+    "lstsq residuals": lambda t: oar.linalg.lstsq(t, t[:, :2])[1],
+    "lstsq, empty": lambda t: oar.linalg.lstsq(t[:, :0], t[:, :2])[0],
+    "matrix_power 0": lambda t: oar.linalg.matrix_power(t[:, :4], 0),
+    "matrix_rank tol": lambda t: oar.linalg.matrix_rank(t, tol=0.5),
+    "matrix_rank atol": lambda t: oar.linalg.matrix_rank(t, atol=0.5),
+    "matrix_rank, empty": lambda t: oar.linalg.matrix_rank(t[:, :0]),
+    "vector_norm, p=0": lambda t: oar.linalg.vector_norm(t, 0),
+    "eig": lambda t: oar.linalg.eig(t[:, :4])[1],
+    "eigvals": lambda t: oar.linalg.eigvals(t[:, :4]),
+    # signal: frame indices, padding and the default window were made on the current device
+    "frame": lambda t: oar.signal.frame(t, 3, 2),
+    "overlap_add": lambda t: oar.signal.overlap_add(t, 2),
+    "stft": lambda t: oar.signal.stft(t, 4, pad_mode="constant").abs(),
+    "istft": lambda t: oar.signal.istft(oar.signal.stft(t, 4), 4, length=7),
     # indexing: list, array and int indices and list values became tensors on the current device
     "getitem, list": lambda t: t[[0, 2]],
     "getitem, int and list": lambda t: t[1, [0, 2]],
@@ -277,3 +293,115 @@ def test_metrics_and_grad_clipping_answer_on_the_device(on_cpu):
     assert norm.place.device_str() == DEV and float(norm) > 0.5
     total = np.sqrt(sum(float((p.grad * p.grad).sum()) for p in lin.parameters()))
     assert total == pytest.approx(0.5, rel=1e-4)
+
+
+VISION = {  # numpy-built index, weight and result tensors were made on the current device
+    "box_coder": lambda b, x, s: oar.vision.ops.box_coder(b, [0.1, 0.1, 0.2, 0.2], b + 0.5),
+    "prior_box": lambda b, x, s: oar.vision.ops.prior_box(x, x, [2.0, 4.0], [3.0, 5.0])[0],
+    "nms": lambda b, x, s: oar.vision.ops.nms(b, 0.3, s),
+    "matrix_nms": lambda b, x, s: oar.vision.ops.matrix_nms(
+        b.unsqueeze(0) / 8, s.reshape([1, 1, 5]).tile([1, 3, 1]), 0.1, 0.1, -1, -1)[0],
+    "distribute_fpn_proposals": lambda b, x, s: oar.vision.ops.distribute_fpn_proposals(
+        b * 30, 2, 5, 4, 224)[1],
+    "generate_proposals": lambda b, x, s: oar.vision.ops.generate_proposals(
+        x[:1, :2, :3, :3], x[:1, :, :3, :3].tile([1, 2, 1, 1]) * 0.1, b[:1, 2:], b[:3, :].tile([3, 2, 1]).reshape(
+            [3, 3, 2, 4]), (b * 0 + 1.0)[:3].tile([3, 2, 1]).reshape([3, 3, 2, 4]))[0],
+    "roi_align": lambda b, x, s: oar.vision.ops.roi_align(x, b, _on(b, [3, 2], "int32"), 2),
+    "roi_pool": lambda b, x, s: oar.vision.ops.roi_pool(x, b, _on(b, [3, 2], "int32"), 2),
+    "psroi_pool": lambda b, x, s: oar.vision.ops.psroi_pool(x, b, _on(b, [3, 2], "int32"), 2),
+    "yolo_box": lambda b, x, s: oar.vision.ops.yolo_box(
+        x[:1, :4, :2].reshape([1, 16, 2, 2]) - 0.5, _on(b, [[32, 32]], "int32"), [10, 13, 16, 30], 3, 0.01, 8)[0],
+    "yolo_loss": lambda b, x, s: oar.vision.ops.yolo_loss(
+        x[:1, :4, :2].reshape([1, 16, 2, 2]) - 0.5, (b[:2] / 10).clip(0.1, 0.9).unsqueeze(0),
+        _on(b, [[1, 2]], "int32"), [10, 13, 16, 30], [0, 1], 3, 0.5, 8),
+    "deform_conv2d": lambda b, x, s: oar.vision.ops.deform_conv2d(
+        x[:1], x[:1, :2].tile([1, 9, 1, 1])[:, :18, :4, :4] - 0.5, x[:3, :, :3, :3], padding=1, stride=2),
+}
+
+
+@pytest.mark.parametrize("name", list(VISION), ids=list(VISION))
+def test_vision_ops_answer_on_the_device(name, on_cpu):
+    rng = np.random.default_rng(5)
+    xy = rng.uniform(0, 4, (5, 2))
+    arrays = (np.hstack([xy, xy + rng.uniform(1, 4, (5, 2))]), rng.uniform(0, 1, (2, 4, 8, 8)),
+              rng.uniform(0, 1, 5))
+    want = VISION[name](*(pair(a)[0] for a in arrays))
+    got = VISION[name](*(pair(a)[1] for a in arrays))
+    assert got.place.device_str() == DEV, name
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+DISTRIBUTIONS = {  # draws and constants that took the current device, not the parameters'
+    "Normal.sample": lambda p: oar.distribution.Normal(p, p + 1.0).sample([2]),
+    "Uniform.rsample": lambda p: oar.distribution.Uniform(p, p + 1.0).rsample([2]),
+    "Exponential.sample": lambda p: oar.distribution.Exponential(p).sample([2]),
+    "Laplace.sample": lambda p: oar.distribution.Laplace(p, 1.0).sample([2]),
+    "Bernoulli.rsample": lambda p: oar.distribution.Bernoulli(p).rsample([2]),
+    "Binomial.sample": lambda p: oar.distribution.Binomial(10, p).sample([2]),
+    "Binomial.entropy": lambda p: oar.distribution.Binomial(10, p).entropy(),
+    "Poisson.entropy": lambda p: oar.distribution.Poisson(p * 3.0).entropy(),
+    "Multinomial.entropy": lambda p: oar.distribution.Multinomial(4, p).entropy(),
+    "Categorical.probs, list": lambda p: oar.distribution.Categorical(p).probs([0, 2]),
+    "LKJCholesky onion": lambda p: oar.distribution.LKJCholesky(3, p[0] + 1.0).sample([2]),
+    "LKJCholesky cvine": lambda p: oar.distribution.LKJCholesky(3, p[0] + 1.0, "cvine").sample([2]),
+    "StickBreakingTransform": lambda p: oar.distribution.StickBreakingTransform().forward(p),
+}
+
+
+@pytest.mark.parametrize("name", list(DISTRIBUTIONS), ids=list(DISTRIBUTIONS))
+def test_distributions_draw_beside_their_parameters(name, on_cpu):
+    p = np.array([0.2, 0.5, 0.7])
+    got = DISTRIBUTIONS[name](pair(p)[1])
+    assert got.place.device_str() == DEV, name
+    assert np.isfinite(got.numpy()).all(), name
+    if "sample" not in name and "LKJ" not in name:  # a deterministic value: the CPU's
+        np.testing.assert_allclose(got.numpy(), DISTRIBUTIONS[name](pair(p)[0]).numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("lengths", ["list", "tensor"])
+def test_rnn_sequence_length_on_the_device(lengths, on_cpu):
+    # the step masks compared sequence_length with a step index made on the current device
+    x = np.linspace(-1, 1, 24).reshape(2, 3, 4).astype("float32")
+    outs = []
+    for place in ("cpu", DEV):
+        oar.seed(6)
+        rnn = nn.GRU(4, 5)
+        rnn.to(place)
+        seq = [3, 1] if lengths == "list" else oar.to_tensor(np.array([3, 1]), place=place)
+        out, _ = rnn(oar.to_tensor(x, place=place), sequence_length=seq)
+        assert out.place.device_str() == place
+        outs.append(out.numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("current", ["cpu", DEV])
+def test_converted_training_step_with_a_grad_scaler(current, sample):
+    # to_static's lr/step and loss-scaling holders were made on the current device: the
+    # program on sample:0 refused a CPU holder while the CPU was current
+    weights = []
+    for place in ("cpu", DEV):
+        oar.set_device("cpu")
+        oar.seed(7)
+        lin = nn.Linear(3, 2)
+        lin.to(place)
+        opt = oar.optimizer.SGD(0.1, parameters=lin.parameters())
+        scaler = oar.amp.GradScaler(init_loss_scaling=1024.0)
+
+        @oar.jit.to_static
+        def step(x):
+            loss = lin(x).sum()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            opt.clear_grad()
+            return loss
+
+        oar.set_device(current)
+        try:
+            for _ in range(3):
+                step(oar.to_tensor(np.ones((4, 3), "float32"), place=place))
+        finally:
+            oar.set_device("cpu")
+        assert lin.weight.place.device_str() == place
+        weights.append(lin.weight.numpy())
+    np.testing.assert_allclose(weights[1], weights[0], rtol=1e-6)
