@@ -33,5 +33,5 @@ def initialize(param):
     if init is None:
         raise RuntimeError(f"initialize: parameter {param.name!r} was not created under "
                            f"paddle.LazyGuard, or is already initialized")
-    param.set_value(init._make(list(param.shape), param.dtype))
+    param.set_value(init._make(list(param.shape), param.dtype, param.place))
     param._lazy_initializer = None

@@ -2,6 +2,7 @@
 import numpy as np
 
 import oar
+from oar._creation import _full_on
 
 _INT = ("int32", "int64")
 _REDUCE = {"sum": "add", "mean": "mean", "max": "amax", "min": "amin"}
@@ -43,7 +44,7 @@ def reduce_op_name(op, reduce_op):
 def scatter_rows(op, values, index, rows, reduce_op):
     """out[r] = reduce(values[i] for index[i] == r), zero for rows no index names."""
     shape = [rows] + list(values.shape[1:])
-    out = oar.zeros(shape, dtype=values.dtype)
+    out = _full_on(values.place, shape, 0, values.dtype)
     if values.shape[0] == 0 or rows == 0:
         return out
     idx = oar.cast(index, "int64").reshape([-1] + [1] * (values.ndim - 1))

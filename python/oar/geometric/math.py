@@ -1,5 +1,5 @@
 """Segment reductions: rows of `data` that share a segment id reduce into one output row."""
-import oar
+from oar._creation import _full_on
 
 from ._common import check_tensor, scatter_rows
 
@@ -13,7 +13,7 @@ def _segment(op, data, segment_ids, reduce_op):
         raise ValueError(f"{op}: segment_ids must have one id per row of data: "
                          f"{segment_ids.shape[0]} ids for data of shape {list(data.shape)}")
     if segment_ids.shape[0] == 0:
-        return oar.zeros([0] + list(data.shape[1:]), dtype=data.dtype)
+        return _full_on(data.place, [0] + list(data.shape[1:]), 0, data.dtype)
     ids = segment_ids.numpy()
     if int(ids.min()) < 0:
         raise ValueError(f"{op}: segment_ids must be non-negative, got minimum {int(ids.min())}")

@@ -41,10 +41,10 @@ def _reindex(op, x, neighbor_list, count_list):
         srcs.append(np.array([order[v] for v in ids.tolist()], dtype=np.int64))
         dsts.append(np.repeat(np.arange(len(xs), dtype=np.int64), c))
     out_nodes = np.fromiter(order.keys(), dtype=np.int64, count=len(order))
-    dtype = x.dtype
-    return (oar.to_tensor(np.concatenate(srcs), dtype=dtype),
-            oar.to_tensor(np.concatenate(dsts), dtype=dtype),
-            oar.to_tensor(out_nodes, dtype=dtype))
+    dtype, place = x.dtype, x.place
+    return (oar.to_tensor(np.concatenate(srcs), dtype=dtype, place=place),
+            oar.to_tensor(np.concatenate(dsts), dtype=dtype, place=place),
+            oar.to_tensor(out_nodes, dtype=dtype, place=place))
 
 
 def reindex_graph(x, neighbors, count, value_buffer=None, index_buffer=None, name=None):

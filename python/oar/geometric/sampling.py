@@ -60,10 +60,10 @@ def _sample(op, row, colptr, input_nodes, sample_size, eids, return_eids, weight
         picked.append(edges)
         counts.append(len(edges))
     sel = np.concatenate(picked) if picked else np.zeros([0], np.int64)
-    out = [oar.to_tensor(rows[sel], dtype=row.dtype),
-           oar.to_tensor(np.asarray(counts, dtype=np.int32), dtype="int32")]
+    out = [oar.to_tensor(rows[sel], dtype=row.dtype, place=row.place),
+           oar.to_tensor(np.asarray(counts, dtype=np.int32), dtype="int32", place=row.place)]
     if return_eids:
-        out.append(oar.to_tensor(eids.numpy()[sel], dtype=eids.dtype))
+        out.append(oar.to_tensor(eids.numpy()[sel], dtype=eids.dtype, place=eids.place))
     return tuple(out)
 
 

@@ -9,6 +9,7 @@ the full sequences from the per-step ids and parent beams by gather_tree."""
 from collections import namedtuple
 
 from .._C import Tensor
+from .._creation import _full_on
 
 __all__ = ["BeamSearchDecoder", "dynamic_decode"]
 
@@ -114,11 +115,12 @@ class BeamSearchDecoder(Decoder):
         b = first.shape[0]
         dtype = oar.get_default_dtype()
         cell_states = _map(self._expand, initial_cell_states)
-        ids = oar.full([b, self.beam_size], self.start_token, "int64")
+        place = first.place  # the beams live beside the cell's states
+        ids = _full_on(place, [b, self.beam_size], self.start_token, "int64")
         row = [0.0] + [-_KINF] * (self.beam_size - 1)  # only beam 0 is alive at the start
-        log_probs = oar.to_tensor([row] * b, dtype).reshape([b, self.beam_size])
-        finished = oar.zeros([b, self.beam_size], "bool")
-        lengths = oar.zeros([b, self.beam_size], "int64")
+        log_probs = oar.to_tensor([row] * b, dtype, place).reshape([b, self.beam_size])
+        finished = _full_on(place, [b, self.beam_size], False, "bool")
+        lengths = _full_on(place, [b, self.beam_size], 0, "int64")
         inputs = self.embedding_fn(ids) if self.embedding_fn else ids
         return inputs, self.StateWrapper(cell_states, log_probs, finished, lengths), finished
 
@@ -129,7 +131,7 @@ class BeamSearchDecoder(Decoder):
             raise ValueError(f"BeamSearchDecoder: end_token {self.end_token} is not a token of "
                              f"the cell's {vocab}-way output")
         step_lp = oar.nn.functional.log_softmax(logits, axis=-1)
-        only_end = oar.full([vocab], -_KINF, step_lp.dtype)
+        only_end = _full_on(step_lp.place, [vocab], -_KINF, step_lp.dtype)
         only_end[self.end_token] = 0.0
         fin = beam_state.finished.unsqueeze(-1)
         step_lp = oar.where(fin, only_end.expand(step_lp.shape), step_lp)
@@ -190,12 +192,12 @@ def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=Fal
                         f"{type(decoder).__name__}")
     limit = _step_limit(max_step_num)
     inputs, states, finished = decoder.initialize(inits)
-    lengths = oar.zeros(finished.shape, "int64")
+    lengths = _full_on(finished.place, finished.shape, 0, "int64")
     steps = []
     t = 0
     own = getattr(decoder, "tracks_own_finished", False)
     while not bool(oar.all(finished)):
-        time = oar.full([1], t, "int64")
+        time = _full_on(finished.place, [1], t, "int64")
         out, next_states, next_inputs, next_finished = decoder.step(time, inputs, states, **kwargs)
         if own:
             lengths = getattr(next_states, "lengths", lengths)

@@ -63,7 +63,8 @@ def viterbi_decode(potentials, transition_params, lengths, include_bos_eos_tag=T
         for t in range(m - 1, -1, -1):
             paths[i, t] = last
             last = int(back[t, last])
-    return oar.to_tensor(scores, dtype=potentials.dtype), oar.to_tensor(paths)
+    return (oar.to_tensor(scores, dtype=potentials.dtype, place=potentials.place),
+            oar.to_tensor(paths, place=potentials.place))
 
 
 class ViterbiDecoder(Layer):

@@ -109,6 +109,15 @@ DETERMINISTIC = {
     "setitem, two lists": lambda t: _assigned(t, ([[0], [1]], [2, 3]), 9.0),
     "setitem, mask": lambda t: _assigned(t, t > 0, 0.0),
     "setitem, list value": lambda t: _assigned(t, (slice(1, 3),), [1.0, 2, 3, 4, 5, 6], grad=True),
+    # geometric and text: zeros and numpy-built results were made on the current device
+    "segment_sum": lambda t: oar.geometric.segment_sum(t, _on(t, [0, 0, 1, 3])),
+    "segment_max, empty": lambda t: oar.geometric.segment_max(t[:0], _on(t, [])),
+    "reindex_graph": lambda t: oar.geometric.reindex_graph(
+        _on(t, [0, 1, 2]), _on(t, [8, 9, 0, 4, 7, 6, 7]), _on(t, [2, 3, 2], "int32"))[0],
+    "sample_neighbors": lambda t: oar.geometric.sample_neighbors(
+        _on(t, [3, 7, 0, 9, 1, 4, 2]), _on(t, [0, 2, 4, 5, 6, 7]), _on(t, [0, 3, 1]))[0],
+    "viterbi_decode": lambda t: oar.text.viterbi_decode(t.reshape([2, 2, 6]), t.T @ t, _on(t, [2, 1]))[1],
+    "ViterbiDecoder": lambda t: oar.text.ViterbiDecoder(t.T @ t, False)(t.reshape([2, 2, 6]), _on(t, [2, 1]))[0],
 }
 
 
@@ -405,3 +414,76 @@ def test_converted_training_step_with_a_grad_scaler(current, sample):
         assert lin.weight.place.device_str() == place
         weights.append(lin.weight.numpy())
     np.testing.assert_allclose(weights[1], weights[0], rtol=1e-6)
+
+
+AUDIO = {  # the frame indices and the constant padding were made on the current device
+    "Spectrogram": lambda: oar.audio.features.Spectrogram(32, 8),
+    "Spectrogram, constant padding": lambda: oar.audio.features.Spectrogram(32, 8, win_length=20,
+                                                                            pad_mode="constant"),
+    "MelSpectrogram": lambda: oar.audio.features.MelSpectrogram(16000, 32, 8, n_mels=6),
+    "LogMelSpectrogram": lambda: oar.audio.features.LogMelSpectrogram(16000, 32, 8, n_mels=6),
+    "MFCC": lambda: oar.audio.features.MFCC(16000, 4, n_fft=32, hop_length=8, n_mels=6),
+}
+
+
+@pytest.mark.parametrize("name", list(AUDIO), ids=list(AUDIO))
+def test_audio_features_on_the_device(name, on_cpu):
+    x = np.random.default_rng(8).standard_normal((2, 100)).astype("float32")
+    layer = AUDIO[name]()
+    want = layer(oar.to_tensor(x))
+    layer.to(DEV)
+    got = layer(oar.to_tensor(x, place=DEV))
+    assert got.place.device_str() == DEV, name
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_beam_search_decodes_on_the_device(on_cpu):
+    # the start ids, beam scores, masks and step counter were made on the current device
+    outs = []
+    for place in ("cpu", DEV):
+        oar.seed(9)
+        emb, out_fn, cell = nn.Embedding(12, 4), nn.Linear(4, 12), nn.GRUCell(4, 4)
+        for layer in (emb, out_fn, cell):
+            layer.to(place)
+        dec = nn.BeamSearchDecoder(cell, 0, 1, 3, embedding_fn=emb, output_fn=out_fn)
+        enc = oar.to_tensor(np.linspace(-1, 1, 8).reshape(2, 4).astype("float32"), place=place)
+        ids, states, lengths = nn.dynamic_decode(dec, cell.get_initial_states(enc), max_step_num=3,
+                                                 return_length=True)
+        assert ids.place.device_str() == place and lengths.place.device_str() == place
+        outs.append((ids.numpy(), states.log_probs.numpy(), lengths.numpy()))
+    np.testing.assert_array_equal(outs[1][0], outs[0][0])
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(outs[1][2], outs[0][2])
+
+
+INITIALIZERS = {
+    "Constant": nn.initializer.Constant(0.5),
+    "Uniform": nn.initializer.Uniform(-0.5, 0.5),
+    "Normal": nn.initializer.Normal(0.0, 2.0),
+    "XavierUniform": nn.initializer.XavierUniform(),
+    "KaimingNormal": nn.initializer.KaimingNormal(),
+    "TruncatedNormal": nn.initializer.TruncatedNormal(),
+    "Orthogonal": nn.initializer.Orthogonal(),
+    "Dirac": nn.initializer.Dirac(),
+}
+
+
+@pytest.mark.parametrize("name", list(INITIALIZERS), ids=list(INITIALIZERS))
+def test_initializers_fill_on_the_parameter_place(name, on_cpu):
+    # The values were made on the current device and copied in by set_value: a parameter-sized
+    # CPU tensor for a parameter on the device. Seeded, the draws match the CPU parameter's.
+    init = INITIALIZERS[name]
+    shape = (256, 256, 3) if name == "Dirac" else (256, 768)
+    cpu = oar.to_tensor(np.zeros(shape, "float32"))
+    dev = oar.to_tensor(np.zeros(shape, "float32"), place=DEV)
+    oar.seed(10)
+    init(cpu)
+    oar.seed(10)
+    if name == "Constant":
+        base = oar.device.memory_allocated("cpu")
+        oar.device.reset_max_memory_allocated("cpu")
+    init(dev)
+    if name == "Constant":
+        assert oar.device.max_memory_allocated("cpu") - base < (256 * 768 * 4) // 2
+    assert dev.place.device_str() == DEV, name
+    np.testing.assert_array_equal(dev.numpy(), cpu.numpy(), err_msg=name)

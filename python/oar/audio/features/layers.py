@@ -5,6 +5,7 @@ features are differentiable in the waveform."""
 import numpy as np
 
 import oar
+from oar._creation import _full_on
 from oar.nn import Layer
 
 from ..functional import compute_fbank_matrix, create_dct, get_window, power_to_db
@@ -34,9 +35,9 @@ def _stft(op, x, n_fft, hop, window, center, pad_mode):
                 raise ValueError(f"{op}: reflect padding of {p} needs more than {p} samples, "
                                  f"got {t}")
             idx = np.concatenate([np.arange(p, 0, -1), np.arange(t), t - 2 - np.arange(p)])
-            x = oar.index_select(x, oar.to_tensor(idx.astype(np.int64)), axis=-1)
+            x = oar.index_select(x, oar.to_tensor(idx.astype(np.int64), place=x.place), axis=-1)
         elif pad_mode == "constant":
-            z = oar.zeros([x.shape[0], p], dtype=x.dtype)
+            z = _full_on(x.place, [x.shape[0], p], 0, x.dtype)
             x = oar.concat([z, x, z], axis=-1)
         else:
             raise ValueError(f"{op}: pad_mode must be 'reflect' or 'constant', got {pad_mode!r}")
@@ -46,7 +47,7 @@ def _stft(op, x, n_fft, hop, window, center, pad_mode):
                          f"n_fft ({n_fft})")
     frames = (t - n_fft) // hop + 1
     idx = (np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :]).reshape(-1)
-    fr = oar.index_select(x, oar.to_tensor(idx.astype(np.int64)), axis=-1)
+    fr = oar.index_select(x, oar.to_tensor(idx.astype(np.int64), place=x.place), axis=-1)
     fr = fr.reshape([x.shape[0], frames, n_fft]) * window.astype(x.dtype)
     spec = oar.transpose(oar.fft.rfft(fr, axis=-1), [0, 2, 1])
     return spec.squeeze(0) if squeeze else spec
