@@ -1,6 +1,7 @@
 """paddle.incubate.autograd: vjp/jvp of a function and its Jacobian/Hessian as matrices over the
 flattened, concatenated inputs. Results keep their graph (create_graph), as Paddle's do."""
 import oar
+from oar._creation import _full_on
 
 __all__ = ["vjp", "jvp", "Jacobian", "Hessian"]
 
@@ -26,7 +27,7 @@ def _call(func, op, xs):
 
 def _grads(ys, xs, vs):
     gs = oar.grad(ys, xs, vs, retain_graph=True, create_graph=True, allow_unused=True)
-    return [oar.zeros(x.shape, x.dtype) if g is None else g for g, x in zip(gs, xs)]
+    return [_full_on(x.place, x.shape, 0.0, x.dtype) if g is None else g for g, x in zip(gs, xs)]
 
 
 def _check_v(v, like, op):
@@ -69,14 +70,14 @@ def _matrix(ys, xs, batched):
     m = flat.shape[-1]
     rows = []
     for i in range(m):
-        seed = oar.zeros(flat.shape, flat.dtype)
+        seed = _full_on(flat.place, flat.shape, 0.0, flat.dtype)
         seed[..., i] = 1.0
         gs = _grads([flat], xs, [seed])
         shape = [flat.shape[0], -1] if batched else [-1]
         rows.append(oar.concat([g.reshape(shape) for g in gs], axis=-1))
     n = sum(int(x.numel()) // (x.shape[0] if batched else 1) for x in xs)
     if not rows:
-        return oar.zeros([ys.shape[0], 0, n] if batched else [0, n], ys.dtype)
+        return _full_on(ys.place, [ys.shape[0], 0, n] if batched else [0, n], 0.0, ys.dtype)
     out = oar.stack(rows, axis=1 if batched else 0)
     out.stop_gradient = False  # differentiable like every create_graph result, even if constant
     return out

@@ -56,7 +56,7 @@ def _repeat_heads(t, group):
 
 def _composite(query, key, value, attn_mask, dropout_p, is_causal, training):
     from . import functional as F
-    from .._creation import full, to_tensor
+    from .._creation import _full_on, to_tensor
     rank = query.ndim
     perm = [0, 2, 1, 3] if rank == 4 else [1, 0, 2]
     group = query.shape[-2] // max(key.shape[-2], 1)
@@ -66,11 +66,11 @@ def _composite(query, key, value, attn_mask, dropout_p, is_causal, training):
     scores = _ops.matmul(q, k, False, True) * (1.0 / math.sqrt(query.shape[-1]))
     sq, sk = query.shape[-3], key.shape[-3]
     if is_causal:
-        keep = to_tensor(np.tril(np.ones((sq, sk), dtype=np.bool_)))
-        scores = _ops.where(keep, scores, full([1], float("-inf"), scores.dtype))
+        keep = to_tensor(np.tril(np.ones((sq, sk), dtype=np.bool_)), place=scores.place)
+        scores = _ops.where(keep, scores, _full_on(scores.place, [1], float("-inf"), scores.dtype))
     if attn_mask is not None:
         if attn_mask.dtype.name == "bool":
-            scores = _ops.where(attn_mask, scores, full([1], float("-inf"), scores.dtype))
+            scores = _ops.where(attn_mask, scores, _full_on(scores.place, [1], float("-inf"), scores.dtype))
         else:
             scores = scores + attn_mask.astype(scores.dtype)
     weights = _ops.softmax(scores, -1)

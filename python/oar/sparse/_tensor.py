@@ -37,8 +37,14 @@ def _as_index_array(op, arg, t):
     return arr.astype(np.int64)
 
 
-def _index_tensor(arr):
-    return oar.to_tensor(np.ascontiguousarray(arr, dtype=np.int64))
+def _index_tensor(arr, place):
+    """arr as int64 indices on `place` (the values' place: a device tensor's indices are on the device)."""
+    return oar.to_tensor(np.ascontiguousarray(arr, dtype=np.int64), place=place)
+
+
+def _zeros_on(place, shape, dtype):
+    from .._creation import _full_on
+    return _full_on(place, shape, 0.0, dtype)
 
 
 def _check_shape(op, shape):
@@ -231,7 +237,7 @@ class SparseCooTensor(_SparseTensor):
     def to_dense(self):
         if self._values.dtype == oar.bool:  # scatter-add has no bool kernel: count, then test
             return self._with_values(self._values.astype("int32")).to_dense() != 0
-        out = oar.zeros(self._shape, dtype=self._values.dtype)
+        out = _zeros_on(self._values.place, self._shape, self._values.dtype)
         if self.sparse_dim() == 0:  # every element of the dense part is stored
             return out + self._values.sum(axis=0)
         return oar.scatter_nd_add(out, self._indices.t(), self._values)
@@ -316,9 +322,9 @@ def dense_to_coo(x, sparse_dim=None):
         rest = int(np.prod(arr.shape[sparse_dim:], dtype=np.int64))
         mask = mask.reshape(arr.shape[:sparse_dim] + (rest,)).any(axis=-1)
     idx = np.stack(np.nonzero(mask)).astype(np.int64).reshape(sparse_dim, -1)
-    indices = _index_tensor(idx)
+    indices = _index_tensor(idx, x.place)
     values = oar.gather_nd(x, indices.t()) if idx.shape[1] else \
-        oar.zeros([0] + list(x.shape[sparse_dim:]), dtype=x.dtype)
+        _zeros_on(x.place, [0] + list(x.shape[sparse_dim:]), x.dtype)
     return SparseCooTensor(indices, values, list(x.shape), coalesced=True)
 
 
@@ -345,7 +351,7 @@ def coo_to_csr(coo):
         flat_rows = idx[0] * m + idx[1]
     counts = np.bincount(flat_rows, minlength=batches * m).reshape(batches, m)
     crows = np.concatenate([np.zeros((batches, 1), np.int64), np.cumsum(counts, axis=1)], axis=1)
-    return SparseCsrTensor(_index_tensor(crows.reshape(-1)), _index_tensor(idx[-1]),
+    return SparseCsrTensor(_index_tensor(crows.reshape(-1), coo._values.place), _index_tensor(idx[-1], coo._values.place),
                            coo._values, shape)
 
 
@@ -364,7 +370,7 @@ def csr_to_coo(csr):
     b, r = csr_rows(csr)
     cols = csr._cols.numpy()
     idx = np.stack([r, cols]) if len(csr._shape) == 2 else np.stack([b, r, cols])
-    return SparseCooTensor(_index_tensor(idx), csr._values, csr._shape, coalesced=True)
+    return SparseCooTensor(_index_tensor(idx, csr._values.place), csr._values, csr._shape, coalesced=True)
 
 
 def from_coo_like(x, coo):

@@ -4,7 +4,7 @@ import numpy as np
 
 import oar
 
-from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, \
+from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, _zeros_on, \
     _linear, csr_rows, csr_to_coo, dense_to_coo, from_coo_like
 from .unary import check_sparse, coalesce
 
@@ -37,9 +37,9 @@ def _all_positions(like, dense):
     sd = like.sparse_dim() if isinstance(like, SparseCooTensor) else like.ndim
     grid = list(dense.shape[:sd])
     idx = np.indices(grid).reshape(sd, -1).astype(np.int64)
-    values = oar.gather_nd(dense, _index_tensor(idx.T)) if idx.shape[1] else \
-        oar.zeros([0] + list(dense.shape[sd:]), dtype=dense.dtype)
-    return from_coo_like(like, SparseCooTensor(_index_tensor(idx), values, list(dense.shape), True))
+    values = oar.gather_nd(dense, _index_tensor(idx.T, dense.place)) if idx.shape[1] else \
+        _zeros_on(dense.place, [0] + list(dense.shape[sd:]), dense.dtype)
+    return from_coo_like(like, SparseCooTensor(_index_tensor(idx, dense.place), values, list(dense.shape), True))
 
 
 def _union(op, x, y, sign):
@@ -85,9 +85,9 @@ def multiply(x, y, name=None):
     lx = _linear(cx.indices().numpy(), cx._shape[:sd])
     ly = _linear(cy.indices().numpy(), cy._shape[:sd])
     _, ix, iy = np.intersect1d(lx, ly, assume_unique=True, return_indices=True)
-    vx = oar.index_select(cx.values(), _index_tensor(ix), axis=0)
-    vy = oar.index_select(cy.values(), _index_tensor(iy), axis=0)
-    idx = _index_tensor(cx.indices().numpy()[:, ix].reshape(sd, -1))
+    vx = oar.index_select(cx.values(), _index_tensor(ix, cx.values().place), axis=0)
+    vy = oar.index_select(cy.values(), _index_tensor(iy, cy.values().place), axis=0)
+    idx = _index_tensor(cx.indices().numpy()[:, ix].reshape(sd, -1), cx.values().place)
     return from_coo_like(x, SparseCooTensor(idx, vx * vy, cx._shape, True))
 
 
@@ -138,8 +138,8 @@ def matmul(x, y, name=None):
         _fail("matmul", f"x and y must have the same dtype, got {x.dtype.name} and {y.dtype.name}",
               TypeError)
     n = y.shape[-1]
-    rows = oar.index_select(y.reshape([batches * k, n]), _index_tensor(b * k + c), axis=0)
-    out = oar.index_add(oar.zeros([batches * m, n], dtype=y.dtype), _index_tensor(b * m + r), 0,
+    rows = oar.index_select(y.reshape([batches * k, n]), _index_tensor(b * k + c, y.place), axis=0)
+    out = oar.index_add(_zeros_on(y.place, [batches * m, n], y.dtype), _index_tensor(b * m + r, y.place), 0,
                         rows * v.unsqueeze(-1))
     return out.reshape(list(x.shape[:-1]) + [n])
 
@@ -167,9 +167,9 @@ def masked_matmul(x, y, mask, name=None):
         _fail("masked_matmul", f"x {list(x.shape)} @ y {list(y.shape)} must have mask's shape "
               f"{list(mask.shape)}")
     k = x.shape[-1]
-    xr = oar.index_select(x.reshape([batches * m, k]), _index_tensor(b * m + r), axis=0)
+    xr = oar.index_select(x.reshape([batches * m, k]), _index_tensor(b * m + r, x.place), axis=0)
     yt = oar.transpose(y, list(range(y.ndim - 2)) + [y.ndim - 1, y.ndim - 2])
-    yc = oar.index_select(yt.reshape([batches * n, k]), _index_tensor(b * n + c), axis=0)
+    yc = oar.index_select(yt.reshape([batches * n, k]), _index_tensor(b * n + c, x.place), axis=0)
     return mask._with_values((xr * yc).sum(axis=-1))
 
 
@@ -193,7 +193,7 @@ def mask_as(x, mask, name=None):
     coo = _coo(mask)
     idx = coo.indices()
     values = oar.gather_nd(x, idx.t()) if coo.nnz() else \
-        oar.zeros([0] + list(x.shape[coo.sparse_dim():]), dtype=x.dtype)
+        _zeros_on(x.place, [0] + list(x.shape[coo.sparse_dim():]), x.dtype)
     if isinstance(mask, SparseCsrTensor):
         return SparseCsrTensor(mask.crows(), mask.cols(), values, mask._shape)
     return SparseCooTensor(mask.indices(), values, mask._shape, mask._coalesced)

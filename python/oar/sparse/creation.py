@@ -61,7 +61,7 @@ def sparse_coo_tensor(indices, values, shape=None, dtype=None, place=None, stop_
             d = small[0]
             _fail(op, f"shape[{d}] = {dims[d]} is too small for index {needed[d] - 1} in "
                   f"indices row {d}")
-    return SparseCooTensor(_index_tensor(idx), v, dims)
+    return SparseCooTensor(_index_tensor(idx, v.place), v, dims)
 
 
 def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_gradient=True):
@@ -93,4 +93,4 @@ def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_g
     if cl.size and (cl.min() < 0 or cl.max() >= n):
         _fail(op, f"cols must lie in [0, {n}) for shape {dims}, got [{int(cl.min())}, "
               f"{int(cl.max())}]")
-    return SparseCsrTensor(_index_tensor(cr), _index_tensor(cl), v, dims)
+    return SparseCsrTensor(_index_tensor(cr, v.place), _index_tensor(cl, v.place), v, dims)

@@ -5,7 +5,7 @@ import numpy as np
 import oar
 from oar._dtype import convert_dtype
 
-from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, \
+from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, _zeros_on, \
     _linear, coo_to_csr, csr_to_coo, from_coo_like
 
 __all__ = [
@@ -88,9 +88,9 @@ def coalesce(x, name=None):
     values = x.values()
     if uniq.size == lin.size and np.all(np.diff(lin) > 0):
         return SparseCooTensor(x.indices(), values, x._shape, coalesced=True)
-    summed = oar.index_add(oar.zeros([uniq.size] + list(values.shape[1:]), dtype=values.dtype),
-                           _index_tensor(inverse.reshape(-1)), 0, values)
-    return SparseCooTensor(_index_tensor(idx[:, first]), summed, x._shape, coalesced=True)
+    summed = oar.index_add(_zeros_on(values.place, [uniq.size] + list(values.shape[1:]), values.dtype),
+                           _index_tensor(inverse.reshape(-1), values.place), 0, values)
+    return SparseCooTensor(_index_tensor(idx[:, first], values.place), summed, x._shape, coalesced=True)
 
 
 def _axes(op, axis, ndim):
@@ -123,7 +123,7 @@ def _sum_axis(x, a, keepdim):
     else:
         idx = np.delete(idx, a, axis=0)
         del shape[a]
-    return coalesce(SparseCooTensor(_index_tensor(idx), values, shape))
+    return coalesce(SparseCooTensor(_index_tensor(idx, values.place), values, shape))
 
 
 def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001 (Paddle's name)
@@ -139,10 +139,10 @@ def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001 (Padd
         total = coo.values().sum()
         if keepdim:
             sd = coo.sparse_dim()
-            out = SparseCooTensor(_index_tensor(np.zeros((sd, 1))),
+            out = SparseCooTensor(_index_tensor(np.zeros((sd, 1)), total.place),
                                   total.reshape([1] * (coo.ndim - sd + 1)), [1] * coo.ndim, True)
         else:
-            out = SparseCooTensor(_index_tensor(np.zeros((1, 1))), total.reshape([1]), [1], True)
+            out = SparseCooTensor(_index_tensor(np.zeros((1, 1)), total.place), total.reshape([1]), [1], True)
     else:
         out = coo
         keep = keepdim or isinstance(x, SparseCsrTensor)  # a CSR result stays 2-D/3-D
@@ -184,7 +184,7 @@ def reshape(x, shape, name=None):
     lin = _linear(coo.indices().numpy(), old[:sd])
     idx = np.stack(np.unravel_index(lin, new[:new_sd])) if lin.size else \
         np.zeros((new_sd, 0), np.int64)
-    out = SparseCooTensor(_index_tensor(idx.reshape(new_sd, -1)), coo.values(), new, coo._coalesced)
+    out = SparseCooTensor(_index_tensor(idx.reshape(new_sd, -1), coo.values().place), coo.values(), new, coo._coalesced)
     if isinstance(x, SparseCsrTensor):
         if len(new) not in (2, 3):
             _fail("reshape", f"a CSR tensor reshapes to 2-D or 3-D only, got shape {new}")
@@ -211,7 +211,7 @@ def transpose(x, perm, name=None):
         idx = coo.indices().numpy()[perm[:sd]]
         dperm = [0] + [p - sd + 1 for p in perm[sd:]]
         values = coo.values() if dperm == sorted(dperm) else oar.transpose(coo.values(), dperm)
-        out = coalesce(SparseCooTensor(_index_tensor(idx), values, shape))
+        out = coalesce(SparseCooTensor(_index_tensor(idx, values.place), values, shape))
     return coo_to_csr(out) if isinstance(x, SparseCsrTensor) else out
 
 
@@ -245,8 +245,8 @@ def slice(x, axes, starts, ends, name=None):  # noqa: A001 (Paddle's name)
             values = oar.slice(values, [a - sd + 1], [s], [e])
     sel = np.nonzero(keep)[0]
     idx = idx[:, sel] - offsets[:, None]
-    values = oar.index_select(values, _index_tensor(sel), axis=0)
-    return from_coo_like(x, SparseCooTensor(_index_tensor(idx), values, shape, coo._coalesced))
+    values = oar.index_select(values, _index_tensor(sel, values.place), axis=0)
+    return from_coo_like(x, SparseCooTensor(_index_tensor(idx, values.place), values, shape, coo._coalesced))
 
 
 def pca_lowrank(x, q=None, center=True, niter=2, name=None):

@@ -118,6 +118,39 @@ DETERMINISTIC = {
         _on(t, [3, 7, 0, 9, 1, 4, 2]), _on(t, [0, 2, 4, 5, 6, 7]), _on(t, [0, 3, 1]))[0],
     "viterbi_decode": lambda t: oar.text.viterbi_decode(t.reshape([2, 2, 6]), t.T @ t, _on(t, [2, 1]))[1],
     "ViterbiDecoder": lambda t: oar.text.ViterbiDecoder(t.T @ t, False)(t.reshape([2, 2, 6]), _on(t, [2, 1]))[0],
+    # incubate: autograd's seeds and zero gradients, BFGS's identity and the results' holders
+    "incubate vjp, unused input": lambda t: oar.incubate.autograd.vjp(lambda a, b: a * a, [t, t * 2.0])[1][1],
+    "incubate Jacobian": lambda t: oar.incubate.autograd.Jacobian(lambda a: a * a.sum(), t[0])[:],
+    "incubate shuffle_batch, seed": lambda t: oar.incubate.layers.nn.shuffle_batch(t, seed=3),
+    "incubate minimize_bfgs": lambda t: oar.incubate.optimizer.functional.minimize_bfgs(
+        lambda a: ((a - 1.0) ** 2).sum(), t[0], dtype="float64")[5],
+    "incubate minimize_lbfgs": lambda t: oar.incubate.optimizer.functional.minimize_lbfgs(
+        lambda a: ((a - 1.0) ** 2).sum(), t[0], dtype="float64")[1],
+    # attention's causal mask and -inf fill, on the composite path (a mask with a gradient)
+    "scaled_dot_product_attention, causal": lambda t: nn.functional.scaled_dot_product_attention(
+        t.reshape([1, 4, 2, 3]), t.reshape([1, 4, 2, 3]), t.reshape([1, 4, 2, 3]),
+        _grad_mask(t[:, :4].reshape([1, 1, 4, 4])), is_causal=True),
+    "flash_attention, causal softmax": lambda t: nn.functional.flash_attention.flash_attention(
+        t.reshape([1, 4, 2, 3]), t.reshape([1, 4, 2, 3]), t.reshape([1, 4, 2, 3]), causal=True,
+        return_softmax=True)[1],
+    # quantization: the abs max of an empty input
+    "FakeQuantAbsMax, empty": lambda t: nn.quant.quant_layers.FakeQuantAbsMax()(t[:0]),
+    "AbsmaxObserver, empty": lambda t: (lambda o: (o(t[:0]), o.scales())[1])(
+        oar.quantization.observers.abs_max.AbsmaxObserverLayer(None)),
+    # sparse: the indices (NumPy-computed) and zeros were made on the current device
+    "sparse_coo_tensor": lambda t: oar.sparse.sparse_coo_tensor(_on(t, [[0, 1, 3], [1, 2, 5]]), t[0, :3],
+                                                                [4, 6]).to_dense(),
+    "sparse_csr_tensor": lambda t: oar.sparse.sparse_csr_tensor(_on(t, [0, 1, 3]), _on(t, [1, 0, 2]), t[0, :3],
+                                                                [2, 3]).to_dense(),
+    "sparse add": lambda t: oar.sparse.add(nn.functional.relu(t).to_sparse_coo(2), nn.functional.relu(t).to_sparse_coo(2)).to_dense(),
+    "sparse matmul, csr": lambda t: oar.sparse.matmul(nn.functional.relu(t).to_sparse_csr(), t.T),
+    "sparse sum, keepdim": lambda t: oar.sparse.sum(nn.functional.relu(t).to_sparse_coo(2), keepdim=True).to_dense(),
+    "sparse transpose": lambda t: oar.sparse.transpose(nn.functional.relu(t).to_sparse_coo(2), [1, 0]).to_dense(),
+    "sparse softmax": lambda t: oar.sparse.nn.functional.softmax(nn.functional.relu(t).to_sparse_csr()).to_dense(),
+    "sparse conv3d": lambda t: oar.sparse.nn.functional.conv3d(
+        nn.functional.relu(t).reshape([1, 2, 2, 6, 1]).to_sparse_coo(4), t[:2, :3].reshape([1, 1, 3, 1, 2]), padding=1).to_dense(),
+    "sparse max_pool3d": lambda t: oar.sparse.nn.functional.max_pool3d(
+        nn.functional.relu(t).reshape([1, 2, 2, 6, 1]).to_sparse_coo(4), 2, 2).to_dense(),
 }
 
 
@@ -129,6 +162,13 @@ def _on(t, values, dtype="int64"):
 def _ints(t, scale):
     """Small non-negative integers made from t's values, on t's place."""
     return (t.abs() * scale).astype("int64")
+
+
+def _grad_mask(t):
+    """t * 0 as a float mask that needs a gradient."""
+    t = t * 0.0
+    t.stop_gradient = False
+    return t
 
 
 def _assigned(t, index, value, grad=False):
@@ -177,6 +217,12 @@ RANDOM = {  # (draw, check of the values)
     "Dropout layer": (lambda t: nn.Dropout(0.2)(t), lambda v: v.shape == (4, 6)),
     "geometric_, tensor probs": (lambda t: t.clone().geometric_(t), lambda v: (v >= 0).all()),
     "svd_lowrank": (lambda t: oar.linalg.svd_lowrank(t, q=2)[1], lambda v: (v > 0).all()),
+    "incubate shuffle_batch": (lambda t: oar.incubate.layers.nn.shuffle_batch(t),
+                               lambda v: v.shape == (4, 6)),
+    "scaled_dot_product_attention, dropout": (
+        lambda t: nn.functional.scaled_dot_product_attention(
+            t.reshape([1, 4, 2, 3]), t.reshape([1, 4, 2, 3]), t.reshape([1, 4, 2, 3]),
+            t[:, :4].reshape([1, 1, 4, 4]) > 0.1, 0.5, is_causal=True), lambda v: np.isfinite(v).all()),
 }
 
 

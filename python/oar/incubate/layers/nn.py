@@ -72,12 +72,15 @@ def shuffle_batch(x, seed=None):
 
     if framework.in_static_mode():
         return _static_shuffle(x, seed)
+    from ..._creation import _ops
+    from ..._dtype import convert_dtype
+
     shape = list(x.shape)
     rows = int(np.prod(shape[:-1])) if len(shape) > 1 else shape[0]
     if seed is None:
-        perm = oar.randperm(rows)
+        perm = _ops.randperm(rows, convert_dtype("int64"), x.place)
     else:
-        perm = oar.to_tensor(np.random.default_rng(int(seed)).permutation(rows).astype("int64"))
+        perm = oar.to_tensor(np.random.default_rng(int(seed)).permutation(rows).astype("int64"), place=x.place)
     flat = x.reshape([rows, shape[-1]]) if len(shape) > 1 else x
     return oar.index_select(flat, perm, axis=0).reshape(shape)
 

@@ -53,8 +53,10 @@ def flash_attention(query, key, value, dropout=0.0, causal=False, return_softmax
     scores = oar.matmul(q, k, transpose_y=True) * (1.0 / math.sqrt(d) if d else 1.0)
     if causal:
         import numpy as np
-        keep = oar.to_tensor(np.tril(np.ones((query.shape[1], key.shape[1]), dtype=np.bool_)))
-        scores = oar.where(keep, scores, oar.full([1], float("-inf"), scores.dtype))
+        from ..._creation import _full_on
+        keep = oar.to_tensor(np.tril(np.ones((query.shape[1], key.shape[1]), dtype=np.bool_)),
+                             place=scores.place)
+        scores = oar.where(keep, scores, _full_on(scores.place, [1], float("-inf"), scores.dtype))
     weights = oar.nn.functional.softmax(scores, axis=-1)
     if dropout > 0.0 and training:
         weights = oar.nn.functional.dropout(weights, dropout, training=True)

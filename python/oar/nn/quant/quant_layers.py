@@ -54,10 +54,10 @@ def _check_input(x, op):
 
 
 def _abs_max(x, axis=None):
-    import oar
+    from ..._creation import _full_on
     a = x.detach().abs()
     if axis is None:
-        return a.max() if a.size else oar.zeros([], a.dtype)
+        return a.max() if a.size else _full_on(a.place, [], 0.0, a.dtype)
     dims = [d for d in range(x.ndim) if d != axis]
     return a.max(axis=dims) if dims else a
 

@@ -16,9 +16,10 @@ class AbsmaxObserverLayer(BaseObserver):
 
     def forward(self, input):  # noqa: A002
         import oar
+        from ..._creation import _full_on
 
         with oar.no_grad():
-            m = oar.max(oar.abs(input)).astype("float32") if input.size else oar.zeros([], "float32")
+            m = oar.max(oar.abs(input)).astype("float32") if input.size else _full_on(input.place, [], 0.0, "float32")
             self._abs_max = m if self._abs_max is None else oar.maximum(self._abs_max, m)
         return input
 

@@ -83,5 +83,5 @@ def quasi_newton_step(obj, x, f, g, d, step, max_ls, tolerance_change):
 def results(converged, calls, x, f, g, dtype):
     import oar
 
-    return (oar.to_tensor(bool(converged)), oar.to_tensor(int(calls), dtype="int64"), x,
-            oar.to_tensor(f, dtype=dtype), g)
+    return (oar.to_tensor(bool(converged), place=x.place), oar.to_tensor(int(calls), "int64", x.place), x,
+            oar.to_tensor(f, dtype, x.place), g)

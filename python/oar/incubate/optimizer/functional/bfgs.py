@@ -1,6 +1,7 @@
 """minimize_bfgs."""
 import math
 
+from ...._dtype import convert_dtype
 from ._common import Objective, check_args, quasi_newton_step, results
 
 
@@ -17,7 +18,7 @@ def minimize_bfgs(objective_func, initial_position, max_iters=50, tolerance_grad
     x = check_args(who, initial_position, max_iters, tolerance_grad, tolerance_change, line_search_fn,
                    max_line_search_iters, initial_step_length, dtype)
     n = x.shape[0]
-    eye = oar.eye(n, dtype=dtype)
+    eye = oar._C.ops.eye(n, -1, convert_dtype(dtype), x.place)
     if initial_inverse_hessian_estimate is None:
         H = eye
     else:

@@ -4,7 +4,7 @@ import numpy as np
 import oar
 import oar.nn.functional as F
 
-from ..._tensor import SparseCooTensor, SparseCsrTensor, _fail, _index_tensor, _linear, \
+from ..._tensor import SparseCooTensor, SparseCsrTensor, _fail, _index_tensor, _linear, _zeros_on, \
     csr_rows
 from ...binary import masked_matmul, matmul
 from ...unary import check_sparse, coalesce, map_values
@@ -37,9 +37,9 @@ def _group_softmax(values, groups, count):
     peak = np.full(count, -np.inf)
     np.maximum.at(peak, groups, v)
     peak[~np.isfinite(peak)] = 0.0  # all -inf rows: exp gives 0 / 0 = NaN, as dense softmax
-    g = _index_tensor(groups)
-    e = oar.exp(values - oar.to_tensor(peak[groups], dtype=values.dtype))
-    denom = oar.index_add(oar.zeros([count], dtype=values.dtype), g, 0, e)
+    g = _index_tensor(groups, values.place)
+    e = oar.exp(values - oar.to_tensor(peak[groups], dtype=values.dtype, place=values.place))
+    denom = oar.index_add(_zeros_on(values.place, [count], values.dtype), g, 0, e)
     return e / oar.index_select(denom, g, axis=0)
 
 
@@ -99,7 +99,7 @@ def attention(query, key, value, sparse_mask, key_padding_mask=None, attn_mask=N
         am = attn_mask.numpy().reshape(seq, seq)
         drop |= am[r, c] == 0
     if drop.any():
-        scores = oar.where(oar.to_tensor(drop), oar.full_like(scores, -np.inf), scores)
+        scores = oar.where(oar.to_tensor(drop, place=scores.place), oar.full_like(scores, -np.inf), scores)
     probs = softmax(sparse_mask._with_values(scores))
     return matmul(probs, value.reshape([bsz * heads, seq, value.shape[-1]])).reshape(
         [bsz, heads, seq, value.shape[-1]])

@@ -18,7 +18,7 @@ import numpy as np
 
 import oar
 
-from ..._tensor import SparseCooTensor, _fail, _index_tensor, _linear
+from ..._tensor import SparseCooTensor, _fail, _index_tensor, _linear, _zeros_on
 from ...unary import check_sparse
 
 __all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv2d_igemm", "subm_conv3d",
@@ -166,19 +166,19 @@ def _conv(op, x, weight, bias, stride, padding, dilation, groups, data_format, s
         out_shape = [x.shape[0]] + out_dims + [cout]
     values, n_out = x.values(), len(out_coords)
     cin_g, cout_g = cin // groups, cout // groups
-    out = oar.zeros([n_out, cout], dtype=x.dtype)
+    out = _zeros_on(values.place, [n_out, cout], x.dtype)
     for k, (in_rows, out_rows) in zip(offsets, pairs):
         if len(in_rows) == 0:
             continue
-        rows = oar.index_select(values, _index_tensor(in_rows), axis=0)
+        rows = oar.index_select(values, _index_tensor(in_rows, values.place), axis=0)
         w = weight[k]  # [C_in / groups, C_out]
         parts = [oar.matmul(rows[:, g * cin_g:(g + 1) * cin_g], w[:, g * cout_g:(g + 1) * cout_g])
                  for g in range(groups)]
         contrib = parts[0] if groups == 1 else oar.concat(parts, axis=1)
-        out = oar.index_add(out, _index_tensor(out_rows), 0, contrib)
+        out = oar.index_add(out, _index_tensor(out_rows, values.place), 0, contrib)
     if bias is not None:
         out = out + bias
-    return SparseCooTensor(_index_tensor(out_coords.T.reshape(nsp + 1, -1)), out, out_shape, True)
+    return SparseCooTensor(_index_tensor(out_coords.T.reshape(nsp + 1, -1), values.place), out, out_shape, True)
 
 
 def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
@@ -241,9 +241,9 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_for
     c = x.shape[-1]
     if len(out_coords):
         from oar.geometric import send_u_recv
-        values = send_u_recv(x.values(), _index_tensor(src), _index_tensor(dst), "max",
+        values = send_u_recv(x.values(), _index_tensor(src, x.values().place), _index_tensor(dst, x.values().place), "max",
                              out_size=len(out_coords))
     else:
-        values = oar.zeros([0, c], dtype=x.dtype)
-    return SparseCooTensor(_index_tensor(out_coords.T.reshape(4, -1)), values,
+        values = _zeros_on(x.values().place, [0, c], x.dtype)
+    return SparseCooTensor(_index_tensor(out_coords.T.reshape(4, -1), values.place), values,
                            [x.shape[0]] + out_dims + [c], True)
