@@ -43,10 +43,32 @@ py::dtype numpy_dtype(DataType t) {
   OAR_THROW(InvalidType, "numpy: unsupported dtype");
 }
 
-// Zero-copy NumPy view of a CPU tensor's memory, or of a host copy of a device tensor
-// (made after the device's queued work); the array keeps the storage alive.
-py::array to_numpy(const Tensor& t) {
+// Note [numpy() copies]: Tensor.numpy() returns a new array, as Paddle's does (a deep
+// copy): a snapshot such as `w0 = layer.weight.numpy()` must not follow the optimizer's
+// in-place updates, nor a write to the array change the tensor. (The view, PyTorch's
+// semantics, made Paddle code that compares weights before and after training see them
+// unchanged, and one of Oar's own tests vacuous.) The view stays available where asked
+// for: `np.asarray(t, copy=False)` (__array__'s copy=False), DLPack, and `_numpy_view()`
+// for Oar's own code. A device tensor's host copy is private already, so it is not copied
+// again.
+//
+// A NumPy array of a CPU tensor's memory (view) or a C-contiguous copy of it; of a device
+// tensor, its host copy (made after the device's queued work). The array keeps the
+// storage alive.
+py::array to_numpy(const Tensor& t, bool copy) {
   const DenseTensor d = on_host(t);
+  if (copy && t.dense().place().is_cpu()) {
+    std::vector<py::ssize_t> shape(d.dims().begin(), d.dims().end());
+    py::array out(numpy_dtype(d.dtype()), shape);
+    if (d.numel() > 0) {
+      DenseTensor dst(d.dims(), d.dtype(), CPUPlace());  // the array's buffer, which it owns
+      dst.set_storage(
+          std::make_shared<Storage>(out.mutable_data(), static_cast<size_t>(out.nbytes()), CPUPlace(), [] {}), 0);
+      py::gil_scoped_release nogil;
+      copy_into(d, &dst);
+    }
+    return out;
+  }
   std::vector<py::ssize_t> shape(d.dims().begin(), d.dims().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : d.strides()) strides.push_back(s * static_cast<int64_t>(size_of(d.dtype())));
@@ -184,12 +206,29 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
             return py::bool_(true);
           },
           "Whether every byte is 0 (a contiguous host tensor; None elsewhere).")
-      .def("numpy", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t)); })
+      .def("numpy", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t), /*copy=*/true); })
+      .def(
+          "_numpy_view", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t), /*copy=*/false); },
+          "A NumPy view of a CPU tensor's memory (a device tensor: its host copy), for Oar's own "
+          "code: numpy() copies (Note [numpy() copies]).")
       .def(
           "__array__",
           [](std::shared_ptr<TensorImpl> t, py::object dtype, py::object copy) -> py::object {
-            py::array a = to_numpy(Tensor(t));
-            if (!dtype.is_none()) return a.attr("astype")(dtype);
+            // NumPy's protocol: copy=False never copies (a view of a CPU tensor; a device
+            // tensor needs a copy: ValueError); otherwise a copy, as numpy() makes.
+            const bool no_copy = !copy.is_none() && !copy.cast<bool>();
+            Tensor self(t);
+            if (no_copy && !self.place().is_cpu())
+              OAR_THROW(InvalidArgument, "__array__: a tensor on ", self.place().str(),
+                        " cannot be seen by NumPy without a copy (copy=False)");
+            py::array a = to_numpy(self, !no_copy);
+            if (!dtype.is_none()) {
+              py::object want = py::module_::import("numpy").attr("dtype")(dtype);
+              if (no_copy && !want.equal(a.attr("dtype")))
+                OAR_THROW(InvalidArgument, "__array__: converting ", dtype_name(self.dtype()), " to ",
+                          py::str(want).cast<std::string>(), " needs a copy (copy=False)");
+              return a.attr("astype")(want, py::arg("copy") = false);  // the copy made above is the only one
+            }
             return std::move(a);
           },
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())

@@ -66,22 +66,48 @@ def test_default_dtype():
 
 
 # ---- NumPy interop
-def test_numpy_is_zero_copy():
+def test_numpy_is_a_copy_as_paddle():
+    # Note [numpy() copies]: Paddle's numpy() is a deep copy, so a snapshot taken before
+    # an in-place update keeps the old values, and writing the array leaves the tensor.
     t = tensor([[1.0, 2.0], [3.0, 4.0]])
     a = t.numpy()
-    a[0, 1] = 42.0  # writes through to the tensor
+    a[0, 1] = 42.0
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    t.scale_(2.0)
+    assert a.tolist() == [[1.0, 42.0], [3.0, 4.0]]
+    assert a.ctypes.data != t.data_ptr()
+    b = np.asarray(t)  # __array__ copies too (copy=None)
+    b[0, 0] = -1.0
+    assert t.tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    # A weight snapshot across an optimizer step (the pattern the view broke).
+    lin = oar.nn.Linear(3, 2)
+    w0 = lin.weight.numpy()
+    opt = oar.optimizer.SGD(learning_rate=0.5, parameters=lin.parameters())
+    lin(oar.ones([4, 3])).sum().backward()
+    opt.step()
+    assert not np.allclose(w0, lin.weight.numpy())
+
+
+def test_numpy_view_when_asked_for():
+    t = tensor([[1.0, 2.0], [3.0, 4.0]])
+    v = np.asarray(t, copy=False)  # NumPy 2's protocol: never a copy
+    v[0, 1] = 42.0  # writes through to the tensor
     assert t.tolist() == [[1.0, 42.0], [3.0, 4.0]]
     t.scale_(2.0)  # and the other way round
-    assert a[1, 0] == 6.0
-    assert a.ctypes.data == t.data_ptr()
+    assert v[1, 0] == 6.0
+    assert v.ctypes.data == t.data_ptr() and np.shares_memory(v, t._numpy_view())
+    with pytest.raises(ValueError, match="needs a copy"):
+        np.asarray(t, dtype=np.float64, copy=False)
 
 
 def test_numpy_of_views_and_lifetime():
     t = tensor(np.arange(6.0).reshape(2, 3), "float64")
-    a = t.transpose([1, 0]).numpy()
-    assert a.shape == (3, 2) and a.strides == (8, 24)
+    a = t.transpose([1, 0]).numpy()  # a copy of a strided view is C-contiguous
+    assert a.shape == (3, 2) and a.strides == (16, 8)
     np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3).T)
-    b = tensor([1.0, 2.0]).numpy()  # the array keeps the storage alive
+    v = np.asarray(t.transpose([1, 0]), copy=False)  # the view keeps the strides
+    assert v.strides == (8, 24) and np.shares_memory(v, np.asarray(t, copy=False))
+    b = tensor([1.0, 2.0])._numpy_view()  # the array keeps the storage alive
     assert b.tolist() == [1.0, 2.0]
     assert tensor(np.ones((0, 3))).numpy().shape == (0, 3)
 

@@ -143,7 +143,7 @@ def _set_scalar(holder, value):
     """Writes a 0-d host holder (lr, step count, loss scale) in place: through its NumPy
     view, ~10x cheaper than a new tensor and a copy (run_step runs at every call)."""
     if holder.place.is_cpu_place():
-        holder.numpy()[()] = value
+        holder._numpy_view()[()] = value
     else:
         import oar
 

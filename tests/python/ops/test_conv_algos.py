@@ -118,8 +118,8 @@ def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
     check(w1)
     w2 = w1.copy()
     w2[3, 5, 1, 2] += 1.0
-    view = wt.numpy()  # shares the filter's memory; writing it bumps no version counter
-    assert np.shares_memory(view, wt.numpy())
+    view = np.asarray(wt, copy=False)  # shares the filter's memory; writing it bumps no version counter
+    assert np.shares_memory(view, np.asarray(wt, copy=False))
     view[3, 5, 1, 2] += 1.0
     check(w2)
     # another filter of the same geometry, alternating with the first

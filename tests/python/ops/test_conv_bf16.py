@@ -169,7 +169,7 @@ def test_bf16_reused_filter_follows_every_write(monkeypatch):
             _check(y, np_conv(x, w, (1, 1), pads, (1, 1), 1), np_conv(np.abs(x), np.abs(w), (1, 1), pads, (1, 1), 1))
 
     check(w)
-    bits = wt.numpy()  # uint16 bits, sharing the filter's memory
+    bits = np.asarray(wt, copy=False)  # uint16 bits, sharing the filter's memory
     bits[5, 7, 2, 0] = 0x4000  # 2.0 in bf16
     w2 = w.copy()
     w2[5, 7, 2, 0] = 2.0
