@@ -221,15 +221,13 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
             if (no_copy && !self.place().is_cpu())
               OAR_THROW(InvalidArgument, "__array__: a tensor on ", self.place().str(),
                         " cannot be seen by NumPy without a copy (copy=False)");
-            py::array a = to_numpy(self, !no_copy);
-            if (!dtype.is_none()) {
-              py::object want = py::module_::import("numpy").attr("dtype")(dtype);
-              if (no_copy && !want.equal(a.attr("dtype")))
-                OAR_THROW(InvalidArgument, "__array__: converting ", dtype_name(self.dtype()), " to ",
-                          py::str(want).cast<std::string>(), " needs a copy (copy=False)");
-              return a.attr("astype")(want, py::arg("copy") = false);  // the copy made above is the only one
-            }
-            return std::move(a);
+            if (dtype.is_none()) return to_numpy(self, !no_copy);
+            py::object want = py::module_::import("numpy").attr("dtype")(dtype);
+            if (want.equal(numpy_dtype(self.dtype()))) return to_numpy(self, !no_copy);
+            if (no_copy)
+              OAR_THROW(InvalidArgument, "__array__: converting ", dtype_name(self.dtype()), " to ",
+                        py::str(want).cast<std::string>(), " needs a copy (copy=False)");
+            return to_numpy(self, /*copy=*/false).attr("astype")(want);  // the conversion is the one copy
           },
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def(
