@@ -61,8 +61,8 @@ def _full_on(place, shape, fill_value, dtype):
     return _ops.full(_shape(shape), fill_value, convert_dtype(dtype), place)
 
 
-def _arange_on(place, end, dtype="int64"):
-    return _ops.arange(0, int(end), 1, convert_dtype(dtype), place)
+def _arange_on(place, end, dtype="int64", start=0):
+    return _ops.arange(int(start), int(end), 1, convert_dtype(dtype), place)
 
 
 def full_like(x, fill_value, dtype=None, name=None):

@@ -4,7 +4,8 @@ import numbers
 import numpy as np
 
 import oar
-from .distribution import (Distribution, _dtype_name, _is_tensor, arange_on, check, sample_shape,
+from .._creation import _arange_on
+from .distribution import (Distribution, _dtype_name, _is_tensor, check, sample_shape,
                            to_params)
 
 
@@ -66,7 +67,7 @@ class Binomial(Distribution):
         if self.probs.size == 0:
             return self.probs + 0.0
         n = int(float(self.total_count.detach().max()))
-        k = arange_on(self.probs.place, 0, n + 1, self._dtype).reshape([n + 1] + [1] * self.probs.ndim)
+        k = _arange_on(self.probs.place, n + 1, self._dtype).reshape([n + 1] + [1] * self.probs.ndim)
         lp = self.log_prob(k)
         inside = (k <= self.total_count).astype(self._dtype)
         return -(inside * lp.exp() * oar.where(inside > 0, lp, oar.zeros_like(lp))).sum(0)

@@ -12,7 +12,6 @@ import numpy as np
 
 import oar
 from oar import _trace_state
-from oar._dtype import convert_dtype
 from oar._creation import _float_dtype, _randn_on, _uniform as _uniform_on
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -30,11 +29,6 @@ def _traced(*tensors):
     """True while converting to static (values are not known yet, so no value checks)."""
     tracer = _trace_state.tracer()
     return tracer is not None and any(tracer.is_traced(t) for t in tensors)
-
-
-def arange_on(place, start, end, dtype):
-    """start, start + 1, ... < end in `dtype`, on `place` (a distribution's parameters')."""
-    return oar._C.ops.arange(start, end, 1, convert_dtype(dtype), place)
 
 
 def to_params(owner, **params):

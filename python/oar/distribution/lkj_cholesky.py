@@ -7,7 +7,8 @@ import numpy as np
 import oar
 from oar._creation import _full_on
 from .beta import Beta
-from .distribution import Distribution, _dtype_name, arange_on, check, sample_shape, to_params
+from .._creation import _arange_on
+from .distribution import Distribution, _dtype_name, check, sample_shape, to_params
 
 
 class LKJCholesky(Distribution):
@@ -34,7 +35,7 @@ class LKJCholesky(Distribution):
         d = self.dim
         if sample_method == "onion":
             # row i (i >= 1) has squared length y_i ~ Beta(i / 2, conc + (d - 1 - i) / 2)
-            i = arange_on(c.place, 1, d, self._dtype)
+            i = _arange_on(c.place, d, self._dtype, start=1)
             self._beta = Beta(0.5 * i + 0.0 * c, c + 0.5 * (d - 2) - 0.5 * (i - 1.0))
         else:
             # partial correlation of pair (i, j), j < i: 2 Beta(b, b) - 1, b = conc + (d-2-j)/2
@@ -89,7 +90,7 @@ class LKJCholesky(Distribution):
         d = self.dim
         diag = oar.diagonal(value, axis1=-2, axis2=-1)[..., 1:]
         c = self.concentration
-        order = arange_on(c.place, 2, d + 1, self._dtype)
+        order = _arange_on(c.place, d + 1, self._dtype, start=2)
         coef = 2.0 * (c.unsqueeze(-1) - 1.0) + d - order
         unnorm = (coef * diag.log()).sum(-1)
         dm1 = d - 1

@@ -4,7 +4,8 @@ import numbers
 
 import oar
 import oar.nn.functional as F
-from .distribution import Distribution, _dtype_name, arange_on, check, sample_shape, to_params
+from .._creation import _arange_on
+from .distribution import Distribution, _dtype_name, check, sample_shape, to_params
 
 
 class Multinomial(Distribution):
@@ -57,7 +58,7 @@ class Multinomial(Distribution):
         (E[log X_i!] summed over the support 0 .. n)."""
         n = self.total_count
         p = self.probs
-        k = arange_on(p.place, 0, n + 1, self._dtype).reshape([n + 1] + [1] * p.ndim)
+        k = _arange_on(p.place, n + 1, self._dtype).reshape([n + 1] + [1] * p.ndim)
         safe = p.clip(1e-30, 1.0)
         zero = oar.zeros_like(p + 0.0 * k)
         lp = ((n + 1.0) - 0.0 * k).lgamma() - (k + 1.0).lgamma() - (n - k + 1.0).lgamma() \

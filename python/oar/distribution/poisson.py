@@ -2,7 +2,8 @@
 import math
 
 import oar
-from .distribution import ExponentialFamily, _dtype_name, arange_on, check, sample_shape, to_params
+from .._creation import _arange_on
+from .distribution import ExponentialFamily, _dtype_name, check, sample_shape, to_params
 
 
 class Poisson(ExponentialFamily):
@@ -43,7 +44,7 @@ class Poisson(ExponentialFamily):
             return self.rate + 0.0
         hi = float(self.rate.detach().max())
         n = int(math.ceil(hi + 30.0 * math.sqrt(hi) + 30.0))
-        k = arange_on(self.rate.place, 0, n + 1, self._dtype).reshape([n + 1] + [1] * self.rate.ndim)
+        k = _arange_on(self.rate.place, n + 1, self._dtype).reshape([n + 1] + [1] * self.rate.ndim)
         lp = self.log_prob(k)
         return -(lp.exp() * lp).sum(0)
 

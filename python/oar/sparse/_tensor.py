@@ -13,6 +13,7 @@ as in Paddle. Index arithmetic (sorting, patterns of results) runs in NumPy on t
 import numpy as np
 
 import oar
+from .._creation import _full_on
 
 _INDEX_DTYPES = ("int32", "int64")
 
@@ -42,9 +43,6 @@ def _index_tensor(arr, place):
     return oar.to_tensor(np.ascontiguousarray(arr, dtype=np.int64), place=place)
 
 
-def _zeros_on(place, shape, dtype):
-    from .._creation import _full_on
-    return _full_on(place, shape, 0.0, dtype)
 
 
 def _check_shape(op, shape):
@@ -237,7 +235,7 @@ class SparseCooTensor(_SparseTensor):
     def to_dense(self):
         if self._values.dtype == oar.bool:  # scatter-add has no bool kernel: count, then test
             return self._with_values(self._values.astype("int32")).to_dense() != 0
-        out = _zeros_on(self._values.place, self._shape, self._values.dtype)
+        out = _full_on(self._values.place, self._shape, 0.0, self._values.dtype)
         if self.sparse_dim() == 0:  # every element of the dense part is stored
             return out + self._values.sum(axis=0)
         return oar.scatter_nd_add(out, self._indices.t(), self._values)
@@ -324,7 +322,7 @@ def dense_to_coo(x, sparse_dim=None):
     idx = np.stack(np.nonzero(mask)).astype(np.int64).reshape(sparse_dim, -1)
     indices = _index_tensor(idx, x.place)
     values = oar.gather_nd(x, indices.t()) if idx.shape[1] else \
-        _zeros_on(x.place, [0] + list(x.shape[sparse_dim:]), x.dtype)
+        _full_on(x.place, [0] + list(x.shape[sparse_dim:]), 0.0, x.dtype)
     return SparseCooTensor(indices, values, list(x.shape), coalesced=True)
 
 

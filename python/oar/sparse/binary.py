@@ -4,7 +4,8 @@ import numpy as np
 
 import oar
 
-from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, _zeros_on, \
+from .._creation import _full_on
+from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, \
     _linear, csr_rows, csr_to_coo, dense_to_coo, from_coo_like
 from .unary import check_sparse, coalesce
 
@@ -38,7 +39,7 @@ def _all_positions(like, dense):
     grid = list(dense.shape[:sd])
     idx = np.indices(grid).reshape(sd, -1).astype(np.int64)
     values = oar.gather_nd(dense, _index_tensor(idx.T, dense.place)) if idx.shape[1] else \
-        _zeros_on(dense.place, [0] + list(dense.shape[sd:]), dense.dtype)
+        _full_on(dense.place, [0] + list(dense.shape[sd:]), 0.0, dense.dtype)
     return from_coo_like(like, SparseCooTensor(_index_tensor(idx, dense.place), values, list(dense.shape), True))
 
 
@@ -139,7 +140,7 @@ def matmul(x, y, name=None):
               TypeError)
     n = y.shape[-1]
     rows = oar.index_select(y.reshape([batches * k, n]), _index_tensor(b * k + c, y.place), axis=0)
-    out = oar.index_add(_zeros_on(y.place, [batches * m, n], y.dtype), _index_tensor(b * m + r, y.place), 0,
+    out = oar.index_add(_full_on(y.place, [batches * m, n], 0.0, y.dtype), _index_tensor(b * m + r, y.place), 0,
                         rows * v.unsqueeze(-1))
     return out.reshape(list(x.shape[:-1]) + [n])
 
@@ -193,7 +194,7 @@ def mask_as(x, mask, name=None):
     coo = _coo(mask)
     idx = coo.indices()
     values = oar.gather_nd(x, idx.t()) if coo.nnz() else \
-        _zeros_on(x.place, [0] + list(x.shape[coo.sparse_dim():]), x.dtype)
+        _full_on(x.place, [0] + list(x.shape[coo.sparse_dim():]), 0.0, x.dtype)
     if isinstance(mask, SparseCsrTensor):
         return SparseCsrTensor(mask.crows(), mask.cols(), values, mask._shape)
     return SparseCooTensor(mask.indices(), values, mask._shape, mask._coalesced)

@@ -3,9 +3,10 @@ zero, so the pattern is kept), casts, coalesce, sum, reshape, transpose and slic
 import numpy as np
 
 import oar
+from .._creation import _full_on
 from oar._dtype import convert_dtype
 
-from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, _zeros_on, \
+from ._tensor import SparseCooTensor, SparseCsrTensor, _SparseTensor, _fail, _index_tensor, \
     _linear, coo_to_csr, csr_to_coo, from_coo_like
 
 __all__ = [
@@ -88,7 +89,7 @@ def coalesce(x, name=None):
     values = x.values()
     if uniq.size == lin.size and np.all(np.diff(lin) > 0):
         return SparseCooTensor(x.indices(), values, x._shape, coalesced=True)
-    summed = oar.index_add(_zeros_on(values.place, [uniq.size] + list(values.shape[1:]), values.dtype),
+    summed = oar.index_add(_full_on(values.place, [uniq.size] + list(values.shape[1:]), 0.0, values.dtype),
                            _index_tensor(inverse.reshape(-1), values.place), 0, values)
     return SparseCooTensor(_index_tensor(idx[:, first], values.place), summed, x._shape, coalesced=True)
 

@@ -4,7 +4,8 @@ import numpy as np
 import oar
 import oar.nn.functional as F
 
-from ..._tensor import SparseCooTensor, SparseCsrTensor, _fail, _index_tensor, _linear, _zeros_on, \
+from ...._creation import _full_on
+from ..._tensor import SparseCooTensor, SparseCsrTensor, _fail, _index_tensor, _linear, \
     csr_rows
 from ...binary import masked_matmul, matmul
 from ...unary import check_sparse, coalesce, map_values
@@ -39,7 +40,7 @@ def _group_softmax(values, groups, count):
     peak[~np.isfinite(peak)] = 0.0  # all -inf rows: exp gives 0 / 0 = NaN, as dense softmax
     g = _index_tensor(groups, values.place)
     e = oar.exp(values - oar.to_tensor(peak[groups], dtype=values.dtype, place=values.place))
-    denom = oar.index_add(_zeros_on(values.place, [count], values.dtype), g, 0, e)
+    denom = oar.index_add(_full_on(values.place, [count], 0.0, values.dtype), g, 0, e)
     return e / oar.index_select(denom, g, axis=0)
 
 

@@ -18,7 +18,8 @@ import numpy as np
 
 import oar
 
-from ..._tensor import SparseCooTensor, _fail, _index_tensor, _linear, _zeros_on
+from ...._creation import _full_on
+from ..._tensor import SparseCooTensor, _fail, _index_tensor, _linear
 from ...unary import check_sparse
 
 __all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv2d_igemm", "subm_conv3d",
@@ -166,7 +167,7 @@ def _conv(op, x, weight, bias, stride, padding, dilation, groups, data_format, s
         out_shape = [x.shape[0]] + out_dims + [cout]
     values, n_out = x.values(), len(out_coords)
     cin_g, cout_g = cin // groups, cout // groups
-    out = _zeros_on(values.place, [n_out, cout], x.dtype)
+    out = _full_on(values.place, [n_out, cout], 0.0, x.dtype)
     for k, (in_rows, out_rows) in zip(offsets, pairs):
         if len(in_rows) == 0:
             continue
@@ -244,6 +245,6 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_for
         values = send_u_recv(x.values(), _index_tensor(src, x.values().place), _index_tensor(dst, x.values().place), "max",
                              out_size=len(out_coords))
     else:
-        values = _zeros_on(x.values().place, [0, c], x.dtype)
+        values = _full_on(x.values().place, [0, c], 0.0, x.dtype)
     return SparseCooTensor(_index_tensor(out_coords.T.reshape(4, -1), values.place), values,
                            [x.shape[0]] + out_dims + [c], True)
