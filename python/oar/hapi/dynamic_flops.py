@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _C
 from ..autograd import no_grad
-from .model_summary import _make_inputs
+from .model_summary import _make_inputs, _place_of
 
 
 def _numel(t):
@@ -129,7 +129,7 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
                 print(f"Cannot find suitable count function for {cls}. Treat it as zero FLOPs.")
         layer.total_ops = 0
         hooks.append(layer.register_forward_post_hook(hook))
-    inputs = _make_inputs(input_size, None, None)
+    inputs = _make_inputs(input_size, None, _place_of(net))
     training = net.training
     try:
         net.eval()

@@ -12,6 +12,7 @@ from .. import _C
 from ..autograd import no_grad
 from ..io import DataLoader, Dataset, IterableDataset
 from .callbacks import config_callbacks
+from .model_summary import _place_of
 
 
 def to_list(value):
@@ -31,10 +32,12 @@ def _to_numpy(x):
 from ..static import InputSpec  # noqa: E402,F401  (one definition, re-exported here)
 
 
-def _to_tensor(x):
+def _to_tensor(x, place):
+    """A batch item on `place` (the network's; None: the current device). The loaders make
+    batches on the current device, which a network on another one cannot take."""
     if isinstance(x, _C.Tensor):
-        return x
-    return _C.to_tensor(np.asarray(x), None, None, True)
+        return x if place is None or x.place == place else x.to(place)
+    return _C.to_tensor(np.asarray(x), None, place, True)
 
 
 def _forward_arity(network):
@@ -185,8 +188,9 @@ class Model:
                 "Model.train_batch: call prepare() with an optimizer and a loss first"
             )
         self.network.train()
-        inputs = [_to_tensor(x) for x in to_list(inputs)]
-        labels = [_to_tensor(x) for x in to_list(labels)]
+        place = _place_of(self.network)
+        inputs = [_to_tensor(x, place) for x in to_list(inputs)]
+        labels = [_to_tensor(x, place) for x in to_list(labels)]
         with self._autocast():
             outputs = self.network(*inputs)
             losses = to_list(self._loss(*(to_list(outputs) + labels)))
@@ -221,8 +225,9 @@ class Model:
     def eval_batch(self, inputs, labels=None):
         """Forward and loss without gradients; updates the metrics. Returns like train_batch."""
         self.network.eval()
-        inputs = [_to_tensor(x) for x in to_list(inputs)]
-        labels = [_to_tensor(x) for x in to_list(labels)]
+        place = _place_of(self.network)
+        inputs = [_to_tensor(x, place) for x in to_list(inputs)]
+        labels = [_to_tensor(x, place) for x in to_list(labels)]
         with self._autocast():
             outputs = self.network(*inputs)
             losses = []
@@ -238,7 +243,7 @@ class Model:
     def predict_batch(self, inputs):
         """The network's outputs on one batch, as a list of NumPy arrays."""
         self.network.eval()
-        inputs = [_to_tensor(x) for x in to_list(inputs)]
+        inputs = [_to_tensor(x, _place_of(self.network)) for x in to_list(inputs)]
         with self._autocast():
             return [_to_numpy(o) for o in to_list(self.network(*inputs))]
 

@@ -113,8 +113,19 @@ def _input_tensors(input):
     return values
 
 
-def _make_inputs(input_size, dtypes, input):
-    from .._creation import zeros
+def _place_of(net):
+    """Where net's parameters (else its buffers) live; None (the current device) without any."""
+    for t in net.parameters():
+        return t.place
+    for t in net.buffers():
+        return t.place
+    return None
+
+
+def _make_inputs(input_size, dtypes, place):
+    """Zeros of each input size, on `place` (the network's): a network on a device met
+    inputs made on the current device, and its first op raised."""
+    from .._creation import _full_on
 
     shapes = _normalize_sizes(input_size)
     if dtypes is None:
@@ -123,7 +134,7 @@ def _make_inputs(input_size, dtypes, input):
         dtypes = [dtypes] * len(shapes)
     if len(dtypes) != len(shapes):
         raise ValueError(f"summary: {len(dtypes)} dtypes for {len(shapes)} inputs")
-    return [zeros(s, d) for s, d in zip(shapes, dtypes)]
+    return [_full_on(place, s, 0.0, d) for s, d in zip(shapes, dtypes)]
 
 
 def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002 (Paddle's name)
@@ -137,7 +148,7 @@ def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002 (Paddl
         inputs = _input_tensors(input)
         rows = _collect(net, [input])
     else:
-        inputs = _make_inputs(input_size, dtypes, input)
+        inputs = _make_inputs(input_size, dtypes, _place_of(net))
         rows = _collect(net, inputs)
     header = ("Layer (type)", "Input Shape", "Output Shape", "Param #")
     cells = [(r["name"], str(r["input"]), str(r["output"]), f"{r['params']:,}") for r in rows]
