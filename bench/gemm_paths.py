@@ -64,14 +64,15 @@ def main():
     sys.path.insert(0, BENCH)
     import peak
     fp32, bf16 = peak.fp32_peak(1), peak.bf16_peak(1)
+    amx = "amx_bf16" in peak.cpu_flags()
     print(f"{peak.cpu_model()}; fp32 peak {fp32:.1f}, bf16 peak {bf16 or 0:.1f} GFLOP/s (1 core)")
     env = dict(os.environ, OMP_NUM_THREADS="1")
     for n in [int(s) for s in args.sizes.split(",")]:
         for r in range(args.rounds):
             cells = []
             for name, fw, dtype, extra in PATHS:
-                if dtype == "bfloat16" and not bf16:
-                    continue
+                if (dtype == "bfloat16" and not bf16) or (name == "bf16 amx" and not amx):
+                    continue  # no bf16 instructions; OAR_BF16_GEMM=amx without AMX is the default route
                 py = args.torch_python if fw == "torch" else sys.executable
                 p = subprocess.run(["taskset", "-c", str(args.cpu), py, __file__, "--child", fw, dtype, str(n)],
                                    env=dict(env, **extra), capture_output=True, text=True)
