@@ -176,16 +176,21 @@ def _corrupt(path, why):
     return ValueError(f"oar.load: '{path}' is not a valid Oar/safetensors checkpoint: {why}")
 
 
+class CheckpointNotFoundError(FileNotFoundError, ValueError):
+    """oar.load of a path that does not exist: a FileNotFoundError, and a ValueError as
+    Paddle raises there (code written for Paddle catches ValueError)."""
+
+
 def load(path, **configs):
     """Loads what oar.save wrote (or any safetensors file, as a dict of Tensors). Tensors come
-    back as Tensors (or NumPy arrays with return_numpy=True); a truncated or corrupt file
-    raises ValueError naming the path."""
+    back as Tensors with stop_gradient=True whatever they had when saved, as Paddle's (or NumPy
+    arrays with return_numpy=True); a truncated or corrupt file raises ValueError naming the path."""
     return_numpy = bool(configs.get("return_numpy", False))
     if hasattr(path, "read"):
         return _load_buffer(path.read(), getattr(path, "name", "<file object>"), return_numpy)
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"oar.load: '{path}' does not exist")
+        raise CheckpointNotFoundError(f"oar.load: '{path}' does not exist")
     if os.path.isdir(path):
         raise ValueError(f"oar.load: '{path}' is a directory, not a checkpoint file")
     with open(path, "rb") as f:
@@ -246,8 +251,8 @@ def _to_value(entry, return_numpy, stop_gradient):
 
 def _decode(node, arrays, return_numpy):
     ((kind, val),) = [(k, v) for k, v in node.items() if k != "stop_gradient"]
-    if kind == "tensor":
-        return _to_value(arrays[val], return_numpy, node.get("stop_gradient", True))
+    if kind == "tensor":  # the saved stop_gradient is not restored: loaded values are data
+        return _to_value(arrays[val], return_numpy, True)
     if kind == "ndarray":
         return arrays[val][1].copy()
     if kind == "dict":

@@ -436,21 +436,36 @@ class Model:
 
     # ---- checkpoints
     def save(self, path, training=True):
-        """Writes path.pdparams (the network's state dict) and, with training=True and an
-        optimizer, path.pdopt (its state, including the LR scheduler)."""
+        """training=True: writes path.pdparams (the network's state dict) and, with an
+        optimizer, path.pdopt (its state, including the LR scheduler). training=False: the
+        inference model of oar.jit.save (the network in eval mode, traced with the Model's
+        inputs), which oar.jit.load and oar.inference read."""
         from ..framework_io import save
 
         if not isinstance(path, str) or not path or os.path.basename(path) == "":
             raise ValueError(f"Model.save: path must be 'dir/prefix', got {path!r}")
-        save(self.network.state_dict(), path + ".pdparams")
         if not training:
-            warnings.warn(
-                "Model.save(training=False): no inference program format exists yet; "
-                "saved the parameters only"
-            )
+            self._save_inference(path)
             return
+        save(self.network.state_dict(), path + ".pdparams")
         if self._optimizer is not None:
             save(self._optimizer.state_dict(), path + ".pdopt")
+
+    def _save_inference(self, path):
+        from .. import jit
+
+        if not self._inputs:
+            raise RuntimeError(
+                "Model.save(training=False) needs the input specs: pass inputs=[InputSpec(...)] "
+                "to Model"
+            )
+        was_training = self.network.training
+        self.network.eval()
+        try:
+            jit.save(self.network, path, input_spec=self._inputs)
+        finally:
+            if was_training:
+                self.network.train()
 
     def load(self, path, skip_mismatch=False, reset_optimizer=False):
         """Restores what save() wrote. skip_mismatch ignores missing keys and shape
@@ -469,8 +484,8 @@ class Model:
                 else:
                     warnings.warn(f"Model.load: skipping '{k}' (missing or shape mismatch)")
             self.network.set_state_dict(keep, strict=False)
-        else:
-            self.network.set_state_dict(state)
+        else:  # as Paddle's Model.load: a missing key or a shape mismatch raises
+            self.network.set_state_dict(state, strict=True)
         opt_path = path + ".pdopt"
         if self._optimizer is not None and not reset_optimizer and os.path.exists(opt_path):
             self._optimizer.set_state_dict(load(opt_path))

@@ -27,6 +27,18 @@ class PrecisionType:
     Bfloat16 = 2
 
 
+def _program_path(f):
+    """Paddle 3 saves programs as <prefix>.json, Oar as <prefix>.pdmodel: a .json path that
+    does not exist names the .pdmodel beside it when there is one (deployment code written
+    for Paddle passes prefix + ".json")."""
+    f = os.fspath(f)
+    if f.endswith(".json") and not os.path.exists(f):
+        alt = f[: -len(".json")] + ".pdmodel"
+        if os.path.exists(alt):
+            return alt
+    return f
+
+
 class Config(_inference.Config):
     """Where the model is and how to run it.
 
@@ -40,15 +52,16 @@ class Config(_inference.Config):
                            os.path.join(prog_file, "inference.pdiparams"))
         elif prog_file is not None:
             if params_file is None:
+                prog_file = _program_path(prog_file)
                 base = prog_file[:-len(".pdmodel")] if prog_file.endswith(".pdmodel") else prog_file
                 prog_file, params_file = base + ".pdmodel", base + ".pdiparams"
             self.set_model(os.fspath(prog_file), os.fspath(params_file))
 
     def set_model(self, prog_file, params_file):
-        super().set_model(os.fspath(prog_file), os.fspath(params_file))
+        super().set_model(_program_path(prog_file), os.fspath(params_file))
 
     def set_prog_file(self, f):
-        super().set_prog_file(os.fspath(f))
+        super().set_prog_file(_program_path(f))
 
     def set_params_file(self, f):
         super().set_params_file(os.fspath(f))

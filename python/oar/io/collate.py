@@ -87,6 +87,23 @@ def to_tensors(obj):
     return _map(obj, conv)
 
 
+def _tensor_kind(a):
+    return a.dtype.kind in "biufc"
+
+
+def loader_output(obj):
+    """What a DataLoader yields for a batch (or a collate_fn's result), as Paddle: numeric
+    NumPy arrays become Tensors, every list or tuple (named tuples too) becomes a list,
+    mappings become dicts; other leaves (numbers, strings, NumPy scalars) are kept."""
+    if isinstance(obj, np.ndarray):
+        return _C.to_tensor(obj, None, None, True) if _tensor_kind(obj) else obj
+    if isinstance(obj, collections.abc.Mapping):
+        return {k: loader_output(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [loader_output(v) for v in obj]
+    return obj
+
+
 # ---- shared-memory transport
 class _ArrayRef:
     """Where an array lives inside a batch's shared-memory block (or, without shared
@@ -160,20 +177,19 @@ def pack(obj, use_shared_memory=True):
     return path, _map(struct, ref)
 
 
-def unpack(path, struct, as_tensors):
-    """Main side: rebuilds the structure from the shared-memory file, then deletes the file.
-    Arrays become Tensors when they were Tensors in the worker or when as_tensors."""
+def unpack(path, struct):
+    """Main side: rebuilds the structure from the shared-memory file, then deletes the file,
+    and returns it as loader_output does (numeric arrays as Tensors, sequences as lists)."""
     if path is None:
 
         def inline(x):
             if isinstance(x, _ArrayRef):
-                if x.tensor or as_tensors:
+                if x.tensor or _tensor_kind(x.data):
                     return _C.to_tensor(x.data, None, None, True)
                 return x.data
             return x
 
-        out = _map(struct, inline)
-        return to_tensors(out) if as_tensors else out
+        return loader_output(_map(struct, inline))
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
@@ -188,12 +204,12 @@ def unpack(path, struct, as_tensors):
                 dt = np.dtype(x.dtype)
                 n = int(np.prod(x.shape)) if x.shape else 1
                 a = np.frombuffer(mm, dtype=dt, count=n, offset=x.offset).reshape(x.shape)
-                if x.tensor or as_tensors:
+                if x.tensor or _tensor_kind(a):
                     return _C.to_tensor(a, None, None, True)  # copies out of the mapping
                 return a.copy()
             return x
 
-        return _map(struct, load)
+        return loader_output(_map(struct, load))
     finally:
         mm.close()
 

@@ -404,7 +404,7 @@ class _MultiProcessIter:
                     self._put()  # keep the other workers' queues full
                     continue
                 self._put()
-                return _collate.unpack(path, struct, self.loader._tensor_leaves)
+                return _collate.unpack(path, struct)
         except StopIteration:
             raise
         except BaseException:
@@ -444,6 +444,9 @@ class _SingleProcessIter:
         return self
 
     def __next__(self):
+        return _collate.loader_output(self._next_batch())
+
+    def _next_batch(self):
         ld = self.loader
         if ld._is_iterable:
             if not ld._auto_collate:
@@ -549,8 +552,6 @@ class DataLoader:
             )
             self.batch_size, self.drop_last = batch_size, drop_last
         self._auto_collate = self.batch_size is not None
-        # Worker batches become Tensors unless a custom collate_fn chose the leaf types.
-        self._tensor_leaves = collate_fn is None
         self._persistent = None
         self._persistent_busy = False
 

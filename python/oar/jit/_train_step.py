@@ -59,6 +59,9 @@ class StepTrace:
         # [(optimizer, lr holder, step holder)]: each optimizer's step after the backward
         # (several: e.g. one for the embeddings, one for the rest)
         self.updates = []
+        # [(optimizer, its parameters the recorded update leaves out)]: each call adds a step
+        # they sat out, as an eager step does (Optimizer._step_lag)
+        self.sat_out = []
         self.backwards = 0  # loss.backward() calls traced so far
         self.held_declared = False  # the held gradients are program parameters (declare_held)
         self.extra = []  # [(program name, tensor)]: the optimizer's state, lr, step
@@ -96,6 +99,7 @@ class StepProgram(NamedTuple):
     scaler_update: bool = False
     scaler_found: bool = False  # the program returns the scaler's found_inf last
     deferred: tuple = ()  # [(call, before the update)]: replayed at every call (LRScheduler.step)
+    sat_out: tuple = ()  # ((optimizer, [parameters its update leaves out]), ...): StepTrace.sat_out
 
 
 step_traces = []  # the training-step contexts of the traces in progress, innermost last
@@ -247,9 +251,11 @@ def record_step(opt, pairs):
     updated = {id(p) for o, _, _ in ctx.updates for p in o._parameter_list} if ctx is not None else set()
     if (ctx is None or not pairs or any(o is opt for o, _, _ in ctx.updates) or any(id(p) in updated for p, _ in pairs)
             or not all(fits(p, g) for p, g in pairs)
-            or (ctx.updates and (ctx.found_inf is not None or ctx.scaler is not None))):
+            or (ctx.updates and (ctx.found_inf is not None or ctx.scaler is not None))
+            or any(opt._step_lag.get(id(p)) for p, _ in pairs)):
         # no traced backward, the same optimizer twice, a parameter two optimizers update, a
-        # GradScaler with several optimizers (each skips on its own gradients' check)...
+        # GradScaler with several optimizers (each skips on its own gradients' check), a
+        # parameter that sat out earlier steps (its bias correction has its own step count)...
         raise training_step_fallback(f"{type(opt).__name__}.step()")
     from ..distributed.auto_parallel.static_program import _state_names, _trace_update
 
@@ -271,6 +277,8 @@ def record_step(opt, pairs):
         ctx.tracer.add_parameter(t, name)
     ctx.extra += extra
     ctx.updates.append((opt, lr, step))
+    ids = {id(p) for p, _ in pairs}
+    ctx.sat_out.append((opt, [p for g in opt._param_groups for p in g["params"] if id(p) not in ids]))
     ctx.recording = True
     try:
         _trace_update(opt, [(None, p, g) for p, g in pairs], {}, lr, step, ctx.found_inf)
@@ -360,6 +368,9 @@ def run_step(entry, tensors, params):
         info.scaler._after_converted_step([opt for opt, _, _ in info.updates], skipped, info.scaler_update)
     for opt, _, _ in info.updates if not skipped else ():
         opt._step_count += 1
+    for opt, idle in info.sat_out if not skipped else ():
+        for p in idle:
+            opt._step_lag[id(p)] = opt._step_lag.get(id(p), 0) + 1
     for call, before in info.deferred:
         if not before:
             call()

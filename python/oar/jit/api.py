@@ -409,7 +409,8 @@ def trace_program(fn, layer, args, kwargs, dyn_dims=None, input_names=None, back
                                             [p for p, _ in step.kept], frozenset(step.cleared_first),
                                             list(step.held), frozenset(id(p) for p, _ in step.held),
                                             step.scaler, step.scale, step.scaler_update,
-                                            step.found_inf is not None, tuple(step.deferred))
+                                            step.found_inf is not None, tuple(step.deferred),
+                                            tuple(step.sat_out))
                            if stepped else None,
                            **extra)
 

@@ -529,11 +529,14 @@ class Layer:
                 if layer is not None and id(layer) not in visited:
                     layer._state_into(dest, prefix + name + ".", True, visited)
 
-    def set_state_dict(self, state_dict, use_structured_name=True, strict=True):
+    def set_state_dict(self, state_dict, use_structured_name=True, strict=False):
         """Copies values into this layer's parameters and buffers (in place, so optimizers
-        keep working). Returns (missing_keys, unexpected_keys). A shape mismatch raises
-        ValueError; with strict=True missing or unexpected keys raise KeyError, with
-        strict=False they are only returned (and warned about)."""
+        keep working). Returns (missing_keys, unexpected_keys). As Paddle's: a key missing
+        from the dict, or a value of another shape, is skipped with a warning and the rest is
+        loaded (a mismatched key is reported both missing and unexpected), so pretrained
+        weights load into a model with a new head. strict=True (an Oar extension, as torch's
+        load_state_dict) raises instead, before loading anything: KeyError for missing or
+        unexpected keys, ValueError for shape mismatches."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"set_state_dict: expected a dict, got {type(state_dict).__name__}")
         own = self.state_dict()
@@ -546,34 +549,32 @@ class Layer:
                 f"set_state_dict of {type(self).__name__}: missing keys {missing}, "
                 f"unexpected keys {unexpected}"
             )
-        mismatched = []
+        mismatched = {}
         for k, target in own.items():
             if k not in state_dict:
                 continue
             value = state_dict[k]
-            if isinstance(value, _C.Tensor):
-                shape = list(value.shape)
-            else:
-                value = np.asarray(value)
-                shape = list(value.shape)
+            shape = list(value.shape) if isinstance(value, _C.Tensor) else list(np.shape(value))
             if shape != list(target.shape):
-                mismatched.append(
-                    f"'{k}': {shape} in the state dict, {list(target.shape)} in the layer"
-                )
-        if mismatched:
+                mismatched[k] = f"'{k}': {shape} in the state dict, {list(target.shape)} in the layer"
+        if mismatched and strict:
             raise ValueError(
                 f"set_state_dict of {type(self).__name__}: shape mismatch for "
-                + "; ".join(mismatched)
+                + "; ".join(mismatched.values())
             )
         from ..autograd import no_grad
 
         with no_grad():
             for k, target in own.items():
-                if k in state_dict:
+                if k in state_dict and k not in mismatched:
                     target.set_value(state_dict[k])
+        for k, why in mismatched.items():
+            warnings.warn(f"set_state_dict of {type(self).__name__}: skipped {why}")
         if missing or unexpected:
             warnings.warn(f"set_state_dict: missing keys {missing}, unexpected keys {unexpected}")
-        return missing, unexpected
+        # in the layer's and the dict's orders, as Paddle's
+        return ([k for k in own if k not in state_dict or k in mismatched],
+                [k for k in state_dict if k not in own or k in mismatched])
 
     load_dict = set_state_dict
     set_dict = set_state_dict

@@ -81,7 +81,11 @@ class Optimizer:
         # acc name -> {id(param): Tensor}, float64 for float64 parameters and float32 for the
         # others (16-bit ones included), as Paddle's accumulators
         self._accumulators = {}
+        # _step_count counts step() calls; a parameter's own update count (what bias
+        # corrections use, as Paddle's per-parameter beta-power accumulators) is that less
+        # the steps it sat out without a gradient: _step_lag[id(p)].
         self._step_count = 0
+        self._step_lag = {}
         self._param_groups = []
         parameters = list(parameters)
         if parameters and isinstance(parameters[0], dict):
@@ -202,6 +206,7 @@ class Optimizer:
             for p in group["params"]:
                 g = clipped.get(id(p))
                 if g is None:
+                    self._step_lag[id(p)] = self._step_lag.get(id(p), 0) + 1
                     continue
                 wd = self._decay_coeff(group, p)
                 if isinstance(wd, L1Decay):  # not a kernel rule: add coeff * sign(p) here
@@ -212,7 +217,18 @@ class Optimizer:
                 lrs.append(self._param_lr(group, p, base))
                 wds.append(float(wd))
             if params:
-                self._update(group, params, grads, lrs, wds)
+                self._update_by_step(group, params, grads, lrs, wds)
+
+    def _update_by_step(self, group, params, grads, lrs, wds):
+        """_update once per distinct parameter step count (one call unless some parameters
+        sat out earlier steps)."""
+        steps = [self._step_count - self._step_lag.get(id(p), 0) for p in params]
+        if len(set(steps)) == 1:
+            self._update(group, params, grads, lrs, wds, steps[0])
+            return
+        for s in sorted(set(steps)):
+            idx = [i for i, t in enumerate(steps) if t == s]
+            self._update(group, *([a[i] for i in idx] for a in (params, grads, lrs, wds)), s)
 
     def _decay_coeff(self, group, p):
         """The coupled weight decay for p: a float (L2 coefficient) or an L1Decay."""
@@ -255,7 +271,7 @@ class Optimizer:
         one, else the optimizer's."""
         return float(group.get(name, getattr(self, "_" + name)))
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         raise NotImplementedError(f"{type(self).__name__}._update")
 
     def _names(self):
@@ -278,6 +294,8 @@ class Optimizer:
                     state[f"{n}_{acc}_0"] = store[id(p)]
         state["@step"] = self._step_count
         state["@param_order"] = [n for _, n in names]
+        if any(self._step_lag.get(id(p), 0) for p, _ in names):
+            state["@step_lag"] = [self._step_lag.get(id(p), 0) for p, _ in names]
         if not isinstance(self._learning_rate, float):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state
@@ -322,6 +340,12 @@ class Optimizer:
                 f"{cls}.set_state_dict: keys {unknown[:5]} match no parameter of this optimizer"
             )
         self._step_count = int(state_dict.get("@step", self._step_count))
+        lags = list(state_dict.get("@step_lag", []))
+        if lags:  # in the saved order, which names[i] maps to through rename
+            by_name = dict(zip(saved_order, lags))
+            self._step_lag = {id(p): int(by_name.get(rename[n], 0)) for p, n in names}
+        else:
+            self._step_lag = {}
         if "LR_Scheduler" in state_dict and not isinstance(self._learning_rate, float):
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
 
@@ -331,7 +355,7 @@ class Optimizer:
 class SGD(Optimizer):
     """p -= lr * (g + wd * p)"""
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         _C._sgd_update(params, grads, lrs, wds)
 
 
@@ -359,7 +383,7 @@ class Momentum(Optimizer):
         self._momentum, self._nesterov = float(momentum), bool(use_nesterov)
         self._rescale = float(rescale_grad)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         if self._rescale != 1.0:
             grads = [g * self._rescale for g in grads]
         vel = [self._accumulator("velocity", p) for p in params]
@@ -406,7 +430,7 @@ class Adam(Optimizer):
             raise NotImplementedError(f"{type(self).__name__}: amsgrad=True is not supported")
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         m1 = [self._accumulator("moment1", p) for p in params]
         m2 = [self._accumulator("moment2", p) for p in params]
         _C._adam_update(
@@ -420,7 +444,7 @@ class Adam(Optimizer):
             self._hp(group, "beta2"),
             self._hp(group, "epsilon"),
             self._decoupled,
-            self._step_count,
+            step,
         )
 
 
@@ -503,7 +527,7 @@ class Adamax(Optimizer):
         _check_eps("Adamax", epsilon)
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         m = [self._accumulator("moment", p) for p in params]
         u = [self._accumulator("inf_norm", p) for p in params]
         _C._adamax_update(
@@ -516,7 +540,7 @@ class Adamax(Optimizer):
             self._hp(group, "beta1"),
             self._hp(group, "beta2"),
             self._hp(group, "epsilon"),
-            self._step_count,
+            step,
         )
 
 
@@ -544,7 +568,7 @@ class Adagrad(Optimizer):
         self._epsilon = float(epsilon)
         self._acc_init = {"moment": float(initial_accumulator_value)}
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         m = [self._accumulator("moment", p) for p in params]
         _C._adagrad_update(params, grads, m, lrs, wds, self._hp(group, "epsilon"))
 
@@ -571,7 +595,7 @@ class Adadelta(Optimizer):
             raise ValueError(f"Adadelta: rho must be in [0, 1), got {rho}")
         self._epsilon, self._rho = float(epsilon), float(rho)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         eg = [self._accumulator("avg_squared_grad", p) for p in params]
         ex = [self._accumulator("avg_squared_update", p) for p in params]
         _C._adadelta_update(
@@ -606,7 +630,7 @@ class RMSProp(Optimizer):
         self._rho, self._epsilon = float(rho), float(epsilon)
         self._momentum, self._centered = float(momentum), bool(centered)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         ms = [self._accumulator("mean_square", p) for p in params]
         mg = [self._accumulator("mean_grad", p) for p in params] if self._centered else []
         mom = [self._accumulator("momentum", p) for p in params]
@@ -658,7 +682,7 @@ class Lamb(Optimizer):
             return 0.0
         return self._lamb_wd
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         m1 = [self._accumulator("moment1", p) for p in params]
         m2 = [self._accumulator("moment2", p) for p in params]
         _C._lamb_update(
@@ -671,5 +695,5 @@ class Lamb(Optimizer):
             self._hp(group, "beta1"),
             self._hp(group, "beta2"),
             self._hp(group, "epsilon"),
-            self._step_count,
+            step,
         )

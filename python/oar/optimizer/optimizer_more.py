@@ -30,12 +30,12 @@ class NAdam(Optimizer):
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
         self._momentum_decay = float(momentum_decay)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         acc = self._accumulator
         _C._nadam_update(params, grads, [acc("moment1", p) for p in params], [acc("moment2", p) for p in params],
                          [acc("mu_product", p) for p in params], lrs, wds, self._hp(group, "beta1"),
                          self._hp(group, "beta2"), self._hp(group, "epsilon"), self._hp(group, "momentum_decay"),
-                         self._step_count)
+                         step)
 
 
 class RAdam(Optimizer):
@@ -51,11 +51,11 @@ class RAdam(Optimizer):
         _check_eps("RAdam", epsilon)
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         acc = self._accumulator
         _C._radam_update(params, grads, [acc("moment1", p) for p in params], [acc("moment2", p) for p in params],
                          lrs, wds, self._hp(group, "beta1"), self._hp(group, "beta2"), self._hp(group, "epsilon"),
-                         self._step_count)
+                         step)
 
 
 class Rprop(Optimizer):
@@ -86,7 +86,7 @@ class Rprop(Optimizer):
         self._acc_init = {"step_size": float(learning_rate)}  # each element's first step
         self._lr_min, self._lr_max, self._eta_neg, self._eta_pos = lo, hi, eta_neg, eta_pos
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         acc = self._accumulator
         _C._rprop_update(params, grads, [acc("prev_grad", p) for p in params], [acc("step_size", p) for p in params],
                          lrs, wds, self._eta_neg, self._eta_pos, self._lr_min, self._lr_max)
@@ -110,7 +110,7 @@ class ASGD(Optimizer):
         """y holds the last batch_num gradients: [batch_num, *shape] (Paddle's y)."""
         return [self._batch_num] + list(shape) if name == "y" else list(shape)
 
-    def _update(self, group, params, grads, lrs, wds):
+    def _update(self, group, params, grads, lrs, wds, step):
         acc = self._accumulator
         _C._asgd_update(params, grads, [acc("d", p) for p in params], [acc("y", p) for p in params], lrs, wds,
-                        self._batch_num, self._step_count)
+                        self._batch_num, step)

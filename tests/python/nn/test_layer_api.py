@@ -85,16 +85,25 @@ def test_set_state_dict_strict_nonstrict_and_errors():
     with pytest.raises(
         KeyError, match=r"missing keys \['head.out.bias'\].*unexpected keys \['extra'\]"
     ):
-        b.set_state_dict(partial)
-    with pytest.warns(UserWarning, match="missing keys"):
-        missing, unexpected = b.set_state_dict(partial, strict=False)
+        b.set_state_dict(partial, strict=True)
+    with pytest.warns(UserWarning, match="missing keys"):  # the default, as Paddle's
+        missing, unexpected = b.set_state_dict(partial)
     assert missing == ["head.out.bias"] and unexpected == ["extra"]
     bad = dict(sd)
     bad["block.fc.weight"] = np.ones([4, 3], np.float32)
+    bad["block.fc.bias"] = sd["block.fc.bias"] + 1
     before = b.block.fc.bias.numpy().copy()
     with pytest.raises(ValueError, match=r"block.fc.weight.*\[4, 3\].*\[3, 4\]"):
-        b.set_state_dict(bad)
+        b.set_state_dict(bad, strict=True)
     np.testing.assert_array_equal(b.block.fc.bias.numpy(), before)  # nothing half-loaded
+    # as Paddle's: the mismatched key is skipped with a warning, reported missing and
+    # unexpected, and the rest loads (pretrained weights into a model with a new head)
+    w_before = b.block.fc.weight.numpy().copy()
+    with pytest.warns(UserWarning, match=r"skipped 'block.fc.weight': \[4, 3\] in the state dict, \[3, 4\]"):
+        missing, unexpected = b.set_state_dict(bad)
+    assert missing == ["block.fc.weight"] and unexpected == ["block.fc.weight"]
+    np.testing.assert_array_equal(b.block.fc.weight.numpy(), w_before)
+    np.testing.assert_array_equal(b.block.fc.bias.numpy(), bad["block.fc.bias"])
     a2 = Net()
     with pytest.warns(UserWarning):
         a2.set_state_dict(

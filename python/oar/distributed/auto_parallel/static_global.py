@@ -369,13 +369,13 @@ def _update_per_mesh(opt, layouts, trace):
     first appear."""
     fused = opt._update
 
-    def per_mesh(group, params, grads, lrs, wds):
+    def per_mesh(group, params, grads, lrs, wds, step):
         by_mesh = {}
         for q in zip(params, grads, lrs, wds):
             lay = layouts.get(id(q[0]))
             by_mesh.setdefault(tuple(lay.mesh.process_ids) if lay is not None else None, []).append(q)
         for qs in by_mesh.values():
-            fused(group, *(list(c) for c in zip(*qs)))
+            fused(group, *(list(c) for c in zip(*qs)), step)
     opt._update = per_mesh
     try:
         trace()

@@ -130,11 +130,11 @@ def _trace_update(opt, grads, merged, lr_t, step_t, skip=None):
                 g = a if g is None else g
             if g is not None and not p.stop_gradient:
                 pairs.append((p, g))
-    saved = opt._learning_rate, opt._step_count
+    saved = opt._learning_rate, opt._step_count, dict(opt._step_lag)  # the recording call moves them
     opt._learning_rate = 1.0
     _C.distributed.set_update_inputs(lr_t, step_t, skip)
     try:
         opt._apply_pairs(pairs)
     finally:
         _C.distributed.set_update_inputs(None, None)
-        opt._learning_rate, opt._step_count = saved
+        opt._learning_rate, opt._step_count, opt._step_lag = saved
