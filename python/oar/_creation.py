@@ -22,6 +22,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
             t.stop_gradient = stop_gradient
             return t
         place = parse_device(place, "to_tensor")
+    if dtype is None and isinstance(data, np.generic):
+        dtype = data.dtype  # a NumPy scalar keeps its dtype, as a NumPy array does (Paddle)
     return _C.to_tensor(data, convert_dtype(dtype), place, stop_gradient)
 
 
@@ -38,8 +40,13 @@ def _float_dtype(dtype):
 
 
 def full(shape, fill_value, dtype=None, name=None):
-    if dtype is None:
-        dtype = _float_dtype(None) if isinstance(fill_value, float) else None
+    """A tensor of `shape` filled with `fill_value`. Without a dtype it is the default float
+    dtype, whatever the fill's type (Paddle's documented rule), except bool (bool) and
+    complex fills (complex)."""
+    if dtype is None and not isinstance(fill_value, (bool, np.bool_, complex, np.complexfloating)):
+        if not (isinstance(fill_value, _C.Tensor) and (fill_value.dtype.name.startswith("complex")
+                                                      or fill_value.dtype.name == "bool")):
+            dtype = _float_dtype(None)
     return _ops.full(_shape(shape), fill_value, convert_dtype(dtype), None)
 
 

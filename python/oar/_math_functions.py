@@ -54,6 +54,41 @@ def increment(x, value=1.0, name=None):
     return _ops.increment_(x, float(value))
 
 
+_clip_op = _ops.clip
+_atan2_op = _ops.atan2
+_FLOAT32 = convert_dtype("float32")
+_FLOAT64 = convert_dtype("float64")
+
+
+def _is_float_bound(v):
+    return isinstance(v, float) or (isinstance(v, Tensor) and v.dtype.is_floating_point)
+
+
+def clip(x, min=None, max=None, name=None):
+    """Clamps x to [min, max]. As Paddle documents, an integer x with a float bound (a
+    float or a float Tensor) is clipped in float32, so the bound is not truncated."""
+    if isinstance(x, Tensor) and not x.dtype.is_floating_point and (
+            _is_float_bound(min) or _is_float_bound(max)) and not x.dtype.name.startswith("complex"):
+        x = _ops.cast(x, _FLOAT32)
+    if min is None and max is None:
+        return _clip_op(x)
+    if min is None:
+        return _clip_op(x, max=max)
+    if max is None:
+        return _clip_op(x, min)
+    return _clip_op(x, min, max)
+
+
+def atan2(x, y, name=None):
+    """Elementwise atan2(x, y); integer inputs give float64, as Paddle documents."""
+    if (isinstance(x, Tensor) and isinstance(y, Tensor) and not x.dtype.is_floating_point
+            and not y.dtype.is_floating_point):
+        x, y = _ops.cast(x, _FLOAT64), _ops.cast(y, _FLOAT64)
+    return _atan2_op(x, y)
+
+
+Tensor.clip = clip
+Tensor.atan2 = atan2
 Tensor.nan_to_num = nan_to_num
 Tensor.lerp = lerp
 Tensor.lerp_ = _lerp_
@@ -61,4 +96,4 @@ Tensor.increment = increment
 Tensor.mod = Tensor.remainder  # Paddle's aliases of remainder (oar.mod/floor_mod are in _ops)
 Tensor.floor_mod = Tensor.remainder
 
-__all__ = ["nan_to_num", "lerp", "increment"]
+__all__ = ["nan_to_num", "lerp", "increment", "clip", "atan2"]

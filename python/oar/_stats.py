@@ -3,6 +3,7 @@ express (axis=None meaning flattened, a dtype argument, q lists, return_* flags,
 several results), and the statistics that are compositions of ops (median, quantile,
 nan-reductions, norm, and the small linear-algebra helpers of the math list). Every
 composition is differentiable through the ops it calls."""
+import collections
 import math
 import numbers
 
@@ -13,6 +14,11 @@ from ._dtype import convert_dtype
 
 _ops = _C.ops
 _INT64 = convert_dtype("int64")
+_FLOAT32 = convert_dtype("float32")
+_FLOAT64 = convert_dtype("float64")
+_BOOL = convert_dtype("bool")
+# Paddle accumulates these in int64 when no dtype is given (cumsum's documented rule; sum's too)
+_NARROW_INTS = {convert_dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32")}
 
 
 def _check_tensor(x, op, arg="x"):
@@ -49,7 +55,7 @@ def cumsum(x, axis=None, dtype=None, name=None):
     """Cumulative sum along axis (over the flattened tensor when axis is None)."""
     _check_tensor(x, "cumsum")
     x = _cast(x, dtype)
-    if x.dtype == convert_dtype("bool"):
+    if dtype is None and x.dtype in _NARROW_INTS:
         x = _ops.cast(x, _INT64)
     return _ops._cumsum(x, -1 if axis is None else int(axis), axis is None, False, False)
 
@@ -73,6 +79,16 @@ def logcumsumexp(x, axis=None, dtype=None, name=None):
 
 
 # ---------------------------------------------------------------- sorting
+TopKRetType = collections.namedtuple("TopKRetType", ["values", "indices"])
+_topk_op = _ops.topk
+
+
+def topk(x, k, axis=None, largest=True, sorted=True, name=None):
+    """The k largest (smallest) entries along axis and their indices, as a named tuple
+    (values, indices) like Paddle's."""
+    return TopKRetType(*_topk_op(x, k, axis, largest, sorted))
+
+
 def sort(x, axis=-1, descending=False, stable=False, name=None):
     """Sorted values along axis (NaN last when ascending)."""
     _check_tensor(x, "sort")
@@ -190,8 +206,8 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
     n = y.shape[-1]
     if n == 0:
         raise ValueError(f"{op}: cannot take the median of an empty axis (input shape {list(x.shape)})")
-    if mode == "avg":
-        y = _float(y)
+    if mode == "avg":  # Paddle: float64 stays, every other dtype averages in float32
+        y = _float(y) if ignore_nan else y if y.dtype == _FLOAT64 else _ops.cast(y, _FLOAT32)
     if not (ignore_nan and y.dtype.is_floating_point):
         # Fixed ranks: selection (O(n) per row), not a sort.
         vlo, ilo = _kth(y, (n - 1) // 2 + 1)
@@ -412,8 +428,9 @@ def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
         m = x.shape[axis]
         if m == 0:
             break
-        x = _ops.subtract(_ops.strided_slice_view(x, [axis], [1], [m], []),
-                          _ops.strided_slice_view(x, [axis], [0], [m - 1], []))
+        sub = _ops.logical_xor if x.dtype == _BOOL else _ops.subtract  # bool: "changed"
+        x = sub(_ops.strided_slice_view(x, [axis], [1], [m], []),
+                _ops.strided_slice_view(x, [axis], [0], [m - 1], []))
     return x
 
 
@@ -423,7 +440,9 @@ def trace(x, offset=0, axis1=0, axis2=1, name=None):
     a1, a2 = _wrap(int(axis1), x.ndim, "trace"), _wrap(int(axis2), x.ndim, "trace")
     if a1 == a2:
         raise ValueError(f"trace: axis1 ({axis1}) and axis2 ({axis2}) must be different axes")
-    return _ops.sum(_ops.diagonal(x, offset, axis1, axis2), [-1], None, False)
+    # the input's dtype, as Paddle documents (sum alone widens int32 to int64)
+    keep = None if x.dtype == _BOOL else x.dtype
+    return _ops.sum(_ops.diagonal(x, offset, axis1, axis2), [-1], keep, False)
 
 
 def outer(x, y, name=None):
@@ -490,14 +509,19 @@ def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
 
 
 _mean_op = _ops.mean
+_INT_MEAN = _NARROW_INTS | {_INT64}
 
 
 def mean(x, axis=None, keepdim=False, name=None, *, dtype=None, out=None):
     """Mean over axis (int, list or None: every axis); dtype casts x first and out receives
     the result, as Paddle 3.3's paddle.mean."""
-    if dtype is None and out is None:
+    if dtype is None and out is None and (not isinstance(x, Tensor) or x.dtype.is_floating_point):
         return _mean_op(x, axis, keepdim)
     _check_tensor(x, "mean")
+    if dtype is None and x.dtype in _INT_MEAN:
+        # Paddle takes the mean of bool/int tensors in their own dtype (truncated toward 0)
+        r = _ops.cast(_mean_op(_ops.cast(x, _FLOAT64), axis, keepdim), x.dtype)
+        return r if out is None else (out.copy_(r), out)[1]
     if dtype is not None:
         dtype = convert_dtype(dtype)
         if x.dtype != dtype:
@@ -513,7 +537,7 @@ def mean(x, axis=None, keepdim=False, name=None, *, dtype=None, out=None):
 _TENSOR_METHODS = ["mean", "cumsum", "cumprod", "logcumsumexp", "sort", "argsort", "count_nonzero",
                    "nansum", "nanmean", "median", "nanmedian", "quantile", "nanquantile", "var",
                    "std", "norm", "unique", "unique_consecutive", "histogram", "bucketize", "diff",
-                   "trace", "outer", "inner", "dot", "kron", "addmm"]
+                   "trace", "outer", "inner", "dot", "kron", "addmm", "topk"]
 for _name in _TENSOR_METHODS:
     setattr(Tensor, _name, globals()[_name])
 

@@ -42,8 +42,20 @@ Tensor.__matmul__ = Tensor.matmul
 Tensor.__rmatmul__ = _swap(_ops.matmul)
 Tensor.__neg__ = Tensor.neg
 Tensor.__abs__ = Tensor.abs
-Tensor.__eq__ = Tensor.equal
-Tensor.__ne__ = Tensor.not_equal
+
+
+def _none_compare(fn, result):
+    """x == None is False and x != None True (Paddle), not a TypeError from the op."""
+    def op(self, other):
+        if other is None:
+            return result
+        return fn(self, other)
+    op.__name__ = fn.__name__
+    return op
+
+
+Tensor.__eq__ = _none_compare(_ops.equal, False)
+Tensor.__ne__ = _none_compare(_ops.not_equal, True)
 Tensor.__lt__ = Tensor.less_than
 Tensor.__le__ = Tensor.less_equal
 Tensor.__gt__ = Tensor.greater_than
@@ -77,10 +89,12 @@ Tensor.__lshift__ = _bitwise("bitwise_left_shift")
 Tensor.__rshift__ = _bitwise("bitwise_right_shift")
 Tensor.__invert__ = _bitwise("bitwise_not", _ops.logical_not)
 Tensor.__hash__ = object.__hash__
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.subtract_
-Tensor.__imul__ = Tensor.multiply_
-Tensor.__itruediv__ = Tensor.divide_
+# NumPy defers to the Tensor's reflected operators (np.float64(2) * x, ndarray + x give a
+# Tensor, as in Paddle) instead of converting x to an ndarray
+Tensor.__array_ufunc__ = None
+# No __iadd__/__isub__/__imul__/__itruediv__: as in Paddle, `x += y` is `x = x + y`, a new
+# tensor (so the result promotes, int /= 2 gives a float, other names of the old x keep its
+# value, and a leaf that requires grad may take it); x.add_(y) is the in-place form.
 
 
 def _pow(x, y):

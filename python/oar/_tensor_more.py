@@ -104,7 +104,13 @@ def _itemsize(self):
     return self.element_size()
 
 
+def _is_floating_point(self):
+    """Whether self has a floating-point dtype (Tensor.is_floating_point)."""
+    return self.dtype.is_floating_point
+
+
 Tensor.repeat = _repeat
+Tensor.is_floating_point = _is_floating_point
 Tensor.split_with_sizes = _split_with_sizes
 Tensor.apply = _apply
 Tensor.apply_ = _apply_

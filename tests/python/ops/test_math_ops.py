@@ -289,10 +289,11 @@ def test_inplace_unary_and_operators():
     x.scale_(scale=2.0, bias=1.0)
     np.testing.assert_allclose(x.numpy(), [2.0, 5.0])
     y = x
-    x += 1
+    x += 1  # as in Paddle, a new tensor bound to x: y keeps its values
     x *= 2
-    assert y is x
+    assert y is not x
     np.testing.assert_allclose(x.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(y.numpy(), [2.0, 5.0])
     x.clip_(min=7.0, max=10.0)
     np.testing.assert_allclose(x.numpy(), [7.0, 10.0])
 

@@ -101,6 +101,11 @@ def _scatter_add(z, idx, g, axis):
     return out
 
 
+def _cumsum_dtype(dtype):
+    """Paddle's cumsum accumulates integers narrower than int64 in int64."""
+    return "int64" if dtype in ("int32", "int16", "int8", "uint8", "bool") else dtype
+
+
 CASES = [
     *reduce_cases("amax", oar.amax, np.max, shapes=NONEMPTY, dtypes=ALL_FLOATS + INT_DTYPES),
     *reduce_cases("amin", oar.amin, np.min, shapes=NONEMPTY, dtypes=ALL_FLOATS + INT_DTYPES),
@@ -134,9 +139,9 @@ CASES = [
     OpCase("p_norm[zero_grad]", lambda x: oar.norm(x, p=2), lambda x: np.sqrt(np.sum(x * x)),
            inputs=[Gen(lambda r, s: np.zeros(s), (2, 3))], op="norm", grad=False),
     OpCase("cumsum", lambda x: oar.cumsum(x, axis=1), lambda x: np.cumsum(x, axis=1),
-           shapes=SHAPES, dtypes=ALL_FLOATS + INT_DTYPES, tol=WIDE),
+           shapes=SHAPES, dtypes=ALL_FLOATS + INT_DTYPES, tol=WIDE, out_dtype=_cumsum_dtype),
     OpCase("cumsum[flat]", lambda x: oar.cumsum(x), lambda x: np.cumsum(x), shapes=SHAPES,
-           dtypes=FLOAT_DTYPES + INT_DTYPES, op="cumsum"),
+           dtypes=FLOAT_DTYPES + INT_DTYPES, op="cumsum", out_dtype=_cumsum_dtype),
     OpCase("cumsum[axis=-1,dtype]", lambda x: oar.cumsum(x, axis=-1, dtype="float64"),
            lambda x: np.cumsum(x, axis=-1), shapes=SHAPES[:2], dtypes=["float32", "int64"],
            out_dtype="float64", op="cumsum", grad=False),
