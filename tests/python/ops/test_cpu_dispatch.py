@@ -3,7 +3,6 @@ the hot kernels this CPU can run, forced with OAR_CPU_CAPABILITY in a child proc
 against float64 NumPy references on odd sizes and vector tails, strided views and 0-size
 inputs; the override itself; and an objdump scan that the baseline kernel objects hold no
 instruction above x86-64-v3."""
-import glob
 import json
 import os
 import re
@@ -432,15 +431,21 @@ def wide_lines(obj):
 
 
 def build_objects(target):
-    """The objects of a kernel library in this checkout's build tree, as its build.ninja
-    lists them (a glob would also find objects of sources that moved to another target)."""
-    objs = []
-    for ninja in glob.glob(os.path.join(ROOT, "build", "*", "build.ninja")):
-        with open(ninja) as f:
-            text = f.read()
-        rx = rf"^build (phi_kernels/CMakeFiles/{target}\.dir/[^:\s]*\.o):"
-        objs += [os.path.join(os.path.dirname(ninja), m) for m in re.findall(rx, text, re.M)]
-    return sorted(o for o in objs if os.path.exists(o))
+    """The objects of a kernel library in the build tree the running oar was built in
+    (build_tree.build_dirs: one tree, not every tree under build/, where another
+    configuration may hold its own copies), as its build.ninja lists them (a glob would
+    also find objects of sources that moved to another target)."""
+    from build_tree import build_dirs
+
+    for d in build_dirs():
+        ninja = os.path.join(d, "build.ninja")
+        if os.path.exists(ninja):
+            with open(ninja) as f:
+                text = f.read()
+            rx = rf"^build (phi_kernels/CMakeFiles/{target}\.dir/[^:\s]*\.o):"
+            return sorted(o for o in (os.path.join(d, m) for m in re.findall(rx, text, re.M))
+                          if os.path.exists(o))
+    return []
 
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
