@@ -2,6 +2,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -15,6 +16,22 @@ namespace {
 PyTypeObject* g_tensor_type = nullptr;
 
 std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+// Whether v is a value of the integer dtype dt (INT64: every int64).
+bool int_fits(int64_t v, DataType dt) {
+  switch (dt) {
+    case DataType::INT8:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case DataType::UINT8:
+      return v >= 0 && v <= UINT8_MAX;
+    case DataType::INT16:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case DataType::INT32:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    default:
+      return true;
+  }
+}
 
 bool is_py_number(py::handle h) {
   return PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
@@ -76,7 +93,11 @@ Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, con
       } else if (s.kind() == Scalar::Kind::kFloat) {
         dt = is_floating(pt) || is_complex(pt) ? pt : default_float_dtype();
       } else if (s.kind() == Scalar::Kind::kInt) {
-        dt = pt == DataType::BOOL ? DataType::INT64 : pt;
+        // Note [Python ints out of a tensor's range]: an int the tensor's integer dtype
+        // cannot hold keeps its value as int64 and the op promotes (numpy 1's value-based
+        // rule). Cast to the tensor's dtype it wrapped: int32 / 2**40 gave inf, uint8 / -2
+        // 0.0039, int32 < 2**40 False (Paddle 3.3 gives those too, but for the division).
+        dt = pt == DataType::BOOL || !int_fits(s.to_int(), pt) ? DataType::INT64 : pt;
       } else {
         dt = pt;
       }

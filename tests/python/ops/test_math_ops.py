@@ -184,6 +184,27 @@ def test_python_scalar_operands(expr, dtype, expected_dtype, expected):
     np.testing.assert_allclose(out.numpy().astype(np.float64), expected)
 
 
+# Note [Python ints out of a tensor's range]: such an int keeps its value (as int64) instead
+# of wrapping to the tensor's dtype, so the op gives the mathematical answer
+@pytest.mark.parametrize("expr, dtype, expected_dtype, expected", [
+    (lambda x: x / 2**40, "int32", "float32", np.array([1, 2, 3]) / 2**40),
+    (lambda x: x / -2, "uint8", "float32", [-0.5, -1, -1.5]),
+    (lambda x: x < 2**40, "int32", "bool", [True, True, True]),
+    (lambda x: x == 2**32 + 1, "int32", "bool", [False, False, False]),
+    (lambda x: x > -1, "uint8", "bool", [True, True, True]),
+    (lambda x: x * 2**31, "int32", "int64", np.array([1, 2, 3]) * 2**31),
+    (lambda x: x * 300, "uint8", "int64", [300, 600, 900]),
+    (lambda x: x + 200, "int8", "int64", [201, 202, 203]),
+    (lambda x: oar.maximum(x, 2**40), "int32", "int64", [2**40] * 3),
+    (lambda x: x + 127, "int8", "int8", [-128, -127, -126]),  # in range: the dtype's own arithmetic
+])
+def test_python_int_out_of_the_tensors_range(expr, dtype, expected_dtype, expected):
+    x = tensor([1, 2, 3], dtype)
+    out = expr(x)
+    assert out.dtype.name == expected_dtype
+    np.testing.assert_array_equal(out.numpy().astype(np.float64), np.asarray(expected, np.float64))
+
+
 def test_scalar_operand_keeps_0d_and_grad():
     x = tensor([1.0, 2.0], "float64", stop_gradient=False)
     y = (3 - x * 2) / 4
