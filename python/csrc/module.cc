@@ -38,7 +38,17 @@ PYBIND11_MODULE(_C, m) {
   flags::init_from_env();
   if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging("oar");
 
-  // Typed errors -> Python exception classes.
+  // Typed errors -> Python exception classes. An out-of-range index or axis raises
+  // OutOfRangeError, an IndexError that is also a ValueError (as NumPy's AxisError): Paddle
+  // raises IndexError for an index and ValueError for an axis, and code written for it
+  // catches either.
+  static PyObject* out_of_range = [] {
+    py::object bases = py::make_tuple(py::handle(PyExc_IndexError), py::handle(PyExc_ValueError));
+    return PyErr_NewExceptionWithDoc("oar._C.OutOfRangeError",
+                                     "An index or axis out of range: an IndexError and a ValueError.", bases.ptr(),
+                                     nullptr);
+  }();
+  m.attr("OutOfRangeError") = py::handle(out_of_range);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -47,7 +57,9 @@ PYBIND11_MODULE(_C, m) {
       switch (e.kind()) {
         case ErrorKind::kInvalidArgument: type = PyExc_ValueError; break;
         case ErrorKind::kInvalidType: type = PyExc_TypeError; break;
-        case ErrorKind::kOutOfRange: type = PyExc_IndexError; break;
+        case ErrorKind::kOutOfRange:
+          type = out_of_range;
+          break;
         case ErrorKind::kUnimplemented: type = PyExc_NotImplementedError; break;
         case ErrorKind::kResourceExhausted: type = PyExc_MemoryError; break;
         default: break;

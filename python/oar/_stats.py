@@ -37,7 +37,7 @@ def _axis_list(axis):
 def _wrap(axis, ndim, op):
     r = max(ndim, 1)
     if not -r <= axis < r:
-        raise IndexError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim} "
+        raise _C.OutOfRangeError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim} "
                          f"(expected [{-r}, {r - 1}])")
     return axis % r
 

@@ -540,7 +540,7 @@ def _axis_list(axis, ndim, op):
     r = max(ndim, 1)
     for a in axes:
         if not -r <= a < r:
-            raise IndexError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
+            raise _C.OutOfRangeError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
     return [a % r for a in axes]
 
 

@@ -179,7 +179,7 @@ def gumbel_softmax(x, temperature=1.0, hard=False, axis=-1, name=None):
     if temperature <= 0:
         raise ValueError(f"gumbel_softmax: temperature must be positive, got {temperature}")
     if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
-        raise IndexError(f"gumbel_softmax: axis {axis} is out of range for x of shape "
+        raise _C.OutOfRangeError(f"gumbel_softmax: axis {axis} is out of range for x of shape "
                          f"{list(x.shape)}")
     from .._creation import _rand_on
     u = _rand_on(x.place, _trace_state.sizes_of(x), x.dtype)

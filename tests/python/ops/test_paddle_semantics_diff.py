@@ -136,3 +136,19 @@ def test_tensor_is_floating_point_method():
     assert oar.ones([1]).is_floating_point()
     assert oar.ones([1]).astype("bfloat16").is_floating_point()
     assert not _i32().is_floating_point()
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.sum(axis=3), lambda x: x.transpose([0, 2]), lambda x: oar.nn.functional.softmax(x, axis=4),
+    lambda x: x.unsqueeze(5), lambda x: x.flip(3), lambda x: oar.concat([x, x], axis=4),
+    lambda x: oar.median(x, axis=2), lambda x: oar.nn.functional.gumbel_softmax(x, axis=3),
+    lambda x: x[5], lambda x: oar.gather(x, oar.to_tensor([7])),
+])
+def test_out_of_range_axis_or_index_is_index_and_value_error(call):
+    # Paddle raises ValueError for an axis and IndexError for an index: code written for it
+    # catches either, so Oar's out-of-range error is both (as NumPy's AxisError)
+    x = oar.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(IndexError) as e:
+        call(x)
+    assert isinstance(e.value, ValueError)
+    assert "out of range" in str(e.value) or "out of bounds" in str(e.value)
