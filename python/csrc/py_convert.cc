@@ -82,7 +82,17 @@ Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, con
   if (is_tensor(h)) return Tensor(impl_of(h));
   // Made on the peer's place: a kernel reads all its inputs on one device.
   const Place place = is_tensor(peer) ? Tensor(impl_of(peer)).place() : CPUPlace();
-  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || PyComplex_Check(h.ptr())) {
+  auto python_number = [](py::handle v) {
+    return PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) || PyComplex_Check(v.ptr());
+  };
+  // A NumPy scalar (np.int32(3), np.float64(x.shape[-1]) ** 0.5) is a Python number here, as
+  // in Paddle: uint8 + np.int32(3) stays uint8, not an int32 0-d tensor that widens it.
+  py::object item;
+  if (!python_number(h) && is_tensor(peer) && py::isinstance(h, py::module_::import("numpy").attr("number"))) {
+    item = h.attr("item")();
+    if (python_number(item)) h = item;
+  }
+  if (python_number(h)) {
     Scalar s = py_to_scalar(h, op, arg);
     DataType dt = s.natural_dtype();
     if (is_tensor(peer)) {

@@ -152,3 +152,19 @@ def test_out_of_range_axis_or_index_is_index_and_value_error(call):
         call(x)
     assert isinstance(e.value, ValueError)
     assert "out of range" in str(e.value) or "out of bounds" in str(e.value)
+
+
+@pytest.mark.parametrize("expr, dtype, want_dtype, want", [
+    (lambda x: x + np.int32(3), "uint8", "uint8", [4, 5]),
+    (lambda x: np.int64(3) * x, "int32", "int32", [3, 6]),
+    (lambda x: x - np.int16(1), "int8", "int8", [0, 1]),
+    (lambda x: x * np.float64(2), "float16", "float16", [2, 4]),
+    (lambda x: x * np.float64(0.5), "uint8", "float32", [0.5, 1]),
+    (lambda x: x / np.sqrt(np.float64(4)), "float32", "float32", [0.5, 1]),
+])
+def test_numpy_scalars_are_python_numbers(expr, dtype, want_dtype, want):
+    # As in Paddle: a NumPy scalar operand does not widen the tensor (an int32 scalar used to
+    # turn a uint8 tensor int32)
+    r = expr(oar.to_tensor([1, 2]).astype(dtype))
+    assert r.dtype.name == want_dtype
+    np.testing.assert_array_equal(r.numpy().astype(np.float64), want)
