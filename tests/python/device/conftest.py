@@ -35,3 +35,12 @@ def device(request, sample):
     yield request.param
     oar.device.synchronize(request.param)
     oar.set_device("cpu")
+
+
+@pytest.fixture
+def on_cpu(sample):
+    """The sample device loaded and the CPU current: tensors (or a network) live on
+    sample:0 while the current device is another one."""
+    oar.set_device("cpu")
+    yield
+    oar.device.synchronize("sample:0")

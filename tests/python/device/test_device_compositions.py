@@ -11,13 +11,6 @@ from oar import nn
 DEV = "sample:0"
 
 
-@pytest.fixture
-def on_cpu(sample):
-    oar.set_device("cpu")  # the operands are on DEV, the current device is not
-    yield
-    oar.device.synchronize(DEV)
-
-
 def pair(a):
     return oar.to_tensor(a), oar.to_tensor(a, place=DEV)
 

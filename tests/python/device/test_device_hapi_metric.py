@@ -13,13 +13,6 @@ from oar.io import Dataset
 DEV = "sample:0"
 
 
-@pytest.fixture
-def on_cpu(sample):
-    oar.set_device("cpu")  # the network is on DEV, the current device is not
-    yield
-    oar.device.synchronize(DEV)
-
-
 class _Blobs(Dataset):
     """Items of NumPy arrays: 4 features and a 0/1 label, as a user's dataset returns them."""
 
