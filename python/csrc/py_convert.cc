@@ -87,8 +87,11 @@ Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, con
   };
   // A NumPy scalar (np.int32(3), np.float64(x.shape[-1]) ** 0.5) is a Python number here, as
   // in Paddle: uint8 + np.int32(3) stays uint8, not an int32 0-d tensor that widens it.
+  // numpy.number, looked up once and held for the process (a static py::object would be
+  // released after the interpreter is gone).
+  static PyObject* const np_number = py::object(py::module_::import("numpy").attr("number")).release().ptr();
   py::object item;
-  if (!python_number(h) && is_tensor(peer) && py::isinstance(h, py::module_::import("numpy").attr("number"))) {
+  if (!python_number(h) && is_tensor(peer) && PyObject_IsInstance(h.ptr(), np_number) > 0) {
     item = h.attr("item")();
     if (python_number(item)) h = item;
   }
