@@ -39,14 +39,18 @@ def _float_dtype(dtype):
     return convert_dtype(dtype) if dtype is not None else convert_dtype(_C.get_default_dtype())
 
 
+def _bool_or_complex(v):
+    if isinstance(v, _C.Tensor):
+        return v.dtype.name == "bool" or v.dtype.name.startswith("complex")
+    return isinstance(v, (bool, np.bool_, complex, np.complexfloating))
+
+
 def full(shape, fill_value, dtype=None, name=None):
     """A tensor of `shape` filled with `fill_value`. Without a dtype it is the default float
     dtype, whatever the fill's type (Paddle's documented rule), except bool (bool) and
     complex fills (complex)."""
-    if dtype is None and not isinstance(fill_value, (bool, np.bool_, complex, np.complexfloating)):
-        if not (isinstance(fill_value, _C.Tensor) and (fill_value.dtype.name.startswith("complex")
-                                                      or fill_value.dtype.name == "bool")):
-            dtype = _float_dtype(None)
+    if dtype is None and not _bool_or_complex(fill_value):
+        dtype = _float_dtype(None)
     return _ops.full(_shape(shape), fill_value, convert_dtype(dtype), None)
 
 

@@ -206,8 +206,10 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
     n = y.shape[-1]
     if n == 0:
         raise ValueError(f"{op}: cannot take the median of an empty axis (input shape {list(x.shape)})")
-    if mode == "avg":  # Paddle: float64 stays, every other dtype averages in float32
-        y = _float(y) if ignore_nan else y if y.dtype == _FLOAT64 else _ops.cast(y, _FLOAT32)
+    if mode == "avg" and ignore_nan:
+        y = _float(y)
+    elif mode == "avg" and y.dtype != _FLOAT64:  # Paddle: every other dtype averages in float32
+        y = _ops.cast(y, _FLOAT32)
     if not (ignore_nan and y.dtype.is_floating_point):
         # Fixed ranks: selection (O(n) per row), not a sort.
         vlo, ilo = _kth(y, (n - 1) // 2 + 1)
@@ -521,12 +523,10 @@ def mean(x, axis=None, keepdim=False, name=None, *, dtype=None, out=None):
     if dtype is None and x.dtype in _INT_MEAN:
         # Paddle takes the mean of bool/int tensors in their own dtype (truncated toward 0)
         r = _ops.cast(_mean_op(_ops.cast(x, _FLOAT64), axis, keepdim), x.dtype)
-        return r if out is None else (out.copy_(r), out)[1]
-    if dtype is not None:
-        dtype = convert_dtype(dtype)
-        if x.dtype != dtype:
-            x = _ops.cast(x, dtype)
-    r = _mean_op(x, axis, keepdim)
+    else:
+        if dtype is not None and x.dtype != convert_dtype(dtype):
+            x = _ops.cast(x, convert_dtype(dtype))
+        r = _mean_op(x, axis, keepdim)
     if out is not None:
         _check_tensor(out, "mean", "out")
         out.copy_(r)

@@ -115,7 +115,7 @@ def _input_tensors(input):
 
 def _place_of(net):
     """Where net's parameters (else its buffers) live; None (the current device) without any."""
-    for t in net.parameters():
+    for _, t in net.named_parameters():  # a generator: stops at the first
         return t.place
     for t in net.buffers():
         return t.place

@@ -25,7 +25,7 @@ def default_collate_fn(batch):
     """Stacks a list of samples into a batch (Paddle's default_collate_fn): arrays and tensors
     stack along a new axis 0, numbers become a 1-D array, dicts collate per key, tuples/lists
     per field; strings stay a list. Arrays become oar Tensors in the main process."""
-    return to_tensors(collate_numpy(batch))
+    return loader_output(collate_numpy(batch))
 
 
 def collate_numpy(batch):
@@ -65,7 +65,7 @@ def collate_numpy(batch):
 
 def default_convert_fn(sample):
     """batch_size=None: converts a sample's arrays to Tensors without batching."""
-    return to_tensors(_map(sample, _np))
+    return loader_output(_map(sample, _np))
 
 
 def _map(obj, fn):
@@ -74,17 +74,6 @@ def _map(obj, fn):
     if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
         return type(obj)(_map(v, fn) for v in obj)
     return fn(obj)
-
-
-def to_tensors(obj):
-    """Replaces every non-object NumPy array in a nested structure by an oar Tensor."""
-
-    def conv(x):
-        if isinstance(x, np.ndarray) and x.dtype != object:
-            return _C.to_tensor(x, None, None, True)
-        return x
-
-    return _map(obj, conv)
 
 
 def _tensor_kind(a):
@@ -183,10 +172,8 @@ def unpack(path, struct):
     if path is None:
 
         def inline(x):
-            if isinstance(x, _ArrayRef):
-                if x.tensor or _tensor_kind(x.data):
-                    return _C.to_tensor(x.data, None, None, True)
-                return x.data
+            if isinstance(x, _ArrayRef):  # numeric arrays: loader_output below
+                return _C.to_tensor(x.data, None, None, True) if x.tensor else x.data
             return x
 
         return loader_output(_map(struct, inline))

@@ -222,6 +222,9 @@ class Optimizer:
     def _update_by_step(self, group, params, grads, lrs, wds):
         """_update once per distinct parameter step count (one call unless some parameters
         sat out earlier steps)."""
+        if not self._step_lag:
+            self._update(group, params, grads, lrs, wds, self._step_count)
+            return
         steps = [self._step_count - self._step_lag.get(id(p), 0) for p in params]
         if len(set(steps)) == 1:
             self._update(group, params, grads, lrs, wds, steps[0])
