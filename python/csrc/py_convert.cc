@@ -33,9 +33,13 @@ bool int_fits(int64_t v, DataType dt) {
   }
 }
 
+// A Python bool, int, float or complex.
+bool is_python_number(py::handle h) {
+  return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) || PyComplex_Check(h.ptr());
+}
+
 bool is_py_number(py::handle h) {
-  return PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
-         py::isinstance(h, py::module_::import("numpy").attr("generic"));
+  return is_python_number(h) || py::isinstance(h, py::module_::import("numpy").attr("generic"));
 }
 }  // namespace
 
@@ -82,20 +86,17 @@ Tensor py_to_tensor_or_scalar(py::handle h, py::handle peer, const char* op, con
   if (is_tensor(h)) return Tensor(impl_of(h));
   // Made on the peer's place: a kernel reads all its inputs on one device.
   const Place place = is_tensor(peer) ? Tensor(impl_of(peer)).place() : CPUPlace();
-  auto python_number = [](py::handle v) {
-    return PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) || PyComplex_Check(v.ptr());
-  };
   // A NumPy scalar (np.int32(3), np.float64(x.shape[-1]) ** 0.5) is a Python number here, as
   // in Paddle: uint8 + np.int32(3) stays uint8, not an int32 0-d tensor that widens it.
   // numpy.number, looked up once and held for the process (a static py::object would be
   // released after the interpreter is gone).
   static PyObject* const np_number = py::object(py::module_::import("numpy").attr("number")).release().ptr();
   py::object item;
-  if (!python_number(h) && is_tensor(peer) && PyObject_IsInstance(h.ptr(), np_number) > 0) {
+  if (!is_python_number(h) && is_tensor(peer) && PyObject_IsInstance(h.ptr(), np_number) > 0) {
     item = h.attr("item")();
-    if (python_number(item)) h = item;
+    if (is_python_number(item)) h = item;
   }
-  if (python_number(h)) {
+  if (is_python_number(h)) {
     Scalar s = py_to_scalar(h, op, arg);
     DataType dt = s.natural_dtype();
     if (is_tensor(peer)) {
