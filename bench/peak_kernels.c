@@ -7,38 +7,48 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Twelve named accumulators (more than FMA latency x FMA pipes on any current x86 core),
- * kept in registers by an empty asm that claims to change them every iteration, so the
- * compiler can neither spill them nor fold the chains. STEP(a) is one FMA-class
- * instruction; ADD sums two accumulators at the end. */
-#define kAcc 12
-#define PEAK_LOOP(V, INIT, STEP, ADD, iters, sink, store)                                  \
-  V a0 = INIT, a1 = INIT, a2 = INIT, a3 = INIT, a4 = INIT, a5 = INIT, a6 = INIT, a7 = INIT, \
-    a8 = INIT, a9 = INIT, a10 = INIT, a11 = INIT;                                          \
-  for (int64_t it = 0; it < iters; ++it) {                                                 \
-    a0 = STEP(a0); a1 = STEP(a1); a2 = STEP(a2); a3 = STEP(a3); a4 = STEP(a4);            \
-    a5 = STEP(a5); a6 = STEP(a6); a7 = STEP(a7); a8 = STEP(a8); a9 = STEP(a9);            \
-    a10 = STEP(a10); a11 = STEP(a11);                                                      \
-    __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5),      \
-                     "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));        \
-  }                                                                                        \
-  store(sink, ADD(ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7))),       \
-                  ADD(ADD(a8, a9), ADD(a10, a11))))
+/* Independent accumulators, more than latency x pipes of the instruction timed, kept in
+ * registers by an empty asm that claims to change them every iteration, so the compiler
+ * can neither spill them nor fold the chains. STEP(a) is one FMA-class instruction and
+ * ADD sums two accumulators, macros the caller defines. AVX2 has 16 vector registers: 12
+ * chains cover its FMAs (4 cycles x 2 pipes on every core seen). AVX-512 has 32 and takes 24: Zen 5's
+ * vdpbf16ps needs more than 12 in flight (12 chains read 483-491 GFLOP/s at 1 thread,
+ * 24 read 527-531; its FMA loop is the same at 12 and 24). */
+#define ACC12(X) X(a0) X(a1) X(a2) X(a3) X(a4) X(a5) X(a6) X(a7) X(a8) X(a9) X(a10) X(a11)
+#define ACC24(X) \
+  ACC12(X) X(a12) X(a13) X(a14) X(a15) X(a16) X(a17) X(a18) X(a19) X(a20) X(a21) X(a22) X(a23)
+#define PEAK_DECL(a) a = init_,
+#define PEAK_STEP(a) a = STEP(a);
+#define PEAK_KEEP(a) __asm__ volatile("" : "+v"(a));
+#define PEAK_SUM(a) sum_ = ADD(sum_, a);
+#define PEAK_LOOP(ACC, V, INIT, iters, sink, store)          \
+  const V init_ = INIT;                                        \
+  V ACC(PEAK_DECL) sum_ = init_;                               \
+  for (int64_t it = 0; it < iters; ++it) {                     \
+    ACC(PEAK_STEP)                                             \
+    ACC(PEAK_KEEP)                                             \
+  }                                                            \
+  ACC(PEAK_SUM)                                                \
+  store(sink, sum_)
 
 __attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters, float* sink) {
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
 #define STEP(x) _mm256_fmadd_ps(x, a, b)
-  PEAK_LOOP(__m256, _mm256_set1_ps(1e-3f), STEP, _mm256_add_ps, iters, sink, _mm256_storeu_ps);
+#define ADD _mm256_add_ps
+  PEAK_LOOP(ACC12, __m256, _mm256_set1_ps(1e-3f), iters, sink, _mm256_storeu_ps);
 #undef STEP
-  return (double)iters * kAcc * 8 * 2;
+#undef ADD
+  return (double)iters * 12 * 8 * 2;
 }
 
 __attribute__((target("avx512f"))) double fma_avx512(int64_t iters, float* sink) {
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
 #define STEP(x) _mm512_fmadd_ps(x, a, b)
-  PEAK_LOOP(__m512, _mm512_set1_ps(1e-3f), STEP, _mm512_add_ps, iters, sink, _mm512_storeu_ps);
+#define ADD _mm512_add_ps
+  PEAK_LOOP(ACC24, __m512, _mm512_set1_ps(1e-3f), iters, sink, _mm512_storeu_ps);
 #undef STEP
-  return (double)iters * kAcc * 16 * 2;
+#undef ADD
+  return (double)iters * 24 * 16 * 2;
 }
 
 /* vdpbf16ps: 16 lanes x 2 bf16 products accumulated in fp32 = 64 flops per instruction. */
@@ -46,9 +56,11 @@ __attribute__((target("avx512f,avx512bf16"))) double dot_avx512bf16(int64_t iter
   const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
   const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-4f), _mm512_set1_ps(1e-4f));
 #define STEP(x) _mm512_dpbf16_ps(x, a, b)
-  PEAK_LOOP(__m512, _mm512_set1_ps(1e-3f), STEP, _mm512_add_ps, iters, sink, _mm512_storeu_ps);
+#define ADD _mm512_add_ps
+  PEAK_LOOP(ACC24, __m512, _mm512_set1_ps(1e-3f), iters, sink, _mm512_storeu_ps);
 #undef STEP
-  return (double)iters * kAcc * 16 * 2 * 2;
+#undef ADD
+  return (double)iters * 24 * 16 * 2 * 2;
 }
 
 /* AMX: Linux hands out the tile state only on request (arch_prctl ARCH_REQ_XCOMP_PERM). */
