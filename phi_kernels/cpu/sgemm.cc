@@ -7,6 +7,10 @@
 // LSTM step 16x1024x256 83 vs 131 us, and the 2 KiB-stride slowdowns below are gone
 // (TN 1024x256x1024 lda 1024: 5.3 vs 5.4 ms); OpenBLAS only wins a narrow untransposed B
 // (N < 16: the classifier head 128x10x512 24 vs 36 us, 512x10x128 TN 20 vs 36 us).
+// That win needs OpenBLAS's AVX-512 kernels: on Zen 5 (family 26) scipy-openblas32 0.3.34
+// does not know the core and runs its Haswell (AVX2) ones, and oneDNN takes every shape,
+// the head 8 vs 21 us, 512x10x128 TN 9 vs 23 us (OpenBLAS forced to SkylakeX there still
+// loses, 13 and 11 us); see openblas_runs_avx512.
 //
 // AVX2 (measured on an AVX2 Zen3 core, 1 thread):
 //  - every dim >= 384: OpenBLAS (512^3: 3.1 vs 4.7 ms in oneDNN);
@@ -34,6 +38,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -62,6 +67,27 @@ void serial_openblas() {
 #endif
 }
 
+// Whether OpenBLAS picked AVX-512 kernels for this CPU: its DYNAMIC_ARCH core name (which
+// OPENBLAS_CORETYPE overrides) is one of its AVX-512 targets.
+#if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
+bool openblas_runs_avx512() {
+  static const bool avx512 = [] {
+#if defined(OAR_SCIPY_OPENBLAS)
+    const char* core = scipy_openblas_get_corename();
+#else
+    const char* core = openblas_get_corename();
+#endif
+    std::string name = core ? core : "";
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const char* target : {"skylakex", "cooperlake", "sapphirerapids"}) {
+      if (name.find(target) != std::string::npos) return true;
+    }
+    return false;
+  }();
+  return avx512;
+}
+#endif
+
 }  // namespace
 
 bool onednn_runs_isa(unsigned isa) {
@@ -81,7 +107,7 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
   }();
   if (forced) return forced == 1;
   // oneDNN's sgemm runs its AVX-512 code: the AVX-512 rule of the file comment, else the AVX2 one
-  if (onednn_runs_isa(dnnl_cpu_isa_avx512_core)) return !tb && N < 16;
+  if (onednn_runs_isa(dnnl_cpu_isa_avx512_core)) return !tb && N < 16 && openblas_runs_avx512();
   if (std::min({M, N, K}) >= 384) return true;
   if (tb) return false;
   if (ta && lda % 512 == 0 && K >= 256 && N >= 64) return true;
