@@ -186,17 +186,21 @@ void matmul_impl(DenseTensor x, DenseTensor y, bool transpose_x, bool transpose_
     }
     gemm<T>(a.trans, b.trans, M, N, K, A + ia, a.ld, B + ib, b.ld, o + out_offset(i), ldc);
   };
-  // A batch of small float products (a GEMM library threads one of them poorly: [64, 128, 64]
-  // @ [64, 64, 128] took the same time at 2 threads as at 1): one product per thread.
-  if constexpr (std::is_same_v<T, float>) {
+  // A batch of small products (a GEMM library threads one of them poorly: float32 [64, 128,
+  // 64] @ [64, 64, 128] took the same time at 2 threads as at 1; bf16 attention scores
+  // [32, 128, 64] @ [32, 64, 128] ran 1.2x faster at 2 threads than at 1, split per product):
+  // one product per thread. float32, and the 16-bit floats: oneDNN's bf16 primitive (about
+  // twice sgemm's rate, lowp_gemm.cc) or sgemm on widened copies, both serial in a region.
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
     if (nb > 1 && M * N * K < (int64_t{1} << 22) && omp_get_max_threads() > 1 && !in_parallel_region()) {
       sgemm_serial_in_team();
+      const int64_t cost = std::is_same_v<T, bfloat16> ? sgemm_cost(M, N, K) / 2 : sgemm_cost(M, N, K);
       parallel_for(
           nb,
           [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) one(i);
           },
-          nb * sgemm_cost(M, N, K));
+          nb * cost);
       return;
     }
   }

@@ -124,31 +124,48 @@ def test_gemms_start_no_openmp_worker():
     assert after - base == workers, (base, after, workers)
 
 
-def test_batched_small_products_one_per_thread():
-    # matmul_kernel.cc runs a batch of small float products one per pool chunk: batched,
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_batched_small_products_one_per_thread(dtype):
+    # matmul_kernel.cc runs a batch of small products one per pool chunk, float32 and the
+    # 16-bit floats (oneDNN's bf16 primitive, or sgemm on widened copies): batched,
     # broadcast batch dims, transposed operands, strided views, odd sizes, an OpenBLAS-routed
-    # shape (ldb a multiple of 512) and a single-element batch.
+    # shape (ldb a multiple of 512) and a single-element batch. The 16-bit results are checked
+    # against the float64 product of the rounded inputs, within the result's rounding (2^-8
+    # relative for bf16, 2^-10 for float16) plus the float accumulation's.
     _run(
         """
+        dtype = %r
+        def to(a):  # the tensor of dtype and the float64 values it holds
+            t = oar.to_tensor(a.astype("float32")).astype(dtype)
+            return t, t.astype("float32").numpy().astype(np.float64)
+
+        def close(got, a, b):
+            ref = np.matmul(a, b)
+            assert got.shape == ref.shape, (got.shape, ref.shape)
+            if dtype == "float32":
+                np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[-1]))
+                return
+            rel = 2.0**-8 if dtype == "bfloat16" else 2.0**-10
+            bound = rel * np.abs(ref) + 2.0**-16 * np.matmul(np.abs(a), np.abs(b)) + 1e-30
+            err = np.abs(got.astype(np.float64) - ref)
+            assert np.all(err <= bound), f"max err/bound {np.max(err / bound)}"
+
         cases = [((64, 128, 64), (64, 64, 128), False, False), ((5, 3, 33, 17), (3, 17, 29), False, False),
                  ((7, 40, 31), (7, 50, 40), True, True), ((2, 9, 16, 64), (1, 64, 512), False, False),
-                 ((1, 20, 30), (1, 30, 10), False, False), ((6, 0, 8), (6, 8, 5), False, False)]
+                 ((1, 20, 30), (1, 30, 10), False, False), ((6, 0, 8), (6, 8, 5), False, False),
+                 ((32, 128, 64), (32, 128, 64), False, True)]
         for xs, ys, tx, ty in cases:
-            x = rng.standard_normal(xs).astype("float32")
-            y = rng.standard_normal(ys).astype("float32")
-            got = oar.matmul(oar.to_tensor(x), oar.to_tensor(y), transpose_x=tx, transpose_y=ty).numpy()
+            (xt, x), (yt, y) = to(rng.standard_normal(xs)), to(rng.standard_normal(ys))
+            got = oar.matmul(xt, yt, transpose_x=tx, transpose_y=ty)
+            assert got.dtype == xt.dtype
             a = np.swapaxes(x, -1, -2) if tx else x
             b = np.swapaxes(y, -1, -2) if ty else y
-            ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
-            assert got.shape == ref.shape, (got.shape, ref.shape)
-            np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.sqrt(a.shape[-1]))
-        big = rng.standard_normal((12, 40, 70)).astype("float32")
-        v = oar.to_tensor(big)[:, 3:35, 5:69]  # strided batch of 32 x 64 views
-        w = rng.standard_normal((12, 64, 24)).astype("float32")
-        got = oar.matmul(v, oar.to_tensor(w)).numpy()
-        ref = np.matmul(big[:, 3:35, 5:69].astype(np.float64), w.astype(np.float64))
-        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
-        """
+            close(got.astype("float32").numpy(), a, b)
+        bigt, big = to(rng.standard_normal((12, 40, 70)))
+        wt, w = to(rng.standard_normal((12, 64, 24)))
+        got = oar.matmul(bigt[:, 3:35, 5:69], wt)  # strided batch of 32 x 64 views
+        close(got.astype("float32").numpy(), big[:, 3:35, 5:69], w)
+        """ % dtype
     )
 
 
