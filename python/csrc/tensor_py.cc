@@ -7,6 +7,7 @@
 
 #include "distributed/mesh/dist_tensor_meta.h"
 #include "oar_generated/ops_api.h"
+#include "paddle_core/api/op_utils.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
@@ -143,6 +144,33 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     Tensor(t).bump_version();
           },
           py::arg("src").none(false))  // None would arrive as a null TensorImpl
+      .def(
+          "_commit_cast",
+          [](std::shared_ptr<TensorImpl> t, std::shared_ptr<TensorImpl> result) {
+    // Tensor.cast_ (python/oar/_tensor_storage.py): x takes the result of x.cast(dtype), its
+    // memory and its history, as an in-place op records. The element size may change, so
+    // x's memory is replaced rather than written, which a view cannot do (its base would not
+    // see it).
+    const Tensor x(t), r(result);
+    ops::detail::check_inplace_allowed(x, "cast_");
+    OAR_ENFORCE(t->view == nullptr, InvalidArgument,
+                "cast_: x is a view of another tensor, whose memory it cannot replace with "
+                "another dtype's; use x.cast(dtype), or cast_ a contiguous() copy");
+    OAR_ENFORCE(t->dist == nullptr, InvalidArgument, "cast_: distributed tensors are not cast in place");
+    t->dense = result->dense;
+    x.bump_version();
+    if (r.grad_fn()) {
+      AutogradMeta& meta = x.ensure_autograd_meta();
+      meta.stop_gradient = false;
+      meta.grad_fn = r.grad_fn();
+      meta.output_nr = r.autograd_meta()->output_nr;
+    } else if (x.grad_fn()) {  // the cast carries no history (an integer dtype, or no_grad)
+      AutogradMeta& meta = x.ensure_autograd_meta();
+      meta.grad_fn = nullptr;
+      meta.stop_gradient = true;
+    }
+          },
+          py::arg("result").none(false))
       .def(
           "_share_storage_with",
           [](std::shared_ptr<TensorImpl> a, std::shared_ptr<TensorImpl> b) {

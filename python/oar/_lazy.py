@@ -49,6 +49,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     bitwise_left_shift_ bitwise_right_shift_
 """,
     "._nextafter": "nextafter",
+    "._tensor_storage": "cast_",
 }
 TENSOR_METHODS = {
     "._math_composites": """
@@ -73,7 +74,7 @@ TENSOR_METHODS = {
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
     bitwise_left_shift_ bitwise_right_shift_
 """,
-    "._tensor_storage": "set_ resize_",
+    "._tensor_storage": "set_ resize_ cast_",
     ".signal": "stft istft",
     "._fill_diagonal": "fill_diagonal_ fill_diagonal_tensor fill_diagonal_tensor_",
     "._nextafter": "nextafter",

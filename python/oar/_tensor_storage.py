@@ -1,13 +1,14 @@
 """Tensor methods that replace a tensor's memory in place, as Paddle's: set_ (share another
 tensor's storage, optionally through a shape/stride/offset), resize_ (a new shape keeping
-the leading elements). They run on the binding
-Tensor._set_dense_from, which refuses views and outputs of differentiable ops."""
+the leading elements), cast_ (another dtype). set_ and resize_ run on the binding
+Tensor._set_dense_from, which refuses views and outputs of differentiable ops; cast_ on
+Tensor._commit_cast, which keeps the history of a non-leaf as an in-place op does."""
 import math
 
 from ._C import Tensor
 
-__all__ = ["set_", "resize_"]
-_TENSOR_METHODS = ["set_", "resize_"]
+__all__ = ["cast_"]  # oar.cast_, as paddle.cast_ (Paddle has no top-level set_ / resize_)
+_TENSOR_METHODS = ["set_", "resize_", "cast_"]
 
 
 def _int_list(v, op, arg):
@@ -82,4 +83,15 @@ def resize_(x, shape, fill_zero=False, name=None):
             new = oar.concat([flat, oar.zeros([n - flat.size], x.dtype)])
         new = new.reshape(shape).contiguous()
     x._set_dense_from(new)
+    return x
+
+
+def cast_(x, dtype, name=None):
+    """x holds its values converted to dtype, in place (Paddle's paddle.cast_): the memory
+    and, for a non-leaf, the history of x.cast(dtype) replace x's. As other in-place ops it
+    refuses a leaf that requires grad (outside no_grad), and a view, whose base could not
+    share the new dtype's memory. Returns x."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"cast_: x must be a Tensor, got {type(x).__name__}")
+    x._commit_cast(x.cast(dtype))
     return x

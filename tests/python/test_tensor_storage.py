@@ -1,6 +1,7 @@
-"""Tensor.set_ / resize_ and assign(x, output) (python/oar/_tensor_storage.py, the binding
-Tensor._set_dense_from): the memory, shape and dtype a tensor takes, shared storage,
-strided/offset views, every dtype, 0-size shapes and bad inputs."""
+"""Tensor.set_ / resize_ / cast_ and assign(x, output) (python/oar/_tensor_storage.py, the
+bindings Tensor._set_dense_from and _commit_cast): the memory, shape and dtype a tensor
+takes, shared storage, strided/offset views, every dtype, 0-size shapes, cast_'s gradient
+and bad inputs."""
 import numpy as np
 import pytest
 
@@ -115,3 +116,59 @@ def test_assign_output_takes_x_shape_and_dtype(shape, dtype):
     np.testing.assert_array_equal(same.numpy(), array)
     with pytest.raises(TypeError, match="assign: output must be a Tensor, got list"):
         oar.assign(array, [1, 2])
+
+
+@pytest.mark.parametrize("src", DTYPES)
+@pytest.mark.parametrize("dst", ["bool", "int32", "int64", "float32", "float64", "complex64"])
+def test_cast_in_place_every_dtype(src, dst):
+    """x.cast_(dtype) is x.cast(dtype) held by x itself (also 0-size); paddle.cast_ too."""
+    rng = np.random.default_rng(3)
+    for shape in [(2, 3), (0, 4)]:
+        data = _data(src, int(np.prod(shape)), rng).reshape(shape)
+        if np.iscomplexobj(data) and not dst.startswith("complex"):
+            continue  # complex -> real casts are the cast op's business (tested there)
+        x = oar.to_tensor(data)
+        want = x.cast(dst).numpy()
+        assert x.cast_(dst) is x
+        assert x.dtype.name == dst and list(x.shape) == list(shape)
+        np.testing.assert_array_equal(x.numpy(), want)
+    y = oar.to_tensor(_data(src, 3, rng))
+    if not np.iscomplexobj(y.numpy()):
+        assert oar.cast_(y, "float64") is y and y.dtype.name == "float64"
+
+
+def test_cast_in_place_gradient():
+    """A non-leaf cast in place keeps its history (the gradient flows back through the cast,
+    against float64 finite differences of the same function); to an integer dtype x keeps
+    the out-of-place cast's stop_gradient (False, as in Paddle)."""
+    xv = np.random.default_rng(4).standard_normal(5)
+    x = oar.to_tensor(xv.astype("float32"), stop_gradient=False)
+    z = x * 3.0
+    z.cast_("float64")
+    assert z.dtype.name == "float64" and not z.stop_gradient
+    (z * z).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 18.0 * xv.astype("float32").astype(np.float64), rtol=1e-6)
+    eps, f = 1e-6, lambda v: float(np.sum((3.0 * v) ** 2))
+    fd = [(f(xv + eps * e) - f(xv - eps * e)) / (2 * eps) for e in np.eye(5)]
+    np.testing.assert_allclose(x.grad.numpy(), fd, rtol=1e-4)
+    w = oar.to_tensor([1.5, 2.5], stop_gradient=False) * 2
+    out_of_place = w.cast("int32")
+    w.cast_("int32")
+    assert w.stop_gradient == out_of_place.stop_gradient and w.numpy().tolist() == [3, 5]
+
+
+def test_cast_in_place_bad_inputs():
+    leaf = oar.to_tensor([1.0, 2.0], stop_gradient=False)
+    with pytest.raises(RuntimeError, match="cast_: a leaf tensor that requires grad"):
+        leaf.cast_("float64")
+    with oar.no_grad():  # allowed there, as other in-place ops
+        leaf.cast_("float64")
+    assert leaf.dtype.name == "float64" and leaf.is_leaf
+    base = oar.to_tensor([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="cast_: x is a view of another tensor"):
+        base[1:3].cast_("int32")
+    assert base.dtype.name == "float32"
+    with pytest.raises(TypeError, match="foo"):
+        oar.to_tensor([1.0]).cast_("foo")
+    with pytest.raises(TypeError, match="cast_: x must be a Tensor, got list"):
+        oar.cast_([1.0], "float64")
