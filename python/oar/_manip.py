@@ -72,6 +72,10 @@ def numel(x, name=None):
     return _ops.prod(_ops.shape(x))
 
 
+# Tensor.numel() is paddle.numel, a 0-D int64 tensor as in Paddle (x.size is the int)
+Tensor.numel = numel
+
+
 def _expand(x, shape, op):
     try:
         return _ops.expand(x, shape)

@@ -14,6 +14,8 @@ _ops = _C.ops
 # type(x) prints <class 'paddle.Tensor'> as in Paddle (as oar.Size prints paddle.Size): the
 # class's module is the name Paddle code imports Oar under
 Tensor.__module__ = "paddle"
+# Paddle's Tensor.persistable: False on a tensor (a Layer's Parameter sets True); settable
+Tensor.persistable = False
 
 
 def _swap(fn):

@@ -16,7 +16,7 @@ def _oar():
 def _index(op, i):
     oar = _oar()
     if isinstance(i, oar.Tensor):
-        if i.numel() != 1 or not str(i.dtype).replace("paddle.", "").startswith(("int", "uint")):
+        if i.size != 1 or not str(i.dtype).replace("paddle.", "").startswith(("int", "uint")):
             raise TypeError(f"{op}: i must be an integer Tensor of one element, got shape "
                             f"{list(i.shape)} dtype {i.dtype}")
         i = int(i.numpy().reshape(-1)[0])

@@ -208,7 +208,7 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True,
             out = oar.concat([out, _full_on(out.place, [out.shape[0], extra], 0.0, out.dtype)], axis=-1)
             env = oar.concat([env, _full_on(env.place, [extra], 1.0, env.dtype)])
     out, env = out[:, start:end], env[start:end]
-    if env.numel() and float(env.abs().min()) < 1e-11:
+    if env.size and float(env.abs().min()) < 1e-11:
         raise ValueError(f"{op}: the window's squared overlap-add vanishes somewhere (the NOLA "
                          f"condition fails for n_fft={n_fft}, hop_length={hop}, "
                          f"win_length={win})")

@@ -446,6 +446,22 @@ def test_tensor_properties():
     assert x.name == "w"
 
 
+def test_numel_and_persistable_as_paddle():
+    """Tensor.numel() is paddle.numel: a 0-D int64 tensor (size stays an int), usable where an
+    int is (range, indexing, arithmetic); persistable is False on a tensor, True on a
+    Layer's parameter, and settable."""
+    x = tensor(np.zeros((2, 3, 4)))
+    n = x.numel()
+    assert isinstance(n, oar.Tensor) and n.shape == [] and n.dtype.name == "int64" and int(n) == 24
+    assert tensor(np.zeros((0, 3))).numel().item() == 0 and oar.to_tensor(1.0).numel().item() == 1
+    assert len(range(n)) == 24 and list(range(30))[n] == 24
+    assert (n * 2).item() == 48 and bool(n == 24) and isinstance(x.size, int)
+    assert x.persistable is False
+    x.persistable = True
+    assert x.persistable is True and tensor(np.zeros(2)).persistable is False
+    assert oar.nn.Linear(2, 3).weight.persistable is True
+
+
 def test_format_of_zero_d_tensors_is_their_value():
     loss = oar.to_tensor(2.5)
     assert f"{loss}" == "2.5" and "{:.3f}".format(loss) == "2.500"

@@ -58,7 +58,7 @@ class _Reducer:
                 self.buckets.append(cur)
                 cur, cur_bytes, cap = [], 0, bucket_bytes
             cur.append(i)
-            cur_bytes += p.numel() * p.dtype.itemsize
+            cur_bytes += p.size * p.dtype.itemsize
             if cur_bytes >= cap:
                 self.buckets.append(cur)
                 cur, cur_bytes, cap = [], 0, bucket_bytes
@@ -140,7 +140,7 @@ class _Reducer:
             return
         flat = self.flats[b]
         if flat is None:
-            flat = self.flats[b] = oar.empty([sum(g.numel() for g in grads)], dtype=grads[0].dtype)
+            flat = self.flats[b] = oar.empty([sum(g.size for g in grads)], dtype=grads[0].dtype)
         _C.distributed.bucket_pack(flat, grads)
         # SUM here, the division by the group's size in bucket_unpack: one pass fewer than AVG.
         task = self.group.process_group.all_reduce(flat, collective.ReduceOp.SUM, False)
@@ -157,7 +157,7 @@ class _Reducer:
                     offset = 0
                     for i in self.buckets[b]:
                         p = self.params[i]
-                        n = p.numel()
+                        n = p.size
                         chunk = flat[offset:offset + n].reshape(p.shape)
                         offset += n
                         if p.grad is None:

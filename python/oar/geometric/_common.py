@@ -58,7 +58,7 @@ def out_rows(op, out_size, default):
     if out_size is None:
         return default
     if isinstance(out_size, oar.Tensor):
-        if out_size.numel() != 1 or dtype_name(out_size) not in _INT:
+        if out_size.size != 1 or dtype_name(out_size) not in _INT:
             raise TypeError(f"{op}: a Tensor out_size must be one int32/int64 value, got "
                             f"dtype {dtype_name(out_size)} shape {list(out_size.shape)}")
         out_size = int(out_size.numpy().reshape(-1)[0])

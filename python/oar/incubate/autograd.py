@@ -75,7 +75,7 @@ def _matrix(ys, xs, batched):
         gs = _grads([flat], xs, [seed])
         shape = [flat.shape[0], -1] if batched else [-1]
         rows.append(oar.concat([g.reshape(shape) for g in gs], axis=-1))
-    n = sum(int(x.numel()) // (x.shape[0] if batched else 1) for x in xs)
+    n = sum(x.size // (x.shape[0] if batched else 1) for x in xs)
     if not rows:
         return _full_on(ys.place, [ys.shape[0], 0, n] if batched else [0, n], 0.0, ys.dtype)
     out = oar.stack(rows, axis=1 if batched else 0)
@@ -120,7 +120,7 @@ class Hessian(Jacobian):
 
     def _check(self, ys, batched):
         super()._check(ys, batched)
-        if int(ys.numel()) != (ys.shape[0] if batched and ys.ndim else 1):
+        if ys.size != (ys.shape[0] if batched and ys.ndim else 1):
             raise ValueError(f"Hessian: func must return one value (per sample with "
                              f"is_batched), got shape {list(ys.shape)}")
 

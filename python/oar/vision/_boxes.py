@@ -411,7 +411,7 @@ def generate_proposals(scores, bbox_deltas, img_size, anchors, variances, pre_nm
     if list(img_size.shape) != [n, 2]:
         raise ValueError(f"{op}: img_size must have shape [{n}, 2], got {list(img_size.shape)}")
     for nm, t in (("anchors", anchors), ("variances", variances)):
-        if t.numel() != h * w * a * 4:
+        if t.size != h * w * a * 4:
             raise ValueError(f"{op}: {nm} must have shape {[h, w, a, 4]}, got {list(t.shape)}")
     for nm, v in (("pre_nms_top_n", pre_nms_top_n), ("post_nms_top_n", post_nms_top_n)):
         if isinstance(v, bool) or not isinstance(v, int):
