@@ -149,8 +149,11 @@ void MeanInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, Dens
 void ProdInferMeta(const DenseTensor& x, const IntList& axis, bool keepdim, DataType dtype,
                    DenseTensor* out) {
   auto axes = meta::reduce_axes(axis, x.rank(), "prod");
-  // Unlike sum, int32 stays int32 (as Paddle).
-  out->set_dtype(dtype == DataType::UNDEFINED ? x.dtype() : dtype);
+  // Unlike sum, int32 stays int32 (as Paddle). bool multiplies in int64, as sum and NumPy
+  // (Paddle has no bool kernel, so prod(bool) raised even with dtype= given).
+  DataType t = dtype;
+  if (t == DataType::UNDEFINED) t = x.dtype() == DataType::BOOL ? DataType::INT64 : x.dtype();
+  out->set_dtype(t);
   out->set_dims(reduced_dims(x.dims(), axes, keepdim));
 }
 

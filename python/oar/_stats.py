@@ -154,7 +154,8 @@ def _move_to_last(x, axis, op):
     shape = list(x.shape)
     kshape = [1 if d in axes else shape[d] for d in range(nd)]
     y = _ops.transpose(x, keep + axes) if nd else x
-    y = _ops.reshape(y, [shape[d] for d in keep] + [-1 if nd else 1])
+    # the reduced length spelled out: -1 cannot be inferred when a kept dim is 0
+    y = _ops.reshape(y, [shape[d] for d in keep] + [math.prod(shape[d] for d in axes)])
     return y, kshape, [shape[d] for d in keep]
 
 
@@ -204,12 +205,15 @@ def _median_impl(x, axis, keepdim, mode, op, ignore_nan):
         raise TypeError(f"median: axis must be an int or None, got {axis!r}")
     y, kshape, kept = _move_to_last(x, axis, op)
     n = y.shape[-1]
-    if n == 0:
-        raise ValueError(f"{op}: cannot take the median of an empty axis (input shape {list(x.shape)})")
+    if n == 0 and mode == "min":
+        raise ValueError(f"{op}: mode='min' has no element to take along an empty axis (input shape "
+                         f"{list(x.shape)}, axis {axis})")
     if mode == "avg" and ignore_nan:
         y = _float(y)
     elif mode == "avg" and y.dtype != _FLOAT64:  # Paddle: every other dtype averages in float32
         y = _ops.cast(y, _FLOAT32)
+    if n == 0:  # the mean of no values, as Paddle and NumPy: NaN
+        return _ops.full(kshape if keepdim else kept, float("nan"), y.dtype, x.place)
     if not (ignore_nan and y.dtype.is_floating_point):
         # Fixed ranks: selection (O(n) per row), not a sort.
         vlo, ilo = _kth(y, (n - 1) // 2 + 1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import oar
-from op_test_utils import (FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, OpCase, case_id,
+from op_test_utils import (FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, OpCase, bools, case_id,
                            check_bad_inputs, check_forward, check_grad, declared_ops, ints,
                            nonzero, normal, tensor)
 
@@ -54,6 +54,11 @@ CASES = [
     OpCase("prod[dtype=float64]", lambda x: oar.prod(x, axis=1, dtype="float64"),
            lambda x: np.prod(x, axis=1), inputs=[nonzero()], out_dtype="float64", op="prod",
            dtypes=["float32", "int64"]),
+    # bool multiplies in int64 as sum does (NumPy too); with dtype= in that dtype
+    OpCase("prod[bool]", lambda x: oar.prod(x, axis=1), lambda x: np.prod(x, axis=1), inputs=[bools()],
+           dtypes=["bool"], out_dtype="int64", op="prod", grad=False, shapes=SHAPES),
+    OpCase("prod[bool,dtype=float64]", lambda x: oar.prod(x, dtype="float64"), np.prod, inputs=[bools()],
+           dtypes=["bool"], out_dtype="float64", op="prod", grad=False, shapes=SHAPES),
     OpCase("sum_to", lambda x: oar._C.ops.sum_to(x, [1, 4]), lambda x: x.sum(0, keepdims=True),
            inputs=[(3, 4)], shapes=[[(3, 4)], [(0, 4)]]),
     OpCase("sum_to[lead]", lambda x: oar._C.ops.sum_to(x, [3, 1]), lambda x: x.sum((0, 2)).reshape(3, 1),
