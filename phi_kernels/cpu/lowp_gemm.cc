@@ -220,9 +220,11 @@ void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const in
     amx_s8gemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
-  for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0);
-  if (K == 0) return;
-  if (c.path != GemmPath::kFloat) {
+  if (K == 0 || c.path == GemmPath::kFloat) {  // the float path accumulates K blocks into C
+    for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0);
+    if (K == 0) return;
+  }
+  if (c.path != GemmPath::kFloat) {  // beta = 0: oneDNN writes every element of C
     gemm_split(M, N, lowp_cost(M, N, K), [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
       const int32_t co = 0;
       const dnnl_status_t st =
