@@ -119,9 +119,10 @@ class Predictor(_inference.Predictor):
         self._config = config
 
     def run(self, inputs=None):
-        """Runs on the fed handles (returns True), or on a list of arrays/tensors (returns
-        the outputs as a list of oar Tensors)."""
-        return super().run(inputs)
+        """Runs on the fed handles (returns None, as Paddle's run(); failures raise), or on a
+        list of arrays/tensors (returns the outputs as a list of oar Tensors)."""
+        out = super().run(inputs)
+        return None if inputs is None else out
 
     def clone(self):
         return Predictor(self._config)

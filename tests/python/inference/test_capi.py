@@ -50,7 +50,7 @@ def python_predictor(path, x, device=None):
     h = pred.get_input_handle("image")
     h.reshape(x.shape)
     h.copy_from_cpu(x)
-    assert pred.run()
+    assert pred.run() is None  # as Paddle's; a failure raises
     return pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu()
 
 
