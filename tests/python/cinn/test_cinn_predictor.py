@@ -55,7 +55,7 @@ def predict(path, x, cinn):
     h = pred.get_input_handle("x")
     h.reshape(x.shape)
     h.copy_from_cpu(x)
-    assert pred.run()
+    assert pred.run() is None
     return pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu()
 
 

@@ -81,7 +81,7 @@ def test_python_predictor_matches_eager(saved_lenet):
         h = predictor.get_input_handle(predictor.get_input_names()[0])
         h.reshape(x.shape)
         h.copy_from_cpu(x)
-        assert predictor.run()
+        assert predictor.run() is None
         out = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
         np.testing.assert_allclose(out, net(oar.to_tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
     # list-in, list-out form
