@@ -40,6 +40,12 @@ class Optimizer:
 
     _acc_names = ()
     _acc_init = {}
+    # Paddle's bias-correction accumulators, (name, hyperparameter): state_dict() writes
+    # '{param}_{name}_0', a float32 [1] tensor holding hp^(t + 1) after the parameter's t-th
+    # update, as Paddle's beta1_pow_acc / beta2_pow_acc; set_state_dict() takes the step
+    # counts from them when the state has no '@step' (a Paddle checkpoint). Note
+    # [Per-parameter step counts].
+    _pow_accs = ()
 
     def __init__(
         self,
@@ -285,9 +291,15 @@ class Optimizer:
                 out.append((p, p.name or f"param_{gi}_{pi}"))
         return out
 
+    def _grouped_names(self):
+        """(group, parameter, name) in the order of _names()."""
+        names = iter(self._names())
+        return [(g, p, next(names)[1]) for g in self._param_groups for p in g["params"]]
+
     def state_dict(self):
-        """Accumulators as '{param name}_{accumulator}_0', the step count, the parameter order
-        and the LR scheduler's state. Values are the live tensors (oar.save copies them)."""
+        """Accumulators as '{param name}_{accumulator}_0' (with Paddle's beta-power ones, so
+        that Paddle loads the state), the step count, the parameter order and the LR
+        scheduler's state. Values are the live tensors (oar.save copies them)."""
         state = {}
         names = self._names()
         for acc in self._acc_names:
@@ -295,6 +307,13 @@ class Optimizer:
             for p, n in names:
                 if id(p) in store:
                     state[f"{n}_{acc}_0"] = store[id(p)]
+        for g, p, n in self._grouped_names():
+            if not (self._acc_names and id(p) in self._accumulators.get(self._acc_names[0], {})):
+                continue  # never updated: Paddle has no accumulators for it either
+            t = self._step_count - self._step_lag.get(id(p), 0)
+            for acc, hp in self._pow_accs:
+                state[f"{n}_{acc}_0"] = _C.to_tensor(np.asarray([self._hp(g, hp) ** (t + 1)], np.float32),
+                                                     None, None, True)
         state["@step"] = self._step_count
         state["@param_order"] = [n for _, n in names]
         if any(self._step_lag.get(id(p), 0) for p, _ in names):
@@ -321,6 +340,21 @@ class Optimizer:
         else:
             rename = {n: n for n in current}
         used = set()
+        pow_steps = {}  # id(p) -> its update count, from Paddle's beta-power accumulators
+        for g, p, n in self._grouped_names():
+            for acc, hp in self._pow_accs:
+                key = f"{rename[n]}_{acc}_0"
+                if key not in state_dict:
+                    continue
+                used.add(key)
+                v = state_dict[key]
+                arr = np.asarray(v.numpy() if isinstance(v, _C.Tensor) else v, np.float64).reshape(-1)
+                beta = self._hp(g, hp)
+                if arr.size != 1 or not 0.0 <= arr[0] <= 1.0:
+                    raise ValueError(f"{cls}.set_state_dict: '{key}' must hold one value in [0, 1] "
+                                     f"({hp}^(steps + 1)), got {arr.tolist()[:4]}")
+                if id(p) not in pow_steps and beta > 0 and arr[0] > 0:
+                    pow_steps[id(p)] = max(int(round(np.log(arr[0]) / np.log(beta))) - 1, 0)
         for p, n in names:
             for acc in self._acc_names:
                 key = f"{rename[n]}_{acc}_0"
@@ -342,12 +376,17 @@ class Optimizer:
             raise ValueError(
                 f"{cls}.set_state_dict: keys {unknown[:5]} match no parameter of this optimizer"
             )
-        self._step_count = int(state_dict.get("@step", self._step_count))
         lags = list(state_dict.get("@step_lag", []))
-        if lags:  # in the saved order, which names[i] maps to through rename
+        if "@step" not in state_dict and pow_steps:  # Paddle's state: counts per parameter
+            self._step_count = max(pow_steps.values())
+            self._step_lag = {id(p): self._step_count - pow_steps.get(id(p), 0) for p, _ in names}
+            self._step_lag = {k: v for k, v in self._step_lag.items() if v}
+        elif lags:  # in the saved order, which names[i] maps to through rename
+            self._step_count = int(state_dict.get("@step", self._step_count))
             by_name = dict(zip(saved_order, lags))
             self._step_lag = {id(p): int(by_name.get(rename[n], 0)) for p, n in names}
         else:
+            self._step_count = int(state_dict.get("@step", self._step_count))
             self._step_lag = {}
         if "LR_Scheduler" in state_dict and not isinstance(self._learning_rate, float):
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
@@ -410,6 +449,7 @@ class Adam(Optimizer):
     """Adam (Paddle's bias-corrected form); weight_decay adds an L2 term to the gradient."""
 
     _acc_names = ("moment1", "moment2")
+    _pow_accs = (("beta1_pow_acc", "beta1"), ("beta2_pow_acc", "beta2"))
     _decoupled = False
 
     def __init__(
@@ -513,6 +553,7 @@ class Adamax(Optimizer):
     """m = b1 m + (1-b1) g;  u = max(b2 u + eps, |g|);  p -= lr / (1 - b1^t) * m / u."""
 
     _acc_names = ("moment", "inf_norm")
+    _pow_accs = (("beta1_pow_acc", "beta1"),)
 
     def __init__(
         self,
@@ -657,6 +698,7 @@ class Lamb(Optimizer):
     p -= lr * (||p|| / ||r||) * r."""
 
     _acc_names = ("moment1", "moment2")
+    _pow_accs = (("beta1_pow_acc", "beta1"), ("beta2_pow_acc", "beta2"))
 
     def __init__(
         self,

@@ -162,6 +162,52 @@ def test_per_parameter_step_survives_state_dict_round_trip():
     np.testing.assert_allclose(a3.weight.numpy(), a.weight.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "Lamb"])
+def test_beta_power_accumulators_as_paddle(name):
+    """Paddle's state_dict holds '{param}_beta1_pow_acc_0' (and beta2's; Adamax only beta1's):
+    float32 [1] tensors of beta^(t + 1) after the parameter's t-th update. Oar writes them, and
+    resumes from a state that has only them (no '@step': a Paddle checkpoint) with each
+    parameter's own count, here b, which sat out two of four steps."""
+    a, b = oar.nn.Linear(2, 1, bias_attr=False), oar.nn.Linear(2, 1, bias_attr=False)
+    params = [a.weight, b.weight]
+    for p in params:
+        p.set_value(np.full([2, 1], 0.5, np.float32))
+    cls = getattr(oar.optimizer, name)
+    opt = cls(learning_rate=0.1, parameters=params)
+    x = oar.ones([1, 2])
+
+    def step(o, use_b):
+        (a(x).sum() + (b(x).sum() if use_b else 0)).backward()
+        o.step()
+        o.clear_grad(set_to_zero=False)
+
+    for s in range(4):
+        step(opt, s >= 2)
+    state = opt.state_dict()
+    pows = [("beta1_pow_acc", 0.9)] + ([] if name == "Adamax" else [("beta2_pow_acc", 0.999)])
+    for p, t in ((a.weight, 4), (b.weight, 2)):
+        for acc, beta in pows:
+            v = state[f"{p.name}_{acc}_0"]
+            assert v.shape == [1] and v.dtype == oar.float32, (acc, v)
+            np.testing.assert_allclose(v.numpy(), [beta ** (t + 1)], rtol=1e-6)
+    paddle_form = {k: v.numpy().copy() for k, v in state.items() if not k.startswith("@")}
+    w4 = [p.numpy().copy() for p in params]
+    for _ in range(2):
+        step(opt, True)
+    want = [p.numpy().copy() for p in params]
+    for p, w in zip(params, w4):
+        p.set_value(w)
+    resumed = cls(learning_rate=0.1, parameters=params)
+    resumed.set_state_dict(paddle_form)
+    for _ in range(2):
+        step(resumed, True)
+    for p, w in zip(params, want):
+        np.testing.assert_allclose(p.numpy(), w, rtol=1e-6)
+    bad = dict(paddle_form, **{f"{a.weight.name}_beta1_pow_acc_0": np.array([1.5], np.float32)})
+    with pytest.raises(ValueError, match=f"{name}.set_state_dict: '{a.weight.name}_beta1_pow_acc_0' must hold"):
+        cls(learning_rate=0.1, parameters=params).set_state_dict(bad)
+
+
 def test_load_gives_stop_gradient_tensors_and_missing_path_is_a_value_error(tmp_path):
     lin = oar.nn.Linear(2, 2)
     t = oar.ones([2])
