@@ -4,7 +4,8 @@ The file is a safetensors file (8-byte little-endian header size, a JSON header 
 tensor's dtype, shape and byte range, then the raw bytes), so other safetensors readers open
 it. Its "__metadata__" carries Oar's extras as strings: the nested structure of the saved
 object (dicts, lists, tuples, Python scalars; leaves point at tensors by name) and a CRC32 of
-the structure and the data. Loading never executes code (no pickle). Saving writes a temp file
+the structure and the data. Loading never executes code (Paddle's pickles are read by a
+unpickler that builds only arrays and containers, Note [Paddle checkpoints]). Saving writes a temp file
 in the target directory, fsyncs it and renames it over the target, so a crash mid-save leaves
 the previous file intact. See Note [Checkpoint format] in docs/notes/training_api.md.
 """
@@ -13,6 +14,8 @@ import io as _pyio
 import json
 import mmap
 import os
+import pickle
+import pickletools
 import struct
 import tempfile
 import zlib
@@ -214,6 +217,8 @@ def _load_buffer(data, path, return_numpy):
     try:
         entries, start, fmt, structure = _C.inference.parse_safetensors(data, str(path))
     except ValueError as e:
+        if bytes(data[:2]) in _PICKLE_MAGIC:  # not safetensors: a paddle.save pickle?
+            return _load_paddle_pickle(data, path, return_numpy, e)
         raise ValueError(f"oar.load: {e}") from None
     body = memoryview(data)[start:]
     arrays = {}
@@ -232,6 +237,80 @@ def _load_buffer(data, path, return_numpy):
         return _decode(json.loads(structure), arrays, return_numpy)
     except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
         raise _corrupt(path, f"malformed structure ({e})") from None
+
+
+# Note [Paddle checkpoints]: paddle.save writes a pickle (protocol 2-4) of Python containers,
+# scalars, strings and NumPy arrays; a Tensor is a (name, array) tuple, bfloat16 as uint16
+# bits, and a state dict carries a "StructuredToParameterName@@" name map. oar.load reads
+# those with an unpickler that resolves only NumPy's array and dtype constructors and the
+# builtin containers, so it still runs no code from the file, and returns what paddle.load
+# does: (name, array) tuples and the arrays directly inside the top-level container as
+# Tensors (stop_gradient=True), deeper arrays as arrays, the name map dropped.
+_PICKLE_MAGIC = {b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05"}
+_PICKLE_GLOBALS = {
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("collections", "OrderedDict"),
+    ("builtins", "tuple"), ("builtins", "list"), ("builtins", "dict"), ("builtins", "set"),
+    ("builtins", "frozenset"), ("builtins", "complex"),
+}
+
+
+class _PaddleUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) not in _PICKLE_GLOBALS:
+            raise pickle.UnpicklingError(f"it refers to {module}.{name}; a Paddle checkpoint holds only "
+                                         f"arrays, numbers, strings and containers")
+        if module.startswith("numpy") and module.endswith("multiarray"):
+            try:
+                from numpy._core import multiarray
+            except ImportError:  # NumPy 1.x
+                from numpy.core import multiarray
+            return getattr(multiarray, name)
+        return super().find_class(module, name)
+
+
+def _load_paddle_pickle(data, path, return_numpy, safetensors_error):
+    raw = bytes(data)
+    try:
+        # every opcode's length checked first (pickletools reads, never allocates, a claimed
+        # 2^60-byte argument), then the restricted unpickler
+        for _ in pickletools.genops(raw):
+            pass
+        obj = _PaddleUnpickler(_pyio.BytesIO(raw)).load()
+    except Exception as e:  # noqa: BLE001  (any failure of a foreign file is a bad file)
+        raise ValueError(f"oar.load: '{path}' is neither an Oar/safetensors checkpoint "
+                         f"({safetensors_error}) nor a Paddle checkpoint pickle "
+                         f"({str(e) or type(e).__name__})") from None
+
+    def tensor(arr):
+        if return_numpy:
+            return arr
+        if arr.dtype == np.uint16:  # Paddle has no uint16: these are bfloat16 bits
+            return _to_value(("BF16", arr), False, True)
+        return _to_value(("", np.ascontiguousarray(arr)), False, True)
+
+    done = {}  # a container shared through the pickle's memo is converted once (no blow-up)
+
+    def conv(v, depth):
+        if depth > 100:
+            raise ValueError(f"oar.load: '{path}': containers nested over 100 deep")
+        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], np.ndarray):
+            return tensor(v[1])
+        if isinstance(v, np.ndarray):
+            return tensor(v) if depth <= 1 else v
+        if not isinstance(v, (dict, list, tuple)):
+            return v
+        key = (id(v), depth <= 1)
+        if key not in done:
+            if isinstance(v, dict):
+                done[key] = type(v)((k, conv(x, depth + 1)) for k, x in v.items()
+                                    if not (depth == 0 and k == "StructuredToParameterName@@"))
+            else:
+                done[key] = type(v)(conv(x, depth + 1) for x in v)
+        return done[key]
+
+    return conv(obj, 0)
 
 
 def _to_value(entry, return_numpy, stop_gradient):

@@ -1,4 +1,4 @@
-"""Mutated files for every loader (issue 16): checkpoints (oar.load), saved models
+"""Mutated files for every loader (issue 16): checkpoints (oar.load: Oar's and Paddle's), saved models
 (oar.jit.load and the predictor, each file of the pair), and IR (oar.pir.parse text,
 oar.pir.deserialize binary). Each mutation is a bit flip, an interesting byte, a
 truncation, a splice of another region, an insertion or a deletion; a mutated file must
@@ -10,6 +10,8 @@ import os
 import random
 import time
 
+PADDLE_CKPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "compat", "paddle331",
+                           "adam.pdopt")
 SEED_SCRIPT = """
 import oar
 class Net(oar.nn.Layer):
@@ -50,6 +52,8 @@ def make_seeds(folder):
     model, params = read("model.pdmodel"), read("model.pdiparams")
     return {  # fmt: (the file to mutate, its intact partner)
         "checkpoint": (read("ckpt.pdparams"), b""),
+        # a checkpoint written by Paddle 3.3.1 (a pickle, Note [Paddle checkpoints])
+        "paddle_checkpoint": (open(PADDLE_CKPT, "rb").read(), b""),
         "jit": (model, params), "jit_params": (params, model),
         "predictor": (model, params), "predictor_params": (params, model),
         "pir_text": (read("prog.pir"), b""), "pir_bin": (read("prog.bin"), b""),

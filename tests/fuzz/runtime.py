@@ -59,7 +59,8 @@ def T(dtype, shape, kind="rand", seed=0, view=None, grad=False):
 
 
 def load_as(fmt, data, other=b""):
-    """Loads bytes `data` the way format `fmt` is read from disk ('checkpoint': oar.load,
+    """Loads bytes `data` the way format `fmt` is read from disk ('checkpoint' and
+    'paddle_checkpoint', a paddle.save pickle: oar.load,
     'jit': oar.jit.load, 'predictor': the inference predictor, 'pir_text': oar.pir.parse,
     'pir_bin': oar.pir.deserialize). For the two-file saved model, `data` is the
     .pdmodel (or the .pdiparams when fmt ends in '_params') and `other` the intact partner."""
@@ -74,7 +75,7 @@ def load_as(fmt, data, other=b""):
 
 def _load_files(fmt, data, other, d):
     import os
-    if fmt == "checkpoint":
+    if fmt in ("checkpoint", "paddle_checkpoint"):
         with open(os.path.join(d, "m.pdparams"), "wb") as f:
             f.write(data)
         return oar.load(os.path.join(d, "m.pdparams"))

@@ -144,12 +144,21 @@ def test_unsupported_objects_rejected(tmp_path):
     assert not os.path.exists(tmp_path / "x")
 
 
+class _Eval:
+    def __reduce__(self):
+        return (eval, ("__import__('os').getpid()",))
+
+
 def test_load_never_executes_code(tmp_path):
+    """A pickle of plain data loads (Paddle's checkpoints are pickles, Note [Paddle
+    checkpoints]); one naming any callable but NumPy's array constructors is refused."""
     import pickle
 
     p = tmp_path / "evil"
-    p.write_bytes(pickle.dumps({"a": 1}))
-    with pytest.raises(ValueError, match="evil"):
+    p.write_bytes(pickle.dumps({"a": 1, "b": [2.5, "s"]}))
+    assert oar.load(str(p)) == {"a": 1, "b": [2.5, "s"]}
+    p.write_bytes(pickle.dumps({"a": _Eval()}))
+    with pytest.raises(ValueError, match=r"evil' is neither .* \(it refers to builtins\.eval"):
         oar.load(str(p))
 
 

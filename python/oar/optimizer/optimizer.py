@@ -328,6 +328,11 @@ class Optimizer:
         cls = type(self).__name__
         names = self._names()
         saved_order = list(state_dict.get("@param_order", []))
+        if not saved_order and self._acc_names:
+            # Paddle's state has no order entry: its first accumulator's keys are in the
+            # optimizer's parameter order, so a model rebuilt under other names still maps
+            suffix = f"_{self._acc_names[0]}_0"
+            saved_order = [k[: -len(suffix)] for k in state_dict if isinstance(k, str) and k.endswith(suffix)]
         current = [n for _, n in names]
         acc_keys = [k for k in state_dict if not k.startswith("@") and k != "LR_Scheduler"]
         if saved_order and set(saved_order) != set(current):
