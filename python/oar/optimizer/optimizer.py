@@ -4,6 +4,8 @@ ops). Learning rates and L2 coefficients are resolved per parameter in Python (g
 scheduler LR x group scale x ParamAttr learning_rate; group weight_decay, else ParamAttr
 regularizer, else the optimizer's weight_decay) and handed to the kernel as lists."""
 
+import warnings
+
 import numpy as np
 
 from .. import _C
@@ -334,7 +336,15 @@ class Optimizer:
             suffix = f"_{self._acc_names[0]}_0"
             saved_order = [k[: -len(suffix)] for k in state_dict if isinstance(k, str) and k.endswith(suffix)]
         current = [n for _, n in names]
-        acc_keys = [k for k in state_dict if not k.startswith("@") and k != "LR_Scheduler"]
+        # besides accumulators: Oar's '@' entries, the LR scheduler's state, and two entries of
+        # Paddle's: the name map of a pickle read without oar.load, and the fp32 master
+        # weights of an O2 run, which are not restored (warned: the parameters as loaded,
+        # rounded to 16 bits, become the masters)
+        if "master_weights" in state_dict:
+            warnings.warn(f"{cls}.set_state_dict: Paddle's 'master_weights' (fp32 copies of 16-bit "
+                          f"parameters) are not restored; the loaded parameters are used as they are")
+        acc_keys = [k for k in state_dict if not k.startswith("@")
+                    and k not in ("LR_Scheduler", "master_weights", "StructuredToParameterName@@")]
         if saved_order and set(saved_order) != set(current):
             if len(saved_order) != len(current):
                 raise ValueError(

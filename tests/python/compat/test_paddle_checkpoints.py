@@ -72,3 +72,19 @@ def test_a_truncated_paddle_pickle_is_a_value_error(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match=r"cut\.pdopt' is neither an Oar/safetensors checkpoint"):
         oar.load(str(path))
+
+
+def test_paddles_extra_optimizer_entries():
+    """A Paddle optimizer state may hold the pickle's name map (when read without oar.load)
+    and an O2 run's 'master_weights': neither is an accumulator; the masters are not
+    restored, with a warning saying so."""
+    layer = oar.nn.Linear(2, 1)
+    opt = oar.optimizer.Adam(parameters=layer.parameters())
+    layer(oar.ones([1, 2])).sum().backward()
+    opt.step()
+    state = {k: v for k, v in opt.state_dict().items() if not k.startswith("@")}
+    state["StructuredToParameterName@@"] = {"x": "y"}
+    oar.optimizer.Adam(parameters=layer.parameters()).set_state_dict(state)
+    state["master_weights"] = {}
+    with pytest.warns(UserWarning, match="'master_weights' .* are not restored"):
+        oar.optimizer.Adam(parameters=layer.parameters()).set_state_dict(state)
