@@ -48,6 +48,8 @@ class Optimizer:
     # counts from them when the state has no '@step' (a Paddle checkpoint). Note
     # [Per-parameter step counts].
     _pow_accs = ()
+    # older Oar names of accumulators renamed to Paddle's: {name: old name}, still read
+    _acc_aliases = {}
 
     def __init__(
         self,
@@ -333,8 +335,10 @@ class Optimizer:
         if not saved_order and self._acc_names:
             # Paddle's state has no order entry: its first accumulator's keys are in the
             # optimizer's parameter order, so a model rebuilt under other names still maps
-            suffix = f"_{self._acc_names[0]}_0"
-            saved_order = [k[: -len(suffix)] for k in state_dict if isinstance(k, str) and k.endswith(suffix)]
+            for acc in (self._acc_names[0], self._acc_aliases.get(self._acc_names[0])):
+                suffix = f"_{acc}_0"
+                saved_order = saved_order or [k[: -len(suffix)] for k in state_dict
+                                              if acc and isinstance(k, str) and k.endswith(suffix)]
         current = [n for _, n in names]
         # besides accumulators: Oar's '@' entries, the LR scheduler's state, and two entries of
         # Paddle's: the name map of a pickle read without oar.load, and the fp32 master
@@ -373,6 +377,8 @@ class Optimizer:
         for p, n in names:
             for acc in self._acc_names:
                 key = f"{rename[n]}_{acc}_0"
+                if key not in state_dict and acc in self._acc_aliases:
+                    key = f"{rename[n]}_{self._acc_aliases[acc]}_0"
                 if key not in state_dict:
                     continue
                 used.add(key)
@@ -636,7 +642,9 @@ class Adadelta(Optimizer):
     """Eg = rho Eg + (1-rho) g^2;  d = -sqrt((Edx + eps) / (Eg + eps)) g;
     Edx = rho Edx + (1-rho) d^2;  p += lr * d."""
 
-    _acc_names = ("avg_squared_grad", "avg_squared_update")
+    # Paddle's names (its state keys read '{param}__avg_squared_grad_0')
+    _acc_names = ("_avg_squared_grad", "_avg_squared_update")
+    _acc_aliases = {"_avg_squared_grad": "avg_squared_grad", "_avg_squared_update": "avg_squared_update"}
 
     def __init__(
         self,
@@ -655,8 +663,8 @@ class Adadelta(Optimizer):
         self._epsilon, self._rho = float(epsilon), float(rho)
 
     def _update(self, group, params, grads, lrs, wds, step):
-        eg = [self._accumulator("avg_squared_grad", p) for p in params]
-        ex = [self._accumulator("avg_squared_update", p) for p in params]
+        eg = [self._accumulator("_avg_squared_grad", p) for p in params]
+        ex = [self._accumulator("_avg_squared_update", p) for p in params]
         _C._adadelta_update(
             params, grads, eg, ex, lrs, wds, self._hp(group, "rho"), self._hp(group, "epsilon")
         )

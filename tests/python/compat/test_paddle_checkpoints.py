@@ -88,3 +88,20 @@ def test_paddles_extra_optimizer_entries():
     state["master_weights"] = {}
     with pytest.warns(UserWarning, match="'master_weights' .* are not restored"):
         oar.optimizer.Adam(parameters=layer.parameters()).set_state_dict(state)
+
+
+def test_adadelta_state_keys_are_paddles_and_older_ones_still_load():
+    """Paddle 3.3.1 names Adadelta's accumulators '_avg_squared_grad' / '_avg_squared_update'
+    (keys '{param}__avg_squared_grad_0'); Oar writes those, and still reads its older names."""
+    layer = oar.nn.Linear(2, 1)
+    opt = oar.optimizer.Adadelta(learning_rate=1.0, parameters=layer.parameters())
+    layer(oar.ones([1, 2])).sum().backward()
+    opt.step()
+    state = opt.state_dict()
+    w = layer.weight.name
+    assert {f"{w}__avg_squared_grad_0", f"{w}__avg_squared_update_0"} <= set(state)
+    older = {k.replace("__avg", "_avg"): (v.numpy() if isinstance(v, oar.Tensor) else v) for k, v in state.items()}
+    resumed = oar.optimizer.Adadelta(learning_rate=1.0, parameters=layer.parameters())
+    resumed.set_state_dict(older)
+    np.testing.assert_array_equal(resumed.state_dict()[f"{w}__avg_squared_grad_0"].numpy(),
+                                  state[f"{w}__avg_squared_grad_0"].numpy())
