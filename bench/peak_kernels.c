@@ -11,9 +11,9 @@
  * registers by an empty asm that claims to change them every iteration, so the compiler
  * can neither spill them nor fold the chains. STEP(a) is one FMA-class instruction and
  * ADD sums two accumulators, macros the caller defines. AVX2 has 16 vector registers: 12
- * chains cover its FMAs (4 cycles x 2 pipes on every core seen). AVX-512 has 32 and takes 24: Zen 5's
- * vdpbf16ps needs more than 12 in flight (12 chains read 483-491 GFLOP/s at 1 thread,
- * 24 read 527-531; its FMA loop is the same at 12 and 24). */
+ * chains cover its FMAs (4 cycles x 2 pipes on every core seen). AVX-512 has 32 and takes
+ * 24: Zen 5's vdpbf16ps needs more than 12 in flight (12 chains read 483-491 GFLOP/s at 1
+ * thread, 24 read 527-531; its FMA loop is the same at 12 and 24). */
 #define ACC12(X) X(a0) X(a1) X(a2) X(a3) X(a4) X(a5) X(a6) X(a7) X(a8) X(a9) X(a10) X(a11)
 #define ACC24(X) \
   ACC12(X) X(a12) X(a13) X(a14) X(a15) X(a16) X(a17) X(a18) X(a19) X(a20) X(a21) X(a22) X(a23)

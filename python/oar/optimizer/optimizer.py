@@ -295,6 +295,10 @@ class Optimizer:
                 out.append((p, p.name or f"param_{gi}_{pi}"))
         return out
 
+    def _acc_spellings(self, acc):
+        """The names accumulator `acc` may have in a state's keys: its own, then its older one."""
+        return (acc,) + ((self._acc_aliases[acc],) if acc in self._acc_aliases else ())
+
     def _grouped_names(self):
         """(group, parameter, name) in the order of _names()."""
         names = iter(self._names())
@@ -335,10 +339,11 @@ class Optimizer:
         if not saved_order and self._acc_names:
             # Paddle's state has no order entry: its first accumulator's keys are in the
             # optimizer's parameter order, so a model rebuilt under other names still maps
-            for acc in (self._acc_names[0], self._acc_aliases.get(self._acc_names[0])):
+            for acc in self._acc_spellings(self._acc_names[0]):
                 suffix = f"_{acc}_0"
-                saved_order = saved_order or [k[: -len(suffix)] for k in state_dict
-                                              if acc and isinstance(k, str) and k.endswith(suffix)]
+                saved_order = [k[: -len(suffix)] for k in state_dict if isinstance(k, str) and k.endswith(suffix)]
+                if saved_order:
+                    break
         current = [n for _, n in names]
         # besides accumulators: Oar's '@' entries, the LR scheduler's state, and two entries of
         # Paddle's: the name map of a pickle read without oar.load, and the fp32 master
@@ -366,8 +371,7 @@ class Optimizer:
                 if key not in state_dict:
                     continue
                 used.add(key)
-                v = state_dict[key]
-                arr = np.asarray(v.numpy() if isinstance(v, _C.Tensor) else v, np.float64).reshape(-1)
+                arr = _as_array(state_dict[key]).astype(np.float64).reshape(-1)
                 beta = self._hp(g, hp)
                 if arr.size != 1 or not 0.0 <= arr[0] <= 1.0:
                     raise ValueError(f"{cls}.set_state_dict: '{key}' must hold one value in [0, 1] "
@@ -376,14 +380,12 @@ class Optimizer:
                     pow_steps[id(p)] = max(int(round(np.log(arr[0]) / np.log(beta))) - 1, 0)
         for p, n in names:
             for acc in self._acc_names:
-                key = f"{rename[n]}_{acc}_0"
-                if key not in state_dict and acc in self._acc_aliases:
-                    key = f"{rename[n]}_{self._acc_aliases[acc]}_0"
-                if key not in state_dict:
+                keys = [f"{rename[n]}_{a}_0" for a in self._acc_spellings(acc)]
+                key = next((k for k in keys if k in state_dict), None)
+                if key is None:
                     continue
                 used.add(key)
-                v = state_dict[key]
-                arr = v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
+                arr = _as_array(state_dict[key])
                 want = self._acc_shape(acc, p.shape)
                 if list(arr.shape) != want:
                     raise ValueError(
@@ -397,18 +399,15 @@ class Optimizer:
             raise ValueError(
                 f"{cls}.set_state_dict: keys {unknown[:5]} match no parameter of this optimizer"
             )
-        lags = list(state_dict.get("@step_lag", []))
         if "@step" not in state_dict and pow_steps:  # Paddle's state: counts per parameter
             self._step_count = max(pow_steps.values())
-            self._step_lag = {id(p): self._step_count - pow_steps.get(id(p), 0) for p, _ in names}
-            self._step_lag = {k: v for k, v in self._step_lag.items() if v}
-        elif lags:  # in the saved order, which names[i] maps to through rename
-            self._step_count = int(state_dict.get("@step", self._step_count))
-            by_name = dict(zip(saved_order, lags))
-            self._step_lag = {id(p): int(by_name.get(rename[n], 0)) for p, n in names}
+            self._step_lag = {id(p): self._step_count - pow_steps.get(id(p), 0) for p, _ in names
+                              if pow_steps.get(id(p), 0) != self._step_count}
         else:
             self._step_count = int(state_dict.get("@step", self._step_count))
-            self._step_lag = {}
+            # the lags are in the saved order, which names[i] maps to through rename
+            by_name = dict(zip(saved_order, state_dict.get("@step_lag", [])))
+            self._step_lag = {id(p): int(by_name[rename[n]]) for p, n in names if by_name.get(rename[n])}
         if "LR_Scheduler" in state_dict and not isinstance(self._learning_rate, float):
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
 
@@ -453,6 +452,11 @@ class Momentum(Optimizer):
         _C._momentum_update(
             params, grads, vel, lrs, wds, self._hp(group, "momentum"), self._nesterov
         )
+
+
+def _as_array(v):
+    """A state entry (a Tensor, an array or a number) as a NumPy array."""
+    return v.numpy() if isinstance(v, _C.Tensor) else np.asarray(v)
 
 
 def _check_betas(cls, **betas):
