@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/scratch.h"
 
 #define OAR_AMX __attribute__((target("amx-tile,amx-bf16,amx-int8,avx512f,avx512bw,avx512vl,avx512bf16")))
 
@@ -323,30 +323,6 @@ bool amx_permitted() {
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 }
 
-// 64-byte-aligned scratch kept per thread and grown as needed: fresh pages cost ~11 us each
-// to fault in on these machines, so a repeated product must not allocate. A buffer larger
-// than kKeep (a product far beyond a model's usual ones) is given back after the call.
-struct Scratch {
-  static constexpr size_t kKeep = size_t{64} << 20;
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<void, Free> p;
-  size_t bytes = 0;
-  void* get(size_t need) {
-    if (need > bytes) {
-      need = round_up(static_cast<int64_t>(need), 4096);
-      p.reset(std::aligned_alloc(64, need));
-      bytes = p ? need : 0;
-      OAR_ENFORCE(p, ResourceExhausted, "matmul: the AMX GEMM could not allocate ", need, " bytes of packing scratch");
-    }
-    return p.get();
-  }
-  void trim() {
-    if (bytes > kKeep) p.reset(), bytes = 0;
-  }
-};
-
 // cpuid (AMX tiles, the dot product `dot` = "bf16" | "int8", AVX-512 for the packing) and the
 // kernel's grant of the tile state.
 bool amx_supported(const char* dot) {
@@ -375,7 +351,7 @@ void amx_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const typename 
   const int64_t Kp = round_up(std::max<int64_t>(K, 1), T::kStep), nc = panel_cols<T>(Kp);
   const int64_t strips = (M + 31) / 32, panels = (N + nc - 1) / nc;
   thread_local Scratch a_scratch;
-  auto* PA = static_cast<In*>(a_scratch.get(static_cast<size_t>(strips) * 32 * Kp * sizeof(In)));
+  auto* PA = static_cast<In*>(a_scratch.get(static_cast<size_t>(strips) * 32 * Kp * sizeof(In), "matmul (AMX)"));
   parallel_for(
       strips,
       [&](int64_t s0, int64_t s1) {
@@ -386,8 +362,8 @@ void amx_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const typename 
   auto run = [&](int64_t s0, int64_t s1, int64_t p0, int64_t p1) {
     thread_local Scratch pb, acc;
     AmxJob<T> j = job;
-    j.PB = static_cast<In*>(pb.get(static_cast<size_t>(Kp) * nc * sizeof(In)));
-    j.acc = static_cast<typename T::Acc*>(acc.get(static_cast<size_t>(32) * nc * 4));
+    j.PB = static_cast<In*>(pb.get(static_cast<size_t>(Kp) * nc * sizeof(In), "matmul (AMX)"));
+    j.acc = static_cast<typename T::Acc*>(acc.get(static_cast<size_t>(32) * nc * 4, "matmul (AMX)"));
     amx_run<T>(j, s0, s1, p0, p1);
     pb.trim();
   };

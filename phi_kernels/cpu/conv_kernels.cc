@@ -1,6 +1,7 @@
 // conv{2,3}d, conv{2,3}d_transpose and conv{2,3}d_grad_filter. float32 runs on oneDNN
-// (conv_onednn.cc); bfloat16 on oneDNN's bf16 kernels where the CPU has AVX512-BF16 or
-// AMX, elsewhere through float32 (Note [bf16 convolution]); float64 (used for precise
+// (conv_onednn.cc); bfloat16 on oneDNN's bf16 kernels where the CPU has AMX, or
+// AVX512-BF16 that outruns its float32 FMAs, elsewhere through float32 (Note [bf16
+// convolution]); float64 (used for precise
 // gradients) on im2col + BLAS dgemm, per image and group, in channels-first layout
 // (channels-last inputs are transposed).
 // A transposed conv is the data gradient of the conv with input and output exchanged.
@@ -13,8 +14,10 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "phi_kernels/cpu/scratch.h"
 #include "phi_kernels/funcs/conv_im2col.h"
 #include "phi_kernels/funcs/conv_onednn.h"
+#include "phi_kernels/funcs/lowp_gemm.h"
 
 namespace oar::phi {
 namespace {
@@ -123,25 +126,36 @@ void gemm_conv(const ConvGeometry& cg, Pass pass, const double* a, const double*
   }
 }
 
-// OAR_BF16_CONV=float: bf16 convolutions through float32 even where oneDNN's bf16
-// kernels run (tests of that path). Read at every call.
+// oneDNN's bf16 kernels where they pay on this CPU (bf16_onednn_pays: AMX, or a
+// vdpbf16ps at least 0.75x as fast as float32 FMAs; Note [bf16 dot or widened float]), else
+// through float32. OAR_BF16_CONV=float | onednn forces a path (onednn only where oneDNN
+// runs bf16 at all); read at every call.
 bool bf16_conv_onednn() {
+  if (!onednn_conv_bf16_supported()) return false;
   const char* v = std::getenv("OAR_BF16_CONV");
-  return onednn_conv_bf16_supported() && !(v && std::strcmp(v, "float") == 0);
+  if (v && std::strcmp(v, "float") == 0) return false;
+  if (v && std::strcmp(v, "onednn") == 0) return true;
+  return bf16_onednn_pays();
 }
 
-// bfloat16 without the bf16 kernels: both operands widened to float (exact), the float32
-// pass, the result rounded once to nearest even.
+// bfloat16 through float32: both operands widened (exact) into this thread's scratch, the
+// float32 pass, the result rounded once to nearest even.
 void bf16_via_float(const ConvGeometry& g, Pass pass, const bfloat16* a, int64_t na, const bfloat16* b, int64_t nb,
                     bfloat16* c, int64_t nc) {
-  std::vector<float> fa(a, a + na), fb(b, b + nb), fc(nc);
+  thread_local Scratch sa, sb, sc;
+  float* fa = sa.get<float>(na, "conv (bf16)");
+  float* fb = sb.get<float>(nb, "conv (bf16)");
+  float* fc = sc.get<float>(nc, "conv (bf16)");
+  bf16_to_float_rows(reinterpret_cast<const uint16_t*>(a), na, 1, na, fa, na);
+  bf16_to_float_rows(reinterpret_cast<const uint16_t*>(b), nb, 1, nb, fb, nb);
   if (pass == Pass::kFwd)
-    onednn_conv_fwd(g, fa.data(), fb.data(), fc.data());
+    onednn_conv_fwd(g, fa, fb, fc);
   else if (pass == Pass::kBwdData)
-    onednn_conv_bwd_data(g, fa.data(), fb.data(), fc.data());
+    onednn_conv_bwd_data(g, fa, fb, fc);
   else
-    onednn_conv_bwd_weights(g, fa.data(), fb.data(), fc.data());
-  std::copy(fc.begin(), fc.end(), c);
+    onednn_conv_bwd_weights(g, fa, fb, fc);
+  float_to_bf16_rows(fc, nc, 1, nc, reinterpret_cast<uint16_t*>(c), nc);
+  sa.trim(), sb.trim(), sc.trim();
 }
 
 template <typename T>

@@ -3,6 +3,8 @@
 // choice of library: docs/notes/gemm_backends.md.
 #include "phi_kernels/funcs/lowp_gemm.h"
 
+#include <immintrin.h>
+#include <time.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -15,25 +17,95 @@
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/cpu/gemm_split.h"
+#include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/scratch.h"
 #include "phi_kernels/funcs/amx_gemm.h"
 #include "phi_kernels/funcs/sgemm.h"
 
 namespace oar::phi {
 namespace {
 
-float bf16_to_float(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-uint16_t float_to_bf16(float f) {  // round to nearest even; NaN stays NaN
+uint16_t float_to_bf16(float f) {  // round to nearest even; NaN stays NaN (quieted)
   uint32_t u;
   std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);  // a select: vectorizes
+}
+
+// Note [bf16 dot or widened float]: where the CPU has AVX512-BF16 a bf16 product can run on
+// its dot-product instruction (vdpbf16ps: oneDNN's bf16 kernels) or as float32 FMAs on the
+// operands widened to float32, which is exact (sgemm, the float32 convolutions). Which is
+// faster is the core's, not the ISA flags': Zen 4 and Zen 5 run vdpbf16ps at twice their
+// float32 FMA rate in flops (Zen 5: 503-531 against 253-268 GFLOP/s a core), an Emerald
+// Rapids core without AMX at half of it (83 against 166), so there oneDNN's bf16 matmul ran
+// at 82 GFLOP/s and the widened one at 142 (2048^3, 1 thread). So the route is measured:
+// at the first bf16 product or convolution the two instructions run in register-only loops
+// (24 independent chains each, as bench/peak_kernels.c) for about 0.1-0.3 ms in all, on
+// this thread's CPU clock, best of three alternations; oneDNN keeps the bf16 products where
+// its instruction runs at >= 0.75x the FMA's flop rate (at equal rates bf16 still moves
+// half the bytes and skips the widening). The two measured ratios seen are 2 and 0.5, far
+// from the line, so the choice does not flip from one process to the next. AMX is not
+// probed: where oneDNN runs AMX, its tiles (and Oar's AMX kernel) outrun both.
+#define OAR_X12(X, o) X(o##0) X(o##1) X(o##2) X(o##3) X(o##4) X(o##5) X(o##6) X(o##7) X(o##8) X(o##9) X(o##a) X(o##b)
+#define OAR_X24(X) OAR_X12(X, 0) OAR_X12(X, 1)
+#define OAR_DECL(i) __m512 a##i = init;
+#define OAR_KEEP(i) __asm__ volatile("" : "+v"(a##i));
+#define OAR_SUM(i) sum = _mm512_add_ps(sum, a##i);
+
+double thread_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+__attribute__((target("avx512f,avx512bf16"))) double time_dpbf16(int64_t iters) {
+  const __m512 init = _mm512_set1_ps(1e-3f);
+  const __m512bh x = _mm512_cvtne2ps_pbh(init, init), y = _mm512_cvtne2ps_pbh(init, init);
+  const double t0 = thread_seconds();
+  OAR_X24(OAR_DECL)
+  for (int64_t it = 0; it < iters; ++it) {
+#define OAR_STEP(i) a##i = _mm512_dpbf16_ps(a##i, x, y);
+    OAR_X24(OAR_STEP) OAR_X24(OAR_KEEP)
+#undef OAR_STEP
+  }
+  __m512 sum = init;
+  OAR_X24(OAR_SUM)
+  __asm__ volatile("" : : "v"(sum));  // the chains' result is used
+  return thread_seconds() - t0;
+}
+
+__attribute__((target("avx512f"))) double time_fma(int64_t iters) {
+  const __m512 init = _mm512_set1_ps(1e-3f), x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+  const double t0 = thread_seconds();
+  OAR_X24(OAR_DECL)
+  for (int64_t it = 0; it < iters; ++it) {
+#define OAR_STEP(i) a##i = _mm512_fmadd_ps(a##i, x, y);
+    OAR_X24(OAR_STEP) OAR_X24(OAR_KEEP)
+#undef OAR_STEP
+  }
+  __m512 sum = init;
+  OAR_X24(OAR_SUM)
+  __asm__ volatile("" : : "v"(sum));  // the chains' result is used
+  return thread_seconds() - t0;
+}
+#undef OAR_X12
+#undef OAR_X24
+#undef OAR_DECL
+#undef OAR_KEEP
+#undef OAR_SUM
+
+// vdpbf16ps's flop rate over the FMA's (64 flops an instruction against 32); 0 without
+// AVX512-BF16.
+double measure_dot_vs_fma() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) return 0.0;
+  constexpr int64_t kIters = 4000;  // 96k instructions a loop: 20-150 us
+  double dot = 1e30, fma = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    dot = std::min(dot, time_dpbf16(kIters));
+    fma = std::min(fma, time_fma(kIters));
+  }
+  return dot > 0.0 ? 2.0 * fma / dot : 0.0;
 }
 
 enum class GemmPath { kAmx, kOnednn, kFloat };
@@ -45,10 +117,10 @@ struct PathChoice {
 
 // One dtype's path, chosen once: `env` (OAR_BF16_GEMM / OAR_INT8_GEMM) = amx | onednn | float
 // forces one (amx only where the CPU has it); else Oar's AMX kernel where the CPU has it and
-// oneDNN runs AMX, else oneDNN where it runs the instructions, else the float blocks. What
-// oneDNN runs decides, not cpuid (onednn_runs_isa): a cap (DNNL_MAX_CPU_ISA=AVX512_CORE, an
-// AVX2 run of bench/) turns Oar's AMX kernel off too, so a capped run takes the path a CPU
-// without AMX takes.
+// oneDNN runs AMX, else oneDNN where it runs the instructions and they pay (`onednn`), else
+// the float blocks. What oneDNN runs decides, not cpuid (onednn_runs_isa): a cap
+// (DNNL_MAX_CPU_ISA=AVX512_CORE, an AVX2 run of bench/) turns Oar's AMX kernel off too, so a
+// capped run takes the path a CPU without AMX takes.
 PathChoice choose_path(const char* env, bool amx, bool onednn) {
   const char* v = std::getenv(env);
   if (v && std::strcmp(v, "amx") == 0 && amx) return {GemmPath::kAmx, true};
@@ -59,8 +131,7 @@ PathChoice choose_path(const char* env, bool amx, bool onednn) {
 }
 
 const PathChoice& bf16_choice() {
-  static const PathChoice c =
-      choose_path("OAR_BF16_GEMM", amx_bf16_supported(), onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16));
+  static const PathChoice c = choose_path("OAR_BF16_GEMM", amx_bf16_supported(), bf16_onednn_pays());
   return c;
 }
 
@@ -173,7 +244,66 @@ void widen(const T* X, int64_t ld, bool trans, int64_t r0, int64_t r1, int64_t c
   }
 }
 
+// seg(i, j0, n) over the elements of a rows x cols block, split evenly on Oar's pool whatever
+// its shape (one long row included): each call a run of n elements of row i from column j0.
+template <class Seg>
+void for_row_segments(int64_t rows, int64_t cols, Seg&& seg) {
+  if (rows <= 0 || cols <= 0) return;
+  parallel_for(rows * cols, [&](int64_t b, int64_t e) {
+    while (b < e) {
+      const int64_t i = b / cols, j0 = b % cols, n = std::min(cols - j0, e - b);
+      seg(i, j0, n);
+      b += n;
+    }
+  });
+}
+
+// bf16 through float32 (the AVX2 CPUs' path, and Note [bf16 dot or widened float]'s): both
+// operands widened as stored (sgemm takes the transposes), one sgemm, the result rounded
+// once. The three float buffers are this thread's scratch, reused from call to call.
+void bf16gemm_widened(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+                      const uint16_t* B, int64_t ldb, uint16_t* C, int64_t ldc) {
+  thread_local Scratch sa, sb, sc;
+  const int64_t a_cols = ta ? M : K, b_cols = tb ? K : N;
+  float* a32 = sa.get<float>(M * K, "matmul (bf16)");
+  float* b32 = sb.get<float>(K * N, "matmul (bf16)");
+  float* c32 = sc.get<float>(M * N, "matmul (bf16)");
+  bf16_to_float_rows(A, lda, ta ? K : M, a_cols, a32, a_cols);
+  bf16_to_float_rows(B, ldb, tb ? N : K, b_cols, b32, b_cols);
+  sgemm_rowmajor(ta, tb, M, N, K, a32, a_cols, b32, b_cols, c32, N);
+  float_to_bf16_rows(c32, N, M, N, C, ldc);
+  sa.trim(), sb.trim(), sc.trim();
+}
+
 }  // namespace
+
+double bf16_dot_vs_fma() {
+  static const double r = measure_dot_vs_fma();
+  return r;
+}
+
+bool bf16_onednn_pays() {
+  if (onednn_runs_isa(dnnl_cpu_isa_avx512_core_amx)) return true;
+  return onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16) && bf16_dot_vs_fma() >= 0.75;
+}
+
+void bf16_to_float_rows(const uint16_t* src, int64_t ld, int64_t rows, int64_t cols, float* dst, int64_t ldd) {
+  for_row_segments(rows, cols, [&](int64_t i, int64_t j0, int64_t n) {
+    const uint16_t* s = src + i * ld + j0;
+    auto* d = reinterpret_cast<uint32_t*>(dst + i * ldd + j0);  // bf16 is float's upper half
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) d[j] = static_cast<uint32_t>(s[j]) << 16;
+  });
+}
+
+void float_to_bf16_rows(const float* src, int64_t ld, int64_t rows, int64_t cols, uint16_t* dst, int64_t ldd) {
+  for_row_segments(rows, cols, [&](int64_t i, int64_t j0, int64_t n) {
+    const float* s = src + i * ld + j0;
+    uint16_t* d = dst + i * ldd + j0;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) d[j] = float_to_bf16(s[j]);
+  });
+}
 
 const char* bf16_gemm_path() { return path_name(bf16_choice().path); }
 const char* int8_gemm_path() { return path_name(int8_choice().path); }
@@ -202,14 +332,7 @@ void bf16gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const 
     });
     if (ran) return;
   }
-  // Widen to float (exact), one sgemm, round once on store.
-  std::vector<float> a32(M * K), b32(K * N), c32(M * N);
-  widen(A, lda, ta, 0, M, 0, K, a32.data(), bf16_to_float);
-  widen(B, ldb, tb, 0, K, 0, N, b32.data(), bf16_to_float);
-  sgemm_rowmajor(false, false, M, N, K, a32.data(), K, b32.data(), N, c32.data(), N);
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = float_to_bf16(c32[i * N + j]);
-  }
+  bf16gemm_widened(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B,
@@ -260,6 +383,9 @@ void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const in
 
 /// The paths on this CPU, for tests and bench (ctypes on liboar_core); never null.
 extern "C" const char* oar_bf16_gemm_path() { return oar::phi::bf16_gemm_path(); }
+
+/// Note [bf16 dot or widened float]'s measured ratio (0 without AVX512-BF16), for tests and bench.
+extern "C" double oar_bf16_dot_vs_fma() { return oar::phi::bf16_dot_vs_fma(); }
 extern "C" const char* oar_int8_gemm_path() { return oar::phi::int8_gemm_path(); }
 
 /// s8gemm_rowmajor for ctypes callers (tests; the weight-only int8 linear to come):

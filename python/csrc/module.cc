@@ -156,8 +156,11 @@ PYBIND11_MODULE(_C, m) {
     d["late"] = i.late;
     return d;
   });
-  // "onednn" where bf16 matmuls run on the CPU's bf16 units (AVX512-BF16 / AMX), else "float"
+  // "amx" / "onednn" where bf16 matmuls run on the CPU's bf16 units, else "float" (through
+  // float32: no bf16 units, or units slower than its float32 FMAs)
   m.def("_bf16_gemm_path", [] { return std::string(phi::bf16_gemm_path()); });
+  // whether the CPU has bf16 units (AVX512-BF16, which every AMX-BF16 CPU has), whichever path runs
+  m.def("_bf16_units", [] { return phi::bf16_dot_vs_fma() > 0.0; });
   m.def("set_flag", [](const std::string& name, const std::string& value) {
     OAR_ENFORCE(flags::set_flag(name, value), InvalidArgument, "set_flags: cannot set FLAGS_", name,
                 " to '", value, "' (unknown flag or bad value)");

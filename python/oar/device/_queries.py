@@ -209,12 +209,12 @@ def get_cudnn_version():
 def is_bf16_supported(including_emulation=True):
     """Whether the current device computes in bfloat16. On the CPU every bf16 op runs (through
     float32 where the CPU has no bf16 instructions): True, or with
-    including_emulation=False, whether bf16 matmuls run on the CPU's bf16 units (AVX-512
-    BF16 or AMX: the path Oar's bf16 GEMM takes, docs/notes/gemm_backends.md). On a plugin
-    device: what its properties say."""
+    including_emulation=False, whether the CPU has bf16 units (AVX-512 BF16 or AMX; where
+    they are slower than its float32 FMAs, Oar's bf16 products still go through float32:
+    docs/notes/gemm_backends.md). On a plugin device: what its properties say."""
     place = _C._get_current_place()
     if place.is_cpu_place():
-        return True if including_emulation else _C._bf16_gemm_path() in ("amx", "onednn")
+        return True if including_emulation else bool(_C._bf16_units())
     from . import get_device_properties
     return bool(get_device_properties(place).supports_bf16)
 

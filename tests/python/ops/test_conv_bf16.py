@@ -1,6 +1,7 @@
 """bfloat16 convolution (Note [bf16 convolution]): conv1d/2d/3d forward, its data and
-filter gradients, on oneDNN's bf16 kernels where the CPU has AVX512-BF16 or AMX and
-through float32 elsewhere (OAR_BF16_CONV=float forces that path here), against float64
+filter gradients, on oneDNN's bf16 kernels where the CPU has AMX, or AVX512-BF16 that
+outruns its float32 FMAs, and through float32 elsewhere (OAR_BF16_CONV=float | onednn
+forces a path; both run here where the CPU has the instructions), against float64
 NumPy on odd sizes, strides, asymmetric padding, dilation, groups, channels-last and
 0-size batches; AMP O1/O2 on CPU runs conv2d in bf16.
 
@@ -19,7 +20,7 @@ import oar.nn.functional as F
 import pytest
 from test_conv_algos import np_conv_grads
 from test_conv_pool import np_conv
-from test_lowp_gemm import HAS_BF16_HW, _bf16, _core_fn
+from test_lowp_gemm import HAS_BF16_HW, _bf16, _core_fn, bf16_onednn_default
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATHS = ["onednn", "float"] if HAS_BF16_HW else ["float"]
@@ -87,7 +88,7 @@ def test_bf16_conv_and_grads_match_float64(monkeypatch, path, case, channels_las
 
 def test_bf16_path_is_the_cpus(monkeypatch):
     monkeypatch.delenv("OAR_BF16_CONV", raising=False)
-    assert _core_fn("oar_bf16_conv_path") == ("onednn" if HAS_BF16_HW else "float")
+    assert _core_fn("oar_bf16_conv_path") == ("onednn" if bf16_onednn_default() else "float")
 
 
 def test_capped_onednn_takes_the_float_path_in_a_child():

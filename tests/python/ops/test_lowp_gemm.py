@@ -6,7 +6,8 @@ The int8 GEMM is an internal function (oar_s8gemm_rowmajor in the core library, 
 here through ctypes), the groundwork of the weight-only int8 linear; no op exposes it yet.
 
 Each path is chosen once per process from the CPU (bf16: Oar's AMX kernel where the CPU has
-AMX, oneDNN on AVX512-BF16; int8: oneDNN on VNNI; float blocks through sgemm elsewhere); the
+AMX, oneDNN on AVX512-BF16 where its vdpbf16ps outruns float32 FMAs (measured once, Note [bf16
+dot or widened float]); int8: oneDNN on VNNI; float blocks through sgemm elsewhere); the
 tests run the default path in this process and every other path this CPU can run in a child
 process with OAR_BF16_GEMM / OAR_INT8_GEMM.
 
@@ -46,6 +47,18 @@ def _core_fn(name):
     return fn().decode()
 
 
+def bf16_dot_vs_fma():
+    """Note [bf16 dot or widened float]'s measured flop-rate ratio, vdpbf16ps over float32 FMA."""
+    fn = ctypes.CDLL(_core_path()).oar_bf16_dot_vs_fma
+    fn.restype = ctypes.c_double
+    return fn()
+
+
+def bf16_onednn_default():
+    """Whether oneDNN's bf16 kernels are this CPU's default (else the widened float path)."""
+    return HAS_AMX or (HAS_BF16_HW and bf16_dot_vs_fma() >= 0.75)
+
+
 def _bf16(a):
     """float64 array rounded to bf16 values (round to nearest even), as float64."""
     u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
@@ -74,7 +87,7 @@ BF16_SHAPES = [((), (), 1, 1, 1), ((), (), 7, 13, 5), ((), (), 33, 65, 17), ((),
 
 
 def test_paths_are_the_cpus():
-    want = "amx" if HAS_AMX else "onednn" if HAS_BF16_HW else "float"
+    want = "amx" if HAS_AMX else "onednn" if bf16_onednn_default() else "float"
     assert _core_fn("oar_bf16_gemm_path") == want
     assert _core_fn("oar_int8_gemm_path") == ("amx" if HAS_AMX_INT8 else "onednn" if HAS_VNNI else "float")
 
@@ -106,6 +119,16 @@ def test_bf16_transposed_and_strided_views():
     _check_bf16(oar.matmul(x, yt).astype("float32").numpy(), big_a[3:23, 5:55], big_b[0:30, 0:50].T)
     xs = ta[::2, 0:50]  # every other row
     _check_bf16(oar.matmul(xs, y).astype("float32").numpy(), big_a[::2, 0:50], big_b[:, 10:40])
+
+
+def test_bf16_dot_probe():
+    """The probe behind the bf16 route: a ratio of two measured flop rates where the CPU has
+    AVX512-BF16 (its value is the machine's, so only its range is checked), 0 without."""
+    r = bf16_dot_vs_fma()
+    if HAS_BF16_HW and "avx512f" in FLAGS:
+        assert 0.05 < r < 20, r
+    else:
+        assert r == 0.0
 
 
 def test_bf16_vectors_and_zero_size():
@@ -322,15 +345,16 @@ def test_onednn_bf16_on_an_amx_cpu_in_a_child():
     assert _child({"OAR_BF16_GEMM": "onednn"}, -128, 127, True)[0] == "onednn"
 
 
-TWO_THREAD_PATHS = (["amx"] if HAS_AMX and HAS_AMX_INT8 else []) + (["onednn"] if HAS_BF16_HW and HAS_VNNI else [])
+TWO_THREAD_PATHS = ((["amx"] if HAS_AMX and HAS_AMX_INT8 else []) + (["onednn"] if HAS_BF16_HW and HAS_VNNI else [])
+                    + ["float"])
 
 
-@pytest.mark.skipif(not TWO_THREAD_PATHS, reason="no bf16/VNNI instructions on this CPU")
-@pytest.mark.parametrize("path", TWO_THREAD_PATHS or ["none"])
+@pytest.mark.parametrize("path", TWO_THREAD_PATHS)
 def test_two_threads_in_a_child(path):
     """At two threads each path splits over Oar's pool: the AMX kernels by column panels
     (N > 256) or row strips, oneDNN's bf16 and int8 GEMMs by 16-column (row) panels, one
-    single-threaded call each (gemm_split.h)."""
+    single-threaded call each (gemm_split.h); the float paths through sgemm's split, bf16's
+    widening and rounding in even element runs (for_row_segments)."""
     code = textwrap.dedent(r"""
         import sys, numpy as np, oar
         sys.path.insert(0, %r)
