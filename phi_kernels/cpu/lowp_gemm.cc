@@ -51,6 +51,17 @@ uint16_t float_to_bf16(float f) {  // round to nearest even; NaN stays NaN (quie
 #define OAR_DECL(i) __m512 a##i = init;
 #define OAR_KEEP(i) __asm__ volatile("" : "+v"(a##i));
 #define OAR_SUM(i) sum = _mm512_add_ps(sum, a##i);
+// The timed loop: 24 chains of STEP(i) from `init`, their sum used at the end.
+#define OAR_PROBE_LOOP(STEP)               \
+  const double t0 = thread_seconds();      \
+  OAR_X24(OAR_DECL)                        \
+  for (int64_t it = 0; it < iters; ++it) { \
+    OAR_X24(STEP) OAR_X24(OAR_KEEP)        \
+  }                                        \
+  __m512 sum = init;                       \
+  OAR_X24(OAR_SUM)                         \
+  __asm__ volatile("" : : "v"(sum));       \
+  return thread_seconds() - t0;
 
 double thread_seconds() {
   timespec ts;
@@ -58,41 +69,26 @@ double thread_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+#define OAR_DPBF16(i) a##i = _mm512_dpbf16_ps(a##i, x, y);
 __attribute__((target("avx512f,avx512bf16"))) double time_dpbf16(int64_t iters) {
   const __m512 init = _mm512_set1_ps(1e-3f);
   const __m512bh x = _mm512_cvtne2ps_pbh(init, init), y = _mm512_cvtne2ps_pbh(init, init);
-  const double t0 = thread_seconds();
-  OAR_X24(OAR_DECL)
-  for (int64_t it = 0; it < iters; ++it) {
-#define OAR_STEP(i) a##i = _mm512_dpbf16_ps(a##i, x, y);
-    OAR_X24(OAR_STEP) OAR_X24(OAR_KEEP)
-#undef OAR_STEP
-  }
-  __m512 sum = init;
-  OAR_X24(OAR_SUM)
-  __asm__ volatile("" : : "v"(sum));  // the chains' result is used
-  return thread_seconds() - t0;
+  OAR_PROBE_LOOP(OAR_DPBF16)
 }
 
+#define OAR_FMA(i) a##i = _mm512_fmadd_ps(a##i, x, y);
 __attribute__((target("avx512f"))) double time_fma(int64_t iters) {
   const __m512 init = _mm512_set1_ps(1e-3f), x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
-  const double t0 = thread_seconds();
-  OAR_X24(OAR_DECL)
-  for (int64_t it = 0; it < iters; ++it) {
-#define OAR_STEP(i) a##i = _mm512_fmadd_ps(a##i, x, y);
-    OAR_X24(OAR_STEP) OAR_X24(OAR_KEEP)
-#undef OAR_STEP
-  }
-  __m512 sum = init;
-  OAR_X24(OAR_SUM)
-  __asm__ volatile("" : : "v"(sum));  // the chains' result is used
-  return thread_seconds() - t0;
+  OAR_PROBE_LOOP(OAR_FMA)
 }
 #undef OAR_X12
 #undef OAR_X24
 #undef OAR_DECL
 #undef OAR_KEEP
 #undef OAR_SUM
+#undef OAR_PROBE_LOOP
+#undef OAR_DPBF16
+#undef OAR_FMA
 
 // vdpbf16ps's flop rate over the FMA's (64 flops an instruction against 32); 0 without
 // AVX512-BF16.
