@@ -409,9 +409,10 @@ AVX512_RE = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]\b|\{%k|\bvpter
 AMX_RE = re.compile(r"\btile(loadd|loaddt1|stored|zero|release)\b|\btdp|\b(ld|st)tilecfg\b")
 
 # Sources whose AVX-512 and AMX code sits in functions that run only after a cpuid check
-# (target attributes, Note [AMX GEMM]): there only the functions of the file's anonymous
-# namespace may use it; the functions the baseline calls must not.
-RUNTIME_GATED = {"amx_gemm.cc.o"}
+# (target attributes: Note [AMX GEMM], and the bf16 probe of Note [bf16 dot or widened
+# float]): there only the functions of the file's anonymous namespace may use it; the
+# functions the baseline calls must not. Each maps to the gated code it must hold.
+RUNTIME_GATED = {"amx_gemm.cc.o": AMX_RE, "lowp_gemm.cc.o": re.compile(r"\bvdpbf16ps\b")}
 
 
 def wide_lines(obj):
@@ -462,13 +463,14 @@ def test_baseline_objects_have_no_avx512():
         if hits:
             offenders.append(f"{os.path.basename(obj)}: {hits[:3]}")
     assert not offenders, "\n".join(offenders)
-    # the gated file is there and does hold its AMX code (else the exception is stale)
+    # each gated file is there and does hold its gated code (else the exception is stale)
     gated = [o for o in base if os.path.basename(o) in RUNTIME_GATED]
     assert len(gated) == len(RUNTIME_GATED), gated
     for obj in gated:
         asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", obj], capture_output=True,
                              text=True, check=True).stdout
-        assert AMX_RE.search(asm), f"{os.path.basename(obj)} has no AMX code: drop it from RUNTIME_GATED"
+        name = os.path.basename(obj)
+        assert RUNTIME_GATED[name].search(asm), f"{name} has no gated code: drop it from RUNTIME_GATED"
     wide_hits = 0
     for obj in wide:
         asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", obj], capture_output=True,
