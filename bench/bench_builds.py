@@ -60,12 +60,19 @@ def oar_metrics(suite):
             if u not in ("x", "%") and not n.endswith(("_ort_ms", "_peak_gflops"))]
 
 
+UNKNOWN_CASE = "bench_builds: --cases names no such case:"
+
+
 def probe(suite, threads, only):
     """In a fresh process of one build: run the suite's oar cases (those named in `only`,
     or all) and print {"results", "errors", "oar"} as one JSON line."""
     mod = importlib.import_module(f"bench_{suite}")
     oar = common.import_framework("oar", threads)
     cases = mod.oar_cases(oar, **SUITE_ARGS.get(suite, {}))
+    missing = [c for c in only if c not in cases]
+    if missing:  # a misspelt --cases would otherwise measure nothing and say so nowhere
+        raise SystemExit(f"{UNKNOWN_CASE} {', '.join(f'{suite}:{c}' for c in missing)} "
+                         f"(bench_{suite}'s cases: {', '.join(cases)})")
     cases = {k: v for k, v in cases.items() if not only or k in only}
     results, errors = common.run_cases(cases)
     print("BUILDS_JSON " + json.dumps({"results": results, "errors": errors, "oar": oar._C.__file__,
@@ -198,6 +205,9 @@ def main():
             for label in order:
                 t0 = time.time()
                 res = run_probe(*envs[label], suite, args.threads, only.get(suite, []), args.timeout)
+                err = res["errors"].get("*", "")
+                if UNKNOWN_CASE in err:
+                    raise SystemExit(UNKNOWN_CASE + err.split(UNKNOWN_CASE, 1)[1].rstrip())
                 rounds[-1][suite][label] = res
                 modules.setdefault(label, res.get("oar"))
                 print(f"[bench_builds] round {r + 1}/{args.rounds} {suite} {label}: "
