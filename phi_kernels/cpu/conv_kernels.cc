@@ -1,9 +1,8 @@
 // conv{2,3}d, conv{2,3}d_transpose and conv{2,3}d_grad_filter. float32 runs on oneDNN
 // (conv_onednn.cc); bfloat16 on oneDNN's bf16 kernels where the CPU has AMX, or
 // AVX512-BF16 that outruns its float32 FMAs, elsewhere through float32 (Note [bf16
-// convolution]); float64 (used for precise
-// gradients) on im2col + BLAS dgemm, per image and group, in channels-first layout
-// (channels-last inputs are transposed).
+// convolution]); float64 (used for precise gradients) on im2col + BLAS dgemm, per image
+// and group, in channels-first layout (channels-last inputs are transposed).
 // A transposed conv is the data gradient of the conv with input and output exchanged.
 #include <cblas.h>
 

@@ -113,7 +113,7 @@ struct PathChoice {
 
 // One dtype's path, chosen once: `env` (OAR_BF16_GEMM / OAR_INT8_GEMM) = amx | onednn | float
 // forces one (amx only where the CPU has it); else Oar's AMX kernel where the CPU has it and
-// oneDNN runs AMX, else oneDNN where it runs the instructions and they pay (`onednn`), else
+// oneDNN runs AMX, else oneDNN where `onednn` says its kernels run and pay on this CPU, else
 // the float blocks. What oneDNN runs decides, not cpuid (onednn_runs_isa): a cap
 // (DNNL_MAX_CPU_ISA=AVX512_CORE, an AVX2 run of bench/) turns Oar's AMX kernel off too, so a
 // capped run takes the path a CPU without AMX takes.
