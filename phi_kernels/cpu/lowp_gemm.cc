@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <vector>
 
 #include "paddle_core/base/errors.h"
+#include "paddle_core/tensor/float16.h"
 #include "phi_kernels/cpu/gemm_split.h"
 #include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/cpu/scratch.h"
@@ -24,13 +24,6 @@
 
 namespace oar::phi {
 namespace {
-
-uint16_t float_to_bf16(float f) {  // round to nearest even; NaN stays NaN (quieted)
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40u;
-  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);  // a select: vectorizes
-}
 
 // Note [bf16 dot or widened float]: where the CPU has AVX512-BF16 a bf16 product can run on
 // its dot-product instruction (vdpbf16ps: oneDNN's bf16 kernels) or as float32 FMAs on the
@@ -297,7 +290,7 @@ void float_to_bf16_rows(const float* src, int64_t ld, int64_t rows, int64_t cols
     const float* s = src + i * ld + j0;
     uint16_t* d = dst + i * ldd + j0;
 #pragma omp simd
-    for (int64_t j = 0; j < n; ++j) d[j] = float_to_bf16(s[j]);
+    for (int64_t j = 0; j < n; ++j) d[j] = bfloat16(s[j]).bits;
   });
 }
 
@@ -358,21 +351,25 @@ void s8gemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const in
   // <= 1024 * 128 * 128 = 2^24, exact in float32 whatever order sgemm adds in.
   constexpr int64_t kBlock = 1024;
   const int64_t kb = std::min(K, kBlock);
-  std::vector<float> a32(M * kb), b32(kb * N), c32(M * N);
+  thread_local Scratch sa, sb, sc;  // reused from call to call, as bf16gemm_widened's
+  float* a32 = sa.get<float>(M * kb, "int8 gemm");
+  float* b32 = sb.get<float>(kb * N, "int8 gemm");
+  float* c32 = sc.get<float>(M * N, "int8 gemm");
   auto conv = [](int8_t v) { return static_cast<float>(v); };
   for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
     const int64_t k1 = std::min(K, k0 + kBlock), w = k1 - k0;
-    widen(A, lda, ta, 0, M, k0, k1, a32.data(), conv);
-    widen(B, ldb, tb, k0, k1, 0, N, b32.data(), conv);
-    sgemm_rowmajor(false, false, M, N, w, a32.data(), w, b32.data(), N, c32.data(), N);
+    widen(A, lda, ta, 0, M, k0, k1, a32, conv);
+    widen(B, ldb, tb, k0, k1, 0, N, b32, conv);
+    sgemm_rowmajor(false, false, M, N, w, a32, w, b32, N, c32, N);
     for (int64_t i = 0; i < M; ++i) {
       int32_t* c = C + i * ldc;
-      const float* s = c32.data() + i * N;
+      const float* s = c32 + i * N;
       for (int64_t j = 0; j < N; ++j) {  // wrap like int32 hardware instead of overflowing (UB)
         c[j] = static_cast<int32_t>(static_cast<uint32_t>(c[j]) + static_cast<uint32_t>(static_cast<int32_t>(s[j])));
       }
     }
   }
+  sa.trim(), sb.trim(), sc.trim();
 }
 
 }  // namespace oar::phi
