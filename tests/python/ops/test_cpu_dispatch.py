@@ -172,6 +172,21 @@ CHILD = textwrap.dedent(r'''
             if not (np.array_equal(e[:4], [0, 0, 1, -1]) and np.signbit(e[1]) and not np.signbit(e[0])
                     and np.isnan(e[4]) and e[5] == 1 and e[6] == -1):
                 failures.append(f"tanh[ends] float32: {e}")
+            # exp within 1 ulp (Note [The exp op on vec::exp]): a dense grid over vec::exp's
+            # range, random points, and below kExpLo and at the top, where SLEEF takes the vector
+            g = np.concatenate([np.linspace(-87.33, 88.72, 2000003), rng.uniform(-104, 88.72, 200001),
+                                np.linspace(-104, -87.2, 20001), np.linspace(88.3, 88.72, 20001)]).astype(np.float32)
+            got = oar.exp(oar.to_tensor(g)).numpy().astype(np.float64)
+            ref = np.exp(g.astype(np.float64))
+            ulp = np.ldexp(1.0, np.maximum(np.frexp(ref)[1] - 24, -149))  # float32's, subnormals too
+            worst = np.max(np.abs(got - ref) / ulp)
+            checked += 1
+            if not worst <= 1:
+                failures.append(f"exp[grid] float32: {worst:.3f} ulp")
+            e = oar.exp(oar.to_tensor(np.array([-np.inf, -1e4, -104, 0.0, -0.0, 88.8, 1e4, np.inf, np.nan],
+                                               np.float32))).numpy()
+            if not (np.array_equal(e[:8], [0, 0, 0, 1, 1, np.inf, np.inf, np.inf]) and np.isnan(e[8])):
+                failures.append(f"exp[ends] float32: {e}")
             # the vector exps never make a subnormal (an Intel microcode assist per vector,
             # Note [Subnormal results on Intel]): exp below kExpLo (-87.33) is exactly 0
             # one 0 (so the sum is 1 and the exps are the outputs), then the range's end
