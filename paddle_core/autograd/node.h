@@ -30,6 +30,9 @@ struct AutogradMeta {
   std::shared_ptr<GradNode> grad_fn;  // null for leaves
   uint32_t output_nr = 0;             // which output of grad_fn this tensor is
   std::shared_ptr<TensorImpl> grad;   // accumulated gradient (leaves, or retain_grads)
+  // clear_gradient(set_to_zero=True) left grad's bytes to be zeroed when first read
+  // (Note [Deferred zeroing of .grad], node.cc): read grad through Tensor::grad().
+  bool grad_zero_pending = false;
   std::weak_ptr<GradNode> grad_accumulator;
   std::shared_ptr<GradNode> hooked_accumulator;  // keeps a leaf's hooks alive
   bool retain_grads = false;
@@ -105,6 +108,14 @@ bool any_requires_grad(const std::vector<Tensor>& ts);
 void set_history(const Tensor& out, const std::shared_ptr<GradNode>& node, uint32_t output_nr);
 /// Adds `src` into `acc` (out of place, differentiable when grad mode is on).
 Tensor accumulate(const Tensor& acc, const Tensor& src);
+/// Writes zeros over every element of `t` (host memory, or a device's through a copy).
+void zero_fill(DenseTensor& t);
+/// clear_gradient(set_to_zero=True) on `t`: .grad reads as zeros afterwards. The zeros are
+/// written now, or when .grad is next read where nothing else can see its bytes (Note
+/// [Deferred zeroing of .grad]).
+void clear_grad_to_zero(TensorImpl& t);
+/// Writes the zeros a deferred clear left pending (Tensor::grad() calls it).
+void settle_grad_zeros(AutogradMeta& meta);
 
 }  // namespace autograd
 

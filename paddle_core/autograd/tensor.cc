@@ -36,7 +36,10 @@ const std::shared_ptr<GradNode>& Tensor::grad_fn() const {
 bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
 
 Tensor Tensor::grad() const {
-  return impl_->autograd && impl_->autograd->grad ? Tensor(impl_->autograd->grad) : Tensor();
+  if (!impl_->autograd || !impl_->autograd->grad) return Tensor();
+  if (impl_->autograd->grad_zero_pending) [[unlikely]]
+    autograd::settle_grad_zeros(*impl_->autograd);
+  return Tensor(impl_->autograd->grad);
 }
 
 uint32_t Tensor::version() const {

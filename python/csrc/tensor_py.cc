@@ -194,6 +194,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
           "grad", [](std::shared_ptr<TensorImpl> t) { return wrap(Tensor(t).grad()); },
           [](std::shared_ptr<TensorImpl> t, py::handle g) {
     AutogradMeta& meta = Tensor(t).ensure_autograd_meta();
+    meta.grad_zero_pending = false;
     if (g.is_none()) {
       meta.grad.reset();
       return;
@@ -308,7 +309,8 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       if (auto p = weak.lock()) {
         AutogradMeta& meta = Tensor(p).ensure_autograd_meta();
         Tensor gd(g.dense());
-        meta.grad = meta.grad ? ops::add(Tensor(meta.grad), gd).impl() : gd.impl();
+        meta.grad = meta.grad && !meta.grad_zero_pending ? ops::add(Tensor(meta.grad), gd).impl() : gd.impl();
+        meta.grad_zero_pending = false;  // a pending clear's zeros add nothing
       }
       return Tensor();
     });
@@ -319,17 +321,10 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     AutogradMeta* meta = t->autograd.get();
     if (!meta || !meta->grad) return;
     if (set_to_zero) {
-      DenseTensor& g = meta->grad->dense;
-      if (g.place().is_cpu()) {
-        if (g.numel() > 0) std::memset(g.raw_data(), 0, g.numel() * size_of(g.dtype()));
-      } else {  // device memory: the host may not write it
-        DenseTensor zeros(g.dims(), g.dtype(), CPUPlace());
-        if (zeros.numel() > 0) std::memset(zeros.alloc(), 0, zeros.numel() * size_of(g.dtype()));
-        copy_into(zeros, &g);
-      }
-      Tensor(meta->grad).bump_version();
+      autograd::clear_grad_to_zero(*t);
     } else {
       meta->grad.reset();
+      meta->grad_zero_pending = false;
     }
           },
           py::arg("set_to_zero") = true)
