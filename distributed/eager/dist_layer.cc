@@ -53,17 +53,17 @@ void dist_alias(const Tensor& alias, const Tensor& of) {
 /// with its own gradient.
 void reshard_leaf_grad(const Tensor& leaf) {
   const DistTensorMeta* m = dist_meta(leaf);
-  AutogradMeta* am = leaf.autograd_meta();
-  if (m == nullptr || am == nullptr || am->grad == nullptr) return;
-  Tensor g(am->grad);
-  if (!dist_meta(g)) g = as_replicated(g, m->mesh);
+  if (m == nullptr) return;
+  const Tensor held = leaf.grad();  // through Tensor::grad(), as every reader of .grad
+  if (!held.defined()) return;
+  const Tensor g = dist_meta(held) ? held : as_replicated(held, m->mesh);
   Placements want = m->grad_placements.empty() ? m->placements : m->grad_placements;
   for (Placement& p : want) {
     if (p.is_partial()) p = Placement::replicate();
   }
   autograd::GradModeGuard no_grad(false);
   Tensor r = reshard(g, m->mesh, want);
-  if (!r.same_impl(Tensor(am->grad))) am->grad = r.impl();
+  if (!r.same_impl(held)) leaf.autograd_meta()->grad = r.impl();
 }
 
 std::vector<Tensor*> flat_inputs(OpCall& call) {

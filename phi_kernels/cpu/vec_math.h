@@ -280,10 +280,11 @@ inline F exp_in_range(F x) {
 }
 
 /// exp(w) for float lanes with w finite and w <= 0, to about 1.1e-7 relative plus n 1.9e-9
-/// (every float in [kExpLo, 0] checked: 4.0e-7 at most, near kExpLo; 0 below it): one-constant argument reduction and a degree-5
-/// polynomial (a near-minimax fit of exp(r) - 1 - r on |r| <= ln2/2), 3 fewer FMAs than
-/// exp. For callers whose own error is larger: gelu's erfc (1.5e-7 absolute), which is
-/// bound by the FMA pipes (Note [gelu's erfc], docs/notes/cpu_speed_steps.md).
+/// (every float in [kExpLo, 0] checked: 4.0e-7 at most, near kExpLo; 0 below it):
+/// one-constant argument reduction and a degree-5 polynomial (a near-minimax fit of
+/// exp(r) - 1 - r on |r| <= ln2/2), 3 fewer FMAs than exp. For callers whose own error
+/// is larger: gelu's erfc (1.5e-7 absolute), which is bound by the FMA pipes (Note
+/// [gelu's erfc], docs/notes/cpu_speed_steps.md).
 inline F exp_nonpos_lite(F w) {
   const F lo = set1(kExpLo);
   const F wc = max(w, lo);
