@@ -90,11 +90,9 @@ bool zero_like(const Tensor& prev, const Tensor& g) {
   return p.dtype() == d.dtype() && p.dims() == d.dims() && p.is_contiguous() && p.numel() > 0;
 }
 
-// True when zero_like(prev, g) and prev's bytes are all zero (so prev + g == g). Scans in
-// blocks and stops at the first block with a nonzero word.
-bool grad_is_zero_like(const Tensor& prev, const Tensor& g) {
-  if (!zero_like(prev, g)) return false;
-  const DenseTensor& p = prev.dense();
+// Whether every byte of a contiguous host tensor is zero. Scans in blocks and stops at the
+// first block with a nonzero word.
+bool all_bytes_zero(const DenseTensor& p) {
   const size_t bytes = static_cast<size_t>(p.numel()) * size_of(p.dtype());
   const auto* c = static_cast<const unsigned char*>(p.raw_data());
   // glibc's memcmp is vectorized for the CPU at run time; the zero block stays in L1.
@@ -132,10 +130,6 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
       g = ops::assign(g);
     }
   }
-  if (meta.grad && meta.grad_zero_pending &&
-      (autograd::grad_enabled() || trace::active() != nullptr || !zero_like(Tensor(meta.grad), g))) {
-    autograd::settle_grad_zeros(meta);  // the add below (or a recorded one) reads the zeros
-  }
   if (meta.grad) {
     Tensor prev(meta.grad);
     const bool keep = prev.stop_gradient() && flagged_stop;
@@ -147,8 +141,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
     // read that stops at the first nonzero word, so real accumulation pays almost nothing.
     // Not while a tracer records (to_static): the recorded program keeps the add, which
     // must stay right for whatever .grad holds when the program runs.
-    if (!autograd::grad_enabled() && trace::active() == nullptr &&
-        (meta.grad_zero_pending || grad_is_zero_like(prev, g))) {
+    const bool may_replace = !autograd::grad_enabled() && trace::active() == nullptr && zero_like(prev, g);
+    // the zeros of a deferred clear: the add below (or a recorded one) reads them
+    if (meta.grad_zero_pending && !may_replace) autograd::settle_grad_zeros(meta);
+    if (may_replace && (meta.grad_zero_pending || all_bytes_zero(prev.dense()))) {
       g.set_stop_gradient(keep);
       meta.grad = g.impl();
       meta.grad_zero_pending = false;
@@ -177,6 +173,8 @@ namespace autograd {
 // it (grad_zero_pending) and bumps its version; Tensor::grad(), the one reader, writes the
 // zeros first, and AccumulateGrad replaces a pending gradient without reading it. Elsewhere
 // (a handle is alive, a dist tensor, a to_static trace) the zeros are written at once.
+namespace {
+// Writes zeros over every element of t (host memory, or a device's through a copy).
 void zero_fill(DenseTensor& t) {
   if (t.numel() == 0) return;
   if (t.place().is_cpu()) {
@@ -187,6 +185,7 @@ void zero_fill(DenseTensor& t) {
     copy_into(zeros, &t);
   }
 }
+}  // namespace
 
 void clear_grad_to_zero(TensorImpl& t) {
   AutogradMeta* meta = t.autograd.get();

@@ -108,8 +108,6 @@ bool any_requires_grad(const std::vector<Tensor>& ts);
 void set_history(const Tensor& out, const std::shared_ptr<GradNode>& node, uint32_t output_nr);
 /// Adds `src` into `acc` (out of place, differentiable when grad mode is on).
 Tensor accumulate(const Tensor& acc, const Tensor& src);
-/// Writes zeros over every element of `t` (host memory, or a device's through a copy).
-void zero_fill(DenseTensor& t);
 /// clear_gradient(set_to_zero=True) on `t`: .grad reads as zeros afterwards. The zeros are
 /// written now, or when .grad is next read where nothing else can see its bytes (Note
 /// [Deferred zeroing of .grad]).
