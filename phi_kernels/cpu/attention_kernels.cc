@@ -25,6 +25,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/transpose.h"
 #include "phi_kernels/funcs/sgemm.h"
 #include "phi_kernels/funcs/softmax_rows.h"
 
@@ -80,19 +81,6 @@ void copy_rows(const A* src, int64_t ld, int64_t w, int64_t rows, A* dst) {
     A* dr = dst + r * w;
 #pragma omp simd
     for (int64_t c = 0; c < w; ++c) dr[c] = sr[c];
-  }
-}
-
-// dst[c * ldd + r] = src[r * ld + c] for rows rows of w values, 16 source rows at a time
-// (their lines stay in L1 across the w columns).
-template <typename A>
-void copy_transposed(const A* src, int64_t ld, int64_t w, int64_t rows, A* dst, int64_t ldd) {
-  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-    const int64_t r1 = std::min(rows, r0 + 16);
-    for (int64_t c = 0; c < w; ++c) {
-      A* dc = dst + c * ldd;
-      for (int64_t r = r0; r < r1; ++r) dc[r] = src[r * ld + c];
-    }
   }
 }
 
@@ -205,7 +193,7 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
         int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
         // rows keys from src into Kp: dense [rows, D] rows, or K^T [D, rows] (ldkt)
         auto pack_keys = [&](const A* src, int64_t rows) {
-          if (kt) return copy_transposed(src, ldk, g.D, rows, Kp.data(), ldkt);
+          if (kt) return transpose_strided(src, ldk, rows, g.D, Kp.data(), ldkt);
           copy_rows(src, ldk, g.D, rows, Kp.data());
         };
         for (int64_t t = t0; t < t1; ++t) {

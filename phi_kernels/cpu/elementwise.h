@@ -19,6 +19,7 @@
 #include "paddle_core/tensor/dense_tensor.h"
 #include "phi_kernels/cpu/dispatch/isa_namespace.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/transpose.h"
 
 namespace oar::phi {
 inline namespace OAR_ISA_NS {
@@ -213,27 +214,6 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides, const st
   };
   parallel_for(rows * parts, pieces, rows * inner);
 }
-
-#if defined(__AVX2__)
-// Transposes the 8x8 float block held in v[0..7] (rows) in registers.
-inline void transpose8x8(__m256 v[8]) {
-  __m256 t[8], u[8];
-  for (int k = 0; k < 4; ++k) {
-    t[2 * k] = _mm256_unpacklo_ps(v[2 * k], v[2 * k + 1]);
-    t[2 * k + 1] = _mm256_unpackhi_ps(v[2 * k], v[2 * k + 1]);
-  }
-  for (int k = 0; k < 2; ++k) {  // rows 4k..4k+3: t[4k..4k+3]
-    u[4 * k] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int k = 0; k < 4; ++k) {
-    v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
-    v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
-  }
-}
-#endif
 
 // A transposing unary op (the input's unit-stride dim j is not the output's inner dim,
 // e.g. contiguous() of a transpose): row-by-row iteration would read the input with a

@@ -126,9 +126,7 @@ int64_t batch_count(const DenseTensor& x) {
 // dst (cols x rows, row-major) = src (rows x cols, row-major) transposed.
 template <typename T>
 void transpose_into(const T* src, T* dst, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
-  }
+  transpose_strided(src, cols, rows, cols, dst, rows);
 }
 
 // LAPACK's iterative eigen/singular-value solvers can loop without end on NaN or Inf

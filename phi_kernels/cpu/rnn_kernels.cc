@@ -26,6 +26,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/tensor/allocator.h"
+#include "phi_kernels/cpu/transpose.h"
 #include "phi_kernels/cpu/vec_math.h"
 #include "phi_kernels/funcs/sgemm.h"
 
@@ -51,40 +52,10 @@ T* scratch(Workspace& ws, int64_t n) {
   return ws.data<T>();
 }
 
-// dst[cols, rows] = src[rows, cols]^T (row-major), in 8x8 tiles walked along dst's rows
-// (each dst line is written whole before the next; src's 8-column band stays in L2).
+// dst[cols, rows] = src[rows, cols]^T (row-major).
 template <typename T>
 void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
-  int64_t j0 = 0;
-#if defined(__AVX2__)
-  if constexpr (std::is_same_v<T, float>) {
-    const int64_t rows8 = rows / 8 * 8;
-    for (; j0 + 8 <= cols; j0 += 8) {
-      for (int64_t i0 = 0; i0 < rows8; i0 += 8) {
-        __m256 r[8], u[8];
-        for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + (i0 + k) * cols + j0);
-        for (int k = 0; k < 8; k += 2) {
-          u[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-          u[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-        }
-        for (int k = 0; k < 8; k += 4) {
-          r[k] = _mm256_shuffle_ps(u[k], u[k + 2], 0x44);
-          r[k + 1] = _mm256_shuffle_ps(u[k], u[k + 2], 0xEE);
-          r[k + 2] = _mm256_shuffle_ps(u[k + 1], u[k + 3], 0x44);
-          r[k + 3] = _mm256_shuffle_ps(u[k + 1], u[k + 3], 0xEE);
-        }
-        for (int k = 0; k < 4; ++k) {
-          _mm256_storeu_ps(dst + (j0 + k) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
-          _mm256_storeu_ps(dst + (j0 + k + 4) * rows + i0, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
-        }
-      }
-      for (int64_t j = j0; j < j0 + 8; ++j)
-        for (int64_t i = rows8; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
-    }
-  }
-#endif
-  for (int64_t j = j0; j < cols; ++j)
-    for (int64_t i = 0; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
+  transpose_strided(src, cols, rows, cols, dst, rows);
 }
 
 // The gate activations, vectorized (the scalar forms cost ~10 ns an element, which made

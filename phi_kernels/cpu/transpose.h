@@ -1,0 +1,72 @@
+// Matrix transposition for kernels that repack an operand: the 8x8 register transpose and a
+// strided block transpose built on it. One copy for the transposing copy (elementwise.h),
+// the RNN weights (rnn_kernels.cc), attention's packed K^T (attention_kernels.cc) and
+// LAPACK's column-major operands (linalg_kernels.cc).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "phi_kernels/cpu/dispatch/isa_namespace.h"
+
+namespace oar::phi {
+// Per-ISA names for this header's inline code (isa_namespace.h).
+inline namespace OAR_ISA_NS {
+
+#if defined(__AVX2__)
+/// Transposes the 8x8 float block held in v[0..7] (rows) in registers.
+inline void transpose8x8(__m256 v[8]) {
+  __m256 t[8], u[8];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_ps(v[2 * k], v[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_ps(v[2 * k], v[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {  // rows 4k..4k+3: t[4k..4k+3]
+    u[4 * k] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+    v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+  }
+}
+#endif
+
+/// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols. Float goes through 8x8
+/// register tiles (24 shuffles per 64 values), walked down a band of 8 source columns so
+/// that each destination line is written whole before the next; ragged edges and other
+/// types are copied one value at a time, in bands of 8 source rows.
+template <typename T>
+void transpose_strided(const T* src, int64_t lds, int64_t rows, int64_t cols, T* dst, int64_t ldd) {
+  int64_t c0 = 0;
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<T, float>) {
+    const int64_t rows8 = rows / 8 * 8;
+    for (; c0 + 8 <= cols; c0 += 8) {
+      for (int64_t r0 = 0; r0 < rows8; r0 += 8) {
+        __m256 v[8];
+        for (int k = 0; k < 8; ++k) v[k] = _mm256_loadu_ps(src + (r0 + k) * lds + c0);
+        transpose8x8(v);
+        for (int k = 0; k < 8; ++k) _mm256_storeu_ps(dst + (c0 + k) * ldd + r0, v[k]);
+      }
+      for (int64_t c = c0; c < c0 + 8; ++c) {
+        for (int64_t r = rows8; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
+      }
+    }
+  }
+#endif
+  for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+    const int64_t r1 = std::min(rows, r0 + 8);
+    for (int64_t c = c0; c < cols; ++c) {
+      for (int64_t r = r0; r < r1; ++r) dst[c * ldd + r] = src[r * lds + c];
+    }
+  }
+}
+
+}  // namespace OAR_ISA_NS
+}  // namespace oar::phi
