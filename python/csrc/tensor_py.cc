@@ -214,6 +214,16 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
           "Whether register_hook was called on this leaf (its hooks run as its gradient accumulates: a "
           "to_static training step, whose traced backward accumulates nothing, runs such a step eagerly).")
       .def(
+          "_grad_state",
+          [](const std::shared_ptr<TensorImpl>& t) {
+    const AutogradMeta* meta = t->autograd.get();
+    if (!meta || !meta->grad) return 0;
+    return meta->grad_zero_pending ? 1 : 2;
+          },
+          "0: no .grad; 1: the zeros of a clear_grad not written yet (Note [Deferred zeroing of .grad]); "
+          "2: a gradient. Unlike reading .grad it writes nothing: to_static's training step drops "
+          "pending zeros unread (_train_step.held_key).")
+      .def(
           "_zero_bytes",
           [](std::shared_ptr<TensorImpl> t) -> py::object {
             // Whether every byte of a contiguous host tensor is 0 (so every element is +0), read

@@ -114,8 +114,13 @@ def step_trace():
 
 def _drop_zeros(params):
     """Zero gradients held in .grad (an eager clear_grad's) add nothing: dropped, so a step
-    after clear_grad(set_to_zero=True) needs no gradient inputs."""
+    after clear_grad(set_to_zero=True) needs no gradient inputs. A clear whose zeros were
+    never written (Note [Deferred zeroing of .grad]) is dropped without writing or reading
+    them; other gradients are read once."""
     for p in params:
+        if p._grad_state() == 1:
+            p.grad = None
+            continue
         zero = p.grad._zero_bytes()  # one read with an early exit (a host tensor)
         if zero if zero is not None else not bool((p.grad != 0).any()):
             p.grad = None
@@ -132,7 +137,7 @@ def held_key(info):
     usual case (nothing held): this runs at every call."""
     held = []
     for p in info.params:
-        if p.grad is not None:
+        if p._grad_state():  # not `p.grad is not None`: reading .grad writes a clear's zeros
             if id(p) in info.cleared:
                 p.grad = None
             else:
@@ -193,7 +198,7 @@ def declare_held(ctx, drop_zeros):
     if drop_zeros:
         ctx.tracer.stop()  # the held gradients are read eagerly, outside the program
         try:
-            _drop_zeros([p for p in ctx.params if p.grad is not None])
+            _drop_zeros([p for p in ctx.params if p._grad_state()])
         finally:
             ctx.tracer.start()
     for p in ctx.params:

@@ -730,3 +730,35 @@ def test_a_parameter_two_optimizers_update_runs_eagerly():
         body(ref, r1, r2, x, y)
     for a, b in zip(net.parameters(), ref.parameters()):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_eager_clear_before_converted_steps_drops_the_zeros_unread():
+    """Note [Deferred zeroing of .grad]: `opt.clear_grad()` outside the converted step (the
+    step does backward and opt.step) leaves zeros that nothing has written yet; the next
+    converted call drops them (held_key: _grad_state 1) without writing or reading them, and
+    runs the program that holds no gradients. Parameters equal eager after every call."""
+    net, ref = make(1), make(1)
+    opt = oar.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+    ref_opt = oar.optimizer.Adam(learning_rate=0.05, parameters=ref.parameters())
+
+    def body(net, opt, x, y):
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    conv = oar.jit.to_static(lambda x, y: body(net, opt, x, y))
+    x, y = batch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback warning fails the test
+        for _ in range(4):
+            np.testing.assert_allclose(float(conv(x, y)), float(body(ref, ref_opt, x, y)), rtol=1e-6)
+            opt.clear_grad()
+            ref_opt.clear_grad()
+            assert all(p._grad_state() == 1 for p in net.parameters())  # zeros pending, unwritten
+            for a, b in zip(net.parameters(), ref.parameters()):
+                np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+    assert all(cp is not None for cp in conv.concrete_programs)
+    for p in net.parameters():  # reading .grad writes the pending zeros
+        np.testing.assert_array_equal(p.grad.numpy(), np.zeros(p.shape, "float32"))
+        assert p._grad_state() == 2

@@ -179,3 +179,19 @@ def test_optimizer_sees_zeros_for_a_parameter_backward_skipped():
 
     for got, ref in zip(train(False), train(True)):
         np.testing.assert_array_equal(got, ref)
+
+
+def test_grad_state_tells_pending_zeros_without_writing_them():
+    """Tensor._grad_state(): 0 without .grad, 1 for a clear_grad's zeros not written yet,
+    2 for a gradient. Asking writes nothing; reading .grad writes the zeros."""
+    w = paddle.to_tensor(np.ones((3, 4), np.float32), stop_gradient=False)
+    assert w._grad_state() == 0
+    (w * 2).sum().backward()
+    assert w._grad_state() == 2
+    w.clear_gradient(True)
+    assert w._grad_state() == 1
+    assert w._grad_state() == 1  # asking twice writes nothing either
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 4), np.float32))
+    assert w._grad_state() == 2
+    w.clear_gradient(False)
+    assert w._grad_state() == 0
