@@ -90,18 +90,6 @@ bool zero_like(const Tensor& prev, const Tensor& g) {
   return p.dtype() == d.dtype() && p.dims() == d.dims() && p.is_contiguous() && p.numel() > 0;
 }
 
-// Whether every byte of a contiguous host tensor is zero. Scans in blocks and stops at the
-// first block with a nonzero word.
-bool all_bytes_zero(const DenseTensor& p) {
-  const size_t bytes = static_cast<size_t>(p.numel()) * size_of(p.dtype());
-  const auto* c = static_cast<const unsigned char*>(p.raw_data());
-  // glibc's memcmp is vectorized for the CPU at run time; the zero block stays in L1.
-  static const std::array<unsigned char, 4096> kZeros{};
-  for (size_t i = 0; i < bytes; i += kZeros.size()) {
-    if (std::memcmp(c + i, kZeros.data(), std::min(kZeros.size(), bytes - i)) != 0) return false;
-  }
-  return true;
-}
 }  // namespace
 
 AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> var) : var_(std::move(var)) {
@@ -144,7 +132,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
     const bool may_replace = !autograd::grad_enabled() && trace::active() == nullptr && zero_like(prev, g);
     // the zeros of a deferred clear: the add below (or a recorded one) reads them
     if (meta.grad_zero_pending && !may_replace) autograd::settle_grad_zeros(meta);
-    if (may_replace && (meta.grad_zero_pending || all_bytes_zero(prev.dense()))) {
+    if (may_replace && (meta.grad_zero_pending || autograd::all_bytes_zero(prev.dense()))) {
       g.set_stop_gradient(keep);
       meta.grad = g.impl();
       meta.grad_zero_pending = false;
@@ -200,6 +188,17 @@ void clear_grad_to_zero(TensorImpl& t) {
     zero_fill(g->dense);
   }
   Tensor(g).bump_version();
+}
+
+bool all_bytes_zero(const DenseTensor& p) {
+  const size_t bytes = static_cast<size_t>(p.numel()) * size_of(p.dtype());
+  const auto* c = static_cast<const unsigned char*>(p.raw_data());
+  // glibc's memcmp is vectorized for the CPU at run time; the zero block stays in L1.
+  static const std::array<unsigned char, 4096> kZeros{};
+  for (size_t i = 0; i < bytes; i += kZeros.size()) {
+    if (std::memcmp(c + i, kZeros.data(), std::min(kZeros.size(), bytes - i)) != 0) return false;
+  }
+  return true;
 }
 
 void settle_grad_zeros(AutogradMeta& meta) {

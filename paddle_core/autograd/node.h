@@ -114,6 +114,9 @@ Tensor accumulate(const Tensor& acc, const Tensor& src);
 void clear_grad_to_zero(TensorImpl& t);
 /// Writes the zeros a deferred clear left pending (Tensor::grad() calls it).
 void settle_grad_zeros(AutogradMeta& meta);
+/// Whether every byte of a contiguous host tensor is 0 (every float +0), scanned in blocks
+/// with an early exit: AccumulateGrad's zeroed-gradient test and Tensor._zero_bytes.
+bool all_bytes_zero(const DenseTensor& t);
 
 }  // namespace autograd
 

@@ -232,17 +232,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
             // cheaply (device memory, strided views); False for -0.0, which is only slower there.
             const DenseTensor& d = t->dense;
             if (!d.place().is_cpu() || !d.is_contiguous()) return py::none();
-            const size_t n = static_cast<size_t>(d.numel()) * size_of(d.dtype());
-            const auto* b = static_cast<const unsigned char*>(d.raw_data());
-            size_t i = 0;
-            for (; i + 64 <= n; i += 64) {
-              uint64_t w[8];
-              std::memcpy(w, b + i, sizeof w);
-              if ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0) return py::bool_(false);
-            }
-            for (; i < n; ++i)
-              if (b[i] != 0) return py::bool_(false);
-            return py::bool_(true);
+            return py::bool_(autograd::all_bytes_zero(d));
           },
           "Whether every byte is 0 (a contiguous host tensor; None elsewhere).")
       .def("numpy", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t), /*copy=*/true); })
