@@ -145,7 +145,7 @@ def held_key(info):
     if not held:
         return _NOTHING_HELD
     _drop_zeros([p for p in held if id(p) not in info.held_ids])
-    return frozenset(id(p) for p in held if p.grad is not None)
+    return frozenset(id(p) for p in held if p._grad_state())
 
 
 def _set_scalar(holder, value):
