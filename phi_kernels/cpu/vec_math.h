@@ -8,6 +8,9 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+#include <type_traits>
+#include <utility>
+
 #include "phi_kernels/cpu/dispatch/isa_namespace.h"
 #include "phi_kernels/cpu/elementwise.h"
 
@@ -87,6 +90,9 @@ inline F select_nan(F v, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(
 /// Whether every lane lies in [lo, hi] (false for a NaN lane).
 inline bool all_in(F v, float lo, float hi) {
   return (_mm512_cmp_ps_mask(v, set1(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, set1(hi), _CMP_LE_OQ)) == 0xffff;
+}
+inline bool all_in(D v, double lo, double hi) {
+  return (_mm512_cmp_pd_mask(v, set1(lo), _CMP_GE_OQ) & _mm512_cmp_pd_mask(v, set1(hi), _CMP_LE_OQ)) == 0xff;
 }
 /// 1/x for finite x != 0: the 14-bit estimate and one Newton step (about 1 ulp),
 /// several times the throughput of div.
@@ -178,6 +184,10 @@ inline F select_nan(F v, F y) { return _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v
 inline bool all_in(F v, float lo, float hi) {
   return _mm256_movemask_ps(
              _mm256_and_ps(_mm256_cmp_ps(v, set1(lo), _CMP_GE_OQ), _mm256_cmp_ps(v, set1(hi), _CMP_LE_OQ))) == 0xff;
+}
+inline bool all_in(D v, double lo, double hi) {
+  return _mm256_movemask_pd(
+             _mm256_and_pd(_mm256_cmp_pd(v, set1(lo), _CMP_GE_OQ), _mm256_cmp_pd(v, set1(hi), _CMP_LE_OQ))) == 0xf;
 }
 /// 1/x for finite x != 0: the 12-bit estimate and one Newton step (about 2 ulp).
 inline F rcp(F x) {
@@ -279,17 +289,15 @@ inline F exp_in_range(F x) {
 #endif
 }
 
-/// exp(w) for float lanes with w finite and w <= 0, to about 1.1e-7 relative plus n 1.9e-9
-/// (every float in [kExpLo, 0] checked: 4.0e-7 at most, near kExpLo; 0 below it):
-/// one-constant argument reduction and a degree-5 polynomial (a near-minimax fit of
-/// exp(r) - 1 - r on |r| <= ln2/2), 3 fewer FMAs than exp. For callers whose own error
-/// is larger: gelu's erfc (1.5e-7 absolute), which is bound by the FMA pipes (Note
-/// [gelu's erfc], docs/notes/cpu_speed_steps.md).
-inline F exp_nonpos_lite(F w) {
-  const F lo = set1(kExpLo);
-  const F wc = max(w, lo);
-  const F n = round_log2e(wc);
-  const F r = fmadd(n, set1(-0.693147180559945f), wc);
+/// exp(w) for float lanes with w in [kExpLo, 0] (the caller's to ensure), to about 1.1e-7
+/// relative plus n 1.9e-9 (every float in [kExpLo, 0] checked: 4.0e-7 at most, near
+/// kExpLo): one-constant argument reduction and a degree-5 polynomial (a near-minimax fit of
+/// exp(r) - 1 - r on |r| <= ln2/2), 3 fewer FMAs than exp. For callers whose own error is
+/// larger: gelu's erfc (1.5e-7 absolute), which is bound by the FMA pipes (Note [gelu's
+/// erfc], docs/notes/cpu_speed_steps.md).
+inline F exp_lite_in_range(F w) {
+  const F n = round_log2e(w);
+  const F r = fmadd(n, set1(-0.693147180559945f), w);
   F p = set1(8.312501682e-3f);
   p = fmadd(p, r, set1(4.189033251e-2f));
   p = fmadd(p, r, set1(1.666711539e-1f));
@@ -297,9 +305,20 @@ inline F exp_nonpos_lite(F w) {
   const F one = set1(1.0f);
   p = fmadd(fmadd(p, r, one), r, one);  // exp_poly's form: one operation fewer
 #if OAR_VEC512
-  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(w, lo, _CMP_NLT_UQ), p, n);
+  return _mm512_scalef_ps(p, n);
 #else
-  return select_lt(w, lo, set1(0.0f), mul(p, pow2i(n)));
+  return mul(p, pow2i(n));
+#endif
+}
+
+/// exp_lite_in_range for any finite w <= 0: 0 below kExpLo (never a subnormal).
+inline F exp_nonpos_lite(F w) {
+  const F lo = set1(kExpLo);
+#if OAR_VEC512
+  // the mask zeroes the lanes below lo; the clamp keeps their scaling off the subnormals
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, lo, _CMP_NLT_UQ), exp_lite_in_range(max(w, lo)));
+#else
+  return select_lt(w, lo, set1(0.0f), exp_lite_in_range(max(w, lo)));
 #endif
 }
 
@@ -342,14 +361,28 @@ inline F tanh(F x) {
 namespace detail {
 
 #if OAR_VEC
+/// Whether functor F has `vf2(vec::F&, vec::F&)`: both vectors in place, its stages
+/// interleaved by hand. The compiler does not schedule the two inlined vf calls into each
+/// other, and their long chains keep the out-of-order window from filling both pipes
+/// (gelu, Note [gelu on two vectors], docs/notes/cpu_speed_steps.md).
+template <typename F, typename = void>
+struct HasPair : std::false_type {};
+template <typename F>
+struct HasPair<F, std::void_t<decltype(F::vf2(std::declval<vec::F&>(), std::declval<vec::F&>()))>> : std::true_type {};
+
 // Full vectors, then the tail through a padded buffer (so F::vf never reads past n).
 template <typename F>
 inline void vec_apply(const float* x, float* o, int64_t n) {
   int64_t i = 0;
   // two independent vectors per iteration: the inline functors are long dependency chains
   for (; i + 2 * vec::kF <= n; i += 2 * vec::kF) {
-    const vec::F r0 = F::vf(vec::load(x + i));
-    const vec::F r1 = F::vf(vec::load(x + i + vec::kF));
+    vec::F r0 = vec::load(x + i), r1 = vec::load(x + i + vec::kF);
+    if constexpr (HasPair<F>::value) {
+      F::vf2(r0, r1);
+    } else {
+      r0 = F::vf(r0);
+      r1 = F::vf(r1);
+    }
     vec::store(o + i, r0);
     vec::store(o + i + vec::kF, r1);
   }

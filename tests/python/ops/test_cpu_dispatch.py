@@ -38,6 +38,7 @@ CHILD = textwrap.dedent(r'''
         return fn().decode()
 
     erf = np.vectorize(math.erf, otypes=[np.float64])
+    erfc = np.vectorize(math.erfc, otypes=[np.float64])
     def softmax(x, a):
         e = np.exp(x - x.max(axis=a, keepdims=True))
         return e / e.sum(axis=a, keepdims=True)
@@ -123,8 +124,21 @@ CHILD = textwrap.dedent(r'''
         with np.errstate(over="ignore", invalid="ignore"):
             for name, fn, ref in (("sigmoid[ends]", F.sigmoid, sig), ("tanh[ends]", oar.tanh, np.tanh),
                                   ("silu[ends]", F.silu, lambda x: x * sig(x)),
-                                  ("gelu[ends]", F.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))))):
+                                  ("gelu[ends]", F.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2)))),
+                                  ("gelu_tanh[ends]", lambda x: F.gelu(x, approximate=True), gelu_tanh)):
                 check(name, dtype, [33], fn(oar.to_tensor(ends)), ref(x64))
+        # gelu's negative tail, where 0.5 x (1 + erf(z)) cancels: relative accuracy down to
+        # gelu(-12.7) = -3e-36 in float32 (Abramowitz & Stegun's erfc: 3.5% there, 0.36% at
+        # -6) and gelu(-35) = -1e-267 in float64 (SLEEF's erfc; the rounding of z = |x| / sqrt2
+        # alone is 2 z^2 ulp of erfc, 1.4e-13 at z = 24.7), 1001 lanes (a vector tail)
+        lo = 12.7 if dtype == "float32" else 35.0
+        x = -np.geomspace(1e-3, lo, 1001).astype(dtype)
+        x64 = x.astype(np.float64)
+        check("gelu[tail]", dtype, [1001], F.gelu(oar.to_tensor(x)), 0.5 * x64 * erfc(-x64 / math.sqrt(2)),
+              (4e-2, 0.0) if dtype == "float32" else (5e-13, 0.0))
+        far = np.array([-12.8, -13.5, -20, -100, -1e30] * 7, "float32")  # 35 lanes past it
+        if dtype == "float32" and np.any(F.gelu(oar.to_tensor(far)).numpy() != 0):
+            failures.append("gelu[far tail] float32: not 0 where |gelu| < 3e-36")
         rows = np.where(np.isnan(ends), 0, ends)[None, :].repeat(2, 0)
         rows[1, ::3] = -np.inf  # a masked row: exp(-inf) must be exactly 0
         got = F.softmax(oar.to_tensor(rows), axis=-1).numpy()
