@@ -378,6 +378,30 @@ def test_max_pool_double_backward():
     np.testing.assert_allclose(gg.numpy().reshape(1, 2, 16), ref)
 
 
+
+@pytest.mark.parametrize("fmt", ["NCHW", "NHWC"])
+def test_max_pool2d_without_grad_matches_the_indexed_kernel(fmt):
+    """Eager max_pool2d with no gradient to feed (a stop_gradient input, or under no_grad)
+    runs the kernel without the argmax; its values, NaN lanes, ceil_mode and padding
+    included, equal the indexed kernel's, which a differentiable input takes."""
+    rng = np.random.default_rng(9)
+    for shape, k, s, p, ceil in [((2, 3, 9, 11), 3, 2, 1, False), ((1, 4, 7, 7), 2, 2, 0, True),
+                                 ((2, 2, 5, 6), 3, 1, 1, False), ((0, 3, 4, 4), 2, 2, 0, False),
+                                 ((1, 16, 32, 32), 3, 2, 1, False)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        x.flat[::7] = np.nan
+        if fmt == "NHWC":
+            x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+        with_grad = F.max_pool2d(oar.to_tensor(x, stop_gradient=False), k, s, p, ceil_mode=ceil,
+                                 data_format=fmt).numpy()
+        plain = F.max_pool2d(oar.to_tensor(x), k, s, p, ceil_mode=ceil, data_format=fmt).numpy()
+        with oar.no_grad():
+            under_no_grad = F.max_pool2d(oar.to_tensor(x, stop_gradient=False), k, s, p,
+                                         ceil_mode=ceil, data_format=fmt).numpy()
+        np.testing.assert_array_equal(plain, with_grad)
+        np.testing.assert_array_equal(under_no_grad, with_grad)
+
+
 POOL_BAD = OpCase(
     "max_pool2d_bad", lambda x, **k: F.max_pool2d(x, **k), None, op="max_pool2d",
     bad_inputs=[
