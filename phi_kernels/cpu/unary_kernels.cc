@@ -270,6 +270,17 @@ inline vec::F gelu_cdf2(vec::F x, vec::F* e) {
 // |gelu| < 3e-36) keep max(x, 0) through one mask on the last fnmadd (a blend with AVX2).
 // max(x, 0) is h + |h|, h = x / 2 (exact): NaN for x = -inf (gelu(-inf) = -inf * 0 is NaN
 // in float64 too) and NaN x (no lane compares below 9), +inf for +inf.
+// Phi(x) for double lanes: 0.5 + 0.5 erf(z) on SLEEF's erf where every lane has x >= -3
+// (there 1 + erf(z) >= 2.7e-3, so erf's 1.1e-16 costs at most 4e-14 relative), else
+// 0.5 erfc(-z) on SLEEF's 1.5-ulp erfc (1.47x the time on every vector: 9.4 against 6.4 ms
+// on 1M normal doubles), which keeps Phi's relative accuracy in the tail: 0.5 + 0.5 erf is
+// 0 from x = -8.3 down (gelu(-10) = -7.6e-23 came out 0; the gradient was 1.2% off at -9).
+inline vec::D gelu_cdf(vec::D x) {
+  const vec::D z = vec::mul(x, vec::set1(kInvSqrt2));
+  if (vec::all_in(x, -3.0, std::numeric_limits<double>::infinity()))
+    return vec::fmadd(vec::set1(0.5), OAR_SLEEF_D(erf, u10)(z), vec::set1(0.5));
+  return vec::mul(vec::set1(0.5), OAR_SLEEF_D(erfc, u15)(vec::sub(vec::set1(0.0), z)));
+}
 template <int K>
 [[gnu::always_inline]] inline void gelu_erf_lanes(vec::F* v) {
   using vec::F;
@@ -311,20 +322,7 @@ struct GeluErfF {
     x0 = v[0];
     x1 = v[1];
   }
-  // 0.5 x (1 + erf(z)) on SLEEF's erf where every lane has x >= -3: there 1 + erf(z) >=
-  // 2.7e-3, so erf's 1.1e-16 costs at most 4e-14 relative. Other vectors (NaN lanes
-  // included) take the float form on SLEEF's 1.5-ulp erfc, 1.47x the time (1M normal
-  // doubles: 9.4 ms against 6.4): 1 + erf lost every digit below 1.1e-16 (gelu(-10) =
-  // -7.6e-23 came out 0). |x| / 2 is clamped to 1e300 in the product so that x = +inf
-  // gives inf + -1e300 * 0, not NaN.
-  static vec::D vd(vec::D x) {
-    const vec::D h = vec::mul(vec::set1(0.5), x);
-    if (vec::all_in(x, -3.0, std::numeric_limits<double>::infinity()))
-      return vec::fmadd(h, OAR_SLEEF_D(erf, u10)(vec::mul(x, vec::set1(kInvSqrt2))), h);
-    const vec::D ah = vec::abs(h);
-    const vec::D q = OAR_SLEEF_D(erfc, u15)(vec::mul(vec::abs(x), vec::set1(kInvSqrt2)));
-    return vec::fmadd(vec::sub(vec::set1(0.0), vec::min(ah, vec::set1(1e300))), q, vec::add(h, ah));
-  }
+  static vec::D vd(vec::D x) { return vec::mul(x, gelu_cdf(x)); }
 #endif
   template <typename M> static M s(M v) { return gelu(v, false); }
 };
@@ -362,17 +360,10 @@ struct GeluGradErfF {
     const vec::F pdf = vec::mul(vec::set1(float(kInvSqrt2Pi)), e);
     return vec::mul(d, vec::fmadd(vec::set1(0.5f), cdf2, vec::mul(x, pdf)));
   }
-  // Phi as 0.5 + 0.5 erf(z) where every lane has x >= -3 (4e-14 relative at most, as in
-  // GeluErfF::vd), else 0.5 erfc(-z), which keeps its relative accuracy in the tail (0.5 +
-  // 0.5 erf is 0 from x = -8.3 down: the gradient was 2e-4 relative off at -8, 1.2% at -9).
   static vec::D vd(vec::D x, vec::D d) {
     const vec::D pdf =
         vec::mul(vec::set1(kInvSqrt2Pi), OAR_SLEEF_D(exp, u10)(vec::mul(vec::set1(-0.5), vec::mul(x, x))));
-    const vec::D z = vec::mul(x, vec::set1(kInvSqrt2));
-    const vec::D cdf = vec::all_in(x, -3.0, std::numeric_limits<double>::infinity())
-                           ? vec::fmadd(vec::set1(0.5), OAR_SLEEF_D(erf, u10)(z), vec::set1(0.5))
-                           : vec::mul(vec::set1(0.5), OAR_SLEEF_D(erfc, u15)(vec::sub(vec::set1(0.0), z)));
-    return vec::mul(d, vec::fmadd(x, pdf, cdf));
+    return vec::mul(d, vec::fmadd(x, pdf, gelu_cdf(x)));
   }
 #endif
   template <typename M>
