@@ -2,6 +2,7 @@
 // It carries the version counter that in-place ops bump and autograd checks.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -30,6 +31,13 @@ class Storage {
   uint32_t version() const { return version_; }
   void bump_version() { ++version_; }
 
+  /// Whether code outside Oar's ops may write this memory, bumping no version counter: a
+  /// writable NumPy view, a DLPack export or import, a data_ptr() handed out. Set once,
+  /// never cleared. A cache of what the memory holds (a packed filter) trusts the version
+  /// counter alone only while this is false (Note [Filters reused across calls]).
+  bool shared_out() const { return shared_out_.load(std::memory_order_relaxed); }
+  void mark_shared_out() { shared_out_.store(true, std::memory_order_relaxed); }
+
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
@@ -37,6 +45,7 @@ class Storage {
   Allocator* allocator_ = nullptr;  // null for external memory
   std::function<void()> release_;
   uint32_t version_ = 0;
+  std::atomic<bool> shared_out_{false};
 };
 
 }  // namespace oar

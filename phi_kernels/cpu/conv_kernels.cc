@@ -171,7 +171,7 @@ void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const Dens
   const T* pb = bc.data<T>();
   if constexpr (std::is_same_v<T, float>) {
     if (pass == Pass::kFwd)
-      onednn_conv_fwd(g, pa, pb, o, bc.storage(), bc.storage()->version());
+      onednn_conv_fwd(g, pa, pb, o, bc.storage());
     else if (pass == Pass::kBwdData) onednn_conv_bwd_data(g, pa, pb, o);
     else onednn_conv_bwd_weights(g, pa, pb, o);
   } else if constexpr (std::is_same_v<T, bfloat16>) {
@@ -180,7 +180,7 @@ void run_pass(const ConvGeometry& g, Pass pass, const DenseTensor& a, const Dens
     const auto* ub = reinterpret_cast<const uint16_t*>(pb);
     auto* uo = reinterpret_cast<uint16_t*>(o);
     if (pass == Pass::kFwd)
-      onednn_conv_fwd_bf16(g, ua, ub, uo, bc.storage(), bc.storage()->version());
+      onednn_conv_fwd_bf16(g, ua, ub, uo, bc.storage());
     else if (pass == Pass::kBwdData)
       onednn_conv_bwd_data_bf16(g, ua, ub, uo);
     else

@@ -333,6 +333,27 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, std::vector<ConvPrim>
   return cands[best];
 }
 
+FilterStamp::FilterStamp(const std::shared_ptr<const Storage>& s, const void* w, size_t bytes, bool keep_bytes)
+    : owner_(s), ptr_(w), bytes_(bytes) {
+  if (!s) return;
+  version_ = s->version();
+  shared_ = s->shared_out();
+  if (shared_ && keep_bytes) {
+    copy_ = Workspace(CPUPlace(), bytes);
+    std::memcpy(copy_.data(), w, bytes);
+  }
+}
+
+bool FilterStamp::same_version(const std::shared_ptr<const Storage>& s, const void* w) const {
+  return s && ptr_ == w && version_ == s->version() && shared_ == s->shared_out() && owner_.lock() == s;
+}
+
+bool FilterStamp::unchanged(const std::shared_ptr<const Storage>& s, const void* w) const {
+  if (!same_version(s, w)) return false;
+  if (!shared_) return true;
+  return copy_.bytes() == bytes_ && std::memcmp(copy_.data(), w, bytes_) == 0;
+}
+
 bool split_enabled() {
   const char* v = std::getenv("OAR_CONV_SPLIT");  // read at every call: tests switch it
   return v == nullptr || v[0] != '0';
@@ -374,19 +395,18 @@ ConvPrim make_fwd(const ConvGeometry& g, Layout layout, memory::data_type dt) {
 }
 
 // Note [Filters reused across calls]: what the forward convolution knows of a filter
-// buffer it has seen (per geometry and address). Stage 1 (`packed` false): its storage
-// and version counter when last seen. Seen again unchanged, the filter is being reused
-// (inference, a benchmark loop): stage 2 keeps a copy of its bytes and its form in the
-// tuned candidate's layout (a oneDNN reorder, the Winograd transform), and each later
-// call compares the bytes (a write that bypasses the version counter, e.g. through
-// .numpy(), must not leave a stale filter). The candidate is the same as on a first
-// call, and packing is exact, so a reused filter gives the same bits as a fresh one.
+// buffer it has seen (per geometry and address). Stage 1 (`packed` false): its stamp
+// when last seen. Seen again unchanged, the filter is being reused (inference, a
+// benchmark loop): stage 2 keeps its form in the tuned candidate's layout (a oneDNN
+// reorder, the Winograd transform), valid while the stamp holds (FilterStamp: the version
+// counter, and for storage shared out with NumPy or DLPack its bytes). The candidate is
+// the same as on a first call, and packing is exact, so a reused filter gives the same
+// bits as a fresh one.
 struct SeenFilter {
-  std::weak_ptr<const void> owner;
-  uint32_t version = 0;
+  FilterStamp stamp;
   bool packed = false;
   std::weak_ptr<const ConvPrim> packed_for;  // the candidate whose layout `data` holds
-  Workspace copy, data;                      // stage 2: the filter's bytes, and its packed form
+  Workspace data;                            // stage 2: the packed filter
 };
 
 class SeenFilters {
@@ -397,12 +417,12 @@ class SeenFilters {
     return it == map_.end() ? nullptr : it->second;
   }
   void put(const std::string& key, std::shared_ptr<SeenFilter> f) {
-    const size_t b = f->copy.bytes() + f->data.bytes();
+    const size_t b = f->stamp.copy_bytes() + f->data.bytes();
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(key);
-    if (it != map_.end()) bytes_ -= it->second->copy.bytes() + it->second->data.bytes();
+    if (it != map_.end()) bytes_ -= it->second->stamp.copy_bytes() + it->second->data.bytes();
     // Bounded: cleared (entries in use live on in their callers) past 1024 filters or
-    // 512 MiB of copies.
+    // 512 MiB of packed filters and copies.
     if (map_.size() >= 1024 || bytes_ + b > (size_t{512} << 20)) map_.clear(), bytes_ = 0;
     map_[key] = std::move(f);
     bytes_ += b;
@@ -449,7 +469,7 @@ void exec_fwd(const ConvGeometry& g, ConvPrim& p, const void* packed, const void
 // Tunes g's forward in element type dt on its first call (im2col + GEMM and Winograd are
 // candidates for f32 only; the candidates run on src, w and dst) and prepares its filter.
 FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
-                 const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+                 const std::shared_ptr<const Storage>& w_storage) {
   const bool f32 = dt == memory::data_type::f32;
   auto make = [&](Layout layout) { return make_fwd(g, layout, dt); };
   const std::array<void*, 3> user{const_cast<void*>(src), const_cast<void*>(w), dst};
@@ -474,24 +494,22 @@ FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* ds
   const size_t packed_bytes = p.algo == ConvPrim::kWinograd ? conv_winograd_filter_size(g) * sizeof(float)
                               : p.algo == ConvPrim::kOneDnn && p.ops[1].reorder ? p.ops[1].prim_md.get_size()
                                                                                 : 0;
-  if (!w_owner || packed_bytes == 0) return plan;
+  if (!w_storage || packed_bytes == 0) return plan;
   std::string fkey = key;
   fkey.append(reinterpret_cast<const char*>(&w), sizeof w);
   std::shared_ptr<SeenFilter> seen = seen_filters().find(fkey);
-  auto first_sight = [&] {
-    auto f = std::make_shared<SeenFilter>();
-    f->owner = w_owner, f->version = w_version;
-    seen_filters().put(fkey, std::move(f));
-    return plan;
-  };
-  if (!seen || seen->version != w_version || seen->owner.lock() != w_owner) return first_sight();
   const size_t user_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) *
                             (f32 ? sizeof(float) : sizeof(uint16_t));
-  if (!seen->packed || seen->packed_for.lock() != plan.p) {
+  if (!seen || !seen->stamp.same_version(w_storage, w)) {  // first sight (or a new version)
     auto f = std::make_shared<SeenFilter>();
-    f->owner = w_owner, f->version = w_version, f->packed = true, f->packed_for = plan.p;
-    f->copy = Workspace(CPUPlace(), user_bytes);
-    std::memcpy(f->copy.data(), w, user_bytes);
+    f->stamp = FilterStamp(w_storage, w, user_bytes, /*keep_bytes=*/false);
+    seen_filters().put(fkey, std::move(f));
+    return plan;
+  }
+  if (!seen->packed || seen->packed_for.lock() != plan.p || !seen->stamp.unchanged(w_storage, w)) {
+    auto f = std::make_shared<SeenFilter>();
+    f->stamp = FilterStamp(w_storage, w, user_bytes, /*keep_bytes=*/true);
+    f->packed = true, f->packed_for = plan.p;
     f->data = Workspace(CPUPlace(), packed_bytes);
     if (p.algo == ConvPrim::kWinograd)
       conv_winograd_transform_filter(g, static_cast<const float*>(w), f->data.data<float>());
@@ -499,8 +517,6 @@ FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* ds
       pack_weights(p, w, f->data.data());
     seen_filters().put(fkey, f);
     seen = std::move(f);
-  } else if (std::memcmp(seen->copy.data(), w, user_bytes) != 0) {
-    return first_sight();  // written behind the version counter's back
   }
   plan.packed = seen->data.data();
   plan.seen = std::move(seen);
@@ -514,13 +530,13 @@ FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* ds
 // share of the batch, and a [8, 512, 7, 7] slice picked oneDNN (7.9 ms at 2 threads,
 // against 6.0 with Winograd slices). Returns false (nothing run) when the pick is another.
 bool winograd_slices(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
-                     const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+                     const std::shared_ptr<const Storage>& w_storage) {
   if (dt != memory::data_type::f32 || !conv_winograd_fwd_supported(g)) return false;
   FwdPlan plan;
   {
     OmpSerial serial;  // the whole batch's choice at one thread: the same cache entry as a 1-thread run
-    if (plan_fwd(g, src, w, dst, dt, nullptr, 0).p->algo != ConvPrim::kWinograd) return false;
-    plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);  // the transformed filter, for a reused one
+    if (plan_fwd(g, src, w, dst, dt, nullptr).p->algo != ConvPrim::kWinograd) return false;
+    plan = plan_fwd(g, src, w, dst, dt, w_storage);  // the transformed filter, for a reused one
   }
   const auto* u = static_cast<const float*>(plan.packed);
   if (!u) {
@@ -584,12 +600,12 @@ struct SlicePlan {
 };
 
 SlicePlan plan_slices(const ConvGeometry& g, int64_t len, const void* src, const void* w, void* dst,
-                      memory::data_type dt, const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+                      memory::data_type dt, const std::shared_ptr<const Storage>& w_storage) {
   SlicePlan sp;
   sp.len = sp.lens[0] = len;
-  sp.plans[0] = plan_fwd(with_batch(g, len), src, w, dst, dt, w_owner, w_version);
+  sp.plans[0] = plan_fwd(with_batch(g, len), src, w, dst, dt, w_storage);
   if (const int64_t last = g.batch % len)
-    sp.lens[1] = last, sp.plans[1] = plan_fwd(with_batch(g, last), src, w, dst, dt, w_owner, w_version);
+    sp.lens[1] = last, sp.plans[1] = plan_fwd(with_batch(g, last), src, w, dst, dt, w_storage);
   return sp;
 }
 
@@ -608,7 +624,7 @@ void run_slices(const ConvGeometry& g, const SlicePlan& sp, const void* src, con
 // call times the whole batch's pick against the slices on the user's buffers (dst is
 // written); later calls read the cached choice.
 int64_t tuned_slice_len(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
-                        const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
+                        const std::shared_ptr<const Storage>& w_storage) {
   const int64_t len = cache_slice_len(g, dt);
   if (len == 0) return 0;
   const char* env = std::getenv("OAR_CONV_CACHE_SLICES");
@@ -623,10 +639,10 @@ int64_t tuned_slice_len(const ConvGeometry& g, const void* src, const void* w, v
     return 0;
   }
   auto whole = [&] {
-    const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
+    const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_storage);
     exec_fwd(g, *plan.p, plan.packed, src, w, dst);
   };
-  auto sliced = [&] { run_slices(g, plan_slices(g, len, src, w, dst, dt, w_owner, w_version), src, w, dst, dt); };
+  auto sliced = [&] { run_slices(g, plan_slices(g, len, src, w, dst, dt, w_storage), src, w, dst, dt); };
   whole(), sliced();  // tunes both (warm-up)
   double tw = 1e30, ts = 1e30;
   for (int r = 0; r < 5; ++r) {
@@ -653,8 +669,8 @@ struct ChunkPlan {
 
 // The forward convolution in element type dt.
 void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
-              const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
-  if (split_chunk(g) && winograd_slices(g, src, w, dst, dt, w_owner, w_version)) return;
+              const std::shared_ptr<const Storage>& w_storage) {
+  if (split_chunk(g) && winograd_slices(g, src, w, dst, dt, w_storage)) return;
   if (const int64_t chunk = split_chunk(g)) {
     const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
     const auto* s0 = static_cast<const char*>(src);
@@ -664,10 +680,10 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
         g, chunk,
         [&](const ConvGeometry& sub, int64_t lo) {
       ChunkPlan c;
-      if (const int64_t len = tuned_slice_len(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version))
-        c.slices = plan_slices(sub, len, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+      if (const int64_t len = tuned_slice_len(sub, s0 + lo * si, w, d0 + lo * di, dt, w_storage))
+        c.slices = plan_slices(sub, len, s0 + lo * si, w, d0 + lo * di, dt, w_storage);
       else
-        c.whole = plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_owner, w_version);
+        c.whole = plan_fwd(sub, s0 + lo * si, w, d0 + lo * di, dt, w_storage);
       return c;
         },
         [&](const ConvGeometry& sub, const ChunkPlan& c, int64_t lo) {
@@ -675,17 +691,17 @@ void conv_fwd(const ConvGeometry& g, const void* src, const void* w, void* dst, 
       exec_fwd(sub, *c.whole.p, c.whole.packed, s0 + lo * si, w, d0 + lo * di);
     });
   }
-  if (const int64_t len = tuned_slice_len(g, src, w, dst, dt, w_owner, w_version))
-    return run_slices(g, plan_slices(g, len, src, w, dst, dt, w_owner, w_version), src, w, dst, dt);
-  const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_owner, w_version);
+  if (const int64_t len = tuned_slice_len(g, src, w, dst, dt, w_storage))
+    return run_slices(g, plan_slices(g, len, src, w, dst, dt, w_storage), src, w, dst, dt);
+  const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_storage);
   exec_fwd(g, *plan.p, plan.packed, src, w, dst);
 }
 
 }  // namespace
 
 void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
-                     const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
-  conv_fwd(g, src, w, dst, memory::data_type::f32, w_owner, w_version);
+                     const std::shared_ptr<const Storage>& w_storage) {
+  conv_fwd(g, src, w, dst, memory::data_type::f32, w_storage);
 }
 
 namespace {
@@ -802,8 +818,8 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
 bool onednn_conv_bf16_supported() { return onednn_runs_isa(dnnl_cpu_isa_avx512_core_bf16); }
 
 void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
-                          const std::shared_ptr<const void>& w_owner, uint32_t w_version) {
-  conv_fwd(g, src, w, dst, memory::data_type::bf16, w_owner, w_version);
+                          const std::shared_ptr<const Storage>& w_storage) {
+  conv_fwd(g, src, w, dst, memory::data_type::bf16, w_storage);
 }
 
 void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w, uint16_t* diff_src) {

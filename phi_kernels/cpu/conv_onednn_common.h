@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "paddle_core/tensor/allocator.h"
+#include "paddle_core/tensor/storage.h"
 #include "phi_kernels/cpu/omp_serial.h"
 #include "phi_kernels/cpu/parallel.h"
 
@@ -43,6 +46,36 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable = false);
 /// key_of plus the element type and the settings a tuned choice depends on
 /// (FLAGS_cudnn_deterministic, OAR_CONV_ALGO).
 std::string tune_key(const ConvGeometry& g, char kind, memory::data_type dt = memory::data_type::f32);
+
+// Note [Filters reused across calls]: what a cache of a filter's packed form checks
+// before it trusts it. The same storage, address and version counter; and where the
+// storage is shared out (Storage::shared_out: NumPy or DLPack may write it and bump no
+// version counter), the same bytes as a copy taken when the stamp was made. Storage that
+// was not shared out when stamped fails the check once it is, so a copy exists wherever
+// bytes must be compared.
+class FilterStamp {
+ public:
+  FilterStamp() = default;
+  /// The stamp of `bytes` of filter at w, held by s (null: matches nothing). keep_bytes:
+  /// take the copy that shared-out storage is compared with (else such a stamp never
+  /// matches in full, only in same_version).
+  FilterStamp(const std::shared_ptr<const Storage>& s, const void* w, size_t bytes, bool keep_bytes);
+  /// Same storage, address, version counter and sharing.
+  bool same_version(const std::shared_ptr<const Storage>& s, const void* w) const;
+  /// same_version, and for shared-out storage the same bytes.
+  bool unchanged(const std::shared_ptr<const Storage>& s, const void* w) const;
+  size_t copy_bytes() const { return copy_.bytes(); }
+  /// The storage is gone.
+  bool expired() const { return owner_.expired(); }
+
+ private:
+  std::weak_ptr<const Storage> owner_;
+  const void* ptr_ = nullptr;
+  uint32_t version_ = 0;
+  bool shared_ = false;
+  size_t bytes_ = 0;
+  Workspace copy_;  // shared-out storage only
+};
 
 // One operand of a cached convolution: the user's plain layout, the layout the
 // primitive chose, and the reorder between them when they differ.

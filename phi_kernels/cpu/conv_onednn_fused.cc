@@ -52,11 +52,10 @@ struct FusedConv {
   std::unique_ptr<Bound> bound = std::make_unique<Bound>();
 };
 
-// A filter reordered to a primitive's layout, valid while its buffer lives unchanged.
+// A filter reordered to a primitive's layout, valid while its stamp holds (Note [Filters
+// reused across calls]).
 struct PackedWeights {
-  std::weak_ptr<const void> owner;
-  const void* ptr = nullptr;
-  uint32_t version = 0;
+  FilterStamp stamp;
   Workspace data;
 };
 
@@ -110,7 +109,7 @@ void evict(const void* p, size_t bytes) {
 // The filter in the primitive's layout: `w` itself, or its cached reorder.
 // (Winograd: the filter transformed by conv_winograd_transform_filter.)
 std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& g, const float* w,
-                                              const std::shared_ptr<const void>& owner, uint32_t version) {
+                                              const std::shared_ptr<const Storage>& storage) {
   const bool winograd = f.path == FusedConv::kWinograd;
   if (!winograd && !f.base.ops[1].reorder) return nullptr;
   FusedCache& c = fused_cache();
@@ -119,16 +118,11 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
   {
     std::lock_guard<std::mutex> lock(c.mu);
     auto it = c.weights.find(k);
-    if (it != c.weights.end()) {
-      const PackedWeights& p = *it->second;
-      auto live = p.owner.lock();
-      if (owner && live && live.get() == owner.get() && p.version == version && p.ptr == w) return it->second;
-    }
+    if (it != c.weights.end() && it->second->stamp.unchanged(storage, w)) return it->second;
   }
   auto p = std::make_shared<PackedWeights>();
-  p->owner = owner;
-  p->ptr = w;
-  p->version = version;
+  const size_t user_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) * 4;
+  p->stamp = FilterStamp(storage, w, user_bytes, /*keep_bytes=*/true);
   const Operand& o = f.base.ops[1];
   const size_t bytes = winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
   p->data = Workspace(CPUPlace(), bytes);
@@ -141,11 +135,11 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
     o.to_prim.execute(s, user, prim);
     s.wait();
   }
-  if (!owner) return p;  // no identity to check later: not cached
+  if (!storage) return p;  // no identity to check later: not cached
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.weights.size() >= 1024) {
     for (auto it = c.weights.begin(); it != c.weights.end();)
-      it = it->second->owner.expired() ? c.weights.erase(it) : std::next(it);
+      it = it->second->stamp.expired() ? c.weights.erase(it) : std::next(it);
     if (c.weights.size() >= 1024) c.weights.clear();
   }
   c.weights[k] = p;
@@ -190,11 +184,11 @@ void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeigh
 
 // Runs candidate p of g on the user's buffers (its filter packed on first sight).
 void run_candidate(const ConvGeometry& g, FusedConv& p, const float* src, const float* w, const float* bias, bool relu,
-                   const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+                   const std::shared_ptr<const Storage>& w_storage, float* dst) {
   if (p.path == FusedConv::kIm2col) return conv_im2col_fwd(g, src, w, dst, bias, relu);
   if (p.path == FusedConv::kRows) return conv_direct_rows_fwd(g, src, w, dst, bias, relu);
   if (p.path == FusedConv::kChannels) return conv_direct_channels_fwd(g, src, w, dst, bias, relu);
-  auto pw = packed_weights(p, g, w, w_owner, w_version);
+  auto pw = packed_weights(p, g, w, w_storage);
   if (p.path == FusedConv::kWinograd)
     return conv_winograd_fwd(g, src, static_cast<const float*>(pw->data.data()), dst, bias, relu);
   run_fused(p, src, w, pw.get(), bias, dst);
@@ -203,8 +197,7 @@ void run_candidate(const ConvGeometry& g, FusedConv& p, const float* src, const 
 // g's tuned candidate: on the first call of a geometry the candidates are timed on the
 // user's buffers (the last one run leaves dst written; the caller runs the pick after).
 std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, const float* w, const float* bias,
-                                      bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
-                                      float* dst) {
+                                      bool relu, const std::shared_ptr<const Storage>& w_storage, float* dst) {
   const std::string forced = forced_algo();
   const std::string key = tune_key(g, 'F') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
   FusedCache& c = fused_cache();
@@ -214,7 +207,7 @@ std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, c
     auto it = c.prims.find(key);
     if (it != c.prims.end()) f = it->second;
   }
-  auto run_one = [&](FusedConv& p) { run_candidate(g, p, src, w, bias, relu, w_owner, w_version, dst); };
+  auto run_one = [&](FusedConv& p) { run_candidate(g, p, src, w, bias, relu, w_storage, dst); };
   if (!f) {
     // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
     // timed on the real buffers with the filter reorder left out (it is done once per filter).
@@ -269,7 +262,7 @@ std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, c
           FusedConv& p = *cands[i];
           const bool winograd = p.path == FusedConv::kWinograd;
           if (winograd || p.base.ops[1].reorder) {
-            auto pw = packed_weights(p, g, w, w_owner, w_version);
+            auto pw = packed_weights(p, g, w, w_storage);
             evict(pw->data.data(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
           } else {
             evict(w, w_bytes);
@@ -301,20 +294,19 @@ std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, c
 }  // namespace
 
 void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
-                           const std::shared_ptr<const void>& w_owner, uint32_t w_version, float* dst) {
+                           const std::shared_ptr<const Storage>& w_storage, float* dst) {
   if (const int64_t chunk = split_chunk(g)) {  // Note [Convolutions on the pool]
     const int64_t si = g.in_c * g.in[0] * g.in[1] * g.in[2], di = g.out_c * g.out[0] * g.out[1] * g.out[2];
     return on_pool(
         g, chunk,
         [&](const ConvGeometry& sub, int64_t lo) {
-      return fused_plan(sub, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
+      return fused_plan(sub, src + lo * si, w, bias, relu, w_storage, dst + lo * di);
         },
         [&](const ConvGeometry& sub, const std::shared_ptr<FusedConv>& f, int64_t lo) {
-      run_candidate(sub, *f, src + lo * si, w, bias, relu, w_owner, w_version, dst + lo * di);
+      run_candidate(sub, *f, src + lo * si, w, bias, relu, w_storage, dst + lo * di);
     });
   }
-  run_candidate(g, *fused_plan(g, src, w, bias, relu, w_owner, w_version, dst), src, w, bias, relu, w_owner, w_version,
-                dst);
+  run_candidate(g, *fused_plan(g, src, w, bias, relu, w_storage, dst), src, w, bias, relu, w_storage, dst);
 }
 
 }  // namespace oar::phi

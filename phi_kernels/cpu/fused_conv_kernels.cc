@@ -71,7 +71,7 @@ void FusedConv2dKernel(const DeviceContext&, const DenseTensor& input, const Den
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
-    onednn_conv_fwd_fused(g, x.data<T>(), w.data<T>(), bp, relu, w.storage(), w.storage()->version(), o);
+    onednn_conv_fwd_fused(g, x.data<T>(), w.data<T>(), bp, relu, w.storage(), o);
   } else {
     direct_conv(g, x.data<T>(), w.data<T>(), bp, relu, o);
   }

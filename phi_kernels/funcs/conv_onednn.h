@@ -7,15 +7,15 @@
 #include <memory>
 
 #include "paddle_core/meta/infer_meta_cnn.h"
+#include "paddle_core/tensor/storage.h"
 
 namespace oar::phi {
 
-/// dst = conv(src, w). `w_owner` and `w_version` identify the filter's buffer (its
-/// storage and version counter; null owner: unknown): a filter seen again unchanged is
-/// kept in the layout of the fastest primitive for reused filters (Note [Filters reused
-/// across calls] in docs/notes/cpu_speed_steps.md).
+/// dst = conv(src, w). `w_storage` holds the filter (null: unknown); its version counter
+/// and Storage::shared_out tell a filter seen again unchanged, which is kept in the tuned
+/// candidate's layout (Note [Filters reused across calls] in docs/notes/cpu_speed_steps.md).
 void onednn_conv_fwd(const ConvGeometry& g, const float* src, const float* w, float* dst,
-                     const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);
+                     const std::shared_ptr<const Storage>& w_storage = nullptr);
 /// diff_src = d<conv(src, w), diff_dst>/d src (= the transposed conv of diff_dst)
 void onednn_conv_bwd_data(const ConvGeometry& g, const float* diff_dst, const float* w,
                           float* diff_src);
@@ -29,17 +29,17 @@ void onednn_conv_bwd_weights(const ConvGeometry& g, const float* src, const floa
 /// onednn_conv_bf16_supported() (oneDNN runs AVX512-BF16 or AMX-BF16: onednn_runs_isa).
 bool onednn_conv_bf16_supported();
 void onednn_conv_fwd_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* w, uint16_t* dst,
-                          const std::shared_ptr<const void>& w_owner = nullptr, uint32_t w_version = 0);
+                          const std::shared_ptr<const Storage>& w_storage = nullptr);
 void onednn_conv_bwd_data_bf16(const ConvGeometry& g, const uint16_t* diff_dst, const uint16_t* w, uint16_t* diff_src);
 void onednn_conv_bwd_weights_bf16(const ConvGeometry& g, const uint16_t* src, const uint16_t* diff_dst,
                                   uint16_t* diff_w);
 
-/// Inference: dst = relu?(conv(src, w) + bias), bias out_c values or null, the bias and
-/// the relu as oneDNN post-ops. `w_owner` and `w_version` identify the filter's buffer
-/// (its storage and version counter): the filter reordered to the primitive's layout is
-/// cached per buffer and reused until the buffer dies or is written (null owner: no cache).
-void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias,
-                           bool relu, const std::shared_ptr<const void>& w_owner, uint32_t w_version,
-                           float* dst);
+/// Inference (fused_conv2d, and eager convolutions no gradient flows from): dst =
+/// relu?(conv(src, w) + bias), bias out_c values or null, the bias and the relu as oneDNN
+/// post-ops. The filter reordered to the primitive's layout is cached per buffer of
+/// `w_storage` and reused until the buffer dies or is written, as onednn_conv_fwd's (null
+/// storage: no cache).
+void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
+                           const std::shared_ptr<const Storage>& w_storage, float* dst);
 
 }  // namespace oar::phi

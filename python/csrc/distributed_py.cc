@@ -185,6 +185,13 @@ void bind_distributed(py::module_& m) {
       .def_property_readonly("op", &Task::op);
 
   auto dense = [](py::handle h, const char* op, const char* arg) { return py_to_tensor(h, op, arg).dense(); };
+  // A tensor a collective writes: an in-place write, so its version counter moves (what
+  // caches its contents, e.g. a packed conv filter, sees the write).
+  auto written = [](py::handle h, const char* op, const char* arg) {
+    DenseTensor d = py_to_tensor(h, op, arg).dense();
+    if (d.storage()) d.storage()->bump_version();
+    return d;
+  };
   auto reduce = [](int op) { return static_cast<ReduceOp>(op); };
   using PG = ProcessGroup;
   using TaskPtr = std::shared_ptr<Task>;
@@ -203,44 +210,44 @@ void bind_distributed(py::module_& m) {
       .def(
           "all_reduce",
           [=](PG& g, py::handle t, int op, bool sync) {
-    auto x = dense(t, "all_reduce", "tensor");
+    auto x = written(t, "all_reduce", "tensor");
     return nogil([&] { return g.all_reduce(x, reduce(op), sync); });
           })
       .def(
           "all_gather",
           [=](PG& g, py::handle out, py::handle in, bool sync) {
-    auto o = dense(out, "all_gather", "tensor_list"), i = dense(in, "all_gather", "tensor");
+    auto o = written(out, "all_gather", "tensor_list"), i = dense(in, "all_gather", "tensor");
     return nogil([&] { return g.all_gather(o, i, sync); });
           })
       .def(
           "reduce_scatter",
           [=](PG& g, py::handle out, py::handle in, int op, bool sync) {
-    auto o = dense(out, "reduce_scatter", "tensor"), i = dense(in, "reduce_scatter", "tensor_list");
+    auto o = written(out, "reduce_scatter", "tensor"), i = dense(in, "reduce_scatter", "tensor_list");
     return nogil([&] { return g.reduce_scatter(o, i, reduce(op), sync); });
           })
       .def(
           "broadcast",
           [=](PG& g, py::handle t, int root, bool sync) {
-    auto x = dense(t, "broadcast", "tensor");
+    auto x = written(t, "broadcast", "tensor");
     return nogil([&] { return g.broadcast(x, root, sync); });
           })
       .def(
           "reduce",
           [=](PG& g, py::handle t, int root, int op, bool sync) {
-    auto x = dense(t, "reduce", "tensor");
+    auto x = written(t, "reduce", "tensor");
     return nogil([&] { return g.reduce(x, root, reduce(op), sync); });
           })
       .def(
           "scatter",
           [=](PG& g, py::handle out, py::handle in, int root, bool sync) {
-    auto o = dense(out, "scatter", "tensor");
+    auto o = written(out, "scatter", "tensor");
     DenseTensor i = in.is_none() ? DenseTensor() : dense(in, "scatter", "tensor_list");
     return nogil([&] { return g.scatter(o, i, root, sync); });
           })
       .def(
           "alltoall",
           [=](PG& g, py::handle out, py::handle in, bool sync) {
-    auto o = dense(out, "alltoall", "out_tensor_list"), i = dense(in, "alltoall", "in_tensor_list");
+    auto o = written(out, "alltoall", "out_tensor_list"), i = dense(in, "alltoall", "in_tensor_list");
     return nogil([&] { return g.alltoall(o, i, sync); });
           })
       .def(
@@ -252,7 +259,7 @@ void bind_distributed(py::module_& m) {
       .def(
           "recv",
           [=](PG& g, py::handle t, int src, bool sync) {
-    auto x = dense(t, "recv", "tensor");
+    auto x = written(t, "recv", "tensor");
     return nogil([&] { return g.recv(x, src, sync); });
           })
       .def(

@@ -144,6 +144,7 @@ Tensor import_tensor(Managed* m) {
   auto storage = std::make_shared<Storage>(dl.data, span * esize + dl.byte_offset, CPUPlace(), [m] {
     if (m->deleter) m->deleter(m);
   });
+  storage->mark_shared_out();  // the producer may write it
   DenseTensor d(dims, dt, CPUPlace());
   d.set_storage(storage, dl.byte_offset / esize);
   d.set_view(dims, strides, dl.byte_offset / esize);
@@ -155,6 +156,7 @@ Tensor import_tensor(Managed* m) {
 py::capsule tensor_to_dlpack(const Tensor& t, bool versioned, bool copy) {
   OAR_ENFORCE(t.place().is_cpu(), Unimplemented, "to_dlpack: only CPU tensors are supported yet");
   DenseTensor d = t.dense();
+  if (!copy && d.storage()) d.storage()->mark_shared_out();  // the consumer may write it
   if (copy) {
     DenseTensor c(d.dims(), d.dtype(), d.place());
     c.alloc();

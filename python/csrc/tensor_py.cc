@@ -55,8 +55,9 @@ py::dtype numpy_dtype(DataType t) {
 //
 // A NumPy array of a CPU tensor's memory (view) or a C-contiguous copy of it; of a device
 // tensor, its host copy (made after the device's queued work). The array keeps the
-// storage alive.
-py::array to_numpy(const Tensor& t, bool copy) {
+// storage alive. A writable view marks the storage shared out (Storage::shared_out): NumPy
+// writes bump no version counter. A read-only view (writable false) does not.
+py::array to_numpy(const Tensor& t, bool copy, bool writable = true) {
   const DenseTensor d = on_host(t);
   if (copy && t.dense().place().is_cpu()) {
     std::vector<py::ssize_t> shape(d.dims().begin(), d.dims().end());
@@ -78,7 +79,12 @@ py::array to_numpy(const Tensor& t, bool copy) {
   void* ptr = d.raw_data();
   static char empty_buf[8];
   if (ptr == nullptr) ptr = empty_buf;
-  return py::array(numpy_dtype(d.dtype()), shape, strides, ptr, owner);
+  py::array view(numpy_dtype(d.dtype()), shape, strides, ptr, owner);
+  if (!writable)
+    view.attr("flags").attr("writeable") = false;
+  else if (d.storage())
+    d.storage()->mark_shared_out();
+  return view;
 }
 
 struct HookHandle {
@@ -126,7 +132,12 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
       .def_property_readonly("offset", [](const TensorImpl& t) { return t.dense.offset(); })
       .def("is_contiguous", [](const TensorImpl& t) { return t.dense.is_contiguous(); })
       .def("_is_initialized", [](const TensorImpl& t) { return t.dense.initialized(); })
-      .def("data_ptr", [](const TensorImpl& t) { return reinterpret_cast<uintptr_t>(t.dense.raw_data()); })
+      .def(
+          "data_ptr",
+          [](const TensorImpl& t) {
+    if (t.dense.storage()) t.dense.storage()->mark_shared_out();  // the address may be written through
+    return reinterpret_cast<uintptr_t>(t.dense.raw_data());
+          })
       // Tensor.set_ / resize_ / assign(x, output): this tensor takes src's memory, shape and
       // dtype (sharing src's storage). Views and tensors with a history refuse: their
       // autograd records describe the old memory.
@@ -237,9 +248,11 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
           "Whether every byte is 0 (a contiguous host tensor; None elsewhere).")
       .def("numpy", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t), /*copy=*/true); })
       .def(
-          "_numpy_view", [](std::shared_ptr<TensorImpl> t) { return to_numpy(Tensor(t), /*copy=*/false); },
+          "_numpy_view",
+          [](std::shared_ptr<TensorImpl> t, bool writable) { return to_numpy(Tensor(t), /*copy=*/false, writable); },
+          py::arg("writable") = true,
           "A NumPy view of a CPU tensor's memory (a device tensor: its host copy), for Oar's own "
-          "code: numpy() copies (Note [numpy() copies]).")
+          "code: numpy() copies (Note [numpy() copies]). writable=False: a read-only view.")
       .def(
           "__array__",
           [](std::shared_ptr<TensorImpl> t, py::object dtype, py::object copy) -> py::object {
@@ -256,7 +269,7 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
             if (no_copy)
               OAR_THROW(InvalidArgument, "__array__: converting ", dtype_name(self.dtype()), " to ",
                         py::str(want).cast<std::string>(), " needs a copy (copy=False)");
-            return to_numpy(self, /*copy=*/false).attr("astype")(want);  // the conversion is the one copy
+            return to_numpy(self, /*copy=*/false, /*writable=*/false).attr("astype")(want);  // the one copy
           },
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def(

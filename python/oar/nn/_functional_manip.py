@@ -270,7 +270,7 @@ def _check_index_range(x, n, op, arg):
         raise TypeError(f"{op}: {arg} must be an int32 or int64 tensor, got {x.dtype.name}")
     tracer = _trace_state.tracer()
     if x.size and not (tracer is not None and tracer.is_traced(x)):  # a traced x has no values yet
-        v = x._numpy_view()  # read only: no copy (Note [numpy() copies])
+        v = x._numpy_view(writable=False)  # no copy (Note [numpy() copies])
         lo, hi = int(v.min()), int(v.max())
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi

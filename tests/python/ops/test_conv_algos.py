@@ -91,11 +91,15 @@ def test_forced_candidate_matches_float64(monkeypatch, algo, case, channels_last
     np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-3 * max(1, xs[0]))
 
 
+@pytest.mark.parametrize("path", ["train", "infer"])
 @pytest.mark.parametrize("algo", ["winograd", "onednn-blocked", None])
-def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
+def test_reused_filter_follows_every_write(monkeypatch, threads, algo, path):
     """A filter seen again unchanged is kept packed (for Winograd: transformed); writes in
-    place (version counter) and through a NumPy view (no version counter) are both seen. At
-    2 threads the batch of 2 runs as two slices (Winograd's share one transformed filter)."""
+    place (version counter) and through a NumPy view (no version counter; the view marks
+    the storage shared out after the filter was packed) are both seen. At 2 threads the
+    batch of 2 runs as two slices (Winograd's share one transformed filter). Both forward
+    kernels: conv2d's (a filter that wants a gradient) and fused_conv2d's (no gradient
+    flows: eager inference)."""
     if algo:
         monkeypatch.setenv("OAR_CONV_ALGO", algo)
     else:
@@ -104,13 +108,14 @@ def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
     x = rng.standard_normal((2, 32, 12, 12))
     w0 = rng.standard_normal((32, 32, 3, 3)) / 17
     xt = oar.to_tensor(x.astype("float32"))
-    wt = oar.to_tensor(w0.astype("float32"))
+    wt = oar.to_tensor(w0.astype("float32"), stop_gradient=path == "infer")
     pads = [(1, 1), (1, 1)]
 
     def check(w):
         for _ in range(3):  # first sight, packing, packed and compared
-            np.testing.assert_allclose(F.conv2d(xt, wt, padding=1).numpy(), np_conv(x, w, (1, 1), pads, (1, 1), 1),
-                                       rtol=1e-4, atol=1e-4)
+            y = F.conv2d(xt, wt, padding=1)
+            assert y.stop_gradient == (path == "infer")
+            np.testing.assert_allclose(y.numpy(), np_conv(x, w, (1, 1), pads, (1, 1), 1), rtol=1e-4, atol=1e-4)
 
     check(w0)
     w1 = w0 * -0.5
@@ -122,6 +127,9 @@ def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
     assert np.shares_memory(view, np.asarray(wt, copy=False))
     view[3, 5, 1, 2] += 1.0
     check(w2)
+    view[0, 0, 0, 0] -= 0.5  # the storage is shared out now: each call compares the bytes
+    w2[0, 0, 0, 0] -= 0.5
+    check(w2)
     # another filter of the same geometry, alternating with the first
     other = rng.standard_normal((32, 32, 3, 3)) / 17
     ot = oar.to_tensor(other.astype("float32"))
@@ -132,19 +140,42 @@ def test_reused_filter_follows_every_write(monkeypatch, threads, algo):
                                    np_conv(x, w2, (1, 1), pads, (1, 1), 1), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("path", ["train", "infer"])
+def test_reused_filter_follows_writes_through_dlpack(monkeypatch, path):
+    """A consumer of the filter's DLPack export (here NumPy) writes it with no version
+    counter: the export marks the storage shared out, and the packed filter is checked
+    against its bytes."""
+    monkeypatch.setenv("OAR_CONV_ALGO", "onednn-blocked")  # a candidate that packs the filter
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 16, 9, 9))
+    w = rng.standard_normal((16, 16, 3, 3)) / 12
+    xt = oar.to_tensor(x.astype("float32"))
+    wt = oar.to_tensor(w.astype("float32"), stop_gradient=path == "infer")
+    for _ in range(3):
+        F.conv2d(xt, wt, padding=1)
+    alias = np.from_dlpack(wt.detach())
+    alias[2, 3] *= -1.0
+    w[2, 3] *= -1.0
+    for _ in range(3):
+        np.testing.assert_allclose(F.conv2d(xt, wt, padding=1).numpy(),
+                                   np_conv(x, w, (1, 1), [(1, 1), (1, 1)], (1, 1), 1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("path", ["train", "infer"])
 @pytest.mark.parametrize("shape", [((2, 32, 12, 12), (32, 32, 3, 3), 1), ((2, 16, 15, 13), (24, 16, 3, 3), 2),
                                    ((1, 64, 7, 7), (64, 64, 1, 1), 1)], ids=str)
-def test_first_and_later_calls_give_the_same_bits(monkeypatch, shape):
+def test_first_and_later_calls_give_the_same_bits(monkeypatch, shape, path):
     """The tuned candidate is the same whether the filter is new or reused (only its
     packing is kept), so a network gives the same bits on its first call as later, and
-    static graphs equal eager ones."""
+    static graphs equal eager ones; in training (conv2d's kernel) and in inference
+    (fused_conv2d's)."""
     monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
     xs, ws, stride = shape
     rng = np.random.default_rng(5)
     x = oar.to_tensor(rng.standard_normal(xs).astype("float32"))
     outs = []
     for _ in range(2):  # a new filter of the same geometry each time: first sight, then reuse
-        w = oar.to_tensor(rng.standard_normal(ws).astype("float32"))
+        w = oar.to_tensor(rng.standard_normal(ws).astype("float32"), stop_gradient=path == "infer")
         outs.append([F.conv2d(x, w, stride=stride, padding=ws[2] // 2).numpy() for _ in range(4)])
     for calls in outs:
         for y in calls[1:]:
@@ -238,3 +269,72 @@ def test_cache_slices_in_pool_chunks(monkeypatch, algo, mode):
                 np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
     finally:
         oar.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("algo", ALGOS + ["direct-rows", "direct-channels", None])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_inference_candidate_matches_float64(monkeypatch, algo, case, channels_last):
+    """An eager convolution no gradient flows from runs fused_conv2d, with F.conv2d's bias
+    as its post-op: every candidate against float64, on a filter reused over calls (first
+    sight, then packed)."""
+    xs, ws, stride, p, dil, groups = CASES[case]
+    if algo:
+        monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    else:
+        monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    rng = np.random.default_rng(100 + case)
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    b = rng.standard_normal(ws[0])
+    pads = [(p[0], p[1]), (p[2], p[3])]
+    ref = np_conv(x, w, stride, pads, dil, groups) + b[None, :, None, None]
+    to = (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1))) if channels_last else (lambda a: a)
+    xt = oar.to_tensor(to(x).astype("float32"))
+    wt = oar.to_tensor(w.astype("float32"), stop_gradient=False)  # no_grad: no gradient flows all the same
+    bt = oar.to_tensor(b.astype("float32"), stop_gradient=False)
+    with oar.no_grad():
+        for _ in range(3):
+            y = F.conv2d(xt, wt, bt, stride=list(stride), padding=p, dilation=list(dil), groups=groups,
+                         data_format="NHWC" if channels_last else "NCHW")
+            got = y.numpy().transpose(0, 3, 1, 2) if channels_last else y.numpy()
+            assert got.shape == ref.shape and y.stop_gradient
+            np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def _ops_run(fn):
+    with oar.profiler.Profiler(on_trace_ready=lambda p: None) as prof:
+        out = fn()
+    return out, {n for n, _, _ in prof.op_stats()}
+
+
+def test_which_kernel_an_eager_convolution_runs():
+    """fused_conv2d (the predictor's inference convolution, the bias as its post-op) where
+    no gradient flows in float32 on the CPU; conv2d where a gradient flows, in float64,
+    under autocast (its bf16 kernel) and while to_static traces (the program keeps conv2d
+    for the IR's conv fusions)."""
+    rng = np.random.default_rng(3)
+    conv = oar.nn.Conv2D(4, 6, 3, padding=1)
+    x = oar.to_tensor(rng.standard_normal((2, 4, 5, 5)).astype("float32"))
+    with oar.no_grad():
+        y, ran = _ops_run(lambda: conv(x))
+    assert "fused_conv2d" in ran and "conv2d" not in ran and "add" not in ran, ran
+    y_train, ran = _ops_run(lambda: conv(x))
+    assert "conv2d" in ran and "fused_conv2d" not in ran and not y_train.stop_gradient, ran
+    np.testing.assert_allclose(y.numpy(), y_train.numpy(), rtol=1e-5, atol=1e-5)
+    w = conv.weight.detach()
+    _, ran = _ops_run(lambda: F.conv2d(x, w, padding=1))  # every input stop_gradient
+    assert "fused_conv2d" in ran, ran
+    with oar.no_grad():
+        _, ran = _ops_run(lambda: F.conv2d(x.astype("float64"), w.astype("float64"), padding=1))
+        assert "conv2d" in ran and "fused_conv2d" not in ran, ran
+        with oar.amp.auto_cast(dtype="bfloat16"):  # conv2d is on the white list: bf16 (its inputs cast)
+            yb, ran = _ops_run(lambda: F.conv2d(x, w, padding=1))
+        assert "fused_conv2d" not in ran and "cast" in ran and yb.dtype == oar.bfloat16, (ran, yb.dtype)
+        f = oar.jit.to_static(lambda t: F.conv2d(t, w, padding=1))
+        f(x)
+        text = str(f.main_program)
+        assert "pd_op.conv2d" in text and "pd_op.fused_conv2d" not in text
+    with pytest.raises(ValueError, match=r"conv2d: bias must have shape \[6\], got \[5\]"):
+        with oar.no_grad():
+            F.conv2d(x, w, oar.zeros([5]), padding=1)

@@ -138,6 +138,28 @@ def main():
     dist.all_reduce(view)
     expect(base.numpy(), np.arange(12).reshape(3, 4) * n * (n + 1) / 2, "all_reduce of a view")
 
+    # a collective writes in place: the version counter moves, so what caches a tensor's
+    # contents sees the write (a convolution filter packed for reuse, Note [Filters reused
+    # across calls])
+    import oar.nn.functional as F
+    x = oar.to_tensor(np.random.default_rng(3).standard_normal((1, 8, 6, 6)).astype("float32"))
+    w = oar.full([8, 8, 3, 3], float(rank + 1), dtype="float32")
+    with oar.no_grad():
+        for _ in range(3):
+            F.conv2d(x, w, padding=1)  # first sight, then packed
+        v0 = w.inplace_version
+        dist.all_reduce(w)
+        assert w.inplace_version > v0, (v0, w.inplace_version)
+        got = F.conv2d(x, w, padding=1).numpy()
+        v1 = w.inplace_version
+        dist.broadcast(w, src=0)
+        assert w.inplace_version > v1, (v1, w.inplace_version)
+    # a 3x3 filter of one value c: c times each pixel's 3x3 window summed over channels
+    xp = np.pad(x.numpy()[0].astype("float64").sum(0), 1)
+    window = sum(xp[i:i + 6, j:j + 6] for i in range(3) for j in range(3))
+    want = np.broadcast_to(n * (n + 1) / 2 * window, (1, 8, 6, 6))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
     # objects
     objs = []
     dist.all_gather_object(objs, {"rank": rank, "tag": "x" * (rank * 50)})
