@@ -379,17 +379,27 @@ def test_max_pool_double_backward():
 
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fill", ["nan_everywhere", "nan_in_one_plane", "signed_zero_ties"])
 @pytest.mark.parametrize("fmt", ["NCHW", "NHWC"])
-def test_max_pool2d_without_grad_matches_the_indexed_kernel(fmt):
+def test_max_pool2d_without_grad_matches_the_indexed_kernel(fmt, fill, dtype):
     """Eager max_pool2d with no gradient to feed (a stop_gradient input, or under no_grad)
     runs the kernel without the argmax; its values, NaN lanes, ceil_mode and padding
-    included, equal the indexed kernel's, which a differentiable input takes."""
+    included, equal the indexed kernel's, which a differentiable input takes. Planes
+    without a NaN take the plain max, planes with one the NaN-skipping max. (A window
+    whose maximum is a tie of -0 and +0 may give the other zero: the rows are combined
+    before the columns, so "first" is not row-major there.)"""
     rng = np.random.default_rng(9)
     for shape, k, s, p, ceil in [((2, 3, 9, 11), 3, 2, 1, False), ((1, 4, 7, 7), 2, 2, 0, True),
                                  ((2, 2, 5, 6), 3, 1, 1, False), ((0, 3, 4, 4), 2, 2, 0, False),
-                                 ((1, 16, 32, 32), 3, 2, 1, False)]:
-        x = rng.standard_normal(shape).astype(np.float32)
-        x.flat[::7] = np.nan
+                                 ((1, 16, 32, 32), 3, 2, 1, False), ((2, 3, 23, 37), 3, 2, 1, False)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        if fill == "nan_everywhere":
+            x.flat[::7] = np.nan
+        elif fill == "nan_in_one_plane" and x.size:
+            x[0, 0].flat[::5] = np.nan
+        elif fill == "signed_zero_ties":
+            x = rng.choice(np.array([-0.0, 0.0, -1.0], dtype=dtype), size=shape)
         if fmt == "NHWC":
             x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
         with_grad = F.max_pool2d(oar.to_tensor(x, stop_gradient=False), k, s, p, ceil_mode=ceil,
