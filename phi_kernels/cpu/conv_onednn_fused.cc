@@ -63,7 +63,10 @@ struct FusedCache {
   std::mutex mu;
   std::unordered_map<std::string, std::shared_ptr<FusedConv>> prims;
   std::unordered_map<std::string, std::shared_ptr<PackedWeights>> weights;
+  size_t weight_bytes = 0;  // of `weights`' packed filters and copies
 };
+
+size_t bytes_of(const PackedWeights& p) { return p.data.bytes() + p.stamp.copy_bytes(); }
 
 FusedCache& fused_cache() {
   static FusedCache c;
@@ -137,12 +140,26 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
   }
   if (!storage) return p;  // no identity to check later: not cached
   std::lock_guard<std::mutex> lock(c.mu);
-  if (c.weights.size() >= 1024) {
-    for (auto it = c.weights.begin(); it != c.weights.end();)
-      it = it->second->stamp.expired() ? c.weights.erase(it) : std::next(it);
-    if (c.weights.size() >= 1024) c.weights.clear();
+  // Packing is rare once filters are reused, so each one drops the filters whose storage
+  // died (eager code may convolve with a new filter tensor at every call). Bounded at 1024
+  // filters or 512 MiB (then cleared; entries in use live on in their callers).
+  for (auto it = c.weights.begin(); it != c.weights.end();) {
+    if (!it->second->stamp.expired()) {
+      ++it;
+      continue;
+    }
+    c.weight_bytes -= bytes_of(*it->second);
+    it = c.weights.erase(it);
   }
-  c.weights[k] = p;
+  auto& old = c.weights[k];
+  if (old) c.weight_bytes -= bytes_of(*old);
+  old = p;
+  c.weight_bytes += bytes_of(*p);
+  if (c.weights.size() > 1024 || c.weight_bytes > (size_t{512} << 20)) {
+    c.weights.clear();
+    c.weights[k] = p;
+    c.weight_bytes = bytes_of(*p);
+  }
   return p;
 }
 

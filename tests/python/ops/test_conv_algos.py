@@ -338,3 +338,29 @@ def test_which_kernel_an_eager_convolution_runs():
     with pytest.raises(ValueError, match=r"conv2d: bias must have shape \[6\], got \[5\]"):
         with oar.no_grad():
             F.conv2d(x, w, oar.zeros([5]), padding=1)
+
+
+def test_inference_convolution_drops_the_packs_of_dead_filters(monkeypatch):
+    """Eager inference code may convolve with a new filter tensor at every call: the packed
+    form of a filter whose storage died is dropped when the next filter is packed, so memory
+    stays flat (before: up to 1024 dead packs, here 9.4 MB each)."""
+    monkeypatch.setenv("OAR_CONV_ALGO", "onednn-blocked")  # a candidate that packs the filter
+
+    def rss_mib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 / 2**20
+
+    rng = np.random.default_rng(0)
+    x = oar.to_tensor(rng.standard_normal((1, 512, 2, 2)).astype("float32"))
+    w = rng.standard_normal((512, 512, 3, 3)).astype("float32")
+    alive = []  # some filters live on for a few calls, so the dead ones' addresses are not all reused
+    with oar.no_grad():
+        for i in range(70):
+            if i == 10:
+                before = rss_mib()
+            wt = oar.to_tensor(w * (1 + i))
+            if i % 2 == 0:
+                alive = alive[-2:] + [wt]
+            F.conv2d(x, wt, padding=1)
+    grown = rss_mib() - before
+    assert grown < 150, f"RSS grew {grown:.0f} MiB over 60 calls with new 9.4 MB filters"
