@@ -12,7 +12,9 @@ and through oar.jit.to_static; torch runs eagerly.
 Inference latency at batch 1 and 32 (LeNet 28x28, ResNet-18 64x64, Transformer seq 128):
 oar's predictor (oar.jit.save -> oar.inference, IR optimizations on), ONNX Runtime on the
 model oar.onnx.export wrote (sequential execution, intra-op threads as the run), and
-torch eager under no_grad. The derived rows give static/eager and predictor/ORT.
+torch eager under no_grad. `*_eager_infer_ms` is each framework's eager model in eval
+under no_grad (torch's is its infer_ms). The derived rows give static/eager and
+predictor/ORT.
 """
 import os
 import tempfile
@@ -30,6 +32,7 @@ METRICS = ([(f"{m}_train_ms", "ms", "low") for m in TRAIN]
            + [(f"{m}_train_eager_ms", "ms", "low") for m in TRAIN]
            + [(f"{m}_static_over_eager", "x", "low") for m in TRAIN]
            + [(f"{m}_b{b}_infer_ms", "ms", "low") for m, _ in INFER for b in BATCHES]
+           + [(f"{m}_b{b}_eager_infer_ms", "ms", "low") for m, _ in INFER for b in BATCHES]
            + [(f"{m}_b{b}_ort_ms", "ms", "low") for m, _ in INFER for b in BATCHES]
            + [(f"{m}_b{b}_predictor_over_ort", "x", "low") for m, _ in INFER for b in BATCHES])
 
@@ -81,6 +84,7 @@ def torch_cases(torch):
             for b in BATCHES:
                 x = torch.from_numpy(infer_input(shape, b))
                 out[f"{name}_b{b}_infer_ms"] = ms(lambda: model(x), repeats(name))
+                out[f"{name}_b{b}_eager_infer_ms"] = out[f"{name}_b{b}_infer_ms"]
         return out
 
     cases = {f"train_{m}": (lambda m=m: train(m)) for m in TRAIN}
@@ -150,6 +154,9 @@ def oar_cases(paddle, ort=True):
         for b in BATCHES:
             x = infer_input(shape, b)
             xt = paddle.to_tensor(x)
+            with paddle.no_grad():
+                np.testing.assert_allclose(model(xt).numpy(), predictor.run([xt])[0].numpy(), rtol=1e-3, atol=1e-3)
+                out[f"{name}_b{b}_eager_infer_ms"] = ms(lambda: model(xt), 2 * repeats(name) + 1)
             if sess is None:
                 out[f"{name}_b{b}_infer_ms"] = ms(lambda: predictor.run([xt]), 2 * repeats(name) + 1)
                 continue

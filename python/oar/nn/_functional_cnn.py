@@ -6,9 +6,9 @@ import math
 import numbers
 
 from .. import _C, _trace_state
+from ._inference_ops import no_grad_flows
 
 _ops = _C.ops
-_FLOAT32 = _C.DataType.float32
 
 
 _CF = {1: "NCL", 2: "NCHW", 3: "NCDHW"}
@@ -106,25 +106,6 @@ def _add_bias(out, bias, nd, last, op):
 
 
 # ---------------------------------------------------------------- convolution
-def _inference_conv(x, weight, bias):
-    """Whether an eager 2-D convolution runs as fused_conv2d, the predictor's inference
-    convolution: float32 on the CPU, no gradient to feed (grad disabled, or no input that
-    wants one), no autocast, nothing traced, nothing distributed. conv2d's kernel tunes its
-    candidates with the filter reorder in their time, since a training step's filter is new
-    at every call, so plain layouts win; fused_conv2d's tuning leaves the reorder out and
-    packs each filter once (Note [Filters reused across calls]). ResNet-18 b1 in eval: its
-    convolutions 4.83 -> 3.15 ms."""
-    if not isinstance(x, _C.Tensor) or not isinstance(weight, _C.Tensor):
-        return False
-    if _C.is_grad_enabled() and not (x.stop_gradient and weight.stop_gradient
-                                     and (bias is None or bias.stop_gradient)):
-        return False
-    if x.dtype != _FLOAT32 or weight.dtype != _FLOAT32 or (bias is not None and bias.dtype != _FLOAT32):
-        return False
-    return (_trace_state.tracer() is None and _C._amp_get_state()[0] == 0 and x.place.is_cpu_place()
-            and not x.is_dist() and not weight.is_dist())
-
-
 def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, nd, op):
     last = _channels_last(data_format, nd, op)
     _check_rank(x, nd, op)
@@ -137,7 +118,10 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, nd, o
         dilation = [1] * nd
     if not isinstance(groups, numbers.Integral) or groups < 1:
         raise ValueError(f"{op}: groups must be a positive int, got {groups}")
-    if nd == 2 and _inference_conv(x, weight, bias):
+    # Where no gradient flows, the predictor's inference convolution: conv2d's kernel tunes
+    # its candidates with the filter reorder in their time (a training step's filter is new
+    # at every call), fused_conv2d's packs each filter once (Note [Eager inference ops]).
+    if nd == 2 and no_grad_flows((x, weight, bias)):
         if bias is not None:
             _check_bias(bias, weight.shape[0], op)
         return _ops.fused_conv2d(x, weight, bias, stride, pads, dilation, int(groups), data_format, "")

@@ -17,6 +17,7 @@ from .. import _C
 from . import functional as F
 from ._errors import check_copies
 from .layer import Layer, LayerList, ParamAttr
+from ._inference_ops import F32_F64, no_grad_flows
 from .layer_common import Dropout, Linear
 
 from .layer_cnn import LayerNorm
@@ -50,11 +51,26 @@ def _convert_attention_mask(attn_mask, dtype):
     return attn_mask if attn_mask.dtype == dtype else attn_mask.astype(dtype)
 
 
+_FUSED_ACT = {F.relu: "relu", F.gelu: "gelu"}  # F.gelu's default is the erf form
+
+
 def _activation(name):
     fn = getattr(F, name, None)
     if fn is None or not callable(fn):
         raise ValueError(f"activation '{name}' is not a function of oar.nn.functional")
     return fn
+
+
+def _ffn_hidden(layer, x):
+    """activation(linear1(x)) of a Transformer layer's feed-forward block: where no gradient
+    flows, one fused_linear_activation (the bias and a relu or gelu in one pass over the
+    product, as the predictor runs it; Note [Eager inference ops]), unless linear1 is not a
+    plain Linear or has forward hooks, which the fused op would skip."""
+    l1, act = layer.linear1, _FUSED_ACT.get(layer.activation)
+    if (act is not None and type(l1) is Linear and l1.bias is not None and not l1._forward_pre_hooks
+            and not l1._forward_post_hooks and no_grad_flows((x, l1.weight, l1.bias), F32_F64)):
+        return _C.ops.fused_linear_activation(x, l1.weight, l1.bias, False, False, act)
+    return layer.activation(layer.linear1(x))
 
 
 class MultiHeadAttention(Layer):
@@ -200,7 +216,7 @@ class TransformerEncoderLayer(Layer):
         residual = src
         if self.normalize_before:
             src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
+        src = self.linear2(self.dropout(_ffn_hidden(self, src)))
         src = residual + self.dropout2(src)
         if not self.normalize_before:
             src = self.norm2(src)
@@ -299,7 +315,7 @@ class TransformerDecoderLayer(Layer):
         residual = tgt
         if self.normalize_before:
             tgt = self.norm3(tgt)
-        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
+        tgt = self.linear2(self.dropout(_ffn_hidden(self, tgt)))
         tgt = residual + self.dropout3(tgt)
         if not self.normalize_before:
             tgt = self.norm3(tgt)
