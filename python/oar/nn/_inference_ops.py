@@ -12,13 +12,19 @@ def no_grad_flows(tensors, dtypes=_F32):
     """Whether `tensors` (None entries skipped) may take a fused inference op: no gradient
     to feed (grad disabled, or none of them wants one), every dtype in `dtypes`, on the
     CPU, no autocast (whose lists name the unfused ops), nothing traced (programs keep the
-    unfused ops for the IR's own fusions), nothing distributed."""
-    tensors = [t for t in tensors if t is not None]
+    unfused ops for the IR's own fusions), nothing distributed. A training call leaves at
+    the first check (~0.3 us)."""
+    if _C.is_grad_enabled():
+        for t in tensors:
+            if t is not None and not getattr(t, "stop_gradient", True):
+                return False
+    if _trace_state.active or _C._amp_get_state()[0] != 0:
+        return False
     for t in tensors:
-        if not isinstance(t, _C.Tensor) or t.dtype not in dtypes:
+        if t is None:
+            continue
+        if type(t) is not _C.Tensor and not isinstance(t, _C.Tensor):
             return False
-    if _C.is_grad_enabled() and not all(t.stop_gradient for t in tensors):
-        return False
-    if _trace_state.tracer() is not None or _C._amp_get_state()[0] != 0:
-        return False
-    return all(t.place.is_cpu_place() and not t.is_dist() for t in tensors)
+        if t.dtype not in dtypes or t.is_dist() or not t.place.is_cpu_place():
+            return False
+    return True
