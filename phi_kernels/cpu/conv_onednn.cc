@@ -374,6 +374,39 @@ int64_t conv_cost(const ConvGeometry& g) {
   return std::max(kParallelGrain, sgemm_cost(g.out_c, g.batch * os, g.in_c / g.groups * ks));
 }
 
+// Note [Convolutions in cache slices] (docs/notes/cpu_speed_steps.md): at one thread (and
+// in each pool chunk of Note [Convolutions on the pool]), a batch whose activations exceed
+// kCacheSliceBytes may run as consecutive slices of images (each slice tuned as its own
+// geometry), so that what a candidate reorders and writes stays in L2; whether it does is
+// timed once per geometry against the whole batch, at one thread.
+// OAR_CONV_CACHE_SLICES=0|1 (read at every call) forces whole or sliced.
+constexpr size_t kCacheSliceBytes = 1 << 20;
+
+int64_t cache_slice_len(const ConvGeometry& g, memory::data_type dt) {
+  const size_t per = image_bytes(g, g.in_c, g.in, dt) + image_bytes(g, g.out_c, g.out, dt);
+  const int64_t b = std::max<int64_t>(1, static_cast<int64_t>(kCacheSliceBytes / std::max<size_t>(per, 1)));
+  if (b >= g.batch || omp_get_max_threads() != 1) return 0;
+  const int64_t n = (g.batch + b - 1) / b;
+  return (g.batch + n - 1) / n;
+}
+
+int cache_slices_forced() {
+  const char* env = std::getenv("OAR_CONV_CACHE_SLICES");
+  return env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : -1;
+}
+
+int SliceChoices::find(const std::string& k) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = map_.find(k);
+  return it == map_.end() ? -1 : it->second;
+}
+
+void SliceChoices::put(const std::string& k, bool v) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (map_.size() >= 1024) map_.clear();
+  map_[k] = v;
+}
+
 }  // namespace onednn_detail
 
 using namespace onednn_detail;  // NOLINT
@@ -556,41 +589,6 @@ bool winograd_slices(const ConvGeometry& g, const void* src, const void* w, void
   return true;
 }
 
-// Note [Convolutions in cache slices] (docs/notes/cpu_speed_steps.md): at one thread (and
-// in each pool chunk of Note [Convolutions on the pool]), a batch whose activations exceed
-// kCacheSliceBytes may run as consecutive slices of images (each slice tuned as its own
-// geometry), so that what a candidate reorders and writes stays in L2; whether it does is
-// timed once per geometry against the whole batch, at one thread.
-// OAR_CONV_CACHE_SLICES=0|1 (read at every call) forces whole or sliced.
-constexpr size_t kCacheSliceBytes = 1 << 20;
-
-// Images per cache slice for g (slices of equal length where possible), 0: one slice.
-int64_t cache_slice_len(const ConvGeometry& g, memory::data_type dt) {
-  const size_t per = image_bytes(g, g.in_c, g.in, dt) + image_bytes(g, g.out_c, g.out, dt);
-  const int64_t b = std::max<int64_t>(1, static_cast<int64_t>(kCacheSliceBytes / std::max<size_t>(per, 1)));
-  if (b >= g.batch || omp_get_max_threads() != 1) return 0;
-  const int64_t n = (g.batch + b - 1) / b;
-  return (g.batch + n - 1) / n;
-}
-
-class SliceChoices {  // per tune_key: whether the geometry runs in cache slices
- public:
-  int find(const std::string& k) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(k);
-    return it == map_.end() ? -1 : it->second;
-  }
-  void put(const std::string& k, bool v) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (map_.size() >= 1024) map_.clear();
-    map_[k] = v;
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, bool> map_;
-};
-
 // g's batch as consecutive slices of `len` images (len < g.batch): the plans of its slice
 // lengths, len and the last slice's remainder (if any), prepared on the first slice's buffers.
 struct SlicePlan {
@@ -627,8 +625,7 @@ int64_t tuned_slice_len(const ConvGeometry& g, const void* src, const void* w, v
                         const std::shared_ptr<const Storage>& w_storage) {
   const int64_t len = cache_slice_len(g, dt);
   if (len == 0) return 0;
-  const char* env = std::getenv("OAR_CONV_CACHE_SLICES");
-  const int forced = env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : -1;
+  const int forced = cache_slices_forced();
   if (forced >= 0) return forced ? len : 0;
   const std::string key = tune_key(g, 's', dt);
   static SliceChoices choices;

@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "paddle_core/meta/infer_meta_cnn.h"
 #include "paddle_core/tensor/allocator.h"
@@ -145,6 +147,23 @@ size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::
 /// g's multiply-adds as one GEMM in sgemm_cost's units (the pool's cost; Note [GEMM splits
 /// on the pool]), at least kParallelGrain.
 int64_t conv_cost(const ConvGeometry& g);
+
+/// Note [Convolutions in cache slices]: the images per cache slice for g at one thread
+/// (slices of equal length where possible), 0: one slice.
+int64_t cache_slice_len(const ConvGeometry& g, memory::data_type dt);
+/// OAR_CONV_CACHE_SLICES (read at every call): 0 whole, 1 sliced, -1 timed.
+int cache_slices_forced();
+
+/// Per tuning key: whether a geometry runs in cache slices (-1: not decided yet).
+class SliceChoices {
+ public:
+  int find(const std::string& k);
+  void put(const std::string& k, bool v);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, bool> map_;
+};
 
 inline ConvGeometry with_batch(ConvGeometry g, int64_t n) {
   g.batch = n;

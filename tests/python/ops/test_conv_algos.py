@@ -205,15 +205,17 @@ def test_winograd_products_split_by_thread(monkeypatch, threads):
         oar.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("path", ["train", "infer"])
 @pytest.mark.parametrize("algo", ALGOS + [None])
 @pytest.mark.parametrize("shape", [((5, 16, 40, 50), (24, 16, 3, 3), 1),    # 320 KB per image: slices 3 + 2
                                    ((3, 8, 97, 101), (8, 8, 3, 3), 2),      # 393 KB: slices 2 + 1, stride 2
                                    ((0, 8, 97, 101), (8, 8, 3, 3), 2)], ids=str)
-def test_cache_slices_match_float64_and_the_whole_batch(monkeypatch, algo, shape):
+def test_cache_slices_match_float64_and_the_whole_batch(monkeypatch, algo, shape, path):
     """Note [Convolutions in cache slices]: at one thread a batch whose activations pass 1 MiB
     may run as consecutive slices of images (unequal slices here, each length tuned as its
     own geometry): forced on, every candidate against float64, and against the whole batch
-    within float32 rounding, on a new and on a reused filter."""
+    within float32 rounding, on a new and on a reused filter; conv2d's forward (a filter that
+    wants a gradient) and fused_conv2d's (no gradient flows)."""
     if algo is None:
         monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
     else:
@@ -222,7 +224,7 @@ def test_cache_slices_match_float64_and_the_whole_batch(monkeypatch, algo, shape
     rng = np.random.default_rng(11)
     x, w = rng.standard_normal(xs), rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
     ref = np_conv(x, w, (stride, stride), [(1, 1), (1, 1)], (1, 1), 1)
-    xt, wt = oar.to_tensor(x.astype("float32")), oar.to_tensor(w.astype("float32"))
+    xt, wt = oar.to_tensor(x.astype("float32")), oar.to_tensor(w.astype("float32"), stop_gradient=path == "infer")
     prev = oar.get_num_threads()
     outs = {}
     try:
@@ -230,9 +232,12 @@ def test_cache_slices_match_float64_and_the_whole_batch(monkeypatch, algo, shape
         for mode in ["1", "0"]:
             monkeypatch.setenv("OAR_CONV_CACHE_SLICES", mode)
             outs[mode] = [F.conv2d(xt, wt, stride=stride, padding=1).numpy() for _ in range(3)]
+            with oar.no_grad():  # the inference form's slices time themselves when not forced
+                monkeypatch.delenv("OAR_CONV_CACHE_SLICES")
+                outs["timed"] = [F.conv2d(xt, wt, stride=stride, padding=1).numpy() for _ in range(2)]
     finally:
         oar.set_num_threads(prev)
-    for y in outs["1"] + outs["0"]:
+    for y in outs["1"] + outs["0"] + outs["timed"]:
         assert y.shape == ref.shape
         np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
     scale = max(np.abs(ref).max(initial=0.0), 1.0)
