@@ -6,7 +6,7 @@ import math
 import numbers
 
 from .. import _C, _trace_state
-from ._inference_ops import no_grad_flows
+from ._inference_ops import no_grad_flows as _no_grad_flows
 
 _ops = _C.ops
 
@@ -121,7 +121,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, nd, o
     # Where no gradient flows, the predictor's inference convolution: conv2d's kernel tunes
     # its candidates with the filter reorder in their time (a training step's filter is new
     # at every call), fused_conv2d's packs each filter once (Note [Eager inference ops]).
-    if nd == 2 and no_grad_flows((x, weight, bias)):
+    if nd == 2 and _no_grad_flows((x, weight, bias)):
         if bias is not None:
             _check_bias(bias, weight.shape[0], op)
         return _ops.fused_conv2d(x, weight, bias, stride, pads, dilation, int(groups), data_format, "")

@@ -1,6 +1,6 @@
 """oar.nn.functional: activations, linear, softmax and losses."""
 from .. import _C
-from ._inference_ops import F32_F64, no_grad_flows
+from ._inference_ops import F32_F64 as _F32_F64, no_grad_flows as _no_grad_flows
 
 _ops = _C.ops
 
@@ -29,7 +29,7 @@ def linear(x, weight, bias=None, name=None):
         raise ValueError(f"linear: x's last dimension must equal weight's first, got x of shape "
                          f"{list(x.shape)} and weight of shape {list(weight.shape)} ([in, out])")
     if (bias is not None and weight.ndim == 2 and list(bias.shape) == [weight.shape[1]]
-            and no_grad_flows((x, weight, bias), F32_F64)):
+            and _no_grad_flows((x, weight, bias), _F32_F64)):
         return _ops.fused_linear(x, weight, bias, False, False)  # Note [Eager inference ops]
     out = _ops.matmul(x, weight)
     return out if bias is None else out + bias

@@ -17,7 +17,7 @@ from .. import _C
 from . import functional as F
 from ._errors import check_copies
 from .layer import Layer, LayerList, ParamAttr
-from ._inference_ops import F32_F64, no_grad_flows
+from ._inference_ops import F32_F64 as _F32_F64, no_grad_flows as _no_grad_flows
 from .layer_common import Dropout, Linear
 
 from .layer_cnn import LayerNorm
@@ -68,7 +68,7 @@ def _ffn_hidden(layer, x):
     plain Linear or has forward hooks, which the fused op would skip."""
     l1, act = layer.linear1, _FUSED_ACT.get(layer.activation)
     if (act is not None and type(l1) is Linear and l1.bias is not None and not l1._forward_pre_hooks
-            and not l1._forward_post_hooks and no_grad_flows((x, l1.weight, l1.bias), F32_F64)):
+            and not l1._forward_post_hooks and _no_grad_flows((x, l1.weight, l1.bias), _F32_F64)):
         return _C.ops.fused_linear_activation(x, l1.weight, l1.bias, False, False, act)
     return layer.activation(layer.linear1(x))
 
