@@ -390,21 +390,63 @@ int64_t cache_slice_len(const ConvGeometry& g, memory::data_type dt) {
   return (g.batch + n - 1) / n;
 }
 
-int cache_slices_forced() {
+namespace {
+
+class SliceChoices {  // per tuning key: whether the geometry runs in cache slices
+ public:
+  int find(const std::string& k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(k);
+    return it == map_.end() ? -1 : it->second;
+  }
+  void put(const std::string& k, bool v) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= 1024) map_.clear();
+    map_[k] = v;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, bool> map_;
+};
+
+SliceChoices& slice_choices() {
+  static SliceChoices c;
+  return c;
+}
+
+}  // namespace
+
+int slice_choice(const std::string& key) {
   const char* env = std::getenv("OAR_CONV_CACHE_SLICES");
-  return env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : -1;
+  if (env && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+  const int known = slice_choices().find(key);
+  if (known >= 0) return known;
+  if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {  // nothing to time
+    slice_choices().put(key, false);
+    return 0;
+  }
+  return -1;
 }
 
-int SliceChoices::find(const std::string& k) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = map_.find(k);
-  return it == map_.end() ? -1 : it->second;
-}
-
-void SliceChoices::put(const std::string& k, bool v) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (map_.size() >= 1024) map_.clear();
-  map_[k] = v;
+bool time_slices(const std::string& key, int64_t len, const std::function<void()>& whole,
+                 const std::function<void()>& sliced) {
+  whole(), sliced();  // tunes both (warm-up)
+  double tw = 1e30, ts = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    double t0 = tune_clock();
+    whole();
+    tw = std::min(tw, tune_clock() - t0);
+    t0 = tune_clock();
+    sliced();
+    ts = std::min(ts, tune_clock() - t0);
+  }
+  const bool pick = ts < tw;
+  slice_choices().put(key, pick);
+  if (tune_log())
+    std::fprintf(stderr, "[oar conv tune] %c: cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n", key[0],
+                 static_cast<long long>(len), ts * 1e3, tw * 1e3, pick ? " (picked)" : "");
+  return pick;
 }
 
 }  // namespace onednn_detail
@@ -531,8 +573,7 @@ FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* ds
   std::string fkey = key;
   fkey.append(reinterpret_cast<const char*>(&w), sizeof w);
   std::shared_ptr<SeenFilter> seen = seen_filters().find(fkey);
-  const size_t user_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) *
-                            (f32 ? sizeof(float) : sizeof(uint16_t));
+  const size_t user_bytes = static_cast<size_t>(filter_numel(g)) * (f32 ? sizeof(float) : sizeof(uint16_t));
   if (!seen || !seen->stamp.same_version(w_storage, w)) {  // first sight (or a new version)
     auto f = std::make_shared<SeenFilter>();
     f->stamp = FilterStamp(w_storage, w, user_bytes, /*keep_bytes=*/false);
@@ -618,44 +659,16 @@ void run_slices(const ConvGeometry& g, const SlicePlan& sp, const void* src, con
   }
 }
 
-// The cache slice length g runs in at one thread, 0: the whole batch. A geometry's first
-// call times the whole batch's pick against the slices on the user's buffers (dst is
-// written); later calls read the cached choice.
+// The cache slice length g's forward runs in at one thread (timed_slice_len), 0: the whole batch.
 int64_t tuned_slice_len(const ConvGeometry& g, const void* src, const void* w, void* dst, memory::data_type dt,
                         const std::shared_ptr<const Storage>& w_storage) {
-  const int64_t len = cache_slice_len(g, dt);
-  if (len == 0) return 0;
-  const int forced = cache_slices_forced();
-  if (forced >= 0) return forced ? len : 0;
-  const std::string key = tune_key(g, 's', dt);
-  static SliceChoices choices;
-  const int known = choices.find(key);
-  if (known >= 0) return known ? len : 0;
-  if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {  // nothing to time
-    choices.put(key, false);
-    return 0;
-  }
-  auto whole = [&] {
+  return timed_slice_len(
+      g, dt, tune_key(g, 's', dt),
+      [&] {
     const FwdPlan plan = plan_fwd(g, src, w, dst, dt, w_storage);
     exec_fwd(g, *plan.p, plan.packed, src, w, dst);
-  };
-  auto sliced = [&] { run_slices(g, plan_slices(g, len, src, w, dst, dt, w_storage), src, w, dst, dt); };
-  whole(), sliced();  // tunes both (warm-up)
-  double tw = 1e30, ts = 1e30;
-  for (int r = 0; r < 5; ++r) {
-    double t0 = tune_clock();
-    whole();
-    tw = std::min(tw, tune_clock() - t0);
-    t0 = tune_clock();
-    sliced();
-    ts = std::min(ts, tune_clock() - t0);
-  }
-  const bool pick = ts < tw;
-  choices.put(key, pick);
-  if (tune_log())
-    std::fprintf(stderr, "[oar conv tune] cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n",
-                 static_cast<long long>(len), ts * 1e3, tw * 1e3, pick ? " (picked)" : "");
-  return pick ? len : 0;
+      },
+      [&](int64_t len) { run_slices(g, plan_slices(g, len, src, w, dst, dt, w_storage), src, w, dst, dt); });
 }
 
 // A pool chunk's forward: its plan, or its slices' plans where it runs in cache slices.
@@ -773,7 +786,7 @@ void conv_bwd_weights(const ConvGeometry& g, const void* src, const void* diff_d
   // bf16 partial would be rounded twice.
   if (const int64_t chunk = dt == memory::data_type::f32 ? split_chunk(g) : 0) {
     const size_t si = image_bytes(g, g.in_c, g.in, dt), di = image_bytes(g, g.out_c, g.out, dt);
-    const int64_t nw = g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2];
+    const int64_t nw = filter_numel(g);
     const int64_t slices = (g.batch + chunk - 1) / chunk;
     auto* part = static_cast<float*>(
         thread_workspace<ConvPartialTag, 1>(0, static_cast<size_t>((slices - 1) * nw) * sizeof(float)));

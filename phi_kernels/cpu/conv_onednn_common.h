@@ -10,10 +10,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "paddle_core/meta/infer_meta_cnn.h"
 #include "paddle_core/tensor/allocator.h"
@@ -151,19 +150,29 @@ int64_t conv_cost(const ConvGeometry& g);
 /// Note [Convolutions in cache slices]: the images per cache slice for g at one thread
 /// (slices of equal length where possible), 0: one slice.
 int64_t cache_slice_len(const ConvGeometry& g, memory::data_type dt);
-/// OAR_CONV_CACHE_SLICES (read at every call): 0 whole, 1 sliced, -1 timed.
-int cache_slices_forced();
+/// Whether the geometry of `key` runs sliced: 1 or 0 (OAR_CONV_CACHE_SLICES, a cached
+/// choice, or nothing to time), -1 when it is still to be timed (time_slices).
+int slice_choice(const std::string& key);
+/// Times whole() against sliced() (both on the user's buffers, writing dst; the first run
+/// of each tunes it), caches the choice under `key` and returns it.
+bool time_slices(const std::string& key, int64_t len, const std::function<void()>& whole,
+                 const std::function<void()>& sliced);
 
-/// Per tuning key: whether a geometry runs in cache slices (-1: not decided yet).
-class SliceChoices {
- public:
-  int find(const std::string& k);
-  void put(const std::string& k, bool v);
+/// The cache slice length g runs in at one thread, 0: the whole batch. A geometry's first
+/// call times the whole batch against its slices (whole(), sliced(len)); later calls read
+/// the cached choice.
+template <typename Whole, typename Sliced>
+int64_t timed_slice_len(const ConvGeometry& g, memory::data_type dt, const std::string& key, Whole&& whole,
+                        Sliced&& sliced) {
+  const int64_t len = cache_slice_len(g, dt);
+  if (len == 0) return 0;
+  int pick = slice_choice(key);
+  if (pick < 0) pick = time_slices(key, len, whole, [&] { sliced(len); });
+  return pick ? len : 0;
+}
 
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, bool> map_;
-};
+/// Elements of g's filter [out_c, in_c / groups, k...].
+inline int64_t filter_numel(const ConvGeometry& g) { return g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]; }
 
 inline ConvGeometry with_batch(ConvGeometry g, int64_t n) {
   g.batch = n;

@@ -124,7 +124,7 @@ std::shared_ptr<PackedWeights> packed_weights(FusedConv& f, const ConvGeometry& 
     if (it != c.weights.end() && it->second->stamp.unchanged(storage, w)) return it->second;
   }
   auto p = std::make_shared<PackedWeights>();
-  const size_t user_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) * 4;
+  const size_t user_bytes = static_cast<size_t>(filter_numel(g)) * 4;
   p->stamp = FilterStamp(storage, w, user_bytes, /*keep_bytes=*/true);
   const Operand& o = f.base.ops[1];
   const size_t bytes = winograd ? conv_winograd_filter_size(g) * sizeof(float) : o.prim_md.get_size();
@@ -269,7 +269,7 @@ std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, c
       // b1 6.7 -> 7.5 ms).
       std::vector<double> t(cands.size(), 1e30);
       for (auto& p : cands) run_one(*p);
-      const size_t w_bytes = static_cast<size_t>(g.out_c * (g.in_c / g.groups) * g.k[0] * g.k[1] * g.k[2]) * 4;
+      const size_t w_bytes = static_cast<size_t>(filter_numel(g)) * 4;
       // At least 5 rounds, and more (up to 40) until the timed runs add up to 30 ms: the
       // minimum of many short runs is what survives a busy neighbour core (ResNet-18 b1
       // had picked a candidate 20% slower in one process out of three).
@@ -323,42 +323,13 @@ void run_fused_slices(const ConvGeometry& g, int64_t len, const float* src, cons
   }
 }
 
-// The cache slice length g runs in at one thread (0: the whole batch); a geometry's first
-// call times both on the user's buffers (dst is written).
+// The cache slice length g runs in at one thread (timed_slice_len), 0: the whole batch.
 int64_t fused_slice_len(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
                         const std::shared_ptr<const Storage>& w_storage, float* dst) {
-  const int64_t len = cache_slice_len(g, memory::data_type::f32);
-  if (len == 0) return 0;
-  const int forced = cache_slices_forced();
-  if (forced >= 0) return forced ? len : 0;
-  const std::string key = tune_key(g, 'S') + (bias ? 'b' : '-') + (relu ? 'r' : '-');
-  static SliceChoices choices;
-  const int known = choices.find(key);
-  if (known >= 0) return known ? len : 0;
-  if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {  // nothing to time
-    choices.put(key, false);
-    return 0;
-  }
-  auto whole = [&] {
-    run_candidate(g, *fused_plan(g, src, w, bias, relu, w_storage, dst), src, w, bias, relu, w_storage, dst);
-  };
-  auto sliced = [&] { run_fused_slices(g, len, src, w, bias, relu, w_storage, dst); };
-  whole(), sliced();  // tunes both (warm-up)
-  double tw = 1e30, ts = 1e30;
-  for (int r = 0; r < 5; ++r) {
-    double t0 = tune_clock();
-    whole();
-    tw = std::min(tw, tune_clock() - t0);
-    t0 = tune_clock();
-    sliced();
-    ts = std::min(ts, tune_clock() - t0);
-  }
-  const bool pick = ts < tw;
-  choices.put(key, pick);
-  if (tune_log())
-    std::fprintf(stderr, "[oar conv tune] fused, cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n",
-                 static_cast<long long>(len), ts * 1e3, tw * 1e3, pick ? " (picked)" : "");
-  return pick ? len : 0;
+  return timed_slice_len(
+      g, memory::data_type::f32, tune_key(g, 'S') + (bias ? 'b' : '-') + (relu ? 'r' : '-'),
+      [&] { run_candidate(g, *fused_plan(g, src, w, bias, relu, w_storage, dst), src, w, bias, relu, w_storage, dst); },
+      [&](int64_t len) { run_fused_slices(g, len, src, w, bias, relu, w_storage, dst); });
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ def no_grad_flows(tensors, dtypes=_F32):
     for t in tensors:
         if t is None:
             continue
-        if type(t) is not _C.Tensor and not isinstance(t, _C.Tensor):
+        if not isinstance(t, _C.Tensor):
             return False
         if t.dtype not in dtypes or t.is_dist() or not t.place.is_cpu_place():
             return False
