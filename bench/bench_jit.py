@@ -173,7 +173,7 @@ def oar_cases(paddle, ort=True):
 
     def ort_session(model, prefix, spec, threads):
         """The model as oar.onnx.export writes it, in an onnxruntime session (sequential
-        execution, `threads` intra-op threads)."""
+        execution, `threads` intra-op threads, whose spinning stops between runs)."""
         import onnxruntime
 
         paddle.onnx.export(model, prefix, input_spec=spec)
@@ -181,6 +181,13 @@ def oar_cases(paddle, ort=True):
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        # ONNX Runtime's intra-op workers spin on after a run by default and took the second
+        # vCPU from the predictor's interleaved repeats (Transformer b32 at 2 threads: 132 ms
+        # interleaved, 95 ms alone). Stopping the spin between runs keeps ORT's own time
+        # (1.68 -> 1.70 ms ResNet-18 b1, 134 -> 131 ms Transformer b32) and the predictor's
+        # (2.23 and 99 ms interleaved); allow_spinning 0 would also slow ORT inside a run
+        # (ResNet-18 b1 1.96 ms).
+        opts.add_session_config_entry("session.force_spinning_stop", "1")
         return onnxruntime.InferenceSession(prefix + ".onnx", opts, providers=["CPUExecutionProvider"])
 
     cases = {f"train_{m}": (lambda m=m: train(m)) for m in TRAIN}

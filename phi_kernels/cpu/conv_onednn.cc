@@ -365,6 +365,30 @@ int64_t split_chunk(const ConvGeometry& g) {
   return parallel_chunk(g.batch);
 }
 
+ChannelSlices channel_slices(const ConvGeometry& g) {
+  ChannelSlices c;
+  const int t = omp_get_max_threads();
+  if (t < 2 || g.batch >= t || g.channels_last || in_parallel_region() || !split_enabled()) return c;
+  const int64_t per_group = g.out_c / g.groups;
+  c.groups = g.groups == 1 ? 1 : std::max<int64_t>(1, kChannelBlock / per_group);
+  c.out_c = g.groups == 1 ? kChannelBlock : c.groups * per_group;
+  if (g.out_c % c.out_c != 0 || g.groups % c.groups != 0) return c;
+  c.units = g.out_c / c.out_c;
+  if (c.units >= 2) c.chunk = parallel_chunk(c.units);
+  return c;
+}
+
+ConvGeometry ChannelSlices::sub(const ConvGeometry& g, int64_t n) const {
+  ConvGeometry s = g;
+  s.batch = 1;
+  s.out_c = n * out_c;
+  if (g.groups > 1) {
+    s.groups = n * groups;
+    s.in_c = g.in_c / g.groups * s.groups;
+  }
+  return s;
+}
+
 size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::data_type dt) {
   return static_cast<size_t>(c * sp[0] * sp[1] * sp[2]) * (dt == memory::data_type::bf16 ? 2 : 4);
 }

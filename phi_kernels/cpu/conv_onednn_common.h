@@ -141,6 +141,19 @@ const char* layout_name(Layout l);
 
 /// The batch slice length when g runs on the pool, else 0.
 int64_t split_chunk(const ConvGeometry& g);
+/// Note [Convolutions on the pool], channel slices: an inference convolution of fewer
+/// images than threads cut along its output channels, in `units` units of `groups` groups
+/// and `out_c` output channels each (a group convolution cuts whole groups, and with them
+/// its input channels), `chunk` units a slice. chunk 0: it does not run so.
+struct ChannelSlices {
+  int64_t chunk = 0, units = 0, out_c = 0, groups = 0;
+  /// The geometry of n units of g.
+  ConvGeometry sub(const ConvGeometry& g, int64_t n) const;
+};
+/// Output channels per unit of a channel slice, at least (the AVX-512 block of oneDNN's
+/// layouts).
+constexpr int64_t kChannelBlock = 16;
+ChannelSlices channel_slices(const ConvGeometry& g);
 /// Bytes of one image of an activation with c channels and spatial sizes sp.
 size_t image_bytes(const ConvGeometry& g, int64_t c, const int64_t* sp, memory::data_type dt);
 /// g's multiply-adds as one GEMM in sgemm_cost's units (the pool's cost; Note [GEMM splits
@@ -179,35 +192,43 @@ inline ConvGeometry with_batch(ConvGeometry g, int64_t n) {
   return g;
 }
 
-/// Runs g on the pool in batch slices of `chunk` images (split_chunk(g) > 0): prep(sub, lo)
-/// on the caller at one thread for each slice length (it tunes and prepares; returns what
-/// exec needs), then exec(sub, prepared, lo) for each slice [lo, lo + sub.batch) on
-/// parallel_for's chunks.
-template <typename Prep, typename Exec>
-void on_pool(const ConvGeometry& g, int64_t chunk, Prep&& prep, Exec&& exec) {
-  using R = decltype(prep(g, int64_t{0}));
+/// Runs `units` units (images, channel blocks) on the pool in slices of `chunk` units:
+/// prep(sub, lo) on the caller at one thread for each slice length (it tunes and prepares;
+/// returns what exec needs; sub_of(n) is the geometry of n units), then exec(sub,
+/// prepared, lo) for each slice [lo, lo + n) on parallel_for's chunks.
+template <typename SubOf, typename Prep, typename Exec>
+void on_pool_units(int64_t units, int64_t chunk, int64_t cost, SubOf&& sub_of, Prep&& prep, Exec&& exec) {
+  using R = decltype(prep(sub_of(int64_t{1}), int64_t{0}));
   int64_t len[2] = {0, 0};
   R ready[2];
   {
     OmpSerial serial;
-    for (int64_t lo = 0; lo < g.batch; lo += chunk) {
-      const int64_t n = std::min(chunk, g.batch - lo);
+    for (int64_t lo = 0; lo < units; lo += chunk) {
+      const int64_t n = std::min(chunk, units - lo);
       const int i = len[0] == 0 || len[0] == n ? 0 : 1;
       if (len[i] == n) continue;
       len[i] = n;
-      ready[i] = prep(with_batch(g, n), lo);
+      ready[i] = prep(sub_of(n), lo);
     }
   }
   parallel_for(
-      g.batch,
+      units,
       [&](int64_t lo, int64_t hi) {
     if (hi <= lo) return;
-    const ConvGeometry sub = with_batch(g, hi - lo);
+    const ConvGeometry sub = sub_of(hi - lo);
     if (hi - lo == len[0]) return exec(sub, ready[0], lo);
     if (hi - lo == len[1]) return exec(sub, ready[1], lo);
     exec(sub, prep(sub, lo), lo);  // a slice parallel_for cut otherwise (not expected)
       },
-      conv_cost(g));
+      cost);
+}
+
+/// Runs g on the pool in batch slices of `chunk` images (split_chunk(g) > 0), as
+/// on_pool_units with lo and sub.batch in images.
+template <typename Prep, typename Exec>
+void on_pool(const ConvGeometry& g, int64_t chunk, Prep&& prep, Exec&& exec) {
+  on_pool_units(
+      g.batch, chunk, conv_cost(g), [&](int64_t n) { return with_batch(g, n); }, prep, exec);
 }
 
 }  // namespace oar::phi::onednn_detail

@@ -28,8 +28,9 @@ namespace {
 
 // The memory objects and argument maps of one oneDNN convolution, made once and pointed
 // at each call's buffers: creating them, the stream and the maps cost ~2-3 us a call, a
-// sizeable part of a LeNet-sized convolution. A thread that finds them in use by another
-// makes its own for that call.
+// sizeable part of a LeNet-sized convolution. A primitive keeps kBounds of them, for the
+// pool's chunks that run it at once (slices of one length); a thread that finds them all
+// in use makes its own for that call.
 struct Bound {
   std::mutex mu;
   bool ready = false;
@@ -49,7 +50,8 @@ struct FusedConv {
   memory::desc bias_md;
   bool has_bias = false;
   std::string wkey;  // names this primitive's packed filters
-  std::unique_ptr<Bound> bound = std::make_unique<Bound>();
+  static constexpr int kBounds = 4;
+  std::unique_ptr<Bound[]> bound = std::make_unique<Bound[]>(kBounds);
 };
 
 // A filter reordered to a primitive's layout, valid while its stamp holds (Note [Filters
@@ -167,10 +169,14 @@ void run_fused(FusedConv& f, const float* src, const float* w, const PackedWeigh
   auto& e = cpu_engine();
   thread_local dnnl::stream s(e);
   Operand* ops = f.base.ops;
-  Bound& b = *f.bound;
-  std::unique_lock<std::mutex> lock(b.mu, std::try_to_lock);
-  Bound own;  // only when another thread holds f's
-  Bound& m = lock.owns_lock() ? b : own;
+  std::unique_lock<std::mutex> lock;
+  Bound* held = nullptr;
+  for (int i = 0; i < FusedConv::kBounds && !held; ++i) {
+    lock = std::unique_lock<std::mutex>(f.bound[i].mu, std::try_to_lock);
+    if (lock.owns_lock()) held = &f.bound[i];
+  }
+  Bound own;  // only when other threads hold all of f's
+  Bound& m = held ? *held : own;
   if (!m.ready) {
     m.user_src = memory(ops[0].user_md, e, nullptr);
     m.prim_src = ops[0].reorder ? memory(ops[0].prim_md, e, nullptr) : m.user_src;
@@ -332,10 +338,41 @@ int64_t fused_slice_len(const ConvGeometry& g, const float* src, const float* w,
       [&](int64_t len) { run_fused_slices(g, len, src, w, bias, relu, w_storage, dst); });
 }
 
+// Note [Convolutions on the pool], channel slices: fewer images than threads run as
+// parallel_for's chunks of whole units of output channels (ChannelSlices), each chunk one
+// image at a time. In NCHW a slice's filter rows and bias, and an image's output channels
+// (and a group convolution's input channels), are contiguous: pointer offsets.
+void run_channel_slices(const ConvGeometry& g, const ChannelSlices& cs, const float* src, const float* w,
+                        const float* bias, bool relu, const std::shared_ptr<const Storage>& w_storage, float* dst) {
+  const int64_t is = g.in[0] * g.in[1] * g.in[2], os = g.out[0] * g.out[1] * g.out[2];
+  const int64_t wc = filter_numel(g) / g.out_c;  // filter elements per output channel
+  struct At {                                    // a slice's first output channel and its input's offset in an image
+    int64_t c0, in0;
+  };
+  auto at = [&](int64_t lo) {
+    const int64_t c0 = lo * cs.out_c;
+    return At{c0, g.groups > 1 ? c0 / (g.out_c / g.groups) * (g.in_c / g.groups) * is : 0};
+  };
+  on_pool_units(
+      cs.units, cs.chunk, conv_cost(g), [&](int64_t n) { return cs.sub(g, n); },
+      [&](const ConvGeometry& sub, int64_t lo) {
+    const At a = at(lo);
+    return fused_plan(sub, src + a.in0, w + a.c0 * wc, bias ? bias + a.c0 : nullptr, relu, w_storage, dst + a.c0 * os);
+      },
+      [&](const ConvGeometry& sub, const std::shared_ptr<FusedConv>& f, int64_t lo) {
+    const At a = at(lo);
+    for (int64_t b = 0; b < g.batch; ++b)
+      run_candidate(sub, *f, src + b * g.in_c * is + a.in0, w + a.c0 * wc, bias ? bias + a.c0 : nullptr, relu,
+                    w_storage, dst + (b * g.out_c + a.c0) * os);
+  });
+}
+
 }  // namespace
 
 void onednn_conv_fwd_fused(const ConvGeometry& g, const float* src, const float* w, const float* bias, bool relu,
                            const std::shared_ptr<const Storage>& w_storage, float* dst) {
+  if (const ChannelSlices cs = channel_slices(g); cs.chunk)
+    return run_channel_slices(g, cs, src, w, bias, relu, w_storage, dst);
   if (const int64_t chunk = split_chunk(g)) {  // Note [Convolutions on the pool]
     const int64_t si = g.in_c * g.in[0] * g.in[1] * g.in[2], di = g.out_c * g.out[0] * g.out[1] * g.out[2];
     return on_pool(

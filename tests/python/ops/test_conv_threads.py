@@ -5,8 +5,9 @@ at 1 and 2 threads for every candidate the tuning may pick, on odd batches (slic
 unequal length), a batch smaller than the thread count (not split), 0-size batches,
 strides, padding, groups, channels-last, conv1d and conv3d; the split against the unsplit
 convolution within float32 rounding; bf16 forward and data gradient; the inference
-convolution with bias and relu (fused_conv2d) for each of its candidates; and a CNN
-training loop at 2 threads that starts no OpenMP worker."""
+convolution with bias and relu (fused_conv2d) for each of its candidates, in batch slices
+and, for fewer images than threads, in slices of its output channels; and a CNN training
+loop at 2 threads that starts no OpenMP worker."""
 import os
 import subprocess
 import sys
@@ -157,6 +158,104 @@ def test_fused_conv2d_split_matches_float64(monkeypatch, threads, algo, spec):
                                   [pad] * 4, [1, 1], 1, "NCHW", act).numpy()
         assert got.shape == ref.shape
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+# (x shape, filter shape, stride, pad, groups, activation, bias, threads): fewer images than
+# threads, so the inference convolution runs in channel slices (Note [Convolutions on the pool])
+CHANNEL_SPECS = [
+    ((1, 8, 9, 11), (32, 8, 3, 3), 1, 1, 1, "relu", True, 2),     # two blocks of 16: one a slice
+    ((1, 16, 7, 9), (48, 16, 3, 3), 2, 1, 1, "", True, 2),        # three blocks: slices of 2 and 1
+    ((1, 6, 12, 10), (64, 6, 1, 1), 1, 0, 1, "relu", False, 2),   # 1x1, no bias
+    ((2, 8, 9, 7), (48, 8, 3, 3), 1, 1, 1, "relu", True, 3),      # 2 images at 3 threads: each slice both
+    ((1, 32, 8, 9), (32, 1, 3, 3), 1, 1, 32, "relu", True, 2),    # depthwise: 16 groups a block
+    ((1, 16, 5, 7), (32, 1, 3, 3), 2, 1, 16, "", True, 2),        # depthwise, 2 outputs per group
+    ((1, 8, 6, 6), (64, 2, 3, 3), 1, 1, 4, "relu", True, 2),      # 4 groups of 16 outputs
+    ((1, 8, 6, 6), (24, 8, 3, 3), 1, 1, 1, "relu", True, 2),      # 24 channels: not whole blocks, whole
+]
+
+
+@pytest.mark.parametrize("algo", ["onednn", "onednn-plain", "onednn-blocked", "im2col", "winograd", "direct-rows",
+                                  "direct-channels", None])
+@pytest.mark.parametrize("spec", CHANNEL_SPECS)
+def test_fused_conv2d_channel_slices_match_float64(monkeypatch, algo, spec):
+    """The inference convolution of fewer images than threads, in slices of its output
+    channels (and of a group convolution's groups) on the pool: each candidate, on a new
+    filter and then its packed slices, against float64 and against the unsplit
+    convolution (OAR_CONV_SPLIT=0) within float32 rounding."""
+    from oar import _C
+    xs, ws, stride, pad, groups, act, bias, threads = spec
+    if algo is None:
+        monkeypatch.delenv("OAR_CONV_ALGO", raising=False)
+    else:
+        monkeypatch.setenv("OAR_CONV_ALGO", algo)
+    rng = np.random.default_rng(sum(xs) + sum(ws))
+    x = rng.standard_normal(xs).astype("float32")
+    w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype("float32")
+    b = rng.standard_normal(ws[0]).astype("float32")
+    ref = np_conv(x.astype(np.float64), w.astype(np.float64), (stride,) * 2, [(pad, pad)] * 2, (1, 1), groups)
+    if bias:
+        ref = ref + b.astype(np.float64)[None, :, None, None]
+    if act == "relu":
+        ref = np.maximum(ref, 0)
+    wt = oar.to_tensor(w)
+
+    def run():
+        return _C.ops.fused_conv2d(oar.to_tensor(x), wt, oar.to_tensor(b) if bias else None, [stride] * 2,
+                                   [pad] * 4, [1, 1], groups, "NCHW", act).numpy()
+
+    prev = oar.get_num_threads()
+    try:
+        oar.set_num_threads(threads)
+        monkeypatch.delenv("OAR_CONV_SPLIT", raising=False)
+        split = [run() for _ in range(3)]
+        monkeypatch.setenv("OAR_CONV_SPLIT", "0")
+        whole = run()
+    finally:
+        oar.set_num_threads(prev)
+    for got in split + [whole]:
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(split[-1], whole, rtol=0, atol=4e-6 * max(np.abs(ref).max(), 1.0))
+
+
+def _tuned_geometries(code, **env):
+    """The convolution geometries a fresh process tunes (OAR_CONV_TUNE_LOG) running `code`
+    at two threads."""
+    env = dict(os.environ, OMP_NUM_THREADS="2", OAR_CONV_TUNE_LOG="1", **env)
+    env.pop("OAR_CONV_ALGO", None)
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                       timeout=240)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return [line.split("]", 1)[1].split(":", 1)[0].strip() for line in p.stderr.splitlines()
+            if line.startswith("[oar conv tune] F")]
+
+
+def test_one_image_runs_in_channel_slices_on_the_pool():
+    """At two threads a one-image inference convolution is tuned and run as two slices of
+    its output channels (the 1-image, 16-channel geometry), eager under no_grad and in the
+    predictor alike; with OAR_CONV_SPLIT=0 it runs whole (32 channels), oneDNN threading it."""
+    code = """
+        import tempfile, numpy as np, oar
+        oar.set_num_threads(2)
+        m = oar.nn.Sequential(oar.nn.Conv2D(8, 32, 3, padding=1), oar.nn.ReLU())
+        m.eval()
+        x = oar.to_tensor(np.random.default_rng(0).standard_normal((1, 8, 13, 11)).astype("float32"))
+        with oar.no_grad():
+            ref = m(x).numpy()
+        d = tempfile.mkdtemp()
+        oar.jit.save(m, d + "/m", input_spec=[oar.static.InputSpec([None, 8, 13, 11], "float32", "x")])
+        cfg = oar.inference.Config(d + "/m.pdmodel", d + "/m.pdiparams")
+        cfg.set_cpu_math_library_num_threads(2)
+        got = oar.inference.create_predictor(cfg).run([x])[0].numpy()
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    """
+    sliced = "F2,0,1,8,16,1,13,13,3,1,1,1,1,11,11,3,1,1,1,1,"
+    whole = sliced.replace(",8,16,1,", ",8,32,1,")
+    split = _tuned_geometries(code)
+    assert sliced + "b-" in split and sliced + "br" in split, split  # eager (bias), predictor (bias, relu)
+    assert not any(g.startswith(whole) for g in split), split
+    unsplit = _tuned_geometries(code, OAR_CONV_SPLIT="0")
+    assert whole + "b-" in unsplit and not any(g.startswith(sliced) for g in unsplit), unsplit
 
 
 @pytest.mark.parametrize("wake", ["0", "67108864"], ids=["worker-woken", "caller-only"])
