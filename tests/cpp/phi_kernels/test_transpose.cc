@@ -17,7 +17,7 @@ namespace {
 template <typename T>
 void check_shapes() {
   for (int64_t rows : {0, 1, 7, 8, 9, 23, 64, 257}) {
-    for (int64_t cols : {0, 1, 5, 8, 13, 16, 33, 64}) {
+    for (int64_t cols : {0, 1, 5, 8, 13, 16, 33, 64, 71, 136, 139}) {  // 71+: several 8-column bands and ragged
       const int64_t lds = cols + 3, ldd = rows + 5;  // neither dense
       std::vector<T> src(rows * lds), dst(cols * ldd, T(-1));
       for (size_t i = 0; i < src.size(); ++i) src[i] = T(static_cast<double>(i) + 0.5);
