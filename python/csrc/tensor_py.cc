@@ -8,6 +8,7 @@
 #include "distributed/mesh/dist_tensor_meta.h"
 #include "oar_generated/ops_api.h"
 #include "paddle_core/api/op_utils.h"
+#include "paddle_core/dispatch/amp.h"
 #include "paddle_core/autograd/engine.h"
 #include "paddle_core/autograd/grad_mode.h"
 #include "paddle_core/autograd/node.h"
@@ -422,6 +423,27 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
      py::arg("allow_unused") = false, py::arg("stop_at_inputs") = false);
   m.def("is_grad_enabled", &autograd::grad_enabled);
   m.def("set_grad_enabled", &autograd::set_grad_enabled);
+  // python/oar/nn/_inference_ops.py's no_grad_flows, but for the trace check: in one call,
+  // since its per-tensor checks from Python (dtype, place, is_dist) cost ~1 us a tensor.
+  m.def(
+      "_no_grad_flows",
+      [](const py::tuple& tensors, bool allow_f64) {
+    std::vector<Tensor> ts;
+    ts.reserve(tensors.size());
+    for (py::handle h : tensors) {
+      if (h.is_none()) continue;
+      if (!is_tensor(h)) return false;
+      ts.push_back(py_to_tensor(h, "_no_grad_flows", "tensors"));
+    }
+    if (autograd::any_requires_grad(ts) || amp::state().level != amp::Level::kO0) return false;
+    for (const Tensor& t : ts) {
+      const DataType d = t.dtype();
+      if (!(d == DataType::FLOAT32 || (allow_f64 && d == DataType::FLOAT64))) return false;
+      if (dist::dist_meta(t) != nullptr || !t.place().is_cpu()) return false;
+    }
+    return true;
+      },
+      py::arg("tensors"), py::arg("allow_f64"));
 }
 
 }  // namespace oar::python

@@ -26,13 +26,22 @@ def _channels_last(data_format, nd, op):
 
 def _tuple(v, nd, op, name, lo=1):
     """An int or a list of nd ints (Paddle's kernel_size / stride / dilation forms)."""
+    if type(v) is int and v >= lo:  # the common forms, before the (slower) ABC checks
+        return [v] * nd
+    if type(v) is list and len(v) == nd:
+        for e in v:
+            if type(e) is not int or e < lo:
+                break
+        else:
+            return v[:]
     if isinstance(v, numbers.Integral):
         out = [int(v)] * nd
     else:
         out = [int(e) for e in v]
         if len(out) == 1:
             out = out * nd
-    if len(out) != nd:
+    if len(out) != nd or (not isinstance(v, numbers.Integral) and any(o != e for o, e in zip(out, v))):
+        # (a fraction such as 1.5 is not truncated)
         raise ValueError(f"{op}: {name} must be an int or a list of {nd} ints, got {v}")
     if any(e < lo for e in out):
         raise ValueError(f"{op}: {name} must be >= {lo}, got {v}")
@@ -59,7 +68,10 @@ def _same_pads(sizes, kernel, stride):
 
 
 def _paddings(padding, nd, op, last, sizes=None, kernel=None, stride=None):
-    """Paddle's padding forms -> (explicit [before, after] * nd, is_same)."""
+    """Paddle's padding forms -> (explicit [before, after] * nd, is_same). sizes, kernel
+    and stride are needed for 'SAME' only."""
+    if type(padding) is int and padding >= 0:  # the common form, before the ABC checks
+        return [padding] * (2 * nd), False
     if isinstance(padding, str):
         p = padding.upper()
         if p == "VALID":
@@ -93,7 +105,8 @@ def _paddings(padding, nd, op, last, sizes=None, kernel=None, stride=None):
 
 
 def _check_bias(bias, c, op):
-    if list(bias.shape) != [c]:
+    shape = bias.shape
+    if len(shape) != 1 or shape[0] != c:
         raise ValueError(f"{op}: bias must have shape [{c}], got {list(bias.shape)}")
 
 
@@ -112,11 +125,13 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, nd, o
     _check_rank(weight, nd, op, "weight")
     stride = _tuple(stride, nd, op, "stride")
     dilation = _tuple(dilation, nd, op, "dilation")
-    kernel = list(weight.shape[2:])
-    pads, same = _paddings(padding, nd, op, last, _spatial(x, nd, last), kernel, stride)
+    if isinstance(padding, str):
+        pads, same = _paddings(padding, nd, op, last, _spatial(x, nd, last), list(weight.shape[2:]), stride)
+    else:
+        pads, same = _paddings(padding, nd, op, last)
     if same:
         dilation = [1] * nd
-    if not isinstance(groups, numbers.Integral) or groups < 1:
+    if not (type(groups) is int or isinstance(groups, numbers.Integral)) or groups < 1:
         raise ValueError(f"{op}: groups must be a positive int, got {groups}")
     # Where no gradient flows, the predictor's inference convolution: conv2d's kernel tunes
     # its candidates with the filter reorder in their time (a training step's filter is new

@@ -9,22 +9,11 @@ F32_F64 = (_C.DataType.float32, _C.DataType.float64)
 
 
 def no_grad_flows(tensors, dtypes=_F32):
-    """Whether `tensors` (None entries skipped) may take a fused inference op: no gradient
-    to feed (grad disabled, or none of them wants one), every dtype in `dtypes`, on the
-    CPU, no autocast (whose lists name the unfused ops), nothing traced (programs keep the
-    unfused ops for the IR's own fusions), nothing distributed. A training call leaves at
-    the first check (~0.3 us)."""
-    if _C.is_grad_enabled():
-        for t in tensors:
-            if t is not None and not getattr(t, "stop_gradient", True):
-                return False
-    if _trace_state.active or _C._amp_get_state()[0] != 0:
+    """Whether `tensors` (a tuple; None entries skipped) may take a fused inference op: no
+    gradient to feed (grad disabled, or none of them wants one), every dtype in `dtypes`
+    (_F32 or F32_F64), on the CPU, no autocast (whose lists name the unfused ops), nothing
+    traced (programs keep the unfused ops for the IR's own fusions), nothing distributed.
+    The tensor checks run in one C++ call (~0.3 us; 2.9 us for three tensors from Python)."""
+    if _trace_state.active:
         return False
-    for t in tensors:
-        if t is None:
-            continue
-        if not isinstance(t, _C.Tensor):
-            return False
-        if t.dtype not in dtypes or t.is_dist() or not t.place.is_cpu_place():
-            return False
-    return True
+    return _C._no_grad_flows(tensors, dtypes is F32_F64)

@@ -82,3 +82,26 @@ def test_transformer_feed_forward_without_grad(kind, activation):
         handle.remove()
         assert seen and "fused_linear_activation" not in ran, ran
         np.testing.assert_allclose(hooked.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_no_grad_flows_predicate():
+    """The one predicate behind every eager fused op (one C++ call for the tensor checks):
+    None entries skipped, the dtypes asked for, no gradient to feed, no autocast, no
+    distributed tensor, nothing that is not a Tensor."""
+    import oar.distributed as dist
+    from oar.nn._inference_ops import F32_F64, no_grad_flows
+    f32, f64 = oar.ones([3, 5]), oar.ones([3, 5], dtype="float64")
+    wants = oar.ones([3, 5])
+    wants.stop_gradient = False
+    assert no_grad_flows((f32, None)) and not no_grad_flows((f64,)) and no_grad_flows((f32, f64), F32_F64)
+    assert not no_grad_flows((f32.astype("bfloat16"),), F32_F64) and not no_grad_flows((f32, np.ones(3)))
+    assert not no_grad_flows((f32, wants))  # a gradient to feed
+    with oar.no_grad():
+        assert no_grad_flows((f32, wants))
+        with oar.amp.auto_cast(dtype="bfloat16"):
+            assert not no_grad_flows((f32,))
+        mesh = dist.ProcessMesh([0], dim_names=["x"])
+        d = dist.shard_tensor(oar.ones([3, 5]), mesh, [dist.Replicate()])
+        assert not no_grad_flows((d,)) and not no_grad_flows((f32, d))
+        _, ran = ops_run(lambda: F.linear(d, oar.ones([5, 2]), oar.ones([2])))
+        assert "fused_linear" not in ran, ran

@@ -286,6 +286,36 @@ def test_conv_bad_inputs():
         F.conv1d(tensor(np.ones((1, 2, 3, 3))), tensor(np.ones((2, 2, 3))))
 
 
+def test_conv_argument_forms():
+    """Paddle's stride / dilation / padding forms (int, list, tuple, NumPy int, pairs) give
+    one result, with and without a gradient to feed; a bad one of each form is a ValueError
+    naming the op and the argument (the common int and list forms take a fast path)."""
+    rng = np.random.default_rng(3)
+    x = tensor(rng.standard_normal((1, 4, 9, 8)))
+    w = tensor(rng.standard_normal((6, 4, 3, 3)))
+    b = tensor(rng.standard_normal(6))
+    ref = F.conv2d(x, w, b, stride=[2, 2], padding=[1, 1, 1, 1], dilation=[1, 1]).numpy()
+    forms = [dict(stride=2, padding=1, dilation=1), dict(stride=(2, 2), padding=(1, 1), dilation=(1, 1)),
+             dict(stride=np.int64(2), padding=np.int32(1), dilation=[np.int64(1)] * 2),
+             dict(stride=[2], padding=[[0, 0], [0, 0], [1, 1], [1, 1]], dilation=1)]
+    for kw in forms:
+        np.testing.assert_allclose(F.conv2d(x, w, b, **kw).numpy(), ref, rtol=1e-6, atol=1e-6)
+        wg = tensor(w.numpy())
+        wg.stop_gradient = False
+        np.testing.assert_allclose(F.conv2d(x, wg, b, **kw).numpy(), ref, rtol=1e-5, atol=1e-5)
+    bad = [(dict(stride=[1, 0]), "stride"), (dict(stride=-1), "stride"), (dict(stride=[1, 2, 3]), "stride"),
+           (dict(stride=[1.5, 1]), "stride"), (dict(dilation=0), "dilation"), (dict(dilation=[2, -1]), "dilation"),
+           (dict(padding=-1), "padding"), (dict(padding=[1, -1]), "padding"), (dict(padding=[1, 1, 1]), "padding"),
+           (dict(groups=0), "groups")]
+    for kw, arg in bad:
+        with pytest.raises(ValueError, match=f"conv2d: {arg}"):
+            with oar.no_grad():
+                F.conv2d(x, w, b, **kw)
+    with pytest.raises(ValueError, match=r"conv2d: bias must have shape \[6\]"):
+        with oar.no_grad():
+            F.conv2d(x, w, tensor(np.ones(5)))
+
+
 # ---------------------------------------------------------------- pooling
 POOLS = [  # (x shape, kernel, stride, padding, ceil_mode, exclusive)
     ((2, 3, 7, 8), 2, None, 0, False, True),
