@@ -301,8 +301,9 @@ class Layer:
     def __getattr__(self, name):
         d = self.__dict__
         for key in ("_parameters", "_sub_layers", "_buffers"):
-            if key in d and name in d[key]:
-                return d[key][name]
+            group = d.get(key)
+            if group is not None and name in group:
+                return group[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
@@ -474,20 +475,22 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     def __call__(self, *inputs, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, inputs)
-            if r is not None:
-                inputs = r if isinstance(r, tuple) else (r,)
+        if self._forward_pre_hooks:  # (tested first: most layers have none)
+            for hook in list(self._forward_pre_hooks.values()):
+                r = hook(self, inputs)
+                if r is not None:
+                    inputs = r if isinstance(r, tuple) else (r,)
         forward = self.forward
         if _trace_state.active:
             # Inside oar.jit.to_static: the user's sublayers get their Python control
             # flow converted too (jit's dy2static.convert_call; oar's own layers run as they are).
             forward = _trace_state.convert_forward(forward)
         out = forward(*inputs, **kwargs)
-        for hook in list(self._forward_post_hooks.values()):
-            r = hook(self, inputs, out)
-            if r is not None:
-                out = r
+        if self._forward_post_hooks:
+            for hook in list(self._forward_post_hooks.values()):
+                r = hook(self, inputs, out)
+                if r is not None:
+                    out = r
         return out
 
     def register_forward_pre_hook(self, hook):
