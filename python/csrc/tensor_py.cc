@@ -423,6 +423,30 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
      py::arg("allow_unused") = false, py::arg("stop_at_inputs") = false);
   m.def("is_grad_enabled", &autograd::grad_enabled);
   m.def("set_grad_enabled", &autograd::set_grad_enabled);
+  // (min, max) of a contiguous int32/int64 CPU tensor with elements, in one pass; None
+  // otherwise (the caller's NumPy path): the index checks of embedding and one_hot.
+  m.def(
+      "_int_min_max",
+      [](py::handle h) -> py::object {
+        if (!is_tensor(h)) return py::none();
+        const Tensor t = py_to_tensor(h, "_int_min_max", "x");
+        if (dist::dist_meta(t) != nullptr || !t.place().is_cpu()) return py::none();
+        const DenseTensor& d = t.dense();
+        if (d.numel() == 0 || !d.is_contiguous()) return py::none();
+        wait_host_writes(d);
+        auto scan = [&](const auto* p) {
+          auto lo = p[0], hi = p[0];
+          for (int64_t i = 1; i < d.numel(); ++i) {
+            lo = std::min(lo, p[i]);
+            hi = std::max(hi, p[i]);
+          }
+          return py::make_tuple(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+        };
+        if (d.dtype() == DataType::INT64) return scan(d.data<int64_t>());
+        if (d.dtype() == DataType::INT32) return scan(d.data<int32_t>());
+        return py::none();
+      },
+      py::arg("x"));
   // python/oar/nn/_inference_ops.py's no_grad_flows, but for the trace check: in one call,
   // since its per-tensor checks from Python (dtype, place, is_dist) cost ~1 us a tensor.
   m.def(

@@ -270,8 +270,11 @@ def _check_index_range(x, n, op, arg):
         raise TypeError(f"{op}: {arg} must be an int32 or int64 tensor, got {x.dtype.name}")
     tracer = _trace_state.tracer()
     if x.size and not (tracer is not None and tracer.is_traced(x)):  # a traced x has no values yet
-        v = x._numpy_view(writable=False)  # no copy (Note [numpy() copies])
-        lo, hi = int(v.min()), int(v.max())
+        r = _C._int_min_max(x)  # one pass in C++ on a contiguous CPU tensor
+        if r is None:
+            v = x._numpy_view(writable=False)  # no copy (Note [numpy() copies])
+            r = int(v.min()), int(v.max())
+        lo, hi = r
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi
             raise IndexError(f"{op}: {arg} value {bad} is out of range [0, {n})")

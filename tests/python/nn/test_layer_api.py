@@ -284,6 +284,24 @@ def test_embedding_forward_backward_padding():
     assert repr(emb) == "Embedding(5, 3, padding_idx=4)"
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_embedding_and_one_hot_check_every_id(dtype):
+    """The ids' range is checked in one pass (C++) on contiguous CPU ids, through NumPy on
+    strided ones: each side's first bad value is named, valid ids of every layout pass."""
+    emb = nn.Embedding(6, 2)
+    ids = np.array([[0, 5, 3], [2, 4, 1]], dtype)
+    for t in (oar.to_tensor(ids), oar.to_tensor(ids.T.copy()).T, oar.to_tensor(ids)[:, 1:]):
+        np.testing.assert_allclose(emb(t).numpy(), emb.weight.numpy()[t.numpy()])
+        np.testing.assert_allclose(nn.functional.one_hot(t, 6).numpy(), np.eye(6)[t.numpy()])
+    for bad, value in (([[0, 6, 3], [2, 4, 1]], 6), ([[0, 5, -1], [9, 4, 1]], -1)):
+        for t in (oar.to_tensor(np.array(bad, dtype)), oar.to_tensor(np.array(bad, dtype).T.copy()).T):
+            with pytest.raises(IndexError, match=rf"embedding: x value {value} is out of range \[0, 6\)"):
+                emb(t)
+            with pytest.raises(IndexError, match=rf"one_hot: x value {value} is out of range \[0, 6\)"):
+                nn.functional.one_hot(t, 6)
+    assert emb(oar.to_tensor(np.zeros((0, 3), dtype))).shape == [0, 3, 2]
+
+
 def test_parameters_follow_default_dtype():
     oar.set_default_dtype("float64")
     try:
