@@ -177,91 +177,91 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
   parallel_for(
       g.B * g.H * nqb,
       [&](int64_t t0, int64_t t1) {
-        std::vector<A> S(bqf * bk_max), acc(bqf * g.Dv), m(bqf), l(bqf);
-        // Note [Packed key/value blocks]: the keys and values of one head are rows Hk * D
-        // apart in [B, S, Hk, D]; with Hk * D a multiple of 512 floats (8 heads of 64) those
-        // rows lie a multiple of 2 KiB apart, and oneDNN's sgemm runs P V at about half speed
-        // on such a B (the stride rule of phi_kernels/cpu/sgemm.cc), while the K block's rows
-        // fall into the same few L1 sets. Each block is copied into dense [bk, D] rows first:
-        // one read of bk (D + Dv) floats against 2 bq bk (D + Dv) flops.
-        // The whole head is packed once and reused by its query blocks (consecutive tasks)
-        // when it is small enough (Sk (D + Dv) <= 2^20 floats), else block by block.
-        // Where keys_transposed(), the keys are packed as K^T [D, keys] (Note [Keys packed
-        // transposed]), with a row stride off 2-KiB multiples.
-        const bool kt = keys_transposed();
-        const bool pack_k = kt || ldk != g.D, pack_v = ldv != g.Dv;
-        const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
-        const int64_t prow = whole ? g.Sk : bk_max;
-        const int64_t ldkt = transposed_ld(prow);
-        std::vector<A> Kp(pack_k ? (kt ? ldkt : prow) * g.D : 0), Vp(pack_v ? prow * g.Dv : 0);
-        int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
-        // rows keys from src into Kp: dense [rows, D] rows, or K^T [D, rows] (ldkt)
-        auto pack_keys = [&](const A* src, int64_t rows) {
-          if (kt) return transpose_strided(src, ldk, rows, g.D, Kp.data(), ldkt);
-          copy_rows(src, ldk, g.D, rows, Kp.data());
-        };
-        for (int64_t t = t0; t < t1; ++t) {
-          const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * bqf;
-          const int64_t bq = std::min(bqf, g.Sq - i0), hk = h / group;
-          const A* Q = q + (b * g.Sq + i0) * ldq + h * g.D;
-          const A* K = k + b * g.Sk * ldk + hk * g.D;
-          const A* V = v + b * g.Sk * ldv + hk * g.Dv;
-          std::fill(acc.begin(), acc.begin() + bq * g.Dv, A(0));
-          std::fill(m.begin(), m.end(), kNegInf);
-          std::fill(l.begin(), l.end(), A(0));
-          for (int64_t j0 = 0; j0 < g.Sk; j0 += kBlockK) {
-            if (causal && j0 > i0 + bq - 1) break;
-            // causal: keys past the block's last query are masked for every row; skip them
-            const int64_t kend = causal ? std::min(g.Sk, i0 + bq) : g.Sk;
-            const int64_t bk = std::min(kBlockK, kend - j0);
-            const A* Kb = K + j0 * ldk;  // keys j0.. as rows, or as K^T columns (kt)
-            const A* Vb = V + j0 * ldv;
-            int64_t ldkb = ldk, ldvb = ldv;
-            if (whole && (pack_k || pack_v) && packed_head != b * g.Hk + hk) {
-              if (pack_k) pack_keys(K, g.Sk);
-              if (pack_v) copy_rows(V, ldv, g.Dv, g.Sk, Vp.data());
-              packed_head = b * g.Hk + hk;
-            }
-            if (pack_k) {
-              if (!whole) pack_keys(Kb, bk);
-              const int64_t off = whole ? j0 : 0;
-              Kb = Kp.data() + (kt ? off : off * g.D), ldkb = kt ? ldkt : g.D;
-            }
-            if (pack_v) {
-              if (!whole) copy_rows(Vb, ldv, g.Dv, bk, Vp.data());
-              Vb = Vp.data() + (whole ? j0 * g.Dv : 0), ldvb = g.Dv;
-            }
-            gemm<A>(false, !kt, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
-            mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
-            for (int64_t r = 0; r < bq; ++r) {
-              A* s = S.data() + r * bk;
-              const A mx = row_max<true>(Row<A>{s, bk, 1});
-              const A m_new = std::max(m[r], mx);
-              if (m_new == kNegInf) {  // every key so far is masked: P row is 0
-                std::fill(s, s + bk, A(0));
-                continue;
-              }
-              const A alpha = exp_simd(m[r] - m_new);  // 0 when m[r] = -inf
-              const A sum = row_sum_exp<true>(Row<A>{s, bk, 1}, m_new, s);  // s = exp(s - m_new)
-              l[r] = l[r] * alpha + sum;
-              m[r] = m_new;
-              if (alpha != A(1)) {
-                A* o = acc.data() + r * g.Dv;
-#pragma omp simd
-                for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
-              }
-            }
-            gemm<A>(false, false, bq, g.Dv, bk, A(1), S.data(), bk, Vb, ldvb, A(1), acc.data(), g.Dv);
+    std::vector<A> S(bqf * bk_max), acc(bqf * g.Dv), m(bqf), l(bqf);
+    // Note [Packed key/value blocks]: the keys and values of one head are rows Hk * D
+    // apart in [B, S, Hk, D]; with Hk * D a multiple of 512 floats (8 heads of 64) those
+    // rows lie a multiple of 2 KiB apart, and oneDNN's sgemm runs P V at about half speed
+    // on such a B (the stride rule of phi_kernels/cpu/sgemm.cc), while the K block's rows
+    // fall into the same few L1 sets. Each block is copied into dense [bk, D] rows first:
+    // one read of bk (D + Dv) floats against 2 bq bk (D + Dv) flops.
+    // The whole head is packed once and reused by its query blocks (consecutive tasks)
+    // when it is small enough (Sk (D + Dv) <= 2^20 floats), else block by block.
+    // Where keys_transposed(), the keys are packed as K^T [D, keys] (Note [Keys packed
+    // transposed]), with a row stride off 2-KiB multiples.
+    const bool kt = keys_transposed();
+    const bool pack_k = kt || ldk != g.D, pack_v = ldv != g.Dv;
+    const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
+    const int64_t prow = whole ? g.Sk : bk_max;
+    const int64_t ldkt = transposed_ld(prow);
+    std::vector<A> Kp(pack_k ? (kt ? ldkt : prow) * g.D : 0), Vp(pack_v ? prow * g.Dv : 0);
+    int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
+    // rows keys from src into Kp: dense [rows, D] rows, or K^T [D, rows] (ldkt)
+    auto pack_keys = [&](const A* src, int64_t rows) {
+      if (kt) return transpose_strided(src, ldk, rows, g.D, Kp.data(), ldkt);
+      copy_rows(src, ldk, g.D, rows, Kp.data());
+    };
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * bqf;
+      const int64_t bq = std::min(bqf, g.Sq - i0), hk = h / group;
+      const A* Q = q + (b * g.Sq + i0) * ldq + h * g.D;
+      const A* K = k + b * g.Sk * ldk + hk * g.D;
+      const A* V = v + b * g.Sk * ldv + hk * g.Dv;
+      std::fill(acc.begin(), acc.begin() + bq * g.Dv, A(0));
+      std::fill(m.begin(), m.end(), kNegInf);
+      std::fill(l.begin(), l.end(), A(0));
+      for (int64_t j0 = 0; j0 < g.Sk; j0 += kBlockK) {
+        if (causal && j0 > i0 + bq - 1) break;
+        // causal: keys past the block's last query are masked for every row; skip them
+        const int64_t kend = causal ? std::min(g.Sk, i0 + bq) : g.Sk;
+        const int64_t bk = std::min(kBlockK, kend - j0);
+        const A* Kb = K + j0 * ldk;  // keys j0.. as rows, or as K^T columns (kt)
+        const A* Vb = V + j0 * ldv;
+        int64_t ldkb = ldk, ldvb = ldv;
+        if (whole && (pack_k || pack_v) && packed_head != b * g.Hk + hk) {
+          if (pack_k) pack_keys(K, g.Sk);
+          if (pack_v) copy_rows(V, ldv, g.Dv, g.Sk, Vp.data());
+          packed_head = b * g.Hk + hk;
+        }
+        if (pack_k) {
+          if (!whole) pack_keys(Kb, bk);
+          const int64_t off = whole ? j0 : 0;
+          Kb = Kp.data() + (kt ? off : off * g.D), ldkb = kt ? ldkt : g.D;
+        }
+        if (pack_v) {
+          if (!whole) copy_rows(Vb, ldv, g.Dv, bk, Vp.data());
+          Vb = Vp.data() + (whole ? j0 * g.Dv : 0), ldvb = g.Dv;
+        }
+        gemm<A>(false, !kt, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
+        mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
+        for (int64_t r = 0; r < bq; ++r) {
+          A* s = S.data() + r * bk;
+          const A mx = row_max<true>(Row<A>{s, bk, 1});
+          const A m_new = std::max(m[r], mx);
+          if (m_new == kNegInf) {  // every key so far is masked: P row is 0
+            std::fill(s, s + bk, A(0));
+            continue;
           }
-          for (int64_t r = 0; r < bq; ++r) {
-            const A inv = l[r] > A(0) ? A(1) / l[r] : A(0);
-            A* o = out + (b * g.Sq + i0 + r) * ldo + h * g.Dv;
-            const A* a = acc.data() + r * g.Dv;
+          const A alpha = exp_simd(m[r] - m_new);                       // 0 when m[r] = -inf
+          const A sum = row_sum_exp<true>(Row<A>{s, bk, 1}, m_new, s);  // s = exp(s - m_new)
+          l[r] = l[r] * alpha + sum;
+          m[r] = m_new;
+          if (alpha != A(1)) {
+            A* o = acc.data() + r * g.Dv;
 #pragma omp simd
-            for (int64_t d = 0; d < g.Dv; ++d) o[d] = a[d] * inv;
-            lse[(b * g.H + h) * g.Sq + i0 + r] = l[r] > A(0) ? m[r] + std::log(l[r]) : kNegInf;
+            for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
           }
         }
+        gemm<A>(false, false, bq, g.Dv, bk, A(1), S.data(), bk, Vb, ldvb, A(1), acc.data(), g.Dv);
+      }
+      for (int64_t r = 0; r < bq; ++r) {
+        const A inv = l[r] > A(0) ? A(1) / l[r] : A(0);
+        A* o = out + (b * g.Sq + i0 + r) * ldo + h * g.Dv;
+        const A* a = acc.data() + r * g.Dv;
+#pragma omp simd
+        for (int64_t d = 0; d < g.Dv; ++d) o[d] = a[d] * inv;
+        lse[(b * g.H + h) * g.Sq + i0 + r] = l[r] > A(0) ? m[r] + std::log(l[r]) : kNegInf;
+      }
+    }
       },
       g.B * g.H * g.Sq * g.Sk * (g.D + g.Dv));
 }
