@@ -346,7 +346,8 @@ void run_channel_slices(const ConvGeometry& g, const ChannelSlices& cs, const fl
                         const float* bias, bool relu, const std::shared_ptr<const Storage>& w_storage, float* dst) {
   const int64_t is = g.in[0] * g.in[1] * g.in[2], os = g.out[0] * g.out[1] * g.out[2];
   const int64_t wc = filter_numel(g) / g.out_c;  // filter elements per output channel
-  struct At {                                    // a slice's first output channel and its input's offset in an image
+  // A slice's first output channel, and its input's offset in an image.
+  struct At {
     int64_t c0, in0;
   };
   auto at = [&](int64_t lo) {
