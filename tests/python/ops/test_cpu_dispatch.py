@@ -201,6 +201,22 @@ CHILD = textwrap.dedent(r'''
                                                np.float32))).numpy()
             if not (np.array_equal(e[:8], [0, 0, 0, 1, 1, np.inf, np.inf, np.inf]) and np.isnan(e[8])):
                 failures.append(f"exp[ends] float32: {e}")
+            # the loop takes two vectors at once and their fast path only when both lie in range:
+            # one end value in either vector of a pair, each lane position, sends that pair to SLEEF
+            for v in (np.nan, np.inf, -np.inf, -104.0, 88.8):
+                for pos in (0, 5, 16, 31, 37):  # the pair's first vector, its second, the next pair
+                    x = rng.uniform(-80, 80, 64).astype(np.float32)
+                    x[pos] = v
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        ref = np.exp(x.astype(np.float64))
+                    got = oar.exp(oar.to_tensor(x)).numpy().astype(np.float64)
+                    with np.errstate(over="ignore"):
+                        ref32 = ref.astype(np.float32).astype(np.float64)
+                    fin = np.isfinite(ref32)  # inf, NaN and the exact 0 below kExpLo: as they are
+                    exact = np.array_equal(got[~fin], ref32[~fin], equal_nan=True)
+                    ulp = np.ldexp(1.0, np.maximum(np.frexp(ref[fin])[1] - 24, -149))
+                    if not (exact and np.all(np.abs(got[fin] - ref[fin]) <= ulp)):
+                        failures.append(f"exp[pair] float32: {v} at lane {pos}")
             # the vector exps never make a subnormal (an Intel microcode assist per vector,
             # Note [Subnormal results on Intel]): exp below kExpLo (-87.33) is exactly 0
             # one 0 (so the sum is 1 and the exps are the outputs), then the range's end
