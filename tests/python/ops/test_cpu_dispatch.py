@@ -405,6 +405,63 @@ ELEMENTWISE_CHILD = textwrap.dedent(r'''
 ''')
 
 
+# max_pool2d without the argmax, NCHW float32 (Note [Max pooling in registers] in the
+# AVX-512 copy, max_plane_rows in both): random windows against a float64 reference, rows
+# wide enough for whole-vector steps between the masked ends, and a NaN in one plane.
+POOL_CHILD = textwrap.dedent(r"""
+    import ctypes, json
+    import numpy as np
+    import oar
+    import oar.nn.functional as F
+
+    with open("/proc/self/maps") as f:
+        lib = {l.split()[-1] for l in f if "liboar_core" in l}.pop()
+    cap = ctypes.CDLL(lib).oar_cpu_capability
+    cap.restype = ctypes.c_char_p
+
+    def ref(x, k, s, p, ceil):  # Paddle's output size (ceil: no last-window correction)
+        H, W = x.shape[2:]
+        size = lambda n, k, s, p: (n + 2 * p - k + (s - 1 if ceil else 0)) // s + 1
+        OH, OW = size(H, k[0], s[0], p[0]), size(W, k[1], s[1], p[1])
+        out = np.zeros(x.shape[:2] + (OH, OW))
+        for i in range(OH):
+            for j in range(OW):
+                h0, w0 = i * s[0] - p[0], j * s[1] - p[1]
+                hs, he, ws, we = max(h0, 0), min(h0 + k[0], H), max(w0, 0), min(w0 + k[1], W)
+                if he > hs and we > ws:
+                    out[:, :, i, j] = x[:, :, hs:he, ws:we].max(axis=(2, 3))
+        return out
+
+    rng = np.random.default_rng(3)
+    failures, checked = [], 0
+    cases = [((1, 64, 32, 32), (3, 3), (2, 2), (1, 1), False),  # ResNet's stem pool
+             ((1, 3, 9, 112), (3, 3), (2, 2), (1, 1), False), ((2, 2, 6, 100), (5, 5), (1, 1), (2, 2), False),
+             ((1, 2, 5, 70), (3, 17), (1, 2), (0, 8), True), ((1, 2, 4, 65), (2, 16), (2, 1), (1, 0), True),
+             ((1, 1, 3, 1), (1, 1), (1, 1), (0, 0), False), ((0, 2, 4, 4), (2, 2), (2, 2), (0, 0), False)]
+    for _ in range(60):
+        k = (int(rng.integers(1, 5)), int(rng.integers(1, 18)))
+        s = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        p = (int(rng.integers(0, k[0] // 2 + 1)), int(rng.integers(0, k[1] // 2 + 1)))
+        cases.append(((2, 3, int(rng.integers(k[0], 10)), int(rng.integers(k[1], 90))), k, s, p,
+                      bool(rng.integers(0, 2))))
+    for shape, k, s, p, ceil in cases:
+        for fill in ("plain", "ties", "nan"):
+            x = rng.standard_normal(shape).astype("float32")
+            if fill == "ties":
+                x = np.round(x)
+            elif fill == "nan" and x.size:
+                x[0, 0].flat[int(rng.integers(0, x[0, 0].size))] = np.nan  # one plane redone
+            got = F.max_pool2d(oar.to_tensor(x), list(k), list(s), list(p), ceil_mode=ceil).numpy()
+            want = ref(x.astype(np.float64), k, s, p, ceil)
+            if fill == "nan" and x.size:  # the NaN rule is the indexed kernel's (test_conv_pool.py): compare
+                want[0, 0] = F.max_pool2d(oar.to_tensor(x[:1, :1], stop_gradient=False), list(k), list(s),
+                                          list(p), ceil_mode=ceil).numpy()[0, 0]
+            checked += 1
+            if got.shape != want.shape or not np.array_equal(got, want.astype(np.float32), equal_nan=True):
+                failures.append(f"max_pool2d {shape} k{k} s{s} p{p} ceil={ceil} {fill}")
+    print(json.dumps({"capability": cap().decode(), "checked": checked, "failures": failures}))
+""")
+
 def run_child(capability, src=CHILD):
     env = dict(os.environ, OAR_CPU_CAPABILITY=capability, OMP_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, env=env,
@@ -428,6 +485,13 @@ def test_isa_copy_elementwise_matches_float64(capability):
     assert res["checked"] > 3000
     assert not res["failures"], "\n".join(res["failures"][:40])
 
+
+@pytest.mark.parametrize("capability", SUPPORTED)
+def test_isa_copy_max_pool_matches_float64(capability):
+    res, _ = run_child(capability, POOL_CHILD)
+    assert res["capability"] == capability
+    assert res["checked"] > 200
+    assert not res["failures"], "\n".join(res["failures"][:40])
 
 def test_default_is_baseline_and_bad_value_warns():
     res, _ = run_child("default")
