@@ -8,7 +8,7 @@
 // Channels first, per (n, c) plane and output row: first the rows of the window are
 // combined elementwise into one row (contiguous, vectorized over W) that has -inf on
 // both sides, then every output takes the max of its k columns, 8 outputs per step for
-// strides 1 and 2 (the AVX-512 copy does float planes in registers instead, Note [Max
+// strides 1 and 2 (float planes are done in registers instead where they can be, Note [Max
 // pooling in registers]; 2x2 stride 2 windows tiling the input have their own one-pass loop;
 // adaptive windows, of varying sizes, loop per output). Channels last:
 // per output position, the window's elements are combined over the contiguous C.
@@ -272,47 +272,118 @@ void max_plane_rows(const PoolGeometry& g, const Rows& ws, const T* src, T* dst,
   }
 }
 
+#if defined(__AVX2__)
+// Note [Max pooling in registers]: each ISA copy's path for float planes, uniform windows
+// of width k <= L + 1 and strides 1 and 2 (ResNet's 3x3/2 stem pool, 3x3/1, SPP's 5x5/1),
+// L outputs a step (the vector's lanes: 16 on AVX-512, 8 on AVX2), with no store between
+// the passes. The input row is cut into blocks of L columns from the first window's start;
+// a block's window rows are combined once (masked loads, -inf outside [0, W), at the row's
+// ends, so the padding and a ceil-mode window's end need no bounds), and a step's k window
+// columns are then lane permutes of its 2 blocks (stride 1) or 3 (stride 2, after
+// splitting them into even and odd columns), its last block being the next step's first.
+// The order is max_plane_rows': rows first, earlier rows and columns kept on a tie. The
+// loads also look for NaN: a plane that has one is redone by max_plane_rows with the NaN
+// rule, so planes without NaN (nearly all) are read once, not scanned first. (The AVX2
+// combined row of max_plane_rows, read back at odd offsets right after it is written,
+// stalls on store forwarding: ResNet-18's [1, 64, 32, 32] 3x3/2 pool, 47-52 us there.)
 #if defined(__AVX512F__)
-// Note [Max pooling in registers]: the AVX-512 copy's path for float planes, uniform
-// windows of width k <= 17 and strides 1 and 2 (ResNet's 3x3/2 stem pool, 3x3/1, SPP's
-// 5x5/1), 16 outputs a step, with no store between the passes. The input row is cut into
-// blocks of 16 columns from the first window's start; a block's window rows are combined
-// once (masked loads, -inf outside [0, W), at the row's ends, so the padding and a
-// ceil-mode window's end need no bounds), and a step's k window columns are then lane
-// permutes of its 2 blocks (stride 1) or 3 (stride 2, after splitting them into even and
-// odd columns), its last block being the next step's first. The order is
-// max_plane_rows': rows first, earlier rows and columns kept on a tie. The loads also
-// look for NaN: a plane that has one is redone by max_plane_rows with the NaN rule, so
-// planes without NaN (nearly all) are read once, not scanned first. (The AVX2 path's
-// combined row, read back at odd offsets right after it is written, stalls on store
-// forwarding: ResNet-18's [1, 64, 32, 32] 3x3/2 pool, 25 us there.)
-inline __mmask16 cols_mask(int64_t c, int64_t W) {  // lanes whose column c + i lies in [0, W)
-  const int64_t lo = std::max<int64_t>(0, -c), hi = std::min<int64_t>(16, W - c);
+struct Lanes {  // AVX-512: 16 lanes, mask registers
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int L = 16;
+  static V ninf() { return _mm512_set1_ps(-std::numeric_limits<float>::infinity()); }
+  static Mask mask(unsigned bits) { return static_cast<Mask>(bits); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load(const float* p, Mask m) { return _mm512_mask_loadu_ps(ninf(), m, p); }
+  // vmaxps: a where a > b, else b (window_max<false>(b, a)). Spelled with a full mask:
+  // GCC 12's _mm512_max_ps passes _mm512_undefined_ps(), which -Wmaybe-uninitialized flags.
+  static V max(V a, V b) { return _mm512_mask_max_ps(b, 0xFFFF, a, b); }
+  using Nan = Mask;
+  static Nan no_nan() { return 0; }
+  static Nan nan_or(Nan n, V x) { return static_cast<Mask>(n | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)); }
+  static bool any(Nan n) { return n != 0; }
+  static __m512i iota() { return _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0); }
+  // lanes t.. of the pair (lo, hi), t <= L
+  static V shift(V lo, V hi, int t) {
+    return _mm512_permutex2var_ps(lo, _mm512_add_epi32(iota(), _mm512_set1_epi32(t)), hi);
+  }
+  // the even and odd columns of the pair (a, b)
+  static void split(V a, V b, V* even, V* odd) {
+    const __m512i e = _mm512_add_epi32(iota(), iota());
+    *even = _mm512_permutex2var_ps(a, e, b);
+    *odd = _mm512_permutex2var_ps(a, _mm512_add_epi32(e, _mm512_set1_epi32(1)), b);
+  }
+  static void store(float* p, V v, int64_t n) {
+    if (n >= L)
+      _mm512_storeu_ps(p, v);
+    else
+      _mm512_mask_storeu_ps(p, static_cast<Mask>((1u << n) - 1u), v);
+  }
+};
+#else
+struct Lanes {  // AVX2: 8 lanes, masks as vectors
+  using V = __m256;
+  using Mask = __m256i;
+  static constexpr int L = 8;
+  static V ninf() { return _mm256_set1_ps(-std::numeric_limits<float>::infinity()); }
+  static Mask mask(unsigned bits) {
+    const __m256i lane = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane), lane);
+  }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load(const float* p, Mask m) {
+    return _mm256_blendv_ps(ninf(), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }  // a where a > b, else b
+  using Nan = V;
+  static Nan no_nan() { return _mm256_setzero_ps(); }
+  static Nan nan_or(Nan n, V x) { return _mm256_or_ps(n, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+  static bool any(Nan n) { return _mm256_movemask_ps(n) != 0; }
+  static V shift(V lo, V hi, int t) {
+    const __m256i idx = _mm256_add_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32(t));
+    const __m256 from_hi = _mm256_castsi256_ps(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(7)));
+    // vpermps uses an index's low 3 bits: lane i takes lo[i + t] or hi[i + t - 8]
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, idx), _mm256_permutevar8x32_ps(hi, idx), from_hi);
+  }
+  static void split(V a, V b, V* even, V* odd) {
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                   _MM_SHUFFLE(3, 1, 2, 0)));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
+                                                  _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  static void store(float* p, V v, int64_t n) {
+    if (n >= L) return _mm256_storeu_ps(p, v);
+    alignas(32) float buf[L];
+    _mm256_store_ps(buf, v);
+    std::copy(buf, buf + n, p);
+  }
+};
+#endif
+
+inline unsigned cols_bits(int64_t c, int64_t W) {  // lanes whose column c + i lies in [0, W)
+  const int64_t lo = std::max<int64_t>(0, -c), hi = std::min<int64_t>(Lanes::L, W - c);
   if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+  return ((1u << hi) - 1u) & ~((1u << lo) - 1u);
 }
 
-// vmaxps: a where a > b, else b (window_max<false>(b, a)). Spelled with a full mask:
-// GCC 12's _mm512_max_ps passes _mm512_undefined_ps(), which -Wmaybe-uninitialized flags.
-inline __m512 max16(__m512 a, __m512 b) { return _mm512_mask_max_ps(b, 0xFFFF, a, b); }
-
-bool max_plane_512_supported(const PoolGeometry& g) {
-  return !g.adaptive && !g.channels_last && (g.stride[2] == 1 || g.stride[2] == 2) && g.k[2] >= 1 && g.k[2] <= 17;
+bool max_plane_vec_supported(const PoolGeometry& g) {
+  return !g.adaptive && !g.channels_last && (g.stride[2] == 1 || g.stride[2] == 2) && g.k[2] >= 1 &&
+         g.k[2] <= Lanes::L + 1;
 }
 
-// Per block of 16 columns (column -pad_l + 16 b on): its load mask, all ones where it lies
-// inside the row. The same for every row of every plane.
+// Per block of L columns (column -pad_l + L b on): its load mask's lanes, and whether it
+// reaches outside [0, W). The same for every row of every plane.
 struct Blocks {
-  std::vector<__mmask16> mask;
-  std::vector<char> edge;  // whether the block reaches outside [0, W)
+  std::vector<unsigned> mask;
+  std::vector<char> edge;
   explicit Blocks(const PoolGeometry& g) {
-    const int64_t n = (g.out[2] + 15) / 16 * g.stride[2] + 1;
+    const int64_t n = (g.out[2] + Lanes::L - 1) / Lanes::L * g.stride[2] + 1;
     mask.resize(static_cast<size_t>(n));
     edge.resize(static_cast<size_t>(n));
     for (int64_t b = 0; b < n; ++b) {
-      const int64_t c = 16 * b - g.pad_l[2];
-      mask[b] = cols_mask(c, g.in[2]);
-      edge[b] = c < 0 || c + 16 > g.in[2];
+      const int64_t c = Lanes::L * b - g.pad_l[2];
+      mask[b] = cols_bits(c, g.in[2]);
+      edge[b] = c < 0 || c + Lanes::L > g.in[2];
     }
   }
 };
@@ -320,56 +391,51 @@ struct Blocks {
 // One output row (window rows [db, de) x [hb, he)); K > 0 is k known at compile time (the
 // loop unrolled). Returns false when an input it read holds a NaN.
 template <int S, int K>
-__attribute__((always_inline)) inline bool max_row_512(const PoolGeometry& g, const Blocks& blocks, const float* src,
+__attribute__((always_inline)) inline bool max_row_vec(const PoolGeometry& g, const Blocks& blocks, const float* src,
                                                        int64_t db, int64_t de, int64_t hb, int64_t he, float* out) {
+  using V = Lanes::V;
+  constexpr int L = Lanes::L;
   const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], c_base = -g.pad_l[2];
   const int k = K > 0 ? K : static_cast<int>(g.k[2]);
-  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  __mmask16 nan = 0;
+  Lanes::Nan nan = Lanes::no_nan();
   auto block = [&](int64_t b) {  // the window rows of block b, combined
-    const int64_t c = c_base + 16 * b;
+    const int64_t c = c_base + L * b;
     const bool edge = blocks.edge[b];
-    const __mmask16 mask = blocks.mask[b];
-    __m512 v = ninf;
+    const Lanes::Mask mask = Lanes::mask(blocks.mask[b]);
+    V v = Lanes::ninf();
     for (int64_t d = db; d < de; ++d)
       for (int64_t h = hb; h < he; ++h) {
         const float* row = src + (d * H + h) * W;
         // Masked-off lanes are not read (no fault), so the address may lie outside the row.
-        const __m512 x =
-            edge ? _mm512_mask_loadu_ps(
-                       ninf, mask, reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + c * int64_t{4}))
-                 : _mm512_loadu_ps(row + c);
-        nan = static_cast<__mmask16>(nan | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q));
-        v = max16(x, v);
+        const V x =
+            edge ? Lanes::load(reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + c * int64_t{4}), mask)
+                 : Lanes::load(row + c);
+        nan = Lanes::nan_or(nan, x);
+        v = Lanes::max(x, v);
       }
     return v;
   };
-  const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  // Window column x of a step's outputs: lanes x / S.. of the pair (lo, hi).
-  auto column = [&](int x, __m512 lo, __m512 hi) {
-    return _mm512_permutex2var_ps(lo, _mm512_add_epi32(iota, _mm512_set1_epi32(x / S)), hi);
-  };
-  __m512 first = block(0);
-  for (int64_t ow = 0, b = 0; ow < OW; ow += 16, b += S) {
-    __m512 m;
+  V first = block(0);
+  for (int64_t ow = 0, b = 0; ow < OW; ow += L, b += S) {
+    V m;
+    // Window column x of the step's outputs: lanes x / S.. of the pair (lo, hi).
     if constexpr (S == 1) {
-      const __m512 next = block(b + 1);
+      const V next = block(b + 1);
       m = first;
       if constexpr (K > 0) {
 #pragma GCC unroll 17
-        for (int x = 1; x < K; ++x) m = max16(column(x, first, next), m);
+        for (int x = 1; x < K; ++x) m = Lanes::max(Lanes::shift(first, next, x), m);
       } else {
-        for (int x = 1; x < k; ++x) m = max16(column(x, first, next), m);
+        for (int x = 1; x < k; ++x) m = Lanes::max(Lanes::shift(first, next, x), m);
       }
       first = next;
     } else {
-      const __m512 mid = block(b + 1), last = block(b + 2);
-      const __m512i even = _mm512_add_epi32(iota, iota), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-      const __m512 e = _mm512_permutex2var_ps(first, even, mid), o = _mm512_permutex2var_ps(first, odd, mid);
-      const __m512 e2 = _mm512_permutex2var_ps(last, even, last);  // lanes 0..7 used (k <= 17)
-      const __m512 o2 = _mm512_permutex2var_ps(last, odd, last);
+      const V mid = block(b + 1), last = block(b + 2);
+      V e, o, e2, o2;
+      Lanes::split(first, mid, &e, &o);
+      Lanes::split(last, last, &e2, &o2);  // lanes below L / 2 used (k <= L + 1)
       m = e;
-      auto step = [&](int x) { m = max16(x % 2 ? column(x, o, o2) : column(x, e, e2), m); };
+      auto step = [&](int x) { m = Lanes::max(x % 2 ? Lanes::shift(o, o2, x / 2) : Lanes::shift(e, e2, x / 2), m); };
       if constexpr (K > 0) {
 #pragma GCC unroll 17
         for (int x = 1; x < K; ++x) step(x);
@@ -378,17 +444,14 @@ __attribute__((always_inline)) inline bool max_row_512(const PoolGeometry& g, co
       }
       first = last;
     }
-    if (OW - ow >= 16)
-      _mm512_storeu_ps(out + ow, m);
-    else
-      _mm512_mask_storeu_ps(out + ow, static_cast<__mmask16>((1u << (OW - ow)) - 1u), m);
+    Lanes::store(out + ow, m, OW - ow);
   }
-  return nan == 0;
+  return !Lanes::any(nan);
 }
 
 // The plane's output rows; false (dst then to be redone) when the plane holds a NaN.
 template <int S, int K>
-bool max_plane_512(const PoolGeometry& g, const Rows& ws, const Blocks& blocks, const float* src, float* dst) {
+bool max_plane_vec(const PoolGeometry& g, const Rows& ws, const Blocks& blocks, const float* src, float* dst) {
   const int64_t OD = g.out[0], OH = g.out[1], OW = g.out[2];
   for (int64_t od = 0; od < OD; ++od)
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -396,23 +459,23 @@ bool max_plane_512(const PoolGeometry& g, const Rows& ws, const Blocks& blocks, 
       float* out = dst + (od * OH + oh) * OW;
       if (db >= de || hb >= he) {
         std::fill(out, out + OW, 0.0f);
-      } else if (!max_row_512<S, K>(g, blocks, src, db, de, hb, he, out)) {
+      } else if (!max_row_vec<S, K>(g, blocks, src, db, de, hb, he, out)) {
         return false;
       }
     }
   return true;
 }
 
-bool max_plane_512(const PoolGeometry& g, const Rows& ws, const Blocks& blocks, const float* src, float* dst) {
+bool max_plane_vec(const PoolGeometry& g, const Rows& ws, const Blocks& blocks, const float* src, float* dst) {
   const int64_t k = g.k[2];
   if (g.stride[2] == 1) {
-    if (k == 3) return max_plane_512<1, 3>(g, ws, blocks, src, dst);
-    if (k == 5) return max_plane_512<1, 5>(g, ws, blocks, src, dst);
-    return max_plane_512<1, 0>(g, ws, blocks, src, dst);
+    if (k == 3) return max_plane_vec<1, 3>(g, ws, blocks, src, dst);
+    if (k == 5) return max_plane_vec<1, 5>(g, ws, blocks, src, dst);
+    return max_plane_vec<1, 0>(g, ws, blocks, src, dst);
   }
-  if (k == 3) return max_plane_512<2, 3>(g, ws, blocks, src, dst);
-  if (k == 2) return max_plane_512<2, 2>(g, ws, blocks, src, dst);
-  return max_plane_512<2, 0>(g, ws, blocks, src, dst);
+  if (k == 3) return max_plane_vec<2, 3>(g, ws, blocks, src, dst);
+  if (k == 2) return max_plane_vec<2, 2>(g, ws, blocks, src, dst);
+  return max_plane_vec<2, 0>(g, ws, blocks, src, dst);
 }
 #endif
 
@@ -439,19 +502,19 @@ void MaxPool2dKernel(const DeviceContext&, const DenseTensor& x_in, const IntLis
                    x.numel());
       return;
     }
-#if defined(__AVX512F__)
-    bool fast512 = max_plane_512_supported(g);
-    for (int64_t ow = 0; ow < g.out[2] && fast512; ++ow) fast512 = ws.b[2][ow] < ws.e[2][ow];  // no empty window
-    const Blocks blocks(fast512 ? g : PoolGeometry());
+#if defined(__AVX2__)
+    bool fast = max_plane_vec_supported(g);
+    for (int64_t ow = 0; ow < g.out[2] && fast; ++ow) fast = ws.b[2][ow] < ws.e[2][ow];  // no empty window
+    const Blocks blocks(fast ? g : PoolGeometry());
 #endif
     parallel_for(g.batch * C, [&](int64_t p0, int64_t p1) {
       // -inf around the combined row (all_windows_max); adaptive windows use [0, W) only
       std::vector<T> row(static_cast<size_t>(padded_row_size(g)), -std::numeric_limits<T>::infinity());
       for (int64_t p = p0; p < p1; ++p) {
         const T* plane = xp + p * is;
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
         if constexpr (std::is_same_v<T, float>) {
-          if (fast512 && max_plane_512(g, ws, blocks, plane, o + p * os)) continue;
+          if (fast && max_plane_vec(g, ws, blocks, plane, o + p * os)) continue;
         }
 #endif
         if (any_nan(plane, is))
