@@ -99,13 +99,20 @@ void max_rows_2x2(const T* src, T* dst, int64_t W, int64_t OW, int64_t r0, int64
 }
 
 #if defined(__AVX2__)
-// Even and odd elements of 16 consecutive floats, in order.
-inline void deinterleave(const float* p, __m256* even, __m256* odd) {
-  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
-  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(
-      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
+// Elements 0, 2, ..., 14 of the 16 floats (lo, hi), in order.
+inline __m256 even8(__m256 lo, __m256 hi) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                _MM_SHUFFLE(3, 1, 2, 0)));
+}
+// Even and odd elements of the 16 floats (lo, hi), in order.
+inline void deinterleave(__m256 lo, __m256 hi, __m256* even, __m256* odd) {
+  *even = even8(lo, hi);
   *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
       _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+// ... of 16 consecutive floats at p.
+inline void deinterleave(const float* p, __m256* even, __m256* odd) {
+  deinterleave(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), even, odd);
 }
 
 // The float rows, 8 outputs per step (max_2x2's order and NaN rule: _mm256_max_ps(x, y)
@@ -155,11 +162,7 @@ inline __m256 window_max8(__m256 a, __m256 b) {
 }
 
 // Elements 0, 2, ..., 14 of p.
-inline __m256 even8(const float* p) {
-  const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(
-      _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
-}
+inline __m256 even8(const float* p) { return even8(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)); }
 
 // Stride 1 and 2 (3x3/2 is ResNet's stem pool): 8 windows per step, one load (stride 1)
 // or one even-lane shuffle (stride 2) per window column. (Splitting the row's even and
@@ -345,12 +348,7 @@ struct Lanes {  // AVX2: 8 lanes, masks as vectors
     // vpermps uses an index's low 3 bits: lane i takes lo[i + t] or hi[i + t - 8]
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, idx), _mm256_permutevar8x32_ps(hi, idx), from_hi);
   }
-  static void split(V a, V b, V* even, V* odd) {
-    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
-                                                   _MM_SHUFFLE(3, 1, 2, 0)));
-    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
-                                                  _MM_SHUFFLE(3, 1, 2, 0)));
-  }
+  static void split(V a, V b, V* even, V* odd) { deinterleave(a, b, even, odd); }
   static void store(float* p, V v, int64_t n) {
     if (n >= L) return _mm256_storeu_ps(p, v);
     alignas(32) float buf[L];
@@ -366,9 +364,13 @@ inline unsigned cols_bits(int64_t c, int64_t W) {  // lanes whose column c + i l
   return ((1u << hi) - 1u) & ~((1u << lo) - 1u);
 }
 
-bool max_plane_vec_supported(const PoolGeometry& g) {
-  return !g.adaptive && !g.channels_last && (g.stride[2] == 1 || g.stride[2] == 2) && g.k[2] >= 1 &&
-         g.k[2] <= Lanes::L + 1;
+// Whether max_plane_vec serves g: its windows are uniform, none of them empty along W.
+bool max_plane_vec_supported(const PoolGeometry& g, const Rows& ws) {
+  if (g.adaptive || g.channels_last || (g.stride[2] != 1 && g.stride[2] != 2) || g.k[2] < 1 || g.k[2] > Lanes::L + 1)
+    return false;
+  for (int64_t ow = 0; ow < g.out[2]; ++ow)
+    if (ws.b[2][ow] >= ws.e[2][ow]) return false;
+  return true;
 }
 
 // Per block of L columns (column -pad_l + L b on): its load mask's lanes, and whether it
@@ -376,6 +378,7 @@ bool max_plane_vec_supported(const PoolGeometry& g) {
 struct Blocks {
   std::vector<unsigned> mask;
   std::vector<char> edge;
+  Blocks() = default;
   explicit Blocks(const PoolGeometry& g) {
     const int64_t n = (g.out[2] + Lanes::L - 1) / Lanes::L * g.stride[2] + 1;
     mask.resize(static_cast<size_t>(n));
@@ -503,9 +506,8 @@ void MaxPool2dKernel(const DeviceContext&, const DenseTensor& x_in, const IntLis
       return;
     }
 #if defined(__AVX2__)
-    bool fast = max_plane_vec_supported(g);
-    for (int64_t ow = 0; ow < g.out[2] && fast; ++ow) fast = ws.b[2][ow] < ws.e[2][ow];  // no empty window
-    const Blocks blocks(fast ? g : PoolGeometry());
+    const bool fast = max_plane_vec_supported(g, ws);
+    const Blocks blocks = fast ? Blocks(g) : Blocks();
 #endif
     parallel_for(g.batch * C, [&](int64_t p0, int64_t p1) {
       // -inf around the combined row (all_windows_max); adaptive windows use [0, W) only
