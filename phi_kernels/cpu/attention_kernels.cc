@@ -25,6 +25,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/scratch.h"
 #include "phi_kernels/cpu/transpose.h"
 #include "phi_kernels/funcs/sgemm.h"
 #include "phi_kernels/funcs/softmax_rows.h"
@@ -62,29 +63,23 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, A alpha, const A* a
   }
 }
 
-// Note [Keys packed transposed]: S = scale Q K^T is an NT product of the query block and
-// the packed [keys, D] rows. Where oneDNN runs its AVX-512 sgemm, the keys are packed as
-// K^T [D, keys] instead and the product runs NN: sdpa B4 S256 H8 D64 at one thread 4-6%
-// faster on Zen 4 (oneDNN's NT form at K = D = 64 is the slower one: a [64, 128] x
-// [128, 256]-shaped batch ran NT at 79 GFLOP/s, NN at 98). Under AVX2 NN measured 2-4%
-// slower, so the rows stay (docs/notes/cpu_speed_steps.md, stop 37).
+// Note [Keys packed transposed]: S = Q K^T is an NT product of the query block and the
+// packed [keys, D] rows. Where oneDNN runs its AVX-512 sgemm, the keys are packed as K^T
+// [D, keys] instead and the product runs NN: sdpa B4 S256 H8 D64 at one thread 4-6% faster
+// on Zen 4 (oneDNN's NT form at K = D = 64 is the slower one: a [64, 128] x [128, 256]-shaped
+// batch ran NT at 79 GFLOP/s, NN at 98). Under AVX2 NN measured 2-4% slower (stop 37; again
+// at stop 53 on an Emerald Rapids core with DNNL_MAX_CPU_ISA=AVX2, 9.05-9.13 against
+// 8.84-8.86 ms), so the rows stay (docs/notes/cpu_speed_steps.md).
 bool keys_transposed() {
   static const bool kt = onednn_runs_isa(dnnl_cpu_isa_avx512_core);
   return kt;
 }
 
-// The leading dimension of a transposed pack of n rows: off multiples of 2 KiB.
-inline int64_t transposed_ld(int64_t n) { return n % 512 == 0 ? n + 16 : n; }
-
-// dst [rows, w] (dense) = rows of w values from src, ld apart.
+// The row stride of a pack of n columns: off multiples of 2 KiB (rows that far apart fall
+// into the same few L1 sets).
 template <typename A>
-void copy_rows(const A* src, int64_t ld, int64_t w, int64_t rows, A* dst) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const A* sr = src + r * ld;
-    A* dr = dst + r * w;
-#pragma omp simd
-    for (int64_t c = 0; c < w; ++c) dr[c] = sr[c];
-  }
+int64_t packed_ld(int64_t n) {
+  return n * int64_t{sizeof(A)} % 2048 == 0 ? n + 64 / int64_t{sizeof(A)} : n;
 }
 
 // The problem's sizes, from query [B, Sq, H, D], key [B, Sk, Hk, D], value [.., Dv].
@@ -142,14 +137,14 @@ struct AdditiveMask {
   const A* row(int64_t b, int64_t h, int64_t i) const { return p + b * sb + h * sh + i * si; }
 };
 
-// Adds the mask and the causal limit to a block of scores S[bq x bk] (queries i0..,
-// keys j0..).
+// Adds the mask and the causal limit to a block of scores S[bq x bk] (rows ld apart;
+// queries i0.., keys j0..).
 template <typename A>
-void mask_block(A* S, int64_t bq, int64_t bk, int64_t i0, int64_t j0, int64_t b, int64_t h,
+void mask_block(A* S, int64_t ld, int64_t bq, int64_t bk, int64_t i0, int64_t j0, int64_t b, int64_t h,
                 const AdditiveMask<A>& mask, bool causal) {
   constexpr A kNegInf = -std::numeric_limits<A>::infinity();
   for (int64_t r = 0; r < bq; ++r) {
-    A* s = S + r * bk;
+    A* s = S + r * ld;
     if (mask.defined()) {
       const A* mr = mask.row(b, h, i0 + r) + j0 * mask.sj;
       if (mask.sj == 1) {
@@ -165,6 +160,23 @@ void mask_block(A* S, int64_t bq, int64_t bk, int64_t i0, int64_t j0, int64_t b,
   }
 }
 
+// lse[r] = m[r] + log(l[r]) for n rows, -inf where l[r] = 0 (every key masked).
+template <typename A>
+void store_lse(const A* m, const A* l, int64_t n, A* lse) {
+  constexpr A kNegInf = -std::numeric_limits<A>::infinity();
+  int64_t r = 0;
+#if OAR_VEC
+  if constexpr (std::is_same_v<A, float>) {  // SLEEF's log: libm's logf is a call per row
+    for (; r + vec::kF <= n; r += vec::kF) {
+      const vec::F lv = vec::load(l + r);
+      const vec::F y = vec::add(vec::load(m + r), OAR_SLEEF_F(log, u10)(lv));
+      vec::store(lse + r, vec::select_lt(vec::set1(0.0f), lv, y, vec::set1(kNegInf)));
+    }
+  }
+#endif
+  for (; r < n; ++r) lse[r] = l[r] > A(0) ? m[r] + std::log(l[r]) : kNegInf;
+}
+
 template <typename A>
 void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
                        const AdditiveMask<A>& mask, bool causal, A scale, A* out, A* lse) {
@@ -174,31 +186,40 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
   const int64_t ldq = g.H * g.D, ldk = g.Hk * g.D, ldv = g.Hk * g.Dv, ldo = g.H * g.Dv;
   const int64_t group = g.H / g.Hk;
   const int64_t bk_max = std::min(kBlockK, std::max<int64_t>(g.Sk, 1));
+  // Note [Packed attention operands]: the keys and values of one head are rows Hk * D
+  // apart in [B, S, Hk, D]; with Hk * D a multiple of 512 floats (8 heads of 64) those rows
+  // lie a multiple of 2 KiB apart, where oneDNN's sgemm runs at about half speed (the stride
+  // rule of phi_kernels/cpu/sgemm.cc) and the rows fall into the same few L1 sets. So both
+  // products read packs: the query block times scale [bq, D], the keys as K^T [D, keys] or
+  // as rows [keys, D] (Note [Keys packed transposed]) and V [keys, Dv]; one read of
+  // bk (D + Dv) floats against 2 bq bk (D + Dv) flops. The whole head is packed once and
+  // reused by its query blocks (consecutive tasks) when it is small enough
+  // (Sk (D + Dv) <= 2^20 floats), else block by block. The buffers are per thread and kept
+  // from call to call (Scratch), each part 64-byte aligned. sdpa B4 S256 H8 D64 at one
+  // thread went 5.11-5.16 -> 4.72-4.83 ms on Emerald Rapids from the per-call vectors
+  // (16-byte aligned), packs only of strided operands and the scale applied in the
+  // product (docs/notes/cpu_speed_steps.md, stop 53).
+  const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
+  const int64_t prow = whole ? g.Sk : bk_max;
+  const bool kt = keys_transposed();
+  const int64_t ldkt = kt ? packed_ld<A>(prow) : g.D, lds = packed_ld<A>(bk_max);
+  auto lines = [](int64_t n) { return (n * int64_t{sizeof(A)} + 63) / 64 * 64 / int64_t{sizeof(A)}; };
+  const int64_t n_s = lines(bqf * lds), n_acc = lines(bqf * g.Dv), n_q = lines(bqf * g.D),
+                n_k = lines(kt ? g.D * ldkt : prow * g.D), n_v = lines(prow * g.Dv), n_ml = lines(bqf);
   parallel_for(
       g.B * g.H * nqb,
       [&](int64_t t0, int64_t t1) {
-    std::vector<A> S(bqf * bk_max), acc(bqf * g.Dv), m(bqf), l(bqf);
-    // Note [Packed key/value blocks]: the keys and values of one head are rows Hk * D
-    // apart in [B, S, Hk, D]; with Hk * D a multiple of 512 floats (8 heads of 64) those
-    // rows lie a multiple of 2 KiB apart, and oneDNN's sgemm runs P V at about half speed
-    // on such a B (the stride rule of phi_kernels/cpu/sgemm.cc), while the K block's rows
-    // fall into the same few L1 sets. Each block is copied into dense [bk, D] rows first:
-    // one read of bk (D + Dv) floats against 2 bq bk (D + Dv) flops.
-    // The whole head is packed once and reused by its query blocks (consecutive tasks)
-    // when it is small enough (Sk (D + Dv) <= 2^20 floats), else block by block.
-    // Where keys_transposed(), the keys are packed as K^T [D, keys] (Note [Keys packed
-    // transposed]), with a row stride off 2-KiB multiples.
-    const bool kt = keys_transposed();
-    const bool pack_k = kt || ldk != g.D, pack_v = ldv != g.Dv;
-    const bool whole = g.Sk * (g.D + g.Dv) <= (int64_t{1} << 20);
-    const int64_t prow = whole ? g.Sk : bk_max;
-    const int64_t ldkt = transposed_ld(prow);
-    std::vector<A> Kp(pack_k ? (kt ? ldkt : prow) * g.D : 0), Vp(pack_v ? prow * g.Dv : 0);
+    thread_local Scratch scratch;
+    A* S = scratch.get<A>(n_s + n_acc + n_q + n_k + n_v + 2 * n_ml, "scaled_dot_product_attention");
+    A *acc = S + n_s, *Qs = acc + n_acc, *Kp = Qs + n_q, *Vp = Kp + n_k, *m = Vp + n_v, *l = m + n_ml;
     int64_t packed_head = -1;  // b * Hk + hk of the head in Kp/Vp (whole-head packing)
-    // rows keys from src into Kp: dense [rows, D] rows, or K^T [D, rows] (ldkt)
-    auto pack_keys = [&](const A* src, int64_t rows) {
-      if (kt) return transpose_strided(src, ldk, rows, g.D, Kp.data(), ldkt);
-      copy_rows(src, ldk, g.D, rows, Kp.data());
+    auto pack = [&](const A* K, const A* V, int64_t rows) {
+      if (kt) {
+        transpose_strided(K, ldk, rows, g.D, Kp, ldkt);
+      } else {
+        for (int64_t j = 0; j < rows; ++j) std::copy(K + j * ldk, K + j * ldk + g.D, Kp + j * g.D);
+      }
+      for (int64_t j = 0; j < rows; ++j) std::copy(V + j * ldv, V + j * ldv + g.Dv, Vp + j * g.Dv);
     };
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / (g.H * nqb), h = (t / nqb) % g.H, i0 = (t % nqb) * bqf;
@@ -206,35 +227,28 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
       const A* Q = q + (b * g.Sq + i0) * ldq + h * g.D;
       const A* K = k + b * g.Sk * ldk + hk * g.D;
       const A* V = v + b * g.Sk * ldv + hk * g.Dv;
-      std::fill(acc.begin(), acc.begin() + bq * g.Dv, A(0));
-      std::fill(m.begin(), m.end(), kNegInf);
-      std::fill(l.begin(), l.end(), A(0));
+      for (int64_t r = 0; r < bq; ++r) {
+#pragma omp simd
+        for (int64_t d = 0; d < g.D; ++d) Qs[r * g.D + d] = Q[r * ldq + d] * scale;
+      }
+      std::fill(acc, acc + bq * g.Dv, A(0));
+      std::fill(m, m + bq, kNegInf);
+      std::fill(l, l + bq, A(0));
+      if (whole && packed_head != b * g.Hk + hk) {
+        pack(K, V, g.Sk);
+        packed_head = b * g.Hk + hk;
+      }
       for (int64_t j0 = 0; j0 < g.Sk; j0 += kBlockK) {
         if (causal && j0 > i0 + bq - 1) break;
         // causal: keys past the block's last query are masked for every row; skip them
         const int64_t kend = causal ? std::min(g.Sk, i0 + bq) : g.Sk;
         const int64_t bk = std::min(kBlockK, kend - j0);
-        const A* Kb = K + j0 * ldk;  // keys j0.. as rows, or as K^T columns (kt)
-        const A* Vb = V + j0 * ldv;
-        int64_t ldkb = ldk, ldvb = ldv;
-        if (whole && (pack_k || pack_v) && packed_head != b * g.Hk + hk) {
-          if (pack_k) pack_keys(K, g.Sk);
-          if (pack_v) copy_rows(V, ldv, g.Dv, g.Sk, Vp.data());
-          packed_head = b * g.Hk + hk;
-        }
-        if (pack_k) {
-          if (!whole) pack_keys(Kb, bk);
-          const int64_t off = whole ? j0 : 0;
-          Kb = Kp.data() + (kt ? off : off * g.D), ldkb = kt ? ldkt : g.D;
-        }
-        if (pack_v) {
-          if (!whole) copy_rows(Vb, ldv, g.Dv, bk, Vp.data());
-          Vb = Vp.data() + (whole ? j0 * g.Dv : 0), ldvb = g.Dv;
-        }
-        gemm<A>(false, !kt, bq, bk, g.D, scale, Q, ldq, Kb, ldkb, A(0), S.data(), bk);
-        mask_block(S.data(), bq, bk, i0, j0, b, h, mask, causal);
+        if (!whole) pack(K + j0 * ldk, V + j0 * ldv, bk);
+        const int64_t off = whole ? j0 : 0;  // the block's first key in the packs
+        gemm<A>(false, !kt, bq, bk, g.D, A(1), Qs, g.D, Kp + (kt ? off : off * g.D), ldkt, A(0), S, lds);
+        mask_block(S, lds, bq, bk, i0, j0, b, h, mask, causal);
         for (int64_t r = 0; r < bq; ++r) {
-          A* s = S.data() + r * bk;
+          A* s = S + r * lds;
           const A mx = row_max<true>(Row<A>{s, bk, 1});
           const A m_new = std::max(m[r], mx);
           if (m_new == kNegInf) {  // every key so far is masked: P row is 0
@@ -246,22 +260,23 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
           l[r] = l[r] * alpha + sum;
           m[r] = m_new;
           if (alpha != A(1)) {
-            A* o = acc.data() + r * g.Dv;
+            A* o = acc + r * g.Dv;
 #pragma omp simd
             for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
           }
         }
-        gemm<A>(false, false, bq, g.Dv, bk, A(1), S.data(), bk, Vb, ldvb, A(1), acc.data(), g.Dv);
+        gemm<A>(false, false, bq, g.Dv, bk, A(1), S, lds, Vp + off * g.Dv, g.Dv, A(1), acc, g.Dv);
       }
       for (int64_t r = 0; r < bq; ++r) {
         const A inv = l[r] > A(0) ? A(1) / l[r] : A(0);
         A* o = out + (b * g.Sq + i0 + r) * ldo + h * g.Dv;
-        const A* a = acc.data() + r * g.Dv;
+        const A* a = acc + r * g.Dv;
 #pragma omp simd
         for (int64_t d = 0; d < g.Dv; ++d) o[d] = a[d] * inv;
-        lse[(b * g.H + h) * g.Sq + i0 + r] = l[r] > A(0) ? m[r] + std::log(l[r]) : kNegInf;
       }
+      store_lse(m, l, bq, lse + (b * g.H + h) * g.Sq + i0);
     }
+    scratch.trim();
       },
       g.B * g.H * g.Sq * g.Sk * (g.D + g.Dv));
 }
@@ -328,7 +343,7 @@ void attention_backward(const Geometry& g, const A* q, const A* k, const A* v, c
                 const int64_t bk = std::min(kBlockK, g.Sk - j0);
                 A* p = P.data();
                 gemm<A>(false, true, bq, bk, g.D, scale, Q, ldq, K + j0 * ldk, ldk, A(0), p, bk);
-                mask_block(p, bq, bk, i0, j0, b, h, mask, causal);
+                mask_block(p, bk, bq, bk, i0, j0, b, h, mask, causal);
                 for (int64_t r = 0; r < bq; ++r) {
                   A* s = p + r * bk;
                   const A lr = L[r];

@@ -54,8 +54,10 @@ inline D div(D a, D b) { return _mm512_div_pd(a, b); }
 inline F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
 inline F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a b
 inline D fmadd(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
-inline F max(F a, F b) { return _mm512_max_ps(a, b); }
-inline D max(D a, D b) { return _mm512_max_pd(a, b); }
+// The masked forms with every lane set: GCC 12's _mm512_max_ps/pd pass an undefined vector,
+// which -Wmaybe-uninitialized flags where they inline (the same instruction either way).
+inline F max(F a, F b) { return _mm512_mask_max_ps(b, 0xFFFF, a, b); }
+inline D max(D a, D b) { return _mm512_mask_max_pd(b, 0xFF, a, b); }
 inline float hsum(F v) { return _mm512_reduce_add_ps(v); }
 inline double hsum(D v) { return _mm512_reduce_add_pd(v); }
 inline D widen(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }  // kD floats

@@ -163,6 +163,28 @@ def test_grad_float32_and_bfloat16():
                 np.testing.assert_allclose(g, r, atol=tol, rtol=tol)
 
 
+def test_float32_lse_rows_with_fully_masked_queries():
+    # The float32 forward stores lse = m + log(l) 16 rows at a time (SLEEF's log); float64
+    # takes libm's log per row. 40 queries: two full vectors and a tail, with fully masked
+    # rows (lse -inf, zero gradients) inside the vectors and in the tail.
+    rng = np.random.default_rng(13)
+    arrays = [rng.standard_normal(s) for s in ((1, 40, 2, 16), (1, 50, 2, 16), (1, 50, 2, 16))]
+    mask = rng.random((40, 50)) < 0.6
+    mask[[3, 17, 36]] = False
+    cot = rng.standard_normal((1, 40, 2, 16))
+    got = {}
+    for dtype in ("float64", "float32"):
+        ts = [oar.to_tensor(a.astype(dtype), stop_gradient=False) for a in arrays]
+        out = F.scaled_dot_product_attention(*ts, oar.to_tensor(mask))
+        (out * oar.to_tensor(cot.astype(dtype))).sum().backward()
+        got[dtype] = [out.numpy()] + [t.grad.numpy() for t in ts]
+    for a, b in zip(got["float32"], got["float64"]):
+        np.testing.assert_allclose(a, b, atol=2e-5, rtol=2e-5)
+    out32, dq32 = got["float32"][0], got["float32"][1]
+    assert not np.any(out32[:, [3, 17, 36]]) and not np.any(dq32[:, [3, 17, 36]])
+    assert np.any(dq32[:, [2, 18, 35]])
+
+
 def test_mask_gradient_finite_differences():
     rng = np.random.default_rng(11)
     q, k, v = (oar.to_tensor(rng.standard_normal(s)) for s in ((1, 3, 2, 4), (1, 4, 2, 4),
