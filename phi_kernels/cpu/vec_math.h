@@ -80,18 +80,20 @@ inline double hmin(D v) { return _mm512_reduce_min_pd(v); }
 inline float hmax(F v) { return _mm512_reduce_max_ps(v); }
 inline double hmax(D v) { return _mm512_reduce_max_pd(v); }
 inline F round(F v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-/// 2^n for float lanes holding integers n in [-126, 127].
-inline F pow2i(F n) { return _mm512_scalef_ps(_mm512_set1_ps(1.0f), n); }
 /// |m| with the sign of s.
 inline F copysign(F m, F s) {
   const F sign = _mm512_set1_ps(-0.0f);
   return _mm512_or_ps(_mm512_andnot_ps(sign, m), _mm512_and_ps(sign, s));
 }
 inline F select_lt(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), x); }
-inline F select_nan(F v, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
 /// Whether every lane lies in [lo, hi] (false for a NaN lane).
 inline bool all_in(F v, float lo, float hi) {
   return (_mm512_cmp_ps_mask(v, set1(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, set1(hi), _CMP_LE_OQ)) == 0xffff;
+}
+/// Whether every lane of a and b has |lane| <= c (false for a NaN lane): one compare a vector.
+inline bool all_abs_le(F a, F b, float c) {
+  return _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(abs(a), set1(c), _CMP_LE_OQ), abs(b), set1(c), _CMP_LE_OQ) ==
+         0xffff;
 }
 inline bool all_in(D v, double lo, double hi) {
   return (_mm512_cmp_pd_mask(v, set1(lo), _CMP_GE_OQ) & _mm512_cmp_pd_mask(v, set1(hi), _CMP_LE_OQ)) == 0xff;
@@ -171,21 +173,21 @@ inline double hmax(D v) {
   return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));
 }
 inline F round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-/// 2^n for float lanes holding integers n in [-126, 127].
-inline F pow2i(F n) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
-}
 /// |m| with the sign of s.
 inline F copysign(F m, F s) {
   const F sign = _mm256_set1_ps(-0.0f);
   return _mm256_or_ps(_mm256_andnot_ps(sign, m), _mm256_and_ps(sign, s));
 }
-/// a < b ? x : y per lane; select_nan: v where v is NaN, else y.
+/// a < b ? x : y per lane.
 inline F select_lt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
-inline F select_nan(F v, F y) { return _mm256_blendv_ps(y, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
 inline bool all_in(F v, float lo, float hi) {
   return _mm256_movemask_ps(
              _mm256_and_ps(_mm256_cmp_ps(v, set1(lo), _CMP_GE_OQ), _mm256_cmp_ps(v, set1(hi), _CMP_LE_OQ))) == 0xff;
+}
+/// Whether every lane of a and b has |lane| <= c (false for a NaN lane): one compare a vector.
+inline bool all_abs_le(F a, F b, float c) {
+  return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(abs(a), set1(c), _CMP_LE_OQ),
+                                          _mm256_cmp_ps(abs(b), set1(c), _CMP_LE_OQ))) == 0xff;
 }
 inline bool all_in(D v, double lo, double hi) {
   return _mm256_movemask_pd(
@@ -220,61 +222,90 @@ template <> struct Of<double> {
 /// (Note [Subnormal results on Intel], docs/notes/cpu_speed_steps.md).
 constexpr float kExpLo = -87.33f;
 
-/// x log2(e) rounded to the nearest integer, for |x| < 2^21: adding and subtracting
-/// 1.5 * 2^23 rounds in the FMA itself, two instructions against a multiply and vroundps /
-/// vrndscaleps, which are two micro-ops each on Intel's cores.
-inline F round_log2e(F x) {
-  const F k = set1(12582912.0f);
-  return sub(fmadd(x, set1(1.44269504088896341f), k), k);
+/// exp's argument reduction x = n ln2 + r, |r| <= ln2/2, n = x log2(e) rounded to the
+/// nearest integer (|x| < 2^21). The rounding is the FMA's own: t = x log2(e) + 1.5 * 2^23 +
+/// 127 lies in [2^23, 2^24), where floats are the integers, so t = n + kExpBias exactly; two
+/// instructions against a multiply and vroundps / vrndscaleps (two micro-ops each on Intel's
+/// cores). t's low bits are then n + 127, 2^n's exponent field: scale() shifts them into
+/// place with AVX2 instead of converting n to integers and adding the bias (Note [exp's
+/// reduction and polynomial], docs/notes/cpu_speed_steps.md).
+constexpr float kExpBias = 12582912.0f + 127.0f;
+struct ExpArg {
+  F r;  // the reduced argument
+  F n;  // the integer n, as floats
+  F t;  // n + kExpBias
+};
+inline F round_log2e_biased(F x) { return fmadd(x, set1(1.44269504088896341f), set1(kExpBias)); }
+inline ExpArg exp_reduce(F x) {
+  const F t = round_log2e_biased(x), n = sub(t, set1(kExpBias));
+  const F r = fmadd(n, set1(-0.693359375f), x);
+  return {fmadd(n, set1(2.12194440e-4f), r), n, t};
 }
-
-/// exp(r) - 1 - r for |r| <= ln2/2 over r^2 (Cephes' degree-6 polynomial), and the
-/// argument reduction x = n ln2 + r.
-inline F exp_reduce(F x, F* n) {
-  *n = round_log2e(x);
-  F r = fmadd(*n, set1(-0.693359375f), x);
-  return fmadd(*n, set1(2.12194440e-4f), r);
+/// 2^n for n in [-126, 127] (t = n + kExpBias), and y 2^n: vscalefps with AVX-512 (which
+/// takes n itself), t's bits shifted left by 23 with AVX2.
+inline F pow2(F n, F t) {
+#if OAR_VEC512
+  (void)t;
+  return _mm512_scalef_ps(set1(1.0f), n);
+#else
+  (void)n;
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
+#endif
 }
-inline F exp_poly_p(F r) {  // (exp(r) - 1 - r) / r^2
-  F p = set1(1.9875691500e-4f);
-  p = fmadd(p, r, set1(1.3981999507e-3f));
-  p = fmadd(p, r, set1(8.3334519073e-3f));
-  p = fmadd(p, r, set1(4.1665795894e-2f));
-  p = fmadd(p, r, set1(1.6666665459e-1f));
-  return fmadd(p, r, set1(5.0000001201e-1f));
+inline F scale(F y, F n, F t) {
+#if OAR_VEC512
+  (void)t;
+  return _mm512_scalef_ps(y, n);
+#else
+  return mul(y, pow2(n, t));
+#endif
 }
-// exp(r) = 1 + r (1 + r P(r)): each FMA rounds once, and the last rounding is the only one
-// at full weight. (1 + r) + r^2 P(r), the form before it, rounded 1 + r first: 1.26 ulp.
+/// (exp(r) - 1 - r) / r^2 on |r| <= ln2/2 as q0 + q1 r + ... + q4 r^4: a minimax fit of the
+/// error of exp(r) = 1 + r + r^2 Q(r) relative to exp(r), 3.6e-9 with the coefficients
+/// rounded to float (0.03 ulp). Cephes' degree-5 polynomial, before it, took one FMA more for
+/// an error that the roundings of the evaluation swamp anyway (0.894 ulp at worst against
+/// this one's 0.891, every float checked). exp_simd (softmax_rows.h) evaluates the same.
+constexpr float kExpQ[5] = {4.9999994040e-01f, 1.6666521132e-01f, 4.1668388993e-02f, 8.3687454462e-03f,
+                            1.3814540580e-03f};
+inline F exp_poly_p(F r) {
+  F p = set1(kExpQ[4]);
+  p = fmadd(p, r, set1(kExpQ[3]));
+  p = fmadd(p, r, set1(kExpQ[2]));
+  p = fmadd(p, r, set1(kExpQ[1]));
+  return fmadd(p, r, set1(kExpQ[0]));
+}
+// exp(r) = 1 + r (1 + r Q(r)): each FMA rounds once, and the last rounding is the only one
+// at full weight. (1 + r) + r^2 Q(r), a form before it, rounded 1 + r first: 1.26 ulp.
 inline F exp_poly(F r) {
   const F one = set1(1.0f);
   return fmadd(fmadd(exp_poly_p(r), r, one), r, one);
 }
 
 /// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
-/// |r| <= ln2/2, Cephes' degree-6 polynomial for exp(r), times 2^n; relative error at most
-/// 0.90 ulp (every float in [kExpLo, 88.37] checked: 0.894; SLEEF's u10 exp is 0.988);
-/// 0 below kExpLo (never a subnormal), inf above 88.7, NaN stays NaN. Faster than SLEEF's
-/// exp (Note [The exp op on vec::exp]). With AVX-512 the scaling by 2^n is one vscalefps,
-/// which overflows to inf itself; the clamp keeps +-inf from making r NaN and the scaling from
-/// going below FLT_MIN, and the lanes below kExpLo are zeroed by its mask
-/// (Note [exp on AVX-512], docs/notes/cpu_speed_steps.md).
+/// |r| <= ln2/2 (exp_reduce), exp_poly's degree-6 polynomial for exp(r), times 2^n; relative
+/// error at most 0.90 ulp (every float in [kExpLo, 88.37] checked: 0.891; SLEEF's u10 exp is
+/// 0.988); 0 below kExpLo (never a subnormal), NaN stays NaN. Faster than SLEEF's exp (Note
+/// [The exp op on vec::exp]). With AVX-512 the scaling by 2^n is one vscalefps, which
+/// overflows to inf itself (past 88.72, as exp); the clamp keeps +-inf from making r NaN and
+/// the scaling from going below FLT_MIN, and the lanes below kExpLo are zeroed by its mask
+/// (Note [exp on AVX-512], docs/notes/cpu_speed_steps.md). With AVX2, 2^n is built in its
+/// exponent field, which stops at 2^127: inf from 88.38 on (exp(88.72) is the last finite
+/// float), the exp op's own range test sends those lanes to SLEEF.
 inline F exp(F x) {
+  // min/max return their second operand when one is NaN: the constants first keep a NaN x,
+  // which the arithmetic carries to the result.
 #if OAR_VEC512
-  // min/max return their second operand when one is NaN: the constant first keeps a NaN x.
   const F xc = _mm512_max_ps(set1(kExpLo), _mm512_min_ps(set1(100.0f), x));
-  F n;
-  const F r = exp_reduce(xc, &n);
+  const ExpArg a = exp_reduce(xc);
   // "not less than" is true for a NaN x, which the product keeps
-  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, set1(kExpLo), _CMP_NLT_UQ), exp_poly(r), n);
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, set1(kExpLo), _CMP_NLT_UQ), exp_poly(a.r), a.n);
 #else
   const F hi = set1(88.3762626647949f), lo = set1(kExpLo);
-  const F xc = max(min(x, hi), lo);
-  F n;
-  const F r = exp_reduce(xc, &n);
-  F y = mul(exp_poly(r), pow2i(n));
-  y = select_lt(x, lo, set1(0.0f), y);
-  y = select_lt(hi, x, set1(__builtin_inff()), y);
-  return select_nan(x, y);
+  const ExpArg a = exp_reduce(max(lo, min(hi, x)));
+  F y = scale(exp_poly(a.r), a.n, a.t);
+  y = _mm256_and_ps(y, _mm256_cmp_ps(x, lo, _CMP_NLT_UQ));  // 0 below lo; NaN is "not less"
+  // inf above hi: the masked inf or 0, then y, so that a NaN y is what max returns
+  return max(_mm256_and_ps(_mm256_cmp_ps(x, hi, _CMP_GT_OQ), set1(__builtin_inff())), y);
 #endif
 }
 
@@ -282,13 +313,8 @@ inline F exp(F x) {
 /// to route elsewhere): exp's arithmetic without its clamp (a min and a max) and its mask's
 /// compare (the exp op, Note [The exp op on vec::exp]).
 inline F exp_in_range(F x) {
-  F n;
-  const F r = exp_reduce(x, &n);
-#if OAR_VEC512
-  return _mm512_scalef_ps(exp_poly(r), n);
-#else
-  return mul(exp_poly(r), pow2i(n));
-#endif
+  const ExpArg a = exp_reduce(x);
+  return scale(exp_poly(a.r), a.n, a.t);
 }
 
 /// exp(w) for float lanes with w in [kExpLo, 0] (the caller's to ensure), to about 1.1e-7
@@ -298,7 +324,7 @@ inline F exp_in_range(F x) {
 /// larger: gelu's erfc (1.5e-7 absolute), which is bound by the FMA pipes (Note [gelu's
 /// erfc], docs/notes/cpu_speed_steps.md).
 inline F exp_lite_in_range(F w) {
-  const F n = round_log2e(w);
+  const F t = round_log2e_biased(w), n = sub(t, set1(kExpBias));
   const F r = fmadd(n, set1(-0.693147180559945f), w);
   F p = set1(8.312501682e-3f);
   p = fmadd(p, r, set1(4.189033251e-2f));
@@ -306,27 +332,23 @@ inline F exp_lite_in_range(F w) {
   p = fmadd(p, r, set1(4.999923030e-1f));
   const F one = set1(1.0f);
   p = fmadd(fmadd(p, r, one), r, one);  // exp_poly's form: one operation fewer
-#if OAR_VEC512
-  return _mm512_scalef_ps(p, n);
-#else
-  return mul(p, pow2i(n));
-#endif
+  return scale(p, n, t);
 }
 
 /// exp_lite_in_range for any finite w <= 0: 0 below kExpLo (never a subnormal).
 inline F exp_nonpos_lite(F w) {
   const F lo = set1(kExpLo);
-#if OAR_VEC512
   // the mask zeroes the lanes below lo; the clamp keeps their scaling off the subnormals
+#if OAR_VEC512
   return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(w, lo, _CMP_NLT_UQ), exp_lite_in_range(max(w, lo)));
 #else
-  return select_lt(w, lo, set1(0.0f), exp_lite_in_range(max(w, lo)));
+  return _mm256_and_ps(_mm256_cmp_ps(w, lo, _CMP_NLT_UQ), exp_lite_in_range(max(w, lo)));
 #endif
 }
 
 /// tanh(x) for float lanes: -expm1(w) / (2 + expm1(w)) with w = -2|x| and the sign of x,
 /// expm1(w) = 2^n t + (2^n - 1) from exp's reduction w = n ln2 + r and t = exp(r) - 1 =
-/// r + r^2 P(r), which keeps the relative accuracy of small |x| (n = 0: expm1 = t) without
+/// r + r^2 Q(r), which keeps the relative accuracy of small |x| (n = 0: expm1 = t) without
 /// a second polynomial. Relative error below 2.5 ulp, +-1 past |x| = 9, NaN stays NaN.
 /// One exp's work and a division; the form before it (Cephes' odd polynomial below 0.625,
 /// 1 - 2 / (exp(2|x|) + 1) above, both computed for every lane) took a fifth longer and was
@@ -334,10 +356,9 @@ inline F exp_nonpos_lite(F w) {
 inline F tanh(F x) {
   // |x| clamped to 9 (tanh(9) rounds to 1); min with the constant first keeps a NaN
   const F w = mul(min(set1(9.0f), abs(x)), set1(-2.0f));
-  F n;
-  const F r = exp_reduce(w, &n);
-  const F t = fmadd(mul(exp_poly_p(r), r), r, r);
-  const F p2 = pow2i(n);
+  const ExpArg a = exp_reduce(w);
+  const F t = fmadd(mul(exp_poly_p(a.r), a.r), a.r, a.r);
+  const F p2 = pow2(a.n, a.t);
   const F em = fmadd(t, p2, sub(p2, set1(1.0f)));  // expm1(w) in (-1, 0]
   return copysign(div(em, add(em, set1(2.0f))), x);
 }

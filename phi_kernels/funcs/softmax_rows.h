@@ -20,35 +20,31 @@ namespace oar::phi {
 inline namespace OAR_ISA_NS {
 
 /// exp(x) for float, written branch-free so `omp simd` loops vectorize it (libm's
-/// expf is an opaque call). Cephes' polynomial after range reduction x = n ln2 + r,
-/// |r| <= ln2/2; vec::exp's arithmetic, so 0.894 ulp at worst where the ISA's build
-/// contracts to FMAs (AVX2, AVX-512). exp(-inf) = 0, exp(nan) = nan; 0 below
-/// vec::kExpLo, whose scaling stays above FLT_MIN (a subnormal product costs a microcode
-/// assist per vector on Intel: Note [Subnormal results on Intel]).
+/// expf is an opaque call): vec::exp's arithmetic (its reduction x = n ln2 + r, |r| <=
+/// ln2/2, and polynomial vec::kExpQ), so 0.891 ulp at worst where the ISA's build contracts
+/// to FMAs (AVX2, AVX-512). exp(-inf) = 0, exp(nan) = nan; 0 below vec::kExpLo, whose
+/// scaling stays above FLT_MIN (a subnormal product costs a microcode assist per vector on
+/// Intel: Note [Subnormal results on Intel]).
 [[gnu::always_inline]] inline float exp_simd(float x) {
   constexpr float kLog2e = 1.44269504088896341f, kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
-  constexpr float kHi = 88.3762626647949f, kLo = -87.33f;
-  // NaN clamps to kLo (every comparison with it is false), so n below is finite: converting a
-  // NaN to int32 is undefined behaviour (UBSan's float-cast-overflow). The result for a NaN
-  // input is NaN all the same (the last line).
+  constexpr float kHi = 88.3762626647949f, kLo = vec::kExpLo;
+  // NaN clamps to kLo (every comparison with it is false), so t below is finite. The result
+  // for a NaN input is NaN all the same (the last line).
   const float xc = x > kHi ? kHi : (x >= kLo ? x : kLo);
-  // Round to nearest with the 1.5 * 2^23 trick (floorf does not vectorize without
-  // -ffast-math).
-  constexpr float kRound = 12582912.0f;
-  const float n = (xc * kLog2e + kRound) - kRound;
+  // n rounded to nearest in the sum itself, whose low bits are n + 127 (vec::exp_reduce;
+  // floorf does not vectorize without -ffast-math)
+  const float t = xc * kLog2e + vec::kExpBias;
+  const float n = t - vec::kExpBias;
   const float r = xc - n * kC1 - n * kC2;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  constexpr const auto& q = vec::kExpQ;
+  float p = q[4];
+  p = p * r + q[3];
+  p = p * r + q[2];
+  p = p * r + q[1];
+  p = p * r + q[0];
   p = (p * r + 1.0f) * r + 1.0f;  // vec::exp_poly's form
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float y = p * std::bit_cast<float>(bits);
-  y = x < kLo ? 0.0f : y;
-  y = x > kHi ? std::numeric_limits<float>::infinity() : y;
-  return x != x ? x : y;
+  const float y = p * std::bit_cast<float>(std::bit_cast<uint32_t>(t) << 23);
+  return x != x ? x : (x < kLo ? 0.0f : (x > kHi ? std::numeric_limits<float>::infinity() : y));
 }
 inline double exp_simd(double x) { return std::exp(x); }
 
