@@ -25,8 +25,8 @@ llvm::Value* VecMath::math(const char* f, llvm::Value* x, int w) {
   return b_.CreateCall(callee, {x});
 }
 
-// float32 exp: x = n ln2 + r with |r| <= ln2/2, Cephes' degree-6 polynomial (the one of
-// vec::exp in phi_kernels/cpu/vec_math.h), times 2^n built in the exponent bits (as
+// float32 exp: x = n ln2 + r with |r| <= ln2/2, Cephes' degree-7 polynomial (vec::exp's
+// until its one-FMA-shorter fit, vec::kExpQ in phi_kernels/cpu/vec_math.h), times 2^n built in the exponent bits (as
 // 2^a * 2^(n-a), a = floor(n/2), on a rarely taken branch when n is out of [-126, 127],
 // so that results past 2^127 stay finite and those below 2^-126 come out subnormal;
 // vec::exp flushes them); relative error below 2 ulp for

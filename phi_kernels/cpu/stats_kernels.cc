@@ -172,8 +172,8 @@ void StdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int
   VarStd<T, true>(x, axis, unbiased, out);
 }
 
-// ---- logsumexp: max, then sum of exp(x - max) on contiguous float/double rows (vec::exp,
-// 2 ulp and twice SLEEF's speed, for float; SLEEF for double)
+// ---- logsumexp: max, then sum of exp(x - max) on contiguous float/double rows
+// (vec::exp_nonpos, 0.89 ulp and twice SLEEF's speed, for float; SLEEF for double)
 template <typename M>
 M sum_exp_shifted(const M* p, int64_t n, M m) {
 #if OAR_VEC
@@ -181,7 +181,7 @@ M sum_exp_shifted(const M* p, int64_t n, M m) {
   constexpr int L = vec::Of<M>::lanes;
   auto vexp = [](V v) {
     if constexpr (std::is_same_v<M, float>)
-      return vec::exp(v);
+      return vec::exp_nonpos(v);
     else
       return OAR_SLEEF_D(exp, u10)(v);
   };

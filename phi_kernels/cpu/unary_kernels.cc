@@ -17,16 +17,17 @@ namespace {
   }
 
 // Transcendentals run on SLEEF vectors (vec_math.h); 1-ulp accuracy.
-// Note [The exp op on vec::exp]: float exp is vec::exp's arithmetic (0.894 ulp at worst,
-// every float checked; SLEEF's u10 is 0.988) on vectors whose lanes all lie in [kExpLo,
-// 88.37], without its clamp and masks (vec::exp_in_range). The other vectors go to SLEEF:
-// results that are subnormal (vec::exp gives 0 there), the top of the range, where the
-// AVX2 copy's 2^n overflows, and +-inf/NaN. On the Emerald Rapids Xeon at 1 thread, 128K
-// floats in L2: 0.19-0.20 ns an element, against 0.32-0.33 through Debian's SLEEF (this
-// op before) and torch's 0.20-0.21; the benchmark's 1M floats are bound by memory. There,
-// a test per vector cost 1.04x torch (0.322 against 0.311 ms, relu 0.298); one test per
-// pair of vectors (vf2) runs at 0.96-0.98x: fewer instructions per cache line, so more of
-// the stream's loads are in flight.
+// Note [The exp op on vec::exp]: float exp is vec::exp's arithmetic (0.891 ulp at worst,
+// every float checked; SLEEF's u10 is 0.988) on pairs of vectors whose lanes all lie in
+// |x| <= 87.33, without its clamp and masks (vec::exp_in_range). The other vectors go to
+// SLEEF: results that are subnormal (vec::exp gives 0 there), the top of the range, where
+// the AVX2 copy's 2^n overflows, and +-inf/NaN. On the Emerald Rapids Xeon at 1 thread,
+// 128K floats in L2: 0.19 ns an element with AVX-512, against 0.32-0.33 through Debian's
+// SLEEF (this op before) and torch's 0.20-0.21 (MKL's); 0.31 with AVX2, as MKL's AVX2 copy
+// (Note [exp's reduction and polynomial], docs/notes/cpu_speed_steps.md). The benchmark's
+// 1M floats are bound by memory. There, a test per vector cost 1.04x torch (0.322 against
+// 0.311 ms, relu 0.298); one test per pair of vectors (vf2) runs at 0.96-0.98x: fewer
+// instructions per cache line, so more of the stream's loads are in flight.
 struct ExpF {
 #if OAR_VEC
   static vec::F vf(vec::F x) {

@@ -309,6 +309,20 @@ inline F exp(F x) {
 #endif
 }
 
+/// vec::exp for lanes x <= 0 or NaN, with the same results: exp(x - max) of softmax,
+/// logsumexp and attention rows. Without exp's upper clamp and the inf past it: one min
+/// fewer with AVX-512, a min, a compare, an and and a max fewer with AVX2. A lane above
+/// 88.37 is the caller's error (AVX2's 2^n wraps there).
+inline F exp_nonpos(F x) {
+  const F lo = set1(kExpLo);
+  const ExpArg a = exp_reduce(max(lo, x));  // the constant first: a NaN x is kept
+#if OAR_VEC512
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), exp_poly(a.r), a.n);
+#else
+  return _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_NLT_UQ), scale(exp_poly(a.r), a.n, a.t));
+#endif
+}
+
 /// exp(x) for lanes the caller knows lie in [kExpLo, 88.37] (NaN, inf and the ends are its
 /// to route elsewhere): exp's arithmetic without its clamp (a min and a max) and its mask's
 /// compare (the exp op, Note [The exp op on vec::exp]).

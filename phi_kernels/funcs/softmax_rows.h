@@ -112,8 +112,9 @@ OpMath<T> row_max(const Row<T>& r) {
   return m;
 }
 
-/// sum_i exp(x_i - shift); when `store` is given, also writes the exps there
-/// (with the row's stride).
+/// sum_i exp(x_i - shift) for the row's max `shift` (every x_i - shift is <= 0 or NaN:
+/// vec::exp_nonpos); when `store` is given, also writes the exps there (with the row's
+/// stride).
 template <bool kUnit, typename T, typename M = OpMath<T>>
 M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
   const T* p = r.p;
@@ -126,8 +127,8 @@ M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
     vec::F a0 = vec::set1(0.0f), a1 = a0;
     int64_t i = 0;
     for (; i + 2 * L <= n; i += 2 * L) {
-      const vec::F e0 = vec::exp(vec::sub(vec::load(p + i), vs));
-      const vec::F e1 = vec::exp(vec::sub(vec::load(p + i + L), vs));
+      const vec::F e0 = vec::exp_nonpos(vec::sub(vec::load(p + i), vs));
+      const vec::F e1 = vec::exp_nonpos(vec::sub(vec::load(p + i + L), vs));
       if (store) {
         vec::store(store + i, e0);
         vec::store(store + i + L, e1);
