@@ -230,34 +230,35 @@ constexpr float kExpLo = -87.33f;
 /// place with AVX2 instead of converting n to integers and adding the bias (Note [exp's
 /// reduction and polynomial], docs/notes/cpu_speed_steps.md).
 constexpr float kExpBias = 12582912.0f + 127.0f;
+/// log2(e), and ln 2 in two parts (Cody and Waite: n kLn2Hi is exact for |n| < 2^9).
+constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+/// The largest x whose exp the 2^n of exp_reduce's t still scales (n <= 127).
+constexpr float kExpHi = 88.3762626647949f;
 struct ExpArg {
   F r;  // the reduced argument
   F n;  // the integer n, as floats
   F t;  // n + kExpBias
 };
-inline F round_log2e_biased(F x) { return fmadd(x, set1(1.44269504088896341f), set1(kExpBias)); }
+inline F round_log2e_biased(F x) { return fmadd(x, set1(kLog2e), set1(kExpBias)); }
 inline ExpArg exp_reduce(F x) {
   const F t = round_log2e_biased(x), n = sub(t, set1(kExpBias));
-  const F r = fmadd(n, set1(-0.693359375f), x);
-  return {fmadd(n, set1(2.12194440e-4f), r), n, t};
+  const F r = fmadd(n, set1(-kLn2Hi), x);
+  return {fmadd(n, set1(-kLn2Lo), r), n, t};
 }
 /// 2^n for n in [-126, 127] (t = n + kExpBias), and y 2^n: vscalefps with AVX-512 (which
 /// takes n itself), t's bits shifted left by 23 with AVX2.
-inline F pow2(F n, F t) {
+inline F pow2(const ExpArg& a) {
 #if OAR_VEC512
-  (void)t;
-  return _mm512_scalef_ps(set1(1.0f), n);
+  return _mm512_scalef_ps(set1(1.0f), a.n);
 #else
-  (void)n;
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(a.t), 23));
 #endif
 }
-inline F scale(F y, F n, F t) {
+inline F scale(F y, const ExpArg& a) {
 #if OAR_VEC512
-  (void)t;
-  return _mm512_scalef_ps(y, n);
+  return _mm512_scalef_ps(y, a.n);
 #else
-  return mul(y, pow2(n, t));
+  return mul(y, pow2(a));
 #endif
 }
 /// (exp(r) - 1 - r) / r^2 on |r| <= ln2/2 as q0 + q1 r + ... + q4 r^4: a minimax fit of the
@@ -281,6 +282,24 @@ inline F exp_poly(F r) {
   return fmadd(fmadd(exp_poly_p(r), r, one), r, one);
 }
 
+/// exp for lanes x <= kExpHi or NaN (exp's results): exp without its upper clamp and the
+/// inf past it (one min fewer with AVX-512; a min, a compare, an and and a max fewer with
+/// AVX2), for exp(x - max) of softmax, logsumexp and attention rows, whose arguments are
+/// <= 0. Above kExpHi, AVX-512's vscalefps goes on to inf past 88.72 (up to |x| of 2^21,
+/// where the reduction ends) and AVX2's 2^n wraps: exp clamps first.
+inline F exp_nonpos(F x) {
+  const F lo = set1(kExpLo);
+  // min/max return their second operand when one is NaN: the constant first keeps a NaN x,
+  // which the arithmetic carries to the result
+  const ExpArg a = exp_reduce(max(lo, x));
+#if OAR_VEC512
+  // "not less than" is true for a NaN x, which the product keeps
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), exp_poly(a.r), a.n);
+#else
+  return _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_NLT_UQ), scale(exp_poly(a.r), a));
+#endif
+}
+
 /// exp(x) for float lanes, the vector form of exp_simd (softmax_rows.h): x = n ln2 + r,
 /// |r| <= ln2/2 (exp_reduce), exp_poly's degree-6 polynomial for exp(r), times 2^n; relative
 /// error at most 0.90 ulp (every float in [kExpLo, 88.37] checked: 0.891; SLEEF's u10 exp is
@@ -292,34 +311,13 @@ inline F exp_poly(F r) {
 /// exponent field, which stops at 2^127: inf from 88.38 on (exp(88.72) is the last finite
 /// float), the exp op's own range test sends those lanes to SLEEF.
 inline F exp(F x) {
-  // min/max return their second operand when one is NaN: the constants first keep a NaN x,
-  // which the arithmetic carries to the result.
+  // exp_nonpos after a clamp at the top, the constant first in min so a NaN x is kept
 #if OAR_VEC512
-  const F xc = _mm512_max_ps(set1(kExpLo), _mm512_min_ps(set1(100.0f), x));
-  const ExpArg a = exp_reduce(xc);
-  // "not less than" is true for a NaN x, which the product keeps
-  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, set1(kExpLo), _CMP_NLT_UQ), exp_poly(a.r), a.n);
+  return exp_nonpos(min(set1(100.0f), x));  // vscalefps overflows to inf itself
 #else
-  const F hi = set1(88.3762626647949f), lo = set1(kExpLo);
-  const ExpArg a = exp_reduce(max(lo, min(hi, x)));
-  F y = scale(exp_poly(a.r), a.n, a.t);
-  y = _mm256_and_ps(y, _mm256_cmp_ps(x, lo, _CMP_NLT_UQ));  // 0 below lo; NaN is "not less"
-  // inf above hi: the masked inf or 0, then y, so that a NaN y is what max returns
-  return max(_mm256_and_ps(_mm256_cmp_ps(x, hi, _CMP_GT_OQ), set1(__builtin_inff())), y);
-#endif
-}
-
-/// vec::exp for lanes x <= 0 or NaN, with the same results: exp(x - max) of softmax,
-/// logsumexp and attention rows. Without exp's upper clamp and the inf past it: one min
-/// fewer with AVX-512, a min, a compare, an and and a max fewer with AVX2. A lane above
-/// 88.37 is the caller's error (AVX2's 2^n wraps there).
-inline F exp_nonpos(F x) {
-  const F lo = set1(kExpLo);
-  const ExpArg a = exp_reduce(max(lo, x));  // the constant first: a NaN x is kept
-#if OAR_VEC512
-  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), exp_poly(a.r), a.n);
-#else
-  return _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_NLT_UQ), scale(exp_poly(a.r), a.n, a.t));
+  // inf above kExpHi: the masked inf or 0, then y, so that a NaN y is what max returns
+  const F inf_above = _mm256_and_ps(_mm256_cmp_ps(x, set1(kExpHi), _CMP_GT_OQ), set1(__builtin_inff()));
+  return max(inf_above, exp_nonpos(min(set1(kExpHi), x)));
 #endif
 }
 
@@ -328,7 +326,7 @@ inline F exp_nonpos(F x) {
 /// compare (the exp op, Note [The exp op on vec::exp]).
 inline F exp_in_range(F x) {
   const ExpArg a = exp_reduce(x);
-  return scale(exp_poly(a.r), a.n, a.t);
+  return scale(exp_poly(a.r), a);
 }
 
 /// exp(w) for float lanes with w in [kExpLo, 0] (the caller's to ensure), to about 1.1e-7
@@ -339,14 +337,14 @@ inline F exp_in_range(F x) {
 /// erfc], docs/notes/cpu_speed_steps.md).
 inline F exp_lite_in_range(F w) {
   const F t = round_log2e_biased(w), n = sub(t, set1(kExpBias));
-  const F r = fmadd(n, set1(-0.693147180559945f), w);
+  const F r = fmadd(n, set1(-0.693147180559945f), w);  // one constant: 1.9e-9 per unit of n
   F p = set1(8.312501682e-3f);
   p = fmadd(p, r, set1(4.189033251e-2f));
   p = fmadd(p, r, set1(1.666711539e-1f));
   p = fmadd(p, r, set1(4.999923030e-1f));
   const F one = set1(1.0f);
   p = fmadd(fmadd(p, r, one), r, one);  // exp_poly's form: one operation fewer
-  return scale(p, n, t);
+  return scale(p, ExpArg{r, n, t});
 }
 
 /// exp_lite_in_range for any finite w <= 0: 0 below kExpLo (never a subnormal).
@@ -372,7 +370,7 @@ inline F tanh(F x) {
   const F w = mul(min(set1(9.0f), abs(x)), set1(-2.0f));
   const ExpArg a = exp_reduce(w);
   const F t = fmadd(mul(exp_poly_p(a.r), a.r), a.r, a.r);
-  const F p2 = pow2(a.n, a.t);
+  const F p2 = pow2(a);
   const F em = fmadd(t, p2, sub(p2, set1(1.0f)));  // expm1(w) in (-1, 0]
   return copysign(div(em, add(em, set1(2.0f))), x);
 }

@@ -26,16 +26,15 @@ inline namespace OAR_ISA_NS {
 /// scaling stays above FLT_MIN (a subnormal product costs a microcode assist per vector on
 /// Intel: Note [Subnormal results on Intel]).
 [[gnu::always_inline]] inline float exp_simd(float x) {
-  constexpr float kLog2e = 1.44269504088896341f, kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
-  constexpr float kHi = 88.3762626647949f, kLo = vec::kExpLo;
+  constexpr float kHi = vec::kExpHi, kLo = vec::kExpLo;
   // NaN clamps to kLo (every comparison with it is false), so t below is finite. The result
   // for a NaN input is NaN all the same (the last line).
   const float xc = x > kHi ? kHi : (x >= kLo ? x : kLo);
   // n rounded to nearest in the sum itself, whose low bits are n + 127 (vec::exp_reduce;
   // floorf does not vectorize without -ffast-math)
-  const float t = xc * kLog2e + vec::kExpBias;
+  const float t = xc * vec::kLog2e + vec::kExpBias;
   const float n = t - vec::kExpBias;
-  const float r = xc - n * kC1 - n * kC2;
+  const float r = xc - n * vec::kLn2Hi - n * vec::kLn2Lo;
   constexpr const auto& q = vec::kExpQ;
   float p = q[4];
   p = p * r + q[3];
