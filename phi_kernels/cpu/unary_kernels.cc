@@ -182,10 +182,36 @@ void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double m
   unary_kernel<T, T>(x, out, [lo, hi](M v) { return v < lo ? lo : (v > hi ? hi : v); });
 }
 
+// float <-> float16 of a contiguous tensor through F16C (every x86-64-v3 CPU has it), eight
+// lanes an instruction; the same bits as float16's own conversions (Note [float16 conversions
+// in integers], paddle_core/tensor/float16.h), which take about twice as long.
+template <typename In, typename Out>
+void cast_half_f16c(const DenseTensor& x, DenseTensor* out) {
+  Out* o = out->alloc<Out>();
+  const In* a = x.data<In>();
+  parallel_for(out->numel(), [&](int64_t b, int64_t e) {
+    int64_t i = b;
+    for (; i + 8 <= e; i += 8) {
+      if constexpr (std::is_same_v<In, float>) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+      } else {
+        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))));
+      }
+    }
+    for (; i < e; ++i) o[i] = static_cast<Out>(static_cast<float>(a[i]));
+  });
+}
+
 template <typename T>
 void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, DenseTensor* out) {
   visit_dtype_all(dtype, "cast", [&](auto tag) {
     using Out = typename decltype(tag)::type;
+    constexpr bool kHalfPair = (std::is_same_v<T, float> && std::is_same_v<Out, float16>) ||
+                               (std::is_same_v<T, float16> && std::is_same_v<Out, float>);
+    if constexpr (kHalfPair) {
+      if (x.is_contiguous()) return cast_half_f16c<T, Out>(x, out);
+    }
     unary_kernel<T, Out>(x, out, [](auto v) {
       if constexpr (is_complex_v<T> || is_complex_v<Out>) {
         return convert_element<Out>(v);

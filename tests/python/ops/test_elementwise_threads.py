@@ -51,6 +51,59 @@ def test_bfloat16_binary_results_rounded_to_nearest_even(shape):
         np.testing.assert_array_equal(got.astype("float32").numpy(), _bf16_round(want))
 
 
+def _f16_inputs(shape, rng):
+    """float32 values that exercise float16 rounding: normals, half subnormals, ties between
+    neighbouring halves, values that overflow to inf, float subnormals, +-0, inf and NaN."""
+    a = (rng.standard_normal(shape) * 10).astype("float32")
+    flat = a.reshape(-1)
+    n = flat.size
+    if n:
+        k = rng.integers(0, 6, n)
+        halves = rng.integers(0, 0x7C00, n).astype("uint16").view("float16").astype("float32")
+        nxt = (halves.astype("float16").view("uint16") + 1).view("float16").astype("float32")
+        flat[k == 1] = (rng.standard_normal(n) * 3e-6).astype("float32")[k == 1]  # half subnormals
+        flat[k == 2] = ((halves + nxt) / 2)[k == 2]  # ties: to even
+        flat[k == 3] = (rng.uniform(6.5e4, 7e4, n) * np.sign(rng.standard_normal(n))).astype("float32")[k == 3]
+        flat[k == 4] = (rng.standard_normal(n) * 1e-39).astype("float32")[k == 4]  # float subnormals
+        flat[: min(n, 5)] = [0.0, -0.0, np.inf, -np.inf, np.nan][: min(n, 5)]
+    return a
+
+
+@pytest.mark.parametrize("shape,view", [((0,), None), ((1,), None), ((15,), None), ((4099,), None),
+                                        ((200003,), None), ((64, 33), "T"), ((8, 202), "stride")])
+def test_float16_cast_and_pointwise_bit_for_bit(shape, view, threads):
+    """float16's conversions (Note [float16 conversions in integers]) and the cast kernel's
+    F16C path against NumPy bit for bit, contiguous and strided, and float16 add, multiply
+    and relu, whose loops vectorize on those conversions."""
+    rng = np.random.default_rng(11)
+    a = _f16_inputs(shape, rng)
+    x = oar.to_tensor(a)
+    if view == "T":
+        x, a = x.transpose([1, 0]), a.T
+    elif view == "stride":
+        x, a = x[:, ::2], a[:, ::2]
+    with np.errstate(all="ignore"):
+        want = a.astype("float16")
+    got = x.astype("float16").numpy()
+    assert got.dtype == np.float16 and got.shape == want.shape
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view("uint16")[~nan], want.view("uint16")[~nan])
+    h = oar.to_tensor(want)
+    back = h.astype("float32").numpy()
+    np.testing.assert_array_equal(np.isnan(back), nan)
+    np.testing.assert_array_equal(back[~nan].view("uint32"), want.astype("float32")[~nan].view("uint32"))
+    b = want[::-1].copy() if want.ndim == 1 else want[::-1, ::-1].copy()
+    hb = oar.to_tensor(b)
+    with np.errstate(all="ignore"):
+        for name, g, w in (("add", h + hb, want + b), ("multiply", h * hb, want * b),
+                           ("relu", oar.nn.functional.relu(h), np.where(want > 0, want, np.float16(0)))):
+            g = g.numpy()
+            wn = np.isnan(w)
+            np.testing.assert_array_equal(np.isnan(g), wn, err_msg=name)
+            np.testing.assert_array_equal(g.view("uint16")[~wn], w.view("uint16")[~wn], err_msg=name)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bfloat16"])
 def test_unary_rows_broadcast_and_unit_stride(dtype, threads):
     """unary_kernel's row forms: an input row of stride 0 (an expanded column: one value
