@@ -71,6 +71,27 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
   const int64_t cost = outer * R * inner;
   auto row_sum = [](const T* row, int64_t n) {
 #if OAR_VEC
+    if constexpr (std::is_same_v<T, float16> && std::is_same_v<Acc, float>) {
+      // float16 through F16C a block at a time (Note [float16 rows in blocks]), then as float.
+      using V = vec::Of<float>::type;
+      constexpr int L = vec::Of<float>::lanes;
+      alignas(64) float buf[detail::kHalfBlock];
+      V a0 = vec::set1(0.0f), a1 = a0, a2 = a0, a3 = a0;
+      Acc tail = 0;
+      for (int64_t b = 0; b < n; b += detail::kHalfBlock) {
+        const int64_t k = std::min(detail::kHalfBlock, n - b);
+        detail::halves_to_floats(row + b, buf, k);
+        int64_t r = 0;
+        for (; r + 4 * L <= k; r += 4 * L) {
+          a0 = vec::add(a0, vec::load(buf + r));
+          a1 = vec::add(a1, vec::load(buf + r + L));
+          a2 = vec::add(a2, vec::load(buf + r + 2 * L));
+          a3 = vec::add(a3, vec::load(buf + r + 3 * L));
+        }
+        for (; r < k; ++r) tail += buf[r];
+      }
+      return vec::hsum(vec::add(vec::add(a0, a1), vec::add(a2, a3))) + tail;
+    }
     if constexpr (std::is_same_v<T, Acc> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
       // 4 independent vector accumulators: the adds pipeline instead of waiting on each other.
       using V = typename vec::Of<T>::type;

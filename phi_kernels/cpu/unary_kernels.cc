@@ -191,6 +191,16 @@ void cast_half_f16c(const DenseTensor& x, DenseTensor* out) {
   const In* a = x.data<In>();
   parallel_for(out->numel(), [&](int64_t b, int64_t e) {
     int64_t i = b;
+#ifdef __AVX512F__
+    for (; i + 16 <= e; i += 16) {
+      if constexpr (std::is_same_v<In, float>) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+      } else {
+        _mm512_storeu_ps(o + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i))));
+      }
+    }
+#endif
     for (; i + 8 <= e; i += 8) {
       if constexpr (std::is_same_v<In, float>) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),

@@ -104,6 +104,24 @@ def test_float16_cast_and_pointwise_bit_for_bit(shape, view, threads):
             np.testing.assert_array_equal(g.view("uint16")[~wn], w.view("uint16")[~wn], err_msg=name)
 
 
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 4099, 200003])
+def test_float16_sum_and_mean_in_blocks(n, threads):
+    """float16 sum/mean convert blocks through F16C and add in float (reduce.h): against the
+    float64 sum of the same halves, rounded once to float16, whole and along an axis."""
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal(n) * 4).astype("float16")
+    ref = a.astype("float64")
+    x = oar.to_tensor(a)
+    for got, want in ((x.sum(), ref.sum()), (x.mean(), ref.mean() if n else np.nan)):
+        assert got.dtype == oar.float16
+        np.testing.assert_allclose(float(got), np.float16(want), rtol=1e-3, atol=1e-3)
+    if n >= 4:
+        m = (n // 4) * 4
+        x2, r2 = oar.to_tensor(a[:m].reshape(4, -1)), ref[:m].reshape(4, -1)
+        np.testing.assert_allclose(x2.sum(axis=1).astype("float64").numpy(),
+                                   r2.sum(axis=1).astype("float16"), rtol=1e-3, atol=1e-3)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bfloat16"])
 def test_unary_rows_broadcast_and_unit_stride(dtype, threads):
     """unary_kernel's row forms: an input row of stride 0 (an expanded column: one value
