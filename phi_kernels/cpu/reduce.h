@@ -59,6 +59,28 @@ void reduce_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTens
   }, cost);
 }
 
+#if OAR_VEC
+// Four independent vector accumulators: the adds pipeline instead of waiting on each other.
+template <typename T>
+struct VecSum4 {
+  using V = typename vec::Of<T>::type;
+  static constexpr int L = vec::Of<T>::lanes;
+  V a0 = vec::set1(T(0)), a1 = a0, a2 = a0, a3 = a0;
+  // Adds the longest prefix of p[0, n) that is a whole number of 4 vectors; returns its length.
+  int64_t add(const T* p, int64_t n) {
+    int64_t r = 0;
+    for (; r + 4 * L <= n; r += 4 * L) {
+      a0 = vec::add(a0, vec::load(p + r));
+      a1 = vec::add(a1, vec::load(p + r + L));
+      a2 = vec::add(a2, vec::load(p + r + 2 * L));
+      a3 = vec::add(a3, vec::load(p + r + 3 * L));
+    }
+    return r;
+  }
+  T total() const { return vec::hsum(vec::add(vec::add(a0, a1), vec::add(a2, a3))); }
+};
+#endif
+
 /// Sum specialised for speed: vectorized row sums with several partial accumulators.
 template <typename T, typename Acc, typename Out>
 void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, bool mean) {
@@ -73,40 +95,22 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
 #if OAR_VEC
     if constexpr (std::is_same_v<T, float16> && std::is_same_v<Acc, float>) {
       // float16 through F16C a block at a time (Note [float16 rows in blocks]), then as float.
-      using V = vec::Of<float>::type;
-      constexpr int L = vec::Of<float>::lanes;
       alignas(64) float buf[detail::kHalfBlock];
-      V a0 = vec::set1(0.0f), a1 = a0, a2 = a0, a3 = a0;
-      Acc tail = 0;
+      VecSum4<float> acc;
+      float tail = 0;
       for (int64_t b = 0; b < n; b += detail::kHalfBlock) {
         const int64_t k = std::min(detail::kHalfBlock, n - b);
         detail::halves_to_floats(row + b, buf, k);
-        int64_t r = 0;
-        for (; r + 4 * L <= k; r += 4 * L) {
-          a0 = vec::add(a0, vec::load(buf + r));
-          a1 = vec::add(a1, vec::load(buf + r + L));
-          a2 = vec::add(a2, vec::load(buf + r + 2 * L));
-          a3 = vec::add(a3, vec::load(buf + r + 3 * L));
-        }
-        for (; r < k; ++r) tail += buf[r];
+        for (int64_t r = acc.add(buf, k); r < k; ++r) tail += buf[r];
       }
-      return vec::hsum(vec::add(vec::add(a0, a1), vec::add(a2, a3))) + tail;
+      return acc.total() + tail;
     }
     if constexpr (std::is_same_v<T, Acc> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-      // 4 independent vector accumulators: the adds pipeline instead of waiting on each other.
-      using V = typename vec::Of<T>::type;
-      constexpr int L = vec::Of<T>::lanes;
-      V a0 = vec::set1(T(0)), a1 = a0, a2 = a0, a3 = a0;
-      int64_t r = 0;
-      for (; r + 4 * L <= n; r += 4 * L) {
-        a0 = vec::add(a0, vec::load(row + r));
-        a1 = vec::add(a1, vec::load(row + r + L));
-        a2 = vec::add(a2, vec::load(row + r + 2 * L));
-        a3 = vec::add(a3, vec::load(row + r + 3 * L));
-      }
-      Acc acc = vec::hsum(vec::add(vec::add(a0, a1), vec::add(a2, a3)));
-      for (; r < n; ++r) acc += row[r];
-      return acc;
+      VecSum4<T> acc;
+      const int64_t done = acc.add(row, n);
+      Acc total = acc.total();
+      for (int64_t r = done; r < n; ++r) total += row[r];
+      return total;
     }
 #endif
     Acc acc = 0;
