@@ -7,7 +7,7 @@ When a worker exits non-zero or is killed, the others are stopped within seconds
 then SIGKILL), and the whole group is started again, up to --max_restart times; after that the
 launcher exits non-zero naming the rank and its exit code or signal. Several nodes meet through
 a TCP store at --master, hosted by the launcher of node rank 0; the workers' own store then
-uses the next port. SLURM (SLURM_NNODES, SLURM_NODEID) and OpenMPI (OMPI_COMM_WORLD_SIZE,
+takes a port that launcher finds free and publishes there. SLURM (SLURM_NNODES, SLURM_NODEID) and OpenMPI (OMPI_COMM_WORLD_SIZE,
 OMPI_COMM_WORLD_RANK, one launcher per node) fill in --nnodes and --rank when not given."""
 import argparse
 import os
@@ -117,12 +117,16 @@ def _endpoints(args, nproc, restart):
     me = _local_ip(host)
     mine = ",".join(f"{me}:{_free_port(me)}" for _ in range(nproc))
     prefix = f"launch/{args.job_id}/{restart}/"
+    if args.rank == 0:
+        # The workers' store: a port free on node 0 now, published to every node. A fixed
+        # one (--master's port + 1) could be the local port of a live connection, which no
+        # listener can take: the workers then failed to meet (seen once in CI).
+        store.set(prefix + "master", f"{host}:{_free_port(host)}".encode())
     store.set(prefix + str(args.rank), mine.encode())
     eps = []
     for r in range(args.nnodes):
         eps += store.get(prefix + str(r), 1800.0).decode().split(",")
-    # The launcher's store holds --master's port; the workers' store takes the next one.
-    return f"{host}:{int(port) + 1 + restart}", eps
+    return store.get(prefix + "master", 1800.0).decode(), eps
 
 
 class _Job:
