@@ -14,11 +14,7 @@ set(OAR_BASELINE_ARCH_FLAGS -march=x86-64-v3 -mtune=generic)
 if(OAR_SANITIZE)
   set(OAR_KERNEL_OPT_FLAGS -O1 -fno-math-errno)
 else()
-  # -fno-trapping-math: Oar never unmasks floating-point exceptions, and without it GCC keeps
-  # a branch around a float operation that only one side of a select needs (a float16 relu's
-  # conversion under AVX2 ran scalar: Note [float16 conversions in integers]). It allows no
-  # transformation that changes a value (no reassociation: that is -fassociative-math).
-  set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno -fno-trapping-math)
+  set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno)
 endif()
 
 # name -> compile flags of each ISA copy. avx2 is the baseline itself; it is still a
