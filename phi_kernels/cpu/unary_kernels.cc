@@ -186,8 +186,8 @@ void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double m
 // lanes an instruction; the same bits as float16's own conversions (Note [float16 conversions
 // in integers], paddle_core/tensor/float16.h), which take about twice as long. The lambda
 // holds o and a by value: the intrinsics' stores may alias anything, so through a reference
-// capture the loop reloaded both pointers after every store (1M halves to float32 on Zen 3:
-// 0.21 ms, against 0.10 with the pointers in registers).
+// capture the loop reloaded both pointers after every store (1M halves to float32 on Zen 3
+// 0.21 -> 0.14 ms, to float16 0.21 -> 0.12).
 template <typename In, typename Out>
 void cast_half_f16c(const DenseTensor& x, DenseTensor* out) {
   Out* const o = out->alloc<Out>();
