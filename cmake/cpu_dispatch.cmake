@@ -14,7 +14,10 @@ set(OAR_BASELINE_ARCH_FLAGS -march=x86-64-v3 -mtune=generic)
 if(OAR_SANITIZE)
   set(OAR_KERNEL_OPT_FLAGS -O1 -fno-math-errno)
 else()
-  set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno)
+  # No second, narrower vector loop for a vectorized loop's remainder (GCC's epilogue
+  # vectorization): the remainder runs scalar. It was a tenth of binary_kernels.cc's code and
+  # compile; the ops benchmark did not move (Note [One copy of a loop], cpu_dispatch.md).
+  set(OAR_KERNEL_OPT_FLAGS -O3 -fno-math-errno --param=vect-epilogues-nomask=0)
 endif()
 
 # name -> compile flags of each ISA copy. avx2 is the baseline itself; it is still a

@@ -215,58 +215,60 @@ void binary_half_row(Out* po, const float16* pa, SA sa, const float16* pb, SB sb
   }
 }
 
-// Runs row(ptrs, inner_count) over every inner row of an N-operand strided iteration space
-// (operand 0 is the output). Every row has the same inner strides (inner_strides), so the
-// caller picks its row loop for them once (with_steps) and `row` holds no dispatch; the outer
-// index is stepped here, once per row (Note [Pointwise rows]).
-template <size_t N, typename Row>
-void for_each_row(const Dims& dims, const std::array<Dims, N>& strides, const std::array<char*, N>& base,
-                  const std::array<size_t, N>& elem, const Row& row) {
+// `count` rows of m elements from p, each row step[k] bytes after the last (per operand);
+// `row` is the kernel's row loop (type-erased).
+template <size_t N>
+using RunRows = void (*)(const void* row, std::array<char*, N> p, const std::array<int64_t, N>& step, int64_t count,
+                         int64_t m);
+
+// for_each_row's walk over the rows, the same for every kernel: one copy per operand count,
+// not one per kernel and step (Note [One copy of a loop]). It calls run once per run of
+// rows along the second-innermost dim, so the call is amortized over the run.
+template <size_t N>
+__attribute__((noinline, noclone)) void walk_rows(const Dims& dims, const std::array<Dims, N>& strides,
+                                                  const std::array<char*, N>& base, const std::array<size_t, N>& elem,
+                                                  RunRows<N> run, const void* row) {
   const int r = dims.size();
   const int64_t inner = r ? dims[r - 1] : 1;
   int64_t rows = 1;
   for (int i = 0; i + 1 < r; ++i) rows *= dims[i];
   const std::array<int64_t, N> inner_stride = inner_strides(dims, strides);
+  std::array<int64_t, N> step{};  // bytes between rows along dim r - 2
+  for (size_t k = 0; k < N; ++k) step[k] = r >= 2 ? strides[k][r - 2] * static_cast<int64_t>(elem[k]) : 0;
   // Fewer rows than threads (a coalesced 1-D space has one): each row is cut into `parts`
   // pieces, so the threads share long rows instead of one thread taking them all.
   const int64_t threads = omp_get_max_threads();
   const int64_t parts = rows >= threads ? 1 : std::clamp<int64_t>(inner / kParallelGrain, 1, threads);
-  // One out-of-line copy of the row loops, whether parallel_for runs it inline (a small
-  // space) or on the pool: inlined at both, every kernel's row loops would be compiled twice.
-  auto pieces = [&](int64_t t0, int64_t t1) __attribute__((noinline)) {
-    if (parts == 1 && r <= 2) {  // one outer dim (the common case): a fixed step per row
-      std::array<int64_t, N> step{};
+  auto pieces = [&](int64_t t0, int64_t t1) {
+    if (parts == 1 && r <= 2) {  // one outer dim (the common case): one run
       std::array<char*, N> p = base;
-      for (size_t k = 0; k < N; ++k) {
-        step[k] = r == 2 ? strides[k][0] * static_cast<int64_t>(elem[k]) : 0;
-        p[k] += t0 * step[k];
-      }
-      for (int64_t t = t0; t < t1; ++t) {
-        row(p, inner);
-        for (size_t k = 0; k < N; ++k) p[k] += step[k];
-      }
+      for (size_t k = 0; k < N; ++k) p[k] += t0 * step[k];
+      run(row, p, step, t1 - t0, inner);
       return;
     }
-    // Rank > 2 or rows cut in parts: the row loops called out of line (one more copy of
-    // them would be inlined here for paths that run them less often).
-    auto row_out = [&](const std::array<char*, N>& p, int64_t m) __attribute__((noinline)) { row(p, m); };
     if (parts == 1) {  // whole rows: the outer index found once, then stepped like an odometer
-      // (two 64-bit divisions per row cost [1024, 1024] + [1024] 15% over a flat loop)
+      // a run at a time (two 64-bit divisions per row cost [1024, 1024] + [1024] 15% over a
+      // flat loop)
       std::array<int64_t, kMaxRank> idx{};
       std::array<char*, N> p = base;
       int64_t rem = t0;
       for (int i = r - 2; i >= 0; --i) {
         idx[i] = rem % dims[i];
         rem /= dims[i];
-        for (size_t k = 0; k < N; ++k) p[k] += idx[i] * strides[k][i] * elem[k];
+        for (size_t k = 0; k < N; ++k) p[k] += idx[i] * strides[k][i] * static_cast<int64_t>(elem[k]);
       }
-      for (int64_t t = t0; t < t1; ++t) {
-        row_out(p, inner);
-        for (int i = r - 2; i >= 0; --i) {
-          for (size_t k = 0; k < N; ++k) p[k] += strides[k][i] * elem[k];
-          if (++idx[i] < dims[i]) break;
-          for (size_t k = 0; k < N; ++k) p[k] -= dims[i] * strides[k][i] * elem[k];
+      for (int64_t t = t0; t < t1;) {
+        const int64_t count = std::min(t1 - t, dims[r - 2] - idx[r - 2]);
+        run(row, p, step, count, inner);
+        t += count;
+        idx[r - 2] += count;
+        for (size_t k = 0; k < N; ++k) p[k] += count * step[k];
+        for (int i = r - 2; i > 0 && idx[i] == dims[i]; --i) {  // carry into dim i - 1
+          for (size_t k = 0; k < N; ++k) {
+            p[k] += (strides[k][i - 1] - dims[i] * strides[k][i]) * static_cast<int64_t>(elem[k]);
+          }
           idx[i] = 0;
+          ++idx[i - 1];
         }
       }
       return;
@@ -275,17 +277,36 @@ void for_each_row(const Dims& dims, const std::array<Dims, N>& strides, const st
       const int64_t row_i = t / parts, part = t % parts;
       const int64_t lo = inner * part / parts, hi = inner * (part + 1) / parts;
       std::array<char*, N> p = base;
-      for (size_t k = 0; k < N; ++k) p[k] += lo * inner_stride[k] * elem[k];
+      for (size_t k = 0; k < N; ++k) p[k] += lo * inner_stride[k] * static_cast<int64_t>(elem[k]);
       int64_t rem = row_i;
       for (int i = r - 2; i >= 0; --i) {
-        int64_t idx = rem % dims[i];
+        const int64_t idx = rem % dims[i];
         rem /= dims[i];
-        for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * elem[k];
+        for (size_t k = 0; k < N; ++k) p[k] += idx * strides[k][i] * static_cast<int64_t>(elem[k]);
       }
-      row_out(p, hi - lo);
+      run(row, p, step, 1, hi - lo);
     }
   };
   parallel_for(rows * parts, pieces, rows * inner);
+}
+
+// Runs row(ptrs, inner_count) over every inner row of an N-operand strided iteration space
+// (operand 0 is the output). Every row has the same inner strides (inner_strides), so the
+// caller picks its row loop for them once (with_steps) and `row` holds no dispatch; the outer
+// index is stepped by walk_rows (Note [Pointwise rows]). The row loop is compiled once, in
+// `run` (Note [One copy of a loop]).
+template <size_t N, typename Row>
+void for_each_row(const Dims& dims, const std::array<Dims, N>& strides, const std::array<char*, N>& base,
+                  const std::array<size_t, N>& elem, const Row& row) {
+  constexpr RunRows<N> run =
+      [](const void* r, std::array<char*, N> p, const std::array<int64_t, N>& step, int64_t count, int64_t m) {
+    const Row& row = *static_cast<const Row*>(r);
+    for (int64_t t = 0; t < count; ++t) {
+      row(p, m);
+      for (size_t k = 0; k < N; ++k) p[k] += step[k];
+    }
+  };
+  walk_rows<N>(dims, strides, base, elem, run, &row);
 }
 
 // A transposing unary op (the input's unit-stride dim j is not the output's inner dim,

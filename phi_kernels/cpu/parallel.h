@@ -31,18 +31,25 @@ void run_parallel(int64_t n, int64_t cost, ChunkFn fn, void* body);
 /// bits run to run, whether a worker helped or not (1 thread, or a call from inside another
 /// region, runs [0, n) whole). A body may throw: the region finishes its other chunks, then
 /// rethrows.
+///
+/// The body is compiled once, into `chunk`, which the calling thread runs on a small space
+/// and the pool on a large one. Called directly on the small path, GCC would inline a
+/// second copy of every kernel's loops there; the serial call costs one call instruction
+/// (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
 template <typename Body>
 void parallel_for(int64_t n, Body&& body, int64_t cost = -1) {
   if (n <= 0) return;
   if (cost < 0) cost = n;
+  using B = std::remove_reference_t<Body>;
+  constexpr parallel_detail::ChunkFn chunk = [](void* b, int64_t lo, int64_t hi) __attribute__((noinline, noclone)) {
+    (*static_cast<B*>(b))(lo, hi);
+  };
+  void* const b = const_cast<void*>(static_cast<const void*>(std::addressof(body)));
   if (cost < kParallelGrain || n == 1) {
-    body(int64_t{0}, n);
+    chunk(b, 0, n);
     return;
   }
-  using B = std::remove_reference_t<Body>;
-  parallel_detail::run_parallel(
-      n, cost, [](void* b, int64_t lo, int64_t hi) { (*static_cast<B*>(b))(lo, hi); },
-      const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+  parallel_detail::run_parallel(n, cost, chunk, b);
 }
 
 /// The length of parallel_for(n, ...)'s chunks when called from this thread: a body that

@@ -1,4 +1,7 @@
 // Reduction kernels: sum, mean, prod, max, min, argmax, argmin, sum_to.
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -104,6 +107,32 @@ T row_minmax(const T* p, int64_t n, T init) {
   return nan ? std::numeric_limits<T>::quiet_NaN() : m;
 }
 
+// The first k < n - 1 with p[k] == m, else n - 1: where argmax/argmin's extremum m (not NaN)
+// first occurs in a row. Eight floats (four doubles) a compare: the scalar scan branched
+// twice an element and its speed moved with the loop's placement in the binary (a 1M argmax
+// 0.8 or 1.2 ms between two builds of unchanged source).
+template <typename T>
+int64_t first_equal(const T* p, int64_t n, T m) {
+  int64_t k = 0;
+#ifdef __AVX2__
+  if constexpr (std::is_same_v<T, float>) {
+    const __m256 v = _mm256_set1_ps(m);
+    for (; k + 8 <= n; k += 8) {
+      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(p + k), v, _CMP_EQ_OQ));
+      if (hit) return std::min<int64_t>(k + __builtin_ctz(hit), n - 1);
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    const __m256d v = _mm256_set1_pd(m);
+    for (; k + 4 <= n; k += 4) {
+      const int hit = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(p + k), v, _CMP_EQ_OQ));
+      if (hit) return std::min<int64_t>(k + __builtin_ctz(hit), n - 1);
+    }
+  }
+#endif
+  while (k < n - 1 && p[k] != m) ++k;
+  return k;
+}
+
 // The fast path of max/min over the trailing axes of a float/double tensor (inner == 1):
 // rows in parallel, or one long row split into chunks. Returns false when it does not apply.
 template <typename T, bool kMax>
@@ -200,7 +229,7 @@ void ArgKernel(const DenseTensor& x, int64_t axis, bool flatten, DenseTensor* ou
           if (m != m) {
             while (row[k] == row[k]) ++k;
           } else {
-            while (k < R - 1 && row[k] != m) ++k;
+            k = first_equal(row, R, m);
           }
           res[a] = k;
         }

@@ -1,4 +1,5 @@
-// Unary elementwise kernels, their fused backward kernels, cast/assign and fills.
+// Unary elementwise kernels and their fused backward kernels (cast, assign and the fills:
+// cast_kernels.cc).
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -104,7 +105,6 @@ V wrapping_neg(V v) {
 }
 OAR_UNARY_KERNEL(NegKernel, wrapping_neg(v))
 OAR_UNARY_KERNEL(ReluKernel, v > decltype(v)(0) ? v : decltype(v)(0))
-OAR_UNARY_KERNEL(AssignKernel, v)
 
 template <typename T>
 void AbsKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
@@ -180,61 +180,6 @@ void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double m
     hi = static_cast<M>(max);
   }
   unary_kernel<T, T>(x, out, [lo, hi](M v) { return v < lo ? lo : (v > hi ? hi : v); });
-}
-
-// float <-> float16 of a contiguous tensor through F16C (every x86-64-v3 CPU has it), eight
-// lanes an instruction; the same bits as float16's own conversions (Note [float16 conversions
-// in integers], paddle_core/tensor/float16.h), which take about twice as long. The lambda
-// holds o and a by value: the intrinsics' stores may alias anything, so through a reference
-// capture the loop reloaded both pointers after every store (1M halves to float32 on Zen 3
-// 0.21 -> 0.14 ms, to float16 0.21 -> 0.12).
-template <typename In, typename Out>
-void cast_half_f16c(const DenseTensor& x, DenseTensor* out) {
-  Out* const o = out->alloc<Out>();
-  const In* const a = x.data<In>();
-  parallel_for(out->numel(), [o, a](int64_t b, int64_t e) {
-    int64_t i = b;
-#ifdef __AVX512F__
-    for (; i + 16 <= e; i += 16) {
-      if constexpr (std::is_same_v<In, float>) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
-                            _mm512_cvtps_ph(_mm512_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
-      } else {
-        _mm512_storeu_ps(o + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i))));
-      }
-    }
-#endif
-    for (; i + 8 <= e; i += 8) {
-      if constexpr (std::is_same_v<In, float>) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
-      } else {
-        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))));
-      }
-    }
-    for (; i < e; ++i) o[i] = static_cast<Out>(static_cast<float>(a[i]));
-  });
-}
-
-template <typename T>
-void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, DenseTensor* out) {
-  visit_dtype_all(dtype, "cast", [&](auto tag) {
-    using Out = typename decltype(tag)::type;
-    constexpr bool kHalfPair = (std::is_same_v<T, float> && std::is_same_v<Out, float16>) ||
-                               (std::is_same_v<T, float16> && std::is_same_v<Out, float>);
-    if constexpr (kHalfPair) {
-      if (x.is_contiguous()) return cast_half_f16c<T, Out>(x, out);
-    }
-    unary_kernel<T, Out>(x, out, [](auto v) {
-      if constexpr (is_complex_v<T> || is_complex_v<Out>) {
-        return convert_element<Out>(v);
-      } else if constexpr (std::is_same_v<Out, bool>) {
-        return v != decltype(v)(0);
-      } else {
-        return convert_element<OpMath<Out>>(v);  // float -> int of NaN/inf/huge: defined
-      }
-    });
-  });
 }
 
 // ---- fused backward kernels: (out, grad_out) -> grad_x
@@ -511,30 +456,6 @@ void GeluGrad2Kernel(const DeviceContext&, const DenseTensor& x, bool approximat
   unary_kernel<T, T>(x, out, [approximate](auto v) { return gelu_d2(v, approximate); });
 }
 
-template <typename T>
-void LogicalNotKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, bool>(x, out, [](auto v) { return !static_cast<bool>(v); });
-}
-
-template <typename T>
-void fill(DenseTensor* out, const Scalar& v) {
-  T* p = out->alloc<T>();
-  const T value = v.to<T>();
-  const int64_t n = out->numel();
-  parallel_for(n, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, value); });
-}
-
-template <typename T>
-void FullKernel(const DeviceContext&, const std::vector<int64_t>&, const Scalar& value, DataType,
-                const Place&, DenseTensor* out) {
-  fill<T>(out, value);
-}
-template <typename T>
-void FullLikeKernel(const DeviceContext&, const DenseTensor&, const Scalar& value, DataType,
-                    DenseTensor* out) {
-  fill<T>(out, value);
-}
-
 }  // namespace
 }  // namespace oar::phi
 
@@ -550,19 +471,14 @@ OAR_REGISTER_KERNEL(sin, CPU, SinKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(cos, CPU, CosKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(neg, CPU, NegKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
 OAR_REGISTER_KERNEL(relu, CPU, ReluKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(assign, CPU, AssignKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(abs, CPU, AbsKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(sign, CPU, SignKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
 OAR_REGISTER_KERNEL(scale, CPU, ScaleKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(pow, CPU, PowScalarKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
 OAR_REGISTER_KERNEL(clip, CPU, ClipKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
-OAR_REGISTER_KERNEL(cast, CPU, CastKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(relu_grad, CPU, ReluGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(tanh_grad, CPU, TanhGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(sigmoid_grad, CPU, SigmoidGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(gelu, CPU, GeluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(gelu_grad, CPU, GeluGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(gelu_grad2, CPU, GeluGrad2Kernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(logical_not, CPU, LogicalNotKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(full, CPU, FullKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
-OAR_REGISTER_KERNEL(full_like, CPU, FullLikeKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)

@@ -508,10 +508,12 @@ AVX512_RE = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]\b|\{%k|\bvpter
 AMX_RE = re.compile(r"\btile(loadd|loaddt1|stored|zero|release)\b|\btdp|\b(ld|st)tilecfg\b")
 
 # Sources whose AVX-512 and AMX code sits in functions that run only after a cpuid check
-# (target attributes: Note [AMX GEMM], and the bf16 probe of Note [bf16 dot or widened
-# float]): there only the functions of the file's anonymous namespace may use it; the
-# functions the baseline calls must not. Each maps to the gated code it must hold.
-RUNTIME_GATED = {"amx_gemm.cc.o": AMX_RE, "lowp_gemm.cc.o": re.compile(r"\bvdpbf16ps\b")}
+# (target attributes: Note [AMX GEMM], the bf16 probe of Note [bf16 dot or widened float],
+# the 16-lane float <-> float16 cast when the AVX-512 copy is active): there only the
+# functions of the file's anonymous namespace may use it; the functions the baseline calls
+# must not. Each maps to the gated code it must hold.
+RUNTIME_GATED = {"amx_gemm.cc.o": AMX_RE, "lowp_gemm.cc.o": re.compile(r"\bvdpbf16ps\b"),
+                 "cast_kernels.cc.o": re.compile(r"\bvcvt(ps2ph|ph2ps)\b.*%zmm")}
 
 
 def wide_lines(obj):

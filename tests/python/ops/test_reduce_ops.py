@@ -140,6 +140,28 @@ def test_argmax_picks_first_of_ties_and_nan():
     assert np.isnan(oar.max(tensor([1.0, np.nan, 5.0])).item())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 33, 1000])
+def test_arg_extremum_first_occurrence_across_vector_blocks(dtype, n):
+    """The first index of the extremum in a contiguous row: ties in and across 8-float
+    (4-double) blocks, +0/-0 as equal, the extremum at the last element, whole and per row."""
+    rng = np.random.default_rng(n)
+    for first in sorted({0, n // 2, n - 1}):
+        a = rng.integers(-50, 50, size=n).astype(dtype)
+        a[first] = 100
+        a[first:][rng.random(n - first) < 0.3] = 100  # later ties
+        assert oar.argmax(tensor(a, dtype)).item() == first
+        assert oar.argmin(tensor(-a, dtype)).item() == first
+    z = np.full(n, -1.0, dtype)
+    z[n // 2] = -0.0
+    z[n - 1] = 0.0
+    assert oar.argmax(tensor(z, dtype)).item() == n // 2
+    rows = rng.standard_normal((5, n)).astype(dtype)
+    rows[:, n - 1] = rows.max(axis=1)  # a tie with the last element
+    np.testing.assert_array_equal(oar.argmax(tensor(rows, dtype), axis=1).numpy(), rows.argmax(1))
+    np.testing.assert_array_equal(oar.argmin(tensor(rows, dtype), axis=1).numpy(), rows.argmin(1))
+
+
 def test_reduce_over_noncontiguous_view():
     a = np.arange(24.0).reshape(2, 3, 4)
     x = tensor(a, "float64").transpose([2, 0, 1])

@@ -1,0 +1,162 @@
+// cast, assign and the fills: data movement with at most a conversion, bound by memory. They
+// build once, for the baseline ISA, not per ISA copy. The cast and logical_not convert
+// contiguous data only: a strided or expanded input is first made contiguous by assign's
+// loops (unary_kernel: tiled transposes, broadcast rows), then converted in one flat loop.
+// The cast's 144 dtype pairs are one loop each; through unary_kernel's strided, tiled and
+// broadcast paths in both ISA copies they were half of unary_kernels.cc's compile (Note [One
+// copy of a loop], docs/notes/cpu_dispatch.md).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/dispatch/cpu_capability.h"
+#include "phi_kernels/cpu/elementwise.h"
+
+namespace oar::phi {
+namespace {
+
+// float <-> float16 through F16C (every x86-64-v3 CPU has it), eight lanes an instruction;
+// the same bits as float16's own conversions (Note [float16 conversions in integers],
+// paddle_core/tensor/float16.h), which take about twice as long. o and a are arguments, not
+// reference captures: the intrinsics' stores may alias anything, and through a reference
+// the loop reloaded both pointers after every store (1M halves to float32 on Zen 3 0.21 ->
+// 0.14 ms, to float16 0.21 -> 0.12).
+template <typename In, typename Out>
+void cast_half_f16c8(const In* a, Out* o, int64_t i, int64_t e) {
+  for (; i + 8 <= e; i += 8) {
+    if constexpr (std::is_same_v<In, float>) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+    } else {
+      _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))));
+    }
+  }
+  for (; i < e; ++i) o[i] = static_cast<Out>(static_cast<float>(a[i]));
+}
+
+// Sixteen lanes where the AVX-512 copy is the active one (Zen 5, 1M to float32: 0.084 ->
+// 0.067 ms); the one AVX-512 code of this baseline object (RUNTIME_GATED in
+// tests/python/ops/test_cpu_dispatch.py).
+template <typename In, typename Out>
+__attribute__((target("avx512f,avx512vl"))) void cast_half_f16c16(const In* a, Out* o, int64_t i, int64_t e) {
+  for (; i + 16 <= e; i += 16) {
+    if constexpr (std::is_same_v<In, float>) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
+                          _mm512_cvtps_ph(_mm512_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+    } else {
+      _mm512_storeu_ps(o + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i))));
+    }
+  }
+  for (; i < e; ++i) o[i] = static_cast<Out>(static_cast<float>(a[i]));
+}
+
+template <typename In, typename Out>
+void cast_half_f16c(const In* a, Out* o, int64_t n) {
+  const bool wide = cpu::active_capability() == cpu::Capability::kAvx512;
+  parallel_for(n, [o, a, wide](int64_t b, int64_t e) {
+    if (wide) {
+      cast_half_f16c16(a, o, b, e);
+    } else {
+      cast_half_f16c8(a, o, b, e);
+    }
+  });
+}
+
+// out = x, contiguous; unary_kernel's paths for any strides (the copy kernel behind
+// contiguous() walks element by element on one thread: a [1024, 1024] transpose 5.0 ms,
+// against 0.41 here).
+template <typename T>
+void assign(const DenseTensor& x, DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [](auto v) { return v; });
+}
+
+// x itself when contiguous, else a contiguous copy of it.
+template <typename T>
+DenseTensor dense(const DenseTensor& x) {
+  if (x.is_contiguous()) return x;
+  DenseTensor c(x.dims(), x.dtype(), x.place());
+  assign<T>(x, &c);
+  return c;
+}
+
+template <typename In, typename Out>
+void cast_contiguous(const In* a, Out* o, int64_t n) {
+  parallel_for(n, [o, a](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      const OpMath<In> v = static_cast<OpMath<In>>(a[i]);
+      if constexpr (is_complex_v<In> || is_complex_v<Out>) {
+        store_elem(&o[i], convert_element<Out>(v));
+      } else if constexpr (std::is_same_v<Out, bool>) {
+        store_elem(&o[i], v != OpMath<In>(0));
+      } else {
+        store_elem(&o[i], convert_element<OpMath<Out>>(v));  // float -> int of NaN/inf/huge: defined
+      }
+    }
+  });
+}
+
+template <typename T>
+void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, DenseTensor* out) {
+  visit_dtype_all(dtype, "cast", [&](auto tag) {
+    using Out = typename decltype(tag)::type;
+    Out* const o = out->alloc<Out>();
+    const int64_t n = out->numel();
+    if (n == 0) return;
+    const DenseTensor c = dense<T>(x);
+    const T* const a = c.data<T>();
+    constexpr bool kHalfPair = (std::is_same_v<T, float> && std::is_same_v<Out, float16>) ||
+                               (std::is_same_v<T, float16> && std::is_same_v<Out, float>);
+    if constexpr (kHalfPair) {
+      cast_half_f16c(a, o, n);
+    } else {
+      cast_contiguous(a, o, n);
+    }
+  });
+}
+
+template <typename T>
+void AssignKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  assign<T>(x, out);
+}
+
+template <typename T>
+void LogicalNotKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  bool* const o = out->alloc<bool>();
+  const DenseTensor c = dense<T>(x);
+  const T* const a = c.data<T>();
+  parallel_for(out->numel(), [o, a](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) o[i] = !static_cast<bool>(static_cast<OpMath<T>>(a[i]));
+  });
+}
+
+template <typename T>
+void fill(DenseTensor* out, const Scalar& v) {
+  T* const p = out->alloc<T>();
+  const T value = v.to<T>();
+  parallel_for(out->numel(), [p, value](int64_t b, int64_t e) { std::fill(p + b, p + e, value); });
+}
+
+template <typename T>
+void FullKernel(const DeviceContext&, const std::vector<int64_t>&, const Scalar& value, DataType, const Place&,
+                DenseTensor* out) {
+  fill<T>(out, value);
+}
+template <typename T>
+void FullLikeKernel(const DeviceContext&, const DenseTensor&, const Scalar& value, DataType, DenseTensor* out) {
+  fill<T>(out, value);
+}
+
+}  // namespace
+}  // namespace oar::phi
+
+using namespace oar::phi;  // NOLINT: registration macros name the kernels unqualified
+
+OAR_REGISTER_KERNEL(cast, CPU, CastKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(assign, CPU, AssignKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(logical_not, CPU, LogicalNotKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(full, CPU, FullKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
+OAR_REGISTER_KERNEL(full_like, CPU, FullLikeKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
