@@ -3,11 +3,13 @@
 // softshrink, thresholded_relu), Paddle's definitions. Each is one functor with the value f,
 // the derivative d1 and the second derivative d2; the forward, the fused gradient
 // (grad_out * f'(x)) and the double-backward kernel (f''(x)) are instantiated from it.
+// Built once, for the baseline: std::exp and friends are scalar calls in these loops, so an
+// AVX-512 copy bought nothing but compile time (Note [One copy of a loop]); silu's forward,
+// on vectors, is in unary_kernels.cc.
 #include <cmath>
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
-#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 namespace {
@@ -215,25 +217,6 @@ void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
   unary_kernel<T, T>(x, out, [fn](auto v) { return fn.d2(v); });
 }
 
-// silu's forward on vectors: x / (1 + exp(-x)) (vec::exp for float, SLEEF for double).
-struct SiluF {
-#if OAR_VEC
-  static vec::F vf(vec::F x) {
-    const vec::F one = vec::set1(1.0f);
-    return vec::div(x, vec::add(one, vec::exp(vec::sub(vec::set1(0.0f), x))));
-  }
-  static vec::D vd(vec::D x) {
-    const vec::D one = vec::set1(1.0);
-    return vec::div(x, vec::add(one, OAR_SLEEF_D(exp, u10)(vec::sub(vec::set1(0.0), x))));
-  }
-#endif
-  template <typename M> static M s(M v) { return Silu{}.f(v); }
-};
-template <typename T>
-void forward(const DenseTensor& x, DenseTensor* out, Silu) {
-  sleef_unary<SiluF, T>(x, out);
-}
-
 #define OAR_ACT_KERNELS(Name, Fn, ...)                                                             \
   template <typename T>                                                                            \
   void Name##Kernel(const DeviceContext&, const DenseTensor& x OAR_ACT_PARAMS(__VA_ARGS__),        \
@@ -260,7 +243,11 @@ void forward(const DenseTensor& x, DenseTensor* out, Silu) {
 #define OAR_ACT_PARAMS(...) \
   OAR_ACT_PN(_0 __VA_OPT__(, ) __VA_ARGS__, OAR_ACT_P2, OAR_ACT_P1, OAR_ACT_P0)(__VA_ARGS__)
 
-OAR_ACT_KERNELS(Silu, Silu)
+// silu's forward runs on vectors (vec::exp), so it is in unary_kernels.cc, built per ISA.
+template <typename T>
+void SiluGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g, DenseTensor* dx) {
+  grad<T>(x, g, dx, Silu{});
+}
 OAR_ACT_GRAD2(Silu, Silu)
 OAR_ACT_KERNELS(Softplus, Softplus, beta, threshold)
 OAR_ACT_GRAD2(Softplus, Softplus, beta, threshold)
@@ -293,7 +280,6 @@ OAR_ACT_KERNELS(ThresholdedRelu, ThresholdedRelu, threshold, value)
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(silu, CPU, SiluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(silu_grad, CPU, SiluGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(silu_grad2, CPU, SiluGrad2Kernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(softplus, CPU, SoftplusKernel, OAR_FLOAT_TYPES)

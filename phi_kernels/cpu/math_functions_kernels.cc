@@ -1,8 +1,7 @@
-// Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, rounding,
-// classification (isnan/isinf/isfinite), nan_to_num, fmax/fmin, atan2, lerp, increment.
-// erfinv/digamma/polygamma are in special_kernels.cc.
+// Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, built per ISA.
+// Rounding, classification, nan_to_num, fmax/fmin, atan2, lerp and increment are in
+// math_pointwise_kernels.cc; erfinv/digamma/polygamma in special_kernels.cc.
 #include <cmath>
-#include <limits>
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/vec_math.h"
@@ -48,136 +47,11 @@ OAR_SLEEF_KERNEL(AtanhKernel, AtanhF)
 OAR_SLEEF_KERNEL(ErfKernel, ErfF)
 OAR_SLEEF_KERNEL(LgammaKernel, LgammaF)
 
-template <typename T>
-void SquareKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, T>(x, out, [](auto v) { return v * v; });
-}
-
-template <typename T>
-void ReciprocalKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, T>(x, out, [](auto v) { return decltype(v)(1) / v; });
-}
-
-// Rounding: integers are already integral and pass through.
-#define OAR_ROUNDING_KERNEL(Name, fn)                                                 \
-  template <typename T>                                                               \
-  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {           \
-    if constexpr (std::is_integral_v<T>) {                                            \
-      unary_kernel<T, T>(x, out, [](auto v) { return v; });                           \
-    } else {                                                                          \
-      unary_kernel<T, T>(x, out, [](auto v) { return fn(v); });                       \
-    }                                                                                 \
-  }
-OAR_ROUNDING_KERNEL(FloorKernel, std::floor)
-OAR_ROUNDING_KERNEL(CeilKernel, std::ceil)
-OAR_ROUNDING_KERNEL(TruncKernel, std::trunc)
-
-// Half away from zero (Paddle, C's round), at `decimals` decimal digits.
-template <typename T>
-void RoundKernel(const DeviceContext&, const DenseTensor& x, int64_t decimals, DenseTensor* out) {
-  if constexpr (std::is_integral_v<T>) {
-    if (decimals >= 0) {
-      unary_kernel<T, T>(x, out, [](auto v) { return v; });
-    } else {
-      const double s = std::pow(10.0, static_cast<double>(-decimals));
-      unary_kernel<T, T>(x, out, [s](auto v) {
-        return static_cast<decltype(v)>(std::round(static_cast<double>(v) / s) * s);
-      });
-    }
-  } else {
-    using M = OpMath<T>;
-    if (decimals == 0) {
-      unary_kernel<T, T>(x, out, [](M v) { return std::round(v); });
-    } else {
-      const M s = static_cast<M>(std::pow(10.0, static_cast<double>(decimals)));
-      unary_kernel<T, T>(x, out, [s](M v) { return std::round(v * s) / s; });
-    }
-  }
-}
-
-template <typename T>
-void IsnanKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, bool>(x, out, [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return v != v;
-    else return false;
-  });
-}
-template <typename T>
-void IsinfKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, bool>(x, out, [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
-    else return false;
-  });
-}
-template <typename T>
-void IsfiniteKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, bool>(x, out, [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
-    else return true;
-  });
-}
-
-template <typename T>
-void NanToNumKernel(const DeviceContext&, const DenseTensor& x, double nan, double posinf,
-                    double neginf, DenseTensor* out) {
-  using M = OpMath<T>;
-  // Replacement values are rounded to T (a float16 posinf of 1e300 becomes float16's max).
-  M lim;
-  if constexpr (std::is_same_v<T, float16>) {
-    lim = M(65504.0f);
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    lim = M(3.3895313892515355e38f);
-  } else {
-    lim = std::numeric_limits<T>::max();
-  }
-  auto clamp = [lim](double v) {
-    return static_cast<M>(std::isinf(v) ? v : std::max<double>(-lim, std::min<double>(lim, v)));
-  };
-  const M n = static_cast<M>(nan), p = clamp(posinf), q = clamp(neginf);
-  unary_kernel<T, T>(x, out, [n, p, q](M v) {
-    return v != v ? n : (std::isinf(v) ? (v > 0 ? p : q) : v);
-  });
-}
-
-template <typename T>
-void Atan2Kernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
-                 DenseTensor* out) {
-  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return std::atan2(a, b); });
-}
-
-// fmax/fmin ignore a NaN operand (NaN only when both are).
-template <typename T>
-void FmaxKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
-                DenseTensor* out) {
-  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return (b != b || a >= b) ? a : b; });
-}
-template <typename T>
-void FminKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
-                DenseTensor* out) {
-  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return (b != b || a <= b) ? a : b; });
-}
-
-template <typename T>
-void LerpKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y,
-                const DenseTensor& weight, DenseTensor* out) {
-  using M = OpMath<T>;
-  ternary_kernel<T, T, T>(weight, x, y, out,
-                          [](T w, M a, M b) { return a + static_cast<M>(w) * (b - a); });
-}
-
-template <typename T>
-void IncrementKernel(const DeviceContext&, const DenseTensor& x, double value, DenseTensor* out) {
-  using M = OpMath<T>;
-  const M v = static_cast<M>(value);
-  unary_kernel<T, T>(x, out, [v](M a) { return a + v; });
-}
-
 }  // namespace
 }  // namespace oar::phi
 
 using namespace oar::phi;  // NOLINT
 
-#define OAR_INT_TYPES int8_t, uint8_t, int16_t, int32_t, int64_t
 OAR_REGISTER_KERNEL(expm1, CPU, Expm1Kernel, float, double, ::oar::float16, ::oar::bfloat16)
 OAR_REGISTER_KERNEL(log2, CPU, Log2Kernel, float, double, ::oar::float16, ::oar::bfloat16)
 OAR_REGISTER_KERNEL(log10, CPU, Log10Kernel, float, double, ::oar::float16, ::oar::bfloat16)
@@ -193,18 +67,3 @@ OAR_REGISTER_KERNEL(acosh, CPU, AcoshKernel, float, double, ::oar::float16, ::oa
 OAR_REGISTER_KERNEL(atanh, CPU, AtanhKernel, float, double, ::oar::float16, ::oar::bfloat16)
 OAR_REGISTER_KERNEL(erf, CPU, ErfKernel, float, double, ::oar::float16, ::oar::bfloat16)
 OAR_REGISTER_KERNEL(lgamma, CPU, LgammaKernel, float, double, ::oar::float16, ::oar::bfloat16)
-OAR_REGISTER_KERNEL(square, CPU, SquareKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
-OAR_REGISTER_KERNEL(reciprocal, CPU, ReciprocalKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(floor, CPU, FloorKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(ceil, CPU, CeilKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(trunc, CPU, TruncKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(round, CPU, RoundKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(isnan, CPU, IsnanKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(isinf, CPU, IsinfKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(isfinite, CPU, IsfiniteKernel, OAR_ALL_TYPES)
-OAR_REGISTER_KERNEL(nan_to_num, CPU, NanToNumKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(atan2, CPU, Atan2Kernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(fmax, CPU, FmaxKernel, OAR_NUMERIC_TYPES)
-OAR_REGISTER_KERNEL(fmin, CPU, FminKernel, OAR_NUMERIC_TYPES)
-OAR_REGISTER_KERNEL(lerp, CPU, LerpKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(increment, CPU, IncrementKernel, OAR_NUMERIC_TYPES)

@@ -80,6 +80,22 @@ struct SigmoidF {  // 1 / (1 + exp(-x)); vec::exp for float, SLEEF for double
 #endif
   template <typename M> static M s(M v) { return M(1) / (M(1) + std::exp(-v)); }
 };
+struct SiluF {  // x / (1 + exp(-x)); its gradients are in activation_kernels.cc
+#if OAR_VEC
+  static vec::F vf(vec::F x) {
+    const vec::F one = vec::set1(1.0f);
+    return vec::div(x, vec::add(one, vec::exp(vec::sub(vec::set1(0.0f), x))));
+  }
+  static vec::D vd(vec::D x) {
+    const vec::D one = vec::set1(1.0);
+    return vec::div(x, vec::add(one, OAR_SLEEF_D(exp, u10)(vec::sub(vec::set1(0.0), x))));
+  }
+#endif
+  template <typename M>
+  static M s(M v) {
+    return v * (M(1) / (M(1) + std::exp(-v)));
+  }
+};
 #define OAR_SLEEF_KERNEL(Name, Functor)                                       \
   template <typename T>                                                       \
   void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {   \
@@ -89,6 +105,7 @@ OAR_SLEEF_KERNEL(ExpKernel, ExpF)
 OAR_SLEEF_KERNEL(LogKernel, LogF)
 OAR_SLEEF_KERNEL(TanhKernel, TanhF)
 OAR_SLEEF_KERNEL(SigmoidKernel, SigmoidF)
+OAR_SLEEF_KERNEL(SiluKernel, SiluF)
 OAR_SLEEF_KERNEL(SinKernel, SinF)
 OAR_SLEEF_KERNEL(CosKernel, CosF)
 OAR_UNARY_KERNEL(SqrtKernel, std::sqrt(v))
@@ -467,6 +484,7 @@ OAR_REGISTER_KERNEL(sqrt, CPU, SqrtKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(rsqrt, CPU, RsqrtKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(tanh, CPU, TanhKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(sigmoid, CPU, SigmoidKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(silu, CPU, SiluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(sin, CPU, SinKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(cos, CPU, CosKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(neg, CPU, NegKernel, OAR_FLOAT_TYPES, int8_t, int16_t, int32_t, int64_t)
