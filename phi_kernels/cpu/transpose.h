@@ -1,7 +1,8 @@
 // Matrix transposition for kernels that repack an operand: the 8x8 register transpose and a
 // strided block transpose built on it. One copy for the transposing copy (elementwise.h),
-// the RNN weights (rnn_kernels.cc), attention's packed K^T (attention_kernels.cc) and
-// LAPACK's column-major operands (linalg_kernels.cc).
+// the copy kernel's transposes (copy_kernel.cc), the RNN weights (rnn_kernels.cc),
+// attention's packed K^T (attention_kernels.cc) and LAPACK's column-major operands
+// (linalg_kernels.cc).
 #pragma once
 
 #include <immintrin.h>
