@@ -442,6 +442,28 @@ def test_max_pool2d_without_grad_matches_the_indexed_kernel(fmt, fill, dtype):
         np.testing.assert_array_equal(under_no_grad, with_grad)
 
 
+@pytest.mark.parametrize("fill", ["random", "nan", "signed_zero_ties"])
+def test_max_pool2d_2x2_every_row_tail(fill):
+    """The float 2x2 / stride 2 path (max_rows_2x2 in pool_fwd_kernels.cc) takes 8 outputs a
+    step and a row's last OW % 8 through masked loads and a masked store: every tail length,
+    against the indexed kernel (a differentiable input) and, without NaNs, NumPy; the output's
+    neighbours past each row's tail must not be written over."""
+    rng = np.random.default_rng(11)
+    for ow in range(1, 20):
+        shape = (2, 3, 6, 2 * ow)
+        x = rng.standard_normal(shape).astype("float32")
+        if fill == "nan":
+            x.flat[::5] = np.nan
+        elif fill == "signed_zero_ties":
+            x = rng.choice(np.array([-0.0, 0.0, -1.0], dtype="float32"), size=shape)
+        plain = F.max_pool2d(oar.to_tensor(x), 2, 2).numpy()
+        with_grad = F.max_pool2d(oar.to_tensor(x, stop_gradient=False), 2, 2).numpy()
+        np.testing.assert_array_equal(plain, with_grad, err_msg=f"OW {ow}")
+        if fill == "random":
+            ref = x.reshape(2, 3, 3, 2, ow, 2).max(axis=(3, 5))
+            np.testing.assert_array_equal(plain, ref, err_msg=f"OW {ow}")
+
+
 POOL_BAD = OpCase(
     "max_pool2d_bad", lambda x, **k: F.max_pool2d(x, **k), None, op="max_pool2d",
     bad_inputs=[
