@@ -82,6 +82,13 @@ struct VecSum4 {
 #endif
 
 /// Sum specialised for speed: vectorized row sums with several partial accumulators.
+// Note [Column sums in row order]: a sum over a middle axis of [outer, R, inner] (sum axis=0
+// of a matrix) used to walk 256-column blocks down all R rows: each row a 1 KiB piece, 4 KiB
+// or more from the next, which the hardware prefetcher followed worse than a stream ([1024,
+// 1024] 0.175 ms on the Xeon, where a flat sum of the same 4 MiB takes 0.143). Rows up to
+// kColumnSumRows elements long are now added whole, in memory order, into per-chunk sums.
+constexpr int64_t kColumnSumRows = 8192;
+
 template <typename T, typename Acc, typename Out>
 void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, bool mean) {
   Out* o = out->alloc<Out>();
@@ -139,7 +146,51 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
     }, cost);
     return;
   }
-  // Column sums: parallel over (outer, inner blocks), accumulate rows in order.
+  // Column sums over rows short enough that a row's sums stay in L1/L2 (Note [Column sums in
+  // row order]): each task adds whole rows, in memory order, into its own `inner` sums; R is
+  // split into chunks fixed by the shape alone (so the bits do not depend on the thread
+  // count), whose sums are added in chunk order.
+  if (inner <= kColumnSumRows) {
+    const int64_t nchunks = std::clamp<int64_t>(R * inner / (8 * kParallelGrain), 1, std::clamp<int64_t>(R, 1, 16));
+    const int64_t chunk = (R + nchunks - 1) / nchunks;
+    auto add_rows = [&](Acc* acc, int64_t a, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* row = p + (a * R + r) * inner;
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i) acc[i] += static_cast<Acc>(static_cast<OpMath<T>>(row[i]));
+      }
+    };
+    if (nchunks == 1) {  // one task per output row, through one buffer per parallel chunk
+      parallel_for(outer, [&](int64_t a0, int64_t a1) {
+        std::vector<Acc> acc(static_cast<size_t>(inner));
+        for (int64_t a = a0; a < a1; ++a) {
+          std::fill(acc.begin(), acc.end(), Acc(0));
+          add_rows(acc.data(), a, 0, R);
+          for (int64_t i = 0; i < inner; ++i) o[a * inner + i] = static_cast<Out>(acc[i] * scale);
+        }
+      }, cost);
+      return;
+    }
+    std::vector<Acc> partial(static_cast<size_t>(outer * nchunks * inner));
+    parallel_for(outer * nchunks, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t c = t % nchunks, r0 = c * chunk;
+        add_rows(partial.data() + t * inner, t / nchunks, r0, std::min(R, r0 + chunk));
+      }
+    }, cost);
+    parallel_for(outer, [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) {
+        const Acc* first = partial.data() + a * nchunks * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          Acc v = first[i];
+          for (int64_t c = 1; c < nchunks; ++c) v += first[c * inner + i];
+          o[a * inner + i] = static_cast<Out>(v * scale);
+        }
+      }
+    }, outer * nchunks * inner);
+    return;
+  }
+  // Longer rows: parallel over (outer, inner blocks), accumulate rows in order.
   const int64_t block = 256;
   const int64_t nblocks = (inner + block - 1) / block;
   parallel_for(outer * nblocks, [&](int64_t t0, int64_t t1) {

@@ -194,6 +194,39 @@ def test_large_sum_is_accurate():
                                rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+@pytest.mark.parametrize("shape,axis", [
+    ((1024, 1024), 0),      # several row chunks (Note [Column sums in row order], reduce.h)
+    ((3, 700, 37), 1),      # a middle axis, ragged rows, one chunk
+    ((2, 2500, 300), 1),    # a middle axis over several chunks per output row
+    ((5000, 3), 0), ((40, 9000), 0),  # a few long columns; rows past kColumnSumRows take the blocks
+    ((0, 6), 0), ((4, 0, 5), 1),      # an empty reduced axis: zeros
+])
+def test_column_sums_match_float64(dtype, shape, axis):
+    rng = np.random.default_rng(3)
+    a = (rng.integers(-50, 50, shape) if dtype == "int32" else rng.standard_normal(shape)).astype(dtype)
+    ref = a.astype(np.float64).sum(axis=axis)
+    got = tensor(a, dtype).sum(axis=axis).numpy().astype(np.float64)
+    rtol, atol = {"float16": (2e-2, 1e-1), "float32": (1e-5, 1e-4)}.get(dtype, (1e-12, 1e-12))
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
+    if dtype in ("float32", "float64") and shape[axis] > 0:
+        np.testing.assert_allclose(tensor(a, dtype).mean(axis=axis).numpy(), ref / shape[axis],
+                                   rtol=rtol, atol=atol)
+
+
+def test_column_sums_do_not_depend_on_the_thread_count():
+    a = np.random.default_rng(5).standard_normal((1536, 1000)).astype(np.float32)
+    before = oar.get_num_threads()
+    try:
+        outs = []
+        for n in (1, 2):
+            oar.set_num_threads(n)
+            outs.append(tensor(a, "float32").sum(axis=0).numpy())
+    finally:
+        oar.set_num_threads(before)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
 # ---- bad inputs
 @pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min"])
 def test_bad_axis_raises_index_error(name):
