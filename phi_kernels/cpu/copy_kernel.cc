@@ -68,7 +68,8 @@ struct Elem16 {
 template <size_t E>
 using ElemOf = std::conditional_t<
     E == 1, uint8_t,
-    std::conditional_t<E == 2, uint16_t, std::conditional_t<E == 4, uint32_t, std::conditional_t<E == 8, uint64_t, Elem16>>>>;
+    std::conditional_t<E == 2, uint16_t,
+                       std::conditional_t<E == 4, uint32_t, std::conditional_t<E == 8, uint64_t, Elem16>>>>;
 
 struct CopyLayout {
   int rank = 0;

@@ -161,24 +161,32 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
       }
     };
     if (nchunks == 1) {  // one task per output row, through one buffer per parallel chunk
-      parallel_for(outer, [&](int64_t a0, int64_t a1) {
+      parallel_for(
+          outer,
+          [&](int64_t a0, int64_t a1) {
         std::vector<Acc> acc(static_cast<size_t>(inner));
         for (int64_t a = a0; a < a1; ++a) {
           std::fill(acc.begin(), acc.end(), Acc(0));
           add_rows(acc.data(), a, 0, R);
           for (int64_t i = 0; i < inner; ++i) o[a * inner + i] = static_cast<Out>(acc[i] * scale);
         }
-      }, cost);
+          },
+          cost);
       return;
     }
     std::vector<Acc> partial(static_cast<size_t>(outer * nchunks * inner));
-    parallel_for(outer * nchunks, [&](int64_t t0, int64_t t1) {
+    parallel_for(
+        outer * nchunks,
+        [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t c = t % nchunks, r0 = c * chunk;
         add_rows(partial.data() + t * inner, t / nchunks, r0, std::min(R, r0 + chunk));
       }
-    }, cost);
-    parallel_for(outer, [&](int64_t a0, int64_t a1) {
+        },
+        cost);
+    parallel_for(
+        outer,
+        [&](int64_t a0, int64_t a1) {
       for (int64_t a = a0; a < a1; ++a) {
         const Acc* first = partial.data() + a * nchunks * inner;
         for (int64_t i = 0; i < inner; ++i) {
@@ -187,7 +195,8 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
           o[a * inner + i] = static_cast<Out>(v * scale);
         }
       }
-    }, outer * nchunks * inner);
+        },
+        outer * nchunks * inner);
     return;
   }
   // Longer rows: parallel over (outer, inner blocks), accumulate rows in order.
