@@ -77,11 +77,31 @@ struct VecSum4 {
     }
     return r;
   }
+  // The same for float16 at p, converted in registers by F16C (T = float): the same sums, in
+  // the same order, as add() over the converted floats.
+  int64_t add_halves(const float16* p, int64_t n) {
+    static_assert(std::is_same_v<T, float>, "add_halves: float sums");
+    auto cvt = [p](int64_t i) {
+#if defined(__AVX512F__)
+      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+#else
+      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+#endif
+    };
+    static_assert(std::is_same_v<decltype(cvt(0)), V>, "add_halves: one conversion a vector");
+    int64_t r = 0;
+    for (; r + 4 * L <= n; r += 4 * L) {
+      a0 = vec::add(a0, cvt(r));
+      a1 = vec::add(a1, cvt(r + L));
+      a2 = vec::add(a2, cvt(r + 2 * L));
+      a3 = vec::add(a3, cvt(r + 3 * L));
+    }
+    return r;
+  }
   T total() const { return vec::hsum(vec::add(vec::add(a0, a1), vec::add(a2, a3))); }
 };
 #endif
 
-/// Sum specialised for speed: vectorized row sums with several partial accumulators.
 // Note [Column sums in row order]: a sum over a middle axis of [outer, R, inner] (sum axis=0
 // of a matrix) used to walk 256-column blocks down all R rows: each row a 1 KiB piece, 4 KiB
 // or more from the next, which the hardware prefetcher followed worse than a stream ([1024,
@@ -89,6 +109,7 @@ struct VecSum4 {
 // kColumnSumRows elements long are now added whole, in memory order, into per-chunk sums.
 constexpr int64_t kColumnSumRows = 8192;
 
+/// Sum specialised for speed: vectorized row sums with several partial accumulators.
 template <typename T, typename Acc, typename Out>
 void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, bool mean) {
   Out* o = out->alloc<Out>();
@@ -101,15 +122,12 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
   auto row_sum = [](const T* row, int64_t n) {
 #if OAR_VEC
     if constexpr (std::is_same_v<T, float16> && std::is_same_v<Acc, float>) {
-      // float16 through F16C a block at a time (Note [float16 rows in blocks]), then as float.
-      alignas(64) float buf[detail::kHalfBlock];
+      // float16 converted by F16C in registers and added as float. (Through a stack block,
+      // Note [float16 rows in blocks], 1M halves took 0.098 ms on the Xeon, against 0.046 for
+      // bfloat16: the loop waited on its own stores.)
       VecSum4<float> acc;
       float tail = 0;
-      for (int64_t b = 0; b < n; b += detail::kHalfBlock) {
-        const int64_t k = std::min(detail::kHalfBlock, n - b);
-        detail::halves_to_floats(row + b, buf, k);
-        for (int64_t r = acc.add(buf, k); r < k; ++r) tail += buf[r];
-      }
+      for (int64_t r = acc.add_halves(row, n); r < n; ++r) tail += static_cast<float>(row[r]);
       return acc.total() + tail;
     }
     if constexpr (std::is_same_v<T, Acc> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {

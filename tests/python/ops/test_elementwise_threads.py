@@ -106,7 +106,7 @@ def test_float16_cast_and_pointwise_bit_for_bit(shape, view, threads):
 
 @pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 4099, 200003])
 def test_float16_sum_and_mean_in_blocks(n, threads):
-    """float16 sum/mean convert blocks through F16C and add in float (reduce.h): against the
+    """float16 sum/mean convert through F16C and add in float (reduce.h): against the
     float64 sum of the same halves, rounded once to float16, whole and along an axis."""
     rng = np.random.default_rng(n)
     a = (rng.standard_normal(n) * 4).astype("float16")
