@@ -3,12 +3,14 @@
 // dtype conversion allowed; overlapping contiguous ranges are memmoved. Registered per
 // source dtype like every kernel; other devices register their own (Note [Device types]).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "paddle_core/dispatch/kernel_registry.h"
 #include "paddle_core/tensor/dense_tensor.h"
+#include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/cpu/transpose.h"
 
@@ -52,14 +54,14 @@ void for_each_row(const DenseTensor& src, DenseTensor* dst, Row&& row) {
 // Note [Strided copies]: a same-dtype copy between any strides (what contiguous() of a
 // view runs: a transpose, a permuted or expanded operand a kernel wants dense) moves
 // elements as raw bytes of their size, so every dtype's bits survive (float16's and
-// bfloat16's NaN payloads included). The dims are coalesced (size-1 dims dropped, dims that
-// both tensors step through as one merged), then:
+// bfloat16's NaN payloads included). The dims are coalesced (elementwise.h's coalesce: size-1
+// dims dropped, dims that both tensors step through as one merged), then:
 // - the destination's rows are dense and the source's unit-stride dim is another one (a
 //   transpose): 32 x 32 tiles through transpose_strided (transpose.h; 4-byte values in
 //   its float register tiles);
 // - otherwise row by row: memcpy where both rows are dense, a strided loop where not.
-// Both are split over the pool unless the source and destination overlap: then the rows go
-// one after another in order, as a memmove of each.
+// Both are split over the pool unless source and destination share a storage: then the rows
+// go one after another in order, as a memmove of each.
 // A [1024, 1024] float transpose took 5.0 ms as one element-by-element odometer walk on
 // one thread (Zen 3).
 struct Elem16 {
@@ -71,83 +73,35 @@ using ElemOf = std::conditional_t<
     std::conditional_t<E == 2, uint16_t,
                        std::conditional_t<E == 4, uint32_t, std::conditional_t<E == 8, uint64_t, Elem16>>>>;
 
-struct CopyLayout {
-  int rank = 0;
-  int64_t n[kMaxRank];
-  int64_t ss[kMaxRank], ds[kMaxRank];  // element strides of source and destination
-};
-
-// Drops size-1 dims and merges neighbours both tensors step through as one dim.
-CopyLayout coalesce(const DenseTensor& src, const DenseTensor& dst) {
-  CopyLayout l;
-  for (int i = 0; i < src.rank(); ++i) {
-    const int64_t n = src.dims()[i];
-    if (n == 1) continue;
-    if (l.rank > 0 && l.ss[l.rank - 1] == src.strides()[i] * n && l.ds[l.rank - 1] == dst.strides()[i] * n) {
-      l.n[l.rank - 1] *= n;
-      l.ss[l.rank - 1] = src.strides()[i];
-      l.ds[l.rank - 1] = dst.strides()[i];
-      continue;
-    }
-    l.n[l.rank] = n;
-    l.ss[l.rank] = src.strides()[i];
-    l.ds[l.rank] = dst.strides()[i];
-    ++l.rank;
+// The element offsets (source, destination) of flat index q over dims n with strides st.
+inline std::array<int64_t, 2> offsets_of(const Dims& n, const std::array<Dims, 2>& st, int64_t q) {
+  std::array<int64_t, 2> off{0, 0};
+  for (int k = n.size() - 1; k >= 0; --k) {
+    const int64_t idx = q % n[k];
+    q /= n[k];
+    off[0] += idx * st[0][k];
+    off[1] += idx * st[1][k];
   }
-  if (l.rank == 0) {
-    l.n[0] = 1;
-    l.ss[0] = l.ds[0] = 0;
-    l.rank = 1;
-  }
-  return l;
-}
-
-// The element offsets of flat index q of the dims [0, r) (all but the ones the caller walks).
-inline void offsets_of(const CopyLayout& l, int r, int64_t q, int64_t* so, int64_t* dof) {
-  int64_t s = 0, d = 0;
-  for (int k = r - 1; k >= 0; --k) {
-    const int64_t idx = q % l.n[k];
-    q /= l.n[k];
-    s += idx * l.ss[k];
-    d += idx * l.ds[k];
-  }
-  *so = s;
-  *dof = d;
-}
-
-// Byte ranges [lo, hi) the tensor's elements span.
-inline bool spans_overlap(const DenseTensor& a, const DenseTensor& b) {
-  const char* pa = static_cast<const char*>(a.raw_data());
-  const char* pb = static_cast<const char*>(b.raw_data());
-  auto range = [](const DenseTensor& t, const char* p, const char** lo, const char** hi) {
-    int64_t neg = 0, pos = 0;
-    for (int i = 0; i < t.rank(); ++i) {
-      const int64_t e = (t.dims()[i] - 1) * t.strides()[i];
-      (e < 0 ? neg : pos) += e;
-    }
-    const int64_t es = static_cast<int64_t>(size_of(t.dtype()));
-    *lo = p + neg * es;
-    *hi = p + (pos + 1) * es;
-  };
-  const char *alo, *ahi, *blo, *bhi;
-  range(a, pa, &alo, &ahi);
-  range(b, pb, &blo, &bhi);
-  return alo < bhi && blo < ahi;
+  return off;
 }
 
 template <typename E>
 void copy_strided(const DenseTensor& src, DenseTensor* dst) {
-  const CopyLayout l = coalesce(src, *dst);
+  Dims n = src.dims();
+  std::array<Dims, 2> st{src.strides(), dst->strides()};  // element strides: source, destination
+  detail::coalesce(&n, &st);
   const E* sp = static_cast<const E*>(src.raw_data());
   E* dp = static_cast<E*>(dst->raw_data());
-  const int r = l.rank;
-  const int64_t inner = l.n[r - 1], sst = l.ss[r - 1], dst_step = l.ds[r - 1];
-  const bool serial = spans_overlap(src, *dst);
+  const int r = n.size();
+  const int64_t inner = n[r - 1], sst = st[0][r - 1], dst_step = st[1][r - 1];
+  // One storage: the source may overlap the destination (x[:, 1:] = x[:, :-1]), so the rows
+  // go in order, as the memmove of each.
+  const bool serial = src.storage() == dst->storage();
   const int64_t total = src.numel();
   int j = -1;  // the source's unit-stride dim, when the destination's rows are dense and it is another one
   if (!serial && dst_step == 1 && sst != 1 && inner >= 8) {
     for (int k = r - 2; k >= 0; --k) {
-      if (l.ss[k] == 1 && l.n[k] >= 8) {
+      if (st[0][k] == 1 && n[k] >= 8) {
         j = k;
         break;
       }
@@ -155,26 +109,21 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
   }
   if (j >= 0) {
     constexpr int64_t kT = 32;
-    const int64_t nj = l.n[j], tj = (nj + kT - 1) / kT, ti = (inner + kT - 1) / kT;
-    const int64_t sj = l.ds[j];
-    // the dims other than j and the inner one, flattened
-    CopyLayout rest;
+    const int64_t nj = n[j], tj = (nj + kT - 1) / kT, ti = (inner + kT - 1) / kT, sj = st[1][j];
+    Dims rn;  // the dims other than j and the inner one
+    std::array<Dims, 2> rst;
     for (int k = 0; k < r - 1; ++k) {
       if (k == j) continue;
-      rest.n[rest.rank] = l.n[k];
-      rest.ss[rest.rank] = l.ss[k];
-      rest.ds[rest.rank] = l.ds[k];
-      ++rest.rank;
+      rn.push_back(n[k]);
+      for (int o = 0; o < 2; ++o) rst[o].push_back(st[o][k]);
     }
-    const int64_t outer = total / (nj * inner);
     auto tiles = [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
-        int64_t so, dof;
-        offsets_of(rest, rest.rank, t / (tj * ti), &so, &dof);
+        const auto off = offsets_of(rn, rst, t / (tj * ti));
         const int64_t jb = (t / ti % tj) * kT, ib = (t % ti) * kT;
         const int64_t wj = std::min(kT, nj - jb), wi = std::min(kT, inner - ib);
-        const E* s = sp + so + jb + ib * sst;
-        E* d = dp + dof + jb * sj + ib;
+        const E* s = sp + off[0] + jb + ib * sst;
+        E* d = dp + off[1] + jb * sj + ib;
         if constexpr (sizeof(E) == 4) {  // float's register tiles move any 4-byte value's bits
           transpose_strided(reinterpret_cast<const float*>(s), sst, wi, wj, reinterpret_cast<float*>(d), sj);
         } else {
@@ -182,16 +131,16 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
         }
       }
     };
-    parallel_for(outer * tj * ti, tiles, total);
+    parallel_for(total / (nj * inner) * tj * ti, tiles, total);
     return;
   }
-  const int64_t rows = total / inner;
+  Dims on = n;  // the dims the rows are indexed by
+  on.resize(r - 1);
   auto row_range = [&](int64_t b, int64_t e) {
     for (int64_t q = b; q < e; ++q) {
-      int64_t so, dof;
-      offsets_of(l, r - 1, q, &so, &dof);
-      const E* s = sp + so;
-      E* d = dp + dof;
+      const auto off = offsets_of(on, st, q);
+      const E* s = sp + off[0];
+      E* d = dp + off[1];
       if (sst == 1 && dst_step == 1) {
         std::memmove(d, s, static_cast<size_t>(inner) * sizeof(E));
       } else if (sst == 0) {
@@ -203,9 +152,9 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
     }
   };
   if (serial) {
-    row_range(0, rows);
+    row_range(0, total / inner);
   } else {
-    parallel_for(rows, row_range, total);
+    parallel_for(total / inner, row_range, total);
   }
 }
 
