@@ -465,15 +465,9 @@ void sleef_unary(const DenseTensor& x_in, DenseTensor* out) {
       alignas(64) float buf[kBlock];
       for (int64_t s = b; s < e; s += kBlock) {
         const int64_t m = std::min(kBlock, e - s);
-        if constexpr (std::is_same_v<T, float16>) {  // F16C (Note [float16 rows in blocks])
-          detail::halves_to_floats(x + s, buf, m);
-          detail::vec_apply<F>(buf, buf, m);
-          detail::floats_to_halves(buf, o + s, m);
-          continue;
-        }
-        for (int64_t i = 0; i < m; ++i) buf[i] = static_cast<float>(x[s + i]);
+        detail::to_floats(x + s, buf, m);  // Note [float16 rows in blocks]
         detail::vec_apply<F>(buf, buf, m);
-        for (int64_t i = 0; i < m; ++i) o[s + i] = static_cast<T>(buf[i]);
+        detail::from_floats(buf, o + s, m);
       }
     });
   }

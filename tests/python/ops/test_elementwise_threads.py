@@ -104,6 +104,56 @@ def test_float16_cast_and_pointwise_bit_for_bit(shape, view, threads):
             np.testing.assert_array_equal(g.view("uint16")[~wn], w.view("uint16")[~wn], err_msg=name)
 
 
+def _bf16_inputs(shape, rng):
+    """float32 bit patterns that exercise bfloat16 rounding: normals, exact ties between
+    neighbouring bfloat16 values (to even, both parities), values that round up to inf,
+    float subnormals, NaNs with payloads in the high and low halves, +-0 and +-inf."""
+    n = int(np.prod(shape))
+    u = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    k = rng.integers(0, 6, n)
+    u = np.where(k == 1, (u & 0xFFFF0000) | 0x8000, u)  # ties
+    u = np.where(k == 2, (u & 0x80000000) | 0x7F7F8000 | (u & 0x7FFF), u)  # round to +-inf
+    u = np.where(k == 3, u & 0x807FFFFF, u)  # subnormals
+    u = np.where(k == 4, (u & 0x80000000) | 0x7F800000 | np.maximum(u & 0x7FFFFF, 1), u)  # NaNs
+    u[: min(n, 7)] = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7F800001, 0xFFFFFFFF, 0x7F7FFFFF][: min(n, 7)]
+    return u.view("float32").reshape(shape)
+
+
+@pytest.mark.parametrize("shape,view", [((0,), None), ((1,), None), ((15,), None), ((4099,), None),
+                                        ((200003,), None), ((64, 33), "T"), ((8, 202), "stride")])
+def test_bfloat16_cast_and_pointwise_bit_for_bit(shape, view, threads):
+    """The cast kernel's float32 <-> bfloat16 paths and the 16-bit rows of the pointwise
+    kernels (Note [float16 rows in blocks], elementwise.h's to_floats/from_floats) against
+    round to nearest even on the float32 bits (the cast's NaN payloads included), contiguous
+    and strided; exp (a SLEEF block) within one bfloat16 step of float64's."""
+    rng = np.random.default_rng(13)
+    a = _bf16_inputs(shape, rng)
+    x = oar.to_tensor(a)
+    if view == "T":
+        x, a = x.transpose([1, 0]), a.T
+    elif view == "stride":
+        x, a = x[:, ::2], a[:, ::2]
+    want = _bf16_round(a)
+    h = x.astype("bfloat16")
+    back = h.astype("float32").numpy()
+    assert back.shape == want.shape
+    np.testing.assert_array_equal(back.view("uint32"), want.view("uint32"))
+    b = np.ascontiguousarray(want[::-1] if want.ndim == 1 else want[::-1, ::-1])
+    hb = oar.to_tensor(b).astype("bfloat16")
+    with np.errstate(all="ignore"):
+        for name, g, w in (("add", h + hb, want + b), ("multiply", h * hb, want * b),
+                           ("relu", oar.nn.functional.relu(h), np.where(want > 0, want, np.float32(0)))):
+            g, w = g.astype("float32").numpy(), _bf16_round(w)
+            nan = np.isnan(w)  # which NaN operand's payload an add keeps is the compiler's choice
+            np.testing.assert_array_equal(np.isnan(g), nan, err_msg=name)
+            np.testing.assert_array_equal(g[~nan].view("uint32"), w[~nan].view("uint32"), err_msg=name)
+        finite = np.isfinite(want) & (np.abs(want) < 80)
+        g = oar.exp(h).astype("float32").numpy()[finite]
+        w = np.exp(want[finite].astype("float64"))
+        step = np.spacing(_bf16_round(w.astype("float32"))).astype("float64") * 65536
+        assert np.all(np.abs(g - w) <= np.maximum(step, 2.0 ** -133)), "exp"
+
+
 @pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 4099, 200003])
 def test_float16_sum_and_mean_in_blocks(n, threads):
     """float16 sum/mean convert through F16C and add in float (reduce.h): against the
