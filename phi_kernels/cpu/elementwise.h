@@ -194,7 +194,14 @@ inline void to_floats(const bfloat16* src, float* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = static_cast<float>(src[i]);
 }
 
-// bfloat16(float) on each lane, the bits in the low half of each 32-bit lane.
+// bfloat16(float) on each lane, the bits in the low half of each 32-bit lane. zmm code of a
+// baseline object stays in gated functions (HEADER_GATED, test_cpu_dispatch.py).
+// GCC 12 warns that the intrinsics' undefined pass-through operand is uninitialized when
+// they are compiled under a target attribute; it is never read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace {
+
 inline __m256i bf16_bits(__m256 v) {
   const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
   const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
@@ -202,13 +209,6 @@ inline __m256i bf16_bits(__m256 v) {
   const __m256i quiet = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
   return _mm256_blendv_epi8(r, quiet, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
-
-// zmm code of a baseline object stays in gated functions (HEADER_GATED, test_cpu_dispatch.py).
-// GCC 12 warns that the intrinsics' undefined pass-through operand is uninitialized when
-// they are compiled under a target attribute; it is never read.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-namespace {
 
 __attribute__((target("avx512f,avx512bw"))) inline __m512i bf16_bits(__m512 v) {
   const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);

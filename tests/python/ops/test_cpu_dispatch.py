@@ -517,8 +517,9 @@ RUNTIME_GATED = {"amx_gemm.cc.o": AMX_RE, "lowp_gemm.cc.o": re.compile(r"\bvdpbf
 
 # Gated functions of a header, in its anonymous namespace, which any baseline object that
 # uses them holds (elementwise.h's sixteen-lane float -> bfloat16 rounding, called where the
-# AVX-512 copy is the active one); the objects that must hold each.
-HEADER_GATED = {"floats_to_bf16_x16": ("binary_kernels.cc.o", "cast_kernels.cc.o")}
+# AVX-512 copy is the active one, and its lane step if not inlined); the objects that must
+# hold each.
+HEADER_GATED = {"floats_to_bf16_x16": ("binary_kernels.cc.o", "cast_kernels.cc.o"), "bf16_bits": ()}
 
 
 def wide_lines(obj):

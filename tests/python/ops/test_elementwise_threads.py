@@ -102,6 +102,11 @@ def test_float16_cast_and_pointwise_bit_for_bit(shape, view, threads):
             wn = np.isnan(w)
             np.testing.assert_array_equal(np.isnan(g), wn, err_msg=name)
             np.testing.assert_array_equal(g.view("uint16")[~wn], w.view("uint16")[~wn], err_msg=name)
+        # exp: a SLEEF row, widened and rounded in registers (vec_math.h), within one step
+        finite = np.isfinite(want) & (np.abs(want) < 10)
+        g = oar.exp(h).numpy().astype("float64")[finite]
+        w = np.exp(want[finite].astype("float64"))
+        assert np.all(np.abs(g - w) <= np.spacing(w.astype("float16")).astype("float64")), "exp"
 
 
 def _bf16_inputs(shape, rng):
