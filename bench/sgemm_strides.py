@@ -1,12 +1,18 @@
 """oneDNN's sgemm against OpenBLAS on the shapes where sgemm_rowmajor's routing depends on a
 leading dimension (phi_kernels/cpu/sgemm.cc), with the stride as the models make it and
 moved by 16 floats, 1 thread, their repeats interleaved. With --routes: the model shapes
-and the edges of the routing rule instead, dense (docs/notes/gemm_backends.md).
+and the edges of the routing rule instead, dense (docs/notes/gemm_backends.md). With
+--restride: Oar's matmul on transposed A's whose rows lie a multiple of 4 KiB apart, without
+and with the copy to a padded stride (OAR_SGEMM_RESTRIDE=0 / 1, Note [Transposed A at a 4 KiB
+stride] in phi_kernels/cpu/sgemm.cc), each in its own process, and what sgemm_rowmajor
+picks by itself.
 
-    OMP_NUM_THREADS=1 python3 bench/sgemm_strides.py [--routes]
+    OMP_NUM_THREADS=1 python3 bench/sgemm_strides.py [--routes | --restride]
 """
 import ctypes
+import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -44,7 +50,51 @@ def libs():
     return dn, ob
 
 
+RESTRIDE = [(M, N, K) for M, K in ((1024, 1024), (2048, 1024), (4096, 1024), (1024, 4096), (2048, 512))
+            for N in (128, 256, 512, 768, 1024)]
+RESTRIDE_CHILD = """
+import json, statistics, sys, time
+import oar
+out = {}
+for M, N, K in json.loads(sys.argv[1]):
+    x, g = oar.randn([K, M]), oar.randn([K, N])
+    f = lambda: oar.matmul(x, g, transpose_x=True)
+    n = max(1, int(3e8 / (2 * M * N * K)))
+    f()
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f()
+        times.append((time.perf_counter() - t0) / n * 1e3)
+    out[f"{M}x{N}x{K}"] = statistics.median(times)
+print(json.dumps(out))
+"""
+
+
+def restride():
+    import json
+    lib = ctypes.CDLL([ln.split()[-1] for ln in open("/proc/self/maps") if "liboar_core" in ln][0])
+    lib.oar_sgemm_restrides_a.argtypes = [ctypes.c_int] + [I64] * 4
+    runs = {"0": [], "1": []}
+    for _ in range(3):  # the modes' processes alternate; the median of three per shape
+        for mode in runs:
+            env = {**os.environ, "OAR_SGEMM_RESTRIDE": mode}
+            r = subprocess.run([sys.executable, "-c", RESTRIDE_CHILD, json.dumps(RESTRIDE)], env=env, check=True,
+                               capture_output=True, text=True)
+            runs[mode].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    print("TN M x N x K (lda = M): ms without the copy, with it (median of 3 processes each), "
+          "and whether sgemm_rowmajor copies by itself")
+    for M, N, K in RESTRIDE:
+        k = f"{M}x{N}x{K}"
+        a, b = (statistics.median(r[k] for r in runs[m]) for m in ("0", "1"))
+        print(f"{k:16s} {a:8.3f} {b:8.3f}  {b / a:5.2f}x  {'copies' if lib.oar_sgemm_restrides_a(1, M, N, K, M) else ''}")
+
+
 def main():
+    if "--restride" in sys.argv:
+        import oar  # noqa: F401  (loads liboar_core for the ctypes query)
+        return restride()
     dn, ob = libs()
     for what, ta, tb, M, N, K, ldas, ldbs in (ROUTES if "--routes" in sys.argv else CASES):
         fns, keep = {}, []

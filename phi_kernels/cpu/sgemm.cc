@@ -40,11 +40,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/cpu/gemm_split.h"
 #include "phi_kernels/cpu/parallel.h"
+#include "phi_kernels/cpu/scratch.h"
 
 namespace oar::phi {
 namespace {
@@ -119,6 +121,35 @@ bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int6
 #endif
 }
 
+// Note [Transposed A at a 4 KiB stride]: a weight gradient x^T dy whose x rows are a
+// multiple of 1024 floats wide reaches oneDNN 2.6's AVX-512 sgemm as a transposed A with lda
+// a multiple of 4 KiB, and on the Intel Xeon (family 6 model 167) many of those products run
+// far below speed. There A is first copied row by row into a buffer whose rows are 64 bytes
+// longer: one memory pass over A. `bench/sgemm_strides.py --restride` (1 thread, TN M x N x
+// K, ms without the copy -> with it, the median of 3 alternating processes each):
+//   2048x256x1024 9.7 -> 6.6, 2048x512x1024 17.1 -> 12.6, 4096x256x1024 26.6 -> 15.8,
+//   4096x512x1024 44.9 -> 27.6, 2048x128x1024 4.4 -> 3.6, 2048x512x512 8.0 -> 6.0,
+//   1024x512x4096 29.9 -> 27.6.
+// It is not done where the copy did not pay: N >= 768 at M >= 2048 (1.02-1.04x), N = 1024
+// (1.01-1.05x), M = 1024 unless K >= 4096 (1024x128x1024 1.07x; 1024x256x1024 0.98x, and at
+// 2 threads 1.70 -> 1.78 ms). The outcome also moves with the buffers' addresses: one run
+// of 4096x128x1024 read 10.8 -> 6.6 ms, another 7.3 -> 10.5. Measured on that Intel core
+// only: on AMD it is not done.
+// OAR_SGEMM_RESTRIDE=0 never copies, =1 copies every such A (any shape, any CPU: tests, bench).
+bool sgemm_restrides_a(bool ta, int64_t M, int64_t N, int64_t K, int64_t lda) {
+  static const int forced = [] {
+    const char* e = std::getenv("OAR_SGEMM_RESTRIDE");
+    return e == nullptr ? -1 : std::string(e) == "1" ? 1 : std::string(e) == "0" ? 0 : -1;
+  }();
+  static const bool intel_avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel") && onednn_runs_isa(dnnl_cpu_isa_avx512_core);
+  }();
+  if (!ta || lda % 1024 != 0 || forced == 0) return false;
+  if (forced == 1) return true;
+  return intel_avx512 && N >= 128 && N <= 512 && K >= 512 && (M >= 2048 || (M >= 1024 && K >= 4096 && N >= 256));
+}
+
 // parallel_for's cost units are the float adds of the pool's calibration loop (Note [Thread
 // pool]: c = a + b over 2^20 floats, cache-resident: 5.5 adds/ns on Zen 4, which the wake
 // grain is computed in). One thread's sgemm does about 8-10 multiply-adds in the time of one
@@ -162,9 +193,26 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // worker's wake (~40 us on these VMs) in its end barrier, where the pool's caller starts at
   // once and wakes a worker only for a product above its measured wake grain.
   if (openblas) serial_openblas();
+  thread_local Scratch restrided;  // Note [Transposed A at a 4 KiB stride]
+  const bool restride = !openblas && sgemm_restrides_a(ta, M, N, K, lda);
+  if (restride) {
+    const int64_t ld = M + 16;
+    float* a = restrided.get<float>(K * ld, "matmul");
+    const float* src = A;
+    const int64_t src_ld = lda;
+    parallel_for(
+        K,
+        [=](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) std::memcpy(a + k * ld, src + k * src_ld, M * sizeof(float));
+        },
+        K * M);
+    A = a;
+    lda = ld;
+  }
   gemm_split(M, N, sgemm_cost(M, N, K), [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     one(r1 - r0, c1 - c0, ta ? A + r0 : A + r0 * lda, tb ? B + c0 * ldb : B + c0, C + r0 * ldc + c0);
   });
+  if (restride) restrided.trim();
 }
 
 void sgemm_serial_in_team() { serial_openblas(); }
@@ -183,6 +231,12 @@ const char* sgemm_openblas_name() {
 
 /// Which OpenBLAS the float32 GEMM links, for tests and bench (ctypes on liboar_core).
 extern "C" const char* oar_sgemm_openblas() { return oar::phi::sgemm_openblas_name(); }
+
+/// Whether sgemm_rowmajor copies a transposed A to a padded stride first (Note [Transposed A
+/// at a 4 KiB stride]), for tests and bench (ctypes on liboar_core).
+extern "C" int oar_sgemm_restrides_a(int ta, int64_t M, int64_t N, int64_t K, int64_t lda) {
+  return oar::phi::sgemm_restrides_a(ta != 0, M, N, K, lda) ? 1 : 0;
+}
 
 /// The library sgemm_rowmajor takes for a product, "openblas" or "onednn", for tests
 /// and bench (ctypes on liboar_core); never null.

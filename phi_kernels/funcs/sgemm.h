@@ -29,6 +29,10 @@ bool onednn_runs_isa(unsigned isa);
 /// Whether sgemm_rowmajor takes OpenBLAS (else oneDNN's sgemm) for this product.
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb);
 
+/// Whether sgemm_rowmajor first copies a transposed A whose rows lie a multiple of 4 KiB
+/// apart into a buffer with 64 bytes more per row (oneDNN's path on an Intel AVX-512 core).
+bool sgemm_restrides_a(bool ta, int64_t M, int64_t N, int64_t K, int64_t lda);
+
 /// The OpenBLAS behind the large shapes: "scipy-openblas32", "debian-openblas" or "none".
 const char* sgemm_openblas_name();
 

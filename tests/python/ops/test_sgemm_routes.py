@@ -131,12 +131,66 @@ def test_route_table():
     assert _routes({"OAR_SGEMM": "openblas"}) == ["openblas"] * len(ROUTES)
 
 
-@pytest.mark.parametrize("env", [{"DNNL_MAX_CPU_ISA": "AVX2"}, {"OAR_SGEMM": "onednn"}, {"OAR_SGEMM": "openblas"}],
+@pytest.mark.parametrize("env", [{"DNNL_MAX_CPU_ISA": "AVX2"}, {"OAR_SGEMM": "onednn"}, {"OAR_SGEMM": "openblas"},
+                                 {"OAR_SGEMM": "onednn", "OAR_SGEMM_RESTRIDE": "1"}],
                          ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
 def test_products_in_a_child(env):
     """The products of this file under the other rule and with each library forced."""
     if env.get("DNNL_MAX_CPU_ISA") and not AVX512:
         pytest.skip("the AVX2 rule is this process's own")
     out = _child("import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))", env, os.path.abspath(__file__), "-q",
-                 "-o", "addopts=", "-p", "no:cacheprovider", "-k", "not child and not route_table")
+                 "-o", "addopts=", "-p", "no:cacheprovider", "-k", "not child and not route_table and not restride_rule")
     assert " passed" in out and "failed" not in out, out[-2000:]
+
+
+def test_transposed_a_at_a_4k_stride():
+    """x^T dy with x's rows a multiple of 1024 floats apart (Note [Transposed A at a 4 KiB
+    stride]): where sgemm_rowmajor first copies A to a padded stride (every such product in
+    the OAR_SGEMM_RESTRIDE=1 child of test_products_in_a_child), contiguous and as a view
+    narrower than its rows, at 1 and 2 threads, and the backward of a Linear."""
+    rng = np.random.default_rng(5)
+    before = oar.get_num_threads()
+    try:
+        for threads in (1, 2):
+            oar.set_num_threads(threads)
+            for m, k, n, width in ((2048, 1024, 256, 2048), (1500, 1024, 300, 2048), (1024, 4096, 512, 1024)):
+                xb = rng.standard_normal((k, width)).astype("float32")
+                g = rng.standard_normal((k, n)).astype("float32")
+                x = oar.to_tensor(xb)[:, :m] if m < width else oar.to_tensor(xb)
+                got = oar.matmul(x, oar.to_tensor(g), transpose_x=True).numpy()
+                _close(got, xb[:, :m].T, g)
+    finally:
+        oar.set_num_threads(before)
+    x = rng.standard_normal((1024, 2048)).astype("float32")
+    w = oar.to_tensor(rng.standard_normal((2048, 256)).astype("float32"), stop_gradient=False)
+    g = rng.standard_normal((1024, 256)).astype("float32")
+    (oar.matmul(oar.to_tensor(x), w) * oar.to_tensor(g)).sum().backward()
+    _close(w.grad.numpy(), x.T, g)
+
+
+RESTRIDE_CHILD = """
+import ctypes, json, sys
+import oar
+lib = ctypes.CDLL([l.split()[-1] for l in open("/proc/self/maps") if "liboar_core" in l][0])
+fn = lib.oar_sgemm_restrides_a
+fn.argtypes = [ctypes.c_int] + [ctypes.c_int64] * 4
+print(json.dumps([fn(*args) for args in json.loads(sys.argv[1])]))
+"""
+# (ta, M, N, K, lda) -> copied under the rule on an Intel AVX-512 core
+RESTRIDES = [((1, 2048, 256, 1024, 2048), 1), ((1, 2048, 512, 512, 2048), 1), ((1, 4096, 128, 1024, 4096), 1),
+             ((1, 1024, 256, 4096, 1024), 1), ((1, 1024, 512, 1024, 1024), 0), ((1, 1024, 128, 4096, 1024), 0),
+             ((1, 2048, 64, 1024, 2048), 0), ((1, 2048, 768, 1024, 2048), 0), ((1, 2048, 256, 256, 2048), 0),
+             ((1, 1500, 256, 1024, 2048), 0), ((1, 2048, 256, 1024, 2064), 0), ((0, 2048, 256, 1024, 2048), 0)]
+
+
+def test_restride_rule():
+    intel = any(ln.split(":")[-1].strip() == "GenuineIntel" for ln in open("/proc/cpuinfo") if ln.startswith("vendor_id"))
+    args = json.dumps([list(r[0]) for r in RESTRIDES])
+    rule = [r[1] if intel and AVX512 else 0 for r in RESTRIDES]
+    assert json.loads(_child(RESTRIDE_CHILD, {"OAR_SGEMM_RESTRIDE": ""}, args).split("\n")[-2]) == rule
+    assert json.loads(_child(RESTRIDE_CHILD, {"OAR_SGEMM_RESTRIDE": "0"}, args).split("\n")[-2]) == [0] * len(RESTRIDES)
+    forced = [int(a[0] == 1 and a[4] % 1024 == 0) for a, _ in RESTRIDES]
+    assert json.loads(_child(RESTRIDE_CHILD, {"OAR_SGEMM_RESTRIDE": "1"}, args).split("\n")[-2]) == forced
+    if AVX512:  # an AVX2 cap takes the AVX2 rule, where oneDNN's sgemm does not copy
+        capped = json.loads(_child(RESTRIDE_CHILD, {"DNNL_MAX_CPU_ISA": "AVX2"}, args).split("\n")[-2])
+        assert capped == [0] * len(RESTRIDES)
