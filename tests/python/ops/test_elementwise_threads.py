@@ -51,6 +51,20 @@ def test_bfloat16_binary_results_rounded_to_nearest_even(shape):
         np.testing.assert_array_equal(got.astype("float32").numpy(), _bf16_round(want))
 
 
+# Shapes for the 16-bit bit-for-bit tests: empty, tails, several vectors, and two views.
+SHAPE_VIEWS = [((0,), None), ((1,), None), ((15,), None), ((4099,), None), ((200003,), None),
+               ((64, 33), "T"), ((8, 202), "stride")]
+
+
+def _view(x, a, view):
+    """The tensor x and its NumPy array a, transposed ("T"), every other column ("stride") or as is."""
+    if view == "T":
+        return x.transpose([1, 0]), a.T
+    if view == "stride":
+        return x[:, ::2], a[:, ::2]
+    return x, a
+
+
 def _f16_inputs(shape, rng):
     """float32 values that exercise float16 rounding: normals, half subnormals, ties between
     neighbouring halves, values that overflow to inf, float subnormals, +-0, inf and NaN."""
@@ -69,19 +83,14 @@ def _f16_inputs(shape, rng):
     return a
 
 
-@pytest.mark.parametrize("shape,view", [((0,), None), ((1,), None), ((15,), None), ((4099,), None),
-                                        ((200003,), None), ((64, 33), "T"), ((8, 202), "stride")])
+@pytest.mark.parametrize("shape,view", SHAPE_VIEWS)
 def test_float16_cast_and_pointwise_bit_for_bit(shape, view, threads):
     """float16's conversions (Note [float16 conversions in integers]) and the cast kernel's
     F16C path against NumPy bit for bit, contiguous and strided, and float16 add, multiply
     and relu, whose loops vectorize on those conversions."""
     rng = np.random.default_rng(11)
     a = _f16_inputs(shape, rng)
-    x = oar.to_tensor(a)
-    if view == "T":
-        x, a = x.transpose([1, 0]), a.T
-    elif view == "stride":
-        x, a = x[:, ::2], a[:, ::2]
+    x, a = _view(oar.to_tensor(a), a, view)
     with np.errstate(all="ignore"):
         want = a.astype("float16")
     got = x.astype("float16").numpy()
@@ -124,8 +133,7 @@ def _bf16_inputs(shape, rng):
     return u.view("float32").reshape(shape)
 
 
-@pytest.mark.parametrize("shape,view", [((0,), None), ((1,), None), ((15,), None), ((4099,), None),
-                                        ((200003,), None), ((64, 33), "T"), ((8, 202), "stride")])
+@pytest.mark.parametrize("shape,view", SHAPE_VIEWS)
 def test_bfloat16_cast_and_pointwise_bit_for_bit(shape, view, threads):
     """The cast kernel's float32 <-> bfloat16 paths and the 16-bit rows of the pointwise
     kernels (Note [float16 rows in blocks], elementwise.h's to_floats/from_floats) against
@@ -133,11 +141,7 @@ def test_bfloat16_cast_and_pointwise_bit_for_bit(shape, view, threads):
     and strided; exp (a SLEEF block) within one bfloat16 step of float64's."""
     rng = np.random.default_rng(13)
     a = _bf16_inputs(shape, rng)
-    x = oar.to_tensor(a)
-    if view == "T":
-        x, a = x.transpose([1, 0]), a.T
-    elif view == "stride":
-        x, a = x[:, ::2], a[:, ::2]
+    x, a = _view(oar.to_tensor(a), a, view)
     want = _bf16_round(a)
     h = x.astype("bfloat16")
     back = h.astype("float32").numpy()
