@@ -200,12 +200,10 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
     float* a = restrided.get<float>(K * ld, "matmul");
     const float* src = A;
     const int64_t src_ld = lda;
-    parallel_for(
-        K,
-        [=](int64_t k0, int64_t k1) {
+    auto copy_rows = [=](int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k) std::memcpy(a + k * ld, src + k * src_ld, M * sizeof(float));
-        },
-        K * M);
+    };
+    parallel_for(K, copy_rows, K * M);
     A = a;
     lda = ld;
   }
