@@ -150,8 +150,8 @@ std::array<int64_t, N> inner_strides(const Dims& dims, const std::array<Dims, N>
 // block of kHalfBlock elements to float on the stack, apply f there in a vectorized loop, and
 // store through F16C when the output is float16 too. Same bits as the element-wise form.
 //
-// The binary kernels' bfloat16 rows take the same blocks, and the cast and the SLEEF blocks
-// (vec_math.h) the same conversions. Widening is a shift; rounding back is bfloat16(float)'s
+// The binary kernels' bfloat16 rows take the same blocks, and the float32 <-> bfloat16 cast
+// the same conversions. Widening is a shift; rounding back is bfloat16(float)'s
 // integer form in intrinsics (to nearest even, NaN quieted), sixteen lanes where the AVX-512
 // copy is the active one. The binary kernels build for the baseline only, where GCC narrowed
 // the element-wise form's 32-bit lanes with AVX2's packs, at about 45 instructions per 16

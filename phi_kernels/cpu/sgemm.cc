@@ -193,11 +193,12 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   // worker's wake (~40 us on these VMs) in its end barrier, where the pool's caller starts at
   // once and wakes a worker only for a product above its measured wake grain.
   if (openblas) serial_openblas();
-  thread_local Scratch restrided;  // Note [Transposed A at a 4 KiB stride]
-  const bool restride = !openblas && sgemm_restrides_a(ta, M, N, K, lda);
-  if (restride) {
+  Scratch* restrided = nullptr;  // Note [Transposed A at a 4 KiB stride]
+  if (!openblas && sgemm_restrides_a(ta, M, N, K, lda)) {
+    thread_local Scratch scratch;
+    restrided = &scratch;
     const int64_t ld = M + 16;
-    float* a = restrided.get<float>(K * ld, "matmul");
+    float* a = scratch.get<float>(K * ld, "matmul");
     const float* src = A;
     const int64_t src_ld = lda;
     auto copy_rows = [=](int64_t k0, int64_t k1) {
@@ -210,7 +211,7 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
   gemm_split(M, N, sgemm_cost(M, N, K), [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     one(r1 - r0, c1 - c0, ta ? A + r0 : A + r0 * lda, tb ? B + c0 * ldb : B + c0, C + r0 * ldc + c0);
   });
-  if (restride) restrided.trim();
+  if (restrided != nullptr) restrided->trim();
 }
 
 void sgemm_serial_in_team() { serial_openblas(); }
