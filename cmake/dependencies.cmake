@@ -6,6 +6,7 @@ find_package(glog CONFIG REQUIRED)
 find_package(dnnl CONFIG REQUIRED)
 find_package(BLAS REQUIRED)
 find_package(LAPACK REQUIRED)
+find_package(ZLIB REQUIRED)  # CRC-32 of saved programs and checkpoints (pir/serialize)
 find_path(OAR_DLPACK_INCLUDE dlpack/dlpack.h REQUIRED)
 find_path(OAR_SLEEF_INCLUDE sleef.h PATHS /usr/include /usr/include/x86_64-linux-gnu REQUIRED)
 find_library(OAR_SLEEF_LIB sleef REQUIRED)
@@ -18,7 +19,7 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter)
 add_library(oar_deps INTERFACE)
 target_include_directories(oar_deps INTERFACE ${OAR_DLPACK_INCLUDE} ${OAR_SLEEF_INCLUDE})
 target_link_libraries(oar_deps INTERFACE glog::glog gflags DNNL::dnnl ${OAR_SLEEF_LIB}
-  ${OAR_FFTW_LIB} ${OAR_FFTWF_LIB} ${OAR_LAPACKE_LIB} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} OpenMP::OpenMP_CXX Threads::Threads)
+  ${OAR_FFTW_LIB} ${OAR_FFTWF_LIB} ${OAR_LAPACKE_LIB} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} OpenMP::OpenMP_CXX Threads::Threads ZLIB::ZLIB)
 
 # float32 GEMM (phi_kernels/cpu/sgemm.cc; docs/notes/gemm_backends.md): a current OpenBLAS
 # from PyPI's scipy-openblas32 (DYNAMIC_ARCH: picks AVX2/AVX-512 kernels at run time, knows

@@ -13,6 +13,7 @@ APT_PACKAGES=(
   libdlpack-dev
   libomp-dev
   nlohmann-json3-dev     # JSON: the C++ predictor reads the safetensors header
+  zlib1g-dev             # CRC-32 of saved programs and checkpoints
   clang-format           # scripts/lint.sh: clang-format and clang-format-diff
   libgloo-dev            # collectives over TCP for oar.distributed on CPU
   libfftw3-dev           # oar.fft: FFTW (single and double precision) for the fft_* kernels

@@ -119,6 +119,36 @@ def test_truncated_and_corrupt_files_rejected(tmp_path):
         oar.load(str(tmp_path / "missing"))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_checksum_of_large_tensors(tmp_path, threads):
+    # Tensors of 256 KiB and more are checksummed in pieces (split over the pool, joined
+    # with crc32_combine): the file must still carry zlib.crc32 of its bytes, read back
+    # equal, and reject one flipped bit in any piece, the last short one included.
+    rng = np.random.default_rng(7)
+    state = {"a": rng.standard_normal(3 * 65536 + 1234).astype(np.float32),  # 3 pieces + a tail
+             "b": rng.standard_normal(65536 * 2).astype(np.float32),  # exactly 2 pieces
+             "c": rng.integers(0, 255, 100, dtype=np.uint8)}
+    p = tmp_path / "big.pdparams"
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        oar.save({k: oar.to_tensor(v) for k, v in state.items()}, str(p))
+        out = oar.load(str(p))
+        for k, v in state.items():
+            np.testing.assert_array_equal(out[k].numpy(), v)
+        raw = p.read_bytes()
+        start = 8 + struct.unpack("<Q", raw[:8])[0]
+        for off in (0, 262143, 262144, 3 * 262144 + 10, len(raw) - start - 101):
+            bad = bytearray(raw)
+            bad[start + off] ^= 0x10
+            q = tmp_path / f"bit{off}"
+            q.write_bytes(bytes(bad))
+            with pytest.raises(ValueError, match=f"bit{off}.*checksum"):
+                oar.load(str(q))
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_save_is_atomic(tmp_path, monkeypatch):
     p = tmp_path / "a.pdparams"
     oar.save({"w": oar.ones([3])}, str(p))
