@@ -217,15 +217,13 @@ uint32_t crc32(std::string_view data, uint32_t crc) {
   if (n < 2 * kPiece) return static_cast<uint32_t>(one(data.data(), n, crc));
   const int64_t pieces = static_cast<int64_t>((n + kPiece - 1) / kPiece);
   std::vector<uLong> part(static_cast<size_t>(pieces));
-  phi::parallel_for(
-      pieces,
-      [&](int64_t b, int64_t e) {
+  const auto run = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const size_t lo = static_cast<size_t>(i) * kPiece;
       part[static_cast<size_t>(i)] = one(data.data() + lo, std::min(kPiece, n - lo), 0);
     }
-      },
-      static_cast<int64_t>(n));  // a byte costs about a float add's time (the pool's unit)
+  };
+  phi::parallel_for(pieces, run, static_cast<int64_t>(n));  // a byte costs about a float add (the pool's unit)
   uLong c = crc;
   for (int64_t i = 0; i < pieces; ++i) {
     const size_t lo = static_cast<size_t>(i) * kPiece;
