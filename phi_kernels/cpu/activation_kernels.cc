@@ -1,20 +1,46 @@
 // Activations of nn.yaml (silu, softplus, leaky_relu, elu, log_sigmoid, hardswish,
 // hardsigmoid, relu6, selu, celu, hardtanh, mish, softsign, tanhshrink, hardshrink,
 // softshrink, thresholded_relu), Paddle's definitions. Each is one functor with the value f,
-// the derivative d1 and the second derivative d2; the forward, the fused gradient
-// (grad_out * f'(x)) and the double-backward kernel (f''(x)) are instantiated from it.
-// Built once, for the baseline: std::exp and friends are scalar calls in these loops, so an
-// AVX-512 copy bought nothing but compile time (Note [One copy of a loop]); silu's forward,
-// on vectors, is in unary_kernels.cc.
+// the derivative d1 and the second derivative d2 (scalar: double, the double-backward
+// kernels, builds without vectors), and the float lanes vf(x) and vg(x, d) = d f'(x): the
+// forward and the fused gradient of float, float16 (converted in registers) and bfloat16
+// (in blocks) run on them. Built per ISA (Note [CPU dispatch]). The scalar forms were
+// written for clarity, and GCC left them scalar and branchy: leaky_relu on 1M floats took
+// 4.4 ms, mish 40 ms (Note [Activations on vectors], docs/notes/cpu_speed_steps.md).
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <utility>
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
 namespace {
 
 template <typename M> M sigmoid(M x) { return M(1) / (M(1) + std::exp(-x)); }
+
+#if OAR_VEC
+using vec::F;
+inline F vset(double v) { return vec::set1(static_cast<float>(v)); }
+inline F vzero() { return vec::set1(0.0f); }
+/// 1 / (1 + exp(-x)): 0 below x = -88.4 (exp's clamp), NaN stays NaN.
+inline F sigmoid_v(F x) {
+  const F one = vec::set1(1.0f);
+  return vec::div(one, vec::add(one, vec::exp(vec::sub(vzero(), x))));
+}
+/// log1p(exp(-|z|)), the stable tail of softplus and log_sigmoid (NaN stays NaN).
+inline F log1p_exp_neg_abs(F z) { return OAR_SLEEF_F(log1p, u10)(vec::exp_nonpos(vec::sub(vzero(), vec::abs(z)))); }
+/// expm1(min(x, 0)), the negative side of elu, selu and celu (exp(x) - 1 would lose the
+/// small |x|); NaN stays NaN.
+inline F expm1_neg(F x) { return vec::expm1_nonpos(vec::max(vec::set1(-20.0f), vec::min(vzero(), x))); }
+/// d where lo < x < hi, else 0 (NaN: 0): the gradient of the clamping activations.
+inline F inside(F x, F lo, F hi, F d) { return vec::select_lt(lo, x, vec::select_lt(x, hi, d, vzero()), vzero()); }
+/// min(hi, max(lo, x)) with a NaN x kept (x86's max and min return the second operand
+/// when one is NaN), as std::min(std::max(x, lo), hi).
+inline F clamp_v(F x, F lo, F hi) { return vec::min(hi, vec::max(lo, x)); }
+#endif
 
 struct Silu {
   template <typename M> M f(M x) const { return x * sigmoid(x); }
@@ -26,6 +52,12 @@ struct Silu {
     const M s = sigmoid(x);
     return s * (M(1) - s) * (M(2) + x * (M(1) - M(2) * s));
   }
+#if OAR_VEC
+  F vg(F x, F d) const {  // forward: SiluF in unary_kernels.cc
+    const F s = sigmoid_v(x);
+    return vec::mul(vec::mul(d, s), vec::fmadd(x, vec::sub(vec::set1(1.0f), s), vec::set1(1.0f)));
+  }
+#endif
 };
 
 // log(1 + exp(beta x)) / beta, and x itself once beta * x > threshold.
@@ -47,12 +79,27 @@ struct Softplus {
     const M s = sigmoid(z);
     return M(beta) * s * (M(1) - s);
   }
+#if OAR_VEC
+  F vf(F x) const {
+    const F b = vset(beta), z = vec::mul(b, x);
+    const F r = vec::div(vec::add(vec::max(vzero(), z), log1p_exp_neg_abs(z)), b);
+    return vec::select_lt(vset(threshold), z, x, r);
+  }
+  F vg(F x, F d) const {
+    const F z = vec::mul(vset(beta), x);
+    return vec::select_lt(vset(threshold), z, d, vec::mul(d, sigmoid_v(z)));
+  }
+#endif
 };
 
 struct LeakyRelu {
   double slope;
   template <typename M> M f(M x) const { return x > M(0) ? x : M(slope) * x; }
   template <typename M> M d1(M x) const { return x > M(0) ? M(1) : M(slope); }
+#if OAR_VEC
+  F vf(F x) const { return vec::select_lt(vzero(), x, x, vec::mul(vset(slope), x)); }
+  F vg(F x, F d) const { return vec::select_lt(vzero(), x, d, vec::mul(vset(slope), d)); }
+#endif
 };
 
 struct Elu {
@@ -60,6 +107,10 @@ struct Elu {
   template <typename M> M f(M x) const { return x > M(0) ? x : M(alpha) * std::expm1(x); }
   template <typename M> M d1(M x) const { return x > M(0) ? M(1) : M(alpha) * std::exp(x); }
   template <typename M> M d2(M x) const { return x > M(0) ? M(0) : M(alpha) * std::exp(x); }
+#if OAR_VEC
+  F vf(F x) const { return vec::select_lt(vzero(), x, x, vec::mul(vset(alpha), expm1_neg(x))); }
+  F vg(F x, F d) const { return vec::select_lt(vzero(), x, d, vec::mul(d, vec::mul(vset(alpha), vec::exp(x)))); }
+#endif
 };
 
 // log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
@@ -72,6 +123,10 @@ struct LogSigmoid {
     const M s = sigmoid(x);
     return -s * (M(1) - s);
   }
+#if OAR_VEC
+  F vf(F x) const { return vec::sub(vec::min(vzero(), x), log1p_exp_neg_abs(x)); }
+  F vg(F x, F d) const { return vec::mul(d, sigmoid_v(vec::sub(vzero(), x))); }
+#endif
 };
 
 // x * relu6(x + 3) / 6 (Paddle: threshold 6, scale 6, offset 3).
@@ -86,6 +141,18 @@ struct Hardswish {
   template <typename M> M d2(M x) const {
     return (x + M(3) > M(0) && x + M(3) < M(6)) ? M(1) / M(3) : M(0);
   }
+#if OAR_VEC
+  F vf(F x) const {
+    const F t = clamp_v(vec::add(x, vec::set1(3.0f)), vzero(), vec::set1(6.0f));
+    return vec::div(vec::mul(x, t), vec::set1(6.0f));
+  }
+  F vg(F x, F d) const {
+    const F a = vec::add(x, vec::set1(3.0f));
+    const F mid = vec::div(vec::fmadd(vec::set1(2.0f), x, vec::set1(3.0f)), vec::set1(6.0f));
+    const F d1 = vec::select_le(vec::set1(6.0f), a, vec::set1(1.0f), vec::select_lt(vzero(), a, mid, vzero()));
+    return vec::mul(d, d1);
+  }
+#endif
 };
 
 struct Hardsigmoid {
@@ -97,11 +164,21 @@ struct Hardsigmoid {
     const M y = M(slope) * x + M(offset);
     return (y > M(0) && y < M(1)) ? M(slope) : M(0);
   }
+#if OAR_VEC
+  F vf(F x) const { return clamp_v(vec::fmadd(vset(slope), x, vset(offset)), vzero(), vec::set1(1.0f)); }
+  F vg(F x, F d) const {
+    return inside(vec::fmadd(vset(slope), x, vset(offset)), vzero(), vec::set1(1.0f), vec::mul(d, vset(slope)));
+  }
+#endif
 };
 
 struct Relu6 {
   template <typename M> M f(M x) const { return std::min(std::max(x, M(0)), M(6)); }
   template <typename M> M d1(M x) const { return (x > M(0) && x < M(6)) ? M(1) : M(0); }
+#if OAR_VEC
+  F vf(F x) const { return clamp_v(x, vzero(), vec::set1(6.0f)); }
+  F vg(F x, F d) const { return inside(x, vzero(), vec::set1(6.0f), d); }
+#endif
 };
 
 // scale * (x > 0 ? x : alpha * (exp(x) - 1))
@@ -116,6 +193,13 @@ struct Selu {
   template <typename M> M d2(M x) const {
     return x > M(0) ? M(0) : M(scale) * M(alpha) * std::exp(x);
   }
+#if OAR_VEC
+  F vf(F x) const { return vec::mul(vset(scale), vec::select_lt(vzero(), x, x, vec::mul(vset(alpha), expm1_neg(x)))); }
+  F vg(F x, F d) const {
+    const F sa = vec::mul(vset(scale), vset(alpha));
+    return vec::select_lt(vzero(), x, vec::mul(d, vset(scale)), vec::mul(d, vec::mul(sa, vec::exp(x))));
+  }
+#endif
 };
 
 // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
@@ -128,12 +212,23 @@ struct Celu {
   template <typename M> M d2(M x) const {
     return x > M(0) ? M(0) : std::exp(x / M(alpha)) / M(alpha);
   }
+#if OAR_VEC
+  F vf(F x) const {
+    const F a = vset(alpha);
+    return vec::select_lt(vzero(), x, x, vec::mul(a, expm1_neg(vec::div(x, a))));
+  }
+  F vg(F x, F d) const { return vec::select_lt(vzero(), x, d, vec::mul(d, vec::exp(vec::div(x, vset(alpha))))); }
+#endif
 };
 
 struct Hardtanh {
   double lo, hi;
   template <typename M> M f(M x) const { return std::min(std::max(x, M(lo)), M(hi)); }
   template <typename M> M d1(M x) const { return (x > M(lo) && x < M(hi)) ? M(1) : M(0); }
+#if OAR_VEC
+  F vf(F x) const { return clamp_v(x, vset(lo), vset(hi)); }
+  F vg(F x, F d) const { return inside(x, vset(lo), vset(hi), d); }
+#endif
 };
 
 // x * tanh(softplus(x)), softplus linear above 20 as in Paddle.
@@ -151,6 +246,27 @@ struct Mish {
     const M u = (M(1) - t * t) * s;
     return M(2) * u + x * u * ((x > M(20) ? M(0) : M(1) - s) - M(2) * t * s);
   }
+#if OAR_VEC
+  // With n = exp(x) and p = n (n + 2): tanh(log1p(n)) = p / (p + 2) = p q / 2, q = 2 / (p + 2),
+  // and 1 - tanh^2 = q (2 - q): one exp and one division for f, t and 1 - t^2 alike, each
+  // without cancellation (n is small for x << 0, q for x >> 0). Past x = 20, f = x.
+  struct Parts {
+    F t, q, n;
+  };
+  static Parts parts(F x) {
+    const F n = vec::exp(vec::min(vec::set1(20.0f), x));
+    const F p = vec::mul(n, vec::add(n, vec::set1(2.0f)));
+    const F q = vec::div(vec::set1(2.0f), vec::add(p, vec::set1(2.0f)));
+    return {vec::mul(vec::mul(p, q), vec::set1(0.5f)), q, n};
+  }
+  F vf(F x) const { return vec::select_lt(vec::set1(20.0f), x, x, vec::mul(x, parts(x).t)); }
+  F vg(F x, F d) const {
+    const Parts a = parts(x);
+    const F s = vec::div(a.n, vec::add(a.n, vec::set1(1.0f)));   // sigmoid(x)
+    const F om = vec::mul(a.q, vec::sub(vec::set1(2.0f), a.q));  // 1 - t^2
+    return vec::select_lt(vec::set1(20.0f), x, d, vec::mul(d, vec::fmadd(vec::mul(x, om), s, a.t)));
+  }
+#endif
 };
 
 struct Softsign {
@@ -163,6 +279,13 @@ struct Softsign {
     const M d = M(1) + std::abs(x);
     return (x > M(0) ? M(-2) : (x < M(0) ? M(2) : M(0))) / (d * d * d);
   }
+#if OAR_VEC
+  F vf(F x) const { return vec::div(x, vec::add(vec::set1(1.0f), vec::abs(x))); }
+  F vg(F x, F d) const {
+    const F s = vec::add(vec::set1(1.0f), vec::abs(x));
+    return vec::div(d, vec::mul(s, s));
+  }
+#endif
 };
 
 struct Tanhshrink {
@@ -175,6 +298,13 @@ struct Tanhshrink {
     const M t = std::tanh(x);
     return M(2) * t * (M(1) - t * t);
   }
+#if OAR_VEC
+  F vf(F x) const { return vec::sub(x, vec::tanh(x)); }
+  F vg(F x, F d) const {
+    const F t = vec::tanh(x);
+    return vec::mul(d, vec::mul(t, t));
+  }
+#endif
 };
 
 struct Hardshrink {
@@ -185,6 +315,10 @@ struct Hardshrink {
   template <typename M> M d1(M x) const {
     return (x > M(threshold) || x < -M(threshold)) ? M(1) : M(0);
   }
+#if OAR_VEC
+  F vf(F x) const { return vec::select_lt(vset(threshold), vec::abs(x), x, vzero()); }
+  F vg(F x, F d) const { return vec::select_lt(vset(threshold), vec::abs(x), d, vzero()); }
+#endif
 };
 
 struct Softshrink {
@@ -196,20 +330,109 @@ struct Softshrink {
   template <typename M> M d1(M x) const {
     return (x > M(threshold) || x < -M(threshold)) ? M(1) : M(0);
   }
+#if OAR_VEC
+  F vf(F x) const {
+    const F t = vset(threshold);
+    const F r = vec::select_lt(x, vec::sub(vzero(), t), vec::add(x, t), vzero());
+    return vec::select_lt(t, x, vec::sub(x, t), r);
+  }
+  F vg(F x, F d) const { return vec::select_lt(vset(threshold), vec::abs(x), d, vzero()); }
+#endif
 };
 
 struct ThresholdedRelu {
   double threshold, value;
   template <typename M> M f(M x) const { return x > M(threshold) ? x : M(value); }
   template <typename M> M d1(M x) const { return x > M(threshold) ? M(1) : M(0); }
+#if OAR_VEC
+  F vf(F x) const { return vec::select_lt(vset(threshold), x, x, vset(value)); }
+  F vg(F x, F d) const { return vec::select_lt(vset(threshold), x, d, vzero()); }
+#endif
 };
+
+#if OAR_VEC
+// op on the vectors at p[0] + i, p[1] + i, ...
+template <typename Op, typename P, size_t... I>
+F apply_at(const Op& op, const P& p, int64_t i, std::index_sequence<I...>) {
+  return op(vec::load(p[I] + i)...);
+}
+
+// o[i] = op(in[0][i], in[1][i], ...) for float or float16 rows (widened and rounded in
+// registers): full vectors, then the tail through padded float buffers, so op never reads
+// past n.
+template <size_t K, typename T, typename Op>
+void lanes(T* o, int64_t n, const Op& op, const std::array<const T*, K>& in) {
+  constexpr auto seq = std::make_index_sequence<K>();
+  int64_t i = 0;
+  for (; i + vec::kF <= n; i += vec::kF) vec::store(o + i, apply_at(op, in, i, seq));
+  if (i == n) return;
+  alignas(64) float tail[K + 1][vec::kF] = {};
+  std::array<const float*, K> tp;
+  for (size_t k = 0; k < K; ++k) {
+    for (int64_t j = i; j < n; ++j) tail[k + 1][j - i] = static_cast<float>(in[k][j]);
+    tp[k] = tail[k + 1];
+  }
+  vec::store(tail[0], apply_at(op, tp, 0, seq));
+  for (int64_t j = i; j < n; ++j) o[j] = static_cast<T>(tail[0][j - i]);
+}
+
+// lanes over contiguous rows of any float dtype but double: bfloat16 goes through float
+// blocks (its rounding is several instructions a vector; Note [float16 rows in blocks]).
+template <size_t K, typename T, typename Op>
+void act_rows(T* o, int64_t n, const Op& op, const std::array<const T*, K>& in) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    constexpr int64_t kBlock = 512;
+    alignas(64) float buf[K + 1][kBlock];
+    std::array<const float*, K> bp;
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t m = std::min(kBlock, n - s);
+      for (size_t k = 0; k < K; ++k) {
+        detail::to_floats(in[k] + s, buf[k + 1], m);
+        bp[k] = buf[k + 1];
+      }
+      lanes<K>(buf[0], m, op, bp);
+      detail::from_floats(buf[0], o + s, m);
+    }
+  } else {
+    lanes<K>(o, n, op, in);
+  }
+}
+#endif
+
+// double (and builds without vectors) keep the scalar forms.
+template <typename T>
+constexpr bool kOnLanes = OAR_VEC && !std::is_same_v<T, double>;
 
 template <typename T, typename Fn>
 void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
-  unary_kernel<T, T>(x, out, [fn](auto v) { return fn.f(v); });
+  if constexpr (kOnLanes<T>) {
+#if OAR_VEC
+    const DenseTensor xc = contiguous(x);
+    const T* xp = xc.data<T>();
+    T* o = out->alloc<T>();
+    parallel_for(out->numel(),
+                 [&](int64_t b, int64_t e) { act_rows<1>(o + b, e - b, [&fn](F v) { return fn.vf(v); }, {xp + b}); });
+#endif
+  } else {
+    unary_kernel<T, T>(x, out, [fn](auto v) { return fn.f(v); });
+  }
 }
 template <typename T, typename Fn>
 void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn) {
+  if constexpr (kOnLanes<T>) {
+#if OAR_VEC
+    if (x.dims() == g.dims()) {
+      const DenseTensor xc = contiguous(x), gc = contiguous(g);
+      const T* xp = xc.data<T>();
+      const T* gp = gc.data<T>();
+      T* o = dx->alloc<T>();
+      parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
+        act_rows<2>(o + b, e - b, [&fn](F v, F d) { return fn.vg(v, d); }, {xp + b, gp + b});
+      });
+      return;
+    }
+#endif
+  }
   binary_kernel<T, T>(x, g, dx, [fn](auto v, auto d) { return d * fn.d1(v); });
 }
 template <typename T, typename Fn>

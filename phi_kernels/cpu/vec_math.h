@@ -74,8 +74,8 @@ inline F abs(F a) { return _mm512_abs_ps(a); }
 inline D abs(D a) { return _mm512_abs_pd(a); }
 /// a where s < 0, else b.
 inline F select_neg(F s, F a, F b) { return _mm512_mask_mov_ps(b, _mm512_cmp_ps_mask(s, set1(0.0f), _CMP_LT_OQ), a); }
-inline F min(F a, F b) { return _mm512_min_ps(a, b); }
-inline D min(D a, D b) { return _mm512_min_pd(a, b); }
+inline F min(F a, F b) { return _mm512_mask_min_ps(b, 0xFFFF, a, b); }  // masked: as max above
+inline D min(D a, D b) { return _mm512_mask_min_pd(b, 0xFF, a, b); }
 /// acc with the lanes where v is NaN replaced by v; any_nan(acc) tells if one ever was.
 inline F keep_nan(F acc, F v) { return _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
 inline D keep_nan(D acc, D v) { return _mm512_mask_mov_pd(acc, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), v); }
@@ -92,6 +92,8 @@ inline F copysign(F m, F s) {
   return _mm512_or_ps(_mm512_andnot_ps(sign, m), _mm512_and_ps(sign, s));
 }
 inline F select_lt(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), x); }
+/// a <= b ? x : y per lane (y where either is NaN).
+inline F select_le(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ), x); }
 /// Whether every lane lies in [lo, hi] (false for a NaN lane).
 inline bool all_in(F v, float lo, float hi) {
   return (_mm512_cmp_ps_mask(v, set1(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, set1(hi), _CMP_LE_OQ)) == 0xffff;
@@ -190,6 +192,8 @@ inline F copysign(F m, F s) {
 }
 /// a < b ? x : y per lane.
 inline F select_lt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+/// a <= b ? x : y per lane (y where either is NaN).
+inline F select_le(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LE_OQ)); }
 inline bool all_in(F v, float lo, float hi) {
   return _mm256_movemask_ps(
              _mm256_and_ps(_mm256_cmp_ps(v, set1(lo), _CMP_GE_OQ), _mm256_cmp_ps(v, set1(hi), _CMP_LE_OQ))) == 0xff;
@@ -368,20 +372,24 @@ inline F exp_nonpos_lite(F w) {
 #endif
 }
 
+/// expm1(w) for float lanes w in [-20, 0] or NaN (the caller clamps; expm1(-20) rounds to
+/// -1): 2^n t + (2^n - 1) from exp's reduction w = n ln2 + r and t = exp(r) - 1 = r + r^2 Q(r),
+/// which keeps the relative accuracy of small |w| (n = 0: expm1 = t) without a second
+/// polynomial; 2^n - 1 is exact for these n.
+inline F expm1_nonpos(F w) {
+  const ExpArg a = exp_reduce(w);
+  const F t = fmadd(mul(exp_poly_p(a.r), a.r), a.r, a.r);
+  const F p2 = pow2(a);
+  return fmadd(t, p2, sub(p2, set1(1.0f)));
+}
 /// tanh(x) for float lanes: -expm1(w) / (2 + expm1(w)) with w = -2|x| and the sign of x,
-/// expm1(w) = 2^n t + (2^n - 1) from exp's reduction w = n ln2 + r and t = exp(r) - 1 =
-/// r + r^2 Q(r), which keeps the relative accuracy of small |x| (n = 0: expm1 = t) without
-/// a second polynomial. Relative error below 2.5 ulp, +-1 past |x| = 9, NaN stays NaN.
+/// on expm1_nonpos above. Relative error below 2.5 ulp, +-1 past |x| = 9, NaN stays NaN.
 /// One exp's work and a division; the form before it (Cephes' odd polynomial below 0.625,
 /// 1 - 2 / (exp(2|x|) + 1) above, both computed for every lane) took a fifth longer and was
 /// 1.1x torch's SLEEF tanh on Intel (Note [tanh on expm1], docs/notes/cpu_speed_steps.md).
 inline F tanh(F x) {
   // |x| clamped to 9 (tanh(9) rounds to 1); min with the constant first keeps a NaN
-  const F w = mul(min(set1(9.0f), abs(x)), set1(-2.0f));
-  const ExpArg a = exp_reduce(w);
-  const F t = fmadd(mul(exp_poly_p(a.r), a.r), a.r, a.r);
-  const F p2 = pow2(a);
-  const F em = fmadd(t, p2, sub(p2, set1(1.0f)));  // expm1(w) in (-1, 0]
+  const F em = expm1_nonpos(mul(min(set1(9.0f), abs(x)), set1(-2.0f)));  // in (-1, 0]
   return copysign(div(em, add(em, set1(2.0f))), x);
 }
 }  // namespace vec

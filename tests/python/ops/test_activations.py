@@ -262,3 +262,77 @@ def test_gelu_grad_special_values():
         finite = np.isfinite(x)
         np.testing.assert_allclose(dx.numpy()[finite], ref[finite], rtol=2e-6, atol=1e-7)
         assert np.isnan(dx.numpy()[np.isnan(x)]).all()
+
+
+def _np_mish_parts(x):
+    sp = np_softplus(x)
+    return np.where(x > 20, 1.0, np.tanh(sp)), np.where(x > 20, 1.0, np_sigmoid(x))
+
+
+# f'(x) in float64 for the activations of ACTS with vector forms (their parameters as there)
+D1 = {
+    "relu6": lambda x: ((x > 0) & (x < 6)) * 1.0,
+    "leaky_relu": lambda x: np.where(x > 0, 1.0, 0.2),
+    "elu": lambda x: np.where(x > 0, 1.0, 0.7 * np.exp(np.minimum(x, 0))),
+    "selu": lambda x: SELU_SCALE * np.where(x > 0, 1.0, SELU_ALPHA * np.exp(np.minimum(x, 0))),
+    "celu": lambda x: np.where(x > 0, 1.0, np.exp(np.minimum(x, 0) / 1.5)),
+    "silu": lambda x: np_sigmoid(x) * (1 + x * (1 - np_sigmoid(x))),
+    "mish": lambda x: (lambda t, s: t + x * (1 - t * t) * s)(*_np_mish_parts(x)),
+    "softplus": lambda x: np.where(2 * x > 5, 1.0, np_sigmoid(2 * x)),
+    "softsign": lambda x: 1 / (1 + np.abs(x)) ** 2,
+    "hardswish": lambda x: np.where(x + 3 >= 6, 1.0, np.where(x + 3 > 0, (2 * x + 3) / 6, 0.0)),
+    "hardsigmoid": lambda x: np.where((0.1666667 * x + 0.5 > 0) & (0.1666667 * x + 0.5 < 1), 0.1666667, 0.0),
+    "hardtanh": lambda x: ((x > -0.5) & (x < 1.2)) * 1.0,
+    "tanhshrink": lambda x: np.tanh(x) ** 2,
+    "hardshrink": lambda x: (np.abs(x) > 0.3) * 1.0,
+    "softshrink": lambda x: (np.abs(x) > 0.3) * 1.0,
+    "thresholded_relu": lambda x: (x > 0.4) * 1.0,
+    "log_sigmoid": lambda x: np_sigmoid(-x),
+}
+VEC_ACTS = [(n, f, r) for n, f, r, _ in ACTS if n in D1]
+# the kinks that floats hold exactly (0.3, 0.4, ... round, and Paddle compares with the
+# threshold rounded to the input's dtype, which a float64 reference would not), the ends of
+# each form's range (mish's 20, softplus' 2.5, exp's clamps, expm1's -20), signed zeros,
+# infinities and NaN
+SPECIAL = np.array([0.0, -0.0, 1e-30, -1e-30, 2.5, 3.0, -3.0, 6.0,
+                    19.99, 20.0, 20.01, -20.0, -25.0, 30.0, -30.0, -87.0, -89.0, 89.0, -100.0,
+                    np.inf, -np.inf, np.nan])
+
+
+@pytest.mark.parametrize("name,fn,ref", VEC_ACTS, ids=[n for n, *_ in VEC_ACTS])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_activation_vector_path_against_float64(name, fn, ref, dtype):
+    """The vector forms (full vectors, a padded tail, float16 in registers, bfloat16 in
+    blocks) against float64 f and g f'(x), on sizes around the vector widths, a transposed
+    view, and special values: float32 within a few ulp, the 16-bit dtypes within their
+    rounding."""
+    rng = np.random.default_rng(len(name))
+    d1 = D1[name]
+    tol = {"float32": (3e-6, 3e-6)}.get(dtype) or NARROW_TOL[dtype]
+    for n in (1, 7, 8, 9, 15, 16, 17, 33, 515, 4099):
+        x = _away_from_kinks(rng, (n,))
+        if n == 33:
+            x[:len(SPECIAL) - 3] = SPECIAL[:-3]  # finite specials: checked for the gradient too
+        g = rng.standard_normal(n)
+        xt = oar.to_tensor(x.astype("float32")).astype(dtype)
+        xt.stop_gradient = False
+        x64 = xt.astype("float32").numpy().astype(np.float64)  # the rounded input
+        out = fn(xt)
+        (dx,) = oar.grad([out], [xt], [oar.to_tensor(g.astype("float32")).astype(dtype)])
+        g64 = oar.to_tensor(g.astype("float32")).astype(dtype).astype("float32").numpy().astype(np.float64)
+        rtol, atol = tol
+        np.testing.assert_allclose(out.astype("float32").numpy(), ref(x64), rtol=rtol, atol=atol,
+                                   err_msg=f"{name} {dtype} n={n}")
+        np.testing.assert_allclose(dx.astype("float32").numpy(), g64 * d1(x64), rtol=rtol, atol=atol,
+                                   err_msg=f"{name}' {dtype} n={n}")
+    # a transposed view (made contiguous first) and every special value, NaN and +-inf too
+    base = _away_from_kinks(rng, (37, 6)).astype("float32")
+    view = oar.to_tensor(base).astype(dtype).transpose([1, 0])
+    got = fn(view).astype("float32").numpy()
+    b64 = view.astype("float32").numpy().astype(np.float64)
+    np.testing.assert_allclose(got, ref(b64), rtol=tol[0], atol=tol[1], err_msg=f"{name} {dtype} view")
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = oar.to_tensor(SPECIAL.astype("float32")).astype(dtype)
+        want = ref(s.astype("float32").numpy().astype(np.float64))
+    np.testing.assert_allclose(fn(s).astype("float32").numpy(), want, rtol=tol[0], atol=tol[1],
+                               equal_nan=True, err_msg=f"{name} {dtype} special values")

@@ -62,6 +62,24 @@ CHILD = textwrap.dedent(r'''
         ("gelu", F.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))), 6),
         ("gelu_tanh", lambda x: F.gelu(x, approximate=True), gelu_tanh, 6),
     ]
+    softplus = lambda x: np.where(x > 20, x, np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))
+    mish_t = lambda x: np.tanh(softplus(x))
+    # name, oar function, float64 f, float64 f'
+    ACT = [
+        ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+         lambda x: np.where(x > 0, 1.0, 0.2)),
+        ("elu", F.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))),
+         lambda x: np.where(x > 0, 1.0, np.exp(np.minimum(x, 0)))),
+        ("softplus", F.softplus, softplus, lambda x: np.where(x > 20, 1.0, sig(x))),
+        ("mish", F.mish, lambda x: x * mish_t(x),
+         lambda x: mish_t(x) + x * (1 - mish_t(x) ** 2) * np.where(x > 20, 1.0, sig(x))),
+        ("hardswish", F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6,
+         lambda x: np.where(x + 3 >= 6, 1.0, np.where(x + 3 > 0, (2 * x + 3) / 6, 0.0))),
+        ("log_sigmoid", F.log_sigmoid, lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))),
+         lambda x: sig(-x)),
+        ("tanhshrink", F.tanhshrink, lambda x: x - np.tanh(x), lambda x: np.tanh(x) ** 2),
+        ("silu", F.silu, lambda x: x * sig(x), lambda x: sig(x) * (1 + x * (1 - sig(x)))),
+    ]
     # along the last axis and along axis 0 (a strided row walk)
     ROWS = [
         ("softmax", lambda x, a: F.softmax(x, axis=a), softmax),
@@ -100,6 +118,21 @@ CHILD = textwrap.dedent(r'''
             v = oar.to_tensor(base).transpose([1, 0])[:, ::2]
             check(name + "[strided]", dtype, list(v.shape), fn(v),
                   ref(base.T[:, ::2].astype(np.float64)))
+        # activations (activation_kernels.cc): f and g f'(x), the vector forms' lanes and
+        # tails (float32) and the scalar forms (float64); their own stream, so the draws of
+        # the checks after them stay as they were
+        act_rng = np.random.default_rng(1)
+        for name, fn, ref, d1 in ACT:
+            for n in SIZES[1:]:
+                x = act_rng.uniform(-25, 25, [n]).astype(dtype)
+                g = act_rng.standard_normal([n]).astype(dtype)
+                x64 = x.astype(np.float64)
+                xt = oar.to_tensor(x, stop_gradient=False)
+                out = fn(xt)
+                (dx,) = oar.grad([out], [xt], [oar.to_tensor(g)])
+                tol = (5e-6, 5e-6) if dtype == "float32" else None
+                check(name, dtype, [n], out, ref(x64), tol)
+                check(name + "_grad", dtype, [n], dx, g.astype(np.float64) * d1(x64), tol)
         for name, fn, ref in ROWS:
             for n in SIZES[1:]:
                 for shape, axis in (([3, n], -1), ([n, 5], 0), ([2, n, 3], 1)):
