@@ -350,55 +350,6 @@ struct ThresholdedRelu {
 #endif
 };
 
-#if OAR_VEC
-// op on the vectors at p[0] + i, p[1] + i, ...
-template <typename Op, typename P, size_t... I>
-F apply_at(const Op& op, const P& p, int64_t i, std::index_sequence<I...>) {
-  return op(vec::load(p[I] + i)...);
-}
-
-// o[i] = op(in[0][i], in[1][i], ...) for float or float16 rows (widened and rounded in
-// registers): full vectors, then the tail through padded float buffers, so op never reads
-// past n.
-template <size_t K, typename T, typename Op>
-void lanes(T* o, int64_t n, const Op& op, const std::array<const T*, K>& in) {
-  constexpr auto seq = std::make_index_sequence<K>();
-  int64_t i = 0;
-  for (; i + vec::kF <= n; i += vec::kF) vec::store(o + i, apply_at(op, in, i, seq));
-  if (i == n) return;
-  alignas(64) float tail[K + 1][vec::kF] = {};
-  std::array<const float*, K> tp;
-  for (size_t k = 0; k < K; ++k) {
-    for (int64_t j = i; j < n; ++j) tail[k + 1][j - i] = static_cast<float>(in[k][j]);
-    tp[k] = tail[k + 1];
-  }
-  vec::store(tail[0], apply_at(op, tp, 0, seq));
-  for (int64_t j = i; j < n; ++j) o[j] = static_cast<T>(tail[0][j - i]);
-}
-
-// lanes over contiguous rows of any float dtype but double: bfloat16 goes through float
-// blocks (its rounding is several instructions a vector; Note [float16 rows in blocks]).
-template <size_t K, typename T, typename Op>
-void act_rows(T* o, int64_t n, const Op& op, const std::array<const T*, K>& in) {
-  if constexpr (std::is_same_v<T, bfloat16>) {
-    constexpr int64_t kBlock = 512;
-    alignas(64) float buf[K + 1][kBlock];
-    std::array<const float*, K> bp;
-    for (int64_t s = 0; s < n; s += kBlock) {
-      const int64_t m = std::min(kBlock, n - s);
-      for (size_t k = 0; k < K; ++k) {
-        detail::to_floats(in[k] + s, buf[k + 1], m);
-        bp[k] = buf[k + 1];
-      }
-      lanes<K>(buf[0], m, op, bp);
-      detail::from_floats(buf[0], o + s, m);
-    }
-  } else {
-    lanes<K>(o, n, op, in);
-  }
-}
-#endif
-
 // double (and builds without vectors) keep the scalar forms.
 template <typename T>
 constexpr bool kOnLanes = OAR_VEC && !std::is_same_v<T, double>;
@@ -410,8 +361,9 @@ void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
     const DenseTensor xc = contiguous(x);
     const T* xp = xc.data<T>();
     T* o = out->alloc<T>();
-    parallel_for(out->numel(),
-                 [&](int64_t b, int64_t e) { act_rows<1>(o + b, e - b, [&fn](F v) { return fn.vf(v); }, {xp + b}); });
+    parallel_for(out->numel(), [&](int64_t b, int64_t e) {
+      detail::float_rows<1>(o + b, e - b, [&fn](F v) { return fn.vf(v); }, {xp + b});
+    });
 #endif
   } else {
     unary_kernel<T, T>(x, out, [fn](auto v) { return fn.f(v); });
@@ -427,7 +379,7 @@ void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn) {
       const T* gp = gc.data<T>();
       T* o = dx->alloc<T>();
       parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
-        act_rows<2>(o + b, e - b, [&fn](F v, F d) { return fn.vg(v, d); }, {xp + b, gp + b});
+        detail::float_rows<2>(o + b, e - b, [&fn](F v, F d) { return fn.vg(v, d); }, {xp + b, gp + b});
       });
       return;
     }

@@ -171,7 +171,36 @@ void PowScalarKernel(const DeviceContext&, const DenseTensor& x, double y, Dense
     // The exponent and the power convert without undefined behaviour (float_to_int).
     const M e = float_to_int<M>(y);
     unary_kernel<T, T>(x, out, [e](M v) { return float_to_int<M>(std::pow(v, e)); });
+  } else if (y == 3.0) {  // the common exponents as torch does them, pow's special values kept
+    unary_kernel<T, T>(x, out, [](M v) { return v * v * v; });
+  } else if (y == -1.0) {
+    unary_kernel<T, T>(x, out, [](M v) { return M(1) / v; });
+  } else if (y == -2.0) {
+    unary_kernel<T, T>(x, out, [](M v) {  // not 1 / (v v), which loses the subnormal results
+      const M r = M(1) / v;
+      return r * r;
+    });
+  } else if (y == 0.5 || y == -0.5) {
+    // pow(-0, +-0.5) is +0 / +inf and pow(-inf, +-0.5) +inf / +0, where sqrt gives -0 and NaN
+    const bool inv = y < 0;
+    unary_kernel<T, T>(x, out, [inv](M v) {
+      const M r = std::isinf(v) ? std::abs(v) : std::sqrt(v) + M(0);
+      return inv ? M(1) / r : r;
+    });
   } else {
+#if OAR_VEC
+    if constexpr (!std::is_same_v<M, double>) {  // SLEEF's pow (1 ulp) on float lanes
+      const DenseTensor xc = contiguous(x);
+      const T* xp = xc.data<T>();
+      T* o = out->alloc<T>();
+      const vec::F e = vec::set1(static_cast<float>(y));
+      const auto row = [&](int64_t b, int64_t n) {
+        detail::float_rows<1>(o + b, n, [e](vec::F v) { return OAR_SLEEF_F(pow, u10)(v, e); }, {xp + b});
+      };
+      parallel_for(out->numel(), [&](int64_t b, int64_t end) { row(b, end - b); });
+      return;
+    }
+#endif
     const M e = static_cast<M>(y);
     unary_kernel<T, T>(x, out, [e](M v) { return static_cast<M>(std::pow(v, e)); });
   }

@@ -214,6 +214,23 @@ CHILD = textwrap.dedent(r'''
             checked += 1
             if not worst <= 3:
                 failures.append(f"tanh[grid] float32: {worst:.2f} ulp")
+            # erf within 1.5 ulp (Note [erf on vectors]): both forms and the switch at |x| = 1,
+            # tiny and subnormal x (erf(x) = x + x q keeps them), the clamp at 3.93 and the ends
+            g = np.concatenate([np.linspace(-5, 5, 400001), np.geomspace(1e-38, 1, 40001),
+                                np.linspace(0.99, 1.01, 20001)])
+            g = np.concatenate([g, -g]).astype(np.float32)
+            got = oar.erf(oar.to_tensor(g)).numpy().astype(np.float64)
+            ref = erf(g.astype(np.float64))
+            ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+            worst = np.max(np.abs(got - ref) / ulp)
+            checked += 1
+            if not worst <= 1.5:
+                failures.append(f"erf[grid] float32: {worst:.2f} ulp")
+            e = oar.erf(oar.to_tensor(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.93, -20],
+                                               np.float32))).numpy()
+            if not (np.array_equal(e[:4], [0, 0, 1, -1]) and np.signbit(e[1]) and not np.signbit(e[0])
+                    and np.isnan(e[4]) and e[5] == np.float32(1e-45) and e[6] == 1 and e[7] == -1):
+                failures.append(f"erf[ends] float32: {e}")
             e = oar.tanh(oar.to_tensor(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 9.5, -44],
                                                 np.float32))).numpy()
             if not (np.array_equal(e[:4], [0, 0, 1, -1]) and np.signbit(e[1]) and not np.signbit(e[0])

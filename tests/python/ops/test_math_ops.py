@@ -1,5 +1,7 @@
 """Elementwise math ops (paddle_core/ops/math.yaml) against NumPy: forward, gradients,
 dtypes, Python scalars, type promotion and bad inputs."""
+import ctypes
+import ctypes.util
 import math
 
 import numpy as np
@@ -351,3 +353,38 @@ def test_binary_on_views(name, fn_np):
         np.testing.assert_allclose(_op(name)(v, tensor(b[0, :ref.shape[1]], "float64"))
                                    .numpy(), fn_np(ref, b[0, :ref.shape[1]]))
         np.testing.assert_allclose(oar.where(v > 0, v, w).numpy(), np.where(ref > 0, ref, ref_w))
+
+
+def _c_pow(x, y):
+    """C's pow (its special values: pow(-0, 0.5) = +0, pow(-inf, 0.5) = +inf, ...)."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.pow.restype, libm.pow.argtypes = ctypes.c_double, [ctypes.c_double, ctypes.c_double]
+    return libm.pow(x, y)
+
+
+@pytest.mark.parametrize("y", [3.0, -1.0, -2.0, 0.5, -0.5, 1.7, -2.5, 0.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_pow_scalar_exponents_and_special_values(y, dtype):
+    """pow's forms for the common exponents (x^3, 1/x, 1/x^2, sqrt, 1/sqrt) and SLEEF's pow on
+    float lanes for the others: pow's special values (signed zeros, +-inf, NaN, negative
+    bases with fractional exponents) as C's pow gives them, and random values on odd sizes
+    (vector tails) within float rounding of float64."""
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -2.0, 2.0, 1.0, -1.0, 1e-20, 3e19])
+    rng = np.random.default_rng(int(y * 10) + 100)
+    for x in (special, rng.uniform(-3, 3, 37), rng.uniform(0.1, 4, 1001)):
+        xt = oar.to_tensor(x.astype("float32")).astype(dtype)
+        x64 = xt.astype("float64").numpy()
+        got = oar.pow(xt, y).astype("float64").numpy()
+        # the exponent is rounded to the dtype's compute type (float for the 16-bit ones), as
+        # Paddle casts it
+        ye = float(np.float32(y)) if dtype != "float64" else y
+        ref = np.array([_c_pow(v, ye) for v in x64])  # NumPy's power takes sqrt for 0.5
+        if dtype != "float64":  # rounded to the dtype, subnormals included
+            with np.errstate(over="ignore"):
+                ref = oar.to_tensor(ref.astype("float32")).astype(dtype).astype("float64").numpy()
+        # two roundings (the forms, SLEEF's 1 ulp) against one, and a subnormal step
+        rtol, atol = {"float32": (3e-7, 1.5e-45), "float64": (1e-15, 0), "float16": (1e-3, 6e-8),
+                      "bfloat16": (8e-3, 1e-40)}[dtype]
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"pow(x, {y}) {dtype}")
+        zero = ref == 0
+        assert np.array_equal(np.signbit(got[zero]), np.signbit(ref[zero])), f"pow(x, {y}) {dtype}: signed zeros"
