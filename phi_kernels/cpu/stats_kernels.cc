@@ -4,6 +4,7 @@
 // scans, rows run in parallel, and exp sums use SLEEF vectors.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
@@ -23,6 +24,31 @@ void for_each_kept(const ReduceShape& rs, Fn&& fn) {
   parallel_for(rs.outer * rs.inner, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) fn(t / rs.inner, t % rs.inner);
   }, cost);
+}
+
+// out[k] = sum over r of f(x[a, r, i], k), k = a * inner + i, in double, for a reduction over a
+// middle axis (inner > 1): rows are walked in memory order into per-column sums, where a walk
+// down each column touches one cache line per element (norm of [1024, 1024] over axis 0 took
+// 6.6 ms against 0.18 over axis 1). Split over the pool by columns.
+template <typename T, typename F>
+void column_sums(const ReduceShape& rs, const T* p, double* out, F f) {
+  const int64_t inner = rs.inner, R = rs.reduce;
+  parallel_for(
+      rs.outer * inner,
+      [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e;) {
+      const int64_t a = t / inner, i0 = t % inner, i1 = std::min(inner, i0 + (e - t));
+      double* acc = out + a * inner;
+      std::fill(acc + i0, acc + i1, 0.0);
+      for (int64_t r = 0; r < R; ++r) {
+        const T* row = p + (a * R + r) * inner;
+        for (int64_t i = i0; i < i1; ++i)
+          acc[i] += f(static_cast<double>(static_cast<OpMath<T>>(row[i])), a * inner + i);
+      }
+      t += i1 - i0;
+    }
+      },
+      rs.outer * R * inner);
 }
 
 // ---- all / any
@@ -109,6 +135,22 @@ double vec_sum(const T* p, int64_t n, double mean, bool squares) {
   }
   return s;
 }
+// vec_sum of one contiguous row, split into parallel chunks when it is the only row (`split`).
+template <typename T>
+double row_vec_sum(const T* row, int64_t R, double mean, bool sq, bool split) {
+  if (!split || R < 4 * kParallelGrain) return vec_sum(row, R, mean, sq);
+  double part[64] = {};
+  const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
+  parallel_for(
+      chunks,
+      [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) part[c] = vec_sum(row + c * len, std::min(R, (c + 1) * len) - c * len, mean, sq);
+      },
+      R);
+  double t = 0;
+  for (int64_t c = 0; c < chunks; ++c) t += part[c];
+  return t;
+}
 #endif
 
 // ---- var / std: two passes (mean, then squared deviations) in double
@@ -126,19 +168,7 @@ void VarStd(const DenseTensor& x, const std::vector<int64_t>& axis, bool unbiase
 #if OAR_VEC
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (rs.inner == 1) {  // contiguous rows (single long rows split into parallel chunks)
-      auto chunked = [&](const T* row, double mean, bool sq) {
-        if (!one_row || R < 4 * kParallelGrain) return vec_sum(row, R, mean, sq);
-        double part[64] = {};
-        const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
-        parallel_for(chunks, [&](int64_t c0, int64_t c1) {
-          for (int64_t c = c0; c < c1; ++c) {
-            part[c] = vec_sum(row + c * len, std::min(R, (c + 1) * len) - c * len, mean, sq);
-          }
-        }, R);
-        double t = 0;
-        for (int64_t c = 0; c < chunks; ++c) t += part[c];
-        return t;
-      };
+      auto chunked = [&](const T* row, double mean, bool sq) { return row_vec_sum(row, R, mean, sq, one_row); };
       parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
         for (int64_t a = a0; a < a1; ++a) {
           const T* row = p + a * R;
@@ -152,6 +182,17 @@ void VarStd(const DenseTensor& x, const std::vector<int64_t>& axis, bool unbiase
     }
   }
 #endif
+  if (rs.inner > 1) {  // two passes in row order: the column means, then the squared deviations
+    std::vector<double> mean(static_cast<size_t>(out->numel())), ss(mean.size());
+    column_sums(rs, p, mean.data(), [](double v, int64_t) { return v; });
+    for (double& m : mean) m /= static_cast<double>(R);
+    column_sums(rs, p, ss.data(), [&mean](double v, int64_t k) { return (v - mean[k]) * (v - mean[k]); });
+    for (size_t k = 0; k < ss.size(); ++k) {
+      const double var = denom > 0 ? ss[k] / denom : std::numeric_limits<double>::quiet_NaN();
+      o[k] = static_cast<T>(static_cast<OpMath<T>>(kStd ? std::sqrt(var) : var));
+    }
+    return;
+  }
   for_each_kept(rs, [&](int64_t a, int64_t i) {
     const T* row = p + a * R * rs.inner + i;
     const double mean = row_sum(row, R, rs.inner, [](double v) { return v; }, one_row) / R;
@@ -290,6 +331,37 @@ void PNormKernel(const DeviceContext&, const DenseTensor& x, double p,
   const T* data = rs.data.data<T>();
   const int64_t R = rs.reduce;
   const bool one_row = rs.outer * rs.inner == 1;
+#if OAR_VEC
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (p == 2 && rs.inner == 1) {  // contiguous rows: var's vector sum of squares, in double
+      parallel_for(
+          rs.outer,
+          [&](int64_t a0, int64_t a1) {
+        for (int64_t a = a0; a < a1; ++a)
+          o[a] = static_cast<T>(std::sqrt(row_vec_sum(data + a * R, R, 0.0, true, one_row)));
+          },
+          one_row ? 0 : rs.outer * R);
+      return;
+    }
+  }
+#endif
+  if (rs.inner > 1 && !std::isinf(p)) {  // sums of |x|^p in row order (column_sums)
+    std::vector<double> acc(static_cast<size_t>(out->numel()));
+    if (p == 0) {
+      column_sums(rs, data, acc.data(), [](double v, int64_t) { return v != 0 ? 1.0 : 0.0; });
+    } else if (p == 1) {
+      column_sums(rs, data, acc.data(), [](double v, int64_t) { return std::abs(v); });
+    } else if (p == 2) {
+      column_sums(rs, data, acc.data(), [](double v, int64_t) { return v * v; });
+    } else {
+      column_sums(rs, data, acc.data(), [p](double v, int64_t) { return std::pow(std::abs(v), p); });
+    }
+    for (size_t k = 0; k < acc.size(); ++k) {
+      const double r = p == 0 || p == 1 ? acc[k] : p == 2 ? std::sqrt(acc[k]) : std::pow(acc[k], 1.0 / p);
+      o[k] = static_cast<T>(static_cast<OpMath<T>>(r));
+    }
+    return;
+  }
   for_each_kept(rs, [&](int64_t a, int64_t i) {
     const T* row = data + a * R * rs.inner + i;
     double r;

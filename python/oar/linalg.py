@@ -565,8 +565,8 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None):
                         None, keepdim_all)
     if p == 1:
         return _ops.sum(_ops.abs(x), axes, None, keepdim_all)
-    if p == 2:
-        return _ops.sqrt(_ops.sum(x * x, axes, None, keepdim_all))
+    if p == 2:  # one pass, summed in double
+        return _ops.p_norm(x, 2.0, axes, keepdim_all)
     return _ops.pow(_ops.sum(_ops.pow(_ops.abs(x), p), axes, None, keepdim_all), 1.0 / p)
 
 
@@ -579,7 +579,7 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
         raise ValueError(f"matrix_norm: axis must hold 2 different axes, got {axis}")
     a0, a1 = axes
     if p == "fro":
-        return _ops.sqrt(_ops.sum(x * x, [a0, a1], None, keepdim))
+        return _ops.p_norm(x, 2.0, [a0, a1], keepdim)
     if p in ("nuc", 2, -2, 2.0, -2.0):
         rest = [i for i in range(x.ndim) if i not in (a0, a1)]
         m = _ops.transpose(x, rest + [a0, a1])

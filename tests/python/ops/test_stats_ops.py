@@ -541,3 +541,36 @@ def test_every_stats_op_is_tested():
     named = {c.name.split("[")[0] for c in CASES} | {
         "unique", "unique_consecutive", "bincount", "histogram", "searchsorted"}
     assert declared_ops("stats.yaml") - named == set()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_column_reductions_in_row_order(threads):
+    """var/std/norm over a middle axis sum rows in memory order into per-column double sums
+    (column_sums), split over the pool by columns: chunks that cross from one outer index to
+    the next, NaN and inf columns, against float64."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 257, 301)) * 3
+    x[1, 7, 11] = np.nan
+    x[2, 100, 5] = np.inf
+    x[0, :, 300] = 0.0  # an all-zero column: p = 0 counts it as 0
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for dtype in ("float32", "float64"):
+            t = oar.to_tensor(x.astype(dtype))
+            x64 = x.astype(dtype).astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                refs = {
+                    "var": (oar.var(t, axis=1), x64.var(1, ddof=1)),
+                    "std": (oar.std(t, axis=1, unbiased=False), x64.std(1)),
+                    "norm2": (oar.linalg.norm(t, axis=1), np.sqrt((x64 ** 2).sum(1))),
+                    "norm3": (oar.linalg.norm(t, 3, axis=1), (np.abs(x64) ** 3).sum(1) ** (1 / 3)),
+                    "norm0": (oar.linalg.vector_norm(t, 0, axis=1), (x64 != 0).sum(1).astype(np.float64)),
+                    "fro(0,1)": (oar.linalg.norm(t, "fro", axis=[0, 1]), np.sqrt((x64 ** 2).sum((0, 1)))),
+                }
+            rtol = 1e-6 if dtype == "float32" else 1e-12
+            for name, (got, ref) in refs.items():
+                np.testing.assert_allclose(got.numpy(), ref, rtol=rtol, atol=0, equal_nan=True,
+                                           err_msg=f"{name} {dtype} threads={threads}")
+    finally:
+        oar.set_num_threads(prev)
