@@ -111,6 +111,13 @@ CASES = [
            bad_inputs=[((F(np.ones((2, 3))), F(np.ones((2, 4)))), ValueError, "last dimension")]),
     OpCase("cdist_p1", lambda x, y: oar.cdist(x, y, p=1.0), lambda x, y: np_cdist(x, y, 1.0),
            inputs=[(3, 4), (5, 4)], op="cdist"),
+    # |x|^2 + |y|^2 - 2 x y^T through matmul: forced, and past 25 rows by default (batched,
+    # broadcast batch dims, 0-size)
+    OpCase("cdist_mm", lambda x, y: oar.cdist(x, y, compute_mode="use_mm_for_euclid_dist"), np_cdist,
+           inputs=[(3, 4), (5, 4)], shapes=[[(3, 4), (5, 4)], [(2, 3, 4), (1, 2, 4)], [(0, 4), (2, 4)]],
+           op="cdist"),
+    OpCase("cdist_mm_default", oar.cdist, np_cdist, inputs=[(30, 6), (7, 6)],
+           shapes=[[(30, 6), (7, 6)], [(2, 3, 6), (2, 26, 6)]], op="cdist"),
     OpCase("pdist", oar.pdist, lambda x: np_cdist(x, x)[np.triu_indices(x.shape[0], 1)],
            inputs=[(4, 3)], shapes=[[(4, 3)], [(1, 3)]],
            bad_inputs=[((F(np.ones(3)),), ValueError, "2-D")]),
@@ -286,3 +293,15 @@ def test_dist_special_norms():
     assert float(oar.dist(x, y, 0)) == 3.0
     assert float(oar.dist(x, y, float("inf"))) == 4.0
     assert float(oar.dist(x, y, float("-inf"))) == 0.0
+
+
+def test_cdist_compute_modes():
+    """The three compute modes give the same distances (the matmul form within its rounding),
+    and any other mode is a ValueError naming it."""
+    rng = np.random.default_rng(3)
+    x, y = oar.to_tensor(rng.standard_normal((40, 16))), oar.to_tensor(rng.standard_normal((30, 16)))
+    ref = np_cdist(x.numpy(), y.numpy())
+    for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        np.testing.assert_allclose(oar.cdist(x, y, compute_mode=mode).numpy(), ref, rtol=1e-10, err_msg=mode)
+    with pytest.raises(ValueError, match="compute_mode.*'fast'"):
+        oar.cdist(x, y, compute_mode="fast")
