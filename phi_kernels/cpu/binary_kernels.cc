@@ -126,13 +126,8 @@ void RemainderKernel(const DeviceContext&, const DenseTensor& x, const DenseTens
                      DenseTensor* out) {
   check_int_divisor<T>(y, "remainder");
   binary_kernel<T, T>(x, y, out, [](auto a, auto b) {  // Python semantics: sign of b
-    if constexpr (std::is_integral_v<decltype(a)>) {
-      auto r = rem_int(a, b);
-      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    } else {
-      auto r = std::fmod(a, b);
-      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    }
+    auto r = rem_int(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   });
 }
 
@@ -172,7 +167,8 @@ OAR_REGISTER_KERNEL(subtract, CPU, SubtractKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(multiply, CPU, MultiplyKernel, OAR_NUMERIC_TYPES, bool)
 OAR_REGISTER_KERNEL(divide, CPU, DivideKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(floor_divide, CPU, FloorDivideKernel, OAR_NUMERIC_TYPES)
-OAR_REGISTER_KERNEL(remainder, CPU, RemainderKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(remainder, CPU, RemainderKernel, int8_t, uint8_t, int16_t, int32_t,
+                    int64_t)  // floats: math_functions_kernels.cc
 OAR_REGISTER_KERNEL(elementwise_pow, CPU, PowKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
 OAR_REGISTER_KERNEL(maximum, CPU, MaximumKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(minimum, CPU, MinimumKernel, OAR_NUMERIC_TYPES)

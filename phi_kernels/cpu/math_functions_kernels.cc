@@ -1,4 +1,5 @@
-// Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, built per ISA.
+// Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, built per ISA,
+// and the float atan2, remainder (on SLEEF's atan2 and fmod) and round.
 // Rounding, classification, nan_to_num, fmax/fmin, atan2, lerp and increment are in
 // math_pointwise_kernels.cc; erfinv/digamma/polygamma in special_kernels.cc.
 #include <cmath>
@@ -64,6 +65,102 @@ struct ErfF {
 };
 OAR_SLEEF_FUNCTOR(LgammaF, lgamma, u10, std::lgamma(v))
 
+// out = vop(x, y) on float lanes (float, float16, bfloat16) where x and y have out's shape or
+// one of them is a single element; else (other broadcasts, double) sop on binary_kernel.
+template <typename T, typename VecOp, typename ScalarOp>
+void binary_lanes(const DenseTensor& x, const DenseTensor& y, DenseTensor* out, const VecOp& vop, ScalarOp sop) {
+#if OAR_VEC
+  if constexpr (!std::is_same_v<T, double>) {
+    const int64_t n = out->numel();
+    const bool xf = x.numel() == n, yf = y.numel() == n;
+    if ((xf || x.numel() == 1) && (yf || y.numel() == 1) && n > 0) {
+      const DenseTensor xc = contiguous(x), yc = contiguous(y);
+      const T* xp = xc.data<T>();
+      const T* yp = yc.data<T>();
+      T* o = out->alloc<T>();
+      const vec::F xs = vec::set1(static_cast<float>(xp[0])), ys = vec::set1(static_cast<float>(yp[0]));
+      parallel_for(n, [&](int64_t b, int64_t e) {
+        if (xf && yf) {
+          detail::float_rows<2>(o + b, e - b, vop, {xp + b, yp + b});
+        } else if (xf) {
+          detail::float_rows<1>(o + b, e - b, [&](vec::F a) { return vop(a, ys); }, {xp + b});
+        } else if (yf) {
+          detail::float_rows<1>(o + b, e - b, [&](vec::F c) { return vop(xs, c); }, {yp + b});
+        } else {
+          detail::float_rows<1>(o + b, e - b, [&](vec::F a) { return vop(a, ys); }, {xp + b});
+        }
+      });
+      return;
+    }
+  }
+#endif
+  binary_kernel<T, T>(x, y, out, sop);
+}
+
+// atan2 on SLEEF's 1-ulp atan2 (the scalar libm call took 24 ms on 1M floats, 19x torch).
+template <typename T>
+void Atan2Kernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
+  binary_lanes<T>(
+      x, y, out,
+#if OAR_VEC
+      [](vec::F a, vec::F b) { return OAR_SLEEF_F(atan2, u10)(a, b); },
+#else
+      0,
+#endif
+      [](auto a, auto b) { return std::atan2(a, b); });
+}
+
+// remainder of floats, Python's (the sign of y): fmod (SLEEF's is exact, as C's), plus y
+// where the signs of a nonzero fmod and y differ. Integers are in binary_kernels.cc.
+template <typename T>
+void RemainderFloatKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
+  binary_lanes<T>(
+      x, y, out,
+#if OAR_VEC
+      [](vec::F a, vec::F b) {
+    const vec::F zero = vec::set1(0.0f), r = OAR_SLEEF_F(fmod, )(a, b);
+    const vec::F q = vec::select_lt(r, zero, vec::sub(zero, b), b);  // < 0: the signs differ
+    return vec::select_lt(zero, vec::abs(r), vec::select_lt(q, zero, vec::add(r, b), r), r);
+      },
+#else
+      0,
+#endif
+      [](auto a, auto b) {
+    auto r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  });
+}
+
+// round of floats, half away from zero (Paddle, C's round), at `decimals` digits: the
+// nearest-even rounding of |v| stepped up where it left exactly 1/2 (|v| - t is exact), and
+// v's sign. GCC keeps std::round (and trunc, under trapping math) a scalar call: 4.3 ms on 1M
+// floats, 13x torch.
+template <typename T>
+void RoundFloatKernel(const DeviceContext&, const DenseTensor& x, int64_t decimals, DenseTensor* out) {
+  const double s = std::pow(10.0, static_cast<double>(decimals));
+  const auto scalar = [s, decimals](auto v) {
+    using M = decltype(v);
+    return decimals == 0 ? std::round(v) : std::round(v * static_cast<M>(s)) / static_cast<M>(s);
+  };
+#if OAR_VEC
+  if constexpr (!std::is_same_v<T, double>) {
+    const DenseTensor xc = contiguous(x);
+    const T* xp = xc.data<T>();
+    T* o = out->alloc<T>();
+    const vec::F sv = vec::set1(static_cast<float>(s)), half = vec::set1(0.5f), one = vec::set1(1.0f);
+    const auto op = [&](vec::F v) {
+      const vec::F w = decimals == 0 ? v : vec::mul(v, sv);
+      const vec::F a = vec::abs(w), t = vec::round(a);
+      const vec::F r = vec::copysign(vec::select_le(half, vec::sub(a, t), vec::add(t, one), t), w);
+      return decimals == 0 ? r : vec::div(r, sv);
+    };
+    parallel_for(out->numel(), [&](int64_t b, int64_t e) { detail::float_rows<1>(o + b, e - b, op, {xp + b}); });
+    return;
+  }
+#endif
+  unary_kernel<T, T>(x, out, scalar);
+}
+
 #define OAR_SLEEF_KERNEL(Name, Functor)                                       \
   template <typename T>                                                       \
   void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {   \
@@ -106,3 +203,6 @@ OAR_REGISTER_KERNEL(acosh, CPU, AcoshKernel, float, double, ::oar::float16, ::oa
 OAR_REGISTER_KERNEL(atanh, CPU, AtanhKernel, float, double, ::oar::float16, ::oar::bfloat16)
 OAR_REGISTER_KERNEL(erf, CPU, ErfKernel, float, double, ::oar::float16, ::oar::bfloat16)
 OAR_REGISTER_KERNEL(lgamma, CPU, LgammaKernel, float, double, ::oar::float16, ::oar::bfloat16)
+OAR_REGISTER_KERNEL(atan2, CPU, Atan2Kernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(round, CPU, RoundFloatKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(remainder, CPU, RemainderFloatKernel, OAR_FLOAT_TYPES)

@@ -1,7 +1,7 @@
 // Kernels of math_functions.yaml that are not SLEEF's vector functions: square, reciprocal,
-// rounding, classification (isnan/isinf/isfinite), nan_to_num, atan2, fmax/fmin, lerp and
-// increment. Memory-bound or scalar libm calls, so built once, for the baseline, like
-// binary_kernels.cc (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
+// rounding, classification (isnan/isinf/isfinite), nan_to_num, fmax/fmin, lerp and
+// increment (atan2 is in math_functions_kernels.cc). Memory-bound or scalar libm calls, so built once, for the
+// baseline, like binary_kernels.cc (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
 #include <cmath>
 #include <limits>
 
@@ -35,25 +35,16 @@ OAR_ROUNDING_KERNEL(FloorKernel, std::floor)
 OAR_ROUNDING_KERNEL(CeilKernel, std::ceil)
 OAR_ROUNDING_KERNEL(TruncKernel, std::trunc)
 
-// Half away from zero (Paddle, C's round), at `decimals` decimal digits.
+// Half away from zero (Paddle, C's round), at `decimals` decimal digits; integers here, floats
+// in math_functions_kernels.cc.
 template <typename T>
 void RoundKernel(const DeviceContext&, const DenseTensor& x, int64_t decimals, DenseTensor* out) {
-  if constexpr (std::is_integral_v<T>) {
-    if (decimals >= 0) {
-      unary_kernel<T, T>(x, out, [](auto v) { return v; });
-    } else {
-      const double s = std::pow(10.0, static_cast<double>(-decimals));
-      unary_kernel<T, T>(x, out,
-                         [s](auto v) { return static_cast<decltype(v)>(std::round(static_cast<double>(v) / s) * s); });
-    }
+  if (decimals >= 0) {
+    unary_kernel<T, T>(x, out, [](auto v) { return v; });
   } else {
-    using M = OpMath<T>;
-    if (decimals == 0) {
-      unary_kernel<T, T>(x, out, [](M v) { return std::round(v); });
-    } else {
-      const M s = static_cast<M>(std::pow(10.0, static_cast<double>(decimals)));
-      unary_kernel<T, T>(x, out, [s](M v) { return std::round(v * s) / s; });
-    }
+    const double s = std::pow(10.0, static_cast<double>(-decimals));
+    unary_kernel<T, T>(x, out,
+                       [s](auto v) { return static_cast<decltype(v)>(std::round(static_cast<double>(v) / s) * s); });
   }
 }
 
@@ -105,11 +96,6 @@ void NanToNumKernel(const DeviceContext&, const DenseTensor& x, double nan, doub
   unary_kernel<T, T>(x, out, [n, p, q](M v) { return v != v ? n : (std::isinf(v) ? (v > 0 ? p : q) : v); });
 }
 
-template <typename T>
-void Atan2Kernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
-  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return std::atan2(a, b); });
-}
-
 // fmax/fmin ignore a NaN operand (NaN only when both are).
 template <typename T>
 void FmaxKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
@@ -145,12 +131,11 @@ OAR_REGISTER_KERNEL(reciprocal, CPU, ReciprocalKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(floor, CPU, FloorKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
 OAR_REGISTER_KERNEL(ceil, CPU, CeilKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
 OAR_REGISTER_KERNEL(trunc, CPU, TruncKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(round, CPU, RoundKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
+OAR_REGISTER_KERNEL(round, CPU, RoundKernel, OAR_INT_TYPES)
 OAR_REGISTER_KERNEL(isnan, CPU, IsnanKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(isinf, CPU, IsinfKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(isfinite, CPU, IsfiniteKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(nan_to_num, CPU, NanToNumKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(atan2, CPU, Atan2Kernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(fmax, CPU, FmaxKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(fmin, CPU, FminKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(lerp, CPU, LerpKernel, OAR_FLOAT_TYPES)

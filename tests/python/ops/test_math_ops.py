@@ -388,3 +388,46 @@ def test_pow_scalar_exponents_and_special_values(y, dtype):
         np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"pow(x, {y}) {dtype}")
         zero = ref == 0
         assert np.array_equal(np.signbit(got[zero]), np.signbit(ref[zero])), f"pow(x, {y}) {dtype}: signed zeros"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_round_remainder_atan2_vector_forms(dtype):
+    """round (half away from zero), remainder (Python's sign rule on an exact fmod) and atan2
+    on their float lanes: ties, signed zeros, inf and NaN, odd sizes, and a one-element
+    operand on either side (the broadcast lanes)."""
+    rng = np.random.default_rng(11)
+    cast = lambda a: oar.to_tensor(np.asarray(a, "float32")).astype(dtype)
+    back = lambda t: t.astype("float64").numpy()
+    # a float64 reference rounded to the dtype (float64's own results are not rounded)
+    rnd = (lambda a: a) if dtype == "float64" else (lambda a: back(cast(a)))
+    ties = np.array([0.5, -0.5, 1.5, 2.5, -2.5, 3.5, -0.0, -0.3, 0.3, 0.49999997, np.inf, -np.inf, np.nan,
+                     8388609.0, 1e30, -1e30])
+    for x in (ties, rng.uniform(-50, 50, 1001)):
+        xt = cast(x)
+        xs = back(xt)
+        got = back(oar.round(xt))
+        with np.errstate(invalid="ignore"):  # inf - inf
+            ref = np.where(np.isfinite(xs), np.copysign(np.floor(np.abs(xs) + 0.5), xs), xs)
+            ref = np.where(np.abs(xs) - np.floor(np.abs(xs)) < 0.5, np.copysign(np.floor(np.abs(xs)), xs), ref)
+        ref = rnd(ref)
+        np.testing.assert_array_equal(got, ref, err_msg=f"round {dtype}")
+        assert np.array_equal(np.signbit(got), np.signbit(ref)), f"round {dtype}: signed zeros"
+    a = rng.uniform(-20, 20, 37)
+    b = rng.choice([-3.0, -0.7, 0.7, 3.0, 1e-3], 37)
+    a[:6] = [5, -5, 5, -5, 7.5, 1e-30]
+    b[:6] = [3, 3, -3, -3, np.inf, -1e-20]
+    for xa, xb in ((a, b), (a, np.array([0.7])), (np.array([-7.25]), b)):
+        at, bt = cast(xa), cast(xb)
+        a64, b64 = back(at), back(bt)
+        with np.errstate(all="ignore"):
+            r = np.fmod(a64, b64)
+            ref = np.where((r != 0) & ((r < 0) != (b64 < 0)), r + b64, r)
+        np.testing.assert_allclose(back(oar.remainder(at, bt)), rnd(ref), rtol=0, atol=0,
+                                   err_msg=f"remainder {dtype} {xa.shape} {xb.shape}")
+        tol = {"float32": 3e-7, "float64": 1e-15}.get(dtype, 8e-3)
+        np.testing.assert_allclose(back(oar.atan2(at, bt)), np.arctan2(a64, b64), rtol=tol, atol=tol,
+                                   err_msg=f"atan2 {dtype} {xa.shape} {xb.shape}")
+    q = np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan])
+    p = np.array([0.0, 0.0, -0.0, -0.0, -np.inf, -np.inf, np.inf, -np.inf, 1.0])
+    np.testing.assert_allclose(back(oar.atan2(cast(q), cast(p))), np.arctan2(q, p), rtol=tol, atol=0,
+                               equal_nan=True, err_msg=f"atan2 {dtype} signed zeros and infinities")
