@@ -350,7 +350,24 @@ struct ThresholdedRelu {
 #endif
 };
 
-// double (and builds without vectors) keep the scalar forms.
+// double, the double-backward kernels and builds without vectors take the scalar forms, in
+// one flat loop over contiguous data: out[i] = fn(x[i]) or fn(x[i], g[i]) in OpMath<T>.
+// (unary_kernel's strided machinery, instantiated for every activation and dtype in both
+// ISA copies, would be most of this file's compile time: Note [One copy of a loop].)
+template <typename T, typename Fn>
+void scalar_flat(DenseTensor* out, const Fn& fn, const DenseTensor& x, const DenseTensor* g = nullptr) {
+  using M = OpMath<T>;
+  const DenseTensor xc = contiguous(x), gc = g ? contiguous(*g) : DenseTensor();
+  const T* xp = xc.data<T>();
+  const T* gp = g ? gc.data<T>() : nullptr;
+  T* o = out->alloc<T>();
+  parallel_for(out->numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      o[i] = static_cast<T>(gp ? fn(static_cast<M>(xp[i]), static_cast<M>(gp[i])) : fn(static_cast<M>(xp[i]), M(0)));
+    }
+  });
+}
+
 template <typename T>
 constexpr bool kOnLanes = OAR_VEC && !std::is_same_v<T, double>;
 
@@ -366,42 +383,46 @@ void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
     });
 #endif
   } else {
-    unary_kernel<T, T>(x, out, [fn](auto v) { return fn.f(v); });
+    scalar_flat<T>(
+        out, [&fn](auto v, auto) { return fn.f(v); }, x);
   }
 }
+// grad_out has x's shape (autograd passes the output's gradient): a direct call with another
+// shape is an error naming both.
 template <typename T, typename Fn>
-void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn) {
+void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn, const char* op) {
+  OAR_ENFORCE(x.dims() == g.dims(), InvalidArgument, op, ": grad_out shape ", g.dims(), " must equal x shape ",
+              x.dims());
   if constexpr (kOnLanes<T>) {
 #if OAR_VEC
-    if (x.dims() == g.dims()) {
-      const DenseTensor xc = contiguous(x), gc = contiguous(g);
-      const T* xp = xc.data<T>();
-      const T* gp = gc.data<T>();
-      T* o = dx->alloc<T>();
-      parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
-        detail::float_rows<2>(o + b, e - b, [&fn](F v, F d) { return fn.vg(v, d); }, {xp + b, gp + b});
-      });
-      return;
-    }
+    const DenseTensor xc = contiguous(x), gc = contiguous(g);
+    const T* xp = xc.data<T>();
+    const T* gp = gc.data<T>();
+    T* o = dx->alloc<T>();
+    parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
+      detail::float_rows<2>(o + b, e - b, [&fn](F v, F d) { return fn.vg(v, d); }, {xp + b, gp + b});
+    });
 #endif
+  } else {
+    scalar_flat<T>(
+        dx, [&fn](auto v, auto d) { return d * fn.d1(v); }, x, &g);
   }
-  binary_kernel<T, T>(x, g, dx, [fn](auto v, auto d) { return d * fn.d1(v); });
 }
 template <typename T, typename Fn>
 void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
-  unary_kernel<T, T>(x, out, [fn](auto v) { return fn.d2(v); });
+  scalar_flat<T>(
+      out, [&fn](auto v, auto) { return fn.d2(v); }, x);
 }
 
-#define OAR_ACT_KERNELS(Name, Fn, ...)                                                             \
-  template <typename T>                                                                            \
-  void Name##Kernel(const DeviceContext&, const DenseTensor& x OAR_ACT_PARAMS(__VA_ARGS__),        \
-                    DenseTensor* out) {                                                            \
-    forward<T>(x, out, Fn{__VA_ARGS__});                                                           \
-  }                                                                                                \
-  template <typename T>                                                                            \
-  void Name##GradKernel(const DeviceContext&, const DenseTensor& x,                                \
-                        const DenseTensor& g OAR_ACT_PARAMS(__VA_ARGS__), DenseTensor* dx) {       \
-    grad<T>(x, g, dx, Fn{__VA_ARGS__});                                                            \
+#define OAR_ACT_KERNELS(Name, op, Fn, ...)                                                                            \
+  template <typename T>                                                                                               \
+  void Name##Kernel(const DeviceContext&, const DenseTensor& x OAR_ACT_PARAMS(__VA_ARGS__), DenseTensor* out) {       \
+    forward<T>(x, out, Fn{__VA_ARGS__});                                                                              \
+  }                                                                                                                   \
+  template <typename T>                                                                                               \
+  void Name##GradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g OAR_ACT_PARAMS(__VA_ARGS__), \
+                        DenseTensor* dx) {                                                                            \
+    grad<T>(x, g, dx, Fn{__VA_ARGS__}, #op "_grad");                                                                  \
   }
 #define OAR_ACT_GRAD2(Name, Fn, ...)                                                               \
   template <typename T>                                                                            \
@@ -421,34 +442,34 @@ void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
 // silu's forward runs on vectors (vec::exp), so it is in unary_kernels.cc, built per ISA.
 template <typename T>
 void SiluGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g, DenseTensor* dx) {
-  grad<T>(x, g, dx, Silu{});
+  grad<T>(x, g, dx, Silu{}, "silu_grad");
 }
 OAR_ACT_GRAD2(Silu, Silu)
-OAR_ACT_KERNELS(Softplus, Softplus, beta, threshold)
+OAR_ACT_KERNELS(Softplus, softplus, Softplus, beta, threshold)
 OAR_ACT_GRAD2(Softplus, Softplus, beta, threshold)
-OAR_ACT_KERNELS(LeakyRelu, LeakyRelu, negative_slope)
-OAR_ACT_KERNELS(Elu, Elu, alpha)
+OAR_ACT_KERNELS(LeakyRelu, leaky_relu, LeakyRelu, negative_slope)
+OAR_ACT_KERNELS(Elu, elu, Elu, alpha)
 OAR_ACT_GRAD2(Elu, Elu, alpha)
-OAR_ACT_KERNELS(LogSigmoid, LogSigmoid)
+OAR_ACT_KERNELS(LogSigmoid, log_sigmoid, LogSigmoid)
 OAR_ACT_GRAD2(LogSigmoid, LogSigmoid)
-OAR_ACT_KERNELS(Hardswish, Hardswish)
+OAR_ACT_KERNELS(Hardswish, hardswish, Hardswish)
 OAR_ACT_GRAD2(Hardswish, Hardswish)
-OAR_ACT_KERNELS(Hardsigmoid, Hardsigmoid, slope, offset)
-OAR_ACT_KERNELS(Relu6, Relu6)
-OAR_ACT_KERNELS(Selu, Selu, scale, alpha)
+OAR_ACT_KERNELS(Hardsigmoid, hardsigmoid, Hardsigmoid, slope, offset)
+OAR_ACT_KERNELS(Relu6, relu6, Relu6)
+OAR_ACT_KERNELS(Selu, selu, Selu, scale, alpha)
 OAR_ACT_GRAD2(Selu, Selu, scale, alpha)
-OAR_ACT_KERNELS(Celu, Celu, alpha)
+OAR_ACT_KERNELS(Celu, celu, Celu, alpha)
 OAR_ACT_GRAD2(Celu, Celu, alpha)
-OAR_ACT_KERNELS(Hardtanh, Hardtanh, t_min, t_max)
-OAR_ACT_KERNELS(Mish, Mish)
+OAR_ACT_KERNELS(Hardtanh, hardtanh, Hardtanh, t_min, t_max)
+OAR_ACT_KERNELS(Mish, mish, Mish)
 OAR_ACT_GRAD2(Mish, Mish)
-OAR_ACT_KERNELS(Softsign, Softsign)
+OAR_ACT_KERNELS(Softsign, softsign, Softsign)
 OAR_ACT_GRAD2(Softsign, Softsign)
-OAR_ACT_KERNELS(Tanhshrink, Tanhshrink)
+OAR_ACT_KERNELS(Tanhshrink, tanhshrink, Tanhshrink)
 OAR_ACT_GRAD2(Tanhshrink, Tanhshrink)
-OAR_ACT_KERNELS(Hardshrink, Hardshrink, threshold)
-OAR_ACT_KERNELS(Softshrink, Softshrink, threshold)
-OAR_ACT_KERNELS(ThresholdedRelu, ThresholdedRelu, threshold, value)
+OAR_ACT_KERNELS(Hardshrink, hardshrink, Hardshrink, threshold)
+OAR_ACT_KERNELS(Softshrink, softshrink, Softshrink, threshold)
+OAR_ACT_KERNELS(ThresholdedRelu, thresholded_relu, ThresholdedRelu, threshold, value)
 
 }  // namespace
 }  // namespace oar::phi

@@ -336,3 +336,12 @@ def test_activation_vector_path_against_float64(name, fn, ref, dtype):
         want = ref(s.astype("float32").numpy().astype(np.float64))
     np.testing.assert_allclose(fn(s).astype("float32").numpy(), want, rtol=tol[0], atol=tol[1],
                                equal_nan=True, err_msg=f"{name} {dtype} special values")
+
+
+def test_activation_grad_kernel_needs_x_shape():
+    """The fused gradient kernels take grad_out in x's shape (autograd passes the output's
+    gradient); a direct call with another shape names the op and both shapes."""
+    with pytest.raises(ValueError, match=r"leaky_relu_grad: grad_out shape \[4\] must equal x shape \[3, 4\]"):
+        oar._C.ops._leaky_relu_grad(oar.ones([3, 4]), oar.ones([4]), 0.1)
+    with pytest.raises(ValueError, match=r"mish_grad: grad_out shape \[3, 1\]"):
+        oar._C.ops._mish_grad(oar.ones([3, 4], dtype="float64"), oar.ones([3, 1], dtype="float64"))
