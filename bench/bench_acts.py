@@ -1,0 +1,92 @@
+"""Activations suite: nn.functional activations and pointwise math on 1M float32, forward and
+forward + backward, against PyTorch.
+
+    python3 bench/bench_acts.py [--frameworks oar,torch] [--threads 1]
+
+The activations of Paddle's nn.functional (leaky_relu, elu, selu, celu, softplus,
+log_sigmoid, mish, silu, hard*, soft*, tanhshrink, thresholded_relu) and the pointwise ops
+that ran as scalar loops before stop 60 (erf, pow with a scalar exponent, round, remainder,
+atan2). The oar side is written as PaddlePaddle 3.x code (`import oar as paddle`); each
+metric is the median time of one call; "_fb" is the forward and the backward of the sum
+with a ones gradient (the input's .grad cleared each call).
+"""
+import numpy as np
+
+import common
+
+N = 1 << 20
+rng = np.random.default_rng(0)
+X = rng.standard_normal(N, dtype=np.float32) * 3
+Y = rng.uniform(0.5, 2.0, N).astype(np.float32)
+
+# name: (paddle call, torch call), each given (module, nn.functional, x[, y])
+ACTS = {
+    "leaky_relu": (lambda p, F, x: F.leaky_relu(x, 0.1), lambda t, F, x: F.leaky_relu(x, 0.1)),
+    "elu": (lambda p, F, x: F.elu(x), lambda t, F, x: F.elu(x)),
+    "selu": (lambda p, F, x: F.selu(x), lambda t, F, x: F.selu(x)),
+    "celu": (lambda p, F, x: F.celu(x), lambda t, F, x: F.celu(x)),
+    "softplus": (lambda p, F, x: F.softplus(x), lambda t, F, x: F.softplus(x)),
+    "log_sigmoid": (lambda p, F, x: F.log_sigmoid(x), lambda t, F, x: F.logsigmoid(x)),
+    "mish": (lambda p, F, x: F.mish(x), lambda t, F, x: F.mish(x)),
+    "silu": (lambda p, F, x: F.silu(x), lambda t, F, x: F.silu(x)),
+    "hardswish": (lambda p, F, x: F.hardswish(x), lambda t, F, x: F.hardswish(x)),
+    "hardsigmoid": (lambda p, F, x: F.hardsigmoid(x), lambda t, F, x: F.hardsigmoid(x)),
+    "relu6": (lambda p, F, x: F.relu6(x), lambda t, F, x: F.relu6(x)),
+    "hardtanh": (lambda p, F, x: F.hardtanh(x), lambda t, F, x: F.hardtanh(x)),
+    "softsign": (lambda p, F, x: F.softsign(x), lambda t, F, x: F.softsign(x)),
+    "tanhshrink": (lambda p, F, x: F.tanhshrink(x), lambda t, F, x: F.tanhshrink(x)),
+    "hardshrink": (lambda p, F, x: F.hardshrink(x), lambda t, F, x: F.hardshrink(x)),
+    "softshrink": (lambda p, F, x: F.softshrink(x), lambda t, F, x: F.softshrink(x)),
+    "thresholded_relu": (lambda p, F, x: F.thresholded_relu(x, 1.0), lambda t, F, x: F.threshold(x, 1.0, 0.0)),
+    "erf": (lambda p, F, x: p.erf(x), lambda t, F, x: t.erf(x)),
+    "pow3": (lambda p, F, x: p.pow(x, 3.0), lambda t, F, x: t.pow(x, 3.0)),
+}
+# forward only: (paddle, torch) given (module, x, y)
+MATH = {
+    "pow_1_7": (lambda p, x, y: p.pow(y, 1.7), lambda t, x, y: t.pow(y, 1.7)),
+    "round": (lambda p, x, y: p.round(x), lambda t, x, y: t.round(x)),
+    "remainder": (lambda p, x, y: p.remainder(x, y), lambda t, x, y: t.remainder(x, y)),
+    "atan2": (lambda p, x, y: p.atan2(x, y), lambda t, x, y: t.atan2(x, y)),
+}
+METRICS = ([(f"{a}_ms", "ms", "low") for a in ACTS] + [(f"{a}_fb_ms", "ms", "low") for a in ACTS]
+           + [(f"{m}_ms", "ms", "low") for m in MATH])
+
+
+def _cases(fw, mod):
+    if fw == "torch":
+        import torch.nn.functional as F
+        x, y = mod.from_numpy(X), mod.from_numpy(Y)
+        xg = x.clone().requires_grad_()
+        ones = mod.ones_like(x)
+
+        def fb(f):
+            xg.grad = None
+            f(mod, F, xg).backward(ones)
+    else:
+        F = mod.nn.functional
+        x, y = mod.to_tensor(X), mod.to_tensor(Y)
+        xg = mod.to_tensor(X, stop_gradient=False)
+        ones = mod.ones_like(x)
+
+        def fb(f):
+            xg.clear_gradient() if xg.grad is not None else None
+            f(mod, F, xg).backward(ones)
+    i = 0 if fw == "oar" else 1
+    out = {}
+    for name, fs in ACTS.items():
+        f = fs[i]
+        out[name] = lambda f=f, name=name: {
+            f"{name}_ms": common.bench(lambda: f(mod, F, x)) * 1e3,
+            f"{name}_fb_ms": common.bench(lambda: fb(f)) * 1e3}
+    for name, fs in MATH.items():
+        f = fs[i]
+        out[name] = lambda f=f, name=name: {f"{name}_ms": common.bench(lambda: f(mod, x, y)) * 1e3}
+    return out
+
+
+def cases(fw, mod):
+    return _cases(fw, mod)
+
+
+if __name__ == "__main__":
+    common.main(__file__, METRICS, cases)
