@@ -135,6 +135,11 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
   const bool fused_params = S == 1 && v.g == 1;
   std::mutex merge_mu;
   std::vector<T> ds_acc(fused_params ? L : 0, T(0)), db_acc(fused_params ? L : 0, T(0));
+  // group_norm over spatial dims (S > 1): the per-(row, channel) sums of g and g (x - mu) that
+  // dx needs are the scale/bias gradients' terms too; kept here (row r = n G + g, channel
+  // g K + k at r K + k) they save the pass over x and g that summed them again.
+  const bool row_params = S > 1;
+  std::vector<T> chan_g(row_params ? v.rows() * K : 0), chan_gx(row_params ? v.rows() * K : 0);
   parallel_for(v.rows(), [&](int64_t r0, int64_t r1) {
     std::vector<T> as(fused_params ? L : 0, T(0)), ab(fused_params ? L : 0, T(0));
     for (int64_t r = r0; r < r1; ++r) {
@@ -180,6 +185,8 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
             a += gr[k * S + s];
             b += gr[k * S + s] * (xr[k * S + s] - mu);
           }
+          chan_g[r * K + k] = a;
+          chan_gx[r * K + k] = b;
           sg += a * w;
           sgx += b * w;
         }
@@ -212,6 +219,20 @@ void row_norm_backward(const RowNormView& v, const DenseTensor& x_in, const Dens
   if (fused_params) {
     std::copy(ds_acc.begin(), ds_acc.end(), ds);
     std::copy(db_acc.begin(), db_acc.end(), db);
+    return;
+  }
+  if (row_params) {  // ds[c] = sum over n of rstd * sum g (x - mu), db[c] = sum over n of sum g
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t gi = c / K, k = c % K;
+      T a = 0, b = 0;
+      for (int64_t n = 0; n < v.n; ++n) {
+        const int64_t r = n * v.g + gi;
+        a += chan_gx[r * K + k] * rp[r];
+        b += chan_g[r * K + k];
+      }
+      ds[c] = a;
+      db[c] = b;
+    }
     return;
   }
   // scale / bias gradients: channel c = g * K + k sums over samples n the elements
