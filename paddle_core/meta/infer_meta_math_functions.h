@@ -31,6 +31,8 @@ void PNormInferMeta(const DenseTensor& x, double porder, const IntList& axis, bo
 void CumInferMeta(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool reverse,
                   DenseTensor* out);
 void CumprodInferMeta(const DenseTensor& x, int64_t axis, bool flatten, DenseTensor* out);
+/// cum_extremum_index: int64 indices of x's shape (axis checked).
+void CumExtremumIndexInferMeta(const DenseTensor& x, int64_t axis, bool largest, DenseTensor* out);
 void GatherAxisInferMeta(const DenseTensor& x, const DenseTensor& index, int64_t axis,
                          DenseTensor* out);
 void ArgsortInferMeta(const DenseTensor& x, int64_t axis, bool descending, bool stable,

@@ -526,6 +526,46 @@ void CumprodKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
              [](A a, A v) { return a * v; });
 }
 
+// cummax / cummin's indices (python/oar/_scan_composites.py gathers the values, which keeps
+// their gradient rule): along the axis, the index of the running extremum, the latest one on
+// ties, and the latest NaN once one is seen (NaN propagates). Lanes of [outer, n, inner] in
+// row order. The composite before it, a log-depth scan of where/concat, took 39 ms on
+// [1024, 1024] against torch's 0.87.
+template <typename T>
+void CumExtremumIndexKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool largest, DenseTensor* out) {
+  int64_t* o = out->alloc<int64_t>();
+  if (out->numel() == 0) return;
+  using M = OpMath<T>;
+  ReduceShape rs = scan_shape(x, axis, false, "cum_extremum_index");
+  const T* p = rs.data.data<T>();
+  const int64_t n = rs.reduce, inner = rs.inner;
+  parallel_for(
+      rs.outer,
+      [&](int64_t a0, int64_t a1) {
+    std::vector<M> best(static_cast<size_t>(inner));
+    std::vector<int64_t> at(static_cast<size_t>(inner));
+    for (int64_t a = a0; a < a1; ++a) {
+      const T* xa = p + a * n * inner;
+      int64_t* oa = o + a * n * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        best[i] = static_cast<M>(xa[i]);
+        at[i] = 0;
+        oa[i] = 0;
+      }
+      for (int64_t k = 1; k < n; ++k) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const M v = static_cast<M>(xa[k * inner + i]);
+          const bool take = v != v || (largest ? v >= best[i] : v <= best[i]);
+          best[i] = take ? v : best[i];
+          at[i] = take ? k : at[i];
+          oa[k * inner + i] = at[i];
+        }
+      }
+    }
+      },
+      rs.outer * n * inner);
+}
+
 double log_add_exp(double a, double b) {
   if (a == b) return a + 0.6931471805599453;  // also -inf + -inf and inf + inf
   const double m = std::max(a, b), d = std::min(a, b) - m;
@@ -605,5 +645,7 @@ OAR_REGISTER_KERNEL(logsumexp, CPU, LogsumexpKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(p_norm, CPU, PNormKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(cumsum, CPU, CumsumKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(cumprod, CPU, CumprodKernel, OAR_NUMERIC_TYPES)
+OAR_REGISTER_KERNEL(cum_extremum_index, CPU, CumExtremumIndexKernel, float, double, ::oar::float16, ::oar::bfloat16,
+                    int32_t, int64_t)
 OAR_REGISTER_KERNEL(cumprod_grad, CPU, CumprodGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(logcumsumexp, CPU, LogcumsumexpKernel, OAR_FLOAT_TYPES)

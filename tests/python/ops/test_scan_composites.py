@@ -66,3 +66,30 @@ def test_tensor_methods_and_gradient_goes_to_index():
     v.sum().backward()
     assert x.grad.numpy().tolist() == [1.0, 1.0, 2.0, 0.0]
     assert x.cummin(axis=0)[1].numpy().tolist() == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64"])
+def test_index_kernel_on_middle_axes(dtype, threads):
+    """cum_extremum_index (the kernel behind the indices): a middle axis of a 3-D tensor (lanes
+    walked in row order), ties, NaN runs, split over the pool by the outer dim, the 16-bit
+    dtypes; and its own argument checks."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(-4, 4, (5, 33, 7)).astype("float64")
+    if dtype != "int64":
+        x[rng.random(x.shape) < 0.05] = np.nan
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        t = oar.to_tensor(x.astype("float32" if dtype != "int64" else "int64")).astype(dtype)
+        for fn, better in ((oar.cummax, GE), (oar.cummin, LE)):
+            v, i = fn(t, axis=1)
+            rv, ri = np_cum(x, 1, better)
+            np.testing.assert_array_equal(i.numpy(), ri, err_msg=f"{fn.__name__} {dtype}")
+            np.testing.assert_array_equal(v.astype("float64").numpy(), rv, err_msg=f"{fn.__name__} {dtype}")
+    finally:
+        oar.set_num_threads(prev)
+    with pytest.raises(ValueError, match="cum_extremum_index.*axis"):
+        oar._C.ops._cum_extremum_index(oar.ones([2, 3]), 2, True)
+    with pytest.raises(ValueError, match="cum_extremum_index: x must have rank >= 1"):
+        oar._C.ops._cum_extremum_index(oar.ones([]), 0, True)
