@@ -375,12 +375,7 @@ template <typename T, typename Fn>
 void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
   if constexpr (kOnLanes<T>) {
 #if OAR_VEC
-    const DenseTensor xc = contiguous(x);
-    const T* xp = xc.data<T>();
-    T* o = out->alloc<T>();
-    parallel_for(out->numel(), [&](int64_t b, int64_t e) {
-      detail::float_rows<1>(o + b, e - b, [&fn](F v) { return fn.vf(v); }, {xp + b});
-    });
+    detail::float_map<T, 1>(out, [&fn](F v) { return fn.vf(v); }, {&x});
 #endif
   } else {
     scalar_flat<T>(
@@ -395,13 +390,7 @@ void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn, co
               x.dims());
   if constexpr (kOnLanes<T>) {
 #if OAR_VEC
-    const DenseTensor xc = contiguous(x), gc = contiguous(g);
-    const T* xp = xc.data<T>();
-    const T* gp = gc.data<T>();
-    T* o = dx->alloc<T>();
-    parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
-      detail::float_rows<2>(o + b, e - b, [&fn](F v, F d) { return fn.vg(v, d); }, {xp + b, gp + b});
-    });
+    detail::float_map<T, 2>(dx, [&fn](F v, F d) { return fn.vg(v, d); }, {&x, &g});
 #endif
   } else {
     scalar_flat<T>(

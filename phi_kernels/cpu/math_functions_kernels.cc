@@ -1,7 +1,7 @@
 // Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, built per ISA,
-// and the float atan2, remainder (on SLEEF's atan2 and fmod) and round.
-// Rounding, classification, nan_to_num, fmax/fmin, atan2, lerp and increment are in
-// math_pointwise_kernels.cc; erfinv/digamma/polygamma in special_kernels.cc.
+// and the float atan2, remainder (on SLEEF's atan2 and fmod) and round. Integer rounding and
+// remainder, classification, nan_to_num, fmax/fmin, lerp and increment are in
+// math_pointwise_kernels.cc and binary_kernels.cc; erfinv/digamma/polygamma in special_kernels.cc.
 #include <cmath>
 
 #include "oar_generated/kernel_signatures.h"
@@ -65,70 +65,67 @@ struct ErfF {
 };
 OAR_SLEEF_FUNCTOR(LgammaF, lgamma, u10, std::lgamma(v))
 
-// out = vop(x, y) on float lanes (float, float16, bfloat16) where x and y have out's shape or
-// one of them is a single element; else (other broadcasts, double) sop on binary_kernel.
-template <typename T, typename VecOp, typename ScalarOp>
-void binary_lanes(const DenseTensor& x, const DenseTensor& y, DenseTensor* out, const VecOp& vop, ScalarOp sop) {
+// out = F(x, y) for floats: F::vf on float lanes (float, float16, bfloat16) where x and y have
+// out's shape or one of them is a single element; else (other broadcasts, double) F::s on
+// binary_kernel.
+template <typename F, typename T>
+void binary_lanes(const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
 #if OAR_VEC
   if constexpr (!std::is_same_v<T, double>) {
     const int64_t n = out->numel();
     const bool xf = x.numel() == n, yf = y.numel() == n;
-    if ((xf || x.numel() == 1) && (yf || y.numel() == 1) && n > 0) {
-      const DenseTensor xc = contiguous(x), yc = contiguous(y);
-      const T* xp = xc.data<T>();
-      const T* yp = yc.data<T>();
-      T* o = out->alloc<T>();
-      const vec::F xs = vec::set1(static_cast<float>(xp[0])), ys = vec::set1(static_cast<float>(yp[0]));
-      parallel_for(n, [&](int64_t b, int64_t e) {
-        if (xf && yf) {
-          detail::float_rows<2>(o + b, e - b, vop, {xp + b, yp + b});
-        } else if (xf) {
-          detail::float_rows<1>(o + b, e - b, [&](vec::F a) { return vop(a, ys); }, {xp + b});
-        } else if (yf) {
-          detail::float_rows<1>(o + b, e - b, [&](vec::F c) { return vop(xs, c); }, {yp + b});
-        } else {
-          detail::float_rows<1>(o + b, e - b, [&](vec::F a) { return vop(a, ys); }, {xp + b});
-        }
-      });
+    if (xf && yf) {
+      detail::float_map<T, 2>(out, [](vec::F a, vec::F b) { return F::vf(a, b); }, {&x, &y});
+      return;
+    }
+    if (xf && y.numel() == 1) {
+      const vec::F b = vec::set1(static_cast<float>(y.data<T>()[0]));
+      detail::float_map<T, 1>(out, [b](vec::F a) { return F::vf(a, b); }, {&x});
+      return;
+    }
+    if (yf && x.numel() == 1) {
+      const vec::F a = vec::set1(static_cast<float>(x.data<T>()[0]));
+      detail::float_map<T, 1>(out, [a](vec::F b) { return F::vf(a, b); }, {&y});
       return;
     }
   }
 #endif
-  binary_kernel<T, T>(x, y, out, sop);
+  binary_kernel<T, T>(x, y, out, [](auto a, auto b) { return F::s(a, b); });
 }
 
 // atan2 on SLEEF's 1-ulp atan2 (the scalar libm call took 24 ms on 1M floats, 19x torch).
-template <typename T>
-void Atan2Kernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
-  binary_lanes<T>(
-      x, y, out,
+struct Atan2F {
 #if OAR_VEC
-      [](vec::F a, vec::F b) { return OAR_SLEEF_F(atan2, u10)(a, b); },
-#else
-      0,
+  static vec::F vf(vec::F a, vec::F b) { return OAR_SLEEF_F(atan2, u10)(a, b); }
 #endif
-      [](auto a, auto b) { return std::atan2(a, b); });
-}
-
+  template <typename M>
+  static M s(M a, M b) {
+    return std::atan2(a, b);
+  }
+};
 // remainder of floats, Python's (the sign of y): fmod (SLEEF's is exact, as C's), plus y
 // where the signs of a nonzero fmod and y differ. Integers are in binary_kernels.cc.
-template <typename T>
-void RemainderFloatKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
-  binary_lanes<T>(
-      x, y, out,
+struct RemainderF {
 #if OAR_VEC
-      [](vec::F a, vec::F b) {
+  static vec::F vf(vec::F a, vec::F b) {
     const vec::F zero = vec::set1(0.0f), r = OAR_SLEEF_F(fmod, )(a, b);
     const vec::F q = vec::select_lt(r, zero, vec::sub(zero, b), b);  // < 0: the signs differ
     return vec::select_lt(zero, vec::abs(r), vec::select_lt(q, zero, vec::add(r, b), r), r);
-      },
-#else
-      0,
+  }
 #endif
-      [](auto a, auto b) {
-    auto r = std::fmod(a, b);
+  template <typename M>
+  static M s(M a, M b) {
+    const M r = std::fmod(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  });
+  }
+};
+template <typename T>
+void Atan2Kernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
+  binary_lanes<Atan2F, T>(x, y, out);
+}
+template <typename T>
+void RemainderFloatKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
+  binary_lanes<RemainderF, T>(x, y, out);
 }
 
 // round of floats, half away from zero (Paddle, C's round), at `decimals` digits: the
@@ -144,9 +141,6 @@ void RoundFloatKernel(const DeviceContext&, const DenseTensor& x, int64_t decima
   };
 #if OAR_VEC
   if constexpr (!std::is_same_v<T, double>) {
-    const DenseTensor xc = contiguous(x);
-    const T* xp = xc.data<T>();
-    T* o = out->alloc<T>();
     const vec::F sv = vec::set1(static_cast<float>(s)), half = vec::set1(0.5f), one = vec::set1(1.0f);
     const auto op = [&](vec::F v) {
       const vec::F w = decimals == 0 ? v : vec::mul(v, sv);
@@ -154,7 +148,7 @@ void RoundFloatKernel(const DeviceContext&, const DenseTensor& x, int64_t decima
       const vec::F r = vec::copysign(vec::select_le(half, vec::sub(a, t), vec::add(t, one), t), w);
       return decimals == 0 ? r : vec::div(r, sv);
     };
-    parallel_for(out->numel(), [&](int64_t b, int64_t e) { detail::float_rows<1>(o + b, e - b, op, {xp + b}); });
+    detail::float_map<T, 1>(out, op, {&x});
     return;
   }
 #endif

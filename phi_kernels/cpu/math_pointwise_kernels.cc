@@ -1,7 +1,7 @@
 // Kernels of math_functions.yaml that are not SLEEF's vector functions: square, reciprocal,
 // rounding, classification (isnan/isinf/isfinite), nan_to_num, fmax/fmin, lerp and
-// increment (atan2 is in math_functions_kernels.cc). Memory-bound or scalar libm calls, so built once, for the
-// baseline, like binary_kernels.cc (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
+// increment (atan2 and the float round are in math_functions_kernels.cc). Memory-bound or scalar libm calls, so built
+// once, for the baseline, like binary_kernels.cc (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
 #include <cmath>
 #include <limits>
 

@@ -190,14 +190,8 @@ void PowScalarKernel(const DeviceContext&, const DenseTensor& x, double y, Dense
   } else {
 #if OAR_VEC
     if constexpr (!std::is_same_v<M, double>) {  // SLEEF's pow (1 ulp) on float lanes
-      const DenseTensor xc = contiguous(x);
-      const T* xp = xc.data<T>();
-      T* o = out->alloc<T>();
       const vec::F e = vec::set1(static_cast<float>(y));
-      const auto row = [&](int64_t b, int64_t n) {
-        detail::float_rows<1>(o + b, n, [e](vec::F v) { return OAR_SLEEF_F(pow, u10)(v, e); }, {xp + b});
-      };
-      parallel_for(out->numel(), [&](int64_t b, int64_t end) { row(b, end - b); });
+      detail::float_map<T, 1>(out, [e](vec::F v) { return OAR_SLEEF_F(pow, u10)(v, e); }, {&x});
       return;
     }
 #endif

@@ -509,6 +509,24 @@ void float_rows(T* o, int64_t n, const Op& op, const std::array<const T*, K>& in
   }
 }
 
+// out = op on float lanes over contiguous copies of the K inputs (each of out's shape), split
+// over the pool: the driver of the vector kernels built on float_rows.
+template <typename T, size_t K, typename Op>
+void float_map(DenseTensor* out, const Op& op, const std::array<const DenseTensor*, K>& in) {
+  std::array<DenseTensor, K> c;
+  std::array<const T*, K> p;
+  for (size_t k = 0; k < K; ++k) {
+    c[k] = contiguous(*in[k]);
+    p[k] = c[k].template data<T>();
+  }
+  T* o = out->alloc<T>();
+  parallel_for(out->numel(), [&](int64_t b, int64_t e) {
+    std::array<const T*, K> q;
+    for (size_t k = 0; k < K; ++k) q[k] = p[k] + b;
+    float_rows<K>(o + b, e - b, op, q);
+  });
+}
+
 #else
 template <typename F, typename M>
 inline void vec_apply(const M* x, M* o, int64_t n) {
