@@ -56,10 +56,51 @@ void SumToKernel(const DeviceContext&, const DenseTensor& x, const std::vector<i
   sum_kernel<T, SumAcc<T>, T>(x, axes, out, false);
 }
 
+// The product of a contiguous float/double row in four vector accumulators, as Eigen's
+// (Paddle's) and torch's reductions reassociate it: one multiply chain waited ~4 cycles an
+// element (a [1024, 1024] prod over axis 1 took 1.7 ms at 1 thread; torch 0.19).
+template <typename T>
+T row_prod(const T* p, int64_t n) {
+  T acc = 1;
+  int64_t i = 0;
+#if OAR_VEC
+  using V = typename vec::Of<T>::type;
+  constexpr int L = vec::Of<T>::lanes;
+  if (n >= 4 * L) {
+    V a0 = vec::set1(T(1)), a1 = a0, a2 = a0, a3 = a0;
+    for (; i + 4 * L <= n; i += 4 * L) {
+      a0 = vec::mul(a0, vec::load(p + i));
+      a1 = vec::mul(a1, vec::load(p + i + L));
+      a2 = vec::mul(a2, vec::load(p + i + 2 * L));
+      a3 = vec::mul(a3, vec::load(p + i + 3 * L));
+    }
+    alignas(64) T lanes[L];
+    vec::store(lanes, vec::mul(vec::mul(a0, a1), vec::mul(a2, a3)));
+    for (int l = 0; l < L; ++l) acc *= lanes[l];
+  }
+#endif
+  for (; i < n; ++i) acc *= p[i];
+  return acc;
+}
+
 template <typename T>
 void ProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
                 bool, DataType, DenseTensor* out) {
   auto axes = meta::reduce_axes(axis, x.rank(), "prod");
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (out->dtype() == x.dtype() && x.numel() > 0) {
+      ReduceShape rs = make_reduce_shape(x, axes);
+      if (rs.inner == 1) {
+        T* o = out->alloc<T>();
+        const T* p = rs.data.data<T>();
+        const int64_t R = rs.reduce;
+        parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+          for (int64_t a = a0; a < a1; ++a) o[a] = row_prod(p + a * R, R);
+        }, rs.outer * R);
+        return;
+      }
+    }
+  }
   visit_dtype(out->dtype(), "prod", [&](auto tag) {
     using Out = typename decltype(tag)::type;
     using Acc = SumAcc<Out>;  // prod(x, dtype=float64) multiplies in float64 (Paddle casts first)

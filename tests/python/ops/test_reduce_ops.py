@@ -187,6 +187,33 @@ def test_prod_grad():
     np.testing.assert_allclose(x.grad.numpy(), [[6, 3, 2], [30, 24, 20]])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_prod_of_long_rows(dtype, threads):
+    """Float rows multiplied in vector accumulators (row_prod, reduce_kernels.cc): every row
+    length from 0 to 200 (around the 4-vector blocks and their tails), strided input, and zero,
+    inf and NaN anywhere in a row, against float64."""
+    rng = np.random.default_rng(7)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for n in range(201):
+            x = rng.uniform(0.8, 1.25, (3, n))
+            if n > 70:
+                x[0, n - 3], x[1, 5], x[2, 64] = 0.0, np.inf, np.nan
+            got = oar.prod(oar.to_tensor(x.astype(dtype)), axis=1).numpy()
+            with np.errstate(invalid="ignore"):
+                ref = np.prod(x.astype(dtype).astype(np.float64), axis=1)
+            np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == "float32" else 1e-13,
+                                       equal_nan=True, err_msg=f"n={n}")
+        x = rng.uniform(0.8, 1.25, (40, 300))
+        got = oar.prod(oar.to_tensor(x.astype(dtype)).t(), axis=0).numpy()
+        np.testing.assert_allclose(got, np.prod(x.astype(dtype).astype(np.float64), axis=1),
+                                   rtol=1e-5 if dtype == "float32" else 1e-13)
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_large_sum_is_accurate():
     rng = np.random.default_rng(0)
     a = rng.random(100_000).astype(np.float32)
