@@ -350,6 +350,25 @@ struct ThresholdedRelu {
 #endif
 };
 
+// smooth_l1_loss's pointwise part: f' = clip(x, -delta, delta), f'' = [|x| < delta].
+struct Huber {
+  double delta;
+  template <typename M> M f(M x) const {
+    const M a = std::abs(x), d = M(delta);
+    return a < d ? M(0.5) * x * x : d * (a - M(0.5) * d);
+  }
+  template <typename M> M d1(M x) const { return std::min(std::max(x, M(-delta)), M(delta)); }
+  template <typename M> M d2(M x) const { return std::abs(x) < M(delta) ? M(1) : M(0); }
+#if OAR_VEC
+  F vf(F x) const {
+    const F a = vec::abs(x), d = vset(delta), h = vset(0.5);
+    return vec::select_lt(a, d, vec::mul(vec::mul(h, x), x), vec::mul(d, vec::fnmadd(h, d, a)));
+  }
+  // max/min return their second operand when either is NaN: a NaN x stays NaN, as in d1.
+  F vg(F x, F d) const { return vec::mul(d, vec::min(vset(delta), vec::max(vset(-delta), x))); }
+#endif
+};
+
 // double, the double-backward kernels and builds without vectors take the scalar forms, in
 // one flat loop over contiguous data: out[i] = fn(x[i]) or fn(x[i], g[i]) in OpMath<T>.
 // (unary_kernel's strided machinery, instantiated for every activation and dtype in both
@@ -459,6 +478,8 @@ OAR_ACT_GRAD2(Tanhshrink, Tanhshrink)
 OAR_ACT_KERNELS(Hardshrink, hardshrink, Hardshrink, threshold)
 OAR_ACT_KERNELS(Softshrink, softshrink, Softshrink, threshold)
 OAR_ACT_KERNELS(ThresholdedRelu, thresholded_relu, ThresholdedRelu, threshold, value)
+OAR_ACT_KERNELS(Huber, huber, Huber, delta)
+OAR_ACT_GRAD2(Huber, Huber, delta)
 
 }  // namespace
 }  // namespace oar::phi
@@ -508,3 +529,6 @@ OAR_REGISTER_KERNEL(softshrink, CPU, SoftshrinkKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(softshrink_grad, CPU, SoftshrinkGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(thresholded_relu, CPU, ThresholdedReluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(thresholded_relu_grad, CPU, ThresholdedReluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(huber, CPU, HuberKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(huber_grad, CPU, HuberGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(huber_grad2, CPU, HuberGrad2Kernel, OAR_FLOAT_TYPES)

@@ -79,10 +79,7 @@ def smooth_l1_loss(input, label, reduction="mean", delta=1.0, name=None):  # noq
     _same_shape("smooth_l1_loss", input, label)
     if delta <= 0:
         raise ValueError(f"smooth_l1_loss: delta must be positive, got {delta}")
-    d = input - label
-    a = d.abs()
-    loss = _ops.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    return _reduce(loss, reduction)
+    return _reduce(_C.ops._huber(input - label, float(delta)), reduction)
 
 
 def _clamped_log(p):

@@ -74,8 +74,9 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
 
 
 def mse_loss(input, label, reduction="mean", name=None):  # noqa: A002
-    d = input - label
-    return _reduce(d * d, reduction, "mse_loss")
+    # square, as Paddle: its backward is one product with the difference, where d * d's
+    # computed two and added them (forward + backward of [1024, 1024] 2.55 -> 1.94 ms)
+    return _reduce(_ops.square(input - label), reduction, "mse_loss")
 
 
 def l1_loss(input, label, reduction="mean", name=None):  # noqa: A002

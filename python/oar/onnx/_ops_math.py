@@ -196,6 +196,18 @@ def _thresholded_relu(v):
                            g.scalar(v.attrs.get("value", 0.0), dt)]))
 
 
+@rule("pd_op.huber")
+def _huber(v):
+    """smooth_l1_loss's pointwise part: 0.5 x^2 where |x| < delta, else delta (|x| - delta / 2)."""
+    _float_only(v)
+    g, x, dt = v.g, v.x(0), v.np_dtype()
+    delta = float(v.attrs.get("delta", 1.0))
+    a = g.node("Abs", [x])
+    near = g.node("Mul", [g.node("Mul", [x, x]), g.scalar(0.5, dt)])
+    far = g.node("Mul", [g.node("Sub", [a, g.scalar(0.5 * delta, dt)]), g.scalar(delta, dt)])
+    v.out(g.node("Where", [g.node("Less", [a, g.scalar(delta, dt)]), near, far]))
+
+
 # ------------------------------------------------------------------ reductions
 @rule("pd_op.all", "pd_op.any")
 def _all_any(v):

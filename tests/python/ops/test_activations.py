@@ -44,6 +44,9 @@ ACTS = [
     ("thresholded_relu", lambda x: F.thresholded_relu(x, 0.4, -0.1),
      lambda x: np.where(x > 0.4, x, -0.1), False),
     ("log_sigmoid", F.log_sigmoid, lambda x: -np.log1p(np.exp(-x)), True),
+    # smooth_l1_loss's pointwise part (nn.yaml's huber)
+    ("huber", lambda x: oar._C.ops._huber(x, 0.3),
+     lambda x: np.where(np.abs(x) < 0.3, 0.5 * x * x, 0.3 * (np.abs(x) - 0.15)), True),
     ("sigmoid", F.sigmoid, np_sigmoid, True),
     ("tanh", F.tanh, np.tanh, True),
     ("relu", F.relu, lambda x: np.maximum(x, 0), False),
@@ -288,6 +291,7 @@ D1 = {
     "softshrink": lambda x: (np.abs(x) > 0.3) * 1.0,
     "thresholded_relu": lambda x: (x > 0.4) * 1.0,
     "log_sigmoid": lambda x: np_sigmoid(-x),
+    "huber": lambda x: np.clip(x, -0.3, 0.3),
 }
 VEC_ACTS = [(n, f, r) for n, f, r, _ in ACTS if n in D1]
 # the kinks that floats hold exactly (0.3, 0.4, ... round, and Paddle compares with the
@@ -345,3 +349,5 @@ def test_activation_grad_kernel_needs_x_shape():
         oar._C.ops._leaky_relu_grad(oar.ones([3, 4]), oar.ones([4]), 0.1)
     with pytest.raises(ValueError, match=r"mish_grad: grad_out shape \[3, 1\]"):
         oar._C.ops._mish_grad(oar.ones([3, 4], dtype="float64"), oar.ones([3, 1], dtype="float64"))
+    with pytest.raises(ValueError, match=r"huber_grad: grad_out shape \[2\]"):
+        oar._C.ops._huber_grad(oar.ones([3, 4]), oar.ones([2]), 1.0)
