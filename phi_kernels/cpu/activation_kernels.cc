@@ -353,12 +353,19 @@ struct ThresholdedRelu {
 // smooth_l1_loss's pointwise part: f' = clip(x, -delta, delta), f'' = [|x| < delta].
 struct Huber {
   double delta;
-  template <typename M> M f(M x) const {
+  template <typename M>
+  M f(M x) const {
     const M a = std::abs(x), d = M(delta);
     return a < d ? M(0.5) * x * x : d * (a - M(0.5) * d);
   }
-  template <typename M> M d1(M x) const { return std::min(std::max(x, M(-delta)), M(delta)); }
-  template <typename M> M d2(M x) const { return std::abs(x) < M(delta) ? M(1) : M(0); }
+  template <typename M>
+  M d1(M x) const {
+    return std::min(std::max(x, M(-delta)), M(delta));
+  }
+  template <typename M>
+  M d2(M x) const {
+    return std::abs(x) < M(delta) ? M(1) : M(0);
+  }
 #if OAR_VEC
   F vf(F x) const {
     const F a = vec::abs(x), d = vset(delta), h = vset(0.5);

@@ -94,9 +94,12 @@ void ProdKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
         T* o = out->alloc<T>();
         const T* p = rs.data.data<T>();
         const int64_t R = rs.reduce;
-        parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+        parallel_for(
+            rs.outer,
+            [&](int64_t a0, int64_t a1) {
           for (int64_t a = a0; a < a1; ++a) o[a] = row_prod(p + a * R, R);
-        }, rs.outer * R);
+            },
+            rs.outer * R);
         return;
       }
     }
