@@ -1,6 +1,7 @@
 // Activations of nn.yaml (silu, softplus, leaky_relu, elu, log_sigmoid, hardswish,
 // hardsigmoid, relu6, selu, celu, hardtanh, mish, softsign, tanhshrink, hardshrink,
-// softshrink, thresholded_relu), Paddle's definitions. Each is one functor with the value f,
+// softshrink, thresholded_relu, and the pointwise parts of smooth_l1_loss (huber) and
+// binary_cross_entropy_with_logits), Paddle's definitions. Each is one functor with the value f,
 // the derivative d1 and the second derivative d2 (scalar: double, the double-backward
 // kernels, builds without vectors), and the float lanes vf(x) and vg(x, d) = d f'(x): the
 // forward and the fused gradient of float, float16 (converted in registers) and bfloat16
@@ -371,8 +372,7 @@ struct Huber {
     const F a = vec::abs(x), d = vset(delta), h = vset(0.5);
     return vec::select_lt(a, d, vec::mul(vec::mul(h, x), x), vec::mul(d, vec::fnmadd(h, d, a)));
   }
-  // max/min return their second operand when either is NaN: a NaN x stays NaN, as in d1.
-  F vg(F x, F d) const { return vec::mul(d, vec::min(vset(delta), vec::max(vset(-delta), x))); }
+  F vg(F x, F d) const { return vec::mul(d, clamp_v(x, vset(-delta), vset(delta))); }
 #endif
 };
 
@@ -427,6 +427,54 @@ template <typename T, typename Fn>
 void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
   scalar_flat<T>(
       out, [&fn](auto v, auto) { return fn.d2(v); }, x);
+}
+
+// binary_cross_entropy_with_logits without pos_weight (nn.yaml): max(x, 0) - x y +
+// log1p(exp(-|x|)), and grad (sigmoid(x) - y). label and grad_out have x's shape.
+template <typename T>
+void SigmoidCrossEntropyWithLogitsKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& label,
+                                         DenseTensor* out) {
+  OAR_ENFORCE(x.dims() == label.dims(), InvalidArgument, "sigmoid_cross_entropy_with_logits: label shape ",
+              label.dims(), " must equal x shape ", x.dims());
+  if constexpr (kOnLanes<T>) {
+#if OAR_VEC
+    detail::float_map<T, 2>(
+        out, [](F v, F y) { return vec::add(vec::fnmadd(v, y, vec::max(vzero(), v)), log1p_exp_neg_abs(v)); },
+        {&x, &label});
+#endif
+  } else {
+    scalar_flat<T>(
+        out,
+        [](auto v, auto y) {
+      using M = decltype(v);
+      return (std::max(v, M(0)) - v * y) + std::log1p(std::exp(-std::abs(v)));
+        },
+        x, &label);
+  }
+}
+template <typename T>
+void SigmoidCrossEntropyWithLogitsGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& label,
+                                             const DenseTensor& g, DenseTensor* dx) {
+  constexpr const char* op = "sigmoid_cross_entropy_with_logits_grad";
+  OAR_ENFORCE(x.dims() == label.dims(), InvalidArgument, op, ": label shape ", label.dims(), " must equal x shape ",
+              x.dims());
+  OAR_ENFORCE(x.dims() == g.dims(), InvalidArgument, op, ": grad_out shape ", g.dims(), " must equal x shape ",
+              x.dims());
+  if constexpr (kOnLanes<T>) {
+#if OAR_VEC
+    detail::float_map<T, 3>(dx, [](F v, F y, F d) { return vec::mul(d, vec::sub(sigmoid_v(v), y)); }, {&x, &label, &g});
+#endif
+  } else {
+    using M = OpMath<T>;
+    const DenseTensor xc = contiguous(x), yc = contiguous(label), gc = contiguous(g);
+    const T *xp = xc.data<T>(), *yp = yc.data<T>(), *gp = gc.data<T>();
+    T* o = dx->alloc<T>();
+    parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        o[i] = static_cast<T>(static_cast<M>(gp[i]) * (sigmoid(static_cast<M>(xp[i])) - static_cast<M>(yp[i])));
+      }
+    });
+  }
 }
 
 #define OAR_ACT_KERNELS(Name, op, Fn, ...)                                                                            \
@@ -536,6 +584,9 @@ OAR_REGISTER_KERNEL(softshrink, CPU, SoftshrinkKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(softshrink_grad, CPU, SoftshrinkGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(thresholded_relu, CPU, ThresholdedReluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(thresholded_relu_grad, CPU, ThresholdedReluGradKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(sigmoid_cross_entropy_with_logits, CPU, SigmoidCrossEntropyWithLogitsKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(sigmoid_cross_entropy_with_logits_grad, CPU, SigmoidCrossEntropyWithLogitsGradKernel,
+                    OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(huber, CPU, HuberKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(huber_grad, CPU, HuberGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(huber_grad2, CPU, HuberGrad2Kernel, OAR_FLOAT_TYPES)

@@ -115,6 +115,12 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean"
     (1 - y) x + (1 + (pw - 1) y) log(1 + exp(-x)), weighted by weight."""
     _check_reduction("binary_cross_entropy_with_logits", reduction)
     _same_shape("binary_cross_entropy_with_logits", logit, label, "logit")
+    if pos_weight is None:
+        # one fused op (nn.yaml): max(x, 0) - x y + log1p(exp(-|x|))
+        loss = _ops._sigmoid_cross_entropy_with_logits(logit, label)
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
     # Paddle's (1 - y) x + (1 + (pw - 1) y) log(1 + exp(-x)) rewritten as
     # -(1 - y) log_sigmoid(-x) - pw y log_sigmoid(x): same value, no cancellation of x
     # against log(1 + exp(-x)) for large |x|, and smooth at x == 0 (no abs/max kinks, so the

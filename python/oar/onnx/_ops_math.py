@@ -208,6 +208,16 @@ def _huber(v):
     v.out(g.node("Where", [g.node("Less", [a, g.scalar(delta, dt)]), near, far]))
 
 
+@rule("pd_op.sigmoid_cross_entropy_with_logits")
+def _sigmoid_cross_entropy_with_logits(v):
+    """binary_cross_entropy_with_logits' pointwise loss: max(x, 0) - x label + log1p(exp(-|x|))."""
+    _float_only(v)
+    g, dt = v.g, v.np_dtype()
+    x, y = v.x(0), v.x(1)
+    tail = g.node("Log", [g.node("Add", [g.node("Exp", [g.node("Neg", [g.node("Abs", [x])])]), g.scalar(1.0, dt)])])
+    v.out(g.node("Add", [g.node("Sub", [g.node("Relu", [x]), g.node("Mul", [x, y])]), tail]))
+
+
 # ------------------------------------------------------------------ reductions
 @rule("pd_op.all", "pd_op.any")
 def _all_any(v):

@@ -1,8 +1,8 @@
 """`where` and comparisons in fused groups (Note [Select and masks] in docs/notes/cinn.md):
 a select whose condition is a compare inside the group or a bool mask input (full,
 broadcast along the rows or the columns, a row value), next to reductions; the
-decompositions of leaky_relu, elu, softplus, mish and smooth_l1_loss's huber fuse into one
-kernel each; a mask
+decompositions of leaky_relu, elu, softplus, mish, smooth_l1_loss's huber and
+binary_cross_entropy_with_logits fuse into one kernel each; a mask
 can be a group output. Each fused group equals the unfused program (to_static without
 CINN) on random inputs in float32, float64 and bfloat16, and its CUDA C compiles (the
 conftest's NVRTC check)."""
@@ -47,7 +47,8 @@ def clamp_by_compares(x, w, m):
 
 def activations(x, w, m):
     return (F.leaky_relu(x * w, 0.02) + F.elu(x, 0.7) + F.softplus(x * w) + F.mish(x)
-            + F.smooth_l1_loss(x * w, x, reduction="none", delta=0.5))
+            + F.smooth_l1_loss(x * w, x, reduction="none", delta=0.5)
+            + F.binary_cross_entropy_with_logits(x * w, oar.sigmoid(x), reduction="none"))
 
 
 MODELS = {

@@ -319,6 +319,7 @@ class _Math(nn.Layer):
                 oar.floor_divide(x, y), oar.remainder(i, j), oar.floor_divide(i, j), oar.fmax(i, j),
                 F.celu(x, 0.7), F.tanhshrink(x), F.hardshrink(x, 0.4), F.softshrink(x, 0.3),
                 F.thresholded_relu(x, 0.2), F.smooth_l1_loss(x, y, reduction="none", delta=0.6),
+                F.binary_cross_entropy_with_logits(x, oar.sigmoid(y), reduction="none"),
                 oar.all(x > -1.0, axis=1), oar.any(x > 1.0), oar.any(i > 2, axis=[1], keepdim=True),
                 oar.linalg.norm(x, p=3, axis=1), oar.linalg.norm(x, p=1, axis=-1), oar.linalg.norm(x, axis=1),
                 oar.linalg.norm(x, p=float("inf"), axis=1), oar.eye(3, 5) + x[:, :1, None],

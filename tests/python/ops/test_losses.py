@@ -134,6 +134,8 @@ def test_elementwise_losses(reduction, shape):
             (lambda a, b: F.binary_cross_entropy(a, b, _t(w), reduction), [p, lab], [0, 1]),
             (lambda a, b: F.binary_cross_entropy_with_logits(a, b, None, reduction, _t(pw)),
              [x, lab], [0, 1]),
+            (lambda a, b: F.binary_cross_entropy_with_logits(a, b, _t(w), reduction),
+             [x, lab], [0, 1]),
             (lambda a, b: F.margin_ranking_loss(a, b, _t(sign), 0.3, reduction), [x, other],
              [0, 1]),
         ]:
@@ -299,6 +301,73 @@ def test_bce_with_logits_gradient_at_zero_logit():
     xt = _t(x, grad=True)
     (g,) = oar.grad([F.binary_cross_entropy_with_logits(xt, _t(y), reduction="sum")], [xt])
     np.testing.assert_allclose(g.numpy(), 1 / (1 + np.exp(-x)) - y, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-6), ("float16", 2e-3), ("bfloat16", 1.6e-2)])
+def test_bce_with_logits_fused_op_against_float64(dtype, tol):
+    """The fused op (nn.yaml's sigmoid_cross_entropy_with_logits, float lanes): loss and
+    gradient against float64 on the rounded inputs, on sizes around the vector widths, hard
+    and soft labels, a transposed view, and large, zero and NaN logits."""
+    for n in (1, 7, 16, 17, 33, 515, 4099):
+        x = RNG.standard_normal(n) * 6
+        y = np.where(RNG.random(n) < 0.3, RNG.random(n), (RNG.random(n) > 0.5) * 1.0)
+        g = RNG.standard_normal(n)
+        if n == 33:
+            x[:8] = [0.0, -0.0, 30.0, -30.0, 89.0, -89.0, 1e-30, np.nan]
+        xt = oar.to_tensor(x.astype("float32")).astype(dtype)
+        yt = oar.to_tensor(y.astype("float32")).astype(dtype)
+        gt = oar.to_tensor(g.astype("float32")).astype(dtype)
+        xt.stop_gradient = False
+        x64, y64, g64 = (t.astype("float64").numpy() for t in (xt, yt, gt))
+        out = F.binary_cross_entropy_with_logits(xt, yt, reduction="none")
+        (dx,) = oar.grad([out], [xt], [gt])
+        ref = np.maximum(x64, 0) - x64 * y64 + np.log1p(np.exp(-np.abs(x64)))
+        dref = g64 * (1 / (1 + np.exp(-x64)) - y64)
+        np.testing.assert_allclose(out.astype("float64").numpy(), ref, rtol=tol, atol=tol,
+                                   equal_nan=True, err_msg=f"{dtype} n={n}")
+        np.testing.assert_allclose(dx.astype("float64").numpy(), dref, rtol=tol, atol=tol,
+                                   equal_nan=True, err_msg=f"{dtype}' n={n}")
+    base = RNG.standard_normal((37, 6)).astype("float32")
+    lab = (RNG.random((6, 37)) > 0.5).astype("float32")
+    view = oar.to_tensor(base).astype(dtype).transpose([1, 0])
+    got = F.binary_cross_entropy_with_logits(view, oar.to_tensor(lab).astype(dtype), reduction="none")
+    v64 = view.astype("float64").numpy()
+    np.testing.assert_allclose(got.astype("float64").numpy(),
+                               np.maximum(v64, 0) - v64 * lab + np.log1p(np.exp(-np.abs(v64))),
+                               rtol=tol, atol=tol)
+
+
+def test_bce_with_logits_double_backward():
+    """The fused gradient's own gradients (x: g grad_out sigmoid' ; label: -g grad_out;
+    grad_out: the gradient kernel again) against finite differences of the first gradient."""
+    x, y = RNG.standard_normal((3, 4)) * 2, RNG.random((3, 4))
+    v = RNG.standard_normal((3, 4))
+
+    def first(a, b):
+        at, bt = _t(a, True), _t(b, True)
+        loss = F.binary_cross_entropy_with_logits(at, bt, reduction="sum")
+        return oar.grad([loss], [at], create_graph=True)[0], at, bt
+
+    g, xt, yt = first(x, y)
+    gx, gy = oar.grad([(g * _t(v)).sum()], [xt, yt])
+    eps = 1e-6
+    for arr, got, i in ((x, gx, 0), (y, gy, 1)):
+        num = np.zeros_like(arr)
+        for idx in np.ndindex(*arr.shape):
+            hi, lo = [x.copy(), y.copy()], [x.copy(), y.copy()]
+            hi[i][idx] += eps
+            lo[i][idx] -= eps
+            num[idx] = ((first(*hi)[0].numpy() - first(*lo)[0].numpy()) * v).sum() / (2 * eps)
+        np.testing.assert_allclose(got.numpy(), num, rtol=1e-5, atol=1e-7)
+
+
+def test_bce_with_logits_op_bad_shapes():
+    with pytest.raises(ValueError, match=r"sigmoid_cross_entropy_with_logits: label shape \[3\] must equal x shape \[2, 3\]"):
+        oar._C.ops._sigmoid_cross_entropy_with_logits(oar.ones([2, 3]), oar.ones([3]))
+    with pytest.raises(ValueError, match=r"sigmoid_cross_entropy_with_logits_grad: grad_out shape \[1\]"):
+        oar._C.ops._sigmoid_cross_entropy_with_logits_grad(oar.ones([2, 3]), oar.ones([2, 3]), oar.ones([1]))
+    with pytest.raises(ValueError, match="binary_cross_entropy_with_logits: logit shape"):
+        F.binary_cross_entropy_with_logits(oar.ones([2, 3]), oar.ones([3, 2]))
 
 
 def test_bilinear_bad_bias_and_gumbel_bad_axis():
