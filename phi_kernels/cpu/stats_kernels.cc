@@ -430,38 +430,43 @@ void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool
 }
 
 #if OAR_VEC512
-// Inclusive prefix sums of contiguous rows, 8 lanes at a time in double: an in-register
-// log-step scan (shift by 1, 2, 4 lanes) plus a running carry, so the serial dependency is
-// one add per 8 elements.
+// Inclusive prefix sums (kMul: products) of contiguous rows, 8 lanes at a time in double: an
+// in-register log-step scan (shift by 1, 2, 4 lanes, filling with the identity) plus a
+// running carry, so the serial dependency is one add or multiply per 8 elements.
+template <bool kMul>
+inline __m512d op8(__m512d a, __m512d b) {
+  return kMul ? _mm512_mul_pd(a, b) : _mm512_add_pd(a, b);
+}
+template <bool kMul>
 inline __m512d prefix8(__m512d v) {
-  const __m512i z = _mm512_setzero_si512();
-  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 7)));
-  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 6)));
-  v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 4)));
+  const __m512i id = _mm512_castpd_si512(_mm512_set1_pd(kMul ? 1.0 : 0.0));
+  v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), id, 7)));
+  v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), id, 6)));
+  v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), id, 4)));
   return v;
 }
-template <typename T>
-void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
+template <typename T, bool kMul>
+void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
     const __m512i last = _mm512_set1_epi64(7);
     for (int64_t r = r0; r < r1; ++r) {
       const T* x = p + r * n;
       T* y = o + r * n;
-      __m512d carry = _mm512_setzero_pd();
+      __m512d carry = _mm512_set1_pd(kMul ? 1.0 : 0.0);
       int64_t i = 0;
       for (; i + 8 <= n; i += 8) {
         __m512d v;
         if constexpr (std::is_same_v<T, float>) v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
         else v = _mm512_loadu_pd(x + i);
-        const __m512d s = prefix8(v);
-        const __m512d res = _mm512_add_pd(s, carry);
-        carry = _mm512_add_pd(carry, _mm512_permutexvar_pd(last, s));
+        const __m512d s = prefix8<kMul>(v);
+        const __m512d res = op8<kMul>(s, carry);
+        carry = _mm512_permutexvar_pd(last, res);
         if constexpr (std::is_same_v<T, float>) _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(res));
         else _mm512_storeu_pd(y + i, res);
       }
-      double acc = n > 0 && i > 0 ? static_cast<double>(_mm512_cvtsd_f64(carry)) : 0.0;
+      double acc = _mm512_cvtsd_f64(carry);
       for (; i < n; ++i) {
-        acc += static_cast<double>(x[i]);
+        acc = kMul ? acc * static_cast<double>(x[i]) : acc + static_cast<double>(x[i]);
         y[i] = static_cast<T>(acc);
       }
     }
@@ -469,30 +474,34 @@ void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
 }
 #elif OAR_VEC256
 // The AVX2 version: 4 double lanes, scan by shifts of 1 and 2 lanes plus a running carry.
+template <bool kMul>
+inline __m256d op4(__m256d a, __m256d b) {
+  return kMul ? _mm256_mul_pd(a, b) : _mm256_add_pd(a, b);
+}
+template <bool kMul>
 inline __m256d prefix4(__m256d v) {
-  const __m256d z = _mm256_setzero_pd();
-  // [0, v0, v1, v2], then [0, 0, v0', v1']
-  v = _mm256_add_pd(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(2, 1, 0, 0)), z, 0x1));
-  v = _mm256_add_pd(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(1, 0, 0, 0)), z, 0x3));
+  const __m256d id = _mm256_set1_pd(kMul ? 1.0 : 0.0);
+  // [id, v0, v1, v2], then [id, id, v0', v1']
+  v = op4<kMul>(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(2, 1, 0, 0)), id, 0x1));
+  v = op4<kMul>(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(1, 0, 0, 0)), id, 0x3));
   return v;
 }
-template <typename T>
-void cumsum_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
+template <typename T, bool kMul>
+void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* x = p + r * n;
       T* y = o + r * n;
-      __m256d carry = _mm256_setzero_pd();
+      __m256d carry = _mm256_set1_pd(kMul ? 1.0 : 0.0);
       int64_t i = 0;
       for (; i + 4 <= n; i += 4) {
-        const __m256d s = prefix4(vec::widen(x + i));
-        const __m256d res = _mm256_add_pd(s, carry);
-        carry = _mm256_add_pd(carry, _mm256_permute4x64_pd(s, _MM_SHUFFLE(3, 3, 3, 3)));
+        const __m256d res = op4<kMul>(prefix4<kMul>(vec::widen(x + i)), carry);
+        carry = _mm256_permute4x64_pd(res, _MM_SHUFFLE(3, 3, 3, 3));
         vec::narrow_store(y + i, res);
       }
-      double acc = i > 0 ? _mm256_cvtsd_f64(carry) : 0.0;
+      double acc = _mm256_cvtsd_f64(carry);
       for (; i < n; ++i) {
-        acc += static_cast<double>(x[i]);
+        acc = kMul ? acc * static_cast<double>(x[i]) : acc + static_cast<double>(x[i]);
         y[i] = static_cast<T>(acc);
       }
     }
@@ -509,7 +518,7 @@ void CumsumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool
     ReduceShape rs = scan_shape(x, axis, flatten, "cumsum");
     if (rs.inner == 1 && !exclusive && !reverse) {
       T* o = out->alloc<T>();
-      cumsum_rows_vec<T>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      scan_rows_vec<T, false>(rs.data.data<T>(), o, rs.outer, rs.reduce);
       return;
     }
   }
@@ -522,6 +531,16 @@ template <typename T>
 void CumprodKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool flatten,
                    DenseTensor* out) {
   using A = Acc<T>;
+#if OAR_VEC
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    ReduceShape rs = scan_shape(x, axis, flatten, "cumprod");
+    if (rs.inner == 1 && out->numel() > 0) {
+      T* o = out->alloc<T>();
+      scan_rows_vec<T, true>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      return;
+    }
+  }
+#endif
   scan<T, A>(x, axis, flatten, false, false, A(1), out, "cumprod",
              [](A a, A v) { return a * v; });
 }

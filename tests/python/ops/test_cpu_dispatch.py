@@ -303,6 +303,13 @@ CHILD = textwrap.dedent(r'''
                                                      is_causal=causal)
                 check(f"sdpa(causal={causal})", dtype, [bsz, sq, sk, nh, dh], got, ref, (1e-4, 1e-5)
                       if dtype == "float32" else None)
+        # cumsum / cumprod of rows: the in-register scans and their carry (stats_kernels.cc)
+        for n in (1, 3, 4, 7, 8, 9, 17, 1001):
+            x = rng.uniform(0.8, 1.25, [3, n]).astype(dtype)
+            check("cumsum", dtype, [3, n], oar.cumsum(oar.to_tensor(x), axis=1),
+                  np.cumsum(x.astype(np.float64), 1))
+            check("cumprod", dtype, [3, n], oar.cumprod(oar.to_tensor(x), dim=1),
+                  np.cumprod(x.astype(np.float64), 1))
         for (t_, b_, h_) in ((1, 1, 3), (7, 5, 13), (4, 16, 64)):
             xw = rng.standard_normal([t_, b_, 4 * h_]).astype(dtype)
             w = (rng.standard_normal([4 * h_, h_]) * 0.3).astype(dtype)

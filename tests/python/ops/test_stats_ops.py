@@ -493,6 +493,28 @@ def test_median_gradient_splits_between_middle_values():
     np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 0.5, 0.5])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cumprod_of_long_rows(dtype, threads):
+    """cumprod of contiguous rows as an in-register scan with a carry (scan_rows_vec): every
+    row length 0-40, long rows, zero, inf and NaN inside a row, against float64."""
+    rng = np.random.default_rng(11)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for n in list(range(41)) + [257, 1000]:
+            x = rng.uniform(0.8, 1.25, (4, n))
+            if n > 12:
+                x[1, 5], x[2, 9], x[3, 11] = 0.0, np.inf, np.nan
+            got = oar.cumprod(oar.to_tensor(x.astype(dtype)), dim=1).numpy()
+            with np.errstate(invalid="ignore"):
+                ref = np.cumprod(x.astype(dtype).astype(np.float64), axis=1)
+            np.testing.assert_allclose(got, ref, rtol=1e-6 if dtype == "float32" else 1e-13,
+                                       equal_nan=True, err_msg=f"n={n}")
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_cumprod_gradient_with_several_zeros():
     a = np.array([2.0, 0.0, 3.0, 0.0, 4.0])
     x = tensor(a, "float64", stop_gradient=False)
