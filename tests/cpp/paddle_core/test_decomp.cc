@@ -114,6 +114,15 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
                    what + " approximate=" + std::to_string(approximate));
                     },
                     kUnaryShapes};
+  // soft labels in (0, 1) and hard ones
+  c["sigmoid_cross_entropy_with_logits"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed, 4.0), soft = ops::sigmoid(random(s, seed + 3));
+    const Tensor hard = ops::round(soft, 0);
+    for (const Tensor& y : {soft, hard}) {
+      expect_close(ops::sigmoid_cross_entropy_with_logits(x, y), decomp::sigmoid_cross_entropy_with_logits(x, y), what);
+    }
+                                            },
+                                            kUnaryShapes};
   c["sigmoid_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
     const Tensor out = ops::sigmoid(random(s, seed)), g = random(s, seed + 7, 1.0);
     expect_close(ops::sigmoid_grad(out, g), decomp::sigmoid_grad(out, g), what);
@@ -124,6 +133,7 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
   OAR_UNARY_ATTRS(leaky_relu, 0.07);
   OAR_UNARY_ATTRS(elu, 0.8);
   OAR_UNARY_ATTRS(hardtanh, -1.5, 2.0);
+  OAR_UNARY_ATTRS(huber, 0.7);
 #undef OAR_UNARY
 #undef OAR_UNARY_ATTRS
   // softplus's and hardsigmoid's defaults too (the YAML defaults reach decomp's header).
