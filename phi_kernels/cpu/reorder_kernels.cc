@@ -204,6 +204,33 @@ void along_axis(const DenseTensor& arr, const DenseTensor& indices, int a,
   }
 }
 
+// along_axis when indices has arr's dims outside the axis (the common case): arr as [outer, n,
+// inner], indices as [outer, k, inner], outer slices in parallel (each writes only its own
+// slice of the output, in the serial order). Returns false when the dims differ.
+template <typename Fn>
+bool along_axis_slices(const DenseTensor& arr, const DenseTensor& indices, int a, const std::vector<int64_t>& idx,
+                       Fn fn) {
+  const Dims& ad = arr.dims();
+  const Dims& id = indices.dims();
+  for (int i = 0; i < arr.rank(); ++i) {
+    if (i != a && ad[i] != id[i]) return false;
+  }
+  const int64_t outer = prod(ad, 0, a), inner = prod(ad, a + 1, arr.rank());
+  const int64_t n = ad[a], k = id[a];
+  parallel_for(
+      outer,
+      [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t base = (o * k + j) * inner;
+        for (int64_t i = 0; i < inner; ++i) fn((o * n + idx[base + i]) * inner + i, base + i);
+      }
+    }
+      },
+      outer * k * inner);
+  return true;
+}
+
 template <typename T>
 void TakeAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const DenseTensor& indices,
                          int64_t axis, DenseTensor* out) {
@@ -214,7 +241,8 @@ void TakeAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Den
   if (out->numel() == 0) return;
   DenseTensor c = dense_copy<T>(arr);
   const T* ap = c.data<T>();
-  along_axis(arr, indices, a, idx, [&](int64_t src, int64_t k) { o[k] = ap[src]; });
+  const auto take = [&](int64_t src, int64_t k) { o[k] = ap[src]; };
+  if (!along_axis_slices(arr, indices, a, idx, take)) along_axis(arr, indices, a, idx, take);
 }
 
 template <typename T>
@@ -231,12 +259,13 @@ void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Dens
   DenseTensor v = dense_copy<T>(values);
   const T* vp = v.data<T>();
   if (reduce == "assign") {
-    along_axis(arr, indices, a, idx, [&](int64_t dst, int64_t k) { o[dst] = vp[k]; });
+    const auto put = [&](int64_t dst, int64_t k) { o[dst] = vp[k]; };
+    if (!along_axis_slices(arr, indices, a, idx, put)) along_axis(arr, indices, a, idx, put);
     return;
   }
   // Reductions: positions written start from arr (include_self) or from the first value.
   std::vector<int32_t> count(out->numel(), 0);
-  along_axis(arr, indices, a, idx, [&](int64_t dst, int64_t k) {
+  const auto fold = [&](int64_t dst, int64_t k) {
     const M val = M(vp[k]);
     const bool first = count[dst]++ == 0 && !include_self;
     const M cur = M(o[dst]);
@@ -253,7 +282,8 @@ void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Dens
       r = val < cur ? val : cur;
     }
     o[dst] = static_cast<T>(r);
-  });
+  };
+  if (!along_axis_slices(arr, indices, a, idx, fold)) along_axis(arr, indices, a, idx, fold);
   if (reduce == "mean") {
     const int64_t n = out->numel();
     for (int64_t i = 0; i < n; ++i) {

@@ -304,3 +304,27 @@ PADDLE_NAMES = ["moveaxis", "chunk", "unbind", "expand_as", "broadcast_to", "bro
 @pytest.mark.parametrize("name", PADDLE_NAMES)
 def test_paddle_name_exists(name):
     assert callable(getattr(oar, name)), f"oar.{name} is missing"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_along_axis_slices_in_parallel(threads):
+    """take/put_along_axis where indices has arr's dims outside the axis run outer slices in
+    parallel (along_axis_slices, reorder_kernels.cc): every reduce mode with duplicate and
+    negative indices on a middle axis, against the serial NumPy walk, at 1 and 2 threads."""
+    rng = np.random.default_rng(3)
+    arr = rng.standard_normal((40, 7, 33))
+    idx = rng.integers(-7, 7, (40, 9, 33))
+    vals = rng.standard_normal((40, 9, 33))
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        np.testing.assert_array_equal(oar.take_along_axis(oar.to_tensor(arr), oar.to_tensor(idx), 1).numpy(),
+                                      np.take_along_axis(arr, idx % 7, 1))
+        for mode in ("assign", "add", "mul", "mean", "amax", "amin"):
+            for include_self in (True, False):
+                got = oar.put_along_axis(oar.to_tensor(arr), oar.to_tensor(idx), oar.to_tensor(vals), 1, mode,
+                                         include_self).numpy()
+                np.testing.assert_allclose(got, np_put_along(arr, idx % 7, vals, 1, mode, include_self),
+                                           rtol=1e-12, err_msg=f"{mode} include_self={include_self}")
+    finally:
+        oar.set_num_threads(prev)
