@@ -79,6 +79,28 @@ def test_permuted_4d_views(dtype, perm):
     np.testing.assert_array_equal(got, a.transpose(perm))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "bool"])
+@pytest.mark.parametrize("shape,perm", [
+    ((2, 3, 2, 2, 5, 33), [0, 1, 4, 2, 5, 3]),   # pixel_shuffle(2): a 2-wide innermost dim
+    ((2, 5, 33, 3, 3), [0, 3, 1, 4, 2]),         # pixel_unshuffle(3)'s shape of view
+    ((40, 7, 3), [1, 0, 2]),                      # 3-wide rows, the source's rows strided
+    ((9, 4, 50), [2, 0, 1]),                      # 4-wide destination rows from a strided dim
+    ((3, 5, 2), [2, 1, 0]),                       # every dim short: rows as they are
+])
+def test_short_innermost_rows_run_along_a_longer_dim(dtype, shape, perm):
+    """A view whose innermost dim is short copies along the longest dim that one side steps
+    through by one (Note [Strided copies]): every value lands in its place, at 1 and 2 threads."""
+    a = _values(dtype, shape)
+    prev = paddle.get_num_threads()
+    try:
+        for threads in (1, 2):
+            paddle.set_num_threads(threads)
+            got = _bits(dtype, _made_dense(_tensor(dtype, a).transpose(perm)))
+            np.testing.assert_array_equal(got, a.transpose(perm), err_msg=f"threads={threads}")
+    finally:
+        paddle.set_num_threads(prev)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64"])
 def test_stepped_reversed_and_expanded_views(dtype):
     a = _values(dtype, (40, 50))
