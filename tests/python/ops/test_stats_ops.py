@@ -337,6 +337,35 @@ def test_unique_against_numpy(dtype):
     assert oar.unique(tensor(a, dtype), return_counts=True, dtype="int32")[1].dtype.name == "int32"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16",
+                                   "int32", "int64", "bool"])
+def test_unique_radix_keys_order_and_group(dtype):
+    """unique of scalars by radix-sorted keys (Note [unique by radix]): negatives, values
+    spanning every key byte, -0 and +0 as one value, +-inf, NaN last and as one group, and
+    the smallest position as each group's index, against NumPy (equal_nan)."""
+    rng = np.random.default_rng(17)
+    if dtype == "bool":
+        a = rng.integers(0, 2, 300).astype(bool)
+    elif dtype in ("int8", "uint8", "int16", "int32", "int64"):
+        info = np.iinfo(dtype)
+        a = np.concatenate([rng.integers(info.min, int(info.max) + 1, 400, dtype=np.int64),
+                            rng.integers(-3, 4, 300).clip(info.min, info.max),
+                            [info.min, info.max, 0]]).astype(dtype)
+    else:
+        a = np.concatenate([rng.standard_normal(300) * 10.0 ** rng.integers(-5, 5, 300),
+                            rng.integers(-3, 4, 300),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, np.nan, -np.nan]])
+        rng.shuffle(a)
+    t = oar.to_tensor(a) if a.dtype.kind in "iub" else tensor(a, dtype)
+    vals = t.astype("float64").numpy() if dtype in ("float16", "bfloat16") else t.numpy()
+    out = oar.unique(t, return_index=True, return_inverse=True, return_counts=True)
+    ref = np.unique(vals, return_index=True, return_inverse=True, return_counts=True)
+    got_vals = out[0].astype("float64").numpy() if dtype in ("float16", "bfloat16") else out[0].numpy()
+    np.testing.assert_array_equal(got_vals, ref[0])
+    for got, want in zip(out[1:], ref[1:]):
+        np.testing.assert_array_equal(got.numpy(), want.reshape(-1))
+
+
 def test_unique_axis_and_empty():
     a = np.array([[1, 2], [3, 4], [1, 2], [0, 9], [3, 4]])
     u, inv, cnt = oar.unique(tensor(a, "int64"), return_inverse=True, return_counts=True, axis=0)
