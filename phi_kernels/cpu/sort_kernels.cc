@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/radix_sort.h"
 #include "phi_kernels/cpu/reduce.h"
 
 namespace oar::phi {
@@ -78,6 +79,10 @@ AxisShape axis_shape(const Dims& d, int64_t axis, const char* op) {
   return s;
 }
 
+// Rows at least this long sort by radix (shorter ones pay more for its 256-bucket passes than
+// std::sort's comparisons).
+constexpr int64_t kRadixRow = 64;
+
 template <typename T>
 void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool descending,
                    bool, DenseTensor* out, DenseTensor* indices) {
@@ -86,6 +91,35 @@ void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
   if (x.numel() == 0) return;
   AxisShape s = axis_shape(x.dims(), axis, "argsort");
   using M = OpMath<T>;
+  if (s.n >= kRadixRow) {
+    // Note [Radix keys]: a stable radix sort of the row's keys (flipped for descending, which
+    // puts NaN first and keeps ties in index order), the order Asc / Desc give.
+    ReduceShape rs = make_reduce_shape(x, {s.axis});
+    const T* p = rs.data.data<T>();
+    const int64_t n = s.n, inner = rs.inner;
+    parallel_for(
+        rs.outer * inner,
+        [&](int64_t b, int64_t e) {
+      std::vector<uint64_t> keys(n), kbuf(n);
+      std::vector<int64_t> pos(n), pbuf(n);
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t a = t / inner, i = t % inner;
+        const T* row = p + a * n * inner + i;
+        for (int64_t k = 0; k < n; ++k) {
+          const uint64_t key = order_key(row[k * inner]);
+          keys[k] = descending ? ~key : key;
+          pos[k] = k;
+        }
+        radix_sort(keys.data(), pos.data(), n, kbuf.data(), pbuf.data());
+        for (int64_t k = 0; k < n; ++k) {
+          o[at(a, k, i, n, inner)] = row[pos[k] * inner];
+          idx[at(a, k, i, n, inner)] = pos[k];
+        }
+      }
+        },
+        rs.outer * n * inner * 8);
+    return;
+  }
   for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
     if (descending) std::sort(row.begin(), row.end(), Desc<M>());
     else std::sort(row.begin(), row.end(), Asc<M>());

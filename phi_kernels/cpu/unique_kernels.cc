@@ -1,14 +1,13 @@
 // Counting kernels with data-dependent output shapes (unique, unique_consecutive,
 // bincount; the kernel sets the output dims) plus histogram and diagonal_grad.
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_math_functions.h"
+#include "phi_kernels/cpu/radix_sort.h"
 #include "phi_kernels/cpu/reduce.h"
 
 namespace oar::phi {
@@ -99,60 +98,10 @@ void write_ints(const std::vector<int64_t>& v, const Dims& dims, DenseTensor* ou
   });
 }
 
-// Note [unique by radix]: unique of scalars sorts (key, position) pairs by an LSD radix sort
-// on 64-bit keys that order as less() does and are equal exactly where same() is: integers
-// with the sign bit flipped, floats by their bits (negatives flipped whole) with -0 as +0 and
-// every NaN as one key above +inf. The sort is stable, so a group's positions ascend and its
-// first is the smallest; passes whose byte is the same in every key are skipped (small
-// integers take two). std::sort of the pairs took 120 ms for 1M int64 in [0, 5000) (torch 41).
-template <typename T>
-uint64_t order_key(T v) {
-  using M = OpMath<T>;
-  if constexpr (std::is_same_v<T, bool>) {
-    return v ? 1 : 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    const uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(v));
-    return std::is_signed_v<T> ? u ^ (uint64_t{1} << 63) : static_cast<uint64_t>(v);
-  } else {
-    const double d = static_cast<double>(static_cast<M>(v));  // float, half: exact in double
-    if (d != d) return ~uint64_t{0};
-    uint64_t u;
-    const double z = d == 0.0 ? 0.0 : d;
-    std::memcpy(&u, &z, 8);
-    return (u >> 63) ? ~u : u | (uint64_t{1} << 63);
-  }
-}
-
-/// Sorts keys (and pos alongside) ascending, stably.
-void radix_sort(std::vector<uint64_t>* keys, std::vector<int64_t>* pos) {
-  const size_t n = keys->size();
-  std::vector<std::array<int64_t, 256>> hist(8);
-  for (auto& h : hist) h.fill(0);
-  for (uint64_t k : *keys) {
-    for (int b = 0; b < 8; ++b) ++hist[b][(k >> (8 * b)) & 0xFF];
-  }
-  std::vector<uint64_t> k2(n);
-  std::vector<int64_t> p2(n);
-  for (int b = 0; b < 8; ++b) {
-    auto& h = hist[b];
-    if (n == 0 || h[((*keys)[0] >> (8 * b)) & 0xFF] == static_cast<int64_t>(n)) continue;  // one bucket
-    int64_t at = 0;
-    for (auto& c : h) {
-      const int64_t count = c;
-      c = at;
-      at += count;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t k = (*keys)[i];
-      const int64_t dst = h[(k >> (8 * b)) & 0xFF]++;
-      k2[dst] = k;
-      p2[dst] = (*pos)[i];
-    }
-    keys->swap(k2);
-    pos->swap(p2);
-  }
-}
-
+// Note [unique by radix]: unique of scalars sorts (key, position) pairs with radix_sort.h's
+// stable radix sort, so a group's positions ascend and its first is the smallest, and keys
+// are equal exactly where same() is. std::sort of the pairs took 120 ms for 1M int64 in
+// [0, 5000) (torch 41).
 template <typename T>
 void UniqueKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
                   DataType, DenseTensor* out, DenseTensor* indices, DenseTensor* inverse,
@@ -165,7 +114,9 @@ void UniqueKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
     std::vector<uint64_t> keys(s.n);
     const T* p = s.data.data<T>();
     for (int64_t j = 0; j < s.n; ++j) keys[j] = order_key(p[j]);
-    radix_sort(&keys, &order);
+    std::vector<uint64_t> kbuf(s.n);
+    std::vector<int64_t> pbuf(s.n);
+    radix_sort(keys.data(), order.data(), s.n, kbuf.data(), pbuf.data());
     std::vector<int64_t> first, cnt, inv(s.n);
     for (int64_t k = 0; k < s.n; ++k) {
       if (k == 0 || keys[k] != keys[k - 1]) {

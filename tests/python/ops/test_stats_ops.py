@@ -656,3 +656,47 @@ def test_topk_candidate_filter_against_a_stable_sort(dtype, largest):
             v, i = (v.numpy(), i.numpy()) if axis == 1 else (v.numpy().T, i.numpy().T)
             np.testing.assert_array_equal(i, ref_idx, err_msg=f"n={n} k={k} axis={axis}")
             np.testing.assert_array_equal(v, np.take_along_axis(x, ref_idx, 1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16",
+                                   "int32", "int64"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_argsort_radix_rows_against_a_stable_sort(dtype, descending):
+    """Rows of 64 values and more sort by radix keys (Note [Radix keys], radix_sort.h): the
+    order of the comparison sort (NaN last ascending and first descending, -0 equal to +0,
+    ties by index) on a last and a middle axis, at 1 and 2 threads; short rows keep
+    std::sort and must agree with the same reference."""
+    rng = np.random.default_rng(23)
+    shape = (3, 300, 5)
+    if dtype.startswith(("int", "uint")):
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, int(info.max) + 1, shape, dtype=np.int64).astype(dtype)
+        a[:, ::3] = rng.integers(0, 3, a[:, ::3].shape).astype(dtype)  # ties
+    else:
+        a = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)
+        a[:, ::4] = rng.integers(-2, 3, a[:, ::4].shape)  # ties
+        a[0, :7, 0] = [0.0, -0.0, np.inf, -np.inf, np.nan, -0.0, np.nan]
+        a[1, ::9, 1] = np.nan
+    t = oar.to_tensor(a) if a.dtype.kind in "iub" else tensor(a, dtype)
+    v = t.astype("float64").numpy() if dtype in ("float16", "bfloat16") else t.numpy()
+    prev = oar.get_num_threads()
+    try:
+        for threads in (1, 2):
+            oar.set_num_threads(threads)
+            for axis, n in ((1, 300), (-1, 5)):
+                key = np.moveaxis(v, axis, -1)
+                if key.dtype.kind == "f":
+                    nan = np.isnan(key)
+                    k = np.where(nan, 0, np.where(key == 0, 0, key))
+                    # NaN largest: sort by (isnan, value) ascending, or (not isnan, -value)
+                    order = (np.lexsort((-k, ~nan), axis=-1) if descending else np.lexsort((k, nan), axis=-1))
+                else:
+                    k = key.astype(np.int64)
+                    order = np.argsort(-k if descending else k, axis=-1, kind="stable")
+                want_idx = np.moveaxis(order, -1, axis)
+                vals, idx = oar.sort(t, axis=axis, descending=descending), oar.argsort(t, axis=axis, descending=descending)
+                np.testing.assert_array_equal(idx.numpy(), want_idx, err_msg=f"axis={axis} threads={threads}")
+                got = vals.astype("float64").numpy() if dtype in ("float16", "bfloat16") else vals.numpy()
+                np.testing.assert_array_equal(got, np.take_along_axis(v, want_idx, axis))
+    finally:
+        oar.set_num_threads(prev)
