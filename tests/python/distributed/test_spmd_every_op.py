@@ -25,7 +25,8 @@ ATTRS = {"flip": {"axis": [1]}, "topk": {"k": 2}, "roll": {"shifts": [1], "axis"
          "all": {"axis": [1]}, "any": {"axis": [0]}, "full_like": {"fill_value": 2.0},
          "polygamma": {"n": 1}, "cast": {"dtype": "float32"},
          "nan_to_num": {"nan": 0.0, "posinf": 1e3, "neginf": -1e3}}
-SHAPES = {}
+# Elementwise ops that take their inputs in one shape (no broadcasting), as the _grad ops.
+SHAPES = {"sigmoid_cross_entropy_with_logits": [(4, 6), (4, 6)]}
 BOOL_INPUTS = {"logical_and", "logical_or", "logical_xor", "logical_not", "all", "any"}
 POSITIVE = {"polygamma", "lgamma", "digamma"}
 
