@@ -5,8 +5,12 @@
 // weight for each output index; 1 tap for nearest, 2 for linear, 4 for cubic), built
 // with Paddle's coordinate rules, and the kernels sum weight products over the taps.
 // The backward scatters with the same tables.
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
@@ -298,6 +302,23 @@ double source_index(double g, int64_t size, const std::string& padding, bool ali
   return x;
 }
 
+// Note [grid_sample by planes]: the taps of every output point are computed once, not once
+// per channel (the top-left source position, the four bilinear weights, whether all four
+// taps lie inside the plane), then each (n, c) plane is read for all its points with the
+// plane in cache: float eight points at a time by four masked gathers with AVX2 (a tap outside
+// reads as 0, as the bounds test per tap of the scalar form gives). Points by points, every channel read a new
+// cache line per tap: [16, 64, 32, 32] with a 32 x 32 grid took 3.5 ms at 1 thread (torch 1.4).
+template <typename M>
+struct GridTaps {
+  std::vector<int64_t> x0, y0;
+  std::vector<M> w[4];  // top-left, top-right, bottom-left, bottom-right
+  std::vector<uint8_t> inside;
+  std::vector<int32_t> xc, yc;  // x0, y0 clamped to [-2, W] / [-2, H]: the gathers' (same bounds tests)
+  explicit GridTaps(int64_t n) : x0(n), y0(n), inside(n), xc(n), yc(n) {
+    for (auto& v : w) v.resize(static_cast<size_t>(n));
+  }
+};
+
 template <typename T>
 void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grid,
                       const std::string& mode, const std::string& padding, bool align,
@@ -311,32 +332,101 @@ void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
   const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
   const int64_t Ho = grid.dims()[1], Wo = grid.dims()[2], P = Ho * Wo;
   const bool nearest = mode == "nearest";
-  parallel_for(N * P, [&](int64_t b0, int64_t b1) {
+  const bool offsets32 = (H + 2) * (W + 2) < (int64_t{1} << 31);
+  GridTaps<M> taps(N * P);
+  parallel_for(
+      N * P,
+      [&](int64_t b0, int64_t b1) {
     for (int64_t np = b0; np < b1; ++np) {
-      const int64_t n = np / P, pidx = np % P;
       double dx, dy;
       const double ix = source_index(M(gp[np * 2]), W, padding, align, &dx);
       const double iy = source_index(M(gp[np * 2 + 1]), H, padding, align, &dy);
-      const T* plane = xp + n * C * H * W;
-      T* dst = o + n * C * P + pidx;
-      auto at = [&](int64_t c, int64_t yy, int64_t xx) -> M {
-        return (yy >= 0 && yy < H && xx >= 0 && xx < W) ? M(plane[(c * H + yy) * W + xx]) : M(0);
-      };
+      int64_t x0, y0;
+      bool in;
       if (nearest) {
-        const int64_t xx = float_to_int<int64_t>(std::nearbyint(ix));
-        const int64_t yy = float_to_int<int64_t>(std::nearbyint(iy));
-        for (int64_t c = 0; c < C; ++c) dst[c * P] = static_cast<T>(at(c, yy, xx));
+        x0 = float_to_int<int64_t>(std::nearbyint(ix)), y0 = float_to_int<int64_t>(std::nearbyint(iy));
+        in = y0 >= 0 && y0 < H && x0 >= 0 && x0 < W;
+      } else {
+        x0 = float_to_int<int64_t>(std::floor(ix)), y0 = float_to_int<int64_t>(std::floor(iy));
+        const M wx = static_cast<M>(ix - x0), wy = static_cast<M>(iy - y0);
+        taps.w[0][np] = (1 - wx) * (1 - wy), taps.w[1][np] = wx * (1 - wy);
+        taps.w[2][np] = (1 - wx) * wy, taps.w[3][np] = wx * wy;
+        in = x0 >= 0 && x0 + 1 < W && y0 >= 0 && y0 + 1 < H;
+      }
+      taps.x0[np] = x0, taps.y0[np] = y0, taps.inside[np] = in;
+      taps.xc[np] = static_cast<int32_t>(std::clamp<int64_t>(x0, -2, W));
+      taps.yc[np] = static_cast<int32_t>(std::clamp<int64_t>(y0, -2, H));
+    }
+      },
+      N * P * 16);
+  parallel_for(
+      N * C,
+      [&](int64_t b0, int64_t b1) {
+    for (int64_t nc = b0; nc < b1; ++nc) {
+      const int64_t base = nc / C * P;  // this n's first point
+      const T* plane = xp + nc * H * W;
+      T* dst = o + nc * P;
+      if (nearest) {
+        for (int64_t q = 0; q < P; ++q) {
+          const int64_t t = base + q;
+          dst[q] = taps.inside[t] ? plane[taps.y0[t] * W + taps.x0[t]] : static_cast<T>(M(0));
+        }
         continue;
       }
-      const int64_t x0 = float_to_int<int64_t>(std::floor(ix)), y0 = float_to_int<int64_t>(std::floor(iy));
-      const M wx = static_cast<M>(ix - x0), wy = static_cast<M>(iy - y0);
-      for (int64_t c = 0; c < C; ++c) {
-        const M v = at(c, y0, x0) * (1 - wx) * (1 - wy) + at(c, y0, x0 + 1) * wx * (1 - wy) +
-                    at(c, y0 + 1, x0) * (1 - wx) * wy + at(c, y0 + 1, x0 + 1) * wx * wy;
-        dst[c * P] = static_cast<T>(v);
+      auto point = [&](int64_t q) {
+        const int64_t t = base + q, x0 = taps.x0[t], y0 = taps.y0[t];
+        M v00, v01, v10, v11;
+        if (taps.inside[t]) {
+          const T* s = plane + y0 * W + x0;
+          v00 = M(s[0]), v01 = M(s[1]), v10 = M(s[W]), v11 = M(s[W + 1]);
+        } else {  // the bounds test per tap (a NaN grid value lands here: its weights carry it)
+          auto at = [&](int64_t yy, int64_t xx) -> M {
+            return (yy >= 0 && yy < H && xx >= 0 && xx < W) ? M(plane[yy * W + xx]) : M(0);
+          };
+          v00 = at(y0, x0), v01 = at(y0, x0 + 1), v10 = at(y0 + 1, x0), v11 = at(y0 + 1, x0 + 1);
+        }
+        dst[q] = static_cast<T>(v00 * taps.w[0][t] + v01 * taps.w[1][t] + v10 * taps.w[2][t] + v11 * taps.w[3][t]);
+      };
+      int64_t q = 0;
+#ifdef __AVX2__
+      if constexpr (std::is_same_v<T, float>) {
+        if (offsets32) {
+          // each tap gathered where it lies inside (masked gathers: the others read as 0, as
+          // the bounds test gives), so border points stay on vectors too
+          const __m256i one = _mm256_set1_epi32(1), wv = _mm256_set1_epi32(static_cast<int32_t>(W));
+          const __m256i hv = _mm256_set1_epi32(static_cast<int32_t>(H)), neg = _mm256_set1_epi32(-1);
+          const __m256 zero = _mm256_setzero_ps();
+          auto tap = [&](__m256i off, __m256i ok, const float* wt) {
+            return _mm256_mul_ps(_mm256_mask_i32gather_ps(zero, plane, off, _mm256_castsi256_ps(ok), 4),
+                                 _mm256_loadu_ps(wt));
+          };
+          for (; q + 8 <= P; q += 8) {
+            const int64_t t = base + q;
+            const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps.xc.data() + t));
+            const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps.yc.data() + t));
+            const __m256i x1 = _mm256_add_epi32(x0, one), y1 = _mm256_add_epi32(y0, one);
+            // 0 <= v < n as n > v > -1
+            const __m256i okx0 = _mm256_and_si256(_mm256_cmpgt_epi32(wv, x0), _mm256_cmpgt_epi32(x0, neg));
+            const __m256i okx1 = _mm256_and_si256(_mm256_cmpgt_epi32(wv, x1), _mm256_cmpgt_epi32(x1, neg));
+            const __m256i oky0 = _mm256_and_si256(_mm256_cmpgt_epi32(hv, y0), _mm256_cmpgt_epi32(y0, neg));
+            const __m256i oky1 = _mm256_and_si256(_mm256_cmpgt_epi32(hv, y1), _mm256_cmpgt_epi32(y1, neg));
+            const __m256i o00 = _mm256_add_epi32(_mm256_mullo_epi32(y0, wv), x0);
+            const __m256i o10 = _mm256_add_epi32(o00, wv);
+            __m256 acc = tap(o00, _mm256_and_si256(oky0, okx0), taps.w[0].data() + t);
+            acc =
+                _mm256_add_ps(acc, tap(_mm256_add_epi32(o00, one), _mm256_and_si256(oky0, okx1), taps.w[1].data() + t));
+            acc = _mm256_add_ps(acc, tap(o10, _mm256_and_si256(oky1, okx0), taps.w[2].data() + t));
+            acc =
+                _mm256_add_ps(acc, tap(_mm256_add_epi32(o10, one), _mm256_and_si256(oky1, okx1), taps.w[3].data() + t));
+            _mm256_storeu_ps(dst + q, acc);
+          }
+        }
       }
+#endif
+      for (; q < P; ++q) point(q);
     }
-  }, N * P * C * 4);
+      },
+      N * C * P * 4);
 }
 
 template <typename T>

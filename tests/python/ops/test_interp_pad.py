@@ -370,3 +370,32 @@ def test_functional_name_exists(name):
 @pytest.mark.parametrize("name", LAYER_NAMES)
 def test_layer_name_exists(name):
     assert issubclass(getattr(oar.nn, name), oar.nn.Layer), f"oar.nn.{name} is missing"
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [True, False])
+def test_grid_sample_planes_against_numpy(mode, padding, align):
+    """grid_sample by planes (Note [grid_sample by planes]): 65 points a plane (eight-point
+    float blocks with masked gathers, and a tail), points inside, across the borders and far
+    outside, in float32 and float64 against the float64 reference; NaN and huge grid values
+    give the same in float32 (vectors) as in float64 (the scalar form)."""
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 3, 7, 9))
+    grid = rng.uniform(-1.3, 1.3, (2, 5, 13, 2))
+    grid[0, 0, :4] = [[-1.0, -1.0], [1.0, 1.0], [3.0, 0.2], [-0.2, -7.0]]
+    for dtype, tol in (("float32", 2e-5), ("float64", 1e-12)):
+        got = F.grid_sample(oar.to_tensor(x.astype(dtype)), oar.to_tensor(grid.astype(dtype)), mode=mode,
+                            padding_mode=padding, align_corners=align).numpy()
+        ref = np_grid_sample(x.astype(dtype).astype(np.float64), grid.astype(dtype).astype(np.float64),
+                             mode, padding, align)
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=dtype)
+    odd = grid.copy()
+    odd[1, 2, ::3, 0] = np.nan
+    odd[1, 3, ::4, 1] = 1e30
+    odd[0, 4, ::5] = -np.inf
+    odd = odd.astype(np.float32).astype(np.float64)  # one grid for both dtypes (1e30 rounds in float32)
+    res = [F.grid_sample(oar.to_tensor(x.astype(d)), oar.to_tensor(odd.astype(d)), mode=mode,
+                         padding_mode=padding, align_corners=align).numpy().astype(np.float64)
+           for d in ("float32", "float64")]
+    np.testing.assert_allclose(res[0], res[1], rtol=2e-5, atol=2e-5, equal_nan=True)
