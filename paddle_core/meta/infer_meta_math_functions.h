@@ -32,7 +32,7 @@ void CumInferMeta(const DenseTensor& x, int64_t axis, bool flatten, bool exclusi
                   DenseTensor* out);
 void CumprodInferMeta(const DenseTensor& x, int64_t axis, bool flatten, DenseTensor* out);
 /// cum_extremum_index: int64 indices of x's shape (axis checked).
-void CumExtremumIndexInferMeta(const DenseTensor& x, int64_t axis, bool largest, DenseTensor* out);
+void CumExtremumInferMeta(const DenseTensor& x, int64_t axis, bool largest, DenseTensor* values, DenseTensor* indices);
 void GatherAxisInferMeta(const DenseTensor& x, const DenseTensor& index, int64_t axis,
                          DenseTensor* out);
 void ArgsortInferMeta(const DenseTensor& x, int64_t axis, bool descending, bool stable,

@@ -83,11 +83,13 @@ void CumprodInferMeta(const DenseTensor& x, int64_t axis, bool flatten, DenseTen
   CumInferMeta(x, axis, flatten, false, false, out);
 }
 
-void CumExtremumIndexInferMeta(const DenseTensor& x, int64_t axis, bool, DenseTensor* out) {
-  OAR_ENFORCE(x.rank() >= 1, InvalidArgument, "cum_extremum_index: x must have rank >= 1, got shape ", x.dims());
-  wrap_axis(axis, x.rank(), "cum_extremum_index");
-  out->set_dtype(DataType::INT64);
-  out->set_dims(x.dims());
+void CumExtremumInferMeta(const DenseTensor& x, int64_t axis, bool, DenseTensor* values, DenseTensor* indices) {
+  OAR_ENFORCE(x.rank() >= 1, InvalidArgument, "cum_extremum: x must have rank >= 1, got shape ", x.dims());
+  wrap_axis(axis, x.rank(), "cum_extremum");
+  values->set_dtype(x.dtype());
+  values->set_dims(x.dims());
+  indices->set_dtype(DataType::INT64);
+  indices->set_dims(x.dims());
 }
 
 void GatherAxisInferMeta(const DenseTensor& x, const DenseTensor& index, int64_t axis,

@@ -1,6 +1,5 @@
-"""cummax / cummin: running extrema with their indices, the indices from one scan kernel
-(cum_extremum_index, stats_kernels.cc), and values gathered by take_along_axis so the
-gradient reaches the indexed elements (Paddle's rule)."""
+"""cummax / cummin: running extrema with their indices from one scan kernel (stats.yaml's
+cum_extremum, stats_kernels.cc), whose gradient reaches the indexed elements (Paddle's rule)."""
 from ._C import Tensor, ops as _ops
 from ._dtype import convert_dtype
 
@@ -9,7 +8,6 @@ _TENSOR_METHODS = ["cummax", "cummin"]
 
 
 def _scan(x, axis, dtype, op, largest):
-    import oar
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: x must be a Tensor, got {type(x).__name__}")
     if x.dtype.name not in ("float32", "float64", "int32", "int64", "float16", "bfloat16"):
@@ -24,9 +22,7 @@ def _scan(x, axis, dtype, op, largest):
     if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"{op}: axis must be an int in [{-x.ndim}, {x.ndim}), got {axis!r}")
     axis %= x.ndim
-    n = x.shape[axis]
-    idx = _ops._cum_extremum_index(x.detach(), axis, largest)
-    values = oar.take_along_axis(x, idx, axis=axis) if n else x.clone()
+    values, idx = _ops._cum_extremum(x, axis, largest)
     return values, (idx if idx_dtype == "int64" else idx.astype(idx_dtype))
 
 

@@ -71,7 +71,7 @@ def test_tensor_methods_and_gradient_goes_to_index():
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64"])
 def test_index_kernel_on_middle_axes(dtype, threads):
-    """cum_extremum_index (the kernel behind the indices): a middle axis of a 3-D tensor (lanes
+    """cum_extremum (the kernel behind the indices): a middle axis of a 3-D tensor (lanes
     walked in row order), ties, NaN runs, split over the pool by the outer dim, the 16-bit
     dtypes; and its own argument checks."""
     rng = np.random.default_rng(8)
@@ -89,7 +89,7 @@ def test_index_kernel_on_middle_axes(dtype, threads):
             np.testing.assert_array_equal(v.astype("float64").numpy(), rv, err_msg=f"{fn.__name__} {dtype}")
     finally:
         oar.set_num_threads(prev)
-    with pytest.raises(ValueError, match="cum_extremum_index.*axis"):
-        oar._C.ops._cum_extremum_index(oar.ones([2, 3]), 2, True)
-    with pytest.raises(ValueError, match="cum_extremum_index: x must have rank >= 1"):
-        oar._C.ops._cum_extremum_index(oar.ones([]), 0, True)
+    with pytest.raises(ValueError, match="cum_extremum.*axis"):
+        oar._C.ops._cum_extremum(oar.ones([2, 3]), 2, True)
+    with pytest.raises(ValueError, match="cum_extremum: x must have rank >= 1"):
+        oar._C.ops._cum_extremum(oar.ones([]), 0, True)
