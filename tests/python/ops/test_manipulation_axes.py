@@ -318,8 +318,13 @@ def test_along_axis_slices_in_parallel(threads):
     prev = oar.get_num_threads()
     oar.set_num_threads(threads)
     try:
-        np.testing.assert_array_equal(oar.take_along_axis(oar.to_tensor(arr), oar.to_tensor(idx), 1).numpy(),
-                                      np.take_along_axis(arr, idx % 7, 1))
+        for it in (oar.to_tensor(idx), oar.to_tensor(idx.astype("int32"))):  # indices read in place
+            np.testing.assert_array_equal(oar.take_along_axis(oar.to_tensor(arr), it, 1).numpy(),
+                                          np.take_along_axis(arr, idx % 7, 1))
+        bad = idx.copy()
+        bad[3, 2, 1] = 7
+        with pytest.raises(IndexError, match=r"take_along_axis: indices value 7 is out of range for axis 1 of size 7"):
+            oar.take_along_axis(oar.to_tensor(arr), oar.to_tensor(bad), 1)
         for mode in ("assign", "add", "mul", "mean", "amax", "amin"):
             for include_self in (True, False):
                 got = oar.put_along_axis(oar.to_tensor(arr), oar.to_tensor(idx), oar.to_tensor(vals), 1, mode,
