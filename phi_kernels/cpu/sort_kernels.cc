@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
@@ -186,6 +187,78 @@ void top_k_row(const T* row, int64_t n, int64_t stride, int64_t k, Better better
   buf->resize(m);
 }
 
+// Note [topk on packed keys]: for the float family (rows shorter than 2^32), a candidate is
+// one uint64, order_key's 32 bits (complemented for the smallest) above 2^32 - 1 - index, so
+// that the larger word is the better candidate, ties going to the smaller index and NaN
+// first for the largest and last for the smallest, as Desc / Asc: nth_element and
+// partial_sort compare integers instead of pairs through NaN branches, and the buffer is a
+// plain array. For k <= 32 the k best are kept sorted and a candidate that beats the k-th is
+// inserted in place; larger k trims a candidate buffer by nth_element as top_k_row does. The
+// scan skips 8 contiguous floats a compare while none beats the k-th.
+template <typename T>
+void top_k_packed(const T* row, int64_t n, int64_t stride, int64_t k, bool largest, std::vector<uint64_t>* buf,
+                  int64_t* m_out) {
+  const int64_t cap = std::max<int64_t>(4 * k, 64);
+  buf->resize(static_cast<size_t>(cap));
+  uint64_t* b = buf->data();
+  auto pack = [&](int64_t j) {
+    const uint64_t key = order_key(row[j * stride]);
+    return ((largest ? key : ~key & 0xFFFFFFFFu) << 32) | (0xFFFFFFFFu - static_cast<uint64_t>(j));
+  };
+  auto value_at = [&](uint64_t key) { return static_cast<float>(row[(0xFFFFFFFFu - (key & 0xFFFFFFFFu)) * stride]); };
+  // The float filter: does v beat w (the current k-th)? NaN counts as the largest value.
+  auto beats = [&](float v, float w) {
+    return largest ? (v > w || (w == w && v != v)) : (v < w || (w != w && v == v));
+  };
+  // How far the AVX2 skip gets from j while no float of the row beats w.
+  auto skip = [&](int64_t j, float w) {
+#ifdef __AVX2__
+    if constexpr (std::is_same_v<T, float>) {
+      if (stride == 1 && w == w) {
+        const __m256 wv = _mm256_set1_ps(w);
+        while (j + 8 <= n) {
+          const __m256 v8 = _mm256_loadu_ps(row + j);
+          const __m256 hit = largest ? _mm256_cmp_ps(v8, wv, _CMP_NLE_UQ) : _mm256_cmp_ps(v8, wv, _CMP_LT_OQ);
+          if (_mm256_movemask_ps(hit) != 0) break;
+          j += 8;
+        }
+      }
+    }
+#endif
+    return j;
+  };
+  if (k <= 32) {
+    // small k: the k best so far kept sorted, a candidate inserted in place (about k ln(n / k)
+    // of them), and the filter's threshold is always the current k-th
+    for (int64_t j = 0; j < k; ++j) b[j] = pack(j);
+    std::sort(b, b + k, std::greater<uint64_t>());
+    float w = value_at(b[k - 1]);
+    for (int64_t j = skip(k, w); j < n; j = skip(j + 1, w)) {
+      if (!beats(static_cast<float>(row[j * stride]), w)) continue;
+      const uint64_t key = pack(j);
+      int64_t q = k - 1;
+      for (; q > 0 && b[q - 1] < key; --q) b[q] = b[q - 1];
+      b[q] = key;
+      w = value_at(b[k - 1]);
+    }
+    *m_out = k;
+    return;
+  }
+  int64_t m = 0, j = 0;
+  for (; j < n && m < cap; ++j) b[m++] = pack(j);
+  while (j < n) {
+    std::nth_element(b, b + (k - 1), b + m, std::greater<uint64_t>());
+    m = k;
+    const float w = value_at(b[k - 1]);
+    for (j = skip(j, w); j < n && m < cap; j = skip(j + 1, w)) {
+      if (beats(static_cast<float>(row[j * stride]), w)) b[m++] = pack(j);
+    }
+  }
+  const int64_t top = std::min(k, m);
+  std::partial_sort(b, b + top, b + m, std::greater<uint64_t>());
+  *m_out = top;
+}
+
 template <typename T>
 void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t axis, bool largest,
                 bool, DenseTensor* out, DenseTensor* indices) {
@@ -196,6 +269,28 @@ void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t a
   DenseTensor xc = contiguous(x);
   const T* p = xc.data<T>();
   using M = OpMath<T>;
+  if constexpr (std::is_same_v<M, float>) {
+    if (s.n < (int64_t{1} << 32) && k > 0) {
+      parallel_for(
+          s.outer * s.inner,
+          [&](int64_t b, int64_t e) {
+        std::vector<uint64_t> buf;
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t a = t / s.inner, i = t % s.inner;
+          const T* row = p + a * s.n * s.inner + i;
+          int64_t m = 0;
+          top_k_packed(row, s.n, s.inner, k, largest, &buf, &m);
+          for (int64_t j = 0; j < m; ++j) {
+            const int64_t src = static_cast<int64_t>(0xFFFFFFFFu - (buf[j] & 0xFFFFFFFFu));
+            o[at(a, j, i, k, s.inner)] = row[src * s.inner];
+            idx[at(a, j, i, k, s.inner)] = src;
+          }
+        }
+          },
+          s.outer * s.n * s.inner * 4);
+      return;
+    }
+  }
   parallel_for(s.outer * s.inner, [&](int64_t b, int64_t e) {
     std::vector<std::pair<M, int64_t>> buf;
     for (int64_t t = b; t < e; ++t) {

@@ -628,17 +628,18 @@ def test_column_reductions_in_row_order(threads):
         oar.set_num_threads(prev)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32"])
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk_candidate_filter_against_a_stable_sort(dtype, largest):
     """topk's scan keeps an element only when it beats the current k-th on value alone (8
-    floats a compare for contiguous float rows): long rows with ties at the k-th value, NaN
-    at the start, middle and end, and a strided axis, against a stable sort (NaN largest,
-    ties by index)."""
+    floats a compare for contiguous float rows; the float family on packed keys, Note [topk on
+    packed keys], k up to 32 by insertion and larger k by nth_element): long rows with ties at
+    the k-th value, NaN at the start, middle and end, and a strided axis, against a stable sort
+    (NaN largest, ties by index)."""
     rng = np.random.default_rng(13)
     for n, k in ((1, 1), (9, 3), (70, 8), (1000, 1), (1000, 8), (1000, 40), (1000, 1000)):
-        x = rng.integers(-20, 20, (5, n)).astype(dtype)  # many ties
-        if n > 50:
+        x = rng.integers(-20, 20, (5, n)).astype("float64")  # many ties
+        if n > 50 and dtype != "int32":
             x[1, [0, n // 2, n - 1]] = np.nan
             x[2, :] = np.nan
             x[3, ::3] = np.nan
@@ -651,9 +652,11 @@ def test_topk_candidate_filter_against_a_stable_sort(dtype, largest):
                              np.array([np.concatenate([r[np.isnan(xr[r])], o[~np.isnan(xr[o])]])
                                        for r, o, xr in zip(nan_first, order, x)]), order)
         ref_idx = order[:, :k]
-        for axis, t in ((1, oar.to_tensor(x)), (0, oar.to_tensor(np.ascontiguousarray(x.T)))):
+        for axis, t in ((1, oar.to_tensor(x).astype(dtype)),
+                        (0, oar.to_tensor(np.ascontiguousarray(x.T)).astype(dtype))):
             v, i = oar.topk(t, k, axis=axis, largest=largest)
-            v, i = (v.numpy(), i.numpy()) if axis == 1 else (v.numpy().T, i.numpy().T)
+            v, i = v.astype("float64").numpy(), i.numpy()
+            v, i = (v, i) if axis == 1 else (v.T, i.T)
             np.testing.assert_array_equal(i, ref_idx, err_msg=f"n={n} k={k} axis={axis}")
             np.testing.assert_array_equal(v, np.take_along_axis(x, ref_idx, 1))
 
