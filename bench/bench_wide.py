@@ -1,0 +1,79 @@
+"""Wide suite: ops outside the other suites that a survey found at 1.5-10x torch's time before
+stop 61 (losses, scans, selection and sorting, gathers along an axis, random draws, strided
+copies, grid_sample), against PyTorch.
+
+    python3 bench/bench_wide.py [--frameworks oar,torch] [--threads 1]
+
+[1024, 1024] float32 unless said; the oar side is written as PaddlePaddle 3.x code (`import oar
+as paddle`); each metric is the median time of one call; "_fb" is the forward and the backward
+of the sum (the input's .grad cleared each call).
+"""
+import numpy as np
+
+import common
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((1024, 1024)).astype(np.float32)
+B = rng.standard_normal((1024, 1024)).astype(np.float32)
+LABEL = (B > 0).astype(np.float32)
+IDX = rng.integers(0, 1024, (1024, 1024)).astype(np.int64)
+INTS = rng.integers(0, 5000, 1 << 20).astype(np.int64)
+IMG = rng.standard_normal((16, 64, 32, 32)).astype(np.float32)
+GRID = rng.uniform(-1, 1, (16, 32, 32, 2)).astype(np.float32)
+
+NAMES = ["prod_rows", "smooth_l1_fb", "bce_logits_fb", "mse_fb", "cumprod", "cummax", "take_along",
+         "put_along", "topk8", "sort", "unique_1m", "rand_1m", "randn_1m", "dropout", "pixel_shuffle",
+         "grid_sample", "count_nonzero"]
+METRICS = [(f"{n}_ms", "ms", "low") for n in NAMES]
+
+
+def cases(fw, mod):
+    t = fw == "torch"
+    if t:
+        import torch.nn.functional as F
+        T = mod.from_numpy
+
+        def G(a):
+            return T(a).clone().requires_grad_()
+
+        def fb(loss, x):
+            x.grad = None
+            loss.backward()
+        ax = (lambda k: {"dim": k})
+    else:
+        F = mod.nn.functional
+        T = mod.to_tensor
+
+        def G(a):
+            return mod.to_tensor(a, stop_gradient=False)
+
+        def fb(loss, x):
+            x.clear_gradient() if x.grad is not None else None
+            loss.backward()
+        ax = (lambda k: {"axis": k})
+    a, b, lab, idx, ints, img, grid = T(A), T(B), T(LABEL), T(IDX), T(INTS), T(IMG), T(GRID)
+    ag = G(A)
+    calls = {
+        "prod_rows": lambda: a.prod(1) if t else a.prod(axis=1),
+        "smooth_l1_fb": lambda: fb(F.smooth_l1_loss(ag, b), ag),
+        "bce_logits_fb": lambda: fb(F.binary_cross_entropy_with_logits(ag, lab), ag),
+        "mse_fb": lambda: fb(F.mse_loss(ag, b), ag),
+        "cumprod": lambda: mod.cumprod(a, dim=1),
+        "cummax": lambda: mod.cummax(a, **ax(1)),
+        "take_along": lambda: mod.take_along_dim(a, idx, dim=1) if t else mod.take_along_axis(a, idx, axis=1),
+        "put_along": lambda: a.scatter(1, idx, b) if t else mod.put_along_axis(a, idx, b, 1),
+        "topk8": lambda: mod.topk(a, 8, **ax(1)),
+        "sort": lambda: mod.sort(a, **ax(1)),
+        "unique_1m": lambda: mod.unique(ints),
+        "rand_1m": lambda: mod.rand(1024, 1024) if t else mod.rand([1024, 1024]),
+        "randn_1m": lambda: mod.randn(1024, 1024) if t else mod.randn([1024, 1024]),
+        "dropout": lambda: F.dropout(a, 0.1, training=True),
+        "pixel_shuffle": lambda: F.pixel_shuffle(img, 2),
+        "grid_sample": lambda: F.grid_sample(img, grid, align_corners=False),
+        "count_nonzero": lambda: mod.count_nonzero(a),
+    }
+    return {n: (lambda f=f, n=n: {f"{n}_ms": common.bench(f) * 1e3}) for n, f in calls.items()}
+
+
+if __name__ == "__main__":
+    common.main(__file__, METRICS, cases)
