@@ -460,7 +460,9 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
         else v = _mm512_loadu_pd(x + i);
         const __m512d s = prefix8<kMul>(v);
         const __m512d res = op8<kMul>(s, carry);
-        carry = _mm512_permutexvar_pd(last, res);
+        // the carry's chain is one operation a vector (the broadcast of s is off it: taking
+        // res's last lane instead made cumsum 7% slower)
+        carry = op8<kMul>(carry, _mm512_permutexvar_pd(last, s));
         if constexpr (std::is_same_v<T, float>) _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(res));
         else _mm512_storeu_pd(y + i, res);
       }
@@ -495,8 +497,9 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
       __m256d carry = _mm256_set1_pd(kMul ? 1.0 : 0.0);
       int64_t i = 0;
       for (; i + 4 <= n; i += 4) {
-        const __m256d res = op4<kMul>(prefix4<kMul>(vec::widen(x + i)), carry);
-        carry = _mm256_permute4x64_pd(res, _MM_SHUFFLE(3, 3, 3, 3));
+        const __m256d s = prefix4<kMul>(vec::widen(x + i));
+        const __m256d res = op4<kMul>(s, carry);
+        carry = op4<kMul>(carry, _mm256_permute4x64_pd(s, _MM_SHUFFLE(3, 3, 3, 3)));
         vec::narrow_store(y + i, res);
       }
       double acc = _mm256_cvtsd_f64(carry);
