@@ -144,28 +144,12 @@ void top_k_row(const T* row, int64_t n, int64_t stride, int64_t k, Better better
   // Once the buffer has been trimmed, an element (whose index is past every buffered one)
   // beats the current k-th, w, when it is greater (Desc) or smaller (Asc), NaN counting as
   // the largest: a test on the value alone, where the pair comparator branched on NaN and
-  // ties (topk of [1024, 1024], k = 8: 4.4 -> 2.2 ms at 1 thread).
+  // ties. (The float family takes top_k_packed, Note [topk on packed keys].)
   constexpr bool kDesc = std::is_same_v<Better, Desc<M>>;
   int64_t j = 0;
   auto fill = [&](int64_t j0, M w, bool filter) {
     const bool wnan = is_nan(w);
     for (int64_t t = j0; t < n; ++t) {
-#ifdef __AVX2__
-      // contiguous float rows skip 8 values at a time while none beats w (NaN counts as
-      // larger than w for Desc: the unordered greater-than)
-      if constexpr (std::is_same_v<T, float>) {
-        if (filter && stride == 1 && !wnan) {
-          const __m256 wv = _mm256_set1_ps(w);
-          while (t + 8 <= n) {
-            const __m256 v8 = _mm256_loadu_ps(row + t);
-            const __m256 hit = kDesc ? _mm256_cmp_ps(v8, wv, _CMP_NLE_UQ) : _mm256_cmp_ps(v8, wv, _CMP_LT_OQ);
-            if (_mm256_movemask_ps(hit) != 0) break;
-            t += 8;
-          }
-          if (t == n) break;
-        }
-      }
-#endif
       const M v = static_cast<M>(row[t * stride]);
       if (filter) {
         const bool beats = kDesc ? (v > w || (!wnan && is_nan(v))) : (v < w || (wnan && !is_nan(v)));

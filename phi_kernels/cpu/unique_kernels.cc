@@ -110,34 +110,21 @@ void UniqueKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
   SliceOps<T> ops{s.data.data<T>(), s};
   std::vector<int64_t> order(s.n);
   std::iota(order.begin(), order.end(), 0);
-  if (s.axis < 0) {  // scalars: radix sort (key, position) pairs (Note [unique by radix])
-    std::vector<uint64_t> keys(s.n);
+  std::vector<uint64_t> keys;  // scalars: their order keys, in sorted order
+  if (s.axis < 0) {            // radix sort (key, position) pairs (Note [unique by radix])
+    keys.resize(s.n);
     const T* p = s.data.data<T>();
     for (int64_t j = 0; j < s.n; ++j) keys[j] = order_key(p[j]);
     std::vector<uint64_t> kbuf(s.n);
     std::vector<int64_t> pbuf(s.n);
     radix_sort(keys.data(), order.data(), s.n, kbuf.data(), pbuf.data());
-    std::vector<int64_t> first, cnt, inv(s.n);
-    for (int64_t k = 0; k < s.n; ++k) {
-      if (k == 0 || keys[k] != keys[k - 1]) {
-        first.push_back(order[k]);
-        cnt.push_back(0);
-      }
-      ++cnt.back();
-      inv[order[k]] = static_cast<int64_t>(first.size()) - 1;
-    }
-    write_slices<T>(x, s, first, out);
-    const int64_t u = first.size();
-    write_ints(first, Dims{u}, indices);
-    write_ints(inv, Dims{s.n}, inverse);
-    write_ints(cnt, Dims{u}, counts);
-    return;
   } else {
     std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ops.before(a, b); });
   }
   std::vector<int64_t> first, cnt, inv(s.n);
   for (int64_t k = 0; k < s.n; ++k) {
-    if (k == 0 || !ops.equal(order[k], order[k - 1])) {
+    const bool starts = k == 0 || (s.axis < 0 ? keys[k] != keys[k - 1] : !ops.equal(order[k], order[k - 1]));
+    if (starts) {
       first.push_back(order[k]);  // the smallest position of its group (stable order)
       cnt.push_back(0);
     }
