@@ -16,6 +16,14 @@ void SquareKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) 
   unary_kernel<T, T>(x, out, [](auto v) { return v * v; });
 }
 
+// grad_out x 2 ((grad_out x) 2, as the composite rounded it); grad_out has x's shape.
+template <typename T>
+void SquareGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g, DenseTensor* dx) {
+  OAR_ENFORCE(x.dims() == g.dims(), InvalidArgument, "square_grad: grad_out shape ", g.dims(), " must equal x shape ",
+              x.dims());
+  binary_kernel<T, T>(g, x, dx, [](auto d, auto v) { return d * v * decltype(v)(2); });
+}
+
 template <typename T>
 void ReciprocalKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
   unary_kernel<T, T>(x, out, [](auto v) { return decltype(v)(1) / v; });
@@ -127,6 +135,7 @@ using namespace oar::phi;  // NOLINT
 
 #define OAR_INT_TYPES int8_t, uint8_t, int16_t, int32_t, int64_t
 OAR_REGISTER_KERNEL(square, CPU, SquareKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
+OAR_REGISTER_KERNEL(square_grad, CPU, SquareGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(reciprocal, CPU, ReciprocalKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(floor, CPU, FloorKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
 OAR_REGISTER_KERNEL(ceil, CPU, CeilKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)

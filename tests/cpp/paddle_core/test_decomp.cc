@@ -123,6 +123,11 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
     }
                                             },
                                             kUnaryShapes};
+  c["square_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed), g = random(s, seed + 7, 1.0);
+    expect_close(ops::square_grad(x, g), decomp::square_grad(x, g), what);
+                      },
+                      kUnaryShapes};
   c["sigmoid_grad"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
     const Tensor out = ops::sigmoid(random(s, seed)), g = random(s, seed + 7, 1.0);
     expect_close(ops::sigmoid_grad(out, g), decomp::sigmoid_grad(out, g), what);

@@ -431,3 +431,21 @@ def test_round_remainder_atan2_vector_forms(dtype):
     p = np.array([0.0, 0.0, -0.0, -0.0, -np.inf, -np.inf, np.inf, -np.inf, 1.0])
     np.testing.assert_allclose(back(oar.atan2(cast(q), cast(p))), np.arctan2(q, p), rtol=tol, atol=0,
                                equal_nan=True, err_msg=f"atan2 {dtype} signed zeros and infinities")
+
+
+def test_square_grad_is_one_op_with_its_own_derivatives():
+    """square's backward is square_grad (grad_out x 2 in one pass); its gradients (x: 2 grad
+    grad_out, grad_out: square_grad again) against finite differences, and its shape check."""
+    rng = np.random.default_rng(5)
+    a, v = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    x = oar.to_tensor(a, stop_gradient=False)
+    (g,) = oar.grad([oar.square(x).sum()], [x], create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 2 * a, rtol=1e-15)
+    (gg,) = oar.grad([(g * oar.to_tensor(v)).sum()], [x])
+    np.testing.assert_allclose(gg.numpy(), 2 * v, rtol=1e-15)
+    w = oar.to_tensor(rng.standard_normal((3, 5)), stop_gradient=False)
+    out = oar._C.ops._square_grad(oar.to_tensor(a), w)
+    (gw,) = oar.grad([(out * oar.to_tensor(v)).sum()], [w])
+    np.testing.assert_allclose(gw.numpy(), 2 * a * v, rtol=1e-15)
+    with pytest.raises(ValueError, match=r"square_grad: grad_out shape \[5\] must equal x shape \[3, 5\]"):
+        oar._C.ops._square_grad(oar.ones([3, 5]), oar.ones([5]))
