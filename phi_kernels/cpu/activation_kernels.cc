@@ -377,20 +377,20 @@ struct Huber {
 };
 
 // double, the double-backward kernels and builds without vectors take the scalar forms, in
-// one flat loop over contiguous data: out[i] = fn(x[i]) or fn(x[i], g[i]) in OpMath<T>.
-// (unary_kernel's strided machinery, instantiated for every activation and dtype in both
-// ISA copies, would be most of this file's compile time: Note [One copy of a loop].)
-template <typename T, typename Fn>
-void scalar_flat(DenseTensor* out, const Fn& fn, const DenseTensor& x, const DenseTensor* g = nullptr) {
+// one flat loop over contiguous data: out[i] = fn(a[i], b[i], ...) in OpMath<T>, the inputs
+// of out's shape. (unary_kernel's strided machinery, instantiated for every activation and
+// dtype in both ISA copies, would be most of this file's compile time: Note [One copy of a
+// loop].)
+template <typename T, typename Fn, typename... In>
+void scalar_flat(DenseTensor* out, const Fn& fn, const In&... in) {
   using M = OpMath<T>;
-  const DenseTensor xc = contiguous(x), gc = g ? contiguous(*g) : DenseTensor();
-  const T* xp = xc.data<T>();
-  const T* gp = g ? gc.data<T>() : nullptr;
+  const std::array<DenseTensor, sizeof...(In)> c{contiguous(in)...};
   T* o = out->alloc<T>();
   parallel_for(out->numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      o[i] = static_cast<T>(gp ? fn(static_cast<M>(xp[i]), static_cast<M>(gp[i])) : fn(static_cast<M>(xp[i]), M(0)));
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(fn(static_cast<M>(c[K].template data<T>()[i])...));
     }
+    (std::index_sequence_for<In...>{});
   });
 }
 
@@ -405,7 +405,7 @@ void forward(const DenseTensor& x, DenseTensor* out, Fn fn) {
 #endif
   } else {
     scalar_flat<T>(
-        out, [&fn](auto v, auto) { return fn.f(v); }, x);
+        out, [&fn](auto v) { return fn.f(v); }, x);
   }
 }
 // grad_out has x's shape (autograd passes the output's gradient): a direct call with another
@@ -420,13 +420,13 @@ void grad(const DenseTensor& x, const DenseTensor& g, DenseTensor* dx, Fn fn, co
 #endif
   } else {
     scalar_flat<T>(
-        dx, [&fn](auto v, auto d) { return d * fn.d1(v); }, x, &g);
+        dx, [&fn](auto v, auto d) { return d * fn.d1(v); }, x, g);
   }
 }
 template <typename T, typename Fn>
 void grad2(const DenseTensor& x, DenseTensor* out, Fn fn) {
   scalar_flat<T>(
-      out, [&fn](auto v, auto) { return fn.d2(v); }, x);
+      out, [&fn](auto v) { return fn.d2(v); }, x);
 }
 
 // binary_cross_entropy_with_logits without pos_weight (nn.yaml): max(x, 0) - x y +
@@ -449,7 +449,7 @@ void SigmoidCrossEntropyWithLogitsKernel(const DeviceContext&, const DenseTensor
       using M = decltype(v);
       return (std::max(v, M(0)) - v * y) + std::log1p(std::exp(-std::abs(v)));
         },
-        x, &label);
+        x, label);
   }
 }
 template <typename T>
@@ -465,15 +465,8 @@ void SigmoidCrossEntropyWithLogitsGradKernel(const DeviceContext&, const DenseTe
     detail::float_map<T, 3>(dx, [](F v, F y, F d) { return vec::mul(d, vec::sub(sigmoid_v(v), y)); }, {&x, &label, &g});
 #endif
   } else {
-    using M = OpMath<T>;
-    const DenseTensor xc = contiguous(x), yc = contiguous(label), gc = contiguous(g);
-    const T *xp = xc.data<T>(), *yp = yc.data<T>(), *gp = gc.data<T>();
-    T* o = dx->alloc<T>();
-    parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        o[i] = static_cast<T>(static_cast<M>(gp[i]) * (sigmoid(static_cast<M>(xp[i])) - static_cast<M>(yp[i])));
-      }
-    });
+    scalar_flat<T>(
+        dx, [](auto v, auto y, auto d) { return d * (sigmoid(v) - y); }, x, label, g);
   }
 }
 

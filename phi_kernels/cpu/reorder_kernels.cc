@@ -18,31 +18,10 @@ int64_t prod(const Dims& d, int from, int to) {
   return p;
 }
 
-// Index values as int64 (any int dtype), wrapped into [0, n) after a bound check.
-std::vector<int64_t> load_index(const DenseTensor& index, int64_t n, const char* op,
-                                const char* arg, int axis) {
-  DenseTensor c = contiguous(index);
-  std::vector<int64_t> out(c.numel());
-  auto load = [&](auto* p) {
-    for (size_t i = 0; i < out.size(); ++i) {
-      const int64_t v = static_cast<int64_t>(p[i]);
-      OAR_ENFORCE(v >= -n && v < n, OutOfRange, op, ": ", arg, " value ", v,
-                  " is out of range for axis ", axis, " of size ", n, " (expected [", -n, ", ",
-                  n, "))");
-      out[i] = v < 0 ? v + n : v;
-    }
-  };
-  if (c.dtype() == DataType::INT32) {
-    load(c.data<int32_t>());
-  } else {
-    load(c.data<int64_t>());
-  }
-  return out;
-}
-
 // An index tensor read in place (int32 or int64, contiguous), every value checked to lie in
 // [-n, n) up front; idx[i] wraps a negative value. take/put_along_axis read it so instead of
-// load_index's int64 copy (8 MB written for 1M indices, most of take_along_axis's time).
+// load_index's int64 copy (8 MB written for 1M indices, most of take_along_axis's time);
+// load_index copies from it for the kernels that walk an index list many times.
 class IndexView {
  public:
   IndexView(const DenseTensor& index, int64_t n, const char* op, const char* arg, int axis)
@@ -51,24 +30,17 @@ class IndexView {
       p32_ = c_.data<int32_t>();
     else
       p64_ = c_.data<int64_t>();
-    int64_t lo = 0, hi = 0, bad = 0;
+    int64_t lo = 0, hi = 0;
     const int64_t m = c_.numel();
-    if (m > 0) {
-      lo = hi = raw(0);
-      for (int64_t i = 1; i < m; ++i) {
-        const int64_t v = raw(i);
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-      }
+    for (int64_t i = 0; i < m; ++i) {  // branch-free min / max; the first bad value only on error
+      const int64_t v = raw(i);
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
     }
-    if (m > 0 && (lo < -n || hi >= n)) {
-      for (int64_t i = 0; i < m; ++i) {
-        if (raw(i) < -n || raw(i) >= n) {
-          bad = raw(i);
-          break;
-        }
-      }
-      OAR_THROW(OutOfRange, op, ": ", arg, " value ", bad, " is out of range for axis ", axis, " of size ", n,
+    if (m > 0 && (lo < -n || hi >= n)) {  // (0 starts lo and hi: inside [-n, n) whenever n > 0)
+      int64_t i = 0;
+      while (raw(i) >= -n && raw(i) < n) ++i;
+      OAR_THROW(OutOfRange, op, ": ", arg, " value ", raw(i), " is out of range for axis ", axis, " of size ", n,
                 " (expected [", -n, ", ", n, "))");
     }
   }
@@ -84,6 +56,14 @@ class IndexView {
   const int32_t* p32_ = nullptr;
   const int64_t* p64_ = nullptr;
 };
+
+// Index values as int64, wrapped into [0, n) after IndexView's bound check.
+std::vector<int64_t> load_index(const DenseTensor& index, int64_t n, const char* op, const char* arg, int axis) {
+  const IndexView view(index, n, op, arg, axis);
+  std::vector<int64_t> out(static_cast<size_t>(index.numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = view[static_cast<int64_t>(i)];
+  return out;
+}
 
 // Copies rows of a contiguous [rows, inner] source into out, row r coming from
 // src_row(r); `reverse` reverses each row.

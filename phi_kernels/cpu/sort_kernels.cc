@@ -131,6 +131,13 @@ void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
   });
 }
 
+// Whether v beats w, the current k-th of topk's scan (v's index is past w's, so a tie loses):
+// greater for the largest, smaller for the smallest, NaN counting as the largest value.
+template <typename M>
+bool beats_kth(M v, M w, bool largest) {
+  return largest ? (v > w || (!is_nan(w) && is_nan(v))) : (v < w || (is_nan(w) && !is_nan(v)));
+}
+
 // The k best of a row, read in place (stride `stride`): a candidate buffer is trimmed to
 // k by nth_element whenever it fills, and later elements not better than the current
 // k-th are skipped without being copied (most of them, for k << n).
@@ -141,20 +148,15 @@ void top_k_row(const T* row, int64_t n, int64_t stride, int64_t k, Better better
   buf->clear();
   if (k == 0) return;
   const size_t cap = std::max<int64_t>(4 * k, 64);
-  // Once the buffer has been trimmed, an element (whose index is past every buffered one)
-  // beats the current k-th, w, when it is greater (Desc) or smaller (Asc), NaN counting as
-  // the largest: a test on the value alone, where the pair comparator branched on NaN and
+  // Once the buffer has been trimmed, an element is kept only when it beats the current k-th
+  // (beats_kth): a test on the value alone, where the pair comparator branched on NaN and
   // ties. (The float family takes top_k_packed, Note [topk on packed keys].)
   constexpr bool kDesc = std::is_same_v<Better, Desc<M>>;
   int64_t j = 0;
   auto fill = [&](int64_t j0, M w, bool filter) {
-    const bool wnan = is_nan(w);
     for (int64_t t = j0; t < n; ++t) {
       const M v = static_cast<M>(row[t * stride]);
-      if (filter) {
-        const bool beats = kDesc ? (v > w || (!wnan && is_nan(v))) : (v < w || (wnan && !is_nan(v)));
-        if (!beats) continue;
-      }
+      if (filter && !beats_kth(v, w, kDesc)) continue;
       buf->push_back({v, t});
       if (buf->size() == cap) return t + 1;
     }
@@ -190,10 +192,6 @@ void top_k_packed(const T* row, int64_t n, int64_t stride, int64_t k, bool large
     return ((largest ? key : ~key & 0xFFFFFFFFu) << 32) | (0xFFFFFFFFu - static_cast<uint64_t>(j));
   };
   auto value_at = [&](uint64_t key) { return static_cast<float>(row[(0xFFFFFFFFu - (key & 0xFFFFFFFFu)) * stride]); };
-  // The float filter: does v beat w (the current k-th)? NaN counts as the largest value.
-  auto beats = [&](float v, float w) {
-    return largest ? (v > w || (w == w && v != v)) : (v < w || (w != w && v == v));
-  };
   // How far the AVX2 skip gets from j while no float of the row beats w.
   auto skip = [&](int64_t j, float w) {
 #ifdef __AVX2__
@@ -218,7 +216,7 @@ void top_k_packed(const T* row, int64_t n, int64_t stride, int64_t k, bool large
     std::sort(b, b + k, std::greater<uint64_t>());
     float w = value_at(b[k - 1]);
     for (int64_t j = skip(k, w); j < n; j = skip(j + 1, w)) {
-      if (!beats(static_cast<float>(row[j * stride]), w)) continue;
+      if (!beats_kth(static_cast<float>(row[j * stride]), w, largest)) continue;
       const uint64_t key = pack(j);
       int64_t q = k - 1;
       for (; q > 0 && b[q - 1] < key; --q) b[q] = b[q - 1];
@@ -235,7 +233,7 @@ void top_k_packed(const T* row, int64_t n, int64_t stride, int64_t k, bool large
     m = k;
     const float w = value_at(b[k - 1]);
     for (j = skip(j, w); j < n && m < cap; j = skip(j + 1, w)) {
-      if (beats(static_cast<float>(row[j * stride]), w)) b[m++] = pack(j);
+      if (beats_kth(static_cast<float>(row[j * stride]), w, largest)) b[m++] = pack(j);
     }
   }
   const int64_t top = std::min(k, m);
@@ -290,21 +288,13 @@ void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t a
   }, s.outer * s.n * s.inner * 4);
 }
 
-// Order-preserving unsigned keys of floats (not NaN): flip all bits of negatives, the sign of
-// positives; -0 maps to +0's key, since they compare equal.
-inline uint32_t sort_key(float v) {
-  if (v == 0.0f) v = 0.0f;
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-// Radix select for long float rows without NaN: a histogram of the top 16 key bits finds
+// Radix select for long float rows without NaN: a histogram of the top 16 bits of the float's
+// order_key (radix_sort.h) finds
 // the bucket holding rank k (0-based), and nth_element runs on that bucket only. Returns
 // the value and the number of entries smaller than it outside the bucket.
 inline float radix_select(const std::vector<float>& vals, int64_t k, int64_t* below) {
   std::vector<uint32_t> hist(1 << 16, 0);
-  for (float v : vals) ++hist[sort_key(v) >> 16];
+  for (float v : vals) ++hist[order_key(v) >> 16];
   int64_t cum = 0;
   uint32_t b = 0;
   for (; b < (1u << 16); ++b) {
@@ -314,7 +304,7 @@ inline float radix_select(const std::vector<float>& vals, int64_t k, int64_t* be
   std::vector<float> bucket;
   bucket.reserve(hist[b]);
   for (float v : vals) {
-    if ((sort_key(v) >> 16) == b) bucket.push_back(v);
+    if ((order_key(v) >> 16) == b) bucket.push_back(v);
   }
   std::nth_element(bucket.begin(), bucket.begin() + (k - cum), bucket.end());
   const float v = bucket[k - cum];
