@@ -6,11 +6,13 @@
 // element, through a std:: distribution (uniform_real_distribution, normal_distribution,
 // uniform_int_distribution, std::shuffle); an op given its own `seed` attribute draws
 // from a fresh engine seeded with engine.seed(seed). Drawing the same way, with the same
-// C++ standard library, gives the same numbers. The cost is that CPU random kernels are
-// serial (float uniforms and normals are drawn in blocks, Note [Batched draws] in
-// random_kernels.cc: about 3.5 ns per uniform and 8 ns per normal on the Xeon); results never
-// depend on the thread count. A device whose kernels need counter-based streams (CUDA's Philox) adds its own
-// state beside the engine when it comes.
+// C++ standard library, gives the same numbers. Oar's engine is MersenneTwister64, the same
+// algorithm with the same seeding, draws and text form as std::mt19937_64, vectorized (Note
+// [The engine], mt19937_64.cc). The cost is that CPU random kernels are serial (float
+// uniforms and normals are drawn in blocks, Note [Batched draws] in random_kernels.cc: about
+// 0.8 ns per uniform and 2.7 ns per normal on the Xeon with AVX-512); results never depend
+// on the thread count. A device whose kernels need counter-based streams (CUDA's Philox)
+// adds its own state beside the engine when it comes.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,11 @@
 #include <random>
 #include <string>
 
+#include "paddle_core/tensor/mt19937_64.h"
+
 namespace oar {
 
-using CpuEngine = std::mt19937_64;
+using CpuEngine = MersenneTwister64;
 
 /// The serializable state of a Generator: the seed it started from and the engine's
 /// state in the standard library's text form (operator<< of std::mt19937_64).

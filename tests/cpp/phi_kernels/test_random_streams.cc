@@ -7,9 +7,11 @@
 
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include "oar_generated/ops_api.h"
+#include "paddle_core/tensor/generator.h"
 
 namespace oar {
 namespace {
@@ -59,6 +61,81 @@ TEST(RandomStreams, GaussianFloatIsTheStandardDistribution) {
       }
     }
   }
+}
+
+/// The state word the Mersenne Twister tempers into `want` (the tempering's inverse).
+uint64_t untemper(uint64_t y) {
+  y ^= y >> 43;
+  y ^= (y << 37) & 0xfff7eee000000000ull;
+  uint64_t z = y;
+  for (int i = 0; i < 4; ++i) z = y ^ ((z << 17) & 0x71d67fffeda60000ull);
+  y = z;
+  for (int i = 0; i < 3; ++i) z = y ^ ((z >> 29) & 0x5555555555555555ull);
+  return z;
+}
+
+/// Draws whose conversion to float is hard: around 2^24, 2^53 (where the AVX2 conversion
+/// shifts) and 2^64 (clamped below 1), exact ties and near-ties at float's rounding bit with
+/// the tie broken only by bits the shift folds into its sticky bit, the top bit set or not.
+std::vector<uint64_t> edge_draws() {
+  std::vector<uint64_t> v = {0,
+                             1,
+                             2,
+                             (1ull << 24) - 1,
+                             1ull << 24,
+                             (1ull << 24) + 1,
+                             (1ull << 53) - 1,
+                             1ull << 53,
+                             (1ull << 53) + 1,
+                             1ull << 63,
+                             (1ull << 63) + 1,
+                             ~0ull,
+                             ~0ull - (1ull << 39),
+                             ~0ull << 40,
+                             ~0ull << 41};
+  for (int shift : {29, 30, 38, 39, 40}) {  // (2^24 + odd) << shift: a tie at float's rounding bit
+    for (uint64_t mant : {(1ull << 24) + 1, (1ull << 24) + 3, (1ull << 25) - 1}) {
+      const uint64_t tie = mant << shift;
+      if (tie >> shift != mant) continue;
+      for (uint64_t low : {0ull, 1ull, 1ull << 10, 1ull << 11, (1ull << 11) - 1}) v.push_back(tie + low);
+      v.push_back(tie - 1);
+    }
+  }
+  std::mt19937_64 bits(7);
+  while (v.size() < 2 * 312) v.push_back(bits() >> (bits() % 64));  // every magnitude
+  return v;
+}
+
+TEST(RandomStreams, EdgeDrawsConvertAsTheStandardDistributions) {
+  // The global generator, set to a state whose next 624 draws are edge_draws(): uniform and
+  // gaussian draw from it exactly as the std:: distributions do from the same state.
+  const std::vector<uint64_t> draws = edge_draws();
+  std::ostringstream state;
+  for (size_t i = 0; i < 312; ++i) state << untemper(draws[i]) << ' ';
+  state << 0;
+  std::mt19937_64 check;
+  std::istringstream(state.str()) >> check;
+  for (size_t i = 0; i < 312; ++i) ASSERT_EQ(check(), draws[i]) << "untemper at " << i;
+
+  Generator& gen = default_generator();
+  const GeneratorState saved = gen.get_state();
+  for (int64_t n : {int64_t{312}, int64_t{301}}) {
+    gen.set_state({1, state.str()});
+    std::mt19937_64 engine;
+    std::istringstream(state.str()) >> engine;
+    std::uniform_real_distribution<float> uniform(-2.0f, 3.0f);
+    std::vector<float> want(static_cast<size_t>(n));
+    for (float& v : want) v = uniform(engine);
+    expect_same_bits(floats(ops::uniform({n}, DataType::FLOAT32, -2.0f, 3.0f, 0)), want, "uniform of edge draws");
+
+    gen.set_state({1, state.str()});
+    std::istringstream(state.str()) >> engine;
+    std::normal_distribution<float> normal(0.5f, 2.0f);
+    want.assign(static_cast<size_t>(n / 3), 0.0f);  // the pairs the 312 draws give, and fewer
+    for (float& v : want) v = normal(engine);
+    expect_same_bits(floats(ops::gaussian({n / 3}, 0.5f, 2.0f, 0, DataType::FLOAT32)), want, "gaussian of edge draws");
+  }
+  gen.set_state(saved);
 }
 
 }  // namespace
