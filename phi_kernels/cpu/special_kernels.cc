@@ -1,4 +1,5 @@
-// Special functions without a SLEEF version: erfinv, digamma and polygamma. They are
+// Special functions without a SLEEF version: erfinv (float64; the float kernel is in
+// math_functions_kernels.cc), digamma and polygamma. They are
 // evaluated in double (then rounded to the tensor's dtype): an approximation plus
 // Newton steps for erfinv, recurrence + asymptotic series for digamma, and the Hurwitz
 // zeta function (Euler-Maclaurin summation) for polygamma of order n >= 1.
@@ -7,6 +8,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/special_functions.h"
 
 namespace oar::phi {
 namespace {
@@ -14,6 +16,8 @@ namespace {
 constexpr double kPi = 3.141592653589793;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
 
 // Inverse error function: Giles' single-precision polynomial (a published
 // approximation in w = -log(1 - y^2)), refined by two Newton steps on erf(x) = y.
@@ -53,6 +57,8 @@ double erfinv(double y) {
   }
   return x;
 }
+
+namespace {
 
 double digamma(double x) {
   if (std::isnan(x) || x == -kInf) return kNaN;
@@ -113,13 +119,6 @@ double polygamma(int64_t n, double x) {
 }
 
 template <typename T>
-void ErfinvKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
-  unary_kernel<T, T>(x, out, [](auto v) {
-    return static_cast<decltype(v)>(erfinv(static_cast<double>(v)));
-  });
-}
-
-template <typename T>
 void DigammaKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
   unary_kernel<T, T>(x, out, [](auto v) {
     return static_cast<decltype(v)>(digamma(static_cast<double>(v)));
@@ -138,6 +137,5 @@ void PolygammaKernel(const DeviceContext&, const DenseTensor& x, int64_t n, Dens
 
 using namespace oar::phi;  // NOLINT
 
-OAR_REGISTER_KERNEL(erfinv, CPU, ErfinvKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(digamma, CPU, DigammaKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(polygamma, CPU, PolygammaKernel, OAR_FLOAT_TYPES)

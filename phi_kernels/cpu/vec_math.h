@@ -88,6 +88,7 @@ inline double hmin(D v) { return _mm512_reduce_min_pd(v); }
 inline float hmax(F v) { return _mm512_reduce_max_ps(v); }
 inline double hmax(D v) { return _mm512_reduce_max_pd(v); }
 inline F round(F v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline F sqrt(F v) { return _mm512_sqrt_ps(v); }
 /// |m| with the sign of s.
 inline F copysign(F m, F s) {
   const F sign = _mm512_set1_ps(-0.0f);
@@ -187,6 +188,7 @@ inline double hmax(D v) {
   return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));
 }
 inline F round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline F sqrt(F v) { return _mm256_sqrt_ps(v); }
 /// |m| with the sign of s.
 inline F copysign(F m, F s) {
   const F sign = _mm256_set1_ps(-0.0f);
