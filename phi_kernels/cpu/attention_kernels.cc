@@ -179,10 +179,10 @@ void store_lse(const A* m, const A* l, int64_t n, A* lse) {
   constexpr A kNegInf = -std::numeric_limits<A>::infinity();
   int64_t r = 0;
 #if OAR_VEC
-  if constexpr (std::is_same_v<A, float>) {  // SLEEF's log: libm's logf is a call per row
+  if constexpr (std::is_same_v<A, float>) {  // vec::log: libm's logf is a call per row
     for (; r + vec::kF <= n; r += vec::kF) {
       const vec::F lv = vec::load(l + r);
-      const vec::F y = vec::add(vec::load(m + r), OAR_SLEEF_F(log, u10)(lv));
+      const vec::F y = vec::add(vec::load(m + r), vec::log(lv));
       vec::store(lse + r, vec::select_lt(vec::set1(0.0f), lv, y, vec::set1(kNegInf)));
     }
   }

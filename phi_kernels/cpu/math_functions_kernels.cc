@@ -81,7 +81,7 @@ struct ErfinvF {
     using vec::fmadd;
     using vec::set1;
     const vec::F a = vec::abs(y);
-    const vec::F w = vec::sub(set1(0.0f), OAR_SLEEF_F(log, u10)(vec::fnmadd(a, a, set1(1.0f))));  // inf at 1
+    const vec::F w = vec::sub(set1(0.0f), vec::log(vec::fnmadd(a, a, set1(1.0f))));  // inf at 1
     const vec::F c = vec::sub(w, set1(2.5f));
     vec::F p = fmadd(set1(2.81022636e-08f), c, set1(3.43273939e-07f));
     p = fmadd(p, c, set1(-3.5233877e-06f));

@@ -54,7 +54,17 @@ struct ExpF {
     return std::exp(v);
   }
 };
-OAR_SLEEF_FUNCTOR(LogF, log, u10, std::log(v))
+// log: float lanes on vec::log (Note [log on vectors]), double on SLEEF.
+struct LogF {
+#if OAR_VEC
+  static vec::F vf(vec::F v) { return vec::log(v); }
+  static vec::D vd(vec::D v) { return OAR_SLEEF_D(log, u10)(v); }
+#endif
+  template <typename M>
+  static M s(M v) {
+    return std::log(v);
+  }
+};
 OAR_SLEEF_FUNCTOR(SinF, sin, u10, std::sin(v))
 OAR_SLEEF_FUNCTOR(CosF, cos, u10, std::cos(v))
 struct TanhF {  // vec::tanh for float (3 ulp, twice SLEEF's speed), SLEEF for double
