@@ -30,14 +30,27 @@ class IndexView {
       p32_ = c_.data<int32_t>();
     else
       p64_ = c_.data<int64_t>();
-    int64_t lo = 0, hi = 0;
+    // Branch-free min / max per chunk, the chunks in parallel; the first bad value only on
+    // error. (0 starts lo and hi: inside [-n, n) whenever n > 0.)
     const int64_t m = c_.numel();
-    for (int64_t i = 0; i < m; ++i) {  // branch-free min / max; the first bad value only on error
-      const int64_t v = raw(i);
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
-    if (m > 0 && (lo < -n || hi >= n)) {  // (0 starts lo and hi: inside [-n, n) whenever n > 0)
+    const int64_t step = parallel_chunk(m);
+    std::vector<int64_t> los((m + step - 1) / step, 0), his(los.size(), 0);
+    parallel_for(m, [&](int64_t b, int64_t e) {
+      const auto scan = [&](const auto* p) {
+        int64_t l = 0, h = 0;
+        for (int64_t i = b; i < e; ++i) {
+          const int64_t v = p[i];
+          l = v < l ? v : l;
+          h = v > h ? v : h;
+        }
+        los[b / step] = l;
+        his[b / step] = h;
+      };
+      p64_ ? scan(p64_) : scan(p32_);
+    });
+    const int64_t lo = los.empty() ? 0 : *std::min_element(los.begin(), los.end());
+    const int64_t hi = his.empty() ? 0 : *std::max_element(his.begin(), his.end());
+    if (m > 0 && (lo < -n || hi >= n)) {
       int64_t i = 0;
       while (raw(i) >= -n && raw(i) < n) ++i;
       OAR_THROW(OutOfRange, op, ": ", arg, " value ", raw(i), " is out of range for axis ", axis, " of size ", n,
@@ -243,6 +256,12 @@ bool along_axis_slices(const DenseTensor& arr, const DenseTensor& indices, int a
   parallel_for(
       outer,
       [&](int64_t o0, int64_t o1) {
+    if (inner == 1) {  // along the last axis: one index a position, no inner walk
+      for (int64_t o = o0; o < o1; ++o) {
+        for (int64_t j = o * k; j < (o + 1) * k; ++j) fn(o * n + idx[j], j);
+      }
+      return;
+    }
     for (int64_t o = o0; o < o1; ++o) {
       for (int64_t j = 0; j < k; ++j) {
         const int64_t base = (o * k + j) * inner;

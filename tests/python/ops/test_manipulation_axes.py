@@ -331,5 +331,23 @@ def test_along_axis_slices_in_parallel(threads):
                                          include_self).numpy()
                 np.testing.assert_allclose(got, np_put_along(arr, idx % 7, vals, 1, mode, include_self),
                                            rtol=1e-12, err_msg=f"{mode} include_self={include_self}")
+        # along the last axis (one index a position), with enough indices that the range
+        # check runs in chunks: a bad value in the last chunk, above and below the range
+        arr2 = rng.standard_normal((64, 600))
+        idx2 = rng.integers(-600, 600, (64, 700))
+        vals2 = rng.standard_normal((64, 700))
+        for it in (oar.to_tensor(idx2), oar.to_tensor(idx2.astype("int32"))):
+            np.testing.assert_array_equal(oar.take_along_axis(oar.to_tensor(arr2), it, 1).numpy(),
+                                          np.take_along_axis(arr2, idx2 % 600, 1))
+        for mode in ("assign", "add", "amax"):
+            got = oar.put_along_axis(oar.to_tensor(arr2), oar.to_tensor(idx2), oar.to_tensor(vals2), 1, mode).numpy()
+            np.testing.assert_allclose(got, np_put_along(arr2, idx2 % 600, vals2, 1, mode, True), rtol=1e-12,
+                                       err_msg=mode)
+        for v in (600, -601):
+            bad2 = idx2.copy()
+            bad2[63, 698] = v
+            with pytest.raises(IndexError, match=rf"put_along_axis: indices value {v} is out of range for axis 1 "
+                                                 r"of size 600"):
+                oar.put_along_axis(oar.to_tensor(arr2), oar.to_tensor(bad2), oar.to_tensor(vals2), 1)
     finally:
         oar.set_num_threads(prev)
