@@ -566,6 +566,24 @@ void CumExtremumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis,
   parallel_for(
       rs.outer,
       [&](int64_t a0, int64_t a1) {
+    if (inner == 1) {  // along the last axis: the running extremum and its index in registers
+      for (int64_t a = a0; a < a1; ++a) {
+        const T* xa = p + a * n;
+        M best = static_cast<M>(xa[0]);
+        int64_t at = 0;
+        o[a * n] = 0;
+        vo[a * n] = xa[0];
+        for (int64_t k = 1; k < n; ++k) {
+          const M v = static_cast<M>(xa[k]);
+          const bool take = v != v || (largest ? v >= best : v <= best);
+          best = take ? v : best;
+          at = take ? k : at;
+          o[a * n + k] = at;
+          vo[a * n + k] = xa[at];
+        }
+      }
+      return;
+    }
     std::vector<M> best(static_cast<size_t>(inner));
     std::vector<int64_t> at(static_cast<size_t>(inner));
     for (int64_t a = a0; a < a1; ++a) {

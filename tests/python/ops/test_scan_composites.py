@@ -43,9 +43,10 @@ def test_forward_grad_bad(case):
     check_case(case)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64"])
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_indices_match_numpy(dtype, axis):
+    """Along the last axis (1, -1) the kernel keeps the running extremum in registers."""
     rng = np.random.default_rng(5)
     x = rng.integers(-3, 3, (6, 17)).astype(dtype)
     if dtype.startswith("float"):
