@@ -169,7 +169,7 @@ OAR_REGISTER_KERNEL(divide, CPU, DivideKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(floor_divide, CPU, FloorDivideKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(remainder, CPU, RemainderKernel, int8_t, uint8_t, int16_t, int32_t,
                     int64_t)  // floats: math_functions_kernels.cc
-OAR_REGISTER_KERNEL(elementwise_pow, CPU, PowKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
+OAR_REGISTER_KERNEL(elementwise_pow, CPU, PowKernel, int32_t, int64_t)  // floats: math_functions_kernels.cc
 OAR_REGISTER_KERNEL(maximum, CPU, MaximumKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(minimum, CPU, MinimumKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(equal, CPU, EqualKernel, OAR_ALL_TYPES)

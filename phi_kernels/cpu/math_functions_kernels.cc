@@ -159,6 +159,19 @@ struct Atan2F {
     return std::atan2(a, b);
   }
 };
+// elementwise_pow of floats (x ** y with a tensor y) on SLEEF's 1-ulp pow, which keeps C's
+// special cases (pow(x, 0) = 1 even for a NaN x, a negative x to a non-integer NaN, ...): the
+// scalar libm call took 5.1 ms on 1M floats at 1 thread, 2x torch. Integers are in
+// binary_kernels.cc.
+struct PowF {
+#if OAR_VEC
+  static vec::F vf(vec::F a, vec::F b) { return OAR_SLEEF_F(pow, u10)(a, b); }
+#endif
+  template <typename M>
+  static M s(M a, M b) {
+    return std::pow(a, b);
+  }
+};
 // remainder of floats, Python's (the sign of y): fmod (SLEEF's is exact, as C's), plus y
 // where the signs of a nonzero fmod and y differ. Integers are in binary_kernels.cc.
 struct RemainderF {
@@ -178,6 +191,10 @@ struct RemainderF {
 template <typename T>
 void Atan2Kernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
   binary_lanes<Atan2F, T>(x, y, out);
+}
+template <typename T>
+void PowFloatKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
+  binary_lanes<PowF, T>(x, y, out);
 }
 template <typename T>
 void RemainderFloatKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, DenseTensor* out) {
@@ -258,3 +275,4 @@ OAR_REGISTER_KERNEL(erfinv, CPU, ErfinvKernel, float, double, ::oar::float16, ::
 OAR_REGISTER_KERNEL(atan2, CPU, Atan2Kernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(round, CPU, RoundFloatKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(remainder, CPU, RemainderFloatKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(elementwise_pow, CPU, PowFloatKernel, OAR_FLOAT_TYPES)

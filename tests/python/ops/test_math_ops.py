@@ -391,6 +391,34 @@ def test_pow_scalar_exponents_and_special_values(y, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_elementwise_pow_special_values_and_lanes(dtype):
+    """x ** y with a tensor y (SLEEF's pow on float lanes): every pair of special values as
+    C's pow gives them (signed zeros, +-inf, NaN, negative bases, integer and fractional
+    exponents), random pairs on odd sizes, and a one-element base or exponent on either side
+    (the broadcast lanes), within float rounding of float64."""
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -3.0, 1e-20])
+    rng = np.random.default_rng(12)
+    xs, ys = [v.ravel() for v in np.meshgrid(special, special)]
+    pairs = [(xs, ys), (rng.uniform(-3, 3, 1001), np.round(rng.uniform(-4, 4, 1001))),
+             (rng.uniform(0.1, 4, 37), rng.uniform(-5, 5, 37)), (np.array([1.7]), rng.uniform(-3, 3, 33)),
+             (rng.uniform(0.1, 4, 33), np.array([-2.5]))]
+    rtol, atol = {"float32": (3e-7, 1.5e-45), "float64": (1e-15, 0), "float16": (1e-3, 6e-8),
+                  "bfloat16": (8e-3, 1e-40)}[dtype]
+    for x, y in pairs:
+        xt = oar.to_tensor(x.astype("float32")).astype(dtype)
+        yt = oar.to_tensor(y.astype("float32")).astype(dtype)
+        x64, y64 = xt.astype("float64").numpy(), yt.astype("float64").numpy()
+        got = (xt ** yt).astype("float64").numpy()
+        ref = np.array([_c_pow(a, b) for a, b in zip(*np.broadcast_arrays(x64, y64))])
+        if dtype != "float64":
+            with np.errstate(over="ignore"):
+                ref = oar.to_tensor(ref.astype("float32")).astype(dtype).astype("float64").numpy()
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"x ** y {dtype}")
+        zero = ref == 0
+        assert np.array_equal(np.signbit(got[zero]), np.signbit(ref[zero])), f"x ** y {dtype}: signed zeros"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_round_remainder_atan2_vector_forms(dtype):
     """round (half away from zero), remainder (Python's sign rule on an exact fmod) and atan2
     on their float lanes: ties, signed zeros, inf and NaN, odd sizes, and a one-element
