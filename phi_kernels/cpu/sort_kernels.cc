@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "oar_generated/kernel_signatures.h"
+#include "paddle_core/tensor/allocator.h"
 #include "phi_kernels/cpu/radix_sort.h"
 #include "phi_kernels/cpu/reduce.h"
 
@@ -101,8 +102,13 @@ void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
     parallel_for(
         rs.outer * inner,
         [&](int64_t b, int64_t e) {
-      std::vector<uint64_t> keys(n), kbuf(n);
-      std::vector<int64_t> pos(n), pbuf(n);
+      // from the allocator's cache: a long row's buffers as fresh pages every call cost
+      // page faults (Note [unique by radix], unique_kernels.cc)
+      Workspace ws(CPUPlace(), static_cast<size_t>(n) * 32);
+      uint64_t* keys = ws.data<uint64_t>();
+      uint64_t* kbuf = keys + n;
+      int64_t* pos = reinterpret_cast<int64_t*>(kbuf + n);
+      int64_t* pbuf = pos + n;
       for (int64_t t = b; t < e; ++t) {
         const int64_t a = t / inner, i = t % inner;
         const T* row = p + a * n * inner + i;
@@ -111,7 +117,7 @@ void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
           keys[k] = descending ? ~key : key;
           pos[k] = k;
         }
-        radix_sort(keys.data(), pos.data(), n, kbuf.data(), pbuf.data());
+        radix_sort(keys, pos, n, kbuf, pbuf);
         for (int64_t k = 0; k < n; ++k) {
           o[at(a, k, i, n, inner)] = row[pos[k] * inner];
           idx[at(a, k, i, n, inner)] = pos[k];

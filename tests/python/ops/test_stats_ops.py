@@ -366,6 +366,22 @@ def test_unique_radix_keys_order_and_group(dtype):
         np.testing.assert_array_equal(got.numpy(), want.reshape(-1))
 
 
+def test_unique_and_sort_reuse_cached_buffers():
+    """unique and the radix sort of a long row take their buffers from the CPU allocator's
+    cache (Note [unique by radix]): calls of one size in a row, each on other values (a
+    buffer's old contents must not leak into the next result), against NumPy."""
+    rng = np.random.default_rng(23)
+    for hi in (5000, 7, 1 << 40):
+        a = rng.integers(-hi, hi, 200000)
+        out = oar.unique(oar.to_tensor(a), return_index=True, return_inverse=True, return_counts=True)
+        for got, want in zip(out, np.unique(a, return_index=True, return_inverse=True, return_counts=True)):
+            np.testing.assert_array_equal(got.numpy(), want.reshape(-1))
+        x = rng.standard_normal(200000).astype(np.float32) * hi
+        v, i = oar.sort(oar.to_tensor(x)), oar.argsort(oar.to_tensor(x), stable=True)
+        np.testing.assert_array_equal(v.numpy(), np.sort(x))
+        np.testing.assert_array_equal(i.numpy(), np.argsort(x, kind="stable"))
+
+
 def test_unique_axis_and_empty():
     a = np.array([[1, 2], [3, 4], [1, 2], [0, 9], [3, 4]])
     u, inv, cnt = oar.unique(tensor(a, "int64"), return_inverse=True, return_counts=True, axis=0)
