@@ -147,3 +147,27 @@ def test_overlapping_source_and_destination():
     want = a.copy()
     want[:, 1:] = a[:, :-1]
     np.testing.assert_array_equal(t.numpy(), want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_large_dense_copies_split_over_threads(threads, dtype):
+    """A dense copy large enough to go to the pool (clone, which is assign, and assignment
+    between disjoint tensors), and an overlapping one of the same size that must stay a
+    memmove (a 1-D contiguous destination one element past its source), bit for bit:
+    float16's signalling NaNs keep their payloads (assign went through float lanes)."""
+    prev = paddle.get_num_threads()
+    paddle.set_num_threads(threads)
+    try:
+        a = _values(dtype, (600037,))  # odd, so the pieces end between vector widths
+        t = _tensor(dtype, a)
+        np.testing.assert_array_equal(_bits(dtype, t.clone()), a)
+        dst = _tensor(dtype, np.zeros_like(a))
+        dst[:] = t
+        np.testing.assert_array_equal(_bits(dtype, dst), a)
+        t[1:] = t[:-1]
+        want = a.copy()
+        want[1:] = a[:-1]
+        np.testing.assert_array_equal(_bits(dtype, t), want)
+    finally:
+        paddle.set_num_threads(prev)
