@@ -150,28 +150,12 @@ void binary_lanes(const DenseTensor& x, const DenseTensor& y, DenseTensor* out) 
 }
 
 // atan2 on SLEEF's 1-ulp atan2 (the scalar libm call took 24 ms on 1M floats, 19x torch).
-struct Atan2F {
-#if OAR_VEC
-  static vec::F vf(vec::F a, vec::F b) { return OAR_SLEEF_F(atan2, u10)(a, b); }
-#endif
-  template <typename M>
-  static M s(M a, M b) {
-    return std::atan2(a, b);
-  }
-};
+OAR_SLEEF_FUNCTOR2(Atan2F, atan2, u10, std::atan2(a, b))
 // elementwise_pow of floats (x ** y with a tensor y) on SLEEF's 1-ulp pow, which keeps C's
 // special cases (pow(x, 0) = 1 even for a NaN x, a negative x to a non-integer NaN, ...): the
 // scalar libm call took 5.1 ms on 1M floats at 1 thread, 2x torch. Integers are in
 // binary_kernels.cc.
-struct PowF {
-#if OAR_VEC
-  static vec::F vf(vec::F a, vec::F b) { return OAR_SLEEF_F(pow, u10)(a, b); }
-#endif
-  template <typename M>
-  static M s(M a, M b) {
-    return std::pow(a, b);
-  }
-};
+OAR_SLEEF_FUNCTOR2(PowF, pow, u10, std::pow(a, b))
 // remainder of floats, Python's (the sign of y): fmod (SLEEF's is exact, as C's), plus y
 // where the signs of a nonzero fmod and y differ. Integers are in binary_kernels.cc.
 struct RemainderF {

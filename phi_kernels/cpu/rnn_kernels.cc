@@ -60,16 +60,7 @@ void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
 
 // The gate activations, vectorized (the scalar forms cost ~10 ns an element, which made
 // the gate math, not the GEMMs, most of a step).
-struct TanhFn {  // vec::tanh for float (3 ulp, twice SLEEF's speed), SLEEF for double
-#if OAR_VEC
-  static vec::F vf(vec::F v) { return vec::tanh(v); }
-  static vec::D vd(vec::D v) { return OAR_SLEEF_D(tanh, u10)(v); }
-#endif
-  template <typename M>
-  static M s(M v) {
-    return std::tanh(v);
-  }
-};
+OAR_VEC_FUNCTOR(TanhFn, tanh, tanh, u10, std::tanh(v))  // vec::tanh for float, SLEEF for double
 struct SigmoidFn {
 #if OAR_VEC
   static vec::F vf(vec::F v) {

@@ -55,28 +55,11 @@ struct ExpF {
   }
 };
 // log: float lanes on vec::log (Note [log on vectors]), double on SLEEF.
-struct LogF {
-#if OAR_VEC
-  static vec::F vf(vec::F v) { return vec::log(v); }
-  static vec::D vd(vec::D v) { return OAR_SLEEF_D(log, u10)(v); }
-#endif
-  template <typename M>
-  static M s(M v) {
-    return std::log(v);
-  }
-};
+OAR_VEC_FUNCTOR(LogF, log, log, u10, std::log(v))
 OAR_SLEEF_FUNCTOR(SinF, sin, u10, std::sin(v))
 OAR_SLEEF_FUNCTOR(CosF, cos, u10, std::cos(v))
-struct TanhF {  // vec::tanh for float (3 ulp, twice SLEEF's speed), SLEEF for double
-#if OAR_VEC
-  static vec::F vf(vec::F x) { return vec::tanh(x); }
-  static vec::D vd(vec::D x) { return OAR_SLEEF_D(tanh, u10)(x); }
-#endif
-  template <typename M>
-  static M s(M v) {
-    return std::tanh(v);
-  }
-};
+// tanh: vec::tanh for float (3 ulp, twice SLEEF's speed), SLEEF for double.
+OAR_VEC_FUNCTOR(TanhF, tanh, tanh, u10, std::tanh(v))
 struct SigmoidF {  // 1 / (1 + exp(-x)); vec::exp for float, SLEEF for double
 #if OAR_VEC
   static vec::F vf(vec::F x) {

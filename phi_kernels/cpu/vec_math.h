@@ -468,10 +468,37 @@ inline F tanh(F x) {
     static vec::D vd(vec::D v) { return OAR_SLEEF_D(fn, ulp)(v); }                      \
     template <typename M> static M s(M v) { return scalar_expr; }                       \
   };
+// Float lanes on Oar's own vec::vec_fn, double lanes on SLEEF's fn.
+#define OAR_VEC_FUNCTOR(Name, vec_fn, fn, ulp, scalar_expr)        \
+  struct Name {                                                    \
+    static vec::F vf(vec::F v) { return vec::vec_fn(v); }          \
+    static vec::D vd(vec::D v) { return OAR_SLEEF_D(fn, ulp)(v); } \
+    template <typename M>                                          \
+    static M s(M v) {                                              \
+      return scalar_expr;                                          \
+    }                                                              \
+  };
+// Two operands, float lanes on SLEEF (binary_lanes in math_functions_kernels.cc).
+#define OAR_SLEEF_FUNCTOR2(Name, fn, ulp, scalar_expr)                          \
+  struct Name {                                                                 \
+    static vec::F vf(vec::F a, vec::F b) { return OAR_SLEEF_F(fn, ulp)(a, b); } \
+    template <typename M>                                                       \
+    static M s(M a, M b) {                                                      \
+      return scalar_expr;                                                       \
+    }                                                                           \
+  };
 #else
 #define OAR_SLEEF_FUNCTOR(Name, fn, ulp, scalar_expr)                                  \
   struct Name {                                                                         \
     template <typename M> static M s(M v) { return scalar_expr; }                       \
+  };
+#define OAR_VEC_FUNCTOR(Name, vec_fn, fn, ulp, scalar_expr) OAR_SLEEF_FUNCTOR(Name, fn, ulp, scalar_expr)
+#define OAR_SLEEF_FUNCTOR2(Name, fn, ulp, scalar_expr) \
+  struct Name {                                        \
+    template <typename M>                              \
+    static M s(M a, M b) {                             \
+      return scalar_expr;                              \
+    }                                                  \
   };
 #endif
 
