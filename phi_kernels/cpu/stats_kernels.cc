@@ -563,6 +563,12 @@ void CumExtremumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis,
   ReduceShape rs = scan_shape(x, axis, false, "cum_extremum");
   const T* p = rs.data.data<T>();
   const int64_t n = rs.reduce, inner = rs.inner;
+  // One step of the scan: a NaN is taken (and kept until the next NaN), ties go to the later k.
+  const auto step = [largest](M v, int64_t k, M& best, int64_t& at) {
+    const bool take = v != v || (largest ? v >= best : v <= best);
+    best = take ? v : best;
+    at = take ? k : at;
+  };
   parallel_for(
       rs.outer,
       [&](int64_t a0, int64_t a1) {
@@ -574,10 +580,7 @@ void CumExtremumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis,
         o[a * n] = 0;
         vo[a * n] = xa[0];
         for (int64_t k = 1; k < n; ++k) {
-          const M v = static_cast<M>(xa[k]);
-          const bool take = v != v || (largest ? v >= best : v <= best);
-          best = take ? v : best;
-          at = take ? k : at;
+          step(static_cast<M>(xa[k]), k, best, at);
           o[a * n + k] = at;
           vo[a * n + k] = xa[at];
         }
@@ -598,10 +601,7 @@ void CumExtremumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis,
       }
       for (int64_t k = 1; k < n; ++k) {
         for (int64_t i = 0; i < inner; ++i) {
-          const M v = static_cast<M>(xa[k * inner + i]);
-          const bool take = v != v || (largest ? v >= best[i] : v <= best[i]);
-          best[i] = take ? v : best[i];
-          at[i] = take ? k : at[i];
+          step(static_cast<M>(xa[k * inner + i]), k, best[i], at[i]);
           oa[k * inner + i] = at[i];
           va[k * inner + i] = xa[at[i] * inner + i];
         }
