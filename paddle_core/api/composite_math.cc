@@ -17,6 +17,11 @@ Tensor var_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& ax
   return unreduce(g, x, axis, keepdim) * centered * (2.0 / denom);
 }
 
+Tensor nansum_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& axis, bool keepdim) {
+  Tensor gu = unreduce(g, x, axis, keepdim);
+  return where(isnan(x), zeros_like(gu), gu);
+}
+
 double reduced_count(const Tensor& x, const std::vector<int64_t>& axis) {
   int64_t n = 1;
   for (int a : meta::reduce_axes(axis, x.rank(), "reduced_count")) n *= dist_dims(x)[a];

@@ -17,6 +17,8 @@ Tensor select_grad(const Tensor& x, const Tensor& indices, const Tensor& g, int6
 /// Gradient of p_norm for every p (inf/-inf: split between the extreme entries; 0: zero).
 Tensor p_norm_grad(const Tensor& x, const Tensor& out, const Tensor& g, double p,
                    const std::vector<int64_t>& axis, bool keepdim);
+/// Gradient of nansum: g spread over x's shape, 0 at x's NaNs.
+Tensor nansum_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& axis, bool keepdim);
 /// Elements per result of a reduction of x over `axis` ({} = all axes); the divisor of
 /// mean's and var's decompositions (`decomp:` in reduce.yaml/stats.yaml).
 double reduced_count(const Tensor& x, const std::vector<int64_t>& axis);

@@ -13,8 +13,10 @@ namespace oar::phi {
 namespace {
 
 OAR_SLEEF_FUNCTOR(Expm1F, expm1, u10, std::expm1(v))
-OAR_SLEEF_FUNCTOR(Log2F, log2, u10, std::log2(v))
-OAR_SLEEF_FUNCTOR(Log10F, log10, u10, std::log10(v))
+// log2, log10: float lanes on Oar's vec::log_base (Note [log2 and log10 on vectors]), double
+// on SLEEF
+OAR_VEC_FUNCTOR(Log2F, log2, log2, u10, std::log2(v))
+OAR_VEC_FUNCTOR(Log10F, log10, log10, u10, std::log10(v))
 OAR_SLEEF_FUNCTOR(Log1pF, log1p, u10, std::log1p(v))
 OAR_SLEEF_FUNCTOR(TanF, tan, u10, std::tan(v))
 OAR_SLEEF_FUNCTOR(AsinF, asin, u10, std::asin(v))

@@ -1,4 +1,4 @@
-// Reduction kernels: sum, mean, prod, max, min, argmax, argmin, sum_to.
+// Reduction kernels: sum, nansum, mean, prod, max, min, argmax, argmin, sum_to.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -29,6 +29,21 @@ void SumKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int
       sum_kernel<T, int64_t, Out>(x, axes, out, false);
     } else {
       sum_kernel<T, SumAcc<Out>, Out>(x, axes, out, false);
+    }
+  });
+}
+
+// nansum of a float dtype into a float dtype (the Python side sums other dtypes plainly)
+template <typename T>
+void NansumKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis, DataType, bool,
+                  DenseTensor* out) {
+  auto axes = meta::reduce_axes(axis, x.rank(), "nansum");
+  visit_dtype(out->dtype(), "nansum", [&](auto tag) {
+    using Out = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<OpMath<Out>>) {
+      sum_kernel<T, SumAcc<Out>, Out, true>(x, axes, out, false);
+    } else {
+      OAR_THROW(InvalidArgument, "nansum: dtype must be a float dtype, got ", dtype_name(out->dtype()));
     }
   });
 }
@@ -320,6 +335,7 @@ void ArgMinKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool
 using namespace oar::phi;  // NOLINT
 
 OAR_REGISTER_KERNEL(sum, CPU, SumKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(nansum, CPU, NansumKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(mean, CPU, MeanKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(sum_to, CPU, SumToKernel, OAR_NUMERIC_TYPES)
 OAR_REGISTER_KERNEL(prod, CPU, ProdKernel, OAR_ALL_TYPES)

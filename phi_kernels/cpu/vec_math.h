@@ -62,6 +62,7 @@ inline D div(D a, D b) { return _mm512_div_pd(a, b); }
 inline F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
 inline F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a b
 inline D fmadd(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
+inline F fmsub(F a, F b, F c) { return _mm512_fmsub_ps(a, b, c); }  // a b - c
 // The masked forms with every lane set: GCC 12's _mm512_max_ps/pd pass an undefined vector,
 // which -Wmaybe-uninitialized flags where they inline (the same instruction either way).
 inline F max(F a, F b) { return _mm512_mask_max_ps(b, 0xFFFF, a, b); }
@@ -82,6 +83,9 @@ inline D min(D a, D b) { return _mm512_mask_min_pd(b, 0xFF, a, b); }
 inline F keep_nan(F acc, F v) { return _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v); }
 inline D keep_nan(D acc, D v) { return _mm512_mask_mov_pd(acc, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), v); }
 inline bool any_nan(F v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0; }
+// v with its NaN lanes 0 (nansum)
+inline F zero_nan(F v) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v); }
+inline D zero_nan(D v) { return _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v); }
 inline bool any_nan(D v) { return _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q) != 0; }
 inline float hmin(F v) { return _mm512_reduce_min_ps(v); }
 inline double hmin(D v) { return _mm512_reduce_min_pd(v); }
@@ -143,6 +147,7 @@ inline D div(D a, D b) { return _mm256_div_pd(a, b); }
 inline F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
 inline F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a b
 inline D fmadd(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
+inline F fmsub(F a, F b, F c) { return _mm256_fmsub_ps(a, b, c); }  // a b - c
 inline F max(F a, F b) { return _mm256_max_ps(a, b); }
 inline D max(D a, D b) { return _mm256_max_pd(a, b); }
 inline D widen(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }  // kD floats
@@ -168,6 +173,8 @@ inline D min(D a, D b) { return _mm256_min_pd(a, b); }
 inline F keep_nan(F acc, F v) { return _mm256_blendv_ps(acc, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
 inline D keep_nan(D acc, D v) { return _mm256_blendv_pd(acc, v, _mm256_cmp_pd(v, v, _CMP_UNORD_Q)); }
 inline bool any_nan(F v) { return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0; }
+inline F zero_nan(F v) { return _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q)); }
+inline D zero_nan(D v) { return _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q)); }
 inline bool any_nan(D v) { return _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q)) != 0; }
 inline float hmin(F v) {
   __m128 s = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -345,11 +352,12 @@ inline F exp(F x) {
 constexpr float kLogP[8] = {-0.0736289024f, 0.126203597f, -0.132021114f, 0.142271101f,
                             -0.166213691f,  0.19999826f,  -0.250008523f, 0.333333552f};
 
-/// Natural log of float lanes, within 1 ulp (Note [log on vectors], cpu_speed_steps.md):
-/// x = 2^e m with m in [sqrt(1/2), sqrt(2)), log x = e ln2 + log(1 + f), f = m - 1, with
-/// ln2 in Cody and Waite's two parts. Subnormals are exact inputs; 0 gives -inf, a negative
-/// x NaN, +inf +inf, NaN itself. SLEEF's u10 logf took 1.7x torch's time on the Xeon.
-inline F log(F x) {
+/// x = 2^e m with m in [sqrt(1/2), sqrt(2)): f = m - 1 (exact, Sterbenz) and e as floats,
+/// for normals and subnormals alike (finite nonsense for x <= 0, inf and NaN: log_ends).
+struct LogArg {
+  F f, e;
+};
+inline LogArg log_reduce(F x) {
 #if OAR_VEC512
   // vgetmantps / vgetexpps: m in [1, 2) and e for normals and subnormals alike
   F m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_nan);
@@ -372,15 +380,17 @@ inline F log(F x) {
   m = _mm256_blendv_ps(m, mul(m, set1(0.5f)), big);
   e = add(e, _mm256_and_ps(big, set1(1.0f)));
 #endif
-  const F f = sub(m, set1(1.0f));  // exact (Sterbenz)
-  const F z = mul(f, f);
+  return {sub(m, set1(1.0f)), e};
+}
+/// kLogP's polynomial P(f): log(1 + f) = f - f^2 / 2 + f^3 P(f).
+inline F log_poly(F f) {
   F p = fmadd(set1(kLogP[0]), f, set1(kLogP[1]));
   for (int k = 2; k < 8; ++k) p = fmadd(p, f, set1(kLogP[k]));
-  F y = fmadd(mul(p, z), f, mul(e, set1(kLn2Lo)));  // f^3 P(f) + e ln2_lo
-  y = fnmadd(set1(0.5f), z, y);
-  const F r = fmadd(e, set1(kLn2Hi), add(f, y));
-  // The ends: 0 -> -inf, x < 0 -> NaN, +inf -> +inf, NaN -> NaN (the arithmetic above
-  // gives finite nonsense for them).
+  return p;
+}
+/// r, a log of x computed for positive finite x, with the ends of every base: 0 -> -inf,
+/// x < 0 -> NaN, +inf -> +inf, NaN -> NaN (log_reduce gives finite nonsense for them).
+inline F log_ends(F x, F r) {
 #if OAR_VEC512
   const __mmask16 special = _mm512_fpclass_ps_mask(x, 0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x40 | 0x80);
   if (__builtin_expect(special == 0, 1)) return r;
@@ -398,6 +408,44 @@ inline F log(F x) {
   return _mm256_blendv_ps(inf_or_nan, r, ok);
 #endif
 }
+
+/// Natural log of float lanes, within 1 ulp (Note [log on vectors], cpu_speed_steps.md):
+/// x = 2^e m with m in [sqrt(1/2), sqrt(2)), log x = e ln2 + log(1 + f), f = m - 1, with
+/// ln2 in Cody and Waite's two parts. Subnormals are exact inputs; 0 gives -inf, a negative
+/// x NaN, +inf +inf, NaN itself. SLEEF's u10 logf took 1.7x torch's time on the Xeon.
+inline F log(F x) {
+  const auto [f, e] = log_reduce(x);
+  const F z = mul(f, f);
+  F y = fmadd(mul(log_poly(f), z), f, mul(e, set1(kLn2Lo)));  // f^3 P(f) + e ln2_lo
+  y = fnmadd(set1(0.5f), z, y);
+  return log_ends(x, fmadd(e, set1(kLn2Hi), add(f, y)));
+}
+
+/// log2 and log10 of float lanes on log's reduction (Note [log2 and log10 on vectors]):
+/// log_b x = e log_b(2) + log(1 + f) log_b(e), log(1 + f) = f + h + q with h = -f^2 / 2 in
+/// two exact parts (z = f^2 rounded, -z / 2, and f^2 - z by an FMA) and q = f^3 P(f). The
+/// big products f c and -z c / 2 (c = log_b(e), hi and lo) are added by Fast2Sum, then to e
+/// log_b(2) (exact: kHi has 11 bits) by Fast2Sum again (|e kHi| >= 0.30 > their sum when
+/// e != 0); every rounding error of those, by FMAs, and the small terms go in before the
+/// last rounding. Within 0.75 ulp (log2 0.74, log10 0.68 over every 13th positive float);
+/// log2 is exact at the powers of two. (One rounded log(1 + f) times c, as log computes
+/// it, came to 1.02 ulp near x = sqrt(2).)
+inline F log_base(F x, float e_hi, float e_lo, float c_hi, float c_lo) {
+  const auto [f, e] = log_reduce(x);
+  const F z = mul(f, f), h = mul(set1(-0.5f), z);  // h exact
+  const F q = mul(mul(log_poly(f), z), f);
+  const F t1 = mul(f, set1(c_hi)), t2 = mul(h, set1(c_hi));
+  const F s1 = add(t1, t2), c1 = add(sub(t1, s1), t2);  // |t1| > |t2|
+  F lo = add(fmsub(f, set1(c_hi), t1), fmsub(h, set1(c_hi), t2));
+  lo = fmadd(add(f, h), set1(c_lo), lo);
+  lo = fmadd(fnmadd(set1(0.5f), fmsub(f, f, z), q), set1(c_hi), lo);  // (q - (f^2 - z) / 2) c
+  lo = fmadd(e, set1(e_lo), add(lo, c1));
+  const F eh = mul(e, set1(e_hi));
+  const F s = add(eh, s1);
+  return log_ends(x, add(s, add(add(sub(eh, s), s1), lo)));
+}
+inline F log2(F x) { return log_base(x, 1.0f, 0.0f, 1.442695022f, 1.925963034e-08f); }
+inline F log10(F x) { return log_base(x, 0.301025391f, 4.605039067e-06f, 0.434294492f, -1.010304995e-08f); }
 
 /// exp(x) for lanes the caller knows lie in [kExpLo, 88.37] (NaN, inf and the ends are its
 /// to route elsewhere): exp's arithmetic without its clamp (a min and a max) and its mask's

@@ -614,12 +614,10 @@ def positive(x, name=None):
 
 
 def logit(x, eps=None, name=None):
-    """log(x / (1 - x)), x first clipped to [eps, 1 - eps] when eps is given."""
+    """log(x / (1 - x)), x first clipped to [eps, 1 - eps]; without eps (or eps = 0), NaN
+    outside [0, 1] (Paddle's op, one pass; its gradient is 0 outside the clip's range)."""
     _check(x, "logit")
-    x = _float_of(x)
-    if eps is not None:
-        x = oar.clip(x, float(eps), 1.0 - float(eps))
-    return oar.log(x / (1.0 - x))
+    return _ops._logit(x, 0.0 if eps is None else float(eps))
 
 
 def dist(x, y, p=2, name=None):

@@ -132,9 +132,12 @@ def nansum(x, axis=None, dtype=None, keepdim=False, name=None):
     """Sum treating NaN as zero."""
     _check_tensor(x, "nansum")
     axes = _reduce_args(x, axis, "nansum")
+    dt = convert_dtype(dtype)
     if x.dtype.is_floating_point:
+        if dt is None or dt.is_floating_point:  # one pass: NaNs add 0 in the sum's kernel
+            return _ops._nansum(x, axes, dt, keepdim)
         x = _ops.where(_ops.isnan(x), _zero(x), x)
-    return _ops.sum(x, axes, convert_dtype(dtype), keepdim)
+    return _ops.sum(x, axes, dt, keepdim)
 
 
 def nanmean(x, axis=None, keepdim=False, name=None):
@@ -144,8 +147,7 @@ def nanmean(x, axis=None, keepdim=False, name=None):
         raise TypeError(f"nanmean: expected a float tensor, got {x.dtype.name}")
     axes = _reduce_args(x, axis, "nanmean")
     ok = _ops.logical_not(_ops.isnan(x))
-    total = _ops.sum(_ops.where(ok, x, _zero(x)), axes, x.dtype, keepdim)
-    return total / _ops.sum(ok, axes, x.dtype, keepdim)
+    return _ops._nansum(x, axes, x.dtype, keepdim) / _ops.sum(ok, axes, x.dtype, keepdim)
 
 
 def _move_to_last(x, axis, op):

@@ -276,6 +276,8 @@ MORE = [
            bad_inputs=[((oar.to_tensor([True]),), TypeError, "bool")]),
     OpCase("logit", lambda x: oar.logit(x, 0.1), lambda x: np.log(np.clip(x, 0.1, 0.9) / (1 - np.clip(x, 0.1, 0.9))),
            inputs=[uniform(0.15, 0.85)], shapes=UNARY_SHAPES),
+    OpCase("logit[no eps]", oar.logit, lambda x: np.log(x / (1 - x)), inputs=[uniform(0.05, 0.95)],
+           shapes=UNARY_SHAPES, op="logit"),
     OpCase("dist", oar.dist, lambda x, y: np.linalg.norm((x - y).ravel()), inputs=[(3, 4), (4,)],
            shapes=[[(3, 4), (4,)], [(2, 1), (1, 3)]], grad_shapes=[[(3, 4), (4,)]]),
     OpCase("dist_p1", lambda x, y: oar.dist(x, y, 1), lambda x, y: np.abs(x - y).sum(),
@@ -305,3 +307,44 @@ def test_cdist_compute_modes():
         np.testing.assert_allclose(oar.cdist(x, y, compute_mode=mode).numpy(), ref, rtol=1e-10, err_msg=mode)
     with pytest.raises(ValueError, match="compute_mode.*'fast'"):
         oar.cdist(x, y, compute_mode="fast")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_logit_as_paddle_ends_clip_and_gradient(dtype):
+    """Paddle's logit op (one pass on float lanes): without eps, NaN outside [0, 1] and +-inf
+    at the ends; with eps, x clipped to [eps, 1 - eps] first; the gradient 1 / (x (1 - x))
+    inside the clip's range, 0 outside it, NaN at a NaN; vector bodies and tails (n = 37)."""
+    rng = np.random.default_rng(4)
+    x = np.concatenate([[-0.5, 0.0, 1.0, 1.5, np.nan, 1e-3, 0.999], rng.uniform(-0.2, 1.2, 30)])
+    xd = tensor(x, dtype).astype("float64").numpy()  # the values the dtype holds
+    tol = {"float32": 2e-6, "float64": 1e-13, "float16": 2e-3, "bfloat16": 2e-2}[dtype]
+    for eps in (None, 0.0, 0.05):
+        e = 0.0 if eps is None else eps
+        lo, hi = np.float64(np.array(e, dtype if dtype != "bfloat16" else "float32")), 1.0 - e
+        c = np.clip(xd, lo, hi) if e else xd
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ref = np.log(c / (1 - c))
+            if not e:
+                ref[(xd < 0) | (xd > 1)] = np.nan
+            dref = np.where((xd < lo) | (xd > hi), 0.0, 1.0 / (xd * (1 - xd)))
+        t = tensor(x, dtype, stop_gradient=False)
+        got = oar.logit(t, eps)
+        got.sum().backward()
+        g, d = got.astype("float64").numpy(), t.grad.astype("float64").numpy()
+        fin = np.isfinite(ref)
+        assert np.array_equal(np.isnan(g), np.isnan(ref)) and np.array_equal(g[np.isinf(ref)], ref[np.isinf(ref)])
+        np.testing.assert_allclose(g[fin], ref[fin], rtol=tol, atol=tol, err_msg=f"eps={eps}")
+        dfin = np.isfinite(dref)
+        assert np.array_equal(np.isnan(d), np.isnan(dref)), f"eps={eps}"
+        np.testing.assert_allclose(d[dfin], dref[dfin], rtol=tol * 4, err_msg=f"grad eps={eps}")
+
+
+def test_logit_second_derivative_and_integer_input():
+    x = tensor([0.2, 0.45, 0.7, 0.97], "float64", stop_gradient=False)
+    (g,) = oar.grad(oar.logit(x, 0.05).sum(), x, create_graph=True)
+    (h,) = oar.grad(g.sum(), x)
+    v = x.numpy()
+    np.testing.assert_allclose(h.numpy(), np.where(v > 0.95, 0.0, (2 * v - 1) / (v * (1 - v)) ** 2), rtol=1e-12)
+    out = oar.logit(tensor([0, 1, 2], "int32"))
+    assert out.dtype.name == "float32" and np.isneginf(out.numpy()[0]) and np.isinf(out.numpy()[1])
+    assert np.isnan(out.numpy()[2])

@@ -246,6 +246,17 @@ ULP_GRIDS = {
         got = oar.log(oar.to_tensor(y)).numpy().astype(np.float64)
         ref = np.log(y.astype(np.float64))
     """,
+    # log2 and log10 on log's reduction (Note [log2 and log10 on vectors]), the same grid
+    "log2": r"""
+        y = np.arange(1, 0x7F800000, 31, dtype=np.uint32).view(np.float32)
+        got = oar.log2(oar.to_tensor(y)).numpy().astype(np.float64)
+        ref = np.log2(y.astype(np.float64))
+    """,
+    "log10": r"""
+        y = np.arange(1, 0x7F800000, 31, dtype=np.uint32).view(np.float32)
+        got = oar.log10(oar.to_tensor(y)).numpy().astype(np.float64)
+        ref = np.log10(y.astype(np.float64))
+    """,
 }
 ULP_REPORT = r"""
 ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
@@ -255,11 +266,13 @@ print(err.max(), err.mean(), y[np.argmax(err)])
 
 
 @pytest.mark.parametrize("capability", ["avx2", "avx512"])
-@pytest.mark.parametrize("name, worst, mean", [("erfinv", 1.5, 0.35), ("log", 0.9, 0.3)])
+@pytest.mark.parametrize("name, worst, mean", [("erfinv", 1.5, 0.35), ("log", 0.9, 0.3), ("log2", 0.8, 0.26),
+                                               ("log10", 0.8, 0.26)])
 def test_float_lanes_within_ulps_on_a_dense_grid(name, worst, mean, capability):
     """Float lanes of Oar's own vector forms over a dense grid of floats, in each ISA copy
     this CPU runs: erfinv (Giles' approximation and one Newton step) within 1.5 ulp of
-    float64, 0.3 on average; log (Note [log on vectors]) within 0.9, 0.25 on average."""
+    float64, 0.3 on average; log (Note [log on vectors]) within 0.9, 0.25 on average; log2 and
+    log10 (Note [log2 and log10 on vectors]) within 0.8, 0.25 on average."""
     if capability == "avx512" and not HAS_AVX512:
         pytest.skip("this CPU has no AVX-512")
     script = "import numpy as np, oar\n" + textwrap.dedent(ULP_GRIDS[name]) + ULP_REPORT
@@ -277,6 +290,26 @@ def test_log_float_special_values():
     np.testing.assert_array_equal(got[[0, 1, 5, 6]], [-np.inf, -np.inf, np.inf, 0.0])
     assert np.isnan(got[[2, 3, 4]]).all()
     assert got[7] == np.float32(np.log(np.float64(np.float32(1e-45))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["log2", "log10"])
+def test_log2_log10_special_values_and_exact_powers(name, dtype):
+    """The ends as log's (0 -> -inf, x < 0 -> NaN, +inf, NaN), the smallest subnormal, and the
+    exact powers: log2(2^k) = k for every float exponent, log10(10^k) = k where 10^k is a
+    float; 16-bit floats through the float lanes."""
+    fn, ref = getattr(oar, name), getattr(np, name)
+    x = tensor([0.0, -0.0, -1.0, -np.inf, np.nan, np.inf, 1.0], dtype)
+    got = fn(x).astype("float32").numpy()
+    np.testing.assert_array_equal(got[[0, 1, 5, 6]], [-np.inf, -np.inf, np.inf, 0.0])
+    assert np.isnan(got[[2, 3, 4]]).all()
+    if dtype != "float32":
+        return
+    tiny = fn(tensor([1e-45], "float32")).numpy()[0]
+    assert tiny == np.float32(ref(np.float64(np.float32(1e-45))))
+    k = np.arange(-149, 128) if name == "log2" else np.arange(0, 11)
+    powers = (2.0 ** k if name == "log2" else 10.0 ** k).astype(np.float32)
+    np.testing.assert_array_equal(fn(tensor(powers, "float32")).numpy(), k.astype(np.float32))
 
 
 def test_erfinv_float_special_values():

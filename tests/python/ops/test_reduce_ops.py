@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import oar
-from op_test_utils import (FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, OpCase, bools, case_id,
+from op_test_utils import (FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, Gen, OpCase, bools, case_id,
                            check_bad_inputs, check_forward, check_grad, declared_ops, ints,
                            nonzero, normal, tensor)
 
@@ -38,7 +38,20 @@ def _arg(fn_np):
     return ref
 
 
+def _with_nans(r, s):
+    a = r.standard_normal(s)
+    a[r.random(s) < 0.3] = np.nan
+    return a
+
+
 CASES = [
+    *reduce_cases("nansum", np.nansum, ALL_FLOATS, tol=NARROW_SUM_TOL, inputs=[Gen(_with_nans)],
+                  grad=False),
+    OpCase("nansum[grad]", lambda x: oar.nansum(x, axis=1), lambda x: np.nansum(x, axis=1),
+           shapes=SHAPES[:2], op="nansum"),
+    OpCase("nansum[dtype=float64]", lambda x: oar.nansum(x, axis=0, dtype="float64"),
+           lambda x: np.nansum(x, axis=0), inputs=[Gen(_with_nans)], dtypes=["float32", "float16"],
+           out_dtype="float64", op="nansum", grad=False),
     *reduce_cases("sum", np.sum, ALL_FLOATS + INT_DTYPES, tol=NARROW_SUM_TOL, inputs=[normal()],
                   out_dtype=lambda d: "int64" if d == "int32" else d),
     *reduce_cases("mean", np.mean, ALL_FLOATS, tol=NARROW_SUM_TOL, inputs=[normal()]),
@@ -289,3 +302,46 @@ def test_mean_of_int_keeps_its_dtype():
 def test_max_of_empty_raises():
     with pytest.raises(ValueError, match="max: cannot reduce over axis 0 of size 0"):
         oar.max(tensor(np.ones((0, 3))), axis=0)
+
+
+# ---- nansum: NaNs add 0 in the sum's own passes (reduce.h, sum_kernel<..., kSkipNan>)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_nansum_every_sum_path(dtype, threads):
+    """Each of the sum's loops with NaNs in the vector bodies and the tails: one long row
+    (parallel chunks), rows, column sums in row order (one chunk and several), and columns
+    wider than their blocks; inf stays inf, an all-NaN slice sums to 0; against float64."""
+    rng = np.random.default_rng(8)
+    tol = {"float32": 1e-5, "float64": 1e-12, "float16": 2e-2, "bfloat16": 1e-1}[dtype]
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for shape, axis in (((300001,), None), ((37, 1001), 1), ((5, 3, 16, 7), 3),
+                            ((640, 33), 0), ((2, 700, 40), 1), ((3, 9000), 0), ((4, 2, 10000), 1)):
+            x = rng.standard_normal(shape)
+            x[rng.random(shape) < 0.2] = np.nan
+            x = x.astype(dtype) if dtype != "bfloat16" else x
+            t = tensor(x, dtype)
+            ref = np.nansum(t.astype("float32").numpy().astype(np.float64) if dtype == "bfloat16"
+                            else x.astype(np.float64), axis=axis)
+            got = oar.nansum(t, axis=axis).astype("float64").numpy()
+            scale = np.nansum(np.abs(t.astype("float64").numpy()), axis=axis) + 1
+            assert np.all(np.abs(got - ref) <= tol * scale), (dtype, shape, axis)
+        x = np.array([[np.nan, np.nan, np.nan], [1.0, np.inf, np.nan], [-np.inf, np.nan, 2.0]])
+        got = oar.nansum(tensor(x, dtype), axis=1).astype("float64").numpy()
+        np.testing.assert_array_equal(got, [0.0, np.inf, -np.inf])
+    finally:
+        oar.set_num_threads(prev)
+
+
+def test_nansum_gradient_is_zero_at_nans_and_other_dtypes():
+    x = np.array([[1.0, np.nan, 2.0], [np.nan, np.nan, 3.0]])
+    t = tensor(x, "float32", stop_gradient=False)
+    oar.nansum(t, axis=0, keepdim=True).backward(tensor([[1.0, 2.0, 3.0]], "float32"))
+    np.testing.assert_array_equal(t.grad.numpy(), [[1.0, 0.0, 3.0], [0.0, 0.0, 3.0]])
+    # integer inputs sum plainly (int64), an integer dtype= on floats goes through the where
+    assert oar.nansum(tensor([[1, 2], [3, 4]], "int32")).numpy() == 10
+    got = oar.nansum(tensor([1.5, np.nan, 2.5], "float32"), dtype="int64")
+    assert got.dtype.name == "int64" and got.numpy() == 3
+    with pytest.raises(ValueError, match="nansum"):
+        oar.nansum(tensor([1.0], "float32"), axis=3)
