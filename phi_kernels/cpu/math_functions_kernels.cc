@@ -68,47 +68,49 @@ struct ErfF {
   }
 };
 OAR_SLEEF_FUNCTOR(LgammaF, lgamma, u10, std::lgamma(v))
-// erfinv: float lanes from Giles' single-precision approximation (a degree-8 polynomial in
-// w = -log(1 - y^2) - 2.5 for w < 5, in sqrt(w) - 3 above; 3.5 ulp on its own) and one
-// Newton step on erf(x) = |y| whose residual keeps its digits: erf(x) - |y| up to |y| = 0.5,
-// (1 - |y|) - erfc(x) above, where 1 - |y| is exact. Within 1.5 ulp of float64's erfinv over
-// every float in (-1, 1), 0.3 on average (the test's dense grid; the approximation alone: 3.5
-// and 1.2). The residual needs SLEEF's erfc, whose double-float arithmetic is most of the
-// time: a float erfc (exp(-x^2) times a fit) left 5.7 ulp near |y| = 0.5. float64 lanes take
-// the scalar double erfinv (special_kernels.cc) one at a time. 1M floats at 1 thread on the
-// Xeon (stop 62): 48 -> 5.9 ms (torch 0.9; 1.2 without the Newton step).
+// erfinv on float lanes (Note [erfinv on float lanes], docs/notes/cpu_speed_steps.md): with
+// a = |y| and w = -log(1 - a^2), carried in two floats (vec::log_base_sum), erfinv(a) =
+// a (p0 + w R(w - 2)) for w < 4 (|y| < 0.9908) and a (q0 + d R2(d - 1)), d = sqrt(w) - 2 in two
+// floats, above; R and R2 are degree-10 least-squares fits (relative error 3e-11 and 1.1e-8
+// in erfinv), p0 = sqrt(pi) / 2 and q0 = erfinv at w = 4 in two floats each, and the product
+// by a rounds once, in the last FMA. Within 1.3 ulp of float64's erfinv over every 29th float
+// in (-1, 1), 0.25 on average (the dense-grid test). Stop 62's form (Giles' approximation
+// and a Newton step through SLEEF's erfc: 1.5 ulp) took 5.6 ms on 1M floats at 1 thread on
+// the Xeon, torch 0.9; this one takes no erf and one log. float64 lanes take the scalar
+// double erfinv (special_kernels.cc) one at a time.
+constexpr float kErfinvR[11] = {2.561812984e-10f,  -9.450997762e-10f, -1.092145929e-08f, 9.153825431e-08f,
+                                1.339784177e-07f,  -5.143460839e-06f, 1.786784378e-05f,  1.802027691e-04f,
+                                -2.052553231e-03f, 2.136962721e-03f,  2.454941422e-01f};
+constexpr float kErfinvR2[11] = {-4.132057802e-05f, 4.540014197e-05f, 1.947136770e-04f,  -5.263744388e-04f,
+                                 3.463123285e-04f,  1.159273321e-03f, -4.704962485e-03f, 1.038578432e-02f,
+                                 -1.803188398e-02f, 2.747770585e-02f, 9.741976857e-01f};
 struct ErfinvF {
 #if OAR_VEC
+  template <size_t N>
+  static vec::F horner(const float (&c)[N], vec::F t) {
+    vec::F p = vec::set1(c[0]);
+    for (size_t k = 1; k < N; ++k) p = vec::fmadd(p, t, vec::set1(c[k]));
+    return p;
+  }
   static vec::F vf(vec::F y) {
-    using vec::fmadd;
-    using vec::set1;
-    const vec::F a = vec::abs(y);
-    const vec::F w = vec::sub(set1(0.0f), vec::log(vec::fnmadd(a, a, set1(1.0f))));  // inf at 1
-    const vec::F c = vec::sub(w, set1(2.5f));
-    vec::F p = fmadd(set1(2.81022636e-08f), c, set1(3.43273939e-07f));
-    p = fmadd(p, c, set1(-3.5233877e-06f));
-    p = fmadd(p, c, set1(-4.39150654e-06f));
-    p = fmadd(p, c, set1(0.00021858087f));
-    p = fmadd(p, c, set1(-0.00125372503f));
-    p = fmadd(p, c, set1(-0.00417768164f));
-    p = fmadd(p, c, set1(0.246640727f));
-    p = fmadd(p, c, set1(1.50140941f));
-    const vec::F t = vec::sub(vec::sqrt(w), set1(3.0f));
-    vec::F q = fmadd(set1(-0.000200214257f), t, set1(0.000100950558f));
-    q = fmadd(q, t, set1(0.00134934322f));
-    q = fmadd(q, t, set1(-0.00367342844f));
-    q = fmadd(q, t, set1(0.00573950773f));
-    q = fmadd(q, t, set1(-0.0076224613f));
-    q = fmadd(q, t, set1(0.00943887047f));
-    q = fmadd(q, t, set1(1.00167406f));
-    q = fmadd(q, t, set1(2.83297682f));
-    const vec::F x = vec::mul(vec::select_lt(w, set1(5.0f), p, q), a);
-    const vec::F slope = vec::mul(set1(1.12837917f), vec::exp_nonpos(vec::fnmadd(x, x, set1(0.0f))));
-    const vec::F r = vec::select_le(a, set1(0.5f), vec::sub(ErfF::vf(x), a),
-                                    vec::sub(vec::sub(set1(1.0f), a), OAR_SLEEF_F(erfc, u15)(x)));
-    const vec::F refined = vec::sub(x, vec::div(r, slope));
-    // |y| = 1 gives w = inf, |y| > 1 (and NaN) gives NaN: w is the answer's magnitude there.
-    return vec::copysign(vec::select_lt(a, set1(1.0f), refined, w), y);
+    using vec::add, vec::fmadd, vec::mul, vec::set1, vec::sub;
+    const vec::F a = vec::abs(y), one = set1(1.0f);
+    // w = -(big + small) as wh + wl (Fast2Sum); 1 - a^2 rounds once (the FMA)
+    const vec::LogSum l = vec::log_base_sum(vec::fnmadd(a, a, one), vec::kLn2Hi, vec::kLn2Lo, 1.0f, 0.0f);
+    const vec::F lh = add(l.big, l.small);
+    const vec::F wh = sub(set1(0.0f), lh), wl = sub(sub(lh, l.big), l.small);
+    const vec::F r = horner(kErfinvR, sub(wh, set1(2.0f)));
+    const vec::F xc = fmadd(a, set1(8.862269521e-01f), mul(a, fmadd(wl, r, fmadd(wh, r, set1(-2.662319964e-08f)))));
+    // sqrt(w) = sh + sl, sl from sqrt's residual (an FMA, exact) and wl; sh - 2 is exact on
+    // the tail's [2, 4]
+    const vec::F sh = vec::sqrt(wh), dh = sub(sh, set1(2.0f));
+    const vec::F sl = mul(add(vec::fnmadd(sh, sh, wh), wl), mul(set1(0.5f), vec::rcp(sh)));
+    const vec::F r2 = horner(kErfinvR2, sub(dh, one));
+    const vec::F xt = fmadd(a, set1(1.858779073e+00f), mul(a, fmadd(sl, r2, fmadd(dh, r2, set1(3.966543716e-08f)))));
+    const vec::F x = vec::select_lt(wh, set1(4.0f), xc, xt);
+    // |y| = 1 gives inf, |y| > 1 and NaN give NaN
+    const vec::F ends = vec::select_le(a, one, set1(__builtin_inff()), set1(__builtin_nanf("")));
+    return vec::copysign(vec::select_lt(a, one, x, ends), y);
   }
   static vec::D vd(vec::D v) {
     alignas(64) double d[vec::kD];

@@ -266,12 +266,12 @@ print(err.max(), err.mean(), y[np.argmax(err)])
 
 
 @pytest.mark.parametrize("capability", ["avx2", "avx512"])
-@pytest.mark.parametrize("name, worst, mean", [("erfinv", 1.5, 0.35), ("log", 0.9, 0.3), ("log2", 0.8, 0.26),
+@pytest.mark.parametrize("name, worst, mean", [("erfinv", 1.35, 0.26), ("log", 0.9, 0.3), ("log2", 0.8, 0.26),
                                                ("log10", 0.8, 0.26)])
 def test_float_lanes_within_ulps_on_a_dense_grid(name, worst, mean, capability):
     """Float lanes of Oar's own vector forms over a dense grid of floats, in each ISA copy
-    this CPU runs: erfinv (Giles' approximation and one Newton step) within 1.5 ulp of
-    float64, 0.3 on average; log (Note [log on vectors]) within 0.9, 0.25 on average; log2 and
+    this CPU runs: erfinv (Note [erfinv on float lanes]: two fits in w = -log(1 - y^2) carried
+    in two floats) within 1.35 ulp of float64, 0.25 on average; log (Note [log on vectors]) within 0.9, 0.25 on average; log2 and
     log10 (Note [log2 and log10 on vectors]) within 0.8, 0.25 on average."""
     if capability == "avx512" and not HAS_AVX512:
         pytest.skip("this CPU has no AVX-512")
