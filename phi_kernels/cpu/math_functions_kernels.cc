@@ -21,7 +21,48 @@ OAR_SLEEF_FUNCTOR(Log1pF, log1p, u10, std::log1p(v))
 OAR_SLEEF_FUNCTOR(TanF, tan, u10, std::tan(v))
 OAR_SLEEF_FUNCTOR(AsinF, asin, u10, std::asin(v))
 OAR_SLEEF_FUNCTOR(AcosF, acos, u10, std::acos(v))
-OAR_SLEEF_FUNCTOR(AtanF, atan, u10, std::atan(v))
+// atan on float lanes (Note [atan on float lanes], docs/notes/cpu_speed_steps.md): atan(a) =
+// K + atan(s) for a = |x|, with s = a, K = 0 below 1/2; s = (a - 1) / (a + 1), K = pi/4 up to
+// 2; s = -1 / a, K = pi/2 above; so |s| <= 1/2 and one division serves every lane. s's
+// rounding error (an FMA residual, and a + 1's by Fast2Sum) is carried as s_lo, and atan(s)
+// = s + s^3 P(s^2) + s_lo (1 - s^2), P a degree-5 fit (relative error 1e-9 in atan); K and s
+// are added by Fast2Sum and the small terms go in before the last rounding. Within 0.8 ulp.
+// SLEEF 3.5's u10 atanf (double-float arithmetic) took 1.9x torch's time on the Xeon (torch's
+// newer SLEEF is faster).
+constexpr float kAtanP[6] = {4.246346653e-02f,  -8.248452097e-02f, 1.100972220e-01f,
+                             -1.428005546e-01f, 1.999988258e-01f,  -3.333333433e-01f};
+struct AtanF {
+#if OAR_VEC
+  static vec::F vf(vec::F x) {
+    using vec::add, vec::fmadd, vec::mul, vec::select_le, vec::select_lt, vec::set1, vec::sub;
+    const vec::F a = vec::abs(x), one = set1(1.0f), zero = set1(0.0f), half = set1(0.5f), two = set1(2.0f);
+    // NaN compares false both times: the third branch, where s = -1 / NaN stays NaN
+    const auto pick = [&](vec::F lo, vec::F mid, vec::F hi) {
+      return select_lt(a, half, lo, select_le(a, two, mid, hi));
+    };
+    const vec::F num = pick(a, sub(a, one), set1(-1.0f));  // a - 1 exact on [1/2, 2]
+    const vec::F den = pick(one, add(a, one), a);
+    const vec::F den_err = pick(zero, add(sub(vec::max(a, one), den), vec::min(a, one)), zero);
+    const vec::F s = vec::div(num, den);
+    // s_lo = (num - s den - s den_err) / den; 0 past 1e30, where s den is inf times 0
+    vec::F s_lo = mul(sub(vec::fnmadd(s, den, num), mul(s, den_err)), vec::rcp(den));
+    s_lo = select_lt(a, set1(1e30f), s_lo, zero);
+    const vec::F v = mul(s, s);
+    vec::F p = set1(kAtanP[0]);
+    for (int k = 1; k < 6; ++k) p = fmadd(p, v, set1(kAtanP[k]));
+    const vec::F small = fmadd(mul(s, v), p, vec::fnmadd(s_lo, v, s_lo));  // s^3 P + s_lo (1 - v)
+    const vec::F k_hi = pick(zero, set1(7.853981853e-01f), set1(1.570796371e+00f));
+    const vec::F k_lo = pick(zero, set1(-2.185569414e-08f), set1(-4.371138829e-08f));
+    const vec::F big = add(k_hi, s), err = add(sub(k_hi, big), s);  // |k_hi| > |s| where k_hi != 0
+    return vec::copysign(add(big, add(add(err, k_lo), small)), x);
+  }
+  static vec::D vd(vec::D v) { return OAR_SLEEF_D(atan, u10)(v); }
+#endif
+  template <typename M>
+  static M s(M v) {
+    return std::atan(v);
+  }
+};
 OAR_SLEEF_FUNCTOR(SinhF, sinh, u10, std::sinh(v))
 OAR_SLEEF_FUNCTOR(CoshF, cosh, u10, std::cosh(v))
 OAR_SLEEF_FUNCTOR(AsinhF, asinh, u10, std::asinh(v))
