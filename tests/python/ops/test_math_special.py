@@ -240,18 +240,6 @@ ULP_GRIDS = {
         got = oar.erfinv(oar.to_tensor(y)).numpy().astype(np.float64)
         ref = oar.erfinv(oar.to_tensor(y.astype(np.float64))).numpy()
     """,
-    # every 31st positive finite float, subnormals included, against NumPy's float64 log
-    "log": r"""
-        y = np.arange(1, 0x7F800000, 31, dtype=np.uint32).view(np.float32)
-        got = oar.log(oar.to_tensor(y)).numpy().astype(np.float64)
-        ref = np.log(y.astype(np.float64))
-    """,
-    # log2 and log10 on log's reduction (Note [log2 and log10 on vectors]), the same grid
-    "log2": r"""
-        y = np.arange(1, 0x7F800000, 31, dtype=np.uint32).view(np.float32)
-        got = oar.log2(oar.to_tensor(y)).numpy().astype(np.float64)
-        ref = np.log2(y.astype(np.float64))
-    """,
     # atan's three branches (below 1/2, up to 2, above) over every 31st float of either sign
     "atan": r"""
         y = np.arange(0, 0x7F800000, 31, dtype=np.uint32).view(np.float32)
@@ -259,11 +247,13 @@ ULP_GRIDS = {
         got = oar.atan(oar.to_tensor(y)).numpy().astype(np.float64)
         ref = np.arctan(y.astype(np.float64))
     """,
-    "log10": r"""
+    # log, log2 and log10 (on log's reduction, Note [log2 and log10 on vectors]): every 31st
+    # positive finite float, subnormals included, against NumPy's float64 functions
+    **{fn: f"""
         y = np.arange(1, 0x7F800000, 31, dtype=np.uint32).view(np.float32)
-        got = oar.log10(oar.to_tensor(y)).numpy().astype(np.float64)
-        ref = np.log10(y.astype(np.float64))
-    """,
+        got = oar.{fn}(oar.to_tensor(y)).numpy().astype(np.float64)
+        ref = np.{fn}(y.astype(np.float64))
+    """ for fn in ("log", "log2", "log10")},
 }
 ULP_REPORT = r"""
 ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
