@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "oar_generated/kernel_signatures.h"
+#include "paddle_core/tensor/allocator.h"
 #include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/funcs/dense_copy.h"
 
@@ -286,6 +287,17 @@ void TakeAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Den
   if (!along_axis_slices(arr, indices, a, idx, take)) along_axis(arr, indices, a, idx, take);
 }
 
+// put_along_axis's reductions (amax/amin keep the current value against a NaN value, as
+// before).
+enum class PutReduce { kAdd, kMul, kMax, kMin };
+template <PutReduce R, typename M>
+M put_fold(M cur, M val) {
+  if constexpr (R == PutReduce::kAdd) return cur + val;
+  if constexpr (R == PutReduce::kMul) return cur * val;
+  if constexpr (R == PutReduce::kMax) return val > cur ? val : cur;
+  return val < cur ? val : cur;
+}
+
 template <typename T>
 void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const DenseTensor& indices,
                         const DenseTensor& values, int64_t axis, const std::string& reduce,
@@ -303,38 +315,55 @@ void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Dens
     if (!along_axis_slices(arr, indices, a, idx, put)) along_axis(arr, indices, a, idx, put);
     return;
   }
-  // Reductions: positions written start from arr (include_self) or from the first value.
-  std::vector<int32_t> count(out->numel(), 0);
-  const auto fold = [&](int64_t dst, int64_t k) {
-    const M val = M(vp[k]);
-    const bool first = count[dst]++ == 0 && !include_self;
-    const M cur = M(o[dst]);
-    M r;
-    if (first) {
-      r = val;
-    } else if (reduce == "add" || reduce == "mean") {
-      r = cur + val;
-    } else if (reduce == "mul" || reduce == "multiply") {
-      r = cur * val;
-    } else if (reduce == "amax") {
-      r = val > cur ? val : cur;
-    } else {
-      r = val < cur ? val : cur;
-    }
-    o[dst] = static_cast<T>(r);
+  // Reductions: positions written start from arr (include_self) or from the first value. The
+  // mode is resolved once (it was a string compare per element: add on [1024, 1024] took 5x
+  // torch's scatter_reduce), and only mean or include_self=false count the values that reach
+  // each position, in scratch from the allocator's cache.
+  const PutReduce mode = reduce == "add" || reduce == "mean"       ? PutReduce::kAdd
+                         : reduce == "mul" || reduce == "multiply" ? PutReduce::kMul
+                         : reduce == "amax"                        ? PutReduce::kMax
+                                                                   : PutReduce::kMin;
+  const auto walk = [&](const auto& fn) {
+    if (!along_axis_slices(arr, indices, a, idx, fn)) along_axis(arr, indices, a, idx, fn);
   };
-  if (!along_axis_slices(arr, indices, a, idx, fold)) along_axis(arr, indices, a, idx, fold);
-  if (reduce == "mean") {
-    const int64_t n = out->numel();
-    for (int64_t i = 0; i < n; ++i) {
-      if (count[i] == 0) continue;
-      const int64_t c = count[i] + (include_self ? 1 : 0);
-      if constexpr (std::is_integral_v<T>) {
-        o[i] = static_cast<T>(M(o[i]) / static_cast<M>(c));
-      } else {
-        o[i] = static_cast<T>(M(o[i]) / static_cast<M>(c));
-      }
+  const bool counted = !include_self || reduce == "mean";
+  const int64_t n = out->numel();
+  Workspace ws;
+  int32_t* count = nullptr;
+  if (counted) {
+    ws = Workspace(out->place(), static_cast<size_t>(n) * sizeof(int32_t));
+    count = ws.data<int32_t>();
+    std::memset(count, 0, static_cast<size_t>(n) * sizeof(int32_t));
+  }
+  const auto fold_with = [&](auto r) {
+    constexpr PutReduce R = decltype(r)::value;
+    if (!counted) {  // Paddle's default, include_self without mean: a plain fold
+      walk([&](int64_t dst, int64_t k) { o[dst] = static_cast<T>(put_fold<R>(M(o[dst]), M(vp[k]))); });
+      return;
     }
+    walk([&](int64_t dst, int64_t k) {
+      const M val = M(vp[k]);
+      const bool first = count[dst]++ == 0 && !include_self;
+      o[dst] = static_cast<T>(first ? val : put_fold<R>(M(o[dst]), val));
+    });
+  };
+  switch (mode) {
+    case PutReduce::kAdd:
+      fold_with(std::integral_constant<PutReduce, PutReduce::kAdd>());
+      break;
+    case PutReduce::kMul:
+      fold_with(std::integral_constant<PutReduce, PutReduce::kMul>());
+      break;
+    case PutReduce::kMax:
+      fold_with(std::integral_constant<PutReduce, PutReduce::kMax>());
+      break;
+    case PutReduce::kMin:
+      fold_with(std::integral_constant<PutReduce, PutReduce::kMin>());
+      break;
+  }
+  if (reduce == "mean") {  // positions no value reached divide by 1 (no branch to mispredict)
+    const int32_t self = include_self ? 1 : 0;
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(M(o[i]) / static_cast<M>(std::max(count[i] + self, 1)));
   }
 }
 

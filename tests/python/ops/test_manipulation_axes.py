@@ -331,6 +331,14 @@ def test_along_axis_slices_in_parallel(threads):
                                          include_self).numpy()
                 np.testing.assert_allclose(got, np_put_along(arr, idx % 7, vals, 1, mode, include_self),
                                            rtol=1e-12, err_msg=f"{mode} include_self={include_self}")
+        # integers (mean divides as C does, toward zero) and the "multiply" spelling
+        iarr, ivals = rng.integers(-50, 50, arr.shape), rng.integers(-3, 4, vals.shape)
+        for mode in ("mean", "multiply", "amin", "add"):
+            for include_self in (True, False):
+                got = oar.put_along_axis(oar.to_tensor(iarr), oar.to_tensor(idx), oar.to_tensor(ivals), 1, mode,
+                                         include_self).numpy()
+                np.testing.assert_array_equal(got, np_put_along(iarr, idx % 7, ivals, 1, mode, include_self),
+                                              err_msg=f"int64 {mode} include_self={include_self}")
         # along the last axis (one index a position), with enough indices that the range
         # check runs in chunks: a bad value in the last chunk, above and below the range
         arr2 = rng.standard_normal((64, 600))
