@@ -247,6 +247,13 @@ ULP_GRIDS = {
         got = oar.atan(oar.to_tensor(y)).numpy().astype(np.float64)
         ref = np.arctan(y.astype(np.float64))
     """,
+    # asin and acos (Note [asin and acos on float lanes]): every 61st float in [0, 1], both signs
+    **{fn: f"""
+        y = np.arange(0, 0x3F800001, 61, dtype=np.uint32).view(np.float32)
+        y = np.concatenate([y, -y, np.float32([1.0, -1.0])])
+        got = oar.{fn}(oar.to_tensor(y)).numpy().astype(np.float64)
+        ref = np.arc{fn[1:]}(y.astype(np.float64))
+    """ for fn in ("asin", "acos")},
     # log, log2 and log10 (on log's reduction, Note [log2 and log10 on vectors]): every 31st
     # positive finite float, subnormals included, against NumPy's float64 functions
     **{fn: f"""
@@ -264,13 +271,15 @@ print(err.max(), err.mean(), y[np.argmax(err)])
 
 @pytest.mark.parametrize("capability", ["avx2", "avx512"])
 @pytest.mark.parametrize("name, worst, mean", [("erfinv", 1.35, 0.26), ("log", 0.9, 0.3), ("log2", 0.8, 0.26),
-                                               ("log10", 0.8, 0.26), ("atan", 0.8, 0.2)])
+                                               ("log10", 0.8, 0.26), ("atan", 0.8, 0.2), ("asin", 0.85, 0.05),
+                                               ("acos", 0.8, 0.36)])
 def test_float_lanes_within_ulps_on_a_dense_grid(name, worst, mean, capability):
     """Float lanes of Oar's own vector forms over a dense grid of floats, in each ISA copy
     this CPU runs: erfinv (Note [erfinv on float lanes]: two fits in w = -log(1 - y^2) carried
     in two floats) within 1.35 ulp of float64, 0.25 on average; log (Note [log on vectors]) within 0.9, 0.25 on average; log2 and
     log10 (Note [log2 and log10 on vectors]) within 0.8, 0.25 on average; atan (Note [atan on
-    float lanes]) within 0.8, 0.19 on average."""
+    float lanes]) within 0.8, 0.19 on average; asin and acos (Note [asin and acos on float
+    lanes]) within 0.85 and 0.8."""
     if capability == "avx512" and not HAS_AVX512:
         pytest.skip("this CPU has no AVX-512")
     script = "import numpy as np, oar\n" + textwrap.dedent(ULP_GRIDS[name]) + ULP_REPORT
@@ -288,6 +297,24 @@ def test_log_float_special_values():
     np.testing.assert_array_equal(got[[0, 1, 5, 6]], [-np.inf, -np.inf, np.inf, 0.0])
     assert np.isnan(got[[2, 3, 4]]).all()
     assert got[7] == np.float32(np.log(np.float64(np.float32(1e-45))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_asin_acos_float_lanes_special_values(dtype):
+    """+-1 and 0 exactly, the branch edge 1/2 and its neighbours, NaN and |x| > 1 as NaN, a
+    subnormal; 16-bit floats through the float lanes."""
+    edge = [0.5, float(np.nextafter(np.float32(0.5), 0)), float(np.nextafter(np.float32(0.5), 1))]
+    x = np.array([0.0, -0.0, 1.0, -1.0, 1e-45] + edge + [-e for e in edge], np.float32)
+    t = tensor(x, dtype)
+    xv = t.astype("float64").numpy()
+    tol = {"float32": 1.2e-7, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
+    for fn, ref in ((oar.asin, np.arcsin), (oar.acos, np.arccos)):
+        got = fn(t).astype("float64").numpy()
+        np.testing.assert_allclose(got, ref(xv), rtol=tol, atol=0 if dtype == "float32" else 1e-40)
+        bad = fn(tensor([np.nan, 1.5, -2.0, np.inf], dtype)).astype("float32").numpy()
+        assert np.isnan(bad).all(), (fn, bad)
+    assert np.signbit(oar.asin(t).astype("float32").numpy()[1])
+    assert oar.acos(tensor([1.0], dtype)).astype("float32").numpy()[0] == 0
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
