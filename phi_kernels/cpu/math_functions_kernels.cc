@@ -214,6 +214,9 @@ struct ErfinvF {
     const vec::F wh = sub(set1(0.0f), lh), wl = sub(sub(lh, l.big), l.small);
     const vec::F r = horner(kErfinvR, sub(wh, set1(2.0f)));
     const vec::F xc = fmadd(a, set1(8.862269521e-01f), mul(a, fmadd(wl, r, fmadd(wh, r, set1(-2.662319964e-08f)))));
+    // every lane central (w(0.99) = 3.92): no tail and no ends (uniform draws in (-1, 1) skip
+    // them in 86% of vectors)
+    if (vec::all_in(a, 0.0f, 0.99f)) return vec::copysign(xc, y);
     // sqrt(w) = sh + sl, sl from sqrt's residual (an FMA, exact) and wl; sh - 2 is exact on
     // the tail's [2, 4]
     const vec::F sh = vec::sqrt(wh), dh = sub(sh, set1(2.0f));
