@@ -337,8 +337,9 @@ void PutAlongAxisKernel(const DeviceContext&, const DenseTensor& arr, const Dens
   }
   const auto fold_with = [&](auto r) {
     constexpr PutReduce R = decltype(r)::value;
-    if (!counted) {  // Paddle's default, include_self without mean: a plain fold
+    if (include_self) {  // a plain fold (Paddle's default), then mean's count in a pass of its own
       walk([&](int64_t dst, int64_t k) { o[dst] = static_cast<T>(put_fold<R>(M(o[dst]), M(vp[k]))); });
+      if (counted) walk([&](int64_t dst, int64_t) { ++count[dst]; });
       return;
     }
     walk([&](int64_t dst, int64_t k) {
