@@ -19,6 +19,16 @@ OAR_VEC_FUNCTOR(Log2F, log2, log2, u10, std::log2(v))
 OAR_VEC_FUNCTOR(Log10F, log10, log10, u10, std::log10(v))
 OAR_SLEEF_FUNCTOR(Log1pF, log1p, u10, std::log1p(v))
 OAR_SLEEF_FUNCTOR(TanF, tan, u10, std::tan(v))
+#if OAR_VEC
+// c[0] t^(N-1) + ... + c[N-1] by Horner's rule (the fits below, highest degree first)
+template <size_t N>
+vec::F horner(const float (&c)[N], vec::F t) {
+  vec::F p = vec::set1(c[0]);
+  for (size_t k = 1; k < N; ++k) p = vec::fmadd(p, t, vec::set1(c[k]));
+  return p;
+}
+#endif
+
 // asin and acos on float lanes (Note [asin and acos on float lanes], cpu_speed_steps.md):
 // with a = |x|, asin(a) = s + t for a <= 1/2 (s = a) and pi/2 - 2 (s + t) above, s =
 // sqrt((1 - a) / 2) (1 - a exact there); t = s^3 P(s^2) + s_lo, P a degree-5 fit (relative
@@ -38,8 +48,7 @@ inline AsinParts asin_parts(vec::F a) {
   const vec::F z = mul(vec::sub(set1(1.0f), a), half), sq = vec::sqrt(z);
   const vec::F s = select_lt(half, a, sq, a);  // NaN takes a
   const vec::F v = mul(s, s);
-  vec::F p = set1(kAsinP[0]);
-  for (int k = 1; k < 6; ++k) p = vec::fmadd(p, v, set1(kAsinP[k]));
+  const vec::F p = horner(kAsinP, v);
   // (z - sq^2) / (2 sq), 0 at z = 0 (a = 1) and for a <= 1/2
   const vec::F sq_lo = mul(vec::fnmadd(sq, sq, z), mul(half, vec::rcp(sq)));
   const vec::F s_lo = select_lt(half, a, select_lt(zero, z, sq_lo, zero), zero);
@@ -78,9 +87,10 @@ struct AcosF {
     const auto pick = [&](vec::F small, vec::F pos, vec::F neg) {
       return select_lt(half, a, select_lt(x, zero, neg, pos), small);
     };
-    const vec::F m = pick(set1(-1.0f), set1(2.0f), set1(-2.0f));
-    const vec::F ms = pick(vec::sub(zero, x), mul(m, s), mul(m, s));
-    const vec::F mt = pick(vec::sub(zero, vec::copysign(t, x)), mul(m, t), mul(m, t));
+    // m s and m t: -x and -t with x's sign up to |x| = 1/2, +-2 s and +-2 t above
+    const vec::F m = select_lt(x, zero, set1(-2.0f), set1(2.0f));
+    const vec::F ms = select_lt(half, a, mul(m, s), vec::sub(zero, x));
+    const vec::F mt = select_lt(half, a, mul(m, t), vec::sub(zero, vec::copysign(t, x)));
     const vec::F k_hi = pick(set1(1.570796371e+00f), zero, set1(3.141592741e+00f));
     const vec::F k_lo = pick(set1(-4.371138829e-08f), zero, set1(-8.742277657e-08f));
     return k_plus(k_hi, k_lo, ms, mt);
@@ -120,8 +130,7 @@ struct AtanF {
     vec::F s_lo = mul(sub(vec::fnmadd(s, den, num), mul(s, den_err)), vec::rcp(den));
     s_lo = select_lt(a, set1(1e30f), s_lo, zero);
     const vec::F v = mul(s, s);
-    vec::F p = set1(kAtanP[0]);
-    for (int k = 1; k < 6; ++k) p = fmadd(p, v, set1(kAtanP[k]));
+    const vec::F p = horner(kAtanP, v);
     const vec::F small = fmadd(mul(s, v), p, vec::fnmadd(s_lo, v, s_lo));  // s^3 P + s_lo (1 - v)
     const vec::F k_hi = pick(zero, set1(7.853981853e-01f), set1(1.570796371e+00f));
     const vec::F k_lo = pick(zero, set1(-2.185569414e-08f), set1(-4.371138829e-08f));
@@ -199,12 +208,6 @@ constexpr float kErfinvR2[11] = {-4.132057802e-05f, 4.540014197e-05f, 1.94713677
                                  -1.803188398e-02f, 2.747770585e-02f, 9.741976857e-01f};
 struct ErfinvF {
 #if OAR_VEC
-  template <size_t N>
-  static vec::F horner(const float (&c)[N], vec::F t) {
-    vec::F p = vec::set1(c[0]);
-    for (size_t k = 1; k < N; ++k) p = vec::fmadd(p, t, vec::set1(c[k]));
-    return p;
-  }
   static vec::F vf(vec::F y) {
     using vec::add, vec::fmadd, vec::mul, vec::set1, vec::sub;
     const vec::F a = vec::abs(y), one = set1(1.0f);
