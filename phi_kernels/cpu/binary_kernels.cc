@@ -1,4 +1,4 @@
-// Binary elementwise kernels: arithmetic, comparisons, logical ops, where.
+// Binary elementwise kernels: arithmetic, comparisons, logical and bitwise ops, where.
 #include <cmath>
 
 #include "oar_generated/kernel_signatures.h"
@@ -148,6 +148,52 @@ OAR_COMPARE_KERNEL(LogicalAndKernel, static_cast<bool>(a) && static_cast<bool>(b
 OAR_COMPARE_KERNEL(LogicalOrKernel, static_cast<bool>(a) || static_cast<bool>(b))
 OAR_COMPARE_KERNEL(LogicalXorKernel, static_cast<bool>(a) != static_cast<bool>(b))
 
+// Bitwise ops. A shift count outside [0, bits) gives 0, and for an arithmetic right shift of
+// a signed x the sign's fill (x >> (bits - 1)), as Paddle's kernels do; C++ leaves those
+// shifts undefined, so the count is tested first, as unsigned (a negative count is large).
+// Left shifts and logical right shifts run on x's bits as unsigned (no signed overflow).
+OAR_BINARY_KERNEL(BitwiseAndKernel, a& b)
+OAR_BINARY_KERNEL(BitwiseOrKernel, a | b)
+OAR_BINARY_KERNEL(BitwiseXorKernel, a ^ b)
+
+template <typename T>
+void BitwiseNotKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [](auto a) {
+    if constexpr (std::is_same_v<decltype(a), bool>) {
+      return !a;
+    } else {
+      return static_cast<T>(~a);
+    }
+  });
+}
+
+template <typename T>
+constexpr bool shift_inside(T count) {
+  return static_cast<std::make_unsigned_t<T>>(count) < sizeof(T) * 8;
+}
+
+template <typename T>
+void BitwiseLeftShiftKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, bool, DenseTensor* out) {
+  using U = std::make_unsigned_t<T>;
+  binary_kernel<T, T>(x, y, out, [](T a, T b) {
+    return shift_inside(b) ? static_cast<T>(static_cast<U>(static_cast<U>(a) << b)) : T(0);
+  });
+}
+
+template <typename T>
+void BitwiseRightShiftKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& y, bool is_arithmetic,
+                             DenseTensor* out) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int kSign = sizeof(T) * 8 - 1;
+  if (is_arithmetic && std::is_signed_v<T>) {
+    binary_kernel<T, T>(x, y, out,
+                        [](T a, T b) { return static_cast<T>(a >> (shift_inside(b) ? static_cast<int>(b) : kSign)); });
+  } else {
+    binary_kernel<T, T>(x, y, out,
+                        [](T a, T b) { return shift_inside(b) ? static_cast<T>(static_cast<U>(a) >> b) : T(0); });
+  }
+}
+
 template <typename T>
 void WhereKernel(const DeviceContext&, const DenseTensor& cond, const DenseTensor& x,
                  const DenseTensor& y, DenseTensor* out) {
@@ -181,4 +227,10 @@ OAR_REGISTER_KERNEL(greater_equal, CPU, GreaterEqualKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(logical_and, CPU, LogicalAndKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(logical_or, CPU, LogicalOrKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(logical_xor, CPU, LogicalXorKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(bitwise_and, CPU, BitwiseAndKernel, int8_t, uint8_t, int16_t, int32_t, int64_t, bool)
+OAR_REGISTER_KERNEL(bitwise_or, CPU, BitwiseOrKernel, int8_t, uint8_t, int16_t, int32_t, int64_t, bool)
+OAR_REGISTER_KERNEL(bitwise_xor, CPU, BitwiseXorKernel, int8_t, uint8_t, int16_t, int32_t, int64_t, bool)
+OAR_REGISTER_KERNEL(bitwise_not, CPU, BitwiseNotKernel, int8_t, uint8_t, int16_t, int32_t, int64_t, bool)
+OAR_REGISTER_KERNEL(bitwise_left_shift, CPU, BitwiseLeftShiftKernel, int8_t, uint8_t, int16_t, int32_t, int64_t)
+OAR_REGISTER_KERNEL(bitwise_right_shift, CPU, BitwiseRightShiftKernel, int8_t, uint8_t, int16_t, int32_t, int64_t)
 OAR_REGISTER_KERNEL(where, CPU, WhereKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)

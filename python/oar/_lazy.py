@@ -43,7 +43,7 @@ TOP = {  # oar.<name>: the module (relative to oar) that defines it
     is_compiled_with_rocm is_compiled_with_xpu
 """,
     "._gamma_hist_composites": "gammainc gammaincc gammainc_ gammaincc_ histogramdd",
-    "._bitwise_composites": """
+    "._bitwise": """
     bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
     bitwise_left_shift_ bitwise_right_shift_
@@ -69,7 +69,7 @@ TENSOR_METHODS = {
     "._special_composites": "i0 i0e i1 i1e",
     "._random_more": "cauchy_ geometric_",
     "._gamma_hist_composites": "gammainc gammaincc gammainc_ gammaincc_ histogramdd",
-    "._bitwise_composites": """
+    "._bitwise": """
     bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift
     bitwise_right_shift bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ bitwise_invert_
     bitwise_left_shift_ bitwise_right_shift_

@@ -75,7 +75,7 @@ def _bitwise(name, logical=None):
         if logical is not None and self.dtype == _BOOL and all(
                 isinstance(o, Tensor) and o.dtype == _BOOL for o in other):
             return logical(self, *other)
-        from . import _bitwise_composites as b
+        from . import _bitwise as b
         return getattr(b, name)(self, *other)
     op.__name__ = name
     return op

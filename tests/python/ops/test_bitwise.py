@@ -152,3 +152,48 @@ def test_zero_size_and_out_of_range_python_int():
         oar.bitwise_or(oar.to_tensor([1], "int8"), 300)
     with pytest.raises(TypeError, match="bitwise_and: x must be an integer or bool tensor"):
         oar.to_tensor([1.5]) & oar.to_tensor([2.5])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_long_strided_and_broadcast_operands(dtype):
+    # rows long enough for the vector loops and the thread split, on a strided view (every
+    # other column) against a broadcast row and a scalar tensor
+    rng = np.random.default_rng(5)
+    bits = np.iinfo(dtype).bits
+    a = _values(dtype, (97, 2 * 515), rng)
+    row = _values(dtype, (1, 515), rng)
+    lo = -3 if np.iinfo(dtype).min < 0 else 0
+    counts = rng.integers(lo, bits + 3, size=(1, 515)).astype(dtype)
+    ta = oar.to_tensor(a)[:, ::2]
+    av = a[:, ::2]
+    assert not ta.is_contiguous()
+    for fn, ref in [(oar.bitwise_and, np.bitwise_and), (oar.bitwise_or, np.bitwise_or),
+                    (oar.bitwise_xor, np.bitwise_xor)]:
+        np.testing.assert_array_equal(fn(ta, oar.to_tensor(row)).numpy(), ref(av, row))
+        np.testing.assert_array_equal(fn(oar.to_tensor(row), ta).numpy(), ref(row, av))
+        np.testing.assert_array_equal(fn(ta, 7).numpy(), ref(av, np.array(7, dtype)))
+    np.testing.assert_array_equal(oar.bitwise_not(ta).numpy(), np.invert(av))
+    tc = oar.to_tensor(counts)
+    for left in (True, False):
+        fn = oar.bitwise_left_shift if left else oar.bitwise_right_shift
+        for arithmetic in (True, False):
+            np.testing.assert_array_equal(
+                fn(ta, tc, is_arithmetic=arithmetic).numpy(),
+                _ref_shift(av, counts, dtype, left, arithmetic), err_msg=f"{left} {arithmetic}")
+
+
+def test_to_static_traces_one_op_each():
+    def f(x, y):
+        return (x & y) | (x ^ ~y), x << 3, oar.bitwise_right_shift(x, y % 8, is_arithmetic=False)
+
+    rng = np.random.default_rng(2)
+    x = oar.to_tensor(_values("int32", (4, 5), rng))
+    y = oar.to_tensor(_values("int32", (5,), rng))
+    static = oar.jit.to_static(f)
+    for got, want in zip(static(x, y), f(x, y)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    text = str(static.main_program)
+    for op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+               "bitwise_right_shift"):
+        assert f"pd_op.{op}" in text, op
+    assert "pd_op.floor_divide" not in text

@@ -1,0 +1,117 @@
+"""Paddle's bitwise functions (bitwise_and/or/xor/not/invert and the shifts) on integer and
+bool tensors: the argument checks and Python ints, over the bitwise ops of
+paddle_core/ops/logic.yaml (bool tensors take the logical ops, which the compiler fuses). A shift count outside [0, bits) gives 0 (the sign's fill for an
+arithmetic right shift)."""
+from ._C import Tensor, ops as _ops
+from ._creation import _full_on
+
+__all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
+           "bitwise_left_shift", "bitwise_right_shift", "bitwise_and_", "bitwise_or_",
+           "bitwise_xor_", "bitwise_not_", "bitwise_invert_", "bitwise_left_shift_",
+           "bitwise_right_shift_"]
+_TENSOR_METHODS = list(__all__)
+_BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
+_RANGE = {k: (0, 255) if k == "uint8" else (-(1 << (b - 1)), (1 << (b - 1)) - 1)
+          for k, b in _BITS.items()}
+
+
+def _check(x, op, arg, allow_bool):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {arg} must be a Tensor, got {type(x).__name__}")
+    name = x.dtype.name
+    if name not in _BITS and not (allow_bool and name == "bool"):
+        kinds = "an integer or bool" if allow_bool else "an integer"
+        raise TypeError(f"{op}: {arg} must be {kinds} tensor, got {name}")
+
+
+def _pair(x, y, op, allow_bool=True):
+    import oar
+    _check(x, op, "x", allow_bool)
+    if isinstance(y, int) and not isinstance(y, bool):
+        lo, hi = _RANGE[x.dtype.name] if x.dtype.name in _RANGE else (y, y)
+        if not lo <= y <= hi:
+            raise ValueError(f"{op}: y={y} is not a value of x's dtype {x.dtype.name} "
+                             f"[{lo}, {hi}]")
+        y = _full_on(x.place, [], y, x.dtype)
+    _check(y, op, "y", allow_bool)
+    if x.dtype != y.dtype:
+        raise TypeError(f"{op}: x and y must have one dtype, got {x.dtype.name} and "
+                        f"{y.dtype.name}")
+    try:
+        oar.broadcast_shape(x.shape, y.shape)
+    except ValueError:
+        raise ValueError(f"{op}: x of shape {list(x.shape)} and y of shape {list(y.shape)} "
+                         f"cannot be broadcast together") from None
+    return x, y
+
+
+def _binary(op, logical, x, y, out):
+    x, y = _pair(x, y, op)
+    fn = logical if x.dtype.name == "bool" else getattr(_ops, "_" + op)
+    return _finish(fn(x, y), out)
+
+
+def bitwise_and(x, y, out=None, name=None):
+    """x & y elementwise (integer or bool tensors of one dtype, broadcast)."""
+    return _binary("bitwise_and", _ops.logical_and, x, y, out)
+
+
+def bitwise_or(x, y, out=None, name=None):
+    """x | y elementwise."""
+    return _binary("bitwise_or", _ops.logical_or, x, y, out)
+
+
+def bitwise_xor(x, y, out=None, name=None):
+    """x ^ y elementwise."""
+    return _binary("bitwise_xor", _ops.logical_xor, x, y, out)
+
+
+def bitwise_not(x, out=None, name=None):
+    """~x elementwise (logical not for bool)."""
+    _check(x, "bitwise_not", "x", True)
+    return _finish(_ops.logical_not(x) if x.dtype.name == "bool" else _ops._bitwise_not(x), out)
+
+
+def bitwise_invert(x, out=None, name=None):
+    """Paddle 3.3's name for bitwise_not."""
+    return bitwise_not(x, out)
+
+
+def bitwise_left_shift(x, y, is_arithmetic=True, out=None, name=None):
+    """x << y (the same bits for the arithmetic and the logical shift); 0 for a count
+    outside [0, bits)."""
+    x, y = _pair(x, y, "bitwise_left_shift", allow_bool=False)
+    return _finish(_ops._bitwise_left_shift(x, y, bool(is_arithmetic)), out)
+
+
+def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None):
+    """x >> y: arithmetic (the sign bit fills; a count outside [0, bits) gives -1 or 0) or
+    logical (x's bits as unsigned; such a count gives 0)."""
+    x, y = _pair(x, y, "bitwise_right_shift", allow_bool=False)
+    return _finish(_ops._bitwise_right_shift(x, y, bool(is_arithmetic)), out)
+
+
+def _finish(result, out):
+    if out is not None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"bitwise op: out must be a Tensor, got {type(out).__name__}")
+        out.copy_(result)
+        return out
+    return result
+
+
+def _inplace(fn):
+    def method(x, *args, **kwargs):
+        return x.copy_(fn(x, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place {fn.__name__} (x takes the result; x's shape must hold it)."
+    return method
+
+
+bitwise_and_ = _inplace(bitwise_and)
+bitwise_or_ = _inplace(bitwise_or)
+bitwise_xor_ = _inplace(bitwise_xor)
+bitwise_not_ = _inplace(bitwise_not)
+bitwise_invert_ = _inplace(bitwise_invert)
+bitwise_left_shift_ = _inplace(bitwise_left_shift)
+bitwise_right_shift_ = _inplace(bitwise_right_shift)
