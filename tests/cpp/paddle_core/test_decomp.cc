@@ -148,6 +148,18 @@ std::map<std::string, std::pair<Check, std::vector<Shape>>> cases() {
     expect_close(ops::softplus(x), decomp::softplus(x), what + " defaults");
     expect_close(ops::hardsigmoid(x), decomp::hardsigmoid(x), what + " hardsigmoid defaults");
   };
+  // alpha broadcast from a scalar, from one value per position of the middle axis (a
+  // channel) and at x's own shape
+  c["prelu"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
+    const Tensor x = random(s, seed);
+    std::vector<Shape> alphas = {{}, s};
+    if (s.size() == 3) alphas.push_back({1, s[1], 1});
+    for (const Shape& a : alphas) {
+      const Tensor alpha = random(a, seed + 5, 1.0);
+      expect_close(ops::prelu(x, alpha), decomp::prelu(x, alpha), what + " alpha rank " + std::to_string(a.size()));
+    }
+                },
+                kUnaryShapes};
   c["softmax"] = {[](const Shape& s, uint64_t seed, const std::string& what) {
     const Tensor x = random(s, seed);
     for (int64_t axis : {-1, 1, 2}) {

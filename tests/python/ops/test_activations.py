@@ -123,6 +123,39 @@ def test_prelu_and_glu():
         F.prelu(tensor(np.ones((2, 3, 4))), tensor(np.ones(4)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_prelu_special_values_long_rows_and_views(dtype):
+    # rows long enough for the vector loop, with NaN, +-inf and both zeros; x <= 0 takes
+    # alpha * x (so -0.0 keeps its sign for a positive alpha and NaN stays NaN), as Paddle's
+    # kernel; a channels-last view of a channels-first array
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 700))
+    x[0, :, :6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-3]
+    w = np.array([0.1, -0.2, 0.3])
+    xt = tensor(x, dtype)
+    xr = xt.astype("float64").numpy()  # x as rounded to dtype
+    ref = np.where(xr > 0, xr, w[None, :, None] * xr)
+    got = F.prelu(xt, tensor(w, dtype)).astype("float64").numpy()
+    tol = {"float16": 1e-3, "bfloat16": 8e-3}.get(dtype, 1e-7)
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=0)
+    assert np.signbit(got[0, 0, 4]) and not np.signbit(got[0, 0, 3])
+    view = xt.transpose([0, 2, 1])
+    assert not view.is_contiguous()
+    got = F.prelu(view, tensor(w, dtype), data_format="NLC").astype("float64").numpy()
+    np.testing.assert_allclose(got, np.moveaxis(ref, 1, -1), rtol=tol, atol=0)
+
+
+def test_prelu_gradient_at_zero_and_of_alpha():
+    # x == 0 is on alpha's side: d/dx = alpha there and d/dalpha sums x <= 0 per channel
+    x = tensor([[[0.0, 2.0, -3.0], [-1.0, 0.0, 4.0]]], "float64")
+    x.stop_gradient = False
+    w = tensor([0.5, -0.25], "float64")
+    w.stop_gradient = False
+    gx, gw = oar.grad([F.prelu(x, w).sum()], [x, w])
+    np.testing.assert_array_equal(gx.numpy(), [[[0.5, 1.0, 0.5], [-0.25, -0.25, 1.0]]])
+    np.testing.assert_array_equal(gw.numpy(), [-3.0, -1.0])
+
+
 def test_activation_bad_args():
     x = tensor(np.ones((2, 2)))
     for fn, msg in [(lambda: F.selu(x, scale=0.5), "selu"), (lambda: F.celu(x, 0.0), "celu"),
