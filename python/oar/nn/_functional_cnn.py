@@ -609,7 +609,7 @@ def prelu(x, weight, data_format="NCHW", name=None):
         w = _ops.reshape(weight, shape)
     else:
         w = _ops.reshape(weight, [1] * len(x.shape)) if len(x.shape) else _ops.reshape(weight, [])
-    return _ops.relu(x) - w * _ops.relu(-x)
+    return _ops._prelu(x, w)
 
 
 def glu(x, axis=-1, name=None):
@@ -619,7 +619,10 @@ def glu(x, axis=-1, name=None):
         raise ValueError(f"glu: axis {axis} is out of range for x of shape {list(x.shape)}")
     if x.shape[axis] % 2:
         raise ValueError(f"glu: the size of x along axis {axis} must be even, got {x.shape[axis]}")
-    a, b = _ops.split(x, [x.shape[axis] // 2] * 2, axis % rank)
+    h, axis = x.shape[axis] // 2, axis % rank
+    # views of the halves, not split's copies (the vector maps read rows in place)
+    a = _ops.strided_slice_view(x, [axis], [0], [h])
+    b = _ops.strided_slice_view(x, [axis], [h], [2 * h])
     return a * _ops.sigmoid(b)
 
 
@@ -659,7 +662,9 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     if p == 1.0:
         return x * 0.0
     keep = _keep_mask(mshape, p, x)
-    return x * keep * (1.0 / (1.0 - p)) if mode == "upscale_in_train" else x * keep
+    if mode == "upscale_in_train":  # the mask scaled first: one pass over x when it broadcasts
+        keep = keep * (1.0 / (1.0 - p))
+    return x * keep
 
 
 def _dropout_nd(x, p, training, data_format, nd, op):
