@@ -85,6 +85,39 @@ AxisShape axis_shape(const Dims& d, int64_t axis, const char* op) {
 // std::sort's comparisons).
 constexpr int64_t kRadixRow = 64;
 
+// Each row of x along `axis` (Note [Radix keys]): its keys (flipped for descending) sorted by
+// a stable radix sort with their positions in the row: fn(keys, pos, row, a, i, inner), `row`
+// the row's first element, its elements `inner` apart.
+template <typename T, typename Fn>
+void for_each_radix_row(const DenseTensor& x, int axis, bool descending, Fn&& fn) {
+  ReduceShape rs = make_reduce_shape(x, {axis});
+  const T* p = rs.data.data<T>();
+  const int64_t n = rs.reduce, inner = rs.inner;
+  parallel_for(
+      rs.outer * inner,
+      [&](int64_t b, int64_t e) {
+    // from the allocator's cache: a long row's buffers as fresh pages every call cost page
+    // faults (Note [unique by radix], unique_kernels.cc)
+    Workspace ws(CPUPlace(), static_cast<size_t>(n) * 32);
+    uint64_t* keys = ws.data<uint64_t>();
+    uint64_t* kbuf = keys + n;
+    int64_t* pos = reinterpret_cast<int64_t*>(kbuf + n);
+    int64_t* pbuf = pos + n;
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t a = t / inner, i = t % inner;
+      const T* row = p + a * n * inner + i;
+      for (int64_t k = 0; k < n; ++k) {
+        const uint64_t key = order_key(row[k * inner]);
+        keys[k] = descending ? ~key : key;
+        pos[k] = k;
+      }
+      radix_sort(keys, pos, n, kbuf, pbuf);
+      fn(keys, pos, row, a, i, inner);
+    }
+      },
+      rs.outer * n * inner * 8);
+}
+
 template <typename T>
 void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool descending,
                    bool, DenseTensor* out, DenseTensor* indices) {
@@ -94,37 +127,15 @@ void ArgsortKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
   AxisShape s = axis_shape(x.dims(), axis, "argsort");
   using M = OpMath<T>;
   if (s.n >= kRadixRow) {
-    // Note [Radix keys]: a stable radix sort of the row's keys (flipped for descending, which
-    // puts NaN first and keeps ties in index order), the order Asc / Desc give.
-    ReduceShape rs = make_reduce_shape(x, {s.axis});
-    const T* p = rs.data.data<T>();
-    const int64_t n = s.n, inner = rs.inner;
-    parallel_for(
-        rs.outer * inner,
-        [&](int64_t b, int64_t e) {
-      // from the allocator's cache: a long row's buffers as fresh pages every call cost
-      // page faults (Note [unique by radix], unique_kernels.cc)
-      Workspace ws(CPUPlace(), static_cast<size_t>(n) * 32);
-      uint64_t* keys = ws.data<uint64_t>();
-      uint64_t* kbuf = keys + n;
-      int64_t* pos = reinterpret_cast<int64_t*>(kbuf + n);
-      int64_t* pbuf = pos + n;
-      for (int64_t t = b; t < e; ++t) {
-        const int64_t a = t / inner, i = t % inner;
-        const T* row = p + a * n * inner + i;
-        for (int64_t k = 0; k < n; ++k) {
-          const uint64_t key = order_key(row[k * inner]);
-          keys[k] = descending ? ~key : key;
-          pos[k] = k;
-        }
-        radix_sort(keys, pos, n, kbuf, pbuf);
-        for (int64_t k = 0; k < n; ++k) {
-          o[at(a, k, i, n, inner)] = row[pos[k] * inner];
-          idx[at(a, k, i, n, inner)] = pos[k];
-        }
+    // Note [Radix keys]: flipped keys for descending put NaN first and keep ties in index
+    // order, the order Asc / Desc give.
+    for_each_radix_row<T>(x, s.axis, descending,
+                          [&](const uint64_t*, const int64_t* pos, const T* row, int64_t a, int64_t i, int64_t inner) {
+      for (int64_t k = 0; k < s.n; ++k) {
+        o[at(a, k, i, s.n, inner)] = row[pos[k] * inner];
+        idx[at(a, k, i, s.n, inner)] = pos[k];
       }
-        },
-        rs.outer * n * inner * 8);
+    });
     return;
   }
   for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
@@ -374,6 +385,9 @@ void KthvalueKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64
 
 // The most frequent value (the smallest among equally frequent ones) and the index of
 // its last occurrence.
+// The most frequent value of each row, the smallest among equally frequent ones, and its last
+// position. The row's keys sorted (order_key: equal exactly where values are the same, NaNs
+// one value); a stable sort leaves a run's last position last.
 template <typename T>
 void ModeKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool, DenseTensor* out,
                 DenseTensor* indices) {
@@ -381,25 +395,27 @@ void ModeKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool, 
   int64_t* idx = indices->alloc<int64_t>();
   if (out->numel() == 0) return;
   AxisShape s = axis_shape(x.dims(), axis, "mode");
-  using M = OpMath<T>;
-  for_each_row_pairs<T>(x, s.axis, [&](auto& row, int64_t a, int64_t i) {
-    std::sort(row.begin(), row.end(), Asc<M>());
+  if (x.rank() == 0) {
+    o[0] = x.data<T>()[0];
+    idx[0] = 0;
+    return;
+  }
+  for_each_radix_row<T>(
+      x, s.axis, false,
+      [&](const uint64_t* keys, const int64_t* pos, const T* row, int64_t a, int64_t i, int64_t inner) {
     int64_t best = 0, best_count = 0;
-    for (int64_t b = 0; b < static_cast<int64_t>(row.size());) {
+    for (int64_t b = 0; b < s.n;) {
       int64_t e = b + 1;
-      while (e < static_cast<int64_t>(row.size()) &&
-             (row[e].first == row[b].first || (is_nan(row[e].first) && is_nan(row[b].first)))) {
-        ++e;
-      }
+      while (e < s.n && keys[e] == keys[b]) ++e;
       if (e - b > best_count) {
         best_count = e - b;
-        best = e - 1;
+        best = pos[e - 1];
       }
       b = e;
     }
-    o[a * s.inner + i] = static_cast<T>(row[best].first);
-    idx[a * s.inner + i] = row[best].second;
-  });
+    o[a * inner + i] = row[best * inner];
+    idx[a * inner + i] = best;
+      });
 }
 
 // index along `axis` -> position, wrapping negatives; throws OutOfRange.

@@ -2,6 +2,8 @@
 ops: views (moveaxis, broadcast_to, meshgrid, unfold, diagonal planes) or one op
 call after argument checks (tril/triu, take/put_along_axis, repeat_interleave...).
 The ops themselves are declared in paddle_core/ops/manipulation.yaml."""
+import math
+
 import numpy as np
 
 from . import _C
@@ -252,6 +254,19 @@ def repeat_interleave(x, repeats, axis=None, name=None):
         axis = 0
     a = _axes(axis, x.ndim, "repeat_interleave")[0]
     n = x.shape[a]
+    shape = list(x.shape)
+    if not isinstance(repeats, Tensor) and int(repeats) >= 0 and math.prod(shape[a + 1:]) >= 64:
+        # one count and long slices: a broadcast copy of rows, no index (axis 0 of [256, 1024]
+        # four times: 0.28 -> 0.21 ms); short slices copy faster through index_select
+        r = int(repeats)
+        if math.prod(shape) * r * 8 > 2**63 - 1:
+            raise MemoryError(f"repeat_interleave: {r} repeats of each slice along axis {a} of "
+                              f"shape {shape} cannot be counted")
+        try:
+            wide = _ops.expand(_ops.unsqueeze(x, [a + 1]), shape[:a + 1] + [r] + shape[a + 1:])
+            return _ops.reshape(wide, shape[:a] + [n * r] + shape[a + 1:])
+        except MemoryError as e:
+            raise MemoryError(f"repeat_interleave: {e}") from None
     if isinstance(repeats, Tensor):
         reps = repeats.numpy().reshape(-1).astype(np.int64)
         if reps.size == 1:

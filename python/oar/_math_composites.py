@@ -511,10 +511,13 @@ def cdist(x, y, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary", name=
         # |x|^2 + |y|^2 - 2 x y^T through matmul (as Paddle and torch do past 25 rows): the
         # [.., P, R, M] difference tensor took 131 ms for 256 x 256 rows of 1024 against 1.4.
         # Rounding can leave a small negative square for (nearly) equal rows: clamped to 0.
+        # The -2 scales x (one of the small operands) before the product.
         xx = oar.sum(x * x, axis=-1, keepdim=True)
         yy = oar.unsqueeze(oar.sum(y * y, axis=-1), -2)
-        s = oar.clip(xx + yy - 2 * oar.matmul(x, y, transpose_y=True), min=0.0)
-        pos = s > 0
+        s = oar.clip(oar.matmul(x * -2.0, y, transpose_y=True) + xx + yy, min=0.0)
+        if not oar.is_grad_enabled() or (x.stop_gradient and y.stop_gradient):
+            return oar.sqrt(s)
+        pos = s > 0  # sqrt's gradient at 0 is inf: a zero distance takes gradient 0
         return oar.where(pos, oar.sqrt(oar.where(pos, s, oar.ones_like(s))), s)
     d = oar.abs(oar.unsqueeze(x, -2) - oar.unsqueeze(y, -3))
     return _pnorm_last(d, p)

@@ -300,7 +300,7 @@ def _quantile_impl(x, q, axis, keepdim, interpolation, op, ignore_nan):
             elif interpolation == "higher":
                 lo_i = hi_i
             lo = _kth(y, lo_i + 1)[0]
-            hi = lo if hi_i == lo_i else _kth(y, hi_i + 1)[0]
+            hi = lo if hi_i == lo_i else _next_value(y, lo, lo_i + 1)
             if interpolation == "linear" and hi_i != lo_i:
                 r = lo + (hi - lo) * (pos - lo_i)
             elif interpolation == "midpoint" and hi_i != lo_i:

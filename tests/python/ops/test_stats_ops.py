@@ -1,6 +1,7 @@
 """Reductions, statistics, scans, sorting and searching (paddle_core/ops/stats.yaml and the
 compositions in python/oar/_stats.py) against float64 NumPy references: axis/keepdim
 variants, 0-size shapes, gradients against finite differences, bad inputs."""
+import collections
 import warnings
 
 import numpy as np
@@ -719,3 +720,34 @@ def test_argsort_radix_rows_against_a_stable_sort(dtype, descending):
                 np.testing.assert_array_equal(got, np.take_along_axis(v, want_idx, axis))
     finally:
         oar.set_num_threads(prev)
+
+
+def _np_mode_last(v):
+    """The most frequent value (the smallest of equally frequent ones; NaNs one value above
+    every number, -0 as +0) and its last position."""
+    keys = [(1, 0.0) if np.isnan(a) else (0, float(a) + 0.0) for a in v]
+    counts = collections.Counter(keys)
+    top = max(counts.values())
+    best = min(k for k, c in counts.items() if c == top)
+    last = max(j for j, k in enumerate(keys) if k == best)
+    return (np.nan if best[0] else best[1]), last
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64"])
+@pytest.mark.parametrize("axis", [1, 0])
+def test_mode_long_rows_ties_and_last_index(dtype, axis):
+    # rows of 700 small integers (many equal counts), zeros of both signs and NaNs, along the
+    # last axis and along axis 0 (a strided row)
+    rng = np.random.default_rng(21)
+    x = rng.integers(-6, 6, (9, 700)).astype("float64")
+    if dtype.startswith("float"):
+        x[x == 0] = rng.choice([0.0, -0.0], (x == 0).sum())
+        x[2, rng.choice(700, 300, replace=False)] = np.nan  # NaN the most frequent in row 2
+    x = x if axis == 1 else np.ascontiguousarray(x.T)
+    v, i = oar.mode(tensor(x, dtype), axis=axis)
+    rows = x if axis == 1 else x.T
+    for r, row in enumerate(rows):
+        want_v, want_i = _np_mode_last(row)
+        got_v = v.numpy()[r]
+        assert (np.isnan(want_v) and np.isnan(got_v)) or got_v == want_v, (r, got_v, want_v)
+        assert i.numpy()[r] == want_i, (r, i.numpy()[r], want_i)

@@ -160,6 +160,8 @@ def test_reductions_over_zero_size_dims():
 
 @pytest.mark.parametrize("call", [
     "oar.ones([4, 4, 3]).repeat_interleave(2**62)",
+    "oar.ones([4, 70]).repeat_interleave(2**62, axis=0)",  # the broadcast copy of long slices
+    "oar.ones([4, 70]).repeat_interleave(2**40, axis=0)",
     "oar.repeat_interleave(oar.ones([3]), oar.to_tensor([2**62, 2**62, 2**62]))",
 ])
 def test_counts_given_to_numpy_are_checked(call):
