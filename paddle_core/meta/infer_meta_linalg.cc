@@ -50,6 +50,33 @@ void SquareMatrixInferMeta(const DenseTensor& x, DenseTensor* out) {
   out->set_dims(x.dims());
 }
 
+void LuInferMeta(const DenseTensor& x, DenseTensor* out, DenseTensor* pivots, DenseTensor* infos) {
+  meta::check_matrix(x, "lu", "x", false);
+  const int64_t m = x.dims()[x.rank() - 2], n = x.dims()[x.rank() - 1];
+  out->set_dtype(x.dtype());
+  out->set_dims(x.dims());
+  Dims pd = batch_of(x);
+  pd.push_back(std::min(m, n));
+  pivots->set_dtype(DataType::INT32);
+  pivots->set_dims(pd);
+  infos->set_dtype(DataType::INT32);
+  infos->set_dims(batch_of(x));
+}
+
+void LuGradInferMeta(const DenseTensor& lu, const DenseTensor& pivots, const DenseTensor& grad_out,
+                     DenseTensor* x_grad) {
+  meta::check_matrix(lu, "lu_grad", "lu", false);
+  OAR_ENFORCE(grad_out.dims() == lu.dims() && grad_out.dtype() == lu.dtype(), InvalidArgument, "lu_grad: grad_out (",
+              dtype_name(grad_out.dtype()), " ", grad_out.dims(), ") must match lu (", dtype_name(lu.dtype()), " ",
+              lu.dims(), ")");
+  Dims pd = batch_of(lu);
+  pd.push_back(std::min(lu.dims()[lu.rank() - 2], lu.dims()[lu.rank() - 1]));
+  OAR_ENFORCE(pivots.dtype() == DataType::INT32 && pivots.dims() == pd, InvalidArgument,
+              "lu_grad: pivots must be int32 of shape ", pd, ", got ", dtype_name(pivots.dtype()), " ", pivots.dims());
+  x_grad->set_dtype(lu.dtype());
+  x_grad->set_dims(lu.dims());
+}
+
 void CholeskyInferMeta(const DenseTensor& x, bool, DenseTensor* out) {
   meta::check_matrix(x, "cholesky", "x", true);
   out->set_dtype(x.dtype());

@@ -14,6 +14,9 @@ void SquareMatrixInferMeta(const DenseTensor& x, DenseTensor* out);
 void CholeskyInferMeta(const DenseTensor& x, bool upper, DenseTensor* out);
 /// [*, n, n] -> [*] (det).
 void DetInferMeta(const DenseTensor& x, DenseTensor* out);
+void LuInferMeta(const DenseTensor& x, DenseTensor* out, DenseTensor* pivots, DenseTensor* infos);
+void LuGradInferMeta(const DenseTensor& lu, const DenseTensor& pivots, const DenseTensor& grad_out,
+                     DenseTensor* x_grad);
 void SlogdetInferMeta(const DenseTensor& x, DenseTensor* sign, DenseTensor* logabsdet);
 /// x [*, n, n], y [*, n, k] -> [*, n, k].
 void SolveInferMeta(const DenseTensor& x, const DenseTensor& y, DenseTensor* out);

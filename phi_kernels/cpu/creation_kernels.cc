@@ -29,14 +29,17 @@ void ArangeKernel(const DeviceContext&, const Scalar& start, const Scalar&, cons
   T* o = out->alloc<T>();
   const Wide<T> s = scalar_as<T>(start), d = scalar_as<T>(step);
   parallel_for(out->numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      if constexpr (std::is_integral_v<T>) {
-        // start + i * step is in [start, end), but i * step alone can pass int64 (a range
-        // wider than 2^63): computed mod 2^64 instead of overflowing.
+    if constexpr (std::is_integral_v<T>) {
+      // start + i * step is in [start, end), but i * step alone can pass int64 (a range
+      // wider than 2^63): computed mod 2^64 instead of overflowing.
+      for (int64_t i = b; i < e; ++i) {
         o[i] = static_cast<T>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d));
-      } else {
-        o[i] = static_cast<T>(s + static_cast<Wide<T>>(i) * d);
       }
+    } else {
+      // i counted in the wide float (exact below 2^53): AVX2 has no vector int64 -> double
+      // conversion, and with one this loop ran scalar (1M floats 0.59 ms, torch 0.50)
+      Wide<T> w = static_cast<Wide<T>>(b);
+      for (int64_t i = b; i < e; ++i, w += 1) o[i] = static_cast<T>(s + w * d);
     }
   });
 }

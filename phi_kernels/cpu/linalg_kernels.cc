@@ -6,6 +6,7 @@
 // triangle is a column-major upper one, svd(A^T) swaps U and V). Only the
 // right-hand sides of solves and QR's input need a transposed copy, and svd and eigh
 // run on a column-major copy so that the vectors' signs/phases are LAPACK's for A (Paddle's).
+#include <cblas.h>
 #include <lapacke.h>
 
 #include <complex>
@@ -167,6 +168,128 @@ void InvKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
     OAR_ENFORCE(info == 0, InvalidArgument, "inv: the matrix at batch index ", b,
                 " is singular (U(", info, ", ", info, ") is exactly zero); it has no inverse");
     check_info(Lapack<T>::getri(n, a, n, piv.data()), "inv", b);
+  }
+}
+
+// The BLAS-3 calls of lu_grad, row-major.
+template <typename T>
+struct Blas;
+template <>
+struct Blas<float> {
+  static void trmm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG d, int64_t m, int64_t n, const float* a,
+                   int64_t lda, float* b, int64_t ldb) {
+    cblas_strmm(CblasRowMajor, s, u, t, d, m, n, 1.0f, a, lda, b, ldb);
+  }
+  static void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG d, int64_t m, int64_t n, const float* a,
+                   int64_t lda, float* b, int64_t ldb) {
+    cblas_strsm(CblasRowMajor, s, u, t, d, m, n, 1.0f, a, lda, b, ldb);
+  }
+  static void gemm_sub(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const float* a,
+                       int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+  }
+};
+template <>
+struct Blas<double> {
+  static void trmm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG d, int64_t m, int64_t n, const double* a,
+                   int64_t lda, double* b, int64_t ldb) {
+    cblas_dtrmm(CblasRowMajor, s, u, t, d, m, n, 1.0, a, lda, b, ldb);
+  }
+  static void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG d, int64_t m, int64_t n, const double* a,
+                   int64_t lda, double* b, int64_t ldb) {
+    cblas_dtrsm(CblasRowMajor, s, u, t, d, m, n, 1.0, a, lda, b, ldb);
+  }
+  static void gemm_sub(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const double* a,
+                       int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, -1.0, a, lda, b, ldb, 1.0, c, ldc);
+  }
+};
+
+// x = P L U per matrix: getrf on a column-major copy, the factors transposed back into out.
+template <typename T>
+void LuKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out, DenseTensor* pivots, DenseTensor* infos) {
+  T* o = out->alloc<T>();
+  int32_t* piv = pivots->alloc<int32_t>();
+  int32_t* info = infos->alloc<int32_t>();
+  const int64_t m = x.dims()[x.rank() - 2], n = x.dims()[x.rank() - 1], k = std::min(m, n);
+  const int64_t nb = batch_count(x);
+  std::fill(info, info + nb, 0);
+  if (k == 0 || nb == 0) return;
+  DenseTensor c = dense_copy<T>(x);
+  const T* xp = c.data<T>();
+  std::vector<T> a(m * n);
+  std::vector<lapack_int> p(k);
+  for (int64_t b = 0; b < nb; ++b) {
+    transpose_into(xp + b * m * n, a.data(), m, n);
+    const lapack_int r = Lapack<T>::getrf(m, n, a.data(), m, p.data());
+    check_info(r, "lu", b);
+    info[b] = static_cast<int32_t>(r);  // > 0: U(r, r) is exactly zero
+    transpose_into(a.data(), o + b * m * n, n, m);
+    for (int64_t i = 0; i < k; ++i) piv[b * k + i] = static_cast<int32_t>(p[i]);
+  }
+}
+
+// The gradient of lu's packed factors, A = P L U (k = min(m, n)). The strictly lower part of
+// the output's gradient G is L's, the rest U's. With A' = P^T A = L U and X = L1^-1 dA1 U1^-1
+// (L1, U1 the leading k x k blocks), dL1 = L1 tril(X, -1) and dU1 = triu(X) U1; the trailing
+// rows of L (m > n) or columns of U (m < n) follow from dA2, which gives
+//   m >= n: phi = tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2),  gA1 = L1^-T phi U^-T,  gA2 = gL2 U^-T;
+//   m <  n: phi = tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T),  gA1 = L^-T phi U1^-T,  gA2 = L^-T gU2;
+// and gA = P gA', the pivots' row interchanges applied last to first. Every triangle is read
+// in place from the packed factors (lda n); a zero pivot gives inf / NaN, as the inverse does.
+template <typename T>
+void LuGradKernel(const DeviceContext&, const DenseTensor& lu, const DenseTensor& pivots, const DenseTensor& grad_out,
+                  DenseTensor* x_grad) {
+  T* o = x_grad->alloc<T>();
+  const int64_t m = lu.dims()[lu.rank() - 2], n = lu.dims()[lu.rank() - 1], k = std::min(m, n);
+  const int64_t nb = batch_count(lu);
+  if (x_grad->numel() == 0) return;
+  if (k == 0) {
+    std::fill(o, o + x_grad->numel(), T(0));
+    return;
+  }
+  const DenseTensor lc = dense_copy<T>(lu), gc = dense_copy<T>(grad_out);
+  const DenseTensor pc = contiguous(pivots);
+  const int32_t* pp = pc.data<int32_t>();
+  std::vector<T> p1(k * k), p2(k * k);
+  using B = Blas<T>;
+  for (int64_t b = 0; b < nb; ++b) {
+    const T* A = lc.data<T>() + b * m * n;
+    const T* G = gc.data<T>() + b * m * n;
+    T* R = o + b * m * n;
+    for (int64_t i = 0; i < k; ++i) {  // p1 = tril(G[:k, :k], -1), p2 = triu(G[:k, :k])
+      for (int64_t j = 0; j < k; ++j) {
+        p1[i * k + j] = j < i ? G[i * n + j] : T(0);
+        p2[i * k + j] = j >= i ? G[i * n + j] : T(0);
+      }
+    }
+    if (m >= n) {  // gU is G's upper triangle, gL2 its trailing rows
+      B::trmm(CblasLeft, CblasLower, CblasTrans, CblasUnit, k, k, A, n, p1.data(), k);      // L1^T gL1
+      B::trmm(CblasRight, CblasUpper, CblasTrans, CblasNonUnit, k, k, A, n, p2.data(), k);  // gU U^T
+      if (m > n) B::gemm_sub(CblasTrans, CblasNoTrans, k, k, m - n, A + n * n, n, G + n * n, n, p2.data(), k);
+    } else {  // gL is G's strictly lower k x k triangle, gU = [gU1 gU2]
+      B::trmm(CblasLeft, CblasLower, CblasTrans, CblasUnit, k, k, A, n, p1.data(), k);       // L^T gL
+      B::gemm_sub(CblasNoTrans, CblasTrans, k, k, n - m, G + m, n, A + m, n, p1.data(), k);  // - gU2 U2^T
+      B::trmm(CblasRight, CblasUpper, CblasTrans, CblasNonUnit, k, k, A, n, p2.data(), k);   // gU1 U1^T
+    }
+    for (int64_t i = 0; i < k; ++i) {  // phi, into R's leading k x k block
+      for (int64_t j = 0; j < k; ++j) R[i * n + j] = j < i ? p1[i * k + j] : p2[i * k + j];
+    }
+    B::trsm(CblasLeft, CblasLower, CblasTrans, CblasUnit, k, k, A, n, R, n);      // L1^-T phi
+    B::trsm(CblasRight, CblasUpper, CblasTrans, CblasNonUnit, k, k, A, n, R, n);  // ... U1^-T
+    if (m > n) {                                                                  // gA2 = gL2 U^-T
+      std::memcpy(R + n * n, G + n * n, (m - n) * n * sizeof(T));
+      B::trsm(CblasRight, CblasUpper, CblasTrans, CblasNonUnit, m - n, n, A, n, R + n * n, n);
+    } else if (m < n) {  // gA2 = L^-T gU2
+      for (int64_t i = 0; i < m; ++i) std::memcpy(R + i * n + m, G + i * n + m, (n - m) * sizeof(T));
+      B::trsm(CblasLeft, CblasLower, CblasTrans, CblasUnit, m, n - m, A, n, R + m, n);
+    }
+    for (int64_t i = k - 1; i >= 0; --i) {  // gA = P gA'
+      const int64_t j = pp[b * k + i] - 1;
+      OAR_ENFORCE(j >= 0 && j < m, InvalidArgument, "lu_grad: pivot ", j + 1, " of matrix ", b, " is not a row in [1, ",
+                  m, "]");
+      if (j != i) std::swap_ranges(R + i * n, R + (i + 1) * n, R + j * n);
+    }
   }
 }
 
@@ -386,6 +509,8 @@ void EighKernel(const DeviceContext&, const DenseTensor& x, const std::string& U
 using namespace oar::phi;  // NOLINT
 
 OAR_REGISTER_KERNEL(inv, CPU, InvKernel, float, double)
+OAR_REGISTER_KERNEL(lu, CPU, LuKernel, float, double)
+OAR_REGISTER_KERNEL(lu_grad, CPU, LuGradKernel, float, double)
 OAR_REGISTER_KERNEL(det, CPU, DetKernel, float, double)
 OAR_REGISTER_KERNEL(slogdet, CPU, SlogdetKernel, float, double)
 OAR_REGISTER_KERNEL(solve, CPU, SolveKernel, float, double)

@@ -1,7 +1,7 @@
-"""linalg.lu / lu_unpack / lu_solve, matrix_exp and householder_product, composed of
-differentiable ops: LU by partial pivoting, one column per step (min(m, n) steps, a dim of x);
-matrix_exp by scaling and squaring of a degree-18 Taylor polynomial; svd_lowrank and
-pca_lowrank by a randomized range finder."""
+"""linalg.lu (the lu op: LAPACK's getrf, with a gradient kernel), and lu_unpack / lu_solve,
+matrix_exp and householder_product composed of differentiable ops: matrix_exp by scaling and
+squaring of a degree-18 Taylor polynomial; svd_lowrank and pca_lowrank by a randomized range
+finder."""
 import math
 
 import numpy as np
@@ -27,40 +27,13 @@ def _matrix(x, op, arg="x"):
 def lu(x, pivot=True, get_infos=False, name=None):
     """(LU, pivots[, infos]): x = P L U with L unit lower (below LU's diagonal) and U upper;
     pivots are LAPACK's 1-based row interchanges (int32); infos[i] > 0 marks a zero pivot."""
-    import oar
     op = "lu"
     _matrix(x, op)
     if not pivot:
         raise ValueError("lu: pivot=False (LU without pivoting) is only supported on GPUs in "
                          "Paddle, and not in Oar")
-    *batch, m, n = x.shape
-    a = x.reshape([-1, m, n])
-    b = a.shape[0]
-    rows = _arange_on(x.place, m).reshape([1, m]).expand([b, m])
-    pivots, infos = [], np.zeros(b, np.int32)
-    for k in range(min(m, n)):  # one column per step
-        col = a[:, k:, k].abs()
-        p = (col.argmax(axis=1) + k).astype("int64")  # [b]
-        pivots.append(p + 1)
-        pcol = p.reshape([b, 1])
-        idx = oar.where(rows == k, pcol, oar.where(rows == pcol, oar.full_like(pcol, k), rows))
-        a = oar.take_along_axis(a, idx.unsqueeze(-1).expand([b, m, n]), axis=1)
-        piv = a[:, k, k]
-        zero = piv == 0
-        if bool(zero.any()):
-            infos[(zero.numpy()) & (infos == 0)] = k + 1
-        if k + 1 < m:
-            lower = a[:, k + 1:, k] / oar.where(zero, oar.ones_like(piv), piv).unsqueeze(-1)
-            rest = a[:, k + 1:, k + 1:] - lower.unsqueeze(-1) * a[:, k, k + 1:].unsqueeze(1)
-            below = oar.concat([a[:, k + 1:, :k], lower.unsqueeze(-1), rest], axis=-1)
-            a = oar.concat([a[:, :k + 1], below], axis=1)
-    k = min(m, n)
-    none = _full_on(x.place, [b, 0], 0, "int64")
-    piv_t = (oar.stack(pivots, axis=1) if pivots else none).astype("int32")
-    out = [a.reshape(batch + [m, n]), piv_t.reshape(batch + [k])]
-    if get_infos:
-        out.append(oar.to_tensor(infos.reshape(batch), "int32", x.place))
-    return tuple(out)
+    out, pivots, infos = _ops._lu(x)
+    return (out, pivots, infos) if get_infos else (out, pivots)
 
 
 def _perm_matrix(pivots, m, dtype, place):

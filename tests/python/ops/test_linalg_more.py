@@ -61,6 +61,11 @@ CASES = [
            shapes=SQ + [[(5, 3)], [(3, 5)]],
            bad_inputs=[((tensor(np.ones(3)),), ValueError, "rank >= 2"),
                        ((oar.to_tensor(np.ones((2, 2), np.int64)),), TypeError, "float")]),
+    # the gradient kernel's three shapes: square (one larger, so that rows are interchanged),
+    # tall and wide, batched
+    OpCase("lu[grad]", lambda x: L.lu(x)[0], lambda x: np_lu(x)[0], inputs=[(4, 4)],
+           shapes=[[(7, 7)]], grad_shapes=[[(7, 7)], [(5, 3)], [(3, 5)], [(2, 6, 4)], [(2, 4, 6)]],
+           op="lu"),
     OpCase("lu_solve", lambda b, a, *r, **kw: L.lu_solve(b, a, *r, **kw) if r else L.lu_solve(b, *L.lu(a)), lambda b, a: np.linalg.solve(a, b),
            inputs=[(4, 2), (4, 4)], shapes=[[(4, 2), (4, 4)], [(2, 3, 1), (2, 3, 3)]],
            bad_inputs=[(lambda: (tensor(np.ones((3, 1))), *L.lu(tensor(np.eye(3)))), ValueError,
