@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ._C import Tensor, ops as _ops
-from ._creation import _arange_on, _full_on, _randn_on
+from ._creation import _full_on, _randn_on
 
 __all__ = ["lu", "lu_unpack", "lu_solve", "matrix_exp", "householder_product", "ormqr",
            "svd_lowrank", "pca_lowrank"]
