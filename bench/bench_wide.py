@@ -1,6 +1,7 @@
 """Wide suite: ops outside the other suites that a survey found at 1.5-10x torch's time before
 stop 61 (losses, scans, selection and sorting, gathers along an axis, random draws, strided
-copies, grid_sample), against PyTorch.
+copies, grid_sample) and before stop 64 (bitwise ops, prelu, glu, channel dropout, mode,
+quantile, cdist, repeat_interleave, LU), against PyTorch.
 
     python3 bench/bench_wide.py [--frameworks oar,torch] [--threads 1]
 
@@ -20,10 +21,16 @@ IDX = rng.integers(0, 1024, (1024, 1024)).astype(np.int64)
 INTS = rng.integers(0, 5000, 1 << 20).astype(np.int64)
 IMG = rng.standard_normal((16, 64, 32, 32)).astype(np.float32)
 GRID = rng.uniform(-1, 1, (16, 32, 32, 2)).astype(np.float32)
+IDS = rng.integers(0, 32000, (64, 128)).astype(np.int64)
+ALPHA = np.full(64, 0.2, np.float32)
+SMALL = np.round(A * 3)
+C3, C4 = A[:256, :64].copy(), B[:512, :64].copy()
+M256 = A[:256, :256] + 16 * np.eye(256, dtype=np.float32)
 
 NAMES = ["prod_rows", "smooth_l1_fb", "bce_logits_fb", "mse_fb", "cumprod", "cummax", "take_along",
          "put_along", "topk8", "sort", "unique_1m", "rand_1m", "randn_1m", "dropout", "pixel_shuffle",
-         "grid_sample", "count_nonzero"]
+         "grid_sample", "count_nonzero", "bitwise_and", "prelu", "glu", "dropout2d", "mode",
+         "quantile", "cdist", "repeat_interleave", "lu_256"]
 METRICS = [(f"{n}_ms", "ms", "low") for n in NAMES]
 
 
@@ -52,6 +59,8 @@ def cases(fw, mod):
             loss.backward()
         ax = (lambda k: {"axis": k})
     a, b, lab, idx, ints, img, grid = T(A), T(B), T(LABEL), T(IDX), T(INTS), T(IMG), T(GRID)
+    ids, alpha, small, c3, c4, m256 = T(IDS), T(ALPHA), T(SMALL), T(C3), T(C4), T(M256)
+    mask = T(np.array(255, np.int64))
     ag = G(A)
     calls = {
         "prod_rows": lambda: a.prod(1) if t else a.prod(axis=1),
@@ -71,6 +80,15 @@ def cases(fw, mod):
         "pixel_shuffle": lambda: F.pixel_shuffle(img, 2),
         "grid_sample": lambda: F.grid_sample(img, grid, align_corners=False),
         "count_nonzero": lambda: mod.count_nonzero(a),
+        "bitwise_and": lambda: mod.bitwise_and(ids, mask),
+        "prelu": lambda: F.prelu(img, alpha),
+        "glu": lambda: F.glu(a, 1),
+        "dropout2d": lambda: F.dropout2d(img, 0.5, training=True),
+        "mode": lambda: mod.mode(small, **ax(1)),
+        "quantile": lambda: mod.quantile(a[:256], 0.3, **ax(1)),
+        "cdist": lambda: mod.cdist(c3, c4),
+        "repeat_interleave": lambda: mod.repeat_interleave(a[:256], 4, **ax(0)),
+        "lu_256": lambda: mod.linalg.lu_factor(m256) if t else mod.linalg.lu(m256),
     }
     return {n: (lambda f=f, n=n: {f"{n}_ms": common.bench(f) * 1e3}) for n, f in calls.items()}
 

@@ -59,12 +59,12 @@ def test_dropout_fuses_and_equals_the_unfused_program(p, axis, mode, dtype):
     fwd_kernels, fwd_ops = kernels(cp.executed_program)
     # The draw and the product stay library kernels; the bias add, gelu, the compare,
     # the mask's cast, the scale and the affine tail are one kernel. A mask shared along
-    # an axis ([1, 40]) is made by a small kernel of its own (the backward reads it too).
-    # The draw is float32 for every dtype, so with float64 values the compare is a
-    # float32 op alone, outside (one float dtype per group, Note [Select and masks]).
-    assert fwd_kernels == 1 + (axis is not None and dtype == "float32"), cp.executed_program
-    # (and a shared [1, 40] mask's cast is then a lone op too)
-    alone = [] if dtype == "float32" else ["greater_equal"] + (["cast"] if axis is not None else [])
+    # an axis ([1, 40]) is made and scaled by a small kernel of its own (the backward reads
+    # it too; F.dropout scales the mask before the product). The draw is float32 for every
+    # dtype, so with float64 values the compare is a float32 op alone, outside (one float
+    # dtype per group, Note [Select and masks]).
+    assert fwd_kernels == 1 + (axis is not None), cp.executed_program
+    alone = [] if dtype == "float32" else ["greater_equal"]
     assert sorted(set(fwd_ops)) == sorted(["full", "matmul", "uniform"] + alone), fwd_ops
     bwd_kernels, bwd_ops = kernels(cp.executed_backward_program)
     assert bwd_kernels >= 1 and "multiply" not in bwd_ops and "gelu_grad" not in bwd_ops, bwd_ops

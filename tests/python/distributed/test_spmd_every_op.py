@@ -29,6 +29,8 @@ ATTRS = {"flip": {"axis": [1]}, "topk": {"k": 2}, "roll": {"shifts": [1], "axis"
 SHAPES = {"sigmoid_cross_entropy_with_logits": [(4, 6), (4, 6)]}
 BOOL_INPUTS = {"logical_and", "logical_or", "logical_xor", "logical_not", "all", "any"}
 POSITIVE = {"polygamma", "lgamma", "digamma"}
+INT_INPUTS = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+              "bitwise_right_shift"}  # int64; a shift's counts in [-2, 66)
 
 
 def _load_ops():
@@ -53,6 +55,11 @@ def _case(op):
     def make(rng):
         if make_bool:
             return [rng.standard_normal(s) > 0 for s in shapes]
+        if op.name in INT_INPUTS:
+            xs = [rng.integers(-2**40, 2**40, s) for s in shapes]
+            if "shift" in op.name:
+                xs[1] = rng.integers(-2, 66, shapes[1])
+            return xs
         xs = [rng.standard_normal(s) for s in shapes]
         return [np.abs(x) + 0.5 for x in xs] if op.name in POSITIVE else xs
     nout = len(op.outputs)

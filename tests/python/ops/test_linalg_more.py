@@ -55,6 +55,27 @@ def np_householder(x, tau):
     return q[..., :n]
 
 
+def _lu_grad_oar(x, w):
+    x = x.detach()
+    x.stop_gradient = False
+    return oar.grad([(L.lu(x)[0] * w).sum()], [x])[0]
+
+
+def _lu_grad_np(x, w, eps=1e-6):
+    """The gradient of sum(LU * w) by central differences of np_lu."""
+    g = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = ((np_lu(hi)[0] - np_lu(lo)[0]) * w).sum() / (2 * eps)
+    return g
+
+
+def _lu_grad_args(piv, g_shape=(3, 3)):
+    return (tensor(np.eye(3), "float64"), oar.to_tensor(piv, "int32"), tensor(np.ones(g_shape), "float64"))
+
+
 SQ = [[(4, 4)], [(2, 3, 3)], [(0, 2, 2)]]
 CASES = [
     OpCase("lu", lambda x: L.lu(x)[0], lambda x: np_lu(x)[0], inputs=[(4, 4)],
@@ -66,6 +87,15 @@ CASES = [
     OpCase("lu[grad]", lambda x: L.lu(x)[0], lambda x: np_lu(x)[0], inputs=[(4, 4)],
            shapes=[[(7, 7)]], grad_shapes=[[(7, 7)], [(5, 3)], [(3, 5)], [(2, 6, 4)], [(2, 4, 6)]],
            op="lu"),
+    # lu_grad, the gradient kernel, against differences of the NumPy factorization; called
+    # directly, it checks its pivots and the gradient's shape
+    OpCase("lu_grad", lambda *a: oar._C.ops._lu_grad(*a) if len(a) == 3 else _lu_grad_oar(*a), _lu_grad_np, inputs=[(5, 5), (5, 5)], dtypes=["float64"],
+           grad=False, shapes=[[(5, 5), (5, 5)], [(6, 4), (6, 4)], [(4, 6), (4, 6)]],
+           tol={"float64": (1e-7, 1e-6)},
+           bad_inputs=[(lambda: _lu_grad_args([4, 2, 3]), ValueError, "pivot 4 of matrix 0"),
+                       (lambda: _lu_grad_args([0, 2, 3]), ValueError, "pivot 0 of matrix 0"),
+                       (lambda: _lu_grad_args([[1, 2, 3]]), ValueError, "pivots must be int32 of shape [3]"),
+                       (lambda: _lu_grad_args([1, 2, 3], (3, 2)), ValueError, "must match lu")]),
     OpCase("lu_solve", lambda b, a, *r, **kw: L.lu_solve(b, a, *r, **kw) if r else L.lu_solve(b, *L.lu(a)), lambda b, a: np.linalg.solve(a, b),
            inputs=[(4, 2), (4, 4)], shapes=[[(4, 2), (4, 4)], [(2, 3, 1), (2, 3, 3)]],
            bad_inputs=[(lambda: (tensor(np.ones((3, 1))), *L.lu(tensor(np.eye(3)))), ValueError,
