@@ -22,33 +22,35 @@ def _check(x, op, arg, allow_bool):
     if name not in _BITS and not (allow_bool and name == "bool"):
         kinds = "an integer or bool" if allow_bool else "an integer"
         raise TypeError(f"{op}: {arg} must be {kinds} tensor, got {name}")
+    return name
 
 
 def _pair(x, y, op, allow_bool=True):
-    import oar
-    _check(x, op, "x", allow_bool)
+    """x and y (a Python int made a tensor of x's dtype), checked; their dtype's name."""
+    name = _check(x, op, "x", allow_bool)
     if isinstance(y, int) and not isinstance(y, bool):
-        lo, hi = _RANGE[x.dtype.name] if x.dtype.name in _RANGE else (y, y)
+        lo, hi = _RANGE[name] if name in _RANGE else (y, y)
         if not lo <= y <= hi:
-            raise ValueError(f"{op}: y={y} is not a value of x's dtype {x.dtype.name} "
-                             f"[{lo}, {hi}]")
+            raise ValueError(f"{op}: y={y} is not a value of x's dtype {name} [{lo}, {hi}]")
         y = _full_on(x.place, [], y, x.dtype)
-    _check(y, op, "y", allow_bool)
-    if x.dtype != y.dtype:
-        raise TypeError(f"{op}: x and y must have one dtype, got {x.dtype.name} and "
-                        f"{y.dtype.name}")
+    if _check(y, op, "y", allow_bool) != name:
+        raise TypeError(f"{op}: x and y must have one dtype, got {name} and {y.dtype.name}")
+    return x, y, name
+
+
+def _run(op, fn, x, y, *attrs):
+    """fn(x, y, *attrs), its broadcast error naming op (checked by the op, not here first: the
+    check cost as much as a small op)."""
     try:
-        oar.broadcast_shape(x.shape, y.shape)
+        return fn(x, y, *attrs)
     except ValueError:
         raise ValueError(f"{op}: x of shape {list(x.shape)} and y of shape {list(y.shape)} "
                          f"cannot be broadcast together") from None
-    return x, y
 
 
 def _binary(op, logical, x, y, out):
-    x, y = _pair(x, y, op)
-    fn = logical if x.dtype.name == "bool" else getattr(_ops, "_" + op)
-    return _finish(fn(x, y), out)
+    x, y, name = _pair(x, y, op)
+    return _finish(_run(op, logical if name == "bool" else getattr(_ops, "_" + op), x, y), out)
 
 
 def bitwise_and(x, y, out=None, name=None):
@@ -80,15 +82,15 @@ def bitwise_invert(x, out=None, name=None):
 def bitwise_left_shift(x, y, is_arithmetic=True, out=None, name=None):
     """x << y (the same bits for the arithmetic and the logical shift); 0 for a count
     outside [0, bits)."""
-    x, y = _pair(x, y, "bitwise_left_shift", allow_bool=False)
-    return _finish(_ops._bitwise_left_shift(x, y, bool(is_arithmetic)), out)
+    x, y, _ = _pair(x, y, "bitwise_left_shift", allow_bool=False)
+    return _finish(_run("bitwise_left_shift", _ops._bitwise_left_shift, x, y, bool(is_arithmetic)), out)
 
 
 def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None):
     """x >> y: arithmetic (the sign bit fills; a count outside [0, bits) gives -1 or 0) or
     logical (x's bits as unsigned; such a count gives 0)."""
-    x, y = _pair(x, y, "bitwise_right_shift", allow_bool=False)
-    return _finish(_ops._bitwise_right_shift(x, y, bool(is_arithmetic)), out)
+    x, y, _ = _pair(x, y, "bitwise_right_shift", allow_bool=False)
+    return _finish(_run("bitwise_right_shift", _ops._bitwise_right_shift, x, y, bool(is_arithmetic)), out)
 
 
 def _finish(result, out):
