@@ -335,6 +335,8 @@ _VIEWS = {
     "short rows": ((200, 80), lambda t: t[:, :40]),
     "column step": ((64, 300), lambda t: t[:, ::2]),
     "transpose": ((70, 90), lambda t: t.transpose([1, 0])),
+    "broadcast row": ((1, 300), lambda t: t.expand([5, 300])),
+    "broadcast column": ((40, 1), lambda t: t.expand([40, 100])),
 }
 _VECTOR_MAPS = {  # sleef_unary and float_map (activations, their gradients) in vec_math.h
     "sigmoid": oar.nn.functional.sigmoid, "exp": oar.exp, "tanh": oar.tanh, "sin": oar.sin,
