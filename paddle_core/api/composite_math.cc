@@ -22,6 +22,13 @@ Tensor nansum_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>&
   return where(isnan(x), zeros_like(gu), gu);
 }
 
+Tensor glu_grad(const Tensor& x, const Tensor& g, int64_t axis) {
+  const int64_t ax = axis < 0 ? axis + x.rank() : axis, h = x.dims()[ax] / 2;
+  const Tensor a = slice(x, {ax}, {0}, {h}), s = sigmoid(slice(x, {ax}, {h}, {2 * h}));
+  const Tensor gs = g * s;
+  return concat({gs, gs * a * (1.0 - s)}, ax);
+}
+
 double reduced_count(const Tensor& x, const std::vector<int64_t>& axis) {
   int64_t n = 1;
   for (int a : meta::reduce_axes(axis, x.rank(), "reduced_count")) n *= dist_dims(x)[a];

@@ -19,6 +19,8 @@ Tensor p_norm_grad(const Tensor& x, const Tensor& out, const Tensor& g, double p
                    const std::vector<int64_t>& axis, bool keepdim);
 /// Gradient of nansum: g spread over x's shape, 0 at x's NaNs.
 Tensor nansum_grad(const Tensor& x, const Tensor& g, const std::vector<int64_t>& axis, bool keepdim);
+/// Gradient of glu: [g sigmoid(b), g a sigmoid(b) (1 - sigmoid(b))] along axis, a and b x's halves.
+Tensor glu_grad(const Tensor& x, const Tensor& g, int64_t axis);
 /// Elements per result of a reduction of x over `axis` ({} = all axes); the divisor of
 /// mean's and var's decompositions (`decomp:` in reduce.yaml/stats.yaml).
 double reduced_count(const Tensor& x, const std::vector<int64_t>& axis);

@@ -95,6 +95,17 @@ void SoftmaxInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out) {
   softmax_meta(x, axis, out, "softmax");
 }
 
+void GluInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out) {
+  OAR_ENFORCE(x.rank() > 0, InvalidArgument, "glu: x must have at least one dimension");
+  const int a = wrap_axis(axis, x.rank(), "glu");
+  OAR_ENFORCE(x.dims()[a] % 2 == 0, InvalidArgument, "glu: the size of x along axis ", axis, " must be even, got ",
+              x.dims()[a], " (x of shape ", x.dims(), ")");
+  Dims d = x.dims();
+  d[a] /= 2;
+  out->set_dtype(x.dtype());
+  out->set_dims(d);
+}
+
 void LogSoftmaxInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out) {
   softmax_meta(x, axis, out, "log_softmax");
 }

@@ -7,6 +7,8 @@
 
 namespace oar {
 
+// glu: x's shape with `axis` halved (its size must be even).
+void GluInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out);
 void SoftmaxInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out);
 void LogSoftmaxInferMeta(const DenseTensor& x, int64_t axis, DenseTensor* out);
 void SoftmaxGradInferMeta(const DenseTensor& out, const DenseTensor& grad_out, int64_t axis,

@@ -576,11 +576,41 @@ OAR_ACT_KERNELS(Logit, logit, Logit, eps)
 OAR_ACT_GRAD2(Logit, Logit, eps)
 OAR_ACT_GRAD2(Huber, Huber, delta)
 
+// GLU: out = a * sigmoid(b), a and b the halves of x along `axis`. With x contiguous, x is
+// `rows` rows of 2 * half elements: a is the first half of a row, b the second, and out's
+// row is `half` long; both are read where they lie (as sigmoid's vector and scalar forms).
+template <typename T>
+void GluKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, DenseTensor* out) {
+  T* o = out->alloc<T>();
+  const int64_t n = out->numel();
+  if (n == 0) return;
+  const int a = wrap_axis(axis, x.rank(), "glu");
+  int64_t half = x.dims()[a] / 2;
+  for (int k = a + 1; k < x.rank(); ++k) half *= x.dims()[k];
+  const DenseTensor xc = contiguous(x);
+  const T* p = xc.data<T>();
+  detail::row_pieces(n, half, [&](int64_t b, int64_t m, int64_t row, int64_t col) {
+    const T* lo = p + row * 2 * half + col;
+    if constexpr (kOnLanes<T>) {
+#if OAR_VEC
+      detail::float_rows<2>(
+          o + b, m, [](F va, F vb) { return vec::mul(va, sigmoid_v(vb)); }, std::array<const T*, 2>{lo, lo + half});
+#endif
+    } else {
+      using M = OpMath<T>;
+      for (int64_t i = 0; i < m; ++i) {
+        o[b + i] = static_cast<T>(static_cast<M>(lo[i]) * (M(1) / (M(1) + std::exp(-static_cast<M>(lo[half + i])))));
+      }
+    }
+  });
+}
+
 }  // namespace
 }  // namespace oar::phi
 
 using namespace oar::phi;  // NOLINT
 
+OAR_REGISTER_KERNEL(glu, CPU, GluKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(silu_grad, CPU, SiluGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(logit, CPU, LogitKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(logit_grad, CPU, LogitGradKernel, OAR_FLOAT_TYPES)

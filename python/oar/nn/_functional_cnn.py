@@ -619,11 +619,7 @@ def glu(x, axis=-1, name=None):
         raise ValueError(f"glu: axis {axis} is out of range for x of shape {list(x.shape)}")
     if x.shape[axis] % 2:
         raise ValueError(f"glu: the size of x along axis {axis} must be even, got {x.shape[axis]}")
-    h, axis = x.shape[axis] // 2, axis % rank
-    # views of the halves, not split's copies (the vector maps read rows in place)
-    a = _ops.strided_slice_view(x, [axis], [0], [h])
-    b = _ops.strided_slice_view(x, [axis], [h], [2 * h])
-    return a * _ops.sigmoid(b)
+    return _ops._glu(x, axis)
 
 
 # ---------------------------------------------------------------- dropout

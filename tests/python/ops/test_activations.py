@@ -156,6 +156,41 @@ def test_prelu_gradient_at_zero_and_of_alpha():
     np.testing.assert_array_equal(gw.numpy(), [-3.0, -1.0])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_glu_long_rows_views_and_axes(dtype):
+    # the glu kernel reads both halves where they lie: rows long enough for the vector loop,
+    # the halves along the last axis, the first (one row) and a middle one, and a view
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 6, 514))
+    tol = {"float16": 2e-3, "bfloat16": 1.6e-2}.get(dtype, 1e-6 if dtype == "float32" else 1e-13)
+    xt = tensor(x, dtype)
+    xr = xt.astype("float64").numpy()
+    for axis in (-1, 0, 1):
+        a, b = np.split(xr, 2, axis)
+        got = F.glu(xt, axis).astype("float64").numpy()
+        np.testing.assert_allclose(got, a * np_sigmoid(b), rtol=tol, atol=tol, err_msg=str(axis))
+    view = xt.transpose([0, 2, 1])  # [4, 514, 6], not contiguous
+    a, b = np.split(np.swapaxes(xr, 1, 2), 2, 1)
+    np.testing.assert_allclose(F.glu(view, 1).astype("float64").numpy(), a * np_sigmoid(b),
+                               rtol=tol, atol=tol)
+
+
+def test_glu_second_derivative():
+    # glu's gradient is a composition of ops, so it differentiates again
+    rng = np.random.default_rng(7)
+    x0, v = rng.standard_normal((3, 8)), rng.standard_normal((3, 8))
+
+    def first(a, create_graph=False):
+        t = oar.to_tensor(a, stop_gradient=False)
+        return t, oar.grad([F.glu(t, 1).sum()], [t], create_graph=create_graph)[0]
+
+    t, g = first(x0, create_graph=True)
+    gg = oar.grad([(g * oar.to_tensor(v)).sum()], [t])[0].numpy()
+    eps = 1e-6
+    num = ((first(x0 + eps * v)[1] - first(x0 - eps * v)[1]).numpy() / (2 * eps))
+    np.testing.assert_allclose(gg, num, atol=1e-6, rtol=1e-5)
+
+
 def test_activation_bad_args():
     x = tensor(np.ones((2, 2)))
     for fn, msg in [(lambda: F.selu(x, scale=0.5), "selu"), (lambda: F.celu(x, 0.0), "celu"),
