@@ -37,6 +37,18 @@ inline void store_elem(Out* p, V v) {
   }
 }
 
+// Note [Kernel closures in registers]
+// A kernel's lambda (clip's [lo, hi], a scale) reaches the loops below by reference: the
+// loop runs in an outlined parallel body and reads the captures through a pointer, which GCC
+// cannot tell apart from the output it stores to. A capture read only on one side of a
+// select (clip: v < lo ? lo : (v > hi ? hi : v)) is then a conditional load after a store,
+// and the loop stays scalar with a branch per element: a bfloat16 clip of 1M random values
+// took 3.3 ms against 0.19 in float32 (torch 0.38). Each loop reads the lambda from a local
+// copy, LocalFn, whose captures GCC keeps in registers; closures too big to copy cheaply
+// stay references.
+template <typename F>
+using LocalFn = std::conditional_t<std::is_trivially_copyable_v<F> && sizeof(F) <= 64, const F, const F&>;
+
 namespace detail {
 
 // Strides (in elements) of `t` broadcast to `out` dims; 0 along broadcast dims.
@@ -286,7 +298,8 @@ void unary_half_row(Out* po, const H* pa, SA sa, int64_t m, const F& f) {
   for (int64_t b = 0; b < m; b += kHalfBlock) {
     const int64_t k = std::min(kHalfBlock, m - b);
     load_half_block(pa, sa, b, k, xa);
-    store_half_block(po + b, k, [&](int64_t i) { return f(xa[i]); });
+    LocalFn<F> fn = f;  // Note [Kernel closures in registers]
+    store_half_block(po + b, k, [&](int64_t i) { return fn(xa[i]); });
   }
 }
 template <typename Out, typename H, typename F, typename SA, typename SB>
@@ -296,7 +309,8 @@ void binary_half_row(Out* po, const H* pa, SA sa, const H* pb, SB sb, int64_t m,
     const int64_t k = std::min(kHalfBlock, m - b);
     load_half_block(pa, sa, b, k, xa);
     load_half_block(pb, sb, b, k, xb);
-    store_half_block(po + b, k, [&](int64_t i) { return f(xa[i], xb[i]); });
+    LocalFn<F> fn = f;
+    store_half_block(po + b, k, [&](int64_t i) { return fn(xa[i], xb[i]); });
   }
 }
 
@@ -503,8 +517,9 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
       if constexpr (std::is_same_v<In, float16>) {
         detail::unary_half_row(o + b, x + b, detail::Step<1>{}, e - b, f);
       } else {
+        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
 #pragma omp simd
-        for (int64_t i = b; i < e; ++i) store_elem(&o[i], f(static_cast<OpMath<In>>(x[i])));
+        for (int64_t i = b; i < e; ++i) store_elem(&o[i], fn(static_cast<OpMath<In>>(x[i])));
       }
     });
     return;
@@ -526,8 +541,9 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
       } else if constexpr (std::is_same_v<In, float16>) {
         detail::unary_half_row(po, pa, sa, m, f);
       } else if constexpr (SA::kKnown) {
+        LocalFn<F> fn = f;
 #pragma omp simd
-        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(static_cast<OpMath<In>>(pa[i])));
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], fn(static_cast<OpMath<In>>(pa[i])));
       } else {
         for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(static_cast<OpMath<In>>(pa[sa(i)])));
       }
@@ -566,24 +582,27 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
   if (a.is_contiguous() && b.is_contiguous()) {
     if (a.numel() == n && b.numel() == n) {
       parallel_for(n, [&](int64_t lo, int64_t hi) {
+        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
 #pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], f(M(x[i]), M(y[i])));
+        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(M(x[i]), M(y[i])));
       });
       return;
     }
     if (b.numel() == 1 && a.numel() == n) {
       const M yv = M(y[0]);
       parallel_for(n, [&](int64_t lo, int64_t hi) {
+        LocalFn<F> fn = f;
 #pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], f(M(x[i]), yv));
+        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(M(x[i]), yv));
       });
       return;
     }
     if (a.numel() == 1 && b.numel() == n) {
       const M xv = M(x[0]);
       parallel_for(n, [&](int64_t lo, int64_t hi) {
+        LocalFn<F> fn = f;
 #pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], f(xv, M(y[i])));
+        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(xv, M(y[i])));
       });
       return;
     }
@@ -602,8 +621,9 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
       if constexpr (detail::kIsHalf<In>) {
         detail::binary_half_row(po, pa, sa, pb, sb, m, f);
       } else if constexpr (decltype(sa)::kKnown) {  // contiguous or broadcast operands: vectorized
+        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
 #pragma omp simd
-        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(M(pa[sa(i)]), M(pb[sb(i)])));
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], fn(M(pa[sa(i)]), M(pb[sb(i)])));
       } else {
         for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(M(pa[sa(i)]), M(pb[sb(i)])));
       }
@@ -632,8 +652,9 @@ void ternary_kernel(const DenseTensor& c, const DenseTensor& a, const DenseTenso
       const In* pa = reinterpret_cast<const In*>(p[2]);
       const In* pb = reinterpret_cast<const In*>(p[3]);
       if constexpr (decltype(sc)::kKnown) {  // contiguous or broadcast operands: vectorized
+        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
 #pragma omp simd
-        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(pc[sc(i)], M(pa[sa(i)]), M(pb[sb(i)])));
+        for (int64_t i = 0; i < m; ++i) store_elem(&po[i], fn(pc[sc(i)], M(pa[sa(i)]), M(pb[sb(i)])));
       } else {
         for (int64_t i = 0; i < m; ++i) store_elem(&po[i], f(pc[sc(i)], M(pa[sa(i)]), M(pb[sb(i)])));
       }

@@ -166,6 +166,29 @@ T row_minmax(const T* p, int64_t n, T init) {
   return nan ? std::numeric_limits<T>::quiet_NaN() : m;
 }
 
+// row_minmax for any float dtype: a 16-bit row is widened a block at a time into float (the
+// extremum is one of the elements, so rounding back is exact). The generic reduce loop took
+// [1024, 1024] bfloat16 max along axis 1 in 0.61 ms against torch's 0.35.
+template <typename T, bool kMax>
+OpMath<T> row_extremum(const T* p, int64_t n, OpMath<T> init) {
+  if constexpr (detail::kIsHalf<T>) {
+    constexpr int64_t kBlock = 1024;
+    alignas(64) float buf[kBlock];
+    float m = init;
+    bool nan = false;
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t w = std::min(kBlock, n - s);
+      detail::to_floats(p + s, buf, w);
+      const float r = row_minmax<float, kMax>(buf, w, init);
+      nan = nan || r != r;
+      m = kMax ? std::max(m, r) : std::min(m, r);
+    }
+    return nan ? std::numeric_limits<float>::quiet_NaN() : m;
+  } else {
+    return row_minmax<T, kMax>(p, n, init);
+  }
+}
+
 // The first k < n - 1 with p[k] == m, else n - 1: where argmax/argmin's extremum m (not NaN)
 // first occurs in a row. Eight floats (four doubles) a compare: the scalar scan branched
 // twice an element and its speed moved with the loop's placement in the binary (a 1M argmax
@@ -192,34 +215,35 @@ int64_t first_equal(const T* p, int64_t n, T m) {
   return k;
 }
 
-// The fast path of max/min over the trailing axes of a float/double tensor (inner == 1):
-// rows in parallel, or one long row split into chunks. Returns false when it does not apply.
+// The fast path of max/min over the trailing axes of a float tensor (inner == 1): rows in
+// parallel, or one long row split into chunks. Returns false when it does not apply.
 template <typename T, bool kMax>
-bool minmax_rows(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, T init) {
+bool minmax_rows(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, OpMath<T> init) {
+  using M = OpMath<T>;
   ReduceShape rs = make_reduce_shape(x, axes);
   if (rs.inner != 1) return false;
   T* o = out->alloc<T>();
   const T* p = rs.data.data<T>();
   const int64_t outer = rs.outer, R = rs.reduce;
   if (outer == 1 && R >= 4 * kParallelGrain) {
-    T part[64];
+    M part[64];
     const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
     parallel_for(chunks, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
-        part[c] = row_minmax<T, kMax>(p + c * len, std::min(R, (c + 1) * len) - c * len, init);
+        part[c] = row_extremum<T, kMax>(p + c * len, std::min(R, (c + 1) * len) - c * len, init);
       }
     }, R);
-    T m = init;
+    M m = init;
     bool nan = false;
     for (int64_t c = 0; c < chunks; ++c) {
       nan = nan || part[c] != part[c];
       m = kMax ? std::max(m, part[c]) : std::min(m, part[c]);
     }
-    o[0] = nan ? std::numeric_limits<T>::quiet_NaN() : m;
+    o[0] = static_cast<T>(nan ? std::numeric_limits<M>::quiet_NaN() : m);
     return true;
   }
   parallel_for(outer, [&](int64_t a0, int64_t a1) {
-    for (int64_t a = a0; a < a1; ++a) o[a] = row_minmax<T, kMax>(p + a * R, R, init);
+    for (int64_t a = a0; a < a1; ++a) o[a] = static_cast<T>(row_extremum<T, kMax>(p + a * R, R, init));
   }, outer * R);
   return true;
 }
@@ -239,7 +263,7 @@ void MinMaxKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
   } else {
     init = kMax ? std::numeric_limits<M>::lowest() : std::numeric_limits<M>::max();
   }
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (std::is_floating_point_v<M>) {
     if (minmax_rows<T, kMax>(x, axes, out, init)) return;
   }
   reduce_kernel<T, M, T>(

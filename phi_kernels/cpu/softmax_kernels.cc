@@ -8,8 +8,10 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
+#include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/cpu/parallel.h"
 #include "phi_kernels/funcs/dense_copy.h"
 #include "phi_kernels/funcs/softmax_rows.h"
@@ -19,6 +21,8 @@ namespace {
 
 constexpr int64_t kCols = 128;  // columns per task on the strided path
 constexpr int64_t kCost = 4;    // relative cost per element (exp + 3 passes)
+template <typename T>
+constexpr bool kIsHalfFloat = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
 int axis_of(const DenseTensor& t, int64_t axis, const char* op) {
   return t.rank() == 0 ? 0 : wrap_axis(axis, t.rank(), op);
@@ -70,6 +74,27 @@ void softmax_row(const T* x, T* y, int64_t n) {
       y[i] = static_cast<T>(exp_simd(static_cast<M>(x[i]) - mx) * inv);
     }
   }
+}
+
+// Note [16-bit softmax rows]
+// A float16/bfloat16 row is widened into a float buffer, takes the float row's vector passes
+// there (softmax_row<float>: max, the exps kept in the buffer, the scaling) and is rounded
+// once on the way out. The element-wise 16-bit loops they replace stayed scalar (a bfloat16
+// struct stored in an `omp simd` loop): [1024, 1024] bfloat16 softmax 2.7 ms against torch's
+// 0.71, float32's 0.5.
+template <typename T, bool kLog>
+void softmax_half_rows(const T* x, T* y, int64_t rows, int64_t n) {
+  parallel_for(
+      rows,
+      [&](int64_t b, int64_t e) {
+        std::vector<float> buf(n);
+        for (int64_t r = b; r < e; ++r) {
+          detail::to_floats(x + r * n, buf.data(), n);
+          softmax_row<float, kLog>(buf.data(), buf.data(), n);
+          detail::from_floats(buf.data(), y + r * n, n);
+        }
+      },
+      rows * n * kCost);
 }
 
 // Rows of at most kShortRow elements, a chunk of rows at a time (softmax_rows.h).
@@ -152,6 +177,12 @@ void softmax_forward(const DenseTensor& x_in, int64_t axis, DenseTensor* out, co
   const DenseTensor x = dense_copy<T>(x_in);
   const T* px = x.data<T>();
   const AxisSplit s = split_at_axis(x.dims(), axis_of(x, axis, op));
+  if constexpr (kIsHalfFloat<T>) {  // Note [16-bit softmax rows]
+    if (s.inner == 1 && s.n > kShortRow) {
+      softmax_half_rows<T, kLog>(px, y, s.outer, s.n);
+      return;
+    }
+  }
   if (s.inner == 1 && s.n <= kShortRow) {
     softmax_short_rows<T, kLog>(px, y, s.outer, s.n);
   } else if (s.inner == 1) {
@@ -198,6 +229,23 @@ void softmax_grad_row(const T* y, const T* g, T* dx, int64_t n) {
   }
 }
 
+// 16-bit rows of the gradient through float buffers (Note [16-bit softmax rows]).
+template <typename T, bool kLog>
+void softmax_grad_half_rows(const T* y, const T* g, T* dx, int64_t rows, int64_t n) {
+  parallel_for(
+      rows,
+      [&](int64_t b, int64_t e) {
+        std::vector<float> yb(n), gb(n);
+        for (int64_t r = b; r < e; ++r) {
+          detail::to_floats(y + r * n, yb.data(), n);
+          detail::to_floats(g + r * n, gb.data(), n);
+          softmax_grad_row<float, kLog>(yb.data(), gb.data(), gb.data(), n);
+          detail::from_floats(gb.data(), dx + r * n, n);
+        }
+      },
+      rows * n * kCost);
+}
+
 template <typename T, bool kLog>
 void softmax_grad_columns(const T* y, const T* g, T* dx, int64_t n, int64_t inner, int64_t w) {
   using M = OpMath<T>;
@@ -240,6 +288,12 @@ void softmax_backward(const DenseTensor& out_in, const DenseTensor& g_in, int64_
   const T* py = y.data<T>();
   const T* pg = g.data<T>();
   const AxisSplit s = split_at_axis(y.dims(), axis_of(y, axis, op));
+  if constexpr (kIsHalfFloat<T>) {
+    if (s.inner == 1) {
+      softmax_grad_half_rows<T, kLog>(py, pg, d, s.outer, s.n);
+      return;
+    }
+  }
   if (s.inner == 1) {
     for_rows(s.outer, y.numel(), [&](int64_t r) {
       softmax_grad_row<T, kLog>(py + r * s.n, pg + r * s.n, d + r * s.n, s.n);

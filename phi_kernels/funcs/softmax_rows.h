@@ -143,6 +143,29 @@ M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
     }
     return s;
   }
+  if constexpr (kUnit && std::is_same_v<T, double>) {  // SLEEF's exp (1 ulp): libm's is a call per element
+    constexpr int L = vec::kD;
+    const vec::D vs = vec::set1(shift);
+    vec::D a0 = vec::set1(0.0), a1 = a0;
+    int64_t i = 0;
+    for (; i + 2 * L <= n; i += 2 * L) {
+      const vec::D e0 = OAR_SLEEF_D(exp, u10)(vec::sub(vec::load(p + i), vs));
+      const vec::D e1 = OAR_SLEEF_D(exp, u10)(vec::sub(vec::load(p + i + L), vs));
+      if (store) {
+        vec::store(store + i, e0);
+        vec::store(store + i + L, e1);
+      }
+      a0 = vec::add(a0, e0);
+      a1 = vec::add(a1, e1);
+    }
+    s = vec::hsum(vec::add(a0, a1));
+    for (; i < n; ++i) {
+      const M e = std::exp(p[i] - shift);
+      if (store) store[i] = e;
+      s += e;
+    }
+    return s;
+  }
 #endif
   if constexpr (kUnit) {
     if (store) {

@@ -434,3 +434,48 @@ def test_group_hyperparameters_override(name, group_kw, refkw):
         r2 = ref(r2, b, 0.01, 0.0, s2, **refkw)
     np.testing.assert_allclose(p1.numpy(), r1, rtol=2e-5, atol=1e-7)
     np.testing.assert_allclose(p2.numpy(), r2, rtol=2e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("norm_type", [1.0, 2.0, 3.0, float("inf")])
+def test_clip_grad_norm_every_order_against_numpy(norm_type):
+    # the sums run as one p_norm pass per gradient (clip.py); the total and the scaled
+    # gradients against NumPy's float64, for long gradients and a small one
+    from oar.nn import utils
+
+    rng = np.random.default_rng(int(norm_type) if norm_type != float("inf") else 9)
+    shapes = [(300, 257), (5,), (64, 3, 3)]
+    params, grads = [], []
+    for i, s in enumerate(shapes):
+        p, _ = make_param(s, i)
+        g = rng.standard_normal(s).astype(np.float32)
+        (p * oar.to_tensor(g)).sum().backward()
+        params.append(p)
+        grads.append(g.astype(np.float64))
+    flat = np.concatenate([g.ravel() for g in grads])
+    want = np.abs(flat).max() if norm_type == float("inf") else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type)
+    total = utils.clip_grad_norm_(params, max_norm=0.5, norm_type=norm_type)
+    assert float(total) == pytest.approx(want, rel=2e-6)
+    for p, g in zip(params, grads):
+        np.testing.assert_allclose(p.grad.numpy(), g * (0.5 / (want + 1e-6)), rtol=2e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_clip_grad_by_global_norm_against_numpy(dtype):
+    rng = np.random.default_rng(4)
+    gs = [rng.standard_normal(s) for s in [(513, 129), (7,), (1,)]]
+    pairs = []
+    for i, g in enumerate(gs):
+        p, _ = make_param(g.shape, i)
+        t = oar.to_tensor(g).astype(dtype)
+        pairs.append((p, t))
+        gs[i] = t.astype("float64").numpy()  # the values the clip sees
+    norm = np.sqrt(sum((g ** 2).sum() for g in gs))
+    clip = ClipGradByGlobalNorm(2.0)
+    assert clip.global_norm(pairs) == pytest.approx(norm, rel=1e-6)
+    out = clip(pairs)
+    rtol = 2.0 ** -8 if dtype == "bfloat16" else 1e-6
+    for (p, g), want in zip(out, gs):
+        assert g.dtype == pairs[0][1].dtype
+        np.testing.assert_allclose(g.astype("float64").numpy(), want * (2.0 / norm), rtol=rtol)
+    # under the bound: the gradients pass through untouched
+    assert ClipGradByGlobalNorm(norm * 2)(pairs)[0][1] is pairs[0][1]

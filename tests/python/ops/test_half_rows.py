@@ -1,0 +1,186 @@
+"""16-bit float rows of clip, softmax/log_softmax (and their gradients), max/min along the
+last axis and gelu's gradient, which take float vector paths (Note [16-bit softmax rows],
+Note [Kernel closures in registers]); float64 softmax on SLEEF's exp. Each against a float64
+NumPy reference computed from the same 16-bit inputs, on row lengths around the block sizes,
+strided views, NaN and infinities, at 1 and 2 threads."""
+import numpy as np
+import pytest
+
+import oar
+import oar.nn.functional as F
+
+HALF = ["bfloat16", "float16"]
+# One rounding to the 16-bit type: half a step of its 8 (bfloat16) or 11 (float16) bits.
+RTOL = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11, "float32": 2e-6, "float64": 1e-13}
+
+
+@pytest.fixture(params=[1, 2], ids=["1t", "2t"])
+def threads(request):
+    before = oar.get_num_threads()
+    oar.set_num_threads(request.param)
+    yield request.param
+    oar.set_num_threads(before)
+
+
+def _half(a, dtype):
+    """(tensor of dtype, its exact values as float64)."""
+    t = oar.to_tensor(np.asarray(a, np.float32)).astype(dtype)
+    return t, t.astype("float64").numpy()
+
+
+def _close(got, want, dtype, atol=0.0, msg=""):
+    got = np.asarray(got, np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=msg)
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=RTOL[dtype], atol=atol, err_msg=msg)
+
+
+@pytest.mark.parametrize("dtype", HALF + ["float32", "float64"])
+@pytest.mark.parametrize("view", ["contiguous", "strided", "transposed"])
+@pytest.mark.parametrize("bounds", [(-0.5, 0.75), (0.3, 1.7), (None, 0.0), (-1e30, None)])
+def test_clip_every_float_dtype(dtype, view, bounds, threads):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((67, 301)).astype(np.float32) * 2
+    a[0, :6] = [np.nan, np.inf, -np.inf, -0.0, 0.5, -0.5]
+    x, xv = _half(a, dtype)
+    if view == "strided":
+        x, xv = x[:, ::3], xv[:, ::3]
+    elif view == "transposed":
+        x, xv = x.t(), xv.T
+    lo, hi = bounds
+    got = oar.clip(x, lo, hi)
+    assert got.dtype == x.dtype and list(got.shape) == list(xv.shape)
+    # NaN passes through; a bound is rounded to the dtype once (the same rounding as the cast).
+    # A missing bound is float32's limit, as in Paddle: it clamps an infinity in float32 and
+    # float64 and rounds to the infinity itself in the 16-bit types.
+    def rounded(b, default):
+        b = default if b is None else b
+        return b if dtype == "float64" else oar.to_tensor(np.float32(b)).astype(dtype).astype("float64").item()
+    big = float(np.finfo(np.float32).max)
+    lo_t, hi_t = rounded(lo, -big), rounded(hi, big)
+    with np.errstate(invalid="ignore"):
+        want = np.where(xv < lo_t, lo_t, np.where(xv > hi_t, hi_t, xv))
+    g = got.astype("float64").numpy()
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(g[ok], want[ok])
+
+
+def _softmax64(x, log):
+    m = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return (x - m - np.log(s)) if log else e / s
+
+
+@pytest.mark.parametrize("dtype", HALF + ["float64"])
+@pytest.mark.parametrize("n", [33, 257, 1000, 4099])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_rows_16_bit_and_float64(dtype, n, log, threads):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((9, n)).astype(np.float32) * 4
+    a[1] += 60  # large logits: the max is subtracted first
+    a[2, 5] = -np.inf  # a row with -inf keeps 0 / -inf there
+    a[3, 7] = np.nan  # a NaN row is NaN throughout
+    x, xv = _half(a, dtype)
+    fn = F.log_softmax if log else F.softmax
+    got = fn(x, axis=-1)
+    assert got.dtype == x.dtype
+    with np.errstate(invalid="ignore"):
+        want = _softmax64(xv, log)
+    g = got.astype("float64").numpy()
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+    fin = np.isfinite(want)
+    np.testing.assert_array_equal(g[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+    # float64: SLEEF's exp (1 ulp) against NumPy's; 16-bit: rounded once from float
+    atol = 0.0 if dtype == "float64" or log else 1e-7
+    np.testing.assert_allclose(g[fin], want[fin], rtol=RTOL[dtype] * (1.5 if dtype in HALF else 1), atol=atol)
+    if dtype in HALF:  # the rows sum to 1 within the rounding of each element
+        if not log:
+            np.testing.assert_allclose(np.nansum(g[[0, 1, 2, 4]], axis=-1), 1.0, rtol=2 * RTOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("n", [40, 1000, 4099])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_gradient_rows_16_bit(dtype, n, log, threads):
+    rng = np.random.default_rng(7 + n)
+    x, _ = _half(rng.standard_normal((6, n)) * 3, dtype)
+    gout, gv = _half(rng.standard_normal((6, n)), dtype)
+    x.stop_gradient = False
+    y = (F.log_softmax if log else F.softmax)(x, axis=-1)
+    dx, = oar.grad([y], [x], grad_outputs=[gout])
+    assert dx.dtype == x.dtype
+    yv = y.astype("float64").numpy()  # the gradient reads the rounded output, as Paddle's kernel
+    if log:
+        want = gv - np.exp(yv) * gv.sum(-1, keepdims=True)
+    else:
+        want = yv * (gv - (gv * yv).sum(-1, keepdims=True))
+    scale = np.abs(want).max()
+    _close(dx.astype("float64").numpy(), want, dtype, atol=1e-5 * scale)
+
+
+def test_softmax_16_bit_columns_and_views_unchanged():
+    # along a middle axis and on a transposed view: the column path, against float64
+    rng = np.random.default_rng(3)
+    x, xv = _half(rng.standard_normal((4, 70, 50)), "bfloat16")
+    for axis in (1, 0):
+        got = F.softmax(x, axis=axis).astype("float64").numpy()
+        m = xv.max(axis=axis, keepdims=True)
+        e = np.exp(xv - m)
+        np.testing.assert_allclose(got, e / e.sum(axis=axis, keepdims=True), rtol=2.0 ** -7, atol=1e-7)
+    got = F.softmax(x.transpose([0, 2, 1]), axis=-1).astype("float64").numpy()
+    np.testing.assert_allclose(got, _softmax64(xv.transpose(0, 2, 1), False), rtol=2.0 ** -7, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("shape", [(5, 1), (3, 1023), (4, 1025), (2, 3000), (1, 140001)])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_rows_16_bit(dtype, shape, op, threads):
+    rng = np.random.default_rng(shape[1])
+    a = rng.standard_normal(shape).astype(np.float32) * 100
+    if shape[0] > 2:
+        a[1, -1] = np.nan  # NaN in the last block makes the row NaN
+        a[2, 0] = np.inf if op == "max" else -np.inf
+    x, xv = _half(a, dtype)
+    got = getattr(x, op)(axis=-1)
+    assert got.dtype == x.dtype
+    with np.errstate(invalid="ignore"):
+        want = getattr(np, op)(xv, axis=-1)  # NaN propagates, as in Paddle
+    g = got.astype("float64").numpy()
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+    np.testing.assert_array_equal(g[~np.isnan(want)], want[~np.isnan(want)])
+    whole = getattr(x, op)().astype("float64").item()
+    w = getattr(np, op)(xv)
+    assert (np.isnan(whole) and np.isnan(w)) or whole == w
+
+
+def _gelu_d1(x, approximate):
+    from math import erf, pi, sqrt, tanh
+    if approximate:
+        k = sqrt(2 / pi)
+        u = k * (x + 0.044715 * x ** 3)
+        t = np.tanh(u)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + np.vectorize(erf)(x / sqrt(2)))
+    return cdf + x * np.exp(-0.5 * x * x) / sqrt(2 * pi)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("approximate", [False, True])
+@pytest.mark.parametrize("view", ["contiguous", "column_slice"])
+def test_gelu_gradient_16_bit(dtype, approximate, view, threads):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((33, 517)).astype(np.float32) * 3
+    a[0, :4] = [0.0, -0.0, 8.0, -8.0]
+    x, xv = _half(a, dtype)
+    gout, gv = _half(rng.standard_normal(a.shape), dtype)
+    if view == "column_slice":
+        x, xv, gout, gv = x[:, 3:400], xv[:, 3:400], gout[:, 3:400], gv[:, 3:400]
+    x.stop_gradient = False
+    dx, = oar.grad([F.gelu(x, approximate=approximate)], [x], grad_outputs=[gout])
+    assert dx.dtype == x.dtype
+    want = gv * _gelu_d1(xv, approximate)
+    # float arithmetic (vec::erf, vec::tanh: a few float ulps) and one rounding to the dtype
+    # (the tanh form's 1 - t^2 cancels near |x| = 4: a few 1e-6 in float, as in float32's kernel)
+    _close(dx.astype("float64").numpy(), want, dtype, atol=1e-5 * np.abs(gv).max(), msg=f"approximate={approximate}")
