@@ -171,3 +171,32 @@ def test_large_dense_copies_split_over_threads(threads, dtype):
         np.testing.assert_array_equal(_bits(dtype, t), want)
     finally:
         paddle.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("src,dst", [("bfloat16", "float32"), ("float32", "bfloat16"), ("float16", "float32"),
+                                     ("float32", "float64"), ("float64", "float32"), ("float32", "int32"),
+                                     ("int64", "float32"), ("float32", "bool")])
+@pytest.mark.parametrize("view", ["contiguous", "stepped", "transposed"])
+@pytest.mark.parametrize("n", [0, 7, 100003])
+def test_converting_copies_unit_stride_and_strided(src, dst, view, n):
+    # a raw copy between dtypes (_copy_from: copy_into, what kernels use to change a dtype) runs
+    # the copy kernel's convert: one row split over the pool for dense tensors, typed
+    # unit-stride rows of views, byte strides otherwise; against the cast kernel
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, 3)).astype(np.float32) * 50
+    if n:
+        a[0] = [np.nan, np.inf, -0.0]
+    if not src.startswith("float") and src != "bfloat16":
+        a = np.nan_to_num(a)
+    x = paddle.to_tensor(a).astype(src)
+    if view == "stepped":
+        x = x[::2]
+    elif view == "transposed":
+        x = x.t()
+    want = x.astype(dst)  # the cast kernel, tested bit for bit elsewhere
+    y = paddle.zeros(list(x.shape), dst)
+    y._copy_from(x)
+    g, w = y.numpy(), want.numpy()
+    if dst in ("bfloat16", "float16"):
+        g, w = y.astype("float32").numpy(), want.astype("float32").numpy()
+    np.testing.assert_array_equal(g, w)
