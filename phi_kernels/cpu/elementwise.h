@@ -298,7 +298,8 @@ void unary_half_row(Out* po, const H* pa, SA sa, int64_t m, const F& f) {
   for (int64_t b = 0; b < m; b += kHalfBlock) {
     const int64_t k = std::min(kHalfBlock, m - b);
     load_half_block(pa, sa, b, k, xa);
-    LocalFn<F> fn = f;  // Note [Kernel closures in registers]
+    // Note [Kernel closures in registers]
+    LocalFn<F> fn = f;
     store_half_block(po + b, k, [&](int64_t i) { return fn(xa[i]); });
   }
 }
@@ -517,7 +518,8 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
       if constexpr (std::is_same_v<In, float16>) {
         detail::unary_half_row(o + b, x + b, detail::Step<1>{}, e - b, f);
       } else {
-        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
+        // Note [Kernel closures in registers]
+        LocalFn<F> fn = f;
 #pragma omp simd
         for (int64_t i = b; i < e; ++i) store_elem(&o[i], fn(static_cast<OpMath<In>>(x[i])));
       }
@@ -582,7 +584,8 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
   if (a.is_contiguous() && b.is_contiguous()) {
     if (a.numel() == n && b.numel() == n) {
       parallel_for(n, [&](int64_t lo, int64_t hi) {
-        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
+        // Note [Kernel closures in registers]
+        LocalFn<F> fn = f;
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(M(x[i]), M(y[i])));
       });
@@ -621,7 +624,8 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
       if constexpr (detail::kIsHalf<In>) {
         detail::binary_half_row(po, pa, sa, pb, sb, m, f);
       } else if constexpr (decltype(sa)::kKnown) {  // contiguous or broadcast operands: vectorized
-        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
+        // Note [Kernel closures in registers]
+        LocalFn<F> fn = f;
 #pragma omp simd
         for (int64_t i = 0; i < m; ++i) store_elem(&po[i], fn(M(pa[sa(i)]), M(pb[sb(i)])));
       } else {
@@ -652,7 +656,8 @@ void ternary_kernel(const DenseTensor& c, const DenseTensor& a, const DenseTenso
       const In* pa = reinterpret_cast<const In*>(p[2]);
       const In* pb = reinterpret_cast<const In*>(p[3]);
       if constexpr (decltype(sc)::kKnown) {  // contiguous or broadcast operands: vectorized
-        LocalFn<F> fn = f;  // Note [Kernel closures in registers]
+        // Note [Kernel closures in registers]
+        LocalFn<F> fn = f;
 #pragma omp simd
         for (int64_t i = 0; i < m; ++i) store_elem(&po[i], fn(pc[sc(i)], M(pa[sa(i)]), M(pb[sb(i)])));
       } else {

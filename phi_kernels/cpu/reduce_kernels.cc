@@ -228,11 +228,12 @@ bool minmax_rows(const DenseTensor& x, const std::vector<int>& axes, DenseTensor
   if (outer == 1 && R >= 4 * kParallelGrain) {
     M part[64];
     const int64_t chunks = std::min<int64_t>(64, R / kParallelGrain), len = (R + chunks - 1) / chunks;
-    parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+    auto some_chunks = [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         part[c] = row_extremum<T, kMax>(p + c * len, std::min(R, (c + 1) * len) - c * len, init);
       }
-    }, R);
+    };
+    parallel_for(chunks, some_chunks, R);
     M m = init;
     bool nan = false;
     for (int64_t c = 0; c < chunks; ++c) {
@@ -242,9 +243,10 @@ bool minmax_rows(const DenseTensor& x, const std::vector<int>& axes, DenseTensor
     o[0] = static_cast<T>(nan ? std::numeric_limits<M>::quiet_NaN() : m);
     return true;
   }
-  parallel_for(outer, [&](int64_t a0, int64_t a1) {
+  auto some_rows = [&](int64_t a0, int64_t a1) {
     for (int64_t a = a0; a < a1; ++a) o[a] = static_cast<T>(row_extremum<T, kMax>(p + a * R, R, init));
-  }, outer * R);
+  };
+  parallel_for(outer, some_rows, outer * R);
   return true;
 }
 

@@ -84,17 +84,15 @@ void softmax_row(const T* x, T* y, int64_t n) {
 // 0.71, float32's 0.5.
 template <typename T, bool kLog>
 void softmax_half_rows(const T* x, T* y, int64_t rows, int64_t n) {
-  parallel_for(
-      rows,
-      [&](int64_t b, int64_t e) {
-        std::vector<float> buf(n);
-        for (int64_t r = b; r < e; ++r) {
-          detail::to_floats(x + r * n, buf.data(), n);
-          softmax_row<float, kLog>(buf.data(), buf.data(), n);
-          detail::from_floats(buf.data(), y + r * n, n);
-        }
-      },
-      rows * n * kCost);
+  auto some_rows = [&](int64_t b, int64_t e) {
+    std::vector<float> buf(n);
+    for (int64_t r = b; r < e; ++r) {
+      detail::to_floats(x + r * n, buf.data(), n);
+      softmax_row<float, kLog>(buf.data(), buf.data(), n);
+      detail::from_floats(buf.data(), y + r * n, n);
+    }
+  };
+  parallel_for(rows, some_rows, rows * n * kCost);
 }
 
 // Rows of at most kShortRow elements, a chunk of rows at a time (softmax_rows.h).
@@ -232,18 +230,16 @@ void softmax_grad_row(const T* y, const T* g, T* dx, int64_t n) {
 // 16-bit rows of the gradient through float buffers (Note [16-bit softmax rows]).
 template <typename T, bool kLog>
 void softmax_grad_half_rows(const T* y, const T* g, T* dx, int64_t rows, int64_t n) {
-  parallel_for(
-      rows,
-      [&](int64_t b, int64_t e) {
-        std::vector<float> yb(n), gb(n);
-        for (int64_t r = b; r < e; ++r) {
-          detail::to_floats(y + r * n, yb.data(), n);
-          detail::to_floats(g + r * n, gb.data(), n);
-          softmax_grad_row<float, kLog>(yb.data(), gb.data(), gb.data(), n);
-          detail::from_floats(gb.data(), dx + r * n, n);
-        }
-      },
-      rows * n * kCost);
+  auto some_rows = [&](int64_t b, int64_t e) {
+    std::vector<float> yb(n), gb(n);
+    for (int64_t r = b; r < e; ++r) {
+      detail::to_floats(y + r * n, yb.data(), n);
+      detail::to_floats(g + r * n, gb.data(), n);
+      softmax_grad_row<float, kLog>(yb.data(), gb.data(), gb.data(), n);
+      detail::from_floats(gb.data(), dx + r * n, n);
+    }
+  };
+  parallel_for(rows, some_rows, rows * n * kCost);
 }
 
 template <typename T, bool kLog>

@@ -156,7 +156,7 @@ def test_max_min_rows_16_bit(dtype, shape, op, threads):
 
 
 def _gelu_d1(x, approximate):
-    from math import erf, pi, sqrt, tanh
+    from math import erf, pi, sqrt
     if approximate:
         k = sqrt(2 / pi)
         u = k * (x + 0.044715 * x ** 3)
