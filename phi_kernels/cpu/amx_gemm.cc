@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "paddle_core/base/errors.h"
 #include "phi_kernels/cpu/parallel.h"
@@ -31,6 +32,14 @@ struct Bf16Kind {
   using In = uint16_t;
   using Acc = float;
   using Out = uint16_t;
+  static constexpr int64_t kStep = 32, kGroup = 2;
+};
+// bf16 products kept in float (the attention kernel's scores and P V: Note [bf16 attention
+// on AMX], attention_kernels.cc).
+struct Bf16F32Kind {
+  using In = uint16_t;
+  using Acc = float;
+  using Out = float;
   static constexpr int64_t kStep = 32, kGroup = 2;
 };
 struct Int8Kind {
@@ -215,7 +224,9 @@ OAR_AMX void store_c(const typename T::Acc* acc, int64_t rows, int64_t cols, typ
     const __mmask16 mask = ncol == 16 ? __mmask16(0xffff) : __mmask16((1u << ncol) - 1u);
     for (int64_t r = 0; r < nr; ++r) {
       typename T::Out* out = C + (r0 + r) * ldc + c0;
-      if constexpr (T::kGroup == 2) {
+      if constexpr (std::is_same_v<typename T::Out, float>) {
+        _mm512_mask_storeu_ps(out, mask, _mm512_load_ps(acc + t * 256 + r * 16));
+      } else if constexpr (T::kGroup == 2) {
         const __m256bh v = _mm512_cvtneps_pbh(_mm512_load_ps(acc + t * 256 + r * 16));
         _mm256_mask_storeu_epi16(out, mask, reinterpret_cast<__m256i>(v));
       } else {
@@ -395,6 +406,11 @@ bool amx_int8_supported() {
 void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
                   int64_t ldb, uint16_t* C, int64_t ldc) {
   amx_gemm<Bf16Kind>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, amx_cost(M, N, K));
+}
+
+void amx_bf16gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+                      const uint16_t* B, int64_t ldb, float* C, int64_t ldc) {
+  amx_gemm<Bf16F32Kind>(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, amx_cost(M, N, K));
 }
 
 void amx_s8gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B,

@@ -16,6 +16,10 @@ bool amx_bf16_supported();
 void amx_bf16gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint16_t* B,
                   int64_t ldb, uint16_t* C, int64_t ldc);
 
+/// amx_bf16gemm with C in float, as accumulated (no rounding to bf16).
+void amx_bf16gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda,
+                      const uint16_t* B, int64_t ldb, float* C, int64_t ldc);
+
 /// Whether this CPU has AMX-INT8 and Linux granted the tile state.
 bool amx_int8_supported();
 

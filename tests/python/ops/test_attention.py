@@ -267,3 +267,51 @@ def test_bad_inputs_composite_path():
         F.scaled_dot_product_attention(q, _t(2, 3, 2, 5), _t(2, 3, 2, 5), dropout_p=0.1)
     with pytest.raises(TypeError, match="query"):
         F.scaled_dot_product_attention(np.zeros((2, 3, 2, 4)), q, q)
+
+
+_BF16_SHAPES = [  # (q, k, v, causal, mask kind): blocks of 64/128 queries, 512 keys, odd sizes
+    ((2, 200, 4, 64), (2, 200, 4, 64), (2, 200, 4, 64), True, None),
+    ((1, 130, 4, 80), (1, 1100, 2, 80), (1, 1100, 2, 48), False, "float"),
+    ((3, 17, 2, 32), (3, 33, 2, 32), (3, 33, 2, 32), True, "bool"),
+    ((2, 1, 2, 16), (2, 9, 2, 16), (2, 9, 2, 16), False, None),
+]
+
+
+def _bf16_errors():
+    """max |out - ref| / max |ref| of bfloat16 sdpa (and of its lse's gradient path) per case."""
+    errs = []
+    for i, (qs, ks, vs, causal, kind) in enumerate(_BF16_SHAPES):
+        rng = np.random.default_rng(40 + i)
+        q, k, v = (round_to(rand(rng, s) * 2, "bfloat16") for s in (qs, ks, vs))
+        mask = tm = None
+        if kind == "bool":
+            mask = rng.random((qs[1], ks[1])) < 0.7
+            mask[2] = False  # a fully masked query row: output 0
+            tm = oar.to_tensor(mask)
+        elif kind == "float":
+            mask = round_to(rng.standard_normal((1, 1, qs[1], ks[1])), "bfloat16")
+            tm = to_oar(mask, "bfloat16")
+        out = F.scaled_dot_product_attention(to_oar(q, "bfloat16"), to_oar(k, "bfloat16"), to_oar(v, "bfloat16"),
+                                             tm, is_causal=causal)
+        ref = ref_sdpa(q, k, v, mask, causal)
+        errs.append(float(np.abs(to_numpy(out).astype(np.float64) - ref).max() / np.abs(ref).max()))
+    return errs
+
+
+def test_bfloat16_forward_on_every_gemm_path():
+    # Note [bf16 attention on AMX]: on an AMX CPU bfloat16 attention keeps its products in
+    # bf16 (P rounded once); OAR_BF16_GEMM=float takes the float path there. Both against
+    # float64: the output's rounding (2^-9) plus P's (2^-9 a weight), well inside 2^-7.
+    import os
+    import subprocess
+    import sys
+    here = _bf16_errors()
+    assert max(here) < 2.0 ** -7, here
+    ops_dir = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.path[:0] = [%r, %r]; import test_attention as t; print(max(t._bf16_errors()))"
+            % (ops_dir, os.path.dirname(ops_dir)))
+    env = dict(os.environ, OAR_BF16_GEMM="float")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                       cwd=ops_dir)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert float(r.stdout.strip().splitlines()[-1]) < 2.0 ** -7
