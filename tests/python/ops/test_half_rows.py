@@ -184,3 +184,17 @@ def test_gelu_gradient_16_bit(dtype, approximate, view, threads):
     # float arithmetic (vec::erf, vec::tanh: a few float ulps) and one rounding to the dtype
     # (the tanh form's 1 - t^2 cancels near |x| = 4: a few 1e-6 in float, as in float32's kernel)
     _close(dx.astype("float64").numpy(), want, dtype, atol=1e-5 * np.abs(gv).max(), msg=f"approximate={approximate}")
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("shape,axis", [((7, 3001), -1), ((2, 5), 1), ((1, 0), -1), ((40, 33), 0), ((6000,), 0)])
+def test_cumsum_16_bit_rows(dtype, shape, axis, threads):
+    # 16-bit rows through float's vector scan (sums in double, rounded to float, then to the
+    # dtype); the sums of these values are exact in double, so against NumPy's float64 cumsum
+    # rounded the same way, bit for bit. Along axis 0 (the element loop) too.
+    rng = np.random.default_rng(sum(shape))
+    x, xv = _half(rng.standard_normal(shape) * 8, dtype)
+    got = oar.cumsum(x, axis=axis)
+    assert got.dtype == x.dtype
+    want = oar.to_tensor(np.cumsum(xv, axis=axis).astype(np.float32)).astype(dtype)
+    np.testing.assert_array_equal(got.astype("float32").numpy(), want.astype("float32").numpy())
