@@ -198,3 +198,24 @@ def test_cumsum_16_bit_rows(dtype, shape, axis, threads):
     assert got.dtype == x.dtype
     want = oar.to_tensor(np.cumsum(xv, axis=axis).astype(np.float32)).astype(dtype)
     np.testing.assert_array_equal(got.astype("float32").numpy(), want.astype("float32").numpy())
+
+
+@pytest.mark.parametrize("tx,ty", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shape", [((65, 130), (130, 33)), ((3, 40, 17), (3, 17, 50)), ((0, 8), (8, 5)),
+                                   ((1, 300), (300, 1))])
+def test_float16_matmul_through_float(tx, ty, shape, threads):
+    # float16 products widen both operands (F16C) into per-thread scratch, run sgemm and round
+    # once (F16C): against float64 NumPy on the same halves, batched (one product per thread)
+    # and transposed operands included
+    rng = np.random.default_rng(len(shape[0]) + shape[0][-1])
+    a = rng.standard_normal(shape[0]).astype(np.float32)
+    b = rng.standard_normal(shape[1]).astype(np.float32)
+    x, xv = _half(np.swapaxes(a, -1, -2).copy() if tx else a, "float16")
+    y, yv = _half(np.swapaxes(b, -1, -2).copy() if ty else b, "float16")
+    out = oar.matmul(x, y, transpose_x=tx, transpose_y=ty)
+    assert out.dtype == x.dtype
+    av = np.swapaxes(xv, -1, -2) if tx else xv
+    bv = np.swapaxes(yv, -1, -2) if ty else yv
+    want = av @ bv
+    k = av.shape[-1]
+    _close(out.astype("float64").numpy(), want, "float16", atol=2e-6 * k * (np.abs(av).max(initial=0) * np.abs(bv).max(initial=0)))
