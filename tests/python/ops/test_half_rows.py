@@ -219,3 +219,20 @@ def test_float16_matmul_through_float(tx, ty, shape, threads):
     want = av @ bv
     k = av.shape[-1]
     _close(out.astype("float64").numpy(), want, "float16", atol=2e-6 * k * (np.abs(av).max(initial=0) * np.abs(bv).max(initial=0)))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("mode,align", [("nearest", False), ("bilinear", False), ("bilinear", True),
+                                        ("bicubic", False), ("linear", False), ("trilinear", True)])
+def test_interpolate_16_bit_through_float(dtype, mode, align, threads):
+    # 16-bit input widened once, the float kernel, rounded once: bit for bit the float32
+    # result of the widened input, rounded to the dtype
+    rng = np.random.default_rng(11)
+    nd = {"linear": 1, "trilinear": 3}.get(mode, 2)
+    shape = (2, 3) + (9, 13, 6)[:nd]
+    x, _ = _half(rng.standard_normal(shape) * 4, dtype)
+    kw = {} if mode == "nearest" else {"align_corners": align}
+    got = F.interpolate(x, scale_factor=[1.7] * nd, mode=mode, **kw)
+    assert got.dtype == x.dtype
+    want = F.interpolate(x.astype("float32"), scale_factor=[1.7] * nd, mode=mode, **kw).astype(dtype)
+    np.testing.assert_array_equal(got.astype("float32").numpy(), want.astype("float32").numpy())
