@@ -684,6 +684,11 @@ inline void vec_apply(const T* x, T* o, int64_t n) {
 template <typename F>
 inline void vec_apply(const double* x, double* o, int64_t n) {
   int64_t i = 0;
+  for (; i + 2 * vec::kD <= n; i += 2 * vec::kD) {  // two independent chains, as the float loop
+    const vec::D r0 = F::vd(vec::load(x + i)), r1 = F::vd(vec::load(x + i + vec::kD));
+    vec::store(o + i, r0);
+    vec::store(o + i + vec::kD, r1);
+  }
   for (; i + vec::kD <= n; i += vec::kD) vec::store(o + i, F::vd(vec::load(x + i)));
   if (i < n) {
     alignas(64) double buf[vec::kD] = {};
