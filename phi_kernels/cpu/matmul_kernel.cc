@@ -71,7 +71,12 @@ bool rows_fold(const DenseTensor& t, int64_t rows, int64_t ld) {
 // Copies a rows x cols matrix (leading dimension ld) of a 16-bit float into dense float.
 template <typename T>
 void widen_matrix(const T* src, int64_t ld, int64_t rows, int64_t cols, float* dst) {
-  for (int64_t i = 0; i < rows; ++i) detail::to_floats(src + i * ld, dst + i * cols, cols);  // F16C
+  parallel_for(  // F16C, rows split over the pool (inline inside a batch's region)
+      rows,
+      [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) detail::to_floats(src + i * ld, dst + i * cols, cols);
+      },
+      rows * cols);
 }
 
 template <typename T>
@@ -105,7 +110,12 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
     widen_matrix(A, lda, ta ? K : M, ta ? M : K, a32);
     widen_matrix(B, ldb, tb ? N : K, tb ? K : N, b32);
     gemm<float>(ta, tb, M, N, K, a32, ta ? M : K, b32, tb ? K : N, c32, N);
-    for (int64_t i = 0; i < M; ++i) detail::from_floats(c32 + i * N, C + i * ldc, N);
+    parallel_for(
+        M,
+        [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0; i < r1; ++i) detail::from_floats(c32 + i * N, C + i * ldc, N);
+        },
+        M * N);
     scratch.trim();
   } else {
     using Mt = OpMath<T>;
