@@ -194,6 +194,32 @@ void store_lse(const A* m, const A* l, int64_t n, A* lse) {
   for (; r < n; ++r) lse[r] = l[r] > A(0) ? m[r] + std::log(l[r]) : kNegInf;
 }
 
+// The online softmax's step over a block of scores S [bq x bk] (rows ld apart): each row's
+// running max m and sum l take the block in, the row becomes P = exp(s - m_new) (0 while every
+// key so far is masked), and the row's accumulated output acc [bq x dv] is rescaled by
+// exp(m_old - m_new) before P V is added to it.
+template <typename A>
+void online_softmax_block(A* S, int64_t ld, int64_t bq, int64_t bk, A* m, A* l, A* acc, int64_t dv) {
+  constexpr A kNegInf = -std::numeric_limits<A>::infinity();
+  for (int64_t r = 0; r < bq; ++r) {
+    A* s = S + r * ld;
+    const A m_new = std::max(m[r], row_max<true>(Row<A>{s, bk, 1}));
+    if (m_new == kNegInf) {
+      std::fill(s, s + bk, A(0));
+      continue;
+    }
+    const A alpha = exp_simd(m[r] - m_new);                       // 0 when m[r] = -inf
+    const A sum = row_sum_exp<true>(Row<A>{s, bk, 1}, m_new, s);  // s = exp(s - m_new)
+    l[r] = l[r] * alpha + sum;
+    m[r] = m_new;
+    if (alpha != A(1)) {
+      A* o = acc + r * dv;
+#pragma omp simd
+      for (int64_t d = 0; d < dv; ++d) o[d] *= alpha;
+    }
+  }
+}
+
 template <typename A>
 void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
                        const AdditiveMask<A>& mask, bool causal, A scale, A* out, A* lse) {
@@ -264,24 +290,7 @@ void attention_forward(const Geometry& g, const A* q, const A* k, const A* v,
         const int64_t off = whole ? j0 : 0;  // the block's first key in the packs
         gemm<A>(false, !kt, bq, bk, g.D, A(1), Qs, g.D, Kp + (kt ? off : off * g.D), ldkt, A(0), S, lds);
         mask_block(S, lds, bq, bk, i0, j0, b, h, mask, causal);
-        for (int64_t r = 0; r < bq; ++r) {
-          A* s = S + r * lds;
-          const A mx = row_max<true>(Row<A>{s, bk, 1});
-          const A m_new = std::max(m[r], mx);
-          if (m_new == kNegInf) {  // every key so far is masked: P row is 0
-            std::fill(s, s + bk, A(0));
-            continue;
-          }
-          const A alpha = exp_simd(m[r] - m_new);                       // 0 when m[r] = -inf
-          const A sum = row_sum_exp<true>(Row<A>{s, bk, 1}, m_new, s);  // s = exp(s - m_new)
-          l[r] = l[r] * alpha + sum;
-          m[r] = m_new;
-          if (alpha != A(1)) {
-            A* o = acc + r * g.Dv;
-#pragma omp simd
-            for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
-          }
-        }
+        online_softmax_block(S, lds, bq, bk, m, l, acc, g.Dv);
         gemm<A>(false, false, bq, g.Dv, bk, A(1), S, lds, Vp + off * g.Dv, g.Dv, A(1), acc, g.Dv);
       }
       for (int64_t r = 0; r < bq; ++r) {
@@ -345,23 +354,7 @@ void attention_forward_amx(const Geometry& g, const uint16_t* q, const uint16_t*
           for (int64_t c = 0; c < bk; ++c) s[c] *= scale;
         }
         mask_block(S, lds, bq, bk, i0, j0, b, h, mask, causal);
-        for (int64_t r = 0; r < bq; ++r) {
-          float* s = S + r * lds;
-          const float mx = row_max<true>(Row<float>{s, bk, 1});
-          const float m_new = std::max(m[r], mx);
-          if (m_new == kNegInf) {  // every key so far is masked: P row is 0
-            std::fill(s, s + bk, 0.0f);
-            continue;
-          }
-          const float alpha = exp_simd(m[r] - m_new);
-          l[r] = l[r] * alpha + row_sum_exp<true>(Row<float>{s, bk, 1}, m_new, s);
-          m[r] = m_new;
-          if (alpha != 1.0f) {
-            float* o = acc + r * g.Dv;
-#pragma omp simd
-            for (int64_t d = 0; d < g.Dv; ++d) o[d] *= alpha;
-          }
-        }
+        online_softmax_block(S, lds, bq, bk, m, l, acc, g.Dv);
         for (int64_t r = 0; r < bq; ++r) detail::from_floats(S + r * lds, reinterpret_cast<bfloat16*>(P + r * bk), bk);
         amx_bf16gemm_f32(false, false, bq, g.Dv, bk, P, bk, V + j0 * ldv, ldv, pv, g.Dv);
         const int64_t n = bq * g.Dv;
