@@ -29,6 +29,10 @@ struct ParallelInfo {
 };
 ParallelInfo parallel_info();
 
+/// oar.set_num_threads: the thread count of the pool and of the libraries the CPU kernels
+/// call (threads.cc).
+void set_num_threads(int n);
+
 /// Reads OAR_PARALLEL_SPIN_US and OAR_PARALLEL_WAKE_GRAIN (InvalidArgument naming the
 /// variable and its value when one is not a number in range); done once, at import.
 void check_parallel_env();

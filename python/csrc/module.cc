@@ -135,7 +135,7 @@ PYBIND11_MODULE(_C, m) {
   // ---- runtime settings
   m.def("set_num_threads", [](int n) {
     OAR_ENFORCE(n >= 1, InvalidArgument, "set_num_threads: n must be >= 1, got ", n);
-    omp_set_num_threads(n);
+    phi::set_num_threads(n);
   });
   m.def("get_num_threads", [] { return omp_get_max_threads(); });
   // Note [Thread pool]: a bad OAR_PARALLEL_* value fails the import, naming the variable.

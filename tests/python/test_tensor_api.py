@@ -406,6 +406,27 @@ def test_set_num_threads():
         oar.set_num_threads(0)
 
 
+def test_set_num_threads_reaches_openblas():
+    # Debian's OpenBLAS (float64 and complex GEMMs, LAPACK) keeps its own thread count: set with
+    # the pool's, so one thread means one thread there too (threads.cc)
+    import ctypes
+    with open("/proc/self/maps") as f:
+        libs = sorted({ln.split()[-1] for ln in f if "libopenblas" in ln and ln.split()[-1].startswith("/")})
+    libs = [p for p in libs if "scipy" not in p]  # numpy's and sgemm's own OpenBLAS builds aside
+    if not libs:
+        pytest.skip("no system OpenBLAS loaded (another BLAS serves float64)")
+    get = ctypes.CDLL(libs[0]).openblas_get_num_threads
+    old = oar.get_num_threads()
+    a = tensor(np.eye(64), "float64")
+    try:
+        for n in (1, 2, 1):
+            oar.set_num_threads(n)
+            assert get() == n
+            np.testing.assert_array_equal((a @ a).numpy(), np.eye(64))
+    finally:
+        oar.set_num_threads(old)
+
+
 # ---- views share storage
 def test_views_share_storage():
     x = tensor(np.arange(6.0).reshape(2, 3))
