@@ -120,14 +120,24 @@ M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
   const int64_t n = r.n, st = r.stride;
   M s = 0;
 #if OAR_VEC
-  if constexpr (kUnit && std::is_same_v<T, float>) {  // vector exp_simd, 2 accumulators
-    constexpr int L = vec::kF;
-    const vec::F vs = vec::set1(shift);
-    vec::F a0 = vec::set1(0.0f), a1 = a0;
+  if constexpr (kUnit && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    // two accumulators; float on vec::exp_nonpos, double on SLEEF's exp (1 ulp: libm's is a
+    // call per element)
+    using V = typename vec::Of<T>::type;
+    constexpr int L = vec::Of<T>::lanes;
+    auto vexp = [](V v) {
+      if constexpr (std::is_same_v<T, float>) {
+        return vec::exp_nonpos(v);
+      } else {
+        return OAR_SLEEF_D(exp, u10)(v);
+      }
+    };
+    const V vs = vec::set1(shift);
+    V a0 = vec::set1(T(0)), a1 = a0;
     int64_t i = 0;
     for (; i + 2 * L <= n; i += 2 * L) {
-      const vec::F e0 = vec::exp_nonpos(vec::sub(vec::load(p + i), vs));
-      const vec::F e1 = vec::exp_nonpos(vec::sub(vec::load(p + i + L), vs));
+      const V e0 = vexp(vec::sub(vec::load(p + i), vs));
+      const V e1 = vexp(vec::sub(vec::load(p + i + L), vs));
       if (store) {
         vec::store(store + i, e0);
         vec::store(store + i + L, e1);
@@ -138,29 +148,6 @@ M row_sum_exp(const Row<T>& r, M shift, M* store = nullptr) {
     s = vec::hsum(vec::add(a0, a1));
     for (; i < n; ++i) {
       const M e = exp_simd(static_cast<M>(p[i]) - shift);
-      if (store) store[i] = e;
-      s += e;
-    }
-    return s;
-  }
-  if constexpr (kUnit && std::is_same_v<T, double>) {  // SLEEF's exp (1 ulp): libm's is a call per element
-    constexpr int L = vec::kD;
-    const vec::D vs = vec::set1(shift);
-    vec::D a0 = vec::set1(0.0), a1 = a0;
-    int64_t i = 0;
-    for (; i + 2 * L <= n; i += 2 * L) {
-      const vec::D e0 = OAR_SLEEF_D(exp, u10)(vec::sub(vec::load(p + i), vs));
-      const vec::D e1 = OAR_SLEEF_D(exp, u10)(vec::sub(vec::load(p + i + L), vs));
-      if (store) {
-        vec::store(store + i, e0);
-        vec::store(store + i + L, e1);
-      }
-      a0 = vec::add(a0, e0);
-      a1 = vec::add(a1, e1);
-    }
-    s = vec::hsum(vec::add(a0, a1));
-    for (; i < n; ++i) {
-      const M e = std::exp(p[i] - shift);
       if (store) store[i] = e;
       s += e;
     }
