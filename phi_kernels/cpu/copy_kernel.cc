@@ -57,8 +57,8 @@ void for_each_row(const DenseTensor& src, DenseTensor* dst, Row&& row) {
 // bfloat16's NaN payloads included). The dims are coalesced (elementwise.h's coalesce: size-1
 // dims dropped, dims that both tensors step through as one merged), then:
 // - the destination's rows are dense and the source's unit-stride dim is another one (a
-//   transpose): 32 x 32 tiles through transpose_strided (transpose.h; 4-byte values in
-//   its float register tiles);
+//   transpose): 64 x 64 tiles, 4-byte values through an L1 buffer (Note [Transposed tiles
+//   through a buffer], transpose.h), ragged tiles and other sizes through transpose_strided;
 // - otherwise row by row: memcpy where both rows are dense, a strided loop where not; rows
 //   shorter than 8 values run along the longest dim one side steps through by one instead.
 // Both are split over the pool unless source and destination share a storage: then the rows
@@ -122,7 +122,7 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
     }
   }
   if (j >= 0) {
-    constexpr int64_t kT = 32;
+    constexpr int64_t kT = sizeof(E) == 4 ? kTransposeTile : 32;
     const int64_t nj = n[j], tj = (nj + kT - 1) / kT, ti = (inner + kT - 1) / kT, sj = st[1][j];
     Dims rn;  // the dims other than j and the inner one
     std::array<Dims, 2> rst;
@@ -139,7 +139,15 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
         const E* s = sp + off[0] + jb + ib * sst;
         E* d = dp + off[1] + jb * sj + ib;
         if constexpr (sizeof(E) == 4) {  // float's register tiles move any 4-byte value's bits
-          transpose_strided(reinterpret_cast<const float*>(s), sst, wi, wj, reinterpret_cast<float*>(d), sj);
+          const float* fs = reinterpret_cast<const float*>(s);
+          float* fd = reinterpret_cast<float*>(d);
+#if defined(__AVX2__)
+          if (wi == kT && wj == kT) {  // Note [Transposed tiles through a buffer]
+            transpose_tile_buffered(fs, sst, fd, sj);
+            continue;
+          }
+#endif
+          transpose_strided(fs, sst, wi, wj, fd, sj);
         } else {
           transpose_strided(s, sst, wi, wj, d, sj);
         }

@@ -188,10 +188,30 @@ void sum_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTensor*
     const int64_t nchunks = std::clamp<int64_t>(R * inner / (8 * kParallelGrain), 1, std::clamp<int64_t>(R, 1, 16));
     const int64_t chunk = (R + nchunks - 1) / nchunks;
     auto add_rows = [&](Acc* acc, int64_t a, int64_t r0, int64_t r1) {
+      const int64_t m = inner;  // a local: the intrinsics' stores may alias the closure
       for (int64_t r = r0; r < r1; ++r) {
-        const T* row = p + (a * R + r) * inner;
+        const T* row = p + (a * R + r) * m;
+        int64_t i = 0;
+#if OAR_VEC
+        if constexpr (std::is_same_v<T, float16> && std::is_same_v<Acc, float>) {
+          // F16C, as row_sum: float16's own conversion is integer code, which made a
+          // [1024, 1024] float16 sum along axis 0 2.0x torch's time on the Xeon.
+#if defined(__AVX512F__)
+          for (; i + 16 <= m; i += 16) {
+            __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i)));
+            if constexpr (kSkipNan) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
+            _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), v));
+          }
+#endif
+          for (; i + 8 <= m; i += 8) {
+            __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i)));
+            if constexpr (kSkipNan) v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
+            _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), v));
+          }
+        }
+#endif
 #pragma omp simd
-        for (int64_t i = 0; i < inner; ++i) acc[i] += val(row[i]);
+        for (int64_t j = i; j < m; ++j) acc[j] += val(row[j]);
       }
     };
     if (nchunks == 1) {  // one task per output row, through one buffer per parallel chunk

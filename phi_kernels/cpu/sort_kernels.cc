@@ -209,14 +209,22 @@ void top_k_packed(const T* row, int64_t n, int64_t stride, int64_t k, bool large
     return ((largest ? key : ~key & 0xFFFFFFFFu) << 32) | (0xFFFFFFFFu - static_cast<uint64_t>(j));
   };
   auto value_at = [&](uint64_t key) { return static_cast<float>(row[(0xFFFFFFFFu - (key & 0xFFFFFFFFu)) * stride]); };
-  // How far the AVX2 skip gets from j while no float of the row beats w.
+  // How far the AVX2 skip gets from j while no float of the row beats w. 16-bit floats are
+  // widened in registers (F16C, or a shift for bfloat16): element by element, float16's
+  // integer conversion made [1024, 1024] float16 topk 1.45x torch's time on the Xeon.
+  auto eight = [&](int64_t j) {
+    if constexpr (std::is_same_v<T, float>) return _mm256_loadu_ps(row + j);
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j));
+    if constexpr (std::is_same_v<T, float16>) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  };
   auto skip = [&](int64_t j, float w) {
 #ifdef __AVX2__
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
       if (stride == 1 && w == w) {
         const __m256 wv = _mm256_set1_ps(w);
         while (j + 8 <= n) {
-          const __m256 v8 = _mm256_loadu_ps(row + j);
+          const __m256 v8 = eight(j);
           const __m256 hit = largest ? _mm256_cmp_ps(v8, wv, _CMP_NLE_UQ) : _mm256_cmp_ps(v8, wv, _CMP_LT_OQ);
           if (_mm256_movemask_ps(hit) != 0) break;
           j += 8;

@@ -193,6 +193,38 @@ void PowScalarKernel(const DeviceContext&, const DenseTensor& x, double y, Dense
   }
 }
 
+// clip of contiguous 16-bit floats. Its result is x itself, bfloat16(lo) or bfloat16(hi)
+// (float16 alike), so the loop compares the widened floats and selects 16-bit patterns: the
+// same bits as rounding the float result back, without the rounding, which was most of the
+// element loop's time ([1024, 1024] bfloat16 at 1 thread on Zen 4: 0.238 ms, torch 0.213).
+// NaN compares false both ways and passes through as it came.
+template <typename T>
+void clip_half_bits(const DenseTensor& x, float lo, float hi, DenseTensor* out) {
+  const T* src = x.data<T>();
+  T* dst = out->alloc<T>();
+  const uint16_t lo_bits = T(lo).bits, hi_bits = T(hi).bits;
+  auto rows = [&](int64_t b, int64_t e) {
+    // Note [Kernel closures in registers]: locals, not the closure's members, which a 16-bit
+    // store could alias: read through it, the loop kept a branch per element (7.0 ms).
+    const float l = lo, h = hi;
+    const uint16_t lb = lo_bits, hb = hi_bits;
+    alignas(64) float f[detail::kHalfBlock];
+    for (int64_t s = b; s < e; s += detail::kHalfBlock) {
+      const int64_t k = std::min(detail::kHalfBlock, e - s);
+      detail::to_floats(src + s, f, k);
+      const T* in = src + s;
+      T* o = dst + s;
+#pragma omp simd
+      for (int64_t i = 0; i < k; ++i) {
+        const uint16_t v = in[i].bits;  // loaded unconditionally, not on one side of the select
+        const uint16_t r = f[i] < l ? lb : v;
+        o[i].bits = f[i] > h ? hb : r;
+      }
+    }
+  };
+  parallel_for(x.numel(), rows);
+}
+
 template <typename T>
 void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double max,
                 DenseTensor* out) {
@@ -211,6 +243,9 @@ void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double m
   } else {
     lo = static_cast<M>(std::max<double>(min, -1e300));
     hi = static_cast<M>(max);
+  }
+  if constexpr (detail::kIsHalf<T>) {
+    if (x.is_contiguous()) return clip_half_bits<T>(x, lo, hi, out);
   }
   unary_kernel<T, T>(x, out, [lo, hi](M v) { return v < lo ? lo : (v > hi ? hi : v); });
 }

@@ -66,6 +66,22 @@ def test_clip_every_float_dtype(dtype, view, bounds, threads):
     np.testing.assert_array_equal(g[ok], want[ok])
 
 
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("n", [0, 1, 15, 255, 257, 4099])
+def test_clip_half_lengths_keep_bits(dtype, n, threads):
+    """Contiguous 16-bit clip selects the input's own bits or the rounded bounds: every
+    result bit pattern (NaN payloads and -0.0 included) equals the float32 clip rounded
+    once, on lengths around the 256-element block and the thread split."""
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal(n) * 2).astype(np.float32)
+    a[: min(n, 5)] = [np.nan, -0.0, np.inf, -np.inf, 0.3][: min(n, 5)]
+    x = oar.to_tensor(a).astype(dtype)
+    got = oar.clip(x, -0.7, 1.3)
+    assert got.dtype == x.dtype and list(got.shape) == [n]
+    want = oar.clip(x.astype("float32"), -0.7, 1.3).astype(dtype)
+    np.testing.assert_array_equal(got.view("int16").numpy(), want.view("int16").numpy())
+
+
 def _softmax64(x, log):
     m = np.max(x, axis=-1, keepdims=True)
     e = np.exp(x - m)
@@ -236,3 +252,60 @@ def test_interpolate_16_bit_through_float(dtype, mode, align, threads):
     assert got.dtype == x.dtype
     want = F.interpolate(x.astype("float32"), scale_factor=[1.7] * nd, mode=mode, **kw).astype(dtype)
     np.testing.assert_array_equal(got.astype("float32").numpy(), want.astype("float32").numpy())
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("shape,cond_shape", [((7, 33), (7, 33)), ((64, 257), (257,)), ((0, 5), (0, 5))])
+def test_where_half_selects_bits(dtype, shape, cond_shape, threads):
+    """where on 16-bit floats selects bit patterns: NaN payloads, -0.0 and infinities come
+    through unchanged, with a broadcast condition and a strided operand."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape).astype(np.float32)
+    if a.size:
+        a.flat[:4] = [np.nan, -0.0, np.inf, -np.inf]
+        b.flat[:4] = [-np.inf, np.nan, -0.0, 1e-40]
+    x, y = oar.to_tensor(a).astype(dtype), oar.to_tensor(b).astype(dtype)
+    c = rng.random(cond_shape) < 0.5
+    got = oar.where(oar.to_tensor(c), x, y)
+    want = np.where(c, x.view("int16").numpy(), y.view("int16").numpy())
+    np.testing.assert_array_equal(got.view("int16").numpy(), want)
+    if shape[1] > 1:  # a strided x
+        xs = oar.to_tensor(np.repeat(a, 2, axis=1)).astype(dtype)[:, ::2]
+        got = oar.where(oar.to_tensor(c), xs, y)
+        np.testing.assert_array_equal(got.view("int16").numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("shape", [(1024, 1024), (37, 29), (3, 5, 300), (0, 8)])
+def test_half_column_sums(dtype, shape, threads):
+    """sum and nansum along axis 0 (the column-sum path) of 16-bit floats: the same float
+    sums, in the same order, as the float32 column sums of the widened values."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shape).astype(np.float32)
+    if a.size:
+        a.flat[7] = np.nan
+    x = oar.to_tensor(a).astype(dtype)
+    for fn in (oar.sum, oar.nansum):
+        got = fn(x, axis=0)
+        assert got.dtype == x.dtype
+        want = fn(x.astype("float32"), axis=0).astype(dtype)
+        np.testing.assert_array_equal(got.view("int16").numpy(), want.view("int16").numpy())
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("k", [1, 5, 40])
+@pytest.mark.parametrize("largest", [True, False])
+def test_half_topk_rows(dtype, k, largest, threads):
+    """topk along rows of 16-bit floats (the scan skips 8 widened values a compare): the
+    values and indices of the float32 topk of the widened values, ties to the smaller index,
+    NaN as the largest."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((9, 1000)).astype(np.float32)
+    a[1, 500] = np.nan
+    a[2, :] = np.round(a[2, :])  # many ties
+    x = oar.to_tensor(a).astype(dtype)
+    v, i = oar.topk(x, k, axis=-1, largest=largest)
+    v32, i32 = oar.topk(x.astype("float32"), k, axis=-1, largest=largest)
+    np.testing.assert_array_equal(i.numpy(), i32.numpy())
+    np.testing.assert_array_equal(v.view("int16").numpy(), v32.astype(dtype).view("int16").numpy())

@@ -123,6 +123,17 @@ def test_flipped_view_if_supported():
     np.testing.assert_array_equal(_made_dense(flipped.transpose([1, 0])).numpy(), a[::-1].T)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_whole_tiles_of_a_sliced_batched_transpose(dtype):
+    """Full 64 x 64 tiles (the buffered path, Note [Transposed tiles through a buffer]) with a
+    source row stride unlike the tile's width, a batch dim outside the plane and ragged edges."""
+    a = _values(dtype, (3, 256, 200))
+    got = _bits(dtype, _made_dense(_tensor(dtype, a)[:, :, 3:195].transpose([0, 2, 1])))
+    np.testing.assert_array_equal(got, a[:, :, 3:195].transpose(0, 2, 1))
+    got = _bits(dtype, _made_dense(_tensor(dtype, a[0]).transpose([1, 0])))
+    np.testing.assert_array_equal(got, a[0].T)
+
+
 def test_large_transpose_split_over_threads_matches():
     a = RNG.standard_normal((1031, 517)).astype(np.float32)  # ragged in both tile directions
     paddle.set_num_threads(2) if hasattr(paddle, "set_num_threads") else None
