@@ -57,8 +57,9 @@ void for_each_row(const DenseTensor& src, DenseTensor* dst, Row&& row) {
 // bfloat16's NaN payloads included). The dims are coalesced (elementwise.h's coalesce: size-1
 // dims dropped, dims that both tensors step through as one merged), then:
 // - the destination's rows are dense and the source's unit-stride dim is another one (a
-//   transpose): 64 x 64 tiles, 4-byte values through an L1 buffer (Note [Transposed tiles
-//   through a buffer], transpose.h), ragged tiles and other sizes through transpose_strided;
+//   transpose): 32 x 32 tiles through transpose_strided, or for 4-byte values at strides
+//   that fall in few L1 sets, 64 x 64 tiles through a buffer (Note [Transposed tiles
+//   through a buffer], transpose.h);
 // - otherwise row by row: memcpy where both rows are dense, a strided loop where not; rows
 //   shorter than 8 values run along the longest dim one side steps through by one instead.
 // Both are split over the pool unless source and destination share a storage: then the rows
@@ -122,8 +123,12 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
     }
   }
   if (j >= 0) {
-    constexpr int64_t kT = sizeof(E) == 4 ? kTransposeTile : 32;
-    const int64_t nj = n[j], tj = (nj + kT - 1) / kT, ti = (inner + kT - 1) / kT, sj = st[1][j];
+    // Note [Transposed tiles through a buffer]: 4-byte values whose rows on either side lie a
+    // multiple of 2 KiB apart go through the buffer in 64 x 64 tiles.
+    const int64_t sj = st[1][j];
+    const bool buffered = sizeof(E) == 4 && ((sst * 4) % 2048 == 0 || (sj * 4) % 2048 == 0);
+    const int64_t kT = buffered ? kTransposeTile : 32;
+    const int64_t nj = n[j], tj = (nj + kT - 1) / kT, ti = (inner + kT - 1) / kT;
     Dims rn;  // the dims other than j and the inner one
     std::array<Dims, 2> rst;
     for (int k = 0; k < r - 1; ++k) {
@@ -142,7 +147,7 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
           const float* fs = reinterpret_cast<const float*>(s);
           float* fd = reinterpret_cast<float*>(d);
 #if defined(__AVX2__)
-          if (wi == kT && wj == kT) {  // Note [Transposed tiles through a buffer]
+          if (buffered && wi == kT && wj == kT) {
             transpose_tile_buffered(fs, sst, fd, sj);
             continue;
           }

@@ -78,8 +78,12 @@ void transpose_strided(const T* src, int64_t lds, int64_t rows, int64_t cols, T*
 /// use at once, and with power-of-two strides (a [1024, 1024] float transpose: 4 KiB) they
 /// all fall in one L1 set, which holds 8 on Zen 4: each line was fetched from L2 several
 /// times. [1024, 1024] at 1 thread on Zen 4: 32x32 tiles walked straight 0.63 ms, 16x16
-/// through a buffer (the copy before stop 58) 0.50, 64x64 through a buffer 0.29-0.30;
-/// [1000, 1000], whose rows spread over the sets: 0.14-0.20 against 0.19.
+/// through a buffer (the copy before stop 58) 0.50, 64x64 through a buffer 0.29-0.30. Where
+/// the rows spread over the sets the buffer's extra pass costs more than it saves ([1000,
+/// 1000] 0.14-0.19 straight, 0.19-0.25 buffered; [64, 3136], an NCHW -> NHWC plane, 0.037
+/// against 0.047), and at 1280 or 768 floats a row the two tie; so the copy buffers only
+/// where a side's rows lie a multiple of 2 KiB apart (512 floats: 0.076 straight, 0.057
+/// buffered; [256, 4096] 0.60 against 0.22).
 constexpr int64_t kTransposeTile = 64;
 inline void transpose_tile_buffered(const float* src, int64_t lds, float* dst, int64_t ldd) {
   constexpr int64_t kT = kTransposeTile;
