@@ -125,9 +125,10 @@ def test_flipped_view_if_supported():
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_whole_tiles_of_a_sliced_batched_transpose(dtype):
-    """Full 64 x 64 tiles (the buffered path, Note [Transposed tiles through a buffer]) with a
-    source row stride unlike the tile's width, a batch dim outside the plane and ragged edges."""
-    a = _values(dtype, (3, 256, 200))
+    """64 x 64 tiles through the buffer (Note [Transposed tiles through a buffer]: source rows
+    512 values apart) with a source row stride unlike the tile's width, a batch dim outside
+    the plane and ragged edges (300 rows)."""
+    a = _values(dtype, (3, 300, 512))
     got = _bits(dtype, _made_dense(_tensor(dtype, a)[:, :, 3:195].transpose([0, 2, 1])))
     np.testing.assert_array_equal(got, a[:, :, 3:195].transpose(0, 2, 1))
     got = _bits(dtype, _made_dense(_tensor(dtype, a[0]).transpose([1, 0])))
