@@ -216,7 +216,8 @@ void WhereKernel(const DeviceContext&, const DenseTensor& cond, const DenseTenso
   // select on `bool` loads and emitted a branch per element, which a random mask mispredicts
   // half the time (4.2 ms for 1M floats, 28x an add). On uint8_t it is a vector blend.
   // 16-bit floats are selected as their bit patterns: a select needs no arithmetic, and
-  // through float each element was widened and rounded back (float16 1.56x torch's time).
+  // through float each element was widened and rounded back (float16 1.56x torch's time on
+  // the Xeon; now 0.08 ms for [1024, 1024] on Zen 4).
   auto pick = [](uint8_t c, auto a, auto b) { return c != 0 ? a : b; };
   if constexpr (detail::kIsHalf<T>) {
     ternary_kernel<uint8_t, uint16_t, uint16_t>(cond, x, y, out, pick);
