@@ -174,11 +174,16 @@ constexpr int64_t kHalfBlock = 256;
 template <typename T>
 constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
+// Eight 16-bit floats at p as floats in a register (exact): F16C, or a shift for bfloat16.
+inline __m256 widen8(const float16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256 widen8(const bfloat16* p) {
+  const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
 inline void to_floats(const float16* src, float* dst, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, widen8(src + i));
   for (; i < n; ++i) dst[i] = static_cast<float>(src[i]);
 }
 
@@ -199,10 +204,7 @@ inline void to_floats(const bfloat16* src, float* dst, int64_t n) {
     _mm512_storeu_ps(dst + i, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
   }
 #endif
-  for (; i + 8 <= n; i += 8) {
-    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
-  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, widen8(src + i));
   for (; i < n; ++i) dst[i] = static_cast<float>(src[i]);
 }
 
@@ -316,8 +318,8 @@ void binary_half_row(Out* po, const H* pa, SA sa, const H* pb, SB sb, int64_t m,
     LocalFn<F> fn = f;  // Note [Kernel closures in registers]
     for (; start + 8 <= m; start += 8) {
       alignas(32) float a8[8], b8[8], r8[8];
-      _mm256_store_ps(a8, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pa + start))));
-      _mm256_store_ps(b8, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + start))));
+      _mm256_store_ps(a8, widen8(pa + start));
+      _mm256_store_ps(b8, widen8(pb + start));
 #pragma omp simd
       for (int j = 0; j < 8; ++j) r8[j] = static_cast<float>(fn(a8[j], b8[j]));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(po + start),
@@ -327,16 +329,12 @@ void binary_half_row(Out* po, const H* pa, SA sa, const H* pb, SB sb, int64_t m,
                        std::is_same_v<SB, Step<1>>) {
     // The same for bfloat16, sixteen lanes a step: widened by a shift, rounded by bf16_bits.
     LocalFn<F> fn = f;
-    auto widen = [](const bfloat16* p) {
-      const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-      return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-    };
     for (; start + 16 <= m; start += 16) {
       alignas(32) float a16[16], b16[16], r16[16];
-      _mm256_store_ps(a16, widen(pa + start));
-      _mm256_store_ps(a16 + 8, widen(pa + start + 8));
-      _mm256_store_ps(b16, widen(pb + start));
-      _mm256_store_ps(b16 + 8, widen(pb + start + 8));
+      _mm256_store_ps(a16, widen8(pa + start));
+      _mm256_store_ps(a16 + 8, widen8(pa + start + 8));
+      _mm256_store_ps(b16, widen8(pb + start));
+      _mm256_store_ps(b16 + 8, widen8(pb + start + 8));
 #pragma omp simd
       for (int j = 0; j < 16; ++j) r16[j] = static_cast<float>(fn(a16[j], b16[j]));
       const __m256i lo = bf16_bits(_mm256_load_ps(r16)), hi = bf16_bits(_mm256_load_ps(r16 + 8));
