@@ -236,6 +236,33 @@ DataType py_to_dtype(py::handle h, const char* op, const char* arg) {
   OAR_THROW(InvalidType, op, ": argument '", arg, "' is not a dtype: ", py::str(h).cast<std::string>());
 }
 
+// Note [One Python object per dtype]
+// pybind11 returns an enum by making a new Python object for it, which made `x.dtype` cost
+// 220 ns, as much as half a small op, in every Python composition that looks at a dtype.
+// Returning the enum's own members costs an incref, and `x.dtype is oar.float32` holds. The
+// array is never freed: a static py::object would be released after the interpreter is gone.
+py::object dtype_object(DataType t) {
+  static PyObject* const* objects = [] {
+    auto** o = new PyObject*[kNumDataTypes];
+    py::object cls = py::type::of(py::cast(DataType::FLOAT32));
+    for (int i = 0; i < kNumDataTypes; ++i) {
+      o[i] = py::object(cls.attr(dtype_name(static_cast<DataType>(i)))).release().ptr();
+    }
+    return o;
+  }();
+  return py::reinterpret_borrow<py::object>(objects[static_cast<int>(t)]);
+}
+
+py::object place_object(const Place& p) {
+  static auto* cache = new std::vector<std::pair<Place, PyObject*>>();  // a few places at most
+  for (const auto& [q, o] : *cache) {
+    if (q == p) return py::reinterpret_borrow<py::object>(o);
+  }
+  PyObject* o = py::cast(p).release().ptr();
+  cache->emplace_back(p, o);
+  return py::reinterpret_borrow<py::object>(o);
+}
+
 Scalar py_to_scalar(py::handle h, const char* op, const char* arg) {
   if (PyBool_Check(h.ptr())) return Scalar(h.ptr() == Py_True);
   if (PyLong_Check(h.ptr())) {

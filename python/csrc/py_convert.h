@@ -36,6 +36,11 @@ std::string py_to_string(py::handle h, const char* op, const char* arg);
 std::vector<int64_t> py_to_int_list(py::handle h, const char* op, const char* arg);
 std::vector<double> py_to_double_list(py::handle h, const char* op, const char* arg);
 DataType py_to_dtype(py::handle h, const char* op, const char* arg);
+/// The DataType's Python object, oar.float32 and friends themselves (Note [One Python object
+/// per dtype]).
+py::object dtype_object(DataType t);
+/// One Python object per place, made on first use, for the same reason.
+py::object place_object(const Place& p);
 Scalar py_to_scalar(py::handle h, const char* op, const char* arg);
 Place py_to_place(py::handle h, const char* op, const char* arg);
 

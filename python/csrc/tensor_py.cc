@@ -122,8 +122,8 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
     const Dims& d = t.dense.dims();
     return make_size(d.data(), d.size());
          })
-      .def_property_readonly("dtype", [](const TensorImpl& t) { return t.dense.dtype(); })
-      .def_property_readonly("place", [](const TensorImpl& t) { return t.dense.place(); })
+      .def_property_readonly("dtype", [](const TensorImpl& t) { return dtype_object(t.dense.dtype()); })
+      .def_property_readonly("place", [](const TensorImpl& t) { return place_object(t.dense.place()); })
       .def_property_readonly("ndim", [](const TensorImpl& t) { return t.dense.rank(); })
       .def("dim", [](const TensorImpl& t) { return t.dense.rank(); })
       .def_property_readonly("size", [](const TensorImpl& t) { return t.dense.numel(); })

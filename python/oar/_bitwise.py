@@ -2,7 +2,7 @@
 bool tensors: the argument checks and Python ints, over the bitwise ops of
 paddle_core/ops/logic.yaml (bool tensors take the logical ops, which the compiler fuses). A shift count outside [0, bits) gives 0 (the sign's fill for an
 arithmetic right shift)."""
-from ._C import Tensor, ops as _ops
+from ._C import DataType, Tensor, ops as _ops
 from ._creation import _full_on
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_invert",
@@ -11,6 +11,9 @@ __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_i
            "bitwise_right_shift_"]
 _TENSOR_METHODS = list(__all__)
 _BITS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64}
+_INT_IDS = frozenset(id(getattr(DataType, k)) for k in _BITS)
+_BOOL = DataType.bool
+_KERNELS = {op: getattr(_ops, "_" + op) for op in ("bitwise_and", "bitwise_or", "bitwise_xor")}
 _RANGE = {k: (0, 255) if k == "uint8" else (-(1 << (b - 1)), (1 << (b - 1)) - 1)
           for k, b in _BITS.items()}
 
@@ -26,7 +29,13 @@ def _check(x, op, arg, allow_bool):
 
 
 def _pair(x, y, op, allow_bool=True):
-    """x and y (a Python int made a tensor of x's dtype), checked; their dtype's name."""
+    """x and y (a Python int made a tensor of x's dtype), checked; whether they are bool."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        # The common call, checked on the dtype objects themselves (one per dtype, Note [One
+        # Python object per dtype]): the names and the range check cost as much as the op.
+        d = x.dtype
+        if d is y.dtype and (id(d) in _INT_IDS or (allow_bool and d is _BOOL)):
+            return x, y, d is _BOOL
     name = _check(x, op, "x", allow_bool)
     if isinstance(y, int) and not isinstance(y, bool):
         lo, hi = _RANGE[name] if name in _RANGE else (y, y)
@@ -35,7 +44,7 @@ def _pair(x, y, op, allow_bool=True):
         y = _full_on(x.place, [], y, x.dtype)
     if _check(y, op, "y", allow_bool) != name:
         raise TypeError(f"{op}: x and y must have one dtype, got {name} and {y.dtype.name}")
-    return x, y, name
+    return x, y, name == "bool"
 
 
 def _run(op, fn, x, y, *attrs):
@@ -49,8 +58,8 @@ def _run(op, fn, x, y, *attrs):
 
 
 def _binary(op, logical, x, y, out):
-    x, y, name = _pair(x, y, op)
-    return _finish(_run(op, logical if name == "bool" else getattr(_ops, "_" + op), x, y), out)
+    x, y, is_bool = _pair(x, y, op)
+    return _finish(_run(op, logical if is_bool else _KERNELS[op], x, y), out)
 
 
 def bitwise_and(x, y, out=None, name=None):
@@ -70,8 +79,12 @@ def bitwise_xor(x, y, out=None, name=None):
 
 def bitwise_not(x, out=None, name=None):
     """~x elementwise (logical not for bool)."""
-    _check(x, "bitwise_not", "x", True)
-    return _finish(_ops.logical_not(x) if x.dtype.name == "bool" else _ops._bitwise_not(x), out)
+    d = x.dtype if isinstance(x, Tensor) else None
+    if d is _BOOL:
+        return _finish(_ops.logical_not(x), out)
+    if id(d) not in _INT_IDS:
+        _check(x, "bitwise_not", "x", True)
+    return _finish(_ops._bitwise_not(x), out)
 
 
 def bitwise_invert(x, out=None, name=None):

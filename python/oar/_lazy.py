@@ -4,7 +4,7 @@ Paddle functions] in docs/notes/training_api.md). install() puts a stand-in for 
 into the package's namespace: a function's stand-in loads its module on the first call or
 attribute read and then replaces itself there by the function; a namespace's stand-in (a
 module object) does the same on its first attribute read. Tensor methods are small
-trampolines that load their module on the first call.
+trampolines that load their module on the first call and put the function in their place.
 
 Why not a module __getattr__ (PEP 562): CPython 3.11+ does not specialise attribute reads
 on a module whose dict has `__getattr__`, which costs every `oar.add(...)` ~20 ns (3% of a
@@ -218,10 +218,22 @@ def install(ns, package, table=None, base=None, functions=None, namespaces=None)
 def install_tensor_methods(tensor_cls, package="oar"):
     """Binds each lazy method as a trampoline (an existing method of the name wins)."""
     for name, mod in _index(TENSOR_METHODS).items():
-        if hasattr(tensor_cls, name):
-            continue
+        if not hasattr(tensor_cls, name):
+            bind_method(tensor_cls, (name,), mod, name, package)
 
-        def method(self, *args, _n=name, _m=mod, **kwargs):
-            return getattr(importlib.import_module(_m, package), _n)(self, *args, **kwargs)
-        method.__name__ = method.__qualname__ = name
-        setattr(tensor_cls, name, method)
+
+def bind_method(cls, names, module, attr, package="oar"):
+    """Puts under each of `names` on cls a trampoline for function `attr` of `module`: its
+    first call imports the module and puts the function itself in its place, so that later
+    calls pay nothing for the laziness (an import statement per call cost ~1 us, more than a
+    small op)."""
+    def method(self, *args, **kwargs):
+        fn = getattr(importlib.import_module(module, package), attr)
+        if isinstance(fn, types.FunctionType):  # binds self as the trampoline does
+            for n in names:
+                if cls.__dict__.get(n) is method:
+                    setattr(cls, n, fn)
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = names[0]
+    for n in names:
+        setattr(cls, n, method)

@@ -5,7 +5,7 @@ operators are bound to those same functions, so `a + b` calls C++ directly.
 """
 import numpy as np
 
-from . import _C, _trace_state
+from . import _C, _lazy, _trace_state
 from ._C import Tensor
 from ._dtype import convert_dtype
 
@@ -64,32 +64,16 @@ Tensor.__gt__ = Tensor.greater_than
 Tensor.__ge__ = Tensor.greater_equal
 
 
-_BOOL = _C.DataType.bool
 
-
-def _bitwise(name, logical=None):
-    """x & y, |, ^, <<, >> and ~x as Paddle's: the bitwise functions (loaded on first use;
-    an int operand takes x's dtype), the logical ops themselves on bool tensors. & | ^
-    commute, so they serve as their reflected forms too."""
-    def op(self, *other):
-        if logical is not None and self.dtype == _BOOL and all(
-                isinstance(o, Tensor) and o.dtype == _BOOL for o in other):
-            return logical(self, *other)
-        from . import _bitwise as b
-        return getattr(b, name)(self, *other)
-    op.__name__ = name
-    return op
-
-
-Tensor.__and__ = _bitwise("bitwise_and", _ops.logical_and)
-Tensor.__or__ = _bitwise("bitwise_or", _ops.logical_or)
-Tensor.__xor__ = _bitwise("bitwise_xor", _ops.logical_xor)
-Tensor.__rand__ = Tensor.__and__
-Tensor.__ror__ = Tensor.__or__
-Tensor.__rxor__ = Tensor.__xor__
-Tensor.__lshift__ = _bitwise("bitwise_left_shift")
-Tensor.__rshift__ = _bitwise("bitwise_right_shift")
-Tensor.__invert__ = _bitwise("bitwise_not", _ops.logical_not)
+# x & y, |, ^, <<, >> and ~x as Paddle's: the bitwise functions, loaded on first use (they
+# take the logical ops on bool tensors; an int operand takes x's dtype). & | ^ commute, so they
+# serve as their reflected forms too.
+_lazy.bind_method(Tensor, ("__and__", "__rand__"), "._bitwise", "bitwise_and")
+_lazy.bind_method(Tensor, ("__or__", "__ror__"), "._bitwise", "bitwise_or")
+_lazy.bind_method(Tensor, ("__xor__", "__rxor__"), "._bitwise", "bitwise_xor")
+_lazy.bind_method(Tensor, ("__lshift__",), "._bitwise", "bitwise_left_shift")
+_lazy.bind_method(Tensor, ("__rshift__",), "._bitwise", "bitwise_right_shift")
+_lazy.bind_method(Tensor, ("__invert__",), "._bitwise", "bitwise_not")
 Tensor.__hash__ = object.__hash__
 # NumPy defers to the Tensor's reflected operators (np.float64(2) * x, ndarray + x give a
 # Tensor, as in Paddle) instead of converting x to an ndarray

@@ -50,6 +50,24 @@ def test_import_leaves_composites_unloaded_and_methods_load_them():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_lazy_methods_become_their_functions_on_first_call():
+    """A lazy method's trampoline (and the bitwise operators') puts the function itself on the
+    class after its first call: an import per call cost more than a small op."""
+    code = ("import oar\n"
+            "T = oar.Tensor\n"
+            "x = oar.to_tensor([6, 3])\n"
+            "assert T.__dict__['frac'].__module__ == 'oar._lazy'\n"
+            "assert x.astype('float32').frac().tolist() == [0.0, 0.0]\n"
+            "import oar._math_composites as m, oar._bitwise as b\n"
+            "assert T.__dict__['frac'] is m.frac\n"
+            "assert (x & 5).tolist() == [4, 1] and (5 & x).tolist() == [4, 1]\n"
+            "assert T.__and__ is b.bitwise_and and T.__rand__ is b.bitwise_and\n"
+            "assert T.__or__ is not b.bitwise_or\n"
+            "assert (x | 1).tolist() == [7, 3] and T.__or__ is b.bitwise_or\n"
+            "assert (~x).tolist() == [-7, -4] and (x << 1).tolist() == [12, 6]\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 HOT = ["oar", "oar.nn.functional", "oar.linalg", "oar.autograd"]
 
 

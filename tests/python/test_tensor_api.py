@@ -368,6 +368,18 @@ def test_dtype_objects():
     assert oar.finfo("bfloat16").bits == 16
 
 
+@pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int16", "int32", "int64", "float16",
+                                  "bfloat16", "float32", "float64", "complex64", "complex128"])
+def test_dtype_and_place_are_one_object_each(name):
+    """x.dtype is the named member itself and x.place one object per place (Note [One Python
+    object per dtype]): identity holds and holds across tensors, so dtype checks by `is` work."""
+    a, b = oar.zeros([2], dtype=name), oar.ones([3, 1], dtype=name)
+    assert a.dtype is getattr(oar.DataType, name) and a.dtype is b.dtype
+    assert a.dtype == b.dtype and hash(a.dtype) == hash(getattr(oar.DataType, name))
+    assert a.place is b.place and a.place == oar.CPUPlace()
+    assert a.astype("float64").dtype is oar.float64
+
+
 @pytest.mark.parametrize("fn", [str, repr])
 def test_dtype_str(fn):
     assert fn(oar.float32) == "paddle.float32"  # as Paddle prints it
