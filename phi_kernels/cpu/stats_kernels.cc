@@ -569,6 +569,190 @@ void CumprodKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, boo
              [](A a, A v) { return a * v; });
 }
 
+#if OAR_VEC512
+// Note [Running extrema in registers]
+// cummax/cummin of float32 rows, a vector of lanes at a time. The step takes `later` over
+// `earlier` where it is NaN or not worse (ties go to the later index): a total preorder with
+// NaN on top, so the step is associative and scans like a sum: a log-step scan inside each
+// vector, then one compare and blend against the running extremum carried from the vectors
+// before. Until a NaN shows in a row, "earlier wins" is one strict compare; from then on (the
+// carry stays NaN) it takes the unordered test too. A row's tail continues in the scalar loop
+// from the carry. The scalar loop waited ~4 cycles an element on its compare and select:
+// [1024, 1024] 1.16 -> 0.50 ms on Zen 4 (torch 0.98).
+namespace extremum {
+constexpr int kW = 16;
+using V = __m512;
+using I = __m512i;
+using K = __mmask16;
+inline V load(const float* p) { return _mm512_loadu_ps(p); }
+inline I lane_ids(int32_t k) {
+  return _mm512_add_epi32(_mm512_set1_epi32(k),
+                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+inline bool any_nan(V v) { return _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0; }
+template <bool kLargest, bool kNaN>
+inline K earlier_wins(V earlier, V later) {
+  constexpr int kWorse = kLargest ? _CMP_LT_OQ : _CMP_GT_OQ;
+  if constexpr (!kNaN) return _mm512_cmp_ps_mask(later, earlier, kWorse);
+  // later is an ordered value and not as good; earlier may be NaN (then it wins)
+  return _mm512_cmp_ps_mask(later, later, _CMP_ORD_Q) &
+         _mm512_cmp_ps_mask(later, earlier, kLargest ? _CMP_NGE_UQ : _CMP_NLE_UQ);
+}
+inline V pick(K keep, V later, V earlier) { return _mm512_mask_blend_ps(keep, later, earlier); }
+inline I pick(K keep, I later, I earlier) { return _mm512_mask_blend_epi32(keep, later, earlier); }
+// lanes moved s up, `fill` in lanes 0..s-1
+template <int s>
+inline V shift(V v, V fill) {
+  return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), _mm512_castps_si512(fill), 16 - s));
+}
+template <int s>
+inline I shift(I v, I fill) {
+  return _mm512_alignr_epi32(v, fill, 16 - s);
+}
+inline V last(V v) { return _mm512_permutexvar_ps(_mm512_set1_epi32(15), v); }
+inline I last(I v) { return _mm512_permutexvar_epi32(_mm512_set1_epi32(15), v); }
+inline void store(float* y, int64_t* yi, V r, I ri) {
+  _mm512_storeu_ps(y, r);
+  _mm512_storeu_si512(yi, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(ri)));
+  _mm512_storeu_si512(yi + 8, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(ri, 1)));
+}
+}  // namespace extremum
+#elif OAR_VEC256
+// The AVX2 version of Note [Running extrema in registers]: 8 lanes, compares into vectors.
+namespace extremum {
+constexpr int kW = 8;
+using V = __m256;
+using I = __m256i;
+using K = __m256;
+inline V load(const float* p) { return _mm256_loadu_ps(p); }
+inline I lane_ids(int32_t k) {
+  return _mm256_add_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline bool any_nan(V v) { return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0; }
+template <bool kLargest, bool kNaN>
+inline K earlier_wins(V earlier, V later) {
+  constexpr int kWorse = kLargest ? _CMP_LT_OQ : _CMP_GT_OQ;
+  if constexpr (!kNaN) return _mm256_cmp_ps(later, earlier, kWorse);
+  return _mm256_and_ps(_mm256_cmp_ps(later, later, _CMP_ORD_Q),
+                       _mm256_cmp_ps(later, earlier, kLargest ? _CMP_NGE_UQ : _CMP_NLE_UQ));
+}
+inline V pick(K keep, V later, V earlier) { return _mm256_blendv_ps(later, earlier, keep); }
+inline I pick(K keep, I later, I earlier) {
+  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(later), _mm256_castsi256_ps(earlier), keep));
+}
+template <int s>
+inline V shift(V v, V fill) {
+  const __m256i up = _mm256_setr_epi32(0, 1 - s, 2 - s, 3 - s, 4 - s, 5 - s, 6 - s, 7 - s);
+  return _mm256_blend_ps(_mm256_permutevar8x32_ps(v, _mm256_max_epi32(up, _mm256_setzero_si256())), fill, (1 << s) - 1);
+}
+template <int s>
+inline I shift(I v, I fill) {
+  return _mm256_castps_si256(shift<s>(_mm256_castsi256_ps(v), _mm256_castsi256_ps(fill)));
+}
+inline V last(V v) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(7)); }
+inline I last(I v) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(7)); }
+inline void store(float* y, int64_t* yi, V r, I ri) {
+  _mm256_storeu_ps(y, r);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(yi), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(ri)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(yi + 4), _mm256_cvtepi32_epi64(_mm256_extracti128_si256(ri, 1)));
+}
+}  // namespace extremum
+#endif
+
+#if OAR_VEC
+namespace extremum {
+// The extremum of lanes 0..j and its index in lane j, `none` shifted in before lane 0.
+template <bool kLargest, bool kNaN>
+inline void scan(V& v, I& vi, V none) {
+  const I zero = I{};
+  const auto step = [&]<int s>() {
+    const V e = shift<s>(v, none);
+    const I ei = shift<s>(vi, zero);
+    const K keep = earlier_wins<kLargest, kNaN>(e, v);
+    v = pick(keep, v, e);
+    vi = pick(keep, vi, ei);
+  };
+  step.template operator()<1>();
+  step.template operator()<2>();
+  step.template operator()<4>();
+  if constexpr (kW == 16) step.template operator()<8>();
+}
+
+// Whole vectors of row x (n < 2^31 values: int32 lanes hold the indices); returns how many
+// values it did, with the running extremum and its index in best/at.
+template <bool kLargest>
+int64_t rows_prefix(const float* x, float* y, int64_t* yi, int64_t n, float& best, int64_t& at) {
+  constexpr float kNone = kLargest ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  const V none = V{} + kNone;  // loses to everything
+  V carry = none;              // the extremum so far and its index, in every lane
+  I carry_i = I{};
+  bool nan = false;  // once a NaN is the carry, every later vector takes the full compares
+  int64_t k = 0;
+  for (; k + kW <= n; k += kW) {
+    V v = load(x + k);
+    I vi = lane_ids(static_cast<int32_t>(k));
+    nan = nan || any_nan(v);
+    K from_carry;
+    if (!nan) {
+      scan<kLargest, false>(v, vi, none);
+      from_carry = earlier_wins<kLargest, false>(carry, v);
+    } else {
+      scan<kLargest, true>(v, vi, none);
+      from_carry = earlier_wins<kLargest, true>(carry, v);
+    }
+    store(y + k, yi + k, pick(from_carry, v, carry), pick(from_carry, vi, carry_i));
+    // the carry's chain is one compare and blend a vector: v's last lane is broadcast off it
+    const V b = last(v);
+    const K keep = nan ? earlier_wins<kLargest, true>(carry, b) : earlier_wins<kLargest, false>(carry, b);
+    carry = pick(keep, b, carry);
+    carry_i = pick(keep, last(vi), carry_i);
+  }
+  if (k > 0) {
+    best = y[k - 1];
+    at = yi[k - 1];
+  }
+  return k;
+}
+}  // namespace extremum
+#endif
+
+// cum_extremum along the last axis, rows [a0, a1) of [rows, n], one at a time (float32 rows
+// start in vectors, Note [Running extrema in registers]). Everything the loop reads is a
+// local or an argument: captured by reference, n and `largest` were reloaded after every
+// store (Note [Kernel closures in registers]). The value stored is the extremum itself, whose
+// bits are x's at the index (NaN payloads included). Interleaving 4 rows made float64 and
+// int64 3x slower: rows 8 KiB apart alias in the store buffer's 4 KiB check.
+template <typename T, bool kLargest>
+void cum_extremum_rows(const T* p, T* vo, int64_t* o, int64_t n, int64_t a0, int64_t a1) {
+  using M = OpMath<T>;
+  for (int64_t a = a0; a < a1; ++a) {
+    const T* x = p + a * n;
+    T* y = vo + a * n;
+    int64_t* yi = o + a * n;
+    M best = static_cast<M>(x[0]);
+    int64_t at = 0;
+    int64_t k = 0;
+#if OAR_VEC
+    if constexpr (std::is_same_v<T, float>) {
+      if (n <= std::numeric_limits<int32_t>::max()) k = extremum::rows_prefix<kLargest>(x, y, yi, n, best, at);
+    }
+#endif
+    if (k == 0) {
+      yi[0] = 0;
+      y[0] = x[0];
+      k = 1;
+    }
+    for (; k < n; ++k) {
+      const M v = static_cast<M>(x[k]);
+      const bool take = v != v || (kLargest ? v >= best : v <= best);
+      best = take ? v : best;
+      at = take ? k : at;
+      yi[k] = at;
+      y[k] = static_cast<T>(best);
+    }
+  }
+}
+
 // cummax / cummin (nn's cum_extremum): along the axis, the running extremum and the index of
 // it, the latest one on ties, and the latest NaN once one is seen (NaN propagates). Lanes of
 // [outer, n, inner] in row order. A log-depth scan of where/concat took 39 ms on [1024, 1024]
@@ -594,17 +778,10 @@ void CumExtremumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis,
       rs.outer,
       [&](int64_t a0, int64_t a1) {
     if (inner == 1) {  // along the last axis: the running extremum and its index in registers
-      for (int64_t a = a0; a < a1; ++a) {
-        const T* xa = p + a * n;
-        M best = static_cast<M>(xa[0]);
-        int64_t at = 0;
-        o[a * n] = 0;
-        vo[a * n] = xa[0];
-        for (int64_t k = 1; k < n; ++k) {
-          step(static_cast<M>(xa[k]), k, best, at);
-          o[a * n + k] = at;
-          vo[a * n + k] = xa[at];
-        }
+      if (largest) {
+        cum_extremum_rows<T, true>(p, vo, o, n, a0, a1);
+      } else {
+        cum_extremum_rows<T, false>(p, vo, o, n, a0, a1);
       }
       return;
     }

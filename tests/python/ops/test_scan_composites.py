@@ -94,3 +94,55 @@ def test_index_kernel_on_middle_axes(dtype, threads):
         oar._C.ops._cum_extremum(oar.ones([2, 3]), 2, True)
     with pytest.raises(ValueError, match="cum_extremum: x must have rank >= 1"):
         oar._C.ops._cum_extremum(oar.ones([]), 0, True)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 1029])
+def test_float_rows_scan_bit_for_bit(n, threads):
+    """float32 along the last axis runs 16 lanes at a time (Note [Running extrema in
+    registers]): every length class around the vector width and its tail, rows without NaN
+    (the one-compare path) and rows where a NaN first shows in the first vector, a later one or
+    the tail; ties, -0.0 against 0.0, infinities and a row of -inf; NaN payloads and signs kept
+    bit for bit, for cummax and cummin."""
+    rng = np.random.default_rng(n)
+    rows = [rng.integers(-3, 3, n).astype(np.float32),                 # ties everywhere
+            rng.standard_normal(n).astype(np.float32),
+            np.full(n, -np.inf, np.float32), np.full(n, np.inf, np.float32),
+            np.where(rng.random(n) < 0.5, np.float32(-0.0), np.float32(0.0))]
+    for at in sorted({0, n // 3, 16, n - 1} & set(range(n))):   # a NaN first seen at `at`
+        r = rng.standard_normal(n).astype(np.float32)
+        bits = r.view(np.uint32)
+        bits[at] = 0xFFC01234 if at % 2 else 0x7FC0ABCD                # payloads and signs
+        if at + 5 < n:
+            bits[at + 5] = 0x7FA00001 | 0x00400000
+        rows.append(r)
+    x = np.stack(rows)
+    x[1, rng.random(n) < 0.2] = np.inf
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for fn, better in ((oar.cummax, GE), (oar.cummin, LE)):
+            v, i = fn(oar.to_tensor(x), axis=-1)
+            rv, ri = np_cum(x, 1, better)
+            np.testing.assert_array_equal(i.numpy(), ri, err_msg=fn.__name__)
+            np.testing.assert_array_equal(v.numpy().view(np.uint32), rv.view(np.uint32), err_msg=fn.__name__)
+    finally:
+        oar.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("capability", ["avx2", "avx512"])
+def test_float_rows_scan_in_each_isa_copy(capability):
+    """The float32 row scan has an AVX2 (8 lanes) and an AVX-512 (16 lanes) form: the test
+    above, run in a child forced to each copy this CPU has (Note [CPU dispatch])."""
+    import os
+    import subprocess
+    import sys
+    flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
+    if capability == "avx512" and "avx512f" not in flags:
+        pytest.skip("this CPU has no AVX-512")
+    env = dict(os.environ, OAR_CPU_CAPABILITY=capability)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider",
+                        f"{__file__}::test_float_rows_scan_bit_for_bit"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert " 22 passed" in p.stdout, p.stdout[-2000:]
