@@ -16,6 +16,7 @@
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
 #include "phi_kernels/cpu/scratch.h"
+#include "phi_kernels/cpu/transpose.h"
 #include "phi_kernels/funcs/dense_copy.h"
 
 namespace oar::phi {
@@ -328,12 +329,12 @@ double source_index(double g, int64_t size, const std::string& padding, bool ali
   return x;
 }
 
-// Note [grid_sample by planes]: the taps of every output point are computed once, not once
-// per channel (the top-left source position, the four bilinear weights, whether all four
-// taps lie inside the plane), then each (n, c) plane is read for all its points with the
-// plane in cache: float eight points at a time by four masked gathers with AVX2 (a tap outside
-// reads as 0, as the bounds test per tap of the scalar form gives). Points by points, every channel read a new
-// cache line per tap: [16, 64, 32, 32] with a 32 x 32 grid took 3.5 ms at 1 thread (torch 1.4).
+// Note [grid_sample by planes]: (below 8 channels; Note [grid_sample in channels-last] above)
+// the taps of every output point are computed once, not once per channel (the top-left source position, the four
+// bilinear weights, whether all four taps lie inside the plane), then each (n, c) plane is read for all its points with
+// the plane in cache: float eight points at a time by four masked gathers with AVX2 (a tap outside reads as 0, as the
+// bounds test per tap of the scalar form gives). Points by points, every channel read a new cache line per tap: [16,
+// 64, 32, 32] with a 32 x 32 grid took 3.5 ms at 1 thread (torch 1.4).
 template <typename M>
 struct GridTaps {
   std::vector<int64_t> x0, y0;
@@ -344,6 +345,57 @@ struct GridTaps {
     for (auto& v : w) v.resize(static_cast<size_t>(n));
   }
 };
+
+// Note [grid_sample in channels-last]: with 8 or more channels an image is turned to [H * W,
+// C] (plus a zero row that taps outside the plane read), each point's output is then the
+// weighted sum of four contiguous rows of C values, which vectorizes over the channels
+// without gathers, and the [P, C] result is turned back to [C, P]. Both turns stay in L2 for
+// one image at a time, through buffered tiles at power-of-two plane sizes (transpose_blocked).
+// [16, 64, 32, 32] with a 32 x 32 grid at 1 thread on Zen 4: the gathers by planes 2.6 ms,
+// this 0.88 (torch 1.75); nearest 1.16 -> 0.70 (0.87).
+template <typename T, typename M>
+void grid_sample_channels_last(const T* xp, const GridTaps<M>& taps, bool nearest, int64_t N, int64_t C, int64_t H,
+                               int64_t W, int64_t P, T* o) {
+  const int64_t HW = H * W;
+  parallel_for(
+      N,
+      [&](int64_t n0, int64_t n1) {
+    static thread_local Scratch in_buf, out_buf;
+    T* in = in_buf.get<T>((HW + 1) * C, "grid_sample");
+    T* out = out_buf.get<T>(P * C, "grid_sample");
+    const T* zero = in + HW * C;
+    std::fill(in + HW * C, in + (HW + 1) * C, T(M(0)));
+    for (int64_t n = n0; n < n1; ++n) {
+      transpose_blocked(xp + n * C * HW, HW, C, HW, in, C);
+      for (int64_t q = 0; q < P; ++q) {
+        const int64_t t = n * P + q, x0 = taps.x0[t], y0 = taps.y0[t];
+        T* d = out + q * C;
+        if (nearest) {
+          const T* r = taps.inside[t] ? in + (y0 * W + x0) * C : zero;
+          std::copy(r, r + C, d);
+          continue;
+        }
+        const T *r00, *r01, *r10, *r11;
+        if (taps.inside[t]) {
+          r00 = in + (y0 * W + x0) * C, r01 = r00 + C, r10 = r00 + W * C, r11 = r10 + C;
+        } else {  // a tap outside reads the zero row (a NaN grid value lands here too)
+          const auto row = [&](int64_t yy, int64_t xx) {
+            return yy >= 0 && yy < H && xx >= 0 && xx < W ? in + (yy * W + xx) * C : zero;
+          };
+          r00 = row(y0, x0), r01 = row(y0, x0 + 1), r10 = row(y0 + 1, x0), r11 = row(y0 + 1, x0 + 1);
+        }
+        const M w0 = taps.w[0][t], w1 = taps.w[1][t], w2 = taps.w[2][t], w3 = taps.w[3][t];
+        for (int64_t c = 0; c < C; ++c) {
+          d[c] = static_cast<T>(M(r00[c]) * w0 + M(r01[c]) * w1 + M(r10[c]) * w2 + M(r11[c]) * w3);
+        }
+      }
+      transpose_blocked(out, C, P, C, o + n * C * P, P);
+    }
+    in_buf.trim();
+    out_buf.trim();
+      },
+      N * C * P * 8);
+}
 
 template <typename T>
 void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& grid,
@@ -385,6 +437,10 @@ void GridSampleKernel(const DeviceContext&, const DenseTensor& x, const DenseTen
     }
       },
       N * P * 16);
+  if (C >= 8) {
+    grid_sample_channels_last(xp, taps, nearest, N, C, H, W, P, o);
+    return;
+  }
   parallel_for(
       N * C,
       [&](int64_t b0, int64_t b1) {

@@ -1,8 +1,8 @@
 // Matrix transposition for kernels that repack an operand: the 8x8 register transpose and a
 // strided block transpose built on it. One copy for the transposing copy (elementwise.h),
 // the copy kernel's transposes (copy_kernel.cc), the RNN weights (rnn_kernels.cc),
-// attention's packed K^T (attention_kernels.cc) and LAPACK's column-major operands
-// (linalg_kernels.cc).
+// attention's packed K^T (attention_kernels.cc), LAPACK's column-major operands
+// (linalg_kernels.cc) and grid_sample's channels-last images (interp_kernels.cc).
 #pragma once
 
 #include <immintrin.h>
@@ -101,6 +101,34 @@ inline void transpose_tile_buffered(const float* src, int64_t lds, float* dst, i
   }
 }
 #endif
+
+/// transpose_strided for a whole matrix, one thread: through buffered tiles where a side's
+/// rows lie a multiple of 2 KiB apart, straight elsewhere, as the copy kernel chooses (Note
+/// [Transposed tiles through a buffer]).
+template <typename T>
+void transpose_blocked(const T* src, int64_t lds, int64_t rows, int64_t cols, T* dst, int64_t ldd) {
+#if defined(__AVX2__)
+  if constexpr (sizeof(T) == 4) {
+    if ((lds * 4) % 2048 == 0 || (ldd * 4) % 2048 == 0) {
+      constexpr int64_t kT = kTransposeTile;
+      for (int64_t r0 = 0; r0 < rows; r0 += kT) {
+        for (int64_t c0 = 0; c0 < cols; c0 += kT) {
+          const int64_t wr = std::min(kT, rows - r0), wc = std::min(kT, cols - c0);
+          const T* s = src + r0 * lds + c0;
+          T* d = dst + c0 * ldd + r0;
+          if (wr == kT && wc == kT) {
+            transpose_tile_buffered(reinterpret_cast<const float*>(s), lds, reinterpret_cast<float*>(d), ldd);
+          } else {
+            transpose_strided(s, lds, wr, wc, d, ldd);
+          }
+        }
+      }
+      return;
+    }
+  }
+#endif
+  transpose_strided(src, lds, rows, cols, dst, ldd);
+}
 
 }  // namespace OAR_ISA_NS
 }  // namespace oar::phi

@@ -375,14 +375,19 @@ def test_layer_name_exists(name):
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [True, False])
-def test_grid_sample_planes_against_numpy(mode, padding, align):
+@pytest.mark.parametrize("xshape, gshape", [((2, 3, 7, 9), (2, 5, 13)), ((2, 8, 7, 9), (2, 5, 13)),
+                                            ((3, 19, 32, 32), (3, 32, 16))],
+                         ids=["planes", "channels_last", "channels_last_tiles"])
+def test_grid_sample_planes_against_numpy(mode, padding, align, xshape, gshape):
     """grid_sample by planes (Note [grid_sample by planes]): 65 points a plane (eight-point
-    float blocks with masked gathers, and a tail), points inside, across the borders and far
-    outside, in float32 and float64 against the float64 reference; NaN and huge grid values
-    give the same in float32 (vectors) as in float64 (the scalar form)."""
+    float blocks with masked gathers, and a tail); with 8 or more channels in channels-last
+    (Note [grid_sample in channels-last]), also with 1024 values a plane and 512 points, where
+    both turns go through whole buffered tiles and ragged edges. Points inside, across the
+    borders and far outside, in float32 and float64 against the float64 reference; NaN and
+    huge grid values give the same in float32 (vectors) as in float64 (the scalar form)."""
     rng = np.random.default_rng(31)
-    x = rng.standard_normal((2, 3, 7, 9))
-    grid = rng.uniform(-1.3, 1.3, (2, 5, 13, 2))
+    x = rng.standard_normal(xshape)
+    grid = rng.uniform(-1.3, 1.3, (*gshape, 2))
     grid[0, 0, :4] = [[-1.0, -1.0], [1.0, 1.0], [3.0, 0.2], [-0.2, -7.0]]
     for dtype, tol in (("float32", 2e-5), ("float64", 1e-12)):
         got = F.grid_sample(oar.to_tensor(x.astype(dtype)), oar.to_tensor(grid.astype(dtype)), mode=mode,
