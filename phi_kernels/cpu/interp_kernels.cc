@@ -519,9 +519,11 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
   using M = OpMath<T>;
   T* gx = grad_x->alloc<T>();
   T* gg = grad_grid->alloc<T>();
-  std::fill(gx, gx + grad_x->numel(), T(0));
-  std::fill(gg, gg + grad_grid->numel(), T(0));
-  if (grad_out.numel() == 0) return;
+  std::fill(gg, gg + grad_grid->numel(), T(0));  // nearest leaves it 0; grad_x is written whole
+  if (grad_out.numel() == 0) {
+    std::fill(gx, gx + grad_x->numel(), T(0));
+    return;
+  }
   DenseTensor xc = dense_copy<T>(x), gc = dense_copy<T>(grid), oc = dense_copy<T>(grad_out);
   const T* xp = xc.data<T>();
   const T* gp = gc.data<T>();
@@ -529,24 +531,36 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
   const int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
   const int64_t Ho = grid.dims()[1], Wo = grid.dims()[2], P = Ho * Wo;
   const bool nearest = mode == "nearest";
-  // Samples scatter into their image: parallel over images only.
-  parallel_for(N, [&](int64_t n0, int64_t n1) {
-    std::vector<M> acc;
+  const int64_t HW = H * W;
+  // Samples scatter into their image: parallel over images only. Each image in channels-last
+  // (Note [grid_sample in channels-last]): a tap's C values of x, of grad_out and of the
+  // gradient it adds to are contiguous rows. Over planes every channel of every tap touched a
+  // line of its own in three arrays: [16, 64, 32, 32] forward + backward 88.7 ms at 1 thread
+  // on Zen 4 (torch 10.5), this 5.2 ms; 2.6 at 2 threads (torch 4.1).
+  parallel_for(
+      N,
+      [&](int64_t n0, int64_t n1) {
+    static thread_local Scratch x_buf, g_buf, acc_buf;
+    T* xt = x_buf.get<T>(HW * C, "grid_sample_grad");     // x[n] as [H * W, C]
+    T* gt = g_buf.get<T>(P * C, "grid_sample_grad");      // grad_out[n] as [P, C]
+    M* acc = acc_buf.get<M>(HW * C, "grid_sample_grad");  // grad_x[n] as [H * W, C]
     for (int64_t n = n0; n < n1; ++n) {
-      acc.assign(C * H * W, M(0));
-      const T* plane = xp + n * C * H * W;
-      for (int64_t pidx = 0; pidx < P; ++pidx) {
-        const int64_t np = n * P + pidx;
+      transpose_blocked(xp + n * C * HW, HW, C, HW, xt, C);
+      transpose_blocked(op + n * C * P, P, C, P, gt, C);
+      std::fill(acc, acc + HW * C, M(0));
+      for (int64_t q = 0; q < P; ++q) {
+        const int64_t np = n * P + q;
         double dxg, dyg;
         const double ix = source_index(M(gp[np * 2]), W, padding, align, &dxg);
         const double iy = source_index(M(gp[np * 2 + 1]), H, padding, align, &dyg);
-        const T* go = op + n * C * P + pidx;
+        const T* g = gt + q * C;
         auto inb = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W; };
         if (nearest) {
           const int64_t xx = float_to_int<int64_t>(std::nearbyint(ix));
           const int64_t yy = float_to_int<int64_t>(std::nearbyint(iy));
           if (inb(yy, xx)) {
-            for (int64_t c = 0; c < C; ++c) acc[(c * H + yy) * W + xx] += M(go[c * P]);
+            M* a = acc + (yy * W + xx) * C;
+            for (int64_t c = 0; c < C; ++c) a[c] += M(g[c]);
           }
           continue;
         }
@@ -559,23 +573,38 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
         for (int a = 0; a < 2; ++a) {
           for (int b = 0; b < 2; ++b) {
             if (!inb(ys[a], xs[b])) continue;
+            const int64_t at = (ys[a] * W + xs[b]) * C;
+            const M w = wys[a] * wxs[b];
+            const T* v = xt + at;
+            M* d = acc + at;
+            M dot = 0;  // sum_c x * grad_out at this tap, in vector lanes (a serial sum
+                        // waited ~4 cycles a channel)
+#pragma omp simd reduction(+ : dot)
             for (int64_t c = 0; c < C; ++c) {
-              const int64_t off = (c * H + ys[a]) * W + xs[b];
-              const M g = M(go[c * P]);
-              acc[off] += wys[a] * wxs[b] * g;
-              const M v = M(plane[off]) * g;
-              gix += v * wys[a] * dwx[b];
-              giy += v * dwy[a] * wxs[b];
+              d[c] += w * M(g[c]);
+              dot += M(v[c]) * M(g[c]);
             }
+            gix += dot * wys[a] * dwx[b];
+            giy += dot * dwy[a] * wxs[b];
           }
         }
         gg[np * 2] = static_cast<T>(gix * static_cast<M>(dxg));
         gg[np * 2 + 1] = static_cast<T>(giy * static_cast<M>(dyg));
       }
-      T* dst = gx + n * C * H * W;
-      for (int64_t i = 0; i < C * H * W; ++i) dst[i] = static_cast<T>(acc[i]);
+      T* dst = gx + n * C * HW;
+      if constexpr (std::is_same_v<M, T>) {
+        transpose_blocked(acc, C, HW, C, dst, HW);
+      } else {
+        for (int64_t c = 0; c < C; ++c) {
+          for (int64_t i = 0; i < HW; ++i) dst[c * HW + i] = static_cast<T>(acc[i * C + c]);
+        }
+      }
     }
-  }, N * P * C * 8);
+    x_buf.trim();
+    g_buf.trim();
+    acc_buf.trim();
+      },
+      N * P * C * 8);
 }
 
 }  // namespace

@@ -404,3 +404,40 @@ def test_grid_sample_planes_against_numpy(mode, padding, align, xshape, gshape):
                          padding_mode=padding, align_corners=align).numpy().astype(np.float64)
            for d in ("float32", "float64")]
     np.testing.assert_allclose(res[0], res[1], rtol=2e-5, atol=2e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [True, False])
+@pytest.mark.parametrize("xshape, gshape", [((2, 3, 7, 9), (2, 5, 13)), ((3, 19, 32, 32), (3, 16, 32))],
+                         ids=["odd", "tiles"])
+def test_grid_sample_backward_identities(mode, padding, align, xshape, gshape):
+    """grid_sample's backward in channels-last (Note [grid_sample in channels-last]) on shapes
+    the finite-difference harness cannot afford: grad_x is A^T g for the linear map x -> out,
+    so <out(x'), g> = <x', grad_x> for any x' (exact up to rounding); grad_grid against a
+    central difference along a random direction, in float64."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(xshape)
+    grid = rng.uniform(-1.2, 1.2, (*gshape, 2))
+    g = rng.standard_normal((xshape[0], xshape[1], *gshape[1:]))
+
+    def out(xv, gv):
+        return F.grid_sample(oar.to_tensor(xv), oar.to_tensor(gv), mode=mode, padding_mode=padding,
+                             align_corners=align).numpy()
+    xt, gt = oar.to_tensor(x, stop_gradient=False), oar.to_tensor(grid, stop_gradient=False)
+    y = F.grid_sample(xt, gt, mode=mode, padding_mode=padding, align_corners=align)
+    (y * oar.to_tensor(g)).sum().backward()
+    gx, gg = xt.grad.numpy(), gt.grad.numpy()
+    for _ in range(2):
+        xp = rng.standard_normal(xshape)
+        np.testing.assert_allclose((out(xp, grid) * g).sum(), (xp * gx).sum(), rtol=1e-10, atol=1e-9)
+    d = rng.standard_normal(grid.shape)
+    h = 1e-7
+    fd = ((out(x, grid + h * d) * g).sum() - (out(x, grid - h * d) * g).sum()) / (2 * h)
+    np.testing.assert_allclose((gg * d).sum(), fd if mode == "bilinear" else 0.0, rtol=1e-5, atol=1e-5)
+    # float32 follows the float64 result
+    x32, g32 = oar.to_tensor(x.astype("float32"), stop_gradient=False), oar.to_tensor(grid.astype("float32"), stop_gradient=False)
+    (F.grid_sample(x32, g32, mode=mode, padding_mode=padding, align_corners=align)
+     * oar.to_tensor(g.astype("float32"))).sum().backward()
+    np.testing.assert_allclose(x32.grad.numpy(), gx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(g32.grad.numpy(), gg, rtol=2e-3, atol=2e-3)
