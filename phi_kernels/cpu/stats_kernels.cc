@@ -445,34 +445,68 @@ inline __m512d prefix8(__m512d v) {
   v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), id, 4)));
   return v;
 }
-template <typename T, bool kMul>
+// Suffix sums (or products) within the vector: lane j holds lanes j..7 combined.
+template <bool kMul>
+inline __m512d suffix8(__m512d v) {
+  const __m512i id = _mm512_castpd_si512(_mm512_set1_pd(kMul ? 1.0 : 0.0));
+  v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(id, _mm512_castpd_si512(v), 1)));
+  v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(id, _mm512_castpd_si512(v), 2)));
+  v = op8<kMul>(v, _mm512_castsi512_pd(_mm512_alignr_epi64(id, _mm512_castpd_si512(v), 4)));
+  return v;
+}
+// kRev: the scan runs from the row's end (cumsum's reverse form, its backward): the ragged
+// end first in scalars, then whole vectors down to the start with suffix sums.
+template <typename T, bool kMul, bool kRev = false>
 void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
-  parallel_for(rows, [&](int64_t r0, int64_t r1) {
-    const __m512i last = _mm512_set1_epi64(7);
+  parallel_for(
+      rows,
+      [&](int64_t r0, int64_t r1) {
+    const __m512i last = _mm512_set1_epi64(kRev ? 0 : 7);
     for (int64_t r = r0; r < r1; ++r) {
       const T* x = p + r * n;
       T* y = o + r * n;
+      const auto load = [&](int64_t i) {
+        if constexpr (std::is_same_v<T, float>)
+          return _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+        else
+          return _mm512_loadu_pd(x + i);
+      };
+      const auto store = [&](int64_t i, __m512d v) {
+        if constexpr (std::is_same_v<T, float>)
+          _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(v));
+        else
+          _mm512_storeu_pd(y + i, v);
+      };
+      const auto step = [kMul_ = kMul](double acc, T v) {
+        return kMul_ ? acc * static_cast<double>(v) : acc + static_cast<double>(v);
+      };
+      if constexpr (kRev) {
+        const int64_t whole = n / 8 * 8;
+        double acc = kMul ? 1.0 : 0.0;
+        for (int64_t i = n - 1; i >= whole; --i) y[i] = static_cast<T>(acc = step(acc, x[i]));
+        __m512d carry = _mm512_set1_pd(acc);
+        for (int64_t i = whole - 8; i >= 0; i -= 8) {
+          const __m512d s = suffix8<kMul>(load(i));
+          store(i, op8<kMul>(s, carry));
+          carry = op8<kMul>(carry, _mm512_permutexvar_pd(last, s));
+        }
+        continue;
+      }
       __m512d carry = _mm512_set1_pd(kMul ? 1.0 : 0.0);
       int64_t i = 0;
       for (; i + 8 <= n; i += 8) {
-        __m512d v;
-        if constexpr (std::is_same_v<T, float>) v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
-        else v = _mm512_loadu_pd(x + i);
-        const __m512d s = prefix8<kMul>(v);
+        const __m512d s = prefix8<kMul>(load(i));
         const __m512d res = op8<kMul>(s, carry);
         // the carry's chain is one operation a vector (the broadcast of s is off it: taking
         // res's last lane instead made cumsum 7% slower)
         carry = op8<kMul>(carry, _mm512_permutexvar_pd(last, s));
-        if constexpr (std::is_same_v<T, float>) _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(res));
-        else _mm512_storeu_pd(y + i, res);
+        store(i, res);
       }
       double acc = _mm512_cvtsd_f64(carry);
-      for (; i < n; ++i) {
-        acc = kMul ? acc * static_cast<double>(x[i]) : acc + static_cast<double>(x[i]);
-        y[i] = static_cast<T>(acc);
-      }
+      for (; i < n; ++i) y[i] = static_cast<T>(acc = step(acc, x[i]));
     }
-  }, rows * n);
+      },
+      rows * n);
 }
 #elif OAR_VEC256
 // The AVX2 version: 4 double lanes, scan by shifts of 1 and 2 lanes plus a running carry.
@@ -488,12 +522,36 @@ inline __m256d prefix4(__m256d v) {
   v = op4<kMul>(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(1, 0, 0, 0)), id, 0x3));
   return v;
 }
-template <typename T, bool kMul>
+// Suffix sums within the vector: [v0+v1+v2+v3, v1+v2+v3, v2+v3, v3].
+template <bool kMul>
+inline __m256d suffix4(__m256d v) {
+  const __m256d id = _mm256_set1_pd(kMul ? 1.0 : 0.0);
+  // v + [v1, v2, v3, id], then v' + [v2', v3', id, id]
+  v = op4<kMul>(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(3, 3, 2, 1)), id, 0x8));
+  v = op4<kMul>(v, _mm256_blend_pd(_mm256_permute4x64_pd(v, _MM_SHUFFLE(3, 3, 3, 2)), id, 0xC));
+  return v;
+}
+template <typename T, bool kMul, bool kRev = false>
 void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* x = p + r * n;
       T* y = o + r * n;
+      const auto step = [kMul_ = kMul](double acc, T v) {
+        return kMul_ ? acc * static_cast<double>(v) : acc + static_cast<double>(v);
+      };
+      if constexpr (kRev) {  // as the AVX-512 form: the ragged end first, then whole vectors
+        const int64_t whole = n / 4 * 4;
+        double acc = kMul ? 1.0 : 0.0;
+        for (int64_t i = n - 1; i >= whole; --i) y[i] = static_cast<T>(acc = step(acc, x[i]));
+        __m256d carry = _mm256_set1_pd(acc);
+        for (int64_t i = whole - 4; i >= 0; i -= 4) {
+          const __m256d s = suffix4<kMul>(vec::widen(x + i));
+          vec::narrow_store(y + i, op4<kMul>(s, carry));
+          carry = op4<kMul>(carry, _mm256_permute4x64_pd(s, _MM_SHUFFLE(0, 0, 0, 0)));
+        }
+        continue;
+      }
       __m256d carry = _mm256_set1_pd(kMul ? 1.0 : 0.0);
       int64_t i = 0;
       for (; i + 4 <= n; i += 4) {
@@ -503,10 +561,7 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
         vec::narrow_store(y + i, res);
       }
       double acc = _mm256_cvtsd_f64(carry);
-      for (; i < n; ++i) {
-        acc = kMul ? acc * static_cast<double>(x[i]) : acc + static_cast<double>(x[i]);
-        y[i] = static_cast<T>(acc);
-      }
+      for (; i < n; ++i) y[i] = static_cast<T>(acc = step(acc, x[i]));
     }
   }, rows * n);
 }
@@ -519,9 +574,13 @@ void CumsumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool
 #if OAR_VEC
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     ReduceShape rs = scan_shape(x, axis, flatten, "cumsum");
-    if (rs.inner == 1 && !exclusive && !reverse) {
+    if (rs.inner == 1 && !exclusive) {
       T* o = out->alloc<T>();
-      scan_rows_vec<T, false>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      if (reverse) {  // the backward of a forward cumsum
+        scan_rows_vec<T, false, true>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      } else {
+        scan_rows_vec<T, false>(rs.data.data<T>(), o, rs.outer, rs.reduce);
+      }
       return;
     }
   } else if constexpr (detail::kIsHalf<T>) {

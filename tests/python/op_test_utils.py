@@ -249,6 +249,23 @@ def check_bad_inputs(case):
         assert (case.op or case.name) in msg, f"{case.name}: op name not in '{msg}'"
 
 
+def run_in_isa_copy(nodeid, capability, passed):
+    """Runs pytest node `nodeid` in a child forced to the kernels' `capability` copy ("avx2",
+    "avx512"; Note [CPU dispatch]); skips where this CPU lacks it. `passed`: how many tests the
+    child must pass, so that a child that selected nothing fails."""
+    import os
+    import subprocess
+    import sys
+    flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
+    if capability == "avx512" and "avx512f" not in flags:
+        pytest.skip("this CPU has no AVX-512")
+    env = dict(os.environ, OAR_CPU_CAPABILITY=capability)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider", nodeid],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert f" {passed} passed" in p.stdout, p.stdout[-2000:]
+
+
 def declared_ops(yaml_file):
     """Names of the ops declared in paddle_core/ops/<yaml_file>."""
     root = pathlib.Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import oar
-from op_test_utils import OpCase, case_id, check_case, ints, tensor
+from op_test_utils import OpCase, case_id, check_case, ints, run_in_isa_copy, tensor
 
 
 def np_cum(x, axis, better):
@@ -133,16 +133,5 @@ def test_float_rows_scan_bit_for_bit(n, threads):
 @pytest.mark.parametrize("capability", ["avx2", "avx512"])
 def test_float_rows_scan_in_each_isa_copy(capability):
     """The float32 row scan has an AVX2 (8 lanes) and an AVX-512 (16 lanes) form: the test
-    above, run in a child forced to each copy this CPU has (Note [CPU dispatch])."""
-    import os
-    import subprocess
-    import sys
-    flags = open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
-    if capability == "avx512" and "avx512f" not in flags:
-        pytest.skip("this CPU has no AVX-512")
-    env = dict(os.environ, OAR_CPU_CAPABILITY=capability)
-    p = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider",
-                        f"{__file__}::test_float_rows_scan_bit_for_bit"],
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
-    assert " 22 passed" in p.stdout, p.stdout[-2000:]
+    above, run in a child forced to each copy this CPU has."""
+    run_in_isa_copy(f"{__file__}::test_float_rows_scan_bit_for_bit", capability, 22)

@@ -10,7 +10,7 @@ import pytest
 import oar
 from op_test_utils import (FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, Gen, OpCase, bools, case_id,
                            check_forward, check_grad, declared_ops, ints,
-                           nonzero, normal, tensor)
+                           nonzero, normal, tensor, run_in_isa_copy)
 
 ALL_FLOATS = FLOAT_DTYPES + NARROW_DTYPES
 SHAPES = [[(3, 4, 5)], [(2, 1, 3)], [(0, 4, 5)], [(1, 4, 1)]]
@@ -751,3 +751,28 @@ def test_mode_long_rows_ties_and_last_index(dtype, axis):
         got_v = v.numpy()[r]
         assert (np.isnan(want_v) and np.isnan(got_v)) or got_v == want_v, (r, got_v, want_v)
         assert i.numpy()[r] == want_i, (r, i.numpy()[r], want_i)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cumsum_reverse_rows_and_backward(dtype):
+    """cumsum's reverse form along rows (what a forward cumsum's backward runs) takes the
+    vector scan from the row's end: every length around the vector widths (8 and 4 double
+    lanes), against the float64 sums of the reversed rows; and x.grad of cumsum(x) * w is
+    the reverse cumsum of w."""
+    rng = np.random.default_rng(3)
+    tol = 1e-6 if dtype == "float32" else 1e-13
+    for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 1029]:
+        x = rng.standard_normal((3, n))
+        got = oar._C.ops._cumsum(tensor(x, dtype), 1, False, False, True).numpy()
+        ref = np.cumsum(x.astype(dtype).astype(np.float64)[:, ::-1], axis=1)[:, ::-1]
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=f"n={n}")
+        xt = tensor(x, dtype, stop_gradient=False)
+        w = rng.standard_normal((3, n))
+        (oar.cumsum(xt, axis=-1) * tensor(w, dtype)).sum().backward()
+        want = np.cumsum(w.astype(dtype).astype(np.float64)[:, ::-1], axis=1)[:, ::-1]
+        np.testing.assert_allclose(xt.grad.numpy(), want, rtol=tol, atol=tol, err_msg=f"grad n={n}")
+
+
+@pytest.mark.parametrize("capability", ["avx2", "avx512"])
+def test_cumsum_reverse_in_each_isa_copy(capability):
+    run_in_isa_copy(f"{__file__}::test_cumsum_reverse_rows_and_backward", capability, 2)
