@@ -441,3 +441,34 @@ def test_grid_sample_backward_identities(mode, padding, align, xshape, gshape):
      * oar.to_tensor(g.astype("float32"))).sum().backward()
     np.testing.assert_allclose(x32.grad.numpy(), gx, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(g32.grad.numpy(), gg, rtol=2e-3, atol=2e-3)
+
+
+_PAD_ADJOINT = [(shape, pads, fmt, mode) for shape, pads, fmt in
+                [((4, 6, 9, 11), [2, 3, 1, 2], "NCHW"), ((3, 5, 4, 6, 7), [1, 2, 0, 3, 2, 1], "NDHWC")]
+                for mode in ["constant", "reflect", "replicate", "circular"]]
+_PAD_ADJOINT.append(((6, 20), [1, 0, 2, 3], None, "constant"))  # every dim: only constant pads N, C
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape, pads, fmt, mode", _PAD_ADJOINT,
+                         ids=[f"{m}-{f or 'all_dims'}" for _, _, f, m in _PAD_ADJOINT])
+def test_pad_backward_is_the_adjoint(shape, pads, fmt, mode, threads):
+    """pad's backward in blocks over the leading unpadded dims (batch, channels; none when
+    the first dim is padded), split over the pool: <pad(x'), g> = <x', grad_x> for the
+    linear map x -> pad(x), exact up to rounding in float64, for every mode."""
+    rng = np.random.default_rng(11)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        def pad(t):
+            return F.pad(t, pads, mode=mode) if fmt is None else F.pad(t, pads, mode=mode, data_format=fmt)
+        x = oar.to_tensor(rng.standard_normal(shape), stop_gradient=False)
+        y = pad(x)
+        g = rng.standard_normal(y.shape)
+        (y * oar.to_tensor(g)).sum().backward()
+        for _ in range(2):
+            xp = rng.standard_normal(shape)
+            np.testing.assert_allclose((pad(oar.to_tensor(xp)).numpy() * g).sum(), (xp * x.grad.numpy()).sum(),
+                                       rtol=1e-11, atol=1e-10)
+    finally:
+        oar.set_num_threads(prev)
