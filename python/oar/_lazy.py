@@ -224,14 +224,15 @@ def install_tensor_methods(tensor_cls, package="oar"):
 
 def bind_method(cls, names, module, attr, package="oar"):
     """Puts under each of `names` on cls a trampoline for function `attr` of `module`: its
-    first call imports the module and puts the function itself in its place, so that later
-    calls pay nothing for the laziness (an import statement per call cost ~1 us, more than a
-    small op)."""
+    first call imports the module and puts the function itself in its place, under every
+    name that holds it by then (aliases such as Tensor.greater = Tensor.gt included), so
+    that later calls pay nothing for the laziness (an import statement per call cost ~1 us,
+    more than a small op)."""
     def method(self, *args, **kwargs):
         fn = getattr(importlib.import_module(module, package), attr)
         if isinstance(fn, types.FunctionType):  # binds self as the trampoline does
-            for n in names:
-                if cls.__dict__.get(n) is method:
+            for n, v in list(cls.__dict__.items()):
+                if v is method:
                     setattr(cls, n, fn)
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = names[0]

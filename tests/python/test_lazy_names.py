@@ -64,7 +64,10 @@ def test_lazy_methods_become_their_functions_on_first_call():
             "assert T.__and__ is b.bitwise_and and T.__rand__ is b.bitwise_and\n"
             "assert T.__or__ is not b.bitwise_or\n"
             "assert (x | 1).tolist() == [7, 3] and T.__or__ is b.bitwise_or\n"
-            "assert (~x).tolist() == [-7, -4] and (x << 1).tolist() == [12, 6]\n")
+            "assert (~x).tolist() == [-7, -4] and (x << 1).tolist() == [12, 6]\n"
+            "assert T.greater is T.gt and T.__dict__['gt'].__module__ == 'oar._lazy'\n"
+            "assert x.gt(x - 1).tolist() == [True, True]\n"
+            "assert T.greater is T.gt and T.gt is m.gt\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
