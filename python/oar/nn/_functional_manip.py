@@ -93,7 +93,7 @@ def zeropad2d(x, padding, data_format="NCHW", name=None):
 
 
 # ---- interpolate
-_MODES = {"nearest", "linear", "bilinear", "trilinear", "bicubic"}
+_MODES = {"nearest", "linear", "bilinear", "trilinear", "bicubic", "area"}
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
@@ -107,8 +107,8 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: exactly one of size and scale_factor must be given, got "
                          f"size={size}, scale_factor={scale_factor}")
-    if align_corners and mode == "nearest":
-        raise ValueError("interpolate: align_corners=True is not supported with mode 'nearest'")
+    if align_corners and mode in ("nearest", "area"):
+        raise ValueError(f"interpolate: align_corners=True is not supported with mode '{mode}'")
     cl = fmt in _CHANNEL_LAST
     spatial = x.shape[1:-1] if cl else x.shape[2:]
     scales = []
@@ -132,7 +132,12 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
         raise ValueError(f"interpolate: the output size {out} must be positive (input spatial "
                          f"size {list(spatial)})")
     xc = _to_channel_first(x) if cl else x
-    y = _ops._interp(xc, out, scales, mode, bool(align_corners), int(align_mode))
+    if mode == "area":  # Paddle's area interpolation is adaptive average pooling to `out`
+        from . import _functional_cnn as cnn
+        pool = {1: cnn.adaptive_avg_pool1d, 2: cnn.adaptive_avg_pool2d, 3: cnn.adaptive_avg_pool3d}[ns]
+        y = pool(xc, out)
+    else:
+        y = _ops._interp(xc, out, scales, mode, bool(align_corners), int(align_mode))
     return _to_channel_last(y) if cl else y
 
 

@@ -472,3 +472,41 @@ def test_pad_backward_is_the_adjoint(shape, pads, fmt, mode, threads):
                                        rtol=1e-11, atol=1e-10)
     finally:
         oar.set_num_threads(prev)
+
+
+def np_area(x, out):
+    """Paddle's 'area' interpolation: adaptive average pooling, bin i of n -> m over
+    [floor(i n / m), ceil((i + 1) n / m)) on each spatial dim."""
+    y = x
+    for d, m in enumerate(out):
+        ax = 2 + d
+        n = y.shape[ax]
+        parts = [np.take(y, range(i * n // m, -(-(i + 1) * n // m)), axis=ax).mean(axis=ax, keepdims=True)
+                 for i in range(m)]
+        y = np.concatenate(parts, axis=ax)
+    return y
+
+
+@pytest.mark.parametrize("shape, size", [((2, 3, 7), [3]), ((2, 3, 7, 9), [4, 5]), ((1, 2, 5, 6, 7), [2, 4, 3]),
+                                         ((2, 3, 8, 6), [8, 6])])
+def test_interpolate_area_is_adaptive_average(shape, size):
+    """interpolate(mode='area') (Paddle's adaptive average pooling to the output size): uneven
+    bins in 1-3 spatial dims against NumPy, by size and by scale_factor, channel-last, its
+    gradient (each input gets 1 / bin size from every bin it lies in) and align_corners."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape)
+    got = F.interpolate(oar.to_tensor(x), size=size, mode="area")
+    np.testing.assert_allclose(got.numpy(), np_area(x, size), rtol=1e-12, atol=1e-12)
+    cl = np.moveaxis(x, 1, -1)
+    fmt = {3: "NWC", 4: "NHWC", 5: "NDHWC"}[x.ndim]
+    got_cl = F.interpolate(oar.to_tensor(cl), size=size, mode="AREA", data_format=fmt).numpy()
+    np.testing.assert_allclose(np.moveaxis(got_cl, -1, 1), np_area(x, size), rtol=1e-12, atol=1e-12)
+    half = F.interpolate(oar.to_tensor(x), scale_factor=0.5, mode="area").numpy()
+    np.testing.assert_allclose(half, np_area(x, [n // 2 for n in shape[2:]]), rtol=1e-12, atol=1e-12)
+    xt = oar.to_tensor(x, stop_gradient=False)
+    g = rng.standard_normal(got.shape)
+    (F.interpolate(xt, size=size, mode="area") * oar.to_tensor(g)).sum().backward()
+    xp = rng.standard_normal(shape)
+    np.testing.assert_allclose((np_area(xp, size) * g).sum(), (xp * xt.grad.numpy()).sum(), rtol=1e-10)
+    with pytest.raises(ValueError, match="interpolate: align_corners=True is not supported with mode 'area'"):
+        F.interpolate(oar.to_tensor(x), size=size, mode="area", align_corners=True)
