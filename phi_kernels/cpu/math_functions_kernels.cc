@@ -7,6 +7,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/special_functions.h"
+#include "phi_kernels/cpu/vec_erf.h"
 #include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
@@ -149,14 +150,14 @@ OAR_SLEEF_FUNCTOR(CoshF, cosh, u10, std::cosh(v))
 OAR_SLEEF_FUNCTOR(AsinhF, asinh, u10, std::asinh(v))
 OAR_SLEEF_FUNCTOR(AcoshF, acosh, u10, std::acosh(v))
 OAR_SLEEF_FUNCTOR(AtanhF, atanh, u10, std::atanh(v))
-// erf: float lanes in Oar's own form, double on SLEEF's 1-ulp erf (Note [erf on vectors],
+// erf: float lanes in Oar's own form (Note [erf on vectors],
 // docs/notes/cpu_speed_steps.md). For |x| < 1, erf(x) = x + x q(x^2) with q a degree-6
 // least-squares fit of erf(x) / x - 1 (the leading x exact); above, erf(a) = 1 - exp(-a^2) Q(t)
 // with a = min(|x|, 3.93) (erf rounds to 1 from 3.92 on), t = 1 / (1 + a) and Q a degree-7 fit
 // of erfc(a) exp(a^2) on [1, 3.93], and the sign of x. Within 1.2 ulp of float64's erf
 // (the test's dense grid); SLEEF's u10 erff took 4x torch's time (2.3 against 0.56 ms on 1M
 // floats, the Xeon), torch's own form (Abramowitz & Stegun 7.1.26) is 1.5e-7 absolute, 1e-3
-// relative near 0.
+// relative near 0. Double lanes: Note [erf on double lanes] (vec_erf.h).
 struct ErfF {
 #if OAR_VEC
   static vec::F vf(vec::F x) {
@@ -182,7 +183,7 @@ struct ErfF {
     const vec::F e = vec::mul(vec::exp_nonpos(vec::fnmadd(ac, ac, set1(0.0f))), r);  // erfc(a)
     return vec::select_lt(a, set1(1.0f), small, vec::copysign(vec::sub(set1(1.0f), e), x));
   }
-  static vec::D vd(vec::D v) { return OAR_SLEEF_D(erf, u10)(v); }
+  static vec::D vd(vec::D v) { return vec::erf(v); }
 #endif
   template <typename M>
   static M s(M v) {

@@ -6,6 +6,7 @@
 
 #include "oar_generated/kernel_signatures.h"
 #include "phi_kernels/cpu/elementwise.h"
+#include "phi_kernels/cpu/vec_erf.h"
 #include "phi_kernels/cpu/vec_math.h"
 
 namespace oar::phi {
@@ -307,7 +308,7 @@ template <typename M> M gelu_d2(M x, bool approx) {
 // (t = 1 / (1 + p|z|), erfc = t P(t) exp(-z^2), absolute error <= 1.5e-7, about 1 ulp of
 // Phi near 1; the same approach as PyTorch's vectorized CPU erf), then
 // gelu(x) = max(x, 0) - |x| erfc(|z|) / 2 (no cancellation for x < 0; one fused rounding).
-// Double keeps SLEEF's 1-ulp erf. Tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), exact.
+// Double on Oar's erf (vec_erf.h). Tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), exact.
 #if OAR_VEC
 // s * erfc(a) for float lanes with a = |z| in [0, 10.5] (the approximation above, its
 // coefficients scaled by s, a constant folded in when inlined), and in *e the factor exp(-a^2)
@@ -340,15 +341,15 @@ inline vec::F gelu_cdf2(vec::F x, vec::F* e) {
 // |gelu| < 3e-36) keep max(x, 0) through one mask on the last fnmadd (a blend with AVX2).
 // max(x, 0) is h + |h|, h = x / 2 (exact): NaN for x = -inf (gelu(-inf) = -inf * 0 is NaN
 // in float64 too) and NaN x (no lane compares below 9), +inf for +inf.
-// Phi(x) for double lanes: 0.5 + 0.5 erf(z) on SLEEF's erf where every lane has x >= -3
-// (there 1 + erf(z) >= 2.7e-3, so erf's 1.1e-16 costs at most 4e-14 relative), else
-// 0.5 erfc(-z) on SLEEF's 1.5-ulp erfc (1.47x the time on every vector: 9.4 against 6.4 ms
-// on 1M normal doubles), which keeps Phi's relative accuracy in the tail: 0.5 + 0.5 erf is
+// Phi(x) for double lanes: 0.5 + 0.5 erf(z) on Oar's erf (Note [erf on double lanes]) where
+// every lane has x >= -3 (there 1 + erf(z) >= 2.7e-3, so erf's 1.1e-16 costs at most 4e-14
+// relative), else 0.5 erfc(-z) on SLEEF's 1.5-ulp erfc (1.47x SLEEF's erf on every vector),
+// which keeps Phi's relative accuracy in the tail: 0.5 + 0.5 erf is
 // 0 from x = -8.3 down (gelu(-10) = -7.6e-23 came out 0; the gradient was 1.2% off at -9).
 inline vec::D gelu_cdf(vec::D x) {
   const vec::D z = vec::mul(x, vec::set1(kInvSqrt2));
   if (vec::all_in(x, -3.0, std::numeric_limits<double>::infinity()))
-    return vec::fmadd(vec::set1(0.5), OAR_SLEEF_D(erf, u10)(z), vec::set1(0.5));
+    return vec::fmadd(vec::set1(0.5), vec::erf(z), vec::set1(0.5));
   return vec::mul(vec::set1(0.5), OAR_SLEEF_D(erfc, u15)(vec::sub(vec::set1(0.0), z)));
 }
 template <int K>
@@ -420,7 +421,7 @@ void GeluKernel(const DeviceContext&, const DenseTensor& x, bool approximate, De
     sleef_unary<GeluErfF, T>(x, out);
   }
 }
-// d * gelu'(x) on vectors: the exact form's Phi as in GeluErfF (float) or SLEEF's erf
+// d * gelu'(x) on vectors: the exact form's Phi as in GeluErfF (float) or Oar's double erf
 // (double), the density and tanh on vec::exp / vec::tanh (float) or SLEEF (double).
 struct GeluGradErfF {
 #if OAR_VEC
