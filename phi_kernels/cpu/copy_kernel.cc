@@ -123,10 +123,9 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
     }
   }
   if (j >= 0) {
-    // Note [Transposed tiles through a buffer]: 4-byte values whose rows on either side lie a
-    // multiple of 2 KiB apart go through the buffer in 64 x 64 tiles.
+    // Note [Transposed tiles through a buffer]: 64 x 64 tiles where the buffer pays.
     const int64_t sj = st[1][j];
-    const bool buffered = sizeof(E) == 4 && ((sst * 4) % 2048 == 0 || (sj * 4) % 2048 == 0);
+    const bool buffered = transpose_buffered(sizeof(E), sst, sj);
     const int64_t kT = buffered ? kTransposeTile : 32;
     const int64_t nj = n[j], tj = (nj + kT - 1) / kT, ti = (inner + kT - 1) / kT;
     Dims rn;  // the dims other than j and the inner one

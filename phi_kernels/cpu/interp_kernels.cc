@@ -329,12 +329,13 @@ double source_index(double g, int64_t size, const std::string& padding, bool ali
   return x;
 }
 
-// Note [grid_sample by planes]: (below 8 channels; Note [grid_sample in channels-last] above)
-// the taps of every output point are computed once, not once per channel (the top-left source position, the four
-// bilinear weights, whether all four taps lie inside the plane), then each (n, c) plane is read for all its points with
-// the plane in cache: float eight points at a time by four masked gathers with AVX2 (a tap outside reads as 0, as the
-// bounds test per tap of the scalar form gives). Points by points, every channel read a new cache line per tap: [16,
-// 64, 32, 32] with a 32 x 32 grid took 3.5 ms at 1 thread (torch 1.4).
+// Note [grid_sample by planes]: (below 8 channels; Note [grid_sample in channels-last]
+// above) the taps of every output point are computed once, not once per channel (the
+// top-left source position, the four bilinear weights, whether all four taps lie inside the
+// plane), then each (n, c) plane is read for all its points with the plane in cache: float
+// eight points at a time by four masked gathers with AVX2 (a tap outside reads as 0, as the
+// bounds test per tap of the scalar form gives). Points by points, every channel read a new
+// cache line per tap: [16, 64, 32, 32] with a 32 x 32 grid took 3.5 ms at 1 thread (torch 1.4).
 template <typename M>
 struct GridTaps {
   std::vector<int64_t> x0, y0;
@@ -517,6 +518,7 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
                           const std::string& padding, bool align, DenseTensor* grad_x,
                           DenseTensor* grad_grid) {
   using M = OpMath<T>;
+  static_assert(std::is_same_v<M, T>, "float and double: the gradient's sums are turned back in place");
   T* gx = grad_x->alloc<T>();
   T* gg = grad_grid->alloc<T>();
   std::fill(gg, gg + grad_grid->numel(), T(0));  // nearest leaves it 0; grad_x is written whole
@@ -591,14 +593,7 @@ void GridSampleGradKernel(const DeviceContext&, const DenseTensor& x, const Dens
         gg[np * 2] = static_cast<T>(gix * static_cast<M>(dxg));
         gg[np * 2 + 1] = static_cast<T>(giy * static_cast<M>(dyg));
       }
-      T* dst = gx + n * C * HW;
-      if constexpr (std::is_same_v<M, T>) {
-        transpose_blocked(acc, C, HW, C, dst, HW);
-      } else {
-        for (int64_t c = 0; c < C; ++c) {
-          for (int64_t i = 0; i < HW; ++i) dst[c * HW + i] = static_cast<T>(acc[i * C + c]);
-        }
-      }
+      transpose_blocked(acc, C, HW, C, gx + n * C * HW, HW);
     }
     x_buf.trim();
     g_buf.trim();

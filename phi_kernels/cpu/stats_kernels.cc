@@ -429,6 +429,12 @@ void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool
   }, rs.outer * n * inner);
 }
 
+// One scalar step of scan_rows_vec's ragged ends, in double as its lanes.
+template <bool kMul, typename T>
+inline double scan_step(double acc, T v) {
+  return kMul ? acc * static_cast<double>(v) : acc + static_cast<double>(v);
+}
+
 #if OAR_VEC512
 // Inclusive prefix sums (kMul: products) of contiguous rows, 8 lanes at a time in double: an
 // in-register log-step scan (shift by 1, 2, 4 lanes, filling with the identity) plus a
@@ -477,13 +483,10 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
         else
           _mm512_storeu_pd(y + i, v);
       };
-      const auto step = [kMul_ = kMul](double acc, T v) {
-        return kMul_ ? acc * static_cast<double>(v) : acc + static_cast<double>(v);
-      };
       if constexpr (kRev) {
         const int64_t whole = n / 8 * 8;
         double acc = kMul ? 1.0 : 0.0;
-        for (int64_t i = n - 1; i >= whole; --i) y[i] = static_cast<T>(acc = step(acc, x[i]));
+        for (int64_t i = n - 1; i >= whole; --i) y[i] = static_cast<T>(acc = scan_step<kMul>(acc, x[i]));
         __m512d carry = _mm512_set1_pd(acc);
         for (int64_t i = whole - 8; i >= 0; i -= 8) {
           const __m512d s = suffix8<kMul>(load(i));
@@ -503,7 +506,7 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
         store(i, res);
       }
       double acc = _mm512_cvtsd_f64(carry);
-      for (; i < n; ++i) y[i] = static_cast<T>(acc = step(acc, x[i]));
+      for (; i < n; ++i) y[i] = static_cast<T>(acc = scan_step<kMul>(acc, x[i]));
     }
       },
       rows * n);
@@ -537,13 +540,10 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* x = p + r * n;
       T* y = o + r * n;
-      const auto step = [kMul_ = kMul](double acc, T v) {
-        return kMul_ ? acc * static_cast<double>(v) : acc + static_cast<double>(v);
-      };
       if constexpr (kRev) {  // as the AVX-512 form: the ragged end first, then whole vectors
         const int64_t whole = n / 4 * 4;
         double acc = kMul ? 1.0 : 0.0;
-        for (int64_t i = n - 1; i >= whole; --i) y[i] = static_cast<T>(acc = step(acc, x[i]));
+        for (int64_t i = n - 1; i >= whole; --i) y[i] = static_cast<T>(acc = scan_step<kMul>(acc, x[i]));
         __m256d carry = _mm256_set1_pd(acc);
         for (int64_t i = whole - 4; i >= 0; i -= 4) {
           const __m256d s = suffix4<kMul>(vec::widen(x + i));
@@ -561,7 +561,7 @@ void scan_rows_vec(const T* p, T* o, int64_t rows, int64_t n) {
         vec::narrow_store(y + i, res);
       }
       double acc = _mm256_cvtsd_f64(carry);
-      for (; i < n; ++i) y[i] = static_cast<T>(acc = step(acc, x[i]));
+      for (; i < n; ++i) y[i] = static_cast<T>(acc = scan_step<kMul>(acc, x[i]));
     }
   }, rows * n);
 }

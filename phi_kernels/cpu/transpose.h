@@ -85,6 +85,11 @@ void transpose_strided(const T* src, int64_t lds, int64_t rows, int64_t cols, T*
 /// where a side's rows lie a multiple of 2 KiB apart (512 floats: 0.076 straight, 0.057
 /// buffered; [256, 4096] 0.60 against 0.22).
 constexpr int64_t kTransposeTile = 64;
+/// Whether a transpose of `elem`-byte values with these row strides goes through the buffer:
+/// 4-byte values whose rows on either side lie a multiple of 2 KiB apart.
+inline bool transpose_buffered(size_t elem, int64_t lds, int64_t ldd) {
+  return elem == 4 && ((lds * 4) % 2048 == 0 || (ldd * 4) % 2048 == 0);
+}
 inline void transpose_tile_buffered(const float* src, int64_t lds, float* dst, int64_t ldd) {
   constexpr int64_t kT = kTransposeTile;
   alignas(64) float buf[kT][kT];  // buf[c][r]
@@ -109,7 +114,7 @@ template <typename T>
 void transpose_blocked(const T* src, int64_t lds, int64_t rows, int64_t cols, T* dst, int64_t ldd) {
 #if defined(__AVX2__)
   if constexpr (sizeof(T) == 4) {
-    if ((lds * 4) % 2048 == 0 || (ldd * 4) % 2048 == 0) {
+    if (transpose_buffered(sizeof(T), lds, ldd)) {
       constexpr int64_t kT = kTransposeTile;
       for (int64_t r0 = 0; r0 < rows; r0 += kT) {
         for (int64_t c0 = 0; c0 < cols; c0 += kT) {

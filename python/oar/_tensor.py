@@ -63,8 +63,6 @@ Tensor.__le__ = Tensor.less_equal
 Tensor.__gt__ = Tensor.greater_than
 Tensor.__ge__ = Tensor.greater_equal
 
-
-
 # x & y, |, ^, <<, >> and ~x as Paddle's: the bitwise functions, loaded on first use (they
 # take the logical ops on bool tensors; an int operand takes x's dtype). & | ^ commute, so they
 # serve as their reflected forms too.
