@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "phi_kernels/funcs/conv_onednn.h"
 #include "phi_kernels/funcs/conv_winograd.h"
 #include "phi_kernels/funcs/sgemm.h"
+#include "phi_kernels/funcs/tuning_records.h"
 
 // Paddle's switch for reproducible convolutions. Oar's CPU convolutions time their
 // candidates once per geometry and process and keep the fastest, so under load two
@@ -133,6 +135,25 @@ std::string key_of(const ConvGeometry& g, char kind, bool readable) {
   }
   return k;
 }
+
+bool timing_picks() { return !FLAGS_cudnn_deterministic && forced_algo().empty(); }
+
+// What a recorded pick depends on besides the machine and Oar's build: oneDNN's version
+// and the ISA its kernels run (ONEDNN_MAX_CPU_ISA may cap it).
+const std::string& records_context() {
+  static const std::string s = [] {
+    const dnnl_version_t* v = dnnl_version();
+    return "onednn " + std::to_string(v->major) + '.' + std::to_string(v->minor) + '.' + std::to_string(v->patch) +
+           " isa " + std::to_string(static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+  }();
+  return s;
+}
+
+std::string recalled_pick(const std::string& key) {
+  return timing_picks() ? recall_choice("conv", records_context(), key) : "";
+}
+
+void record_pick(const std::string& key, const char* name) { record_choice("conv", records_context(), key, name); }
 
 /// key_of for the cache of tuned choices: one entry per geometry and setting of
 /// FLAGS_cudnn_deterministic (a choice made by timing is not reused once it is set).
@@ -278,9 +299,68 @@ double tune_clock() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The candidate called `name` alone, where it applies: oneDNN's in one of its layouts
+// (other than its preferred one, not where that falls to its reference kernel), else one
+// of `extra`.
 template <typename Make>
-ConvPrim tune(Make make, const std::array<void*, 3>& user, std::vector<ConvPrim> extra = {},
+std::optional<ConvPrim> named_candidate(const std::string& name, Make& make, std::vector<ConvPrim>& extra) {
+  for (Layout l : {Layout::kPreferred, Layout::kPlain, Layout::kBlocked}) {
+    if (name != layout_name(l)) continue;
+    try {
+      ConvPrim c = make(l);
+      if (l == Layout::kPreferred || c.impl.rfind("ref", 0) != 0) return c;
+    } catch (const dnnl::error&) {
+    }
+    return std::nullopt;
+  }
+  for (ConvPrim& c : extra)
+    if (name == c.name) return std::move(c);
+  return std::nullopt;
+}
+
+// `key`: the tune key, under which the pick is recorded (Note [Tuning records]). The
+// candidate OAR_CONV_ALGO names, else the one recorded for `key`, is built alone and not
+// timed.
+std::vector<double> time_rounds(size_t n, const std::function<void(size_t)>& call,
+                                const std::function<void(size_t)>& before) {
+  std::vector<double> t(n, 1e30);
+  std::vector<bool> out(n, false);
+  for (size_t i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
+  double spent = 0;
+  size_t left = n;
+  // Rounds interleaved, so a disturbance hits all; after the second, the candidates over
+  // kDropAfter2 times the best so far run no more (a disturbance only slows a run down).
+  constexpr double kDropAfter2 = 1.25;
+  for (int r = 0; r < 40 && left > 1 && (r < 5 || spent < 0.03); ++r) {
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i]) continue;
+      if (before) before(i);
+      const double t0 = tune_clock();
+      call(i);
+      const double dt = tune_clock() - t0;
+      t[i] = std::min(t[i], dt);
+      spent += dt;
+    }
+    if (r != 1) continue;
+    const double best = *std::min_element(t.begin(), t.end());
+    for (size_t i = 0; i < n; ++i)
+      if (!out[i] && t[i] > kDropAfter2 * best) out[i] = true, --left;
+  }
+  return t;
+}
+
+template <typename Make>
+ConvPrim tune(const std::string& key, Make make, const std::array<void*, 3>& user, std::vector<ConvPrim> extra = {},
               const CallFn& call_one = nullptr) {
+  const bool timing = timing_picks();
+  const std::string want = timing ? recalled_pick(key) : forced_algo();
+  if (!want.empty()) {
+    if (std::optional<ConvPrim> c = named_candidate(want, make, extra)) {
+      if (timing && tune_log())
+        std::fprintf(stderr, "[oar conv tune] layout: %s (%s) (recorded)\n", c->name, c->impl.c_str());
+      return std::move(*c);
+    }
+  }
   std::vector<ConvPrim> cands{make(Layout::kPreferred)};
   for (Layout l : {Layout::kPlain, Layout::kBlocked}) {
     try {
@@ -298,31 +378,21 @@ ConvPrim tune(Make make, const std::array<void*, 3>& user, std::vector<ConvPrim>
     }
   }
   for (ConvPrim& c : extra) cands.push_back(std::move(c));
-  const std::string forced = forced_algo();
-  for (size_t i = 0; i < cands.size(); ++i)
-    if (forced == cands[i].name) return cands[i];
   if (FLAGS_cudnn_deterministic) return cands[0];  // oneDNN's preferred layout, untimed
   const size_t n = cands.size();
-  if (n == 1) return cands[0];
+  if (n == 1) {
+    if (timing) record_pick(key, cands[0].name);  // spares the next process the others' making
+    return cands[0];
+  }
   auto call = [&](size_t i) {
     if (call_one)
       call_one(cands[i]);
     else
       run(cands[i], user);
   };
-  std::vector<double> t(n, 1e30);
-  for (size_t i = 0; i < n; ++i) call(i);  // warm-up (first-touch of the workspaces)
-  double spent = 0;
-  for (int r = 0; r < 40 && (r < 5 || spent < 0.03); ++r) {  // rounds interleaved: a disturbance hits all
-    for (size_t i = 0; i < n; ++i) {
-      const double t0 = tune_clock();
-      call(i);
-      const double dt = tune_clock() - t0;
-      t[i] = std::min(t[i], dt);
-      spent += dt;
-    }
-  }
+  const std::vector<double> t = time_rounds(n, call);
   const size_t best = std::min_element(t.begin(), t.end()) - t.begin();
+  if (timing) record_pick(key, cands[best].name);
   if (tune_log()) {
     std::fprintf(stderr, "[oar conv tune] layout:");
     for (size_t i = 0; i < n; ++i)
@@ -446,27 +516,26 @@ int slice_choice(const std::string& key) {
   if (env && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
   const int known = slice_choices().find(key);
   if (known >= 0) return known;
-  if (FLAGS_cudnn_deterministic || !forced_algo().empty()) {  // nothing to time
+  if (!timing_picks()) {  // nothing to time
     slice_choices().put(key, false);
     return 0;
+  }
+  const std::string recorded = recalled_pick(key);
+  if (recorded == "sliced" || recorded == "whole") {
+    slice_choices().put(key, recorded == "sliced");
+    return recorded == "sliced";
   }
   return -1;
 }
 
 bool time_slices(const std::string& key, int64_t len, const std::function<void()>& whole,
                  const std::function<void()>& sliced) {
-  whole(), sliced();  // tunes both (warm-up)
-  double tw = 1e30, ts = 1e30;
-  for (int r = 0; r < 5; ++r) {
-    double t0 = tune_clock();
-    whole();
-    tw = std::min(tw, tune_clock() - t0);
-    t0 = tune_clock();
-    sliced();
-    ts = std::min(ts, tune_clock() - t0);
-  }
+  // The first runs (the warm-up) tune both.
+  const std::vector<double> t = time_rounds(2, [&](size_t i) { i == 0 ? whole() : sliced(); });
+  const double tw = t[0], ts = t[1];
   const bool pick = ts < tw;
   slice_choices().put(key, pick);
+  record_pick(key, pick ? "sliced" : "whole");
   if (tune_log())
     std::fprintf(stderr, "[oar conv tune] %c: cache slices of %lld images: %.3f ms, whole batch %.3f ms%s\n", key[0],
                  static_cast<long long>(len), ts * 1e3, tw * 1e3, pick ? " (picked)" : "");
@@ -584,7 +653,7 @@ FwdPlan plan_fwd(const ConvGeometry& g, const void* src, const void* w, void* ds
     offer(conv_im2col_fwd_supported(g), ConvPrim::kIm2col, "im2col");
     offer(conv_winograd_fwd_supported(g), ConvPrim::kWinograd, "winograd");
     const bool had_im2col = !extra.empty() && extra[0].algo == ConvPrim::kIm2col;
-    ConvPrim c = tune(make, user, std::move(extra), [&](ConvPrim& q) { exec_fwd(g, q, nullptr, src, w, dst); });
+    ConvPrim c = tune(key, make, user, std::move(extra), [&](ConvPrim& q) { exec_fwd(g, q, nullptr, src, w, dst); });
     if (had_im2col && c.algo != ConvPrim::kIm2col) conv_im2col_release();
     return c;
   });
@@ -760,7 +829,8 @@ std::shared_ptr<ConvPrim> bwd_data_prim(const ConvGeometry& g, const std::array<
     c.name = layout_name(layout);
     return c;
   };
-  return cache().get(tune_key(g, 'd', dt), [&] { return tune(make, user); });
+  const std::string key = tune_key(g, 'd', dt);
+  return cache().get(key, [&] { return tune(key, make, user); });
 }
 
 void conv_bwd_data(const ConvGeometry& g, const void* diff_dst, const void* w, void* diff_src, memory::data_type dt) {
@@ -798,7 +868,8 @@ std::shared_ptr<ConvPrim> bwd_weights_prim(const ConvGeometry& g, const std::arr
     c.name = layout_name(layout);
     return c;
   };
-  return cache().get(tune_key(g, 'w', dt), [&] { return tune(make, user); });
+  const std::string key = tune_key(g, 'w', dt);
+  return cache().get(key, [&] { return tune(key, make, user); });
 }
 
 struct ConvPartialTag;

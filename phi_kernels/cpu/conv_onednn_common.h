@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "paddle_core/meta/infer_meta_cnn.h"
 #include "paddle_core/tensor/allocator.h"
@@ -42,6 +43,21 @@ std::string forced_algo();
 /// The tuning's clock, in seconds: at one thread the calling thread's CPU time, which a
 /// busy neighbour core does not inflate; at more threads, the wall clock.
 double tune_clock();
+/// Whether this call's choices come from timing (neither FLAGS_cudnn_deterministic nor
+/// OAR_CONV_ALGO set): only those are recorded and recalled (Note [Tuning records]).
+bool timing_picks();
+/// The candidate an earlier process timed best for tune key `key` ("" when none, or when
+/// timing_picks() is false; Note [Tuning records]).
+std::string recalled_pick(const std::string& key);
+/// Records the timed pick `name` for tune key `key`.
+void record_pick(const std::string& key, const char* name);
+/// Note [Convolution tuning]: the best time of each of n candidates on tune_clock(), in
+/// interleaved rounds after one untimed run of each (call(i) runs candidate i; before(i),
+/// untimed, precedes each timed run): at least 5 rounds and more, up to 40, until 30 ms
+/// are spent, but after the second those over 1.25x the best so far drop out (their time
+/// stays that of their first two rounds) and one left ends it.
+std::vector<double> time_rounds(size_t n, const std::function<void(size_t)>& call,
+                                const std::function<void(size_t)>& before = nullptr);
 /// A geometry's cache key (readable: spelled out for the tuning log).
 std::string key_of(const ConvGeometry& g, char kind, bool readable = false);
 /// key_of plus the element type and the settings a tuned choice depends on

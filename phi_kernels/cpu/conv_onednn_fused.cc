@@ -217,8 +217,46 @@ void run_candidate(const ConvGeometry& g, FusedConv& p, const float* src, const 
   run_fused(p, src, w, pw.get(), bias, dst);
 }
 
+// The fused candidates for g: every one that applies, or (`only` not empty) the one of
+// that name alone, none where it does not apply.
+std::vector<std::shared_ptr<FusedConv>> fused_candidates(const ConvGeometry& g, const std::string& key, bool bias,
+                                                         bool relu, const std::string& only) {
+  std::vector<std::shared_ptr<FusedConv>> cands;
+  // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
+  // timed on the real buffers with the filter reorder left out (it is done once per filter).
+  for (Layout l : {Layout::kPreferred, Layout::kPlain, Layout::kBlocked}) {
+    if (!only.empty() && only != layout_name(l)) continue;
+    try {
+      auto c = std::make_shared<FusedConv>(make_fused(g, key, l, bias, relu));
+      bool dup = l != Layout::kPreferred && c->base.impl.rfind("ref", 0) == 0;  // as in tune()
+      for (const auto& o : cands) {
+        bool same = true;
+        for (int i = 0; i < 3; ++i) same = same && o->base.ops[i].prim_md == c->base.ops[i].prim_md;
+        dup = dup || same;
+      }
+      if (!dup) cands.push_back(c);
+    } catch (const dnnl::error&) {
+      if (l == Layout::kPreferred) throw;
+    }
+  }
+  // The candidates beside oneDNN's, where they handle the geometry.
+  auto offer = [&](bool supported, FusedConv::Path path, const char* algo) {
+    if (!supported || (!only.empty() && only != algo)) return;
+    cands.push_back(std::make_shared<FusedConv>());
+    cands.back()->path = path;
+    cands.back()->algo = algo;
+    if (path == FusedConv::kWinograd) cands.back()->wkey = key + 'w';  // its transformed filters
+  };
+  offer(conv_im2col_fwd_supported(g), FusedConv::kIm2col, "im2col");
+  offer(conv_winograd_fwd_supported(g), FusedConv::kWinograd, "winograd");
+  offer(conv_direct_rows_supported(g), FusedConv::kRows, "direct-rows");
+  offer(conv_direct_channels_supported(g), FusedConv::kChannels, "direct-channels");
+  return cands;
+}
+
 // g's tuned candidate: on the first call of a geometry the candidates are timed on the
-// user's buffers (the last one run leaves dst written; the caller runs the pick after).
+// user's buffers (the last one run leaves dst written; the caller runs the pick after),
+// unless OAR_CONV_ALGO or the tuning records (Note [Tuning records]) name one that applies.
 std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, const float* w, const float* bias,
                                       bool relu, const std::shared_ptr<const Storage>& w_storage, float* dst) {
   const std::string forced = forced_algo();
@@ -232,39 +270,18 @@ std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, c
   }
   auto run_one = [&](FusedConv& p) { run_candidate(g, p, src, w, bias, relu, w_storage, dst); };
   if (!f) {
-    // As tune(): oneDNN's preferred layouts, the plain ones, im2col + GEMM and Winograd,
-    // timed on the real buffers with the filter reorder left out (it is done once per filter).
-    std::vector<std::shared_ptr<FusedConv>> cands{
-        std::make_shared<FusedConv>(make_fused(g, key, Layout::kPreferred, bias != nullptr, relu))};
-    for (Layout l : {Layout::kPlain, Layout::kBlocked}) {
-      try {
-        auto c = std::make_shared<FusedConv>(make_fused(g, key, l, bias != nullptr, relu));
-        bool dup = c->base.impl.rfind("ref", 0) == 0;  // as in tune()
-        for (const auto& o : cands) {
-          bool same = true;
-          for (int i = 0; i < 3; ++i) same = same && o->base.ops[i].prim_md == c->base.ops[i].prim_md;
-          dup = dup || same;
-        }
-        if (!dup) cands.push_back(c);
-      } catch (const dnnl::error&) {
-      }
-    }
-    // The candidates beside oneDNN's, where they handle the geometry.
-    auto offer = [&](bool supported, FusedConv::Path path, const char* algo) {
-      if (!supported) return;
-      cands.push_back(std::make_shared<FusedConv>());
-      cands.back()->path = path;
-      cands.back()->algo = algo;
-      if (path == FusedConv::kWinograd) cands.back()->wkey = key + 'w';  // its transformed filters
-    };
-    offer(conv_im2col_fwd_supported(g), FusedConv::kIm2col, "im2col");
-    offer(conv_winograd_fwd_supported(g), FusedConv::kWinograd, "winograd");
-    offer(conv_direct_rows_supported(g), FusedConv::kRows, "direct-rows");
-    offer(conv_direct_channels_supported(g), FusedConv::kChannels, "direct-channels");
-    auto pick = std::find_if(cands.begin(), cands.end(), [&](const auto& p) { return forced == p->algo; });
-    if (pick != cands.end()) cands = {*pick};
+    const bool timing = timing_picks();
+    const std::string want = timing ? recalled_pick(key) : forced;
+    std::vector<std::shared_ptr<FusedConv>> cands;
+    if (!want.empty()) cands = fused_candidates(g, key, bias != nullptr, relu, want);
+    const bool named = !cands.empty();
+    if (named && timing && tune_log())
+      std::fprintf(stderr, "[oar conv tune] %s%c%c: %s (recorded)\n", key_of(g, 'F', true).c_str(), bias ? 'b' : '-',
+                   relu ? 'r' : '-', cands[0]->algo);
+    if (!named) cands = fused_candidates(g, key, bias != nullptr, relu, "");
     if (FLAGS_cudnn_deterministic) cands.resize(1);  // the forced one, else oneDNN's preferred
     f = cands[0];
+    if (timing && !named && cands.size() == 1) record_pick(key, f->algo);
     if (cands.size() > 1) {
       // Best of interleaved rounds after a warm-up: a single timed run per candidate let
       // one disturbed run pick a layout 4x slower (ResNet-18's 64->128 stride-2 conv).
@@ -273,30 +290,21 @@ std::shared_ptr<FusedConv> fused_plan(const ConvGeometry& g, const float* src, c
       // the previous op, stay hot): with a hot filter, small batches picked Winograd,
       // whose transformed filter is 16/9 the size, where it lost in the network (ResNet-18
       // b1 6.7 -> 7.5 ms).
-      std::vector<double> t(cands.size(), 1e30);
-      for (auto& p : cands) run_one(*p);
       const size_t w_bytes = static_cast<size_t>(filter_numel(g)) * 4;
-      // At least 5 rounds, and more (up to 40) until the timed runs add up to 30 ms: the
-      // minimum of many short runs is what survives a busy neighbour core (ResNet-18 b1
-      // had picked a candidate 20% slower in one process out of three).
-      double spent = 0;
-      for (int r = 0; r < 40 && (r < 5 || spent < 0.03); ++r)
-        for (size_t i = 0; i < cands.size(); ++i) {
-          FusedConv& p = *cands[i];
-          const bool winograd = p.path == FusedConv::kWinograd;
-          if (winograd || p.base.ops[1].reorder) {
-            auto pw = packed_weights(p, g, w, w_storage);
-            evict(pw->data.data(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
-          } else {
-            evict(w, w_bytes);
-          }
-          const double t0 = tune_clock();
-          run_one(*cands[i]);
-          const double dt = tune_clock() - t0;
-          t[i] = std::min(t[i], dt);
-          spent += dt;
+      const std::vector<double> t = time_rounds(
+          cands.size(), [&](size_t i) { run_one(*cands[i]); },
+          [&](size_t i) {
+        FusedConv& p = *cands[i];
+        const bool winograd = p.path == FusedConv::kWinograd;
+        if (winograd || p.base.ops[1].reorder) {
+          auto pw = packed_weights(p, g, w, w_storage);
+          evict(pw->data.data(), winograd ? conv_winograd_filter_size(g) * 4 : p.base.ops[1].prim_md.get_size());
+        } else {
+          evict(w, w_bytes);
         }
+          });
       f = cands[std::min_element(t.begin(), t.end()) - t.begin()];
+      if (timing) record_pick(key, f->algo);
       if (tune_log()) {
         std::fprintf(stderr, "[oar conv tune] %s%c%c%s:", key_of(g, 'F', true).c_str(), bias ? 'b' : '-',
                      relu ? 'r' : '-', forced.c_str());
