@@ -474,6 +474,39 @@ def test_pad_backward_is_the_adjoint(shape, pads, fmt, mode, threads):
         oar.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("form", ["expanded", "transposed", "sliced", "dense"])
+def test_constant_pad_backward_reads_strided_gradients(form, dtype):
+    """constant pad's backward copies grad_out's interior as it lies in memory: a sum's
+    broadcast gradient (stride 0), a transposed and a sliced one give the crop of the same
+    values as a dense one."""
+    rng = np.random.default_rng(5)
+    x = oar.to_tensor(rng.standard_normal((2, 3, 5, 7)).astype("float64" if dtype == "int64" else dtype),
+                      stop_gradient=False)
+    y = F.pad(x, [1, 2, 3, 0])  # W by (1, 2), H by (3, 0): [2, 3, 8, 10]
+    shape = (2, 3, 8, 10)
+    if form == "expanded":
+        g = (rng.standard_normal(10) * 8).astype(dtype)
+        gt = oar.to_tensor(g).reshape([1, 1, 1, 10]).expand(shape)
+        dense = np.broadcast_to(g, shape)
+    elif form == "transposed":
+        dense = (rng.standard_normal((2, 3, 10, 8)) * 8).astype(dtype).transpose(0, 1, 3, 2)
+        gt = oar.to_tensor(np.ascontiguousarray(dense.transpose(0, 1, 3, 2))).transpose([0, 1, 3, 2])
+    elif form == "sliced":
+        big = (rng.standard_normal((2, 4, 16, 12)) * 8).astype(dtype)
+        dense = big[:, 1:, ::2, 2:]
+        gt = oar.to_tensor(big)[:, 1:, ::2, 2:]
+    else:
+        dense = (rng.standard_normal(shape) * 8).astype(dtype)
+        gt = oar.to_tensor(dense)
+    assert tuple(gt.shape) == shape
+    if dtype == "int64":  # the kernel on its own: autograd takes float gradients
+        got = oar._C.ops._pad_nd_grad(x.astype("int64"), gt, [0, 0, 0, 0, 3, 0, 1, 2], "constant")
+    else:
+        got = oar.grad(y, x, grad_outputs=gt)[0]
+    np.testing.assert_array_equal(got.numpy(), np.asarray(dense)[:, :, 3:8, 1:8].astype(got.numpy().dtype))
+
+
 def np_area(x, out):
     """Paddle's 'area' interpolation: adaptive average pooling, bin i of n -> m over
     [floor(i n / m), ceil((i + 1) n / m)) on each spatial dim."""
