@@ -314,30 +314,49 @@ void TopkKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64_t a
   }, s.outer * s.n * s.inner * 4);
 }
 
-// Radix select for long float rows without NaN: a histogram of the top 16 bits of the float's
-// order_key (radix_sort.h) finds
-// the bucket holding rank k (0-based), and nth_element runs on that bucket only. Returns
-// the value and the number of entries smaller than it outside the bucket.
-inline float radix_select(const std::vector<float>& vals, int64_t k, int64_t* below) {
-  std::vector<uint32_t> hist(1 << 16, 0);
-  for (float v : vals) ++hist[order_key(v) >> 16];
-  int64_t cum = 0;
-  uint32_t b = 0;
-  for (; b < (1u << 16); ++b) {
-    if (cum + hist[b] > k) break;
-    cum += hist[b];
+// Note [Radix select] (docs/notes/cpu_speed_steps.md, stop 68): the k-th smallest (0-based)
+// of n float keys (order_key, whose order is the values' with the zeros one key), and how
+// many keys are below it. Each level histograms one digit of the keys still in play, 11 bits
+// from the top, keeps (compacted in place) those in the bucket that holds rank k and counts
+// the lower buckets' keys as below; at most kSelectTail keys left end in nth_element.
+// nth_element alone took 13 us a row of 1024 (its partitions' compares mispredict half the
+// time); two histogram levels and a short nth_element take ~3.
+constexpr int64_t kSelectTail = 256;
+
+uint32_t select_key(uint32_t* keys, int64_t n, int64_t k, int64_t* below) {
+  *below = 0;
+  uint32_t hist[1 << 11];
+  for (int shift : {21, 10, 0}) {
+    if (n <= kSelectTail) break;
+    const uint32_t mask = shift == 0 ? 0x3FFu : 0x7FFu;
+    std::memset(hist, 0, sizeof(uint32_t) * (mask + 1));
+    for (int64_t i = 0; i < n; ++i) ++hist[(keys[i] >> shift) & mask];
+    uint32_t b = 0;
+    int64_t cum = 0;
+    while (cum + hist[b] <= k) cum += hist[b++];
+    *below += cum;
+    k -= cum;
+    if (hist[b] == n) continue;  // every key in one bucket: the next digit tells them apart
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t key = keys[i];
+      keys[m] = key;
+      m += ((key >> shift) & mask) == b;
+    }
+    n = m;
   }
-  std::vector<float> bucket;
-  bucket.reserve(hist[b]);
-  for (float v : vals) {
-    if ((order_key(v) >> 16) == b) bucket.push_back(v);
-  }
-  std::nth_element(bucket.begin(), bucket.begin() + (k - cum), bucket.end());
-  const float v = bucket[k - cum];
-  int64_t smaller = cum;
-  for (float w : bucket) smaller += w < v ? 1 : 0;
-  *below = smaller;
+  std::nth_element(keys, keys + k, keys + n);
+  const uint32_t v = keys[k];
+  for (int64_t i = 0; i < k; ++i) *below += keys[i] < v;
   return v;
+}
+
+/// The float whose order_key is `key` (zeros come back as +0).
+float key_value(uint32_t key) {
+  const uint32_t u = (key >> 31) ? key & 0x7FFFFFFFu : ~key;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
 }
 
 // k-th smallest by nth_element on the values alone (NaN largest); its index is then the
@@ -355,24 +374,33 @@ void KthvalueKernel(const DeviceContext&, const DenseTensor& x, int64_t k, int64
   auto lt = [](M a, M b) { return is_nan(b) ? !is_nan(a) : a < b; };
   parallel_for(s.outer * s.inner, [&](int64_t b, int64_t e) {
     std::vector<M> vals(s.n);
+    std::vector<uint32_t> keys(std::is_same_v<M, float> && s.n > kSelectTail ? s.n : 0);
     for (int64_t t = b; t < e; ++t) {
       const int64_t a = t / s.inner, i = t % s.inner;
       const T* row = p + a * s.n * s.inner + i;
-      bool nan = false;
-      for (int64_t j = 0; j < s.n; ++j) {
-        vals[j] = static_cast<M>(row[j * s.inner]);
-        nan = nan || is_nan(vals[j]);
-      }
       M v{};
       int64_t smaller = 0;
       bool selected = false;
       if constexpr (std::is_same_v<M, float>) {
-        if (!nan && s.n >= 16384) {
-          v = radix_select(vals, k - 1, &smaller);
-          selected = true;
+        if (!keys.empty()) {  // Note [Radix select], unless the row holds a NaN
+          bool nan = false;
+          for (int64_t j = 0; j < s.n; ++j) {
+            const float f = static_cast<float>(row[j * s.inner]);
+            nan = nan || f != f;
+            keys[j] = static_cast<uint32_t>(order_key(f));
+          }
+          if (!nan) {
+            v = key_value(select_key(keys.data(), s.n, k - 1, &smaller));
+            selected = true;
+          }
         }
       }
+      bool nan = false;
       if (!selected) {
+        for (int64_t j = 0; j < s.n; ++j) {
+          vals[j] = static_cast<M>(row[j * s.inner]);
+          nan = nan || is_nan(vals[j]);
+        }
         if (nan) std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end(), lt);
         else std::nth_element(vals.begin(), vals.begin() + (k - 1), vals.end());
         v = vals[k - 1];

@@ -499,6 +499,43 @@ def test_kthvalue_long_rows_with_ties_and_signed_zeros(dtype):
     np.testing.assert_array_equal(oar.median(t).numpy(), np.median(a))
 
 
+def _select_rows(rng, n):
+    """Rows that exercise each level of the radix select (Note [Radix select]): spread
+    values, few distinct ones, a range so narrow only the last digits differ, signed zeros,
+    infinities and subnormals, all equal."""
+    narrow = 1.0 + np.arange(n, dtype=np.float32) * np.float32(2 ** -23)  # consecutive floats
+    special = np.array([np.inf, -np.inf, 1e-45, -1e-45, 0.0, -0.0, 3.4e38, -3.4e38], np.float32)
+    return [rng.standard_normal(n).astype(np.float32),
+            np.round(rng.standard_normal(n) * 2).astype(np.float32),
+            rng.permutation(narrow),
+            rng.permutation(np.concatenate([np.zeros(n // 2), -np.zeros(n - n // 2)])).astype(np.float32),
+            rng.permutation(np.resize(np.concatenate([special, rng.standard_normal(8).astype(np.float32)]), n)),
+            np.full(n, 2.5, np.float32)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("n", [257, 1000, 1024, 4099])
+def test_kthvalue_radix_select_against_a_stable_sort(n, dtype):
+    """Rows longer than 256 floats select on order keys, a histogram level per 11-bit digit
+    (Note [Radix select]): the value and index of every rank a stable sort gives, for rows
+    that stop at each level, and NaN rows (the sort's path) beside them in one tensor."""
+    rng = np.random.default_rng(n)
+    rows = _select_rows(rng, n)
+    rows.append(np.where(rng.random(n) < 0.1, np.nan, rng.standard_normal(n)).astype(np.float32))
+    a = np.stack(rows)
+    t = oar.to_tensor(a).astype(dtype)
+    ref = t.astype("float32").numpy()  # the values as rounded to dtype
+    order = np.argsort(ref, axis=1, kind="stable")
+    srt = np.take_along_axis(ref, order, 1)
+    for k in sorted({1, 2, n // 3, n // 2, n // 2 + 1, n - 1, n}):
+        v, i = oar.kthvalue(t, k, axis=1)
+        np.testing.assert_array_equal(v.astype("float32").numpy(), srt[:, k - 1], err_msg=f"k={k}")
+        np.testing.assert_array_equal(i.numpy(), order[:, k - 1], err_msg=f"k={k}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # inf - inf in NumPy's average
+        np.testing.assert_array_equal(oar.median(t.astype("float32"), axis=1).numpy(), np.median(ref, axis=1))
+
+
 def test_median_of_empty_tensors_as_paddle():
     """An empty axis has the median NaN (mode 'avg', as Paddle and NumPy); an empty kept dim
     gives an empty result (it raised a reshape error); nanmedian alike."""
