@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "paddle_core/dispatch/kernel_registry.h"
 #include "paddle_core/tensor/dense_tensor.h"
@@ -163,11 +164,24 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
   Dims on = n;  // the dims the rows are indexed by
   on.resize(r - 1);
   auto row_range = [&](int64_t b, int64_t e) {
+    // The first row's offsets from its flat index, the next ones by an odometer: an
+    // offsets_of walk (a division per dim) and a memmove call a row took 3x torch's time to
+    // crop [16, 32, 36, 36] to 32 x 32 (204 against 71 us; rows of 128 bytes).
+    auto off = offsets_of(on, st, b);
+    std::vector<int64_t> idx(on.size());
+    for (int64_t k = static_cast<int64_t>(on.size()) - 1, q = b; k >= 0; --k) idx[k] = q % on[k], q /= on[k];
     for (int64_t q = b; q < e; ++q) {
-      const auto off = offsets_of(on, st, q);
       const E* s = sp + off[0];
       E* d = dp + off[1];
-      if (sst == 1 && dst_step == 1) {
+      for (int64_t k = static_cast<int64_t>(on.size()) - 1; k >= 0; --k) {
+        off[0] += st[0][k], off[1] += st[1][k];
+        if (++idx[k] < on[k]) break;
+        off[0] -= st[0][k] * on[k], off[1] -= st[1][k] * on[k], idx[k] = 0;
+      }
+      if (sst == 1 && dst_step == 1 && !serial && inner <= 64) {  // inline: no call for a short row
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i) d[i] = s[i];
+      } else if (sst == 1 && dst_step == 1) {
         std::memmove(d, s, static_cast<size_t>(inner) * sizeof(E));
       } else if (sst == 0) {
         const E v = s[0];

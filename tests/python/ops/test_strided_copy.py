@@ -115,6 +115,33 @@ def test_stepped_reversed_and_expanded_views(dtype):
                                   np.broadcast_to(col, (30, 50)))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "float64", "complex128"])
+def test_cropped_rows_on_an_odometer(dtype, threads):
+    """Rows of a cropped or stepped view (unit stride inside, the outer dims walked by an
+    odometer from each pool chunk's first row): rows around the inline copy's 64 values, an
+    inner dim that carries into two outer ones, chunks starting mid-walk at two threads, and
+    an overlapping assignment beside them."""
+    prev = paddle.get_num_threads()
+    paddle.set_num_threads(threads)
+    try:
+        for shape, idx in [((16, 32, 36, 36), np.s_[:, :, 2:34, 2:34]), ((3, 5, 7, 70), np.s_[1:, :4, 2:, 3:67]),
+                           ((2, 3, 4, 5, 80), np.s_[:, 1:, ::2, 1:4, 5:70]), ((9, 66), np.s_[1:8, 1:]),
+                           ((257, 3, 130), np.s_[:, 1, 1:129]), ((40, 50, 9), np.s_[3:37:3, 1::4, 1:8])]:
+            a = _values(dtype, shape)
+            t = _tensor(dtype, a)
+            np.testing.assert_array_equal(_bits(dtype, _made_dense(t[idx])), a[idx], err_msg=str(shape))
+            np.testing.assert_array_equal(_bits(dtype, t[idx].contiguous()), a[idx], err_msg=str(shape))
+        a = _values(dtype, (6, 8, 40))
+        t = _tensor(dtype, a)
+        t[:, :, 1:] = t[:, :, :-1]  # one storage: each row a memmove
+        want = a.copy()
+        want[:, :, 1:] = a[:, :, :-1]
+        np.testing.assert_array_equal(_bits(dtype, t), want)
+    finally:
+        paddle.set_num_threads(prev)
+
+
 def test_flipped_view_if_supported():
     a = RNG.standard_normal((33, 70)).astype(np.float32)
     t = paddle.to_tensor(a)
