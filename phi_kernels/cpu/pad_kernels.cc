@@ -40,32 +40,50 @@ std::vector<std::vector<int64_t>> pad_maps(const Dims& in, const Dims& out,
 }
 
 // Calls fn(out_row, src_row or -1) for rows [r0, r1) (all dims but the last), walking
-// the row index like an odometer: one division per chunk, not per row.
+// the row index like an odometer: one division per chunk, not per row, and the outer row
+// dims' share of the source row looked up again only when the innermost one wraps (a lookup
+// per dim per row was a third of a [16, 32, 32, 32] pad's time: rows of 36 floats).
 template <typename Fn>
 void for_rows(const Dims& in, const Dims& out, const std::vector<std::vector<int64_t>>& maps,
               int64_t r0, int64_t r1, Fn fn) {
   const int r = out.size() - 1;  // row dims
   if (r0 >= r1) return;
-  std::vector<int64_t> idx(std::max(r, 1), 0), mul(std::max(r, 1), 1);
+  if (r == 0) {  // one row
+    fn(0, 0);
+    return;
+  }
+  std::vector<int64_t> idx(r, 0), mul(r, 1);
   for (int i = r - 2; i >= 0; --i) mul[i] = mul[i + 1] * in[i + 1];
   int64_t rem = r0;
   for (int i = r - 1; i >= 0; --i) {
     idx[i] = rem % out[i];
     rem /= out[i];
   }
-  for (int64_t row = r0; row < r1; ++row) {
-    int64_t src = 0;
-    bool fill = false;
-    for (int i = 0; i < r; ++i) {
+  int64_t base = 0;  // the outer row dims' share of the source row, -1: a padding row
+  auto outer = [&] {
+    base = 0;
+    for (int i = 0; i < r - 1; ++i) {
       const int64_t j = maps[i][idx[i]];
-      fill |= j < 0;
-      src += j * mul[i];
+      if (j < 0) {
+        base = -1;
+        return;
+      }
+      base += j * mul[i];
     }
-    fn(row, fill ? -1 : src);
-    for (int i = r - 1; i >= 0; --i) {
+  };
+  outer();
+  const int64_t* inner = maps[r - 1].data();
+  const int64_t n_inner = out[r - 1], mul_inner = mul[r - 1];
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t j = inner[idx[r - 1]];
+    fn(row, base < 0 || j < 0 ? -1 : base + j * mul_inner);
+    if (++idx[r - 1] < n_inner) continue;
+    idx[r - 1] = 0;
+    for (int i = r - 2; i >= 0; --i) {
       if (++idx[i] < out[i]) break;
       idx[i] = 0;
     }
+    outer();
   }
 }
 

@@ -474,6 +474,29 @@ def test_pad_backward_is_the_adjoint(shape, pads, fmt, mode, threads):
         oar.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("mode, np_mode", [("constant", "constant"), ("reflect", "reflect"), ("replicate", "edge"),
+                                           ("circular", "wrap")])
+def test_pad_every_rank_against_numpy(mode, np_mode, threads):
+    """pad_nd walks its rows by an odometer that looks the outer dims' source row up again
+    only when the innermost row dim wraps: rank 1 (one row) to 5, padding on every dim or
+    only some, chunks of rows at two threads, against np.pad."""
+    rng = np.random.default_rng(3)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for shape, pads in [((7,), [(2, 3)]), ((3, 5), [(1, 2), (0, 4)]), ((4, 3, 6), [(0, 0), (2, 1), (3, 3)]),
+                            ((3, 4, 5, 6), [(1, 0), (0, 0), (2, 2), (1, 3)]),
+                            ((2, 3, 4, 5, 6), [(1, 1), (2, 0), (0, 3), (1, 2), (4, 1)]),
+                            ((64, 8, 9, 10), [(0, 0), (1, 1), (2, 2), (2, 2)])]:
+            a = rng.standard_normal(shape)
+            got = oar._C.ops._pad_nd(oar.to_tensor(a), [v for p in pads for v in p], mode, 1.5).numpy()
+            want = np.pad(a, pads, mode=np_mode, **({"constant_values": 1.5} if mode == "constant" else {}))
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} {pads}")
+    finally:
+        oar.set_num_threads(prev)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 @pytest.mark.parametrize("form", ["expanded", "transposed", "sliced", "dense"])
 def test_constant_pad_backward_reads_strided_gradients(form, dtype):
