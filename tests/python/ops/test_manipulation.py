@@ -323,6 +323,34 @@ def test_large_inputs_parallel_paths():
     np.testing.assert_array_equal(sc.numpy(), big)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "float64", "complex128"])
+def test_short_rows_joined_and_split(dtype, threads):
+    """Rows of one element (stack and unstack along the last axis) and of a few bytes around
+    the inline copy's 64 (concat and split along the last axis) go element by element, the
+    longer ones through memcpy; sizes large enough to split over the pool at two threads."""
+    rng = np.random.default_rng(1)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        def arr(*shape):
+            a = rng.standard_normal(shape) * 50
+            return (a + 1j * a[::-1] if dtype.startswith("complex") else a).astype(dtype)
+        a, b, c = arr(300, 70, 9), arr(300, 70, 9), arr(300, 70, 9)
+        st = oar.stack([oar.to_tensor(v) for v in (a, b, c)], -1)
+        np.testing.assert_array_equal(st.numpy(), np.stack([a, b, c], -1))
+        for got, want in zip(oar.unstack(st, -1), (a, b, c)):
+            np.testing.assert_array_equal(got.numpy(), want)
+        parts = [arr(2000, w) for w in (1, 3, 7, 8, 9, 15, 16, 17, 40)]
+        cat = oar.concat([oar.to_tensor(p) for p in parts], -1)
+        np.testing.assert_array_equal(cat.numpy(), np.concatenate(parts, -1))
+        widths = [p.shape[1] for p in parts]
+        for got, want in zip(oar.split(cat, widths, -1), parts):
+            np.testing.assert_array_equal(got.numpy(), want)
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_concat_many_and_large():
     rng = np.random.default_rng(0)
     arrs = [rng.standard_normal((64, k, 33)) for k in (1, 7, 300)]
