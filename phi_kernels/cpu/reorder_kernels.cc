@@ -2,6 +2,7 @@
 // scatter_nd_add, tril/triu and diag_embed. Index values are bound-checked here (the
 // only place that sees them) and raise OutOfRange naming the op; negative indices
 // count from the end.
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -79,49 +80,59 @@ std::vector<int64_t> load_index(const DenseTensor& index, int64_t n, const char*
   return out;
 }
 
-// Copies rows of a contiguous [rows, inner] source into out, row r coming from
-// src_row(r); `reverse` reverses each row.
-template <typename T, typename SrcRow>
-void copy_rows(const T* src, T* out, int64_t rows, int64_t inner, bool reverse, SrcRow src_row) {
-  parallel_for(rows, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const T* s = src + src_row(r) * inner;
-      T* o = out + r * inner;
-      if (reverse) {
-        for (int64_t i = 0; i < inner; ++i) o[i] = s[inner - 1 - i];
-      } else {
-        std::memcpy(o, s, inner * sizeof(T));
-      }
-    }
-  }, rows * inner);
-}
-
 template <typename T>
 void FlipKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
                 DenseTensor* out) {
   T* o = out->alloc<T>();
   if (out->numel() == 0) return;
   DenseTensor c = dense_copy<T>(x);
+  const T* src = c.data<T>();
   const int r = x.rank();
   if (r == 0) {
-    o[0] = c.data<T>()[0];
+    o[0] = src[0];
     return;
   }
   std::vector<bool> flip(r, false);
   for (int64_t a : axis) flip[wrap_axis(a, r, "flip")] = true;
   const Dims& d = x.dims();
   const int64_t inner = d[r - 1], rows = out->numel() / inner;
-  copy_rows<T>(c.data<T>(), o, rows, inner, flip[r - 1], [&](int64_t row) {
-    int64_t rem = row, src = 0, mul = 1;
-    for (int i = r - 2; i >= 0; --i) {
-      int64_t idx = rem % d[i];
-      rem /= d[i];
-      if (flip[i]) idx = d[i] - 1 - idx;
-      src += idx * mul;
-      mul *= d[i];
+  const bool reverse = flip[r - 1];
+  // The row dims' steps in source rows (negative where flipped). Each chunk finds its first
+  // source row by divisions and walks the rest by an odometer: a division per dim and a
+  // memcpy call per row made [16, 32, 32, 32] flipped along H and W 2.4x torch's time.
+  std::vector<int64_t> step(std::max(r - 1, 0));
+  int64_t mul = 1;
+  for (int i = r - 2; i >= 0; --i) {
+    step[i] = flip[i] ? -mul : mul;
+    mul *= d[i];
+  }
+  parallel_for(
+      rows,
+      [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(step.size());
+    int64_t row = 0;
+    for (int64_t i = static_cast<int64_t>(step.size()) - 1, rem = b; i >= 0; --i) {
+      idx[i] = rem % d[i], rem /= d[i];
+      row += (flip[i] ? d[i] - 1 - idx[i] : idx[i]) * std::abs(step[i]);
     }
-    return src;
-  });
+    for (int64_t q = b; q < e; ++q) {
+      const T* s = src + row * inner;
+      T* dst = o + q * inner;
+      if (reverse) {
+        for (int64_t i = 0; i < inner; ++i) dst[i] = s[inner - 1 - i];
+      } else if (inner * static_cast<int64_t>(sizeof(T)) < 64) {
+        for (int64_t i = 0; i < inner; ++i) dst[i] = s[i];
+      } else {
+        std::memcpy(dst, s, inner * sizeof(T));
+      }
+      for (int64_t i = static_cast<int64_t>(step.size()) - 1; i >= 0; --i) {
+        row += step[i];
+        if (++idx[i] < d[i]) break;
+        row -= step[i] * d[i], idx[i] = 0;
+      }
+    }
+      },
+      rows * inner);
 }
 
 // One axis at a time: out[..., (i + s) % n, ...] = x[..., i, ...] as two block copies.

@@ -266,6 +266,28 @@ def test_views_share_storage():
     assert m.numpy()[0, 0] == 100.0 and b.numpy()[1, 0, 0] == 100.0 and u.numpy()[0, 0, 0] == 100.0
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float64", "complex128"])
+def test_flip_every_axis_set_against_numpy(dtype, threads):
+    """flip walks its rows by an odometer with negative steps on flipped dims, from each pool
+    chunk's first row: every set of axes of ranks 1-4 (the last dim reversed or copied, rows
+    under and over 64 bytes), at 1 and 2 threads."""
+    import itertools
+    rng = np.random.default_rng(4)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for shape in [(9,), (5, 70), (3, 4, 5), (40, 3, 33, 7), (2, 300, 4, 65)]:
+            a = (rng.standard_normal(shape) * 40).astype(dtype)
+            t = oar.to_tensor(a)
+            for k in range(1, len(shape) + 1):
+                for axes in itertools.combinations(range(len(shape)), k):
+                    np.testing.assert_array_equal(oar.flip(t, list(axes)).numpy(), np.flip(a, axes),
+                                                  err_msg=f"{shape} {axes}")
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_flip_is_a_copy():
     x = oar.to_tensor(np.arange(4.0))
     y = oar.flip(x, 0)
