@@ -183,6 +183,8 @@ void copy_strided(const DenseTensor& src, DenseTensor* dst) {
         for (int64_t i = 0; i < inner; ++i) d[i] = s[i];
       } else if (sst == 1 && dst_step == 1) {
         std::memmove(d, s, static_cast<size_t>(inner) * sizeof(E));
+      } else if (sst == 0 && dst_step == 1) {  // a fill (x[...] = scalar): vector stores
+        std::fill_n(d, inner, s[0]);
       } else if (sst == 0) {
         const E v = s[0];
         for (int64_t i = 0; i < inner; ++i) d[i * dst_step] = v;

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _C, _trace_state
 from ._C import DataType, Tensor
+from ._tensor import _filler
 
 _ops = _C.ops
 _select = _ops._select
@@ -257,7 +258,7 @@ def _broadcast_to(v, shape):
 def _write_view(view, x, value):
     """Copies value (broadcast) into a view of x, without autograd."""
     if type(value) in (float, int, bool):
-        view._copy_from(_ops.full_like(view, value, view.dtype))
+        view._copy_from(_filler(view, value))
         return
     if isinstance(value, Tensor):
         if value._share_storage_with(x):

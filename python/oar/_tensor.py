@@ -391,13 +391,23 @@ def _write_whole(self, src):
     _ops.slice_scatter_(self, src, [], [], [], [])
 
 
+def _filler(t, value):
+    """A tensor of t's shape and dtype holding `value`, for t._copy_from: one value broadcast
+    (stride 0, so the copy is a fill: seq[:, 10:100] = 1.0 on [16, 128, 256] 53 -> 24 us, as
+    it wrote a full tensor and copied it), or below 4096 elements a full one (one op call, not
+    two: small writes are all call overhead)."""
+    if t.size < 4096:
+        return _ops.full_like(t, value, t.dtype)
+    return _ops.expand(_ops.full([], value, t.dtype, t.place), t.shape)
+
+
 def _fill_(self, value):
     if _records_write(self, None):
         _write_whole(self, _ops.full_like(self, value, self.dtype))
         return self
     from .autograd import no_grad
     with no_grad():
-        self._copy_from(_ops.full_like(self, value, self.dtype))
+        self._copy_from(_filler(self, value))
     return self
 
 

@@ -151,6 +151,37 @@ def test_setitem_casts_value_and_keeps_dtype():
     assert b.numpy().tolist() == [False, True, False]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16"])
+def test_scalar_writes_into_large_views_fill(dtype, threads):
+    """A Python scalar written into 4096 elements or more (setitem, fill_, zero_) is one value
+    broadcast, so the copy is a fill (unit-stride rows: vector stores; stepped rows: a loop):
+    the region gets the value cast as a tensor of the dtype would hold it, the rest of the
+    tensor is untouched."""
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(2)
+        a = (rng.standard_normal((16, 40, 70)) * 10).astype(dtype)
+        for idx, value in [(np.s_[:, 3:30], 2.75), (np.s_[2:9, :, ::3], 1), (np.s_[..., 5:], True),
+                           (np.s_[:], -3.5), (np.s_[4], 0)]:
+            t = oar.to_tensor(a)
+            t[idx] = value
+            want = a.copy()
+            want[idx] = np.array(value).astype(dtype)
+            np.testing.assert_array_equal(t.numpy(), want, err_msg=str(idx))
+        t = oar.to_tensor(a)
+        v = t[:, 1:39, 2:]
+        v.fill_(7)
+        want = a.copy()
+        want[:, 1:39, 2:] = np.array(7).astype(dtype)
+        np.testing.assert_array_equal(t.numpy(), want)
+        t.zero_()
+        assert not t.numpy().any()
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_views_share_memory():
     x = oar.to_tensor(np.arange(12.0).reshape(3, 4))
     y = x[1:]
