@@ -61,8 +61,10 @@ void for_each_row(const DenseTensor& src, DenseTensor* dst, Row&& row) {
 //   transpose): 32 x 32 tiles through transpose_strided, or for 4-byte values at strides
 //   that fall in few L1 sets, 64 x 64 tiles through a buffer (Note [Transposed tiles
 //   through a buffer], transpose.h);
-// - otherwise row by row: memcpy where both rows are dense, a strided loop where not; rows
-//   shorter than 8 values run along the longest dim one side steps through by one instead.
+// - otherwise row by row, the rows' offsets walked by an odometer: memcpy where both rows are
+//   dense (inline under 64 values), a fill where the source steps by 0, a strided loop
+//   elsewhere; rows shorter than 8 values run along the longest dim one side steps through by
+//   one instead.
 // Both are split over the pool unless source and destination share a storage: then the rows
 // go one after another in order, as a memmove of each.
 // A [1024, 1024] float transpose took 5.0 ms as one element-by-element odometer walk on
