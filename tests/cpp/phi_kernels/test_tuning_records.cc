@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "phi_kernels/cpu/conv_onednn_common.h"
@@ -161,6 +164,35 @@ TEST_F(TuningRecords, OffRecordsNothing) {
     EXPECT_EQ(tuning_records_path("t", "ctx"), "");
     record_choice("t", "ctx", "k", "v");
     EXPECT_EQ(recall_choice("t", "ctx", "k"), "");
+  }
+}
+
+// A C++ program that never read FLAGS_* from its environment (a predictor linked into an
+// application): the flag left empty, the variable decides; then XDG_CACHE_HOME, then HOME.
+TEST_F(TuningRecords, TheEnvironmentDecidesWhereTheFlagIsEmpty) {
+  auto keep = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::make_pair(std::string(name), v ? std::optional<std::string>(v) : std::nullopt);
+  };
+  const auto saved = {keep("FLAGS_oar_tuning_cache"), keep("XDG_CACHE_HOME"), keep("HOME")};
+  FLAGS_oar_tuning_cache = "";
+  setenv("FLAGS_oar_tuning_cache", (dir_ + "/env").c_str(), 1);
+  EXPECT_EQ(tuning_records_path("t", "ctx").rfind(dir_ + "/env/t-", 0), 0u);
+  setenv("FLAGS_oar_tuning_cache", "off", 1);
+  EXPECT_EQ(tuning_records_path("t", "ctx"), "");
+  unsetenv("FLAGS_oar_tuning_cache");
+  setenv("XDG_CACHE_HOME", (dir_ + "/xdg").c_str(), 1);
+  EXPECT_EQ(tuning_records_path("t", "ctx").rfind(dir_ + "/xdg/oar/tuning/t-", 0), 0u);
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", (dir_ + "/home").c_str(), 1);
+  EXPECT_EQ(tuning_records_path("t", "ctx").rfind(dir_ + "/home/.cache/oar/tuning/t-", 0), 0u);
+  unsetenv("HOME");
+  EXPECT_EQ(tuning_records_path("t", "ctx"), "");  // nowhere to keep them
+  for (const auto& [name, value] : saved) {
+    if (value)
+      setenv(name.c_str(), value->c_str(), 1);
+    else
+      unsetenv(name.c_str());
   }
 }
 
