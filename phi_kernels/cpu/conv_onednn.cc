@@ -318,9 +318,8 @@ std::optional<ConvPrim> named_candidate(const std::string& name, Make& make, std
   return std::nullopt;
 }
 
-// `key`: the tune key, under which the pick is recorded (Note [Tuning records]). The
-// candidate OAR_CONV_ALGO names, else the one recorded for `key`, is built alone and not
-// timed.
+// The minimum of many short runs is what survives a busy neighbour core (ResNet-18 b1 had
+// picked a candidate 20% slower in one process out of three before the 5-round minimum).
 std::vector<double> time_rounds(size_t n, const std::function<void(size_t)>& call,
                                 const std::function<void(size_t)>& before) {
   std::vector<double> t(n, 1e30);
@@ -349,6 +348,9 @@ std::vector<double> time_rounds(size_t n, const std::function<void(size_t)>& cal
   return t;
 }
 
+// `key`: the tune key, under which the pick is recorded (Note [Tuning records]). The
+// candidate OAR_CONV_ALGO names, else the one recorded for `key`, is built alone and not
+// timed.
 template <typename Make>
 ConvPrim tune(const std::string& key, Make make, const std::array<void*, 3>& user, std::vector<ConvPrim> extra = {},
               const CallFn& call_one = nullptr) {
