@@ -6,7 +6,9 @@ find_package(glog CONFIG REQUIRED)
 find_package(dnnl CONFIG REQUIRED)
 find_package(BLAS REQUIRED)
 find_package(LAPACK REQUIRED)
-find_package(ZLIB REQUIRED)  # CRC-32 of saved programs and checkpoints (pir/serialize)
+find_package(ZLIB REQUIRED)  # CRC-32 of saved programs and checkpoints (pir/serialize): crc32_combine
+find_path(OAR_DEFLATE_INCLUDE libdeflate.h REQUIRED)  # the CRC-32 itself, on PCLMULQDQ (pir/serialize)
+find_library(OAR_DEFLATE_LIB deflate REQUIRED)
 find_path(OAR_DLPACK_INCLUDE dlpack/dlpack.h REQUIRED)
 find_path(OAR_SLEEF_INCLUDE sleef.h PATHS /usr/include /usr/include/x86_64-linux-gnu REQUIRED)
 find_library(OAR_SLEEF_LIB sleef REQUIRED)
@@ -17,9 +19,9 @@ find_library(OAR_FFTWF_LIB fftw3f REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 add_library(oar_deps INTERFACE)
-target_include_directories(oar_deps INTERFACE ${OAR_DLPACK_INCLUDE} ${OAR_SLEEF_INCLUDE})
+target_include_directories(oar_deps INTERFACE ${OAR_DLPACK_INCLUDE} ${OAR_SLEEF_INCLUDE} ${OAR_DEFLATE_INCLUDE})
 target_link_libraries(oar_deps INTERFACE glog::glog gflags DNNL::dnnl ${OAR_SLEEF_LIB}
-  ${OAR_FFTW_LIB} ${OAR_FFTWF_LIB} ${OAR_LAPACKE_LIB} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} OpenMP::OpenMP_CXX Threads::Threads ZLIB::ZLIB)
+  ${OAR_FFTW_LIB} ${OAR_FFTWF_LIB} ${OAR_LAPACKE_LIB} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} OpenMP::OpenMP_CXX Threads::Threads ZLIB::ZLIB ${OAR_DEFLATE_LIB})
 
 # float32 GEMM (phi_kernels/cpu/sgemm.cc; docs/notes/gemm_backends.md): a current OpenBLAS
 # from PyPI's scipy-openblas32 (DYNAMIC_ARCH: picks AVX2/AVX-512 kernels at run time, knows

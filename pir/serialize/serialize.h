@@ -30,6 +30,10 @@ std::unique_ptr<Program> deserialize_program(IrContext* ctx, std::string_view by
 void save_program(const Program& p, const std::string& path);
 std::unique_ptr<Program> load_program(IrContext* ctx, const std::string& path);
 
+/// A whole file's bytes, read with one read of its size (a stringstream grew its buffer by
+/// doubling, then copied it out). Throws NotFound "<who>: cannot open '<path>'".
+std::string read_file(const std::string& path, const char* who);
+
 /// CRC-32 (IEEE) of `data`; pass the CRC of the bytes before `data` to continue it
 /// (zlib.crc32(data, crc)).
 uint32_t crc32(std::string_view data, uint32_t crc = 0);

@@ -9,6 +9,7 @@
 #include "inference/predictor/params_reader.h"
 #include "inference/predictor/predictor_access.h"
 #include "inference/predictor/saved_model.h"
+#include "pir/serialize/serialize.h"
 #include "python/csrc/pir_py.h"
 #include "python/csrc/py_convert.h"
 
@@ -87,6 +88,22 @@ void bind_inference(py::module_& m) {
       py::arg("data"), py::arg("path"),
       "Checks a safetensors file's bytes (oar.load's reader, params_reader.h): returns ([(name, dtype, shape, "
       "begin, end)] in data order, data_start, format, structure); ValueError naming `path` when malformed.");
+
+  im.def(
+      "crc32",
+      [](py::buffer data, uint32_t crc) {
+    py::buffer_info info = data.request();
+    if (info.ndim > 1 || (info.ndim == 1 && info.size > 1 && info.strides[0] != info.itemsize)) {
+      throw py::value_error("crc32: data must be a contiguous buffer of bytes (got ndim " + std::to_string(info.ndim) +
+                            ")");
+    }
+    std::string_view bytes(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size * info.itemsize));
+    py::gil_scoped_release release;
+    return pir::crc32(bytes, crc);
+      },
+      py::arg("data"), py::arg("crc") = 0,
+      "zlib.crc32(data, crc) on the pool with carry-less multiplies: the checksum oar.save writes and "
+      "parse_safetensors checks.");
 
   py::class_<Config>(im, "Config")
       .def(py::init<>())

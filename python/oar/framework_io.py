@@ -18,7 +18,6 @@ import pickle
 import pickletools
 import struct
 import tempfile
-import zlib
 
 import numpy as np
 
@@ -118,9 +117,9 @@ def _serialize(obj):
         }
         offset += len(raw)
         chunks.append(raw)
-    crc = zlib.crc32(_canonical(header) + structure.encode())
+    crc = _C.inference.crc32(_canonical(header) + structure.encode())
     for c in chunks:
-        crc = zlib.crc32(c, crc)
+        crc = _C.inference.crc32(c, crc)
     header["__metadata__"] = {"format": _FORMAT, "structure": structure, "crc32": str(crc)}
     hbytes = json.dumps(header, separators=(",", ":")).encode()
     hbytes += b" " * (-len(hbytes) % 8)  # data starts 8-byte aligned, as safetensors pads

@@ -3,11 +3,13 @@
 import json
 import os
 import struct
+import zlib
 
 import numpy as np
 import pytest
 
 import oar
+from oar import _C
 
 
 def roundtrip(obj, tmp_path, **kw):
@@ -147,6 +149,48 @@ def test_checksum_of_large_tensors(tmp_path, threads):
                 oar.load(str(q))
     finally:
         oar.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_crc32_is_zlibs(threads):
+    # The checksum (libdeflate's carry-less-multiply CRC, pieces joined with crc32_combine)
+    # is zlib.crc32's value for every length around its 64-byte folds and 256 KiB pieces,
+    # from any running value, at any alignment.
+    rng = np.random.default_rng(3)
+    buf = rng.integers(0, 256, 3 * 262144 + 300, dtype=np.uint8).tobytes()
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for n in (0, 1, 7, 15, 16, 63, 64, 65, 127, 128, 255, 4095, 262143, 262144, 524287,
+                  524288, 524289, 3 * 262144 + 299):
+            for start in (0, 1, 13):
+                chunk = buf[start:start + n]
+                for init in (0, 1, 0xFFFFFFFF, 0x12345678):
+                    assert _C.inference.crc32(chunk, init) == zlib.crc32(chunk, init), (n, start, init)
+        assert _C.inference.crc32(memoryview(np.arange(100, dtype=np.float32)).cast("B")) == \
+            zlib.crc32(np.arange(100, dtype=np.float32).tobytes())
+    finally:
+        oar.set_num_threads(prev)
+    with pytest.raises(ValueError, match="crc32: data must be a contiguous buffer"):
+        _C.inference.crc32(np.zeros((4, 4), np.uint8)[:, ::2])
+
+
+def test_saved_checksum_is_zlibs(tmp_path):
+    # The file's crc32 is zlib.crc32 over the canonical entries, the structure and the data,
+    # so other tools can check it.
+    rng = np.random.default_rng(5)
+    state = {"w": oar.to_tensor(rng.standard_normal([300, 1000]).astype(np.float32)),
+             "n": 3, "b": oar.to_tensor(np.array([True, False]))}
+    p = tmp_path / "c.pdparams"
+    oar.save(state, str(p))
+    raw = p.read_bytes()
+    hlen = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + hlen])
+    meta = header.pop("__metadata__")
+    want = zlib.crc32(json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+                      + meta["structure"].encode())
+    want = zlib.crc32(raw[8 + hlen:], want)
+    assert meta["crc32"] == str(want)
 
 
 def test_save_is_atomic(tmp_path, monkeypatch):

@@ -223,3 +223,12 @@ def test_truncated_or_corrupt_saved_model_names_the_file_and_problem(saved_lenet
     os.remove(str(tmp_path / "bad_params.pdiparams"))
     with pytest.raises(FileNotFoundError, match="bad_params.pdiparams' does not exist"):
         predictor_of(str(tmp_path / "bad_params"))
+    # a folder in a file's place is named, not read (reading it would see a bogus size)
+    os.mkdir(str(tmp_path / "bad_params.pdiparams"))
+    with pytest.raises(ValueError, match="bad_params.pdiparams' is a directory"):
+        predictor_of(str(tmp_path / "bad_params"))
+    prefix = str(tmp_path / "dir_model")
+    os.mkdir(prefix + ".pdmodel")
+    open(prefix + ".pdiparams", "wb").write(params)
+    with pytest.raises(ValueError, match="dir_model.pdmodel' is a directory"):
+        predictor_of(prefix)
