@@ -82,6 +82,62 @@ def test_hue_matches_colorsys(hue):
     assert F.adjust_hue(Image.fromarray(rgb()), hue).size == (15, 12)
 
 
+def _luma64(a):
+    a = a.astype(np.float64)
+    return a[..., 0] * 0.299 + a[..., 1] * 0.587 + a[..., 2] * 0.114
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("factor", [0.0, 0.35, 1.0, 2.3])
+def test_colour_against_float64(dtype, factor):
+    # Every dtype's fast path (uint8's 256-entry tables, float32 arithmetic for 8- and 16-bit
+    # images) against the float64 formulas: integer images round to the reference's nearest
+    # value (one off only where it sits at .5 within float32's error), float images agree to
+    # their precision.
+    top = 1.0 if np.issubdtype(dtype, np.floating) else 255.0
+    a = (RNG.random((37, 29, 3)) * top).astype(dtype)
+    if dtype == np.int16:
+        a[0, 0] = [0, 255, 7]
+    x = a.astype(np.float64)
+    if np.issubdtype(dtype, np.integer):
+        sums = [int(a[..., c].astype(np.int64).sum()) for c in range(3)]
+        mean = np.floor((sums[0] * 0.299 + sums[1] * 0.587 + sums[2] * 0.114) / (a.size // 3) + 0.5)
+    else:
+        mean = _luma64(a).mean()
+    refs = {"adjust_brightness": factor * x, "adjust_contrast": factor * x + (1 - factor) * mean,
+            "adjust_saturation": factor * x + (1 - factor) * _luma64(a)[..., None]}
+    for name, ref in refs.items():
+        ref = np.clip(ref, 0, top)
+        got = getattr(F, name)(a, factor)
+        assert got.dtype == dtype and got.shape == a.shape, name
+        if np.issubdtype(dtype, np.integer):
+            off = np.abs(got.astype(np.int64) - np.rint(ref))
+            assert off.max() <= 1 and np.all(np.abs(ref[off > 0] % 1 - 0.5) < 1e-4), name
+            if dtype == np.uint8 and name != "adjust_saturation":  # the tables: exactly the float64 formula
+                np.testing.assert_array_equal(got, np.rint(ref).astype(np.uint8))
+        else:
+            np.testing.assert_allclose(got, ref, rtol=2e-6 if dtype == np.float32 else 1e-12,
+                                       atol=2e-6 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("hue", [-0.5, -0.13, 0.0, 0.3, 0.5])
+def test_hue_uint8_and_float32_against_colorsys(dtype, hue):
+    top = 255.0 if dtype == np.uint8 else 1.0
+    a = (RNG.random((9, 11, 3)) * top).astype(dtype)
+    a[0, :6] = [[0, 0, 0], [top, top, top], [top, 0, 0], [0, top, 0], [0, 0, top], [top, top, 0]]
+    want = np.array([[colorsys.hsv_to_rgb((colorsys.rgb_to_hsv(*(p / top))[0] + hue) % 1.0,
+                                          *colorsys.rgb_to_hsv(*(p / top))[1:]) for p in row]
+                     for row in a.astype(np.float64)]) * top
+    got = F.adjust_hue(a, hue)
+    assert got.dtype == dtype
+    if dtype == np.uint8:
+        off = np.abs(got.astype(np.int64) - np.rint(want))
+        assert off.max() <= 1 and np.all(np.abs(want[off > 0] % 1 - 0.5) < 1e-3)
+    else:
+        np.testing.assert_allclose(got, want, atol=3e-6)
+
+
 def test_grayscale_normalize_erase():
     a = rgb()
     want = np.asarray(Image.fromarray(a).convert("L")).astype(int)

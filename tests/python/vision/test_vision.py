@@ -65,6 +65,59 @@ def test_resize_bilinear_matches_reference():
         T.Resize(3, interpolation="cubic")(img())
 
 
+def _bilinear_ref(x, oh, ow):
+    """Separable half-pixel bilinear resize in float64 (cv2's INTER_LINEAR)."""
+    def axis(x, n, ax):
+        m = x.shape[ax]
+        src = np.clip((np.arange(n) + 0.5) * (m / n) - 0.5, 0, m - 1)
+        lo = np.floor(src).astype(np.int64)
+        hi = np.minimum(lo + 1, m - 1)
+        shape = [1] * x.ndim
+        shape[ax] = n
+        w = (src - lo).reshape(shape)
+        return np.take(x, lo, ax) * (1 - w) + np.take(x, hi, ax) * w
+    return axis(axis(x.astype(np.float64), oh, 0), ow, 1)
+
+
+@pytest.mark.parametrize("shape,size", [((375, 500, 3), 256), ((7, 5, 4), (13, 3)), ((9, 11), (4, 17)),
+                                        ((1, 6, 1), (5, 1)), ((6, 8, 3), (6, 8))])
+def test_resize_bilinear_arrays_and_tensors(shape, size):
+    # The interpolate kernel's bilinear resize against the float64 reference: uint8 rounds to
+    # the reference's nearest value (one off only where the reference sits at .5 within float32's
+    # error), float64 and int32 images exactly, float32 within its rounding; CHW Tensors alike.
+    rng = np.random.default_rng(sum(shape))
+    a = rng.integers(0, 256, shape, dtype=np.uint8)
+    out = T.functional.resize(a, size)
+    oh, ow = out.shape[:2]
+    if isinstance(size, int):
+        assert min(oh, ow) == size
+    ref = _bilinear_ref(a, oh, ow)
+    assert out.dtype == np.uint8 and out.shape == ref.shape
+    off = np.abs(out.astype(np.int64) - np.rint(ref))
+    assert off.max() <= 1 and np.all(np.abs(ref[off > 0] % 1 - 0.5) < 1e-4)
+    f64 = rng.standard_normal(shape)
+    np.testing.assert_allclose(T.functional.resize(f64, (oh, ow)), _bilinear_ref(f64, oh, ow), rtol=1e-12,
+                               atol=1e-12)
+    big = rng.integers(-2**30, 2**30, shape).astype(np.int32)  # beyond float32's exact integers
+    np.testing.assert_array_equal(T.functional.resize(big, (oh, ow)), np.rint(_bilinear_ref(big, oh, ow)))
+    f32 = f64.astype(np.float32)
+    got = T.functional.resize(f32, (oh, ow))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, _bilinear_ref(f32, oh, ow), rtol=1e-5, atol=1e-5)
+    chw = f32.transpose(2, 0, 1) if f32.ndim == 3 else f32
+    t = T.functional.resize(oar.to_tensor(chw), (oh, ow))
+    assert isinstance(t, oar.Tensor) and t.dtype == oar.float32
+    want = _bilinear_ref(f32, oh, ow)
+    np.testing.assert_allclose(t.numpy(), want.transpose(2, 0, 1) if want.ndim == 3 else want, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_resize_empty_image():
+    a = np.zeros((0, 4, 3), np.uint8)
+    with pytest.raises(ValueError, match="resize"):
+        T.functional.resize(a, (2, 2))
+
+
 def test_crops_flips_pad_transpose():
     a = img(6, 8)
     c = T.CenterCrop(4)(a)

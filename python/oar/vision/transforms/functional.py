@@ -73,14 +73,35 @@ def resize(img, size, interpolation="bilinear"):
         raise ValueError(f"resize: interpolation must be one of {sorted(_PIL_RESAMPLE)}, got "
                          f"{interpolation!r}")
     h, w = _hw(img, kind)
+    if h == 0 or w == 0:
+        raise ValueError(f"resize: the image is empty (height {h}, width {w})")
     oh, ow = _target_size(h, w, size, "resize")
     if kind == "pil":
         return img.resize((ow, oh), _PIL_RESAMPLE[interpolation])
     if interpolation not in ("nearest", "bilinear"):
         interpolation = "bilinear"
     arr = _to_hwc(img, kind)
-    out = _resize_axis(_resize_axis(arr, oh, 0, interpolation), ow, 1, interpolation)
+    if interpolation == "bilinear" and arr.size:
+        out = _bilinear(arr, oh, ow)
+    else:
+        out = _resize_axis(_resize_axis(arr, oh, 0, interpolation), ow, 1, interpolation)
     return _from_hwc(_clip_like(out, arr.dtype), kind, img)
+
+
+def _bilinear(arr, oh, ow):
+    """An HW(C) array resized by bilinear interpolation at half-pixel centres (cv2's
+    INTER_LINEAR, Paddle's cv2 backend) on the interpolate kernel, in float32 for images whose
+    values float32 holds exactly (float64 otherwise). NumPy's separable form of the same took
+    9.5 ms for 375 x 500 x 3 uint8 -> 256 x 341 against the kernel's 0.8 (Pillow: 1.3)."""
+    from ...nn.functional import interpolate
+
+    exact32 = arr.dtype.itemsize <= 2 or arr.dtype == np.float32
+    a = np.ascontiguousarray(arr if arr.ndim == 3 else arr[:, :, None],
+                             dtype=np.float32 if exact32 else np.float64)
+    t = _C.to_tensor(a, None, None, True).unsqueeze(0)
+    out = interpolate(t, size=[oh, ow], mode="bilinear", align_corners=False, align_mode=0,
+                      data_format="NHWC").numpy()[0]
+    return out if arr.ndim == 3 else out[:, :, 0]
 
 
 def _padding4(padding, op):
@@ -177,9 +198,27 @@ def _gray(arr):
     return a[..., 0] * 0.299 + a[..., 1] * 0.587 + a[..., 2] * 0.114
 
 
+def _work_dtype(dtype):
+    """The float type the colour functions compute an image of `dtype` in: float32 for 8- and
+    16-bit images (its 24 bits hold their values and products to well under half a step),
+    float64 for the rest."""
+    dtype = np.dtype(dtype)
+    return np.float32 if dtype.itemsize <= 2 or dtype == np.float32 else np.float64
+
+
 def _blend(arr, other, factor):
-    out = factor * arr.astype(np.float64) + (1 - factor) * other
-    return _clip_like(np.clip(out, 0, _max_value(arr.dtype)), arr.dtype)
+    """factor * arr + (1 - factor) * other, clipped to the image's range. A uint8 image whose
+    `other` is one number goes through a 256-entry table, a value's result depending on the
+    value alone (NumPy's float64 form took 2.9 ms for 224 x 224 x 3, the table 0.1)."""
+    top = _max_value(arr.dtype)
+    if arr.dtype == np.uint8 and np.ndim(other) == 0:
+        table = factor * np.arange(256, dtype=np.float64) + (1 - factor) * other
+        return np.take(_clip_like(np.clip(table, 0, top), np.uint8), arr)
+    out = arr.astype(_work_dtype(arr.dtype))
+    out *= factor
+    out += (1 - factor) * other
+    np.clip(out, 0, top, out=out)
+    return _clip_like(out, arr.dtype)
 
 
 def _check_factor(op, name, value):
@@ -210,9 +249,11 @@ def adjust_contrast(img, contrast_factor):
     if kind == "pil":
         return ImageEnhance.Contrast(img).enhance(contrast_factor)
     arr = _rgb(_to_hwc(img, kind), "adjust_contrast")
-    mean = _gray(arr).mean()
-    if np.issubdtype(arr.dtype, np.integer):
-        mean = float(np.floor(mean + 0.5))
+    if np.issubdtype(arr.dtype, np.integer):  # exact channel sums, then the luma weights
+        sums = np.array([arr[..., c].sum(dtype=np.int64) for c in range(3)])  # sum(0) of [n, 3]: 10x slower
+        mean = float(np.floor(sums @ np.array([0.299, 0.587, 0.114]) / max(arr.size // 3, 1) + 0.5))
+    else:
+        mean = _gray(arr).mean()
     return _from_hwc(_blend(arr, mean, contrast_factor), kind, img)
 
 
@@ -223,27 +264,34 @@ def adjust_saturation(img, saturation_factor):
     if kind == "pil":
         return ImageEnhance.Color(img).enhance(saturation_factor)
     arr = _rgb(_to_hwc(img, kind), "adjust_saturation")
-    return _from_hwc(_blend(arr, _gray(arr)[..., None], saturation_factor), kind, img)
+    luma = arr.astype(_work_dtype(arr.dtype)) @ np.array([0.299, 0.587, 0.114], _work_dtype(arr.dtype))
+    return _from_hwc(_blend(arr, luma[..., None], saturation_factor), kind, img)
+
+
+# The HSV conversions avoid NumPy's slow spots on images: a reduction over a 3-long last axis
+# (max(-1): 1.8 ms for 224 x 224 x 3) and float `%` (0.4 ms for 224 x 224); x - floor(x) is
+# x % 1 for finite x. adjust_hue on a 224 x 224 x 3 uint8 image: 11 -> 2.8 ms (Pillow 1.9).
+def _frac(x):
+    return x - np.floor(x)
 
 
 def _rgb_to_hsv(rgb):
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    maxc, minc = rgb.max(-1), rgb.min(-1)
-    v, delta = maxc, maxc - minc
-    s = np.where(maxc > 0, delta / np.where(maxc > 0, maxc, 1), 0)
+    maxc, minc = np.maximum(np.maximum(r, g), b), np.minimum(np.minimum(r, g), b)
+    delta = maxc - minc
+    s = delta / np.where(maxc > 0, maxc, 1)
     d = np.where(delta > 0, delta, 1)
     h = np.where(maxc == r, (g - b) / d, np.where(maxc == g, 2.0 + (b - r) / d, 4.0 + (r - g) / d))
-    h = np.where(delta > 0, (h / 6.0) % 1.0, 0.0)
-    return h, s, v
+    h = np.where(delta > 0, _frac(h / 6.0), 0.0)
+    return h, s, maxc
 
 
 def _hsv_to_rgb(h, s, v):
-    i = np.floor(h * 6.0)
-    f = h * 6.0 - i
-    p, q, t = v * (1 - s), v * (1 - s * f), v * (1 - s * (1 - f))
-    i = i.astype(np.int64) % 6
-    choices = [(v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)]
-    return np.stack([np.choose(i, [c[k] for c in choices]) for k in range(3)], axis=-1)
+    """Channel n in (r, g, b) = v - v s clip(min(k, 4 - k), 0, 1), k = (n' + 6h) mod 6 with
+    n' = 5, 3, 1: the six hue sectors' cases in one expression."""
+    k = np.array([5, 3, 1], h.dtype) + (h * 6)[..., None]
+    k -= 6 * np.floor(k / 6)
+    return v[..., None] - (v * s)[..., None] * np.clip(np.minimum(k, 4 - k), 0, 1)
 
 
 def adjust_hue(img, hue_factor):
@@ -261,8 +309,8 @@ def adjust_hue(img, hue_factor):
         return Image.merge("HSV", (Image.fromarray(np_h, "L"), s, v)).convert(img.mode)
     arr = _rgb(_to_hwc(img, kind), "adjust_hue")
     top = _max_value(arr.dtype)
-    h, s, v = _rgb_to_hsv(arr.astype(np.float64) / top)
-    out = _hsv_to_rgb((h + hue_factor) % 1.0, s, v) * top
+    h, s, v = _rgb_to_hsv(arr.astype(_work_dtype(arr.dtype)) / top)
+    out = _hsv_to_rgb(_frac(h + hue_factor), s, v) * top
     return _from_hwc(_clip_like(out, arr.dtype), kind, img)
 
 
