@@ -813,3 +813,41 @@ def test_cumsum_reverse_rows_and_backward(dtype):
 @pytest.mark.parametrize("capability", ["avx2", "avx512"])
 def test_cumsum_reverse_in_each_isa_copy(capability):
     run_in_isa_copy(f"{__file__}::test_cumsum_reverse_rows_and_backward", capability, 2)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_gather_axis_grad_slabs(threads, dtype):
+    # The scatter-add of take_along_axis / topk / sort gradients, one slab per outer index over
+    # the pool: every axis of a rank-3 x, duplicate and negative indices (they add), index
+    # longer and shorter than the axis, 16-bit floats through a float slab.
+    rng = np.random.default_rng(11)
+    shape = (37, 6, 29)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for axis in range(3):
+            for m in (1, shape[axis], 3 * shape[axis]):
+                ishape = list(shape)
+                ishape[axis] = m
+                idx = rng.integers(-shape[axis], shape[axis], ishape)
+                g = rng.standard_normal(ishape).astype(np.float32)
+                gt = oar.to_tensor(g).astype(dtype)
+                got = oar._C.ops._gather_axis_grad(oar.zeros(shape, dtype), oar.to_tensor(idx), gt, axis)
+                gw = gt.numpy() if dtype == "float64" else gt.astype("float32").numpy().astype(np.float64)
+                want = _scatter_add(np.zeros(shape), idx, gw, axis)
+                tol = {"float32": 1e-5, "float64": 1e-12}.get(dtype, 2e-2)
+                got = got.numpy() if dtype == "float64" else got.astype("float32").numpy()
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol * m)
+        x = oar.to_tensor(rng.standard_normal((64, 300)).astype(np.float32)).astype(dtype)
+        x.stop_gradient = False
+        vals, ids = oar.topk(x, 7, axis=1)
+        (vals * oar.arange(7, dtype="float32").astype(dtype)).sum().backward()
+        want = np.zeros((64, 300))
+        np.put_along_axis(want, ids.numpy(), np.arange(7, dtype=np.float64)[None, :], 1)
+        np.testing.assert_array_equal(x.grad.astype("float32").numpy(), want)
+    finally:
+        oar.set_num_threads(prev)
+    with pytest.raises(ValueError, match=r"gather_axis_grad: index \(shape \[3, 2\]\).*x's shape \[4, 4\]"):
+        oar._C.ops._gather_axis_grad(oar.zeros([4, 4]), oar.to_tensor(np.zeros((3, 2), np.int64)),
+                                     oar.ones([3, 2]), 1)
