@@ -172,6 +172,82 @@ def test_affine_shift_and_identity_perspective():
     np.testing.assert_allclose(bil, a, atol=1e-9)
 
 
+def _warp_ref(a, m, out_hw, interpolation, fill):
+    """Per-pixel inverse map (output centre -> input point) in float64: nearest takes the pixel
+    holding the point, bilinear the four nearest centres (fill for taps outside), fill where the
+    point lies outside the image."""
+    h, w = a.shape[:2]
+    x3 = a.reshape(h, w, -1).astype(np.float64)
+    fillv = np.broadcast_to(np.asarray(fill, np.float64).reshape(-1), [x3.shape[2]])
+    out = np.zeros(tuple(out_hw) + (x3.shape[2],))
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            px, py = j + 0.5, i + 0.5
+            den = m[6] * px + m[7] * py + 1.0 if len(m) == 8 else 1.0
+            sx, sy = (m[0] * px + m[1] * py + m[2]) / den, (m[3] * px + m[4] * py + m[5]) / den
+            if interpolation == "nearest":
+                ix, iy = int(np.floor(sx)), int(np.floor(sy))
+                out[i, j] = x3[iy, ix] if 0 <= ix < w and 0 <= iy < h else fillv
+                continue
+            if not (-0.5 <= sx - 0.5 <= w - 0.5 and -0.5 <= sy - 0.5 <= h - 0.5):
+                out[i, j] = fillv
+                continue
+            x, y = sx - 0.5, sy - 0.5
+            x0, y0 = int(np.floor(x)), int(np.floor(y))
+            fx, fy = x - x0, y - y0
+            acc = 0.0
+            for yy, wy in ((y0, 1 - fy), (y0 + 1, fy)):
+                for xx, wx in ((x0, 1 - fx), (x0 + 1, fx)):
+                    v = x3[yy, xx] if 0 <= xx < w and 0 <= yy < h else fillv
+                    acc = acc + wx * wy * v
+            out[i, j] = acc
+    return out.reshape(tuple(out_hw) + a.shape[2:])
+
+
+@pytest.mark.parametrize("interpolation", ["nearest", "bilinear"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64])
+def test_rotate_and_affine_against_per_pixel_reference(interpolation, dtype):
+    top = 255 if dtype == np.uint8 else 1.0
+    a = (RNG.random((13, 17, 3)) * top).astype(dtype)
+    fill = [7, 90, 200] if dtype == np.uint8 else [0.25, 0.5, 1.0]
+    cases = [(F.rotate(a, 23, interpolation=interpolation, fill=fill), 23, (13, 17), False),
+             (F.rotate(a, -71, interpolation=interpolation, expand=True, fill=fill), -71, None, True)]
+    for got, angle, hw, expand in cases:
+        t = np.radians(angle)
+        cos, sin = np.cos(t), np.sin(t)
+        oh, ow = got.shape[:2]
+        cx, cy, ocx, ocy = 17 * 0.5, 13 * 0.5, ow * 0.5, oh * 0.5
+        m = [cos, -sin, cx - cos * ocx + sin * ocy, sin, cos, cy - sin * ocx - cos * ocy]
+        want = _warp_ref(a, m, (oh, ow), interpolation, fill)
+        assert got.dtype == dtype
+        if dtype == np.uint8:
+            off = np.abs(got.astype(np.int64) - np.clip(np.rint(want), 0, 255))
+            assert off.max() <= 1 and np.all(np.abs(want[off > 0] % 1 - 0.5) < 1e-3)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                       atol=1e-5 if dtype == np.float32 else 1e-12)
+    start, end = [[0, 0], [16, 0], [16, 12], [0, 12]], [[1, 2], [15, 0], [13, 11], [2, 12]]
+    got = F.perspective(a, start, end, interpolation=interpolation, fill=fill)
+    from oar.vision.transforms._warp import _perspective_coeffs
+    want = _warp_ref(a, _perspective_coeffs(start, end), (13, 17), interpolation, fill)
+    if dtype == np.uint8:
+        off = np.abs(got.astype(np.int64) - np.clip(np.rint(want), 0, 255))
+        assert off.max() <= 1 and np.all(np.abs(want[off > 0] % 1 - 0.5) < 1e-3)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    gray = a[:, :, 0]
+    got = F.affine(gray, 12, (1.5, -2), 0.9, (5, 3), interpolation=interpolation, fill=3)
+    from oar.vision.transforms._warp import _inverse_affine
+    m = _inverse_affine((17 * 0.5, 13 * 0.5), 12.0, (1.5, -2), 0.9, [5, 3])
+    want = _warp_ref(gray, m, (13, 17), interpolation, 3)
+    assert got.shape == gray.shape and got.dtype == dtype
+    if dtype == np.uint8:
+        off = np.abs(got.astype(np.int64) - np.clip(np.rint(want), 0, 255))
+        assert off.max() <= 1 and np.all(np.abs(want[off > 0] % 1 - 0.5) < 1e-3)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_random_transforms_shapes_and_seed():
     img = Image.fromarray(rgb(40, 50))
     t = oar.randn([3, 40, 50])

@@ -103,3 +103,11 @@ def _clip_like(out, dtype):
         info = np.iinfo(dtype)
         return np.clip(np.rint(out), info.min, info.max).astype(dtype)
     return out.astype(dtype)
+
+
+def _work_dtype(dtype):
+    """The float type an image of `dtype` is computed in by the colour functions and the warps:
+    float32 for 8- and 16-bit images (its 24 bits hold their values and products to well under
+    half a step), float64 for the rest."""
+    dtype = np.dtype(dtype)
+    return np.float32 if dtype.itemsize <= 2 or dtype == np.float32 else np.float64

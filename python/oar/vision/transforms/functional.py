@@ -13,7 +13,7 @@ from ... import _C
 
 from ._image import (  # noqa: F401
     Image, ImageEnhance, ImageOps, _PIL_RESAMPLE, _is_pil_image, _is_tensor_image, _is_numpy_image,
-    _kind, _to_hwc, _from_hwc, _np_dtype, _size2, _hw, _clip_like,
+    _kind, _to_hwc, _from_hwc, _np_dtype, _size2, _hw, _clip_like, _work_dtype,
 )
 
 
@@ -196,14 +196,6 @@ def _gray(arr):
     """ITU-R 601-2 luma of an RGB HWC array (float64 HW)."""
     a = arr.astype(np.float64)
     return a[..., 0] * 0.299 + a[..., 1] * 0.587 + a[..., 2] * 0.114
-
-
-def _work_dtype(dtype):
-    """The float type the colour functions compute an image of `dtype` in: float32 for 8- and
-    16-bit images (its 24 bits hold their values and products to well under half a step),
-    float64 for the rest."""
-    dtype = np.dtype(dtype)
-    return np.float32 if dtype.itemsize <= 2 or dtype == np.float32 else np.float64
 
 
 def _blend(arr, other, factor):
