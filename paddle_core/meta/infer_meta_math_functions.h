@@ -51,6 +51,8 @@ void BincountInferMeta(const DenseTensor& x, const DenseTensor* weights, int64_t
                        DenseTensor* out);
 void HistogramInferMeta(const DenseTensor& input, const DenseTensor* weight, int64_t bins,
                         double min, double max, bool density, DenseTensor* out);
+/// nms: boxes [N, 4] of a float type; the kept indices, int64 [k] with k known after the run.
+void NmsInferMeta(const DenseTensor& boxes, double threshold, DenseTensor* out);
 void SearchsortedInferMeta(const DenseTensor& sorted_sequence, const DenseTensor& values,
                            bool out_int32, bool right, DenseTensor* out);
 /// x's dims with grad_out's dtype, which must be x's (the *_grad kernels read both as one type).

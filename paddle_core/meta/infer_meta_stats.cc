@@ -223,6 +223,15 @@ void HistogramInferMeta(const DenseTensor& input, const DenseTensor* weight, int
   out->set_dims(Dims{bins});
 }
 
+void NmsInferMeta(const DenseTensor& boxes, double, DenseTensor* out) {
+  OAR_ENFORCE(boxes.rank() == 2 && boxes.dims()[1] == 4, InvalidArgument,
+              "nms: boxes must have shape [N, 4] (x1, y1, x2, y2), got ", boxes.dims());
+  OAR_ENFORCE(is_floating(boxes.dtype()), InvalidType, "nms: boxes must be a float tensor, got ",
+              dtype_name(boxes.dtype()));
+  out->set_dtype(DataType::INT64);
+  out->set_dims(Dims{0});
+}
+
 void SearchsortedInferMeta(const DenseTensor& seq, const DenseTensor& values, bool out_int32,
                            bool, DenseTensor* out) {
   OAR_ENFORCE(seq.rank() >= 1, InvalidArgument,

@@ -1,8 +1,10 @@
 // Indexing kernels with data-dependent or multi-tensor indices: masked_select,
 // nonzero, index_get/index_put (x[i0, i1, ...] with int or bool index tensors) and
 // slice_scatter (x[a:b:c, ...] = value).
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta_manipulation.h"
@@ -108,6 +110,44 @@ void NonzeroKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out)
       idx[d] = 0;
     }
   }
+}
+
+// ---------------------------------------------------------------- nms
+
+// Greedy non-maximum suppression: boxes are visited in order; each one not yet suppressed is
+// kept and suppresses the later boxes whose IoU with it exceeds the threshold. In double, with
+// the NumPy loop's arithmetic it replaced (2000 boxes: 23 -> ~1 ms): a NaN union (0 / 0, or a
+// box with a NaN coordinate, whose area is NaN) suppresses nothing. The later boxes are read
+// from columns, so the IoU loop vectorizes.
+template <typename T>
+void NmsKernel(const DeviceContext&, const DenseTensor& boxes, double threshold, DenseTensor* out) {
+  DenseTensor c = contiguous(boxes);
+  const T* b = c.data<T>();
+  const int64_t n = boxes.dims()[0];
+  std::vector<double> x1(n), y1(n), x2(n), y2(n), area(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x1[i] = static_cast<double>(b[4 * i]);
+    y1[i] = static_cast<double>(b[4 * i + 1]);
+    x2[i] = static_cast<double>(b[4 * i + 2]);
+    y2[i] = static_cast<double>(b[4 * i + 3]);
+    area[i] = std::max(x2[i] - x1[i], 0.0) * std::max(y2[i] - y1[i], 0.0);  // NaN stays NaN
+  }
+  std::vector<uint8_t> suppressed(n, 0);
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < n; ++i) {
+    if (suppressed[i]) continue;
+    keep.push_back(i);
+    const double ax1 = x1[i], ay1 = y1[i], ax2 = x2[i], ay2 = y2[i], aa = area[i];
+    for (int64_t j = i + 1; j < n; ++j) {
+      const double iw = std::max(std::min(ax2, x2[j]) - std::max(ax1, x1[j]), 0.0);
+      const double ih = std::max(std::min(ay2, y2[j]) - std::max(ay1, y1[j]), 0.0);
+      const double inter = iw * ih;
+      suppressed[j] |= static_cast<uint8_t>(inter / (aa + area[j] - inter) > threshold);
+    }
+  }
+  out->set_dims(Dims{static_cast<int64_t>(keep.size())});
+  int64_t* o = out->alloc<int64_t>();
+  std::copy(keep.begin(), keep.end(), o);
 }
 
 // ---------------------------------------------------------------- index_get / index_put
@@ -267,6 +307,7 @@ using namespace oar::phi;  // NOLINT
 OAR_REGISTER_KERNEL(masked_select, CPU, MaskedSelectKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(masked_select_grad, CPU, MaskedSelectGradKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(nonzero, CPU, NonzeroKernel, OAR_ALL_TYPES)
+OAR_REGISTER_KERNEL(nms, CPU, NmsKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(index_get, CPU, IndexGetKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(index_put, CPU, IndexPutKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(slice_scatter, CPU, SliceScatterKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _C
 from ._roi import _check_tensor, _dtype
 
 __all__ = ["box_coder", "prior_box", "nms", "matrix_nms", "distribute_fpn_proposals",
@@ -187,30 +188,9 @@ def _iou_matrix(b, plus_one=0.0):
 
 
 def _greedy(b, thresh):
-    """Indices kept by greedy NMS over boxes in the given order: each kept box suppresses the
-    later boxes overlapping it by more than thresh (one IoU row over a contiguous slice per
-    kept box: O(N) memory, no N x N matrix)."""
-    x1, y1, x2, y2 = (np.ascontiguousarray(b[:, k]) for k in range(4))
-    area = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    n = len(b)
-    suppressed = np.zeros(n, bool)
-    keep = []
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for i in range(n):
-            if suppressed[i]:
-                continue
-            keep.append(i)
-            j = i + 1
-            if j == n:
-                break
-            iw = np.minimum(x2[i], x2[j:]) - np.maximum(x1[i], x1[j:])
-            ih = np.minimum(y2[i], y2[j:]) - np.maximum(y1[i], y1[j:])
-            np.maximum(iw, 0, out=iw)
-            np.maximum(ih, 0, out=ih)
-            inter = iw * ih
-            # a zero union gives nan, which compares False: not suppressed
-            suppressed[j:] |= inter / (area[i] + area[j:] - inter) > thresh
-    return np.array(keep, np.int64)
+    """Indices kept by greedy NMS over boxes b (float64 [N, 4]) in the given order: each kept
+    box suppresses the later boxes overlapping it by more than thresh (the nms kernel)."""
+    return _C.ops._nms(_C.to_tensor(np.ascontiguousarray(b), None, None, True), thresh).numpy()
 
 
 def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=None,

@@ -195,6 +195,30 @@ def test_nms_matches_reference():
     assert ops.nms(t64(np.zeros((0, 4))), 0.5, t64(np.zeros(0))).shape == [0]
 
 
+def test_nms_kernel_many_boxes_and_edge_cases():
+    # The nms kernel against the per-pair reference on 600 crowded boxes (float32 and float64
+    # inputs), IoU exactly at the threshold (kept: only > suppresses), zero-area and NaN boxes
+    # (a NaN union suppresses nothing), one box; bad boxes name the op.
+    rng = np.random.default_rng(5)
+    boxes = rand_corner_boxes(rng, 600) * 3
+    for thr in (0.0, 0.25, 0.7):
+        np.testing.assert_array_equal(ops.nms(t64(boxes), thr).numpy(), ref_greedy(boxes, thr))
+    b32 = boxes.astype(np.float32)
+    np.testing.assert_array_equal(ops.nms(oar.to_tensor(b32), 0.25).numpy(),
+                                  ref_greedy(b32.astype(np.float64), 0.25))
+    half = np.array([[0, 0, 2, 1], [1, 0, 3, 1], [0, 0, 2, 1]], np.float64)  # IoU 1/3, then 1
+    assert ops.nms(t64(half), 1 / 3).numpy().tolist() == [0, 1]
+    assert ops.nms(t64(half), 0.3).numpy().tolist() == [0]
+    odd = np.array([[0, 0, 1, 1], [0, 0, 0, 0], [np.nan, 0, 1, 1], [0, 0, 1, 1], [0, 0, 0, 0],
+                    [0, 0, 1, np.nan]], np.float64)
+    assert ops.nms(t64(odd), 0.5).numpy().tolist() == [0, 1, 2, 4, 5]
+    assert ops.nms(t64(boxes[:1]), 0.5).numpy().tolist() == [0]
+    with pytest.raises(ValueError, match=r"nms: boxes must have shape \[N, 4\]"):
+        oar._C.ops._nms(t64(np.zeros((3, 5))), 0.5)
+    with pytest.raises(TypeError, match="nms: boxes must be a float tensor"):
+        oar._C.ops._nms(oar.to_tensor(np.zeros((3, 4), np.int64)), 0.5)
+
+
 def ref_matrix_nms(b, sc, sthr, pthr, ntop, ktop, gauss, sigma, bg, normalized):
     plus = 0.0 if normalized else 1.0
     rows, idx, nums = [], [], []
