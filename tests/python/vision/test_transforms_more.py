@@ -156,6 +156,19 @@ def test_grayscale_normalize_erase():
     assert (e2[:3, :3] == 7).all() and (e2[3:] == a[3:]).all()
 
 
+@pytest.mark.parametrize("shape,dtype", [((5, 7, 3), np.uint8), ((5, 7, 1), np.float32), ((4, 6, 4), np.int16),
+                                         ((3, 0, 3), np.uint8), ((5, 7), np.float64)])
+def test_hflip_arrays(shape, dtype):
+    # whole pixels moved as one item: every channel count and itemsize, views, empty images;
+    # the result is a fresh, writeable, contiguous array
+    a = (RNG.random(shape) * 100).astype(dtype)
+    for x in (a, a[::2, 1:]):
+        r = F.hflip(x)
+        assert r.dtype == x.dtype and r.shape == x.shape and r.flags.c_contiguous and r.flags.writeable
+        np.testing.assert_array_equal(r, x[:, ::-1])
+        assert not np.shares_memory(r, a)
+
+
 def test_affine_shift_and_identity_perspective():
     a = rgb(10, 10)
     for k in kinds(a):

@@ -38,6 +38,35 @@ def test_to_tensor_and_normalize():
         T.ToTensor()([[1, 2]])
 
 
+@pytest.mark.parametrize("fmt", ["CHW", "HWC"])
+@pytest.mark.parametrize("to_rgb", [False, True])
+def test_normalize_per_channel_every_kind(fmt, to_rgb):
+    # per-channel mean/std on NumPy arrays (uint8, float64) and Tensors (float32, uint8) in
+    # both layouts, with the channel flip, against float64; a 2-D image takes one value
+    rng = np.random.default_rng(4)
+    mean, std = [0.5, 20.0, -3.0], [0.25, 2.0, 4.0]
+    c_axis = 0 if fmt == "CHW" else 2
+    for a in (img(9, 11, 3, np.uint8), rng.standard_normal((9, 11, 3))):
+        if fmt == "CHW":
+            a = np.ascontiguousarray(a.transpose(2, 0, 1))
+        x = a.astype(np.float64)
+        if to_rgb:
+            x = np.flip(x, axis=c_axis)
+        shape = [-1, 1, 1] if fmt == "CHW" else [1, 1, -1]
+        want = (x - np.reshape(mean, shape)) / np.reshape(std, shape)
+        got = T.functional.normalize(a, mean, std, fmt, to_rgb)
+        assert isinstance(got, np.ndarray) and got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        for t in (oar.to_tensor(a.astype(np.float32)), oar.to_tensor(a)):
+            out = T.functional.normalize(t, mean, std, fmt, to_rgb)
+            assert isinstance(out, oar.Tensor) and out.dtype == oar.float32
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+    flat = img(5, 6, 3)[:, :, 0]
+    np.testing.assert_allclose(T.functional.normalize(flat, 3.0, 2.0, fmt), (flat - 3.0) / 2.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="normalize: mean must have 1 or 3 values, got 2"):
+        T.functional.normalize(img(5, 6, 3) if fmt == "HWC" else img(3, 5, 6), [1.0, 2.0], 1.0, fmt)
+
+
 def test_resize_bilinear_matches_reference():
     a = img(5, 7, 2, np.float32)
     out = T.Resize((9, 4))(a)
