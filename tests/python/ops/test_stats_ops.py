@@ -94,6 +94,26 @@ def _idx(shape, n):
     return oar.to_tensor(np.random.default_rng(3).integers(-n, n, shape))
 
 
+def _corner_boxes(r, s):
+    """s[0] boxes (x1, y1, x2, y2) with x2 > x1, y2 > y1, crowded enough to overlap."""
+    lo = r.uniform(0, 1, (s[0], 2))
+    return np.concatenate([lo, lo + r.uniform(0.05, 0.6, (s[0], 2))], 1)
+
+
+def _nms_ref(b, thr):
+    """Greedy NMS in float64: each box kept unless its IoU with a kept one exceeds thr."""
+    keep = []
+    for i in range(len(b)):
+        def iou(k):
+            iw = max(min(b[i, 2], b[k, 2]) - max(b[i, 0], b[k, 0]), 0.0)
+            ih = max(min(b[i, 3], b[k, 3]) - max(b[i, 1], b[k, 1]), 0.0)
+            area = lambda q: (b[q, 2] - b[q, 0]) * (b[q, 3] - b[q, 1])  # noqa: E731
+            return iw * ih / (area(i) + area(k) - iw * ih)
+        if all(iou(k) <= thr for k in keep):
+            keep.append(i)
+    return np.array(keep, np.int64)
+
+
 def _scatter_add(z, idx, g, axis):
     idx = np.where(idx < 0, idx + z.shape[axis], idx)
     out = z.copy()
@@ -228,6 +248,11 @@ CASES = [
         tensor(np.zeros((3, 4)), g.dtype.name), _idx((3, 6), 4), g, 1),
         lambda g: _scatter_add(np.zeros((3, 4)), _idx((3, 6), 4).numpy(), g, 1),
         inputs=[(3, 6)]),
+    OpCase("nms", lambda b: oar._C.ops._nms(b, 0.3), lambda b: _nms_ref(b, 0.3),
+           inputs=[Gen(_corner_boxes, (40, 4))], shapes=[[(40, 4)], [(0, 4)], [(1, 4)], [(300, 4)]],
+           grad=False, out_dtype="int64",
+           bad_inputs=[((tensor(np.zeros((3, 5)), "float32"),), ValueError, "boxes must have shape [N, 4]"),
+                       ((tensor(np.zeros((3, 4)), "int64"),), TypeError, "boxes must be a float tensor")]),
     OpCase("diagonal", lambda x: oar.diagonal(x), lambda x: np.diagonal(x, axis1=0, axis2=1),
            shapes=[[(3, 4)], [(4, 3, 2)], [(0, 3)]], dtypes=ALL_FLOATS + INT_DTYPES),
     OpCase("diagonal_grad[offset]", lambda x: oar.diagonal(x, offset=1, axis1=-1, axis2=0),
