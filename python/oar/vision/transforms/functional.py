@@ -193,10 +193,12 @@ def _max_value(dtype):
     return 255.0 if np.issubdtype(dtype, np.integer) else 1.0
 
 
-def _gray(arr):
-    """ITU-R 601-2 luma of an RGB HWC array (float64 HW)."""
-    a = arr.astype(np.float64)
-    return a[..., 0] * 0.299 + a[..., 1] * 0.587 + a[..., 2] * 0.114
+_LUMA = (0.299, 0.587, 0.114)  # ITU-R 601-2
+
+
+def _gray(arr, dtype=np.float64):
+    """ITU-R 601-2 luma of an RGB HWC array (HW, in `dtype`)."""
+    return arr.astype(dtype, copy=False) @ np.array(_LUMA, dtype)
 
 
 def _blend(arr, other, factor):
@@ -244,7 +246,7 @@ def adjust_contrast(img, contrast_factor):
     arr = _rgb(_to_hwc(img, kind), "adjust_contrast")
     if np.issubdtype(arr.dtype, np.integer):  # exact channel sums, then the luma weights
         sums = np.array([arr[..., c].sum(dtype=np.int64) for c in range(3)])  # sum(0) of [n, 3]: 10x slower
-        mean = float(np.floor(sums @ np.array([0.299, 0.587, 0.114]) / max(arr.size // 3, 1) + 0.5))
+        mean = float(np.floor(sums @ np.array(_LUMA) / max(arr.size // 3, 1) + 0.5))
     else:
         mean = _gray(arr).mean()
     return _from_hwc(_blend(arr, mean, contrast_factor), kind, img)
@@ -257,8 +259,7 @@ def adjust_saturation(img, saturation_factor):
     if kind == "pil":
         return ImageEnhance.Color(img).enhance(saturation_factor)
     arr = _rgb(_to_hwc(img, kind), "adjust_saturation")
-    luma = arr.astype(_work_dtype(arr.dtype)) @ np.array([0.299, 0.587, 0.114], _work_dtype(arr.dtype))
-    return _from_hwc(_blend(arr, luma[..., None], saturation_factor), kind, img)
+    return _from_hwc(_blend(arr, _gray(arr, _work_dtype(arr.dtype))[..., None], saturation_factor), kind, img)
 
 
 # The HSV conversions avoid NumPy's slow spots on images: a reduction over a 3-long last axis
