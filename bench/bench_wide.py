@@ -1,7 +1,8 @@
 """Wide suite: ops outside the other suites that a survey found at 1.5-10x torch's time before
 stop 61 (losses, scans, selection and sorting, gathers along an axis, random draws, strided
 copies, grid_sample) and before stop 64 (bitwise ops, prelu, glu, channel dropout, mode,
-quantile, cdist, repeat_interleave, LU), against PyTorch.
+quantile, cdist, repeat_interleave, LU), and split, whose parts are views since stop 70
+(copies before), against PyTorch.
 
     python3 bench/bench_wide.py [--frameworks oar,torch] [--threads 1]
 
@@ -26,11 +27,12 @@ ALPHA = np.full(64, 0.2, np.float32)
 SMALL = np.round(A * 3)
 C3, C4 = A[:256, :64].copy(), B[:512, :64].copy()
 M256 = A[:256, :256] + 16 * np.eye(256, dtype=np.float32)
+QKV = rng.standard_normal((8, 128, 768)).astype(np.float32)  # a GPT block's fused projection
 
 NAMES = ["prod_rows", "smooth_l1_fb", "bce_logits_fb", "mse_fb", "cumprod", "cummax", "take_along",
          "put_along", "topk8", "sort", "unique_1m", "rand_1m", "randn_1m", "dropout", "pixel_shuffle",
          "grid_sample", "count_nonzero", "bitwise_and", "prelu", "glu", "dropout2d", "mode",
-         "quantile", "cdist", "repeat_interleave", "lu_256"]
+         "quantile", "cdist", "repeat_interleave", "lu_256", "split3", "split3_fb"]
 METRICS = [(f"{n}_ms", "ms", "low") for n in NAMES]
 
 
@@ -61,7 +63,14 @@ def cases(fw, mod):
     a, b, lab, idx, ints, img, grid = T(A), T(B), T(LABEL), T(IDX), T(INTS), T(IMG), T(GRID)
     ids, alpha, small, c3, c4, m256 = T(IDS), T(ALPHA), T(SMALL), T(C3), T(C4), T(M256)
     mask = T(np.array(255, np.int64))
-    ag = G(A)
+    ag, qkv = G(A), G(QKV)
+
+    def split3():  # q, k, v of the projection, as attention code writes it
+        return mod.split(qkv, 256, dim=-1) if t else mod.split(qkv, 3, axis=-1)
+
+    def split3_fb():
+        q, k, v = split3()
+        fb((q * k + v).sum(), qkv)
     calls = {
         "prod_rows": lambda: a.prod(1) if t else a.prod(axis=1),
         "smooth_l1_fb": lambda: fb(F.smooth_l1_loss(ag, b), ag),
@@ -89,6 +98,8 @@ def cases(fw, mod):
         "cdist": lambda: mod.cdist(c3, c4),
         "repeat_interleave": lambda: mod.repeat_interleave(a[:256], 4, **ax(0)),
         "lu_256": lambda: mod.linalg.lu_factor(m256) if t else mod.linalg.lu(m256),
+        "split3": split3,
+        "split3_fb": split3_fb,
     }
     return {n: (lambda f=f, n=n: {f"{n}_ms": common.bench(f) * 1e3}) for n, f in calls.items()}
 

@@ -108,8 +108,12 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grads) {
   if (!autograd::grad_enabled()) {
     // The stored .grad never carries history without create_graph, and must not
     // alias memory anyone else holds (optimizers zero it in place): steal the
-    // buffer when nobody else has it, copy otherwise.
-    if (g.dense().storage().use_count() == 1) {
+    // buffer when nobody else has it and g is a dense tensor filling most of it, copy
+    // otherwise (the last part of a split gradient would be a strided view pinning
+    // the whole buffer).
+    const DenseTensor& gd = g.dense();
+    const auto own_bytes = static_cast<size_t>(gd.numel()) * size_of(gd.dtype());
+    if (gd.storage().use_count() == 1 && gd.is_contiguous() && gd.storage()->bytes() / 2 <= own_bytes) {
       Tensor stolen(g.dense());
       // A dist gradient keeps its layout: the dist layer copies it onto the new handle.
       if (g.impl()->dist) dispatch::note_alias(stolen, g);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "paddle_core/meta/infer_meta.h"
+#include "paddle_core/meta/infer_meta_manipulation.h"
 #include "paddle_core/tensor/checked.h"
 
 namespace oar {
@@ -233,6 +234,41 @@ DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index) {
   d.erase(a);
   s.erase(a);
   return make_view(x, d, s, offset);
+}
+
+namespace {
+// The parts infer-meta gave (x's dims but along a) as views of x, one after another.
+std::vector<DenseTensor> parts_along(const DenseTensor& x, int64_t axis, std::vector<DenseTensor> parts) {
+  const int a = wrap_axis(axis, x.rank(), "split");
+  int64_t offset = x.offset();
+  for (DenseTensor& p : parts) {
+    const Dims d = p.dims();
+    p = make_view(x, d, x.strides(), offset);
+    offset = plus(offset, times(d[a], x.strides()[a]));
+  }
+  return parts;
+}
+}  // namespace
+
+std::vector<DenseTensor> SplitView(const DenseTensor& x, const std::vector<int64_t>& num_or_sections, int64_t axis) {
+  std::vector<DenseTensor> parts;
+  SplitInferMeta(x, num_or_sections, axis, &parts);
+  return parts_along(x, axis, std::move(parts));
+}
+
+std::vector<DenseTensor> SplitWithNumView(const DenseTensor& x, int64_t num, int64_t axis) {
+  std::vector<DenseTensor> parts;
+  SplitWithNumInferMeta(x, num, axis, &parts);
+  return parts_along(x, axis, std::move(parts));
+}
+
+std::vector<DenseTensor> UnbindView(const DenseTensor& x, int64_t axis) {
+  OAR_ENFORCE(x.rank() > 0, InvalidArgument, "unbind: x must have rank >= 1, got shape []");
+  const int a = wrap_axis(axis, x.rank(), "unbind");
+  std::vector<DenseTensor> parts;
+  parts.reserve(x.dims()[a]);
+  for (int64_t i = 0; i < x.dims()[a]; ++i) parts.push_back(SelectView(x, a, i));
+  return parts;
 }
 
 // Note [Bit-cast views]: the same bytes as another dtype. Equal element sizes keep shape,

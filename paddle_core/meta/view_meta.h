@@ -24,6 +24,13 @@ DenseTensor SliceView(const DenseTensor& x, const std::vector<int64_t>& axes,
                       const std::vector<int64_t>& strides);
 /// Selects index `index` along `axis` and drops that axis.
 DenseTensor SelectView(const DenseTensor& x, int64_t axis, int64_t index);
+/// split / split_with_num: consecutive parts of x along `axis`, each a view (as
+/// PyTorch's split and Paddle's stride kernels), the sections checked as SplitInferMeta /
+/// SplitWithNumInferMeta check them.
+std::vector<DenseTensor> SplitView(const DenseTensor& x, const std::vector<int64_t>& num_or_sections, int64_t axis);
+std::vector<DenseTensor> SplitWithNumView(const DenseTensor& x, int64_t num, int64_t axis);
+/// unbind: SelectView(x, axis, i) for every i along `axis`.
+std::vector<DenseTensor> UnbindView(const DenseTensor& x, int64_t axis);
 /// x's bytes read as `dtype` (Paddle's view_dtype, PyTorch's view(dtype)): the last dim
 /// grows or shrinks by the ratio of the element sizes (Note [Bit-cast views]).
 DenseTensor ViewDtypeView(const DenseTensor& x, DataType dtype);

@@ -1,6 +1,7 @@
-// Joining and splitting kernels: concat, stack, unstack, split, tile (and tile_grad).
-// Every one views its tensors as [outer, axis, inner] blocks and moves contiguous
-// rows of `axis * inner` elements (memcpy, or inline for short rows).
+// Joining and splitting kernels: concat, stack, unstack, tile (and tile_grad). Every one
+// views its tensors as [outer, axis, inner] blocks and moves contiguous rows of
+// `axis * inner` elements (memcpy, or inline for short rows). split, split_with_num and
+// unbind are views (view_meta.h): they move nothing.
 #include <cstring>
 
 #include "oar_generated/kernel_signatures.h"
@@ -84,37 +85,16 @@ void StackKernel(const DeviceContext&, const std::vector<const DenseTensor*>& x,
   join_rows<T>(pieces, std::vector<int64_t>(x.size(), inner), o, outer, false);
 }
 
-// Splits x along `a` into outs whose dims infer-meta has set.
+// Copies the slices of x along `a` into outs (unstack: infer-meta has set their dims).
 template <typename T>
-void split_into(const DenseTensor& x, int a, const std::vector<DenseTensor*>& outs, bool squeezed) {
+void UnstackKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, int64_t, std::vector<DenseTensor*> outs) {
+  const int a = wrap_axis(axis, x.rank(), "unstack");
   std::vector<T*> pieces;
-  std::vector<int64_t> widths;
   const int64_t inner = prod(x.dims(), a + 1, x.rank());
-  for (DenseTensor* t : outs) {
-    pieces.push_back(t->alloc<T>());
-    widths.push_back(squeezed ? inner : t->dims()[a] * inner);
-  }
+  for (DenseTensor* t : outs) pieces.push_back(t->alloc<T>());
   if (x.numel() == 0) return;
   DenseTensor c = contiguous(x);
-  join_rows<T>(pieces, widths, c.data<T>(), prod(x.dims(), 0, a), true);
-}
-
-template <typename T>
-void UnstackKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, int64_t,
-                   std::vector<DenseTensor*> out) {
-  split_into<T>(x, wrap_axis(axis, x.rank(), "unstack"), out, true);
-}
-
-template <typename T>
-void SplitKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>&,
-                 int64_t axis, std::vector<DenseTensor*> out) {
-  split_into<T>(x, wrap_axis(axis, x.rank(), "split"), out, false);
-}
-
-template <typename T>
-void SplitWithNumKernel(const DeviceContext&, const DenseTensor& x, int64_t, int64_t axis,
-                        std::vector<DenseTensor*> out) {
-  split_into<T>(x, wrap_axis(axis, x.rank(), "split"), out, false);
+  join_rows<T>(pieces, std::vector<int64_t>(outs.size(), inner), c.data<T>(), prod(x.dims(), 0, a), true);
 }
 
 // x's dims left-padded with 1s to the output's rank.
@@ -202,7 +182,5 @@ using namespace oar::phi;  // NOLINT
 OAR_REGISTER_KERNEL(concat, CPU, ConcatKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(stack, CPU, StackKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(unstack, CPU, UnstackKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
-OAR_REGISTER_KERNEL(split, CPU, SplitKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
-OAR_REGISTER_KERNEL(split_with_num, CPU, SplitWithNumKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(tile, CPU, TileKernel, OAR_ALL_TYPES, OAR_COMPLEX_TYPES)
 OAR_REGISTER_KERNEL(tile_grad, CPU, TileGradKernel, OAR_NUMERIC_TYPES)

@@ -23,7 +23,7 @@ enum OpTrait : uint32_t {
   kTraitCommutative = 1u << 1,  // the first two operands may be swapped
   kTraitTerminator = 1u << 2,   // must be the last op of its block
   kTraitInplace = 1u << 3,      // result 0 aliases (overwrites) operand 0
-  kTraitView = 1u << 4,         // result 0 shares operand 0's storage
+  kTraitView = 1u << 4,         // every result shares operand 0's storage
   kTraitRandom = 1u << 5,       // reads a random state (never folded or merged)
 };
 

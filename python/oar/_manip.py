@@ -61,9 +61,9 @@ def chunk(x, chunks, axis=0, name=None):
 
 
 def unbind(input, axis=0):  # noqa: A002  (Paddle's name)
-    """The slices of `input` along axis, as a list (axis removed)."""
+    """The slices of `input` along axis, as a list of views (axis removed)."""
     _axes(axis, input.ndim, "unbind")
-    return _ops.unstack(input, axis)
+    return _ops._unbind(input, axis)
 
 
 def numel(x, name=None):

@@ -364,14 +364,25 @@ def gen_kernel_stage(op, schema):
     tensors = op.tensor_args
     if op.view:
         args = [f"{a.name}.dense()" if a.type == "Tensor" else a.name for a in op.args]
-        L.append(f"  Tensor out(std::make_shared<TensorImpl>({op.view}({', '.join(args)})));")
         # Note [Views and in-place ops]: the view remembers its base and how to remake it.
         replay = ", ".join("replay_input" if a.name == tensors[0].name else
                            f"{a.name}.vec()" if a.type == "int[]" else a.name for a in op.args)
         captures = "".join(f", {a.name} = autograd::CapturedInts({a.name})"
                            for a in op.args if a.type == "int[]")
-        L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}]"
-                 f"(const Tensor& replay_input) {{ return ::oar::ops::{op.name}({replay}); }});")
+        if op.outputs[0].is_list:
+            # One view per part (split, unstack); part i is remade as the op's i-th result.
+            L.append(f"  std::vector<DenseTensor> parts = {op.view}({', '.join(args)});")
+            L.append("  std::vector<Tensor> out;")
+            L.append("  out.reserve(parts.size());")
+            L.append("  for (size_t i = 0; i < parts.size(); ++i) {")
+            L.append("    out.emplace_back(std::make_shared<TensorImpl>(std::move(parts[i])));")
+            L.append(f"    autograd::record_view({tensors[0].name}, out.back(), [={captures}]"
+                     f"(const Tensor& replay_input) {{ return ::oar::ops::{op.name}({replay})[i]; }});")
+            L.append("  }")
+        else:
+            L.append(f"  Tensor out(std::make_shared<TensorImpl>({op.view}({', '.join(args)})));")
+            L.append(f"  autograd::record_view({tensors[0].name}, out, [={captures}]"
+                     f"(const Tensor& replay_input) {{ return ::oar::ops::{op.name}({replay}); }});")
         L.append("  return out;")
         L.append("}\n")
         return L
@@ -421,7 +432,10 @@ def gen_kernel_step(op):
         L.append(f"  (void){a.name};")
     if op.view:
         args = [kernel_arg(a) for a in op.args]
-        L.append(f"  c.outputs.emplace_back({op.view}({', '.join(args)}));")
+        if op.outputs[0].is_list:
+            L.append(f"  for (auto& t : {op.view}({', '.join(args)})) c.outputs.emplace_back(std::move(t));")
+        else:
+            L.append(f"  c.outputs.emplace_back({op.view}({', '.join(args)}));")
         L.append("}\n")
         return L
     L.extend(emit_kernel_call(op, "c.ctx->place", "*c.ctx", ["  void* kfn = c.fn;"], "c.donor"))

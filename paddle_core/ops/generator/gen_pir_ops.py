@@ -130,7 +130,10 @@ def gen_infer(op):
             return f"m_{a.name}"
         return a.name
 
-    if op.view:
+    if op.view and op.outputs[0].is_list:
+        L.append(f"    std::vector<DenseTensor> out = {op.view}({', '.join(karg(a) for a in op.args)});")
+        L.append("    opgen::set_out_list(c, out);")
+    elif op.view:
         L.append(f"    DenseTensor out = {op.view}({', '.join(karg(a) for a in op.args)});")
         L.append("    opgen::set_out(c, out);")
     elif op.infer_meta:

@@ -9,6 +9,7 @@ Schema of one entry (see docs/notes/ops.md for the full description):
     kernel: add                              # registry name (default: op); or {func, data_type}
     promote: [x, y]                          # cast these to their common dtype first
     view: TransposeView                      # no kernel: output aliases the input's storage
+                                             # (a Tensor[] output: every part does, SplitView)
     backward: {x: "sum_to(grad, x)", y: "..."}   # C++ expressions over differentiable ops;
                                              # a key naming several inputs ("x, scale, bias")
                                              # maps to ONE expression returning a std::tuple

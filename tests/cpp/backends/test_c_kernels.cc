@@ -58,7 +58,7 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want) 
 
 TEST(CKernels, RegisteredUnderTheCpuKernelsNames) {
   load_testdev();
-  for (const char* op : {"add", "relu", "matmul", "split"}) {
+  for (const char* op : {"add", "relu", "matmul", "unstack"}) {
     EXPECT_NE(KernelRegistry::instance().find(op, kDev.type(), DataType::FLOAT32), nullptr) << op;
     EXPECT_EQ(KernelRegistry::instance().find(op, kDev.type(), DataType::FLOAT64), nullptr) << op;
   }
@@ -98,16 +98,33 @@ TEST(CKernels, MatmulMatchesCpuWithTransposeAttributes) {
   }
 }
 
-TEST(CKernels, SplitFillsATensorListOutput) {
+TEST(CKernels, UnstackFillsATensorListOutput) {
   load_testdev();
   const auto a = random_values(24, 8);
-  const std::vector<Tensor> dev = ops::split(on(kDev, a, {2, 3, 4}), {1, 3}, -1);
+  for (int64_t axis : {0, 1, -1}) {
+    const std::vector<Tensor> dev = ops::unstack(on(kDev, a, {2, 3, 4}), axis);
+    const std::vector<Tensor> cpu = ops::unstack(on(CPUPlace(), a, {2, 3, 4}), axis);
+    ASSERT_EQ(dev.size(), cpu.size());
+    for (size_t i = 0; i < dev.size(); ++i) {
+      EXPECT_EQ(dev[i].place(), kDev);
+      EXPECT_EQ(dev[i].dense().dims(), cpu[i].dense().dims());
+      expect_near(host_values(dev[i]), host_values(cpu[i]));
+    }
+  }
+}
+
+TEST(CKernels, SplitOnTheDeviceIsAViewAndNeedsNoKernel) {
+  // split's parts share x's device memory: no kernel runs, on any device
+  load_testdev();
+  const auto a = random_values(24, 8);
+  const Tensor x = on(kDev, a, {2, 3, 4});
+  const std::vector<Tensor> dev = ops::split(x, {1, 3}, -1);
   const std::vector<Tensor> cpu = ops::split(on(CPUPlace(), a, {2, 3, 4}), {1, 3}, -1);
   ASSERT_EQ(dev.size(), 2u);
   for (size_t i = 0; i < dev.size(); ++i) {
     EXPECT_EQ(dev[i].place(), kDev);
-    EXPECT_EQ(dev[i].dense().dims(), cpu[i].dense().dims());
-    expect_near(host_values(dev[i]), host_values(cpu[i]));
+    EXPECT_EQ(dev[i].dense().storage(), x.dense().storage());
+    expect_near(host_values(ops::contiguous(dev[i])), host_values(ops::contiguous(cpu[i])));
   }
 }
 

@@ -1,6 +1,6 @@
 /* A test device plugin in plain C, built against backends/include/oar/ only: device
  * memory is ordinary host memory, work runs synchronously, and a few C-API kernels
- * (add, relu, matmul, split for float32) compute on it. One source, many libraries: the
+ * (add, relu, matmul, unstack for float32) compute on it. One source, many libraries: the
  * TESTDEV_* macros build the broken variants the loader must refuse
  * (tests/cpp/backends/CMakeLists.txt and tests/python/device/test_plugin_*.py build them).
  *
@@ -248,13 +248,13 @@ static OAR_Status matmul_f32(const OAR_KernelApi* api, OAR_KernelContext ctx) {
   return OAR_SUCCESS;
 }
 
-/* A Tensor[] output: each piece along `axis`, at its running offset in x. */
-static OAR_Status split_f32(const OAR_KernelApi* api, OAR_KernelContext ctx) {
+/* A Tensor[] output (unstack): piece j is x's slice j along `axis`, that axis removed. */
+static OAR_Status unstack_f32(const OAR_KernelApi* api, OAR_KernelContext ctx) {
   OAR_Tensor x, piece;
-  int64_t axis = 0, start = 0;
+  int64_t axis = 0;
   size_t pieces = 0;
   CHECK(api->input(ctx, 0, &x));
-  CHECK(api->attr_int(ctx, 1, &axis));
+  CHECK(api->attr_int(ctx, 0, &axis));
   CHECK(api->output_list_size(ctx, 0, &pieces));
   if (axis < 0) axis += x.ndim;
   for (size_t j = 0; j < pieces; ++j) {
@@ -263,15 +263,13 @@ static OAR_Status split_f32(const OAR_KernelApi* api, OAR_KernelContext ctx) {
     float* op = (float*)piece.data;
     const int64_t n = numel(&piece);
     for (int64_t i = 0; i < n; ++i) {
-      int64_t linear = i, off = 0;
-      for (int k = piece.ndim - 1; k >= 0; --k) {
-        const int64_t idx = linear % piece.dims[k] + (k == axis ? start : 0);
+      int64_t linear = i, off = (int64_t)j * x.strides[axis];
+      for (int k = piece.ndim - 1; k >= 0; --k) { /* piece dim k is x's dim k, or k + 1 past the axis */
+        off += (linear % piece.dims[k]) * x.strides[k < axis ? k : k + 1];
         linear /= piece.dims[k];
-        off += idx * x.strides[k];
       }
       op[i] = xp[off];
     }
-    start += piece.dims[axis];
   }
   return OAR_SUCCESS;
 }
@@ -281,8 +279,8 @@ static OAR_Status register_kernels(const OAR_KernelApi* api) {
   CHECK(api->register_kernel("relu", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "Tensor -> Tensor", relu_f32));
   CHECK(api->register_kernel("matmul", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "Tensor, Tensor, bool, bool -> Tensor",
                              matmul_f32));
-  CHECK(api->register_kernel("split", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "(Tensor x, int[] num_or_sections, int axis) -> Tensor[](out)",
-                             split_f32));
+  CHECK(api->register_kernel("unstack", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "(Tensor x, int axis, int num) -> Tensor[](out)",
+                             unstack_f32));
 #if TESTDEV_BAD_KERNEL == 1
   CHECK(api->register_kernel("no_such_op", TESTDEV_NAME, OAR_DTYPE_FLOAT32, "Tensor -> Tensor", relu_f32));
 #elif TESTDEV_BAD_KERNEL == 2

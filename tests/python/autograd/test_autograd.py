@@ -590,6 +590,8 @@ _VIEWS = {
     "tail": lambda v: v[1:] if v.ndim >= 1 and v.shape[0] > 2 else v,
     "step": lambda v: v[:, ::2] if v.ndim >= 2 else v,
     "unsqueeze": lambda v: v.unsqueeze([0]),
+    "split": lambda v: v.split([1, -1], axis=-1)[1] if v.ndim >= 1 and v.shape[-1] > 1 else v,
+    "unbind": lambda v: oar.unbind(v, axis=0)[-1] if v.ndim >= 2 else v,
     "flatten": lambda v: v.flatten() if v.ndim == 2 and v.shape[1] == 4 else v,
 }
 _WRITES = {
