@@ -115,7 +115,32 @@ V wrapping_neg(V v) {
   }
 }
 OAR_UNARY_KERNEL(NegKernel, wrapping_neg(v))
-OAR_UNARY_KERNEL(ReluKernel, v > decltype(v)(0) ? v : decltype(v)(0))
+// relu of contiguous 16-bit floats on their bits: v > 0 keeps v, everything else (-0, the
+// negatives, NaN) becomes +0, as the float compare gives it. The values kept are the bit
+// patterns 1 .. +inf (0x7c00 float16, 0x7f80 bfloat16), one unsigned compare of bits - 1,
+// with no widening: float16 read through F16C took 1.5x an add of the same size ([1024,
+// 1024] at 1 thread on Zen 4, 0.126 ms against torch's 0.115).
+template <typename T>
+void relu_half_bits(const DenseTensor& x, DenseTensor* out) {
+  constexpr uint16_t kInf = std::is_same_v<T, float16> ? 0x7c00 : 0x7f80;
+  const T* in = x.data<T>();
+  T* o = out->alloc<T>();
+  parallel_for(x.numel(), [&](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      const uint16_t v = in[i].bits;
+      o[i].bits = static_cast<uint16_t>(v - 1) < kInf ? v : uint16_t{0};
+    }
+  });
+}
+
+template <typename T>
+void ReluKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    if (x.is_contiguous()) return relu_half_bits<T>(x, out);
+  }
+  unary_kernel<T, T>(x, out, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
+}
 
 template <typename T>
 void AbsKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
@@ -256,6 +281,23 @@ void ClipKernel(const DeviceContext&, const DenseTensor& x, double min, double m
 template <typename T>
 void ReluGradKernel(const DeviceContext&, const DenseTensor& out, const DenseTensor& g,
                     DenseTensor* dx) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    // on the bits, as relu_half_bits: g where out > 0, +0 elsewhere
+    if (out.is_contiguous() && g.is_contiguous() && out.dims() == g.dims()) {
+      constexpr uint16_t kInf = std::is_same_v<T, float16> ? 0x7c00 : 0x7f80;
+      const T* po = out.data<T>();
+      const T* pg = g.data<T>();
+      T* d = dx->alloc<T>();
+      parallel_for(out.numel(), [&](int64_t b, int64_t e) {
+#pragma omp simd
+        for (int64_t i = b; i < e; ++i) {
+          const uint16_t gv = pg[i].bits;
+          d[i].bits = static_cast<uint16_t>(po[i].bits - 1) < kInf ? gv : uint16_t{0};
+        }
+      });
+      return;
+    }
+  }
   binary_kernel<T, T>(out, g, dx, [](auto o, auto d) { return o > decltype(o)(0) ? d : decltype(o)(0); });
 }
 template <typename T>

@@ -1,4 +1,4 @@
-"""16-bit float rows of clip, softmax/log_softmax (and their gradients), max/min along the
+"""16-bit float rows of clip and relu (on their bits), softmax/log_softmax (and their gradients), max/min along the
 last axis and gelu's gradient, which take float vector paths (Note [16-bit softmax rows],
 Note [Kernel closures in registers]); float64 softmax on SLEEF's exp. Each against a float64
 NumPy reference computed from the same 16-bit inputs, on row lengths around the block sizes,
@@ -309,3 +309,28 @@ def test_half_topk_rows(dtype, k, largest, threads):
     v32, i32 = oar.topk(x.astype("float32"), k, axis=-1, largest=largest)
     np.testing.assert_array_equal(i.numpy(), i32.numpy())
     np.testing.assert_array_equal(v.view("int16").numpy(), v32.astype(dtype).view("int16").numpy())
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_relu_every_16_bit_pattern(dtype, layout, threads):
+    """relu of 16-bit floats selects bits (contiguous: on the bit patterns alone): every one
+    of the 65536 patterns gives x where x > 0 and +0 elsewhere (-0, negatives, NaN), as the
+    float compare does; its gradient passes g's bits where the output is > 0. In place too."""
+    bits = np.arange(-32768, 32768, dtype=np.int16)
+    x = oar.to_tensor(bits.reshape(256, 256)).view(dtype)
+    if layout == "strided":
+        x = oar.to_tensor(np.stack([bits, bits], 1).reshape(256, 512)).view(dtype)[:, ::2]
+    v = x.astype("float64").numpy()
+    want = np.where(v > 0, bits.reshape(256, 256), 0).astype(np.int16)
+    np.testing.assert_array_equal(F.relu(x).view("int16").numpy() if layout == "contiguous"
+                                  else F.relu(x).contiguous().view("int16").numpy(), want)
+    g_bits = np.random.default_rng(1).integers(-32768, 32768, (256, 256)).astype(np.int16)
+    g = oar.to_tensor(g_bits).view(dtype)
+    xg = x.detach()
+    xg.stop_gradient = False
+    F.relu(xg).backward(g)
+    np.testing.assert_array_equal(xg.grad.view("int16").numpy(), np.where(v > 0, g_bits, 0))
+    y = x.contiguous()
+    F.relu_(y)
+    np.testing.assert_array_equal(y.view("int16").numpy(), want)
