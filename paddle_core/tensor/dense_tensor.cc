@@ -1,6 +1,7 @@
 #include "paddle_core/tensor/dense_tensor.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 
@@ -21,6 +22,54 @@ bool DenseTensor::is_contiguous() const {
     if (__builtin_mul_overflow(expected, dims_[i], &expected)) expected = INT64_MAX;
   }
   return true;
+}
+
+namespace {
+// Byte span [lo, hi] of t's elements (t not empty).
+std::pair<int64_t, int64_t> byte_span(const DenseTensor& t) {
+  const auto item = static_cast<int64_t>(size_of(t.dtype()));
+  int64_t lo = t.offset() * item, hi = lo + item - 1;
+  for (int i = 0; i < t.rank(); ++i) {
+    const int64_t reach = (t.dims()[i] - 1) * t.strides()[i] * item;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
+}
+
+// Whether delta = sum_k c_k * s_k has a solution with c_k in [lo_k, hi_k], the dims taken
+// by decreasing |stride| from `k`. Each |stride| exceeds what the smaller ones can reach
+// (checked by the caller), so c_k is one of the two integers nearest delta / s_k.
+bool reachable(int64_t delta, const std::vector<std::array<int64_t, 3>>& dims, size_t k) {
+  if (k == dims.size()) return delta == 0;
+  const auto [s, lo, hi] = dims[k];
+  const int64_t q = delta / s;  // toward zero: the other candidate is one further out
+  for (int64_t c : {q, delta < 0 ? q - 1 : q + 1})
+    if (c >= lo && c <= hi && reachable(delta - c * s, dims, k + 1)) return true;
+  return false;
+}
+}  // namespace
+
+bool may_overlap(const DenseTensor& a, const DenseTensor& b) {
+  if (a.storage() == nullptr || a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return false;
+  const auto [alo, ahi] = byte_span(a);
+  const auto [blo, bhi] = byte_span(b);
+  if (ahi < blo || bhi < alo) return false;
+  if (a.dtype() != b.dtype() || a.rank() != b.rank() || a.strides() != b.strides()) return true;
+  // b's element j meets a's element i when b.offset - a.offset = sum_k (i_k - j_k) * s_k:
+  // c_k = i_k - j_k in [-(b_k - 1), a_k - 1] (mirrored for a negative stride).
+  std::vector<std::array<int64_t, 3>> dims;
+  for (int k = 0; k < a.rank(); ++k) {
+    const int64_t s = a.strides()[k], na = a.dims()[k] - 1, nb = b.dims()[k] - 1;
+    if (s == 0 || (na == 0 && nb == 0)) continue;
+    dims.push_back(s > 0 ? std::array<int64_t, 3>{s, -nb, na} : std::array<int64_t, 3>{-s, -na, nb});
+  }
+  std::sort(dims.begin(), dims.end(), [](const auto& x, const auto& y) { return x[0] > y[0]; });
+  int64_t below = 0;  // the most the smaller strides reach
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k][0] <= below) return true;  // strides that interleave: not decided here
+    below += dims[k][0] * std::max(-dims[k][1], dims[k][2]);
+  }
+  return reachable(b.offset() - a.offset(), dims, 0);
 }
 
 void DenseTensor::set_dims(const Dims& dims) {

@@ -84,6 +84,12 @@ void copy_into(const DenseTensor& src, DenseTensor* dst);
 /// until the bytes have arrived.
 void copy_to_host(const DenseTensor& src, void* dst, size_t bytes);
 
+/// Whether a and b may address a common element: false when they are on different
+/// storages, when their byte spans are disjoint, or when (one dtype, one set of strides:
+/// two slices of one tensor, x[:, :16] and x[:, 16:]) no index of one lands on the
+/// other's; true otherwise, or when the strides make that question hard (conservative).
+bool may_overlap(const DenseTensor& a, const DenseTensor& b);
+
 /// The slots through which copies reach the layers above the tensor layer (DESIGN:
 /// higher layers register into slots that lower layers own). Filled at static init:
 /// the kernel slots by the kernel registry (paddle_core/dispatch), `memcpy` by the device

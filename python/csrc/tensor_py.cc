@@ -184,6 +184,10 @@ void bind_tensor(py::module_& m, PyTensorClass& cls) {
           },
           py::arg("result").none(false))
       .def(
+          "_may_overlap",
+          [](std::shared_ptr<TensorImpl> a, std::shared_ptr<TensorImpl> b) { return may_overlap(a->dense, b->dense); },
+          py::arg("other").none(false))
+      .def(
           "_share_storage_with",
           [](std::shared_ptr<TensorImpl> a, std::shared_ptr<TensorImpl> b) {
     return a->dense.storage() == b->dense.storage();

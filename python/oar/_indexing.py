@@ -261,7 +261,7 @@ def _write_view(view, x, value):
         view._copy_from(_filler(view, value))
         return
     if isinstance(value, Tensor):
-        if value._share_storage_with(x):
+        if value._may_overlap(view):
             value = _ops.assign(value)  # x[1:] = x[:-1] must read before it writes
     else:
         value = _to_tensor(np.asarray(value) if isinstance(value, (list, tuple)) else value,

@@ -205,6 +205,76 @@ def test_setitem_overlapping_value():
     np.testing.assert_array_equal(x.numpy(), a)
 
 
+@pytest.mark.parametrize("dst,src", [
+    ((slice(None), slice(0, 4)), (slice(None), slice(4, 8))),      # apart: written directly
+    ((slice(None), slice(1, None)), (slice(None), slice(0, -1))),  # shifted by one column
+    ((slice(0, None, 2),), (slice(1, None, 2),)),                  # even rows from odd ones
+    ((slice(None), slice(0, None, 2)), (slice(None), slice(1, None, 2))),
+    ((slice(1, None), slice(0, None, 2)), (slice(0, -1), slice(1, None, 2))),
+    ((slice(None, None, -1),), (slice(None),)),                    # a reversed copy of itself
+    ((slice(0, 3), slice(2, 6)), (slice(3, 6), slice(0, 4))),
+])
+def test_setitem_from_the_same_tensor(dst, src):
+    """A value that is a view of x is copied first only when it overlaps the written
+    region; either way the result is NumPy's with the value read before the write."""
+    a = np.arange(48.0).reshape(6, 8)
+    x = oar.to_tensor(a.copy())
+    x[dst] = x[src]
+    a[dst] = a[src].copy()
+    np.testing.assert_array_equal(x.numpy(), a)
+
+
+def _views(base, rng):
+    """A random basic-indexing view of base (steps of either sign, selects, transposes)."""
+    v = base
+    for _ in range(rng.integers(1, 4)):
+        r = rng.integers(0, 4)
+        if r == 0 and v.ndim:
+            ax = int(rng.integers(0, v.ndim))
+            n = v.shape[ax]
+            lo, hi = sorted(rng.integers(0, n + 1, 2))
+            step = int(rng.choice([1, 1, 2, 3, -1, -2]))
+            idx = [slice(None)] * v.ndim
+            idx[ax] = slice(lo, hi, step) if step > 0 else slice(hi - 1 if hi else None, lo - 1 if lo else None, step)
+            v = v[tuple(idx)]
+        elif r == 1 and v.ndim > 1 and v.shape[0] > 0:
+            v = v[int(rng.integers(0, v.shape[0]))]
+        elif r == 2 and v.ndim > 1:
+            v = v.transpose(list(rng.permutation(v.ndim)))
+    return v
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_may_overlap_never_misses_a_shared_element(seed):
+    """Tensor._may_overlap against the element sets of random view pairs of one tensor: no
+    false "apart" ever; and exact for two slices of one tensor with the same steps."""
+    rng = np.random.default_rng(seed)
+    base = oar.to_tensor(np.arange(4 * 6 * 10.0).reshape(4, 6, 10))
+    exact = 0
+    for _ in range(400):
+        if rng.random() < 0.5:
+            u, w = _views(base, rng), _views(base, rng)
+        else:  # two slices of one shape with one set of steps
+            steps = [int(rng.choice([1, 2, 3])) for _ in range(3)]
+            sizes = [int(rng.integers(1, (n - 1) // s + 2)) for n, s in zip(base.shape, steps)]
+
+            def cut():
+                return base[tuple(slice(b, b + (m - 1) * s + 1, s) for b, m, s in zip(
+                    (int(rng.integers(0, n - (m - 1) * s)) for n, m, s in zip(base.shape, sizes, steps)),
+                    sizes, steps))]
+            u, w = cut(), cut()
+            exact += 1
+        shared = bool(set(u.numpy().ravel().tolist()) & set(w.numpy().ravel().tolist()))
+        got = u._may_overlap(w)
+        assert got or not shared, (u.shape, u.strides, w.shape, w.strides)
+        assert got == w._may_overlap(u)
+        if u.strides == w.strides and u.ndim == 3:
+            assert got == shared, (u.shape, u.strides, w.shape, w.strides)
+    assert exact > 100
+    assert not base._may_overlap(oar.to_tensor(np.arange(3.0)))
+    assert not base[0:0]._may_overlap(base)
+
+
 def test_setitem_leaf_requiring_grad_raises():
     x = oar.to_tensor(np.zeros(3), stop_gradient=False)
     with pytest.raises(RuntimeError, match="leaf"):
