@@ -370,7 +370,7 @@ def gen_kernel_stage(op, schema):
         captures = "".join(f", {a.name} = autograd::CapturedInts({a.name})"
                            for a in op.args if a.type == "int[]")
         if op.outputs[0].is_list:
-            # One view per part (split, unstack); part i is remade as the op's i-th result.
+            # One view per part (split, unbind); part i is remade as the op's i-th result.
             L.append(f"  std::vector<DenseTensor> parts = {op.view}({', '.join(args)});")
             L.append("  std::vector<Tensor> out;")
             L.append("  out.reserve(parts.size());")
