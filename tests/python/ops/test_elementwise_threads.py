@@ -337,6 +337,7 @@ _VIEWS = {
     "transpose": ((70, 90), lambda t: t.transpose([1, 0])),
     "broadcast row": ((1, 300), lambda t: t.expand([5, 300])),
     "broadcast column": ((40, 1), lambda t: t.expand([40, 100])),
+    "one value everywhere": ((1, 1), lambda t: t.expand([37, 1500])),
 }
 _VECTOR_MAPS = {  # sleef_unary and float_map (activations, their gradients) in vec_math.h
     "sigmoid": oar.nn.functional.sigmoid, "exp": oar.exp, "tanh": oar.tanh, "sin": oar.sin,
@@ -373,3 +374,58 @@ def test_vector_maps_read_views_in_place(view, dtype, threads):
             np.testing.assert_array_equal(gv.numpy(), gc.numpy())
     finally:
         oar.set_num_threads(before)
+
+
+_GRAD_MAPS = {  # float_map's gradient kernels (activation_kernels.cc)
+    "silu": oar.nn.functional.silu, "gelu": oar.nn.functional.gelu,
+    "softplus": oar.nn.functional.softplus, "mish": oar.nn.functional.mish,
+    "log_sigmoid": oar.nn.functional.log_sigmoid,
+    "huber": lambda t: oar._C.ops._huber(t, 0.7),
+}
+
+
+@pytest.mark.parametrize("n", [5, 1024, 3001, 70001])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_vector_maps_read_one_value_gradients(n, dtype, threads):
+    """Note [Vector maps on row views]: a gradient that is one value everywhere (x.sum()'s and
+    x.mean()'s, stride 0 on every axis) is read from a short run of that value, the pieces cut
+    to the run's length: the same bits as the dense gradient, on contiguous and row-view x."""
+    before = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        base = oar.to_tensor(np.random.default_rng(n).standard_normal((3, n + 9)) * 3, dtype)
+        for x in (base, base[:, 4:n + 4]):
+            x = x.detach()
+            x.stop_gradient = False
+            value = oar.to_tensor(np.float64(-0.37), dtype)
+            one = value.expand(x.shape)
+            assert one.strides == [0, 0]
+            dense = oar.full(x.shape, -0.37, dtype)
+            for name, fn in _GRAD_MAPS.items():
+                got, = oar.grad([fn(x)], [x], grad_outputs=[one])
+                want, = oar.grad([fn(x)], [x], grad_outputs=[dense])
+                np.testing.assert_array_equal(got.astype("float64").numpy(),
+                                              want.astype("float64").numpy(), err_msg=name)
+    finally:
+        oar.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_mean_gradient_is_one_value(dtype):
+    """mean's gradient scales the incoming value before it is broadcast: every element of a
+    leaf's .grad is 1/n (1/reduced count with axes), and the kernels downstream read it."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 1500))
+    x = oar.to_tensor(a, dtype, stop_gradient=False)
+    x.mean().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(a.shape, 1 / a.size, dtype))
+    x.clear_gradient()
+    x.mean(axis=1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(a.shape, 1 / 1500, dtype))
+    x.clear_gradient()
+    oar.nn.functional.silu(x).mean().backward()
+    s = 1 / (1 + np.exp(-a))
+    tol = 1e-12 if dtype == "float64" else 1e-3
+    np.testing.assert_allclose(x.grad.astype("float64").numpy() * a.size, s * (1 + a * (1 - s)),
+                               rtol=tol, atol=tol)
