@@ -81,7 +81,7 @@ T row_prod(const T* p, int64_t n) {
 #if OAR_VEC
   using V = typename vec::Of<T>::type;
   constexpr int L = vec::Of<T>::lanes;
-  if (n >= 4 * L) {
+  if (n >= L) {  // (rows of 49 in one chain: 2.4x torch's time)
     V a0 = vec::set1(T(1)), a1 = a0, a2 = a0, a3 = a0;
     for (; i + 4 * L <= n; i += 4 * L) {
       a0 = vec::mul(a0, vec::load(p + i));
@@ -89,6 +89,9 @@ T row_prod(const T* p, int64_t n) {
       a2 = vec::mul(a2, vec::load(p + i + 2 * L));
       a3 = vec::mul(a3, vec::load(p + i + 3 * L));
     }
+    for (; i + L <= n; i += L) a0 = vec::mul(a0, vec::load(p + i));
+    if (i < n) a1 = vec::mul(a1, vec::load_first(p + i, n - i, T(1)));
+    i = n;
     alignas(64) T lanes[L];
     vec::store(lanes, vec::mul(vec::mul(a0, a1), vec::mul(a2, a3)));
     for (int l = 0; l < L; ++l) acc *= lanes[l];

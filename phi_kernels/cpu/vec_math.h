@@ -41,6 +41,19 @@ using D = __m512d;
 constexpr int kF = 16, kD = 8;
 inline F load(const float* p) { return _mm512_loadu_ps(p); }
 inline D load(const double* p) { return _mm512_loadu_pd(p); }
+// p[0, n), n < a vector's lanes, then `fill` in the other lanes: the lanes past n are not
+// read (no fault). The tails of short rows (sums, products).
+inline F load_first(const float* p, int64_t n, float fill = 0) {
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>((1u << n) - 1), p);
+}
+inline D load_first(const double* p, int64_t n, double fill = 0) {
+  return _mm512_mask_loadu_pd(_mm512_set1_pd(fill), static_cast<__mmask8>((1u << n) - 1), p);
+}
+// widen(p) of p[0, n), n < kD, with zeros in the other lanes (not read)
+inline D widen_first(const float* p, int64_t n) {
+  return _mm512_cvtps_pd(_mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1), p));
+}
+inline D widen_first(const double* p, int64_t n) { return load_first(p, n); }
 inline void store(float* p, F v) { _mm512_storeu_ps(p, v); }
 inline void store(double* p, D v) { _mm512_storeu_pd(p, v); }
 // float16 widens on load and rounds on store through F16C (the bits of float16's own
@@ -128,6 +141,20 @@ using D = __m256d;
 constexpr int kF = 8, kD = 4;
 inline F load(const float* p) { return _mm256_loadu_ps(p); }
 inline D load(const double* p) { return _mm256_loadu_pd(p); }
+inline F load_first(const float* p, int64_t n, float fill = 0) {
+  const __m256i m =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+inline D load_first(const double* p, int64_t n, double fill = 0) {
+  const __m256i m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+  return _mm256_blendv_pd(_mm256_set1_pd(fill), _mm256_maskload_pd(p, m), _mm256_castsi256_pd(m));
+}
+inline D widen_first(const float* p, int64_t n) {
+  return _mm256_cvtps_pd(
+      _mm_maskload_ps(p, _mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(n)), _mm_setr_epi32(0, 1, 2, 3))));
+}
+inline D widen_first(const double* p, int64_t n) { return load_first(p, n); }
 inline void store(float* p, F v) { _mm256_storeu_ps(p, v); }
 inline void store(double* p, D v) { _mm256_storeu_pd(p, v); }
 inline F load(const float16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }

@@ -345,3 +345,37 @@ def test_nansum_gradient_is_zero_at_nans_and_other_dtypes():
     assert got.dtype.name == "int64" and got.numpy() == 3
     with pytest.raises(ValueError, match="nansum"):
         oar.nansum(tensor([1.0], "float32"), axis=3)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_row_reductions_of_every_short_length(dtype, threads):
+    """Rows of every length from 1 to 80 (reduce.h's VecSum4 and stats_kernels' vec_sum: four
+    vectors at a time, then single vectors, then a masked tail; products in row_prod):
+    sum, mean, nansum with a NaN in the tail, prod, var, std and the 2-norm against float64.
+    The values sit near 1000, so a tail lane padded with anything but a zero deviation would
+    show in var."""
+    rng = np.random.default_rng(12)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for n in range(1, 81):
+            a = (1000 + rng.standard_normal((5, n))).astype(dtype)
+            r = a.astype(np.float64)
+            t = tensor(a, dtype)
+            checks = {
+                "sum": (t.sum(axis=1), r.sum(1)), "mean": (t.mean(axis=1), r.mean(1)),
+                "norm": (oar.linalg.norm(t, axis=1), np.sqrt((r * r).sum(1))),
+                "var": (t.var(axis=1, unbiased=False), r.var(1)),
+                "std": (t.std(axis=1, unbiased=False), r.std(1)),
+                "prod": (oar.prod(t / 1000, axis=1), (r / 1000).prod(1)),
+            }
+            for name, (got, want) in checks.items():
+                np.testing.assert_allclose(got.numpy(), want, rtol=tol, err_msg=f"{name} n={n}")
+            a[:, -1] = np.nan  # in the tail (or the single vectors) of every row
+            got = oar.nansum(tensor(a, dtype), axis=1).numpy()
+            np.testing.assert_allclose(got, np.nansum(a.astype(np.float64), axis=1), rtol=tol,
+                                       err_msg=f"nansum n={n}")
+    finally:
+        oar.set_num_threads(prev)
