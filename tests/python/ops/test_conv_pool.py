@@ -590,3 +590,36 @@ def test_paddle_names_present():
     missing = [n for n in functional if not callable(getattr(F, n, None))]
     missing += [n for n in layers if not isinstance(getattr(oar.nn, n, None), type)]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_global_average_pool_is_the_spatial_mean(dtype, threads):
+    """adaptive_avg_pool2d/3d to 1 (channels first) is the mean over the trailing axes (the
+    reduce kernel's rows): maps of 1 to 100 elements, 3-D, a strided input and an empty batch,
+    against float64; its gradient spreads 1/(H*W)."""
+    rng = np.random.default_rng(21)
+    before = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    tol = 1e-6 if dtype == "float32" else 1e-13
+    try:
+        for h, w in ((1, 1), (7, 7), (3, 5), (10, 10), (4, 13)):
+            x = rng.standard_normal((3, 33, h, w)).astype(dtype)
+            got = F.adaptive_avg_pool2d(tensor(x, dtype), 1).numpy()
+            np.testing.assert_allclose(got, x.astype(np.float64).mean((2, 3), keepdims=True),
+                                       rtol=tol, atol=tol, err_msg=f"{h}x{w}")
+        x = rng.standard_normal((2, 5, 4, 6, 3)).astype(dtype)
+        np.testing.assert_allclose(F.adaptive_avg_pool3d(tensor(x, dtype), 1).numpy(),
+                                   x.astype(np.float64).mean((2, 3, 4), keepdims=True), rtol=tol, atol=tol)
+        base = rng.standard_normal((2, 9, 8, 14)).astype(dtype)
+        view = tensor(base, dtype)[:, ::2, :, 3:10]  # channels stepped, maps cut: not contiguous
+        np.testing.assert_allclose(F.adaptive_avg_pool2d(view, 1).numpy(),
+                                   base[:, ::2, :, 3:10].astype(np.float64).mean((2, 3), keepdims=True),
+                                   rtol=tol, atol=tol)
+        assert F.adaptive_avg_pool2d(tensor(np.zeros((0, 4, 3, 3)), dtype), 1).shape == [0, 4, 1, 1]
+        xt = tensor(rng.standard_normal((2, 3, 5, 4)), dtype, stop_gradient=False)
+        (F.adaptive_avg_pool2d(xt, 1) * tensor(np.arange(6.0).reshape(2, 3, 1, 1), dtype)).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy(), np.broadcast_to(np.arange(6.0).reshape(2, 3, 1, 1) / 20,
+                                                                    (2, 3, 5, 4)), rtol=tol)
+    finally:
+        oar.set_num_threads(before)
