@@ -420,6 +420,10 @@ def test_mean_gradient_is_one_value(dtype):
     x = oar.to_tensor(a, dtype, stop_gradient=False)
     x.mean().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(a.shape, 1 / a.size, dtype))
+    assert x.grad.is_contiguous()  # a leaf's .grad is its own dense buffer, not the broadcast
+    with oar.no_grad():
+        x.grad[0, 0] = 5.0
+    assert float(x.grad[1, 1]) == np.float64(1 / a.size).astype(dtype)
     x.clear_gradient()
     x.mean(axis=1).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(a.shape, 1 / 1500, dtype))
