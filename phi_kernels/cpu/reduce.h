@@ -96,8 +96,8 @@ struct VecSum4 {
     if constexpr (kSkipNan) v = vec::zero_nan(v);
     a3 = vec::add(a3, v);
   }
-  // The same for float16 at p, converted in registers by F16C (T = float): the same sums, in
-  // the same order as add() over the converted floats.
+  // The same for float16 at p, converted in registers by F16C (T = float): the same vector
+  // sums, in the same order as add() over the converted floats (the caller adds the tail).
   template <bool kSkipNan = false>
   int64_t add_halves(const float16* p, int64_t n) {
     static_assert(std::is_same_v<T, float>, "add_halves: float sums");
