@@ -111,25 +111,33 @@ void CastKernel(const DeviceContext&, const DenseTensor& x, DataType dtype, Dens
     Out* const o = out->alloc<Out>();
     const int64_t n = out->numel();
     if (n == 0) return;
-    const DenseTensor c = dense<T>(x);
-    const T* const a = c.data<T>();
     constexpr bool kHalfPair = (std::is_same_v<T, float> && std::is_same_v<Out, float16>) ||
                                (std::is_same_v<T, float16> && std::is_same_v<Out, float>);
     constexpr bool kBf16Pair = (std::is_same_v<T, float> && std::is_same_v<Out, bfloat16>) ||
                                (std::is_same_v<T, bfloat16> && std::is_same_v<Out, float>);
-    if constexpr (kHalfPair) {
-      cast_half_f16c(a, o, n);
-    } else if constexpr (kBf16Pair) {  // Note [float16 rows in blocks]: intrinsics, same bits
-      parallel_for(n, [o, a](int64_t b, int64_t e) {
-        if constexpr (std::is_same_v<T, float>) {
-          detail::from_floats(a + b, o + b, e - b);
-        } else {
-          detail::to_floats(a + b, o + b, e - b);
-        }
-      });
-    } else {
-      cast_contiguous(a, o, n);
+    const auto convert = [](const T* a, Out* to, int64_t m) {
+      if constexpr (kHalfPair) {
+        cast_half_f16c(a, to, m);
+      } else if constexpr (kBf16Pair) {  // Note [float16 rows in blocks]: intrinsics, same bits
+        parallel_for(m, [to, a](int64_t b, int64_t e) {
+          if constexpr (std::is_same_v<T, float>) {
+            detail::from_floats(a + b, to + b, e - b);
+          } else {
+            detail::to_floats(a + b, to + b, e - b);
+          }
+        });
+      } else {
+        cast_contiguous(a, to, m);
+      }
+    };
+    if (detail::is_splat(x)) {  // one value everywhere (a loss's gradient): convert it once, fill
+      convert(x.data<T>(), o, 1);
+      const Out v = o[0];
+      parallel_for(n, [o, v](int64_t b, int64_t e) { std::fill(o + b, o + e, v); });
+      return;
     }
+    const DenseTensor c = dense<T>(x);
+    convert(c.data<T>(), o, n);
   });
 }
 

@@ -51,6 +51,16 @@ using LocalFn = std::conditional_t<std::is_trivially_copyable_v<F> && sizeof(F) 
 
 namespace detail {
 
+// Whether every element of t is its first one (more than one element, stride 0 on every axis
+// longer than 1): the gradient of x.sum() or x.mean().
+inline bool is_splat(const DenseTensor& t) {
+  if (t.numel() < 2) return false;
+  for (int64_t i = 0; i < t.rank(); ++i) {
+    if (t.dims()[i] > 1 && t.strides()[i] != 0) return false;
+  }
+  return true;
+}
+
 // Strides (in elements) of `t` broadcast to `out` dims; 0 along broadcast dims.
 inline Dims broadcast_strides(const DenseTensor& t, const Dims& out) {
   Dims s = Dims::filled(out.size(), 0);

@@ -545,18 +545,21 @@ template <typename T>
 void GeluGradKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& g,
                     bool approximate, DenseTensor* dx) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (x.dims() == g.dims()) {
-      const DenseTensor xc = contiguous(x), gc = contiguous(g);
-      const T* xp = xc.data<T>();
-      const T* gp = gc.data<T>();
-      T* o = dx->alloc<T>();
-      parallel_for(dx->numel(), [&](int64_t b, int64_t e) {
+    if (x.dims() == g.dims()) {       // rows read in place, a one-value g from a short run (Note
+      T* o = dx->alloc<T>();          // [Vector maps on row views]; its copy made x.sum()'s
+      const int64_t n = dx->numel();  // backward 1.13-1.28x the time with a dense g)
+      if (n == 0) return;
+      std::array<detail::RowOperand<T>, 2> r;
+      int64_t longest = 0;
+      const int64_t cols = detail::row_operands<T, 2>({&x, &g}, n, &r, &longest);
+      const auto piece = [&](int64_t b, int64_t m, int64_t row, int64_t col) {
         if (approximate) {
-          vec_binary<GeluGradTanhF>(xp + b, gp + b, o + b, e - b);
+          vec_binary<GeluGradTanhF>(r[0].at(row, col), r[1].at(row, col), o + b, m);
         } else {
-          vec_binary<GeluGradErfF>(xp + b, gp + b, o + b, e - b);
+          vec_binary<GeluGradErfF>(r[0].at(row, col), r[1].at(row, col), o + b, m);
         }
-      });
+      };
+      detail::row_pieces(n, cols, piece, longest);
       return;
     }
   }

@@ -628,15 +628,6 @@ struct RowOperand {
   const T* at(int64_t row, int64_t col) const { return splat ? data : data + row * stride + col; }
 };
 
-// Whether every element of t is its first one: stride 0 on every axis longer than 1.
-inline bool is_splat(const DenseTensor& t) {
-  if (t.numel() < 2) return false;
-  for (int64_t i = 0; i < t.rank(); ++i) {
-    if (t.dims()[i] > 1 && t.strides()[i] != 0) return false;
-  }
-  return true;
-}
-
 // The operand's rows: {rows, cols, row stride}, or {0, 0, 0} when its layout is not rows of
 // contiguous elements (a contiguous operand is one row of numel).
 inline std::array<int64_t, 3> row_layout(const DenseTensor& t) {

@@ -433,3 +433,26 @@ def test_mean_gradient_is_one_value(dtype):
     tol = 1e-12 if dtype == "float64" else 1e-3
     np.testing.assert_allclose(x.grad.astype("float64").numpy() * a.size, s * (1 + a * (1 - s)),
                                rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("src,dst", [("float32", "bfloat16"), ("bfloat16", "float32"),
+                                     ("float32", "float16"), ("float16", "float32"),
+                                     ("float64", "int32"), ("int64", "float32"),
+                                     ("float32", "bool"), ("float32", "complex64")])
+def test_cast_of_one_value_everywhere(src, dst):
+    """cast of an input that is one value everywhere (stride 0 on every axis: the gradient of
+    x.mean() cast back under AMP) converts the one value and fills: the bits of the cast of
+    its dense copy, for 3000 elements and at 2 threads."""
+    before = oar.get_num_threads()
+    oar.set_num_threads(2)
+    try:
+        for value in (-2.7, 0.0, 3.3e38 if src == "float32" else 7.0, float("nan")):
+            if src.startswith("int") and value != value:
+                continue
+            one = oar.to_tensor(np.float64(value), src).expand([3, 1000])
+            got, want = one.astype(dst), one.contiguous().astype(dst)
+            assert got.shape == [3, 1000] and got.is_contiguous()
+            np.testing.assert_array_equal(got.astype("float64").numpy() if dst != "complex64" else got.numpy(),
+                                          want.astype("float64").numpy() if dst != "complex64" else want.numpy())
+    finally:
+        oar.set_num_threads(before)
