@@ -87,21 +87,160 @@ DenseTensor dense(const DenseTensor& x) {
   return c;
 }
 
+// o[i] = a[i] converted, one element at a time: a function of its pointers, so the stores
+// (bytes for bool, int8 and uint8, which may alias anything) cannot alias pointers kept in a
+// closure and the loop vectorizes (int32 -> uint8 of 1M 0.42 -> 0.07 ms on Zen 4).
+template <typename In, typename Out>
+void cast_elements(const In* a, Out* o, int64_t n) {
+  if constexpr (std::is_same_v<In, bool> && !is_complex_v<Out>) {
+    // as bytes (GCC does not widen bool lanes: bool -> int32 of 1M 0.29 ms, torch 0.07)
+    const auto* u = reinterpret_cast<const uint8_t*>(a);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) store_elem(&o[i], static_cast<OpMath<Out>>(u[i] != 0));
+    return;
+  }
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const OpMath<In> v = static_cast<OpMath<In>>(a[i]);
+    if constexpr (is_complex_v<In> || is_complex_v<Out>) {
+      store_elem(&o[i], convert_element<Out>(v));
+    } else if constexpr (std::is_same_v<Out, bool>) {
+      store_elem(&o[i], v != OpMath<In>(0));
+    } else {
+      store_elem(&o[i], convert_element<OpMath<Out>>(v));  // float -> int of NaN/inf/huge: defined
+    }
+  }
+}
+
+// float_to_int (paddle_core/tensor/float_to_int.h) is x86's truncating conversion, which
+// gives the type's minimum for NaN and out-of-range values: the same instructions, in
+// vectors. GCC leaves its range test scalar (float32 -> int32 of 1M 0.24 ms against torch's
+// 0.09).
+inline void to_int32(const float* a, int32_t* o, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i), _mm256_cvttps_epi32(_mm256_loadu_ps(a + i)));
+  }
+  for (; i < n; ++i) o[i] = float_to_int<int32_t>(a[i]);
+}
+inline void to_int32(const double* a, int32_t* o, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), _mm256_cvttpd_epi32(_mm256_loadu_pd(a + i)));
+  }
+  for (; i < n; ++i) o[i] = float_to_int<int32_t>(a[i]);
+}
+inline void to_int32(const float16* a, int32_t* o, int64_t n) {  // widened exactly
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i), _mm256_cvttps_epi32(detail::widen8(a + i)));
+  }
+  for (; i < n; ++i) o[i] = float_to_int<int32_t>(static_cast<float>(a[i]));
+}
+inline void to_int32(const bfloat16* a, int32_t* o, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i), _mm256_cvttps_epi32(detail::widen8(a + i)));
+  }
+  for (; i < n; ++i) o[i] = float_to_int<int32_t>(static_cast<float>(a[i]));
+}
+// float -> int8, uint8, int16: the low bits of to_int32's lanes (masked, so the unsigned
+// saturating packs keep them), packed in registers; the packs interleave 128-bit halves,
+// which the permutes put back in order.
+template <typename Out>
+void to_narrow(const float* a, Out* o, int64_t n) {
+  int64_t i = 0;
+  if constexpr (sizeof(Out) == 1) {
+    const __m256i m = _mm256_set1_epi32(0xff), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (; i + 32 <= n; i += 32) {
+      __m256i q[4];
+      for (int k = 0; k < 4; ++k) q[k] = _mm256_and_si256(_mm256_cvttps_epi32(_mm256_loadu_ps(a + i + 8 * k)), m);
+      const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i), _mm256_permutevar8x32_epi32(b, order));
+    }
+  } else {
+    const __m256i m = _mm256_set1_epi32(0xffff);
+    for (; i + 16 <= n; i += 16) {
+      const __m256i lo = _mm256_and_si256(_mm256_cvttps_epi32(_mm256_loadu_ps(a + i)), m);
+      const __m256i hi = _mm256_and_si256(_mm256_cvttps_epi32(_mm256_loadu_ps(a + i + 8)), m);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
+                          _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8));
+    }
+  }
+  for (; i < n; ++i) o[i] = float_to_int<Out>(a[i]);
+}
+template <typename F>
+void to_int64(const F* a, int64_t* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = _mm_cvttsd_si64(_mm_set_sd(static_cast<double>(a[i])));
+}
+
+template <typename T>
+constexpr bool kHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// A chunk of the cast. The pairs GCC does not vectorize element by element go through a block
+// of floats or int32 on the stack, each step a vector loop: a 16-bit float is widened to float
+// first (float16 -> int8 of 1M 3.1 -> 0.2 ms) or rounded from float last (the bits of the
+// element loop, which converts through float too), and a float becomes an integer through
+// to_int32 / to_int64.
+template <typename In, typename Out>
+void cast_chunk(const In* a, Out* o, int64_t n) {
+  constexpr bool kFloatIn = std::is_same_v<In, float> || std::is_same_v<In, double>;
+  constexpr bool kIntOut = std::is_integral_v<Out> && !std::is_same_v<Out, bool>;
+  constexpr int64_t kBlock = 512;
+  if constexpr (is_complex_v<In> || is_complex_v<Out>) {
+    cast_elements(a, o, n);
+  } else if constexpr (kHalf<In> && std::is_same_v<Out, int32_t>) {
+    to_int32(a, o, n);
+  } else if constexpr (kHalf<In> && kIntOut && sizeof(Out) < 4) {
+    alignas(64) int32_t buf[kBlock];
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t m = std::min(kBlock, n - s);
+      to_int32(a + s, buf, m);
+      cast_elements(buf, o + s, m);
+    }
+  } else if constexpr (kHalf<In> && !kHalf<Out> && !std::is_same_v<Out, float>) {
+    alignas(64) float buf[kBlock];
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t m = std::min(kBlock, n - s);
+      detail::to_floats(a + s, buf, m);
+      cast_chunk(buf, o + s, m);
+    }
+  } else if constexpr (std::is_same_v<In, double> && std::is_same_v<Out, float16>) {
+    int64_t i = 0;  // the element loop's double -> float -> float16, in registers
+    for (; i + 8 <= n; i += 8) {
+      const __m256 f =
+          _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(a + i + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(a + i)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
+    }
+    cast_elements(a + i, o + i, n - i);
+  } else if constexpr (kHalf<Out> && !kHalf<In> && !std::is_same_v<In, float>) {
+    alignas(64) float buf[kBlock];
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t m = std::min(kBlock, n - s);
+      cast_elements(a + s, buf, m);
+      detail::from_floats(buf, o + s, m);
+    }
+  } else if constexpr (kFloatIn && std::is_same_v<Out, int32_t>) {
+    to_int32(a, o, n);
+  } else if constexpr (kFloatIn && std::is_same_v<Out, int64_t>) {
+    to_int64(a, o, n);
+  } else if constexpr (std::is_same_v<In, float> && kIntOut) {  // int8, uint8, int16
+    to_narrow(a, o, n);
+  } else if constexpr (kFloatIn && kIntOut) {  // double -> int8, uint8, int16: the low bits of int32
+    alignas(64) int32_t buf[kBlock];
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t m = std::min(kBlock, n - s);
+      to_int32(a + s, buf, m);
+      cast_elements(buf, o + s, m);
+    }
+  } else {
+    cast_elements(a, o, n);
+  }
+}
+
 template <typename In, typename Out>
 void cast_contiguous(const In* a, Out* o, int64_t n) {
-  parallel_for(n, [o, a](int64_t b, int64_t e) {
-#pragma omp simd
-    for (int64_t i = b; i < e; ++i) {
-      const OpMath<In> v = static_cast<OpMath<In>>(a[i]);
-      if constexpr (is_complex_v<In> || is_complex_v<Out>) {
-        store_elem(&o[i], convert_element<Out>(v));
-      } else if constexpr (std::is_same_v<Out, bool>) {
-        store_elem(&o[i], v != OpMath<In>(0));
-      } else {
-        store_elem(&o[i], convert_element<OpMath<Out>>(v));  // float -> int of NaN/inf/huge: defined
-      }
-    }
-  });
+  parallel_for(n, [o, a](int64_t b, int64_t e) { cast_chunk(a + b, o + b, e - b); });
 }
 
 template <typename T>

@@ -1,7 +1,7 @@
 // Kernels of math_functions.yaml that are not SLEEF's vector functions: square, reciprocal,
-// rounding, classification (isnan/isinf/isfinite), nan_to_num, fmax/fmin, lerp and
-// increment (atan2 and the float round are in math_functions_kernels.cc). Memory-bound or scalar libm calls, so built
-// once, for the baseline, like binary_kernels.cc (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
+// integer rounding, classification (isnan/isinf/isfinite), nan_to_num, fmax/fmin, lerp and
+// increment (atan2 and the float rounding are in math_functions_kernels.cc). Memory-bound, so
+// built once, for the baseline, like binary_kernels.cc (Note [One copy of a loop], docs/notes/cpu_dispatch.md).
 #include <cmath>
 #include <limits>
 
@@ -29,19 +29,12 @@ void ReciprocalKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* o
   unary_kernel<T, T>(x, out, [](auto v) { return decltype(v)(1) / v; });
 }
 
-// Rounding: integers are already integral and pass through.
-#define OAR_ROUNDING_KERNEL(Name, fn)                                       \
-  template <typename T>                                                     \
-  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) { \
-    if constexpr (std::is_integral_v<T>) {                                  \
-      unary_kernel<T, T>(x, out, [](auto v) { return v; });                 \
-    } else {                                                                \
-      unary_kernel<T, T>(x, out, [](auto v) { return fn(v); });             \
-    }                                                                       \
-  }
-OAR_ROUNDING_KERNEL(FloorKernel, std::floor)
-OAR_ROUNDING_KERNEL(CeilKernel, std::ceil)
-OAR_ROUNDING_KERNEL(TruncKernel, std::trunc)
+// Rounding of integers: they are already integral and pass through (floats in
+// math_functions_kernels.cc, on vectors).
+template <typename T>
+void IntRoundingKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  unary_kernel<T, T>(x, out, [](auto v) { return v; });
+}
 
 // Half away from zero (Paddle, C's round), at `decimals` decimal digits; integers here, floats
 // in math_functions_kernels.cc.
@@ -137,9 +130,9 @@ using namespace oar::phi;  // NOLINT
 OAR_REGISTER_KERNEL(square, CPU, SquareKernel, OAR_FLOAT_TYPES, int32_t, int64_t)
 OAR_REGISTER_KERNEL(square_grad, CPU, SquareGradKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(reciprocal, CPU, ReciprocalKernel, OAR_FLOAT_TYPES)
-OAR_REGISTER_KERNEL(floor, CPU, FloorKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(ceil, CPU, CeilKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
-OAR_REGISTER_KERNEL(trunc, CPU, TruncKernel, OAR_FLOAT_TYPES, OAR_INT_TYPES)
+OAR_REGISTER_KERNEL(floor, CPU, IntRoundingKernel, OAR_INT_TYPES)
+OAR_REGISTER_KERNEL(ceil, CPU, IntRoundingKernel, OAR_INT_TYPES)
+OAR_REGISTER_KERNEL(trunc, CPU, IntRoundingKernel, OAR_INT_TYPES)
 OAR_REGISTER_KERNEL(round, CPU, RoundKernel, OAR_INT_TYPES)
 OAR_REGISTER_KERNEL(isnan, CPU, IsnanKernel, OAR_ALL_TYPES)
 OAR_REGISTER_KERNEL(isinf, CPU, IsinfKernel, OAR_ALL_TYPES)

@@ -70,11 +70,6 @@ inline bool all_lt(D v, double c) { return _mm512_cmp_pd_mask(v, set1(c), _CMP_L
 inline D select_lt(D a, double c, D x, D y) {
   return _mm512_mask_mov_pd(y, _mm512_cmp_pd_mask(a, set1(c), _CMP_LT_OQ), x);
 }
-inline D copysign(D m, D s) {  // |m| with s's sign
-  const __m512i sign = _mm512_set1_epi64(INT64_MIN);
-  return _mm512_castsi512_pd(_mm512_or_si512(_mm512_andnot_si512(sign, _mm512_castpd_si512(m)),
-                                             _mm512_and_si512(sign, _mm512_castpd_si512(s))));
-}
 #else
 inline D fms(D a, D b, D c) { return _mm256_fmsub_pd(a, b, c); }
 inline D fnma(D a, D b, D c) { return _mm256_fnmadd_pd(a, b, c); }
@@ -86,10 +81,6 @@ inline D scale2(D p, D k) {
 }
 inline bool all_lt(D v, double c) { return _mm256_movemask_pd(_mm256_cmp_pd(v, set1(c), _CMP_LT_OQ)) == 0xF; }
 inline D select_lt(D a, double c, D x, D y) { return _mm256_blendv_pd(y, x, _mm256_cmp_pd(a, set1(c), _CMP_LT_OQ)); }
-inline D copysign(D m, D s) {
-  const D sign = set1(-0.0);
-  return _mm256_or_pd(_mm256_andnot_pd(sign, m), _mm256_and_pd(sign, s));
-}
 #endif
 }  // namespace erf_detail
 

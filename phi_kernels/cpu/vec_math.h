@@ -105,11 +105,25 @@ inline double hmin(D v) { return _mm512_reduce_min_pd(v); }
 inline float hmax(F v) { return _mm512_reduce_max_ps(v); }
 inline double hmax(D v) { return _mm512_reduce_max_pd(v); }
 inline F round(F v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/// v rounded to an integer in direction kMode (_MM_FROUND_TO_NEG_INF, _TO_POS_INF, _TO_ZERO,
+/// _TO_NEAREST_INT): floor, ceil, trunc and nearest-even in one instruction; NaN stays NaN.
+template <int kMode>
+inline F round_to(F v) {
+  return _mm512_roundscale_ps(v, kMode | _MM_FROUND_NO_EXC);
+}
+template <int kMode>
+inline D round_to(D v) {
+  return _mm512_roundscale_pd(v, kMode | _MM_FROUND_NO_EXC);
+}
 inline F sqrt(F v) { return _mm512_sqrt_ps(v); }
 /// |m| with the sign of s.
 inline F copysign(F m, F s) {
   const F sign = _mm512_set1_ps(-0.0f);
   return _mm512_or_ps(_mm512_andnot_ps(sign, m), _mm512_and_ps(sign, s));
+}
+inline D copysign(D m, D s) {
+  const D sign = _mm512_set1_pd(-0.0);
+  return _mm512_or_pd(_mm512_andnot_pd(sign, m), _mm512_and_pd(sign, s));
 }
 inline F select_lt(F a, F b, F x, F y) { return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), x); }
 /// a <= b ? x : y per lane (y where either is NaN).
@@ -222,11 +236,23 @@ inline double hmax(D v) {
   return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));
 }
 inline F round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+template <int kMode>
+inline F round_to(F v) {
+  return _mm256_round_ps(v, kMode | _MM_FROUND_NO_EXC);
+}
+template <int kMode>
+inline D round_to(D v) {
+  return _mm256_round_pd(v, kMode | _MM_FROUND_NO_EXC);
+}
 inline F sqrt(F v) { return _mm256_sqrt_ps(v); }
 /// |m| with the sign of s.
 inline F copysign(F m, F s) {
   const F sign = _mm256_set1_ps(-0.0f);
   return _mm256_or_ps(_mm256_andnot_ps(sign, m), _mm256_and_ps(sign, s));
+}
+inline D copysign(D m, D s) {
+  const D sign = _mm256_set1_pd(-0.0);
+  return _mm256_or_pd(_mm256_andnot_pd(sign, m), _mm256_and_pd(sign, s));
 }
 /// a < b ? x : y per lane.
 inline F select_lt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
