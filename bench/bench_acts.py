@@ -6,7 +6,8 @@ forward + backward, against PyTorch.
 The activations of Paddle's nn.functional (leaky_relu, elu, selu, celu, softplus,
 log_sigmoid, mish, silu, hard*, soft*, tanhshrink, thresholded_relu) and the pointwise ops
 that ran as scalar loops before stop 60 (erf, pow with a scalar exponent, round, remainder,
-atan2). The oar side is written as PaddlePaddle 3.x code (`import oar as paddle`); each
+atan2) or before stop 72 (floor, trunc, frac, copysign, nextafter, float -> integer casts,
+int64 floor_divide / remainder / gcd). The oar side is written as PaddlePaddle 3.x code (`import oar as paddle`); each
 metric is the median time of one call; "_fb" is the forward and the backward of the sum
 with a ones gradient (the input's .grad cleared each call).
 """
@@ -47,15 +48,33 @@ MATH = {
     "round": (lambda p, x, y: p.round(x), lambda t, x, y: t.round(x)),
     "remainder": (lambda p, x, y: p.remainder(x, y), lambda t, x, y: t.remainder(x, y)),
     "atan2": (lambda p, x, y: p.atan2(x, y), lambda t, x, y: t.atan2(x, y)),
+    # rounding, bits and casts (a survey at stop 72 found them at 1.2-18x torch)
+    "floor": (lambda p, x, y: p.floor(x), lambda t, x, y: t.floor(x)),
+    "trunc": (lambda p, x, y: p.trunc(x), lambda t, x, y: t.trunc(x)),
+    "frac": (lambda p, x, y: p.frac(x), lambda t, x, y: t.frac(x)),
+    "copysign": (lambda p, x, y: p.copysign(y, x), lambda t, x, y: t.copysign(y, x)),
+    "nextafter": (lambda p, x, y: p.nextafter(x, y), lambda t, x, y: t.nextafter(x, y)),
+    "to_int32": (lambda p, x, y: x.astype("int32"), lambda t, x, y: x.to(t.int32)),
+    "to_uint8": (lambda p, x, y: y.astype("uint8"), lambda t, x, y: y.to(t.uint8)),
+}
+# int64 operands (Paddle's default integer): (paddle, torch) given (module, i, j), j > 0
+INTS = {
+    "floor_divide_i64": (lambda p, i, j: p.floor_divide(i, j), lambda t, i, j: t.floor_divide(i, j)),
+    "remainder_i64": (lambda p, i, j: p.remainder(i, j), lambda t, i, j: t.remainder(i, j)),
+    "remainder_i64_scalar": (lambda p, i, j: i % 7, lambda t, i, j: i % 7),
+    "gcd_i64": (lambda p, i, j: p.gcd(i, j), lambda t, i, j: t.gcd(i, j)),
 }
 METRICS = ([(f"{a}_ms", "ms", "low") for a in ACTS] + [(f"{a}_fb_ms", "ms", "low") for a in ACTS]
-           + [(f"{m}_ms", "ms", "low") for m in MATH])
+           + [(f"{m}_ms", "ms", "low") for m in MATH] + [(f"{m}_ms", "ms", "low") for m in INTS])
+IA = rng.integers(-100000, 100000, N)
+IB = rng.integers(1, 1000, N)
 
 
 def _cases(fw, mod):
     if fw == "torch":
         import torch.nn.functional as F
         x, y = mod.from_numpy(X), mod.from_numpy(Y)
+        i, j = mod.from_numpy(IA), mod.from_numpy(IB)
         xg = x.clone().requires_grad_()
         ones = mod.ones_like(x)
 
@@ -65,6 +84,7 @@ def _cases(fw, mod):
     else:
         F = mod.nn.functional
         x, y = mod.to_tensor(X), mod.to_tensor(Y)
+        i, j = mod.to_tensor(IA), mod.to_tensor(IB)
         xg = mod.to_tensor(X, stop_gradient=False)
         ones = mod.ones_like(x)
 
@@ -81,6 +101,9 @@ def _cases(fw, mod):
     for name, fs in MATH.items():
         f = fs[i]
         out[name] = lambda f=f, name=name: {f"{name}_ms": common.bench(lambda: f(mod, x, y)) * 1e3}
+    for name, fs in INTS.items():
+        f = fs[0 if fw == "oar" else 1]
+        out[name] = lambda f=f, name=name: {f"{name}_ms": common.bench(lambda: f(mod, i, j)) * 1e3}
     return out
 
 

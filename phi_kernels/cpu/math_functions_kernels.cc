@@ -1,5 +1,5 @@
 // Kernels of math_functions.yaml: SLEEF-vectorized transcendental functions, built per ISA,
-// and the float atan2, remainder (on SLEEF's atan2 and fmod), round, floor, ceil and trunc. Integer rounding and
+// and the float atan2, remainder (on SLEEF's atan2 and fmod), round, floor, ceil, trunc and frac. Integer rounding and
 // remainder, classification, nan_to_num, fmax/fmin, lerp and increment are in
 // math_pointwise_kernels.cc and binary_kernels.cc; float64 erfinv, digamma and polygamma in
 // special_kernels.cc.
@@ -360,6 +360,18 @@ struct RoundF {
   }
 };
 
+// frac: v - trunc(v), exact (the fraction's bits are v's own), sign kept; +-inf gives NaN.
+struct FracF {
+#if OAR_VEC
+  static vec::F vf(vec::F v) { return vec::sub(v, vec::round_to<_MM_FROUND_TO_ZERO>(v)); }
+  static vec::D vd(vec::D v) { return vec::sub(v, vec::round_to<_MM_FROUND_TO_ZERO>(v)); }
+#endif
+  template <typename M>
+  static M s(M v) {
+    return v - std::trunc(v);
+  }
+};
+
 #define OAR_ROUNDING_KERNEL(Name, Functor)                                  \
   template <typename T>                                                     \
   void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) { \
@@ -368,6 +380,7 @@ struct RoundF {
 OAR_ROUNDING_KERNEL(FloorFloatKernel, FloorF)
 OAR_ROUNDING_KERNEL(CeilFloatKernel, CeilF)
 OAR_ROUNDING_KERNEL(TruncFloatKernel, TruncF)
+OAR_ROUNDING_KERNEL(FracKernel, FracF)
 
 // round of floats at `decimals` digits: round(v 10^d) / 10^d.
 template <typename T>
@@ -439,5 +452,6 @@ OAR_REGISTER_KERNEL(round, CPU, RoundFloatKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(floor, CPU, FloorFloatKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(ceil, CPU, CeilFloatKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(trunc, CPU, TruncFloatKernel, OAR_FLOAT_TYPES)
+OAR_REGISTER_KERNEL(frac, CPU, FracKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(remainder, CPU, RemainderFloatKernel, OAR_FLOAT_TYPES)
 OAR_REGISTER_KERNEL(elementwise_pow, CPU, PowFloatKernel, OAR_FLOAT_TYPES)

@@ -27,6 +27,16 @@ def _float_of(x):
     return x.astype(oar.get_default_dtype())
 
 
+def _named(op, fn, *args):
+    """fn(*args) of a private op, whose errors keep a shared check's tag ("elementwise op:
+    shapes ... cannot be broadcast"): re-raised under the public op's name."""
+    try:
+        return fn(*args)
+    except ValueError as e:
+        tag, sep, rest = str(e).partition(": ")
+        raise ValueError(f"{op}: {rest if sep else tag}") from None
+
+
 def _like(x, value):
     return oar.full_like(x, value)
 
@@ -83,8 +93,10 @@ def sgn(x, name=None):
 
 # ---- elementwise compositions
 def frac(x, name=None):
-    """The fractional part x - trunc(x), sign kept."""
+    """The fractional part x - trunc(x), sign kept (one kernel for floats; integers give 0)."""
     _check(x, "frac")
+    if x.dtype.is_floating_point:
+        return _ops._frac(x)
     return x - oar.trunc(x)
 
 
@@ -132,8 +144,9 @@ def copysign(x, y, name=None):
     _check(x, "copysign")
     y = _as_tensor_like(y, x, "copysign", "y")
     x = _float_of(x)
-    mag = oar.abs(x)
-    return oar.where(signbit(y), -mag, mag)
+    if y.dtype != x.dtype:  # the result keeps x's dtype; a cast keeps y's sign bit
+        y = y.astype(x.dtype)
+    return _named("copysign", _ops._copysign, x, y)
 
 
 def heaviside(x, y, name=None):
@@ -222,25 +235,24 @@ def frexp(x, name=None):
     return oar.where(nz, m, x), oar.where(nz, e, zero)
 
 
-def _int_pair(x, y, op):
+def _check_int_pair(x, y, op):
     _check(x, op)
     _check(y, op, "y")
     for arg, t in (("x", x), ("y", y)):
         if t.dtype.name not in ("uint8", "int8", "int16", "int32", "int64"):
             raise TypeError(f"{op}: argument '{arg}' must be an integer tensor, got {t.dtype.name}")
+
+
+def _int_pair(x, y, op):
+    _check_int_pair(x, y, op)
     shape = oar.broadcast_shape(x.shape, y.shape)
     return oar.abs(oar.broadcast_to(x, shape)), oar.abs(oar.broadcast_to(y, shape))
 
 
 def gcd(x, y, name=None):
-    """Greatest common divisor of |x| and |y| (Euclid's algorithm, elementwise); gcd(0, 0) = 0."""
-    a, b = _int_pair(x, y, "gcd")
-    zero = oar.zeros_like(b)
-    while bool(oar.any(b != 0)):
-        nz = b != 0
-        safe = oar.where(nz, b, oar.ones_like(b))
-        a, b = oar.where(nz, b, a), oar.where(nz, oar.remainder(a, safe), zero)
-    return a
+    """Greatest common divisor of |x| and |y| (elementwise, one kernel); gcd(0, 0) = 0."""
+    _check_int_pair(x, y, "gcd")
+    return _named("gcd", _ops._gcd, x, y)
 
 
 def lcm(x, y, name=None):

@@ -1,10 +1,9 @@
 """paddle.nextafter: the next representable float after x towards y, elementwise (C's
-nextafter), through NumPy's np.nextafter: it needs the floats' bits, and Oar has no bit-cast
-op; the nextafter kernel and its op definition wait on branch compat_kern_ops_wip for a
-full rebuild. No gradient, as in Paddle."""
+nextafter), on the nextafter kernel (binary_kernels.cc, on the floats' bits). No gradient, as
+in Paddle."""
 import numpy as np
 
-from ._C import Tensor
+from ._C import Tensor, ops as _ops
 
 __all__ = ["nextafter"]
 _TENSOR_METHODS = ["nextafter"]
@@ -12,7 +11,6 @@ _TENSOR_METHODS = ["nextafter"]
 
 def nextafter(x, y, name=None):
     """nextafter(x, y) for float32/float64 tensors of one dtype, broadcast."""
-    import oar
     for arg, t in (("x", x), ("y", y)):
         if not isinstance(t, Tensor):
             raise TypeError(f"nextafter: {arg} must be a Tensor, got {type(t).__name__}")
@@ -22,9 +20,8 @@ def nextafter(x, y, name=None):
         raise TypeError(f"nextafter: x and y must have one dtype, got {x.dtype.name} and "
                         f"{y.dtype.name}")
     try:
-        shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+        np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     except ValueError:
         raise ValueError(f"nextafter: x of shape {list(x.shape)} and y of shape "
                          f"{list(y.shape)} cannot be broadcast together") from None
-    out = np.nextafter(x.numpy(), y.numpy()).reshape(shape)
-    return oar.to_tensor(np.ascontiguousarray(out, dtype=x.dtype.name), place=x.place)
+    return _ops._nextafter(x, y)

@@ -1,7 +1,8 @@
 """Trigonometric, hyperbolic, logarithmic, rounding and special functions, the
 floating-point classifications and fmax/fmin/atan2/lerp/increment: the elementwise
 math of math_functions.yaml (expm1 ... lgamma, erfinv, digamma, polygamma,
-isnan/isinf/isfinite, nan_to_num, fmax/fmin, atan2, lerp, increment) against float64
+isnan/isinf/isfinite, nan_to_num, frac, copysign, nextafter, gcd, fmax/fmin, atan2, lerp,
+increment) against float64
 NumPy references: forward on every float dtype (0-D, 0-size, broadcast shapes),
 gradients against finite differences, bad inputs."""
 import math
@@ -16,7 +17,7 @@ import pytest
 import oar
 from op_test_utils import (BINARY_SHAPES, FLOAT_DTYPES, INT_DTYPES, NARROW_DTYPES, UNARY_SHAPES,
                            Gen, OpCase, case_id, check_bad_inputs, check_forward, check_grad,
-                           declared_ops, normal, nonzero, tensor, uniform, run_in_isa_copy)
+                           declared_ops, ints, normal, nonzero, tensor, uniform, run_in_isa_copy)
 
 ALL_FLOATS = FLOAT_DTYPES + NARROW_DTYPES
 with open("/proc/cpuinfo") as _f:
@@ -97,6 +98,8 @@ CASES = [
     unary("ceil", np.ceil, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
     unary("trunc", np.trunc, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
     unary("round", _round_half_away, gen=uniform(-5, 5), dtypes=ALL_FLOATS + INT_DTYPES),
+    OpCase("frac", oar.frac, lambda x: x - np.trunc(x), inputs=[uniform(-5, 5)], shapes=UNARY_SHAPES,
+           dtypes=ALL_FLOATS, bad_inputs=[(([1.5],), TypeError, "frac: argument 'x' must be a Tensor")]),
     OpCase("round[decimals=2]", oar.round, _round_half_away, attrs=dict(decimals=2),
            inputs=[uniform(-5, 5)], shapes=UNARY_SHAPES, op="round", tol={"float32": (1e-5, 1e-5)},
            bad_inputs=[(lambda: (tensor([1.0]),), ValueError, "decimals", dict(decimals=400))]),
@@ -151,6 +154,20 @@ CASES = [
     binary("fmax", np.fmax, dtypes=ALL_FLOATS + INT_DTYPES),
     binary("fmin", np.fmin, dtypes=ALL_FLOATS + INT_DTYPES),
     binary("atan2", np.arctan2, b=nonzero(), tol=WIDE),
+    OpCase("copysign", oar.copysign, np.copysign, inputs=[normal(), normal()], shapes=BINARY_SHAPES,
+           dtypes=ALL_FLOATS, bad_inputs=[(lambda: (tensor([1.0]), "a"), TypeError,
+                                           "copysign: argument 'y' must be a Tensor or a number"),
+                                          (lambda: (tensor(np.ones((2, 3))), tensor(np.ones(4))), ValueError,
+                                           "shapes [2, 3] and [4] cannot be broadcast")]),
+    OpCase("nextafter", oar.nextafter, np.nextafter, inputs=[normal(), normal()], shapes=BINARY_SHAPES,
+           dtypes=FLOAT_DTYPES, grad=False),
+    OpCase("gcd", oar.gcd, lambda a, b: np.gcd(a.astype(np.int64), b.astype(np.int64)),
+           inputs=[ints(-60, 60), ints(-60, 60)], shapes=BINARY_SHAPES, dtypes=INT_DTYPES, grad=False,
+           out_dtype="same",
+           bad_inputs=[(lambda: (tensor([1.0]), tensor([2], "int64")), TypeError,
+                        "gcd: argument 'x' must be an integer tensor, got float32"),
+                       (lambda: (tensor(np.ones((2, 3)), "int64"), tensor(np.ones(4), "int64")), ValueError,
+                        "shapes [2, 3] and [4] cannot be broadcast")]),
     OpCase("lerp", oar.lerp, lambda x, y, w: x + w * (y - x), inputs=[normal(), normal(), normal()],
            shapes=LERP_SHAPES, dtypes=ALL_FLOATS, tol=WIDE,
            bad_inputs=[(lambda: (tensor(np.ones((2, 3))), tensor(np.ones(4)), 0.5), ValueError,
