@@ -291,8 +291,16 @@ void LogicalNotKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* o
   const DenseTensor c = dense<T>(x);
   const T* const a = c.data<T>();
   parallel_for(out->numel(), [o, a](int64_t b, int64_t e) {
+    bool* const po = o;                       // Note [Byte stores and captured pointers] (elementwise.h)
+    if constexpr (std::is_same_v<T, bool>) {  // as bytes: GCC does not vectorize bool loads
+      const auto* u = reinterpret_cast<const uint8_t*>(a);
 #pragma omp simd
-    for (int64_t i = b; i < e; ++i) o[i] = !static_cast<bool>(static_cast<OpMath<T>>(a[i]));
+      for (int64_t i = b; i < e; ++i) po[i] = u[i] == 0;
+    } else {
+      const T* const pa = a;
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) po[i] = !static_cast<bool>(static_cast<OpMath<T>>(pa[i]));
+    }
   });
 }
 

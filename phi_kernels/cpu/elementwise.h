@@ -49,6 +49,14 @@ inline void store_elem(Out* p, V v) {
 template <typename F>
 using LocalFn = std::conditional_t<std::is_trivially_copyable_v<F> && sizeof(F) <= 64, const F, const F&>;
 
+// Note [Byte stores and captured pointers]
+// A store through a 1-byte type (bool, int8, uint8) may alias any object, the parallel body's
+// captures included: a loop writing o[i] through a captured `o` reloads o (and x, y) from the
+// closure after every store and stays scalar. Copied into locals first, whose addresses are
+// never taken, the pointers stay in registers and the loop vectorizes: uint8 add of 1M 0.95
+// -> 0.03 ms, bool logical_not 0.29 -> 0.02 (torch 0.035 / 0.024). Wider stores cannot alias
+// a pointer under strict aliasing, so the other dtypes were vectorized already.
+
 namespace detail {
 
 // Whether every element of t is its first one (more than one element, stride 0 on every axis
@@ -564,10 +572,13 @@ void unary_kernel(const DenseTensor& a, DenseTensor* out, F f) {
       if constexpr (std::is_same_v<In, float16>) {
         detail::unary_half_row(o + b, x + b, detail::Step<1>{}, e - b, f);
       } else {
-        // Note [Kernel closures in registers]
+        // Note [Kernel closures in registers]; the pointers as locals too (Note [Byte
+        // stores and captured pointers])
         LocalFn<F> fn = f;
+        Out* const po = o;
+        const In* const px = x;
 #pragma omp simd
-        for (int64_t i = b; i < e; ++i) store_elem(&o[i], fn(static_cast<OpMath<In>>(x[i])));
+        for (int64_t i = b; i < e; ++i) store_elem(&po[i], fn(static_cast<OpMath<In>>(px[i])));
       }
     });
     return;
@@ -628,12 +639,15 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
     }
   }
   if (a.is_contiguous() && b.is_contiguous()) {
+    // Note [Kernel closures in registers]; the pointers and values as locals too (Note [Byte
+    // stores and captured pointers])
     if (a.numel() == n && b.numel() == n) {
       parallel_for(n, [&](int64_t lo, int64_t hi) {
-        // Note [Kernel closures in registers]
         LocalFn<F> fn = f;
+        Out* const po = o;
+        const In *const px = x, *const py = y;
 #pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(M(x[i]), M(y[i])));
+        for (int64_t i = lo; i < hi; ++i) store_elem(&po[i], fn(M(px[i]), M(py[i])));
       });
       return;
     }
@@ -641,8 +655,11 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
       const M yv = M(y[0]);
       parallel_for(n, [&](int64_t lo, int64_t hi) {
         LocalFn<F> fn = f;
+        Out* const po = o;
+        const In* const px = x;
+        const M v = yv;
 #pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(M(x[i]), yv));
+        for (int64_t i = lo; i < hi; ++i) store_elem(&po[i], fn(M(px[i]), v));
       });
       return;
     }
@@ -650,8 +667,11 @@ void binary_kernel(const DenseTensor& a, const DenseTensor& b, DenseTensor* out,
       const M xv = M(x[0]);
       parallel_for(n, [&](int64_t lo, int64_t hi) {
         LocalFn<F> fn = f;
+        Out* const po = o;
+        const In* const py = y;
+        const M v = xv;
 #pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) store_elem(&o[i], fn(xv, M(y[i])));
+        for (int64_t i = lo; i < hi; ++i) store_elem(&po[i], fn(v, M(py[i])));
       });
       return;
     }

@@ -46,17 +46,27 @@ void reduce_kernel(const DenseTensor& x, const std::vector<int>& axes, DenseTens
     }, cost);
     return;
   }
-  parallel_for(outer, [&](int64_t a0, int64_t a1) {
-    std::vector<Acc> acc(inner);
+  parallel_for(
+      outer,
+      [&](int64_t a0, int64_t a1) {
+    std::vector<Acc> buf(inner);
+    // the pointers and sizes as locals: 1-byte accumulators or outputs (uint8 max) may alias anything
+    // the closure holds (Note [Byte stores and captured pointers], elementwise.h): [1024,
+    // 1024] uint8 max over axis 0 took 0.46 ms, 23x torch
+    Acc* const acc = buf.data();
+    Out* const po = o;
+    const T* const px = p;
+    const int64_t n = inner, rows = R;  // the loop bounds too
     for (int64_t a = a0; a < a1; ++a) {
-      std::fill(acc.begin(), acc.end(), init);
-      for (int64_t r = 0; r < R; ++r) {
-        const T* row = p + (a * R + r) * inner;
-        for (int64_t i = 0; i < inner; ++i) acc[i] = fold(acc[i], static_cast<Acc>(static_cast<OpMath<T>>(row[i])));
+      std::fill(acc, acc + n, init);
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* row = px + (a * rows + r) * n;
+        for (int64_t i = 0; i < n; ++i) acc[i] = fold(acc[i], static_cast<Acc>(static_cast<OpMath<T>>(row[i])));
       }
-      for (int64_t i = 0; i < inner; ++i) o[a * inner + i] = static_cast<Out>(post(acc[i], R));
+      for (int64_t i = 0; i < n; ++i) po[a * n + i] = static_cast<Out>(post(acc[i], rows));
     }
-  }, cost);
+      },
+      cost);
 }
 
 #if OAR_VEC

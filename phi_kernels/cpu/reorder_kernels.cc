@@ -2,6 +2,8 @@
 // scatter_nd_add, tril/triu and diag_embed. Index values are bound-checked here (the
 // only place that sees them) and raise OutOfRange naming the op; negative indices
 // count from the end.
+#include <immintrin.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -135,6 +137,18 @@ void FlipKernel(const DeviceContext&, const DenseTensor& x, const std::vector<in
       rows * inner);
 }
 
+// n bytes from s to d (not overlapping) in 32-byte vectors. glibc's memcpy of a few KB (rep
+// movsb on AMD's cores) slows to a tenth when the destination lies a few bytes past the
+// source modulo 4 KB: a roll by 3 floats along rows of 1024 (each row's head copied 12 bytes
+// on) took 1.2 ms for [1024, 1024] against torch's 0.11; this loop 0.05.
+void copy_bytes(char* d, const char* s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+  }
+  std::memcpy(d + i, s + i, static_cast<size_t>(n - i));
+}
+
 // One axis at a time: out[..., (i + s) % n, ...] = x[..., i, ...] as two block copies.
 template <typename T>
 void roll_axis(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner, int64_t shift) {
@@ -145,8 +159,8 @@ void roll_axis(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner, in
     for (int64_t k = b; k < e; ++k) {
       const T* s = src + k * n * inner;
       T* o = dst + k * n * inner;
-      std::memcpy(o + tail, s, head * sizeof(T));
-      std::memcpy(o, s + head, tail * sizeof(T));
+      copy_bytes(reinterpret_cast<char*>(o + tail), reinterpret_cast<const char*>(s), head * sizeof(T));
+      copy_bytes(reinterpret_cast<char*>(o), reinterpret_cast<const char*>(s + head), tail * sizeof(T));
     }
   }, outer * n * inner);
 }
