@@ -30,7 +30,7 @@ SHAPES = {"sigmoid_cross_entropy_with_logits": [(4, 6), (4, 6)]}
 BOOL_INPUTS = {"logical_and", "logical_or", "logical_xor", "logical_not", "all", "any"}
 POSITIVE = {"polygamma", "lgamma", "digamma"}
 INT_INPUTS = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-              "bitwise_right_shift"}  # int64; a shift's counts in [-2, 66)
+              "bitwise_right_shift", "gcd"}  # int64; a shift's counts in [-2, 66)
 
 
 def _load_ops():
