@@ -74,7 +74,7 @@ def _cases(fw, mod):
     if fw == "torch":
         import torch.nn.functional as F
         x, y = mod.from_numpy(X), mod.from_numpy(Y)
-        i, j = mod.from_numpy(IA), mod.from_numpy(IB)
+        ia, ib = mod.from_numpy(IA), mod.from_numpy(IB)
         xg = x.clone().requires_grad_()
         ones = mod.ones_like(x)
 
@@ -84,7 +84,7 @@ def _cases(fw, mod):
     else:
         F = mod.nn.functional
         x, y = mod.to_tensor(X), mod.to_tensor(Y)
-        i, j = mod.to_tensor(IA), mod.to_tensor(IB)
+        ia, ib = mod.to_tensor(IA), mod.to_tensor(IB)
         xg = mod.to_tensor(X, stop_gradient=False)
         ones = mod.ones_like(x)
 
@@ -103,7 +103,7 @@ def _cases(fw, mod):
         out[name] = lambda f=f, name=name: {f"{name}_ms": common.bench(lambda: f(mod, x, y)) * 1e3}
     for name, fs in INTS.items():
         f = fs[0 if fw == "oar" else 1]
-        out[name] = lambda f=f, name=name: {f"{name}_ms": common.bench(lambda: f(mod, i, j)) * 1e3}
+        out[name] = lambda f=f, name=name: {f"{name}_ms": common.bench(lambda: f(mod, ia, ib)) * 1e3}
     return out
 
 
