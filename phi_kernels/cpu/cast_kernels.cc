@@ -130,14 +130,8 @@ inline void to_int32(const double* a, int32_t* o, int64_t n) {
   }
   for (; i < n; ++i) o[i] = float_to_int<int32_t>(a[i]);
 }
-inline void to_int32(const float16* a, int32_t* o, int64_t n) {  // widened exactly
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i), _mm256_cvttps_epi32(detail::widen8(a + i)));
-  }
-  for (; i < n; ++i) o[i] = float_to_int<int32_t>(static_cast<float>(a[i]));
-}
-inline void to_int32(const bfloat16* a, int32_t* o, int64_t n) {
+template <typename H, typename = std::enable_if_t<std::is_same_v<H, float16> || std::is_same_v<H, bfloat16>>>
+void to_int32(const H* a, int32_t* o, int64_t n) {  // widened exactly
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i), _mm256_cvttps_epi32(detail::widen8(a + i)));

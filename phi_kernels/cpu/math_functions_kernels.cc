@@ -372,15 +372,15 @@ struct FracF {
   }
 };
 
-#define OAR_ROUNDING_KERNEL(Name, Functor)                                  \
+#define OAR_SLEEF_KERNEL(Name, Functor)                                     \
   template <typename T>                                                     \
   void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) { \
     sleef_unary<Functor, T>(x, out);                                        \
   }
-OAR_ROUNDING_KERNEL(FloorFloatKernel, FloorF)
-OAR_ROUNDING_KERNEL(CeilFloatKernel, CeilF)
-OAR_ROUNDING_KERNEL(TruncFloatKernel, TruncF)
-OAR_ROUNDING_KERNEL(FracKernel, FracF)
+OAR_SLEEF_KERNEL(FloorFloatKernel, FloorF)
+OAR_SLEEF_KERNEL(CeilFloatKernel, CeilF)
+OAR_SLEEF_KERNEL(TruncFloatKernel, TruncF)
+OAR_SLEEF_KERNEL(FracKernel, FracF)
 
 // round of floats at `decimals` digits: round(v 10^d) / 10^d.
 template <typename T>
@@ -402,12 +402,6 @@ void RoundFloatKernel(const DeviceContext&, const DenseTensor& x, int64_t decima
     return std::round(v * static_cast<M>(s)) / static_cast<M>(s);
   });
 }
-
-#define OAR_SLEEF_KERNEL(Name, Functor)                                       \
-  template <typename T>                                                       \
-  void Name(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {   \
-    sleef_unary<Functor, T>(x, out);                                          \
-  }
 
 OAR_SLEEF_KERNEL(Expm1Kernel, Expm1F)
 OAR_SLEEF_KERNEL(Log2Kernel, Log2F)
