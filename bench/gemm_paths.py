@@ -1,13 +1,16 @@
 """GEMM paths at 1 thread, pinned to one CPU: float32 through each library Oar routes to
 (OAR_SGEMM=onednn|openblas) and torch, bf16 through each of Oar's paths (OAR_BF16_GEMM=amx|onednn,
 and the default route) and torch; each a fresh child process, the paths interleaved inside a
-round, best and median of 9 calls as GFLOP/s and % of bench/peak.py's measured peak.
+round, best and median of 9 calls as GFLOP/s and % of bench/peak.py's measured peak. A float32
+path's child also runs bench/peak.py's FMA loop right after each of its calls, and reports the
+median over the 9 pairs of call / loop ("paired %"): the share of the peak at the same moment.
 
     python3 bench/gemm_paths.py [--sizes 1024,2048,4096] [--rounds 3] [--cpu 3] [--torch-python PY]
 
 Written for machines whose speed drifts between processes (a VM whose vCPUs share cores with
 other tenants: the device host, docs/notes/cpu_speed_steps.md "Stop 45"): the rounds show the
-drift, so compare paths inside a round.
+drift, so compare paths inside a round. The clock drifts inside a process too (the FMA loop read
+160-196 GFLOP/s within an hour on the Xeon of "Stop 73"), hence the paired percentage.
 """
 import argparse
 import json
@@ -30,14 +33,23 @@ def child(fw, dtype, n):
         import oar
         oar.set_num_threads(1)
         x, mm = oar.to_tensor(a).astype(dtype), oar.matmul
+    fma = None
+    if dtype == "float32":  # the FMA loop this CPU's dispatch picks, timed after each call
+        sys.path.insert(0, BENCH)
+        import peak
+        fma = getattr(peak._library(), "fma_avx512" if "avx512f" in peak.cpu_flags() else "fma_avx2")
     mm(x, x)
-    ts = []
+    ts, paired = [], []
     for _ in range(9):
         s = time.perf_counter()
         mm(x, x)
         ts.append(time.perf_counter() - s)
+        if fma is not None:
+            paired.append(2 * n**3 / ts[-1] / peak._rate(fma, 1, 0.01, runs=3))
     ts.sort()
-    print(json.dumps([2 * n**3 / ts[0] / 1e9, 2 * n**3 / ts[len(ts) // 2] / 1e9]))
+    paired.sort()
+    print(json.dumps([2 * n**3 / ts[0] / 1e9, 2 * n**3 / ts[len(ts) // 2] / 1e9,
+                      100 * paired[len(paired) // 2] if paired else None]))
 
 
 PATHS = [  # name, framework, dtype, environment
@@ -77,12 +89,13 @@ def main():
                 p = subprocess.run(["taskset", "-c", str(args.cpu), py, __file__, "--child", fw, dtype, str(n)],
                                    env=dict(env, **extra), capture_output=True, text=True)
                 try:
-                    best, med = json.loads(p.stdout.strip().splitlines()[-1])
+                    best, med, paired = json.loads(p.stdout.strip().splitlines()[-1])
                     pk = fp32 if dtype == "float32" else bf16
-                    cells.append(f"{name} {best:.0f}/{med:.0f} ({100 * best / pk:.0f}%)")
+                    pair = f", paired {paired:.0f}%" if paired is not None else ""
+                    cells.append(f"{name} {best:.0f}/{med:.0f} ({100 * best / pk:.0f}%{pair})")
                 except (ValueError, IndexError):
                     cells.append(f"{name} failed: {p.stderr.strip()[-200:]}")
-            print(f"{n}^3 round {r + 1}, best/median GFLOP/s (best % of peak): " + "; ".join(cells), flush=True)
+            print(f"{n}^3 round {r + 1}, best/median GFLOP/s (best % of the peak; paired: median % of the loop run after each call): " + "; ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
