@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "oar_generated/kernel_signatures.h"
@@ -54,20 +55,32 @@ DenseTensor broadcast_contiguous(const DenseTensor& t, const Dims& shape) {
 
 // ---------------------------------------------------------------- masked_select
 
+// The number of true elements of a bool mask, and one past the last (0 when none).
+std::pair<int64_t, int64_t> count_and_end(const bool* mask, int64_t n) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(mask);
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += p[i];
+  int64_t end = n;
+  while (end > 0 && p[end - 1] == 0) --end;
+  return {count, end};
+}
+
+// Selection without a branch per element (a random mask mispredicts half of them): each
+// element is written at the next output slot, which advances by the mask byte. Before the
+// last true element the slot is below count, so every write lands inside the output.
 template <typename T>
 void MaskedSelectKernel(const DeviceContext&, const DenseTensor& x, const DenseTensor& mask,
                         DenseTensor* out) {
   const Dims s = meta::broadcast_dims(x.dims(), mask.dims(), "masked_select");
   DenseTensor xs = broadcast_contiguous(x, s), ms = broadcast_contiguous(mask, s);
-  const int64_t n = s.numel();
-  const bool* mp = ms.data<bool>();
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  const uint8_t* mp = reinterpret_cast<const uint8_t*>(ms.data<bool>());
+  const auto [count, end] = count_and_end(ms.data<bool>(), s.numel());
   out->set_dims(Dims{count});
   T* o = out->alloc<T>();
   const T* xp = xs.data<T>();
-  for (int64_t i = 0, j = 0; i < n; ++i) {
-    if (mp[i]) o[j++] = xp[i];
+  for (int64_t i = 0, j = 0; i < end; ++i) {
+    o[j] = xp[i];
+    j += mp[i];
   }
 }
 
@@ -76,18 +89,19 @@ void MaskedSelectGradKernel(const DeviceContext&, const DenseTensor&, const Dens
                             const DenseTensor& grad_out, DenseTensor* out) {
   T* o = out->alloc<T>();
   const int64_t n = out->numel();
-  std::fill(o, o + n, T(0));
   DenseTensor ms = broadcast_contiguous(mask, out->dims());
-  const bool* mp = ms.data<bool>();
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) count += mp[i];
+  const uint8_t* mp = reinterpret_cast<const uint8_t*>(ms.data<bool>());
+  const auto [count, end] = count_and_end(ms.data<bool>(), n);
   OAR_ENFORCE(grad_out.numel() == count, InvalidArgument, "masked_select_grad: grad_out has ",
               grad_out.numel(), " elements but the mask selects ", count);
   DenseTensor g = contiguous(grad_out);
   const T* gp = g.data<T>();
-  for (int64_t i = 0, j = 0; i < n; ++i) {
-    if (mp[i]) o[i] = gp[j++];
+  for (int64_t i = 0, j = 0; i < end; ++i) {  // as MaskedSelectKernel: j < count before `end`
+    const T v = gp[j];
+    o[i] = mp[i] ? v : T(0);
+    j += mp[i];
   }
+  std::fill(o + end, o + n, T(0));
 }
 
 template <typename T>
@@ -162,8 +176,42 @@ struct IndexPositions {
   int64_t inner = 1;
 };
 
+// The flat offsets of a bool mask's true elements, in order. Eight bytes are tested at a
+// time (a mask is mostly runs), and the offsets are counted first so that the vector is
+// filled without growing (the general path below builds per-dim coordinates and then
+// recombines them).
+std::vector<int64_t> true_offsets(const DenseTensor& mask) {
+  DenseTensor t = contiguous(mask);
+  const bool* p = t.data<bool>();
+  const int64_t n = t.numel();
+  int64_t count = 0;
+  for (int64_t e = 0; e < n; ++e) count += p[e];
+  std::vector<int64_t> rows(count);
+  int64_t* r = rows.data();
+  int64_t e = 0;
+  for (; e + 8 <= n; e += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + e, 8);
+    for (; w != 0; w &= w - 1) *r++ = e + (__builtin_ctzll(w) >> 3);  // bools are 0 or 1
+  }
+  for (; e < n; ++e) {
+    if (p[e]) *r++ = e;
+  }
+  return rows;
+}
+
 IndexPositions resolve_indices(const DenseTensor& x, const std::vector<const DenseTensor*>& indices,
                                const char* op) {
+  if (indices.size() == 1 && indices[0]->dtype() == DataType::BOOL && indices[0]->rank() > 0) {
+    // x[mask]: the mask covers x's leading dims (InferMeta checked its shape), so the
+    // offsets of its true elements are the rows.
+    IndexPositions r;
+    r.k = indices[0]->rank();
+    r.inner = prod(x.dims(), r.k, x.rank());
+    r.rows = true_offsets(*indices[0]);
+    r.shape = Dims{static_cast<int64_t>(r.rows.size())};
+    return r;
+  }
   struct One {  // one covered dim of x: its index values and their shape
     Dims dims;
     std::vector<int64_t> vals;
@@ -260,13 +308,85 @@ void IndexGetKernel(const DeviceContext&, const DenseTensor& x,
       m * inner);
 }
 
+// The unsigned integer as wide as an element, allowed to alias it.
+template <size_t N>
+struct BitsOf;
+template <>
+struct BitsOf<1> {
+  typedef uint8_t __attribute__((may_alias)) type;
+};
+template <>
+struct BitsOf<2> {
+  typedef uint16_t __attribute__((may_alias)) type;
+};
+template <>
+struct BitsOf<4> {
+  typedef uint32_t __attribute__((may_alias)) type;
+};
+template <>
+struct BitsOf<8> {
+  typedef uint64_t __attribute__((may_alias)) type;
+};
+
+// x[mask] = v with one value: a select over the mask, no offsets, no broadcast value. The
+// select is on the element's bits (o & ~m | v & m, m all ones where the mask byte is 1) in
+// an omp simd loop: GCC turned `o[e] = p[e] ? v : o[e]` into a branch per element, which a
+// random mask mispredicts half the time, and kept the bit select scalar without the pragma.
+// Pointers come from locals (Note [Byte stores and captured pointers]).
+template <typename T>
+void masked_fill(const DenseTensor& mask, T v, int64_t inner, DenseTensor* dst) {
+  DenseTensor m = contiguous(mask);
+  const int64_t n = m.numel();
+  const bool* mp = m.data<bool>();
+  std::vector<uint8_t> own;  // m[m] = False writes the mask it reads (x's memory): read a copy
+  if (m.storage() == dst->storage()) {
+    own.assign(reinterpret_cast<const uint8_t*>(mp), reinterpret_cast<const uint8_t*>(mp) + n);
+    mp = reinterpret_cast<const bool*>(own.data());
+  }
+  T* out = dst->data<T>();
+  parallel_for(
+      n,
+      [mp, v, inner, out](int64_t e0, int64_t e1) {
+    const bool* p = mp;
+    T* o = out;
+    const T val = v;
+    if constexpr (sizeof(T) <= 8 && (sizeof(T) & (sizeof(T) - 1)) == 0) {
+      if (inner == 1) {
+        using U = typename BitsOf<sizeof(T)>::type;
+        U vb;
+        std::memcpy(&vb, &val, sizeof(T));
+        U* ob = reinterpret_cast<U*>(o);
+        const uint8_t* pb = reinterpret_cast<const uint8_t*>(p);  // Note in WhereKernel
+#pragma omp simd
+        for (int64_t e = e0; e < e1; ++e) {
+          const U sel = static_cast<U>(U{0} - static_cast<U>(pb[e]));
+          ob[e] = static_cast<U>((ob[e] & ~sel) | (vb & sel));
+        }
+        return;
+      }
+    }
+    for (int64_t e = e0; e < e1; ++e) {
+      if (p[e]) std::fill(o + e * inner, o + (e + 1) * inner, val);
+    }
+      },
+      n * inner);
+}
+
 template <typename T>
 void IndexPutKernel(const DeviceContext&, const DenseTensor& x,
                     const std::vector<const DenseTensor*>& indices, const DenseTensor& value,
                     bool accumulate, DenseTensor* out) {
   using M = OpMath<T>;
   T* o = out->alloc<T>();
-  copy_into(x, out);
+  // x_[indices] = value writes into x's own memory (inplace_kernel: Note [Donated outputs]);
+  // the indices are read before anything is written.
+  const bool in_place = out->storage() == x.storage() && out->offset() == x.offset() && out->strides() == x.strides();
+  if (!in_place) copy_into(x, out);
+  if (!accumulate && indices.size() == 1 && indices[0]->dtype() == DataType::BOOL && indices[0]->rank() > 0 &&
+      value.numel() == 1 && value.rank() <= 1) {
+    masked_fill(*indices[0], contiguous(value).data<T>()[0], prod(x.dims(), indices[0]->rank(), x.rank()), out);
+    return;
+  }
   const IndexPositions p = resolve_indices(x, indices, "index_put");
   Dims target = p.shape;
   for (int i = p.k; i < x.rank(); ++i) target.push_back(x.dims()[i]);
