@@ -308,24 +308,12 @@ void IndexGetKernel(const DeviceContext&, const DenseTensor& x,
       m * inner);
 }
 
-// The unsigned integer as wide as an element, allowed to alias it.
+// The unsigned integer as wide as an element (1, 2, 4 or 8 bytes), allowed to alias it.
 template <size_t N>
-struct BitsOf;
-template <>
-struct BitsOf<1> {
-  typedef uint8_t __attribute__((may_alias)) type;
-};
-template <>
-struct BitsOf<2> {
-  typedef uint16_t __attribute__((may_alias)) type;
-};
-template <>
-struct BitsOf<4> {
-  typedef uint32_t __attribute__((may_alias)) type;
-};
-template <>
-struct BitsOf<8> {
-  typedef uint64_t __attribute__((may_alias)) type;
+struct BitsOf {
+  using U = std::conditional_t<N == 1, uint8_t,
+                               std::conditional_t<N == 2, uint16_t, std::conditional_t<N == 4, uint32_t, uint64_t>>>;
+  typedef U __attribute__((may_alias)) type;
 };
 
 // x[mask] = v with one value: a select over the mask, no offsets, no broadcast value. The

@@ -34,14 +34,6 @@ def _numpy(t, dtype):
     return t.astype("float32").numpy() if dtype == "bfloat16" else t.numpy()
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    prev = oar.get_num_threads()
-    oar.set_num_threads(request.param)
-    yield request.param
-    oar.set_num_threads(prev)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", LENGTHS)
 def test_fill_over_a_full_mask(dtype, n, threads):
