@@ -104,6 +104,10 @@ void MaskedSelectGradKernel(const DeviceContext&, const DenseTensor&, const Dens
   std::fill(o + end, o + n, T(0));
 }
 
+// The coordinates of the nonzero elements, without a branch per element (as
+// MaskedSelectKernel): every element writes its coordinates at the next slot, which
+// advances when the element is nonzero; before the last nonzero element the slot is below
+// count. The innermost coordinate is the loop's, the outer ones change once a row.
 template <typename T>
 void NonzeroKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
   DenseTensor c = contiguous(x);
@@ -114,12 +118,21 @@ void NonzeroKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out)
   for (int64_t i = 0; i < n; ++i) count += is_nonzero(xp[i]);
   out->set_dims(Dims{count, r});
   int64_t* o = out->alloc<int64_t>();
+  if (r == 0 || count == 0) return;
+  int64_t end = n;
+  while (!is_nonzero(xp[end - 1])) --end;
+  const int64_t inner = x.dims()[r - 1];
   Dims idx = Dims::filled(r, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    if (is_nonzero(xp[i])) {
-      for (int d = 0; d < r; ++d) *o++ = idx[d];
+  int64_t j = 0;
+  for (int64_t base = 0; base < end; base += inner) {
+    const int64_t m = std::min(inner, end - base);
+    for (int64_t k = 0; k < m; ++k) {
+      int64_t* slot = o + j * r;
+      for (int d = 0; d + 1 < r; ++d) slot[d] = idx[d];
+      slot[r - 1] = k;
+      j += is_nonzero(xp[base + k]);
     }
-    for (int d = r - 1; d >= 0; --d) {
+    for (int d = r - 2; d >= 0; --d) {
       if (++idx[d] < x.dims()[d]) break;
       idx[d] = 0;
     }

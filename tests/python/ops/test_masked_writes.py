@@ -2,7 +2,8 @@
 one-value fill over a mask (a select on the element's bits), the offsets of a mask's true
 elements (eight mask bytes a step), and index_put_ writing into x's own memory (inplace_kernel),
 against NumPy on random masks of lengths around the eight-byte steps, every dtype, masks over
-leading dims, and masks that are, or view, the tensor written."""
+leading dims, and masks that are, or view, the tensor written; nonzero (the same
+branch-free selection) against np.argwhere."""
 import numpy as np
 import pytest
 
@@ -139,3 +140,22 @@ def test_bad_masks():
         oar._C.ops.index_put_(x, [oar.ones([4, 6], dtype="bool")], oar.to_tensor(1.0), False)
     with pytest.raises((IndexError, ValueError, RuntimeError)):
         x[oar.ones([4, 5], dtype="bool")] = oar.ones([3])  # 20 positions, 3 values
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
+@pytest.mark.parametrize("shape", [[], [1], [9], [0, 3], [3, 0], [5, 1], [4, 7], [3, 4, 5], [2, 3, 1, 6]],
+                         ids=lambda s: "x".join(map(str, s)) or "scalar")
+def test_nonzero(dtype, shape):
+    for density, last in [(0.4, None), (0.0, None), (1.0, None), (0.3, 0), (0.3, 1)]:
+        a = (RNG.random(shape) < density).astype(np.float64) * RNG.standard_normal(shape)
+        if dtype.startswith("float") and a.size:
+            a.flat[0] = -0.0  # a zero
+            if a.size > 2:
+                a.flat[1] = np.nan  # nonzero
+        if last is not None and a.size:
+            a.flat[-1] = last
+        a = (a != 0) if dtype == "bool" else a.astype(dtype)
+        got = oar.nonzero(oar.to_tensor(a)).numpy()
+        want = np.argwhere(a)
+        assert got.shape == want.shape, (a, got)
+        np.testing.assert_array_equal(got, want)
