@@ -124,7 +124,7 @@ def count_nonzero(x, axis=None, keepdim=False, name=None):
     """Number of nonzero entries along axis, as int64."""
     _check_tensor(x, "count_nonzero")
     axes = _reduce_args(x, axis, "count_nonzero")
-    nz = _ops.not_equal(x, _zero(x))
+    nz = x if x.dtype == _BOOL else _ops.not_equal(x, _zero(x))
     return _ops.sum(nz, axes, _INT64, keepdim)
 
 

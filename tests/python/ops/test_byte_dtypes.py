@@ -1,8 +1,9 @@
 """Kernels on 1-byte dtypes (bool, int8, uint8) and the copies that stalled on them (Note [Byte
 stores and captured pointers], elementwise.h): elementwise ops, a reduction over a column,
 expanded and strided copies made dense, logical/bitwise not, and roll along rows (a copy a
-few bytes off, cast_kernels.cc / reorder_kernels.cc), against NumPy at lengths around the
-vector widths and at 1 and 2 threads."""
+few bytes off, cast_kernels.cc / reorder_kernels.cc), sums of bytes (32-bit lanes over
+blocks of 65536, reduce.h) and count_nonzero, against NumPy at lengths around the vector
+widths and the blocks, at 1 and 2 threads."""
 import numpy as np
 import pytest
 
@@ -61,3 +62,36 @@ def test_roll_along_rows(dtype, threads):
         np.testing.assert_array_equal(oar.roll(x, shift, axis=1).numpy(), np.roll(a, shift, axis=1))
         np.testing.assert_array_equal(oar.roll(x, shift).numpy(), np.roll(a, shift))
     np.testing.assert_array_equal(oar.roll(x, [2, -7], axis=[0, 1]).numpy(), np.roll(a, (2, -7), axis=(0, 1)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8"])
+def test_byte_sums_and_counts(dtype, threads):
+    """A sum of bytes into int64 over rows crossing the 65536-element blocks: all 255s (a
+    block's uint8 lanes near their limit), all -128s, random bytes; and count_nonzero."""
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 65535, 65536, 65537, 200003):
+        if dtype == "bool":
+            arrays = [rng.random(n) > 0.3, np.ones(n, bool)]
+        else:
+            info = np.iinfo(dtype)
+            arrays = [rng.integers(info.min, info.max, n, endpoint=True).astype(dtype),
+                      np.full(n, info.max, dtype), np.full(n, info.min, dtype)]
+        for a in arrays:
+            x = oar.to_tensor(a)
+            want = int(a.astype(np.int64).sum())
+            assert int(oar.sum(x, dtype="int64")) == want, (dtype, n)
+            assert int(oar.count_nonzero(x)) == int(np.count_nonzero(a))
+            if n:
+                rows = a[: n // 3 * 3].reshape(3, -1)
+                np.testing.assert_array_equal(oar.sum(oar.to_tensor(rows), axis=1, dtype="int64").numpy(),
+                                              rows.astype(np.int64).sum(axis=1))
+                np.testing.assert_array_equal(oar.count_nonzero(oar.to_tensor(rows), axis=1).numpy(),
+                                              np.count_nonzero(rows, axis=1))
+
+
+def test_byte_sum_past_32_bits(threads):
+    """17M uint8 255s sum past 2^32: each 32-bit partial sum must stay within its block."""
+    n = 17_000_000
+    x = oar.full([n], 255, dtype="uint8")
+    assert int(oar.sum(x, dtype="int64")) == 255 * n
+    assert int(oar.count_nonzero(x)) == n
