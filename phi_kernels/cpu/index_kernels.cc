@@ -197,9 +197,7 @@ std::vector<int64_t> true_offsets(const DenseTensor& mask) {
   DenseTensor t = contiguous(mask);
   const bool* p = t.data<bool>();
   const int64_t n = t.numel();
-  int64_t count = 0;
-  for (int64_t e = 0; e < n; ++e) count += p[e];
-  std::vector<int64_t> rows(count);
+  std::vector<int64_t> rows(count_and_end(p, n).first);
   int64_t* r = rows.data();
   int64_t e = 0;
   for (; e + 8 <= n; e += 8) {
@@ -213,15 +211,20 @@ std::vector<int64_t> true_offsets(const DenseTensor& mask) {
   return rows;
 }
 
+// The index of x[mask]: one bool tensor of rank >= 1, covering x's leading dims (InferMeta
+// checked its shape); null for any other indices.
+const DenseTensor* lone_mask(const std::vector<const DenseTensor*>& indices) {
+  const bool one = indices.size() == 1 && indices[0]->dtype() == DataType::BOOL && indices[0]->rank() > 0;
+  return one ? indices[0] : nullptr;
+}
+
 IndexPositions resolve_indices(const DenseTensor& x, const std::vector<const DenseTensor*>& indices,
                                const char* op) {
-  if (indices.size() == 1 && indices[0]->dtype() == DataType::BOOL && indices[0]->rank() > 0) {
-    // x[mask]: the mask covers x's leading dims (InferMeta checked its shape), so the
-    // offsets of its true elements are the rows.
+  if (const DenseTensor* mask = lone_mask(indices)) {  // the offsets of its true elements are the rows
     IndexPositions r;
-    r.k = indices[0]->rank();
+    r.k = mask->rank();
     r.inner = prod(x.dims(), r.k, x.rank());
-    r.rows = true_offsets(*indices[0]);
+    r.rows = true_offsets(*mask);
     r.shape = Dims{static_cast<int64_t>(r.rows.size())};
     return r;
   }
@@ -383,9 +386,9 @@ void IndexPutKernel(const DeviceContext&, const DenseTensor& x,
   // the indices are read before anything is written.
   const bool in_place = out->storage() == x.storage() && out->offset() == x.offset() && out->strides() == x.strides();
   if (!in_place) copy_into(x, out);
-  if (!accumulate && indices.size() == 1 && indices[0]->dtype() == DataType::BOOL && indices[0]->rank() > 0 &&
-      value.numel() == 1 && value.rank() <= 1) {
-    masked_fill(*indices[0], contiguous(value).data<T>()[0], prod(x.dims(), indices[0]->rank(), x.rank()), out);
+  const DenseTensor* mask = lone_mask(indices);
+  if (mask != nullptr && !accumulate && value.numel() == 1 && value.rank() <= 1) {
+    masked_fill(*mask, contiguous(value).data<T>()[0], prod(x.dims(), mask->rank(), x.rank()), out);
     return;
   }
   const IndexPositions p = resolve_indices(x, indices, "index_put");
