@@ -1,5 +1,5 @@
-"""GEMM paths at 1 thread, pinned to one CPU: float32 through each library Oar routes to
-(OAR_SGEMM=onednn|openblas) and torch, bf16 through each of Oar's paths (OAR_BF16_GEMM=amx|onednn,
+"""GEMM paths at 1 thread, pinned to one CPU: float32 through Oar's default route and each path
+it routes to (OAR_SGEMM=oar|onednn|openblas: Oar's AVX-512 kernel, oneDNN, OpenBLAS) and torch, bf16 through each of Oar's paths (OAR_BF16_GEMM=amx|onednn,
 and the default route) and torch; each a fresh child process, the paths interleaved inside a
 round, best and median of 9 calls as GFLOP/s and % of bench/peak.py's measured peak. A float32
 path's child also runs bench/peak.py's FMA loop right after each of its calls, and reports the
@@ -53,6 +53,8 @@ def child(fw, dtype, n):
 
 
 PATHS = [  # name, framework, dtype, environment
+    ("f32 default", "oar", "float32", {}),
+    ("f32 oar-avx512", "oar", "float32", {"OAR_SGEMM": "oar"}),
     ("f32 onednn", "oar", "float32", {"OAR_SGEMM": "onednn"}),
     ("f32 openblas", "oar", "float32", {"OAR_SGEMM": "openblas"}),
     ("f32 torch", "torch", "float32", {}),
@@ -85,6 +87,8 @@ def main():
             for name, fw, dtype, extra in PATHS:
                 if (dtype == "bfloat16" and not bf16) or (name == "bf16 amx" and not amx):
                     continue  # no bf16 instructions; OAR_BF16_GEMM=amx without AMX is the default route
+                if name == "f32 oar-avx512" and "avx512f" not in peak.cpu_flags():
+                    continue  # Oar's AVX-512 kernel; OAR_SGEMM=oar without AVX-512 is oneDNN
                 py = args.torch_python if fw == "torch" else sys.executable
                 p = subprocess.run(["taskset", "-c", str(args.cpu), py, __file__, "--child", fw, dtype, str(n)],
                                    env=dict(env, **extra), capture_output=True, text=True)

@@ -1,5 +1,7 @@
-// sgemm_rowmajor (phi_kernels/funcs/sgemm.h): the choice between OpenBLAS and oneDNN's
-// sgemm, by the ISA oneDNN runs and the shape (docs/notes/gemm_backends.md has the tables).
+// sgemm_rowmajor (phi_kernels/funcs/sgemm.h): the choice between OpenBLAS, oneDNN's sgemm
+// and Oar's own AVX-512 kernel (large untransposed products on an Intel AVX-512 core, Note
+// [AVX-512 sgemm] in sgemm_avx512.cc), by the ISA oneDNN runs and the shape
+// (docs/notes/gemm_backends.md has the tables).
 //
 // AVX-512 (oneDNN's avx512_core; measured on Zen 4, 1 thread, bench/sgemm_strides.py --routes):
 // oneDNN 2.6's AVX-512 sgemm beats scipy-openblas32 0.3.34's SkylakeX kernels on every
@@ -98,16 +100,54 @@ bool onednn_runs_isa(unsigned isa) {
   return (effective & isa) == isa;
 }
 
+namespace {
+
+// OAR_SGEMM=openblas|onednn|oar forces one path for every float32 GEMM it can run
+// (comparisons, tests): OpenBLAS, oneDNN's sgemm, or Oar's AVX-512 kernel for each
+// untransposed product where the CPU has AVX-512 (oneDNN for the others).
+enum class Forced { kNone, kOpenBlas, kOneDnn, kOar };
+Forced forced_sgemm() {
+  static const Forced forced = [] {
+    const char* e = std::getenv("OAR_SGEMM");
+    const std::string v = e ? e : "";
+    return v == "openblas" ? Forced::kOpenBlas
+           : v == "onednn" ? Forced::kOneDnn
+           : v == "oar"    ? Forced::kOar
+                           : Forced::kNone;
+  }();
+  return forced;
+}
+
+// An Intel core whose oneDNN runs AVX-512: where Oar's AVX-512 GEMM and the restride of
+// Note [Transposed A at a 4 KiB stride] were measured.
+bool intel_avx512() {
+  static const bool intel = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel") && onednn_runs_isa(dnnl_cpu_isa_avx512_core);
+  }();
+  return intel;
+}
+
+}  // namespace
+
+// Note [AVX-512 sgemm] (sgemm_avx512.cc): large untransposed products on an Intel AVX-512
+// core, where it beat oneDNN's sgemm; measured there only, so AMD keeps oneDNN.
+bool sgemm_uses_avx512_kernel(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
+  if (ta || tb || !sgemm_avx512_supported()) return false;
+  switch (forced_sgemm()) {
+    case Forced::kOar:
+      return true;
+    case Forced::kNone:
+      return intel_avx512() && M >= 1024 && K >= 1024 && N >= 512;
+    default:
+      return false;
+  }
+}
+
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
 #if defined(OAR_SCIPY_OPENBLAS) || defined(OPENBLAS_VERSION)
-  // OAR_SGEMM=openblas|onednn forces one library for every float32 GEMM (comparisons, tests).
-  static const int forced = [] {
-    const char* e = std::getenv("OAR_SGEMM");
-    if (!e) return 0;
-    const std::string v(e);
-    return v == "openblas" ? 1 : v == "onednn" ? 2 : 0;
-  }();
-  if (forced) return forced == 1;
+  const Forced forced = forced_sgemm();
+  if (forced != Forced::kNone) return forced == Forced::kOpenBlas;
   // oneDNN's sgemm runs its AVX-512 code: the AVX-512 rule of the file comment, else the AVX2 one
   if (onednn_runs_isa(dnnl_cpu_isa_avx512_core)) return !tb && N < 16 && openblas_runs_avx512();
   if (std::min({M, N, K}) >= 384) return true;
@@ -141,13 +181,9 @@ bool sgemm_restrides_a(bool ta, int64_t M, int64_t N, int64_t K, int64_t lda) {
     const char* e = std::getenv("OAR_SGEMM_RESTRIDE");
     return e == nullptr ? -1 : std::string(e) == "1" ? 1 : std::string(e) == "0" ? 0 : -1;
   }();
-  static const bool intel_avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_is("intel") && onednn_runs_isa(dnnl_cpu_isa_avx512_core);
-  }();
   if (!ta || lda % 1024 != 0 || forced == 0) return false;
   if (forced == 1) return true;
-  return intel_avx512 && N >= 128 && N <= 512 && K >= 512 && (M >= 2048 || (M >= 1024 && K >= 4096 && N >= 256));
+  return intel_avx512() && N >= 128 && N <= 512 && K >= 512 && (M >= 2048 || (M >= 1024 && K >= 4096 && N >= 256));
 }
 
 // parallel_for's cost units are the float adds of the pool's calibration loop (Note [Thread
@@ -166,6 +202,10 @@ void sgemm_rowmajor(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const flo
                     int64_t ldb, float* C, int64_t ldc) {
   const bool openblas = sgemm_uses_openblas(ta, tb, M, N, K, lda, ldb);
   auto one = [&](int64_t m, int64_t n, const float* a, const float* b, float* c) {
+    if (!openblas && sgemm_uses_avx512_kernel(ta, tb, m, n, K)) {
+      sgemm_avx512_nn(m, n, K, a, lda, b, ldb, c, ldc);
+      return;
+    }
     if (openblas) {
 #if defined(OAR_SCIPY_OPENBLAS)
       scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, K, 1.0f, a,
@@ -237,8 +277,10 @@ extern "C" int oar_sgemm_restrides_a(int ta, int64_t M, int64_t N, int64_t K, in
   return oar::phi::sgemm_restrides_a(ta != 0, M, N, K, lda) ? 1 : 0;
 }
 
-/// The library sgemm_rowmajor takes for a product, "openblas" or "onednn", for tests
+/// The path sgemm_rowmajor takes for a product (one library call's shape), "openblas",
+/// "onednn" or "oar" (Note [AVX-512 sgemm]), for tests
 /// and bench (ctypes on liboar_core); never null.
 extern "C" const char* oar_sgemm_route(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb) {
-  return oar::phi::sgemm_uses_openblas(ta != 0, tb != 0, M, N, K, lda, ldb) ? "openblas" : "onednn";
+  if (oar::phi::sgemm_uses_openblas(ta != 0, tb != 0, M, N, K, lda, ldb)) return "openblas";
+  return oar::phi::sgemm_uses_avx512_kernel(ta != 0, tb != 0, M, N, K) ? "oar" : "onednn";
 }

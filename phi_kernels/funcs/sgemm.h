@@ -1,5 +1,5 @@
-// Row-major float GEMM routed to OpenBLAS or oneDNN's sgemm, whichever is faster for
-// the shape on this CPU's ISA (AVX2 or AVX-512; phi_kernels/cpu/sgemm.cc). Used by matmul, fused
+// Row-major float GEMM routed to OpenBLAS, oneDNN's sgemm or Oar's AVX-512 kernel, whichever
+// is faster for the shape on this CPU (AVX2 or AVX-512; phi_kernels/cpu/sgemm.cc). Used by matmul, fused
 // linear and the im2col convolution, so the rule lives in one place.
 #pragma once
 
@@ -28,6 +28,19 @@ bool onednn_runs_isa(unsigned isa);
 
 /// Whether sgemm_rowmajor takes OpenBLAS (else oneDNN's sgemm) for this product.
 bool sgemm_uses_openblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb);
+
+/// Whether sgemm_rowmajor takes Oar's own AVX-512 kernel (sgemm_avx512_nn) for this product
+/// (one library call's shape, after the split on the pool).
+bool sgemm_uses_avx512_kernel(bool ta, bool tb, int64_t M, int64_t N, int64_t K);
+
+/// Whether the CPU runs sgemm_avx512_nn (AVX-512 F/BW/DQ/VL).
+bool sgemm_avx512_supported();
+
+/// C[M, N] = A B, row-major, neither operand transposed, on one thread: Oar's AVX-512 float
+/// GEMM (phi_kernels/cpu/sgemm_avx512.cc, Note [AVX-512 sgemm]). Only where
+/// sgemm_avx512_supported().
+void sgemm_avx512_nn(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+                     float* C, int64_t ldc);
 
 /// Whether sgemm_rowmajor first copies a transposed A whose rows lie a multiple of 4 KiB
 /// apart into a buffer with 64 bytes more per row (oneDNN's path on an Intel AVX-512 core).

@@ -81,9 +81,17 @@ def test_weight_gradient_over_rows_with_a_multiple_of_512_wide_input():
 
 
 # (ta, tb, M, N, K, lda, ldb) -> the library on the AVX2 rule, on the AVX-512 rule (with
-# OpenBLAS on its AVX-512 kernels; on AVX2 ones, as on Zen 5, oneDNN takes every shape there)
+# OpenBLAS on its AVX-512 kernels; on AVX2 ones, as on Zen 5, oneDNN takes every shape there).
+# "oar" is Oar's AVX-512 kernel (Note [AVX-512 sgemm]): M, K >= 1024, N >= 512, untransposed,
+# on an Intel core; oneDNN on another AVX-512 core.
 ROUTES = [
-    ((0, 0, 1024, 1024, 1024, 1024, 1024), "openblas", "onednn"),  # every dim >= 384
+    ((0, 0, 1024, 1024, 1024, 1024, 1024), "openblas", "oar"),  # every dim >= 384
+    ((0, 0, 1024, 512, 1024, 1024, 512), "openblas", "oar"),
+    ((0, 0, 1024, 511, 1024, 1024, 511), "openblas", "onednn"),
+    ((0, 0, 1023, 1024, 1024, 1024, 1024), "openblas", "onednn"),
+    ((0, 0, 1024, 1024, 1023, 1023, 1024), "openblas", "onednn"),
+    ((0, 1, 1024, 1024, 1024, 1024, 1024), "openblas", "onednn"),
+    ((1, 0, 1024, 1024, 1024, 1024, 1024), "openblas", "onednn"),
     ((0, 0, 128, 512, 784, 784, 512), "openblas", "onednn"),  # MLP fc1: K, N >= 512
     ((0, 0, 128, 1024, 256, 256, 1024), "openblas", "onednn"),  # ldb % 512 == 0, 8..1024 rows
     ((0, 0, 7, 1024, 256, 256, 1024), "onednn", "onednn"),  # ... but fewer than 8 rows
@@ -124,14 +132,22 @@ def _routes(env):
 def test_route_table():
     assert _routes({"DNNL_MAX_CPU_ISA": "AVX2"}) == [r[1] for r in ROUTES]
     if AVX512:
+        intel = any(ln.split(":")[-1].strip() == "GenuineIntel" for ln in open("/proc/cpuinfo")
+                    if ln.startswith("vendor_id"))
+        oar_or_onednn = ["oar" if intel and r[2] == "oar" else "onednn" for r in ROUTES]
         # OPENBLAS_CORETYPE sets the kernels OpenBLAS runs, and so the narrow-B routes
-        assert _routes({"OPENBLAS_CORETYPE": "SkylakeX"}) == [r[2] for r in ROUTES]
-        assert _routes({"OPENBLAS_CORETYPE": "Haswell"}) == ["onednn"] * len(ROUTES)
+        assert _routes({"OPENBLAS_CORETYPE": "SkylakeX"}) == [
+            r[2] if r[2] != "oar" else o for r, o in zip(ROUTES, oar_or_onednn)]
+        assert _routes({"OPENBLAS_CORETYPE": "Haswell"}) == oar_or_onednn
     assert _routes({"OAR_SGEMM": "onednn"}) == ["onednn"] * len(ROUTES)
     assert _routes({"OAR_SGEMM": "openblas"}) == ["openblas"] * len(ROUTES)
+    # every untransposed product where the CPU can run the kernel, oneDNN for the others
+    assert _routes({"OAR_SGEMM": "oar"}) == [
+        "oar" if AVX512 and not (r[0][0] or r[0][1]) else "onednn" for r in ROUTES]
 
 
 @pytest.mark.parametrize("env", [{"DNNL_MAX_CPU_ISA": "AVX2"}, {"OAR_SGEMM": "onednn"}, {"OAR_SGEMM": "openblas"},
+                                 {"OAR_SGEMM": "oar"},
                                  {"OAR_SGEMM": "onednn", "OAR_SGEMM_RESTRIDE": "1"}],
                          ids=lambda e: "-".join(f"{k}={v}" for k, v in e.items()))
 def test_products_in_a_child(env):
