@@ -4,6 +4,9 @@
 
 The oar side is written as PaddlePaddle 3.x code (`import oar as paddle`).
 """
+import os
+import statistics
+
 import numpy as np
 
 import common
@@ -18,6 +21,11 @@ METRICS = [
     ("fp32_peak_gflops", "GFLOP/s", "high"),  # the FMA loop of bench/peak.py on `thr` cores
     ("matmul1024_pct_peak", "%", "high"),   # of fp32_peak_gflops
     ("sgemm2048_pct_peak", "%", "high"),
+    # the median over the timed repeats of the repeat's GFLOP/s over the FMA loop's, run right
+    # after it on as many threads: the share of the peak at the same moment, which a host whose
+    # speed drifts within minutes (docs/notes/cpu_speed_steps.md "Stop 73") moves far less
+    ("matmul1024_pct_paired", "%", "high"),
+    ("sgemm2048_pct_paired", "%", "high"),
     ("mlp_sgd_step_ms", "ms", "low"),       # MLP 784-512-512-10, batch 128, fwd+bwd+SGD step
     # bf16 2048^3 matmul, only where the CPU has bf16 dot products (AVX512-BF16, AMX): torch's
     # bf16 matmul without them runs at ~1 GFLOP/s (minutes a call; docs/notes/gemm_backends.md)
@@ -47,15 +55,32 @@ YB = rng.integers(0, 10, [128], dtype=np.int64)
 I8 = [rng.integers(-128, 128, [2048, 2048]).astype(np.int8) for _ in range(2)]
 
 
+def bench_paired(fn, flops, repeat=7, target=0.1):
+    """common.bench's median seconds per call of fn(), and the median over the repeats of the
+    repeat's FLOP/s over bench/peak.py's FMA loop run right after it on this worker's threads,
+    in %."""
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    n = common._calls_per_repeat(fn, target, 3)
+    times, shares = [], []
+    for _ in range(repeat):
+        t0 = common.CLOCK()
+        for _ in range(n):
+            fn()
+        times.append((common.CLOCK() - t0) / n)
+        shares.append(100 * flops / times[-1] / peak.fp32_rate_now(threads))
+    return statistics.median(times), statistics.median(shares)
+
+
 def matmul_cases(mm, to_tensor, to_bf16):
     def matmul1024():
         a, b = map(to_tensor, M1024)
-        t = common.bench(lambda: mm(a, b))
-        return {"matmul1024_ms": t * 1e3, "matmul1024_gflops": 2 * 1024**3 / t / 1e9}
+        t, share = bench_paired(lambda: mm(a, b), 2 * 1024**3)
+        return {"matmul1024_ms": t * 1e3, "matmul1024_gflops": 2 * 1024**3 / t / 1e9, "matmul1024_pct_paired": share}
 
     def sgemm2048():
         c, d = map(to_tensor, M2048)
-        return {"sgemm2048_gflops": 2 * 2048**3 / common.bench(lambda: mm(c, d), repeat=5) / 1e9}
+        t, share = bench_paired(lambda: mm(c, d), 2 * 2048**3, repeat=5)
+        return {"sgemm2048_gflops": 2 * 2048**3 / t / 1e9, "sgemm2048_pct_paired": share}
 
     def bf16_matmul2048():
         c, d = (to_bf16(to_tensor(m)) for m in M2048)

@@ -24,28 +24,26 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 
 def child(fw, dtype, n):
     import numpy as np
-    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     if fw == "torch":
         import torch
         torch.set_num_threads(1)
-        x, mm = torch.from_numpy(a).to(getattr(torch, dtype)), torch.matmul
+        x, y, mm = torch.from_numpy(a).to(getattr(torch, dtype)), torch.from_numpy(b).to(getattr(torch, dtype)), torch.matmul
     else:
         import oar
         oar.set_num_threads(1)
-        x, mm = oar.to_tensor(a).astype(dtype), oar.matmul
-    fma = None
-    if dtype == "float32":  # the FMA loop this CPU's dispatch picks, timed after each call
-        sys.path.insert(0, BENCH)
-        import peak
-        fma = getattr(peak._library(), "fma_avx512" if "avx512f" in peak.cpu_flags() else "fma_avx2")
-    mm(x, x)
+        x, y, mm = oar.to_tensor(a).astype(dtype), oar.to_tensor(b).astype(dtype), oar.matmul
+    sys.path.insert(0, BENCH)
+    import peak
+    mm(x, y)
     ts, paired = [], []
     for _ in range(9):
         s = time.perf_counter()
-        mm(x, x)
+        mm(x, y)
         ts.append(time.perf_counter() - s)
-        if fma is not None:
-            paired.append(2 * n**3 / ts[-1] / peak._rate(fma, 1, 0.01, runs=3))
+        if dtype == "float32":  # the FMA loop this CPU's dispatch picks, timed after each call
+            paired.append(2 * n**3 / ts[-1] / peak.fp32_rate_now(1))
     ts.sort()
     paired.sort()
     print(json.dumps([2 * n**3 / ts[0] / 1e9, 2 * n**3 / ts[len(ts) // 2] / 1e9,
@@ -70,6 +68,7 @@ def main():
     ap.add_argument("--sizes", default="2048")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cpu", type=int, default=0, help="the CPU every child is pinned to")
+    ap.add_argument("--paths", default="", help="comma-separated name prefixes of the paths to run (default: all)")
     ap.add_argument("--torch-python", default=os.environ.get("BENCH_TORCH_PYTHON", sys.executable))
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -85,6 +84,8 @@ def main():
         for r in range(args.rounds):
             cells = []
             for name, fw, dtype, extra in PATHS:
+                if args.paths and not any(name.startswith(p) for p in args.paths.split(",")):
+                    continue
                 if (dtype == "bfloat16" and not bf16) or (name == "bf16 amx" and not amx):
                     continue  # no bf16 instructions; OAR_BF16_GEMM=amx without AMX is the default route
                 if name == "f32 oar-avx512" and "avx512f" not in peak.cpu_flags():

@@ -151,6 +151,15 @@ def measure(threads=1, seconds=0.02):
     return out
 
 
+def fp32_rate_now(threads=1):
+    """FLOP/s of the FP32 FMA loop this CPU dispatches to (fp32_loop), best of 3 runs of ~10 ms
+    on `threads` cores: the peak at this moment, for a figure measured just before it (a GEMM's
+    "paired" share of the peak; bench/gemm_paths.py, bench/bench_core.py)."""
+    flags = cpu_flags()
+    avx512 = "avx512f" in flags and os.environ.get("BENCH_ISA") != "avx2"
+    return _rate(getattr(_library(), "fma_avx512" if avx512 else "fma_avx2"), threads, 0.01, runs=3)
+
+
 _cache = {}
 
 

@@ -48,7 +48,7 @@ constexpr int64_t kCols = 16 * kVecs;
 constexpr int64_t kMaxKc = 1024;
 constexpr int64_t kNc = 256;              // a multiple of kCols
 constexpr int64_t kPrefetchPacked = 512;  // floats ahead in the packed micro-panel: 8 steps of K
-constexpr int64_t kPrefetchRows = 24;     // rows of B's source ahead while packing
+constexpr int64_t kPrefetchRows = 64;     // rows of B's source ahead while packing
 
 // C[R x 64] = (acc ? C : 0) + A[R x kc] B[kc x 64], columns outside `mask` neither read nor
 // written. A's rows lie lda apart. kPack: b is B's source, rows ldb apart, and the tile
