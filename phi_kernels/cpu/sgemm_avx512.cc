@@ -31,17 +31,18 @@ namespace {
 //    padded stride) cost 1-2% of the peak more than it saved;
 //  - B is packed a block at a time (K block <= 1024 x 256 columns, 1 MiB: in L2), and the
 //    block's first row strip does the packing: its tiles read B's rows ldb apart, prefetch
-//    24 rows ahead, multiply and store the packed copy in the same pass, so the loads from
+//    64 rows ahead, multiply and store the packed copy in the same pass, so the loads from
 //    memory overlap the FMAs of the strip;
 //  - K is cut into as few blocks as fit 1024 (one pass over C at K <= 1024: C is stored once
 //    and never read back); the K loop is unrolled 4 times (fewer loop uops per FMA, which
 //    mattered when the host's other hyperthread was busy).
-// Measured on that Xeon, 1 thread, against the FMA loop run right after each call (the
-// median of 11 calls' ratios, 3 processes; /tmp prototype, the same code): 1024^3 84-93%
-// where oneDNN's sgemm got 82-88% in the same processes; 2048^3 90% against 90%. oneDNN
-// stays ahead below 1024 rows or K (512^3 92% against 95%; 256x1024x1024 80% against 89%):
-// there the block's first strip (packing) is a larger share. So sgemm_rowmajor routes here
-// only M >= 1024, K >= 1024, N >= 512 (per library call) on an Intel AVX-512 core.
+// On that Xeon at 1 thread, against the FMA loop run right after each call
+// (bench/gemm_paths.py's "paired"): 1024^3 90-93% in the host's quiet rounds, where oneDNN's
+// sgemm got 79-89% and torch's MKL 77-85%; 2048^3 91-93% against 88-92%. oneDNN stays ahead
+// below 1024 rows or K (512^3 92% against 95%; 256x1024x1024 80% against 89%), where the
+// block's first strip (the packing) weighs more. So sgemm_rowmajor routes here only M >= 1024,
+// K >= 1024, N >= 512 (per library call) on an Intel AVX-512 core. What was tried and the
+// tables: docs/notes/gemm_backends.md, "Oar's AVX-512 sgemm".
 constexpr int kRows = 6;
 constexpr int kVecs = 4;
 constexpr int64_t kCols = 16 * kVecs;
