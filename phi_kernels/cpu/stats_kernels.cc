@@ -414,6 +414,25 @@ void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool
   ReduceShape rs = scan_shape(x, axis, flatten, op);
   const T* p = rs.data.data<T>();
   const int64_t n = rs.reduce, inner = rs.inner;
+  if (inner == 1) {
+    // Rows: the running value stays in a register. (Through acc[0] below, each step waited
+    // on the store of the one before: [1024, 1024] int64 cumsum 3.4 ms, torch 1.3.)
+    parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) {
+        const T* src = p + a * n;
+        T* dst = o + a * n;
+        A acc = init;
+        for (int64_t s = 0; s < n; ++s) {
+          const int64_t k = reverse ? n - 1 - s : s;
+          const A v = static_cast<A>(static_cast<OpMath<T>>(src[k]));
+          if (exclusive) dst[k] = static_cast<T>(static_cast<OpMath<T>>(acc));
+          acc = combine(acc, v);
+          if (!exclusive) dst[k] = static_cast<T>(static_cast<OpMath<T>>(acc));
+        }
+      }
+    }, rs.outer * n);
+    return;
+  }
   parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
     std::vector<A> acc(inner);
     for (int64_t a = a0; a < a1; ++a) {

@@ -623,6 +623,35 @@ def test_cumprod_of_long_rows(dtype, threads):
         oar.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float16"])
+def test_scans_of_rows_in_the_element_loop(dtype, threads):
+    """cumsum and cumprod of contiguous rows of the types without a vector scan (the running
+    value in a register): every row length 0-40, long rows, against NumPy's (int32 sums in
+    int64, as Paddle's; products in the input's type, wrapping as NumPy's)."""
+    rng = np.random.default_rng(12)
+    prev = oar.get_num_threads()
+    oar.set_num_threads(threads)
+    try:
+        for n in list(range(41)) + [1000, 4099]:
+            if dtype == "float16":
+                x = rng.uniform(0.9, 1.1, (3, n)).astype(dtype)
+            else:
+                x = rng.integers(-40, 41, (3, n)).astype(dtype)
+            t = oar.to_tensor(x)
+            got = oar.cumsum(t, axis=1).numpy()
+            ref = np.cumsum(x.astype(np.float64 if dtype == "float16" else np.int64), axis=1)
+            if dtype == "float16":
+                np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3 * n, err_msg=f"n={n}")
+                continue
+            np.testing.assert_array_equal(got, ref, err_msg=f"n={n}")
+            with np.errstate(over="ignore"):
+                np.testing.assert_array_equal(oar.cumprod(t, dim=1).numpy(), np.cumprod(x, axis=1, dtype=x.dtype),
+                                              err_msg=f"n={n}")
+    finally:
+        oar.set_num_threads(prev)
+
+
 def test_cumprod_gradient_with_several_zeros():
     a = np.array([2.0, 0.0, 3.0, 0.0, 4.0])
     x = tensor(a, "float64", stop_gradient=False)
