@@ -417,7 +417,9 @@ void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool
   if (inner == 1) {
     // Rows: the running value stays in a register. (Through acc[0] below, each step waited
     // on the store of the one before: [1024, 1024] int64 cumsum 3.4 ms, torch 1.3.)
-    parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+    parallel_for(
+        rs.outer,
+        [&](int64_t a0, int64_t a1) {
       for (int64_t a = a0; a < a1; ++a) {
         const T* src = p + a * n;
         T* dst = o + a * n;
@@ -430,7 +432,8 @@ void scan(const DenseTensor& x, int64_t axis, bool flatten, bool exclusive, bool
           if (!exclusive) dst[k] = static_cast<T>(static_cast<OpMath<T>>(acc));
         }
       }
-    }, rs.outer * n);
+        },
+        rs.outer * n);
     return;
   }
   parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
