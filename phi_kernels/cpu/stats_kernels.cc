@@ -634,6 +634,38 @@ void CumsumKernel(const DeviceContext&, const DenseTensor& x, int64_t axis, bool
       parallel_for(rs.outer, some_rows, rs.outer * n);
       return;
     }
+    if (rs.inner > 1 && out->numel() > 0) {
+      // 16-bit columns (a scan over a leading axis), as the element loop below computes them
+      // (double sums, each rounded to float, then to T), a row of the inner dims at a time:
+      // widened into floats, added in one vector loop, rounded back. The element loop
+      // converted each element in software: [1024, 1024] float16 down columns 15.5 ms,
+      // torch 6.9.
+      T* o = out->alloc<T>();
+      const T* p = rs.data.data<T>();
+      const int64_t n = rs.reduce, inner = rs.inner;
+      parallel_for(rs.outer, [&](int64_t a0, int64_t a1) {
+        std::vector<float> buf(inner);
+        std::vector<double> acc(inner);
+        for (int64_t a = a0; a < a1; ++a) {
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int64_t s = 0; s < n; ++s) {
+            const int64_t off = (a * n + (reverse ? n - 1 - s : s)) * inner;
+            detail::to_floats(p + off, buf.data(), inner);
+            if (exclusive) {
+              for (int64_t i = 0; i < inner; ++i) {
+                const double v = buf[i];
+                buf[i] = static_cast<float>(acc[i]);
+                acc[i] += v;
+              }
+            } else {
+              for (int64_t i = 0; i < inner; ++i) buf[i] = static_cast<float>(acc[i] += buf[i]);
+            }
+            detail::from_floats(buf.data(), o + off, inner);
+          }
+        }
+      }, rs.outer * n * inner);
+      return;
+    }
   }
 #endif
   scan<T, A>(x, axis, flatten, exclusive, reverse, A(0), out, "cumsum",

@@ -652,6 +652,26 @@ def test_scans_of_rows_in_the_element_loop(dtype, threads):
         oar.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_cumsum_of_16_bit_columns(axis):
+    """float16 / bfloat16 cumsum over a leading axis (16-bit columns): sums in double, each
+    rounded to float and then to the type, exactly as NumPy computes them; their backward (a
+    reverse cumsum) too."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((37, 20, 70)).astype(np.float16)
+    ref = np.cumsum(x.astype(np.float64), axis=axis).astype(np.float32).astype(np.float16)
+    np.testing.assert_array_equal(oar.cumsum(oar.to_tensor(x), axis=axis).numpy(), ref)
+    t = oar.to_tensor(x.astype(np.float32)).astype("bfloat16")
+    got = oar.cumsum(t, axis=axis).astype("float32").numpy()
+    ref_bf = np.cumsum(t.astype("float32").numpy().astype(np.float64), axis=axis)
+    np.testing.assert_allclose(got, ref_bf, rtol=8e-3, atol=8e-3)
+    g = rng.standard_normal((37, 20, 70)).astype(np.float16)
+    xt = oar.to_tensor(x, stop_gradient=False)
+    (oar.cumsum(xt, axis=axis) * oar.to_tensor(g)).sum().backward()
+    rev = np.flip(np.cumsum(np.flip(g.astype(np.float64), axis), axis), axis)
+    np.testing.assert_allclose(xt.grad.numpy().astype(np.float64), rev, rtol=2e-3, atol=2e-2)
+
+
 def test_cumprod_gradient_with_several_zeros():
     a = np.array([2.0, 0.0, 3.0, 0.0, 4.0])
     x = tensor(a, "float64", stop_gradient=False)
