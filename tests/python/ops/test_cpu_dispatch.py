@@ -566,11 +566,13 @@ AMX_RE = re.compile(r"\btile(loadd|loaddt1|stored|zero|release)\b|\btdp|\b(ld|st
 
 # Sources whose AVX-512 and AMX code sits in functions that run only after a cpuid check
 # (target attributes: Note [AMX GEMM], the bf16 probe of Note [bf16 dot or widened float],
-# the 16-lane float <-> float16 cast when the AVX-512 copy is active): there only the
+# the 16-lane float <-> float16 cast when the AVX-512 copy is active, Note [AVX-512 sgemm]'s
+# tiles, which sgemm_rowmajor runs only where the CPU has AVX-512): there only the
 # functions of the file's anonymous namespace may use it; the functions the baseline calls
 # must not. Each maps to the gated code it must hold.
 RUNTIME_GATED = {"amx_gemm.cc.o": AMX_RE, "lowp_gemm.cc.o": re.compile(r"\bvdpbf16ps\b"),
-                 "cast_kernels.cc.o": re.compile(r"\bvcvt(ps2ph|ph2ps)\b.*%zmm")}
+                 "cast_kernels.cc.o": re.compile(r"\bvcvt(ps2ph|ph2ps)\b.*%zmm"),
+                 "sgemm_avx512.cc.o": re.compile(r"\bvfmadd231ps\b.*%zmm")}
 
 # Gated functions of a header, in its anonymous namespace, which any baseline object that
 # uses them holds (elementwise.h's sixteen-lane float -> bfloat16 rounding, called where the
