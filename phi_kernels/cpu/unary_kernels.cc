@@ -114,7 +114,28 @@ V wrapping_neg(V v) {
     return -v;
   }
 }
-OAR_UNARY_KERNEL(NegKernel, wrapping_neg(v))
+// abs and neg of contiguous 16-bit floats on their bits: the sign bit cleared or flipped, as
+// fabs and negation treat a float (-0 and NaN included), with no widening through float
+// blocks: [1024, 1024] float16 at 1 thread, abs 0.37 ms and neg 0.33 (torch 0.22 and 0.18).
+template <typename T, uint16_t kKeep, uint16_t kFlip>
+bool sign_bits_half(const DenseTensor& x, DenseTensor* out) {
+  if (!x.is_contiguous()) return false;
+  const T* in = x.data<T>();
+  T* o = out->alloc<T>();
+  parallel_for(x.numel(), [&](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) o[i].bits = static_cast<uint16_t>((in[i].bits & kKeep) ^ kFlip);
+  });
+  return true;
+}
+
+template <typename T>
+void NegKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  if constexpr (detail::kIsHalf<T>) {
+    if (sign_bits_half<T, 0xffff, 0x8000>(x, out)) return;
+  }
+  unary_kernel<T, T>(x, out, [](auto v) { return wrapping_neg(v); });
+}
 // relu of contiguous 16-bit floats on their bits: v > 0 keeps v, everything else (-0, the
 // negatives, NaN) becomes +0, as the float compare gives it. The values kept are the bit
 // patterns 1 .. +inf (0x7c00 float16, 0x7f80 bfloat16), one unsigned compare of bits - 1,
@@ -143,10 +164,18 @@ void ReluKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
   unary_kernel<T, T>(x, out, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
 }
 
+// abs of a float clears its sign bit (fabs): abs(-0.0) is +0.0, as in NumPy, Paddle and torch
+// (a compare with 0 kept -0.0, and 1 / abs(-0.0) was -inf).
 template <typename T>
 void AbsKernel(const DeviceContext&, const DenseTensor& x, DenseTensor* out) {
+  if constexpr (detail::kIsHalf<T>) {
+    if (sign_bits_half<T, 0x7fff, 0>(x, out)) return;
+  }
   unary_kernel<T, T>(x, out, [](auto v) {
-    if constexpr (std::is_unsigned_v<decltype(v)> || std::is_same_v<decltype(v), bool>) {
+    using V = decltype(v);
+    if constexpr (std::is_floating_point_v<V>) {
+      return std::fabs(v);
+    } else if constexpr (std::is_unsigned_v<V> || std::is_same_v<V, bool>) {
       return v;
     } else {
       return v < 0 ? wrapping_neg(v) : v;

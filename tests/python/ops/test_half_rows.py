@@ -334,3 +334,33 @@ def test_relu_every_16_bit_pattern(dtype, layout, threads):
     y = x.contiguous()
     F.relu_(y)
     np.testing.assert_array_equal(y.view("int16").numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_abs_neg_every_16_bit_pattern(dtype, layout, threads):
+    """abs and neg of 16-bit floats (contiguous: on the bits alone) clear and flip the sign
+    bit of every one of the 65536 patterns, NaN payloads and -0 included, as fabs and
+    negation do to a float."""
+    bits = np.arange(-32768, 32768, dtype=np.int16)
+    x = oar.to_tensor(bits.reshape(256, 256)).view(dtype)
+    if layout == "strided":
+        x = oar.to_tensor(np.stack([bits, bits], 1).reshape(256, 512)).view(dtype)[:, ::2]
+    u = bits.reshape(256, 256).view(np.uint16)
+    for op, want in ((oar.abs, u & 0x7FFF), (oar.neg, u ^ 0x8000)):
+        got = op(x).contiguous().view("int16").numpy().view(np.uint16)
+        if layout == "strided":  # through float: a NaN comes back as the type's quiet NaN
+            nan = np.isnan(x.astype("float32").numpy())
+            np.testing.assert_array_equal(np.isnan(op(x).astype("float32").numpy()), nan)
+            got, want = got[~nan], want[~nan]
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_abs_of_negative_zero_is_positive_zero(dtype):
+    """abs(-0.0) is +0.0 (NumPy, Paddle, torch): 1 / abs(x) is +inf there, not -inf."""
+    x = oar.to_tensor(np.array([-0.0, 0.0, -2.5], np.float32)).astype(dtype)
+    got = oar.abs(x).astype("float64").numpy()
+    assert not np.signbit(got).any()
+    np.testing.assert_array_equal(got, [0.0, 0.0, 2.5])
+    assert (1.0 / oar.abs(x).astype("float32")).numpy()[0] == np.inf
