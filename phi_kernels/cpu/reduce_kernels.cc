@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "oar_generated/kernel_signatures.h"
 #include "paddle_core/meta/infer_meta.h"
@@ -253,6 +254,39 @@ bool minmax_rows(const DenseTensor& x, const std::vector<int>& axes, DenseTensor
   return true;
 }
 
+// max/min of 16-bit floats over a leading axis (inner > 1): a row of the inner dims at a
+// time widened into floats and folded into a float row of extrema, NaN winning as in the
+// generic loop, rounded back once (exact: the extremum is one of the elements). The generic
+// loop converted each element: [1024, 1024] float16 over axis 0 at 1 thread 0.40 ms, torch
+// 0.31. Returns false when it does not apply.
+template <typename T, bool kMax>
+bool minmax_half_columns(const DenseTensor& x, const std::vector<int>& axes, DenseTensor* out, float init) {
+  ReduceShape rs = make_reduce_shape(x, axes);
+  if (rs.inner == 1) return false;
+  T* o = out->alloc<T>();
+  const T* p = rs.data.data<T>();
+  const int64_t R = rs.reduce, inner = rs.inner;
+  parallel_for(
+      rs.outer,
+      [&](int64_t a0, int64_t a1) {
+    std::vector<float> acc(inner), buf(inner);
+    for (int64_t a = a0; a < a1; ++a) {
+      std::fill(acc.begin(), acc.end(), init);
+      for (int64_t r = 0; r < R; ++r) {
+        detail::to_floats(p + (a * R + r) * inner, buf.data(), inner);
+        for (int64_t i = 0; i < inner; ++i) {
+          const float m = acc[i], v = buf[i];
+          const bool take = v != v || (kMax ? v > m : v < m);
+          acc[i] = m != m ? m : take ? v : m;
+        }
+      }
+      detail::from_floats(acc.data(), o + a * inner, inner);
+    }
+      },
+      rs.outer * R * inner);
+  return true;
+}
+
 template <typename T, bool kMax>
 void MinMaxKernel(const DeviceContext&, const DenseTensor& x, const std::vector<int64_t>& axis,
                   bool, DenseTensor* out) {
@@ -270,6 +304,9 @@ void MinMaxKernel(const DeviceContext&, const DenseTensor& x, const std::vector<
   }
   if constexpr (std::is_floating_point_v<M>) {
     if (minmax_rows<T, kMax>(x, axes, out, init)) return;
+  }
+  if constexpr (detail::kIsHalf<T>) {
+    if (minmax_half_columns<T, kMax>(x, axes, out, init)) return;
   }
   reduce_kernel<T, M, T>(
       x, axes, out, init,

@@ -364,3 +364,23 @@ def test_abs_of_negative_zero_is_positive_zero(dtype):
     assert not np.signbit(got).any()
     np.testing.assert_array_equal(got, [0.0, 0.0, 2.5])
     assert (1.0 / oar.abs(x).astype("float32")).numpy()[0] == np.inf
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("axis", [0, 1, (0, 1), (0, 2)])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_16_bit_leading_axes(dtype, axis, op, threads):
+    """max/min of 16-bit floats over leading axes (rows of the inner dims folded in float):
+    exactly NumPy's extrema of the same values, NaN winning wherever it occurs in the
+    reduced range, infinities kept."""
+    rng = np.random.default_rng(14)
+    a = rng.standard_normal((33, 20, 70)).astype(np.float32)
+    a[3, 4, 5] = np.nan
+    a[30, 2, 69] = np.nan
+    a[7, 8, 9] = np.inf
+    a[8, 9, 10] = -np.inf
+    x, v = _half(a, dtype)
+    got = getattr(oar, op)(x, axis=axis).astype("float64").numpy()
+    want = getattr(np, op)(v, axis=axis)
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got).any()
