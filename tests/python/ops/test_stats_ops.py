@@ -392,6 +392,22 @@ def test_unique_radix_keys_order_and_group(dtype):
         np.testing.assert_array_equal(got.numpy(), want.reshape(-1))
 
 
+@pytest.mark.parametrize("shift", [0, 16, 40])
+def test_radix_sort_skips_bytes_every_key_shares(shift):
+    """The radix sort skips the key bytes every key shares: keys that differ in their low,
+    middle or high bytes alone, negatives, and all keys equal, through unique and a stable
+    argsort, against NumPy."""
+    rng = np.random.default_rng(18)
+    for a in (rng.integers(0, 300, 5000) << shift, (rng.integers(-300, 300, 5000) << shift) + 7,
+              np.full(3000, -5 << shift)):
+        a = a.astype(np.int64)
+        out = oar.unique(oar.to_tensor(a), return_index=True, return_inverse=True, return_counts=True)
+        for got, ref in zip(out, np.unique(a, return_index=True, return_inverse=True, return_counts=True)):
+            np.testing.assert_array_equal(got.numpy(), np.asarray(ref).reshape(-1))
+        got = oar.argsort(oar.to_tensor(a.reshape(50, -1)), axis=1, stable=True).numpy()
+        np.testing.assert_array_equal(got, np.argsort(a.reshape(50, -1), axis=1, kind="stable"))
+
+
 def test_unique_and_sort_reuse_cached_buffers():
     """unique and the radix sort of a long row take their buffers from the CPU allocator's
     cache (Note [unique by radix]): calls of one size in a row, each on other values (a
