@@ -795,7 +795,8 @@ inline bool cpu_has_avx512_bf16() {
   return has;
 }
 // vec_apply for bfloat16 rows rounded by vcvtneps2bf16 (vec::store_ne); the tail through
-// vec_apply. Only where cpu_has_avx512_bf16().
+// vec_apply. Only where cpu_has_avx512_bf16(). Its loop is vec_apply's own: code inlined into
+// a function of another target cannot call store_ne.
 template <typename F>
 __attribute__((target("avx512bf16"))) void vec_apply_ne(const bfloat16* x, bfloat16* o, int64_t n) {
   int64_t i = 0;

@@ -35,14 +35,6 @@ FORWARD = {
 BACKWARD = ("gelu", "gelu_tanh", "silu", "softplus", "elu", "mish")
 
 
-@pytest.fixture(params=[1, 2], ids=["1t", "2t"])
-def threads(request):
-    before = oar.get_num_threads()
-    oar.set_num_threads(request.param)
-    yield request.param
-    oar.set_num_threads(before)
-
-
 def _every_pattern(layout):
     bits = np.arange(-32768, 32768, dtype=np.int16)
     if layout == "strided":

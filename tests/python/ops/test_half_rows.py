@@ -14,14 +14,6 @@ HALF = ["bfloat16", "float16"]
 RTOL = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11, "float32": 2e-6, "float64": 1e-13}
 
 
-@pytest.fixture(params=[1, 2], ids=["1t", "2t"])
-def threads(request):
-    before = oar.get_num_threads()
-    oar.set_num_threads(request.param)
-    yield request.param
-    oar.set_num_threads(before)
-
-
 def _half(a, dtype):
     """(tensor of dtype, its exact values as float64)."""
     t = oar.to_tensor(np.asarray(a, np.float32)).astype(dtype)
