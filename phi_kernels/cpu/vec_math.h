@@ -877,12 +877,10 @@ __attribute__((target("avx512bf16"))) void lanes_ne(bfloat16* o, int64_t n, cons
 // vector loops; op takes K vec::F and returns one.
 template <size_t K, typename T, typename Op>
 void float_rows(T* o, int64_t n, const Op& op, const std::array<const T*, K>& in) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
 #if OAR_VEC512
-  if constexpr (std::is_same_v<T, bfloat16>) {
     if (cpu_has_avx512_bf16()) return lanes_ne<K>(o, n, op, in);
-  }
 #endif
-  if constexpr (std::is_same_v<T, bfloat16>) {
     constexpr int64_t kBlock = 512;
     alignas(64) float buf[K + 1][kBlock];
     std::array<const float*, K> bp;
@@ -952,7 +950,8 @@ void sleef_unary(const DenseTensor& x_in, DenseTensor* out) {
       if constexpr (std::is_same_v<T, bfloat16>) {
         if (detail::cpu_has_avx512_bf16()) return detail::vec_apply_ne<F>(xp, o + b, m);
       }
-#endif  // bfloat16 (and float16 without vectors): widen a block, compute in float, round back
+#endif
+      // bfloat16 elsewhere (and float16 without vectors): widen a block, compute in float, round back
       constexpr int64_t kBlock = 512;
       alignas(64) float buf[kBlock];
       for (int64_t s = 0; s < m; s += kBlock) {
